@@ -1,0 +1,79 @@
+/* The one tolerance rule: |got - ref| <= atol + rtol * |ref|, NaN fails.
+ *
+ * Numbers follow FlashAttention's rule of thumb: a kernel may be off from a
+ * double-precision reference by about twice what the plain low-precision
+ * computation is off, plus a floor. The output rounding alone is half an ulp
+ * (f16: 2^-11, bf16: 2^-8), and the reference itself is rounded to the output
+ * dtype, so rtol allows about two ulps; an fp8 cache adds its own
+ * quantisation of every K and V (e4m3: 2^-4, e5m2: 2^-3 relative), which
+ * averaging in P·V shrinks but does not remove. */
+#include <math.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+pa_tolerance pa_tolerance_for(pa_dtype out, pa_dtype cache) {
+    pa_tolerance t;
+    switch (out) {
+    case PA_DTYPE_F16: t.atol = 1e-3; t.rtol = 2e-3; break;
+    case PA_DTYPE_BF16: t.atol = 2e-3; t.rtol = 1.6e-2; break;
+    case PA_DTYPE_FP8_E4M3: t.atol = 1e-2; t.rtol = 1.25e-1; break;
+    case PA_DTYPE_FP8_E5M2: t.atol = 1e-2; t.rtol = 2.5e-1; break;
+    default: t.atol = 1e-5; t.rtol = 1e-4; break;
+    }
+    if (pa_dtype_is_fp8(cache) && !pa_dtype_is_fp8(out)) {
+        t.atol = fmax(t.atol, 1e-2);
+        t.rtol = fmax(t.rtol, 2e-2);
+    }
+    return t;
+}
+
+int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n, pa_tolerance tol,
+               pa_compare_result *res) {
+    pa_compare_result r = {0};
+    for (int i = 0; i < 8; i++)
+        r.first_bad[i] = -1;
+    r.n = n;
+    for (int64_t i = 0; i < n; i++) {
+        double g = pa_load_as_float(got_dtype, got, (size_t)i);
+        double f = ref[i];
+        int bad;
+        if (!isfinite(g)) {
+            bad = !(isnan(g) && isnan(f)) && !(isinf(g) && g == f);
+            if (bad)
+                r.nan_count++;
+        } else if (!isfinite(f)) {
+            bad = 1;
+        } else {
+            double err = fabs(g - f);
+            if (err > r.max_abs_err)
+                r.max_abs_err = err;
+            if (f != 0.0 && err / fabs(f) > r.max_rel_err)
+                r.max_rel_err = err / fabs(f);
+            bad = err > tol.atol + tol.rtol * fabs(f);
+        }
+        if (bad) {
+            if (r.mismatches < 8) {
+                r.first_bad[r.mismatches] = i;
+                r.first_got[r.mismatches] = g;
+                r.first_ref[r.mismatches] = f;
+            }
+            r.mismatches++;
+        }
+    }
+    if (res)
+        *res = r;
+    return r.mismatches == 0;
+}
+
+const char *pa_compare_format(const pa_compare_result *r, pa_tolerance tol, char *buf, size_t len) {
+    if (!buf || len == 0)
+        return buf;
+    int k = snprintf(buf, len, "%lld of %lld outside atol %.3g + rtol %.3g (max abs err %.3g, max rel err %.3g, %lld NaN/inf)",
+                     (long long)r->mismatches, (long long)r->n, tol.atol, tol.rtol, r->max_abs_err, r->max_rel_err,
+                     (long long)r->nan_count);
+    for (int i = 0; i < 8 && r->first_bad[i] >= 0 && k > 0 && (size_t)k < len; i++)
+        k += snprintf(buf + k, len - (size_t)k, "%s[%lld] got %.6g ref %.6g", i == 0 ? "; first: " : ", ",
+                      (long long)r->first_bad[i], r->first_got[i], r->first_ref[i]);
+    return buf;
+}

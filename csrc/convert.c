@@ -1,0 +1,29 @@
+/* pa_convert: validate, NVTX range, launch. */
+#include "internal.h"
+#include "launchers.h"
+
+pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n);
+
+pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n) {
+    PA_REQUIRE(pa_is_valid_dtype(dst_dtype) && pa_is_valid_dtype(src_dtype), "convert: unknown dtype (%d -> %d)",
+               (int)src_dtype, (int)dst_dtype);
+    PA_REQUIRE(n >= 0, "convert: n must be >= 0 (got %lld)", (long long)n);
+    PA_REQUIRE(n == 0 || (dst && src), "convert: dst and src must not be NULL");
+    return PA_SUCCESS;
+}
+
+pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n,
+                     const float *scale, pa_stream stream) {
+    PA_TRY(pa_convert_validate(dst, dst_dtype, src, src_dtype, n));
+    if (n == 0) {
+        pa_clear_error();
+        return PA_SUCCESS;
+    }
+    PA_RANGE_PUSH("pa_convert");
+    int e = pa_launch_convert(dst, (int)dst_dtype, src, (int)src_dtype, n, scale, stream);
+    PA_RANGE_POP();
+    if (e != 0)
+        return pa_cuda_fail(e, "pa_convert launch");
+    pa_clear_error();
+    return PA_SUCCESS;
+}

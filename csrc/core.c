@@ -1,0 +1,201 @@
+/* Status strings, the thread-local error detail, dtypes and host conversions. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef PA_VERSION_STRING
+#define PA_VERSION_STRING "0.1.0"
+#endif
+
+static _Thread_local char pa_err_buf[1024];
+
+const char *pa_version(void) { return PA_VERSION_STRING; }
+int pa_version_number(void) { return PA_VERSION_NUMBER; }
+
+const char *pa_status_string(pa_status s) {
+    switch (s) {
+    case PA_SUCCESS: return "success";
+    case PA_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case PA_ERR_UNSUPPORTED: return "unsupported configuration";
+    case PA_ERR_NO_DEVICE: return "no CUDA device";
+    case PA_ERR_CUDA: return "CUDA error";
+    case PA_ERR_WORKSPACE_TOO_SMALL: return "workspace too small";
+    case PA_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+const char *pa_last_error(void) { return pa_err_buf; }
+
+void pa_clear_error(void) { pa_err_buf[0] = '\0'; }
+
+pa_status pa_fail(pa_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pa_err_buf, sizeof pa_err_buf, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+size_t pa_dtype_size(pa_dtype t) {
+    switch (t) {
+    case PA_DTYPE_F32: return 4;
+    case PA_DTYPE_F16:
+    case PA_DTYPE_BF16: return 2;
+    case PA_DTYPE_FP8_E4M3:
+    case PA_DTYPE_FP8_E5M2: return 1;
+    }
+    return 0;
+}
+
+const char *pa_dtype_name(pa_dtype t) {
+    switch (t) {
+    case PA_DTYPE_F32: return "f32";
+    case PA_DTYPE_F16: return "f16";
+    case PA_DTYPE_BF16: return "bf16";
+    case PA_DTYPE_FP8_E4M3: return "fp8_e4m3";
+    case PA_DTYPE_FP8_E5M2: return "fp8_e5m2";
+    }
+    return "unknown";
+}
+
+pa_status pa_dtype_from_name(const char *name, pa_dtype *out) {
+    static const struct {
+        const char *name;
+        pa_dtype t;
+    } names[] = {
+        {"f32", PA_DTYPE_F32},         {"float32", PA_DTYPE_F32},       {"float", PA_DTYPE_F32},
+        {"f16", PA_DTYPE_F16},         {"float16", PA_DTYPE_F16},       {"half", PA_DTYPE_F16},
+        {"bf16", PA_DTYPE_BF16},       {"bfloat16", PA_DTYPE_BF16},     {"fp8", PA_DTYPE_FP8_E4M3},
+        {"fp8_e4m3", PA_DTYPE_FP8_E4M3}, {"e4m3", PA_DTYPE_FP8_E4M3},   {"fp8_e5m2", PA_DTYPE_FP8_E5M2},
+        {"e5m2", PA_DTYPE_FP8_E5M2},
+    };
+    if (!name || !out)
+        return pa_fail(PA_ERR_INVALID_ARGUMENT, "dtype name and output must not be NULL");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].t;
+            pa_clear_error();
+            return PA_SUCCESS;
+        }
+    }
+    return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                   "unknown dtype '%s'; known: f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2", name);
+}
+
+int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2; }
+
+/* ---- small-float codecs ------------------------------------------------------
+ * One generic encoder for IEEE-like formats with `mbits` mantissa bits and an
+ * exponent bias: round to nearest even, then either saturate to the largest
+ * finite value (fp8, as the cache kernels do with __NV_SATFINITE) or overflow to
+ * infinity (f16). Works in double, where every float and every rounding step
+ * is exact. */
+typedef struct small_fmt {
+    int mbits, bias;
+    int max_exp_field;      /* largest exponent field of a finite value */
+    unsigned max_finite;    /* bit pattern (without sign) of the largest finite */
+    unsigned inf_code;      /* 0 if the format has no infinity */
+    unsigned nan_code;
+    double max_value;
+    int sign_shift;
+} small_fmt;
+
+static const small_fmt FMT_F16 = {10, 15, 30, 0x7BFF, 0x7C00, 0x7E00, 65504.0, 15};
+static const small_fmt FMT_E4M3 = {3, 7, 15, 0x7E, 0, 0x7F, 448.0, 7};
+static const small_fmt FMT_E5M2 = {2, 15, 30, 0x7B, 0x7C, 0x7F, 57344.0, 7};
+
+static unsigned encode_small(const small_fmt *f, float x, int saturate) {
+    unsigned sign = signbit(x) ? 1u << f->sign_shift : 0u;
+    if (isnan(x))
+        return sign | f->nan_code;
+    double a = fabs((double)x);
+    if (isinf(x))
+        return sign | (saturate ? f->max_finite : f->inf_code);
+    if (a == 0.0)
+        return sign;
+    int e;
+    frexp(a, &e);
+    int E = e - 1; /* a in [2^E, 2^(E+1)) */
+    int min_exp = 1 - f->bias;
+    if (E < min_exp)
+        E = min_exp;
+    double quantum = ldexp(1.0, E - f->mbits);
+    double r = nearbyint(a / quantum); /* round half to even (default mode) */
+    double v = r * quantum;
+    if (v > f->max_value)
+        return sign | (saturate ? f->max_finite : f->inf_code);
+    unsigned mant_one = 1u << f->mbits;
+    unsigned ri = (unsigned)r;
+    if (ri >= 2 * mant_one) { /* rounded up into the next binade */
+        E += 1;
+        ri >>= 1;
+    }
+    if (ri < mant_one) /* subnormal (only possible at min_exp) */
+        return sign | ri;
+    unsigned exp_field = (unsigned)(E + f->bias);
+    return sign | (exp_field << f->mbits) | (ri - mant_one);
+}
+
+static float decode_small(const small_fmt *f, unsigned v) {
+    unsigned sign = (v >> f->sign_shift) & 1u;
+    unsigned body = v & ((1u << f->sign_shift) - 1u);
+    unsigned exp_field = body >> f->mbits;
+    unsigned mant = body & ((1u << f->mbits) - 1u);
+    double r;
+    if (f->inf_code && body == f->inf_code)
+        r = INFINITY;
+    else if ((int)exp_field > f->max_exp_field || (!f->inf_code && body == f->nan_code))
+        r = NAN;
+    else if (exp_field == 0)
+        r = ldexp((double)mant, 1 - f->bias - f->mbits);
+    else
+        r = ldexp((double)(mant | (1u << f->mbits)), (int)exp_field - f->bias - f->mbits);
+    return (float)(sign ? -r : r);
+}
+
+float pa_half_to_float(uint16_t h) { return decode_small(&FMT_F16, h); }
+uint16_t pa_float_to_half(float f) { return (uint16_t)encode_small(&FMT_F16, f, 0); }
+float pa_fp8_e4m3_to_float(uint8_t v) { return decode_small(&FMT_E4M3, v); }
+uint8_t pa_float_to_fp8_e4m3(float f) { return (uint8_t)encode_small(&FMT_E4M3, f, 1); }
+float pa_fp8_e5m2_to_float(uint8_t v) { return decode_small(&FMT_E5M2, v); }
+uint8_t pa_float_to_fp8_e5m2(float f) { return (uint8_t)encode_small(&FMT_E5M2, f, 1); }
+
+float pa_bf16_to_float(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+uint16_t pa_float_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if (isnan(f))
+        return (uint16_t)((u >> 16) | 0x40u); /* keep it a quiet NaN */
+    u += 0x7FFFu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float pa_load_as_float(pa_dtype t, const void *base, size_t i) {
+    switch (t) {
+    case PA_DTYPE_F32: return ((const float *)base)[i];
+    case PA_DTYPE_F16: return pa_half_to_float(((const uint16_t *)base)[i]);
+    case PA_DTYPE_BF16: return pa_bf16_to_float(((const uint16_t *)base)[i]);
+    case PA_DTYPE_FP8_E4M3: return pa_fp8_e4m3_to_float(((const uint8_t *)base)[i]);
+    case PA_DTYPE_FP8_E5M2: return pa_fp8_e5m2_to_float(((const uint8_t *)base)[i]);
+    }
+    return NAN;
+}
+
+void pa_store_from_float(pa_dtype t, void *base, size_t i, float v) {
+    switch (t) {
+    case PA_DTYPE_F32: ((float *)base)[i] = v; break;
+    case PA_DTYPE_F16: ((uint16_t *)base)[i] = pa_float_to_half(v); break;
+    case PA_DTYPE_BF16: ((uint16_t *)base)[i] = pa_float_to_bf16(v); break;
+    case PA_DTYPE_FP8_E4M3: ((uint8_t *)base)[i] = pa_float_to_fp8_e4m3(v); break;
+    case PA_DTYPE_FP8_E5M2: ((uint8_t *)base)[i] = pa_float_to_fp8_e5m2(v); break;
+    }
+}

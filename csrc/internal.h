@@ -1,0 +1,53 @@
+/* Private helpers of the host layer: error reporting, NVTX ranges, checks. */
+#ifndef PA_INTERNAL_H
+#define PA_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "pagedattn/pagedattn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Records the detail for pa_last_error() and returns `s`. printf-style. */
+pa_status pa_fail(pa_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Clears the thread's error detail (every entry does this on success). */
+void pa_clear_error(void);
+/* Maps a cudaError_t (as int) from a runtime call to PA_ERR_CUDA with a message. */
+pa_status pa_cuda_fail(int cuda_err, const char *what);
+
+#define PA_REQUIRE(cond, ...)                                                                                          \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            return pa_fail(PA_ERR_INVALID_ARGUMENT, __VA_ARGS__);                                                      \
+    } while (0)
+
+#define PA_TRY(expr)                                                                                                   \
+    do {                                                                                                               \
+        pa_status pa_try_s_ = (expr);                                                                                  \
+        if (pa_try_s_ != PA_SUCCESS)                                                                                   \
+            return pa_try_s_;                                                                                          \
+    } while (0)
+
+/* NVTX: one range per public entry. */
+#ifdef PA_WITH_NVTX
+#include <nvtx3/nvToolsExt.h>
+#define PA_RANGE_PUSH(name) nvtxRangePushA(name)
+#define PA_RANGE_POP() nvtxRangePop()
+#else
+#define PA_RANGE_PUSH(name) ((void)0)
+#define PA_RANGE_POP() ((void)0)
+#endif
+
+/* Query-side dtypes an attention kernel accepts. */
+static inline int pa_is_float_dtype(pa_dtype t) {
+    return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16;
+}
+static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

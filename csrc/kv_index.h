@@ -1,0 +1,87 @@
+/* Cache element offsets, shared by the CPU reference, the host validation and
+ * the CUDA kernels so the layouts are written down once. Private header. */
+#ifndef PA_KV_INDEX_H
+#define PA_KV_INDEX_H
+
+#include <stdint.h>
+
+#include "pagedattn/kv_cache.h"
+
+#if defined(__CUDACC__)
+#define PA_HD __host__ __device__ __forceinline__
+#else
+#define PA_HD static inline
+#endif
+
+/* Strides resolved once from a pa_kv_cache (all in elements). */
+typedef struct pa_kv_geom {
+    int32_t layout;
+    int32_t block_size, num_kv_heads, head_size;
+    int32_t x; /* vLLM layout: elements per 16 bytes */
+    int64_t block_stride, page_stride, head_stride;
+} pa_kv_geom;
+
+PA_HD pa_kv_geom pa_kv_geom_make(int32_t layout, int32_t elt_size, int32_t block_size, int32_t num_kv_heads,
+                                 int32_t head_size, int64_t block_stride, int64_t page_stride,
+                                 int64_t head_stride) {
+    pa_kv_geom g;
+    g.layout = layout;
+    g.block_size = block_size;
+    g.num_kv_heads = num_kv_heads;
+    g.head_size = head_size;
+    g.x = elt_size > 0 ? 16 / elt_size : 1;
+    const int64_t bs = block_size, nh = num_kv_heads, hs = head_size;
+    switch (layout) {
+    case PA_LAYOUT_FLASH_NHD:
+        g.head_stride = head_stride ? head_stride : hs;
+        g.page_stride = page_stride ? page_stride : nh * g.head_stride;
+        g.block_stride = block_stride ? block_stride : bs * g.page_stride;
+        break;
+    case PA_LAYOUT_FLASH_HND:
+        g.page_stride = page_stride ? page_stride : hs;
+        g.head_stride = head_stride ? head_stride : bs * g.page_stride;
+        g.block_stride = block_stride ? block_stride : nh * g.head_stride;
+        break;
+    case PA_LAYOUT_COMBINED:
+        g.head_stride = hs; /* between combined heads */
+        g.page_stride = 2 * nh * hs;
+        g.block_stride = bs * g.page_stride;
+        break;
+    default: /* PA_LAYOUT_VLLM */
+        g.head_stride = bs * hs;
+        g.page_stride = 0; /* not a plain stride in this layout */
+        g.block_stride = nh * bs * hs;
+        break;
+    }
+    return g;
+}
+
+/* Offset of element d of token `tok` (0..block_size-1) of kv head `h` in block
+ * `blk`, in the key buffer. For the combined layout this is in the one buffer. */
+PA_HD int64_t pa_kv_key_offset(const pa_kv_geom *g, int64_t blk, int32_t h, int32_t tok, int32_t d) {
+    switch (g->layout) {
+    case PA_LAYOUT_VLLM:
+        /* [blocks, kv_heads, head/x, block, x] */
+        return blk * g->block_stride + (int64_t)h * g->head_stride +
+               ((int64_t)(d / g->x) * g->block_size + tok) * g->x + d % g->x;
+    case PA_LAYOUT_COMBINED:
+        return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)(2 * h) * g->head_stride + d;
+    default: /* flash NHD / HND */
+        return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)h * g->head_stride + d;
+    }
+}
+
+/* Same for the value buffer (for the combined layout, the odd combined head). */
+PA_HD int64_t pa_kv_value_offset(const pa_kv_geom *g, int64_t blk, int32_t h, int32_t tok, int32_t d) {
+    switch (g->layout) {
+    case PA_LAYOUT_VLLM:
+        /* [blocks, kv_heads, head, block] */
+        return blk * g->block_stride + (int64_t)h * g->head_stride + (int64_t)d * g->block_size + tok;
+    case PA_LAYOUT_COMBINED:
+        return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)(2 * h + 1) * g->head_stride + d;
+    default:
+        return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)h * g->head_stride + d;
+    }
+}
+
+#endif /* PA_KV_INDEX_H */

@@ -1,0 +1,124 @@
+/* CPU reference: decode attention over a paged KV cache.
+ *
+ * Written for clarity, not speed: for every (sequence, query head) walk the
+ * sequence's tokens through its block table, compute each logit in double,
+ * apply soft cap, ALiBi and the masks, softmax with a running max, and sum the
+ * values. This is the specification the CUDA kernels are tested against. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../internal.h"
+#include "../kv_index.h"
+
+/* vLLM's block-sparse rule: is the KV block holding token `pos` attended? */
+static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, int seq_len, int pos) {
+    if (p->bs_vert_stride <= 1)
+        return 1;
+    int q_block = (seq_len - 1) / p->bs_block_size;
+    int k_block = pos / p->bs_block_size;
+    int offset;
+    if (p->bs_head_sliding_step >= 0)
+        offset = (p->tp_rank * p->num_heads + head) * p->bs_head_sliding_step + 1;
+    else
+        offset = (p->tp_rank * p->kv.num_kv_heads + kv_head) * (-p->bs_head_sliding_step) + 1;
+    int is_remote = (k_block + offset) % p->bs_vert_stride == 0;
+    int is_local = k_block > q_block - p->bs_local_blocks;
+    return is_remote || is_local;
+}
+
+pa_status pa_ref_paged_decode(const pa_decode_params *p) {
+    PA_TRY(pa_decode_validate(p));
+    const pa_kv_cache *kv = &p->kv;
+    const int hs = kv->head_size, bs = kv->block_size;
+    const int group = p->num_heads / kv->num_kv_heads;
+    const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
+    const float k_scale = kv->k_scale ? *kv->k_scale : 1.0f;
+    const float v_scale = kv->v_scale ? *kv->v_scale : 1.0f;
+    const int fp8 = pa_dtype_is_fp8(kv->dtype);
+    pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, kv->num_kv_heads, hs,
+                                   kv->block_stride, kv->page_stride, kv->head_stride);
+
+    /* Check every seq_len and block id before writing anything. */
+    for (int s = 0; s < p->num_seqs; s++) {
+        int L = p->seq_lens[s];
+        PA_REQUIRE(L >= 1 && L <= p->max_seq_len, "decode: seq_lens[%d] = %d outside 1..max_seq_len %d", s, L,
+                   p->max_seq_len);
+        for (int b = 0; b < (L + bs - 1) / bs; b++) {
+            int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
+            PA_REQUIRE(blk >= 0 && blk < kv->num_blocks, "decode: block_tables[%d][%d] = %d outside 0..%d", s, b, blk,
+                       kv->num_blocks - 1);
+        }
+    }
+
+    double *logits = malloc(sizeof(double) * (size_t)p->max_seq_len);
+    double *acc = malloc(sizeof(double) * (size_t)hs);
+    float *q = malloc(sizeof(float) * (size_t)hs);
+    if (!logits || !acc || !q) {
+        free(logits);
+        free(acc);
+        free(q);
+        return pa_fail(PA_ERR_INTERNAL, "decode reference: out of host memory");
+    }
+
+    for (int s = 0; s < p->num_seqs; s++) {
+        const int L = p->seq_lens[s];
+        const int32_t *table = p->block_tables + (int64_t)s * p->block_table_stride;
+        for (int h = 0; h < p->num_heads; h++) {
+            const int kvh = h / group;
+            for (int d = 0; d < hs; d++)
+                q[d] = pa_load_as_float(p->q_dtype, p->query, (size_t)(s * q_stride + (int64_t)h * hs + d));
+
+            double max_logit = -INFINITY;
+            for (int pos = 0; pos < L; pos++) {
+                int masked = (p->sliding_window > 0 && (L - 1) - pos >= p->sliding_window) ||
+                             !blocksparse_keeps(p, h, kvh, L, pos);
+                if (masked) {
+                    logits[pos] = -INFINITY;
+                    continue;
+                }
+                const int64_t blk = table[pos / bs];
+                double dot = 0.0;
+                for (int d = 0; d < hs; d++) {
+                    float k = pa_load_as_float(kv->dtype, kv->key, (size_t)pa_kv_key_offset(&g, blk, kvh, pos % bs, d));
+                    if (fp8)
+                        k *= k_scale;
+                    dot += (double)q[d] * (double)k;
+                }
+                double x = (double)p->scale * dot;
+                if (p->soft_cap > 0.0f)
+                    x = p->soft_cap * tanh(x / p->soft_cap);
+                if (p->alibi_slopes)
+                    x += (double)p->alibi_slopes[h] * (double)(pos - L + 1);
+                logits[pos] = x;
+                if (x > max_logit)
+                    max_logit = x;
+            }
+
+            double sum = 0.0;
+            for (int d = 0; d < hs; d++)
+                acc[d] = 0.0;
+            for (int pos = 0; pos < L; pos++) {
+                if (logits[pos] == -INFINITY)
+                    continue;
+                double w = exp(logits[pos] - max_logit);
+                sum += w;
+                const int64_t blk = table[pos / bs];
+                for (int d = 0; d < hs; d++) {
+                    float v =
+                        pa_load_as_float(kv->dtype, kv->value, (size_t)pa_kv_value_offset(&g, blk, kvh, pos % bs, d));
+                    if (fp8)
+                        v *= v_scale;
+                    acc[d] += w * (double)v;
+                }
+            }
+            for (int d = 0; d < hs; d++)
+                pa_store_from_float(p->q_dtype, p->out, (size_t)(((int64_t)s * p->num_heads + h) * hs + d),
+                                    (float)(acc[d] / sum));
+        }
+    }
+    free(logits);
+    free(acc);
+    free(q);
+    pa_clear_error();
+    return PA_SUCCESS;
+}

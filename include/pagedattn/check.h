@@ -1,0 +1,47 @@
+/* libpagedattn: the one tolerance rule used by the tests and `pagedattn check`.
+ *
+ *   |got - ref| <= atol + rtol * |ref|, and any NaN or infinity in `got`
+ *   (where ref is finite) fails.
+ */
+#ifndef PAGEDATTN_CHECK_H
+#define PAGEDATTN_CHECK_H
+
+#include "pagedattn/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pa_tolerance {
+    double atol;
+    double rtol;
+} pa_tolerance;
+
+typedef struct pa_compare_result {
+    int64_t n;            /* elements compared */
+    int64_t mismatches;   /* elements outside the tolerance (NaN included) */
+    int64_t nan_count;    /* NaN or inf in `got` */
+    double max_abs_err;
+    double max_rel_err;
+    int64_t first_bad[8]; /* indices of the first mismatches, -1 if unused */
+    double first_got[8];
+    double first_ref[8];
+} pa_compare_result;
+
+/* Tolerance written down once per output dtype (and cache dtype, since an fp8
+ * cache loses more than the output rounding). */
+PA_API pa_tolerance pa_tolerance_for(pa_dtype out_dtype, pa_dtype cache_dtype);
+
+/* Compares n elements of `got` (dtype got_dtype) with `ref` (f32). Returns 1
+ * when every element is within tolerance, 0 otherwise, and fills *res. */
+PA_API int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n, pa_tolerance tol,
+                      pa_compare_result *res);
+
+/* One-paragraph report of a comparison into buf ("12 of 4096 outside atol ...,
+ * first: [17] got 0.51 ref 0.48"). Returns buf. */
+PA_API const char *pa_compare_format(const pa_compare_result *res, pa_tolerance tol, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

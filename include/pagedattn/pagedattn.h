@@ -1,0 +1,12 @@
+/* libpagedattn: paged-KV-cache attention kernels and their host layer.
+ * The one header a server includes. */
+#ifndef PAGEDATTN_H
+#define PAGEDATTN_H
+
+#include "pagedattn/core.h"
+#include "pagedattn/kv_cache.h"
+#include "pagedattn/decode.h"
+#include "pagedattn/convert.h"
+#include "pagedattn/check.h"
+
+#endif /* PAGEDATTN_H */

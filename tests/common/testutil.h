@@ -1,0 +1,54 @@
+/* Shared test helpers: deterministic random data, typed buffers, NaN fills,
+ * and the GPU skip rule. Tolerances live in pa_tolerance_for (one place). */
+#ifndef PA_TESTUTIL_H
+#define PA_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagedattn/pagedattn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pa_rng {
+    uint64_t s;
+} pa_rng;
+
+static inline pa_rng pa_rng_make(uint64_t seed) {
+    pa_rng r = {seed * 0x9E3779B97F4A7C15ull + 0x1234567ull};
+    return r;
+}
+uint64_t pa_rng_next(pa_rng *r);
+/* uniform in [lo, hi) */
+float pa_rng_uniform(pa_rng *r, float lo, float hi);
+/* uniform integer in [lo, hi] */
+int pa_rng_int(pa_rng *r, int lo, int hi);
+
+/* n elements of dtype t, uniform in [lo, hi) (rounded to t). */
+void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
+/* Fill n elements of dtype t with NaN (for fp8 e4m3 the NaN code 0x7F). */
+void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
+/* Loads a typed buffer into a new float array. */
+float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
+
+/* 1 if a CUDA device is usable. Call only inside a test (after the fork). */
+int pa_test_have_gpu(void);
+/* Device helpers that abort the test on failure (cr_assert inside). */
+void *pa_test_dev_alloc(size_t bytes);
+void *pa_test_dev_upload(const void *host, size_t bytes);
+void pa_test_dev_download(void *host, const void *dev, size_t bytes);
+void pa_test_dev_free(void *dev);
+void pa_test_dev_sync(void);
+
+#define PA_SKIP_WITHOUT_GPU()                                                                                          \
+    do {                                                                                                               \
+        if (!pa_test_have_gpu())                                                                                       \
+            cr_skip_test("no CUDA device on this machine");                                                            \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* First GPU tests: device info and a kernel round trip. Skip without a GPU. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+Test(gpu_basic, device_info) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_device_props p;
+    cr_assert_eq(pa_device_info(0, &p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(p.sm_count > 0 && p.cc_major >= 8, "sm %d cc %d.%d", p.sm_count, p.cc_major, p.cc_minor);
+    cr_assert(strlen(p.name) > 0);
+    cr_assert(p.smem_per_block_optin >= 48 * 1024);
+    cr_assert_eq(pa_device_info(p.device + 1000, &p), PA_ERR_INVALID_ARGUMENT);
+}
+
+/* Every source code of every dtype through the device conversion must equal
+ * the host conversion bit for bit, with and without an fp8 scale. */
+Test(gpu_basic, convert_matches_host_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng rng = pa_rng_make(42);
+    const int64_t n = 70000;
+    float *src = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        /* wide dynamic range, both signs, exact ties and out-of-range values */
+        float mag = ldexpf(pa_rng_uniform(&rng, 1.0f, 2.0f), pa_rng_int(&rng, -30, 20));
+        src[i] = (i % 2 ? -mag : mag);
+    }
+    src[0] = 464.0f;
+    src[1] = 65520.0f;
+    src[2] = 0.0f;
+    src[3] = -0.0f;
+    float scale_h = 0.37f;
+    float *d_src = pa_test_dev_upload(src, sizeof(float) * (size_t)n);
+    float *d_scale = pa_test_dev_upload(&scale_h, sizeof(float));
+    void *d_dst = pa_test_dev_alloc(sizeof(float) * (size_t)n);
+    unsigned char *got = malloc(sizeof(float) * (size_t)n), *want = malloc(sizeof(float) * (size_t)n);
+    for (int t = 0; t < PA_DTYPE_COUNT; t++)
+        for (int use_scale = 0; use_scale < 2; use_scale++) {
+            const float *sc = use_scale ? d_scale : NULL;
+            cr_assert_eq(pa_convert(d_dst, (pa_dtype)t, d_src, PA_DTYPE_F32, n, sc, NULL), PA_SUCCESS, "%s",
+                         pa_last_error());
+            pa_test_dev_sync();
+            size_t bytes = (size_t)n * pa_dtype_size((pa_dtype)t);
+            pa_test_dev_download(got, d_dst, bytes);
+            cr_assert_eq(pa_ref_convert(want, (pa_dtype)t, src, PA_DTYPE_F32, n, use_scale ? &scale_h : NULL),
+                         PA_SUCCESS);
+            for (int64_t i = 0; i < n; i++) {
+                size_t es = pa_dtype_size((pa_dtype)t);
+                if (memcmp(got + i * es, want + i * es, es) != 0) {
+                    float a = pa_load_as_float((pa_dtype)t, got, (size_t)i);
+                    float b = pa_load_as_float((pa_dtype)t, want, (size_t)i);
+                    if (isnan(a) && isnan(b))
+                        continue;
+                    cr_assert_fail("%s scale=%d: element %lld of %g: device %g host %g", pa_dtype_name((pa_dtype)t),
+                                   use_scale, (long long)i, src[i], a, b);
+                }
+            }
+        }
+    pa_test_dev_free(d_src);
+    pa_test_dev_free(d_scale);
+    pa_test_dev_free(d_dst);
+    free(src);
+    free(got);
+    free(want);
+}
+
+Test(gpu_basic, convert_rejects_bad_input_without_launching) {
+    /* Validation happens before any CUDA call, so this runs everywhere. */
+    cr_assert_eq(pa_convert(NULL, PA_DTYPE_F16, NULL, PA_DTYPE_F32, 10, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_convert(NULL, (pa_dtype)17, NULL, PA_DTYPE_F32, 0, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_convert(NULL, PA_DTYPE_F16, NULL, PA_DTYPE_F32, -1, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_convert(NULL, PA_DTYPE_F16, NULL, PA_DTYPE_F32, 0, NULL, NULL), PA_SUCCESS);
+}

@@ -1,0 +1,70 @@
+/* The tolerance helper must catch what it is meant to catch. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "pagedattn/pagedattn.h"
+
+Test(check, equal_arrays_pass) {
+    float a[4] = {1, 2, 3, 4};
+    pa_compare_result r;
+    cr_assert(pa_compare(a, PA_DTYPE_F32, a, 4, pa_tolerance_for(PA_DTYPE_F32, PA_DTYPE_F32), &r));
+    cr_assert_eq(r.mismatches, 0);
+}
+
+Test(check, rule_is_atol_plus_rtol_times_ref) {
+    pa_tolerance t = {0.1, 0.5};
+    float ref[2] = {2.0f, 2.0f};
+    float inside[2] = {3.09f, 0.91f}; /* |err| 1.09 <= 0.1 + 0.5*2 */
+    float outside[2] = {3.11f, 2.0f};
+    cr_assert(pa_compare(inside, PA_DTYPE_F32, ref, 2, t, NULL));
+    pa_compare_result r;
+    cr_assert_not(pa_compare(outside, PA_DTYPE_F32, ref, 2, t, &r));
+    cr_assert_eq(r.mismatches, 1);
+    cr_assert_eq(r.first_bad[0], 0);
+}
+
+Test(check, nan_in_output_fails_even_with_huge_tolerance) {
+    pa_tolerance t = {1e30, 1e30};
+    float ref[3] = {0, 0, 0};
+    float got[3] = {0, NAN, 0};
+    pa_compare_result r;
+    cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 3, t, &r));
+    cr_assert_eq(r.nan_count, 1);
+    cr_assert_eq(r.first_bad[0], 1);
+}
+
+Test(check, reports_first_mismatches) {
+    float ref[20], got[20];
+    for (int i = 0; i < 20; i++)
+        ref[i] = got[i] = (float)i;
+    got[5] += 1.0f;
+    got[17] -= 1.0f;
+    pa_compare_result r;
+    pa_tolerance t = pa_tolerance_for(PA_DTYPE_F32, PA_DTYPE_F32);
+    cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 20, t, &r));
+    char buf[512];
+    pa_compare_format(&r, t, buf, sizeof buf);
+    cr_assert(strstr(buf, "[5]") && strstr(buf, "[17]"), "%s", buf);
+    cr_assert(strstr(buf, "2 of 20") != NULL, "%s", buf);
+}
+
+Test(check, tolerances_loosen_with_precision) {
+    pa_tolerance f32 = pa_tolerance_for(PA_DTYPE_F32, PA_DTYPE_F32);
+    pa_tolerance f16 = pa_tolerance_for(PA_DTYPE_F16, PA_DTYPE_F16);
+    pa_tolerance bf16 = pa_tolerance_for(PA_DTYPE_BF16, PA_DTYPE_BF16);
+    pa_tolerance f16fp8 = pa_tolerance_for(PA_DTYPE_F16, PA_DTYPE_FP8_E4M3);
+    cr_assert(f32.rtol < f16.rtol && f16.rtol < bf16.rtol);
+    cr_assert(f16fp8.atol >= f16.atol && f16fp8.rtol >= f16.rtol);
+    /* bf16 must accept one output ulp (2^-8 relative) */
+    cr_assert(bf16.rtol >= ldexp(1.0, -8));
+}
+
+Test(check, compares_low_precision_outputs) {
+    uint16_t got[2] = {pa_float_to_bf16(1.0f), pa_float_to_bf16(3.0f)};
+    float ref[2] = {1.001f, 2.0f};
+    pa_compare_result r;
+    cr_assert_not(pa_compare(got, PA_DTYPE_BF16, ref, 2, pa_tolerance_for(PA_DTYPE_BF16, PA_DTYPE_BF16), &r));
+    cr_assert_eq(r.mismatches, 1);
+    cr_assert_eq(r.first_bad[0], 1);
+}

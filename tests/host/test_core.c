@@ -1,0 +1,168 @@
+/* Status strings, errors, dtypes and the host scalar conversions. Expected
+ * values come from the format definitions (IEEE binary16, bfloat16, OCP fp8),
+ * not from the code under test. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pagedattn/pagedattn.h"
+
+Test(core, version_matches_macros) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", PA_VERSION_MAJOR, PA_VERSION_MINOR, PA_VERSION_PATCH);
+    cr_assert_str_eq(pa_version(), want);
+    cr_assert_eq(pa_version_number(), PA_VERSION_NUMBER);
+}
+
+Test(core, status_numbers_are_stable_and_named) {
+    cr_assert_eq(PA_SUCCESS, 0);
+    cr_assert_eq(PA_ERR_INVALID_ARGUMENT, 1);
+    cr_assert_eq(PA_ERR_UNSUPPORTED, 2);
+    cr_assert_eq(PA_ERR_NO_DEVICE, 3);
+    cr_assert_eq(PA_ERR_CUDA, 4);
+    for (int s = 0; s <= 6; s++)
+        cr_assert(strcmp(pa_status_string((pa_status)s), "unknown status") != 0, "status %d has no string", s);
+    cr_assert_str_eq(pa_status_string((pa_status)99), "unknown status");
+}
+
+Test(core, dtype_sizes_and_names_round_trip) {
+    const size_t sizes[PA_DTYPE_COUNT] = {4, 2, 2, 1, 1};
+    for (int t = 0; t < PA_DTYPE_COUNT; t++) {
+        cr_assert_eq(pa_dtype_size((pa_dtype)t), sizes[t]);
+        pa_dtype back;
+        cr_assert_eq(pa_dtype_from_name(pa_dtype_name((pa_dtype)t), &back), PA_SUCCESS);
+        cr_assert_eq(back, (pa_dtype)t);
+    }
+    cr_assert_eq(pa_dtype_size((pa_dtype)42), 0);
+    pa_dtype d;
+    cr_assert_eq(pa_dtype_from_name("fp8", &d), PA_SUCCESS);
+    cr_assert_eq(d, PA_DTYPE_FP8_E4M3);
+    cr_assert_eq(pa_dtype_from_name("bfloat16", &d), PA_SUCCESS);
+    cr_assert_eq(d, PA_DTYPE_BF16);
+}
+
+Test(core, unknown_dtype_name_is_invalid_with_message) {
+    pa_dtype d = PA_DTYPE_F32;
+    cr_assert_eq(pa_dtype_from_name("int4", &d), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "int4") != NULL, "message: %s", pa_last_error());
+    cr_assert_eq(pa_dtype_from_name(NULL, &d), PA_ERR_INVALID_ARGUMENT);
+}
+
+static void *other_thread(void *arg) {
+    (void)arg;
+    pa_dtype d;
+    (void)pa_dtype_from_name("from-other-thread", &d);
+    return NULL;
+}
+
+Test(core, last_error_is_thread_local) {
+    pa_dtype d;
+    cr_assert_eq(pa_dtype_from_name("mine", &d), PA_ERR_INVALID_ARGUMENT);
+    pthread_t th;
+    pthread_create(&th, NULL, other_thread, NULL);
+    pthread_join(th, NULL);
+    cr_assert(strstr(pa_last_error(), "mine") != NULL, "got: %s", pa_last_error());
+}
+
+Test(core, f16_known_values) {
+    cr_assert_eq(pa_float_to_half(1.0f), 0x3C00);
+    cr_assert_eq(pa_float_to_half(-2.0f), 0xC000);
+    cr_assert_eq(pa_float_to_half(65504.0f), 0x7BFF);
+    cr_assert_eq(pa_float_to_half(65519.0f), 0x7BFF); /* below the rounding midpoint */
+    cr_assert_eq(pa_float_to_half(65520.0f), 0x7C00); /* midpoint rounds to even: infinity */
+    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -24)), 0x0001); /* smallest subnormal */
+    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -25)), 0x0000); /* tie to even: zero */
+    cr_assert_eq(pa_float_to_half(ldexpf(3.0f, -25)), 0x0002); /* 1.5 quanta: tie to even, 2 */
+    cr_assert_eq(pa_float_to_half(1.0f + ldexpf(1.0f, -11)), 0x3C00); /* tie: down to even */
+    cr_assert_eq(pa_float_to_half(1.0f + ldexpf(3.0f, -11)), 0x3C02); /* tie: up to even */
+    cr_assert_eq(pa_float_to_half(INFINITY), 0x7C00);
+    cr_assert(isnan(pa_half_to_float(pa_float_to_half(NAN))));
+    cr_assert_float_eq(pa_half_to_float(0x3555), 0.333251953125f, 0.0f);
+}
+
+Test(core, f16_every_code_round_trips) {
+    for (uint32_t c = 0; c < 65536; c++) {
+        float f = pa_half_to_float((uint16_t)c);
+        if (isnan(f))
+            continue;
+        cr_assert_eq(pa_float_to_half(f), c, "code 0x%04x -> %g -> 0x%04x", c, f, pa_float_to_half(f));
+    }
+}
+
+Test(core, bf16_known_values_and_round_trip) {
+    cr_assert_eq(pa_float_to_bf16(1.0f), 0x3F80);
+    cr_assert_eq(pa_float_to_bf16(1.0f + ldexpf(1.0f, -8)), 0x3F80); /* tie to even */
+    cr_assert_eq(pa_float_to_bf16(1.0f + ldexpf(3.0f, -8)), 0x3F82);
+    cr_assert(isnan(pa_bf16_to_float(pa_float_to_bf16(NAN))));
+    for (uint32_t c = 0; c < 65536; c++) {
+        float f = pa_bf16_to_float((uint16_t)c);
+        if (isnan(f))
+            continue;
+        cr_assert_eq(pa_float_to_bf16(f), c, "bf16 code 0x%04x", c);
+    }
+}
+
+Test(core, fp8_e4m3_known_values) {
+    cr_assert_eq(pa_float_to_fp8_e4m3(1.0f), 0x38);
+    cr_assert_eq(pa_float_to_fp8_e4m3(448.0f), 0x7E);
+    cr_assert_eq(pa_float_to_fp8_e4m3(464.0f), 0x7E);  /* tie between 448 and 480: even is 448 */
+    cr_assert_eq(pa_float_to_fp8_e4m3(1e9f), 0x7E);    /* saturates, never NaN */
+    cr_assert_eq(pa_float_to_fp8_e4m3(-1e9f), 0xFE);
+    cr_assert_eq(pa_float_to_fp8_e4m3(INFINITY), 0x7E);
+    cr_assert_eq(pa_float_to_fp8_e4m3(ldexpf(1.0f, -9)), 0x01); /* smallest subnormal */
+    cr_assert_eq(pa_float_to_fp8_e4m3(ldexpf(1.0f, -6)), 0x08); /* smallest normal */
+    cr_assert(isnan(pa_fp8_e4m3_to_float(0x7F)));
+    cr_assert(isnan(pa_fp8_e4m3_to_float(0xFF)));
+    cr_assert_float_eq(pa_fp8_e4m3_to_float(0x7E), 448.0f, 0.0f);
+}
+
+Test(core, fp8_e5m2_known_values) {
+    cr_assert_eq(pa_float_to_fp8_e5m2(1.0f), 0x3C);
+    cr_assert_eq(pa_float_to_fp8_e5m2(57344.0f), 0x7B);
+    cr_assert_eq(pa_float_to_fp8_e5m2(1e9f), 0x7B);
+    cr_assert_eq(pa_float_to_fp8_e5m2(INFINITY), 0x7B);
+    cr_assert_eq(pa_float_to_fp8_e5m2(ldexpf(1.0f, -16)), 0x01);
+    cr_assert(isinf(pa_fp8_e5m2_to_float(0x7C)));
+    cr_assert(isnan(pa_fp8_e5m2_to_float(0x7D)));
+}
+
+Test(core, fp8_every_finite_code_round_trips_and_orders) {
+    for (int fmt = 0; fmt < 2; fmt++) {
+        float prev = -1.0f;
+        for (uint32_t c = 0; c < 128; c++) {
+            float f = fmt ? pa_fp8_e5m2_to_float((uint8_t)c) : pa_fp8_e4m3_to_float((uint8_t)c);
+            if (!isfinite(f))
+                continue;
+            cr_assert(f > prev, "fmt %d code %u not increasing", fmt, c);
+            prev = f;
+            uint8_t back = fmt ? pa_float_to_fp8_e5m2(f) : pa_float_to_fp8_e4m3(f);
+            cr_assert_eq(back, c, "fmt %d code 0x%02x -> %g -> 0x%02x", fmt, c, f, back);
+            float neg = fmt ? pa_fp8_e5m2_to_float((uint8_t)(c | 0x80)) : pa_fp8_e4m3_to_float((uint8_t)(c | 0x80));
+            cr_assert_float_eq(neg, -f, 0.0f);
+        }
+    }
+}
+
+Test(core, load_store_every_dtype) {
+    unsigned char buf[64];
+    for (int t = 0; t < PA_DTYPE_COUNT; t++) {
+        pa_store_from_float((pa_dtype)t, buf, 3, -1.5f);
+        cr_assert_float_eq(pa_load_as_float((pa_dtype)t, buf, 3), -1.5f, 0.0f, "dtype %s", pa_dtype_name((pa_dtype)t));
+    }
+}
+
+Test(core, device_info_without_device_is_clean) {
+    pa_device_props p;
+    int n = pa_device_count();
+    pa_status s = pa_device_info(0, &p);
+    if (n == 0) {
+        cr_assert_eq(s, PA_ERR_NO_DEVICE);
+        cr_assert(strlen(pa_last_error()) > 0);
+    } else {
+        cr_assert_eq(s, PA_SUCCESS);
+        cr_assert(p.sm_count > 0);
+    }
+    cr_assert_eq(pa_device_info(0, NULL), PA_ERR_INVALID_ARGUMENT);
+}

@@ -1,0 +1,216 @@
+/* The decode CPU reference against plain attention over contiguous K/V (no
+ * paging), over layouts, dtypes, GQA, alibi, window and soft cap; plus its
+ * input checks. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_problem.h"
+
+static void check_against_plain(pa_decode_problem *pr, const char *what) {
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    float *ref = malloc(sizeof(float) * pr->out_elems);
+    pa_decode_problem_plain(pr, ref);
+    pa_compare_result r;
+    pa_tolerance tol = pa_tolerance_for(pr->p.q_dtype, pr->p.q_dtype); /* same inputs: only output rounding */
+    int ok = pa_compare(pr->out, pr->p.q_dtype, ref, (int64_t)pr->out_elems, tol, &r);
+    char buf[512];
+    cr_assert(ok, "%s: %s", what, pa_compare_format(&r, tol, buf, sizeof buf));
+    free(ref);
+}
+
+Test(decode_ref, matches_plain_attention_every_layout_and_dtype) {
+    const int lens[5] = {1, 17, 113, 64, 203};
+    const pa_kv_layout layouts[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    const pa_dtype qd[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    for (int l = 0; l < 3; l++)
+        for (int q = 0; q < 3; q++)
+            for (int fp8 = 0; fp8 < 3; fp8++) {
+                pa_dtype cd = fp8 == 0 ? qd[q] : fp8 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                pa_decode_problem_cfg c = {.seed = 11u + l * 9 + q * 3 + fp8, .layout = layouts[l], .q_dtype = qd[q],
+                                           .cache_dtype = cd, .num_seqs = 5, .num_heads = 8, .num_kv_heads = 2,
+                                           .head_size = 64, .block_size = 16, .seq_lens = lens, .extra_blocks = 3};
+                pa_decode_problem *pr = pa_decode_problem_make(&c);
+                char what[128];
+                snprintf(what, sizeof what, "%s q=%s cache=%s", pa_kv_layout_name(layouts[l]), pa_dtype_name(qd[q]),
+                         pa_dtype_name(cd));
+                check_against_plain(pr, what);
+                pa_decode_problem_free(pr);
+            }
+}
+
+Test(decode_ref, heads_configurations_and_head_sizes) {
+    const int heads[4][2] = {{40, 40}, {64, 8}, {32, 4}, {8, 1}};
+    const int hsz[3] = {80, 120, 256};
+    const int lens[3] = {33, 7, 96};
+    for (int h = 0; h < 4; h++)
+        for (int k = 0; k < 3; k++) {
+            pa_decode_problem_cfg c = {.seed = 100u + h * 3 + k, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F32,
+                                       .cache_dtype = PA_DTYPE_F32, .num_seqs = 3, .num_heads = heads[h][0],
+                                       .num_kv_heads = heads[h][1], .head_size = hsz[k], .block_size = 32,
+                                       .seq_lens = lens, .extra_blocks = 1};
+            pa_decode_problem *pr = pa_decode_problem_make(&c);
+            check_against_plain(pr, "heads");
+            pa_decode_problem_free(pr);
+        }
+}
+
+Test(decode_ref, alibi_window_and_soft_cap) {
+    const int lens[4] = {1, 50, 129, 300};
+    for (int variant = 0; variant < 4; variant++) {
+        pa_decode_problem_cfg c = {.seed = 7u + variant, .layout = PA_LAYOUT_FLASH_NHD, .q_dtype = PA_DTYPE_F32,
+                                   .cache_dtype = PA_DTYPE_F32, .num_seqs = 4, .num_heads = 4, .num_kv_heads = 4,
+                                   .head_size = 32, .block_size = 8, .seq_lens = lens, .with_alibi = variant & 1};
+        pa_decode_problem *pr = pa_decode_problem_make(&c);
+        if (variant >= 2)
+            pr->p.sliding_window = 37;
+        if (variant == 3)
+            pr->p.soft_cap = 0.5f; /* small enough that it changes the weights */
+        pr->p.scale = 3.0f;        /* sharpen the softmax so masking matters */
+        check_against_plain(pr, variant == 0 ? "plain" : variant == 1 ? "alibi" : variant == 2 ? "window" : "cap");
+        pa_decode_problem_free(pr);
+    }
+}
+
+Test(decode_ref, sliding_window_equals_truncated_sequence) {
+    /* A window of W over a length-L sequence gives the same output as
+     * attending to only its last W tokens: compare against the problem with the
+     * prefix blanked out (NaN keys before the window must not leak in). */
+    const int lens[1] = {100};
+    pa_decode_problem_cfg c = {.seed = 5, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 2, .num_kv_heads = 1,
+                               .head_size = 32, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    pr->p.sliding_window = 20;
+    /* poison the first whole block (positions 0..15, all outside the window) */
+    int64_t blk = pr->block_tables[0];
+    size_t per_block = (size_t)16 * 32; /* one kv head */
+    pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
+    pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS);
+    for (size_t i = 0; i < pr->out_elems; i++)
+        cr_assert(!isnan(((float *)pr->out)[i]), "NaN leaked from outside the window at %zu", i);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_ref, single_token_returns_its_value) {
+    const int lens[1] = {1};
+    pa_decode_problem_cfg c = {.seed = 3, .layout = PA_LAYOUT_FLASH_HND, .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 4, .num_kv_heads = 2,
+                               .head_size = 64, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS);
+    for (int h = 0; h < 4; h++)
+        for (int d = 0; d < 64; d++)
+            cr_assert_float_eq(((float *)pr->out)[h * 64 + d], pr->v_logical[0][(h / 2) * 64 + d], 1e-6);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_ref, blocksparse_masks_remote_blocks) {
+    /* vert_stride 4, local 1, bs block 16: for a 128-token sequence the query
+     * block is 7; with head sliding step 0 the offset is 1, so remote blocks
+     * are those with (id + 1) % 4 == 0: 3 and 7. Poison every other block: the
+     * output must stay finite, and equal plain attention over blocks 3 and 7. */
+    const int lens[1] = {128};
+    pa_decode_problem_cfg c = {.seed = 9, .layout = PA_LAYOUT_FLASH_NHD, .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 1, .num_kv_heads = 1,
+                               .head_size = 32, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    pr->p.bs_vert_stride = 4;
+    pr->p.bs_local_blocks = 1;
+    pr->p.bs_block_size = 16;
+    size_t per_block = (size_t)16 * 32;
+    for (int b = 0; b < 8; b++) {
+        if (b == 3 || b == 7)
+            continue;
+        int64_t blk = pr->block_tables[b];
+        pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
+        pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
+    }
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    /* plain attention over tokens 48..63 and 112..127 */
+    double w[32], mx = -INFINITY, sum = 0;
+    for (int i = 0; i < 32; i++) {
+        int t = i < 16 ? 48 + i : 96 + i;
+        double dot = 0;
+        for (int d = 0; d < 32; d++)
+            dot += (double)((float *)pr->q)[d] * pr->k_logical[0][t * 32 + d];
+        w[i] = pr->p.scale * dot;
+        mx = fmax(mx, w[i]);
+    }
+    for (int i = 0; i < 32; i++)
+        sum += (w[i] = exp(w[i] - mx));
+    for (int d = 0; d < 32; d++) {
+        double a = 0;
+        for (int i = 0; i < 32; i++) {
+            int t = i < 16 ? 48 + i : 96 + i;
+            a += w[i] * pr->v_logical[0][t * 32 + d];
+        }
+        cr_assert_float_eq(((float *)pr->out)[d], a / sum, 1e-5, "d=%d", d);
+    }
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_ref, rejects_bad_input_and_writes_nothing) {
+    const int lens[2] = {20, 40};
+    pa_decode_problem_cfg c = {.seed = 1, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F16,
+                               .cache_dtype = PA_DTYPE_F16, .num_seqs = 2, .num_heads = 4, .num_kv_heads = 2,
+                               .head_size = 64, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    pa_decode_params good = pr->p, p;
+
+    p = good;
+    p.num_heads = 3;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_kv_heads") != NULL, "%s", pa_last_error());
+    p = good;
+    p.kv.head_size = 72; /* multiple of x but not a supported size */
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_UNSUPPORTED);
+    cr_assert(strstr(pa_last_error(), "72") != NULL);
+    p = good;
+    p.kv.block_size = 24;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_UNSUPPORTED);
+    p = good;
+    p.q_dtype = PA_DTYPE_FP8_E4M3;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_INVALID_ARGUMENT);
+    p = good;
+    p.kv.dtype = PA_DTYPE_BF16;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_UNSUPPORTED);
+    p = good;
+    p.max_seq_len = 1000; /* more than the block table can hold */
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_INVALID_ARGUMENT);
+    p = good;
+    p.sliding_window = -1;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_INVALID_ARGUMENT);
+    p = good;
+    p.bs_vert_stride = 2;
+    p.bs_block_size = 24;
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_ERR_INVALID_ARGUMENT);
+
+    /* data errors: a seq_len over max_seq_len and a block id out of the pool */
+    pr->seq_lens[1] = 41;
+    cr_assert_eq(pa_ref_paged_decode(&good), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "seq_lens[1]") != NULL, "%s", pa_last_error());
+    pr->seq_lens[1] = 40;
+    int32_t saved = pr->block_tables[1];
+    pr->block_tables[1] = good.kv.num_blocks;
+    cr_assert_eq(pa_ref_paged_decode(&good), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "block_tables[0][1]") != NULL, "%s", pa_last_error());
+    pr->block_tables[1] = saved;
+    for (size_t i = 0; i < pr->out_elems; i++)
+        cr_assert(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "output written on a rejected call");
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_ref, empty_batch_is_a_no_op) {
+    pa_decode_params p;
+    memset(&p, 0, sizeof p);
+    char k[64], v[64];
+    p.q_dtype = PA_DTYPE_F16;
+    p.num_heads = 8;
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_VLLM, .dtype = PA_DTYPE_F16, .key = k, .value = v, .num_blocks = 1,
+                         .block_size = 16, .num_kv_heads = 8, .head_size = 128};
+    cr_assert_eq(pa_ref_paged_decode(&p), PA_SUCCESS, "%s", pa_last_error());
+}

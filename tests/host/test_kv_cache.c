@@ -1,0 +1,133 @@
+/* Cache descriptors: validation and the element offsets of each layout,
+ * checked against index formulas written out from the shapes. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "kv_index.h"
+#include "pagedattn/pagedattn.h"
+
+static char dummy[16];
+
+static pa_kv_cache make(pa_kv_layout l, pa_dtype t, int nb, int bs, int nh, int hs) {
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = l;
+    c.dtype = t;
+    c.key = dummy;
+    c.value = l == PA_LAYOUT_COMBINED ? NULL : dummy + 8;
+    c.num_blocks = nb;
+    c.block_size = bs;
+    c.num_kv_heads = nh;
+    c.head_size = hs;
+    return c;
+}
+
+/* Row-major offset of index idx[0..n) in a tensor of shape dims[0..n). */
+static int64_t rowmajor(const int64_t *dims, const int64_t *idx, int n) {
+    int64_t off = 0;
+    for (int i = 0; i < n; i++)
+        off = off * dims[i] + idx[i];
+    return off;
+}
+
+Test(kv_cache, vllm_layout_offsets_match_shapes) {
+    for (int dt = 0; dt < PA_DTYPE_COUNT; dt++) {
+        const int nb = 3, bs = 16, nh = 2, hs = 64;
+        const int x = 16 / (int)pa_dtype_size((pa_dtype)dt);
+        pa_kv_geom g = pa_kv_geom_make(PA_LAYOUT_VLLM, (int)pa_dtype_size((pa_dtype)dt), bs, nh, hs, 0, 0, 0);
+        int64_t kd[5] = {nb, nh, hs / x, bs, x}, vd[4] = {nb, nh, hs, bs};
+        for (int b = 0; b < nb; b++)
+            for (int h = 0; h < nh; h++)
+                for (int t = 0; t < bs; t += 5)
+                    for (int d = 0; d < hs; d += 3) {
+                        int64_t ki[5] = {b, h, d / x, t, d % x}, vi[4] = {b, h, d, t};
+                        cr_assert_eq(pa_kv_key_offset(&g, b, h, t, d), rowmajor(kd, ki, 5));
+                        cr_assert_eq(pa_kv_value_offset(&g, b, h, t, d), rowmajor(vd, vi, 4));
+                    }
+    }
+}
+
+Test(kv_cache, flash_and_combined_offsets_match_shapes) {
+    const int nb = 4, bs = 8, nh = 3, hs = 80;
+    pa_kv_geom nhd = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, bs, nh, hs, 0, 0, 0);
+    pa_kv_geom hnd = pa_kv_geom_make(PA_LAYOUT_FLASH_HND, 2, bs, nh, hs, 0, 0, 0);
+    pa_kv_geom cmb = pa_kv_geom_make(PA_LAYOUT_COMBINED, 2, bs, nh, hs, 0, 0, 0);
+    int64_t dn[4] = {nb, bs, nh, hs}, dh[4] = {nb, nh, bs, hs}, dc[4] = {nb, bs, 2 * nh, hs};
+    for (int b = 0; b < nb; b++)
+        for (int h = 0; h < nh; h++)
+            for (int t = 0; t < bs; t++)
+                for (int d = 0; d < hs; d += 7) {
+                    int64_t in[4] = {b, t, h, d}, ih[4] = {b, h, t, d};
+                    int64_t ik[4] = {b, t, 2 * h, d}, iv[4] = {b, t, 2 * h + 1, d};
+                    cr_assert_eq(pa_kv_key_offset(&nhd, b, h, t, d), rowmajor(dn, in, 4));
+                    cr_assert_eq(pa_kv_value_offset(&nhd, b, h, t, d), rowmajor(dn, in, 4));
+                    cr_assert_eq(pa_kv_key_offset(&hnd, b, h, t, d), rowmajor(dh, ih, 4));
+                    cr_assert_eq(pa_kv_key_offset(&cmb, b, h, t, d), rowmajor(dc, ik, 4));
+                    cr_assert_eq(pa_kv_value_offset(&cmb, b, h, t, d), rowmajor(dc, iv, 4));
+                }
+}
+
+Test(kv_cache, explicit_strides_are_honoured) {
+    /* NHD view with padding between heads and between blocks. */
+    pa_kv_geom g = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, 16, 2, 64, 5000, 300, 100);
+    cr_assert_eq(pa_kv_key_offset(&g, 2, 1, 3, 7), 2 * 5000 + 3 * 300 + 1 * 100 + 7);
+}
+
+Test(kv_cache, offsets_are_64_bit) {
+    /* 2^20 blocks of 16 tokens x 8 heads x 256: far past 2^31 elements. */
+    pa_kv_geom g = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, 16, 8, 256, 0, 0, 0);
+    int64_t off = pa_kv_key_offset(&g, (1 << 20) - 1, 7, 15, 255);
+    cr_assert_eq(off, (int64_t)(1 << 20) * 16 * 8 * 256 - 1);
+    pa_kv_cache c = make(PA_LAYOUT_VLLM, PA_DTYPE_BF16, 1 << 20, 16, 8, 256);
+    int64_t ke, ve;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS);
+    cr_assert_eq(ke, (int64_t)(1 << 20) * 16 * 8 * 256);
+    cr_assert_eq(ve, ke);
+}
+
+Test(kv_cache, element_counts) {
+    pa_kv_cache c = make(PA_LAYOUT_COMBINED, PA_DTYPE_F16, 5, 16, 4, 128);
+    int64_t ke = 0, ve = 7;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS);
+    cr_assert_eq(ke, 5LL * 16 * 8 * 128);
+    cr_assert_eq(ve, 0);
+}
+
+Test(kv_cache, validation_rejects_bad_descriptors) {
+    pa_kv_cache c = make(PA_LAYOUT_VLLM, PA_DTYPE_F16, 4, 16, 2, 64);
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_SUCCESS);
+    pa_kv_cache b = c;
+    b.block_size = 0;
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "block_size") != NULL);
+    b = c;
+    b.num_kv_heads = -1;
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    b = c;
+    b.head_size = 36; /* not a multiple of x = 8 for f16 */
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "x = 8") != NULL, "%s", pa_last_error());
+    b = c;
+    b.value = NULL;
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    b = c;
+    b.dtype = (pa_dtype)9;
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    b = c;
+    b.page_stride = 10; /* strides are fixed for the vLLM layout */
+    cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    pa_kv_cache n = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 4, 16, 2, 64);
+    n.head_stride = 32; /* heads would overlap */
+    cr_assert_eq(pa_kv_cache_validate(&n), PA_ERR_INVALID_ARGUMENT);
+    pa_kv_cache k = make(PA_LAYOUT_COMBINED, PA_DTYPE_F16, 4, 16, 2, 64);
+    k.value = dummy + 4;
+    cr_assert_eq(pa_kv_cache_validate(&k), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_kv_cache_validate(NULL), PA_ERR_INVALID_ARGUMENT);
+}
+
+Test(kv_cache, layout_names) {
+    pa_kv_layout l;
+    cr_assert_eq(pa_kv_layout_from_name("hnd", &l), PA_SUCCESS);
+    cr_assert_eq(l, PA_LAYOUT_FLASH_HND);
+    cr_assert_eq(pa_kv_layout_from_name("NCHW", &l), PA_ERR_INVALID_ARGUMENT);
+}
