@@ -6,36 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t pa_rng_next(pa_rng *r) {
-    /* splitmix64 */
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-float pa_rng_uniform(pa_rng *r, float lo, float hi) {
-    double u = (double)(pa_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(lo + (hi - lo) * u);
-}
-
-int pa_rng_int(pa_rng *r, int lo, int hi) {
-    uint64_t span = (uint64_t)((int64_t)hi - lo + 1);
-    return (int)(lo + (int64_t)(pa_rng_next(r) % span));
-}
-
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
-    void *b = malloc(n * pa_dtype_size(t) + 16);
+    void *b = pa_random_buffer(r, t, n, lo, hi);
     cr_assert(b != NULL);
-    for (size_t i = 0; i < n; i++)
-        pa_store_from_float(t, b, i, pa_rng_uniform(r, lo, hi));
     return b;
 }
 
-void pa_test_fill_nan(pa_dtype t, void *buf, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        pa_store_from_float(t, buf, i, NAN);
-}
+void pa_test_fill_nan(pa_dtype t, void *buf, size_t n) { pa_fill_nan(t, buf, n); }
 
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n) {
     float *f = malloc(n * sizeof(float) + 4);

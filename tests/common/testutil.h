@@ -7,24 +7,11 @@
 #include <stdint.h>
 
 #include "pagedattn/pagedattn.h"
+#include "problems.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct pa_rng {
-    uint64_t s;
-} pa_rng;
-
-static inline pa_rng pa_rng_make(uint64_t seed) {
-    pa_rng r = {seed * 0x9E3779B97F4A7C15ull + 0x1234567ull};
-    return r;
-}
-uint64_t pa_rng_next(pa_rng *r);
-/* uniform in [lo, hi) */
-float pa_rng_uniform(pa_rng *r, float lo, float hi);
-/* uniform integer in [lo, hi] */
-int pa_rng_int(pa_rng *r, int lo, int hi);
 
 /* n elements of dtype t, uniform in [lo, hi) (rounded to t). */
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_problem.h"
+#include "problems.h"
+#include "testutil.h"
 
 static void check_against_plain(pa_decode_problem *pr, const char *what) {
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need on a Debian machine, only when missing.
+# Safe to run twice. Sourced by the other scripts (it also puts nvcc on PATH).
+set -euo pipefail
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+need=()
+command -v meson >/dev/null 2>&1 || need+=(meson)
+command -v ninja >/dev/null 2>&1 || need+=(ninja-build)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+[ -f /usr/include/criterion/criterion.h ] || need+=(libcriterion-dev)
+if [ "${PA_WANT_FUZZ:-0}" = 1 ]; then
+    command -v clang >/dev/null 2>&1 || need+=(clang)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+    echo "scripts/deps.sh: installing ${need[*]}"
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+    echo "scripts/deps.sh: nvcc (the CUDA toolkit) is required to build libpagedattn; install CUDA 12 or newer" >&2
+    exit 1
+fi

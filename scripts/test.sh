@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The test command. Builds the library and runs every Criterion program (GPU
+# tests skip cleanly without a device), then the host tests again under
+# AddressSanitizer + UBSan, then a bounded libFuzzer run of the host layer.
+# Ends with one plain line: "N passed, N failed, N skipped".
+#
+# Environment: PA_GPU_ARCHS (default "80;90"; CI builds "90" to save time),
+#              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
+set +e
+
+ARCHS=${PA_GPU_ARCHS:-80;90}
+status=0
+total_pass=0 total_fail=0 total_skip=0
+
+# Counts one build's TAP files and prints a line per program.
+tally() {
+    local dir=$1 label=$2
+    for tap in "$dir"/*.tap; do
+        [ -f "$tap" ] || continue
+        local p f s
+        p=$(grep -E '^ok ' "$tap" | grep -vc '# SKIP')
+        s=$(grep -cE '^ok .*# SKIP' "$tap")
+        f=$(grep -cE '^not ok ' "$tap")
+        printf '%-8s %-28s %3d passed, %d failed, %d skipped\n' "$label" "$(basename "$tap" .tap)" "$p" "$f" "$s"
+        total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+    done
+}
+
+echo "== build (gpu_archs=$ARCHS) =="
+if [ ! -f build/build.ninja ]; then
+    meson setup build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
+else
+    meson configure build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
+fi
+start=$(date +%s)
+ninja -C build || exit 1
+echo "build took $(( $(date +%s) - start )) s"
+
+echo "== tests =="
+rm -f build/*.tap
+meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+tally build main
+
+if [ "${PA_SKIP_ASAN:-0}" != 1 ]; then
+    echo "== host tests under ASan + UBSan =="
+    if [ ! -f build-asan/build.ninja ]; then
+        meson setup build-asan -Dgpu_archs=90 -Db_sanitize=address,undefined -Db_lundef=false \
+            -Dbuildtype=debugoptimized >/dev/null || exit 1
+    fi
+    hosts=$(meson introspect build-asan --tests | python3 -c \
+        'import json,sys; print(" ".join(t["cmd"][0].split("build-asan/",1)[1] for t in json.load(sys.stdin) if "host" in t["suite"][0]))')
+    ninja -C build-asan $hosts || exit 1
+    rm -f build-asan/*.tap
+    ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        meson test -C build-asan --no-rebuild --suite host --print-errorlogs --verbose 2>&1 |
+        grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|ERROR: (Address|Undefined)|runtime error'
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    tally build-asan asan
+fi
+
+if [ "${PA_SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
+    echo "== bounded fuzz run =="
+    if scripts/fuzz.sh "${PA_FUZZ_SECONDS:-60}"; then
+        echo "fuzz                                    1 passed, 0 failed, 0 skipped"
+        total_pass=$((total_pass + 1))
+    else
+        echo "fuzz: FAILED"
+        total_fail=$((total_fail + 1))
+        status=1
+    fi
+fi
+
+[ "$total_fail" -eq 0 ] || status=1
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+exit $status
