@@ -15,7 +15,7 @@ enum {
 };
 
 /* Subcommands implemented in other files. */
-int pa_cmd_plan(int argc, char **argv);  /* benchmarks/cmd_plan.c */
+int pa_cmd_plan(int argc, char **argv);   /* benchmarks/cmd_plan.c */
 int pa_bench_plan(int argc, char **argv); /* `bench plan`, benchmarks/cmd_plan.c */
 
 /* Strict integer parsing for flags: whole string, range-checked. Prints one

@@ -355,10 +355,17 @@ static pa_decode_problem *make_decode_problem(const op_opts *o, int ctx_len, con
         return NULL;
     for (int s = 0; s < o->seqs; s++)
         lens[s] = ctx_len;
-    pa_decode_problem_cfg cfg = {.seed = o->seed, .layout = o->layout, .q_dtype = o->dtype,
-                                 .cache_dtype = o->cache_dtype, .num_seqs = o->seqs, .num_heads = o->heads,
-                                 .num_kv_heads = o->kv_heads, .head_size = o->head_size,
-                                 .block_size = o->block_size, .seq_lens = lens, .with_alibi = o->alibi,
+    pa_decode_problem_cfg cfg = {.seed = o->seed,
+                                 .layout = o->layout,
+                                 .q_dtype = o->dtype,
+                                 .cache_dtype = o->cache_dtype,
+                                 .num_seqs = o->seqs,
+                                 .num_heads = o->heads,
+                                 .num_kv_heads = o->kv_heads,
+                                 .head_size = o->head_size,
+                                 .block_size = o->block_size,
+                                 .seq_lens = lens,
+                                 .with_alibi = o->alibi,
                                  .skip_logical = 1};
     /* Validate the shape before allocating anything large. */
     pa_decode_params probe;
@@ -366,8 +373,13 @@ static pa_decode_problem *make_decode_problem(const op_opts *o, int ctx_len, con
     char dummy[16];
     probe.q_dtype = o->dtype;
     probe.num_heads = o->heads;
-    probe.kv = (pa_kv_cache){.layout = o->layout, .dtype = o->cache_dtype, .key = dummy, .value = dummy,
-                             .num_blocks = 1, .block_size = o->block_size, .num_kv_heads = o->kv_heads,
+    probe.kv = (pa_kv_cache){.layout = o->layout,
+                             .dtype = o->cache_dtype,
+                             .key = dummy,
+                             .value = dummy,
+                             .num_blocks = 1,
+                             .block_size = o->block_size,
+                             .num_kv_heads = o->kv_heads,
                              .head_size = o->head_size};
     probe.scale = 1.0f;
     probe.soft_cap = o->soft_cap;
@@ -438,10 +450,10 @@ static int bench_decode(const op_opts *o, int gpu) {
         double gbps = decode_bytes(o, o->ctx[k]) / (t.median_us * 1e-6) / 1e9;
         printf("decode  cpu-ref  %s seqs=%d heads=%d/%d hd=%d ctx=%d bs=%d %s q=%s kv=%s%s%s  "
                "median %.1f us (min %.1f, max %.1f, n=%d)  %.2f GB/s  baseline: n/a on cpu\n",
-               o->preset ? o->preset : "custom", o->seqs, o->heads, o->kv_heads, o->head_size, o->ctx[k],
-               o->block_size, pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
-               o->window ? " window" : "", o->soft_cap > 0 ? " softcap" : "", t.median_us, t.min_us, t.max_us,
-               t.iters, gbps);
+               o->preset ? o->preset : "custom", o->seqs, o->heads, o->kv_heads, o->head_size, o->ctx[k], o->block_size,
+               pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
+               o->window ? " window" : "", o->soft_cap > 0 ? " softcap" : "", t.median_us, t.min_us, t.max_us, t.iters,
+               gbps);
         if (jf)
             fprintf(jf,
                     "{\"op\": \"decode\", \"device\": \"cpu-ref\", \"preset\": \"%s\", \"seqs\": %d, \"heads\": %d, "
@@ -450,8 +462,8 @@ static int bench_decode(const op_opts *o, int gpu) {
                     "\"us_max\": %.3f, \"gbps\": %.3f, \"roof_gbps\": null, \"pct_roof\": null, "
                     "\"baseline_us\": null, \"commit\": \"%s\", \"version\": \"%s\"}\n",
                     o->preset ? o->preset : "custom", o->seqs, o->heads, o->kv_heads, o->head_size, o->ctx[k],
-                    o->block_size, pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype),
-                    pa_dtype_name(o->cache_dtype), t.median_us, t.min_us, t.max_us, gbps, PA_GIT_COMMIT, pa_version());
+                    o->block_size, pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
+                    t.median_us, t.min_us, t.max_us, gbps, PA_GIT_COMMIT, pa_version());
         pa_decode_problem_free(pr);
     }
     if (jf && jf != stdout)
@@ -512,8 +524,9 @@ static int bench_convert(const op_opts *o, int gpu) {
     }
     if (rc == 0) {
         double gbps = bytes / (t.median_us * 1e-6) / 1e9;
-        printf("convert  %s  n=%lld f32->%s  median %.1f us (min %.1f, max %.1f, n=%d)  %.1f GB/s", gpu ? "gpu" : "cpu-ref",
-               (long long)n, pa_dtype_name(o->dtype), t.median_us, t.min_us, t.max_us, t.iters, gbps);
+        printf("convert  %s  n=%lld f32->%s  median %.1f us (min %.1f, max %.1f, n=%d)  %.1f GB/s",
+               gpu ? "gpu" : "cpu-ref", (long long)n, pa_dtype_name(o->dtype), t.median_us, t.min_us, t.max_us, t.iters,
+               gbps);
         if (roof > 0)
             printf("  roof %.1f GB/s (%.0f%%)", roof, 100.0 * gbps / roof);
         printf("\n");

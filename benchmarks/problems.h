@@ -29,7 +29,7 @@ void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
 void pa_fill_nan(pa_dtype t, void *buf, size_t n);
 
 typedef struct pa_decode_problem {
-    pa_decode_params p;  /* host pointers */
+    pa_decode_params p; /* host pointers */
     void *q, *out, *kc, *vc;
     int32_t *block_tables, *seq_lens;
     float *alibi;
@@ -47,7 +47,7 @@ typedef struct pa_decode_problem_cfg {
     const int *seq_lens; /* num_seqs entries */
     int extra_blocks;    /* unused blocks in the pool (NaN filled) */
     int with_alibi;
-    int skip_logical;    /* do not keep the contiguous copies (large benchmarks) */
+    int skip_logical; /* do not keep the contiguous copies (large benchmarks) */
 } pa_decode_problem_cfg;
 
 /* NULL (with a message on stderr) if the configuration is invalid or memory

@@ -15,11 +15,26 @@
 pa_tolerance pa_tolerance_for(pa_dtype out, pa_dtype cache) {
     pa_tolerance t;
     switch (out) {
-    case PA_DTYPE_F16: t.atol = 1e-3; t.rtol = 2e-3; break;
-    case PA_DTYPE_BF16: t.atol = 2e-3; t.rtol = 1.6e-2; break;
-    case PA_DTYPE_FP8_E4M3: t.atol = 1e-2; t.rtol = 1.25e-1; break;
-    case PA_DTYPE_FP8_E5M2: t.atol = 1e-2; t.rtol = 2.5e-1; break;
-    default: t.atol = 1e-5; t.rtol = 1e-4; break;
+    case PA_DTYPE_F16:
+        t.atol = 1e-3;
+        t.rtol = 2e-3;
+        break;
+    case PA_DTYPE_BF16:
+        t.atol = 2e-3;
+        t.rtol = 1.6e-2;
+        break;
+    case PA_DTYPE_FP8_E4M3:
+        t.atol = 1e-2;
+        t.rtol = 1.25e-1;
+        break;
+    case PA_DTYPE_FP8_E5M2:
+        t.atol = 1e-2;
+        t.rtol = 2.5e-1;
+        break;
+    default:
+        t.atol = 1e-5;
+        t.rtol = 1e-4;
+        break;
     }
     if (pa_dtype_is_fp8(cache) && !pa_dtype_is_fp8(out)) {
         t.atol = fmax(t.atol, 1e-2);
@@ -69,7 +84,8 @@ int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n,
 const char *pa_compare_format(const pa_compare_result *r, pa_tolerance tol, char *buf, size_t len) {
     if (!buf || len == 0)
         return buf;
-    int k = snprintf(buf, len, "%lld of %lld outside atol %.3g + rtol %.3g (max abs err %.3g, max rel err %.3g, %lld NaN/inf)",
+    int k = snprintf(buf, len,
+                     "%lld of %lld outside atol %.3g + rtol %.3g (max abs err %.3g, max rel err %.3g, %lld NaN/inf)",
                      (long long)r->mismatches, (long long)r->n, tol.atol, tol.rtol, r->max_abs_err, r->max_rel_err,
                      (long long)r->nan_count);
     for (int i = 0; i < 8 && r->first_bad[i] >= 0 && k > 0 && (size_t)k < len; i++)

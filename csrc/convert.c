@@ -12,8 +12,8 @@ pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa
     return PA_SUCCESS;
 }
 
-pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n,
-                     const float *scale, pa_stream stream) {
+pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n, const float *scale,
+                     pa_stream stream) {
     PA_TRY(pa_convert_validate(dst, dst_dtype, src, src_dtype, n));
     if (n == 0) {
         pa_clear_error();

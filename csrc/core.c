@@ -66,10 +66,10 @@ pa_status pa_dtype_from_name(const char *name, pa_dtype *out) {
         const char *name;
         pa_dtype t;
     } names[] = {
-        {"f32", PA_DTYPE_F32},         {"float32", PA_DTYPE_F32},       {"float", PA_DTYPE_F32},
-        {"f16", PA_DTYPE_F16},         {"float16", PA_DTYPE_F16},       {"half", PA_DTYPE_F16},
-        {"bf16", PA_DTYPE_BF16},       {"bfloat16", PA_DTYPE_BF16},     {"fp8", PA_DTYPE_FP8_E4M3},
-        {"fp8_e4m3", PA_DTYPE_FP8_E4M3}, {"e4m3", PA_DTYPE_FP8_E4M3},   {"fp8_e5m2", PA_DTYPE_FP8_E5M2},
+        {"f32", PA_DTYPE_F32},           {"float32", PA_DTYPE_F32},   {"float", PA_DTYPE_F32},
+        {"f16", PA_DTYPE_F16},           {"float16", PA_DTYPE_F16},   {"half", PA_DTYPE_F16},
+        {"bf16", PA_DTYPE_BF16},         {"bfloat16", PA_DTYPE_BF16}, {"fp8", PA_DTYPE_FP8_E4M3},
+        {"fp8_e4m3", PA_DTYPE_FP8_E4M3}, {"e4m3", PA_DTYPE_FP8_E4M3}, {"fp8_e5m2", PA_DTYPE_FP8_E5M2},
         {"e5m2", PA_DTYPE_FP8_E5M2},
     };
     if (!name || !out)
@@ -81,8 +81,8 @@ pa_status pa_dtype_from_name(const char *name, pa_dtype *out) {
             return PA_SUCCESS;
         }
     }
-    return pa_fail(PA_ERR_INVALID_ARGUMENT,
-                   "unknown dtype '%s'; known: f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2", name);
+    return pa_fail(PA_ERR_INVALID_ARGUMENT, "unknown dtype '%s'; known: f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2",
+                   name);
 }
 
 int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2; }
@@ -95,9 +95,9 @@ int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE
  * is exact. */
 typedef struct small_fmt {
     int mbits, bias;
-    int max_exp_field;      /* largest exponent field of a finite value */
-    unsigned max_finite;    /* bit pattern (without sign) of the largest finite */
-    unsigned inf_code;      /* 0 if the format has no infinity */
+    int max_exp_field;   /* largest exponent field of a finite value */
+    unsigned max_finite; /* bit pattern (without sign) of the largest finite */
+    unsigned inf_code;   /* 0 if the format has no infinity */
     unsigned nan_code;
     double max_value;
     int sign_shift;

@@ -27,13 +27,14 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE(p->num_heads % kv->num_kv_heads == 0, "decode: num_heads %d is not a multiple of num_kv_heads %d",
                p->num_heads, kv->num_kv_heads);
     if (!in_list(kv->head_size, supported_head_sizes, 9))
-        return pa_fail(PA_ERR_UNSUPPORTED, "decode: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256",
-                       kv->head_size);
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "decode: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256", kv->head_size);
     if (!in_list(kv->block_size, supported_block_sizes, 5))
         return pa_fail(PA_ERR_UNSUPPORTED, "decode: block_size %d unsupported; supported: 8,16,32,64,128",
                        kv->block_size);
     if (kv->dtype != p->q_dtype && !pa_dtype_is_fp8(kv->dtype))
-        return pa_fail(PA_ERR_UNSUPPORTED, "decode: cache dtype %s with query dtype %s; the cache must match the query or be fp8",
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "decode: cache dtype %s with query dtype %s; the cache must match the query or be fp8",
                        pa_dtype_name(kv->dtype), pa_dtype_name(p->q_dtype));
     const int64_t row = (int64_t)p->num_heads * kv->head_size;
     PA_REQUIRE(p->q_stride == 0 || p->q_stride >= row, "decode: q_stride %lld smaller than num_heads*head_size %lld",
@@ -50,7 +51,8 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     }
     if (p->num_seqs == 0)
         return PA_SUCCESS;
-    PA_REQUIRE(p->out && p->query && p->block_tables && p->seq_lens, "decode: out, query, block_tables and seq_lens must not be NULL");
+    PA_REQUIRE(p->out && p->query && p->block_tables && p->seq_lens,
+               "decode: out, query, block_tables and seq_lens must not be NULL");
     PA_REQUIRE(p->block_table_stride > 0, "decode: block_table_stride must be > 0 (got %d)", p->block_table_stride);
     PA_REQUIRE(p->max_seq_len > 0, "decode: max_seq_len must be > 0 (got %d)", p->max_seq_len);
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,

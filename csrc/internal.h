@@ -42,9 +42,7 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
 #endif
 
 /* Query-side dtypes an attention kernel accepts. */
-static inline int pa_is_float_dtype(pa_dtype t) {
-    return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16;
-}
+static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }
 static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }
 
 #ifdef __cplusplus

@@ -28,8 +28,8 @@ pa_status pa_kv_layout_from_name(const char *name, pa_kv_layout *out) {
 
 pa_status pa_kv_cache_validate(const pa_kv_cache *c) {
     PA_REQUIRE(c != NULL, "kv cache descriptor is NULL");
-    PA_REQUIRE((int)c->layout >= PA_LAYOUT_VLLM && (int)c->layout <= PA_LAYOUT_COMBINED,
-               "kv cache layout %d unknown", (int)c->layout);
+    PA_REQUIRE((int)c->layout >= PA_LAYOUT_VLLM && (int)c->layout <= PA_LAYOUT_COMBINED, "kv cache layout %d unknown",
+               (int)c->layout);
     PA_REQUIRE(pa_is_valid_dtype(c->dtype), "kv cache dtype %d unknown", (int)c->dtype);
     PA_REQUIRE(c->num_blocks > 0, "kv cache num_blocks must be > 0 (got %d)", c->num_blocks);
     PA_REQUIRE(c->block_size > 0, "kv cache block_size must be > 0 (got %d)", c->block_size);

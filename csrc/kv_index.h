@@ -22,8 +22,7 @@ typedef struct pa_kv_geom {
 } pa_kv_geom;
 
 PA_HD pa_kv_geom pa_kv_geom_make(int32_t layout, int32_t elt_size, int32_t block_size, int32_t num_kv_heads,
-                                 int32_t head_size, int64_t block_stride, int64_t page_stride,
-                                 int64_t head_stride) {
+                                 int32_t head_size, int64_t block_stride, int64_t page_stride, int64_t head_stride) {
     pa_kv_geom g;
     g.layout = layout;
     g.block_size = block_size;
@@ -79,8 +78,7 @@ PA_HD int64_t pa_kv_value_offset(const pa_kv_geom *g, int64_t blk, int32_t h, in
         return blk * g->block_stride + (int64_t)h * g->head_stride + (int64_t)d * g->block_size + tok;
     case PA_LAYOUT_COMBINED:
         return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)(2 * h + 1) * g->head_stride + d;
-    default:
-        return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)h * g->head_stride + d;
+    default: return blk * g->block_stride + (int64_t)tok * g->page_stride + (int64_t)h * g->head_stride + d;
     }
 }
 

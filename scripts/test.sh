@@ -45,6 +45,16 @@ meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthe
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 tally build main
 
+echo "== install + pkg-config + examples/ =="
+if scripts/check-install.sh build; then
+    echo "install  check-install                 1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    echo "install: FAILED"
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 if [ "${PA_SKIP_ASAN:-0}" != 1 ]; then
     echo "== host tests under ASan + UBSan =="
     if [ ! -f build-asan/build.ninja ]; then

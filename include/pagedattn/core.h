@@ -52,14 +52,14 @@ typedef enum pa_dtype {
  * cudaStream_t / CUstream. NULL is the legacy default stream. */
 typedef struct CUstream_st *pa_stream;
 
-PA_API const char *pa_version(void);        /* "0.1.0" */
-PA_API int pa_version_number(void);         /* PA_VERSION_NUMBER of the library */
+PA_API const char *pa_version(void); /* "0.1.0" */
+PA_API int pa_version_number(void);  /* PA_VERSION_NUMBER of the library */
 PA_API const char *pa_status_string(pa_status s);
 /* Detail of the last failure on this thread ("" when none). Valid until the
  * next pa_ call on this thread. */
 PA_API const char *pa_last_error(void);
 
-PA_API size_t pa_dtype_size(pa_dtype t);    /* 0 for an unknown dtype */
+PA_API size_t pa_dtype_size(pa_dtype t);      /* 0 for an unknown dtype */
 PA_API const char *pa_dtype_name(pa_dtype t); /* "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" */
 /* Parses the names above plus vLLM's spellings ("auto" is not a dtype: the
  * caller resolves it; "fp8" means e4m3, "float16", "half", "bfloat16",
@@ -89,7 +89,7 @@ typedef struct pa_device_props {
     size_t smem_per_block_optin; /* bytes, opt-in maximum per block */
     size_t l2_bytes;
     size_t total_mem_bytes;
-    int driver_version;  /* e.g. 13000 */
+    int driver_version; /* e.g. 13000 */
     int runtime_version;
 } pa_device_props;
 

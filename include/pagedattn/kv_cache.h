@@ -44,7 +44,7 @@ typedef struct pa_kv_cache {
     void *key;   /* see the layouts above */
     void *value; /* NULL (or == key) for PA_LAYOUT_COMBINED */
     int32_t num_blocks;
-    int32_t block_size;   /* tokens per block (page size) */
+    int32_t block_size; /* tokens per block (page size) */
     int32_t num_kv_heads;
     int32_t head_size;
     int64_t block_stride; /* flash layouts only; 0 = contiguous */

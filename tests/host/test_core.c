@@ -70,11 +70,11 @@ Test(core, f16_known_values) {
     cr_assert_eq(pa_float_to_half(1.0f), 0x3C00);
     cr_assert_eq(pa_float_to_half(-2.0f), 0xC000);
     cr_assert_eq(pa_float_to_half(65504.0f), 0x7BFF);
-    cr_assert_eq(pa_float_to_half(65519.0f), 0x7BFF); /* below the rounding midpoint */
-    cr_assert_eq(pa_float_to_half(65520.0f), 0x7C00); /* midpoint rounds to even: infinity */
-    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -24)), 0x0001); /* smallest subnormal */
-    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -25)), 0x0000); /* tie to even: zero */
-    cr_assert_eq(pa_float_to_half(ldexpf(3.0f, -25)), 0x0002); /* 1.5 quanta: tie to even, 2 */
+    cr_assert_eq(pa_float_to_half(65519.0f), 0x7BFF);                 /* below the rounding midpoint */
+    cr_assert_eq(pa_float_to_half(65520.0f), 0x7C00);                 /* midpoint rounds to even: infinity */
+    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -24)), 0x0001);        /* smallest subnormal */
+    cr_assert_eq(pa_float_to_half(ldexpf(1.0f, -25)), 0x0000);        /* tie to even: zero */
+    cr_assert_eq(pa_float_to_half(ldexpf(3.0f, -25)), 0x0002);        /* 1.5 quanta: tie to even, 2 */
     cr_assert_eq(pa_float_to_half(1.0f + ldexpf(1.0f, -11)), 0x3C00); /* tie: down to even */
     cr_assert_eq(pa_float_to_half(1.0f + ldexpf(3.0f, -11)), 0x3C02); /* tie: up to even */
     cr_assert_eq(pa_float_to_half(INFINITY), 0x7C00);
@@ -107,8 +107,8 @@ Test(core, bf16_known_values_and_round_trip) {
 Test(core, fp8_e4m3_known_values) {
     cr_assert_eq(pa_float_to_fp8_e4m3(1.0f), 0x38);
     cr_assert_eq(pa_float_to_fp8_e4m3(448.0f), 0x7E);
-    cr_assert_eq(pa_float_to_fp8_e4m3(464.0f), 0x7E);  /* tie between 448 and 480: even is 448 */
-    cr_assert_eq(pa_float_to_fp8_e4m3(1e9f), 0x7E);    /* saturates, never NaN */
+    cr_assert_eq(pa_float_to_fp8_e4m3(464.0f), 0x7E); /* tie between 448 and 480: even is 448 */
+    cr_assert_eq(pa_float_to_fp8_e4m3(1e9f), 0x7E);   /* saturates, never NaN */
     cr_assert_eq(pa_float_to_fp8_e4m3(-1e9f), 0xFE);
     cr_assert_eq(pa_float_to_fp8_e4m3(INFINITY), 0x7E);
     cr_assert_eq(pa_float_to_fp8_e4m3(ldexpf(1.0f, -9)), 0x01); /* smallest subnormal */

@@ -30,9 +30,17 @@ Test(decode_ref, matches_plain_attention_every_layout_and_dtype) {
         for (int q = 0; q < 3; q++)
             for (int fp8 = 0; fp8 < 3; fp8++) {
                 pa_dtype cd = fp8 == 0 ? qd[q] : fp8 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-                pa_decode_problem_cfg c = {.seed = 11u + l * 9 + q * 3 + fp8, .layout = layouts[l], .q_dtype = qd[q],
-                                           .cache_dtype = cd, .num_seqs = 5, .num_heads = 8, .num_kv_heads = 2,
-                                           .head_size = 64, .block_size = 16, .seq_lens = lens, .extra_blocks = 3};
+                pa_decode_problem_cfg c = {.seed = 11u + l * 9 + q * 3 + fp8,
+                                           .layout = layouts[l],
+                                           .q_dtype = qd[q],
+                                           .cache_dtype = cd,
+                                           .num_seqs = 5,
+                                           .num_heads = 8,
+                                           .num_kv_heads = 2,
+                                           .head_size = 64,
+                                           .block_size = 16,
+                                           .seq_lens = lens,
+                                           .extra_blocks = 3};
                 pa_decode_problem *pr = pa_decode_problem_make(&c);
                 char what[128];
                 snprintf(what, sizeof what, "%s q=%s cache=%s", pa_kv_layout_name(layouts[l]), pa_dtype_name(qd[q]),
@@ -48,10 +56,17 @@ Test(decode_ref, heads_configurations_and_head_sizes) {
     const int lens[3] = {33, 7, 96};
     for (int h = 0; h < 4; h++)
         for (int k = 0; k < 3; k++) {
-            pa_decode_problem_cfg c = {.seed = 100u + h * 3 + k, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F32,
-                                       .cache_dtype = PA_DTYPE_F32, .num_seqs = 3, .num_heads = heads[h][0],
-                                       .num_kv_heads = heads[h][1], .head_size = hsz[k], .block_size = 32,
-                                       .seq_lens = lens, .extra_blocks = 1};
+            pa_decode_problem_cfg c = {.seed = 100u + h * 3 + k,
+                                       .layout = PA_LAYOUT_VLLM,
+                                       .q_dtype = PA_DTYPE_F32,
+                                       .cache_dtype = PA_DTYPE_F32,
+                                       .num_seqs = 3,
+                                       .num_heads = heads[h][0],
+                                       .num_kv_heads = heads[h][1],
+                                       .head_size = hsz[k],
+                                       .block_size = 32,
+                                       .seq_lens = lens,
+                                       .extra_blocks = 1};
             pa_decode_problem *pr = pa_decode_problem_make(&c);
             check_against_plain(pr, "heads");
             pa_decode_problem_free(pr);
@@ -61,9 +76,17 @@ Test(decode_ref, heads_configurations_and_head_sizes) {
 Test(decode_ref, alibi_window_and_soft_cap) {
     const int lens[4] = {1, 50, 129, 300};
     for (int variant = 0; variant < 4; variant++) {
-        pa_decode_problem_cfg c = {.seed = 7u + variant, .layout = PA_LAYOUT_FLASH_NHD, .q_dtype = PA_DTYPE_F32,
-                                   .cache_dtype = PA_DTYPE_F32, .num_seqs = 4, .num_heads = 4, .num_kv_heads = 4,
-                                   .head_size = 32, .block_size = 8, .seq_lens = lens, .with_alibi = variant & 1};
+        pa_decode_problem_cfg c = {.seed = 7u + variant,
+                                   .layout = PA_LAYOUT_FLASH_NHD,
+                                   .q_dtype = PA_DTYPE_F32,
+                                   .cache_dtype = PA_DTYPE_F32,
+                                   .num_seqs = 4,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 4,
+                                   .head_size = 32,
+                                   .block_size = 8,
+                                   .seq_lens = lens,
+                                   .with_alibi = variant & 1};
         pa_decode_problem *pr = pa_decode_problem_make(&c);
         if (variant >= 2)
             pr->p.sliding_window = 37;
@@ -80,9 +103,16 @@ Test(decode_ref, sliding_window_equals_truncated_sequence) {
      * attending to only its last W tokens: compare against the problem with the
      * prefix blanked out (NaN keys before the window must not leak in). */
     const int lens[1] = {100};
-    pa_decode_problem_cfg c = {.seed = 5, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F32,
-                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 2, .num_kv_heads = 1,
-                               .head_size = 32, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem_cfg c = {.seed = 5,
+                               .layout = PA_LAYOUT_VLLM,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 1,
+                               .num_heads = 2,
+                               .num_kv_heads = 1,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
     pr->p.sliding_window = 20;
     /* poison the first whole block (positions 0..15, all outside the window) */
@@ -98,9 +128,16 @@ Test(decode_ref, sliding_window_equals_truncated_sequence) {
 
 Test(decode_ref, single_token_returns_its_value) {
     const int lens[1] = {1};
-    pa_decode_problem_cfg c = {.seed = 3, .layout = PA_LAYOUT_FLASH_HND, .q_dtype = PA_DTYPE_F32,
-                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 4, .num_kv_heads = 2,
-                               .head_size = 64, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem_cfg c = {.seed = 3,
+                               .layout = PA_LAYOUT_FLASH_HND,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 1,
+                               .num_heads = 4,
+                               .num_kv_heads = 2,
+                               .head_size = 64,
+                               .block_size = 16,
+                               .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS);
     for (int h = 0; h < 4; h++)
@@ -115,9 +152,16 @@ Test(decode_ref, blocksparse_masks_remote_blocks) {
      * are those with (id + 1) % 4 == 0: 3 and 7. Poison every other block: the
      * output must stay finite, and equal plain attention over blocks 3 and 7. */
     const int lens[1] = {128};
-    pa_decode_problem_cfg c = {.seed = 9, .layout = PA_LAYOUT_FLASH_NHD, .q_dtype = PA_DTYPE_F32,
-                               .cache_dtype = PA_DTYPE_F32, .num_seqs = 1, .num_heads = 1, .num_kv_heads = 1,
-                               .head_size = 32, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem_cfg c = {.seed = 9,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 1,
+                               .num_heads = 1,
+                               .num_kv_heads = 1,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
     pr->p.bs_vert_stride = 4;
     pr->p.bs_local_blocks = 1;
@@ -156,9 +200,16 @@ Test(decode_ref, blocksparse_masks_remote_blocks) {
 
 Test(decode_ref, rejects_bad_input_and_writes_nothing) {
     const int lens[2] = {20, 40};
-    pa_decode_problem_cfg c = {.seed = 1, .layout = PA_LAYOUT_VLLM, .q_dtype = PA_DTYPE_F16,
-                               .cache_dtype = PA_DTYPE_F16, .num_seqs = 2, .num_heads = 4, .num_kv_heads = 2,
-                               .head_size = 64, .block_size = 16, .seq_lens = lens};
+    pa_decode_problem_cfg c = {.seed = 1,
+                               .layout = PA_LAYOUT_VLLM,
+                               .q_dtype = PA_DTYPE_F16,
+                               .cache_dtype = PA_DTYPE_F16,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 2,
+                               .head_size = 64,
+                               .block_size = 16,
+                               .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
     pa_decode_params good = pr->p, p;
 
@@ -211,7 +262,13 @@ Test(decode_ref, empty_batch_is_a_no_op) {
     char k[64], v[64];
     p.q_dtype = PA_DTYPE_F16;
     p.num_heads = 8;
-    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_VLLM, .dtype = PA_DTYPE_F16, .key = k, .value = v, .num_blocks = 1,
-                         .block_size = 16, .num_kv_heads = 8, .head_size = 128};
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_VLLM,
+                         .dtype = PA_DTYPE_F16,
+                         .key = k,
+                         .value = v,
+                         .num_blocks = 1,
+                         .block_size = 16,
+                         .num_kv_heads = 8,
+                         .head_size = 128};
     cr_assert_eq(pa_ref_paged_decode(&p), PA_SUCCESS, "%s", pa_last_error());
 }
