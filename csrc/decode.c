@@ -4,11 +4,12 @@
 
 #include "internal.h"
 
-static const int supported_head_sizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
-static const int supported_block_sizes[] = {8, 16, 32, 64, 128};
-
-static int in_list(int v, const int *list, int n) {
-    for (int i = 0; i < n; i++)
+/* The supported sizes live in one place, heuristics.c, and are read from there. */
+static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
+    int32_t list[32], n = 0;
+    if (list_fn(list, 32, &n) != PA_SUCCESS)
+        return 0;
+    for (int32_t i = 0; i < n && i < 32; i++)
         if (list[i] == v)
             return 1;
     return 0;
@@ -26,10 +27,10 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
         return pa_fail(PA_ERR_UNSUPPORTED, "decode: the combined layout is served by pa_ragged_paged_attention");
     PA_REQUIRE(p->num_heads % kv->num_kv_heads == 0, "decode: num_heads %d is not a multiple of num_kv_heads %d",
                p->num_heads, kv->num_kv_heads);
-    if (!in_list(kv->head_size, supported_head_sizes, 9))
+    if (!in_list(kv->head_size, pa_supported_head_sizes))
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "decode: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256", kv->head_size);
-    if (!in_list(kv->block_size, supported_block_sizes, 5))
+    if (!in_list(kv->block_size, pa_supported_block_sizes))
         return pa_fail(PA_ERR_UNSUPPORTED, "decode: block_size %d unsupported; supported: 8,16,32,64,128",
                        kv->block_size);
     if (kv->dtype != p->q_dtype && !pa_dtype_is_fp8(kv->dtype))

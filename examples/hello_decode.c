@@ -25,8 +25,14 @@ int main(void) {
     p.out = out;
     p.query = q;
     p.q_dtype = PA_DTYPE_F32;
-    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD, .dtype = PA_DTYPE_F32, .key = k, .value = v,
-                         .num_blocks = BLOCKS, .block_size = BLOCK, .num_kv_heads = KV_HEADS, .head_size = HEAD};
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD,
+                         .dtype = PA_DTYPE_F32,
+                         .key = k,
+                         .value = v,
+                         .num_blocks = BLOCKS,
+                         .block_size = BLOCK,
+                         .num_kv_heads = KV_HEADS,
+                         .head_size = HEAD};
     p.block_tables = table;
     p.block_table_stride = 2;
     p.seq_lens = lens;

@@ -8,5 +8,9 @@
 #include "pagedattn/decode.h"
 #include "pagedattn/convert.h"
 #include "pagedattn/check.h"
+#include "pagedattn/cache_ops.h"
+#include "pagedattn/batch.h"
+#include "pagedattn/heuristics.h"
+#include "pagedattn/metadata.h"
 
 #endif /* PAGEDATTN_H */

@@ -29,6 +29,20 @@ void pa_test_dev_download(void *host, const void *dev, size_t bytes);
 void pa_test_dev_free(void *dev);
 void pa_test_dev_sync(void);
 
+/* Assert only on failure: Criterion sends every passing assertion to the
+ * runner, which random loops of millions of checks turn into minutes. */
+#define CHK(cond, ...)                                                                                                 \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            cr_assert(cond, ##__VA_ARGS__);                                                                            \
+    } while (0)
+#define CHK_EQ(a, b, ...)                                                                                              \
+    do {                                                                                                               \
+        if ((a) != (b))                                                                                                \
+            cr_assert_eq(a, b, ##__VA_ARGS__);                                                                         \
+    } while (0)
+#define CHK_EMPTY(s) CHK((s)[0] == '\0', "expected an empty string, got '%s'", (s))
+
 #define PA_SKIP_WITHOUT_GPU()                                                                                          \
     do {                                                                                                               \
         if (!pa_test_have_gpu())                                                                                       \

@@ -1,0 +1,238 @@
+/* Batch shaping on the host: decode/prefill reorder and split, chunked local
+ * attention virtual batches. Every function validates the whole input first,
+ * then writes; none allocates. */
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+#include "pagedattn/batch.h"
+
+/* ---- reorder ---------------------------------------------------------------- */
+
+pa_status pa_reorder_batch_to_split_decodes_and_prefills(const int32_t *num_scheduled_tokens, int32_t num_reqs,
+                                                         int32_t decode_threshold, pa_swap_fn swap, void *user,
+                                                         int32_t *perm, int32_t *tokens_out, int *modified) {
+    PA_REQUIRE(num_reqs >= 0, "reorder: num_reqs must be >= 0 (got %d)", num_reqs);
+    PA_REQUIRE(decode_threshold >= 0, "reorder: decode_threshold must be >= 0 (got %d)", decode_threshold);
+    PA_REQUIRE(num_reqs == 0 || num_scheduled_tokens != NULL, "reorder: num_scheduled_tokens is NULL");
+    int32_t num_decodes = 0;
+    int64_t total = 0;
+    for (int32_t i = 0; i < num_reqs; i++) {
+        const int32_t t = num_scheduled_tokens[i];
+        PA_REQUIRE(t >= 0, "reorder: request %d: num_scheduled_tokens must be >= 0 (got %d)", i, t);
+        total += t;
+        PA_REQUIRE(total <= INT32_MAX, "reorder: request %d: num_scheduled_tokens total overflows int32 (%lld)", i,
+                   (long long)total);
+        num_decodes += t <= decode_threshold;
+    }
+    const int32_t num_prefills = num_reqs - num_decodes;
+
+    if (tokens_out && tokens_out != num_scheduled_tokens && num_reqs > 0)
+        memcpy(tokens_out, num_scheduled_tokens, (size_t)num_reqs * sizeof *tokens_out);
+    /* Read from the array we swap in. Safe: the back cursor only visits indices
+     * >= num_decodes and the front cursor only indices < num_decodes, and each
+     * visits an index before any swap touches it. */
+    const int32_t *tok = tokens_out ? tokens_out : num_scheduled_tokens;
+    const int32_t limit = num_decodes < num_prefills ? num_decodes : num_prefills;
+    int32_t back = num_reqs; /* next decode from the back is below this */
+    int32_t front = -1;      /* next prefill from the front is above this */
+    int any = 0;
+    for (int32_t i = 1; i <= limit; i++) {
+        do
+            back--;
+        while (back >= num_decodes && tok[back] > decode_threshold);
+        /* The i-th decode from the back lies below num_decodes (or we walked
+         * past the region where one could be): vLLM stops here. */
+        if (back < num_decodes)
+            break;
+        do
+            front++;
+        while (tok[front] <= decode_threshold);
+        /* Counting argument: as many decodes sit at >= num_decodes as prefills
+         * at < num_decodes, so front < num_decodes here. */
+        if (swap)
+            swap(user, front, back);
+        if (perm) {
+            int32_t t = perm[front];
+            perm[front] = perm[back];
+            perm[back] = t;
+        }
+        if (tokens_out) {
+            int32_t t = tokens_out[front];
+            tokens_out[front] = tokens_out[back];
+            tokens_out[back] = t;
+        }
+        any = 1;
+    }
+    if (modified)
+        *modified = any;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+/* ---- split ------------------------------------------------------------------ */
+
+/* query_start_loc[0] == 0 and non-decreasing, naming the first bad request. */
+static pa_status check_query_start_loc(const char *who, const int32_t *qsl, int32_t num_reqs) {
+    PA_REQUIRE(num_reqs >= 0, "%s: num_reqs must be >= 0 (got %d)", who, num_reqs);
+    if (num_reqs == 0 && qsl == NULL)
+        return PA_SUCCESS;
+    PA_REQUIRE(qsl != NULL, "%s: query_start_loc is NULL", who);
+    PA_REQUIRE(qsl[0] == 0, "%s: query_start_loc[0] must be 0 (got %d)", who, qsl[0]);
+    for (int32_t i = 0; i < num_reqs; i++)
+        PA_REQUIRE(qsl[i + 1] >= qsl[i],
+                   "%s: request %d: query length must be >= 0 (query_start_loc[%d] = %d < query_start_loc[%d] = %d)",
+                   who, i, i + 1, qsl[i + 1], i, qsl[i]);
+    return PA_SUCCESS;
+}
+
+pa_status pa_split_decodes_and_prefills(const int32_t *query_start_loc, int32_t num_reqs, int32_t decode_threshold,
+                                        pa_batch_split *out) {
+    PA_REQUIRE(out != NULL, "split: out is NULL");
+    PA_REQUIRE(decode_threshold >= 0, "split: decode_threshold must be >= 0 (got %d)", decode_threshold);
+    PA_TRY(check_query_start_loc("split", query_start_loc, num_reqs));
+    int32_t first_prefill = num_reqs;
+    for (int32_t i = 0; i < num_reqs; i++) {
+        const int32_t q = query_start_loc[i + 1] - query_start_loc[i];
+        if (q > decode_threshold) {
+            if (first_prefill == num_reqs)
+                first_prefill = i;
+        } else if (first_prefill < num_reqs) {
+            return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                           "split: request %d: query length %d <= decode_threshold %d follows prefill request %d; "
+                           "the batch is not reordered (decodes must come first)",
+                           i, q, decode_threshold, first_prefill);
+        }
+    }
+    const int32_t total = num_reqs > 0 ? query_start_loc[num_reqs] : 0;
+    const int32_t dec_tokens = num_reqs > 0 ? query_start_loc[first_prefill] : 0;
+    out->num_decodes = first_prefill;
+    out->num_prefills = num_reqs - first_prefill;
+    out->num_decode_tokens = dec_tokens;
+    out->num_prefill_tokens = total - dec_tokens;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+/* ---- local attention virtual batches ------------------------------------------ */
+
+/* Queries of a request in its first chunk and the number of chunks they touch. */
+static void local_counts(int32_t chunk, int32_t q, int32_t k, int32_t *first, int32_t *blocks) {
+    const int32_t start = k - q; /* absolute position of the first query */
+    const int32_t room = chunk - start % chunk;
+    *first = room < q ? room : q;
+    *blocks = 1 + (q - *first + chunk - 1) / chunk;
+}
+
+static pa_status local_validate(const pa_local_attention_params *p, int32_t *nv_out, int32_t *pages_out) {
+    PA_REQUIRE(p != NULL, "local attention: params is NULL");
+    PA_REQUIRE(p->attn_chunk_size > 0, "local attention: attn_chunk_size must be > 0 (got %d)", p->attn_chunk_size);
+    PA_REQUIRE(p->block_size > 0, "local attention: block_size must be > 0 (got %d)", p->block_size);
+    PA_REQUIRE(p->attn_chunk_size % p->block_size == 0,
+               "local attention: attn_chunk_size %d is not a multiple of block_size %d", p->attn_chunk_size,
+               p->block_size);
+    PA_REQUIRE(p->num_reqs >= 0, "local attention: num_reqs must be >= 0 (got %d)", p->num_reqs);
+    const int32_t n = p->num_reqs;
+    if (n > 0) {
+        PA_REQUIRE(p->query_start_loc && p->seq_lens && p->block_table,
+                   "local attention: query_start_loc, seq_lens and block_table must not be NULL");
+        PA_REQUIRE(p->block_table_width > 0, "local attention: block_table_width must be > 0 (got %d)",
+                   p->block_table_width);
+        PA_REQUIRE(p->block_table_stride == 0 || p->block_table_stride >= p->block_table_width,
+                   "local attention: block_table_stride %d smaller than block_table_width %d", p->block_table_stride,
+                   p->block_table_width);
+    }
+    int64_t nv = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t a = p->query_start_loc[i], b = p->query_start_loc[i + 1];
+        PA_REQUIRE(b >= a,
+                   "local attention: request %d: query length must be >= 0 (query_start_loc[%d] = %d < "
+                   "query_start_loc[%d] = %d)",
+                   i, i + 1, b, i, a);
+        const int32_t q = b - a, k = p->seq_lens[i];
+        PA_REQUIRE(k >= 1, "local attention: request %d: seq_lens must be >= 1 (got %d)", i, k);
+        PA_REQUIRE(k >= q, "local attention: request %d: seq_lens %d < query length %d", i, k, q);
+        int32_t first, blocks;
+        local_counts(p->attn_chunk_size, q, k, &first, &blocks);
+        nv += blocks;
+        PA_REQUIRE(nv < INT32_MAX, "local attention: request %d: number of virtual batches overflows int32", i);
+    }
+    const int32_t pages = p->attn_chunk_size / p->block_size;
+    PA_REQUIRE(nv * pages <= INT32_MAX, "local attention: virtual block table (%lld x %d) overflows int32 indexing",
+               (long long)nv, pages);
+    *nv_out = (int32_t)nv;
+    *pages_out = pages;
+    return PA_SUCCESS;
+}
+
+pa_status pa_local_attention_size(const pa_local_attention_params *p, int32_t *num_virtual_batches,
+                                  int32_t *pages_per_local_batch) {
+    int32_t nv, pages;
+    PA_TRY(local_validate(p, &nv, &pages));
+    if (num_virtual_batches)
+        *num_virtual_batches = nv;
+    if (pages_per_local_batch)
+        *pages_per_local_batch = pages;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_params *p, const pa_local_attention_out *out,
+                                                  int32_t *num_virtual_batches) {
+    int32_t nv, pages;
+    PA_TRY(local_validate(p, &nv, &pages));
+    PA_REQUIRE(out != NULL, "local attention: out is NULL");
+    PA_REQUIRE(out->capacity >= nv,
+               "local attention: output capacity %d < %d virtual batches (size it with "
+               "pa_local_attention_size)",
+               out->capacity, nv);
+    PA_REQUIRE(out->cu_seqlens_q_local != NULL, "local attention: cu_seqlens_q_local is NULL");
+    PA_REQUIRE(nv == 0 || (out->seqlens_q_local && out->seqlens_k_local && out->block_table_local),
+               "local attention: seqlens_q_local, seqlens_k_local and block_table_local must not be NULL");
+
+    const int32_t chunk = p->attn_chunk_size;
+    const int32_t bs = p->block_size;
+    const int32_t width = p->block_table_width;
+    const int64_t stride = p->block_table_stride ? p->block_table_stride : width;
+    int32_t v = 0;
+    int32_t cu = 0;
+    out->cu_seqlens_q_local[0] = 0;
+    for (int32_t i = 0; i < p->num_reqs; i++) {
+        const int32_t q = p->query_start_loc[i + 1] - p->query_start_loc[i];
+        const int32_t k = p->seq_lens[i];
+        int32_t first, blocks;
+        local_counts(chunk, q, k, &first, &blocks);
+        /* Keys in the request's last chunk: 1..chunk. */
+        const int32_t last_keys = k % chunk == 0 ? chunk : k % chunk;
+        const int32_t *row = p->block_table + (int64_t)i * stride;
+        for (int32_t j = 0; j < blocks; j++, v++) {
+            int32_t ql;
+            if (j == 0)
+                ql = first;
+            else {
+                const int32_t rest = q - first - chunk * (j - 1);
+                ql = rest < chunk ? rest : chunk;
+            }
+            const int32_t kl = j == blocks - 1 ? last_keys : chunk;
+            /* Chunk start: the last chunk starts at k - last_keys, earlier ones a
+             * whole chunk apart. */
+            const int64_t kstart = (int64_t)k - last_keys - (int64_t)(blocks - 1 - j) * chunk;
+            const int64_t first_page = kstart / bs;
+            out->seqlens_q_local[v] = ql;
+            cu += ql;
+            out->cu_seqlens_q_local[v + 1] = cu;
+            out->seqlens_k_local[v] = kl;
+            int32_t *dst = out->block_table_local + (int64_t)v * pages;
+            for (int32_t c = 0; c < pages; c++) {
+                int64_t col = first_page + c;
+                if (col > width - 1)
+                    col = width - 1;
+                dst[c] = row[col];
+            }
+        }
+    }
+    if (num_virtual_batches)
+        *num_virtual_batches = nv;
+    pa_clear_error();
+    return PA_SUCCESS;
+}

@@ -1,0 +1,208 @@
+/* Cache ops: validation of everything the host can see, shared by the GPU entries
+ * (csrc/cache_ops.c) and the CPU references (csrc/reference/cache_ops.c), plus the
+ * launcher parameter blocks and the swap run planner. Host library: no CUDA. */
+#include <stdint.h>
+
+#include "cache_ops_internal.h"
+#include "internal.h"
+
+/* Input -> cache dtype pairs the cache kernels are instantiated for. */
+static int pair_supported(pa_dtype in, pa_dtype cache) {
+    return in == cache || (pa_is_float_dtype(in) && pa_dtype_is_fp8(cache));
+}
+
+static int aligned(const void *p, int64_t bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
+
+static pa_kv_geom geom_of(const pa_kv_cache *c) {
+    return pa_kv_geom_make(c->layout, (int32_t)pa_dtype_size(c->dtype), c->block_size, c->num_kv_heads, c->head_size,
+                           c->block_stride, c->page_stride, c->head_stride);
+}
+
+pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
+    PA_REQUIRE(in != NULL, "reshape_and_cache: input descriptor is NULL");
+    PA_TRY(pa_kv_cache_validate(cache));
+    PA_REQUIRE(pa_is_valid_dtype(in->dtype), "reshape_and_cache: input dtype %d unknown", (int)in->dtype);
+    PA_REQUIRE(pa_is_float_dtype(in->dtype), "reshape_and_cache: input dtype %s must be f32, f16 or bf16",
+               pa_dtype_name(in->dtype));
+    PA_REQUIRE(in->num_tokens >= 0 && in->num_tokens <= INT32_MAX,
+               "reshape_and_cache: num_tokens %lld out of range [0, 2^31)", (long long)in->num_tokens);
+    PA_REQUIRE(in->key_token_stride >= 0, "reshape_and_cache: key_token_stride must be >= 0 (got %lld)",
+               (long long)in->key_token_stride);
+    PA_REQUIRE(in->key_head_stride >= 0, "reshape_and_cache: key_head_stride must be >= 0 (got %lld)",
+               (long long)in->key_head_stride);
+    PA_REQUIRE(in->value_token_stride >= 0, "reshape_and_cache: value_token_stride must be >= 0 (got %lld)",
+               (long long)in->value_token_stride);
+    PA_REQUIRE(in->value_head_stride >= 0, "reshape_and_cache: value_head_stride must be >= 0 (got %lld)",
+               (long long)in->value_head_stride);
+    if (in->num_tokens > 0) {
+        PA_REQUIRE(in->key != NULL, "reshape_and_cache: key is NULL");
+        PA_REQUIRE(in->value != NULL, "reshape_and_cache: value is NULL");
+        PA_REQUIRE(slot_mapping != NULL, "reshape_and_cache: slot_mapping is NULL");
+    }
+    if (!pair_supported(in->dtype, cache->dtype))
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "reshape_and_cache: input dtype %s with cache dtype %s unsupported; supported: the same "
+                       "dtype, or f32/f16/bf16 into an fp8 cache",
+                       pa_dtype_name(in->dtype), pa_dtype_name(cache->dtype));
+    return PA_SUCCESS;
+}
+
+pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
+                                      int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
+                                      int32_t num_slices_padded, const pa_kv_cache *cache) {
+    PA_TRY(pa_kv_cache_validate(cache));
+    if (cache->layout != PA_LAYOUT_COMBINED)
+        return pa_fail(PA_ERR_UNSUPPORTED, "kv_cache_update: cache layout %s unsupported; only combined",
+                       pa_kv_layout_name(cache->layout));
+    PA_REQUIRE(pa_is_valid_dtype(new_kv_dtype), "kv_cache_update: new_kv_dtype %d unknown", (int)new_kv_dtype);
+    PA_REQUIRE(num_tokens >= 0, "kv_cache_update: num_tokens must be >= 0 (got %lld)", (long long)num_tokens);
+    PA_REQUIRE(new_kv_token_stride >= 0, "kv_cache_update: new_kv_token_stride must be >= 0 (got %lld)",
+               (long long)new_kv_token_stride);
+    PA_REQUIRE(num_slices_padded >= 0, "kv_cache_update: num_slices_padded must be >= 0 (got %d)", num_slices_padded);
+    if (num_slices_padded > 0) {
+        PA_REQUIRE(slices != NULL, "kv_cache_update: slices is NULL");
+        PA_REQUIRE(num_slices != NULL, "kv_cache_update: num_slices is NULL");
+    }
+    if (num_tokens > 0)
+        PA_REQUIRE(new_kv != NULL, "kv_cache_update: new_kv is NULL");
+    if (!pair_supported(new_kv_dtype, cache->dtype))
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "kv_cache_update: new_kv dtype %s with cache dtype %s unsupported; supported: the same "
+                       "dtype, or f32/f16/bf16 into an fp8 cache",
+                       pa_dtype_name(new_kv_dtype), pa_dtype_name(cache->dtype));
+    return PA_SUCCESS;
+}
+
+pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,
+                                  int64_t num_pairs, int64_t src_num_blocks, int64_t dst_num_blocks) {
+    PA_REQUIRE(block_bytes > 0, "swap_blocks: block_bytes must be > 0 (got %lld)", (long long)block_bytes);
+    PA_REQUIRE(num_pairs >= 0, "swap_blocks: num_pairs must be >= 0 (got %lld)", (long long)num_pairs);
+    if (num_pairs == 0)
+        return PA_SUCCESS;
+    PA_REQUIRE(dst != NULL, "swap_blocks: dst is NULL");
+    PA_REQUIRE(src != NULL, "swap_blocks: src is NULL");
+    PA_REQUIRE(block_mapping != NULL, "swap_blocks: block_mapping is NULL");
+    PA_REQUIRE(src_num_blocks > 0 && block_bytes <= INT64_MAX / src_num_blocks,
+               "swap_blocks: src_num_blocks %lld invalid (must be > 0, total bytes within int64)",
+               (long long)src_num_blocks);
+    PA_REQUIRE(dst_num_blocks > 0 && block_bytes <= INT64_MAX / dst_num_blocks,
+               "swap_blocks: dst_num_blocks %lld invalid (must be > 0, total bytes within int64)",
+               (long long)dst_num_blocks);
+    for (int64_t i = 0; i < num_pairs; i++) {
+        const int64_t s = block_mapping[2 * i], d = block_mapping[2 * i + 1];
+        PA_REQUIRE(s >= 0 && s < src_num_blocks,
+                   "swap_blocks: block_mapping[%lld] src block %lld out of range [0, %lld)", (long long)i, (long long)s,
+                   (long long)src_num_blocks);
+        PA_REQUIRE(d >= 0 && d < dst_num_blocks,
+                   "swap_blocks: block_mapping[%lld] dst block %lld out of range [0, %lld)", (long long)i, (long long)d,
+                   (long long)dst_num_blocks);
+    }
+    return PA_SUCCESS;
+}
+
+/* Bytes of one block of one buffer when blocks tile the buffer exactly. */
+pa_status pa_swap_blocks_kv_bytes(const pa_kv_cache *dst, const pa_kv_cache *src, int64_t *block_bytes) {
+    PA_TRY(pa_kv_cache_validate(dst));
+    PA_TRY(pa_kv_cache_validate(src));
+    PA_REQUIRE(dst->layout == src->layout && dst->dtype == src->dtype && dst->block_size == src->block_size &&
+                   dst->num_kv_heads == src->num_kv_heads && dst->head_size == src->head_size &&
+                   dst->block_stride == src->block_stride && dst->page_stride == src->page_stride &&
+                   dst->head_stride == src->head_stride,
+               "swap_blocks_kv: src and dst caches differ in layout, dtype or block geometry");
+    int64_t elems = 0;
+    PA_TRY(pa_kv_cache_elements(src, &elems, NULL));
+    const int64_t per_block = geom_of(src).block_stride;
+    if (per_block * src->num_blocks != elems)
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "swap_blocks_kv: blocks of this strided cache view do not tile the buffer; swap each buffer "
+                       "with pa_swap_blocks");
+    *block_bytes = per_block * (int64_t)pa_dtype_size(src->dtype);
+    return PA_SUCCESS;
+}
+
+pa_status pa_copy_blocks_validate(const void *key_caches, int32_t num_layers, const void *block_mapping,
+                                  int64_t num_pairs, int64_t numel_per_block, pa_dtype dtype, int64_t num_blocks) {
+    PA_REQUIRE(num_layers >= 0, "copy_blocks: num_layers must be >= 0 (got %d)", num_layers);
+    PA_REQUIRE(num_pairs >= 0 && num_pairs <= INT32_MAX, "copy_blocks: num_pairs %lld out of range [0, 2^31)",
+               (long long)num_pairs);
+    PA_REQUIRE(pa_is_valid_dtype(dtype), "copy_blocks: dtype %d unknown", (int)dtype);
+    PA_REQUIRE(numel_per_block > 0, "copy_blocks: numel_per_block must be > 0 (got %lld)", (long long)numel_per_block);
+    PA_REQUIRE(num_blocks > 0 && numel_per_block <= INT64_MAX / 8 / num_blocks,
+               "copy_blocks: num_blocks %lld invalid (must be > 0, total bytes within int64)", (long long)num_blocks);
+    if (num_layers > 0 && num_pairs > 0) {
+        PA_REQUIRE(key_caches != NULL, "copy_blocks: key_caches is NULL");
+        PA_REQUIRE(block_mapping != NULL, "copy_blocks: block_mapping is NULL");
+    }
+    if (num_layers > 65535)
+        return pa_fail(PA_ERR_UNSUPPORTED, "copy_blocks: num_layers %d above the grid limit 65535", num_layers);
+    return PA_SUCCESS;
+}
+
+pa_status pa_swap_plan_runs(const int64_t *block_mapping, int64_t num_pairs, pa_block_run *runs, int64_t max_runs,
+                            int64_t *num_runs) {
+    PA_REQUIRE(num_pairs >= 0, "swap_plan_runs: num_pairs must be >= 0 (got %lld)", (long long)num_pairs);
+    PA_REQUIRE(num_pairs == 0 || block_mapping != NULL, "swap_plan_runs: block_mapping is NULL");
+    PA_REQUIRE(max_runs >= 0, "swap_plan_runs: max_runs must be >= 0 (got %lld)", (long long)max_runs);
+    PA_REQUIRE(max_runs == 0 || runs != NULL, "swap_plan_runs: runs is NULL");
+    PA_REQUIRE(num_runs != NULL, "swap_plan_runs: num_runs is NULL");
+    int64_t n = 0;
+    for (int64_t i = 0; i < num_pairs;) {
+        pa_block_run r = pa_swap_next_run(block_mapping, num_pairs, &i);
+        if (n < max_runs)
+            runs[n] = r;
+        n++;
+    }
+    *num_runs = n;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+/* ---- launcher parameter blocks -------------------------------------------- */
+
+void pa_rc_params_make(pa_rc_params *p, const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
+    const int64_t hs = cache->head_size, nh = cache->num_kv_heads;
+    p->key = in->key;
+    p->value = in->value;
+    p->key_cache = cache->key;
+    p->value_cache = cache->layout == PA_LAYOUT_COMBINED ? cache->key : cache->value;
+    p->slot_mapping = slot_mapping;
+    p->k_scale = cache->k_scale;
+    p->v_scale = cache->v_scale;
+    p->num_tokens = in->num_tokens;
+    p->num_slots = (int64_t)cache->num_blocks * cache->block_size;
+    p->k_head_stride = in->key_head_stride ? in->key_head_stride : hs;
+    p->k_tok_stride = in->key_token_stride ? in->key_token_stride : nh * p->k_head_stride;
+    p->v_head_stride = in->value_head_stride ? in->value_head_stride : hs;
+    p->v_tok_stride = in->value_token_stride ? in->value_token_stride : nh * p->v_head_stride;
+    p->g = geom_of(cache);
+    /* A chunk is 16 bytes of input: VEC elements, all in one head (and, for the
+     * vLLM key, in one x group since x = 16 / cache elt >= VEC). */
+    const int64_t isz = (int64_t)pa_dtype_size(in->dtype), csz = (int64_t)pa_dtype_size(cache->dtype);
+    const int64_t vec = 16 / isz;
+    p->vec_in = hs % vec == 0 && aligned(in->key, 16) && aligned(in->value, 16) && p->k_tok_stride % vec == 0 &&
+                p->k_head_stride % vec == 0 && p->v_tok_stride % vec == 0 && p->v_head_stride % vec == 0;
+    p->vec_out = hs % vec == 0 && aligned(p->key_cache, vec * csz) && aligned(p->value_cache, vec * csz) &&
+                 p->g.block_stride % vec == 0 && p->g.head_stride % vec == 0 &&
+                 (cache->layout == PA_LAYOUT_VLLM || p->g.page_stride % vec == 0);
+}
+
+void pa_kvu_params_make(pa_kvu_params *p, const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
+                        int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
+                        int32_t num_slices_padded, const pa_kv_cache *cache) {
+    const int64_t row = 2 * (int64_t)cache->num_kv_heads * cache->head_size, hs = cache->head_size;
+    p->new_kv = new_kv;
+    p->cache = cache->key;
+    p->slices = slices;
+    p->num_slices = num_slices;
+    p->k_scale = cache->k_scale;
+    p->v_scale = cache->v_scale;
+    p->num_tokens = num_tokens;
+    p->tok_stride = new_kv_token_stride ? new_kv_token_stride : row;
+    p->num_rows = (int64_t)cache->num_blocks * cache->block_size;
+    p->num_slices_padded = num_slices_padded;
+    p->g = geom_of(cache);
+    const int64_t isz = (int64_t)pa_dtype_size(new_kv_dtype), csz = (int64_t)pa_dtype_size(cache->dtype);
+    const int64_t vec = 16 / isz;
+    p->vec_in = hs % vec == 0 && aligned(new_kv, 16) && p->tok_stride % vec == 0;
+    p->vec_out = hs % vec == 0 && aligned(cache->key, vec * csz);
+}

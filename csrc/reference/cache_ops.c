@@ -1,0 +1,144 @@
+/* CPU references for the cache ops: plain loops over host memory. These are the
+ * specification the kernels are tested against byte for byte. Each checks the
+ * per-step data (slots, slices, pairs) up front and writes nothing on error. */
+#include <string.h>
+
+#include "../cache_ops_internal.h"
+#include "../internal.h"
+
+/* One element into the cache: bytes unchanged for the same dtype, else
+ * sat(x / scale) into fp8 (the only other pair the validators accept). */
+static void put(pa_dtype cdt, void *cache, int64_t coff, pa_dtype idt, const void *in, int64_t ioff, float scale) {
+    const size_t cs = pa_dtype_size(cdt), is = pa_dtype_size(idt);
+    if (cdt == idt) {
+        memcpy((char *)cache + (size_t)coff * cs, (const char *)in + (size_t)ioff * is, cs);
+        return;
+    }
+    float v = pa_load_as_float(idt, in, (size_t)ioff);
+    pa_store_from_float(cdt, cache, (size_t)coff, v / scale);
+}
+
+pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
+    PA_TRY(pa_reshape_and_cache_validate(in, slot_mapping, cache));
+    pa_rc_params p;
+    pa_rc_params_make(&p, in, slot_mapping, cache);
+    for (int64_t t = 0; t < in->num_tokens; t++) {
+        const int64_t s = slot_mapping[t];
+        PA_REQUIRE(s >= -1 && s < p.num_slots,
+                   "reshape_and_cache: slot_mapping[%lld] = %lld (token %lld) out of range [-1, %lld)", (long long)t,
+                   (long long)s, (long long)t, (long long)p.num_slots);
+    }
+    const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
+    const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
+    const int32_t bs = cache->block_size;
+    for (int64_t t = 0; t < in->num_tokens; t++) {
+        const int64_t s = slot_mapping[t];
+        if (s < 0)
+            continue; /* padding */
+        const int64_t blk = s / bs;
+        const int32_t off = (int32_t)(s % bs);
+        for (int32_t h = 0; h < cache->num_kv_heads; h++)
+            for (int32_t d = 0; d < cache->head_size; d++) {
+                put(cache->dtype, p.key_cache, pa_kv_key_offset(&p.g, blk, h, off, d), in->dtype, in->key,
+                    t * p.k_tok_stride + h * p.k_head_stride + d, ks);
+                put(cache->dtype, p.value_cache, pa_kv_value_offset(&p.g, blk, h, off, d), in->dtype, in->value,
+                    t * p.v_tok_stride + h * p.v_head_stride + d, vs);
+            }
+    }
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
+                                 int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
+                                 int32_t num_slices_padded, const pa_kv_cache *cache) {
+    PA_TRY(pa_kv_cache_update_validate(new_kv, new_kv_dtype, num_tokens, new_kv_token_stride, slices, num_slices,
+                                       num_slices_padded, cache));
+    if (num_slices_padded == 0) {
+        pa_clear_error();
+        return PA_SUCCESS;
+    }
+    pa_kvu_params p;
+    pa_kvu_params_make(&p, new_kv, new_kv_dtype, num_tokens, new_kv_token_stride, slices, num_slices, num_slices_padded,
+                       cache);
+    const int32_t n = *num_slices, np = num_slices_padded, bs = cache->block_size;
+    PA_REQUIRE(n >= 0 && n <= np, "kv_cache_update: *num_slices = %d out of range [0, num_slices_padded = %d]", n, np);
+    for (int32_t i = 0; i < n; i++) {
+        const int64_t cs = slices[i], ns = slices[np + i], len = slices[2 * np + i];
+        PA_REQUIRE(len >= 0 && len <= bs, "kv_cache_update: slice %d length %lld out of range [0, page size %d]", i,
+                   (long long)len, bs);
+        if (len == 0)
+            continue; /* padding slice */
+        PA_REQUIRE(cs >= 0 && cs + len <= p.num_rows,
+                   "kv_cache_update: slice %d kv_cache_start %lld + len %lld outside the cache's %lld rows", i,
+                   (long long)cs, (long long)len, (long long)p.num_rows);
+        PA_REQUIRE(ns >= 0 && ns + len <= num_tokens,
+                   "kv_cache_update: slice %d new_kv_start %lld + len %lld outside new_kv's %lld tokens", i,
+                   (long long)ns, (long long)len, (long long)num_tokens);
+    }
+    const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
+    const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
+    const int32_t hs = cache->head_size;
+    for (int32_t i = 0; i < n; i++) {
+        const int64_t cs = slices[i], ns = slices[np + i], len = slices[2 * np + i];
+        for (int64_t j = 0; j < len; j++) {
+            const int64_t row = cs + j, blk = row / bs;
+            const int32_t tok = (int32_t)(row % bs);
+            for (int32_t ch = 0; ch < 2 * cache->num_kv_heads; ch++)
+                for (int32_t d = 0; d < hs; d++) {
+                    const int is_v = ch & 1;
+                    const int64_t coff = is_v ? pa_kv_value_offset(&p.g, blk, ch / 2, tok, d)
+                                              : pa_kv_key_offset(&p.g, blk, ch / 2, tok, d);
+                    put(cache->dtype, cache->key, coff, new_kv_dtype, new_kv,
+                        (ns + j) * p.tok_stride + (int64_t)ch * hs + d, is_v ? vs : ks);
+                }
+        }
+    }
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_ref_swap_blocks(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,
+                             int64_t num_pairs, int64_t src_num_blocks, int64_t dst_num_blocks) {
+    PA_TRY(pa_swap_blocks_validate(dst, src, block_bytes, block_mapping, num_pairs, src_num_blocks, dst_num_blocks));
+    for (int64_t i = 0; i < num_pairs; i++)
+        memcpy((char *)dst + block_mapping[2 * i + 1] * block_bytes,
+               (const char *)src + block_mapping[2 * i] * block_bytes, (size_t)block_bytes);
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches, int32_t num_layers,
+                             const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block, pa_dtype dtype,
+                             int64_t num_blocks) {
+    PA_TRY(
+        pa_copy_blocks_validate(key_caches, num_layers, block_mapping, num_pairs, numel_per_block, dtype, num_blocks));
+    if (num_layers == 0 || num_pairs == 0) {
+        pa_clear_error();
+        return PA_SUCCESS;
+    }
+    for (int32_t l = 0; l < num_layers; l++) {
+        PA_REQUIRE(key_caches[l] != NULL, "copy_blocks: key_caches[%d] is NULL", l);
+        PA_REQUIRE(value_caches == NULL || value_caches[l] != NULL, "copy_blocks: value_caches[%d] is NULL", l);
+    }
+    for (int64_t i = 0; i < num_pairs; i++) {
+        const int64_t s = block_mapping[2 * i], d = block_mapping[2 * i + 1];
+        if (s == -1 || d == -1)
+            continue; /* padding pair */
+        PA_REQUIRE(s >= 0 && s < num_blocks && d >= 0 && d < num_blocks,
+                   "copy_blocks: block_mapping[%lld] = (%lld, %lld) out of range [0, %lld)", (long long)i, (long long)s,
+                   (long long)d, (long long)num_blocks);
+    }
+    const int64_t bytes = numel_per_block * (int64_t)pa_dtype_size(dtype);
+    for (int32_t l = 0; l < num_layers; l++)
+        for (int64_t i = 0; i < num_pairs; i++) {
+            const int64_t s = block_mapping[2 * i], d = block_mapping[2 * i + 1];
+            if (s == -1 || d == -1)
+                continue;
+            memcpy((char *)key_caches[l] + d * bytes, (const char *)key_caches[l] + s * bytes, (size_t)bytes);
+            if (value_caches)
+                memcpy((char *)value_caches[l] + d * bytes, (const char *)value_caches[l] + s * bytes, (size_t)bytes);
+        }
+    pa_clear_error();
+    return PA_SUCCESS;
+}

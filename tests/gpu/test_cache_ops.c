@@ -1,0 +1,627 @@
+/* Cache kernels against their CPU references (tests/host/test_cache_ref.c checks
+ * the references against independent index formulas). Byte equality everywhere,
+ * fp8 included (same conversion); caches pre-filled with a sentinel and compared
+ * whole. Each GPU test skips without a device; the bad-input tests run anywhere
+ * because validation happens before any CUDA call. */
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define SENTINEL 0xA5
+
+static const int head_sizes[] = {64, 80, 120, 256};
+static const int block_sizes[] = {8, 16, 32};
+static const int kv_heads[] = {1, 8, 40};
+
+typedef struct {
+    pa_dtype in, cache;
+} dt_pair;
+static const dt_pair pairs[] = {
+    {PA_DTYPE_F32, PA_DTYPE_F32},      {PA_DTYPE_F16, PA_DTYPE_F16},      {PA_DTYPE_BF16, PA_DTYPE_BF16},
+    {PA_DTYPE_F32, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3},
+    {PA_DTYPE_F32, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_F16, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2},
+};
+#define NPAIRS ((int)(sizeof(pairs) / sizeof(pairs[0])))
+
+static void *sentinel_host(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    cr_assert(p != NULL);
+    memset(p, SENTINEL, bytes);
+    return p;
+}
+
+static void assert_same(const void *got, const void *want, size_t bytes, const char *what) {
+    if (memcmp(got, want, bytes) == 0)
+        return;
+    const unsigned char *g = got, *w = want;
+    size_t i = 0;
+    while (g[i] == w[i])
+        i++;
+    cr_assert_fail("%s: first differing byte %zu of %zu: device 0x%02x reference 0x%02x", what, i, bytes, g[i], w[i]);
+}
+
+/* variant bit 0: strided flash cache and padded input heads; bit 1: input views
+ * misaligned by one element (forces the scalar load path). */
+static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed) {
+    const int strided = variant & 1, misalign = (variant >> 1) & 1;
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = layout;
+    c.dtype = dp.cache;
+    c.block_size = bs;
+    c.num_kv_heads = nh;
+    c.head_size = hs;
+    const int64_t T = 29;
+    c.num_blocks = (int32_t)((T + bs - 1) / bs + 2);
+    if (strided && layout == PA_LAYOUT_FLASH_NHD) {
+        c.head_stride = hs + 8;
+        c.page_stride = nh * c.head_stride + 24;
+        c.block_stride = bs * c.page_stride + 40;
+    } else if (strided && layout == PA_LAYOUT_FLASH_HND) {
+        c.page_stride = hs + 8;
+        c.head_stride = bs * c.page_stride + 8;
+        c.block_stride = nh * c.head_stride + 16;
+    }
+    if (layout == PA_LAYOUT_VLLM && hs % (int)(16 / pa_dtype_size(dp.cache)) != 0)
+        return; /* not representable in this layout */
+    int64_t ke = 0, ve = 0;
+    c.key = c.value = &c; /* placeholders for the size query */
+    if (layout == PA_LAYOUT_COMBINED)
+        c.value = NULL;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const size_t es = pa_dtype_size(dp.cache), kb = (size_t)ke * es, vb = (size_t)ve * es;
+
+    pa_rng r = pa_rng_make(seed);
+    const int64_t hstride = hs + (strided ? 16 : 0), nq = 4;
+    const int64_t row = (nq + 2 * nh) * hstride + (strided ? 8 : 0);
+    const size_t is = pa_dtype_size(dp.in), qkv_elems = (size_t)(T * row + 1);
+    void *qkv = pa_test_random_buffer(&r, dp.in, qkv_elems, -3.0f, 3.0f);
+    void *dqkv = pa_test_dev_upload(qkv, qkv_elems * is);
+    const size_t koff = (size_t)(nq * hstride + misalign) * is, voff = (size_t)((nq + nh) * hstride + misalign) * is;
+
+    const int64_t nslots = (int64_t)c.num_blocks * bs;
+    int64_t *slots = malloc(sizeof(int64_t) * (size_t)T);
+    for (int64_t t = 0; t < T; t++) /* distinct: a stride coprime with nslots, every 7th padding */
+        slots[t] = (t % 7 == 5) ? -1 : (t * 37 + 11) % nslots;
+    int64_t *dslots = pa_test_dev_upload(slots, sizeof(int64_t) * (size_t)T);
+
+    float scales[2] = {0.043f, 0.061f};
+    float *dscales = pa_test_dev_upload(scales, sizeof scales);
+
+    pa_kv_cache ch = c, cd = c;
+    ch.key = sentinel_host(kb);
+    ch.value = vb ? sentinel_host(vb) : NULL;
+    cd.key = pa_test_dev_upload(ch.key, kb);
+    cd.value = vb ? pa_test_dev_upload(ch.value, vb) : NULL;
+    if (pa_dtype_is_fp8(dp.cache)) {
+        ch.k_scale = &scales[0];
+        ch.v_scale = &scales[1];
+        cd.k_scale = &dscales[0];
+        cd.v_scale = &dscales[1];
+    }
+    pa_kv_input ih = {(char *)qkv + koff, (char *)qkv + voff, dp.in, T, row, hstride, row, hstride};
+    pa_kv_input id = ih;
+    id.key = (char *)dqkv + koff;
+    id.value = (char *)dqkv + voff;
+
+    cr_assert_eq(pa_ref_reshape_and_cache(&ih, slots, &ch), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    char what[160];
+    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d", pa_kv_layout_name(layout),
+             pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant);
+    void *got = malloc(kb > vb ? kb : vb);
+    pa_test_dev_download(got, cd.key, kb);
+    assert_same(got, ch.key, kb, what);
+    if (vb) {
+        pa_test_dev_download(got, cd.value, vb);
+        assert_same(got, ch.value, vb, what);
+    }
+    free(got);
+    free(qkv);
+    free(slots);
+    free(ch.key);
+    free(ch.value);
+    pa_test_dev_free(dqkv);
+    pa_test_dev_free(dslots);
+    pa_test_dev_free(dscales);
+    pa_test_dev_free(cd.key);
+    if (cd.value)
+        pa_test_dev_free(cd.value);
+}
+
+static void gpu_rc_grid(pa_kv_layout layout) {
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++)
+        for (int h = 0; h < 4; h++, i++)
+            gpu_rc_case(layout, pairs[p], head_sizes[h], block_sizes[i % 3], kv_heads[(i / 3 + h) % 3], i % 4,
+                        3000 + (uint64_t)i);
+}
+
+Test(cache_ops, reshape_and_cache_vllm) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_grid(PA_LAYOUT_VLLM);
+}
+Test(cache_ops, reshape_and_cache_nhd) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_grid(PA_LAYOUT_FLASH_NHD);
+}
+Test(cache_ops, reshape_and_cache_hnd) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_grid(PA_LAYOUT_FLASH_HND);
+}
+Test(cache_ops, write_to_kv_cache_combined) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_grid(PA_LAYOUT_COMBINED);
+}
+Test(cache_ops, reshape_and_cache_odd_head_sizes) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_case(PA_LAYOUT_FLASH_NHD, pairs[1], 100, 16, 3, 1, 11);
+    gpu_rc_case(PA_LAYOUT_FLASH_HND, pairs[3], 36, 8, 2, 2, 12);
+    gpu_rc_case(PA_LAYOUT_COMBINED, pairs[2], 72, 32, 5, 3, 13);
+    gpu_rc_case(PA_LAYOUT_VLLM, pairs[0], 4, 8, 2, 0, 14);
+}
+
+/* Slots the reference would reject are skipped on the device: nothing written. */
+Test(cache_ops, reshape_and_cache_skips_bad_slots) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_VLLM;
+    c.dtype = PA_DTYPE_F16;
+    c.num_blocks = 2;
+    c.block_size = 16;
+    c.num_kv_heads = 2;
+    c.head_size = 64;
+    const size_t bytes = 2 * 16 * 2 * 64 * 2;
+    void *s = sentinel_host(bytes);
+    c.key = pa_test_dev_upload(s, bytes);
+    c.value = pa_test_dev_upload(s, bytes);
+    pa_rng r = pa_rng_make(5);
+    void *kv = pa_test_random_buffer(&r, PA_DTYPE_F16, 4 * 2 * 64, -1, 1);
+    void *dkv = pa_test_dev_upload(kv, 4 * 2 * 64 * 2);
+    const int64_t slots[4] = {32, -2, 1LL << 40, -1};
+    int64_t *ds = pa_test_dev_upload(slots, sizeof slots);
+    pa_kv_input in = {dkv, dkv, PA_DTYPE_F16, 4, 0, 0, 0, 0};
+    cr_assert_eq(pa_reshape_and_cache(&in, ds, &c, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    void *got = malloc(bytes);
+    pa_test_dev_download(got, c.key, bytes);
+    assert_same(got, s, bytes, "key cache after bad slots");
+    pa_test_dev_download(got, c.value, bytes);
+    assert_same(got, s, bytes, "value cache after bad slots");
+    free(got);
+    free(s);
+    free(kv);
+    pa_test_dev_free(c.key);
+    pa_test_dev_free(c.value);
+    pa_test_dev_free(dkv);
+    pa_test_dev_free(ds);
+}
+
+/* ---- kv_cache_update ------------------------------------------------------------ */
+
+static void gpu_kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int variant, uint64_t seed) {
+    const int strided = variant & 1, misalign = (variant >> 1) & 1;
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_COMBINED;
+    c.dtype = cdt;
+    c.num_blocks = 6;
+    c.block_size = bs;
+    c.num_kv_heads = nh;
+    c.head_size = hs;
+    const size_t es = pa_dtype_size(cdt), cb = (size_t)6 * bs * 2 * nh * hs * es;
+    pa_rng r = pa_rng_make(seed);
+    const int64_t T = 3 * bs, rowe = 2 * (int64_t)nh * hs, ts = rowe + (strided ? 8 : 0);
+    const size_t is = pa_dtype_size(idt), nkv_elems = (size_t)(T * ts + 1);
+    void *nkv = pa_test_random_buffer(&r, idt, nkv_elems, -3, 3);
+    void *dnkv = pa_test_dev_upload(nkv, nkv_elems * is);
+    enum { NP = 8 };
+    /* live: page-crossing, full page, zero-length, short, nearly full; then
+     * garbage past the live count that the kernel must not read as slices */
+    int32_t sl[3][NP] = {
+        {bs - 3, 2 * bs, 0, 4 * bs + 1, 3 * bs, 999999, -7, 0},
+        {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
+        {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
+    };
+    int32_t live = 5;
+    int32_t *dsl = pa_test_dev_upload(sl, sizeof sl), *dlive = pa_test_dev_upload(&live, sizeof live);
+    float scales[2] = {0.043f, 0.061f};
+    float *dscales = pa_test_dev_upload(scales, sizeof scales);
+    pa_kv_cache ch = c, cd = c;
+    ch.key = sentinel_host(cb);
+    cd.key = pa_test_dev_upload(ch.key, cb);
+    if (pa_dtype_is_fp8(cdt)) {
+        ch.k_scale = &scales[0];
+        ch.v_scale = &scales[1];
+        cd.k_scale = &dscales[0];
+        cd.v_scale = &dscales[1];
+    }
+    const int64_t tsa = strided ? ts : 0;
+    char *hsrc = (char *)nkv + misalign * is, *dsrc = (char *)dnkv + misalign * is;
+    cr_assert_eq(pa_ref_kv_cache_update(hsrc, idt, T, tsa, &sl[0][0], &live, NP, &ch), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert_eq(pa_kv_cache_update(dsrc, idt, T, tsa, dsl, dlive, NP, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    char what[160];
+    snprintf(what, sizeof what, "kv_cache_update %s->%s hs %d bs %d nh %d variant %d", pa_dtype_name(idt),
+             pa_dtype_name(cdt), hs, bs, nh, variant);
+    void *got = malloc(cb);
+    pa_test_dev_download(got, cd.key, cb);
+    assert_same(got, ch.key, cb, what);
+    /* replay with a new device-side count (as a graph would): only the first slice */
+    live = 1;
+    cudaMemcpy(dlive, &live, sizeof live, cudaMemcpyHostToDevice);
+    memset(ch.key, SENTINEL, cb);
+    cudaMemcpy(cd.key, ch.key, cb, cudaMemcpyHostToDevice);
+    cr_assert_eq(pa_ref_kv_cache_update(hsrc, idt, T, tsa, &sl[0][0], &live, NP, &ch), PA_SUCCESS);
+    cr_assert_eq(pa_kv_cache_update(dsrc, idt, T, tsa, dsl, dlive, NP, &cd, NULL), PA_SUCCESS);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, cd.key, cb);
+    assert_same(got, ch.key, cb, what);
+    free(got);
+    free(nkv);
+    free(ch.key);
+    pa_test_dev_free(dnkv);
+    pa_test_dev_free(dsl);
+    pa_test_dev_free(dlive);
+    pa_test_dev_free(dscales);
+    pa_test_dev_free(cd.key);
+}
+
+Test(cache_ops, kv_cache_update_slices) {
+    PA_SKIP_WITHOUT_GPU();
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++)
+        for (int h = 0; h < 4; h++, i++)
+            gpu_kvu_case(pairs[p].in, pairs[p].cache, head_sizes[h], block_sizes[i % 3], kv_heads[(i / 3 + h) % 3],
+                         i % 4, 4000 + (uint64_t)i);
+    gpu_kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 91);
+    gpu_kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 2, 92);
+    gpu_kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 3, 93);
+}
+
+/* Malformed live slices are skipped whole on the device, the others applied. */
+Test(cache_ops, kv_cache_update_skips_bad_slices) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_COMBINED;
+    c.dtype = PA_DTYPE_BF16;
+    c.num_blocks = 3;
+    c.block_size = 8;
+    c.num_kv_heads = 2;
+    c.head_size = 64;
+    const size_t cb = (size_t)3 * 8 * 4 * 64 * 2;
+    pa_rng r = pa_rng_make(8);
+    const int64_t T = 16;
+    void *nkv = pa_test_random_buffer(&r, PA_DTYPE_BF16, (size_t)T * 256, -1, 1);
+    void *dnkv = pa_test_dev_upload(nkv, (size_t)T * 256 * 2);
+    enum { NP = 6 };
+    /* good, len > page, cache rows out of range, new_kv rows out of range, negative start, good */
+    int32_t bad[3][NP] = {{0, 8, 20, 8, -1, 9}, {0, 0, 0, 12, 0, 3}, {3, 9, 5, 5, 2, 4}};
+    int32_t good[3][NP] = {{0, 0, 0, 0, 0, 9}, {0, 0, 0, 0, 0, 3}, {3, 0, 0, 0, 0, 4}};
+    int32_t n = NP;
+    int32_t *dsl = pa_test_dev_upload(bad, sizeof bad), *dn = pa_test_dev_upload(&n, sizeof n);
+    pa_kv_cache ch = c, cd = c;
+    ch.key = sentinel_host(cb);
+    cd.key = pa_test_dev_upload(ch.key, cb);
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_BF16, T, 0, &good[0][0], &n, NP, &ch), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert_eq(pa_kv_cache_update(dnkv, PA_DTYPE_BF16, T, 0, dsl, dn, NP, &cd, NULL), PA_SUCCESS, "%s",
+                 pa_last_error());
+    pa_test_dev_sync();
+    void *got = malloc(cb);
+    pa_test_dev_download(got, cd.key, cb);
+    assert_same(got, ch.key, cb, "kv_cache_update with malformed slices");
+    free(got);
+    free(nkv);
+    free(ch.key);
+    pa_test_dev_free(dnkv);
+    pa_test_dev_free(dsl);
+    pa_test_dev_free(dn);
+    pa_test_dev_free(cd.key);
+}
+
+/* ---- swap_blocks ------------------------------------------------------------------ */
+
+enum { SW_NB_SRC = 40, SW_NB_DST = 33, SW_BB = 4096 + 48 };
+static const int64_t sw_map[][2] = {{0, 5},  {1, 6},  {2, 7},   {3, 8},   {17, 0},  {9, 30}, {10, 31},
+                                    {39, 1}, {38, 2}, {20, 20}, {21, 21}, {22, 22}, {11, 12}};
+#define SW_N ((int64_t)(sizeof(sw_map) / sizeof(sw_map[0])))
+
+/* kind: 0 host->device, 1 device->host, 2 device->device; stream: 0 legacy NULL
+ * (one copy per run), 1 a created stream (batched copies). */
+static void gpu_swap_case(int kind, int use_stream) {
+    const size_t sb = (size_t)SW_NB_SRC * SW_BB, db = (size_t)SW_NB_DST * SW_BB;
+    unsigned char *hsrc = malloc(sb), *want = sentinel_host(db), *got = malloc(db);
+    for (size_t i = 0; i < sb; i++)
+        hsrc[i] = (unsigned char)(i * 131 + (i >> 12));
+    cr_assert_eq(pa_ref_swap_blocks(want, hsrc, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST), PA_SUCCESS);
+    void *src, *dst;
+    if (kind == 0) {
+        cr_assert_eq(cudaMallocHost(&src, sb), cudaSuccess);
+        memcpy(src, hsrc, sb);
+        dst = pa_test_dev_alloc(db);
+        cudaMemset(dst, SENTINEL, db);
+    } else if (kind == 1) {
+        src = pa_test_dev_upload(hsrc, sb);
+        cr_assert_eq(cudaMallocHost(&dst, db), cudaSuccess);
+        memset(dst, SENTINEL, db);
+    } else {
+        src = pa_test_dev_upload(hsrc, sb);
+        dst = pa_test_dev_alloc(db);
+        cudaMemset(dst, SENTINEL, db);
+    }
+    pa_test_dev_sync();
+    cudaStream_t s = NULL;
+    if (use_stream)
+        cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cr_assert_eq(pa_swap_blocks(dst, src, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST, (pa_stream)s), PA_SUCCESS,
+                 "%s", pa_last_error());
+    cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+    if (kind == 1)
+        memcpy(got, dst, db);
+    else
+        pa_test_dev_download(got, dst, db);
+    char what[64];
+    snprintf(what, sizeof what, "swap kind %d stream %d", kind, use_stream);
+    assert_same(got, want, db, what);
+    if (s)
+        cudaStreamDestroy(s);
+    if (kind == 0) {
+        cudaFreeHost(src);
+        pa_test_dev_free(dst);
+    } else if (kind == 1) {
+        pa_test_dev_free(src);
+        cudaFreeHost(dst);
+    } else {
+        pa_test_dev_free(src);
+        pa_test_dev_free(dst);
+    }
+    free(hsrc);
+    free(want);
+    free(got);
+}
+
+Test(cache_ops, swap_blocks_host_to_device) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_swap_case(0, 0);
+    gpu_swap_case(0, 1);
+}
+Test(cache_ops, swap_blocks_device_to_host) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_swap_case(1, 0);
+    gpu_swap_case(1, 1);
+}
+Test(cache_ops, swap_blocks_device_to_device) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_swap_case(2, 0);
+    gpu_swap_case(2, 1);
+}
+
+/* Many non-contiguous pairs: more than one batch of runs. */
+Test(cache_ops, swap_blocks_many_runs) {
+    PA_SKIP_WITHOUT_GPU();
+    enum { NB = 600, BB = 256, NPR = 300 };
+    int64_t map[NPR][2];
+    for (int i = 0; i < NPR; i++) {
+        map[i][0] = (i * 7) % NB;
+        map[i][1] = NB - 1 - 2 * i;
+    }
+    unsigned char *h = malloc((size_t)NB * BB), *want = sentinel_host((size_t)NB * BB), *got = malloc((size_t)NB * BB);
+    for (int i = 0; i < NB * BB; i++)
+        h[i] = (unsigned char)(i * 13 + 1);
+    cr_assert_eq(pa_ref_swap_blocks(want, h, BB, &map[0][0], NPR, NB, NB), PA_SUCCESS);
+    void *src = pa_test_dev_upload(h, (size_t)NB * BB), *dst;
+    cr_assert_eq(cudaMallocHost(&dst, (size_t)NB * BB), cudaSuccess);
+    memset(dst, SENTINEL, (size_t)NB * BB);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cr_assert_eq(pa_swap_blocks(dst, src, BB, &map[0][0], NPR, NB, NB, (pa_stream)s), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+    memcpy(got, dst, (size_t)NB * BB);
+    assert_same(got, want, (size_t)NB * BB, "swap many runs");
+    cudaStreamDestroy(s);
+    cudaFreeHost(dst);
+    pa_test_dev_free(src);
+    free(h);
+    free(want);
+    free(got);
+}
+
+Test(cache_ops, swap_blocks_kv_both_buffers) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_VLLM;
+    c.dtype = PA_DTYPE_F16;
+    c.num_blocks = 6;
+    c.block_size = 16;
+    c.num_kv_heads = 2;
+    c.head_size = 64;
+    const size_t bytes = (size_t)6 * 16 * 2 * 64 * 2, bb = bytes / 6;
+    unsigned char *hk = malloc(bytes), *hv = malloc(bytes), *got = malloc(bytes), *want = sentinel_host(bytes);
+    for (size_t i = 0; i < bytes; i++) {
+        hk[i] = (unsigned char)i;
+        hv[i] = (unsigned char)(i * 3 + 1);
+    }
+    pa_kv_cache src = c, dst = c;
+    src.key = pa_test_dev_upload(hk, bytes);
+    src.value = pa_test_dev_upload(hv, bytes);
+    cr_assert_eq(cudaMallocHost(&dst.key, bytes), cudaSuccess);
+    cr_assert_eq(cudaMallocHost(&dst.value, bytes), cudaSuccess);
+    memset(dst.key, SENTINEL, bytes);
+    memset(dst.value, SENTINEL, bytes);
+    const int64_t map[][2] = {{0, 3}, {1, 4}, {5, 0}};
+    cr_assert_eq(pa_swap_blocks_kv(&dst, &src, &map[0][0], 3, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    cr_assert_eq(pa_ref_swap_blocks(want, hk, (int64_t)bb, &map[0][0], 3, 6, 6), PA_SUCCESS);
+    memcpy(got, dst.key, bytes);
+    assert_same(got, want, bytes, "swap_blocks_kv key");
+    memset(want, SENTINEL, bytes);
+    cr_assert_eq(pa_ref_swap_blocks(want, hv, (int64_t)bb, &map[0][0], 3, 6, 6), PA_SUCCESS);
+    memcpy(got, dst.value, bytes);
+    assert_same(got, want, bytes, "swap_blocks_kv value");
+    pa_test_dev_free(src.key);
+    pa_test_dev_free(src.value);
+    cudaFreeHost(dst.key);
+    cudaFreeHost(dst.value);
+    free(hk);
+    free(hv);
+    free(got);
+    free(want);
+}
+
+/* ---- copy_blocks ---------------------------------------------------------------- */
+
+static void gpu_copy_case(int with_values, int64_t numel, pa_dtype dt) {
+    enum { L = 5, NB = 24 };
+    const size_t bb = (size_t)numel * pa_dtype_size(dt), bytes = NB * bb;
+    unsigned char *hk[L], *hv[L];
+    void *dk[L], *dv[L];
+    uint64_t pk[L], pv[L];
+    for (int l = 0; l < L; l++) {
+        hk[l] = malloc(bytes);
+        hv[l] = malloc(bytes);
+        for (size_t i = 0; i < bytes; i++) {
+            hk[l][i] = (unsigned char)(i * 7 + (size_t)l * 29);
+            hv[l][i] = (unsigned char)(i * 11 + (size_t)l * 5 + 3);
+        }
+        dk[l] = pa_test_dev_upload(hk[l], bytes);
+        dv[l] = pa_test_dev_upload(hv[l], bytes);
+        pk[l] = (uint64_t)(uintptr_t)dk[l];
+        pv[l] = (uint64_t)(uintptr_t)dv[l];
+    }
+    /* repeated sources (prefix forks), a padding pair, distinct destinations */
+    const int64_t map[][2] = {{1, 10}, {1, 11}, {1, 12}, {2, 13}, {-1, -1}, {0, 23}, {5, 6}, {7, 20}};
+    const int64_t np = 8;
+    uint64_t *dpk = pa_test_dev_upload(pk, sizeof pk), *dpv = pa_test_dev_upload(pv, sizeof pv);
+    int64_t *dmap = pa_test_dev_upload(map, sizeof map);
+    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, NB, NULL), PA_SUCCESS, "%s",
+                 pa_last_error());
+    pa_test_dev_sync();
+    cr_assert_eq(
+        pa_ref_copy_blocks((void *const *)hk, with_values ? (void *const *)hv : NULL, L, &map[0][0], np, numel, dt, NB),
+        PA_SUCCESS, "%s", pa_last_error());
+    unsigned char *got = malloc(bytes);
+    for (int l = 0; l < L; l++) {
+        char what[64];
+        snprintf(what, sizeof what, "copy_blocks layer %d key (values %d)", l, with_values);
+        pa_test_dev_download(got, dk[l], bytes);
+        assert_same(got, hk[l], bytes, what);
+        snprintf(what, sizeof what, "copy_blocks layer %d value (values %d)", l, with_values);
+        pa_test_dev_download(got, dv[l], bytes);
+        assert_same(got, hv[l], bytes, what);
+        free(hk[l]);
+        free(hv[l]);
+        pa_test_dev_free(dk[l]);
+        pa_test_dev_free(dv[l]);
+    }
+    free(got);
+    pa_test_dev_free(dpk);
+    pa_test_dev_free(dpv);
+    pa_test_dev_free(dmap);
+}
+
+Test(cache_ops, copy_blocks_all_layers_one_launch) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_copy_case(1, 16 * 8 * 128, PA_DTYPE_F16); /* 16-byte path */
+    gpu_copy_case(0, 16 * 8 * 128, PA_DTYPE_BF16);
+    gpu_copy_case(1, 8 * 3 * 37, PA_DTYPE_FP8_E4M3); /* odd block size: byte path */
+}
+
+Test(cache_ops, copy_blocks_skips_out_of_range_pairs) {
+    PA_SKIP_WITHOUT_GPU();
+    enum { NB = 4, BB = 64 };
+    unsigned char h[NB * BB];
+    for (int i = 0; i < NB * BB; i++)
+        h[i] = (unsigned char)i;
+    void *d = pa_test_dev_upload(h, sizeof h);
+    uint64_t p = (uint64_t)(uintptr_t)d;
+    uint64_t *dp = pa_test_dev_upload(&p, sizeof p);
+    const int64_t map[][2] = {{0, 4}, {4, 0}, {-3, 1}, {1, -2}};
+    int64_t *dm = pa_test_dev_upload(map, sizeof map);
+    cr_assert_eq(pa_copy_blocks(dp, NULL, 1, dm, 4, BB, PA_DTYPE_FP8_E5M2, NB, NULL), PA_SUCCESS);
+    pa_test_dev_sync();
+    unsigned char got[NB * BB];
+    pa_test_dev_download(got, d, sizeof got);
+    assert_same(got, h, sizeof h, "copy_blocks out-of-range pairs");
+    pa_test_dev_free(d);
+    pa_test_dev_free(dp);
+    pa_test_dev_free(dm);
+}
+
+/* ---- bad input: validation before any CUDA call, so these run everywhere ------------- */
+
+static void assert_fail(pa_status got, pa_status want, const char *substr) {
+    cr_assert_eq(got, want, "status %d, want %d (%s)", got, want, pa_last_error());
+    cr_assert(strstr(pa_last_error(), substr) != NULL, "message '%s' lacks '%s'", pa_last_error(), substr);
+}
+
+Test(cache_ops, entries_reject_bad_input_without_launching) {
+    /* Pointers that would fault if anything touched them: validation must stop first. */
+    void *bogus = (void *)(uintptr_t)0x10;
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_VLLM;
+    c.dtype = PA_DTYPE_F16;
+    c.num_blocks = 4;
+    c.block_size = 16;
+    c.num_kv_heads = 2;
+    c.head_size = 64;
+    c.key = c.value = bogus;
+    pa_kv_input in = {bogus, bogus, PA_DTYPE_F16, 8, 0, 0, 0, 0};
+    assert_fail(pa_reshape_and_cache(&in, NULL, &c, NULL), PA_ERR_INVALID_ARGUMENT, "slot_mapping");
+    in.dtype = PA_DTYPE_F32;
+    assert_fail(pa_reshape_and_cache(&in, bogus, &c, NULL), PA_ERR_UNSUPPORTED, "unsupported");
+    in.dtype = PA_DTYPE_F16;
+    in.value_head_stride = -4;
+    assert_fail(pa_reshape_and_cache(&in, bogus, &c, NULL), PA_ERR_INVALID_ARGUMENT, "value_head_stride");
+    in.value_head_stride = 0;
+    c.num_blocks = 0;
+    assert_fail(pa_reshape_and_cache(&in, bogus, &c, NULL), PA_ERR_INVALID_ARGUMENT, "num_blocks");
+    c.num_blocks = 4;
+    in.num_tokens = 0; /* nothing to do: success without touching anything */
+    cr_assert_eq(pa_reshape_and_cache(&in, NULL, &c, NULL), PA_SUCCESS);
+
+    assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, bogus, 8, &c, NULL), PA_ERR_UNSUPPORTED,
+                "only combined");
+    c.layout = PA_LAYOUT_COMBINED;
+    c.value = NULL;
+    assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, NULL, 8, &c, NULL), PA_ERR_INVALID_ARGUMENT,
+                "num_slices");
+    assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, bogus, -1, &c, NULL), PA_ERR_INVALID_ARGUMENT,
+                "num_slices_padded");
+    cr_assert_eq(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, NULL, NULL, 0, &c, NULL), PA_SUCCESS);
+
+    const int64_t map[][2] = {{0, 1}, {2, 7}};
+    assert_fail(pa_swap_blocks(bogus, bogus, 128, &map[0][0], 2, 4, 4, NULL), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[1] dst block 7");
+    assert_fail(pa_swap_blocks(bogus, bogus, -1, &map[0][0], 2, 4, 8, NULL), PA_ERR_INVALID_ARGUMENT, "block_bytes");
+    cr_assert_eq(pa_swap_blocks(NULL, NULL, 128, NULL, 0, 0, 0, NULL), PA_SUCCESS);
+    pa_kv_cache c2 = c;
+    c2.head_size = 128;
+    assert_fail(pa_swap_blocks_kv(&c2, &c, &map[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "differ");
+    pa_kv_cache s1 = c, s2 = c;
+    s1.layout = s2.layout = PA_LAYOUT_FLASH_NHD;
+    s1.value = s2.value = bogus;
+    s1.block_stride = s2.block_stride = 2 * 16 * 2 * 64; /* K of a [blocks, 2, ...] view */
+    assert_fail(pa_swap_blocks_kv(&s1, &s2, &map[0][0], 1, NULL), PA_ERR_UNSUPPORTED, "do not tile");
+
+    assert_fail(pa_copy_blocks(bogus, bogus, 4, NULL, 3, 1024, PA_DTYPE_F16, 8, NULL), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping");
+    assert_fail(pa_copy_blocks(NULL, bogus, 4, bogus, 3, 1024, PA_DTYPE_F16, 8, NULL), PA_ERR_INVALID_ARGUMENT,
+                "key_caches");
+    assert_fail(pa_copy_blocks(bogus, bogus, 4, bogus, 3, 0, PA_DTYPE_F16, 8, NULL), PA_ERR_INVALID_ARGUMENT,
+                "numel_per_block");
+    assert_fail(pa_copy_blocks(bogus, bogus, 70000, bogus, 3, 16, PA_DTYPE_F16, 8, NULL), PA_ERR_UNSUPPORTED,
+                "num_layers");
+    cr_assert_eq(pa_copy_blocks(NULL, NULL, 0, NULL, 0, 16, PA_DTYPE_F16, 8, NULL), PA_SUCCESS);
+}

@@ -1,0 +1,544 @@
+/* CPU references of the cache ops, checked against index formulas written out
+ * here from the shapes (row-major arithmetic, not kv_index.h). Every cache is
+ * pre-filled with a sentinel byte pattern and compared whole, so any byte
+ * written outside the expected slots fails. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define SENTINEL 0xA5
+
+static const int head_sizes[] = {64, 80, 120, 256};
+static const int block_sizes[] = {8, 16, 32};
+static const int kv_heads[] = {1, 8, 40};
+
+typedef struct {
+    pa_dtype in, cache;
+} dt_pair;
+static const dt_pair pairs[] = {
+    {PA_DTYPE_F32, PA_DTYPE_F32},      {PA_DTYPE_F16, PA_DTYPE_F16},      {PA_DTYPE_BF16, PA_DTYPE_BF16},
+    {PA_DTYPE_F32, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3},
+    {PA_DTYPE_F32, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_F16, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2},
+};
+#define NPAIRS ((int)(sizeof(pairs) / sizeof(pairs[0])))
+
+/* Independent cache offsets (elements). Strides (st_*) are for the flash layouts. */
+typedef struct {
+    pa_kv_layout layout;
+    int64_t nb, bs, nh, hs, x;
+    int64_t st_block, st_page, st_head; /* flash: explicit strides actually used */
+} geo;
+
+static int64_t off_k(const geo *g, int64_t blk, int64_t h, int64_t tok, int64_t d) {
+    switch (g->layout) {
+    case PA_LAYOUT_VLLM: return (((blk * g->nh + h) * (g->hs / g->x) + d / g->x) * g->bs + tok) * g->x + d % g->x;
+    case PA_LAYOUT_COMBINED: return ((blk * g->bs + tok) * 2 * g->nh + 2 * h) * g->hs + d;
+    default: return blk * g->st_block + tok * g->st_page + h * g->st_head + d;
+    }
+}
+static int64_t off_v(const geo *g, int64_t blk, int64_t h, int64_t tok, int64_t d) {
+    switch (g->layout) {
+    case PA_LAYOUT_VLLM: return ((blk * g->nh + h) * g->hs + d) * g->bs + tok;
+    case PA_LAYOUT_COMBINED: return ((blk * g->bs + tok) * 2 * g->nh + 2 * h + 1) * g->hs + d;
+    default: return blk * g->st_block + tok * g->st_page + h * g->st_head + d;
+    }
+}
+
+/* Expected cache element: bytes for the same dtype, else sat(x / s) in fp8. */
+static void expect_put(pa_dtype cdt, void *exp, int64_t coff, pa_dtype idt, const void *in, int64_t ioff, float s) {
+    if (cdt == idt)
+        memcpy((char *)exp + coff * (int64_t)pa_dtype_size(cdt), (const char *)in + ioff * (int64_t)pa_dtype_size(idt),
+               pa_dtype_size(cdt));
+    else
+        pa_store_from_float(cdt, exp, (size_t)coff, pa_load_as_float(idt, in, (size_t)ioff) / s);
+}
+
+static void check_fp8_roundtrip(pa_dtype cdt, const void *cache, int64_t coff, pa_dtype idt, const void *in,
+                                int64_t ioff, float s, const char *what) {
+    if (!pa_dtype_is_fp8(cdt))
+        return;
+    /* e4m3 keeps 3 mantissa bits (half ulp <= 6.25%), e5m2 only 2 (half ulp <= 12.5%) */
+    const float rtol = cdt == PA_DTYPE_FP8_E4M3 ? 0.1f : 0.13f;
+    const float x = pa_load_as_float(idt, in, (size_t)ioff);
+    const float got = pa_load_as_float(cdt, cache, (size_t)coff) * s;
+    cr_assert(fabsf(got - x) <= 1e-3f + rtol * fabsf(x), "%s fp8 round trip: %g -> %g", what, x, got);
+}
+
+static void make_cache(pa_kv_cache *c, geo *g, pa_kv_layout layout, pa_dtype dt, int nb, int bs, int nh, int hs,
+                       int strided) {
+    memset(c, 0, sizeof(*c));
+    c->layout = layout;
+    c->dtype = dt;
+    c->num_blocks = nb;
+    c->block_size = bs;
+    c->num_kv_heads = nh;
+    c->head_size = hs;
+    g->layout = layout;
+    g->nb = nb;
+    g->bs = bs;
+    g->nh = nh;
+    g->hs = hs;
+    g->x = 16 / (int64_t)pa_dtype_size(dt);
+    if (layout == PA_LAYOUT_FLASH_NHD) {
+        g->st_head = hs + (strided ? 8 : 0);
+        g->st_page = nh * g->st_head + (strided ? 24 : 0);
+        g->st_block = bs * g->st_page + (strided ? 40 : 0);
+    } else if (layout == PA_LAYOUT_FLASH_HND) {
+        g->st_page = hs + (strided ? 8 : 0);
+        g->st_head = bs * g->st_page + (strided ? 8 : 0);
+        g->st_block = nh * g->st_head + (strided ? 16 : 0);
+    }
+    if (strided && (layout == PA_LAYOUT_FLASH_NHD || layout == PA_LAYOUT_FLASH_HND)) {
+        c->block_stride = g->st_block;
+        c->page_stride = g->st_page;
+        c->head_stride = g->st_head;
+    }
+}
+
+/* Allocates the cache buffers (sentinel-filled); returns their element counts. */
+static void alloc_cache(pa_kv_cache *c, int64_t *ke, int64_t *ve) {
+    c->key = c; /* placeholders for the size query */
+    c->value = c->layout == PA_LAYOUT_COMBINED ? NULL : c;
+    cr_assert_eq(pa_kv_cache_elements(c, ke, ve), PA_SUCCESS, "%s", pa_last_error());
+    const size_t es = pa_dtype_size(c->dtype);
+    c->value = NULL;
+    c->key = malloc((size_t)*ke * es);
+    memset(c->key, SENTINEL, (size_t)*ke * es);
+    if (*ve > 0) {
+        c->value = malloc((size_t)*ve * es);
+        memset(c->value, SENTINEL, (size_t)*ve * es);
+    }
+}
+
+/* Random distinct slots of [0, nb*bs), with every 5th token padding (-1). */
+static int64_t *make_slots(pa_rng *r, int64_t T, int64_t nslots) {
+    int64_t *all = malloc(sizeof(int64_t) * (size_t)nslots);
+    for (int64_t i = 0; i < nslots; i++)
+        all[i] = i;
+    for (int64_t i = nslots - 1; i > 0; i--) {
+        int64_t j = pa_rng_int(r, 0, (int)i), t = all[i];
+        all[i] = all[j];
+        all[j] = t;
+    }
+    int64_t *s = malloc(sizeof(int64_t) * (size_t)T);
+    for (int64_t t = 0; t < T; t++)
+        s[t] = (t % 5 == 3) ? -1 : all[t];
+    free(all);
+    return s;
+}
+
+static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int strided, uint64_t seed) {
+    pa_kv_cache c;
+    geo g;
+    make_cache(&c, &g, layout, dp.cache, 0, bs, nh, hs, strided);
+    const int64_t T = 13;
+    c.num_blocks = (int32_t)((T + bs - 1) / bs + 1);
+    g.nb = c.num_blocks;
+    if (layout == PA_LAYOUT_VLLM && hs % g.x != 0) { /* not representable: rejected by the descriptor check */
+        c.key = c.value = (void *)&c;
+        cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
+        return;
+    }
+    int64_t ke, ve;
+    alloc_cache(&c, &ke, &ve);
+    pa_rng r = pa_rng_make(seed);
+    /* a fused [T, q | k | v] row: key and value are views with a token stride */
+    const int64_t hstride = hs + (strided ? 16 : 0), nq = 2;
+    const int64_t row = (nq + 2 * nh) * hstride + (strided ? 8 : 0);
+    void *qkv = pa_test_random_buffer(&r, dp.in, (size_t)(T * row), -2.0f, 2.0f);
+    const size_t is = pa_dtype_size(dp.in);
+    pa_kv_input in = {(char *)qkv + (size_t)(nq * hstride) * is,
+                      (char *)qkv + (size_t)((nq + nh) * hstride) * is,
+                      dp.in,
+                      T,
+                      row,
+                      hstride,
+                      row,
+                      hstride};
+    int64_t *slots = make_slots(&r, T, (int64_t)c.num_blocks * bs);
+    float ks = 0.05f, vs = 0.07f;
+    if (pa_dtype_is_fp8(dp.cache)) {
+        c.k_scale = &ks;
+        c.v_scale = &vs;
+    }
+    const size_t es = pa_dtype_size(dp.cache);
+    void *ek = malloc((size_t)ke * es), *ev = ve ? malloc((size_t)ve * es) : NULL;
+    memcpy(ek, c.key, (size_t)ke * es);
+    if (ve)
+        memcpy(ev, c.value, (size_t)ve * es);
+    void *evbuf = layout == PA_LAYOUT_COMBINED ? ek : ev;
+    const float sk = c.k_scale ? ks : 1.0f, sv = c.v_scale ? vs : 1.0f;
+    for (int64_t t = 0; t < T; t++) {
+        if (slots[t] < 0)
+            continue;
+        const int64_t blk = slots[t] / bs, tok = slots[t] % bs;
+        for (int64_t h = 0; h < nh; h++)
+            for (int64_t d = 0; d < hs; d++) {
+                const int64_t ki = t * row + nq * hstride + h * hstride + d;
+                const int64_t vi = t * row + (nq + nh) * hstride + h * hstride + d;
+                expect_put(dp.cache, ek, off_k(&g, blk, h, tok, d), dp.in, qkv, ki, sk);
+                expect_put(dp.cache, evbuf, off_v(&g, blk, h, tok, d), dp.in, qkv, vi, sv);
+            }
+    }
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    const char *what = pa_kv_layout_name(layout);
+    cr_assert(memcmp(ek, c.key, (size_t)ke * es) == 0, "%s %s->%s hs %d bs %d nh %d strided %d: key cache differs",
+              what, pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, strided);
+    if (ve)
+        cr_assert(memcmp(ev, c.value, (size_t)ve * es) == 0,
+                  "%s %s->%s hs %d bs %d nh %d strided %d: value cache differs", what, pa_dtype_name(dp.in),
+                  pa_dtype_name(dp.cache), hs, bs, nh, strided);
+    if (pa_dtype_is_fp8(dp.cache))
+        for (int64_t t = 0; t < T; t++) {
+            if (slots[t] < 0)
+                continue;
+            const int64_t blk = slots[t] / bs, tok = slots[t] % bs;
+            for (int64_t h = 0; h < nh; h++)
+                for (int64_t d = 0; d < hs; d++) {
+                    check_fp8_roundtrip(dp.cache, c.key, off_k(&g, blk, h, tok, d), dp.in, qkv,
+                                        t * row + nq * hstride + h * hstride + d, sk, "key");
+                    check_fp8_roundtrip(dp.cache, layout == PA_LAYOUT_COMBINED ? c.key : c.value,
+                                        off_v(&g, blk, h, tok, d), dp.in, qkv,
+                                        t * row + (nq + nh) * hstride + h * hstride + d, sv, "value");
+                }
+        }
+    free(ek);
+    free(ev);
+    free(qkv);
+    free(slots);
+    free(c.key);
+    free(c.value);
+}
+
+/* Grid: every layout x dtype pair x head size; block size and kv heads rotate
+ * so each (head, block, heads) value meets every layout and dtype pair. */
+static void rc_grid(pa_kv_layout layout) {
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++)
+        for (int h = 0; h < 4; h++, i++) {
+            const int bs = block_sizes[i % 3], nh = kv_heads[(i / 3 + h) % 3];
+            rc_case(layout, pairs[p], head_sizes[h], bs, nh, i % 2, 1000 + (uint64_t)i);
+        }
+}
+
+Test(cache_ref, reshape_and_cache_vllm) { rc_grid(PA_LAYOUT_VLLM); }
+Test(cache_ref, reshape_and_cache_nhd) { rc_grid(PA_LAYOUT_FLASH_NHD); }
+Test(cache_ref, reshape_and_cache_hnd) { rc_grid(PA_LAYOUT_FLASH_HND); }
+Test(cache_ref, write_to_kv_cache_combined) { rc_grid(PA_LAYOUT_COMBINED); }
+
+Test(cache_ref, reshape_and_cache_odd_head_size) {
+    /* head sizes the vectorised kernel paths cannot take whole */
+    rc_case(PA_LAYOUT_FLASH_NHD, pairs[1], 100, 16, 3, 1, 7);
+    rc_case(PA_LAYOUT_FLASH_HND, pairs[3], 36, 8, 2, 0, 8);
+    rc_case(PA_LAYOUT_COMBINED, pairs[2], 72, 32, 5, 0, 9);
+}
+
+/* ---- bad input -------------------------------------------------------------- */
+
+static void small_vllm(pa_kv_cache *c, void *kbuf, void *vbuf) {
+    memset(c, 0, sizeof(*c));
+    c->layout = PA_LAYOUT_VLLM;
+    c->dtype = PA_DTYPE_F32;
+    c->num_blocks = 2;
+    c->block_size = 4;
+    c->num_kv_heads = 1;
+    c->head_size = 8;
+    c->key = kbuf;
+    c->value = vbuf;
+}
+
+static void assert_fail(pa_status got, pa_status want, const char *substr) {
+    cr_assert_eq(got, want, "status %d, want %d (%s)", got, want, pa_last_error());
+    cr_assert(strstr(pa_last_error(), substr) != NULL, "message '%s' lacks '%s'", pa_last_error(), substr);
+}
+
+Test(cache_ref, reshape_and_cache_bad_input) {
+    float kc[64], vc[64], key[4 * 8], val[4 * 8];
+    for (int i = 0; i < 32; i++)
+        key[i] = val[i] = (float)i;
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    unsigned char k0[sizeof kc];
+    memcpy(k0, kc, sizeof kc);
+    pa_kv_cache c;
+    small_vllm(&c, kc, vc);
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 4, 0, 0, 0, 0};
+    int64_t slots[4] = {0, 5, -1, 8}; /* 8 == num_blocks * block_size: out of range */
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "slot_mapping[3]");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+    slots[3] = -2;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "token 3");
+    slots[3] = 7;
+    in.key = NULL;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "key is NULL");
+    in.key = key;
+    assert_fail(pa_ref_reshape_and_cache(&in, NULL, &c), PA_ERR_INVALID_ARGUMENT, "slot_mapping");
+    in.key_token_stride = -1;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "key_token_stride");
+    in.key_token_stride = 0;
+    in.num_tokens = -1;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "num_tokens");
+    in.num_tokens = 4;
+    in.dtype = PA_DTYPE_FP8_E4M3;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "input dtype");
+    in.dtype = PA_DTYPE_F16;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_UNSUPPORTED, "unsupported");
+    in.dtype = PA_DTYPE_F32;
+    c.head_size = 6; /* not a multiple of x = 4 */
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "multiple of x");
+    c.head_size = 8;
+    c.value = NULL;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "value buffer");
+    c.value = vc;
+    assert_fail(pa_ref_reshape_and_cache(NULL, slots, &c), PA_ERR_INVALID_ARGUMENT, "input descriptor");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+    /* all good now; zero tokens is a no-op */
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    in.num_tokens = 0;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, NULL, &c), PA_SUCCESS);
+}
+
+/* ---- kv_cache_update by slices ------------------------------------------------ */
+
+static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int strided, uint64_t seed) {
+    pa_kv_cache c;
+    geo g;
+    make_cache(&c, &g, PA_LAYOUT_COMBINED, cdt, 5, bs, nh, hs, 0);
+    int64_t ke, ve;
+    alloc_cache(&c, &ke, &ve);
+    pa_rng r = pa_rng_make(seed);
+    const int64_t T = 3 * bs, row = 2 * (int64_t)nh * hs, tstride = row + (strided ? 8 : 0);
+    void *nkv = pa_test_random_buffer(&r, idt, (size_t)(T * tstride), -2.0f, 2.0f);
+    /* [3][padded]: a slice crossing a page boundary, a full page, a live
+     * zero-length slice, a short one, then padding the kernel must ignore */
+    enum { NP = 8 };
+    const int32_t live = 5;
+    int32_t sl[3][NP] = {
+        {bs - 3, 2 * bs, 0, 4 * bs + 1, 3 * bs, 999999, -7, 0},
+        {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
+        {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
+    };
+    float ks = 0.05f, vs = 0.07f;
+    if (pa_dtype_is_fp8(cdt)) {
+        c.k_scale = &ks;
+        c.v_scale = &vs;
+    }
+    const float sk = c.k_scale ? ks : 1.0f, sv = c.v_scale ? vs : 1.0f;
+    const size_t es = pa_dtype_size(cdt);
+    void *ek = malloc((size_t)ke * es);
+    memcpy(ek, c.key, (size_t)ke * es);
+    for (int i = 0; i < live; i++)
+        for (int64_t j = 0; j < sl[2][i]; j++) {
+            const int64_t crow = sl[0][i] + j, nrow = sl[1][i] + j;
+            for (int64_t ch = 0; ch < 2 * nh; ch++)
+                for (int64_t d = 0; d < hs; d++) {
+                    /* flat [rows, 2*nh, hs] view of the combined cache */
+                    const int64_t co = (crow * 2 * nh + ch) * hs + d;
+                    expect_put(cdt, ek, co, idt, nkv, nrow * tstride + ch * hs + d, ch % 2 ? sv : sk);
+                }
+        }
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, idt, T, strided ? tstride : 0, &sl[0][0], &live, NP, &c), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(ek, c.key, (size_t)ke * es) == 0, "kv_cache_update %s->%s hs %d bs %d nh %d: cache differs",
+              pa_dtype_name(idt), pa_dtype_name(cdt), hs, bs, nh);
+    if (pa_dtype_is_fp8(cdt) && idt != cdt)
+        for (int i = 0; i < live; i++)
+            for (int64_t j = 0; j < sl[2][i]; j++)
+                for (int64_t ch = 0; ch < 2 * nh; ch++)
+                    for (int64_t d = 0; d < hs; d++)
+                        check_fp8_roundtrip(cdt, c.key, ((sl[0][i] + j) * 2 * nh + ch) * hs + d, idt, nkv,
+                                            (sl[1][i] + j) * tstride + ch * hs + d, ch % 2 ? sv : sk, "kv");
+    free(ek);
+    free(nkv);
+    free(c.key);
+}
+
+Test(cache_ref, kv_cache_update_slices) {
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++)
+        for (int h = 0; h < 4; h++, i++)
+            kvu_case(pairs[p].in, pairs[p].cache, head_sizes[h], block_sizes[i % 3], kv_heads[(i / 3 + h) % 3], i % 2,
+                     2000 + (uint64_t)i);
+    /* fp8 new_kv already quantised: a byte copy */
+    kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 77);
+    kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 0, 78);
+    kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 1, 79); /* any head size */
+}
+
+Test(cache_ref, kv_cache_update_bad_input) {
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_COMBINED;
+    c.dtype = PA_DTYPE_F32;
+    c.num_blocks = 2;
+    c.block_size = 4;
+    c.num_kv_heads = 1;
+    c.head_size = 4;
+    float cache[2 * 4 * 2 * 4], nkv[6 * 8];
+    memset(cache, SENTINEL, sizeof cache);
+    unsigned char c0[sizeof cache];
+    memcpy(c0, cache, sizeof cache);
+    for (int i = 0; i < 48; i++)
+        nkv[i] = (float)i;
+    c.key = cache;
+    int32_t sl[3][3] = {{0, 4, 0}, {0, 1, 0}, {4, 4, 0}}, n = 2;
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_SUCCESS, "%s",
+                 pa_last_error());
+    memcpy(cache, c0, sizeof cache);
+    sl[2][1] = 5; /* longer than a page */
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "slice 1 length 5");
+    sl[2][1] = 4;
+    sl[0][1] = 5; /* rows 5..8 of an 8-row cache */
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "slice 1 kv_cache_start");
+    sl[0][1] = 4;
+    sl[1][1] = 3; /* tokens 3..6 of 6 */
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "slice 1 new_kv_start");
+    sl[1][1] = 1;
+    n = 4;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "num_slices");
+    n = 2;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, NULL, &n, 3, &c), PA_ERR_INVALID_ARGUMENT, "slices");
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], NULL, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "num_slices");
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, -1, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "new_kv_token_stride");
+    assert_fail(pa_ref_kv_cache_update(NULL, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
+                "new_kv is NULL");
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F16, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_UNSUPPORTED,
+                "unsupported");
+    c.layout = PA_LAYOUT_FLASH_NHD;
+    c.value = cache;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_UNSUPPORTED,
+                "only combined");
+    cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
+}
+
+/* ---- swap_blocks ------------------------------------------------------------- */
+
+Test(cache_ref, swap_plan_runs) {
+    const int64_t m[][2] = {{0, 10}, {1, 11}, {2, 12}, {5, 3}, {6, 4}, {9, 9}, {7, 20}, {4, 2}, {3, 1}, {8, 21}};
+    const int64_t n = 10;
+    int64_t nr = -1;
+    cr_assert_eq(pa_swap_plan_runs(&m[0][0], n, NULL, 0, &nr), PA_SUCCESS);
+    cr_assert_eq(nr, 7);
+    pa_block_run runs[10];
+    cr_assert_eq(pa_swap_plan_runs(&m[0][0], n, runs, 10, &nr), PA_SUCCESS);
+    const pa_block_run want[] = {{0, 10, 3}, {5, 3, 2}, {9, 9, 1}, {7, 20, 1}, {4, 2, 1}, {3, 1, 1}, {8, 21, 1}};
+    for (int i = 0; i < 7; i++)
+        cr_assert(runs[i].src_block == want[i].src_block && runs[i].dst_block == want[i].dst_block &&
+                      runs[i].num_blocks == want[i].num_blocks,
+                  "run %d: (%lld,%lld,%lld)", i, (long long)runs[i].src_block, (long long)runs[i].dst_block,
+                  (long long)runs[i].num_blocks);
+    /* a truncated array still reports the total */
+    cr_assert_eq(pa_swap_plan_runs(&m[0][0], n, runs, 2, &nr), PA_SUCCESS);
+    cr_assert_eq(nr, 7);
+    /* one long run, and nothing */
+    int64_t big[64][2];
+    for (int i = 0; i < 64; i++) {
+        big[i][0] = 100 + i;
+        big[i][1] = 7 + i;
+    }
+    cr_assert_eq(pa_swap_plan_runs(&big[0][0], 64, runs, 10, &nr), PA_SUCCESS);
+    cr_assert(nr == 1 && runs[0].num_blocks == 64 && runs[0].src_block == 100 && runs[0].dst_block == 7);
+    cr_assert_eq(pa_swap_plan_runs(NULL, 0, NULL, 0, &nr), PA_SUCCESS);
+    cr_assert_eq(nr, 0);
+    assert_fail(pa_swap_plan_runs(NULL, 3, NULL, 0, &nr), PA_ERR_INVALID_ARGUMENT, "block_mapping");
+    assert_fail(pa_swap_plan_runs(&m[0][0], n, NULL, 4, &nr), PA_ERR_INVALID_ARGUMENT, "runs is NULL");
+}
+
+Test(cache_ref, swap_blocks_reference) {
+    enum { NB_SRC = 12, NB_DST = 9, BB = 40 };
+    unsigned char src[NB_SRC * BB], dst[NB_DST * BB], want[NB_DST * BB];
+    for (int i = 0; i < NB_SRC * BB; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    memset(dst, SENTINEL, sizeof dst);
+    memcpy(want, dst, sizeof dst);
+    const int64_t m[][2] = {{0, 2}, {1, 3}, {2, 4}, {11, 0}, {5, 8}};
+    for (int i = 0; i < 5; i++)
+        memcpy(want + m[i][1] * BB, src + m[i][0] * BB, BB);
+    cr_assert_eq(pa_ref_swap_blocks(dst, src, BB, &m[0][0], 5, NB_SRC, NB_DST), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(dst, want, sizeof dst) == 0);
+    /* out of range: rejected naming the pair, nothing written */
+    memset(dst, SENTINEL, sizeof dst);
+    memcpy(want, dst, sizeof dst);
+    const int64_t bad[][2] = {{0, 2}, {1, 3}, {2, 9}};
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &bad[0][0], 3, NB_SRC, NB_DST), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[2] dst block 9");
+    const int64_t bad2[][2] = {{-1, 2}};
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &bad2[0][0], 1, NB_SRC, NB_DST), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] src block -1");
+    assert_fail(pa_ref_swap_blocks(dst, src, 0, &m[0][0], 5, NB_SRC, NB_DST), PA_ERR_INVALID_ARGUMENT, "block_bytes");
+    assert_fail(pa_ref_swap_blocks(NULL, src, BB, &m[0][0], 5, NB_SRC, NB_DST), PA_ERR_INVALID_ARGUMENT, "dst");
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &m[0][0], 5, 0, NB_DST), PA_ERR_INVALID_ARGUMENT, "src_num_blocks");
+    cr_assert(memcmp(dst, want, sizeof dst) == 0, "written despite the error");
+    cr_assert_eq(pa_ref_swap_blocks(NULL, NULL, BB, NULL, 0, 0, 0), PA_SUCCESS);
+}
+
+/* ---- copy_blocks -------------------------------------------------------------- */
+
+Test(cache_ref, copy_blocks_reference) {
+    enum { L = 3, NB = 8, NUMEL = 24 };
+    const pa_dtype dt = PA_DTYPE_F16;
+    const size_t bb = NUMEL * 2;
+    unsigned char *k[L], *v[L], *wk[L], *wv[L];
+    for (int l = 0; l < L; l++) {
+        k[l] = malloc(NB * bb);
+        v[l] = malloc(NB * bb);
+        wk[l] = malloc(NB * bb);
+        wv[l] = malloc(NB * bb);
+        for (size_t i = 0; i < NB * bb; i++) {
+            k[l][i] = (unsigned char)(i + 31 * l);
+            v[l][i] = (unsigned char)(3 * i + 17 * l);
+        }
+        memcpy(wk[l], k[l], NB * bb);
+        memcpy(wv[l], v[l], NB * bb);
+    }
+    /* repeated source (prefix fork) and a padding pair */
+    const int64_t m[][2] = {{1, 4}, {1, 5}, {2, 6}, {-1, -1}, {0, 7}};
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < 5; i++) {
+            if (m[i][0] < 0)
+                continue;
+            memcpy(wk[l] + m[i][1] * bb, wk[l] + m[i][0] * bb, bb);
+            memcpy(wv[l] + m[i][1] * bb, wv[l] + m[i][0] * bb, bb);
+        }
+    cr_assert_eq(pa_ref_copy_blocks((void *const *)k, (void *const *)v, L, &m[0][0], 5, NUMEL, dt, NB), PA_SUCCESS,
+                 "%s", pa_last_error());
+    for (int l = 0; l < L; l++)
+        cr_assert(memcmp(k[l], wk[l], NB * bb) == 0 && memcmp(v[l], wv[l], NB * bb) == 0, "layer %d differs", l);
+    /* key-only (combined / MLA) */
+    const int64_t m2[][2] = {{3, 0}};
+    cr_assert_eq(pa_ref_copy_blocks((void *const *)k, NULL, L, &m2[0][0], 1, NUMEL, dt, NB), PA_SUCCESS);
+    for (int l = 0; l < L; l++) {
+        memcpy(wk[l], wk[l] + 3 * bb, bb);
+        cr_assert(memcmp(k[l], wk[l], NB * bb) == 0 && memcmp(v[l], wv[l], NB * bb) == 0, "layer %d differs", l);
+    }
+    /* out of range: rejected naming the pair, nothing written */
+    const int64_t bad[][2] = {{1, 2}, {8, 3}};
+    assert_fail(pa_ref_copy_blocks((void *const *)k, (void *const *)v, L, &bad[0][0], 2, NUMEL, dt, NB),
+                PA_ERR_INVALID_ARGUMENT, "block_mapping[1]");
+    const int64_t bad2[][2] = {{1, -5}};
+    assert_fail(pa_ref_copy_blocks((void *const *)k, (void *const *)v, L, &bad2[0][0], 1, NUMEL, dt, NB),
+                PA_ERR_INVALID_ARGUMENT, "block_mapping[0]");
+    assert_fail(pa_ref_copy_blocks((void *const *)k, (void *const *)v, L, &m[0][0], 5, 0, dt, NB),
+                PA_ERR_INVALID_ARGUMENT, "numel_per_block");
+    assert_fail(pa_ref_copy_blocks((void *const *)k, (void *const *)v, L, &m[0][0], 5, NUMEL, (pa_dtype)9, NB),
+                PA_ERR_INVALID_ARGUMENT, "dtype");
+    assert_fail(pa_ref_copy_blocks(NULL, NULL, L, &m[0][0], 5, NUMEL, dt, NB), PA_ERR_INVALID_ARGUMENT, "key_caches");
+    assert_fail(pa_ref_copy_blocks((void *const *)k, (void *const *)v, -1, &m[0][0], 5, NUMEL, dt, NB),
+                PA_ERR_INVALID_ARGUMENT, "num_layers");
+    for (int l = 0; l < L; l++) {
+        cr_assert(memcmp(k[l], wk[l], NB * bb) == 0 && memcmp(v[l], wv[l], NB * bb) == 0, "written despite error");
+        free(k[l]);
+        free(v[l]);
+        free(wk[l]);
+        free(wv[l]);
+    }
+}

@@ -1,0 +1,736 @@
+/* Host metadata: common metadata, the decode/prompt and ragged builders and
+ * the KV-update slices. Expected values are worked out by hand from the seeds'
+ * definitions, or come from a deliberately naive per-token reimplementation
+ * below (no prefix-sum reuse, no block walking). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagedattn/pagedattn.h"
+
+#define SENT ((int32_t)0x5A5A5A5A)
+
+/* Local splitmix64 so the expected values do not depend on shared helpers. */
+typedef struct rng {
+    uint64_t s;
+} rng;
+static uint64_t rng_next(rng *g) {
+    uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* uniform integer in [lo, hi] */
+static int rng_int(rng *g, int lo, int hi) { return lo + (int)(rng_next(g) % (uint64_t)(hi - lo + 1)); }
+
+static void fill_sent(int32_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        p[i] = SENT;
+}
+static int all_sent(const int32_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != SENT)
+            return 0;
+    return 1;
+}
+static void assert_arr(const int32_t *got, const int32_t *want, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "%s[%d]: got %d want %d", what, i, got[i], want[i]);
+}
+
+/* Output buffers big enough for the small hand examples. */
+typedef struct bufs {
+    int32_t qsl[64], sl[64], nc[64], slots[512], ssl[64], esl[64], cross[512], slices[512 * 3];
+} bufs;
+
+static pa_common_metadata common_for(bufs *b) {
+    pa_common_metadata c;
+    memset(&c, 0, sizeof c);
+    c.query_start_loc = b->qsl;
+    c.seq_lens = b->sl;
+    c.num_computed_tokens = b->nc;
+    c.slot_mapping = b->slots;
+    c.slot_mapping_capacity = 512;
+    return c;
+}
+
+/* ---- worked examples ------------------------------------------------------ */
+
+/* Seed 002's local-attention example batch: q_seqlens [4, 10, 5], k_seqlens
+ * [6, 17, 9], block_size 2, block table rows 0..9, 10..19, 20..29. Row r
+ * holds block 10r + j at column j, so position p of request r is slot
+ * (10r + p/2)*2 + p%2 = 20r + p. */
+Test(metadata_examples, seed002_batch_common) {
+    int32_t bt[30];
+    for (int i = 0; i < 30; i++)
+        bt[i] = i;
+    const int32_t comp[3] = {2, 7, 4}, sched[3] = {4, 10, 5};
+    pa_batch batch = {3, comp, sched, 2, bt, 10};
+    bufs b;
+    fill_sent(b.slots, 512);
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 24, &c), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t qsl[4] = {0, 4, 14, 19}, sl[3] = {6, 17, 9};
+    assert_arr(b.qsl, qsl, 4, "query_start_loc");
+    assert_arr(b.sl, sl, 3, "seq_lens");
+    assert_arr(b.nc, comp, 3, "num_computed_tokens");
+    const int32_t slots[24] = {2,  3,  4,  5,  27, 28, 29, 30, 31, 32, 33, 34,
+                               35, 36, 44, 45, 46, 47, 48, -1, -1, -1, -1, -1};
+    assert_arr(b.slots, slots, 24, "slot_mapping");
+    cr_assert_eq(b.slots[24], SENT, "past padded_num_tokens must not be written");
+    cr_assert_eq(c.num_reqs, 3);
+    cr_assert_eq(c.num_actual_tokens, 19);
+    cr_assert_eq(c.padded_num_tokens, 24);
+    cr_assert_eq(c.max_query_len, 10);
+    cr_assert_eq(c.max_seq_len, 17);
+    cr_assert_str_eq(pa_last_error(), "");
+}
+
+/* vLLM's TPU slice test: requests at offset 9 (1 token, block 0), 0 (12 tokens,
+ * block 5) and 0 (11 tokens, block 10), page size 16. */
+Test(metadata_examples, tpu_runner_slices) {
+    const int32_t bt[3] = {0, 5, 10}, comp[3] = {9, 0, 0}, sched[3] = {1, 12, 11};
+    pa_batch batch = {3, comp, sched, 16, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    int32_t n = -1, np = -1;
+    fill_sent(b.slices, 512 * 3);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, b.slices, 512, &n, &np), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(n, 3);
+    cr_assert_eq(np, 8);
+    const int32_t want[8 * 3] = {9, 0, 1, 80, 1, 12, 160, 13, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    assert_arr(b.slices, want, 24, "slices");
+    cr_assert_eq(b.slices[24], SENT);
+}
+
+/* Slices of a request crossing several blocks: positions 13..45 with block
+ * size 8 touch blocks 1..5: [13,16) [16,24) [24,32) [32,40) [40,46). */
+Test(metadata_examples, slices_cross_several_blocks) {
+    const int32_t bt[6] = {100, 7, 3, 50, 9, 11}, comp[1] = {13}, sched[1] = {33};
+    pa_batch batch = {1, comp, sched, 8, bt, 6};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    int32_t n, np;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 4, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(n, 5);
+    cr_assert_eq(np, 8);
+    const int32_t want[8 * 3] = {7 * 8 + 5, 0,  3, 3 * 8, 3, 8, 50 * 8, 11, 8, 9 * 8, 19, 8,
+                                 11 * 8,    27, 6, 0,     0, 0, 0,      0,  0, 0,     0,  0};
+    assert_arr(b.slices, want, 24, "slices");
+    /* slot mapping: 13 -> 7*8+5 = 61, ..., 45 -> 11*8+5 = 93 */
+    cr_assert_eq(b.slots[0], 61);
+    cr_assert_eq(b.slots[2], 63);
+    cr_assert_eq(b.slots[3], 24);
+    cr_assert_eq(b.slots[32], 93);
+}
+
+/* Seed 003's layout: prefills first, then decodes, in one flat query. */
+Test(metadata_examples, prompt_decode_layout) {
+    /* prefill chunks: (computed 0, new 5), (computed 16, new 4); decodes: (7,1), (33,1), (2, 2: spec) */
+    const int32_t comp[5] = {0, 16, 7, 33, 2}, sched[5] = {5, 4, 1, 1, 2};
+    int32_t bt[5 * 4];
+    for (int i = 0; i < 20; i++)
+        bt[i] = 40 + i;
+    pa_batch batch = {5, comp, sched, 16, bt, 4};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    m.seq_start_loc = b.ssl;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 2, NULL, &m), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(m.num_prefills, 2);
+    cr_assert_eq(m.num_prefill_tokens, 9);
+    cr_assert_eq(m.num_decode_tokens, 4);
+    cr_assert_eq(m.max_prefill_seq_len, 20);
+    cr_assert_eq(m.max_decode_seq_len, 34);
+    cr_assert_eq(m.max_query_len, 5);
+    cr_assert_eq(m.max_decode_query_len, 2);
+    const int32_t ssl[6] = {0, 5, 25, 33, 67, 71};
+    assert_arr(b.ssl, ssl, 6, "seq_start_loc");
+    cr_assert_eq(m.context_lens[3], 33);
+    cr_assert_eq(m.prefill.num_seqs, 2);
+    cr_assert_eq(m.prefill.num_tokens, 9);
+    cr_assert_eq(m.prefill.max_query_len, 5);
+    cr_assert_eq(m.decode.first_seq, 2);
+    cr_assert_eq(m.decode.num_seqs, 3);
+    cr_assert_eq(m.decode.first_token, 9);
+    cr_assert_eq(m.decode.num_tokens, 4);
+    cr_assert_eq(m.decode.seq_lens[0], 8);
+    cr_assert_eq(m.decode.query_start_loc[0], 9);
+    cr_assert_eq(m.decode.query_start_loc[3], 13);
+    cr_assert_eq(m.decode.seq_start_loc[0], 25);
+    cr_assert_eq(m.decode.block_tables[0], 48); /* row 2, column 0 */
+    /* decode 0 (row 2 = blocks 48..51) writes position 7: slot 48*16+7 */
+    cr_assert_eq(m.decode.slot_mapping[0], 48 * 16 + 7);
+    /* prefill 1 (row 1 = 44..47) writes positions 16..19 in block 45 */
+    cr_assert_eq(m.prefill.slot_mapping[5], 45 * 16);
+    cr_assert_eq(m.encoder_seq_lens, NULL);
+    cr_assert_eq(m.num_encoder_tokens, 0);
+}
+
+/* Encoder/decoder: cross slots for the prefills' encoder tokens only. */
+Test(metadata_examples, cross_attention_fields) {
+    const int32_t comp[3] = {0, 0, 2}, sched[3] = {3, 2, 1};
+    const int32_t bt[3] = {1, 2, 3};
+    const int32_t enc_lens[3] = {5, 0, 7};
+    const int32_t cross_bt[3 * 2] = {10, 11, 20, 21, 30, 31};
+    pa_batch batch = {3, comp, sched, 4, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    pa_encoder_batch enc = {enc_lens, cross_bt, 2};
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    m.seq_start_loc = b.ssl;
+    m.encoder_seq_start_loc = b.esl;
+    m.cross_slot_mapping = b.cross;
+    m.cross_slot_mapping_capacity = 5;
+    fill_sent(b.cross, 512);
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 2, &enc, &m), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t esl[4] = {0, 5, 5, 12};
+    assert_arr(b.esl, esl, 4, "encoder_seq_start_loc");
+    cr_assert_eq(m.num_encoder_tokens, 12);
+    cr_assert_eq(m.max_encoder_seq_len, 7);
+    cr_assert_eq(m.num_cross_slots, 5);
+    const int32_t cross[5] = {40, 41, 42, 43, 44};
+    assert_arr(b.cross, cross, 5, "cross_slot_mapping");
+    cr_assert_eq(b.cross[5], SENT);
+    cr_assert_eq(m.cross_block_tables, cross_bt);
+    cr_assert_eq(m.cross_block_table_stride, 2);
+}
+
+Test(metadata_examples, ragged_views) {
+    const int32_t comp[2] = {3, 0}, sched[2] = {1, 6};
+    const int32_t bt[4] = {2, 0, 5, 6};
+    pa_batch batch = {2, comp, sched, 4, bt, 2};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 8, &c), PA_SUCCESS, "%s", pa_last_error());
+    pa_ragged_metadata r;
+    memset(&r, 0, sizeof r);
+    r.slices = b.slices;
+    r.slices_capacity = 4;
+    cr_assert_eq(pa_build_ragged_metadata(&c, 2, &r), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(r.num_seqs, 2);
+    cr_assert_eq(r.num_slices, 3);
+    cr_assert_eq(r.num_slices_padded, 4);
+    const int32_t want[12] = {11, 0, 1, 20, 1, 4, 24, 5, 2, 0, 0, 0};
+    assert_arr(b.slices, want, 12, "slices");
+    /* ragged context_lens are the K/V lengths: computed + new */
+    cr_assert_eq(r.context_lens[0], 4);
+    cr_assert_eq(r.context_lens[1], 6);
+    cr_assert_eq(r.query_start_loc[2], 7);
+    const int32_t slots[8] = {11, 20, 21, 22, 23, 24, 25, -1};
+    assert_arr(r.slot_mapping, slots, 8, "slot_mapping");
+}
+
+/* ---- edge cases ----------------------------------------------------------- */
+
+Test(metadata_edges, empty_batch) {
+    pa_batch batch = {0, NULL, NULL, 16, NULL, 0};
+    bufs b;
+    fill_sent(b.slots, 8);
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 4, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b.qsl[0], 0);
+    cr_assert_eq(c.num_actual_tokens, 0);
+    cr_assert_eq(c.max_query_len, 0);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(b.slots[i], -1);
+    cr_assert_eq(b.slots[4], SENT);
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    m.seq_start_loc = b.ssl;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 0, NULL, &m), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b.ssl[0], 0);
+    cr_assert_eq(m.prefill.num_seqs, 0);
+    cr_assert_eq(m.decode.num_seqs, 0);
+    int32_t n = -1, np = -1;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, NULL, 0, &n, &np), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(n, 0);
+    cr_assert_eq(np, 0);
+}
+
+Test(metadata_edges, one_token_and_exact_block_fill) {
+    /* one token at position 0 */
+    const int32_t bt[2] = {9, 4};
+    int32_t comp[1] = {0}, sched[1] = {1};
+    pa_batch batch = {1, comp, sched, 16, bt, 2};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS);
+    cr_assert_eq(b.slots[0], 144);
+    int32_t n, np;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(np, 1);
+    cr_assert_eq(b.slices[0], 144);
+    cr_assert_eq(b.slices[2], 1);
+    /* tokens 16..31 exactly fill block 1 (id 4): one full slice, and a table
+     * of width 2 is enough for seq_len 32 */
+    comp[0] = 16;
+    sched[0] = 16;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b.slots[0], 64);
+    cr_assert_eq(b.slots[15], 79);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(n, 1);
+    const int32_t want[3] = {64, 0, 16};
+    assert_arr(b.slices, want, 3, "slices");
+    /* one more token needs a third column */
+    sched[0] = 17;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 0: block_table row too narrow") != NULL, "%s", pa_last_error());
+}
+
+Test(metadata_edges, all_decodes_and_all_prefills) {
+    const int32_t comp[3] = {5, 9, 31}, sched1[3] = {1, 1, 1}, schedp[3] = {7, 3, 2};
+    int32_t bt[3 * 3];
+    for (int i = 0; i < 9; i++)
+        bt[i] = 8 - i;
+    bufs b;
+    pa_prompt_decode_metadata m;
+    for (int k = 0; k < 2; k++) {
+        pa_batch batch = {3, comp, k ? schedp : sched1, 16, bt, 3};
+        pa_common_metadata c = common_for(&b);
+        cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+        memset(&m, 0, sizeof m);
+        m.seq_start_loc = b.ssl;
+        cr_assert_eq(pa_build_prompt_decode_metadata(&c, k ? 3 : 0, NULL, &m), PA_SUCCESS);
+        if (k == 0) {
+            cr_assert_eq(m.num_prefill_tokens, 0);
+            cr_assert_eq(m.num_decode_tokens, 3);
+            cr_assert_eq(m.max_prefill_seq_len, 0);
+            cr_assert_eq(m.max_decode_seq_len, 32);
+            cr_assert_eq(m.decode.num_seqs, 3);
+            cr_assert_eq(m.prefill.num_seqs, 0);
+        } else {
+            cr_assert_eq(m.num_prefill_tokens, 12);
+            cr_assert_eq(m.num_decode_tokens, 0);
+            cr_assert_eq(m.max_prefill_seq_len, 33);
+            cr_assert_eq(m.max_decode_seq_len, 0);
+            cr_assert_eq(m.max_decode_query_len, 0);
+            cr_assert_eq(m.decode.num_seqs, 0);
+            cr_assert_eq(m.decode.first_token, 12);
+        }
+    }
+}
+
+Test(metadata_edges, zero_token_request_has_no_slots_or_slices) {
+    const int32_t comp[3] = {5, 8, 0}, sched[3] = {2, 0, 1}, bt[3] = {1, 2, 3};
+    pa_batch batch = {3, comp, sched, 16, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t qsl[4] = {0, 2, 2, 3}, slots[3] = {21, 22, 48};
+    assert_arr(b.qsl, qsl, 4, "query_start_loc");
+    assert_arr(b.slots, slots, 3, "slot_mapping");
+    int32_t n, np;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 3, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(np, 3);
+    const int32_t want[9] = {21, 0, 2, 48, 2, 1, 0, 0, 0};
+    assert_arr(b.slices, want, 9, "slices");
+}
+
+Test(metadata_edges, upper_bound) {
+    int32_t u;
+    cr_assert_eq(pa_kv_update_slices_upper_bound(4, 100, 16, 8, &u), PA_SUCCESS);
+    cr_assert_eq(u, 16); /* min(100, 6 + 8) = 14 -> 16 */
+    cr_assert_eq(pa_kv_update_slices_upper_bound(4, 3, 16, 8, &u), PA_SUCCESS);
+    cr_assert_eq(u, 8); /* min(3, 8) = 3 -> 8 */
+    cr_assert_eq(pa_kv_update_slices_upper_bound(0, 0, 16, 8, &u), PA_SUCCESS);
+    cr_assert_eq(u, 0);
+    cr_assert_eq(pa_kv_update_slices_upper_bound(1, 1, 0, 8, &u), PA_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- randomised differential test against a naive per-token model --------- */
+
+typedef struct rbatch {
+    int n, bs, stride, padded, spb, num_prefills;
+    int32_t *comp, *sched, *bt, *enc, *cbt;
+    int cstride;
+} rbatch;
+
+static void rbatch_free(rbatch *r) {
+    free(r->comp);
+    free(r->sched);
+    free(r->bt);
+    free(r->enc);
+    free(r->cbt);
+}
+
+static rbatch random_batch(rng *g) {
+    static const int sizes[] = {1, 2, 3, 4, 5, 8, 16, 32};
+    rbatch r;
+    memset(&r, 0, sizeof r);
+    r.n = rng_int(g, 0, 6) == 0 ? rng_int(g, 0, 2) : rng_int(g, 1, 40);
+    r.bs = sizes[rng_int(g, 0, 7)];
+    r.comp = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
+    r.sched = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
+    r.enc = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
+    int maxb = 1, maxe = 1, total = 0;
+    for (int i = 0; i < r.n; i++) {
+        int kind = rng_int(g, 0, 9);
+        r.comp[i] = rng_int(g, 0, 3) == 0 ? 0 : rng_int(g, 0, 300);
+        r.sched[i] = kind < 6 ? 1 : kind < 7 ? 0 : rng_int(g, 1, 120);
+        r.enc[i] = rng_int(g, 0, 40);
+        int nb = (r.comp[i] + r.sched[i] + r.bs - 1) / r.bs;
+        int ne = (r.enc[i] + r.bs - 1) / r.bs;
+        maxb = nb > maxb ? nb : maxb;
+        maxe = ne > maxe ? ne : maxe;
+        total += r.sched[i];
+    }
+    r.stride = maxb + rng_int(g, 0, 3);
+    r.cstride = maxe + rng_int(g, 0, 2);
+    r.bt = malloc(sizeof(int32_t) * (size_t)(r.n * r.stride + 1));
+    r.cbt = malloc(sizeof(int32_t) * (size_t)(r.n * r.cstride + 1));
+    for (int i = 0; i < r.n * r.stride; i++)
+        r.bt[i] = rng_int(g, 0, 20000);
+    for (int i = 0; i < r.n * r.cstride; i++)
+        r.cbt[i] = rng_int(g, 0, 20000);
+    r.padded = rng_int(g, 0, 2) == 0 ? 0 : total + rng_int(g, 0, 9);
+    r.spb = rng_int(g, 1, 9);
+    r.num_prefills = rng_int(g, 0, r.n);
+    return r;
+}
+
+/* Naive slot of position pos of a row: the definition, with divisions. */
+static int32_t naive_slot(const int32_t *row, int pos, int bs) { return row[pos / bs] * bs + pos % bs; }
+
+Test(metadata_random, differential_1000_batches_per_function) {
+    rng g = {20250611};
+    for (int it = 0; it < 1500; it++) {
+        rbatch r = random_batch(&g);
+        const int n = r.n;
+        /* naive token list: for every token its request, position and slot */
+        int total = 0;
+        for (int i = 0; i < n; i++)
+            total += r.sched[i];
+        int32_t *treq = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        int32_t *tpos = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        int32_t *tslot = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        int t = 0;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < r.sched[i]; k++) {
+                treq[t] = i;
+                tpos[t] = r.comp[i] + k;
+                tslot[t] = naive_slot(r.bt + i * r.stride, r.comp[i] + k, r.bs);
+                t++;
+            }
+        const int padded = r.padded ? r.padded : total;
+
+        int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        int32_t *nc = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        int32_t *slots = malloc(sizeof(int32_t) * (size_t)(padded + 2));
+        fill_sent(slots, (size_t)padded + 2);
+        pa_batch batch = {n, r.comp, r.sched, r.bs, r.bt, r.stride};
+        pa_common_metadata c;
+        memset(&c, 0, sizeof c);
+        c.query_start_loc = qsl;
+        c.seq_lens = sl;
+        c.num_computed_tokens = nc;
+        c.slot_mapping = slots;
+        c.slot_mapping_capacity = padded + 1;
+        cr_assert_eq(pa_build_common_metadata(&batch, r.padded, &c), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+
+        /* common: every field recomputed from the token list */
+        cr_assert_eq(c.num_actual_tokens, total);
+        cr_assert_eq(c.padded_num_tokens, padded);
+        int maxq = 0, maxs = 0;
+        for (int i = 0; i < n; i++) {
+            int before = 0;
+            for (int k = 0; k < total; k++)
+                before += treq[k] < i;
+            cr_assert_eq(qsl[i], before, "it %d qsl[%d]", it, i);
+            cr_assert_eq(sl[i], r.comp[i] + r.sched[i]);
+            cr_assert_eq(nc[i], r.comp[i]);
+            maxq = r.sched[i] > maxq ? r.sched[i] : maxq;
+            maxs = sl[i] > maxs ? sl[i] : maxs;
+        }
+        cr_assert_eq(qsl[n], total);
+        cr_assert_eq(c.max_query_len, maxq);
+        cr_assert_eq(c.max_seq_len, maxs);
+        for (int k = 0; k < padded; k++)
+            cr_assert_eq(slots[k], k < total ? tslot[k] : -1, "it %d slot %d", it, k);
+        cr_assert_eq(slots[padded], SENT);
+
+        /* slices: group consecutive tokens of one request in one block */
+        int32_t *want = malloc(sizeof(int32_t) * 3 * (size_t)(total + r.spb + 1));
+        int ns = 0;
+        for (int k = 0; k < total; k++) {
+            int fresh = k == 0 || treq[k] != treq[k - 1] || tpos[k] / r.bs != tpos[k - 1] / r.bs;
+            if (fresh) {
+                want[3 * ns] = tslot[k];
+                want[3 * ns + 1] = k;
+                want[3 * ns + 2] = 0;
+                ns++;
+            }
+            want[3 * (ns - 1) + 2]++;
+        }
+        int nsp = ns;
+        while (nsp % r.spb)
+            nsp++;
+        for (int k = ns; k < nsp; k++)
+            want[3 * k] = want[3 * k + 1] = want[3 * k + 2] = 0;
+        int32_t cnt = -1, cntp = -1;
+        cr_assert_eq(pa_kv_update_slices_count(&c, r.spb, &cnt, &cntp), PA_SUCCESS);
+        cr_assert_eq(cnt, ns);
+        cr_assert_eq(cntp, nsp);
+        int32_t ub = 0;
+        cr_assert_eq(pa_kv_update_slices_upper_bound(n, total, r.bs, r.spb, &ub), PA_SUCCESS);
+        cr_assert(ub >= nsp, "it %d: upper bound %d < %d", it, ub, nsp);
+        int32_t *sls = malloc(sizeof(int32_t) * 3 * (size_t)(nsp + 1));
+        fill_sent(sls, 3 * (size_t)(nsp + 1));
+        pa_ragged_metadata rg;
+        memset(&rg, 0, sizeof rg);
+        rg.slices = sls;
+        rg.slices_capacity = nsp;
+        cr_assert_eq(pa_build_ragged_metadata(&c, r.spb, &rg), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+        cr_assert_eq(rg.num_slices, ns);
+        cr_assert_eq(rg.num_slices_padded, nsp);
+        cr_assert_eq(rg.num_seqs, n);
+        for (int k = 0; k < 3 * nsp; k++)
+            cr_assert_eq(sls[k], want[k], "it %d slice field %d: %d vs %d", it, k, sls[k], want[k]);
+        cr_assert_eq(sls[3 * nsp], SENT);
+        fill_sent(sls, 3 * (size_t)(nsp + 1));
+        cr_assert_eq(pa_build_kv_update_slices(&c, r.spb, sls, nsp, &cnt, &cntp), PA_SUCCESS);
+        for (int k = 0; k < 3 * nsp; k++)
+            cr_assert_eq(sls[k], want[k]);
+
+        /* decode/prompt builder with encoder fields */
+        int32_t *ssl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *esl = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        int cross_total = 0;
+        for (int i = 0; i < r.num_prefills; i++)
+            cross_total += r.enc[i];
+        int32_t *cross = malloc(sizeof(int32_t) * (size_t)(cross_total + 1));
+        fill_sent(cross, (size_t)cross_total + 1);
+        pa_encoder_batch enc = {r.enc, r.cbt, r.cstride};
+        pa_prompt_decode_metadata m;
+        memset(&m, 0, sizeof m);
+        m.seq_start_loc = ssl;
+        m.encoder_seq_start_loc = esl;
+        m.cross_slot_mapping = cross;
+        m.cross_slot_mapping_capacity = cross_total;
+        const int use_enc = it % 2;
+        cr_assert_eq(pa_build_prompt_decode_metadata(&c, r.num_prefills, use_enc ? &enc : NULL, &m), PA_SUCCESS,
+                     "it %d: %s", it, pa_last_error());
+        int pt = 0, mps = 0, mds = 0, mdq = 0;
+        for (int i = 0; i < n; i++) {
+            int s = 0;
+            for (int j = 0; j < i; j++)
+                s += r.comp[j] + r.sched[j];
+            cr_assert_eq(ssl[i], s);
+            if (i < r.num_prefills) {
+                pt += r.sched[i];
+                mps = sl[i] > mps ? sl[i] : mps;
+            } else {
+                mds = sl[i] > mds ? sl[i] : mds;
+                mdq = r.sched[i] > mdq ? r.sched[i] : mdq;
+            }
+        }
+        cr_assert_eq(m.num_prefills, r.num_prefills);
+        cr_assert_eq(m.num_prefill_tokens, pt);
+        cr_assert_eq(m.num_decode_tokens, total - pt);
+        cr_assert_eq(m.max_prefill_seq_len, mps);
+        cr_assert_eq(m.max_decode_seq_len, mds);
+        cr_assert_eq(m.max_decode_query_len, mdq);
+        cr_assert_eq(m.max_query_len, maxq);
+        cr_assert_eq(m.decode.num_seqs, n - r.num_prefills);
+        cr_assert_eq(m.decode.num_tokens, total - pt);
+        cr_assert_eq(m.decode.max_seq_len, mds);
+        if (m.decode.num_seqs > 0) {
+            cr_assert_eq(m.decode.seq_lens[0], r.comp[r.num_prefills] + r.sched[r.num_prefills]);
+            cr_assert_eq(m.decode.block_tables[0], r.bt[r.num_prefills * r.stride]);
+        }
+        if (m.decode.num_tokens > 0)
+            cr_assert_eq(m.decode.slot_mapping[0], tslot[pt]);
+        if (use_enc) {
+            int e = 0, me = 0, ct = 0;
+            for (int i = 0; i < n; i++) {
+                cr_assert_eq(esl[i], e);
+                e += r.enc[i];
+                me = r.enc[i] > me ? r.enc[i] : me;
+                if (i < r.num_prefills)
+                    for (int k = 0; k < r.enc[i]; k++, ct++)
+                        cr_assert_eq(cross[ct], naive_slot(r.cbt + i * r.cstride, k, r.bs), "it %d cross %d", it, ct);
+            }
+            cr_assert_eq(esl[n], e);
+            cr_assert_eq(m.num_encoder_tokens, e);
+            cr_assert_eq(m.max_encoder_seq_len, me);
+            cr_assert_eq(m.num_cross_slots, ct);
+            cr_assert_eq(cross[ct], SENT);
+        }
+        free(ssl);
+        free(esl);
+        free(cross);
+        free(sls);
+        free(want);
+        free(qsl);
+        free(sl);
+        free(nc);
+        free(slots);
+        free(treq);
+        free(tpos);
+        free(tslot);
+        rbatch_free(&r);
+    }
+}
+
+/* ---- bad input: status, message, and nothing written ----------------------- */
+
+typedef struct bad_case {
+    int32_t comp[3], sched[3], bs, stride, padded, cap;
+    int32_t bt[9];
+    const char *msg;
+} bad_case;
+
+Test(metadata_bad, common_rejects_and_writes_nothing) {
+    const bad_case cases[] = {
+        {{0, 5, 17}, {4, -1, 3}, 16, 3, 0, 64, {0}, "request 1: num_scheduled_tokens -1 < 0"},
+        {{0, -2, 17}, {4, 1, 3}, 16, 3, 0, 64, {0}, "request 1: num_computed_tokens -2 < 0"},
+        {{0, 5, 17}, {4, 1, 3}, 0, 3, 0, 64, {0}, "block_size 0 <= 0"},
+        {{0, 5, 17}, {4, 1, 3}, -4, 3, 0, 64, {0}, "block_size -4 <= 0"},
+        {{0, 5, 47}, {4, 1, 3}, 16, 3, 0, 64, {0}, "request 2: block_table row too narrow"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, 5, 64, {0}, "padded_num_tokens 5 < num_actual_tokens 8"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 7, {0}, "slot_mapping_capacity 7 < padded_num_tokens 8"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 64, {0, 0, 0, 0, 0, 0, 0, -3, 0}, "request 2: block_table[1] = -3"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 64, {0, 0, 0, 0, 0, 0, 0, 200000000, 0}, "gives slots past int32"},
+        {{0, 5, 2147483600}, {4, 1, 100}, 16, 3, 0, 64, {0}, "request 2: seq_len 2147483700"},
+        {{0, 0, 0}, {2147483000, 1000, 0}, 1 << 30, 3, 0, 64, {0}, "request 1: total scheduled tokens"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 0, 0, 64, {0}, "block_table_stride 0 < 1"},
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, -1, 64, {0}, "padded_num_tokens -1 < 0"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const bad_case *bc = &cases[k];
+        pa_batch batch = {3, bc->comp, bc->sched, bc->bs, bc->bt, bc->stride};
+        bufs b;
+        fill_sent(b.qsl, 64);
+        fill_sent(b.sl, 64);
+        fill_sent(b.nc, 64);
+        fill_sent(b.slots, 512);
+        pa_common_metadata c = common_for(&b);
+        c.slot_mapping_capacity = bc->cap;
+        c.num_actual_tokens = SENT;
+        c.max_query_len = SENT;
+        pa_status s = pa_build_common_metadata(&batch, bc->padded, &c);
+        cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "case %zu", k);
+        cr_assert(strstr(pa_last_error(), bc->msg) != NULL, "case %zu: '%s' lacks '%s'", k, pa_last_error(), bc->msg);
+        cr_assert(all_sent(b.qsl, 64) && all_sent(b.sl, 64) && all_sent(b.nc, 64) && all_sent(b.slots, 512),
+                  "case %zu wrote outputs", k);
+        cr_assert_eq(c.num_actual_tokens, SENT);
+        cr_assert_eq(c.max_query_len, SENT);
+    }
+}
+
+Test(metadata_bad, null_pointers) {
+    const int32_t comp[1] = {0}, sched[1] = {1}, bt[1] = {0};
+    pa_batch batch = {1, comp, sched, 16, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(NULL, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "batch is NULL"));
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    batch.num_scheduled_tokens = NULL;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_scheduled_tokens is NULL"), "%s", pa_last_error());
+    batch.num_scheduled_tokens = sched;
+    batch.block_table = NULL;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "block_table is NULL"), "%s", pa_last_error());
+    batch.block_table = bt;
+    c.slot_mapping = NULL;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slot_mapping is NULL"), "%s", pa_last_error());
+    c = common_for(&b);
+    c.seq_lens = NULL;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "seq_lens is NULL"), "%s", pa_last_error());
+    /* builders */
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    cr_assert_eq(pa_build_prompt_decode_metadata(NULL, 0, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "common metadata is NULL"));
+    cr_assert_eq(pa_build_ragged_metadata(NULL, 8, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_kv_update_slices_count(NULL, 8, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_kv_update_slices_upper_bound(1, 1, 16, 8, NULL), PA_ERR_INVALID_ARGUMENT);
+}
+
+static pa_common_metadata good_common(bufs *b, const int32_t *comp, const int32_t *sched, const int32_t *bt) {
+    pa_batch batch = {3, comp, sched, 4, bt, 3};
+    pa_common_metadata c = common_for(b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    return c;
+}
+
+Test(metadata_bad, builders_reject_and_write_nothing) {
+    const int32_t comp[3] = {0, 5, 7}, sched[3] = {9, 1, 1};
+    const int32_t bt[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    bufs b;
+    pa_common_metadata c = good_common(&b, comp, sched, bt);
+
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    fill_sent(b.ssl, 64);
+    fill_sent(b.esl, 64);
+    fill_sent(b.cross, 512);
+    m.seq_start_loc = b.ssl;
+    m.encoder_seq_start_loc = b.esl;
+    m.cross_slot_mapping = b.cross;
+    m.cross_slot_mapping_capacity = 512;
+    m.num_prefills = SENT;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 4, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_prefills 4 outside [0, num_reqs 3]"), "%s", pa_last_error());
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, -1, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    const int32_t enc_bad[3] = {3, -2, 1}, enc_wide[3] = {3, 2, 13}, enc_ok[3] = {8, 0, 1};
+    const int32_t cbt[6] = {1, 2, 3, 4, 5, 6};
+    pa_encoder_batch enc = {enc_bad, cbt, 2};
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, &enc, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 1: encoder_seq_lens -2 < 0"), "%s", pa_last_error());
+    enc.encoder_seq_lens = enc_wide;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, &enc, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 2: cross_block_table row too narrow"), "%s", pa_last_error());
+    enc.encoder_seq_lens = enc_ok;
+    m.cross_slot_mapping_capacity = 7;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, &enc, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "cross_slot_mapping_capacity 7 < encoder tokens of the prefills 8"), "%s",
+              pa_last_error());
+    m.seq_start_loc = NULL;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "seq_start_loc is NULL"), "%s", pa_last_error());
+    cr_assert(all_sent(b.ssl, 64) && all_sent(b.esl, 64) && all_sent(b.cross, 512));
+    cr_assert_eq(m.num_prefills, SENT);
+
+    /* a corrupted common struct is caught, naming the request */
+    pa_common_metadata bad = c;
+    int32_t sl_bad[3] = {9, 6, 99};
+    bad.seq_lens = sl_bad;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&bad, 1, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 2: seq_len 99"), "%s", pa_last_error());
+
+    /* slices: capacity too small, bad slices_per_block */
+    pa_ragged_metadata rg;
+    memset(&rg, 0, sizeof rg);
+    fill_sent(b.slices, 512 * 3);
+    rg.slices = b.slices;
+    rg.slices_capacity = 3; /* needs 3 + 1 + 1 = 5 -> padded 8 */
+    rg.num_slices = SENT;
+    cr_assert_eq(pa_build_ragged_metadata(&c, 4, &rg), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices_capacity 3 < padded slice count 8"), "%s", pa_last_error());
+    cr_assert_eq(pa_build_ragged_metadata(&c, 0, &rg), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices_per_block 0 < 1"), "%s", pa_last_error());
+    int32_t n = SENT, np = SENT;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 4, b.slices, 7, &n, &np), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(all_sent(b.slices, 512 * 3));
+    cr_assert_eq(rg.num_slices, SENT);
+    cr_assert_eq(n, SENT);
+    cr_assert_eq(np, SENT);
+    /* success afterwards clears the error */
+    rg.slices_capacity = 8;
+    cr_assert_eq(pa_build_ragged_metadata(&c, 4, &rg), PA_SUCCESS);
+    cr_assert_str_eq(pa_last_error(), "");
+    cr_assert_eq(rg.num_slices, 5);
+}
