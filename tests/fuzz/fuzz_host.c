@@ -230,7 +230,7 @@ static void fuzz_heuristics(reader *r) {
     memset(&pl, 0x5A, sizeof pl);
     if (pa_decode_make_plan(b, c, d, e, f, a, &pl) == PA_SUCCESS) {
         FUZZ_CHECK(pl.use_v1 == pa_decode_use_v1(a, b, c));
-        FUZZ_CHECK(pl.max_num_partitions == (a + 511) / 512);
+        FUZZ_CHECK(pl.max_num_partitions == ((int64_t)a + 511) / 512);
         FUZZ_CHECK(pl.use_v1 ? pl.tmp_out_elems == 0 : pl.tmp_out_elems == pl.exp_sums_elems * e);
     } else {
         FUZZ_CHECK(pa_last_error()[0] != '\0' && pl.use_v1 == SENT);
