@@ -11,21 +11,7 @@
 
 #include "testutil.h"
 
-#define SENTINEL 0xA5
-
-static const int head_sizes[] = {64, 80, 120, 256};
-static const int block_sizes[] = {8, 16, 32};
-static const int kv_heads[] = {1, 8, 40};
-
-typedef struct {
-    pa_dtype in, cache;
-} dt_pair;
-static const dt_pair pairs[] = {
-    {PA_DTYPE_F32, PA_DTYPE_F32},      {PA_DTYPE_F16, PA_DTYPE_F16},      {PA_DTYPE_BF16, PA_DTYPE_BF16},
-    {PA_DTYPE_F32, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3},
-    {PA_DTYPE_F32, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_F16, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2},
-};
-#define NPAIRS ((int)(sizeof(pairs) / sizeof(pairs[0])))
+#include "cache_grid.h"
 
 static void *sentinel_host(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
@@ -57,15 +43,8 @@ static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
     c.head_size = hs;
     const int64_t T = 29;
     c.num_blocks = (int32_t)((T + bs - 1) / bs + 2);
-    if (strided && layout == PA_LAYOUT_FLASH_NHD) {
-        c.head_stride = hs + 8;
-        c.page_stride = nh * c.head_stride + 24;
-        c.block_stride = bs * c.page_stride + 40;
-    } else if (strided && layout == PA_LAYOUT_FLASH_HND) {
-        c.page_stride = hs + 8;
-        c.head_stride = bs * c.page_stride + 8;
-        c.block_stride = nh * c.head_stride + 16;
-    }
+    if (strided)
+        cache_grid_flash_strides(layout, bs, nh, hs, 1, &c.block_stride, &c.page_stride, &c.head_stride);
     if (layout == PA_LAYOUT_VLLM && hs % (int)(16 / pa_dtype_size(dp.cache)) != 0)
         return; /* not representable in this layout */
     int64_t ke = 0, ve = 0;

@@ -9,21 +9,7 @@
 
 #include "testutil.h"
 
-#define SENTINEL 0xA5
-
-static const int head_sizes[] = {64, 80, 120, 256};
-static const int block_sizes[] = {8, 16, 32};
-static const int kv_heads[] = {1, 8, 40};
-
-typedef struct {
-    pa_dtype in, cache;
-} dt_pair;
-static const dt_pair pairs[] = {
-    {PA_DTYPE_F32, PA_DTYPE_F32},      {PA_DTYPE_F16, PA_DTYPE_F16},      {PA_DTYPE_BF16, PA_DTYPE_BF16},
-    {PA_DTYPE_F32, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3},
-    {PA_DTYPE_F32, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_F16, PA_DTYPE_FP8_E5M2}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2},
-};
-#define NPAIRS ((int)(sizeof(pairs) / sizeof(pairs[0])))
+#include "cache_grid.h"
 
 /* Independent cache offsets (elements). Strides (st_*) are for the flash layouts. */
 typedef struct {
@@ -82,15 +68,7 @@ static void make_cache(pa_kv_cache *c, geo *g, pa_kv_layout layout, pa_dtype dt,
     g->nh = nh;
     g->hs = hs;
     g->x = 16 / (int64_t)pa_dtype_size(dt);
-    if (layout == PA_LAYOUT_FLASH_NHD) {
-        g->st_head = hs + (strided ? 8 : 0);
-        g->st_page = nh * g->st_head + (strided ? 24 : 0);
-        g->st_block = bs * g->st_page + (strided ? 40 : 0);
-    } else if (layout == PA_LAYOUT_FLASH_HND) {
-        g->st_page = hs + (strided ? 8 : 0);
-        g->st_head = bs * g->st_page + (strided ? 8 : 0);
-        g->st_block = nh * g->st_head + (strided ? 16 : 0);
-    }
+    cache_grid_flash_strides(layout, bs, nh, hs, strided, &g->st_block, &g->st_page, &g->st_head);
     if (strided && (layout == PA_LAYOUT_FLASH_NHD || layout == PA_LAYOUT_FLASH_HND)) {
         c->block_stride = g->st_block;
         c->page_stride = g->st_page;
