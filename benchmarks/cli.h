@@ -1,10 +1,17 @@
-/* Shared pieces of the `pagedattn` CLI. */
+/* Shared pieces of the `pagedattn` CLI: exit codes, the options every op
+ * takes, the result row every benchmark prints, and the per-op entries. */
 #ifndef PA_CLI_H
 #define PA_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
+#include "bench_gpu.h"
 #include "pagedattn/pagedattn.h"
+
+#ifndef PA_GIT_COMMIT
+#define PA_GIT_COMMIT "unknown"
+#endif
 
 /* Exit codes: stable, documented in `pagedattn --help`. */
 enum {
@@ -13,6 +20,69 @@ enum {
     PA_CLI_EXIT_USAGE = 2,     /* bad flags or values */
     PA_CLI_EXIT_NO_DEVICE = 3, /* the command needs a GPU and there is none */
 };
+
+/* Model presets (benchmarks/pagedattn.c). */
+typedef struct pa_preset {
+    const char *name;
+    int heads, kv_heads, head_size, window;
+    float soft_cap;
+    int local_chunk;
+} pa_preset;
+extern const pa_preset PA_PRESETS[];
+extern const int PA_NUM_PRESETS;
+
+#define PA_MAX_CTX_LIST 32
+
+/* Options shared by `check OP` and `bench OP` (parsed by pa_op_opts_parse). */
+typedef struct pa_op_opts {
+    const char *op;
+    int device_gpu; /* -1 = auto, 0 = cpu, 1 = gpu */
+    int seqs, heads, kv_heads, head_size, block_size;
+    int ctx[PA_MAX_CTX_LIST], num_ctx; /* context (cached) lengths; a list is a sweep */
+    int qlen;                          /* new query tokens per sequence (prefill, ragged); 0 = op default */
+    int decodes;                       /* ragged: decode sequences beside `seqs` prefill chunks */
+    pa_dtype dtype, cache_dtype;
+    int cache_auto;
+    pa_kv_layout layout;
+    int window;
+    float soft_cap;
+    int alibi;
+    int iters, warmup;
+    const char *json;
+    const char *preset;
+    const char *variant; /* op-specific kernel choice (decode: v1, v2, auto; ...); NULL = default */
+    uint64_t seed;
+} pa_op_opts;
+
+extern const char *PA_OPT_HELP;
+void pa_op_opts_default(pa_op_opts *o);
+/* Parses options from argv[i0..]; returns 0 on success, else the exit code
+ * (after one error line on stderr). */
+int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o);
+
+/* One measurement, printed as a terminal line and (with --json) a JSON row. */
+typedef struct pa_bench_row {
+    const char *op;   /* "decode", "prefill", "prompt", "ragged", "reshape_and_cache", ... */
+    const char *impl; /* "pa-v1", "pa-v2", "pa-decode", "cpu-ref", ... */
+    int seqs, heads, kv_heads, head_size, ctx, qlen, block_size;
+    pa_dtype dtype, cache_dtype;
+    pa_kv_layout layout;
+    pa_timing t;
+    double bytes;       /* HBM bytes touched (memory-bound ops), 0 if not meaningful */
+    double flops;       /* FLOPs (compute-bound ops), 0 if not meaningful */
+    double roof_gbps;   /* measured copy bandwidth, 0 = not measured */
+    double roof_tflops; /* measured cuBLAS GEMM TFLOP/s, 0 = not measured */
+    double baseline_us; /* cuBLAS-based attention on the same problem, <= 0 = none */
+    const char *note;   /* extra words for the terminal line, or NULL */
+} pa_bench_row;
+void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r);
+
+/* Per-op check/bench entries: check != 0 compares the CUDA op with the CPU
+ * reference (needs gpu), else times it (on the GPU, or the CPU reference when
+ * gpu == 0). Return a PA_CLI_EXIT_* code. */
+int pa_run_decode(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench_decode.c */
+int pa_run_prefill(const pa_op_opts *o, int check, int gpu); /* benchmarks/bench_prefill.c */
+int pa_run_ragged(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench_ragged.c */
 
 /* Subcommands implemented in other files. */
 int pa_cmd_plan(int argc, char **argv);   /* benchmarks/cmd_plan.c */
@@ -23,5 +93,10 @@ int pa_bench_plan(int argc, char **argv); /* `bench plan`, benchmarks/cmd_plan.c
 int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out);
 /* Monotonic wall clock in seconds. */
 double pa_cli_now(void);
+/* Opens a JSON-rows file for appending ("-" = stdout); NULL + message on failure. */
+FILE *pa_cli_open_json(const char *path);
+void pa_cli_close_json(FILE *f);
+/* 1 if device 0 is usable, else 0 with the reason in why. */
+int pa_cli_have_gpu(char *why, size_t len);
 
 #endif

@@ -16,10 +16,6 @@
 #include "cli.h"
 #include "problems.h"
 
-#ifndef PA_GIT_COMMIT
-#define PA_GIT_COMMIT "unknown"
-#endif
-
 /* ---- small utilities ---------------------------------------------------- */
 
 double pa_cli_now(void) {
@@ -48,6 +44,22 @@ int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi
     return 1;
 }
 
+FILE *pa_cli_open_json(const char *path) {
+    if (!path)
+        return NULL;
+    if (!strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        fprintf(stderr, "pagedattn: cannot open %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+void pa_cli_close_json(FILE *f) {
+    if (f && f != stdout)
+        fclose(f);
+}
+
 static int want_help(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
@@ -55,7 +67,7 @@ static int want_help(int argc, char **argv) {
     return 0;
 }
 
-static int have_gpu(char *why, size_t len) {
+int pa_cli_have_gpu(char *why, size_t len) {
     pa_device_props p;
     pa_status s = pa_device_info(0, &p);
     if (s != PA_SUCCESS) {
@@ -111,40 +123,14 @@ static int cmd_info(int argc, char **argv) {
 
 /* ---- shared op options ---------------------------------------------------- */
 
-typedef struct preset {
-    const char *name;
-    int heads, kv_heads, head_size, window;
-    float soft_cap;
-    int local_chunk;
-} preset;
-
-static const preset PRESETS[] = {
+const pa_preset PA_PRESETS[] = {
     {"llama3-8b", 32, 8, 128, 0, 0.0f, 0},       {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0},
     {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0},   {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0},
     {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192}, {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0},
 };
-#define NUM_PRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
+const int PA_NUM_PRESETS = (int)(sizeof PA_PRESETS / sizeof PA_PRESETS[0]);
 
-#define MAX_CTX_LIST 32
-
-typedef struct op_opts {
-    const char *op;
-    int device_gpu; /* -1 = auto */
-    int seqs, heads, kv_heads, head_size, block_size;
-    int ctx[MAX_CTX_LIST], num_ctx;
-    pa_dtype dtype, cache_dtype;
-    int cache_auto;
-    pa_kv_layout layout;
-    int window;
-    float soft_cap;
-    int alibi;
-    int iters, warmup;
-    const char *json;
-    const char *preset;
-    uint64_t seed;
-} op_opts;
-
-static void opts_default(op_opts *o) {
+void pa_op_opts_default(pa_op_opts *o) {
     memset(o, 0, sizeof *o);
     o->device_gpu = -1;
     o->seqs = 8;
@@ -162,27 +148,29 @@ static void opts_default(op_opts *o) {
     o->seed = 1;
 }
 
-static const char *OPT_HELP =
-    "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
-    "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
-    "                       llama4-scout, qwen2.5-7b (sets heads, head size, window, soft cap)\n"
-    "  --seqs N             sequences in the batch (default 8)\n"
-    "  --heads Q/KV         query/KV heads (default 32/8)\n"
-    "  --head-size N        (default 128)\n"
-    "  --ctx N[,N...]       context length(s) per sequence; a list runs a sweep (default 1024)\n"
-    "  --block-size N       tokens per cache block (default 16)\n"
-    "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
-    "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"
-    "  --layout vllm|nhd|hnd cache layout (default vllm)\n"
-    "  --window N           sliding window (0 = off)\n"
-    "  --soft-cap X         logits soft cap (0 = off)\n"
-    "  --alibi              ALiBi slopes on\n"
-    "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
-    "  --seed N             random data seed\n"
-    "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
+const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
+                          "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
+                          "                       llama4-scout, qwen2.5-7b (sets heads, head size, window, soft cap)\n"
+                          "  --seqs N             sequences in the batch (default 8)\n"
+                          "  --heads Q/KV         query/KV heads (default 32/8)\n"
+                          "  --head-size N        (default 128)\n"
+                          "  --ctx N[,N...]       context length(s) per sequence; a list runs a sweep (default 1024)\n"
+                          "  --block-size N       tokens per cache block (default 16)\n"
+                          "  --qlen N             new query tokens per sequence (prefill, ragged)\n"
+                          "  --decodes N          ragged: decode sequences beside the --seqs prefill chunks\n"
+                          "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry)\n"
+                          "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
+                          "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"
+                          "  --layout vllm|nhd|hnd cache layout (default vllm)\n"
+                          "  --window N           sliding window (0 = off)\n"
+                          "  --soft-cap X         logits soft cap (0 = off)\n"
+                          "  --alibi              ALiBi slopes on\n"
+                          "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
+                          "  --seed N             random data seed\n"
+                          "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
 
 /* Parses op options from argv[i0..]; returns 0 on success, else the exit code. */
-static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts *o) {
+static int parse_pa_op_opts(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o) {
     long long v;
     for (int i = i0; i < argc; i++) {
         const char *a = argv[i];
@@ -217,6 +205,8 @@ static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts
         INT_OPT("--head-size", 1, 1024, o->head_size)
         INT_OPT("--block-size", 1, 1024, o->block_size)
         INT_OPT("--window", 0, 1 << 30, o->window)
+        INT_OPT("--qlen", 1, 1 << 20, o->qlen)
+        INT_OPT("--decodes", 0, 65536, o->decodes)
         INT_OPT("--iters", 1, 100000, o->iters)
         INT_OPT("--warmup", 0, 10000, o->warmup)
         else if (!strcmp(a, "--seed")) {
@@ -248,8 +238,8 @@ static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts
             snprintf(buf, sizeof buf, "%s", val);
             o->num_ctx = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (o->num_ctx == MAX_CTX_LIST) {
-                    fprintf(stderr, "pagedattn %s: --ctx takes at most %d lengths\n", cmd, MAX_CTX_LIST);
+                if (o->num_ctx == PA_MAX_CTX_LIST) {
+                    fprintf(stderr, "pagedattn %s: --ctx takes at most %d lengths\n", cmd, PA_MAX_CTX_LIST);
                     return PA_CLI_EXIT_USAGE;
                 }
                 if (!pa_cli_parse_int("--ctx", tok, 1, 1 << 22, &v))
@@ -297,6 +287,10 @@ static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts
             }
             o->soft_cap = (float)x;
         }
+        else if (!strcmp(a, "--variant")) {
+            NEED_VAL();
+            o->variant = val;
+        }
         else if (!strcmp(a, "--alibi")) {
             o->alibi = 1;
         }
@@ -307,14 +301,14 @@ static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts
         else if (!strcmp(a, "--preset")) {
             NEED_VAL();
             int found = 0;
-            for (int p = 0; p < NUM_PRESETS; p++)
-                if (!strcmp(val, PRESETS[p].name)) {
-                    o->preset = PRESETS[p].name;
-                    o->heads = PRESETS[p].heads;
-                    o->kv_heads = PRESETS[p].kv_heads;
-                    o->head_size = PRESETS[p].head_size;
-                    o->window = PRESETS[p].window;
-                    o->soft_cap = PRESETS[p].soft_cap;
+            for (int p = 0; p < PA_NUM_PRESETS; p++)
+                if (!strcmp(val, PA_PRESETS[p].name)) {
+                    o->preset = PA_PRESETS[p].name;
+                    o->heads = PA_PRESETS[p].heads;
+                    o->kv_heads = PA_PRESETS[p].kv_heads;
+                    o->head_size = PA_PRESETS[p].head_size;
+                    o->window = PA_PRESETS[p].window;
+                    o->soft_cap = PA_PRESETS[p].soft_cap;
                     found = 1;
                 }
             if (!found) {
@@ -332,143 +326,6 @@ static int parse_op_opts(const char *cmd, int argc, char **argv, int i0, op_opts
     if (o->cache_auto)
         o->cache_dtype = o->dtype;
     return 0;
-}
-
-/* ---- decode on the CPU reference -------------------------------------------- */
-
-typedef struct decode_ctx {
-    pa_decode_problem *pr;
-} decode_ctx;
-
-static int run_ref_decode(void *ctx) {
-    decode_ctx *c = ctx;
-    if (pa_ref_paged_decode(&c->pr->p) != PA_SUCCESS) {
-        fprintf(stderr, "pagedattn bench decode: %s\n", pa_last_error());
-        return 1;
-    }
-    return 0;
-}
-
-static pa_decode_problem *make_decode_problem(const op_opts *o, int ctx_len, const char *cmd) {
-    int *lens = malloc(sizeof(int) * (size_t)o->seqs);
-    if (!lens)
-        return NULL;
-    for (int s = 0; s < o->seqs; s++)
-        lens[s] = ctx_len;
-    pa_decode_problem_cfg cfg = {.seed = o->seed,
-                                 .layout = o->layout,
-                                 .q_dtype = o->dtype,
-                                 .cache_dtype = o->cache_dtype,
-                                 .num_seqs = o->seqs,
-                                 .num_heads = o->heads,
-                                 .num_kv_heads = o->kv_heads,
-                                 .head_size = o->head_size,
-                                 .block_size = o->block_size,
-                                 .seq_lens = lens,
-                                 .with_alibi = o->alibi,
-                                 .skip_logical = 1};
-    /* Validate the shape before allocating anything large. */
-    pa_decode_params probe;
-    memset(&probe, 0, sizeof probe);
-    char dummy[16];
-    probe.q_dtype = o->dtype;
-    probe.num_heads = o->heads;
-    probe.kv = (pa_kv_cache){.layout = o->layout,
-                             .dtype = o->cache_dtype,
-                             .key = dummy,
-                             .value = dummy,
-                             .num_blocks = 1,
-                             .block_size = o->block_size,
-                             .num_kv_heads = o->kv_heads,
-                             .head_size = o->head_size};
-    probe.scale = 1.0f;
-    probe.soft_cap = o->soft_cap;
-    probe.sliding_window = o->window;
-    if (pa_decode_validate(&probe) != PA_SUCCESS) {
-        fprintf(stderr, "pagedattn %s decode: %s\n", cmd, pa_last_error());
-        free(lens);
-        return NULL;
-    }
-    double cache_bytes = 2.0 * o->seqs * (double)ctx_len * o->kv_heads * o->head_size * pa_dtype_size(o->cache_dtype);
-    if (cache_bytes > 8e9) {
-        fprintf(stderr, "pagedattn %s decode: the problem needs %.1f GB of host cache; at most 8 GB\n", cmd,
-                cache_bytes / 1e9);
-        free(lens);
-        return NULL;
-    }
-    pa_decode_problem *pr = pa_decode_problem_make(&cfg);
-    free(lens);
-    if (pr) {
-        pr->p.sliding_window = o->window;
-        pr->p.soft_cap = o->soft_cap;
-    }
-    return pr;
-}
-
-static double decode_bytes(const op_opts *o, int ctx_len) {
-    double kv = 2.0 * o->seqs * (double)ctx_len * o->kv_heads * o->head_size * pa_dtype_size(o->cache_dtype);
-    double qo = 2.0 * o->seqs * (double)o->heads * o->head_size * pa_dtype_size(o->dtype);
-    return kv + qo;
-}
-
-static FILE *open_json(const char *path) {
-    if (!path)
-        return NULL;
-    if (!strcmp(path, "-"))
-        return stdout;
-    FILE *f = fopen(path, "a");
-    if (!f)
-        fprintf(stderr, "pagedattn: cannot open %s: %s\n", path, strerror(errno));
-    return f;
-}
-
-static int bench_decode(const op_opts *o, int gpu) {
-    if (gpu) {
-        fprintf(stderr, "pagedattn bench decode: this build has no CUDA decode kernel yet; "
-                        "use --device cpu for the CPU reference\n");
-        return PA_CLI_EXIT_USAGE;
-    }
-    FILE *jf = open_json(o->json);
-    if (o->json && !jf)
-        return PA_CLI_EXIT_USAGE;
-    int rc = 0;
-    for (int k = 0; k < o->num_ctx; k++) {
-        if (o->num_ctx > 1)
-            fprintf(stderr, "[%d/%d] decode ctx=%d ...\n", k + 1, o->num_ctx, o->ctx[k]);
-        pa_decode_problem *pr = make_decode_problem(o, o->ctx[k], "bench");
-        if (!pr) {
-            rc = PA_CLI_EXIT_USAGE;
-            break;
-        }
-        decode_ctx c = {pr};
-        pa_timing t;
-        if (pa_bench_time_cpu(run_ref_decode, &c, o->warmup, o->iters, &t) != 0) {
-            pa_decode_problem_free(pr);
-            rc = PA_CLI_EXIT_FAIL;
-            break;
-        }
-        double gbps = decode_bytes(o, o->ctx[k]) / (t.median_us * 1e-6) / 1e9;
-        printf("decode  cpu-ref  %s seqs=%d heads=%d/%d hd=%d ctx=%d bs=%d %s q=%s kv=%s%s%s  "
-               "median %.1f us (min %.1f, max %.1f, n=%d)  %.2f GB/s  baseline: n/a on cpu\n",
-               o->preset ? o->preset : "custom", o->seqs, o->heads, o->kv_heads, o->head_size, o->ctx[k], o->block_size,
-               pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
-               o->window ? " window" : "", o->soft_cap > 0 ? " softcap" : "", t.median_us, t.min_us, t.max_us, t.iters,
-               gbps);
-        if (jf)
-            fprintf(jf,
-                    "{\"op\": \"decode\", \"device\": \"cpu-ref\", \"preset\": \"%s\", \"seqs\": %d, \"heads\": %d, "
-                    "\"kv_heads\": %d, \"head_size\": %d, \"ctx\": %d, \"block_size\": %d, \"layout\": \"%s\", "
-                    "\"dtype\": \"%s\", \"cache_dtype\": \"%s\", \"us_median\": %.3f, \"us_min\": %.3f, "
-                    "\"us_max\": %.3f, \"gbps\": %.3f, \"roof_gbps\": null, \"pct_roof\": null, "
-                    "\"baseline_us\": null, \"commit\": \"%s\", \"version\": \"%s\"}\n",
-                    o->preset ? o->preset : "custom", o->seqs, o->heads, o->kv_heads, o->head_size, o->ctx[k],
-                    o->block_size, pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
-                    t.median_us, t.min_us, t.max_us, gbps, PA_GIT_COMMIT, pa_version());
-        pa_decode_problem_free(pr);
-    }
-    if (jf && jf != stdout)
-        fclose(jf);
-    return rc;
 }
 
 /* ---- convert (the first GPU op) ---------------------------------------------- */
@@ -490,7 +347,7 @@ static int run_ref_convert(void *ctx) {
     return pa_ref_convert(c->dst, c->dt, c->src, c->st, c->n, NULL) != PA_SUCCESS;
 }
 
-static int bench_convert(const op_opts *o, int gpu) {
+static int bench_convert(const pa_op_opts *o, int gpu) {
     const int64_t n = gpu ? (int64_t)64 << 20 : (int64_t)4 << 20;
     pa_rng rng = pa_rng_make(o->seed);
     void *src = pa_random_buffer(&rng, PA_DTYPE_F32, (size_t)n, -4.0f, 4.0f);
@@ -538,7 +395,7 @@ static int bench_convert(const op_opts *o, int gpu) {
 
 /* ---- check --------------------------------------------------------------- */
 
-static int check_convert(const op_opts *o) {
+static int check_convert(const pa_op_opts *o) {
     const int64_t n = 1 << 20;
     pa_rng rng = pa_rng_make(o->seed);
     float *src = pa_random_buffer(&rng, PA_DTYPE_F32, (size_t)n, -600.0f, 600.0f);
@@ -577,26 +434,26 @@ done:
 static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
                                 "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
                                 "  Needs a GPU (exit 3 without one).\n"
-                                "  OP: convert, decode\n";
+                                "  OP: convert, decode, prefill, ragged\n";
 
 static int cmd_check(int argc, char **argv) {
     if (want_help(argc, argv) || argc < 2) {
         fputs(CHECK_HELP, argc < 2 ? stderr : stdout);
-        fputs(OPT_HELP, argc < 2 ? stderr : stdout);
+        fputs(PA_OPT_HELP, argc < 2 ? stderr : stdout);
         return argc < 2 ? PA_CLI_EXIT_USAGE : 0;
     }
     const char *op = argv[1];
-    if (strcmp(op, "convert") && strcmp(op, "decode")) {
-        fprintf(stderr, "pagedattn check: unknown op '%s'; known: convert, decode\n", op);
+    if (strcmp(op, "convert") && strcmp(op, "decode") && strcmp(op, "prefill") && strcmp(op, "ragged")) {
+        fprintf(stderr, "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged\n", op);
         return PA_CLI_EXIT_USAGE;
     }
-    op_opts o;
-    opts_default(&o);
-    int e = parse_op_opts("check", argc, argv, 2, &o);
+    pa_op_opts o;
+    pa_op_opts_default(&o);
+    int e = parse_pa_op_opts("check", argc, argv, 2, &o);
     if (e)
         return e;
     char why[512];
-    if (!have_gpu(why, sizeof why)) {
+    if (!pa_cli_have_gpu(why, sizeof why)) {
         fprintf(stderr,
                 "pagedattn check %s: needs a CUDA GPU and there is none (%s); "
                 "the CPU reference runs with: pagedattn bench %s --device cpu\n",
@@ -605,8 +462,11 @@ static int cmd_check(int argc, char **argv) {
     }
     if (!strcmp(op, "convert"))
         return check_convert(&o);
-    fprintf(stderr, "pagedattn check decode: this build has no CUDA decode kernel yet\n");
-    return PA_CLI_EXIT_USAGE;
+    if (!strcmp(op, "decode"))
+        return pa_run_decode(&o, 1, 1);
+    if (!strcmp(op, "prefill"))
+        return pa_run_prefill(&o, 1, 1);
+    return pa_run_ragged(&o, 1, 1);
 }
 
 /* ---- bench --------------------------------------------------------------- */
@@ -616,33 +476,33 @@ static const char *BENCH_HELP =
     "  Times OP: CUDA events, warm-up, L2 flushed between iterations, the device's copy\n"
     "  bandwidth measured in the same run as the roof. --device cpu times the CPU reference\n"
     "  (the default where there is no GPU).\n"
-    "  OP: decode, convert, plan\n";
+    "  OP: decode, prefill, ragged, convert, plan\n";
 
 static int cmd_bench(int argc, char **argv) {
     if (argc < 2 || ((!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))) {
         fputs(BENCH_HELP, argc < 2 ? stderr : stdout);
-        fputs(OPT_HELP, argc < 2 ? stderr : stdout);
+        fputs(PA_OPT_HELP, argc < 2 ? stderr : stdout);
         return argc < 2 ? PA_CLI_EXIT_USAGE : 0;
     }
     const char *op = argv[1];
     if (!strcmp(op, "plan"))
         return pa_bench_plan(argc - 1, argv + 1);
-    if (strcmp(op, "decode") && strcmp(op, "convert")) {
-        fprintf(stderr, "pagedattn bench: unknown op '%s'; known: decode, convert, plan\n", op);
+    if (strcmp(op, "decode") && strcmp(op, "convert") && strcmp(op, "prefill") && strcmp(op, "ragged")) {
+        fprintf(stderr, "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, convert, plan\n", op);
         return PA_CLI_EXIT_USAGE;
     }
     if (want_help(argc, argv)) {
         fputs(BENCH_HELP, stdout);
-        fputs(OPT_HELP, stdout);
+        fputs(PA_OPT_HELP, stdout);
         return 0;
     }
-    op_opts o;
-    opts_default(&o);
-    int e = parse_op_opts("bench", argc, argv, 2, &o);
+    pa_op_opts o;
+    pa_op_opts_default(&o);
+    int e = parse_pa_op_opts("bench", argc, argv, 2, &o);
     if (e)
         return e;
     char why[512];
-    int gpu = have_gpu(why, sizeof why);
+    int gpu = pa_cli_have_gpu(why, sizeof why);
     if (o.device_gpu == 1 && !gpu) {
         fprintf(stderr, "pagedattn bench %s --device gpu: no CUDA device (%s)\n", op, why);
         return PA_CLI_EXIT_NO_DEVICE;
@@ -651,7 +511,11 @@ static int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "pagedattn bench %s: no CUDA device (%s); timing the CPU reference\n", op, why);
     int use_gpu = o.device_gpu == -1 ? gpu : o.device_gpu;
     if (!strcmp(op, "decode"))
-        return bench_decode(&o, use_gpu);
+        return pa_run_decode(&o, 0, use_gpu);
+    if (!strcmp(op, "prefill"))
+        return pa_run_prefill(&o, 0, use_gpu);
+    if (!strcmp(op, "ragged"))
+        return pa_run_ragged(&o, 0, use_gpu);
     return bench_convert(&o, use_gpu);
 }
 

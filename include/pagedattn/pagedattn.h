@@ -12,5 +12,7 @@
 #include "pagedattn/batch.h"
 #include "pagedattn/heuristics.h"
 #include "pagedattn/metadata.h"
+#include "pagedattn/prefill.h"
+#include "pagedattn/ragged.h"
 
 #endif /* PAGEDATTN_H */

@@ -1,0 +1,2 @@
+/* prefill: validation and host helpers shared by the CPU reference and the kernels. */
+#include "internal.h"

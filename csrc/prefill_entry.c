@@ -1,0 +1,2 @@
+/* prefill: public GPU entries (validate, pick the kernel, NVTX range, launch). */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* ragged: public GPU entries (validate, pick the kernel, NVTX range, launch). */
+#include "internal.h"

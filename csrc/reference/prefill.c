@@ -1,0 +1,2 @@
+/* prefill: CPU reference. */
+#include "../internal.h"

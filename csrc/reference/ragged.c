@@ -1,0 +1,2 @@
+/* ragged: CPU reference. */
+#include "../internal.h"
