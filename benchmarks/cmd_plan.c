@@ -677,7 +677,8 @@ int pa_cmd_plan(int argc, char **argv) {
            rg.num_seqs, rg.num_slices, rg.num_slices_padded, p.spb);
     put_arr("context_lens", rg.context_lens, n, 0);
     put_arr("query_start_loc", rg.query_start_loc, n + 1, 0);
-    put_rows("slices", slices, rg.num_slices_padded, PA_SLICE_FIELDS, 1);
+    /* field-major [3][num_slices_padded], the shape pa_kv_cache_update reads */
+    put_rows("slices", slices, PA_SLICE_FIELDS, rg.num_slices_padded, 1);
     printf("  }%s\n", p.has_chunk ? "," : "");
     if (p.has_chunk) {
         printf("  \"local_attention\": {\n    \"attn_chunk_size\": %lld, \"num_virtual_batches\": %d,\n", p.chunk, nv);

@@ -12,17 +12,19 @@
 #include "pagedattn/metadata.h"
 
 static inline int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
-/* Division of a validated non-negative int32-range value: 32-bit unsigned
- * division is several times cheaper than 64-bit signed on x86. */
-static inline int64_t udiv32(int64_t a, int32_t b) { return (int64_t)((uint32_t)a / (uint32_t)b); }
+/* Division of a validated non-negative int32-range value by the block size.
+ * Block sizes are powers of two in practice: a shift then (a division costs
+ * more than the rest of a decode request's work); 32-bit unsigned division
+ * otherwise, several times cheaper than 64-bit signed on x86. */
+static inline uint32_t udiv32u(uint32_t a, uint32_t b) { return (b & (b - 1)) == 0 ? a >> __builtin_ctz(b) : a / b; }
+static inline int64_t udiv32(int64_t a, int32_t b) { return (int64_t)udiv32u((uint32_t)a, (uint32_t)b); }
 
 /* Checks the block-table entries that the new tokens [start, end) of request r
- * land in: non-negative, and the largest slot they give fits int32. */
-static pa_status check_touched_blocks(const char *table, int32_t r, const int32_t *row, int64_t start, int64_t end,
-                                      int32_t block_size) {
-    if (end <= start)
-        return PA_SUCCESS;
-    const int64_t first = udiv32(start, block_size), last = udiv32(end - 1, block_size);
+ * land in: non-negative, and the largest slot they give fits int32. The fast
+ * path is one unsigned compare per block (a negative id wraps above the
+ * limit); the message is worked out only on failure. */
+static pa_status report_bad_block(const char *table, int32_t r, const int32_t *row, int64_t first, int64_t last,
+                                  int32_t block_size) {
     for (int64_t b = first; b <= last; b++) {
         const int64_t id = row[b];
         PA_REQUIRE(id >= 0, "request %d: %s[%lld] = %lld is negative", (int)r, table, (long long)b, (long long)id);
@@ -30,14 +32,29 @@ static pa_status check_touched_blocks(const char *table, int32_t r, const int32_
                    "request %d: %s[%lld] = %lld gives slots past int32 (block_size %d)", (int)r, table, (long long)b,
                    (long long)id, (int)block_size);
     }
-    return PA_SUCCESS;
+    return pa_fail(PA_ERR_INTERNAL, "request %d: block check disagrees with its report", (int)r);
+}
+
+static inline uint32_t max_block_id(int32_t block_size) {
+    return (uint32_t)(((int64_t)INT32_MAX - (block_size - 1)) / block_size);
+}
+
+static inline pa_status check_touched_blocks(const char *table, int32_t r, const int32_t *row, int64_t start,
+                                             int64_t end, int32_t block_size, uint32_t max_id) {
+    if (end <= start)
+        return PA_SUCCESS;
+    const int64_t first = udiv32(start, block_size), last = udiv32(end - 1, block_size);
+    uint32_t bad = 0;
+    for (int64_t b = first; b <= last; b++)
+        bad |= (uint32_t)row[b] > max_id;
+    return bad ? report_bad_block(table, r, row, first, last, block_size) : PA_SUCCESS;
 }
 
 /* Slots of positions [start, end) of one block-table row, written to dst. */
 static inline void write_slots(int32_t *dst, const int32_t *row, int32_t start, int32_t end, int32_t block_size) {
     int32_t pos = start;
     while (pos < end) {
-        const int32_t blk = (int32_t)((uint32_t)pos / (uint32_t)block_size), off = pos - blk * block_size;
+        const int32_t blk = (int32_t)udiv32u((uint32_t)pos, (uint32_t)block_size), off = pos - blk * block_size;
         int32_t n = block_size - off;
         if (n > end - pos)
             n = end - pos;
@@ -69,6 +86,7 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
         PA_REQUIRE(out->num_computed_tokens != NULL, "output num_computed_tokens is NULL");
     }
     int64_t total = 0;
+    const uint32_t max_id = max_block_id(bs);
     for (int32_t r = 0; r < n; r++) {
         const int64_t c = b->num_computed_tokens[r], q = b->num_scheduled_tokens[r];
         PA_REQUIRE(c >= 0, "request %d: num_computed_tokens %lld < 0", (int)r, (long long)c);
@@ -85,7 +103,7 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
                    "request %d: block_table row too narrow: seq_len %lld needs %lld blocks of %d, stride %d", (int)r,
                    (long long)s, (long long)need, (int)bs, (int)b->block_table_stride);
         PA_TRY(check_touched_blocks("block_table", r, b->block_table + (size_t)r * (size_t)b->block_table_stride, c, s,
-                                    bs));
+                                    bs, max_id));
     }
     if (padded == 0)
         padded = (int32_t)total;
@@ -232,7 +250,7 @@ pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *c, int32_t n
                 cross_slots += e;
                 PA_TRY(check_touched_blocks("cross_block_table", r,
                                             enc->cross_block_table + (size_t)r * (size_t)enc->cross_block_table_stride,
-                                            0, e, bs));
+                                            0, e, bs, max_block_id(bs)));
             }
         }
         PA_REQUIRE(out->cross_slot_mapping_capacity >= cross_slots,
@@ -316,13 +334,14 @@ static pa_status count_slices(const pa_common_metadata *c, int32_t spb, int32_t 
     PA_REQUIRE(spb >= 1, "slices_per_block %d < 1", (int)spb);
     const int32_t bs = c->block_size;
     int64_t total = 0;
+    const uint32_t max_id = max_block_id(bs);
     for (int32_t r = 0; r < c->num_reqs; r++) {
         const int64_t start = c->num_computed_tokens[r], end = c->seq_lens[r];
         if (end <= start)
             continue; /* no new tokens, no slice */
         total += udiv32(end - 1, bs) - udiv32(start, bs) + 1;
         PA_TRY(check_touched_blocks("block_table", r, c->block_table + (size_t)r * (size_t)c->block_table_stride, start,
-                                    end, bs));
+                                    end, bs, max_id));
     }
     const int64_t p = cdiv64(total, spb) * spb;
     PA_REQUIRE(p <= INT32_MAX, "padded slice count %lld overflows int32", (long long)p);
@@ -331,9 +350,13 @@ static pa_status count_slices(const pa_common_metadata *c, int32_t spb, int32_t 
     return PA_SUCCESS;
 }
 
-static void write_slices(const pa_common_metadata *c, int32_t num, int32_t padded, int32_t *slices) {
+/* Field-major, as pa_kv_cache_update reads them: slices[f * stride + i] is
+ * field f of slice i; entries [num, stride) of each field are zero (padding
+ * slices of length 0). */
+static void write_slices(const pa_common_metadata *c, int32_t num, int32_t stride, int32_t *slices) {
     const int32_t bs = c->block_size;
-    int32_t *o = slices;
+    int32_t *kv_start = slices, *new_start = slices + stride, *len = slices + 2 * (size_t)stride;
+    int32_t i = 0;
     for (int32_t r = 0; r < c->num_reqs; r++) {
         const int32_t start = c->num_computed_tokens[r], end = c->seq_lens[r];
         if (end <= start)
@@ -341,18 +364,18 @@ static void write_slices(const pa_common_metadata *c, int32_t num, int32_t padde
         const int32_t *row = c->block_table + (size_t)r * (size_t)c->block_table_stride;
         const int32_t first = (int32_t)udiv32(start, bs), last = (int32_t)udiv32(end - 1, bs);
         int32_t new_kv = c->query_start_loc[r];
-        for (int32_t blk = first; blk <= last; blk++) {
+        for (int32_t blk = first; blk <= last; blk++, i++) {
             const int32_t lo = blk == first ? start - first * bs : 0;
             const int32_t hi = blk == last ? (end - 1) - last * bs + 1 : bs;
-            o[0] = row[blk] * bs + lo;
-            o[1] = new_kv;
-            o[2] = hi - lo;
+            kv_start[i] = row[blk] * bs + lo;
+            new_start[i] = new_kv;
+            len[i] = hi - lo;
             new_kv += hi - lo;
-            o += PA_SLICE_FIELDS;
         }
     }
-    for (int32_t i = num * PA_SLICE_FIELDS; i < padded * PA_SLICE_FIELDS; i++)
-        slices[i] = 0;
+    for (int32_t f = 0; f < PA_SLICE_FIELDS; f++)
+        for (int32_t k = num; k < stride; k++)
+            slices[(size_t)f * (size_t)stride + (size_t)k] = 0;
 }
 
 pa_status pa_kv_update_slices_count(const pa_common_metadata *c, int32_t spb, int32_t *num_slices,
@@ -392,7 +415,7 @@ pa_status pa_build_kv_update_slices(const pa_common_metadata *c, int32_t spb, in
     PA_TRY(count_slices(c, spb, &num, &padded));
     PA_REQUIRE(capacity >= padded, "slices capacity %d < padded slice count %d", (int)capacity, (int)padded);
     PA_REQUIRE(padded == 0 || slices != NULL, "output slices is NULL");
-    write_slices(c, num, padded, slices);
+    write_slices(c, num, capacity, slices);
     if (num_slices)
         *num_slices = num;
     if (num_slices_padded)
@@ -409,7 +432,7 @@ pa_status pa_build_ragged_metadata(const pa_common_metadata *c, int32_t spb, pa_
     PA_REQUIRE(out->slices_capacity >= padded, "slices_capacity %d < padded slice count %d", (int)out->slices_capacity,
                (int)padded);
     PA_REQUIRE(padded == 0 || out->slices != NULL, "output slices is NULL");
-    write_slices(c, num, padded, out->slices);
+    write_slices(c, num, out->slices_capacity, out->slices);
     out->num_seqs = c->num_reqs;
     out->num_slices = num;
     out->num_slices_padded = padded;

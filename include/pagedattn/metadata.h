@@ -155,23 +155,32 @@ PA_API pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *commo
 
 /* ---- ragged backend (vLLM's PallasMetadata) + KV-update slices --------- */
 
-/* The KV cache update by slices: each row (kv_cache_start, new_kv_start,
+/* The KV cache update by slices: each slice (kv_cache_start, new_kv_start,
  * slice_len) copies slice_len new tokens starting at token new_kv_start of the
  * flat batch to the cache starting at slot kv_cache_start, all within one
  * block. One slice per block a request's new tokens touch, requests in order;
  * new_kv_start is the exclusive prefix sum of slice_len. A request with no new
- * tokens has no slice (vLLM's runner never schedules one). */
+ * tokens has no slice (vLLM's runner never schedules one).
+ *
+ * Slices are written field-major, [3][capacity], the layout vLLM's TPU runner
+ * transposes them into and pa_kv_cache_update reads: slices[0 * capacity + i]
+ * = kv_cache_start, slices[1 * capacity + i] = new_kv_start, slices[2 *
+ * capacity + i] = slice_len; slices [num_slices, capacity) are (0, 0, 0). The
+ * buffer feeds the kernel directly: pa_kv_cache_update(..., slices,
+ * num_slices_dev, capacity, ...) with num_slices on the device. Sizing the
+ * buffer once with pa_kv_update_slices_upper_bound gives one row stride (and
+ * one grid) for every step, as a captured CUDA graph needs. */
 #define PA_SLICE_FIELDS 3
 
 typedef struct pa_ragged_metadata {
     /* Caller-owned array (set before the call). */
-    int32_t *slices;         /* [slices_capacity][3]: (kv_cache_start, new_kv_start, slice_len) */
-    int32_t slices_capacity; /* rows available; >= num_slices_padded */
+    int32_t *slices;         /* [3][slices_capacity], field-major (see above) */
+    int32_t slices_capacity; /* slices per field (the row stride); >= num_slices_padded */
 
     /* Filled by pa_build_ragged_metadata. */
     int32_t num_seqs;            /* num_reqs */
     int32_t num_slices;          /* real slices */
-    int32_t num_slices_padded;   /* rounded up to slices_per_block; rows past num_slices are (0, 0, 0) */
+    int32_t num_slices_padded;   /* num_slices rounded up to slices_per_block; slices past num_slices are (0, 0, 0) */
     const int32_t *slot_mapping; /* [padded_num_tokens] (the common metadata's) */
     const int32_t *block_tables; /* [num_seqs, block_table_stride] (the input's) */
     int32_t block_table_stride;
@@ -192,7 +201,7 @@ PA_API pa_status pa_kv_update_slices_count(const pa_common_metadata *common, int
 PA_API pa_status pa_kv_update_slices_upper_bound(int32_t num_reqs, int32_t num_tokens, int32_t block_size,
                                                  int32_t slices_per_block, int32_t *out);
 
-/* Writes the slices alone: slices [capacity][3]. */
+/* Writes the slices alone: slices [3][capacity], field-major. */
 PA_API pa_status pa_build_kv_update_slices(const pa_common_metadata *common, int32_t slices_per_block, int32_t *slices,
                                            int32_t capacity, int32_t *num_slices, int32_t *num_slices_padded);
 

@@ -315,6 +315,29 @@ static void fuzz_common_metadata(reader *r) {
     for (int32_t t = c.num_actual_tokens; t < c.padded_num_tokens; t++)
         FUZZ_CHECK(slots[t] == PA_PAD_SLOT_ID);
     FUZZ_CHECK(all_sent(slots + c.padded_num_tokens, (size_t)(4096 - c.padded_num_tokens)));
+    /* KV-update slices, field-major at the upper bound's row stride: they
+     * cover the new tokens in order, one block each, zero padding after. */
+    static int32_t sl[3 * 4200 + 16];
+    const int32_t spb = 1 + rd_len(r, 8);
+    int32_t ub = 0, ns = 0, nsp = 0;
+    if (pa_kv_update_slices_upper_bound(n, c.num_actual_tokens, b.block_size, spb, &ub) == PA_SUCCESS && ub <= 4200) {
+        fill(sl, (size_t)(3 * ub + 16));
+        FUZZ_CHECK(pa_build_kv_update_slices(&c, spb, sl, ub, &ns, &nsp) == PA_SUCCESS);
+        FUZZ_CHECK(ns <= nsp && nsp <= ub && nsp % spb == 0);
+        int64_t covered = 0;
+        for (int32_t i = 0; i < ub; i++) {
+            const int32_t kv0 = sl[i], nk = sl[ub + i], len = sl[2 * ub + i];
+            if (i >= ns) {
+                FUZZ_CHECK(kv0 == 0 && nk == 0 && len == 0);
+                continue;
+            }
+            FUZZ_CHECK(len >= 1 && len <= b.block_size && kv0 % b.block_size + len <= b.block_size);
+            FUZZ_CHECK(nk == covered && kv0 == slots[nk] && kv0 + len - 1 == slots[nk + len - 1]);
+            covered += len;
+        }
+        FUZZ_CHECK(covered == c.num_actual_tokens);
+        FUZZ_CHECK(all_sent(sl + 3 * ub, 16));
+    }
     /* then split the batch the metadata describes (may be unordered) */
     pa_batch_split sp;
     if (pa_split_decodes_and_prefills(qsl, n, 1, &sp) == PA_SUCCESS)

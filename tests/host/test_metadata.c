@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pagedattn/pagedattn.h"
+#include "testutil.h"
 
 #define SENT ((int32_t)0x5A5A5A5A)
 
@@ -36,6 +37,14 @@ static int all_sent(const int32_t *p, size_t n) {
 static void assert_arr(const int32_t *got, const int32_t *want, int n, const char *what) {
     for (int i = 0; i < n; i++)
         cr_assert_eq(got[i], want[i], "%s[%d]: got %d want %d", what, i, got[i], want[i]);
+}
+
+/* Slices are field-major [3][cap]; want_rows is [n][3] as written by hand. */
+static void assert_slices(const int32_t *s, int32_t cap, const int32_t *want_rows, int n) {
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < 3; f++)
+            cr_assert_eq(s[f * cap + i], want_rows[3 * i + f], "slice %d field %d: got %d want %d", i, f,
+                         s[f * cap + i], want_rows[3 * i + f]);
 }
 
 /* Output buffers big enough for the small hand examples. */
@@ -96,12 +105,25 @@ Test(metadata_examples, tpu_runner_slices) {
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
     int32_t n = -1, np = -1;
     fill_sent(b.slices, 512 * 3);
-    cr_assert_eq(pa_build_kv_update_slices(&c, 8, b.slices, 512, &n, &np), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, b.slices, 8, &n, &np), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(n, 3);
     cr_assert_eq(np, 8);
     const int32_t want[8 * 3] = {9, 0, 1, 80, 1, 12, 160, 13, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    assert_arr(b.slices, want, 24, "slices");
+    assert_slices(b.slices, 8, want, 8);
+    /* field-major: the kv_cache_start row is 9, 80, 160, then padding */
+    cr_assert_eq(b.slices[1], 80);
+    cr_assert_eq(b.slices[8 + 2], 13);
     cr_assert_eq(b.slices[24], SENT);
+    /* a wider buffer (the graph-sized upper bound) gets the same slices at
+     * its own row stride, padding zero to the end of every row */
+    fill_sent(b.slices, 512 * 3);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, b.slices, 16, &n, &np), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(np, 8);
+    assert_slices(b.slices, 16, want, 8);
+    for (int f = 0; f < 3; f++)
+        for (int i = 8; i < 16; i++)
+            cr_assert_eq(b.slices[f * 16 + i], 0);
+    cr_assert_eq(b.slices[48], SENT);
 }
 
 /* Slices of a request crossing several blocks: positions 13..45 with block
@@ -113,12 +135,12 @@ Test(metadata_examples, slices_cross_several_blocks) {
     pa_common_metadata c = common_for(&b);
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
     int32_t n, np;
-    cr_assert_eq(pa_build_kv_update_slices(&c, 4, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 4, b.slices, 8, &n, &np), PA_SUCCESS);
     cr_assert_eq(n, 5);
     cr_assert_eq(np, 8);
     const int32_t want[8 * 3] = {7 * 8 + 5, 0,  3, 3 * 8, 3, 8, 50 * 8, 11, 8, 9 * 8, 19, 8,
                                  11 * 8,    27, 6, 0,     0, 0, 0,      0,  0, 0,     0,  0};
-    assert_arr(b.slices, want, 24, "slices");
+    assert_slices(b.slices, 8, want, 8);
     /* slot mapping: 13 -> 7*8+5 = 61, ..., 45 -> 11*8+5 = 93 */
     cr_assert_eq(b.slots[0], 61);
     cr_assert_eq(b.slots[2], 63);
@@ -218,7 +240,7 @@ Test(metadata_examples, ragged_views) {
     cr_assert_eq(r.num_slices, 3);
     cr_assert_eq(r.num_slices_padded, 4);
     const int32_t want[12] = {11, 0, 1, 20, 1, 4, 24, 5, 2, 0, 0, 0};
-    assert_arr(b.slices, want, 12, "slices");
+    assert_slices(b.slices, 4, want, 4);
     /* ragged context_lens are the K/V lengths: computed + new */
     cr_assert_eq(r.context_lens[0], 4);
     cr_assert_eq(r.context_lens[1], 6);
@@ -264,7 +286,7 @@ Test(metadata_edges, one_token_and_exact_block_fill) {
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS);
     cr_assert_eq(b.slots[0], 144);
     int32_t n, np;
-    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 1, &n, &np), PA_SUCCESS);
     cr_assert_eq(n, 1);
     cr_assert_eq(np, 1);
     cr_assert_eq(b.slices[0], 144);
@@ -276,10 +298,10 @@ Test(metadata_edges, one_token_and_exact_block_fill) {
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(b.slots[0], 64);
     cr_assert_eq(b.slots[15], 79);
-    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 1, &n, &np), PA_SUCCESS);
     cr_assert_eq(n, 1);
     const int32_t want[3] = {64, 0, 16};
-    assert_arr(b.slices, want, 3, "slices");
+    assert_slices(b.slices, 1, want, 1);
     /* one more token needs a third column */
     sched[0] = 17;
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
@@ -329,11 +351,11 @@ Test(metadata_edges, zero_token_request_has_no_slots_or_slices) {
     assert_arr(b.qsl, qsl, 4, "query_start_loc");
     assert_arr(b.slots, slots, 3, "slot_mapping");
     int32_t n, np;
-    cr_assert_eq(pa_build_kv_update_slices(&c, 3, b.slices, 512, &n, &np), PA_SUCCESS);
+    cr_assert_eq(pa_build_kv_update_slices(&c, 3, b.slices, 3, &n, &np), PA_SUCCESS);
     cr_assert_eq(n, 2);
     cr_assert_eq(np, 3);
     const int32_t want[9] = {21, 0, 2, 48, 2, 1, 0, 0, 0};
-    assert_arr(b.slices, want, 9, "slices");
+    assert_slices(b.slices, 3, want, 3);
 }
 
 Test(metadata_edges, upper_bound) {
@@ -483,7 +505,7 @@ Test(metadata_random, differential_1000_batches_per_function) {
         int32_t ub = 0;
         cr_assert_eq(pa_kv_update_slices_upper_bound(n, total, r.bs, r.spb, &ub), PA_SUCCESS);
         cr_assert(ub >= nsp, "it %d: upper bound %d < %d", it, ub, nsp);
-        int32_t *sls = malloc(sizeof(int32_t) * 3 * (size_t)(nsp + 1));
+        int32_t *sls = malloc(sizeof(int32_t) * 3 * (size_t)(ub + 1));
         fill_sent(sls, 3 * (size_t)(nsp + 1));
         pa_ragged_metadata rg;
         memset(&rg, 0, sizeof rg);
@@ -493,13 +515,19 @@ Test(metadata_random, differential_1000_batches_per_function) {
         cr_assert_eq(rg.num_slices, ns);
         cr_assert_eq(rg.num_slices_padded, nsp);
         cr_assert_eq(rg.num_seqs, n);
-        for (int k = 0; k < 3 * nsp; k++)
-            cr_assert_eq(sls[k], want[k], "it %d slice field %d: %d vs %d", it, k, sls[k], want[k]);
+        for (int k = 0; k < nsp; k++)
+            for (int f = 0; f < 3; f++)
+                CHK_EQ(sls[f * nsp + k], want[3 * k + f], "it %d slice %d field %d: %d vs %d", it, k, f,
+                       sls[f * nsp + k], want[3 * k + f]);
         cr_assert_eq(sls[3 * nsp], SENT);
-        fill_sent(sls, 3 * (size_t)(nsp + 1));
-        cr_assert_eq(pa_build_kv_update_slices(&c, r.spb, sls, nsp, &cnt, &cntp), PA_SUCCESS);
-        for (int k = 0; k < 3 * nsp; k++)
-            cr_assert_eq(sls[k], want[k]);
+        /* at the upper bound's row stride, as a graph-captured step uses it */
+        fill_sent(sls, 3 * (size_t)(ub + 1));
+        cr_assert_eq(pa_build_kv_update_slices(&c, r.spb, sls, ub, &cnt, &cntp), PA_SUCCESS);
+        for (int k = 0; k < ub; k++)
+            for (int f = 0; f < 3; f++)
+                CHK_EQ(sls[f * ub + k], k < nsp ? want[3 * k + f] : 0, "it %d slice %d field %d (stride %d)", it, k, f,
+                       ub);
+        cr_assert_eq(sls[3 * ub], SENT);
 
         /* decode/prompt builder with encoder fields */
         int32_t *ssl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *esl = malloc(sizeof(int32_t) * (size_t)(n + 1));
