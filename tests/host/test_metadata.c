@@ -762,3 +762,80 @@ Test(metadata_bad, builders_reject_and_write_nothing) {
     cr_assert_str_eq(pa_last_error(), "");
     cr_assert_eq(rg.num_slices, 5);
 }
+
+/* The builders' outputs feed the cache ops as they are: the same new K/V
+ * written through the KV-update slices (field-major, at the upper bound's row
+ * stride, slice count read from an int) and through the slot mapping must
+ * leave identical combined caches. Catches any disagreement between the
+ * builder's slice layout and what pa_kv_cache_update reads. */
+Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
+    rng g = {777};
+    const int kvh = 1, hs = 4, nblocks = 20001;
+    for (int it = 0; it < 150; it++) {
+        rbatch r = random_batch(&g);
+        int total = 0;
+        for (int i = 0; i < r.n; i++)
+            total += r.sched[i];
+        int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(r.n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
+        int32_t *nc = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
+        int32_t *slots = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        pa_batch batch = {r.n, r.comp, r.sched, r.bs, r.bt, r.stride};
+        pa_common_metadata c;
+        memset(&c, 0, sizeof c);
+        c.query_start_loc = qsl;
+        c.seq_lens = sl;
+        c.num_computed_tokens = nc;
+        c.slot_mapping = slots;
+        c.slot_mapping_capacity = total;
+        cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+        int32_t ub = 0;
+        cr_assert_eq(pa_kv_update_slices_upper_bound(r.n, total, r.bs, r.spb, &ub), PA_SUCCESS);
+        int32_t *sls = malloc(sizeof(int32_t) * 3 * (size_t)(ub + 1));
+        pa_ragged_metadata rg;
+        memset(&rg, 0, sizeof rg);
+        rg.slices = sls;
+        rg.slices_capacity = ub;
+        cr_assert_eq(pa_build_ragged_metadata(&c, r.spb, &rg), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+
+        const size_t row = (size_t)2 * kvh * hs, cache_elems = (size_t)nblocks * (size_t)r.bs * row;
+        float *new_kv = malloc(sizeof(float) * (row * (size_t)total + 1));
+        for (size_t i = 0; i < row * (size_t)total; i++)
+            new_kv[i] = (float)(rng_next(&g) % 1000) - 500.0f;
+        float *a = calloc(cache_elems, sizeof(float)), *b = calloc(cache_elems, sizeof(float));
+        int64_t *slots64 = malloc(sizeof(int64_t) * (size_t)(total + 1));
+        for (int t = 0; t < total; t++)
+            slots64[t] = slots[t];
+        pa_kv_cache ca = {.layout = PA_LAYOUT_COMBINED,
+                          .dtype = PA_DTYPE_F32,
+                          .key = a,
+                          .num_blocks = nblocks,
+                          .block_size = r.bs,
+                          .num_kv_heads = kvh,
+                          .head_size = hs};
+        pa_kv_cache cb = ca;
+        cb.key = b;
+        const int32_t live = rg.num_slices;
+        cr_assert_eq(pa_ref_kv_cache_update(new_kv, PA_DTYPE_F32, total, 0, sls, &live, ub, &ca), PA_SUCCESS,
+                     "it %d: %s", it, pa_last_error());
+        pa_kv_input in = {.key = new_kv,
+                          .value = new_kv + hs,
+                          .dtype = PA_DTYPE_F32,
+                          .num_tokens = total,
+                          .key_token_stride = (int64_t)row,
+                          .key_head_stride = 2 * hs,
+                          .value_token_stride = (int64_t)row,
+                          .value_head_stride = 2 * hs};
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots64, &cb), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+        cr_assert(memcmp(a, b, cache_elems * sizeof(float)) == 0, "it %d: the two cache writes differ", it);
+        free(a);
+        free(b);
+        free(slots64);
+        free(new_kv);
+        free(sls);
+        free(qsl);
+        free(sl);
+        free(nc);
+        free(slots);
+        rbatch_free(&r);
+    }
+}
