@@ -1,10 +1,384 @@
-/* `pagedattn check|bench prefill`. */
-#include "cli.h"
+/* `pagedattn check|bench prefill`: prefill attention.
+ *
+ *   --variant prompt   (default) causal varlen prompt attention, no cache: every
+ *                      sequence has --ctx tokens (a list sweeps)
+ *   --variant encoder  the same, non-causal (encoder attention)
+ *   --variant context  context (prefix) attention: --ctx cached tokens in the
+ *                      paged cache plus --qlen new tokens (default 512) per sequence
+ *
+ * FLOPs are counted exactly, as 4 * head_size * num_heads * (visible query-key
+ * pairs): two GEMM-like products (Q K^T and P V) of 2 FLOPs per multiply-add,
+ * over the pairs the masks leave. A causal square prompt of n tokens has
+ * n (n + 1) / 2 pairs, so it counts about 4 n^2 head_size heads / 2; masked work a
+ * kernel still does (tile edges) is not counted. The roof is a cuBLAS GEMM's
+ * TFLOP/s in the query dtype, measured in the same run; the baseline is the
+ * cuBLAS-based attention (benchmarks/baseline.h) on the same problem.
+ *
+ * Without a GPU (or with --device cpu) the CPU reference is timed; with the
+ * default shape that is reduced to a small one (2 sequences, 8/2 heads, 256
+ * tokens) so it finishes in seconds. `check` compares the CUDA op with the CPU
+ * reference (the same reduced default shape) under pa_tolerance_for. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-int pa_run_prefill(const pa_op_opts *o, int check, int gpu) {
-    (void)o;
-    (void)check;
-    (void)gpu;
-    fprintf(stderr, "pagedattn: the prefill op is not in this build yet\n");
-    return PA_CLI_EXIT_USAGE;
+#include <cuda_runtime_api.h>
+
+#include "baseline.h"
+#include "cli.h"
+#include "prefill_problems.h"
+
+enum { V_PROMPT, V_ENCODER, V_CONTEXT };
+
+typedef struct pf_shape {
+    int variant;
+    int seqs, heads, kv_heads, head_size, block_size, qlen;
+    int iters, warmup;
+} pf_shape;
+
+static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
+    if (!o->variant || !strcmp(o->variant, "prompt"))
+        *v = V_PROMPT;
+    else if (!strcmp(o->variant, "encoder"))
+        *v = V_ENCODER;
+    else if (!strcmp(o->variant, "context"))
+        *v = V_CONTEXT;
+    else {
+        fprintf(stderr, "pagedattn %s prefill: unknown --variant '%s'; known: prompt, encoder, context\n", cmd,
+                o->variant);
+        return PA_CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The CLI's default shape (pa_op_opts_default) is a GPU-sized problem; on the
+ * CPU reference it is swapped for a small one. */
+static int is_default_shape(const pa_op_opts *o) {
+    pa_op_opts d;
+    pa_op_opts_default(&d);
+    return o->seqs == d.seqs && o->heads == d.heads && o->kv_heads == d.kv_heads && o->head_size == d.head_size &&
+           o->num_ctx == 1 && o->ctx[0] == d.ctx[0] && o->qlen == 0 && !o->preset;
+}
+
+static pf_shape shape_of_opts(const pa_op_opts *o, int variant, int small) {
+    pf_shape s = {.variant = variant,
+                  .seqs = o->seqs,
+                  .heads = o->heads,
+                  .kv_heads = o->kv_heads,
+                  .head_size = o->head_size,
+                  .block_size = o->block_size,
+                  .qlen = o->qlen > 0 ? o->qlen : 512,
+                  .iters = o->iters,
+                  .warmup = o->warmup};
+    if (small) {
+        s.seqs = 2;
+        s.heads = 8;
+        s.kv_heads = 2;
+        s.qlen = o->qlen > 0 ? o->qlen : 64;
+        s.iters = s.iters > 3 ? 3 : s.iters;
+        s.warmup = s.warmup > 1 ? 1 : s.warmup;
+    }
+    return s;
+}
+
+/* Visible (query, key) pairs of one sequence under the masks. */
+static double visible_pairs(int q_len, int k_len, int causal, int window) {
+    double n = 0;
+    for (int i = 0; i < q_len; i++) {
+        const int qp = k_len - q_len + i;
+        const int hi = causal ? (qp < k_len - 1 ? qp : k_len - 1) : k_len - 1;
+        const int lo = window > 0 && qp - window + 1 > 0 ? qp - window + 1 : 0;
+        n += hi >= lo ? hi - lo + 1 : 0;
+    }
+    return n;
+}
+
+/* ---- one problem: host data, optional device copies --------------------------------- */
+
+typedef struct pf_problem {
+    pf_shape sh;
+    int ctx;
+    pa_context_problem *cp; /* context variant */
+    pa_prompt_problem *pp;  /* prompt / encoder variants */
+    pa_context_attention_params dcp;
+    pa_prompt_attention_params dpp;
+    void *dev[12];
+    int ndev;
+} pf_problem;
+
+static void pf_free(pf_problem *p) {
+    for (int i = 0; i < p->ndev; i++)
+        cudaFree(p->dev[i]);
+    pa_context_problem_free(p->cp);
+    pa_prompt_problem_free(p->pp);
+    memset(p, 0, sizeof *p);
+}
+
+static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
+    memset(p, 0, sizeof *p);
+    p->sh = *sh;
+    p->ctx = ctx;
+    int *ql = malloc(sizeof(int) * (size_t)sh->seqs), *cl = malloc(sizeof(int) * (size_t)sh->seqs);
+    if (!ql || !cl) {
+        free(ql);
+        free(cl);
+        return PA_CLI_EXIT_FAIL;
+    }
+    for (int s = 0; s < sh->seqs; s++) {
+        ql[s] = sh->variant == V_CONTEXT ? sh->qlen : ctx;
+        cl[s] = sh->variant == V_CONTEXT ? ctx : 0;
+    }
+    const double elems = (double)sh->seqs * (ctx + (sh->variant == V_CONTEXT ? sh->qlen : 0)) *
+                         (sh->heads + 2.0 * sh->kv_heads) * sh->head_size;
+    int rc = 0;
+    if (elems > 2e9) {
+        fprintf(stderr, "pagedattn %s prefill: %.2g elements of Q/K/V; at most 2e9\n", cmd, elems);
+        rc = PA_CLI_EXIT_USAGE;
+    } else if (sh->variant == V_CONTEXT) {
+        pa_context_problem_cfg c = {.seed = o->seed,
+                                    .layout = o->layout,
+                                    .q_dtype = o->dtype,
+                                    .cache_dtype = o->cache_dtype,
+                                    .num_seqs = sh->seqs,
+                                    .num_heads = sh->heads,
+                                    .num_kv_heads = sh->kv_heads,
+                                    .head_size = sh->head_size,
+                                    .block_size = sh->block_size,
+                                    .query_lens = ql,
+                                    .context_lens = cl,
+                                    .with_alibi = o->alibi,
+                                    .skip_logical = 1};
+        p->cp = pa_context_problem_make(&c);
+        if (p->cp) {
+            p->cp->p.sliding_window = o->window;
+            p->cp->p.soft_cap = o->soft_cap;
+            if (pa_context_attention_validate(&p->cp->p) != PA_SUCCESS) {
+                fprintf(stderr, "pagedattn %s prefill: %s\n", cmd, pa_last_error());
+                rc = PA_CLI_EXIT_USAGE;
+            }
+        } else {
+            rc = PA_CLI_EXIT_USAGE;
+        }
+    } else {
+        pa_prompt_problem_cfg c = {.seed = o->seed,
+                                   .dtype = o->dtype,
+                                   .attn_type = sh->variant == V_PROMPT ? PA_ATTN_DECODER : PA_ATTN_ENCODER,
+                                   .num_seqs = sh->seqs,
+                                   .num_heads = sh->heads,
+                                   .num_kv_heads = sh->kv_heads,
+                                   .head_size = sh->head_size,
+                                   .q_lens = ql,
+                                   .with_alibi = o->alibi};
+        if (o->cache_dtype != o->dtype)
+            fprintf(stderr, "pagedattn %s prefill: prompt attention has no cache; --cache-dtype ignored\n", cmd);
+        p->pp = pa_prompt_problem_make(&c);
+        if (p->pp) {
+            p->pp->p.sliding_window = o->window;
+            p->pp->p.soft_cap = o->soft_cap;
+            if (pa_prompt_attention_validate(&p->pp->p) != PA_SUCCESS) {
+                fprintf(stderr, "pagedattn %s prefill: %s\n", cmd, pa_last_error());
+                rc = PA_CLI_EXIT_USAGE;
+            }
+        } else {
+            rc = PA_CLI_EXIT_USAGE;
+        }
+    }
+    free(ql);
+    free(cl);
+    if (rc)
+        pf_free(p);
+    return rc;
+}
+
+static void *pf_up(pf_problem *p, const void *h, size_t bytes, int *err) {
+    void *d = NULL;
+    if (*err || !h)
+        return NULL;
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        fprintf(stderr, "pagedattn prefill: device allocation of %zu bytes failed\n", bytes);
+        cudaFree(d);
+        *err = 1;
+        return NULL;
+    }
+    p->dev[p->ndev++] = d;
+    return d;
+}
+
+static int pf_upload(pf_problem *p) {
+    int err = 0;
+    if (p->cp) {
+        const pa_context_problem *c = p->cp;
+        const size_t qs = pa_dtype_size(c->p.q_dtype), cs = pa_dtype_size(c->p.kv.dtype);
+        const int n = c->p.num_seqs;
+        p->dcp = c->p;
+        p->dcp.out = pf_up(p, c->out, c->out_elems * qs, &err);
+        p->dcp.query = pf_up(p, c->q, c->q_elems * qs, &err);
+        p->dcp.key = pf_up(p, c->k, c->kv_elems * qs, &err);
+        p->dcp.value = pf_up(p, c->v, c->kv_elems * qs, &err);
+        p->dcp.kv.key = pf_up(p, c->kc, c->kc_elems * cs, &err);
+        p->dcp.kv.value = pf_up(p, c->vc, c->vc_elems * cs, &err);
+        p->dcp.block_tables =
+            pf_up(p, c->block_tables, sizeof(int32_t) * ((size_t)n * c->p.block_table_stride + 1), &err);
+        p->dcp.seq_lens = pf_up(p, c->seq_lens, sizeof(int32_t) * ((size_t)n + 1), &err);
+        p->dcp.query_start_loc = pf_up(p, c->qsl, sizeof(int32_t) * ((size_t)n + 1), &err);
+        p->dcp.kv.k_scale = pf_up(p, &c->k_scale, sizeof(float), &err);
+        p->dcp.kv.v_scale = pf_up(p, &c->v_scale, sizeof(float), &err);
+        p->dcp.alibi_slopes = pf_up(p, c->alibi, sizeof(float) * (size_t)c->p.num_heads, &err);
+    } else {
+        const pa_prompt_problem *c = p->pp;
+        const size_t es = pa_dtype_size(c->p.dtype);
+        const int n = c->p.num_seqs;
+        p->dpp = c->p;
+        p->dpp.out = pf_up(p, c->out, c->q_elems * es, &err);
+        p->dpp.query = pf_up(p, c->q, c->q_elems * es, &err);
+        p->dpp.key = pf_up(p, c->k, c->k_elems * es, &err);
+        p->dpp.value = pf_up(p, c->v, c->k_elems * es, &err);
+        p->dpp.cu_seqlens_q = pf_up(p, c->cu_q, sizeof(int32_t) * ((size_t)n + 1), &err);
+        p->dpp.cu_seqlens_k = pf_up(p, c->cu_k, sizeof(int32_t) * ((size_t)n + 1), &err);
+        p->dpp.alibi_slopes = pf_up(p, c->alibi, sizeof(float) * (size_t)c->p.num_heads, &err);
+    }
+    return err;
+}
+
+static int run_gpu(void *ctx) {
+    pf_problem *p = ctx;
+    pa_status s = p->cp ? pa_context_attention(&p->dcp, NULL) : pa_prompt_attention(&p->dpp, NULL);
+    if (s != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn prefill: %s\n", pa_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+static int run_ref(void *ctx) {
+    pf_problem *p = ctx;
+    pa_status s = p->cp ? pa_ref_context_attention(&p->cp->p) : pa_ref_prompt_attention(&p->pp->p);
+    if (s != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn prefill (reference): %s\n", pa_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+static double pf_flops(const pf_problem *p) {
+    const pf_shape *sh = &p->sh;
+    const int q = sh->variant == V_CONTEXT ? sh->qlen : p->ctx;
+    const int k = sh->variant == V_CONTEXT ? p->ctx + sh->qlen : p->ctx;
+    const int window = p->cp ? p->cp->p.sliding_window : p->pp->p.sliding_window;
+    return 4.0 * sh->head_size * sh->heads * sh->seqs * visible_pairs(q, k, sh->variant != V_ENCODER, window);
+}
+
+static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_row *r) {
+    memset(r, 0, sizeof *r);
+    r->op = p->sh.variant == V_CONTEXT ? "prefill" : "prompt";
+    r->impl = gpu ? "pa-prefill" : "cpu-ref";
+    r->seqs = p->sh.seqs;
+    r->heads = p->sh.heads;
+    r->kv_heads = p->sh.kv_heads;
+    r->head_size = p->sh.head_size;
+    r->ctx = p->ctx;
+    r->qlen = p->sh.variant == V_CONTEXT ? p->sh.qlen : p->ctx;
+    r->block_size = p->sh.block_size;
+    r->dtype = o->dtype;
+    r->cache_dtype = p->sh.variant == V_CONTEXT ? o->cache_dtype : o->dtype;
+    r->layout = o->layout;
+    r->flops = pf_flops(p);
+    r->roof_tflops = gpu ? pa_bench_gemm_tflops(o->dtype) : 0.0;
+    r->note = p->sh.variant == V_ENCODER ? "encoder (non-causal)" : NULL;
+}
+
+static int bench(const pa_op_opts *o, int variant, int gpu) {
+    const int small = !gpu && is_default_shape(o);
+    if (small)
+        fprintf(stderr, "pagedattn bench prefill: CPU reference on a small default shape (2 seqs, heads 8/2, "
+                        "256 tokens); set the shape flags to change it\n");
+    const pf_shape sh = shape_of_opts(o, variant, small);
+    int rc = 0;
+    for (int k = 0; k < o->num_ctx && rc == 0; k++) {
+        const int ctx = small ? 256 : o->ctx[k];
+        if (o->num_ctx > 1)
+            pa_bench_progress(k + 1, o->num_ctx, "prefill ctx=%d", ctx);
+        pf_problem p;
+        rc = pf_make(o, &sh, ctx, "bench", &p);
+        if (rc)
+            break;
+        pa_bench_row r;
+        pf_row(o, &p, gpu, &r);
+        if (gpu) {
+            if (pf_upload(&p)) {
+                rc = PA_CLI_EXIT_FAIL;
+            } else if (pa_bench_time_gpu("prefill", run_gpu, &p, sh.warmup, sh.iters, &r.t) != 0) {
+                rc = PA_CLI_EXIT_FAIL;
+            } else {
+                pa_baseline_problem pb;
+                if (p.cp)
+                    pa_baseline_from_context(&p.dcp, &pb);
+                else
+                    pa_baseline_from_prompt(&p.dpp, &pb);
+                pa_bench_baseline(&pb, sh.warmup, sh.iters, &r);
+                pa_bench_emit(o, &r);
+            }
+        } else if (pa_bench_time_cpu(run_ref, &p, sh.warmup, sh.iters, &r.t) != 0) {
+            rc = PA_CLI_EXIT_FAIL;
+        } else {
+            pa_bench_emit(o, &r);
+        }
+        pf_free(&p);
+    }
+    return rc;
+}
+
+static int check(const pa_op_opts *o, int variant) {
+    const int small = is_default_shape(o);
+    const pf_shape sh = shape_of_opts(o, variant, small);
+    int bad = 0;
+    for (int k = 0; k < o->num_ctx; k++) {
+        const int ctx = small ? 256 : o->ctx[k];
+        pf_problem p;
+        int rc = pf_make(o, &sh, ctx, "check", &p);
+        if (rc)
+            return rc;
+        if (pf_upload(&p) || run_gpu(&p) != 0 || cudaDeviceSynchronize() != cudaSuccess) {
+            pf_free(&p);
+            return PA_CLI_EXIT_FAIL;
+        }
+        const pa_dtype qd = o->dtype, cd = p.cp ? o->cache_dtype : o->dtype;
+        const size_t n = p.cp ? p.cp->out_elems : p.pp->q_elems;
+        void *got = malloc(n * pa_dtype_size(qd) + 16);
+        const void *dout = p.cp ? p.dcp.out : p.dpp.out;
+        if (!got || cudaMemcpy(got, dout, n * pa_dtype_size(qd), cudaMemcpyDeviceToHost) != cudaSuccess ||
+            run_ref(&p) != 0) {
+            free(got);
+            pf_free(&p);
+            return PA_CLI_EXIT_FAIL;
+        }
+        const void *ref_typed = p.cp ? p.cp->out : p.pp->out;
+        float *ref = malloc(n * sizeof(float) + 4);
+        for (size_t i = 0; ref && i < n; i++)
+            ref[i] = pa_load_as_float(qd, ref_typed, i);
+        pa_compare_result res;
+        const pa_tolerance tol = pa_tolerance_for(qd, cd);
+        const int ok = ref && pa_compare(got, qd, ref, (int64_t)n, tol, &res);
+        char buf[512];
+        printf("check prefill %s ctx=%d q=%d: %s\n",
+               variant == V_CONTEXT ? "context"
+               : o->variant         ? o->variant
+                                    : "prompt",
+               ctx, variant == V_CONTEXT ? sh.qlen : ctx, ok ? "ok" : pa_compare_format(&res, tol, buf, sizeof buf));
+        bad |= !ok;
+        free(ref);
+        free(got);
+        pf_free(&p);
+    }
+    return bad ? PA_CLI_EXIT_FAIL : PA_CLI_EXIT_OK;
+}
+
+int pa_run_prefill(const pa_op_opts *o, int check_mode, int gpu) {
+    int variant;
+    const char *cmd = check_mode ? "check" : "bench";
+    int e = parse_variant(o, cmd, &variant);
+    if (e)
+        return e;
+    return check_mode ? check(o, variant) : bench(o, variant, gpu);
 }

@@ -1,2 +1,271 @@
-/* prefill: validation and host helpers shared by the CPU reference and the kernels. */
+/* prefill: validation, the kernel selector and the parameter blocks, shared by
+ * the CPU references and the GPU entries (host-only library). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "internal.h"
+#include "prefill_internal.h"
+
+pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out) {
+    if (!pa_is_float_dtype(q_dtype))
+        return pa_fail(PA_ERR_INVALID_ARGUMENT, "prefill: query dtype must be f32, f16 or bf16 (got %s)",
+                       pa_dtype_name(q_dtype));
+    if (head_size <= 0 || head_size % 8 != 0 || head_size > PA_PREFILL_MAX_HEAD)
+        return pa_fail(PA_ERR_UNSUPPORTED, "prefill: head_size %d unsupported; supported: multiples of 8 up to %d",
+                       head_size, PA_PREFILL_MAX_HEAD);
+    if (cache_dtype != q_dtype && !pa_dtype_is_fp8(cache_dtype))
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "prefill: cache dtype %s with query dtype %s; the cache must match the query or be fp8",
+                       pa_dtype_name(cache_dtype), pa_dtype_name(q_dtype));
+    pa_prefill_kernel k;
+    k.tensor_cores = q_dtype != PA_DTYPE_F32;
+    k.head_class = (head_size + 31) / 32 * 32;
+    if (out)
+        *out = k;
+    return PA_SUCCESS;
+}
+
+static pa_status check_common(const char *op, int32_t num_seqs, int32_t num_heads, int32_t num_kv_heads,
+                              int32_t head_size, int64_t q_stride, int64_t k_stride, int64_t v_stride, float scale,
+                              float soft_cap, int32_t window) {
+    PA_REQUIRE(num_seqs >= 0 && num_seqs <= PA_PREFILL_MAX_SEQS, "%s: num_seqs must be in 0..%d (got %d)", op,
+               PA_PREFILL_MAX_SEQS, num_seqs);
+    PA_REQUIRE(num_heads > 0 && num_heads <= 65535, "%s: num_heads must be in 1..65535 (got %d)", op, num_heads);
+    PA_REQUIRE(num_kv_heads > 0, "%s: num_kv_heads must be > 0 (got %d)", op, num_kv_heads);
+    PA_REQUIRE(num_heads % num_kv_heads == 0, "%s: num_heads %d is not a multiple of num_kv_heads %d", op, num_heads,
+               num_kv_heads);
+    const int64_t qrow = (int64_t)num_heads * head_size, krow = (int64_t)num_kv_heads * head_size;
+    PA_REQUIRE(q_stride == 0 || q_stride >= qrow, "%s: q_stride %lld smaller than num_heads*head_size %lld", op,
+               (long long)q_stride, (long long)qrow);
+    PA_REQUIRE(k_stride == 0 || k_stride >= krow, "%s: k_stride %lld smaller than num_kv_heads*head_size %lld", op,
+               (long long)k_stride, (long long)krow);
+    PA_REQUIRE(v_stride == 0 || v_stride >= krow, "%s: v_stride %lld smaller than num_kv_heads*head_size %lld", op,
+               (long long)v_stride, (long long)krow);
+    PA_REQUIRE(isfinite(scale), "%s: scale must be finite", op);
+    PA_REQUIRE(isfinite(soft_cap) && soft_cap >= 0.0f, "%s: soft_cap must be finite and >= 0 (0 = off)", op);
+    PA_REQUIRE(window >= 0, "%s: sliding_window must be >= 0 (0 = off), got %d", op, window);
+    return PA_SUCCESS;
+}
+
+/* Query rows times the GQA group must fit the int32 row index of the kernels. */
+static pa_status check_rows(const char *op, int32_t max_q, int32_t group) {
+    PA_REQUIRE((int64_t)max_q * group <= INT32_MAX - 256,
+               "%s: max query length %d times the GQA group %d overflows the row index", op, max_q, group);
+    return PA_SUCCESS;
+}
+
+pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
+    const char *op = "context_attention";
+    PA_REQUIRE(p != NULL, "%s: params is NULL", op);
+    PA_TRY(pa_kv_cache_validate(&p->kv));
+    const pa_kv_cache *kv = &p->kv;
+    if (kv->layout == PA_LAYOUT_COMBINED)
+        return pa_fail(PA_ERR_UNSUPPORTED, "%s: the combined layout is served by the ragged op", op);
+    PA_TRY(pa_prefill_select(p->q_dtype, kv->dtype, kv->head_size, NULL));
+    PA_TRY(check_common(op, p->num_seqs, p->num_heads, kv->num_kv_heads, kv->head_size, p->q_stride, p->k_stride,
+                        p->v_stride, p->scale, p->soft_cap, p->sliding_window));
+    PA_REQUIRE(p->num_tokens >= 0, "%s: num_tokens must be >= 0 (got %d)", op, p->num_tokens);
+    PA_REQUIRE(p->max_query_len >= 0, "%s: max_query_len must be >= 0 (got %d)", op, p->max_query_len);
+    PA_REQUIRE(p->max_query_len <= p->max_seq_len || p->num_seqs == 0,
+               "%s: max_query_len %d > max_seq_len %d: a query cannot be longer than its sequence", op,
+               p->max_query_len, p->max_seq_len);
+    PA_TRY(check_rows(op, p->max_query_len, p->num_heads / kv->num_kv_heads));
+    if (p->num_seqs == 0)
+        return PA_SUCCESS;
+    PA_REQUIRE(p->out && p->query && p->key && p->value, "%s: out, query, key and value must not be NULL", op);
+    PA_REQUIRE(p->query_start_loc && p->seq_lens && p->block_tables,
+               "%s: query_start_loc, seq_lens and block_tables must not be NULL", op);
+    PA_REQUIRE(p->max_seq_len > 0, "%s: max_seq_len must be > 0 (got %d)", op, p->max_seq_len);
+    PA_REQUIRE(p->block_table_stride > 0, "%s: block_table_stride must be > 0 (got %d)", op, p->block_table_stride);
+    PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
+               "%s: max_seq_len %d needs %lld blocks but the block table has %d columns", op, p->max_seq_len,
+               ((long long)p->max_seq_len + kv->block_size - 1) / kv->block_size, p->block_table_stride);
+    return PA_SUCCESS;
+}
+
+pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
+    const char *op = "prompt_attention";
+    PA_REQUIRE(p != NULL, "%s: params is NULL", op);
+    PA_REQUIRE((int)p->attn_type >= PA_ATTN_DECODER && (int)p->attn_type <= PA_ATTN_ENCODER_DECODER,
+               "%s: attn_type %d unknown (0 decoder, 1 encoder, 2 encoder-only, 3 encoder/decoder)", op,
+               (int)p->attn_type);
+    PA_TRY(pa_prefill_select(p->dtype, p->dtype, p->head_size, NULL));
+    PA_TRY(check_common(op, p->num_seqs, p->num_heads, p->num_kv_heads, p->head_size, p->q_stride, p->k_stride,
+                        p->v_stride, p->scale, p->soft_cap, p->sliding_window));
+    PA_REQUIRE(p->attn_type != PA_ATTN_ENCODER_DECODER || p->cu_seqlens_k != NULL,
+               "%s: cross-attention (encoder/decoder) needs cu_seqlens_k", op);
+    PA_REQUIRE(p->num_q_tokens >= 0, "%s: num_q_tokens must be >= 0 (got %d)", op, p->num_q_tokens);
+    PA_REQUIRE(p->max_seqlen_q >= 0, "%s: max_seqlen_q must be >= 0 (got %d)", op, p->max_seqlen_q);
+    if (p->cu_seqlens_k) {
+        PA_REQUIRE(p->num_k_tokens >= 0, "%s: num_k_tokens must be >= 0 (got %d)", op, p->num_k_tokens);
+        PA_REQUIRE(p->max_seqlen_k >= 0, "%s: max_seqlen_k must be >= 0 (got %d)", op, p->max_seqlen_k);
+    }
+    PA_TRY(check_rows(op, p->max_seqlen_q, p->num_heads / p->num_kv_heads));
+    if (p->num_seqs == 0)
+        return PA_SUCCESS;
+    PA_REQUIRE(p->out && p->query && p->key && p->value, "%s: out, query, key and value must not be NULL", op);
+    PA_REQUIRE(p->cu_seqlens_q != NULL, "%s: cu_seqlens_q must not be NULL", op);
+    PA_REQUIRE(p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,
+               "%s: cu_seqlens_k is cu_seqlens_q but num_k_tokens %d != num_q_tokens %d", op, p->num_k_tokens,
+               p->num_q_tokens);
+    return PA_SUCCESS;
+}
+
+void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *pf, pa_decode_params *dc) {
+    memset(pf, 0, sizeof *pf);
+    memset(dc, 0, sizeof *dc);
+    const int hs = m->kv.head_size;
+    const int64_t q_stride = m->q_stride ? m->q_stride : (int64_t)m->num_heads * hs;
+    const size_t esz = pa_dtype_size(m->q_dtype);
+    pf->out = m->out;
+    pf->query = m->query;
+    pf->key = m->key;
+    pf->value = m->value;
+    pf->q_stride = m->q_stride;
+    pf->k_stride = m->k_stride;
+    pf->v_stride = m->v_stride;
+    pf->q_dtype = m->q_dtype;
+    pf->kv = m->kv;
+    pf->block_tables = m->block_tables;
+    pf->block_table_stride = m->block_table_stride;
+    pf->query_start_loc = m->query_start_loc;
+    pf->seq_lens = m->seq_lens;
+    pf->num_seqs = m->num_prefills;
+    pf->num_heads = m->num_heads;
+    pf->num_tokens = m->num_prefill_tokens;
+    pf->max_query_len = m->max_prefill_query_len;
+    pf->max_seq_len = m->max_prefill_seq_len;
+    pf->scale = m->scale;
+    pf->alibi_slopes = m->alibi_slopes;
+    pf->sliding_window = m->sliding_window;
+    pf->soft_cap = m->soft_cap;
+
+    const int64_t np = m->num_prefill_tokens;
+    dc->out = m->out ? (char *)m->out + (size_t)(np * m->num_heads * hs) * esz : NULL;
+    dc->query = m->query ? (const char *)m->query + (size_t)(np * q_stride) * esz : NULL;
+    dc->q_stride = q_stride;
+    dc->q_dtype = m->q_dtype;
+    dc->kv = m->kv;
+    dc->block_tables =
+        m->block_tables ? m->block_tables + (size_t)m->num_prefills * (size_t)m->block_table_stride : NULL;
+    dc->block_table_stride = m->block_table_stride;
+    dc->seq_lens = m->seq_lens ? m->seq_lens + m->num_prefills : NULL;
+    dc->num_seqs = m->num_decode_tokens;
+    dc->num_heads = m->num_heads;
+    dc->max_seq_len = m->max_decode_seq_len;
+    dc->scale = m->scale;
+    dc->alibi_slopes = m->alibi_slopes;
+    dc->sliding_window = m->sliding_window;
+    dc->soft_cap = m->soft_cap;
+}
+
+pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
+    PA_REQUIRE(p != NULL, "mixed_attention: params is NULL");
+    PA_REQUIRE(p->num_prefills >= 0 && p->num_decode_tokens >= 0 && p->num_prefill_tokens >= 0,
+               "mixed_attention: num_prefills (%d), num_prefill_tokens (%d) and num_decode_tokens (%d) must be >= 0",
+               p->num_prefills, p->num_prefill_tokens, p->num_decode_tokens);
+    PA_REQUIRE((int64_t)p->num_prefill_tokens + p->num_decode_tokens <= INT32_MAX,
+               "mixed_attention: num_prefill_tokens + num_decode_tokens overflows int32");
+    PA_REQUIRE(p->num_prefill_tokens == 0 || p->num_prefills > 0,
+               "mixed_attention: %d prefill tokens but num_prefills is 0", p->num_prefill_tokens);
+    pa_context_attention_params pf;
+    pa_decode_params dc;
+    pa_mixed_split(p, &pf, &dc);
+    /* Both parts are checked whatever their size, so a bad shared field fails
+     * the same way in every batch mix. */
+    PA_TRY(pa_context_attention_validate(&pf));
+    PA_TRY(pa_decode_validate(&dc));
+    return PA_SUCCESS;
+}
+
+/* Host-side fast-path decisions: 16-byte rows for cp.async. */
+static int aligned16(const void *ptr, int64_t stride_elems, size_t esz) {
+    return ((uintptr_t)ptr % 16 == 0) && ((uint64_t)stride_elems * esz) % 16 == 0;
+}
+
+void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p) {
+    memset(k, 0, sizeof *k);
+    const pa_kv_cache *kv = &p->kv;
+    const int hs = kv->head_size, nkv = kv->num_kv_heads;
+    const size_t esz = pa_dtype_size(p->q_dtype), csz = pa_dtype_size(kv->dtype);
+    k->out = p->out;
+    k->query = p->query;
+    k->key_new = p->key;
+    k->value_new = p->value;
+    k->q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
+    k->k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;
+    k->v_stride = p->v_stride ? p->v_stride : (int64_t)nkv * hs;
+    k->key_cache = kv->key;
+    k->value_cache = kv->value;
+    k->g = pa_kv_geom_make(kv->layout, (int32_t)csz, kv->block_size, nkv, hs, kv->block_stride, kv->page_stride,
+                           kv->head_stride);
+    k->cache_dtype = kv->dtype;
+    k->num_blocks = kv->num_blocks;
+    k->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
+    k->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
+    k->block_tables = p->block_tables;
+    k->block_table_stride = p->block_table_stride;
+    k->seq_lens = p->seq_lens;
+    k->cu_q = p->query_start_loc;
+    k->cu_k = NULL;
+    k->mode = PA_PREFILL_MODE_CONTEXT;
+    k->causal = 1;
+    k->q_dtype = p->q_dtype;
+    k->num_seqs = p->num_seqs;
+    k->num_heads = p->num_heads;
+    k->num_kv_heads = nkv;
+    k->head_size = hs;
+    k->num_q_tokens = p->num_tokens;
+    k->num_k_tokens = p->num_tokens;
+    k->max_q_len = p->max_query_len;
+    k->max_k_len = p->max_seq_len;
+    k->scale = p->scale;
+    k->soft_cap = p->soft_cap;
+    k->alibi_slopes = p->alibi_slopes;
+    k->window = p->sliding_window;
+    k->vec_q = aligned16(p->query, k->q_stride, esz);
+    k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
+    /* Cache rows as 16-byte chunks of the compute dtype: same dtype, and for
+     * flash layouts aligned strides; the vLLM key's x groups are 16 bytes by
+     * construction (its transposed value always takes the gather path). */
+    int vc = kv->dtype == p->q_dtype && p->q_dtype != PA_DTYPE_F32 && (uintptr_t)kv->key % 16 == 0 &&
+             (uintptr_t)kv->value % 16 == 0;
+    if (vc && kv->layout != PA_LAYOUT_VLLM)
+        vc = ((uint64_t)(k->g.block_stride | k->g.page_stride | k->g.head_stride) * csz) % 16 == 0;
+    k->vec_cache = vc;
+}
+
+void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p) {
+    memset(k, 0, sizeof *k);
+    const int hs = p->head_size, nkv = p->num_kv_heads;
+    const size_t esz = pa_dtype_size(p->dtype);
+    k->out = p->out;
+    k->query = p->query;
+    k->key_new = p->key;
+    k->value_new = p->value;
+    k->q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
+    k->k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;
+    k->v_stride = p->v_stride ? p->v_stride : (int64_t)nkv * hs;
+    k->cache_dtype = p->dtype;
+    k->g = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, (int32_t)esz, 1, nkv, hs, 0, 0, 0); /* unused */
+    k->cu_q = p->cu_seqlens_q;
+    k->cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
+    k->mode = PA_PREFILL_MODE_PROMPT;
+    k->causal = p->attn_type == PA_ATTN_DECODER;
+    k->q_dtype = p->dtype;
+    k->num_seqs = p->num_seqs;
+    k->num_heads = p->num_heads;
+    k->num_kv_heads = nkv;
+    k->head_size = hs;
+    k->num_q_tokens = p->num_q_tokens;
+    k->num_k_tokens = p->cu_seqlens_k ? p->num_k_tokens : p->num_q_tokens;
+    k->max_q_len = p->max_seqlen_q;
+    k->max_k_len = p->cu_seqlens_k ? p->max_seqlen_k : p->max_seqlen_q;
+    k->scale = p->scale;
+    k->soft_cap = p->soft_cap;
+    k->alibi_slopes = p->alibi_slopes;
+    k->window = p->sliding_window;
+    k->vec_q = aligned16(p->query, k->q_stride, esz);
+    k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
+}

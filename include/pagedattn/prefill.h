@@ -1,5 +1,47 @@
-/* libpagedattn: prefill attention (context/prefix attention over the paged
- * cache, varlen prompt attention for decoder, encoder and cross attention). */
+/* libpagedattn: prefill attention.
+ *
+ *   - context (prefix) attention, vLLM's forward_prefix / context_attention_fwd:
+ *     the new query tokens of each sequence attend to the sequence's cached
+ *     context through its block table (no causal mask inside the context), then
+ *     to their own new K/V causally;
+ *   - varlen prompt attention without a cache (what vLLM's xFormers backend ran
+ *     for prompts): decoder self-attention (causal), encoder attention
+ *     (non-causal) and encoder/decoder cross-attention (query and key lengths
+ *     differ);
+ *   - a mixed prefill + decode batch in the xFormers layout (prefill tokens
+ *     first, then one token per decode sequence) in one host call.
+ *
+ * POSITIONS AND MASKS (one rule for every entry)
+ *   A sequence has q_len query tokens and k_len keys. Key j sits at position j;
+ *   query i sits at position q_pos(i) = k_len - q_len + i ("bottom-right"
+ *   alignment: the last query lines up with the last key). For context
+ *   attention k_len = seq_len, keys [0, seq_len - q_len) come from the cache
+ *   (the context) and keys [seq_len - q_len, seq_len) are the new tokens, so
+ *   query i is token seq_len - q_len + i of the sequence, as in vLLM.
+ *     causal (context attention, PA_ATTN_DECODER): key j is masked when j > q_pos(i)
+ *     sliding window W > 0: key j is masked when q_pos(i) - j >= W (left side
+ *                        only; keys to the right are limited by the causal mask alone)
+ *     logits: x = scale * q.k; soft cap c > 0: x = c * tanh(x / c);
+ *             ALiBi: x += slope[head] * (j - q_pos(i))
+ *   A query row that sees no key at all (a causal prompt with q_len > k_len,
+ *   whose first q_len - k_len rows lie before the first key, or k_len = 0)
+ *   gets an output of zeros.
+ *
+ * SHAPES: packed tensors are [tokens, heads, head_size] with the element stride 1,
+ * rows (tokens) `*_stride` elements apart (0 = heads * head_size); outputs are
+ * contiguous and in the query dtype. Head sizes: any multiple of 8 up to 256.
+ * Query dtypes f32, f16, bf16 (f16/bf16 run on tensor cores); the cache dtype
+ * equals the query dtype or is fp8 (e4m3/e5m2 with kv.k_scale/v_scale). Any
+ * positive block size, any cache layout but PA_LAYOUT_COMBINED.
+ *
+ * DEVICE DATA AND BOUNDS: lengths, start locations, block tables and scales are
+ * read on the device (a captured CUDA graph replays with new contents). The
+ * host passes upper bounds (max_query_len, max_seq_len, token counts) that size
+ * the grid. A sequence whose device data break those bounds (a q_len above
+ * max_query_len or seq_len, start locations out of order or past the token
+ * count, a block id outside the cache) is skipped: its output rows are not
+ * written. The CPU references read the same data on the host and reject it.
+ */
 #ifndef PAGEDATTN_PREFILL_H
 #define PAGEDATTN_PREFILL_H
 
@@ -8,6 +50,135 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* vLLM's AttentionType. Stable numbers. */
+typedef enum pa_attn_type {
+    PA_ATTN_DECODER = 0,         /* causal self-attention */
+    PA_ATTN_ENCODER = 1,         /* non-causal self-attention (encoder of an encoder/decoder model) */
+    PA_ATTN_ENCODER_ONLY = 2,    /* non-causal self-attention (encoder-only model) */
+    PA_ATTN_ENCODER_DECODER = 3, /* cross-attention: decoder queries over encoder keys, non-causal */
+} pa_attn_type;
+
+/* ---- context (prefix) attention -------------------------------------------------- */
+
+typedef struct pa_context_attention_params {
+    void *out;                      /* [num_tokens, num_heads, head_size], q_dtype, contiguous */
+    const void *query;              /* [num_tokens, num_heads, head_size], q_dtype; rows q_stride apart */
+    const void *key;                /* [num_tokens, kv.num_kv_heads, head_size], q_dtype: K of the new tokens */
+    const void *value;              /* [num_tokens, kv.num_kv_heads, head_size], q_dtype: V of the new tokens */
+    int64_t q_stride;               /* elements between query rows; 0 = num_heads * head_size */
+    int64_t k_stride;               /* elements between key rows; 0 = num_kv_heads * head_size */
+    int64_t v_stride;               /* elements between value rows; 0 = num_kv_heads * head_size */
+    pa_dtype q_dtype;               /* f32, f16 or bf16: query, key, value and out */
+    pa_kv_cache kv;                 /* the cached context; any layout but PA_LAYOUT_COMBINED */
+    const int32_t *block_tables;    /* [num_seqs, block_table_stride]; the first
+                                       cdiv(context_len, block_size) entries are read */
+    int32_t block_table_stride;     /* max_num_blocks_per_seq */
+    const int32_t *query_start_loc; /* [num_seqs + 1]: sequence s owns tokens
+                                       [query_start_loc[s], query_start_loc[s + 1]) */
+    const int32_t *seq_lens;        /* [num_seqs]: context_len + query_len of each sequence */
+    int32_t num_seqs;               /* <= 65535 */
+    int32_t num_heads;              /* query heads; a multiple of kv.num_kv_heads */
+    int32_t num_tokens;             /* rows of query/key/value/out; query_start_loc[num_seqs] <= this */
+    int32_t max_query_len;          /* host-side bound on every query_len (sizes the grid) */
+    int32_t max_seq_len;            /* host-side bound on every seq_len; >= max_query_len */
+    float scale;                    /* softmax scale, usually 1/sqrt(head_size) */
+    const float *alibi_slopes;      /* [num_heads] or NULL */
+    int32_t sliding_window;         /* 0 = off, else W > 0 (see the masks above) */
+    float soft_cap;                 /* 0 = off */
+} pa_context_attention_params;
+
+/* Checks every field that can be checked without reading device memory.
+ * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. */
+PA_API pa_status pa_context_attention_validate(const pa_context_attention_params *p);
+
+/* GPU entry: one launch, asynchronous on `stream`, no workspace. */
+PA_API pa_status pa_context_attention(const pa_context_attention_params *p, pa_stream stream);
+
+/* CPU reference (all pointers host memory). Plain loops, f64 softmax: the
+ * specification. Also checks the start locations, lengths and every block id
+ * it reads, before writing anything. */
+PA_API pa_status pa_ref_context_attention(const pa_context_attention_params *p);
+
+/* ---- varlen prompt attention (no cache) ----------------------------------------- */
+
+typedef struct pa_prompt_attention_params {
+    void *out;                   /* [num_q_tokens, num_heads, head_size], dtype, contiguous */
+    const void *query;           /* [num_q_tokens, num_heads, head_size]; rows q_stride apart */
+    const void *key;             /* [num_k_tokens, num_kv_heads, head_size]; rows k_stride apart */
+    const void *value;           /* [num_k_tokens, num_kv_heads, head_size]; rows v_stride apart */
+    int64_t q_stride;            /* 0 = num_heads * head_size */
+    int64_t k_stride;            /* 0 = num_kv_heads * head_size */
+    int64_t v_stride;            /* 0 = num_kv_heads * head_size */
+    pa_dtype dtype;              /* f32, f16 or bf16: every tensor */
+    pa_attn_type attn_type;      /* PA_ATTN_DECODER is causal, the others are not */
+    const int32_t *cu_seqlens_q; /* [num_seqs + 1]: queries of sequence s are rows
+                                    [cu_seqlens_q[s], cu_seqlens_q[s + 1]) */
+    const int32_t *cu_seqlens_k; /* [num_seqs + 1] for the keys; NULL = cu_seqlens_q
+                                    (self-attention; required for PA_ATTN_ENCODER_DECODER) */
+    int32_t num_seqs;            /* <= 65535 */
+    int32_t num_heads;           /* a multiple of num_kv_heads */
+    int32_t num_kv_heads;
+    int32_t head_size;
+    int32_t num_q_tokens; /* rows of query/out */
+    int32_t num_k_tokens; /* rows of key/value; ignored when cu_seqlens_k is NULL */
+    int32_t max_seqlen_q; /* host-side bound on every query length */
+    int32_t max_seqlen_k; /* host-side bound on every key length; ignored when cu_seqlens_k is NULL */
+    float scale;
+    const float *alibi_slopes; /* [num_heads] or NULL */
+    int32_t sliding_window;    /* 0 = off */
+    float soft_cap;            /* 0 = off */
+} pa_prompt_attention_params;
+
+PA_API pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p);
+PA_API pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_stream stream);
+PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
+
+/* ---- mixed prefill + decode batch (vLLM's chunked-prefill layout) ------------------
+ *
+ *   |<-- num_prefill_tokens -->|<-- num_decode_tokens -->|
+ *   |prefill_0|...|prefill_P-1|decode_0|...|decode_D-1|
+ *
+ * Sequences [0, num_prefills) are prefills (context attention over the cache
+ * plus their new K/V); sequences [num_prefills, num_prefills + num_decode_tokens)
+ * are decodes of one token each, whose K/V is already in the cache (write it
+ * with pa_reshape_and_cache first, as vLLM does). The prefill part runs on the
+ * context-attention kernel and the decode part on pa_paged_attention_decode, so
+ * the shape must suit both (head and block sizes the decode op supports) and
+ * both parts are validated before either is launched. */
+typedef struct pa_mixed_attention_params {
+    void *out;         /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size], contiguous */
+    const void *query; /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size]; rows q_stride apart */
+    const void *key;   /* [num_prefill_tokens, num_kv_heads, head_size]: new K of the prefill tokens */
+    const void *value; /* [num_prefill_tokens, num_kv_heads, head_size] */
+    int64_t q_stride, k_stride, v_stride; /* as in pa_context_attention_params */
+    pa_dtype q_dtype;
+    pa_kv_cache kv;
+    const int32_t *block_tables; /* [num_prefills + num_decode_tokens, block_table_stride] */
+    int32_t block_table_stride;
+    const int32_t *seq_lens;        /* [num_prefills + num_decode_tokens] */
+    const int32_t *query_start_loc; /* [num_prefills + 1] (entries past it are not read), starting at 0 */
+    int32_t num_prefills;
+    int32_t num_prefill_tokens; /* query_start_loc[num_prefills] <= this */
+    int32_t num_decode_tokens;  /* decode sequences */
+    int32_t num_heads;
+    int32_t max_prefill_query_len; /* bound on the prefills' query lengths */
+    int32_t max_prefill_seq_len;   /* bound on the prefills' seq_lens */
+    int32_t max_decode_seq_len;    /* bound on the decodes' seq_lens */
+    float scale;
+    const float *alibi_slopes;
+    int32_t sliding_window;
+    float soft_cap;
+} pa_mixed_attention_params;
+
+PA_API pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p);
+/* Bytes of device scratch pa_mixed_attention needs (the decode part's). */
+PA_API pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, size_t *bytes);
+/* Two launches on `stream` (prefill part, then decode part). */
+PA_API pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace, size_t workspace_bytes,
+                                    pa_stream stream);
+/* CPU reference: pa_ref_context_attention on the prefills, pa_ref_paged_decode on the decodes. */
+PA_API pa_status pa_ref_mixed_attention(const pa_mixed_attention_params *p);
 
 #ifdef __cplusplus
 }

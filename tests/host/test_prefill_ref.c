@@ -1,4 +1,523 @@
-/* Placeholder until the op lands. */
+/* The prefill CPU references (context, prompt, mixed) against plain attention
+ * over contiguous K/V (no paging, masks spelled out in absolute positions),
+ * over layouts, dtypes, GQA, head and block sizes, alibi, window and soft cap;
+ * plus the input checks (nothing written on bad input). No GPU needed. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-Test(placeholder, builds) { cr_assert(1); }
+#include "prefill_problems.h"
+#include "testutil.h"
+
+static void expect_close(const void *got, pa_dtype dt, const float *ref, size_t n, const char *what) {
+    pa_compare_result r;
+    pa_tolerance tol = pa_tolerance_for(dt, dt); /* same inputs on both sides: only output rounding */
+    int ok = pa_compare(got, dt, ref, (int64_t)n, tol, &r);
+    char buf[512];
+    cr_assert(ok, "%s: %s", what, pa_compare_format(&r, tol, buf, sizeof buf));
+}
+
+static void context_vs_plain(pa_context_problem *pr, const char *what) {
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    float *ref = malloc(sizeof(float) * (pr->out_elems + 1));
+    pa_context_problem_plain(pr, ref);
+    expect_close(pr->out, pr->p.q_dtype, ref, pr->out_elems, what);
+    free(ref);
+}
+
+static pa_context_problem *ctx_problem(uint64_t seed, pa_kv_layout l, pa_dtype qd, pa_dtype cd, int seqs, int heads,
+                                       int kv_heads, int hs, int bs, const int *ql, const int *cl, int alibi) {
+    pa_context_problem_cfg c = {.seed = seed,
+                                .layout = l,
+                                .q_dtype = qd,
+                                .cache_dtype = cd,
+                                .num_seqs = seqs,
+                                .num_heads = heads,
+                                .num_kv_heads = kv_heads,
+                                .head_size = hs,
+                                .block_size = bs,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .extra_blocks = 2,
+                                .with_alibi = alibi};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    cr_assert(pr != NULL);
+    return pr;
+}
+
+/* ---- context attention ------------------------------------------------------------ */
+
+Test(prefill_ref, context_every_layout_and_dtype) {
+    const int ql[4] = {5, 1, 17, 9}, cl[4] = {0, 23, 40, 16};
+    const pa_kv_layout layouts[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    const pa_dtype qd[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    for (int l = 0; l < 3; l++)
+        for (int q = 0; q < 3; q++)
+            for (int f = 0; f < 3; f++) {
+                pa_dtype cd = f == 0 ? qd[q] : f == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                pa_context_problem *pr =
+                    ctx_problem(21u + l * 9 + q * 3 + f, layouts[l], qd[q], cd, 4, 4, 2, 32, 16, ql, cl, 0);
+                char what[128];
+                snprintf(what, sizeof what, "%s q=%s cache=%s", pa_kv_layout_name(layouts[l]), pa_dtype_name(qd[q]),
+                         pa_dtype_name(cd));
+                context_vs_plain(pr, what);
+                pa_context_problem_free(pr);
+            }
+}
+
+Test(prefill_ref, context_heads_head_and_block_sizes) {
+    const int heads[4][2] = {{8, 8}, {8, 1}, {12, 4}, {6, 2}};
+    const int hsz[5] = {24, 40, 80, 120, 256};
+    const int bsz[4] = {8, 24, 32, 128}; /* 24: not a power of two */
+    const int ql[3] = {7, 1, 13}, cl[3] = {30, 0, 45};
+    for (int h = 0; h < 4; h++)
+        for (int k = 0; k < 5; k++) {
+            const int bs = bsz[(h + k) % 4];
+            pa_kv_layout l = k % 2 ? PA_LAYOUT_FLASH_NHD : PA_LAYOUT_VLLM; /* vllm: head % 4 (f32) */
+            pa_context_problem *pr = ctx_problem(300u + h * 5 + k, l, PA_DTYPE_F32, PA_DTYPE_F32, 3, heads[h][0],
+                                                 heads[h][1], hsz[k], bs, ql, cl, 0);
+            char what[128];
+            snprintf(what, sizeof what, "heads %d/%d head %d block %d", heads[h][0], heads[h][1], hsz[k], bs);
+            context_vs_plain(pr, what);
+            pa_context_problem_free(pr);
+        }
+}
+
+Test(prefill_ref, context_alibi_window_soft_cap) {
+    const int ql[3] = {33, 1, 20}, cl[3] = {50, 70, 0};
+    const int windows[3] = {0, 16, 2048};
+    for (int v = 0; v < 12; v++) {
+        pa_context_problem *pr =
+            ctx_problem(500u + v, PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 3, 4, 2, 32, 16, ql, cl, v & 1);
+        pr->p.sliding_window = windows[(v >> 1) % 3];
+        if (v >= 6)
+            pr->p.soft_cap = 0.5f; /* small enough to change the weights */
+        pr->p.scale = 2.0f;        /* sharpen the softmax so masks matter */
+        char what[96];
+        snprintf(what, sizeof what, "alibi %d window %d cap %g", v & 1, pr->p.sliding_window, pr->p.soft_cap);
+        context_vs_plain(pr, what);
+        pa_context_problem_free(pr);
+    }
+}
+
+Test(prefill_ref, context_window_ignores_keys_outside_it) {
+    /* Keys that every query's window excludes may be NaN without effect. */
+    const int ql[1] = {8}, cl[1] = {64};
+    pa_context_problem *pr =
+        ctx_problem(9, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 1, 2, 1, 32, 16, ql, cl, 0);
+    pr->p.sliding_window = 16;               /* first query at position 64 sees keys 49.. */
+    const int64_t blk = pr->block_tables[0]; /* positions 0..15 */
+    const size_t per_block = (size_t)16 * 1 * 32;
+    pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
+    pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        CHK(!isnan(((float *)pr->out)[i]), "NaN leaked from outside the window at %zu", i);
+    pa_context_problem_free(pr);
+}
+
+Test(prefill_ref, context_without_context_is_causal_prompt_attention) {
+    /* Two references that must agree: context attention with no cached tokens
+     * and causal prompt attention over the same packed Q/K/V. */
+    const int ql[3] = {13, 1, 29}, cl[3] = {0, 0, 0};
+    pa_context_problem *pr = ctx_problem(77, PA_LAYOUT_VLLM, PA_DTYPE_F32, PA_DTYPE_F32, 3, 6, 2, 40, 16, ql, cl, 1);
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    float *out2 = malloc(sizeof(float) * pr->out_elems);
+    pa_prompt_attention_params pp = {.out = out2,
+                                     .query = pr->q,
+                                     .key = pr->k,
+                                     .value = pr->v,
+                                     .dtype = PA_DTYPE_F32,
+                                     .attn_type = PA_ATTN_DECODER,
+                                     .cu_seqlens_q = pr->qsl,
+                                     .num_seqs = 3,
+                                     .num_heads = 6,
+                                     .num_kv_heads = 2,
+                                     .head_size = 40,
+                                     .num_q_tokens = pr->p.num_tokens,
+                                     .max_seqlen_q = 29,
+                                     .scale = pr->p.scale,
+                                     .alibi_slopes = pr->alibi};
+    cr_assert_eq(pa_ref_prompt_attention(&pp), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        CHK(((float *)pr->out)[i] == out2[i], "element %zu: %g vs %g", i, ((float *)pr->out)[i], out2[i]);
+    free(out2);
+    pa_context_problem_free(pr);
+}
+
+Test(prefill_ref, context_single_query_equals_decode_reference) {
+    /* A query of length 1 is a decode step: compare with pa_ref_paged_decode on
+     * the same cache once the new token is in it. */
+    const int ql[2] = {1, 1}, cl[2] = {37, 64};
+    pa_context_problem_cfg c = {.seed = 4,
+                                .layout = PA_LAYOUT_VLLM,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 2,
+                                .num_heads = 8,
+                                .num_kv_heads = 2,
+                                .head_size = 64,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .with_alibi = 1,
+                                .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    pr->p.sliding_window = 20;
+    pr->p.soft_cap = 1.0f;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    float *out2 = malloc(sizeof(float) * pr->out_elems);
+    pa_decode_params d = {.out = out2,
+                          .query = pr->q,
+                          .q_dtype = PA_DTYPE_F32,
+                          .kv = pr->p.kv,
+                          .block_tables = pr->block_tables,
+                          .block_table_stride = pr->p.block_table_stride,
+                          .seq_lens = pr->seq_lens,
+                          .num_seqs = 2,
+                          .num_heads = 8,
+                          .max_seq_len = pr->p.max_seq_len,
+                          .scale = pr->p.scale,
+                          .alibi_slopes = pr->alibi,
+                          .sliding_window = 20,
+                          .soft_cap = 1.0f};
+    cr_assert_eq(pa_ref_paged_decode(&d), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        CHK(fabsf(((float *)pr->out)[i] - out2[i]) <= 1e-6f, "element %zu: %g vs %g", i, ((float *)pr->out)[i],
+            out2[i]);
+    free(out2);
+    pa_context_problem_free(pr);
+}
+
+Test(prefill_ref, context_awkward_lengths_strided_query) {
+    const int ql[3] = {113, 1, 203}, cl[3] = {1023, 1025, 0};
+    pa_context_problem *pr =
+        ctx_problem(12, PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 3, 2, 1, 32, 64, ql, cl, 0);
+    context_vs_plain(pr, "awkward lengths");
+    /* q_stride wider than a row: the reference reads the strided rows */
+    const int64_t row = 2 * 32, stride = row + 8;
+    const int tokens = pr->p.num_tokens;
+    uint16_t *qs = malloc(sizeof(uint16_t) * (size_t)tokens * stride);
+    for (int t = 0; t < tokens; t++)
+        memcpy(qs + t * stride, (uint16_t *)pr->q + t * row, sizeof(uint16_t) * row);
+    void *out1 = malloc(sizeof(uint16_t) * pr->out_elems);
+    memcpy(out1, pr->out, sizeof(uint16_t) * pr->out_elems);
+    pr->p.query = qs;
+    pr->p.q_stride = stride;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS);
+    cr_assert(memcmp(out1, pr->out, sizeof(uint16_t) * pr->out_elems) == 0, "strided query changed the output");
+    free(qs);
+    free(out1);
+    pa_context_problem_free(pr);
+}
+
+/* ---- prompt attention -------------------------------------------------------------- */
+
+static void prompt_vs_plain(pa_prompt_problem *pr, const char *what) {
+    cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    float *ref = malloc(sizeof(float) * (pr->q_elems + 1));
+    pa_prompt_problem_plain(pr, ref);
+    expect_close(pr->out, pr->p.dtype, ref, pr->q_elems, what);
+    free(ref);
+}
+
+Test(prefill_ref, prompt_attention_types) {
+    const int ql[4] = {17, 1, 64, 33}, kl[4] = {40, 7, 64, 1};
+    const pa_dtype dts[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    for (int t = 0; t < 4; t++)
+        for (int d = 0; d < 3; d++) {
+            const int cross = t == PA_ATTN_ENCODER_DECODER || (t == PA_ATTN_DECODER && d == 2);
+            pa_prompt_problem_cfg c = {.seed = 600u + t * 3 + d,
+                                       .dtype = dts[d],
+                                       .attn_type = (pa_attn_type)t,
+                                       .num_seqs = 4,
+                                       .num_heads = 6,
+                                       .num_kv_heads = 3,
+                                       .head_size = 48,
+                                       .q_lens = ql,
+                                       .k_lens = cross ? kl : NULL,
+                                       .with_alibi = d == 1};
+            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+            pr->p.sliding_window = d == 2 ? 10 : 0;
+            pr->p.soft_cap = t == 1 ? 0.7f : 0.0f;
+            char what[96];
+            snprintf(what, sizeof what, "attn_type %d %s cross %d", t, pa_dtype_name(dts[d]), cross);
+            prompt_vs_plain(pr, what);
+            pa_prompt_problem_free(pr);
+        }
+}
+
+Test(prefill_ref, prompt_causal_bottom_right) {
+    /* q_len > k_len, causal: query i sits at k_len - q_len + i; the first
+     * q_len - k_len rows see no key and are zero; the last row sees every key. */
+    const int ql[1] = {10}, kl[1] = {4};
+    pa_prompt_problem_cfg c = {.seed = 8,
+                               .dtype = PA_DTYPE_F32,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 1,
+                               .num_heads = 1,
+                               .num_kv_heads = 1,
+                               .head_size = 8,
+                               .q_lens = ql,
+                               .k_lens = kl};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+    prompt_vs_plain(pr, "bottom-right");
+    const float *o = pr->out;
+    for (int i = 0; i < 6 * 8; i++)
+        cr_assert_eq(o[i], 0.0f, "row %d sees no key and must be 0", i / 8);
+    /* row 6 (position 0) sees key 0 only: its output is V[0] */
+    for (int d = 0; d < 8; d++)
+        cr_assert_float_eq(o[6 * 8 + d], ((float *)pr->v)[d], 1e-6);
+    pa_prompt_problem_free(pr);
+}
+
+Test(prefill_ref, prompt_encoder_is_not_causal) {
+    /* Encoder attention of a sequence equals the decoder attention of its last
+     * token only for that token; for the first token they differ. */
+    const int ql[1] = {5};
+    pa_prompt_problem_cfg c = {.seed = 2,
+                               .dtype = PA_DTYPE_F32,
+                               .attn_type = PA_ATTN_ENCODER,
+                               .num_seqs = 1,
+                               .num_heads = 2,
+                               .num_kv_heads = 1,
+                               .head_size = 16,
+                               .q_lens = ql};
+    pa_prompt_problem *enc = pa_prompt_problem_make(&c);
+    c.attn_type = PA_ATTN_DECODER;
+    pa_prompt_problem *dec = pa_prompt_problem_make(&c);
+    cr_assert_eq(pa_ref_prompt_attention(&enc->p), PA_SUCCESS);
+    cr_assert_eq(pa_ref_prompt_attention(&dec->p), PA_SUCCESS);
+    const float *a = enc->out, *b = dec->out;
+    for (int d = 0; d < 32; d++)
+        cr_assert_float_eq(a[4 * 32 + d], b[4 * 32 + d], 1e-6, "last token");
+    int differ = 0;
+    for (int d = 0; d < 32; d++)
+        differ |= fabsf(a[d] - b[d]) > 1e-4f;
+    cr_assert(differ, "encoder attention of the first token must see later tokens");
+    pa_prompt_problem_free(enc);
+    pa_prompt_problem_free(dec);
+}
+
+/* ---- mixed batch -------------------------------------------------------------------- */
+
+Test(prefill_ref, mixed_prefill_then_decode) {
+    const int ql[5] = {9, 30, 1, 1, 1}, cl[5] = {20, 0, 47, 5, 100};
+    pa_context_problem_cfg c = {.seed = 31,
+                                .layout = PA_LAYOUT_FLASH_NHD,
+                                .q_dtype = PA_DTYPE_F16,
+                                .cache_dtype = PA_DTYPE_F16,
+                                .num_seqs = 5,
+                                .num_heads = 8,
+                                .num_kv_heads = 2,
+                                .head_size = 64,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .with_alibi = 1,
+                                .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    pa_mixed_attention_params m = {.out = pr->out,
+                                   .query = pr->q,
+                                   .key = pr->k,
+                                   .value = pr->v,
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = pr->p.kv,
+                                   .block_tables = pr->block_tables,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .seq_lens = pr->seq_lens,
+                                   .query_start_loc = pr->qsl,
+                                   .num_prefills = 2,
+                                   .num_prefill_tokens = 39,
+                                   .num_decode_tokens = 3,
+                                   .num_heads = 8,
+                                   .max_prefill_query_len = 30,
+                                   .max_prefill_seq_len = 30,
+                                   .max_decode_seq_len = 101,
+                                   .scale = pr->p.scale,
+                                   .alibi_slopes = pr->alibi,
+                                   .sliding_window = 64};
+    pr->p.sliding_window = 64;
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    float *ref = malloc(sizeof(float) * pr->out_elems);
+    pa_context_problem_plain(pr, ref);
+    expect_close(pr->out, PA_DTYPE_F16, ref, pr->out_elems, "mixed");
+    free(ref);
+    pa_context_problem_free(pr);
+}
+
+/* ---- bad input: a clear error, nothing written ------------------------------------- */
+
+static int out_untouched(const pa_context_problem *pr) {
+    for (size_t i = 0; i < pr->out_elems; i++)
+        if (!isnan(pa_load_as_float(pr->p.q_dtype, pr->out, i)))
+            return 0;
+    return 1;
+}
+
+Test(prefill_ref, rejects_bad_context_input) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    pa_context_problem *pr =
+        ctx_problem(1, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    pa_context_attention_params p = pr->p, q;
+    struct {
+        const char *what;
+        pa_status want;
+    } cases[] = {
+        {"head size 100", PA_ERR_UNSUPPORTED},     {"head size 264", PA_ERR_UNSUPPORTED},
+        {"head size 20", PA_ERR_UNSUPPORTED},      {"window -1", PA_ERR_INVALID_ARGUMENT},
+        {"q > seq", PA_ERR_INVALID_ARGUMENT},      {"combined", PA_ERR_UNSUPPORTED},
+        {"f16 q, bf16 cache", PA_ERR_UNSUPPORTED}, {"heads 5/2", PA_ERR_INVALID_ARGUMENT},
+        {"q_stride", PA_ERR_INVALID_ARGUMENT},     {"seqs 70000", PA_ERR_INVALID_ARGUMENT},
+        {"NaN scale", PA_ERR_INVALID_ARGUMENT},    {"table", PA_ERR_INVALID_ARGUMENT},
+        {"NULL qsl", PA_ERR_INVALID_ARGUMENT},     {"cap -1", PA_ERR_INVALID_ARGUMENT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        q = p;
+        switch (i) {
+        case 0: q.kv.head_size = 100; break;
+        case 1: q.kv.head_size = 264; break;
+        case 2: q.kv.head_size = 20; break;
+        case 3: q.sliding_window = -1; break;
+        case 4: q.max_query_len = q.max_seq_len + 1; break;
+        case 5:
+            q.kv.layout = PA_LAYOUT_COMBINED;
+            q.kv.value = NULL;
+            break;
+        case 6: q.kv.dtype = PA_DTYPE_BF16; break;
+        case 7: q.num_heads = 5; break;
+        case 8: q.q_stride = 16; break;
+        case 9: q.num_seqs = 70000; break;
+        case 10: q.scale = NAN; break;
+        case 11: q.block_table_stride = 0; break;
+        case 12: q.query_start_loc = NULL; break;
+        case 13: q.soft_cap = -1.0f; break;
+        }
+        pa_status s = pa_ref_context_attention(&q);
+        cr_assert_eq(s, cases[i].want, "%s: got %s (%s)", cases[i].what, pa_status_string(s), pa_last_error());
+        cr_assert(strlen(pa_last_error()) > 0, "%s: no message", cases[i].what);
+        cr_assert_eq(pa_context_attention_validate(&q), cases[i].want, "%s: validate disagrees", cases[i].what);
+        cr_assert(out_untouched(pr), "%s: output written", cases[i].what);
+    }
+    pa_context_problem_free(pr);
+}
+
+Test(prefill_ref, rejects_bad_context_device_data) {
+    /* Data the GPU entry cannot see: the reference reads it and refuses. */
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    for (int v = 0; v < 5; v++) {
+        pa_context_problem *pr = ctx_problem(2, PA_LAYOUT_VLLM, PA_DTYPE_F32, PA_DTYPE_F32, 2, 4, 2, 32, 16, ql, cl, 0);
+        switch (v) {
+        case 0: pr->seq_lens[1] = 2; break;                       /* q_len 3 > seq_len 2 */
+        case 1: pr->qsl[1] = 5, pr->qsl[2] = 4; break;            /* decreasing */
+        case 2: pr->qsl[2] = pr->p.num_tokens + 1; break;         /* past the tokens */
+        case 3: pr->block_tables[0] = pr->p.kv.num_blocks; break; /* block id out of range */
+        case 4: pr->seq_lens[0] = pr->p.max_seq_len + 1; break;   /* beyond the bound */
+        }
+        pa_status s = pa_ref_context_attention(&pr->p);
+        cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "case %d: got %s", v, pa_status_string(s));
+        cr_assert(out_untouched(pr), "case %d: output written", v);
+        pa_context_problem_free(pr);
+    }
+}
+
+Test(prefill_ref, rejects_bad_prompt_input) {
+    const int ql[2] = {4, 6}, kl[2] = {3, 9};
+    pa_prompt_problem_cfg c = {.seed = 3,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_ENCODER_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 4,
+                               .head_size = 32,
+                               .q_lens = ql,
+                               .k_lens = kl};
+    for (int v = 0; v < 9; v++) {
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pa_status want = PA_ERR_INVALID_ARGUMENT;
+        switch (v) {
+        case 0: pr->p.head_size = 36, want = PA_ERR_UNSUPPORTED; break;
+        case 1: pr->p.cu_seqlens_k = NULL; break; /* cross-attention needs key lengths */
+        case 2: pr->p.attn_type = (pa_attn_type)7; break;
+        case 3: pr->p.sliding_window = -5; break;
+        case 4: pr->cu_k[0] = 5; break;         /* decreasing key offsets */
+        case 5: pr->p.max_seqlen_q = 5; break;  /* a query length 6 beyond the bound */
+        case 6: pr->p.num_k_tokens = 11; break; /* cu_seqlens_k[2] = 12 > 11 */
+        case 7: pr->p.num_q_tokens = -1; break;
+        case 8: pr->p.dtype = PA_DTYPE_FP8_E4M3; break;
+        }
+        pa_status s = pa_ref_prompt_attention(&pr->p);
+        cr_assert_eq(s, want, "case %d: got %s (%s)", v, pa_status_string(s), pa_last_error());
+        for (size_t i = 0; i < pr->q_elems; i++)
+            CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "case %d: output written", v);
+        pa_prompt_problem_free(pr);
+    }
+}
+
+Test(prefill_ref, rejects_bad_mixed_input) {
+    const int ql[3] = {5, 1, 1}, cl[3] = {3, 9, 20};
+    pa_context_problem_cfg c = {.seed = 5,
+                                .layout = PA_LAYOUT_FLASH_HND,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 3,
+                                .num_heads = 4,
+                                .num_kv_heads = 4,
+                                .head_size = 32,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    pa_mixed_attention_params m = {.out = pr->out,
+                                   .query = pr->q,
+                                   .key = pr->k,
+                                   .value = pr->v,
+                                   .q_dtype = PA_DTYPE_F32,
+                                   .kv = pr->p.kv,
+                                   .block_tables = pr->block_tables,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .seq_lens = pr->seq_lens,
+                                   .query_start_loc = pr->qsl,
+                                   .num_prefills = 1,
+                                   .num_prefill_tokens = 5,
+                                   .num_decode_tokens = 2,
+                                   .num_heads = 4,
+                                   .max_prefill_query_len = 5,
+                                   .max_prefill_seq_len = 8,
+                                   .max_decode_seq_len = 21,
+                                   .scale = 0.2f};
+    pa_mixed_attention_params b = m;
+    b.num_decode_tokens = -1;
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    b = m;
+    b.max_decode_seq_len = 20; /* decode 2 has seq_len 21 */
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    b = m;
+    b.max_prefill_query_len = 9; /* > max_prefill_seq_len */
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(out_untouched(pr), "output written on bad input");
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+}
+
+Test(prefill_ref, empty_batches_succeed) {
+    pa_context_attention_params p = {0};
+    p.q_dtype = PA_DTYPE_F16;
+    char dummy[32];
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD,
+                         .dtype = PA_DTYPE_F16,
+                         .key = dummy,
+                         .value = dummy,
+                         .num_blocks = 1,
+                         .block_size = 16,
+                         .num_kv_heads = 1,
+                         .head_size = 64};
+    p.num_heads = 1;
+    p.scale = 1.0f;
+    cr_assert_eq(pa_ref_context_attention(&p), PA_SUCCESS, "%s", pa_last_error());
+    pa_prompt_attention_params q = {.dtype = PA_DTYPE_BF16, .num_heads = 2, .num_kv_heads = 1, .head_size = 8};
+    cr_assert_eq(pa_ref_prompt_attention(&q), PA_SUCCESS, "%s", pa_last_error());
+}

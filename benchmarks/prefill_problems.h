@@ -1,0 +1,423 @@
+/* Random prefill problems shared by the prefill tests and `pagedattn check|bench
+ * prefill` (header-only, so it needs no build change).
+ *
+ * Context problem: per sequence a context of ctx tokens in a paged cache (any
+ * layout, blocks scattered over a larger pool) and q new tokens given as packed
+ * K/V. The block table covers the whole sequence, like vLLM's after the new
+ * tokens were written, but the cache slots of the new tokens and every unused
+ * slot hold NaN: a kernel that reads them (instead of the packed K/V, or past a
+ * length) produces NaN. The same K/V are kept contiguously per sequence as
+ * floats (dequantised) for a plain, unpaged computation.
+ *
+ * Prompt problem: packed Q [nq, heads, head], K/V [nk, kv_heads, head] with
+ * cu_seqlens for queries and keys. */
+#ifndef PA_PREFILL_PROBLEMS_H
+#define PA_PREFILL_PROBLEMS_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagedattn/pagedattn.h"
+#include "problems.h"
+
+static inline void *pa_pp_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of host memory allocating %zu bytes\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+typedef struct pa_context_problem_cfg {
+    uint64_t seed;
+    pa_kv_layout layout;
+    pa_dtype q_dtype, cache_dtype;
+    int num_seqs, num_heads, num_kv_heads, head_size, block_size;
+    const int *query_lens;   /* num_seqs entries, >= 0 */
+    const int *context_lens; /* num_seqs entries, >= 0 */
+    int extra_blocks;        /* unused NaN blocks in the pool */
+    int with_alibi;
+    int skip_logical; /* no contiguous copies (large benchmarks) */
+    int new_in_cache; /* also write the new tokens into the cache (mixed batches: the
+                         decodes read theirs from it); use with cache dtype == q dtype */
+} pa_context_problem_cfg;
+
+typedef struct pa_context_problem {
+    pa_context_attention_params p; /* host pointers */
+    void *q, *k, *v, *out, *kc, *vc;
+    int32_t *block_tables, *seq_lens, *qsl;
+    float *alibi;
+    float k_scale, v_scale;
+    size_t q_elems, kv_elems, out_elems, kc_elems, vc_elems; /* kv_elems: new K (= new V) */
+    float **k_logical, **v_logical;                          /* [s]: [seq_len][kv_heads][head] floats */
+} pa_context_problem;
+
+static inline float pa_pp_alibi_slope(int h, int num_heads) { return exp2f(-8.0f * (float)(h + 1) / (float)num_heads); }
+
+/* NULL (message on stderr) for an invalid cache shape. */
+static inline pa_context_problem *pa_context_problem_make(const pa_context_problem_cfg *c) {
+    pa_rng rng = pa_rng_make(c->seed);
+    pa_context_problem *pr = (pa_context_problem *)calloc(1, sizeof *pr);
+    if (!pr)
+        return NULL;
+    const int bs = c->block_size, nkv = c->num_kv_heads, hs = c->head_size;
+    int max_len = 1, max_q = 0, total_blocks = 0, tokens = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        const int L = c->context_lens[s] + c->query_lens[s];
+        max_len = L > max_len ? L : max_len;
+        max_q = c->query_lens[s] > max_q ? c->query_lens[s] : max_q;
+        total_blocks += (L + bs - 1) / bs;
+        tokens += c->query_lens[s];
+    }
+    const int max_blocks = (max_len + bs - 1) / bs;
+    const int num_blocks = total_blocks + c->extra_blocks + 1;
+    pa_context_attention_params *p = &pr->p;
+    p->q_dtype = c->q_dtype;
+    p->num_seqs = c->num_seqs;
+    p->num_heads = c->num_heads;
+    p->num_tokens = tokens;
+    p->max_query_len = max_q;
+    p->max_seq_len = max_len;
+    p->block_table_stride = max_blocks;
+    p->scale = 1.0f / sqrtf((float)hs);
+    p->kv.layout = c->layout;
+    p->kv.dtype = c->cache_dtype;
+    p->kv.num_blocks = num_blocks;
+    p->kv.block_size = bs;
+    p->kv.num_kv_heads = nkv;
+    p->kv.head_size = hs;
+    pr->k_scale = pa_dtype_is_fp8(c->cache_dtype) ? 0.05f : 1.0f; /* != 1 so a missing scale shows */
+    pr->v_scale = pa_dtype_is_fp8(c->cache_dtype) ? 0.03f : 1.0f;
+    p->kv.k_scale = &pr->k_scale;
+    p->kv.v_scale = &pr->v_scale;
+    p->kv.key = (void *)16;
+    p->kv.value = (void *)16;
+    int64_t ke, ve;
+    if (pa_kv_cache_elements(&p->kv, &ke, &ve) != PA_SUCCESS) {
+        fprintf(stderr, "context problem: %s\n", pa_last_error());
+        free(pr);
+        return NULL;
+    }
+    const size_t esz = pa_dtype_size(c->cache_dtype), qsz = pa_dtype_size(c->q_dtype);
+    pr->kc_elems = (size_t)ke;
+    pr->vc_elems = (size_t)ve;
+    pr->kc = pa_pp_xmalloc(pr->kc_elems * esz + 16);
+    pr->vc = pa_pp_xmalloc(pr->vc_elems * esz + 16);
+    pa_fill_nan(c->cache_dtype, pr->kc, pr->kc_elems);
+    pa_fill_nan(c->cache_dtype, pr->vc, pr->vc_elems);
+    p->kv.key = pr->kc;
+    p->kv.value = pr->vc;
+
+    pr->q_elems = (size_t)tokens * c->num_heads * hs;
+    pr->out_elems = pr->q_elems;
+    pr->kv_elems = (size_t)tokens * nkv * hs;
+    pr->q = pa_random_buffer(&rng, c->q_dtype, pr->q_elems, -1.0f, 1.0f);
+    pr->k = pa_random_buffer(&rng, c->q_dtype, pr->kv_elems, -1.0f, 1.0f);
+    pr->v = pa_random_buffer(&rng, c->q_dtype, pr->kv_elems, -1.0f, 1.0f);
+    pr->out = pa_pp_xmalloc(pr->out_elems * qsz + 16);
+    pa_fill_nan(c->q_dtype, pr->out, pr->out_elems);
+
+    int *perm = (int *)pa_pp_xmalloc(sizeof(int) * (size_t)num_blocks);
+    for (int i = 0; i < num_blocks; i++)
+        perm[i] = i;
+    for (int i = num_blocks - 1; i > 0; i--) {
+        int j = pa_rng_int(&rng, 0, i), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    pr->block_tables = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs * max_blocks + 1));
+    pr->seq_lens = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->qsl = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->k_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
+    pr->v_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
+    if (!pr->k_logical || !pr->v_logical) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    const int64_t row = (int64_t)nkv * hs;
+    int next = 0, q0 = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        const int ctx = c->context_lens[s], ql = c->query_lens[s], L = ctx + ql;
+        pr->seq_lens[s] = L;
+        pr->qsl[s] = q0;
+        const int nblk = (L + bs - 1) / bs;
+        for (int b = 0; b < max_blocks; b++) /* unused columns point at the last pool block (NaN) */
+            pr->block_tables[(size_t)s * max_blocks + b] = b < nblk ? perm[next++] : perm[num_blocks - 1];
+        if (!c->skip_logical) {
+            pr->k_logical[s] = (float *)pa_pp_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+            pr->v_logical[s] = (float *)pa_pp_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+        }
+        /* context: random values written into the cache (quantised with the scale) */
+        for (int pos = 0; pos < ctx; pos++) {
+            const int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
+            for (int h = 0; h < nkv; h++)
+                for (int d = 0; d < hs; d++) {
+                    /* offsets spelled out here, independently of kv_index.h */
+                    int64_t ko = 0, vo = 0;
+                    {
+                        const int x = (int)(16 / esz);
+                        switch (c->layout) {
+                        case PA_LAYOUT_VLLM:
+                            ko = ((blk * nkv + h) * (hs / x) + d / x) * (int64_t)bs * x + (int64_t)(pos % bs) * x +
+                                 d % x;
+                            vo = ((blk * nkv + h) * hs + d) * (int64_t)bs + pos % bs;
+                            break;
+                        case PA_LAYOUT_FLASH_HND: ko = vo = ((blk * nkv + h) * bs + pos % bs) * (int64_t)hs + d; break;
+                        default: /* NHD */ ko = vo = ((blk * bs + pos % bs) * (int64_t)nkv + h) * hs + d; break;
+                        }
+                    }
+                    float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
+                    pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
+                    pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / pr->v_scale);
+                    if (c->skip_logical)
+                        continue;
+                    const size_t li = ((size_t)pos * nkv + h) * hs + d;
+                    pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
+                    pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->vc, (size_t)vo) * pr->v_scale;
+                }
+        }
+        /* new tokens: from the packed K/V (their cache slots stay NaN unless new_in_cache) */
+        for (int t = 0; c->new_in_cache && t < ql; t++) {
+            const int pos = ctx + t;
+            const int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
+            for (int h = 0; h < nkv; h++)
+                for (int d = 0; d < hs; d++) {
+                    const int x = (int)(16 / esz);
+                    int64_t ko, vo;
+                    if (c->layout == PA_LAYOUT_VLLM) {
+                        ko = ((blk * nkv + h) * (hs / x) + d / x) * (int64_t)bs * x + (int64_t)(pos % bs) * x + d % x;
+                        vo = ((blk * nkv + h) * hs + d) * (int64_t)bs + pos % bs;
+                    } else if (c->layout == PA_LAYOUT_FLASH_HND) {
+                        ko = vo = ((blk * nkv + h) * bs + pos % bs) * (int64_t)hs + d;
+                    } else {
+                        ko = vo = ((blk * bs + pos % bs) * (int64_t)nkv + h) * hs + d;
+                    }
+                    const size_t e = (size_t)(q0 + t) * row + (size_t)h * hs + d;
+                    pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko,
+                                        pa_load_as_float(c->q_dtype, pr->k, e) / pr->k_scale);
+                    pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo,
+                                        pa_load_as_float(c->q_dtype, pr->v, e) / pr->v_scale);
+                }
+        }
+        if (!c->skip_logical)
+            for (int t = 0; t < ql; t++)
+                for (int e = 0; e < row; e++) {
+                    const size_t li = (size_t)(ctx + t) * row + e;
+                    pr->k_logical[s][li] = pa_load_as_float(c->q_dtype, pr->k, (size_t)((q0 + t) * row + e));
+                    pr->v_logical[s][li] = pa_load_as_float(c->q_dtype, pr->v, (size_t)((q0 + t) * row + e));
+                }
+        q0 += ql;
+    }
+    pr->qsl[c->num_seqs] = q0;
+    free(perm);
+    if (c->with_alibi) {
+        pr->alibi = (float *)pa_pp_xmalloc(sizeof(float) * (size_t)c->num_heads);
+        for (int h = 0; h < c->num_heads; h++)
+            pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
+        p->alibi_slopes = pr->alibi;
+    }
+    p->out = pr->out;
+    p->query = pr->q;
+    p->key = pr->k;
+    p->value = pr->v;
+    p->block_tables = pr->block_tables;
+    p->seq_lens = pr->seq_lens;
+    p->query_start_loc = pr->qsl;
+    return pr;
+}
+
+static inline void pa_context_problem_free(pa_context_problem *pr) {
+    if (!pr)
+        return;
+    for (int s = 0; s < pr->p.num_seqs; s++) {
+        free(pr->k_logical[s]);
+        free(pr->v_logical[s]);
+    }
+    free(pr->k_logical);
+    free(pr->v_logical);
+    free(pr->q);
+    free(pr->k);
+    free(pr->v);
+    free(pr->out);
+    free(pr->kc);
+    free(pr->vc);
+    free(pr->block_tables);
+    free(pr->seq_lens);
+    free(pr->qsl);
+    free(pr->alibi);
+    free(pr);
+}
+
+/* Plain attention over one sequence's contiguous keys, written independently
+ * of the library: the full score matrix with the mask spelled out in absolute
+ * positions (query t of a sequence with ctx cached tokens is token ctx + t). */
+static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
+                                   int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
+                                   const float *alibi, int causal, int window, float *ref) {
+    double *w = (double *)pa_pp_xmalloc(sizeof(double) * ((size_t)k_len + 1));
+    for (int t = 0; t < q_len; t++) {
+        const int qp = first_pos + t;
+        for (int h = 0; h < num_heads; h++) {
+            const int kh = h / (num_heads / nkv);
+            double mx = -INFINITY;
+            for (int j = 0; j < k_len; j++) {
+                const int visible = (!causal || j <= qp) && (window == 0 || qp - j < window);
+                if (!visible) {
+                    w[j] = -INFINITY;
+                    continue;
+                }
+                double dot = 0;
+                for (int d = 0; d < hs; d++)
+                    dot += (double)pa_load_as_float(qd, q, (size_t)(((q_row0 + t) * num_heads + h) * hs + d)) *
+                           K[((size_t)j * nkv + kh) * hs + d];
+                double x = scale * dot;
+                if (cap > 0)
+                    x = cap * tanh(x / cap);
+                if (alibi)
+                    x -= alibi[h] * (double)(qp - j);
+                w[j] = x;
+                mx = x > mx ? x : mx;
+            }
+            double sum = 0;
+            for (int j = 0; j < k_len; j++) {
+                w[j] = w[j] == -INFINITY ? 0.0 : exp(w[j] - mx);
+                sum += w[j];
+            }
+            for (int d = 0; d < hs; d++) {
+                double a = 0;
+                for (int j = 0; j < k_len; j++)
+                    a += w[j] * V[((size_t)j * nkv + kh) * hs + d];
+                ref[(((size_t)q_row0 + t) * num_heads + h) * hs + d] = sum > 0 ? (float)(a / sum) : 0.0f;
+            }
+        }
+    }
+    free(w);
+}
+
+/* ref: [num_tokens, num_heads, head] floats. */
+static inline void pa_context_problem_plain(const pa_context_problem *pr, float *ref) {
+    const pa_context_attention_params *p = &pr->p;
+    for (int s = 0; s < p->num_seqs; s++) {
+        const int ql = p->query_start_loc[s + 1] - p->query_start_loc[s], L = p->seq_lens[s];
+        pa_pp_plain_seq(pr->k_logical[s], pr->v_logical[s], L, L - ql, p->query, p->q_dtype, p->query_start_loc[s], ql,
+                        p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes, 1,
+                        p->sliding_window, ref);
+    }
+}
+
+/* ---- prompt problems --------------------------------------------------------------- */
+
+typedef struct pa_prompt_problem_cfg {
+    uint64_t seed;
+    pa_dtype dtype;
+    pa_attn_type attn_type;
+    int num_seqs, num_heads, num_kv_heads, head_size;
+    const int *q_lens;
+    const int *k_lens; /* NULL: self-attention (cu_seqlens_k = NULL) */
+    int with_alibi;
+} pa_prompt_problem_cfg;
+
+typedef struct pa_prompt_problem {
+    pa_prompt_attention_params p;
+    void *q, *k, *v, *out;
+    int32_t *cu_q, *cu_k;
+    float *alibi;
+    size_t q_elems, k_elems;
+} pa_prompt_problem;
+
+static inline pa_prompt_problem *pa_prompt_problem_make(const pa_prompt_problem_cfg *c) {
+    pa_rng rng = pa_rng_make(c->seed);
+    pa_prompt_problem *pr = (pa_prompt_problem *)calloc(1, sizeof *pr);
+    if (!pr)
+        return NULL;
+    pa_prompt_attention_params *p = &pr->p;
+    pr->cu_q = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->cu_k = c->k_lens ? (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1)) : NULL;
+    int nq = 0, nk = 0, mq = 0, mk = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        pr->cu_q[s] = nq;
+        nq += c->q_lens[s];
+        mq = c->q_lens[s] > mq ? c->q_lens[s] : mq;
+        if (c->k_lens) {
+            pr->cu_k[s] = nk;
+            nk += c->k_lens[s];
+            mk = c->k_lens[s] > mk ? c->k_lens[s] : mk;
+        }
+    }
+    pr->cu_q[c->num_seqs] = nq;
+    if (c->k_lens)
+        pr->cu_k[c->num_seqs] = nk;
+    else
+        nk = nq, mk = mq;
+    const int hs = c->head_size;
+    pr->q_elems = (size_t)nq * c->num_heads * hs;
+    pr->k_elems = (size_t)nk * c->num_kv_heads * hs;
+    pr->q = pa_random_buffer(&rng, c->dtype, pr->q_elems, -1.0f, 1.0f);
+    pr->k = pa_random_buffer(&rng, c->dtype, pr->k_elems, -1.0f, 1.0f);
+    pr->v = pa_random_buffer(&rng, c->dtype, pr->k_elems, -1.0f, 1.0f);
+    pr->out = pa_pp_xmalloc(pr->q_elems * pa_dtype_size(c->dtype) + 16);
+    pa_fill_nan(c->dtype, pr->out, pr->q_elems);
+    if (c->with_alibi) {
+        pr->alibi = (float *)pa_pp_xmalloc(sizeof(float) * (size_t)c->num_heads);
+        for (int h = 0; h < c->num_heads; h++)
+            pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
+    }
+    p->out = pr->out;
+    p->query = pr->q;
+    p->key = pr->k;
+    p->value = pr->v;
+    p->dtype = c->dtype;
+    p->attn_type = c->attn_type;
+    p->cu_seqlens_q = pr->cu_q;
+    p->cu_seqlens_k = pr->cu_k;
+    p->num_seqs = c->num_seqs;
+    p->num_heads = c->num_heads;
+    p->num_kv_heads = c->num_kv_heads;
+    p->head_size = hs;
+    p->num_q_tokens = nq;
+    p->num_k_tokens = nk;
+    p->max_seqlen_q = mq;
+    p->max_seqlen_k = mk;
+    p->scale = 1.0f / sqrtf((float)hs);
+    p->alibi_slopes = pr->alibi;
+    return pr;
+}
+
+static inline void pa_prompt_problem_free(pa_prompt_problem *pr) {
+    if (!pr)
+        return;
+    free(pr->q);
+    free(pr->k);
+    free(pr->v);
+    free(pr->out);
+    free(pr->cu_q);
+    free(pr->cu_k);
+    free(pr->alibi);
+    free(pr);
+}
+
+/* ref: [num_q_tokens, num_heads, head] floats (packed K/V are contiguous already). */
+static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *ref) {
+    const pa_prompt_attention_params *p = &pr->p;
+    const int hs = p->head_size, nkv = p->num_kv_heads;
+    const int32_t *cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
+    for (int s = 0; s < p->num_seqs; s++) {
+        const int ql = p->cu_seqlens_q[s + 1] - p->cu_seqlens_q[s], kl = cu_k[s + 1] - cu_k[s];
+        const size_t n = (size_t)kl * nkv * hs;
+        float *K = (float *)pa_pp_xmalloc(sizeof(float) * (n + 1));
+        float *V = (float *)pa_pp_xmalloc(sizeof(float) * (n + 1));
+        for (size_t e = 0; e < n; e++) {
+            K[e] = pa_load_as_float(p->dtype, p->key, (size_t)cu_k[s] * nkv * hs + e);
+            V[e] = pa_load_as_float(p->dtype, p->value, (size_t)cu_k[s] * nkv * hs + e);
+        }
+        pa_pp_plain_seq(K, V, kl, kl - ql, p->query, p->dtype, p->cu_seqlens_q[s], ql, p->num_heads, nkv, hs, p->scale,
+                        p->soft_cap, p->alibi_slopes, p->attn_type == PA_ATTN_DECODER, p->sliding_window, ref);
+        free(K);
+        free(V);
+    }
+}
+
+#endif

@@ -1,0 +1,84 @@
+/* Private to the prefill op: the one kernel parameter block (plain C, shared by
+ * csrc/ and cuda/prefill/), the selector and the launcher.
+ *
+ * Context and prompt attention are one kernel. A sequence has q_len queries and
+ * k_len keys (query i at position k_len - q_len + i); keys [0, n_cache) come
+ * from the paged cache and keys [n_cache, k_len) from packed new K/V rows
+ * starting at row k_row0:
+ *   context: q rows [qsl[s], qsl[s+1]), k_len = seq_lens[s], n_cache = k_len - q_len,
+ *            k_row0 = qsl[s] (the new K/V rows are the query rows)
+ *   prompt:  q rows [cu_q[s], cu_q[s+1]), k rows [cu_k[s], cu_k[s+1]), n_cache = 0. */
+#ifndef PA_PREFILL_INTERNAL_H
+#define PA_PREFILL_INTERNAL_H
+
+#include <stdint.h>
+
+#include "kv_index.h"
+#include "pagedattn/decode.h"
+#include "pagedattn/prefill.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PA_PREFILL_MAX_HEAD 256
+#define PA_PREFILL_MAX_SEQS 65535
+
+enum { PA_PREFILL_MODE_PROMPT = 0, PA_PREFILL_MODE_CONTEXT = 1 };
+
+typedef struct pa_prefill_kparams {
+    void *out;             /* [num_q_tokens, num_heads, head_size], contiguous */
+    const void *query;     /* rows q_stride apart */
+    const void *key_new;   /* packed keys, rows k_stride apart */
+    const void *value_new; /* packed values, rows v_stride apart */
+    int64_t q_stride, k_stride, v_stride;
+    /* context mode: the cache */
+    const void *key_cache, *value_cache;
+    pa_kv_geom g;
+    int32_t cache_dtype;
+    int32_t num_blocks;
+    const float *k_scale, *v_scale; /* fp8 caches only; NULL = 1 */
+    const int32_t *block_tables;
+    int32_t block_table_stride;
+    const int32_t *seq_lens; /* context mode */
+    const int32_t *cu_q;     /* [num_seqs + 1] */
+    const int32_t *cu_k;     /* prompt mode: [num_seqs + 1] */
+    int32_t mode;
+    int32_t causal;
+    int32_t q_dtype;
+    int32_t num_seqs, num_heads, num_kv_heads, head_size;
+    int32_t num_q_tokens, num_k_tokens;
+    int32_t max_q_len, max_k_len;
+    float scale;
+    float soft_cap;
+    const float *alibi_slopes;
+    int32_t window;
+    /* Host-decided fast paths (pointer / stride alignment): */
+    int32_t vec_q;     /* query rows 16-byte aligned: cp.async */
+    int32_t vec_new;   /* new K and V rows 16-byte aligned */
+    int32_t vec_cache; /* cache K and V rows load as 16-byte chunks of the compute dtype */
+} pa_prefill_kparams;
+
+/* The selector: which kernel runs (q dtype, cache dtype, head size), and so
+ * whether the configuration is supported. The tensor-core kernel is
+ * instantiated per padded head class (32, 64, ..., 256) and query dtype. */
+typedef struct pa_prefill_kernel {
+    int32_t tensor_cores; /* 1: mma.sync kernel (f16/bf16); 0: the f32 CUDA-core kernel */
+    int32_t head_class;   /* padded head size of the instance */
+} pa_prefill_kernel;
+
+pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out);
+
+/* Fill the kernel block from validated parameters (csrc/prefill.c). */
+void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p);
+void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p);
+/* The two parts of a validated mixed batch. */
+void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *prefill, pa_decode_params *decode);
+
+/* cuda/prefill/prefill_launch.cu: picks the instance; returns a cudaError_t as int. */
+int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,355 @@
+// Prefill attention on tensor cores (f16 / bf16): context attention over the
+// paged cache plus the new tokens, and varlen prompt attention, as one kernel.
+// The CPU reference (csrc/reference/prefill.c) is the specification.
+//
+// One CTA = one Q tile of BM = 64 rows of one (sequence, KV head). Rows pack
+// the GQA group: tile row r is query token (m0 + r) / group of query head
+// kv_head * group + (m0 + r) % group, so every K/V tile loaded serves the whole
+// group (short queries, down to a single token, still fill the tile). The CTA
+// walks the keys it can see (causal and window bounds clip the range) in
+// BN-key tiles: first the cached context [0, n_cache) through the block table,
+// then the packed new keys [n_cache, k_len); the online softmax runs across
+// both. Tiles are double buffered with cp.async; sources that cp.async cannot
+// copy as-is (fp8 caches, vLLM's transposed value cache, unaligned rows) go
+// through registers (load, dequantise, st.shared) on the same schedule.
+//
+// Per tile the row addresses (a block-table lookup for the cache) are computed
+// once, by one thread per row, into shared memory; every 16-byte chunk then
+// costs an add. Templates: the padded head class and the query dtype only;
+// head size, layout, cache dtype (same as the query or fp8 e4m3/e5m2), block
+// size, masks and ALiBi are runtime values.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "../../csrc/prefill_internal.h"
+#include "../attn_tile.cuh"
+
+namespace pa_prefill {
+
+constexpr int kBM = 64;
+template <int HP> constexpr int block_n() { return HP <= 128 ? 64 : 32; }
+
+// Where the elements of one K/V/Q tile come from. Element (r, d) of the tile
+// is at base + rowoff[r] + (d >> xsh) * xs + (d & (2^xsh - 1)) * ds (in
+// elements of the source); rowoff[r] < 0: the row is absent (zeros).
+//   packed rows, flash NHD/HND:  xsh = 30, ds = 1              (row contiguous)
+//   vLLM key:                    xsh = log2(x), xs = block * x  (16-byte chunks)
+//   vLLM value:                  xsh = 30, ds = block           (transposed)
+struct Src {
+    const void *base;
+    const int64_t *rowoff; // shared memory
+    int kind;              // the source dtype: 1 f16, 2 bf16 (== the compute dtype) or 3/4 fp8
+    int xsh;
+    int64_t xs, ds;
+    float scale; // fp8 only
+
+    __device__ __forceinline__ int64_t off(int r, int d) const {
+        return rowoff[r] + (int64_t)(d >> xsh) * xs + (int64_t)(d & ((1 << xsh) - 1)) * ds;
+    }
+    __device__ __forceinline__ bool valid(int r) const { return rowoff[r] >= 0; }
+
+    // Elements d0..d0+7 of row r as floats (the register path).
+    template <int DT> __device__ __forceinline__ void load8(int r, int d0, float (&v)[8]) const {
+        using T = typename pa::elt<DT>::type;
+        const int64_t o = off(r, d0);
+        if (kind == DT) {
+            const T *p = static_cast<const T *>(base) + o;
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                v[e] = pa::to_float<DT>(p[e * ds]);
+            return;
+        }
+        const uint8_t *p = static_cast<const uint8_t *>(base) + o;
+        const __nv_fp8_interpretation_t interp = kind == 3 ? __NV_E4M3 : __NV_E5M2;
+        if (ds == 1 && (reinterpret_cast<uintptr_t>(p) & 7) == 0) {
+            const uint2 raw = *reinterpret_cast<const uint2 *>(p);
+            const uint32_t w[2] = {raw.x, raw.y};
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const __half2_raw h =
+                    __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w[e >> 1] >> (16 * (e & 1))), interp);
+                const float2 f = __half22float2(__half2(h));
+                v[2 * e] = f.x * scale;
+                v[2 * e + 1] = f.y * scale;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                v[e] = __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)p[e * ds], interp))) * scale;
+        }
+    }
+};
+
+template <int DT> struct Gather {
+    Src s;
+    __device__ __forceinline__ bool valid(int r) const { return s.valid(r); }
+    __device__ __forceinline__ void load8(int r, int d0, float (&v)[8]) const { s.load8<DT>(r, d0, v); }
+};
+
+// One tile: cp.async when the source is the compute dtype with aligned 16-byte
+// chunks (fast), else through registers; token-major sources (vLLM value)
+// give consecutive threads consecutive rows so the loads coalesce.
+template <class C, int ROWS>
+__device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, bool fast, int head_size) {
+    using T = typename C::T;
+    if (fast) {
+        pa::tile::load_chunks_async<C, ROWS>(
+            tile,
+            [&](int r, int d0) -> const T * {
+                return s.valid(r) ? static_cast<const T *>(s.base) + s.off(r, d0) : nullptr;
+            },
+            head_size);
+    } else if (s.ds == 1) {
+        pa::tile::load_rows_gather<C, ROWS, false>(tile, Gather<C::kDT>{s}, head_size);
+    } else {
+        pa::tile::load_rows_gather<C, ROWS, true>(tile, Gather<C::kDT>{s}, head_size);
+    }
+}
+
+// The sequence a CTA works on, read from device memory and bounds-checked.
+struct Seq {
+    int q0, q_len, k_len, n_cache;
+    int64_t k_row0; // packed row of key n_cache
+};
+
+// False when the device data break the host bounds: the CTA writes nothing.
+__device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq &q) {
+    const int q0 = p.cu_q[s], q1 = p.cu_q[s + 1];
+    if (q0 < 0 || q1 < q0 || q1 > p.num_q_tokens || q1 - q0 > p.max_q_len)
+        return false;
+    q.q0 = q0;
+    q.q_len = q1 - q0;
+    if (p.mode == PA_PREFILL_MODE_CONTEXT) {
+        const int L = p.seq_lens[s];
+        if (L < q.q_len || L > p.max_k_len)
+            return false;
+        q.k_len = L;
+        q.n_cache = L - q.q_len;
+        q.k_row0 = q0;
+    } else {
+        const int k0 = p.cu_k[s], k1 = p.cu_k[s + 1];
+        if (k0 < 0 || k1 < k0 || k1 > p.num_k_tokens || k1 - k0 > p.max_k_len)
+            return false;
+        q.k_len = k1 - k0;
+        q.n_cache = 0;
+        q.k_row0 = k0;
+    }
+    return true;
+}
+
+// Every context block id of the sequence in range (checked by the whole CTA,
+// so all CTAs of a sequence agree on skipping it).
+template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
+    int bad = 0;
+    if (n_cache > 0) {
+        const int nb = (n_cache + p.g.block_size - 1) / p.g.block_size;
+        const int32_t *table = p.block_tables + (int64_t)s * p.block_table_stride;
+        for (int i = threadIdx.x; i < nb; i += THREADS) {
+            const int32_t b = table[i];
+            bad |= b < 0 || b >= p.num_blocks;
+        }
+    }
+    return !__syncthreads_or(bad);
+}
+
+template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {
+    using T = typename C::T;
+    constexpr int BM = C::BM, BN = C::BN, DT = C::kDT;
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ int64_t rowoff_q[BM];
+    __shared__ int64_t rowoff_k[2][BN], rowoff_v[2][BN];
+
+    const int s = blockIdx.y, kvh = blockIdx.z;
+    const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
+    Seq sq;
+    if (!load_seq(p, s, sq))
+        return;
+    const int group = p.num_heads / p.num_kv_heads;
+    const int rows = sq.q_len * group;
+    if (m0 >= rows)
+        return;
+    if (p.mode == PA_PREFILL_MODE_CONTEXT && !blocks_ok<C::kThreads>(p, s, sq.n_cache))
+        return;
+
+    const int hs = p.head_size;
+    const int shift = sq.k_len - sq.q_len; // q_pos = shift + token
+    const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
+    const int qpos_lo = shift + tok_lo, qpos_hi = shift + tok_hi;
+    const int k_end = p.causal ? min(sq.k_len, qpos_hi + 1) : sq.k_len;
+    const int k_begin = p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0;
+    const int c_end = min(k_end, sq.n_cache);
+    const int nt_c = c_end > k_begin ? (c_end - k_begin + BN - 1) / BN : 0;
+    const int p_begin = max(k_begin, sq.n_cache);
+    const int nt_p = k_end > p_begin ? (k_end - p_begin + BN - 1) / BN : 0;
+    const int n_tiles = nt_c + nt_p;
+
+    // Tile t: its first key and the end of its segment.
+    auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
+    auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
+
+    // Sources. The cache's d offsets come from kv_index.h with block, head and
+    // token 0 (the layouts are linear in each index).
+    const bool cache_vllm = p.g.layout == PA_LAYOUT_VLLM;
+    Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, p.k_scale ? *p.k_scale : 1.0f};
+    Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
+    if (p.mode == PA_PREFILL_MODE_CONTEXT && cache_vllm) {
+        kc.xsh = 31 - __clz(p.g.x);
+        kc.xs = (int64_t)p.g.block_size * p.g.x;
+        vc.ds = p.g.block_size;
+    }
+    Src kn{p.key_new, nullptr, DT, 30, 0, 1, 1.0f};
+    Src vn{p.value_new, nullptr, DT, 30, 0, 1, 1.0f};
+    const bool fast_kc = p.vec_cache, fast_vc = p.vec_cache && !cache_vllm, fast_new = p.vec_new;
+
+    // Row addresses of tile t into buffer b (one thread per row).
+    auto tile_rows = [&](int t, int b) {
+        const int r = threadIdx.x;
+        if (r >= BN)
+            return;
+        const int pos = tile_start(t) + r;
+        int64_t ko = -1, vo = -1;
+        if (pos < tile_end(t)) {
+            if (t < nt_c) {
+                const int bs = p.g.block_size;
+                const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + pos / bs];
+                ko = pa_kv_key_offset(&p.g, blk, kvh, pos % bs, 0);
+                vo = pa_kv_value_offset(&p.g, blk, kvh, pos % bs, 0);
+            } else {
+                const int64_t row = sq.k_row0 + (pos - sq.n_cache);
+                ko = row * p.k_stride + (int64_t)kvh * hs;
+                vo = row * p.v_stride + (int64_t)kvh * hs;
+            }
+        }
+        rowoff_k[b][r] = ko;
+        rowoff_v[b][r] = vo;
+    };
+    auto issue_tile = [&](int t) {
+        const int b = t & 1;
+        if (t < nt_c) {
+            kc.rowoff = rowoff_k[b];
+            vc.rowoff = rowoff_v[b];
+            load_tile<C, BN>(C::k_tile(smem, b), kc, fast_kc, hs);
+            load_tile<C, BN>(C::v_tile(smem, b), vc, fast_vc, hs);
+        } else {
+            kn.rowoff = rowoff_k[b];
+            vn.rowoff = rowoff_v[b];
+            load_tile<C, BN>(C::k_tile(smem, b), kn, fast_new, hs);
+            load_tile<C, BN>(C::v_tile(smem, b), vn, fast_new, hs);
+        }
+    };
+
+    // Q rows (and their output rows) by tile row.
+    for (int r = threadIdx.x; r < BM; r += C::kThreads) {
+        const int gr = m0 + r;
+        int64_t o = -1;
+        if (gr < rows) {
+            const int tok = gr / group, head = kvh * group + gr % group;
+            o = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
+        }
+        rowoff_q[r] = o;
+    }
+    if (n_tiles > 0)
+        tile_rows(0, 0);
+    __syncthreads();
+    const Src qs{p.query, rowoff_q, DT, 30, 0, 1, 1.0f};
+    load_tile<C, BM>(C::q_tile(smem), qs, p.vec_q, hs);
+    if (n_tiles > 0)
+        issue_tile(0);
+    pa::tile::cp_async_commit();
+    if (n_tiles > 1)
+        tile_rows(1, 1);
+    __syncthreads();
+
+    // This thread's two rows: position, ALiBi slope.
+    int qpos[2];
+    float slope[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        const int gr = m0 + pa::tile::warp_rows(i);
+        const int g = gr < rows ? gr : rows - 1;
+        qpos[i] = shift + g / group;
+        slope[i] = p.alibi_slopes ? p.alibi_slopes[kvh * group + g % group] : 0.0f;
+    }
+    const int r0 = pa::tile::warp_rows(0);
+    const float scale = p.scale, cap = p.soft_cap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
+    const int causal = p.causal, window = p.window;
+    const bool alibi = p.alibi_slopes != nullptr;
+
+    float o[C::kNO][4];
+    pa::tile::zero_acc(o);
+    pa::tile::Softmax sm;
+    sm.init();
+
+    for (int t = 0; t < n_tiles; t++) {
+        if (t + 1 < n_tiles)
+            issue_tile(t + 1);
+        pa::tile::cp_async_commit();
+        pa::tile::cp_async_wait<1>();
+        __syncthreads();
+
+        const int ks = tile_start(t), ke = tile_end(t);
+        float sc[C::kNS][4];
+        pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, t & 1), hs);
+        pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
+            const int i = r != r0;
+            const int kp = ks + c;
+            const int qp = qpos[i];
+            x *= scale;
+            if (cap > 0.0f)
+                x = cap * tanhf(x * inv_cap);
+            if (alibi)
+                x += slope[i] * (float)(kp - qp);
+            const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+            return masked ? -INFINITY : x;
+        });
+        sm.update<C>(sc, o);
+        pa::tile::pv<C>(o, sc, C::v_tile(smem, t & 1), hs);
+
+        if (t + 2 < n_tiles)
+            tile_rows(t + 2, t & 1);
+        __syncthreads();
+    }
+    pa::tile::cp_async_wait<0>();
+    sm.finalize<C>(o);
+
+    // Output rows: contiguous [tokens, heads, head]; each warp stages in its own Q rows.
+    T *out = static_cast<T *>(p.out);
+    pa::tile::store_rows<C>(
+        o, C::q_tile(smem),
+        [&](int r) -> T * {
+            const int gr = m0 + r;
+            if (gr >= rows)
+                return nullptr;
+            const int tok = gr / group, head = kvh * group + gr % group;
+            return out + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
+        },
+        hs);
+}
+
+template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cudaStream_t stream) {
+    using C = pa::tile::Cfg<HP, kBM, block_n<HP>(), DT>;
+    const int group = p.num_heads / p.num_kv_heads;
+    const int64_t m_tiles = ((int64_t)p.max_q_len * group + kBM - 1) / kBM;
+    if (m_tiles == 0 || p.num_seqs == 0)
+        return cudaSuccess;
+    const size_t smem = C::smem_bytes(2);
+    // Every launch (per device, cheap, and not a stream operation: graph-safe).
+    cudaError_t e = cudaFuncSetAttribute(prefill_mma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess)
+        return e;
+    dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
+    prefill_mma_kernel<C><<<grid, C::kThreads, smem, stream>>>(p);
+    return cudaGetLastError();
+}
+
+} // namespace pa_prefill
+
+// Instances (cuda/prefill/inst_*.cu, generated) and the dispatcher's view of them.
+#define PA_PREFILL_INSTANCE_NAME(DT, HP) pa_prefill_mma_##DT##_##HP
+#define PA_PREFILL_DECLARE(DT, HP)                                                                                     \
+    cudaError_t PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream);
+#define PA_PREFILL_DEFINE(DT, HP)                                                                                      \
+    cudaError_t PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream) {                   \
+        return pa_prefill::launch_mma<HP, DT>(p, stream);                                                              \
+    }
