@@ -1,2 +1,202 @@
-/* ragged: validation and host helpers shared by the CPU reference and the kernels. */
+/* ragged: validation, workspace size and page-size guidance, shared by the CPU
+ * reference and the GPU entry (host-only library). */
+#include <math.h>
+#include <stdint.h>
+
 #include "internal.h"
+#include "ragged_internal.h"
+
+float pa_rg_mask_value(const pa_ragged_params *p) {
+    return p->mask_value == 0.0f ? PA_RAGGED_DEFAULT_MASK_VALUE : p->mask_value;
+}
+
+int pa_rg_hard_mask(const pa_ragged_params *p) { return pa_rg_mask_value(p) <= PA_RAGGED_HARD_MASK; }
+
+static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
+
+pa_status pa_ragged_validate(const pa_ragged_params *p) {
+    PA_REQUIRE(p != NULL, "ragged: params is NULL");
+    PA_REQUIRE(pa_is_float_dtype(p->q_dtype), "ragged: q_dtype must be f32, f16 or bf16 (got %s)",
+               pa_dtype_name(p->q_dtype));
+    PA_TRY(pa_kv_cache_validate(&p->kv));
+    const pa_kv_cache *kv = &p->kv;
+    PA_REQUIRE(kv->layout == PA_LAYOUT_COMBINED,
+               "ragged: kv.layout must be PA_LAYOUT_COMBINED ([num_pages, page_size, 2*kv_heads, head]), got %s",
+               pa_kv_layout_name(kv->layout));
+    if (kv->dtype != p->q_dtype && !pa_dtype_is_fp8(kv->dtype))
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "ragged: cache dtype %s with q_dtype %s; the cache must match the query or be fp8 e4m3/e5m2",
+                       pa_dtype_name(kv->dtype), pa_dtype_name(p->q_dtype));
+    if (kv->head_size % 16 != 0 || kv->head_size > 256)
+        return pa_fail(PA_ERR_UNSUPPORTED, "ragged: head_size %d unsupported; supported: multiples of 16 up to 256",
+                       kv->head_size);
+    PA_REQUIRE(p->num_q_heads > 0, "ragged: num_q_heads must be > 0 (got %d)", p->num_q_heads);
+    PA_REQUIRE(p->num_q_heads % kv->num_kv_heads == 0,
+               "ragged: num_q_heads %d is not a multiple of kv.num_kv_heads %d (q_heads %% kv_heads != 0)",
+               p->num_q_heads, kv->num_kv_heads);
+    PA_REQUIRE(p->max_num_seqs >= 1, "ragged: max_num_seqs must be >= 1 (got %d)", p->max_num_seqs);
+    PA_REQUIRE(p->max_num_batched_tokens >= 1, "ragged: max_num_batched_tokens must be >= 1 (got %d)",
+               p->max_num_batched_tokens);
+    PA_REQUIRE(p->pages_per_seq >= 1, "ragged: pages_per_seq must be >= 1 (got %d)", p->pages_per_seq);
+    PA_REQUIRE((int64_t)p->pages_per_seq * kv->block_size <= INT32_MAX - PA_RG_KEY_TILE,
+               "ragged: pages_per_seq %d * page_size %d exceeds the int32 token range", p->pages_per_seq,
+               kv->block_size);
+    PA_REQUIRE(isfinite(p->sm_scale), "ragged: sm_scale must be finite");
+    PA_REQUIRE(p->sliding_window >= 0, "ragged: sliding_window must be >= 0 (0 = none), got %d", p->sliding_window);
+    PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f, "ragged: soft_cap must be >= 0 (0 = none), got %g",
+               (double)p->soft_cap);
+    PA_REQUIRE(isfinite(p->mask_value), "ragged: mask_value must be finite (0 = default -0.7 * FLT_MAX)");
+    PA_REQUIRE(p->kv_split_tokens >= 0 && p->kv_split_tokens % PA_RG_KEY_TILE == 0,
+               "ragged: kv_split_tokens must be 0 (automatic) or a positive multiple of %d, got %d", PA_RG_KEY_TILE,
+               p->kv_split_tokens);
+    PA_REQUIRE(p->out && p->q, "ragged: out and q must not be NULL");
+    PA_REQUIRE(p->kv_lens && p->page_indices && p->cu_q_lens && p->num_seqs,
+               "ragged: kv_lens, page_indices, cu_q_lens and num_seqs must not be NULL");
+    PA_REQUIRE(aligned16(p->out) && aligned16(p->q) && aligned16(kv->key),
+               "ragged: out, q and kv.key must be 16-byte aligned");
+    pa_rg_ws_layout w;
+    pa_rg_ws_layout_make(p, &w);
+    if (w.max_items > INT32_MAX / 2 || w.max_part_rows > INT32_MAX / 2)
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "ragged: the worst batch of these sizes needs %lld work items and %lld partial rows, past the "
+                       "32-bit work list (lower max_num_seqs, max_num_batched_tokens or raise kv_split_tokens)",
+                       (long long)w.max_items, (long long)w.max_part_rows);
+    return PA_SUCCESS;
+}
+
+static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
+
+/* Worst case of the planner (pa_rg_plan_seq / pa_rg_tile) over every batch with
+ * at most S live sequences (each with q_len >= 1, so at most min(S, T)), T query
+ * rows in all, kv_len <= L. Per KV head, with group g:
+ *   items   decode sequence: <= splits; prefill sequence: <= tiles * splits,
+ *           and tiles <= q_len * g / 64 + 1
+ *   partial rows (only tiles with more than one chunk store them)
+ *           decode: rows <= 16 each, sum rows <= T*g  -> min(T*g, 16 S) * nsD
+ *           prefill automatic: rows*splits <= min(rows * nsP, 64 * MAX_SPLITS)
+ *                               -> min(T*g * nsP, 64 S * MAX_SPLITS)
+ *           prefill with kv_split_tokens: <= T*g * nsP
+ * Items and merges are cheap (32 bytes); partial rows are what matter. */
+void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w) {
+    const int64_t S = min64(p->max_num_seqs, p->max_num_batched_tokens);
+    const int64_t T = p->max_num_batched_tokens;
+    const int64_t L = (int64_t)p->pages_per_seq * p->kv.block_size;
+    const int64_t kvh = p->kv.num_kv_heads;
+    const int64_t g = p->num_q_heads / p->kv.num_kv_heads;
+    const int64_t st = p->kv_split_tokens;
+    int64_t nsD, nsP;
+    if (st > 0) {
+        nsD = nsP = cdiv64(L, st);
+    } else {
+        /* chunk >= MIN_CHUNK rounded, so at most ceil(L / MIN_CHUNK) chunks */
+        nsD = min64(PA_RG_DEC_MAX_SPLITS, cdiv64(L, PA_RG_DEC_MIN_CHUNK));
+        nsP = min64(PA_RG_PRE_MAX_SPLITS, cdiv64(L, PA_RG_PRE_MIN_CHUNK));
+    }
+    nsD = max64(nsD, 1);
+    nsP = max64(nsP, 1);
+    const int64_t tiles = cdiv64(T * g, PA_RG_TILE_ROWS) + S; /* prefill tiles over all sequences */
+    const int64_t items = kvh * (S * nsD + tiles * nsP);
+    int64_t part = 0;
+    if (nsD > 1)
+        part += min64(T * g, PA_RG_DEC_ROWS * S) * nsD;
+    if (nsP > 1)
+        part += st > 0 ? T * g * nsP : min64(T * g * nsP, PA_RG_TILE_ROWS * S * PA_RG_PRE_MAX_SPLITS);
+    part *= kvh;
+
+    w->max_items = items;
+    w->max_merges = items;
+    w->max_part_rows = part;
+    int64_t off = 256;
+    w->off_items = off;
+    off = align256(off + items * (int64_t)sizeof(pa_rg_item));
+    w->off_merges = off;
+    off = align256(off + items * (int64_t)sizeof(pa_rg_merge));
+    w->off_counters = off;
+    off = align256(off + items * 4);
+    w->off_ml = off;
+    off = align256(off + part * 8);
+    w->off_o = off;
+    off = align256(off + part * p->kv.head_size * (int64_t)pa_dtype_size(p->q_dtype));
+    w->total = off;
+}
+
+pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *bytes) {
+    PA_REQUIRE(bytes != NULL, "ragged: bytes is NULL");
+    PA_TRY(pa_ragged_validate(p));
+    pa_rg_ws_layout w;
+    pa_rg_ws_layout_make(p, &w);
+    *bytes = (size_t)w.total;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_ragged_preferred_page_size(int64_t max_model_len, int32_t *page_size) {
+    return pa_get_page_size(max_model_len, page_size);
+}
+
+/* The device planner (cuda/ragged/ragged.cu) on the host, item for item: two
+ * passes (prefill sequences first, so the long items start early, then decode
+ * sequences), sequences in order, each sequence's items as pa_rg_seq_item
+ * enumerates them. A sequence is live when pa_rg_seq_live holds and its rows
+ * start at or after the end of every earlier sequence's rows (garbage
+ * cu_q_lens that would overlap rows is skipped, which also keeps the totals
+ * within the workspace bound). Used by the tests to check coverage and bounds, and by the
+ * GPU test to compare with the work list the device builds. */
+pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, const int32_t *cu_q_lens, int32_t num_seqs,
+                          pa_rg_item *items, int64_t max_items, pa_rg_merge *merges, int64_t max_merges,
+                          pa_rg_plan_totals *tot) {
+    const int32_t ns = num_seqs < 0 ? 0 : (num_seqs > p->max_num_seqs ? p->max_num_seqs : num_seqs);
+    const int32_t max_kv = p->pages_per_seq * p->kv.block_size;
+    pa_rg_seq_args a;
+    a.group = p->num_q_heads / p->kv.num_kv_heads;
+    a.window = p->sliding_window;
+    a.hard = pa_rg_hard_mask(p);
+    a.nkv = p->kv.num_kv_heads;
+    int64_t ni = 0, nm = 0, np = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int32_t prev_end = 0; /* rows of a live sequence start after every earlier sequence's end */
+        for (int32_t s = 0; s < ns; s++) {
+            const int32_t q0 = cu_q_lens[s];
+            const int overlaps = q0 < prev_end;
+            if (cu_q_lens[s + 1] > prev_end)
+                prev_end = cu_q_lens[s + 1];
+            a.q_len = pa_rg_seq_live(q0, cu_q_lens[s + 1], kv_lens[s], p->max_num_batched_tokens, max_kv);
+            if (a.q_len == 0 || overlaps)
+                continue;
+            a.kv_len = kv_lens[s];
+            const pa_rg_seq_plan sp = pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens);
+            if ((sp.tile_rows == PA_RG_DEC_ROWS) != pass)
+                continue;
+            const pa_rg_seq_counts c = pa_rg_count_seq(&sp, &a);
+            for (int32_t j = 0; j < c.items; j++) {
+                pa_rg_item it;
+                int32_t first = 0, nc = 0;
+                pa_rg_seq_item(&sp, &a, j, &it, &first, &nc);
+                it.seq = s;
+                if (it.part >= 0) {
+                    it.part += (int32_t)np;
+                    it.merge += (int32_t)nm;
+                }
+                if (first && merges) {
+                    PA_REQUIRE(it.merge < max_merges, "ragged plan: merge list overflow");
+                    pa_rg_merge m = {s, it.kvh, it.row0, it.nrows, it.part, nc, 0, 0};
+                    merges[it.merge] = m;
+                }
+                if (items) {
+                    PA_REQUIRE(ni < max_items, "ragged plan: item list overflow");
+                    items[ni] = it;
+                }
+                ni++;
+            }
+            nm += c.merges;
+            np += c.part_rows;
+        }
+    }
+    tot->items = ni;
+    tot->merges = nm;
+    tot->part_rows = np;
+    return PA_SUCCESS;
+}

@@ -1,4 +1,755 @@
-/* Placeholder until the op lands. */
+/* Ragged paged attention on the GPU against the CPU reference (which
+ * tests/host/test_ragged_ref.c checks against unpaged attention). Pages past
+ * each sequence and unused pages are NaN, unused page-table columns point
+ * outside the pool, output rows are pre-filled with a sentinel: rows outside
+ * the live sequences must keep it byte for byte. The bad-input tests fail in
+ * host validation before any CUDA call and run without a GPU. */
 #include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-Test(placeholder, builds) { cr_assert(1); }
+#include "../../cuda/ragged/ragged_problem.h"
+#include "ragged_internal.h"
+#include "testutil.h"
+
+/* ---- device copies of a problem ----------------------------------------------------- */
+
+typedef struct dev_problem {
+    pa_ragged_params p; /* device pointers */
+    void *q, *out, *cache, *ws;
+    int32_t *kv_lens, *pages, *cu, *ns;
+    float *scales;
+    size_t ws_bytes, pages_bytes;
+} dev_problem;
+
+static void dev_make(const rg_problem *pr, dev_problem *d) {
+    memset(d, 0, sizeof *d);
+    const pa_ragged_params *h = &pr->p;
+    d->p = *h;
+    d->q = pa_test_dev_upload(pr->q, pr->q_bytes);
+    d->out = pa_test_dev_upload(pr->out, pr->q_bytes); /* the sentinel */
+    d->cache = pa_test_dev_upload(pr->cache, pr->cache_bytes);
+    d->kv_lens = pa_test_dev_upload(pr->kv_lens, sizeof(int32_t) * (size_t)h->max_num_seqs);
+    d->pages_bytes = sizeof(int32_t) * (size_t)h->max_num_seqs * (size_t)h->pages_per_seq;
+    d->pages = pa_test_dev_upload(pr->page_indices, d->pages_bytes);
+    d->cu = pa_test_dev_upload(pr->cu_q_lens, sizeof(int32_t) * ((size_t)h->max_num_seqs + 1));
+    d->ns = pa_test_dev_upload(&pr->num_seqs, sizeof(int32_t));
+    const float sc[2] = {pr->k_scale, pr->v_scale};
+    d->scales = pa_test_dev_upload(sc, sizeof sc);
+    d->p.q = d->q;
+    d->p.out = d->out;
+    d->p.kv.key = d->cache;
+    d->p.kv.k_scale = h->kv.k_scale ? d->scales : NULL;
+    d->p.kv.v_scale = h->kv.v_scale ? d->scales + 1 : NULL;
+    d->p.kv_lens = d->kv_lens;
+    d->p.page_indices = d->pages;
+    d->p.cu_q_lens = d->cu;
+    d->p.num_seqs = d->ns;
+    cr_assert_eq(pa_ragged_workspace_size(&d->p, &d->ws_bytes), PA_SUCCESS, "%s", pa_last_error());
+    d->ws = pa_test_dev_alloc(d->ws_bytes);
+    /* garbage in the workspace: the planner must not depend on its contents */
+    cr_assert_eq(cudaMemset(d->ws, 0xA7, d->ws_bytes), cudaSuccess);
+}
+
+static void dev_free(dev_problem *d) {
+    pa_test_dev_free(d->q);
+    pa_test_dev_free(d->out);
+    pa_test_dev_free(d->cache);
+    pa_test_dev_free(d->kv_lens);
+    pa_test_dev_free(d->pages);
+    pa_test_dev_free(d->cu);
+    pa_test_dev_free(d->ns);
+    pa_test_dev_free(d->scales);
+    pa_test_dev_free(d->ws);
+}
+
+static void dev_run(dev_problem *d) {
+    pa_status st = pa_ragged_paged_attention(&d->p, d->ws, d->ws_bytes, NULL);
+    cr_assert_eq(st, PA_SUCCESS, "launch: %s", pa_last_error());
+    pa_test_dev_sync();
+}
+
+/* Runs the reference on the host problem (its out keeps the sentinel where it
+ * does not write) and compares the device output: live rows within the
+ * tolerance, every other byte identical. */
+static void compare_rows(rg_problem *pr, const void *dev_out, const char *what, int check_tail) {
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "reference: %s", pa_last_error());
+    const pa_ragged_params *p = &pr->p;
+    const size_t es = pa_dtype_size(p->q_dtype), row = (size_t)p->num_q_heads * p->kv.head_size;
+    unsigned char *got = malloc(pr->q_bytes);
+    cr_assert(got);
+    memcpy(got, dev_out, pr->q_bytes);
+    const unsigned char *want = pr->out;
+    pa_tolerance tol = pa_tolerance_for(p->q_dtype, p->kv.dtype);
+    for (int s = 0; s < pr->num_seqs; s++) {
+        const int r0 = pr->cu_q_lens[s], n = pr->cu_q_lens[s + 1] - r0;
+        if (n == 0)
+            continue;
+        float *ref = pa_test_to_float(p->q_dtype, want + (size_t)r0 * row * es, (size_t)n * row);
+        pa_compare_result res;
+        char buf[512];
+        const int ok = pa_compare(got + (size_t)r0 * row * es, p->q_dtype, ref, (int64_t)n * (int64_t)row, tol, &res);
+        free(ref);
+        cr_assert(ok, "%s: sequence %d (q_len %d kv_len %d) %s/%s heads %d/%d hs %d ps %d window %d cap %g: %s", what,
+                  s, n, pr->kv_lens[s], pa_dtype_name(p->q_dtype), pa_dtype_name(p->kv.dtype), p->num_q_heads,
+                  p->kv.num_kv_heads, p->kv.head_size, p->kv.block_size, p->sliding_window, (double)p->soft_cap,
+                  pa_compare_format(&res, tol, buf, sizeof buf));
+    }
+    const size_t live_end = (size_t)pr->cu_q_lens[pr->num_seqs] * row * es;
+    for (size_t i = live_end; check_tail && i < pr->q_bytes; i++)
+        CHK_EQ(got[i], RG_SENTINEL_BYTE, "%s: byte %zu past the live rows was written", what, i);
+    free(got);
+}
+
+static void compare_with_ref(rg_problem *pr, const void *dev_out, const char *what) {
+    compare_rows(pr, dev_out, what, 1);
+}
+
+typedef struct gcase {
+    uint64_t seed;
+    pa_dtype q_dtype, cache_dtype;
+    int num_seqs, max_num_seqs, qh, kvh, hs, ps;
+    int q_lo, q_hi, extra_lo, extra_hi;
+    int window, split;
+    float soft_cap, mask_value;
+    int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
+} gcase;
+
+static void run_case(const gcase *k) {
+    int *ql = malloc(sizeof(int) * (size_t)k->num_seqs), *kl = malloc(sizeof(int) * (size_t)k->num_seqs);
+    cr_assert(ql && kl);
+    pa_rng r = pa_rng_make(k->seed * 31 + 5);
+    for (int s = 0; s < k->num_seqs; s++) {
+        ql[s] = pa_rng_int(&r, k->q_lo, k->q_hi);
+        if (k->decode_every > 0 && s % k->decode_every == 0)
+            ql[s] = 1;
+        kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, k->extra_hi);
+    }
+    rg_problem_cfg c = {.seed = k->seed,
+                        .q_dtype = k->q_dtype,
+                        .cache_dtype = k->cache_dtype,
+                        .num_seqs = k->num_seqs,
+                        .max_num_seqs = k->max_num_seqs,
+                        .num_q_heads = k->qh,
+                        .num_kv_heads = k->kvh,
+                        .head_size = k->hs,
+                        .page_size = k->ps,
+                        .q_lens = ql,
+                        .kv_lens = kl,
+                        .extra_pages = 5,
+                        .extra_cols = 3,
+                        .window = k->window,
+                        .soft_cap = k->soft_cap,
+                        .mask_value = k->mask_value,
+                        .skip_logical = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr, "problem allocation failed");
+    pr->p.kv_split_tokens = k->split;
+    dev_problem d;
+    dev_make(pr, &d);
+    dev_run(&d);
+    void *out = malloc(pr->q_bytes);
+    cr_assert(out);
+    pa_test_dev_download(out, d.out, pr->q_bytes);
+    compare_with_ref(pr, out, "case");
+    free(out);
+    dev_free(&d);
+    rg_problem_free(pr);
+    free(ql);
+    free(kl);
+}
+
+/* ---- the JAX test grid, sampled ---------------------------------------------------- */
+
+/* seqs {1, 5, 16, 64} x heads {(32,8), (32,16), (16,2), (4,4), (8,1)} x dtypes
+ * {f32, bf16} x page sizes {16, 32, 128}, q_len 1..99, kv_len = q_len + 0..49.
+ * Every (heads, dtype, page size) runs once; the sequence count cycles through
+ * the four values so each appears with every heads pair. */
+Test(ragged_gpu, jax_grid) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int heads[][2] = {{32, 8}, {32, 16}, {16, 2}, {4, 4}, {8, 1}};
+    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_BF16};
+    static const int pss[] = {16, 32, 128};
+    static const int seqs[] = {1, 5, 16, 64};
+    int n = 0;
+    for (int h = 0; h < 5; h++)
+        for (int d = 0; d < 2; d++)
+            for (int b = 0; b < 3; b++, n++) {
+                gcase k = {.seed = 1000 + (uint64_t)n,
+                           .q_dtype = dts[d],
+                           .cache_dtype = dts[d],
+                           .num_seqs = seqs[(n + h) % 4],
+                           .qh = heads[h][0],
+                           .kvh = heads[h][1],
+                           .hs = 128,
+                           .ps = pss[b],
+                           .q_lo = 1,
+                           .q_hi = 99,
+                           .extra_lo = 0,
+                           .extra_hi = 49,
+                           .decode_every = 3};
+                run_case(&k);
+            }
+}
+
+Test(ragged_gpu, head_sizes_and_dtypes) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hss[] = {16, 64, 80, 96, 128, 160, 256};
+    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    int n = 0;
+    for (int i = 0; i < 7; i++)
+        for (int d = 0; d < 3; d++, n++) {
+            gcase k = {.seed = 2000 + (uint64_t)n,
+                       .q_dtype = dts[d],
+                       .cache_dtype = dts[d],
+                       .num_seqs = 6,
+                       .qh = 8,
+                       .kvh = 2,
+                       .hs = hss[i],
+                       .ps = 16,
+                       .q_lo = 1,
+                       .q_hi = 70,
+                       .extra_lo = 0,
+                       .extra_hi = 90,
+                       .decode_every = 2};
+            run_case(&k);
+        }
+}
+
+Test(ragged_gpu, fp8_pages_with_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_dtype qd[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const pa_dtype cd[] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    static const int hss[] = {64, 128, 256};
+    int n = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++)
+            for (int h = 0; h < 3; h++, n++) {
+                gcase k = {.seed = 3000 + (uint64_t)n,
+                           .q_dtype = qd[a],
+                           .cache_dtype = cd[b],
+                           .num_seqs = 5,
+                           .qh = 16,
+                           .kvh = 2,
+                           .hs = hss[h],
+                           .ps = 32,
+                           .q_lo = 1,
+                           .q_hi = 99,
+                           .extra_lo = 0,
+                           .extra_hi = 300,
+                           .decode_every = 2};
+                run_case(&k);
+            }
+}
+
+Test(ragged_gpu, sliding_window_and_soft_cap) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int windows[] = {0, 5, 128};
+    static const float caps[] = {0.0f, 50.0f};
+    int n = 0;
+    for (int w = 0; w < 3; w++)
+        for (int c = 0; c < 2; c++)
+            for (int d = 0; d < 2; d++, n++) {
+                gcase k = {.seed = 4000 + (uint64_t)n,
+                           .q_dtype = d ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                           .cache_dtype = d ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                           .num_seqs = 8,
+                           .qh = 32,
+                           .kvh = 8,
+                           .hs = 128,
+                           .ps = 16,
+                           .q_lo = 1,
+                           .q_hi = 99,
+                           .extra_lo = 0,
+                           .extra_hi = 700, /* past the 512-key decode chunk: splits too */
+                           .window = windows[w],
+                           .soft_cap = caps[c],
+                           .decode_every = 2};
+                run_case(&k);
+            }
+}
+
+/* A mild mask value: masked keys are read and contribute (JAX semantics). */
+Test(ragged_gpu, soft_mask_value) {
+    PA_SKIP_WITHOUT_GPU();
+    for (int d = 0; d < 2; d++) {
+        gcase k = {.seed = 4500 + (uint64_t)d,
+                   .q_dtype = d ? PA_DTYPE_F16 : PA_DTYPE_F32,
+                   .cache_dtype = d ? PA_DTYPE_F16 : PA_DTYPE_F32,
+                   .num_seqs = 6,
+                   .qh = 8,
+                   .kvh = 1,
+                   .hs = 64,
+                   .ps = 16,
+                   .q_lo = 1,
+                   .q_hi = 80,
+                   .extra_lo = 0,
+                   .extra_hi = 600,
+                   .window = 37,
+                   .mask_value = -3.0f,
+                   .decode_every = 2};
+        run_case(&k);
+    }
+}
+
+/* Decode-only, prefill-only and mixed batches, at contexts that split. */
+Test(ragged_gpu, decode_prefill_mixed) {
+    PA_SKIP_WITHOUT_GPU();
+    for (int kind = 0; kind < 3; kind++)
+        for (int d = 0; d < 2; d++) {
+            gcase k = {.seed = 5000 + (uint64_t)(kind * 2 + d),
+                       .q_dtype = d ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                       .cache_dtype = d ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                       .num_seqs = kind == 0 ? 64 : 7,
+                       .qh = 32,
+                       .kvh = 8,
+                       .hs = 128,
+                       .ps = 16,
+                       .q_lo = kind == 0 ? 1 : 17,
+                       .q_hi = kind == 0 ? 1 : 150,
+                       .extra_lo = 0,
+                       .extra_hi = kind == 0 ? 3000 : 1500,
+                       .decode_every = kind == 2 ? 2 : 0};
+            run_case(&k);
+        }
+}
+
+/* 2,048 prefill tokens over an 8K context (awkward lengths around it), with
+ * decodes beside it. Few heads keep the CPU reference to seconds. */
+Test(ragged_gpu, long_prefill, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_dtype dts[] = {PA_DTYPE_BF16, PA_DTYPE_F32};
+    for (int d = 0; d < 2; d++) {
+        int ql[] = {2048, 1, 1, 113, 1};
+        int kl[] = {8192, 2049, 1025, 1023, 8193};
+        rg_problem_cfg c = {.seed = 6000 + (uint64_t)d,
+                            .q_dtype = dts[d],
+                            .cache_dtype = dts[d],
+                            .num_seqs = 5,
+                            .num_q_heads = 4,
+                            .num_kv_heads = 1,
+                            .head_size = 64,
+                            .page_size = 128,
+                            .q_lens = ql,
+                            .kv_lens = kl,
+                            .extra_pages = 3,
+                            .skip_logical = 1};
+        rg_problem *pr = rg_problem_make(&c);
+        cr_assert(pr);
+        dev_problem dv;
+        dev_make(pr, &dv);
+        dev_run(&dv);
+        void *out = malloc(pr->q_bytes);
+        pa_test_dev_download(out, dv.out, pr->q_bytes);
+        compare_with_ref(pr, out, "long prefill");
+        free(out);
+        dev_free(&dv);
+        rg_problem_free(pr);
+    }
+}
+
+/* Forced small KV chunks: every tile splits and merges (the last CTA merges). */
+Test(ragged_gpu, forced_kv_splits) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    for (int d = 0; d < 3; d++) {
+        gcase k = {.seed = 7000 + (uint64_t)d,
+                   .q_dtype = dts[d],
+                   .cache_dtype = dts[d],
+                   .num_seqs = 9,
+                   .qh = 16,
+                   .kvh = 2,
+                   .hs = 128,
+                   .ps = 32,
+                   .q_lo = 1,
+                   .q_hi = 150,
+                   .extra_lo = 0,
+                   .extra_hi = 400,
+                   .window = d == 1 ? 100 : 0,
+                   .split = 64 * (d + 1),
+                   .decode_every = 3};
+        run_case(&k);
+    }
+}
+
+/* Odd page sizes (any page size works). */
+Test(ragged_gpu, odd_page_sizes) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int pss[] = {1, 3, 8, 24, 256};
+    for (int i = 0; i < 5; i++) {
+        gcase k = {.seed = 7500 + (uint64_t)i,
+                   .q_dtype = PA_DTYPE_BF16,
+                   .cache_dtype = PA_DTYPE_BF16,
+                   .num_seqs = 5,
+                   .qh = 8,
+                   .kvh = 2,
+                   .hs = 64,
+                   .ps = pss[i],
+                   .q_lo = 1,
+                   .q_hi = 60,
+                   .extra_lo = 0,
+                   .extra_hi = 200,
+                   .decode_every = 2};
+        run_case(&k);
+    }
+}
+
+/* num_seqs below max_num_seqs, with garbage in the table rows past it: those
+ * rows are not read and the output past the live rows stays untouched. */
+Test(ragged_gpu, num_seqs_below_max) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[] = {5, 1, 40, 1}, kl[] = {9, 700, 40, 3};
+    rg_problem_cfg c = {.seed = 8000,
+                        .q_dtype = PA_DTYPE_BF16,
+                        .cache_dtype = PA_DTYPE_BF16,
+                        .num_seqs = 4,
+                        .max_num_seqs = 16,
+                        .max_tokens = 128,
+                        .num_q_heads = 8,
+                        .num_kv_heads = 2,
+                        .head_size = 128,
+                        .page_size = 16,
+                        .q_lens = ql,
+                        .kv_lens = kl,
+                        .skip_logical = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    pr->num_seqs = 3;
+    for (int s = 4; s < 16; s++) {
+        pr->kv_lens[s] = 999999;
+        pr->cu_q_lens[s + 1] = 100 + s;
+    }
+    dev_problem d;
+    dev_make(pr, &d);
+    dev_run(&d);
+    void *out = malloc(pr->q_bytes);
+    pa_test_dev_download(out, d.out, pr->q_bytes);
+    /* the reference must not see the garbage rows either: num_seqs = 3 */
+    compare_with_ref(pr, out, "num_seqs 3 of 16");
+    free(out);
+    dev_free(&d);
+    pr->num_seqs = 4;
+    rg_problem_free(pr);
+}
+
+/* q_len > kv_len, or kv_len past the page table, on the device: that sequence
+ * is skipped (its rows untouched), the others are computed. */
+Test(ragged_gpu, bad_device_lengths_are_skipped) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[] = {4, 6, 3}, kl[] = {10, 20, 30};
+    rg_problem_cfg c = {.seed = 8100,
+                        .q_dtype = PA_DTYPE_F16,
+                        .cache_dtype = PA_DTYPE_F16,
+                        .num_seqs = 3,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 2,
+                        .head_size = 64,
+                        .page_size = 16,
+                        .q_lens = ql,
+                        .kv_lens = kl,
+                        .skip_logical = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    pr->kv_lens[1] = 5;                             /* q_len 6 > kv_len 5 */
+    pr->page_indices[2 * pr->p.pages_per_seq] = -7; /* a bad page id: no crash */
+    dev_problem d;
+    dev_make(pr, &d);
+    dev_run(&d);
+    unsigned char *out = malloc(pr->q_bytes);
+    pa_test_dev_download(out, d.out, pr->q_bytes);
+    const size_t row = (size_t)4 * 64 * 2;
+    for (size_t i = 4 * row; i < 10 * row; i++)
+        CHK_EQ(out[i], RG_SENTINEL_BYTE, "rows of the skipped sequence written (byte %zu)", i);
+    /* sequence 0 is intact: compare it alone with the reference (sequence 2,
+     * with a page read as zeros, is written but meaningless) */
+    pr->num_seqs = 1;
+    compare_rows(pr, out, "sequence 0 beside a skipped one", 0);
+    pr->num_seqs = 3;
+    free(out);
+    dev_free(&d);
+    rg_problem_free(pr);
+}
+
+/* The work list the device planner writes equals the host mirror's. */
+Test(ragged_gpu, device_plan_matches_host) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[40], kl[40];
+    pa_rng r = pa_rng_make(8200);
+    for (int s = 0; s < 40; s++) {
+        ql[s] = s % 2 ? pa_rng_int(&r, 1, 200) : 1;
+        kl[s] = ql[s] + pa_rng_int(&r, 0, 5000);
+    }
+    rg_problem_cfg c = {.seed = 8200,
+                        .q_dtype = PA_DTYPE_BF16,
+                        .cache_dtype = PA_DTYPE_BF16,
+                        .num_seqs = 40,
+                        .num_q_heads = 32,
+                        .num_kv_heads = 8,
+                        .head_size = 128,
+                        .page_size = 16,
+                        .q_lens = ql,
+                        .kv_lens = kl,
+                        .skip_logical = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    dev_problem d;
+    dev_make(pr, &d);
+    dev_run(&d);
+    pa_rg_ws_layout wl;
+    pa_rg_ws_layout_make(&d.p, &wl);
+    pa_rg_plan_totals tot;
+    pa_rg_item *want = malloc(sizeof(pa_rg_item) * (size_t)wl.max_items);
+    pa_rg_merge *wm = malloc(sizeof(pa_rg_merge) * (size_t)wl.max_merges);
+    cr_assert(want && wm);
+    cr_assert_eq(
+        pa_rg_plan_host(&pr->p, pr->kv_lens, pr->cu_q_lens, pr->num_seqs, want, wl.max_items, wm, wl.max_merges, &tot),
+        PA_SUCCESS);
+    int hdr[4];
+    pa_test_dev_download(hdr, d.ws, sizeof hdr);
+    cr_assert_eq(hdr[0], tot.items);
+    cr_assert_eq(hdr[2], tot.merges);
+    cr_assert_eq(hdr[3], tot.part_rows);
+    cr_assert(tot.part_rows > 0, "the test should exercise splits");
+    pa_rg_item *got = malloc(sizeof(pa_rg_item) * (size_t)tot.items + 1);
+    pa_rg_merge *gm = malloc(sizeof(pa_rg_merge) * (size_t)tot.merges + 1);
+    pa_test_dev_download(got, (char *)d.ws + wl.off_items, sizeof(pa_rg_item) * (size_t)tot.items);
+    pa_test_dev_download(gm, (char *)d.ws + wl.off_merges, sizeof(pa_rg_merge) * (size_t)tot.merges);
+    cr_assert(memcmp(got, want, sizeof(pa_rg_item) * (size_t)tot.items) == 0, "device items differ from the host plan");
+    cr_assert(memcmp(gm, wm, sizeof(pa_rg_merge) * (size_t)tot.merges) == 0, "device merges differ from the host plan");
+    void *out = malloc(pr->q_bytes);
+    pa_test_dev_download(out, d.out, pr->q_bytes);
+    compare_with_ref(pr, out, "plan case");
+    free(out);
+    free(got);
+    free(gm);
+    free(want);
+    free(wm);
+    dev_free(&d);
+    rg_problem_free(pr);
+}
+
+/* Bitwise batch invariance: a sequence's output rows are identical whether it
+ * runs alone or inside different batches (different neighbours, positions,
+ * batch sizes), for decode and prefill sequences, with and without splits. */
+Test(ragged_gpu, batch_invariance_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_dtype dts[] = {PA_DTYPE_BF16, PA_DTYPE_F32};
+    for (int d = 0; d < 2; d++)
+        for (int target = 0; target < 3; target++) {
+            /* the target sequence: decode over a long context, a short prefill chunk
+             * over a long context (splits), a long prefill */
+            const int tq[] = {1, 20, 300}, tk[] = {3000, 4000, 600};
+            int ql[12], kl[12];
+            pa_rng r = pa_rng_make(9000 + (uint64_t)(d * 3 + target));
+            unsigned char *alone = NULL;
+            size_t rowbytes = 0;
+            for (int variant = 0; variant < 3; variant++) {
+                const int n = variant == 0 ? 1 : (variant == 1 ? 5 : 12);
+                const int at = variant == 0 ? 0 : (variant == 1 ? 2 : 11);
+                for (int s = 0; s < n; s++) {
+                    ql[s] = pa_rng_int(&r, 1, 3) == 1 ? 1 : pa_rng_int(&r, 1, 200);
+                    kl[s] = ql[s] + pa_rng_int(&r, 0, 3000);
+                }
+                ql[at] = tq[target];
+                kl[at] = tk[target];
+                rg_problem_cfg c = {.seed = 9100 + (uint64_t)(variant * 7 + d),
+                                    .q_dtype = dts[d],
+                                    .cache_dtype = dts[d],
+                                    .num_seqs = n,
+                                    .max_num_seqs = 16,
+                                    .max_tokens = 4096,
+                                    .num_q_heads = 16,
+                                    .num_kv_heads = 2,
+                                    .head_size = 128,
+                                    .page_size = 16,
+                                    .q_lens = ql,
+                                    .kv_lens = kl,
+                                    .skip_logical = 1};
+                rg_problem *pr = rg_problem_make(&c);
+                cr_assert(pr);
+                /* Give the target the same queries and K/V in every batch: fill
+                 * its rows and pages from a fixed generator. */
+                pa_rng tr = pa_rng_make(424242 + (uint64_t)target);
+                const size_t es = pa_dtype_size(dts[d]);
+                rowbytes = (size_t)16 * 128 * es;
+                const int r0 = pr->cu_q_lens[at];
+                for (size_t i = 0; i < (size_t)tq[target] * 16 * 128; i++)
+                    pa_store_from_float(dts[d], (char *)pr->q + (size_t)r0 * rowbytes, i,
+                                        pa_rng_uniform(&tr, -2.0f, 2.0f));
+                const int ps = 16, cols = pr->p.pages_per_seq;
+                for (int pos = 0; pos < tk[target]; pos++) {
+                    const int64_t page = pr->page_indices[(size_t)at * cols + pos / ps];
+                    for (int e = 0; e < 2 * 2 * 128; e++)
+                        pa_store_from_float(dts[d], pr->cache, ((size_t)page * ps + pos % ps) * 2 * 2 * 128 + e,
+                                            pa_rng_uniform(&tr, -1.0f, 1.0f));
+                }
+                dev_problem dv;
+                dev_make(pr, &dv);
+                dev_run(&dv);
+                unsigned char *out = malloc(pr->q_bytes);
+                pa_test_dev_download(out, dv.out, pr->q_bytes);
+                const size_t nb = (size_t)tq[target] * rowbytes;
+                if (variant == 0) {
+                    alone = malloc(nb);
+                    memcpy(alone, out + (size_t)r0 * rowbytes, nb);
+                    compare_with_ref(pr, out, "target alone");
+                } else {
+                    cr_assert(memcmp(alone, out + (size_t)r0 * rowbytes, nb) == 0,
+                              "dtype %s target %d: output differs in batch variant %d", pa_dtype_name(dts[d]), target,
+                              variant);
+                }
+                free(out);
+                dev_free(&dv);
+                rg_problem_free(pr);
+            }
+            free(alone);
+        }
+}
+
+/* One CUDA graph captured at the padded maximum replays for a different batch
+ * after only the device arrays change. */
+Test(ragged_gpu, graph_replay_with_new_batch) {
+    PA_SKIP_WITHOUT_GPU();
+    /* both batches: the same longest context (same page-table width) and the
+     * same pool size (extra pages even it out), so one set of buffers serves */
+    int qa[] = {30, 1, 1}, ka[] = {90, 3000, 17};
+    int qb[] = {1, 1, 64, 1, 9}, kb[] = {700, 5, 64, 3000, 100};
+    int used_a = 0, used_b = 0;
+    for (int s = 0; s < 3; s++)
+        used_a += (ka[s] + 15) / 16;
+    for (int s = 0; s < 5; s++)
+        used_b += (kb[s] + 15) / 16;
+    rg_problem_cfg ca = {.seed = 9500,
+                         .q_dtype = PA_DTYPE_BF16,
+                         .cache_dtype = PA_DTYPE_BF16,
+                         .num_seqs = 3,
+                         .max_num_seqs = 8,
+                         .max_tokens = 128,
+                         .num_q_heads = 32,
+                         .num_kv_heads = 8,
+                         .head_size = 128,
+                         .page_size = 16,
+                         .q_lens = qa,
+                         .kv_lens = ka,
+                         .extra_pages = 4 + (used_b > used_a ? used_b - used_a : 0),
+                         .extra_cols = 2,
+                         .skip_logical = 1};
+    rg_problem_cfg cb = ca;
+    cb.seed = 9501;
+    cb.num_seqs = 5;
+    cb.q_lens = qb;
+    cb.kv_lens = kb;
+    cb.extra_pages = 4 + (used_a > used_b ? used_a - used_b : 0);
+    rg_problem *pa = rg_problem_make(&ca), *pb = rg_problem_make(&cb);
+    cr_assert(pa && pb);
+    cr_assert_eq(pa->p.pages_per_seq, pb->p.pages_per_seq);
+    cr_assert_eq(pa->cache_bytes, pb->cache_bytes);
+    cr_assert_eq(pa->q_bytes, pb->q_bytes);
+    dev_problem d;
+    dev_make(pa, &d);
+    cudaStream_t st;
+    cr_assert_eq(cudaStreamCreate(&st), cudaSuccess);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+    pa_status s = pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, (pa_stream)st);
+    cr_assert_eq(cudaStreamEndCapture(st, &g), cudaSuccess);
+    cr_assert_eq(s, PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, st), cudaSuccess);
+    cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
+    void *out = malloc(pa->q_bytes);
+    pa_test_dev_download(out, d.out, pa->q_bytes);
+    compare_with_ref(pa, out, "graph, batch A");
+    /* batch B: new contents in the same device buffers, same graph */
+    cr_assert_eq(cudaMemcpy(d.cache, pb->cache, pb->cache_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.q, pb->q, pb->q_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.out, pb->out, pb->q_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.kv_lens, pb->kv_lens, sizeof(int32_t) * 8, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.cu, pb->cu_q_lens, sizeof(int32_t) * 9, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.pages, pb->page_indices, d.pages_bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d.ns, &pb->num_seqs, sizeof(int32_t), cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, st), cudaSuccess);
+    cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
+    pa_test_dev_download(out, d.out, pb->q_bytes);
+    compare_with_ref(pb, out, "graph replay, batch B");
+    free(out);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(st);
+    dev_free(&d);
+    rg_problem_free(pa);
+    rg_problem_free(pb);
+}
+
+/* ---- bad input: rejected in validation, nothing launched (no GPU needed) ---------------- */
+
+static pa_ragged_params host_only_params(void) {
+    static char buf[256] __attribute__((aligned(16)));
+    static int32_t one = 1;
+    pa_ragged_params p;
+    memset(&p, 0, sizeof p);
+    p.out = buf;
+    p.q = buf;
+    p.q_dtype = PA_DTYPE_BF16;
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_COMBINED,
+                         .dtype = PA_DTYPE_BF16,
+                         .key = buf,
+                         .num_blocks = 4,
+                         .block_size = 16,
+                         .num_kv_heads = 2,
+                         .head_size = 128};
+    p.kv_lens = &one;
+    p.page_indices = &one;
+    p.cu_q_lens = &one;
+    p.num_seqs = &one;
+    p.pages_per_seq = 4;
+    p.max_num_seqs = 1;
+    p.max_num_batched_tokens = 1;
+    p.num_q_heads = 8;
+    p.sm_scale = 0.1f;
+    return p;
+}
+
+static void expect(pa_ragged_params *p, pa_status want, const char *needle) {
+    static char ws[1 << 16] __attribute__((aligned(256)));
+    pa_status s = pa_ragged_paged_attention(p, ws, sizeof ws, NULL);
+    cr_assert_eq(s, want, "got %s (%s)", pa_status_string(s), pa_last_error());
+    cr_assert(strstr(pa_last_error(), needle), "message '%s' lacks '%s'", pa_last_error(), needle);
+}
+
+Test(ragged_bad_gpu, rejected_before_launch) {
+    pa_ragged_params p = host_only_params();
+    p.sliding_window = -1;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "sliding_window");
+    p = host_only_params();
+    p.num_q_heads = 7;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "not a multiple");
+    p = host_only_params();
+    p.soft_cap = -2.0f;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "soft_cap");
+    p = host_only_params();
+    p.kv.head_size = 72;
+    expect(&p, PA_ERR_UNSUPPORTED, "head_size 72");
+    p = host_only_params();
+    p.kv.dtype = PA_DTYPE_F16;
+    expect(&p, PA_ERR_UNSUPPORTED, "cache dtype f16");
+    p = host_only_params();
+    p.kv.layout = PA_LAYOUT_FLASH_NHD;
+    p.kv.value = p.kv.key;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "PA_LAYOUT_COMBINED");
+}
+
+Test(ragged_bad_gpu, workspace_checks) {
+    pa_ragged_params p = host_only_params();
+    size_t need = 0;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
+    static char ws[1 << 16] __attribute__((aligned(256)));
+    cr_assert(need > 0);
+    cr_assert_eq(pa_ragged_paged_attention(&p, ws, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_ragged_paged_attention(&p, NULL, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_ragged_paged_attention(&p, ws + 16, need, NULL), PA_ERR_INVALID_ARGUMENT);
+}

@@ -1,4 +1,832 @@
-/* Placeholder until the op lands. */
+/* Ragged paged attention without a GPU: the CPU reference against unpaged
+ * attention over contiguous K/V (cuda/ragged/ragged_problem.h), the masking
+ * rules, bad input (nothing written), the workspace bound and the work
+ * decomposition policy the device planner follows (coverage, bounds, batch
+ * invariance). */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-Test(placeholder, builds) { cr_assert(1); }
+#include "../../cuda/ragged/ragged_problem.h"
+#include "ragged_internal.h"
+#include "testutil.h"
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+typedef struct rg_case {
+    uint64_t seed;
+    pa_dtype q_dtype, cache_dtype;
+    int num_seqs, qh, kvh, hs, ps;
+    int q_lo, q_hi;         /* q_len range */
+    int extra_lo, extra_hi; /* kv_len - q_len range */
+    int window;
+    float soft_cap, mask_value;
+} rg_case;
+
+static rg_problem *make_case(const rg_case *k, int *q_lens, int *kv_lens) {
+    pa_rng r = pa_rng_make(k->seed ^ 0xABCDEFull);
+    for (int s = 0; s < k->num_seqs; s++) {
+        q_lens[s] = pa_rng_int(&r, k->q_lo, k->q_hi);
+        kv_lens[s] = q_lens[s] + pa_rng_int(&r, k->extra_lo, k->extra_hi);
+    }
+    rg_problem_cfg c = {.seed = k->seed,
+                        .q_dtype = k->q_dtype,
+                        .cache_dtype = k->cache_dtype,
+                        .num_seqs = k->num_seqs,
+                        .num_q_heads = k->qh,
+                        .num_kv_heads = k->kvh,
+                        .head_size = k->hs,
+                        .page_size = k->ps,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens,
+                        .extra_pages = 3,
+                        .extra_cols = 2,
+                        .window = k->window,
+                        .soft_cap = k->soft_cap,
+                        .mask_value = k->mask_value};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr != NULL, "problem allocation failed");
+    return pr;
+}
+
+/* Runs the reference and compares every live row with unpaged attention;
+ * checks padding rows kept the sentinel. */
+static void check_against_plain(const rg_case *k) {
+    int *q_lens = malloc(sizeof(int) * (size_t)k->num_seqs), *kv_lens = malloc(sizeof(int) * (size_t)k->num_seqs);
+    cr_assert(q_lens && kv_lens);
+    rg_problem *pr = make_case(k, q_lens, kv_lens);
+    pa_status st = pa_ref_ragged_paged_attention(&pr->p);
+    cr_assert_eq(st, PA_SUCCESS, "reference failed: %s", pa_last_error());
+
+    const size_t row_el = (size_t)k->qh * k->hs;
+    const size_t n = (size_t)pr->total_rows * row_el;
+    float *plain = malloc(sizeof(float) * (n + 1));
+    cr_assert(plain);
+    rg_problem_plain(pr, plain);
+    pa_tolerance tol = pa_tolerance_for(k->q_dtype, k->cache_dtype);
+    pa_compare_result res;
+    char buf[512];
+    int ok = pa_compare(pr->out, k->q_dtype, plain, (int64_t)n, tol, &res);
+    cr_assert(ok, "seed %llu %s/%s seqs %d heads %d/%d hs %d ps %d window %d cap %g: %s", (unsigned long long)k->seed,
+              pa_dtype_name(k->q_dtype), pa_dtype_name(k->cache_dtype), k->num_seqs, k->qh, k->kvh, k->hs, k->ps,
+              k->window, (double)k->soft_cap, pa_compare_format(&res, tol, buf, sizeof buf));
+    /* rows past the last sequence: untouched */
+    const unsigned char *o = (const unsigned char *)pr->out;
+    const size_t esz = pa_dtype_size(k->q_dtype);
+    for (size_t i = n * esz; i < pr->q_bytes; i++)
+        CHK_EQ(o[i], RG_SENTINEL_BYTE, "padding byte %zu was written", i);
+    free(plain);
+    free(q_lens);
+    free(kv_lens);
+    rg_problem_free(pr);
+}
+
+/* ---- reference vs unpaged attention ---------------------------------------------- */
+
+/* The JAX test grid (seqs x heads x dtypes x page sizes), sampled so the host
+ * test stays a few seconds: every combination of heads, dtype and page size
+ * runs once with a sequence count drawn from {1, 5, 16} (64 runs on the GPU
+ * test). q_len 1..24 here (1..99 on the GPU test), kv_len = q_len + 0..49. */
+Test(ragged_ref, jax_grid_sampled) {
+    static const int heads[][2] = {{32, 8}, {32, 16}, {16, 2}, {4, 4}, {8, 1}};
+    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_BF16};
+    static const int pss[] = {16, 32, 128};
+    static const int seqs[] = {1, 5, 16};
+    pa_rng r = pa_rng_make(7);
+    int n = 0;
+    for (int h = 0; h < 5; h++)
+        for (int d = 0; d < 2; d++)
+            for (int b = 0; b < 3; b++) {
+                rg_case k = {.seed = 100 + (uint64_t)n,
+                             .q_dtype = dts[d],
+                             .cache_dtype = dts[d],
+                             .num_seqs = seqs[pa_rng_int(&r, 0, 2)],
+                             .qh = heads[h][0],
+                             .kvh = heads[h][1],
+                             .hs = 64,
+                             .ps = pss[b],
+                             .q_lo = 1,
+                             .q_hi = 24,
+                             .extra_lo = 0,
+                             .extra_hi = 49};
+                if (k.num_seqs == 16 && k.qh == 32)
+                    k.num_seqs = 5; /* keep the host run short */
+                check_against_plain(&k);
+                n++;
+            }
+    cr_assert_eq(n, 30);
+}
+
+Test(ragged_ref, head_sizes_and_f16) {
+    static const int hss[] = {16, 80, 128, 256};
+    for (int i = 0; i < 4; i++) {
+        rg_case k = {.seed = 300 + (uint64_t)i,
+                     .q_dtype = PA_DTYPE_F16,
+                     .cache_dtype = PA_DTYPE_F16,
+                     .num_seqs = 3,
+                     .qh = 4,
+                     .kvh = 2,
+                     .hs = hss[i],
+                     .ps = 16,
+                     .q_lo = 1,
+                     .q_hi = 20,
+                     .extra_lo = 0,
+                     .extra_hi = 30};
+        check_against_plain(&k);
+    }
+}
+
+Test(ragged_ref, odd_page_sizes) {
+    static const int pss[] = {1, 3, 7, 256};
+    for (int i = 0; i < 4; i++) {
+        rg_case k = {.seed = 400 + (uint64_t)i,
+                     .q_dtype = PA_DTYPE_BF16,
+                     .cache_dtype = PA_DTYPE_BF16,
+                     .num_seqs = 4,
+                     .qh = 8,
+                     .kvh = 2,
+                     .hs = 32,
+                     .ps = pss[i],
+                     .q_lo = 1,
+                     .q_hi = 30,
+                     .extra_lo = 0,
+                     .extra_hi = 40};
+        check_against_plain(&k);
+    }
+}
+
+Test(ragged_ref, sliding_window_and_soft_cap) {
+    static const int windows[] = {0, 5, 128, 1};
+    static const float caps[] = {0.0f, 50.0f};
+    int n = 0;
+    for (int w = 0; w < 4; w++)
+        for (int c = 0; c < 2; c++) {
+            rg_case k = {.seed = 500 + (uint64_t)n++,
+                         .q_dtype = w % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                         .cache_dtype = w % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                         .num_seqs = 4,
+                         .qh = 8,
+                         .kvh = 2,
+                         .hs = 64,
+                         .ps = 16,
+                         .q_lo = 1,
+                         .q_hi = 40,
+                         .extra_lo = 0,
+                         .extra_hi = 160,
+                         .window = windows[w],
+                         .soft_cap = caps[c]};
+            check_against_plain(&k);
+        }
+}
+
+/* A mild mask value: masked keys contribute exp(x + mask - max), as in JAX. */
+Test(ragged_ref, soft_mask_value_is_added) {
+    rg_case k = {.seed = 600,
+                 .q_dtype = PA_DTYPE_F32,
+                 .cache_dtype = PA_DTYPE_F32,
+                 .num_seqs = 3,
+                 .qh = 4,
+                 .kvh = 1,
+                 .hs = 32,
+                 .ps = 8,
+                 .q_lo = 1,
+                 .q_hi = 10,
+                 .extra_lo = 0,
+                 .extra_hi = 20,
+                 .window = 4,
+                 .mask_value = -2.0f};
+    check_against_plain(&k);
+}
+
+Test(ragged_ref, fp8_pages_with_scales) {
+    static const pa_dtype qd[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const pa_dtype cd[] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    int n = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++) {
+            rg_case k = {.seed = 700 + (uint64_t)n++,
+                         .q_dtype = qd[a],
+                         .cache_dtype = cd[b],
+                         .num_seqs = 3,
+                         .qh = 8,
+                         .kvh = 2,
+                         .hs = 64,
+                         .ps = 16,
+                         .q_lo = 1,
+                         .q_hi = 20,
+                         .extra_lo = 0,
+                         .extra_hi = 40};
+            check_against_plain(&k);
+        }
+}
+
+/* A long prefill (awkward lengths) and decode rows in one batch. */
+Test(ragged_ref, long_prefill_mixed_with_decodes) {
+    int q_lens[] = {203, 1, 1, 113, 1};
+    int kv_lens[] = {2049, 1025, 1, 113, 1023};
+    rg_problem_cfg c = {.seed = 800,
+                        .q_dtype = PA_DTYPE_BF16,
+                        .cache_dtype = PA_DTYPE_BF16,
+                        .num_seqs = 5,
+                        .max_num_seqs = 8,
+                        .max_tokens = 400,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 1,
+                        .head_size = 32,
+                        .page_size = 32,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens,
+                        .extra_pages = 2};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const size_t n = (size_t)pr->total_rows * 4 * 32;
+    float *plain = malloc(sizeof(float) * n);
+    cr_assert(plain);
+    rg_problem_plain(pr, plain);
+    pa_tolerance tol = pa_tolerance_for(PA_DTYPE_BF16, PA_DTYPE_BF16);
+    pa_compare_result res;
+    char buf[512];
+    cr_assert(pa_compare(pr->out, PA_DTYPE_BF16, plain, (int64_t)n, tol, &res), "%s",
+              pa_compare_format(&res, tol, buf, sizeof buf));
+    const unsigned char *o = pr->out;
+    for (size_t i = n * 2; i < pr->q_bytes; i++)
+        CHK_EQ(o[i], RG_SENTINEL_BYTE, "row past the batch written (byte %zu)", i);
+    free(plain);
+    rg_problem_free(pr);
+}
+
+/* Facts that do not come from any attention code: */
+/* kv_len 1: the output is the one value row. */
+Test(ragged_ref, single_key_returns_its_value) {
+    int q_lens[] = {1, 1}, kv_lens[] = {1, 1};
+    rg_problem_cfg c = {.seed = 900,
+                        .q_dtype = PA_DTYPE_F32,
+                        .cache_dtype = PA_DTYPE_F32,
+                        .num_seqs = 2,
+                        .num_q_heads = 6,
+                        .num_kv_heads = 3,
+                        .head_size = 16,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const float *o = pr->out;
+    for (int s = 0; s < 2; s++)
+        for (int h = 0; h < 6; h++)
+            for (int d = 0; d < 16; d++)
+                CHK_EQ(o[(s * 6 + h) * 16 + d], pr->v_logical[s][(h / 2) * 16 + d]);
+    rg_problem_free(pr);
+}
+
+/* window 1: every row sees only its own position, so out = v[q_pos]. */
+Test(ragged_ref, window_one_sees_only_itself) {
+    int q_lens[] = {7, 3}, kv_lens[] = {20, 3};
+    rg_problem_cfg c = {.seed = 901,
+                        .q_dtype = PA_DTYPE_F32,
+                        .cache_dtype = PA_DTYPE_F32,
+                        .num_seqs = 2,
+                        .num_q_heads = 2,
+                        .num_kv_heads = 1,
+                        .head_size = 16,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens,
+                        .window = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const float *o = pr->out;
+    int row = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < q_lens[s]; i++, row++) {
+            const int pos = kv_lens[s] - q_lens[s] + i;
+            for (int h = 0; h < 2; h++)
+                for (int d = 0; d < 16; d++)
+                    CHK_EQ(o[(row * 2 + h) * 16 + d], pr->v_logical[s][pos * 16 + d], "row %d head %d", row, h);
+        }
+    rg_problem_free(pr);
+}
+
+/* All logits equal (q = 0): causal rows average their visible values. */
+Test(ragged_ref, zero_query_averages_visible_values) {
+    int q_lens[] = {5}, kv_lens[] = {9};
+    rg_problem_cfg c = {.seed = 902,
+                        .q_dtype = PA_DTYPE_F32,
+                        .cache_dtype = PA_DTYPE_F32,
+                        .num_seqs = 1,
+                        .num_q_heads = 1,
+                        .num_kv_heads = 1,
+                        .head_size = 16,
+                        .page_size = 2,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens,
+                        .window = 3};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    memset(pr->q, 0, pr->q_bytes);
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const float *o = pr->out;
+    for (int i = 0; i < 5; i++) {
+        const int pos = 4 + i;
+        for (int d = 0; d < 16; d++) {
+            double want = 0;
+            for (int k = pos - 2; k <= pos; k++)
+                want += pr->v_logical[0][k * 16 + d];
+            want /= 3;
+            CHK(fabs(o[i * 16 + d] - want) < 1e-6, "row %d d %d: %g vs %g", i, d, (double)o[i * 16 + d], want);
+        }
+    }
+    rg_problem_free(pr);
+}
+
+/* num_seqs below max_num_seqs: the later table rows (garbage) are not read and
+ * their output rows stay untouched. */
+Test(ragged_ref, num_seqs_below_max_leaves_rest_untouched) {
+    int q_lens[] = {3, 1, 4}, kv_lens[] = {10, 5, 4};
+    rg_problem_cfg c = {.seed = 903,
+                        .q_dtype = PA_DTYPE_BF16,
+                        .cache_dtype = PA_DTYPE_BF16,
+                        .num_seqs = 3,
+                        .max_num_seqs = 6,
+                        .max_tokens = 32,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 2,
+                        .head_size = 32,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    pr->num_seqs = 2; /* the third sequence exists in the arrays but is not live */
+    pr->kv_lens[3] = 1 << 30;
+    pr->kv_lens[4] = -5;
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const unsigned char *o = pr->out;
+    const size_t live = (size_t)4 * 4 * 32; /* rows 0..3, in elements */
+    for (size_t i = 0; i < live; i++) {
+        const float v = pa_load_as_float(PA_DTYPE_BF16, pr->out, i);
+        CHK(fabsf(v) <= 1.0f, "live element %zu = %g (unwritten?)", i, (double)v);
+    }
+    for (size_t i = live * 2; i < pr->q_bytes; i++)
+        CHK_EQ(o[i], RG_SENTINEL_BYTE, "byte %zu past num_seqs written", i);
+    pr->num_seqs = 3;
+    rg_problem_free(pr);
+}
+
+/* ---- bad input: clear error, nothing written -------------------------------------- */
+
+static rg_problem *small_problem(void) {
+    static int q_lens[] = {2, 1}, kv_lens[] = {5, 3};
+    rg_problem_cfg c = {.seed = 1000,
+                        .q_dtype = PA_DTYPE_F32,
+                        .cache_dtype = PA_DTYPE_F32,
+                        .num_seqs = 2,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 2,
+                        .head_size = 32,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    return pr;
+}
+
+static void expect_error_dev(rg_problem *pr, pa_status want, const char *needle, int device_data) {
+    pa_status st = pa_ref_ragged_paged_attention(&pr->p);
+    cr_assert_eq(st, want, "got %s (%s), want %s", pa_status_string(st), pa_last_error(), pa_status_string(want));
+    cr_assert(strstr(pa_last_error(), needle) != NULL, "message '%s' lacks '%s'", pa_last_error(), needle);
+    const unsigned char *o = pr->out;
+    for (size_t i = 0; i < pr->q_bytes; i++)
+        CHK_EQ(o[i], RG_SENTINEL_BYTE, "output byte %zu written on error", i);
+    size_t ws = 0;
+    pa_status wst = pa_ragged_workspace_size(&pr->p, &ws);
+    /* device-side data is not checked by validate / workspace_size */
+    if (!device_data)
+        cr_assert_eq(wst, want, "workspace_size disagrees with the reference on %s", needle);
+    else
+        cr_assert_eq(wst, PA_SUCCESS, "workspace_size must not read device data (%s)", pa_last_error());
+}
+
+static void expect_error(rg_problem *pr, pa_status want, const char *needle) { expect_error_dev(pr, want, needle, 0); }
+
+Test(ragged_bad, q_len_greater_than_kv_len) {
+    rg_problem *pr = small_problem();
+    pr->kv_lens[1] = 0; /* q_len 1 > kv_len 0 */
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "q_len 1 > kv_len 0", 1);
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, negative_window) {
+    rg_problem *pr = small_problem();
+    pr->p.sliding_window = -1;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "sliding_window");
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, negative_or_nan_soft_cap) {
+    rg_problem *pr = small_problem();
+    pr->p.soft_cap = -1.0f;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "soft_cap");
+    pr->p.soft_cap = NAN;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "soft_cap");
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, infinite_mask_value) {
+    rg_problem *pr = small_problem();
+    pr->p.mask_value = -INFINITY;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "mask_value");
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, heads_not_a_multiple) {
+    rg_problem *pr = small_problem();
+    pr->p.num_q_heads = 3;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "not a multiple");
+    pr->p.num_q_heads = 0;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "num_q_heads");
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, unsupported_head_size_and_dtypes) {
+    rg_problem *pr = small_problem();
+    pr->p.kv.head_size = 40;
+    expect_error(pr, PA_ERR_UNSUPPORTED, "head_size 40");
+    pr->p.kv.head_size = 272;
+    expect_error(pr, PA_ERR_UNSUPPORTED, "head_size 272");
+    pr->p.kv.head_size = 32;
+    pr->p.kv.dtype = PA_DTYPE_BF16; /* f32 query with a bf16 cache */
+    expect_error(pr, PA_ERR_UNSUPPORTED, "cache dtype bf16");
+    pr->p.kv.dtype = PA_DTYPE_F32;
+    pr->p.q_dtype = PA_DTYPE_FP8_E4M3;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "q_dtype");
+    pr->p.q_dtype = PA_DTYPE_F32;
+    pr->p.kv.layout = PA_LAYOUT_FLASH_NHD;
+    pr->p.kv.value = pr->p.kv.key;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "PA_LAYOUT_COMBINED");
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, shapes_pointers_and_options) {
+    rg_problem *pr = small_problem();
+    pa_ragged_params keep = pr->p;
+    pr->p.max_num_seqs = 0;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "max_num_seqs");
+    pr->p = keep;
+    pr->p.max_num_batched_tokens = 0;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "max_num_batched_tokens");
+    pr->p = keep;
+    pr->p.pages_per_seq = 0;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "pages_per_seq");
+    pr->p = keep;
+    pr->p.sm_scale = INFINITY;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "sm_scale");
+    pr->p = keep;
+    pr->p.kv_split_tokens = 100;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "kv_split_tokens");
+    pr->p = keep;
+    pr->p.cu_q_lens = NULL;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "cu_q_lens");
+    pr->p = keep;
+    pr->p.q = (const char *)pr->q + 4;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "16-byte aligned");
+    pr->p = keep;
+    cr_assert_eq(pa_ragged_validate(NULL), PA_ERR_INVALID_ARGUMENT);
+    rg_problem_free(pr);
+}
+
+Test(ragged_bad, device_data_checked_by_the_reference) {
+    rg_problem *pr = small_problem();
+    pr->num_seqs = 3; /* > max_num_seqs 2 */
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "num_seqs 3", 1);
+    pr->num_seqs = 2;
+    pr->cu_q_lens[1] = 3;
+    pr->cu_q_lens[2] = 1; /* decreasing */
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sequence 1: cu_q_lens", 1);
+    pr->cu_q_lens[1] = 2;
+    pr->cu_q_lens[2] = 3;
+    pr->kv_lens[0] = 1000; /* more than pages_per_seq * page_size */
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sequence 0: kv_len 1000", 1);
+    pr->kv_lens[0] = 5;
+    pr->page_indices[pr->p.pages_per_seq + 0] = -1;
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sequence 1: page_indices[1][0] = -1", 1);
+    rg_problem_free(pr);
+}
+
+/* ---- workspace, page size ---------------------------------------------------------- */
+
+Test(ragged_api, workspace_size_bounds) {
+    rg_problem *pr = small_problem();
+    size_t a = 0, b = 0, c2 = 0;
+    cr_assert_eq(pa_ragged_workspace_size(&pr->p, &a), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(a > 0);
+    pr->p.max_num_seqs = 2;
+    pr->p.pages_per_seq = 4000; /* long contexts: room for KV splits */
+    cr_assert_eq(pa_ragged_workspace_size(&pr->p, &b), PA_SUCCESS);
+    cr_assert(b > a, "%zu vs %zu", b, a);
+    pr->p.kv_split_tokens = 64;
+    cr_assert_eq(pa_ragged_workspace_size(&pr->p, &c2), PA_SUCCESS);
+    cr_assert(c2 > b, "%zu vs %zu", c2, b);
+    cr_assert_eq(pa_ragged_workspace_size(&pr->p, NULL), PA_ERR_INVALID_ARGUMENT);
+    pr->p.sliding_window = -3;
+    cr_assert_eq(pa_ragged_workspace_size(&pr->p, &a), PA_ERR_INVALID_ARGUMENT);
+    rg_problem_free(pr);
+}
+
+Test(ragged_api, preferred_page_size) {
+    int32_t a = 0, b = 0;
+    cr_assert_eq(pa_ragged_preferred_page_size(32768, &a), PA_SUCCESS);
+    cr_assert_eq(pa_get_page_size(32768, &b), PA_SUCCESS);
+    cr_assert_eq(a, b);
+    cr_assert_eq(a, 256);
+    cr_assert_eq(pa_ragged_preferred_page_size(100, &a), PA_SUCCESS);
+    cr_assert_eq(a, 16);
+    cr_assert_eq(pa_ragged_preferred_page_size(0, &a), PA_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- work decomposition policy ----------------------------------------------------- */
+
+typedef struct plan_out {
+    pa_rg_item *items;
+    pa_rg_merge *merges;
+    pa_rg_plan_totals tot;
+    pa_rg_ws_layout wl;
+} plan_out;
+
+static void plan(const pa_ragged_params *p, const int32_t *kv, const int32_t *cu, int32_t ns, plan_out *o) {
+    pa_rg_ws_layout_make(p, &o->wl);
+    o->items = malloc(sizeof(pa_rg_item) * (size_t)(o->wl.max_items + 1));
+    o->merges = malloc(sizeof(pa_rg_merge) * (size_t)(o->wl.max_merges + 1));
+    cr_assert(o->items && o->merges);
+    cr_assert_eq(pa_rg_plan_host(p, kv, cu, ns, o->items, o->wl.max_items, o->merges, o->wl.max_merges, &o->tot),
+                 PA_SUCCESS, "%s", pa_last_error());
+    CHK(o->tot.items <= o->wl.max_items, "items %lld > bound %lld", (long long)o->tot.items,
+        (long long)o->wl.max_items);
+    CHK(o->tot.merges <= o->wl.max_merges);
+    CHK(o->tot.part_rows <= o->wl.max_part_rows, "partial rows %lld > bound %lld", (long long)o->tot.part_rows,
+        (long long)o->wl.max_part_rows);
+}
+
+static void plan_free(plan_out *o) {
+    free(o->items);
+    free(o->merges);
+}
+
+/* Every live (seq, kv head, row) is covered by tiles whose key ranges are
+ * exactly the keys it needs (hard mask: causal/window range of the tile;
+ * soft: all keys), split into disjoint consecutive chunks; partial rows of
+ * distinct items never overlap; merge tasks match their items. */
+static void check_plan(const pa_ragged_params *p, const int32_t *kv, const int32_t *cu, int32_t ns, const plan_out *o) {
+    const int nkv = p->kv.num_kv_heads, group = p->num_q_heads / nkv;
+    const int hard = pa_rg_hard_mask(p);
+    unsigned char *part_used = calloc((size_t)o->tot.part_rows + 1, 1);
+    int32_t *merge_seen = calloc((size_t)o->tot.merges + 1, sizeof(int32_t));
+    cr_assert(part_used && merge_seen);
+    for (int32_t s = 0; s < ns; s++) {
+        const int32_t q_len = cu[s + 1] - cu[s];
+        const int32_t rows = q_len * group;
+        for (int h = 0; h < nkv; h++) {
+            /* collect this (seq, head)'s items, tile by tile */
+            int32_t covered = 0;
+            for (int32_t row0 = 0; row0 < rows;) {
+                int32_t lo, hi, nrows = -1, next_k = -1, chunks = 0, merge = -2;
+                for (int64_t i = 0; i < o->tot.items; i++) {
+                    const pa_rg_item *it = &o->items[i];
+                    if (it->seq != s || it->kvh != h || it->row0 != row0)
+                        continue;
+                    if (nrows < 0) {
+                        nrows = it->nrows;
+                        pa_rg_key_range(q_len, kv[s], group, p->sliding_window, hard, row0, row0 + nrows, &lo, &hi);
+                        next_k = lo;
+                    }
+                    CHK_EQ(it->nrows, nrows);
+                    CHK_EQ(it->k_lo, next_k, "seq %d head %d row0 %d: chunk starts at %d, want %d", s, h, row0,
+                           it->k_lo, next_k);
+                    CHK(it->k_hi > it->k_lo, "empty item");
+                    next_k = it->k_hi;
+                    chunks++;
+                    if (merge == -2)
+                        merge = it->merge;
+                    CHK_EQ(it->merge, merge, "one tile, one merge task");
+                    if (it->part >= 0) {
+                        for (int r = 0; r < nrows; r++) {
+                            CHK(!part_used[it->part + r], "partial row %d used twice", it->part + r);
+                            part_used[it->part + r] = 1;
+                        }
+                    }
+                }
+                cr_assert(nrows > 0, "seq %d head %d: rows from %d not covered (q_len %d kv_len %d ns %d)", s, h, row0,
+                          q_len, kv[s], ns);
+                CHK_EQ(next_k, hi, "seq %d head %d row0 %d: chunks end at %d, want %d", s, h, row0, next_k, hi);
+                CHK(nrows <= (rows <= PA_RG_DEC_ROWS ? PA_RG_DEC_ROWS : PA_RG_TILE_ROWS));
+                if (chunks > 1) {
+                    cr_assert(merge >= 0);
+                    const pa_rg_merge *m = &o->merges[merge];
+                    CHK_EQ(m->seq, s);
+                    CHK_EQ(m->kvh, h);
+                    CHK_EQ(m->row0, row0);
+                    CHK_EQ(m->n_split, chunks);
+                    merge_seen[merge]++;
+                } else {
+                    CHK_EQ(merge, -1, "a one-chunk tile writes directly");
+                }
+                covered += nrows;
+                row0 += nrows;
+            }
+            CHK_EQ(covered, rows);
+        }
+    }
+    for (int64_t m = 0; m < o->tot.merges; m++)
+        CHK_EQ(merge_seen[m], 1, "merge task %lld", (long long)m);
+    free(part_used);
+    free(merge_seen);
+}
+
+static pa_ragged_params plan_params(int S, int T, int qh, int kvh, int ps, int cols, int window, float mask,
+                                    int split) {
+    static char dummy[64] __attribute__((aligned(16)));
+    static int32_t one = 1;
+    pa_ragged_params p;
+    memset(&p, 0, sizeof p);
+    p.out = dummy;
+    p.q = dummy;
+    p.q_dtype = PA_DTYPE_BF16;
+    p.kv = (pa_kv_cache){.layout = PA_LAYOUT_COMBINED,
+                         .dtype = PA_DTYPE_BF16,
+                         .key = dummy,
+                         .num_blocks = 1,
+                         .block_size = ps,
+                         .num_kv_heads = kvh,
+                         .head_size = 128};
+    p.kv_lens = &one;
+    p.page_indices = &one;
+    p.cu_q_lens = &one;
+    p.num_seqs = &one;
+    p.pages_per_seq = cols;
+    p.max_num_seqs = S;
+    p.max_num_batched_tokens = T;
+    p.num_q_heads = qh;
+    p.sm_scale = 1.0f;
+    p.sliding_window = window;
+    p.mask_value = mask;
+    p.kv_split_tokens = split;
+    cr_assert_eq(pa_ragged_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    return p;
+}
+
+Test(ragged_plan, random_batches_cover_and_fit) {
+    pa_rng r = pa_rng_make(42);
+    static const int heads[][2] = {{32, 8}, {32, 16}, {16, 2}, {4, 4}, {8, 1}, {64, 1}};
+    for (int iter = 0; iter < 300; iter++) {
+        const int S = pa_rng_int(&r, 1, 24), ps = 1 << pa_rng_int(&r, 0, 8), cols = pa_rng_int(&r, 1, 80);
+        const int L = ps * cols;
+        const int *hd = heads[pa_rng_int(&r, 0, 5)];
+        const int window = pa_rng_int(&r, 0, 2) == 0 ? 0 : pa_rng_int(&r, 1, 3000);
+        const float mask = pa_rng_int(&r, 0, 3) == 0 ? -10.0f : 0.0f;
+        const int split = pa_rng_int(&r, 0, 3) == 0 ? 64 * pa_rng_int(&r, 1, 8) : 0;
+        int32_t kv[25], cu[26];
+        int T = 0;
+        cu[0] = 0;
+        const int ns = pa_rng_int(&r, 0, S);
+        for (int s = 0; s < ns; s++) {
+            kv[s] = pa_rng_int(&r, 1, L);
+            const int kind = pa_rng_int(&r, 0, 3);
+            int q = kind == 0 ? 1 : kind == 1 ? pa_rng_int(&r, 1, 4) : pa_rng_int(&r, 1, kv[s]);
+            if (q > kv[s])
+                q = kv[s];
+            if (q > 3000)
+                q = 3000;
+            cu[s + 1] = cu[s] + q;
+            T = cu[s + 1];
+        }
+        for (int s = ns; s < S; s++) {
+            kv[s] = 0;
+            cu[s + 1] = cu[ns];
+        }
+        pa_ragged_params p = plan_params(S, T > 0 ? T : 1, hd[0], hd[1], ps, cols, window, mask, split);
+        plan_out o;
+        plan(&p, kv, cu, ns, &o);
+        check_plan(&p, kv, cu, ns, &o);
+        plan_free(&o);
+    }
+}
+
+/* The worst batches the bound was derived for: every sequence a decode at the
+ * longest context, or a small prefill chunk splitting the most. */
+Test(ragged_plan, adversarial_batches_fit_the_bound) {
+    static const int heads[][2] = {{32, 8}, {8, 1}, {4, 4}, {64, 2}};
+    for (int hi = 0; hi < 4; hi++)
+        for (int kind = 0; kind < 4; kind++) {
+            const int S = 40, cols = 2048, ps = 16, L = cols * ps;
+            const int g = heads[hi][0] / heads[hi][1];
+            int32_t kv[40], cu[41];
+            cu[0] = 0;
+            for (int s = 0; s < S; s++) {
+                int q;
+                if (kind == 0)
+                    q = 1;
+                else if (kind == 1)
+                    q = PA_RG_DEC_ROWS / g > 0 ? PA_RG_DEC_ROWS / g : 1;
+                else if (kind == 2)
+                    q = PA_RG_TILE_ROWS / g + 1;
+                else
+                    q = (2 * PA_RG_TILE_ROWS) / g;
+                if (q < 1)
+                    q = 1;
+                kv[s] = L;
+                cu[s + 1] = cu[s] + q;
+            }
+            pa_ragged_params p = plan_params(S, cu[S], heads[hi][0], heads[hi][1], ps, cols, 0, 0.0f, 0);
+            plan_out o;
+            plan(&p, kv, cu, S, &o);
+            check_plan(&p, kv, cu, S, &o);
+            cr_assert(o.tot.part_rows > 0, "kind %d heads %d/%d: long contexts must split", kind, heads[hi][0],
+                      heads[hi][1]);
+            plan_free(&o);
+        }
+}
+
+/* A sequence's items do not depend on the rest of the batch: same key ranges,
+ * rows and chunk structure alone or beside others (offsets aside). */
+Test(ragged_plan, batch_invariant_items) {
+    pa_rng r = pa_rng_make(9);
+    for (int iter = 0; iter < 50; iter++) {
+        const int cols = 64, ps = 32;
+        int32_t kv[8], cu[9];
+        cu[0] = 0;
+        for (int s = 0; s < 8; s++) {
+            kv[s] = pa_rng_int(&r, 1, cols * ps);
+            cu[s + 1] = cu[s] + pa_rng_int(&r, 1, kv[s] < 200 ? kv[s] : 200);
+        }
+        pa_ragged_params p = plan_params(8, cu[8], 16, 2, ps, cols, pa_rng_int(&r, 0, 1) * 300, 0.0f, 0);
+        plan_out all;
+        plan(&p, kv, cu, 8, &all);
+        const int s = pa_rng_int(&r, 0, 7);
+        int32_t kv1[1] = {kv[s]}, cu1[2] = {0, cu[s + 1] - cu[s]};
+        pa_ragged_params p1 = p;
+        p1.max_num_seqs = 1;
+        plan_out one;
+        plan(&p1, kv1, cu1, 1, &one);
+        int64_t k = 0;
+        for (int64_t i = 0; i < all.tot.items; i++) {
+            const pa_rg_item *a = &all.items[i];
+            if (a->seq != s)
+                continue;
+            cr_assert(k < one.tot.items);
+            const pa_rg_item *b = &one.items[k++];
+            CHK(a->kvh == b->kvh && a->row0 == b->row0 && a->nrows == b->nrows && a->k_lo == b->k_lo &&
+                    a->k_hi == b->k_hi && (a->part < 0) == (b->part < 0),
+                "item %lld of seq %d differs alone", (long long)i, s);
+        }
+        CHK_EQ(k, one.tot.items);
+        plan_free(&all);
+        plan_free(&one);
+    }
+}
+
+/* Bad device data is skipped by the planner exactly as the header says. */
+Test(ragged_plan, skips_bad_sequences) {
+    pa_ragged_params p = plan_params(6, 40, 8, 2, 16, 4, 0, 0.0f, 0);
+    int32_t kv[6] = {10, 3, 100, 5, 7, 9};
+    int32_t cu[7] = {0, 4, 8, 9, 9, 41, 30};
+    /* s0 ok; s1 q 4 > kv 3; s2 kv 100 > 64; s3 q 0; s4 rows past 40; s5 decreasing */
+    plan_out o;
+    plan(&p, kv, cu, 6, &o);
+    for (int64_t i = 0; i < o.tot.items; i++)
+        CHK_EQ(o.items[i].seq, 0, "item of skipped sequence %d", o.items[i].seq);
+    cr_assert(o.tot.items > 0);
+    plan_free(&o);
+    /* num_seqs is clamped to max_num_seqs */
+    plan(&p, kv, cu, 1000, &o);
+    plan_free(&o);
+    /* rows overlapping an earlier sequence's rows: skipped (they could exceed
+     * the workspace bound); here s2 = [0, 10) repeats s0's rows */
+    int32_t kv2[6] = {20, 20, 20, 20, 20, 20};
+    int32_t cu2[7] = {0, 10, 0, 10, 10, 20, 20};
+    plan(&p, kv2, cu2, 6, &o);
+    int seen[6] = {0};
+    for (int64_t i = 0; i < o.tot.items; i++)
+        seen[o.items[i].seq] = 1;
+    cr_assert(seen[0] && !seen[1] && !seen[2] && !seen[3] && seen[4] && !seen[5], "%d%d%d%d%d%d", seen[0], seen[1],
+              seen[2], seen[3], seen[4], seen[5]);
+    plan_free(&o);
+}
+
+/* Garbage cu_q_lens that repeats rows cannot push the totals past the bound. */
+Test(ragged_plan, overlapping_garbage_stays_within_bound) {
+    pa_ragged_params p = plan_params(32, 64, 32, 8, 16, 256, 0, 0.0f, 0);
+    int32_t kv[32], cu[33];
+    for (int s = 0; s < 32; s++) {
+        kv[s] = 4096;
+        cu[s] = s % 2 ? 64 : 0;
+    }
+    cu[32] = 64;
+    plan_out o;
+    plan(&p, kv, cu, 32, &o); /* plan() asserts the totals fit */
+    plan_free(&o);
+}

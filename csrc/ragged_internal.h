@@ -1,0 +1,272 @@
+/* Private to the ragged op: the work-decomposition policy (shared by the host
+ * workspace bound and the device planner so they cannot disagree), the work
+ * item and merge task records, the workspace layout, and the launcher
+ * parameter block. Plain C, usable from the .cu files. */
+#ifndef PA_RAGGED_INTERNAL_H
+#define PA_RAGGED_INTERNAL_H
+
+#include <stdint.h>
+
+#include "kv_index.h"
+#include "pagedattn/ragged.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- policy constants -----------------------------------------------------------
+ * A sequence with q_len * group <= PA_RG_DEC_ROWS rows per KV head is a decode
+ * sequence: one item of PA_RG_DEC_ROWS rows per KV head (warps split the keys).
+ * Longer ones are cut into PA_RG_TILE_ROWS-row query tiles (warps split rows).
+ * Rows are packed token-major: row r of a sequence and KV head is token r /
+ * group, query head kv_head * group + r % group.
+ * KV splits (automatic): decode sequences split their keys into at most
+ * PA_RG_DEC_MAX_SPLITS chunks of at least PA_RG_DEC_MIN_CHUNK keys; prefill
+ * sequences of at most PA_RG_PRE_MAX_SPLITS tiles per KV head split into at
+ * most PA_RG_PRE_MAX_SPLITS / tiles chunks of at least PA_RG_PRE_MIN_CHUNK keys
+ * (longer prefills have enough tiles to fill the GPU). Everything depends on
+ * the sequence's own q_len, kv_len and the options only: batch invariance. */
+#define PA_RG_DEC_ROWS 16
+#define PA_RG_TILE_ROWS 64
+#define PA_RG_KEY_TILE 64
+#define PA_RG_DEC_MIN_CHUNK 512
+#define PA_RG_DEC_MAX_SPLITS 16
+#define PA_RG_PRE_MIN_CHUNK 2048
+#define PA_RG_PRE_MAX_SPLITS 4
+
+/* One unit of work: rows [row0, row0 + nrows) of (seq, kv head) against keys
+ * [k_lo, k_hi). part >= 0: write normalised partial rows at partial row
+ * part .. part + nrows - 1 and count merge task `merge`; part < 0: write the
+ * output directly. */
+typedef struct pa_rg_item {
+    int32_t seq, kvh, row0, nrows;
+    int32_t k_lo, k_hi, part, merge;
+} pa_rg_item;
+
+/* The splits of one tile: split j's partial rows start at part0 + j * nrows. */
+typedef struct pa_rg_merge {
+    int32_t seq, kvh, row0, nrows;
+    int32_t part0, n_split, pad0, pad1;
+} pa_rg_merge;
+
+#if defined(__CUDACC__)
+#define PA_RG_HD __host__ __device__ __forceinline__
+#else
+#define PA_RG_HD static inline
+#endif
+
+PA_RG_HD int32_t pa_rg_cdiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
+PA_RG_HD int32_t pa_rg_min(int32_t a, int32_t b) { return a < b ? a : b; }
+PA_RG_HD int32_t pa_rg_max(int32_t a, int32_t b) { return a > b ? a : b; }
+
+/* Plan of one sequence (per KV head; every KV head gets the same plan). */
+typedef struct pa_rg_seq_plan {
+    int32_t rows;      /* q_len * group */
+    int32_t tile_rows; /* PA_RG_DEC_ROWS or PA_RG_TILE_ROWS */
+    int32_t n_tiles;
+    int32_t n_split; /* chunks of the sequence's key span (1 = no split) */
+    int32_t chunk;   /* keys per chunk, a multiple of PA_RG_KEY_TILE */
+    int32_t span_lo; /* chunk j covers [span_lo + j * chunk, span_lo + (j+1) * chunk) */
+} pa_rg_seq_plan;
+
+/* Keys a row range [r0, r1) (packed rows) reads: [lo, hi). Hard masks read
+ * only the causal / window range; soft masks read every key of the sequence. */
+PA_RG_HD void pa_rg_key_range(int32_t q_len, int32_t kv_len, int32_t group, int32_t window, int32_t hard, int32_t r0,
+                              int32_t r1, int32_t *lo, int32_t *hi) {
+    if (!hard) {
+        *lo = 0;
+        *hi = kv_len;
+        return;
+    }
+    const int32_t first_pos = kv_len - q_len + r0 / group;
+    const int32_t last_pos = kv_len - q_len + (r1 - 1) / group;
+    *lo = window > 0 ? pa_rg_max(0, first_pos - window + 1) : 0;
+    *hi = last_pos + 1;
+}
+
+/* split_tokens: the kv_split_tokens option (0 = automatic). q_len >= 1 and
+ * q_len <= kv_len (the caller has checked). */
+PA_RG_HD pa_rg_seq_plan pa_rg_plan_seq(int32_t q_len, int32_t kv_len, int32_t group, int32_t window, int32_t hard,
+                                       int32_t split_tokens) {
+    pa_rg_seq_plan sp;
+    sp.rows = q_len * group;
+    sp.tile_rows = sp.rows <= PA_RG_DEC_ROWS ? PA_RG_DEC_ROWS : PA_RG_TILE_ROWS;
+    sp.n_tiles = pa_rg_cdiv(sp.rows, sp.tile_rows);
+    int32_t hi = 0;
+    pa_rg_key_range(q_len, kv_len, group, window, hard, 0, sp.rows, &sp.span_lo, &hi);
+    const int32_t span = hi - sp.span_lo;
+    if (split_tokens > 0) {
+        sp.chunk = split_tokens;
+        sp.n_split = pa_rg_cdiv(span, split_tokens);
+    } else {
+        int32_t n = 1;
+        if (sp.tile_rows == PA_RG_DEC_ROWS)
+            n = pa_rg_min(PA_RG_DEC_MAX_SPLITS, pa_rg_cdiv(span, PA_RG_DEC_MIN_CHUNK));
+        else if (sp.n_tiles <= PA_RG_PRE_MAX_SPLITS)
+            n = pa_rg_min(PA_RG_PRE_MAX_SPLITS / sp.n_tiles, pa_rg_cdiv(span, PA_RG_PRE_MIN_CHUNK));
+        n = pa_rg_max(n, 1);
+        sp.chunk = pa_rg_cdiv(pa_rg_cdiv(span, n), PA_RG_KEY_TILE) * PA_RG_KEY_TILE;
+        sp.n_split = pa_rg_cdiv(span, sp.chunk);
+    }
+    if (sp.n_split < 1)
+        sp.n_split = 1;
+    return sp;
+}
+
+/* Tile t of a planned sequence: rows, key range, and the chunks it touches
+ * [*j0, *j1) (j1 - j0 == 1 means no merge for this tile when n_split == 1). */
+PA_RG_HD void pa_rg_tile(const pa_rg_seq_plan *sp, int32_t q_len, int32_t kv_len, int32_t group, int32_t window,
+                         int32_t hard, int32_t t, int32_t *row0, int32_t *nrows, int32_t *lo, int32_t *hi, int32_t *j0,
+                         int32_t *j1) {
+    *row0 = t * sp->tile_rows;
+    *nrows = pa_rg_min(sp->tile_rows, sp->rows - *row0);
+    pa_rg_key_range(q_len, kv_len, group, window, hard, *row0, *row0 + *nrows, lo, hi);
+    if (sp->n_split <= 1) {
+        *j0 = 0;
+        *j1 = 1;
+        return;
+    }
+    *j0 = (*lo - sp->span_lo) / sp->chunk;
+    *j1 = (*hi - 1 - sp->span_lo) / sp->chunk + 1;
+}
+
+/* A sequence's live check, as the device planner makes it (the reference
+ * rejects what this skips). Returns q_len, or 0 for "nothing to do". */
+PA_RG_HD int32_t pa_rg_seq_live(int32_t q0, int32_t q1, int32_t kv_len, int32_t max_tokens, int32_t max_kv) {
+    const int32_t q_len = q1 - q0;
+    if (q0 < 0 || q_len < 1 || q1 > max_tokens || kv_len < q_len || kv_len > max_kv)
+        return 0;
+    return q_len;
+}
+
+/* Work of one live sequence over all nkv KV heads. Items are enumerated tile by
+ * tile, then KV head, then chunk; tiles with one chunk write the output
+ * directly, the others get one merge task per KV head and store nrows partial
+ * rows per chunk. */
+typedef struct pa_rg_seq_counts {
+    int32_t items, merges, part_rows;
+} pa_rg_seq_counts;
+
+typedef struct pa_rg_seq_args {
+    int32_t q_len, kv_len, group, window, hard, nkv;
+} pa_rg_seq_args;
+
+PA_RG_HD pa_rg_seq_counts pa_rg_count_seq(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a) {
+    pa_rg_seq_counts c;
+    c.items = c.merges = c.part_rows = 0;
+    if (sp->n_split <= 1) {
+        c.items = sp->n_tiles * a->nkv;
+        return c;
+    }
+    for (int32_t t = 0; t < sp->n_tiles; t++) {
+        int32_t row0, nrows, lo, hi, j0, j1;
+        pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
+        const int32_t nc = j1 - j0;
+        c.items += a->nkv * nc;
+        if (nc > 1) {
+            c.merges += a->nkv;
+            c.part_rows += a->nkv * nc * nrows;
+        }
+    }
+    return c;
+}
+
+/* Item j (0 <= j < count.items) of a sequence. part / merge come out relative
+ * to the sequence's own partial rows and merges (-1 = direct write); the
+ * caller adds the sequence's offsets. *merge_first is 1 for the first chunk of
+ * a merged tile (whoever emits it writes the merge task), and *n_chunks gives
+ * the tile's chunk count. */
+PA_RG_HD void pa_rg_seq_item(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a, int32_t j, pa_rg_item *it,
+                             int32_t *merge_first, int32_t *n_chunks) {
+    int32_t t = 0, kvh = 0, c = 0, merge_base = 0, part_base = 0;
+    int32_t row0, nrows, lo, hi, j0, j1;
+    if (sp->n_split <= 1) {
+        t = j / a->nkv;
+        kvh = j % a->nkv;
+        pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
+    } else {
+        for (;;) {
+            pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
+            const int32_t n = a->nkv * (j1 - j0);
+            if (j < n)
+                break;
+            j -= n;
+            if (j1 - j0 > 1) {
+                merge_base += a->nkv;
+                part_base += n * nrows;
+            }
+            t++;
+        }
+        kvh = j / (j1 - j0);
+        c = j0 + j % (j1 - j0);
+    }
+    it->kvh = kvh;
+    it->row0 = row0;
+    it->nrows = nrows;
+    *n_chunks = j1 - j0;
+    if (j1 - j0 > 1) {
+        const int32_t c_lo = sp->span_lo + c * sp->chunk;
+        it->k_lo = pa_rg_max(lo, c_lo);
+        it->k_hi = pa_rg_min(hi, c_lo + sp->chunk);
+        it->merge = merge_base + kvh;
+        it->part = part_base + (kvh * (j1 - j0) + (c - j0)) * nrows;
+        *merge_first = c == j0;
+    } else {
+        it->k_lo = lo;
+        it->k_hi = hi;
+        it->merge = -1;
+        it->part = -1;
+        *merge_first = 0;
+    }
+}
+
+/* ---- workspace ------------------------------------------------------------------
+ * [header 256 B: int32 num_items, fetch counter, num_merges, partial rows]
+ * [items: max_items * 32 B] [merges: max_merges * 32 B] [merge counters: max_merges
+ * * 4 B] [partial (m, l): max_part_rows * 8 B] [partial o: max_part_rows *
+ * head_size * sizeof(q dtype)], each section 256-byte aligned. */
+typedef struct pa_rg_ws_layout {
+    int64_t max_items, max_merges, max_part_rows;
+    int64_t off_items, off_merges, off_counters, off_ml, off_o;
+    int64_t total;
+} pa_rg_ws_layout;
+
+/* Worst case over every batch the host-visible sizes allow (csrc/ragged.c). */
+void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w);
+/* Effective mask value (0 -> default) and whether it masks hard. */
+float pa_rg_mask_value(const pa_ragged_params *p);
+int pa_rg_hard_mask(const pa_ragged_params *p);
+
+/* Host mirror of the device planner (csrc/ragged.c); arrays may be NULL to
+ * count only. */
+typedef struct pa_rg_plan_totals {
+    int64_t items, merges, part_rows;
+} pa_rg_plan_totals;
+pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, const int32_t *cu_q_lens, int32_t num_seqs,
+                          pa_rg_item *items, int64_t max_items, pa_rg_merge *merges, int64_t max_merges,
+                          pa_rg_plan_totals *tot);
+
+/* ---- launcher ------------------------------------------------------------------- */
+typedef struct pa_rg_launch {
+    void *out;
+    const void *q;
+    const void *kv; /* the combined buffer */
+    const int32_t *kv_lens, *page_indices, *cu_q_lens, *num_seqs;
+    const float *k_scale, *v_scale;
+    void *ws;
+    pa_rg_ws_layout wl;
+    int32_t q_dtype, kv_dtype;
+    int32_t max_num_seqs, max_tokens, pages_per_seq;
+    int32_t num_q_heads, num_kv_heads, head_size, page_size, num_pages;
+    int32_t page_shift; /* log2(page_size) when a power of two, else -1 */
+    int32_t window, hard_mask, split_tokens;
+    float sm_scale, soft_cap, mask_value;
+} pa_rg_launch;
+
+/* cuda/ragged/ragged.cu: planner + attention; returns a cudaError_t as int. */
+int pa_launch_ragged(const pa_rg_launch *p, pa_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

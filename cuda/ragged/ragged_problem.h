@@ -1,0 +1,260 @@
+/* Random ragged problems for the ragged tests and benchmark (host C, header
+ * only; not part of the library). A batch of sequences (q_len, kv_len) over a
+ * combined-layout page pool: pages handed out in a shuffled order, every slot
+ * past a sequence's kv_len and every unused page NaN, unused page-table columns
+ * out of range, output rows pre-filled with a sentinel. The same K/V are kept
+ * contiguously per sequence (as the attention sees them: fp8 dequantised and
+ * rounded to the query dtype) so a test can compute unpaged attention. */
+#ifndef PA_RAGGED_PROBLEM_H
+#define PA_RAGGED_PROBLEM_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pagedattn/pagedattn.h"
+#include "problems.h"
+
+typedef struct rg_problem_cfg {
+    uint64_t seed;
+    pa_dtype q_dtype, cache_dtype;
+    int num_seqs;     /* live sequences (device num_seqs) */
+    int max_num_seqs; /* 0 = num_seqs */
+    int max_tokens;   /* 0 = sum of q_lens */
+    int num_q_heads, num_kv_heads, head_size, page_size;
+    const int *q_lens, *kv_lens; /* num_seqs entries each */
+    int extra_pages;             /* unused (NaN) pages in the pool */
+    int extra_cols;              /* extra page-table columns beyond the longest sequence */
+    int window;
+    float soft_cap, mask_value;
+    float q_range; /* queries uniform in [-q_range, q_range); 0 = 2 */
+    int skip_logical;
+} rg_problem_cfg;
+
+typedef struct rg_problem {
+    pa_ragged_params p; /* host pointers (num_seqs too) */
+    void *q, *out, *cache;
+    int32_t *kv_lens, *page_indices, *cu_q_lens, num_seqs;
+    float k_scale, v_scale;
+    size_t q_bytes, cache_bytes;
+    int32_t max_tokens, total_rows;
+    float **k_logical, **v_logical; /* [s]: [kv_len][kv_heads][head] */
+} rg_problem;
+
+#define RG_SENTINEL_BYTE 0x5A
+
+static inline float rg_round_to(pa_dtype t, float v) {
+    unsigned char b[8];
+    pa_store_from_float(t, b, 0, v);
+    return pa_load_as_float(t, b, 0);
+}
+
+static inline void rg_problem_free(rg_problem *pr) {
+    if (!pr)
+        return;
+    if (pr->k_logical)
+        for (int s = 0; s < pr->num_seqs; s++) {
+            free(pr->k_logical[s]);
+            free(pr->v_logical[s]);
+        }
+    free(pr->k_logical);
+    free(pr->v_logical);
+    free(pr->q);
+    free(pr->out);
+    free(pr->cache);
+    free(pr->kv_lens);
+    free(pr->page_indices);
+    free(pr->cu_q_lens);
+    free(pr);
+}
+
+static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
+    pa_rng rng = pa_rng_make(c->seed);
+    rg_problem *pr = (rg_problem *)calloc(1, sizeof *pr);
+    if (!pr)
+        return NULL;
+    const int ps = c->page_size, nkv = c->num_kv_heads, hs = c->head_size, qh = c->num_q_heads;
+    const int S = c->max_num_seqs > 0 ? c->max_num_seqs : c->num_seqs;
+    int rows = 0, max_kv = 1, used_pages = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        rows += c->q_lens[s];
+        if (c->kv_lens[s] > max_kv)
+            max_kv = c->kv_lens[s];
+        used_pages += (c->kv_lens[s] + ps - 1) / ps;
+    }
+    const int T = c->max_tokens > 0 ? c->max_tokens : (rows > 0 ? rows : 1);
+    const int cols = (max_kv + ps - 1) / ps + c->extra_cols;
+    const int num_pages = used_pages + c->extra_pages + 1;
+    pr->num_seqs = c->num_seqs;
+    pr->max_tokens = T;
+    pr->total_rows = rows;
+
+    const size_t qel = (size_t)T * qh * hs;
+    pr->q_bytes = qel * pa_dtype_size(c->q_dtype);
+    pr->q = pa_random_buffer(&rng, c->q_dtype, qel, -(c->q_range > 0 ? c->q_range : 2.0f),
+                             c->q_range > 0 ? c->q_range : 2.0f);
+    pr->out = malloc(pr->q_bytes);
+    const size_t cel = (size_t)num_pages * ps * 2 * nkv * hs;
+    pr->cache_bytes = cel * pa_dtype_size(c->cache_dtype);
+    pr->cache = malloc(pr->cache_bytes);
+    pr->kv_lens = (int32_t *)calloc((size_t)S, sizeof(int32_t));
+    pr->page_indices = (int32_t *)malloc(sizeof(int32_t) * (size_t)S * cols);
+    pr->cu_q_lens = (int32_t *)calloc((size_t)S + 1, sizeof(int32_t));
+    int *perm = (int *)malloc(sizeof(int) * (size_t)num_pages);
+    if (!c->skip_logical) {
+        pr->k_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
+        pr->v_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
+    }
+    if (!pr->q || !pr->out || !pr->cache || !pr->kv_lens || !pr->page_indices || !pr->cu_q_lens || !perm ||
+        (!c->skip_logical && (!pr->k_logical || !pr->v_logical))) {
+        free(perm);
+        rg_problem_free(pr);
+        return NULL;
+    }
+    memset(pr->out, RG_SENTINEL_BYTE, pr->q_bytes);
+    pa_fill_nan(c->cache_dtype, pr->cache, cel);
+    for (int i = 0; i < num_pages; i++)
+        perm[i] = i;
+    for (int i = num_pages - 1; i > 0; i--) {
+        int j = pa_rng_int(&rng, 0, i), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    /* Unused columns point far outside the pool: reading one is a bug. */
+    for (size_t i = 0; i < (size_t)S * cols; i++)
+        pr->page_indices[i] = num_pages + 1000;
+
+    const int fp8 = pa_dtype_is_fp8(c->cache_dtype);
+    pr->k_scale = fp8 ? 0.5f : 1.0f;
+    pr->v_scale = fp8 ? 0.25f : 1.0f;
+    int next_page = 0, cu = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        const int L = c->kv_lens[s];
+        pr->cu_q_lens[s] = cu;
+        cu += c->q_lens[s];
+        pr->kv_lens[s] = L;
+        for (int b = 0; b < (L + ps - 1) / ps; b++)
+            pr->page_indices[(size_t)s * cols + b] = perm[next_page++];
+        float *kl = NULL, *vl = NULL;
+        if (!c->skip_logical) {
+            kl = pr->k_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
+            vl = pr->v_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
+            if (!kl || !vl) {
+                free(perm);
+                rg_problem_free(pr);
+                return NULL;
+            }
+        }
+        for (int pos = 0; pos < L; pos++) {
+            const int64_t page = pr->page_indices[(size_t)s * cols + pos / ps];
+            for (int h = 0; h < nkv; h++)
+                for (int d = 0; d < hs; d++) {
+                    /* combined layout written out by hand: [page][tok][2*kvh + {0,1}][d] */
+                    const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
+                    for (int w = 0; w < 2; w++) {
+                        const float x = pa_rng_uniform(&rng, -1.0f, 1.0f);
+                        const float scale = w ? pr->v_scale : pr->k_scale;
+                        float seen;
+                        if (fp8) {
+                            pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
+                            seen = rg_round_to(
+                                c->q_dtype, pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs) * scale);
+                        } else {
+                            pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x);
+                            seen = pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs);
+                        }
+                        if (!c->skip_logical)
+                            (w ? vl : kl)[((size_t)pos * nkv + h) * hs + d] = seen;
+                    }
+                }
+        }
+    }
+    for (int s = c->num_seqs; s <= S; s++)
+        pr->cu_q_lens[s] = cu;
+    free(perm);
+
+    pa_ragged_params *p = &pr->p;
+    memset(p, 0, sizeof *p);
+    p->out = pr->out;
+    p->q = pr->q;
+    p->q_dtype = c->q_dtype;
+    p->kv.layout = PA_LAYOUT_COMBINED;
+    p->kv.dtype = c->cache_dtype;
+    p->kv.key = pr->cache;
+    p->kv.num_blocks = num_pages;
+    p->kv.block_size = ps;
+    p->kv.num_kv_heads = nkv;
+    p->kv.head_size = hs;
+    p->kv.k_scale = fp8 ? &pr->k_scale : NULL;
+    p->kv.v_scale = fp8 ? &pr->v_scale : NULL;
+    p->kv_lens = pr->kv_lens;
+    p->page_indices = pr->page_indices;
+    p->pages_per_seq = cols;
+    p->cu_q_lens = pr->cu_q_lens;
+    p->num_seqs = &pr->num_seqs;
+    p->max_num_seqs = S;
+    p->max_num_batched_tokens = T;
+    p->num_q_heads = qh;
+    p->sm_scale = 1.0f / sqrtf((float)hs);
+    p->sliding_window = c->window;
+    p->soft_cap = c->soft_cap;
+    p->mask_value = c->mask_value;
+    return pr;
+}
+
+/* Unpaged attention over the contiguous copies, in double, written
+ * independently of the reference: for each live row, out[row][h][d] (floats;
+ * other rows untouched). Masking as the header states (mask_value added). */
+static inline void rg_problem_plain(const rg_problem *pr, float *ref) {
+    const pa_ragged_params *p = &pr->p;
+    const int qh = p->num_q_heads, hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = qh / nkv;
+    const double mask = p->mask_value == 0.0f ? (double)PA_RAGGED_DEFAULT_MASK_VALUE : (double)p->mask_value;
+    int max_kv = 1;
+    for (int s = 0; s < pr->num_seqs; s++)
+        max_kv = pr->kv_lens[s] > max_kv ? pr->kv_lens[s] : max_kv;
+    double *w = (double *)malloc(sizeof(double) * (size_t)max_kv);
+    double *acc = (double *)malloc(sizeof(double) * (size_t)hs);
+    if (!w || !acc) {
+        free(w);
+        free(acc);
+        return;
+    }
+    for (int s = 0; s < pr->num_seqs; s++) {
+        const int L = pr->kv_lens[s], r0 = pr->cu_q_lens[s], n = pr->cu_q_lens[s + 1] - r0;
+        for (int i = 0; i < n; i++) {
+            const int qpos = L - n + i;
+            for (int h = 0; h < qh; h++) {
+                const size_t qoff = ((size_t)(r0 + i) * qh + h) * hs;
+                double m = -INFINITY, sum = 0.0;
+                for (int k = 0; k < L; k++) {
+                    const float *kr = pr->k_logical[s] + ((size_t)k * nkv + h / group) * hs;
+                    double dot = 0.0;
+                    for (int d = 0; d < hs; d++)
+                        dot += (double)pa_load_as_float(p->q_dtype, pr->q, qoff + d) * kr[d];
+                    double x = dot * p->sm_scale;
+                    if (p->soft_cap > 0)
+                        x = p->soft_cap * tanh(x / p->soft_cap);
+                    if (k > qpos || (p->sliding_window > 0 && k <= qpos - p->sliding_window))
+                        x += mask;
+                    w[k] = x;
+                    m = x > m ? x : m;
+                }
+                for (int d = 0; d < hs; d++)
+                    acc[d] = 0.0;
+                for (int k = 0; k < L; k++) {
+                    const double e = exp(w[k] - m);
+                    sum += e;
+                    const float *vr = pr->v_logical[s] + ((size_t)k * nkv + h / group) * hs;
+                    for (int d = 0; d < hs; d++)
+                        acc[d] += e * vr[d];
+                }
+                for (int d = 0; d < hs; d++)
+                    ref[qoff + d] = (float)(acc[d] / sum);
+            }
+        }
+    }
+    free(w);
+    free(acc);
+}
+
+#endif
