@@ -1,10 +1,14 @@
-/* GPU timing harness: events, warm-up, L2 flush, copy-bandwidth roof. */
+/* GPU timing harness: events, warm-up, L2 flush, the copy-bandwidth and
+ * cuBLAS GEMM roofs, and the device names the rows carry. */
 #include "bench_gpu.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -32,7 +36,13 @@ static void summarise(double *us, int n, pa_timing *out) {
         }                                                                                                              \
     } while (0)
 
+/* Roofs are properties of the device, not of a problem: measure once. */
+static double g_copy_roof;
+static double g_gemm_roof[PA_DTYPE_COUNT];
+
 double pa_bench_copy_bandwidth(void) {
+    if (g_copy_roof > 0)
+        return g_copy_roof;
     const size_t bytes = (size_t)512 << 20;
     void *a = NULL, *b = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -60,7 +70,132 @@ fail:
         cudaEventDestroy(e1);
     cudaFree(a);
     cudaFree(b);
+    g_copy_roof = best;
     return best;
+}
+
+#define CB(call)                                                                                                       \
+    do {                                                                                                               \
+        cublasStatus_t s_ = (call);                                                                                    \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                             \
+            fprintf(stderr, "pagedattn bench: %s failed: cuBLAS status %d\n", #call, (int)s_);                         \
+            goto fail;                                                                                                 \
+        }                                                                                                              \
+    } while (0)
+
+/* The compute roof: a large square GEMM through cuBLAS, the best a vendor
+ * library gets from the tensor cores (or the f32 pipes) on this device. Inputs
+ * are small random values (tensor-core power, hence clocks, depend on data;
+ * zeros would flatter the roof). */
+double pa_bench_gemm_tflops(pa_dtype t) {
+    if (t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2)
+        t = PA_DTYPE_F16;
+    if ((int)t < 0 || (int)t >= PA_DTYPE_COUNT)
+        return 0.0;
+    if (g_gemm_roof[t] > 0)
+        return g_gemm_roof[t];
+    const int n = 8192;
+    const size_t es = pa_dtype_size(t), elems = (size_t)n * n, chunk = (size_t)1 << 20;
+    const cudaDataType ct = t == PA_DTYPE_F16 ? CUDA_R_16F : t == PA_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    void *a = NULL, *b = NULL, *c = NULL, *host = NULL;
+    cublasHandle_t h = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double best = 0.0;
+    host = malloc(chunk * es);
+    if (!host)
+        return 0.0;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < chunk; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pa_store_from_float(t, host, i, (float)((double)(x >> 11) / 9007199254740992.0 - 0.5));
+    }
+    CK(cudaMalloc(&a, elems * es));
+    CK(cudaMalloc(&b, elems * es));
+    CK(cudaMalloc(&c, elems * es));
+    for (size_t off = 0; off < elems; off += chunk) {
+        CK(cudaMemcpy((char *)a + off * es, host, chunk * es, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy((char *)b + off * es, host, chunk * es, cudaMemcpyHostToDevice));
+    }
+    CB(cublasCreate(&h));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    const float one = 1.0f, zero = 0.0f;
+    for (int i = 0; i < 13; i++) {
+        nvtxRangePushA("gemm-roof");
+        CK(cudaEventRecord(e0, 0));
+        CB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, ct, n, b, ct, n, &zero, c, ct, n,
+                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        CK(cudaEventRecord(e1, 0));
+        nvtxRangePop();
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        double tf = 2.0 * n * (double)n * n / (ms * 1e-3) / 1e12;
+        if (i >= 3 && tf > best) /* the first three are warm-up (clocks, heuristics) */
+            best = tf;
+    }
+    g_gemm_roof[t] = best;
+fail:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (h)
+        cublasDestroy(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    free(host);
+    return best;
+}
+
+const char *pa_bench_device_name(int gpu) {
+    static char gpu_name[256], cpu_name[256];
+    if (gpu) {
+        if (!gpu_name[0]) {
+            pa_device_props p;
+            snprintf(gpu_name, sizeof gpu_name, "%s", pa_device_info(0, &p) == PA_SUCCESS ? p.name : "no CUDA device");
+        }
+        return gpu_name;
+    }
+    if (!cpu_name[0]) {
+        snprintf(cpu_name, sizeof cpu_name, "cpu");
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            char *colon = strchr(line, ':');
+            if (strncmp(line, "model name", 10) || !colon)
+                continue;
+            colon += 1 + strspn(colon + 1, " \t");
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(cpu_name, sizeof cpu_name, "cpu: %s", colon);
+            break;
+        }
+        if (f)
+            fclose(f);
+    }
+    return cpu_name;
+}
+
+int pa_bench_driver_version(void) {
+    static int v = -1;
+    if (v < 0) {
+        v = 0;
+        if (cudaDriverGetVersion(&v) != cudaSuccess) {
+            (void)cudaGetLastError();
+            v = 0;
+        }
+    }
+    return v;
+}
+
+void pa_bench_progress(int i, int n, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[%d/%d] ", i, n);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out) {

@@ -1,10 +1,18 @@
 /* GPU timing harness shared by every `pagedattn bench` op: CUDA events,
- * warm-up, L2 flushed before every measured iteration, the device's copy
- * bandwidth measured in the same run as the roof. */
+ * warm-up, L2 flushed before every measured iteration, NVTX ranges around each
+ * measured region, and the roofs measured in the same run: the device's copy
+ * bandwidth (memory-bound ops) and a cuBLAS GEMM's TFLOP/s (compute-bound ops).
+ * Roofs are measured once per process and cached, so a sweep pays once. */
 #ifndef PA_BENCH_GPU_H
 #define PA_BENCH_GPU_H
 
 #include <stddef.h>
+
+#include "pagedattn/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct pa_timing {
     double median_us, min_us, max_us;
@@ -12,8 +20,23 @@ typedef struct pa_timing {
 } pa_timing;
 
 /* Device-to-device copy bandwidth in GB/s, counting bytes read plus bytes
- * written. Returns 0 on failure (message on stderr). */
+ * written (best of 10 copies of 512 MiB). Measured on the first call, cached
+ * after. Returns 0 on failure (message on stderr). */
 double pa_bench_copy_bandwidth(void);
+
+/* cuBLAS GEMM throughput in TFLOP/s for inputs of dtype `t` (8192^3, best of
+ * 10): f16/bf16 on tensor cores with f32 accumulation, f32 as plain f32 (no
+ * TF32), fp8 dtypes as f16 (the attention ops compute in the query dtype).
+ * Measured on the first call per dtype, cached after. 0 on failure. */
+double pa_bench_gemm_tflops(pa_dtype t);
+
+/* What the rows name as the device: the CUDA device's name (gpu != 0) or the
+ * CPU model; and the CUDA driver version (0 without a driver). Cached. */
+const char *pa_bench_device_name(int gpu);
+int pa_bench_driver_version(void);
+
+/* One progress line on stderr for sweeps: "[i/n] <printf text>". */
+void pa_bench_progress(int i, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Runs fn(ctx) `warmup` times, then `iters` times each preceded by an L2 flush
  * (a memset of twice the L2 size, outside the timed region) and timed with CUDA
@@ -25,4 +48,7 @@ int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int wa
  * what anyone tunes). */
 int pa_bench_time_cpu(int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

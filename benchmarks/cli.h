@@ -99,4 +99,16 @@ void pa_cli_close_json(FILE *f);
 /* 1 if device 0 is usable, else 0 with the reason in why. */
 int pa_cli_have_gpu(char *why, size_t len);
 
+/* ---- harness additions (issue 8) ---------------------------------------- */
+
+/* reshape_and_cache: `bench cache` and `check cache` (benchmarks/bench_cache.c). */
+int pa_run_cache(const pa_op_opts *o, int check, int gpu);
+/* Rows pa_bench_emit printed so far, and JSON rows it failed to write (the CLI
+ * exits 1 when there were any). */
+int pa_bench_rows_emitted(void);
+int pa_bench_json_errors(void);
+/* The preset called `name`, or NULL: op benches read the fields pa_op_opts
+ * does not carry (local_chunk) from it, e.g. pa_preset_find(o->preset). */
+const pa_preset *pa_preset_find(const char *name);
+
 #endif

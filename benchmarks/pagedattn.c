@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "baseline.h"
 #include "bench_gpu.h"
 #include "cli.h"
 #include "problems.h"
@@ -169,8 +170,30 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --seed N             random data seed\n"
                           "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
 
+const pa_preset *pa_preset_find(const char *name) {
+    for (int p = 0; name && p < PA_NUM_PRESETS; p++)
+        if (!strcmp(name, PA_PRESETS[p].name))
+            return &PA_PRESETS[p];
+    return NULL;
+}
+
+static void apply_preset(pa_op_opts *o, const pa_preset *p) {
+    o->preset = p->name;
+    o->heads = p->heads;
+    o->kv_heads = p->kv_heads;
+    o->head_size = p->head_size;
+    o->window = p->window;
+    o->soft_cap = p->soft_cap;
+}
+
+static void preset_names(char *buf, size_t len) {
+    buf[0] = '\0';
+    for (int p = 0; p < PA_NUM_PRESETS; p++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", p ? ", " : "", PA_PRESETS[p].name);
+}
+
 /* Parses op options from argv[i0..]; returns 0 on success, else the exit code. */
-static int parse_pa_op_opts(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o) {
+int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o) {
     long long v;
     for (int i = i0; i < argc; i++) {
         const char *a = argv[i];
@@ -296,25 +319,28 @@ static int parse_pa_op_opts(const char *cmd, int argc, char **argv, int i0, pa_o
         }
         else if (!strcmp(a, "--json")) {
             NEED_VAL();
+            /* Find out now, not after a long sweep, that the rows cannot be written. */
+            if (strcmp(val, "-")) {
+                FILE *f = fopen(val, "a");
+                if (!f) {
+                    fprintf(stderr, "pagedattn %s: --json %s: cannot open for writing: %s\n", cmd, val,
+                            strerror(errno));
+                    return PA_CLI_EXIT_USAGE;
+                }
+                fclose(f);
+            }
             o->json = val;
         }
         else if (!strcmp(a, "--preset")) {
             NEED_VAL();
-            int found = 0;
-            for (int p = 0; p < PA_NUM_PRESETS; p++)
-                if (!strcmp(val, PA_PRESETS[p].name)) {
-                    o->preset = PA_PRESETS[p].name;
-                    o->heads = PA_PRESETS[p].heads;
-                    o->kv_heads = PA_PRESETS[p].kv_heads;
-                    o->head_size = PA_PRESETS[p].head_size;
-                    o->window = PA_PRESETS[p].window;
-                    o->soft_cap = PA_PRESETS[p].soft_cap;
-                    found = 1;
-                }
-            if (!found) {
-                fprintf(stderr, "pagedattn %s: unknown preset '%s' (see --help)\n", cmd, val);
+            const pa_preset *p = pa_preset_find(val);
+            if (!p) {
+                char names[256];
+                preset_names(names, sizeof names);
+                fprintf(stderr, "pagedattn %s: unknown preset '%s'; known: %s\n", cmd, val, names);
                 return PA_CLI_EXIT_USAGE;
             }
+            apply_preset(o, p);
         }
         else {
             fprintf(stderr, "pagedattn %s: unknown option '%s' (try --help)\n", cmd, a);
@@ -434,7 +460,13 @@ done:
 static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
                                 "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
                                 "  Needs a GPU (exit 3 without one).\n"
-                                "  OP: convert, decode, prefill, ragged\n";
+                                "  OP: convert, decode, prefill, ragged, cache, baseline (the cuBLAS baseline\n"
+                                "      against the decode and ragged CPU references)\n";
+
+static int known_op(const char *op) {
+    return !strcmp(op, "convert") || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
+           !strcmp(op, "cache");
+}
 
 static int cmd_check(int argc, char **argv) {
     if (want_help(argc, argv) || argc < 2) {
@@ -443,21 +475,25 @@ static int cmd_check(int argc, char **argv) {
         return argc < 2 ? PA_CLI_EXIT_USAGE : 0;
     }
     const char *op = argv[1];
-    if (strcmp(op, "convert") && strcmp(op, "decode") && strcmp(op, "prefill") && strcmp(op, "ragged")) {
-        fprintf(stderr, "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged\n", op);
+    if (!known_op(op) && strcmp(op, "baseline")) {
+        fprintf(stderr, "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged, cache, baseline\n",
+                op);
         return PA_CLI_EXIT_USAGE;
     }
     pa_op_opts o;
     pa_op_opts_default(&o);
-    int e = parse_pa_op_opts("check", argc, argv, 2, &o);
+    int e = pa_op_opts_parse("check", argc, argv, 2, &o);
     if (e)
         return e;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
-        fprintf(stderr,
-                "pagedattn check %s: needs a CUDA GPU and there is none (%s); "
-                "the CPU reference runs with: pagedattn bench %s --device cpu\n",
-                op, why, op);
+        if (!strcmp(op, "baseline"))
+            fprintf(stderr, "pagedattn check baseline: needs a CUDA GPU and there is none (%s)\n", why);
+        else
+            fprintf(stderr,
+                    "pagedattn check %s: needs a CUDA GPU and there is none (%s); "
+                    "the CPU reference runs with: pagedattn bench %s --device cpu\n",
+                    op, why, op);
         return PA_CLI_EXIT_NO_DEVICE;
     }
     if (!strcmp(op, "convert"))
@@ -466,17 +502,347 @@ static int cmd_check(int argc, char **argv) {
         return pa_run_decode(&o, 1, 1);
     if (!strcmp(op, "prefill"))
         return pa_run_prefill(&o, 1, 1);
+    if (!strcmp(op, "cache"))
+        return pa_run_cache(&o, 1, 1);
+    if (!strcmp(op, "baseline"))
+        return pa_check_baseline(&o);
     return pa_run_ragged(&o, 1, 1);
+}
+
+/* ---- preset sweeps ----------------------------------------------------------
+ * `bench --preset NAME` (or `bench all`: every preset) runs the decode, prefill,
+ * ragged and cache ops over a grid of batch sizes and context lengths, one
+ * pa_run_<op> call per point, so every row comes from the op's own benchmark.
+ * What a point means per op (each op's bench defines --ctx and --qlen):
+ *   decode    `batch` sequences of ctx keys, one query each
+ *   prefill   `batch` prompts of ctx tokens (the prompt variant; qlen = ctx
+ *             is what a context variant would take as its new tokens)
+ *   ragged    one prefill chunk of qlen tokens (512; 32 on the CPU) beside
+ *             batch - 1 decodes, each with ctx tokens already cached: a mixed
+ *             serving step
+ *   cache     reshape_and_cache of one decode step (batch tokens, one per
+ *             sequence) and of one prefill chunk, in the chosen layout and
+ *             the ragged path's combined layout
+ * Points with batch * ctx above --max-tokens are left out (host-side problem
+ * generation and memory stay bounded). Without a GPU the CPU references run
+ * on a small grid: the numbers show the tooling works, not performance. */
+
+enum { SW_DECODE = 1, SW_PREFILL = 2, SW_RAGGED = 4, SW_CACHE = 8, SW_ALL = 15 };
+
+typedef struct sweep_grid {
+    int batches[PA_MAX_CTX_LIST], nb;
+    int ctx[PA_MAX_CTX_LIST], nc;
+    int chunks[PA_MAX_CTX_LIST], nq; /* cache: prefill chunk sizes */
+} sweep_grid;
+
+typedef struct sweep_cfg {
+    int ops;
+    int user_batches[PA_MAX_CTX_LIST], n_user_batches;
+    long long max_tokens;
+    int user_max_tokens;
+    int quick;
+    int user_ctx, user_qlen, user_iters, user_warmup, user_layout;
+} sweep_cfg;
+
+static void grid_set(int *dst, int *n, const int *src, int count) {
+    memcpy(dst, src, sizeof(int) * (size_t)count);
+    *n = count;
+}
+
+/* The default grid of one op, on the GPU or the CPU. */
+static sweep_grid default_grid(int op, int gpu, int quick) {
+    sweep_grid g;
+    memset(&g, 0, sizeof g);
+    if (!gpu) {
+        static const int b14[] = {1, 4}, b1[] = {1}, c_dec[] = {256, 1024}, c_pre[] = {64, 256}, c_rag[] = {256},
+                         b16[] = {16}, q256[] = {256};
+        switch (op) {
+        case SW_DECODE: grid_set(g.batches, &g.nb, b14, 2), grid_set(g.ctx, &g.nc, c_dec, 2); break;
+        case SW_PREFILL: grid_set(g.batches, &g.nb, b1, 1), grid_set(g.ctx, &g.nc, c_pre, 2); break;
+        case SW_RAGGED: grid_set(g.batches, &g.nb, b14, 2), grid_set(g.ctx, &g.nc, c_rag, 1); break;
+        default: grid_set(g.batches, &g.nb, b16, 1), grid_set(g.chunks, &g.nq, q256, 1); break;
+        }
+        return g;
+    }
+    static const int b_dec[] = {1, 4, 16, 64, 256}, c_dec[] = {512, 2048, 8192, 32768};
+    static const int b_pre[] = {1, 4}, c_pre[] = {512, 2048, 8192};
+    static const int b_rag[] = {1, 16, 64}, c_rag[] = {2048, 8192};
+    static const int b_cache[] = {1, 16, 64, 256}, q_cache[] = {512, 2048, 8192};
+    switch (op) {
+    case SW_DECODE: grid_set(g.batches, &g.nb, b_dec, 5), grid_set(g.ctx, &g.nc, c_dec, 4); break;
+    case SW_PREFILL: grid_set(g.batches, &g.nb, b_pre, 2), grid_set(g.ctx, &g.nc, c_pre, 3); break;
+    case SW_RAGGED: grid_set(g.batches, &g.nb, b_rag, 3), grid_set(g.ctx, &g.nc, c_rag, 2); break;
+    default: grid_set(g.batches, &g.nb, b_cache, 4), grid_set(g.chunks, &g.nq, q_cache, 3); break;
+    }
+    if (quick) { /* run.sh: two batch sizes, two lengths */
+        g.nb = g.nb > 2 ? 2 : g.nb;
+        g.nc = g.nc > 2 ? 2 : g.nc;
+        g.nq = g.nq > 1 ? 1 : g.nq;
+    }
+    return g;
+}
+
+static const char *sw_name(int op) {
+    return op == SW_DECODE ? "decode" : op == SW_PREFILL ? "prefill" : op == SW_RAGGED ? "ragged" : "cache";
+}
+
+typedef struct sweep_point {
+    int op, batch, ctx, qlen;
+    pa_kv_layout layout;
+} sweep_point;
+
+/* Every point of one preset's sweep, in run order. Returns the count. */
+static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sweep_point *pts, int cap) {
+    int n = 0;
+    for (int op = SW_DECODE; op <= SW_CACHE; op <<= 1) {
+        if (!(sw->ops & op))
+            continue;
+        sweep_grid g = default_grid(op, gpu, sw->quick);
+        if (sw->n_user_batches)
+            grid_set(g.batches, &g.nb, sw->user_batches, sw->n_user_batches);
+        if (sw->user_ctx)
+            grid_set(g.ctx, &g.nc, base->ctx, base->num_ctx);
+        if (op == SW_CACHE) {
+            pa_kv_layout layouts[2] = {base->layout, PA_LAYOUT_COMBINED};
+            const int nl = base->layout == PA_LAYOUT_COMBINED || sw->user_layout ? 1 : 2;
+            for (int l = 0; l < nl; l++) {
+                for (int b = 0; b < g.nb && n < cap; b++)
+                    pts[n++] = (sweep_point){op, g.batches[b], 0, 1, layouts[l]};
+                for (int q = 0; q < g.nq && n < cap; q++)
+                    pts[n++] = (sweep_point){op, 1, 0, sw->user_qlen ? base->qlen : g.chunks[q], layouts[l]};
+            }
+            continue;
+        }
+        /* Prompts cost ctx^2: a tighter default bound keeps the sweep short. */
+        const long long bound =
+            op == SW_PREFILL && !sw->user_max_tokens && gpu && sw->max_tokens > 32768 ? 32768 : sw->max_tokens;
+        for (int b = 0; b < g.nb; b++)
+            for (int c = 0; c < g.nc && n < cap; c++) {
+                if ((long long)g.batches[b] * g.ctx[c] > bound)
+                    continue;
+                int qlen = op == SW_DECODE ? 1 : op == SW_PREFILL ? g.ctx[c] : (gpu ? 512 : 32);
+                if (sw->user_qlen && op != SW_DECODE)
+                    qlen = base->qlen;
+                if (op == SW_RAGGED && qlen > g.ctx[c])
+                    qlen = g.ctx[c];
+                pts[n++] = (sweep_point){op, g.batches[b], g.ctx[c], qlen, base->layout};
+            }
+    }
+    return n;
+}
+
+/* Runs one preset's sweep; adds to the counters. */
+static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int *failed, int *skipped) {
+    enum { CAP = 512 };
+    static sweep_point pts[CAP];
+    const int n = sweep_points(sw, base, gpu, pts, CAP);
+    int skip_op = 0;
+    for (int i = 0; i < n; i++) {
+        const sweep_point *pt = &pts[i];
+        if (skip_op & pt->op) {
+            ++*skipped;
+            continue;
+        }
+        pa_op_opts o = *base;
+        o.num_ctx = 1;
+        o.ctx[0] = pt->ctx > 0 ? pt->ctx : 1;
+        o.qlen = pt->op == SW_DECODE ? 0 : pt->qlen;
+        o.layout = pt->layout;
+        o.seqs = pt->batch;
+        o.decodes = 0;
+        if (pt->op == SW_RAGGED) { /* one prefill chunk beside batch - 1 decodes */
+            o.seqs = 1;
+            o.decodes = pt->batch - 1;
+        }
+        if (pt->op == SW_CACHE)
+            pa_bench_progress(i + 1, n, "%s %s %s b=%d q=%d", o.preset, "reshape_and_cache",
+                              pa_kv_layout_name(pt->layout), pt->batch, pt->qlen);
+        else
+            pa_bench_progress(i + 1, n, "%s %s b=%d ctx=%d q=%d", o.preset, sw_name(pt->op), pt->batch, pt->ctx,
+                              pt->qlen);
+        int rc = pt->op == SW_DECODE    ? pa_run_decode(&o, 0, gpu)
+                 : pt->op == SW_PREFILL ? pa_run_prefill(&o, 0, gpu)
+                 : pt->op == SW_RAGGED  ? pa_run_ragged(&o, 0, gpu)
+                                        : pa_run_cache(&o, 0, gpu);
+        if (rc == PA_CLI_EXIT_FAIL) {
+            ++*failed;
+        } else if (rc != 0) {
+            ++*skipped;
+            /* Not in this build, or the preset's shape is unsupported: the op
+             * said why once; do not repeat it for every point. */
+            if (i == 0 || pts[i - 1].op != pt->op) {
+                fprintf(stderr, "pagedattn bench: skipping %s for %s\n", sw_name(pt->op), o.preset);
+                skip_op |= pt->op;
+            }
+        }
+    }
+}
+
+static int parse_int_list(const char *flag, const char *val, int *dst, int *n, int lo, int hi) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", val);
+    *n = 0;
+    long long v;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (*n == PA_MAX_CTX_LIST) {
+            fprintf(stderr, "pagedattn bench: %s takes at most %d values\n", flag, PA_MAX_CTX_LIST);
+            return 0;
+        }
+        if (!pa_cli_parse_int(flag, tok, lo, hi, &v))
+            return 0;
+        dst[(*n)++] = (int)v;
+    }
+    if (*n == 0)
+        fprintf(stderr, "pagedattn bench: %s needs at least one value\n", flag);
+    return *n > 0;
+}
+
+static const char *SWEEP_HELP =
+    "usage: pagedattn bench --preset NAME [options]     sweep one model's ops\n"
+    "       pagedattn bench all [options]               sweep every preset\n"
+    "  Runs decode, prefill, ragged and reshape_and_cache over batch sizes and context\n"
+    "  lengths (GPU: batches 1..256, contexts 512..32768; without a GPU a small grid on\n"
+    "  the CPU reference). One table row (and --json row) per point, the progress on stderr.\n"
+    "  --ops LIST           subset of decode,prefill,ragged,cache (default all)\n"
+    "  --batches N[,N...]   batch sizes (default per op); --seqs N is one batch size\n"
+    "  --ctx N[,N...]       context lengths (default per op)\n"
+    "  --max-tokens N       leave out points with batch * ctx above N (default on a GPU\n"
+    "                       131072, prefill 32768; on the CPU 4096)\n"
+    "  --quick              two batch sizes and two lengths per op\n"
+    "  and the op options below (--device, --dtype, --layout, --iters, --json, ...).\n";
+
+static int cmd_sweep(int argc, char **argv, int all) {
+    sweep_cfg sw;
+    memset(&sw, 0, sizeof sw);
+    sw.ops = SW_ALL;
+    sw.max_tokens = -1;
+    char **rest = calloc((size_t)argc + 1, sizeof(char *));
+    if (!rest)
+        return PA_CLI_EXIT_FAIL;
+    int nrest = 0, rc = 0;
+    rest[nrest++] = argv[0];
+    long long v;
+    for (int i = all ? 2 : 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--ops") || !strcmp(a, "--batches") || !strcmp(a, "--max-tokens")) {
+            if (!val) {
+                fprintf(stderr, "pagedattn bench: %s needs a value\n", a);
+                rc = PA_CLI_EXIT_USAGE;
+                goto out;
+            }
+            i++;
+            if (!strcmp(a, "--ops")) {
+                char buf[256];
+                snprintf(buf, sizeof buf, "%s", val);
+                sw.ops = 0;
+                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                    int op = !strcmp(tok, "decode")    ? SW_DECODE
+                             : !strcmp(tok, "prefill") ? SW_PREFILL
+                             : !strcmp(tok, "ragged")  ? SW_RAGGED
+                             : !strcmp(tok, "cache")   ? SW_CACHE
+                                                       : 0;
+                    if (!op) {
+                        fprintf(stderr,
+                                "pagedattn bench: --ops: unknown op '%s'; known: decode, prefill, ragged, "
+                                "cache\n",
+                                tok);
+                        rc = PA_CLI_EXIT_USAGE;
+                        goto out;
+                    }
+                    sw.ops |= op;
+                }
+            } else if (!strcmp(a, "--batches")) {
+                if (!parse_int_list("--batches", val, sw.user_batches, &sw.n_user_batches, 1, 65536)) {
+                    rc = PA_CLI_EXIT_USAGE;
+                    goto out;
+                }
+            } else {
+                if (!pa_cli_parse_int("--max-tokens", val, 1, 1LL << 40, &v)) {
+                    rc = PA_CLI_EXIT_USAGE;
+                    goto out;
+                }
+                sw.max_tokens = v;
+                sw.user_max_tokens = 1;
+            }
+            continue;
+        }
+        if (!strcmp(a, "--quick")) {
+            sw.quick = 1;
+            continue;
+        }
+        sw.user_ctx |= !strcmp(a, "--ctx");
+        sw.user_qlen |= !strcmp(a, "--qlen");
+        sw.user_iters |= !strcmp(a, "--iters");
+        sw.user_warmup |= !strcmp(a, "--warmup");
+        sw.user_layout |= !strcmp(a, "--layout");
+        if (!strcmp(a, "--seqs") && val && pa_cli_parse_int("--seqs", val, 1, 65536, &v)) {
+            sw.user_batches[0] = (int)v;
+            sw.n_user_batches = 1;
+        }
+        rest[nrest++] = argv[i];
+    }
+    pa_op_opts base;
+    pa_op_opts_default(&base);
+    rc = pa_op_opts_parse("bench", nrest, rest, 1, &base);
+    if (rc)
+        goto out;
+    if (!all && !base.preset) {
+        fprintf(stderr, "pagedattn bench: name an op (decode, prefill, ragged, cache, convert, plan) or a sweep "
+                        "(--preset NAME, all); try --help\n");
+        rc = PA_CLI_EXIT_USAGE;
+        goto out;
+    }
+    char why[512];
+    const int have = pa_cli_have_gpu(why, sizeof why);
+    if (base.device_gpu == 1 && !have) {
+        fprintf(stderr, "pagedattn bench --device gpu: no CUDA device (%s)\n", why);
+        rc = PA_CLI_EXIT_NO_DEVICE;
+        goto out;
+    }
+    const int gpu = base.device_gpu == -1 ? have : base.device_gpu;
+    if (base.device_gpu == -1 && !have)
+        fprintf(stderr, "pagedattn bench: no CUDA device (%s); sweeping the CPU reference on a small grid\n", why);
+    if (!gpu) {
+        if (!sw.user_iters)
+            base.iters = 3;
+        if (!sw.user_warmup)
+            base.warmup = 1;
+    }
+    if (sw.max_tokens < 0)
+        sw.max_tokens = gpu ? 131072 : 4096;
+    if (gpu) /* the roofs once, before the first row, so no row's timing follows them */
+        fprintf(stderr, "pagedattn bench: %s, copy roof %.0f GB/s, cuBLAS %s GEMM roof %.0f TFLOP/s\n",
+                pa_bench_device_name(1), pa_bench_copy_bandwidth(), pa_dtype_name(base.dtype),
+                pa_bench_gemm_tflops(base.dtype));
+    const double t0 = pa_cli_now();
+    int failed = 0, skipped = 0;
+    for (int p = 0; p < PA_NUM_PRESETS; p++) {
+        pa_op_opts o = base;
+        if (all)
+            apply_preset(&o, &PA_PRESETS[p]);
+        else if (p > 0)
+            break;
+        run_sweep(&sw, &o, gpu, &failed, &skipped);
+    }
+    fprintf(stderr, "pagedattn bench: %d rows in %.1f s on %s; %d points skipped, %d failed%s%s\n",
+            pa_bench_rows_emitted(), pa_cli_now() - t0, gpu ? pa_bench_device_name(1) : "the CPU reference", skipped,
+            failed, base.json ? "; rows appended to " : "", base.json ? base.json : "");
+    rc = failed ? PA_CLI_EXIT_FAIL : 0;
+out:
+    free(rest);
+    return rc;
 }
 
 /* ---- bench --------------------------------------------------------------- */
 
 static const char *BENCH_HELP =
     "usage: pagedattn bench OP [options]\n"
-    "  Times OP: CUDA events, warm-up, L2 flushed between iterations, the device's copy\n"
-    "  bandwidth measured in the same run as the roof. --device cpu times the CPU reference\n"
-    "  (the default where there is no GPU).\n"
-    "  OP: decode, prefill, ragged, convert, plan\n";
+    "  Times OP: CUDA events, warm-up, L2 flushed between iterations, unique cache blocks,\n"
+    "  the device's copy bandwidth and a cuBLAS GEMM's TFLOP/s measured in the same run\n"
+    "  as the roofs, median of --iters with min/max, the cuBLAS baseline beside attention\n"
+    "  ops. --device cpu times the CPU reference (the default where there is no GPU).\n"
+    "  OP: decode, prefill, ragged, cache (reshape_and_cache), convert, plan\n"
+    "  Sweeps: pagedattn bench --preset NAME | all (see pagedattn bench --preset x --help)\n";
 
 static int cmd_bench(int argc, char **argv) {
     if (argc < 2 || ((!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))) {
@@ -487,18 +853,24 @@ static int cmd_bench(int argc, char **argv) {
     const char *op = argv[1];
     if (!strcmp(op, "plan"))
         return pa_bench_plan(argc - 1, argv + 1);
-    if (strcmp(op, "decode") && strcmp(op, "convert") && strcmp(op, "prefill") && strcmp(op, "ragged")) {
-        fprintf(stderr, "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, convert, plan\n", op);
+    const int sweep = !strcmp(op, "all") || op[0] == '-';
+    if (!sweep && (!known_op(op))) {
+        fprintf(stderr,
+                "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, convert, plan, all, "
+                "--preset NAME\n",
+                op);
         return PA_CLI_EXIT_USAGE;
     }
     if (want_help(argc, argv)) {
-        fputs(BENCH_HELP, stdout);
+        fputs(sweep ? SWEEP_HELP : BENCH_HELP, stdout);
         fputs(PA_OPT_HELP, stdout);
         return 0;
     }
+    if (sweep)
+        return cmd_sweep(argc, argv, !strcmp(op, "all"));
     pa_op_opts o;
     pa_op_opts_default(&o);
-    int e = parse_pa_op_opts("bench", argc, argv, 2, &o);
+    int e = pa_op_opts_parse("bench", argc, argv, 2, &o);
     if (e)
         return e;
     char why[512];
@@ -516,6 +888,8 @@ static int cmd_bench(int argc, char **argv) {
         return pa_run_prefill(&o, 0, use_gpu);
     if (!strcmp(op, "ragged"))
         return pa_run_ragged(&o, 0, use_gpu);
+    if (!strcmp(op, "cache"))
+        return pa_run_cache(&o, 0, use_gpu);
     return bench_convert(&o, use_gpu);
 }
 
@@ -526,15 +900,12 @@ static const char *MAIN_HELP =
     "  info                 library and device information\n"
     "  check OP             run a CUDA op and compare it with the CPU reference (needs a GPU)\n"
     "  bench OP             time an op (GPU, or the CPU reference with --device cpu)\n"
+    "  bench --preset NAME  sweep a model's ops over batch sizes and context lengths (bench all: every preset)\n"
     "  plan                 lay out a scheduler batch: print every metadata array as JSON\n"
     "  --version, --help\n"
     "Each command takes --help. Exit codes: 0 ok, 1 check/op failed, 2 usage, 3 no GPU.\n";
 
-int main(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(MAIN_HELP, stderr);
-        return PA_CLI_EXIT_USAGE;
-    }
+static int dispatch(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         fputs(MAIN_HELP, stdout);
@@ -554,4 +925,17 @@ int main(int argc, char **argv) {
         return pa_cmd_plan(argc - 1, argv + 1);
     fprintf(stderr, "pagedattn: unknown command '%s' (try --help)\n", cmd);
     return PA_CLI_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(MAIN_HELP, stderr);
+        return PA_CLI_EXIT_USAGE;
+    }
+    int rc = dispatch(argc, argv);
+    if (rc == 0 && pa_bench_json_errors() > 0) {
+        fprintf(stderr, "pagedattn: %d JSON row(s) could not be written\n", pa_bench_json_errors());
+        rc = PA_CLI_EXIT_FAIL;
+    }
+    return rc;
 }

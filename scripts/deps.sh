@@ -15,6 +15,12 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 if [ "${PA_WANT_FUZZ:-0}" = 1 ]; then
     command -v clang >/dev/null 2>&1 || need+=(clang)
 fi
+# scripts/plot: Debian's matplotlib (it lives under /usr/bin/python3, which the
+# script falls back to when the python3 on PATH lacks it).
+if [ "${PA_WANT_PLOT:-0}" = 1 ]; then
+    python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 ||
+        need+=(python3-matplotlib)
+fi
 if [ ${#need[@]} -gt 0 ]; then
     echo "scripts/deps.sh: installing ${need[*]}"
     SUDO=""

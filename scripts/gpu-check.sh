@@ -8,8 +8,9 @@
 #                                            use a prebuilt tree (e.g. built for sm_90
 #                                            elsewhere) with Criterion's runtime libraries
 #                                            beside it (../shared/tools/criterion-runtime.sh)
-# Output: benchmarks/results/gpu-check-<date>-<device>.md (+ .json rows); also
-# copied into $OUT when that is set.
+# Output: benchmarks/results/gpu-check-<date>-<device>.md (+ .json rows, and
+# PNG charts of the llama3-8b sweep in plots-<date>-<device>/); also copied into
+# $OUT when that is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${PA_BUILD_DIR:-build-gpu}
@@ -28,6 +29,7 @@ stamp=$(date -u +%Y-%m-%d)
 mkdir -p benchmarks/results
 report="benchmarks/results/gpu-check-$stamp-$dev.md"
 json="benchmarks/results/gpu-check-$stamp-$dev.json"
+plots="benchmarks/results/plots-$stamp-$dev"
 : >"$json"
 {
     echo "# GPU check $stamp"
@@ -49,11 +51,41 @@ json="benchmarks/results/gpu-check-$stamp-$dev.json"
     echo "## checks"
     echo '```'
     for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do "$CLI" check convert --dtype "$dt"; done
+    "$CLI" check baseline
+    "$CLI" check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
+    "$CLI" check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
+    for layout in vllm nhd hnd combined; do
+        "$CLI" check cache --layout "$layout" --seqs 64 --qlen 37
+        "$CLI" check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
+    done
+    echo '```'
+    echo "## serve_loop (examples/serve_loop.c): continuous batching on the GPU vs unpaged attention"
+    echo '```'
+    # Built straight against this build tree (check-install.sh does the same
+    # through an installed prefix and pkg-config).
+    cuda_home=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
+    if cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o "$BUILD/serve_loop" examples/serve_loop.c \
+        -L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lpagedattn -L"$cuda_home/lib64" -lcudart -lm; then
+        for args in "" "--dtype bf16" "--cache-dtype fp8_e4m3" "--window 40 --soft-cap 30"; do
+            echo "\$ serve_loop --device both $args"
+            "$BUILD/serve_loop" --device both $args
+        done
+    else
+        echo "serve_loop: build failed"
+    fi
     echo '```'
     echo "## benchmarks"
     echo '```'
     "$CLI" bench convert --dtype bf16 --json "$json"
+    "$CLI" bench --preset llama3-8b --json "$json"
+    echo '```'
+    echo "## plots"
+    echo '```'
+    scripts/plot "$json" --out "$plots" || echo "(plots not made here: run scripts/plot $json where matplotlib is installed)"
     echo '```'
 } 2>&1 | tee "$report"
-if [ -n "${OUT:-}" ]; then cp "$report" "$json" "$OUT"/ 2>/dev/null; fi
+if [ -n "${OUT:-}" ]; then
+    cp "$report" "$json" "$OUT"/ 2>/dev/null
+    [ -d "$plots" ] && cp -r "$plots" "$OUT"/ 2>/dev/null
+fi
 echo "report: $report"

@@ -1,0 +1,229 @@
+/* `pagedattn check baseline`: the cuBLAS baseline against the CPU references.
+ * The baseline is printed beside every attention figure and serves as a second
+ * reference for shapes too large for the CPU, so it is checked like an op:
+ *   decode  one query per sequence, the option's layout and dtypes, against
+ *           pa_ref_paged_decode (window, soft cap, alibi from the options);
+ *   ragged  --qlen query rows per sequence (default 37, bottom-right causal) on
+ *           the combined layout, against pa_ref_ragged_paged_attention.
+ * Both caches come from pa_decode_problem_make: scattered blocks, unused slots
+ * NaN, so a baseline that reads past a sequence's length fails. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "baseline.h"
+#include "cli.h"
+#include "problems.h"
+
+/* Device copy of n bytes of host memory (NULL for n == 0 or failure). */
+static void *to_dev(const void *h, size_t n, int *ok) {
+    void *d = NULL;
+    if (!h || n == 0)
+        return NULL;
+    if (cudaMalloc(&d, n) != cudaSuccess || cudaMemcpy(d, h, n, cudaMemcpyHostToDevice) != cudaSuccess) {
+        *ok = 0;
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* Runs the baseline on the device copies and compares with `want` (host,
+ * q_dtype). Prints one line; returns 1 when it passed. */
+static int compare(const char *what, const pa_baseline_problem *pb, const void *want, pa_dtype dt, pa_dtype cdt) {
+    const size_t n = (size_t)pb->num_tokens * pb->num_heads * pb->kv.head_size;
+    float *got = malloc(n * sizeof(float) + 4), *ref = malloc(n * sizeof(float) + 4);
+    char why[256] = "";
+    int pass = 0;
+    if (got && ref && pa_baseline_run(pb, got, why, sizeof why) == 0) {
+        for (size_t i = 0; i < n; i++)
+            ref[i] = pa_load_as_float(dt, want, i);
+        /* got holds the baseline's q_dtype output as floats: compare as f32
+         * values against the reference's rounded output. */
+        pa_tolerance tol = pa_tolerance_for(dt, cdt);
+        pa_compare_result cr;
+        char buf[512];
+        pass = pa_compare(got, PA_DTYPE_F32, ref, (int64_t)n, tol, &cr);
+        printf("check baseline %s: %s\n", what, pa_compare_format(&cr, tol, buf, sizeof buf));
+        printf("check baseline %s: %s\n", what, pass ? "PASS" : "FAIL");
+    } else {
+        printf("check baseline %s: could not run: %s\nFAIL\n", what, why[0] ? why : "out of host memory");
+    }
+    free(got);
+    free(ref);
+    return pass;
+}
+
+static int check_decode_case(const pa_op_opts *o) {
+    int *lens = malloc(sizeof(int) * (size_t)o->seqs);
+    if (!lens)
+        return 0;
+    for (int s = 0; s < o->seqs; s++) /* awkward, different lengths */
+        lens[s] = 1 + (o->ctx[0] * (s + 1) / o->seqs + 13 * s) % o->ctx[0];
+    pa_decode_problem_cfg cfg = {.seed = o->seed,
+                                 .layout = o->layout,
+                                 .q_dtype = o->dtype,
+                                 .cache_dtype = o->cache_dtype,
+                                 .num_seqs = o->seqs,
+                                 .num_heads = o->heads,
+                                 .num_kv_heads = o->kv_heads,
+                                 .head_size = o->head_size,
+                                 .block_size = o->block_size,
+                                 .seq_lens = lens,
+                                 .extra_blocks = 3,
+                                 .with_alibi = o->alibi};
+    pa_decode_problem *pr = pa_decode_problem_make(&cfg);
+    free(lens);
+    if (!pr)
+        return 0;
+    pr->p.sliding_window = o->window;
+    pr->p.soft_cap = o->soft_cap;
+    if (pa_ref_paged_decode(&pr->p) != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn check baseline: decode reference: %s\n", pa_last_error());
+        pa_decode_problem_free(pr);
+        return 0;
+    }
+    const size_t es = pa_dtype_size(o->dtype), ces = pa_dtype_size(o->cache_dtype);
+    int ok = 1;
+    pa_decode_params d = pr->p;
+    const float scales[2] = {pr->k_scale, pr->v_scale};
+    float *dsc = to_dev(scales, sizeof scales, &ok);
+    d.query = to_dev(pr->q, pr->q_elems * es, &ok);
+    d.out = NULL;
+    d.kv.key = to_dev(pr->kc, pr->k_elems * ces, &ok);
+    d.kv.value = to_dev(pr->vc, pr->vc ? pr->v_elems * ces : 0, &ok);
+    d.kv.k_scale = dsc;
+    d.kv.v_scale = dsc ? dsc + 1 : NULL;
+    d.block_tables = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)o->seqs * pr->p.block_table_stride, &ok);
+    d.seq_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)o->seqs, &ok);
+    d.alibi_slopes = to_dev(pr->alibi, pr->alibi ? sizeof(float) * (size_t)o->heads : 0, &ok);
+    int pass = 0;
+    if (ok) {
+        pa_baseline_problem pb;
+        pa_baseline_from_decode(&d, &pb);
+        char what[160];
+        snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d)",
+                 pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), o->seqs,
+                 o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len);
+        pass = compare(what, &pb, pr->out, o->dtype, o->cache_dtype);
+    } else {
+        fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
+    }
+    cudaFree(dsc);
+    cudaFree((void *)d.query);
+    cudaFree(d.kv.key);
+    cudaFree(d.kv.value);
+    cudaFree((void *)d.block_tables);
+    cudaFree((void *)d.seq_lens);
+    cudaFree((void *)d.alibi_slopes);
+    pa_decode_problem_free(pr);
+    return pass;
+}
+
+static int check_ragged_case(const pa_op_opts *o) {
+    const int qlen = o->qlen > 0 ? o->qlen : 37, ns = o->seqs;
+    int *lens = malloc(sizeof(int) * (size_t)ns);
+    int32_t *cu = malloc(sizeof(int32_t) * (size_t)(ns + 1));
+    if (!lens || !cu) {
+        free(lens);
+        free(cu);
+        return 0;
+    }
+    cu[0] = 0;
+    int max_q = 1;
+    for (int s = 0; s < ns; s++) { /* a decode, a short chunk, a full chunk, ... */
+        const int ql = s % 3 == 0 ? 1 : s % 3 == 1 ? 1 + qlen / 3 : qlen;
+        lens[s] = ql + (o->ctx[0] * (s + 1) / ns) % o->ctx[0];
+        cu[s + 1] = cu[s] + ql;
+        max_q = ql > max_q ? ql : max_q;
+    }
+    const pa_dtype cdt = pa_dtype_is_fp8(o->cache_dtype) ? o->cache_dtype : o->dtype;
+    pa_decode_problem_cfg cfg = {.seed = o->seed + 1,
+                                 .layout = PA_LAYOUT_COMBINED,
+                                 .q_dtype = o->dtype,
+                                 .cache_dtype = cdt,
+                                 .num_seqs = ns,
+                                 .num_heads = o->heads,
+                                 .num_kv_heads = o->kv_heads,
+                                 .head_size = o->head_size,
+                                 .block_size = o->block_size,
+                                 .seq_lens = lens,
+                                 .extra_blocks = 3};
+    pa_decode_problem *pr = pa_decode_problem_make(&cfg);
+    free(lens);
+    if (!pr) {
+        free(cu);
+        return 0;
+    }
+    const int tokens = cu[ns];
+    const size_t row = (size_t)o->heads * o->head_size, es = pa_dtype_size(o->dtype);
+    pa_rng rng = pa_rng_make(o->seed + 2);
+    void *q = pa_random_buffer(&rng, o->dtype, (size_t)tokens * row, -1.0f, 1.0f);
+    void *out = malloc((size_t)tokens * row * es + 16);
+    const int32_t ns32 = ns;
+    pa_ragged_params p = {.out = out,
+                          .q = q,
+                          .q_dtype = o->dtype,
+                          .kv = pr->p.kv,
+                          .kv_lens = pr->seq_lens,
+                          .page_indices = pr->block_tables,
+                          .pages_per_seq = pr->p.block_table_stride,
+                          .cu_q_lens = cu,
+                          .num_seqs = &ns32,
+                          .max_num_seqs = ns,
+                          .max_num_batched_tokens = tokens,
+                          .num_q_heads = o->heads,
+                          .sm_scale = pr->p.scale,
+                          .sliding_window = o->window,
+                          .soft_cap = o->soft_cap};
+    int pass = 0, ok = out != NULL;
+    if (ok && pa_ref_ragged_paged_attention(&p) != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn check baseline: ragged reference: %s\n", pa_last_error());
+        ok = 0;
+    }
+    pa_ragged_params d = p;
+    d.q = d.out = NULL;
+    d.kv.key = NULL;
+    d.kv_lens = d.page_indices = d.cu_q_lens = NULL;
+    const float scales[2] = {pr->k_scale, pr->v_scale};
+    float *dsc = NULL;
+    if (ok) {
+        dsc = to_dev(scales, sizeof scales, &ok);
+        d.q = to_dev(q, (size_t)tokens * row * es, &ok);
+        d.out = NULL;
+        d.kv.key = to_dev(pr->kc, pr->k_elems * pa_dtype_size(cdt), &ok);
+        d.kv.k_scale = dsc;
+        d.kv.v_scale = dsc ? dsc + 1 : NULL;
+        d.kv_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)ns, &ok);
+        d.page_indices = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)ns * pr->p.block_table_stride, &ok);
+        d.cu_q_lens = to_dev(cu, sizeof(int32_t) * (size_t)(ns + 1), &ok);
+        if (ok) {
+            pa_baseline_problem pb;
+            pa_baseline_from_ragged(&d, ns, tokens, max_q, pr->p.max_seq_len, &pb);
+            char what[160];
+            snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d)",
+                     pa_dtype_name(o->dtype), pa_dtype_name(cdt), ns, tokens, o->heads, o->kv_heads, o->head_size);
+            pass = compare(what, &pb, out, o->dtype, cdt);
+        } else {
+            fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
+        }
+    }
+    cudaFree(dsc);
+    cudaFree((void *)d.q);
+    cudaFree(d.kv.key);
+    cudaFree((void *)d.kv_lens);
+    cudaFree((void *)d.page_indices);
+    cudaFree((void *)d.cu_q_lens);
+    free(q);
+    free(out);
+    free(cu);
+    pa_decode_problem_free(pr);
+    return pass;
+}
+
+int pa_check_baseline(const pa_op_opts *o) {
+    const int a = check_decode_case(o);
+    const int b = check_ragged_case(o);
+    return a && b ? 0 : PA_CLI_EXIT_FAIL;
+}
