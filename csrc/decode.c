@@ -1,7 +1,10 @@
-/* Decode attention: validation shared by the CPU reference and the kernels.
- * (The GPU entries land with the decode kernels.) */
+/* Decode attention: validation shared by the CPU reference and the kernels, the
+ * workspace queries, and the kernel parameter block of the GPU entries
+ * (csrc/decode_entry.c launches it; cuda/decode/ holds the kernels). */
 #include <math.h>
+#include <string.h>
 
+#include "decode_internal.h"
 #include "internal.h"
 
 /* The supported sizes live in one place, heuristics.c, and are read from there. */
@@ -59,5 +62,264 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
                "decode: max_seq_len %d needs %lld blocks but the block table has %d columns", p->max_seq_len,
                ((long long)p->max_seq_len + kv->block_size - 1) / kv->block_size, p->block_table_stride);
+    return PA_SUCCESS;
+}
+
+/* ---- GPU entries: decomposition, workspace, kernel geometry --------------------- */
+
+static int32_t pow2_floor(int32_t v) {
+    int32_t p = 1;
+    while (p <= v / 2)
+        p *= 2;
+    return p;
+}
+
+/* Row pitch in shared memory: a multiple of 16 bytes holding an odd number of
+ * 16-byte units, so 8 consecutive rows read at the same column hit 8 different
+ * bank groups (conflict-free 16-byte loads). */
+static int32_t smem_pitch(int32_t bytes) {
+    int32_t r = (bytes + 15) / 16 * 16;
+    if ((r / 16) % 2 == 0)
+        r += 16;
+    return r;
+}
+
+/* Largest power of two <= unit dividing v (an address or a byte stride). */
+static int32_t unit_for(int32_t unit, uint64_t v) {
+    while (unit > 1 && v % (uint64_t)unit != 0)
+        unit /= 2;
+    return unit;
+}
+
+static int64_t round256(int64_t v) { return (v + 255) / 256 * 256; }
+
+/* Splits per sequence the grid and the workspace are sized for. */
+static int32_t max_splits_for(int mode, int32_t max_seq_len) {
+    if (mode == PA_DEC_MODE_V1)
+        return 1;
+    if (mode == PA_DEC_MODE_V2)
+        return (int32_t)(((int64_t)max_seq_len + PA_DEC_V2_PART - 1) / PA_DEC_V2_PART);
+    const int64_t n = ((int64_t)max_seq_len + PA_DEC_AUTO_MIN_PART - 1) / PA_DEC_AUTO_MIN_PART;
+    return (int32_t)(n < PA_DEC_AUTO_MAX_SPLITS ? n : PA_DEC_AUTO_MAX_SPLITS);
+}
+
+/* The shape fields the workspace depends on; the size queries check only these. */
+static pa_status shape_check(const pa_decode_params *p, const char *who) {
+    PA_REQUIRE(p != NULL, "%s: params is NULL", who);
+    PA_REQUIRE(p->num_seqs >= 0, "%s: num_seqs must be >= 0 (got %d)", who, p->num_seqs);
+    PA_REQUIRE(p->num_heads > 0, "%s: num_heads must be > 0 (got %d)", who, p->num_heads);
+    PA_REQUIRE(p->kv.num_kv_heads > 0 && p->num_heads % p->kv.num_kv_heads == 0,
+               "%s: num_heads %d must be a positive multiple of kv.num_kv_heads %d", who, p->num_heads,
+               p->kv.num_kv_heads);
+    if (!in_list(p->kv.head_size, pa_supported_head_sizes))
+        return pa_fail(PA_ERR_UNSUPPORTED, "%s: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256",
+                       who, p->kv.head_size);
+    PA_REQUIRE(p->num_seqs == 0 || p->max_seq_len > 0, "%s: max_seq_len must be > 0 (got %d)", who, p->max_seq_len);
+    return PA_SUCCESS;
+}
+
+static pa_status workspace_layout(const pa_decode_params *p, int mode, int32_t *max_splits, int64_t *tmp_bytes,
+                                  int64_t *es_bytes, size_t *total) {
+    const int32_t ms = p->num_seqs == 0 ? 1 : max_splits_for(mode, p->max_seq_len);
+    *max_splits = ms;
+    *tmp_bytes = *es_bytes = 0;
+    *total = 0;
+    if (ms <= 1)
+        return PA_SUCCESS;
+    const int64_t sh = (int64_t)p->num_seqs * p->num_heads; /* < 2^62 */
+    PA_REQUIRE(sh <= ((int64_t)1 << 50) / ms, "decode: workspace size overflows (num_seqs %d, num_heads %d, %d splits)",
+               p->num_seqs, p->num_heads, ms);
+    const int64_t rows = sh * ms; /* <= 2^50: the byte counts below fit */
+    *tmp_bytes = round256(rows * p->kv.head_size * 4);
+    *es_bytes = round256(rows * 4);
+    *total = (size_t)(*tmp_bytes + 2 * *es_bytes);
+    return PA_SUCCESS;
+}
+
+pa_status pa_dec_workspace_size(const pa_decode_params *p, int mode, size_t *bytes) {
+    PA_REQUIRE(bytes != NULL, "decode workspace size: bytes is NULL");
+    PA_TRY(shape_check(p, "decode workspace size"));
+    int32_t ms;
+    int64_t tb, eb;
+    size_t total;
+    PA_TRY(workspace_layout(p, mode, &ms, &tb, &eb, &total));
+    *bytes = total;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_status pa_paged_attention_v2_workspace_size(const pa_decode_params *p, size_t *bytes) {
+    return pa_dec_workspace_size(p, PA_DEC_MODE_V2, bytes);
+}
+
+pa_status pa_paged_attention_decode_workspace_size(const pa_decode_params *p, size_t *bytes) {
+    return pa_dec_workspace_size(p, PA_DEC_MODE_AUTO, bytes);
+}
+
+/* Tile geometry and shared-memory layout (see cuda/decode/decode_kernel.cuh). */
+static void dec_geometry(pa_dec_kparams *kp) {
+    const int32_t hs = kp->head_size, esz = kp->esz, hb = hs * esz;
+    const int32_t nt = PA_DEC_THREADS;
+    kp->kchunks = (hb + 15) / 16;
+    kp->headq = kp->kchunks * (16 / esz);
+    /* About 8 KiB of K per stage: enough bytes in flight, little shared memory. */
+    int32_t t = pow2_floor(8192 / hb);
+    kp->tile = t < 8 ? 8 : t > PA_DEC_MAX_TILE ? PA_DEC_MAX_TILE : t;
+    const int32_t T = kp->tile;
+
+    kp->head_chunks = (kp->group + PA_DEC_MAX_HPC - 1) / PA_DEC_MAX_HPC;
+    kp->hpc = (kp->group + kp->head_chunks - 1) / kp->head_chunks;
+    kp->pv_groups = (kp->hpc + PA_DEC_GB - 1) / PA_DEC_GB;
+    kp->pv_slices = nt / (kp->pv_groups * (hs / 8));
+
+    /* Q.K: an item is (group of PA_DEC_GB heads, token); ds lanes split its
+     * dot products; a warp covers 32/ds tokens of one head group, so T * ds >=
+     * 32; no more lanes than 16-byte chunks in a row. */
+    int32_t ds = kp->pv_groups * T >= nt ? 1 : pow2_floor(nt / (kp->pv_groups * T));
+    const int32_t ds_max = kp->kchunks >= 32 ? 32 : pow2_floor(kp->kchunks);
+    if (ds > ds_max)
+        ds = ds_max;
+    if (ds * T < 32)
+        ds = 32 / T;
+    kp->ds = ds;
+
+    kp->pitch_k = smem_pitch(hb);
+    kp->stage_k_bytes = T * kp->pitch_k;
+    kp->vllm_v = kp->g.layout == PA_LAYOUT_VLLM;
+    if (kp->vllm_v) {
+        kp->sbs = kp->block_size < T ? kp->block_size : T;
+        kp->pitch_v = smem_pitch(kp->sbs * esz);
+        kp->stage_v_bytes = (T / kp->sbs) * hs * kp->pitch_v;
+    } else {
+        kp->sbs = 0;
+        kp->pitch_v = smem_pitch(hb);
+        kp->stage_v_bytes = T * kp->pitch_v;
+    }
+
+    /* Copy units: the largest power of two (<= 16 bytes) dividing every
+     * address and stride a unit starts at. */
+    const uint64_t kaddr = (uint64_t)(uintptr_t)kp->k_cache, vaddr = (uint64_t)(uintptr_t)kp->v_cache;
+    const pa_kv_geom *g = &kp->g;
+    int32_t uk = unit_for(16, kaddr), uv = unit_for(16, vaddr);
+    uk = unit_for(uk, (uint64_t)g->block_stride * (uint64_t)esz);
+    uv = unit_for(uv, (uint64_t)g->block_stride * (uint64_t)esz);
+    uk = unit_for(uk, (uint64_t)g->head_stride * (uint64_t)esz);
+    uv = unit_for(uv, (uint64_t)g->head_stride * (uint64_t)esz);
+    if (kp->vllm_v) {
+        /* key: 16-byte x groups; value rows: block_size elements per dim. */
+        uv = unit_for(uv, (uint64_t)kp->block_size * (uint64_t)esz);
+        uv = unit_for(uv, (uint64_t)kp->sbs * (uint64_t)esz);
+    } else {
+        uk = unit_for(uk, (uint64_t)g->page_stride * (uint64_t)esz);
+        uv = unit_for(uv, (uint64_t)g->page_stride * (uint64_t)esz);
+        uk = unit_for(uk, (uint64_t)hb);
+        uv = unit_for(uv, (uint64_t)hb);
+    }
+    kp->unit_k = uk;
+    kp->unit_v = uv;
+
+    /* Shared memory: [K stages][V stages] (reused for the final reduction),
+     * then Q, logits, softmax state, token flags, block-table window. */
+    const int32_t tiles = PA_DEC_STAGES * (kp->stage_k_bytes + kp->stage_v_bytes);
+    const int32_t red = kp->pv_slices * kp->hpc * hs * 4;
+    kp->off_v = PA_DEC_STAGES * kp->stage_k_bytes;
+    /* Every byte a kernel reads is written per tile (data or zero fill) except
+     * the pad that rounds a K row up to 16-byte chunks (fp8, head 120): the K
+     * stages are cleared once per CTA only then. */
+    kp->zero_bytes = kp->kchunks * 16 > hb ? PA_DEC_STAGES * kp->stage_k_bytes : 0;
+    kp->off_q = ((tiles > red ? tiles : red) + 15) / 16 * 16;
+    kp->off_logit = kp->off_q + kp->hpc * kp->headq * 4;
+    kp->off_stat = kp->off_logit + kp->hpc * T * 4;
+    kp->off_tok = kp->off_stat + 3 * 16 * 4;
+    kp->off_tab = kp->off_tok + PA_DEC_STAGES * PA_DEC_MAX_TILE;
+    kp->smem_bytes = kp->off_tab + PA_DEC_TABLE_WIN * 4;
+}
+
+static int misaligned(const void *ptr, size_t a) { return ptr != NULL && (uintptr_t)ptr % a != 0; }
+
+pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
+                              size_t *ws_needed) {
+    PA_REQUIRE(kp != NULL, "decode: kernel params is NULL");
+    PA_REQUIRE(mode == PA_DEC_MODE_V1 || mode == PA_DEC_MODE_V2 || mode == PA_DEC_MODE_AUTO, "decode: bad mode %d",
+               mode);
+    PA_TRY(pa_decode_validate(p));
+    const pa_kv_cache *kv = &p->kv;
+    const size_t qsz = pa_dtype_size(p->q_dtype), esz = pa_dtype_size(kv->dtype);
+    PA_REQUIRE(!misaligned(p->query, qsz) && !misaligned(p->out, qsz),
+               "decode: query and out must be aligned to their element size (%zu bytes)", qsz);
+    PA_REQUIRE(!misaligned(kv->key, esz) && !misaligned(kv->value, esz),
+               "decode: key and value caches must be aligned to their element size (%zu bytes)", esz);
+    PA_REQUIRE(!misaligned(p->block_tables, 4) && !misaligned(p->seq_lens, 4) && !misaligned(p->alibi_slopes, 4) &&
+                   !misaligned(kv->k_scale, 4) && !misaligned(kv->v_scale, 4),
+               "decode: block_tables, seq_lens, alibi_slopes and the scales must be 4-byte aligned");
+
+    int32_t ms;
+    int64_t tmp_bytes, es_bytes;
+    size_t need;
+    PA_TRY(workspace_layout(p, mode, &ms, &tmp_bytes, &es_bytes, &need));
+    if (ws_needed)
+        *ws_needed = need;
+    PA_REQUIRE(ms <= 65535, "decode: max_seq_len %d needs %d splits; at most 65535 (grid y)", p->max_seq_len, ms);
+    if (need > 0) {
+        PA_REQUIRE(ws != NULL, "decode: workspace is NULL but %zu bytes are needed", need);
+        PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
+        if (ws_bytes < need)
+            return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "decode: workspace of %zu bytes; %zu needed", ws_bytes, need);
+    }
+
+    memset(kp, 0, sizeof *kp);
+    kp->out = p->out;
+    kp->query = p->query;
+    kp->q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * kv->head_size;
+    kp->k_cache = kv->key;
+    kp->v_cache = kv->value;
+    kp->g = pa_kv_geom_make(kv->layout, (int32_t)esz, kv->block_size, kv->num_kv_heads, kv->head_size, kv->block_stride,
+                            kv->page_stride, kv->head_stride);
+    kp->block_tables = p->block_tables;
+    kp->bt_stride = p->block_table_stride;
+    kp->seq_lens = p->seq_lens;
+    kp->alibi = p->alibi_slopes;
+    kp->k_scale = kv->k_scale;
+    kp->v_scale = kv->v_scale;
+    kp->q_dtype = (int32_t)p->q_dtype;
+    kp->cache_dtype = (int32_t)kv->dtype;
+    kp->esz = (int32_t)esz;
+    kp->num_seqs = p->num_seqs;
+    kp->num_heads = p->num_heads;
+    kp->num_kv_heads = kv->num_kv_heads;
+    kp->head_size = kv->head_size;
+    kp->block_size = kv->block_size;
+    kp->num_blocks = kv->num_blocks;
+    kp->max_seq_len = p->max_seq_len;
+    kp->scale = p->scale;
+    kp->soft_cap = p->soft_cap;
+    kp->window = p->sliding_window;
+    kp->sparse = p->bs_vert_stride > 1;
+    kp->tp_rank = p->tp_rank;
+    kp->bs_local = p->bs_local_blocks;
+    kp->bs_vert = p->bs_vert_stride;
+    kp->bs_block = p->bs_block_size;
+    kp->bs_step = p->bs_head_sliding_step;
+
+    kp->mode = mode;
+    /* v1: one split as long as any valid sequence (a multiple of every tile). */
+    kp->part = mode == PA_DEC_MODE_V2
+                   ? PA_DEC_V2_PART
+                   : (int32_t)(((int64_t)p->max_seq_len + PA_DEC_MAX_TILE - 1) / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE);
+    if (mode == PA_DEC_MODE_V1 && (int64_t)p->max_seq_len + PA_DEC_MAX_TILE > INT32_MAX)
+        kp->part = INT32_MAX / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE;
+    kp->max_splits = ms;
+    if (ms > 1) {
+        /* [tmp_out | exp_sums | max_logits], each part 256-byte aligned */
+        void *es = (unsigned char *)ws + tmp_bytes, *ml = (unsigned char *)ws + tmp_bytes + es_bytes;
+        kp->tmp_out = ws;
+        kp->exp_sums = es;
+        kp->max_logits = ml;
+    }
+    kp->group = p->num_heads / kv->num_kv_heads;
+    dec_geometry(kp);
+    const int64_t ctas = (int64_t)p->num_seqs * kv->num_kv_heads * kp->head_chunks;
+    PA_REQUIRE(ctas <= INT32_MAX && (int64_t)p->num_seqs * p->num_heads <= INT32_MAX,
+               "decode: num_seqs %d x num_heads %d is too large for one launch", p->num_seqs, p->num_heads);
     return PA_SUCCESS;
 }

@@ -49,6 +49,64 @@ PA_API pa_status pa_decode_validate(const pa_decode_params *p);
  * against. Also checks each seq_len and every block id it reads. */
 PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
 
+/* ---- GPU entries --------------------------------------------------------------
+ *
+ * All pointers are device memory (kv.k_scale / kv.v_scale too). Each entry
+ * validates *p on the host (pa_decode_validate plus: query, out and caches
+ * aligned to their element size, workspace aligned to 16 bytes), then launches
+ * asynchronously on `stream`. No allocation, synchronisation or host<->device
+ * copy happens inside, so a captured CUDA graph replays with new seq_lens and
+ * block tables (the contents of device memory; num_seqs, max_seq_len and the
+ * pointers are fixed by the capture). Needs sm_80 or newer.
+ *
+ * seq_lens and block tables are read on the device and never trusted:
+ *   - a seq_len outside 1..max_seq_len makes that sequence's output zeros;
+ *   - a block id outside 0..kv.num_blocks-1 makes that block's tokens count as
+ *     masked (never read), as if the block were dropped by block-sparse;
+ *   - a query head that attends no token at all gets zeros.
+ * Supported: head sizes 32,64,80,96,112,120,128,192,256; block sizes
+ * 8,16,32,64,128; query f32/f16/bf16 with a cache of the same dtype or fp8
+ * (e4m3, e5m2); the vLLM, flash NHD and flash HND layouts (strided flash views
+ * included); GQA/MQA (num_heads a multiple of kv.num_kv_heads); ALiBi, sliding
+ * window, soft cap and vLLM block-sparse in any combination.
+ *
+ * Every entry serves a whole GQA group from one CTA (each K/V byte read once
+ * per split) and accumulates in f32; they differ in how a sequence is cut:
+ *
+ *   v1    one pass over the whole sequence; no workspace.
+ *   v2    vLLM's 512-token partitions (PA_DECODE_PARTITION_SIZE) and a reduce
+ *         step. Workspace from pa_paged_attention_v2_workspace_size, with
+ *         P = ceil(max_seq_len / 512), laid out as (f32, each part starting at
+ *         a multiple of 256 bytes):
+ *           tmp_out    [num_seqs, num_heads, P, head_size]  each partition's
+ *                      normalised output (v_scale applied)
+ *           exp_sums   [num_seqs, num_heads, P]  sum of exp(logit - max)
+ *           max_logits [num_seqs, num_heads, P]  max logit of the partition
+ *         A sequence of at most 512 tokens is written directly (no reduce).
+ *         When P == 1 the size is 0 and workspace may be NULL.
+ *   recommended (pa_paged_attention_decode) splits a sequence of len tokens
+ *         into max(256, next_pow2(ceil(len / 64))) tokens per split (one split
+ *         up to 256 tokens, at most 64 splits), merged in split order. Split
+ *         boundaries depend only on that sequence's length, so its output is
+ *         bitwise identical whatever else is in the batch and whatever the
+ *         batch size. Workspace: the layout above with
+ *         P = min(64, ceil(max_seq_len / 256)).
+ *
+ * pa_decode_use_v1 (heuristics.h) is vLLM's v1/v2 choice; the recommended
+ * entry needs no choice. The workspace-size queries read only num_seqs,
+ * num_heads, kv.num_kv_heads, kv.head_size and max_seq_len (and return 0 for
+ * num_seqs == 0). A workspace smaller than asked for gives
+ * PA_ERR_WORKSPACE_TOO_SMALL and nothing is launched. */
+PA_API pa_status pa_paged_attention_v1(const pa_decode_params *p, pa_stream stream);
+
+PA_API pa_status pa_paged_attention_v2_workspace_size(const pa_decode_params *p, size_t *bytes);
+PA_API pa_status pa_paged_attention_v2(const pa_decode_params *p, void *workspace, size_t workspace_bytes,
+                                       pa_stream stream);
+
+PA_API pa_status pa_paged_attention_decode_workspace_size(const pa_decode_params *p, size_t *bytes);
+PA_API pa_status pa_paged_attention_decode(const pa_decode_params *p, void *workspace, size_t workspace_bytes,
+                                           pa_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,762 @@
-/* Placeholder until the op lands. */
+/* Decode kernels (pa_paged_attention_v1, _v2 and the recommended
+ * pa_paged_attention_decode) against the CPU reference pa_ref_paged_decode
+ * (tests/host/test_decode_ref.c checks the reference against plain attention).
+ * Problems come from pa_decode_problem_make: blocks scattered over a larger
+ * pool, unused slots NaN. Tolerances only from pa_tolerance_for / pa_compare.
+ *
+ * Grid: every head size x query dtype x cache dtype (81 cases, 7 sequences of
+ * 1..2049 tokens), rotating heads (40,40) (64,8) (32,4) (8,1), block sizes,
+ * layouts, ALiBi, window, soft cap and block-sparse so every value of every
+ * axis appears; then a 33000-token context, strided flash views, batch
+ * invariance (bitwise), CUDA-graph capture and replay with new seq_lens and
+ * block tables, device-side corrupt lengths and block ids, and bad input
+ * (which runs without a GPU: validation fails before any CUDA call). */
 #include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-Test(placeholder, builds) { cr_assert(1); }
+#include "kv_index.h"
+#include "testutil.h"
+
+typedef enum { E_V1 = 0, E_V2 = 1, E_AUTO = 2 } entry;
+static const char *const entry_name[3] = {"v1", "v2", "auto"};
+
+/* ---- device copies of a problem --------------------------------------------- */
+
+typedef struct dprob {
+    pa_decode_params p; /* device pointers */
+    void *bufs[16];
+    int n;
+} dprob;
+
+static void *keep(dprob *d, void *b) {
+    cr_assert(d->n < 16);
+    d->bufs[d->n++] = b;
+    return b;
+}
+
+static size_t query_elems(const pa_decode_params *p) {
+    const int64_t row = (int64_t)p->num_heads * p->kv.head_size;
+    const int64_t qs = p->q_stride ? p->q_stride : row;
+    return p->num_seqs ? (size_t)(qs * (p->num_seqs - 1) + row) : 0;
+}
+
+static void dprob_make(dprob *d, const pa_decode_problem *pr) {
+    memset(d, 0, sizeof *d);
+    d->p = pr->p;
+    const size_t qs = pa_dtype_size(pr->p.q_dtype), es = pa_dtype_size(pr->p.kv.dtype);
+    d->p.query = keep(d, pa_test_dev_upload(pr->p.query, query_elems(&pr->p) * qs));
+    d->p.out = keep(d, pa_test_dev_alloc(pr->out_elems * qs));
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    d->p.kv.key = keep(d, pa_test_dev_upload(pr->p.kv.key, (size_t)ke * es));
+    d->p.kv.value = keep(d, pa_test_dev_upload(pr->p.kv.value, (size_t)ve * es));
+    d->p.block_tables = keep(d, pa_test_dev_upload(pr->p.block_tables, sizeof(int32_t) * (size_t)pr->p.num_seqs *
+                                                                           (size_t)pr->p.block_table_stride));
+    d->p.seq_lens = keep(d, pa_test_dev_upload(pr->p.seq_lens, sizeof(int32_t) * (size_t)pr->p.num_seqs));
+    if (pr->p.alibi_slopes)
+        d->p.alibi_slopes = keep(d, pa_test_dev_upload(pr->p.alibi_slopes, sizeof(float) * (size_t)pr->p.num_heads));
+    if (pr->p.kv.k_scale) {
+        d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, sizeof(float)));
+        d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, sizeof(float)));
+    }
+}
+
+static void dprob_free(dprob *d) {
+    for (int i = 0; i < d->n; i++)
+        pa_test_dev_free(d->bufs[i]);
+    d->n = 0;
+}
+
+static size_t out_bytes(const pa_decode_params *p) {
+    return (size_t)p->num_seqs * p->num_heads * p->kv.head_size * pa_dtype_size(p->q_dtype);
+}
+
+/* Fills the device output with NaN, so a row the kernels never write shows. */
+static void poison_out(const pa_decode_params *p) {
+    const size_t n = (size_t)p->num_seqs * p->num_heads * p->kv.head_size;
+    void *h = malloc(n * pa_dtype_size(p->q_dtype) + 1);
+    pa_test_fill_nan(p->q_dtype, h, n);
+    cr_assert_eq(cudaMemcpy(p->out, h, out_bytes(p), cudaMemcpyHostToDevice), cudaSuccess);
+    free(h);
+}
+
+static size_t workspace_bytes(const pa_decode_params *p, entry e) {
+    size_t ws = 0;
+    if (e == E_V2)
+        cr_assert_eq(pa_paged_attention_v2_workspace_size(p, &ws), PA_SUCCESS, "%s", pa_last_error());
+    else if (e == E_AUTO)
+        cr_assert_eq(pa_paged_attention_decode_workspace_size(p, &ws), PA_SUCCESS, "%s", pa_last_error());
+    return ws;
+}
+
+static pa_status launch(const pa_decode_params *p, entry e, void *ws, size_t wsb, pa_stream s) {
+    switch (e) {
+    case E_V1: return pa_paged_attention_v1(p, s);
+    case E_V2: return pa_paged_attention_v2(p, ws, wsb, s);
+    default: return pa_paged_attention_decode(p, ws, wsb, s);
+    }
+}
+
+/* Runs one entry on the device problem; returns the host copy of the output. */
+static void *run_entry(const pa_decode_params *p, entry e) {
+    poison_out(p);
+    const size_t wsb = workspace_bytes(p, e);
+    void *ws = NULL;
+    if (wsb) {
+        ws = pa_test_dev_alloc(wsb);
+        cr_assert_eq(cudaMemset(ws, 0xFF, wsb), cudaSuccess); /* NaN: unwritten partials show */
+    }
+    pa_status st = launch(p, e, ws, wsb, NULL);
+    cr_assert_eq(st, PA_SUCCESS, "%s: %s", entry_name[e], pa_last_error());
+    pa_test_dev_sync();
+    void *got = malloc(out_bytes(p) + 1);
+    pa_test_dev_download(got, p->out, out_bytes(p));
+    if (ws)
+        pa_test_dev_free(ws);
+    return got;
+}
+
+/* The reference output (rounded to the query dtype) as floats. */
+static float *reference(pa_decode_problem *pr) {
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "reference: %s", pa_last_error());
+    return pa_test_to_float(pr->p.q_dtype, pr->out, pr->out_elems);
+}
+
+static void expect_close(const pa_decode_params *p, const float *ref, const void *got, int64_t first, int64_t n,
+                         const char *what) {
+    const pa_tolerance tol = pa_tolerance_for(p->q_dtype, p->kv.dtype);
+    pa_compare_result r;
+    const size_t qs = pa_dtype_size(p->q_dtype);
+    if (!pa_compare((const char *)got + (size_t)first * qs, p->q_dtype, ref + first, n, tol, &r)) {
+        char buf[1024];
+        cr_assert_fail("%s: %s", what, pa_compare_format(&r, tol, buf, sizeof buf));
+    }
+}
+
+/* ---- one configuration through v1, v2 and the recommended entry ------------- */
+
+typedef struct dcase {
+    pa_kv_layout layout;
+    pa_dtype q, c;
+    int heads, kv_heads, hs, bs;
+    int alibi, window;
+    float cap;
+    int sparse; /* 0 off; 1, 2, 3: head_sliding_step 1, -1, 0 */
+    int nseq;
+    const int *lens;
+    uint64_t seed;
+} dcase;
+
+static pa_decode_problem *make_problem(const dcase *c) {
+    pa_decode_problem_cfg cfg = {.seed = c->seed,
+                                 .layout = c->layout,
+                                 .q_dtype = c->q,
+                                 .cache_dtype = c->c,
+                                 .num_seqs = c->nseq,
+                                 .num_heads = c->heads,
+                                 .num_kv_heads = c->kv_heads,
+                                 .head_size = c->hs,
+                                 .block_size = c->bs,
+                                 .seq_lens = c->lens,
+                                 .extra_blocks = 5,
+                                 .with_alibi = c->alibi,
+                                 .skip_logical = 1};
+    pa_decode_problem *pr = pa_decode_problem_make(&cfg);
+    cr_assert(pr != NULL);
+    pr->p.sliding_window = c->window;
+    pr->p.soft_cap = c->cap;
+    if (c->sparse) {
+        pr->p.bs_vert_stride = 2 + (int)(c->seed % 3);
+        pr->p.bs_local_blocks = 1 + (int)(c->seed % 2);
+        pr->p.bs_block_size = c->bs * (1 + (int)(c->seed % 2));
+        pr->p.bs_head_sliding_step = c->sparse == 1 ? 1 : c->sparse == 2 ? -1 : 0;
+        pr->p.tp_rank = (int)(c->seed % 2);
+    }
+    return pr;
+}
+
+static void describe(const dcase *c, char *buf, size_t len) {
+    snprintf(buf, len, "%s q=%s cache=%s heads=%d/%d hs=%d bs=%d alibi=%d window=%d cap=%g sparse=%d",
+             pa_kv_layout_name(c->layout), pa_dtype_name(c->q), pa_dtype_name(c->c), c->heads, c->kv_heads, c->hs,
+             c->bs, c->alibi, c->window, (double)c->cap, c->sparse);
+}
+
+static void check_problem(pa_decode_problem *pr, const char *desc) {
+    float *ref = reference(pr);
+    dprob d;
+    dprob_make(&d, pr);
+    for (int e = 0; e < 3; e++) {
+        void *got = run_entry(&d.p, (entry)e);
+        char what[512];
+        snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
+        expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
+        free(got);
+    }
+    dprob_free(&d);
+    free(ref);
+}
+
+static void run_case(const dcase *c) {
+    pa_decode_problem *pr = make_problem(c);
+    char desc[256];
+    describe(c, desc, sizeof desc);
+    check_problem(pr, desc);
+    pa_decode_problem_free(pr);
+}
+
+/* ---- the grid --------------------------------------------------------------- */
+
+static const pa_dtype QD[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+static const int HEADS[4][2] = {{40, 40}, {64, 8}, {32, 4}, {8, 1}};
+static const int HSZ[9] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+static const int BSZ[5] = {8, 16, 32, 64, 128};
+static const pa_kv_layout LAYOUTS[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+static const int LENS7[7] = {1, 17, 113, 203, 1023, 1025, 2049};
+
+static int vllm_ok(int hs, pa_dtype c) { return hs % (int)(16 / pa_dtype_size(c)) == 0; }
+
+/* Case n of 81 (head size n / 9, dtype pair n % 9); the other axes rotate with
+ * periods coprime to 9 so each value meets many head sizes and dtype pairs. */
+static dcase grid_case(int n) {
+    const int q = (n % 9) / 3, k = n % 3;
+    dcase c = {0};
+    c.q = QD[q];
+    c.c = k == 0 ? QD[q] : k == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+    c.hs = HSZ[n / 9];
+    c.layout = LAYOUTS[(n / 9 + n) % 3];
+    if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+        c.layout = PA_LAYOUT_FLASH_NHD;
+    c.heads = HEADS[n % 4][0];
+    c.kv_heads = HEADS[n % 4][1];
+    c.bs = BSZ[n % 5];
+    c.alibi = n % 2;
+    c.window = n % 7 == 3 ? 300 : 0;
+    c.cap = n % 8 == 5 ? 30.0f : 0.0f;
+    c.sparse = n % 10 == 6 ? 1 + (n / 10) % 3 : 0;
+    c.nseq = 7;
+    c.lens = LENS7;
+    c.seed = 7000u + (uint64_t)n;
+    return c;
+}
+
+static void grid_head_size(int hi) {
+    for (int n = hi * 9; n < hi * 9 + 9; n++) {
+        dcase c = grid_case(n);
+        run_case(&c);
+    }
+}
+
+#define GRID_TEST(HS, IDX)                                                                                             \
+    Test(decode_grid, head_size_##HS, .timeout = 600) {                                                                \
+        PA_SKIP_WITHOUT_GPU();                                                                                         \
+        grid_head_size(IDX);                                                                                           \
+    }
+GRID_TEST(32, 0)
+GRID_TEST(64, 1)
+GRID_TEST(80, 2)
+GRID_TEST(96, 3)
+GRID_TEST(112, 4)
+GRID_TEST(120, 5)
+GRID_TEST(128, 6)
+GRID_TEST(192, 7)
+GRID_TEST(256, 8)
+
+/* ---- long context: one sequence of 33000 tokens among short ones ------------- */
+
+static const int LONG_LENS[7] = {1, 33000, 113, 2049, 517, 8, 4096};
+
+Test(decode_long, gqa_8_1_f16, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 128, 16, 0, 0, 0.0f, 0, 7, LONG_LENS, 11};
+    run_case(&c);
+}
+
+Test(decode_long, gqa_32_4_bf16_fp8_alibi, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, LONG_LENS, 12};
+    run_case(&c);
+}
+
+Test(decode_long, mqa_f32_e5m2_window, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 1, 64, 32, 0, 4000, 0.0f, 0, 7, LONG_LENS, 13};
+    run_case(&c);
+}
+
+Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {33000, 1, 3, 700, 2, 1025, 64};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 40, 40, 64, 8, 0, 0, 20.0f, 0, 7, lens, 14};
+    run_case(&c);
+}
+
+/* ---- features across layouts: window, soft cap, ALiBi, block-sparse ---------- */
+
+Test(decode_features, window_cap_alibi, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {1, 5, 77, 300, 513, 1500, 2100};
+    const int windows[6] = {1, 8, 64, 300, 1000, 5000};
+    const float caps[3] = {0.0f, 5.0f, 50.0f};
+    for (int i = 0; i < 12; i++) {
+        dcase c = {0};
+        c.layout = LAYOUTS[i % 3];
+        c.q = QD[(i / 3) % 3];
+        c.c = i % 4 == 1 ? PA_DTYPE_FP8_E4M3 : c.q;
+        c.heads = HEADS[i % 4][0];
+        c.kv_heads = HEADS[i % 4][1];
+        c.hs = HSZ[(i * 5) % 9];
+        if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+            c.layout = PA_LAYOUT_FLASH_HND;
+        c.bs = BSZ[i % 5];
+        c.window = windows[i % 6];
+        c.cap = caps[i % 3];
+        c.alibi = (i / 2) % 2;
+        c.nseq = 7;
+        c.lens = lens;
+        c.seed = 200u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
+Test(decode_features, block_sparse, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
+    for (int i = 0; i < 12; i++) {
+        dcase c = {0};
+        c.layout = LAYOUTS[(i + 1) % 3];
+        c.q = QD[i % 3];
+        c.c = i % 5 == 2 ? PA_DTYPE_FP8_E5M2 : c.q;
+        c.heads = HEADS[(i + 2) % 4][0];
+        c.kv_heads = HEADS[(i + 2) % 4][1];
+        c.hs = HSZ[(i * 2 + 1) % 9];
+        if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+            c.layout = PA_LAYOUT_FLASH_NHD;
+        c.bs = BSZ[(i + 1) % 5];
+        c.sparse = 1 + i % 3;
+        c.window = i % 4 == 3 ? 700 : 0;
+        c.alibi = i % 2;
+        c.nseq = 7;
+        c.lens = lens;
+        c.seed = 300u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
+/* ---- strided flash views and padded query rows -------------------------------- */
+
+/* Moves the problem's cache into views with the given strides (elements; pads
+ * NaN) and its queries into rows q_pad elements longer. */
+static void restride(pa_decode_problem *pr, int64_t head_pad, int64_t page_pad, int64_t block_pad, int64_t q_pad) {
+    pa_kv_cache *kv = &pr->p.kv;
+    const int es = (int)pa_dtype_size(kv->dtype);
+    const pa_kv_geom g0 = pa_kv_geom_make(kv->layout, es, kv->block_size, kv->num_kv_heads, kv->head_size, 0, 0, 0);
+    pa_kv_cache nk = *kv;
+    if (kv->layout == PA_LAYOUT_FLASH_NHD) {
+        nk.head_stride = kv->head_size + head_pad;
+        nk.page_stride = kv->num_kv_heads * nk.head_stride + page_pad;
+        nk.block_stride = kv->block_size * nk.page_stride + block_pad;
+    } else {
+        nk.page_stride = kv->head_size + page_pad;
+        nk.head_stride = kv->block_size * nk.page_stride + head_pad;
+        nk.block_stride = kv->num_kv_heads * nk.head_stride + block_pad;
+    }
+    const pa_kv_geom g1 = pa_kv_geom_make(nk.layout, es, nk.block_size, nk.num_kv_heads, nk.head_size, nk.block_stride,
+                                          nk.page_stride, nk.head_stride);
+    int64_t ke = 0, ve = 0;
+    nk.key = nk.value = pr; /* placeholders for the size query */
+    cr_assert_eq(pa_kv_cache_elements(&nk, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    unsigned char *k1 = malloc((size_t)ke * es), *v1 = malloc((size_t)ve * es);
+    pa_test_fill_nan(kv->dtype, k1, (size_t)ke);
+    pa_test_fill_nan(kv->dtype, v1, (size_t)ve);
+    for (int64_t b = 0; b < kv->num_blocks; b++)
+        for (int h = 0; h < kv->num_kv_heads; h++)
+            for (int t = 0; t < kv->block_size; t++)
+                for (int d = 0; d < kv->head_size; d++) {
+                    memcpy(k1 + pa_kv_key_offset(&g1, b, h, t, d) * es,
+                           (unsigned char *)pr->kc + pa_kv_key_offset(&g0, b, h, t, d) * es, (size_t)es);
+                    memcpy(v1 + pa_kv_value_offset(&g1, b, h, t, d) * es,
+                           (unsigned char *)pr->vc + pa_kv_value_offset(&g0, b, h, t, d) * es, (size_t)es);
+                }
+    free(pr->kc);
+    free(pr->vc);
+    pr->kc = k1;
+    pr->vc = v1;
+    nk.key = k1;
+    nk.value = v1;
+    *kv = nk;
+
+    const int64_t row = (int64_t)pr->p.num_heads * kv->head_size, qs = row + q_pad;
+    const size_t qz = pa_dtype_size(pr->p.q_dtype);
+    unsigned char *q1 = malloc((size_t)(qs * pr->p.num_seqs) * qz);
+    pa_test_fill_nan(pr->p.q_dtype, q1, (size_t)(qs * pr->p.num_seqs));
+    for (int s = 0; s < pr->p.num_seqs; s++)
+        memcpy(q1 + (size_t)(s * qs) * qz, (unsigned char *)pr->q + (size_t)(s * row) * qz, (size_t)row * qz);
+    free(pr->q);
+    pr->q = q1;
+    pr->p.query = q1;
+    pr->p.q_stride = qs;
+}
+
+Test(decode_views, strided_flash_and_query_stride, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[5] = {1, 130, 515, 31, 1030};
+    /* pads in elements; odd pads leave 2-byte (f16) or 1-byte (fp8) alignment,
+     * which takes the kernels' non-cp.async copy path */
+    const int64_t pads[4][4] = {{8, 16, 32, 24}, {1, 3, 5, 1}, {0, 0, 64, 0}, {16, 0, 0, 8}};
+    for (int i = 0; i < 8; i++) {
+        dcase c = {0};
+        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        c.q = QD[i % 3];
+        c.c = i % 4 == 3 ? PA_DTYPE_FP8_E4M3 : c.q;
+        c.heads = HEADS[(i + 1) % 4][0];
+        c.kv_heads = HEADS[(i + 1) % 4][1];
+        c.hs = HSZ[(i * 4 + 5) % 9];
+        c.bs = BSZ[i % 5];
+        c.alibi = i % 2;
+        c.nseq = 5;
+        c.lens = lens;
+        c.seed = 400u + (uint64_t)i;
+        pa_decode_problem *pr = make_problem(&c);
+        const int64_t *pd = pads[i % 4];
+        restride(pr, pd[0], pd[1], pd[2], pd[3]);
+        char desc[320];
+        describe(&c, desc, sizeof desc);
+        strncat(desc, " strided", sizeof desc - strlen(desc) - 1);
+        check_problem(pr, desc);
+        pa_decode_problem_free(pr);
+    }
+}
+
+/* ---- batch invariance ---------------------------------------------------------- */
+
+/* A batch made of sequences `pick` of problem pr, with the block pool moved
+ * through a permutation (so the same data sits in other blocks). Device copy. */
+static void sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint64_t seed, dprob *d) {
+    const pa_decode_params *p = &pr->p;
+    const int es = (int)pa_dtype_size(p->kv.dtype), qz = (int)pa_dtype_size(p->q_dtype);
+    const pa_kv_geom g =
+        pa_kv_geom_make(p->kv.layout, es, p->kv.block_size, p->kv.num_kv_heads, p->kv.head_size, 0, 0, 0);
+    const int nb = p->kv.num_blocks;
+    int *perm = malloc(sizeof(int) * (size_t)nb);
+    pa_rng r = pa_rng_make(seed);
+    for (int i = 0; i < nb; i++)
+        perm[i] = i;
+    for (int i = nb - 1; i > 0; i--) {
+        const int j = pa_rng_int(&r, 0, i), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    const size_t bbytes = (size_t)g.block_stride * (size_t)es;
+    unsigned char *k1 = malloc(bbytes * (size_t)nb), *v1 = malloc(bbytes * (size_t)nb);
+    for (int b = 0; b < nb; b++) {
+        memcpy(k1 + (size_t)perm[b] * bbytes, (const unsigned char *)pr->kc + (size_t)b * bbytes, bbytes);
+        memcpy(v1 + (size_t)perm[b] * bbytes, (const unsigned char *)pr->vc + (size_t)b * bbytes, bbytes);
+    }
+    const int stride = p->block_table_stride, row = p->num_heads * p->kv.head_size;
+    int32_t *tab = malloc(sizeof(int32_t) * (size_t)n * (size_t)stride), *lens = malloc(sizeof(int32_t) * (size_t)n);
+    unsigned char *q = malloc((size_t)n * (size_t)row * (size_t)qz);
+    int max_len = 1;
+    for (int i = 0; i < n; i++) {
+        const int s = pick[i];
+        lens[i] = p->seq_lens[s];
+        max_len = lens[i] > max_len ? lens[i] : max_len;
+        for (int b = 0; b < stride; b++)
+            tab[i * stride + b] = perm[p->block_tables[s * stride + b]];
+        memcpy(q + (size_t)i * row * qz, (const unsigned char *)pr->q + (size_t)s * row * qz, (size_t)row * qz);
+    }
+    memset(d, 0, sizeof *d);
+    d->p = *p;
+    d->p.num_seqs = n;
+    d->p.max_seq_len = max_len;
+    d->p.query = keep(d, pa_test_dev_upload(q, (size_t)n * row * qz));
+    d->p.out = keep(d, pa_test_dev_alloc((size_t)n * row * qz));
+    d->p.kv.key = keep(d, pa_test_dev_upload(k1, bbytes * (size_t)nb));
+    d->p.kv.value = keep(d, pa_test_dev_upload(v1, bbytes * (size_t)nb));
+    d->p.block_tables = keep(d, pa_test_dev_upload(tab, sizeof(int32_t) * (size_t)n * (size_t)stride));
+    d->p.seq_lens = keep(d, pa_test_dev_upload(lens, sizeof(int32_t) * (size_t)n));
+    if (p->alibi_slopes)
+        d->p.alibi_slopes = keep(d, pa_test_dev_upload(p->alibi_slopes, sizeof(float) * (size_t)p->num_heads));
+    d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, sizeof(float)));
+    d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, sizeof(float)));
+    free(perm);
+    free(k1);
+    free(v1);
+    free(tab);
+    free(lens);
+    free(q);
+}
+
+static void invariance_case(const dcase *c) {
+    pa_decode_problem *pr = make_problem(c);
+    const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
+    /* Batches of 7, 3 and 1 sequences; sequences 2 and 5 are in all of them
+     * (at different positions), with and without the longest sequence. */
+    static const int b0[7] = {0, 1, 2, 3, 4, 5, 6}, b1[3] = {5, 0, 2}, b2[1] = {2}, b3[1] = {5};
+    const int *batches[4] = {b0, b1, b2, b3};
+    const int sizes[4] = {7, 3, 1, 1};
+    unsigned char *outs[4];
+    for (int b = 0; b < 4; b++) {
+        dprob d;
+        sub_batch(pr, batches[b], sizes[b], 900u + (uint64_t)b, &d);
+        outs[b] = run_entry(&d.p, E_AUTO);
+        dprob_free(&d);
+    }
+    char desc[256];
+    describe(c, desc, sizeof desc);
+    /* position of sequence s in batch b */
+    const int pos2[4] = {2, 2, 0, -1}, pos5[4] = {5, 0, -1, 0};
+    for (int b = 1; b < 4; b++) {
+        if (pos2[b] >= 0)
+            cr_assert(memcmp(outs[0] + 2 * row_bytes, outs[b] + (size_t)pos2[b] * row_bytes, row_bytes) == 0,
+                      "%s: sequence 2 differs between a batch of 7 and batch %d (size %d)", desc, b, sizes[b]);
+        if (pos5[b] >= 0)
+            cr_assert(memcmp(outs[0] + 5 * row_bytes, outs[b] + (size_t)pos5[b] * row_bytes, row_bytes) == 0,
+                      "%s: sequence 5 differs between a batch of 7 and batch %d (size %d)", desc, b, sizes[b]);
+    }
+    /* and the batch of 7 is right */
+    float *ref = reference(pr);
+    expect_close(&pr->p, ref, outs[0], 0, (int64_t)pr->out_elems, desc);
+    free(ref);
+    for (int b = 0; b < 4; b++)
+        free(outs[b]);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_invariance, same_sequence_any_batch_bitwise, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {700, 1, 5000, 2049, 33000, 113, 9000};
+    dcase a = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 32, 4, 128, 16, 0, 0, 0.0f, 0, 7, lens, 21};
+    invariance_case(&a);
+    dcase b = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 1, 3000, 0.0f, 0, 7, lens, 22};
+    invariance_case(&b);
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 40, 40, 80, 8, 0, 0, 10.0f, 0, 7, lens, 23};
+    invariance_case(&c);
+}
+
+/* ---- CUDA graphs: capture once, replay with new seq_lens and block tables ---- */
+
+/* New per-step contents (lens no longer than the source sequence's, which owns
+ * the blocks), applied to the host problem and copied into device memory. */
+static void new_step(pa_decode_problem *pr, const dprob *d, int shift, int shrink) {
+    pa_decode_params *p = &pr->p;
+    const int n = p->num_seqs, stride = p->block_table_stride;
+    int32_t *lens = malloc(sizeof(int32_t) * (size_t)n), *tab = malloc(sizeof(int32_t) * (size_t)n * stride);
+    for (int s = 0; s < n; s++) {
+        const int src = (s + shift) % n;
+        const int l = p->seq_lens[src] - shrink * s;
+        lens[s] = l < 1 ? 1 : l;
+        memcpy(tab + s * stride, p->block_tables + src * stride, sizeof(int32_t) * (size_t)stride);
+    }
+    memcpy(pr->seq_lens, lens, sizeof(int32_t) * (size_t)n);
+    memcpy(pr->block_tables, tab, sizeof(int32_t) * (size_t)n * stride);
+    cr_assert_eq(cudaMemcpy((void *)d->p.seq_lens, lens, sizeof(int32_t) * (size_t)n, cudaMemcpyHostToDevice),
+                 cudaSuccess);
+    cr_assert_eq(
+        cudaMemcpy((void *)d->p.block_tables, tab, sizeof(int32_t) * (size_t)n * stride, cudaMemcpyHostToDevice),
+        cudaSuccess);
+    free(lens);
+    free(tab);
+}
+
+Test(decode_graph, capture_and_replay_with_new_lengths, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {900, 33, 1, 2049, 513, 4000, 77};
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, lens, 31};
+    pa_decode_problem *pr = make_problem(&c);
+    dprob d;
+    dprob_make(&d, pr);
+    /* one output and workspace per entry */
+    pa_decode_params pe[3];
+    void *ws[3] = {NULL, NULL, NULL};
+    size_t wsb[3];
+    for (int e = 0; e < 3; e++) {
+        pe[e] = d.p;
+        if (e > 0)
+            pe[e].out = keep(&d, pa_test_dev_alloc(out_bytes(&d.p)));
+        wsb[e] = workspace_bytes(&pe[e], (entry)e);
+        if (wsb[e])
+            ws[e] = keep(&d, pa_test_dev_alloc(wsb[e]));
+        /* eager run first: one-time per-kernel attributes are set outside capture */
+        cr_assert_eq(launch(&pe[e], (entry)e, ws[e], wsb[e], NULL), PA_SUCCESS, "%s", pa_last_error());
+    }
+    pa_test_dev_sync();
+
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    for (int e = 0; e < 3; e++)
+        cr_assert_eq(launch(&pe[e], (entry)e, ws[e], wsb[e], (pa_stream)s), PA_SUCCESS, "capture %s: %s", entry_name[e],
+                     pa_last_error());
+    cr_assert_eq(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+
+    for (int step = 0; step < 3; step++) {
+        if (step > 0)
+            new_step(pr, &d, step * 2 + 1, step * 13);
+        for (int e = 0; e < 3; e++)
+            poison_out(&pe[e]);
+        cr_assert_eq(cudaGraphLaunch(exec, s), cudaSuccess);
+        cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+        float *ref = reference(pr);
+        for (int e = 0; e < 3; e++) {
+            void *got = malloc(out_bytes(&d.p));
+            pa_test_dev_download(got, pe[e].out, out_bytes(&d.p));
+            char what[128];
+            snprintf(what, sizeof what, "graph replay step %d, %s", step, entry_name[e]);
+            expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
+            free(got);
+        }
+        free(ref);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(s);
+    dprob_free(&d);
+    pa_decode_problem_free(pr);
+}
+
+/* ---- lengths and block ids the host never saw --------------------------------- */
+
+Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[5] = {300, 1, 2000, 50, 700};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 64, 16, 0, 0, 0.0f, 0, 5, lens, 41};
+    pa_decode_problem *pr = make_problem(&c);
+    float *ref = reference(pr);
+    dprob d;
+    dprob_make(&d, pr);
+    const int64_t row = (int64_t)c.heads * c.hs;
+    const size_t n = pr->out_elems;
+
+    /* seq 1: length 0; seq 3: longer than max_seq_len */
+    int32_t bad_lens[5] = {300, 0, 2000, 2001, 700};
+    cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, bad_lens, sizeof bad_lens, cudaMemcpyHostToDevice), cudaSuccess);
+    for (int e = 0; e < 3; e++) {
+        void *got = run_entry(&d.p, (entry)e);
+        float *f = pa_test_to_float(c.q, got, n);
+        for (int64_t i = 0; i < row; i++) {
+            CHK(f[row + i] == 0.0f, "%s: seq_len 0 gives zeros (element %lld = %g)", entry_name[e], (long long)i,
+                (double)f[row + i]);
+            CHK(f[3 * row + i] == 0.0f, "%s: seq_len > max gives zeros (element %lld = %g)", entry_name[e],
+                (long long)i, (double)f[3 * row + i]);
+        }
+        expect_close(&d.p, ref, got, 0, row, entry_name[e]);
+        expect_close(&d.p, ref, got, 2 * row, row, entry_name[e]);
+        expect_close(&d.p, ref, got, 4 * row, row, entry_name[e]);
+        free(f);
+        free(got);
+    }
+    cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, pr->seq_lens, sizeof bad_lens, cudaMemcpyHostToDevice), cudaSuccess);
+
+    /* seq 2 block 3 negative, seq 4 block 0 past the pool: those tokens are skipped */
+    const int stride = pr->p.block_table_stride;
+    int32_t *tab = malloc(sizeof(int32_t) * (size_t)(5 * stride));
+    memcpy(tab, pr->block_tables, sizeof(int32_t) * (size_t)(5 * stride));
+    tab[2 * stride + 3] = -7;
+    tab[4 * stride + 0] = pr->p.kv.num_blocks + 100;
+    cr_assert_eq(
+        cudaMemcpy((void *)d.p.block_tables, tab, sizeof(int32_t) * (size_t)(5 * stride), cudaMemcpyHostToDevice),
+        cudaSuccess);
+    for (int e = 0; e < 3; e++) {
+        void *got = run_entry(&d.p, (entry)e);
+        float *f = pa_test_to_float(c.q, got, n);
+        for (size_t i = 0; i < n; i++)
+            CHK(isfinite(f[i]), "%s: element %zu is %g with corrupt block ids", entry_name[e], i, (double)f[i]);
+        expect_close(&d.p, ref, got, 0, 2 * row, entry_name[e]);
+        expect_close(&d.p, ref, got, 3 * row, row, entry_name[e]);
+        free(f);
+        free(got);
+    }
+    free(tab);
+    dprob_free(&d);
+    free(ref);
+    pa_decode_problem_free(pr);
+}
+
+/* ---- bad input: rejected on the host before any CUDA call (runs anywhere) ---- */
+
+static pa_decode_params fake_params(void *buf) {
+    pa_decode_params p;
+    memset(&p, 0, sizeof p);
+    p.out = buf;
+    p.query = buf;
+    p.q_dtype = PA_DTYPE_F16;
+    p.kv.layout = PA_LAYOUT_VLLM;
+    p.kv.dtype = PA_DTYPE_F16;
+    p.kv.key = buf;
+    p.kv.value = buf;
+    p.kv.num_blocks = 64;
+    p.kv.block_size = 16;
+    p.kv.num_kv_heads = 2;
+    p.kv.head_size = 128;
+    p.block_tables = buf;
+    p.block_table_stride = 512;
+    p.seq_lens = buf;
+    p.num_seqs = 4;
+    p.num_heads = 16;
+    p.max_seq_len = 8000;
+    p.scale = 0.1f;
+    return p;
+}
+
+Test(decode_api, rejects_bad_input_before_launch) {
+    static _Alignas(16) unsigned char buf[1024];
+    pa_decode_params p = fake_params(buf);
+    size_t need = 0;
+    cr_assert_eq(pa_paged_attention_v1(NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strlen(pa_last_error()) > 0);
+    cr_assert_eq(pa_paged_attention_v2(NULL, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_decode(NULL, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+
+    pa_decode_params q = p;
+    q.kv.head_size = 72;
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_UNSUPPORTED);
+    cr_assert(strstr(pa_last_error(), "head_size") != NULL, "%s", pa_last_error());
+    q = p;
+    q.kv.dtype = PA_DTYPE_BF16;
+    cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_ERR_UNSUPPORTED);
+    q = p;
+    q.kv.layout = PA_LAYOUT_COMBINED;
+    q.kv.value = NULL;
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_UNSUPPORTED);
+    q = p;
+    q.num_heads = 15;
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.query = (const char *)buf + 1; /* not aligned to f16 */
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "aligned") != NULL, "%s", pa_last_error());
+    q = p;
+    q.kv.key = (char *)buf + 1;
+    cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.max_seq_len = 512 * 16 + 1; /* more than the block table holds */
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+
+    /* workspaces */
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(need > 0);
+    cr_assert_eq(pa_paged_attention_v2(&p, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_v2(&p, buf, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_paged_attention_v2(&p, (char *)buf + 4, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(need > 0);
+    cr_assert_eq(pa_paged_attention_decode(&p, buf, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(NULL, &need), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, NULL), PA_ERR_INVALID_ARGUMENT);
+
+    /* an empty batch launches nothing and succeeds */
+    q = p;
+    q.num_seqs = 0;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&q, &need), PA_SUCCESS);
+    cr_assert_eq(need, 0);
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_paged_attention_v2(&q, NULL, 0, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_SUCCESS, "%s", pa_last_error());
+}

@@ -1,4 +1,275 @@
-/* Placeholder until the op lands. */
+/* Decode entries without a GPU: parameter validation, the workspace-size
+ * queries (against the layout documented in decode.h and vLLM's v2 scratch
+ * from pa_decode_make_plan), the v1/v2 choice, the recommended entry's split
+ * rule, and the kernel geometry the host derives for every supported shape
+ * (pa_dec_kparams_make, csrc/decode_internal.h): what the kernels rely on. */
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-Test(placeholder, builds) { cr_assert(1); }
+#include "decode_internal.h"
+#include "pagedattn/heuristics.h"
+#include "testutil.h"
+
+static _Alignas(16) unsigned char fake[4096];
+
+static pa_decode_params params(int num_seqs, int heads, int kv_heads, int hs, int bs, int max_len) {
+    pa_decode_params p;
+    memset(&p, 0, sizeof p);
+    p.out = fake;
+    p.query = fake;
+    p.q_dtype = PA_DTYPE_F16;
+    p.kv.layout = PA_LAYOUT_VLLM;
+    p.kv.dtype = PA_DTYPE_F16;
+    p.kv.key = fake;
+    p.kv.value = fake;
+    p.kv.num_blocks = 1000;
+    p.kv.block_size = bs;
+    p.kv.num_kv_heads = kv_heads;
+    p.kv.head_size = hs;
+    p.block_tables = (const int32_t *)fake;
+    p.block_table_stride = (max_len + bs - 1) / bs;
+    p.seq_lens = (const int32_t *)fake;
+    p.num_seqs = num_seqs;
+    p.num_heads = heads;
+    p.max_seq_len = max_len;
+    p.scale = 0.125f;
+    return p;
+}
+
+static int64_t r256(int64_t v) { return (v + 255) / 256 * 256; }
+
+static size_t expected_ws(int64_t rows, int hs) { return (size_t)(r256(rows * hs * 4) + 2 * r256(rows * 4)); }
+
+/* ---- validation --------------------------------------------------------------- */
+
+Test(decode_validate, accepts_a_good_problem_and_rejects_bad_fields) {
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_decode_validate(NULL), PA_ERR_INVALID_ARGUMENT);
+
+    int n = 0;
+#define CASE(body, st)                                                                                                 \
+    do {                                                                                                               \
+        pa_decode_params q = p;                                                                                        \
+        body;                                                                                                          \
+        pa_status got = pa_decode_validate(&q);                                                                        \
+        cr_assert_eq(got, st, "%s: got %d (%s)", #body, got, pa_last_error());                                         \
+        cr_assert(strlen(pa_last_error()) > 0, "%s: no message", #body);                                               \
+        n++;                                                                                                           \
+    } while (0)
+    CASE(q.num_seqs = -1, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.num_heads = 0, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.num_heads = 10, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.q_dtype = PA_DTYPE_FP8_E4M3, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.kv.head_size = 72, PA_ERR_UNSUPPORTED);
+    CASE(q.kv.block_size = 24, PA_ERR_UNSUPPORTED);
+    CASE(q.kv.dtype = PA_DTYPE_BF16, PA_ERR_UNSUPPORTED);
+    CASE((q.kv.layout = PA_LAYOUT_COMBINED, q.kv.value = NULL), PA_ERR_UNSUPPORTED);
+    CASE(q.q_stride = 100, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.scale = INFINITY, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.soft_cap = -1.0f, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.sliding_window = -3, PA_ERR_INVALID_ARGUMENT);
+    CASE((q.bs_vert_stride = 4, q.bs_block_size = 24), PA_ERR_INVALID_ARGUMENT);
+    CASE(q.seq_lens = NULL, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.max_seq_len = 0, PA_ERR_INVALID_ARGUMENT);
+    CASE(q.max_seq_len = 1000 + 16, PA_ERR_INVALID_ARGUMENT); /* beyond the block-table columns */
+#undef CASE
+    cr_assert_eq(n, 16);
+}
+
+/* GPU-only checks of pa_dec_kparams_make: alignment, workspace. */
+Test(decode_validate, gpu_parameter_block_checks) {
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    pa_dec_kparams kp;
+    size_t need = 0;
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, &need), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(need, 0);
+    cr_assert_eq(kp.max_splits, 1);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(need, expected_ws(3 * 16 * 2, 128));
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake, need - 1, &kp, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake + 8, need, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake, need, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(kp.max_splits, 2);
+    cr_assert_eq((void *)kp.tmp_out, (void *)fake);
+    cr_assert_eq((uintptr_t)kp.exp_sums, (uintptr_t)fake + (uintptr_t)r256(3 * 16 * 2 * 128 * 4));
+    cr_assert_eq((uintptr_t)kp.max_logits, (uintptr_t)kp.exp_sums + (uintptr_t)r256(3 * 16 * 2 * 4));
+    cr_assert_eq(pa_dec_kparams_make(&p, 7, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+
+    pa_decode_params q = p;
+    q.out = fake + 1;
+    cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.seq_lens = (const int32_t *)(fake + 2);
+    cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.kv.dtype = PA_DTYPE_FP8_E5M2;
+    q.kv.value = fake + 1; /* fp8: any byte address */
+    cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(kp.unit_v, 1);
+    cr_assert_eq(kp.unit_k, 16);
+}
+
+/* ---- workspace sizes ------------------------------------------------------------- */
+
+Test(decode_workspace, v2_matches_vllm_partitions) {
+    const int lens[] = {1, 511, 512, 513, 1024, 1025, 8192, 8193, 33000, 131072};
+    const int shapes[][4] = {{1, 8, 1, 128}, {7, 40, 40, 64}, {256, 32, 8, 256}, {3, 64, 8, 80}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+            const int ns = shapes[s][0], nh = shapes[s][1], nkv = shapes[s][2], hs = shapes[s][3];
+            pa_decode_params p = params(ns, nh, nkv, hs, 16, lens[i]);
+            size_t got = 1;
+            cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
+            const int64_t parts = (lens[i] + 511) / 512;
+            const size_t want = parts == 1 ? 0 : expected_ws((int64_t)ns * nh * parts, hs);
+            CHK_EQ(got, want, "v2 ns %d nh %d hs %d len %d: %zu != %zu", ns, nh, hs, lens[i], got, want);
+            /* at least vLLM's scratch (pa_decode_make_plan, in f32 here) */
+            pa_decode_plan plan;
+            cr_assert_eq(pa_decode_make_plan(ns, nh, nkv, hs, 16, lens[i], &plan), PA_SUCCESS);
+            CHK_EQ(plan.max_num_partitions, parts);
+            if (!plan.use_v1 && parts > 1)
+                CHK(got >= (size_t)(plan.tmp_out_elems + plan.exp_sums_elems + plan.max_logits_elems) * 4);
+
+            cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
+            int64_t splits = (lens[i] + 255) / 256;
+            splits = splits > 64 ? 64 : splits;
+            const size_t want_auto = splits == 1 ? 0 : expected_ws((int64_t)ns * nh * splits, hs);
+            CHK_EQ(got, want_auto, "auto ns %d len %d: %zu != %zu", ns, lens[i], got, want_auto);
+        }
+}
+
+Test(decode_workspace, size_queries_check_only_shapes) {
+    pa_decode_params p;
+    memset(&p, 0, sizeof p); /* no pointers at all */
+    p.num_seqs = 2;
+    p.num_heads = 8;
+    p.kv.num_kv_heads = 2;
+    p.kv.head_size = 64;
+    p.max_seq_len = 2000;
+    size_t b = 0;
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b, expected_ws(2 * 8 * 4, 64));
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b, expected_ws(2 * 8 * 8, 64));
+    p.kv.head_size = 100;
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_UNSUPPORTED);
+    p.kv.head_size = 64;
+    p.kv.num_kv_heads = 3;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    p.kv.num_kv_heads = 2;
+    p.max_seq_len = 0;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    p.num_seqs = 0;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS);
+    cr_assert_eq(b, 0);
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(NULL, &b), PA_ERR_INVALID_ARGUMENT);
+    /* sizes that would overflow are refused, not wrapped */
+    p.num_seqs = 1 << 30;
+    p.num_heads = 1 << 20;
+    p.kv.num_kv_heads = 1;
+    p.max_seq_len = 1 << 30;
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+}
+
+/* ---- the v1/v2 choice stays vLLM's ----------------------------------------------------------- */
+
+Test(decode_choice, v1_v2_rule_is_vllms) {
+    for (int len = 1; len <= 20000; len += 37)
+        for (int ns = 1; ns <= 64; ns *= 2)
+            for (int nh = 1; nh <= 64; nh *= 4) {
+                const int parts = (len + 511) / 512;
+                const int want = len <= 8192 && (parts == 1 || ns * nh > 512);
+                CHK_EQ(pa_decode_use_v1(len, ns, nh), want, "len %d ns %d nh %d", len, ns, nh);
+            }
+}
+
+/* ---- the recommended entry's split rule ------------------------------------------------------ */
+
+Test(decode_choice, auto_splits_depend_on_length_only_and_fit_the_workspace) {
+    for (int len = 1; len < 3000000; len += (len < 70000 ? 1 : 997)) {
+        const int part = pa_dec_auto_part(len), n = pa_dec_num_splits(PA_DEC_MODE_AUTO, 0, len);
+        CHK(part >= PA_DEC_AUTO_MIN_PART && (part & (part - 1)) == 0, "len %d part %d", len, part);
+        CHK(part % PA_DEC_MAX_TILE == 0);
+        CHK((int64_t)(n - 1) * part < len && (int64_t)n * part >= len, "len %d: %d splits of %d", len, n, part);
+        CHK(n >= 1 && n <= PA_DEC_AUTO_MAX_SPLITS, "len %d: %d splits", len, n);
+        /* the workspace sized for any max_seq_len >= len holds them */
+        CHK(n <= (len + PA_DEC_AUTO_MIN_PART - 1) / PA_DEC_AUTO_MIN_PART, "len %d", len);
+        if (len <= PA_DEC_AUTO_MIN_PART)
+            CHK_EQ(n, 1);
+    }
+    CHK_EQ(pa_dec_num_splits(PA_DEC_MODE_V2, 512, 1025), 3);
+    CHK_EQ(pa_dec_num_splits(PA_DEC_MODE_V1, 1 << 20, 1025), 1);
+}
+
+/* ---- geometry for every shape the kernels accept -------------------------------------------- */
+
+Test(decode_geometry, every_shape_fits_the_kernel_contract) {
+    const int hsz[9] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+    const int bsz[5] = {8, 16, 32, 64, 128};
+    const int groups[10] = {1, 2, 3, 4, 5, 8, 12, 16, 17, 64};
+    const pa_dtype qd[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    const pa_kv_layout layouts[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    int checked = 0, max_smem = 0;
+    for (int h = 0; h < 9; h++)
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 3; k++)
+                for (int l = 0; l < 3; l++)
+                    for (int b = 0; b < 5; b++)
+                        for (int gi = 0; gi < 10; gi++) {
+                            const pa_dtype cd = k == 0 ? qd[q] : k == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                            const int hs = hsz[h], es = (int)pa_dtype_size(cd);
+                            if (layouts[l] == PA_LAYOUT_VLLM && hs % (16 / es) != 0)
+                                continue;
+                            pa_decode_params p = params(2, 2 * groups[gi], 2, hs, bsz[b], 700);
+                            p.q_dtype = qd[q];
+                            p.kv.dtype = cd;
+                            p.kv.layout = layouts[l];
+                            pa_dec_kparams kp;
+                            const pa_status st = pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL);
+                            CHK_EQ(st, PA_SUCCESS, "%s", pa_last_error());
+                            const int T = kp.tile, c8 = hs / 8;
+                            char w[128];
+                            snprintf(w, sizeof w, "hs %d %s %s bs %d group %d", hs, pa_dtype_name(cd),
+                                     pa_kv_layout_name(layouts[l]), bsz[b], groups[gi]);
+                            CHK(T >= 8 && T <= PA_DEC_MAX_TILE && (T & (T - 1)) == 0, "%s: tile %d", w, T);
+                            CHK(kp.ds >= 1 && kp.ds <= 32 && (kp.ds & (kp.ds - 1)) == 0, "%s: ds %d", w, kp.ds);
+                            CHK(T * kp.ds >= 32, "%s: a warp must cover whole dot products", w);
+                            CHK(kp.kchunks * 16 >= hs * es && kp.headq * es == kp.kchunks * 16, "%s", w);
+                            CHK(kp.hpc >= 1 && kp.hpc <= PA_DEC_MAX_HPC && kp.hpc * kp.head_chunks >= kp.group,
+                                "%s: hpc %d chunks %d", w, kp.hpc, kp.head_chunks);
+                            CHK(kp.pv_groups * PA_DEC_GB >= kp.hpc, "%s", w);
+                            CHK(kp.pv_slices >= 1 && kp.pv_slices * kp.pv_groups * c8 <= PA_DEC_THREADS,
+                                "%s: P.V threads", w);
+                            CHK(T <= 64 && T % 8 == 0, "%s: softmax covers 64 tokens per warp", w);
+                            CHK(kp.pitch_k % 16 == 0 && kp.pitch_k >= kp.kchunks * 16, "%s", w);
+                            if (kp.vllm_v) {
+                                CHK(kp.sbs >= 8 && T % kp.sbs == 0 && kp.block_size % kp.sbs == 0, "%s", w);
+                                CHK(kp.pitch_v >= kp.sbs * es && kp.pitch_v % 16 == 0, "%s", w);
+                                CHK((kp.sbs * es) % kp.unit_v == 0, "%s: V unit %d", w, kp.unit_v);
+                            } else {
+                                CHK(kp.pitch_v >= hs * es && kp.pitch_v % 16 == 0, "%s", w);
+                                CHK((hs * es) % kp.unit_v == 0, "%s", w);
+                            }
+                            CHK((hs * es) % kp.unit_k == 0, "%s: K unit %d", w, kp.unit_k);
+                            CHK(kp.pv_slices * kp.hpc * hs * 4 <= kp.off_q, "%s: reduction fits", w);
+                            CHK(kp.off_v == PA_DEC_STAGES * kp.stage_k_bytes, "%s", w);
+                            CHK(kp.zero_bytes <= kp.off_q && kp.zero_bytes % 16 == 0, "%s", w);
+                            CHK(kp.off_q % 16 == 0 && kp.off_logit % 16 == 0 && kp.off_stat % 16 == 0 &&
+                                    kp.off_tok % 16 == 0 && kp.off_tab % 16 == 0,
+                                "%s: offsets aligned", w);
+                            CHK(kp.off_logit >= kp.off_q + kp.hpc * kp.headq * 4, "%s", w);
+                            CHK(kp.off_stat >= kp.off_logit + kp.hpc * T * 4, "%s", w);
+                            CHK(kp.smem_bytes >= kp.off_tab + PA_DEC_TABLE_WIN * 4, "%s", w);
+                            /* sm_80's 163 KiB opt-in with room for two CTAs would be 81 KiB */
+                            CHK(kp.smem_bytes <= 100 * 1024, "%s: %d bytes of shared memory", w, kp.smem_bytes);
+                            if (kp.smem_bytes > max_smem)
+                                max_smem = kp.smem_bytes;
+                            checked++;
+                        }
+    cr_assert(checked > 3000, "%d shapes", checked);
+    cr_log_info("%d shapes, at most %d bytes of shared memory", checked, max_smem);
+}

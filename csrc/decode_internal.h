@@ -1,0 +1,131 @@
+/* Private to the decode op: the launcher parameter block shared by csrc/decode*.c
+ * and cuda/decode/ (plain C, also compiled as CUDA), the split rules both sides
+ * use, and the launcher prototype.
+ *
+ * One kernel serves v1, v2 and the recommended entry. A CTA owns one
+ * (sequence, KV head, head chunk, KV split): it reads each K/V byte of its
+ * split once for every query head of the GQA group it serves. The three
+ * entries differ only in how a sequence is cut into splits:
+ *   v1    one split covering the sequence (no workspace, no merge);
+ *   v2    vLLM's 512-token partitions, merged by a second kernel;
+ *   auto  pa_dec_auto_part(seq_len) tokens per split (at most 64 splits), a
+ *         function of that sequence's length only, so a sequence's output is
+ *         bitwise the same whatever else is in the batch.
+ * A sequence with one split writes its output directly; with more, each split
+ * writes (tmp_out, exp_sums, max_logits) to the workspace and the merge kernel
+ * combines them in split order. */
+#ifndef PA_DECODE_INTERNAL_H
+#define PA_DECODE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv_index.h"
+#include "pagedattn/decode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PA_DEC_THREADS 128       /* threads per CTA (4 warps) */
+#define PA_DEC_STAGES 3          /* cp.async pipeline depth (K+V tiles) */
+#define PA_DEC_GB 4              /* query heads per P.V accumulator set (registers) */
+#define PA_DEC_MAX_HPC 16        /* query heads served by one CTA */
+#define PA_DEC_TABLE_WIN 64      /* block-table entries staged in shared memory */
+#define PA_DEC_MAX_TILE 64       /* tokens per tile, at most */
+#define PA_DEC_AUTO_MIN_PART 256 /* auto: smallest split, tokens */
+#define PA_DEC_AUTO_MAX_SPLITS 64
+#define PA_DEC_V2_PART 512 /* = PA_DECODE_PARTITION_SIZE */
+
+enum { PA_DEC_MODE_V1 = 0, PA_DEC_MODE_V2 = 1, PA_DEC_MODE_AUTO = 2 };
+
+/* Tokens per split of the recommended entry for a sequence of len tokens:
+ * max(256, next_pow2(ceil(len / 64))). Depends on len alone (batch
+ * invariance); a power of two, so a multiple of every tile size. */
+PA_HD int32_t pa_dec_auto_part(int32_t len) {
+    int32_t want = (int32_t)(((int64_t)len + PA_DEC_AUTO_MAX_SPLITS - 1) / PA_DEC_AUTO_MAX_SPLITS);
+    int32_t part = PA_DEC_AUTO_MIN_PART;
+    while (part < want)
+        part *= 2;
+    return part;
+}
+
+/* Tokens per split for a sequence of len tokens (mode, fixed part). */
+PA_HD int32_t pa_dec_part(int32_t mode, int32_t fixed_part, int32_t len) {
+    return mode == PA_DEC_MODE_AUTO ? pa_dec_auto_part(len) : fixed_part;
+}
+
+PA_HD int32_t pa_dec_num_splits(int32_t mode, int32_t fixed_part, int32_t len) {
+    const int32_t part = pa_dec_part(mode, fixed_part, len);
+    return (int32_t)(((int64_t)len + part - 1) / part);
+}
+
+/* Everything the kernels need; filled by pa_dec_kparams_make (csrc/decode.c).
+ * Sizes in elements unless named *_bytes / pitches (bytes). */
+typedef struct pa_dec_kparams {
+    /* ---- problem ---- */
+    void *out;         /* [num_seqs, num_heads, head_size] q dtype */
+    const void *query; /* rows q_stride elements apart */
+    int64_t q_stride;
+    const void *k_cache, *v_cache;
+    pa_kv_geom g; /* cache element strides (kv_index.h) */
+    const int32_t *block_tables;
+    int64_t bt_stride;
+    const int32_t *seq_lens;
+    const float *alibi;
+    const float *k_scale, *v_scale; /* device; NULL = 1 */
+    int32_t q_dtype, cache_dtype, esz;
+    int32_t num_seqs, num_heads, num_kv_heads, head_size, block_size, num_blocks, max_seq_len;
+    float scale, soft_cap;
+    int32_t window;
+    int32_t sparse; /* block-sparse on (vert_stride > 1) */
+    int32_t tp_rank, bs_local, bs_vert, bs_block, bs_step;
+
+    /* ---- decomposition ---- */
+    int32_t mode;        /* PA_DEC_MODE_* */
+    int32_t part;        /* tokens per split for v1 / v2 */
+    int32_t max_splits;  /* grid.y; workspace rows per (seq, head) */
+    float *tmp_out;      /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
+    float *exp_sums;     /* [num_seqs, num_heads, max_splits] */
+    float *max_logits;   /* [num_seqs, num_heads, max_splits] */
+    int32_t group;       /* num_heads / num_kv_heads */
+    int32_t head_chunks; /* CTAs per KV head (group > PA_DEC_MAX_HPC) */
+    int32_t hpc;         /* query heads per CTA (the last chunk may have fewer) */
+
+    /* ---- tile geometry ---- */
+    int32_t tile;             /* T: tokens per pipeline stage (8..64, power of 2, multiple of 8) */
+    int32_t kchunks;          /* C: 16-byte chunks per K row in shared memory */
+    int32_t headq;            /* floats per query row in shared memory (C * 16 / esz) */
+    int32_t ds;               /* Q.K: lanes splitting the dot products of one item (power of 2) */
+    int32_t pv_slices;        /* S: token slices of the P.V work (threads sharing one output) */
+    int32_t pv_groups;        /* NG: head groups of PA_DEC_GB (Q.K items and P.V threads) */
+    int32_t vllm_v;           /* V tile stored [block][dim][token] (vLLM layout) instead of [token][dim] */
+    int32_t sbs;              /* vLLM V: tokens per stored block row, min(block_size, tile) */
+    int32_t pitch_k, pitch_v; /* bytes between K rows / V rows (flash: tokens, vLLM: dims) */
+    int32_t unit_k, unit_v;   /* bytes per global->shared copy (16, 8, 4: cp.async; 2, 1: plain) */
+
+    /* ---- shared memory (bytes from the start of the dynamic buffer) ---- */
+    int32_t stage_k_bytes, stage_v_bytes;
+    int32_t off_v, off_q, off_logit, off_stat, off_tok, off_tab;
+    int32_t zero_bytes; /* [0, zero_bytes) cleared at CTA start (K row pads) */
+    int32_t smem_bytes;
+} pa_dec_kparams;
+
+/* Fills *kp for entry `mode` after pa_decode_validate passed. With ws == NULL
+ * and ws_bytes == 0 it only computes *ws_needed (the size query). Returns
+ * PA_ERR_WORKSPACE_TOO_SMALL / PA_ERR_INVALID_ARGUMENT / PA_ERR_UNSUPPORTED
+ * with a message. */
+pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
+                              size_t *ws_needed);
+
+/* Workspace bytes of an entry (0 for v1 or a single split). */
+pa_status pa_dec_workspace_size(const pa_decode_params *p, int mode, size_t *bytes);
+
+/* cuda/decode/decode_launch.cu: launches the split kernel and, when
+ * max_splits > 1, the merge kernel. cudaError_t as int. */
+int pa_launch_paged_decode(const pa_dec_kparams *kp, pa_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,619 @@
+// Decode attention over a paged KV cache: one kernel for v1, v2 and the
+// recommended entry (csrc/decode_internal.h explains the decomposition; the CPU
+// reference csrc/reference/paged_decode.c is the specification).
+//
+// CTA = (sequence, KV head, head chunk, KV split), 128 threads. It serves every
+// query head of its GQA group (up to 16), so each K/V byte of the split is read
+// from HBM once. The split is walked in tiles of T tokens (T = 8 KiB of K, 8..64
+// tokens) through a 3-stage cp.async pipeline:
+//
+//   loader   16-byte (or the largest aligned) cp.async copies of the tile's K
+//            rows and V into shared memory, each thread resolving its token's
+//            address once; tokens that are not attended (past seq_len, before
+//            the window, dropped by block-sparse for every head of the CTA, or
+//            in a block whose id is out of range) are zero-filled instead of
+//            read, so padding NaNs never reach a sum. Block ids come from a
+//            64-entry window of the block table staged in shared memory.
+//   Q.K      items (4-head group, token, lane slice): a K chunk read from
+//            shared memory feeds 4 heads; ds lanes split the dot products and
+//            reduce with shuffles. Logits get scale, soft cap, ALiBi, mask.
+//   softmax  one warp per head: running max, rescale factor, running sum.
+//   P.V      thread = (4-head group, 8 output dims, token slice); f32
+//            accumulators in registers, rescaled per tile (online softmax).
+//   epilogue token slices are summed in a fixed order; one split writes the
+//            output, several write (tmp_out, exp_sums, max_logits) for the merge
+//            kernel, which sums splits in order. Nothing depends on other
+//            sequences of the batch: outputs are batch invariant.
+//
+// Tiles start at multiples of T in absolute token positions, so tile and split
+// boundaries depend only on the sequence. Templates: the (query, cache) dtype
+// pair only; head size, block size, layout, group size and features are runtime.
+#pragma once
+
+#include <math.h>
+
+#include "../../csrc/decode_internal.h"
+#include "../dtype.cuh"
+#include "decode_prims.cuh"
+
+namespace pa_dec {
+
+constexpr int NT = PA_DEC_THREADS;
+constexpr int NW = NT / 32;
+constexpr int NS = PA_DEC_STAGES;
+constexpr int GB = PA_DEC_GB;
+constexpr int TOK_STRIDE = PA_DEC_MAX_TILE; // bytes of per-stage token flags
+
+// ---- element conversions (bit-exact with pa::to_float) ---------------------------
+
+template <int CT> PA_DEC_DEV void cvt_word(uint32_t w, float *f); // 4 bytes -> 4/esz floats
+template <> PA_DEC_DEV void cvt_word<0>(uint32_t w, float *f) { memcpy(f, &w, 4); }
+template <> PA_DEC_DEV void cvt_word<1>(uint32_t w, float *f) {
+    __half2 h;
+    memcpy(&h, &w, 4);
+    const float2 v = __half22float2(h);
+    f[0] = v.x;
+    f[1] = v.y;
+}
+template <> PA_DEC_DEV void cvt_word<2>(uint32_t w, float *f) {
+    __nv_bfloat162 h;
+    memcpy(&h, &w, 4);
+    const float2 v = __bfloat1622float2(h);
+    f[0] = v.x;
+    f[1] = v.y;
+}
+template <int CT> PA_DEC_DEV void cvt_fp8_word(uint32_t w, float *f) {
+    const __nv_fp8_interpretation_t kind = CT == 3 ? __NV_E4M3 : __NV_E5M2;
+    const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), kind);
+    const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w >> 16), kind);
+    const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
+    f[0] = a.x;
+    f[1] = a.y;
+    f[2] = b.x;
+    f[3] = b.y;
+}
+template <> PA_DEC_DEV void cvt_word<3>(uint32_t w, float *f) { cvt_fp8_word<3>(w, f); }
+template <> PA_DEC_DEV void cvt_word<4>(uint32_t w, float *f) { cvt_fp8_word<4>(w, f); }
+
+template <int CT> struct ct_traits {
+    static constexpr int esz = CT == 0 ? 4 : (CT == 1 || CT == 2) ? 2 : 1;
+    static constexpr int ve = 16 / esz; // elements per 16 bytes
+    static constexpr int epw = 4 / esz; // elements per 32-bit word
+};
+
+// 16 bytes of shared memory -> ve floats.
+template <int CT> PA_DEC_DEV void load16(const unsigned char *p, float *f) {
+    PA_DEC_ALIGNED(p, 16);
+    const uint4 u = *reinterpret_cast<const uint4 *>(p);
+    constexpr int e = ct_traits<CT>::epw;
+    cvt_word<CT>(u.x, f);
+    cvt_word<CT>(u.y, f + e);
+    cvt_word<CT>(u.z, f + 2 * e);
+    cvt_word<CT>(u.w, f + 3 * e);
+}
+
+// 8 elements of shared memory -> 8 floats (8 * esz bytes, aligned to that).
+template <int CT> PA_DEC_DEV void load8(const unsigned char *p, float *f) {
+    if constexpr (ct_traits<CT>::esz == 4) {
+        load16<CT>(p, f);
+        load16<CT>(p + 16, f + 4);
+    } else if constexpr (ct_traits<CT>::esz == 2) {
+        load16<CT>(p, f);
+    } else {
+        PA_DEC_ALIGNED(p, 8);
+        const uint2 u = *reinterpret_cast<const uint2 *>(p);
+        cvt_word<CT>(u.x, f);
+        cvt_word<CT>(u.y, f + 4);
+    }
+}
+
+// ---- masks ---------------------------------------------------------------------
+
+// vLLM block-sparse: is KV block `kb` (of bs_block tokens) remote for head offset o?
+PA_DEC_DEV bool sparse_remote(const pa_dec_kparams &p, int64_t kb, int64_t o) { return (kb + o) % p.bs_vert == 0; }
+
+PA_DEC_DEV bool sparse_local(const pa_dec_kparams &p, int L, int pos) {
+    const int q_block = (L - 1) / p.bs_block, k_block = pos / p.bs_block;
+    return k_block > q_block - p.bs_local;
+}
+
+PA_DEC_DEV int64_t sparse_offset(const pa_dec_kparams &p, int h, int kvh) {
+    return p.bs_step >= 0 ? ((int64_t)p.tp_rank * p.num_heads + h) * p.bs_step + 1
+                          : ((int64_t)p.tp_rank * p.num_kv_heads + kvh) * (int64_t)(-p.bs_step) + 1;
+}
+
+// Kept for query head h?
+PA_DEC_DEV bool sparse_keep(const pa_dec_kparams &p, int L, int pos, int h, int kvh) {
+    if (!p.sparse || sparse_local(p, L, pos))
+        return true;
+    return sparse_remote(p, pos / p.bs_block, sparse_offset(p, h, kvh));
+}
+
+// Kept for any of the CTA's heads h0..h0+nh-1 (decides whether K/V are loaded).
+PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, int L, int pos, int h0, int nh, int kvh) {
+    if (!p.sparse || sparse_local(p, L, pos))
+        return true;
+    const int64_t kb = pos / p.bs_block;
+    if (p.bs_step < 0)
+        return sparse_remote(p, kb, sparse_offset(p, h0, kvh));
+    for (int g = 0; g < nh; g++)
+        if (sparse_remote(p, kb, sparse_offset(p, h0 + g, kvh)))
+            return true;
+    return false;
+}
+
+// ---- the split kernel ------------------------------------------------------------
+
+struct cta_ctx {
+    int seq, kvh, h0, nh, L, win_lo, e0, wb0;
+    const int32_t *table; // this sequence's block-table row
+    unsigned char *smem;
+};
+
+// Physical block of token `pos` from the staged window, or -1 when the token
+// needs no data (past L) or its block id is out of range.
+PA_DEC_DEV int block_of(const pa_dec_kparams &p, const cta_ctx &c, int pos) {
+    const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab);
+    return tab[pos / p.block_size - c.wb0];
+}
+
+// Is token `pos` read at all (by some head of the CTA)?
+PA_DEC_DEV bool token_ok(const pa_dec_kparams &p, const cta_ctx &c, int pos) {
+    if (pos >= c.L || pos < c.win_lo)
+        return false;
+    if (block_of(p, c, pos) < 0)
+        return false;
+    return sparse_keep_any(p, c.L, pos, c.h0, c.nh, c.kvh);
+}
+
+// One copy unit (unit bytes, src_bytes of them valid, the rest zero). Units
+// below 4 bytes (caches viewed with odd strides) go through registers.
+PA_DEC_DEV void copy_unit(unsigned char *dst, const unsigned char *src, int unit, int src_bytes) {
+    if (unit >= 4) {
+        cp_async(dst, src, unit, src_bytes);
+    } else {
+        for (int b = 0; b < unit; b++)
+            dst[b] = b < src_bytes ? src[b] : (unsigned char)0;
+    }
+}
+
+// Refills the staged block-table window so that it covers logical blocks
+// [lb, lb + PA_DEC_TABLE_WIN). Called by every thread (block-uniform).
+PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
+    bar(); // nobody still reads the old window
+    c.wb0 = lb;
+    const int nblk = (c.L - 1) / p.block_size + 1; // blocks holding tokens < L
+    int32_t *tab = reinterpret_cast<int32_t *>(c.smem + p.off_tab);
+    for (int i = threadIdx.x; i < PA_DEC_TABLE_WIN; i += NT) {
+        const int b = lb + i;
+        int32_t id = -1;
+        if (b < nblk) {
+            id = c.table[b];
+            if (id < 0 || id >= p.num_blocks) // corrupt entry: its tokens are skipped
+                id = -1;
+        }
+        tab[i] = id;
+    }
+    bar();
+}
+
+// Byte offset of the cache element (block blk, this CTA's KV head, token off
+// of the block, dim d) split as base(blk, off) + dim(d): kv_index.h offsets are
+// affine in each argument, so each thread resolves its token once and adds
+// per-unit dim offsets.
+PA_DEC_DEV int64_t key_dim_bytes(const pa_dec_kparams &p, int d, int esz) {
+    return pa_kv_key_offset(&p.g, 0, 0, 0, d) * (int64_t)esz;
+}
+PA_DEC_DEV int64_t value_dim_bytes(const pa_dec_kparams &p, int d, int esz) {
+    return pa_kv_value_offset(&p.g, 0, 0, 0, d) * (int64_t)esz;
+}
+
+// Issues the copies of tile `it` of the split into stage it % NS.
+template <int CT> PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, cta_ctx &c, int it, int ntiles) {
+    if (it >= ntiles)
+        return;
+    constexpr int esz = ct_traits<CT>::esz;
+    const int T = p.tile, bs = p.block_size, hs = p.head_size, tid = threadIdx.x;
+    const int t0 = c.e0 + it * T;
+    const int tok_end = min(t0 + T, c.L);
+    const int lb_first = t0 / bs, lb_last = (tok_end - 1) / bs;
+    if (lb_first < c.wb0 || lb_last >= c.wb0 + PA_DEC_TABLE_WIN)
+        refill_table(p, c, lb_first);
+    const int st = it % NS;
+    const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
+    const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
+    const int hb = hs * esz;
+
+    // K (and flash V): NT / T threads per token, each taking every (NT / T)-th
+    // copy unit of the token's row, so a thread group reads contiguous bytes.
+    // Shared memory keeps K as [token][head dims] for every layout.
+    const int tpt = NT / T, t = tid / tpt, u0 = tid - t * tpt;
+    const int pos = t0 + t;
+    const bool ok = token_ok(p, c, pos);
+    if (u0 == 0)
+        c.smem[p.off_tok + st * TOK_STRIDE + t] = ok ? 1 : 0;
+    int64_t kbase = 0, vbase = 0;
+    if (ok) {
+        const int blk = block_of(p, c, pos), off = pos % bs;
+        kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+        vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+    }
+    {
+        const int unit = p.unit_k;
+        unsigned char *row = c.smem + st * p.stage_k_bytes + t * p.pitch_k;
+        for (int u = u0; u < hb / unit; u += tpt) {
+            if (ok)
+                copy_unit(row + u * unit, kc + kbase + key_dim_bytes(p, u * unit / esz, esz), unit, unit);
+            else
+                copy_unit(row + u * unit, kc, unit, 0);
+        }
+    }
+    unsigned char *vdst0 = c.smem + p.off_v + st * p.stage_v_bytes;
+    if (!p.vllm_v) {
+        const int unit = p.unit_v;
+        unsigned char *row = vdst0 + t * p.pitch_v;
+        for (int u = u0; u < hb / unit; u += tpt) {
+            if (ok)
+                copy_unit(row + u * unit, vc + vbase + value_dim_bytes(p, u * unit / esz, esz), unit, unit);
+            else
+                copy_unit(row + u * unit, vc, unit, 0);
+        }
+        return;
+    }
+
+    // vLLM V [blocks, kv_heads, head, block]: each dim holds sbs tokens per
+    // stored block row; kept transposed ([tile block][dim][token]), as P.V
+    // reads it. A thread owns one (tile block, token unit) pair and walks dims.
+    const int unit = p.unit_v, sbs = p.sbs, ut = unit / esz;
+    const int per_row = sbs * esz / unit, pairs = (T / sbs) * per_row; // a power of 2, <= T
+    const int pair = tid % pairs, j = pair / per_row, u = pair - j * per_row;
+    const int vpos = t0 + j * sbs + u * ut;
+    // Attended tokens of the unit: [lo, hi) (window start and seq_len may both
+    // fall inside it); blocks and sparse blocks are whole, so one token decides
+    // for the rest. A valid run starting at the unit's first token is one
+    // zero-filling copy; a run starting later goes element by element.
+    const int lo = max(vpos, c.win_lo), hi = min(vpos + ut, c.L);
+    const bool any = lo < hi && token_ok(p, c, lo);
+    const bool prefix = any && lo == vpos;
+    int64_t base = 0;
+    if (any)
+        base = pa_kv_value_offset(&p.g, block_of(p, c, lo), c.kvh, vpos % bs, 0) * (int64_t)esz;
+    unsigned char *dst0 = vdst0 + j * hs * p.pitch_v + u * unit;
+    for (int d = tid / pairs; d < hs; d += NT / pairs) {
+        unsigned char *dst = dst0 + d * p.pitch_v;
+        if (prefix) {
+            copy_unit(dst, vc + base + value_dim_bytes(p, d, esz), unit, (hi - vpos) * esz);
+        } else if (any) {
+            const unsigned char *src = vc + base + value_dim_bytes(p, d, esz);
+            for (int b = 0; b < unit; b++) {
+                const int q = vpos + b / esz;
+                dst[b] = q >= lo && q < hi ? src[b] : (unsigned char)0;
+            }
+        } else {
+            copy_unit(dst, vc, unit, 0);
+        }
+    }
+}
+
+template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
+    PA_DEC_SMEM(smem);
+    using qt = typename pa::elt<QT>::type;
+    constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int hs = p.head_size, T = p.tile;
+
+    cta_ctx c;
+    c.smem = smem;
+    const int per_seq = p.num_kv_heads * p.head_chunks;
+    c.seq = (int)(blockIdx.x / per_seq);
+    const int rem = (int)(blockIdx.x - c.seq * per_seq);
+    c.kvh = rem / p.head_chunks;
+    const int hc = rem - c.kvh * p.head_chunks;
+    c.h0 = c.kvh * p.group + hc * p.hpc;
+    c.nh = min(p.hpc, p.group - hc * p.hpc);
+    const int split = blockIdx.y;
+    c.L = p.seq_lens[c.seq];
+    qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
+
+    // A length the host could not check: that sequence's output is zeros.
+    if (c.L < 1 || c.L > p.max_seq_len) {
+        if (split == 0)
+            for (int i = tid; i < c.nh * hs; i += NT)
+                out[i] = pa::from_float<QT>(0.0f);
+        return;
+    }
+    const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
+    if (split >= nsplit)
+        return;
+    const int part = pa_dec_part(p.mode, p.part, c.L);
+    const int s0 = split * part;
+    const int s1 = part >= c.L - s0 ? c.L : s0 + part;
+    c.win_lo = p.window > 0 ? c.L - p.window : 0;
+    c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
+    const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
+    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
+    c.wb0 = -(1 << 30);
+
+    float *sq = reinterpret_cast<float *>(smem + p.off_q);
+    float *slog = reinterpret_cast<float *>(smem + p.off_logit);
+    float *sm = reinterpret_cast<float *>(smem + p.off_stat);
+    float *sl = sm + 16, *salpha = sm + 32;
+    const unsigned char *stok = smem + p.off_tok;
+
+    // K row pads must read as zeros (fp8 head 120): cleared once.
+    for (int i = tid; i < p.zero_bytes / 16; i += NT)
+        reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
+    {
+        const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
+        for (int i = tid; i < c.nh * p.headq; i += NT) {
+            const int g = i / p.headq, d = i - g * p.headq;
+            sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
+        }
+    }
+    if (tid < c.nh) {
+        sm[tid] = -INFINITY;
+        sl[tid] = 0.0f;
+        salpha[tid] = 0.0f;
+    }
+    bar();
+
+    for (int s = 0; s < NS - 1; s++) {
+        issue_tile<CT>(p, c, s, ntiles);
+        cp_commit();
+    }
+
+    const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
+    const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
+    const float qk_scale = p.scale * ks;
+
+    // Q.K item geometry.
+    const int ds = p.ds, tw = 32 / ds, wpg = T / tw, C = p.kchunks;
+    const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
+    // P.V thread geometry.
+    const int C8 = hs / 8;
+    const int pc8 = tid % C8, prest = tid / C8;
+    const int pgg = prest % p.pv_groups, pr = prest / p.pv_groups;
+    const int g0 = pgg * GB;
+    const int ngb = min(GB, c.nh - g0);
+    const bool pv_on = pr < p.pv_slices && ngb > 0;
+    float acc[GB][8];
+#pragma unroll
+    for (int k = 0; k < GB; k++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[k][j] = 0.0f;
+
+    for (int it = 0; it < ntiles; it++) {
+        cp_wait<NS - 2>();
+        bar(); // tile `it` visible to all; stage (it - 1) % NS free
+        issue_tile<CT>(p, c, it + NS - 1, ntiles);
+        cp_commit();
+
+        const int st = it % NS;
+        const int t0 = c.e0 + it * T;
+        const unsigned char *kt = smem + st * p.stage_k_bytes;
+        const unsigned char *tok = stok + st * TOK_STRIDE;
+
+        // ---- logits: an item is (group of GB heads, token, lane slice); each
+        // K chunk read from shared memory serves all GB heads ----
+        for (int i = tid; i < qk_items; i += NT) {
+            const int wi = i >> 5, l = i & 31;
+            const int dsi = l / tw, tl = l - dsi * tw;
+            const int gq = wi / wpg, t = (wi - gq * wpg) * tw + tl;
+            const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
+            const unsigned char *krow = kt + t * p.pitch_k;
+            const float *qrow = sq + g0q * p.headq;
+            float dot[GB];
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                dot[k] = 0.0f;
+            for (int ch = dsi; ch < C; ch += ds) {
+                float kf[VE];
+                load16<CT>(krow + ch * 16, kf);
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < nq) {
+                        const float *qc = qrow + k * p.headq + ch * VE;
+                        float a = dot[k];
+#pragma unroll
+                        for (int e = 0; e < VE; e += 4) {
+                            const float4 q4 = *reinterpret_cast<const float4 *>(qc + e);
+                            a = fmaf(q4.x, kf[e], a);
+                            a = fmaf(q4.y, kf[e + 1], a);
+                            a = fmaf(q4.z, kf[e + 2], a);
+                            a = fmaf(q4.w, kf[e + 3], a);
+                        }
+                        dot[k] = a;
+                    }
+            }
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                for (int o = tw; o < 32; o <<= 1)
+                    dot[k] += shfl_xor(dot[k], o);
+            if (dsi == 0) {
+                const int pos = t0 + t;
+                const bool tok_on = tok[t] != 0;
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < nq) {
+                        const int h = c.h0 + g0q + k;
+                        float x = -INFINITY;
+                        if (tok_on && sparse_keep(p, c.L, pos, h, c.kvh)) {
+                            x = dot[k] * qk_scale;
+                            if (p.soft_cap > 0.0f)
+                                x = p.soft_cap * tanhf(x / p.soft_cap);
+                            if (p.alibi)
+                                x += p.alibi[h] * (float)(pos - c.L + 1);
+                        }
+                        slog[(g0q + k) * T + t] = x;
+                    }
+            }
+        }
+        bar();
+
+        // ---- online softmax, one warp per head ----
+        for (int g = warp; g < c.nh; g += NW) {
+            float *row = slog + g * T;
+            const float x0 = lane < T ? row[lane] : -INFINITY;
+            const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
+            float mx = fmaxf(x0, x1);
+            for (int o = 16; o > 0; o >>= 1)
+                mx = fmaxf(mx, shfl_xor(mx, o));
+            const float m_old = sm[g], m_new = fmaxf(m_old, mx);
+            float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
+            if (m_new != -INFINITY) {
+                p0 = x0 == -INFINITY ? 0.0f : fexp(x0 - m_new);
+                p1 = x1 == -INFINITY ? 0.0f : fexp(x1 - m_new);
+                alpha = m_old == -INFINITY ? 0.0f : fexp(m_old - m_new);
+            }
+            float sum = p0 + p1;
+            for (int o = 16; o > 0; o >>= 1)
+                sum += shfl_xor(sum, o);
+            if (lane < T)
+                row[lane] = p0;
+            if (lane + 32 < T)
+                row[lane + 32] = p1;
+            if (lane == 0) {
+                sm[g] = m_new;
+                sl[g] = sl[g] * alpha + sum;
+                salpha[g] = alpha;
+            }
+        }
+        bar();
+
+        // ---- P.V ----
+        if (pv_on) {
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                if (k < ngb) {
+                    const float a = salpha[g0 + k];
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        acc[k][j] *= a;
+                }
+            const unsigned char *vt = smem + p.off_v + st * p.stage_v_bytes;
+            const float *prow = slog + g0 * T;
+            if (!p.vllm_v) {
+                for (int mt = pr; mt < T / 8; mt += p.pv_slices) {
+                    const unsigned char *vrow = vt + (mt * 8) * p.pitch_v + pc8 * 8 * esz;
+#pragma unroll 2
+                    for (int i = 0; i < 8; i++) {
+                        float vf[8];
+                        load8<CT>(vrow + i * p.pitch_v, vf);
+#pragma unroll
+                        for (int k = 0; k < GB; k++)
+                            if (k < ngb) {
+                                const float pk = prow[k * T + mt * 8 + i];
+#pragma unroll
+                                for (int j = 0; j < 8; j++)
+                                    acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
+                            }
+                    }
+                }
+            } else {
+                for (int mt = pr; mt < T / 8; mt += p.pv_slices) {
+                    const int tl0 = mt * 8, jb = tl0 / p.sbs, tb = tl0 - jb * p.sbs;
+                    float pk[GB][8];
+#pragma unroll
+                    for (int k = 0; k < GB; k++) {
+                        if (k < ngb) {
+                            const float4 a = *reinterpret_cast<const float4 *>(prow + k * T + tl0);
+                            const float4 b = *reinterpret_cast<const float4 *>(prow + k * T + tl0 + 4);
+                            pk[k][0] = a.x, pk[k][1] = a.y, pk[k][2] = a.z, pk[k][3] = a.w;
+                            pk[k][4] = b.x, pk[k][5] = b.y, pk[k][6] = b.z, pk[k][7] = b.w;
+                        } else {
+#pragma unroll
+                            for (int i = 0; i < 8; i++)
+                                pk[k][i] = 0.0f;
+                        }
+                    }
+                    const unsigned char *vb = vt + (jb * hs + pc8) * p.pitch_v + tb * esz;
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        float vf[8];
+                        load8<CT>(vb + j * C8 * p.pitch_v, vf);
+#pragma unroll
+                        for (int k = 0; k < GB; k++)
+                            if (k < ngb) {
+                                float s = acc[k][j];
+#pragma unroll
+                                for (int i = 0; i < 8; i++)
+                                    s = fmaf(pk[k][i], vf[i], s);
+                                acc[k][j] = s;
+                            }
+                    }
+                }
+            }
+        }
+    }
+    cp_wait<0>();
+    bar(); // every tile read: the tile buffers become the reduction buffer
+
+    // ---- epilogue: sum the token slices in order, normalise, store ----
+    float *red = reinterpret_cast<float *>(smem);
+    if (pv_on) {
+#pragma unroll
+        for (int k = 0; k < GB; k++)
+            if (k < ngb)
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int d = p.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
+                    red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
+                }
+    }
+    bar();
+    for (int i = tid; i < c.nh * hs; i += NT) {
+        const int g = i / hs, d = i - g * hs;
+        float s = 0.0f;
+        for (int r = 0; r < p.pv_slices; r++)
+            s += red[(r * c.nh + g) * hs + d];
+        const float l = sl[g];
+        const float o = l > 0.0f ? s / l * vs : 0.0f;
+        if (nsplit == 1) {
+            out[i] = pa::from_float<QT>(o);
+        } else {
+            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
+            p.tmp_out[row * hs + d] = o;
+            if (d == 0) {
+                p.exp_sums[row] = l;
+                p.max_logits[row] = sm[g];
+            }
+        }
+    }
+}
+
+// ---- merge: one CTA per (sequence, head), splits summed in order ---------------------
+template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
+    using qt = typename pa::elt<QT>::type;
+    const int64_t sh = blockIdx.x;
+    const int seq = (int)(sh / p.num_heads);
+    const int L = p.seq_lens[seq];
+    if (L < 1 || L > p.max_seq_len)
+        return; // the split kernel wrote zeros
+    const int ns = pa_dec_num_splits(p.mode, p.part, L);
+    if (ns <= 1)
+        return; // the split kernel wrote the output
+    const int hs = p.head_size;
+    const float *ml = p.max_logits + sh * p.max_splits;
+    const float *es = p.exp_sums + sh * p.max_splits;
+    const float *tmp = p.tmp_out + sh * p.max_splits * hs;
+    float m = -INFINITY;
+    for (int i = 0; i < ns; i++)
+        m = fmaxf(m, ml[i]);
+    float w_sum = 0.0f;
+    if (m != -INFINITY)
+        for (int i = 0; i < ns; i++)
+            if (ml[i] != -INFINITY)
+                w_sum += es[i] * fexp(ml[i] - m);
+    qt *out = static_cast<qt *>(p.out) + sh * hs;
+    for (int d = threadIdx.x; d < hs; d += NT) {
+        float a = 0.0f;
+        if (w_sum > 0.0f)
+            for (int i = 0; i < ns; i++)
+                if (ml[i] != -INFINITY)
+                    a += es[i] * fexp(ml[i] - m) * tmp[(int64_t)i * hs + d];
+        out[d] = pa::from_float<QT>(w_sum > 0.0f ? a / w_sum : 0.0f);
+    }
+}
+
+} // namespace pa_dec
