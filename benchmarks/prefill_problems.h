@@ -22,15 +22,6 @@
 #include "pagedattn/pagedattn.h"
 #include "problems.h"
 
-static inline void *pa_pp_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "out of host memory allocating %zu bytes\n", n);
-        exit(1);
-    }
-    return p;
-}
-
 typedef struct pa_context_problem_cfg {
     uint64_t seed;
     pa_kv_layout layout;
@@ -104,8 +95,8 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     const size_t esz = pa_dtype_size(c->cache_dtype), qsz = pa_dtype_size(c->q_dtype);
     pr->kc_elems = (size_t)ke;
     pr->vc_elems = (size_t)ve;
-    pr->kc = pa_pp_xmalloc(pr->kc_elems * esz + 16);
-    pr->vc = pa_pp_xmalloc(pr->vc_elems * esz + 16);
+    pr->kc = pa_xmalloc(pr->kc_elems * esz + 16);
+    pr->vc = pa_xmalloc(pr->vc_elems * esz + 16);
     pa_fill_nan(c->cache_dtype, pr->kc, pr->kc_elems);
     pa_fill_nan(c->cache_dtype, pr->vc, pr->vc_elems);
     p->kv.key = pr->kc;
@@ -117,10 +108,10 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     pr->q = pa_random_buffer(&rng, c->q_dtype, pr->q_elems, -1.0f, 1.0f);
     pr->k = pa_random_buffer(&rng, c->q_dtype, pr->kv_elems, -1.0f, 1.0f);
     pr->v = pa_random_buffer(&rng, c->q_dtype, pr->kv_elems, -1.0f, 1.0f);
-    pr->out = pa_pp_xmalloc(pr->out_elems * qsz + 16);
+    pr->out = pa_xmalloc(pr->out_elems * qsz + 16);
     pa_fill_nan(c->q_dtype, pr->out, pr->out_elems);
 
-    int *perm = (int *)pa_pp_xmalloc(sizeof(int) * (size_t)num_blocks);
+    int *perm = (int *)pa_xmalloc(sizeof(int) * (size_t)num_blocks);
     for (int i = 0; i < num_blocks; i++)
         perm[i] = i;
     for (int i = num_blocks - 1; i > 0; i--) {
@@ -128,9 +119,9 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
         perm[i] = perm[j];
         perm[j] = t;
     }
-    pr->block_tables = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs * max_blocks + 1));
-    pr->seq_lens = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
-    pr->qsl = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->block_tables = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs * max_blocks + 1));
+    pr->seq_lens = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->qsl = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
     pr->k_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
     pr->v_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
     if (!pr->k_logical || !pr->v_logical) {
@@ -147,8 +138,8 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
         for (int b = 0; b < max_blocks; b++) /* unused columns point at the last pool block (NaN) */
             pr->block_tables[(size_t)s * max_blocks + b] = b < nblk ? perm[next++] : perm[num_blocks - 1];
         if (!c->skip_logical) {
-            pr->k_logical[s] = (float *)pa_pp_xmalloc(sizeof(float) * ((size_t)L * row + 1));
-            pr->v_logical[s] = (float *)pa_pp_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+            pr->k_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+            pr->v_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
         }
         /* context: random values written into the cache (quantised with the scale) */
         for (int pos = 0; pos < ctx; pos++) {
@@ -214,7 +205,7 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     pr->qsl[c->num_seqs] = q0;
     free(perm);
     if (c->with_alibi) {
-        pr->alibi = (float *)pa_pp_xmalloc(sizeof(float) * (size_t)c->num_heads);
+        pr->alibi = (float *)pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
             pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
         p->alibi_slopes = pr->alibi;
@@ -257,7 +248,7 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
 static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
                                    int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
                                    const float *alibi, int causal, int window, float *ref) {
-    double *w = (double *)pa_pp_xmalloc(sizeof(double) * ((size_t)k_len + 1));
+    double *w = (double *)pa_xmalloc(sizeof(double) * ((size_t)k_len + 1));
     for (int t = 0; t < q_len; t++) {
         const int qp = first_pos + t;
         for (int h = 0; h < num_heads; h++) {
@@ -334,8 +325,8 @@ static inline pa_prompt_problem *pa_prompt_problem_make(const pa_prompt_problem_
     if (!pr)
         return NULL;
     pa_prompt_attention_params *p = &pr->p;
-    pr->cu_q = (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
-    pr->cu_k = c->k_lens ? (int32_t *)pa_pp_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1)) : NULL;
+    pr->cu_q = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
+    pr->cu_k = c->k_lens ? (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1)) : NULL;
     int nq = 0, nk = 0, mq = 0, mk = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         pr->cu_q[s] = nq;
@@ -358,10 +349,10 @@ static inline pa_prompt_problem *pa_prompt_problem_make(const pa_prompt_problem_
     pr->q = pa_random_buffer(&rng, c->dtype, pr->q_elems, -1.0f, 1.0f);
     pr->k = pa_random_buffer(&rng, c->dtype, pr->k_elems, -1.0f, 1.0f);
     pr->v = pa_random_buffer(&rng, c->dtype, pr->k_elems, -1.0f, 1.0f);
-    pr->out = pa_pp_xmalloc(pr->q_elems * pa_dtype_size(c->dtype) + 16);
+    pr->out = pa_xmalloc(pr->q_elems * pa_dtype_size(c->dtype) + 16);
     pa_fill_nan(c->dtype, pr->out, pr->q_elems);
     if (c->with_alibi) {
-        pr->alibi = (float *)pa_pp_xmalloc(sizeof(float) * (size_t)c->num_heads);
+        pr->alibi = (float *)pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
             pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
     }
@@ -407,8 +398,8 @@ static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *r
     for (int s = 0; s < p->num_seqs; s++) {
         const int ql = p->cu_seqlens_q[s + 1] - p->cu_seqlens_q[s], kl = cu_k[s + 1] - cu_k[s];
         const size_t n = (size_t)kl * nkv * hs;
-        float *K = (float *)pa_pp_xmalloc(sizeof(float) * (n + 1));
-        float *V = (float *)pa_pp_xmalloc(sizeof(float) * (n + 1));
+        float *K = (float *)pa_xmalloc(sizeof(float) * (n + 1));
+        float *V = (float *)pa_xmalloc(sizeof(float) * (n + 1));
         for (size_t e = 0; e < n; e++) {
             K[e] = pa_load_as_float(p->dtype, p->key, (size_t)cu_k[s] * nkv * hs + e);
             V[e] = pa_load_as_float(p->dtype, p->value, (size_t)cu_k[s] * nkv * hs + e);

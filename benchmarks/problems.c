@@ -27,7 +27,7 @@ int pa_rng_int(pa_rng *r, int lo, int hi) {
 
 /* Problem buffers: running out of host memory ends the program with one line
  * (the CLI bounds sizes before it gets here). */
-static void *xmalloc(size_t n) {
+void *pa_xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "out of host memory allocating %zu bytes\n", n);
@@ -37,7 +37,7 @@ static void *xmalloc(size_t n) {
 }
 
 void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
-    void *b = xmalloc(n * pa_dtype_size(t) + 16);
+    void *b = pa_xmalloc(n * pa_dtype_size(t) + 16);
     if (!b)
         return NULL;
     for (size_t i = 0; i < n; i++)
@@ -81,7 +81,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     pr->q_elems = (size_t)c->num_seqs * c->num_heads * c->head_size;
     pr->out_elems = pr->q_elems;
     pr->q = pa_random_buffer(&rng, c->q_dtype, pr->q_elems, -1.0f, 1.0f);
-    pr->out = xmalloc(pr->out_elems * pa_dtype_size(c->q_dtype) + 16);
+    pr->out = pa_xmalloc(pr->out_elems * pa_dtype_size(c->q_dtype) + 16);
     pa_fill_nan(c->q_dtype, pr->out, pr->out_elems);
 
     /* fp8 caches get scales != 1 so a missing scale shows. */
@@ -103,8 +103,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     pr->k_elems = (size_t)ke;
     pr->v_elems = (size_t)ve;
     size_t esz = pa_dtype_size(c->cache_dtype);
-    pr->kc = xmalloc(pr->k_elems * esz + 16);
-    pr->vc = c->layout == PA_LAYOUT_COMBINED ? NULL : xmalloc(pr->v_elems * esz + 16);
+    pr->kc = pa_xmalloc(pr->k_elems * esz + 16);
+    pr->vc = c->layout == PA_LAYOUT_COMBINED ? NULL : pa_xmalloc(pr->v_elems * esz + 16);
     pa_fill_nan(c->cache_dtype, pr->kc, pr->k_elems);
     if (pr->vc)
         pa_fill_nan(c->cache_dtype, pr->vc, pr->v_elems);
@@ -112,7 +112,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     p->kv.value = pr->vc;
 
     /* Scatter blocks: a random permutation of the pool. */
-    int *perm = xmalloc(sizeof(int) * (size_t)num_blocks);
+    int *perm = pa_xmalloc(sizeof(int) * (size_t)num_blocks);
     for (int i = 0; i < num_blocks; i++)
         perm[i] = i;
     for (int i = num_blocks - 1; i > 0; i--) {
@@ -120,8 +120,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
         perm[i] = perm[j];
         perm[j] = t;
     }
-    pr->block_tables = xmalloc(sizeof(int32_t) * (size_t)c->num_seqs * max_blocks + 4);
-    pr->seq_lens = xmalloc(sizeof(int32_t) * (size_t)c->num_seqs + 4);
+    pr->block_tables = pa_xmalloc(sizeof(int32_t) * (size_t)c->num_seqs * max_blocks + 4);
+    pr->seq_lens = pa_xmalloc(sizeof(int32_t) * (size_t)c->num_seqs + 4);
     pr->k_logical = calloc((size_t)c->num_seqs + 1, sizeof(float *));
     pr->v_logical = calloc((size_t)c->num_seqs + 1, sizeof(float *));
     if (!pr->k_logical || !pr->v_logical) {
@@ -139,8 +139,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
             pr->block_tables[(size_t)s * max_blocks + b] = b < nblk ? perm[next++] : perm[num_blocks - 1];
         size_t n = (size_t)L * c->num_kv_heads * c->head_size;
         if (!c->skip_logical) {
-            pr->k_logical[s] = xmalloc(n * sizeof(float) + 4);
-            pr->v_logical[s] = xmalloc(n * sizeof(float) + 4);
+            pr->k_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
+            pr->v_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
         }
         for (int pos = 0; pos < L; pos++) {
             int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
@@ -161,7 +161,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     }
     free(perm);
     if (c->with_alibi) {
-        pr->alibi = xmalloc(sizeof(float) * (size_t)c->num_heads);
+        pr->alibi = pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
             pr->alibi[h] = exp2f(-8.0f * (float)(h + 1) / (float)c->num_heads);
         p->alibi_slopes = pr->alibi;
@@ -198,7 +198,7 @@ void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) {
     const int64_t qs = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
     for (int s = 0; s < p->num_seqs; s++) {
         const int L = p->seq_lens[s];
-        double *w = xmalloc(sizeof(double) * (size_t)L);
+        double *w = pa_xmalloc(sizeof(double) * (size_t)L);
         for (int h = 0; h < p->num_heads; h++) {
             const int kh = h / group;
             double mx = -INFINITY;

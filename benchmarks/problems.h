@@ -23,6 +23,10 @@ uint64_t pa_rng_next(pa_rng *r);
 float pa_rng_uniform(pa_rng *r, float lo, float hi); /* uniform in [lo, hi) */
 int pa_rng_int(pa_rng *r, int lo, int hi);           /* uniform integer in [lo, hi] */
 
+/* malloc that ends the program with one line when host memory runs out (the
+ * CLI bounds problem sizes before it gets here); never NULL, 0 bytes allowed. */
+void *pa_xmalloc(size_t n);
+
 /* n elements of dtype t, uniform in [lo, hi) rounded to t. */
 void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
 /* Fills n elements of dtype t with NaN. */
