@@ -1,91 +1,257 @@
 #!/usr/bin/env bash
-# On a machine with a GPU: build (or take a build made elsewhere), run the GPU
-# tests, the compute-sanitizer setups and the benchmark presets, and write a
+# On a machine with a GPU: the GPU tests, the four compute-sanitizer setups,
+# `pagedattn check` for every op, serve_loop on the GPU, the benchmarks and the
+# side-by-side against FlashInfer and PyTorch SDPA, in one command, writing one
 # dated report under benchmarks/results/.
 #
-#   scripts/gpu-check.sh                     build natively into build-gpu/
-#   PA_BUILD_DIR=build-sm90 PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
-#                                            use a prebuilt tree (e.g. built for sm_90
-#                                            elsewhere) with Criterion's runtime libraries
-#                                            beside it (../shared/tools/criterion-runtime.sh)
-# Output: benchmarks/results/gpu-check-<date>-<device>.md (+ .json rows, and
-# PNG charts of the llama3-8b sweep in plots-<date>-<device>/); also copied into
-# $OUT when that is set.
+#   scripts/gpu-check.sh                     build natively into build-gpu/ (needs Criterion)
+#   PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
+#                                            use the tree scripts/gpu-pack.sh made elsewhere
+#                                            (for a GPU machine without Criterion)
+#   PA_SECTIONS="tests sanitize checks serve bench side ncu"   which parts to run (default all)
+#   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
+#   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
+#                                            into /tmp/site for the side-by-side
+# Output: benchmarks/results/gpu-check-<date>-<device>.md, its .json rows, the
+# side-by-side table and logs; copied into $OUT when that is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
+SECTIONS=" ${PA_SECTIONS:-tests sanitize checks serve bench side ncu} "
+SAN_SECONDS=${PA_SAN_SECONDS:-300}
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
+# Criterion's runtime (and the libcudart it was built with) for our own programs
+# only: Python keeps the machine's libraries.
+LIBS_ENV="${LD_LIBRARY_PATH:-}"
 if [ -n "${PA_CRITERION_LIBS:-}" ]; then
-    export LD_LIBRARY_PATH="$(cd "$PA_CRITERION_LIBS" && pwd):${LD_LIBRARY_PATH:-}"
+    LIBS_ENV="$(cd "$PA_CRITERION_LIBS" && pwd)${LIBS_ENV:+:$LIBS_ENV}"
 fi
-if [ ! -f "$BUILD/build.ninja" ]; then
-    arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
-    meson setup "$BUILD" -Dgpu_archs="$arch" >/dev/null || exit 1
-fi
-ninja -C "$BUILD" >/dev/null || exit 1
 
-CLI="$BUILD/benchmarks/pagedattn"
-dev=$("$CLI" info --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["device"]; print((d or {}).get("name","none").replace(" ","-"))')
+if [ ! -x "$BUILD/benchmarks/pagedattn" ]; then
+    arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+    [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" -Dgpu_archs="$arch" >/dev/null || exit 1
+    ninja -C "$BUILD" >/dev/null || exit 1
+    cuda_home=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
+    cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o "$BUILD/serve_loop" examples/serve_loop.c \
+        -L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lpagedattn -L"$cuda_home/lib64" -lcudart -lm || exit 1
+fi
+BUILD=$(cd "$BUILD" && pwd)
+CLI="env LD_LIBRARY_PATH=$LIBS_ENV $BUILD/benchmarks/pagedattn"
+commit=$(cat "$BUILD/COMMIT" 2>/dev/null | tr '\n' ' ' || true)
+[ -n "$commit" ] || commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dev=$($CLI info --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["device"]; print((d or {}).get("name","none").replace(" ","-"))')
 stamp=$(date -u +%Y-%m-%d)
 mkdir -p benchmarks/results
-report="benchmarks/results/gpu-check-$stamp-$dev.md"
-json="benchmarks/results/gpu-check-$stamp-$dev.json"
-plots="benchmarks/results/plots-$stamp-$dev"
+tag="$stamp-$dev${PA_REPORT_SUFFIX:-}"
+report="benchmarks/results/gpu-check-$tag.md"
+json="benchmarks/results/gpu-check-$tag.json"
+logs="benchmarks/results/gpu-check-$tag-logs"
+mkdir -p "$logs"
 : >"$json"
+
+# One Criterion program: prints "NAME  P passed, F failed, S skipped" from its TAP.
+run_prog() { # label timeout tap-dir prog [wrapper...]
+    local label=$1 t=$2 dir=$3 prog=$4
+    shift 4
+    local name
+    name=$(basename "$prog")
+    local tap="$dir/$name.tap" log="$dir/$name.log"
+    local filter=()
+    [ -n "${PA_CRIT_FILTER:-}" ] && filter=(--filter="$PA_CRIT_FILTER")
+    timeout "$t" env LD_LIBRARY_PATH="$LIBS_ENV" "$@" "$prog" --tap="$tap" ${PA_CRIT_JOBS:+-j$PA_CRIT_JOBS} \
+        "${filter[@]}" >"$log" 2>&1
+    local rc=$?
+    local p=0 f=0 s=0
+    if [ -f "$tap" ]; then
+        p=$(grep -E '^ok ' "$tap" | grep -vc '# SKIP')
+        s=$(grep -cE '^ok .*# SKIP' "$tap")
+        f=$(grep -cE '^not ok ' "$tap")
+    fi
+    local extra=""
+    [ $rc -eq 124 ] && extra=" (TIMED OUT after ${t}s)"
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && extra=" (exit $rc)"
+    printf '%-10s %-18s %3d passed, %d failed, %d skipped%s\n' "$label" "$name" "$p" "$f" "$s" "$extra"
+    if [ "$f" -gt 0 ] || [ $rc -ne 0 ]; then
+        grep -E '^not ok |^  ' "$tap" 2>/dev/null | head -30
+        grep -E 'ERROR SUMMARY|========= [A-Z]|Invalid|Race|Uninit|Barrier|error' "$log" | sort | uniq -c | sort -rn | head -15
+    fi
+}
+
 {
     echo "# GPU check $stamp"
     echo
-    echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo "- device: $("$CLI" info | sed -n 3,5p | tr '\n' ' ')"
-    echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+    echo "- commit: $commit"
+    echo "- device: $($CLI info | sed -n 3,5p | tr '\n' ' ')"
+    echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1); nvcc: $(nvcc --version 2>/dev/null | tail -2 | head -1)"
+    echo "- sections: $SECTIONS"
     echo
-    echo "## GPU tests"
-    echo '```'
-    meson test -C "$BUILD" --no-rebuild --suite gpu --print-errorlogs 2>&1 | tail -15
-    echo '```'
-    for tool in memcheck racecheck initcheck synccheck; do
-        echo "## compute-sanitizer $tool"
+
+    if want side && [ -n "${PA_WHEELS:-}" ]; then
+        # FlashInfer compiles its kernels on first use: install and warm it up in
+        # the background while the tests run.
+        (python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+            "$PA_WHEELS"/*.whl && PYTHONPATH=/tmp/site FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=8 \
+            timeout 420 python3 benchmarks/side_by_side.py --warm-flashinfer) >"$logs/flashinfer-warm.log" 2>&1 &
+        warm_pid=$!
+    fi
+
+    # Sanitizer filters (Criterion extglob on suite/test). Two tests are left out
+    # everywhere: their time is the CPU reference (150 s each without a tool),
+    # and their kernels run in the other tests. racecheck, whose cost grows with
+    # every shared-memory access, runs a subset that still reaches every kernel.
+    SAN_ALL='!(prefill_gpu/vllm_prefix_prefill_grid|ragged_gpu/device_plan_matches_host)'
+    RACE_DECODE='@(decode_graph/*|decode_device_checks/*|decode_long/mqa_f32_e5m2_window|decode_grid/head_size_32|decode_grid/head_size_128|decode_api/*)'
+    RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching)'
+    RACE_RAGGED='@(ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
+    san_filter() { # tool program
+        if [ "$1" = racecheck ]; then
+            case "$(basename "$2")" in
+            test_decode) echo "$RACE_DECODE" ;;
+            test_prefill) echo "$RACE_PREFILL" ;;
+            test_ragged) echo "$RACE_RAGGED" ;;
+            *) echo '*' ;;
+            esac
+        else
+            echo "$SAN_ALL"
+        fi
+    }
+    san_start() {
+        san_t0=$(date +%s)
+        san_pids=()
+        for tool in memcheck racecheck initcheck synccheck; do
+            mkdir -p "$logs/$tool"
+            for prog in "$BUILD"/tests/gpu/test_*; do
+                PA_CRIT_JOBS=${PA_SAN_JOBS:-3} PA_CRIT_FILTER=$(san_filter "$tool" "$prog") \
+                    run_prog "$tool" "$SAN_SECONDS" "$logs/$tool" "$prog" \
+                    compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
+                    --log-file "$logs/$tool/$(basename "$prog").san.%p" >"$logs/$tool/$(basename "$prog").summary" 2>&1 &
+                san_pids+=($!)
+            done
+        done
+    }
+    san_report() {
+        wait "${san_pids[@]}"
+        echo "## compute-sanitizer (memcheck, racecheck, initcheck, synccheck; every program and tool side by side, ${SAN_SECONDS}s box each)"
+        echo "filters: memcheck/initcheck/synccheck '$SAN_ALL'; racecheck: decode '$RACE_DECODE', prefill '$RACE_PREFILL', ragged '$RACE_RAGGED', the rest all"
         echo '```'
-        meson test -C "$BUILD" --no-rebuild --suite gpu --setup="$tool" --print-errorlogs 2>&1 | tail -8
+        for tool in memcheck racecheck initcheck synccheck; do
+            cat "$logs/$tool"/*.summary
+            cat "$logs/$tool"/*.san.* 2>/dev/null | grep -E 'ERROR SUMMARY: [1-9]|^========= (Error|Warning|Invalid|Race|Uninit|Barrier|Program hit)' |
+                sed 's/\[[0-9]* hazards\]//' | sort | uniq -c | sort -rn | head -10
+            echo "$tool: $(cat "$logs/$tool"/*.san.* 2>/dev/null | grep -c 'ERROR SUMMARY: 0 errors') processes with 0 errors," \
+                "$(cat "$logs/$tool"/*.san.* 2>/dev/null | grep -cE 'ERROR SUMMARY: [1-9]') with errors," \
+                "$(cat "$logs/$tool"/*.san.* 2>/dev/null | grep -cE 'RACECHECK SUMMARY: [1-9]') racecheck summaries with hazards"
+        done
+        echo "(took $(($(date +%s) - san_t0)) s)"
         echo '```'
-    done
-    echo "## checks"
-    echo '```'
-    for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do "$CLI" check convert --dtype "$dt"; done
-    "$CLI" check baseline
-    "$CLI" check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
-    "$CLI" check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
-    for layout in vllm nhd hnd combined; do
-        "$CLI" check cache --layout "$layout" --seqs 64 --qlen 37
-        "$CLI" check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
-    done
-    echo '```'
-    echo "## serve_loop (examples/serve_loop.c): continuous batching on the GPU vs unpaged attention"
-    echo '```'
-    # Built straight against this build tree (check-install.sh does the same
-    # through an installed prefix and pkg-config).
-    cuda_home=$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")
-    if cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o "$BUILD/serve_loop" examples/serve_loop.c \
-        -L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lpagedattn -L"$cuda_home/lib64" -lcudart -lm; then
+    }
+    # PA_SAN_BACKGROUND=1 runs the sanitizers beside the plain tests (faster, for
+    # correctness runs; not while benchmarking).
+    if want sanitize && [ "${PA_SAN_BACKGROUND:-0}" = 1 ]; then san_start; fi
+
+    if want tests; then
+        echo "## GPU tests (the programs side by side)"
+        echo '```'
+        t0=$(date +%s)
+        test_pids=()
+        for prog in "$BUILD"/tests/gpu/test_*; do
+            run_prog plain "${PA_TEST_SECONDS:-400}" "$logs" "$prog" >"$logs/$(basename "$prog").summary" 2>&1 &
+            test_pids+=($!)
+        done
+        wait "${test_pids[@]}"
+        cat "$logs"/test_*.summary
+        echo "(took $(($(date +%s) - t0)) s)"
+        echo '```'
+    fi
+
+    if want sanitize; then
+        [ "${PA_SAN_BACKGROUND:-0}" = 1 ] || san_start
+        san_report
+    fi
+
+    if want checks; then
+        echo "## checks"
+        echo '```'
+        for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do timeout 60 $CLI check convert --dtype "$dt"; done
+        for args in "" "--layout vllm --dtype f16" "--layout hnd --cache-dtype fp8_e4m3 --alibi" \
+            "--window 100 --soft-cap 30 --ctx 2049"; do
+            timeout 120 $CLI check decode $args
+        done
+        timeout 120 $CLI check prefill
+        timeout 120 $CLI check ragged
+        timeout 120 $CLI check baseline
+        timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
+        timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
+        for layout in vllm nhd hnd combined; do
+            timeout 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
+            timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
+        done
+        echo '```'
+    fi
+
+    if want serve; then
+        echo "## serve_loop (examples/serve_loop.c): continuous batching on the GPU vs unpaged attention"
+        echo '```'
         for args in "" "--dtype bf16" "--cache-dtype fp8_e4m3" "--window 40 --soft-cap 30"; do
             echo "\$ serve_loop --device both $args"
-            "$BUILD/serve_loop" --device both $args
+            timeout 120 env LD_LIBRARY_PATH="$LIBS_ENV" "$BUILD/serve_loop" --device both $args 2>&1 | tail -4
         done
-    else
-        echo "serve_loop: build failed"
+        echo '```'
     fi
-    echo '```'
-    echo "## benchmarks"
-    echo '```'
-    "$CLI" bench convert --dtype bf16 --json "$json"
-    "$CLI" bench --preset llama3-8b --json "$json"
-    echo '```'
-    echo "## plots"
-    echo '```'
-    scripts/plot "$json" --out "$plots" || echo "(plots not made here: run scripts/plot $json where matplotlib is installed)"
-    echo '```'
-} 2>&1 | tee "$report"
+
+    if want bench; then
+        echo "## benchmarks (pagedattn bench)"
+        echo '```'
+        timeout 60 $CLI bench convert --dtype bf16 --json "$json"
+        timeout 60 $CLI bench cache --json "$json"
+        timeout 240 $CLI bench --preset llama3-8b --json "$json"
+        echo '```'
+    fi
+
+    if want side; then
+        echo "## side by side (benchmarks/side_by_side.py)"
+        if [ -n "${warm_pid:-}" ]; then
+            wait "$warm_pid"
+            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log")"
+            export PYTHONPATH=/tmp/site
+        fi
+        FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
+            --out "$logs" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
+        cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
+    fi
+
+    if want ncu && command -v ncu >/dev/null; then
+        echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill"
+        echo '```'
+        m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+        timeout 150 ncu --metrics "$m" -k regex:decode_split_kernel --launch-skip 2 --launch-count 3 --csv \
+            $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
+            >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
+        timeout 150 ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
+            $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+            >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
+        python3 - "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" <<'EOF'
+import csv, sys
+for path in sys.argv[1:]:
+    try:
+        lines = [l for l in open(path) if l.startswith('"')]
+        rows = list(csv.DictReader(lines))
+    except OSError:
+        continue
+    print(path.rsplit("/", 1)[-1])
+    seen = {}
+    for r in rows:
+        key = (r["Kernel Name"][:60], r["Metric Name"])
+        seen.setdefault(key, []).append(r["Metric Value"])
+    for (k, m), vals in sorted(seen.items()):
+        print(f"  {k:60s} {m:70s} {' '.join(vals[:6])}")
+EOF
+        echo '```'
+    fi
+} 2>&1 | tee "$report" ${OUT:+"$OUT/$(basename "$report")"}
 if [ -n "${OUT:-}" ]; then
     cp "$report" "$json" "$OUT"/ 2>/dev/null
-    [ -d "$plots" ] && cp -r "$plots" "$OUT"/ 2>/dev/null
+    tar czf "$OUT/logs.tgz" -C benchmarks/results "$(basename "$logs")" 2>/dev/null
 fi
 echo "report: $report"

@@ -473,6 +473,9 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
                 row[lane] = p0;
             if (lane + 32 < T)
                 row[lane + 32] = p1;
+            // Every lane read sm[g] above; lane 0 overwrites it. The shuffles do
+            // not order shared memory (racecheck on an H100 flagged this).
+            __syncwarp();
             if (lane == 0) {
                 sm[g] = m_new;
                 sl[g] = sl[g] * alpha + sum;

@@ -311,6 +311,10 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         __syncthreads();
     }
     pa::tile::cp_async_wait<0>();
+    // Each warp stages its output over its own Q rows, which other threads may
+    // have loaded with cp.async: with no key tile (n_tiles == 0) nothing above
+    // ordered those copies before these stores, and Q could land in the output.
+    __syncthreads();
     sm.finalize<C>(o);
 
     // Output rows: contiguous [tokens, heads, head]; each warp stages in its own Q rows.

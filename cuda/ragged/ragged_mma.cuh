@@ -182,6 +182,9 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
             }
         }
         pa::tile::cp_async_wait<0>();
+        // The staging below overwrites the tiles; with no key tile the copies
+        // issued by load_kv(0, 0) were ordered by no barrier yet.
+        __syncthreads();
         sm.finalize<C>(o);
 
         // f32 staging over the tiles (every warp is past its last tile read).

@@ -204,8 +204,10 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
 
 /* Unpaged attention over the contiguous copies, in double, written
  * independently of the reference: for each live row, out[row][h][d] (floats;
- * other rows untouched). Masking as the header states (mask_value added). */
-static inline void rg_problem_plain(const rg_problem *pr, float *ref) {
+ * other rows untouched). Masking as the header states (mask_value added).
+ * With abs_v, sum_k p_k |v_k| instead: the scale of the error that rounding
+ * the probabilities to the value dtype can cause in that output element. */
+static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs_v) {
     const pa_ragged_params *p = &pr->p;
     const int qh = p->num_q_heads, hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = qh / nkv;
     const double mask = p->mask_value == 0.0f ? (double)PA_RAGGED_DEFAULT_MASK_VALUE : (double)p->mask_value;
@@ -246,7 +248,7 @@ static inline void rg_problem_plain(const rg_problem *pr, float *ref) {
                     sum += e;
                     const float *vr = pr->v_logical[s] + ((size_t)k * nkv + h / group) * hs;
                     for (int d = 0; d < hs; d++)
-                        acc[d] += e * vr[d];
+                        acc[d] += e * (abs_v ? fabs((double)vr[d]) : (double)vr[d]);
                 }
                 for (int d = 0; d < hs; d++)
                     ref[qoff + d] = (float)(acc[d] / sum);
@@ -256,5 +258,7 @@ static inline void rg_problem_plain(const rg_problem *pr, float *ref) {
     free(w);
     free(acc);
 }
+
+static inline void rg_problem_plain(const rg_problem *pr, float *ref) { rg_problem_plain_ex(pr, ref, 0); }
 
 #endif

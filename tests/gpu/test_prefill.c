@@ -631,6 +631,35 @@ Test(prefill_gpu, prompt_attention_types) {
             }
 }
 
+/* Causal cross-attention with far more queries than keys: the first rows of
+ * each sequence see no key, so most query tiles load Q and no key tile. Those
+ * rows must come out as zeros. Regression: such a tile staged its zero output
+ * over Q rows that other warps' cp.async copies could still be writing (seen
+ * on an H100 under initcheck as Q values in the output, and as a write-write
+ * race under racecheck, which flags it whatever the timing). */
+Test(prefill_gpu, prompt_rows_with_no_visible_key_are_zeros) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[48], kl[48];
+    for (int i = 0; i < 48; i++) {
+        ql[i] = 257 + 64 * (i % 5);
+        kl[i] = 1 + i % 3;
+    }
+    for (int d = 0; d < 2; d++) {
+        pa_prompt_problem_cfg c = {.seed = 11500u + d,
+                                   .dtype = d ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 48,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 8,
+                                   .head_size = 64,
+                                   .q_lens = ql,
+                                   .k_lens = kl};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        check_prompt(pr, d ? "no visible key bf16" : "no visible key f16");
+        pa_prompt_problem_free(pr);
+    }
+}
+
 Test(prefill_gpu, prompt_long_causal) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[2] = {2049, 1025};

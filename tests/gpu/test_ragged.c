@@ -72,6 +72,36 @@ static void dev_run(dev_problem *d) {
     pa_test_dev_sync();
 }
 
+/* The reference rounds each normalised probability to the value dtype (JAX);
+ * the kernels round the unnormalised ones of their online softmax (as
+ * FlashAttention does). Each rounding moves p_k by at most u p_k (u the unit
+ * roundoff of q_dtype), so the two outputs may differ by 2 u sum_k p_k |v_k|
+ * on top of the usual tolerance; with random V that sum cancels in the output
+ * but not in the bound, and a few elements near zero need it (seen on an H100:
+ * 8 of 385024 bf16 elements, up to 0.0039 off). Elements outside even that
+ * bound are counted into *res. Returns 1 when none is. */
+static int within_p_rounding(const rg_problem *pr, const unsigned char *got, int r0, int n, const float *ref,
+                             pa_tolerance tol, pa_compare_result *res) {
+    const pa_ragged_params *p = &pr->p;
+    const double u = p->q_dtype == PA_DTYPE_BF16 ? 0x1p-8 : p->q_dtype == PA_DTYPE_F16 ? 0x1p-11 : 0.0;
+    if (u == 0.0 || res->nan_count > 0)
+        return 0;
+    const size_t row = (size_t)p->num_q_heads * p->kv.head_size, es = pa_dtype_size(p->q_dtype);
+    float *mag = malloc(sizeof(float) * (size_t)pr->total_rows * row + 1);
+    cr_assert(mag);
+    rg_problem_plain_ex(pr, mag, 1);
+    int64_t bad = 0;
+    for (size_t i = 0; i < (size_t)n * row; i++) {
+        const double g = pa_load_as_float(p->q_dtype, got + (size_t)r0 * row * es, i);
+        const double r = ref[i], m = mag[(size_t)r0 * row + i];
+        if (!(fabs(g - r) <= tol.atol + tol.rtol * fabs(r) + 2.0 * u * m))
+            bad++;
+    }
+    free(mag);
+    res->mismatches = bad;
+    return bad == 0;
+}
+
 /* Runs the reference on the host problem (its out keeps the sentinel where it
  * does not write) and compares the device output: live rows within the
  * tolerance, every other byte identical. */
@@ -91,7 +121,9 @@ static void compare_rows(rg_problem *pr, const void *dev_out, const char *what, 
         float *ref = pa_test_to_float(p->q_dtype, want + (size_t)r0 * row * es, (size_t)n * row);
         pa_compare_result res;
         char buf[512];
-        const int ok = pa_compare(got + (size_t)r0 * row * es, p->q_dtype, ref, (int64_t)n * (int64_t)row, tol, &res);
+        int ok = pa_compare(got + (size_t)r0 * row * es, p->q_dtype, ref, (int64_t)n * (int64_t)row, tol, &res);
+        if (!ok)
+            ok = within_p_rounding(pr, got, r0, n, ref, tol, &res);
         free(ref);
         cr_assert(ok, "%s: sequence %d (q_len %d kv_len %d) %s/%s heads %d/%d hs %d ps %d window %d cap %g: %s", what,
                   s, n, pr->kv_lens[s], pa_dtype_name(p->q_dtype), pa_dtype_name(p->kv.dtype), p->num_q_heads,

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Side by side on one GPU, in one process, on the same tensors: libpagedattn's
+decode and prefill entries against FlashInfer's batch decode and PyTorch SDPA
+(flash and cuDNN backends), each output checked against a float32 reference
+before it is timed, with the measured copy and bf16 GEMM roofs beside them.
+
+    python3 benchmarks/side_by_side.py --lib build/libpagedattn.so --out DIR [--quick]
+
+Writes DIR/side_by_side.json (one row per case and implementation) and
+DIR/side_by_side.md (the table). FlashInfer is optional: when `import
+flashinfer` fails its rows say why. Timing: CUDA events around each call,
+L2 flushed (a 256 MiB write) before each, median of the repeats.
+
+The ctypes structs below mirror include/pagedattn/{kv_cache,decode,prefill}.h
+(sizes 80, 192 and 136 bytes on x86-64; main() checks them against those).
+"""
+import argparse
+import ctypes as C
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+# ---- the C ABI (x86-64 SysV) ---------------------------------------------------
+
+PA_F32, PA_F16, PA_BF16, PA_E4M3, PA_E5M2 = 0, 1, 2, 3, 4
+PA_LAYOUT_VLLM, PA_LAYOUT_NHD, PA_LAYOUT_HND, PA_LAYOUT_COMBINED = 0, 1, 2, 3
+PA_ATTN_DECODER = 0
+
+
+class KvCache(C.Structure):
+    _fields_ = [("layout", C.c_int), ("dtype", C.c_int), ("key", C.c_void_p), ("value", C.c_void_p),
+                ("num_blocks", C.c_int32), ("block_size", C.c_int32), ("num_kv_heads", C.c_int32),
+                ("head_size", C.c_int32), ("block_stride", C.c_int64), ("page_stride", C.c_int64),
+                ("head_stride", C.c_int64), ("k_scale", C.c_void_p), ("v_scale", C.c_void_p)]
+
+
+class DecodeParams(C.Structure):
+    _fields_ = [("out", C.c_void_p), ("query", C.c_void_p), ("q_stride", C.c_int64), ("q_dtype", C.c_int),
+                ("kv", KvCache), ("block_tables", C.c_void_p), ("block_table_stride", C.c_int32),
+                ("seq_lens", C.c_void_p), ("num_seqs", C.c_int32), ("num_heads", C.c_int32),
+                ("max_seq_len", C.c_int32), ("scale", C.c_float), ("alibi_slopes", C.c_void_p),
+                ("sliding_window", C.c_int32), ("soft_cap", C.c_float), ("tp_rank", C.c_int32),
+                ("bs_local_blocks", C.c_int32), ("bs_vert_stride", C.c_int32), ("bs_block_size", C.c_int32),
+                ("bs_head_sliding_step", C.c_int32)]
+
+
+class PromptParams(C.Structure):
+    _fields_ = [("out", C.c_void_p), ("query", C.c_void_p), ("key", C.c_void_p), ("value", C.c_void_p),
+                ("q_stride", C.c_int64), ("k_stride", C.c_int64), ("v_stride", C.c_int64), ("dtype", C.c_int),
+                ("attn_type", C.c_int), ("cu_seqlens_q", C.c_void_p), ("cu_seqlens_k", C.c_void_p),
+                ("num_seqs", C.c_int32), ("num_heads", C.c_int32), ("num_kv_heads", C.c_int32),
+                ("head_size", C.c_int32), ("num_q_tokens", C.c_int32), ("num_k_tokens", C.c_int32),
+                ("max_seqlen_q", C.c_int32), ("max_seqlen_k", C.c_int32), ("scale", C.c_float),
+                ("alibi_slopes", C.c_void_p), ("sliding_window", C.c_int32), ("soft_cap", C.c_float)]
+
+
+ABI_SIZES = {"pa_kv_cache": (KvCache, 80), "pa_decode_params": (DecodeParams, 192),
+             "pa_prompt_attention_params": (PromptParams, 136)}
+
+
+def load_lib(path):
+    lib = C.CDLL(path)
+    lib.pa_last_error.restype = C.c_char_p
+    for name in ("pa_paged_attention_v1", "pa_prompt_attention"):
+        getattr(lib, name).argtypes = [C.c_void_p, C.c_void_p]
+        getattr(lib, name).restype = C.c_int
+    for name in ("pa_paged_attention_v2", "pa_paged_attention_decode"):
+        getattr(lib, name).argtypes = [C.c_void_p, C.c_void_p, C.c_size_t, C.c_void_p]
+        getattr(lib, name).restype = C.c_int
+    for name in ("pa_paged_attention_v2_workspace_size", "pa_paged_attention_decode_workspace_size"):
+        getattr(lib, name).argtypes = [C.c_void_p, C.POINTER(C.c_size_t)]
+        getattr(lib, name).restype = C.c_int
+    return lib
+
+
+def ok(lib, status, what):
+    if status != 0:
+        raise RuntimeError(f"{what}: status {status}: {lib.pa_last_error().decode()}")
+
+
+# ---- timing ----------------------------------------------------------------------
+
+
+class Timer:
+    def __init__(self, torch, reps):
+        self.torch = torch
+        self.reps = reps
+        self.flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+
+    def median_ms(self, fn, reps=None):
+        torch = self.torch
+        reps = reps or self.reps
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        for i in range(reps):
+            self.flush.zero_()
+            starts[i].record()
+            fn()
+            ends[i].record()
+        torch.cuda.synchronize()
+        times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        return statistics.median(times), min(times), max(times)
+
+
+def rel_err(out, ref):
+    o = out.float()
+    if not bool(o.isfinite().all()):
+        return float("nan")
+    return float((o - ref).norm() / ref.norm())
+
+
+# ---- roofs -----------------------------------------------------------------------
+
+
+def roofs(torch, timer):
+    n = 1 << 30
+    a = torch.empty(n, dtype=torch.uint8, device="cuda")
+    a.random_(0, 255)
+    b = torch.empty_like(a)
+    ms, _, _ = timer.median_ms(lambda: b.copy_(a), reps=20)
+    copy_gbs = 2 * n / (ms * 1e-3) / 1e9
+    del a, b
+    m = 8192
+    x = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
+    y = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
+    ms, _, _ = timer.median_ms(lambda: x @ y, reps=20)
+    gemm_tflops = 2 * m ** 3 / (ms * 1e-3) / 1e12
+    del x, y
+    torch.cuda.empty_cache()
+    return copy_gbs, gemm_tflops
+
+
+# ---- decode ----------------------------------------------------------------------
+
+
+def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=128, bs=16, vary=False):
+    dev = "cuda"
+    g = torch.Generator(device=dev)
+    g.manual_seed(batch * 100003 + ctx)
+    if vary:  # lengths spread over [ctx/8, ctx]
+        lens = torch.randint(max(1, ctx // 8), ctx + 1, (batch,), generator=g, device=dev).to(torch.int32)
+    else:
+        lens = torch.full((batch,), ctx, dtype=torch.int32, device=dev)
+    lens_h = lens.cpu().tolist()
+    pages = [(n + bs - 1) // bs for n in lens_h]
+    max_pages = max(pages)
+    total_pages = sum(pages)
+    num_blocks = total_pages + 8
+    perm = torch.randperm(num_blocks, generator=g, device=dev).to(torch.int32)
+    tables = torch.zeros(batch, max_pages, dtype=torch.int32, device=dev)
+    indices = perm[:total_pages]
+    off = 0
+    for s, p in enumerate(pages):
+        tables[s, :p] = indices[off:off + p]
+        off += p
+    k = torch.randn(num_blocks, bs, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
+    v = torch.randn(num_blocks, bs, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
+    q = torch.randn(batch, hq, d, dtype=torch.bfloat16, device=dev, generator=g)
+    scale = 1.0 / math.sqrt(d)
+
+    # float32 reference over the gathered (contiguous) history of each sequence
+    ref = torch.empty(batch, hq, d, dtype=torch.float32, device=dev)
+    for s in range(batch):
+        ids = tables[s, :pages[s]].long()
+        ks = k[ids].reshape(-1, hk, d)[:lens_h[s]].float()
+        vs = v[ids].reshape(-1, hk, d)[:lens_h[s]].float()
+        ks = ks.repeat_interleave(hq // hk, dim=1)
+        vs = vs.repeat_interleave(hq // hk, dim=1)
+        logits = torch.einsum("hd,thd->ht", q[s].float(), ks) * scale
+        ref[s] = torch.einsum("ht,thd->hd", logits.softmax(-1), vs)
+
+    kv_bytes = sum(lens_h) * hk * d * 2 * 2
+    io_bytes = kv_bytes + 2 * batch * hq * d * 2 + batch * max_pages * 4
+    case = f"decode b={batch} ctx={ctx}{' (varied)' if vary else ''} {hq}/{hk}x{d} bf16 page {bs}"
+
+    def record(impl, fn, out):
+        try:
+            fn()
+            torch.cuda.synchronize()
+            err = rel_err(out, ref)
+            row = {"op": "decode", "case": case, "impl": impl, "rel_err": err, "batch": batch, "ctx": ctx,
+                   "bytes": io_bytes}
+            if not (err < 2e-2):
+                row["error"] = f"rel_err {err:.3g} over 2e-2: not timed"
+            else:
+                med, lo, hi = timer.median_ms(fn)
+                row.update(ms=med, ms_min=lo, ms_max=hi, gbs=io_bytes / (med * 1e-3) / 1e9)
+                row["pct_roof"] = 100.0 * row["gbs"] / roof
+        except Exception as e:  # noqa: BLE001 - a row per failure, the run goes on
+            row = {"op": "decode", "case": case, "impl": impl, "error": f"{type(e).__name__}: {e}"[:300]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    out = torch.full_like(q, float("nan"))
+    p = DecodeParams()
+    p.out, p.query, p.q_dtype = out.data_ptr(), q.data_ptr(), PA_BF16
+    p.kv = KvCache(layout=PA_LAYOUT_NHD, dtype=PA_BF16, key=k.data_ptr(), value=v.data_ptr(),
+                   num_blocks=num_blocks, block_size=bs, num_kv_heads=hk, head_size=d)
+    p.block_tables, p.block_table_stride = tables.data_ptr(), max_pages
+    p.seq_lens, p.num_seqs, p.num_heads, p.max_seq_len = lens.data_ptr(), batch, hq, max(lens_h)
+    p.scale = scale
+    stream = torch.cuda.current_stream().cuda_stream
+    for entry in ("decode", "v2"):
+        ws_bytes = C.c_size_t(0)
+        fn_ws = lib.pa_paged_attention_decode_workspace_size if entry == "decode" else \
+            lib.pa_paged_attention_v2_workspace_size
+        ok(lib, fn_ws(C.byref(p), C.byref(ws_bytes)), entry + " workspace")
+        ws = torch.empty(max(ws_bytes.value, 16), dtype=torch.uint8, device=dev)
+        call = lib.pa_paged_attention_decode if entry == "decode" else lib.pa_paged_attention_v2
+        out.fill_(float("nan"))
+        record(f"libpagedattn {entry}",
+               lambda call=call, ws=ws: ok(lib, call(C.byref(p), C.c_void_p(ws.data_ptr()), ws.numel(),
+                                                     C.c_void_p(stream)), entry), out)
+    out.fill_(float("nan"))
+    record("libpagedattn v1", lambda: ok(lib, lib.pa_paged_attention_v1(C.byref(p), C.c_void_p(stream)), "v1"), out)
+
+    if isinstance(fi, str):
+        rows.append({"op": "decode", "case": case, "impl": "flashinfer", "error": fi})
+    else:
+        indptr = torch.zeros(batch + 1, dtype=torch.int32, device=dev)
+        indptr[1:] = torch.tensor(pages, dtype=torch.int32, device=dev).cumsum(0)
+        last = torch.tensor([n - (p_ - 1) * bs for n, p_ in zip(lens_h, pages)], dtype=torch.int32, device=dev)
+        for tc in (False, True):
+            fo = torch.full_like(q, float("nan"))
+            try:
+                wsb = torch.zeros(128 << 20, dtype=torch.uint8, device=dev)
+                w = fi.BatchDecodeWithPagedKVCacheWrapper(wsb, "NHD", use_tensor_cores=tc)
+                w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16,
+                       kv_data_type=torch.bfloat16, sm_scale=scale)
+            except Exception as e:  # noqa: BLE001
+                rows.append({"op": "decode", "case": case, "impl": f"flashinfer tc={tc}",
+                             "error": f"plan: {type(e).__name__}: {e}"[:300]})
+                continue
+            record(f"flashinfer {'tensor-core' if tc else 'cuda-core'}",
+                   lambda w=w, fo=fo: w.run(q, (k, v), out=fo), fo)
+
+    if not vary:  # SDPA over the same data gathered contiguous (gather not timed): a contiguous-KV baseline
+        kc = torch.stack([k[tables[s, :pages[s]].long()].reshape(-1, hk, d)[:ctx] for s in range(batch)])
+        vc = torch.stack([v[tables[s, :pages[s]].long()].reshape(-1, hk, d)[:ctx] for s in range(batch)])
+        kc, vc = kc.transpose(1, 2).contiguous(), vc.transpose(1, 2).contiguous()
+        q4 = q.unsqueeze(2)
+        so = torch.empty_like(q4)
+
+        def sdpa():
+            so.copy_(torch.nn.functional.scaled_dot_product_attention(q4, kc, vc, scale=scale, enable_gqa=True))
+
+        record("torch sdpa (contiguous KV)", sdpa, so.view(batch, hq, d))
+        del kc, vc
+    del k, v
+    torch.cuda.empty_cache()
+
+
+# ---- prefill ---------------------------------------------------------------------
+
+
+def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8, d=128):
+    dev = "cuda"
+    g = torch.Generator(device=dev)
+    g.manual_seed(batch * 7919 + seqlen)
+    n = batch * seqlen
+    q = torch.randn(n, hq, d, dtype=torch.bfloat16, device=dev, generator=g)
+    k = torch.randn(n, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
+    v = torch.randn(n, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
+    cu = torch.arange(0, n + 1, seqlen, dtype=torch.int32, device=dev)
+    scale = 1.0 / math.sqrt(d)
+    flops = 4.0 * batch * hq * d * seqlen * (seqlen + 1) / 2  # causal: QK^T and PV over the lower triangle
+    case = f"prefill causal b={batch} len={seqlen} {hq}/{hk}x{d} bf16"
+
+    q4 = q.view(batch, seqlen, hq, d).transpose(1, 2)
+    k4 = k.view(batch, seqlen, hk, d).transpose(1, 2).repeat_interleave(hq // hk, dim=1).contiguous()
+    v4 = v.view(batch, seqlen, hk, d).transpose(1, 2).repeat_interleave(hq // hk, dim=1).contiguous()
+    q4c = q4.contiguous()
+    # reference: SDPA's math path in float32 on a slice of heads (full f32 would not fit for long rows)
+    heads_checked = list(range(0, hq, 8))
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            q4c[:, heads_checked].float(), k4[:, heads_checked].float(), v4[:, heads_checked].float(),
+            is_causal=True, scale=scale)
+
+    def record(impl, fn, out4):
+        try:
+            fn()
+            torch.cuda.synchronize()
+            err = rel_err(out4()[:, heads_checked], ref)
+            row = {"op": "prefill", "case": case, "impl": impl, "rel_err": err, "batch": batch, "seqlen": seqlen,
+                   "flops": flops}
+            if not (err < 2e-2):
+                row["error"] = f"rel_err {err:.3g} over 2e-2: not timed"
+            else:
+                med, lo, hi = timer.median_ms(fn, reps=20)
+                row.update(ms=med, ms_min=lo, ms_max=hi, tflops=flops / (med * 1e-3) / 1e12)
+                row["pct_roof"] = 100.0 * row["tflops"] / gemm_roof
+        except Exception as e:  # noqa: BLE001
+            row = {"op": "prefill", "case": case, "impl": impl, "error": f"{type(e).__name__}: {e}"[:300]}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+    out = torch.full_like(q, float("nan"))
+    p = PromptParams()
+    p.out, p.query, p.key, p.value = out.data_ptr(), q.data_ptr(), k.data_ptr(), v.data_ptr()
+    p.dtype, p.attn_type = PA_BF16, PA_ATTN_DECODER
+    p.cu_seqlens_q, p.cu_seqlens_k = cu.data_ptr(), None
+    p.num_seqs, p.num_heads, p.num_kv_heads, p.head_size = batch, hq, hk, d
+    p.num_q_tokens, p.num_k_tokens, p.max_seqlen_q, p.max_seqlen_k = n, n, seqlen, seqlen
+    p.scale = scale
+    stream = torch.cuda.current_stream().cuda_stream
+    record("libpagedattn prompt", lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
+           lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for name, backend in (("torch sdpa flash", SDPBackend.FLASH_ATTENTION), ("torch sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
+        so = torch.empty_like(q4c)
+
+        def run(backend=backend, so=so):
+            with sdpa_kernel(backend):
+                so.copy_(torch.nn.functional.scaled_dot_product_attention(q4c, k4, v4, is_causal=True, scale=scale))
+
+        record(name, run, lambda so=so: so.float())
+    del q, k, v, q4c, k4, v4, ref
+    torch.cuda.empty_cache()
+
+
+def warm_flashinfer(torch):
+    import flashinfer
+    t0 = time.time()
+    bs, hq, hk, d = 16, 32, 8, 128
+    k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
+    v = torch.randn_like(k)
+    q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
+    indptr = torch.tensor([0, 3, 6], dtype=torch.int32, device="cuda")
+    indices = torch.arange(6, dtype=torch.int32, device="cuda")
+    last = torch.tensor([5, 16], dtype=torch.int32, device="cuda")
+    for tc in (False, True):
+        w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(torch.zeros(128 << 20, dtype=torch.uint8, device="cuda"),
+                                                          "NHD", use_tensor_cores=tc)
+        w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16,
+               sm_scale=1.0 / math.sqrt(d))
+        w.run(q, (k, v))
+        torch.cuda.synchronize()
+        print(f"flashinfer {flashinfer.__version__} tensor_cores={tc} ready after {time.time() - t0:.0f} s", flush=True)
+
+
+# ---- main ------------------------------------------------------------------------
+
+
+def table(rows, copy_gbs, gemm_tflops, meta):
+    lines = [f"# Side by side: {meta['device']}", "",
+             f"- date: {meta['date']}; commit: {meta['commit']}; driver: {meta['driver']}; torch {meta['torch']};"
+             f" flashinfer {meta['flashinfer']}",
+             f"- measured roofs: device-to-device copy {copy_gbs:.0f} GB/s (bytes read + written);"
+             f" bf16 GEMM 8192^3 {gemm_tflops:.0f} TFLOP/s",
+             "- decode: bytes = K+V of every attended token + q + out + block tables; % is of the copy roof.",
+             "- prefill: FLOPs = 4*b*h*d*L(L+1)/2 (causal); % is of the GEMM roof.",
+             "- every figure is the median of repeated CUDA-event timings with the L2 flushed before each;"
+             " each output was first checked against a float32 reference (rel. L2 error shown).", "",
+             "| case | implementation | rel. error | median ms | GB/s or TFLOP/s | % of roof |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['case']} | {r['impl']} | {r.get('rel_err', '')} | - | {r['error']} | - |")
+            continue
+        rate = f"{r['gbs']:.0f} GB/s" if "gbs" in r else f"{r['tflops']:.0f} TFLOP/s"
+        lines.append(f"| {r['case']} | {r['impl']} | {r['rel_err']:.1e} | {r['ms']:.4f} | {rate} | {r['pct_roof']:.0f}% |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lib")
+    ap.add_argument("--out")
+    ap.add_argument("--quick", action="store_true", help="fewer cases and repeats")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--no-flashinfer", action="store_true")
+    ap.add_argument("--warm-flashinfer", action="store_true",
+                    help="only compile FlashInfer's decode kernels for the benchmark's shapes (JIT), then exit")
+    a = ap.parse_args()
+    for name, (cls, size) in ABI_SIZES.items():
+        if C.sizeof(cls) != size:
+            sys.exit(f"ctypes {name} is {C.sizeof(cls)} bytes, the C struct {size}: fix the mirror")
+    import torch
+    if a.warm_flashinfer:
+        warm_flashinfer(torch)
+        return
+    if not a.lib or not a.out:
+        ap.error("--lib and --out are required")
+    lib = load_lib(a.lib)
+    fi = "not tried (--no-flashinfer)"
+    fi_version = "-"
+    if not a.no_flashinfer:
+        try:
+            import flashinfer
+            fi, fi_version = flashinfer, flashinfer.__version__
+        except Exception as e:  # noqa: BLE001
+            fi = f"import flashinfer failed: {type(e).__name__}: {e}"[:300]
+    timer = Timer(torch, 10 if a.quick else a.reps)
+    copy_gbs, gemm_tflops = roofs(torch, timer)
+    print(f"roofs: copy {copy_gbs:.0f} GB/s, bf16 gemm {gemm_tflops:.0f} TFLOP/s", flush=True)
+    rows = []
+    dcases = [(1, 4096, False), (64, 4096, False), (128, 2048, False), (16, 32768, False), (128, 4096, True)]
+    pcases = [(4, 4096), (16, 1024), (1, 16384)]
+    if a.quick:
+        dcases, pcases = dcases[1:2], pcases[:1]
+    for b, ctx, vary in dcases:
+        decode_case(torch, lib, timer, fi, rows, copy_gbs, b, ctx, vary=vary)
+    for b, L in pcases:
+        prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
+    os.makedirs(a.out, exist_ok=True)
+    meta = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "commit": os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip() or "unknown",
+            "driver": os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().strip(),
+            "torch": torch.__version__, "flashinfer": fi_version}
+    with open(os.path.join(a.out, "side_by_side.json"), "w") as f:
+        json.dump({"meta": meta, "copy_gbs": copy_gbs, "gemm_tflops": gemm_tflops, "rows": rows}, f, indent=1)
+    md = table(rows, copy_gbs, gemm_tflops, meta)
+    with open(os.path.join(a.out, "side_by_side.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

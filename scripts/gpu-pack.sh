@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build here for sm_90 and pack what a GPU machine without Criterion needs into
+# .carry/ (ignored by git): the library, the CLI, the GPU and host test programs,
+# serve_loop, and Criterion's runtime. Then, on the GPU machine:
+#
+#   PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
+#
+# (the device tool carries .carry with `carry: [".carry"]`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+BUILD=${PA_PACK_BUILD:-build-sm90}
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" -Dgpu_archs="${PA_GPU_ARCHS:-90}" -Dbuildtype=release >/dev/null
+fi
+ninja -C "$BUILD" >/dev/null
+rm -rf .carry/build .carry/crit
+mkdir -p .carry/build/tests/gpu .carry/build/tests/host .carry/build/benchmarks .carry/crit
+# programs and libraries only (not meson's *.p object folders)
+find "$BUILD" -maxdepth 1 -name 'libpagedattn.so*' \( -type f -o -type l \) -exec cp -P {} .carry/build/ \;
+find "$BUILD"/tests/gpu -maxdepth 1 -type f -name 'test_*' -exec cp {} .carry/build/tests/gpu/ \;
+find "$BUILD"/tests/host -maxdepth 1 -type f -name 'test_*' -exec cp {} .carry/build/tests/host/ \;
+cp "$BUILD"/benchmarks/pagedattn .carry/build/benchmarks/
+cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
+cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o .carry/build/serve_loop examples/serve_loop.c \
+    -L"$BUILD" -Wl,-rpath,'$ORIGIN' -lpagedattn -L"$cuda_home/lib64" -lcudart -lm
+bash ../shared/tools/criterion-runtime.sh .carry/crit >/dev/null
+cp -L "$(ldconfig -p | awk '/libcudart\.so\.13 /{print $NF; exit}')" .carry/crit/ 2>/dev/null ||
+    cp -L "$cuda_home"/lib64/libcudart.so.13 .carry/crit/
+git rev-parse --short HEAD >.carry/build/COMMIT
+git diff --quiet HEAD -- . ':!benchmarks/results' || echo "+uncommitted" >>.carry/build/COMMIT
+du -sh .carry
