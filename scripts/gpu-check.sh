@@ -170,6 +170,18 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         san_report
     fi
 
+    if want side; then
+        echo "## side by side (benchmarks/side_by_side.py)"
+        if [ -n "${warm_pid:-}" ]; then
+            wait "$warm_pid"
+            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log")"
+            export PYTHONPATH=/tmp/site
+        fi
+        FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
+            --out "$logs" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
+        cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
+    fi
+
     if want checks; then
         echo "## checks"
         echo '```'
@@ -207,18 +219,6 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 60 $CLI bench cache --json "$json"
         timeout 240 $CLI bench --preset llama3-8b --json "$json"
         echo '```'
-    fi
-
-    if want side; then
-        echo "## side by side (benchmarks/side_by_side.py)"
-        if [ -n "${warm_pid:-}" ]; then
-            wait "$warm_pid"
-            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log")"
-            export PYTHONPATH=/tmp/site
-        fi
-        FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
-            --out "$logs" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
-        cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
     fi
 
     if want ncu && command -v ncu >/dev/null; then
