@@ -412,7 +412,8 @@ def main():
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
-            "commit": os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip() or "unknown",
+            "commit": os.environ.get("PA_COMMIT") or os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
+            or "unknown",
             "driver": os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().strip(),
             "torch": torch.__version__, "flashinfer": fi_version}
     with open(os.path.join(a.out, "side_by_side.json"), "w") as f:

@@ -45,6 +45,19 @@ pa_tolerance pa_tolerance_for(pa_dtype out, pa_dtype cache) {
 
 int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n, pa_tolerance tol,
                pa_compare_result *res) {
+    return pa_compare_with_allowance(got, got_dtype, ref, NULL, 0.0, n, tol, res);
+}
+
+double pa_prob_rounding_unit(pa_dtype value_dtype) {
+    switch (value_dtype) {
+    case PA_DTYPE_F16: return 0x1p-11;
+    case PA_DTYPE_BF16: return 0x1p-8;
+    default: return 0.0; /* f32 probabilities are not rounded; fp8 is never a value (query) dtype */
+    }
+}
+
+int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const float *ref, const float *extra,
+                              double extra_scale, int64_t n, pa_tolerance tol, pa_compare_result *res) {
     pa_compare_result r = {0};
     for (int i = 0; i < 8; i++)
         r.first_bad[i] = -1;
@@ -65,7 +78,8 @@ int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n,
                 r.max_abs_err = err;
             if (f != 0.0 && err / fabs(f) > r.max_rel_err)
                 r.max_rel_err = err / fabs(f);
-            bad = err > tol.atol + tol.rtol * fabs(f);
+            const double allowance = extra ? extra_scale * fabs((double)extra[i]) : 0.0;
+            bad = !(err <= tol.atol + tol.rtol * fabs(f) + allowance);
         }
         if (bad) {
             if (r.mismatches < 8) {

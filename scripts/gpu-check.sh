@@ -177,7 +177,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
             echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log")"
             export PYTHONPATH=/tmp/site
         fi
-        FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
+        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
             --out "$logs" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
         cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
     fi
@@ -218,6 +218,10 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
         timeout 240 $CLI bench --preset llama3-8b --json "$json"
+        echo '```'
+        echo "## plots"
+        echo '```'
+        timeout 60 python3 scripts/plot "$json" --out "$logs/plots" || echo "(plots not made here: run scripts/plot $json where matplotlib is installed)"
         echo '```'
     fi
 

@@ -37,6 +37,21 @@ PA_API pa_tolerance pa_tolerance_for(pa_dtype out_dtype, pa_dtype cache_dtype);
 PA_API int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n, pa_tolerance tol,
                       pa_compare_result *res);
 
+/* pa_compare with a per-element allowance on top of the tolerance: element i
+ * passes when |got - ref| <= atol + rtol |ref| + extra_scale |extra[i]| (extra
+ * may be NULL: pa_compare). For attention whose specification rounds the
+ * probabilities to the value dtype (the ragged op, as JAX does) while a kernel
+ * rounds the unnormalised ones of its online softmax (as FlashAttention does):
+ * extra[i] = sum_k p_k |v_k| for that output element and extra_scale =
+ * 2 * pa_prob_rounding_unit(value dtype), since each rounding moves p_k by at
+ * most u p_k. */
+PA_API int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const float *ref, const float *extra,
+                                     double extra_scale, int64_t n, pa_tolerance tol, pa_compare_result *res);
+
+/* Unit roundoff u of a value dtype as probabilities are rounded to it: 2^-8
+ * for bf16, 2^-11 for f16, 0 for f32. */
+PA_API double pa_prob_rounding_unit(pa_dtype value_dtype);
+
 /* One-paragraph report of a comparison into buf ("12 of 4096 outside atol ...,
  * first: [17] got 0.51 ref 0.48"). Returns buf. */
 PA_API const char *pa_compare_format(const pa_compare_result *res, pa_tolerance tol, char *buf, size_t len);

@@ -74,32 +74,24 @@ static void dev_run(dev_problem *d) {
 
 /* The reference rounds each normalised probability to the value dtype (JAX);
  * the kernels round the unnormalised ones of their online softmax (as
- * FlashAttention does). Each rounding moves p_k by at most u p_k (u the unit
- * roundoff of q_dtype), so the two outputs may differ by 2 u sum_k p_k |v_k|
- * on top of the usual tolerance; with random V that sum cancels in the output
- * but not in the bound, and a few elements near zero need it (seen on an H100:
- * 8 of 385024 bf16 elements, up to 0.0039 off). Elements outside even that
- * bound are counted into *res. Returns 1 when none is. */
+ * FlashAttention does). The two may differ by 2 u sum_k p_k |v_k| on top of
+ * the usual tolerance (pa_compare_with_allowance); with random V that sum
+ * cancels in the output but not in the bound, and a few bf16 elements near
+ * zero need it (seen on an H100: 8 of 385024, up to 0.0039 off). */
 static int within_p_rounding(const rg_problem *pr, const unsigned char *got, int r0, int n, const float *ref,
                              pa_tolerance tol, pa_compare_result *res) {
     const pa_ragged_params *p = &pr->p;
-    const double u = p->q_dtype == PA_DTYPE_BF16 ? 0x1p-8 : p->q_dtype == PA_DTYPE_F16 ? 0x1p-11 : 0.0;
-    if (u == 0.0 || res->nan_count > 0)
+    const double u = pa_prob_rounding_unit(p->q_dtype);
+    if (u == 0.0 || !pr->k_logical)
         return 0;
     const size_t row = (size_t)p->num_q_heads * p->kv.head_size, es = pa_dtype_size(p->q_dtype);
     float *mag = malloc(sizeof(float) * (size_t)pr->total_rows * row + 1);
     cr_assert(mag);
     rg_problem_plain_ex(pr, mag, 1);
-    int64_t bad = 0;
-    for (size_t i = 0; i < (size_t)n * row; i++) {
-        const double g = pa_load_as_float(p->q_dtype, got + (size_t)r0 * row * es, i);
-        const double r = ref[i], m = mag[(size_t)r0 * row + i];
-        if (!(fabs(g - r) <= tol.atol + tol.rtol * fabs(r) + 2.0 * u * m))
-            bad++;
-    }
+    const int ok = pa_compare_with_allowance(got + (size_t)r0 * row * es, p->q_dtype, ref, mag + (size_t)r0 * row,
+                                             2.0 * u, (int64_t)n * (int64_t)row, tol, res);
     free(mag);
-    res->mismatches = bad;
-    return bad == 0;
+    return ok;
 }
 
 /* Runs the reference on the host problem (its out keeps the sentinel where it
@@ -160,23 +152,24 @@ static void run_case(const gcase *k) {
             ql[s] = 1;
         kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, k->extra_hi);
     }
-    rg_problem_cfg c = {.seed = k->seed,
-                        .q_dtype = k->q_dtype,
-                        .cache_dtype = k->cache_dtype,
-                        .num_seqs = k->num_seqs,
-                        .max_num_seqs = k->max_num_seqs,
-                        .num_q_heads = k->qh,
-                        .num_kv_heads = k->kvh,
-                        .head_size = k->hs,
-                        .page_size = k->ps,
-                        .q_lens = ql,
-                        .kv_lens = kl,
-                        .extra_pages = 5,
-                        .extra_cols = 3,
-                        .window = k->window,
-                        .soft_cap = k->soft_cap,
-                        .mask_value = k->mask_value,
-                        .skip_logical = 1};
+    rg_problem_cfg c = {
+        .seed = k->seed,
+        .q_dtype = k->q_dtype,
+        .cache_dtype = k->cache_dtype,
+        .num_seqs = k->num_seqs,
+        .max_num_seqs = k->max_num_seqs,
+        .num_q_heads = k->qh,
+        .num_kv_heads = k->kvh,
+        .head_size = k->hs,
+        .page_size = k->ps,
+        .q_lens = ql,
+        .kv_lens = kl,
+        .extra_pages = 5,
+        .extra_cols = 3,
+        .window = k->window,
+        .soft_cap = k->soft_cap,
+        .mask_value = k->mask_value,
+    };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr, "problem allocation failed");
     pr->p.kv_split_tokens = k->split;
@@ -357,18 +350,19 @@ Test(ragged_gpu, long_prefill, .timeout = 600) {
     for (int d = 0; d < 2; d++) {
         int ql[] = {2048, 1, 1, 113, 1};
         int kl[] = {8192, 2049, 1025, 1023, 8193};
-        rg_problem_cfg c = {.seed = 6000 + (uint64_t)d,
-                            .q_dtype = dts[d],
-                            .cache_dtype = dts[d],
-                            .num_seqs = 5,
-                            .num_q_heads = 4,
-                            .num_kv_heads = 1,
-                            .head_size = 64,
-                            .page_size = 128,
-                            .q_lens = ql,
-                            .kv_lens = kl,
-                            .extra_pages = 3,
-                            .skip_logical = 1};
+        rg_problem_cfg c = {
+            .seed = 6000 + (uint64_t)d,
+            .q_dtype = dts[d],
+            .cache_dtype = dts[d],
+            .num_seqs = 5,
+            .num_q_heads = 4,
+            .num_kv_heads = 1,
+            .head_size = 64,
+            .page_size = 128,
+            .q_lens = ql,
+            .kv_lens = kl,
+            .extra_pages = 3,
+        };
         rg_problem *pr = rg_problem_make(&c);
         cr_assert(pr);
         dev_problem dv;
@@ -434,19 +428,20 @@ Test(ragged_gpu, odd_page_sizes) {
 Test(ragged_gpu, num_seqs_below_max) {
     PA_SKIP_WITHOUT_GPU();
     int ql[] = {5, 1, 40, 1}, kl[] = {9, 700, 40, 3};
-    rg_problem_cfg c = {.seed = 8000,
-                        .q_dtype = PA_DTYPE_BF16,
-                        .cache_dtype = PA_DTYPE_BF16,
-                        .num_seqs = 4,
-                        .max_num_seqs = 16,
-                        .max_tokens = 128,
-                        .num_q_heads = 8,
-                        .num_kv_heads = 2,
-                        .head_size = 128,
-                        .page_size = 16,
-                        .q_lens = ql,
-                        .kv_lens = kl,
-                        .skip_logical = 1};
+    rg_problem_cfg c = {
+        .seed = 8000,
+        .q_dtype = PA_DTYPE_BF16,
+        .cache_dtype = PA_DTYPE_BF16,
+        .num_seqs = 4,
+        .max_num_seqs = 16,
+        .max_tokens = 128,
+        .num_q_heads = 8,
+        .num_kv_heads = 2,
+        .head_size = 128,
+        .page_size = 16,
+        .q_lens = ql,
+        .kv_lens = kl,
+    };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr);
     pr->num_seqs = 3;
@@ -472,17 +467,18 @@ Test(ragged_gpu, num_seqs_below_max) {
 Test(ragged_gpu, bad_device_lengths_are_skipped) {
     PA_SKIP_WITHOUT_GPU();
     int ql[] = {4, 6, 3}, kl[] = {10, 20, 30};
-    rg_problem_cfg c = {.seed = 8100,
-                        .q_dtype = PA_DTYPE_F16,
-                        .cache_dtype = PA_DTYPE_F16,
-                        .num_seqs = 3,
-                        .num_q_heads = 4,
-                        .num_kv_heads = 2,
-                        .head_size = 64,
-                        .page_size = 16,
-                        .q_lens = ql,
-                        .kv_lens = kl,
-                        .skip_logical = 1};
+    rg_problem_cfg c = {
+        .seed = 8100,
+        .q_dtype = PA_DTYPE_F16,
+        .cache_dtype = PA_DTYPE_F16,
+        .num_seqs = 3,
+        .num_q_heads = 4,
+        .num_kv_heads = 2,
+        .head_size = 64,
+        .page_size = 16,
+        .q_lens = ql,
+        .kv_lens = kl,
+    };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr);
     pr->kv_lens[1] = 5;                             /* q_len 6 > kv_len 5 */
@@ -514,17 +510,18 @@ Test(ragged_gpu, device_plan_matches_host) {
         ql[s] = s % 2 ? pa_rng_int(&r, 1, 200) : 1;
         kl[s] = ql[s] + pa_rng_int(&r, 0, 5000);
     }
-    rg_problem_cfg c = {.seed = 8200,
-                        .q_dtype = PA_DTYPE_BF16,
-                        .cache_dtype = PA_DTYPE_BF16,
-                        .num_seqs = 40,
-                        .num_q_heads = 32,
-                        .num_kv_heads = 8,
-                        .head_size = 128,
-                        .page_size = 16,
-                        .q_lens = ql,
-                        .kv_lens = kl,
-                        .skip_logical = 1};
+    rg_problem_cfg c = {
+        .seed = 8200,
+        .q_dtype = PA_DTYPE_BF16,
+        .cache_dtype = PA_DTYPE_BF16,
+        .num_seqs = 40,
+        .num_q_heads = 32,
+        .num_kv_heads = 8,
+        .head_size = 128,
+        .page_size = 16,
+        .q_lens = ql,
+        .kv_lens = kl,
+    };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr);
     dev_problem d;
@@ -587,19 +584,20 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 }
                 ql[at] = tq[target];
                 kl[at] = tk[target];
-                rg_problem_cfg c = {.seed = 9100 + (uint64_t)(variant * 7 + d),
-                                    .q_dtype = dts[d],
-                                    .cache_dtype = dts[d],
-                                    .num_seqs = n,
-                                    .max_num_seqs = 16,
-                                    .max_tokens = 4096,
-                                    .num_q_heads = 16,
-                                    .num_kv_heads = 2,
-                                    .head_size = 128,
-                                    .page_size = 16,
-                                    .q_lens = ql,
-                                    .kv_lens = kl,
-                                    .skip_logical = 1};
+                rg_problem_cfg c = {
+                    .seed = 9100 + (uint64_t)(variant * 7 + d),
+                    .q_dtype = dts[d],
+                    .cache_dtype = dts[d],
+                    .num_seqs = n,
+                    .max_num_seqs = 16,
+                    .max_tokens = 4096,
+                    .num_q_heads = 16,
+                    .num_kv_heads = 2,
+                    .head_size = 128,
+                    .page_size = 16,
+                    .q_lens = ql,
+                    .kv_lens = kl,
+                };
                 rg_problem *pr = rg_problem_make(&c);
                 cr_assert(pr);
                 /* Give the target the same queries and K/V in every batch: fill
@@ -654,21 +652,22 @@ Test(ragged_gpu, graph_replay_with_new_batch) {
         used_a += (ka[s] + 15) / 16;
     for (int s = 0; s < 5; s++)
         used_b += (kb[s] + 15) / 16;
-    rg_problem_cfg ca = {.seed = 9500,
-                         .q_dtype = PA_DTYPE_BF16,
-                         .cache_dtype = PA_DTYPE_BF16,
-                         .num_seqs = 3,
-                         .max_num_seqs = 8,
-                         .max_tokens = 128,
-                         .num_q_heads = 32,
-                         .num_kv_heads = 8,
-                         .head_size = 128,
-                         .page_size = 16,
-                         .q_lens = qa,
-                         .kv_lens = ka,
-                         .extra_pages = 4 + (used_b > used_a ? used_b - used_a : 0),
-                         .extra_cols = 2,
-                         .skip_logical = 1};
+    rg_problem_cfg ca = {
+        .seed = 9500,
+        .q_dtype = PA_DTYPE_BF16,
+        .cache_dtype = PA_DTYPE_BF16,
+        .num_seqs = 3,
+        .max_num_seqs = 8,
+        .max_tokens = 128,
+        .num_q_heads = 32,
+        .num_kv_heads = 8,
+        .head_size = 128,
+        .page_size = 16,
+        .q_lens = qa,
+        .kv_lens = ka,
+        .extra_pages = 4 + (used_b > used_a ? used_b - used_a : 0),
+        .extra_cols = 2,
+    };
     rg_problem_cfg cb = ca;
     cb.seed = 9501;
     cb.num_seqs = 5;

@@ -68,3 +68,24 @@ Test(check, compares_low_precision_outputs) {
     cr_assert_eq(r.mismatches, 1);
     cr_assert_eq(r.first_bad[0], 1);
 }
+
+Test(check, allowance_adds_per_element_slack) {
+    const pa_tolerance tol = {.atol = 0.01, .rtol = 0.0};
+    const float got[3] = {0.0f, 0.0f, 0.0f};
+    const float ref[3] = {0.005f, 0.03f, 0.05f}; /* errors 0.005, 0.03, 0.05 */
+    const float extra[3] = {0.0f, 0.25f, 0.25f}; /* with scale 0.1: 0, 0.025, 0.025 more */
+    pa_compare_result r;
+    cr_assert_not(pa_compare_with_allowance(got, PA_DTYPE_F32, ref, NULL, 0.1, 3, tol, &r));
+    cr_assert_eq(r.mismatches, 2);
+    cr_assert_not(pa_compare_with_allowance(got, PA_DTYPE_F32, ref, extra, 0.1, 3, tol, &r));
+    cr_assert_eq(r.mismatches, 1, "0.03 <= 0.01 + 0.025 passes, 0.05 does not");
+    cr_assert_eq(r.first_bad[0], 2);
+    const float nan_got[1] = {NAN};
+    cr_assert_not(pa_compare_with_allowance(nan_got, PA_DTYPE_F32, ref, extra, 1e9, 1, tol, &r), "NaN never passes");
+}
+
+Test(check, probability_rounding_unit_per_dtype) {
+    cr_assert_eq(pa_prob_rounding_unit(PA_DTYPE_BF16), ldexp(1.0, -8));
+    cr_assert_eq(pa_prob_rounding_unit(PA_DTYPE_F16), ldexp(1.0, -11));
+    cr_assert_eq(pa_prob_rounding_unit(PA_DTYPE_F32), 0.0);
+}
