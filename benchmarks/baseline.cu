@@ -105,7 +105,7 @@ struct bl_mask {
 };
 
 __device__ __forceinline__ float block_reduce(float v, bool is_max) {
-    __shared__ float red[kThreads / 32];
+    PA_STATIC_SMEM(float red[kThreads / 32]);
     for (int o = 16; o > 0; o >>= 1) {
         const float w = __shfl_xor_sync(0xffffffffu, v, o);
         v = is_max ? fmaxf(v, w) : v + w;
@@ -317,9 +317,9 @@ template <int CT> static void launch_gather_kv(pa_baseline *b, dim3 grid) {
     const void *value = pb.kv.layout == PA_LAYOUT_COMBINED || !pb.kv.value ? pb.kv.key : pb.kv.value;
     const bl_new_kv nk{pb.new_k, pb.new_v, pb.new_k_stride, pb.new_v_stride};
 #define PA_BL_GKV(CDT)                                                                                                 \
-    gather_kv<CDT, CT><<<grid, kThreads>>>(b->kc, b->vc, pb.kv.key, value, b->g, pb.block_tables,                      \
-                                           pb.block_table_stride, lens_of(pb), nk, pb.kv.k_scale, pb.kv.v_scale,       \
-                                           b->dm)
+    PA_LAUNCH(grid, kThreads, 0, 0, gather_kv<CDT, CT>)                                                                \
+    (b->kc, b->vc, pb.kv.key, value, b->g, pb.block_tables, pb.block_table_stride, lens_of(pb), nk, pb.kv.k_scale,     \
+     pb.kv.v_scale, b->dm)
     switch (pb.kv.dtype) {
     case PA_DTYPE_F32: PA_BL_GKV(0); break;
     case PA_DTYPE_F16: PA_BL_GKV(1); break;
@@ -337,7 +337,7 @@ template <int QT> static int launch_all(pa_baseline *b) {
     const unsigned gy = (unsigned)batch;
     launch_gather_kv<QT>(b, dim3((unsigned)(((int64_t)dm.max_kv * dm.head + kThreads - 1) / kThreads), gy));
     const dim3 qgrid((unsigned)((qrows * dm.head + kThreads - 1) / kThreads), gy);
-    gather_q<QT><<<qgrid, kThreads>>>(b->qc, pb.q, pb.q_stride, pb.cu_q_lens, dm);
+    PA_LAUNCH(qgrid, kThreads, 0, 0, gather_q<QT>)(b->qc, pb.q, pb.q_stride, pb.cu_q_lens, dm);
     if (cudaGetLastError() != cudaSuccess)
         return 1;
     // Row-major S[q_rows][max_kv] = Qc . Kc^T is column-major S^T = Kc^T(as stored) . Qc.
@@ -350,7 +350,7 @@ template <int QT> static int launch_all(pa_baseline *b) {
                                    CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
         return 1;
     const bl_mask mk{pb.scale, pb.soft_cap, pb.sliding_window, pb.local_chunk, pb.non_causal, pb.alibi_slopes};
-    softmax_rows<QT><<<dim3((unsigned)qrows, gy), kThreads>>>(b->pr, b->sc, lens_of(pb), dm, mk);
+    PA_LAUNCH(dim3((unsigned)qrows, gy), kThreads, 0, 0, softmax_rows<QT>)(b->pr, b->sc, lens_of(pb), dm, mk);
     if (cudaGetLastError() != cudaSuccess)
         return 1;
     // Row-major O[q_rows][head] = P . Vc is column-major O^T = Vc^T(as stored) . P^T(as stored).
@@ -360,7 +360,7 @@ template <int QT> static int launch_all(pa_baseline *b) {
                                    (long long)qrows * dm.head, (int)batch, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
         return 1;
-    scatter_out<QT><<<qgrid, kThreads>>>(b->out, b->o, pb.cu_q_lens, dm);
+    PA_LAUNCH(qgrid, kThreads, 0, 0, scatter_out<QT>)(b->out, b->o, pb.cu_q_lens, dm);
     return cudaGetLastError() != cudaSuccess;
 }
 

@@ -26,9 +26,8 @@ cudaError_t launch(void *dst, const void *src, int64_t n, const float *scale, cu
     int64_t blocks = (n + threads - 1) / threads;
     if (blocks > 65535LL * 8)
         blocks = 65535LL * 8;
-    convert_kernel<SRC, DST>
-        <<<(unsigned)blocks, threads, 0, stream>>>(static_cast<typename pa::elt<DST>::type *>(dst),
-                                                   static_cast<const typename pa::elt<SRC>::type *>(src), n, scale);
+    PA_LAUNCH((unsigned)blocks, threads, 0, stream, convert_kernel<SRC, DST>)
+    (static_cast<typename pa::elt<DST>::type *>(dst), static_cast<const typename pa::elt<SRC>::type *>(src), n, scale);
     return cudaGetLastError();
 }
 

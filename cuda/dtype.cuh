@@ -7,6 +7,8 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
+#include "ptx.cuh"
+
 namespace pa {
 
 template <int DT> struct elt;

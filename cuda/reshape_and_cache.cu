@@ -212,7 +212,7 @@ template <int IN, int OUT> cudaError_t launch_rc(const pa_rc_params &p, cudaStre
     const int tpt = min(kThreads, (chunks + 31) / 32 * 32); // threads per token
     const int tpc = kThreads / tpt;                         // tokens per CTA
     const int64_t grid = (p.num_tokens + tpc - 1) / tpc;
-    reshape_and_cache_kernel<IN, OUT><<<(unsigned)grid, dim3(tpt, tpc), 0, s>>>(p);
+    PA_LAUNCH((unsigned)grid, dim3(tpt, tpc), 0, s, reshape_and_cache_kernel<IN, OUT>)(p);
     return cudaGetLastError();
 }
 
@@ -223,7 +223,8 @@ template <int IN, int OUT> cudaError_t launch_kvu(const pa_kvu_params &p, cudaSt
     int rows = max(1, min(p.g.block_size, 4 * kThreads / cpr));
     rows = max(rows, (p.g.block_size + 65534) / 65535); // gridDim.y limit
     const int groups = (p.g.block_size + rows - 1) / rows;
-    kv_cache_update_kernel<IN, OUT><<<dim3((unsigned)p.num_slices_padded, (unsigned)groups), kThreads, 0, s>>>(p, rows);
+    PA_LAUNCH(dim3((unsigned)p.num_slices_padded, (unsigned)groups), kThreads, 0, s, kv_cache_update_kernel<IN, OUT>)
+    (p, rows);
     return cudaGetLastError();
 }
 

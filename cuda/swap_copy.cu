@@ -5,6 +5,7 @@
 
 #include "../csrc/cache_ops_internal.h"
 #include "../csrc/launchers.h"
+#include "ptx.cuh"
 
 namespace {
 
@@ -91,7 +92,7 @@ cudaError_t copy_runs(void *const *dsts, const void *const *srcs, const size_t *
 
 extern "C" int pa_launch_copy_blocks(const pa_cb_params *p, pa_stream stream) {
     dim3 grid((unsigned)p->num_pairs, (unsigned)p->num_layers);
-    copy_blocks_kernel<<<grid, kCopyThreads, 0, reinterpret_cast<cudaStream_t>(stream)>>>(*p);
+    PA_LAUNCH(grid, kCopyThreads, 0, reinterpret_cast<cudaStream_t>(stream), copy_blocks_kernel)(*p);
     return (int)cudaGetLastError();
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 template <int QT> int launch_merge(const pa_dec_kparams *kp, cudaStream_t s) {
     const unsigned grid = (unsigned)((int64_t)kp->num_seqs * kp->num_heads);
-    pa_dec::decode_merge_kernel<QT><<<grid, pa_dec::NT, 0, s>>>(*kp);
+    PA_LAUNCH(grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT>)(*kp);
     return (int)cudaGetLastError();
 }
 

@@ -16,7 +16,7 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
             return (int)e;
     }
     const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->max_splits);
-    kernel<<<grid, NT, (size_t)kp->smem_bytes, s>>>(*kp);
+    PA_LAUNCH(grid, NT, (size_t)kp->smem_bytes, s, kernel)(*kp);
     return (int)cudaGetLastError();
 }
 

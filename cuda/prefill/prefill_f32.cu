@@ -24,7 +24,7 @@ __device__ __forceinline__ float load_elt(const void *base, int kind, int64_t of
 }
 
 __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefill_kparams p) {
-    __shared__ float q_s[kWarps][PA_PREFILL_MAX_HEAD];
+    PA_STATIC_SMEM(float q_s[kWarps][PA_PREFILL_MAX_HEAD]);
     const int s = blockIdx.y, head = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     pa_prefill::Seq sq;
@@ -137,6 +137,6 @@ cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream) {
     if (tiles == 0 || p.num_seqs == 0)
         return cudaSuccess;
     dim3 grid((unsigned)tiles, (unsigned)p.num_seqs, (unsigned)p.num_heads);
-    prefill_f32_kernel<<<grid, kWarps * 32, 0, stream>>>(p);
+    PA_LAUNCH(grid, kWarps * 32, 0, stream, prefill_f32_kernel)(p);
     return cudaGetLastError();
 }

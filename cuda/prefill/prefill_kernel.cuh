@@ -156,9 +156,9 @@ template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefil
 template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {
     using T = typename C::T;
     constexpr int BM = C::BM, BN = C::BN, DT = C::kDT;
-    extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ int64_t rowoff_q[BM];
-    __shared__ int64_t rowoff_k[2][BN], rowoff_v[2][BN];
+    PA_DYNAMIC_SMEM(unsigned char, smem);
+    PA_STATIC_SMEM(int64_t rowoff_q[BM]);
+    PA_STATIC_SMEM(int64_t rowoff_k[2][BN], rowoff_v[2][BN]);
 
     const int s = blockIdx.y, kvh = blockIdx.z;
     const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
@@ -343,7 +343,7 @@ template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cu
     if (e != cudaSuccess)
         return e;
     dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
-    prefill_mma_kernel<C><<<grid, C::kThreads, smem, stream>>>(p);
+    PA_LAUNCH(grid, C::kThreads, smem, stream, prefill_mma_kernel<C>)(p);
     return cudaGetLastError();
 }
 

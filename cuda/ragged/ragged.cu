@@ -86,8 +86,8 @@ __device__ int scan_max(int v, int *sw, int *total) {
 }
 
 __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_constant__ pa_rg_launch P) {
-    __shared__ int sw[32];
-    __shared__ int s_cnt[kPlanThreads], s_oi[kPlanThreads], s_om[kPlanThreads], s_op[kPlanThreads];
+    PA_STATIC_SMEM(int sw[32]);
+    PA_STATIC_SMEM(int s_cnt[kPlanThreads], s_oi[kPlanThreads], s_om[kPlanThreads], s_op[kPlanThreads]);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int ns = *P.num_seqs;
     ns = ns < 0 ? 0 : (ns > P.max_num_seqs ? P.max_num_seqs : ns);
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
 
 extern "C" int pa_launch_ragged(const pa_rg_launch *p, pa_stream stream) {
     cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
-    ragged_plan_kernel<<<1, kPlanThreads, 0, st>>>(*p);
+    PA_LAUNCH(1, kPlanThreads, 0, st, ragged_plan_kernel)(*p);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return (int)e;

@@ -39,7 +39,7 @@ int launch_persistent(Kernel kernel, LaunchCache (&cache)[64], int threads, size
     }
     const long long resident = (long long)lc.sms * (lc.occ > 0 ? lc.occ : 1);
     const long long grid = p->wl.max_items < resident ? p->wl.max_items : resident;
-    kernel<<<(unsigned)(grid > 0 ? grid : 1), threads, smem, st>>>(*p);
+    PA_LAUNCH((unsigned)(grid > 0 ? grid : 1), threads, smem, st, kernel)(*p);
     return (int)cudaGetLastError();
 }
 

@@ -71,8 +71,8 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
     static_assert(C::kNO == CP::kNO && C::kNO == CD::kNO, "one O accumulator shape");
     static_assert(64 * HP * 4 + 64 * 4 <= C::smem_bytes(kStages), "f32 staging fits in the tiles");
 
-    extern __shared__ __align__(16) unsigned char smem[];
-    __shared__ int s_idx, s_flag;
+    PA_DYNAMIC_SMEM(unsigned char, smem);
+    PA_STATIC_SMEM(int s_idx, s_flag);
     const int w = pa::tile::warp_id(), lane = pa::tile::lane_id();
     const int hs = P.head_size;
     const bool fp8 = P.kv_dtype != P.q_dtype;

@@ -26,12 +26,12 @@ template <int HP>
 __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_constant__ pa_rg_launch P) {
     constexpr int KS = HP + 1; // odd stride: lane-indexed keys hit distinct banks
     constexpr int NJ = HP / 32;
-    extern __shared__ __align__(16) unsigned char smem[];
+    PA_DYNAMIC_SMEM(unsigned char, smem);
     float *qs = reinterpret_cast<float *>(smem);
     float *ks = qs + 64 * HP;
     float *vs = ks + kSimtKeys * KS;
     float *ps = vs + kSimtKeys * KS;
-    __shared__ int s_idx, s_flag;
+    PA_STATIC_SMEM(int s_idx, s_flag);
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int hs = P.head_size;
     const bool fp8 = P.kv_dtype != 0;

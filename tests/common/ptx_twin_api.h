@@ -1,0 +1,38 @@
+/* Runs each PTX wrapper of cuda/ptx.cuh on the device and its twin on the host,
+ * on the same inputs, for tests/gpu/test_ptx_twins.c (device) and
+ * tests/host/test_ptx_twins.c (twins only). Implemented in
+ * tests/common/ptx_twin_device.cu and tests/common/ptx_twin_host.cpp. */
+#ifndef PA_PTX_TWIN_API_H
+#define PA_PTX_TWIN_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PA_TWIN_SMEM 2048 /* bytes of the shared-memory image */
+
+/* ldmatrix .x4 (trans = 0 or 1): lane l reads the 16-byte row at image +
+ * row_off[l] (16-aligned, < PA_TWIN_SMEM); out[l * 4 + j] is lane l's register j. */
+int pa_twin_ldmatrix_device(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out);
+void pa_twin_ldmatrix_host(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out);
+
+/* mma.sync m16n8k16 (dt 1 = f16, 2 = bf16): a[l*4+i], b[l*2+i], c[l*4+i] are
+ * lane l's fragments; d[l*4+i] its result. */
+int pa_twin_mma_device(int dt, const uint32_t *a, const uint32_t *b, const float *c, float *d);
+void pa_twin_mma_host(int dt, const uint32_t *a, const uint32_t *b, const float *c, float *d);
+
+/* cp.async: lane l copies unit[l] (4, 8 or 16) bytes with src_bytes[l] read
+ * from src + src_off[l] to dst_off[l] of a shared image first filled with
+ * `fill`; out gets the image after cp.async.wait_group 0. Offsets aligned to
+ * the unit, ranges disjoint, within PA_TWIN_SMEM. */
+int pa_twin_cp_async_device(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                            const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out);
+void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                           const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,119 @@
+// Device side of tests/common/ptx_twin_api.h: one warp runs the real PTX
+// wrapper of cuda/ptx.cuh and writes its registers or shared memory out raw.
+// Each entry returns a cudaError_t (0 = ok) and synchronises.
+#include <cuda_runtime.h>
+
+#include "../../cuda/ptx.cuh"
+#include "ptx_twin_api.h"
+
+namespace {
+
+__global__ void ldmatrix_kernel(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out) {
+    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    const int l = threadIdx.x;
+    for (int i = l; i < PA_TWIN_SMEM; i += 32)
+        sm[i] = image[i];
+    __syncwarp();
+    uint32_t r[4];
+    if (trans)
+        pa::ptx::ldmatrix_x4_trans(r, sm + row_off[l]);
+    else
+        pa::ptx::ldmatrix_x4(r, sm + row_off[l]);
+    for (int j = 0; j < 4; j++)
+        out[l * 4 + j] = r[j];
+}
+
+template <int DT> __global__ void mma_kernel(const uint32_t *a, const uint32_t *b, const float *c, float *d) {
+    const int l = threadIdx.x;
+    const uint32_t ra[4] = {a[l * 4], a[l * 4 + 1], a[l * 4 + 2], a[l * 4 + 3]};
+    float acc[4] = {c[l * 4], c[l * 4 + 1], c[l * 4 + 2], c[l * 4 + 3]};
+    pa::ptx::mma16816<DT>(acc, ra, b[l * 2], b[l * 2 + 1]);
+    for (int i = 0; i < 4; i++)
+        d[l * 4 + i] = acc[i];
+}
+
+__global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                                const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out) {
+    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    const int l = threadIdx.x;
+    for (int i = l; i < PA_TWIN_SMEM; i += 32)
+        sm[i] = fill;
+    __syncwarp();
+    pa::ptx::cp_async(sm + dst_off[l], src + src_off[l], unit[l], src_bytes[l]);
+    pa::ptx::cp_async_commit();
+    pa::ptx::cp_async_wait<0>();
+    __syncwarp();
+    for (int i = l; i < PA_TWIN_SMEM; i += 32)
+        out[i] = sm[i];
+}
+
+struct Dev {
+    void *p[8] = {};
+    int n = 0;
+    cudaError_t err = cudaSuccess;
+    template <class T> T *up(const T *h, size_t count) {
+        void *d = nullptr;
+        if (err == cudaSuccess)
+            err = cudaMalloc(&d, count * sizeof(T) + 16);
+        if (err == cudaSuccess && h)
+            err = cudaMemcpy(d, h, count * sizeof(T), cudaMemcpyHostToDevice);
+        p[n++] = d;
+        return static_cast<T *>(d);
+    }
+    template <class T> void down(T *h, const T *d, size_t count) {
+        if (err == cudaSuccess)
+            err = cudaDeviceSynchronize();
+        if (err == cudaSuccess)
+            err = cudaMemcpy(h, d, count * sizeof(T), cudaMemcpyDeviceToHost);
+    }
+    ~Dev() {
+        for (int i = 0; i < n; i++)
+            cudaFree(p[i]);
+    }
+};
+
+} // namespace
+
+extern "C" int pa_twin_ldmatrix_device(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out) {
+    Dev d;
+    const unsigned char *di = d.up(image, PA_TWIN_SMEM);
+    const int32_t *dr = d.up(row_off, 32);
+    uint32_t *dout = d.up<uint32_t>(nullptr, 128);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 32, 0, 0, ldmatrix_kernel)(di, dr, trans, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, 128);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_mma_device(int dt, const uint32_t *a, const uint32_t *b, const float *c, float *out) {
+    Dev d;
+    const uint32_t *da = d.up(a, 128), *db = d.up(b, 64);
+    const float *dc = d.up(c, 128);
+    float *dd = d.up<float>(nullptr, 128);
+    if (d.err == cudaSuccess) {
+        if (dt == 1)
+            PA_LAUNCH(1, 32, 0, 0, mma_kernel<1>)(da, db, dc, dd);
+        else
+            PA_LAUNCH(1, 32, 0, 0, mma_kernel<2>)(da, db, dc, dd);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dd, 128);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_cp_async_device(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                                       const int32_t *unit, const int32_t *src_bytes, unsigned char fill,
+                                       unsigned char *out) {
+    Dev d;
+    const unsigned char *ds = d.up(src, PA_TWIN_SMEM);
+    const int32_t *dso = d.up(src_off, 32), *ddo = d.up(dst_off, 32), *du = d.up(unit, 32), *db = d.up(src_bytes, 32);
+    unsigned char *dout = d.up<unsigned char>(nullptr, PA_TWIN_SMEM);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 32, 0, 0, cp_async_kernel)(ds, dso, ddo, du, db, fill, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, PA_TWIN_SMEM);
+    return (int)d.err;
+}

@@ -1,0 +1,73 @@
+/* Each PTX wrapper of cuda/ptx.cuh against its interpret-mode twin, on the same
+ * inputs: ldmatrix and cp.async bit for bit; mma.sync bit for bit where the
+ * exact result is an f32 (integer inputs) and within a few ulp of the sum of
+ * |products| otherwise (the ISA leaves the hardware's internal rounding of the
+ * sum unspecified). Skips without a GPU. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "ptx_twin_cases.h"
+#include "testutil.h"
+
+Test(ptx_twins, ldmatrix_x4_and_trans_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(901);
+    unsigned char image[PA_TWIN_SMEM];
+    int32_t off[32];
+    uint32_t dev[128], host[128];
+    for (int rep = 0; rep < 8; rep++) {
+        twin_ldmatrix_case(&r, image, off);
+        for (int trans = 0; trans < 2; trans++) {
+            cr_assert_eq(pa_twin_ldmatrix_device(image, off, trans, dev), 0, "launch failed");
+            pa_twin_ldmatrix_host(image, off, trans, host);
+            for (int i = 0; i < 128; i++)
+                cr_assert_eq(dev[i], host[i], "trans %d lane %d reg %d: device %08x twin %08x", trans, i / 4, i % 4,
+                             dev[i], host[i]);
+        }
+    }
+}
+
+static void mma_check(int dt, int exact, uint64_t seed) {
+    pa_rng r = pa_rng_make(seed);
+    uint32_t a[128], b[64];
+    float c[128], dev[128], host[128];
+    twin_mma_case(&r, dt, exact, a, b, c);
+    cr_assert_eq(pa_twin_mma_device(dt, a, b, c, dev), 0, "launch failed");
+    pa_twin_mma_host(dt, a, b, c, host);
+    for (int i = 0; i < 128; i++) {
+        if (exact) {
+            uint32_t x, y;
+            memcpy(&x, &dev[i], 4);
+            memcpy(&y, &host[i], 4);
+            cr_assert_eq(x, y, "dt %d lane %d d%d: device %.9g twin %.9g", dt, i / 4, i % 4, dev[i], host[i]);
+        } else {
+            /* |sum| of 16 products of values <= 2 plus |c| <= 4 is < 70: a few f32 ulp of that */
+            cr_assert(fabsf(dev[i] - host[i]) <= 70.0f * 0x1p-21f, "dt %d lane %d d%d: device %.9g twin %.9g", dt,
+                      i / 4, i % 4, dev[i], host[i]);
+        }
+    }
+}
+
+Test(ptx_twins, mma_m16n8k16_f16_and_bf16) {
+    PA_SKIP_WITHOUT_GPU();
+    for (int dt = 1; dt <= 2; dt++)
+        for (int rep = 0; rep < 4; rep++) {
+            mma_check(dt, 1, 910u + (uint64_t)(dt * 10 + rep));
+            mma_check(dt, 0, 950u + (uint64_t)(dt * 10 + rep));
+        }
+}
+
+Test(ptx_twins, cp_async_units_and_zero_fill_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(977);
+    unsigned char src[PA_TWIN_SMEM], dev[PA_TWIN_SMEM], host[PA_TWIN_SMEM];
+    int32_t so[32], dso[32], u[32], sb[32];
+    for (int rep = 0; rep < 8; rep++) {
+        twin_cp_async_case(&r, src, so, dso, u, sb);
+        cr_assert_eq(pa_twin_cp_async_device(src, so, dso, u, sb, 0xA5, dev), 0, "launch failed");
+        pa_twin_cp_async_host(src, so, dso, u, sb, 0xA5, host);
+        for (int i = 0; i < PA_TWIN_SMEM; i++)
+            cr_assert_eq(dev[i], host[i], "byte %d: device %02x twin %02x", i, dev[i], host[i]);
+    }
+}
