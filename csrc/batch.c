@@ -15,6 +15,16 @@ pa_status pa_reorder_batch_to_split_decodes_and_prefills(const int32_t *num_sche
     PA_REQUIRE(num_reqs >= 0, "reorder: num_reqs must be >= 0 (got %d)", num_reqs);
     PA_REQUIRE(decode_threshold >= 0, "reorder: decode_threshold must be >= 0 (got %d)", decode_threshold);
     PA_REQUIRE(num_reqs == 0 || num_scheduled_tokens != NULL, "reorder: num_scheduled_tokens is NULL");
+    if (tokens_out && tokens_out != num_scheduled_tokens && num_reqs > 0) {
+        /* In place (the same array) or disjoint; anything else would copy over
+         * entries not yet read. Compared as integers: the arrays may be unrelated. */
+        const uintptr_t in = (uintptr_t)num_scheduled_tokens, out = (uintptr_t)tokens_out;
+        const uintptr_t bytes = (uintptr_t)num_reqs * sizeof *tokens_out;
+        PA_REQUIRE(out >= in + bytes || in >= out + bytes,
+                   "reorder: tokens_out partially overlaps num_scheduled_tokens (%d entries); pass the same array "
+                   "for in place, or a disjoint one",
+                   num_reqs);
+    }
     int32_t num_decodes = 0;
     int64_t total = 0;
     for (int32_t i = 0; i < num_reqs; i++) {

@@ -112,7 +112,8 @@ pa_status pa_swap_blocks_kv_bytes(const pa_kv_cache *dst, const pa_kv_cache *src
     int64_t elems = 0;
     PA_TRY(pa_kv_cache_elements(src, &elems, NULL));
     const int64_t per_block = geom_of(src).block_stride;
-    if (per_block * src->num_blocks != elems)
+    int64_t tiled = 0;
+    if (!pa_mul_i64(per_block, src->num_blocks, &tiled) || tiled != elems)
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "swap_blocks_kv: blocks of this strided cache view do not tile the buffer; swap each buffer "
                        "with pa_swap_blocks");

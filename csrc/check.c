@@ -1,4 +1,4 @@
-/* The one tolerance rule: |got - ref| <= atol + rtol * |ref|, NaN fails.
+/* The one tolerance rule: |got - ref| <= atol + rtol * |ref|, NaN in got always fails.
  *
  * Numbers follow FlashAttention's rule of thumb: a kernel may be off from a
  * double-precision reference by about twice what the plain low-precision
@@ -62,12 +62,28 @@ int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const float *
     for (int i = 0; i < 8; i++)
         r.first_bad[i] = -1;
     r.n = n;
+    /* A comparison that cannot be made fails: a negative count, a NaN or
+     * negative tolerance or allowance scale, missing arrays. It reports one
+     * mismatch (no index) and NaN errors, which pa_compare_format names. */
+    const int valid = n >= 0 && !isnan(tol.atol) && tol.atol >= 0.0 && !isnan(tol.rtol) && tol.rtol >= 0.0 &&
+                      !isnan(extra_scale) && extra_scale >= 0.0 && (n == 0 || (got != NULL && ref != NULL)) &&
+                      pa_is_valid_dtype(got_dtype);
+    if (!valid) {
+        r.mismatches = 1;
+        r.max_abs_err = r.max_rel_err = NAN;
+        if (res)
+            *res = r;
+        return 0;
+    }
     for (int64_t i = 0; i < n; i++) {
         double g = pa_load_as_float(got_dtype, got, (size_t)i);
         double f = ref[i];
         int bad;
         if (!isfinite(g)) {
-            bad = !(isnan(g) && isnan(f)) && !(isinf(g) && g == f);
+            /* NaN in got always fails, even against a NaN reference (outputs
+             * are poisoned with NaN before a kernel runs); an infinity passes
+             * only against the same infinity. */
+            bad = !(isinf(g) && g == f);
             if (bad)
                 r.nan_count++;
         } else if (!isfinite(f)) {
@@ -98,6 +114,17 @@ int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const float *
 const char *pa_compare_format(const pa_compare_result *r, pa_tolerance tol, char *buf, size_t len) {
     if (!buf || len == 0)
         return buf;
+    if (!r) {
+        snprintf(buf, len, "no result (pa_compare_result is NULL)");
+        return buf;
+    }
+    if (r->n < 0 || isnan(r->max_abs_err)) {
+        snprintf(buf, len,
+                 "invalid comparison, nothing compared (n %lld, atol %.3g, rtol %.3g): n must be >= 0, tolerances "
+                 "and extra_scale >= 0 and not NaN, arrays not NULL",
+                 (long long)r->n, tol.atol, tol.rtol);
+        return buf;
+    }
     int k = snprintf(buf, len,
                      "%lld of %lld outside atol %.3g + rtol %.3g (max abs err %.3g, max rel err %.3g, %lld NaN/inf)",
                      (long long)r->mismatches, (long long)r->n, tol.atol, tol.rtol, r->max_abs_err, r->max_rel_err,

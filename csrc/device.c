@@ -24,6 +24,8 @@ int pa_device_count(void) {
 
 pa_status pa_device_info(int device, pa_device_props *out) {
     PA_REQUIRE(out != NULL, "pa_device_info: out must not be NULL");
+    /* An index that can never be valid is the caller's error, device or not. */
+    PA_REQUIRE(device >= 0, "pa_device_info: device index %d is negative", device);
     memset(out, 0, sizeof *out);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);

@@ -82,7 +82,9 @@ static pa_status min_page_from_budget(const char *who, int64_t max_model_len, in
                "%s: a block table of %d sequences does not fit in half of %lld bytes (not even one page id per "
                "sequence)",
                who, max_num_seqs, (long long)budget_bytes);
-    const int64_t pages = (max_model_len + pages_per_req - 1) / pages_per_req;
+    /* ceil(max_model_len / pages_per_req) without the round-up sum, which wraps
+     * for max_model_len near INT64_MAX (max_model_len >= 1 here). */
+    const int64_t pages = (max_model_len - 1) / pages_per_req + 1;
     PA_REQUIRE(pages <= ((int64_t)1 << 30), "%s: minimum page size for max_model_len %lld overflows int32", who,
                (long long)max_model_len);
     *out = (int32_t)next_pow2(pages);
@@ -125,10 +127,8 @@ pa_status pa_kv_cache_shape(pa_kv_layout layout, pa_dtype dtype, int32_t num_blo
      * check the product against int64 step by step. */
     const int64_t f[5] = {2, num_blocks, block_size, num_kv_heads, head_size};
     int64_t total = 1;
-    for (int i = 0; i < 5; i++) {
-        PA_REQUIRE(total <= INT64_MAX / f[i], "kv cache shape: element count overflows int64");
-        total *= f[i];
-    }
+    for (int i = 0; i < 5; i++)
+        PA_REQUIRE(pa_mul_i64(total, f[i], &total), "kv cache shape: element count overflows int64");
     const int64_t nb = num_blocks, bs = block_size, h = num_kv_heads, d = head_size;
     int64_t t[PA_MAX_SHAPE_RANK];
     int32_t r = 0;

@@ -41,6 +41,18 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
 #define PA_RANGE_POP() ((void)0)
 #endif
 
+/* Overflow-checked int64 arithmetic for sizes and offsets: *r = a * b (a + b)
+ * and 1, or 0 (with *r unspecified) when the exact result does not fit. */
+static inline int pa_mul_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+
+/* Host-side value checks of the CPU references (csrc/kv_cache.c), which read
+ * these from host memory; the GPU entries never read them on the host. An fp8
+ * cache's k_scale / v_scale (when not NULL) must be finite and > 0; ALiBi
+ * slopes (when not NULL) finite. PA_ERR_INVALID_ARGUMENT naming `who`. */
+pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv);
+pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_heads);
+
 /* Query-side dtypes an attention kernel accepts. */
 static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }
 static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }

@@ -1,8 +1,8 @@
 /* Cache descriptor checks and sizes. */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
-#include "kv_index.h"
 
 const char *pa_kv_layout_name(pa_kv_layout l) {
     switch (l) {
@@ -26,7 +26,28 @@ pa_status pa_kv_layout_from_name(const char *name, pa_kv_layout *out) {
     return pa_fail(PA_ERR_INVALID_ARGUMENT, "unknown KV layout '%s'; known: vllm, nhd, hnd, combined", name);
 }
 
-pa_status pa_kv_cache_validate(const pa_kv_cache *c) {
+/* Every cache size goes through here: 1 and *out = f[0] * ... * f[n-1], or 0
+ * when the product does not fit in int64. */
+static int product_i64(const int64_t *f, int n, int64_t *out) {
+    int64_t r = 1;
+    for (int i = 0; i < n; i++)
+        if (!pa_mul_i64(r, f[i], &r))
+            return 0;
+    *out = r;
+    return 1;
+}
+
+#define SIZE_REQUIRE(ok)                                                                                               \
+    PA_REQUIRE(ok,                                                                                                     \
+               "kv cache size overflows int64 (%s layout, %s, num_blocks %d, block_size %d, num_kv_heads %d, "         \
+               "head_size %d, strides %lld/%lld/%lld)",                                                                \
+               pa_kv_layout_name(c->layout), pa_dtype_name(c->dtype), c->num_blocks, c->block_size, c->num_kv_heads,   \
+               c->head_size, (long long)c->block_stride, (long long)c->page_stride, (long long)c->head_stride)
+
+/* Checks the descriptor and sizes its buffers (elements spanning the strides),
+ * every product and sum overflow-checked: the element count and the byte count
+ * of each buffer must fit in int64. */
+static pa_status check_and_size(const pa_kv_cache *c, int64_t *key_elems, int64_t *value_elems) {
     PA_REQUIRE(c != NULL, "kv cache descriptor is NULL");
     PA_REQUIRE((int)c->layout >= PA_LAYOUT_VLLM && (int)c->layout <= PA_LAYOUT_COMBINED, "kv cache layout %d unknown",
                (int)c->layout);
@@ -46,50 +67,84 @@ pa_status pa_kv_cache_validate(const pa_kv_cache *c) {
         PA_REQUIRE(c->head_size % x == 0, "vllm layout: head_size %d must be a multiple of x = %d (16 bytes of %s)",
                    c->head_size, x, pa_dtype_name(c->dtype));
     }
+    const int64_t nb = c->num_blocks, hs = c->head_size, nh = c->num_kv_heads, bs = c->block_size;
+    int64_t ke = 0, ve = 0;
     if (c->layout == PA_LAYOUT_FLASH_NHD || c->layout == PA_LAYOUT_FLASH_HND) {
         PA_REQUIRE(c->block_stride >= 0 && c->page_stride >= 0 && c->head_stride >= 0,
                    "flash layout strides must be >= 0");
-        pa_kv_geom g = pa_kv_geom_make(c->layout, (int32_t)pa_dtype_size(c->dtype), c->block_size, c->num_kv_heads,
-                                       c->head_size, c->block_stride, c->page_stride, c->head_stride);
-        const int64_t hs = c->head_size, nh = c->num_kv_heads, bs = c->block_size;
+        /* Resolve the zero (contiguous) strides as pa_kv_geom_make does, checked. */
+        int64_t need = 0, bstr, pstr, hstr;
         if (c->layout == PA_LAYOUT_FLASH_NHD) {
-            PA_REQUIRE(g.head_stride >= hs, "nhd: head_stride %lld < head_size %lld", (long long)g.head_stride,
-                       (long long)hs);
-            PA_REQUIRE(g.page_stride >= nh * g.head_stride, "nhd: page_stride %lld overlaps the heads of a token",
-                       (long long)g.page_stride);
-            PA_REQUIRE(g.block_stride >= bs * g.page_stride, "nhd: block_stride %lld overlaps the tokens of a block",
-                       (long long)g.block_stride);
+            hstr = c->head_stride ? c->head_stride : hs;
+            PA_REQUIRE(hstr >= hs, "nhd: head_stride %lld < head_size %lld", (long long)hstr, (long long)hs);
+            SIZE_REQUIRE(pa_mul_i64(nh, hstr, &need));
+            pstr = c->page_stride ? c->page_stride : need;
+            PA_REQUIRE(pstr >= need, "nhd: page_stride %lld overlaps the heads of a token", (long long)pstr);
+            SIZE_REQUIRE(pa_mul_i64(bs, pstr, &need));
+            bstr = c->block_stride ? c->block_stride : need;
+            PA_REQUIRE(bstr >= need, "nhd: block_stride %lld overlaps the tokens of a block", (long long)bstr);
         } else {
-            PA_REQUIRE(g.page_stride >= hs, "hnd: page_stride %lld < head_size %lld", (long long)g.page_stride,
-                       (long long)hs);
-            PA_REQUIRE(g.head_stride >= bs * g.page_stride, "hnd: head_stride %lld overlaps the tokens of a head",
-                       (long long)g.head_stride);
-            PA_REQUIRE(g.block_stride >= nh * g.head_stride, "hnd: block_stride %lld overlaps the heads of a block",
-                       (long long)g.block_stride);
+            pstr = c->page_stride ? c->page_stride : hs;
+            PA_REQUIRE(pstr >= hs, "hnd: page_stride %lld < head_size %lld", (long long)pstr, (long long)hs);
+            SIZE_REQUIRE(pa_mul_i64(bs, pstr, &need));
+            hstr = c->head_stride ? c->head_stride : need;
+            PA_REQUIRE(hstr >= need, "hnd: head_stride %lld overlaps the tokens of a head", (long long)hstr);
+            SIZE_REQUIRE(pa_mul_i64(nh, hstr, &need));
+            bstr = c->block_stride ? c->block_stride : need;
+            PA_REQUIRE(bstr >= need, "hnd: block_stride %lld overlaps the heads of a block", (long long)bstr);
         }
+        /* One past the last element: (nb-1)*bstr + (bs-1)*pstr + (nh-1)*hstr + hs. */
+        int64_t tb, tp, th;
+        SIZE_REQUIRE(pa_mul_i64(nb - 1, bstr, &tb) && pa_mul_i64(bs - 1, pstr, &tp) && pa_mul_i64(nh - 1, hstr, &th) &&
+                     pa_add_i64(tb, tp, &ke) && pa_add_i64(ke, th, &ke) && pa_add_i64(ke, hs, &ke));
+        ve = ke;
     } else {
         PA_REQUIRE(c->block_stride == 0 && c->page_stride == 0 && c->head_stride == 0,
                    "%s layout: strides are fixed and must be left 0", pa_kv_layout_name(c->layout));
+        if (c->layout == PA_LAYOUT_COMBINED) {
+            const int64_t f[5] = {nb, bs, 2, nh, hs};
+            SIZE_REQUIRE(product_i64(f, 5, &ke));
+        } else {
+            const int64_t f[4] = {nb, nh, bs, hs};
+            SIZE_REQUIRE(product_i64(f, 4, &ke));
+            ve = ke;
+        }
     }
+    int64_t bytes;
+    SIZE_REQUIRE(pa_mul_i64(ke, (int64_t)pa_dtype_size(c->dtype), &bytes));
+    if (key_elems)
+        *key_elems = ke;
+    if (value_elems)
+        *value_elems = ve;
     return PA_SUCCESS;
 }
 
+#undef SIZE_REQUIRE
+
+pa_status pa_kv_cache_validate(const pa_kv_cache *c) { return check_and_size(c, NULL, NULL); }
+
 pa_status pa_kv_cache_elements(const pa_kv_cache *c, int64_t *key_elems, int64_t *value_elems) {
-    PA_TRY(pa_kv_cache_validate(c));
-    pa_kv_geom g = pa_kv_geom_make(c->layout, (int32_t)pa_dtype_size(c->dtype), c->block_size, c->num_kv_heads,
-                                   c->head_size, c->block_stride, c->page_stride, c->head_stride);
-    /* One past the last element the layout can address. */
-    int64_t last_k = pa_kv_key_offset(&g, c->num_blocks - 1, c->num_kv_heads - 1, c->block_size - 1, c->head_size - 1);
-    int64_t last_v =
-        pa_kv_value_offset(&g, c->num_blocks - 1, c->num_kv_heads - 1, c->block_size - 1, c->head_size - 1);
-    if (c->layout == PA_LAYOUT_COMBINED) {
-        last_k = last_k > last_v ? last_k : last_v;
-        last_v = -1;
-    }
-    if (key_elems)
-        *key_elems = last_k + 1;
-    if (value_elems)
-        *value_elems = last_v + 1;
+    PA_TRY(check_and_size(c, key_elems, value_elems));
     pa_clear_error();
+    return PA_SUCCESS;
+}
+
+/* ---- host-side values the CPU references read ------------------------------- */
+
+pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv) {
+    if (!pa_dtype_is_fp8(kv->dtype))
+        return PA_SUCCESS; /* the scales apply to fp8 caches only */
+    PA_REQUIRE(kv->k_scale == NULL || (isfinite(*kv->k_scale) && *kv->k_scale > 0.0f),
+               "%s: fp8 k_scale = %g must be finite and > 0", who, (double)*kv->k_scale);
+    PA_REQUIRE(kv->v_scale == NULL || (isfinite(*kv->v_scale) && *kv->v_scale > 0.0f),
+               "%s: fp8 v_scale = %g must be finite and > 0", who, (double)*kv->v_scale);
+    return PA_SUCCESS;
+}
+
+pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_heads) {
+    if (slopes == NULL)
+        return PA_SUCCESS;
+    for (int32_t h = 0; h < num_heads; h++)
+        PA_REQUIRE(isfinite(slopes[h]), "%s: alibi_slopes[%d] = %g must be finite", who, (int)h, (double)slopes[h]);
     return PA_SUCCESS;
 }

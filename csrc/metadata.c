@@ -414,7 +414,8 @@ pa_status pa_build_kv_update_slices(const pa_common_metadata *c, int32_t spb, in
     int32_t num = 0, padded = 0;
     PA_TRY(count_slices(c, spb, &num, &padded));
     PA_REQUIRE(capacity >= padded, "slices capacity %d < padded slice count %d", (int)capacity, (int)padded);
-    PA_REQUIRE(padded == 0 || slices != NULL, "output slices is NULL");
+    /* Every one of the capacity entries of each field is written (padding). */
+    PA_REQUIRE(capacity == 0 || slices != NULL, "output slices is NULL with capacity %d", (int)capacity);
     write_slices(c, num, capacity, slices);
     if (num_slices)
         *num_slices = num;
@@ -431,7 +432,8 @@ pa_status pa_build_ragged_metadata(const pa_common_metadata *c, int32_t spb, pa_
     PA_TRY(count_slices(c, spb, &num, &padded));
     PA_REQUIRE(out->slices_capacity >= padded, "slices_capacity %d < padded slice count %d", (int)out->slices_capacity,
                (int)padded);
-    PA_REQUIRE(padded == 0 || out->slices != NULL, "output slices is NULL");
+    PA_REQUIRE(out->slices_capacity == 0 || out->slices != NULL, "output slices is NULL with slices_capacity %d",
+               (int)out->slices_capacity);
     write_slices(c, num, out->slices_capacity, out->slices);
     out->num_seqs = c->num_reqs;
     out->num_slices = num;

@@ -28,6 +28,7 @@ pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_ma
                    "reshape_and_cache: slot_mapping[%lld] = %lld (token %lld) out of range [-1, %lld)", (long long)t,
                    (long long)s, (long long)t, (long long)p.num_slots);
     }
+    PA_TRY(pa_check_host_kv_scales("reshape_and_cache", cache));
     const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
     const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
     const int32_t bs = cache->block_size;
@@ -76,6 +77,7 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
                    "kv_cache_update: slice %d new_kv_start %lld + len %lld outside new_kv's %lld tokens", i,
                    (long long)ns, (long long)len, (long long)num_tokens);
     }
+    PA_TRY(pa_check_host_kv_scales("kv_cache_update", cache));
     const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
     const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
     const int32_t hs = cache->head_size;

@@ -29,6 +29,10 @@ static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, i
 pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     PA_TRY(pa_decode_validate(p));
     const pa_kv_cache *kv = &p->kv;
+    if (p->num_seqs > 0) {
+        PA_TRY(pa_check_host_kv_scales("decode reference", kv));
+        PA_TRY(pa_check_host_alibi("decode reference", p->alibi_slopes, p->num_heads));
+    }
     const int hs = kv->head_size, bs = kv->block_size;
     const int group = p->num_heads / kv->num_kv_heads;
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
@@ -111,9 +115,10 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                     acc[d] += w * (double)v;
                 }
             }
+            /* A head that attends no token at all gets zeros (see decode.h). */
             for (int d = 0; d < hs; d++)
                 pa_store_from_float(p->q_dtype, p->out, (size_t)(((int64_t)s * p->num_heads + h) * hs + d),
-                                    (float)(acc[d] / sum));
+                                    sum > 0.0 ? (float)(acc[d] / sum) : 0.0f);
         }
     }
     free(logits);

@@ -124,6 +124,10 @@ static void gather_packed(float *dst, const void *src, pa_dtype dt, int64_t row0
 /* ---- context attention ------------------------------------------------------------ */
 
 static pa_status check_context_data(const pa_context_attention_params *p) {
+    /* Host values first: pa_ref_mixed_attention relies on this for its decode
+     * part too (same cache and slopes) before the context part writes. */
+    PA_TRY(pa_check_host_kv_scales("context_attention", &p->kv));
+    PA_TRY(pa_check_host_alibi("context_attention", p->alibi_slopes, p->num_heads));
     const int32_t *qsl = p->query_start_loc;
     PA_REQUIRE(qsl[0] >= 0, "context_attention: query_start_loc[0] = %d < 0", qsl[0]);
     for (int s = 0; s < p->num_seqs; s++) {
@@ -229,6 +233,7 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
     const int32_t max_k = p->cu_seqlens_k ? p->max_seqlen_k : p->max_seqlen_q;
     PA_TRY(check_cu("cu_seqlens_q", p->cu_seqlens_q, p->num_seqs, p->num_q_tokens, p->max_seqlen_q));
     PA_TRY(check_cu("cu_seqlens_k", cu_k, p->num_seqs, num_k, max_k));
+    PA_TRY(pa_check_host_alibi("prompt_attention", p->alibi_slopes, p->num_heads));
     const int hs = p->head_size, nkv = p->num_kv_heads;
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
     const int64_t k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;

@@ -58,6 +58,8 @@ static pa_status check_batch(const pa_ragged_params *p, int32_t ns) {
     const int64_t max_kv = (int64_t)p->pages_per_seq * kv->block_size;
     PA_REQUIRE(ns >= 0 && ns <= p->max_num_seqs, "ragged reference: num_seqs %d outside 0..max_num_seqs %d", ns,
                p->max_num_seqs);
+    if (ns > 0)
+        PA_TRY(pa_check_host_kv_scales("ragged reference", kv));
     for (int32_t s = 0; s < ns; s++) {
         const int32_t q0 = p->cu_q_lens[s], q1 = p->cu_q_lens[s + 1], kv_len = p->kv_lens[s];
         PA_REQUIRE(q0 >= 0 && q1 >= q0 && q1 <= p->max_num_batched_tokens,

@@ -44,8 +44,8 @@ typedef void (*pa_swap_fn)(void *user, int32_t a, int32_t b);
  *                         new position -> old request index).
  *   tokens_out            optional [num_reqs]: receives num_scheduled_tokens with
  *                         the swaps applied. It may be num_scheduled_tokens
- *                         itself (in place) or a separate array; it must not
- *                         partially overlap it.
+ *                         itself (in place) or a separate array; one that
+ *                         partially overlaps it is PA_ERR_INVALID_ARGUMENT.
  *   modified              optional: 1 when at least one swap happened, else 0.
  *
  * Needs no workspace: the decode and prefill positions are found with two

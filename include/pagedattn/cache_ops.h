@@ -58,7 +58,8 @@ typedef struct pa_kv_input {
 PA_API pa_status pa_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache,
                                       pa_stream stream);
 /* CPU reference on host memory (slot_mapping, buffers and scales on the host).
- * Rejects a slot outside [-1, num_blocks * block_size) naming the token. */
+ * Rejects a slot outside [-1, num_blocks * block_size) naming the token, and an
+ * fp8 cache's k_scale / v_scale that is not finite and > 0. */
 PA_API pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache);
 
 /* KV update by slices for the combined layout (vLLM's kv_cache_update).
@@ -82,7 +83,8 @@ PA_API pa_status pa_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, i
                                     int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
                                     int32_t num_slices_padded, const pa_kv_cache *cache, pa_stream stream);
 /* CPU reference: everything on the host; *num_slices is a host int32. Rejects
- * (before writing anything) any live slice that the device would skip. */
+ * (before writing anything) any live slice that the device would skip, and an
+ * fp8 cache's k_scale / v_scale that is not finite and > 0. */
 PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
                                         int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
                                         int32_t num_slices_padded, const pa_kv_cache *cache);

@@ -1,7 +1,9 @@
 /* libpagedattn: the one tolerance rule used by the tests and `pagedattn check`.
  *
- *   |got - ref| <= atol + rtol * |ref|, and any NaN or infinity in `got`
- *   (where ref is finite) fails.
+ *   |got - ref| <= atol + rtol * |ref|; any NaN in `got` fails (even where ref
+ *   is NaN: outputs are poisoned with NaN before a kernel runs), an infinity in
+ *   `got` fails unless ref is the same infinity, and a finite `got` fails
+ *   against a NaN or infinite ref.
  */
 #ifndef PAGEDATTN_CHECK_H
 #define PAGEDATTN_CHECK_H
@@ -33,7 +35,10 @@ typedef struct pa_compare_result {
 PA_API pa_tolerance pa_tolerance_for(pa_dtype out_dtype, pa_dtype cache_dtype);
 
 /* Compares n elements of `got` (dtype got_dtype) with `ref` (f32). Returns 1
- * when every element is within tolerance, 0 otherwise, and fills *res. */
+ * when every element is within tolerance, 0 otherwise, and fills *res. A
+ * comparison that cannot be made fails (returns 0, res->mismatches 1 with no
+ * index, res->max_abs_err and max_rel_err NaN): n < 0, a NaN or negative atol
+ * or rtol, got or ref NULL with n > 0, an unknown got_dtype. */
 PA_API int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int64_t n, pa_tolerance tol,
                       pa_compare_result *res);
 
@@ -44,7 +49,8 @@ PA_API int pa_compare(const void *got, pa_dtype got_dtype, const float *ref, int
  * rounds the unnormalised ones of its online softmax (as FlashAttention does):
  * extra[i] = sum_k p_k |v_k| for that output element and extra_scale =
  * 2 * pa_prob_rounding_unit(value dtype), since each rounding moves p_k by at
- * most u p_k. */
+ * most u p_k. A NaN or negative extra_scale fails as pa_compare's invalid
+ * arguments do (whether or not extra is NULL). */
 PA_API int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const float *ref, const float *extra,
                                      double extra_scale, int64_t n, pa_tolerance tol, pa_compare_result *res);
 
@@ -53,7 +59,8 @@ PA_API int pa_compare_with_allowance(const void *got, pa_dtype got_dtype, const 
 PA_API double pa_prob_rounding_unit(pa_dtype value_dtype);
 
 /* One-paragraph report of a comparison into buf ("12 of 4096 outside atol ...,
- * first: [17] got 0.51 ref 0.48"). Returns buf. */
+ * first: [17] got 0.51 ref 0.48"); a short "no result" text when res is NULL,
+ * and "invalid comparison ..." for one that could not be made. Returns buf. */
 PA_API const char *pa_compare_format(const pa_compare_result *res, pa_tolerance tol, char *buf, size_t len);
 
 #ifdef __cplusplus

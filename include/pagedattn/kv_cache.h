@@ -58,12 +58,14 @@ PA_API const char *pa_kv_layout_name(pa_kv_layout l); /* "vllm", "nhd", "hnd", "
 PA_API pa_status pa_kv_layout_from_name(const char *name, pa_kv_layout *out);
 
 /* Checks a cache descriptor (layout, dtype, positive sizes, head_size divisible
- * by x for the vLLM layout, strides large enough not to overlap). Does not touch
- * the buffers. */
+ * by x for the vLLM layout, strides large enough not to overlap, and each
+ * buffer's size in elements and in bytes within int64, computed without
+ * overflow). Does not touch the buffers. */
 PA_API pa_status pa_kv_cache_validate(const pa_kv_cache *c);
 
 /* Elements of one cache buffer (key, value or the combined buffer), spanning the
- * strides: what the caller must allocate. */
+ * strides: what the caller must allocate. Validates first: a cache whose size
+ * does not fit in int64 is PA_ERR_INVALID_ARGUMENT and nothing is written. */
 PA_API pa_status pa_kv_cache_elements(const pa_kv_cache *c, int64_t *key_elems, int64_t *value_elems);
 
 #ifdef __cplusplus

@@ -201,11 +201,13 @@ PA_API pa_status pa_kv_update_slices_count(const pa_common_metadata *common, int
 PA_API pa_status pa_kv_update_slices_upper_bound(int32_t num_reqs, int32_t num_tokens, int32_t block_size,
                                                  int32_t slices_per_block, int32_t *out);
 
-/* Writes the slices alone: slices [3][capacity], field-major. */
+/* Writes the slices alone: slices [3][capacity], field-major, all 3 * capacity
+ * entries (padding included). slices may be NULL only with capacity 0. */
 PA_API pa_status pa_build_kv_update_slices(const pa_common_metadata *common, int32_t slices_per_block, int32_t *slices,
                                            int32_t capacity, int32_t *num_slices, int32_t *num_slices_padded);
 
-/* Builds the ragged metadata (views of the common metadata) and its slices. */
+/* Builds the ragged metadata (views of the common metadata) and its slices
+ * (out->slices may be NULL only with out->slices_capacity 0). */
 PA_API pa_status pa_build_ragged_metadata(const pa_common_metadata *common, int32_t slices_per_block,
                                           pa_ragged_metadata *out);
 

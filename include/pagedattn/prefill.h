@@ -97,7 +97,8 @@ PA_API pa_status pa_context_attention(const pa_context_attention_params *p, pa_s
 
 /* CPU reference (all pointers host memory). Plain loops, f64 softmax: the
  * specification. Also checks the start locations, lengths and every block id
- * it reads, before writing anything. */
+ * it reads, an fp8 cache's k_scale / v_scale (finite and > 0) and the ALiBi
+ * slopes (finite), before writing anything. */
 PA_API pa_status pa_ref_context_attention(const pa_context_attention_params *p);
 
 /* ---- varlen prompt attention (no cache) ----------------------------------------- */
@@ -132,6 +133,7 @@ typedef struct pa_prompt_attention_params {
 
 PA_API pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p);
 PA_API pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_stream stream);
+/* CPU reference: also checks the start locations and the ALiBi slopes (finite). */
 PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
 
 /* ---- mixed prefill + decode batch (vLLM's chunked-prefill layout) ------------------

@@ -136,7 +136,8 @@ PA_API pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *work
  * Checks num_seqs, cu_q_lens (non-decreasing, within [0,
  * max_num_batched_tokens]), kv_lens (q_len <= kv_len <= pages_per_seq *
  * page_size) and every page id it reads, and rejects bad ones with a message
- * naming the sequence before writing anything. kv_split_tokens is ignored. */
+ * naming the sequence before writing anything; so is an fp8 cache's k_scale /
+ * v_scale that is not finite and > 0. kv_split_tokens is ignored. */
 PA_API pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p);
 
 /* ---- page size guidance for the CUDA kernels ----------------------------------

@@ -504,6 +504,34 @@ Test(reorder, bad_input) {
     expect_reorder_error(ok, 2, -1, "decode_threshold");
 }
 
+Test(reorder, partial_overlap_of_tokens_out_is_rejected) {
+    /* [P, D, P, D, D] (the hand example above) with tokens_out shifted one entry
+     * either way inside the same buffer: rejected, nothing written, no swap. */
+    for (int shift = -1; shift <= 1; shift += 2) {
+        int32_t buf[7] = {SENTINEL, 7, 1, 3, 1, 1, SENTINEL};
+        const int32_t before[7] = {SENTINEL, 7, 1, 3, 1, 1, SENTINEL};
+        int32_t perm[5] = {0, 1, 2, 3, 4};
+        int mod = SENTINEL;
+        pa_status s = pa_reorder_batch_to_split_decodes_and_prefills(buf + 1, 5, 1, never_called, NULL, perm,
+                                                                     buf + 1 + shift, &mod);
+        CHK_EQ(s, PA_ERR_INVALID_ARGUMENT, "shift %d", shift);
+        CHK(strstr(pa_last_error(), "overlaps") != NULL, "%s", pa_last_error());
+        CHK_EQ(memcmp(buf, before, sizeof buf), 0, "shift %d: buffer written on a rejected call", shift);
+        for (int i = 0; i < 5; i++)
+            CHK_EQ(perm[i], i);
+        CHK_EQ(mod, SENTINEL);
+    }
+    /* the arrays touching end to start are disjoint: accepted */
+    int32_t buf[10] = {7, 1, 3, 1, 1};
+    CHK_EQ(pa_reorder_batch_to_split_decodes_and_prefills(buf, 5, 1, NULL, NULL, NULL, buf + 5, NULL), PA_SUCCESS, "%s",
+           pa_last_error());
+    const int32_t eo[5] = {1, 1, 1, 3, 7};
+    CHK_EQ(memcmp(buf + 5, eo, sizeof eo), 0);
+    /* exact aliasing stays the documented in-place mode */
+    CHK_EQ(pa_reorder_batch_to_split_decodes_and_prefills(buf, 5, 1, NULL, NULL, NULL, buf, NULL), PA_SUCCESS);
+    CHK_EQ(memcmp(buf, eo, sizeof eo), 0);
+}
+
 /* ======================= split =============================================== */
 
 /* vLLM's split, literally: fast path on max_query_len, else argmax of

@@ -334,6 +334,61 @@ static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int str
     free(c.key);
 }
 
+Test(cache_ref, fp8_scales_checked_by_the_references) {
+    /* stored = sat(x / scale): a scale that is 0, negative, NaN or infinite is
+     * an error in both references (they read it on the host), nothing written. */
+    unsigned char kc[2 * 4 * 16], vc[2 * 4 * 16], kc0[sizeof kc], cc[2 * 4 * 2 * 16], cc0[sizeof cc];
+    float key[2 * 16], val[2 * 16], nkv[4 * 2 * 16];
+    for (int i = 0; i < 32; i++)
+        key[i] = val[i] = 0.01f * (float)i;
+    for (int i = 0; i < 128; i++)
+        nkv[i] = 0.01f * (float)i;
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    memset(cc, SENTINEL, sizeof cc);
+    memcpy(kc0, kc, sizeof kc);
+    memcpy(cc0, cc, sizeof cc);
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_VLLM;
+    c.dtype = PA_DTYPE_FP8_E4M3;
+    c.num_blocks = 2;
+    c.block_size = 4;
+    c.num_kv_heads = 1;
+    c.head_size = 16;
+    c.key = kc;
+    c.value = vc;
+    pa_kv_cache u = c;
+    u.layout = PA_LAYOUT_COMBINED;
+    u.key = cc;
+    u.value = NULL;
+    float ks = 0.5f, vs = 0.25f;
+    c.k_scale = u.k_scale = &ks;
+    c.v_scale = u.v_scale = &vs;
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    const int64_t slots[2] = {0, 5};
+    int32_t sl[3][1] = {{4}, {0}, {2}}, n = 1;
+    const float bad[5] = {0.0f, -1.0f, NAN, INFINITY, -INFINITY};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 5; i++) {
+            ks = w == 0 ? bad[i] : 0.5f;
+            vs = w == 1 ? bad[i] : 0.25f;
+            const char *name = w ? "v_scale" : "k_scale";
+            assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, name);
+            cr_assert(memcmp(kc, kc0, sizeof kc) == 0 && memcmp(vc, kc0, sizeof vc) == 0,
+                      "reshape_and_cache %s = %g: written despite the error", name, (double)bad[i]);
+            assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 4, 0, &sl[0][0], &n, 1, &u), PA_ERR_INVALID_ARGUMENT,
+                        name);
+            cr_assert(memcmp(cc, cc0, sizeof cc) == 0, "kv_cache_update %s = %g: written despite the error", name,
+                      (double)bad[i]);
+        }
+    ks = 0.5f;
+    vs = 0.25f;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 4, 0, &sl[0][0], &n, 1, &u), PA_SUCCESS, "%s",
+                 pa_last_error());
+}
+
 Test(cache_ref, kv_cache_update_slices) {
     int i = 0;
     for (int p = 0; p < NPAIRS; p++)

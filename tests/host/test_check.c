@@ -89,3 +89,63 @@ Test(check, probability_rounding_unit_per_dtype) {
     cr_assert_eq(pa_prob_rounding_unit(PA_DTYPE_F16), ldexp(1.0, -11));
     cr_assert_eq(pa_prob_rounding_unit(PA_DTYPE_F32), 0.0);
 }
+
+Test(check, negative_count_fails) {
+    float a[2] = {1, 2};
+    pa_compare_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_not(pa_compare(a, PA_DTYPE_F32, a, -1, pa_tolerance_for(PA_DTYPE_F32, PA_DTYPE_F32), &r));
+    cr_assert(r.mismatches != 0 || isnan(r.max_abs_err), "the result must not read as a pass");
+    char buf[256];
+    pa_compare_format(&r, pa_tolerance_for(PA_DTYPE_F32, PA_DTYPE_F32), buf, sizeof buf);
+    cr_assert(strstr(buf, "invalid") != NULL, "%s", buf);
+    cr_assert_not(pa_compare_with_allowance(a, PA_DTYPE_F32, a, NULL, 0.0, INT64_MIN, (pa_tolerance){1, 1}, NULL));
+}
+
+Test(check, nan_or_negative_tolerances_fail) {
+    /* Identical arrays, so only the tolerance can make it fail. */
+    float a[2] = {1, 2}, inf[2] = {INFINITY, -INFINITY};
+    const pa_tolerance bad[4] = {{NAN, 0.1}, {0.1, NAN}, {-1.0, 0.1}, {0.1, -1.0}};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_not(pa_compare(a, PA_DTYPE_F32, a, 2, bad[i], NULL), "tolerance %d", i);
+        /* equal infinities and an empty comparison never consult the tolerance */
+        cr_assert_not(pa_compare(inf, PA_DTYPE_F32, inf, 2, bad[i], NULL), "tolerance %d, infinities", i);
+        cr_assert_not(pa_compare(a, PA_DTYPE_F32, a, 0, bad[i], NULL), "tolerance %d, n = 0", i);
+    }
+    /* the allowance scale too, with or without extra */
+    const pa_tolerance ok = {0.1, 0.1};
+    const float extra[2] = {1, 1};
+    cr_assert_not(pa_compare_with_allowance(a, PA_DTYPE_F32, a, extra, NAN, 2, ok, NULL));
+    cr_assert_not(pa_compare_with_allowance(a, PA_DTYPE_F32, a, extra, -0.5, 2, ok, NULL));
+    cr_assert_not(pa_compare_with_allowance(a, PA_DTYPE_F32, a, NULL, NAN, 2, ok, NULL));
+    cr_assert_not(pa_compare_with_allowance(inf, PA_DTYPE_F32, inf, extra, -0.5, 2, ok, NULL));
+    /* valid ones still pass */
+    cr_assert(pa_compare(a, PA_DTYPE_F32, a, 2, ok, NULL));
+    cr_assert(pa_compare(inf, PA_DTYPE_F32, inf, 2, ok, NULL));
+    cr_assert(pa_compare_with_allowance(a, PA_DTYPE_F32, a, extra, 0.5, 2, ok, NULL));
+}
+
+Test(check, nan_output_fails_even_against_nan_reference) {
+    pa_tolerance t = {1e30, 1e30};
+    float ref[3] = {0, NAN, 0};
+    float got[3] = {0, NAN, 0};
+    pa_compare_result r;
+    cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 3, t, &r));
+    cr_assert_eq(r.mismatches, 1);
+    cr_assert_eq(r.nan_count, 1);
+    cr_assert_eq(r.first_bad[0], 1);
+    const float extra[3] = {1, 1, 1};
+    cr_assert_not(pa_compare_with_allowance(got, PA_DTYPE_F32, ref, extra, 1e9, 3, t, &r));
+    /* a NaN-poisoned bf16 output against a NaN reference */
+    uint16_t g16[1] = {pa_float_to_bf16(NAN)};
+    cr_assert_not(pa_compare(g16, PA_DTYPE_BF16, ref + 1, 1, t, NULL));
+}
+
+Test(check, format_without_result) {
+    char buf[128];
+    memset(buf, 'x', sizeof buf);
+    const char *s = pa_compare_format(NULL, (pa_tolerance){0.1, 0.1}, buf, sizeof buf);
+    cr_assert_eq(s, buf);
+    cr_assert(memchr(buf, '\0', sizeof buf) != NULL, "not terminated");
+    cr_assert(strstr(buf, "no result") != NULL, "%s", buf);
+}

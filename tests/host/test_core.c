@@ -166,3 +166,15 @@ Test(core, device_info_without_device_is_clean) {
     }
     cr_assert_eq(pa_device_info(0, NULL), PA_ERR_INVALID_ARGUMENT);
 }
+
+Test(core, device_info_negative_index_is_invalid_argument) {
+    /* A negative index is the caller's error on any machine, with or without a
+     * device: never PA_ERR_NO_DEVICE, and out is left as it was. */
+    pa_device_props p;
+    memset(&p, 0x5A, sizeof p);
+    const pa_device_props before = p;
+    cr_assert_eq(pa_device_info(-1, &p), PA_ERR_INVALID_ARGUMENT, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "-1") != NULL, "%s", pa_last_error());
+    cr_assert_eq(memcmp(&p, &before, sizeof p), 0, "out written on a rejected call");
+    cr_assert_eq(pa_device_info(INT32_MIN, &p), PA_ERR_INVALID_ARGUMENT);
+}

@@ -272,3 +272,89 @@ Test(decode_ref, empty_batch_is_a_no_op) {
                          .head_size = 128};
     cr_assert_eq(pa_ref_paged_decode(&p), PA_SUCCESS, "%s", pa_last_error());
 }
+
+Test(decode_ref, head_attending_no_token_gets_zeros) {
+    /* Block-sparse with vert_stride 4, no local blocks, head sliding step 0
+     * (offset 1): only bs blocks whose id is 3 mod 4 are attended. Sequence 0
+     * (16 tokens, bs block 0) attends nothing and must come out as zeros, as
+     * decode.h promises; sequence 1 (64 tokens) attends block 3 and stays a
+     * normal, finite, non-zero output. */
+    const int lens[2] = {16, 64};
+    pa_decode_problem_cfg c = {.seed = 21,
+                               .layout = PA_LAYOUT_VLLM,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 2,
+                               .num_heads = 2,
+                               .num_kv_heads = 1,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    pr->p.bs_vert_stride = 4;
+    pr->p.bs_local_blocks = 0;
+    pr->p.bs_block_size = 16;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const float *out = pr->out;
+    for (int i = 0; i < 2 * 32; i++)
+        cr_assert(out[i] == 0.0f, "sequence 0 attends nothing: out[%d] = %g, want 0", i, (double)out[i]);
+    int nonzero = 0;
+    for (int i = 2 * 32; i < 4 * 32; i++) {
+        cr_assert(isfinite(out[i]), "sequence 1: out[%d] = %g", i, (double)out[i]);
+        nonzero += out[i] != 0.0f;
+    }
+    cr_assert(nonzero > 0, "sequence 1 attends block 3 and must not be all zeros");
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
+    /* The reference reads the scales and slopes from host memory: a value that
+     * would turn the output into inf/NaN (or silently zero it) is an error,
+     * and nothing is written. */
+    const int lens[2] = {20, 40};
+    pa_decode_problem_cfg c = {.seed = 2,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_F16,
+                               .cache_dtype = PA_DTYPE_FP8_E4M3,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 2,
+                               .head_size = 64,
+                               .block_size = 16,
+                               .seq_lens = lens,
+                               .with_alibi = 1};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    const float good_k = pr->k_scale, good_v = pr->v_scale;
+    const float bad[5] = {0.0f, -0.5f, NAN, INFINITY, -INFINITY};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 5; i++) {
+            pr->k_scale = w == 0 ? bad[i] : good_k;
+            pr->v_scale = w == 1 ? bad[i] : good_v;
+            pa_status s = pa_ref_paged_decode(&pr->p);
+            cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "%s = %g: got %s", w ? "v_scale" : "k_scale", (double)bad[i],
+                         pa_status_string(s));
+            cr_assert(strstr(pa_last_error(), w ? "v_scale" : "k_scale") != NULL, "%s", pa_last_error());
+        }
+    pr->k_scale = good_k;
+    pr->v_scale = good_v;
+    const float bad_slope[2] = {NAN, INFINITY};
+    for (int i = 0; i < 2; i++) {
+        const float keep = pr->alibi[1];
+        pr->alibi[1] = bad_slope[i];
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT, "slope %g", (double)bad_slope[i]);
+        cr_assert(strstr(pa_last_error(), "alibi_slopes[1]") != NULL, "%s", pa_last_error());
+        pr->alibi[1] = keep;
+    }
+    for (size_t i = 0; i < pr->out_elems; i++)
+        cr_assert(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "output written on a rejected call");
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pa_decode_problem_free(pr);
+
+    /* The scales apply to fp8 caches only: a same-dtype cache ignores them. */
+    c.cache_dtype = PA_DTYPE_F16;
+    pr = pa_decode_problem_make(&c);
+    static const float nan_scale = NAN;
+    pr->p.kv.k_scale = pr->p.kv.v_scale = &nan_scale;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pa_decode_problem_free(pr);
+}

@@ -170,6 +170,33 @@ Test(page_size, min_page_hand_values) {
     CHK_EQ(m, 77);
 }
 
+Test(page_size, min_page_near_int64_max) {
+    /* ceil(L / ids) must not wrap for L near INT64_MAX. 1 MiB/2/1/4 = 2^17 ids
+     * per request: ceil((2^63 - 1) / 2^17) = 2^46 pages, past the int32 page
+     * size limit, so refused; 2^47 tokens need exactly 2^30 pages (accepted),
+     * one more token needs 2^30 + 1 (refused). */
+    int32_t m = 77;
+    CHK_EQ(pa_get_min_page_size(INT64_MAX, 1, &m), PA_ERR_INVALID_ARGUMENT, "got page %d", m);
+    CHK(strstr(pa_last_error(), "overflows int32"), "%s", pa_last_error());
+    CHK_EQ(m, 77);
+    CHK_EQ(pa_get_min_page_size(INT64_MAX, 1000, &m), PA_ERR_INVALID_ARGUMENT, "got page %d", m);
+    CHK_EQ(m, 77);
+    CHK_EQ(pa_get_min_page_size((int64_t)1 << 47, 1, &m), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(m, 1 << 30);
+    m = 77;
+    CHK_EQ(pa_get_min_page_size(((int64_t)1 << 47) + 1, 1, &m), PA_ERR_INVALID_ARGUMENT, "got page %d", m);
+    CHK_EQ(m, 77);
+    /* CUDA analogue, same rule: 232448/2/1/4 = 29056 ids per request */
+    CHK_EQ(pa_cuda_min_page_size(INT64_MAX, 1, 232448, &m), PA_ERR_INVALID_ARGUMENT, "got page %d", m);
+    CHK_EQ(m, 77);
+    /* a budget so large it is clamped to INT64_MAX: (2^63 - 1)/8 = 2^60 - 1 ids;
+     * ceil((2^63 - 1) / (2^60 - 1)) = 9 (8 * (2^60 - 1) = 2^63 - 8) -> page 16 */
+    CHK_EQ(pa_cuda_min_page_size(INT64_MAX, 1, SIZE_MAX, &m), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(m, 16);
+    CHK_EQ(pa_cuda_min_page_size(INT64_MAX - 7, 1, SIZE_MAX, &m), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(m, 8); /* 2^63 - 8 = exactly 8 * (2^60 - 1) */
+}
+
 Test(page_size, random_against_formulas) {
     rng_seed(9);
     for (int i = 0; i < 5000; i++) {

@@ -125,6 +125,55 @@ Test(kv_cache, validation_rejects_bad_descriptors) {
     cr_assert_eq(pa_kv_cache_validate(NULL), PA_ERR_INVALID_ARGUMENT);
 }
 
+/* A descriptor whose buffer would pass 2^63 elements (or bytes) must be
+ * rejected by both pa_kv_cache_validate and pa_kv_cache_elements, never sized
+ * with a wrapped product. */
+static void expect_too_big(pa_kv_cache c, const char *what) {
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT, "%s: validate accepted", what);
+    cr_assert(strstr(pa_last_error(), "overflows int64") != NULL, "%s: '%s'", what, pa_last_error());
+    int64_t ke = -7, ve = -7;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_ERR_INVALID_ARGUMENT, "%s: elements accepted (%lld, %lld)",
+                 what, (long long)ke, (long long)ve);
+    cr_assert(strstr(pa_last_error(), "overflows int64") != NULL, "%s: '%s'", what, pa_last_error());
+    cr_assert(ke == -7 && ve == -7, "%s: outputs written on a rejected call", what);
+}
+
+Test(kv_cache, sizes_past_int64_are_rejected) {
+    /* 2^30 blocks x 2^16 tokens x 2^16 heads x 2^8: 2^70 elements (wraps to 0). */
+    expect_too_big(make(PA_LAYOUT_VLLM, PA_DTYPE_F16, 1 << 30, 1 << 16, 1 << 16, 1 << 8), "vllm 2^70");
+    /* exactly 2^63 elements (wraps to INT64_MIN) */
+    expect_too_big(make(PA_LAYOUT_VLLM, PA_DTYPE_F16, 1 << 30, 1 << 16, 1 << 8, 1 << 9), "vllm 2^63");
+    expect_too_big(make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 1 << 30, 1 << 16, 1 << 8, 1 << 9), "nhd 2^63");
+    expect_too_big(make(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 1 << 30, 1 << 16, 1 << 8, 1 << 9), "hnd 2^63");
+    expect_too_big(make(PA_LAYOUT_COMBINED, PA_DTYPE_F16, 1 << 30, 1 << 16, 1 << 7, 1 << 9), "combined 2^63");
+    /* 2^62 f32 elements: the element count fits, the byte count (2^64) does not */
+    expect_too_big(make(PA_LAYOUT_VLLM, PA_DTYPE_F32, 1 << 30, 1 << 16, 1 << 8, 1 << 8), "vllm f32 2^64 bytes");
+    /* a strided view: 4 blocks 2^62 elements apart */
+    pa_kv_cache v = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 4, 16, 2, 64);
+    v.block_stride = (int64_t)1 << 62;
+    expect_too_big(v, "nhd block_stride 2^62 x 4 blocks");
+    /* heads 2^62 apart: num_kv_heads * head_stride wraps to 0, which used to make
+     * the contiguous page and block strides 0 */
+    v = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 1, 16, 4, 64);
+    v.head_stride = (int64_t)1 << 62;
+    expect_too_big(v, "nhd head_stride 2^62 x 4 heads");
+    v = make(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 1, 4, 2, 64);
+    v.page_stride = (int64_t)1 << 62;
+    expect_too_big(v, "hnd page_stride 2^62 x 4 tokens");
+
+    /* The largest sizes that do fit are still accepted, with the exact count:
+     * fp8, 2^30 x 2^16 x 2^8 x 2^8 = 2^62 elements = 2^62 bytes. */
+    pa_kv_cache ok = make(PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 1 << 30, 1 << 16, 1 << 8, 1 << 8);
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(&ok, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(ke, (int64_t)1 << 62);
+    cr_assert_eq(ve, (int64_t)1 << 62);
+    ok = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E5M2, 3, 16, 2, 64);
+    ok.block_stride = (int64_t)1 << 61; /* (3-1) * 2^61 + 15*128 + 64 + 64 */
+    cr_assert_eq(pa_kv_cache_elements(&ok, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(ke, ((int64_t)1 << 62) + 15 * 128 + 64 + 64);
+}
+
 Test(kv_cache, layout_names) {
     pa_kv_layout l;
     cr_assert_eq(pa_kv_layout_from_name("hnd", &l), PA_SUCCESS);

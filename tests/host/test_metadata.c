@@ -358,6 +358,34 @@ Test(metadata_edges, zero_token_request_has_no_slots_or_slices) {
     assert_slices(b.slices, 3, want, 3);
 }
 
+Test(metadata_edges, null_slices_with_capacity_is_rejected) {
+    /* No request has new tokens, so the padded slice count is 0; a NULL slices
+     * buffer that claims capacity 16 must still be rejected, never written. */
+    const int32_t comp[2] = {5, 8}, sched[2] = {0, 0}, bt[2] = {1, 2};
+    pa_batch batch = {2, comp, sched, 16, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    int32_t n = -7, np = -7;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, NULL, 16, &n, &np), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices is NULL") != NULL, "%s", pa_last_error());
+    cr_assert(n == -7 && np == -7, "outputs written on a rejected call");
+    pa_ragged_metadata rg;
+    memset(&rg, 0, sizeof rg);
+    rg.slices = NULL;
+    rg.slices_capacity = 16;
+    rg.num_slices = -7;
+    cr_assert_eq(pa_build_ragged_metadata(&c, 8, &rg), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices is NULL") != NULL, "%s", pa_last_error());
+    cr_assert_eq(rg.num_slices, -7, "outputs written on a rejected call");
+    /* NULL with capacity 0 is the legitimate empty case */
+    cr_assert_eq(pa_build_kv_update_slices(&c, 8, NULL, 0, &n, &np), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(n == 0 && np == 0);
+    rg.slices_capacity = 0;
+    cr_assert_eq(pa_build_ragged_metadata(&c, 8, &rg), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(rg.num_slices == 0 && rg.num_slices_padded == 0);
+}
+
 Test(metadata_edges, upper_bound) {
     int32_t u;
     cr_assert_eq(pa_kv_update_slices_upper_bound(4, 100, 16, 8, &u), PA_SUCCESS);

@@ -503,6 +503,93 @@ Test(prefill_ref, rejects_bad_mixed_input) {
     pa_context_problem_free(pr);
 }
 
+Test(prefill_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
+    /* Host values the references read: an fp8 scale that is 0, negative, NaN
+     * or infinite, or a non-finite ALiBi slope, is an error, nothing written. */
+    const int ql[2] = {4, 3}, cl[2] = {10, 5};
+    pa_context_problem *pr =
+        ctx_problem(7, PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 2, 4, 2, 32, 16, ql, cl, 1);
+    const float good_k = pr->k_scale, good_v = pr->v_scale;
+    const float bad[5] = {0.0f, -1.0f, NAN, INFINITY, -INFINITY};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 5; i++) {
+            pr->k_scale = w == 0 ? bad[i] : good_k;
+            pr->v_scale = w == 1 ? bad[i] : good_v;
+            pa_status s = pa_ref_context_attention(&pr->p);
+            cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "%s = %g: got %s", w ? "v_scale" : "k_scale", (double)bad[i],
+                         pa_status_string(s));
+            cr_assert(strstr(pa_last_error(), w ? "v_scale" : "k_scale") != NULL, "%s", pa_last_error());
+            cr_assert(out_untouched(pr), "%s = %g: output written", w ? "v_scale" : "k_scale", (double)bad[i]);
+        }
+    pr->k_scale = good_k;
+    pr->v_scale = good_v;
+    pr->alibi[2] = NAN;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "alibi_slopes[2]") != NULL, "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "NaN slope: output written");
+    pa_context_problem_free(pr);
+
+    /* prompt attention: its slopes */
+    const int pql[2] = {4, 6};
+    pa_prompt_problem_cfg pc = {.seed = 8,
+                                .dtype = PA_DTYPE_F32,
+                                .attn_type = PA_ATTN_DECODER,
+                                .num_seqs = 2,
+                                .num_heads = 4,
+                                .num_kv_heads = 2,
+                                .head_size = 32,
+                                .q_lens = pql,
+                                .with_alibi = 1};
+    pa_prompt_problem *pp = pa_prompt_problem_make(&pc);
+    pp->alibi[0] = NAN;
+    cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "alibi_slopes[0]") != NULL, "%s", pa_last_error());
+    for (size_t i = 0; i < pp->q_elems; i++)
+        CHK(isnan(((const float *)pp->out)[i]), "prompt: output written at %zu", i);
+    pa_prompt_problem_free(pp);
+
+    /* mixed: a NaN slope must stop the call before the prefill part writes */
+    const int mql[3] = {5, 1, 1}, mcl[3] = {3, 9, 20};
+    pa_context_problem_cfg c = {.seed = 5,
+                                .layout = PA_LAYOUT_FLASH_HND,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 3,
+                                .num_heads = 4,
+                                .num_kv_heads = 4,
+                                .head_size = 32,
+                                .block_size = 16,
+                                .query_lens = mql,
+                                .context_lens = mcl,
+                                .with_alibi = 1,
+                                .new_in_cache = 1};
+    pr = pa_context_problem_make(&c);
+    pr->alibi[3] = NAN;
+    pa_mixed_attention_params m = {.out = pr->out,
+                                   .query = pr->q,
+                                   .key = pr->k,
+                                   .value = pr->v,
+                                   .q_dtype = PA_DTYPE_F32,
+                                   .kv = pr->p.kv,
+                                   .block_tables = pr->block_tables,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .seq_lens = pr->seq_lens,
+                                   .query_start_loc = pr->qsl,
+                                   .num_prefills = 1,
+                                   .num_prefill_tokens = 5,
+                                   .num_decode_tokens = 2,
+                                   .num_heads = 4,
+                                   .max_prefill_query_len = 5,
+                                   .max_prefill_seq_len = 8,
+                                   .max_decode_seq_len = 21,
+                                   .scale = 0.2f,
+                                   .alibi_slopes = pr->alibi};
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "alibi_slopes[3]") != NULL, "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "mixed: output written");
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_ref, empty_batches_succeed) {
     pa_context_attention_params p = {0};
     p.q_dtype = PA_DTYPE_F16;

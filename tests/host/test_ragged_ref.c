@@ -518,6 +518,37 @@ Test(ragged_bad, device_data_checked_by_the_reference) {
     rg_problem_free(pr);
 }
 
+Test(ragged_bad, fp8_scales_checked_by_the_reference) {
+    /* The reference reads kv.k_scale / kv.v_scale from host memory: 0, a
+     * negative, NaN or infinite scale is an error (the device entries cannot
+     * see it), and nothing is written. */
+    static int q_lens[] = {2, 1}, kv_lens[] = {5, 3};
+    rg_problem_cfg c = {.seed = 1001,
+                        .q_dtype = PA_DTYPE_BF16,
+                        .cache_dtype = PA_DTYPE_FP8_E4M3,
+                        .num_seqs = 2,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 2,
+                        .head_size = 32,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    const float good_k = pr->k_scale, good_v = pr->v_scale;
+    const float bad[5] = {0.0f, -2.0f, NAN, INFINITY, -INFINITY};
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 5; i++) {
+            pr->k_scale = w == 0 ? bad[i] : good_k;
+            pr->v_scale = w == 1 ? bad[i] : good_v;
+            expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, w ? "v_scale" : "k_scale", 1);
+        }
+    pr->k_scale = good_k;
+    pr->v_scale = good_v;
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    rg_problem_free(pr);
+}
+
 /* ---- workspace, page size ---------------------------------------------------------- */
 
 Test(ragged_api, workspace_size_bounds) {
