@@ -188,11 +188,28 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...) __VA_ARGS__<<<grid, block, smem_bytes, stream>>>
 
 #elif defined(PA_INTERPRET)
-// Interpret mode: the per-lane wrappers above become calls into the
-// interpreter (issue 12), which gathers the warp's operands and runs the twins.
-// The interpreter is not in the tree yet, so a build with PA_INTERPRET stops
-// here instead of running kernels with missing primitives.
-#error "PA_INTERPRET: the kernel interpreter is not built yet (tests/interp); see cuda/ptx.cuh"
+// Interpret mode (tests/interp/pa_interp.h is force-included): the same
+// wrappers, as calls into the interpreter, which gathers the warp's operands
+// and runs the twins above.
+inline uint32_t smem_addr(const void *p) { return (uint32_t)(uintptr_t)p; }
+inline void cp_async(void *dst, const void *src, int unit, int src_bytes) {
+    ::pa_interp::cp_async(dst, src, unit, src_bytes);
+}
+inline void cp_async16(void *dst, const void *src) { cp_async(dst, src, 16, 16); }
+inline void cp_async_commit() { ::pa_interp::cp_commit(); }
+template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
+inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, false); }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, true); }
+template <int DT> inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    ::pa_interp::mma(DT, d, a, b0, b1);
+}
+
+// Static shared memory: one copy per kernel, which is per CTA because the
+// interpreter runs one CTA at a time.
+#define PA_DYNAMIC_SMEM(type, name) type *name = reinterpret_cast<type *>(::pa_interp::dynamic_smem())
+#define PA_STATIC_SMEM(...) static __VA_ARGS__
+#define PA_LAUNCH(grid, block, smem_bytes, stream, ...)                                                                \
+    ::pa_interp::launcher(grid, block, smem_bytes, stream, __VA_ARGS__)
 #endif
 
 } // namespace ptx

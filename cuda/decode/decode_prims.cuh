@@ -1,15 +1,11 @@
 // The few device primitives the decode kernels use (barrier, warp shuffle,
-// exp, cp.async), behind one header so that cuda/decode/emu/ can compile the
-// very same kernel source for the host and run it thread by thread against the
-// CPU reference on machines without a GPU. Keep the kernels to these.
+// exp, cp.async). Interpret mode (tests/interp/) runs them like every other
+// kernel source, through cuda/ptx.cuh and tests/interp/pa_interp.h.
 #pragma once
 
 #include <stdint.h>
 #include <string.h>
 
-#ifdef PA_DECODE_EMU
-#include "emu/emu.h"
-#else
 #include <cuda_runtime.h>
 
 #include "../ptx.cuh"
@@ -18,7 +14,11 @@
 #define PA_DEC_GLOBAL __global__
 #define PA_DEC_BOUNDS(n) __launch_bounds__(n)
 #define PA_DEC_SMEM(name) PA_DYNAMIC_SMEM(unsigned char, name)
+#ifdef PA_INTERPRET
+#define PA_DEC_ALIGNED(ptr, n) ::pa_interp::check_align((const void *)(ptr), (n), __FILE__, __LINE__)
+#else
 #define PA_DEC_ALIGNED(ptr, n) ((void)0)
+#endif
 
 namespace pa_dec {
 
@@ -36,4 +36,3 @@ PA_DEC_DEV void cp_commit() { pa::ptx::cp_async_commit(); }
 template <int N> PA_DEC_DEV void cp_wait() { pa::ptx::cp_async_wait<N>(); }
 
 } // namespace pa_dec
-#endif

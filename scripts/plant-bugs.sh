@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Evidence that interpret mode can fail: plants realistic bugs in the real
+# kernel sources, one at a time, rebuilds the interpret-mode test program that
+# should catch it, runs the named tests, and reverts. Each bug must make the
+# run fail; the script prints which detector caught it and exits 1 if any bug
+# survived. Manual (about 10-15 minutes on 2 cores); results are recorded in
+# tests/interp/README.md.
+#
+#   scripts/plant-bugs.sh [BUILD]        (default build; configured with -Dinterp=true)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+survived=0
+
+# plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
+plant() {
+    local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
+    shift 6
+    cp "$file" "$file.plant-bak"
+    if ! python3 - "$file" "$old" "$new" <<'EOF'; then
+import sys
+path, old, new = sys.argv[1:4]
+s = open(path).read()
+if s.count(old) != 1:
+    sys.exit(f"plant: expected exactly one '{old}' in {path}, found {s.count(old)}")
+open(path, "w").write(s.replace(old, new))
+EOF
+        mv "$file.plant-bak" "$file"
+        echo "SETUP FAILED  $name"
+        survived=$((survived + 1))
+        return
+    fi
+    local log=/tmp/plant-$name.log verdict
+    if ! ninja -C "$BUILD" "tests/interp/${prog}_interp" >"$log" 2>&1; then
+        verdict="caught (does not compile)"
+    else
+        env "$@" timeout 600 "$BUILD/tests/interp/${prog}_interp" -j2 --filter="$filter" >>"$log" 2>&1
+        local rc=$?
+        if [ $rc -eq 0 ]; then
+            verdict="SURVIVED"
+            survived=$((survived + 1))
+        elif grep -q "pa_interp:" "$log"; then
+            verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
+        elif grep -qE "SIGSEGV|Segmentation|crash" "$log"; then
+            verdict="caught: out-of-bounds access (guard page)"
+        else
+            verdict="caught by the reference comparison: $(grep -m1 -oE 'Assertion failed: .{0,80}' "$log")"
+        fi
+    fi
+    mv "$file.plant-bak" "$file"
+    printf '%-34s %s\n' "$name" "$verdict"
+}
+
+plant prefill-no-barrier-before-staging cuda/prefill/prefill_kernel.cuh \
+    '    __syncthreads();
+    sm.finalize<C>(o);' '    sm.finalize<C>(o);' \
+    test_prefill 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros' PA_INTERP_SCHED=random
+plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
+    '(causal && kp > qp)' '(causal && kp > qp + 1)' test_prefill 'prefill_gpu/smallest_cases'
+plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
+    '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
+    test_prefill 'prefill_gpu/prompt_attention_types'
+plant mma-fragment-swap cuda/ptx.cuh \
+    'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));' \
+    'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));' test_prefill 'prefill_gpu/smallest_cases'
+plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
+    '        pa::tile::cp_async_wait<1>();
+        __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'
+plant decode-wrong-page-index cuda/decode/decode_kernel.cuh \
+    'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab);' \
+    'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab) + 1;' \
+    test_decode 'decode_@(device_checks|graph)/*'
+plant decode-shuffle-wrong-lane cuda/decode/decode_kernel.cuh \
+    'sum += shfl_xor(sum, o);' 'sum += shfl_xor(sum, o / 2 + (o == 1));' test_decode 'decode_graph/*'
+plant decode-no-pipeline-barrier cuda/decode/decode_kernel.cuh \
+    '        bar(); // tile `it` visible to all; stage (it - 1) % NS free' '' test_decode 'decode_graph/*'
+plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
+    'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
+    test_cache_ops 'cache_ops/reshape_and_cache_nhd'
+plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
+    '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
+    test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
+
+echo "$survived bug(s) survived"
+[ "$survived" -eq 0 ]

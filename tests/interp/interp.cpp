@@ -1,0 +1,705 @@
+// The interpreter behind tests/interp/pa_interp.h, and a fake CUDA runtime.
+//
+// Threads of a CTA are ucontext coroutines run one at a time; a thread runs
+// until it reaches a barrier (__syncthreads, __syncthreads_or, __syncwarp) or a
+// warp collective (shuffle, ldmatrix, mma), then the next runs. A barrier
+// releases when every live thread of the CTA (or warp) waits at it, and it is
+// an error when they wait at different source lines. CTAs run one after
+// another, forward (default), reverse or shuffled (PA_INTERP_ORDER); cp.async
+// copies land at the cp.async.wait_group that covers them (default) or at issue
+// (PA_INTERP_CP=issue). Device memory is host memory with an inaccessible page
+// right after each buffer (reads or writes past its end fault); shared memory
+// starts as 0xFF bytes (NaN in every float type) in every CTA.
+#include "pa_interp.h"
+
+#include <setjmp.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <random>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <vector>
+
+#include "../../cuda/ptx.cuh"
+
+namespace pa_interp {
+namespace {
+
+enum State { READY, WAIT_BLOCK, WAIT_WARP, DONE };
+
+struct Copy {
+    unsigned char *dst;
+    const unsigned char *src;
+    int unit, src_bytes;
+    long group;
+};
+
+#if defined(_FORTIFY_SOURCE) && _FORTIFY_SOURCE > 0
+#error "interp.cpp switches stacks with _longjmp, which _FORTIFY_SOURCE's __longjmp_chk refuses"
+#endif
+
+// Context switches: a thread is entered the first time with swapcontext (to
+// get onto its own stack) and afterwards with _setjmp/_longjmp, which, unlike
+// swapcontext, make no system call to save the signal mask.
+struct Thread {
+    ucontext_t ctx;
+    jmp_buf jb;
+    bool started = false;
+    char *stack = nullptr;
+    State state = READY;
+    uint3 idx{};
+    int lin = 0;
+    const char *site_file = nullptr;
+    int site_line = 0;
+    int pred = 0;
+    long committed = 0;
+    std::vector<Copy> pending;
+};
+
+constexpr size_t kStack = 256 * 1024;
+std::vector<Thread> threads;
+Thread *cur = nullptr;
+ucontext_t sched;
+jmp_buf sched_jb;
+unsigned char *smem_buf = nullptr;
+size_t smem_cap = 0;
+const std::function<void()> *g_body = nullptr;
+uint3 g_block_idx;
+dim3 g_grid, g_block;
+int g_or = 0;
+bool cp_at_issue = false;
+// Per-lane slots for warp collectives.
+std::vector<uint32_t> slot32;
+std::vector<const void *> slot_ptr;
+std::vector<std::array<uint32_t, 4>> slot_a;
+std::vector<std::array<uint32_t, 2>> slot_b;
+std::vector<std::array<float, 4>> slot_c;
+
+[[noreturn]] void die(const char *what) {
+    fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
+            cur ? cur->lin : -1);
+    abort();
+}
+
+void yield(State s) {
+    cur->state = s;
+    if (!_setjmp(cur->jb))
+        _longjmp(sched_jb, 1);
+}
+
+void entry() {
+    (*g_body)();
+    if (!cur->pending.empty())
+        die("thread exited with cp.async copies never waited for");
+    cur->state = DONE;
+    _longjmp(sched_jb, 1);
+}
+
+void resume(Thread &t) {
+    cur = &t;
+    if (!_setjmp(sched_jb)) {
+        if (!t.started) {
+            t.started = true;
+            swapcontext(&sched, &t.ctx);
+        } else {
+            _longjmp(t.jb, 1);
+        }
+    }
+}
+
+void land(const Copy &c) {
+    if (c.src_bytes > 0)
+        memcpy(c.dst, c.src, (size_t)c.src_bytes);
+    if (c.src_bytes < c.unit)
+        memset(c.dst + c.src_bytes, 0, (size_t)(c.unit - c.src_bytes));
+}
+
+int lane() { return cur->lin & 31; }
+int warp_base() { return cur->lin & ~31; }
+
+// Every lane of the warp waits here once; the caller reads the slots between
+// two of these.
+void warp_step(const char *file, int line) {
+    cur->site_file = file;
+    cur->site_line = line;
+    yield(WAIT_WARP);
+}
+
+// Releases every warp whose lanes all wait at one collective, and the CTA
+// barrier when every live thread waits at it. Returns whether any was released.
+bool release(int nthreads) {
+    bool released = false;
+    int done = 0, at_block = 0;
+    for (const Thread &t : threads) {
+        done += t.state == DONE;
+        at_block += t.state == WAIT_BLOCK;
+    }
+    for (int w = 0; w * 32 < nthreads; w++) {
+        const int n = std::min(32, nthreads - 32 * w);
+        int wait = 0, dead = 0;
+        for (int l = 0; l < n; l++) {
+            wait += threads[(size_t)(w * 32 + l)].state == WAIT_WARP;
+            dead += threads[(size_t)(w * 32 + l)].state == DONE;
+        }
+        if (wait > 0 && wait + dead == n) {
+            if (dead > 0) {
+                cur = &threads[(size_t)(w * 32)];
+                die("warp collective with exited lanes");
+            }
+            const Thread &a = threads[(size_t)(w * 32)];
+            for (int l = 0; l < n; l++) {
+                const Thread &t = threads[(size_t)(w * 32 + l)];
+                if (t.site_line != a.site_line || strcmp(t.site_file, a.site_file) != 0) {
+                    fprintf(stderr, "pa_interp: warp %d lanes meet at %s:%d and %s:%d\n", w, a.site_file, a.site_line,
+                            t.site_file, t.site_line);
+                    die("divergent warp collective");
+                }
+            }
+            for (int l = 0; l < n; l++)
+                threads[(size_t)(w * 32 + l)].state = READY;
+            released = true;
+        }
+    }
+    if (at_block > 0 && at_block + done == nthreads) {
+        const Thread *first = nullptr;
+        g_or = 0;
+        for (const Thread &t : threads)
+            if (t.state == WAIT_BLOCK) {
+                if (!first)
+                    first = &t;
+                else if (t.site_line != first->site_line || strcmp(t.site_file, first->site_file) != 0) {
+                    fprintf(stderr, "pa_interp: __syncthreads reached at %s:%d and at %s:%d\n", first->site_file,
+                            first->site_line, t.site_file, t.site_line);
+                    die("barrier reached from two places");
+                }
+                g_or |= t.pred;
+            }
+        for (Thread &t : threads)
+            if (t.state == WAIT_BLOCK)
+                t.state = READY;
+        released = true;
+    }
+    return released;
+}
+
+// Schedules (PA_INTERP_SCHED): "sweep" (default) runs every ready thread in
+// turn, so every warp reaches its next collective before any goes past it;
+// "warp" runs the lowest ready warp as far as it can go; "random" picks a
+// random ready warp each time (seeded by PA_INTERP_SEED), which lets one warp
+// run ahead of another by several steps, as on the device: this is what
+// exposes a missing barrier between warps.
+enum Sched { SWEEP, WARP, RANDOM };
+Sched sched_mode = SWEEP;
+std::mt19937 sched_rng(1);
+
+void run_cta(int nthreads) {
+    const int nwarps = (nthreads + 31) / 32;
+    for (;;) {
+        std::vector<int> ready;
+        for (int w = 0; w < nwarps; w++)
+            for (int l = 0; l < 32 && w * 32 + l < nthreads; l++)
+                if (threads[(size_t)(w * 32 + l)].state == READY) {
+                    ready.push_back(w);
+                    break;
+                }
+        if (ready.empty()) {
+            int done = 0;
+            for (const Thread &t : threads)
+                done += t.state == DONE;
+            if (done == nthreads)
+                return;
+            if (!release(nthreads)) {
+                fprintf(stderr, "pa_interp: deadlock in block (%u,%u,%u): ", g_block_idx.x, g_block_idx.y,
+                        g_block_idx.z);
+                for (int i = 0; i < nthreads; i++)
+                    fprintf(stderr, "%d", (int)threads[(size_t)i].state);
+                fprintf(stderr, "\n");
+                abort();
+            }
+            continue;
+        }
+        std::vector<int> run;
+        if (sched_mode == SWEEP)
+            run = ready;
+        else if (sched_mode == WARP)
+            run.push_back(ready[0]);
+        else
+            run.push_back(ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(sched_rng)]);
+        for (int w : run)
+            for (int l = 0; l < 32 && w * 32 + l < nthreads; l++) {
+                Thread &t = threads[(size_t)(w * 32 + l)];
+                if (t.state == READY)
+                    resume(t);
+            }
+        cur = nullptr;
+        if (sched_mode != SWEEP)
+            release(nthreads);
+    }
+}
+
+// ---- fake runtime state ----
+struct Mapping {
+    unsigned char *base;
+    size_t span;
+};
+std::map<const void *, Mapping> mappings;
+std::map<const void *, int> max_dyn_smem; // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
+cudaError_t last_error = cudaSuccess;
+cudaStream_t capturing = nullptr;
+bool capture_on = false;
+bool capture_broken = false;
+std::vector<std::function<void()>> captured;
+
+cudaError_t fail(cudaError_t e) {
+    last_error = e;
+    return e;
+}
+
+} // namespace
+
+// ---- the kernel-side API (pa_interp.h) ----
+void fatal(const char *what, const char *file, int line) {
+    fprintf(stderr, "pa_interp: %s:%d: ", file, line);
+    die(what);
+}
+
+const uint3 &thread_idx() { return cur->idx; }
+const uint3 &block_idx() { return g_block_idx; }
+const dim3 &block_dim() { return g_block; }
+const dim3 &grid_dim() { return g_grid; }
+unsigned char *dynamic_smem() { return smem_buf; }
+
+void sync_block(const char *file, int line) {
+    cur->site_file = file;
+    cur->site_line = line;
+    cur->pred = 0;
+    yield(WAIT_BLOCK);
+}
+
+int sync_or(int pred, const char *file, int line) {
+    cur->site_file = file;
+    cur->site_line = line;
+    cur->pred = pred != 0;
+    yield(WAIT_BLOCK);
+    const int r = g_or;
+    // Everyone reads g_or before anyone may overwrite it at the next __syncthreads_or.
+    sync_block(file, line);
+    return r;
+}
+
+void sync_warp(const char *file, int line) { warp_step(file, line); }
+
+uint32_t shfl32(uint32_t bits, int mode, int arg, int width) {
+    const int l = lane(), seg = l & ~(width - 1);
+    slot32[(size_t)cur->lin] = bits;
+    warp_step("shuffle", 0);
+    int src = l;
+    if (mode == 0)
+        src = seg | ((l ^ arg) & (width - 1));
+    else if (mode == 1)
+        src = seg | (arg & (width - 1));
+    else if (mode == 2)
+        src = l - arg >= seg ? l - arg : l;
+    else
+        src = l + arg < seg + width ? l + arg : l;
+    const uint32_t r = slot32[(size_t)(warp_base() + src)];
+    warp_step("shuffle", 1);
+    return r;
+}
+
+void cp_async(void *dst, const void *src, int unit, int src_bytes) {
+    if (unit != 4 && unit != 8 && unit != 16)
+        die("cp.async size must be 4, 8 or 16");
+    if (src_bytes < 0 || src_bytes > unit)
+        die("cp.async src-size out of range");
+    if ((uintptr_t)dst % (uintptr_t)unit || (src_bytes > 0 && (uintptr_t)src % (uintptr_t)unit))
+        die("cp.async address not aligned to its size");
+    unsigned char *d = static_cast<unsigned char *>(dst);
+    if (d < smem_buf || d + unit > smem_buf + smem_cap)
+        die("cp.async destination outside dynamic shared memory");
+    const Copy c{d, static_cast<const unsigned char *>(src), unit, src_bytes, cur->committed};
+    if (cp_at_issue)
+        land(c);
+    else
+        cur->pending.push_back(c);
+}
+
+void cp_commit() { cur->committed++; }
+
+void cp_wait(int n) {
+    std::vector<Copy> keep;
+    for (const Copy &c : cur->pending) {
+        if (c.group < cur->committed - n)
+            land(c);
+        else
+            keep.push_back(c);
+    }
+    cur->pending.swap(keep);
+}
+
+void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
+    if ((uintptr_t)p % 16)
+        die("ldmatrix row address not 16-byte aligned");
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    if (b < smem_buf || b + 16 > smem_buf + smem_cap)
+        die("ldmatrix row outside dynamic shared memory");
+    slot_ptr[(size_t)cur->lin] = p;
+    warp_step("ldmatrix", 0);
+    const void *rows[32];
+    for (int l = 0; l < 32; l++)
+        rows[l] = slot_ptr[(size_t)(warp_base() + l)];
+    uint32_t out[32][4];
+    pa::ptx::twin::ldmatrix_x4(rows, trans, out);
+    for (int j = 0; j < 4; j++)
+        r[j] = out[lane()][j];
+    warp_step("ldmatrix", 1);
+}
+
+void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
+    slot_b[(size_t)cur->lin] = {b0, b1};
+    slot_c[(size_t)cur->lin] = {d[0], d[1], d[2], d[3]};
+    warp_step("mma", 0);
+    uint32_t A[32][4], B[32][2];
+    float Cc[32][4], D[32][4];
+    for (int l = 0; l < 32; l++) {
+        const size_t i = (size_t)(warp_base() + l);
+        for (int k = 0; k < 4; k++) {
+            A[l][k] = slot_a[i][(size_t)k];
+            Cc[l][k] = slot_c[i][(size_t)k];
+        }
+        B[l][0] = slot_b[i][0];
+        B[l][1] = slot_b[i][1];
+    }
+    if (dt == 1)
+        pa::ptx::twin::mma16816<1>(A, B, Cc, D);
+    else
+        pa::ptx::twin::mma16816<2>(A, B, Cc, D);
+    for (int k = 0; k < 4; k++)
+        d[k] = D[lane()][k];
+    warp_step("mma", 1);
+}
+
+void *guarded_alloc(size_t bytes) {
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t body = (bytes + 15) / 16 * 16;
+    const size_t span = (body + page - 1) / page * page + 2 * page;
+    unsigned char *base =
+        (unsigned char *)mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return nullptr;
+    mprotect(base, page, PROT_NONE);
+    mprotect(base + span - page, page, PROT_NONE);
+    unsigned char *p = base + span - page - body;
+    mappings[p] = Mapping{base, span};
+    return p;
+}
+
+bool guarded_free(void *p) {
+    auto it = mappings.find(p);
+    if (it == mappings.end())
+        return false;
+    munmap(it->second.base, it->second.span);
+    mappings.erase(it);
+    return true;
+}
+
+void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
+    const char *cp = getenv("PA_INTERP_CP");
+    cp_at_issue = cp && strcmp(cp, "issue") == 0;
+    const char *sm = getenv("PA_INTERP_SCHED");
+    sched_mode = sm && strcmp(sm, "random") == 0 ? RANDOM : sm && strcmp(sm, "warp") == 0 ? WARP : SWEEP;
+    static bool seeded = false;
+    if (!seeded) {
+        const char *seed = getenv("PA_INTERP_SEED");
+        sched_rng.seed(seed ? (unsigned)strtoul(seed, nullptr, 10) : 1u);
+        seeded = true;
+    }
+    const int nthreads = (int)(block.x * block.y * block.z);
+    if (threads.size() != (size_t)nthreads) {
+        for (Thread &t : threads)
+            free(t.stack);
+        threads.assign((size_t)nthreads, Thread());
+        for (Thread &t : threads)
+            t.stack = (char *)malloc(kStack);
+    }
+    const size_t slots = (size_t)(nthreads + 31) / 32 * 32;
+    slot32.assign(slots, 0);
+    slot_ptr.assign(slots, nullptr);
+    slot_a.assign(slots, {});
+    slot_b.assign(slots, {});
+    slot_c.assign(slots, {});
+    if (smem_buf)
+        guarded_free(smem_buf);
+    smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
+    smem_cap = smem;
+    g_body = &body;
+    g_grid = grid;
+    g_block = block;
+    std::vector<uint3> order;
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++)
+                order.push_back(make_uint3(x, y, z));
+    const char *ord = getenv("PA_INTERP_ORDER");
+    if (ord && strcmp(ord, "reverse") == 0)
+        std::reverse(order.begin(), order.end());
+    else if (ord && strcmp(ord, "shuffle") == 0)
+        std::shuffle(order.begin(), order.end(), std::mt19937(12345));
+    for (const uint3 &b : order) {
+        g_block_idx = b;
+        memset(smem_buf, 0xFF, smem_cap);
+        for (int i = 0; i < nthreads; i++) {
+            Thread &t = threads[(size_t)i];
+            t.state = READY;
+            t.lin = i;
+            t.idx =
+                make_uint3((unsigned)i % block.x, (unsigned)i / block.x % block.y, (unsigned)i / (block.x * block.y));
+            t.committed = 0;
+            t.started = false;
+            t.pending.clear();
+            getcontext(&t.ctx);
+            t.ctx.uc_stack.ss_sp = t.stack;
+            t.ctx.uc_stack.ss_size = kStack;
+            t.ctx.uc_link = nullptr;
+            makecontext(&t.ctx, entry, 0);
+        }
+        run_cta(nthreads);
+    }
+}
+
+void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, std::function<void()> body) {
+    const unsigned nthreads = block.x * block.y * block.z;
+    if (nthreads == 0 || nthreads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
+        grid.z > 65535) {
+        fail(cudaErrorInvalidConfiguration);
+        return;
+    }
+    const auto it = max_dyn_smem.find(kernel);
+    const size_t allowed = it != max_dyn_smem.end() ? (size_t)it->second : 48 * 1024;
+    if (smem > allowed || smem > 227 * 1024) {
+        fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
+        return;
+    }
+    if (capture_on && (stream == capturing || stream == nullptr)) {
+        captured.push_back([=]() { run_now(grid, block, smem, body); });
+        return;
+    }
+    run_now(grid, block, smem, body);
+}
+
+} // namespace pa_interp
+
+// ---- the fake CUDA runtime ------------------------------------------------------
+using namespace pa_interp;
+
+struct CUgraph_st {
+    std::vector<std::function<void()>> launches;
+};
+struct CUgraphExec_st {
+    std::vector<std::function<void()>> launches;
+};
+struct CUstream_st {
+    int id;
+};
+struct CUevent_st {
+    int id;
+};
+
+extern "C" {
+
+#define PA_NOT_WHILE_CAPTURING()                                                                                       \
+    do {                                                                                                               \
+        if (capture_on) {                                                                                              \
+            capture_broken = true;                                                                                     \
+            return fail(cudaErrorStreamCaptureUnsupported);                                                            \
+        }                                                                                                              \
+    } while (0)
+
+cudaError_t cudaGetDeviceCount(int *n) {
+    *n = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int *d) {
+    *d = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice); }
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev) {
+    if (dev != 0)
+        return fail(cudaErrorInvalidDevice);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "pagedattn interpreter (CPU)");
+    p->major = 9;
+    p->minor = 0;
+    p->multiProcessorCount = 132;
+    p->totalGlobalMem = (size_t)80 << 30;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->l2CacheSize = 50 << 20;
+    p->warpSize = 32;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->regsPerMultiprocessor = 65536;
+    p->regsPerBlock = 65536;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr attr, int dev) {
+    if (dev != 0)
+        return fail(cudaErrorInvalidDevice);
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *v = 132; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; return cudaSuccess;
+    default: return fail(cudaErrorInvalidValue);
+    }
+}
+cudaError_t cudaDriverGetVersion(int *v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int *v) {
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaGetLastError(void) {
+    const cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+cudaError_t cudaPeekAtLastError(void) { return last_error; }
+const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "interpreter: CUDA error"; }
+const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorInterpreter"; }
+
+cudaError_t cudaMalloc(void **p, size_t n) {
+    PA_NOT_WHILE_CAPTURING();
+    *p = guarded_alloc(n);
+    return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+cudaError_t cudaFree(void *p) {
+    if (p && !guarded_free(p))
+        return fail(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **p, size_t n) {
+    *p = malloc(n ? n : 1);
+    return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+cudaError_t cudaFreeHost(void *p) {
+    free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
+    PA_NOT_WHILE_CAPTURING();
+    if (n)
+        memmove(d, s, n);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t) {
+    return cudaMemcpy(d, s, n, k);
+}
+cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
+                                 struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t) {
+    PA_NOT_WHILE_CAPTURING();
+    for (size_t i = 0; i < count; i++)
+        memmove(dsts[i], srcs[i], sizes[i]);
+    return cudaSuccess;
+}
+cudaError_t cudaMemset(void *d, int v, size_t n) {
+    PA_NOT_WHILE_CAPTURING();
+    memset(d, v, n);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { return cudaMemset(d, v, n); }
+cudaError_t cudaDeviceSynchronize(void) {
+    PA_NOT_WHILE_CAPTURING();
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+    PA_NOT_WHILE_CAPTURING();
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t *s) {
+    *s = new CUstream_st{1};
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    delete s;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode) {
+    if (capture_on)
+        return fail(cudaErrorIllegalState);
+    capture_on = true;
+    capture_broken = false;
+    capturing = s;
+    captured.clear();
+    return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *g) {
+    if (!capture_on)
+        return fail(cudaErrorIllegalState);
+    capture_on = false;
+    if (capture_broken)
+        return fail(cudaErrorStreamCaptureInvalidated);
+    *g = new CUgraph_st{captured};
+    captured.clear();
+    return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st) {
+    *st = capture_on && (s == capturing || s == nullptr) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long) {
+    *e = new CUgraphExec_st{g->launches};
+    return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t) {
+    for (const auto &f : e->launches)
+        f();
+    return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+    delete g;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+    delete e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t *e) {
+    *e = new CUevent_st{0};
+    return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    delete e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
+    *ms = 0.0f;
+    return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (value < 0 || value > 227 * 1024)
+            return fail(cudaErrorInvalidValue);
+        max_dyn_smem[func] = value;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *, int block, size_t smem) {
+    const int by_threads = 2048 / (block > 0 ? block : 1);
+    const int by_smem = smem > 0 ? (int)((228 * 1024) / (smem + 1024)) : 32;
+    *n = std::max(1, std::min(std::min(by_threads, by_smem), 32));
+    return cudaSuccess;
+}
+
+} // extern "C"

@@ -1,0 +1,151 @@
+// Interpret mode: the CUDA language as the library's kernels use it, for a host
+// C++ compiler. Force-included (-include) into every cuda/*.cu compiled with
+// -DPA_INTERPRET; tests/interp/interp.cpp runs the kernels: every thread of a
+// CTA is a coroutine, barriers and warp collectives switch between them, the
+// PTX wrappers of cuda/ptx.cuh run their twins over the whole warp, and a fake
+// CUDA runtime (guarded host memory, streams, graph capture and replay) stands
+// in for the device. A primitive missing here is a compile or link error.
+#pragma once
+
+#ifndef PA_INTERPRET
+#error "tests/interp/pa_interp.h is for -DPA_INTERPRET builds"
+#endif
+
+// The CUDA headers first (their include guards then keep later #includes of
+// them from seeing the macros below).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <vector_functions.h>
+#include <vector_types.h>
+
+#include <functional>
+#include <utility>
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __noinline__
+#undef __launch_bounds__
+#undef __grid_constant__
+#undef __align__
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __align__(n) alignas(n)
+
+namespace pa_interp {
+
+const uint3 &thread_idx();
+const uint3 &block_idx();
+const dim3 &block_dim();
+const dim3 &grid_dim();
+unsigned char *dynamic_smem();
+
+void sync_block(const char *file, int line);
+int sync_or(int pred, const char *file, int line);
+void sync_warp(const char *file, int line);
+uint32_t shfl32(uint32_t bits, int mode, int arg, int width); // mode 0 xor, 1 idx, 2 up, 3 down
+
+template <class T> T shfl(T v, int mode, int arg, int width) {
+    static_assert(sizeof(T) <= 8, "shuffles move at most 8 bytes");
+    uint32_t w[2] = {0, 0};
+    memcpy(w, &v, sizeof(T));
+    w[0] = shfl32(w[0], mode, arg, width);
+    if (sizeof(T) > 4)
+        w[1] = shfl32(w[1], mode, arg, width);
+    T r;
+    memcpy(&r, w, sizeof(T));
+    return r;
+}
+
+void cp_async(void *dst, const void *src, int unit, int src_bytes);
+void cp_commit();
+void cp_wait(int n);
+void ldmatrix(uint32_t (&r)[4], const void *p, bool trans);
+void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+
+// A launch: runs `body` on every thread of every CTA, or records it while the
+// stream is being captured.
+void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, std::function<void()> body);
+
+template <class K> struct Launcher {
+    dim3 grid, block;
+    size_t smem;
+    cudaStream_t stream;
+    K kernel;
+    template <class... A> void operator()(A... args) const {
+        K k = kernel;
+        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), [=]() { k(args...); });
+    }
+};
+template <class K> Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, K kernel) {
+    return Launcher<K>{grid, block, smem, stream, kernel};
+}
+
+template <class T> cudaError_t func_set_attribute(T *f, cudaFuncAttribute a, int v) {
+    return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(f), a, v);
+}
+
+template <class T> T atomic_add(T *p, T v) {
+    const T old = *p; // CTAs run one at a time and threads switch only at barriers
+    *p = old + v;
+    return old;
+}
+inline int clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+[[noreturn]] void fatal(const char *what, const char *file, int line);
+// A vector access the device would fault on.
+inline void check_align(const void *p, int n, const char *file, int line) {
+    if ((uintptr_t)p % (uintptr_t)n)
+        fatal("misaligned vector access", file, line);
+}
+
+} // namespace pa_interp
+
+#define threadIdx (::pa_interp::thread_idx())
+#define blockIdx (::pa_interp::block_idx())
+#define blockDim (::pa_interp::block_dim())
+#define gridDim (::pa_interp::grid_dim())
+#define __syncthreads() ::pa_interp::sync_block(__FILE__, __LINE__)
+#define __syncthreads_or(p) ::pa_interp::sync_or((p), __FILE__, __LINE__)
+#define __syncwarp(...) ::pa_interp::sync_warp(__FILE__, __LINE__)
+#define __shfl_xor_sync(mask, v, o, ...) ::pa_interp::shfl((v), 0, (o), 32)
+#define __shfl_sync(mask, v, src, ...) ::pa_interp::shfl((v), 1, (src), 32)
+#define __shfl_up_sync(mask, v, d, ...) ::pa_interp::shfl((v), 2, (d), 32)
+#define __shfl_down_sync(mask, v, d, ...) ::pa_interp::shfl((v), 3, (d), 32)
+#define __ldcg(p) (*(p))
+#define __ldg(p) (*(p))
+#define __threadfence() ((void)0)
+#define atomicAdd(p, v) ::pa_interp::atomic_add((p), (v))
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+#define __fdividef(a, b) ((a) / (b))
+#define __clz(x) ::pa_interp::clz(x)
+template <class T> inline cudaError_t cudaFuncSetAttribute(T *f, cudaFuncAttribute a, int v) {
+    return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(f), a, v);
+}
+template <class T> inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, T *f, int b, size_t s) {
+    return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, reinterpret_cast<const void *>(f), b, s);
+}
+
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline long min(long a, long b) { return a < b ? a : b; }
+inline long max(long a, long b) { return a > b ? a : b; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
+inline float min(float a, float b) { return fminf(a, b); }
+inline float max(float a, float b) { return fmaxf(a, b); }
