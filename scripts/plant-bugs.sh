@@ -44,7 +44,7 @@ EOF
         elif grep -qE "SIGSEGV|Segmentation|crash" "$log"; then
             verdict="caught: out-of-bounds access (guard page)"
         else
-            verdict="caught by the reference comparison: $(grep -m1 -oE 'Assertion failed: .{0,80}' "$log")"
+            verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | grep -oE '[0-9]+ of [0-9]+ outside[^(]*\([^)]*\)' | head -1)"
         fi
     fi
     mv "$file.plant-bak" "$file"

@@ -22,6 +22,28 @@ static void put_matrix(unsigned char *image, int off, int dt, const float m[16][
         }
 }
 
+/* Two mma.sync (n = 0..7 and 8..15): A fragments ra, B fragments of both
+ * halves in rb (registers 0-1 and 2-3 of each lane, as one ldmatrix.x4 gives
+ * them); the 16x16 f32 result into D. */
+static void mma_16x16(int dt, const uint32_t *ra, const uint32_t *rb, float D[16][16]) {
+    for (int half = 0; half < 2; half++) {
+        uint32_t b[64];
+        float c[128] = {0}, d[128];
+        for (int l = 0; l < 32; l++) {
+            b[2 * l] = rb[4 * l + 2 * half];
+            b[2 * l + 1] = rb[4 * l + 2 * half + 1];
+        }
+        pa_twin_mma_host(dt, ra, b, c, d);
+        for (int l = 0; l < 32; l++) {
+            const int g = l / 4, q = 2 * (l % 4);
+            D[g][8 * half + q] = d[4 * l];
+            D[g][8 * half + q + 1] = d[4 * l + 1];
+            D[g + 8][8 * half + q] = d[4 * l + 2];
+            D[g + 8][8 * half + q + 1] = d[4 * l + 3];
+        }
+    }
+}
+
 /* S = A K^T (A 16x16 queries x dims, K 16x16 keys x dims): A through
  * ldmatrix.x4 (lane l -> row l % 16, columns 8 (l / 16)), K through
  * ldmatrix.x4 (lane l -> key 8 (l / 16) + l % 8, columns 8 ((l / 8) % 2)),
@@ -38,22 +60,7 @@ static void qk_through_twins(int dt, const float A[16][16], const float K[16][16
     uint32_t ra[128], rk[128];
     pa_twin_ldmatrix_host(image, offa, 0, ra);
     pa_twin_ldmatrix_host(image, offk, 0, rk);
-    for (int half = 0; half < 2; half++) {
-        uint32_t b[64];
-        float c[128] = {0}, d[128];
-        for (int l = 0; l < 32; l++) {
-            b[2 * l] = rk[4 * l + 2 * half];
-            b[2 * l + 1] = rk[4 * l + 2 * half + 1];
-        }
-        pa_twin_mma_host(dt, ra, b, c, d);
-        for (int l = 0; l < 32; l++) {
-            const int g = l / 4, q = 2 * (l % 4);
-            S[g][8 * half + q] = d[4 * l];
-            S[g][8 * half + q + 1] = d[4 * l + 1];
-            S[g + 8][8 * half + q] = d[4 * l + 2];
-            S[g + 8][8 * half + q + 1] = d[4 * l + 3];
-        }
-    }
+    mma_16x16(dt, ra, rk, S);
 }
 
 /* O = P V (P 16x16 rows x keys, V 16x16 keys x dims, row-major): P as the A
@@ -71,22 +78,7 @@ static void pv_through_twins(int dt, const float P[16][16], const float V[16][16
     uint32_t rp[128], rv[128];
     pa_twin_ldmatrix_host(image, offp, 0, rp);
     pa_twin_ldmatrix_host(image, offv, 1, rv);
-    for (int half = 0; half < 2; half++) {
-        uint32_t b[64];
-        float c[128] = {0}, d[128];
-        for (int l = 0; l < 32; l++) {
-            b[2 * l] = rv[4 * l + 2 * half];
-            b[2 * l + 1] = rv[4 * l + 2 * half + 1];
-        }
-        pa_twin_mma_host(dt, rp, b, c, d);
-        for (int l = 0; l < 32; l++) {
-            const int g = l / 4, q = 2 * (l % 4);
-            O[g][8 * half + q] = d[4 * l];
-            O[g][8 * half + q + 1] = d[4 * l + 1];
-            O[g + 8][8 * half + q] = d[4 * l + 2];
-            O[g + 8][8 * half + q + 1] = d[4 * l + 3];
-        }
-    }
+    mma_16x16(dt, rp, rv, O);
 }
 
 static void random_ints(pa_rng *r, float m[16][16]) {
