@@ -41,13 +41,14 @@ EOF
             survived=$((survived + 1))
         elif grep -q "pa_interp:" "$log"; then
             verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
-        elif grep -qiE "SIGSEGV|Segmentation|CRASH" "$log"; then
+        elif grep -qE "SIGSEGV|Segmentation|: CRASH!" "$log"; then
             verdict="caught: out-of-bounds access (guard page)"
         else
             verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | grep -oE '[0-9]+ of [0-9]+ outside[^(]*\([^)]*\)' | head -1)"
         fi
     fi
     mv "$file.plant-bak" "$file"
+    touch "$file" # newer than the planted build, so the next build recompiles it
     printf '%-34s %s\n' "$name" "$verdict"
 }
 

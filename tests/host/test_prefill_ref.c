@@ -456,8 +456,10 @@ Test(prefill_ref, rejects_bad_prompt_input) {
     }
 }
 
-Test(prefill_ref, rejects_bad_mixed_input) {
-    const int ql[3] = {5, 1, 1}, cl[3] = {3, 9, 20};
+/* One prefill (5 new tokens over 3 cached) then two decodes (contexts 9 and
+ * 20), f32, 4 heads of 32, HND pages of 16; *m gets its mixed parameters. */
+static pa_context_problem *mixed_problem(int with_alibi, pa_mixed_attention_params *m) {
+    static const int ql[3] = {5, 1, 1}, cl[3] = {3, 9, 20};
     pa_context_problem_cfg c = {.seed = 5,
                                 .layout = PA_LAYOUT_FLASH_HND,
                                 .q_dtype = PA_DTYPE_F32,
@@ -469,26 +471,34 @@ Test(prefill_ref, rejects_bad_mixed_input) {
                                 .block_size = 16,
                                 .query_lens = ql,
                                 .context_lens = cl,
+                                .with_alibi = with_alibi,
                                 .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&c);
-    pa_mixed_attention_params m = {.out = pr->out,
-                                   .query = pr->q,
-                                   .key = pr->k,
-                                   .value = pr->v,
-                                   .q_dtype = PA_DTYPE_F32,
-                                   .kv = pr->p.kv,
-                                   .block_tables = pr->block_tables,
-                                   .block_table_stride = pr->p.block_table_stride,
-                                   .seq_lens = pr->seq_lens,
-                                   .query_start_loc = pr->qsl,
-                                   .num_prefills = 1,
-                                   .num_prefill_tokens = 5,
-                                   .num_decode_tokens = 2,
-                                   .num_heads = 4,
-                                   .max_prefill_query_len = 5,
-                                   .max_prefill_seq_len = 8,
-                                   .max_decode_seq_len = 21,
-                                   .scale = 0.2f};
+    *m = (pa_mixed_attention_params){.out = pr->out,
+                                     .query = pr->q,
+                                     .key = pr->k,
+                                     .value = pr->v,
+                                     .q_dtype = PA_DTYPE_F32,
+                                     .kv = pr->p.kv,
+                                     .block_tables = pr->block_tables,
+                                     .block_table_stride = pr->p.block_table_stride,
+                                     .seq_lens = pr->seq_lens,
+                                     .query_start_loc = pr->qsl,
+                                     .num_prefills = 1,
+                                     .num_prefill_tokens = 5,
+                                     .num_decode_tokens = 2,
+                                     .num_heads = 4,
+                                     .max_prefill_query_len = 5,
+                                     .max_prefill_seq_len = 8,
+                                     .max_decode_seq_len = 21,
+                                     .scale = 0.2f,
+                                     .alibi_slopes = with_alibi ? pr->alibi : NULL};
+    return pr;
+}
+
+Test(prefill_ref, rejects_bad_mixed_input) {
+    pa_mixed_attention_params m;
+    pa_context_problem *pr = mixed_problem(0, &m);
     pa_mixed_attention_params b = m;
     b.num_decode_tokens = -1;
     cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
@@ -549,41 +559,9 @@ Test(prefill_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
     pa_prompt_problem_free(pp);
 
     /* mixed: a NaN slope must stop the call before the prefill part writes */
-    const int mql[3] = {5, 1, 1}, mcl[3] = {3, 9, 20};
-    pa_context_problem_cfg c = {.seed = 5,
-                                .layout = PA_LAYOUT_FLASH_HND,
-                                .q_dtype = PA_DTYPE_F32,
-                                .cache_dtype = PA_DTYPE_F32,
-                                .num_seqs = 3,
-                                .num_heads = 4,
-                                .num_kv_heads = 4,
-                                .head_size = 32,
-                                .block_size = 16,
-                                .query_lens = mql,
-                                .context_lens = mcl,
-                                .with_alibi = 1,
-                                .new_in_cache = 1};
-    pr = pa_context_problem_make(&c);
+    pa_mixed_attention_params m;
+    pr = mixed_problem(1, &m);
     pr->alibi[3] = NAN;
-    pa_mixed_attention_params m = {.out = pr->out,
-                                   .query = pr->q,
-                                   .key = pr->k,
-                                   .value = pr->v,
-                                   .q_dtype = PA_DTYPE_F32,
-                                   .kv = pr->p.kv,
-                                   .block_tables = pr->block_tables,
-                                   .block_table_stride = pr->p.block_table_stride,
-                                   .seq_lens = pr->seq_lens,
-                                   .query_start_loc = pr->qsl,
-                                   .num_prefills = 1,
-                                   .num_prefill_tokens = 5,
-                                   .num_decode_tokens = 2,
-                                   .num_heads = 4,
-                                   .max_prefill_query_len = 5,
-                                   .max_prefill_seq_len = 8,
-                                   .max_decode_seq_len = 21,
-                                   .scale = 0.2f,
-                                   .alibi_slopes = pr->alibi};
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "alibi_slopes[3]") != NULL, "%s", pa_last_error());
     cr_assert(out_untouched(pr), "mixed: output written");

@@ -58,6 +58,7 @@ struct Thread {
     int site_line = 0;
     int pred = 0;
     long committed = 0;
+    long rounds = 0; // ldmatrix/mma calls so far: the same on every lane of a warp
     std::vector<Copy> pending;
 };
 
@@ -79,6 +80,8 @@ std::vector<const void *> slot_ptr;
 std::vector<std::array<uint32_t, 4>> slot_a;
 std::vector<std::array<uint32_t, 2>> slot_b;
 std::vector<std::array<float, 4>> slot_c;
+std::vector<std::array<uint32_t, 4>> slot_out; // per lane: the twin's result for that lane
+std::vector<long> warp_round;                  // per warp: the last round whose twin has run
 
 [[noreturn]] void die(const char *what) {
     fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
@@ -342,6 +345,16 @@ void cp_wait(int n) {
     cur->pending.swap(keep);
 }
 
+// The twins work on the whole warp: the first lane past the collective runs
+// it for all 32 and leaves each lane's result in slot_out.
+bool first_of_round() {
+    long &done = warp_round[(size_t)(cur->lin >> 5)];
+    if (done == ++cur->rounds)
+        return false;
+    done = cur->rounds;
+    return true;
+}
+
 void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
     if ((uintptr_t)p % 16)
         die("ldmatrix row address not 16-byte aligned");
@@ -350,13 +363,17 @@ void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
         die("ldmatrix row outside dynamic shared memory");
     slot_ptr[(size_t)cur->lin] = p;
     warp_step("ldmatrix", 0);
-    const void *rows[32];
-    for (int l = 0; l < 32; l++)
-        rows[l] = slot_ptr[(size_t)(warp_base() + l)];
-    uint32_t out[32][4];
-    pa::ptx::twin::ldmatrix_x4(rows, trans, out);
+    if (first_of_round()) {
+        const void *rows[32];
+        for (int l = 0; l < 32; l++)
+            rows[l] = slot_ptr[(size_t)(warp_base() + l)];
+        uint32_t out[32][4];
+        pa::ptx::twin::ldmatrix_x4(rows, trans, out);
+        for (int l = 0; l < 32; l++)
+            memcpy(slot_out[(size_t)(warp_base() + l)].data(), out[l], sizeof out[l]);
+    }
     for (int j = 0; j < 4; j++)
-        r[j] = out[lane()][j];
+        r[j] = slot_out[(size_t)cur->lin][(size_t)j];
     warp_step("ldmatrix", 1);
 }
 
@@ -365,23 +382,26 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
     slot_b[(size_t)cur->lin] = {b0, b1};
     slot_c[(size_t)cur->lin] = {d[0], d[1], d[2], d[3]};
     warp_step("mma", 0);
-    uint32_t A[32][4], B[32][2];
-    float Cc[32][4], D[32][4];
-    for (int l = 0; l < 32; l++) {
-        const size_t i = (size_t)(warp_base() + l);
-        for (int k = 0; k < 4; k++) {
-            A[l][k] = slot_a[i][(size_t)k];
-            Cc[l][k] = slot_c[i][(size_t)k];
+    if (first_of_round()) {
+        uint32_t A[32][4], B[32][2];
+        float Cc[32][4], D[32][4];
+        for (int l = 0; l < 32; l++) {
+            const size_t i = (size_t)(warp_base() + l);
+            for (int k = 0; k < 4; k++) {
+                A[l][k] = slot_a[i][(size_t)k];
+                Cc[l][k] = slot_c[i][(size_t)k];
+            }
+            B[l][0] = slot_b[i][0];
+            B[l][1] = slot_b[i][1];
         }
-        B[l][0] = slot_b[i][0];
-        B[l][1] = slot_b[i][1];
+        if (dt == 1)
+            pa::ptx::twin::mma16816<1>(A, B, Cc, D);
+        else
+            pa::ptx::twin::mma16816<2>(A, B, Cc, D);
+        for (int l = 0; l < 32; l++)
+            memcpy(slot_out[(size_t)(warp_base() + l)].data(), D[l], sizeof D[l]);
     }
-    if (dt == 1)
-        pa::ptx::twin::mma16816<1>(A, B, Cc, D);
-    else
-        pa::ptx::twin::mma16816<2>(A, B, Cc, D);
-    for (int k = 0; k < 4; k++)
-        d[k] = D[lane()][k];
+    memcpy(d, slot_out[(size_t)cur->lin].data(), sizeof d);
     warp_step("mma", 1);
 }
 
@@ -434,6 +454,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     slot_a.assign(slots, {});
     slot_b.assign(slots, {});
     slot_c.assign(slots, {});
+    slot_out.assign(slots, {});
     if (smem_buf)
         guarded_free(smem_buf);
     smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
@@ -454,6 +475,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     for (const uint3 &b : order) {
         g_block_idx = b;
         memset(smem_buf, 0xFF, smem_cap);
+        warp_round.assign(slots / 32, 0);
         for (int i = 0; i < nthreads; i++) {
             Thread &t = threads[(size_t)i];
             t.state = READY;
@@ -461,6 +483,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.idx =
                 make_uint3((unsigned)i % block.x, (unsigned)i / block.x % block.y, (unsigned)i / (block.x * block.y));
             t.committed = 0;
+            t.rounds = 0;
             t.started = false;
             t.pending.clear();
             getcontext(&t.ctx);

@@ -94,10 +94,6 @@ template <class K> Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cuda
     return Launcher<K>{grid, block, smem, stream, kernel};
 }
 
-template <class T> cudaError_t func_set_attribute(T *f, cudaFuncAttribute a, int v) {
-    return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(f), a, v);
-}
-
 template <class T> T atomic_add(T *p, T v) {
     const T old = *p; // CTAs run one at a time and threads switch only at barriers
     *p = old + v;
