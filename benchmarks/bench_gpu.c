@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef PA_CLI_INTERP
 #include <cublas_v2.h>
+#endif
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -88,6 +90,10 @@ fail:
  * are small random values (tensor-core power, hence clocks, depend on data;
  * zeros would flatter the roof). */
 double pa_bench_gemm_tflops(pa_dtype t) {
+#ifdef PA_CLI_INTERP
+    (void)t;
+    return 0.0; /* interpret mode (pagedattn-interp): no cuBLAS, no roof */
+#else
     if (t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2)
         t = PA_DTYPE_F16;
     if ((int)t < 0 || (int)t >= PA_DTYPE_COUNT)
@@ -147,6 +153,7 @@ fail:
     cudaFree(c);
     free(host);
     return best;
+#endif
 }
 
 const char *pa_bench_device_name(int gpu) {

@@ -140,6 +140,10 @@ void pa_op_opts_default(pa_op_opts *o) {
     o->head_size = 128;
     o->block_size = 16;
     o->ctx[0] = 1024;
+#ifdef PA_CLI_INTERP
+    o->seqs = 2; /* the interpreter runs about 1e5 times slower than a GPU */
+    o->ctx[0] = 256;
+#endif
     o->num_ctx = 1;
     o->dtype = PA_DTYPE_F16;
     o->cache_auto = 1;
@@ -898,7 +902,8 @@ static int cmd_bench(int argc, char **argv) {
 static const char *MAIN_HELP =
     "usage: pagedattn COMMAND [options]\n"
     "  info                 library and device information\n"
-    "  check OP             run a CUDA op and compare it with the CPU reference (needs a GPU)\n"
+    "  check OP             run a CUDA op and compare it with the CPU reference (needs a GPU;\n"
+    "                       with --interp the kernel runs on the CPU in interpret mode)\n"
     "  bench OP             time an op (GPU, or the CPU reference with --device cpu)\n"
     "  bench --preset NAME  sweep a model's ops over batch sizes and context lengths (bench all: every preset)\n"
     "  plan                 lay out a scheduler batch: print every metadata array as JSON\n"
@@ -927,11 +932,66 @@ static int dispatch(int argc, char **argv) {
     return PA_CLI_EXIT_USAGE;
 }
 
+/* `check OP --interp`: the same command in pagedattn-interp, the CLI built on
+ * the interpreter (tests/interp/), which runs the real kernel sources on the
+ * CPU and prints memory-access proxies. Looked up beside this program, then in
+ * the build tree it came from. Returns only when it cannot be started. */
+static int take_interp_flag(int *argc, char **argv) {
+    int found = 0, k = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (!strcmp(argv[i], "--interp"))
+            found = 1;
+        else
+            argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    *argc = k;
+    return found;
+}
+
+#ifndef PA_CLI_INTERP
+static int run_interp(char **argv) {
+    char here[4096];
+    const ssize_t n = readlink("/proc/self/exe", here, sizeof here - 64);
+    if (n > 0) {
+        here[n] = 0;
+        char *slash = strrchr(here, '/');
+        if (slash) {
+            snprintf(slash + 1, 64, "pagedattn-interp");
+            execv(here, argv);
+        }
+    }
+#ifdef PA_INTERP_CLI_PATH
+    execv(PA_INTERP_CLI_PATH, argv);
+#endif
+    fprintf(stderr, "pagedattn: --interp needs pagedattn-interp, built with -Dinterp=true (tests/interp/): %s\n",
+            strerror(errno));
+    return PA_CLI_EXIT_USAGE;
+}
+#endif
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(MAIN_HELP, stderr);
         return PA_CLI_EXIT_USAGE;
     }
+    if (take_interp_flag(&argc, argv)) {
+#ifdef PA_CLI_INTERP
+        if (strcmp(argv[1], "check") != 0) {
+            fprintf(stderr, "pagedattn: --interp is for check\n");
+            return PA_CLI_EXIT_USAGE;
+        }
+#else
+        if (strcmp(argv[1], "check") != 0) {
+            fprintf(stderr, "pagedattn: --interp is for check (pagedattn check OP --interp)\n");
+            return PA_CLI_EXIT_USAGE;
+        }
+        return run_interp(argv);
+#endif
+    }
+#ifdef PA_CLI_INTERP
+    printf("interpret mode: the kernels run from their CUDA sources on the CPU (tests/interp); no GPU is used\n");
+#endif
     int rc = dispatch(argc, argv);
     if (rc == 0 && pa_bench_json_errors() > 0) {
         fprintf(stderr, "pagedattn: %d JSON row(s) could not be written\n", pa_bench_json_errors());

@@ -205,11 +205,13 @@ template <int DT> inline void mma16816(float (&d)[4], const uint32_t (&a)[4], ui
 }
 
 // Static shared memory: one copy per kernel, which is per CTA because the
-// interpreter runs one CTA at a time.
+// interpreter runs one CTA at a time. Every such variable lives in the section
+// pa_interp_smem, which the interpreter fills with 0xFF bytes before each CTA,
+// as it does dynamic shared memory.
 #define PA_DYNAMIC_SMEM(type, name) type *name = reinterpret_cast<type *>(::pa_interp::dynamic_smem())
-#define PA_STATIC_SMEM(...) static __VA_ARGS__
+#define PA_STATIC_SMEM(...) __attribute__((section("pa_interp_smem"))) static __VA_ARGS__
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...)                                                                \
-    ::pa_interp::launcher(grid, block, smem_bytes, stream, __VA_ARGS__)
+    ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__)
 #endif
 
 } // namespace ptx

@@ -13,9 +13,13 @@ BUILD=${1:-build}
 survived=0
 
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
+# PROGRAM test_x runs tests/interp/test_x_interp; test_x:tsan runs the
+# ThreadSanitizer build, tests/interp/test_x_interp_tsan.
 plant() {
     local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
     shift 6
+    local exe="tests/interp/${prog%:tsan}_interp"
+    [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     cp "$file" "$file.plant-bak"
     if ! python3 - "$file" "$old" "$new" <<'EOF'; then
 import sys
@@ -31,14 +35,17 @@ EOF
         return
     fi
     local log=/tmp/plant-$name.log verdict
-    if ! ninja -C "$BUILD" "tests/interp/${prog}_interp" >"$log" 2>&1; then
+    if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"
     else
-        env "$@" timeout 600 "$BUILD/tests/interp/${prog}_interp" -j2 --filter="$filter" >>"$log" 2>&1
+        env TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:report_signal_unsafe=0 "$@" \
+            timeout 900 "$BUILD/$exe" -j2 --filter="$filter" >>"$log" 2>&1
         local rc=$?
         if [ $rc -eq 0 ]; then
             verdict="SURVIVED"
             survived=$((survived + 1))
+        elif grep -q "ThreadSanitizer: data race" "$log"; then
+            verdict="caught by ThreadSanitizer: $(grep -m1 -o 'data race .* in [^(]*' "$log" | sed 's/(.*) //' | sed 's/.* in /data race in /')"
         elif grep -q "pa_interp:" "$log"; then
             verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
         elif grep -qE "SIGSEGV|Segmentation|: CRASH!" "$log"; then
@@ -81,6 +88,21 @@ plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
+
+# Races that the lock-step interpreter cannot see (lanes of a warp run in
+# step between collectives): the ThreadSanitizer build finds them.
+plant decode-softmax-no-syncwarp cuda/decode/decode_kernel.cuh \
+    '            // not order shared memory (racecheck on an H100 flagged this).
+            __syncwarp();' '            // not order shared memory (racecheck on an H100 flagged this).' \
+    test_decode:tsan 'decode_grid/head_size_32'
+plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
+    '            __syncwarp();
+            const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \
+    test_ragged:tsan 'ragged_gpu/soft_mask_value'
+plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
+    '    __syncthreads();
+    sm.finalize<C>(o);' '    sm.finalize<C>(o);' \
+    test_prefill:tsan 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros'
 
 echo "$survived bug(s) survived"
 [ "$survived" -eq 0 ]

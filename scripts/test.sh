@@ -27,6 +27,36 @@ tally() {
         printf '%-8s %-28s %3d passed, %d failed, %d skipped\n' "$label" "$(basename "$tap" .tap)" "$p" "$f" "$s"
         total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
     done
+    # meson tests that write no TAP file (single checks such as test_prof): one each.
+    local log="$dir/meson-logs/testlog.json"
+    [ -f "$log" ] || return 0
+    local counts
+    counts=$(python3 - "$dir" "$log" <<'PY'
+import json, os, sys
+d, log = sys.argv[1], sys.argv[2]
+p = f = s = 0
+for line in open(log):
+    t = json.loads(line)
+    args = " ".join(t.get("command", []))
+    if "--tap=" in args:
+        continue
+    name = t["name"].split(" / ")[-1]
+    r = t["result"]
+    if r == "OK":
+        p += 1
+    elif r == "SKIP":
+        s += 1
+    else:
+        f += 1
+print(p, f, s)
+PY
+)
+    local p f s
+    read -r p f s <<<"$counts"
+    if [ -n "$p" ] && [ $((p + f + s)) -gt 0 ]; then
+        printf '%-8s %-28s %3d passed, %d failed, %d skipped\n' "$label" "(tests without TAP)" "$p" "$f" "$s"
+        total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+    fi
 }
 
 echo "== build (gpu_archs=$ARCHS) =="

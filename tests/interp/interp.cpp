@@ -8,8 +8,21 @@
 // another, forward (default), reverse or shuffled (PA_INTERP_ORDER); cp.async
 // copies land at the cp.async.wait_group that covers them (default) or at issue
 // (PA_INTERP_CP=issue). Device memory is host memory with an inaccessible page
-// right after each buffer (reads or writes past its end fault); shared memory
-// starts as 0xFF bytes (NaN in every float type) in every CTA.
+// right after each buffer (reads or writes past its end fault); shared memory,
+// dynamic and static, starts as 0xFF bytes (NaN in every float type) in every
+// CTA.
+//
+// Built with -DPA_INTERP_TSAN (the interp-tsan suite, kernels compiled with
+// -fsanitize=thread), every CUDA thread is also a ThreadSanitizer fiber, and
+// switching between them implies no ordering. Ordering comes only from what
+// orders memory on the device: __syncthreads orders the CTA, __syncwarp the
+// warp (a release by each thread before the wait, an acquire after it), and
+// the launch and the end of a CTA (not the exit of one thread). Shuffles, ldmatrix and mma order nothing, so a
+// lane that writes shared memory another lane reads, with no __syncwarp or
+// __syncthreads between, is a race even though lanes run in lock step here.
+// A cp.async copy counts as a write of its destination both at issue and when
+// it lands, so a read of that destination by another thread anywhere between
+// them, unordered by a barrier, is a race too.
 #include "pa_interp.h"
 
 #include <setjmp.h>
@@ -27,8 +40,48 @@
 
 #include "../../cuda/ptx.cuh"
 
+#ifdef PA_INTERP_TSAN
+extern "C" {
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_set_fiber_name(void *fiber, const char *name);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_read_range(void *addr, unsigned long size);
+void __tsan_write_range(void *addr, unsigned long size);
+}
+#endif
+
+// The memory-access profiler of pagedattn-interp (tests/interp/prof.cpp), when
+// it is linked: told where requests of a warp end and which launch runs.
+extern "C" {
+__attribute__((weak)) extern const int pa_prof_linked;
+__attribute__((weak)) void pa_prof_launch(const void *kernel, const char *name, int begin);
+__attribute__((weak)) void pa_prof_segment_end(int warp);
+}
+
+// Static shared memory (PA_STATIC_SMEM in cuda/ptx.cuh): the linker's bounds of
+// its section; null when no kernel has any.
+extern "C" unsigned char __start_pa_interp_smem[] __attribute__((weak));
+extern "C" unsigned char __stop_pa_interp_smem[] __attribute__((weak));
+
 namespace pa_interp {
 namespace {
+
+#ifdef PA_INTERP_TSAN
+constexpr unsigned kNoSync = 1; // __tsan_switch_to_fiber_no_sync
+// Barrier generations alternate between two sync objects, so a thread that
+// has passed barrier k and reached barrier k+1 cannot release into what a
+// slower thread is still to acquire from barrier k.
+char block_sync[2];
+long block_gen = 0;
+std::vector<std::array<char, 2>> warp_sync;
+std::vector<long> warp_gen;
+void *sched_fiber = nullptr;
+char cta_end_sync;
+#endif
 
 enum State { READY, WAIT_BLOCK, WAIT_WARP, DONE };
 
@@ -51,6 +104,9 @@ struct Thread {
     jmp_buf jb;
     bool started = false;
     char *stack = nullptr;
+#ifdef PA_INTERP_TSAN
+    void *fiber = nullptr;
+#endif
     State state = READY;
     uint3 idx{};
     int lin = 0;
@@ -66,7 +122,9 @@ constexpr size_t kStack = 256 * 1024;
 std::vector<Thread> threads;
 Thread *cur = nullptr;
 ucontext_t sched;
+#ifndef PA_INTERP_TSAN
 jmp_buf sched_jb;
+#endif
 unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
 const std::function<void()> *g_body = nullptr;
@@ -89,10 +147,17 @@ std::vector<long> warp_round;                  // per warp: the last round whose
     abort();
 }
 
+// Under ThreadSanitizer the switches are swapcontext, as its fiber interface
+// expects, and tell it which fiber runs next.
 void yield(State s) {
     cur->state = s;
+#ifdef PA_INTERP_TSAN
+    __tsan_switch_to_fiber(sched_fiber, kNoSync);
+    swapcontext(&cur->ctx, &sched);
+#else
     if (!_setjmp(cur->jb))
         _longjmp(sched_jb, 1);
+#endif
 }
 
 void entry() {
@@ -100,11 +165,27 @@ void entry() {
     if (!cur->pending.empty())
         die("thread exited with cp.async copies never waited for");
     cur->state = DONE;
+#ifdef PA_INTERP_TSAN
+    // A thread's exit orders nothing for the threads still running (on the
+    // device it is not a barrier); the end of the CTA, which the scheduler
+    // acquires, orders all of them before what follows.
+    __tsan_release(&cta_end_sync);
+    __tsan_switch_to_fiber(sched_fiber, kNoSync);
+    setcontext(&sched);
+#else
     _longjmp(sched_jb, 1);
+#endif
 }
 
 void resume(Thread &t) {
     cur = &t;
+#ifdef PA_INTERP_TSAN
+    // The first entry is ordered after the launch (inputs, poisoned shared
+    // memory); later switches order nothing.
+    __tsan_switch_to_fiber(t.fiber, t.started ? kNoSync : 0);
+    t.started = true;
+    swapcontext(&sched, &t.ctx);
+#else
     if (!_setjmp(sched_jb)) {
         if (!t.started) {
             t.started = true;
@@ -113,9 +194,14 @@ void resume(Thread &t) {
             _longjmp(t.jb, 1);
         }
     }
+#endif
 }
 
 void land(const Copy &c) {
+#ifdef PA_INTERP_TSAN
+    if (!&pa_prof_linked) // the profiler counted this write at issue
+        __tsan_write_range(c.dst, (unsigned long)c.unit);
+#endif
     if (c.src_bytes > 0)
         memcpy(c.dst, c.src, (size_t)c.src_bytes);
     if (c.src_bytes < c.unit)
@@ -165,6 +251,11 @@ bool release(int nthreads) {
             }
             for (int l = 0; l < n; l++)
                 threads[(size_t)(w * 32 + l)].state = READY;
+#ifdef PA_INTERP_TSAN
+            warp_gen[(size_t)w]++;
+#endif
+            if (pa_prof_segment_end)
+                pa_prof_segment_end(w);
             released = true;
         }
     }
@@ -185,6 +276,12 @@ bool release(int nthreads) {
         for (Thread &t : threads)
             if (t.state == WAIT_BLOCK)
                 t.state = READY;
+#ifdef PA_INTERP_TSAN
+        block_gen++;
+#endif
+        if (pa_prof_segment_end)
+            for (int w = 0; w * 32 < nthreads; w++)
+                pa_prof_segment_end(w);
         released = true;
     }
     return released;
@@ -271,31 +368,71 @@ void fatal(const char *what, const char *file, int line) {
     die(what);
 }
 
+// For the profiler (prof.cpp): the running CUDA thread's index in its CTA (-1
+// outside a kernel), and where an address lies: 1 shared memory, 2 a device
+// allocation, 0 elsewhere (a thread's stack, host memory).
+int prof_thread() { return cur && cur->state == READY ? cur->lin : -1; }
+int prof_space(const void *p) {
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    if ((b >= smem_buf && b < smem_buf + smem_cap) || (b >= __start_pa_interp_smem && b < __stop_pa_interp_smem))
+        return 1;
+    auto it = mappings.upper_bound(p);
+    if (it == mappings.begin())
+        return 0;
+    --it;
+    static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return b < it->second.base + it->second.span - page ? 2 : 0;
+}
+
 const uint3 &thread_idx() { return cur->idx; }
 const uint3 &block_idx() { return g_block_idx; }
 const dim3 &block_dim() { return g_block; }
 const dim3 &grid_dim() { return g_grid; }
 unsigned char *dynamic_smem() { return smem_buf; }
 
+// A CTA barrier: under ThreadSanitizer, each thread releases before it waits
+// and acquires after, so everything before the barrier in any thread is
+// ordered before everything after it in every thread.
+void wait_block() {
+#ifdef PA_INTERP_TSAN
+    char *sync = &block_sync[block_gen & 1];
+    __tsan_release(sync);
+    yield(WAIT_BLOCK);
+    __tsan_acquire(sync);
+#else
+    yield(WAIT_BLOCK);
+#endif
+}
+
 void sync_block(const char *file, int line) {
     cur->site_file = file;
     cur->site_line = line;
     cur->pred = 0;
-    yield(WAIT_BLOCK);
+    wait_block();
 }
 
 int sync_or(int pred, const char *file, int line) {
     cur->site_file = file;
     cur->site_line = line;
     cur->pred = pred != 0;
-    yield(WAIT_BLOCK);
+    wait_block();
     const int r = g_or;
     // Everyone reads g_or before anyone may overwrite it at the next __syncthreads_or.
     sync_block(file, line);
     return r;
 }
 
-void sync_warp(const char *file, int line) { warp_step(file, line); }
+void sync_warp(const char *file, int line) {
+#ifdef PA_INTERP_TSAN
+    const size_t w = (size_t)(cur->lin >> 5);
+    char *sync = &warp_sync[w][(size_t)(warp_gen[w] & 1)];
+    __tsan_release(sync);
+    warp_step(file, line);
+    __tsan_acquire(sync);
+#else
+    warp_step(file, line);
+#endif
+}
 
 uint32_t shfl32(uint32_t bits, int mode, int arg, int width) {
     const int l = lane(), seg = l & ~(width - 1);
@@ -326,6 +463,12 @@ void cp_async(void *dst, const void *src, int unit, int src_bytes) {
     if (d < smem_buf || d + unit > smem_buf + smem_cap)
         die("cp.async destination outside dynamic shared memory");
     const Copy c{d, static_cast<const unsigned char *>(src), unit, src_bytes, cur->committed};
+#ifdef PA_INTERP_TSAN
+    // The copy may land any time from here to its wait: a write at both ends.
+    __tsan_write_range(d, (unsigned long)unit);
+    if (src_bytes > 0)
+        __tsan_read_range(const_cast<void *>(src), (unsigned long)src_bytes);
+#endif
     if (cp_at_issue)
         land(c);
     else
@@ -361,6 +504,9 @@ void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
     const unsigned char *b = static_cast<const unsigned char *>(p);
     if (b < smem_buf || b + 16 > smem_buf + smem_cap)
         die("ldmatrix row outside dynamic shared memory");
+#ifdef PA_INTERP_TSAN
+    __tsan_read_range(const_cast<void *>(p), 16); // this lane's row, read by the twin below
+#endif
     slot_ptr[(size_t)cur->lin] = p;
     warp_step("ldmatrix", 0);
     if (first_of_round()) {
@@ -442,12 +588,25 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     }
     const int nthreads = (int)(block.x * block.y * block.z);
     if (threads.size() != (size_t)nthreads) {
-        for (Thread &t : threads)
+        for (Thread &t : threads) {
             free(t.stack);
+#ifdef PA_INTERP_TSAN
+            __tsan_destroy_fiber(t.fiber);
+#endif
+        }
         threads.assign((size_t)nthreads, Thread());
-        for (Thread &t : threads)
+        for (Thread &t : threads) {
             t.stack = (char *)malloc(kStack);
+#ifdef PA_INTERP_TSAN
+            t.fiber = __tsan_create_fiber(0);
+#endif
+        }
     }
+#ifdef PA_INTERP_TSAN
+    sched_fiber = __tsan_get_current_fiber();
+    warp_sync.assign((size_t)(nthreads + 31) / 32, {});
+    warp_gen.assign((size_t)(nthreads + 31) / 32, 0);
+#endif
     const size_t slots = (size_t)(nthreads + 31) / 32 * 32;
     slot32.assign(slots, 0);
     slot_ptr.assign(slots, nullptr);
@@ -475,6 +634,9 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     for (const uint3 &b : order) {
         g_block_idx = b;
         memset(smem_buf, 0xFF, smem_cap);
+        unsigned char *static_lo = __start_pa_interp_smem, *static_hi = __stop_pa_interp_smem;
+        if (static_lo && static_hi > static_lo)
+            memset(static_lo, 0xFF, (size_t)(static_hi - static_lo));
         warp_round.assign(slots / 32, 0);
         for (int i = 0; i < nthreads; i++) {
             Thread &t = threads[(size_t)i];
@@ -493,10 +655,26 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             makecontext(&t.ctx, entry, 0);
         }
         run_cta(nthreads);
+#ifdef PA_INTERP_TSAN
+        __tsan_acquire(&cta_end_sync);
+#endif
+        if (pa_prof_segment_end)
+            for (int w = 0; w * 32 < nthreads; w++)
+                pa_prof_segment_end(w);
     }
 }
 
-void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, std::function<void()> body) {
+void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
+                const std::function<void()> &body) {
+    if (pa_prof_launch)
+        pa_prof_launch(kernel, name, 1);
+    run_now(grid, block, smem, body);
+    if (pa_prof_launch)
+        pa_prof_launch(kernel, name, 0);
+}
+
+void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
+              std::function<void()> body) {
     const unsigned nthreads = block.x * block.y * block.z;
     if (nthreads == 0 || nthreads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
         grid.z > 65535) {
@@ -510,10 +688,10 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
         return;
     }
     if (capture_on && (stream == capturing || stream == nullptr)) {
-        captured.push_back([=]() { run_now(grid, block, smem, body); });
+        captured.push_back([=]() { run_launch(grid, block, smem, kernel, name, body); });
         return;
     }
-    run_now(grid, block, smem, body);
+    run_launch(grid, block, smem, kernel, name, body);
 }
 
 } // namespace pa_interp

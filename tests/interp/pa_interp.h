@@ -78,26 +78,39 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
 
 // A launch: runs `body` on every thread of every CTA, or records it while the
 // stream is being captured.
-void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, std::function<void()> body);
+void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
+              std::function<void()> body);
 
 template <class K> struct Launcher {
     dim3 grid, block;
     size_t smem;
     cudaStream_t stream;
+    const char *name; // the kernel expression as written at the launch
     K kernel;
     template <class... A> void operator()(A... args) const {
         K k = kernel;
-        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), [=]() { k(args...); });
+        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), name, [=]() { k(args...); });
     }
 };
-template <class K> Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, K kernel) {
-    return Launcher<K>{grid, block, smem, stream, kernel};
+template <class K>
+Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const char *name, K kernel) {
+    return Launcher<K>{grid, block, smem, stream, name, kernel};
 }
 
 template <class T> T atomic_add(T *p, T v) {
+#ifdef PA_INTERP_TSAN
+    // A relaxed atomic, as on the device: ThreadSanitizer sees no race and no ordering.
+    T old, want;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do
+        want = old + v;
+    while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return old;
+#else
     const T old = *p; // CTAs run one at a time and threads switch only at barriers
     *p = old + v;
     return old;
+#endif
 }
 inline int clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 [[noreturn]] void fatal(const char *what, const char *file, int line);

@@ -1,0 +1,138 @@
+/* The runner behind mini_criterion/criterion/criterion.h (interp-tsan only). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "criterion/criterion.h"
+
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { MAX_TESTS = 512, EXIT_FAILED = 1, EXIT_SKIPPED = 77 };
+
+static struct {
+    const char *suite, *name;
+    void (*fn)(void);
+    const struct pa_mc_opts *opts;
+} tests[MAX_TESTS];
+static int n_tests;
+static int expect_failed;
+
+void pa_mc_register(const char *suite, const char *name, void (*fn)(void), const struct pa_mc_opts *opts) {
+    if (n_tests == MAX_TESTS) {
+        fprintf(stderr, "mini_criterion: more than %d tests\n", MAX_TESTS);
+        abort();
+    }
+    tests[n_tests].suite = suite;
+    tests[n_tests].name = name;
+    tests[n_tests].fn = fn;
+    tests[n_tests].opts = opts;
+    n_tests++;
+}
+
+void pa_mc_fail(const char *file, int line, const char *expr, int fatal, const char *fmt, ...) {
+    fprintf(stderr, "[----] %s:%d: Assertion Failed\n[----]   %s\n", file, line, expr);
+    if (fmt && *fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("[----]   ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    if (fatal) {
+        fflush(NULL);
+        _exit(EXIT_FAILED);
+    }
+    expect_failed = 1;
+}
+
+void pa_mc_skip(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("[SKIP] ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(NULL);
+    _exit(EXIT_SKIPPED);
+}
+
+int main(int argc, char **argv) {
+    const char *filter = "*", *tap_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "--filter=", 9))
+            filter = argv[i] + 9;
+        else if (!strncmp(argv[i], "--tap=", 6))
+            tap_path = argv[i] + 6;
+        else if (!strncmp(argv[i], "-j", 2))
+            continue;
+        else {
+            fprintf(stderr, "usage: %s [--filter=PATTERN] [--tap=FILE] [-jN]\n", argv[0]);
+            return 2;
+        }
+    }
+    FILE *tap = tap_path ? fopen(tap_path, "w") : NULL;
+    int selected = 0, passed = 0, failed = 0, skipped = 0;
+    for (int i = 0; i < n_tests; i++) {
+        char id[256];
+        snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
+        selected += fnmatch(filter, id, FNM_EXTMATCH) == 0;
+    }
+    if (tap)
+        fprintf(tap, "TAP version 13\n1..%d\n", selected);
+    int k = 0;
+    for (int i = 0; i < n_tests; i++) {
+        char id[256];
+        snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
+        if (fnmatch(filter, id, FNM_EXTMATCH) != 0)
+            continue;
+        k++;
+        fflush(NULL);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            if (tests[i].opts->timeout > 0)
+                alarm((unsigned)tests[i].opts->timeout);
+            tests[i].fn();
+            fflush(NULL);
+            _exit(expect_failed ? EXIT_FAILED : 0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        const int want_sig = tests[i].opts->signal;
+        const char *verdict;
+        if (WIFSIGNALED(st))
+            verdict = WTERMSIG(st) == want_sig && want_sig ? "ok" : "crash";
+        else if (WEXITSTATUS(st) == EXIT_SKIPPED)
+            verdict = "skip";
+        else
+            verdict = WEXITSTATUS(st) == 0 && !want_sig ? "ok" : "fail";
+        if (!strcmp(verdict, "ok"))
+            passed++;
+        else if (!strcmp(verdict, "skip"))
+            skipped++;
+        else
+            failed++;
+        fprintf(stderr, "[%s] %s::%s",
+                !strcmp(verdict, "ok")     ? "PASS"
+                : !strcmp(verdict, "skip") ? "SKIP"
+                                           : "FAIL",
+                tests[i].suite, tests[i].name);
+        if (!strcmp(verdict, "crash"))
+            fprintf(stderr, ": CRASH! (signal %d)", WTERMSIG(st));
+        fputc('\n', stderr);
+        if (tap)
+            fprintf(tap, "%s %d - %s::%s%s\n", !strcmp(verdict, "ok") || !strcmp(verdict, "skip") ? "ok" : "not ok", k,
+                    tests[i].suite, tests[i].name, !strcmp(verdict, "skip") ? " # SKIP" : "");
+    }
+    fprintf(stderr, "[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Skipped: %d\n", selected, passed,
+            failed, skipped);
+    if (tap)
+        fclose(tap);
+    return failed ? 1 : 0;
+}

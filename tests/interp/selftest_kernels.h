@@ -1,0 +1,18 @@
+// Launchers of tests/interp/selftest_kernels.cu (interpret mode only).
+#pragma once
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+cudaError_t pa_selftest_static_smem(uint32_t *out, int ctas);
+cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas);
+cudaError_t pa_selftest_barrier_in_two_places(int *out);
+cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered);
+cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);
+cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
+cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
+#ifdef __cplusplus
+}
+#endif

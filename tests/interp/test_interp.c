@@ -1,0 +1,78 @@
+// The interpreter's own detectors (tests/interp/interp.cpp), each shown to
+// fire on a kernel that has the defect and to stay quiet on its fixed twin.
+// Built twice: against the plain interpreter (suite interp) and against the
+// ThreadSanitizer build (suite interp-tsan, PA_SELFTEST_TSAN), where a race
+// aborts the test process.
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "selftest_kernels.h"
+
+static void *dev(size_t bytes) {
+    void *p = NULL;
+    cr_assert_eq(cudaMalloc(&p, bytes), cudaSuccess);
+    return p;
+}
+
+Test(interp, static_smem_is_poisoned_in_every_cta) {
+    uint32_t *out = dev(4 * sizeof(uint32_t));
+    memset(out, 0, 4 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_static_smem(out, 4), cudaSuccess);
+    for (int b = 0; b < 4; b++)
+        cr_expect_eq(out[b], 0xFFFFFFFFu, "CTA %d read %#x before writing its static shared memory", b, out[b]);
+    cudaFree(out);
+}
+
+Test(interp, dynamic_smem_is_poisoned_in_every_cta) {
+    uint32_t *out = dev(4 * sizeof(uint32_t));
+    memset(out, 0, 4 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_dynamic_smem(out, 4), cudaSuccess);
+    for (int b = 0; b < 4; b++)
+        cr_expect_eq(out[b], 0xFFFFFFFFu, "CTA %d read %#x", b, out[b]);
+    cudaFree(out);
+}
+
+Test(interp, barrier_reached_from_two_places_aborts, .signal = SIGABRT) {
+    int *out = dev(32 * sizeof(int));
+    pa_selftest_barrier_in_two_places(out);
+}
+
+Test(interp, ordered_kernels_compute_their_values) {
+    int *out = dev(64 * sizeof(int));
+    cr_assert_eq(pa_selftest_lane_write_then_read(out, 1), cudaSuccess);
+    for (int i = 0; i < 32; i++)
+        cr_expect_eq(out[i], 7);
+    cr_assert_eq(pa_selftest_read_then_rewrite(out, 1), cudaSuccess);
+    for (int i = 0; i < 64; i++)
+        cr_expect_eq(out[i], 1);
+    uint32_t *src = dev(16 * sizeof(uint32_t)), *got = dev(16 * sizeof(uint32_t));
+    for (uint32_t i = 0; i < 16; i++)
+        src[i] = 1000u + i;
+    cr_assert_eq(pa_selftest_cp_async_then_read(src, got, 1), cudaSuccess);
+    for (uint32_t i = 0; i < 16; i++)
+        cr_expect_eq(got[i], 1000u + i);
+    cudaFree(out);
+    cudaFree(src);
+    cudaFree(got);
+}
+
+#ifdef PA_SELFTEST_TSAN
+// ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
+// the first race. The plain interpreter computes the right values for all
+// three kernels: lanes run in lock step and the copy lands before warp 1 runs.
+Test(tsan, lane_write_read_without_syncwarp_is_a_race, .signal = SIGABRT) {
+    int *out = dev(32 * sizeof(int));
+    pa_selftest_lane_write_then_read(out, 0);
+}
+Test(tsan, read_then_rewrite_without_barrier_is_a_race, .signal = SIGABRT) {
+    int *out = dev(64 * sizeof(int));
+    pa_selftest_read_then_rewrite(out, 0);
+}
+Test(tsan, cp_async_read_by_another_warp_without_barrier_is_a_race, .signal = SIGABRT) {
+    uint32_t *src = dev(16 * sizeof(uint32_t)), *got = dev(16 * sizeof(uint32_t));
+    memset(src, 0, 16 * sizeof(uint32_t));
+    pa_selftest_cp_async_then_read(src, got, 0);
+}
+#endif
