@@ -91,7 +91,7 @@ fail:
  * zeros would flatter the roof). */
 double pa_bench_gemm_tflops(pa_dtype t) {
 #ifdef PA_CLI_INTERP
-    (void)t;
+    (void)t, (void)g_gemm_roof;
     return 0.0; /* interpret mode (pagedattn-interp): no cuBLAS, no roof */
 #else
     if (t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2)

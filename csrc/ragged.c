@@ -139,7 +139,7 @@ pa_status pa_ragged_preferred_page_size(int64_t max_model_len, int32_t *page_siz
 
 /* The device planner (cuda/ragged/ragged.cu) on the host, item for item: two
  * passes (prefill sequences first, so the long items start early, then decode
- * sequences), sequences in order, each sequence's items as pa_rg_seq_item
+ * sequences), sequences in order, each sequence's items tile by tile as pa_rg_tile_item
  * enumerates them. A sequence is live when pa_rg_seq_live holds and its rows
  * start at or after the end of every earlier sequence's rows (garbage
  * cu_q_lens that would overlap rows is skipped, which also keeps the totals
@@ -170,29 +170,34 @@ pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, con
             const pa_rg_seq_plan sp = pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens);
             if ((sp.tile_rows == PA_RG_DEC_ROWS) != pass)
                 continue;
-            const pa_rg_seq_counts c = pa_rg_count_seq(&sp, &a);
-            for (int32_t j = 0; j < c.items; j++) {
-                pa_rg_item it;
-                int32_t first = 0, nc = 0;
-                pa_rg_seq_item(&sp, &a, j, &it, &first, &nc);
-                it.seq = s;
-                if (it.part >= 0) {
-                    it.part += (int32_t)np;
-                    it.merge += (int32_t)nm;
+            int32_t mb = 0, pb = 0; /* the sequence's merges and partial rows so far */
+            for (int32_t t = 0; t < sp.n_tiles; t++) {
+                const pa_rg_seq_counts tc = pa_rg_tile_counts(&sp, &a, t);
+                for (int32_t k = 0; k < tc.items; k++) {
+                    pa_rg_item it;
+                    int32_t first = 0, nc = 0;
+                    pa_rg_tile_item(&sp, &a, t, k, mb, pb, &it, &first, &nc);
+                    it.seq = s;
+                    if (it.part >= 0) {
+                        it.part += (int32_t)np;
+                        it.merge += (int32_t)nm;
+                    }
+                    if (first && merges) {
+                        PA_REQUIRE(it.merge < max_merges, "ragged plan: merge list overflow");
+                        pa_rg_merge m = {s, it.kvh, it.row0, it.nrows, it.part, nc, 0, 0};
+                        merges[it.merge] = m;
+                    }
+                    if (items) {
+                        PA_REQUIRE(ni < max_items, "ragged plan: item list overflow");
+                        items[ni] = it;
+                    }
+                    ni++;
                 }
-                if (first && merges) {
-                    PA_REQUIRE(it.merge < max_merges, "ragged plan: merge list overflow");
-                    pa_rg_merge m = {s, it.kvh, it.row0, it.nrows, it.part, nc, 0, 0};
-                    merges[it.merge] = m;
-                }
-                if (items) {
-                    PA_REQUIRE(ni < max_items, "ragged plan: item list overflow");
-                    items[ni] = it;
-                }
-                ni++;
+                mb += tc.merges;
+                pb += tc.part_rows;
             }
-            nm += c.merges;
-            np += c.part_rows;
+            nm += mb;
+            np += pb;
         }
     }
     tot->items = ni;

@@ -151,6 +151,25 @@ typedef struct pa_rg_seq_args {
     int32_t q_len, kv_len, group, window, hard, nkv;
 } pa_rg_seq_args;
 
+/* Work of tile t: nkv items per chunk it touches; a tile touching more than
+ * one chunk adds one merge per KV head and nrows partial rows per item. */
+PA_RG_HD pa_rg_seq_counts pa_rg_tile_counts(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a, int32_t t) {
+    pa_rg_seq_counts c;
+    c.items = a->nkv;
+    c.merges = c.part_rows = 0;
+    if (sp->n_split <= 1)
+        return c;
+    int32_t row0, nrows, lo, hi, j0, j1;
+    pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
+    const int32_t nc = j1 - j0;
+    c.items = a->nkv * nc;
+    if (nc > 1) {
+        c.merges = a->nkv;
+        c.part_rows = a->nkv * nc * nrows;
+    }
+    return c;
+}
+
 PA_RG_HD pa_rg_seq_counts pa_rg_count_seq(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a) {
     pa_rg_seq_counts c;
     c.items = c.merges = c.part_rows = 0;
@@ -159,57 +178,38 @@ PA_RG_HD pa_rg_seq_counts pa_rg_count_seq(const pa_rg_seq_plan *sp, const pa_rg_
         return c;
     }
     for (int32_t t = 0; t < sp->n_tiles; t++) {
-        int32_t row0, nrows, lo, hi, j0, j1;
-        pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
-        const int32_t nc = j1 - j0;
-        c.items += a->nkv * nc;
-        if (nc > 1) {
-            c.merges += a->nkv;
-            c.part_rows += a->nkv * nc * nrows;
-        }
+        const pa_rg_seq_counts tc = pa_rg_tile_counts(sp, a, t);
+        c.items += tc.items;
+        c.merges += tc.merges;
+        c.part_rows += tc.part_rows;
     }
     return c;
 }
 
-/* Item j (0 <= j < count.items) of a sequence. part / merge come out relative
- * to the sequence's own partial rows and merges (-1 = direct write); the
- * caller adds the sequence's offsets. *merge_first is 1 for the first chunk of
- * a merged tile (whoever emits it writes the merge task), and *n_chunks gives
- * the tile's chunk count. */
-PA_RG_HD void pa_rg_seq_item(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a, int32_t j, pa_rg_item *it,
-                             int32_t *merge_first, int32_t *n_chunks) {
-    int32_t t = 0, kvh = 0, c = 0, merge_base = 0, part_base = 0;
+/* Item k (0 <= k < pa_rg_tile_counts(t).items) of tile t: KV head k / chunks,
+ * chunk j0 + k % chunks. merge_base and part_base are the merges and partial
+ * rows of the sequence's tiles before t (pa_rg_tile_counts summed), so a
+ * sequence is enumerated in time linear in its tiles and items. part / merge
+ * come out relative to the sequence (-1 = direct write); the caller adds the
+ * sequence's offsets. *merge_first is 1 for the first chunk of a merged tile
+ * (whoever emits it writes the merge task); *n_chunks is the tile's chunks. */
+PA_RG_HD void pa_rg_tile_item(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a, int32_t t, int32_t k,
+                              int32_t merge_base, int32_t part_base, pa_rg_item *it, int32_t *merge_first,
+                              int32_t *n_chunks) {
     int32_t row0, nrows, lo, hi, j0, j1;
-    if (sp->n_split <= 1) {
-        t = j / a->nkv;
-        kvh = j % a->nkv;
-        pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
-    } else {
-        for (;;) {
-            pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
-            const int32_t n = a->nkv * (j1 - j0);
-            if (j < n)
-                break;
-            j -= n;
-            if (j1 - j0 > 1) {
-                merge_base += a->nkv;
-                part_base += n * nrows;
-            }
-            t++;
-        }
-        kvh = j / (j1 - j0);
-        c = j0 + j % (j1 - j0);
-    }
+    pa_rg_tile(sp, a->q_len, a->kv_len, a->group, a->window, a->hard, t, &row0, &nrows, &lo, &hi, &j0, &j1);
+    const int32_t nc = j1 - j0;
+    const int32_t kvh = k / nc, c = j0 + k % nc;
     it->kvh = kvh;
     it->row0 = row0;
     it->nrows = nrows;
-    *n_chunks = j1 - j0;
-    if (j1 - j0 > 1) {
+    *n_chunks = nc;
+    if (nc > 1) {
         const int32_t c_lo = sp->span_lo + c * sp->chunk;
         it->k_lo = pa_rg_max(lo, c_lo);
         it->k_hi = pa_rg_min(hi, c_lo + sp->chunk);
         it->merge = merge_base + kvh;
-        it->part = part_base + (kvh * (j1 - j0) + (c - j0)) * nrows;
+        it->part = part_base + (kvh * nc + (c - j0)) * nrows;
         *merge_first = c == j0;
     } else {
         it->k_lo = lo;

@@ -5,10 +5,12 @@
 // pair can be captured in a CUDA graph once and replayed for any batch. It is
 // the device twin of pa_rg_plan_host (csrc/ragged.c): two passes (prefill
 // sequences first, so the long items start first under dynamic fetching, then
-// decode sequences), sequences in order, each sequence's items as
-// pa_rg_seq_item enumerates them. A sequence is live when pa_rg_seq_live holds
-// and its rows start at or after the end of every earlier sequence's rows:
-// garbage that would overlap rows (and overflow the workspace bound) is skipped.
+// decode sequences), sequences in order, each sequence's items tile by tile as
+// pa_rg_tile_item enumerates them: one warp per sequence, 32 tiles at a time
+// (a warp scan gives each tile's item, merge and partial-row offsets), the
+// lanes sharing each tile's items, so planning is linear in tiles and items. A sequence is live when pa_rg_seq_live
+// holds and its rows start at or after the end of every earlier sequence's rows: garbage that would overlap rows (and
+// overflow the workspace bound) is skipped.
 #include <cuda_runtime.h>
 #include <limits.h>
 
@@ -133,10 +135,9 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
             s_om[tid] = (int)run_m + om;
             s_op[tid] = (int)run_p + op;
             __syncthreads();
-            // One warp per sequence writes its items (lanes stride over them).
+            // One warp per sequence writes its items.
             for (int k = warp; k < kPlanThreads; k += kPlanWarps) {
-                const int n = s_cnt[k];
-                if (n == 0)
+                if (s_cnt[k] == 0)
                     continue;
                 const int s2 = base + k;
                 pa_rg_seq_args sa = a;
@@ -144,30 +145,55 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                 sa.q_len = P.cu_q_lens[s2 + 1] - P.cu_q_lens[s2];
                 const pa_rg_seq_plan sp =
                     pa_rg_plan_seq(sa.q_len, sa.kv_len, a.group, a.window, a.hard, P.split_tokens);
-                for (int j = lane; j < n; j += 32) {
-                    pa_rg_item it;
-                    int first = 0, nc = 0;
-                    pa_rg_seq_item(&sp, &sa, j, &it, &first, &nc);
-                    it.seq = s2;
-                    if (it.part >= 0) {
-                        it.part += s_op[k];
-                        it.merge += s_om[k];
-                        if (first && it.merge < P.wl.max_merges) {
-                            pa_rg_merge m;
-                            m.seq = s2;
-                            m.kvh = it.kvh;
-                            m.row0 = it.row0;
-                            m.nrows = it.nrows;
-                            m.part0 = it.part;
-                            m.n_split = nc;
-                            m.pad0 = m.pad1 = 0;
-                            merges[it.merge] = m;
-                            counters[it.merge] = 0;
+                int ib = 0, mb = 0, pb = 0; // this sequence's items, merges, partial rows so far
+                for (int t0 = 0; t0 < sp.n_tiles; t0 += 32) {
+                    pa_rg_seq_counts tc = {0, 0, 0};
+                    if (t0 + lane < sp.n_tiles)
+                        tc = pa_rg_tile_counts(&sp, &sa, t0 + lane);
+                    int xi = tc.items, xm = tc.merges, xp = tc.part_rows; // inclusive warp scans
+#pragma unroll
+                    for (int d = 1; d < 32; d <<= 1) {
+                        const int yi = __shfl_up_sync(0xffffffffu, xi, d);
+                        const int ym = __shfl_up_sync(0xffffffffu, xm, d);
+                        const int yp = __shfl_up_sync(0xffffffffu, xp, d);
+                        if (lane >= d)
+                            xi += yi, xm += ym, xp += yp;
+                    }
+                    const int nt = min(32, sp.n_tiles - t0);
+                    for (int u = 0; u < nt; u++) { // the chunk's tiles in turn; lanes share a tile's items
+                        const int n_u = __shfl_sync(0xffffffffu, tc.items, u);
+                        const int ei = ib + __shfl_sync(0xffffffffu, xi - tc.items, u);
+                        const int em = mb + __shfl_sync(0xffffffffu, xm - tc.merges, u);
+                        const int ep = pb + __shfl_sync(0xffffffffu, xp - tc.part_rows, u);
+                        for (int j = lane; j < n_u; j += 32) {
+                            pa_rg_item it;
+                            int first = 0, nc = 0;
+                            pa_rg_tile_item(&sp, &sa, t0 + u, j, em, ep, &it, &first, &nc);
+                            it.seq = s2;
+                            if (it.part >= 0) {
+                                it.part += s_op[k];
+                                it.merge += s_om[k];
+                                if (first && it.merge < P.wl.max_merges) {
+                                    pa_rg_merge m;
+                                    m.seq = s2;
+                                    m.kvh = it.kvh;
+                                    m.row0 = it.row0;
+                                    m.nrows = it.nrows;
+                                    m.part0 = it.part;
+                                    m.n_split = nc;
+                                    m.pad0 = m.pad1 = 0;
+                                    merges[it.merge] = m;
+                                    counters[it.merge] = 0;
+                                }
+                            }
+                            const long long at = (long long)s_oi[k] + ei + j;
+                            if (at < P.wl.max_items)
+                                items[at] = it;
                         }
                     }
-                    const long long at = (long long)s_oi[k] + j;
-                    if (at < P.wl.max_items)
-                        items[at] = it;
+                    ib += __shfl_sync(0xffffffffu, xi, 31);
+                    mb += __shfl_sync(0xffffffffu, xm, 31);
+                    pb += __shfl_sync(0xffffffffu, xp, 31);
                 }
             }
             run_i += ti;

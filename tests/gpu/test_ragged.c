@@ -502,28 +502,12 @@ Test(ragged_gpu, bad_device_lengths_are_skipped) {
 }
 
 /* The work list the device planner writes equals the host mirror's. */
-Test(ragged_gpu, device_plan_matches_host) {
-    PA_SKIP_WITHOUT_GPU();
-    int ql[40], kl[40];
-    pa_rng r = pa_rng_make(8200);
-    for (int s = 0; s < 40; s++) {
-        ql[s] = s % 2 ? pa_rng_int(&r, 1, 200) : 1;
-        kl[s] = ql[s] + pa_rng_int(&r, 0, 5000);
-    }
-    rg_problem_cfg c = {
-        .seed = 8200,
-        .q_dtype = PA_DTYPE_BF16,
-        .cache_dtype = PA_DTYPE_BF16,
-        .num_seqs = 40,
-        .num_q_heads = 32,
-        .num_kv_heads = 8,
-        .head_size = 128,
-        .page_size = 16,
-        .q_lens = ql,
-        .kv_lens = kl,
-    };
-    rg_problem *pr = rg_problem_make(&c);
+/* The device planner's work list equals the host mirror's, item for item and
+ * merge for merge, and the attention it drives matches the reference. */
+static void plan_case(const rg_problem_cfg *c, int32_t split_tokens) {
+    rg_problem *pr = rg_problem_make(c);
     cr_assert(pr);
+    pr->p.kv_split_tokens = split_tokens;
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
@@ -558,6 +542,53 @@ Test(ragged_gpu, device_plan_matches_host) {
     free(wm);
     dev_free(&d);
     rg_problem_free(pr);
+}
+
+Test(ragged_gpu, device_plan_matches_host) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[40], kl[40];
+    pa_rng r = pa_rng_make(8200);
+    for (int s = 0; s < 40; s++) {
+        ql[s] = s % 2 ? pa_rng_int(&r, 1, 200) : 1;
+        kl[s] = ql[s] + pa_rng_int(&r, 0, 5000);
+    }
+    rg_problem_cfg c = {
+        .seed = 8200,
+        .q_dtype = PA_DTYPE_BF16,
+        .cache_dtype = PA_DTYPE_BF16,
+        .num_seqs = 40,
+        .num_q_heads = 32,
+        .num_kv_heads = 8,
+        .head_size = 128,
+        .page_size = 16,
+        .q_lens = ql,
+        .kv_lens = kl,
+    };
+    plan_case(&c, 0);
+}
+
+/* Small enough for interpret mode, with sequences of more than 32 tiles (the
+ * device planner scans tiles 32 at a time) and forced splits, so tiles touch
+ * several chunks and get merges. */
+Test(ragged_gpu, device_plan_matches_host_many_tiles) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int ql[6] = {1, 300, 1, 270, 17, 1}, extra[6] = {90, 140, 700, 60, 200, 0};
+    int kl[6];
+    for (int s = 0; s < 6; s++)
+        kl[s] = ql[s] + extra[s];
+    rg_problem_cfg c = {
+        .seed = 8300,
+        .q_dtype = PA_DTYPE_F16,
+        .cache_dtype = PA_DTYPE_F16,
+        .num_seqs = 6,
+        .num_q_heads = 8,
+        .num_kv_heads = 1,
+        .head_size = 64,
+        .page_size = 16,
+        .q_lens = ql,
+        .kv_lens = kl,
+    };
+    plan_case(&c, 64);
 }
 
 /* Bitwise batch invariance: a sequence's output rows are identical whether it
