@@ -20,8 +20,8 @@ __all__ = ["CommonAttentionMetadata", "build_common_attention_metadata", "split_
            "get_page_size", "get_min_page_size", "use_paged_attention_v1", "decode_plan", "SLOT_MAPPING_DTYPE"]
 
 # dtype of the common metadata's slot mapping as the C builder writes it (the
-# one place that knows it).
-SLOT_MAPPING_DTYPE = np.dtype(np.int32)
+# one place that knows it): int64, what reshape_and_cache reads and vLLM uses.
+SLOT_MAPPING_DTYPE = np.dtype(np.int64)
 
 
 def _i32(x, name, op, ndim=None):
@@ -102,7 +102,7 @@ def build_common_attention_metadata(num_computed_tokens, num_scheduled_tokens, b
     padded_num_tokens     0 = num_actual_tokens, else the (e.g. CUDA-graph) token count; slots
                           [num_actual_tokens, padded_num_tokens) are -1
     Returns query_start_loc [num_reqs + 1], seq_lens [num_reqs] (computed + scheduled),
-    slot_mapping [padded_num_tokens] (token t of request r at position
+    slot_mapping int64 [padded_num_tokens] (token t of request r at position
     pos = computed[r] + t goes to block_table[r][pos // block_size] * block_size + pos % block_size).
     """
     op = "build_common_attention_metadata"

@@ -210,3 +210,36 @@ def test_v1_v2_rule(max_seq_len, num_seqs, num_heads):
     assert pa.use_paged_attention_v1(max_seq_len, num_seqs, num_heads) == want
     plan = pa.decode_plan(num_seqs, num_heads, 1, 64, 16, max_seq_len)
     assert plan["use_v1"] == want and plan["max_num_partitions"] == parts
+
+
+def test_metadata_slot_mapping_feeds_reshape_and_cache_then_decode():
+    """One serving step on the CPU path: the builder's int64 slot mapping goes
+    straight into reshape_and_cache_flash, then decode attends over the history
+    (context written earlier + the new token), compared with plain attention."""
+    from refattn import attend
+    rng = np.random.default_rng(21)
+    KVH, H, D, bs = 2, 4, 32, 8
+    computed = np.array([5, 0, 11], np.int32)
+    sched = np.array([1, 1, 1], np.int32)
+    bt = np.array([[7, 2, 0, 0], [5, 0, 0, 0], [1, 3, 6, 4]], np.int32)
+    kc = np.zeros((8, bs, KVH, D), np.float32)
+    vc = np.zeros_like(kc)
+    hist_k = [rng.standard_normal((c + 1, KVH, D)).astype(np.float32) for c in computed]
+    hist_v = [rng.standard_normal((c + 1, KVH, D)).astype(np.float32) for c in computed]
+    # earlier steps: the context, through a metadata build of their own
+    m0 = pa.build_common_attention_metadata(np.zeros(3, np.int32), computed, bt, bs)
+    pa.reshape_and_cache_flash(np.concatenate([k[:-1] for k in hist_k]), np.concatenate([v[:-1] for v in hist_v]),
+                               kc, vc, m0.slot_mapping)
+    # this step: one new token each, padded to 8 tokens as a CUDA-graph size would
+    m = pa.build_common_attention_metadata(computed, sched, bt, bs, padded_num_tokens=8)
+    assert m.slot_mapping.dtype == np.int64 and (m.slot_mapping[3:] == -1).all()
+    new_k = np.zeros((8, KVH, D), np.float32)
+    new_v = np.zeros((8, KVH, D), np.float32)
+    new_k[:3] = [k[-1] for k in hist_k]
+    new_v[:3] = [v[-1] for v in hist_v]
+    pa.reshape_and_cache_flash(new_k, new_v, kc, vc, m.slot_mapping)
+    q = rng.standard_normal((3, H, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    pa.paged_attention_decode(out, q, kc, vc, KVH, 0.25, bt, m.seq_lens, bs, m.max_seq_len)
+    for s in range(3):
+        np.testing.assert_allclose(out[s], attend(q[s:s + 1], hist_k[s], hist_v[s], 0.25)[0], atol=1e-5)
