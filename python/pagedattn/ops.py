@@ -645,8 +645,9 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
     _fill_scales(op, cache, t["kv_cache"], k_scale, v_scale, keep)
     nk, sl, ns = t["new_kv"], t["slices"], t["num_kv_update_slices"]
     need_ndim(op, nk, 3)
-    need_dtype(op, nk, tuple(k for k, v in PA_DTYPES.items()
-                             if v == cache.dtype or (v <= A.PA_DTYPE_BF16 and cache.dtype >= A.PA_DTYPE_FP8_E4M3)))
+    fp8 = cache.dtype >= A.PA_DTYPE_FP8_E4M3
+    need_dtype(op, nk, tuple(k for k, v in PA_DTYPES.items() if v == cache.dtype or (v <= A.PA_DTYPE_BF16 and fp8))
+               + (("uint8",) if fp8 else ()))  # uint8: already-quantised bytes, copied as they are
     need_inner_contiguous(op, nk)
     if tuple(nk.shape[1:]) != (2 * cache.num_kv_heads, cache.head_size):
         raise ValueError(f"{op}: new_kv has shape {list(nk.shape)}; expected [num_tokens, "

@@ -163,6 +163,27 @@ def test_kv_cache_update_slices():
     np.testing.assert_array_equal(cache, want)
 
 
+def test_kv_cache_update_quantises_into_fp8_cache():
+    """f32 rows into an fp8 e5m2 cache (uint8 storage) with a scale: each stored
+    byte decodes (by the e5m2 definition: 1 sign, 5 exponent bits with bias 15,
+    2 mantissa bits) to within half an e5m2 step of x / scale."""
+    rng = np.random.default_rng(10)
+    new_kv = rng.standard_normal((4, 2, 16)).astype(np.float32)
+    cache = np.zeros((8, 2, 16), np.uint8)
+    slices = np.zeros((3, 8), np.int32)
+    slices[:, 0] = (2, 0, 4)
+    pa.kv_cache_update(new_kv, slices, cache, np.array([1], np.int32), page_size=4, kv_cache_dtype="fp8_e5m2",
+                       k_scale=np.array([0.5], np.float32), v_scale=np.array([0.25], np.float32))
+    b = cache[2:6].astype(np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    e, m = (b >> 2) & 0x1F, b & 3
+    val = sign * np.where(e == 0, m / 4 * 2.0 ** -14, (1 + m / 4) * 2.0 ** (e - 15))
+    scale = np.array([0.5, 0.25])[np.arange(2) % 2][None, :, None]  # combined head 0 is K, 1 is V
+    want = new_kv / scale
+    assert not cache[:2].any() and not cache[6:].any()
+    np.testing.assert_array_less(np.abs(val - want), np.abs(want) * 0.125 + 2.0 ** -16)
+
+
 def test_copy_and_swap_blocks():
     rng = np.random.default_rng(9)
     L, NB = 3, 6
