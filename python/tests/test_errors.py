@@ -175,3 +175,49 @@ def test_kv_cache_update_padding_multiple():
                            np.zeros((8, 2, 8), np.float32), np.array([1], np.int32), page_size=4,
                            num_slices_per_block=8)
 
+
+
+def test_block_copy_arguments():
+    src = np.ones((4, 8), np.float32)
+    dst = np.zeros((4, 8), np.float32)
+    with pytest.raises(ValueError, match="block_mapping must be a host"):
+        pa.swap_blocks(src, dst, FakeCuda(np.array([[0, 1]], np.int64)))
+    with pytest.raises(ValueError, match=r"expected \[num_pairs, 2\]"):
+        pa.swap_blocks(src, dst, np.array([[0, 1, 2]], np.int64))
+    with pytest.raises(ValueError, match="src blocks are 32 bytes but dst blocks are 16"):
+        pa.swap_blocks(src, np.zeros((4, 4), np.float32), np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match="pair|block"):  # the library's range check, naming the pair
+        pa.swap_blocks(src, dst, np.array([[0, 1], [9, 2]], np.int64))
+    assert not dst.any()
+    with pytest.raises(ValueError, match="2 key caches but 1 value caches"):
+        pa.copy_blocks([src, src.copy()], [dst], np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match=r"value_caches\[0\] has shape"):
+        pa.copy_blocks([src], [np.zeros((5, 8), np.float32)], np.array([[0, 1]], np.int64))
+    assert not dst.any()
+
+
+def test_ragged_and_context_shapes():
+    q = np.zeros((4, 2, 32), np.float32)
+    kv = np.zeros((3, 4, 2, 32), np.float32)
+    good = dict(kv_lens=np.array([2, 1], np.int32), page_indices=np.zeros((2, 1), np.int32),
+                cu_q_lens=np.array([0, 2, 3], np.int32), num_seqs=np.array([2], np.int32))
+    with pytest.raises(ValueError, match=r"cu_q_lens has shape \[2\]; expected \[3\]"):
+        pa.ragged_paged_attention(q, kv, **dict(good, cu_q_lens=np.array([0, 2], np.int32)))
+    with pytest.raises(ValueError, match="page_indices has 3 rows but kv_lens 2"):
+        pa.ragged_paged_attention(q, kv, **dict(good, page_indices=np.zeros((3, 1), np.int32)))
+    with pytest.raises(ValueError, match="kv_pages has 3 combined heads"):
+        pa.ragged_paged_attention(q, np.zeros((3, 4, 3, 32), np.float32), **good)
+    out = pa.ragged_paged_attention(q, kv, **good)  # the good arguments do run
+    assert out.shape == q.shape
+    k = np.zeros((4, 1, 32), np.float32)
+    kc = np.zeros((2, 1, 8, 8, 4), np.float32)
+    vc = np.zeros((2, 1, 32, 8), np.float32)
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match=r"k has shape \[4, 1, 32\]; expected \[4, 2, 32\]"):
+        pa.context_attention_fwd(q, k, k, o, "auto", np.zeros((2, 2, 8, 8, 4), np.float32),
+                                 np.zeros((2, 2, 32, 8), np.float32), np.zeros((1, 1), np.int32),
+                                 np.array([0, 4], np.int32), np.array([4], np.int32), 4, 4)
+    with pytest.raises(ValueError, match="b_start_loc has 1 entries; needs at least 2"):
+        pa.context_attention_fwd(q, k, k, o, "auto", kc, vc, np.zeros((1, 1), np.int32), np.array([0], np.int32),
+                                 np.array([4], np.int32), 4, 4)
+    assert (o == 7).all()
