@@ -1,7 +1,8 @@
 """vLLM-compatible ops on DLPack tensors (vllm._custom_ops style).
 
 Every op takes tensors of any framework with __dlpack__ (torch, cupy, jax,
-numpy). All tensors of one call live on one device: CUDA tensors run the
+numpy); outputs and caches are written in place, so they must be writable
+(JAX arrays are immutable: inputs only). All tensors of one call live on one device: CUDA tensors run the
 kernels asynchronously on the caller's current stream (torch's or cupy's, or an
 explicit `stream=`), host tensors run the CPU reference (pa_ref_*), so every op
 can be tried with NumPy on a laptop. Shapes, strides, dtypes and devices are
