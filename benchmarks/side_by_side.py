@@ -11,8 +11,8 @@ DIR/side_by_side.md (the table). FlashInfer is optional: when `import
 flashinfer` fails its rows say why. Timing: CUDA events around each call,
 L2 flushed (a 256 MiB write) before each, median of the repeats.
 
-The ctypes structs below mirror include/pagedattn/{kv_cache,decode,prefill}.h
-(sizes 80, 192 and 136 bytes on x86-64; main() checks them against those).
+The ctypes structs are the Python package's (python/pagedattn/_abi.py); main()
+checks every mirror's size and field offsets against the loaded library.
 """
 import argparse
 import ctypes as C
@@ -30,40 +30,29 @@ PA_LAYOUT_VLLM, PA_LAYOUT_NHD, PA_LAYOUT_HND, PA_LAYOUT_COMBINED = 0, 1, 2, 3
 PA_ATTN_DECODER = 0
 
 
-class KvCache(C.Structure):
-    _fields_ = [("layout", C.c_int), ("dtype", C.c_int), ("key", C.c_void_p), ("value", C.c_void_p),
-                ("num_blocks", C.c_int32), ("block_size", C.c_int32), ("num_kv_heads", C.c_int32),
-                ("head_size", C.c_int32), ("block_stride", C.c_int64), ("page_stride", C.c_int64),
-                ("head_stride", C.c_int64), ("k_scale", C.c_void_p), ("v_scale", C.c_void_p)]
+def _load_abi():
+    """The Python package's ctypes mirrors (python/pagedattn/_abi.py: one copy,
+    checked field by field against the library), loaded as a plain module so
+    this script needs no installed package."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "pagedattn", "_abi.py")
+    spec = importlib.util.spec_from_file_location("pagedattn_abi", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-class DecodeParams(C.Structure):
-    _fields_ = [("out", C.c_void_p), ("query", C.c_void_p), ("q_stride", C.c_int64), ("q_dtype", C.c_int),
-                ("kv", KvCache), ("block_tables", C.c_void_p), ("block_table_stride", C.c_int32),
-                ("seq_lens", C.c_void_p), ("num_seqs", C.c_int32), ("num_heads", C.c_int32),
-                ("max_seq_len", C.c_int32), ("scale", C.c_float), ("alibi_slopes", C.c_void_p),
-                ("sliding_window", C.c_int32), ("soft_cap", C.c_float), ("tp_rank", C.c_int32),
-                ("bs_local_blocks", C.c_int32), ("bs_vert_stride", C.c_int32), ("bs_block_size", C.c_int32),
-                ("bs_head_sliding_step", C.c_int32)]
-
-
-class PromptParams(C.Structure):
-    _fields_ = [("out", C.c_void_p), ("query", C.c_void_p), ("key", C.c_void_p), ("value", C.c_void_p),
-                ("q_stride", C.c_int64), ("k_stride", C.c_int64), ("v_stride", C.c_int64), ("dtype", C.c_int),
-                ("attn_type", C.c_int), ("cu_seqlens_q", C.c_void_p), ("cu_seqlens_k", C.c_void_p),
-                ("num_seqs", C.c_int32), ("num_heads", C.c_int32), ("num_kv_heads", C.c_int32),
-                ("head_size", C.c_int32), ("num_q_tokens", C.c_int32), ("num_k_tokens", C.c_int32),
-                ("max_seqlen_q", C.c_int32), ("max_seqlen_k", C.c_int32), ("scale", C.c_float),
-                ("alibi_slopes", C.c_void_p), ("sliding_window", C.c_int32), ("soft_cap", C.c_float)]
-
-
-ABI_SIZES = {"pa_kv_cache": (KvCache, 80), "pa_decode_params": (DecodeParams, 192),
-             "pa_prompt_attention_params": (PromptParams, 136)}
+_abi = _load_abi()
+KvCache, DecodeParams, PromptParams = _abi.KvCache, _abi.DecodeParams, _abi.PromptAttentionParams
 
 
 def load_lib(path):
     lib = C.CDLL(path)
     lib.pa_last_error.restype = C.c_char_p
+    lib.pa_abi_sizeof.restype = C.c_size_t
+    lib.pa_abi_sizeof.argtypes = [C.c_char_p]
+    lib.pa_abi_offsetof.restype = C.c_int64
+    lib.pa_abi_offsetof.argtypes = [C.c_char_p, C.c_char_p]
     for name in ("pa_paged_attention_v1", "pa_prompt_attention"):
         getattr(lib, name).argtypes = [C.c_void_p, C.c_void_p]
         getattr(lib, name).restype = C.c_int
@@ -380,9 +369,6 @@ def main():
     ap.add_argument("--warm-flashinfer", action="store_true",
                     help="only compile FlashInfer's decode kernels for the benchmark's shapes (JIT), then exit")
     a = ap.parse_args()
-    for name, (cls, size) in ABI_SIZES.items():
-        if C.sizeof(cls) != size:
-            sys.exit(f"ctypes {name} is {C.sizeof(cls)} bytes, the C struct {size}: fix the mirror")
     import torch
     if a.warm_flashinfer:
         warm_flashinfer(torch)
@@ -390,6 +376,9 @@ def main():
     if not a.lib or not a.out:
         ap.error("--lib and --out are required")
     lib = load_lib(a.lib)
+    drift = _abi.abi_mismatches(lib)
+    if drift:
+        sys.exit("the ctypes mirrors do not match " + a.lib + ":\n  " + "\n  ".join(drift))
     fi = "not tried (--no-flashinfer)"
     fi_version = "-"
     if not a.no_flashinfer:

@@ -21,6 +21,11 @@ if [ "${PA_WANT_PLOT:-0}" = 1 ]; then
     python3 -c 'import matplotlib' >/dev/null 2>&1 || /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 ||
         need+=(python3-matplotlib)
 fi
+# The Python package's tests: a venv (Debian splits venv/ensurepip into python3-venv).
+if [ "${PA_WANT_PYTHON:-0}" = 1 ]; then
+    command -v python3 >/dev/null 2>&1 || need+=(python3)
+    python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+fi
 if [ ${#need[@]} -gt 0 ]; then
     echo "scripts/deps.sh: installing ${need[*]}"
     SUDO=""

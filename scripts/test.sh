@@ -5,10 +5,12 @@
 # Ends with one plain line: "N passed, N failed, N skipped".
 #
 # Environment: PA_GPU_ARCHS (default "80;90"; CI builds "90" to save time),
-#              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60).
+#              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60),
+#              PA_SKIP_PYTHON=1 (skips pip install . + pytest of python/tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
+PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) \
+PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
 set +e
 
 ARCHS=${PA_GPU_ARCHS:-80;90}
@@ -83,6 +85,60 @@ else
     echo "install: FAILED"
     total_fail=$((total_fail + 1))
     status=1
+fi
+
+if [ "${PA_SKIP_PYTHON:-0}" != 1 ]; then
+    # The Python package as a user installs it: pip install . (meson-python runs
+    # a Meson build of its own: sm_90, no tests; pyproject.toml) into a venv,
+    # then pytest over python/tests from outside the source tree so the
+    # installed package is the one imported.
+    echo "== Python package: pip install . into build/pyvenv, pytest python/tests =="
+    py_ok=1
+    [ -x build/pyvenv/bin/python ] || python3 -m venv build/pyvenv || py_ok=0
+    if [ $py_ok = 1 ]; then
+        build/pyvenv/bin/python -m pip install -q --disable-pip-version-check numpy pytest || py_ok=0
+    fi
+    if [ $py_ok = 1 ]; then
+        start=$(date +%s)
+        if build/pyvenv/bin/python -m pip install -q --disable-pip-version-check . -Cbuild-dir=build/pip-build \
+            -Ccompile-args=-j"$(nproc)" >build/pip-install.log 2>&1; then
+            echo "pip install . took $(( $(date +%s) - start )) s"
+        else
+            tail -30 build/pip-install.log
+            py_ok=0
+        fi
+    fi
+    if [ $py_ok = 1 ]; then
+        rm -f build/pytest.xml
+        (cd build && pyvenv/bin/python -m pagedattn info && pyvenv/bin/python -m pytest -q -rs -p no:cacheprovider \
+            --junitxml=pytest.xml ../python/tests 2>&1 | tail -25)
+        counts=$(build/pyvenv/bin/python - <<'PY'
+import xml.etree.ElementTree as ET
+try:
+    root = ET.parse("build/pytest.xml").getroot()
+except Exception:
+    print("0 1 0"); raise SystemExit
+p = f = s = 0
+for case in root.iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        f += 1
+    elif case.find("skipped") is not None:
+        s += 1
+    else:
+        p += 1
+print(p, f, s)
+PY
+)
+        read -r p f s <<<"$counts"
+        [ $((p + f + s)) -gt 0 ] || f=1  # a run that collected nothing is a failure
+        printf '%-8s %-28s %3d passed, %d failed, %d skipped\n' python pytest "$p" "$f" "$s"
+        total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+        [ "$f" -eq 0 ] || status=1
+    else
+        echo "python: FAILED (venv or pip install .; see build/pip-install.log)"
+        total_fail=$((total_fail + 1))
+        status=1
+    fi
 fi
 
 if [ "${PA_SKIP_ASAN:-0}" != 1 ]; then

@@ -101,6 +101,13 @@ PA_API pa_status pa_device_info(int device, pa_device_props *out);
 /* Number of CUDA devices; 0 where there is no driver or device. */
 PA_API int pa_device_count(void);
 
+/* ABI facts for bindings without a compiler step (the Python package's ctypes
+ * mirrors): sizeof of a public struct by name ("pa_decode_params"; 0 for an
+ * unknown name) and the offset of one of its fields (-1 for an unknown struct
+ * or field), as this library was compiled. */
+PA_API size_t pa_abi_sizeof(const char *type_name);
+PA_API int64_t pa_abi_offsetof(const char *type_name, const char *field_name);
+
 #ifdef __cplusplus
 }
 #endif

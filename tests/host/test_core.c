@@ -178,3 +178,23 @@ Test(core, device_info_negative_index_is_invalid_argument) {
     cr_assert_eq(memcmp(&p, &before, sizeof p), 0, "out written on a rejected call");
     cr_assert_eq(pa_device_info(INT32_MIN, &p), PA_ERR_INVALID_ARGUMENT);
 }
+
+Test(core, abi_facts_are_the_compilers) {
+    /* pa_abi_sizeof / pa_abi_offsetof (what the Python mirrors are checked
+     * against) report this compiler's sizeof/offsetof, and nothing for unknown
+     * names. */
+    cr_assert_eq(pa_abi_sizeof("pa_kv_cache"), sizeof(pa_kv_cache));
+    cr_assert_eq(pa_abi_sizeof("pa_decode_params"), sizeof(pa_decode_params));
+    cr_assert_eq(pa_abi_sizeof("pa_ragged_params"), sizeof(pa_ragged_params));
+    cr_assert_eq(pa_abi_sizeof("pa_common_metadata"), sizeof(pa_common_metadata));
+    cr_assert_eq(pa_abi_offsetof("pa_decode_params", "kv"), (int64_t)offsetof(pa_decode_params, kv));
+    cr_assert_eq(pa_abi_offsetof("pa_ragged_params", "kv_split_tokens"),
+                 (int64_t)offsetof(pa_ragged_params, kv_split_tokens));
+    cr_assert_eq(pa_abi_offsetof("pa_device_props", "runtime_version"),
+                 (int64_t)offsetof(pa_device_props, runtime_version));
+    cr_assert_eq(pa_abi_sizeof("pa_no_such_struct"), 0);
+    cr_assert_eq(pa_abi_sizeof(NULL), 0);
+    cr_assert_eq(pa_abi_offsetof("pa_kv_cache", "no_such_field"), -1);
+    cr_assert_eq(pa_abi_offsetof("pa_kv_cache", NULL), -1);
+    cr_assert_eq(pa_abi_offsetof(NULL, "key"), -1);
+}

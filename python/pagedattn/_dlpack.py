@@ -1,0 +1,136 @@
+"""Reading a tensor of any framework through DLPack (__dlpack__, __dlpack_device__).
+
+The DLManagedTensor capsule is parsed with ctypes and left unconsumed: its
+producer's capsule destructor releases the tensor when the View is dropped, and
+the View keeps the capsule (and so the memory) alive while the C call runs.
+"""
+import ctypes as C
+
+# DLDeviceType
+kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged = 1, 2, 3, 13
+# DLDataTypeCode
+kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool = 0, 1, 2, 4, 6
+kDLFloat8_e4m3fn, kDLFloat8_e5m2 = 10, 12
+
+DEVICE_NAMES = {kDLCPU: "cpu", kDLCUDA: "cuda", kDLCUDAHost: "cuda_host", kDLCUDAManaged: "cuda_managed"}
+
+
+class _DLDevice(C.Structure):
+    _fields_ = [("device_type", C.c_int32), ("device_id", C.c_int32)]
+
+
+class _DLDataType(C.Structure):
+    _fields_ = [("code", C.c_uint8), ("bits", C.c_uint8), ("lanes", C.c_uint16)]
+
+
+class _DLTensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("device", _DLDevice), ("ndim", C.c_int32), ("dtype", _DLDataType),
+                ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
+
+
+class _DLManagedTensor(C.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p)]
+
+
+_capsule_get = C.pythonapi.PyCapsule_GetPointer
+_capsule_get.restype = C.c_void_p
+_capsule_get.argtypes = [C.py_object, C.c_char_p]
+_capsule_valid = C.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = C.c_int
+_capsule_valid.argtypes = [C.py_object, C.c_char_p]
+
+# (code, bits) -> our dtype name; numpy/torch/cupy spell these the same way
+_DTYPES = {
+    (kDLFloat, 32): "float32", (kDLFloat, 16): "float16", (kDLBfloat, 16): "bfloat16", (kDLFloat, 64): "float64",
+    (kDLInt, 32): "int32", (kDLInt, 64): "int64", (kDLInt, 8): "int8", (kDLInt, 16): "int16",
+    (kDLUInt, 8): "uint8", (kDLUInt, 16): "uint16", (kDLUInt, 32): "uint32", (kDLUInt, 64): "uint64",
+    (kDLBool, 8): "bool", (kDLFloat8_e4m3fn, 8): "float8_e4m3fn", (kDLFloat8_e5m2, 8): "float8_e5m2",
+}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8, "int8": 1,
+            "int16": 2, "uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8, "bool": 1, "float8_e4m3fn": 1,
+            "float8_e5m2": 1}
+
+
+class View:
+    """What the C calls need of one tensor: address, shape, strides (elements),
+    dtype name, device. `obj` is the framework's tensor itself."""
+
+    __slots__ = ("obj", "name", "ptr", "shape", "strides", "dtype", "device_type", "device_id", "_capsule")
+
+    def __init__(self, obj, name, ptr, shape, strides, dtype, device_type, device_id, capsule):
+        self.obj, self.name, self.ptr = obj, name, ptr
+        self.shape, self.strides, self.dtype = shape, strides, dtype
+        self.device_type, self.device_id, self._capsule = device_type, device_id, capsule
+
+    @property
+    def is_cuda(self):
+        return self.device_type in (kDLCUDA, kDLCUDAManaged)
+
+    @property
+    def device(self):
+        return DEVICE_NAMES.get(self.device_type, f"dlpack device {self.device_type}")
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return ITEMSIZE[self.dtype]
+
+    @property
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def contiguous_strides(self):
+        out, acc = [], 1
+        for d in reversed(self.shape):
+            out.append(acc)
+            acc *= d
+        return tuple(reversed(out))
+
+    def is_contiguous(self):
+        # dimensions of size 1 may carry any stride (torch and numpy both do that)
+        want = self.contiguous_strides()
+        return all(s == w or d == 1 for s, w, d in zip(self.strides, want, self.shape))
+
+    def __repr__(self):
+        return f"<{self.name}: {self.dtype}{list(self.shape)} strides {list(self.strides)} on {self.device}>"
+
+
+def view(obj, name):
+    """Parses obj.__dlpack__() into a View. TypeError (naming the argument) when
+    obj has no DLPack interface or is not exportable (e.g. a read-only NumPy array)."""
+    if isinstance(obj, View):
+        return obj
+    if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"{name}: expected a tensor with __dlpack__/__dlpack_device__ (torch, cupy, jax, numpy), "
+                        f"got {type(obj).__name__}")
+    try:
+        capsule = obj.__dlpack__()
+    except (BufferError, TypeError, ValueError, RuntimeError) as e:
+        raise TypeError(f"{name}: cannot be exported through DLPack: {e}") from e
+    if not _capsule_valid(capsule, b"dltensor"):
+        raise TypeError(f"{name}: __dlpack__ returned something other than an unconsumed 'dltensor' capsule")
+    managed = _DLManagedTensor.from_address(_capsule_get(capsule, b"dltensor"))
+    t = managed.dl_tensor
+    ndim = t.ndim
+    shape = tuple(t.shape[i] for i in range(ndim))
+    if t.dtype.lanes != 1:
+        raise TypeError(f"{name}: vector dtypes (lanes {t.dtype.lanes}) are not supported")
+    dtype = _DTYPES.get((t.dtype.code, t.dtype.bits))
+    if dtype is None:
+        raise TypeError(f"{name}: DLPack dtype code {t.dtype.code} bits {t.dtype.bits} is not supported")
+    if t.strides:
+        strides = tuple(t.strides[i] for i in range(ndim))
+    else:  # NULL strides: compact row-major
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.append(acc)
+            acc *= d
+        strides = tuple(reversed(strides))
+    ptr = (t.data or 0) + t.byte_offset
+    return View(obj, name, ptr, shape, strides, dtype, t.device.device_type, t.device.device_id, capsule)

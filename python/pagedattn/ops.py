@@ -1,0 +1,676 @@
+"""vLLM-compatible ops on DLPack tensors (vllm._custom_ops style).
+
+Every op takes tensors of any framework with __dlpack__ (torch, cupy, jax,
+numpy); outputs and caches are written in place, so they must be writable
+(JAX arrays are immutable: inputs only). All tensors of one call live on one device: CUDA tensors run the
+kernels asynchronously on the caller's current stream (torch's or cupy's, or an
+explicit `stream=`), host tensors run the CPU reference (pa_ref_*), so every op
+can be tried with NumPy on a laptop. Shapes, strides, dtypes and devices are
+checked before the C call; bad input raises ValueError (invalid argument),
+NotImplementedError (valid but unsupported configuration), TypeError (no
+DLPack) or RuntimeError (a CUDA failure), and nothing is written.
+
+Cache layouts (elements; x = 16 // itemsize of the cache dtype):
+    vLLM paged   key_cache   [num_blocks, num_kv_heads, head_size // x, block_size, x]
+                 value_cache [num_blocks, num_kv_heads, head_size, block_size]
+    flash        key_cache, value_cache [num_blocks, block_size, num_kv_heads, head_size]
+                 (NHD; an HND cache is the same logical shape with strides of
+                 [num_blocks, num_kv_heads, block_size, head_size] memory, i.e.
+                 hnd.permute(0, 2, 1, 3); key and value must share strides)
+    combined     kv_cache [num_blocks, block_size, 2 * num_kv_heads, head_size], K at even
+                 and V at odd combined heads (ragged path)
+fp8 caches: kv_cache_dtype 'fp8' / 'fp8_e4m3' / 'fp8_e5m2' with uint8 (or
+float8) storage, k_scale / v_scale float32 tensors of one element on the cache's
+device (or Python floats: copied to the device, so not during graph capture).
+"""
+import ctypes as C
+import math
+
+from . import _abi as A
+from ._lib import check, lib
+from ._tensor import (PA_DTYPES, QUERY_DTYPES, arg, cache_dtype, empty, need_contiguous, need_dtype,
+                      need_inner_contiguous, need_ndim, need_shape, on_host, same_device, small_array,
+                      stream_handle, views)
+from ._dlpack import view
+
+__all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
+           "paged_attention_decode", "copy_blocks", "swap_blocks", "context_attention_fwd",
+           "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size"]
+
+
+# ---- cache descriptors ----------------------------------------------------------------------------------
+
+
+def _scale_ptr(op, name, s, cache_v, keep):
+    """Address of a one-float scale (NULL for None) on the cache's device."""
+    if s is None:
+        return None
+    if isinstance(s, (int, float)):
+        s = small_array(cache_v.obj, [float(s)], "float32")
+        keep.append(s)
+    v = view(s, f"{op}: {name}")
+    keep.append(v)
+    need_dtype(op, v, ("float32",))
+    if v.numel != 1:
+        raise ValueError(f"{op}: {name} must hold one float32, got shape {list(v.shape)}")
+    if on_host(v) != on_host(cache_v) or (not on_host(v) and v.device_id != cache_v.device_id):
+        raise ValueError(f"{op}: {name} is on {v.device} but the cache is on {cache_v.device}")
+    return v.ptr
+
+
+def _vllm_cache(op, kc, vc, kv_cache_dtype):
+    need_ndim(op, kc, 5)
+    need_ndim(op, vc, 4)
+    dt = cache_dtype(op, kc, kv_cache_dtype)
+    if cache_dtype(op, vc, kv_cache_dtype) != dt:
+        raise ValueError(f"{op}: key_cache ({kc.dtype}) and value_cache ({vc.dtype}) dtypes differ")
+    nb, kvh, hx, bs, x = kc.shape
+    want_x = 16 // (1 if dt >= A.PA_DTYPE_FP8_E4M3 else kc.itemsize)
+    if x != want_x:
+        raise ValueError(f"{op}: key_cache's last dimension is {x}; the vLLM layout packs x = 16 bytes / "
+                         f"element size = {want_x}")
+    need_shape(op, vc, (nb, kvh, hx * x, bs), " ([num_blocks, num_kv_heads, head_size, block_size])")
+    need_contiguous(op, kc)
+    need_contiguous(op, vc)
+    return A.KvCache(layout=A.PA_LAYOUT_VLLM, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
+                     num_kv_heads=kvh, head_size=hx * x)
+
+
+def _flash_cache(op, kc, vc, kv_cache_dtype):
+    need_ndim(op, kc, 4)
+    need_ndim(op, vc, 4)
+    dt = cache_dtype(op, kc, kv_cache_dtype)
+    if cache_dtype(op, vc, kv_cache_dtype) != dt:
+        raise ValueError(f"{op}: key_cache ({kc.dtype}) and value_cache ({vc.dtype}) dtypes differ")
+    need_shape(op, vc, kc.shape, " (value_cache must match key_cache)")
+    if tuple(vc.strides) != tuple(kc.strides):
+        raise ValueError(f"{op}: value_cache strides {list(vc.strides)} differ from key_cache strides "
+                         f"{list(kc.strides)}; the flash layouts take one set of strides for both")
+    need_inner_contiguous(op, kc)
+    nb, bs, kvh, hs = kc.shape
+    sb, sp, sh, _ = kc.strides
+    layout = A.PA_LAYOUT_FLASH_NHD if (sp >= sh or bs == 1) else A.PA_LAYOUT_FLASH_HND
+    return A.KvCache(layout=layout, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
+                     num_kv_heads=kvh, head_size=hs, block_stride=sb, page_stride=sp, head_stride=sh)
+
+
+def _paged_cache(op, kc, vc, kv_cache_dtype):
+    """vLLM layout for a 5-D key cache, flash NHD/HND for a 4-D one."""
+    return _vllm_cache(op, kc, vc, kv_cache_dtype) if kc.ndim == 5 else _flash_cache(op, kc, vc, kv_cache_dtype)
+
+
+def _combined_cache(op, kv, kv_cache_dtype, page_size=None):
+    """kv [num_pages, page_size, 2*kv_heads, head] or flattened [num_pages*page_size, 2*kv_heads, head]."""
+    need_ndim(op, kv, (3, 4))
+    need_contiguous(op, kv)
+    dt = cache_dtype(op, kv, kv_cache_dtype)
+    if kv.ndim == 4:
+        nb, ps, ch, hs = kv.shape
+        if page_size is not None and page_size != ps:
+            raise ValueError(f"{op}: page_size {page_size} differs from {arg(kv)}.shape[1] = {ps}")
+    else:
+        rows, ch, hs = kv.shape
+        if page_size is None or page_size <= 0 or rows % page_size:
+            raise ValueError(f"{op}: {arg(kv)} has {rows} rows, not a positive multiple of page_size {page_size}")
+        ps, nb = page_size, rows // page_size
+    if ch % 2:
+        raise ValueError(f"{op}: {arg(kv)} has {ch} combined heads; the combined layout holds 2 * num_kv_heads")
+    return A.KvCache(layout=A.PA_LAYOUT_COMBINED, dtype=dt, key=kv.ptr, value=None, num_blocks=nb, block_size=ps,
+                     num_kv_heads=ch // 2, head_size=hs)
+
+
+def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
+    if cache.dtype in (A.PA_DTYPE_FP8_E4M3, A.PA_DTYPE_FP8_E5M2):
+        cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep)
+        cache.v_scale = _scale_ptr(op, "v_scale", v_scale, kc_view, keep)
+
+
+def _int_vector(op, v, dtype, n=None, what=""):
+    need_dtype(op, v, (dtype,))
+    need_ndim(op, v, 1)
+    need_contiguous(op, v)
+    if n is not None and v.shape[0] < n:
+        raise ValueError(f"{op}: {arg(v)} has {v.shape[0]} entries; needs at least {n}{what}")
+
+
+def _opt(x):
+    return 0 if x is None else x
+
+
+# ---- reshape_and_cache ------------------------------------------------------------------------------------
+
+
+def _write_kv(op, key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale, stream,
+              flash):
+    t = views(op, key=key, value=value, key_cache=key_cache, value_cache=value_cache, slot_mapping=slot_mapping)
+    cuda = same_device(op, t.values())
+    keep = [t]
+    cache = _flash_cache(op, t["key_cache"], t["value_cache"], kv_cache_dtype) if flash else \
+        _vllm_cache(op, t["key_cache"], t["value_cache"], kv_cache_dtype)
+    _fill_scales(op, cache, t["key_cache"], k_scale, v_scale, keep)
+    k, v, sm = t["key"], t["value"], t["slot_mapping"]
+    for x in (k, v):
+        need_ndim(op, x, 3)
+        need_dtype(op, x, QUERY_DTYPES)
+        need_inner_contiguous(op, x)
+        if tuple(x.shape[1:]) != (cache.num_kv_heads, cache.head_size):
+            raise ValueError(f"{op}: {arg(x)} has shape {list(x.shape)}; expected [num_tokens, "
+                             f"{cache.num_kv_heads}, {cache.head_size}] (the cache's heads and head size)")
+    if v.dtype != k.dtype:
+        raise ValueError(f"{op}: key ({k.dtype}) and value ({v.dtype}) dtypes differ")
+    need_dtype(op, sm, ("int64",))
+    need_ndim(op, sm, 1)
+    need_contiguous(op, sm)
+    # vLLM: reshape_and_cache writes key.size(0) tokens, the flash variant
+    # slot_mapping.size(0) (key may be padded past it)
+    num_tokens = sm.shape[0] if flash else k.shape[0]
+    if k.shape[0] < num_tokens or v.shape[0] < num_tokens or sm.shape[0] < num_tokens:
+        raise ValueError(f"{op}: key has {k.shape[0]} rows, value {v.shape[0]}, slot_mapping {sm.shape[0]}; "
+                         f"{num_tokens} tokens are written")
+    inp = A.KvInput(key=k.ptr, value=v.ptr, dtype=PA_DTYPES[k.dtype], num_tokens=num_tokens,
+                    key_token_stride=k.strides[0], key_head_stride=k.strides[1],
+                    value_token_stride=v.strides[0], value_head_stride=v.strides[1])
+    if cuda:
+        s = stream_handle(op, t.values(), stream)
+        check(lib.pa_reshape_and_cache(C.byref(inp), sm.ptr, C.byref(cache), s), op)
+    else:
+        check(lib.pa_ref_reshape_and_cache(C.byref(inp), sm.ptr, C.byref(cache)), op)
+
+
+def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="auto", k_scale=None,
+                      v_scale=None, *, stream=None):
+    """Writes new keys and values into a vLLM-layout paged cache (in place).
+
+    key, value    [num_tokens, num_kv_heads, head_size] f32/f16/bf16 (token and head strides free)
+    key_cache     [num_blocks, num_kv_heads, head_size // x, block_size, x], x = 16 // element size
+    value_cache   [num_blocks, num_kv_heads, head_size, block_size]
+    slot_mapping  int64 [>= num_tokens]: block * block_size + offset; -1 = padding (skipped)
+    kv_cache_dtype 'auto' (cache dtype = key dtype) or 'fp8' / 'fp8_e4m3' / 'fp8_e5m2'
+    k_scale, v_scale  float32 [1] (fp8 caches: stored = x / scale)
+    """
+    _write_kv("reshape_and_cache", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
+              v_scale, stream, flash=False)
+
+
+def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="auto", k_scale=None,
+                            v_scale=None, *, stream=None):
+    """Writes new keys and values into a flash-layout paged cache (in place).
+
+    key, value    [>= num_tokens, num_kv_heads, head_size] f32/f16/bf16
+    key_cache, value_cache  [num_blocks, block_size, num_kv_heads, head_size] (NHD, or an HND cache
+                  permuted to this logical shape; strided views allowed, element stride 1)
+    slot_mapping  int64 [num_tokens]; -1 = padding (skipped)
+    """
+    _write_kv("reshape_and_cache_flash", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
+              v_scale, stream, flash=True)
+
+
+# ---- decode --------------------------------------------------------------------------------------------------
+
+
+def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
+                  max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank, bs_local, bs_vert, bs_block,
+                  bs_step):
+    t = views(op, out=out, query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
+              seq_lens=seq_lens, alibi_slopes=alibi_slopes)
+    cuda = same_device(op, t.values())
+    keep = [t]
+    kc = t["key_cache"]
+    if kc.ndim not in (4, 5):
+        raise ValueError(f"{op}: key_cache must be 5-D (vLLM layout) or 4-D (flash layout), got shape "
+                         f"{list(kc.shape)}")
+    cache = _paged_cache(op, kc, t["value_cache"], kv_cache_dtype)
+    _fill_scales(op, cache, kc, k_scale, v_scale, keep)
+    if num_kv_heads != cache.num_kv_heads:
+        raise ValueError(f"{op}: num_kv_heads {num_kv_heads} but the cache holds {cache.num_kv_heads} KV heads")
+    if block_size != cache.block_size:
+        raise ValueError(f"{op}: block_size {block_size} but the cache's block size is {cache.block_size}")
+    q, o = t["query"], t["out"]
+    need_ndim(op, q, 3)
+    need_dtype(op, q, QUERY_DTYPES)
+    num_seqs, num_heads, head_size = q.shape
+    if head_size != cache.head_size:
+        raise ValueError(f"{op}: query head_size {head_size} but the cache's is {cache.head_size}")
+    if q.strides[2] != 1 or (num_heads > 1 and q.strides[1] != head_size):
+        raise ValueError(f"{op}: query must have contiguous heads (strides [*, {head_size}, 1]), got "
+                         f"{list(q.strides)}")
+    need_shape(op, o, q.shape, " (out must match query)")
+    need_dtype(op, o, (q.dtype,))
+    need_contiguous(op, o)
+    bt, sl = t["block_tables"], t["seq_lens"]
+    need_dtype(op, bt, ("int32",))
+    need_ndim(op, bt, 2)
+    if bt.shape[0] < num_seqs:
+        raise ValueError(f"{op}: block_tables has {bt.shape[0]} rows for {num_seqs} sequences")
+    if bt.shape[1] > 1 and bt.strides[1] != 1:
+        raise ValueError(f"{op}: block_tables rows must be contiguous, got strides {list(bt.strides)}")
+    _int_vector(op, sl, "int32", num_seqs, " (one per sequence)")
+    al = t["alibi_slopes"]
+    if al is not None:
+        need_dtype(op, al, ("float32",))
+        need_shape(op, al, (num_heads,), " ([num_heads])")
+    p = A.DecodeParams(out=o.ptr, query=q.ptr, q_stride=q.strides[0], q_dtype=PA_DTYPES[q.dtype], kv=cache,
+                       block_tables=bt.ptr, block_table_stride=bt.strides[0] if bt.shape[0] > 1 else bt.shape[1],
+                       seq_lens=sl.ptr, num_seqs=num_seqs, num_heads=num_heads, max_seq_len=int(max_seq_len),
+                       scale=float(scale), alibi_slopes=al.ptr if al is not None else None, sliding_window=0,
+                       soft_cap=0.0, tp_rank=int(tp_rank), bs_local_blocks=int(bs_local),
+                       bs_vert_stride=int(bs_vert), bs_block_size=int(bs_block), bs_head_sliding_step=int(bs_step))
+    return p, cuda, t, keep
+
+
+def _decode_options(p, sliding_window, logits_soft_cap):
+    p.sliding_window = int(sliding_window or 0)
+    p.soft_cap = float(logits_soft_cap or 0.0)
+
+
+def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
+                       max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None, v_scale=None, tp_rank=0,
+                       blocksparse_local_blocks=0, blocksparse_vert_stride=0, blocksparse_block_size=64,
+                       blocksparse_head_sliding_step=0, *, sliding_window=None, logits_soft_cap=None, stream=None):
+    """Decode attention, one pass per sequence (vLLM's paged_attention_v1). Writes `out`.
+
+    out, query    [num_seqs, num_heads, head_size] f32/f16/bf16 (query rows may be strided)
+    key_cache     [num_blocks, num_kv_heads, head_size // x, block_size, x] (vLLM) or
+                  [num_blocks, block_size, num_kv_heads, head_size] (flash NHD/HND)
+    value_cache   [num_blocks, num_kv_heads, head_size, block_size] (vLLM) or as key_cache (flash)
+    block_tables  int32 [num_seqs, max_num_blocks_per_seq]
+    seq_lens      int32 [num_seqs], each in 1..max_seq_len
+    alibi_slopes  float32 [num_heads] or None
+    sliding_window, logits_soft_cap  keyword extensions (0/None = off)
+    """
+    op = "paged_attention_v1"
+    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                     v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
+                                     blocksparse_block_size, blocksparse_head_sliding_step)
+    _decode_options(p, sliding_window, logits_soft_cap)
+    if cuda:
+        check(lib.pa_paged_attention_v1(C.byref(p), stream_handle(op, t.values(), stream)), op)
+    else:
+        check(lib.pa_ref_paged_decode(C.byref(p)), op)
+
+
+def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream):
+    if not cuda:
+        check(lib.pa_ref_paged_decode(C.byref(p)), op)
+        return
+    nbytes = C.c_size_t(0)
+    check(size_fn(C.byref(p), C.byref(nbytes)), op)
+    ws_ptr, ws_bytes, hold = None, 0, None
+    if nbytes.value:
+        if workspace is None:
+            hold = empty(t["query"].obj, (nbytes.value,), "uint8")
+            workspace = hold
+        wv = view(workspace, f"{op}: workspace")
+        need_contiguous(op, wv)
+        same_device(op, [t["query"], wv])
+        ws_ptr, ws_bytes = wv.ptr, wv.numel * wv.itemsize
+    check(run_fn(C.byref(p), ws_ptr, ws_bytes, stream_handle(op, t.values(), stream)), op)
+
+
+def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, value_cache, num_kv_heads, scale,
+                       block_tables, seq_lens, block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto",
+                       k_scale=None, v_scale=None, tp_rank=0, blocksparse_local_blocks=0, blocksparse_vert_stride=0,
+                       blocksparse_block_size=64, blocksparse_head_sliding_step=0, *, sliding_window=None,
+                       logits_soft_cap=None, workspace=None, stream=None):
+    """Decode attention with 512-token partitions and a reduce (vLLM's paged_attention_v2). Writes `out`.
+
+    Arguments as paged_attention_v1, plus vLLM's scratch tensors, which are
+    checked for shape and then not used (their contents afterwards are
+    unspecified): the kernel's scratch is one buffer in its own layout, taken
+    from `workspace` (a byte tensor on the query's device) or allocated with
+    the query's framework for this call.
+        exp_sum, max_logits  float32 [num_seqs, num_heads, max_num_partitions]
+        tmp_out              [num_seqs, num_heads, max_num_partitions, head_size]
+    with max_num_partitions = ceil(max_seq_len / 512).
+    """
+    op = "paged_attention_v2"
+    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                     v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
+                                     blocksparse_block_size, blocksparse_head_sliding_step)
+    _decode_options(p, sliding_window, logits_soft_cap)
+    parts = -(-int(max_seq_len) // 512)
+    scratch = views(op, exp_sum=exp_sum, max_logits=max_logits, tmp_out=tmp_out)
+    n, h, d = t["query"].shape
+    for name, shape in (("exp_sum", (n, h, parts)), ("max_logits", (n, h, parts)), ("tmp_out", (n, h, parts, d))):
+        if scratch[name] is not None:
+            need_shape(op, scratch[name], shape, " ([num_seqs, num_heads, ceil(max_seq_len / 512)"
+                       + (", head_size])" if name == "tmp_out" else "])"))
+    same_device(op, list(t.values()) + list(scratch.values()))
+    _workspace_call(op, p, t, cuda, lib.pa_paged_attention_v2_workspace_size, lib.pa_paged_attention_v2, workspace,
+                    stream)
+
+
+def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
+                           block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None,
+                           v_scale=None, *, sliding_window=None, logits_soft_cap=None, workspace=None, stream=None):
+    """The recommended decode entry: batch-invariant splits (a sequence's output is
+    bitwise independent of the rest of the batch), no v1/v2 choice. Writes `out`.
+
+    Arguments as paged_attention_v1. The workspace is handled for the caller: a
+    uint8 tensor of paged_attention_workspace_size(...) bytes is allocated with
+    the query's framework (outside the C entry) unless `workspace` is given. For
+    CUDA-graph capture pass a workspace sized for the largest max_seq_len (or let
+    torch allocate it from the graph's pool during capture).
+    """
+    op = "paged_attention_decode"
+    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                     v_scale, 0, 0, 0, 64, 0)
+    _decode_options(p, sliding_window, logits_soft_cap)
+    _workspace_call(op, p, t, cuda, lib.pa_paged_attention_decode_workspace_size, lib.pa_paged_attention_decode,
+                    workspace, stream)
+
+
+def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size, max_seq_len, entry="decode"):
+    """Bytes of GPU scratch the recommended decode entry ('decode') or v2 ('v2') needs."""
+    p = A.DecodeParams(num_seqs=num_seqs, num_heads=num_heads, max_seq_len=max_seq_len,
+                       kv=A.KvCache(num_kv_heads=num_kv_heads, head_size=head_size))
+    n = C.c_size_t(0)
+    fn = lib.pa_paged_attention_decode_workspace_size if entry == "decode" else \
+        lib.pa_paged_attention_v2_workspace_size
+    check(fn(C.byref(p), C.byref(n)), "paged_attention_workspace_size")
+    return n.value
+
+
+# ---- block copies -----------------------------------------------------------------------------------------
+
+
+def _block_mapping(op, m, host_only=False):
+    need_dtype(op, m, ("int64",))
+    need_ndim(op, m, 2)
+    if m.shape[1] != 2:
+        raise ValueError(f"{op}: block_mapping has shape {list(m.shape)}; expected [num_pairs, 2]")
+    need_contiguous(op, m)
+    if host_only and not on_host(m):
+        raise ValueError(f"{op}: block_mapping must be a host (CPU) int64 tensor, got one on {m.device}")
+
+
+def swap_blocks(src, dst, block_mapping, *, stream=None):
+    """Copies whole blocks between two caches (vLLM's swap_blocks): for each pair
+    (s, d) of block_mapping, block s of src goes to block d of dst.
+
+    src, dst       [num_blocks, ...] contiguous, same bytes per block; device or
+                   (pinned) host memory in any combination
+    block_mapping  int64 [num_pairs, 2], on the host
+    Two host tensors copy on the CPU (pa_ref_swap_blocks); otherwise the copy
+    engines run asynchronously on the stream.
+    """
+    op = "swap_blocks"
+    t = views(op, src=src, dst=dst, block_mapping=block_mapping)
+    s, d, m = t["src"], t["dst"], t["block_mapping"]
+    _block_mapping(op, m, host_only=True)
+    for x in (s, d):
+        need_contiguous(op, x)
+        if x.ndim < 1 or x.shape[0] < 1:
+            raise ValueError(f"{op}: {arg(x)} must have a leading num_blocks dimension, got shape {list(x.shape)}")
+    bb_s = s.numel * s.itemsize // s.shape[0]
+    bb_d = d.numel * d.itemsize // d.shape[0]
+    if bb_s != bb_d:
+        raise ValueError(f"{op}: src blocks are {bb_s} bytes but dst blocks are {bb_d} bytes")
+    n = m.shape[0]
+    if on_host(s) and on_host(d):
+        check(lib.pa_ref_swap_blocks(d.ptr, s.ptr, bb_s, m.ptr, n, s.shape[0], d.shape[0]), op)
+    else:
+        cuda_views = [x for x in (s, d) if not on_host(x)]
+        if len(cuda_views) == 2 and s.device_id != d.device_id:
+            raise ValueError(f"{op}: src is on cuda:{s.device_id} and dst on cuda:{d.device_id}")
+        check(lib.pa_swap_blocks(d.ptr, s.ptr, bb_s, m.ptr, n, s.shape[0], d.shape[0],
+                                 stream_handle(op, cuda_views, stream)), op)
+
+
+def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
+    """Copies blocks inside every layer's caches (vLLM's copy_blocks), in one launch.
+
+    key_caches    list of num_layers tensors [num_blocks, ...], all the same shape and dtype, contiguous
+    value_caches  list of num_layers tensors shaped like key_caches' blocks (or None / [] for one
+                  buffer per layer, e.g. the combined layout)
+    block_mapping int64 [num_pairs, 2] = (src, dst) on the caches' device
+    On CUDA the layer address tables are copied to the device here (vLLM does
+    the same), so a graph should capture pa_copy_blocks through the C API.
+    """
+    op = "copy_blocks"
+    if not key_caches:
+        raise ValueError(f"{op}: key_caches is empty")
+    value_caches = list(value_caches or [])
+    if value_caches and len(value_caches) != len(key_caches):
+        raise ValueError(f"{op}: {len(key_caches)} key caches but {len(value_caches)} value caches")
+    kvs = [view(x, f"{op}: key_caches[{i}]") for i, x in enumerate(key_caches)]
+    vvs = [view(x, f"{op}: value_caches[{i}]") for i, x in enumerate(value_caches)]
+    m = view(block_mapping, f"{op}: block_mapping")
+    cuda = same_device(op, kvs + vvs + [m])
+    _block_mapping(op, m)
+    ref = kvs[0]
+    for x in kvs + vvs:
+        need_contiguous(op, x)
+        need_shape(op, x, ref.shape, " (every layer's caches must have one shape)")
+        need_dtype(op, x, (ref.dtype,))
+    num_blocks = ref.shape[0]
+    numel_per_block = ref.numel // num_blocks
+    dtype = {1: A.PA_DTYPE_FP8_E4M3, 2: A.PA_DTYPE_F16, 4: A.PA_DTYPE_F32}.get(ref.itemsize)
+    if dtype is None:
+        raise ValueError(f"{op}: caches of {ref.dtype} ({ref.itemsize}-byte elements) are not supported")
+    L, n = len(kvs), m.shape[0]
+    if cuda:
+        kp = small_array(ref.obj, [x.ptr for x in kvs], "int64")
+        vpt = small_array(ref.obj, [x.ptr for x in vvs], "int64") if vvs else None
+        kpv = view(kp, f"{op}: key pointer table")
+        vpv = view(vpt, f"{op}: value pointer table") if vvs else None
+        check(lib.pa_copy_blocks(kpv.ptr, vpv.ptr if vpv else None, L, m.ptr, n, numel_per_block, dtype, num_blocks,
+                                 stream_handle(op, kvs + [m], stream)), op)
+    else:
+        karr = (C.c_void_p * L)(*[x.ptr for x in kvs])
+        varr = (C.c_void_p * L)(*[x.ptr for x in vvs]) if vvs else None
+        check(lib.pa_ref_copy_blocks(karr, varr, L, m.ptr, n, numel_per_block, dtype, num_blocks), op)
+
+
+# ---- prefill: context (prefix) attention ------------------------------------------------------------------
+
+
+def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
+                          max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
+                          sm_scale=None, skip_decode=False, *, logits_soft_cap=None, stream=None):
+    """Prefix-prefill attention (vLLM's prefix_prefill.context_attention_fwd). Writes `o`.
+
+    Each sequence's new query tokens attend to its cached context through its
+    block table (no mask inside the context), then to their own new K/V causally.
+        q, o          [num_tokens, num_heads, head_size] f32/f16/bf16
+        k, v          [num_tokens, num_kv_heads, head_size]: K/V of the new tokens
+        k_cache       [num_blocks, num_kv_heads, head_size // x, block_size, x] (vLLM) or
+                      [num_blocks, block_size, num_kv_heads, head_size] (flash)
+        v_cache       [num_blocks, num_kv_heads, head_size, block_size] (vLLM) or as k_cache
+        b_loc         int32 [num_seqs, max_blocks]: block table
+        b_start_loc   int32 [num_seqs + 1]: query_start_loc
+        b_seq_len     int32 [num_seqs]: context_len + query_len per sequence
+        max_seq_len   bound on b_seq_len (vLLM passes the model maximum; any upper bound works)
+        max_input_len bound on the query lengths
+        sm_scale      default 1 / sqrt(head_size); sliding_window None or <= 0 = off
+    skip_decode=True (vLLM skips query_len-1 sequences) is not supported: NotImplementedError.
+    """
+    op = "context_attention_fwd"
+    if skip_decode:
+        raise NotImplementedError(f"{op}: skip_decode=True is not supported; split off the decodes with "
+                                  "split_decodes_and_prefills and pass only the prefills")
+    t = views(op, q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache, b_loc=b_loc, b_start_loc=b_start_loc,
+              b_seq_len=b_seq_len, alibi_slopes=alibi_slopes)
+    cuda = same_device(op, t.values())
+    keep = [t]
+    kc = t["k_cache"]
+    if kc.ndim not in (4, 5):
+        raise ValueError(f"{op}: k_cache must be 5-D (vLLM layout) or 4-D (flash layout), got shape "
+                         f"{list(kc.shape)}")
+    cache = _paged_cache(op, kc, t["v_cache"], kv_cache_dtype)
+    _fill_scales(op, cache, kc, k_scale, v_scale, keep)
+    qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
+    need_ndim(op, qv, 3)
+    need_dtype(op, qv, QUERY_DTYPES)
+    num_tokens, num_heads, head_size = qv.shape
+    if head_size != cache.head_size:
+        raise ValueError(f"{op}: q head_size {head_size} but the cache's is {cache.head_size}")
+    for x in (qv, kv_, vv):
+        need_ndim(op, x, 3)
+        need_dtype(op, x, (qv.dtype,))
+        if x.strides[2] != 1 or (x.shape[1] > 1 and x.strides[1] != head_size):
+            raise ValueError(f"{op}: {arg(x)} must have contiguous heads (strides [*, {head_size}, 1]), got "
+                             f"{list(x.strides)}")
+    for x in (kv_, vv):
+        need_shape(op, x, (num_tokens, cache.num_kv_heads, head_size), " ([num_tokens, num_kv_heads, head_size])")
+    need_shape(op, ov, qv.shape, " (o must match q)")
+    need_dtype(op, ov, (qv.dtype,))
+    need_contiguous(op, ov)
+    bl, bsl, bsq = t["b_loc"], t["b_start_loc"], t["b_seq_len"]
+    need_dtype(op, bl, ("int32",))
+    need_ndim(op, bl, 2)
+    if bl.shape[1] > 1 and bl.strides[1] != 1:
+        raise ValueError(f"{op}: b_loc rows must be contiguous, got strides {list(bl.strides)}")
+    num_seqs = bsq.shape[0] if bsq.ndim == 1 else -1
+    _int_vector(op, bsq, "int32")
+    _int_vector(op, bsl, "int32", num_seqs + 1, " (num_seqs + 1 start locations)")
+    if bl.shape[0] < num_seqs:
+        raise ValueError(f"{op}: b_loc has {bl.shape[0]} rows for {num_seqs} sequences")
+    al = t["alibi_slopes"]
+    if al is not None:
+        need_dtype(op, al, ("float32",))
+        need_shape(op, al, (num_heads,), " ([num_heads])")
+    sw = int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0
+    p = A.ContextAttentionParams(
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
+        v_stride=vv.strides[0], q_dtype=PA_DTYPES[qv.dtype], kv=cache, block_tables=bl.ptr,
+        block_table_stride=bl.strides[0] if bl.shape[0] > 1 else bl.shape[1], query_start_loc=bsl.ptr,
+        seq_lens=bsq.ptr, num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens,
+        max_query_len=int(max_input_len), max_seq_len=int(max_seq_len),
+        scale=float(sm_scale) if sm_scale is not None else 1.0 / math.sqrt(head_size),
+        alibi_slopes=al.ptr if al is not None else None, sliding_window=sw, soft_cap=float(logits_soft_cap or 0.0))
+    if cuda:
+        check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
+    else:
+        check(lib.pa_ref_context_attention(C.byref(p)), op)
+
+
+# ---- ragged paged attention and the KV update by slices -------------------------------------------------------
+
+
+def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, sm_scale=1.0,
+                           sliding_window=None, soft_cap=None, mask_value=None, k_scale=None, v_scale=None,
+                           kv_cache_dtype="auto", out=None, workspace=None, num_kv_pages_per_block=None,
+                           num_queries_per_block=None, vmem_limit_bytes=None, stream=None):
+    """Mixed prefill + decode attention over the combined cache in one launch
+    (vLLM's ragged_paged_attention; the JAX reference's numerics). Returns `out`.
+
+    q             [max_num_batched_tokens, num_q_heads, head_dim] f32/f16/bf16, contiguous
+    kv_pages      [total_num_pages, page_size, num_combined_kv_heads, head_dim], K at even
+                  and V at odd combined heads; dtype q's or fp8 (kv_cache_dtype, k_scale, v_scale)
+    kv_lens       int32 [max_num_seqs]: cached tokens per sequence, new ones included
+    page_indices  int32 [max_num_seqs, pages_per_seq]
+    cu_q_lens     int32 [max_num_seqs + 1]
+    num_seqs      int32 [1]: live sequences
+    sm_scale      multiplies q.k; sliding_window / soft_cap None = off; mask_value None = JAX's default
+    out           optional [max_num_batched_tokens, num_q_heads, head_dim] in q's dtype; when
+                  omitted a zeroed one is allocated with q's framework. Rows outside the live
+                  sequences are left as they were.
+    num_kv_pages_per_block, num_queries_per_block, vmem_limit_bytes: TPU tuning knobs, ignored.
+    """
+    op = "ragged_paged_attention"
+    t = views(op, q=q, kv_pages=kv_pages, kv_lens=kv_lens, page_indices=page_indices, cu_q_lens=cu_q_lens,
+              num_seqs=num_seqs)
+    cuda = same_device(op, t.values())
+    keep = [t]
+    qv = t["q"]
+    need_ndim(op, qv, 3)
+    need_dtype(op, qv, QUERY_DTYPES)
+    need_contiguous(op, qv)
+    need_ndim(op, t["kv_pages"], 4)
+    cache = _combined_cache(op, t["kv_pages"], kv_cache_dtype)
+    _fill_scales(op, cache, t["kv_pages"], k_scale, v_scale, keep)
+    T, H, D = qv.shape
+    if D != cache.head_size:
+        raise ValueError(f"{op}: q head_dim {D} but kv_pages' is {cache.head_size}")
+    kl, pi, cq, ns = t["kv_lens"], t["page_indices"], t["cu_q_lens"], t["num_seqs"]
+    _int_vector(op, kl, "int32")
+    max_num_seqs = kl.shape[0]
+    need_dtype(op, pi, ("int32",))
+    need_ndim(op, pi, 2)
+    need_contiguous(op, pi)
+    if pi.shape[0] != max_num_seqs:
+        raise ValueError(f"{op}: page_indices has {pi.shape[0]} rows but kv_lens {max_num_seqs} entries")
+    _int_vector(op, cq, "int32")
+    need_shape(op, cq, (max_num_seqs + 1,), " ([max_num_seqs + 1])")
+    _int_vector(op, ns, "int32")
+    need_shape(op, ns, (1,))
+    if out is None:
+        out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
+    ov = view(out, f"{op}: out")
+    keep.append(ov)
+    same_device(op, [qv, ov])
+    need_shape(op, ov, qv.shape, " (out must match q)")
+    need_dtype(op, ov, (qv.dtype,))
+    need_contiguous(op, ov)
+    p = A.RaggedParams(out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
+                       page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
+                       max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
+                       sliding_window=int(sliding_window or 0), soft_cap=float(soft_cap or 0.0),
+                       mask_value=float(mask_value or 0.0))
+    if cuda:
+        nbytes = C.c_size_t(0)
+        check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)
+        if workspace is None:
+            workspace = empty(qv.obj, (max(nbytes.value, 1),), "uint8")
+        wv = view(workspace, f"{op}: workspace")
+        keep.append(wv)
+        same_device(op, [qv, wv])
+        check(lib.pa_ragged_paged_attention(C.byref(p), wv.ptr, wv.numel * wv.itemsize,
+                                            stream_handle(op, t.values(), stream)), op)
+    else:
+        check(lib.pa_ref_ragged_paged_attention(C.byref(p)), op)
+    return out
+
+
+def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size=32, num_slices_per_block=8,
+                    kv_cache_dtype="auto", k_scale=None, v_scale=None, stream=None):
+    """KV cache update by slices (vLLM's pallas kv_cache_update), in place. Returns kv_cache.
+
+    new_kv                [num_tokens, num_combined_kv_heads, head_dim], K/V interleaved; rows may be strided
+    slices                int32 [3, padded_num_slices]: (kv_cache_start, new_kv_start, slice_len) per column
+    kv_cache              [total_num_pages * page_size, num_combined_kv_heads, head_dim] (or
+                          [total_num_pages, page_size, ...]), contiguous
+    num_kv_update_slices  int32 [1]: live slices, read where the kernel runs
+    padded_num_slices must be a multiple of num_slices_per_block (as vLLM asserts); a
+    slice may be at most page_size rows long.
+    """
+    op = "kv_cache_update"
+    t = views(op, new_kv=new_kv, slices=slices, kv_cache=kv_cache, num_kv_update_slices=num_kv_update_slices)
+    cuda = same_device(op, t.values())
+    keep = [t]
+    cache = _combined_cache(op, t["kv_cache"], kv_cache_dtype, page_size)
+    _fill_scales(op, cache, t["kv_cache"], k_scale, v_scale, keep)
+    nk, sl, ns = t["new_kv"], t["slices"], t["num_kv_update_slices"]
+    need_ndim(op, nk, 3)
+    fp8 = cache.dtype >= A.PA_DTYPE_FP8_E4M3
+    need_dtype(op, nk, tuple(k for k, v in PA_DTYPES.items() if v == cache.dtype or (v <= A.PA_DTYPE_BF16 and fp8))
+               + (("uint8",) if fp8 else ()))  # uint8: already-quantised bytes, copied as they are
+    need_inner_contiguous(op, nk)
+    if tuple(nk.shape[1:]) != (2 * cache.num_kv_heads, cache.head_size):
+        raise ValueError(f"{op}: new_kv has shape {list(nk.shape)}; expected [num_tokens, "
+                         f"{2 * cache.num_kv_heads}, {cache.head_size}] (the cache's combined heads and head_dim)")
+    if nk.shape[1] > 1 and nk.strides[1] != cache.head_size:
+        raise ValueError(f"{op}: new_kv's heads must be contiguous (strides [*, {cache.head_size}, 1]), got "
+                         f"{list(nk.strides)}")
+    need_dtype(op, sl, ("int32",))
+    need_ndim(op, sl, 2)
+    need_contiguous(op, sl)
+    if sl.shape[0] != 3:
+        raise ValueError(f"{op}: slices has shape {list(sl.shape)}; expected [3, padded_num_slices]")
+    if num_slices_per_block <= 0 or sl.shape[1] % num_slices_per_block:
+        raise ValueError(f"{op}: slices has {sl.shape[1]} columns, not a multiple of num_slices_per_block "
+                         f"{num_slices_per_block}")
+    _int_vector(op, ns, "int32")
+    need_shape(op, ns, (1,))
+    dt = PA_DTYPES[nk.dtype] if nk.dtype in PA_DTYPES else cache.dtype
+    if cuda:
+        check(lib.pa_kv_cache_update(nk.ptr, dt, nk.shape[0], nk.strides[0], sl.ptr, ns.ptr, sl.shape[1],
+                                     C.byref(cache), stream_handle(op, t.values(), stream)), op)
+    else:
+        check(lib.pa_ref_kv_cache_update(nk.ptr, dt, nk.shape[0], nk.strides[0], sl.ptr, ns.ptr, sl.shape[1],
+                                         C.byref(cache)), op)
+    return kv_cache

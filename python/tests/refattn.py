@@ -1,0 +1,104 @@
+"""Independent NumPy definitions for the tests: caches written from the layouts'
+definitions in include/pagedattn/kv_cache.h (not through the library), and
+attention computed directly in float64."""
+import numpy as np
+
+
+def x_of(dtype):
+    return 16 // np.dtype(dtype).itemsize
+
+
+class Paged:
+    """Logical per-sequence K/V histories laid into a paged cache by hand."""
+
+    def __init__(self, rng, seq_lens, num_kv_heads, head_size, block_size, dtype, spare_blocks=3,
+                 table_width=None):
+        self.seq_lens = list(seq_lens)
+        self.kvh, self.d, self.bs, self.dtype = num_kv_heads, head_size, block_size, np.dtype(dtype)
+        pages = [(n + block_size - 1) // block_size for n in self.seq_lens]
+        self.num_blocks = sum(pages) + spare_blocks
+        width = table_width or max(pages + [1])
+        ids = rng.permutation(self.num_blocks).astype(np.int32)
+        self.block_tables = np.full((len(self.seq_lens), width), -7, np.int32)  # junk past the used columns
+        o = 0
+        for s, p in enumerate(pages):
+            self.block_tables[s, :p] = ids[o:o + p]
+            o += p
+        self.K = [rng.standard_normal((n, num_kv_heads, head_size)).astype(self.dtype) for n in self.seq_lens]
+        self.V = [rng.standard_normal((n, num_kv_heads, head_size)).astype(self.dtype) for n in self.seq_lens]
+
+    def slot(self, s, t):
+        return int(self.block_tables[s, t // self.bs]) * self.bs + t % self.bs
+
+    def fill(self, layout, filler=np.nan):
+        """(key_cache, value_cache) in `layout` ('vllm', 'nhd', 'hnd' as the
+        logical NHD view of HND memory, 'combined' -> one buffer)."""
+        nb, bs, h, d = self.num_blocks, self.bs, self.kvh, self.d
+        if layout == "vllm":
+            x = x_of(self.dtype)
+            kc = np.full((nb, h, d // x, bs, x), filler, self.dtype)
+            vc = np.full((nb, h, d, bs), filler, self.dtype)
+            for s, n in enumerate(self.seq_lens):
+                for t in range(n):
+                    b, off = divmod(self.slot(s, t), bs)
+                    for hh in range(h):
+                        for dd in range(d):
+                            kc[b, hh, dd // x, off, dd % x] = self.K[s][t, hh, dd]
+                            vc[b, hh, dd, off] = self.V[s][t, hh, dd]
+            return kc, vc
+        if layout == "combined":
+            kv = np.full((nb, bs, 2 * h, d), filler, self.dtype)
+            for s, n in enumerate(self.seq_lens):
+                for t in range(n):
+                    b, off = divmod(self.slot(s, t), bs)
+                    for hh in range(h):
+                        kv[b, off, 2 * hh] = self.K[s][t, hh]
+                        kv[b, off, 2 * hh + 1] = self.V[s][t, hh]
+            return kv, None
+        if layout == "nhd":
+            kc = np.full((nb, bs, h, d), filler, self.dtype)
+            vc = np.full((nb, bs, h, d), filler, self.dtype)
+            for s, n in enumerate(self.seq_lens):
+                for t in range(n):
+                    b, off = divmod(self.slot(s, t), bs)
+                    kc[b, off] = self.K[s][t]
+                    vc[b, off] = self.V[s][t]
+            return kc, vc
+        if layout == "hnd":
+            kc = np.full((nb, h, bs, d), filler, self.dtype)
+            vc = np.full((nb, h, bs, d), filler, self.dtype)
+            for s, n in enumerate(self.seq_lens):
+                for t in range(n):
+                    b, off = divmod(self.slot(s, t), bs)
+                    kc[b, :, off] = self.K[s][t]
+                    vc[b, :, off] = self.V[s][t]
+            return kc.transpose(0, 2, 1, 3), vc.transpose(0, 2, 1, 3)  # logical [nb, bs, h, d] views
+        raise ValueError(layout)
+
+
+def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0):
+    """q [nq, H, d]; K, V [nk, KVH, d]; query i at position q_pos[i] sees keys
+    j <= q_pos[i] (all keys when q_pos is None). float64 softmax."""
+    q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
+    nq, H, d = q.shape
+    nk, kvh, _ = K.shape
+    g = H // kvh
+    out = np.zeros((nq, H, d))
+    for i in range(nq):
+        for h in range(H):
+            logits = K[:, h // g] @ q[i, h] * scale
+            if soft_cap:
+                logits = soft_cap * np.tanh(logits / soft_cap)
+            pos = np.arange(nk)
+            qp = nk - 1 if q_pos is None else q_pos[i]
+            if alibi is not None:
+                logits = logits + alibi[h] * (pos - qp)
+            mask = pos > qp
+            if window:
+                mask |= (qp - pos) >= window
+            if mask.all():
+                continue
+            logits = np.where(mask, -np.inf, logits)
+            p = np.exp(logits - logits.max())
+            out[i, h] = (p / p.sum()) @ V[:, h // g]
+    return out

@@ -1,0 +1,223 @@
+"""Bad arguments raise the documented exceptions before anything runs, and
+nothing is written."""
+import ctypes
+import math
+
+import numpy as np
+import pytest
+
+import pagedattn as pa
+from pagedattn import _abi
+from refattn import Paged
+
+
+class FakeCuda:
+    """A NumPy array whose DLPack capsule says kDLCUDA: a CUDA tensor as far as
+    the checks can tell, for device-mismatch tests on a machine without a GPU."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        cap = self.a.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        addr = get(cap, b"dltensor")
+        ctypes.c_int32.from_address(addr + 8).value = 2  # DLTensor.device.device_type
+        return cap
+
+
+def decode_problem(dtype=np.float32, layout="vllm"):
+    rng = np.random.default_rng(1)
+    pg = Paged(rng, [5, 9], 2, 32, 16, dtype)
+    kc, vc = pg.fill(layout)
+    q = rng.standard_normal((2, 4, 32)).astype(dtype)
+    out = np.full_like(q, 7)
+    return dict(out=out, query=q, key_cache=kc, value_cache=vc, num_kv_heads=2, scale=1 / math.sqrt(32),
+                block_tables=pg.block_tables, seq_lens=np.array([5, 9], np.int32), block_size=16, max_seq_len=9)
+
+
+def untouched(p):
+    assert (p["out"] == 7).all()
+
+
+def test_abi_mirrors_match_library():
+    assert _abi.abi_mismatches(pa.lib) == []
+    for cls in _abi.MIRRORS:
+        assert pa.lib.pa_abi_sizeof(cls._c_name.encode()) == ctypes.sizeof(cls) > 0
+
+
+def test_abi_check_catches_a_drifted_mirror():
+    class Drifted(ctypes.Structure):  # pa_kv_cache without its last field
+        _c_name = "pa_kv_cache"
+        _fields_ = _abi.KvCache._fields_[:-1]
+
+    class Swapped(ctypes.Structure):  # two int32 fields in the wrong order: same size
+        _c_name = "pa_batch_split"
+        _fields_ = [_abi.BatchSplit._fields_[i] for i in (1, 0, 2, 3)]
+
+    saved = _abi.MIRRORS
+    try:
+        _abi.MIRRORS = (Drifted, Swapped)
+        bad = _abi.abi_mismatches(pa.lib)
+    finally:
+        _abi.MIRRORS = saved
+    assert any("pa_kv_cache: sizeof" in b for b in bad)
+    assert any("pa_batch_split.num_prefills" in b for b in bad)
+    assert pa.lib.pa_abi_sizeof(b"no_such_struct") == 0
+    assert pa.lib.pa_abi_offsetof(b"pa_kv_cache", b"no_such_field") == -1
+
+
+def test_wrong_dtype():
+    p = decode_problem()
+    p["seq_lens"] = p["seq_lens"].astype(np.int64)
+    with pytest.raises(ValueError, match="seq_lens has dtype int64"):
+        pa.paged_attention_v1(**p)
+    untouched(p)
+    p = decode_problem()
+    p["query"] = p["query"].astype(np.float64)
+    with pytest.raises(ValueError, match="query has dtype float64"):
+        pa.paged_attention_v1(**p)
+    untouched(p)
+
+
+def test_non_contiguous_output():
+    p = decode_problem()
+    big = np.full((2, 4, 64), 7, np.float32)
+    p["out"] = big[:, :, ::2]
+    with pytest.raises(ValueError, match="out must be contiguous"):
+        pa.paged_attention_v1(**p)
+    assert (big == 7).all()
+
+
+def test_non_contiguous_cache():
+    p = decode_problem()
+    kc = p["key_cache"]
+    wide = np.zeros(kc.shape[:-1] + (2 * kc.shape[-1],), kc.dtype)
+    wide[..., ::2] = kc
+    p["key_cache"] = wide[..., ::2]
+    with pytest.raises(ValueError, match="key_cache must be contiguous"):
+        pa.paged_attention_v1(**p)
+    untouched(p)
+
+
+def test_missing_dlpack():
+    p = decode_problem()
+    p["query"] = p["query"].tolist()
+    with pytest.raises(TypeError, match="query: expected a tensor with __dlpack__"):
+        pa.paged_attention_v1(**p)
+    untouched(p)
+
+
+def test_device_mismatch_cuda_query_host_cache():
+    p = decode_problem()
+    p["query"] = FakeCuda(p["query"])
+    with pytest.raises(ValueError, match="same device"):
+        pa.paged_attention_decode(**p)
+    untouched(p)
+
+
+def test_shape_mismatches_name_the_argument():
+    p = decode_problem()
+    with pytest.raises(ValueError, match="num_kv_heads 4 but the cache holds 2"):
+        pa.paged_attention_v1(**dict(p, num_kv_heads=4))
+    with pytest.raises(ValueError, match="block_size 8 but"):
+        pa.paged_attention_v1(**dict(p, block_size=8))
+    with pytest.raises(ValueError, match="seq_lens has 1 entries"):
+        pa.paged_attention_v1(**dict(p, seq_lens=np.array([5], np.int32)))
+    with pytest.raises(ValueError, match="value_cache has shape"):
+        pa.paged_attention_v1(**dict(p, value_cache=p["value_cache"][:, :1]))
+    untouched(p)
+
+
+def test_library_rejection_becomes_value_error():
+    """A seq_len above max_seq_len passes the Python checks; the C reference
+    rejects it (PA_ERR_INVALID_ARGUMENT) and pa_last_error's text comes through."""
+    p = decode_problem()
+    with pytest.raises(ValueError, match="paged_attention_v1: .*seq"):
+        pa.paged_attention_v1(**dict(p, max_seq_len=6))
+    untouched(p)
+
+
+def test_unsupported_becomes_not_implemented():
+    with pytest.raises(NotImplementedError, match="skip_decode"):
+        pa.context_attention_fwd(*([None] * 12), skip_decode=True)
+    # ragged: head_dim 24 is not a multiple of 16 (PA_ERR_UNSUPPORTED from the library)
+    q = np.zeros((2, 2, 24), np.float32)
+    kv = np.zeros((2, 4, 2, 24), np.float32)
+    out = np.full_like(q, 7)
+    with pytest.raises(NotImplementedError, match="ragged_paged_attention: .*head"):
+        pa.ragged_paged_attention(q, kv, np.array([2], np.int32), np.array([[0, 1]], np.int32),
+                                  np.array([0, 2], np.int32), np.array([1], np.int32), out=out)
+    assert (out == 7).all()
+
+
+def test_bad_slot_mapping_dtype_and_kv_cache_dtype():
+    rng = np.random.default_rng(2)
+    k = rng.standard_normal((3, 2, 16)).astype(np.float32)
+    kc = np.zeros((2, 2, 4, 4, 4), np.float32)
+    vc = np.zeros((2, 2, 16, 4), np.float32)
+    with pytest.raises(ValueError, match="slot_mapping has dtype int32"):
+        pa.reshape_and_cache(k, k, kc, vc, np.array([0, 1, 2], np.int32))
+    with pytest.raises(ValueError, match="kv_cache_dtype 'int4'"):
+        pa.reshape_and_cache(k, k, kc, vc, np.array([0, 1, 2], np.int64), "int4")
+    with pytest.raises(ValueError, match="slot 9|token 1|slot"):
+        pa.reshape_and_cache(k, k, kc, vc, np.array([0, 99, 2], np.int64))
+    assert not kc.any() and not vc.any()
+
+
+def test_kv_cache_update_padding_multiple():
+    with pytest.raises(ValueError, match="multiple of num_slices_per_block"):
+        pa.kv_cache_update(np.zeros((2, 2, 8), np.float32), np.zeros((3, 5), np.int32),
+                           np.zeros((8, 2, 8), np.float32), np.array([1], np.int32), page_size=4,
+                           num_slices_per_block=8)
+
+
+
+def test_block_copy_arguments():
+    src = np.ones((4, 8), np.float32)
+    dst = np.zeros((4, 8), np.float32)
+    with pytest.raises(ValueError, match="block_mapping must be a host"):
+        pa.swap_blocks(src, dst, FakeCuda(np.array([[0, 1]], np.int64)))
+    with pytest.raises(ValueError, match=r"expected \[num_pairs, 2\]"):
+        pa.swap_blocks(src, dst, np.array([[0, 1, 2]], np.int64))
+    with pytest.raises(ValueError, match="src blocks are 32 bytes but dst blocks are 16"):
+        pa.swap_blocks(src, np.zeros((4, 4), np.float32), np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match="pair|block"):  # the library's range check, naming the pair
+        pa.swap_blocks(src, dst, np.array([[0, 1], [9, 2]], np.int64))
+    assert not dst.any()
+    with pytest.raises(ValueError, match="2 key caches but 1 value caches"):
+        pa.copy_blocks([src, src.copy()], [dst], np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match=r"value_caches\[0\] has shape"):
+        pa.copy_blocks([src], [np.zeros((5, 8), np.float32)], np.array([[0, 1]], np.int64))
+    assert not dst.any()
+
+
+def test_ragged_and_context_shapes():
+    q = np.zeros((4, 2, 32), np.float32)
+    kv = np.zeros((3, 4, 2, 32), np.float32)
+    good = dict(kv_lens=np.array([2, 1], np.int32), page_indices=np.zeros((2, 1), np.int32),
+                cu_q_lens=np.array([0, 2, 3], np.int32), num_seqs=np.array([2], np.int32))
+    with pytest.raises(ValueError, match=r"cu_q_lens has shape \[2\]; expected \[3\]"):
+        pa.ragged_paged_attention(q, kv, **dict(good, cu_q_lens=np.array([0, 2], np.int32)))
+    with pytest.raises(ValueError, match="page_indices has 3 rows but kv_lens 2"):
+        pa.ragged_paged_attention(q, kv, **dict(good, page_indices=np.zeros((3, 1), np.int32)))
+    with pytest.raises(ValueError, match="kv_pages has 3 combined heads"):
+        pa.ragged_paged_attention(q, np.zeros((3, 4, 3, 32), np.float32), **good)
+    out = pa.ragged_paged_attention(q, kv, **good)  # the good arguments do run
+    assert out.shape == q.shape
+    k = np.zeros((4, 1, 32), np.float32)
+    kc = np.zeros((2, 1, 8, 8, 4), np.float32)
+    vc = np.zeros((2, 1, 32, 8), np.float32)
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match=r"k has shape \[4, 1, 32\]; expected \[4, 2, 32\]"):
+        pa.context_attention_fwd(q, k, k, o, "auto", np.zeros((2, 2, 8, 8, 4), np.float32),
+                                 np.zeros((2, 2, 32, 8), np.float32), np.zeros((1, 1), np.int32),
+                                 np.array([0, 4], np.int32), np.array([4], np.int32), 4, 4)
+    with pytest.raises(ValueError, match="b_start_loc has 1 entries; needs at least 2"):
+        pa.context_attention_fwd(q, k, k, o, "auto", kc, vc, np.zeros((1, 1), np.int32), np.array([0], np.int32),
+                                 np.array([4], np.int32), 4, 4)
+    assert (o == 7).all()

@@ -1,0 +1,140 @@
+"""torch on CUDA: the kernels against refattn.py, the caller's stream, and a
+CUDA-graph capture of a decode step replayed with new seq_lens and block
+tables. Skipped without torch or without a CUDA device."""
+import math
+
+import numpy as np
+import pytest
+
+import pagedattn as pa
+from refattn import Paged, attend
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available() or pa.device_count() == 0:
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+
+def to_cuda(a):
+    return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+
+def make(seed, lens, H=8, KVH=2, D=128, BS=16, layout="nhd", dtype=np.float16, spare=4):
+    rng = np.random.default_rng(seed)
+    pg = Paged(rng, lens, KVH, D, BS, dtype, spare_blocks=spare)
+    kc, vc = pg.fill(layout, filler=0)
+    q = rng.standard_normal((len(lens), H, D)).astype(dtype)
+    return pg, kc, vc, q
+
+
+@pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
+@pytest.mark.parametrize("layout", ["vllm", "nhd", "hnd"])
+def test_decode_on_cuda(entry, layout):
+    lens = [1, 100, 700, 1500]
+    pg, kc, vc, q = make(1, lens, layout=layout)
+    tk, tv = to_cuda(kc), to_cuda(vc)
+    if layout == "hnd":  # keep the HND memory, pass the logical NHD view
+        tk = to_cuda(np.ascontiguousarray(kc.transpose(0, 2, 1, 3))).permute(0, 2, 1, 3)
+        tv = to_cuda(np.ascontiguousarray(vc.transpose(0, 2, 1, 3))).permute(0, 2, 1, 3)
+    tq, out = to_cuda(q), torch.full(q.shape, float("nan"), dtype=torch.float16, device="cuda")
+    args = (tq, tk, tv, 2, 1 / math.sqrt(128), to_cuda(pg.block_tables), to_cuda(np.array(lens, np.int32)), 16,
+            max(lens))
+    if entry == "v1":
+        pa.paged_attention_v1(out, *args)
+    elif entry == "v2":
+        P = -(-max(lens) // 512)
+        pa.paged_attention_v2(out, torch.empty(4, 8, P, device="cuda"), torch.empty(4, 8, P, device="cuda"),
+                              torch.empty(4, 8, P, 128, dtype=torch.float16, device="cuda"), *args)
+    else:
+        pa.paged_attention_decode(out, *args)
+    torch.cuda.synchronize()
+    got = out.cpu().numpy()
+    for s in range(len(lens)):
+        np.testing.assert_allclose(got[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 1 / math.sqrt(128))[0], atol=3e-3,
+                                   rtol=3e-3)
+
+
+def test_runs_on_the_current_torch_stream():
+    lens = [300, 20]
+    pg, kc, vc, q = make(2, lens)
+    s = torch.cuda.Stream()
+    out = torch.zeros(q.shape, dtype=torch.float16, device="cuda")
+    args = (to_cuda(q), to_cuda(kc), to_cuda(vc), 2, 0.1, to_cuda(pg.block_tables), to_cuda(np.array(lens, np.int32)),
+            16, 300)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        if hasattr(torch.cuda, "_sleep"):
+            torch.cuda._sleep(50_000_000)  # keeps s busy for a while
+        out.fill_(float("nan"))  # runs on s after the sleep: a launch on any other stream would be overwritten
+        pa.paged_attention_decode(out, *args)
+        done = torch.cuda.Event()
+        done.record(s)
+    done.synchronize()
+    got = out.cpu().numpy()
+    for i in range(len(lens)):
+        np.testing.assert_allclose(got[i], attend(q[i:i + 1], pg.K[i], pg.V[i], 0.1)[0], atol=3e-3, rtol=3e-3)
+
+
+def test_cuda_graph_decode_replays_with_new_lengths_and_tables():
+    H, KVH, D, BS, MAXLEN = 8, 2, 128, 16, 1024
+    lens_a, lens_b = [50, 1000, 7], [900, 3, 513]
+    pg_a, kc_a, vc_a, q_a = make(3, lens_a, spare=0)
+    pg_b, kc_b, vc_b, q_b = make(4, lens_b, spare=0)
+    nb = max(pg_a.num_blocks, pg_b.num_blocks)
+    width = -(-MAXLEN // BS)
+    kc = torch.zeros((nb,) + kc_a.shape[1:], dtype=torch.float16, device="cuda")
+    vc = torch.zeros_like(kc)
+    q = torch.zeros(q_a.shape, dtype=torch.float16, device="cuda")
+    out = torch.zeros_like(q)
+    tables = torch.zeros((3, width), dtype=torch.int32, device="cuda")
+    seq_lens = torch.ones(3, dtype=torch.int32, device="cuda")
+    ws = torch.empty(pa.paged_attention_workspace_size(3, H, KVH, D, MAXLEN), dtype=torch.uint8, device="cuda")
+
+    def load(pg, k, v, qq):
+        kc.zero_(), vc.zero_()
+        kc[:pg.num_blocks].copy_(to_cuda(k))
+        vc[:pg.num_blocks].copy_(to_cuda(v))
+        q.copy_(to_cuda(qq))
+        tables.zero_()
+        tables[:, :pg.block_tables.shape[1]].copy_(to_cuda(np.maximum(pg.block_tables, 0)))
+        seq_lens.copy_(to_cuda(np.array(pg.seq_lens, np.int32)))
+
+    def step():
+        pa.paged_attention_decode(out, q, kc, vc, KVH, 1 / math.sqrt(D), tables, seq_lens, BS, MAXLEN, workspace=ws)
+
+    load(pg_a, kc_a, vc_a, q_a)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        step()  # warm-up outside capture
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        step()
+    for pg, k, v, qq in ((pg_a, kc_a, vc_a, q_a), (pg_b, kc_b, vc_b, q_b)):
+        load(pg, k, v, qq)
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        got = out.cpu().numpy()
+        for i in range(3):
+            ref = attend(qq[i:i + 1], pg.K[i], pg.V[i], 1 / math.sqrt(D))[0]
+            np.testing.assert_allclose(got[i], ref, atol=3e-3, rtol=3e-3)
+
+
+def test_ragged_on_cuda_matches_cpu_reference_path():
+    rng = np.random.default_rng(5)
+    H, KVH, D, PS = 8, 2, 128, 16
+    kv_lens, q_lens = [40, 1, 300], [40, 1, 7]
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float16)
+    kv, _ = pg.fill("combined", filler=0)
+    T = sum(q_lens)
+    q = rng.standard_normal((T, H, D)).astype(np.float16)
+    cu = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    args = (np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([3], np.int32))
+    host = pa.ragged_paged_attention(q, kv, *args, sm_scale=0.09)
+    dev = pa.ragged_paged_attention(to_cuda(q), to_cuda(kv), *[to_cuda(a) for a in args], sm_scale=0.09)
+    torch.cuda.synchronize()
+    for s, (n, m) in enumerate(zip(kv_lens, q_lens)):
+        ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.09, q_pos=[n - m + i for i in range(m)])
+        np.testing.assert_allclose(host[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
+        np.testing.assert_allclose(dev.cpu().numpy()[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)

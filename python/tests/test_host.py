@@ -1,0 +1,245 @@
+"""The host layer against seed 002's worked example and against plain Python
+written from the documented semantics, on random batches."""
+import numpy as np
+import pytest
+
+import pagedattn as pa
+
+
+def test_local_attention_seed_example():
+    # seed 002 (vLLM utils.make_local_attention_virtual_batches), the example in its comments
+    bt = np.arange(30, dtype=np.int32).reshape(3, 10)
+    q, cu, k, btl = pa.make_local_attention_virtual_batches(4, np.array([0, 4, 14, 19], np.int32),
+                                                            np.array([6, 17, 9], np.int32), bt, block_size=2)
+    assert q.tolist() == [2, 2, 1, 4, 4, 1, 4, 1]
+    assert cu.tolist() == [0, 2, 4, 5, 9, 13, 14, 18, 19]
+    assert k.tolist() == [4, 2, 4, 4, 4, 1, 4, 1]
+    assert btl.tolist() == [[0, 1], [2, 3], [12, 13], [14, 15], [16, 17], [18, 19], [22, 23], [24, 25]]
+
+
+def local_batches_py(C, qsl, seq_lens, bt, bs):
+    """Each (request, chunk touched by its queries) pair, straight from the definition."""
+    q, k, rows = [], [], []
+    for r, n in enumerate(seq_lens):
+        ql = qsl[r + 1] - qsl[r]
+        first = (n - ql) // C if ql else (n - 1) // C
+        last = (n - 1) // C
+        for c in range(first, last + 1):
+            lo, hi = c * C, (c + 1) * C
+            q.append(max(0, min(hi, n) - max(lo, n - ql)))
+            k.append(min(C, n - lo))
+            rows.append([bt[r][min(lo // bs + j, bt.shape[1] - 1)] for j in range(C // bs)])
+    return q, [0] + list(np.cumsum(q)), k, rows
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_local_attention_random(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 9))
+    bs = int(rng.choice([1, 2, 4, 8]))
+    C = bs * int(rng.integers(1, 5))
+    qlens = rng.integers(0, 20, n)
+    seq = qlens + rng.integers(0, 30, n)
+    seq = np.maximum(seq, np.maximum(qlens, 1)).astype(np.int32)
+    qsl = np.concatenate([[0], np.cumsum(qlens)]).astype(np.int32)
+    width = int(-(-seq.max() // bs)) + int(rng.integers(0, 3))
+    bt = rng.integers(0, 1000, (n, width)).astype(np.int32)
+    got = pa.make_local_attention_virtual_batches(C, qsl, seq, bt, block_size=bs)
+    q, cu, k, rows = local_batches_py(C, qsl.tolist(), seq.tolist(), bt, bs)
+    assert got[0].tolist() == q
+    assert got[1].tolist() == [int(x) for x in cu]
+    assert got[2].tolist() == k
+    assert np.asarray(got[3]).tolist() == [[int(x) for x in r] for r in rows]
+
+
+class FakeInputBatch:
+    def __init__(self, ids):
+        self.req_ids = list(ids)
+        self.swaps = []
+
+    def swap_states(self, i, j):
+        self.swaps.append((i, j))
+        self.req_ids[i], self.req_ids[j] = self.req_ids[j], self.req_ids[i]
+
+
+class FakeSchedulerOutput:
+    def __init__(self, tokens):
+        self.num_scheduled_tokens = tokens
+
+
+def reorder_py(tokens, thr):
+    """vLLM's minimal-swap rule as documented: the i-th decode from the back
+    swaps with the i-th prefill from the front until a decode is already in place."""
+    dec = [i for i, t in enumerate(tokens) if t <= thr]
+    pre = [i for i, t in enumerate(tokens) if t > thr]
+    swaps = []
+    for i in range(1, min(len(dec), len(pre)) + 1):
+        d = dec[len(dec) - i]
+        if d < len(dec):
+            break
+        swaps.append((pre[i - 1], d))
+    return swaps
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_reorder_and_split_random(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(0, 12))
+    thr = int(rng.integers(1, 3))
+    toks = rng.choice([1, 1, 2, 5, 17], n).astype(np.int32)
+    ids = [f"r{i}" for i in range(n)]
+    batch = FakeInputBatch(ids)
+    sched = FakeSchedulerOutput(dict(zip(ids, toks.tolist())))
+    modified = pa.reorder_batch_to_split_decodes_and_prefills(batch, sched, decode_threshold=thr)
+    want = reorder_py(toks.tolist(), thr)
+    assert batch.swaps == want and modified == bool(want)
+
+    # the array form, in place, with a permutation
+    arr = toks.copy()
+    perm = np.arange(n, dtype=np.int32)
+    assert pa.reorder_num_scheduled_tokens(arr, thr, perm) == bool(want)
+    expect = toks.copy()
+    for a, b in want:
+        expect[[a, b]] = expect[[b, a]]
+    assert arr.tolist() == expect.tolist()
+    assert [ids[i] for i in perm] == batch.req_ids
+
+    # the split of the reordered batch
+    m = pa.build_common_attention_metadata(np.zeros(n, np.int32), arr, np.zeros((n, 4), np.int32), 16)
+    nd = int(sum(1 for t in arr if t <= thr))
+    assert pa.split_decodes_and_prefills(m, thr) == (nd, n - nd, int(arr[:nd].sum()), int(arr[nd:].sum()))
+
+
+def test_split_rejects_unordered_batch():
+    m = pa.build_common_attention_metadata(np.zeros(3, np.int32), np.array([5, 1, 1], np.int32),
+                                           np.zeros((3, 1), np.int32), 16)
+    with pytest.raises(ValueError, match="request"):
+        pa.split_decodes_and_prefills(m)
+
+
+def common_py(computed, sched, bt, bs, padded):
+    qsl = [0]
+    slots = []
+    for r, (c, s) in enumerate(zip(computed, sched)):
+        qsl.append(qsl[-1] + s)
+        for pos in range(c, c + s):
+            slots.append(int(bt[r][pos // bs]) * bs + pos % bs)
+    slots += [-1] * (max(padded, len(slots)) - len(slots))
+    return qsl, [c + s for c, s in zip(computed, sched)], slots
+
+
+def slices_py(computed, sched, bt, bs):
+    out, start = [], 0
+    for r, (c, s) in enumerate(zip(computed, sched)):
+        pos = c
+        while pos < c + s:
+            n = min(bs - pos % bs, c + s - pos)
+            out.append((int(bt[r][pos // bs]) * bs + pos % bs, start, n))
+            start += n
+            pos += n
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_common_metadata_and_slices_random(seed):
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(1, 8))
+    bs = int(rng.choice([1, 4, 16]))
+    computed = rng.integers(0, 40, n).astype(np.int32)
+    sched = rng.integers(0, 20, n).astype(np.int32)
+    width = int(-(-(computed + sched).max() // bs)) + 1
+    bt = rng.permutation(n * width).reshape(n, width).astype(np.int32)
+    padded = int(sched.sum()) + int(rng.integers(0, 5))
+    m = pa.build_common_attention_metadata(computed, sched, bt, bs, padded_num_tokens=padded)
+    qsl, seq, slots = common_py(computed.tolist(), sched.tolist(), bt, bs, padded)
+    assert m.query_start_loc.tolist() == qsl and m.seq_lens.tolist() == seq
+    assert m.slot_mapping.tolist() == slots
+    assert m.num_actual_tokens == int(sched.sum()) and m.max_query_len == int(sched.max())
+    slices, ns = pa.kv_update_slices(m, num_slices_per_block=4)
+    want = [x for x in slices_py(computed.tolist(), sched.tolist(), bt, bs)]
+    assert ns == len(want) and slices.shape[1] % 4 == 0 and slices.shape[1] >= ns
+    assert [tuple(slices[:, i]) for i in range(ns)] == want
+    assert not slices[:, ns:].any()
+    assert slices.shape[1] <= pa.kv_update_slices_upper_bound(n, max(int(sched.sum()), 1), bs, 4)
+
+
+def test_slices_drive_kv_cache_update():
+    """The builder's slices, fed to kv_cache_update, write the new tokens where the slot mapping says."""
+    rng = np.random.default_rng(7)
+    computed, sched = np.array([3, 0, 9], np.int32), np.array([6, 2, 5], np.int32)
+    bs, CH, D = 4, 2, 8
+    bt = np.array([[4, 1, 6, 0], [2, 3, 5, 7], [8, 9, 10, 11]], np.int32)
+    m = pa.build_common_attention_metadata(computed, sched, bt, bs)
+    slices, ns = pa.kv_update_slices(m, num_slices_per_block=8)
+    new_kv = rng.standard_normal((int(sched.sum()), CH, D)).astype(np.float32)
+    cache = np.zeros((12 * bs, CH, D), np.float32)
+    pa.kv_cache_update(new_kv, slices, cache, np.array([ns], np.int32), page_size=bs, num_slices_per_block=8)
+    want = np.zeros_like(cache)
+    want[m.slot_mapping.astype(np.int64)] = new_kv
+    np.testing.assert_array_equal(cache, want)
+
+
+def next_pow2(n):
+    return 1 if n < 1 else 1 << (int(n) - 1).bit_length()
+
+
+@pytest.mark.parametrize("max_model_len", [1, 100, 2048, 4097, 32768, 1 << 20])
+def test_page_sizes(max_model_len):
+    assert pa.get_page_size(max_model_len) == min(max(next_pow2(max_model_len) // 16, 16), 256)
+    for seqs in (1, 8, 256, 1024):
+        per_req = (1 << 20) // 2 // seqs // 4
+        assert pa.get_min_page_size(max_model_len, seqs) == next_pow2(-(-max_model_len // per_req))
+
+
+def test_page_size_from_config():
+    class Cfg:
+        class model_config:
+            max_model_len = 1024
+
+        class scheduler_config:
+            max_num_seqs = 512
+    assert pa.get_page_size(Cfg) == 64
+    assert pa.get_min_page_size(Cfg) == pa.get_min_page_size(1024, 512)
+
+
+@pytest.mark.parametrize("max_seq_len,num_seqs,num_heads", [(512, 1, 1), (513, 1, 8), (513, 16, 33), (8192, 64, 32),
+                                                             (8193, 512, 64), (100, 1, 1)])
+def test_v1_v2_rule(max_seq_len, num_seqs, num_heads):
+    parts = -(-max_seq_len // 512)
+    want = max_seq_len <= 8192 and (parts == 1 or num_seqs * num_heads > 512)
+    assert pa.use_paged_attention_v1(max_seq_len, num_seqs, num_heads) == want
+    plan = pa.decode_plan(num_seqs, num_heads, 1, 64, 16, max_seq_len)
+    assert plan["use_v1"] == want and plan["max_num_partitions"] == parts
+
+
+def test_metadata_slot_mapping_feeds_reshape_and_cache_then_decode():
+    """One serving step on the CPU path: the builder's int64 slot mapping goes
+    straight into reshape_and_cache_flash, then decode attends over the history
+    (context written earlier + the new token), compared with plain attention."""
+    from refattn import attend
+    rng = np.random.default_rng(21)
+    KVH, H, D, bs = 2, 4, 32, 8
+    computed = np.array([5, 0, 11], np.int32)
+    sched = np.array([1, 1, 1], np.int32)
+    bt = np.array([[7, 2, 0, 0], [5, 0, 0, 0], [1, 3, 6, 4]], np.int32)
+    kc = np.zeros((8, bs, KVH, D), np.float32)
+    vc = np.zeros_like(kc)
+    hist_k = [rng.standard_normal((c + 1, KVH, D)).astype(np.float32) for c in computed]
+    hist_v = [rng.standard_normal((c + 1, KVH, D)).astype(np.float32) for c in computed]
+    # earlier steps: the context, through a metadata build of their own
+    m0 = pa.build_common_attention_metadata(np.zeros(3, np.int32), computed, bt, bs)
+    pa.reshape_and_cache_flash(np.concatenate([k[:-1] for k in hist_k]), np.concatenate([v[:-1] for v in hist_v]),
+                               kc, vc, m0.slot_mapping)
+    # this step: one new token each, padded to 8 tokens as a CUDA-graph size would
+    m = pa.build_common_attention_metadata(computed, sched, bt, bs, padded_num_tokens=8)
+    assert m.slot_mapping.dtype == np.int64 and (m.slot_mapping[3:] == -1).all()
+    new_k = np.zeros((8, KVH, D), np.float32)
+    new_v = np.zeros((8, KVH, D), np.float32)
+    new_k[:3] = [k[-1] for k in hist_k]
+    new_v[:3] = [v[-1] for v in hist_v]
+    pa.reshape_and_cache_flash(new_k, new_v, kc, vc, m.slot_mapping)
+    q = rng.standard_normal((3, H, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    pa.paged_attention_decode(out, q, kc, vc, KVH, 0.25, bt, m.seq_lens, bs, m.max_seq_len)
+    for s in range(3):
+        np.testing.assert_allclose(out[s], attend(q[s:s + 1], hist_k[s], hist_v[s], 0.25)[0], atol=1e-5)

@@ -1,0 +1,278 @@
+"""Every op on NumPy arrays (the CPU path) against refattn.py's independent
+NumPy definitions: caches laid out by hand from kv_cache.h, attention in float64."""
+import math
+
+import numpy as np
+import pytest
+
+import pagedattn as pa
+from refattn import Paged, attend, x_of
+
+TOL = {np.float32: 2e-5, np.float16: 2e-3}
+
+
+def close(got, ref, dtype):
+    tol = TOL[np.dtype(dtype).type]
+    np.testing.assert_allclose(np.asarray(got, np.float64), ref, atol=tol * 4, rtol=tol * 4)
+
+
+# ---- decode ------------------------------------------------------------------------------------------------
+
+DECODE_CASES = [  # layout, dtype, heads, kv heads, head size, block size, seq lens
+    ("vllm", np.float32, 4, 2, 32, 16, [1, 17, 40]),
+    ("vllm", np.float16, 8, 8, 64, 8, [33, 5]),
+    ("nhd", np.float32, 6, 2, 32, 16, [16, 1, 70]),
+    ("hnd", np.float16, 4, 1, 64, 32, [64, 3, 31]),
+]
+
+
+@pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
+@pytest.mark.parametrize("layout,dtype,H,KVH,D,BS,lens", DECODE_CASES)
+def test_decode_matches_numpy(entry, layout, dtype, H, KVH, D, BS, lens):
+    rng = np.random.default_rng(len(lens) * 7 + D)
+    pg = Paged(rng, lens, KVH, D, BS, dtype)
+    kc, vc = pg.fill(layout)
+    q = rng.standard_normal((len(lens), H, D)).astype(dtype)
+    out = np.full_like(q, np.nan)
+    seq_lens = np.array(lens, np.int32)
+    scale = 1 / math.sqrt(D)
+    args = (q, kc, vc, KVH, scale, pg.block_tables, seq_lens, BS, max(lens))
+    if entry == "v1":
+        pa.paged_attention_v1(out, *args)
+    elif entry == "v2":
+        P = -(-max(lens) // 512)
+        pa.paged_attention_v2(out, np.zeros((len(lens), H, P), np.float32), np.zeros((len(lens), H, P), np.float32),
+                              np.zeros((len(lens), H, P, D), dtype), *args)
+    else:
+        pa.paged_attention_decode(out, *args)
+    for s, n in enumerate(lens):
+        close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], scale)[0], dtype)
+
+
+def test_decode_alibi_and_strided_query():
+    rng = np.random.default_rng(3)
+    H, KVH, D, BS, lens = 4, 2, 32, 16, [9, 30]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    kc, vc = pg.fill("vllm")
+    qkv = rng.standard_normal((len(lens), 3 * H * D)).astype(np.float32)
+    q = qkv[:, :H * D].reshape(len(lens), H, D)  # rows 3*H*D apart, as a slice of a fused projection
+    slopes = np.array([0.5, 0.25, 0.125, 0.0625], np.float32)
+    out = np.zeros((len(lens), H, D), np.float32)
+    pa.paged_attention_v1(out, q, kc, vc, KVH, 0.2, pg.block_tables, np.array(lens, np.int32), BS, 30, slopes)
+    for s, n in enumerate(lens):
+        close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.2, alibi=slopes)[0], np.float32)
+
+
+def test_decode_fp8_cache_with_scales():
+    """An fp8 e4m3 cache written by reshape_and_cache with a scale, read by decode:
+    close to the unquantised attention (e4m3 keeps about 2 significant digits)."""
+    rng = np.random.default_rng(11)
+    H, KVH, D, BS, lens = 4, 2, 32, 16, [20, 7]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    x = 16
+    kc = np.zeros((pg.num_blocks, KVH, D // x, BS, x), np.uint8)
+    vc = np.zeros((pg.num_blocks, KVH, D, BS), np.uint8)
+    ks, vs = np.array([0.02], np.float32), np.array([0.03], np.float32)
+    for s, n in enumerate(lens):
+        slots = np.array([pg.slot(s, t) for t in range(n)], np.int64)
+        pa.reshape_and_cache(pg.K[s], pg.V[s], kc, vc, slots, "fp8", ks, vs)
+    assert kc.any() and vc.any()
+    q = rng.standard_normal((len(lens), H, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20, None, "fp8",
+                          ks, vs)
+    for s in range(len(lens)):
+        np.testing.assert_allclose(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.15)[0], atol=0.08)
+
+
+# ---- cache writes -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_reshape_and_cache_vllm_layout(dtype):
+    rng = np.random.default_rng(5)
+    T, KVH, D, BS, NB = 11, 2, 32, 8, 5
+    x = x_of(dtype)
+    key = rng.standard_normal((T, KVH, D)).astype(dtype)
+    value = rng.standard_normal((T, KVH, D)).astype(dtype)
+    slots = rng.permutation(NB * BS)[:T].astype(np.int64)
+    slots[[2, 7]] = -1  # padding: never written
+    kc = np.full((NB, KVH, D // x, BS, x), 9, dtype)
+    vc = np.full((NB, KVH, D, BS), 9, dtype)
+    want_k, want_v = kc.copy(), vc.copy()
+    for t, sl in enumerate(slots):
+        if sl < 0:
+            continue
+        b, off = divmod(int(sl), BS)
+        for h in range(KVH):
+            for d in range(D):
+                want_k[b, h, d // x, off, d % x] = key[t, h, d]
+                want_v[b, h, d, off] = value[t, h, d]
+    pa.reshape_and_cache(key, value, kc, vc, slots, "auto", None, None)
+    np.testing.assert_array_equal(kc, want_k)
+    np.testing.assert_array_equal(vc, want_v)
+
+
+@pytest.mark.parametrize("layout", ["nhd", "hnd"])
+def test_reshape_and_cache_flash(layout):
+    rng = np.random.default_rng(6)
+    T, KVH, D, BS, NB = 9, 3, 16, 4, 6
+    # keys from a fused [T, 2, KVH, D] buffer: strided rows
+    kvbuf = rng.standard_normal((T + 2, 2, KVH, D)).astype(np.float32)
+    key, value = kvbuf[:, 0], kvbuf[:, 1]
+    slots = rng.permutation(NB * BS)[:T].astype(np.int64)
+    slots[4] = -1
+    if layout == "nhd":
+        kc = np.zeros((NB, BS, KVH, D), np.float32)
+        vc = np.zeros((NB, BS, KVH, D), np.float32)
+        kview, vview = kc, vc
+    else:
+        kc = np.zeros((NB, KVH, BS, D), np.float32)
+        vc = np.zeros((NB, KVH, BS, D), np.float32)
+        kview, vview = kc.transpose(0, 2, 1, 3), vc.transpose(0, 2, 1, 3)
+    want_k, want_v = np.zeros_like(kc), np.zeros_like(vc)
+    for t, sl in enumerate(slots):
+        if sl < 0:
+            continue
+        b, off = divmod(int(sl), BS)
+        if layout == "nhd":
+            want_k[b, off], want_v[b, off] = key[t], value[t]
+        else:
+            want_k[b, :, off], want_v[b, :, off] = key[t], value[t]
+    pa.reshape_and_cache_flash(key, value, kview, vview, slots)  # key has 2 extra rows: slot_mapping decides
+    np.testing.assert_array_equal(kc, want_k)
+    np.testing.assert_array_equal(vc, want_v)
+
+
+def test_kv_cache_update_slices():
+    rng = np.random.default_rng(8)
+    T, CH, D, PS, NP = 10, 4, 16, 4, 6
+    new_kv = rng.standard_normal((T, CH, D)).astype(np.float16)
+    cache = np.zeros((NP * PS, CH, D), np.float16)
+    # (kv_cache_start, new_kv_start, slice_len); the padding column is (0, 0, 0)
+    cols = [(5, 0, 3), (12, 3, 4), (0, 7, 2), (21, 9, 1)]
+    slices = np.zeros((3, 8), np.int32)
+    for i, c in enumerate(cols):
+        slices[:, i] = c
+    want = cache.copy()
+    for cs, ns, n in cols:
+        want[cs:cs + n] = new_kv[ns:ns + n]
+    ret = pa.kv_cache_update(new_kv, slices, cache, np.array([len(cols)], np.int32), page_size=PS,
+                             num_slices_per_block=8)
+    assert ret is cache
+    np.testing.assert_array_equal(cache, want)
+
+
+def test_kv_cache_update_quantises_into_fp8_cache():
+    """f32 rows into an fp8 e5m2 cache (uint8 storage) with a scale: each stored
+    byte decodes (by the e5m2 definition: 1 sign, 5 exponent bits with bias 15,
+    2 mantissa bits) to within half an e5m2 step of x / scale."""
+    rng = np.random.default_rng(10)
+    new_kv = rng.standard_normal((4, 2, 16)).astype(np.float32)
+    cache = np.zeros((8, 2, 16), np.uint8)
+    slices = np.zeros((3, 8), np.int32)
+    slices[:, 0] = (2, 0, 4)
+    pa.kv_cache_update(new_kv, slices, cache, np.array([1], np.int32), page_size=4, kv_cache_dtype="fp8_e5m2",
+                       k_scale=np.array([0.5], np.float32), v_scale=np.array([0.25], np.float32))
+    b = cache[2:6].astype(np.int64)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    e, m = (b >> 2) & 0x1F, b & 3
+    val = sign * np.where(e == 0, m / 4 * 2.0 ** -14, (1 + m / 4) * 2.0 ** (e - 15))
+    scale = np.array([0.5, 0.25])[np.arange(2) % 2][None, :, None]  # combined head 0 is K, 1 is V
+    want = new_kv / scale
+    assert not cache[:2].any() and not cache[6:].any()
+    np.testing.assert_array_less(np.abs(val - want), np.abs(want) * 0.125 + 2.0 ** -16)
+
+
+def test_copy_and_swap_blocks():
+    rng = np.random.default_rng(9)
+    L, NB = 3, 6
+    kcs = [rng.standard_normal((NB, 2, 4, 8)).astype(np.float32) for _ in range(L)]
+    vcs = [rng.standard_normal((NB, 2, 4, 8)).astype(np.float32) for _ in range(L)]
+    mapping = np.array([[0, 3], [0, 4], [5, 1]], np.int64)
+    want_k, want_v = [k.copy() for k in kcs], [v.copy() for v in vcs]
+    for w in want_k + want_v:
+        for s, d in mapping:
+            w[d] = w[s]
+    pa.copy_blocks(kcs, vcs, mapping)
+    for a, b in zip(kcs + vcs, want_k + want_v):
+        np.testing.assert_array_equal(a, b)
+
+    src = rng.standard_normal((NB, 16)).astype(np.float16)
+    dst = np.zeros((4, 16), np.float16)
+    pairs = np.array([[5, 0], [2, 3], [3, 2]], np.int64)
+    pa.swap_blocks(src, dst, pairs)
+    want = np.zeros_like(dst)
+    for s, d in pairs:
+        want[d] = src[s]
+    np.testing.assert_array_equal(dst, want)
+
+
+# ---- prefill: context attention ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout,dtype", [("vllm", np.float32), ("nhd", np.float16), ("vllm", np.float16)])
+def test_context_attention_fwd(layout, dtype):
+    rng = np.random.default_rng(12)
+    H, KVH, D, BS = 4, 2, 32, 8
+    ctx_lens, q_lens = [0, 13, 24], [5, 3, 9]
+    pg = Paged(rng, ctx_lens, KVH, D, BS, dtype, table_width=5)  # the cache holds only the context
+    kc, vc = pg.fill(layout)
+    T = sum(q_lens)
+    q = rng.standard_normal((T, H, D)).astype(dtype)
+    k = rng.standard_normal((T, KVH, D)).astype(dtype)
+    v = rng.standard_normal((T, KVH, D)).astype(dtype)
+    o = np.full_like(q, np.nan)
+    start = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    seq_lens = np.array([c + n for c, n in zip(ctx_lens, q_lens)], np.int32)
+    pa.context_attention_fwd(q, k, v, o, "auto", kc, vc, pg.block_tables, start, seq_lens, int(seq_lens.max()),
+                             max(q_lens), sm_scale=0.3)
+    for s, (c, n) in enumerate(zip(ctx_lens, q_lens)):
+        a, b = start[s], start[s + 1]
+        K = np.concatenate([pg.K[s], k[a:b]])
+        V = np.concatenate([pg.V[s], v[a:b]])
+        close(o[a:b], attend(q[a:b], K, V, 0.3, q_pos=[c + i for i in range(n)]), dtype)
+
+
+# ---- ragged --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_ragged_paged_attention(dtype):
+    rng = np.random.default_rng(13)
+    H, KVH, D, PS = 4, 2, 32, 8
+    kv_lens, q_lens = [9, 1, 30, 17], [9, 1, 4, 1]  # a prompt, decodes, a chunked prefill
+    max_seqs, max_tokens = 6, 20
+    pg = Paged(rng, kv_lens, KVH, D, PS, dtype, table_width=5)
+    kv, _ = pg.fill("combined")
+    q = rng.standard_normal((max_tokens, H, D)).astype(dtype)
+    cu = np.zeros(max_seqs + 1, np.int32)
+    cu[1:len(q_lens) + 1] = np.cumsum(q_lens)
+    cu[len(q_lens) + 1:] = cu[len(q_lens)]
+    lens = np.zeros(max_seqs, np.int32)
+    lens[:len(kv_lens)] = kv_lens
+    pages = np.zeros((max_seqs, 5), np.int32)
+    pages[:len(kv_lens)] = pg.block_tables
+    out = pa.ragged_paged_attention(q, kv, lens, pages, cu, np.array([len(kv_lens)], np.int32), sm_scale=0.25)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    for s, (n, m) in enumerate(zip(kv_lens, q_lens)):
+        a, b = cu[s], cu[s + 1]
+        ref = attend(q[a:b], pg.K[s], pg.V[s], 0.25, q_pos=[n - m + i for i in range(m)])
+        close(out[a:b], ref, dtype)
+    assert not out[cu[len(q_lens)]:].any()  # rows past the live sequences untouched (zeros)
+
+
+def test_ragged_sliding_window_and_soft_cap():
+    rng = np.random.default_rng(14)
+    H, KVH, D, PS = 2, 1, 16, 4
+    kv_lens, q_lens = [12, 7], [3, 7]
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float32)
+    kv, _ = pg.fill("combined")
+    q = rng.standard_normal((10, H, D)).astype(np.float32)
+    cu = np.array([0, 3, 10], np.int32)
+    out = pa.ragged_paged_attention(q, kv, np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([2], np.int32),
+                                    sm_scale=0.5, sliding_window=4, soft_cap=3.0)
+    for s, (n, m) in enumerate(zip(kv_lens, q_lens)):
+        ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.5, q_pos=[n - m + i for i in range(m)], window=4,
+                     soft_cap=3.0)
+        close(out[cu[s]:cu[s + 1]], ref, np.float32)
