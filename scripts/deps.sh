@@ -33,6 +33,29 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# Meson 1.4 or newer writes nvcc's dependency files, so editing a .cuh rebuilds
+# the .cu files that include it (Debian 12's Meson 1.0 tracks no CUDA headers).
+# Older: Meson and Ninja from PyPI into a venv of their own, put first on PATH.
+# Without network (a GPU machine), the older Meson still builds; only header
+# tracking is lost, and scripts/check-header-deps.sh says so.
+meson_new_enough() {
+    python3 - "$(meson --version 2>/dev/null || echo 0)" <<'PY'
+import sys
+v = tuple(int(x) for x in (sys.argv[1].split(".") + ["0", "0"])[:2] if x.isdigit())
+sys.exit(0 if v >= (1, 4) else 1)
+PY
+}
+PA_TOOLS_VENV=${PA_TOOLS_VENV:-$HOME/.cache/pagedattn-tools}
+[ -x "$PA_TOOLS_VENV/bin/meson" ] && export PATH="$PA_TOOLS_VENV/bin:$PATH"
+if ! meson_new_enough; then
+    echo "scripts/deps.sh: Meson $(meson --version) tracks no CUDA headers; installing Meson >= 1.4 from PyPI into $PA_TOOLS_VENV"
+    if python3 -m venv "$PA_TOOLS_VENV" >/dev/null 2>&1 &&
+        "$PA_TOOLS_VENV/bin/pip" install -q --disable-pip-version-check 'meson>=1.4' ninja >/dev/null 2>&1; then
+        export PATH="$PA_TOOLS_VENV/bin:$PATH"
+    else
+        echo "scripts/deps.sh: could not install Meson from PyPI; building with Meson $(meson --version) (no .cuh tracking)" >&2
+    fi
+fi
 if ! command -v nvcc >/dev/null 2>&1; then
     echo "scripts/deps.sh: nvcc (the CUDA toolkit) is required to build libpagedattn; install CUDA 12 or newer" >&2
     exit 1

@@ -65,7 +65,10 @@ echo "== build (gpu_archs=$ARCHS) =="
 if [ ! -f build/build.ninja ]; then
     meson setup build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
 else
-    meson configure build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
+    # A build configured by another Meson version (scripts/deps.sh may bring a
+    # newer one) is set up again from scratch.
+    meson configure build -Dgpu_archs="$ARCHS" >/dev/null 2>&1 ||
+        meson setup --wipe build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
 fi
 start=$(date +%s)
 ninja -C build || exit 1
@@ -76,6 +79,16 @@ rm -f build/*.tap
 meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 tally build main
+
+echo "== header tracking: a touched .cuh rebuilds its .cu files (scripts/check-header-deps.sh) =="
+if scripts/check-header-deps.sh build; then
+    echo "build    check-header-deps             1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    echo "build: check-header-deps FAILED"
+    total_fail=$((total_fail + 1))
+    status=1
+fi
 
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then
