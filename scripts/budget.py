@@ -35,6 +35,7 @@ import datetime
 import glob
 import json
 import os
+import pickle
 import re
 import shlex
 import shutil
@@ -159,16 +160,16 @@ def res_usage(cuobjdump, cubin):
 def disassemble(nvdisasm, cubin):
     """{mangled function: [dict(addr, op, text, line, target)]}."""
     out = subprocess.run([nvdisasm, "-g", "-c", cubin], capture_output=True, text=True, check=True).stdout
-    funcs, cur, line_no = {}, None, 0
+    funcs, cur, line_no = {}, None, "?:0"
     for raw in out.splitlines():
         m = re.match(r"^\s*\.text\.(\S+):", raw)
         if m:
             cur = m.group(1)
             funcs[cur] = []
             continue
-        m = re.search(r'//## File ".*", line (\d+)', raw)
+        m = re.search(r'//## File "(.*)", line (\d+)', raw)
         if m:
-            line_no = int(m.group(1))
+            line_no = "%s:%s" % (os.path.basename(m.group(1)), m.group(2))
             continue
         m = re.match(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?);", raw)
         if m and cur:
@@ -331,8 +332,8 @@ def pow2_floor(v):
     return p
 
 
-def decode_geometry_v0(hs, esz, group, block_size=16):
-    """csrc/decode.c dec_geometry as of f7f2891 (runtime-shaped kernel)."""
+def decode_geometry(hs, esz, group, swizzle=True):
+    """csrc/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -351,8 +352,14 @@ def decode_geometry_v0(hs, esz, group, block_size=16):
         r = (b + 15) // 16 * 16
         return r + 16 if (r // 16) % 2 == 0 else r
 
-    stage_k = T * pitch(hb)
-    stage_v = T * pitch(hb)
+    if swizzle:  # csrc/decode.c since the swizzle: rows of 8k granules unpadded
+        gv = 32 if esz == 4 else 16
+        pk = kchunks * 16 if kchunks % 8 == 0 else pitch(hb)
+        pv = hb if hb % gv == 0 and (hb // gv) % 8 == 0 else pitch(hb)
+    else:
+        pk = pv = pitch(hb)
+    stage_k = T * pk
+    stage_v = T * pv
     tiles = 3 * (stage_k + stage_v)
     red = pv_slices * hpc * hs * 4
     off_q = (max(tiles, red) + 15) // 16 * 16
@@ -369,24 +376,34 @@ def auto_part(L):
     return part
 
 
-def decode_model_v0(inst, shape):
-    """Model of the runtime-shaped kernel (f7f2891), bf16/fp8 head 128 NHD block 16."""
+def decode_model(inst, shape):
+    """Model of the runtime-shaped kernel, head 128 NHD block 16."""
     q, c = inst
     esz = DT[c][1]
     group = shape["heads"] // shape["kv_heads"]
-    g = decode_geometry_v0(128, esz, group)
+    g = decode_geometry(128, esz, group)
     T = g["T"]
     part = auto_part(shape["ctx"])
     splits = (shape["ctx"] + part - 1) // part
     tiles_per_cta = part // T
     ctas = shape["batch"] * shape["kv_heads"] * ((group + 15) // 16) * splits
-    # Its tile loop nests ~20 runtime loops (copy units, Q.K items and chunks,
-    # shuffles, softmax heads, P.V token groups) and both layouts' paths: no
-    # trip-count map from SASS loops to them is kept (trips=None), so its
-    # per-tile figure comes from the ncu calibration below.
-    trips = None
+    ng = (g["hpc"] + 3) // 4
+
+    def trips(ops):
+        # The one loop left in a FixGeo tile: the block-table refill (global
+        # loads and shared stores, no copy, no math), once per 64 table entries.
+        if any(o.startswith("LDGSTS") or o.startswith("FFMA") or o.startswith("LDS") for o in ops):
+            return None
+        if any(o.startswith("LDG") for o in ops) and any(o.startswith("STS") for o in ops):
+            return T / (64.0 * 16)
+        return None
+
+    # The launcher's choice (cuda/decode/decode_launch.cuh): FixGeo<128, CT, NG>
+    # for NG = 1, 2 with a flash layout and 16-byte copies, else DynGeo.
+    kernel = r"FixGeoILi128ELi%dELi%dE" % (DT[c][0], ng) if ng <= 2 else r"DynGeo"
     return dict(bytes_per_tile=T * 128 * esz * 2, tile_tokens=T, threads=g["threads"], smem=g["smem"],
-                tiles_per_cta=tiles_per_cta, ctas=ctas, splits=splits, trips=trips, heads_per_cta=g["hpc"])
+                tiles_per_cta=tiles_per_cta, ctas=ctas, splits=splits, trips=trips, heads_per_cta=g["hpc"],
+                kernel=kernel)
 
 
 FAMILIES = {
@@ -395,7 +412,7 @@ FAMILIES = {
         instance=lambda path: tuple(re.match(r".*decode_q(\w+?)_c(\w+)\.cu$", path).groups()),
         kernel=r"decode_split_kernel",
         select_loop=decode_select_loop,
-        model=decode_model_v0,
+        model=decode_model,
         shapes=DECODE_SHAPES,
         roof_instances=[("bf16", "bf16"), ("bf16", "e4m3")],
     ),
@@ -446,25 +463,36 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
 
 
 def per_tile(r, trips):
-    """Warp instructions one warp issues per tile: the loop body with nested loops
-    weighted by trips {back-edge source line: n}; None when a nested loop has no trip count."""
+    """Warp instructions one warp issues per tile: the loop body with each nested
+    loop weighted by trips(ops of the loop) (its executions per tile); None when
+    trips is None or returns None for a nested loop (a runtime trip count)."""
     if "loop" not in r:
         return None
     insts, sel, nested = r["_insts"], r["_sel"], r["_nested"]
-    if nested and not trips:
-        return None
+    ws = []
     for l in nested:
-        if l["line"] not in trips:
+        t = trips([insts[k]["op"] for k in range(l["lo"], l["hi"] + 1)]) if trips else None
+        if t is None:
             return None
+        ws.append((l, t))
 
     def weight(k):
         w = 1
-        for l in nested:
+        for l, t in ws:
             if l["lo"] <= k <= l["hi"]:
-                w *= trips[l["line"]]
+                w *= t
         return w
 
     return count_body(insts, sel["lo"], sel["hi"], weight)
+
+
+def short_name(mangled):
+    try:
+        d = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return mangled
+    d = re.sub(r"\(.*\)$", "", d).replace("pa_dec::", "").replace("void ", "")
+    return d
 
 
 def pct(x):
@@ -488,7 +516,7 @@ def report(fam_name, fam, rows, label, m=H100):
     for r in rows:
         p, res = r["ptxas"], r["res"]
         regs = p.get("regs", res.get("regs", 0))
-        kname = re.sub(r"^_ZN\w*?\d+(\w+?)I.*$", r"\1", r["kernel"])
+        kname = short_name(r["kernel"])
         q, c = r["instance"]
         mods = [fam["model"](r["instance"], s) for s in (fam["shapes"][0], fam["shapes"][1])]
         occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
@@ -500,44 +528,52 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Steady-state loop (SASS, per warp)")
     w("")
     classes = [n for n, _ in CLASSES]
-    w("| instance | loop (addresses, back edge line) | static insts | nested loops | software divisions | " +
+    w("| instance | kernel | loop (addresses, back edge file:line) | static insts | nested loops | per tile (nested loops weighted, GQA 32/8 model) | software divisions | " +
       " | ".join(classes) + " | outside the loop |")
-    w("| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- |")
+    w("| --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- |")
     for r in rows:
         if "loop" not in r:
             continue
         lp = r["loop"]
-        w("| %s/%s | 0x%x-0x%x (line %d) | %d | %d | %d (+%d calls) | %s | %d |" % (
-            r["instance"][0], r["instance"][1], lp["lo"], lp["hi"], lp["line"], lp["static"], len(lp["nested"]),
-            lp["divisions"], lp["calls"], " | ".join("%d" % lp["counts"][c] for c in classes), r["outside"]))
+        pt = per_tile(r, fam["model"](r["instance"], fam["shapes"][1])["trips"])
+        w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %d |" % (
+            r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
+            len(lp["nested"]), "%.0f" % pt[1] if pt else "-", lp["divisions"], lp["calls"],
+            " | ".join("%d" % lp["counts"][c] for c in classes), r["outside"]))
     w("")
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof (loop only) | max % of roof (with overhead) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
-    for r in rows:
-        if r["instance"] not in fam["roof_instances"] or "loop" not in r:
-            continue
+    for inst in fam["roof_instances"]:
         for s in fam["shapes"]:
-            md = fam["model"](r["instance"], s)
+            md = fam["model"](inst, s)
+            cands = [r for r in rows if r["instance"] == inst and "loop" in r and re.search(md["kernel"], r["kernel"])]
+            if not cands:
+                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
+                continue
+            r = cands[0]
             pt = per_tile(r, md["trips"])
             if pt is None:
-                w("| %s/%s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | |" % (
-                    r["instance"][0], r["instance"][1], s["name"], md["tile_tokens"], md["bytes_per_tile"],
-                    len(r["loop"]["nested"]), r["loop"]["static"]))
+                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | |" % (
+                    r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
+                    md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
             warps = md["threads"] // 32
             wi = pt[1] * warps
             ov = r["outside"] * warps / md["tiles_per_cta"]
             f1 = roof_fraction(md["bytes_per_tile"], wi, m)[1]
             f2 = roof_fraction(md["bytes_per_tile"], wi + ov, m)[1]
-            out.append(dict(instance=r["instance"], shape=s["name"], per_warp=pt[1], per_cta=wi, overhead=ov,
-                            bytes=md["bytes_per_tile"], frac=f1, frac_overhead=f2))
-            w("| %s/%s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s |" % (
-                r["instance"][0], r["instance"][1], s["name"], md["tile_tokens"], md["bytes_per_tile"], wi, ov,
-                md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2))))
+            f3 = roof_fraction(md["bytes_per_tile"], wi + ov, m, ipc=CALIBRATION["ipc"])[1]
+            out.append(dict(instance=list(r["instance"]), shape=s["name"], kernel=short_name(r["kernel"]),
+                            per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
+                            frac_overhead=f2, frac_ipc_measured=f3))
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s |" % (
+                r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
+                md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
+                pct(min(1, f3))))
     w("")
     return "\n".join(L), out
 
@@ -626,6 +662,7 @@ def main():
     ap.add_argument("--json", help="also write the roof rows as JSON")
     ap.add_argument("--no-install", action="store_true", help="print the pip command instead of installing the tools")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--reuse", action="store_true", help="reuse the last analysis (build/budget/FAMILY.pickle)")
     ap.add_argument("--notes", help="markdown file appended after the tables (the reading of them)")
     args = ap.parse_args()
     fam = FAMILIES[args.family]
@@ -634,8 +671,15 @@ def main():
     srcs = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, fam["sources"])))
     workdir = os.path.join(args.build, "budget")
     os.makedirs(workdir, exist_ok=True)
-    with ThreadPoolExecutor(args.jobs) as ex:
-        parts = list(ex.map(lambda s: analyse(fam, args.build, cuobjdump, nvdisasm, s, workdir), srcs))
+    cache = os.path.join(workdir, args.family + ".pickle")
+    if args.reuse and os.path.exists(cache):
+        with open(cache, "rb") as f:
+            parts = pickle.load(f)
+    else:
+        with ThreadPoolExecutor(args.jobs) as ex:
+            parts = list(ex.map(lambda s: analyse(fam, args.build, cuobjdump, nvdisasm, s, workdir), srcs))
+        with open(cache, "wb") as f:
+            pickle.dump(parts, f)
     rows = [r for p in parts for r in p]
     text, out = report(args.family, fam, rows, args.label)
     if args.out:
