@@ -631,12 +631,13 @@ def method_text(fam_name, m=H100):
         " the tile loop is the outermost one that holds both a `BAR.SYNC` and an `LDGSTS`. Its body is counted by"
         " class (the columns below). `software divisions` counts the reciprocal sequences (`I2F.U32.RP` +"
         " `MUFU.RCP` + fix-ups, about 10-20 instructions each) that a runtime 32-bit divisor costs; calls are"
-        " 64-bit divisions.",
+        " subroutines: 64-bit division/remainder, or the float-division slow path.",
         "3. Per tile: when the loop body has no nested loop left (compile-time shapes, fully unrolled), its count"
-        " IS the per-warp instruction count of one tile; times the CTA's warps gives warp instructions per tile."
-        " A body with nested runtime loops needs a trip count per loop (the family's model, keyed by the source"
-        " line of the back edge); without one, the script says `not countable statically` and the calibration"
-        " below stands in.",
+        " is the per-warp instruction count of one tile, an upper bound (forward branches only skip code);"
+        " times the CTA's warps gives warp instructions per tile. A nested loop needs a trip count from the"
+        " family's model (for decode: the block-table refill, recognised by its global loads and shared stores,"
+        " runs T / (64 x block size) times per tile); a nested loop with a runtime trip count makes the body"
+        " `not countable statically`, and the calibration below stands in.",
         "4. Issue-slot roof: an SM issues at most %d warp instructions per clock (one per sub-partition). A tile"
         " of B bytes costing I warp instructions lets %d SMs move at most %d x %d x %.3f GHz x B / I bytes/s;"
         " divided by the copy roof measured on the H100 (%.0f GB/s), capped at 100%%, that is the largest"

@@ -81,9 +81,11 @@ plant decode-vllm-key-chunk-stride cuda/decode/decode_kernel.cuh \
 plant decode-pv-slice-skips-tokens cuda/decode/decode_kernel.cuh \
     'const int t = pr + r * geo.pv_slices;' 'const int t = pr + r * (geo.pv_slices + 1);' \
     test_decode 'decode_graph/*'
-plant decode-fixed-geometry-mixup cuda/decode/decode_launch.cuh \
-    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' \
-    'return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);' test_decode 'decode_fixed/*'
+plant decode-fixed-ng1-not-launched cuda/decode/decode_launch.cuh \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' 'return 0;' test_decode 'decode_fixed/*'
+plant decode-fixed-ng2-gets-ng1-geometry cuda/decode/decode_launch.cuh \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);' \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' test_decode 'decode_fixed/*'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
     test_cache_ops 'cache_ops/reshape_and_cache_nhd'
