@@ -223,6 +223,7 @@ PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, const G &geo, int L, in
 
 struct cta_ctx {
     int seq, kvh, h0, nh, L, win_lo, e0, wb0;
+    int64_t head_bytes;   // flash layouts: this KV head's byte offset in a token's row
     const int32_t *table; // this sequence's block-table row
     unsigned char *smem;
 };
@@ -316,8 +317,12 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     int64_t kbase = 0, vbase = 0;
     if (ok) {
         const int blk = block_of(p, c, pos), off = pos & (bs - 1);
-        kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
-        vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+        if (geo.vllm_v) {
+            kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+            vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+        } else { // flash NHD / HND (kv_index.h): K and V share one offset
+            kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
+        }
     }
     {
         const int unit = geo.unit_k;
@@ -400,6 +405,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     c.seq = (int)(blockIdx.x / per_seq);
     const int rem = (int)(blockIdx.x - c.seq * per_seq);
     c.kvh = rem / p.head_chunks;
+    c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
     const int hc = rem - c.kvh * p.head_chunks;
     c.h0 = c.kvh * p.group + hc * p.hpc;
     c.nh = min(p.hpc, p.group - hc * p.hpc);
@@ -457,6 +463,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
     const float qk_scale = p.scale * ks;
+    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
 
     // Q.K item geometry.
     const int ds = geo.ds, C = geo.kchunks;
@@ -545,7 +552,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                         if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
                             x = dot[k] * qk_scale;
                             if (p.soft_cap > 0.0f)
-                                x = p.soft_cap * tanhf(x / p.soft_cap);
+                                x = p.soft_cap * tanhf(x * inv_cap);
                             if (p.alibi)
                                 x += p.alibi[h] * (float)(pos - c.L + 1);
                         }
