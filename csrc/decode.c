@@ -77,6 +77,14 @@ static int32_t pow2_floor(int32_t v) {
 /* Row pitch in shared memory: a multiple of 16 bytes holding an odd number of
  * 16-byte units, so 8 consecutive rows read at the same column hit 8 different
  * bank groups (conflict-free 16-byte loads). */
+/* log2 of a power of two (the geometry's sizes all are). */
+static int32_t log2_exact(int32_t v) {
+    int32_t s = 0;
+    while ((1 << s) < v)
+        s++;
+    return s;
+}
+
 static int32_t smem_pitch(int32_t bytes) {
     int32_t r = (bytes + 15) / 16 * 16;
     if ((r / 16) % 2 == 0)
@@ -183,7 +191,10 @@ static void dec_geometry(pa_dec_kparams *kp) {
         ds = 32 / T;
     kp->ds = ds;
 
-    kp->pitch_k = smem_pitch(hb);
+    /* Rows of a multiple of 8 granules are XOR-swizzled (no padding, no bank
+     * conflicts); others are padded to an odd number of 16-byte chunks. */
+    kp->swz_k = kp->kchunks % 8 == 0 ? 7 : 0;
+    kp->pitch_k = kp->swz_k ? kp->kchunks * 16 : smem_pitch(hb);
     kp->stage_k_bytes = T * kp->pitch_k;
     kp->vllm_v = kp->g.layout == PA_LAYOUT_VLLM;
     if (kp->vllm_v) {
@@ -191,8 +202,11 @@ static void dec_geometry(pa_dec_kparams *kp) {
         kp->pitch_v = smem_pitch(kp->sbs * esz);
         kp->stage_v_bytes = (T / kp->sbs) * hs * kp->pitch_v;
     } else {
+        const int32_t gv = esz == 4 ? 32 : 16;
         kp->sbs = 0;
-        kp->pitch_v = smem_pitch(hb);
+        kp->gv_shift = log2_exact(gv);
+        kp->swz_v = hb % gv == 0 && (hb / gv) % 8 == 0 ? 7 : 0;
+        kp->pitch_v = kp->swz_v ? hb : smem_pitch(hb);
         kp->stage_v_bytes = T * kp->pitch_v;
     }
 
@@ -217,6 +231,22 @@ static void dec_geometry(pa_dec_kparams *kp) {
     }
     kp->unit_k = uk;
     kp->unit_v = uv;
+
+    /* Shifts and byte strides of the tile loop (cuda/decode/decode_kernel.cuh). */
+    kp->bs_shift = log2_exact(kp->block_size);
+    kp->tpt_shift = log2_exact(nt / T);
+    kp->units_k = hb / uk;
+    kp->units_v = hb / uv;
+    kp->k_chunk_bytes = kp->vllm_v ? kp->block_size * 16 : 16;
+    kp->v_dim_bytes = kp->block_size * esz;
+    kp->tw_shift = log2_exact(32 / ds);
+    kp->wpg_shift = log2_exact(T / (32 / ds));
+    if (kp->vllm_v) {
+        const int32_t per_row = kp->sbs * esz / uv;
+        kp->pr_shift = log2_exact(per_row);
+        kp->pairs_shift = log2_exact((T / kp->sbs) * per_row);
+        kp->sbs_shift = log2_exact(kp->sbs);
+    }
 
     /* Shared memory: [K stages][V stages] (reused for the final reduction),
      * then Q, logits, softmax state, token flags, block-table window. */

@@ -104,6 +104,28 @@ typedef struct pa_dec_kparams {
     int32_t pitch_k, pitch_v; /* bytes between K rows / V rows (flash: tokens, vLLM: dims) */
     int32_t unit_k, unit_v;   /* bytes per global->shared copy (16, 8, 4: cp.async; 2, 1: plain) */
 
+    /* ---- the tile loop's address arithmetic, as shifts (every divisor below is
+     * a power of two) and byte strides, so the loop does no division ---- */
+    int32_t bs_shift;      /* log2(block_size) */
+    int32_t tpt_shift;     /* log2(PA_DEC_THREADS / tile): threads per K row */
+    int32_t units_k;       /* copy units per K row (head_size * esz / unit_k) */
+    int32_t units_v;       /* flash V: copy units per V row */
+    int32_t k_chunk_bytes; /* global bytes between 16-byte dim chunks of a K row (vLLM: block_size * 16) */
+    int32_t v_dim_bytes;   /* vLLM V: global bytes between dims (block_size * esz) */
+    int32_t tw_shift;      /* Q.K: log2(32 / ds), tokens per warp */
+    int32_t wpg_shift;     /* Q.K: log2(tile / (32 / ds)), warps per head group */
+    int32_t pr_shift;      /* vLLM V loader: log2(per_row) */
+    int32_t pairs_shift;   /* vLLM V loader: log2(pairs) */
+    int32_t sbs_shift;     /* vLLM V: log2(sbs) */
+
+    /* ---- shared-memory swizzle: byte b of tile row t lives at
+     * b ^ ((t & swz) << granule shift); swz = 7 where a row holds a multiple
+     * of 8 granules (no padding needed), else 0 and the row is padded to an odd
+     * number of 16-byte chunks ---- */
+    int32_t swz_k;    /* K rows, 16-byte granules */
+    int32_t swz_v;    /* flash V rows */
+    int32_t gv_shift; /* flash V granule: log2(max(16, 8 * esz)), what one P.V thread reads */
+
     /* ---- shared memory (bytes from the start of the dynamic buffer) ---- */
     int32_t stage_k_bytes, stage_v_bytes;
     int32_t off_v, off_q, off_logit, off_stat, off_tok, off_tab;

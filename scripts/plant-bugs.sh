@@ -82,6 +82,17 @@ plant decode-shuffle-wrong-lane cuda/decode/decode_kernel.cuh \
     'sum += shfl_xor(sum, o);' 'sum += shfl_xor(sum, o / 2 + (o == 1));' test_decode 'decode_graph/*'
 plant decode-no-pipeline-barrier cuda/decode/decode_kernel.cuh \
     '        bar(); // tile `it` visible to all; stage (it - 1) % NS free' '' test_decode 'decode_graph/*'
+plant decode-vllm-key-chunk-stride cuda/decode/decode_kernel.cuh \
+    'return (b >> 4) * p.k_chunk_bytes + (b & 15);' 'return (b >> 4) * 16 + (b & 15);' \
+    test_decode 'decode_grid/head_size_128'
+plant decode-pv-slice-skips-tokens cuda/decode/decode_kernel.cuh \
+    'const int t = pr + r * geo.pv_slices;' 'const int t = pr + r * (geo.pv_slices + 1);' \
+    test_decode 'decode_graph/*'
+plant decode-fixed-ng1-not-launched cuda/decode/decode_launch.cuh \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' 'return 0;' test_decode 'decode_fixed/*'
+plant decode-fixed-ng2-gets-ng1-geometry cuda/decode/decode_launch.cuh \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);' \
+    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' test_decode 'decode_fixed/*'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
     test_cache_ops 'cache_ops/reshape_and_cache_nhd'

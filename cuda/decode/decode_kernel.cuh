@@ -20,6 +20,8 @@
 //   softmax  one warp per head: running max, rescale factor, running sum.
 //   P.V      thread = (4-head group, 8 output dims, token slice); f32
 //            accumulators in registers, rescaled per tile (online softmax).
+//            Flash V: slice r takes tokens r, r + S, ... of the tile, so
+//            every slice has work; vLLM V: 8-token groups (its rows).
 //   epilogue token slices are summed in a fixed order; one split writes the
 //            output, several write (tmp_out, exp_sums, max_logits) for the merge
 //            kernel, which sums splits in order. Nothing depends on other
@@ -27,7 +29,13 @@
 //
 // Tiles start at multiples of T in absolute token positions, so tile and split
 // boundaries depend only on the sequence. Templates: the (query, cache) dtype
-// pair only; head size, block size, layout, group size and features are runtime.
+// pair and the tile geometry G: DynGeo reads head size, tile, layout and the
+// rest at run time (every shape); FixGeo<128, CT, NG> makes them compile-time
+// constants for head 128 with a flash layout (the serving shapes), so the
+// compiler unrolls every loop of the tile (see "tile geometry" below).
+// Every divisor of the tile loop's addressing is a power of two that the host
+// turns into a shift or a byte stride (pa_dec_kparams), so the loop does no
+// software division except for block-sparse masks.
 #pragma once
 
 #include <math.h>
@@ -107,6 +115,74 @@ template <int CT> PA_DEC_DEV void load8(const unsigned char *p, float *f) {
     }
 }
 
+// ---- tile geometry ----------------------------------------------------------------
+//
+// The split kernel reads its tile geometry through G. DynGeo takes it from
+// pa_dec_kparams (every shape). FixGeo<HS, CT, NG> holds the same values as
+// compile-time constants for one head size, cache dtype and number of 4-head
+// groups, with a flash layout, 16-byte copies and no block-sparse mask; the
+// compiler then unrolls every loop of the tile. The launcher takes a FixGeo
+// instance only when all its values equal the host's (fix_matches), so both
+// describe the same tiles, computed once on the host (csrc/decode.c).
+
+struct DynGeo {
+    int tile, head_size, kchunks, headq, ds, tw_shift, wpg_shift, tpt_shift, pv_slices, pv_groups, hpc;
+    int units_k, units_v, unit_k, unit_v, pitch_k, pitch_v, stage_k_bytes, stage_v_bytes, swz_k, swz_v, gv_shift;
+    bool vllm_v, sparse;
+    PA_DEC_DEV explicit DynGeo(const pa_dec_kparams &p)
+        : tile(p.tile), head_size(p.head_size), kchunks(p.kchunks), headq(p.headq), ds(p.ds), tw_shift(p.tw_shift),
+          wpg_shift(p.wpg_shift), tpt_shift(p.tpt_shift), pv_slices(p.pv_slices), pv_groups(p.pv_groups), hpc(p.hpc),
+          units_k(p.units_k), units_v(p.units_v), unit_k(p.unit_k), unit_v(p.unit_v), pitch_k(p.pitch_k),
+          pitch_v(p.pitch_v), stage_k_bytes(p.stage_k_bytes), stage_v_bytes(p.stage_v_bytes), swz_k(p.swz_k),
+          swz_v(p.swz_v), gv_shift(p.gv_shift), vllm_v(p.vllm_v != 0), sparse(p.sparse != 0) {}
+};
+
+constexpr int c_pow2_floor(int v) {
+    int r = 1;
+    while (r <= v / 2)
+        r *= 2;
+    return r;
+}
+constexpr int c_log2(int v) {
+    int r = 0;
+    while ((1 << r) < v)
+        r++;
+    return r;
+}
+constexpr int c_pitch(int b) { return (b + 15) / 16 % 2 == 0 ? (b + 15) / 16 * 16 + 16 : (b + 15) / 16 * 16; }
+constexpr int c_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+// The same formulas as dec_geometry (csrc/decode.c) for a flash layout.
+template <int HS, int CT, int NG> struct FixGeo {
+    static constexpr int esz = ct_traits<CT>::esz, hb = HS * esz;
+    static constexpr int tile = c_clamp(c_pow2_floor(8192 / hb), 8, PA_DEC_MAX_TILE);
+    static constexpr int head_size = HS, kchunks = (hb + 15) / 16, headq = kchunks * (16 / esz);
+    static constexpr int pv_groups = NG, hpc = NG * GB, pv_slices = NT / (NG * (HS / 8));
+    static constexpr int ds0 = NG * tile >= NT ? 1 : c_pow2_floor(NT / (NG * tile));
+    static constexpr int ds1 =
+        ds0 < (kchunks >= 32 ? 32 : c_pow2_floor(kchunks)) ? ds0 : (kchunks >= 32 ? 32 : c_pow2_floor(kchunks));
+    static constexpr int ds = ds1 * tile < 32 ? 32 / tile : ds1;
+    static constexpr int tw_shift = c_log2(32 / ds), wpg_shift = c_log2(tile / (32 / ds)),
+                         tpt_shift = c_log2(NT / tile);
+    static constexpr int unit_k = 16, unit_v = 16, units_k = hb / 16, units_v = hb / 16;
+    static constexpr int swz_k = kchunks % 8 == 0 ? 7 : 0, pitch_k = swz_k ? kchunks * 16 : c_pitch(hb);
+    static constexpr int gv = esz == 4 ? 32 : 16, gv_shift = c_log2(gv);
+    static constexpr int swz_v = hb % gv == 0 && (hb / gv) % 8 == 0 ? 7 : 0, pitch_v = swz_v ? hb : c_pitch(hb);
+    static constexpr int stage_k_bytes = tile * pitch_k, stage_v_bytes = tile * pitch_v;
+    static constexpr bool vllm_v = false, sparse = false;
+    PA_DEC_DEV explicit FixGeo(const pa_dec_kparams &) {}
+
+    // Does the host's geometry equal this one? (host side, before launching)
+    static bool matches(const pa_dec_kparams &p) {
+        return p.head_size == HS && p.pv_groups == NG && !p.vllm_v && !p.sparse && p.g.layout != PA_LAYOUT_VLLM &&
+               p.tile == tile && p.kchunks == kchunks && p.headq == headq && p.ds == ds && p.tw_shift == tw_shift &&
+               p.wpg_shift == wpg_shift && p.tpt_shift == tpt_shift && p.pv_slices == pv_slices && p.hpc <= hpc &&
+               p.unit_k == unit_k && p.unit_v == unit_v && p.units_k == units_k && p.units_v == units_v &&
+               p.pitch_k == pitch_k && p.pitch_v == pitch_v && p.stage_k_bytes == stage_k_bytes &&
+               p.stage_v_bytes == stage_v_bytes && p.swz_k == swz_k && p.swz_v == swz_v && p.gv_shift == gv_shift;
+    }
+};
+
 // ---- masks ---------------------------------------------------------------------
 
 // vLLM block-sparse: is KV block `kb` (of bs_block tokens) remote for head offset o?
@@ -123,15 +199,16 @@ PA_DEC_DEV int64_t sparse_offset(const pa_dec_kparams &p, int h, int kvh) {
 }
 
 // Kept for query head h?
-PA_DEC_DEV bool sparse_keep(const pa_dec_kparams &p, int L, int pos, int h, int kvh) {
-    if (!p.sparse || sparse_local(p, L, pos))
+template <class G> PA_DEC_DEV bool sparse_keep(const pa_dec_kparams &p, const G &geo, int L, int pos, int h, int kvh) {
+    if (!geo.sparse || sparse_local(p, L, pos))
         return true;
     return sparse_remote(p, pos / p.bs_block, sparse_offset(p, h, kvh));
 }
 
 // Kept for any of the CTA's heads h0..h0+nh-1 (decides whether K/V are loaded).
-PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, int L, int pos, int h0, int nh, int kvh) {
-    if (!p.sparse || sparse_local(p, L, pos))
+template <class G>
+PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, const G &geo, int L, int pos, int h0, int nh, int kvh) {
+    if (!geo.sparse || sparse_local(p, L, pos))
         return true;
     const int64_t kb = pos / p.bs_block;
     if (p.bs_step < 0)
@@ -146,6 +223,7 @@ PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, int L, int pos, int h0,
 
 struct cta_ctx {
     int seq, kvh, h0, nh, L, win_lo, e0, wb0;
+    int64_t head_bytes;   // flash layouts: this KV head's byte offset in a token's row
     const int32_t *table; // this sequence's block-table row
     unsigned char *smem;
 };
@@ -154,16 +232,16 @@ struct cta_ctx {
 // needs no data (past L) or its block id is out of range.
 PA_DEC_DEV int block_of(const pa_dec_kparams &p, const cta_ctx &c, int pos) {
     const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab);
-    return tab[pos / p.block_size - c.wb0];
+    return tab[(pos >> p.bs_shift) - c.wb0];
 }
 
 // Is token `pos` read at all (by some head of the CTA)?
-PA_DEC_DEV bool token_ok(const pa_dec_kparams &p, const cta_ctx &c, int pos) {
+template <class G> PA_DEC_DEV bool token_ok(const pa_dec_kparams &p, const G &geo, const cta_ctx &c, int pos) {
     if (pos >= c.L || pos < c.win_lo)
         return false;
     if (block_of(p, c, pos) < 0)
         return false;
-    return sparse_keep_any(p, c.L, pos, c.h0, c.nh, c.kvh);
+    return sparse_keep_any(p, geo, c.L, pos, c.h0, c.nh, c.kvh);
 }
 
 // One copy unit (unit bytes, src_bytes of them valid, the rest zero). Units
@@ -182,7 +260,7 @@ PA_DEC_DEV void copy_unit(unsigned char *dst, const unsigned char *src, int unit
 PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
     bar(); // nobody still reads the old window
     c.wb0 = lb;
-    const int nblk = (c.L - 1) / p.block_size + 1; // blocks holding tokens < L
+    const int nblk = ((c.L - 1) >> p.bs_shift) + 1; // blocks holding tokens < L
     int32_t *tab = reinterpret_cast<int32_t *>(c.smem + p.off_tab);
     for (int i = threadIdx.x; i < PA_DEC_TABLE_WIN; i += NT) {
         const int b = lb + i;
@@ -200,63 +278,81 @@ PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
 // Byte offset of the cache element (block blk, this CTA's KV head, token off
 // of the block, dim d) split as base(blk, off) + dim(d): kv_index.h offsets are
 // affine in each argument, so each thread resolves its token once and adds
-// per-unit dim offsets.
-PA_DEC_DEV int64_t key_dim_bytes(const pa_dec_kparams &p, int d, int esz) {
-    return pa_kv_key_offset(&p.g, 0, 0, 0, d) * (int64_t)esz;
-}
-PA_DEC_DEV int64_t value_dim_bytes(const pa_dec_kparams &p, int d, int esz) {
-    return pa_kv_value_offset(&p.g, 0, 0, 0, d) * (int64_t)esz;
-}
+// per-unit dim offsets. In bytes (b = d * esz) the dim part needs no division:
+// a K row is 16-byte chunks k_chunk_bytes apart (vLLM: the x groups, block_size
+// * 16 bytes apart; flash: contiguous), vLLM V dims are v_dim_bytes apart and
+// flash V dims are contiguous.
+PA_DEC_DEV int key_dim_bytes(const pa_dec_kparams &p, int b) { return (b >> 4) * p.k_chunk_bytes + (b & 15); }
+
+// Byte b of shared-memory tile row t under the row's swizzle (mask 7 or 0):
+// granule b >> gs moves to (b >> gs) ^ (t & mask); bytes inside it stay put.
+// With 8 granules per row, 8 consecutive rows read at one logical granule hit
+// 8 different granule positions: no bank conflict, and no padding bytes.
+PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ ((t & mask) << gs); }
 
 // Issues the copies of tile `it` of the split into stage it % NS.
-template <int CT> PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, cta_ctx &c, int it, int ntiles) {
+template <int CT, class G>
+PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int it, int ntiles) {
     if (it >= ntiles)
         return;
     constexpr int esz = ct_traits<CT>::esz;
-    const int T = p.tile, bs = p.block_size, hs = p.head_size, tid = threadIdx.x;
+    const int T = geo.tile, bs = p.block_size, hs = geo.head_size, tid = threadIdx.x;
     const int t0 = c.e0 + it * T;
     const int tok_end = min(t0 + T, c.L);
-    const int lb_first = t0 / bs, lb_last = (tok_end - 1) / bs;
+    const int lb_first = t0 >> p.bs_shift, lb_last = (tok_end - 1) >> p.bs_shift;
     if (lb_first < c.wb0 || lb_last >= c.wb0 + PA_DEC_TABLE_WIN)
         refill_table(p, c, lb_first);
     const int st = it % NS;
     const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
     const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
-    const int hb = hs * esz;
 
     // K (and flash V): NT / T threads per token, each taking every (NT / T)-th
     // copy unit of the token's row, so a thread group reads contiguous bytes.
     // Shared memory keeps K as [token][head dims] for every layout.
-    const int tpt = NT / T, t = tid / tpt, u0 = tid - t * tpt;
+    const int tpt = 1 << geo.tpt_shift, t = tid >> geo.tpt_shift, u0 = tid & (tpt - 1);
     const int pos = t0 + t;
-    const bool ok = token_ok(p, c, pos);
+    const bool ok = token_ok(p, geo, c, pos);
     if (u0 == 0)
         c.smem[p.off_tok + st * TOK_STRIDE + t] = ok ? 1 : 0;
     int64_t kbase = 0, vbase = 0;
     if (ok) {
-        const int blk = block_of(p, c, pos), off = pos % bs;
-        kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
-        vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
-    }
-    {
-        const int unit = p.unit_k;
-        unsigned char *row = c.smem + st * p.stage_k_bytes + t * p.pitch_k;
-        for (int u = u0; u < hb / unit; u += tpt) {
-            if (ok)
-                copy_unit(row + u * unit, kc + kbase + key_dim_bytes(p, u * unit / esz, esz), unit, unit);
-            else
-                copy_unit(row + u * unit, kc, unit, 0);
+        const int blk = block_of(p, c, pos), off = pos & (bs - 1);
+        if (geo.vllm_v) {
+            kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+            vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+        } else { // flash NHD / HND (kv_index.h): K and V share one offset
+            kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
         }
     }
-    unsigned char *vdst0 = c.smem + p.off_v + st * p.stage_v_bytes;
-    if (!p.vllm_v) {
-        const int unit = p.unit_v;
-        unsigned char *row = vdst0 + t * p.pitch_v;
-        for (int u = u0; u < hb / unit; u += tpt) {
+    {
+        const int unit = geo.unit_k;
+        unsigned char *row = c.smem + st * geo.stage_k_bytes + t * geo.pitch_k;
+#pragma unroll
+        for (int r = 0; r < (geo.units_k + tpt - 1) / tpt; r++) {
+            const int u = u0 + r * tpt;
+            if (u >= geo.units_k)
+                break;
+            unsigned char *dst = row + swz(u * unit, t, geo.swz_k, 4);
             if (ok)
-                copy_unit(row + u * unit, vc + vbase + value_dim_bytes(p, u * unit / esz, esz), unit, unit);
+                copy_unit(dst, kc + kbase + key_dim_bytes(p, u * unit), unit, unit);
             else
-                copy_unit(row + u * unit, vc, unit, 0);
+                copy_unit(dst, kc, unit, 0);
+        }
+    }
+    unsigned char *vdst0 = c.smem + p.off_v + st * geo.stage_v_bytes;
+    if (!geo.vllm_v) {
+        const int unit = geo.unit_v;
+        unsigned char *row = vdst0 + t * geo.pitch_v;
+#pragma unroll
+        for (int r = 0; r < (geo.units_v + tpt - 1) / tpt; r++) {
+            const int u = u0 + r * tpt;
+            if (u >= geo.units_v)
+                break;
+            unsigned char *dst = row + swz(u * unit, t, geo.swz_v, geo.gv_shift);
+            if (ok)
+                copy_unit(dst, vc + vbase + u * unit, unit, unit);
+            else
+                copy_unit(dst, vc, unit, 0);
         }
         return;
     }
@@ -264,27 +360,27 @@ template <int CT> PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, cta_ctx &c
     // vLLM V [blocks, kv_heads, head, block]: each dim holds sbs tokens per
     // stored block row; kept transposed ([tile block][dim][token]), as P.V
     // reads it. A thread owns one (tile block, token unit) pair and walks dims.
-    const int unit = p.unit_v, sbs = p.sbs, ut = unit / esz;
-    const int per_row = sbs * esz / unit, pairs = (T / sbs) * per_row; // a power of 2, <= T
-    const int pair = tid % pairs, j = pair / per_row, u = pair - j * per_row;
+    const int unit = geo.unit_v, sbs = p.sbs, ut = unit / esz;
+    const int pairs = 1 << p.pairs_shift; // (T / sbs) * per_row, a power of 2, <= T
+    const int pair = tid & (pairs - 1), j = pair >> p.pr_shift, u = pair & ((1 << p.pr_shift) - 1);
     const int vpos = t0 + j * sbs + u * ut;
     // Attended tokens of the unit: [lo, hi) (window start and seq_len may both
     // fall inside it); blocks and sparse blocks are whole, so one token decides
     // for the rest. A valid run starting at the unit's first token is one
     // zero-filling copy; a run starting later goes element by element.
     const int lo = max(vpos, c.win_lo), hi = min(vpos + ut, c.L);
-    const bool any = lo < hi && token_ok(p, c, lo);
+    const bool any = lo < hi && token_ok(p, geo, c, lo);
     const bool prefix = any && lo == vpos;
     int64_t base = 0;
     if (any)
-        base = pa_kv_value_offset(&p.g, block_of(p, c, lo), c.kvh, vpos % bs, 0) * (int64_t)esz;
-    unsigned char *dst0 = vdst0 + j * hs * p.pitch_v + u * unit;
-    for (int d = tid / pairs; d < hs; d += NT / pairs) {
-        unsigned char *dst = dst0 + d * p.pitch_v;
+        base = pa_kv_value_offset(&p.g, block_of(p, c, lo), c.kvh, vpos & (bs - 1), 0) * (int64_t)esz;
+    unsigned char *dst0 = vdst0 + j * hs * geo.pitch_v + u * unit;
+    for (int d = tid >> p.pairs_shift; d < hs; d += NT >> p.pairs_shift) {
+        unsigned char *dst = dst0 + d * geo.pitch_v;
         if (prefix) {
-            copy_unit(dst, vc + base + value_dim_bytes(p, d, esz), unit, (hi - vpos) * esz);
+            copy_unit(dst, vc + base + (int64_t)d * p.v_dim_bytes, unit, (hi - vpos) * esz);
         } else if (any) {
-            const unsigned char *src = vc + base + value_dim_bytes(p, d, esz);
+            const unsigned char *src = vc + base + (int64_t)d * p.v_dim_bytes;
             for (int b = 0; b < unit; b++) {
                 const int q = vpos + b / esz;
                 dst[b] = q >= lo && q < hi ? src[b] : (unsigned char)0;
@@ -295,12 +391,13 @@ template <int CT> PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, cta_ctx &c
     }
 }
 
-template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
+template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
     PA_DEC_SMEM(smem);
+    const G geo(p);
     using qt = typename pa::elt<QT>::type;
     constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int hs = p.head_size, T = p.tile;
+    const int hs = geo.head_size, T = geo.tile;
 
     cta_ctx c;
     c.smem = smem;
@@ -308,6 +405,7 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
     c.seq = (int)(blockIdx.x / per_seq);
     const int rem = (int)(blockIdx.x - c.seq * per_seq);
     c.kvh = rem / p.head_chunks;
+    c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
     const int hc = rem - c.kvh * p.head_chunks;
     c.h0 = c.kvh * p.group + hc * p.hpc;
     c.nh = min(p.hpc, p.group - hc * p.hpc);
@@ -345,8 +443,8 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
         reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
     {
         const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
-        for (int i = tid; i < c.nh * p.headq; i += NT) {
-            const int g = i / p.headq, d = i - g * p.headq;
+        for (int i = tid; i < c.nh * geo.headq; i += NT) {
+            const int g = i / geo.headq, d = i - g * geo.headq;
             sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
         }
     }
@@ -358,24 +456,26 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
     bar();
 
     for (int s = 0; s < NS - 1; s++) {
-        issue_tile<CT>(p, c, s, ntiles);
+        issue_tile<CT>(p, geo, c, s, ntiles);
         cp_commit();
     }
 
     const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
     const float qk_scale = p.scale * ks;
+    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
 
     // Q.K item geometry.
-    const int ds = p.ds, tw = 32 / ds, wpg = T / tw, C = p.kchunks;
+    const int ds = geo.ds, C = geo.kchunks;
     const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
+    const int qk_items_max = geo.pv_groups * T * ds;      // >= qk_items; constant under FixGeo
     // P.V thread geometry.
     const int C8 = hs / 8;
     const int pc8 = tid % C8, prest = tid / C8;
-    const int pgg = prest % p.pv_groups, pr = prest / p.pv_groups;
+    const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
     const int g0 = pgg * GB;
     const int ngb = min(GB, c.nh - g0);
-    const bool pv_on = pr < p.pv_slices && ngb > 0;
+    const bool pv_on = pr < geo.pv_slices && ngb > 0;
     float acc[GB][8];
 #pragma unroll
     for (int k = 0; k < GB; k++)
@@ -386,34 +486,42 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
     for (int it = 0; it < ntiles; it++) {
         cp_wait<NS - 2>();
         bar(); // tile `it` visible to all; stage (it - 1) % NS free
-        issue_tile<CT>(p, c, it + NS - 1, ntiles);
+        issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
         cp_commit();
 
         const int st = it % NS;
         const int t0 = c.e0 + it * T;
-        const unsigned char *kt = smem + st * p.stage_k_bytes;
+        const unsigned char *kt = smem + st * geo.stage_k_bytes;
         const unsigned char *tok = stok + st * TOK_STRIDE;
 
         // ---- logits: an item is (group of GB heads, token, lane slice); each
         // K chunk read from shared memory serves all GB heads ----
-        for (int i = tid; i < qk_items; i += NT) {
+#pragma unroll
+        for (int r = 0; r < (qk_items_max + NT - 1) / NT; r++) {
+            const int i = tid + r * NT;
+            if (i >= qk_items)
+                break;
             const int wi = i >> 5, l = i & 31;
-            const int dsi = l / tw, tl = l - dsi * tw;
-            const int gq = wi / wpg, t = (wi - gq * wpg) * tw + tl;
+            const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);
+            const int gq = wi >> geo.wpg_shift, t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;
             const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
-            const unsigned char *krow = kt + t * p.pitch_k;
-            const float *qrow = sq + g0q * p.headq;
+            const unsigned char *krow = kt + t * geo.pitch_k;
+            const float *qrow = sq + g0q * geo.headq;
             float dot[GB];
 #pragma unroll
             for (int k = 0; k < GB; k++)
                 dot[k] = 0.0f;
-            for (int ch = dsi; ch < C; ch += ds) {
+#pragma unroll
+            for (int r = 0; r < (C + ds - 1) / ds; r++) {
+                const int ch = dsi + r * ds;
+                if (ch >= C)
+                    break;
                 float kf[VE];
-                load16<CT>(krow + ch * 16, kf);
+                load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);
 #pragma unroll
                 for (int k = 0; k < GB; k++)
                     if (k < nq) {
-                        const float *qc = qrow + k * p.headq + ch * VE;
+                        const float *qc = qrow + k * geo.headq + ch * VE;
                         float a = dot[k];
 #pragma unroll
                         for (int e = 0; e < VE; e += 4) {
@@ -426,10 +534,13 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
                         dot[k] = a;
                     }
             }
+            // nq is warp-uniform (one head group per warp), so the shuffles of
+            // absent heads are skipped by whole warps.
 #pragma unroll
             for (int k = 0; k < GB; k++)
-                for (int o = tw; o < 32; o <<= 1)
-                    dot[k] += shfl_xor(dot[k], o);
+                if (k < nq)
+                    for (int o = 1 << geo.tw_shift; o < 32; o <<= 1)
+                        dot[k] += shfl_xor(dot[k], o);
             if (dsi == 0) {
                 const int pos = t0 + t;
                 const bool tok_on = tok[t] != 0;
@@ -438,10 +549,10 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
                     if (k < nq) {
                         const int h = c.h0 + g0q + k;
                         float x = -INFINITY;
-                        if (tok_on && sparse_keep(p, c.L, pos, h, c.kvh)) {
+                        if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
                             x = dot[k] * qk_scale;
                             if (p.soft_cap > 0.0f)
-                                x = p.soft_cap * tanhf(x / p.soft_cap);
+                                x = p.soft_cap * tanhf(x * inv_cap);
                             if (p.alibi)
                                 x += p.alibi[h] * (float)(pos - c.L + 1);
                         }
@@ -452,7 +563,11 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
         bar();
 
         // ---- online softmax, one warp per head ----
-        for (int g = warp; g < c.nh; g += NW) {
+#pragma unroll
+        for (int r = 0; r < (geo.hpc + NW - 1) / NW; r++) {
+            const int g = warp + r * NW;
+            if (g >= c.nh)
+                break;
             float *row = slog + g * T;
             const float x0 = lane < T ? row[lane] : -INFINITY;
             const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
@@ -494,28 +609,30 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
                     for (int j = 0; j < 8; j++)
                         acc[k][j] *= a;
                 }
-            const unsigned char *vt = smem + p.off_v + st * p.stage_v_bytes;
+            const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
             const float *prow = slog + g0 * T;
-            if (!p.vllm_v) {
-                for (int mt = pr; mt < T / 8; mt += p.pv_slices) {
-                    const unsigned char *vrow = vt + (mt * 8) * p.pitch_v + pc8 * 8 * esz;
-#pragma unroll 2
-                    for (int i = 0; i < 8; i++) {
-                        float vf[8];
-                        load8<CT>(vrow + i * p.pitch_v, vf);
+            if (!geo.vllm_v) {
+                // Token slice pr takes tokens pr, pr + S, ... (S <= T for
+                // every geometry, so every P.V thread has work).
 #pragma unroll
-                        for (int k = 0; k < GB; k++)
-                            if (k < ngb) {
-                                const float pk = prow[k * T + mt * 8 + i];
+                for (int r = 0; r < (T + geo.pv_slices - 1) / geo.pv_slices; r++) {
+                    const int t = pr + r * geo.pv_slices;
+                    if (t >= T)
+                        break;
+                    float vf[8];
+                    load8<CT>(vt + t * geo.pitch_v + swz(pc8 * 8 * esz, t, geo.swz_v, geo.gv_shift), vf);
 #pragma unroll
-                                for (int j = 0; j < 8; j++)
-                                    acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
-                            }
-                    }
+                    for (int k = 0; k < GB; k++)
+                        if (k < ngb) {
+                            const float pk = prow[k * T + t];
+#pragma unroll
+                            for (int j = 0; j < 8; j++)
+                                acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
+                        }
                 }
             } else {
-                for (int mt = pr; mt < T / 8; mt += p.pv_slices) {
-                    const int tl0 = mt * 8, jb = tl0 / p.sbs, tb = tl0 - jb * p.sbs;
+                for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
+                    const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
                     float pk[GB][8];
 #pragma unroll
                     for (int k = 0; k < GB; k++) {
@@ -530,11 +647,11 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
                                 pk[k][i] = 0.0f;
                         }
                     }
-                    const unsigned char *vb = vt + (jb * hs + pc8) * p.pitch_v + tb * esz;
+                    const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
 #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         float vf[8];
-                        load8<CT>(vb + j * C8 * p.pitch_v, vf);
+                        load8<CT>(vb + j * C8 * geo.pitch_v, vf);
 #pragma unroll
                         for (int k = 0; k < GB; k++)
                             if (k < ngb) {
@@ -560,7 +677,7 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
             if (k < ngb)
 #pragma unroll
                 for (int j = 0; j < 8; j++) {
-                    const int d = p.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
+                    const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
                     red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
                 }
     }
@@ -568,7 +685,7 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
     for (int i = tid; i < c.nh * hs; i += NT) {
         const int g = i / hs, d = i - g * hs;
         float s = 0.0f;
-        for (int r = 0; r < p.pv_slices; r++)
+        for (int r = 0; r < geo.pv_slices; r++)
             s += red[(r * c.nh + g) * hs + d];
         const float l = sl[g];
         const float o = l > 0.0f ? s / l * vs : 0.0f;
@@ -586,8 +703,14 @@ template <int QT, int CT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kern
 }
 
 // ---- merge: one CTA per (sequence, head), splits summed in order ---------------------
+// The max over splits is a CTA reduction (fmaxf is exact, so any order gives
+// the same value); each chunk of NT splits gets its weights es * exp(ml - m)
+// computed once, one per thread, into shared memory; the sums then run in split
+// order per output dim, so the result is the same whatever the chunking.
 template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
     using qt = typename pa::elt<QT>::type;
+    PA_STATIC_SMEM(float s_w[NT]);
+    PA_STATIC_SMEM(float s_max[NW]);
     const int64_t sh = blockIdx.x;
     const int seq = (int)(sh / p.num_heads);
     const int L = p.seq_lens[seq];
@@ -596,27 +719,51 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
     const int ns = pa_dec_num_splits(p.mode, p.part, L);
     if (ns <= 1)
         return; // the split kernel wrote the output
-    const int hs = p.head_size;
+    const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;
     const float *tmp = p.tmp_out + sh * p.max_splits * hs;
     float m = -INFINITY;
-    for (int i = 0; i < ns; i++)
+    for (int i = tid; i < ns; i += NT)
         m = fmaxf(m, ml[i]);
-    float w_sum = 0.0f;
-    if (m != -INFINITY)
-        for (int i = 0; i < ns; i++)
-            if (ml[i] != -INFINITY)
-                w_sum += es[i] * fexp(ml[i] - m);
-    qt *out = static_cast<qt *>(p.out) + sh * hs;
-    for (int d = threadIdx.x; d < hs; d += NT) {
-        float a = 0.0f;
-        if (w_sum > 0.0f)
-            for (int i = 0; i < ns; i++)
-                if (ml[i] != -INFINITY)
-                    a += es[i] * fexp(ml[i] - m) * tmp[(int64_t)i * hs + d];
-        out[d] = pa::from_float<QT>(w_sum > 0.0f ? a / w_sum : 0.0f);
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, shfl_xor(m, o));
+    if ((tid & 31) == 0)
+        s_max[tid >> 5] = m;
+    bar();
+    m = s_max[0];
+    for (int w = 1; w < NW; w++)
+        m = fmaxf(m, s_max[w]);
+    // Output dims d0 = tid and d1 = tid + NT (head sizes <= 2 * NT).
+    static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
+    const int d0 = tid, d1 = tid + NT;
+    float w_sum = 0.0f, a0 = 0.0f, a1 = 0.0f;
+    for (int base = 0; base < ns; base += NT) {
+        const int n = min(NT, ns - base);
+        bar(); // the previous chunk's weights are read
+        if (tid < n) {
+            const int i = base + tid;
+            // -1: a split that saw no key adds nothing (weights are >= 0)
+            s_w[tid] = m != -INFINITY && ml[i] != -INFINITY ? es[i] * fexp(ml[i] - m) : -1.0f;
+        }
+        bar();
+        for (int j = 0; j < n; j++) {
+            const float w = s_w[j];
+            if (w < 0.0f)
+                continue;
+            w_sum += w;
+            const float *t = tmp + (int64_t)(base + j) * hs;
+            if (d0 < hs)
+                a0 += w * t[d0];
+            if (d1 < hs)
+                a1 += w * t[d1];
+        }
     }
+    qt *out = static_cast<qt *>(p.out) + sh * hs;
+    if (d0 < hs)
+        out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
+    if (d1 < hs)
+        out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
 }
 
 } // namespace pa_dec

@@ -7,8 +7,8 @@
 
 namespace pa_dec {
 
-template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
-    auto *kernel = decode_split_kernel<QT, CT>;
+template <int QT, int CT, class G> int launch_split_geo(const pa_dec_kparams *kp, cudaStream_t s) {
+    auto *kernel = decode_split_kernel<QT, CT, G>;
     if (kp->smem_bytes > 48 * 1024) {
         // Per device and idempotent; not a stream operation, so graph capture is unaffected.
         const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kp->smem_bytes);
@@ -18,6 +18,24 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
     const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->max_splits);
     PA_LAUNCH(grid, NT, (size_t)kp->smem_bytes, s, kernel)(*kp);
     return (int)cudaGetLastError();
+}
+
+// Head size 128 with a flash layout, 16-byte copies, a 16-bit or fp8 cache
+// and no block-sparse mask (the common serving shapes) runs with compile-time
+// geometry: up to 4 query heads per CTA (MHA, GQA groups <= 4) or up to 8
+// (groups 5..8). Everything else runs the runtime-shaped instance. The choice
+// depends on the problem's shape only, never on the batch, so batch
+// invariance holds.
+template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
+    // f32 caches keep the runtime geometry: unrolled, their tile needs more
+    // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
+    if constexpr (ct_traits<CT>::esz <= 2) {
+        if (FixGeo<128, CT, 1>::matches(*kp))
+            return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);
+        if (FixGeo<128, CT, 2>::matches(*kp))
+            return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);
+    }
+    return launch_split_geo<QT, CT, DynGeo>(kp, s);
 }
 
 } // namespace pa_dec

@@ -12,7 +12,10 @@
 
 #define PA_DEC_DEV __device__ __forceinline__
 #define PA_DEC_GLOBAL __global__
-#define PA_DEC_BOUNDS(n) __launch_bounds__(n)
+// At least 4 CTAs of 128 threads per SM (<= 128 registers): 16 warps, 4 per
+// scheduler, the occupancy the H100 calibration was measured at.
+#define PA_DEC_MIN_CTAS 4
+#define PA_DEC_BOUNDS(n) __launch_bounds__(n, PA_DEC_MIN_CTAS)
 #define PA_DEC_SMEM(name) PA_DYNAMIC_SMEM(unsigned char, name)
 #ifdef PA_INTERPRET
 #define PA_DEC_ALIGNED(ptr, n) ::pa_interp::check_align((const void *)(ptr), (n), __FILE__, __LINE__)

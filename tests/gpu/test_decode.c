@@ -294,6 +294,34 @@ Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
     run_case(&c);
 }
 
+/* ---- head 128 with a flash layout: the compile-time-geometry instances ----------
+ * (cuda/decode/decode_launch.cuh: FixGeo, 4-head groups NG = 1 for GQA groups
+ * 1..4, NG = 2 for 5..8), every dtype pair's kind, with ALiBi, window and soft
+ * cap; lengths up to 4100 give v2 and the recommended entry several splits. */
+
+Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[5] = {1, 31, 300, 1025, 4100};
+    static const int heads[4][2] = {{8, 8}, {16, 4}, {10, 2}, {16, 2}};
+    for (int i = 0; i < 8; i++) {
+        dcase c = {0};
+        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        c.q = QD[(i / 2 + 2) % 3];
+        c.c = i % 4 == 1 ? PA_DTYPE_FP8_E4M3 : i % 4 == 3 ? PA_DTYPE_FP8_E5M2 : c.q;
+        c.heads = heads[i % 4][0];
+        c.kv_heads = heads[i % 4][1];
+        c.hs = 128;
+        c.bs = BSZ[i % 5];
+        c.alibi = i == 2;
+        c.window = i == 5 ? 200 : 0;
+        c.cap = i == 6 ? 20.0f : 0.0f;
+        c.nseq = 5;
+        c.lens = lens;
+        c.seed = 900u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* ---- features across layouts: window, soft cap, ALiBi, block-sparse ---------- */
 
 Test(decode_features, window_cap_alibi, .timeout = 600) {
