@@ -22,6 +22,15 @@ float *pa_test_to_float(pa_dtype t, const void *buf, size_t n) {
     return f;
 }
 
+int pa_test_shrink(int n) {
+    const char *e = getenv("PA_TEST_SHRINK");
+    const long f = e ? strtol(e, NULL, 10) : 1;
+    if (n <= 1 || f <= 1)
+        return n;
+    const long m = n / f;
+    return m < 1 ? 1 : (int)m;
+}
+
 int pa_test_have_gpu(void) { return pa_device_count() > 0; }
 
 void *pa_test_dev_alloc(size_t bytes) {

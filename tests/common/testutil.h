@@ -20,6 +20,13 @@ void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
 /* Loads a typed buffer into a new float array. */
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
 
+/* Sizes a test chooses (sequence counts, query and context lengths), divided
+ * by the environment's PA_TEST_SHRINK (an integer >= 1, default 1) and kept at
+ * least 1: interpret mode runs the kernels about 1e5 times slower than a GPU,
+ * so its suites shrink the large cases rather than skip them. The reference
+ * comparisons stay as they are. n <= 1 is returned unchanged. */
+int pa_test_shrink(int n);
+
 /* 1 if a CUDA device is usable. Call only inside a test (after the fork). */
 int pa_test_have_gpu(void);
 /* Device helpers that abort the test on failure (cr_assert inside). */

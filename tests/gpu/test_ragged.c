@@ -143,20 +143,24 @@ typedef struct gcase {
 } gcase;
 
 static void run_case(const gcase *k) {
-    int *ql = malloc(sizeof(int) * (size_t)k->num_seqs), *kl = malloc(sizeof(int) * (size_t)k->num_seqs);
+    /* PA_TEST_SHRINK (interpret mode) shrinks the batch and the lengths */
+    const int ns = pa_test_shrink(k->num_seqs);
+    const int q_hi = pa_test_shrink(k->q_hi) < k->q_lo ? k->q_lo : pa_test_shrink(k->q_hi);
+    const int x_hi = pa_test_shrink(k->extra_hi) < k->extra_lo ? k->extra_lo : pa_test_shrink(k->extra_hi);
+    int *ql = malloc(sizeof(int) * (size_t)ns), *kl = malloc(sizeof(int) * (size_t)ns);
     cr_assert(ql && kl);
     pa_rng r = pa_rng_make(k->seed * 31 + 5);
-    for (int s = 0; s < k->num_seqs; s++) {
-        ql[s] = pa_rng_int(&r, k->q_lo, k->q_hi);
+    for (int s = 0; s < ns; s++) {
+        ql[s] = pa_rng_int(&r, k->q_lo, q_hi);
         if (k->decode_every > 0 && s % k->decode_every == 0)
             ql[s] = 1;
-        kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, k->extra_hi);
+        kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, x_hi);
     }
     rg_problem_cfg c = {
         .seed = k->seed,
         .q_dtype = k->q_dtype,
         .cache_dtype = k->cache_dtype,
-        .num_seqs = k->num_seqs,
+        .num_seqs = ns,
         .max_num_seqs = k->max_num_seqs,
         .num_q_heads = k->qh,
         .num_kv_heads = k->kvh,
@@ -350,6 +354,10 @@ Test(ragged_gpu, long_prefill, .timeout = 600) {
     for (int d = 0; d < 2; d++) {
         int ql[] = {2048, 1, 1, 113, 1};
         int kl[] = {8192, 2049, 1025, 1023, 8193};
+        for (int s = 0; s < 5; s++) {
+            ql[s] = pa_test_shrink(ql[s]);
+            kl[s] = pa_test_shrink(kl[s]) + 1; /* keeps kv_len > q_len for the shrunk prompt */
+        }
         rg_problem_cfg c = {
             .seed = 6000 + (uint64_t)d,
             .q_dtype = dts[d],

@@ -83,6 +83,12 @@ __global__ void strided_access(const float *src, float *out, int stride, int sst
     out[l] = s[l * sstride];
 }
 
+// Each CTA records when it ran: an output that depends on CTA order.
+__global__ void arrival_order(int *counter, int *out) {
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = atomicAdd(counter, 1);
+}
+
 } // namespace
 
 extern "C" {
@@ -105,6 +111,10 @@ cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered) {
 }
 cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered) {
     PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, read_then_rewrite)(out, ordered);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas) {
+    PA_LAUNCH(dim3(ctas), dim3(32), 0, nullptr, arrival_order)(counter, out);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride) {

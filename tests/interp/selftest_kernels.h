@@ -11,6 +11,7 @@ cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas);
 cudaError_t pa_selftest_barrier_in_two_places(int *out);
 cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered);
 cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);
+cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas);
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
 #ifdef __cplusplus

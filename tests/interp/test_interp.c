@@ -3,6 +3,7 @@
 // Built twice: against the plain interpreter (suite interp) and against the
 // ThreadSanitizer build (suite interp-tsan, PA_SELFTEST_TSAN), where a race
 // aborts the test process.
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdint.h>
@@ -32,6 +33,20 @@ Test(interp, dynamic_smem_is_poisoned_in_every_cta) {
     for (int b = 0; b < 4; b++)
         cr_expect_eq(out[b], 0xFFFFFFFFu, "CTA %d read %#x", b, out[b]);
     cudaFree(out);
+}
+
+/* The order knob is applied at every launch (test_orders relies on it): an
+ * order-dependent output differs between forward and reverse. */
+Test(interp, cta_order_knob_changes_an_order_dependent_kernel) {
+    int *counter = dev(sizeof(int)), *out = dev(8 * sizeof(int));
+    for (int r = 0; r < 2; r++) {
+        setenv("PA_INTERP_ORDER", r ? "reverse" : "forward", 1);
+        *counter = 0;
+        cr_assert_eq(pa_selftest_arrival_order(counter, out, 8), cudaSuccess);
+        for (int b = 0; b < 8; b++)
+            cr_expect_eq(out[b], r ? 7 - b : b, "order %s: CTA %d ran %d-th", r ? "reverse" : "forward", b, out[b]);
+    }
+    setenv("PA_INTERP_ORDER", "forward", 1);
 }
 
 Test(interp, barrier_reached_from_two_places_aborts, .signal = SIGABRT) {

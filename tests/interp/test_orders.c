@@ -1,0 +1,125 @@
+/* Outputs do not depend on inter-CTA timing: every launch of a step gives the
+ * same bytes whatever order the interpreter runs its CTAs in (forward,
+ * reverse, shuffled) and whether cp.async copies land at issue or at their
+ * wait. Covers the paths where CTAs meet: decode splits and their merge (v2
+ * and the recommended entry) and ragged kv splits merged by the last CTA. The
+ * interpreter reads PA_INTERP_ORDER and PA_INTERP_CP at every launch. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problems.h"
+#include "ragged_problem.h"
+#include "testutil.h"
+
+static const char *const orders[][2] = {
+    {"forward", "wait"}, {"reverse", "wait"}, {"shuffle", "issue"}, {"forward", "issue"}, {"reverse", "issue"}};
+enum { N_ORDERS = sizeof orders / sizeof orders[0] };
+
+static void set_order(int i) {
+    setenv("PA_INTERP_ORDER", orders[i][0], 1);
+    setenv("PA_INTERP_CP", orders[i][1], 1);
+}
+
+static void *dev_copy(const void *host, size_t bytes) { return host ? pa_test_dev_upload(host, bytes) : NULL; }
+
+Test(orders, decode_splits_and_merge_are_bitwise_stable) {
+    static const int lens[4] = {1500, 3, 700, 2100};
+    pa_decode_problem_cfg c = {.seed = 77,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_BF16,
+                               .cache_dtype = PA_DTYPE_BF16,
+                               .num_seqs = 4,
+                               .num_heads = 8,
+                               .num_kv_heads = 2,
+                               .head_size = 128,
+                               .block_size = 16,
+                               .seq_lens = lens,
+                               .extra_blocks = 3,
+                               .skip_logical = 1};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    cr_assert(pr);
+    pa_decode_params p = pr->p;
+    const size_t qs = pa_dtype_size(c.q_dtype), cs = pa_dtype_size(c.cache_dtype);
+    p.query = dev_copy(pr->q, pr->q_elems * qs);
+    p.out = pa_test_dev_alloc(pr->out_elems * qs);
+    p.kv.key = dev_copy(pr->kc, pr->k_elems * cs);
+    p.kv.value = dev_copy(pr->vc, pr->v_elems * cs);
+    p.block_tables = dev_copy(pr->block_tables, sizeof(int32_t) * (size_t)p.num_seqs * (size_t)p.block_table_stride);
+    p.seq_lens = dev_copy(pr->seq_lens, sizeof(int32_t) * (size_t)p.num_seqs);
+    const size_t out_bytes = pr->out_elems * qs;
+    for (int entry = 0; entry < 2; entry++) {
+        size_t ws_bytes = 0;
+        cr_assert_eq(entry ? pa_paged_attention_decode_workspace_size(&p, &ws_bytes)
+                           : pa_paged_attention_v2_workspace_size(&p, &ws_bytes),
+                     PA_SUCCESS, "%s", pa_last_error());
+        void *ws = pa_test_dev_alloc(ws_bytes ? ws_bytes : 16);
+        unsigned char *first = malloc(out_bytes), *got = malloc(out_bytes);
+        cr_assert(first && got);
+        for (int o = 0; o < N_ORDERS; o++) {
+            set_order(o);
+            cr_assert_eq(cudaMemset(p.out, 0xFF, out_bytes), cudaSuccess);
+            cr_assert_eq(entry ? pa_paged_attention_decode(&p, ws, ws_bytes, NULL)
+                               : pa_paged_attention_v2(&p, ws, ws_bytes, NULL),
+                         PA_SUCCESS, "%s", pa_last_error());
+            pa_test_dev_download(o ? got : first, p.out, out_bytes);
+            if (o)
+                cr_assert(memcmp(first, got, out_bytes) == 0, "%s: CTA order %s, cp.async at %s changed the output",
+                          entry ? "recommended decode" : "v2", orders[o][0], orders[o][1]);
+        }
+        free(first);
+        free(got);
+        pa_test_dev_free(ws);
+    }
+    setenv("PA_INTERP_ORDER", "forward", 1);
+    setenv("PA_INTERP_CP", "wait", 1);
+    pa_decode_problem_free(pr);
+}
+
+Test(orders, ragged_split_merges_are_bitwise_stable) {
+    static const int ql[5] = {1, 90, 1, 40, 1}, kl[5] = {700, 400, 33, 300, 1200};
+    rg_problem_cfg c = {.seed = 78,
+                        .q_dtype = PA_DTYPE_F16,
+                        .cache_dtype = PA_DTYPE_F16,
+                        .num_seqs = 5,
+                        .num_q_heads = 8,
+                        .num_kv_heads = 2,
+                        .head_size = 64,
+                        .page_size = 16,
+                        .q_lens = ql,
+                        .kv_lens = kl,
+                        .skip_logical = 1};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    pa_ragged_params p = pr->p;
+    p.kv_split_tokens = 64; /* every long span splits: partial rows merged by the last CTA of each tile */
+    p.q = dev_copy(pr->q, pr->q_bytes);
+    p.out = pa_test_dev_alloc(pr->q_bytes);
+    p.kv.key = dev_copy(pr->cache, pr->cache_bytes);
+    p.kv_lens = dev_copy(pr->kv_lens, sizeof(int32_t) * (size_t)pr->num_seqs);
+    p.page_indices = dev_copy(pr->page_indices, sizeof(int32_t) * (size_t)pr->num_seqs * (size_t)p.pages_per_seq);
+    p.cu_q_lens = dev_copy(pr->cu_q_lens, sizeof(int32_t) * (size_t)(pr->num_seqs + 1));
+    p.num_seqs = dev_copy(&pr->num_seqs, sizeof(int32_t));
+    size_t ws_bytes = 0;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &ws_bytes), PA_SUCCESS, "%s", pa_last_error());
+    void *ws = pa_test_dev_alloc(ws_bytes);
+    unsigned char *first = malloc(pr->q_bytes), *got = malloc(pr->q_bytes);
+    cr_assert(first && got);
+    for (int o = 0; o < N_ORDERS; o++) {
+        set_order(o);
+        cr_assert_eq(cudaMemset(p.out, 0xFF, pr->q_bytes), cudaSuccess);
+        cr_assert_eq(pa_ragged_paged_attention(&p, ws, ws_bytes, NULL), PA_SUCCESS, "%s", pa_last_error());
+        pa_test_dev_download(o ? got : first, p.out, pr->q_bytes);
+        if (o)
+            cr_assert(memcmp(first, got, pr->q_bytes) == 0, "ragged: CTA order %s, cp.async at %s changed the output",
+                      orders[o][0], orders[o][1]);
+    }
+    free(first);
+    free(got);
+    pa_test_dev_free(ws);
+    setenv("PA_INTERP_ORDER", "forward", 1);
+    setenv("PA_INTERP_CP", "wait", 1);
+    rg_problem_free(pr);
+}
