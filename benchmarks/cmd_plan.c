@@ -409,6 +409,12 @@ static void put_arr(const char *key, const int32_t *v, long long n, int last) {
         printf(i ? ", %d" : "%d", v[i]);
     printf("]%s\n", last ? "" : ",");
 }
+static void put_arr64(const char *key, const int64_t *v, long long n, int last) {
+    printf("    \"%s\": [", key);
+    for (long long i = 0; i < n; i++)
+        printf(i ? ", %lld" : "%lld", (long long)v[i]);
+    printf("]%s\n", last ? "" : ",");
+}
 static void put_rows(const char *key, const int32_t *v, long long rows, long long width, int last) {
     printf("    \"%s\": [", key);
     for (long long r = 0; r < rows; r++) {
@@ -570,8 +576,8 @@ int pa_cmd_plan(int argc, char **argv) {
     int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *nc = malloc(sizeof(int32_t) * (size_t)(n + 1)), *ssl = malloc(sizeof(int32_t) * (size_t)(n + 1));
     int32_t *esl = malloc(sizeof(int32_t) * (size_t)(n + 1));
-    int32_t *slots = malloc(sizeof(int32_t) * (size_t)(padded + 1));
-    int32_t *cross = malloc(sizeof(int32_t) * (size_t)(enc_total + 1));
+    int64_t *slots = malloc(sizeof(int64_t) * (size_t)(padded + 1));
+    int64_t *cross = malloc(sizeof(int64_t) * (size_t)(enc_total + 1));
     int32_t *slices = NULL;
     int32_t *lq = NULL, *lcu = NULL, *lk = NULL, *lbt = NULL;
     if (!qsl || !sl || !nc || !ssl || !esl || !slots || !cross || !p.bt || (p.enc && !cross_bt)) {
@@ -652,7 +658,7 @@ int pa_cmd_plan(int argc, char **argv) {
     put_arr("seq_lens", sl, n, 0);
     put_arr("num_computed_tokens", nc, n, 0);
     put_rows("block_table", p.bt, n, p.bt_width, 0);
-    put_arr("slot_mapping", slots, c.padded_num_tokens, 1);
+    put_arr64("slot_mapping", slots, c.padded_num_tokens, 1);
     printf("  },\n  \"prompt_decode\": {\n");
     printf("    \"num_prefills\": %d, \"num_prefill_tokens\": %d, \"num_decode_tokens\": %d, \"max_query_len\": %d, "
            "\"max_prefill_seq_len\": %d, \"max_decode_seq_len\": %d, \"max_decode_query_len\": %d,\n",
@@ -668,7 +674,7 @@ int pa_cmd_plan(int argc, char **argv) {
         put_arr("encoder_seq_lens", p.enc, n, 0);
         put_arr("encoder_seq_start_loc", esl, n + 1, 0);
         put_rows("cross_block_tables", cross_bt, n, need_ew, 0);
-        put_arr("cross_slot_mapping", cross, m.num_cross_slots, 0);
+        put_arr64("cross_slot_mapping", cross, m.num_cross_slots, 0);
     }
     put_view("prefill", &m.prefill, p.bt_width, 0);
     put_view("decode", &m.decode, p.bt_width, 1);
@@ -807,7 +813,7 @@ int pa_bench_plan(int argc, char **argv) {
         }
         int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)n);
         int32_t *nc = malloc(sizeof(int32_t) * (size_t)n), *ssl = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        int32_t *slots = malloc(sizeof(int32_t) * (size_t)(b.total + 1));
+        int64_t *slots = malloc(sizeof(int64_t) * (size_t)(b.total + 1));
         int32_t bound = 0;
         pa_kv_update_slices_upper_bound(n, b.total, 16, 8, &bound);
         int32_t *slices = malloc(sizeof(int32_t) * 3 * (size_t)(bound + 1));

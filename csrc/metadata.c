@@ -20,17 +20,18 @@ static inline uint32_t udiv32u(uint32_t a, uint32_t b) { return (b & (b - 1)) ==
 static inline int64_t udiv32(int64_t a, int32_t b) { return (int64_t)udiv32u((uint32_t)a, (uint32_t)b); }
 
 /* Checks the block-table entries that the new tokens [start, end) of request r
- * land in: non-negative, and the largest slot they give fits int32. The fast
+ * land in: non-negative and at most max_id. max_id is INT32_MAX for an int64
+ * slot mapping (any non-negative id) and max_block_id(block_size) where the
+ * slot is stored as int32 (the KV-update slices' kv_cache_start). The fast
  * path is one unsigned compare per block (a negative id wraps above the
  * limit); the message is worked out only on failure. */
 static pa_status report_bad_block(const char *table, int32_t r, const int32_t *row, int64_t first, int64_t last,
-                                  int32_t block_size) {
+                                  int32_t block_size, uint32_t max_id) {
     for (int64_t b = first; b <= last; b++) {
         const int64_t id = row[b];
         PA_REQUIRE(id >= 0, "request %d: %s[%lld] = %lld is negative", (int)r, table, (long long)b, (long long)id);
-        PA_REQUIRE(id * block_size + (block_size - 1) <= INT32_MAX,
-                   "request %d: %s[%lld] = %lld gives slots past int32 (block_size %d)", (int)r, table, (long long)b,
-                   (long long)id, (int)block_size);
+        PA_REQUIRE(id <= (int64_t)max_id, "request %d: %s[%lld] = %lld gives slots past int32 (block_size %d)", (int)r,
+                   table, (long long)b, (long long)id, (int)block_size);
     }
     return pa_fail(PA_ERR_INTERNAL, "request %d: block check disagrees with its report", (int)r);
 }
@@ -47,18 +48,19 @@ static inline pa_status check_touched_blocks(const char *table, int32_t r, const
     uint32_t bad = 0;
     for (int64_t b = first; b <= last; b++)
         bad |= (uint32_t)row[b] > max_id;
-    return bad ? report_bad_block(table, r, row, first, last, block_size) : PA_SUCCESS;
+    return bad ? report_bad_block(table, r, row, first, last, block_size, max_id) : PA_SUCCESS;
 }
 
-/* Slots of positions [start, end) of one block-table row, written to dst. */
-static inline void write_slots(int32_t *dst, const int32_t *row, int32_t start, int32_t end, int32_t block_size) {
+/* Slots of positions [start, end) of one block-table row, written to dst
+ * (int64, as pa_reshape_and_cache reads them). */
+static inline void write_slots(int64_t *dst, const int32_t *row, int32_t start, int32_t end, int32_t block_size) {
     int32_t pos = start;
     while (pos < end) {
         const int32_t blk = (int32_t)udiv32u((uint32_t)pos, (uint32_t)block_size), off = pos - blk * block_size;
         int32_t n = block_size - off;
         if (n > end - pos)
             n = end - pos;
-        const int32_t base = row[blk] * block_size + off;
+        const int64_t base = (int64_t)row[blk] * block_size + off;
         for (int32_t i = 0; i < n; i++)
             dst[i] = base + i;
         dst += n;
@@ -86,7 +88,6 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
         PA_REQUIRE(out->num_computed_tokens != NULL, "output num_computed_tokens is NULL");
     }
     int64_t total = 0;
-    const uint32_t max_id = max_block_id(bs);
     for (int32_t r = 0; r < n; r++) {
         const int64_t c = b->num_computed_tokens[r], q = b->num_scheduled_tokens[r];
         PA_REQUIRE(c >= 0, "request %d: num_computed_tokens %lld < 0", (int)r, (long long)c);
@@ -102,8 +103,9 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
         PA_REQUIRE(need <= b->block_table_stride,
                    "request %d: block_table row too narrow: seq_len %lld needs %lld blocks of %d, stride %d", (int)r,
                    (long long)s, (long long)need, (int)bs, (int)b->block_table_stride);
+        /* Slots are int64: any non-negative block id gives a valid slot. */
         PA_TRY(check_touched_blocks("block_table", r, b->block_table + (size_t)r * (size_t)b->block_table_stride, c, s,
-                                    bs, max_id));
+                                    bs, INT32_MAX));
     }
     if (padded == 0)
         padded = (int32_t)total;
@@ -123,7 +125,7 @@ pa_status pa_build_common_metadata(const pa_batch *b, int32_t padded_num_tokens,
     const int32_t n = b->num_reqs, bs = b->block_size, stride = b->block_table_stride;
     const int32_t *comp = b->num_computed_tokens, *sched = b->num_scheduled_tokens;
     int32_t *qsl = out->query_start_loc, *sl = out->seq_lens, *nc = out->num_computed_tokens;
-    int32_t *slots = out->slot_mapping;
+    int64_t *slots = out->slot_mapping;
     int32_t acc = 0, max_q = 0, max_s = 0;
     qsl[0] = 0;
     for (int32_t r = 0; r < n; r++) {
@@ -250,7 +252,7 @@ pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *c, int32_t n
                 cross_slots += e;
                 PA_TRY(check_touched_blocks("cross_block_table", r,
                                             enc->cross_block_table + (size_t)r * (size_t)enc->cross_block_table_stride,
-                                            0, e, bs, max_block_id(bs)));
+                                            0, e, bs, INT32_MAX));
             }
         }
         PA_REQUIRE(out->cross_slot_mapping_capacity >= cross_slots,

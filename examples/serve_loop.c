@@ -106,7 +106,7 @@ typedef struct engine {
     int32_t *slices;
     int32_t slices_capacity;
     int32_t page_table[MAX_SEQS * PAGES_PER_SEQ];
-    int32_t qsl[MAX_SEQS + 1], seq_lens[MAX_SEQS], computed[MAX_SEQS], slot32[MAX_TOKENS];
+    int32_t qsl[MAX_SEQS + 1], seq_lens[MAX_SEQS], computed[MAX_SEQS];
     int32_t sched[MAX_SEQS];
     int rows[MAX_SEQS]; /* the step batch: request id of each row */
     /* device twins */
@@ -610,7 +610,7 @@ static int run_step(engine *e, int step) {
     pa_common_metadata cm = {.query_start_loc = e->qsl,
                              .seq_lens = e->seq_lens,
                              .num_computed_tokens = e->computed,
-                             .slot_mapping = e->slot32,
+                             .slot_mapping = e->slot64, /* int64: feeds pa_reshape_and_cache as is */
                              .slot_mapping_capacity = MAX_TOKENS};
     int32_t total = 0;
     for (int r = 0; r < n; r++)
@@ -634,8 +634,6 @@ static int run_step(engine *e, int step) {
     /* 4. ragged metadata: kv lens and the KV-update slices. */
     pa_ragged_metadata rg = {.slices = e->slices, .slices_capacity = e->slices_capacity};
     PA(pa_build_ragged_metadata(&cm, SLICES_PER_BLOCK, &rg));
-    for (int t = 0; t < padded; t++)
-        e->slot64[t] = e->slot32[t];
 
     /* 5. the model's new tokens, then the cache write and the attention. */
     make_tokens(e, n, padded);

@@ -71,8 +71,9 @@ def build(comp, sched, bt, num_prefills, padded_num_tokens=0):
     block_idx = req_indices * stride + positions // BLOCK_SIZE
     block_numbers = bt.reshape(-1)[block_idx]
     padded = max(padded_num_tokens, total)
-    slot_mapping = np.full(padded, -1, dtype=np.int32)
-    slot_mapping[:total] = block_numbers * BLOCK_SIZE + positions % BLOCK_SIZE
+    # int64, as vLLM's slot_mapping (and pa_build_common_metadata's)
+    slot_mapping = np.full(padded, -1, dtype=np.int64)
+    np.add(block_numbers * BLOCK_SIZE, positions % BLOCK_SIZE, out=slot_mapping[:total])
     # decode/prompt builder
     seq_start_loc = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(seq_lens, out=seq_start_loc[1:])

@@ -58,8 +58,10 @@ typedef struct pa_common_metadata {
     /* [slot_mapping_capacity]; the first padded_num_tokens entries are written:
      * token t of request r (position pos = num_computed_tokens[r] + t) goes to
      * slot block_table[r][pos / block_size] * block_size + pos % block_size;
-     * entries [num_actual_tokens, padded_num_tokens) are PA_PAD_SLOT_ID. */
-    int32_t *slot_mapping;
+     * entries [num_actual_tokens, padded_num_tokens) are PA_PAD_SLOT_ID.
+     * int64, as pa_reshape_and_cache (and vLLM) read it: the buffer feeds the
+     * cache write directly, and slots past 2^31 are fine. */
+    int64_t *slot_mapping;
     int32_t slot_mapping_capacity; /* elements available in slot_mapping */
 
     /* Filled by pa_build_common_metadata. */
@@ -105,7 +107,7 @@ typedef struct pa_seq_view {
     const int32_t *query_start_loc; /* [num_seqs + 1], absolute */
     const int32_t *seq_start_loc;   /* [num_seqs + 1], absolute */
     const int32_t *block_tables;    /* [num_seqs, block_table_stride] */
-    const int32_t *slot_mapping;    /* [num_tokens] */
+    const int64_t *slot_mapping;    /* [num_tokens] */
 } pa_seq_view;
 
 typedef struct pa_prompt_decode_metadata {
@@ -116,7 +118,7 @@ typedef struct pa_prompt_decode_metadata {
      * tokens of the prefill requests (their cross K/V is written during the
      * prefill), request by request: encoder position i of request r goes to
      * cross_block_table[r][i / block_size] * block_size + i % block_size. */
-    int32_t *cross_slot_mapping;
+    int64_t *cross_slot_mapping; /* int64, as pa_reshape_and_cache reads it */
     int32_t cross_slot_mapping_capacity;
 
     /* Filled by pa_build_prompt_decode_metadata. Layout: prefills first, then
@@ -134,7 +136,7 @@ typedef struct pa_prompt_decode_metadata {
     const int32_t *query_start_loc; /* [num_reqs + 1] (the common metadata's) */
     const int32_t *block_tables;    /* [num_reqs, block_table_stride] (the input's) */
     int32_t block_table_stride;
-    const int32_t *slot_mapping; /* [padded_num_tokens] (the common metadata's) */
+    const int64_t *slot_mapping; /* [padded_num_tokens] (the common metadata's) */
     pa_seq_view prefill;         /* sequences [0, P) */
     pa_seq_view decode;          /* sequences [P, num_reqs) */
 
@@ -181,7 +183,7 @@ typedef struct pa_ragged_metadata {
     int32_t num_seqs;            /* num_reqs */
     int32_t num_slices;          /* real slices */
     int32_t num_slices_padded;   /* num_slices rounded up to slices_per_block; slices past num_slices are (0, 0, 0) */
-    const int32_t *slot_mapping; /* [padded_num_tokens] (the common metadata's) */
+    const int64_t *slot_mapping; /* [padded_num_tokens] (the common metadata's) */
     const int32_t *block_tables; /* [num_seqs, block_table_stride] (the input's) */
     int32_t block_table_stride;
     /* [num_seqs] K/V lengths the ragged kernel attends to: seq_lens (computed +

@@ -72,6 +72,19 @@ static void fill(int32_t *a, size_t n) {
         a[i] = SENT;
 }
 
+/* Slot mappings are int64. */
+static int all_sent64(const int64_t *a, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != SENT)
+            return 0;
+    return 1;
+}
+
+static void fill64(int64_t *a, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        a[i] = SENT;
+}
+
 static void fuzz_reorder_and_split(reader *r) {
     int32_t n = rd_len(r, MAXR);
     if (n > MAXR)
@@ -263,7 +276,8 @@ static void fuzz_heuristics(reader *r) {
 #ifdef FUZZ_HAVE_METADATA
 static void fuzz_common_metadata(reader *r) {
     static int32_t comp[MAXR], sched[MAXR], table[MAXR * 32];
-    static int32_t qsl[MAXR + 2], seq[MAXR + 1], ncomp[MAXR + 1], slots[4096];
+    static int32_t qsl[MAXR + 2], seq[MAXR + 1], ncomp[MAXR + 1];
+    static int64_t slots[4096];
     int32_t n = rd_len(r, MAXR);
     if (n > MAXR)
         n = MAXR;
@@ -289,7 +303,7 @@ static void fuzz_common_metadata(reader *r) {
     fill(qsl, MAXR + 2);
     fill(seq, MAXR + 1);
     fill(ncomp, MAXR + 1);
-    fill(slots, 4096);
+    fill64(slots, 4096);
     c.query_start_loc = qsl;
     c.seq_lens = seq;
     c.num_computed_tokens = ncomp;
@@ -299,7 +313,7 @@ static void fuzz_common_metadata(reader *r) {
     pa_status s = pa_build_common_metadata(&b, padded, &c);
     if (s != PA_SUCCESS) {
         FUZZ_CHECK(pa_last_error()[0] != '\0');
-        FUZZ_CHECK(all_sent(qsl, MAXR + 2) && all_sent(seq, MAXR + 1) && all_sent(slots, 4096));
+        FUZZ_CHECK(all_sent(qsl, MAXR + 2) && all_sent(seq, MAXR + 1) && all_sent64(slots, 4096));
         return;
     }
     FUZZ_CHECK(c.num_reqs == n && qsl[0] == 0);
@@ -314,7 +328,7 @@ static void fuzz_common_metadata(reader *r) {
     FUZZ_CHECK(c.padded_num_tokens >= c.num_actual_tokens && c.padded_num_tokens <= 4000);
     for (int32_t t = c.num_actual_tokens; t < c.padded_num_tokens; t++)
         FUZZ_CHECK(slots[t] == PA_PAD_SLOT_ID);
-    FUZZ_CHECK(all_sent(slots + c.padded_num_tokens, (size_t)(4096 - c.padded_num_tokens)));
+    FUZZ_CHECK(all_sent64(slots + c.padded_num_tokens, (size_t)(4096 - c.padded_num_tokens)));
     /* KV-update slices, field-major at the upper bound's row stride: they
      * cover the new tokens in order, one block each, zero padding after. */
     static int32_t sl[3 * 4200 + 16];

@@ -38,6 +38,22 @@ static void assert_arr(const int32_t *got, const int32_t *want, int n, const cha
     for (int i = 0; i < n; i++)
         cr_assert_eq(got[i], want[i], "%s[%d]: got %d want %d", what, i, got[i], want[i]);
 }
+/* Slot mappings are int64 (what pa_reshape_and_cache reads). */
+#define SENT64 ((int64_t)0x5A5A5A5A5A5A5A5All)
+static void fill_sent64(int64_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        p[i] = SENT64;
+}
+static int all_sent64(const int64_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != SENT64)
+            return 0;
+    return 1;
+}
+static void assert_slots(const int64_t *got, const int64_t *want, int n, const char *what) {
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "%s[%d]: got %lld want %lld", what, i, (long long)got[i], (long long)want[i]);
+}
 
 /* Slices are field-major [3][cap]; want_rows is [n][3] as written by hand. */
 static void assert_slices(const int32_t *s, int32_t cap, const int32_t *want_rows, int n) {
@@ -49,7 +65,8 @@ static void assert_slices(const int32_t *s, int32_t cap, const int32_t *want_row
 
 /* Output buffers big enough for the small hand examples. */
 typedef struct bufs {
-    int32_t qsl[64], sl[64], nc[64], slots[512], ssl[64], esl[64], cross[512], slices[512 * 3];
+    int32_t qsl[64], sl[64], nc[64], ssl[64], esl[64], slices[512 * 3];
+    int64_t slots[512], cross[512];
 } bufs;
 
 static pa_common_metadata common_for(bufs *b) {
@@ -76,17 +93,17 @@ Test(metadata_examples, seed002_batch_common) {
     const int32_t comp[3] = {2, 7, 4}, sched[3] = {4, 10, 5};
     pa_batch batch = {3, comp, sched, 2, bt, 10};
     bufs b;
-    fill_sent(b.slots, 512);
+    fill_sent64(b.slots, 512);
     pa_common_metadata c = common_for(&b);
     cr_assert_eq(pa_build_common_metadata(&batch, 24, &c), PA_SUCCESS, "%s", pa_last_error());
     const int32_t qsl[4] = {0, 4, 14, 19}, sl[3] = {6, 17, 9};
     assert_arr(b.qsl, qsl, 4, "query_start_loc");
     assert_arr(b.sl, sl, 3, "seq_lens");
     assert_arr(b.nc, comp, 3, "num_computed_tokens");
-    const int32_t slots[24] = {2,  3,  4,  5,  27, 28, 29, 30, 31, 32, 33, 34,
+    const int64_t slots[24] = {2,  3,  4,  5,  27, 28, 29, 30, 31, 32, 33, 34,
                                35, 36, 44, 45, 46, 47, 48, -1, -1, -1, -1, -1};
-    assert_arr(b.slots, slots, 24, "slot_mapping");
-    cr_assert_eq(b.slots[24], SENT, "past padded_num_tokens must not be written");
+    assert_slots(b.slots, slots, 24, "slot_mapping");
+    cr_assert_eq(b.slots[24], SENT64, "past padded_num_tokens must not be written");
     cr_assert_eq(c.num_reqs, 3);
     cr_assert_eq(c.num_actual_tokens, 19);
     cr_assert_eq(c.padded_num_tokens, 24);
@@ -210,16 +227,16 @@ Test(metadata_examples, cross_attention_fields) {
     m.encoder_seq_start_loc = b.esl;
     m.cross_slot_mapping = b.cross;
     m.cross_slot_mapping_capacity = 5;
-    fill_sent(b.cross, 512);
+    fill_sent64(b.cross, 512);
     cr_assert_eq(pa_build_prompt_decode_metadata(&c, 2, &enc, &m), PA_SUCCESS, "%s", pa_last_error());
     const int32_t esl[4] = {0, 5, 5, 12};
     assert_arr(b.esl, esl, 4, "encoder_seq_start_loc");
     cr_assert_eq(m.num_encoder_tokens, 12);
     cr_assert_eq(m.max_encoder_seq_len, 7);
     cr_assert_eq(m.num_cross_slots, 5);
-    const int32_t cross[5] = {40, 41, 42, 43, 44};
-    assert_arr(b.cross, cross, 5, "cross_slot_mapping");
-    cr_assert_eq(b.cross[5], SENT);
+    const int64_t cross[5] = {40, 41, 42, 43, 44};
+    assert_slots(b.cross, cross, 5, "cross_slot_mapping");
+    cr_assert_eq(b.cross[5], SENT64);
     cr_assert_eq(m.cross_block_tables, cross_bt);
     cr_assert_eq(m.cross_block_table_stride, 2);
 }
@@ -245,8 +262,8 @@ Test(metadata_examples, ragged_views) {
     cr_assert_eq(r.context_lens[0], 4);
     cr_assert_eq(r.context_lens[1], 6);
     cr_assert_eq(r.query_start_loc[2], 7);
-    const int32_t slots[8] = {11, 20, 21, 22, 23, 24, 25, -1};
-    assert_arr(r.slot_mapping, slots, 8, "slot_mapping");
+    const int64_t slots[8] = {11, 20, 21, 22, 23, 24, 25, -1};
+    assert_slots(r.slot_mapping, slots, 8, "slot_mapping");
 }
 
 /* ---- edge cases ----------------------------------------------------------- */
@@ -254,7 +271,7 @@ Test(metadata_examples, ragged_views) {
 Test(metadata_edges, empty_batch) {
     pa_batch batch = {0, NULL, NULL, 16, NULL, 0};
     bufs b;
-    fill_sent(b.slots, 8);
+    fill_sent64(b.slots, 8);
     pa_common_metadata c = common_for(&b);
     cr_assert_eq(pa_build_common_metadata(&batch, 4, &c), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(b.qsl[0], 0);
@@ -262,7 +279,7 @@ Test(metadata_edges, empty_batch) {
     cr_assert_eq(c.max_query_len, 0);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(b.slots[i], -1);
-    cr_assert_eq(b.slots[4], SENT);
+    cr_assert_eq(b.slots[4], SENT64);
     pa_prompt_decode_metadata m;
     memset(&m, 0, sizeof m);
     m.seq_start_loc = b.ssl;
@@ -347,9 +364,10 @@ Test(metadata_edges, zero_token_request_has_no_slots_or_slices) {
     bufs b;
     pa_common_metadata c = common_for(&b);
     cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
-    const int32_t qsl[4] = {0, 2, 2, 3}, slots[3] = {21, 22, 48};
+    const int32_t qsl[4] = {0, 2, 2, 3};
+    const int64_t slots[3] = {21, 22, 48};
     assert_arr(b.qsl, qsl, 4, "query_start_loc");
-    assert_arr(b.slots, slots, 3, "slot_mapping");
+    assert_slots(b.slots, slots, 3, "slot_mapping");
     int32_t n, np;
     cr_assert_eq(pa_build_kv_update_slices(&c, 3, b.slices, 3, &n, &np), PA_SUCCESS);
     cr_assert_eq(n, 2);
@@ -449,7 +467,7 @@ static rbatch random_batch(rng *g) {
 }
 
 /* Naive slot of position pos of a row: the definition, with divisions. */
-static int32_t naive_slot(const int32_t *row, int pos, int bs) { return row[pos / bs] * bs + pos % bs; }
+static int64_t naive_slot(const int32_t *row, int pos, int bs) { return (int64_t)row[pos / bs] * bs + pos % bs; }
 
 Test(metadata_random, differential_1000_batches_per_function) {
     rng g = {20250611};
@@ -462,7 +480,7 @@ Test(metadata_random, differential_1000_batches_per_function) {
             total += r.sched[i];
         int32_t *treq = malloc(sizeof(int32_t) * (size_t)(total + 1));
         int32_t *tpos = malloc(sizeof(int32_t) * (size_t)(total + 1));
-        int32_t *tslot = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        int64_t *tslot = malloc(sizeof(int64_t) * (size_t)(total + 1));
         int t = 0;
         for (int i = 0; i < n; i++)
             for (int k = 0; k < r.sched[i]; k++) {
@@ -475,8 +493,8 @@ Test(metadata_random, differential_1000_batches_per_function) {
 
         int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)(n + 1));
         int32_t *nc = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        int32_t *slots = malloc(sizeof(int32_t) * (size_t)(padded + 2));
-        fill_sent(slots, (size_t)padded + 2);
+        int64_t *slots = malloc(sizeof(int64_t) * (size_t)(padded + 2));
+        fill_sent64(slots, (size_t)padded + 2);
         pa_batch batch = {n, r.comp, r.sched, r.bs, r.bt, r.stride};
         pa_common_metadata c;
         memset(&c, 0, sizeof c);
@@ -506,7 +524,7 @@ Test(metadata_random, differential_1000_batches_per_function) {
         cr_assert_eq(c.max_seq_len, maxs);
         for (int k = 0; k < padded; k++)
             cr_assert_eq(slots[k], k < total ? tslot[k] : -1, "it %d slot %d", it, k);
-        cr_assert_eq(slots[padded], SENT);
+        cr_assert_eq(slots[padded], SENT64);
 
         /* slices: group consecutive tokens of one request in one block */
         int32_t *want = malloc(sizeof(int32_t) * 3 * (size_t)(total + r.spb + 1));
@@ -514,7 +532,7 @@ Test(metadata_random, differential_1000_batches_per_function) {
         for (int k = 0; k < total; k++) {
             int fresh = k == 0 || treq[k] != treq[k - 1] || tpos[k] / r.bs != tpos[k - 1] / r.bs;
             if (fresh) {
-                want[3 * ns] = tslot[k];
+                want[3 * ns] = (int32_t)tslot[k];
                 want[3 * ns + 1] = k;
                 want[3 * ns + 2] = 0;
                 ns++;
@@ -562,8 +580,8 @@ Test(metadata_random, differential_1000_batches_per_function) {
         int cross_total = 0;
         for (int i = 0; i < r.num_prefills; i++)
             cross_total += r.enc[i];
-        int32_t *cross = malloc(sizeof(int32_t) * (size_t)(cross_total + 1));
-        fill_sent(cross, (size_t)cross_total + 1);
+        int64_t *cross = malloc(sizeof(int64_t) * (size_t)(cross_total + 1));
+        fill_sent64(cross, (size_t)cross_total + 1);
         pa_encoder_batch enc = {r.enc, r.cbt, r.cstride};
         pa_prompt_decode_metadata m;
         memset(&m, 0, sizeof m);
@@ -618,7 +636,7 @@ Test(metadata_random, differential_1000_batches_per_function) {
             cr_assert_eq(m.num_encoder_tokens, e);
             cr_assert_eq(m.max_encoder_seq_len, me);
             cr_assert_eq(m.num_cross_slots, ct);
-            cr_assert_eq(cross[ct], SENT);
+            cr_assert_eq(cross[ct], SENT64);
         }
         free(ssl);
         free(esl);
@@ -654,7 +672,6 @@ Test(metadata_bad, common_rejects_and_writes_nothing) {
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 5, 64, {0}, "padded_num_tokens 5 < num_actual_tokens 8"},
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 7, {0}, "slot_mapping_capacity 7 < padded_num_tokens 8"},
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 64, {0, 0, 0, 0, 0, 0, 0, -3, 0}, "request 2: block_table[1] = -3"},
-        {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 64, {0, 0, 0, 0, 0, 0, 0, 200000000, 0}, "gives slots past int32"},
         {{0, 5, 2147483600}, {4, 1, 100}, 16, 3, 0, 64, {0}, "request 2: seq_len 2147483700"},
         {{0, 0, 0}, {2147483000, 1000, 0}, 1 << 30, 3, 0, 64, {0}, "request 1: total scheduled tokens"},
         {{0, 5, 17}, {4, 1, 3}, 16, 0, 0, 64, {0}, "block_table_stride 0 < 1"},
@@ -667,7 +684,7 @@ Test(metadata_bad, common_rejects_and_writes_nothing) {
         fill_sent(b.qsl, 64);
         fill_sent(b.sl, 64);
         fill_sent(b.nc, 64);
-        fill_sent(b.slots, 512);
+        fill_sent64(b.slots, 512);
         pa_common_metadata c = common_for(&b);
         c.slot_mapping_capacity = bc->cap;
         c.num_actual_tokens = SENT;
@@ -675,11 +692,51 @@ Test(metadata_bad, common_rejects_and_writes_nothing) {
         pa_status s = pa_build_common_metadata(&batch, bc->padded, &c);
         cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "case %zu", k);
         cr_assert(strstr(pa_last_error(), bc->msg) != NULL, "case %zu: '%s' lacks '%s'", k, pa_last_error(), bc->msg);
-        cr_assert(all_sent(b.qsl, 64) && all_sent(b.sl, 64) && all_sent(b.nc, 64) && all_sent(b.slots, 512),
+        cr_assert(all_sent(b.qsl, 64) && all_sent(b.sl, 64) && all_sent(b.nc, 64) && all_sent64(b.slots, 512),
                   "case %zu wrote outputs", k);
         cr_assert_eq(c.num_actual_tokens, SENT);
         cr_assert_eq(c.max_query_len, SENT);
     }
+}
+
+/* The slot mapping is int64, as pa_reshape_and_cache and vLLM read it: a
+ * block id whose slots pass 2^31 is valid for the common metadata and the
+ * cross slots (only the int32 KV-update slices refuse it), and the builder's
+ * buffer feeds the cache write with no conversion. */
+Test(metadata_edges, slots_past_int32_are_written_as_int64) {
+    const int32_t comp[2] = {14, 0}, sched[2] = {4, 2};
+    const int32_t bt[4] = {3, 200000000, 2147483647, 0}; /* request 0 crosses into block 200000000 */
+    pa_batch batch = {2, comp, sched, 16, bt, 2};
+    bufs b;
+    fill_sent64(b.slots, 512);
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 8, &c), PA_SUCCESS, "%s", pa_last_error());
+    /* positions 14, 15 in block 3; 16, 17 in block 200000000; request 1's 0, 1 in block 2^31 - 1 */
+    const int64_t want[8] = {
+        3 * 16 + 14, 3 * 16 + 15, 200000000ll * 16, 200000000ll * 16 + 1, 2147483647ll * 16, 2147483647ll * 16 + 1,
+        -1,          -1};
+    assert_slots(b.slots, want, 8, "slot_mapping");
+    cr_assert_eq(b.slots[8], SENT64);
+    /* the slices store kv_cache_start as int32 and still refuse it */
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 512, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "gives slots past int32"), "%s", pa_last_error());
+    /* cross slots: the same int64 slots */
+    const int32_t enc_lens[2] = {2, 0}, cbt[2] = {1000000000, 0};
+    pa_encoder_batch enc = {enc_lens, cbt, 1};
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    m.seq_start_loc = b.ssl;
+    m.encoder_seq_start_loc = b.esl;
+    m.cross_slot_mapping = b.cross;
+    m.cross_slot_mapping_capacity = 2;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 2, &enc, &m), PA_SUCCESS, "%s", pa_last_error());
+    const int64_t cross[2] = {16000000000ll, 16000000001ll};
+    assert_slots(b.cross, cross, 2, "cross_slot_mapping");
+    /* a negative block id is still refused */
+    const int32_t bt_neg[4] = {3, -1, 0, 0};
+    batch.block_table = bt_neg;
+    cr_assert_eq(pa_build_common_metadata(&batch, 8, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 0: block_table[1] = -1 is negative"), "%s", pa_last_error());
 }
 
 Test(metadata_bad, null_pointers) {
@@ -732,7 +789,7 @@ Test(metadata_bad, builders_reject_and_write_nothing) {
     memset(&m, 0, sizeof m);
     fill_sent(b.ssl, 64);
     fill_sent(b.esl, 64);
-    fill_sent(b.cross, 512);
+    fill_sent64(b.cross, 512);
     m.seq_start_loc = b.ssl;
     m.encoder_seq_start_loc = b.esl;
     m.cross_slot_mapping = b.cross;
@@ -757,7 +814,7 @@ Test(metadata_bad, builders_reject_and_write_nothing) {
     m.seq_start_loc = NULL;
     cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, NULL, &m), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "seq_start_loc is NULL"), "%s", pa_last_error());
-    cr_assert(all_sent(b.ssl, 64) && all_sent(b.esl, 64) && all_sent(b.cross, 512));
+    cr_assert(all_sent(b.ssl, 64) && all_sent(b.esl, 64) && all_sent64(b.cross, 512));
     cr_assert_eq(m.num_prefills, SENT);
 
     /* a corrupted common struct is caught, naming the request */
@@ -806,7 +863,7 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
             total += r.sched[i];
         int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(r.n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
         int32_t *nc = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
-        int32_t *slots = malloc(sizeof(int32_t) * (size_t)(total + 1));
+        int64_t *slots = malloc(sizeof(int64_t) * (size_t)(total + 1));
         pa_batch batch = {r.n, r.comp, r.sched, r.bs, r.bt, r.stride};
         pa_common_metadata c;
         memset(&c, 0, sizeof c);
@@ -830,9 +887,6 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
         for (size_t i = 0; i < row * (size_t)total; i++)
             new_kv[i] = (float)(rng_next(&g) % 1000) - 500.0f;
         float *a = calloc(cache_elems, sizeof(float)), *b = calloc(cache_elems, sizeof(float));
-        int64_t *slots64 = malloc(sizeof(int64_t) * (size_t)(total + 1));
-        for (int t = 0; t < total; t++)
-            slots64[t] = slots[t];
         pa_kv_cache ca = {.layout = PA_LAYOUT_COMBINED,
                           .dtype = PA_DTYPE_F32,
                           .key = a,
@@ -853,11 +907,10 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
                           .key_head_stride = 2 * hs,
                           .value_token_stride = (int64_t)row,
                           .value_head_stride = 2 * hs};
-        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots64, &cb), PA_SUCCESS, "it %d: %s", it, pa_last_error());
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &cb), PA_SUCCESS, "it %d: %s", it, pa_last_error());
         cr_assert(memcmp(a, b, cache_elems * sizeof(float)) == 0, "it %d: the two cache writes differ", it);
         free(a);
         free(b);
-        free(slots64);
         free(new_kv);
         free(sls);
         free(qsl);
