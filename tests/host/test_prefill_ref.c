@@ -513,6 +513,70 @@ Test(prefill_ref, rejects_bad_mixed_input) {
     pa_context_problem_free(pr);
 }
 
+/* The mixed entry validates everything before launching anything: the decode
+ * part's launch limit (num_decode_tokens x num_heads <= INT32_MAX) is part of
+ * pa_mixed_attention_validate, and with no decodes the decode part is not
+ * validated at all, so a head size the prefill accepts and the decode op does
+ * not (24) works as it does in pa_context_attention. */
+Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
+    pa_mixed_attention_params m;
+    pa_context_problem *pr = mixed_problem(0, &m);
+    pa_mixed_attention_params b = m;
+    b.num_decode_tokens = 1 << 29; /* x 4 heads = 2^31 decode CTAs */
+    cr_assert_eq(pa_mixed_attention_validate(&b), PA_ERR_INVALID_ARGUMENT, "decode CTA limit not checked");
+    cr_assert(strstr(pa_last_error(), "too large for one decode launch"), "%s", pa_last_error());
+    b.num_decode_tokens = (1 << 29) - 1;
+    cr_assert_eq(pa_mixed_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+
+    const int ql[1] = {5}, cl[1] = {3};
+    pa_context_problem_cfg c = {.seed = 24,
+                                .layout = PA_LAYOUT_FLASH_NHD,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 1,
+                                .num_heads = 2,
+                                .num_kv_heads = 1,
+                                .head_size = 24,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .new_in_cache = 1};
+    pr = pa_context_problem_make(&c);
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "head 24 context: %s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        ((float *)pr->out)[i] = NAN;
+    m = (pa_mixed_attention_params){.out = pr->out,
+                                    .query = pr->q,
+                                    .key = pr->k,
+                                    .value = pr->v,
+                                    .q_dtype = PA_DTYPE_F32,
+                                    .kv = pr->p.kv,
+                                    .block_tables = pr->block_tables,
+                                    .block_table_stride = pr->p.block_table_stride,
+                                    .seq_lens = pr->seq_lens,
+                                    .query_start_loc = pr->qsl,
+                                    .num_prefills = 1,
+                                    .num_prefill_tokens = 5,
+                                    .num_decode_tokens = 0,
+                                    .num_heads = 2,
+                                    .max_prefill_query_len = 5,
+                                    .max_prefill_seq_len = 8,
+                                    .scale = pr->p.scale};
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "head 24 without decodes: %s", pa_last_error());
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    float *ref = malloc(sizeof(float) * pr->out_elems);
+    pa_context_problem_plain(pr, ref);
+    expect_close(pr->out, PA_DTYPE_F32, ref, pr->out_elems, "mixed head 24, no decodes");
+    free(ref);
+    /* with a decode, the decode op's head sizes apply */
+    m.num_decode_tokens = 1;
+    m.max_decode_seq_len = 8;
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_ERR_UNSUPPORTED);
+    cr_assert(strstr(pa_last_error(), "head_size 24"), "%s", pa_last_error());
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
     /* Host values the references read: an fp8 scale that is 0, negative, NaN
      * or infinite, or a non-finite ALiBi slope, is an error, nothing written. */
