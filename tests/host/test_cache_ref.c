@@ -279,6 +279,46 @@ Test(cache_ref, reshape_and_cache_bad_input) {
     cr_assert_eq(pa_ref_reshape_and_cache(&in, NULL, &c), PA_SUCCESS);
 }
 
+/* Found by the fuzz target: input views whose strides make an index pass
+ * int64 (a head stride of about 2^62 with two KV heads and the token stride
+ * left 0, or a new_kv token stride that large) are refused up front, nothing
+ * written; before, the token stride num_kv_heads * head_stride wrapped (UBSan:
+ * signed overflow in pa_rc_params_make) and the reference indexed with it. */
+Test(cache_ref, input_views_past_int64_are_refused) {
+    float kc[64], vc[64], key[64], val[64];
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    unsigned char k0[sizeof kc];
+    memcpy(k0, kc, sizeof kc);
+    pa_kv_cache c;
+    small_vllm(&c, kc, vc);
+    c.num_kv_heads = 2;
+    c.num_blocks = 1;
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, (int64_t)1 << 62, 0, 0};
+    int64_t slots[2] = {0, 1};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "key view");
+    in.key_head_stride = 0;
+    in.value_token_stride = (int64_t)1 << 62; /* 2 tokens: (2-1) * 2^62 + ... fits; 3 would not */
+    in.num_tokens = 3;
+    int64_t slots3[3] = {0, 1, 2};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots3, &c), PA_ERR_INVALID_ARGUMENT, "value view");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+    /* kv_cache_update: new_kv of 3 tokens 2^62 apart */
+    float cc[2 * 4 * 2 * 8];
+    memset(cc, SENTINEL, sizeof cc);
+    pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
+                      .dtype = PA_DTYPE_F32,
+                      .key = cc,
+                      .num_blocks = 2,
+                      .block_size = 4,
+                      .num_kv_heads = 1,
+                      .head_size = 8};
+    const int32_t sl[3] = {0, 0, 1}, live = 1;
+    assert_fail(pa_ref_kv_cache_update(key, PA_DTYPE_F32, 3, (int64_t)1 << 62, sl, &live, 1, &cb),
+                PA_ERR_INVALID_ARGUMENT, "token stride");
+    cr_assert(memcmp(cc, k0, sizeof k0) == 0, "written despite the error");
+}
+
 /* ---- kv_cache_update by slices ------------------------------------------------ */
 
 static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int strided, uint64_t seed) {
