@@ -14,13 +14,14 @@
 static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, int seq_len, int pos) {
     if (p->bs_vert_stride <= 1)
         return 1;
-    int q_block = (seq_len - 1) / p->bs_block_size;
-    int k_block = pos / p->bs_block_size;
-    int offset;
+    /* 64-bit: pa_decode_validate bounds the offset to int32, so these are exact */
+    const int64_t q_block = (seq_len - 1) / p->bs_block_size;
+    const int64_t k_block = pos / p->bs_block_size;
+    int64_t offset;
     if (p->bs_head_sliding_step >= 0)
-        offset = (p->tp_rank * p->num_heads + head) * p->bs_head_sliding_step + 1;
+        offset = ((int64_t)p->tp_rank * p->num_heads + head) * p->bs_head_sliding_step + 1;
     else
-        offset = (p->tp_rank * p->kv.num_kv_heads + kv_head) * (-p->bs_head_sliding_step) + 1;
+        offset = ((int64_t)p->tp_rank * p->kv.num_kv_heads + kv_head) * -(int64_t)p->bs_head_sliding_step + 1;
     int is_remote = (k_block + offset) % p->bs_vert_stride == 0;
     int is_local = k_block > q_block - p->bs_local_blocks;
     return is_remote || is_local;
