@@ -554,6 +554,24 @@ Test(cache_ref, swap_blocks_reference) {
     cr_assert_eq(pa_ref_swap_blocks(NULL, NULL, BB, NULL, 0, 0, 0), PA_SUCCESS);
 }
 
+/* Mutation kill (issue 16, item 13): src block == src_num_blocks is one past
+ * the end, refused (the `<` in the range check, not `<=`). */
+Test(cache_ref, swap_blocks_refuses_one_past_the_last_block) {
+    enum { NB = 4, BB = 16 };
+    unsigned char src[NB * BB], dst[NB * BB], d0[NB * BB];
+    memset(src, 7, sizeof src);
+    memset(dst, SENTINEL, sizeof dst);
+    memcpy(d0, dst, sizeof dst);
+    const int64_t src_end[][2] = {{NB, 0}}, dst_end[][2] = {{0, NB}}, last[][2] = {{NB - 1, NB - 1}};
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &src_end[0][0], 1, NB, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] src block 4 out of range [0, 4)");
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &dst_end[0][0], 1, NB, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] dst block 4 out of range [0, 4)");
+    cr_assert(memcmp(dst, d0, sizeof dst) == 0, "written despite the error");
+    cr_assert_eq(pa_ref_swap_blocks(dst, src, BB, &last[0][0], 1, NB, NB), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(dst[(NB - 1) * BB] == 7 && dst[0] == (unsigned char)SENTINEL);
+}
+
 /* ---- copy_blocks -------------------------------------------------------------- */
 
 Test(cache_ref, copy_blocks_reference) {
@@ -614,4 +632,24 @@ Test(cache_ref, copy_blocks_reference) {
         free(wk[l]);
         free(wv[l]);
     }
+}
+
+/* Mutation kill (issue 16, item 13): a pair with -1 on either side is padding
+ * (skipped, nothing copied), as the device skips it; only (-1, -1) is not the
+ * rule. With `&&` in the padding test, (-1, 3) and (2, -1) were refused. */
+Test(cache_ref, copy_blocks_half_padding_pairs_are_skipped) {
+    enum { NB = 5, NUMEL = 8 };
+    float k[NB * NUMEL], want[NB * NUMEL];
+    for (int i = 0; i < NB * NUMEL; i++)
+        k[i] = (float)i;
+    memcpy(want, k, sizeof k);
+    void *kc[1] = {k};
+    const int64_t m[][2] = {{-1, 3}, {2, -1}, {1, 4}, {-1, -1}};
+    memcpy(want + 4 * NUMEL, k + 1 * NUMEL, sizeof(float) * NUMEL); /* only (1, 4) copies */
+    cr_assert_eq(pa_ref_copy_blocks(kc, NULL, 1, &m[0][0], 4, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(k, want, sizeof k) == 0, "a padding pair copied something");
+    const int64_t bad[][2] = {{-2, 3}};
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &bad[0][0], 1, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0]");
 }

@@ -108,6 +108,25 @@ Test(decode_validate, blocksparse_offset_must_fit_int32) {
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
 }
 
+/* Mutation kill (issue 16, item 13): a negative bs_local_blocks and an
+ * infinite soft cap (which passes `>= 0` alone) are refused. */
+Test(decode_validate, blocksparse_local_blocks_and_infinite_soft_cap) {
+    pa_decode_params p = params(2, 8, 2, 128, 16, 1000);
+    p.bs_vert_stride = 4;
+    p.bs_block_size = 64;
+    p.bs_local_blocks = 0;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.bs_local_blocks = -1;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "blocksparse_local_blocks"), "%s", pa_last_error());
+    p = params(2, 8, 2, 128, 16, 1000);
+    p.soft_cap = INFINITY;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "soft_cap"), "%s", pa_last_error());
+    p.soft_cap = 30.0f;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+}
+
 /* GPU-only checks of pa_dec_kparams_make: alignment, workspace. */
 Test(decode_validate, gpu_parameter_block_checks) {
     pa_decode_params p = params(3, 16, 4, 128, 16, 1000);

@@ -456,6 +456,57 @@ Test(prefill_ref, rejects_bad_prompt_input) {
     }
 }
 
+/* Mutation kill (issue 16, item 13): four checks of the prefill validation,
+ * each shown to matter on an otherwise valid problem: num_heads <= 65535 (the
+ * grid's y limit), k_stride >= num_kv_heads * head_size, num_tokens >= 0, and
+ * cu_seqlens_k == cu_seqlens_q only with equal token counts. Nothing written. */
+Test(prefill_ref, validation_limits_each_matter) {
+    const int ql[2] = {4, 3}, cl[2] = {5, 0};
+    pa_context_problem *pr =
+        ctx_problem(71, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    cr_assert_eq(pa_context_attention_validate(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_attention_params b = pr->p;
+    b.num_heads = 65536; /* a multiple of 2 KV heads, one past the limit */
+    cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_heads must be in 1..65535"), "%s", pa_last_error());
+    b.num_heads = 65534;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    b = pr->p;
+    b.k_stride = 2 * 32 - 1;
+    cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "k_stride 63 smaller than num_kv_heads*head_size 64"), "%s", pa_last_error());
+    b = pr->p;
+    b.num_tokens = -1;
+    b.num_seqs = 0; /* nothing else to catch it */
+    cr_assert_eq(pa_context_attention_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_tokens must be >= 0"), "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "output written on bad input");
+    pa_context_problem_free(pr);
+
+    const int qlp[2] = {4, 6};
+    pa_prompt_problem_cfg c = {.seed = 72,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 2,
+                               .head_size = 32,
+                               .q_lens = qlp};
+    pa_prompt_problem *pp = pa_prompt_problem_make(&c);
+    pa_prompt_attention_params q = pp->p;
+    q.cu_seqlens_k = q.cu_seqlens_q; /* the same array: the key count must be the query count */
+    q.num_k_tokens = q.num_q_tokens;
+    q.max_seqlen_k = q.max_seqlen_q;
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.num_k_tokens = q.num_q_tokens + 1;
+    cr_assert_eq(pa_ref_prompt_attention(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "cu_seqlens_k is cu_seqlens_q but num_k_tokens 11 != num_q_tokens 10"), "%s",
+              pa_last_error());
+    for (size_t i = 0; i < pp->q_elems; i++)
+        CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pp->out, i)), "output written");
+    pa_prompt_problem_free(pp);
+}
+
 /* One prefill (5 new tokens over 3 cached) then two decodes (contexts 9 and
  * 20), f32, 4 heads of 32, HND pages of 16; *m gets its mixed parameters. */
 static pa_context_problem *mixed_problem(int with_alibi, pa_mixed_attention_params *m) {
