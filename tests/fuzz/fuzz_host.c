@@ -676,6 +676,10 @@ copy:
             FUZZ_CHECK(untouched(kl[l], (size_t)lbytes) && (!vl[l] || untouched(vl[l], (size_t)lbytes)));
     } else {
         FUZZ_CHECK(nl == layers && esize((int)dt) > 0);
+        for (int64_t i = 0; i < np && layers > 0; i++) /* no destination is also a source */
+            for (int64_t j = 0; j < np; j++)
+                FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 || map[2 * j] == -1 || map[2 * j + 1] == -1 ||
+                           map[2 * i + 1] != map[2 * j]);
         for (int64_t i = 0; i < np && layers > 0; i++) /* a pair holding -1 is padding; no layer, no copy */
             FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 ||
                        (map[2 * i] >= 0 && map[2 * i] < nb && map[2 * i + 1] >= 0 && map[2 * i + 1] < nb));
@@ -1035,6 +1039,7 @@ static void fuzz_heuristics(reader *r) {
         ok = part != PA_KV_SHAPE_VALUE;
     if (ok) {
         const int64_t x = 16 / es;
+        const __int128 dce = (__int128)d * c * e; /* past int64: the count check below refuses it */
         switch (lay) {
         case PA_LAYOUT_VLLM:
             if (part == PA_KV_SHAPE_KEY)
@@ -1042,7 +1047,7 @@ static void fuzz_heuristics(reader *r) {
             else if (part == PA_KV_SHAPE_VALUE)
                 wr = 4, want[0] = nb, want[1] = c, want[2] = e, want[3] = d;
             else
-                wr = 3, want[0] = 2, want[1] = nb, want[2] = (int64_t)d * c * e;
+                wr = 3, want[0] = 2, want[1] = nb, want[2] = dce <= INT64_MAX ? (int64_t)dce : INT64_MAX;
             break;
         case PA_LAYOUT_FLASH_NHD:
         case PA_LAYOUT_FLASH_HND: {

@@ -653,3 +653,28 @@ Test(cache_ref, copy_blocks_half_padding_pairs_are_skipped) {
     assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &bad[0][0], 1, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
                 "block_mapping[0]");
 }
+
+/* Found by the fuzz target: a pair (3, 3), or a destination that another pair
+ * reads, made the reference memcpy overlapping or order-dependent copies
+ * (ASan memcpy-param-overlap). cache_ops.h forbids a destination that is also
+ * a source in the same call: the reference refuses it, naming the pair,
+ * before copying anything. */
+Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
+    enum { NB = 6, NUMEL = 4 };
+    float k[NB * NUMEL], k0[NB * NUMEL];
+    for (int i = 0; i < NB * NUMEL; i++)
+        k[i] = (float)i;
+    memcpy(k0, k, sizeof k);
+    void *kc[1] = {k};
+    const int64_t self[][2] = {{0, 1}, {3, 3}};
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &self[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[1] = (3, 3): destination 3 is also a source");
+    const int64_t chain[][2] = {{1, 2}, {2, 5}}; /* 2 is written by pair 0 and read by pair 1 */
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &chain[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] = (1, 2): destination 2 is also a source");
+    cr_assert(memcmp(k, k0, sizeof k) == 0, "copied despite the error");
+    const int64_t fork[][2] = {{1, 2}, {1, 5}, {-1, 1}}; /* one source, two destinations; padding ignored */
+    cr_assert_eq(pa_ref_copy_blocks(kc, NULL, 1, &fork[0][0], 3, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(k[2 * NUMEL] == k0[1 * NUMEL] && k[5 * NUMEL] == k0[1 * NUMEL]);
+}
