@@ -590,7 +590,8 @@ static void fuzz_kv_cache_update(reader *r) {
         slices[i] = (int32_t)(k == 0 ? -1 : k == 1 ? rows : pr_range(&g, 0, rows > 0 ? rows - 1 : 0));
         slices[cap + i] = (int32_t)(k == 2 ? -3 : pr_range(&g, 0, nt > 0 ? nt : 0));
         slices[2 * cap + i] =
-            (int32_t)(k == 3 ? c.block_size + 1 : pr_range(&g, 0, c.block_size > 0 ? c.block_size : 1));
+            (int32_t)(k == 3 && c.block_size < INT32_MAX ? c.block_size + 1
+                                                         : pr_range(&g, 0, c.block_size > 0 ? c.block_size : 1));
     }
     const int sized = cok && ce <= OP_LIMIT;
     if (sized)
@@ -770,7 +771,8 @@ static void fuzz_decode(reader *r) {
         p.bs_vert_stride = rd_field(r, 4);
         p.bs_block_size = rd_field(r, 64);
         p.bs_local_blocks = rd_field(r, 4);
-        p.bs_head_sliding_step = rd_field(r, 3) - 1;
+        const int32_t step = rd_field(r, 3);
+        p.bs_head_sliding_step = step > INT32_MIN ? step - 1 : step;
         p.tp_rank = rd_field(r, 2);
     }
     if (rd_u8(r) & 1 && p.num_heads > 0 && p.num_heads <= 32)
