@@ -50,7 +50,10 @@ static const char *BENCH_PLAN_HELP =
     "  builder + ragged builder with KV-update slices) for 8, 256 and 4096 requests of\n"
     "  mixed lengths (90% decodes, 10% prefill chunks of 16..512 tokens, contexts\n"
     "  0..3999, block size 16). Prints the median microseconds per step. The batches\n"
-    "  are the ones scripts/numpy_plan_baseline.py builds with the same seed.\n";
+    "  are the ones scripts/numpy_plan_baseline.py builds with the same seed.\n"
+    "  A second table times vLLM's builder steps for chunked local attention on the\n"
+    "  same batches: reorder (decodes first), common metadata with the slot mapping,\n"
+    "  and the local virtual batches (attn_chunk_size 8192, their block table).\n";
 
 /* ---- a batch being assembled ---------------------------------------------- */
 
@@ -778,6 +781,97 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Reorder + common metadata (slot mapping) + local virtual batches, the steps
+ * of vLLM's builder for chunked local attention (Llama-4: chunk 8192). */
+static int bench_plan_local(long long reps, long long seed, const int *sizes) {
+    enum { CHUNK = 8192, BS = 16 };
+    printf("# bench plan local: reorder + common metadata (slot mapping) + local virtual batches, attn_chunk_size "
+           "%d, block_size %d\n",
+           CHUNK, BS);
+    printf("%-6s %-8s %-8s %-8s %-8s %12s %12s %12s\n", "reqs", "prefill", "tokens", "virtual", "pages", "median_us",
+           "p10_us", "p90_us");
+    for (int si = 0; si < 3; si++) {
+        bench_batch b;
+        memset(&b, 0, sizeof b);
+        const int n = sizes[si];
+        if (!make_bench_batch(n, (uint64_t)seed + (uint64_t)n, &b)) {
+            fprintf(stderr, "pagedattn bench plan: out of memory\n");
+            return PA_CLI_EXIT_FAIL;
+        }
+        int32_t *qsl = malloc(sizeof(int32_t) * (size_t)(n + 1)), *sl = malloc(sizeof(int32_t) * (size_t)n);
+        int32_t *nc = malloc(sizeof(int32_t) * (size_t)n), *perm = malloc(sizeof(int32_t) * (size_t)n);
+        int32_t *tok = malloc(sizeof(int32_t) * (size_t)n);
+        int64_t *slots = malloc(sizeof(int64_t) * (size_t)(b.total + 1));
+        pa_batch batch = {n, b.comp, b.sched, BS, b.bt, b.stride};
+        pa_common_metadata c;
+        memset(&c, 0, sizeof c);
+        c.query_start_loc = qsl;
+        c.seq_lens = sl;
+        c.num_computed_tokens = nc;
+        c.slot_mapping = slots;
+        c.slot_mapping_capacity = b.total;
+        int32_t nv = 0, pages = 0;
+        if (!qsl || !sl || !nc || !perm || !tok || !slots || pa_build_common_metadata(&batch, 0, &c) != PA_SUCCESS) {
+            fprintf(stderr, "pagedattn bench plan: setup failed: %s\n", pa_last_error());
+            return PA_CLI_EXIT_FAIL;
+        }
+        pa_local_attention_params lp = {CHUNK, BS, n, qsl, sl, b.bt, b.stride, b.stride};
+        if (pa_local_attention_size(&lp, &nv, &pages) != PA_SUCCESS) {
+            fprintf(stderr, "pagedattn bench plan: %s\n", pa_last_error());
+            return PA_CLI_EXIT_FAIL;
+        }
+        int32_t *lq = malloc(sizeof(int32_t) * (size_t)(nv + 1)), *lcu = malloc(sizeof(int32_t) * (size_t)(nv + 2));
+        int32_t *lk = malloc(sizeof(int32_t) * (size_t)(nv + 1));
+        int32_t *lbt = malloc(sizeof(int32_t) * ((size_t)nv * (size_t)pages + 1));
+        const int inner = n <= 8 ? 200 : n <= 256 ? 20 : 2;
+        const int samples = reps ? (int)reps : (n <= 256 ? 2000 : 500);
+        double *t = malloc(sizeof(double) * (size_t)samples);
+        if (!lq || !lcu || !lk || !lbt || !t) {
+            fprintf(stderr, "pagedattn bench plan: out of memory\n");
+            return PA_CLI_EXIT_FAIL;
+        }
+        pa_local_attention_out lo = {nv, lq, lcu, lk, lbt};
+        int bad = 0;
+        for (int w = 0; w < samples + 10; w++) {
+            double t0 = pa_cli_now();
+            for (int k = 0; k < inner; k++) {
+                for (int r = 0; r < n; r++)
+                    perm[r] = r;
+                int modified = 0;
+                bad |= pa_reorder_batch_to_split_decodes_and_prefills(b.sched, n, 1, NULL, NULL, perm, tok,
+                                                                      &modified) != PA_SUCCESS;
+                bad |= pa_build_common_metadata(&batch, 0, &c) != PA_SUCCESS;
+                bad |= pa_make_local_attention_virtual_batches(&lp, &lo, NULL) != PA_SUCCESS;
+            }
+            double dt = (pa_cli_now() - t0) / inner;
+            if (w >= 10)
+                t[w - 10] = dt * 1e6;
+        }
+        if (bad) {
+            fprintf(stderr, "pagedattn bench plan: a build failed: %s\n", pa_last_error());
+            return PA_CLI_EXIT_FAIL;
+        }
+        qsort(t, (size_t)samples, sizeof(double), cmp_double);
+        printf("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f\n", n, b.num_prefills, b.total, nv, pages, t[samples / 2],
+               t[samples / 10], t[samples * 9 / 10]);
+        free(t);
+        free(qsl);
+        free(sl);
+        free(nc);
+        free(perm);
+        free(tok);
+        free(slots);
+        free(lq);
+        free(lcu);
+        free(lk);
+        free(lbt);
+        free(b.comp);
+        free(b.sched);
+        free(b.bt);
+    }
+    return PA_CLI_EXIT_OK;
+}
+
 int pa_bench_plan(int argc, char **argv) {
     long long reps = 0, seed = 1234;
     for (int i = 1; i < argc; i++) {
@@ -870,5 +964,5 @@ int pa_bench_plan(int argc, char **argv) {
         free(b.sched);
         free(b.bt);
     }
-    return PA_CLI_EXIT_OK;
+    return bench_plan_local(reps, seed, sizes);
 }

@@ -126,12 +126,30 @@ pa_status pa_split_decodes_and_prefills(const int32_t *query_start_loc, int32_t 
 
 /* ---- local attention virtual batches ------------------------------------------ */
 
+/* Division and remainder of non-negative values by the chunk (or block)
+ * size: a shift and a mask when it is a power of two (Llama-4's 8192), which
+ * is most of the cost of the per-request loops otherwise. */
+typedef struct chunk_div {
+    int32_t d, shift; /* shift < 0: not a power of two */
+} chunk_div;
+static inline chunk_div chunk_div_make(int32_t d) {
+    chunk_div c = {d, -1};
+    if ((d & (d - 1)) == 0)
+        c.shift = __builtin_ctz((unsigned)d);
+    return c;
+}
+static inline int32_t cdiv_q(chunk_div c, int32_t a) { return c.shift >= 0 ? a >> c.shift : a / c.d; }
+static inline int32_t cdiv_r(chunk_div c, int32_t a) { return c.shift >= 0 ? a & (c.d - 1) : a % c.d; }
+
 /* Queries of a request in its first chunk and the number of chunks they touch. */
-static void local_counts(int32_t chunk, int32_t q, int32_t k, int32_t *first, int32_t *blocks) {
+static void local_counts(chunk_div cd, int32_t q, int32_t k, int32_t *first, int32_t *blocks) {
+    const int32_t chunk = cd.d;
     const int32_t start = k - q; /* absolute position of the first query */
-    const int32_t room = chunk - start % chunk;
+    const int32_t room = chunk - cdiv_r(cd, start);
     *first = room < q ? room : q;
-    *blocks = 1 + (q - *first + chunk - 1) / chunk;
+    /* (q - first + chunk - 1) / chunk without the sum, which can pass INT32_MAX */
+    const int32_t rest = q - *first;
+    *blocks = 1 + cdiv_q(cd, rest) + (cdiv_r(cd, rest) != 0);
 }
 
 static pa_status local_validate(const pa_local_attention_params *p, int32_t *nv_out, int32_t *pages_out) {
@@ -153,6 +171,7 @@ static pa_status local_validate(const pa_local_attention_params *p, int32_t *nv_
                    p->block_table_width);
     }
     int64_t nv = 0;
+    const chunk_div cd = chunk_div_make(p->attn_chunk_size);
     for (int32_t i = 0; i < n; i++) {
         const int32_t a = p->query_start_loc[i], b = p->query_start_loc[i + 1];
         PA_REQUIRE(b >= a,
@@ -163,7 +182,7 @@ static pa_status local_validate(const pa_local_attention_params *p, int32_t *nv_
         PA_REQUIRE(k >= 1, "local attention: request %d: seq_lens must be >= 1 (got %d)", i, k);
         PA_REQUIRE(k >= q, "local attention: request %d: seq_lens %d < query length %d", i, k, q);
         int32_t first, blocks;
-        local_counts(p->attn_chunk_size, q, k, &first, &blocks);
+        local_counts(cd, q, k, &first, &blocks);
         nv += blocks;
         PA_REQUIRE(nv < INT32_MAX, "local attention: request %d: number of virtual batches overflows int32", i);
     }
@@ -201,7 +220,7 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
                "local attention: seqlens_q_local, seqlens_k_local and block_table_local must not be NULL");
 
     const int32_t chunk = p->attn_chunk_size;
-    const int32_t bs = p->block_size;
+    const chunk_div cd = chunk_div_make(chunk), bd = chunk_div_make(p->block_size);
     const int32_t width = p->block_table_width;
     const int64_t stride = p->block_table_stride ? p->block_table_stride : width;
     int32_t v = 0;
@@ -211,10 +230,10 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
         const int32_t q = p->query_start_loc[i + 1] - p->query_start_loc[i];
         const int32_t k = p->seq_lens[i];
         int32_t first, blocks;
-        local_counts(chunk, q, k, &first, &blocks);
+        local_counts(cd, q, k, &first, &blocks);
         /* Keys in the request's last chunk: 1..chunk. */
-        const int32_t last_keys = k % chunk == 0 ? chunk : k % chunk;
-        const int32_t *row = p->block_table + (int64_t)i * stride;
+        const int32_t kr = cdiv_r(cd, k), last_keys = kr == 0 ? chunk : kr;
+        const int32_t v0 = v;
         for (int32_t j = 0; j < blocks; j++, v++) {
             int32_t ql;
             if (j == 0)
@@ -223,23 +242,28 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
                 const int32_t rest = q - first - chunk * (j - 1);
                 ql = rest < chunk ? rest : chunk;
             }
-            const int32_t kl = j == blocks - 1 ? last_keys : chunk;
-            /* Chunk start: the last chunk starts at k - last_keys, earlier ones a
-             * whole chunk apart. */
-            const int64_t kstart = (int64_t)k - last_keys - (int64_t)(blocks - 1 - j) * chunk;
-            const int64_t first_page = kstart / bs;
             out->seqlens_q_local[v] = ql;
             cu += ql;
             out->cu_seqlens_q_local[v + 1] = cu;
-            out->seqlens_k_local[v] = kl;
-            int32_t *dst = out->block_table_local + (int64_t)v * pages;
-            for (int32_t c = 0; c < pages; c++) {
-                int64_t col = first_page + c;
-                if (col > width - 1)
-                    col = width - 1;
-                dst[c] = row[col];
-            }
+            out->seqlens_k_local[v] = j == blocks - 1 ? last_keys : chunk;
         }
+        /* The block table: virtual batch j of the request starts at the page of
+         * its chunk, k - last_keys - (blocks - 1 - j) * chunk, and the chunks
+         * are consecutive, so the request's rows are one run of its block-table
+         * row, [first_page, first_page + blocks * pages), with columns past the
+         * last clipped to width - 1. One copy per request, not one per entry. */
+        const int32_t *row = p->block_table + (int64_t)i * stride;
+        const int64_t chunk0 = (int64_t)k - last_keys - (int64_t)(blocks - 1) * chunk; /* >= 0 */
+        const int64_t first_page = cdiv_q(bd, (int32_t)chunk0);
+        const int64_t total = (int64_t)blocks * pages;
+        int32_t *dst = out->block_table_local + (int64_t)v0 * pages;
+        int64_t in_row = width - first_page; /* columns before the clip */
+        in_row = in_row < 0 ? 0 : in_row > total ? total : in_row;
+        if (in_row > 0)
+            memcpy(dst, row + first_page, sizeof(int32_t) * (size_t)in_row);
+        const int32_t last = row[width - 1];
+        for (int64_t c = in_row; c < total; c++)
+            dst[c] = last;
     }
     if (num_virtual_batches)
         *num_virtual_batches = nv;

@@ -18,6 +18,22 @@ static pa_kv_geom geom_of(const pa_kv_cache *c) {
                            c->block_stride, c->page_stride, c->head_stride);
 }
 
+/* An input view [num_tokens, nh, hs] with token / head strides (0 =
+ * contiguous): the resolved strides and the extent (one past the last element
+ * read) must fit in int64, so no index computed from them wraps. */
+static pa_status check_view(const char *op, const char *name, int64_t num_tokens, int64_t tok_stride,
+                            int64_t head_stride, int64_t nh, int64_t hs) {
+    const int64_t h = head_stride ? head_stride : hs;
+    int64_t t = tok_stride, a = 0, b = 0, ext = 0;
+    int ok = tok_stride != 0 || pa_mul_i64(nh, h, &t);
+    if (ok && num_tokens > 0)
+        ok = pa_mul_i64(num_tokens - 1, t, &a) && pa_mul_i64(nh - 1, h, &b) && pa_add_i64(a, b, &ext) &&
+             pa_add_i64(ext, hs, &ext);
+    PA_REQUIRE(ok, "%s: %s view of %lld tokens with strides %lld/%lld overflows int64", op, name, (long long)num_tokens,
+               (long long)tok_stride, (long long)head_stride);
+    return PA_SUCCESS;
+}
+
 pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
     PA_REQUIRE(in != NULL, "reshape_and_cache: input descriptor is NULL");
     PA_TRY(pa_kv_cache_validate(cache));
@@ -34,6 +50,10 @@ pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *sl
                (long long)in->value_token_stride);
     PA_REQUIRE(in->value_head_stride >= 0, "reshape_and_cache: value_head_stride must be >= 0 (got %lld)",
                (long long)in->value_head_stride);
+    PA_TRY(check_view("reshape_and_cache", "key", in->num_tokens, in->key_token_stride, in->key_head_stride,
+                      cache->num_kv_heads, cache->head_size));
+    PA_TRY(check_view("reshape_and_cache", "value", in->num_tokens, in->value_token_stride, in->value_head_stride,
+                      cache->num_kv_heads, cache->head_size));
     if (in->num_tokens > 0) {
         PA_REQUIRE(in->key != NULL, "reshape_and_cache: key is NULL");
         PA_REQUIRE(in->value != NULL, "reshape_and_cache: value is NULL");
@@ -59,6 +79,15 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
     PA_REQUIRE(new_kv_token_stride >= 0, "kv_cache_update: new_kv_token_stride must be >= 0 (got %lld)",
                (long long)new_kv_token_stride);
     PA_REQUIRE(num_slices_padded >= 0, "kv_cache_update: num_slices_padded must be >= 0 (got %d)", num_slices_padded);
+    {
+        /* rows of 2 * kvh heads; the extent of new_kv must fit in int64 */
+        const int64_t row = 2 * (int64_t)cache->num_kv_heads * cache->head_size; /* fits: the cache validated */
+        const int64_t ts = new_kv_token_stride ? new_kv_token_stride : row;
+        int64_t ext = 0;
+        PA_REQUIRE(num_tokens == 0 || (pa_mul_i64(num_tokens - 1, ts, &ext) && pa_add_i64(ext, row, &ext)),
+                   "kv_cache_update: new_kv of %lld tokens with token stride %lld overflows int64",
+                   (long long)num_tokens, (long long)new_kv_token_stride);
+    }
     if (num_slices_padded > 0) {
         PA_REQUIRE(slices != NULL, "kv_cache_update: slices is NULL");
         PA_REQUIRE(num_slices != NULL, "kv_cache_update: num_slices is NULL");

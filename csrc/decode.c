@@ -52,6 +52,16 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
                    kv->block_size);
         PA_REQUIRE(p->bs_local_blocks >= 0, "decode: blocksparse_local_blocks must be >= 0");
         PA_REQUIRE(p->tp_rank >= 0, "decode: tp_rank must be >= 0");
+        /* The per-head offset (tp_rank * heads + head) * |sliding_step| + 1
+         * plus the largest key block must fit in int32, the width the kernels
+         * and the reference compute it in. */
+        const int64_t heads = p->bs_head_sliding_step >= 0 ? p->num_heads : kv->num_kv_heads;
+        const int64_t step = p->bs_head_sliding_step >= 0 ? p->bs_head_sliding_step : -(int64_t)p->bs_head_sliding_step;
+        const int64_t kmax = p->max_seq_len > 0 ? p->max_seq_len / p->bs_block_size : 0;
+        const int64_t top = (int64_t)p->tp_rank * heads + heads - 1; /* < 2^62 */
+        PA_REQUIRE(step == 0 || top <= (INT32_MAX - 1 - kmax) / step,
+                   "decode: blocksparse head offset (tp_rank %d, %lld heads, sliding step %d) overflows int32",
+                   p->tp_rank, (long long)heads, p->bs_head_sliding_step);
     }
     if (p->num_seqs == 0)
         return PA_SUCCESS;

@@ -223,6 +223,28 @@ pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *c, int32_t n
     PA_REQUIRE(num_prefills >= 0 && num_prefills <= n, "num_prefills %d outside [0, num_reqs %d]", (int)num_prefills,
                (int)n);
     PA_REQUIRE(out->seq_start_loc != NULL, "output seq_start_loc is NULL");
+    /* Prefills first (seed 003's order): requests [0, num_prefills) are
+     * prefills, the rest decodes, and no decode may have a longer query than a
+     * prefill (requests with no new token are neutral). A batch that breaks it
+     * is in the other order (decodes first, as reorder and split leave it) or
+     * has a wrong num_prefills: refused, not mislabelled. */
+    {
+        const int32_t *qsl = c->query_start_loc;
+        int32_t min_pre = INT32_MAX, min_pre_r = -1, max_dec = 0, max_dec_r = -1;
+        for (int32_t r = 0; r < n; r++) {
+            const int32_t q = qsl[r + 1] - qsl[r];
+            if (q == 0)
+                continue;
+            if (r < num_prefills && q < min_pre)
+                min_pre = q, min_pre_r = r;
+            if (r >= num_prefills && q > max_dec)
+                max_dec = q, max_dec_r = r;
+        }
+        PA_REQUIRE(max_dec_r < 0 || min_pre_r < 0 || max_dec <= min_pre,
+                   "request %d: decode query length %d > query length %d of prefill request %d (num_prefills %d); "
+                   "this builder wants prefills first (decodes first is the order of reorder/split)",
+                   (int)max_dec_r, (int)max_dec, (int)min_pre, (int)min_pre_r, (int)num_prefills);
+    }
     int64_t kv_total = 0;
     for (int32_t r = 0; r < n; r++) {
         kv_total += c->seq_lens[r];

@@ -172,10 +172,19 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
     pa_context_attention_params pf;
     pa_decode_params dc;
     pa_mixed_split(p, &pf, &dc);
-    /* Both parts are checked whatever their size, so a bad shared field fails
-     * the same way in every batch mix. */
+    /* The prefill part is always checked (it carries the shared fields: out,
+     * query, cache, heads). The decode part only when there are decodes: with
+     * none, the call is a context attention and accepts what
+     * pa_context_attention accepts (a head size the decode op lacks, say). */
     PA_TRY(pa_context_attention_validate(&pf));
-    PA_TRY(pa_decode_validate(&dc));
+    if (dc.num_seqs > 0) {
+        PA_TRY(pa_decode_validate(&dc));
+        /* The decode launch's own limit, checked here so that no caller
+         * (pa_mixed_attention included) finds it after the prefill ran. */
+        PA_REQUIRE((int64_t)dc.num_seqs * dc.num_heads <= INT32_MAX,
+                   "mixed_attention: num_decode_tokens %d x num_heads %d is too large for one decode launch",
+                   dc.num_seqs, dc.num_heads);
+    }
     return PA_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
  * host<->device copy happens here, so every entry is CUDA-graph safe. */
 #include <stdint.h>
 
+#include "decode_internal.h"
 #include "internal.h"
 #include "prefill_internal.h"
 
@@ -99,19 +100,22 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
     pa_context_attention_params pf;
     pa_decode_params dc;
     pa_mixed_split(p, &pf, &dc);
-    /* What the decode entry checks on the host (pa_decode_validate via the
-     * mixed validation, pointer alignment, the workspace) is checked here first,
-     * so it does not refuse after the prefill part was launched. The decode
-     * part's pointers are offsets of the same buffers by whole rows. */
+    /* Everything the decode entry checks on the host is checked here first, so
+     * nothing refuses after the prefill part was launched: the workspace, then
+     * the decode launch itself as pa_paged_attention_decode will build it
+     * (validation, pointer alignment, grid and CTA limits). The decode part's
+     * pointers are offsets of the same buffers by whole rows. */
     PA_TRY(check_context_pointers(op, &pf));
-    size_t need = 0;
     if (dc.num_seqs > 0) {
+        size_t need = 0;
         PA_TRY(pa_paged_attention_decode_workspace_size(&dc, &need));
         if (workspace_bytes < need)
             return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "%s: workspace of %zu bytes; the decode part needs %zu", op,
                            workspace_bytes, need);
         PA_REQUIRE(need == 0 || (workspace != NULL && (uintptr_t)workspace % 16 == 0),
                    "%s: workspace must be non-NULL and 16-byte aligned", op);
+        pa_dec_kparams kp;
+        PA_TRY(pa_dec_kparams_make(&dc, PA_DEC_MODE_AUTO, workspace, workspace_bytes, &kp, NULL));
     }
     if (pf.num_seqs > 0 && pf.max_query_len > 0) {
         pa_prefill_kparams k;

@@ -48,8 +48,11 @@ __global__ void __launch_bounds__(kCopyThreads) copy_blocks_kernel(const pa_cb_p
 // Copy engines, not a kernel: no SM time taken from the model, no mapped
 // allocations needed. Contiguous runs are merged (pa_swap_next_run), then up to
 // kBatch runs go out per cudaMemcpyBatchAsync call. The batch API refuses the
-// legacy NULL stream, and a driver older than the runtime may not have it: both
-// fall back to one cudaMemcpyAsync per run (still coalesced).
+// legacy NULL stream, a driver older than the runtime may not have it, and it
+// cannot be captured into a CUDA graph (cudaErrorStreamCaptureUnsupported,
+// which also invalidates the capture): all three fall back to one
+// cudaMemcpyAsync per run (still coalesced), which graphs capture. The capture
+// state is asked first, so a capture never sees the batch call.
 constexpr int kBatch = 128;
 
 cudaError_t copy_runs_one_by_one(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t n,
@@ -103,7 +106,16 @@ extern "C" int pa_launch_swap_blocks(void *dst, const void *src, int64_t block_b
     const void *srcs[kBatch];
     size_t sizes[kBatch];
     size_t count = 0;
-    bool batch_ok = true;
+    bool batch_ok = s != nullptr && s != cudaStreamLegacy;
+    if (batch_ok) {
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
+            (void)cudaGetLastError(); // unknown state: take the capturable path
+            batch_ok = false;
+        } else if (cs != cudaStreamCaptureStatusNone) {
+            batch_ok = false; // active (or invalidated) capture: no batch call
+        }
+    }
     for (int64_t i = 0; i < n;) {
         const pa_block_run r = pa_swap_next_run(mapping, n, &i);
         dsts[count] = static_cast<char *>(dst) + r.dst_block * block_bytes;

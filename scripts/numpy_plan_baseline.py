@@ -113,6 +113,63 @@ def build(comp, sched, bt, num_prefills, padded_num_tokens=0):
                 slices=slices, num_slices=total_block_len)
 
 
+CHUNK = 8192
+
+
+def reorder(sched, decode_threshold=1):
+    """Decodes first with the fewest swaps, as vLLM's builder reorders its
+    persistent batch (a Python loop over the requests there too); returns the
+    permutation (new position -> old request)."""
+    n = sched.shape[0]
+    decodes, prefills = [], []
+    for i in range(n):
+        (decodes if sched[i] <= decode_threshold else prefills).append(i)
+    perm = list(range(n))
+    nd = len(decodes)
+    for i in range(1, min(nd, len(prefills)) + 1):
+        d = decodes[nd - i]
+        if d < nd:
+            break
+        p = prefills[i - 1]
+        perm[p], perm[d] = perm[d], perm[p]
+    return perm
+
+
+def local_virtual_batches(query_start_loc, seq_lens, bt, chunk=CHUNK):
+    """Chunked local attention's virtual batches, vectorised: each (request,
+    chunk touched by its queries) pair becomes a virtual request with its
+    query / key lengths and its row of block_table pages (clipped to the last
+    column), as include/pagedattn/batch.h defines them."""
+    q = np.diff(query_start_loc)
+    k = seq_lens
+    pages = chunk // BLOCK_SIZE
+    width = bt.shape[1]
+    start = k - q
+    first = np.minimum(chunk - start % chunk, q)
+    blocks = 1 + (q - first + chunk - 1) // chunk
+    nv = int(blocks.sum())
+    req = np.repeat(np.arange(q.shape[0]), blocks)
+    j = np.arange(nv) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    seqlens_q = np.where(j == 0, first[req], np.minimum(q[req] - first[req] - chunk * (j - 1), chunk))
+    last_keys = np.where(k % chunk == 0, chunk, k % chunk)
+    seqlens_k = np.where(j == blocks[req] - 1, last_keys[req], chunk)
+    kstart = k[req] - last_keys[req] - (blocks[req] - 1 - j) * chunk
+    cols = np.minimum(kstart[:, None] // BLOCK_SIZE + np.arange(pages)[None, :], width - 1)
+    block_table_local = bt[req[:, None], cols]
+    cu_seqlens_q = np.zeros(nv + 1, dtype=np.int32)
+    np.cumsum(seqlens_q, out=cu_seqlens_q[1:])
+    return seqlens_q.astype(np.int32), cu_seqlens_q, seqlens_k.astype(np.int32), block_table_local
+
+
+def build_local(comp, sched, bt):
+    """vLLM's builder steps for chunked local attention: reorder, common
+    metadata with the slot mapping, local virtual batches."""
+    perm = reorder(sched)
+    out = build(comp, sched, bt, 0)
+    lv = local_virtual_batches(out["query_start_loc"], out["seq_lens"], bt)
+    return perm, out, lv
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=0, help="samples per size (default 300 / 100 / 30)")
@@ -135,6 +192,25 @@ def main():
         t.sort()
         print("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f" % (
             n, num_prefills, int(sched.sum()), out["slot_mapping"].shape[0], out["num_slices"], t[len(t) // 2],
+            t[len(t) // 10], t[len(t) * 9 // 10]))
+    print("# numpy baseline local: reorder + common metadata (slot mapping) + local virtual batches, "
+          "attn_chunk_size %d, block_size 16" % CHUNK)
+    print("%-6s %-8s %-8s %-8s %-8s %12s %12s %12s" % ("reqs", "prefill", "tokens", "virtual", "pages", "median_us",
+                                                      "p10_us", "p90_us"))
+    for n, default_reps in ((8, 300), (256, 100), (4096, 30)):
+        comp, sched, bt, num_prefills = make_batch(n, a.seed + n)
+        reps = a.reps or default_reps
+        for _ in range(3):
+            res = build_local(comp, sched, bt)
+        t = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            res = build_local(comp, sched, bt)
+            t.append((time.perf_counter() - t0) * 1e6)
+        t.sort()
+        lv = res[2]
+        print("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f" % (
+            n, num_prefills, int(sched.sum()), lv[0].shape[0], lv[3].shape[1], t[len(t) // 2],
             t[len(t) // 10], t[len(t) * 9 // 10]))
 
 

@@ -1,6 +1,7 @@
 /* CPU references for the cache ops: plain loops over host memory. These are the
  * specification the kernels are tested against byte for byte. Each checks the
  * per-step data (slots, slices, pairs) up front and writes nothing on error. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cache_ops_internal.h"
@@ -110,6 +111,39 @@ pa_status pa_ref_swap_blocks(void *dst, const void *src, int64_t block_bytes, co
     return PA_SUCCESS;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A destination that is also a source (of another pair or of its own) makes
+ * the result depend on the copy order, on the device and here: cache_ops.h
+ * forbids it, and the reference refuses it naming the pair (O(n log n)). */
+static pa_status check_dst_not_a_source(const int64_t *m, int64_t n) {
+    int64_t *src = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (!src)
+        return pa_fail(PA_ERR_INTERNAL, "copy_blocks reference: out of host memory");
+    int64_t ns = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (m[2 * i] != -1 && m[2 * i + 1] != -1)
+            src[ns++] = m[2 * i];
+    qsort(src, (size_t)ns, sizeof(int64_t), cmp_i64);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t s = m[2 * i], d = m[2 * i + 1];
+        if (s == -1 || d == -1)
+            continue;
+        if (bsearch(&d, src, (size_t)ns, sizeof(int64_t), cmp_i64)) {
+            free(src);
+            return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                           "copy_blocks: block_mapping[%lld] = (%lld, %lld): destination %lld is also a source in "
+                           "this call",
+                           (long long)i, (long long)s, (long long)d, (long long)d);
+        }
+    }
+    free(src);
+    return PA_SUCCESS;
+}
+
 pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches, int32_t num_layers,
                              const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block, pa_dtype dtype,
                              int64_t num_blocks) {
@@ -131,6 +165,7 @@ pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches,
                    "copy_blocks: block_mapping[%lld] = (%lld, %lld) out of range [0, %lld)", (long long)i, (long long)s,
                    (long long)d, (long long)num_blocks);
     }
+    PA_TRY(check_dst_not_a_source(block_mapping, num_pairs));
     const int64_t bytes = numel_per_block * (int64_t)pa_dtype_size(dtype);
     for (int32_t l = 0; l < num_layers; l++)
         for (int64_t i = 0; i < num_pairs; i++) {

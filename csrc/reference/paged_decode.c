@@ -14,13 +14,14 @@
 static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, int seq_len, int pos) {
     if (p->bs_vert_stride <= 1)
         return 1;
-    int q_block = (seq_len - 1) / p->bs_block_size;
-    int k_block = pos / p->bs_block_size;
-    int offset;
+    /* 64-bit: pa_decode_validate bounds the offset to int32, so these are exact */
+    const int64_t q_block = (seq_len - 1) / p->bs_block_size;
+    const int64_t k_block = pos / p->bs_block_size;
+    int64_t offset;
     if (p->bs_head_sliding_step >= 0)
-        offset = (p->tp_rank * p->num_heads + head) * p->bs_head_sliding_step + 1;
+        offset = ((int64_t)p->tp_rank * p->num_heads + head) * p->bs_head_sliding_step + 1;
     else
-        offset = (p->tp_rank * p->kv.num_kv_heads + kv_head) * (-p->bs_head_sliding_step) + 1;
+        offset = ((int64_t)p->tp_rank * p->kv.num_kv_heads + kv_head) * -(int64_t)p->bs_head_sliding_step + 1;
     int is_remote = (k_block + offset) % p->bs_vert_stride == 0;
     int is_local = k_block > q_block - p->bs_local_blocks;
     return is_remote || is_local;
@@ -42,11 +43,15 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, kv->num_kv_heads, hs,
                                    kv->block_stride, kv->page_stride, kv->head_stride);
 
-    /* Check every seq_len and block id before writing anything. */
+    /* Check every seq_len and block id before writing anything. The scratch
+     * is sized by the longest seq_len, not by the max_seq_len bound (which can
+     * be far larger, or come with no sequence at all). */
+    int max_len = 1;
     for (int s = 0; s < p->num_seqs; s++) {
         int L = p->seq_lens[s];
         PA_REQUIRE(L >= 1 && L <= p->max_seq_len, "decode: seq_lens[%d] = %d outside 1..max_seq_len %d", s, L,
                    p->max_seq_len);
+        max_len = L > max_len ? L : max_len;
         for (int b = 0; b < (L + bs - 1) / bs; b++) {
             int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
             PA_REQUIRE(blk >= 0 && blk < kv->num_blocks, "decode: block_tables[%d][%d] = %d outside 0..%d", s, b, blk,
@@ -54,7 +59,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
         }
     }
 
-    double *logits = malloc(sizeof(double) * (size_t)p->max_seq_len);
+    double *logits = malloc(sizeof(double) * (size_t)max_len);
     double *acc = malloc(sizeof(double) * (size_t)hs);
     float *q = malloc(sizeof(float) * (size_t)hs);
     if (!logits || !acc || !q) {

@@ -168,8 +168,13 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
     const float v_scale = fp8 && kv->v_scale ? *kv->v_scale : 1.0f;
     const pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, nkv, hs, kv->block_stride,
                                          kv->page_stride, kv->head_stride);
+    /* Scratch for the longest seq_len present (checked <= max_seq_len), not
+     * for the max_seq_len bound itself, which may be far larger. */
+    int64_t max_len = 1;
+    for (int s = 0; s < p->num_seqs; s++)
+        max_len = p->seq_lens[s] > max_len ? p->seq_lens[s] : max_len;
     scratch sc;
-    PA_TRY(scratch_alloc(&sc, p->max_seq_len, nkv, hs));
+    PA_TRY(scratch_alloc(&sc, max_len, nkv, hs));
     for (int s = 0; s < p->num_seqs; s++) {
         const int64_t q0 = p->query_start_loc[s];
         const int q_len = (int)(p->query_start_loc[s + 1] - q0), L = p->seq_lens[s], ctx = L - q_len;

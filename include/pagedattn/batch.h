@@ -56,7 +56,10 @@ PA_API pa_status pa_reorder_batch_to_split_decodes_and_prefills(const int32_t *n
                                                                 int32_t decode_threshold, pa_swap_fn swap, void *user,
                                                                 int32_t *perm, int32_t *tokens_out, int *modified);
 
-/* Decode/prefill boundary of a reordered batch. */
+/* Decode/prefill boundary of a reordered batch. Order: decodes first, then
+ * prefills (vLLM v1, seed 002). pa_build_prompt_decode_metadata (metadata.h)
+ * wants the other order, prefills first (seed 003); its header shows the two
+ * side by side. */
 typedef struct pa_batch_split {
     int32_t num_decodes;        /* requests with query_len <= decode_threshold (at the front) */
     int32_t num_prefills;       /* the rest */

@@ -150,8 +150,26 @@ typedef struct pa_prompt_decode_metadata {
 } pa_prompt_decode_metadata;
 
 /* Builds the decode/prompt metadata from common metadata made by
- * pa_build_common_metadata. num_prefills in [0, num_reqs]: the scheduler
- * places prompt chunks first. enc may be NULL (decoder-only model). */
+ * pa_build_common_metadata. num_prefills in [0, num_reqs]. enc may be NULL
+ * (decoder-only model).
+ *
+ * Batch order. Two orders exist, and each function wants its own:
+ *
+ *   this builder (xFormers, seed 003)    pa_reorder_batch_to_split_decodes_and_prefills,
+ *                                        pa_split_decodes_and_prefills (v1, seed 002)
+ *   |prefill_0|..|prefill_P-1|decode_0|..|   |decode_0|..|decode_D-1|prefill_0|..|
+ *   requests [0, P) are prefills,            requests [0, D) are decodes
+ *   [P, num_reqs) decodes                    (query <= decode_threshold), the rest prefills
+ *
+ * Here no decode (request in [num_prefills, num_reqs)) may have a longer
+ * query than a prefill (request in [0, num_prefills)); requests with no new
+ * token are left out of the comparison. So the labels agree with some
+ * threshold: decodes at or below it, prefills at or above it (a one-token
+ * prompt chunk may be a prefill; a speculative decode of k tokens is fine when
+ * no prefill is shorter). A batch in the decodes-first order, or a wrong
+ * num_prefills, breaks it and is PA_ERR_INVALID_ARGUMENT naming the request
+ * (num_prefills 0, all decodes, and num_reqs, all prefills, are always
+ * consistent). The prefills-first  * layout is also what pa_mixed_attention reads. */
 PA_API pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *common, int32_t num_prefills,
                                                  const pa_encoder_batch *enc, pa_prompt_decode_metadata *out);
 

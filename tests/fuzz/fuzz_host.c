@@ -1,9 +1,18 @@
-/* libFuzzer target for the host layer: decodes the input into batches and runs
- * the validation + builders on them, checking invariants:
+/* libFuzzer target for the host layer: decodes the input into batches, cache
+ * descriptors and op parameters, and runs the validators, builders and CPU
+ * references on them, checking:
+ *   heuristics -> exact values of the documented formulas (heuristics.h);
+ *   kv caches  -> accepted iff kv_cache.h's written definition says valid,
+ *                 with the element count it gives;
+ *   ops (decode, context prefill, ragged, reshape_and_cache, kv_cache_update,
+ *       swap/copy blocks) -> accepted implies the CPU reference ran on buffers
+ *                 sized from the headers' shapes (ASan/UBSan watch every
+ *                 access); rejected implies every output byte untouched;
  *   success  -> outputs consistent (prefix sums monotonic, sums match, sizes
  *               within the declared capacity, nothing written past it);
  *   failure  -> a non-empty pa_last_error() and untouched outputs.
  * Invariants use FUZZ_CHECK (abort), not assert(): release builds define NDEBUG. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,40 +245,846 @@ static void fuzz_local_attention(reader *r) {
     FUZZ_CHECK(cu[nv] == (n ? qsl[n] : 0));
 }
 
+/* ---- validators of the ops: accepted -> the CPU reference runs on buffers
+ * sized from the headers' written shapes (ASan/UBSan watch every access);
+ * rejected -> a message and every output byte as it was. ------------------- */
+
+#define OP_LIMIT ((int64_t)1 << 18) /* largest buffer (elements) a case allocates */
+#define SENT_BYTE 0x5A
+
+/* Deterministic values from a seed read from the input, so big tables cost
+ * four input bytes, not one per entry. */
+typedef struct prng {
+    uint64_t s;
+} prng;
+static uint64_t pr_next(prng *g) {
+    uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* uniform in [lo, hi] (hi >= lo, both small) */
+static int64_t pr_range(prng *g, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(pr_next(g) % (uint64_t)(hi - lo + 1));
+}
+
+static int esize(int dt) {
+    switch (dt) {
+    case PA_DTYPE_F32: return 4;
+    case PA_DTYPE_F16:
+    case PA_DTYPE_BF16: return 2;
+    case PA_DTYPE_FP8_E4M3:
+    case PA_DTYPE_FP8_E5M2: return 1;
+    }
+    return 0;
+}
+
+/* A buffer of n elements of e bytes, sentinel-filled; NULL when n is out of
+ * [0, OP_LIMIT] (the case is then too big to run, or nonsense). */
+static void *sent_buf(int64_t n, int e) {
+    if (n < 0 || n > OP_LIMIT || e <= 0)
+        return NULL;
+    void *p = malloc((size_t)(n * e) + 1); /* +1: malloc(0) */
+    if (p)
+        memset(p, SENT_BYTE, (size_t)(n * e) + 1);
+    return p;
+}
+static int untouched(const void *p, size_t bytes) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < bytes; i++)
+        if (b[i] != SENT_BYTE)
+            return 0;
+    return 1;
+}
+
+/* An int32 field: mostly small, sometimes 0, negative or raw. */
+static int32_t rd_field(reader *r, int32_t small_max) { return rd_len(r, small_max); }
+
+/* A stride: mostly 0 (contiguous), sometimes small, sometimes raw 64-bit. */
+static int64_t rd_stride(reader *r) {
+    const uint8_t t = rd_u8(r);
+    if (t < 170)
+        return 0;
+    if (t < 240)
+        return (int64_t)(t - 170) - 4;
+    const int64_t hi = rd_i32(r), lo = (uint32_t)rd_i32(r);
+    return (int64_t)(((uint64_t)hi << 32) | (uint64_t)lo);
+}
+
+static pa_dtype rd_dtype(reader *r) {
+    const uint8_t t = rd_u8(r);
+    return t < 250 ? (pa_dtype)(t % 5) : (pa_dtype)(int32_t)(t - 245); /* 5..10: unknown */
+}
+
+/* kv_cache.h's written definition of a valid descriptor and its buffer size
+ * (elements spanning the strides), independent of csrc/kv_cache.c:
+ *   vllm   key [nb, kvh, head/x, block, x], value [nb, kvh, head, block], x = 16 / elt
+ *   nhd    [nb, block, kvh, head], strides block > page > head >= head_size, no overlap
+ *   hnd    [nb, kvh, block, head], strides block > head > page >= head_size, no overlap
+ *   combined [nb, block, 2*kvh, head], one buffer (value NULL or == key)
+ * Returns 1 with *elems set when valid (sizes in bytes within int64), else 0. */
+static int kv_spec(const pa_kv_cache *c, int64_t *elems) {
+    const int e = esize((int)c->dtype);
+    if ((int)c->layout < 0 || (int)c->layout > 3 || e == 0)
+        return 0;
+    if (c->num_blocks <= 0 || c->block_size <= 0 || c->num_kv_heads <= 0 || c->head_size <= 0 || c->key == NULL)
+        return 0;
+    const __int128 nb = c->num_blocks, bs = c->block_size, kvh = c->num_kv_heads, hs = c->head_size;
+    __int128 n;
+    if (c->layout == PA_LAYOUT_COMBINED) {
+        if (c->value != NULL && c->value != c->key)
+            return 0;
+        if (c->block_stride || c->page_stride || c->head_stride)
+            return 0;
+        n = nb * bs * 2 * kvh * hs;
+    } else if (c->layout == PA_LAYOUT_VLLM) {
+        if (c->value == NULL || c->head_size % (16 / e) != 0)
+            return 0;
+        if (c->block_stride || c->page_stride || c->head_stride)
+            return 0;
+        n = nb * kvh * hs * bs;
+    } else {
+        if (c->value == NULL || c->block_stride < 0 || c->page_stride < 0 || c->head_stride < 0)
+            return 0;
+        __int128 hstr, pstr, bstr;
+        /* each contiguous extent (what a zero stride stands for, and what an
+         * explicit one must reach) must fit in int64 */
+        const __int128 big = INT64_MAX;
+        if (c->layout == PA_LAYOUT_FLASH_NHD) {
+            hstr = c->head_stride ? c->head_stride : hs;
+            if (hstr < hs || kvh * hstr > big)
+                return 0;
+            pstr = c->page_stride ? c->page_stride : kvh * hstr;
+            if (pstr < kvh * hstr || bs * pstr > big)
+                return 0;
+            bstr = c->block_stride ? c->block_stride : bs * pstr;
+            if (bstr < bs * pstr)
+                return 0;
+        } else {
+            pstr = c->page_stride ? c->page_stride : hs;
+            if (pstr < hs || bs * pstr > big)
+                return 0;
+            hstr = c->head_stride ? c->head_stride : bs * pstr;
+            if (hstr < bs * pstr || kvh * hstr > big)
+                return 0;
+            bstr = c->block_stride ? c->block_stride : kvh * hstr;
+            if (bstr < kvh * hstr)
+                return 0;
+        }
+        /* every intermediate of the span fits (strides < 2^63, counts < 2^31) */
+        n = (nb - 1) * bstr + (bs - 1) * pstr + (kvh - 1) * hstr + hs;
+    }
+    if (n * e > (__int128)INT64_MAX)
+        return 0;
+    *elems = (int64_t)n;
+    return 1;
+}
+
+/* A cache descriptor from the input. small: sizes a case can allocate. */
+static void rd_cache(reader *r, pa_kv_cache *c, int small) {
+    static const int32_t heads[] = {8, 16, 32, 64, 24, 40, 128, 256, 80, 112};
+    memset(c, 0, sizeof *c);
+    const uint8_t l = rd_u8(r);
+    c->layout = (pa_kv_layout)(l < 250 ? l % 4 : (int32_t)l - 260);
+    c->dtype = rd_dtype(r);
+    c->num_blocks = rd_field(r, small ? 6 : 40);
+    c->block_size = rd_u8(r) < 200 ? (1 << (rd_u8(r) % 5)) : rd_field(r, 20);
+    c->num_kv_heads = rd_field(r, small ? 2 : 8);
+    c->head_size = rd_u8(r) < 230 ? heads[rd_u8(r) % 10] : rd_field(r, 300);
+    if (c->layout == PA_LAYOUT_FLASH_NHD || c->layout == PA_LAYOUT_FLASH_HND || rd_u8(r) == 9) {
+        c->block_stride = rd_stride(r);
+        c->page_stride = rd_stride(r);
+        c->head_stride = rd_stride(r);
+    }
+}
+
+/* Buffers for c (sentinel-filled) when it is valid and small; else dummies a
+ * rejected call must not write. Returns the bytes of each buffer. */
+/* A valid cache too big to allocate: the case is skipped (a call that
+ * accepted it would rightly read past the dummy buffers). */
+static int too_big(int spec_ok, int64_t elems) { return spec_ok && elems > OP_LIMIT; }
+
+static size_t attach_cache(pa_kv_cache *c, void **k, void **v, int spec_ok, int64_t elems) {
+    const int e = esize((int)c->dtype) ? esize((int)c->dtype) : 1;
+    size_t bytes = 16;
+    *k = *v = NULL;
+    if (spec_ok && elems <= OP_LIMIT) {
+        bytes = (size_t)elems * (size_t)e;
+        *k = sent_buf(elems, e);
+        *v = c->layout == PA_LAYOUT_COMBINED ? NULL : sent_buf(elems, e);
+    } else {
+        *k = sent_buf(16, 1);
+        *v = c->layout == PA_LAYOUT_COMBINED ? NULL : sent_buf(16, 1);
+    }
+    c->key = *k;
+    c->value = *v;
+    return bytes;
+}
+
+/* Cache contents: finite values in every dtype (0x3C bytes), so a reference
+ * that runs computes numbers; sentinel elsewhere is for the reject checks. */
+static void fill_cache_values(void *k, void *v, size_t bytes) {
+    if (k)
+        memset(k, 0x3C, bytes);
+    if (v)
+        memset(v, 0x3C, bytes);
+}
+
+static float rd_float(reader *r) {
+    const uint8_t t = rd_u8(r);
+    if (t < 200)
+        return (float)t / 64.0f;
+    if (t < 220)
+        return -(float)(t - 199);
+    if (t < 230)
+        return NAN;
+    if (t < 240)
+        return INFINITY;
+    uint32_t u = (uint32_t)rd_i32(r);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void fuzz_kv_cache(reader *r) {
+    pa_kv_cache c;
+    rd_cache(r, &c, 0);
+    static unsigned char dummy[2];
+    c.key = rd_u8(r) == 1 ? NULL : dummy;
+    c.value = c.layout == PA_LAYOUT_COMBINED ? (rd_u8(r) == 1 ? dummy + 1 : NULL) : (rd_u8(r) == 1 ? NULL : dummy);
+    int64_t want = 0;
+    const int ok = kv_spec(&c, &want);
+    const pa_status s = pa_kv_cache_validate(&c);
+    if (s != PA_SUCCESS)
+        FUZZ_CHECK(pa_last_error()[0] != '\0');
+    FUZZ_CHECK((s == PA_SUCCESS) == ok);
+    int64_t ke = -7, ve = -7;
+    const pa_status s2 = pa_kv_cache_elements(&c, &ke, &ve);
+    FUZZ_CHECK((s2 == PA_SUCCESS) == ok);
+    if (ok) {
+        FUZZ_CHECK(ke == want);
+        FUZZ_CHECK(ve == (c.layout == PA_LAYOUT_COMBINED ? 0 : want));
+    } else {
+        FUZZ_CHECK(ke == -7 && ve == -7 && pa_last_error()[0] != '\0');
+    }
+}
+
+/* reshape_and_cache: new K/V views [num_tokens, kvh, head] with strides, slots. */
+static void fuzz_reshape_and_cache(reader *r) {
+    pa_kv_cache c;
+    rd_cache(r, &c, 1);
+    void *kc, *vc;
+    int64_t ce = 0;
+    c.key = (void *)1; /* for kv_spec's NULL test only */
+    c.value = c.layout == PA_LAYOUT_COMBINED ? NULL : (void *)1;
+    const int cok = kv_spec(&c, &ce);
+    const size_t cbytes = attach_cache(&c, &kc, &vc, cok, ce);
+    void *kin = NULL, *vin = NULL;
+    float ks = rd_float(r), vs = rd_float(r);
+    if (rd_u8(r) & 1) {
+        c.k_scale = &ks;
+        c.v_scale = &vs;
+    }
+    pa_kv_input in;
+    memset(&in, 0, sizeof in);
+    in.dtype = rd_dtype(r);
+    in.num_tokens = rd_field(r, 12);
+    in.key_token_stride = rd_stride(r);
+    in.key_head_stride = rd_stride(r);
+    in.value_token_stride = rd_stride(r);
+    in.value_head_stride = rd_stride(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int ie = esize((int)in.dtype) ? esize((int)in.dtype) : 1;
+    if (too_big(cok, ce) || in.num_tokens > 64)
+        goto done; /* too big to run */
+    /* input view sizes from the header: (nt-1)*token_stride + (kvh-1)*head_stride + head */
+    for (int w = 0; w < 2; w++) {
+        const int64_t ts = w ? in.value_token_stride : in.key_token_stride;
+        const int64_t hstr = w ? in.value_head_stride : in.key_head_stride;
+        __int128 need = 16;
+        if (in.num_tokens > 0 && c.num_kv_heads > 0 && c.head_size > 0 && ts >= 0 && hstr >= 0) {
+            const __int128 h = hstr ? hstr : c.head_size;
+            const __int128 t = ts ? ts : (__int128)c.num_kv_heads * h;
+            need = (in.num_tokens - 1) * t + (__int128)(c.num_kv_heads - 1) * h + c.head_size;
+        }
+        void *b = sent_buf(need > OP_LIMIT ? -1 : (int64_t)need, ie);
+        if (!b)
+            b = sent_buf(16, 1); /* too big to run: a valid call would read past it, so skip below */
+        if (w)
+            vin = b;
+        else
+            kin = b;
+        if (need > OP_LIMIT)
+            goto done;
+    }
+    {
+        const int64_t nt = in.num_tokens > 0 ? in.num_tokens : 0;
+        int64_t slots[64 + 1];
+        const int64_t nslots = (int64_t)c.num_blocks * (c.block_size > 0 ? c.block_size : 0);
+        for (int64_t t = 0; t < nt; t++) {
+            const uint64_t k = pr_next(&g) % 16;
+            slots[t] = k == 0 ? -1 : k == 1 ? nslots : k == 2 ? -2 : pr_range(&g, 0, nslots > 0 ? nslots - 1 : 0);
+        }
+        in.key = kin;
+        in.value = vin;
+        unsigned char *snap_k = malloc(cbytes + 1), *snap_v = malloc(cbytes + 1);
+        if (cok && ce <= OP_LIMIT)
+            fill_cache_values(kc, vc, cbytes);
+        memcpy(snap_k, kc, cok && ce <= OP_LIMIT ? cbytes : 16);
+        if (vc)
+            memcpy(snap_v, vc, cok && ce <= OP_LIMIT ? cbytes : 16);
+        const pa_status s = pa_ref_reshape_and_cache(&in, rd_u8(r) == 3 ? NULL : slots, &c);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0');
+            FUZZ_CHECK(memcmp(snap_k, kc, cok && ce <= OP_LIMIT ? cbytes : 16) == 0);
+            if (vc)
+                FUZZ_CHECK(memcmp(snap_v, vc, cok && ce <= OP_LIMIT ? cbytes : 16) == 0);
+        } else {
+            FUZZ_CHECK(cok); /* accepted only a cache kv_cache.h calls valid */
+            for (int64_t t = 0; t < nt; t++)
+                FUZZ_CHECK(slots[t] >= -1 && slots[t] < nslots);
+        }
+        free(snap_k);
+        free(snap_v);
+    }
+done:
+    free(kin);
+    free(vin);
+    free(kc);
+    free(vc);
+}
+
+/* kv_cache_update by slices into the combined layout. */
+static void fuzz_kv_cache_update(reader *r) {
+    pa_kv_cache c;
+    rd_cache(r, &c, 1);
+    if (rd_u8(r) < 230)
+        c.layout = PA_LAYOUT_COMBINED;
+    c.key = (void *)1;
+    c.value = NULL;
+    int64_t ce = 0;
+    const int cok = kv_spec(&c, &ce);
+    void *kc, *vc;
+    const size_t cbytes = attach_cache(&c, &kc, &vc, cok, ce);
+    const pa_dtype nd = rd_dtype(r);
+    const int64_t nt = rd_field(r, 12), ts = rd_stride(r);
+    const int32_t cap = rd_field(r, 8);
+    int32_t live = rd_field(r, 8);
+    prng g = {(uint32_t)rd_i32(r)};
+    __int128 need = 16;
+    if (nt > 0 && c.num_kv_heads > 0 && c.head_size > 0 && ts >= 0) {
+        const __int128 row = (__int128)2 * c.num_kv_heads * c.head_size;
+        need = (nt - 1) * (ts ? ts : row) + row;
+    }
+    const int ne = esize((int)nd) ? esize((int)nd) : 1;
+    if (need > OP_LIMIT || cap > 64 || too_big(cok, ce)) {
+        free(kc);
+        free(vc);
+        return;
+    }
+    void *nkv = sent_buf((int64_t)need, ne);
+    int32_t slices[3 * 64 + 1];
+    const int64_t rows = (int64_t)c.num_blocks * (c.block_size > 0 ? c.block_size : 0);
+    for (int32_t i = 0; i < (cap > 0 ? cap : 0); i++) {
+        const uint64_t k = pr_next(&g) % 12;
+        slices[i] = (int32_t)(k == 0 ? -1 : k == 1 ? rows : pr_range(&g, 0, rows > 0 ? rows - 1 : 0));
+        slices[cap + i] = (int32_t)(k == 2 ? -3 : pr_range(&g, 0, nt > 0 ? nt : 0));
+        slices[2 * cap + i] =
+            (int32_t)(k == 3 && c.block_size < INT32_MAX ? c.block_size + 1
+                                                         : pr_range(&g, 0, c.block_size > 0 ? c.block_size : 1));
+    }
+    const int sized = cok && ce <= OP_LIMIT;
+    if (sized)
+        fill_cache_values(kc, NULL, cbytes);
+    unsigned char *snap = malloc(cbytes + 1);
+    memcpy(snap, kc, sized ? cbytes : 16);
+    const pa_status s =
+        pa_ref_kv_cache_update(nkv, nd, nt, ts, cap > 0 ? slices : NULL, rd_u8(r) == 5 ? NULL : &live, cap, &c);
+    if (s != PA_SUCCESS) {
+        FUZZ_CHECK(pa_last_error()[0] != '\0');
+        FUZZ_CHECK(memcmp(snap, kc, sized ? cbytes : 16) == 0);
+    } else {
+        FUZZ_CHECK(cok && c.layout == PA_LAYOUT_COMBINED && (cap == 0 || (live >= 0 && live <= cap)));
+    }
+    free(snap);
+    free(nkv);
+    free(kc);
+    free(vc);
+}
+
+/* swap_blocks and copy_blocks references. */
+static void fuzz_block_moves(reader *r) {
+    const int64_t bb = rd_u8(r) < 240 ? rd_u8(r) % 64 : rd_stride(r);
+    const int64_t snb = rd_field(r, 8), dnb = rd_field(r, 8);
+    int64_t np = rd_field(r, 12);
+    if (np > 16)
+        np = 16; /* the mapping holds 16 pairs */
+    prng g = {(uint32_t)rd_i32(r)};
+    int64_t map[2 * 16 + 2];
+    const int64_t cnt = np > 0 ? np : 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        const uint64_t k = pr_next(&g) % 10;
+        map[2 * i] = k == 0 ? -1 : k == 1 ? snb : pr_range(&g, 0, snb > 0 ? snb - 1 : 0);
+        map[2 * i + 1] = k == 2 ? dnb : k == 3 ? -5 : pr_range(&g, 0, dnb > 0 ? dnb - 1 : 0);
+    }
+    const int valid_sizes = bb > 0 && snb > 0 && dnb > 0;
+    const __int128 sb = (__int128)bb * snb, db = (__int128)bb * dnb;
+    const int64_t sbytes = valid_sizes && sb <= OP_LIMIT ? (int64_t)sb : 16;
+    const int64_t dbytes = valid_sizes && db <= OP_LIMIT ? (int64_t)db : 16;
+    unsigned char *src = sent_buf(sbytes, 1), *dst = sent_buf(dbytes, 1);
+    if (valid_sizes && (sb > OP_LIMIT || db > OP_LIMIT))
+        goto copy; /* too big to run */
+    {
+        const pa_status s = pa_ref_swap_blocks(dst, src, bb, rd_u8(r) == 1 ? NULL : map, np, snb, dnb);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(dst, (size_t)dbytes));
+        } else {
+            for (int64_t i = 0; i < np; i++)
+                FUZZ_CHECK(map[2 * i] >= 0 && map[2 * i] < snb && map[2 * i + 1] >= 0 && map[2 * i + 1] < dnb);
+        }
+    }
+copy:
+    free(src);
+    free(dst);
+    /* copy_blocks: layers of one buffer each (key, maybe value) */
+    const int32_t layers = rd_field(r, 3);
+    const int64_t numel = rd_u8(r) < 240 ? rd_u8(r) % 40 : rd_stride(r);
+    const pa_dtype dt = rd_dtype(r);
+    const int64_t nb = rd_field(r, 8);
+    const int with_v = rd_u8(r) & 1;
+    const int e = esize((int)dt) ? esize((int)dt) : 1;
+    const __int128 lb = (__int128)numel * nb * e;
+    if (numel > 0 && nb > 0 && lb > OP_LIMIT)
+        return; /* too big to run */
+    if (layers > 3)
+        return; /* the pointer tables hold 3 layers */
+    const int64_t lbytes = numel > 0 && nb > 0 ? (int64_t)lb : 16;
+    void *kl[3] = {0}, *vl[3] = {0};
+    const int32_t nl = layers > 0 && layers <= 3 ? layers : 0;
+    for (int32_t l = 0; l < nl; l++) {
+        kl[l] = sent_buf(lbytes, 1);
+        vl[l] = with_v ? sent_buf(lbytes, 1) : NULL;
+    }
+    for (int64_t i = 0; i < cnt; i++) {
+        const uint64_t k = pr_next(&g) % 10;
+        map[2 * i] = k == 0 ? nb : pr_range(&g, 0, nb > 0 ? nb - 1 : 0);
+        map[2 * i + 1] = k == 1 ? -1 : pr_range(&g, 0, nb > 0 ? nb - 1 : 0);
+    }
+    const pa_status s = pa_ref_copy_blocks(kl, with_v ? vl : NULL, layers, map, np, numel, dt, nb);
+    if (s != PA_SUCCESS) {
+        FUZZ_CHECK(pa_last_error()[0] != '\0');
+        for (int32_t l = 0; l < nl; l++)
+            FUZZ_CHECK(untouched(kl[l], (size_t)lbytes) && (!vl[l] || untouched(vl[l], (size_t)lbytes)));
+    } else {
+        FUZZ_CHECK(nl == layers && esize((int)dt) > 0);
+        for (int64_t i = 0; i < np && layers > 0; i++) /* no destination is also a source */
+            for (int64_t j = 0; j < np; j++)
+                FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 || map[2 * j] == -1 || map[2 * j + 1] == -1 ||
+                           map[2 * i + 1] != map[2 * j]);
+        for (int64_t i = 0; i < np && layers > 0; i++) /* a pair holding -1 is padding; no layer, no copy */
+            FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 ||
+                       (map[2 * i] >= 0 && map[2 * i] < nb && map[2 * i + 1] >= 0 && map[2 * i + 1] < nb));
+    }
+    for (int32_t l = 0; l < nl; l++) {
+        free(kl[l]);
+        free(vl[l]);
+    }
+}
+
+/* Shared by decode, prefill and ragged: a small cache with values, block
+ * tables / lengths drawn from a seed, optional fp8 scales and ALiBi slopes. */
+typedef struct attn_case {
+    pa_kv_cache c;
+    void *kc, *vc;
+    size_t cbytes;
+    int64_t ce;
+    int cok;
+    float ks, vs;
+    float alibi[32];
+    prng g;
+} attn_case;
+
+static void attn_cache(reader *r, attn_case *a, int combined) {
+    rd_cache(r, &a->c, 1);
+    if (combined && rd_u8(r) < 230)
+        a->c.layout = PA_LAYOUT_COMBINED;
+    if (!combined && a->c.layout == PA_LAYOUT_COMBINED && rd_u8(r) < 200)
+        a->c.layout = PA_LAYOUT_FLASH_NHD;
+    a->c.key = (void *)1;
+    a->c.value = a->c.layout == PA_LAYOUT_COMBINED ? NULL : (void *)1;
+    a->ce = 0;
+    a->cok = kv_spec(&a->c, &a->ce);
+    a->cbytes = attach_cache(&a->c, &a->kc, &a->vc, a->cok, a->ce);
+    if (a->cok && a->ce <= OP_LIMIT)
+        fill_cache_values(a->kc, a->vc, a->cbytes);
+    a->ks = rd_float(r);
+    a->vs = rd_float(r);
+    if (rd_u8(r) & 1) {
+        a->c.k_scale = &a->ks;
+        a->c.v_scale = &a->vs;
+    }
+    for (int i = 0; i < 32; i++)
+        a->alibi[i] = -0.25f * (float)(i + 1);
+    if (rd_u8(r) == 7)
+        a->alibi[rd_u8(r) % 32] = NAN;
+    a->g.s = (uint32_t)rd_i32(r);
+}
+
+/* A block table [rows, stride] of ids mostly in range, sometimes -1 or nb. */
+static int32_t *attn_table(attn_case *a, int64_t rows, int64_t stride) {
+    if (rows <= 0 || stride <= 0 || rows * stride > 4096)
+        return NULL;
+    int32_t *t = malloc(sizeof(int32_t) * (size_t)(rows * stride));
+    for (int64_t i = 0; i < rows * stride; i++) {
+        const uint64_t k = pr_next(&a->g) % 40;
+        t[i] = k == 0   ? -1
+               : k == 1 ? a->c.num_blocks
+                        : (int32_t)pr_range(&a->g, 0, a->c.num_blocks > 0 ? a->c.num_blocks - 1 : 0);
+    }
+    return t;
+}
+
+/* num_kv_heads * group, or an arbitrary value when that does not fit. */
+static int32_t heads_of(int32_t kvh, int group) {
+    const int64_t h = (int64_t)kvh * group;
+    return h >= INT32_MIN && h <= INT32_MAX ? (int32_t)h : 7;
+}
+
+static void fuzz_decode(reader *r) {
+    attn_case a;
+    attn_cache(r, &a, 0);
+    pa_decode_params p;
+    memset(&p, 0, sizeof p);
+    p.kv = a.c;
+    p.q_dtype = rd_dtype(r);
+    p.num_seqs = rd_field(r, 4);
+    p.num_heads = heads_of(a.c.num_kv_heads, 1 + rd_u8(r) % 4);
+    if (rd_u8(r) == 3)
+        p.num_heads = rd_field(r, 40);
+    p.block_table_stride = rd_field(r, 8);
+    p.max_seq_len = rd_field(r, 64);
+    p.q_stride = rd_stride(r);
+    p.scale = rd_float(r);
+    p.sliding_window = rd_field(r, 40);
+    p.soft_cap = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    if (rd_u8(r) == 1) {
+        p.bs_vert_stride = rd_field(r, 4);
+        p.bs_block_size = rd_field(r, 64);
+        p.bs_local_blocks = rd_field(r, 4);
+        const int32_t step = rd_field(r, 3);
+        p.bs_head_sliding_step = step > INT32_MIN ? step - 1 : step;
+        p.tp_rank = rd_field(r, 2);
+    }
+    if (rd_u8(r) & 1 && p.num_heads > 0 && p.num_heads <= 32)
+        p.alibi_slopes = a.alibi;
+    const int qe = esize((int)p.q_dtype) ? esize((int)p.q_dtype) : 1;
+    const int64_t ns = p.num_seqs > 0 ? p.num_seqs : 0;
+    int32_t *bt = attn_table(&a, ns, p.block_table_stride);
+    int32_t sl[8];
+    for (int64_t s = 0; s < ns && s < 8; s++)
+        sl[s] =
+            (int32_t)pr_range(&a.g, -1, p.max_seq_len > 0 && p.max_seq_len < 100000 ? (int64_t)p.max_seq_len + 1 : 2);
+    __int128 qn = 16, on = 16;
+    if (ns > 0 && p.num_heads > 0 && a.c.head_size > 0 && p.q_stride >= 0) {
+        const __int128 row = (__int128)p.num_heads * a.c.head_size;
+        qn = (ns - 1) * (p.q_stride ? p.q_stride : row) + row;
+        on = ns * row;
+    }
+    void *q = NULL, *out = NULL;
+    if (ns > 8 || qn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) || too_big(a.cok, a.ce) ||
+        (__int128)p.max_seq_len * (p.num_heads > 0 ? p.num_heads : 1) * ns > 20000)
+        goto done;
+    q = sent_buf((int64_t)qn, qe);
+    memset(q, 0x3C, (size_t)qn * (size_t)qe);
+    out = sent_buf((int64_t)on, qe);
+    p.query = q;
+    p.out = out;
+    p.block_tables = bt;
+    p.seq_lens = ns ? sl : NULL;
+    {
+        const pa_status s = pa_ref_paged_decode(&p);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe));
+        } else {
+            FUZZ_CHECK(a.cok && pa_decode_validate(&p) == PA_SUCCESS);
+            for (int64_t s2 = 0; s2 < ns; s2++)
+                FUZZ_CHECK(sl[s2] >= 1 && sl[s2] <= p.max_seq_len);
+        }
+    }
+done:
+    free(q);
+    free(out);
+    free(bt);
+    free(a.kc);
+    free(a.vc);
+}
+
+static void fuzz_context(reader *r) {
+    attn_case a;
+    attn_cache(r, &a, 0);
+    pa_context_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.kv = a.c;
+    p.q_dtype = rd_dtype(r);
+    p.num_seqs = rd_field(r, 4);
+    p.num_heads = heads_of(a.c.num_kv_heads, 1 + rd_u8(r) % 3);
+    if (rd_u8(r) == 3)
+        p.num_heads = rd_field(r, 40);
+    p.block_table_stride = rd_field(r, 8);
+    p.num_tokens = rd_field(r, 24);
+    p.max_query_len = rd_field(r, 16);
+    p.max_seq_len = rd_field(r, 48);
+    p.q_stride = rd_stride(r);
+    p.k_stride = rd_stride(r);
+    p.v_stride = rd_stride(r);
+    p.scale = rd_float(r);
+    p.sliding_window = rd_field(r, 20);
+    p.soft_cap = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    if (rd_u8(r) & 1 && p.num_heads > 0 && p.num_heads <= 32)
+        p.alibi_slopes = a.alibi;
+    const int qe = esize((int)p.q_dtype) ? esize((int)p.q_dtype) : 1;
+    const int64_t ns = p.num_seqs > 0 ? p.num_seqs : 0;
+    int32_t *bt = attn_table(&a, ns, p.block_table_stride);
+    int32_t qsl[9], sl[8];
+    qsl[0] = rd_u8(r) == 2 ? -1 : 0;
+    for (int64_t s = 0; s < ns && s < 8; s++) {
+        qsl[s + 1] = qsl[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 6);
+        sl[s] = qsl[s + 1] - qsl[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 24);
+    }
+    const int64_t nt = p.num_tokens > 0 ? p.num_tokens : 0;
+    __int128 qn = 16, kn = 16, vn = 16, on = 16;
+    const int64_t hs = a.c.head_size, kvh = a.c.num_kv_heads;
+    if (nt > 0 && p.num_heads > 0 && hs > 0 && kvh > 0 && p.q_stride >= 0 && p.k_stride >= 0 && p.v_stride >= 0) {
+        const __int128 qrow = (__int128)p.num_heads * hs, krow = (__int128)kvh * hs;
+        qn = (nt - 1) * (p.q_stride ? p.q_stride : qrow) + qrow;
+        kn = (nt - 1) * (p.k_stride ? p.k_stride : krow) + krow;
+        vn = (nt - 1) * (p.v_stride ? p.v_stride : krow) + krow;
+        on = nt * qrow;
+    }
+    void *q = NULL, *k = NULL, *v = NULL, *out = NULL;
+    if (ns > 8 || qn > OP_LIMIT || kn > OP_LIMIT || vn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) ||
+        too_big(a.cok, a.ce))
+        goto done;
+    q = sent_buf((int64_t)qn, qe);
+    k = sent_buf((int64_t)kn, qe);
+    v = sent_buf((int64_t)vn, qe);
+    memset(q, 0x3C, (size_t)qn * (size_t)qe);
+    memset(k, 0x3C, (size_t)kn * (size_t)qe);
+    memset(v, 0x3C, (size_t)vn * (size_t)qe);
+    out = sent_buf((int64_t)on, qe);
+    p.query = q, p.key = k, p.value = v, p.out = out;
+    p.block_tables = bt;
+    p.query_start_loc = ns ? qsl : (rd_u8(r) & 1 ? qsl : NULL);
+    p.seq_lens = ns ? sl : NULL;
+    {
+        const pa_status s = pa_ref_context_attention(&p);
+        if (s != PA_SUCCESS)
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe));
+        else
+            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS);
+    }
+done:
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(bt);
+    free(a.kc);
+    free(a.vc);
+}
+
+static void fuzz_ragged(reader *r) {
+    attn_case a;
+    attn_cache(r, &a, 1);
+    pa_ragged_params p;
+    memset(&p, 0, sizeof p);
+    p.kv = a.c;
+    p.q_dtype = rd_dtype(r);
+    p.max_num_seqs = rd_field(r, 4);
+    p.max_num_batched_tokens = rd_field(r, 24);
+    p.num_q_heads = heads_of(a.c.num_kv_heads, 1 + rd_u8(r) % 3);
+    if (rd_u8(r) == 3)
+        p.num_q_heads = rd_field(r, 40);
+    p.pages_per_seq = rd_field(r, 8);
+    p.sm_scale = rd_float(r);
+    p.sliding_window = rd_field(r, 20);
+    p.soft_cap = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    p.mask_value = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    int32_t live = rd_field(r, 4);
+    const int qe = esize((int)p.q_dtype) ? esize((int)p.q_dtype) : 1;
+    const int64_t ms = p.max_num_seqs > 0 ? p.max_num_seqs : 0;
+    int32_t *pi = attn_table(&a, ms, p.pages_per_seq);
+    int32_t cu[9], kl[8];
+    cu[0] = rd_u8(r) == 2 ? -1 : 0;
+    for (int64_t s = 0; s < ms && s < 8; s++) {
+        cu[s + 1] = cu[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 6);
+        kl[s] = cu[s + 1] - cu[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 24);
+    }
+    const int64_t nt = p.max_num_batched_tokens > 0 ? p.max_num_batched_tokens : 0;
+    __int128 qn = 16;
+    if (nt > 0 && p.num_q_heads > 0 && a.c.head_size > 0)
+        qn = (__int128)nt * p.num_q_heads * a.c.head_size;
+    void *q = NULL, *out = NULL;
+    if (ms > 8 || qn > OP_LIMIT || (ms > 0 && !pi) || too_big(a.cok, a.ce))
+        goto done;
+    /* the kernels' 16-byte alignment: malloc gives it */
+    q = sent_buf((int64_t)qn, qe);
+    memset(q, 0x3C, (size_t)qn * (size_t)qe);
+    out = sent_buf((int64_t)qn, qe);
+    p.q = q, p.out = out;
+    p.page_indices = pi;
+    p.cu_q_lens = ms ? cu : NULL;
+    p.kv_lens = ms ? kl : NULL;
+    p.num_seqs = rd_u8(r) == 4 ? NULL : &live;
+    {
+        const pa_status s = pa_ref_ragged_paged_attention(&p);
+        if (s != PA_SUCCESS)
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)qn * (size_t)qe));
+        else
+            FUZZ_CHECK(a.cok && live >= 0 && live <= p.max_num_seqs && pa_ragged_validate(&p) == PA_SUCCESS);
+    }
+done:
+    free(q);
+    free(out);
+    free(pi);
+    free(a.kc);
+    free(a.vc);
+}
+
+/* next power of two >= n (1 for n < 1), in 128 bits */
+static __int128 npow2(__int128 n) {
+    __int128 p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+/* The heuristics against their documented formulas (heuristics.h), computed
+ * here independently: exact values, not general properties. */
 static void fuzz_heuristics(reader *r) {
     const int32_t a = rd_len(r, 20000), b = rd_len(r, 600), c = rd_len(r, 128), d = rd_len(r, 16);
     const int32_t e = rd_len(r, 300), f = rd_len(r, 256);
+    /* v1/v2: max_seq_len <= 8192 && (P == 1 || num_seqs * num_heads > 512) */
+    const int64_t P = ((int64_t)a + 511) / 512;
+    const int want_v1 = a <= 8192 && (P == 1 || (int64_t)b * c > 512);
+    FUZZ_CHECK(pa_decode_use_v1(a, b, c) == want_v1);
     pa_decode_plan pl;
     memset(&pl, 0x5A, sizeof pl);
-    if (pa_decode_make_plan(b, c, d, e, f, a, &pl) == PA_SUCCESS) {
-        FUZZ_CHECK(pl.use_v1 == pa_decode_use_v1(a, b, c));
-        FUZZ_CHECK(pl.max_num_partitions == ((int64_t)a + 511) / 512);
-        FUZZ_CHECK(pl.use_v1 ? pl.tmp_out_elems == 0 : pl.tmp_out_elems == pl.exp_sums_elems * e);
+    /* pa_decode_make_plan(num_seqs b, num_heads c, num_kv_heads d, head_size e, block_size f, max_seq_len a) */
+    const int args_ok = b >= 0 && c > 0 && d > 0 && c % d == 0 && e > 0 && f > 0 && a > 0;
+    const int v2_ok = want_v1 || (f > 0 && 512 % f == 0);
+    const __int128 scratch = (__int128)b * c * P * e;
+    const pa_status s = pa_decode_make_plan(b, c, d, e, f, a, &pl);
+    if (!args_ok || !v2_ok) {
+        FUZZ_CHECK(s != PA_SUCCESS);
+    } else if (scratch <= INT64_MAX) {
+        FUZZ_CHECK(s == PA_SUCCESS);
+    } else {
+        FUZZ_CHECK(s != PA_SUCCESS || pl.use_v1); /* a v2 scratch past int64 is never accepted */
+    }
+    if (s == PA_SUCCESS) {
+        FUZZ_CHECK(pl.use_v1 == want_v1 && pl.max_num_partitions == P);
+        FUZZ_CHECK(pl.exp_sums_elems == (want_v1 ? 0 : (int64_t)b * c * P));
+        FUZZ_CHECK(pl.max_logits_elems == pl.exp_sums_elems);
+        FUZZ_CHECK(pl.tmp_out_elems == (want_v1 ? 0 : (int64_t)b * c * P * e));
     } else {
         FUZZ_CHECK(pa_last_error()[0] != '\0' && pl.use_v1 == SENT);
     }
+    /* page size: clamp(next_pow2(L) / 16, 16, 256), L >= 1 */
     int32_t ps = SENT;
-    const int64_t L = (int64_t)rd_i32(r) * (rd_u8(r) & 1 ? 1 : 4096);
-    if (pa_get_page_size(L, &ps) == PA_SUCCESS)
-        FUZZ_CHECK(ps >= 16 && ps <= 256 && (ps & (ps - 1)) == 0);
-    else
-        FUZZ_CHECK(ps == SENT && pa_last_error()[0] != '\0');
-    int32_t mp = SENT;
-    if (pa_cuda_min_page_size(L, b, (size_t)(uint32_t)rd_i32(r), &mp) == PA_SUCCESS)
-        FUZZ_CHECK(mp >= 1 && (mp & (mp - 1)) == 0);
-    else
-        FUZZ_CHECK(mp == SENT && pa_last_error()[0] != '\0');
+    const int64_t L0 = (int64_t)rd_i32(r) * (rd_u8(r) & 1 ? 1 : 4096);
+    const int64_t L = rd_u8(r) == 9 ? INT64_MAX - (L0 < 0 ? -L0 : L0) : L0; /* near INT64_MAX too */
+    if (L >= 1) {
+        __int128 want = npow2(L) / 16;
+        want = want <= 16 ? 16 : want >= 256 ? 256 : want;
+        FUZZ_CHECK(pa_get_page_size(L, &ps) == PA_SUCCESS && ps == (int32_t)want);
+    } else {
+        FUZZ_CHECK(pa_get_page_size(L, &ps) != PA_SUCCESS && ps == SENT && pa_last_error()[0] != '\0');
+    }
+    /* minimum page sizes: pages_per_req = budget / 2 / n / 4 (integer
+     * divisions), min page = next_pow2(ceil(L / pages_per_req)), an int32 */
+    const size_t smem = (size_t)(uint32_t)rd_i32(r) << (rd_u8(r) % 8);
+    for (int k = 0; k < 2; k++) {
+        const __int128 budget = k == 0 ? (__int128)1048576 : (__int128)smem;
+        int32_t mp = SENT;
+        const pa_status ms = k == 0 ? pa_get_min_page_size(L, b, &mp) : pa_cuda_min_page_size(L, b, smem, &mp);
+        int ok = L >= 1 && b >= 1;
+        __int128 want = 0;
+        if (ok) {
+            const __int128 ppr = budget / 2 / b / 4;
+            ok = ppr >= 1;
+            if (ok) {
+                want = npow2(((__int128)L + ppr - 1) / ppr);
+                ok = want <= INT32_MAX;
+            }
+        }
+        if (ok)
+            FUZZ_CHECK(ms == PA_SUCCESS && mp == (int32_t)want);
+        else
+            FUZZ_CHECK(ms != PA_SUCCESS && mp == SENT && pa_last_error()[0] != '\0');
+    }
+    /* cache shapes: the table in heuristics.h, dims exactly */
     int64_t dims[PA_MAX_SHAPE_RANK];
     int32_t rank = SENT;
     const pa_kv_layout lay = (pa_kv_layout)(rd_u8(r) % 5);
     const pa_dtype dt = (pa_dtype)(rd_u8(r) % 6);
     const pa_kv_shape_part part = (pa_kv_shape_part)(rd_u8(r) % 4);
-    if (pa_kv_cache_shape(lay, dt, rd_len(r, 100), d, c, e, part, dims, &rank) == PA_SUCCESS) {
-        FUZZ_CHECK(rank >= 3 && rank <= PA_MAX_SHAPE_RANK);
-        for (int i = 0; i < rank; i++)
-            FUZZ_CHECK(dims[i] > 0);
-    } else {
+    const int32_t nb = rd_len(r, 100);
+    /* num_blocks nb, block_size d, num_kv_heads c, head_size e */
+    const int es = esize((int)dt);
+    int64_t want[6] = {0};
+    int wr = 0;
+    int ok = lay <= PA_LAYOUT_COMBINED && es > 0 && part <= PA_KV_SHAPE_PAIR && nb > 0 && d > 0 && c > 0 && e > 0;
+    if (ok && lay == PA_LAYOUT_VLLM)
+        ok = e % (16 / es) == 0;
+    if (ok && lay == PA_LAYOUT_COMBINED)
+        ok = part != PA_KV_SHAPE_VALUE;
+    if (ok) {
+        const int64_t x = 16 / es;
+        const __int128 dce = (__int128)d * c * e; /* past int64: the count check below refuses it */
+        switch (lay) {
+        case PA_LAYOUT_VLLM:
+            if (part == PA_KV_SHAPE_KEY)
+                wr = 5, want[0] = nb, want[1] = c, want[2] = e / x, want[3] = d, want[4] = x;
+            else if (part == PA_KV_SHAPE_VALUE)
+                wr = 4, want[0] = nb, want[1] = c, want[2] = e, want[3] = d;
+            else
+                wr = 3, want[0] = 2, want[1] = nb, want[2] = dce <= INT64_MAX ? (int64_t)dce : INT64_MAX;
+            break;
+        case PA_LAYOUT_FLASH_NHD:
+        case PA_LAYOUT_FLASH_HND: {
+            const int64_t mid1 = lay == PA_LAYOUT_FLASH_NHD ? d : c, mid2 = lay == PA_LAYOUT_FLASH_NHD ? c : d;
+            const int o = part == PA_KV_SHAPE_PAIR;
+            if (o)
+                want[0] = 2;
+            want[o] = nb, want[o + 1] = mid1, want[o + 2] = mid2, want[o + 3] = e;
+            wr = 4 + o;
+            break;
+        }
+        default: wr = 4, want[0] = nb, want[1] = d, want[2] = 2 * (int64_t)c, want[3] = e; break;
+        }
+    }
+    /* the element count must fit in int64: the part's must; the pair's
+     * (2 * nb * block * kvh * head) may be required too (either outcome is
+     * accepted between the two) */
+    int either = 0;
+    if (ok) {
+        __int128 n = 1;
+        for (int i = 0; i < wr; i++)
+            n *= want[i];
+        const __int128 pair = (__int128)2 * nb * d * c * e;
+        ok = n <= INT64_MAX;
+        either = ok && pair > INT64_MAX;
+    }
+    const pa_status ss = pa_kv_cache_shape(lay, dt, nb, d, c, e, part, dims, &rank);
+    if (either && ss != PA_SUCCESS) {
         FUZZ_CHECK(rank == SENT && pa_last_error()[0] != '\0');
+    } else if (ok) {
+        FUZZ_CHECK(ss == PA_SUCCESS && rank == wr);
+        for (int i = 0; i < wr; i++)
+            FUZZ_CHECK(dims[i] == want[i]);
+    } else {
+        FUZZ_CHECK(ss != PA_SUCCESS && rank == SENT && pa_last_error()[0] != '\0');
     }
 }
 
@@ -278,6 +1093,8 @@ static void fuzz_common_metadata(reader *r) {
     static int32_t comp[MAXR], sched[MAXR], table[MAXR * 32];
     static int32_t qsl[MAXR + 2], seq[MAXR + 1], ncomp[MAXR + 1];
     static int64_t slots[4096];
+    /* Every scalar first, then the per-request values, then a seed for the
+     * block table: a short input still sets the padding and slices fields. */
     int32_t n = rd_len(r, MAXR);
     if (n > MAXR)
         n = MAXR;
@@ -289,15 +1106,23 @@ static void fuzz_common_metadata(reader *r) {
     b.block_table_stride = rd_len(r, 32);
     if (b.block_table_stride > 32)
         b.block_table_stride = 32;
+    const int32_t padded = rd_len(r, 4000);
+    const int32_t spb = rd_len(r, 9); /* 0 and negative are refused */
+    const int32_t num_prefills = rd_len(r, MAXR);
+    const uint8_t table_kind = rd_u8(r);
+    prng g = {(uint32_t)rd_i32(r)};
     for (int32_t i = 0; i < cnt; i++) {
         comp[i] = rd_len(r, 100);
         sched[i] = rd_len(r, 40);
     }
-    for (int32_t i = 0; i < MAXR * 32; i++)
-        table[i] = (rd_u8(r) == 3) ? -1 : i;
-    b.num_computed_tokens = comp;
-    b.num_scheduled_tokens = sched;
-    b.block_table = table;
+    /* Block ids: random (slot bugs at block boundaries show), with a few -1
+     * and, for table_kind >= 200, ids whose slots pass 2^31 (fine for the
+     * int64 slot mapping, refused by the int32 slices). */
+    const int64_t top = table_kind >= 200 ? INT32_MAX : 5000;
+    for (int32_t i = 0; i < MAXR * 32; i++) {
+        const uint64_t k = pr_next(&g) % 64;
+        table[i] = k == 0 ? -1 : (int32_t)pr_range(&g, table_kind >= 200 && k < 8 ? top - 100 : 0, top);
+    }
     pa_common_metadata c;
     memset(&c, 0, sizeof c);
     fill(qsl, MAXR + 2);
@@ -309,7 +1134,6 @@ static void fuzz_common_metadata(reader *r) {
     c.num_computed_tokens = ncomp;
     c.slot_mapping = slots;
     c.slot_mapping_capacity = 4000;
-    const int32_t padded = rd_len(r, 4000);
     pa_status s = pa_build_common_metadata(&b, padded, &c);
     if (s != PA_SUCCESS) {
         FUZZ_CHECK(pa_last_error()[0] != '\0');
@@ -332,25 +1156,73 @@ static void fuzz_common_metadata(reader *r) {
     /* KV-update slices, field-major at the upper bound's row stride: they
      * cover the new tokens in order, one block each, zero padding after. */
     static int32_t sl[3 * 4200 + 16];
-    const int32_t spb = 1 + rd_len(r, 8);
     int32_t ub = 0, ns = 0, nsp = 0;
+    /* the slices store slots as int32: refused iff a touched block has a slot past it */
+    int past32 = 0;
+    for (int32_t t = 0; t < c.num_actual_tokens; t++) {
+        FUZZ_CHECK(slots[t] >= 0);
+        past32 |= slots[t] / b.block_size * b.block_size + (b.block_size - 1) > INT32_MAX;
+    }
     if (pa_kv_update_slices_upper_bound(n, c.num_actual_tokens, b.block_size, spb, &ub) == PA_SUCCESS && ub <= 4200) {
         fill(sl, (size_t)(3 * ub + 16));
-        FUZZ_CHECK(pa_build_kv_update_slices(&c, spb, sl, ub, &ns, &nsp) == PA_SUCCESS);
-        FUZZ_CHECK(ns <= nsp && nsp <= ub && nsp % spb == 0);
-        int64_t covered = 0;
-        for (int32_t i = 0; i < ub; i++) {
-            const int32_t kv0 = sl[i], nk = sl[ub + i], len = sl[2 * ub + i];
-            if (i >= ns) {
-                FUZZ_CHECK(kv0 == 0 && nk == 0 && len == 0);
-                continue;
+        const pa_status ss = pa_build_kv_update_slices(&c, spb, sl, ub, &ns, &nsp);
+        FUZZ_CHECK((ss == PA_SUCCESS) == !past32);
+        if (ss != PA_SUCCESS) {
+            FUZZ_CHECK(all_sent(sl, (size_t)(3 * ub + 16)));
+        } else {
+            FUZZ_CHECK(ns <= nsp && nsp <= ub && nsp % spb == 0);
+            int64_t covered = 0;
+            for (int32_t i = 0; i < ub; i++) {
+                const int32_t kv0 = sl[i], nk = sl[ub + i], len = sl[2 * ub + i];
+                if (i >= ns) {
+                    FUZZ_CHECK(kv0 == 0 && nk == 0 && len == 0);
+                    continue;
+                }
+                FUZZ_CHECK(len >= 1 && len <= b.block_size && kv0 % b.block_size + len <= b.block_size);
+                FUZZ_CHECK(nk == covered && kv0 == slots[nk] && kv0 + len - 1 == slots[nk + len - 1]);
+                covered += len;
             }
-            FUZZ_CHECK(len >= 1 && len <= b.block_size && kv0 % b.block_size + len <= b.block_size);
-            FUZZ_CHECK(nk == covered && kv0 == slots[nk] && kv0 + len - 1 == slots[nk + len - 1]);
-            covered += len;
+            FUZZ_CHECK(covered == c.num_actual_tokens);
+            FUZZ_CHECK(all_sent(sl + 3 * ub, 16));
         }
-        FUZZ_CHECK(covered == c.num_actual_tokens);
-        FUZZ_CHECK(all_sent(sl + 3 * ub, 16));
+    } else {
+        FUZZ_CHECK(ub > 4200 || (spb < 1 && pa_last_error()[0] != '\0'));
+    }
+    /* slots: the definition, block_table[r][pos / bs] * bs + pos % bs */
+    for (int32_t i = 0, t = 0; i < n; i++)
+        for (int32_t k = 0; k < sched[i]; k++, t++) {
+            const int32_t pos = comp[i] + k;
+            FUZZ_CHECK(slots[t] == (int64_t)table[i * b.block_table_stride + pos / b.block_size] * b.block_size +
+                                       pos % b.block_size);
+        }
+    /* the decode/prompt builder: prefills first; accepted iff num_prefills is
+     * in range and no decode has a longer query than a prefill */
+    {
+        static int32_t ssl[MAXR + 2];
+        fill(ssl, MAXR + 2);
+        pa_prompt_decode_metadata m;
+        memset(&m, 0, sizeof m);
+        m.seq_start_loc = ssl;
+        m.num_prefills = SENT;
+        int32_t min_pre = INT32_MAX, max_dec = 0;
+        for (int32_t i = 0; i < n; i++) {
+            if (sched[i] == 0)
+                continue;
+            if (i < num_prefills && sched[i] < min_pre)
+                min_pre = sched[i];
+            if (i >= num_prefills && sched[i] > max_dec)
+                max_dec = sched[i];
+        }
+        const int want = num_prefills >= 0 && num_prefills <= n && (min_pre == INT32_MAX || max_dec <= min_pre);
+        const pa_status ps = pa_build_prompt_decode_metadata(&c, num_prefills, NULL, &m);
+        FUZZ_CHECK((ps == PA_SUCCESS) == want);
+        if (ps == PA_SUCCESS) {
+            FUZZ_CHECK(m.num_prefills == num_prefills && ssl[0] == 0 && ssl[n + 1] == SENT);
+            FUZZ_CHECK(m.num_prefill_tokens == qsl[num_prefills] &&
+                       m.num_decode_tokens == c.num_actual_tokens - qsl[num_prefills]);
+        } else {
+            FUZZ_CHECK(all_sent(ssl, MAXR + 2) && m.num_prefills == SENT && pa_last_error()[0] != '\0');
+        }
     }
     /* then split the batch the metadata describes (may be unordered) */
     pa_batch_split sp;
@@ -366,7 +1238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size};
     const uint8_t which = rd_u8(&r);
-    switch (which % 4) {
+    switch (which % 11) {
     case 0: fuzz_reorder_and_split(&r); break;
     case 1: fuzz_local_attention(&r); break;
     case 2: fuzz_heuristics(&r); break;
@@ -377,6 +1249,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_reorder_and_split(&r);
 #endif
         break;
+    case 4: fuzz_kv_cache(&r); break;
+    case 5: fuzz_reshape_and_cache(&r); break;
+    case 6: fuzz_kv_cache_update(&r); break;
+    case 7: fuzz_block_moves(&r); break;
+    case 8: fuzz_decode(&r); break;
+    case 9: fuzz_context(&r); break;
+    case 10: fuzz_ragged(&r); break;
     }
     return 0;
 }

@@ -384,6 +384,73 @@ Test(cache_ops, swap_blocks_device_to_device) {
     gpu_swap_case(2, 1);
 }
 
+/* swap_blocks captured into a CUDA graph on a created stream (where the batched
+ * copy would otherwise be used): the capture must succeed, copy nothing while
+ * capturing, and each replay must copy the source as it is at replay time.
+ * cudaMemcpyBatchAsync cannot be captured, so the entry must fall back to
+ * per-run cudaMemcpyAsync. Device->device and pinned host->device. */
+static void gpu_swap_graph_case(int from_host) {
+    const size_t sb = (size_t)SW_NB_SRC * SW_BB, db = (size_t)SW_NB_DST * SW_BB;
+    unsigned char *h = malloc(sb), *want = malloc(db), *got = malloc(db), *fresh = sentinel_host(db);
+    void *src, *dst = pa_test_dev_alloc(db);
+    if (from_host)
+        cr_assert_eq(cudaMallocHost(&src, sb), cudaSuccess);
+    else
+        src = pa_test_dev_alloc(sb);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    cudaMemset(dst, SENTINEL, db);
+    pa_test_dev_sync();
+
+    /* capture once, before any source data is in place */
+    cudaGraph_t g;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const pa_status st = pa_swap_blocks(dst, src, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST, (pa_stream)s);
+    const cudaError_t ce = cudaStreamEndCapture(s, &g);
+    cr_assert_eq(st, PA_SUCCESS, "swap_blocks under capture: %s", pa_last_error());
+    cr_assert_eq(ce, cudaSuccess, "capture invalidated (error %d)", (int)ce);
+    pa_test_dev_download(got, dst, db);
+    assert_same(got, fresh, db, "swap_blocks copied while capturing");
+    cudaGraphExec_t exec;
+    cr_assert_eq(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+    cudaGraphDestroy(g);
+
+    /* two replays with different sources: each copies what is there then */
+    for (int r = 0; r < 2; r++) {
+        for (size_t i = 0; i < sb; i++)
+            h[i] = (unsigned char)(i * 131 + (i >> 12) + 77 * (size_t)r);
+        if (from_host)
+            memcpy(src, h, sb);
+        else
+            cr_assert_eq(cudaMemcpy(src, h, sb, cudaMemcpyHostToDevice), cudaSuccess);
+        memset(want, SENTINEL, db);
+        cr_assert_eq(pa_ref_swap_blocks(want, h, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST), PA_SUCCESS);
+        cudaMemset(dst, SENTINEL, db);
+        pa_test_dev_sync();
+        cr_assert_eq(cudaGraphLaunch(exec, s), cudaSuccess);
+        cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+        pa_test_dev_download(got, dst, db);
+        assert_same(got, want, db, from_host ? "swap graph replay host->device" : "swap graph replay device->device");
+    }
+    cudaGraphExecDestroy(exec);
+    cudaStreamDestroy(s);
+    if (from_host)
+        cudaFreeHost(src);
+    else
+        pa_test_dev_free(src);
+    pa_test_dev_free(dst);
+    free(h);
+    free(want);
+    free(got);
+    free(fresh);
+}
+
+Test(cache_ops, swap_blocks_under_graph_capture) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_swap_graph_case(0);
+    gpu_swap_graph_case(1);
+}
+
 /* Many non-contiguous pairs: more than one batch of runs. */
 Test(cache_ops, swap_blocks_many_runs) {
     PA_SKIP_WITHOUT_GPU();

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kv_index.h"
+#include "layout_cache.h"
 #include "testutil.h"
 
 typedef enum { E_V1 = 0, E_V2 = 1, E_AUTO = 2 } entry;
@@ -787,4 +788,50 @@ Test(decode_api, rejects_bad_input_before_launch) {
     cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(pa_paged_attention_v2(&q, NULL, 0, NULL), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_SUCCESS, "%s", pa_last_error());
+}
+
+/* ---- the cache as kv_cache.h defines it, independently of kv_index.h -------- */
+
+/* The other decode tests write their caches with the kv_index.h offsets the
+ * kernels and the reference read with, so a wrong offset there passes them.
+ * Here the cache is written by tests/common/layout_cache.h from the shapes in
+ * kv_cache.h, and both the kernels (recommended entry and v1) and the CPU
+ * reference must match plain attention computed there. */
+Test(decode_layout, cache_written_from_the_documented_shapes) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout layouts[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    static const pa_dtype dts[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    const int lens[3] = {1, 17, 40};
+    for (int c = 0; c < 3; c++) {
+        pa_lc_problem *pr = pa_lc_problem_make(layouts[c], dts[c], 3, lens, 4, 2, 64, 16, 4100u + (unsigned)c);
+        const pa_tolerance tol = pa_tolerance_for(dts[c], dts[c]);
+        const int64_t n = (int64_t)3 * 4 * 64;
+        pa_compare_result res;
+        char what[64];
+        snprintf(what, sizeof what, "%s %s", pa_kv_layout_name(layouts[c]), pa_dtype_name(dts[c]));
+        /* CPU reference (it indexes through kv_index.h) */
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());
+        cr_assert(pa_compare(pr->out, dts[c], pr->expected, n, tol, &res), "%s reference: %lld of %lld outside", what,
+                  (long long)res.mismatches, (long long)n);
+        /* kernels */
+        const size_t es = pa_dtype_size(dts[c]);
+        dprob d;
+        memset(&d, 0, sizeof d);
+        d.p = pr->p;
+        d.p.query = keep(&d, pa_test_dev_upload(pr->query, (size_t)n * es));
+        d.p.out = keep(&d, pa_test_dev_alloc((size_t)n * es));
+        d.p.kv.key = keep(&d, pa_test_dev_upload(pr->key, (size_t)pr->cache_elems * es));
+        d.p.kv.value = keep(&d, pa_test_dev_upload(pr->value, (size_t)pr->cache_elems * es));
+        d.p.block_tables =
+            keep(&d, pa_test_dev_upload(pr->block_tables, sizeof(int32_t) * 3 * (size_t)pr->p.block_table_stride));
+        d.p.seq_lens = keep(&d, pa_test_dev_upload(pr->seq_lens, sizeof(int32_t) * 3));
+        for (int e = 0; e < 3; e += 2) { /* v1 and the recommended entry */
+            void *got = run_entry(&d.p, (entry)e);
+            cr_assert(pa_compare(got, dts[c], pr->expected, n, tol, &res), "%s %s: %lld of %lld outside", what,
+                      entry_name[e], (long long)res.mismatches, (long long)n);
+            free(got);
+        }
+        dprob_free(&d);
+        pa_lc_problem_free(pr);
+    }
 }

@@ -743,6 +743,71 @@ Test(prefill_gpu, mixed_batch) {
     }
 }
 
+/* A decode part that cannot launch (num_decode_tokens x num_heads > INT32_MAX)
+ * is refused before the prefill part runs: the output stays as it was (NaN
+ * bytes, compared whole after a sync). The previous entry launched the
+ * prefill, then refused the decode. */
+Test(prefill_gpu, mixed_refuses_bad_decode_part_before_launching) {
+    PA_SKIP_WITHOUT_GPU();
+    const int qlo[2] = {12, 1}, clo[2] = {20, 30};
+    pa_context_problem_cfg cfg = {.seed = 13100u,
+                                  .layout = PA_LAYOUT_FLASH_HND,
+                                  .q_dtype = PA_DTYPE_F16,
+                                  .cache_dtype = PA_DTYPE_F16,
+                                  .num_seqs = 2,
+                                  .num_heads = 8,
+                                  .num_kv_heads = 2,
+                                  .head_size = 64,
+                                  .block_size = 16,
+                                  .query_lens = qlo,
+                                  .context_lens = clo,
+                                  .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&cfg);
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    const size_t ob = pr->out_elems * pa_dtype_size(PA_DTYPE_F16);
+    pa_mixed_attention_params m = {.out = d.p.out,
+                                   .query = d.p.query,
+                                   .key = d.p.key,
+                                   .value = d.p.value,
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = d.p.kv,
+                                   .block_tables = d.p.block_tables,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .seq_lens = d.p.seq_lens,
+                                   .query_start_loc = d.p.query_start_loc,
+                                   .num_prefills = 1,
+                                   .num_prefill_tokens = 12,
+                                   .num_decode_tokens = 1 << 28, /* x 8 heads = 2^31 decode CTAs */
+                                   .num_heads = 8,
+                                   .max_prefill_query_len = 12,
+                                   .max_prefill_seq_len = 32,
+                                   .max_decode_seq_len = 31,
+                                   .scale = pr->p.scale};
+    _Alignas(16) static unsigned char ws_dummy[16];
+    cr_assert_eq(pa_mixed_attention(&m, ws_dummy, sizeof ws_dummy, NULL), PA_ERR_INVALID_ARGUMENT,
+                 "accepted a decode part that cannot launch");
+    cr_assert(strstr(pa_last_error(), "too large"), "%s", pa_last_error());
+    pa_test_dev_sync();
+    unsigned char *got = malloc(ob);
+    pa_test_dev_download(got, d.p.out, ob);
+    cr_assert(memcmp(got, pr->out, ob) == 0, "the prefill part ran: output written before the refusal");
+    /* the same batch with a real decode count runs (the setup is valid) */
+    m.num_decode_tokens = 1;
+    size_t ws = 0;
+    cr_assert_eq(pa_mixed_attention_workspace_size(&m, &ws), PA_SUCCESS, "%s", pa_last_error());
+    void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
+    cr_assert_eq(pa_mixed_attention(&m, dws, ws, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    pa_test_dev_download(got, d.p.out, ob);
+    cr_assert(memcmp(got, pr->out, ob) != 0, "the valid call wrote nothing");
+    if (dws)
+        pa_test_dev_free(dws);
+    free(got);
+    dev_ctx_free(&d);
+    pa_context_problem_free(pr);
+}
+
 /* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */
 
 Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {

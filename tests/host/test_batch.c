@@ -183,6 +183,33 @@ Test(local_attention, random_against_per_token_brute_force) {
     }
 }
 
+/* The per-request block-table copy and the shift/mask division: block and
+ * chunk sizes that are not powers of two (division path) and powers of two
+ * (shift path), rows narrower than a request's run of pages (clipped to the
+ * last column, in part or whole). The brute force holds up to 8 pages. */
+Test(local_attention, block_sizes_chunks_and_clipping_against_brute_force) {
+    static int32_t qsl[33], seq[32], table[32 * 40];
+    rng_seed(29);
+    static const int32_t bss[] = {3, 5, 16, 1, 12, 2};
+    for (int iter = 0; iter < 1200; iter++) {
+        const int32_t bs = bss[iter % 6];
+        const int32_t mult = iter % 3 == 0 ? 1 << rng_range(0, 3) : rng_range(1, 8); /* pow2 chunks too */
+        const int32_t C = bs * mult;
+        const int32_t n = rng_range(1, 32);
+        const int32_t width = rng_range(1, 40);
+        qsl[0] = 0;
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t q = rng_range(0, 3) == 0 ? 1 : rng_range(0, 2 * C + 3);
+            seq[i] = q + rng_range(q == 0 ? 1 : 0, 3 * C + 5);
+            qsl[i + 1] = qsl[i] + q;
+        }
+        for (int32_t i = 0; i < n * width; i++)
+            table[i] = (int32_t)(rng_next() % 100000);
+        pa_local_attention_params p = {C, bs, n, qsl, seq, table, width, 0};
+        check_local_against_naive(&p);
+    }
+}
+
 Test(local_attention, edge_cases) {
     static int32_t table[4 * 16];
     for (int i = 0; i < 64; i++)

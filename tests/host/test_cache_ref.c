@@ -279,6 +279,46 @@ Test(cache_ref, reshape_and_cache_bad_input) {
     cr_assert_eq(pa_ref_reshape_and_cache(&in, NULL, &c), PA_SUCCESS);
 }
 
+/* Found by the fuzz target: input views whose strides make an index pass
+ * int64 (a head stride of about 2^62 with two KV heads and the token stride
+ * left 0, or a new_kv token stride that large) are refused up front, nothing
+ * written; before, the token stride num_kv_heads * head_stride wrapped (UBSan:
+ * signed overflow in pa_rc_params_make) and the reference indexed with it. */
+Test(cache_ref, input_views_past_int64_are_refused) {
+    float kc[64], vc[64], key[64], val[64];
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    unsigned char k0[sizeof kc];
+    memcpy(k0, kc, sizeof kc);
+    pa_kv_cache c;
+    small_vllm(&c, kc, vc);
+    c.num_kv_heads = 2;
+    c.num_blocks = 1;
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, (int64_t)1 << 62, 0, 0};
+    int64_t slots[2] = {0, 1};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "key view");
+    in.key_head_stride = 0;
+    in.value_token_stride = (int64_t)1 << 62; /* 2 tokens: (2-1) * 2^62 + ... fits; 3 would not */
+    in.num_tokens = 3;
+    int64_t slots3[3] = {0, 1, 2};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots3, &c), PA_ERR_INVALID_ARGUMENT, "value view");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+    /* kv_cache_update: new_kv of 3 tokens 2^62 apart */
+    float cc[2 * 4 * 2 * 8];
+    memset(cc, SENTINEL, sizeof cc);
+    pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
+                      .dtype = PA_DTYPE_F32,
+                      .key = cc,
+                      .num_blocks = 2,
+                      .block_size = 4,
+                      .num_kv_heads = 1,
+                      .head_size = 8};
+    const int32_t sl[3] = {0, 0, 1}, live = 1;
+    assert_fail(pa_ref_kv_cache_update(key, PA_DTYPE_F32, 3, (int64_t)1 << 62, sl, &live, 1, &cb),
+                PA_ERR_INVALID_ARGUMENT, "token stride");
+    cr_assert(memcmp(cc, k0, sizeof k0) == 0, "written despite the error");
+}
+
 /* ---- kv_cache_update by slices ------------------------------------------------ */
 
 static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int strided, uint64_t seed) {
@@ -514,6 +554,24 @@ Test(cache_ref, swap_blocks_reference) {
     cr_assert_eq(pa_ref_swap_blocks(NULL, NULL, BB, NULL, 0, 0, 0), PA_SUCCESS);
 }
 
+/* Mutation kill (issue 16, item 13): src block == src_num_blocks is one past
+ * the end, refused (the `<` in the range check, not `<=`). */
+Test(cache_ref, swap_blocks_refuses_one_past_the_last_block) {
+    enum { NB = 4, BB = 16 };
+    unsigned char src[NB * BB], dst[NB * BB], d0[NB * BB];
+    memset(src, 7, sizeof src);
+    memset(dst, SENTINEL, sizeof dst);
+    memcpy(d0, dst, sizeof dst);
+    const int64_t src_end[][2] = {{NB, 0}}, dst_end[][2] = {{0, NB}}, last[][2] = {{NB - 1, NB - 1}};
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &src_end[0][0], 1, NB, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] src block 4 out of range [0, 4)");
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, &dst_end[0][0], 1, NB, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] dst block 4 out of range [0, 4)");
+    cr_assert(memcmp(dst, d0, sizeof dst) == 0, "written despite the error");
+    cr_assert_eq(pa_ref_swap_blocks(dst, src, BB, &last[0][0], 1, NB, NB), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(dst[(NB - 1) * BB] == 7 && dst[0] == (unsigned char)SENTINEL);
+}
+
 /* ---- copy_blocks -------------------------------------------------------------- */
 
 Test(cache_ref, copy_blocks_reference) {
@@ -574,4 +632,49 @@ Test(cache_ref, copy_blocks_reference) {
         free(wk[l]);
         free(wv[l]);
     }
+}
+
+/* Mutation kill (issue 16, item 13): a pair with -1 on either side is padding
+ * (skipped, nothing copied), as the device skips it; only (-1, -1) is not the
+ * rule. With `&&` in the padding test, (-1, 3) and (2, -1) were refused. */
+Test(cache_ref, copy_blocks_half_padding_pairs_are_skipped) {
+    enum { NB = 5, NUMEL = 8 };
+    float k[NB * NUMEL], want[NB * NUMEL];
+    for (int i = 0; i < NB * NUMEL; i++)
+        k[i] = (float)i;
+    memcpy(want, k, sizeof k);
+    void *kc[1] = {k};
+    const int64_t m[][2] = {{-1, 3}, {2, -1}, {1, 4}, {-1, -1}};
+    memcpy(want + 4 * NUMEL, k + 1 * NUMEL, sizeof(float) * NUMEL); /* only (1, 4) copies */
+    cr_assert_eq(pa_ref_copy_blocks(kc, NULL, 1, &m[0][0], 4, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(k, want, sizeof k) == 0, "a padding pair copied something");
+    const int64_t bad[][2] = {{-2, 3}};
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &bad[0][0], 1, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0]");
+}
+
+/* Found by the fuzz target: a pair (3, 3), or a destination that another pair
+ * reads, made the reference memcpy overlapping or order-dependent copies
+ * (ASan memcpy-param-overlap). cache_ops.h forbids a destination that is also
+ * a source in the same call: the reference refuses it, naming the pair,
+ * before copying anything. */
+Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
+    enum { NB = 6, NUMEL = 4 };
+    float k[NB * NUMEL], k0[NB * NUMEL];
+    for (int i = 0; i < NB * NUMEL; i++)
+        k[i] = (float)i;
+    memcpy(k0, k, sizeof k);
+    void *kc[1] = {k};
+    const int64_t self[][2] = {{0, 1}, {3, 3}};
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &self[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[1] = (3, 3): destination 3 is also a source");
+    const int64_t chain[][2] = {{1, 2}, {2, 5}}; /* 2 is written by pair 0 and read by pair 1 */
+    assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &chain[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] = (1, 2): destination 2 is also a source");
+    cr_assert(memcmp(k, k0, sizeof k) == 0, "copied despite the error");
+    const int64_t fork[][2] = {{1, 2}, {1, 5}, {-1, 1}}; /* one source, two destinations; padding ignored */
+    cr_assert_eq(pa_ref_copy_blocks(kc, NULL, 1, &fork[0][0], 3, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(k[2 * NUMEL] == k0[1 * NUMEL] && k[5 * NUMEL] == k0[1 * NUMEL]);
 }

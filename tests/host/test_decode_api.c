@@ -79,6 +79,54 @@ Test(decode_validate, accepts_a_good_problem_and_rejects_bad_fields) {
     cr_assert_eq(n, 16);
 }
 
+/* Found by the fuzz target: the block-sparse head offset (tp_rank * heads +
+ * head) * |sliding_step| + 1 overflowed int in the reference (UBSan) and in
+ * the kernels' int32 arithmetic. It must fit in int32 with the largest key
+ * block, or the parameters are refused. */
+Test(decode_validate, blocksparse_offset_must_fit_int32) {
+    pa_decode_params p = params(2, 8, 2, 128, 16, 1000);
+    p.bs_vert_stride = 4;
+    p.bs_block_size = 64;
+    p.bs_local_blocks = 2;
+    p.tp_rank = 3;
+    p.bs_head_sliding_step = 5;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.tp_rank = 1 << 20; /* (2^20 * 8 + 7) * 2^12 ~ 2^35 */
+    p.bs_head_sliding_step = 1 << 12;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overflows int32"), "%s", pa_last_error());
+    p.bs_head_sliding_step = -(1 << 12); /* KV heads: (2^20 * 2 + 1) * 2^12 ~ 2^33 */
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    p.bs_head_sliding_step = INT32_MIN; /* its negation does not fit in int32 */
+    p.tp_rank = 0;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    /* the largest offset that fits is accepted: heads 8, tp 0, step s with
+     * 7 * s + 1 + 1000 / 64 <= INT32_MAX */
+    p.bs_head_sliding_step = (INT32_MAX - 1 - 1000 / 64) / 7;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.bs_head_sliding_step += 1;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+}
+
+/* Mutation kill (issue 16, item 13): a negative bs_local_blocks and an
+ * infinite soft cap (which passes `>= 0` alone) are refused. */
+Test(decode_validate, blocksparse_local_blocks_and_infinite_soft_cap) {
+    pa_decode_params p = params(2, 8, 2, 128, 16, 1000);
+    p.bs_vert_stride = 4;
+    p.bs_block_size = 64;
+    p.bs_local_blocks = 0;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.bs_local_blocks = -1;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "blocksparse_local_blocks"), "%s", pa_last_error());
+    p = params(2, 8, 2, 128, 16, 1000);
+    p.soft_cap = INFINITY;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "soft_cap"), "%s", pa_last_error());
+    p.soft_cap = 30.0f;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+}
+
 /* GPU-only checks of pa_dec_kparams_make: alignment, workspace. */
 Test(decode_validate, gpu_parameter_block_checks) {
     pa_decode_params p = params(3, 16, 4, 128, 16, 1000);

@@ -180,3 +180,26 @@ Test(kv_cache, layout_names) {
     cr_assert_eq(l, PA_LAYOUT_FLASH_HND);
     cr_assert_eq(pa_kv_layout_from_name("NCHW", &l), PA_ERR_INVALID_ARGUMENT);
 }
+
+/* Mutation kill (issue 16, item 13): the overlap checks of explicit flash
+ * strides, one element short of the contiguous extent each, are refused with
+ * their own message; at the extent they are accepted. */
+Test(kv_cache, flash_stride_overlap_checks) {
+    /* NHD [nb, bs, kvh, hs]: head >= hs, page >= kvh * head, block >= bs * page */
+    pa_kv_cache c = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 3, 4, 2, 8);
+    c.block_stride = 4 * 2 * 8;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_SUCCESS, "%s", pa_last_error());
+    c.block_stride = 4 * 2 * 8 - 1;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "nhd: block_stride 63 overlaps the tokens of a block"), "%s", pa_last_error());
+    /* HND [nb, kvh, bs, hs]: page >= hs, head >= bs * page, block >= kvh * head */
+    c = make(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 3, 4, 2, 8);
+    c.head_stride = 4 * 8;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_SUCCESS, "%s", pa_last_error());
+    c.head_stride = 4 * 8 - 1;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "hnd: head_stride 31 overlaps the tokens of a head"), "%s", pa_last_error());
+    int64_t ke = -1, ve = -1;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(ke == -1 && ve == -1);
+}

@@ -325,6 +325,62 @@ Test(metadata_edges, one_token_and_exact_block_fill) {
     cr_assert(strstr(pa_last_error(), "request 0: block_table row too narrow") != NULL, "%s", pa_last_error());
 }
 
+/* The two orders: this builder wants prefills first (seed 003); reorder and
+ * split leave decodes first (seed 002). A decodes-first batch, or a wrong
+ * num_prefills, gives a decode longer than a prefill: refused, nothing
+ * written. */
+Test(metadata_bad, prompt_decode_refuses_decodes_first_order) {
+    const int32_t comp[4] = {7, 33, 0, 16}, sched[4] = {1, 1, 5, 4}; /* decodes first, as reorder leaves it */
+    int32_t bt[4 * 4];
+    for (int i = 0; i < 16; i++)
+        bt[i] = 40 + i;
+    pa_batch batch = {4, comp, sched, 16, bt, 4};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    pa_batch_split sp;
+    cr_assert_eq(pa_split_decodes_and_prefills(b.qsl, 4, 1, &sp), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(sp.num_decodes, 2);
+    cr_assert_eq(sp.num_prefills, 2);
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    fill_sent(b.ssl, 64);
+    m.seq_start_loc = b.ssl;
+    m.num_prefills = SENT;
+    /* split's num_prefills (2) read as prefills-first: requests 2, 3 (5 and 4
+     * tokens) would be decodes behind one-token prefills; 1 and 3 are wrong too */
+    const int32_t wrong[3] = {2, 1, 3};
+    const char *msg[3] = {"request 2: decode query length 5 > query length 1 of prefill request 0",
+                          "request 2: decode query length 5 > query length 1 of prefill request 0",
+                          "request 3: decode query length 4 > query length 1 of prefill request 0"};
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(pa_build_prompt_decode_metadata(&c, wrong[k], NULL, &m), PA_ERR_INVALID_ARGUMENT,
+                     "num_prefills %d accepted on a decodes-first batch", wrong[k]);
+        cr_assert(strstr(pa_last_error(), msg[k]), "%s", pa_last_error());
+        cr_assert(strstr(pa_last_error(), "prefills first"), "%s", pa_last_error());
+        cr_assert(all_sent(b.ssl, 64), "rejected call wrote seq_start_loc");
+        cr_assert_eq(m.num_prefills, SENT);
+    }
+    /* all four as prefills is a consistent labelling (nothing is a decode) */
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 4, NULL, &m), PA_SUCCESS, "%s", pa_last_error());
+
+    /* the same requests in seed 003's order are accepted, a 2-token
+     * speculative decode included, and a one-token prefill chunk */
+    const int32_t comp2[5] = {0, 16, 0, 7, 33}, sched2[5] = {5, 4, 2, 1, 2};
+    pa_batch batch2 = {5, comp2, sched2, 16, bt, 3};
+    c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch2, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 3, NULL, &m), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(m.num_decode_tokens, 3);
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 2, NULL, &m), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(m.max_decode_query_len, 2);
+    /* num_prefills 4 makes the 1-token request a prefill and leaves a
+     * 2-token decode behind it: refused */
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 4, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 4: decode query length 2 > query length 1 of prefill request 3"), "%s",
+              pa_last_error());
+}
+
 Test(metadata_edges, all_decodes_and_all_prefills) {
     const int32_t comp[3] = {5, 9, 31}, sched1[3] = {1, 1, 1}, schedp[3] = {7, 3, 2};
     int32_t bt[3 * 3];
@@ -441,10 +497,14 @@ static rbatch random_batch(rng *g) {
     r.sched = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
     r.enc = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
     int maxb = 1, maxe = 1, total = 0;
+    /* prefills first: requests past num_prefills are decodes (query <= 1) */
+    r.num_prefills = rng_int(g, 0, r.n);
     for (int i = 0; i < r.n; i++) {
         int kind = rng_int(g, 0, 9);
         r.comp[i] = rng_int(g, 0, 3) == 0 ? 0 : rng_int(g, 0, 300);
         r.sched[i] = kind < 6 ? 1 : kind < 7 ? 0 : rng_int(g, 1, 120);
+        if (i >= r.num_prefills && r.sched[i] > 1)
+            r.sched[i] = 1;
         r.enc[i] = rng_int(g, 0, 40);
         int nb = (r.comp[i] + r.sched[i] + r.bs - 1) / r.bs;
         int ne = (r.enc[i] + r.bs - 1) / r.bs;
@@ -462,7 +522,6 @@ static rbatch random_batch(rng *g) {
         r.cbt[i] = rng_int(g, 0, 20000);
     r.padded = rng_int(g, 0, 2) == 0 ? 0 : total + rng_int(g, 0, 9);
     r.spb = rng_int(g, 1, 9);
-    r.num_prefills = rng_int(g, 0, r.n);
     return r;
 }
 

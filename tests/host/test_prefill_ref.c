@@ -456,6 +456,57 @@ Test(prefill_ref, rejects_bad_prompt_input) {
     }
 }
 
+/* Mutation kill (issue 16, item 13): four checks of the prefill validation,
+ * each shown to matter on an otherwise valid problem: num_heads <= 65535 (the
+ * grid's y limit), k_stride >= num_kv_heads * head_size, num_tokens >= 0, and
+ * cu_seqlens_k == cu_seqlens_q only with equal token counts. Nothing written. */
+Test(prefill_ref, validation_limits_each_matter) {
+    const int ql[2] = {4, 3}, cl[2] = {5, 0};
+    pa_context_problem *pr =
+        ctx_problem(71, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    cr_assert_eq(pa_context_attention_validate(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_attention_params b = pr->p;
+    b.num_heads = 65536; /* a multiple of 2 KV heads, one past the limit */
+    cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_heads must be in 1..65535"), "%s", pa_last_error());
+    b.num_heads = 65534;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    b = pr->p;
+    b.k_stride = 2 * 32 - 1;
+    cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "k_stride 63 smaller than num_kv_heads*head_size 64"), "%s", pa_last_error());
+    b = pr->p;
+    b.num_tokens = -1;
+    b.num_seqs = 0; /* nothing else to catch it */
+    cr_assert_eq(pa_context_attention_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_tokens must be >= 0"), "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "output written on bad input");
+    pa_context_problem_free(pr);
+
+    const int qlp[2] = {4, 6};
+    pa_prompt_problem_cfg c = {.seed = 72,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 2,
+                               .head_size = 32,
+                               .q_lens = qlp};
+    pa_prompt_problem *pp = pa_prompt_problem_make(&c);
+    pa_prompt_attention_params q = pp->p;
+    q.cu_seqlens_k = q.cu_seqlens_q; /* the same array: the key count must be the query count */
+    q.num_k_tokens = q.num_q_tokens;
+    q.max_seqlen_k = q.max_seqlen_q;
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.num_k_tokens = q.num_q_tokens + 1;
+    cr_assert_eq(pa_ref_prompt_attention(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "cu_seqlens_k is cu_seqlens_q but num_k_tokens 11 != num_q_tokens 10"), "%s",
+              pa_last_error());
+    for (size_t i = 0; i < pp->q_elems; i++)
+        CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pp->out, i)), "output written");
+    pa_prompt_problem_free(pp);
+}
+
 /* One prefill (5 new tokens over 3 cached) then two decodes (contexts 9 and
  * 20), f32, 4 heads of 32, HND pages of 16; *m gets its mixed parameters. */
 static pa_context_problem *mixed_problem(int with_alibi, pa_mixed_attention_params *m) {
@@ -510,6 +561,70 @@ Test(prefill_ref, rejects_bad_mixed_input) {
     cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(out_untouched(pr), "output written on bad input");
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+}
+
+/* The mixed entry validates everything before launching anything: the decode
+ * part's launch limit (num_decode_tokens x num_heads <= INT32_MAX) is part of
+ * pa_mixed_attention_validate, and with no decodes the decode part is not
+ * validated at all, so a head size the prefill accepts and the decode op does
+ * not (24) works as it does in pa_context_attention. */
+Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
+    pa_mixed_attention_params m;
+    pa_context_problem *pr = mixed_problem(0, &m);
+    pa_mixed_attention_params b = m;
+    b.num_decode_tokens = 1 << 29; /* x 4 heads = 2^31 decode CTAs */
+    cr_assert_eq(pa_mixed_attention_validate(&b), PA_ERR_INVALID_ARGUMENT, "decode CTA limit not checked");
+    cr_assert(strstr(pa_last_error(), "too large for one decode launch"), "%s", pa_last_error());
+    b.num_decode_tokens = (1 << 29) - 1;
+    cr_assert_eq(pa_mixed_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+
+    const int ql[1] = {5}, cl[1] = {3};
+    pa_context_problem_cfg c = {.seed = 24,
+                                .layout = PA_LAYOUT_FLASH_NHD,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 1,
+                                .num_heads = 2,
+                                .num_kv_heads = 1,
+                                .head_size = 24,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .new_in_cache = 1};
+    pr = pa_context_problem_make(&c);
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "head 24 context: %s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        ((float *)pr->out)[i] = NAN;
+    m = (pa_mixed_attention_params){.out = pr->out,
+                                    .query = pr->q,
+                                    .key = pr->k,
+                                    .value = pr->v,
+                                    .q_dtype = PA_DTYPE_F32,
+                                    .kv = pr->p.kv,
+                                    .block_tables = pr->block_tables,
+                                    .block_table_stride = pr->p.block_table_stride,
+                                    .seq_lens = pr->seq_lens,
+                                    .query_start_loc = pr->qsl,
+                                    .num_prefills = 1,
+                                    .num_prefill_tokens = 5,
+                                    .num_decode_tokens = 0,
+                                    .num_heads = 2,
+                                    .max_prefill_query_len = 5,
+                                    .max_prefill_seq_len = 8,
+                                    .scale = pr->p.scale};
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "head 24 without decodes: %s", pa_last_error());
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    float *ref = malloc(sizeof(float) * pr->out_elems);
+    pa_context_problem_plain(pr, ref);
+    expect_close(pr->out, PA_DTYPE_F32, ref, pr->out_elems, "mixed head 24, no decodes");
+    free(ref);
+    /* with a decode, the decode op's head sizes apply */
+    m.num_decode_tokens = 1;
+    m.max_decode_seq_len = 8;
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_ERR_UNSUPPORTED);
+    cr_assert(strstr(pa_last_error(), "head_size 24"), "%s", pa_last_error());
     pa_context_problem_free(pr);
 }
 

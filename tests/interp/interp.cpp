@@ -801,9 +801,20 @@ cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
         memmove(d, s, n);
     return cudaSuccess;
 }
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t) {
+// Stream-ordered copies and sets are captured, as on the device: issued on the
+// capturing stream they become graph nodes that run at each replay, not now.
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t stream) {
+    if (capture_on && stream == capturing && stream != nullptr) {
+        captured.push_back([=]() {
+            if (n)
+                memmove(d, s, n);
+        });
+        return cudaSuccess;
+    }
     return cudaMemcpy(d, s, n, k);
 }
+// The batch copy cannot be captured: CUDA refuses it with
+// cudaErrorStreamCaptureUnsupported and the capture is invalidated.
 cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
                                  struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t) {
     PA_NOT_WHILE_CAPTURING();
@@ -816,7 +827,13 @@ cudaError_t cudaMemset(void *d, int v, size_t n) {
     memset(d, v, n);
     return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t) { return cudaMemset(d, v, n); }
+cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t stream) {
+    if (capture_on && stream == capturing && stream != nullptr) {
+        captured.push_back([=]() { memset(d, v, n); });
+        return cudaSuccess;
+    }
+    return cudaMemset(d, v, n);
+}
 cudaError_t cudaDeviceSynchronize(void) {
     PA_NOT_WHILE_CAPTURING();
     return cudaSuccess;

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Mutation check of the host layer (issue 16, item 13): plants ten bugs in the
+# real sources, one at a time, rebuilds the host test programs, runs them all,
+# and reverts. Each mutant must make at least one host test fail; the script
+# prints, for each, the tests that killed it, and exits 1 if any survived.
+# The sources are always restored (trap), even on failure or Ctrl-C.
+#
+#   scripts/mutants.sh [BUILD]     (default build-mutants: a host-only build dir,
+#                                   configured here if missing; no nvcc needed to
+#                                   build the host tests)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build-mutants}
+LOGDIR=${PA_MUTANTS_LOGS:-/tmp/pa-mutants}
+mkdir -p "$LOGDIR"
+survived=0
+planted=""
+
+restore() {
+    if [ -n "$planted" ] && [ -f "$planted.mut-bak" ]; then
+        mv "$planted.mut-bak" "$planted"
+        touch "$planted" # newer than the mutant's objects: the next build recompiles it
+    fi
+    planted=""
+}
+trap 'restore; exit 130' INT TERM
+trap restore EXIT
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" -Dinterp=false -Dgpu_tests=false -Dgpu_archs=90 >"$LOGDIR/setup.log" 2>&1 ||
+        { echo "meson setup failed (see $LOGDIR/setup.log)"; exit 2; }
+fi
+hosts=$(meson introspect "$BUILD" --tests | python3 -c \
+    'import json,sys; print(" ".join(sorted({t["cmd"][0] for t in json.load(sys.stdin) if "host" in t["suite"][0]})))')
+targets=$(for h in $hosts; do echo "${h#"$(cd "$BUILD" && pwd)"/}"; done)
+# shellcheck disable=SC2086
+ninja -C "$BUILD" $targets >"$LOGDIR/build.log" 2>&1 || { echo "the unmutated build fails (see $LOGDIR/build.log)"; exit 2; }
+for h in $hosts; do
+    if ! "$h" >"$LOGDIR/baseline-$(basename "$h").log" 2>&1; then
+        echo "the unmutated host suite fails: $(basename "$h") (see $LOGDIR)"
+        exit 2
+    fi
+done
+
+# mutant NAME FILE 'old text' 'new text': the old text must occur exactly once.
+# PA_MUTANTS_ONLY=NAME runs that one mutant alone.
+tried=0
+mutant() {
+    local name=$1 file=$2 old=$3 new=$4
+    [ -n "${PA_MUTANTS_ONLY:-}" ] && [ "$name" != "$PA_MUTANTS_ONLY" ] && return
+    tried=$((tried + 1))
+    cp "$file" "$file.mut-bak"
+    planted=$file
+    if ! python3 - "$file" "$old" "$new" <<'EOF'; then
+import sys
+path, old, new = sys.argv[1:4]
+s = open(path).read()
+if s.count(old) != 1:
+    sys.exit(f"mutant: expected exactly one '{old}' in {path}, found {s.count(old)}")
+open(path, "w").write(s.replace(old, new))
+EOF
+        restore
+        printf '%-28s SETUP FAILED (text not found)\n' "$name"
+        survived=$((survived + 1))
+        return
+    fi
+    local log="$LOGDIR/$name.log" killers=""
+    # shellcheck disable=SC2086
+    if ! ninja -C "$BUILD" $targets >"$log" 2>&1; then
+        killers="(does not compile)"
+    else
+        for h in $hosts; do
+            local one="$LOGDIR/$name-$(basename "$h").log"
+            timeout 600 "$h" >"$one" 2>&1
+            local rc=$?
+            [ $rc -eq 0 ] && continue
+            local failed
+            failed=$(grep -oE '^\[(FAIL|CRASH)\] [^:]+::[^: ]+' "$one" | sed -E 's/^\[(FAIL|CRASH)\] //' | sort -u | tr '\n' ' ')
+            [ -z "$failed" ] && failed="$(basename "$h") (exit $rc)"
+            killers="$killers$failed"
+        done
+    fi
+    restore
+    if [ -z "$killers" ]; then
+        printf '%-28s SURVIVED\n' "$name"
+        survived=$((survived + 1))
+    else
+        printf '%-28s killed by %s\n' "$name" "$killers"
+    fi
+}
+
+mutant swap-src-le-num-blocks csrc/cache_ops_validate.c \
+    'PA_REQUIRE(s >= 0 && s < src_num_blocks,' 'PA_REQUIRE(s >= 0 && s <= src_num_blocks,'
+mutant nhd-block-stride-overlap csrc/kv_cache.c \
+    'PA_REQUIRE(bstr >= need, "nhd: block_stride' 'PA_REQUIRE(1 || bstr >= need, "nhd: block_stride'
+mutant hnd-head-stride-overlap csrc/kv_cache.c \
+    'PA_REQUIRE(hstr >= need, "hnd: head_stride' 'PA_REQUIRE(1 || hstr >= need, "hnd: head_stride'
+mutant decode-local-blocks-neg csrc/decode.c \
+    'PA_REQUIRE(p->bs_local_blocks >= 0,' 'PA_REQUIRE(1 || p->bs_local_blocks >= 0,'
+mutant decode-soft-cap-finite csrc/decode.c \
+    'PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f,' 'PA_REQUIRE(p->soft_cap >= 0.0f,'
+mutant prefill-heads-65535 csrc/prefill.c \
+    'num_heads > 0 && num_heads <= 65535,' 'num_heads > 0,'
+mutant prefill-k-stride csrc/prefill.c \
+    'PA_REQUIRE(k_stride == 0 || k_stride >= krow,' 'PA_REQUIRE(1 || k_stride == 0 || k_stride >= krow,'
+mutant prefill-num-tokens-neg csrc/prefill.c \
+    'PA_REQUIRE(p->num_tokens >= 0,' 'PA_REQUIRE(1 || p->num_tokens >= 0,'
+mutant prefill-cu-k-is-cu-q csrc/prefill.c \
+    'PA_REQUIRE(p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,' \
+    'PA_REQUIRE(1 || p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,'
+mutant copy-blocks-padding-and csrc/reference/cache_ops.c \
+    '        if (s == -1 || d == -1)
+            continue; /* padding pair */' '        if (s == -1 && d == -1)
+            continue; /* padding pair */'
+
+# the sources are back: one rebuild so the build dir matches them
+# shellcheck disable=SC2086
+ninja -C "$BUILD" $targets >/dev/null 2>&1
+echo "$((tried - survived)) of $tried mutants killed"
+[ "$survived" -eq 0 ]
