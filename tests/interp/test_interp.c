@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "selftest_kernels.h"
