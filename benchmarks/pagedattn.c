@@ -496,8 +496,9 @@ static int cmd_check(int argc, char **argv) {
         else
             fprintf(stderr,
                     "pagedattn check %s: needs a CUDA GPU and there is none (%s); "
-                    "the CPU reference runs with: pagedattn bench %s --device cpu\n",
-                    op, why, op);
+                    "the kernel runs on the CPU with: pagedattn check %s --interp; "
+                    "the CPU reference alone with: pagedattn bench %s --device cpu\n",
+                    op, why, op, op);
         return PA_CLI_EXIT_NO_DEVICE;
     }
     if (!strcmp(op, "convert"))

@@ -19,6 +19,10 @@ echo
 if "$CLI" info --json | grep -q '"device": null'; then
     "$CLI" check decode || true   # says plainly that it needs a GPU
     echo
+    # The decode kernel's own CUDA source on the CPU (interpret mode), against
+    # the CPU reference, with its memory-access proxies.
+    "$CLI" check decode --interp || true
+    echo
     # The Llama-3-8B preset's ops on the CPU reference over a small grid: the
     # table the GPU run prints, with CPU numbers (no roof, no baseline).
     "$CLI" bench --preset llama3-8b --device cpu
