@@ -12,15 +12,10 @@
 
 #include "testutil.h"
 
-/* ---- small deterministic RNG (independent of the library) ------------------ */
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-static uint32_t rng_next(void) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (uint32_t)((z ^ (z >> 31)) >> 32);
-}
+/* ---- the tests' one RNG (pa_rng, benchmarks/problems.h) ------------------- */
+static pa_rng rng_state;
+static void rng_seed(uint64_t s) { rng_state = pa_rng_make(s); }
+static uint32_t rng_next(void) { return (uint32_t)(pa_rng_next(&rng_state) >> 32); }
 /* Uniform in [lo, hi]. */
 static int32_t rng_range(int32_t lo, int32_t hi) { return lo + (int32_t)(rng_next() % (uint32_t)(hi - lo + 1)); }
 

@@ -13,14 +13,10 @@
 
 #include "testutil.h"
 
-static uint64_t rng_state;
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-static uint64_t rng_next(void) {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+/* The tests' one RNG (pa_rng, benchmarks/problems.h). */
+static pa_rng rng_state;
+static void rng_seed(uint64_t s) { rng_state = pa_rng_make(s); }
+static uint64_t rng_next(void) { return pa_rng_next(&rng_state); }
 static int64_t rng_range(int64_t lo, int64_t hi) { return lo + (int64_t)(rng_next() % (uint64_t)(hi - lo + 1)); }
 
 /* Python's int.bit_length for n >= 0. */
