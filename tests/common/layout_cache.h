@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "pagedattn/pagedattn.h"
+#include "problems.h" /* pa_rng, the tests' one RNG */
 
 /* Element index of key (block b, kv head h, token t in the block, dim d). */
 static inline int64_t pa_lc_key_index(pa_kv_layout l, int64_t x, int64_t bs, int64_t kvh, int64_t hs, int64_t b,
@@ -75,20 +76,11 @@ typedef struct pa_lc_problem {
     int32_t *block_tables, *seq_lens;
 } pa_lc_problem;
 
-static inline uint64_t pa_lc_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static inline float pa_lc_uniform(uint64_t *s) {
-    return (float)((pa_lc_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
-}
-
 /* A decode problem: num_seqs sequences of lengths lens[], blocks scattered over
  * a pool twice as large as needed (unused slots NaN), q dtype = cache dtype. */
 static inline pa_lc_problem *pa_lc_problem_make(pa_kv_layout layout, pa_dtype dt, int num_seqs, const int *lens,
                                                 int num_heads, int kvh, int hs, int bs, uint64_t seed) {
+    pa_rng rng = pa_rng_make(seed);
     pa_lc_problem *pr = (pa_lc_problem *)calloc(1, sizeof *pr);
     const int64_t esz = (int64_t)pa_dtype_size(dt), x = 16 / esz;
     int max_len = 1, used = 0;
@@ -109,7 +101,7 @@ static inline pa_lc_problem *pa_lc_problem_make(pa_kv_layout layout, pa_dtype dt
     for (int i = 0; i < nb; i++)
         perm[i] = i;
     for (int i = nb - 1; i > 0; i--) {
-        const int j = (int)(pa_lc_next(&seed) % (uint64_t)(i + 1)), t = perm[i];
+        const int j = (int)(pa_rng_next(&rng) % (uint64_t)(i + 1)), t = perm[i];
         perm[i] = perm[j];
         perm[j] = t;
     }
@@ -134,8 +126,8 @@ static inline pa_lc_problem *pa_lc_problem_make(pa_kv_layout layout, pa_dtype dt
             const int64_t b = pr->block_tables[(int64_t)s * stride + t / bs];
             for (int h = 0; h < kvh; h++)
                 for (int d = 0; d < hs; d++) {
-                    const float kv_k = pa_lc_round(dt, pa_lc_uniform(&seed));
-                    const float kv_v = pa_lc_round(dt, pa_lc_uniform(&seed));
+                    const float kv_k = pa_lc_round(dt, pa_rng_uniform(&rng, -1.0f, 1.0f));
+                    const float kv_v = pa_lc_round(dt, pa_rng_uniform(&rng, -1.0f, 1.0f));
                     k[((int64_t)t * kvh + h) * hs + d] = kv_k;
                     v[((int64_t)t * kvh + h) * hs + d] = kv_v;
                     pa_lc_store(dt, pr->key, pa_lc_key_index(layout, x, bs, kvh, hs, b, h, t % bs, d), kv_k);
@@ -146,7 +138,7 @@ static inline pa_lc_problem *pa_lc_problem_make(pa_kv_layout layout, pa_dtype dt
             const int hk = h / (num_heads / kvh);
             float q[512];
             for (int d = 0; d < hs; d++) {
-                q[d] = pa_lc_round(dt, pa_lc_uniform(&seed));
+                q[d] = pa_lc_round(dt, pa_rng_uniform(&rng, -1.0f, 1.0f));
                 pa_lc_store(dt, pr->query, s * row + (int64_t)h * hs + d, q[d]);
             }
             double mx = -INFINITY, sum = 0.0;
