@@ -110,5 +110,7 @@ int pa_bench_json_errors(void);
 /* The preset called `name`, or NULL: op benches read the fields pa_op_opts
  * does not carry (local_chunk) from it, e.g. pa_preset_find(o->preset). */
 const pa_preset *pa_preset_find(const char *name);
+/* Sets the preset's model shape (heads, head size, window, soft cap) in o. */
+void pa_apply_preset(pa_op_opts *o, const pa_preset *p);
 
 #endif

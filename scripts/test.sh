@@ -90,6 +90,15 @@ else
     status=1
 fi
 
+echo "== no import circles between files: #include lines and object symbols (scripts/check-circles.py) =="
+if python3 scripts/check-circles.py build; then
+    echo "build    check-circles                 1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"

@@ -1,0 +1,302 @@
+/* The CLI's shared helpers: clock, integer and option parsing, JSON output
+ * files, presets, the GPU probe. Every command file (pagedattn.c, cmd_plan.c,
+ * bench_*.c, report.c) uses them; none of them calls back into a command. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "problems.h"
+
+/* ---- small utilities ---------------------------------------------------- */
+
+double pa_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
+    if (!s || !*s) {
+        fprintf(stderr, "pagedattn: %s needs a value\n", flag);
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end != '\0') {
+        fprintf(stderr, "pagedattn: %s: '%s' is not an integer\n", flag, s);
+        return 0;
+    }
+    if (v < lo || v > hi) {
+        fprintf(stderr, "pagedattn: %s: %lld outside %lld..%lld\n", flag, v, lo, hi);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+FILE *pa_cli_open_json(const char *path) {
+    if (!path)
+        return NULL;
+    if (!strcmp(path, "-"))
+        return stdout;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        fprintf(stderr, "pagedattn: cannot open %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+void pa_cli_close_json(FILE *f) {
+    if (f && f != stdout)
+        fclose(f);
+}
+
+int pa_cli_have_gpu(char *why, size_t len) {
+    pa_device_props p;
+    pa_status s = pa_device_info(0, &p);
+    if (s != PA_SUCCESS) {
+        snprintf(why, len, "%s", pa_last_error());
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- shared op options ---------------------------------------------------- */
+
+const pa_preset PA_PRESETS[] = {
+    {"llama3-8b", 32, 8, 128, 0, 0.0f, 0},       {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0},
+    {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0},   {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0},
+    {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192}, {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0},
+};
+const int PA_NUM_PRESETS = (int)(sizeof PA_PRESETS / sizeof PA_PRESETS[0]);
+
+void pa_op_opts_default(pa_op_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->device_gpu = -1;
+    o->seqs = 8;
+    o->heads = 32;
+    o->kv_heads = 8;
+    o->head_size = 128;
+    o->block_size = 16;
+    o->ctx[0] = 1024;
+#ifdef PA_CLI_INTERP
+    o->seqs = 2; /* the interpreter runs about 1e5 times slower than a GPU */
+    o->ctx[0] = 256;
+#endif
+    o->num_ctx = 1;
+    o->dtype = PA_DTYPE_F16;
+    o->cache_auto = 1;
+    o->layout = PA_LAYOUT_VLLM;
+    o->iters = 20;
+    o->warmup = 3;
+    o->seed = 1;
+}
+
+const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
+                          "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
+                          "                       llama4-scout, qwen2.5-7b (sets heads, head size, window, soft cap)\n"
+                          "  --seqs N             sequences in the batch (default 8)\n"
+                          "  --heads Q/KV         query/KV heads (default 32/8)\n"
+                          "  --head-size N        (default 128)\n"
+                          "  --ctx N[,N...]       context length(s) per sequence; a list runs a sweep (default 1024)\n"
+                          "  --block-size N       tokens per cache block (default 16)\n"
+                          "  --qlen N             new query tokens per sequence (prefill, ragged)\n"
+                          "  --decodes N          ragged: decode sequences beside the --seqs prefill chunks\n"
+                          "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry)\n"
+                          "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
+                          "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"
+                          "  --layout vllm|nhd|hnd cache layout (default vllm)\n"
+                          "  --window N           sliding window (0 = off)\n"
+                          "  --soft-cap X         logits soft cap (0 = off)\n"
+                          "  --alibi              ALiBi slopes on\n"
+                          "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
+                          "  --seed N             random data seed\n"
+                          "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
+
+const pa_preset *pa_preset_find(const char *name) {
+    for (int p = 0; name && p < PA_NUM_PRESETS; p++)
+        if (!strcmp(name, PA_PRESETS[p].name))
+            return &PA_PRESETS[p];
+    return NULL;
+}
+
+void pa_apply_preset(pa_op_opts *o, const pa_preset *p) {
+    o->preset = p->name;
+    o->heads = p->heads;
+    o->kv_heads = p->kv_heads;
+    o->head_size = p->head_size;
+    o->window = p->window;
+    o->soft_cap = p->soft_cap;
+}
+
+static void preset_names(char *buf, size_t len) {
+    buf[0] = '\0';
+    for (int p = 0; p < PA_NUM_PRESETS; p++)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", p ? ", " : "", PA_PRESETS[p].name);
+}
+
+/* Parses op options from argv[i0..]; returns 0 on success, else the exit code. */
+int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o) {
+    long long v;
+    for (int i = i0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VAL()                                                                                                     \
+    do {                                                                                                               \
+        if (!val) {                                                                                                    \
+            fprintf(stderr, "pagedattn %s: %s needs a value\n", cmd, a);                                               \
+            return PA_CLI_EXIT_USAGE;                                                                                  \
+        }                                                                                                              \
+        i++;                                                                                                           \
+    } while (0)
+#define INT_OPT(flag, lo, hi, dst)                                                                                     \
+    else if (!strcmp(a, flag)) {                                                                                       \
+        NEED_VAL();                                                                                                    \
+        if (!pa_cli_parse_int(flag, val, lo, hi, &v))                                                                  \
+            return PA_CLI_EXIT_USAGE;                                                                                  \
+        dst = (int)v;                                                                                                  \
+    }
+        if (!strcmp(a, "--device")) {
+            NEED_VAL();
+            if (!strcmp(val, "cpu"))
+                o->device_gpu = 0;
+            else if (!strcmp(val, "gpu"))
+                o->device_gpu = 1;
+            else {
+                fprintf(stderr, "pagedattn %s: --device must be cpu or gpu, not '%s'\n", cmd, val);
+                return PA_CLI_EXIT_USAGE;
+            }
+        }
+        INT_OPT("--seqs", 1, 65536, o->seqs)
+        INT_OPT("--head-size", 1, 1024, o->head_size)
+        INT_OPT("--block-size", 1, 1024, o->block_size)
+        INT_OPT("--window", 0, 1 << 30, o->window)
+        INT_OPT("--qlen", 1, 1 << 20, o->qlen)
+        INT_OPT("--decodes", 0, 65536, o->decodes)
+        INT_OPT("--iters", 1, 100000, o->iters)
+        INT_OPT("--warmup", 0, 10000, o->warmup)
+        else if (!strcmp(a, "--seed")) {
+            NEED_VAL();
+            if (!pa_cli_parse_int("--seed", val, 0, 1LL << 62, &v))
+                return PA_CLI_EXIT_USAGE;
+            o->seed = (uint64_t)v;
+        }
+        else if (!strcmp(a, "--heads")) {
+            NEED_VAL();
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", val);
+            char *slash = strchr(buf, '/');
+            if (!slash) {
+                fprintf(stderr, "pagedattn %s: --heads takes Q/KV, e.g. 32/8 (got '%s')\n", cmd, val);
+                return PA_CLI_EXIT_USAGE;
+            }
+            *slash = '\0';
+            long long q, k;
+            if (!pa_cli_parse_int("--heads (query)", buf, 1, 4096, &q) ||
+                !pa_cli_parse_int("--heads (kv)", slash + 1, 1, 4096, &k))
+                return PA_CLI_EXIT_USAGE;
+            o->heads = (int)q;
+            o->kv_heads = (int)k;
+        }
+        else if (!strcmp(a, "--ctx")) {
+            NEED_VAL();
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", val);
+            o->num_ctx = 0;
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                if (o->num_ctx == PA_MAX_CTX_LIST) {
+                    fprintf(stderr, "pagedattn %s: --ctx takes at most %d lengths\n", cmd, PA_MAX_CTX_LIST);
+                    return PA_CLI_EXIT_USAGE;
+                }
+                if (!pa_cli_parse_int("--ctx", tok, 1, 1 << 22, &v))
+                    return PA_CLI_EXIT_USAGE;
+                o->ctx[o->num_ctx++] = (int)v;
+            }
+            if (o->num_ctx == 0) {
+                fprintf(stderr, "pagedattn %s: --ctx needs at least one length\n", cmd);
+                return PA_CLI_EXIT_USAGE;
+            }
+        }
+        else if (!strcmp(a, "--dtype") || !strcmp(a, "--cache-dtype")) {
+            NEED_VAL();
+            int cache = !strcmp(a, "--cache-dtype");
+            if (cache && !strcmp(val, "auto")) {
+                o->cache_auto = 1;
+                continue;
+            }
+            pa_dtype t;
+            if (pa_dtype_from_name(val, &t) != PA_SUCCESS) {
+                fprintf(stderr, "pagedattn %s: %s: %s\n", cmd, a, pa_last_error());
+                return PA_CLI_EXIT_USAGE;
+            }
+            if (cache) {
+                o->cache_dtype = t;
+                o->cache_auto = 0;
+            } else {
+                o->dtype = t;
+            }
+        }
+        else if (!strcmp(a, "--layout")) {
+            NEED_VAL();
+            if (pa_kv_layout_from_name(val, &o->layout) != PA_SUCCESS) {
+                fprintf(stderr, "pagedattn %s: --layout: %s\n", cmd, pa_last_error());
+                return PA_CLI_EXIT_USAGE;
+            }
+        }
+        else if (!strcmp(a, "--soft-cap")) {
+            NEED_VAL();
+            char *end = NULL;
+            double x = strtod(val, &end);
+            if (*end || !isfinite(x) || x < 0) {
+                fprintf(stderr, "pagedattn %s: --soft-cap must be a number >= 0 (got '%s')\n", cmd, val);
+                return PA_CLI_EXIT_USAGE;
+            }
+            o->soft_cap = (float)x;
+        }
+        else if (!strcmp(a, "--variant")) {
+            NEED_VAL();
+            o->variant = val;
+        }
+        else if (!strcmp(a, "--alibi")) {
+            o->alibi = 1;
+        }
+        else if (!strcmp(a, "--json")) {
+            NEED_VAL();
+            /* Find out now, not after a long sweep, that the rows cannot be written. */
+            if (strcmp(val, "-")) {
+                FILE *f = fopen(val, "a");
+                if (!f) {
+                    fprintf(stderr, "pagedattn %s: --json %s: cannot open for writing: %s\n", cmd, val,
+                            strerror(errno));
+                    return PA_CLI_EXIT_USAGE;
+                }
+                fclose(f);
+            }
+            o->json = val;
+        }
+        else if (!strcmp(a, "--preset")) {
+            NEED_VAL();
+            const pa_preset *p = pa_preset_find(val);
+            if (!p) {
+                char names[256];
+                preset_names(names, sizeof names);
+                fprintf(stderr, "pagedattn %s: unknown preset '%s'; known: %s\n", cmd, val, names);
+                return PA_CLI_EXIT_USAGE;
+            }
+            pa_apply_preset(o, p);
+        }
+        else {
+            fprintf(stderr, "pagedattn %s: unknown option '%s' (try --help)\n", cmd, a);
+            return PA_CLI_EXIT_USAGE;
+        }
+#undef INT_OPT
+#undef NEED_VAL
+    }
+    if (o->cache_auto)
+        o->cache_dtype = o->dtype;
+    return 0;
+}
