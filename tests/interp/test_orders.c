@@ -23,6 +23,51 @@ static void set_order(int i) {
     setenv("PA_INTERP_CP", orders[i][1], 1);
 }
 
+/* Runs `launch` under every order and landing policy, the output poisoned
+ * first each time, and asserts its bytes never change; restores the defaults. */
+typedef pa_status (*launch_fn)(void *ctx);
+static void same_bytes_in_every_order(launch_fn launch, void *ctx, void *out, size_t bytes, const char *what) {
+    unsigned char *first = malloc(bytes), *got = malloc(bytes);
+    cr_assert(first && got);
+    for (int o = 0; o < N_ORDERS; o++) {
+        set_order(o);
+        cr_assert_eq(cudaMemset(out, 0xFF, bytes), cudaSuccess);
+        cr_assert_eq(launch(ctx), PA_SUCCESS, "%s", pa_last_error());
+        pa_test_dev_download(o ? got : first, out, bytes);
+        if (o)
+            cr_assert(memcmp(first, got, bytes) == 0, "%s: CTA order %s, cp.async at %s changed the output", what,
+                      orders[o][0], orders[o][1]);
+    }
+    free(first);
+    free(got);
+    setenv("PA_INTERP_ORDER", "forward", 1);
+    setenv("PA_INTERP_CP", "wait", 1);
+}
+
+typedef struct decode_run {
+    const pa_decode_params *p;
+    void *ws;
+    size_t ws_bytes;
+} decode_run;
+static pa_status run_v2(void *ctx) {
+    const decode_run *r = ctx;
+    return pa_paged_attention_v2(r->p, r->ws, r->ws_bytes, NULL);
+}
+static pa_status run_recommended(void *ctx) {
+    const decode_run *r = ctx;
+    return pa_paged_attention_decode(r->p, r->ws, r->ws_bytes, NULL);
+}
+
+typedef struct ragged_run {
+    const pa_ragged_params *p;
+    void *ws;
+    size_t ws_bytes;
+} ragged_run;
+static pa_status run_ragged(void *ctx) {
+    const ragged_run *r = ctx;
+    return pa_ragged_paged_attention(r->p, r->ws, r->ws_bytes, NULL);
+}
+
 static void *dev_copy(const void *host, size_t bytes) { return host ? pa_test_dev_upload(host, bytes) : NULL; }
 
 Test(orders, decode_splits_and_merge_are_bitwise_stable) {
@@ -55,26 +100,11 @@ Test(orders, decode_splits_and_merge_are_bitwise_stable) {
         cr_assert_eq(entry ? pa_paged_attention_decode_workspace_size(&p, &ws_bytes)
                            : pa_paged_attention_v2_workspace_size(&p, &ws_bytes),
                      PA_SUCCESS, "%s", pa_last_error());
-        void *ws = pa_test_dev_alloc(ws_bytes ? ws_bytes : 16);
-        unsigned char *first = malloc(out_bytes), *got = malloc(out_bytes);
-        cr_assert(first && got);
-        for (int o = 0; o < N_ORDERS; o++) {
-            set_order(o);
-            cr_assert_eq(cudaMemset(p.out, 0xFF, out_bytes), cudaSuccess);
-            cr_assert_eq(entry ? pa_paged_attention_decode(&p, ws, ws_bytes, NULL)
-                               : pa_paged_attention_v2(&p, ws, ws_bytes, NULL),
-                         PA_SUCCESS, "%s", pa_last_error());
-            pa_test_dev_download(o ? got : first, p.out, out_bytes);
-            if (o)
-                cr_assert(memcmp(first, got, out_bytes) == 0, "%s: CTA order %s, cp.async at %s changed the output",
-                          entry ? "recommended decode" : "v2", orders[o][0], orders[o][1]);
-        }
-        free(first);
-        free(got);
-        pa_test_dev_free(ws);
+        decode_run r = {&p, pa_test_dev_alloc(ws_bytes ? ws_bytes : 16), ws_bytes};
+        same_bytes_in_every_order(entry ? run_recommended : run_v2, &r, p.out, out_bytes,
+                                  entry ? "recommended decode" : "v2");
+        pa_test_dev_free(r.ws);
     }
-    setenv("PA_INTERP_ORDER", "forward", 1);
-    setenv("PA_INTERP_CP", "wait", 1);
     pa_decode_problem_free(pr);
 }
 
@@ -104,22 +134,8 @@ Test(orders, ragged_split_merges_are_bitwise_stable) {
     p.num_seqs = dev_copy(&pr->num_seqs, sizeof(int32_t));
     size_t ws_bytes = 0;
     cr_assert_eq(pa_ragged_workspace_size(&p, &ws_bytes), PA_SUCCESS, "%s", pa_last_error());
-    void *ws = pa_test_dev_alloc(ws_bytes);
-    unsigned char *first = malloc(pr->q_bytes), *got = malloc(pr->q_bytes);
-    cr_assert(first && got);
-    for (int o = 0; o < N_ORDERS; o++) {
-        set_order(o);
-        cr_assert_eq(cudaMemset(p.out, 0xFF, pr->q_bytes), cudaSuccess);
-        cr_assert_eq(pa_ragged_paged_attention(&p, ws, ws_bytes, NULL), PA_SUCCESS, "%s", pa_last_error());
-        pa_test_dev_download(o ? got : first, p.out, pr->q_bytes);
-        if (o)
-            cr_assert(memcmp(first, got, pr->q_bytes) == 0, "ragged: CTA order %s, cp.async at %s changed the output",
-                      orders[o][0], orders[o][1]);
-    }
-    free(first);
-    free(got);
-    pa_test_dev_free(ws);
-    setenv("PA_INTERP_ORDER", "forward", 1);
-    setenv("PA_INTERP_CP", "wait", 1);
+    ragged_run r = {&p, pa_test_dev_alloc(ws_bytes), ws_bytes};
+    same_bytes_in_every_order(run_ragged, &r, p.out, pr->q_bytes, "ragged");
+    pa_test_dev_free(r.ws);
     rg_problem_free(pr);
 }
