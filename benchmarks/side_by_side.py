@@ -318,21 +318,22 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
 def warm_flashinfer(torch):
     import flashinfer
     t0 = time.time()
-    bs, hq, hk, d = 16, 32, 8, 128
-    k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
-    v = torch.randn_like(k)
-    q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
+    bs, hq, d = 16, 32, 128
     indptr = torch.tensor([0, 3, 6], dtype=torch.int32, device="cuda")
     indices = torch.arange(6, dtype=torch.int32, device="cuda")
     last = torch.tensor([5, 16], dtype=torch.int32, device="cuda")
-    for tc in (False, True):
+    for hk, tc in ((8, False), (8, True), (32, False), (32, True)):  # the benchmark's GQA and MHA shapes
+        k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
+        v = torch.randn_like(k)
+        q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
         w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(torch.zeros(128 << 20, dtype=torch.uint8, device="cuda"),
                                                           "NHD", use_tensor_cores=tc)
         w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16,
                sm_scale=1.0 / math.sqrt(d))
         w.run(q, (k, v))
         torch.cuda.synchronize()
-        print(f"flashinfer {flashinfer.__version__} tensor_cores={tc} ready after {time.time() - t0:.0f} s", flush=True)
+        print(f"flashinfer {flashinfer.__version__} {hq}/{hk} tensor_cores={tc} ready after {time.time() - t0:.0f} s",
+              flush=True)
 
 
 # ---- main ------------------------------------------------------------------------
@@ -366,6 +367,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer cases and repeats")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--no-flashinfer", action="store_true")
+    ap.add_argument("--decode-only", action="store_true", help="skip the prefill cases")
     ap.add_argument("--warm-flashinfer", action="store_true",
                     help="only compile FlashInfer's decode kernels for the benchmark's shapes (JIT), then exit")
     a = ap.parse_args()
@@ -391,12 +393,14 @@ def main():
     copy_gbs, gemm_tflops = roofs(torch, timer)
     print(f"roofs: copy {copy_gbs:.0f} GB/s, bf16 gemm {gemm_tflops:.0f} TFLOP/s", flush=True)
     rows = []
-    dcases = [(1, 4096, False), (64, 4096, False), (128, 2048, False), (16, 32768, False), (128, 4096, True)]
-    pcases = [(4, 4096), (16, 1024), (1, 16384)]
+    # (batch, context, varied lengths, KV heads of 32 query heads)
+    dcases = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
+              (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32)]
+    pcases = [] if a.decode_only else [(4, 4096), (16, 1024), (1, 16384)]
     if a.quick:
         dcases, pcases = dcases[1:2], pcases[:1]
-    for b, ctx, vary in dcases:
-        decode_case(torch, lib, timer, fi, rows, copy_gbs, b, ctx, vary=vary)
+    for b, ctx, vary, hk in dcases:
+        decode_case(torch, lib, timer, fi, rows, copy_gbs, b, ctx, hk=hk, vary=vary)
     for b, L in pcases:
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)

@@ -349,6 +349,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     if (mode == PA_DEC_MODE_V1 && (int64_t)p->max_seq_len + PA_DEC_MAX_TILE > INT32_MAX)
         kp->part = INT32_MAX / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE;
     kp->max_splits = ms;
+    kp->spc = 1;
     if (ms > 1) {
         /* [tmp_out | exp_sums | max_logits], each part 256-byte aligned */
         void *es = (unsigned char *)ws + tmp_bytes, *ml = (unsigned char *)ws + tmp_bytes + es_bytes;

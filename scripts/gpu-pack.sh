@@ -10,6 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 BUILD=${PA_PACK_BUILD:-build-sm90}
+# A build dir set up by a Meson older than 1.4 has no nvcc depfiles: edited
+# .cuh headers would not rebuild the kernels that include them. Set it up again.
+if [ -f "$BUILD/meson-info/meson-info.json" ] && ! python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["meson_version"]
+sys.exit(0 if (v["major"], v["minor"]) >= (1, 4) else 1)' "$BUILD/meson-info/meson-info.json"; then
+    echo "gpu-pack: $BUILD was set up by a Meson older than 1.4 (no CUDA header tracking); setting it up again"
+    rm -rf "$BUILD"
+fi
 if [ ! -f "$BUILD/build.ninja" ]; then
     meson setup "$BUILD" -Dgpu_archs="${PA_GPU_ARCHS:-90}" -Dbuildtype=release >/dev/null
 fi

@@ -391,334 +391,10 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     }
 }
 
-template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
-    PA_DEC_SMEM(smem);
-    const G geo(p);
+// One (sequence, head) row of ns > 1 splits; every thread of the CTA calls
+// it (it has barriers). s_w: NT floats, s_max: NW floats of shared memory.
+template <int QT> PA_DEC_DEV void merge_row(const pa_dec_kparams &p, int64_t sh, int ns, float *s_w, float *s_max) {
     using qt = typename pa::elt<QT>::type;
-    constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int hs = geo.head_size, T = geo.tile;
-
-    cta_ctx c;
-    c.smem = smem;
-    const int per_seq = p.num_kv_heads * p.head_chunks;
-    c.seq = (int)(blockIdx.x / per_seq);
-    const int rem = (int)(blockIdx.x - c.seq * per_seq);
-    c.kvh = rem / p.head_chunks;
-    c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
-    const int hc = rem - c.kvh * p.head_chunks;
-    c.h0 = c.kvh * p.group + hc * p.hpc;
-    c.nh = min(p.hpc, p.group - hc * p.hpc);
-    const int split = blockIdx.y;
-    c.L = p.seq_lens[c.seq];
-    qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
-
-    // A length the host could not check: that sequence's output is zeros.
-    if (c.L < 1 || c.L > p.max_seq_len) {
-        if (split == 0)
-            for (int i = tid; i < c.nh * hs; i += NT)
-                out[i] = pa::from_float<QT>(0.0f);
-        return;
-    }
-    const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
-    if (split >= nsplit)
-        return;
-    const int part = pa_dec_part(p.mode, p.part, c.L);
-    const int s0 = split * part;
-    const int s1 = part >= c.L - s0 ? c.L : s0 + part;
-    c.win_lo = p.window > 0 ? c.L - p.window : 0;
-    c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
-    const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
-    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
-    c.wb0 = -(1 << 30);
-
-    float *sq = reinterpret_cast<float *>(smem + p.off_q);
-    float *slog = reinterpret_cast<float *>(smem + p.off_logit);
-    float *sm = reinterpret_cast<float *>(smem + p.off_stat);
-    float *sl = sm + 16, *salpha = sm + 32;
-    const unsigned char *stok = smem + p.off_tok;
-
-    // K row pads must read as zeros (fp8 head 120): cleared once.
-    for (int i = tid; i < p.zero_bytes / 16; i += NT)
-        reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
-    {
-        const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
-        for (int i = tid; i < c.nh * geo.headq; i += NT) {
-            const int g = i / geo.headq, d = i - g * geo.headq;
-            sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
-        }
-    }
-    if (tid < c.nh) {
-        sm[tid] = -INFINITY;
-        sl[tid] = 0.0f;
-        salpha[tid] = 0.0f;
-    }
-    bar();
-
-    for (int s = 0; s < NS - 1; s++) {
-        issue_tile<CT>(p, geo, c, s, ntiles);
-        cp_commit();
-    }
-
-    const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
-    const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
-    const float qk_scale = p.scale * ks;
-    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
-
-    // Q.K item geometry.
-    const int ds = geo.ds, C = geo.kchunks;
-    const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
-    const int qk_items_max = geo.pv_groups * T * ds;      // >= qk_items; constant under FixGeo
-    // P.V thread geometry.
-    const int C8 = hs / 8;
-    const int pc8 = tid % C8, prest = tid / C8;
-    const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
-    const int g0 = pgg * GB;
-    const int ngb = min(GB, c.nh - g0);
-    const bool pv_on = pr < geo.pv_slices && ngb > 0;
-    float acc[GB][8];
-#pragma unroll
-    for (int k = 0; k < GB; k++)
-#pragma unroll
-        for (int j = 0; j < 8; j++)
-            acc[k][j] = 0.0f;
-
-    for (int it = 0; it < ntiles; it++) {
-        cp_wait<NS - 2>();
-        bar(); // tile `it` visible to all; stage (it - 1) % NS free
-        issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
-        cp_commit();
-
-        const int st = it % NS;
-        const int t0 = c.e0 + it * T;
-        const unsigned char *kt = smem + st * geo.stage_k_bytes;
-        const unsigned char *tok = stok + st * TOK_STRIDE;
-
-        // ---- logits: an item is (group of GB heads, token, lane slice); each
-        // K chunk read from shared memory serves all GB heads ----
-#pragma unroll
-        for (int r = 0; r < (qk_items_max + NT - 1) / NT; r++) {
-            const int i = tid + r * NT;
-            if (i >= qk_items)
-                break;
-            const int wi = i >> 5, l = i & 31;
-            const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);
-            const int gq = wi >> geo.wpg_shift, t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;
-            const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
-            const unsigned char *krow = kt + t * geo.pitch_k;
-            const float *qrow = sq + g0q * geo.headq;
-            float dot[GB];
-#pragma unroll
-            for (int k = 0; k < GB; k++)
-                dot[k] = 0.0f;
-#pragma unroll
-            for (int r = 0; r < (C + ds - 1) / ds; r++) {
-                const int ch = dsi + r * ds;
-                if (ch >= C)
-                    break;
-                float kf[VE];
-                load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);
-#pragma unroll
-                for (int k = 0; k < GB; k++)
-                    if (k < nq) {
-                        const float *qc = qrow + k * geo.headq + ch * VE;
-                        float a = dot[k];
-#pragma unroll
-                        for (int e = 0; e < VE; e += 4) {
-                            const float4 q4 = *reinterpret_cast<const float4 *>(qc + e);
-                            a = fmaf(q4.x, kf[e], a);
-                            a = fmaf(q4.y, kf[e + 1], a);
-                            a = fmaf(q4.z, kf[e + 2], a);
-                            a = fmaf(q4.w, kf[e + 3], a);
-                        }
-                        dot[k] = a;
-                    }
-            }
-            // nq is warp-uniform (one head group per warp), so the shuffles of
-            // absent heads are skipped by whole warps.
-#pragma unroll
-            for (int k = 0; k < GB; k++)
-                if (k < nq)
-                    for (int o = 1 << geo.tw_shift; o < 32; o <<= 1)
-                        dot[k] += shfl_xor(dot[k], o);
-            if (dsi == 0) {
-                const int pos = t0 + t;
-                const bool tok_on = tok[t] != 0;
-#pragma unroll
-                for (int k = 0; k < GB; k++)
-                    if (k < nq) {
-                        const int h = c.h0 + g0q + k;
-                        float x = -INFINITY;
-                        if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
-                            x = dot[k] * qk_scale;
-                            if (p.soft_cap > 0.0f)
-                                x = p.soft_cap * tanhf(x * inv_cap);
-                            if (p.alibi)
-                                x += p.alibi[h] * (float)(pos - c.L + 1);
-                        }
-                        slog[(g0q + k) * T + t] = x;
-                    }
-            }
-        }
-        bar();
-
-        // ---- online softmax, one warp per head ----
-#pragma unroll
-        for (int r = 0; r < (geo.hpc + NW - 1) / NW; r++) {
-            const int g = warp + r * NW;
-            if (g >= c.nh)
-                break;
-            float *row = slog + g * T;
-            const float x0 = lane < T ? row[lane] : -INFINITY;
-            const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
-            float mx = fmaxf(x0, x1);
-            for (int o = 16; o > 0; o >>= 1)
-                mx = fmaxf(mx, shfl_xor(mx, o));
-            const float m_old = sm[g], m_new = fmaxf(m_old, mx);
-            float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
-            if (m_new != -INFINITY) {
-                p0 = x0 == -INFINITY ? 0.0f : fexp(x0 - m_new);
-                p1 = x1 == -INFINITY ? 0.0f : fexp(x1 - m_new);
-                alpha = m_old == -INFINITY ? 0.0f : fexp(m_old - m_new);
-            }
-            float sum = p0 + p1;
-            for (int o = 16; o > 0; o >>= 1)
-                sum += shfl_xor(sum, o);
-            if (lane < T)
-                row[lane] = p0;
-            if (lane + 32 < T)
-                row[lane + 32] = p1;
-            // Every lane read sm[g] above; lane 0 overwrites it. The shuffles do
-            // not order shared memory (racecheck on an H100 flagged this).
-            __syncwarp();
-            if (lane == 0) {
-                sm[g] = m_new;
-                sl[g] = sl[g] * alpha + sum;
-                salpha[g] = alpha;
-            }
-        }
-        bar();
-
-        // ---- P.V ----
-        if (pv_on) {
-#pragma unroll
-            for (int k = 0; k < GB; k++)
-                if (k < ngb) {
-                    const float a = salpha[g0 + k];
-#pragma unroll
-                    for (int j = 0; j < 8; j++)
-                        acc[k][j] *= a;
-                }
-            const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
-            const float *prow = slog + g0 * T;
-            if (!geo.vllm_v) {
-                // Token slice pr takes tokens pr, pr + S, ... (S <= T for
-                // every geometry, so every P.V thread has work).
-#pragma unroll
-                for (int r = 0; r < (T + geo.pv_slices - 1) / geo.pv_slices; r++) {
-                    const int t = pr + r * geo.pv_slices;
-                    if (t >= T)
-                        break;
-                    float vf[8];
-                    load8<CT>(vt + t * geo.pitch_v + swz(pc8 * 8 * esz, t, geo.swz_v, geo.gv_shift), vf);
-#pragma unroll
-                    for (int k = 0; k < GB; k++)
-                        if (k < ngb) {
-                            const float pk = prow[k * T + t];
-#pragma unroll
-                            for (int j = 0; j < 8; j++)
-                                acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
-                        }
-                }
-            } else {
-                for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
-                    const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
-                    float pk[GB][8];
-#pragma unroll
-                    for (int k = 0; k < GB; k++) {
-                        if (k < ngb) {
-                            const float4 a = *reinterpret_cast<const float4 *>(prow + k * T + tl0);
-                            const float4 b = *reinterpret_cast<const float4 *>(prow + k * T + tl0 + 4);
-                            pk[k][0] = a.x, pk[k][1] = a.y, pk[k][2] = a.z, pk[k][3] = a.w;
-                            pk[k][4] = b.x, pk[k][5] = b.y, pk[k][6] = b.z, pk[k][7] = b.w;
-                        } else {
-#pragma unroll
-                            for (int i = 0; i < 8; i++)
-                                pk[k][i] = 0.0f;
-                        }
-                    }
-                    const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        float vf[8];
-                        load8<CT>(vb + j * C8 * geo.pitch_v, vf);
-#pragma unroll
-                        for (int k = 0; k < GB; k++)
-                            if (k < ngb) {
-                                float s = acc[k][j];
-#pragma unroll
-                                for (int i = 0; i < 8; i++)
-                                    s = fmaf(pk[k][i], vf[i], s);
-                                acc[k][j] = s;
-                            }
-                    }
-                }
-            }
-        }
-    }
-    cp_wait<0>();
-    bar(); // every tile read: the tile buffers become the reduction buffer
-
-    // ---- epilogue: sum the token slices in order, normalise, store ----
-    float *red = reinterpret_cast<float *>(smem);
-    if (pv_on) {
-#pragma unroll
-        for (int k = 0; k < GB; k++)
-            if (k < ngb)
-#pragma unroll
-                for (int j = 0; j < 8; j++) {
-                    const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
-                    red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
-                }
-    }
-    bar();
-    for (int i = tid; i < c.nh * hs; i += NT) {
-        const int g = i / hs, d = i - g * hs;
-        float s = 0.0f;
-        for (int r = 0; r < geo.pv_slices; r++)
-            s += red[(r * c.nh + g) * hs + d];
-        const float l = sl[g];
-        const float o = l > 0.0f ? s / l * vs : 0.0f;
-        if (nsplit == 1) {
-            out[i] = pa::from_float<QT>(o);
-        } else {
-            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
-            p.tmp_out[row * hs + d] = o;
-            if (d == 0) {
-                p.exp_sums[row] = l;
-                p.max_logits[row] = sm[g];
-            }
-        }
-    }
-}
-
-// ---- merge: one CTA per (sequence, head), splits summed in order ---------------------
-// The max over splits is a CTA reduction (fmaxf is exact, so any order gives
-// the same value); each chunk of NT splits gets its weights es * exp(ml - m)
-// computed once, one per thread, into shared memory; the sums then run in split
-// order per output dim, so the result is the same whatever the chunking.
-template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
-    using qt = typename pa::elt<QT>::type;
-    PA_STATIC_SMEM(float s_w[NT]);
-    PA_STATIC_SMEM(float s_max[NW]);
-    const int64_t sh = blockIdx.x;
-    const int seq = (int)(sh / p.num_heads);
-    const int L = p.seq_lens[seq];
-    if (L < 1 || L > p.max_seq_len)
-        return; // the split kernel wrote zeros
-    const int ns = pa_dec_num_splits(p.mode, p.part, L);
-    if (ns <= 1)
-        return; // the split kernel wrote the output
     const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;
@@ -728,6 +404,7 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
         m = fmaxf(m, ml[i]);
     for (int o = 16; o > 0; o >>= 1)
         m = fmaxf(m, shfl_xor(m, o));
+    bar(); // s_max and s_w of the previous row are read
     if ((tid & 31) == 0)
         s_max[tid >> 5] = m;
     bar();
@@ -764,6 +441,352 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
     if (d1 < hs)
         out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
+}
+
+template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
+    PA_DEC_SMEM(smem);
+    const G geo(p);
+    using qt = typename pa::elt<QT>::type;
+    constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int hs = geo.head_size, T = geo.tile;
+
+    cta_ctx c;
+    c.smem = smem;
+    const int per_seq = p.num_kv_heads * p.head_chunks;
+    c.seq = (int)(blockIdx.x / per_seq);
+    const int rem = (int)(blockIdx.x - c.seq * per_seq);
+    c.kvh = rem / p.head_chunks;
+    c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
+    const int hc = rem - c.kvh * p.head_chunks;
+    c.h0 = c.kvh * p.group + hc * p.hpc;
+    c.nh = min(p.hpc, p.group - hc * p.hpc);
+    c.L = p.seq_lens[c.seq];
+    qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
+
+    // A length the host could not check: that sequence's output is zeros.
+    if (c.L < 1 || c.L > p.max_seq_len) {
+        if (blockIdx.y == 0)
+            for (int i = tid; i < c.nh * hs; i += NT)
+                out[i] = pa::from_float<QT>(0.0f);
+        return;
+    }
+    const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
+    // This CTA runs splits [y0, y1) one after the other. Each split is computed
+    // exactly as if it had a CTA of its own (same tiles, same order, state reset
+    // at its start), so how many splits a CTA runs never changes a bit.
+    const int y0 = (int)blockIdx.y * p.spc;
+    if (y0 >= nsplit)
+        return;
+    const int y1 = min(nsplit, y0 + p.spc);
+    const int part = pa_dec_part(p.mode, p.part, c.L);
+    float *sq = reinterpret_cast<float *>(smem + p.off_q);
+    float *slog = reinterpret_cast<float *>(smem + p.off_logit);
+    float *sm = reinterpret_cast<float *>(smem + p.off_stat);
+    float *sl = sm + 16, *salpha = sm + 32;
+    const unsigned char *stok = smem + p.off_tok;
+
+    for (int split = y0; split < y1; split++) {
+        const int s0 = split * part;
+        const int s1 = part >= c.L - s0 ? c.L : s0 + part;
+        c.win_lo = p.window > 0 ? c.L - p.window : 0;
+        c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
+        const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
+        c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
+        c.wb0 = -(1 << 30);
+
+        // K row pads must read as zeros (fp8 head 120): cleared once.
+        for (int i = tid; i < p.zero_bytes / 16; i += NT)
+            reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
+        {
+            const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
+            for (int i = tid; i < c.nh * geo.headq; i += NT) {
+                const int g = i / geo.headq, d = i - g * geo.headq;
+                sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
+            }
+        }
+        if (tid < c.nh) {
+            sm[tid] = -INFINITY;
+            sl[tid] = 0.0f;
+            salpha[tid] = 0.0f;
+        }
+        bar();
+
+        for (int s = 0; s < NS - 1; s++) {
+            issue_tile<CT>(p, geo, c, s, ntiles);
+            cp_commit();
+        }
+
+        const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
+        const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
+        const float qk_scale = p.scale * ks;
+        const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
+
+        // Q.K item geometry.
+        const int ds = geo.ds, C = geo.kchunks;
+        const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
+        const int qk_items_max = geo.pv_groups * T * ds;      // >= qk_items; constant under FixGeo
+        // P.V thread geometry.
+        const int C8 = hs / 8;
+        const int pc8 = tid % C8, prest = tid / C8;
+        const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
+        const int g0 = pgg * GB;
+        const int ngb = min(GB, c.nh - g0);
+        const bool pv_on = pr < geo.pv_slices && ngb > 0;
+        float acc[GB][8];
+#pragma unroll
+        for (int k = 0; k < GB; k++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[k][j] = 0.0f;
+
+        for (int it = 0; it < ntiles; it++) {
+            cp_wait<NS - 2>();
+            bar(); // tile `it` visible to all; stage (it - 1) % NS free
+            issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
+            cp_commit();
+
+            const int st = it % NS;
+            const int t0 = c.e0 + it * T;
+            const unsigned char *kt = smem + st * geo.stage_k_bytes;
+            const unsigned char *tok = stok + st * TOK_STRIDE;
+
+            // ---- logits: an item is (group of GB heads, token, lane slice); each
+            // K chunk read from shared memory serves all GB heads ----
+#pragma unroll
+            for (int r = 0; r < (qk_items_max + NT - 1) / NT; r++) {
+                const int i = tid + r * NT;
+                if (i >= qk_items)
+                    break;
+                const int wi = i >> 5, l = i & 31;
+                const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);
+                const int gq = wi >> geo.wpg_shift, t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;
+                const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
+                const unsigned char *krow = kt + t * geo.pitch_k;
+                const float *qrow = sq + g0q * geo.headq;
+                float dot[GB];
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    dot[k] = 0.0f;
+#pragma unroll
+                for (int r = 0; r < (C + ds - 1) / ds; r++) {
+                    const int ch = dsi + r * ds;
+                    if (ch >= C)
+                        break;
+                    float kf[VE];
+                    load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);
+#pragma unroll
+                    for (int k = 0; k < GB; k++)
+                        if (k < nq) {
+                            const float *qc = qrow + k * geo.headq + ch * VE;
+                            float a = dot[k];
+#pragma unroll
+                            for (int e = 0; e < VE; e += 4) {
+                                const float4 q4 = *reinterpret_cast<const float4 *>(qc + e);
+                                a = fmaf(q4.x, kf[e], a);
+                                a = fmaf(q4.y, kf[e + 1], a);
+                                a = fmaf(q4.z, kf[e + 2], a);
+                                a = fmaf(q4.w, kf[e + 3], a);
+                            }
+                            dot[k] = a;
+                        }
+                }
+                // nq is warp-uniform (one head group per warp), so the shuffles of
+                // absent heads are skipped by whole warps.
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < nq)
+                        for (int o = 1 << geo.tw_shift; o < 32; o <<= 1)
+                            dot[k] += shfl_xor(dot[k], o);
+                if (dsi == 0) {
+                    const int pos = t0 + t;
+                    const bool tok_on = tok[t] != 0;
+#pragma unroll
+                    for (int k = 0; k < GB; k++)
+                        if (k < nq) {
+                            const int h = c.h0 + g0q + k;
+                            float x = -INFINITY;
+                            if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
+                                x = dot[k] * qk_scale;
+                                if (p.soft_cap > 0.0f)
+                                    x = p.soft_cap * tanhf(x * inv_cap);
+                                if (p.alibi)
+                                    x += p.alibi[h] * (float)(pos - c.L + 1);
+                            }
+                            slog[(g0q + k) * T + t] = x;
+                        }
+                }
+            }
+            bar();
+
+            // ---- online softmax, one warp per head ----
+#pragma unroll
+            for (int r = 0; r < (geo.hpc + NW - 1) / NW; r++) {
+                const int g = warp + r * NW;
+                if (g >= c.nh)
+                    break;
+                float *row = slog + g * T;
+                const float x0 = lane < T ? row[lane] : -INFINITY;
+                const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
+                float mx = fmaxf(x0, x1);
+                for (int o = 16; o > 0; o >>= 1)
+                    mx = fmaxf(mx, shfl_xor(mx, o));
+                const float m_old = sm[g], m_new = fmaxf(m_old, mx);
+                float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
+                if (m_new != -INFINITY) {
+                    p0 = x0 == -INFINITY ? 0.0f : fexp(x0 - m_new);
+                    p1 = x1 == -INFINITY ? 0.0f : fexp(x1 - m_new);
+                    alpha = m_old == -INFINITY ? 0.0f : fexp(m_old - m_new);
+                }
+                float sum = p0 + p1;
+                for (int o = 16; o > 0; o >>= 1)
+                    sum += shfl_xor(sum, o);
+                if (lane < T)
+                    row[lane] = p0;
+                if (lane + 32 < T)
+                    row[lane + 32] = p1;
+                // Every lane read sm[g] above; lane 0 overwrites it. The shuffles do
+                // not order shared memory (racecheck on an H100 flagged this).
+                __syncwarp();
+                if (lane == 0) {
+                    sm[g] = m_new;
+                    sl[g] = sl[g] * alpha + sum;
+                    salpha[g] = alpha;
+                }
+            }
+            bar();
+
+            // ---- P.V ----
+            if (pv_on) {
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < ngb) {
+                        const float a = salpha[g0 + k];
+#pragma unroll
+                        for (int j = 0; j < 8; j++)
+                            acc[k][j] *= a;
+                    }
+                const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
+                const float *prow = slog + g0 * T;
+                if (!geo.vllm_v) {
+                    // Token slice pr takes tokens pr, pr + S, ... (S <= T for
+                    // every geometry, so every P.V thread has work).
+#pragma unroll
+                    for (int r = 0; r < (T + geo.pv_slices - 1) / geo.pv_slices; r++) {
+                        const int t = pr + r * geo.pv_slices;
+                        if (t >= T)
+                            break;
+                        float vf[8];
+                        load8<CT>(vt + t * geo.pitch_v + swz(pc8 * 8 * esz, t, geo.swz_v, geo.gv_shift), vf);
+#pragma unroll
+                        for (int k = 0; k < GB; k++)
+                            if (k < ngb) {
+                                const float pk = prow[k * T + t];
+#pragma unroll
+                                for (int j = 0; j < 8; j++)
+                                    acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
+                            }
+                    }
+                } else {
+                    for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
+                        const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
+                        float pk[GB][8];
+#pragma unroll
+                        for (int k = 0; k < GB; k++) {
+                            if (k < ngb) {
+                                const float4 a = *reinterpret_cast<const float4 *>(prow + k * T + tl0);
+                                const float4 b = *reinterpret_cast<const float4 *>(prow + k * T + tl0 + 4);
+                                pk[k][0] = a.x, pk[k][1] = a.y, pk[k][2] = a.z, pk[k][3] = a.w;
+                                pk[k][4] = b.x, pk[k][5] = b.y, pk[k][6] = b.z, pk[k][7] = b.w;
+                            } else {
+#pragma unroll
+                                for (int i = 0; i < 8; i++)
+                                    pk[k][i] = 0.0f;
+                            }
+                        }
+                        const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
+#pragma unroll
+                        for (int j = 0; j < 8; j++) {
+                            float vf[8];
+                            load8<CT>(vb + j * C8 * geo.pitch_v, vf);
+#pragma unroll
+                            for (int k = 0; k < GB; k++)
+                                if (k < ngb) {
+                                    float s = acc[k][j];
+#pragma unroll
+                                    for (int i = 0; i < 8; i++)
+                                        s = fmaf(pk[k][i], vf[i], s);
+                                    acc[k][j] = s;
+                                }
+                        }
+                    }
+                }
+            }
+        }
+        cp_wait<0>();
+        bar(); // every tile read: the tile buffers become the reduction buffer
+
+        // ---- epilogue: sum the token slices in order, normalise, store ----
+        float *red = reinterpret_cast<float *>(smem);
+        if (pv_on) {
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                if (k < ngb)
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
+                        red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
+                    }
+        }
+        bar();
+        for (int i = tid; i < c.nh * hs; i += NT) {
+            const int g = i / hs, d = i - g * hs;
+            float s = 0.0f;
+            for (int r = 0; r < geo.pv_slices; r++)
+                s += red[(r * c.nh + g) * hs + d];
+            const float l = sl[g];
+            const float o = l > 0.0f ? s / l * vs : 0.0f;
+            if (nsplit == 1) {
+                out[i] = pa::from_float<QT>(o);
+            } else {
+                const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
+                p.tmp_out[row * hs + d] = o;
+                if (d == 0) {
+                    p.exp_sums[row] = l;
+                    p.max_logits[row] = sm[g];
+                }
+            }
+        }
+        bar(); // the epilogue's reads of red, sm and sl are done before the next split reuses them
+    }
+
+    // Every split of the sequence ran here: merge them now, with the merge
+    // kernel's own code (bitwise its result), instead of in a second launch.
+    if (y0 == 0 && nsplit > 1 && nsplit <= p.spc) {
+        float *s_w = reinterpret_cast<float *>(smem), *s_max = s_w + NT;
+        for (int g = 0; g < c.nh; g++)
+            merge_row<QT>(p, (int64_t)c.seq * p.num_heads + c.h0 + g, nsplit, s_w, s_max);
+    }
+}
+
+// ---- merge: one CTA per (sequence, head), splits summed in order ---------------------
+// The max over splits is a CTA reduction (fmaxf is exact, so any order gives
+// the same value); each chunk of NT splits gets its weights es * exp(ml - m)
+// computed once, one per thread, into shared memory; the sums then run in split
+// order per output dim, so the result is the same whatever the chunking.
+// Sequences whose splits ran in more than one CTA (ns > spc).
+template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
+    PA_STATIC_SMEM(float s_w[NT]);
+    PA_STATIC_SMEM(float s_max[NW]);
+    const int64_t sh = blockIdx.x;
+    const int seq = (int)(sh / p.num_heads);
+    const int L = p.seq_lens[seq];
+    if (L < 1 || L > p.max_seq_len)
+        return; // the split kernel wrote zeros
+    const int ns = pa_dec_num_splits(p.mode, p.part, L);
+    if (ns <= 1 || ns <= p.spc)
+        return; // the split kernel wrote the output (or merged it)
+    merge_row<QT>(p, sh, ns, s_w, s_max);
 }
 
 } // namespace pa_dec

@@ -566,6 +566,60 @@ Test(decode_invariance, same_sequence_any_batch_bitwise, .timeout = 600) {
     invariance_case(&c);
 }
 
+/* ---- one CTA, several splits: bitwise the same as one CTA per split ----------
+ * The recommended entry lets a CTA run several of a sequence's splits in turn
+ * when the batch fills the device (and merge them itself when it ran them all).
+ * That choice depends on the batch, so it must not change a bit: sequence 0
+ * (5000 tokens, 20 splits) alone, in a batch that half fills the device's
+ * resident CTAs (some CTAs run 16 of its splits, the merge kernel joins them)
+ * and in one that fills it (one CTA runs all 20 and merges), at several
+ * positions. The batch sizes come from the device's SM count, the other
+ * sequences are 1 token long. */
+
+static void split_groups_case(const dcase *c) {
+    pa_decode_problem *pr = make_problem(c);
+    int dev = 0, sms = 0;
+    cr_assert_eq(cudaGetDevice(&dev), cudaSuccess);
+    cr_assert_eq(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+    const int per_seq = c->kv_heads; /* CTAs per sequence and split (groups <= 16) */
+    const int full = (sms * 4 + per_seq - 1) / per_seq + 1;
+    const int sizes[4] = {1, full / 2, full, full};
+    const int where[4] = {0, full / 2 - 1, 0, full / 3};
+    const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
+    unsigned char *outs[4];
+    for (int b = 0; b < 4; b++) {
+        int *pick = malloc(sizeof(int) * (size_t)sizes[b]);
+        for (int i = 0; i < sizes[b]; i++)
+            pick[i] = i == where[b] ? 0 : 1;
+        dprob d;
+        sub_batch(pr, pick, sizes[b], 1300u + (uint64_t)b, &d);
+        outs[b] = run_entry(&d.p, E_AUTO);
+        dprob_free(&d);
+        free(pick);
+    }
+    char desc[256];
+    describe(c, desc, sizeof desc);
+    for (int b = 1; b < 4; b++)
+        cr_assert(memcmp(outs[0], outs[b] + (size_t)where[b] * row_bytes, row_bytes) == 0,
+                  "%s: sequence 0 alone and in a batch of %d (position %d) differ", desc, sizes[b], where[b]);
+    float *ref = reference(pr);
+    expect_close(&pr->p, ref, outs[0], 0, (int64_t)c->heads * c->hs, desc);
+    free(ref);
+    for (int b = 0; b < 4; b++)
+        free(outs[b]);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_split_groups, bitwise_across_batch_sizes, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[2] = {5000, 1};
+    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 96, fp8) */
+    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41};
+    split_groups_case(&a);
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 96, 32, 1, 0, 0.0f, 0, 2, lens, 42};
+    split_groups_case(&b);
+}
+
 /* ---- CUDA graphs: capture once, replay with new seq_lens and block tables ---- */
 
 /* New per-step contents (lens no longer than the source sequence's, which owns

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Reads `ncu --csv` output on stdin and prints one line per kernel launch:
+its ID, kernel name and each metric (short name = value). Lines that are not
+CSV rows (the program's own output, ncu's notes) are skipped."""
+import csv
+import sys
+
+
+def short(metric):
+    head = metric.split(".")[0]
+    return head.split("__", 1)[1] if "__" in head else head
+
+
+rows = list(csv.DictReader([line for line in sys.stdin if line.startswith('"')]))
+launches = {}
+for r in rows:
+    key = (int(r["ID"]), r["Kernel Name"].split("(")[0][:56])
+    launches.setdefault(key, {})[short(r["Metric Name"])] = r["Metric Value"]
+for (i, name), metrics in sorted(launches.items()):
+    print(f"  {i:>3} {name:56s} " + "  ".join(f"{k}={v}" for k, v in sorted(metrics.items())))
