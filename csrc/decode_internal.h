@@ -107,6 +107,8 @@ typedef struct pa_dec_kparams {
     int32_t max_splits;  /* workspace rows per (seq, head) */
     int32_t spc;         /* splits one CTA runs in turn (grid.y = ceil(max_splits / spc)); set by
                           * the launcher from the batch and the SM count, 1 from pa_dec_kparams_make */
+    int32_t spc_ok;      /* a CTA may run several splits: the mid-stream reduction fits a K and a V stage */
+    int32_t red_k;       /* reduction blocks (hpc * head_size floats) placed in a K stage */
     float *tmp_out;      /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
     float *exp_sums;     /* [num_seqs, num_heads, max_splits] */
     float *max_logits;   /* [num_seqs, num_heads, max_splits] */

@@ -424,16 +424,27 @@ template <int QT> PA_DEC_DEV void merge_row(const pa_dec_kparams &p, int64_t sh,
             s_w[tid] = m != -INFINITY && ml[i] != -INFINITY ? es[i] * fexp(ml[i] - m) : -1.0f;
         }
         bar();
-        for (int j = 0; j < n; j++) {
-            const float w = s_w[j];
-            if (w < 0.0f)
-                continue;
-            w_sum += w;
-            const float *t = tmp + (int64_t)(base + j) * hs;
-            if (d0 < hs)
-                a0 += w * t[d0];
-            if (d1 < hs)
-                a1 += w * t[d1];
+        // Eight splits' values are loaded before any is used, so the L2
+        // round trips overlap (one at a time, they were a third of batch 1 x
+        // 32K on an H100); the sums still run in split order.
+        for (int j0 = 0; j0 < n; j0 += 8) {
+            float t0[8], t1[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const float *t = tmp + (int64_t)(base + j0 + k) * hs;
+                const bool on = j0 + k < n;
+                t0[k] = on && d0 < hs ? t[d0] : 0.0f;
+                t1[k] = on && d1 < hs ? t[d1] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const float w = j0 + k < n ? s_w[j0 + k] : -1.0f;
+                if (w < 0.0f)
+                    continue; // a split that saw no key adds nothing
+                w_sum += w;
+                a0 += w * t0[k];
+                a1 += w * t1[k];
+            }
         }
     }
     qt *out = static_cast<qt *>(p.out) + sh * hs;
@@ -448,6 +459,9 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     const G geo(p);
     using qt = typename pa::elt<QT>::type;
     constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
+    // f32-query instances keep one split per CTA: the mid-stream finish costs
+    // them spills at 128 registers (the host clears spc_ok for them).
+    constexpr bool kCont = QT != 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int hs = geo.head_size, T = geo.tile;
 
@@ -486,264 +500,117 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     float *sl = sm + 16, *salpha = sm + 32;
     const unsigned char *stok = smem + p.off_tok;
 
-    for (int split = y0; split < y1; split++) {
-        const int s0 = split * part;
-        const int s1 = part >= c.L - s0 ? c.L : s0 + part;
-        c.win_lo = p.window > 0 ? c.L - p.window : 0;
-        c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
-        const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
-        c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
-        c.wb0 = -(1 << 30);
+    // The CTA's tiles run as one stream over its splits [y0, y1). A tile never
+    // straddles two splits (part is a multiple of T); at a split's last tile
+    // the split is finished (partial written, softmax state reset) while the
+    // copies of the next split's first tiles are already in flight.
+    c.win_lo = p.window > 0 ? c.L - p.window : 0;
+    const int r0 = y0 * part;
+    const int r1 = (int)min((int64_t)y1 * part, (int64_t)c.L);
+    c.e0 = max(r0, c.win_lo) / T * T; // r0 is a multiple of T
+    const int ntiles = c.e0 < r1 ? (r1 - c.e0 + T - 1) / T : 0;
+    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
+    c.wb0 = -(1 << 30);
 
-        // K row pads must read as zeros (fp8 head 120): cleared once.
-        for (int i = tid; i < p.zero_bytes / 16; i += NT)
-            reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
-        {
-            const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
-            for (int i = tid; i < c.nh * geo.headq; i += NT) {
-                const int g = i / geo.headq, d = i - g * geo.headq;
-                sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
+    // Splits that end before the window saw no key: an empty partial each.
+    int split = ntiles > 0 ? c.e0 / part : y1;
+    for (int sp = y0; sp < split; sp++)
+        for (int i = tid; i < c.nh * hs; i += NT) {
+            const int g = i / hs, d = i - g * hs;
+            if (nsplit == 1) {
+                out[i] = pa::from_float<QT>(0.0f);
+            } else {
+                const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + sp;
+                p.tmp_out[row * hs + d] = 0.0f;
+                if (d == 0) {
+                    p.exp_sums[row] = 0.0f;
+                    p.max_logits[row] = -INFINITY;
+                }
             }
         }
-        if (tid < c.nh) {
-            sm[tid] = -INFINITY;
-            sl[tid] = 0.0f;
-            salpha[tid] = 0.0f;
+
+    // K row pads must read as zeros (fp8 head 120): cleared once.
+    for (int i = tid; i < p.zero_bytes / 16; i += NT)
+        reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
+    {
+        const qt *q = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)c.h0 * hs;
+        for (int i = tid; i < c.nh * geo.headq; i += NT) {
+            const int g = i / geo.headq, d = i - g * geo.headq;
+            sq[i] = d < hs ? pa::to_float<QT>(q[g * hs + d]) : 0.0f;
         }
+    }
+    if (tid < c.nh) {
+        sm[tid] = -INFINITY;
+        sl[tid] = 0.0f;
+        salpha[tid] = 0.0f;
+    }
+    bar();
+
+    for (int s = 0; s < NS - 1; s++) {
+        issue_tile<CT>(p, geo, c, s, ntiles);
+        cp_commit();
+    }
+
+    const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
+    const float qk_scale = p.scale * ks;
+    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
+
+    // Q.K item geometry.
+    const int ds = geo.ds, C = geo.kchunks;
+    const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
+    const int qk_items_max = geo.pv_groups * T * ds;      // >= qk_items; constant under FixGeo
+    // P.V thread geometry.
+    const int C8 = hs / 8;
+    const int pc8 = tid % C8, prest = tid / C8;
+    const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
+    const int g0 = pgg * GB;
+    const int ngb = min(GB, c.nh - g0);
+    const bool pv_on = pr < geo.pv_slices && ngb > 0;
+    float acc[GB][8];
+#pragma unroll
+    for (int k = 0; k < GB; k++)
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            acc[k][j] = 0.0f;
+
+    // Finishes the current split after its last tile: reduce the token slices,
+    // write the output or the partial, reset the state for the next split.
+    auto finish_split = [&](const bool last, const int st) {
+        if (last)
+            cp_wait<0>();
+        // This tile's P.V is done: its K stage is free until the next
+        // iteration issues into it (at the end, every stage is free).
         bar();
-
-        for (int s = 0; s < NS - 1; s++) {
-            issue_tile<CT>(p, geo, c, s, ntiles);
-            cp_commit();
-        }
-
-        const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
+        // The reduction buffer: token slice r's block of c.nh * hs floats.
+        // At the end, contiguous from the start of shared memory;
+        // mid-stream, the first red_k blocks in this tile's K stage and the
+        // rest in its V stage (the host checked that they fit).
+        // (out, vs and nsplit are recomputed here rather than kept live
+        // through the tile loop: the f32 instances are at 128 registers)
+        qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
         const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
-        const float qk_scale = p.scale * ks;
-        const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
-
-        // Q.K item geometry.
-        const int ds = geo.ds, C = geo.kchunks;
-        const int qk_items = ((c.nh + GB - 1) / GB) * T * ds; // a multiple of 32
-        const int qk_items_max = geo.pv_groups * T * ds;      // >= qk_items; constant under FixGeo
-        // P.V thread geometry.
-        const int C8 = hs / 8;
-        const int pc8 = tid % C8, prest = tid / C8;
-        const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
-        const int g0 = pgg * GB;
-        const int ngb = min(GB, c.nh - g0);
-        const bool pv_on = pr < geo.pv_slices && ngb > 0;
-        float acc[GB][8];
-#pragma unroll
-        for (int k = 0; k < GB; k++)
-#pragma unroll
-            for (int j = 0; j < 8; j++)
-                acc[k][j] = 0.0f;
-
-        for (int it = 0; it < ntiles; it++) {
-            cp_wait<NS - 2>();
-            bar(); // tile `it` visible to all; stage (it - 1) % NS free
-            issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
-            cp_commit();
-
-            const int st = it % NS;
-            const int t0 = c.e0 + it * T;
-            const unsigned char *kt = smem + st * geo.stage_k_bytes;
-            const unsigned char *tok = stok + st * TOK_STRIDE;
-
-            // ---- logits: an item is (group of GB heads, token, lane slice); each
-            // K chunk read from shared memory serves all GB heads ----
-#pragma unroll
-            for (int r = 0; r < (qk_items_max + NT - 1) / NT; r++) {
-                const int i = tid + r * NT;
-                if (i >= qk_items)
-                    break;
-                const int wi = i >> 5, l = i & 31;
-                const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);
-                const int gq = wi >> geo.wpg_shift, t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;
-                const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
-                const unsigned char *krow = kt + t * geo.pitch_k;
-                const float *qrow = sq + g0q * geo.headq;
-                float dot[GB];
-#pragma unroll
-                for (int k = 0; k < GB; k++)
-                    dot[k] = 0.0f;
-#pragma unroll
-                for (int r = 0; r < (C + ds - 1) / ds; r++) {
-                    const int ch = dsi + r * ds;
-                    if (ch >= C)
-                        break;
-                    float kf[VE];
-                    load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);
-#pragma unroll
-                    for (int k = 0; k < GB; k++)
-                        if (k < nq) {
-                            const float *qc = qrow + k * geo.headq + ch * VE;
-                            float a = dot[k];
-#pragma unroll
-                            for (int e = 0; e < VE; e += 4) {
-                                const float4 q4 = *reinterpret_cast<const float4 *>(qc + e);
-                                a = fmaf(q4.x, kf[e], a);
-                                a = fmaf(q4.y, kf[e + 1], a);
-                                a = fmaf(q4.z, kf[e + 2], a);
-                                a = fmaf(q4.w, kf[e + 3], a);
-                            }
-                            dot[k] = a;
-                        }
-                }
-                // nq is warp-uniform (one head group per warp), so the shuffles of
-                // absent heads are skipped by whole warps.
-#pragma unroll
-                for (int k = 0; k < GB; k++)
-                    if (k < nq)
-                        for (int o = 1 << geo.tw_shift; o < 32; o <<= 1)
-                            dot[k] += shfl_xor(dot[k], o);
-                if (dsi == 0) {
-                    const int pos = t0 + t;
-                    const bool tok_on = tok[t] != 0;
-#pragma unroll
-                    for (int k = 0; k < GB; k++)
-                        if (k < nq) {
-                            const int h = c.h0 + g0q + k;
-                            float x = -INFINITY;
-                            if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
-                                x = dot[k] * qk_scale;
-                                if (p.soft_cap > 0.0f)
-                                    x = p.soft_cap * tanhf(x * inv_cap);
-                                if (p.alibi)
-                                    x += p.alibi[h] * (float)(pos - c.L + 1);
-                            }
-                            slog[(g0q + k) * T + t] = x;
-                        }
-                }
-            }
-            bar();
-
-            // ---- online softmax, one warp per head ----
-#pragma unroll
-            for (int r = 0; r < (geo.hpc + NW - 1) / NW; r++) {
-                const int g = warp + r * NW;
-                if (g >= c.nh)
-                    break;
-                float *row = slog + g * T;
-                const float x0 = lane < T ? row[lane] : -INFINITY;
-                const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
-                float mx = fmaxf(x0, x1);
-                for (int o = 16; o > 0; o >>= 1)
-                    mx = fmaxf(mx, shfl_xor(mx, o));
-                const float m_old = sm[g], m_new = fmaxf(m_old, mx);
-                float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
-                if (m_new != -INFINITY) {
-                    p0 = x0 == -INFINITY ? 0.0f : fexp(x0 - m_new);
-                    p1 = x1 == -INFINITY ? 0.0f : fexp(x1 - m_new);
-                    alpha = m_old == -INFINITY ? 0.0f : fexp(m_old - m_new);
-                }
-                float sum = p0 + p1;
-                for (int o = 16; o > 0; o >>= 1)
-                    sum += shfl_xor(sum, o);
-                if (lane < T)
-                    row[lane] = p0;
-                if (lane + 32 < T)
-                    row[lane + 32] = p1;
-                // Every lane read sm[g] above; lane 0 overwrites it. The shuffles do
-                // not order shared memory (racecheck on an H100 flagged this).
-                __syncwarp();
-                if (lane == 0) {
-                    sm[g] = m_new;
-                    sl[g] = sl[g] * alpha + sum;
-                    salpha[g] = alpha;
-                }
-            }
-            bar();
-
-            // ---- P.V ----
-            if (pv_on) {
-#pragma unroll
-                for (int k = 0; k < GB; k++)
-                    if (k < ngb) {
-                        const float a = salpha[g0 + k];
-#pragma unroll
-                        for (int j = 0; j < 8; j++)
-                            acc[k][j] *= a;
-                    }
-                const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
-                const float *prow = slog + g0 * T;
-                if (!geo.vllm_v) {
-                    // Token slice pr takes tokens pr, pr + S, ... (S <= T for
-                    // every geometry, so every P.V thread has work).
-#pragma unroll
-                    for (int r = 0; r < (T + geo.pv_slices - 1) / geo.pv_slices; r++) {
-                        const int t = pr + r * geo.pv_slices;
-                        if (t >= T)
-                            break;
-                        float vf[8];
-                        load8<CT>(vt + t * geo.pitch_v + swz(pc8 * 8 * esz, t, geo.swz_v, geo.gv_shift), vf);
-#pragma unroll
-                        for (int k = 0; k < GB; k++)
-                            if (k < ngb) {
-                                const float pk = prow[k * T + t];
-#pragma unroll
-                                for (int j = 0; j < 8; j++)
-                                    acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
-                            }
-                    }
-                } else {
-                    for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
-                        const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
-                        float pk[GB][8];
-#pragma unroll
-                        for (int k = 0; k < GB; k++) {
-                            if (k < ngb) {
-                                const float4 a = *reinterpret_cast<const float4 *>(prow + k * T + tl0);
-                                const float4 b = *reinterpret_cast<const float4 *>(prow + k * T + tl0 + 4);
-                                pk[k][0] = a.x, pk[k][1] = a.y, pk[k][2] = a.z, pk[k][3] = a.w;
-                                pk[k][4] = b.x, pk[k][5] = b.y, pk[k][6] = b.z, pk[k][7] = b.w;
-                            } else {
-#pragma unroll
-                                for (int i = 0; i < 8; i++)
-                                    pk[k][i] = 0.0f;
-                            }
-                        }
-                        const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
-#pragma unroll
-                        for (int j = 0; j < 8; j++) {
-                            float vf[8];
-                            load8<CT>(vb + j * C8 * geo.pitch_v, vf);
-#pragma unroll
-                            for (int k = 0; k < GB; k++)
-                                if (k < ngb) {
-                                    float s = acc[k][j];
-#pragma unroll
-                                    for (int i = 0; i < 8; i++)
-                                        s = fmaf(pk[k][i], vf[i], s);
-                                    acc[k][j] = s;
-                                }
-                        }
-                    }
-                }
-            }
-        }
-        cp_wait<0>();
-        bar(); // every tile read: the tile buffers become the reduction buffer
-
-        // ---- epilogue: sum the token slices in order, normalise, store ----
-        float *red = reinterpret_cast<float *>(smem);
+        const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
+        const int nk = last ? geo.pv_slices : p.red_k, blk = c.nh * hs;
+        float *rk = reinterpret_cast<float *>(last ? smem : smem + st * geo.stage_k_bytes);
+        float *rv = reinterpret_cast<float *>(smem + p.off_v + st * geo.stage_v_bytes);
         if (pv_on) {
+            float *red = pr < nk ? rk + pr * blk : rv + (pr - nk) * blk;
 #pragma unroll
             for (int k = 0; k < GB; k++)
                 if (k < ngb)
 #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
-                        red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
+                        red[(g0 + k) * hs + d] = acc[k][j];
                     }
         }
         bar();
+        // sum the token slices in order, normalise, store
         for (int i = tid; i < c.nh * hs; i += NT) {
             const int g = i / hs, d = i - g * hs;
             float s = 0.0f;
             for (int r = 0; r < geo.pv_slices; r++)
-                s += red[(r * c.nh + g) * hs + d];
+                s += (r < nk ? rk + r * blk : rv + (r - nk) * blk)[i];
             const float l = sl[g];
             const float o = l > 0.0f ? s / l * vs : 0.0f;
             if (nsplit == 1) {
@@ -757,8 +624,212 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                 }
             }
         }
-        bar(); // the epilogue's reads of red, sm and sl are done before the next split reuses them
+        bar(); // red, sm and sl are read: the stage and the state are reusable
+        if (!last) {
+            if (tid < c.nh) {
+                sm[tid] = -INFINITY;
+                sl[tid] = 0.0f;
+                salpha[tid] = 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    acc[k][j] = 0.0f;
+        }
+        split++;
+    };
+
+    for (int it = 0; it < ntiles; it++) {
+        cp_wait<NS - 2>();
+        bar(); // tile `it` visible to all; stage (it - 1) % NS free
+        issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
+        cp_commit();
+
+        const int st = it % NS;
+        const int t0 = c.e0 + it * T;
+        const unsigned char *kt = smem + st * geo.stage_k_bytes;
+        const unsigned char *tok = stok + st * TOK_STRIDE;
+
+        // ---- logits: an item is (group of GB heads, token, lane slice); each
+        // K chunk read from shared memory serves all GB heads ----
+#pragma unroll
+        for (int r = 0; r < (qk_items_max + NT - 1) / NT; r++) {
+            const int i = tid + r * NT;
+            if (i >= qk_items)
+                break;
+            const int wi = i >> 5, l = i & 31;
+            const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);
+            const int gq = wi >> geo.wpg_shift, t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;
+            const int g0q = gq * GB, nq = min(GB, c.nh - g0q);
+            const unsigned char *krow = kt + t * geo.pitch_k;
+            const float *qrow = sq + g0q * geo.headq;
+            float dot[GB];
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                dot[k] = 0.0f;
+#pragma unroll
+            for (int r = 0; r < (C + ds - 1) / ds; r++) {
+                const int ch = dsi + r * ds;
+                if (ch >= C)
+                    break;
+                float kf[VE];
+                load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < nq) {
+                        const float *qc = qrow + k * geo.headq + ch * VE;
+                        float a = dot[k];
+#pragma unroll
+                        for (int e = 0; e < VE; e += 4) {
+                            const float4 q4 = *reinterpret_cast<const float4 *>(qc + e);
+                            a = fmaf(q4.x, kf[e], a);
+                            a = fmaf(q4.y, kf[e + 1], a);
+                            a = fmaf(q4.z, kf[e + 2], a);
+                            a = fmaf(q4.w, kf[e + 3], a);
+                        }
+                        dot[k] = a;
+                    }
+            }
+            // nq is warp-uniform (one head group per warp), so the shuffles of
+            // absent heads are skipped by whole warps.
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                if (k < nq)
+                    for (int o = 1 << geo.tw_shift; o < 32; o <<= 1)
+                        dot[k] += shfl_xor(dot[k], o);
+            if (dsi == 0) {
+                const int pos = t0 + t;
+                const bool tok_on = tok[t] != 0;
+#pragma unroll
+                for (int k = 0; k < GB; k++)
+                    if (k < nq) {
+                        const int h = c.h0 + g0q + k;
+                        float x = -INFINITY;
+                        if (tok_on && sparse_keep(p, geo, c.L, pos, h, c.kvh)) {
+                            x = dot[k] * qk_scale;
+                            if (p.soft_cap > 0.0f)
+                                x = p.soft_cap * tanhf(x * inv_cap);
+                            if (p.alibi)
+                                x += p.alibi[h] * (float)(pos - c.L + 1);
+                        }
+                        slog[(g0q + k) * T + t] = x;
+                    }
+            }
+        }
+        bar();
+
+        // ---- online softmax, one warp per head ----
+#pragma unroll
+        for (int r = 0; r < (geo.hpc + NW - 1) / NW; r++) {
+            const int g = warp + r * NW;
+            if (g >= c.nh)
+                break;
+            float *row = slog + g * T;
+            const float x0 = lane < T ? row[lane] : -INFINITY;
+            const float x1 = lane + 32 < T ? row[lane + 32] : -INFINITY;
+            float mx = fmaxf(x0, x1);
+            for (int o = 16; o > 0; o >>= 1)
+                mx = fmaxf(mx, shfl_xor(mx, o));
+            const float m_old = sm[g], m_new = fmaxf(m_old, mx);
+            float p0 = 0.0f, p1 = 0.0f, alpha = 1.0f;
+            if (m_new != -INFINITY) {
+                p0 = x0 == -INFINITY ? 0.0f : fexp(x0 - m_new);
+                p1 = x1 == -INFINITY ? 0.0f : fexp(x1 - m_new);
+                alpha = m_old == -INFINITY ? 0.0f : fexp(m_old - m_new);
+            }
+            float sum = p0 + p1;
+            for (int o = 16; o > 0; o >>= 1)
+                sum += shfl_xor(sum, o);
+            if (lane < T)
+                row[lane] = p0;
+            if (lane + 32 < T)
+                row[lane + 32] = p1;
+            // Every lane read sm[g] above; lane 0 overwrites it. The shuffles do
+            // not order shared memory (racecheck on an H100 flagged this).
+            __syncwarp();
+            if (lane == 0) {
+                sm[g] = m_new;
+                sl[g] = sl[g] * alpha + sum;
+                salpha[g] = alpha;
+            }
+        }
+        bar();
+
+        // ---- P.V ----
+        if (pv_on) {
+#pragma unroll
+            for (int k = 0; k < GB; k++)
+                if (k < ngb) {
+                    const float a = salpha[g0 + k];
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        acc[k][j] *= a;
+                }
+            const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
+            const float *prow = slog + g0 * T;
+            if (!geo.vllm_v) {
+                // Token slice pr takes tokens pr, pr + S, ... (S <= T for
+                // every geometry, so every P.V thread has work).
+#pragma unroll
+                for (int r = 0; r < (T + geo.pv_slices - 1) / geo.pv_slices; r++) {
+                    const int t = pr + r * geo.pv_slices;
+                    if (t >= T)
+                        break;
+                    float vf[8];
+                    load8<CT>(vt + t * geo.pitch_v + swz(pc8 * 8 * esz, t, geo.swz_v, geo.gv_shift), vf);
+#pragma unroll
+                    for (int k = 0; k < GB; k++)
+                        if (k < ngb) {
+                            const float pk = prow[k * T + t];
+#pragma unroll
+                            for (int j = 0; j < 8; j++)
+                                acc[k][j] = fmaf(pk, vf[j], acc[k][j]);
+                        }
+                }
+            } else {
+                for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
+                    const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
+                    float pk[GB][8];
+#pragma unroll
+                    for (int k = 0; k < GB; k++) {
+                        if (k < ngb) {
+                            const float4 a = *reinterpret_cast<const float4 *>(prow + k * T + tl0);
+                            const float4 b = *reinterpret_cast<const float4 *>(prow + k * T + tl0 + 4);
+                            pk[k][0] = a.x, pk[k][1] = a.y, pk[k][2] = a.z, pk[k][3] = a.w;
+                            pk[k][4] = b.x, pk[k][5] = b.y, pk[k][6] = b.z, pk[k][7] = b.w;
+                        } else {
+#pragma unroll
+                            for (int i = 0; i < 8; i++)
+                                pk[k][i] = 0.0f;
+                        }
+                    }
+                    const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
+#pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        float vf[8];
+                        load8<CT>(vb + j * C8 * geo.pitch_v, vf);
+#pragma unroll
+                        for (int k = 0; k < GB; k++)
+                            if (k < ngb) {
+                                float s = acc[k][j];
+#pragma unroll
+                                for (int i = 0; i < 8; i++)
+                                    s = fmaf(pk[k][i], vf[i], s);
+                                acc[k][j] = s;
+                            }
+                    }
+                }
+            }
+        }
+
+        // A split ends here and the next one's tiles are in flight (a CTA
+        // running several splits; kCont instances only).
+        if (kCont && it != ntiles - 1 && (t0 + T) % part == 0)
+            finish_split(false, st);
     }
+    if (ntiles > 0)
+        finish_split(true, 0);
 
     // Every split of the sequence ran here: merge them now, with the merge
     // kernel's own code (bitwise its result), instead of in a second launch.

@@ -44,7 +44,9 @@ extern "C" int pa_launch_paged_decode(const pa_dec_kparams *kparams, pa_stream s
     int e = resident_slots(&slots);
     if (e != 0)
         return e;
-    k.spc = pa_dec_splits_per_cta((int64_t)k.num_seqs * k.num_kv_heads * k.head_chunks, k.max_splits, slots);
+    k.spc = !k.spc_ok
+                ? 1
+                : pa_dec_splits_per_cta((int64_t)k.num_seqs * k.num_kv_heads * k.head_chunks, k.max_splits, slots);
     e = (int)cudaErrorInvalidValue;
 #define PA_DEC_PAIR(Q, C)                                                                                              \
     if (kp->q_dtype == Q && kp->cache_dtype == C)                                                                      \

@@ -102,8 +102,9 @@ static pa_status launch(const pa_decode_params *p, entry e, void *ws, size_t wsb
     }
 }
 
-/* Runs one entry on the device problem; returns the host copy of the output. */
-static void *run_entry(const pa_decode_params *p, entry e) {
+/* Runs one entry on the device problem; returns the host copy of the output
+ * and, when ws_copy is not NULL, of the workspace (malloc'd, NULL if none). */
+static void *run_entry_ws(const pa_decode_params *p, entry e, void **ws_copy) {
     poison_out(p);
     const size_t wsb = workspace_bytes(p, e);
     void *ws = NULL;
@@ -116,10 +117,17 @@ static void *run_entry(const pa_decode_params *p, entry e) {
     pa_test_dev_sync();
     void *got = malloc(out_bytes(p) + 1);
     pa_test_dev_download(got, p->out, out_bytes(p));
+    if (ws_copy) {
+        *ws_copy = wsb ? malloc(wsb) : NULL;
+        if (wsb)
+            pa_test_dev_download(*ws_copy, ws, wsb);
+    }
     if (ws)
         pa_test_dev_free(ws);
     return got;
 }
+
+static void *run_entry(const pa_decode_params *p, entry e) { return run_entry_ws(p, e, NULL); }
 
 /* The reference output (rounded to the query dtype) as floats. */
 static float *reference(pa_decode_problem *pr) {
@@ -587,13 +595,14 @@ static void split_groups_case(const dcase *c) {
     const int where[4] = {0, full / 2 - 1, 0, full / 3};
     const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
     unsigned char *outs[4];
+    void *ws[4];
     for (int b = 0; b < 4; b++) {
         int *pick = malloc(sizeof(int) * (size_t)sizes[b]);
         for (int i = 0; i < sizes[b]; i++)
             pick[i] = i == where[b] ? 0 : 1;
         dprob d;
         sub_batch(pr, pick, sizes[b], 1300u + (uint64_t)b, &d);
-        outs[b] = run_entry(&d.p, E_AUTO);
+        outs[b] = run_entry_ws(&d.p, E_AUTO, &ws[b]);
         dprob_free(&d);
         free(pick);
     }
@@ -602,6 +611,28 @@ static void split_groups_case(const dcase *c) {
     for (int b = 1; b < 4; b++)
         cr_assert(memcmp(outs[0], outs[b] + (size_t)where[b] * row_bytes, row_bytes) == 0,
                   "%s: sequence 0 alone and in a batch of %d (position %d) differ", desc, sizes[b], where[b]);
+    /* The f32 partials too (the output's rounding to 16 bits could hide a
+     * split computed differently). Workspace layout (decode_internal.h):
+     * [tmp_out | exp_sums | max_logits], each 256-byte aligned, rows
+     * (seq, head, split) with max_splits = 20 splits per (seq, head). */
+    const int ms = 20;
+    for (int b = 1; b < 4; b++) {
+        cr_assert(ws[0] != NULL && ws[b] != NULL);
+        const size_t rows0 = (size_t)1 * c->heads * ms, rows = (size_t)sizes[b] * c->heads * ms;
+        const size_t hrow = (size_t)c->heads * ms; /* rows of one sequence */
+        const unsigned char *w0 = ws[0], *w = ws[b];
+        const size_t tmp0 = (rows0 * c->hs * 4 + 255) / 256 * 256, es0 = (rows0 * 4 + 255) / 256 * 256;
+        const size_t tmp = (rows * c->hs * 4 + 255) / 256 * 256, es = (rows * 4 + 255) / 256 * 256;
+        const size_t at = (size_t)where[b] * hrow;
+        cr_assert(memcmp(w0, w + at * c->hs * 4, hrow * c->hs * 4) == 0, "%s: batch %d: split outputs differ", desc,
+                  sizes[b]);
+        cr_assert(memcmp(w0 + tmp0, w + tmp + at * 4, hrow * 4) == 0, "%s: batch %d: split sums differ", desc,
+                  sizes[b]);
+        cr_assert(memcmp(w0 + tmp0 + es0, w + tmp + es + at * 4, hrow * 4) == 0, "%s: batch %d: split maxima differ",
+                  desc, sizes[b]);
+    }
+    for (int b = 0; b < 4; b++)
+        free(ws[b]);
     float *ref = reference(pr);
     expect_close(&pr->p, ref, outs[0], 0, (int64_t)c->heads * c->hs, desc);
     free(ref);
@@ -613,10 +644,11 @@ static void split_groups_case(const dcase *c) {
 Test(decode_split_groups, bitwise_across_batch_sizes, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[2] = {5000, 1};
-    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 96, fp8) */
+    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 96, fp8, ALiBi) */
     dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41};
     split_groups_case(&a);
-    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 96, 32, 1, 0, 0.0f, 0, 2, lens, 42};
+    /* ... with a window: its first 7 splits see no key (empty partials) */
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 96, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
     split_groups_case(&b);
 }
 

@@ -321,3 +321,55 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
     cr_assert(checked > 3000, "%d shapes", checked);
     cr_log_info("%d shapes, at most %d bytes of shared memory", checked, max_smem);
 }
+
+/* Splits per CTA (decode_internal.h): one when the device has room for every
+ * split's CTA, all of them once the batch alone fills the resident CTAs, and a
+ * power of two in between that still leaves a full device. */
+Test(decode_split_groups, splits_per_cta_policy) {
+    cr_assert_eq(pa_dec_splits_per_cta(512, 1, 528), 1);
+    cr_assert_eq(pa_dec_splits_per_cta(8, 20, 528), 1);    /* 8 x 20 = 160 CTAs: all of them */
+    cr_assert_eq(pa_dec_splits_per_cta(264, 20, 528), 16); /* 2 CTAs per sequence: 528 */
+    cr_assert_eq(pa_dec_splits_per_cta(100, 64, 528), 8);  /* 8 per sequence: 800; 16 would leave 400 */
+    cr_assert_eq(pa_dec_splits_per_cta(528, 16, 528), 16);
+    cr_assert_eq(pa_dec_splits_per_cta(4096, 64, 528), 64);
+    for (int64_t base = 1; base < 600; base += 7)
+        for (int ms = 1; ms <= 64; ms++) {
+            const int s = pa_dec_splits_per_cta(base, ms, 528);
+            cr_assert(s >= 1 && s <= ms, "base %lld ms %d: %d", (long long)base, ms, s);
+            const int64_t ctas = base * ((ms + s - 1) / s);
+            /* never fewer CTAs than the device holds, unless one per split already is */
+            cr_assert(ctas >= 528 || s == 1, "base %lld ms %d: spc %d leaves %lld CTAs", (long long)base, ms, s,
+                      (long long)ctas);
+        }
+}
+
+/* The serving shapes may group splits (the mid-stream reduction fits a K and a
+ * V stage); f32 queries and K rows with zero pads may not. */
+Test(decode_split_groups, which_geometries_may_group_splits) {
+    static const struct {
+        pa_dtype q, c;
+        pa_kv_layout layout;
+        int heads, kv_heads, hs, ok;
+    } cases[] = {
+        {PA_DTYPE_BF16, PA_DTYPE_BF16, PA_LAYOUT_FLASH_NHD, 32, 8, 128, 1},
+        {PA_DTYPE_BF16, PA_DTYPE_BF16, PA_LAYOUT_FLASH_NHD, 32, 32, 128, 1},
+        {PA_DTYPE_F16, PA_DTYPE_F16, PA_LAYOUT_FLASH_HND, 64, 8, 128, 1},
+        {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, PA_LAYOUT_FLASH_NHD, 32, 8, 128, 1},
+        {PA_DTYPE_F16, PA_DTYPE_F16, PA_LAYOUT_VLLM, 32, 8, 128, 1},
+        {PA_DTYPE_F32, PA_DTYPE_F32, PA_LAYOUT_FLASH_NHD, 32, 8, 128, 0},
+        {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, PA_LAYOUT_FLASH_NHD, 8, 2, 120, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pa_decode_params p = params(4, cases[i].heads, cases[i].kv_heads, cases[i].hs, 16, 5000);
+        p.q_dtype = cases[i].q;
+        p.kv.dtype = cases[i].c;
+        p.kv.layout = cases[i].layout;
+        pa_dec_kparams kp;
+        size_t need = 0;
+        (void)pa_dec_kparams_make(&p, PA_DEC_MODE_AUTO, NULL, 0, &kp, &need);
+        cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_AUTO, fake, need, &kp, NULL), PA_SUCCESS, "%s",
+                     pa_last_error());
+        cr_assert_eq(kp.spc_ok, cases[i].ok, "case %zu: spc_ok %d (red_k %d of %d slices)", i, kp.spc_ok, kp.red_k,
+                     kp.pv_slices);
+    }
+}
