@@ -268,13 +268,6 @@ static void dec_geometry(pa_dec_kparams *kp) {
      * stages are cleared once per CTA only then. */
     kp->zero_bytes = kp->kchunks * 16 > hb ? PA_DEC_STAGES * kp->stage_k_bytes : 0;
     kp->off_q = ((tiles > red ? tiles : red) + 15) / 16 * 16;
-    /* Mid-stream, a finished split reduces through the K and V stage of its
-     * last tile (the others hold copies in flight): red_k token-slice blocks
-     * in the K stage, the rest in the V stage. Not with K pads to keep zero. */
-    const int32_t blk = kp->hpc * hs * 4;
-    kp->red_k = kp->stage_k_bytes / blk < kp->pv_slices ? kp->stage_k_bytes / blk : kp->pv_slices;
-    kp->spc_ok = kp->zero_bytes == 0 && (kp->pv_slices - kp->red_k) * blk <= kp->stage_v_bytes &&
-                 kp->q_dtype != PA_DTYPE_F32; /* kCont in decode_kernel.cuh */
     kp->off_logit = kp->off_q + kp->hpc * kp->headq * 4;
     kp->off_stat = kp->off_logit + kp->hpc * T * 4;
     kp->off_tok = kp->off_stat + 3 * 16 * 4;
@@ -356,7 +349,6 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     if (mode == PA_DEC_MODE_V1 && (int64_t)p->max_seq_len + PA_DEC_MAX_TILE > INT32_MAX)
         kp->part = INT32_MAX / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE;
     kp->max_splits = ms;
-    kp->spc = 1;
     if (ms > 1) {
         /* [tmp_out | exp_sums | max_logits], each part 256-byte aligned */
         void *es = (unsigned char *)ws + tmp_bytes, *ml = (unsigned char *)ws + tmp_bytes + es_bytes;

@@ -60,26 +60,6 @@ PA_HD int32_t pa_dec_num_splits(int32_t mode, int32_t fixed_part, int32_t len) {
     return (int32_t)(((int64_t)len + part - 1) / part);
 }
 
-/* Splits one CTA runs in turn, for `base` CTAs per split level (num_seqs x
- * num_kv_heads x head_chunks), ms splits at most and `slots` CTAs resident on
- * the device at once. Split boundaries stay a function of each sequence alone
- * (above), so this choice moves work between CTAs without changing a bit:
- *   - base >= slots: the batch fills the device without splitting, so a CTA
- *     runs all of its sequence's splits and merges them itself (no second
- *     launch, no idle CTAs; the partials round-trip through L2);
- *   - else: the largest power of two that still leaves at least `slots` CTAs;
- *     sequences with more splits than that are merged by the merge kernel. */
-PA_HD int32_t pa_dec_splits_per_cta(int64_t base, int32_t ms, int64_t slots) {
-    if (ms <= 1 || base <= 0)
-        return 1;
-    if (base >= slots)
-        return ms;
-    int32_t spc = 1;
-    while (spc * 2 <= ms && base * ((ms + spc * 2 - 1) / (spc * 2)) >= slots)
-        spc *= 2;
-    return spc;
-}
-
 /* Everything the kernels need; filled by pa_dec_kparams_make (csrc/decode.c).
  * Sizes in elements unless named *_bytes / pitches (bytes). */
 typedef struct pa_dec_kparams {
@@ -104,11 +84,7 @@ typedef struct pa_dec_kparams {
     /* ---- decomposition ---- */
     int32_t mode;        /* PA_DEC_MODE_* */
     int32_t part;        /* tokens per split for v1 / v2 */
-    int32_t max_splits;  /* workspace rows per (seq, head) */
-    int32_t spc;         /* splits one CTA runs in turn (grid.y = ceil(max_splits / spc)); set by
-                          * the launcher from the batch and the SM count, 1 from pa_dec_kparams_make */
-    int32_t spc_ok;      /* a CTA may run several splits: the mid-stream reduction fits a K and a V stage */
-    int32_t red_k;       /* reduction blocks (hpc * head_size floats) placed in a K stage */
+    int32_t max_splits;  /* grid.y; workspace rows per (seq, head) */
     float *tmp_out;      /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
     float *exp_sums;     /* [num_seqs, num_heads, max_splits] */
     float *max_logits;   /* [num_seqs, num_heads, max_splits] */

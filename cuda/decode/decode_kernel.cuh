@@ -391,77 +391,11 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     }
 }
 
-// One (sequence, head) row of ns > 1 splits; every thread of the CTA calls
-// it (it has barriers). s_w: NT floats, s_max: NW floats of shared memory.
-template <int QT> PA_DEC_DEV void merge_row(const pa_dec_kparams &p, int64_t sh, int ns, float *s_w, float *s_max) {
-    using qt = typename pa::elt<QT>::type;
-    const int hs = p.head_size, tid = threadIdx.x;
-    const float *ml = p.max_logits + sh * p.max_splits;
-    const float *es = p.exp_sums + sh * p.max_splits;
-    const float *tmp = p.tmp_out + sh * p.max_splits * hs;
-    float m = -INFINITY;
-    for (int i = tid; i < ns; i += NT)
-        m = fmaxf(m, ml[i]);
-    for (int o = 16; o > 0; o >>= 1)
-        m = fmaxf(m, shfl_xor(m, o));
-    bar(); // s_max and s_w of the previous row are read
-    if ((tid & 31) == 0)
-        s_max[tid >> 5] = m;
-    bar();
-    m = s_max[0];
-    for (int w = 1; w < NW; w++)
-        m = fmaxf(m, s_max[w]);
-    // Output dims d0 = tid and d1 = tid + NT (head sizes <= 2 * NT).
-    static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
-    const int d0 = tid, d1 = tid + NT;
-    float w_sum = 0.0f, a0 = 0.0f, a1 = 0.0f;
-    for (int base = 0; base < ns; base += NT) {
-        const int n = min(NT, ns - base);
-        bar(); // the previous chunk's weights are read
-        if (tid < n) {
-            const int i = base + tid;
-            // -1: a split that saw no key adds nothing (weights are >= 0)
-            s_w[tid] = m != -INFINITY && ml[i] != -INFINITY ? es[i] * fexp(ml[i] - m) : -1.0f;
-        }
-        bar();
-        // Eight splits' values are loaded before any is used, so the L2
-        // round trips overlap (one at a time, they were a third of batch 1 x
-        // 32K on an H100); the sums still run in split order.
-        for (int j0 = 0; j0 < n; j0 += 8) {
-            float t0[8], t1[8];
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                const float *t = tmp + (int64_t)(base + j0 + k) * hs;
-                const bool on = j0 + k < n;
-                t0[k] = on && d0 < hs ? t[d0] : 0.0f;
-                t1[k] = on && d1 < hs ? t[d1] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                const float w = j0 + k < n ? s_w[j0 + k] : -1.0f;
-                if (w < 0.0f)
-                    continue; // a split that saw no key adds nothing
-                w_sum += w;
-                a0 += w * t0[k];
-                a1 += w * t1[k];
-            }
-        }
-    }
-    qt *out = static_cast<qt *>(p.out) + sh * hs;
-    if (d0 < hs)
-        out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
-    if (d1 < hs)
-        out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
-}
-
 template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
     PA_DEC_SMEM(smem);
     const G geo(p);
     using qt = typename pa::elt<QT>::type;
     constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
-    // f32-query instances keep one split per CTA: the mid-stream finish costs
-    // them spills at 128 registers (the host clears spc_ok for them).
-    constexpr bool kCont = QT != 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int hs = geo.head_size, T = geo.tile;
 
@@ -475,59 +409,34 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     const int hc = rem - c.kvh * p.head_chunks;
     c.h0 = c.kvh * p.group + hc * p.hpc;
     c.nh = min(p.hpc, p.group - hc * p.hpc);
+    const int split = blockIdx.y;
     c.L = p.seq_lens[c.seq];
     qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
 
     // A length the host could not check: that sequence's output is zeros.
     if (c.L < 1 || c.L > p.max_seq_len) {
-        if (blockIdx.y == 0)
+        if (split == 0)
             for (int i = tid; i < c.nh * hs; i += NT)
                 out[i] = pa::from_float<QT>(0.0f);
         return;
     }
     const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
-    // This CTA runs splits [y0, y1) one after the other. Each split is computed
-    // exactly as if it had a CTA of its own (same tiles, same order, state reset
-    // at its start), so how many splits a CTA runs never changes a bit.
-    const int y0 = (int)blockIdx.y * p.spc;
-    if (y0 >= nsplit)
+    if (split >= nsplit)
         return;
-    const int y1 = min(nsplit, y0 + p.spc);
     const int part = pa_dec_part(p.mode, p.part, c.L);
+    const int s0 = split * part;
+    const int s1 = part >= c.L - s0 ? c.L : s0 + part;
+    c.win_lo = p.window > 0 ? c.L - p.window : 0;
+    c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
+    const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
+    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
+    c.wb0 = -(1 << 30);
+
     float *sq = reinterpret_cast<float *>(smem + p.off_q);
     float *slog = reinterpret_cast<float *>(smem + p.off_logit);
     float *sm = reinterpret_cast<float *>(smem + p.off_stat);
     float *sl = sm + 16, *salpha = sm + 32;
     const unsigned char *stok = smem + p.off_tok;
-
-    // The CTA's tiles run as one stream over its splits [y0, y1). A tile never
-    // straddles two splits (part is a multiple of T); at a split's last tile
-    // the split is finished (partial written, softmax state reset) while the
-    // copies of the next split's first tiles are already in flight.
-    c.win_lo = p.window > 0 ? c.L - p.window : 0;
-    const int r0 = y0 * part;
-    const int r1 = (int)min((int64_t)y1 * part, (int64_t)c.L);
-    c.e0 = max(r0, c.win_lo) / T * T; // r0 is a multiple of T
-    const int ntiles = c.e0 < r1 ? (r1 - c.e0 + T - 1) / T : 0;
-    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
-    c.wb0 = -(1 << 30);
-
-    // Splits that end before the window saw no key: an empty partial each.
-    int split = ntiles > 0 ? c.e0 / part : y1;
-    for (int sp = y0; sp < split; sp++)
-        for (int i = tid; i < c.nh * hs; i += NT) {
-            const int g = i / hs, d = i - g * hs;
-            if (nsplit == 1) {
-                out[i] = pa::from_float<QT>(0.0f);
-            } else {
-                const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + sp;
-                p.tmp_out[row * hs + d] = 0.0f;
-                if (d == 0) {
-                    p.exp_sums[row] = 0.0f;
-                    p.max_logits[row] = -INFINITY;
-                }
-            }
-        }
 
     // K row pads must read as zeros (fp8 head 120): cleared once.
     for (int i = tid; i < p.zero_bytes / 16; i += NT)
@@ -552,6 +461,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     }
 
     const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
+    const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
     const float qk_scale = p.scale * ks;
     const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
 
@@ -572,73 +482,6 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
 #pragma unroll
         for (int j = 0; j < 8; j++)
             acc[k][j] = 0.0f;
-
-    // Finishes the current split after its last tile: reduce the token slices,
-    // write the output or the partial, reset the state for the next split.
-    auto finish_split = [&](const bool last, const int st) {
-        if (last)
-            cp_wait<0>();
-        // This tile's P.V is done: its K stage is free until the next
-        // iteration issues into it (at the end, every stage is free).
-        bar();
-        // The reduction buffer: token slice r's block of c.nh * hs floats.
-        // At the end, contiguous from the start of shared memory;
-        // mid-stream, the first red_k blocks in this tile's K stage and the
-        // rest in its V stage (the host checked that they fit).
-        // (out, vs and nsplit are recomputed here rather than kept live
-        // through the tile loop: the f32 instances are at 128 registers)
-        qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
-        const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
-        const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
-        const int nk = last ? geo.pv_slices : p.red_k, blk = c.nh * hs;
-        float *rk = reinterpret_cast<float *>(last ? smem : smem + st * geo.stage_k_bytes);
-        float *rv = reinterpret_cast<float *>(smem + p.off_v + st * geo.stage_v_bytes);
-        if (pv_on) {
-            float *red = pr < nk ? rk + pr * blk : rv + (pr - nk) * blk;
-#pragma unroll
-            for (int k = 0; k < GB; k++)
-                if (k < ngb)
-#pragma unroll
-                    for (int j = 0; j < 8; j++) {
-                        const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
-                        red[(g0 + k) * hs + d] = acc[k][j];
-                    }
-        }
-        bar();
-        // sum the token slices in order, normalise, store
-        for (int i = tid; i < c.nh * hs; i += NT) {
-            const int g = i / hs, d = i - g * hs;
-            float s = 0.0f;
-            for (int r = 0; r < geo.pv_slices; r++)
-                s += (r < nk ? rk + r * blk : rv + (r - nk) * blk)[i];
-            const float l = sl[g];
-            const float o = l > 0.0f ? s / l * vs : 0.0f;
-            if (nsplit == 1) {
-                out[i] = pa::from_float<QT>(o);
-            } else {
-                const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
-                p.tmp_out[row * hs + d] = o;
-                if (d == 0) {
-                    p.exp_sums[row] = l;
-                    p.max_logits[row] = sm[g];
-                }
-            }
-        }
-        bar(); // red, sm and sl are read: the stage and the state are reusable
-        if (!last) {
-            if (tid < c.nh) {
-                sm[tid] = -INFINITY;
-                sl[tid] = 0.0f;
-                salpha[tid] = 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < GB; k++)
-#pragma unroll
-                for (int j = 0; j < 8; j++)
-                    acc[k][j] = 0.0f;
-        }
-        split++;
-    };
 
     for (int it = 0; it < ntiles; it++) {
         cp_wait<NS - 2>();
@@ -822,21 +665,40 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                 }
             }
         }
-
-        // A split ends here and the next one's tiles are in flight (a CTA
-        // running several splits; kCont instances only).
-        if (kCont && it != ntiles - 1 && (t0 + T) % part == 0)
-            finish_split(false, st);
     }
-    if (ntiles > 0)
-        finish_split(true, 0);
+    cp_wait<0>();
+    bar(); // every tile read: the tile buffers become the reduction buffer
 
-    // Every split of the sequence ran here: merge them now, with the merge
-    // kernel's own code (bitwise its result), instead of in a second launch.
-    if (y0 == 0 && nsplit > 1 && nsplit <= p.spc) {
-        float *s_w = reinterpret_cast<float *>(smem), *s_max = s_w + NT;
-        for (int g = 0; g < c.nh; g++)
-            merge_row<QT>(p, (int64_t)c.seq * p.num_heads + c.h0 + g, nsplit, s_w, s_max);
+    // ---- epilogue: sum the token slices in order, normalise, store ----
+    float *red = reinterpret_cast<float *>(smem);
+    if (pv_on) {
+#pragma unroll
+        for (int k = 0; k < GB; k++)
+            if (k < ngb)
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const int d = geo.vllm_v ? pc8 + j * C8 : pc8 * 8 + j;
+                    red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
+                }
+    }
+    bar();
+    for (int i = tid; i < c.nh * hs; i += NT) {
+        const int g = i / hs, d = i - g * hs;
+        float s = 0.0f;
+        for (int r = 0; r < geo.pv_slices; r++)
+            s += red[(r * c.nh + g) * hs + d];
+        const float l = sl[g];
+        const float o = l > 0.0f ? s / l * vs : 0.0f;
+        if (nsplit == 1) {
+            out[i] = pa::from_float<QT>(o);
+        } else {
+            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
+            p.tmp_out[row * hs + d] = o;
+            if (d == 0) {
+                p.exp_sums[row] = l;
+                p.max_logits[row] = sm[g];
+            }
+        }
     }
 }
 
@@ -845,8 +707,8 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
 // the same value); each chunk of NT splits gets its weights es * exp(ml - m)
 // computed once, one per thread, into shared memory; the sums then run in split
 // order per output dim, so the result is the same whatever the chunking.
-// Sequences whose splits ran in more than one CTA (ns > spc).
 template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
+    using qt = typename pa::elt<QT>::type;
     PA_STATIC_SMEM(float s_w[NT]);
     PA_STATIC_SMEM(float s_max[NW]);
     const int64_t sh = blockIdx.x;
@@ -855,9 +717,65 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
     if (L < 1 || L > p.max_seq_len)
         return; // the split kernel wrote zeros
     const int ns = pa_dec_num_splits(p.mode, p.part, L);
-    if (ns <= 1 || ns <= p.spc)
-        return; // the split kernel wrote the output (or merged it)
-    merge_row<QT>(p, sh, ns, s_w, s_max);
+    if (ns <= 1)
+        return; // the split kernel wrote the output
+    const int hs = p.head_size, tid = threadIdx.x;
+    const float *ml = p.max_logits + sh * p.max_splits;
+    const float *es = p.exp_sums + sh * p.max_splits;
+    const float *tmp = p.tmp_out + sh * p.max_splits * hs;
+    float m = -INFINITY;
+    for (int i = tid; i < ns; i += NT)
+        m = fmaxf(m, ml[i]);
+    for (int o = 16; o > 0; o >>= 1)
+        m = fmaxf(m, shfl_xor(m, o));
+    if ((tid & 31) == 0)
+        s_max[tid >> 5] = m;
+    bar();
+    m = s_max[0];
+    for (int w = 1; w < NW; w++)
+        m = fmaxf(m, s_max[w]);
+    // Output dims d0 = tid and d1 = tid + NT (head sizes <= 2 * NT).
+    static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
+    const int d0 = tid, d1 = tid + NT;
+    float w_sum = 0.0f, a0 = 0.0f, a1 = 0.0f;
+    for (int base = 0; base < ns; base += NT) {
+        const int n = min(NT, ns - base);
+        bar(); // the previous chunk's weights are read
+        if (tid < n) {
+            const int i = base + tid;
+            // -1: a split that saw no key adds nothing (weights are >= 0)
+            s_w[tid] = m != -INFINITY && ml[i] != -INFINITY ? es[i] * fexp(ml[i] - m) : -1.0f;
+        }
+        bar();
+        // Eight splits' values are loaded before any is used, so their L2
+        // round trips overlap (one at a time they were 11 of 37 us at batch
+        // 1 x 4K and 31 of 95 us at 1 x 32K on an H100); the sums still run
+        // in split order.
+        for (int j0 = 0; j0 < n; j0 += 8) {
+            float t0[8], t1[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const float *t = tmp + (int64_t)(base + j0 + k) * hs;
+                const bool on = j0 + k < n;
+                t0[k] = on && d0 < hs ? t[d0] : 0.0f;
+                t1[k] = on && d1 < hs ? t[d1] : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                const float w = j0 + k < n ? s_w[j0 + k] : -1.0f;
+                if (w < 0.0f)
+                    continue; // a split that saw no key adds nothing
+                w_sum += w;
+                a0 += w * t0[k];
+                a1 += w * t1[k];
+            }
+        }
+    }
+    qt *out = static_cast<qt *>(p.out) + sh * hs;
+    if (d0 < hs)
+        out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
+    if (d1 < hs)
+        out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
 }
 
 } // namespace pa_dec

@@ -17,44 +17,15 @@ template <int QT> int launch_merge(const pa_dec_kparams *kp, cudaStream_t s) {
 
 } // namespace
 
-// Resident CTAs of the split kernel per device (SM count x 4, the occupancy
-// its __launch_bounds__ ask for), read once per device.
-static int resident_slots(int64_t *slots) {
-    static int sms_cache[64];
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
-        return (int)e;
-    int sms = dev >= 0 && dev < 64 ? sms_cache[dev] : 0;
-    if (sms <= 0) {
-        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        if (e != cudaSuccess)
-            return (int)e;
-        if (dev >= 0 && dev < 64)
-            sms_cache[dev] = sms; // benign race: every thread stores the same value
-    }
-    *slots = (int64_t)sms * 4;
-    return 0;
-}
-
-extern "C" int pa_launch_paged_decode(const pa_dec_kparams *kparams, pa_stream stream) {
-    pa_dec_kparams k = *kparams;
-    const pa_dec_kparams *kp = &k;
-    int64_t slots = 0;
-    int e = resident_slots(&slots);
-    if (e != 0)
-        return e;
-    k.spc = !k.spc_ok
-                ? 1
-                : pa_dec_splits_per_cta((int64_t)k.num_seqs * k.num_kv_heads * k.head_chunks, k.max_splits, slots);
-    e = (int)cudaErrorInvalidValue;
+extern "C" int pa_launch_paged_decode(const pa_dec_kparams *kp, pa_stream stream) {
+    int e = (int)cudaErrorInvalidValue;
 #define PA_DEC_PAIR(Q, C)                                                                                              \
     if (kp->q_dtype == Q && kp->cache_dtype == C)                                                                      \
         e = pa_dec_launch_split_##Q##_##C(kp, stream);
 #include "instances/list.inc"
 #undef PA_DEC_PAIR
-    if (e != 0 || kp->max_splits <= kp->spc)
-        return e; // no sequence has more splits than one CTA runs
+    if (e != 0 || kp->max_splits <= 1)
+        return e;
     const cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
     switch (kp->q_dtype) {
     case 0: return launch_merge<0>(kp, s);

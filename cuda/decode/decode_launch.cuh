@@ -15,8 +15,7 @@ template <int QT, int CT, class G> int launch_split_geo(const pa_dec_kparams *kp
         if (e != cudaSuccess)
             return (int)e;
     }
-    const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks),
-                    (unsigned)((kp->max_splits + kp->spc - 1) / kp->spc));
+    const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->max_splits);
     PA_LAUNCH(grid, NT, (size_t)kp->smem_bytes, s, kernel)(*kp);
     return (int)cudaGetLastError();
 }

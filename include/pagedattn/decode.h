@@ -93,17 +93,15 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         bitwise identical whatever else is in the batch and whatever the
  *         batch size. Workspace: the layout above with
  *         P = min(64, ceil(max_seq_len / 256)).
- *         The trade-off, and how the batch is still served: small splits keep
- *         a small batch's GPU busy (batch 1 x 4K: 16 CTAs per KV head), but
- *         each split pays a pipeline fill and a partial round trip. So when
- *         the batch is large, one CTA runs several consecutive splits of a
- *         sequence as one stream of tiles (copies of the next split in flight
- *         while one finishes) and, when it ran them all, merges them itself
- *         with the merge step's code, with no second launch. Each split is
- *         still computed exactly as on its own, so the grouping (chosen from
- *         the batch and the SM count) changes no bit. f32 queries and fp8
- *         caches with head size 120 (K rows with zero pads) keep one CTA
- *         per split.
+ *         The trade-off: small splits keep a small batch's GPU busy (batch
+ *         1 x 4K: 16 CTAs per KV head), but at a large batch every split
+ *         still pays a pipeline fill, a partial round trip and the merge. On
+ *         an H100 (benchmarks/results/gpu-report-2026-11-23-H100.md) that is
+ *         77% of the copy roof at batch 64 x 4K GQA 32/8 against v1's 85-88%;
+ *         MHA 32/32 reaches 91-95% either way. Letting one CTA run several of
+ *         a sequence's splits (bitwise the same) was measured slower, not
+ *         faster, so large GQA batches that want the last 10% can call v1,
+ *         at the price of batch invariance.
  *
  * pa_decode_use_v1 (heuristics.h) is vLLM's v1/v2 choice; the recommended
  * entry needs no choice. The workspace-size queries read only num_seqs,
