@@ -246,22 +246,10 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 150 ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
-        python3 - "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" <<'EOF'
-import csv, sys
-for path in sys.argv[1:]:
-    try:
-        lines = [l for l in open(path) if l.startswith('"')]
-        rows = list(csv.DictReader(lines))
-    except OSError:
-        continue
-    print(path.rsplit("/", 1)[-1])
-    seen = {}
-    for r in rows:
-        key = (r["Kernel Name"][:60], r["Metric Name"])
-        seen.setdefault(key, []).append(r["Metric Value"])
-    for (k, m), vals in sorted(seen.items()):
-        print(f"  {k:60s} {m:70s} {' '.join(vals[:6])}")
-EOF
+        for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv"; do
+            echo "$(basename "$f")"
+            python3 scripts/ncu_rows.py <"$f"
+        done
         echo '```'
     fi
 } 2>&1 | tee "$report" ${OUT:+"$OUT/$(basename "$report")"}
