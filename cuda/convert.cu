@@ -1,6 +1,6 @@
 // pa_convert: one element per thread, grid-stride. Small on purpose: it is the
 // round trip the GPU suite uses to prove host and device conversions agree.
-#include "../csrc/launchers.h"
+#include "launchers.h"
 #include "dtype.cuh"
 
 namespace {

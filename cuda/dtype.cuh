@@ -1,5 +1,5 @@
 // Device-side element loads and stores for every pa_dtype, bit-exact with the
-// host conversions in csrc/core.c (round to nearest even; fp8 saturating).
+// host conversions in csrc/core/core.c (round to nearest even; fp8 saturating).
 #pragma once
 
 #include <cuda_bf16.h>

@@ -23,8 +23,8 @@
 // 64-bit and come from kv_index.h (the one place the layouts are written down).
 #include <string.h>
 
-#include "../csrc/cache_ops_internal.h"
-#include "../csrc/launchers.h"
+#include "cache_ops_internal.h"
+#include "launchers.h"
 #include "dtype.cuh"
 
 namespace {

@@ -3,8 +3,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "../csrc/cache_ops_internal.h"
-#include "../csrc/launchers.h"
+#include "cache_ops_internal.h"
+#include "launchers.h"
 #include "ptx.cuh"
 
 namespace {

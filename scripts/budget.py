@@ -333,7 +333,7 @@ def pow2_floor(v):
 
 
 def decode_geometry(hs, esz, group, swizzle=True):
-    """csrc/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891)."""
+    """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -352,7 +352,7 @@ def decode_geometry(hs, esz, group, swizzle=True):
         r = (b + 15) // 16 * 16
         return r + 16 if (r // 16) % 2 == 0 else r
 
-    if swizzle:  # csrc/decode.c since the swizzle: rows of 8k granules unpadded
+    if swizzle:  # csrc/ops/decode.c since the swizzle: rows of 8k granules unpadded
         gv = 32 if esz == 4 else 16
         pk = kchunks * 16 if kchunks % 8 == 0 else pitch(hb)
         pv = hb if hb % gv == 0 and (hb // gv) % 8 == 0 else pitch(hb)
@@ -677,7 +677,7 @@ def method_text(fam_name, m=H100):
         "Method:",
         "",
         "1. Resources: registers and spill bytes from `ptxas -v`, static shared and local memory from"
-        " `cuobjdump -res-usage`, dynamic shared memory from the host's tile geometry (csrc/decode.c, mirrored in"
+        " `cuobjdump -res-usage`, dynamic shared memory from the host's tile geometry (csrc/ops/decode.c, mirrored in"
         " the family's model). CTAs per SM on an H100: min(65536 / (regs rounded to 256 per warp x warps),"
         " 2048 / threads, 228 KiB / (smem + 1 KiB reserved), 32).",
         "2. The steady-state loop: every backward branch in the SASS closes a loop [target, branch]; for decode"

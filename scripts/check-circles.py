@@ -23,7 +23,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
 SRC_DIRS = ["include", "csrc", "cuda", "benchmarks"]
-INC_DIRS = ["include", "csrc", "cuda", "benchmarks"]
+INC_DIRS = ["include", "csrc/core", "csrc/shared", "cuda", "benchmarks"]
 EXTS = (".c", ".h", ".cu", ".cuh", ".inc", ".cpp")
 
 

@@ -89,23 +89,23 @@ EOF
     fi
 }
 
-mutant swap-src-le-num-blocks csrc/cache_ops_validate.c \
+mutant swap-src-le-num-blocks csrc/ops/cache_ops_validate.c \
     'PA_REQUIRE(s >= 0 && s < src_num_blocks,' 'PA_REQUIRE(s >= 0 && s <= src_num_blocks,'
-mutant nhd-block-stride-overlap csrc/kv_cache.c \
+mutant nhd-block-stride-overlap csrc/core/kv_cache.c \
     'PA_REQUIRE(bstr >= need, "nhd: block_stride' 'PA_REQUIRE(1 || bstr >= need, "nhd: block_stride'
-mutant hnd-head-stride-overlap csrc/kv_cache.c \
+mutant hnd-head-stride-overlap csrc/core/kv_cache.c \
     'PA_REQUIRE(hstr >= need, "hnd: head_stride' 'PA_REQUIRE(1 || hstr >= need, "hnd: head_stride'
-mutant decode-local-blocks-neg csrc/decode.c \
+mutant decode-local-blocks-neg csrc/ops/decode.c \
     'PA_REQUIRE(p->bs_local_blocks >= 0,' 'PA_REQUIRE(1 || p->bs_local_blocks >= 0,'
-mutant decode-soft-cap-finite csrc/decode.c \
+mutant decode-soft-cap-finite csrc/ops/decode.c \
     'PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f,' 'PA_REQUIRE(p->soft_cap >= 0.0f,'
-mutant prefill-heads-65535 csrc/prefill.c \
+mutant prefill-heads-65535 csrc/ops/prefill.c \
     'num_heads > 0 && num_heads <= 65535,' 'num_heads > 0,'
-mutant prefill-k-stride csrc/prefill.c \
+mutant prefill-k-stride csrc/ops/prefill.c \
     'PA_REQUIRE(k_stride == 0 || k_stride >= krow,' 'PA_REQUIRE(1 || k_stride == 0 || k_stride >= krow,'
-mutant prefill-num-tokens-neg csrc/prefill.c \
+mutant prefill-num-tokens-neg csrc/ops/prefill.c \
     'PA_REQUIRE(p->num_tokens >= 0,' 'PA_REQUIRE(1 || p->num_tokens >= 0,'
-mutant prefill-cu-k-is-cu-q csrc/prefill.c \
+mutant prefill-cu-k-is-cu-q csrc/ops/prefill.c \
     'PA_REQUIRE(p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,' \
     'PA_REQUIRE(1 || p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,'
 mutant copy-blocks-padding-and csrc/reference/cache_ops.c \

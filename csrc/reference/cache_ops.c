@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cache_ops_internal.h"
-#include "../internal.h"
+#include "cache_ops_internal.h"
+#include "internal.h"
 
 /* One element into the cache: bytes unchanged for the same dtype, else
  * sat(x / scale) into fp8 (the only other pair the validators accept). */

@@ -1,5 +1,5 @@
 /* CPU reference for pa_convert: element by element through float. */
-#include "../internal.h"
+#include "internal.h"
 
 pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n);
 

@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../internal.h"
-#include "../kv_index.h"
+#include "internal.h"
+#include "kv_index.h"
 
 /* vLLM's block-sparse rule: is the KV block holding token `pos` attended? */
 static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, int seq_len, int pos) {

@@ -10,9 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../internal.h"
-#include "../kv_index.h"
-#include "../prefill_internal.h"
+#include "internal.h"
+#include "kv_index.h"
+#include "prefill_internal.h"
 
 /* One query row over k_len gathered keys. q_pos = k_len - q_len + i. */
 typedef struct row_problem {

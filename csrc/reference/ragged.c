@@ -14,9 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../internal.h"
-#include "../kv_index.h"
-#include "../ragged_internal.h"
+#include "internal.h"
+#include "kv_index.h"
+#include "ragged_internal.h"
 
 /* Rounds v to dtype t and back (what storing in a t-typed array does). */
 static float round_to(pa_dtype t, float v) {

@@ -1,5 +1,5 @@
 // Decode attention over a paged KV cache: one kernel for v1, v2 and the
-// recommended entry (csrc/decode_internal.h explains the decomposition; the CPU
+// recommended entry (csrc/shared/decode_internal.h explains the decomposition; the CPU
 // reference csrc/reference/paged_decode.c is the specification).
 //
 // CTA = (sequence, KV head, head chunk, KV split), 128 threads. It serves every
@@ -40,7 +40,7 @@
 
 #include <math.h>
 
-#include "../../csrc/decode_internal.h"
+#include "decode_internal.h"
 #include "../dtype.cuh"
 #include "decode_prims.cuh"
 
@@ -123,7 +123,7 @@ template <int CT> PA_DEC_DEV void load8(const unsigned char *p, float *f) {
 // groups, with a flash layout, 16-byte copies and no block-sparse mask; the
 // compiler then unrolls every loop of the tile. The launcher takes a FixGeo
 // instance only when all its values equal the host's (fix_matches), so both
-// describe the same tiles, computed once on the host (csrc/decode.c).
+// describe the same tiles, computed once on the host (csrc/ops/decode.c).
 
 struct DynGeo {
     int tile, head_size, kchunks, headq, ds, tw_shift, wpg_shift, tpt_shift, pv_slices, pv_groups, hpc;
@@ -152,7 +152,7 @@ constexpr int c_log2(int v) {
 constexpr int c_pitch(int b) { return (b + 15) / 16 % 2 == 0 ? (b + 15) / 16 * 16 + 16 : (b + 15) / 16 * 16; }
 constexpr int c_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-// The same formulas as dec_geometry (csrc/decode.c) for a flash layout.
+// The same formulas as dec_geometry (csrc/ops/decode.c) for a flash layout.
 template <int HS, int CT, int NG> struct FixGeo {
     static constexpr int esz = ct_traits<CT>::esz, hb = HS * esz;
     static constexpr int tile = c_clamp(c_pow2_floor(8192 / hb), 8, PA_DEC_MAX_TILE);

@@ -22,7 +22,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../../csrc/prefill_internal.h"
+#include "prefill_internal.h"
 #include "../attn_tile.cuh"
 
 namespace pa_prefill {

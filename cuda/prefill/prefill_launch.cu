@@ -1,4 +1,4 @@
-// The prefill launcher: picks the instance the selector (csrc/prefill.c,
+// The prefill launcher: picks the instance the selector (csrc/ops/prefill.c,
 // pa_prefill_select) named for the validated parameters. The tensor-core
 // instances live in the generated inst_*.cu files.
 #include "prefill_kernel.cuh"

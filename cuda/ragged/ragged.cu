@@ -3,7 +3,7 @@
 // The planner is one CTA that reads num_seqs, cu_q_lens and kv_lens on the
 // device and writes the work list into the caller's workspace, so the launch
 // pair can be captured in a CUDA graph once and replayed for any batch. It is
-// the device twin of pa_rg_plan_host (csrc/ragged.c): two passes (prefill
+// the device twin of pa_rg_plan_host (csrc/ops/ragged.c): two passes (prefill
 // sequences first, so the long items start first under dynamic fetching, then
 // decode sequences), sequences in order, each sequence's items tile by tile as
 // pa_rg_tile_item enumerates them: one warp per sequence, 32 tiles at a time
@@ -14,7 +14,7 @@
 #include <cuda_runtime.h>
 #include <limits.h>
 
-#include "../../csrc/launchers.h"
+#include "launchers.h"
 #include "ragged_common.cuh"
 #include "ragged_launch.cuh"
 

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../../csrc/ragged_internal.h"
+#include "ragged_internal.h"
 #include "../dtype.cuh"
 
 namespace pa {

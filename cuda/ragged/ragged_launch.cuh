@@ -6,7 +6,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../../csrc/ragged_internal.h"
+#include "ragged_internal.h"
 #include "../ptx.cuh"
 
 namespace pa {

@@ -2,7 +2,7 @@
 
 Each mirror lists the C fields in order with the same types. check_abi(lib)
 compares ctypes.sizeof and every field offset with what the loaded library
-reports through pa_abi_sizeof / pa_abi_offsetof (csrc/abi.c), so a header
+reports through pa_abi_sizeof / pa_abi_offsetof (csrc/core/abi.c), so a header
 change that is not made here fails loudly at import instead of drifting.
 """
 import ctypes as C

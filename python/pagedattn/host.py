@@ -2,7 +2,7 @@
 v1/attention/backends/utils.py and the ragged (TPU) backend (seed 002, 000):
 batch reordering and splitting, chunked-local-attention virtual batches,
 common metadata with the slot mapping, KV-update slices, page sizes and the
-decode v1/v2 choice. Each call runs the C host layer (csrc/batch.c,
+decode v1/v2 choice. Each call runs the C host layer (csrc/host/batch.c,
 metadata.c, heuristics.c) on the arrays' memory; where vLLM mutates in place,
 so does this. Bad input raises ValueError naming the request and field.
 """

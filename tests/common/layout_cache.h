@@ -7,7 +7,7 @@
  *   PA_LAYOUT_FLASH_HND  key, value [num_blocks, kv_heads, block, head]
  *
  * Row-major index arithmetic over those shapes is spelled out below; it does
- * not include or call csrc/kv_index.h (which the kernels and the CPU reference
+ * not include or call csrc/shared/kv_index.h (which the kernels and the CPU reference
  * index with), so a wrong offset function there shows up as a mismatch here.
  * The expected output is plain softmax attention in double over the logical
  * keys and values (as stored, i.e. rounded to the cache dtype), computed here

@@ -317,7 +317,7 @@ static pa_dtype rd_dtype(reader *r) {
 }
 
 /* kv_cache.h's written definition of a valid descriptor and its buffer size
- * (elements spanning the strides), independent of csrc/kv_cache.c:
+ * (elements spanning the strides), independent of csrc/core/kv_cache.c:
  *   vllm   key [nb, kvh, head/x, block, x], value [nb, kvh, head, block], x = 16 / elt
  *   nhd    [nb, block, kvh, head], strides block > page > head >= head_size, no overlap
  *   hnd    [nb, kvh, block, head], strides block > head > page >= head_size, no overlap

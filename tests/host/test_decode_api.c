@@ -2,7 +2,7 @@
  * queries (against the layout documented in decode.h and vLLM's v2 scratch
  * from pa_decode_make_plan), the v1/v2 choice, the recommended entry's split
  * rule, and the kernel geometry the host derives for every supported shape
- * (pa_dec_kparams_make, csrc/decode_internal.h): what the kernels rely on. */
+ * (pa_dec_kparams_make, csrc/shared/decode_internal.h): what the kernels rely on. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

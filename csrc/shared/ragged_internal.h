@@ -231,13 +231,13 @@ typedef struct pa_rg_ws_layout {
     int64_t total;
 } pa_rg_ws_layout;
 
-/* Worst case over every batch the host-visible sizes allow (csrc/ragged.c). */
+/* Worst case over every batch the host-visible sizes allow (csrc/ops/ragged.c). */
 void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w);
 /* Effective mask value (0 -> default) and whether it masks hard. */
 float pa_rg_mask_value(const pa_ragged_params *p);
 int pa_rg_hard_mask(const pa_ragged_params *p);
 
-/* Host mirror of the device planner (csrc/ragged.c); arrays may be NULL to
+/* Host mirror of the device planner (csrc/ops/ragged.c); arrays may be NULL to
  * count only. */
 typedef struct pa_rg_plan_totals {
     int64_t items, merges, part_rows;

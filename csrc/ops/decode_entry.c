@@ -1,4 +1,4 @@
-/* Decode: public GPU entries. Validate (csrc/decode.c), fill the kernel
+/* Decode: public GPU entries. Validate (csrc/ops/decode.c), fill the kernel
  * parameter block, NVTX range, launch (cuda/decode/). Nothing is launched on
  * invalid input; no allocation, sync or host<->device copy happens here. */
 #include "decode_internal.h"

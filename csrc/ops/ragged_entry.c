@@ -1,4 +1,4 @@
-/* ragged: public GPU entry. Validate (csrc/ragged.c), size-check the
+/* ragged: public GPU entry. Validate (csrc/ops/ragged.c), size-check the
  * workspace, NVTX range, launch the planner and the attention kernel
  * (cuda/ragged/ragged.cu). Nothing is launched on invalid input; no
  * allocation, sync or host<->device copy happens here. */

@@ -170,7 +170,7 @@ pa_status pa_kv_cache_shape(pa_kv_layout layout, pa_dtype dtype, int32_t num_blo
 
 /* ---- supported sizes ------------------------------------------------------------------------ */
 
-/* Keep in step with csrc/decode.c (tests check the two agree). */
+/* Keep in step with csrc/ops/decode.c (tests check the two agree). */
 static const int32_t head_sizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
 static const int32_t block_sizes[] = {8, 16, 32, 64, 128};
 

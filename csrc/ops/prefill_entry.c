@@ -1,4 +1,4 @@
-/* prefill: public GPU entries. Validate (csrc/prefill.c), NVTX range, launch
+/* prefill: public GPU entries. Validate (csrc/ops/prefill.c), NVTX range, launch
  * (cuda/prefill/). Nothing is launched on invalid input; no allocation, sync or
  * host<->device copy happens here, so every entry is CUDA-graph safe. */
 #include <stdint.h>

@@ -51,7 +51,7 @@ typedef struct pa_cb_params {
     int32_t num_layers;
 } pa_cb_params;
 
-/* Validators (csrc/cache_ops_validate.c, in the host library): check every
+/* Validators (csrc/ops/cache_ops_validate.c, in the host library): check every
  * host-visible field; *_validate sets pa_last_error and returns the status. */
 pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache);
 pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,

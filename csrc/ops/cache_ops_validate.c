@@ -1,5 +1,5 @@
 /* Cache ops: validation of everything the host can see, shared by the GPU entries
- * (csrc/cache_ops.c) and the CPU references (csrc/reference/cache_ops.c), plus the
+ * (csrc/ops/cache_ops.c) and the CPU references (csrc/reference/cache_ops.c), plus the
  * launcher parameter blocks and the swap run planner. Host library: no CUDA. */
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* Decode attention: validation shared by the CPU reference and the kernels, the
  * workspace queries, and the kernel parameter block of the GPU entries
- * (csrc/decode_entry.c launches it; cuda/decode/ holds the kernels). */
+ * (csrc/ops/decode_entry.c launches it; cuda/decode/ holds the kernels). */
 #include <math.h>
 #include <string.h>
 

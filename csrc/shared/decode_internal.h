@@ -60,7 +60,7 @@ PA_HD int32_t pa_dec_num_splits(int32_t mode, int32_t fixed_part, int32_t len) {
     return (int32_t)(((int64_t)len + part - 1) / part);
 }
 
-/* Everything the kernels need; filled by pa_dec_kparams_make (csrc/decode.c).
+/* Everything the kernels need; filled by pa_dec_kparams_make (csrc/ops/decode.c).
  * Sizes in elements unless named *_bytes / pitches (bytes). */
 typedef struct pa_dec_kparams {
     /* ---- problem ---- */

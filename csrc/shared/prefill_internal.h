@@ -69,7 +69,7 @@ typedef struct pa_prefill_kernel {
 
 pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out);
 
-/* Fill the kernel block from validated parameters (csrc/prefill.c). */
+/* Fill the kernel block from validated parameters (csrc/ops/prefill.c). */
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p);
 void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p);
 /* The two parts of a validated mixed batch. */

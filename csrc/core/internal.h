@@ -46,7 +46,7 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
 static inline int pa_mul_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
 
-/* Host-side value checks of the CPU references (csrc/kv_cache.c), which read
+/* Host-side value checks of the CPU references (csrc/core/kv_cache.c), which read
  * these from host memory; the GPU entries never read them on the host. An fp8
  * cache's k_scale / v_scale (when not NULL) must be finite and > 0; ALiBi
  * slopes (when not NULL) finite. PA_ERR_INVALID_ARGUMENT naming `who`. */
