@@ -139,8 +139,8 @@ pa_status pa_ragged_preferred_page_size(int64_t max_model_len, int32_t *page_siz
 
 /* The device planner (cuda/ragged/ragged.cu) on the host, item for item: two
  * passes (prefill sequences first, so the long items start early, then decode
- * sequences), sequences in order, each sequence's items tile by tile as pa_rg_tile_item
- * enumerates them. A sequence is live when pa_rg_seq_live holds and its rows
+ * sequences), sequences in order, each sequence's items tile by tile (heaviest
+ * first, pa_rg_tile_at) as pa_rg_tile_item enumerates them. A sequence is live when pa_rg_seq_live holds and its rows
  * start at or after the end of every earlier sequence's rows (garbage
  * cu_q_lens that would overlap rows is skipped, which also keeps the totals
  * within the workspace bound). Used by the tests to check coverage and bounds, and by the
@@ -171,7 +171,8 @@ pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, con
             if ((sp.tile_rows == PA_RG_DEC_ROWS) != pass)
                 continue;
             int32_t mb = 0, pb = 0; /* the sequence's merges and partial rows so far */
-            for (int32_t t = 0; t < sp.n_tiles; t++) {
+            for (int32_t u = 0; u < sp.n_tiles; u++) {
+                const int32_t t = pa_rg_tile_at(&sp, u);
                 const pa_rg_seq_counts tc = pa_rg_tile_counts(&sp, &a, t);
                 for (int32_t k = 0; k < tc.items; k++) {
                     pa_rg_item it;

@@ -186,9 +186,16 @@ PA_RG_HD pa_rg_seq_counts pa_rg_count_seq(const pa_rg_seq_plan *sp, const pa_rg_
     return c;
 }
 
+/* The u-th tile a sequence's items are enumerated in: its tiles last to first.
+ * Causal rows further down see more keys, so the heaviest tiles go into the
+ * work list first and the light ones fill the tail (FlashAttention-2 orders
+ * causal blocks the same way). Both planners use it; the arithmetic of every
+ * tile and merge is independent of the order. */
+PA_RG_HD int32_t pa_rg_tile_at(const pa_rg_seq_plan *sp, int32_t u) { return sp->n_tiles - 1 - u; }
+
 /* Item k (0 <= k < pa_rg_tile_counts(t).items) of tile t: KV head k / chunks,
  * chunk j0 + k % chunks. merge_base and part_base are the merges and partial
- * rows of the sequence's tiles before t (pa_rg_tile_counts summed), so a
+ * rows of the tiles enumerated before t (pa_rg_tile_counts summed), so a
  * sequence is enumerated in time linear in its tiles and items. part / merge
  * come out relative to the sequence (-1 = direct write); the caller adds the
  * sequence's offsets. *merge_first is 1 for the first chunk of a merged tile

@@ -5,8 +5,8 @@
 // pair can be captured in a CUDA graph once and replayed for any batch. It is
 // the device twin of pa_rg_plan_host (csrc/ops/ragged.c): two passes (prefill
 // sequences first, so the long items start first under dynamic fetching, then
-// decode sequences), sequences in order, each sequence's items tile by tile as
-// pa_rg_tile_item enumerates them: one warp per sequence, 32 tiles at a time
+// decode sequences), sequences in order, each sequence's items tile by tile
+// (heaviest first, pa_rg_tile_at) as pa_rg_tile_item enumerates them: one warp per sequence, 32 tiles at a time
 // (a warp scan gives each tile's item, merge and partial-row offsets), the
 // lanes sharing each tile's items, so planning is linear in tiles and items. A sequence is live when pa_rg_seq_live
 // holds and its rows start at or after the end of every earlier sequence's rows: garbage that would overlap rows (and
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                 for (int t0 = 0; t0 < sp.n_tiles; t0 += 32) {
                     pa_rg_seq_counts tc = {0, 0, 0};
                     if (t0 + lane < sp.n_tiles)
-                        tc = pa_rg_tile_counts(&sp, &sa, t0 + lane);
+                        tc = pa_rg_tile_counts(&sp, &sa, pa_rg_tile_at(&sp, t0 + lane));
                     int xi = tc.items, xm = tc.merges, xp = tc.part_rows; // inclusive warp scans
 #pragma unroll
                     for (int d = 1; d < 32; d <<= 1) {
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                         for (int j = lane; j < n_u; j += 32) {
                             pa_rg_item it;
                             int first = 0, nc = 0;
-                            pa_rg_tile_item(&sp, &sa, t0 + u, j, em, ep, &it, &first, &nc);
+                            pa_rg_tile_item(&sp, &sa, pa_rg_tile_at(&sp, t0 + u), j, em, ep, &it, &first, &nc);
                             it.seq = s2;
                             if (it.part >= 0) {
                                 it.part += s_op[k];

@@ -861,3 +861,34 @@ Test(ragged_plan, overlapping_garbage_stays_within_bound) {
     plan(&p, kv, cu, 32, &o); /* plan() asserts the totals fit */
     plan_free(&o);
 }
+
+/* Heaviest first: within a causal prefill sequence the work list starts with
+ * the tile that sees the most keys, and the key work (rows x keys) of its
+ * tiles never grows along the list; prefill sequences come before decodes. */
+Test(ragged_plan, heaviest_tiles_first) {
+    const pa_ragged_params p = plan_params(4, 4096, 8, 2, 16, 256, 0, 0.0f, 0);
+    /* a decode, a 2000-token causal prefill over 3000 keys, another decode */
+    const int32_t kv[3] = {700, 3000, 40}, cu[4] = {0, 1, 2001, 2002};
+    plan_out o;
+    plan(&p, kv, cu, 3, &o);
+    check_plan(&p, kv, cu, 3, &o);
+    int64_t prev = INT64_MAX;
+    int prefill_items = 0, saw_decode = 0;
+    for (int64_t i = 0; i < o.tot.items; i++) {
+        const pa_rg_item *it = &o.items[i];
+        if (it->seq != 1) {
+            saw_decode = 1;
+            continue;
+        }
+        CHK(!saw_decode, "item %lld: a prefill item after a decode item", (long long)i);
+        const int64_t work = (int64_t)it->nrows * (it->k_hi - it->k_lo);
+        CHK(work <= prev, "item %lld: key work %lld after %lld", (long long)i, (long long)work, (long long)prev);
+        prev = work;
+        prefill_items++;
+    }
+    cr_assert(prefill_items > 4, "%d prefill items", prefill_items);
+    /* the first item is the last rows' tile: it sees (nearly) every key */
+    CHK(o.items[0].seq == 1 && o.items[0].k_hi == 3000, "first item: seq %d keys [%d, %d)", o.items[0].seq,
+        o.items[0].k_lo, o.items[0].k_hi);
+    plan_free(&o);
+}
