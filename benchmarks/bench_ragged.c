@@ -23,7 +23,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../cuda/ragged/ragged_problem.h"
+#include "ragged_problem.h"
 #include "baseline.h"
 #include "cli.h"
 

@@ -46,7 +46,21 @@ typedef struct pa_context_problem {
     float **k_logical, **v_logical;                          /* [s]: [seq_len][kv_heads][head] floats */
 } pa_context_problem;
 
-static inline float pa_pp_alibi_slope(int h, int num_heads) { return exp2f(-8.0f * (float)(h + 1) / (float)num_heads); }
+/* Element offsets of (block, kv head, slot, dim) in the key and value caches,
+ * spelled out here independently of kv_index.h (combined caches are not made
+ * here: VLLM, FLASH_HND, else NHD). */
+static inline void pa_pp_cache_offsets(pa_kv_layout layout, size_t esz, int bs, int nkv, int hs, int64_t blk, int h,
+                                       int slot, int d, int64_t *ko, int64_t *vo) {
+    const int x = (int)(16 / esz);
+    switch (layout) {
+    case PA_LAYOUT_VLLM:
+        *ko = ((blk * nkv + h) * (hs / x) + d / x) * (int64_t)bs * x + (int64_t)slot * x + d % x;
+        *vo = ((blk * nkv + h) * hs + d) * (int64_t)bs + slot;
+        break;
+    case PA_LAYOUT_FLASH_HND: *ko = *vo = ((blk * nkv + h) * bs + slot) * (int64_t)hs + d; break;
+    default: /* NHD */ *ko = *vo = ((blk * bs + slot) * (int64_t)nkv + h) * hs + d; break;
+    }
+}
 
 /* NULL (message on stderr) for an invalid cache shape. */
 static inline pa_context_problem *pa_context_problem_make(const pa_context_problem_cfg *c) {
@@ -55,16 +69,16 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     if (!pr)
         return NULL;
     const int bs = c->block_size, nkv = c->num_kv_heads, hs = c->head_size;
-    int max_len = 1, max_q = 0, total_blocks = 0, tokens = 0;
+    int max_len = 1, max_q = 0, tokens = 0;
+    int *lens = (int *)pa_xmalloc(sizeof(int) * ((size_t)c->num_seqs + 1)); /* context + new tokens */
     for (int s = 0; s < c->num_seqs; s++) {
-        const int L = c->context_lens[s] + c->query_lens[s];
+        const int L = lens[s] = c->context_lens[s] + c->query_lens[s];
         max_len = L > max_len ? L : max_len;
         max_q = c->query_lens[s] > max_q ? c->query_lens[s] : max_q;
-        total_blocks += (L + bs - 1) / bs;
         tokens += c->query_lens[s];
     }
     const int max_blocks = (max_len + bs - 1) / bs;
-    const int num_blocks = total_blocks + c->extra_blocks + 1;
+    const int num_blocks = pa_page_pool_blocks(c->num_seqs, lens, bs, c->extra_blocks);
     pa_context_attention_params *p = &pr->p;
     p->q_dtype = c->q_dtype;
     p->num_seqs = c->num_seqs;
@@ -89,6 +103,7 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     int64_t ke, ve;
     if (pa_kv_cache_elements(&p->kv, &ke, &ve) != PA_SUCCESS) {
         fprintf(stderr, "context problem: %s\n", pa_last_error());
+        free(lens);
         free(pr);
         return NULL;
     }
@@ -111,15 +126,10 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     pr->out = pa_xmalloc(pr->out_elems * qsz + 16);
     pa_fill_nan(c->q_dtype, pr->out, pr->out_elems);
 
-    int *perm = (int *)pa_xmalloc(sizeof(int) * (size_t)num_blocks);
-    for (int i = 0; i < num_blocks; i++)
-        perm[i] = i;
-    for (int i = num_blocks - 1; i > 0; i--) {
-        int j = pa_rng_int(&rng, 0, i), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    /* Blocks scattered over the pool; unused columns point at the spare (NaN) block. */
     pr->block_tables = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs * max_blocks + 1));
+    pa_page_pool_deal(&rng, num_blocks, c->num_seqs, lens, bs, pr->block_tables, max_blocks, -1);
+    free(lens);
     pr->seq_lens = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
     pr->qsl = (int32_t *)pa_xmalloc(sizeof(int32_t) * ((size_t)c->num_seqs + 1));
     pr->k_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
@@ -129,14 +139,11 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
         exit(1);
     }
     const int64_t row = (int64_t)nkv * hs;
-    int next = 0, q0 = 0;
+    int q0 = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int ctx = c->context_lens[s], ql = c->query_lens[s], L = ctx + ql;
         pr->seq_lens[s] = L;
         pr->qsl[s] = q0;
-        const int nblk = (L + bs - 1) / bs;
-        for (int b = 0; b < max_blocks; b++) /* unused columns point at the last pool block (NaN) */
-            pr->block_tables[(size_t)s * max_blocks + b] = b < nblk ? perm[next++] : perm[num_blocks - 1];
         if (!c->skip_logical) {
             pr->k_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
             pr->v_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
@@ -146,20 +153,8 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
             const int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
             for (int h = 0; h < nkv; h++)
                 for (int d = 0; d < hs; d++) {
-                    /* offsets spelled out here, independently of kv_index.h */
-                    int64_t ko = 0, vo = 0;
-                    {
-                        const int x = (int)(16 / esz);
-                        switch (c->layout) {
-                        case PA_LAYOUT_VLLM:
-                            ko = ((blk * nkv + h) * (hs / x) + d / x) * (int64_t)bs * x + (int64_t)(pos % bs) * x +
-                                 d % x;
-                            vo = ((blk * nkv + h) * hs + d) * (int64_t)bs + pos % bs;
-                            break;
-                        case PA_LAYOUT_FLASH_HND: ko = vo = ((blk * nkv + h) * bs + pos % bs) * (int64_t)hs + d; break;
-                        default: /* NHD */ ko = vo = ((blk * bs + pos % bs) * (int64_t)nkv + h) * hs + d; break;
-                        }
-                    }
+                    int64_t ko, vo;
+                    pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
                     float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
                     pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
                     pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / pr->v_scale);
@@ -176,16 +171,8 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
             const int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
             for (int h = 0; h < nkv; h++)
                 for (int d = 0; d < hs; d++) {
-                    const int x = (int)(16 / esz);
                     int64_t ko, vo;
-                    if (c->layout == PA_LAYOUT_VLLM) {
-                        ko = ((blk * nkv + h) * (hs / x) + d / x) * (int64_t)bs * x + (int64_t)(pos % bs) * x + d % x;
-                        vo = ((blk * nkv + h) * hs + d) * (int64_t)bs + pos % bs;
-                    } else if (c->layout == PA_LAYOUT_FLASH_HND) {
-                        ko = vo = ((blk * nkv + h) * bs + pos % bs) * (int64_t)hs + d;
-                    } else {
-                        ko = vo = ((blk * bs + pos % bs) * (int64_t)nkv + h) * hs + d;
-                    }
+                    pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
                     const size_t e = (size_t)(q0 + t) * row + (size_t)h * hs + d;
                     pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko,
                                         pa_load_as_float(c->q_dtype, pr->k, e) / pr->k_scale);
@@ -203,11 +190,10 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
         q0 += ql;
     }
     pr->qsl[c->num_seqs] = q0;
-    free(perm);
     if (c->with_alibi) {
         pr->alibi = (float *)pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
-            pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
+            pr->alibi[h] = pa_alibi_slope(h, c->num_heads);
         p->alibi_slopes = pr->alibi;
     }
     p->out = pr->out;
@@ -242,50 +228,31 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
     free(pr);
 }
 
-/* Plain attention over one sequence's contiguous keys, written independently
- * of the library: the full score matrix with the mask spelled out in absolute
- * positions (query t of a sequence with ctx cached tokens is token ctx + t). */
+/* Plain attention (pa_plain_attention_row) for the q_len query rows of one
+ * sequence over its k_len contiguous keys: query t is at absolute position
+ * first_pos + t, row q_row0 + t of q and of ref. */
 static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
                                    int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
                                    const float *alibi, int causal, int window, float *ref) {
-    double *w = (double *)pa_xmalloc(sizeof(double) * ((size_t)k_len + 1));
-    for (int t = 0; t < q_len; t++) {
-        const int qp = first_pos + t;
+    float *qr = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
+    for (int t = 0; t < q_len; t++)
         for (int h = 0; h < num_heads; h++) {
             const int kh = h / (num_heads / nkv);
-            double mx = -INFINITY;
-            for (int j = 0; j < k_len; j++) {
-                const int visible = (!causal || j <= qp) && (window == 0 || qp - j < window);
-                if (!visible) {
-                    w[j] = -INFINITY;
-                    continue;
-                }
-                double dot = 0;
-                for (int d = 0; d < hs; d++)
-                    dot += (double)pa_load_as_float(qd, q, (size_t)(((q_row0 + t) * num_heads + h) * hs + d)) *
-                           K[((size_t)j * nkv + kh) * hs + d];
-                double x = scale * dot;
-                if (cap > 0)
-                    x = cap * tanh(x / cap);
-                if (alibi)
-                    x -= alibi[h] * (double)(qp - j);
-                w[j] = x;
-                mx = x > mx ? x : mx;
-            }
-            double sum = 0;
-            for (int j = 0; j < k_len; j++) {
-                w[j] = w[j] == -INFINITY ? 0.0 : exp(w[j] - mx);
-                sum += w[j];
-            }
-            for (int d = 0; d < hs; d++) {
-                double a = 0;
-                for (int j = 0; j < k_len; j++)
-                    a += w[j] * V[((size_t)j * nkv + kh) * hs + d];
-                ref[(((size_t)q_row0 + t) * num_heads + h) * hs + d] = sum > 0 ? (float)(a / sum) : 0.0f;
-            }
+            const size_t row = ((size_t)(q_row0 + t) * num_heads + h) * hs;
+            for (int d = 0; d < hs; d++)
+                qr[d] = pa_load_as_float(qd, q, row + d);
+            pa_plain_opts o;
+            memset(&o, 0, sizeof o);
+            o.scale = scale;
+            o.soft_cap = cap;
+            o.alibi_slope = alibi ? alibi[h] : 0.0;
+            o.causal = causal;
+            o.window = window;
+            o.empty_is_zero = 1; /* a query that sees no key: 0 */
+            pa_plain_attention_row(qr, K + (size_t)kh * hs, V + (size_t)kh * hs, (size_t)nkv * hs, k_len, hs,
+                                   first_pos + t, &o, ref + row);
         }
-    }
-    free(w);
+    free(qr);
 }
 
 /* ref: [num_tokens, num_heads, head] floats. */
@@ -354,7 +321,7 @@ static inline pa_prompt_problem *pa_prompt_problem_make(const pa_prompt_problem_
     if (c->with_alibi) {
         pr->alibi = (float *)pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
-            pr->alibi[h] = pa_pp_alibi_slope(h, c->num_heads);
+            pr->alibi[h] = pa_alibi_slope(h, c->num_heads);
     }
     p->out = pr->out;
     p->query = pr->q;

@@ -1,4 +1,6 @@
-/* Random problems shared by the tests and the `pagedattn` CLI. */
+/* Random problems shared by the tests and the `pagedattn` CLI: the RNG, the
+ * page pool and the plain attention every generator uses (decode here,
+ * prefill_problems.h, ragged_problem.h), and the decode problem. */
 #include "problems.h"
 
 #include <math.h>
@@ -50,19 +52,90 @@ void pa_fill_nan(pa_dtype t, void *buf, size_t n) {
         pa_store_from_float(t, buf, i, NAN);
 }
 
+int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks) {
+    int used = 0;
+    for (int s = 0; s < num_seqs; s++)
+        used += (lens[s] + block_size - 1) / block_size;
+    return used + extra_blocks + 1;
+}
+
+int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens, int block_size, int32_t *table,
+                      int64_t stride, int32_t unused_col) {
+    if (pa_page_pool_blocks(num_seqs, lens, block_size, 0) > num_blocks) {
+        fprintf(stderr, "page pool: %d blocks are too few for the sequences\n", num_blocks);
+        exit(1);
+    }
+    int *perm = pa_xmalloc(sizeof(int) * (size_t)num_blocks);
+    for (int i = 0; i < num_blocks; i++)
+        perm[i] = i;
+    for (int i = num_blocks - 1; i > 0; i--) {
+        int j = pa_rng_int(rng, 0, i), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    const int spare = perm[num_blocks - 1];
+    int next = 0;
+    for (int s = 0; s < num_seqs; s++) {
+        const int nblk = (lens[s] + block_size - 1) / block_size;
+        for (int64_t b = 0; b < stride; b++)
+            table[s * stride + b] = b < nblk ? perm[next++] : unused_col < 0 ? spare : unused_col;
+    }
+    free(perm);
+    return spare;
+}
+
+void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
+                            int q_pos, const pa_plain_opts *o, float *out) {
+    const int hs = head_size;
+    double *w = pa_xmalloc(sizeof(double) * ((size_t)n_keys + (size_t)hs + 1)), *acc = w + n_keys;
+    double mx = -INFINITY;
+    for (int j = 0; j < n_keys; j++) {
+        const int masked = (o->causal && j > q_pos) || (o->window > 0 && q_pos - j >= o->window);
+        if (masked && !o->additive_mask) {
+            w[j] = -INFINITY;
+            continue;
+        }
+        const float *kj = k + (size_t)j * kv_stride;
+        double dot = 0;
+        for (int d = 0; d < hs; d++)
+            dot += (double)q[d] * kj[d];
+        double x = o->scale * dot;
+        if (o->soft_cap > 0)
+            x = o->soft_cap * tanh(x / o->soft_cap);
+        if (o->alibi_slope != 0)
+            x -= o->alibi_slope * (double)(q_pos - j);
+        if (masked)
+            x += o->mask_value;
+        w[j] = x;
+        mx = x > mx ? x : mx;
+    }
+    /* Every key, masked ones with weight 0, in key order for each d. */
+    double sum = 0;
+    for (int d = 0; d < hs; d++)
+        acc[d] = 0;
+    for (int j = 0; j < n_keys; j++) {
+        const double e = w[j] == -INFINITY ? 0.0 : exp(w[j] - mx);
+        const float *vj = v + (size_t)j * kv_stride;
+        sum += e;
+        for (int d = 0; d < hs; d++)
+            acc[d] += e * (o->abs_v ? fabs((double)vj[d]) : (double)vj[d]);
+    }
+    for (int d = 0; d < hs; d++)
+        out[d] = o->empty_is_zero && !(sum > 0) ? 0.0f : (float)(acc[d] / sum);
+    free(w);
+}
+
 pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     pa_rng rng = pa_rng_make(c->seed);
     pa_decode_problem *pr = calloc(1, sizeof *pr);
     if (!pr)
         return NULL;
-    int max_len = 1, total_blocks = 0, bs = c->block_size;
-    for (int s = 0; s < c->num_seqs; s++) {
+    int max_len = 1, bs = c->block_size;
+    for (int s = 0; s < c->num_seqs; s++)
         if (c->seq_lens[s] > max_len)
             max_len = c->seq_lens[s];
-        total_blocks += (c->seq_lens[s] + bs - 1) / bs;
-    }
     const int max_blocks = (max_len + bs - 1) / bs;
-    const int num_blocks = total_blocks + c->extra_blocks + 1;
+    const int num_blocks = pa_page_pool_blocks(c->num_seqs, c->seq_lens, bs, c->extra_blocks);
 
     pa_decode_params *p = &pr->p;
     p->q_dtype = c->q_dtype;
@@ -111,16 +184,9 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     p->kv.key = pr->kc;
     p->kv.value = pr->vc;
 
-    /* Scatter blocks: a random permutation of the pool. */
-    int *perm = pa_xmalloc(sizeof(int) * (size_t)num_blocks);
-    for (int i = 0; i < num_blocks; i++)
-        perm[i] = i;
-    for (int i = num_blocks - 1; i > 0; i--) {
-        int j = pa_rng_int(&rng, 0, i), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    /* Scatter blocks over the pool; unused columns point at the spare (NaN) block. */
     pr->block_tables = pa_xmalloc(sizeof(int32_t) * (size_t)c->num_seqs * max_blocks + 4);
+    pa_page_pool_deal(&rng, num_blocks, c->num_seqs, c->seq_lens, bs, pr->block_tables, max_blocks, -1);
     pr->seq_lens = pa_xmalloc(sizeof(int32_t) * (size_t)c->num_seqs + 4);
     pr->k_logical = calloc((size_t)c->num_seqs + 1, sizeof(float *));
     pr->v_logical = calloc((size_t)c->num_seqs + 1, sizeof(float *));
@@ -130,13 +196,9 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     }
     pa_kv_geom g = pa_kv_geom_make(c->layout, (int)esz, bs, c->num_kv_heads, c->head_size, 0, 0, 0);
     void *vbuf = c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc;
-    int next = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         int L = c->seq_lens[s];
         pr->seq_lens[s] = L;
-        int nblk = (L + bs - 1) / bs;
-        for (int b = 0; b < max_blocks; b++) /* unused columns point at the last pool block */
-            pr->block_tables[(size_t)s * max_blocks + b] = b < nblk ? perm[next++] : perm[num_blocks - 1];
         size_t n = (size_t)L * c->num_kv_heads * c->head_size;
         if (!c->skip_logical) {
             pr->k_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
@@ -159,11 +221,10 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
                 }
         }
     }
-    free(perm);
     if (c->with_alibi) {
         pr->alibi = pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)
-            pr->alibi[h] = exp2f(-8.0f * (float)(h + 1) / (float)c->num_heads);
+            pr->alibi[h] = pa_alibi_slope(h, c->num_heads);
         p->alibi_slopes = pr->alibi;
     }
     p->query = pr->q;
@@ -196,41 +257,22 @@ void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) {
     const pa_decode_params *p = &pr->p;
     const int hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = p->num_heads / nkv;
     const int64_t qs = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
+    float *q = pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int s = 0; s < p->num_seqs; s++) {
         const int L = p->seq_lens[s];
-        double *w = pa_xmalloc(sizeof(double) * (size_t)L);
         for (int h = 0; h < p->num_heads; h++) {
             const int kh = h / group;
-            double mx = -INFINITY;
-            for (int t = 0; t < L; t++) {
-                if (p->sliding_window > 0 && L - 1 - t >= p->sliding_window) {
-                    w[t] = -INFINITY;
-                    continue;
-                }
-                double dot = 0;
-                for (int d = 0; d < hs; d++)
-                    dot += (double)pa_load_as_float(p->q_dtype, p->query, (size_t)(s * qs + h * hs + d)) *
-                           pr->k_logical[s][((size_t)t * nkv + kh) * hs + d];
-                double x = p->scale * dot;
-                if (p->soft_cap > 0)
-                    x = p->soft_cap * tanh(x / p->soft_cap);
-                if (p->alibi_slopes)
-                    x += p->alibi_slopes[h] * (double)(t - (L - 1));
-                w[t] = x;
-                mx = x > mx ? x : mx;
-            }
-            double sum = 0;
-            for (int t = 0; t < L; t++) {
-                w[t] = w[t] == -INFINITY ? 0.0 : exp(w[t] - mx);
-                sum += w[t];
-            }
-            for (int d = 0; d < hs; d++) {
-                double a = 0;
-                for (int t = 0; t < L; t++)
-                    a += w[t] * pr->v_logical[s][((size_t)t * nkv + kh) * hs + d];
-                ref[((size_t)s * p->num_heads + h) * hs + d] = (float)(a / sum);
-            }
+            for (int d = 0; d < hs; d++)
+                q[d] = pa_load_as_float(p->q_dtype, p->query, (size_t)(s * qs + h * hs + d));
+            /* the query is the sequence's last token */
+            const pa_plain_opts o = {.scale = p->scale,
+                                     .soft_cap = p->soft_cap,
+                                     .alibi_slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0,
+                                     .causal = 1,
+                                     .window = p->sliding_window};
+            pa_plain_attention_row(q, pr->k_logical[s] + (size_t)kh * hs, pr->v_logical[s] + (size_t)kh * hs,
+                                   (size_t)nkv * hs, L, hs, L - 1, &o, ref + ((size_t)s * p->num_heads + h) * hs);
         }
-        free(w);
     }
+    free(q);
 }

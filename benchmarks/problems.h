@@ -1,10 +1,14 @@
-/* A random paged decode problem: queries, a paged cache in any layout with
- * blocks scattered over a larger pool (unused slots NaN), and the same K/V
- * kept contiguously per sequence as floats, so a test can compute plain
- * attention without any paging and compare. */
+/* Random problems for the tests and the `pagedattn` CLI. Here: the one RNG,
+ * the one page-pool builder and the one plain attention that every generator
+ * uses (this decode problem, prefill_problems.h, ragged_problem.h), and the
+ * decode problem: queries, a paged cache in any layout with blocks scattered
+ * over a larger pool (unused slots NaN), and the same K/V kept contiguously
+ * per sequence as floats, so a test can compute plain attention without any
+ * paging and compare. */
 #ifndef PA_PROBLEMS_H
 #define PA_PROBLEMS_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +35,52 @@ void *pa_xmalloc(size_t n);
 void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
 /* Fills n elements of dtype t with NaN. */
 void pa_fill_nan(pa_dtype t, void *buf, size_t n);
+
+/* ALiBi slope of head h of num_heads: 2^(-8 (h + 1) / num_heads). */
+static inline float pa_alibi_slope(int h, int num_heads) { return exp2f(-8.0f * (float)(h + 1) / (float)num_heads); }
+
+/* ---- the page pool every generator scatters its sequences over --------------
+ *
+ * A pool for num_seqs sequences of lens[s] tokens in blocks of block_size holds
+ * pa_page_pool_blocks() physical blocks: the blocks the sequences need, plus
+ * extra_blocks unused ones, plus one spare. pa_page_pool_deal() shuffles the
+ * pool (Fisher-Yates, drawn from rng) and deals it out: sequence s gets the
+ * next ceil(lens[s] / block_size) blocks of the shuffle, in table[s * stride +
+ * 0, 1, ...]; every other column of its row gets unused_col, or the spare block
+ * (the last of the shuffle, which no sequence gets) when unused_col < 0. It
+ * returns the spare block. The caller fills the whole pool with NaN first and
+ * then writes the sequences' tokens, so every block no sequence owns, and every
+ * slot past a sequence's length, stays NaN. */
+int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks);
+int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens, int block_size, int32_t *table,
+                      int64_t stride, int32_t unused_col);
+
+/* ---- plain attention: the expected values every generator's tests compare to ----
+ *
+ * One query row over n_keys contiguous keys and values of one KV head (key j at
+ * k + j * kv_stride, head_size floats; values likewise), in double, written
+ * independently of the library: the score of key j is scale * q.k_j, then soft
+ * capped, then minus alibi_slope * (q_pos - j); a key is masked when causal and
+ * j > q_pos, or when window > 0 and q_pos - j >= window. Masked keys either get
+ * weight 0 or, with additive_mask, have mask_value added to their score (the
+ * ragged op's convention). out[d] = sum_j p_j v_j[d] (or sum_j p_j |v_j[d]| with
+ * abs_v) with p the softmax of the scores, rounded to float once. A row with
+ * no weight at all (no keys, or all masked) is 0 with empty_is_zero, else
+ * 0/0 = NaN. A zeroed struct is scale 0: set scale. */
+typedef struct pa_plain_opts {
+    double scale;
+    double soft_cap;    /* > 0: score = soft_cap * tanh(score / soft_cap) */
+    double alibi_slope; /* 0: no ALiBi */
+    int causal;
+    int window; /* > 0: sliding window */
+    int additive_mask;
+    double mask_value; /* with additive_mask */
+    int empty_is_zero;
+    int abs_v;
+} pa_plain_opts;
+
+void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
+                            int q_pos, const pa_plain_opts *o, float *out);
 
 typedef struct pa_decode_problem {
     pa_decode_params p; /* host pointers */

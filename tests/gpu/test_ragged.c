@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cuda/ragged/ragged_problem.h"
+#include "ragged_problem.h"
 #include "ragged_internal.h"
 #include "testutil.h"
 

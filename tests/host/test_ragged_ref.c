@@ -1,5 +1,5 @@
 /* Ragged paged attention without a GPU: the CPU reference against unpaged
- * attention over contiguous K/V (cuda/ragged/ragged_problem.h), the masking
+ * attention over contiguous K/V (benchmarks/ragged_problem.h), the masking
  * rules, bad input (nothing written), the workspace bound and the work
  * decomposition policy the device planner follows (coverage, bounds, batch
  * invariance). */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cuda/ragged/ragged_problem.h"
+#include "ragged_problem.h"
 #include "ragged_internal.h"
 #include "testutil.h"
 

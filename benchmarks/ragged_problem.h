@@ -1,10 +1,11 @@
 /* Random ragged problems for the ragged tests and benchmark (host C, header
  * only; not part of the library). A batch of sequences (q_len, kv_len) over a
- * combined-layout page pool: pages handed out in a shuffled order, every slot
- * past a sequence's kv_len and every unused page NaN, unused page-table columns
- * out of range, output rows pre-filled with a sentinel. The same K/V are kept
- * contiguously per sequence (as the attention sees them: fp8 dequantised and
- * rounded to the query dtype) so a test can compute unpaged attention. */
+ * combined-layout page pool (pa_page_pool_deal, problems.h): pages handed out
+ * in a shuffled order, every slot past a sequence's kv_len and every unused
+ * page NaN, unused page-table columns out of range, output rows pre-filled
+ * with a sentinel. The same K/V are kept contiguously per sequence (as the
+ * attention sees them: fp8 dequantised and rounded to the query dtype) so a
+ * test can compute unpaged attention (pa_plain_attention_row, problems.h). */
 #ifndef PA_RAGGED_PROBLEM_H
 #define PA_RAGGED_PROBLEM_H
 
@@ -75,16 +76,15 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
         return NULL;
     const int ps = c->page_size, nkv = c->num_kv_heads, hs = c->head_size, qh = c->num_q_heads;
     const int S = c->max_num_seqs > 0 ? c->max_num_seqs : c->num_seqs;
-    int rows = 0, max_kv = 1, used_pages = 0;
+    int rows = 0, max_kv = 1;
     for (int s = 0; s < c->num_seqs; s++) {
         rows += c->q_lens[s];
         if (c->kv_lens[s] > max_kv)
             max_kv = c->kv_lens[s];
-        used_pages += (c->kv_lens[s] + ps - 1) / ps;
     }
     const int T = c->max_tokens > 0 ? c->max_tokens : (rows > 0 ? rows : 1);
     const int cols = (max_kv + ps - 1) / ps + c->extra_cols;
-    const int num_pages = used_pages + c->extra_pages + 1;
+    const int num_pages = pa_page_pool_blocks(c->num_seqs, c->kv_lens, ps, c->extra_pages);
     pr->num_seqs = c->num_seqs;
     pr->max_tokens = T;
     pr->total_rows = rows;
@@ -100,47 +100,37 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     pr->kv_lens = (int32_t *)calloc((size_t)S, sizeof(int32_t));
     pr->page_indices = (int32_t *)malloc(sizeof(int32_t) * (size_t)S * cols);
     pr->cu_q_lens = (int32_t *)calloc((size_t)S + 1, sizeof(int32_t));
-    int *perm = (int *)malloc(sizeof(int) * (size_t)num_pages);
     if (!c->skip_logical) {
         pr->k_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
         pr->v_logical = (float **)calloc((size_t)c->num_seqs + 1, sizeof(float *));
     }
-    if (!pr->q || !pr->out || !pr->cache || !pr->kv_lens || !pr->page_indices || !pr->cu_q_lens || !perm ||
+    if (!pr->q || !pr->out || !pr->cache || !pr->kv_lens || !pr->page_indices || !pr->cu_q_lens ||
         (!c->skip_logical && (!pr->k_logical || !pr->v_logical))) {
-        free(perm);
         rg_problem_free(pr);
         return NULL;
     }
     memset(pr->out, RG_SENTINEL_BYTE, pr->q_bytes);
     pa_fill_nan(c->cache_dtype, pr->cache, cel);
-    for (int i = 0; i < num_pages; i++)
-        perm[i] = i;
-    for (int i = num_pages - 1; i > 0; i--) {
-        int j = pa_rng_int(&rng, 0, i), t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    /* Unused columns point far outside the pool: reading one is a bug. */
+    /* Pages scattered over the pool; unused columns (and the rows past
+     * num_seqs) point far outside it: reading one is a bug. */
     for (size_t i = 0; i < (size_t)S * cols; i++)
         pr->page_indices[i] = num_pages + 1000;
+    pa_page_pool_deal(&rng, num_pages, c->num_seqs, c->kv_lens, ps, pr->page_indices, cols, num_pages + 1000);
 
     const int fp8 = pa_dtype_is_fp8(c->cache_dtype);
     pr->k_scale = fp8 ? 0.5f : 1.0f;
     pr->v_scale = fp8 ? 0.25f : 1.0f;
-    int next_page = 0, cu = 0;
+    int cu = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int L = c->kv_lens[s];
         pr->cu_q_lens[s] = cu;
         cu += c->q_lens[s];
         pr->kv_lens[s] = L;
-        for (int b = 0; b < (L + ps - 1) / ps; b++)
-            pr->page_indices[(size_t)s * cols + b] = perm[next_page++];
         float *kl = NULL, *vl = NULL;
         if (!c->skip_logical) {
             kl = pr->k_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
             vl = pr->v_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
             if (!kl || !vl) {
-                free(perm);
                 rg_problem_free(pr);
                 return NULL;
             }
@@ -171,7 +161,6 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     }
     for (int s = c->num_seqs; s <= S; s++)
         pr->cu_q_lens[s] = cu;
-    free(perm);
 
     pa_ragged_params *p = &pr->p;
     memset(p, 0, sizeof *p);
@@ -202,61 +191,37 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     return pr;
 }
 
-/* Unpaged attention over the contiguous copies, in double, written
- * independently of the reference: for each live row, out[row][h][d] (floats;
- * other rows untouched). Masking as the header states (mask_value added).
- * With abs_v, sum_k p_k |v_k| instead: the scale of the error that rounding
- * the probabilities to the value dtype can cause in that output element. */
+/* Unpaged attention over the contiguous copies (pa_plain_attention_row, in
+ * double, written independently of the reference): for each live row,
+ * out[row][h][d] (floats; other rows untouched). Masking as the header states
+ * (mask_value added, causal from the row's position kv_len - q_len + i). With
+ * abs_v, sum_k p_k |v_k| instead: the scale of the error that rounding the
+ * probabilities to the value dtype can cause in that output element. */
 static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs_v) {
     const pa_ragged_params *p = &pr->p;
     const int qh = p->num_q_heads, hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = qh / nkv;
-    const double mask = p->mask_value == 0.0f ? (double)PA_RAGGED_DEFAULT_MASK_VALUE : (double)p->mask_value;
-    int max_kv = 1;
-    for (int s = 0; s < pr->num_seqs; s++)
-        max_kv = pr->kv_lens[s] > max_kv ? pr->kv_lens[s] : max_kv;
-    double *w = (double *)malloc(sizeof(double) * (size_t)max_kv);
-    double *acc = (double *)malloc(sizeof(double) * (size_t)hs);
-    if (!w || !acc) {
-        free(w);
-        free(acc);
-        return;
-    }
+    pa_plain_opts o;
+    memset(&o, 0, sizeof o);
+    o.scale = p->sm_scale;
+    o.soft_cap = p->soft_cap;
+    o.causal = 1;
+    o.window = p->sliding_window;
+    o.additive_mask = 1;
+    o.mask_value = p->mask_value == 0.0f ? (double)PA_RAGGED_DEFAULT_MASK_VALUE : (double)p->mask_value;
+    o.abs_v = abs_v;
+    float *q = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int s = 0; s < pr->num_seqs; s++) {
         const int L = pr->kv_lens[s], r0 = pr->cu_q_lens[s], n = pr->cu_q_lens[s + 1] - r0;
-        for (int i = 0; i < n; i++) {
-            const int qpos = L - n + i;
+        for (int i = 0; i < n; i++)
             for (int h = 0; h < qh; h++) {
-                const size_t qoff = ((size_t)(r0 + i) * qh + h) * hs;
-                double m = -INFINITY, sum = 0.0;
-                for (int k = 0; k < L; k++) {
-                    const float *kr = pr->k_logical[s] + ((size_t)k * nkv + h / group) * hs;
-                    double dot = 0.0;
-                    for (int d = 0; d < hs; d++)
-                        dot += (double)pa_load_as_float(p->q_dtype, pr->q, qoff + d) * kr[d];
-                    double x = dot * p->sm_scale;
-                    if (p->soft_cap > 0)
-                        x = p->soft_cap * tanh(x / p->soft_cap);
-                    if (k > qpos || (p->sliding_window > 0 && k <= qpos - p->sliding_window))
-                        x += mask;
-                    w[k] = x;
-                    m = x > m ? x : m;
-                }
+                const size_t qoff = ((size_t)(r0 + i) * qh + h) * hs, kvoff = (size_t)(h / group) * hs;
                 for (int d = 0; d < hs; d++)
-                    acc[d] = 0.0;
-                for (int k = 0; k < L; k++) {
-                    const double e = exp(w[k] - m);
-                    sum += e;
-                    const float *vr = pr->v_logical[s] + ((size_t)k * nkv + h / group) * hs;
-                    for (int d = 0; d < hs; d++)
-                        acc[d] += e * (abs_v ? fabs((double)vr[d]) : (double)vr[d]);
-                }
-                for (int d = 0; d < hs; d++)
-                    ref[qoff + d] = (float)(acc[d] / sum);
+                    q[d] = pa_load_as_float(p->q_dtype, pr->q, qoff + d);
+                pa_plain_attention_row(q, pr->k_logical[s] + kvoff, pr->v_logical[s] + kvoff, (size_t)nkv * hs, L, hs,
+                                       L - n + i, &o, ref + qoff);
             }
-        }
     }
-    free(w);
-    free(acc);
+    free(q);
 }
 
 static inline void rg_problem_plain(const rg_problem *pr, float *ref) { rg_problem_plain_ex(pr, ref, 0); }
