@@ -60,6 +60,42 @@ struct Fp8Rows {
     }
 };
 
+// K or V rows [k0, k0 + PA_RG_KEY_TILE) of the item by cp.async, one page-table
+// lookup per row. The thread layout is load_rows_async's (thread t copies
+// 16-byte group t % G of rows t / G + (kThreads / G) i, i < ITER): the G lanes
+// sharing a row are consecutive lanes of one warp, so lane j < ITER of them
+// resolves the row of iteration j and the others take it by shuffle (the
+// generic loader resolved every row once per 16-byte group: 16 lookups per row
+// at head 128).
+template <class C>
+__device__ __forceinline__ void load_kv_rows(typename C::T *tile, const pa_rg_launch &P, const Item &c, int k0,
+                                             int which, int head_size) {
+    using T = typename C::T;
+    constexpr int G = C::kGroups, ITER = PA_RG_KEY_TILE * G / C::kThreads;
+    static_assert(G <= 32 && 32 % G == 0 && ITER >= 1 && ITER <= G && PA_RG_KEY_TILE * G % C::kThreads == 0,
+                  "load_kv_rows: the lanes of a row must share a warp");
+    const int tid = threadIdx.x, g = tid % G, lane = tid & 31, first = lane - g;
+    const T *kvT = static_cast<const T *>(P.kv);
+    int64_t mine = -1; // the row this lane resolves: iteration g
+    if (g < ITER) {
+        const int key = k0 + tid / G + (C::kThreads / G) * g;
+        mine = key < c.it.k_hi ? kv_row(P, c, key, which) : -1;
+    }
+    const int lo = (int)(uint32_t)(uint64_t)mine, hi = (int)((uint64_t)mine >> 32);
+#pragma unroll
+    for (int i = 0; i < ITER; i++) {
+        const uint32_t rlo = (uint32_t)__shfl_sync(0xffffffffu, lo, first + i);
+        const uint32_t rhi = (uint32_t)__shfl_sync(0xffffffffu, hi, first + i);
+        const int64_t off = (int64_t)(((uint64_t)rhi << 32) | rlo);
+        const int r = tid / G + (C::kThreads / G) * i;
+        T *dst = tile + r * C::kStride + g * 8;
+        if (off >= 0 && g * 8 < head_size)
+            pa::ptx::cp_async16(dst, kvT + off + g * 8);
+        else
+            *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+    }
+}
+
 template <int HP, int DT>
 __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__ pa_rg_launch P) {
     using C = pa::tile::Cfg<HP, 64, PA_RG_KEY_TILE, DT>;      // shared-memory layout
@@ -88,7 +124,6 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
         const bool dec = c.it.nrows <= PA_RG_DEC_ROWS;
         T *qt = C::q_tile(smem);
         const T *q = static_cast<const T *>(P.q);
-        const T *kvT = static_cast<const T *>(P.kv);
 
         // Q: a decode item's 16 rows go into every warp's slot.
         pa::tile::load_rows_async<C, 64>(
@@ -101,17 +136,8 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
         auto load_kv = [&](int t, int stage) {
             const int k0 = c.it.k_lo + t * PA_RG_KEY_TILE;
             if (!fp8) {
-                for (int which = 0; which < 2; which++)
-                    pa::tile::load_rows_async<C, PA_RG_KEY_TILE>(
-                        which ? C::v_tile(smem, stage) : C::k_tile(smem, stage),
-                        [&](int r) -> const T * {
-                            const int key = k0 + r;
-                            if (key >= c.it.k_hi)
-                                return nullptr;
-                            const int64_t off = kv_row(P, c, key, which);
-                            return off < 0 ? nullptr : kvT + off;
-                        },
-                        hs);
+                load_kv_rows<C>(C::k_tile(smem, stage), P, c, k0, 0, hs);
+                load_kv_rows<C>(C::v_tile(smem, stage), P, c, k0, 1, hs);
             } else {
                 const Fp8Rows kr{static_cast<const uint8_t *>(P.kv), &P, c, k0, 0, P.kv_dtype == 4, k_scale};
                 const Fp8Rows vr{static_cast<const uint8_t *>(P.kv), &P, c, k0, 1, P.kv_dtype == 4, v_scale};
