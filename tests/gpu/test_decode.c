@@ -527,6 +527,16 @@ static void sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint6
     free(q);
 }
 
+/* The recommended entry on the sub-batch `pick` of pr (host copy of the
+ * output; of the workspace too when ws is not NULL). */
+static unsigned char *run_sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint64_t seed, void **ws) {
+    dprob d;
+    sub_batch(pr, pick, n, seed, &d);
+    unsigned char *out = run_entry_ws(&d.p, E_AUTO, ws);
+    dprob_free(&d);
+    return out;
+}
+
 static void invariance_case(const dcase *c) {
     pa_decode_problem *pr = make_problem(c);
     const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
@@ -536,12 +546,8 @@ static void invariance_case(const dcase *c) {
     const int *batches[4] = {b0, b1, b2, b3};
     const int sizes[4] = {7, 3, 1, 1};
     unsigned char *outs[4];
-    for (int b = 0; b < 4; b++) {
-        dprob d;
-        sub_batch(pr, batches[b], sizes[b], 900u + (uint64_t)b, &d);
-        outs[b] = run_entry(&d.p, E_AUTO);
-        dprob_free(&d);
-    }
+    for (int b = 0; b < 4; b++)
+        outs[b] = run_sub_batch(pr, batches[b], sizes[b], 900u + (uint64_t)b, NULL);
     char desc[256];
     describe(c, desc, sizeof desc);
     /* position of sequence s in batch b */
@@ -599,10 +605,7 @@ static void batch_sizes_case(const dcase *c) {
         int *pick = malloc(sizeof(int) * (size_t)sizes[b]);
         for (int i = 0; i < sizes[b]; i++)
             pick[i] = i == where[b] ? 0 : 1;
-        dprob d;
-        sub_batch(pr, pick, sizes[b], 1300u + (uint64_t)b, &d);
-        outs[b] = run_entry_ws(&d.p, E_AUTO, &ws[b]);
-        dprob_free(&d);
+        outs[b] = run_sub_batch(pr, pick, sizes[b], 1300u + (uint64_t)b, &ws[b]);
         free(pick);
     }
     char desc[256];
