@@ -96,6 +96,9 @@ def _flash_cache(op, kc, vc, kv_cache_dtype):
 
 def _paged_cache(op, kc, vc, kv_cache_dtype):
     """vLLM layout for a 5-D key cache, flash NHD/HND for a 4-D one."""
+    if kc.ndim not in (4, 5):
+        raise ValueError(f"{op}: {arg(kc)} must be 5-D (vLLM layout) or 4-D (flash layout), got shape "
+                         f"{list(kc.shape)}")
     return _vllm_cache(op, kc, vc, kv_cache_dtype) if kc.ndim == 5 else _flash_cache(op, kc, vc, kv_cache_dtype)
 
 
@@ -216,9 +219,6 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     cuda = same_device(op, t.values())
     keep = [t]
     kc = t["key_cache"]
-    if kc.ndim not in (4, 5):
-        raise ValueError(f"{op}: key_cache must be 5-D (vLLM layout) or 4-D (flash layout), got shape "
-                         f"{list(kc.shape)}")
     cache = _paged_cache(op, kc, t["value_cache"], kv_cache_dtype)
     _fill_scales(op, cache, kc, k_scale, v_scale, keep)
     if num_kv_heads != cache.num_kv_heads:
@@ -497,9 +497,6 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     cuda = same_device(op, t.values())
     keep = [t]
     kc = t["k_cache"]
-    if kc.ndim not in (4, 5):
-        raise ValueError(f"{op}: k_cache must be 5-D (vLLM layout) or 4-D (flash layout), got shape "
-                         f"{list(kc.shape)}")
     cache = _paged_cache(op, kc, t["v_cache"], kv_cache_dtype)
     _fill_scales(op, cache, kc, k_scale, v_scale, keep)
     qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
