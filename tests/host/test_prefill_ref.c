@@ -303,6 +303,21 @@ Test(prefill_ref, prompt_encoder_is_not_causal) {
 
 /* ---- mixed batch -------------------------------------------------------------------- */
 
+/* Mixed-attention parameters over a context problem's buffers; the caller
+ * sets the counts, lengths and features. */
+static pa_mixed_attention_params mixed_over(const pa_context_problem *pr, pa_dtype q_dtype) {
+    return (pa_mixed_attention_params){.out = pr->out,
+                                       .query = pr->q,
+                                       .key = pr->k,
+                                       .value = pr->v,
+                                       .q_dtype = q_dtype,
+                                       .kv = pr->p.kv,
+                                       .block_tables = pr->block_tables,
+                                       .block_table_stride = pr->p.block_table_stride,
+                                       .seq_lens = pr->seq_lens,
+                                       .query_start_loc = pr->qsl};
+}
+
 Test(prefill_ref, mixed_prefill_then_decode) {
     const int ql[5] = {9, 30, 1, 1, 1}, cl[5] = {20, 0, 47, 5, 100};
     pa_context_problem_cfg c = {.seed = 31,
@@ -319,26 +334,17 @@ Test(prefill_ref, mixed_prefill_then_decode) {
                                 .with_alibi = 1,
                                 .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&c);
-    pa_mixed_attention_params m = {.out = pr->out,
-                                   .query = pr->q,
-                                   .key = pr->k,
-                                   .value = pr->v,
-                                   .q_dtype = PA_DTYPE_F16,
-                                   .kv = pr->p.kv,
-                                   .block_tables = pr->block_tables,
-                                   .block_table_stride = pr->p.block_table_stride,
-                                   .seq_lens = pr->seq_lens,
-                                   .query_start_loc = pr->qsl,
-                                   .num_prefills = 2,
-                                   .num_prefill_tokens = 39,
-                                   .num_decode_tokens = 3,
-                                   .num_heads = 8,
-                                   .max_prefill_query_len = 30,
-                                   .max_prefill_seq_len = 30,
-                                   .max_decode_seq_len = 101,
-                                   .scale = pr->p.scale,
-                                   .alibi_slopes = pr->alibi,
-                                   .sliding_window = 64};
+    pa_mixed_attention_params m = mixed_over(pr, PA_DTYPE_F16);
+    m.num_prefills = 2;
+    m.num_prefill_tokens = 39;
+    m.num_decode_tokens = 3;
+    m.num_heads = 8;
+    m.max_prefill_query_len = 30;
+    m.max_prefill_seq_len = 30;
+    m.max_decode_seq_len = 101;
+    m.scale = pr->p.scale;
+    m.alibi_slopes = pr->alibi;
+    m.sliding_window = 64;
     pr->p.sliding_window = 64;
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     float *ref = malloc(sizeof(float) * pr->out_elems);
@@ -525,25 +531,16 @@ static pa_context_problem *mixed_problem(int with_alibi, pa_mixed_attention_para
                                 .with_alibi = with_alibi,
                                 .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&c);
-    *m = (pa_mixed_attention_params){.out = pr->out,
-                                     .query = pr->q,
-                                     .key = pr->k,
-                                     .value = pr->v,
-                                     .q_dtype = PA_DTYPE_F32,
-                                     .kv = pr->p.kv,
-                                     .block_tables = pr->block_tables,
-                                     .block_table_stride = pr->p.block_table_stride,
-                                     .seq_lens = pr->seq_lens,
-                                     .query_start_loc = pr->qsl,
-                                     .num_prefills = 1,
-                                     .num_prefill_tokens = 5,
-                                     .num_decode_tokens = 2,
-                                     .num_heads = 4,
-                                     .max_prefill_query_len = 5,
-                                     .max_prefill_seq_len = 8,
-                                     .max_decode_seq_len = 21,
-                                     .scale = 0.2f,
-                                     .alibi_slopes = with_alibi ? pr->alibi : NULL};
+    *m = mixed_over(pr, PA_DTYPE_F32);
+    m->num_prefills = 1;
+    m->num_prefill_tokens = 5;
+    m->num_decode_tokens = 2;
+    m->num_heads = 4;
+    m->max_prefill_query_len = 5;
+    m->max_prefill_seq_len = 8;
+    m->max_decode_seq_len = 21;
+    m->scale = 0.2f;
+    m->alibi_slopes = with_alibi ? pr->alibi : NULL;
     return pr;
 }
 
@@ -597,23 +594,14 @@ Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
     cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "head 24 context: %s", pa_last_error());
     for (size_t i = 0; i < pr->out_elems; i++)
         ((float *)pr->out)[i] = NAN;
-    m = (pa_mixed_attention_params){.out = pr->out,
-                                    .query = pr->q,
-                                    .key = pr->k,
-                                    .value = pr->v,
-                                    .q_dtype = PA_DTYPE_F32,
-                                    .kv = pr->p.kv,
-                                    .block_tables = pr->block_tables,
-                                    .block_table_stride = pr->p.block_table_stride,
-                                    .seq_lens = pr->seq_lens,
-                                    .query_start_loc = pr->qsl,
-                                    .num_prefills = 1,
-                                    .num_prefill_tokens = 5,
-                                    .num_decode_tokens = 0,
-                                    .num_heads = 2,
-                                    .max_prefill_query_len = 5,
-                                    .max_prefill_seq_len = 8,
-                                    .scale = pr->p.scale};
+    m = mixed_over(pr, PA_DTYPE_F32);
+    m.num_prefills = 1;
+    m.num_prefill_tokens = 5;
+    m.num_decode_tokens = 0;
+    m.num_heads = 2;
+    m.max_prefill_query_len = 5;
+    m.max_prefill_seq_len = 8;
+    m.scale = pr->p.scale;
     cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "head 24 without decodes: %s", pa_last_error());
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     float *ref = malloc(sizeof(float) * pr->out_elems);
