@@ -13,9 +13,6 @@
 
 /* The tests' one RNG (pa_rng, benchmarks/problems.h): only the inputs come
  * from it; every expected value is computed here. */
-typedef pa_rng rng;
-static uint64_t rng_next(rng *g) { return pa_rng_next(g); }
-static int rng_int(rng *g, int lo, int hi) { return pa_rng_int(g, lo, hi); }
 
 static void fill_sent(int32_t *p, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -480,41 +477,41 @@ static void rbatch_free(rbatch *r) {
     free(r->cbt);
 }
 
-static rbatch random_batch(rng *g) {
+static rbatch random_batch(pa_rng *g) {
     static const int sizes[] = {1, 2, 3, 4, 5, 8, 16, 32};
     rbatch r;
     memset(&r, 0, sizeof r);
-    r.n = rng_int(g, 0, 6) == 0 ? rng_int(g, 0, 2) : rng_int(g, 1, 40);
-    r.bs = sizes[rng_int(g, 0, 7)];
+    r.n = pa_rng_int(g, 0, 6) == 0 ? pa_rng_int(g, 0, 2) : pa_rng_int(g, 1, 40);
+    r.bs = sizes[pa_rng_int(g, 0, 7)];
     r.comp = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
     r.sched = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
     r.enc = malloc(sizeof(int32_t) * (size_t)(r.n + 1));
     int maxb = 1, maxe = 1, total = 0;
     /* prefills first: requests past num_prefills are decodes (query <= 1) */
-    r.num_prefills = rng_int(g, 0, r.n);
+    r.num_prefills = pa_rng_int(g, 0, r.n);
     for (int i = 0; i < r.n; i++) {
-        int kind = rng_int(g, 0, 9);
-        r.comp[i] = rng_int(g, 0, 3) == 0 ? 0 : rng_int(g, 0, 300);
-        r.sched[i] = kind < 6 ? 1 : kind < 7 ? 0 : rng_int(g, 1, 120);
+        int kind = pa_rng_int(g, 0, 9);
+        r.comp[i] = pa_rng_int(g, 0, 3) == 0 ? 0 : pa_rng_int(g, 0, 300);
+        r.sched[i] = kind < 6 ? 1 : kind < 7 ? 0 : pa_rng_int(g, 1, 120);
         if (i >= r.num_prefills && r.sched[i] > 1)
             r.sched[i] = 1;
-        r.enc[i] = rng_int(g, 0, 40);
+        r.enc[i] = pa_rng_int(g, 0, 40);
         int nb = (r.comp[i] + r.sched[i] + r.bs - 1) / r.bs;
         int ne = (r.enc[i] + r.bs - 1) / r.bs;
         maxb = nb > maxb ? nb : maxb;
         maxe = ne > maxe ? ne : maxe;
         total += r.sched[i];
     }
-    r.stride = maxb + rng_int(g, 0, 3);
-    r.cstride = maxe + rng_int(g, 0, 2);
+    r.stride = maxb + pa_rng_int(g, 0, 3);
+    r.cstride = maxe + pa_rng_int(g, 0, 2);
     r.bt = malloc(sizeof(int32_t) * (size_t)(r.n * r.stride + 1));
     r.cbt = malloc(sizeof(int32_t) * (size_t)(r.n * r.cstride + 1));
     for (int i = 0; i < r.n * r.stride; i++)
-        r.bt[i] = rng_int(g, 0, 20000);
+        r.bt[i] = pa_rng_int(g, 0, 20000);
     for (int i = 0; i < r.n * r.cstride; i++)
-        r.cbt[i] = rng_int(g, 0, 20000);
-    r.padded = rng_int(g, 0, 2) == 0 ? 0 : total + rng_int(g, 0, 9);
-    r.spb = rng_int(g, 1, 9);
+        r.cbt[i] = pa_rng_int(g, 0, 20000);
+    r.padded = pa_rng_int(g, 0, 2) == 0 ? 0 : total + pa_rng_int(g, 0, 9);
+    r.spb = pa_rng_int(g, 1, 9);
     return r;
 }
 
@@ -522,7 +519,7 @@ static rbatch random_batch(rng *g) {
 static int64_t naive_slot(const int32_t *row, int pos, int bs) { return (int64_t)row[pos / bs] * bs + pos % bs; }
 
 Test(metadata_random, differential_1000_batches_per_function) {
-    rng g = pa_rng_make(20250611);
+    pa_rng g = pa_rng_make(20250611);
     for (int it = 0; it < 1500; it++) {
         rbatch r = random_batch(&g);
         const int n = r.n;
@@ -906,7 +903,7 @@ Test(metadata_bad, builders_reject_and_write_nothing) {
  * leave identical combined caches. Catches any disagreement between the
  * builder's slice layout and what pa_kv_cache_update reads. */
 Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
-    rng g = pa_rng_make(777);
+    pa_rng g = pa_rng_make(777);
     const int kvh = 1, hs = 4, nblocks = 20001;
     for (int it = 0; it < 150; it++) {
         rbatch r = random_batch(&g);
@@ -937,7 +934,7 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
         const size_t row = (size_t)2 * kvh * hs, cache_elems = (size_t)nblocks * (size_t)r.bs * row;
         float *new_kv = malloc(sizeof(float) * (row * (size_t)total + 1));
         for (size_t i = 0; i < row * (size_t)total; i++)
-            new_kv[i] = (float)(rng_next(&g) % 1000) - 500.0f;
+            new_kv[i] = (float)(pa_rng_next(&g) % 1000) - 500.0f;
         float *a = calloc(cache_elems, sizeof(float)), *b = calloc(cache_elems, sizeof(float));
         pa_kv_cache ca = {.layout = PA_LAYOUT_COMBINED,
                           .dtype = PA_DTYPE_F32,
