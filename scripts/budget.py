@@ -523,6 +523,22 @@ def pct(x):
     return "%.0f%%" % (100 * x)
 
 
+def tile_cost(fam, rows, inst, shape):
+    """(model, SASS row, per-tile count, warp instructions per tile per CTA, CTA overhead per tile) of the
+    kernel the launcher picks for this instance and shape; row None when no kernel matches, the last two
+    None when the loop is not countable statically."""
+    md = fam["model"](inst, shape)
+    cands = [r for r in rows if r["instance"] == inst and "loop" in r and re.search(md["kernel"], r["kernel"])]
+    if not cands:
+        return md, None, None, None, None
+    r = cands[0]
+    pt = per_tile(r, md["trips"])
+    if pt is None:
+        return md, r, None, None, None
+    warps = md["threads"] // 32
+    return md, r, pt, pt[1] * warps, r["outside"] * warps / md["tiles_per_cta"]
+
+
 def report(fam_name, fam, rows, label, m=H100):
     L = []
     w = L.append
@@ -576,34 +592,24 @@ def report(fam_name, fam, rows, label, m=H100):
     # are off); applied to every row.
     c2 = CALIBRATION_2
     exec_ratio = None
-    for s in fam["shapes"]:
-        if s["name"] != c2["shape"] or c2["instance"] not in fam["roof_instances"]:
-            continue
-        md = fam["model"](c2["instance"], s)
-        cands = [r for r in rows if r["instance"] == c2["instance"] and "loop" in r and re.search(md["kernel"], r["kernel"])]
-        pt = per_tile(cands[0], md["trips"]) if cands else None
-        if pt:
-            warps = md["threads"] // 32
-            counted = (pt[1] * warps + cands[0]["outside"] * warps / md["tiles_per_cta"]) / md["tile_tokens"]
-            exec_ratio = c2["executed_per_token_kvhead"] / counted
+    if c2["instance"] in fam["roof_instances"]:
+        for s in fam["shapes"]:
+            if s["name"] == c2["shape"]:
+                md, _, _, wi, ov = tile_cost(fam, rows, c2["instance"], s)
+                if wi is not None:
+                    exec_ratio = c2["executed_per_token_kvhead"] / ((wi + ov) / md["tile_tokens"])
     mc = dict(m, clock_ghz=c2["clock_ghz"])
     for inst in fam["roof_instances"]:
         for s in fam["shapes"]:
-            md = fam["model"](inst, s)
-            cands = [r for r in rows if r["instance"] == inst and "loop" in r and re.search(md["kernel"], r["kernel"])]
-            if not cands:
+            md, r, pt, wi, ov = tile_cost(fam, rows, inst, s)
+            if r is None:
                 w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
                 continue
-            r = cands[0]
-            pt = per_tile(r, md["trips"])
             if pt is None:
                 w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | |" % (
                     r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                     md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
-            warps = md["threads"] // 32
-            wi = pt[1] * warps
-            ov = r["outside"] * warps / md["tiles_per_cta"]
             f1 = roof_fraction(md["bytes_per_tile"], wi, m)[1]
             f2 = roof_fraction(md["bytes_per_tile"], wi + ov, m)[1]
             f3 = roof_fraction(md["bytes_per_tile"], wi + ov, m, ipc=CALIBRATION["ipc"])[1]
