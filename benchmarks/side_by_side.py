@@ -315,6 +315,11 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
     torch.cuda.empty_cache()
 
 
+# Decode cases: (batch, context, varied lengths, KV heads of 32 query heads).
+DECODE_CASES = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
+                (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32)]
+
+
 def warm_flashinfer(torch):
     import flashinfer
     t0 = time.time()
@@ -322,7 +327,7 @@ def warm_flashinfer(torch):
     indptr = torch.tensor([0, 3, 6], dtype=torch.int32, device="cuda")
     indices = torch.arange(6, dtype=torch.int32, device="cuda")
     last = torch.tensor([5, 16], dtype=torch.int32, device="cuda")
-    for hk, tc in ((8, False), (8, True), (32, False), (32, True)):  # the benchmark's GQA and MHA shapes
+    for hk, tc in [(hk, tc) for hk in sorted({c[3] for c in DECODE_CASES}) for tc in (False, True)]:
         k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
         v = torch.randn_like(k)
         q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
@@ -393,9 +398,7 @@ def main():
     copy_gbs, gemm_tflops = roofs(torch, timer)
     print(f"roofs: copy {copy_gbs:.0f} GB/s, bf16 gemm {gemm_tflops:.0f} TFLOP/s", flush=True)
     rows = []
-    # (batch, context, varied lengths, KV heads of 32 query heads)
-    dcases = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
-              (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32)]
+    dcases = list(DECODE_CASES)
     pcases = [] if a.decode_only else [(4, 4096), (16, 1024), (1, 16384)]
     if a.quick:
         dcases, pcases = dcases[1:2], pcases[:1]
