@@ -57,6 +57,12 @@ pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_
 static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }
 static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }
 
+/* Head sizes every attention op serves (decode, prefill, ragged): the multiples
+ * of 8 up to 256. pa_supported_head_sizes lists the same set. */
+#define PA_MAX_HEAD_SIZE 256
+#define PA_HEAD_SIZES_TEXT "multiples of 8 from 8 to 256"
+static inline int pa_head_size_ok(int32_t hs) { return hs >= 8 && hs <= PA_MAX_HEAD_SIZE && hs % 8 == 0; }
+
 #ifdef __cplusplus
 }
 #endif

@@ -171,7 +171,11 @@ pa_status pa_kv_cache_shape(pa_kv_layout layout, pa_dtype dtype, int32_t num_blo
 /* ---- supported sizes ------------------------------------------------------------------------ */
 
 /* Keep in step with csrc/ops/decode.c (tests check the two agree). */
-static const int32_t head_sizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+/* Every multiple of 8 up to 256 (pa_head_size_ok): decode, prefill and ragged
+ * all serve these. vLLM's own list is the nine sizes 32, 64, 80, 96, 112, 120,
+ * 128, 192 and 256, all of them in here. */
+static const int32_t head_sizes[] = {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,  96,  104, 112, 120, 128,
+                                     136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216, 224, 232, 240, 248, 256};
 static const int32_t block_sizes[] = {8, 16, 32, 64, 128};
 
 static pa_status copy_list(const char *who, const int32_t *list, int32_t n, int32_t *out, int32_t capacity,

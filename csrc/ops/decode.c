@@ -7,7 +7,7 @@
 #include "decode_internal.h"
 #include "internal.h"
 
-/* The supported sizes live in one place, heuristics.c, and are read from there. */
+/* The supported block sizes live in one place, heuristics.c, and are read from there. */
 static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
     int32_t list[32], n = 0;
     if (list_fn(list, 32, &n) != PA_SUCCESS)
@@ -30,9 +30,9 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
         return pa_fail(PA_ERR_UNSUPPORTED, "decode: the combined layout is served by pa_ragged_paged_attention");
     PA_REQUIRE(p->num_heads % kv->num_kv_heads == 0, "decode: num_heads %d is not a multiple of num_kv_heads %d",
                p->num_heads, kv->num_kv_heads);
-    if (!in_list(kv->head_size, pa_supported_head_sizes))
-        return pa_fail(PA_ERR_UNSUPPORTED,
-                       "decode: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256", kv->head_size);
+    if (!pa_head_size_ok(kv->head_size))
+        return pa_fail(PA_ERR_UNSUPPORTED, "decode: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT,
+                       kv->head_size);
     if (!in_list(kv->block_size, pa_supported_block_sizes))
         return pa_fail(PA_ERR_UNSUPPORTED, "decode: block_size %d unsupported; supported: 8,16,32,64,128",
                        kv->block_size);
@@ -129,9 +129,9 @@ static pa_status shape_check(const pa_decode_params *p, const char *who) {
     PA_REQUIRE(p->kv.num_kv_heads > 0 && p->num_heads % p->kv.num_kv_heads == 0,
                "%s: num_heads %d must be a positive multiple of kv.num_kv_heads %d", who, p->num_heads,
                p->kv.num_kv_heads);
-    if (!in_list(p->kv.head_size, pa_supported_head_sizes))
-        return pa_fail(PA_ERR_UNSUPPORTED, "%s: head_size %d unsupported; supported: 32,64,80,96,112,120,128,192,256",
-                       who, p->kv.head_size);
+    if (!pa_head_size_ok(p->kv.head_size))
+        return pa_fail(PA_ERR_UNSUPPORTED, "%s: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT, who,
+                       p->kv.head_size);
     PA_REQUIRE(p->num_seqs == 0 || p->max_seq_len > 0, "%s: max_seq_len must be > 0 (got %d)", who, p->max_seq_len);
     return PA_SUCCESS;
 }

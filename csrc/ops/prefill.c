@@ -7,13 +7,15 @@
 #include "internal.h"
 #include "prefill_internal.h"
 
+_Static_assert(PA_PREFILL_MAX_HEAD == PA_MAX_HEAD_SIZE, "the prefill kernels' largest head is the library's");
+
 pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out) {
     if (!pa_is_float_dtype(q_dtype))
         return pa_fail(PA_ERR_INVALID_ARGUMENT, "prefill: query dtype must be f32, f16 or bf16 (got %s)",
                        pa_dtype_name(q_dtype));
-    if (head_size <= 0 || head_size % 8 != 0 || head_size > PA_PREFILL_MAX_HEAD)
-        return pa_fail(PA_ERR_UNSUPPORTED, "prefill: head_size %d unsupported; supported: multiples of 8 up to %d",
-                       head_size, PA_PREFILL_MAX_HEAD);
+    if (!pa_head_size_ok(head_size))
+        return pa_fail(PA_ERR_UNSUPPORTED, "prefill: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT,
+                       head_size);
     if (cache_dtype != q_dtype && !pa_dtype_is_fp8(cache_dtype))
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "prefill: cache dtype %s with query dtype %s; the cache must match the query or be fp8",

@@ -27,8 +27,8 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "ragged: cache dtype %s with q_dtype %s; the cache must match the query or be fp8 e4m3/e5m2",
                        pa_dtype_name(kv->dtype), pa_dtype_name(p->q_dtype));
-    if (kv->head_size % 16 != 0 || kv->head_size > 256)
-        return pa_fail(PA_ERR_UNSUPPORTED, "ragged: head_size %d unsupported; supported: multiples of 16 up to 256",
+    if (!pa_head_size_ok(kv->head_size))
+        return pa_fail(PA_ERR_UNSUPPORTED, "ragged: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT,
                        kv->head_size);
     PA_REQUIRE(p->num_q_heads > 0, "ragged: num_q_heads must be > 0 (got %d)", p->num_q_heads);
     PA_REQUIRE(p->num_q_heads % kv->num_kv_heads == 0,

@@ -70,8 +70,10 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
 
         for (int k0 = c.it.k_lo; k0 < c.it.k_hi; k0 += kSimtKeys) {
             __syncthreads(); // previous tile consumed (and Q stored, on the first)
-            // K/V rows: 16-byte units (4 f32 or 16 fp8 elements), converted to f32.
-            const int per = fp8 ? 16 : 4, units = hs / per;
+            // K/V rows: units of 4 f32 (16 bytes) or 8 fp8 elements (8 bytes: a
+            // row of head 40 or 120 is not a whole number of 16-byte units, and
+            // its rows are only 8-byte aligned), converted to f32.
+            const int per = fp8 ? 8 : 4, units = hs / per;
             for (int u = threadIdx.x; u < 2 * kSimtKeys * units; u += kSimtThreads) {
                 const int which = u / (kSimtKeys * units), rem = u % (kSimtKeys * units);
                 const int r = rem / units, d = (rem % units) * per;
@@ -85,11 +87,11 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
                     const float4 v = *reinterpret_cast<const float4 *>(static_cast<const float *>(P.kv) + off + d);
                     dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
                 } else {
-                    const uint4 raw = *reinterpret_cast<const uint4 *>(static_cast<const uint8_t *>(P.kv) + off + d);
+                    const uint2 raw = *reinterpret_cast<const uint2 *>(static_cast<const uint8_t *>(P.kv) + off + d);
                     const uint8_t *b = reinterpret_cast<const uint8_t *>(&raw);
                     const float sc = which ? v_scale : k_scale;
 #pragma unroll
-                    for (int e = 0; e < 16; e++)
+                    for (int e = 0; e < 8; e++)
                         dst[e] = (e5m2 ? pa::to_float<4>(b[e]) : pa::to_float<3>(b[e])) * sc;
                 }
             }

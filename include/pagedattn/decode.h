@@ -66,7 +66,9 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *   - a block id outside 0..kv.num_blocks-1 makes that block's tokens count as
  *     masked (never read), as if the block were dropped by block-sparse;
  *   - a query head that attends no token at all gets zeros.
- * Supported: head sizes 32,64,80,96,112,120,128,192,256; block sizes
+ * Supported: head sizes every multiple of 8 from 8 to 256 (vLLM's 32, 64, 80,
+ * 96, 112, 120, 128, 192 and 256 among them; head 128 on the flash layouts has
+ * the compile-time kernels, the others the general one); block sizes
  * 8,16,32,64,128; query f32/f16/bf16 with a cache of the same dtype or fp8
  * (e4m3, e5m2); the vLLM, flash NHD and flash HND layouts (strided flash views
  * included); GQA/MQA (num_heads a multiple of kv.num_kv_heads); ALiBi, sliding

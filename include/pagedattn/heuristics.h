@@ -107,7 +107,9 @@ PA_API pa_status pa_kv_cache_shape(pa_kv_layout layout, pa_dtype dtype, int32_t 
 
 /* ---- supported sizes ------------------------------------------------------------------- */
 
-/* Head sizes (32, 64, 80, 96, 112, 120, 128, 192, 256) and block sizes
+/* Head sizes (every multiple of 8 from 8 to 256: vLLM's nine, 32, 64, 80, 96,
+ * 112, 120, 128, 192 and 256, and the rest such as 40 and 72) that every
+ * attention op supports (decode, prefill, ragged), and block sizes
  * (8, 16, 32, 64, 128) the decode op supports, ascending. *count gets the list
  * length; out (may be NULL with capacity 0, to query the count) gets
  * min(capacity, count) entries. */

@@ -100,7 +100,7 @@ typedef struct pa_ragged_params {
 
 /* Supported (GPU and reference alike):
  *   q_dtype    f32, f16, bf16; cache dtype = q_dtype, or fp8 e4m3 / e5m2
- *   head_size  every multiple of 16 from 16 to 256 (64, 128 and 256 run without
+ *   head_size  every multiple of 8 from 8 to 256 (64, 128 and 256 run without
  *              padding; others run in the next of these with the extra
  *              dimensions skipped)
  *   any page size >= 1, any GQA ratio num_q_heads / num_kv_heads.

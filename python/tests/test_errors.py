@@ -145,9 +145,9 @@ def test_library_rejection_becomes_value_error():
 def test_unsupported_becomes_not_implemented():
     with pytest.raises(NotImplementedError, match="skip_decode"):
         pa.context_attention_fwd(*([None] * 12), skip_decode=True)
-    # ragged: head_dim 24 is not a multiple of 16 (PA_ERR_UNSUPPORTED from the library)
-    q = np.zeros((2, 2, 24), np.float32)
-    kv = np.zeros((2, 4, 2, 24), np.float32)
+    # ragged: head_dim 20 is not a multiple of 8 (PA_ERR_UNSUPPORTED from the library)
+    q = np.zeros((2, 2, 20), np.float32)
+    kv = np.zeros((2, 4, 2, 20), np.float32)
     out = np.full_like(q, 7)
     with pytest.raises(NotImplementedError, match="ragged_paged_attention: .*head"):
         pa.ragged_paged_attention(q, kv, np.array([2], np.int32), np.array([[0, 1]], np.int32),

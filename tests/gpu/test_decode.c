@@ -274,6 +274,22 @@ GRID_TEST(128, 6)
 GRID_TEST(192, 7)
 GRID_TEST(256, 8)
 
+/* The multiples of 8 outside vLLM's nine (Gemma's 72 and the like): each with
+ * the three cache kinds of one query dtype, the other axes as in the grid. */
+Test(decode_grid, other_head_sizes, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int more[] = {8, 16, 24, 40, 48, 72, 136, 200, 248};
+    for (int i = 0; i < 9; i++)
+        for (int k = 0; k < 3; k++) {
+            dcase c = grid_case(9 * ((i + k) % 9) + 3 * (i % 3) + k);
+            c.hs = more[i];
+            if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+                c.layout = PA_LAYOUT_FLASH_NHD;
+            c.seed = 7500u + (uint64_t)(3 * i + k);
+            run_case(&c);
+        }
+}
+
 /* ---- long context: one sequence of 33000 tokens among short ones ------------- */
 
 static const int LONG_LENS[7] = {1, 33000, 113, 2049, 517, 8, 4096};
@@ -832,7 +848,7 @@ Test(decode_api, rejects_bad_input_before_launch) {
     cr_assert_eq(pa_paged_attention_decode(NULL, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
 
     pa_decode_params q = p;
-    q.kv.head_size = 72;
+    q.kv.head_size = 264;
     cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_UNSUPPORTED);
     cr_assert(strstr(pa_last_error(), "head_size") != NULL, "%s", pa_last_error());
     q = p;

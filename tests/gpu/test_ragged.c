@@ -226,10 +226,12 @@ Test(ragged_gpu, jax_grid) {
 
 Test(ragged_gpu, head_sizes_and_dtypes) {
     PA_SKIP_WITHOUT_GPU();
-    static const int hss[] = {16, 64, 80, 96, 128, 160, 256};
+    /* 64, 128 and 256 are the instances; the rest run padded to the next one,
+     * 8, 24, 40, 72 and 120 with a half-used last k16 step. */
+    static const int hss[] = {8, 16, 24, 40, 64, 72, 80, 96, 120, 128, 160, 256};
     static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
     int n = 0;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 12; i++)
         for (int d = 0; d < 3; d++, n++) {
             gcase k = {.seed = 2000 + (uint64_t)n,
                        .q_dtype = dts[d],
@@ -252,11 +254,11 @@ Test(ragged_gpu, fp8_pages_with_scales) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_dtype qd[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
     static const pa_dtype cd[] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
-    static const int hss[] = {64, 128, 256};
+    static const int hss[] = {40, 64, 120, 128, 256};
     int n = 0;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 2; b++)
-            for (int h = 0; h < 3; h++, n++) {
+            for (int h = 0; h < 5; h++, n++) {
                 gcase k = {.seed = 3000 + (uint64_t)n,
                            .q_dtype = qd[a],
                            .cache_dtype = cd[b],
@@ -802,8 +804,11 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     p.soft_cap = -2.0f;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "soft_cap");
     p = host_only_params();
-    p.kv.head_size = 72;
-    expect(&p, PA_ERR_UNSUPPORTED, "head_size 72");
+    p.kv.head_size = 68;
+    expect(&p, PA_ERR_UNSUPPORTED, "head_size 68");
+    p = host_only_params();
+    p.kv.head_size = 264;
+    expect(&p, PA_ERR_UNSUPPORTED, "head_size 264");
     p = host_only_params();
     p.kv.dtype = PA_DTYPE_F16;
     expect(&p, PA_ERR_UNSUPPORTED, "cache dtype f16");

@@ -63,7 +63,7 @@ Test(decode_validate, accepts_a_good_problem_and_rejects_bad_fields) {
     CASE(q.num_heads = 0, PA_ERR_INVALID_ARGUMENT);
     CASE(q.num_heads = 10, PA_ERR_INVALID_ARGUMENT);
     CASE(q.q_dtype = PA_DTYPE_FP8_E4M3, PA_ERR_INVALID_ARGUMENT);
-    CASE(q.kv.head_size = 72, PA_ERR_UNSUPPORTED);
+    CASE(q.kv.head_size = 264, PA_ERR_UNSUPPORTED);
     CASE(q.kv.block_size = 24, PA_ERR_UNSUPPORTED);
     CASE(q.kv.dtype = PA_DTYPE_BF16, PA_ERR_UNSUPPORTED);
     CASE((q.kv.layout = PA_LAYOUT_COMBINED, q.kv.value = NULL), PA_ERR_UNSUPPORTED);

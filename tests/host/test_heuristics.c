@@ -321,19 +321,22 @@ Test(shapes, bad_input) {
 /* ---- supported sizes ----------------------------------------------------------------------- */
 
 Test(supported, lists_and_agreement_with_decode) {
-    const int32_t heads[9] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
-    int32_t got[16], n = -1;
+    /* Every multiple of 8 from 8 to 256, vLLM's nine among them. */
+    int32_t heads[32];
+    for (int i = 0; i < 32; i++)
+        heads[i] = 8 * (i + 1);
+    int32_t got[40], n = -1;
     CHK_EQ(pa_supported_head_sizes(NULL, 0, &n), PA_SUCCESS);
-    CHK_EQ(n, 9);
+    CHK_EQ(n, 32);
     memset(got, 0x7f, sizeof got);
-    CHK_EQ(pa_supported_head_sizes(got, 16, &n), PA_SUCCESS);
+    CHK_EQ(pa_supported_head_sizes(got, 40, &n), PA_SUCCESS);
     CHK_EQ(memcmp(got, heads, sizeof heads), 0);
-    CHK_EQ(got[9], 0x7f7f7f7f);
+    CHK_EQ(got[32], 0x7f7f7f7f);
     /* truncated copy */
     memset(got, 0x7f, sizeof got);
     CHK_EQ(pa_supported_head_sizes(got, 3, &n), PA_SUCCESS);
-    CHK_EQ(n, 9);
-    CHK(got[0] == 32 && got[2] == 80 && got[3] == 0x7f7f7f7f);
+    CHK_EQ(n, 32);
+    CHK(got[0] == 8 && got[2] == 24 && got[3] == 0x7f7f7f7f);
     CHK_EQ(pa_supported_head_sizes(NULL, 3, &n), PA_ERR_INVALID_ARGUMENT);
     CHK_EQ(pa_supported_head_sizes(got, 3, NULL), PA_ERR_INVALID_ARGUMENT);
     CHK_EQ(pa_supported_head_sizes(got, -1, &n), PA_ERR_INVALID_ARGUMENT);

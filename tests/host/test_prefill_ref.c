@@ -564,7 +564,7 @@ Test(prefill_ref, rejects_bad_mixed_input) {
 /* The mixed entry validates everything before launching anything: the decode
  * part's launch limit (num_decode_tokens x num_heads <= INT32_MAX) is part of
  * pa_mixed_attention_validate, and with no decodes the decode part is not
- * validated at all, so a head size the prefill accepts and the decode op does
+ * validated at all, so a block size the prefill accepts and the decode op does
  * not (24) works as it does in pa_context_attention. */
 Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
     pa_mixed_attention_params m;
@@ -586,12 +586,12 @@ Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
                                 .num_heads = 2,
                                 .num_kv_heads = 1,
                                 .head_size = 24,
-                                .block_size = 16,
+                                .block_size = 24,
                                 .query_lens = ql,
                                 .context_lens = cl,
                                 .new_in_cache = 1};
     pr = pa_context_problem_make(&c);
-    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "head 24 context: %s", pa_last_error());
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "block 24 context: %s", pa_last_error());
     for (size_t i = 0; i < pr->out_elems; i++)
         ((float *)pr->out)[i] = NAN;
     m = mixed_over(pr, PA_DTYPE_F32);
@@ -602,17 +602,17 @@ Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
     m.max_prefill_query_len = 5;
     m.max_prefill_seq_len = 8;
     m.scale = pr->p.scale;
-    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "head 24 without decodes: %s", pa_last_error());
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "block 24 without decodes: %s", pa_last_error());
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     float *ref = malloc(sizeof(float) * pr->out_elems);
     pa_context_problem_plain(pr, ref);
-    expect_close(pr->out, PA_DTYPE_F32, ref, pr->out_elems, "mixed head 24, no decodes");
+    expect_close(pr->out, PA_DTYPE_F32, ref, pr->out_elems, "mixed block 24, no decodes");
     free(ref);
-    /* with a decode, the decode op's head sizes apply */
+    /* with a decode, the decode op's block sizes apply */
     m.num_decode_tokens = 1;
     m.max_decode_seq_len = 8;
     cr_assert_eq(pa_mixed_attention_validate(&m), PA_ERR_UNSUPPORTED);
-    cr_assert(strstr(pa_last_error(), "head_size 24"), "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "block_size 24"), "%s", pa_last_error());
     pa_context_problem_free(pr);
 }
 

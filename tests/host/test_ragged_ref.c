@@ -455,8 +455,8 @@ Test(ragged_bad, heads_not_a_multiple) {
 
 Test(ragged_bad, unsupported_head_size_and_dtypes) {
     rg_problem *pr = small_problem();
-    pr->p.kv.head_size = 40;
-    expect_error(pr, PA_ERR_UNSUPPORTED, "head_size 40");
+    pr->p.kv.head_size = 36;
+    expect_error(pr, PA_ERR_UNSUPPORTED, "head_size 36");
     pr->p.kv.head_size = 272;
     expect_error(pr, PA_ERR_UNSUPPORTED, "head_size 272");
     pr->p.kv.head_size = 32;
