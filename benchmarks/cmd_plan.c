@@ -642,7 +642,7 @@ int pa_cmd_plan(int argc, char **argv) {
                 rc = usage_error("out of memory");
                 goto done;
             }
-            pa_local_attention_out lo = {nv, lq, lcu, lk, lbt};
+            pa_local_attention_out lo = {nv, lq, lcu, lk, lbt, PA_LOCAL_TABLE_FULL};
             s = pa_make_local_attention_virtual_batches(&lp, &lo, &nv);
         }
     }
@@ -830,7 +830,7 @@ static int bench_plan_local(long long reps, long long seed, const int *sizes) {
             fprintf(stderr, "pagedattn bench plan: out of memory\n");
             return PA_CLI_EXIT_FAIL;
         }
-        pa_local_attention_out lo = {nv, lq, lcu, lk, lbt};
+        pa_local_attention_out lo = {nv, lq, lcu, lk, lbt, PA_LOCAL_TABLE_FULL};
         int bad = 0;
         for (int w = 0; w < samples + 10; w++) {
             double t0 = pa_cli_now();
