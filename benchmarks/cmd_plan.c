@@ -53,7 +53,10 @@ static const char *BENCH_PLAN_HELP =
     "  are the ones scripts/numpy_plan_baseline.py builds with the same seed.\n"
     "  A second table times vLLM's builder steps for chunked local attention on the\n"
     "  same batches: reorder (decodes first), common metadata with the slot mapping,\n"
-    "  and the local virtual batches (attn_chunk_size 8192, their block table).\n";
+    "  and the local virtual batches (attn_chunk_size 8192, their block table), twice\n"
+    "  per size, one after the other: table 'full' writes vLLM's whole virtual\n"
+    "  block table (PA_LOCAL_TABLE_FULL), 'used' only the columns the kernels read\n"
+    "  (PA_LOCAL_TABLE_USED); table_KiB is what each writes into that table.\n";
 
 /* ---- a batch being assembled ---------------------------------------------- */
 
@@ -642,7 +645,7 @@ int pa_cmd_plan(int argc, char **argv) {
                 rc = usage_error("out of memory");
                 goto done;
             }
-            pa_local_attention_out lo = {nv, lq, lcu, lk, lbt};
+            pa_local_attention_out lo = {nv, lq, lcu, lk, lbt, PA_LOCAL_TABLE_FULL};
             s = pa_make_local_attention_virtual_batches(&lp, &lo, &nv);
         }
     }
@@ -782,14 +785,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Reorder + common metadata (slot mapping) + local virtual batches, the steps
- * of vLLM's builder for chunked local attention (Llama-4: chunk 8192). */
+ * of vLLM's builder for chunked local attention (Llama-4: chunk 8192), with
+ * each table fill in turn (its own warm-up and output table). */
 static int bench_plan_local(long long reps, long long seed, const int *sizes) {
     enum { CHUNK = 8192, BS = 16 };
+    static const char *fill_name[2] = {"full", "used"};
     printf("# bench plan local: reorder + common metadata (slot mapping) + local virtual batches, attn_chunk_size "
            "%d, block_size %d\n",
            CHUNK, BS);
-    printf("%-6s %-8s %-8s %-8s %-8s %12s %12s %12s\n", "reqs", "prefill", "tokens", "virtual", "pages", "median_us",
-           "p10_us", "p90_us");
+    printf("%-6s %-8s %-8s %-8s %-8s %-6s %10s %12s %12s %12s\n", "reqs", "prefill", "tokens", "virtual", "pages",
+           "table", "table_KiB", "median_us", "p10_us", "p90_us");
     for (int si = 0; si < 3; si++) {
         bench_batch b;
         memset(&b, 0, sizeof b);
@@ -823,38 +828,59 @@ static int bench_plan_local(long long reps, long long seed, const int *sizes) {
         int32_t *lq = malloc(sizeof(int32_t) * (size_t)(nv + 1)), *lcu = malloc(sizeof(int32_t) * (size_t)(nv + 2));
         int32_t *lk = malloc(sizeof(int32_t) * (size_t)(nv + 1));
         int32_t *lbt = malloc(sizeof(int32_t) * ((size_t)nv * (size_t)pages + 1));
+        /* its own table: the columns it leaves are never written by the other fill */
+        int32_t *lbt_used = malloc(sizeof(int32_t) * ((size_t)nv * (size_t)pages + 1));
         const int inner = n <= 8 ? 200 : n <= 256 ? 20 : 2;
         const int samples = reps ? (int)reps : (n <= 256 ? 2000 : 500);
-        double *t = malloc(sizeof(double) * (size_t)samples);
-        if (!lq || !lcu || !lk || !lbt || !t) {
+        double *t[2] = {malloc(sizeof(double) * (size_t)samples), malloc(sizeof(double) * (size_t)samples)};
+        if (!lq || !lcu || !lk || !lbt || !lbt_used || !t[0] || !t[1]) {
             fprintf(stderr, "pagedattn bench plan: out of memory\n");
             return PA_CLI_EXIT_FAIL;
         }
-        pa_local_attention_out lo = {nv, lq, lcu, lk, lbt};
+        pa_local_attention_out lo[2] = {{nv, lq, lcu, lk, lbt, PA_LOCAL_TABLE_FULL},
+                                        {nv, lq, lcu, lk, lbt_used, PA_LOCAL_TABLE_USED}};
         int bad = 0;
-        for (int w = 0; w < samples + 10; w++) {
-            double t0 = pa_cli_now();
-            for (int k = 0; k < inner; k++) {
-                for (int r = 0; r < n; r++)
-                    perm[r] = r;
-                int modified = 0;
-                bad |= pa_reorder_batch_to_split_decodes_and_prefills(b.sched, n, 1, NULL, NULL, perm, tok,
-                                                                      &modified) != PA_SUCCESS;
-                bad |= pa_build_common_metadata(&batch, 0, &c) != PA_SUCCESS;
-                bad |= pa_make_local_attention_virtual_batches(&lp, &lo, NULL) != PA_SUCCESS;
+        for (int f = 0; f < 2; f++) {
+            for (int w = 0; w < samples + 10; w++) {
+                double t0 = pa_cli_now();
+                for (int k = 0; k < inner; k++) {
+                    for (int r = 0; r < n; r++)
+                        perm[r] = r;
+                    int modified = 0;
+                    bad |= pa_reorder_batch_to_split_decodes_and_prefills(b.sched, n, 1, NULL, NULL, perm, tok,
+                                                                          &modified) != PA_SUCCESS;
+                    bad |= pa_build_common_metadata(&batch, 0, &c) != PA_SUCCESS;
+                    bad |= pa_make_local_attention_virtual_batches(&lp, &lo[f], NULL) != PA_SUCCESS;
+                }
+                double dt = (pa_cli_now() - t0) / inner;
+                if (w >= 10)
+                    t[f][w - 10] = dt * 1e6;
             }
-            double dt = (pa_cli_now() - t0) / inner;
-            if (w >= 10)
-                t[w - 10] = dt * 1e6;
         }
         if (bad) {
             fprintf(stderr, "pagedattn bench plan: a build failed: %s\n", pa_last_error());
             return PA_CLI_EXIT_FAIL;
         }
-        qsort(t, (size_t)samples, sizeof(double), cmp_double);
-        printf("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f\n", n, b.num_prefills, b.total, nv, pages, t[samples / 2],
-               t[samples / 10], t[samples * 9 / 10]);
-        free(t);
+        /* what each fill writes into the virtual block table; the used
+         * columns of the two tables agree */
+        long long used_cols = 0;
+        for (int32_t v = 0; v < nv; v++) {
+            const int32_t cols = (lk[v] + BS - 1) / BS;
+            used_cols += cols;
+            bad |= memcmp(lbt + (size_t)v * pages, lbt_used + (size_t)v * pages, sizeof(int32_t) * (size_t)cols) != 0;
+        }
+        if (bad) {
+            fprintf(stderr, "pagedattn bench plan: the used columns differ from the full table's\n");
+            return PA_CLI_EXIT_FAIL;
+        }
+        const double kib[2] = {(double)nv * pages * sizeof(int32_t) / 1024.0,
+                               (double)used_cols * sizeof(int32_t) / 1024.0};
+        for (int f = 0; f < 2; f++) {
+            qsort(t[f], (size_t)samples, sizeof(double), cmp_double);
+            printf("%-6d %-8d %-8d %-8d %-8d %-6s %10.1f %12.3f %12.3f %12.3f\n", n, b.num_prefills, b.total, nv, pages,
+                   fill_name[f], kib[f], t[f][samples / 2], t[f][samples / 10], t[f][samples * 9 / 10]);
+            free(t[f]);
+        }
         free(qsl);
         free(sl);
         free(nc);
@@ -865,6 +891,7 @@ static int bench_plan_local(long long reps, long long seed, const int *sizes) {
         free(lcu);
         free(lk);
         free(lbt);
+        free(lbt_used);
         free(b.comp);
         free(b.sched);
         free(b.bt);

@@ -135,11 +135,14 @@ def reorder(sched, decode_threshold=1):
     return perm
 
 
-def local_virtual_batches(query_start_loc, seq_lens, bt, chunk=CHUNK):
+def local_virtual_batches(query_start_loc, seq_lens, bt, chunk=CHUNK, used_only=False):
     """Chunked local attention's virtual batches, vectorised: each (request,
     chunk touched by its queries) pair becomes a virtual request with its
     query / key lengths and its row of block_table pages (clipped to the last
-    column), as include/pagedattn/batch.h defines them."""
+    column), as include/pagedattn/batch.h defines them. used_only: only the
+    first ceil(seqlens_k / BLOCK_SIZE) columns of each row are written (the
+    pages a kernel reads, PA_LOCAL_TABLE_USED), with a batched arange over
+    those columns into an uninitialised table."""
     q = np.diff(query_start_loc)
     k = seq_lens
     pages = chunk // BLOCK_SIZE
@@ -154,20 +157,37 @@ def local_virtual_batches(query_start_loc, seq_lens, bt, chunk=CHUNK):
     last_keys = np.where(k % chunk == 0, chunk, k % chunk)
     seqlens_k = np.where(j == blocks[req] - 1, last_keys[req], chunk)
     kstart = k[req] - last_keys[req] - (blocks[req] - 1 - j) * chunk
-    cols = np.minimum(kstart[:, None] // BLOCK_SIZE + np.arange(pages)[None, :], width - 1)
-    block_table_local = bt[req[:, None], cols]
+    if used_only:
+        used = (seqlens_k + BLOCK_SIZE - 1) // BLOCK_SIZE
+        vrep = np.repeat(np.arange(nv), used)
+        c = np.arange(int(used.sum())) - np.repeat(np.cumsum(used) - used, used)
+        cols = np.minimum(kstart[vrep] // BLOCK_SIZE + c, width - 1)
+        block_table_local = np.empty((nv, pages), dtype=np.int32)
+        block_table_local.reshape(-1)[vrep * pages + c] = bt[req[vrep], cols]
+    else:
+        cols = np.minimum(kstart[:, None] // BLOCK_SIZE + np.arange(pages)[None, :], width - 1)
+        block_table_local = bt[req[:, None], cols]
     cu_seqlens_q = np.zeros(nv + 1, dtype=np.int32)
     np.cumsum(seqlens_q, out=cu_seqlens_q[1:])
     return seqlens_q.astype(np.int32), cu_seqlens_q, seqlens_k.astype(np.int32), block_table_local
 
 
-def build_local(comp, sched, bt):
+def build_local(comp, sched, bt, used_only=False):
     """vLLM's builder steps for chunked local attention: reorder, common
     metadata with the slot mapping, local virtual batches."""
     perm = reorder(sched)
     out = build(comp, sched, bt, 0)
-    lv = local_virtual_batches(out["query_start_loc"], out["seq_lens"], bt)
+    lv = local_virtual_batches(out["query_start_loc"], out["seq_lens"], bt, used_only=used_only)
     return perm, out, lv
+
+
+def check_used_columns(full, used):
+    """The used-only table agrees with the full one where a kernel reads."""
+    for a, b in zip(full[:3], used[:3]):
+        assert np.array_equal(a, b)
+    ncols = (full[2] + BLOCK_SIZE - 1) // BLOCK_SIZE
+    mask = np.arange(full[3].shape[1])[None, :] < ncols[:, None]
+    assert np.array_equal(full[3][mask], used[3][mask])
 
 
 def main():
@@ -195,23 +215,28 @@ def main():
             t[len(t) // 10], t[len(t) * 9 // 10]))
     print("# numpy baseline local: reorder + common metadata (slot mapping) + local virtual batches, "
           "attn_chunk_size %d, block_size 16" % CHUNK)
-    print("%-6s %-8s %-8s %-8s %-8s %12s %12s %12s" % ("reqs", "prefill", "tokens", "virtual", "pages", "median_us",
-                                                      "p10_us", "p90_us"))
+    print("%-6s %-8s %-8s %-8s %-8s %-6s %10s %12s %12s %12s" % (
+        "reqs", "prefill", "tokens", "virtual", "pages", "table", "table_KiB", "median_us", "p10_us", "p90_us"))
     for n, default_reps in ((8, 300), (256, 100), (4096, 30)):
         comp, sched, bt, num_prefills = make_batch(n, a.seed + n)
         reps = a.reps or default_reps
-        for _ in range(3):
-            res = build_local(comp, sched, bt)
-        t = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            res = build_local(comp, sched, bt)
-            t.append((time.perf_counter() - t0) * 1e6)
-        t.sort()
-        lv = res[2]
-        print("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f" % (
-            n, num_prefills, int(sched.sum()), lv[0].shape[0], lv[3].shape[1], t[len(t) // 2],
-            t[len(t) // 10], t[len(t) * 9 // 10]))
+        lvs = []
+        for fill, used_only in (("full", False), ("used", True)):
+            for _ in range(3):
+                res = build_local(comp, sched, bt, used_only)
+            t = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                res = build_local(comp, sched, bt, used_only)
+                t.append((time.perf_counter() - t0) * 1e6)
+            t.sort()
+            lv = res[2]
+            lvs.append(lv)
+            cols = lv[3].size if not used_only else int(((lv[2] + BLOCK_SIZE - 1) // BLOCK_SIZE).sum())
+            print("%-6d %-8d %-8d %-8d %-8d %-6s %10.1f %12.3f %12.3f %12.3f" % (
+                n, num_prefills, int(sched.sum()), lv[0].shape[0], lv[3].shape[1], fill, cols * 4 / 1024,
+                t[len(t) // 2], t[len(t) // 10], t[len(t) * 9 // 10]))
+        check_used_columns(*lvs)
 
 
 if __name__ == "__main__":

@@ -158,6 +158,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_local_attention_out, cu_seqlens_q_local),
     PA_OFF(pa_local_attention_out, seqlens_k_local),
     PA_OFF(pa_local_attention_out, block_table_local),
+    PA_OFF(pa_local_attention_out, table_fill),
 
     PA_SZ(pa_batch),
     PA_OFF(pa_batch, num_reqs),

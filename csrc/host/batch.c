@@ -218,11 +218,15 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
     PA_REQUIRE(out->cu_seqlens_q_local != NULL, "local attention: cu_seqlens_q_local is NULL");
     PA_REQUIRE(nv == 0 || (out->seqlens_q_local && out->seqlens_k_local && out->block_table_local),
                "local attention: seqlens_q_local, seqlens_k_local and block_table_local must not be NULL");
+    PA_REQUIRE(out->table_fill == PA_LOCAL_TABLE_FULL || out->table_fill == PA_LOCAL_TABLE_USED,
+               "local attention: table_fill must be PA_LOCAL_TABLE_FULL (0) or PA_LOCAL_TABLE_USED (1) (got %d)",
+               out->table_fill);
 
     const int32_t chunk = p->attn_chunk_size;
     const chunk_div cd = chunk_div_make(chunk), bd = chunk_div_make(p->block_size);
     const int32_t width = p->block_table_width;
     const int64_t stride = p->block_table_stride ? p->block_table_stride : width;
+    const int used_only = out->table_fill == PA_LOCAL_TABLE_USED;
     int32_t v = 0;
     int32_t cu = 0;
     out->cu_seqlens_q_local[0] = 0;
@@ -251,11 +255,15 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
          * its chunk, k - last_keys - (blocks - 1 - j) * chunk, and the chunks
          * are consecutive, so the request's rows are one run of its block-table
          * row, [first_page, first_page + blocks * pages), with columns past the
-         * last clipped to width - 1. One copy per request, not one per entry. */
+         * last clipped to width - 1. One copy per request, not one per entry.
+         * PA_LOCAL_TABLE_USED stops that run at the last column read: every
+         * row but the last is read whole (chunk keys), the last up to its
+         * ceil(last_keys / block_size) columns, so the written part is still
+         * one prefix of the run. */
         const int32_t *row = p->block_table + (int64_t)i * stride;
         const int64_t chunk0 = (int64_t)k - last_keys - (int64_t)(blocks - 1) * chunk; /* >= 0 */
         const int64_t first_page = cdiv_q(bd, (int32_t)chunk0);
-        const int64_t total = (int64_t)blocks * pages;
+        const int64_t total = (int64_t)(blocks - 1) * pages + (used_only ? cdiv_q(bd, last_keys - 1) + 1 : pages);
         int32_t *dst = out->block_table_local + (int64_t)v0 * pages;
         int64_t in_row = width - first_page; /* columns before the clip */
         in_row = in_row < 0 ? 0 : in_row > total ? total : in_row;

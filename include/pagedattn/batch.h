@@ -96,7 +96,16 @@ PA_API pa_status pa_split_decodes_and_prefills(const int32_t *query_start_loc, i
  * Requirements: attn_chunk_size > 0, block_size > 0, attn_chunk_size a multiple
  * of block_size, query lengths >= 0 and seq_lens[i] >= max(1, query_len). A
  * request with no query tokens (batch padding) gets one virtual request: the
- * chunk holding its last key, with 0 queries. */
+ * chunk holding its last key, with 0 queries.
+ *
+ * The block table by default is vLLM's, every column of every row. Most of it
+ * is never read: a virtual request with seqlens_k_local[v] keys is attended
+ * through its first ceil(seqlens_k_local[v] / block_size) columns only (the
+ * decode kernels read the pages holding keys < seq_len, context/prefill the
+ * pages holding cached keys, the ragged kernel pages < ceil(kv_len / page)):
+ * a decode with 2,000 keys reads 125 of the 512 columns that attn_chunk_size
+ * 8192 and block_size 16 give its row. PA_LOCAL_TABLE_USED writes only the
+ * columns read (pa_local_attention_out.table_fill). */
 typedef struct pa_local_attention_params {
     int32_t attn_chunk_size;
     int32_t block_size; /* tokens per KV-cache block */
@@ -108,12 +117,26 @@ typedef struct pa_local_attention_params {
     int32_t block_table_stride;     /* elements between rows; 0 = block_table_width */
 } pa_local_attention_params;
 
+/* What the builder writes into block_table_local (pa_local_attention_out.table_fill). */
+typedef enum pa_local_table_fill {
+    /* Every column of every row, as vLLM: row v, column j holds
+     * block_table[req][min(chunk_start / block_size + j, block_table_width - 1)]. */
+    PA_LOCAL_TABLE_FULL = 0,
+    /* Only the columns a kernel reads: row v's first ceil(seqlens_k_local[v] /
+     * block_size) columns, each equal to PA_LOCAL_TABLE_FULL's. The other
+     * columns are not written and keep what the buffer held (they are not part
+     * of the result: a consumer that reads pages past a sequence's keys needs
+     * PA_LOCAL_TABLE_FULL). Every row but a request's last is written whole. */
+    PA_LOCAL_TABLE_USED = 1,
+} pa_local_table_fill;
+
 typedef struct pa_local_attention_out {
     int32_t capacity;            /* virtual requests the arrays below can hold */
     int32_t *seqlens_q_local;    /* [capacity] */
     int32_t *cu_seqlens_q_local; /* [capacity + 1] */
     int32_t *seqlens_k_local;    /* [capacity] */
     int32_t *block_table_local;  /* [capacity, pages_per_local_batch], rows contiguous */
+    int32_t table_fill;          /* pa_local_table_fill; 0 (zero-initialised) = PA_LOCAL_TABLE_FULL */
 } pa_local_attention_out;
 
 /* Number of virtual requests (nv) and pages per virtual request for output
@@ -121,8 +144,10 @@ typedef struct pa_local_attention_out {
 PA_API pa_status pa_local_attention_size(const pa_local_attention_params *p, int32_t *num_virtual_batches,
                                          int32_t *pages_per_local_batch);
 
-/* Fills the four arrays described above; *num_virtual_batches (optional) gets
- * nv. out->capacity < nv is PA_ERR_INVALID_ARGUMENT. Nothing is written on
+/* Fills the four arrays described above (block_table_local as
+ * out->table_fill says); *num_virtual_batches (optional) gets nv.
+ * out->capacity < nv and a table_fill other than PA_LOCAL_TABLE_FULL or
+ * PA_LOCAL_TABLE_USED are PA_ERR_INVALID_ARGUMENT. Nothing is written on
  * error. */
 PA_API pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_params *p,
                                                          const pa_local_attention_out *out,

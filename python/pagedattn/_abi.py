@@ -93,7 +93,7 @@ class LocalAttentionParams(C.Structure):
 class LocalAttentionOut(C.Structure):
     _c_name = "pa_local_attention_out"
     _fields_ = [("capacity", _i32), ("seqlens_q_local", _ptr), ("cu_seqlens_q_local", _ptr),
-                ("seqlens_k_local", _ptr), ("block_table_local", _ptr)]
+                ("seqlens_k_local", _ptr), ("block_table_local", _ptr), ("table_fill", _i32)]
 
 
 class Batch(C.Structure):

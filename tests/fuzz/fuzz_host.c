@@ -205,7 +205,8 @@ static void fuzz_local_attention(reader *r) {
     fill(bt, MAXV * 16 + 16);
     /* sometimes too small: must fail without writing */
     const int32_t cap = (rd_u8(r) == 7 && nv > 0) ? nv - 1 : nv;
-    pa_local_attention_out o = {cap, sq, cu, sk, bt};
+    const int32_t fill = (rd_u8(r) & 1) ? PA_LOCAL_TABLE_USED : PA_LOCAL_TABLE_FULL;
+    pa_local_attention_out o = {cap, sq, cu, sk, bt, fill};
     int32_t got = SENT;
     s = pa_make_local_attention_virtual_batches(&p, &o, &got);
     if (cap < nv) {
@@ -228,9 +229,14 @@ static void fuzz_local_attention(reader *r) {
             FUZZ_CHECK(cu[v + 1] - cu[v] == sq[v]);
             FUZZ_CHECK(sq[v] >= 0 && sq[v] <= p.attn_chunk_size && sq[v] <= sk[v]);
             FUZZ_CHECK(sk[v] >= 1 && sk[v] <= p.attn_chunk_size);
+            /* PA_LOCAL_TABLE_USED: the pages of the virtual batch's keys only */
+            const int32_t used = fill == PA_LOCAL_TABLE_USED ? (sk[v] + p.block_size - 1) / p.block_size : pages;
             for (int32_t j = 0; j < pages; j++) {
                 const int32_t b = bt[(int64_t)v * pages + j];
-                FUZZ_CHECK(b >= i * stride && b < i * stride + p.block_table_width);
+                if (j < used)
+                    FUZZ_CHECK(b >= i * stride && b < i * stride + p.block_table_width);
+                else
+                    FUZZ_CHECK(b == SENT);
             }
             qsum += sq[v];
             v++;

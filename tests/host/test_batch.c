@@ -55,7 +55,7 @@ Test(local_attention, seed_worked_example) {
     CHK_EQ(nv, 8);
     CHK_EQ(pages, 2);
     int32_t sq[8], cu[9], sk[8], btl[16];
-    pa_local_attention_out o = {8, sq, cu, sk, btl};
+    pa_local_attention_out o = {8, sq, cu, sk, btl, PA_LOCAL_TABLE_FULL};
     int32_t got_nv = -1;
     CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, &got_nv), PA_SUCCESS, "%s", pa_last_error());
     CHK_EQ(got_nv, 8);
@@ -87,6 +87,8 @@ static void naive_emit(const pa_local_attention_params *p, naive_local *r, int32
     const int32_t C = p->attn_chunk_size, B = p->block_size, pages = C / B;
     const int32_t stride = p->block_table_stride ? p->block_table_stride : p->block_table_width;
     const int32_t v = r->nv++;
+    cr_assert(v < 4096 && (int64_t)(v + 1) * pages <= 4096 * 8, "naive_local holds %d x %d pages at most", v + 1,
+              pages);
     r->sq[v] = nq;
     r->sk[v] = last_pos - chunk * C + 1;
     r->cu[v + 1] = r->cu[v] + nq;
@@ -134,7 +136,7 @@ static void check_local_against_naive(const pa_local_attention_params *p) {
     fill_sentinel(cu, 4101);
     fill_sentinel(sk, 4100);
     fill_sentinel(bt, 4100 * 8 + 8);
-    pa_local_attention_out o = {nv, sq, cu, sk, bt};
+    pa_local_attention_out o = {nv, sq, cu, sk, bt, PA_LOCAL_TABLE_FULL};
     int32_t got = -1;
     CHK_EQ(pa_make_local_attention_virtual_batches(p, &o, &got), PA_SUCCESS, "%s", pa_last_error());
     CHK_EQ(got, nv);
@@ -215,7 +217,7 @@ Test(local_attention, edge_cases) {
         int32_t nv = -1, cu[2] = {SENTINEL, SENTINEL};
         CHK_EQ(pa_local_attention_size(&p, &nv, NULL), PA_SUCCESS, "%s", pa_last_error());
         CHK_EQ(nv, 0);
-        pa_local_attention_out o = {0, NULL, cu, NULL, NULL};
+        pa_local_attention_out o = {0, NULL, cu, NULL, NULL, PA_LOCAL_TABLE_FULL};
         CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, &nv), PA_SUCCESS, "%s", pa_last_error());
         CHK_EQ(cu[0], 0);
         CHK_EQ(cu[1], SENTINEL);
@@ -228,7 +230,7 @@ Test(local_attention, edge_cases) {
         pa_local_attention_params p = {8, 4, 3, qsl, seq, table, 16, 0};
         check_local_against_naive(&p);
         int32_t sq[8], cu[9], sk[8], bt[16];
-        pa_local_attention_out o = {8, sq, cu, sk, bt};
+        pa_local_attention_out o = {8, sq, cu, sk, bt, PA_LOCAL_TABLE_FULL};
         int32_t nv;
         CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, &nv), PA_SUCCESS, "%s", pa_last_error());
         CHK_EQ(nv, 4);
@@ -257,7 +259,7 @@ Test(local_attention, edge_cases) {
         pa_local_attention_params p = {4, 2, 1, qsl, seq, table, 1, 0};
         check_local_against_naive(&p);
         int32_t sq[3], cu[4], sk[3], bt[6];
-        pa_local_attention_out o = {3, sq, cu, sk, bt};
+        pa_local_attention_out o = {3, sq, cu, sk, bt, PA_LOCAL_TABLE_FULL};
         CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, NULL), PA_SUCCESS, "%s", pa_last_error());
         for (int i = 0; i < 6; i++)
             CHK_EQ(bt[i], 1000);
@@ -265,20 +267,175 @@ Test(local_attention, edge_cases) {
     }
 }
 
+/* ---- PA_LOCAL_TABLE_USED: only the columns a kernel reads ------------------- */
+
+/* Columns of virtual request v that a kernel reads: the pages holding its
+ * seqlens_k_local keys, from the brute force's key count. */
+static int32_t used_columns(int32_t keys, int32_t block_size) { return (keys + block_size - 1) / block_size; }
+
+/* The builder with PA_LOCAL_TABLE_USED into sentinel-filled arrays against the
+ * per-token brute force: the lengths as in the default fill, the first
+ * ceil(seqlens_k_local / block_size) columns of each row equal to the brute
+ * force's (vLLM's) row, every other column still the sentinel. */
+static void check_used_against_naive(const pa_local_attention_params *p) {
+    static naive_local ref;
+    static int32_t sq[4100], cu[4101], sk[4100], bt[4096 * 8 + 8];
+    naive_local_attention(p, &ref);
+    int32_t nv = -1, pages = -1;
+    CHK_EQ(pa_local_attention_size(p, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(nv, ref.nv, "nv %d, naive %d", nv, ref.nv);
+    fill_sentinel(sq, 4100);
+    fill_sentinel(cu, 4101);
+    fill_sentinel(sk, 4100);
+    fill_sentinel(bt, 4096 * 8 + 8);
+    pa_local_attention_out o = {nv, sq, cu, sk, bt, PA_LOCAL_TABLE_USED};
+    int32_t got = -1;
+    CHK_EQ(pa_make_local_attention_virtual_batches(p, &o, &got), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(got, nv);
+    for (int32_t v = 0; v < nv; v++) {
+        CHK_EQ(sq[v], ref.sq[v], "seqlens_q_local[%d] = %d, naive %d", v, sq[v], ref.sq[v]);
+        CHK_EQ(sk[v], ref.sk[v], "seqlens_k_local[%d] = %d, naive %d", v, sk[v], ref.sk[v]);
+        const int32_t used = used_columns(ref.sk[v], p->block_size);
+        CHK(used >= 1 && used <= pages, "virtual %d: %d keys, %d used columns of %d", v, ref.sk[v], used, pages);
+        for (int32_t j = 0; j < used; j++)
+            CHK_EQ(bt[v * pages + j], ref.bt[v * pages + j], "block_table_local[%d][%d] (read by a kernel)", v, j);
+        for (int32_t j = used; j < pages; j++)
+            CHK_EQ(bt[v * pages + j], SENTINEL, "block_table_local[%d][%d] is past the %d keys' %d pages: written", v,
+                   j, ref.sk[v], used);
+    }
+    for (int32_t v = 0; v <= nv; v++)
+        CHK_EQ(cu[v], ref.cu[v], "cu_seqlens_q_local[%d]", v);
+    CHK_EQ(sq[nv], SENTINEL);
+    CHK_EQ(cu[nv + 1], SENTINEL);
+    CHK_EQ(sk[nv], SENTINEL);
+    CHK(all_sentinel(bt + (int64_t)nv * pages, 8), "written past the last row");
+}
+
+Test(local_attention, used_columns_random_against_per_token_brute_force) {
+    static int32_t qsl[65], seq[64], table[64 * 80];
+    rng_seed(47);
+    for (int iter = 0; iter < 2000; iter++) {
+        const int32_t bs = iter % 5 == 4 ? rng_range(2, 7) : 1 << rng_range(0, 4); /* 1..16, some not pow2 */
+        const int32_t C = bs * rng_range(1, 8 / (bs > 4 ? 2 : 1));                 /* <= 8 pages */
+        const int32_t n = rng_range(0, 12);
+        /* wide enough for every key most of the time; narrow (clipped) the rest */
+        int32_t width = rng_range(0, 3) ? 80 : rng_range(1, 80);
+        const int32_t stride = rng_range(0, 1) ? 0 : width + rng_range(0, 3);
+        qsl[0] = 0;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t q = rng_range(0, 7) == 0 ? 0 : rng_range(1, 3 * C + 2);
+            if (rng_range(0, 3) == 0)
+                q = 1; /* decodes */
+            const int32_t k = q + rng_range(q == 0 ? 1 : 0, 4 * C + 3);
+            qsl[i + 1] = qsl[i] + q;
+            seq[i] = k;
+        }
+        const int32_t rs = stride ? stride : width;
+        for (int32_t i = 0; i < n * rs; i++)
+            table[i] = (int32_t)(rng_next() % 100000);
+        pa_local_attention_params p = {C, bs, n, qsl, seq, table, width, stride};
+        check_used_against_naive(&p);
+    }
+}
+
+/* Llama-4's sizes (attn_chunk_size 8192, block_size 16: 512 columns a row):
+ * a decode reads a fraction of its row, a request whose last chunk holds one
+ * key reads one column, a prefill across chunks reads its full rows whole. */
+Test(local_attention, used_columns_llama4_sizes) {
+    enum { NR = 6, W = 1300 };
+    static int32_t table[NR * W];
+    for (int32_t i = 0; i < NR * W; i++)
+        table[i] = 7 + i;
+    /* decode at 2,000 keys; decode at 8,193 keys (its chunk holds one key);
+     * a prefill of 12,000 queries over 20,000 keys (chunks 0..2, the last of
+     * 3,616 keys); a padding request (0 queries, 5 keys); a decode at exactly
+     * 8,192 keys; a decode at 20,000 keys in a row 1,200 columns wide (its
+     * last chunk's 226 pages run past column 1,199: clipped). */
+    const int32_t q[NR] = {1, 1, 12000, 0, 1, 1};
+    const int32_t k[NR] = {2000, 8193, 20000, 5, 8192, 20000};
+    int32_t qsl[NR + 1] = {0};
+    for (int i = 0; i < NR; i++)
+        qsl[i + 1] = qsl[i] + q[i];
+    pa_local_attention_params p = {8192, 16, NR - 1, qsl, k, table, W, 0};
+    check_used_against_naive(&p);
+    /* the clipped one on its own: width 1200 (stride W) */
+    pa_local_attention_params clip = {8192, 16, 1, qsl + 5, k + 5, table + 5 * W, 1200, W};
+    check_used_against_naive(&clip);
+    /* and by hand, the columns written for the first request and the clipped one */
+    static int32_t sq[8], cu[9], sk[8], bt[8 * 512];
+    fill_sentinel(bt, 8 * 512);
+    pa_local_attention_out o = {8, sq, cu, sk, bt, PA_LOCAL_TABLE_USED};
+    int32_t nv = -1;
+    CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, &nv), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(nv, 1 + 1 + 3 + 1 + 1);
+    for (int32_t j = 0; j < 125; j++) /* 2,000 keys: 125 pages of row 0 */
+        CHK_EQ(bt[j], 7 + j);
+    CHK(all_sentinel(bt + 125, 512 - 125));
+    CHK_EQ(bt[512], 7 + W + 512); /* 8,193 keys: chunk 1's one key is in page 512 */
+    CHK(all_sentinel(bt + 513, 511));
+    fill_sentinel(bt, 512);
+    CHK_EQ(pa_make_local_attention_virtual_batches(&clip, &o, &nv), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(nv, 1);
+    CHK_EQ(sk[0], 20000 - 16384);
+    for (int32_t j = 0; j < 226; j++) /* chunk 2 starts at page 1024; columns >= 1200 clip to 1199 */
+        CHK_EQ(bt[j], 7 + 5 * W + (1024 + j < 1200 ? 1024 + j : 1199), "column %d", j);
+    CHK(all_sentinel(bt + 226, 512 - 226));
+}
+
+/* The default (table_fill 0, as a zero-initialised out gives) is unchanged:
+ * every column, as vLLM. */
+Test(local_attention, default_fill_writes_every_column) {
+    static int32_t table[2 * 40];
+    for (int32_t i = 0; i < 80; i++)
+        table[i] = 100 + i;
+    const int32_t qsl[3] = {0, 1, 2};
+    const int32_t seq[2] = {5, 33}; /* chunk 16, block 4: 2 of 4 columns used; then 1 of 4 */
+    pa_local_attention_params p = {16, 4, 2, qsl, seq, table, 40, 0};
+    int32_t sq[2], cu[3], sk[2], full[8], used[8];
+    fill_sentinel(full, 8);
+    fill_sentinel(used, 8);
+    pa_local_attention_out o = {.capacity = 2,
+                                .seqlens_q_local = sq,
+                                .cu_seqlens_q_local = cu,
+                                .seqlens_k_local = sk,
+                                .block_table_local = full};
+    CHK_EQ(o.table_fill, PA_LOCAL_TABLE_FULL);
+    CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, NULL), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t efull[8] = {100, 101, 102, 103, 148, 149, 150, 151};
+    for (int j = 0; j < 8; j++)
+        CHK_EQ(full[j], efull[j], "full[%d]", j);
+    o.block_table_local = used;
+    o.table_fill = PA_LOCAL_TABLE_USED;
+    CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, NULL), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t eused[8] = {100, 101, SENTINEL, SENTINEL, 148, SENTINEL, SENTINEL, SENTINEL};
+    for (int j = 0; j < 8; j++)
+        CHK_EQ(used[j], eused[j], "used[%d]", j);
+}
+
 /* Every bad input: the status, a message naming the field (and request), and
  * sentinel outputs untouched. */
-static void expect_local_error(const pa_local_attention_params *p, int32_t cap, const char *substr) {
-    int32_t sq[16], cu[17], sk[16], bt[64], nv = SENTINEL, pages = SENTINEL;
+static void expect_make_error(const pa_local_attention_params *p, int32_t cap, int32_t table_fill, const char *substr) {
+    int32_t sq[16], cu[17], sk[16], bt[64], nv = SENTINEL;
     fill_sentinel(sq, 16);
     fill_sentinel(cu, 17);
     fill_sentinel(sk, 16);
     fill_sentinel(bt, 64);
-    pa_local_attention_out o = {cap, sq, cu, sk, bt};
+    pa_local_attention_out o = {cap, sq, cu, sk, bt, table_fill};
     pa_status s = pa_make_local_attention_virtual_batches(p, &o, &nv);
-    CHK_EQ(s, PA_ERR_INVALID_ARGUMENT, "expected invalid argument for '%s', got %d", substr, s);
+    CHK_EQ(s, PA_ERR_INVALID_ARGUMENT, "expected invalid argument for '%s' (table_fill %d), got %d", substr, table_fill,
+           s);
     CHK(strstr(pa_last_error(), substr) != NULL, "message '%s' lacks '%s'", pa_last_error(), substr);
-    CHK(all_sentinel(sq, 16) && all_sentinel(cu, 17) && all_sentinel(sk, 16) && all_sentinel(bt, 64));
+    CHK(all_sentinel(sq, 16) && all_sentinel(cu, 17) && all_sentinel(sk, 16) && all_sentinel(bt, 64),
+        "table_fill %d: an output was written on error '%s'", table_fill, substr);
     CHK_EQ(nv, SENTINEL);
+}
+
+/* The builder's error in both table fills, and the size query's. */
+static void expect_local_error(const pa_local_attention_params *p, int32_t cap, const char *substr) {
+    int32_t nv = SENTINEL, pages = SENTINEL;
+    pa_status s;
+    expect_make_error(p, cap, PA_LOCAL_TABLE_FULL, substr);
+    expect_make_error(p, cap, PA_LOCAL_TABLE_USED, substr);
     if (cap >= 16) { /* a capacity error is not a size-query error */
         s = pa_local_attention_size(p, &nv, &pages);
         CHK_EQ(s, PA_ERR_INVALID_ARGUMENT);
@@ -347,6 +504,15 @@ Test(local_attention, bad_input) {
     CHK_EQ(pa_make_local_attention_virtual_batches(NULL, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
     CHK_EQ(pa_make_local_attention_virtual_batches(&good, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
     CHK(strstr(pa_last_error(), "out is NULL"));
+    /* a table fill that is neither of the two, on good input */
+    expect_make_error(&good, 16, 2, "table_fill");
+    expect_make_error(&good, 16, -1, "table_fill");
+    expect_make_error(&good, 16, INT32_MIN, "table_fill");
+    /* an empty batch is checked too */
+    {
+        pa_local_attention_params empty = {8, 4, 0, NULL, NULL, NULL, 0, 0};
+        expect_make_error(&empty, 0, 7, "table_fill");
+    }
 }
 
 /* ======================= reorder ============================================= */

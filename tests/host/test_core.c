@@ -192,6 +192,9 @@ Test(core, abi_facts_are_the_compilers) {
                  (int64_t)offsetof(pa_ragged_params, kv_split_tokens));
     cr_assert_eq(pa_abi_offsetof("pa_device_props", "runtime_version"),
                  (int64_t)offsetof(pa_device_props, runtime_version));
+    cr_assert_eq(pa_abi_sizeof("pa_local_attention_out"), sizeof(pa_local_attention_out));
+    cr_assert_eq(pa_abi_offsetof("pa_local_attention_out", "table_fill"),
+                 (int64_t)offsetof(pa_local_attention_out, table_fill));
     cr_assert_eq(pa_abi_sizeof("pa_no_such_struct"), 0);
     cr_assert_eq(pa_abi_sizeof(NULL), 0);
     cr_assert_eq(pa_abi_offsetof("pa_kv_cache", "no_such_field"), -1);
