@@ -89,10 +89,19 @@ plant decode-pv-slice-skips-tokens cuda/decode/decode_kernel.cuh \
     'const int t = pr + r * geo.pv_slices;' 'const int t = pr + r * (geo.pv_slices + 1);' \
     test_decode 'decode_graph/*'
 plant decode-fixed-ng1-not-launched cuda/decode/decode_launch.cuh \
-    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' 'return 0;' test_decode 'decode_fixed/*'
+    'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);' 'return 0;' \
+    test_decode 'decode_fixed/*'
 plant decode-fixed-ng2-gets-ng1-geometry cuda/decode/decode_launch.cuh \
-    'return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);' \
-    'return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);' test_decode 'decode_fixed/*'
+    'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 2>>, kp, s);' \
+    'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);' test_decode 'decode_fixed/*'
+plant decode-mma-v-token-pairs-swapped cuda/decode/decode_mma.cuh \
+    'const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);' 'const int t = tw + 2 * qc + (i >> 1) + 8 * (i & 1);' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-mma-16bit-v-fragment-swapped cuda/decode/decode_mma.cuh \
+    'const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};' 'const uint32_t a[4] = {r[2 * s + 1], r[2 * s], 0u, 0u};' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
+    '        moved = fmaxf(moved, shfl_xor(moved, 16));' '' test_decode 'decode_fixed/tensor_core'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
     test_cache_ops 'cache_ops/reshape_and_cache_nhd'
@@ -110,6 +119,12 @@ plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
     '            __syncwarp();
             const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \
     test_ragged:tsan 'ragged_gpu/soft_mask_value'
+plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
+    '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
+        }
+    bar();' '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
+        }' \
+    test_decode:tsan 'decode_fixed/tensor_core'
 plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
     '    __syncthreads();
     sm.finalize<C>(o);' '    sm.finalize<C>(o);' \

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "decode_kernel.cuh"
+#include "decode_mma.cuh"
 
 namespace pa_dec {
 
-template <int QT, int CT, class G> int launch_split_geo(const pa_dec_kparams *kp, cudaStream_t s) {
-    auto *kernel = decode_split_kernel<QT, CT, G>;
+template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaStream_t s) {
     if (kp->smem_bytes > 48 * 1024) {
         // Per device and idempotent; not a stream operation, so graph capture is unaffected.
         const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kp->smem_bytes);
@@ -22,20 +22,24 @@ template <int QT, int CT, class G> int launch_split_geo(const pa_dec_kparams *kp
 
 // Head size 128 with a flash layout, 16-byte copies, a 16-bit or fp8 cache
 // and no block-sparse mask (the common serving shapes) runs with compile-time
-// geometry: up to 4 query heads per CTA (MHA, GQA groups <= 4) or up to 8
-// (groups 5..8). Everything else runs the runtime-shaped instance. The choice
-// depends on the problem's shape only, never on the batch, so batch
-// invariance holds.
+// geometry (FixGeo): up to 4 query heads per CTA (MHA, GQA groups <= 4) or up
+// to 8 (groups 5..8). A 16-bit query there runs on tensor cores
+// (decode_mma.cuh); an f32 query on CUDA cores. Everything else runs the
+// runtime-shaped instance. The choice depends on the problem's shape only,
+// never on the batch, so batch invariance holds.
 template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
     // f32 caches keep the runtime geometry: unrolled, their tile needs more
     // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
-    if constexpr (ct_traits<CT>::esz <= 2) {
+    if constexpr (QT != 0) {
+        if (FixGeo<128, CT, 1>::matches(*kp) || FixGeo<128, CT, 2>::matches(*kp))
+            return launch_kernel(decode_mma_kernel<QT, CT>, kp, s);
+    } else if constexpr (ct_traits<CT>::esz <= 2) {
         if (FixGeo<128, CT, 1>::matches(*kp))
-            return launch_split_geo<QT, CT, FixGeo<128, CT, 1>>(kp, s);
+            return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);
         if (FixGeo<128, CT, 2>::matches(*kp))
-            return launch_split_geo<QT, CT, FixGeo<128, CT, 2>>(kp, s);
+            return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 2>>, kp, s);
     }
-    return launch_split_geo<QT, CT, DynGeo>(kp, s);
+    return launch_kernel(decode_split_kernel<QT, CT, DynGeo>, kp, s);
 }
 
 } // namespace pa_dec

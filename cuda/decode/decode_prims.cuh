@@ -27,6 +27,7 @@ namespace pa_dec {
 
 PA_DEC_DEV void bar() { __syncthreads(); }
 PA_DEC_DEV float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+PA_DEC_DEV float shfl_idx(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 PA_DEC_DEV float fexp(float x) { return __expf(x); }
 
 // Asynchronous global->shared copy of `unit` (4, 8 or 16) bytes of which the
@@ -37,5 +38,12 @@ PA_DEC_DEV void cp_async(void *dst, const void *src, int unit, int src_bytes) {
 }
 PA_DEC_DEV void cp_commit() { pa::ptx::cp_async_commit(); }
 template <int N> PA_DEC_DEV void cp_wait() { pa::ptx::cp_async_wait<N>(); }
+// D += A B, m16n8k16, f32 accumulate; DT 1 = f16, 2 = bf16 inputs (cuda/ptx.cuh
+// gives the fragment layouts); ldmatrix .x4 (.trans) of four 8x8 b16 matrices.
+template <int DT> PA_DEC_DEV void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    pa::ptx::mma16816<DT>(d, a, b0, b1);
+}
+PA_DEC_DEV void ldsm_x4(uint32_t (&r)[4], const void *p) { pa::ptx::ldmatrix_x4(r, p); }
+PA_DEC_DEV void ldsm_x4_trans(uint32_t (&r)[4], const void *p) { pa::ptx::ldmatrix_x4_trans(r, p); }
 
 } // namespace pa_dec

@@ -75,7 +75,12 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * window, soft cap and vLLM block-sparse in any combination.
  *
  * Every entry serves a whole GQA group from one CTA (each K/V byte read once
- * per split) and accumulates in f32; they differ in how a sequence is cut:
+ * per split) and accumulates in f32. An f16/bf16 query at head 128 on a flash
+ * layout (no block-sparse, GQA groups up to 8) runs Q.K and P.V on tensor
+ * cores, with the probabilities rounded to the MMA's input type: the cache's
+ * dtype, or f16 for an fp8 cache (a bf16 query is then scaled by a power of
+ * two first, so nothing overflows). The other shapes use CUDA cores. The
+ * entries differ in how a sequence is cut:
  *
  *   v1    one pass over the whole sequence; no workspace.
  *   v2    vLLM's 512-token partitions (PA_DECODE_PARTITION_SIZE) and a reduce

@@ -328,7 +328,8 @@ Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[5] = {1, 31, 300, 1025, 4100};
     static const int heads[4][2] = {{8, 8}, {16, 4}, {10, 2}, {16, 2}};
-    for (int i = 0; i < 8; i++) {
+    /* i = 8, 9: f32 queries (the CUDA-core FixGeo instances), MHA and group 4 */
+    for (int i = 0; i < 10; i++) {
         dcase c = {0};
         c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
         c.q = QD[(i / 2 + 2) % 3];
@@ -344,6 +345,51 @@ Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
         c.lens = lens;
         c.seed = 900u + (uint64_t)i;
         run_case(&c);
+    }
+}
+
+/* The tensor-core kernel (cuda/decode/decode_mma.cuh): 16-bit query, cache of
+ * its dtype or fp8, head 128, flash layouts, 1..8 query heads per CTA; with
+ * ALiBi, window and soft cap; and, with an fp8 cache (f16 MMAs), bf16 queries
+ * far outside f16's range (the kernel scales them by a power of two), the
+ * softmax scale shrunk to match. */
+static void scale_query(pa_decode_problem *pr, float by) {
+    for (size_t i = 0; i < pr->q_elems; i++) {
+        const float v = pa_load_as_float(pr->p.q_dtype, pr->q, i) * by;
+        pa_store_from_float(pr->p.q_dtype, pr->q, i, v);
+    }
+    pr->p.scale /= by;
+}
+
+Test(decode_fixed, tensor_core, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[5] = {1, 63, 64, 700, 2113};
+    static const int heads[6][2] = {{8, 8}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {32, 4}}; /* groups 1, 2, 3, 4, 5, 8 */
+    static const float qmul[3] = {1.0f, 3.0e6f, 2.0e-7f};
+    for (int i = 0; i < 18; i++) {
+        dcase c = {0};
+        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        c.q = (i / 3) % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        c.c = i % 3 == 0 ? c.q : i % 3 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+        c.heads = heads[i % 6][0];
+        c.kv_heads = heads[i % 6][1];
+        c.hs = 128;
+        c.bs = BSZ[i % 5];
+        c.alibi = i % 4 == 2;
+        c.window = i % 5 == 3 ? 100 : 0;
+        c.cap = i % 4 == 1 ? 15.0f : 0.0f;
+        c.nseq = 5;
+        c.lens = lens;
+        c.seed = 950u + (uint64_t)i;
+        pa_decode_problem *pr = make_problem(&c);
+        const float by = c.q == PA_DTYPE_BF16 && pa_dtype_is_fp8(c.c) ? qmul[(i / 6) % 3] : 1.0f;
+        if (by != 1.0f)
+            scale_query(pr, by);
+        char desc[300];
+        describe(&c, desc, sizeof desc);
+        snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " query x %g", (double)by);
+        check_problem(pr, desc);
+        pa_decode_problem_free(pr);
     }
 }
 
@@ -668,6 +714,9 @@ Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
     /* ... with a window: its first 7 splits see no key (empty partials) */
     dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 96, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
     batch_sizes_case(&b);
+    /* the tensor-core kernel (fp8, head 128, flash), ALiBi and a window */
+    dcase t = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 8, 128, 16, 1, 3000, 0.0f, 0, 2, lens, 43};
+    batch_sizes_case(&t);
 }
 
 /* ---- CUDA graphs: capture once, replay with new seq_lens and block tables ---- */
