@@ -391,16 +391,12 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     }
 }
 
-template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
-    PA_DEC_SMEM(smem);
-    const G geo(p);
-    using qt = typename pa::elt<QT>::type;
-    constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int hs = geo.head_size, T = geo.tile;
-
-    cta_ctx c;
-    c.smem = smem;
+// The CTA's coordinates and its split's tiles (T tokens each), shared by the
+// split kernels (this one and decode_mma.cuh's). False when the CTA has
+// nothing to do: a length the host could not check (split 0 writes that
+// sequence's zeros) or a split past the sequence's last.
+template <int QT>
+PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, int T, int &nsplit, int &ntiles) {
     const int per_seq = p.num_kv_heads * p.head_chunks;
     c.seq = (int)(blockIdx.x / per_seq);
     const int rem = (int)(blockIdx.x - c.seq * per_seq);
@@ -411,27 +407,59 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     c.nh = min(p.hpc, p.group - hc * p.hpc);
     const int split = blockIdx.y;
     c.L = p.seq_lens[c.seq];
-    qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
-
-    // A length the host could not check: that sequence's output is zeros.
     if (c.L < 1 || c.L > p.max_seq_len) {
+        typename pa::elt<QT>::type *out =
+            static_cast<typename pa::elt<QT>::type *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
         if (split == 0)
-            for (int i = tid; i < c.nh * hs; i += NT)
+            for (int i = threadIdx.x; i < c.nh * hs; i += NT)
                 out[i] = pa::from_float<QT>(0.0f);
-        return;
+        return false;
     }
-    const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
+    nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
     if (split >= nsplit)
-        return;
+        return false;
     const int part = pa_dec_part(p.mode, p.part, c.L);
     const int s0 = split * part;
     const int s1 = part >= c.L - s0 ? c.L : s0 + part;
     c.win_lo = p.window > 0 ? c.L - p.window : 0;
     c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
-    const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
+    ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
     c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
     c.wb0 = -(1 << 30);
+    return true;
+}
 
+// Element d of the CTA's head h: the output (one split) or the split's
+// partial row (tmp_out, and exp_sums / max_logits at d == 0).
+template <int QT>
+PA_DEC_DEV void store_result(const pa_dec_kparams &p, const cta_ctx &c, int hs, int nsplit, int h, int d, float o,
+                             float l, float m) {
+    if (nsplit == 1) {
+        static_cast<typename pa::elt<QT>::type *>(p.out)[((int64_t)c.seq * p.num_heads + c.h0 + h) * hs + d] =
+            pa::from_float<QT>(o);
+    } else {
+        const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + h) * p.max_splits + blockIdx.y;
+        p.tmp_out[row * hs + d] = o;
+        if (d == 0) {
+            p.exp_sums[row] = l;
+            p.max_logits[row] = m;
+        }
+    }
+}
+
+template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_split_kernel(const pa_dec_kparams p) {
+    PA_DEC_SMEM(smem);
+    const G geo(p);
+    using qt = typename pa::elt<QT>::type;
+    constexpr int esz = ct_traits<CT>::esz, VE = ct_traits<CT>::ve;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int hs = geo.head_size, T = geo.tile;
+
+    cta_ctx c;
+    c.smem = smem;
+    int nsplit, ntiles;
+    if (!begin_cta<QT>(p, c, esz, hs, T, nsplit, ntiles))
+        return;
     float *sq = reinterpret_cast<float *>(smem + p.off_q);
     float *slog = reinterpret_cast<float *>(smem + p.off_logit);
     float *sm = reinterpret_cast<float *>(smem + p.off_stat);
@@ -688,17 +716,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
         for (int r = 0; r < geo.pv_slices; r++)
             s += red[(r * c.nh + g) * hs + d];
         const float l = sl[g];
-        const float o = l > 0.0f ? s / l * vs : 0.0f;
-        if (nsplit == 1) {
-            out[i] = pa::from_float<QT>(o);
-        } else {
-            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + g) * p.max_splits + split;
-            p.tmp_out[row * hs + d] = o;
-            if (d == 0) {
-                p.exp_sums[row] = l;
-                p.max_logits[row] = sm[g];
-            }
-        }
+        store_result<QT>(p, c, hs, nsplit, g, d, l > 0.0f ? s / l * vs : 0.0f, l, sm[g]);
     }
 }
 

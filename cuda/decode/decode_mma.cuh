@@ -106,7 +106,8 @@ template <bool F8> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
 // the loader's state need about 150, and at 128 ptxas spills. Three CTAs
 // still keep two 16 KiB tiles each in flight, about 96 KiB per SM.
 template <int QT, int CT>
-PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS) decode_mma_kernel(const pa_dec_kparams p) {
+PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
+    decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
                   "decode_mma_kernel: a 16-bit query with its own dtype's cache or fp8");
@@ -124,35 +125,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS) d
 
     cta_ctx c;
     c.smem = smem;
-    const int per_seq = p.num_kv_heads * p.head_chunks;
-    c.seq = (int)(blockIdx.x / per_seq);
-    const int rem = (int)(blockIdx.x - c.seq * per_seq);
-    c.kvh = rem / p.head_chunks;
-    c.head_bytes = (int64_t)c.kvh * p.g.head_stride * G::esz;
-    const int hc = rem - c.kvh * p.head_chunks;
-    c.h0 = c.kvh * p.group + hc * p.hpc;
-    c.nh = min(p.hpc, p.group - hc * p.hpc);
-    const int split = blockIdx.y;
-    c.L = p.seq_lens[c.seq];
-    qt *out = static_cast<qt *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * HS;
-
-    if (c.L < 1 || c.L > p.max_seq_len) {
-        if (split == 0)
-            for (int i = tid; i < c.nh * HS; i += NT)
-                out[i] = pa::from_float<QT>(0.0f);
+    int nsplit, ntiles;
+    if (!begin_cta<QT>(p, c, G::esz, HS, T, nsplit, ntiles))
         return;
-    }
-    const int nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
-    if (split >= nsplit)
-        return;
-    const int part = pa_dec_part(p.mode, p.part, c.L);
-    const int s0 = split * part;
-    const int s1 = part >= c.L - s0 ? c.L : s0 + part;
-    c.win_lo = p.window > 0 ? c.L - p.window : 0;
-    c.e0 = max(s0, c.win_lo) / T * T;
-    const int ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
-    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
-    c.wb0 = -(1 << 30);
 
     for (int s = 0; s < NS - 1; s++) {
         issue_tile<CT>(p, geo, c, s, ntiles);
@@ -356,8 +331,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS) d
                     const uint32_t *w = q < 2 ? lo : hi;
                     const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
                     const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
-                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16),
-                                           fp8x2_to_f16x2<CT>(Y), fp8x2_to_f16x2<CT>(Y >> 16)};
+                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16), fp8x2_to_f16x2<CT>(Y),
+                                           fp8x2_to_f16x2<CT>(Y >> 16)};
                     mma16816<MDT>(acc[4 * P + q], a, pb0, pb1);
                 }
             }
@@ -427,17 +402,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS) d
             l += wl[w * MMA_ROWS + h] * f;
             s += red[(w * MMA_ROWS + h) * HS + d];
         }
-        const float o = l > 0.0f ? s / l * vs : 0.0f;
-        if (nsplit == 1) {
-            out[i] = pa::from_float<QT>(o);
-        } else {
-            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + h) * p.max_splits + split;
-            p.tmp_out[row * HS + d] = o;
-            if (d == 0) {
-                p.exp_sums[row] = l;
-                p.max_logits[row] = mm;
-            }
-        }
+        store_result<QT>(p, c, HS, nsplit, h, d, l > 0.0f ? s / l * vs : 0.0f, l, mm);
     }
 }
 

@@ -328,8 +328,7 @@ Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[5] = {1, 31, 300, 1025, 4100};
     static const int heads[4][2] = {{8, 8}, {16, 4}, {10, 2}, {16, 2}};
-    /* i = 8, 9: f32 queries (the CUDA-core FixGeo instances), MHA and group 4 */
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 8; i++) {
         dcase c = {0};
         c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
         c.q = QD[(i / 2 + 2) % 3];
@@ -344,6 +343,29 @@ Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
         c.nseq = 5;
         c.lens = lens;
         c.seed = 900u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
+/* f32 queries at head 128 on flash layouts: the CUDA-core FixGeo instances
+ * (16-bit queries take the tensor-core kernel), MHA and group 4, per cache. */
+Test(decode_fixed, f32_queries, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[4] = {1, 300, 1025, 2100};
+    static const pa_dtype caches[3] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2, PA_DTYPE_F32};
+    for (int i = 0; i < 6; i++) {
+        dcase c = {0};
+        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        c.q = PA_DTYPE_F32;
+        c.c = caches[i % 3];
+        c.heads = i < 3 ? 8 : 16;
+        c.kv_heads = i < 3 ? 8 : 4;
+        c.hs = 128;
+        c.bs = BSZ[i % 5];
+        c.window = i == 4 ? 500 : 0;
+        c.nseq = 4;
+        c.lens = lens;
+        c.seed = 980u + (uint64_t)i;
         run_case(&c);
     }
 }
