@@ -1198,6 +1198,207 @@ def prefill_shape_instance(shape):
     return (shape["dtype"], (shape["head"] + 31) // 32 * 32)
 
 
+# ---- ragged model -------------------------------------------------------------------------------
+
+RG_MMA = "cuda/ragged/ragged_mma.cuh"
+RG_COMMON = "cuda/ragged/ragged_common.cuh"
+RG_DEC_ROWS, RG_TILE_ROWS, RG_KEY_TILE = 16, 64, 64  # csrc/shared/ragged_internal.h
+RG_DEC_MIN_CHUNK, RG_DEC_MAX_SPLITS, RG_PRE_MIN_CHUNK, RG_PRE_MAX_SPLITS = 512, 16, 2048, 4
+
+# The mixed step of issue 14 (`pagedattn bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096`:
+# every sequence has ctx tokens cached, kv_len = ctx + q_len), and its head 64 / 256 variants.
+RAGGED_SHAPES = [
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 128", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=128, dtype="bf16"),
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 64", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=64, dtype="bf16"),
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 256", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=256, dtype="bf16"),
+]
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def ragged_items(q_len, kv_len, group, nkv):
+    """csrc/shared/ragged_internal.h pa_rg_plan_seq / pa_rg_tile / pa_rg_tile_item for a hard
+    causal mask without window: [(nrows, row0, k_lo, k_hi, split)] of one KV head (every KV head
+    gets the same items)."""
+    rows = q_len * group
+    tile_rows = RG_DEC_ROWS if rows <= RG_DEC_ROWS else RG_TILE_ROWS
+    n_tiles = _cdiv(rows, tile_rows)
+    span_lo, span = 0, kv_len
+    n = 1
+    if tile_rows == RG_DEC_ROWS:
+        n = min(RG_DEC_MAX_SPLITS, _cdiv(span, RG_DEC_MIN_CHUNK))
+    elif n_tiles <= RG_PRE_MAX_SPLITS:
+        n = min(RG_PRE_MAX_SPLITS // n_tiles, _cdiv(span, RG_PRE_MIN_CHUNK))
+    n = max(n, 1)
+    chunk = _cdiv(_cdiv(span, n), RG_KEY_TILE) * RG_KEY_TILE
+    n_split = max(_cdiv(span, chunk), 1)
+    items = []
+    for t in range(n_tiles):
+        row0 = t * tile_rows
+        nrows = min(tile_rows, rows - row0)
+        lo, hi = 0, kv_len - q_len + (row0 + nrows - 1) // group + 1
+        if n_split <= 1:
+            items.append((nrows, row0, lo, hi, False))
+            continue
+        j0, j1 = (lo - span_lo) // chunk, (hi - 1 - span_lo) // chunk + 1
+        for c in range(j0, j1):
+            c_lo = span_lo + c * chunk
+            items.append((nrows, row0, max(lo, c_lo), min(hi, c_lo + chunk), j1 - j0 > 1))
+    return items
+
+
+def ragged_work(shape):
+    group = shape["heads"] // shape["kv_heads"]
+    nkv = shape["kv_heads"]
+    seqs = [(shape["qlen"], shape["ctx"] + shape["qlen"])] * shape["prefill"] + \
+           [(1, shape["ctx"] + 1)] * shape["decodes"]
+    w = dict(pre_tiles=0, dec_tiles=0, pre_flops=0.0, dec_flops=0.0, pre_items=0, dec_items=0, merges=0,
+             kv_bytes=0.0)
+    for q_len, kv_len in seqs:
+        items = ragged_items(q_len, kv_len, group, nkv)
+        merged_tiles = set()
+        for nrows, row0, k_lo, k_hi, split in items:
+            tiles = _cdiv(k_hi - k_lo, RG_KEY_TILE)
+            pairs = 0
+            for r in range(row0, row0 + nrows):
+                qpos = kv_len - q_len + r // group
+                pairs += max(0, min(k_hi, qpos + 1) - k_lo)
+            kind = "dec" if nrows <= RG_DEC_ROWS else "pre"
+            w[kind + "_tiles"] += tiles * nkv
+            w[kind + "_flops"] += 4.0 * shape["head"] * pairs * nkv
+            w[kind + "_items"] += nkv
+            if split:
+                merged_tiles.add(row0)
+        w["merges"] += len(merged_tiles) * nkv
+        w["kv_bytes"] += kv_len * nkv * shape["head"] * 2 * 2
+    tokens = shape["prefill"] * shape["qlen"] + shape["decodes"]
+    w["hbm_bytes"] = w["kv_bytes"] + 2 * tokens * shape["heads"] * shape["head"] * 2
+    return w
+
+
+def ragged_geometry(hp):
+    stages = 2 if hp <= 128 else 1
+    stride = hp + 8
+    return dict(threads=128, stages=stages, smem=(64 * stride + 2 * stages * 64 * stride) * 2,
+                kv_copies=RG_KEY_TILE * (hp // 8) // 128, q_copies=64 * (hp // 8) // 128)
+
+
+def ragged_model(inst, shape):
+    dt, hp = inst
+    g = ragged_geometry(hp)
+    wk = ragged_work(shape)
+    off = set()
+    off |= src_lines(RG_COMMON, r"x = P\.soft_cap \* tanhf")
+    # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
+    off |= src_lines(RG_COMMON, r"page = key / P\.page_size;|tok = key - page \* P\.page_size;")
+    off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    off |= src_span(RG_MMA, r"void load8\(int r, int d0, float", r"^    }")
+    dec_only = src_lines(RG_MMA, r"if \(k0 \+ 16 \* w < c\.it\.k_hi\)|k0 \+ 16 \* w \+ col")
+    pre_only = src_lines(RG_MMA, r"if \(k0 \+ sub \* kSub >= c\.it\.k_hi\)|k0 \+ sub \* kSub \+ col")
+    one_slice = src_lines(RG_COMMON, r"v\[e\] = st\[r \* HP \+ cg \* 8 \+ e\];|lse = st_lse\[r\];")
+    slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
+    direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
+    partial = src_lines(RG_COMMON, r"store8<DT>\(po \+ \(int64_t\)\(c\.it\.part \+ r\)|pl\[c\.it\.part \+ r\] = lse;")
+    merge = src_span(RG_COMMON, r"Last CTA of the tile merges", r"counters\(P\)\[c\.it\.merge\] = 0;")
+    merge_body = src_span(RG_COMMON, r"if \(!\*s_flag\)", r"counters\(P\)\[c\.it\.merge\] = 0;")
+    q_loop = src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")
+    gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    epi_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < nrows \* groups; u \+= NT\)")
+    mx_loop = src_lines(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\)$|mx = fmaxf\(mx, st_lse\[s \* slice_rows")
+    sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* src\[e\];")
+    merge_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < m\.nrows \* groups; u \+= NT\)")
+    merge_mx = src_lines(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\)$|mx = fmaxf\(mx, __ldcg\(pl \+ m\.part0")
+    merge_sum = src_span(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
+    group = shape["heads"] // shape["kv_heads"]
+    n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1)])
+    groups = shape["head"] // 8
+
+    def trips_tile(insts, l, loops):
+        if l["line"] in gather_loop:
+            return 0
+        return None
+
+    def trips_item(nrows, nslices):
+        def trips(insts, l, loops):
+            ln = l["line"]
+            if ln in q_loop:
+                return copy_trips(g["q_copies"])(insts, l)
+            if ln in gather_loop:
+                return 0
+            if ln in epi_loop:  # not unrolled: ceil(rows x groups / threads) for the busiest warp
+                return _cdiv(nrows * groups, g["threads"])
+            if ln in mx_loop:
+                return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS")
+            if ln in sum_loop:
+                return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS.128", 2)
+            if ln in merge_loop:
+                return _cdiv(nrows * groups, g["threads"])
+            if ln in merge_mx:
+                return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.STRONG.GPU")
+            if ln in merge_sum:
+                return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.128.STRONG.GPU")
+            return None
+        return trips
+
+    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    tiles = []
+    pre_kind, dec_kind = "prefill tile (64 rows)", "decode tile (16 rows, %d useful)" % group
+    if wk["pre_tiles"]:
+        tiles.append(dict(name=pre_kind, count=wk["pre_tiles"], flops=wk["pre_flops"],
+                          forbid=off | dec_only, need=need + [("HMMA", _is_hmma, hp)], trips=trips_tile, hmma=hp,
+                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
+    if wk["dec_tiles"]:
+        tiles.append(dict(name=dec_kind, count=wk["dec_tiles"],
+                          flops=wk["dec_flops"], forbid=off | pre_only, need=need + [("HMMA", _is_hmma, hp // 4)],
+                          trips=trips_tile, hmma=hp // 4, bytes=RG_KEY_TILE * shape["head"] * 2 * 2,
+                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
+    item_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    units = []
+    if wk["pre_items"]:
+        units.append(dict(name="prefill item", kind=pre_kind, count=wk["pre_items"], region="item", need=item_need,
+                          need_epi=[("16-byte output stores", _is_store16, _cdiv(64 * groups, g["threads"]))],
+                          forbid=off | dec_only | slices | partial | merge, trips=trips_item(64, 1),
+                          note="one chunk: rows written directly"))
+    if wk["dec_items"]:
+        nm = wk["merges"]
+        units.append(dict(name="decode item", kind=dec_kind, count=wk["dec_items"] - nm, region="item", need=item_need,
+                          need_epi=[("16-byte partial stores", _is_store16, _cdiv(group * groups, g["threads"]))],
+                          forbid=off | pre_only | one_slice | direct | merge_body, trips=trips_item(group, 4),
+                          note="4 key slices merged, partial rows stored"))
+        if nm:
+            units.append(dict(name="decode item, last of its tile", kind=dec_kind, count=nm, region="item",
+                              need=item_need,
+                              need_epi=[("16-byte partial and output stores", _is_store16,
+                                         2 * _cdiv(group * groups, g["threads"]))],
+                              forbid=off | pre_only | one_slice | direct, trips=trips_item(group, 4),
+                              note="merges the %d splits" % n_split))
+    regions = tile_regions() + [
+        ("masking (logit: key range, scale, soft-cap test, causal/window)",
+         src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
+         | src_lines(RG_MMA, r"return logit\(P, c, x")),
+        ("K/V row lookups (load_kv_rows, kv_row, page table)",
+         src_span(RG_MMA, r"void load_kv_rows\(typename C::T", r"^}")
+         | src_span(RG_COMMON, r"int64_t kv_row\(const pa_rg_launch", r"^}")
+         | src_span(RG_MMA, r"auto load_kv = ", r"^        \};")),
+        ("tile loop control, decode/prefill dispatch, barriers",
+         src_span(RG_MMA, r"for \(int t = 0; t < ntiles; t\+\+\)", r"^        }")),
+    ]
+    return dict(kernel=r"ragged_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
+                regions=regions,
+                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=RG_KEY_TILE,
+                work="%d prefill items (%d tiles), %d decode items in %d-way splits (%d tiles), %d merges" % (
+                    wk["pre_items"], wk["pre_tiles"], wk["dec_items"], n_split, wk["dec_tiles"], wk["merges"]))
+
+
+def ragged_shape_instance(shape):
+    return (shape["dtype"], 64 if shape["head"] <= 64 else 128 if shape["head"] <= 128 else 256)
+
+
 # ---- the tensor-core report -------------------------------------------------------------------
 
 
@@ -1551,6 +1752,14 @@ def prefill_geo_of(inst, kernel):
     return dict(threads=g["threads"], smem=g["smem"])
 
 
+def ragged_geo_of(inst, kernel):
+    dt, hp = inst
+    if "simt" in kernel:
+        return dict(threads=256, smem=4 * (64 * hp + 2 * 32 * (hp + 1) + 8 * 8 * 32))
+    g = ragged_geometry(hp)
+    return dict(threads=g["threads"], smem=g["smem"])
+
+
 FAMILIES["prefill"] = dict(
     sources="cuda/prefill/inst_*_h*.cu",
     instance=lambda path: (lambda mm: (mm.group(1), int(mm.group(2))))(re.match(r".*inst_(\w+?)_h(\d+)\.cu$", path)),
@@ -1572,6 +1781,28 @@ FAMILIES["prefill"] = dict(
           " ALiBi; the context shape reads an NHD bf16 cache (block 16) through the cp.async path.",
 )
 
+FAMILIES["ragged"] = dict(
+    sources="cuda/ragged/instances/ragged_*_hp*.cu",
+    instance=lambda path: (lambda mm: (mm.group(1), int(mm.group(2))))(re.match(r".*ragged_(\w+?)_hp(\d+)\.cu$", path)),
+    kernel=r"ragged_(mma|simt)_kernel",
+    select_loop=mma_select_loop,
+    model=ragged_model,
+    shapes=RAGGED_SHAPES,
+    shape_instance=ragged_shape_instance,
+    geometry=ragged_geo_of,
+    report=mma_report,
+    method=mma_method_text,
+    calibration=lambda m=H100: "",
+    calibration_rows=None,
+    ipc=PREFILL_CALIBRATION["ipc"],
+    no_loop_note="the f32 SIMT kernel: no tensor cores, outside this budget",
+    about="`ragged_mma_kernel<HP, DT>` (cuda/ragged/ragged_mma.cuh): persistent CTAs of 4 warps fetch work items;"
+          " a prefill item is 64 packed rows against 64-key tiles, a decode item 16 rows (the GQA group, 4 useful"
+          " here) with each warp on 16 keys of the tile; K/V rows gathered by cp.async through the page table"
+          " (combined layout, page 16). Decode items of a 4K context split into chunks merged by the last CTA."
+          " Shapes: bf16, heads 32/8, hard causal mask, no window or soft cap. The IPC column borrows prefill's"
+          " measured 1.45 (same 2 CTAs x 4 warps per SM at head 128); ragged was not profiled.",
+)
 
 
 def main():
