@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Instruction budget of the hot kernels, counted from their sm_90 SASS.
 
-For every instance of a kernel family (today: decode; prefill and ragged can be
-added to FAMILIES, issue 14 item 7) this script
+For every instance of a kernel family (--family decode, the default; prefill
+and ragged, issue 14 item 7) this script
 
   1. compiles the instance source to a cubin with the build's own flags (taken
      from build/compile_commands.json) plus -cubin -arch=sm_90 -lineinfo, and
@@ -22,13 +22,31 @@ added to FAMILIES, issue 14 item 7) this script
      which, against the measured copy roof, is the largest fraction of the roof
      that the instruction stream allows (capped at 100%).
 
+prefill and ragged (the tensor-core kernels) differ in three ways:
+  - the roof is the tensor pipe: 989 TFLOP/s (H100 SXM dense f16/bf16) is
+    1.042 HMMA.16816 per SM per clock at 1.755 GHz; a tile's useful FLOPs
+    against its HMMA count, its warp instructions at 4 per SM per clock, and its
+    shared-memory bytes at 128 per SM per clock give three bounds as fractions
+    of 989 TFLOP/s, and the least of them is what the arithmetic allows;
+  - the tile loop is the innermost loop holding an HMMA, a barrier and a
+    cp.async (ragged's sits in the persistent CTA's work-item loop);
+  - their kernels keep every feature behind runtime branches in one body, so
+    a tile is counted along one path: the heaviest path through the loop body
+    that avoids the source lines of the features the shape leaves off and
+    issues exactly the shape's cp.async count (ragged: and HMMA count), rolled
+    copy loops weighted by the trips the family's model gives. Prologue and
+    epilogue (per CTA, or per work item) are counted the same way.
+  The H100 measurement of the prefill target shape calibrates the count.
+
 The tools: cuobjdump and nvdisasm from PATH, /usr/local/cuda/bin, or a pip
 install of nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm under /tmp/nvtools
 (done here when neither is found; --no-install prints the command instead).
 
-Usage: python3 scripts/budget.py [--build build] [--family decode]
-                                 [--out benchmarks/results/budget-decode-DATE.md]
-                                 [--label before] [--json rows.json]
+Usage: python3 scripts/budget.py [--build build] [--family decode|prefill|ragged]
+                                 [--out benchmarks/results/budget-FAMILY-DATE.md [--append]]
+                                 [--label before] [--json rows.json] [--notes reading.md]
+  e.g. python3 scripts/budget.py --family prefill --out benchmarks/results/budget-prefill-DATE.md
+       python3 scripts/budget.py --family ragged --append --out benchmarks/results/budget-prefill-DATE.md
 """
 import argparse
 import datetime
@@ -1808,7 +1826,8 @@ FAMILIES["ragged"] = dict(
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--family", default="decode", choices=sorted(FAMILIES))
+    ap.add_argument("--family", default="decode", choices=sorted(FAMILIES),
+                    help="kernel family: decode (HBM roof), prefill or ragged (tensor-pipe roof)")
     ap.add_argument("--label", default="Budget")
     ap.add_argument("--out", help="markdown file to write (default: print)")
     ap.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
