@@ -950,7 +950,7 @@ def tally(insts, path, weight, regions=()):
     counts = {name: 0.0 for name, _ in CLASSES}
     where = {name: 0.0 for name, _ in regions}
     where["other"] = 0.0
-    t = dict(total=0.0, hmma=0.0, smem=0.0, placeholders=0.0, divisions=0.0, calls=0.0)
+    t = dict(total=0.0, hmma=0.0, smem=0.0, ldsm=0.0, placeholders=0.0, divisions=0.0, calls=0.0)
     for k in path:
         w = weight(k)
         if not w:
@@ -968,6 +968,8 @@ def tally(insts, path, weight, regions=()):
         if i["op"].startswith("HMMA"):
             t["hmma"] += w
         t["smem"] += w * smem_bytes(i)
+        if i["op"].startswith("LDSM"):
+            t["ldsm"] += w * smem_bytes(i)
         if _never(i["pred"]) and i["op"].startswith("LDS"):
             t["placeholders"] += w
         if i["op"].startswith("I2F") and ".RP" in i["op"]:
@@ -1563,7 +1565,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
     w("")
     w("### Per tile on each shape's path (per warp; nested copy loops weighted by their trips)")
     w("")
-    w("| shape | instance | tile kind | tiles | warp insts per tile | HMMA | shared bytes | software divisions | " +
+    w("| shape | instance | tile kind | tiles | warp insts per tile | HMMA | shared bytes (of which ldmatrix) | software divisions | " +
       " | ".join(classes) + " | of the shared loads, `@!PT LDS` placeholders | off-feature insts it cannot avoid |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- | --- |")
     costs = []
@@ -1577,8 +1579,8 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                 w("| %s | %s/h%d | %s | %d | not counted: %s |" % (s["name"], inst[0], inst[1], k["name"], k["count"], k["why"]))
                 continue
             flag = "" if t["hmma"] == k["hmma"] else " (model: %d)" % k["hmma"]
-            w("| %s | %s/h%d | %s | %d | %.0f | %.0f%s | %.0f | %.0f | %s | %.0f | %d |" % (
-                s["name"], inst[0], inst[1], k["name"], k["count"], t["total"], t["hmma"], flag, t["smem"],
+            w("| %s | %s/h%d | %s | %d | %.0f | %.0f%s | %.0f (%.0f) | %.0f | %s | %.0f | %d |" % (
+                s["name"], inst[0], inst[1], k["name"], k["count"], t["total"], t["hmma"], flag, t["smem"], t["ldsm"],
                 t["divisions"], " | ".join("%.0f" % t["counts"][c] for c in classes), t["placeholders"], k["kept"]))
     w("")
     w("Where a tile's instructions come from (per warp, by the source line nvdisasm gives each instruction;"
@@ -1610,7 +1612,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
     w("")
     w("| shape | tile kind | useful FLOP per tile | HMMA per tile (CTA) | warp insts per tile (CTA, loop) | + units' share | shared bytes per tile | tensor bound | issue bound, 4 IPC | shared-memory bound | the least | at %.2f IPC (measured, 2 warps/scheduler) |" % fam["ipc"])
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    out = []
+    out, allow = [], []
     for s, md, r, kinds, units in costs:
         if r is None:
             w("| %s | no kernel matching %s |  |  |  |  |  |  |  |  |  |  |" % (s["name"], md["kernel"]))
@@ -1640,6 +1642,12 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                 _p(b["tensor"]), _p(b["issue"]), _p(b["smem"]), _p(b["min"]), _p(min(bi["issue"], b["min"]))))
             for key in tot:
                 tot[key] += per[key] * k["count"]
+            ideal = per["flops"] / HMMA_FLOP / r989
+            if "bytes" not in k:  # a bandwidth item (decode tile) is judged against the copy roof below
+                allow.append("- %s, %s: %.0f counted (+%.0f units' share); 50%% of 989 allows %.0f at 4 IPC, %.0f at"
+                             " %.2f IPC." % (s["name"], k["name"], t["total"], share / warps,
+                                             (ideal / 0.5 * m["issue_per_clock"] - share) / warps,
+                                             (ideal / 0.5 * fam["ipc"] - share) / warps, fam["ipc"]))
             if "bytes" in k:
                 gbs = m["sms"] * m["issue_per_clock"] * m["clock_ghz"] * k["bytes"] / (per["insts"] + share)
                 w("| | (%s as a bandwidth item: %d B of K/V per tile, %.2f B per warp instruction: at 4 IPC %s of"
@@ -1662,6 +1670,11 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                                                smem=k["tally"]["smem"]) for k in kinds},
                         units={u["name"]: dict(count=u["count"], per_warp=u["tally"]["total"] if u["tally"] else None)
                                for u in units}))
+    w("")
+    w("Warp instructions per warp per tile that 50% of 989 TFLOP/s leaves (the units' share taken out first):")
+    w("")
+    for a in allow:
+        w(a)
     w("")
     calib = fam.get("calibration_rows")
     if calib:
