@@ -1651,9 +1651,9 @@ def mma_report(fam_name, fam, rows, label, m=H100):
             if "bytes" in k:
                 gbs = m["sms"] * m["issue_per_clock"] * m["clock_ghz"] * k["bytes"] / (per["insts"] + share)
                 w("| | (%s as a bandwidth item: %d B of K/V per tile, %.2f B per warp instruction: at 4 IPC %s of"
-                  " the %.0f GB/s copy roof) | | | | | | | | | | |" % (
+                  " the %.0f GB/s copy roof, at %.2f IPC %s) | | | | | | | | | | |" % (
                       k["name"], k["bytes"], k["bytes"] / (per["insts"] + share), _p(min(1, gbs / m["roof_gbs"])),
-                      m["roof_gbs"]))
+                      m["roof_gbs"], fam["ipc"], _p(min(1, gbs * fam["ipc"] / m["issue_per_clock"] / m["roof_gbs"]))))
         if not ok or len(kinds) == 0:
             continue
         tot["insts"] += uw
