@@ -1660,7 +1660,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
         tot["smem"] += us
         b = bounds_of(tot["flops"], tot["hmma"], tot["insts"], tot["smem"], m, hbm=md["hbm_bytes"])
         bi = bounds_of(tot["flops"], tot["hmma"], tot["insts"], tot["smem"], m, ipc=fam["ipc"], hbm=md["hbm_bytes"])
-        w("| %s | **whole launch** (%s; HBM bound %s) | %.3g total | %.4g | %.4g | (in) | %.4g | %s | %s | %s | **%s** | %s |" % (
+        w("| %s | **whole launch** (%s; HBM bound %s) | %.3g total | %.4g | %.4g | included | %.4g | %s | %s | %s | **%s** | %s |" % (
             s["name"], md["work"], _p(b.get("hbm")), tot["flops"], tot["hmma"], tot["insts"], tot["smem"],
             _p(b["tensor"]), _p(b["issue"]), _p(b["smem"]), _p(b["min"]), _p(min(bi["issue"], b["min"]))))
         out.append(dict(shape=s["name"], instance=list(fam["shape_instance"](s)), kernel=short_name(r["kernel"]),
@@ -1707,17 +1707,18 @@ def prefill_calibration(fam, out, m=H100):
         "",
         "- Outside ncu the benchmark took %.2f ms (%.0f TFLOP/s, %s of 989, %s of the %.0f TFLOP/s GEMM measured"
         " beside it). The executed count at the same %.2f IPC takes %.2f ms at 1.755 GHz and %.2f ms at 1.98 GHz:"
-        " the measurement matches 1.755 GHz (the clock under sustained tensor load was not recorded)." % (
+        " the measurement matches 1.755 GHz at that IPC (the clock under sustained tensor load was not"
+        " recorded)." % (
             c["bench_ms"], c["bench_tflops"], _p(c["bench_tflops"] / MMA_PEAK_TFLOPS),
             _p(c["bench_tflops"] / c["gemm_tflops"]), c["gemm_tflops"], c["ipc"], t175, t198),
         "- Predicted from the count (an upper bound on the executed instructions) at the measured %.2f IPC and"
         " %.3f GHz: %.0f TFLOP/s, against %.0f measured." % (c["ipc"], m["clock_ghz"], pred, c["bench_tflops"]),
-        "- The tensor pipe: the count gives %.1f M HMMA.16816 for the launch (%.0f per SM). ncu saw the HMMA pipe"
+        "- The tensor pipe: the count gives %.1f M HMMA.16816 for the launch (%.3f M per SM). ncu saw the HMMA pipe"
         " active %.2f%% of %.2f M active cycles per SM, so its 100%% is %.2f HMMA.16816 per SM per clock: %.0f%%"
         " of the %.2f that 989 TFLOP/s needs at the same clock. If that is mma.sync's real ceiling on sm_90, the"
         " most mma.sync can deliver is about %.0f TFLOP/s at 1.755 GHz (%s of 989), and the issue's 50%% target"
         " asks for %s of the pipe." % (
-            o["hmma"] / 1e6, hm_per_sm, 100 * c["hmma_pipe"], c["active_cycles"] / 1e6, pipe_rate,
+            o["hmma"] / 1e6, hm_per_sm / 1e6, 100 * c["hmma_pipe"], c["active_cycles"] / 1e6, pipe_rate,
             100 * pipe_rate / hmma_per_clock(m), hmma_per_clock(m), pipe_rate * HMMA_FLOP * m["sms"] * 1.755e9 / 1e12,
             _p(pipe_rate / hmma_per_clock(m)), _p(0.5 * hmma_per_clock(m) / pipe_rate)),
         "",
