@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Instruction budget of the hot kernels, counted from their sm_90 SASS.
 
-For every instance of a kernel family (today: decode; prefill and ragged can be
-added to FAMILIES, issue 14 item 7) this script
+For every instance of a kernel family (--family decode, the default; prefill
+and ragged, issue 14 item 7) this script
 
   1. compiles the instance source to a cubin with the build's own flags (taken
      from build/compile_commands.json) plus -cubin -arch=sm_90 -lineinfo, and
@@ -22,13 +22,31 @@ added to FAMILIES, issue 14 item 7) this script
      which, against the measured copy roof, is the largest fraction of the roof
      that the instruction stream allows (capped at 100%).
 
+prefill and ragged (the tensor-core kernels) differ in three ways:
+  - the roof is the tensor pipe: 989 TFLOP/s (H100 SXM dense f16/bf16) is
+    1.042 HMMA.16816 per SM per clock at 1.755 GHz; a tile's useful FLOPs
+    against its HMMA count, its warp instructions at 4 per SM per clock, and its
+    shared-memory bytes at 128 per SM per clock give three bounds as fractions
+    of 989 TFLOP/s, and the least of them is what the arithmetic allows;
+  - the tile loop is the innermost loop holding an HMMA, a barrier and a
+    cp.async (ragged's sits in the persistent CTA's work-item loop);
+  - their kernels keep every feature behind runtime branches in one body, so
+    a tile is counted along one path: the heaviest path through the loop body
+    that avoids the source lines of the features the shape leaves off and
+    issues exactly the shape's cp.async count (ragged: and HMMA count), rolled
+    copy loops weighted by the trips the family's model gives. Prologue and
+    epilogue (per CTA, or per work item) are counted the same way.
+  The H100 measurement of the prefill target shape calibrates the count.
+
 The tools: cuobjdump and nvdisasm from PATH, /usr/local/cuda/bin, or a pip
 install of nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm under /tmp/nvtools
 (done here when neither is found; --no-install prints the command instead).
 
-Usage: python3 scripts/budget.py [--build build] [--family decode]
-                                 [--out benchmarks/results/budget-decode-DATE.md]
-                                 [--label before] [--json rows.json]
+Usage: python3 scripts/budget.py [--build build] [--family decode|prefill|ragged]
+                                 [--out benchmarks/results/budget-FAMILY-DATE.md [--append]]
+                                 [--label before] [--json rows.json] [--notes reading.md]
+  e.g. python3 scripts/budget.py --family prefill --out benchmarks/results/budget-prefill-DATE.md
+       python3 scripts/budget.py --family ragged --append --out benchmarks/results/budget-prefill-DATE.md
 """
 import argparse
 import datetime
@@ -719,10 +737,1118 @@ def method_text(fam_name, m=H100):
     ])
 
 
+# ---- the tensor-core families: prefill and ragged (issue 14 item 7) -----------------------------
+#
+# Their roof is the tensor pipe, not HBM. A family's model lists, for a shape,
+# the kinds of K/V tile its CTAs run (count, useful FLOPs, the source lines of
+# features the shape leaves off, the copies a thread issues per tile) and the
+# units whose prologue and epilogue are paid once (prefill: CTAs; ragged: work
+# items). Their kernels keep every feature in one body behind runtime branches
+# (cache or new keys, cp.async or the register path, soft cap, ALiBi), so the
+# static loop body counts paths no shape runs: the count per tile is the
+# heaviest path through the loop body that (a) avoids the instructions of the
+# features left off wherever some path does, and (b) issues exactly the
+# shape's cp.async count (and no zero-fill store). A path through an unrolled
+# copy loop counts its body times the trip count the model gives.
+
+MMA_PEAK_TFLOPS = 989.0  # H100 SXM, dense f16/bf16 (NVIDIA's figure), the issue's yardstick
+HMMA_FLOP = 2 * 16 * 8 * 16  # one HMMA.16816 (mma.sync m16n8k16): 2048 FMA
+SMEM_BYTES_PER_CLOCK = 128  # shared memory: 32 banks x 4 B per clock per SM (assumed, as on A100)
+
+# What the H100 measured for prefill_mma_kernel<Cfg<128, 64, 64, bf16>>, causal prompt b=4 x 4096,
+# heads 32/8, head 128 (gpu-report-2026-11-22-H100.md and its ncu sections file; the kernel of
+# 603e1bb, before the PTX moved into cuda/ptx.cuh), and the same shape in run 7 (2026-11-23).
+PREFILL_CALIBRATION = dict(
+    shape="causal prompt, b=4 x 4K, 32/8, head 128",
+    executed=2012421504,  # warp instructions, ncu (ncu-prefill-sections-2026-11-22-H100.txt)
+    ipc=1.45,  # executed IPC (active), 2 warps per scheduler
+    sm_clock_ghz=1.48,  # ncu's locked SM clock in that run
+    active_cycles=10528946.37,  # SM active cycles, per SM
+    ncu_ms=7.27,
+    hmma_pipe=0.1473,  # sm__pipe_tensor_op_hmma_cycles_active, of peak sustained (active), run 7 csv
+    bench_ms=5.9874,  # side by side, run 7 (gpu-check-2026-11-23-H100-run7.md)
+    bench_tflops=92.0,
+    gemm_tflops=791.0,  # bf16 GEMM 8192^3 measured in the same run
+)
+
+
+def hmma_per_clock(m=H100):
+    """HMMA.16816 per clock per SM that 989 TFLOP/s means at m's clock."""
+    return MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9 * HMMA_FLOP)
+
+
+_SRC = {}
+
+
+def _src(rel):
+    if rel not in _SRC:
+        with open(os.path.join(ROOT, rel)) as f:
+            _SRC[rel] = f.read().split("\n")
+    return _SRC[rel]
+
+
+def src_lines(rel, rx):
+    """{"file:line"} of the lines of ROOT/rel matching rx (an error when none does: the
+    marker went stale)."""
+    base = os.path.basename(rel)
+    out = {"%s:%d" % (base, n) for n, t in enumerate(_src(rel), 1) if re.search(rx, t)}
+    if not out:
+        sys.exit("budget.py: no line of %s matches %r (update the family's markers)" % (rel, rx))
+    return out
+
+
+def src_span(rel, start, end):
+    """{"file:line"} from the first line matching start through the next line matching end."""
+    base = os.path.basename(rel)
+    out, on = set(), False
+    for n, t in enumerate(_src(rel), 1):
+        if not on and re.search(start, t):
+            on = True
+        elif on and re.search(end, t):
+            out.add("%s:%d" % (base, n))
+            return out
+        if on:
+            out.add("%s:%d" % (base, n))
+    sys.exit("budget.py: no span %r .. %r in %s (update the family's markers)" % (start, end, rel))
+
+
+def _uncond(pred):
+    return pred in ("", "@PT", "@UPT")
+
+
+def _never(pred):
+    return pred in ("@!PT", "@!UPT")
+
+
+def _successors(insts, k, start, end, idx):
+    """Forward successors of instruction k inside [start, end]; back edges and branches out of the
+    region end the path there (not allowed unless k is an end)."""
+    i = insts[k]
+    op, pred = i["op"], i["pred"]
+    nxt = [k + 1] if k + 1 <= end else []
+    if _never(pred):
+        return nxt
+    if op.startswith("BRA"):
+        t = idx.get(i["target"]) if i["target"] is not None else None
+        tgt = [t] if t is not None and k < t <= end else []
+        if _uncond(pred) and not op.startswith("BRA.DIV"):
+            return tgt
+        return sorted(set(nxt + tgt))
+    if op.startswith(("EXIT", "RET", "BRX", "JMP", "JMX", "KILL")) and _uncond(pred):
+        return []
+    return nxt
+
+
+def heaviest_path(insts, start, ends, weight, forbid, need):
+    """The heaviest path from instruction start to one of ends (indices, inclusive) over forward
+    edges. Instruction k adds weight(k) (its executions per pass: the product of the trip counts
+    of the loops around it; back edges are dropped). Instructions with forbid(k) are avoided
+    wherever a path avoids them. need: [(name, test(inst), count)]: the path must hold exactly
+    count executions of instructions passing test. Returns (path, forbidden instructions it could
+    not avoid) or None when no path meets need."""
+    ends = set(ends)
+    end = max(ends)
+    idx = {ins["addr"]: k for k, ins in enumerate(insts)}
+    cap = tuple(c for _, _, c in need)
+    big = 1e6
+    contrib, score = {}, {}
+    for k in range(start, end + 1):
+        w = weight(k)
+        c = []
+        for _, test, _ in need:
+            if w and test(insts[k]):
+                if abs(w - round(w)) > 1e-9:
+                    sys.exit("budget.py: a needed count runs a fractional number of times (%s)" % insts[k]["op"])
+                c.append(int(round(w)))
+            else:
+                c.append(0)
+        contrib[k] = tuple(c)
+        score[k] = w - (big if w and forbid(k) else 0)
+    best = {}
+    for k in range(end, start - 1, -1):
+        ck, sk = contrib[k], score[k]
+        d = {}
+        if k in ends and all(a <= b for a, b in zip(ck, cap)):
+            d[ck] = (sk, None)
+        for s in _successors(insts, k, start, end, idx):
+            for v, (sc, _) in best.get(s, {}).items():
+                nv = tuple(a + b for a, b in zip(v, ck))
+                if any(a > b for a, b in zip(nv, cap)):
+                    continue
+                t = sc + sk
+                if nv not in d or t > d[nv][0]:
+                    d[nv] = (t, s)
+        if d:
+            best[k] = d
+    if start not in best or cap not in best[start]:
+        return None
+    path, k, v = [], start, cap
+    while k is not None:
+        path.append(k)
+        nk = best[k][v][1]
+        v = tuple(a - b for a, b in zip(v, contrib[k]))
+        k = nk
+    return path, sum(1 for k in path if weight(k) and forbid(k))
+
+
+def laminar_loops(insts, loops):
+    """Loops that nest properly. A back edge from code placed after the function's end (the
+    divergent-warp fallback of a shuffle jumps back into the body) closes no real loop: of two
+    partly overlapping ranges the one reaching further down is dropped; so are one-instruction
+    self loops (the BRA-to-self after the last EXIT)."""
+    ls = [l for l in loops if l["hi"] > l["lo"]]
+    changed = True
+    while changed:
+        changed = False
+        for a in ls:
+            for b in ls:
+                if a is b:
+                    continue
+                if a["lo"] < b["lo"] <= a["hi"] < b["hi"]:
+                    ls.remove(b)
+                    changed = True
+                    break
+            if changed:
+                break
+    return ls
+
+
+def loop_weight(insts, loops, trips):
+    """weight(k) for the given loops (trips(loop) -> executions of its body per pass), or the
+    loop whose trips is None."""
+    ws = []
+    for l in loops:
+        t = trips(insts, l, loops)
+        if t is None:
+            return None, l
+        ws.append((l["lo"], l["hi"], t))
+
+    def weight(k):
+        w = 1
+        for lo, hi, t in ws:
+            if lo <= k <= hi:
+                w *= t
+        return w
+
+    return weight, None
+
+
+def smem_bytes(ins):
+    """Shared-memory bytes one warp instruction moves (all 32 lanes): LDS/STS by width, ldmatrix by
+    matrices (128 B each), and the shared-memory side of cp.async. Placeholders (@!PT) move none,
+    nor does a copy loop's predicated zero-fill store."""
+    op = ins["op"]
+    if _never(ins["pred"]):
+        return 0
+    if op == "STS.128" and not _uncond(ins["pred"]):
+        return 0  # the predicated zero-fill arm beside a cp.async: no row is absent in these shapes
+    if op.startswith("LDSM"):
+        m = re.search(r"\.(\d)$", op)
+        return 128 * int(m.group(1)) if m else 128
+    if op.startswith(("LDS", "STS", "LDGSTS")) and not op.startswith("LDGDEPBAR"):
+        for suf, b in ((".128", 16), (".64", 8), (".U16", 2), (".S16", 2), (".U8", 1), (".S8", 1)):
+            if suf in op:
+                return 32 * b
+        return 32 * 4
+    return 0
+
+
+def tally(insts, path, weight, regions=()):
+    counts = {name: 0.0 for name, _ in CLASSES}
+    where = {name: 0.0 for name, _ in regions}
+    where["other"] = 0.0
+    t = dict(total=0.0, hmma=0.0, smem=0.0, ldsm=0.0, placeholders=0.0, divisions=0.0, calls=0.0)
+    for k in path:
+        w = weight(k)
+        if not w:
+            continue
+        i = insts[k]
+        counts[classify(i["op"])] += w
+        ln = i["line"]
+        for name, lines in regions:
+            if ln in lines or ln.split(":")[0] in lines:
+                where[name] += w
+                break
+        else:
+            where["other"] += w
+        t["total"] += w
+        if i["op"].startswith("HMMA"):
+            t["hmma"] += w
+        t["smem"] += w * smem_bytes(i)
+        if i["op"].startswith("LDSM"):
+            t["ldsm"] += w * smem_bytes(i)
+        if _never(i["pred"]) and i["op"].startswith("LDS"):
+            t["placeholders"] += w
+        if i["op"].startswith("I2F") and ".RP" in i["op"]:
+            t["divisions"] += w
+        if i["op"].startswith("CALL"):
+            t["calls"] += w
+    t["counts"] = counts
+    t["where"] = where
+    return t
+
+
+def mma_select_loop(insts, loops):
+    """The K/V tile loop: the innermost loop holding an HMMA, a CTA barrier and a cp.async (the
+    next tile's copy). The ragged kernel's persistent item loop holds it; shuffle fallbacks that
+    jump back from the function's end hold no cp.async."""
+    cands = []
+    for l in laminar_loops(insts, loops):
+        ops = [insts[k]["op"] for k in range(l["lo"], l["hi"] + 1)]
+        if (any(o.startswith("HMMA") for o in ops) and any(o.startswith("BAR.SYNC") for o in ops)
+                and any(o.startswith("LDGSTS") for o in ops)):
+            cands.append(l)
+    if not cands:
+        return None
+    return min(cands, key=lambda l: l["hi"] - l["lo"])
+
+
+def _is_cp_async(i):
+    return i["op"].startswith("LDGSTS")
+
+
+def _is_zero_fill(i):
+    # The zero-fill branch of a copy (a row or column that does not exist). Inside unrolled copy
+    # loops it is predicated beside the cp.async and issues anyway; unpredicated, it is the other
+    # arm of a branch, which a shape with every row present does not take.
+    return i["op"] == "STS.128" and i["pred"] == ""
+
+
+def _is_hmma(i):
+    return i["op"].startswith("HMMA")
+
+
+def _is_store16(i):
+    # A 16-byte global store: one output (or partial) row group of 8 elements of 16 bits.
+    return i["op"].startswith("STG.E.128")
+
+
+def copy_trips(per_thread, anchor=_is_cp_async):
+    """Trips of a copy loop whose source loop runs per_thread times per thread: the compiler
+    unrolls it by the number of copies in its body and peels the remainder."""
+    def trips(insts, l, loops=None):
+        u = sum(1 for k in range(l["lo"], l["hi"] + 1) if anchor(insts[k]))
+        return per_thread // u if u else None
+    return trips
+
+
+def anchored_trips(insts, l, iterations, test, per_iteration=1):
+    """iterations of a source loop compiled with an unroll factor read from its body: the number
+    of instructions passing test, per_iteration of them per source iteration (the compiler peels
+    the remainder; the heaviest path may count up to one unroll's worth of it)."""
+    n = sum(1 for k in range(l["lo"], l["hi"] + 1) if test(insts[k]))
+    u = n // per_iteration
+    return iterations // u if u else None
+
+
+def mma_path_count(insts, start, ends, loops, trips, forbid_lines, need, regions=()):
+    """(tally, forbidden kept, None) of the heaviest path from start to one of ends, the loops
+    inside weighted by trips, or (None, None, reason)."""
+    end = max(ends)
+    inside = [l for l in loops if l["lo"] >= start and l["hi"] <= end]
+    weight, bad = loop_weight(insts, inside, trips)
+    if weight is None:
+        return None, None, "a nested loop with no trip count in the model (back edge %s)" % bad["line"]
+
+    def forbid(k):
+        ln = insts[k]["line"]
+        return ln in forbid_lines or ln.split(":")[0] in forbid_lines
+
+    r = heaviest_path(insts, start, ends, weight, forbid, need)
+    if r is None:
+        return None, None, "no path meets the copy counts (%s)" % ", ".join("%s %d" % (n, c) for n, _, c in need)
+    path, kept = r
+    return tally(insts, path, weight, regions), kept, None
+
+
+PTX = "cuda/ptx.cuh"
+
+
+def tile_regions():
+    """Where the shared tile machinery's instructions come from (attn_tile.cuh, ptx.cuh)."""
+    return [
+        ("mma.sync (HMMA and its operand moves)", src_span(PTX, r"__device__ __forceinline__ void mma16816\(", r"^}")),
+        ("ldmatrix", src_span(PTX, r"__device__ __forceinline__ void ldmatrix_x4\(", r"^}")
+         | src_span(PTX, r"__device__ __forceinline__ void ldmatrix_x4_trans\(", r"^}")),
+        ("QK^T / PV fragment addressing", src_span(ATTN_TILE, r"void qk\(float", r"^}")
+         | src_span(ATTN_TILE, r"void pv\(float", r"^}")),
+        ("P to 16 bits (pack2)", src_span(ATTN_TILE, r"uint32_t pack2\(float lo", r"^}")
+         | {"cuda_bf16.hpp", "cuda_fp16.hpp"}),
+        ("online softmax", src_span(ATTN_TILE, r"^struct Softmax \{", r"^};") | {"sm_30_intrinsics.hpp"}),
+        ("score hook (for_each_score)", src_span(ATTN_TILE, r"void for_each_score\(", r"^}")),
+        ("cp.async, commit, wait", src_span(PTX, r"__device__ __forceinline__ void cp_async\(void", r"^}")
+         | src_lines(PTX, r"__device__ __forceinline__ void cp_async(16|_commit)\(|asm volatile\(\"cp\.async\.wait_group")),
+        ("copy loop (load_chunks_async / load_rows_async)", src_span(ATTN_TILE, r"void load_chunks_async\(", r"^}")
+         | src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")),
+    ]
+
+
+# ---- prefill model ------------------------------------------------------------------------------
+
+PREFILL_SHAPES = [
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 128", mode="prompt", batch=4, q_len=4096, n_cache=0,
+         heads=32, kv_heads=8, head=128, dtype="bf16"),
+    dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", mode="context", batch=4, q_len=512,
+         n_cache=4096, heads=32, kv_heads=8, head=128, dtype="bf16"),
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 64", mode="prompt", batch=4, q_len=4096, n_cache=0,
+         heads=32, kv_heads=8, head=64, dtype="bf16"),
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 256", mode="prompt", batch=4, q_len=4096, n_cache=0,
+         heads=32, kv_heads=8, head=256, dtype="bf16"),
+]
+
+PF_KERNEL = "cuda/prefill/prefill_kernel.cuh"
+ATTN_TILE = "cuda/attn_tile.cuh"
+
+
+def prefill_geometry(hp):
+    """cuda/prefill/prefill_kernel.cuh + attn_tile.cuh Cfg<HP, 64, BN, DT>."""
+    bm, bn = 64, (64 if hp <= 128 else 32)
+    stride = hp + 8
+    smem = (bm * stride + 2 * 2 * bn * stride) * 2
+    return dict(bm=bm, bn=bn, threads=bm // 16 * 32, smem=smem)
+
+
+def prefill_work(shape, hp):
+    """The CTAs of the launch (csrc/ops/prefill.c grid: m-tiles x sequences x KV heads) and their
+    key tiles, as prefill_mma_kernel walks them (causal, no window): cache tiles, new-key tiles,
+    and the useful FLOPs (4 x head x visible query-key pairs, every query head)."""
+    g = prefill_geometry(hp)
+    bm, bn = g["bm"], g["bn"]
+    group = shape["heads"] // shape["kv_heads"]
+    q_len, n_cache = shape["q_len"], shape["n_cache"]
+    k_len = n_cache + q_len
+    rows = q_len * group
+    m_tiles = (rows + bm - 1) // bm
+    shift = k_len - q_len
+    nt_c = nt_p = pairs = pairs_c = 0
+    for i in range(m_tiles):
+        m0 = i * bm
+        tok_hi = min(q_len - 1, (m0 + bm - 1) // group)
+        k_end = min(k_len, shift + tok_hi + 1)
+        c_end = min(k_end, n_cache)
+        nt_c += (c_end + bn - 1) // bn if c_end > 0 else 0
+        nt_p += (k_end - n_cache + bn - 1) // bn if k_end > n_cache else 0
+        for r in range(m0, min(m0 + bm, rows)):
+            vis = min(k_len, shift + r // group + 1)
+            pairs += vis
+            pairs_c += min(vis, n_cache)
+    units = shape["batch"] * shape["kv_heads"]
+    f = 4.0 * shape["head"] * units
+    return dict(ctas=m_tiles * units, cache_tiles=nt_c * units, new_tiles=nt_p * units, flops=f * pairs,
+                cache_flops=f * pairs_c, new_flops=f * (pairs - pairs_c), m_tiles=m_tiles)
+
+
+def prefill_model(inst, shape):
+    dt, hp = inst
+    g = prefill_geometry(hp)
+    wk = prefill_work(shape, hp)
+    chunks = g["bn"] * (hp // 8) // g["threads"]  # 16-byte copies per thread per K (or V) tile
+    q_chunks = g["bm"] * (hp // 8) // g["threads"]
+    off = set()
+    # Features the shapes leave off: soft cap, ALiBi, the register path (fp8, vLLM values,
+    # unaligned rows), and the other key source.
+    off |= src_lines(PF_KERNEL, r"tanhf\(x \* inv_cap\)|slope\[i\] \* \(float\)\(kp - qp\)")
+    off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    off |= src_span(PF_KERNEL, r"void load8\(int r, int d0, float", r"^    }")
+    cache_only = src_lines(PF_KERNEL, r"p\.block_tables\[\(int64_t\)s \* p\.block_table_stride|pa_kv_key_offset\(|"
+                                      r"pa_kv_value_offset\(|const int bs = p\.g\.block_size;") | {"kv_index.h"}
+    new_only = src_lines(PF_KERNEL, r"const int64_t row = sq\.k_row0|ko = row \* p\.k_stride|vo = row \* p\.v_stride")
+    blocks_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x; i < nb; i \+= THREADS\)")
+    q_rows = src_lines(PF_KERNEL, r"for \(int r = threadIdx\.x; r < BM; r \+= C::kThreads\)")
+    copy_loop = src_span(ATTN_TILE, r"void load_chunks_async\(", r"^}")
+    gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    store_loop = src_span(ATTN_TILE, r"void store_rows\(", r"^}")
+    context = shape["mode"] == "context"
+    nb = (shape["n_cache"] + 15) // 16  # block size 16
+
+    def trips_tile(insts, l, loops):
+        if l["line"] in copy_loop:
+            return copy_trips(chunks)(insts, l)
+        if l["line"] in gather_loop:
+            return 0
+        return None
+
+    def trips_cta(insts, l, loops):
+        if l["line"] in copy_loop:
+            # The prologue copies Q (first: its cp.async loops come before its register-path
+            # loops), then the first K and V tile.
+            first_gather = min([x["lo"] for x in loops if x["line"] in gather_loop] or [l["lo"] + 1])
+            return copy_trips(q_chunks if l["lo"] < first_gather else chunks)(insts, l)
+        if l["line"] in gather_loop:
+            return 0
+        if l["line"] in q_rows:  # Q row offsets: BM rows over the CTA's threads
+            return anchored_trips(insts, l, (g["bm"] + g["threads"] - 1) // g["threads"],
+                                  lambda i: i["op"].startswith("STS"))
+        if l["line"] in blocks_ok:  # the block-table check, context mode only
+            per = (nb + g["threads"] - 1) // g["threads"] if context else 0
+            return anchored_trips(insts, l, per, lambda i: i["op"].startswith("LDG.E"))
+        if l["line"] in store_loop:  # output rows: 16 rows x head/8 groups per warp over 32 lanes
+            return anchored_trips(insts, l, 16 * (shape["head"] // 8) // 32,
+                                  lambda i: i["op"].startswith("STG.E.128"))
+        return None
+
+    need_tile = [("cp.async", _is_cp_async, 2 * chunks), ("zero-fill", _is_zero_fill, 0)]
+    kv_bytes = g["bn"] * shape["head"] * 2 * 2  # K and V rows of one tile, 16-bit
+    tiles = []
+    if wk["cache_tiles"]:
+        tiles.append(dict(name="cache tile", count=wk["cache_tiles"], flops=wk["cache_flops"], forbid=off | new_only,
+                          need=need_tile, trips=trips_tile, hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+    if wk["new_tiles"]:
+        tiles.append(dict(name="new-key tile", count=wk["new_tiles"], flops=wk["new_flops"], forbid=off | cache_only,
+                          need=need_tile, trips=trips_tile, hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+    first = "cache" if context else "new"
+    units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
+                  forbid=off | (new_only if context else cache_only),
+                  need=[("cp.async", _is_cp_async, q_chunks + 2 * chunks), ("zero-fill", _is_zero_fill, 0)],
+                  need_epi=[("16-byte output stores", _is_store16, 16 * (shape["head"] // 8) // 32)],
+                  note="Q tile and the first %s K/V tile copied in the prologue" % first)]
+    esz = 2
+    hbm = shape["batch"] * (2 * shape["q_len"] * shape["heads"] * shape["head"] * esz  # Q in, O out
+                            + 2 * (shape["n_cache"] + shape["q_len"]) * shape["kv_heads"] * shape["head"] * esz)
+    regions = tile_regions() + [
+        ("masking lambda (scale, soft-cap test, ALiBi, causal/window)",
+         src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^        \}\);")),
+        ("copy source addresses (Src::off, load_tile, issue_tile)",
+         src_span(PF_KERNEL, r"int64_t off\(int r, int d\) const", r"bool valid\(int r\) const")
+         | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
+         | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
+        ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")
+         | src_lines(PF_KERNEL, r"auto tile_start = |auto tile_end = ") | {"kv_index.h"}),
+        ("tile loop control, barriers", src_span(PF_KERNEL, r"for \(int t = 0; t < n_tiles; t\+\+\)", r"^    }")),
+    ]
+    return dict(kernel=r"prefill_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
+                regions=regions, flops=wk["flops"], hbm_bytes=hbm, tile_rows=g["bm"], tile_keys=g["bn"],
+                work="%d CTAs; %d cache + %d new-key tiles" % (wk["ctas"], wk["cache_tiles"], wk["new_tiles"]))
+
+
+def prefill_shape_instance(shape):
+    return (shape["dtype"], (shape["head"] + 31) // 32 * 32)
+
+
+# ---- ragged model -------------------------------------------------------------------------------
+
+RG_MMA = "cuda/ragged/ragged_mma.cuh"
+RG_COMMON = "cuda/ragged/ragged_common.cuh"
+RG_DEC_ROWS, RG_TILE_ROWS, RG_KEY_TILE = 16, 64, 64  # csrc/shared/ragged_internal.h
+RG_DEC_MIN_CHUNK, RG_DEC_MAX_SPLITS, RG_PRE_MIN_CHUNK, RG_PRE_MAX_SPLITS = 512, 16, 2048, 4
+
+# The mixed step of issue 14 (`pagedattn bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096`:
+# every sequence has ctx tokens cached, kv_len = ctx + q_len), and its head 64 / 256 variants.
+RAGGED_SHAPES = [
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 128", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=128, dtype="bf16"),
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 64", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=64, dtype="bf16"),
+    dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 256", prefill=4, qlen=512, decodes=60,
+         ctx=4096, heads=32, kv_heads=8, head=256, dtype="bf16"),
+]
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def ragged_items(q_len, kv_len, group, nkv):
+    """csrc/shared/ragged_internal.h pa_rg_plan_seq / pa_rg_tile / pa_rg_tile_item for a hard
+    causal mask without window: [(nrows, row0, k_lo, k_hi, split)] of one KV head (every KV head
+    gets the same items)."""
+    rows = q_len * group
+    tile_rows = RG_DEC_ROWS if rows <= RG_DEC_ROWS else RG_TILE_ROWS
+    n_tiles = _cdiv(rows, tile_rows)
+    span_lo, span = 0, kv_len
+    n = 1
+    if tile_rows == RG_DEC_ROWS:
+        n = min(RG_DEC_MAX_SPLITS, _cdiv(span, RG_DEC_MIN_CHUNK))
+    elif n_tiles <= RG_PRE_MAX_SPLITS:
+        n = min(RG_PRE_MAX_SPLITS // n_tiles, _cdiv(span, RG_PRE_MIN_CHUNK))
+    n = max(n, 1)
+    chunk = _cdiv(_cdiv(span, n), RG_KEY_TILE) * RG_KEY_TILE
+    n_split = max(_cdiv(span, chunk), 1)
+    items = []
+    for t in range(n_tiles):
+        row0 = t * tile_rows
+        nrows = min(tile_rows, rows - row0)
+        lo, hi = 0, kv_len - q_len + (row0 + nrows - 1) // group + 1
+        if n_split <= 1:
+            items.append((nrows, row0, lo, hi, False))
+            continue
+        j0, j1 = (lo - span_lo) // chunk, (hi - 1 - span_lo) // chunk + 1
+        for c in range(j0, j1):
+            c_lo = span_lo + c * chunk
+            items.append((nrows, row0, max(lo, c_lo), min(hi, c_lo + chunk), j1 - j0 > 1))
+    return items
+
+
+def ragged_work(shape):
+    group = shape["heads"] // shape["kv_heads"]
+    nkv = shape["kv_heads"]
+    seqs = [(shape["qlen"], shape["ctx"] + shape["qlen"])] * shape["prefill"] + \
+           [(1, shape["ctx"] + 1)] * shape["decodes"]
+    w = dict(pre_tiles=0, dec_tiles=0, pre_flops=0.0, dec_flops=0.0, pre_items=0, dec_items=0, merges=0,
+             kv_bytes=0.0)
+    for q_len, kv_len in seqs:
+        items = ragged_items(q_len, kv_len, group, nkv)
+        merged_tiles = set()
+        for nrows, row0, k_lo, k_hi, split in items:
+            tiles = _cdiv(k_hi - k_lo, RG_KEY_TILE)
+            pairs = 0
+            for r in range(row0, row0 + nrows):
+                qpos = kv_len - q_len + r // group
+                pairs += max(0, min(k_hi, qpos + 1) - k_lo)
+            kind = "dec" if nrows <= RG_DEC_ROWS else "pre"
+            w[kind + "_tiles"] += tiles * nkv
+            w[kind + "_flops"] += 4.0 * shape["head"] * pairs * nkv
+            w[kind + "_items"] += nkv
+            if split:
+                merged_tiles.add(row0)
+        w["merges"] += len(merged_tiles) * nkv
+        w["kv_bytes"] += kv_len * nkv * shape["head"] * 2 * 2
+    tokens = shape["prefill"] * shape["qlen"] + shape["decodes"]
+    w["hbm_bytes"] = w["kv_bytes"] + 2 * tokens * shape["heads"] * shape["head"] * 2
+    return w
+
+
+def ragged_geometry(hp):
+    stages = 2 if hp <= 128 else 1
+    stride = hp + 8
+    return dict(threads=128, stages=stages, smem=(64 * stride + 2 * stages * 64 * stride) * 2,
+                kv_copies=RG_KEY_TILE * (hp // 8) // 128, q_copies=64 * (hp // 8) // 128)
+
+
+def ragged_model(inst, shape):
+    dt, hp = inst
+    g = ragged_geometry(hp)
+    wk = ragged_work(shape)
+    off = set()
+    off |= src_lines(RG_COMMON, r"x = P\.soft_cap \* tanhf")
+    # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
+    off |= src_lines(RG_COMMON, r"page = key / P\.page_size;|tok = key - page \* P\.page_size;")
+    off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    off |= src_span(RG_MMA, r"void load8\(int r, int d0, float", r"^    }")
+    dec_only = src_lines(RG_MMA, r"if \(k0 \+ 16 \* w < c\.it\.k_hi\)|k0 \+ 16 \* w \+ col")
+    pre_only = src_lines(RG_MMA, r"if \(k0 \+ sub \* kSub >= c\.it\.k_hi\)|k0 \+ sub \* kSub \+ col")
+    one_slice = src_lines(RG_COMMON, r"v\[e\] = st\[r \* HP \+ cg \* 8 \+ e\];|lse = st_lse\[r\];")
+    slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
+    direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
+    partial = src_lines(RG_COMMON, r"store8<DT>\(po \+ \(int64_t\)\(c\.it\.part \+ r\)|pl\[c\.it\.part \+ r\] = lse;")
+    merge = src_span(RG_COMMON, r"Last CTA of the tile merges", r"counters\(P\)\[c\.it\.merge\] = 0;")
+    merge_body = src_span(RG_COMMON, r"if \(!\*s_flag\)", r"counters\(P\)\[c\.it\.merge\] = 0;")
+    q_loop = src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")
+    gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
+    epi_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < nrows \* groups; u \+= NT\)")
+    mx_loop = src_lines(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\)$|mx = fmaxf\(mx, st_lse\[s \* slice_rows")
+    sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* src\[e\];")
+    merge_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < m\.nrows \* groups; u \+= NT\)")
+    merge_mx = src_lines(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\)$|mx = fmaxf\(mx, __ldcg\(pl \+ m\.part0")
+    merge_sum = src_span(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
+    group = shape["heads"] // shape["kv_heads"]
+    n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1)])
+    groups = shape["head"] // 8
+
+    def trips_tile(insts, l, loops):
+        if l["line"] in gather_loop:
+            return 0
+        return None
+
+    def trips_item(nrows, nslices):
+        def trips(insts, l, loops):
+            ln = l["line"]
+            if ln in q_loop:
+                return copy_trips(g["q_copies"])(insts, l)
+            if ln in gather_loop:
+                return 0
+            if ln in epi_loop:  # not unrolled: ceil(rows x groups / threads) for the busiest warp
+                return _cdiv(nrows * groups, g["threads"])
+            if ln in mx_loop:
+                return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS")
+            if ln in sum_loop:
+                return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS.128", 2)
+            if ln in merge_loop:
+                return _cdiv(nrows * groups, g["threads"])
+            if ln in merge_mx:
+                return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.STRONG.GPU")
+            if ln in merge_sum:
+                return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.128.STRONG.GPU")
+            return None
+        return trips
+
+    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    tiles = []
+    pre_kind, dec_kind = "prefill tile (64 rows)", "decode tile (16 rows, %d useful)" % group
+    if wk["pre_tiles"]:
+        tiles.append(dict(name=pre_kind, count=wk["pre_tiles"], flops=wk["pre_flops"],
+                          forbid=off | dec_only, need=need + [("HMMA", _is_hmma, hp)], trips=trips_tile, hmma=hp,
+                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
+    if wk["dec_tiles"]:
+        tiles.append(dict(name=dec_kind, count=wk["dec_tiles"],
+                          flops=wk["dec_flops"], forbid=off | pre_only, need=need + [("HMMA", _is_hmma, hp // 4)],
+                          trips=trips_tile, hmma=hp // 4, bytes=RG_KEY_TILE * shape["head"] * 2 * 2,
+                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
+    item_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    units = []
+    if wk["pre_items"]:
+        units.append(dict(name="prefill item", kind=pre_kind, count=wk["pre_items"], region="item", need=item_need,
+                          need_epi=[("16-byte output stores", _is_store16, _cdiv(64 * groups, g["threads"]))],
+                          forbid=off | dec_only | slices | partial | merge, trips=trips_item(64, 1),
+                          note="one chunk: rows written directly"))
+    if wk["dec_items"]:
+        nm = wk["merges"]
+        units.append(dict(name="decode item", kind=dec_kind, count=wk["dec_items"] - nm, region="item", need=item_need,
+                          need_epi=[("16-byte partial stores", _is_store16, _cdiv(group * groups, g["threads"]))],
+                          forbid=off | pre_only | one_slice | direct | merge_body, trips=trips_item(group, 4),
+                          note="4 key slices merged, partial rows stored"))
+        if nm:
+            units.append(dict(name="decode item, last of its tile", kind=dec_kind, count=nm, region="item",
+                              need=item_need,
+                              need_epi=[("16-byte partial and output stores", _is_store16,
+                                         2 * _cdiv(group * groups, g["threads"]))],
+                              forbid=off | pre_only | one_slice | direct, trips=trips_item(group, 4),
+                              note="merges the %d splits" % n_split))
+    regions = tile_regions() + [
+        ("masking (logit: key range, scale, soft-cap test, causal/window)",
+         src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
+         | src_lines(RG_MMA, r"return logit\(P, c, x")),
+        ("K/V row lookups (load_kv_rows, kv_row, page table)",
+         src_span(RG_MMA, r"void load_kv_rows\(typename C::T", r"^}")
+         | src_span(RG_COMMON, r"int64_t kv_row\(const pa_rg_launch", r"^}")
+         | src_span(RG_MMA, r"auto load_kv = ", r"^        \};")),
+        ("tile loop control, decode/prefill dispatch, barriers",
+         src_span(RG_MMA, r"for \(int t = 0; t < ntiles; t\+\+\)", r"^        }")),
+    ]
+    return dict(kernel=r"ragged_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
+                regions=regions,
+                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=RG_KEY_TILE,
+                work="%d prefill items (%d tiles), %d decode items in %d-way splits (%d tiles), %d merges" % (
+                    wk["pre_items"], wk["pre_tiles"], wk["dec_items"], n_split, wk["dec_tiles"], wk["merges"]))
+
+
+def ragged_shape_instance(shape):
+    return (shape["dtype"], 64 if shape["head"] <= 64 else 128 if shape["head"] <= 128 else 256)
+
+
+# ---- the tensor-core report -------------------------------------------------------------------
+
+
+def mma_shape_costs(fam, rows, shape, m=H100):
+    """Counts of one shape on the kernel its instance runs: per tile kind and per unit kind the
+    heaviest-path tally per warp; None entries where a path could not be counted."""
+    inst = fam["shape_instance"](shape)
+    md = fam["model"](inst, shape)
+    cands = [r for r in rows if tuple(r["instance"]) == tuple(inst) and "loop" in r and re.search(md["kernel"], r["kernel"])]
+    if not cands:
+        return md, None, [], []
+    r = cands[0]
+    insts, sel = r["_insts"], r["_sel"]
+    loops = [l for l in laminar_loops(insts, loops_of(insts)) if (l["lo"], l["hi"]) != (sel["lo"], sel["hi"])]
+    inside = [l for l in loops if sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]]
+    kinds = []
+    for t in md["tiles"]:
+        weight, bad = loop_weight(insts, inside, t["trips"])
+        if weight is None:
+            kinds.append(dict(t, tally=None, why="nested loop without a trip count (back edge %s)" % bad["line"]))
+            continue
+        tl, kept, why = mma_path_count(insts, sel["lo"], [sel["hi"]], inside, t["trips"], t["forbid"], t["need"],
+                                       md.get("regions", ()))
+        kinds.append(dict(t, tally=tl, kept=kept, why=why))
+    units = []
+    outer = [l for l in loops if l["lo"] <= sel["lo"] and sel["hi"] <= l["hi"]]
+    for u in md["units"]:
+        if u["region"] == "item":
+            if not outer:
+                units.append(dict(u, tally=None, why="no item loop around the tile loop"))
+                continue
+            o = min(outer, key=lambda l: l["hi"] - l["lo"])
+            pro = (o["lo"], [sel["lo"]])
+            epi_ends = [o["hi"]]
+        else:
+            pro = (0, [sel["lo"]])
+            epi_ends = [k for k in range(sel["hi"] + 1, len(insts))
+                        if insts[k]["op"].startswith("EXIT") and _uncond(insts[k]["pred"])]
+        rest = [l for l in loops if not (sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]) and l not in outer]
+        a, ka, wa = mma_path_count(insts, pro[0], pro[1], rest, u["trips"], u["forbid"], u["need"])
+        b, kb, wb = (mma_path_count(insts, sel["hi"] + 1, epi_ends, rest, u["trips"], u["forbid"], u["need_epi"])
+                     if epi_ends else (None, None, "no EXIT after the tile loop"))
+        if a is None or b is None:
+            units.append(dict(u, tally=None, why=wa or wb))
+            continue
+        # The prologue path ends on the loop head, which belongs to the tile loop.
+        head = insts[sel["lo"]]
+        a["total"] -= 1
+        a["counts"][classify(head["op"])] -= 1
+        a["smem"] -= smem_bytes(head)
+        tl = dict(total=a["total"] + b["total"], smem=a["smem"] + b["smem"], divisions=a["divisions"] + b["divisions"],
+                  calls=a["calls"] + b["calls"], counts={c: a["counts"][c] + b["counts"][c] for c in a["counts"]})
+        units.append(dict(u, tally=tl, kept=ka + kb, why=None))
+    return md, r, kinds, units
+
+
+def bounds_of(flops, hmma, insts, smem, m=H100, ipc=None, hbm=0.0):
+    """Fractions of 989 TFLOP/s that the tensor pipe, the issue slots, shared memory and HBM allow
+    for work of `flops` useful FLOPs costing hmma HMMA.16816, insts warp instructions and smem
+    shared-memory bytes (GPU totals or per tile: the ratios are the same)."""
+    r = hmma_per_clock(m)
+    ideal = flops / HMMA_FLOP / r  # SM-clocks the useful work takes at the 989 rate
+    out = dict(tensor=ideal / (hmma / r) if hmma else None,
+               issue=ideal / (insts / (ipc or m["issue_per_clock"])) if insts else None,
+               smem=ideal / (smem / SMEM_BYTES_PER_CLOCK) if smem else None)
+    if hbm:
+        out["hbm"] = ideal / (hbm / (m["roof_gbs"] / m["clock_ghz"]) * m["sms"])
+    vals = [v for v in out.values() if v is not None]
+    out["min"] = min(vals) if vals else None
+    return out
+
+
+def _p(x):
+    return "-" if x is None else "%.0f%%" % (100 * x)
+
+
+def mma_report(fam_name, fam, rows, label, m=H100):
+    L = []
+    w = L.append
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "cuda", "csrc"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    w("## %s: %s kernels at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
+    w("")
+    w(fam["about"])
+    w("")
+    w("### Resources (ptxas -v, cuobjdump -res-usage; dynamic shared memory from the instance's tile geometry)")
+    w("")
+    w("| instance | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem | CTAs/SM (limit) | warps/scheduler |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        p, res = r["ptxas"], r["res"]
+        regs = p.get("regs", res.get("regs", 0))
+        geo = fam["geometry"](r["instance"], r["kernel"])
+        occ = ctas_per_sm(regs, geo["threads"], geo["smem"] + res.get("smem_static", 0), m)
+        w("| %s/h%d | %s | %d | %d/%d | %d | %d | %d | %d | %d (%s) | %g |" % (
+            r["instance"][0], r["instance"][1], short_name(r["kernel"]), regs, p.get("spill_st", -1),
+            p.get("spill_ld", -1), p.get("stack", -1), res.get("local", -1), res.get("smem_static", 0), geo["smem"],
+            occ[0], occ[1], occ[0] * geo["threads"] // 32 / m["schedulers"]))
+    w("")
+    w("### K/V tile loop (SASS, per warp): the static body, every path")
+    w("")
+    classes = [n for n, _ in CLASSES]
+    w("| instance | kernel | loop (addresses, back edge file:line) | static insts | nested loops | software divisions | " +
+      " | ".join(classes) + " | outside the loop |")
+    w("| --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- |")
+    for r in rows:
+        if "loop" not in r:
+            continue
+        lp = r["loop"]
+        w("| %s/h%d | %s | 0x%x-0x%x (back edge %s) | %d | %d | %d (+%d calls) | %s | %d |" % (
+            r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
+            len(lp["nested"]), lp["divisions"], lp["calls"], " | ".join("%d" % lp["counts"][c] for c in classes),
+            r["outside"]))
+    nol = [r for r in rows if "loop" not in r]
+    if nol:
+        w("")
+        w("No tile loop with HMMA + BAR.SYNC + LDGSTS in: %s (%s)." % (
+            ", ".join("%s/h%d %s" % (r["instance"][0], r["instance"][1], short_name(r["kernel"])) for r in nol),
+            fam["no_loop_note"]))
+    w("")
+    w("### The model per shape")
+    w("")
+    w("| shape | instance | threads | dyn smem | CTAs/SM | tile kind | tiles | per unit (CTA or item) | K/V bytes per tile |"
+      " useful FLOP per tile | FLOP of a full tile | HMMA per warp per tile | cp.async per thread per tile |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for s in fam["shapes"]:
+        inst = fam["shape_instance"](s)
+        md = fam["model"](inst, s)
+        rr = [r for r in rows if tuple(r["instance"]) == tuple(inst) and re.search(md["kernel"], r["kernel"])]
+        occ = "-"
+        if rr:
+            regs = rr[0]["ptxas"].get("regs", rr[0]["res"].get("regs", 0))
+            occ = "%d" % ctas_per_sm(regs, md["threads"], md["smem"] + rr[0]["res"].get("smem_static", 0), m)[0]
+        for k in md["tiles"]:
+            units = sum(u["count"] for u in md["units"] if u.get("kind") in (None, k["name"]))
+            cp = [c for n, _, c in k["need"] if n == "cp.async"]
+            w("| %s | %s/h%d | %d | %d | %s | %s | %d | %.1f | %d | %.4g | %.4g | %d | %s |" % (
+                s["name"], inst[0], inst[1], md["threads"], md["smem"], occ, k["name"], k["count"],
+                k["count"] / units, k["kv_bytes"], k["flops"] / k["count"],
+                4.0 * md["tile_rows"] * md["tile_keys"] * inst[1], k["hmma"], cp[0] if cp else "-"))
+    w("")
+    w("### Per tile on each shape's path (per warp; nested copy loops weighted by their trips)")
+    w("")
+    w("| shape | instance | tile kind | tiles | warp insts per tile | HMMA | shared bytes (of which ldmatrix) | software divisions | " +
+      " | ".join(classes) + " | of the shared loads, `@!PT LDS` placeholders | off-feature insts it cannot avoid |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- | --- |")
+    costs = []
+    for s in fam["shapes"]:
+        md, r, kinds, units = mma_shape_costs(fam, rows, s, m)
+        costs.append((s, md, r, kinds, units))
+        inst = fam["shape_instance"](s)
+        for k in kinds:
+            t = k["tally"]
+            if t is None:
+                w("| %s | %s/h%d | %s | %d | not counted: %s |" % (s["name"], inst[0], inst[1], k["name"], k["count"], k["why"]))
+                continue
+            flag = "" if t["hmma"] == k["hmma"] else " (model: %d)" % k["hmma"]
+            w("| %s | %s/h%d | %s | %d | %.0f | %.0f%s | %.0f (%.0f) | %.0f | %s | %.0f | %d |" % (
+                s["name"], inst[0], inst[1], k["name"], k["count"], t["total"], t["hmma"], flag, t["smem"], t["ldsm"],
+                t["divisions"], " | ".join("%.0f" % t["counts"][c] for c in classes), t["placeholders"], k["kept"]))
+    w("")
+    w("Where a tile's instructions come from (per warp, by the source line nvdisasm gives each instruction;"
+      " inlined code carries the line of the function it came from):")
+    w("")
+    for s, md, r, kinds, units in costs:
+        names = [n for n, _ in md.get("regions", ())] + ["other"]
+        w("| shape | tile kind | " + " | ".join(names) + " |")
+        w("| --- | --- | " + " | ".join("---" for _ in names) + " |")
+        for k in kinds:
+            if k["tally"] is None:
+                continue
+            wh = k["tally"]["where"]
+            w("| %s | %s | %s |" % (s["name"], k["name"], " | ".join("%.0f" % wh[n] for n in names)))
+        w("")
+    w("Per unit, outside the tile loop (prologue + epilogue, per warp):")
+    w("")
+    for s, md, r, kinds, units in costs:
+        for u in units:
+            if u["tally"] is None:
+                w("- %s, %s: not counted (%s)" % (s["name"], u["name"], u["why"]))
+            else:
+                w("- %s, %s x %d (%s): %.0f warp instructions, %d software divisions" % (
+                    s["name"], u["name"], u["count"], u["note"], u["tally"]["total"], u["tally"]["divisions"]))
+    w("")
+    r989 = hmma_per_clock(m)
+    w("### Bounds (H100 SXM: %d SMs, %.3f GHz; 989 TFLOP/s = %.3f HMMA.16816 per SM per clock; 4 warp instructions"
+      " per SM per clock; %d B of shared memory per SM per clock)" % (m["sms"], m["clock_ghz"], r989, SMEM_BYTES_PER_CLOCK))
+    w("")
+    w("| shape | tile kind | useful FLOP per tile | HMMA per tile (CTA) | warp insts per tile (CTA, loop) | + units' share | shared bytes per tile | tensor bound | issue bound, 4 IPC | shared-memory bound | the least | at %.2f IPC (measured, 2 warps/scheduler) |" % fam["ipc"])
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    out, allow = [], []
+    for s, md, r, kinds, units in costs:
+        if r is None:
+            w("| %s | no kernel matching %s |  |  |  |  |  |  |  |  |  |  |" % (s["name"], md["kernel"]))
+            continue
+        warps = md["threads"] // 32
+        tot = dict(flops=0.0, hmma=0.0, insts=0.0, smem=0.0)
+        ok = all(k["tally"] is not None for k in kinds)
+        uw = sum(u["count"] * u["tally"]["total"] * warps for u in units if u["tally"] is not None)
+        us = sum(u["count"] * u["tally"]["smem"] * warps for u in units if u["tally"] is not None)
+        ntiles = sum(k["count"] for k in kinds)
+        for k in kinds:
+            t = k["tally"]
+            if t is None:
+                continue
+            per = dict(flops=k["flops"] / k["count"], hmma=t["hmma"] * warps, insts=t["total"] * warps,
+                       smem=t["smem"] * warps)
+            # The units' prologue and epilogue, spread over the tiles they run (all tiles when a unit
+            # kind names none).
+            mine = [u for u in units if u["tally"] is not None and u.get("kind") in (None, k["name"])]
+            over = sum(k2["count"] for k2 in kinds if any(u.get("kind") in (None, k2["name"]) for u in mine))
+            share = sum(u["count"] * u["tally"]["total"] * warps for u in mine) / over
+            sshare = sum(u["count"] * u["tally"]["smem"] * warps for u in mine) / over
+            b = bounds_of(per["flops"], per["hmma"], per["insts"] + share, per["smem"] + sshare, m)
+            bi = bounds_of(per["flops"], per["hmma"], per["insts"] + share, per["smem"] + sshare, m, ipc=fam["ipc"])
+            w("| %s | %s | %.3g | %.0f | %.0f | %.0f | %.0f | %s | %s | %s | **%s** | %s |" % (
+                s["name"], k["name"], per["flops"], per["hmma"], per["insts"], share, per["smem"] + sshare,
+                _p(b["tensor"]), _p(b["issue"]), _p(b["smem"]), _p(b["min"]), _p(min(bi["issue"], b["min"]))))
+            for key in tot:
+                tot[key] += per[key] * k["count"]
+            ideal = per["flops"] / HMMA_FLOP / r989
+            if "bytes" not in k:  # a bandwidth item (decode tile) is judged against the copy roof below
+                allow.append("- %s, %s: %.0f counted (+%.0f units' share); 50%% of 989 allows %.0f at 4 IPC, %.0f at"
+                             " %.2f IPC." % (s["name"], k["name"], t["total"], share / warps,
+                                             (ideal / 0.5 * m["issue_per_clock"] - share) / warps,
+                                             (ideal / 0.5 * fam["ipc"] - share) / warps, fam["ipc"]))
+            if "bytes" in k:
+                gbs = m["sms"] * m["issue_per_clock"] * m["clock_ghz"] * k["bytes"] / (per["insts"] + share)
+                w("| | (%s as a bandwidth item: %d B of K/V per tile, %.2f B per warp instruction: at 4 IPC %s of"
+                  " the %.0f GB/s copy roof, at %.2f IPC %s) | | | | | | | | | | |" % (
+                      k["name"], k["bytes"], k["bytes"] / (per["insts"] + share), _p(min(1, gbs / m["roof_gbs"])),
+                      m["roof_gbs"], fam["ipc"], _p(min(1, gbs * fam["ipc"] / m["issue_per_clock"] / m["roof_gbs"]))))
+        if not ok or len(kinds) == 0:
+            continue
+        tot["insts"] += uw
+        tot["smem"] += us
+        b = bounds_of(tot["flops"], tot["hmma"], tot["insts"], tot["smem"], m, hbm=md["hbm_bytes"])
+        bi = bounds_of(tot["flops"], tot["hmma"], tot["insts"], tot["smem"], m, ipc=fam["ipc"], hbm=md["hbm_bytes"])
+        w("| %s | **whole launch** (%s; HBM bound %s) | %.3g total | %.4g | %.4g | included | %.4g | %s | %s | %s | **%s** | %s |" % (
+            s["name"], md["work"], _p(b.get("hbm")), tot["flops"], tot["hmma"], tot["insts"], tot["smem"],
+            _p(b["tensor"]), _p(b["issue"]), _p(b["smem"]), _p(b["min"]), _p(min(bi["issue"], b["min"]))))
+        out.append(dict(shape=s["name"], instance=list(fam["shape_instance"](s)), kernel=short_name(r["kernel"]),
+                        flops=tot["flops"], hmma=tot["hmma"], warp_insts=tot["insts"], smem_bytes=tot["smem"],
+                        hbm_bytes=md["hbm_bytes"], bounds=b,
+                        tiles={k["name"]: dict(count=k["count"], per_warp=k["tally"]["total"], hmma=k["tally"]["hmma"],
+                                               smem=k["tally"]["smem"]) for k in kinds},
+                        units={u["name"]: dict(count=u["count"], per_warp=u["tally"]["total"] if u["tally"] else None)
+                               for u in units}))
+    w("")
+    w("Warp instructions per warp per tile that 50% of 989 TFLOP/s leaves (the units' share taken out first):")
+    w("")
+    for a in allow:
+        w(a)
+    w("")
+    calib = fam.get("calibration_rows")
+    if calib:
+        w(calib(fam, out, m))
+    return "\n".join(L), out
+
+
+def prefill_calibration(fam, out, m=H100):
+    c = PREFILL_CALIBRATION
+    row = [o for o in out if o["shape"] == c["shape"]]
+    if not row:
+        return ""
+    o = row[0]
+    ratio = c["executed"] / o["warp_insts"]
+    hm_per_sm = o["hmma"] / m["sms"]
+    pipe_rate = hm_per_sm / c["active_cycles"] / c["hmma_pipe"]
+    t175 = c["executed"] / (m["sms"] * c["ipc"] * 1.755e9) * 1e3
+    t198 = c["executed"] / (m["sms"] * c["ipc"] * 1.98e9) * 1e3
+    tn = c["executed"] / (m["sms"] * c["ipc"] * c["sm_clock_ghz"] * 1e9) * 1e3
+    pred = o["flops"] / (o["warp_insts"] / (m["sms"] * c["ipc"] * m["clock_ghz"] * 1e9)) / 1e12
+    T = [
+        "### Calibration against the H100 (the target shape, causal prompt b=4 x 4K, 32/8, head 128, bf16)",
+        "",
+        "ncu (2026-11-22, kernel of 603e1bb; the kernel here differs by the PTX wrappers' memory clobbers,"
+        " commit 6b01fd6) executed **%.3f G warp instructions**; the count above gives %.3f G for the whole"
+        " launch (tiles on the heaviest path plus every CTA's prologue and epilogue): executed / counted"
+        " = **%.2f**. ncu ran at %.2f GHz with %.2f IPC: %.3f G / (132 x %.2f x %.2f GHz) = %.2f ms; it measured"
+        " %.2f ms." % (c["executed"] / 1e9, o["warp_insts"] / 1e9, ratio, c["sm_clock_ghz"], c["ipc"],
+                       c["executed"] / 1e9, c["ipc"], c["sm_clock_ghz"], tn, c["ncu_ms"]),
+        "",
+        "- Outside ncu the benchmark took %.2f ms (%.0f TFLOP/s, %s of 989, %s of the %.0f TFLOP/s GEMM measured"
+        " beside it). The executed count at the same %.2f IPC takes %.2f ms at 1.755 GHz and %.2f ms at 1.98 GHz:"
+        " the measurement matches 1.755 GHz at that IPC (the clock under sustained tensor load was not"
+        " recorded)." % (
+            c["bench_ms"], c["bench_tflops"], _p(c["bench_tflops"] / MMA_PEAK_TFLOPS),
+            _p(c["bench_tflops"] / c["gemm_tflops"]), c["gemm_tflops"], c["ipc"], t175, t198),
+        "- Predicted from the count (an upper bound on the executed instructions) at the measured %.2f IPC and"
+        " %.3f GHz: %.0f TFLOP/s, against %.0f measured." % (c["ipc"], m["clock_ghz"], pred, c["bench_tflops"]),
+        "- The tensor pipe: the count gives %.1f M HMMA.16816 for the launch (%.3f M per SM). ncu saw the HMMA pipe"
+        " active %.2f%% of %.2f M active cycles per SM, so its 100%% is %.2f HMMA.16816 per SM per clock: %.0f%%"
+        " of the %.2f that 989 TFLOP/s needs at the same clock. If that is mma.sync's real ceiling on sm_90, the"
+        " most mma.sync can deliver is about %.0f TFLOP/s at 1.755 GHz (%s of 989), and the issue's 50%% target"
+        " asks for %s of the pipe." % (
+            o["hmma"] / 1e6, hm_per_sm / 1e6, 100 * c["hmma_pipe"], c["active_cycles"] / 1e6, pipe_rate,
+            100 * pipe_rate / hmma_per_clock(m), hmma_per_clock(m), pipe_rate * HMMA_FLOP * m["sms"] * 1.755e9 / 1e12,
+            _p(pipe_rate / hmma_per_clock(m)), _p(0.5 * hmma_per_clock(m) / pipe_rate)),
+        "",
+    ]
+    return "\n".join(T)
+
+
+def mma_method_text(fam_name, m=H100):
+    r = hmma_per_clock(m)
+    return "\n".join([
+        "# Instruction and shared-memory budget: prefill and ragged (generated by scripts/budget.py)",
+        "",
+        "No GPU was used for this file: every count comes from the sm_90 SASS of the instance files, compiled with"
+        " the build's flags (build/compile_commands.json) plus `-cubin -arch=sm_90 -lineinfo` and read with cuobjdump"
+        " / nvdisasm. Regenerate with `python3 scripts/budget.py --family prefill --out <this file>` and"
+        " `python3 scripts/budget.py --family ragged --out <this file> --append`.",
+        "",
+        "Method (issue 14 item 7; the decode budget's, with the tensor pipe as the roof):",
+        "",
+        "1. Resources as for decode: registers and spills from `ptxas -v`, static shared and local memory from"
+        " `cuobjdump -res-usage`, dynamic shared memory from the instance's tile geometry (attn_tile.cuh"
+        " `Cfg::smem_bytes`); CTAs per SM from registers, threads and shared memory (+1 KiB reserved per CTA).",
+        "2. The K/V tile loop: the innermost SASS loop that holds an `HMMA`, a `BAR.SYNC` and an `LDGSTS` (the next"
+        " tile's cp.async). For prefill it is the only such loop; for ragged it sits inside the persistent CTA's"
+        " work-item loop. Back edges from the function's tail (the divergent-warp fallback of a shuffle) close no"
+        " real loop and are dropped.",
+        "3. The path of a tile. Both kernels keep every feature behind runtime branches in one body (cache or new"
+        " keys, cp.async or the register path for fp8 and vLLM values, soft cap, ALiBi, decode or prefill items),"
+        " so the static body counts code no shape runs (the first table). The count per tile is the heaviest"
+        " path through the loop body, over forward edges, that avoids the instructions whose source lines belong"
+        " to features the shape leaves off (wherever a path avoids them: code the compiler predicated instead of"
+        " branching issues anyway and is counted, last column), and that issues exactly the shape's number of"
+        " cp.async per thread (and, for ragged, of HMMA: that picks the prefill or the decode arm). Copy loops the"
+        " compiler left rolled count their body times the trips the model gives (copies per thread / copies per"
+        " unrolled body). The heaviest path is an upper bound on what a warp issues per steady-state tile;"
+        " prologue and epilogue (per CTA for prefill, per work item for ragged) are counted the same way and"
+        " spread over the tiles.",
+        "4. Bounds, as fractions of 989 TFLOP/s (H100 SXM dense f16/bf16). 989 TFLOP/s at %.3f GHz over %d SMs is"
+        " %.0f FLOP per SM per clock: **%.3f HMMA.16816 (4096 FLOP each) per SM per clock**. With F the useful"
+        " FLOPs of a tile (4 x head x visible query-key pairs: QK^T and PV, causal rows and keys only), the time"
+        " the work would take at that rate is F / 4096 / %.3f SM-clocks; each bound is that time over the time a"
+        " resource needs:" % (m["clock_ghz"], m["sms"], MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9), r,
+                              r),
+        "   - tensor: HMMA per tile / %.3f (so the bound is the share of HMMA work that is useful: padding rows,"
+        " masked keys, decode items' empty rows);" % r,
+        "   - issue: warp instructions per tile / 4 (one per sub-partition per clock), with the units'"
+        " prologue/epilogue share;",
+        "   - shared memory: bytes per tile / %d (assumed 32 banks x 4 B per clock per SM, as on A100; H100's"
+        " figure is not published as such). Bytes: LDSM = 128 B per 8x8 matrix, LDS/STS by width x 32 lanes,"
+        " LDGSTS.128 = 512 B written per warp; every lane active, no bank conflicts." % SMEM_BYTES_PER_CLOCK,
+        "   The least of them is the most the arithmetic allows; for a whole launch HBM (unique K/V, Q and O at"
+        " the %.0f GB/s copy roof) is added. Achieved IPC is below 4: the last column applies the IPC ncu"
+        " measured for prefill (2 warps per scheduler)." % m["roof_gbs"],
+        "",
+        "There is no Hopper (wgmma/TMA) path in the library yet, so the issue's second target (70% of 989 on"
+        " the Hopper path) has nothing to count.",
+        "",
+    ])
+
+
+def prefill_geo_of(inst, kernel):
+    g = prefill_geometry(inst[1])
+    return dict(threads=g["threads"], smem=g["smem"])
+
+
+def ragged_geo_of(inst, kernel):
+    dt, hp = inst
+    if "simt" in kernel:
+        return dict(threads=256, smem=4 * (64 * hp + 2 * 32 * (hp + 1) + 8 * 8 * 32))
+    g = ragged_geometry(hp)
+    return dict(threads=g["threads"], smem=g["smem"])
+
+
+FAMILIES["prefill"] = dict(
+    sources="cuda/prefill/inst_*_h*.cu",
+    instance=lambda path: (lambda mm: (mm.group(1), int(mm.group(2))))(re.match(r".*inst_(\w+?)_h(\d+)\.cu$", path)),
+    kernel=r"prefill_mma_kernel",
+    select_loop=mma_select_loop,
+    model=prefill_model,
+    shapes=PREFILL_SHAPES,
+    shape_instance=prefill_shape_instance,
+    geometry=prefill_geo_of,
+    report=mma_report,
+    method=mma_method_text,
+    calibration=lambda m=H100: "",
+    calibration_rows=prefill_calibration,
+    ipc=PREFILL_CALIBRATION["ipc"],
+    no_loop_note="",
+    about="`prefill_mma_kernel<Cfg<HP, 64, BN, DT>>` (cuda/prefill/prefill_kernel.cuh): one CTA of 4 warps = 64"
+          " query rows (the GQA group packed into rows) x one KV head; BN = 64 keys per tile up to head 128, 32"
+          " above; K and V double-buffered with cp.async. Shapes: bf16, heads 32/8, causal, no window, soft cap or"
+          " ALiBi; the context shape reads an NHD bf16 cache (block 16) through the cp.async path.",
+)
+
+FAMILIES["ragged"] = dict(
+    sources="cuda/ragged/instances/ragged_*_hp*.cu",
+    instance=lambda path: (lambda mm: (mm.group(1), int(mm.group(2))))(re.match(r".*ragged_(\w+?)_hp(\d+)\.cu$", path)),
+    kernel=r"ragged_(mma|simt)_kernel",
+    select_loop=mma_select_loop,
+    model=ragged_model,
+    shapes=RAGGED_SHAPES,
+    shape_instance=ragged_shape_instance,
+    geometry=ragged_geo_of,
+    report=mma_report,
+    method=mma_method_text,
+    calibration=lambda m=H100: "",
+    calibration_rows=None,
+    ipc=PREFILL_CALIBRATION["ipc"],
+    no_loop_note="the f32 SIMT kernel: no tensor cores, outside this budget",
+    about="`ragged_mma_kernel<HP, DT>` (cuda/ragged/ragged_mma.cuh): persistent CTAs of 4 warps fetch work items;"
+          " a prefill item is 64 packed rows against 64-key tiles, a decode item 16 rows (the GQA group, 4 useful"
+          " here) with each warp on 16 keys of the tile; K/V rows gathered by cp.async through the page table"
+          " (combined layout, page 16). Decode items of a 4K context split into chunks merged by the last CTA."
+          " Shapes: bf16, heads 32/8, hard causal mask, no window or soft cap. The IPC column borrows prefill's"
+          " measured 1.45 (same 2 CTAs x 4 warps per SM at head 128); ragged was not profiled.",
+)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--family", default="decode", choices=sorted(FAMILIES))
+    ap.add_argument("--family", default="decode", choices=sorted(FAMILIES),
+                    help="kernel family: decode (HBM roof), prefill or ragged (tensor-pipe roof)")
     ap.add_argument("--label", default="Budget")
     ap.add_argument("--out", help="markdown file to write (default: print)")
     ap.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
@@ -748,11 +1874,11 @@ def main():
         with open(cache, "wb") as f:
             pickle.dump(parts, f)
     rows = [r for p in parts for r in p]
-    text, out = report(args.family, fam, rows, args.label)
+    text, out = fam.get("report", report)(args.family, fam, rows, args.label)
     if args.out:
         with open(args.out, "a" if args.append else "w") as f:
             if not args.append:
-                f.write(method_text(args.family) + "\n" + calibration_text() + "\n")
+                f.write(fam.get("method", method_text)(args.family) + "\n" + fam.get("calibration", calibration_text)() + "\n")
             f.write(text + "\n")
             if args.notes:
                 with open(args.notes) as n:
