@@ -1121,21 +1121,33 @@ def prefill_work(shape, hp):
     m_tiles = (rows + bm - 1) // bm
     shift = k_len - q_len
     nt_c = nt_p = pairs = pairs_c = 0
+    # Tiles that need the masks (the kernel's `edge`: the tile ends its segment or
+    # crosses the causal diagonal of the CTA's first row) and their visible pairs.
+    edge = dict(cache=0, new=0)
+    edge_pairs = dict(cache=0, new=0)
     for i in range(m_tiles):
         m0 = i * bm
         tok_hi = min(q_len - 1, (m0 + bm - 1) // group)
+        qpos_lo = shift + m0 // group
         k_end = min(k_len, shift + tok_hi + 1)
         c_end = min(k_end, n_cache)
         nt_c += (c_end + bn - 1) // bn if c_end > 0 else 0
         nt_p += (k_end - n_cache + bn - 1) // bn if k_end > n_cache else 0
-        for r in range(m0, min(m0 + bm, rows)):
-            vis = min(k_len, shift + r // group + 1)
-            pairs += vis
-            pairs_c += min(vis, n_cache)
+        vis = [min(k_len, shift + r // group + 1) for r in range(m0, min(m0 + bm, rows))]
+        for kind, lo, hi in (("cache", 0, c_end), ("new", n_cache, k_end)):
+            for ks in range(lo, hi, bn):
+                if hi < ks + bn or ks + bn - 1 > qpos_lo:
+                    edge[kind] += 1
+                    edge_pairs[kind] += sum(max(0, min(v, hi, ks + bn) - ks) for v in vis)
+        for v in vis:
+            pairs += v
+            pairs_c += min(v, n_cache)
     units = shape["batch"] * shape["kv_heads"]
     f = 4.0 * shape["head"] * units
     return dict(ctas=m_tiles * units, cache_tiles=nt_c * units, new_tiles=nt_p * units, flops=f * pairs,
-                cache_flops=f * pairs_c, new_flops=f * (pairs - pairs_c), m_tiles=m_tiles)
+                cache_flops=f * pairs_c, new_flops=f * (pairs - pairs_c), m_tiles=m_tiles,
+                cache_edge_tiles=edge["cache"] * units, new_edge_tiles=edge["new"] * units,
+                cache_edge_flops=f * edge_pairs["cache"], new_edge_flops=f * edge_pairs["new"])
 
 
 def prefill_model(inst, shape):
@@ -1189,13 +1201,22 @@ def prefill_model(inst, shape):
 
     need_tile = [("cp.async", _is_cp_async, 2 * chunks), ("zero-fill", _is_zero_fill, 0)]
     kv_bytes = g["bn"] * shape["head"] * 2 * 2  # K and V rows of one tile, 16-bit
+    # Interior tiles take the scale only; edge tiles (segment end, causal
+    # diagonal) run the masking lambda (prefill_kernel.cuh's `edge`).
+    masks = src_span(PF_KERNEL, r"const int i = r != r0;", r"return masked \? -INFINITY : x;")
+    scale_only = src_span(PF_KERNEL, r"if \(plain\)$", r"return x;")
     tiles = []
-    if wk["cache_tiles"]:
-        tiles.append(dict(name="cache tile", count=wk["cache_tiles"], flops=wk["cache_flops"], forbid=off | new_only,
-                          need=need_tile, trips=trips_tile, hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
-    if wk["new_tiles"]:
-        tiles.append(dict(name="new-key tile", count=wk["new_tiles"], flops=wk["new_flops"], forbid=off | cache_only,
-                          need=need_tile, trips=trips_tile, hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+    for kind, name, other in (("cache", "cache tile", new_only), ("new", "new-key tile", cache_only)):
+        n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
+        f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
+        if n_all - n_edge:
+            tiles.append(dict(name=name + ", interior", count=n_all - n_edge, flops=f_all - f_edge,
+                              forbid=off | other | masks, need=need_tile, trips=trips_tile,
+                              hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+        if n_edge:
+            tiles.append(dict(name=name + ", edge (masks)", count=n_edge, flops=f_edge,
+                              forbid=off | other | scale_only, need=need_tile, trips=trips_tile,
+                              hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
     first = "cache" if context else "new"
     units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
                   forbid=off | (new_only if context else cache_only),
@@ -1207,7 +1228,8 @@ def prefill_model(inst, shape):
                             + 2 * (shape["n_cache"] + shape["q_len"]) * shape["kv_heads"] * shape["head"] * esz)
     regions = tile_regions() + [
         ("masking lambda (scale, soft-cap test, ALiBi, causal/window)",
-         src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^        \}\);")),
+         src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^        \}\);")
+         | src_lines(PF_KERNEL, r"const bool edge = ke < ks \+ BN|const bool plain = ")),
         ("copy source addresses (Src::off, load_tile, issue_tile)",
          src_span(PF_KERNEL, r"int64_t off\(int r, int d\) const", r"bool valid\(int r\) const")
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")

@@ -68,6 +68,9 @@ plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
     test_prefill 'prefill_gpu/prompt_attention_types'
+plant prefill-edge-tile-off-by-one cuda/prefill/prefill_kernel.cuh \
+    '(causal && ks + BN - 1 > qpos_lo)' '(causal && ks + BN - 2 > qpos_lo)' \
+    test_prefill 'prefill_gpu/mask_tile_boundaries'
 plant mma-fragment-swap cuda/ptx.cuh \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));' \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));' test_prefill 'prefill_gpu/smallest_cases'

@@ -291,11 +291,19 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         const int ks = tile_start(t), ke = tile_end(t);
         float sc[C::kNS][4];
         pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, t & 1), hs);
+        // Masks only where a tile needs them (issue 14 item 1): one that ends
+        // its segment, crosses the causal diagonal of some row of the CTA, or
+        // reaches past some row's window; soft cap and ALiBi change every
+        // score. Otherwise every score only takes the scale. CTA-uniform.
+        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
+        const bool plain = !edge && !alibi && !(cap > 0.0f);
         pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
+            x *= scale;
+            if (plain)
+                return x;
             const int i = r != r0;
             const int kp = ks + c;
             const int qp = qpos[i];
-            x *= scale;
             if (cap > 0.0f)
                 x = cap * tanhf(x * inv_cap);
             if (alibi)

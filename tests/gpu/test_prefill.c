@@ -323,6 +323,35 @@ Test(prefill_gpu, block_sizes_and_layouts) {
         }
 }
 
+/* The kernel masks only the tiles that need it (a segment's last tile, one
+ * crossing the causal diagonal of the CTA's first row, or one reaching past
+ * some row's window); every other tile takes the scale only. With one query
+ * head per KV head a CTA's first row sits at context + 64 i, so contexts of
+ * 62..66 and 126..129 put the diagonal on every position of a key tile's
+ * last columns, and windows of 63..65 and 127..129 do the same for the
+ * window's edge. */
+Test(prefill_gpu, mask_tile_boundaries) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int ctx[9] = {62, 63, 64, 65, 66, 126, 127, 128, 129};
+    static const int win[6] = {63, 64, 65, 127, 128, 129};
+    for (int i = 0; i < 9; i++) {
+        const int ql[2] = {200, 131}, cl[2] = {ctx[i], ctx[(i + 4) % 9]};
+        ctx_case c = {.seed = 4100u + (uint64_t)i,
+                      .layout = PA_LAYOUT_FLASH_NHD,
+                      .qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                      .cd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                      .seqs = 2,
+                      .heads = i < 6 ? 2 : 4,
+                      .kv_heads = 2,
+                      .hs = 64,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl,
+                      .window = i < 6 ? win[i] : 0};
+        run_ctx_case(&c, NULL, 0);
+    }
+}
+
 /* Sliding window 0/16/2048 x alibi x soft cap x cache dtype (sampled). */
 Test(prefill_gpu, window_alibi_soft_cap) {
     PA_SKIP_WITHOUT_GPU();
