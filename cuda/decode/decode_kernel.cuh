@@ -70,11 +70,20 @@ template <> PA_DEC_DEV void cvt_word<2>(uint32_t w, float *f) {
     f[0] = v.x;
     f[1] = v.y;
 }
-template <int CT> PA_DEC_DEV void cvt_fp8_word(uint32_t w, float *f) {
+// Two fp8 (the low 16 bits of w) -> f16x2 bits, exact (one paired conversion).
+template <int CT> PA_DEC_DEV uint32_t fp8x2_to_f16x2(uint32_t w) {
     const __nv_fp8_interpretation_t kind = CT == 3 ? __NV_E4M3 : __NV_E5M2;
-    const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), kind);
-    const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w >> 16), kind);
-    const float2 a = __half22float2(__half2(lo)), b = __half22float2(__half2(hi));
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), kind);
+    uint32_t r;
+    memcpy(&r, &h, 4);
+    return r;
+}
+template <int CT> PA_DEC_DEV void cvt_fp8_word(uint32_t w, float *f) {
+    const uint32_t lo = fp8x2_to_f16x2<CT>(w), hi = fp8x2_to_f16x2<CT>(w >> 16);
+    __half2 hl, hh;
+    memcpy(&hl, &lo, 4);
+    memcpy(&hh, &hi, 4);
+    const float2 a = __half22float2(hl), b = __half22float2(hh);
     f[0] = a.x;
     f[1] = a.y;
     f[2] = b.x;

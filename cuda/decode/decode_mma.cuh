@@ -47,6 +47,7 @@
 // decode_split_kernel.
 #pragma once
 
+#include "../attn_tile.cuh" // pack2: two floats -> two halves of the MMA input type
 #include "decode_kernel.cuh"
 
 namespace pa_dec {
@@ -69,28 +70,6 @@ PA_DEC_DEV uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
 // Rows u, v of 4 fp8 each (dims 4k..4k+3 of two tokens): the token pairs of
 // dims 0 and 1 (sel 0x5140) or 2 and 3 (sel 0x7362), one dim per 16-bit half.
 constexpr uint32_t PAIR_D01 = 0x5140u, PAIR_D23 = 0x7362u;
-
-// Two fp8 (low 16 bits of w) -> f16x2, exact.
-template <int CT> PA_DEC_DEV uint32_t fp8x2_to_f16x2(uint32_t w) {
-    const __nv_fp8_interpretation_t kind = CT == 3 ? __NV_E4M3 : __NV_E5M2;
-    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), kind);
-    uint32_t r;
-    memcpy(&r, &h, 4);
-    return r;
-}
-
-// Two floats -> two halves of the MMA's input type (DT 1 f16, 2 bf16), low first.
-template <int DT> PA_DEC_DEV uint32_t pack2(float lo, float hi) {
-    uint32_t r;
-    if constexpr (DT == 1) {
-        const __half2 h = __floats2half2_rn(lo, hi);
-        memcpy(&r, &h, 4);
-    } else {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        memcpy(&r, &h, 4);
-    }
-    return r;
-}
 
 // Physical dim of P.V's m-block mb, row r (see the header).
 template <bool F8> PA_DEC_DEV int pv_dim(int mb, int r) {
@@ -175,7 +154,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     for (int ks = 0; ks < 8; ks++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            qa[ks][h] = pack2<MDT>(qf[ks][h][0], qf[ks][h][1]);
+            qa[ks][h] = pa::tile::pack2<MDT>(qf[ks][h][0], qf[ks][h][1]);
 
     const float ks_ = (F8 && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (F8 && p.v_scale) ? *p.v_scale : 1.0f;
@@ -287,8 +266,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         m_run = m_new;
         l_run = l_run * alpha + psum;
         // P^T B fragment: tokens 2qc.. (b0) and 8+2qc.. (b1, zero for an 8-token warp tile), head g
-        const uint32_t pb0 = pack2<MDT>(x[0][0], x[0][1]);
-        const uint32_t pb1 = NB == 2 ? pack2<MDT>(x[NB - 1][0], x[NB - 1][1]) : 0u;
+        const uint32_t pb0 = pa::tile::pack2<MDT>(x[0][0], x[0][1]);
+        const uint32_t pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NB - 1][0], x[NB - 1][1]) : 0u;
 
         // ---- rescale: columns are heads 2qc and 2qc+1, whose alphas live in
         // quads 2qc and 2qc+1. Skipped by the whole warp when no head's max
