@@ -190,6 +190,19 @@ def check_used_columns(full, used):
     assert np.array_equal(full[3][mask], used[3][mask])
 
 
+def timed(fn, reps):
+    """fn's last result and its sorted times in microseconds over reps calls, after 3 warm-up calls."""
+    for _ in range(3):
+        res = fn()
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        res = fn()
+        t.append((time.perf_counter() - t0) * 1e6)
+    t.sort()
+    return res, t
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=0, help="samples per size (default 300 / 100 / 30)")
@@ -202,14 +215,7 @@ def main():
     for n, default_reps in ((8, 300), (256, 100), (4096, 30)):
         comp, sched, bt, num_prefills = make_batch(n, a.seed + n)
         reps = a.reps or default_reps
-        for _ in range(3):
-            out = build(comp, sched, bt, num_prefills)
-        t = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            out = build(comp, sched, bt, num_prefills)
-            t.append((time.perf_counter() - t0) * 1e6)
-        t.sort()
+        out, t = timed(lambda: build(comp, sched, bt, num_prefills), reps)
         print("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f" % (
             n, num_prefills, int(sched.sum()), out["slot_mapping"].shape[0], out["num_slices"], t[len(t) // 2],
             t[len(t) // 10], t[len(t) * 9 // 10]))
@@ -222,14 +228,7 @@ def main():
         reps = a.reps or default_reps
         lvs = []
         for fill, used_only in (("full", False), ("used", True)):
-            for _ in range(3):
-                res = build_local(comp, sched, bt, used_only)
-            t = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                res = build_local(comp, sched, bt, used_only)
-                t.append((time.perf_counter() - t0) * 1e6)
-            t.sort()
+            res, t = timed(lambda: build_local(comp, sched, bt, used_only), reps)
             lv = res[2]
             lvs.append(lv)
             cols = lv[3].size if not used_only else int(((lv[2] + BLOCK_SIZE - 1) // BLOCK_SIZE).sum())

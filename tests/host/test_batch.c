@@ -124,6 +124,28 @@ static void naive_local_attention(const pa_local_attention_params *p, naive_loca
     }
 }
 
+/* n random requests for chunk C and block size bs: query lengths 0..3C+1
+ * (one in `decode_odds` forced to a single decode token), keys past them up to
+ * 4C+3 more, and a random block table of `width` columns (`stride` apart, 0 =
+ * width). */
+static pa_local_attention_params random_requests(int32_t C, int32_t bs, int32_t n, int32_t width, int32_t stride,
+                                                 int32_t decode_odds, int32_t *qsl, int32_t *seq, int32_t *table) {
+    qsl[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t q = rng_range(0, 7) == 0 ? 0 : rng_range(1, 3 * C + 2);
+        if (rng_range(0, decode_odds) == 0)
+            q = 1; /* decodes */
+        const int32_t k = q + rng_range(q == 0 ? 1 : 0, 4 * C + 3);
+        qsl[i + 1] = qsl[i] + q;
+        seq[i] = k;
+    }
+    const int32_t rs = stride ? stride : width;
+    for (int32_t i = 0; i < n * rs; i++)
+        table[i] = (int32_t)(rng_next() % 100000);
+    pa_local_attention_params p = {C, bs, n, qsl, seq, table, width, stride};
+    return p;
+}
+
 static void check_local_against_naive(const pa_local_attention_params *p) {
     static naive_local ref;
     static int32_t sq[4100], cu[4101], sk[4100], bt[4100 * 8 + 8];
@@ -163,19 +185,7 @@ Test(local_attention, random_against_per_token_brute_force) {
         const int32_t n = rng_range(0, 12);
         int32_t width = rng_range(1, 80);
         const int32_t stride = rng_range(0, 1) ? 0 : width + rng_range(0, 3);
-        qsl[0] = 0;
-        for (int32_t i = 0; i < n; i++) {
-            int32_t q = rng_range(0, 7) == 0 ? 0 : rng_range(1, 3 * C + 2);
-            if (rng_range(0, 5) == 0)
-                q = 1;
-            const int32_t k = q + rng_range(q == 0 ? 1 : 0, 4 * C + 3);
-            qsl[i + 1] = qsl[i] + q;
-            seq[i] = k;
-        }
-        const int32_t rs = stride ? stride : width;
-        for (int32_t i = 0; i < n * rs; i++)
-            table[i] = (int32_t)(rng_next() % 100000);
-        pa_local_attention_params p = {C, bs, n, qsl, seq, table, width, stride};
+        pa_local_attention_params p = random_requests(C, bs, n, width, stride, 5, qsl, seq, table);
         check_local_against_naive(&p);
     }
 }
@@ -321,19 +331,7 @@ Test(local_attention, used_columns_random_against_per_token_brute_force) {
         /* wide enough for every key most of the time; narrow (clipped) the rest */
         int32_t width = rng_range(0, 3) ? 80 : rng_range(1, 80);
         const int32_t stride = rng_range(0, 1) ? 0 : width + rng_range(0, 3);
-        qsl[0] = 0;
-        for (int32_t i = 0; i < n; i++) {
-            int32_t q = rng_range(0, 7) == 0 ? 0 : rng_range(1, 3 * C + 2);
-            if (rng_range(0, 3) == 0)
-                q = 1; /* decodes */
-            const int32_t k = q + rng_range(q == 0 ? 1 : 0, 4 * C + 3);
-            qsl[i + 1] = qsl[i] + q;
-            seq[i] = k;
-        }
-        const int32_t rs = stride ? stride : width;
-        for (int32_t i = 0; i < n * rs; i++)
-            table[i] = (int32_t)(rng_next() % 100000);
-        pa_local_attention_params p = {C, bs, n, qsl, seq, table, width, stride};
+        pa_local_attention_params p = random_requests(C, bs, n, width, stride, 3, qsl, seq, table);
         check_used_against_naive(&p);
     }
 }
