@@ -4,12 +4,14 @@
 // ragged kernels; the interface below is stable.
 //
 // HOW TO USE
-//   using C = pa::tile::Cfg<HEAD_PAD, BM, BN, DT>;   // DT: 1 = f16, 2 = bf16 (pa_dtype numbers)
+//   using C = pa::tile::Cfg<HEAD_PAD, BM, BN, DT, WM>;   // DT: 1 = f16, 2 = bf16 (pa_dtype numbers)
 //     HEAD_PAD: padded head size, a multiple of 32 (<= 256); the real head size
 //               (a multiple of 8 <= HEAD_PAD) is a runtime argument: columns past
 //               it are zero in shared memory and never stored.
-//     BM: query rows of the CTA (16 per warp -> C::kWarps warps, C::kThreads
-//         threads); BN: keys per K/V tile (a multiple of 16).
+//     BM: query rows of the CTA, WM (16 or 32, default 16) per warp ->
+//         C::kWarps = BM / WM warps, C::kThreads threads; each warp runs
+//         C::kMT = WM / 16 m16 row blocks on every K and V fragment it reads.
+//     BN: keys per K/V tile (a multiple of 16).
 //   Shared memory (C::smem_bytes(stages)): one Q tile [BM][C::kStride] and
 //   `stages` K and V tiles [BN][C::kStride] of C::T (rows padded by 16 bytes so
 //   ldmatrix is bank-conflict free). Pointers: C::q_tile(smem),
@@ -22,10 +24,12 @@
 //         cp.async; the caller commits (cp_async_commit) and waits
 //         (cp_async_wait<N>) then __syncthreads(). Packed [tokens, heads, head]
 //         tensors and flash NHD/HND caches of the compute dtype take this path.
-//     load_chunks_async<C, ROWS>(tile, chunk_fn, head_size)
-//         chunk_fn(r, d0) -> const C::T* to elements d0..d0+7 of row r (16-byte
-//         aligned) or nullptr: for sources whose rows are split in 16-byte
-//         chunks (vLLM's key cache [blocks, heads, head/x, block, x]).
+//     load_tile_async<C, ROWS>(tile, base, rowoff, col_fn, head_size)
+//         row r at base + rowoff[r] elements (rowoff: shared memory; < 0: the
+//         row is zero-filled), its chunk d0..d0+7 col_fn(d0) elements further
+//         (d0 for contiguous rows; vLLM's key cache [blocks, heads, head/x,
+//         block, x] splits rows in 16-byte chunks). A few instructions per
+//         16-byte copy: the per-tile path of the prefill kernel.
 //     load_rows_gather<C, ROWS, ROW_FAST>(tile, gather, head_size)
 //         gather.valid(r) -> bool, gather.load8(r, d0, float (&v)[8]) loads
 //         elements d0..d0+7 of row r as floats (dequantised). Converted to C::T
@@ -35,25 +39,30 @@
 //         vLLM's value cache), false consecutive 8-element groups of one row.
 //     All visit (row, 8-column group) units; rows >= ROWS do not exist.
 //
-//   Per warp (warp w owns tile rows [16w, 16w + 16)):
-//     float s[C::kNS][4];  qk<C>(s, q_tile, k_tile, head_size)   S = Q K^T (raw dots)
+//   Per warp (warp w owns tile rows [w WM, w WM + WM); m16 block mt of them
+//   is n8 fragments [mt kNS, mt kNS + kNS) of s and [mt kNO, ...) of o):
+//     float s[C::kSA][4];  qk<C>(s, q_tile, k_tile, head_size)   S = Q K^T (raw dots)
 //     for_each_score<C>(s, fn)   fn(int row, int col, float x) -> float: the
 //         masking hook; row in [0, BM) (CTA tile row), col in [0, BN) (tile
 //         key); return -INFINITY to mask. Scale, soft cap and ALiBi go here.
-//     Softmax sm; sm.init();     per-thread state for its two rows
-//     sm.update<C>(s, o)         running max/sum, rescales o, turns s into p
-//     float o[C::kNO][4]; zero_acc(o);
-//     pv<C>(o, s, v_tile, head_size)   O += P V
+//     C::Softmax sm; sm.init(); per-thread state for its 2 kMT rows
+//     uint32_t pk[C::kSA][2];
+//     sm.update<C>(s, o, pk)     running max/sum, rescales o, P = softmax
+//                                numerators of s rounded to C::T into pk
+//     sm.update<C>(s, o, mul, pk)  the same for logits x with x * mul in log2
+//                                units (mul = scale * log2(e) takes raw dots)
+//     float o[C::kOA][4]; zero_acc(o);
+//     pv<C>(o, pk, v_tile, head_size)   O += P V
 //     sm.finalize<C>(o)          O /= l (rows that saw no key give 0)
 //     store_rows<C>(o, stage, row_fn_out, head_size)  through a shared staging
-//         area (the warp's own 16 rows of `stage`, e.g. the Q tile once every
+//         area (the warp's own WM rows of `stage`, e.g. the Q tile once every
 //         warp is done with Q: needs a __syncthreads() if other warps may still
 //         read it), then 16-byte stores to row_fn_out(r) -> C::T* (nullptr:
 //         not stored; a row not 16-byte aligned is stored element by
 //         element). The row functor addresses the output row (query token,
 //         head) so GQA packing stays the caller's business.
-//     sm.lse(i) gives the natural-log sum-exp of row i (0: row g, 1: row g + 8)
-//     for split-KV merges; warp_rows(i) the tile row of that register row.
+//     sm.lse(i) gives the natural-log sum-exp of register row i (tile row
+//     warp_row<C>(i) = w WM + 8 i + lane / 4) for split-KV merges.
 //
 //   A CTA loop (double buffered):
 //       load Q, load tile 0 into stage 0, commit
@@ -63,7 +72,8 @@
 //              __syncthreads();   // stage t & 1 is overwritten next iteration
 //
 // Accumulation: f32 everywhere; P is rounded to C::T before P V (as
-// FlashAttention does). exp via exp2f with log2(e) folded in. A worked example
+// FlashAttention does). exp via ex2.approx.ftz (ptx.cuh ex2) with the scale
+// times log2(e) folded into one FFMA. A worked example
 // of all of the above: cuda/prefill/prefill_kernel.cuh.
 #pragma once
 
@@ -78,21 +88,29 @@
 namespace pa {
 namespace tile {
 
-template <int HEAD_PAD, int BM_, int BN_, int DT> struct Cfg {
+template <int MT> struct SoftmaxN;
+
+template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16> struct Cfg {
     static_assert(HEAD_PAD % 32 == 0 && HEAD_PAD <= 256, "HEAD_PAD: a multiple of 32 up to 256");
     static_assert(BM_ % 16 == 0 && BN_ % 16 == 0, "BM, BN: multiples of 16");
+    static_assert((WM_ == 16 || WM_ == 32) && BM_ % WM_ == 0, "WM: 16 or 32 query rows per warp, dividing BM");
     static_assert(DT == 1 || DT == 2, "tensor-core tiles take f16 (1) or bf16 (2)");
     using T = typename pa::elt<DT>::type;
     static constexpr int kDT = DT;
     static constexpr int HP = HEAD_PAD;
     static constexpr int BM = BM_;
     static constexpr int BN = BN_;
-    static constexpr int kWarps = BM / 16;
+    static constexpr int WM = WM_;      // query rows per warp
+    static constexpr int kMT = WM / 16; // m16 row blocks per warp
+    static constexpr int kWarps = BM / WM;
     static constexpr int kThreads = kWarps * 32;
     static constexpr int kStride = HP + 8; // elements per smem row (16-byte pad)
     static constexpr int kGroups = HP / 8; // 8-element (16-byte) groups per row
-    static constexpr int kNS = BN / 8;     // n8 blocks of S per warp
-    static constexpr int kNO = HP / 8;     // n8 blocks of O per warp
+    static constexpr int kNS = BN / 8;     // n8 blocks of S per m16 row block
+    static constexpr int kNO = HP / 8;     // n8 blocks of O per m16 row block
+    static constexpr int kSA = kMT * kNS;  // S registers per thread: float s[kSA][4], block mt at mt * kNS
+    static constexpr int kOA = kMT * kNO;  // O registers per thread: float o[kOA][4], block mt at mt * kNO
+    using Softmax = SoftmaxN<kMT>;
     static constexpr size_t q_elems = (size_t)BM * kStride;
     static constexpr size_t kv_elems = (size_t)BN * kStride;
     static constexpr size_t smem_bytes(int stages) { return (q_elems + 2 * stages * kv_elems) * sizeof(T); }
@@ -106,9 +124,11 @@ template <int HEAD_PAD, int BM_, int BN_, int DT> struct Cfg {
 };
 
 // ---- PTX (cuda/ptx.cuh holds every inline PTX statement) ---------------------------
+using ::pa::ptx::cp_async;
 using ::pa::ptx::cp_async16;
 using ::pa::ptx::cp_async_commit;
 using ::pa::ptx::cp_async_wait;
+using ::pa::ptx::ex2;
 using ::pa::ptx::ldmatrix_x4;
 using ::pa::ptx::ldmatrix_x4_trans;
 using ::pa::ptx::mma16816;
@@ -141,22 +161,36 @@ __device__ __forceinline__ void load_rows_async(typename C::T *tile, const RowFn
     }
 }
 
-// cp.async by chunks: chunk_fn(r, d0) -> const C::T* to elements d0..d0+7 of row
-// r (16-byte aligned, contiguous), or nullptr (zero-filled). For sources whose
-// rows are not contiguous but whose 8-element chunks are (vLLM's key cache:
-// [blocks, heads, head/x, block, x]); row_fn sources are the special case
-// chunk_fn(r, d0) = row_fn(r) + d0.
-template <class C, int ROWS, class ChunkFn>
-__device__ __forceinline__ void load_chunks_async(typename C::T *tile, const ChunkFn &chunk_fn, int head_size) {
-    using T = typename C::T;
-    for (int u = threadIdx.x; u < ROWS * C::kGroups; u += C::kThreads) {
-        const int r = u / C::kGroups, c = u % C::kGroups;
-        T *dst = tile + r * C::kStride + c * 8;
-        const T *src = c * 8 < head_size ? chunk_fn(r, c * 8) : nullptr;
-        if (src)
-            cp_async16(dst, src);
-        else
-            *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+// cp.async of a tile whose row r starts at base + rowoff[r] elements (rowoff[r]
+// < 0: the row is absent and zero-filled) and whose 8-element chunk d0 sits
+// col_fn(d0) elements past that start (col_fn(d0) = d0 for contiguous rows;
+// vLLM's key cache [blocks, heads, head/x, block, x] splits rows in 16-byte
+// chunks x * block elements apart). Every chunk 16-byte aligned.
+//
+// Thread t copies chunk t % G of rows t / G + (kThreads / G) i (G = C::kGroups):
+// its column, column offset and head-size test are fixed for the whole tile,
+// so a chunk costs a shared load of the row offset, a 64-bit add and the
+// copy (absent rows and columns past head_size are zero-filled by the copy
+// itself: src-size 0). When G does not divide kThreads the last kThreads % G
+// threads idle.
+template <class C, int ROWS, class ColFn>
+__device__ __forceinline__ void load_tile_async(typename C::T *tile, const typename C::T *base, const int64_t *rowoff,
+                                                const ColFn &col_fn, int head_size) {
+    constexpr int G = C::kGroups, TPR = C::kThreads / G, PASSES = (ROWS + TPR - 1) / TPR;
+    const int c = threadIdx.x % G, r0 = threadIdx.x / G;
+    if (r0 >= TPR)
+        return;
+    const bool col = c * 8 < head_size;
+    const int64_t co = col ? col_fn(c * 8) : 0;
+    typename C::T *dst = tile + r0 * C::kStride + c * 8;
+#pragma unroll
+    for (int i = 0; i < PASSES; i++) {
+        const int r = r0 + i * TPR;
+        if (ROWS % TPR != 0 && r >= ROWS)
+            break;
+        const int64_t ro = rowoff[r];
+        const bool ok = col && ro >= 0;
+        cp_async(dst + i * TPR * C::kStride, base + (ok ? ro + co : 0), 16, ok ? 16 : 0);
     }
 }
 
@@ -180,9 +214,16 @@ __device__ __forceinline__ void load_rows_gather(typename C::T *tile, const Gath
 }
 
 // ---- per-warp math ---------------------------------------------------------------------
+// Warp w owns tile rows [w WM, w WM + WM): m16 row block mt is rows
+// w WM + 16 mt + [0, 16). Register row i of a thread (i < 2 kMT) is tile row
+// w WM + 8 i + lane / 4: i = 2 mt holds c0/c1 of block mt's n8 fragments,
+// i = 2 mt + 1 holds c2/c3.
 __device__ __forceinline__ int warp_id() { return threadIdx.x >> 5; }
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
-// Tile row of this thread's register row i (0: c0/c1, 1: c2/c3).
+template <class C> __device__ __forceinline__ int warp_row(int i) {
+    return warp_id() * C::WM + (lane_id() >> 2) + 8 * i;
+}
+// Tile row of register row i for 16 rows per warp (the ragged kernels' shape).
 __device__ __forceinline__ int warp_rows(int i) { return warp_id() * 16 + (lane_id() >> 2) + 8 * i; }
 
 template <int N> __device__ __forceinline__ void zero_acc(float (&a)[N][4]) {
@@ -191,149 +232,216 @@ template <int N> __device__ __forceinline__ void zero_acc(float (&a)[N][4]) {
         a[j][0] = a[j][1] = a[j][2] = a[j][3] = 0.0f;
 }
 
-// S = Q_w K^T over the first ceil(head_size / 16) k16 steps (the rest are zero).
+// S = Q_w K^T over the HP / 16 k16 steps (columns past the head size are zero
+// in shared memory, so they add nothing). Only the last step can be empty (a
+// head size is more than HP - 32): it alone is behind a branch, so the others
+// form one straight block the scheduler can pipeline. Every K fragment serves
+// the warp's kMT row blocks.
 template <class C>
-__device__ __forceinline__ void qk(float (&s)[C::kNS][4], const typename C::T *q_tile, const typename C::T *k_tile,
+__device__ __forceinline__ void qk(float (&s)[C::kSA][4], const typename C::T *q_tile, const typename C::T *k_tile,
                                    int head_size) {
     const int lane = lane_id();
     zero_acc(s);
-    const typename C::T *qa = q_tile + (warp_id() * 16 + (lane & 15)) * C::kStride + (lane >> 4) * 8;
+    const typename C::T *qa = q_tile + (warp_id() * C::WM + (lane & 15)) * C::kStride + (lane >> 4) * 8;
     // K as the col-major B operand: matrices (n8 j, k lo), (j, k hi), (j+1, lo), (j+1, hi)
     const typename C::T *kb = k_tile + ((lane >> 4) * 8 + (lane & 7)) * C::kStride + ((lane >> 3) & 1) * 8;
+    constexpr int KK = C::HP / 16;
 #pragma unroll
-    for (int kk = 0; kk < C::HP / 16; kk++) {
-        if (kk * 16 >= head_size)
+    for (int kk = 0; kk < KK; kk++) {
+        if (kk == KK - 1 && kk * 16 >= head_size)
             break;
-        uint32_t a[4];
-        ldmatrix_x4(a, qa + kk * 16);
+        uint32_t a[C::kMT][4];
+#pragma unroll
+        for (int mt = 0; mt < C::kMT; mt++)
+            ldmatrix_x4(a[mt], qa + mt * 16 * C::kStride + kk * 16);
 #pragma unroll
         for (int j = 0; j < C::kNS; j += 2) {
             uint32_t b[4];
             ldmatrix_x4(b, kb + j * 8 * C::kStride + kk * 16);
-            mma16816<C::kDT>(s[j], a, b[0], b[1]);
-            mma16816<C::kDT>(s[j + 1], a, b[2], b[3]);
+#pragma unroll
+            for (int mt = 0; mt < C::kMT; mt++) {
+                mma16816<C::kDT>(s[mt * C::kNS + j], a[mt], b[0], b[1]);
+                mma16816<C::kDT>(s[mt * C::kNS + j + 1], a[mt], b[2], b[3]);
+            }
         }
     }
 }
 
 // The masking hook: x = fn(tile row, tile col, x) for every score of the warp.
-template <class C, class Fn> __device__ __forceinline__ void for_each_score(float (&s)[C::kNS][4], const Fn &fn) {
+template <class C, class Fn> __device__ __forceinline__ void for_each_score(float (&s)[C::kSA][4], const Fn &fn) {
     const int lane = lane_id();
-    const int r0 = warp_id() * 16 + (lane >> 2);
     const int c0 = (lane & 3) * 2;
 #pragma unroll
-    for (int j = 0; j < C::kNS; j++) {
-        s[j][0] = fn(r0, j * 8 + c0, s[j][0]);
-        s[j][1] = fn(r0, j * 8 + c0 + 1, s[j][1]);
-        s[j][2] = fn(r0 + 8, j * 8 + c0, s[j][2]);
-        s[j][3] = fn(r0 + 8, j * 8 + c0 + 1, s[j][3]);
+    for (int mt = 0; mt < C::kMT; mt++) {
+        const int r0 = warp_id() * C::WM + mt * 16 + (lane >> 2);
+#pragma unroll
+        for (int j = 0; j < C::kNS; j++) {
+            float(&x)[4] = s[mt * C::kNS + j];
+            x[0] = fn(r0, j * 8 + c0, x[0]);
+            x[1] = fn(r0, j * 8 + c0 + 1, x[1]);
+            x[2] = fn(r0 + 8, j * 8 + c0, x[2]);
+            x[3] = fn(r0 + 8, j * 8 + c0 + 1, x[3]);
+        }
     }
 }
 
-// O += P V_tile; P comes from s (after Softmax::update) as the A operand.
+// O += P V_tile; P (Softmax::update's pk: the probabilities of s rounded to
+// C::T in pairs) is the A operand. As in qk, only the last n16 column pair can
+// be past the head size; every V fragment serves the warp's kMT row blocks.
 template <class C>
-__device__ __forceinline__ void pv(float (&o)[C::kNO][4], const float (&p)[C::kNS][4], const typename C::T *v_tile,
+__device__ __forceinline__ void pv(float (&o)[C::kOA][4], const uint32_t (&pk)[C::kSA][2], const typename C::T *v_tile,
                                    int head_size) {
     const int lane = lane_id();
     // V as the B operand through ldmatrix.trans: matrices (k lo, n8 j), (k hi, j), (k lo, j+1), (k hi, j+1)
     const typename C::T *vb = v_tile + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::kStride + (lane >> 4) * 8;
 #pragma unroll
     for (int kk = 0; kk < C::BN / 16; kk++) {
-        uint32_t a[4];
-        a[0] = pack2<C::kDT>(p[2 * kk][0], p[2 * kk][1]);
-        a[1] = pack2<C::kDT>(p[2 * kk][2], p[2 * kk][3]);
-        a[2] = pack2<C::kDT>(p[2 * kk + 1][0], p[2 * kk + 1][1]);
-        a[3] = pack2<C::kDT>(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+        uint32_t a[C::kMT][4];
+#pragma unroll
+        for (int mt = 0; mt < C::kMT; mt++) {
+            a[mt][0] = pk[mt * C::kNS + 2 * kk][0];
+            a[mt][1] = pk[mt * C::kNS + 2 * kk][1];
+            a[mt][2] = pk[mt * C::kNS + 2 * kk + 1][0];
+            a[mt][3] = pk[mt * C::kNS + 2 * kk + 1][1];
+        }
 #pragma unroll
         for (int j = 0; j < C::kNO; j += 2) {
-            if (j * 8 >= head_size)
+            if (j == C::kNO - 2 && j * 8 >= head_size)
                 break;
             uint32_t b[4];
             ldmatrix_x4_trans(b, vb + kk * 16 * C::kStride + j * 8);
-            mma16816<C::kDT>(o[j], a, b[0], b[1]);
-            mma16816<C::kDT>(o[j + 1], a, b[2], b[3]);
+#pragma unroll
+            for (int mt = 0; mt < C::kMT; mt++) {
+                mma16816<C::kDT>(o[mt * C::kNO + j], a[mt], b[0], b[1]);
+                mma16816<C::kDT>(o[mt * C::kNO + j + 1], a[mt], b[2], b[3]);
+            }
         }
     }
 }
 
-// Online softmax for the thread's two rows (g and g + 8 of the warp's 16).
-struct Softmax {
-    float m[2]; // running max (natural-log units); -inf until a key is seen
-    float l[2]; // running sum of exp(x - m)
+// Online softmax for the thread's 2 MT register rows (i = 2 mt + h: row
+// g + 8 h of the warp's m16 block mt). The running max is kept in log2 units
+// (the scale times log2(e) folded into the exponent's FFMA).
+template <int MT> struct SoftmaxN {
+    float m[2 * MT]; // running max of x * mul (log2 units); -inf until a key is seen
+    float l[2 * MT]; // running sum of exp2(x * mul - m)
 
     __device__ __forceinline__ void init() {
-        m[0] = m[1] = -INFINITY;
-        l[0] = l[1] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++) {
+            m[i] = -INFINITY;
+            l[i] = 0.0f;
+        }
     }
 
-    // s: masked logits in; p = exp(s - m_new) out. o is rescaled by
-    // exp(m_old - m_new). Rows whose keys are all masked so far keep m = -inf
-    // and contribute p = 0 (the -inf - -inf NaN never forms).
-    template <class C> __device__ __forceinline__ void update(float (&s)[C::kNS][4], float (&o)[C::kNO][4]) {
-        constexpr float kLog2e = 1.4426950408889634f;
+    // s: logits x (masked: -inf) in; p = exp2(x mul - m_new) out in pk, rounded
+    // to C::T in pairs (pk[j][h] = p of row h, columns 2c and 2c + 1: the A
+    // fragment of pv), as each row's sum is taken, so the f32 scores die early.
+    // mul > 0 is the factor from x to log2 units: log2(e) for natural-log
+    // logits, or scale * log2(e) for raw dot products that the scale was never
+    // applied to. o is rescaled by exp2(m_old - m_new). Rows whose keys are all
+    // masked so far keep m = -inf and contribute p = 0 (the -inf - -inf NaN
+    // never forms).
+    template <class C>
+    __device__ __forceinline__ void update(const float (&s)[C::kSA][4], float (&o)[C::kOA][4], float mul,
+                                           uint32_t (&pk)[C::kSA][2]) {
+        static_assert(C::kMT == MT, "Softmax rows match the tile's");
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            float mx = m[i];
+        for (int i = 0; i < 2 * MT; i++) {
+            const int mt = i >> 1, h = i & 1;
+            float mx = -INFINITY;
 #pragma unroll
             for (int j = 0; j < C::kNS; j++)
-                mx = fmaxf(mx, fmaxf(s[j][2 * i], s[j][2 * i + 1]));
+                mx = fmaxf(mx, fmaxf(s[mt * C::kNS + j][2 * h], s[mt * C::kNS + j][2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float ref = mx == -INFINITY ? 0.0f : mx * kLog2e;
-            const float corr = exp2f(m[i] * kLog2e - ref); // m_old = -inf -> 0
-            m[i] = mx;
+            const float mnew = fmaxf(m[i], mx * mul);
+            const float ref = mnew == -INFINITY ? 0.0f : mnew;
+            const float corr = ex2(m[i] - ref); // m_old = -inf -> 0
+            m[i] = mnew;
             float sum = 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNS; j++) {
-                s[j][2 * i] = exp2f(s[j][2 * i] * kLog2e - ref);
-                s[j][2 * i + 1] = exp2f(s[j][2 * i + 1] * kLog2e - ref);
-                sum += s[j][2 * i] + s[j][2 * i + 1];
+                const float(&x)[4] = s[mt * C::kNS + j];
+                const float p0 = ex2(fmaf(x[2 * h], mul, -ref)), p1 = ex2(fmaf(x[2 * h + 1], mul, -ref));
+                sum += p0 + p1;
+                pk[mt * C::kNS + j][h] = pack2<C::kDT>(p0, p1);
             }
             l[i] = l[i] * corr + sum; // partial: the quad's sum is taken in finalize
 #pragma unroll
             for (int j = 0; j < C::kNO; j++) {
-                o[j][2 * i] *= corr;
-                o[j][2 * i + 1] *= corr;
+                o[mt * C::kNO + j][2 * h] *= corr;
+                o[mt * C::kNO + j][2 * h + 1] *= corr;
             }
         }
     }
+    // Natural-log logits.
+    template <class C>
+    __device__ __forceinline__ void update(const float (&s)[C::kSA][4], float (&o)[C::kOA][4],
+                                           uint32_t (&pk)[C::kSA][2]) {
+        update<C>(s, o, 1.4426950408889634f, pk);
+    }
 
     // Sums l over the quad and divides o by it (0 where no key was seen).
-    template <class C> __device__ __forceinline__ void finalize(float (&o)[C::kNO][4]) {
+    template <class C> __device__ __forceinline__ void finalize(float (&o)[C::kOA][4]) {
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 2 * MT; i++) {
+            const int mt = i >> 1, h = i & 1;
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
             const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNO; j++) {
-                o[j][2 * i] *= inv;
-                o[j][2 * i + 1] *= inv;
+                o[mt * C::kNO + j][2 * h] *= inv;
+                o[mt * C::kNO + j][2 * h + 1] *= inv;
             }
         }
     }
 
-    // Natural-log sum-exp of row i; valid after finalize (-inf: no key seen).
-    __device__ __forceinline__ float lse(int i) const { return l[i] > 0.0f ? m[i] + logf(l[i]) : -INFINITY; }
-};
+    // For a kernel whose accumulators leave no registers to hold the sums
+    // between tiles (prefill at 32 rows per warp): it parks them in a
+    // shared-memory slot of its own per thread after each update and brings
+    // them back before the next update or finalize (one 16-byte store and load
+    // per tile at kMT = 2).
+    __device__ __forceinline__ void park_sums(float (&slot)[2 * MT]) const {
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++)
+            slot[i] = l[i];
+    }
+    __device__ __forceinline__ void unpark_sums(const float (&slot)[2 * MT]) {
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++)
+            l[i] = slot[i];
+    }
 
-// Writes the warp's 16 output rows: registers -> `stage` (the warp's own rows)
+    // Natural-log sum-exp of register row i; valid after finalize (-inf: no key seen).
+    __device__ __forceinline__ float lse(int i) const {
+        return l[i] > 0.0f ? m[i] * 0.6931471805599453f + logf(l[i]) : -INFINITY;
+    }
+};
+using Softmax = SoftmaxN<1>;
+
+// Writes the warp's WM output rows: registers -> `stage` (the warp's own rows)
 // -> 16-byte stores to row_fn(r) (nullptr: skipped). head_size columns.
 template <class C, class RowFn>
-__device__ __forceinline__ void store_rows(const float (&o)[C::kNO][4], typename C::T *stage, const RowFn &row_fn,
+__device__ __forceinline__ void store_rows(const float (&o)[C::kOA][4], typename C::T *stage, const RowFn &row_fn,
                                            int head_size) {
     using T = typename C::T;
     const int lane = lane_id(), w = warp_id();
-    T *base = stage + (w * 16 + (lane >> 2)) * C::kStride + (lane & 3) * 2;
 #pragma unroll
-    for (int j = 0; j < C::kNO; j++) {
-        *reinterpret_cast<uint32_t *>(base + j * 8) = pack2<C::kDT>(o[j][0], o[j][1]);
-        *reinterpret_cast<uint32_t *>(base + 8 * C::kStride + j * 8) = pack2<C::kDT>(o[j][2], o[j][3]);
+    for (int mt = 0; mt < C::kMT; mt++) {
+        T *base = stage + (w * C::WM + mt * 16 + (lane >> 2)) * C::kStride + (lane & 3) * 2;
+#pragma unroll
+        for (int j = 0; j < C::kNO; j++) {
+            const float(&x)[4] = o[mt * C::kNO + j];
+            *reinterpret_cast<uint32_t *>(base + j * 8) = pack2<C::kDT>(x[0], x[1]);
+            *reinterpret_cast<uint32_t *>(base + 8 * C::kStride + j * 8) = pack2<C::kDT>(x[2], x[3]);
+        }
     }
     __syncwarp();
     const int groups = head_size / 8;
-    for (int u = lane; u < 16 * groups; u += 32) {
-        const int r = w * 16 + u / groups, c = u % groups;
+    for (int u = lane; u < C::WM * groups; u += 32) {
+        const int r = w * C::WM + u / groups, c = u % groups;
         T *dst = row_fn(r);
         if (!dst)
             continue;

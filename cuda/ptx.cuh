@@ -28,8 +28,16 @@
 //       once to f32; the hardware's internal rounding of the sum is not
 //       specified by the ISA, so the twin equals it bit for bit whenever the
 //       exact result is an f32 (and within a few ulp otherwise).
+//   ex2.approx.ftz.f32 d, a
+//       d = 2^a, approximated by the special-function unit in one
+//       instruction; .ftz: a subnormal a counts as 0 and a subnormal result is
+//       +0. The twin rounds the exact 2^a once and flushes the same way, so it
+//       agrees with the hardware to within the approximation (a relative
+//       2^-21 in tests/gpu/test_ptx_twins.c), not bit for bit. exp2f would
+//       cost three more instructions per call for the subnormal range.
 #pragma once
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -85,6 +93,17 @@ PA_PTX_HD void cp_async(void *dst, const void *src, int unit, int src_bytes) {
     const unsigned char *s = static_cast<const unsigned char *>(src);
     for (int i = 0; i < unit; i++)
         d[i] = i < src_bytes ? s[i] : 0;
+}
+
+// ex2.approx.ftz.f32 of one lane.
+PA_PTX_HD float ex2(float a) {
+    const float kMinNormal = 1.17549435e-38f; // 2^-126
+    if (a != a)
+        return a;
+    if (fabsf(a) < kMinNormal)
+        a = 0.0f;
+    const float d = (float)exp2((double)a);
+    return d < kMinNormal ? 0.0f : d;
 }
 
 // ldmatrix .x4 over the warp: rows[l] is lane l's address (16 bytes of b16).
@@ -155,6 +174,13 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// Not volatile: a pure function the compiler may schedule or drop.
+__device__ __forceinline__ float ex2(float a) {
+    float d;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(d) : "f"(a));
+    return d;
+}
+
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -198,6 +224,7 @@ inline void cp_async(void *dst, const void *src, int unit, int src_bytes) {
 inline void cp_async16(void *dst, const void *src) { cp_async(dst, src, 16, 16); }
 inline void cp_async_commit() { ::pa_interp::cp_commit(); }
 template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
+inline float ex2(float a) { return twin::ex2(a); }
 inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, true); }
 template <int DT> inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {

@@ -1074,11 +1074,11 @@ def tile_regions():
          | src_span(ATTN_TILE, r"void pv\(float", r"^}")),
         ("P to 16 bits (pack2)", src_span(ATTN_TILE, r"uint32_t pack2\(float lo", r"^}")
          | {"cuda_bf16.hpp", "cuda_fp16.hpp"}),
-        ("online softmax", src_span(ATTN_TILE, r"^struct Softmax \{", r"^};") | {"sm_30_intrinsics.hpp"}),
+        ("online softmax", src_span(ATTN_TILE, r"^template <int MT> struct SoftmaxN \{", r"^};") | {"sm_30_intrinsics.hpp"}),
         ("score hook (for_each_score)", src_span(ATTN_TILE, r"void for_each_score\(", r"^}")),
         ("cp.async, commit, wait", src_span(PTX, r"__device__ __forceinline__ void cp_async\(void", r"^}")
          | src_lines(PTX, r"__device__ __forceinline__ void cp_async(16|_commit)\(|asm volatile\(\"cp\.async\.wait_group")),
-        ("copy loop (load_chunks_async / load_rows_async)", src_span(ATTN_TILE, r"void load_chunks_async\(", r"^}")
+        ("copy loop (load_tile_async / load_rows_async)", src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
          | src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")),
     ]
 
@@ -1101,11 +1101,12 @@ ATTN_TILE = "cuda/attn_tile.cuh"
 
 
 def prefill_geometry(hp):
-    """cuda/prefill/prefill_kernel.cuh + attn_tile.cuh Cfg<HP, 64, BN, DT>."""
-    bm, bn = 64, (64 if hp <= 128 else 32)
+    """cuda/prefill/prefill_kernel.cuh TileCfg<HP, DT> = attn_tile.cuh Cfg<HP, BM, BN, DT, WM>."""
+    bm, wm = (128, 32) if hp <= 128 else (64, 16)
+    bn = 64 if hp <= 128 else 32
     stride = hp + 8
     smem = (bm * stride + 2 * 2 * bn * stride) * 2
-    return dict(bm=bm, bn=bn, threads=bm // 16 * 32, smem=smem)
+    return dict(bm=bm, bn=bn, wm=wm, threads=bm // wm * 32, smem=smem)
 
 
 def prefill_work(shape, hp):
@@ -1159,7 +1160,7 @@ def prefill_model(inst, shape):
     off = set()
     # Features the shapes leave off: soft cap, ALiBi, the register path (fp8, vLLM values,
     # unaligned rows), and the other key source.
-    off |= src_lines(PF_KERNEL, r"tanhf\(x \* inv_cap\)|slope\[i\] \* \(float\)\(kp - qp\)")
+    off |= src_lines(PF_KERNEL, r"tanhf\(x / cap\)|slope_tab\[r\] \* \(float\)\(kp - qp\)")
     off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     off |= src_span(PF_KERNEL, r"void load8\(int r, int d0, float", r"^    }")
     cache_only = src_lines(PF_KERNEL, r"p\.block_tables\[\(int64_t\)s \* p\.block_table_stride|pa_kv_key_offset\(|"
@@ -1167,7 +1168,7 @@ def prefill_model(inst, shape):
     new_only = src_lines(PF_KERNEL, r"const int64_t row = sq\.k_row0|ko = row \* p\.k_stride|vo = row \* p\.v_stride")
     blocks_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x; i < nb; i \+= THREADS\)")
     q_rows = src_lines(PF_KERNEL, r"for \(int r = threadIdx\.x; r < BM; r \+= C::kThreads\)")
-    copy_loop = src_span(ATTN_TILE, r"void load_chunks_async\(", r"^}")
+    copy_loop = src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
     gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     store_loop = src_span(ATTN_TILE, r"void store_rows\(", r"^}")
     context = shape["mode"] == "context"
@@ -1195,16 +1196,17 @@ def prefill_model(inst, shape):
             per = (nb + g["threads"] - 1) // g["threads"] if context else 0
             return anchored_trips(insts, l, per, lambda i: i["op"].startswith("LDG.E"))
         if l["line"] in store_loop:  # output rows: 16 rows x head/8 groups per warp over 32 lanes
-            return anchored_trips(insts, l, 16 * (shape["head"] // 8) // 32,
+            return anchored_trips(insts, l, g["wm"] * (shape["head"] // 8) // 32,
                                   lambda i: i["op"].startswith("STG.E.128"))
         return None
 
-    need_tile = [("cp.async", _is_cp_async, 2 * chunks), ("zero-fill", _is_zero_fill, 0)]
+    # load_tile_async zero-fills with the copy itself (src-size 0): no zero-fill arm to avoid
+    # (an unpredicated STS.128 on the path is the softmax's parked sums).
+    need_tile = [("cp.async", _is_cp_async, 2 * chunks)]
     kv_bytes = g["bn"] * shape["head"] * 2 * 2  # K and V rows of one tile, 16-bit
     # Interior tiles take the scale only; edge tiles (segment end, causal
     # diagonal) run the masking lambda (prefill_kernel.cuh's `edge`).
-    masks = src_span(PF_KERNEL, r"const int i = r != r0;", r"return masked \? -INFINITY : x;")
-    scale_only = src_span(PF_KERNEL, r"if \(plain\)$", r"return x;")
+    masks = src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
     tiles = []
     for kind, name, other in (("cache", "cache tile", new_only), ("new", "new-key tile", cache_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
@@ -1212,31 +1214,31 @@ def prefill_model(inst, shape):
         if n_all - n_edge:
             tiles.append(dict(name=name + ", interior", count=n_all - n_edge, flops=f_all - f_edge,
                               forbid=off | other | masks, need=need_tile, trips=trips_tile,
-                              hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes))
         if n_edge:
             tiles.append(dict(name=name + ", edge (masks)", count=n_edge, flops=f_edge,
-                              forbid=off | other | scale_only, need=need_tile, trips=trips_tile,
-                              hmma=hp * g["bn"] // 64, kv_bytes=kv_bytes))
+                              forbid=off | other, need=need_tile, trips=trips_tile,
+                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes))
     first = "cache" if context else "new"
     units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
                   forbid=off | (new_only if context else cache_only),
-                  need=[("cp.async", _is_cp_async, q_chunks + 2 * chunks), ("zero-fill", _is_zero_fill, 0)],
-                  need_epi=[("16-byte output stores", _is_store16, 16 * (shape["head"] // 8) // 32)],
+                  need=[("cp.async", _is_cp_async, q_chunks + 2 * chunks)],
+                  need_epi=[("16-byte output stores", _is_store16, g["wm"] * (shape["head"] // 8) // 32)],
                   note="Q tile and the first %s K/V tile copied in the prologue" % first)]
     esz = 2
     hbm = shape["batch"] * (2 * shape["q_len"] * shape["heads"] * shape["head"] * esz  # Q in, O out
                             + 2 * (shape["n_cache"] + shape["q_len"]) * shape["kv_heads"] * shape["head"] * esz)
     regions = tile_regions() + [
         ("masking lambda (scale, soft-cap test, ALiBi, causal/window)",
-         src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^        \}\);")
+         src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
          | src_lines(PF_KERNEL, r"const bool edge = ke < ks \+ BN|const bool plain = ")),
-        ("copy source addresses (Src::off, load_tile, issue_tile)",
+        ("copy source addresses (Src, load_tile, issue_tile)",
          src_span(PF_KERNEL, r"int64_t off\(int r, int d\) const", r"bool valid\(int r\) const")
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
          | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
         ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")
          | src_lines(PF_KERNEL, r"auto tile_start = |auto tile_end = ") | {"kv_index.h"}),
-        ("tile loop control, barriers", src_span(PF_KERNEL, r"for \(int t = 0; t < n_tiles; t\+\+\)", r"^    }")),
+        ("tile loop control, barriers", src_span(PF_KERNEL, r"for \(int t = 0; t < walk\.n_tiles; t\+\+\)", r"^    }")),
     ]
     return dict(kernel=r"prefill_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
                 regions=regions, flops=wk["flops"], hbm_bytes=hbm, tile_rows=g["bm"], tile_keys=g["bn"],
@@ -1836,9 +1838,9 @@ FAMILIES["prefill"] = dict(
     calibration_rows=prefill_calibration,
     ipc=PREFILL_CALIBRATION["ipc"],
     no_loop_note="",
-    about="`prefill_mma_kernel<Cfg<HP, 64, BN, DT>>` (cuda/prefill/prefill_kernel.cuh): one CTA of 4 warps = 64"
-          " query rows (the GQA group packed into rows) x one KV head; BN = 64 keys per tile up to head 128, 32"
-          " above; K and V double-buffered with cp.async. Shapes: bf16, heads 32/8, causal, no window, soft cap or"
+    about="`prefill_mma_kernel<TileCfg<HP, DT>>` (cuda/prefill/prefill_kernel.cuh): one CTA of 4 warps x one KV"
+          " head; up to head 128, 128 query rows (32 per warp, the GQA group packed into rows), else 64 (16 per"
+          " warp); BN = 64 keys per tile up to head 128, 32 above; K and V double-buffered with cp.async. Shapes: bf16, heads 32/8, causal, no window, soft cap or"
           " ALiBi; the context shape reads an NHD bf16 cache (block 16) through the cp.async path.",
 )
 

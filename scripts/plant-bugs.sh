@@ -7,6 +7,7 @@
 # tests/interp/README.md.
 #
 #   scripts/plant-bugs.sh [BUILD]        (default build; configured with -Dinterp=true)
+#   PLANT_ONLY='prefill-*' scripts/plant-bugs.sh    only the plants whose name matches the glob
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -18,6 +19,8 @@ survived=0
 plant() {
     local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
     shift 6
+    # shellcheck disable=SC2053
+    [[ -n "${PLANT_ONLY:-}" && $name != $PLANT_ONLY ]] && return
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     cp "$file" "$file.plant-bak"
@@ -61,7 +64,7 @@ EOF
 
 plant prefill-no-barrier-before-staging cuda/prefill/prefill_kernel.cuh \
     '    __syncthreads();
-    sm.finalize<C>(o);' '    sm.finalize<C>(o);' \
+    sm.unpark_sums(sums_tab[threadIdx.x].v);' '    sm.unpark_sums(sums_tab[threadIdx.x].v);' \
     test_prefill 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros' PA_INTERP_SCHED=random
 plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(causal && kp > qp)' '(causal && kp > qp + 1)' test_prefill 'prefill_gpu/smallest_cases'
@@ -69,8 +72,19 @@ plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 plant prefill-edge-tile-off-by-one cuda/prefill/prefill_kernel.cuh \
-    '(causal && ks + BN - 1 > qpos_lo)' '(causal && ks + BN - 2 > qpos_lo)' \
+    '(causal && ks + BN - 1 > walk.qpos_lo)' '(causal && ks + BN - 2 > walk.qpos_lo)' \
     test_prefill 'prefill_gpu/mask_tile_boundaries'
+plant prefill-copy-ignores-head-size cuda/attn_tile.cuh \
+    'const bool ok = col && ro >= 0;' 'const bool ok = ro >= 0;' test_prefill 'prefill_gpu/head_sizes'
+plant prefill-second-row-block-reads-first-q cuda/attn_tile.cuh \
+    'ldmatrix_x4(a[mt], qa + mt * 16 * C::kStride + kk * 16);' 'ldmatrix_x4(a[mt], qa + kk * 16);' \
+    test_prefill 'prefill_gpu/smallest_cases'
+plant prefill-pv-drops-last-columns cuda/attn_tile.cuh \
+    'if (j == C::kNO - 2 && j * 8 >= head_size)' 'if (j == C::kNO - 2 && j * 8 + 8 >= head_size)' \
+    test_prefill 'prefill_gpu/head_sizes'
+plant prefill-sums-not-parked cuda/prefill/prefill_kernel.cuh \
+    '        sm.park_sums(sums_tab[threadIdx.x].v);
+' '' test_prefill 'prefill_gpu/smallest_cases'
 plant mma-fragment-swap cuda/ptx.cuh \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));' \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));' test_prefill 'prefill_gpu/smallest_cases'
@@ -130,7 +144,7 @@ plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
     test_decode:tsan 'decode_fixed/tensor_core'
 plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
     '    __syncthreads();
-    sm.finalize<C>(o);' '    sm.finalize<C>(o);' \
+    sm.unpark_sums(sums_tab[threadIdx.x].v);' '    sm.unpark_sums(sums_tab[threadIdx.x].v);' \
     test_prefill:tsan 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros'
 
 echo "$survived bug(s) survived"

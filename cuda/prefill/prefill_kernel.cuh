@@ -2,7 +2,8 @@
 // paged cache plus the new tokens, and varlen prompt attention, as one kernel.
 // The CPU reference (csrc/reference/prefill.c) is the specification.
 //
-// One CTA = one Q tile of BM = 64 rows of one (sequence, KV head). Rows pack
+// One CTA = one Q tile of BM rows (128 up to head 128, else 64; TileCfg) of
+// one (sequence, KV head). Rows pack
 // the GQA group: tile row r is query token (m0 + r) / group of query head
 // kv_head * group + (m0 + r) % group, so every K/V tile loaded serves the whole
 // group (short queries, down to a single token, still fill the tile). The CTA
@@ -27,8 +28,15 @@
 
 namespace pa_prefill {
 
-constexpr int kBM = 64;
+// Tile shapes (issue 14 item 2, FlashAttention-2's for sm_80/sm_90 mma.sync):
+// up to head 128 a CTA of 4 warps takes 128 query rows, 32 per warp, so every
+// K and V fragment read from shared memory feeds two m16 row blocks, against
+// 64-key tiles; above head 128 the O accumulator of 32 rows would not fit in
+// registers, and the CTA takes 64 rows (16 per warp) against 32-key tiles.
+template <int HP> constexpr int block_m() { return HP <= 128 ? 128 : 64; }
+template <int HP> constexpr int warp_m() { return HP <= 128 ? 32 : 16; }
 template <int HP> constexpr int block_n() { return HP <= 128 ? 64 : 32; }
+template <int HP, int DT> using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP>(), DT, warp_m<HP>()>;
 
 // Where the elements of one K/V/Q tile come from. Element (r, d) of the tile
 // is at base + rowoff[r] + (d >> xsh) * xs + (d & (2^xsh - 1)) * ds (in
@@ -93,13 +101,10 @@ template <int DT> struct Gather {
 template <class C, int ROWS>
 __device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, bool fast, int head_size) {
     using T = typename C::T;
-    if (fast) {
-        pa::tile::load_chunks_async<C, ROWS>(
-            tile,
-            [&](int r, int d0) -> const T * {
-                return s.valid(r) ? static_cast<const T *>(s.base) + s.off(r, d0) : nullptr;
-            },
-            head_size);
+    if (fast) { // ds == 1: chunk d0 of a row is (d0 >> xsh) * xs + d0 % 2^xsh past its start
+        pa::tile::load_tile_async<C, ROWS>(
+            tile, static_cast<const T *>(s.base), s.rowoff,
+            [&](int d0) { return (int64_t)(d0 >> s.xsh) * s.xs + (d0 & ((1 << s.xsh) - 1)); }, head_size);
     } else if (s.ds == 1) {
         pa::tile::load_rows_gather<C, ROWS, false>(tile, Gather<C::kDT>{s}, head_size);
     } else {
@@ -112,6 +117,18 @@ struct Seq {
     int q0, q_len, k_len, n_cache;
     int64_t k_row0; // packed row of key n_cache
 };
+
+// The CTA's walk over its key tiles (shared memory: see prefill_mma_kernel).
+struct Walk {
+    int64_t k_row0;                      // packed row of key n_cache
+    int n_cache, nt_c, k_begin, p_begin; // cache tiles [0, nt_c) from k_begin, new-key tiles from p_begin
+    int c_end, k_end, qpos_lo, qpos_hi;  // segment ends; the CTA's query positions
+    int n_tiles;
+};
+
+// One thread's softmax sums parked in shared memory (16-byte aligned: one
+// vector load and store per tile).
+template <int N> struct __align__(16) SumSlot { float v[N]; };
 
 // False when the device data break the host bounds: the CTA writes nothing.
 __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq &q) {
@@ -159,6 +176,16 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     PA_DYNAMIC_SMEM(unsigned char, smem);
     PA_STATIC_SMEM(int64_t rowoff_q[BM]);
     PA_STATIC_SMEM(int64_t rowoff_k[2][BN], rowoff_v[2][BN]);
+    // The four K/V sources (cache K, cache V, new K, new V), the walk over the
+    // key tiles and each tile row's query position and ALiBi slope live in
+    // shared memory, not registers: at 32 rows per warp and 64 keys per tile
+    // the O and S accumulators take 192 of the 255.
+    PA_STATIC_SMEM(Src src_tab[4]);
+    PA_STATIC_SMEM(Walk walk);
+    PA_STATIC_SMEM(int qpos_tab[BM]);
+    PA_STATIC_SMEM(float slope_tab[BM]);
+    // The softmax's running sums between tiles (Softmax::park_sums).
+    PA_STATIC_SMEM(SumSlot<2 * C::kMT> sums_tab[C::kThreads]);
 
     const int s = blockIdx.y, kvh = blockIdx.z;
     const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
@@ -185,22 +212,29 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     const int n_tiles = nt_c + nt_p;
 
     // Tile t: its first key and the end of its segment.
-    auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
-    auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
+    auto tile_start = [&](int t) {
+        return t < walk.nt_c ? walk.k_begin + t * BN : walk.p_begin + (t - walk.nt_c) * BN;
+    };
+    auto tile_end = [&](int t) { return t < walk.nt_c ? walk.c_end : walk.k_end; };
 
     // Sources. The cache's d offsets come from kv_index.h with block, head and
     // token 0 (the layouts are linear in each index).
     const bool cache_vllm = p.g.layout == PA_LAYOUT_VLLM;
-    Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, p.k_scale ? *p.k_scale : 1.0f};
-    Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
-    if (p.mode == PA_PREFILL_MODE_CONTEXT && cache_vllm) {
-        kc.xsh = 31 - __clz(p.g.x);
-        kc.xs = (int64_t)p.g.block_size * p.g.x;
-        vc.ds = p.g.block_size;
+    if (threadIdx.x == 0) {
+        Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, p.k_scale ? *p.k_scale : 1.0f};
+        Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
+        if (p.mode == PA_PREFILL_MODE_CONTEXT && cache_vllm) {
+            kc.xsh = 31 - __clz(p.g.x);
+            kc.xs = (int64_t)p.g.block_size * p.g.x;
+            vc.ds = p.g.block_size;
+        }
+        src_tab[0] = kc;
+        src_tab[1] = vc;
+        src_tab[2] = Src{p.key_new, nullptr, DT, 30, 0, 1, 1.0f};
+        src_tab[3] = Src{p.value_new, nullptr, DT, 30, 0, 1, 1.0f};
+        walk = Walk{sq.k_row0, sq.n_cache, nt_c, k_begin, p_begin, c_end, k_end, qpos_lo, qpos_hi, n_tiles};
     }
-    Src kn{p.key_new, nullptr, DT, 30, 0, 1, 1.0f};
-    Src vn{p.value_new, nullptr, DT, 30, 0, 1, 1.0f};
-    const bool fast_kc = p.vec_cache, fast_vc = p.vec_cache && !cache_vllm, fast_new = p.vec_new;
+    __syncthreads();
 
     // Row addresses of tile t into buffer b (one thread per row).
     auto tile_rows = [&](int t, int b) {
@@ -210,13 +244,13 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         const int pos = tile_start(t) + r;
         int64_t ko = -1, vo = -1;
         if (pos < tile_end(t)) {
-            if (t < nt_c) {
+            if (t < walk.nt_c) {
                 const int bs = p.g.block_size;
                 const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + pos / bs];
                 ko = pa_kv_key_offset(&p.g, blk, kvh, pos % bs, 0);
                 vo = pa_kv_value_offset(&p.g, blk, kvh, pos % bs, 0);
             } else {
-                const int64_t row = sq.k_row0 + (pos - sq.n_cache);
+                const int64_t row = walk.k_row0 + (pos - walk.n_cache);
                 ko = row * p.k_stride + (int64_t)kvh * hs;
                 vo = row * p.v_stride + (int64_t)kvh * hs;
             }
@@ -226,28 +260,22 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     };
     auto issue_tile = [&](int t) {
         const int b = t & 1;
-        if (t < nt_c) {
-            kc.rowoff = rowoff_k[b];
-            vc.rowoff = rowoff_v[b];
-            load_tile<C, BN>(C::k_tile(smem, b), kc, fast_kc, hs);
-            load_tile<C, BN>(C::v_tile(smem, b), vc, fast_vc, hs);
-        } else {
-            kn.rowoff = rowoff_k[b];
-            vn.rowoff = rowoff_v[b];
-            load_tile<C, BN>(C::k_tile(smem, b), kn, fast_new, hs);
-            load_tile<C, BN>(C::v_tile(smem, b), vn, fast_new, hs);
-        }
+        const bool cache = t < walk.nt_c;
+        Src k = src_tab[cache ? 0 : 2], v = src_tab[cache ? 1 : 3];
+        k.rowoff = rowoff_k[b];
+        v.rowoff = rowoff_v[b];
+        load_tile<C, BN>(C::k_tile(smem, b), k, cache ? p.vec_cache : p.vec_new, hs);
+        load_tile<C, BN>(C::v_tile(smem, b), v, cache ? p.vec_cache && !cache_vllm : p.vec_new, hs);
     };
 
-    // Q rows (and their output rows) by tile row.
+    // Q rows (and their output rows), query positions and ALiBi slopes by tile
+    // row (rows past the sequence take the last row's position and slope).
     for (int r = threadIdx.x; r < BM; r += C::kThreads) {
-        const int gr = m0 + r;
-        int64_t o = -1;
-        if (gr < rows) {
-            const int tok = gr / group, head = kvh * group + gr % group;
-            o = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
-        }
-        rowoff_q[r] = o;
+        const int gr = m0 + r, g = gr < rows ? gr : rows - 1;
+        const int tok = g / group, head = kvh * group + g % group;
+        rowoff_q[r] = gr < rows ? (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs : -1;
+        qpos_tab[r] = shift + tok;
+        slope_tab[r] = p.alibi_slopes ? p.alibi_slopes[head] : 0.0f;
     }
     if (n_tiles > 0)
         tile_rows(0, 0);
@@ -261,60 +289,56 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         tile_rows(1, 1);
     __syncthreads();
 
-    // This thread's two rows: position, ALiBi slope.
-    int qpos[2];
-    float slope[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int gr = m0 + pa::tile::warp_rows(i);
-        const int g = gr < rows ? gr : rows - 1;
-        qpos[i] = shift + g / group;
-        slope[i] = p.alibi_slopes ? p.alibi_slopes[kvh * group + g % group] : 0.0f;
-    }
-    const int r0 = pa::tile::warp_rows(0);
-    const float scale = p.scale, cap = p.soft_cap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
+    const float scale = p.scale, cap = p.soft_cap;
+    constexpr float kLog2e = 1.4426950408889634f;
     const int causal = p.causal, window = p.window;
     const bool alibi = p.alibi_slopes != nullptr;
 
-    float o[C::kNO][4];
+    float o[C::kOA][4];
     pa::tile::zero_acc(o);
-    pa::tile::Softmax sm;
+    typename C::Softmax sm;
     sm.init();
+    sm.park_sums(sums_tab[threadIdx.x].v);
 
-    for (int t = 0; t < n_tiles; t++) {
-        if (t + 1 < n_tiles)
+    for (int t = 0; t < walk.n_tiles; t++) {
+        if (t + 1 < walk.n_tiles)
             issue_tile(t + 1);
         pa::tile::cp_async_commit();
         pa::tile::cp_async_wait<1>();
         __syncthreads();
 
         const int ks = tile_start(t), ke = tile_end(t);
-        float sc[C::kNS][4];
+        float sc[C::kSA][4];
         pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, t & 1), hs);
         // Masks only where a tile needs them (issue 14 item 1): one that ends
         // its segment, crosses the causal diagonal of some row of the CTA, or
         // reaches past some row's window; soft cap and ALiBi change every
-        // score. Otherwise every score only takes the scale. CTA-uniform.
-        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
-        const bool plain = !edge && !alibi && !(cap > 0.0f);
-        pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
-            x *= scale;
-            if (plain)
-                return x;
-            const int i = r != r0;
-            const int kp = ks + c;
-            const int qp = qpos[i];
-            if (cap > 0.0f)
-                x = cap * tanhf(x * inv_cap);
-            if (alibi)
-                x += slope[i] * (float)(kp - qp);
-            const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
-            return masked ? -INFINITY : x;
-        });
-        sm.update<C>(sc, o);
-        pa::tile::pv<C>(o, sc, C::v_tile(smem, t & 1), hs);
+        // score. Otherwise the raw dots go to the softmax, whose exponent FFMA
+        // takes scale * log2(e) (a positive scale keeps the max in place).
+        // CTA-uniform.
+        const bool edge =
+            ke < ks + BN || (causal && ks + BN - 1 > walk.qpos_lo) || (window > 0 && walk.qpos_hi - ks >= window);
+        const bool plain = !edge && !alibi && !(cap > 0.0f) && scale > 0.0f;
+        if (!plain) {
+            pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
+                const int kp = ks + c;
+                const int qp = qpos_tab[r];
+                x *= scale;
+                if (cap > 0.0f)
+                    x = cap * tanhf(x / cap);
+                if (alibi)
+                    x += slope_tab[r] * (float)(kp - qp);
+                const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+                return masked ? -INFINITY : x;
+            });
+        }
+        uint32_t pk[C::kSA][2];
+        sm.unpark_sums(sums_tab[threadIdx.x].v);
+        sm.template update<C>(sc, o, plain ? scale * kLog2e : kLog2e, pk);
+        sm.park_sums(sums_tab[threadIdx.x].v);
+        pa::tile::pv<C>(o, pk, C::v_tile(smem, t & 1), hs);
 
-        if (t + 2 < n_tiles)
+        if (t + 2 < walk.n_tiles)
             tile_rows(t + 2, t & 1);
         __syncthreads();
     }
@@ -323,7 +347,8 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     // have loaded with cp.async: with no key tile (n_tiles == 0) nothing above
     // ordered those copies before these stores, and Q could land in the output.
     __syncthreads();
-    sm.finalize<C>(o);
+    sm.unpark_sums(sums_tab[threadIdx.x].v);
+    sm.template finalize<C>(o);
 
     // Output rows: contiguous [tokens, heads, head]; each warp stages in its own Q rows.
     T *out = static_cast<T *>(p.out);
@@ -340,9 +365,9 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
 }
 
 template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cudaStream_t stream) {
-    using C = pa::tile::Cfg<HP, kBM, block_n<HP>(), DT>;
+    using C = TileCfg<HP, DT>;
     const int group = p.num_heads / p.num_kv_heads;
-    const int64_t m_tiles = ((int64_t)p.max_q_len * group + kBM - 1) / kBM;
+    const int64_t m_tiles = ((int64_t)p.max_q_len * group + C::BM - 1) / C::BM;
     if (m_tiles == 0 || p.num_seqs == 0)
         return cudaSuccess;
     const size_t smem = C::smem_bytes(2);

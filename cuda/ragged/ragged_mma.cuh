@@ -182,8 +182,9 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
                     pa::tile::for_each_score<CD>(s, [&](int row, int col, float x) {
                         return logit(P, c, x, k0 + 16 * w + col, row == trow0 ? qp0 : qp1);
                     });
-                    sm.update<CD>(s, o);
-                    pa::tile::pv<CD>(o, s, vt + 16 * w * C::kStride, hs);
+                    uint32_t pk[CD::kSA][2];
+                    sm.update<CD>(s, o, pk);
+                    pa::tile::pv<CD>(o, pk, vt + 16 * w * C::kStride, hs);
                 }
             } else if (warp_has_rows) {
 #pragma unroll
@@ -195,8 +196,9 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
                     pa::tile::for_each_score<CP>(s, [&](int row, int col, float x) {
                         return logit(P, c, x, k0 + sub * kSub + col, row == trow0 ? qp0 : qp1);
                     });
-                    sm.update<CP>(s, o);
-                    pa::tile::pv<CP>(o, s, vt + sub * kSub * C::kStride, hs);
+                    uint32_t pk[CP::kSA][2];
+                    sm.update<CP>(s, o, pk);
+                    pa::tile::pv<CP>(o, pk, vt + sub * kSub * C::kStride, hs);
                 }
             }
             __syncthreads(); // this stage is refilled next

@@ -66,4 +66,16 @@ static inline void twin_cp_async_case(pa_rng *r, unsigned char *src, int32_t *sr
     }
 }
 
+/* ex2 inputs: the special values (signed zeros, subnormals, infinities, NaN,
+ * the ends of the normal range of 2^a) then uniform values over the range the
+ * softmax feeds it (mostly [-30, 0]) and beyond it. n >= 32, a multiple of 32. */
+#define PA_TWIN_EX2_N 1024
+static inline void twin_ex2_case(pa_rng *r, float *a) {
+    static const float special[] = {0.0f,  -0.0f,   1e-40f,  -1e-40f, INFINITY, -INFINITY, NAN,    1.0f,
+                                    -1.0f, -126.0f, -127.0f, -149.0f, -150.0f,  127.0f,    128.0f, -125.5f};
+    const int ns = (int)(sizeof special / sizeof special[0]);
+    for (int i = 0; i < PA_TWIN_EX2_N; i++)
+        a[i] = i < ns ? special[i] : i % 4 ? pa_rng_uniform(r, -30.0f, 0.0f) : pa_rng_uniform(r, -140.0f, 130.0f);
+}
+
 #endif

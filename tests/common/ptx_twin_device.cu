@@ -47,6 +47,11 @@ __global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off
         out[i] = sm[i];
 }
 
+__global__ void ex2_kernel(const float *a, float *out) {
+    const int i = blockIdx.x * 32 + threadIdx.x;
+    out[i] = pa::ptx::ex2(a[i]);
+}
+
 struct Dev {
     void *p[8] = {};
     int n = 0;
@@ -115,5 +120,17 @@ extern "C" int pa_twin_cp_async_device(const unsigned char *src, const int32_t *
         d.err = cudaGetLastError();
     }
     d.down(out, dout, PA_TWIN_SMEM);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_ex2_device(const float *a, int n, float *out) {
+    Dev d;
+    const float *da = d.up(a, (size_t)n);
+    float *dout = d.up<float>(nullptr, (size_t)n);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(n / 32, 32, 0, 0, ex2_kernel)(da, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, (size_t)n);
     return (int)d.err;
 }

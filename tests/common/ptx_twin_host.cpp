@@ -34,3 +34,8 @@ extern "C" void pa_twin_cp_async_host(const unsigned char *src, const int32_t *s
     for (int l = 0; l < 32; l++)
         pa::ptx::twin::cp_async(out + dst_off[l], src + src_off[l], unit[l], src_bytes[l]);
 }
+
+extern "C" void pa_twin_ex2_host(const float *a, int n, float *out) {
+    for (int i = 0; i < n; i++)
+        out[i] = pa::ptx::twin::ex2(a[i]);
+}

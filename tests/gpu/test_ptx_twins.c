@@ -71,3 +71,31 @@ Test(ptx_twins, cp_async_units_and_zero_fill_bitwise) {
             cr_assert_eq(dev[i], host[i], "byte %d: device %02x twin %02x", i, dev[i], host[i]);
     }
 }
+
+/* ex2.approx is an approximation: the twin (2^a rounded once) and the hardware
+ * agree to a relative 2^-21, and exactly on the special values. Near 2^-126
+ * one may flush where the other does not. */
+Test(ptx_twins, ex2_approx_ftz_within_tolerance) {
+    PA_SKIP_WITHOUT_GPU();
+    float a[PA_TWIN_EX2_N], dev[PA_TWIN_EX2_N], host[PA_TWIN_EX2_N];
+    pa_rng r = pa_rng_make(4242);
+    twin_ex2_case(&r, a);
+    cr_assert_eq(pa_twin_ex2_device(a, PA_TWIN_EX2_N, dev), 0, "launch failed");
+    pa_twin_ex2_host(a, PA_TWIN_EX2_N, host);
+    for (int i = 0; i < PA_TWIN_EX2_N; i++) {
+        if (isnan(host[i]) || isinf(host[i]) || host[i] == 0.0f || fabsf(a[i]) < 0x1p-126f) {
+            if (isnan(host[i]))
+                cr_assert(isnan(dev[i]), "ex2(%g): device %g, twin NaN", a[i], dev[i]);
+            else if (host[i] == 0.0f && a[i] > -127.0f)
+                cr_assert(dev[i] <= 0x1p-125f, "ex2(%g): device %g twin 0", a[i], dev[i]);
+            else
+                cr_assert_eq(dev[i], host[i], "ex2(%g): device %.9g twin %.9g", a[i], dev[i], host[i]);
+        } else if (host[i] < 0x1p-125f) {
+            cr_assert(dev[i] == 0.0f || fabsf(dev[i] - host[i]) <= 0x1p-21f * host[i], "ex2(%g): device %g twin %g",
+                      a[i], dev[i], host[i]);
+        } else {
+            cr_assert(fabsf(dev[i] - host[i]) <= 0x1p-21f * host[i], "ex2(%g): device %.9g twin %.9g", a[i], dev[i],
+                      host[i]);
+        }
+    }
+}

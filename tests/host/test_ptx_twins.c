@@ -165,3 +165,31 @@ Test(ptx_twins, cp_async_copies_and_zero_fills) {
             cr_assert_eq(out[at], want, "lane %d byte %d", l, i);
         }
 }
+
+/* The ex2 twin against the definition: 2^a exact at integers, C's exp2f within
+ * an ulp elsewhere, and .ftz: subnormal inputs count as 0, results below
+ * 2^-126 are +0. */
+Test(ptx_twins, ex2_is_two_to_the_a_with_flush_to_zero) {
+    float a[PA_TWIN_EX2_N], d[PA_TWIN_EX2_N];
+    pa_rng r = pa_rng_make(41);
+    twin_ex2_case(&r, a);
+    pa_twin_ex2_host(a, PA_TWIN_EX2_N, d);
+    for (int i = 0; i < PA_TWIN_EX2_N; i++) {
+        const float x = a[i];
+        if (isnan(x)) {
+            cr_assert(isnan(d[i]), "ex2(NaN) = %g", d[i]);
+        } else if (fabsf(x) < 0x1p-126f) {
+            cr_assert_eq(d[i], 1.0f, "ex2(%g) (subnormal or zero input) = %g", x, d[i]);
+        } else if (x == floorf(x) && x >= -126.0f && x <= 127.0f) {
+            cr_assert_eq(d[i], ldexpf(1.0f, (int)x), "ex2(%g) = %g", x, d[i]);
+        } else if (x < -126.0f) {
+            cr_assert_eq(d[i], 0.0f, "ex2(%g) = %g: a subnormal result flushes to +0", x, d[i]);
+            cr_assert(!signbit(d[i]), "ex2(%g): +0", x);
+        } else if (x >= 128.0f) {
+            cr_assert(isinf(d[i]) && d[i] > 0.0f, "ex2(%g) = %g", x, d[i]);
+        } else {
+            const float want = exp2f(x);
+            cr_assert(fabsf(d[i] - want) <= 0x1p-23f * want, "ex2(%g) = %.9g, exp2f %.9g", x, d[i], want);
+        }
+    }
+}
