@@ -760,6 +760,7 @@ SMEM_BYTES_PER_CLOCK = 128  # shared memory: 32 banks x 4 B per clock per SM (as
 # 603e1bb, before the PTX moved into cuda/ptx.cuh), and the same shape in run 7 (2026-11-23).
 PREFILL_CALIBRATION = dict(
     shape="causal prompt, b=4 x 4K, 32/8, head 128",
+    kernel="pa_prefill::prefill_mma_kernel<pa::tile::Cfg<128, 64, 64, 2> >",  # the kernel the H100 measured
     executed=2012421504,  # warp instructions, ncu (ncu-prefill-sections-2026-11-22-H100.txt)
     ipc=1.45,  # executed IPC (active), 2 warps per scheduler
     sm_clock_ghz=1.48,  # ncu's locked SM clock in that run
@@ -1719,6 +1720,22 @@ def prefill_calibration(fam, out, m=H100):
     if not row:
         return ""
     o = row[0]
+    if o["kernel"] != c["kernel"]:
+        # Another tile shape than the one measured: the executed / counted ratio and the
+        # prediction from it would compare two different kernels.
+        return "\n".join([
+            "### Calibration against the H100 (the target shape, causal prompt b=4 x 4K, 32/8, head 128, bf16)",
+            "",
+            "The H100 measured `%s` (run 7: %.0f TFLOP/s; ncu: %.3f G warp instructions executed at %.2f IPC,"
+            " 2 warps per scheduler, HMMA pipe active %.2f%% of the cycles). The kernel counted here, `%s`, has"
+            " another tile shape and has not run on a GPU, so no executed / counted ratio or calibrated"
+            " prediction is given for it. What carries over: the last column of the bounds table applies the"
+            " measured IPC (2 warps per scheduler, as here); and if that HMMA pipe figure is mma.sync's ceiling"
+            " (about 0.67 HMMA.16816 per SM per clock, 64%% of what 989 TFLOP/s needs), the bounds above are"
+            " fractions of a roof mma.sync cannot reach." % (
+                c["kernel"], c["bench_tflops"], c["executed"] / 1e9, c["ipc"], 100 * c["hmma_pipe"], o["kernel"]),
+            "",
+        ])
     ratio = c["executed"] / o["warp_insts"]
     hm_per_sm = o["hmma"] / m["sms"]
     pipe_rate = hm_per_sm / c["active_cycles"] / c["hmma_pipe"]
