@@ -8,7 +8,9 @@
 #
 #   scripts/plant-bugs.sh [BUILD]        (default build; configured with -Dinterp=true)
 #   PLANT_ONLY='prefill-*' scripts/plant-bugs.sh    only the plants whose name matches the glob
+#                                                  (extended globs: '@(name-a|name-b)')
 set -uo pipefail
+shopt -s extglob
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 survived=0
@@ -62,10 +64,12 @@ EOF
     printf '%-34s %s\n' "$name" "$verdict"
 }
 
-plant prefill-no-barrier-before-staging cuda/prefill/prefill_kernel.cuh \
-    '    __syncthreads();
-    sm.unpark_sums(sums_tab[threadIdx.x].v);' '    sm.unpark_sums(sums_tab[threadIdx.x].v);' \
-    test_prefill 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros' PA_INTERP_SCHED=random
+# The missing barrier before the output staging is planted only for the
+# ThreadSanitizer build (prefill-no-barrier-before-staging-tsan, below). Under
+# PA_INTERP_SCHED=random the lock-step interpreter shows it only when another
+# warp lands its Q copies between a warp's staging store and its read-back. At
+# 32 rows per warp, the finalize has 8 shuffles where another warp can run
+# first, so that window became too rare: the plant survived on 2026-11-23.
 plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(causal && kp > qp)' '(causal && kp > qp + 1)' test_prefill 'prefill_gpu/smallest_cases'
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
