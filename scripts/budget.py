@@ -1289,6 +1289,9 @@ def ragged_items(q_len, kv_len, group, nkv):
     n = max(n, 1)
     chunk = _cdiv(_cdiv(span, n), RG_KEY_TILE) * RG_KEY_TILE
     n_split = max(_cdiv(span, chunk), 1)
+    while n_split > 1 and span - (n_split - 1) * chunk < RG_KEY_TILE:
+        chunk = _cdiv(_cdiv(span, n_split - 1), RG_KEY_TILE) * RG_KEY_TILE
+        n_split = _cdiv(span, chunk)
     items = []
     for t in range(n_tiles):
         row0 = t * tile_rows

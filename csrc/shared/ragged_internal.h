@@ -20,11 +20,13 @@ extern "C" {
  * Longer ones are cut into PA_RG_TILE_ROWS-row query tiles (warps split rows).
  * Rows are packed token-major: row r of a sequence and KV head is token r /
  * group, query head kv_head * group + r % group.
- * KV splits (automatic): decode sequences split their keys into at most
- * PA_RG_DEC_MAX_SPLITS chunks of at least PA_RG_DEC_MIN_CHUNK keys; prefill
- * sequences of at most PA_RG_PRE_MAX_SPLITS tiles per KV head split into at
- * most PA_RG_PRE_MAX_SPLITS / tiles chunks of at least PA_RG_PRE_MIN_CHUNK keys
- * (longer prefills have enough tiles to fill the GPU). Everything depends on
+ * KV splits (automatic): decode sequences split their keys into
+ * min(PA_RG_DEC_MAX_SPLITS, ceil(span / PA_RG_DEC_MIN_CHUNK)) chunks; prefill
+ * sequences of at most PA_RG_PRE_MAX_SPLITS tiles per KV head into
+ * min(PA_RG_PRE_MAX_SPLITS / tiles, ceil(span / PA_RG_PRE_MIN_CHUNK)) chunks
+ * (longer prefills have enough tiles to fill the GPU). Chunks are whole key
+ * tiles of equal length; one fewer is taken while the last would hold less
+ * than a key tile. Everything depends on
  * the sequence's own q_len, kv_len and the options only: batch invariance. */
 #define PA_RG_DEC_ROWS 16
 #define PA_RG_TILE_ROWS 64
@@ -107,6 +109,14 @@ PA_RG_HD pa_rg_seq_plan pa_rg_plan_seq(int32_t q_len, int32_t kv_len, int32_t gr
         n = pa_rg_max(n, 1);
         sp.chunk = pa_rg_cdiv(pa_rg_cdiv(span, n), PA_RG_KEY_TILE) * PA_RG_KEY_TILE;
         sp.n_split = pa_rg_cdiv(span, sp.chunk);
+        /* Chunks are whole key tiles, so rounding them up can leave a last chunk
+         * of a few keys (4097 keys: 8 x 512 + 1), a work item and a merge for
+         * almost nothing. Fewer, longer chunks until the last holds at least a
+         * key tile (at most a few rounds: each drops a chunk). */
+        while (sp.n_split > 1 && span - (sp.n_split - 1) * sp.chunk < PA_RG_KEY_TILE) {
+            sp.chunk = pa_rg_cdiv(pa_rg_cdiv(span, sp.n_split - 1), PA_RG_KEY_TILE) * PA_RG_KEY_TILE;
+            sp.n_split = pa_rg_cdiv(span, sp.chunk);
+        }
     }
     if (sp.n_split < 1)
         sp.n_split = 1;

@@ -892,3 +892,30 @@ Test(ragged_plan, heaviest_tiles_first) {
         o.items[0].k_lo, o.items[0].k_hi);
     plan_free(&o);
 }
+
+/* Automatic key splits: whole key tiles per chunk, the chunks cover the span,
+ * and none is a sliver. Rounding every chunk up to whole tiles used to leave a
+ * last chunk of a few keys (a 4097-key decode: 8 x 512 + 1, a work item and a
+ * merge for one key). */
+Test(ragged_plan, automatic_splits_leave_no_sliver) {
+    const int32_t q_lens[2] = {1, 20}; /* group 4: 4 rows (a decode), 80 rows (a 2-tile prefill) */
+    for (int c = 0; c < 2; c++)
+        for (int32_t kv = q_lens[c]; kv <= 40000; kv++) {
+            const pa_rg_seq_plan sp = pa_rg_plan_seq(q_lens[c], kv, 4, 0, 1, 0);
+            int32_t lo, hi;
+            pa_rg_key_range(q_lens[c], kv, 4, 0, 1, 0, sp.rows, &lo, &hi);
+            const int32_t span = hi - lo, n = sp.n_split;
+            const int32_t max_n = c == 0 ? PA_RG_DEC_MAX_SPLITS : PA_RG_PRE_MAX_SPLITS / 2;
+            CHK(n >= 1 && n <= max_n, "q %d kv %d: %d chunks", q_lens[c], kv, n);
+            if (n == 1)
+                continue;
+            CHK(sp.chunk % PA_RG_KEY_TILE == 0, "q %d kv %d: chunk %d", q_lens[c], kv, sp.chunk);
+            CHK((int64_t)(n - 1) * sp.chunk < span && span <= (int64_t)n * sp.chunk, "q %d kv %d: %d x %d for %d",
+                q_lens[c], kv, n, sp.chunk, span);
+            CHK(span - (n - 1) * sp.chunk >= PA_RG_KEY_TILE, "q %d kv %d: last chunk of %d keys (%d x %d)", q_lens[c],
+                kv, span - (n - 1) * sp.chunk, n, sp.chunk);
+        }
+    /* 4097 keys hold 8 chunks of at least 512, not 9 */
+    const pa_rg_seq_plan d = pa_rg_plan_seq(1, 4097, 4, 0, 1, 0);
+    CHK_EQ(d.n_split, 8, "4097-key decode: %d chunks of %d", d.n_split, d.chunk);
+}
