@@ -124,6 +124,7 @@ struct Walk {
     int n_cache, nt_c, k_begin, p_begin; // cache tiles [0, nt_c) from k_begin, new-key tiles from p_begin
     int c_end, k_end, qpos_lo, qpos_hi;  // segment ends; the CTA's query positions
     int n_tiles;
+    float inv_cap; // 1 / soft cap (0: none), one multiply per score instead of a division
 };
 
 // One thread's softmax sums parked in shared memory (16-byte aligned: one
@@ -232,7 +233,8 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         src_tab[1] = vc;
         src_tab[2] = Src{p.key_new, nullptr, DT, 30, 0, 1, 1.0f};
         src_tab[3] = Src{p.value_new, nullptr, DT, 30, 0, 1, 1.0f};
-        walk = Walk{sq.k_row0, sq.n_cache, nt_c, k_begin, p_begin, c_end, k_end, qpos_lo, qpos_hi, n_tiles};
+        const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f;
+        walk = Walk{sq.k_row0, sq.n_cache, nt_c, k_begin, p_begin, c_end, k_end, qpos_lo, qpos_hi, n_tiles, inv_cap};
     }
     __syncthreads();
 
@@ -325,7 +327,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                 const int qp = qpos_tab[r];
                 x *= scale;
                 if (cap > 0.0f)
-                    x = cap * tanhf(x / cap);
+                    x = cap * tanhf(x * walk.inv_cap);
                 if (alibi)
                     x += slope_tab[r] * (float)(kp - qp);
                 const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
