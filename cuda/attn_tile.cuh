@@ -223,8 +223,6 @@ __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
 template <class C> __device__ __forceinline__ int warp_row(int i) {
     return warp_id() * C::WM + (lane_id() >> 2) + 8 * i;
 }
-// Tile row of register row i for 16 rows per warp (the ragged kernels' shape).
-__device__ __forceinline__ int warp_rows(int i) { return warp_id() * 16 + (lane_id() >> 2) + 8 * i; }
 
 template <int N> __device__ __forceinline__ void zero_acc(float (&a)[N][4]) {
 #pragma unroll

@@ -1161,7 +1161,7 @@ def prefill_model(inst, shape):
     off = set()
     # Features the shapes leave off: soft cap, ALiBi, the register path (fp8, vLLM values,
     # unaligned rows), and the other key source.
-    off |= src_lines(PF_KERNEL, r"tanhf\(x / cap\)|slope_tab\[r\] \* \(float\)\(kp - qp\)")
+    off |= src_lines(PF_KERNEL, r"tanhf\(x \* walk\.inv_cap\)|slope_tab\[r\] \* \(float\)\(kp - qp\)")
     off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     off |= src_span(PF_KERNEL, r"void load8\(int r, int d0, float", r"^    }")
     cache_only = src_lines(PF_KERNEL, r"p\.block_tables\[\(int64_t\)s \* p\.block_table_stride|pa_kv_key_offset\(|"
@@ -1234,7 +1234,7 @@ def prefill_model(inst, shape):
          src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
          | src_lines(PF_KERNEL, r"const bool edge = ke < ks \+ BN|const bool plain = ")),
         ("copy source addresses (Src, load_tile, issue_tile)",
-         src_span(PF_KERNEL, r"int64_t off\(int r, int d\) const", r"bool valid\(int r\) const")
+         src_span(PF_KERNEL, r"int64_t col\(int d\) const", r"bool valid\(int r\) const")
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
          | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
         ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")

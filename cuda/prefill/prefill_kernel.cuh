@@ -52,9 +52,11 @@ struct Src {
     int64_t xs, ds;
     float scale; // fp8 only
 
-    __device__ __forceinline__ int64_t off(int r, int d) const {
-        return rowoff[r] + (int64_t)(d >> xsh) * xs + (int64_t)(d & ((1 << xsh) - 1)) * ds;
+    // Element d of a row, past the row's start.
+    __device__ __forceinline__ int64_t col(int d) const {
+        return (int64_t)(d >> xsh) * xs + (int64_t)(d & ((1 << xsh) - 1)) * ds;
     }
+    __device__ __forceinline__ int64_t off(int r, int d) const { return rowoff[r] + col(d); }
     __device__ __forceinline__ bool valid(int r) const { return rowoff[r] >= 0; }
 
     // Elements d0..d0+7 of row r as floats (the register path).
@@ -101,10 +103,9 @@ template <int DT> struct Gather {
 template <class C, int ROWS>
 __device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, bool fast, int head_size) {
     using T = typename C::T;
-    if (fast) { // ds == 1: chunk d0 of a row is (d0 >> xsh) * xs + d0 % 2^xsh past its start
+    if (fast) {
         pa::tile::load_tile_async<C, ROWS>(
-            tile, static_cast<const T *>(s.base), s.rowoff,
-            [&](int d0) { return (int64_t)(d0 >> s.xsh) * s.xs + (d0 & ((1 << s.xsh) - 1)); }, head_size);
+            tile, static_cast<const T *>(s.base), s.rowoff, [&](int d0) { return s.col(d0); }, head_size);
     } else if (s.ds == 1) {
         pa::tile::load_rows_gather<C, ROWS, false>(tile, Gather<C::kDT>{s}, head_size);
     } else {

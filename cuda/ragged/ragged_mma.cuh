@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(128) ragged_mma_kernel(const __grid_constant__
         };
 
         // This thread's two rows (register rows 0 and 1) and their positions.
-        const int trow0 = pa::tile::warp_rows(0), trow1 = pa::tile::warp_rows(1);
+        const int trow0 = pa::tile::warp_row<C>(0), trow1 = pa::tile::warp_row<C>(1);
         const int pr0 = c.it.row0 + (dec ? trow0 - 16 * w : trow0);
         const int pr1 = c.it.row0 + (dec ? trow1 - 16 * w : trow1);
         const int qp0 = q_pos(c, pr0), qp1 = q_pos(c, pr1);
