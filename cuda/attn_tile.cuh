@@ -4,7 +4,7 @@
 // ragged kernels; the interface below is stable.
 //
 // HOW TO USE
-//   using C = pa::tile::Cfg<HEAD_PAD, BM, BN, DT, WM>;   // DT: 1 = f16, 2 = bf16 (pa_dtype numbers)
+//   using C = pa::tile::Cfg<HEAD_PAD, BM, BN, DT, WM, VT>;   // DT: 1 = f16, 2 = bf16 (pa_dtype numbers)
 //     HEAD_PAD: padded head size, a multiple of 32 (<= 256); the real head size
 //               (a multiple of 8 <= HEAD_PAD) is a runtime argument: columns past
 //               it are zero in shared memory and never stored.
@@ -12,6 +12,7 @@
 //         C::kWarps = BM / WM warps, C::kThreads threads; each warp runs
 //         C::kMT = WM / 16 m16 row blocks on every K and V fragment it reads.
 //     BN: keys per K/V tile (a multiple of 16).
+//     VT (default false): the V slots also hold V^T tiles [HP][C::kVtStride].
 //   Shared memory (C::smem_bytes(stages)): one Q tile [BM][C::kStride] and
 //   `stages` K and V tiles [BN][C::kStride] of C::T (rows padded by 16 bytes so
 //   ldmatrix is bank-conflict free). Pointers: C::q_tile(smem),
@@ -30,6 +31,11 @@
 //         (d0 for contiguous rows; vLLM's key cache [blocks, heads, head/x,
 //         block, x] splits rows in 16-byte chunks). A few instructions per
 //         16-byte copy: the per-tile path of the prefill kernel.
+//     copy_tile_async<THREADS, ROWS, G, STRIDE>(tile, base, row_fn, col_fn)
+//         the general form: any element type (raw fp8 bytes too), any row
+//         and column offsets, partial chunks zero-filled (V^T tiles, fp8).
+//     dequant_tile<C, ROWS, COLS, DSTRIDE, E5M2, SCALE>(dst, raw, scale)
+//         raw fp8 bytes in shared memory to C::T, after the barrier.
 //     load_rows_gather<C, ROWS, ROW_FAST>(tile, gather, head_size)
 //         gather.valid(r) -> bool, gather.load8(r, d0, float (&v)[8]) loads
 //         elements d0..d0+7 of row r as floats (dequantised). Converted to C::T
@@ -53,6 +59,7 @@
 //                                units (mul = scale * log2(e) takes raw dots)
 //     float o[C::kOA][4]; zero_acc(o);
 //     pv<C>(o, pk, v_tile, head_size)   O += P V
+//     pv<C, true>(o, pk, vt_tile, head_size)   the same from a V^T tile
 //     sm.finalize<C>(o)          O /= l (rows that saw no key give 0)
 //     store_rows<C>(o, stage, row_fn_out, head_size)  through a shared staging
 //         area (the warp's own WM rows of `stage`, e.g. the Q tile once every
@@ -90,7 +97,7 @@ namespace tile {
 
 template <int MT> struct SoftmaxN;
 
-template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16> struct Cfg {
+template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16, bool VT_ = false> struct Cfg {
     static_assert(HEAD_PAD % 32 == 0 && HEAD_PAD <= 256, "HEAD_PAD: a multiple of 32 up to 256");
     static_assert(BM_ % 16 == 0 && BN_ % 16 == 0, "BM, BN: multiples of 16");
     static_assert((WM_ == 16 || WM_ == 32) && BM_ % WM_ == 0, "WM: 16 or 32 query rows per warp, dividing BM");
@@ -111,15 +118,19 @@ template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16> struct Cfg {
     static constexpr int kSA = kMT * kNS;  // S registers per thread: float s[kSA][4], block mt at mt * kNS
     static constexpr int kOA = kMT * kNO;  // O registers per thread: float o[kOA][4], block mt at mt * kNO
     using Softmax = SoftmaxN<kMT>;
+    static constexpr int kVtStride = BN + 8; // elements per row of a V^T tile [HP][BN] (16-byte pad)
     static constexpr size_t q_elems = (size_t)BM * kStride;
     static constexpr size_t kv_elems = (size_t)BN * kStride;
-    static constexpr size_t smem_bytes(int stages) { return (q_elems + 2 * stages * kv_elems) * sizeof(T); }
+    static constexpr size_t vt_elems = (size_t)HP * kVtStride;
+    // A V slot holds a V tile [BN][kStride], or with VT_ also a V^T tile.
+    static constexpr size_t v_elems = VT_ && vt_elems > kv_elems ? vt_elems : kv_elems;
+    static constexpr size_t smem_bytes(int stages) { return (q_elems + stages * (kv_elems + v_elems)) * sizeof(T); }
     static __device__ __forceinline__ T *q_tile(void *smem) { return static_cast<T *>(smem); }
     static __device__ __forceinline__ T *k_tile(void *smem, int stage) {
-        return static_cast<T *>(smem) + q_elems + (size_t)(2 * stage) * kv_elems;
+        return static_cast<T *>(smem) + q_elems + (size_t)stage * (kv_elems + v_elems);
     }
     static __device__ __forceinline__ T *v_tile(void *smem, int stage) {
-        return static_cast<T *>(smem) + q_elems + (size_t)(2 * stage + 1) * kv_elems;
+        return static_cast<T *>(smem) + q_elems + (size_t)stage * (kv_elems + v_elems) + kv_elems;
     }
 };
 
@@ -161,36 +172,94 @@ __device__ __forceinline__ void load_rows_async(typename C::T *tile, const RowFn
     }
 }
 
-// cp.async of a tile whose row r starts at base + rowoff[r] elements (rowoff[r]
-// < 0: the row is absent and zero-filled) and whose 8-element chunk d0 sits
-// col_fn(d0) elements past that start (col_fn(d0) = d0 for contiguous rows;
-// vLLM's key cache [blocks, heads, head/x, block, x] splits rows in 16-byte
-// chunks x * block elements apart). Every chunk 16-byte aligned.
+// cp.async of a tile of ROWS rows x G 16-byte chunks of E into `tile` (rows
+// STRIDE elements apart, chunk c at element c * 16 / sizeof(E)). Chunk c of
+// row r comes from base + row_off + col_off elements, where
+// row_fn(r, row_off) -> bool says whether row r exists and col_fn(c, col_off)
+// -> int gives the bytes of chunk c to copy (0..16); the rest of the chunk,
+// and every chunk of an absent row, is zero-filled by the copy itself
+// (src-size). Sources are 16-byte aligned.
 //
-// Thread t copies chunk t % G of rows t / G + (kThreads / G) i (G = C::kGroups):
-// its column, column offset and head-size test are fixed for the whole tile,
-// so a chunk costs a shared load of the row offset, a 64-bit add and the
-// copy (absent rows and columns past head_size are zero-filled by the copy
-// itself: src-size 0). When G does not divide kThreads the last kThreads % G
-// threads idle.
-template <class C, int ROWS, class ColFn>
-__device__ __forceinline__ void load_tile_async(typename C::T *tile, const typename C::T *base, const int64_t *rowoff,
-                                                const ColFn &col_fn, int head_size) {
-    constexpr int G = C::kGroups, TPR = C::kThreads / G, PASSES = (ROWS + TPR - 1) / TPR;
+// Thread t copies chunk t % G of rows t / G + (THREADS / G) i: its column,
+// column offset and byte count are fixed for the whole tile, so a chunk costs
+// the row's offset, a 64-bit add and the copy. When G does not divide THREADS
+// the last THREADS % G threads idle.
+template <int THREADS, int ROWS, int G, int STRIDE, class E, class RowFn, class ColFn>
+__device__ __forceinline__ void copy_tile_async(E *tile, const E *base, const RowFn &row_fn, const ColFn &col_fn) {
+    constexpr int TPR = THREADS / G, PASSES = (ROWS + TPR - 1) / TPR, EPC = 16 / (int)sizeof(E);
     const int c = threadIdx.x % G, r0 = threadIdx.x / G;
     if (r0 >= TPR)
         return;
-    const bool col = c * 8 < head_size;
-    const int64_t co = col ? col_fn(c * 8) : 0;
-    typename C::T *dst = tile + r0 * C::kStride + c * 8;
+    int64_t co = 0;
+    const int cb = col_fn(c, co);
+    E *dst = tile + r0 * STRIDE + c * EPC;
 #pragma unroll
     for (int i = 0; i < PASSES; i++) {
         const int r = r0 + i * TPR;
         if (ROWS % TPR != 0 && r >= ROWS)
             break;
-        const int64_t ro = rowoff[r];
-        const bool ok = col && ro >= 0;
-        cp_async(dst + i * TPR * C::kStride, base + (ok ? ro + co : 0), 16, ok ? 16 : 0);
+        int64_t ro = 0;
+        const bool ok = row_fn(r, ro) && cb > 0;
+        cp_async(dst + i * TPR * STRIDE, base + (ok ? ro + co : 0), 16, ok ? cb : 0);
+    }
+}
+
+// The K, V or Q tile [ROWS][C::kStride] of C::T whose row r starts at
+// base + rowoff[r] elements (rowoff: shared memory; < 0: the row is
+// zero-filled) and whose 8-element chunk d0 sits col_fn(d0) elements past
+// that start (d0 for contiguous rows; vLLM's key cache [blocks, heads, head/x,
+// block, x] splits rows in 16-byte chunks x * block elements apart); columns
+// past head_size are zero-filled.
+template <class C, int ROWS, class ColFn>
+__device__ __forceinline__ void load_tile_async(typename C::T *tile, const typename C::T *base, const int64_t *rowoff,
+                                                const ColFn &col_fn, int head_size) {
+    copy_tile_async<C::kThreads, ROWS, C::kGroups, C::kStride>(
+        tile, base,
+        [&](int r, int64_t &off) {
+            off = rowoff[r];
+            return off >= 0;
+        },
+        [&](int c, int64_t &off) {
+            const bool in = c * 8 < head_size;
+            off = in ? col_fn(c * 8) : 0;
+            return in ? 16 : 0;
+        });
+}
+
+// fp8 (e4m3, or e5m2 with E5M2) bytes to C::T: ROWS x COLS elements from `raw`
+// (dense rows of COLS bytes) to `dst` (rows DSTRIDE elements apart), times
+// `scale` when SCALE (else exact: every fp8 value is a 16-bit float). One
+// 8-byte shared load, four fp8x2 conversions and one 16-byte store per 8
+// elements; consecutive threads take consecutive 8-element groups of a row.
+template <class C, int ROWS, int COLS, int DSTRIDE, bool E5M2, bool SCALE>
+__device__ __forceinline__ void dequant_tile(typename C::T *dst, const uint8_t *raw, float scale) {
+    constexpr int GR = COLS / 8, UNITS = ROWS * GR;
+    static_assert(COLS % 16 == 0, "dequant_tile: rows of whole 16-byte chunks");
+#pragma unroll
+    for (int u0 = 0; u0 < UNITS; u0 += C::kThreads) {
+        const int u = u0 + (int)threadIdx.x;
+        if (UNITS % C::kThreads != 0 && u >= UNITS)
+            break;
+        const int r = u / GR, c = u % GR;
+        const uint2 w = *reinterpret_cast<const uint2 *>(raw + r * COLS + c * 8);
+        uint32_t out[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const uint32_t word = e < 2 ? w.x : w.y;
+            const __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(word >> (16 * (e & 1))),
+                                                              E5M2 ? __NV_E5M2 : __NV_E4M3);
+            if (C::kDT == 1 && !SCALE) {
+                out[e] = (uint32_t)hr.x | ((uint32_t)hr.y << 16);
+            } else {
+                float2 f = __half22float2(__half2(hr));
+                if (SCALE) {
+                    f.x *= scale;
+                    f.y *= scale;
+                }
+                out[e] = pack2<C::kDT>(f.x, f.y);
+            }
+        }
+        *reinterpret_cast<uint4 *>(dst + r * DSTRIDE + c * 8) = make_uint4(out[0], out[1], out[2], out[3]);
     }
 }
 
@@ -284,14 +353,20 @@ template <class C, class Fn> __device__ __forceinline__ void for_each_score(floa
 }
 
 // O += P V_tile; P (Softmax::update's pk: the probabilities of s rounded to
-// C::T in pairs) is the A operand. As in qk, only the last n16 column pair can
-// be past the head size; every V fragment serves the warp's kMT row blocks.
-template <class C>
+// C::T in pairs) is the A operand. V is the B operand: a V tile [BN][kStride]
+// (key rows) through ldmatrix.trans, or with VT a V^T tile [HP][kVtStride]
+// (vLLM's value cache is V transposed: d rows of keys), which is the
+// column-major B operand as it stands, through plain ldmatrix as qk reads K.
+// As in qk, only the last n16 column pair can be past the head size; every V
+// fragment serves the warp's kMT row blocks.
+template <class C, bool VT = false>
 __device__ __forceinline__ void pv(float (&o)[C::kOA][4], const uint32_t (&pk)[C::kSA][2], const typename C::T *v_tile,
                                    int head_size) {
     const int lane = lane_id();
-    // V as the B operand through ldmatrix.trans: matrices (k lo, n8 j), (k hi, j), (k lo, j+1), (k hi, j+1)
-    const typename C::T *vb = v_tile + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::kStride + (lane >> 4) * 8;
+    // ldmatrix.trans on key rows: matrices (k lo, n8 j), (k hi, j), (k lo, j+1), (k hi, j+1);
+    // ldmatrix on d rows: (n8 j, k lo), (j, k hi), (j+1, lo), (j+1, hi), as K in qk.
+    const typename C::T *vb = VT ? v_tile + ((lane >> 4) * 8 + (lane & 7)) * C::kVtStride + ((lane >> 3) & 1) * 8
+                                 : v_tile + ((lane & 7) + ((lane >> 3) & 1) * 8) * C::kStride + (lane >> 4) * 8;
 #pragma unroll
     for (int kk = 0; kk < C::BN / 16; kk++) {
         uint32_t a[C::kMT][4];
@@ -307,7 +382,10 @@ __device__ __forceinline__ void pv(float (&o)[C::kOA][4], const uint32_t (&pk)[C
             if (j == C::kNO - 2 && j * 8 >= head_size)
                 break;
             uint32_t b[4];
-            ldmatrix_x4_trans(b, vb + kk * 16 * C::kStride + j * 8);
+            if (VT)
+                ldmatrix_x4(b, vb + j * 8 * C::kVtStride + kk * 16);
+            else
+                ldmatrix_x4_trans(b, vb + kk * 16 * C::kStride + j * 8);
 #pragma unroll
             for (int mt = 0; mt < C::kMT; mt++) {
                 mma16816<C::kDT>(o[mt * C::kNO + j], a[mt], b[0], b[1]);

@@ -1019,6 +1019,10 @@ def _is_hmma(i):
     return i["op"].startswith("HMMA")
 
 
+def _is_ldsm_trans(i):
+    return i["op"].startswith("LDSM") and ".MT88" in i["op"]
+
+
 def _is_store16(i):
     # A 16-byte global store: one output (or partial) row group of 8 elements of 16 bits.
     return i["op"].startswith("STG.E.128")
@@ -1052,6 +1056,10 @@ def mma_path_count(insts, start, ends, loops, trips, forbid_lines, need, regions
         return None, None, "a nested loop with no trip count in the model (back edge %s)" % bad["line"]
 
     def forbid(k):
+        # Reconvergence marks (BSSY/BSYNC) carry the line of whatever branch they close, and every
+        # path through the join executes them: they mark no feature.
+        if insts[k]["op"].startswith(("BSSY", "BSYNC")):
+            return False
         ln = insts[k]["line"]
         return ln in forbid_lines or ln.split(":")[0] in forbid_lines
 
@@ -1079,8 +1087,11 @@ def tile_regions():
         ("score hook (for_each_score)", src_span(ATTN_TILE, r"void for_each_score\(", r"^}")),
         ("cp.async, commit, wait", src_span(PTX, r"__device__ __forceinline__ void cp_async\(void", r"^}")
          | src_lines(PTX, r"__device__ __forceinline__ void cp_async(16|_commit)\(|asm volatile\(\"cp\.async\.wait_group")),
-        ("copy loop (load_tile_async / load_rows_async)", src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+        ("copy loop (copy_tile_async / load_rows_async)", src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}")
+         | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
          | src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")),
+        ("fp8 dequantisation in shared memory (dequant_tile)", src_span(ATTN_TILE, r"void dequant_tile\(", r"^}")
+         | {"cuda_fp8.hpp"}),
     ]
 
 
@@ -1095,6 +1106,14 @@ PREFILL_SHAPES = [
          heads=32, kv_heads=8, head=64, dtype="bf16"),
     dict(name="causal prompt, b=4 x 4K, 32/8, head 256", mode="prompt", batch=4, q_len=4096, n_cache=0,
          heads=32, kv_heads=8, head=256, dtype="bf16"),
+    # Every cache layout on cp.async (issue 14 item 3): vLLM's value tile copied as V^T, and fp8
+    # copied raw and dequantised in shared memory, each beside the NHD bf16 context shape above.
+    dict(name="context as above, vLLM layout bf16 (V^T tiles)", mode="context", batch=4, q_len=512,
+         n_cache=4096, heads=32, kv_heads=8, head=128, dtype="bf16", layout="vllm"),
+    dict(name="context as above, NHD fp8 e4m3 (raw, dequantised)", mode="context", batch=4, q_len=512,
+         n_cache=4096, heads=32, kv_heads=8, head=128, dtype="bf16", cache="fp8"),
+    dict(name="context as above, vLLM layout fp8 e4m3 (raw V^T)", mode="context", batch=4, q_len=512,
+         n_cache=4096, heads=32, kv_heads=8, head=128, dtype="bf16", layout="vllm", cache="fp8"),
 ]
 
 PF_KERNEL = "cuda/prefill/prefill_kernel.cuh"
@@ -1106,7 +1125,8 @@ def prefill_geometry(hp):
     bm, wm = (128, 32) if hp <= 128 else (64, 16)
     bn = 64 if hp <= 128 else 32
     stride = hp + 8
-    smem = (bm * stride + 2 * 2 * bn * stride) * 2
+    v_slot = max(bn * stride, hp * (bn + 8))  # a V slot also holds a V^T tile (TileCfg's VT)
+    smem = (bm * stride + 2 * (bn * stride + v_slot)) * 2
     return dict(bm=bm, bn=bn, wm=wm, threads=bm // wm * 32, smem=smem)
 
 
@@ -1158,18 +1178,30 @@ def prefill_model(inst, shape):
     wk = prefill_work(shape, hp)
     chunks = g["bn"] * (hp // 8) // g["threads"]  # 16-byte copies per thread per K (or V) tile
     q_chunks = g["bm"] * (hp // 8) // g["threads"]
+    vt = shape.get("layout") == "vllm"  # cache V tiles copied as V^T, read by plain ldmatrix
+    raw = shape.get("cache") == "fp8"   # cache tiles copied raw (fp8), dequantised after the barrier
+    raw_chunks = g["bn"] * (hp // 16) // g["threads"]
+    # ldmatrix.trans per warp per tile: P V from key-row V tiles (none from V^T tiles)
+    ldsm_t = g["bn"] // 16 * (hp // 16)
     off = set()
     # Features the shapes leave off: soft cap, ALiBi, the register path (fp8, vLLM values,
     # unaligned rows), and the other key source.
     off |= src_lines(PF_KERNEL, r"tanhf\(x \* walk\.inv_cap\)|slope_tab\[r\] \* \(float\)\(kp - qp\)")
     off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     off |= src_span(PF_KERNEL, r"void load8\(int r, int d0, float", r"^    }")
+    if not raw:
+        off |= src_span(ATTN_TILE, r"void dequant_tile\(", r"^}") | {"cuda_fp8.hpp"}
+        off |= src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}")
+    if not vt:
+        off |= src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
     cache_only = src_lines(PF_KERNEL, r"p\.block_tables\[\(int64_t\)s \* p\.block_table_stride|pa_kv_key_offset\(|"
                                       r"pa_kv_value_offset\(|const int bs = p\.g\.block_size;") | {"kv_index.h"}
+    # Dequantisation runs on raw cache tiles only (and the late issue behind it).
+    cache_only |= src_span(ATTN_TILE, r"void dequant_tile\(", r"^}") | {"cuda_fp8.hpp"}
     new_only = src_lines(PF_KERNEL, r"const int64_t row = sq\.k_row0|ko = row \* p\.k_stride|vo = row \* p\.v_stride")
     blocks_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x; i < nb; i \+= THREADS\)")
     q_rows = src_lines(PF_KERNEL, r"for \(int r = threadIdx\.x; r < BM; r \+= C::kThreads\)")
-    copy_loop = src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+    copy_loop = src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}") | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
     gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     store_loop = src_span(ATTN_TILE, r"void store_rows\(", r"^}")
     context = shape["mode"] == "context"
@@ -1201,10 +1233,15 @@ def prefill_model(inst, shape):
                                   lambda i: i["op"].startswith("STG.E.128"))
         return None
 
-    # load_tile_async zero-fills with the copy itself (src-size 0): no zero-fill arm to avoid
-    # (an unpredicated STS.128 on the path is the softmax's parked sums).
-    need_tile = [("cp.async", _is_cp_async, 2 * chunks)]
-    kv_bytes = g["bn"] * shape["head"] * 2 * 2  # K and V rows of one tile, 16-bit
+    # copy_tile_async zero-fills with the copy itself (src-size 0): no zero-fill arm to avoid
+    # (an unpredicated STS.128 on the path is the softmax's parked sums, or the dequantisation's
+    # stores). The copies a thread issues and the ldmatrix.trans a warp issues pick the arm: raw
+    # fp8 or 16-bit copies, key-row V or V^T.
+    need_new = [("cp.async", _is_cp_async, 2 * chunks), ("ldmatrix.trans", _is_ldsm_trans, ldsm_t)]
+    need_cache = [("cp.async", _is_cp_async, 2 * (raw_chunks if raw else chunks)),
+                  ("ldmatrix.trans", _is_ldsm_trans, 0 if vt else ldsm_t)]
+    csz = 1 if raw else 2
+    kv_bytes = dict(cache=g["bn"] * shape["head"] * 2 * csz, new=g["bn"] * shape["head"] * 2 * 2)
     # Interior tiles take the scale only; edge tiles (segment end, causal
     # diagonal) run the masking lambda (prefill_kernel.cuh's `edge`).
     masks = src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
@@ -1212,23 +1249,25 @@ def prefill_model(inst, shape):
     for kind, name, other in (("cache", "cache tile", new_only), ("new", "new-key tile", cache_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
+        need_tile = need_cache if kind == "cache" else need_new
         if n_all - n_edge:
             tiles.append(dict(name=name + ", interior", count=n_all - n_edge, flops=f_all - f_edge,
                               forbid=off | other | masks, need=need_tile, trips=trips_tile,
-                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes))
+                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
         if n_edge:
             tiles.append(dict(name=name + ", edge (masks)", count=n_edge, flops=f_edge,
                               forbid=off | other, need=need_tile, trips=trips_tile,
-                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes))
+                              hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
     first = "cache" if context else "new"
     units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
                   forbid=off | (new_only if context else cache_only),
-                  need=[("cp.async", _is_cp_async, q_chunks + 2 * chunks)],
+                  need=[("cp.async", _is_cp_async, q_chunks + 2 * (raw_chunks if context and raw else chunks))],
                   need_epi=[("16-byte output stores", _is_store16, g["wm"] * (shape["head"] // 8) // 32)],
                   note="Q tile and the first %s K/V tile copied in the prologue" % first)]
     esz = 2
     hbm = shape["batch"] * (2 * shape["q_len"] * shape["heads"] * shape["head"] * esz  # Q in, O out
-                            + 2 * (shape["n_cache"] + shape["q_len"]) * shape["kv_heads"] * shape["head"] * esz)
+                            + 2 * shape["n_cache"] * shape["kv_heads"] * shape["head"] * csz
+                            + 2 * shape["q_len"] * shape["kv_heads"] * shape["head"] * esz)
     regions = tile_regions() + [
         ("masking lambda (scale, soft-cap test, ALiBi, causal/window)",
          src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
@@ -1236,6 +1275,8 @@ def prefill_model(inst, shape):
         ("copy source addresses (Src, load_tile, issue_tile)",
          src_span(PF_KERNEL, r"int64_t col\(int d\) const", r"bool valid\(int r\) const")
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
+         | src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}") | src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
+         | src_lines(PF_KERNEL, r"auto stage_of = |auto raw_k = |auto raw_v = ")
          | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
         ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")
          | src_lines(PF_KERNEL, r"auto tile_start = |auto tile_end = ") | {"kv_index.h"}),

@@ -79,7 +79,7 @@ plant prefill-edge-tile-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(causal && ks + BN - 1 > walk.qpos_lo)' '(causal && ks + BN - 2 > walk.qpos_lo)' \
     test_prefill 'prefill_gpu/mask_tile_boundaries'
 plant prefill-copy-ignores-head-size cuda/attn_tile.cuh \
-    'const bool ok = col && ro >= 0;' 'const bool ok = ro >= 0;' test_prefill 'prefill_gpu/head_sizes'
+    'const bool in = c * 8 < head_size;' 'const bool in = c * 8 < C::HP;' test_prefill 'prefill_gpu/head_sizes'
 plant prefill-second-row-block-reads-first-q cuda/attn_tile.cuh \
     'ldmatrix_x4(a[mt], qa + mt * 16 * C::kStride + kk * 16);' 'ldmatrix_x4(a[mt], qa + kk * 16);' \
     test_prefill 'prefill_gpu/smallest_cases'
@@ -89,6 +89,28 @@ plant prefill-pv-drops-last-columns cuda/attn_tile.cuh \
 plant prefill-sums-not-parked cuda/prefill/prefill_kernel.cuh \
     '        sm.park_sums(sums_tab[threadIdx.x].v);
 ' '' test_prefill 'prefill_gpu/smallest_cases'
+# Cache tile paths: vLLM's value tile copied transposed, raw fp8 staging.
+plant prefill-vt-read-as-key-rows cuda/prefill/prefill_kernel.cuh \
+    'pa::tile::pv<C, true>(o, pk, C::v_tile(smem, st), hs);' 'pa::tile::pv<C>(o, pk, C::v_tile(smem, st), hs);' \
+    test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-vt-chunk-past-last-key cuda/prefill/prefill_kernel.cuh \
+    'const int n = min(EPC, n_keys - c * EPC);' 'const int n = n_keys > c * EPC ? EPC : 0;' \
+    test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-walk-start-not-rounded cuda/prefill/prefill_kernel.cuh \
+    'qpos_lo - p.window + 1 : 0) & ~15;' 'qpos_lo - p.window + 1 : 0) & ~7;' \
+    test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-raw-v-scale-dropped cuda/prefill/prefill_kernel.cuh \
+    'const float vs = src_tab[1].scale;' 'const float vs = 1.0f;' test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-raw-k-scale-dropped cuda/prefill/prefill_kernel.cuh \
+    'raw ? p.scale * kc.scale : p.scale' 'p.scale' test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-raw-head-tail-chunk-whole cuda/prefill/prefill_kernel.cuh \
+    'const int n = min(16, head_size - 16 * c);' 'const int n = head_size > 16 * c ? 16 : 0;' \
+    test_prefill 'prefill_gpu/padded_fp8_cache_rows'
+# Copies land at issue here (PA_INTERP_CP=issue): the first new-key tile,
+# issued before the last raw tile is dequantised, overwrites its staging.
+plant prefill-raw-first-new-tile-early cuda/prefill/prefill_kernel.cuh \
+    'const bool late = walk.raw && t + 1 == walk.nt_c;' 'const bool late = false;' \
+    test_prefill 'prefill_gpu/cache_tile_paths' PA_INTERP_CP=issue
 plant mma-fragment-swap cuda/ptx.cuh \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));' \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));' test_prefill 'prefill_gpu/smallest_cases'
@@ -146,6 +168,9 @@ plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
     bar();' '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
         }' \
     test_decode:tsan 'decode_fixed/tensor_core'
+plant prefill-raw-no-barrier-after-dequant-tsan cuda/prefill/prefill_kernel.cuh \
+    '            dequant(t);
+            __syncthreads();' '            dequant(t);' test_prefill:tsan 'prefill_gpu/cache_tile_paths'
 plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
     '    __syncthreads();
     sm.unpark_sums(sums_tab[threadIdx.x].v);' '    sm.unpark_sums(sums_tab[threadIdx.x].v);' \

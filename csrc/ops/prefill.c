@@ -195,6 +195,37 @@ static int aligned16(const void *ptr, int64_t stride_elems, size_t esz) {
     return ((uintptr_t)ptr % 16 == 0) && ((uint64_t)stride_elems * esz) % 16 == 0;
 }
 
+/* How the kernel loads cache tiles (prefill_internal.h, PA_PREFILL_K_* / _V_*):
+ * cp.async wherever the 16-byte chunks are aligned. A cache of the query dtype
+ * copies as it stands; an fp8 cache copies raw and is dequantised in shared
+ * memory. vLLM's key chunks are 16 bytes by construction; its value tile is
+ * copied transposed ([d][key]), in chunks of 8 (16-bit) or 16 (fp8) keys of
+ * one block, so the block size must be a multiple of that. Flash layouts need
+ * 16-byte strides. Anything else goes through registers. */
+static void pa_prefill_cache_paths(pa_prefill_kparams *k, const pa_kv_cache *kv, pa_dtype q_dtype) {
+    k->cache_k = PA_PREFILL_K_GATHER;
+    k->cache_v = PA_PREFILL_V_GATHER;
+    const int same = kv->dtype == q_dtype, fp8 = pa_dtype_is_fp8(kv->dtype);
+    if (q_dtype == PA_DTYPE_F32 || (!same && !fp8) || (uintptr_t)kv->key % 16 || (uintptr_t)kv->value % 16)
+        return;
+    const size_t csz = pa_dtype_size(kv->dtype);
+    if (kv->layout == PA_LAYOUT_VLLM) {
+        const int vt_ok = kv->block_size % (int)(16 / csz) == 0;
+        if (same) {
+            k->cache_k = PA_PREFILL_K_ASYNC;
+            k->cache_v = vt_ok ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_GATHER;
+        } else if (vt_ok) {
+            k->cache_k = PA_PREFILL_K_RAW;
+            k->cache_v = PA_PREFILL_V_RAW_VT;
+        }
+        return;
+    }
+    if (((uint64_t)(k->g.block_stride | k->g.page_stride | k->g.head_stride) * csz) % 16)
+        return;
+    k->cache_k = same ? PA_PREFILL_K_ASYNC : PA_PREFILL_K_RAW;
+    k->cache_v = same ? PA_PREFILL_V_ASYNC : PA_PREFILL_V_RAW;
+}
+
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p) {
     memset(k, 0, sizeof *k);
     const pa_kv_cache *kv = &p->kv;
@@ -237,14 +268,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
-    /* Cache rows as 16-byte chunks of the compute dtype: same dtype, and for
-     * flash layouts aligned strides; the vLLM key's x groups are 16 bytes by
-     * construction (its transposed value always takes the gather path). */
-    int vc = kv->dtype == p->q_dtype && p->q_dtype != PA_DTYPE_F32 && (uintptr_t)kv->key % 16 == 0 &&
-             (uintptr_t)kv->value % 16 == 0;
-    if (vc && kv->layout != PA_LAYOUT_VLLM)
-        vc = ((uint64_t)(k->g.block_stride | k->g.page_stride | k->g.head_stride) * csz) % 16 == 0;
-    k->vec_cache = vc;
+    pa_prefill_cache_paths(k, kv, p->q_dtype);
 }
 
 void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p) {

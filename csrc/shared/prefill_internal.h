@@ -54,10 +54,27 @@ typedef struct pa_prefill_kparams {
     const float *alibi_slopes;
     int32_t window;
     /* Host-decided fast paths (pointer / stride alignment): */
-    int32_t vec_q;     /* query rows 16-byte aligned: cp.async */
-    int32_t vec_new;   /* new K and V rows 16-byte aligned */
-    int32_t vec_cache; /* cache K and V rows load as 16-byte chunks of the compute dtype */
+    int32_t vec_q;   /* query rows 16-byte aligned: cp.async */
+    int32_t vec_new; /* new K and V rows 16-byte aligned */
+    int32_t cache_k; /* how cache K tiles load: PA_PREFILL_K_* */
+    int32_t cache_v; /* how cache V tiles load: PA_PREFILL_V_* */
 } pa_prefill_kparams;
+
+/* Cache tile paths (host-decided from dtype, layout, block size and alignment).
+ * RAW: cp.async copies the fp8 bytes to staging tiles, dequantised into the
+ * compute dtype in shared memory after the barrier (K and V both, or
+ * neither). VT: vLLM's value cache [blocks, heads, head, block] is V
+ * transposed; its tiles are copied as they stand, [d][key], 8 (16-bit) or 16
+ * (fp8) keys per chunk, so the block size must be a multiple of that. GATHER:
+ * through registers (loads, dequantise, st.shared), for whatever else. */
+enum { PA_PREFILL_K_GATHER = 0, PA_PREFILL_K_ASYNC = 1, PA_PREFILL_K_RAW = 2 };
+enum {
+    PA_PREFILL_V_GATHER = 0,
+    PA_PREFILL_V_ASYNC = 1,
+    PA_PREFILL_V_ASYNC_VT = 2,
+    PA_PREFILL_V_RAW = 3,
+    PA_PREFILL_V_RAW_VT = 4
+};
 
 /* The selector: which kernel runs (q dtype, cache dtype, head size), and so
  * whether the configuration is supported. The tensor-core kernel is

@@ -10,9 +10,14 @@
 // walks the keys it can see (causal and window bounds clip the range) in
 // BN-key tiles: first the cached context [0, n_cache) through the block table,
 // then the packed new keys [n_cache, k_len); the online softmax runs across
-// both. Tiles are double buffered with cp.async; sources that cp.async cannot
-// copy as-is (fp8 caches, vLLM's transposed value cache, unaligned rows) go
-// through registers (load, dequantise, st.shared) on the same schedule.
+// both. Tiles are double buffered with cp.async, every cache layout included
+// (issue 14 item 3): vLLM's value cache, V transposed, is copied as V^T tiles
+// ([d][key]) and read with plain ldmatrix as the column-major B operand; fp8
+// caches are copied raw into staging buffers and dequantised in shared memory
+// after the barrier (the key scale joins the score scale). Sources cp.async
+// cannot copy (unaligned rows, block sizes that split a 16-byte chunk of
+// vLLM's values) go through registers (load, dequantise, st.shared) on the
+// same schedule.
 //
 // Per tile the row addresses (a block-table lookup for the cache) are computed
 // once, by one thread per row, into shared memory; every 16-byte chunk then
@@ -22,6 +27,8 @@
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <type_traits>
 
 #include "prefill_internal.h"
 #include "../attn_tile.cuh"
@@ -36,7 +43,8 @@ namespace pa_prefill {
 template <int HP> constexpr int block_m() { return HP <= 128 ? 128 : 64; }
 template <int HP> constexpr int warp_m() { return HP <= 128 ? 32 : 16; }
 template <int HP> constexpr int block_n() { return HP <= 128 ? 64 : 32; }
-template <int HP, int DT> using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP>(), DT, warp_m<HP>()>;
+// The V slots also hold V^T tiles (vLLM's value layout).
+template <int HP, int DT> using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP>(), DT, warp_m<HP>(), true>;
 
 // Where the elements of one K/V/Q tile come from. Element (r, d) of the tile
 // is at base + rowoff[r] + (d >> xsh) * xs + (d & (2^xsh - 1)) * ds (in
@@ -113,6 +121,47 @@ __device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, boo
     }
 }
 
+// The raw fp8 bytes of a cache K or V tile of key rows (PA_PREFILL_*_RAW):
+// [ROWS][HP] bytes, 16-byte chunks (16 elements; a head size that is not a
+// multiple of 16 copies half of its last chunk), dequantised after the barrier.
+template <class C, int ROWS> __device__ __forceinline__ void load_raw(uint8_t *raw, const Src &s, int head_size) {
+    pa::tile::copy_tile_async<C::kThreads, ROWS, C::HP / 16, C::HP>(
+        raw, static_cast<const uint8_t *>(s.base),
+        [&](int r, int64_t &off) {
+            off = s.rowoff[r];
+            return off >= 0;
+        },
+        [&](int c, int64_t &off) {
+            const int n = min(16, head_size - 16 * c);
+            off = n > 0 ? s.col(16 * c) : 0;
+            return n > 0 ? n : 0;
+        });
+}
+
+// A V^T tile of vLLM's value cache [blocks, heads, head, block]: rows d, the
+// tile's keys along them, E the cache element (C::T, or uint8_t for the raw
+// fp8 bytes). The tile's first key is a multiple of 16 and the block size a
+// multiple of the keys per chunk (PA_PREFILL_V_*_VT), so each 16-byte chunk is
+// keys of one block, at the chunk's first key's offset (rowoff, key rows) plus
+// d * block. Keys past the tile's n_keys and rows past head_size are
+// zero-filled by the copy.
+template <class C, class E, int STRIDE>
+__device__ __forceinline__ void load_vt(E *tile, const Src &s, int n_keys, int head_size) {
+    constexpr int EPC = 16 / (int)sizeof(E);
+    const int64_t ds = s.ds;
+    pa::tile::copy_tile_async<C::kThreads, C::HP, C::BN / EPC, STRIDE>(
+        tile, static_cast<const E *>(s.base),
+        [&](int d, int64_t &off) {
+            off = d * ds;
+            return d < head_size;
+        },
+        [&](int c, int64_t &off) {
+            const int n = min(EPC, n_keys - c * EPC);
+            off = n > 0 ? s.rowoff[c * EPC] : 0;
+            return n > 0 ? n * (int)sizeof(E) : 0;
+        });
+}
+
 // The sequence a CTA works on, read from device memory and bounds-checked.
 struct Seq {
     int q0, q_len, k_len, n_cache;
@@ -125,7 +174,10 @@ struct Walk {
     int n_cache, nt_c, k_begin, p_begin; // cache tiles [0, nt_c) from k_begin, new-key tiles from p_begin
     int c_end, k_end, qpos_lo, qpos_hi;  // segment ends; the CTA's query positions
     int n_tiles;
+    int raw, vt;   // cache tiles: fp8 staging, V^T tiles (prefill_internal.h PA_PREFILL_*)
+    int par;       // new-key tile t goes to stage (t + par) & 1
     float inv_cap; // 1 / soft cap (0: none), one multiply per score instead of a division
+    float c_scale; // the score scale of cache tiles (times k_scale for raw fp8 keys)
 };
 
 // One thread's softmax sums parked in shared memory (16-byte aligned: one
@@ -175,6 +227,7 @@ template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefil
 template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {
     using T = typename C::T;
     constexpr int BM = C::BM, BN = C::BN, DT = C::kDT;
+    static_assert(2 * BN * C::HP <= C::kv_elems * sizeof(T), "two raw fp8 tiles fit in a K or V slot");
     PA_DYNAMIC_SMEM(unsigned char, smem);
     PA_STATIC_SMEM(int64_t rowoff_q[BM]);
     PA_STATIC_SMEM(int64_t rowoff_k[2][BN], rowoff_v[2][BN]);
@@ -206,7 +259,9 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     const int qpos_lo = shift + tok_lo, qpos_hi = shift + tok_hi;
     const int k_end = p.causal ? min(sq.k_len, qpos_hi + 1) : sq.k_len;
-    const int k_begin = p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0;
+    // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
+    // the window mask hides the keys before the window).
+    const int k_begin = (p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0) & ~15;
     const int c_end = min(k_end, sq.n_cache);
     const int nt_c = c_end > k_begin ? (c_end - k_begin + BN - 1) / BN : 0;
     const int p_begin = max(k_begin, sq.n_cache);
@@ -222,6 +277,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     // Sources. The cache's d offsets come from kv_index.h with block, head and
     // token 0 (the layouts are linear in each index).
     const bool cache_vllm = p.g.layout == PA_LAYOUT_VLLM;
+    const bool raw = p.cache_k == PA_PREFILL_K_RAW;
     if (threadIdx.x == 0) {
         Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, p.k_scale ? *p.k_scale : 1.0f};
         Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
@@ -235,7 +291,22 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         src_tab[2] = Src{p.key_new, nullptr, DT, 30, 0, 1, 1.0f};
         src_tab[3] = Src{p.value_new, nullptr, DT, 30, 0, 1, 1.0f};
         const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f;
-        walk = Walk{sq.k_row0, sq.n_cache, nt_c, k_begin, p_begin, c_end, k_end, qpos_lo, qpos_hi, n_tiles, inv_cap};
+        const int vt = p.cache_v == PA_PREFILL_V_ASYNC_VT || p.cache_v == PA_PREFILL_V_RAW_VT;
+        walk = Walk{sq.k_row0,
+                    sq.n_cache,
+                    nt_c,
+                    k_begin,
+                    p_begin,
+                    c_end,
+                    k_end,
+                    qpos_lo,
+                    qpos_hi,
+                    n_tiles,
+                    raw,
+                    vt,
+                    raw ? nt_c + 1 : 0,
+                    inv_cap,
+                    raw ? p.scale * kc.scale : p.scale};
     }
     __syncthreads();
 
@@ -261,14 +332,58 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         rowoff_k[b][r] = ko;
         rowoff_v[b][r] = vo;
     };
+    // Stages. Tile t of the 16-bit paths goes to stage t & 1. Raw fp8 cache
+    // tiles are copied to staging buffers in stage 1's K and V slots (two of
+    // each: fp8 is half the size) and dequantised into stage 0; the new-key
+    // tiles after them start in stage 1, once the last raw tile is dequantised.
+    auto stage_of = [&](int t) { return t < walk.nt_c ? (walk.raw ? 0 : t & 1) : (t + walk.par) & 1; };
+    auto raw_k = [&](int b) { return reinterpret_cast<uint8_t *>(C::k_tile(smem, 1)) + b * BN * C::HP; };
+    auto raw_v = [&](int b) { return reinterpret_cast<uint8_t *>(C::v_tile(smem, 1)) + b * BN * C::HP; };
     auto issue_tile = [&](int t) {
-        const int b = t & 1;
-        const bool cache = t < walk.nt_c;
-        Src k = src_tab[cache ? 0 : 2], v = src_tab[cache ? 1 : 3];
+        const int b = t & 1, st = stage_of(t);
+        if (t < walk.nt_c) {
+            Src k = src_tab[0], v = src_tab[1];
+            k.rowoff = rowoff_k[b];
+            v.rowoff = rowoff_v[b];
+            const int n_keys = min(BN, walk.c_end - tile_start(t));
+            if (walk.raw) {
+                load_raw<C, BN>(raw_k(b), k, hs);
+                if (walk.vt)
+                    load_vt<C, uint8_t, BN>(raw_v(b), v, n_keys, hs);
+                else
+                    load_raw<C, BN>(raw_v(b), v, hs);
+                return;
+            }
+            load_tile<C, BN>(C::k_tile(smem, st), k, p.cache_k == PA_PREFILL_K_ASYNC, hs);
+            if (walk.vt)
+                load_vt<C, T, C::kVtStride>(C::v_tile(smem, st), v, n_keys, hs);
+            else
+                load_tile<C, BN>(C::v_tile(smem, st), v, p.cache_v == PA_PREFILL_V_ASYNC, hs);
+            return;
+        }
+        Src k = src_tab[2], v = src_tab[3];
         k.rowoff = rowoff_k[b];
         v.rowoff = rowoff_v[b];
-        load_tile<C, BN>(C::k_tile(smem, b), k, cache ? p.vec_cache : p.vec_new, hs);
-        load_tile<C, BN>(C::v_tile(smem, b), v, cache ? p.vec_cache && !cache_vllm : p.vec_new, hs);
+        load_tile<C, BN>(C::k_tile(smem, st), k, p.vec_new, hs);
+        load_tile<C, BN>(C::v_tile(smem, st), v, p.vec_new, hs);
+    };
+    // Raw fp8 tile t (staging b = t & 1) to stage 0: K exact (its scale is in
+    // the score scale, walk.c_scale), V times v_scale.
+    auto dequant = [&](int t) {
+        const int b = t & 1;
+        const float vs = src_tab[1].scale;
+        auto run = [&](auto e5m2) {
+            constexpr bool E5M2 = decltype(e5m2)::value;
+            pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, false>(C::k_tile(smem, 0), raw_k(b), 1.0f);
+            if (walk.vt)
+                pa::tile::dequant_tile<C, C::HP, BN, C::kVtStride, E5M2, true>(C::v_tile(smem, 0), raw_v(b), vs);
+            else
+                pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, true>(C::v_tile(smem, 0), raw_v(b), vs);
+        };
+        if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
+            run(std::true_type{});
+        else
+            run(std::false_type{});
     };
 
     // Q rows (and their output rows), query positions and ALiBi slopes by tile
@@ -304,15 +419,28 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     sm.park_sums(sums_tab[threadIdx.x].v);
 
     for (int t = 0; t < walk.n_tiles; t++) {
-        if (t + 1 < walk.n_tiles)
+        // The first new-key tile after raw fp8 tiles lands on the staging
+        // buffers: it is issued once tile t is dequantised.
+        const bool late = walk.raw && t + 1 == walk.nt_c;
+        if (t + 1 < walk.n_tiles && !late)
             issue_tile(t + 1);
         pa::tile::cp_async_commit();
         pa::tile::cp_async_wait<1>();
         __syncthreads();
 
+        const bool cache = t < walk.nt_c;
+        if (walk.raw && cache) {
+            dequant(t);
+            __syncthreads();
+            if (late && t + 1 < walk.n_tiles)
+                issue_tile(t + 1);
+            pa::tile::cp_async_commit();
+        }
+        const int st = stage_of(t);
         const int ks = tile_start(t), ke = tile_end(t);
+        const float tscale = cache ? walk.c_scale : scale;
         float sc[C::kSA][4];
-        pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, t & 1), hs);
+        pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, st), hs);
         // Masks only where a tile needs them (issue 14 item 1): one that ends
         // its segment, crosses the causal diagonal of some row of the CTA, or
         // reaches past some row's window; soft cap and ALiBi change every
@@ -321,12 +449,12 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         // CTA-uniform.
         const bool edge =
             ke < ks + BN || (causal && ks + BN - 1 > walk.qpos_lo) || (window > 0 && walk.qpos_hi - ks >= window);
-        const bool plain = !edge && !alibi && !(cap > 0.0f) && scale > 0.0f;
+        const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;
         if (!plain) {
             pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
                 const int kp = ks + c;
                 const int qp = qpos_tab[r];
-                x *= scale;
+                x *= tscale;
                 if (cap > 0.0f)
                     x = cap * tanhf(x * walk.inv_cap);
                 if (alibi)
@@ -337,9 +465,12 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         }
         uint32_t pk[C::kSA][2];
         sm.unpark_sums(sums_tab[threadIdx.x].v);
-        sm.template update<C>(sc, o, plain ? scale * kLog2e : kLog2e, pk);
+        sm.template update<C>(sc, o, plain ? tscale * kLog2e : kLog2e, pk);
         sm.park_sums(sums_tab[threadIdx.x].v);
-        pa::tile::pv<C>(o, pk, C::v_tile(smem, t & 1), hs);
+        if (cache && walk.vt)
+            pa::tile::pv<C, true>(o, pk, C::v_tile(smem, st), hs);
+        else
+            pa::tile::pv<C>(o, pk, C::v_tile(smem, st), hs);
 
         if (t + 2 < walk.n_tiles)
             tile_rows(t + 2, t & 1);

@@ -281,7 +281,7 @@ Test(prefill_gpu, head_sizes) {
     for (size_t i = 0; i < sizeof hsz / sizeof hsz[0]; i++)
         for (int q = 0; q < 2; q++) {
             const pa_dtype qd = q ? PA_DTYPE_BF16 : PA_DTYPE_F16;
-            const pa_dtype cd = cache_for(qd, (int)(i + q) % 3);
+            const pa_dtype cd = cache_for(qd, (int)(i + 2 * q) % 3);
             ctx_case c = {.seed = 3000u + i * 2 + q,
                           .layout = layout_for((int)i + q, hsz[i], cd),
                           .qd = qd,
@@ -307,7 +307,10 @@ Test(prefill_gpu, block_sizes_and_layouts) {
     for (size_t b = 0; b < sizeof bsz / sizeof bsz[0]; b++)
         for (int l = 0; l < 3; l++) {
             const pa_dtype qd = (b + l) % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
-            const pa_dtype cd = cache_for(qd, (int)(b * 3 + l) % 3);
+            /* every cache dtype on every layout; the vLLM value tile is copied
+             * transposed when the block holds whole 16-byte chunks of keys (8
+             * 16-bit or 16 fp8 keys) and gathered otherwise (24 fp8, 3) */
+            const pa_dtype cd = cache_for(qd, (int)(b + l) % 3);
             ctx_case c = {.seed = 4000u + b * 3 + l,
                           .layout = layout_for(l, 64, cd),
                           .qd = qd,
@@ -323,13 +326,51 @@ Test(prefill_gpu, block_sizes_and_layouts) {
         }
 }
 
+/* Each way the kernel loads cache tiles (csrc/ops/prefill.c,
+ * pa_prefill_cache_paths): cp.async of 16-bit rows; vLLM's value tile copied
+ * transposed, 16-bit and fp8; raw fp8 bytes dequantised in shared memory, on
+ * flash and vLLM layouts; the register path (fp8 in blocks of 8). Contexts of
+ * several key tiles, so raw tiles alternate their staging buffers and the
+ * first new-key tile lands where they were; windows, so the walk starts
+ * before the window. Small enough for the race and ThreadSanitizer runs. */
+Test(prefill_gpu, cache_tile_paths) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        pa_kv_layout layout;
+        int cache, bs, window;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, 0, 16, 0}, {PA_LAYOUT_VLLM, 0, 16, 0},       {PA_LAYOUT_VLLM, 1, 32, 0},
+        {PA_LAYOUT_FLASH_HND, 2, 16, 0}, {PA_LAYOUT_VLLM, 2, 8, 0},        {PA_LAYOUT_VLLM, 1, 16, 70},
+        {PA_LAYOUT_VLLM, 0, 8, 45},      {PA_LAYOUT_FLASH_NHD, 2, 16, 45},
+    };
+    const int ql[2] = {70, 5}, cl[2] = {200, 131};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        const pa_dtype qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        ctx_case c = {.seed = 4200u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = qd,
+                      .cd = cache_for(qd, cs[i].cache),
+                      .seqs = 2,
+                      .heads = 2,
+                      .kv_heads = 1,
+                      .hs = 64,
+                      .bs = cs[i].bs,
+                      .ql = ql,
+                      .cl = cl,
+                      .window = cs[i].window};
+        run_ctx_case(&c, NULL, 0);
+    }
+}
+
 /* The kernel masks only the tiles that need it (a segment's last tile, one
  * crossing the causal diagonal of the CTA's first row, or one reaching past
  * some row's window); every other tile takes the scale only. With one query
  * head per KV head a CTA's first row sits at context + 64 i, so contexts of
  * 62..66 and 126..129 put the diagonal on every position of a key tile's
  * last columns, and windows of 63..65 and 127..129 do the same for the
- * window's edge. */
+ * window's edge. The walk starts at a multiple of 16 keys, before the window
+ * (vLLM's value tiles are copied in chunks of keys): the vLLM layout, 16-bit
+ * and fp8, takes a third of the cases each. */
 Test(prefill_gpu, mask_tile_boundaries) {
     PA_SKIP_WITHOUT_GPU();
     static const int ctx[9] = {62, 63, 64, 65, 66, 126, 127, 128, 129};
@@ -337,9 +378,11 @@ Test(prefill_gpu, mask_tile_boundaries) {
     for (int i = 0; i < 9; i++) {
         const int ql[2] = {200, 131}, cl[2] = {ctx[i], ctx[(i + 4) % 9]};
         ctx_case c = {.seed = 4100u + (uint64_t)i,
-                      .layout = PA_LAYOUT_FLASH_NHD,
+                      .layout = i % 3 ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_NHD,
                       .qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
-                      .cd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                      .cd = i % 3 == 2 ? PA_DTYPE_FP8_E4M3
+                            : i % 2    ? PA_DTYPE_BF16
+                                       : PA_DTYPE_F16,
                       .seqs = 2,
                       .heads = i < 6 ? 2 : 4,
                       .kv_heads = 2,
@@ -498,6 +541,58 @@ Test(prefill_gpu, strided_and_unaligned_sources) {
         compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, 4 * 64, 0, tokens, "strided");
         free(got);
         dev_ctx_free(&d);
+        pa_context_problem_free(pr);
+    }
+}
+
+/* An fp8 flash cache whose heads are padded to 16-byte strides (a view of a
+ * wider cache): it takes the raw cp.async path, and a head size that is not a
+ * multiple of 16 copies half of its last 16-byte chunk. The padding is NaN,
+ * so a copy of the whole chunk fails. NHD and HND, head 40 and 72. */
+Test(prefill_gpu, padded_fp8_cache_rows) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[2] = {70, 9}, cl[2] = {150, 64};
+    for (int v = 0; v < 4; v++) {
+        const int hs = v < 2 ? 40 : 72, hp = (hs + 15) / 16 * 16, nkv = 2, bs = 16;
+        const pa_kv_layout layout = v % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        ctx_case c = {.seed = 8100u + v,
+                      .layout = layout,
+                      .qd = v % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                      .cd = v < 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2,
+                      .seqs = 2,
+                      .heads = 4,
+                      .kv_heads = nkv,
+                      .hs = hs,
+                      .bs = bs,
+                      .ql = ql,
+                      .cl = cl};
+        pa_context_problem *pr = make_ctx(&c);
+        pa_context_attention_params *p = &pr->p;
+        const int64_t nb = p->kv.num_blocks;
+        const size_t n2 = (size_t)nb * bs * nkv * hp;
+        uint8_t *caches[2] = {pr->kc, pr->vc}, *wide[2];
+        for (int w = 0; w < 2; w++) {
+            wide[w] = malloc(n2);
+            memset(wide[w], 0x7f, n2); /* NaN in e4m3 and in e5m2 */
+            for (int64_t b = 0; b < nb; b++)
+                for (int t = 0; t < bs; t++)
+                    for (int h = 0; h < nkv; h++) {
+                        /* NHD [blocks, block, heads, head], HND [blocks, heads, block, head] */
+                        const int64_t src = v % 2 ? ((b * nkv + h) * bs + t) * hs : ((b * bs + t) * nkv + h) * hs;
+                        const int64_t dst = v % 2 ? ((b * nkv + h) * bs + t) * hp : ((b * bs + t) * nkv + h) * hp;
+                        memcpy(wide[w] + dst, caches[w] + src, (size_t)hs);
+                    }
+            free(caches[w]);
+        }
+        pr->kc = wide[0], pr->vc = wide[1];
+        pr->kc_elems = pr->vc_elems = n2;
+        p->kv.key = wide[0], p->kv.value = wide[1];
+        p->kv.head_stride = v % 2 ? (int64_t)bs * hp : hp;
+        p->kv.page_stride = v % 2 ? hp : (int64_t)nkv * hp;
+        p->kv.block_stride = (int64_t)bs * nkv * hp;
+        char what[96];
+        snprintf(what, sizeof what, "padded fp8 %s head %d", pa_kv_layout_name(layout), hs);
+        check_context(pr, NULL, 0, what);
         pa_context_problem_free(pr);
     }
 }
