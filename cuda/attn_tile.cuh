@@ -31,6 +31,9 @@
 //         (d0 for contiguous rows; vLLM's key cache [blocks, heads, head/x,
 //         block, x] splits rows in 16-byte chunks). A few instructions per
 //         16-byte copy: the per-tile path of the prefill kernel.
+//     load_rows_tile_async<C, ROWS>(tile, base, row_fn, col_fn, head_size)
+//         the same with row_fn(r, off) -> bool giving row r's offset (or
+//         false: absent), e.g. packed rows a stride apart, no table.
 //     copy_tile_async<THREADS, ROWS, G, STRIDE>(tile, base, row_fn, col_fn)
 //         the general form: any element type (raw fp8 bytes too), any row
 //         and column offsets, partial chunks zero-filled (V^T tiles, fp8).
@@ -204,26 +207,34 @@ __device__ __forceinline__ void copy_tile_async(E *tile, const E *base, const Ro
     }
 }
 
-// The K, V or Q tile [ROWS][C::kStride] of C::T whose row r starts at
-// base + rowoff[r] elements (rowoff: shared memory; < 0: the row is
-// zero-filled) and whose 8-element chunk d0 sits col_fn(d0) elements past
-// that start (d0 for contiguous rows; vLLM's key cache [blocks, heads, head/x,
-// block, x] splits rows in 16-byte chunks x * block elements apart); columns
-// past head_size are zero-filled.
+// The K, V or Q tile [ROWS][C::kStride] of C::T: row_fn(r, off) -> bool says
+// whether row r exists and gives its first element's offset from base; its
+// 8-element chunk d0 sits col_fn(d0) elements further (d0 for contiguous
+// rows; vLLM's key cache [blocks, heads, head/x, block, x] splits rows in
+// 16-byte chunks x * block elements apart). Absent rows and columns past
+// head_size are zero-filled.
+template <class C, int ROWS, class RowFn, class ColFn>
+__device__ __forceinline__ void load_rows_tile_async(typename C::T *tile, const typename C::T *base,
+                                                     const RowFn &row_fn, const ColFn &col_fn, int head_size) {
+    copy_tile_async<C::kThreads, ROWS, C::kGroups, C::kStride>(tile, base, row_fn, [&](int c, int64_t &off) {
+        const bool in = c * 8 < head_size;
+        off = in ? col_fn(c * 8) : 0;
+        return in ? 16 : 0;
+    });
+}
+
+// The same with row r at base + rowoff[r] elements (rowoff: shared memory;
+// < 0: the row is absent).
 template <class C, int ROWS, class ColFn>
 __device__ __forceinline__ void load_tile_async(typename C::T *tile, const typename C::T *base, const int64_t *rowoff,
                                                 const ColFn &col_fn, int head_size) {
-    copy_tile_async<C::kThreads, ROWS, C::kGroups, C::kStride>(
+    load_rows_tile_async<C, ROWS>(
         tile, base,
         [&](int r, int64_t &off) {
             off = rowoff[r];
             return off >= 0;
         },
-        [&](int c, int64_t &off) {
-            const bool in = c * 8 < head_size;
-            off = in ? col_fn(c * 8) : 0;
-            return in ? 16 : 0;
-        });
+        col_fn, head_size);
 }
 
 // fp8 (e4m3, or e5m2 with E5M2) bytes to C::T: ROWS x COLS elements from `raw`

@@ -1089,6 +1089,7 @@ def tile_regions():
          | src_lines(PTX, r"__device__ __forceinline__ void cp_async(16|_commit)\(|asm volatile\(\"cp\.async\.wait_group")),
         ("copy loop (copy_tile_async / load_rows_async)", src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}")
          | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+         | src_span(ATTN_TILE, r"void load_rows_tile_async\(", r"^}")
          | src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")),
         ("fp8 dequantisation in shared memory (dequant_tile)", src_span(ATTN_TILE, r"void dequant_tile\(", r"^}")
          | {"cuda_fp8.hpp"}),
@@ -1195,13 +1196,22 @@ def prefill_model(inst, shape):
     if not vt:
         off |= src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
     cache_only = src_lines(PF_KERNEL, r"p\.block_tables\[\(int64_t\)s \* p\.block_table_stride|pa_kv_key_offset\(|"
-                                      r"pa_kv_value_offset\(|const int bs = p\.g\.block_size;") | {"kv_index.h"}
+                                      r"pa_kv_value_offset\(|const int bi = pa_kv_divide\(") | {"kv_index.h"}
     # Dequantisation runs on raw cache tiles only (and the late issue behind it).
     cache_only |= src_span(ATTN_TILE, r"void dequant_tile\(", r"^}") | {"cuda_fp8.hpp"}
+    # So do the V^T and raw copies.
+    cache_only |= src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}") | src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
     new_only = src_lines(PF_KERNEL, r"const int64_t row = sq\.k_row0|ko = row \* p\.k_stride|vo = row \* p\.v_stride")
+    # The new keys' shared row offsets serve only the register path (unaligned packed rows): the
+    # shapes' 16-byte rows load by stride (load_rows_strided).
+    off |= new_only
+    # The new keys' copies (issue_tile's arm after the cache's; the copy loop's own instructions
+    # carry attn_tile.cuh's lines, so the arm is known by its address set-up).
+    new_copy = src_span(PF_KERNEL, r"void load_rows_strided\(", r"^}") | src_span(PF_KERNEL, r"^        if \(p\.vec_new\) \{", r"^    \};")
     blocks_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x; i < nb; i \+= THREADS\)")
     q_rows = src_lines(PF_KERNEL, r"for \(int r = threadIdx\.x; r < BM; r \+= C::kThreads\)")
-    copy_loop = src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}") | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+    copy_loop = (src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}") | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+                 | src_span(ATTN_TILE, r"void load_rows_tile_async\(", r"^}"))
     gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     store_loop = src_span(ATTN_TILE, r"void store_rows\(", r"^}")
     context = shape["mode"] == "context"
@@ -1246,7 +1256,7 @@ def prefill_model(inst, shape):
     # diagonal) run the masking lambda (prefill_kernel.cuh's `edge`).
     masks = src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
     tiles = []
-    for kind, name, other in (("cache", "cache tile", new_only), ("new", "new-key tile", cache_only)):
+    for kind, name, other in (("cache", "cache tile", new_copy), ("new", "new-key tile", cache_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
         need_tile = need_cache if kind == "cache" else need_new
@@ -1260,7 +1270,7 @@ def prefill_model(inst, shape):
                               hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
     first = "cache" if context else "new"
     units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
-                  forbid=off | (new_only if context else cache_only),
+                  forbid=off | (new_copy if context else cache_only),
                   need=[("cp.async", _is_cp_async, q_chunks + 2 * (raw_chunks if context and raw else chunks))],
                   need_epi=[("16-byte output stores", _is_store16, g["wm"] * (shape["head"] // 8) // 32)],
                   note="Q tile and the first %s K/V tile copied in the prologue" % first)]
@@ -1276,6 +1286,7 @@ def prefill_model(inst, shape):
          src_span(PF_KERNEL, r"int64_t col\(int d\) const", r"bool valid\(int r\) const")
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
          | src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}") | src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
+         | src_span(PF_KERNEL, r"void load_rows_strided\(", r"^}")
          | src_lines(PF_KERNEL, r"auto stage_of = |auto raw_k = |auto raw_v = ")
          | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
         ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")

@@ -55,6 +55,36 @@ PA_HD pa_kv_geom pa_kv_geom_make(int32_t layout, int32_t elt_size, int32_t block
     return g;
 }
 
+/* Division by a block size (any divisor 1 <= d < 2^31) of a position
+ * 0 <= n < 2^31 as a multiply-high, an add and a shift, for kernels that split
+ * positions into (block, slot) every tile: Granlund and Montgomery's method
+ * ("Division by invariant integers using multiplication", 1994, fig. 4.1)
+ * with l = ceil(log2 d) and mul = floor(2^32 (2^l - d) / d) + 1 < 2^32; with
+ * n < 2^31 the sum mulhi(mul, n) + n does not overflow. */
+typedef struct pa_kv_divider {
+    uint32_t mul;
+    int32_t shift;
+} pa_kv_divider;
+
+PA_HD pa_kv_divider pa_kv_divider_make(int32_t d) {
+    pa_kv_divider v;
+    int32_t l = 0;
+    while (l < 31 && ((int64_t)1 << l) < d)
+        l++;
+    v.mul = (uint32_t)(((uint64_t)1 << 32) * (uint64_t)(((int64_t)1 << l) - d) / (uint64_t)d + 1);
+    v.shift = l;
+    return v;
+}
+
+PA_HD int32_t pa_kv_divide(pa_kv_divider v, int32_t n) {
+#if defined(__CUDA_ARCH__)
+    const uint32_t t = __umulhi(v.mul, (uint32_t)n);
+#else
+    const uint32_t t = (uint32_t)(((uint64_t)v.mul * (uint32_t)n) >> 32);
+#endif
+    return (int32_t)((t + (uint32_t)n) >> v.shift);
+}
+
 /* Offset of element d of token `tok` (0..block_size-1) of kv head `h` in block
  * `blk`, in the key buffer. For the combined layout this is in the one buffer. */
 PA_HD int64_t pa_kv_key_offset(const pa_kv_geom *g, int64_t blk, int32_t h, int32_t tok, int32_t d) {

@@ -37,6 +37,7 @@ typedef struct pa_prefill_kparams {
     pa_kv_geom g;
     int32_t cache_dtype;
     int32_t num_blocks;
+    pa_kv_divider block_div;        /* divides a position by g.block_size */
     const float *k_scale, *v_scale; /* fp8 caches only; NULL = 1 */
     const int32_t *block_tables;
     int32_t block_table_stride;

@@ -121,6 +121,22 @@ __device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, boo
     }
 }
 
+// Rows [0, n_rows) of a tile of packed 16-bit rows `stride` elements apart
+// from `base` (16-byte aligned), by cp.async; the others, and columns past
+// head_size, zero-filled. No shared row-offset table: a row's offset is a
+// multiply (an add per pass once unrolled).
+template <class C, int ROWS>
+__device__ __forceinline__ void load_rows_strided(typename C::T *tile, const typename C::T *base, int64_t stride,
+                                                  int n_rows, int head_size) {
+    pa::tile::load_rows_tile_async<C, ROWS>(
+        tile, base,
+        [&](int r, int64_t &off) {
+            off = r * stride;
+            return r < n_rows;
+        },
+        [](int d0) { return (int64_t)d0; }, head_size);
+}
+
 // The raw fp8 bytes of a cache K or V tile of key rows (PA_PREFILL_*_RAW):
 // [ROWS][HP] bytes, 16-byte chunks (16 elements; a head size that is not a
 // multiple of 16 copies half of its last chunk), dequantised after the barrier.
@@ -313,16 +329,16 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     // Row addresses of tile t into buffer b (one thread per row).
     auto tile_rows = [&](int t, int b) {
         const int r = threadIdx.x;
-        if (r >= BN)
+        if (r >= BN || (t >= walk.nt_c && p.vec_new)) // packed rows by cp.async need no table
             return;
         const int pos = tile_start(t) + r;
         int64_t ko = -1, vo = -1;
         if (pos < tile_end(t)) {
             if (t < walk.nt_c) {
-                const int bs = p.g.block_size;
-                const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + pos / bs];
-                ko = pa_kv_key_offset(&p.g, blk, kvh, pos % bs, 0);
-                vo = pa_kv_value_offset(&p.g, blk, kvh, pos % bs, 0);
+                const int bi = pa_kv_divide(p.block_div, pos), slot = pos - bi * p.g.block_size;
+                const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
+                ko = pa_kv_key_offset(&p.g, blk, kvh, slot, 0);
+                vo = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
             } else {
                 const int64_t row = walk.k_row0 + (pos - walk.n_cache);
                 ko = row * p.k_stride + (int64_t)kvh * hs;
@@ -361,11 +377,21 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                 load_tile<C, BN>(C::v_tile(smem, st), v, p.cache_v == PA_PREFILL_V_ASYNC, hs);
             return;
         }
+        if (p.vec_new) {
+            // Packed rows: row r of the tile is r strides past its first.
+            const int ks = tile_start(t), n_keys = min(BN, walk.k_end - ks);
+            const int64_t row0 = walk.k_row0 + (ks - walk.n_cache), col0 = (int64_t)kvh * hs;
+            const T *kb = static_cast<const T *>(p.key_new) + row0 * p.k_stride + col0;
+            const T *vb = static_cast<const T *>(p.value_new) + row0 * p.v_stride + col0;
+            load_rows_strided<C, BN>(C::k_tile(smem, st), kb, p.k_stride, n_keys, hs);
+            load_rows_strided<C, BN>(C::v_tile(smem, st), vb, p.v_stride, n_keys, hs);
+            return;
+        }
         Src k = src_tab[2], v = src_tab[3];
         k.rowoff = rowoff_k[b];
         v.rowoff = rowoff_v[b];
-        load_tile<C, BN>(C::k_tile(smem, st), k, p.vec_new, hs);
-        load_tile<C, BN>(C::v_tile(smem, st), v, p.vec_new, hs);
+        load_tile<C, BN>(C::k_tile(smem, st), k, false, hs);
+        load_tile<C, BN>(C::v_tile(smem, st), v, false, hs);
     };
     // Raw fp8 tile t (staging b = t & 1) to stage 0: K exact (its scale is in
     // the score scale, walk.c_scale), V times v_scale.

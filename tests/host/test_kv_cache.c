@@ -203,3 +203,31 @@ Test(kv_cache, flash_stride_overlap_checks) {
     cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_ERR_INVALID_ARGUMENT);
     cr_assert(ke == -1 && ve == -1);
 }
+
+/* pa_kv_divide against C's division: every divisor up to 4096 (block sizes)
+ * and a few large ones, over every position below 4 d + 70 and the positions
+ * around the multiples of d near 2^31, where the method's bound is tightest. */
+Test(kv_cache, block_divider_matches_division) {
+    int32_t ds[4096 + 4];
+    int nd = 0;
+    for (int32_t d = 1; d <= 4096; d++)
+        ds[nd++] = d;
+    ds[nd++] = 65537;
+    ds[nd++] = 1 << 20;
+    ds[nd++] = (1 << 30) + 3;
+    ds[nd++] = INT32_MAX;
+    for (int i = 0; i < nd; i++) {
+        const int32_t d = ds[i];
+        const pa_kv_divider v = pa_kv_divider_make(d);
+        const int64_t lo_end = (int64_t)4 * d + 70 < INT32_MAX ? (int64_t)4 * d + 70 : 70;
+        for (int64_t n = 0; n < lo_end; n++)
+            cr_assert_eq(pa_kv_divide(v, (int32_t)n), (int32_t)(n / d), "%lld / %d", (long long)n, d);
+        const int64_t top = (int64_t)INT32_MAX / d * d;
+        for (int64_t k = 0; k < 4; k++)
+            for (int64_t e = -2; e <= 2; e++) {
+                const int64_t n = top - k * d + e;
+                if (n >= 0 && n <= INT32_MAX)
+                    cr_assert_eq(pa_kv_divide(v, (int32_t)n), (int32_t)(n / d), "%lld / %d", (long long)n, d);
+            }
+    }
+}
