@@ -100,7 +100,7 @@ namespace tile {
 
 template <int MT> struct SoftmaxN;
 
-template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16, bool VT_ = false> struct Cfg {
+template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16, bool VT_ = false, int STRIDE_ = 0> struct Cfg {
     static_assert(HEAD_PAD % 32 == 0 && HEAD_PAD <= 256, "HEAD_PAD: a multiple of 32 up to 256");
     static_assert(BM_ % 16 == 0 && BN_ % 16 == 0, "BM, BN: multiples of 16");
     static_assert((WM_ == 16 || WM_ == 32) && BM_ % WM_ == 0, "WM: 16 or 32 query rows per warp, dividing BM");
@@ -114,7 +114,10 @@ template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16, bool VT_ = false
     static constexpr int kMT = WM / 16; // m16 row blocks per warp
     static constexpr int kWarps = BM / WM;
     static constexpr int kThreads = kWarps * 32;
-    static constexpr int kStride = HP + 8; // elements per smem row (16-byte pad)
+    // Elements per smem row: HP + 8 (a 16-byte pad), or STRIDE_ for a view of
+    // HP columns of a wider tile (ragged's decode warps split the head in P V).
+    static constexpr int kStride = STRIDE_ ? STRIDE_ : HP + 8;
+    static_assert(STRIDE_ == 0 || (STRIDE_ >= HP && STRIDE_ % 8 == 0), "STRIDE: whole 16-byte groups, >= HP");
     static constexpr int kGroups = HP / 8; // 8-element (16-byte) groups per row
     static constexpr int kNS = BN / 8;     // n8 blocks of S per m16 row block
     static constexpr int kNO = HP / 8;     // n8 blocks of O per m16 row block

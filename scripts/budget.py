@@ -1015,6 +1015,10 @@ def _is_zero_fill(i):
     return i["op"] == "STS.128" and i["pred"] == ""
 
 
+def _is_shfl(i):
+    return i["op"].startswith("SHFL")
+
+
 def _is_hmma(i):
     return i["op"].startswith("HMMA")
 
@@ -1318,6 +1322,8 @@ RAGGED_SHAPES = [
          ctx=4096, heads=32, kv_heads=8, head=64, dtype="bf16"),
     dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 256", prefill=4, qlen=512, decodes=60,
          ctx=4096, heads=32, kv_heads=8, head=256, dtype="bf16"),
+    dict(name="mixed as above, head 128, fp8 e4m3 pages (raw, converted in shared memory)", prefill=4, qlen=512,
+         decodes=60, ctx=4096, heads=32, kv_heads=8, head=128, dtype="bf16", cache="fp8"),
 ]
 
 
@@ -1359,18 +1365,19 @@ def ragged_items(q_len, kv_len, group, nkv):
     return items
 
 
-def ragged_work(shape):
+def ragged_work(shape, slot=RG_KEY_TILE):
+    """Work of the shape's items; tiles are the kernel's key slots (slot keys each)."""
     group = shape["heads"] // shape["kv_heads"]
     nkv = shape["kv_heads"]
     seqs = [(shape["qlen"], shape["ctx"] + shape["qlen"])] * shape["prefill"] + \
            [(1, shape["ctx"] + 1)] * shape["decodes"]
     w = dict(pre_tiles=0, dec_tiles=0, pre_flops=0.0, dec_flops=0.0, pre_items=0, dec_items=0, merges=0,
-             kv_bytes=0.0)
+             kv_bytes=0.0, pre_edge_tiles=0, dec_edge_tiles=0, pre_edge_flops=0.0, dec_edge_flops=0.0)
     for q_len, kv_len in seqs:
         items = ragged_items(q_len, kv_len, group, nkv)
         merged_tiles = set()
         for nrows, row0, k_lo, k_hi, split in items:
-            tiles = _cdiv(k_hi - k_lo, RG_KEY_TILE)
+            tiles = _cdiv(k_hi - k_lo, slot)
             pairs = 0
             for r in range(row0, row0 + nrows):
                 qpos = kv_len - q_len + r // group
@@ -1378,35 +1385,61 @@ def ragged_work(shape):
             kind = "dec" if nrows <= RG_DEC_ROWS else "pre"
             w[kind + "_tiles"] += tiles * nkv
             w[kind + "_flops"] += 4.0 * shape["head"] * pairs * nkv
+            # Edge slots (ragged_mma.cuh `edge`: a key past the item's range or past its first
+            # row's causal limit; no window in these shapes) and their useful pairs.
+            qmin = kv_len - q_len + row0 // group
+            for t in range(tiles):
+                k0 = k_lo + t * slot
+                if k0 + slot > k_hi or k0 + slot - 1 > qmin:
+                    w[kind + "_edge_tiles"] += nkv
+                    ep = sum(max(0, min(k_hi, kv_len - q_len + r // group + 1, k0 + slot) - k0)
+                             for r in range(row0, row0 + nrows))
+                    w[kind + "_edge_flops"] += 4.0 * shape["head"] * ep * nkv
             w[kind + "_items"] += nkv
             if split:
                 merged_tiles.add(row0)
         w["merges"] += len(merged_tiles) * nkv
-        w["kv_bytes"] += kv_len * nkv * shape["head"] * 2 * 2
+        w["kv_bytes"] += kv_len * nkv * shape["head"] * 2 * (1 if shape.get("cache") == "fp8" else 2)
     tokens = shape["prefill"] * shape["qlen"] + shape["decodes"]
     w["hbm_bytes"] = w["kv_bytes"] + 2 * tokens * shape["heads"] * shape["head"] * 2
     return w
 
 
 def ragged_geometry(hp):
-    stages = 2 if hp <= 128 else 1
+    """cuda/ragged/ragged_mma.cuh MmaShape: two slots of 64 keys (32 at head 256) at every head
+    size; a decode item's warps take 16 keys each, in pairs splitting the head in P V at 32 keys."""
+    stages, slot = 2, 64 if hp <= 128 else 32
     stride = hp + 8
-    return dict(threads=128, stages=stages, smem=(64 * stride + 2 * stages * 64 * stride) * 2,
-                kv_copies=RG_KEY_TILE * (hp // 8) // 128, q_copies=64 * (hp // 8) // 128)
+    dec_slices = slot // 16
+    return dict(threads=128, stages=stages, slot=slot, dec_slices=dec_slices, dec_split=4 // dec_slices,
+                smem=(64 * stride + 2 * stages * slot * stride) * 2,
+                kv_copies=slot * (hp // 8) // 128, q_copies=64 * (hp // 8) // 128)
 
 
 def ragged_model(inst, shape):
     dt, hp = inst
     g = ragged_geometry(hp)
-    wk = ragged_work(shape)
+    slot = g["slot"]
+    wk = ragged_work(shape, slot)
     off = set()
     off |= src_lines(RG_COMMON, r"x = P\.soft_cap \* tanhf")
     # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
     off |= src_lines(RG_COMMON, r"page = key / P\.page_size;|tok = key - page \* P\.page_size;")
     off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
-    off |= src_span(RG_MMA, r"void load8\(int r, int d0, float", r"^    }")
-    dec_only = src_lines(RG_MMA, r"if \(k0 \+ 16 \* w < c\.it\.k_hi\)|k0 \+ 16 \* w \+ col")
-    pre_only = src_lines(RG_MMA, r"if \(k0 \+ sub \* kSub >= c\.it\.k_hi\)|k0 \+ sub \* kSub \+ col")
+    # A cache of the query dtype (16-byte copies into the slot's tiles) or fp8 (8-byte raw copies,
+    # converted into stage 0 after a barrier): the copy arms are known by their address set-up.
+    raw = shape.get("cache") == "fp8"
+    fp8_only = (src_span(RG_MMA, r"void dequant_slot\(", r"^}") | src_span(ATTN_TILE, r"void dequant_tile\(", r"^}")
+                | {"cuda_fp8.hpp"}
+                | src_lines(RG_MMA, r"dequant_slot<C, (true|false)>\(smem, raw\);|load_kv_rows<C, true>\(raw|"
+                                    r"kv8 = static_cast<const uint8_t|static_cast<uint8_t \*>\(tile\) \+ r \* C::HP|"
+                                    r"cp_async_wait<0>\(\); // slot t \+ 1|__syncthreads\(\); // stage 0 whole"))
+    same_only = src_lines(RG_MMA, r"load_kv_rows<C, false>\(C::|T \*dst = static_cast<T \*>\(tile\)|"
+                                  r"pa::ptx::cp_async16\(dst, static_cast<const T|make_uint4\(0, 0, 0, 0\)")
+    off |= same_only if raw else fp8_only
+    csz = 1 if raw else 2
+    dec_only = src_lines(RG_MMA, r"const int kd = k0 \+ 16 \* dslice;|if \(kd < c\.it\.k_hi\)|x, kd \+ col,")
+    pre_only = src_lines(RG_MMA, r"x, k0 \+ col, row == trow0")
     one_slice = src_lines(RG_COMMON, r"v\[e\] = st\[r \* HP \+ cg \* 8 \+ e\];|lse = st_lse\[r\];")
     slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
     direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
@@ -1452,53 +1485,77 @@ def ragged_model(inst, shape):
             return None
         return trips
 
-    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    # A raw slot's conversion stores one 16-byte group per 8 elements, unpredicated (as a zero-fill
+    # arm would be): slot x head / 8 per K and V over the CTA's threads.
+    conv_stores = 2 * slot * (hp // 8) // g["threads"] if raw else 0
+    # The two copy arms share load_kv_rows's lines (inlined once each); a path through one arm's
+    # copies and the other's row lookups would count lookups twice. The shuffles pin it: each of a
+    # slot's K and V copies hands ITER row offsets (two 32-bit halves each) along the row's lanes,
+    # and the softmax takes each of the thread's two rows' maximum over its quad (2 each).
+    shuffles = 2 * 2 * (slot * (hp // 8) // g["threads"]) + 2 * 2
+    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores),
+            ("shuffle", _is_shfl, shuffles)]
     tiles = []
-    pre_kind, dec_kind = "prefill tile (64 rows)", "decode tile (16 rows, %d useful)" % group
-    if wk["pre_tiles"]:
-        tiles.append(dict(name=pre_kind, count=wk["pre_tiles"], flops=wk["pre_flops"],
-                          forbid=off | dec_only, need=need + [("HMMA", _is_hmma, hp)], trips=trips_tile, hmma=hp,
-                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
-    if wk["dec_tiles"]:
-        tiles.append(dict(name=dec_kind, count=wk["dec_tiles"],
-                          flops=wk["dec_flops"], forbid=off | pre_only, need=need + [("HMMA", _is_hmma, hp // 4)],
-                          trips=trips_tile, hmma=hp // 4, bytes=RG_KEY_TILE * shape["head"] * 2 * 2,
-                          kv_bytes=RG_KEY_TILE * shape["head"] * 2 * 2))
+    # Interior slots (every key visible to every row) take logit_unmasked; edge slots the whole
+    # logit. The interior path avoids logit's own lines and the edge hooks' call sites.
+    masked = (src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
+              | src_lines(RG_MMA, r"x, k0 \+ col, row == trow0|x, kd \+ col, row == trow0"))
+    pre_kind = "prefill slot (64 rows x %d keys)" % slot
+    dec_kind = "decode slot (16 rows, %d useful, x %d keys)" % (group, slot)
+    # HMMA per warp per slot: prefill 16 rows x slot keys x hp (QK and PV); decode 16 keys of
+    # scores over the whole head and P V over hp / dec_split columns.
+    pre_hmma, dec_hmma = hp * slot // 64, hp // 8 + hp // g["dec_split"] // 8
+    for kind, name, hmma, other in (("pre", pre_kind, pre_hmma, dec_only), ("dec", dec_kind, dec_hmma, pre_only)):
+        n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
+        f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
+        for sub, n, f, forbid in (("interior", n_all - n_edge, f_all - f_edge, off | other | masked),
+                                  ("edge", n_edge, f_edge, off | other)):
+            if not n:
+                continue
+            t = dict(name="%s, %s" % (name, sub), count=n, flops=f, forbid=forbid,
+                     need=need + [("HMMA", _is_hmma, hmma)], trips=trips_tile, hmma=hmma,
+                     kv_bytes=slot * shape["head"] * 2 * csz)
+            if kind == "dec":
+                t["bytes"] = slot * shape["head"] * 2 * csz
+            tiles.append(t)
+    pre_kinds = tuple(t["name"] for t in tiles if t["name"].startswith(pre_kind))
+    dec_kinds = tuple(t["name"] for t in tiles if t["name"].startswith(dec_kind))
     item_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
     units = []
     if wk["pre_items"]:
-        units.append(dict(name="prefill item", kind=pre_kind, count=wk["pre_items"], region="item", need=item_need,
+        units.append(dict(name="prefill item", kind=pre_kinds, count=wk["pre_items"], region="item", need=item_need,
                           need_epi=[("16-byte output stores", _is_store16, _cdiv(64 * groups, g["threads"]))],
                           forbid=off | dec_only | slices | partial | merge, trips=trips_item(64, 1),
                           note="one chunk: rows written directly"))
     if wk["dec_items"]:
         nm = wk["merges"]
-        units.append(dict(name="decode item", kind=dec_kind, count=wk["dec_items"] - nm, region="item", need=item_need,
+        units.append(dict(name="decode item", kind=dec_kinds, count=wk["dec_items"] - nm, region="item", need=item_need,
                           need_epi=[("16-byte partial stores", _is_store16, _cdiv(group * groups, g["threads"]))],
-                          forbid=off | pre_only | one_slice | direct | merge_body, trips=trips_item(group, 4),
-                          note="4 key slices merged, partial rows stored"))
+                          forbid=off | pre_only | one_slice | direct | merge_body,
+                          trips=trips_item(group, g["dec_slices"]),
+                          note="%d key slices merged, partial rows stored" % g["dec_slices"]))
         if nm:
-            units.append(dict(name="decode item, last of its tile", kind=dec_kind, count=nm, region="item",
+            units.append(dict(name="decode item, last of its tile", kind=dec_kinds, count=nm, region="item",
                               need=item_need,
                               need_epi=[("16-byte partial and output stores", _is_store16,
                                          2 * _cdiv(group * groups, g["threads"]))],
-                              forbid=off | pre_only | one_slice | direct, trips=trips_item(group, 4),
+                              forbid=off | pre_only | one_slice | direct, trips=trips_item(group, g["dec_slices"]),
                               note="merges the %d splits" % n_split))
     regions = tile_regions() + [
         ("masking (logit: key range, scale, soft-cap test, causal/window)",
          src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
          | src_lines(RG_MMA, r"return logit\(P, c, x")),
         ("K/V row lookups (load_kv_rows, kv_row, page table)",
-         src_span(RG_MMA, r"void load_kv_rows\(typename C::T", r"^}")
+         src_span(RG_MMA, r"void load_kv_rows\(void \*tile", r"^}")
          | src_span(RG_COMMON, r"int64_t kv_row\(const pa_rg_launch", r"^}")
          | src_span(RG_MMA, r"auto load_kv = ", r"^        \};")),
         ("tile loop control, decode/prefill dispatch, barriers",
-         src_span(RG_MMA, r"for \(int t = 0; t < ntiles; t\+\+\)", r"^        }")),
+         src_span(RG_MMA, r"for \(int t = 0; t < nslots; t\+\+\)", r"^        }")),
     ]
     return dict(kernel=r"ragged_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
                 regions=regions,
-                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=RG_KEY_TILE,
-                work="%d prefill items (%d tiles), %d decode items in %d-way splits (%d tiles), %d merges" % (
+                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=slot,
+                work="%d prefill items (%d slots), %d decode items in %d-way splits (%d slots), %d merges" % (
                     wk["pre_items"], wk["pre_tiles"], wk["dec_items"], n_split, wk["dec_tiles"], wk["merges"]))
 
 
@@ -1582,6 +1639,13 @@ def _p(x):
     return "-" if x is None else "%.0f%%" % (100 * x)
 
 
+def _owns(unit, kind):
+    """Whether a unit kind's prologue and epilogue are spread over tile kind `kind`: its "kind" is
+    None (every tile), a tile kind's name, or a tuple of names."""
+    k = unit.get("kind")
+    return k is None or k == kind or (isinstance(k, tuple) and kind in k)
+
+
 def mma_report(fam_name, fam, rows, label, m=H100):
     L = []
     w = L.append
@@ -1643,7 +1707,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
             regs = rr[0]["ptxas"].get("regs", rr[0]["res"].get("regs", 0))
             occ = "%d" % ctas_per_sm(regs, md["threads"], md["smem"] + rr[0]["res"].get("smem_static", 0), m)[0]
         for k in md["tiles"]:
-            units = sum(u["count"] for u in md["units"] if u.get("kind") in (None, k["name"]))
+            units = sum(u["count"] for u in md["units"] if _owns(u, k["name"]))
             cp = [c for n, _, c in k["need"] if n == "cp.async"]
             w("| %s | %s/h%d | %d | %d | %s | %s | %d | %.1f | %d | %.4g | %.4g | %d | %s |" % (
                 s["name"], inst[0], inst[1], md["threads"], md["smem"], occ, k["name"], k["count"],
@@ -1718,8 +1782,8 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                        smem=t["smem"] * warps)
             # The units' prologue and epilogue, spread over the tiles they run (all tiles when a unit
             # kind names none).
-            mine = [u for u in units if u["tally"] is not None and u.get("kind") in (None, k["name"])]
-            over = sum(k2["count"] for k2 in kinds if any(u.get("kind") in (None, k2["name"]) for u in mine))
+            mine = [u for u in units if u["tally"] is not None and _owns(u, k["name"])]
+            over = sum(k2["count"] for k2 in kinds if any(_owns(u, k2["name"]) for u in mine))
             share = sum(u["count"] * u["tally"]["total"] * warps for u in mine) / over
             sshare = sum(u["count"] * u["tally"]["smem"] * warps for u in mine) / over
             b = bounds_of(per["flops"], per["hmma"], per["insts"] + share, per["smem"] + sshare, m)
@@ -1854,7 +1918,10 @@ def mma_method_text(fam_name, m=H100):
         " path through the loop body, over forward edges, that avoids the instructions whose source lines belong"
         " to features the shape leaves off (wherever a path avoids them: code the compiler predicated instead of"
         " branching issues anyway and is counted, last column), and that issues exactly the shape's number of"
-        " cp.async per thread (and, for ragged, of HMMA: that picks the prefill or the decode arm). Copy loops the"
+        " cp.async per thread (and, for ragged, of HMMA, which picks the prefill or the decode arm, and of SHFL,"
+        " which keeps the two copy arms' shared row lookups from being counted twice). Both kernels split tiles"
+        " into interior ones (scale only) and edge ones (the whole mask), each kind counted on its own path."
+        " Copy loops the"
         " compiler left rolled count their body times the trips the model gives (copies per thread / copies per"
         " unrolled body). The heaviest path is an upper bound on what a warp issues per steady-state tile;"
         " prologue and epilogue (per CTA for prefill, per work item for ragged) are counted the same way and"
@@ -1932,8 +1999,10 @@ FAMILIES["ragged"] = dict(
     ipc=PREFILL_CALIBRATION["ipc"],
     no_loop_note="the f32 SIMT kernel: no tensor cores, outside this budget",
     about="`ragged_mma_kernel<HP, DT>` (cuda/ragged/ragged_mma.cuh): persistent CTAs of 4 warps fetch work items;"
-          " a prefill item is 64 packed rows against 64-key tiles, a decode item 16 rows (the GQA group, 4 useful"
-          " here) with each warp on 16 keys of the tile; K/V rows gathered by cp.async through the page table"
+          " keys walk slots of 64 (32 at head 256), two in flight at every head size; a prefill item is 64 packed"
+          " rows against each slot, a decode item 16 rows (the GQA group, 4 useful here) with each warp on 16 keys"
+          " of the slot (at head 256 the warps pair up on 16 keys, each taking half the head in P V);"
+          " K/V rows gathered by cp.async through the page table"
           " (combined layout, page 16). Decode items of a 4K context split into chunks merged by the last CTA."
           " Shapes: bf16, heads 32/8, hard causal mask, no window or soft cap. The IPC column borrows prefill's"
           " measured 1.45 (same 2 CTAs x 4 warps per SM at head 128); ragged was not profiled.",

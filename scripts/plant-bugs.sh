@@ -153,7 +153,36 @@ plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
-
+plant ragged-decode-head-half-at-column-0 cuda/ragged/ragged_mma.cuh \
+    'const int col0 = S::kDecSplit > 1 && dec ? dpart * S::kDecHP : 0;' 'const int col0 = 0;' \
+    test_ragged 'ragged_gpu/head_256_slots'
+plant ragged-decode-pv-ignores-head-part cuda/ragged/ragged_mma.cuh \
+    'vt + 16 * dslice * C::kStride + dpart * S::kDecHP,' 'vt + 16 * dslice * C::kStride,' \
+    test_ragged 'ragged_gpu/head_256_slots'
+plant ragged-next-slot-into-current-stage cuda/ragged/ragged_mma.cuh \
+    'const int stage = fp8 ? 0 : t & 1;' 'const int stage = 0;' \
+    test_ragged 'ragged_gpu/head_256_slots'
+plant ragged-slot-crossing-diagonal-unmasked cuda/ragged/ragged_mma.cuh \
+    'k0 + kSlot - 1 > qmin ||' 'k0 > qmin ||' \
+    test_ragged 'ragged_gpu/@(num_seqs_below_max|head_256_slots|fp8_raw_slots)'
+plant ragged-window-slots-unmasked cuda/ragged/ragged_mma.cuh \
+    ' || P.window > 0;' ';' \
+    test_ragged 'ragged_gpu/@(soft_mask_value|head_256_slots)'
+plant ragged-fp8-no-wait-before-barrier cuda/ragged/ragged_mma.cuh \
+    '                pa::tile::cp_async_wait<0>(); // slot t + 1'"'"'s raw bytes, before the barrier' '' \
+    test_ragged 'ragged_gpu/fp8_raw_slots'
+plant ragged-fp8-raw-rows-at-tile-stride cuda/ragged/ragged_mma.cuh \
+    'static_cast<uint8_t *>(tile) + r * C::HP + g * 8' 'static_cast<uint8_t *>(tile) + r * C::kStride + g * 8' \
+    test_ragged 'ragged_gpu/fp8_raw_slots'
+plant ragged-fp8-k-scale-not-on-scores cuda/ragged/ragged_mma.cuh \
+    'const float qk_scale = P.sm_scale * k_scale;' 'const float qk_scale = P.sm_scale;' \
+    test_ragged 'ragged_gpu/fp8_raw_slots'
+plant ragged-fp8-v-scale-not-on-output cuda/ragged/ragged_mma.cuh \
+    'make_float2(o[j][0] * v_scale, o[j][1] * v_scale)' 'make_float2(o[j][0], o[j][1])' \
+    test_ragged 'ragged_gpu/fp8_raw_slots'
+plant ragged-fp8-v-from-k-bytes cuda/ragged/ragged_mma.cuh \
+    '(C::v_tile(smem, 0), raw + C::BN * C::HP,' '(C::v_tile(smem, 0), raw,' \
+    test_ragged 'ragged_gpu/fp8_raw_slots'
 # Races that the lock-step interpreter cannot see (lanes of a warp run in
 # step between collectives): the ThreadSanitizer build finds them.
 plant decode-softmax-no-syncwarp cuda/decode/decode_kernel.cuh \
@@ -164,6 +193,9 @@ plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
     '            __syncwarp();
             const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \
     test_ragged:tsan 'ragged_gpu/soft_mask_value'
+plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
+    '                __syncthreads(); // stage 0 whole; the raw space is free' '' \
+    test_ragged:tsan 'ragged_gpu/fp8_raw_slots'
 plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
     '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
         }

@@ -90,12 +90,19 @@ __device__ __forceinline__ int64_t kv_row(const pa_rg_launch &P, const Item &c, 
 // value becomes -inf (exp underflows to 0 for it anyway, and an added
 // -0.7 * FLT_MAX would overflow to -inf times log2(e) later); a mild one is
 // added, as in JAX.
-__device__ __forceinline__ float logit(const pa_rg_launch &P, const Item &c, float dot, int key, int qp) {
-    if (key < c.it.k_lo || key >= c.it.k_hi)
-        return -INFINITY;
-    float x = dot * P.sm_scale;
+// `scale` is P.sm_scale, or with the K scale of an fp8 cache folded in by a
+// kernel that dequantises without it. logit_unmasked is the same for a key in
+// the item's range that the mask leaves visible.
+__device__ __forceinline__ float logit_unmasked(const pa_rg_launch &P, float dot, float scale) {
+    float x = dot * scale;
     if (P.soft_cap > 0.0f)
         x = P.soft_cap * tanhf(x / P.soft_cap);
+    return x;
+}
+__device__ __forceinline__ float logit(const pa_rg_launch &P, const Item &c, float dot, int key, int qp, float scale) {
+    if (key < c.it.k_lo || key >= c.it.k_hi)
+        return -INFINITY;
+    float x = logit_unmasked(P, dot, scale);
     const bool masked = key > qp || (P.window > 0 && qp - P.window >= key);
     if (masked)
         x = P.hard_mask ? -INFINITY : x + P.mask_value;

@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
             for (int i = 0; i < kSimtRows; i++) {
                 if (i >= rpw)
                     break;
-                const float x = logit(P, c, s[i], k0 + lane, qp[i]);
+                const float x = logit(P, c, s[i], k0 + lane, qp[i], P.sm_scale);
                 float mx = x;
 #pragma unroll
                 for (int sh = 16; sh > 0; sh >>= 1)

@@ -387,6 +387,67 @@ Test(ragged_gpu, long_prefill, .timeout = 600) {
     }
 }
 
+/* Head sizes over 128 (the head-256 instance): keys walk 32-key slots, two in
+ * flight, and a decode item's warps pair up on 16 keys each, one half of the
+ * head apiece in P V. Key counts ending inside a slot and inside a 16-key
+ * slice, GQA groups of 1 to 16 (decode items of 1 to 16 rows), a forced split
+ * (partials merged across CTAs), a window and fp8 pages of both kinds. */
+Test(ragged_gpu, head_256_slots) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hss[] = {136, 200, 256};
+    static const pa_dtype qd[] = {PA_DTYPE_BF16, PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F16};
+    static const pa_dtype cd[] = {PA_DTYPE_BF16, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    static const int heads[][2] = {{16, 1}, {4, 4}, {8, 2}};
+    int n = 0;
+    for (int h = 0; h < 3; h++)
+        for (int d = 0; d < 4; d++, n++) {
+            gcase k = {.seed = 7300 + (uint64_t)n,
+                       .q_dtype = qd[d],
+                       .cache_dtype = cd[d],
+                       .num_seqs = 5,
+                       .qh = heads[(h + d) % 3][0],
+                       .kvh = heads[(h + d) % 3][1],
+                       .hs = hss[h],
+                       .ps = d == 1 ? 24 : 16,
+                       .q_lo = 1,
+                       .q_hi = 90,
+                       .extra_lo = 0,
+                       .extra_hi = 150,
+                       .window = d == 3 ? 45 : 0,
+                       .split = d == 2 ? 64 : 0,
+                       .decode_every = 2};
+            run_case(&k);
+        }
+}
+
+/* fp8 pages through the raw copy: each slot's bytes land by 8-byte cp.async
+ * in shared memory and are dequantised there, the next slot's copy running
+ * under this one's math. Head sizes 40 and 120 (rows only 8-byte aligned in
+ * the cache), 64 and 128; both fp8 kinds with distinct K and V scales;
+ * contexts of several slots, prefill and decode items, one forced split. */
+Test(ragged_gpu, fp8_raw_slots) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hss[] = {40, 64, 120, 128};
+    int n = 0;
+    for (int h = 0; h < 4; h++, n++) {
+        gcase k = {.seed = 7400 + (uint64_t)n,
+                   .q_dtype = h & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                   .cache_dtype = h & 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                   .num_seqs = 4,
+                   .qh = 8,
+                   .kvh = 2,
+                   .hs = hss[h],
+                   .ps = h == 2 ? 8 : 16,
+                   .q_lo = 1,
+                   .q_hi = 40,
+                   .extra_lo = 60,
+                   .extra_hi = 200,
+                   .split = h == 3 ? 64 : 0,
+                   .decode_every = 2};
+        run_case(&k);
+    }
+}
+
 /* Forced small KV chunks: every tile splits and merges (the last CTA merges). */
 Test(ragged_gpu, forced_kv_splits) {
     PA_SKIP_WITHOUT_GPU();
