@@ -1015,10 +1015,6 @@ def _is_zero_fill(i):
     return i["op"] == "STS.128" and i["pred"] == ""
 
 
-def _is_shfl(i):
-    return i["op"].startswith("SHFL")
-
-
 def _is_hmma(i):
     return i["op"].startswith("HMMA")
 
@@ -1426,17 +1422,9 @@ def ragged_model(inst, shape):
     # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
     off |= src_lines(RG_COMMON, r"page = key / P\.page_size;|tok = key - page \* P\.page_size;")
     off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
-    # A cache of the query dtype (16-byte copies into the slot's tiles) or fp8 (8-byte raw copies,
-    # converted into stage 0 after a barrier): the copy arms are known by their address set-up.
+    # A cache of the query dtype (16-byte copies into the slot's tiles) or fp8 pages (8-byte raw
+    # copies, converted into stage 0 after a barrier): each has its own instance (FP8).
     raw = shape.get("cache") == "fp8"
-    fp8_only = (src_span(RG_MMA, r"void dequant_slot\(", r"^}") | src_span(ATTN_TILE, r"void dequant_tile\(", r"^}")
-                | {"cuda_fp8.hpp"}
-                | src_lines(RG_MMA, r"dequant_slot<C, (true|false)>\(smem, raw\);|load_kv_rows<C, true>\(raw|"
-                                    r"kv8 = static_cast<const uint8_t|static_cast<uint8_t \*>\(tile\) \+ r \* C::HP|"
-                                    r"cp_async_wait<0>\(\); // slot t \+ 1|__syncthreads\(\); // stage 0 whole"))
-    same_only = src_lines(RG_MMA, r"load_kv_rows<C, false>\(C::|T \*dst = static_cast<T \*>\(tile\)|"
-                                  r"pa::ptx::cp_async16\(dst, static_cast<const T|make_uint4\(0, 0, 0, 0\)")
-    off |= same_only if raw else fp8_only
     csz = 1 if raw else 2
     dec_only = src_lines(RG_MMA, r"const int kd = k0 \+ 16 \* dslice;|if \(kd < c\.it\.k_hi\)|x, kd \+ col,")
     pre_only = src_lines(RG_MMA, r"x, k0 \+ col, row == trow0")
@@ -1488,13 +1476,7 @@ def ragged_model(inst, shape):
     # A raw slot's conversion stores one 16-byte group per 8 elements, unpredicated (as a zero-fill
     # arm would be): slot x head / 8 per K and V over the CTA's threads.
     conv_stores = 2 * slot * (hp // 8) // g["threads"] if raw else 0
-    # The two copy arms share load_kv_rows's lines (inlined once each); a path through one arm's
-    # copies and the other's row lookups would count lookups twice. The shuffles pin it: each of a
-    # slot's K and V copies hands ITER row offsets (two 32-bit halves each) along the row's lanes,
-    # and the softmax takes each of the thread's two rows' maximum over its quad (2 each).
-    shuffles = 2 * 2 * (slot * (hp // 8) // g["threads"]) + 2 * 2
-    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores),
-            ("shuffle", _is_shfl, shuffles)]
+    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores)]
     tiles = []
     # Interior slots (every key visible to every row) take logit_unmasked; edge slots the whole
     # logit. The interior path avoids logit's own lines and the edge hooks' call sites.
@@ -1552,7 +1534,9 @@ def ragged_model(inst, shape):
         ("tile loop control, decode/prefill dispatch, barriers",
          src_span(RG_MMA, r"for \(int t = 0; t < nslots; t\+\+\)", r"^        }")),
     ]
-    return dict(kernel=r"ragged_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
+    # The mangled name: ragged_mma_kernel<HP, DT, FP8> ends in Lb0 (pages of the query dtype) or Lb1.
+    return dict(kernel=r"ragged_mma_kernelILi\d+ELi\d+ELb%d" % (1 if raw else 0), threads=g["threads"],
+                smem=g["smem"], tiles=tiles, units=units,
                 regions=regions,
                 flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=slot,
                 work="%d prefill items (%d slots), %d decode items in %d-way splits (%d slots), %d merges" % (
@@ -1918,8 +1902,7 @@ def mma_method_text(fam_name, m=H100):
         " path through the loop body, over forward edges, that avoids the instructions whose source lines belong"
         " to features the shape leaves off (wherever a path avoids them: code the compiler predicated instead of"
         " branching issues anyway and is counted, last column), and that issues exactly the shape's number of"
-        " cp.async per thread (and, for ragged, of HMMA, which picks the prefill or the decode arm, and of SHFL,"
-        " which keeps the two copy arms' shared row lookups from being counted twice). Both kernels split tiles"
+        " cp.async per thread (and, for ragged, of HMMA: that picks the prefill or the decode arm). Both kernels split tiles"
         " into interior ones (scale only) and edge ones (the whole mask), each kind counted on its own path."
         " Copy loops the"
         " compiler left rolled count their body times the trips the model gives (copies per thread / copies per"

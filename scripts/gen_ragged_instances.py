@@ -22,9 +22,13 @@ def body(dt, hp):
                 "}\n")
     n = DTYPES[dt]
     return (BANNER + '#include "../ragged_launch.cuh"\n#include "../ragged_mma.cuh"\n\n'
+            "// Pages of the query dtype, or fp8 (the raw-copy instance).\n"
             f"int pa_rg_attn_{dt}_{hp}(const pa_rg_launch *p, cudaStream_t st) {{\n"
-            "    static pa::rg::LaunchCache cache[64];\n"
-            f"    return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<{hp}, {n}>, cache, 128,\n"
+            "    static pa::rg::LaunchCache cache[64], cache_fp8[64];\n"
+            "    if (p->kv_dtype != p->q_dtype)\n"
+            f"        return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<{hp}, {n}, true>, cache_fp8, 128,\n"
+            f"                                         pa::rg::mma_smem_bytes<{hp}, {n}>(), p, st);\n"
+            f"    return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<{hp}, {n}, false>, cache, 128,\n"
             f"                                     pa::rg::mma_smem_bytes<{hp}, {n}>(), p, st);\n"
             "}\n")
 

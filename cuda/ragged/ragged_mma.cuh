@@ -104,7 +104,9 @@ template <class C, bool E5M2> __device__ __forceinline__ void dequant_slot(void 
     pa::tile::dequant_tile<C, C::BN, C::HP, C::kStride, E5M2, false>(C::v_tile(smem, 0), raw + C::BN * C::HP, 1.0f);
 }
 
-template <int HP, int DT>
+// FP8: the instance for fp8 pages (the launcher picks it when the cache dtype
+// is not the query's); each instance carries only its own copy arm.
+template <int HP, int DT, bool FP8>
 __global__ void __launch_bounds__(128, HP <= 64 ? 3 : 2) ragged_mma_kernel(const __grid_constant__ pa_rg_launch P) {
     using S = MmaShape<HP>;
     constexpr int kSlot = S::kSlot, kStages = S::kStages;
@@ -120,7 +122,7 @@ __global__ void __launch_bounds__(128, HP <= 64 ? 3 : 2) ragged_mma_kernel(const
     PA_STATIC_SMEM(int s_idx, s_flag);
     const int w = pa::tile::warp_id(), lane = pa::tile::lane_id();
     const int hs = P.head_size;
-    const bool fp8 = P.kv_dtype != P.q_dtype;
+    constexpr bool fp8 = FP8;
     const float k_scale = fp8 && P.k_scale ? *P.k_scale : 1.0f;
     const float v_scale = fp8 && P.v_scale ? *P.v_scale : 1.0f;
     const float qk_scale = P.sm_scale * k_scale; // fp8: K's scale applied to the scores
