@@ -36,6 +36,22 @@ void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, con
 int pa_twin_ex2_device(const float *a, int n, float *out);
 void pa_twin_ex2_host(const float *a, int n, float *out);
 
+/* wgmma.mma_async m64nNk16 (dt 1 = f16, 2 = bf16; n a multiple of 8 up to
+ * 256), the warpgroup's four warps: a[(32w + t) * 4 + i] is register i of lane
+ * t of warp w, or a is NULL and A comes from the image through desc_a (M-major
+ * when trans_a); B comes from the image through desc_b (N-major when trans_b);
+ * acc[(32w + t) * n / 2 + i] is read when scale_d and written. image: the
+ * shared window from address 0, PA_TWIN_WG_SMEM bytes. */
+#define PA_TWIN_WG_SMEM 32768
+void pa_twin_wgmma_host(int dt, int n, const uint32_t *a, uint64_t desc_a, int trans_a, uint64_t desc_b, int trans_b,
+                        int scale_d, const unsigned char *image, float *acc);
+uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes);
+/* The real instruction, n = 64, A K-major when from shared memory: acc as for
+ * the host twin (in and out); *supported = 0 when the library was built
+ * without sm_90a (the wrapper traps there, so nothing runs). */
+int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
+                         const unsigned char *image, float *acc, int *supported);
+
 #ifdef __cplusplus
 }
 #endif

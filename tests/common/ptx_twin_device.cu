@@ -52,6 +52,48 @@ __global__ void ex2_kernel(const float *a, float *out) {
     out[i] = pa::ptx::ex2(a[i]);
 }
 
+// One warpgroup runs wgmma m64n64k16 (RS when a is non-null, else SS) on an
+// image copied into shared memory at a 1024-byte-aligned window address; the
+// descriptors name addresses relative to the image, so their start fields
+// move by that base. *ok: whether this build has the instruction (sm_90a).
+template <int DT, bool RS, bool TB>
+__global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+                             const unsigned char *image, float *acc, int *ok) {
+    PA_DYNAMIC_SMEM(unsigned char, sm);
+    const int t = threadIdx.x;
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *img = sm + (base - win);
+    for (int i = t; i < PA_TWIN_WG_SMEM; i += 128)
+        img[i] = image[i];
+    pa::ptx::fence_proxy_async();
+    __syncthreads();
+    float d[32];
+    for (int i = 0; i < 32; i++)
+        d[i] = acc[t * 32 + i];
+    const uint64_t shift = (uint64_t)(base >> 4);
+    if (t == 0)
+        *ok = PA_WGMMA_OK;
+#if PA_WGMMA_OK
+    pa::ptx::wgmma_fence();
+    if constexpr (RS) {
+        const uint32_t ra[4] = {a[t * 4], a[t * 4 + 1], a[t * 4 + 2], a[t * 4 + 3]};
+        pa::ptx::wgmma_rs<DT, 64, TB>(d, ra, desc_b + shift, scale_d);
+    } else {
+        pa::ptx::wgmma_ss<DT, 64, false, TB>(d, desc_a + shift, desc_b + shift, scale_d);
+    }
+    pa::ptx::wgmma_commit();
+    pa::ptx::wgmma_wait<0>();
+#else
+    (void)a;
+    (void)desc_a;
+    (void)desc_b;
+    (void)scale_d;
+    (void)shift;
+#endif
+    for (int i = 0; i < 32; i++)
+        acc[t * 32 + i] = d[i];
+}
+
 struct Dev {
     void *p[8] = {};
     int n = 0;
@@ -132,5 +174,41 @@ extern "C" int pa_twin_ex2_device(const float *a, int n, float *out) {
         d.err = cudaGetLastError();
     }
     d.down(out, dout, (size_t)n);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b,
+                                    int scale_d, const unsigned char *image, float *acc, int *supported) {
+    Dev d;
+    const uint32_t *da = a ? d.up(a, 512) : nullptr;
+    const unsigned char *di = d.up(image, PA_TWIN_WG_SMEM);
+    float *dacc = d.up(acc, 128 * 32);
+    int *dok = d.up<int>(nullptr, 1);
+    const size_t smem = PA_TWIN_WG_SMEM + 1024;
+    if (d.err == cudaSuccess) {
+#define PA_WG(DT, RS, TB)                                                                                              \
+    PA_LAUNCH(1, 128, smem, 0, wgmma_kernel<DT, RS, TB>)(da, desc_a, desc_b, scale_d, di, dacc, dok)
+        const int rs = a != nullptr;
+        if (dt == 1 && rs && !trans_b)
+            PA_WG(1, true, false);
+        else if (dt == 1 && rs)
+            PA_WG(1, true, true);
+        else if (dt == 1 && !trans_b)
+            PA_WG(1, false, false);
+        else if (dt == 1)
+            PA_WG(1, false, true);
+        else if (rs && !trans_b)
+            PA_WG(2, true, false);
+        else if (rs)
+            PA_WG(2, true, true);
+        else if (!trans_b)
+            PA_WG(2, false, false);
+        else
+            PA_WG(2, false, true);
+#undef PA_WG
+        d.err = cudaGetLastError();
+    }
+    d.down(acc, dacc, 128 * 32);
+    d.down(supported, dok, 1);
     return (int)d.err;
 }

@@ -39,3 +39,21 @@ extern "C" void pa_twin_ex2_host(const float *a, int n, float *out) {
     for (int i = 0; i < n; i++)
         out[i] = pa::ptx::twin::ex2(a[i]);
 }
+
+extern "C" void pa_twin_wgmma_host(int dt, int n, const uint32_t *a, uint64_t desc_a, int trans_a, uint64_t desc_b,
+                                   int trans_b, int scale_d, const unsigned char *image, float *acc) {
+    for (int w = 0; w < 4; w++) {
+        const uint32_t(*aw)[4] = a ? reinterpret_cast<const uint32_t(*)[4]>(a + 128 * w) : nullptr;
+        float *accw = acc + (size_t)32 * w * (n / 2);
+        if (dt == 1)
+            pa::ptx::twin::wgmma_warp<1>(w, n, aw, desc_a, trans_a != 0, desc_b, trans_b != 0, scale_d != 0, image,
+                                         accw);
+        else
+            pa::ptx::twin::wgmma_warp<2>(w, n, aw, desc_a, trans_a != 0, desc_b, trans_b != 0, scale_d != 0, image,
+                                         accw);
+    }
+}
+
+extern "C" uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes) {
+    return pa::ptx::twin::wgmma_desc(start, lbo, sbo, swizzle_bytes);
+}

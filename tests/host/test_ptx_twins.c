@@ -193,3 +193,182 @@ Test(ptx_twins, ex2_is_two_to_the_a_with_flush_to_zero) {
         }
     }
 }
+
+/* ---- wgmma m64nNk16 --------------------------------------------------------------------
+ * The operand tiles are written here from the layouts as the PTX ISA draws
+ * them (core matrices, or rows of a TMA-style swizzled tile: 16-byte chunk c
+ * of row r stored at chunk c ^ (r % 8) of its 128-byte row), not through the
+ * twin's address function; the products must equal plain matrix products. */
+
+static void put16(unsigned char *image, uint32_t at, int dt, float x) {
+    const uint16_t h = enc(dt, x);
+    cr_assert(at + 2 <= PA_TWIN_WG_SMEM);
+    memcpy(image + at, &h, 2);
+}
+
+/* lane t of warp w: mma.m16n8k16 A fragment of rows 16w.. of A (64 x 16, at column k0). */
+static void a_fragments(int dt, const float A[64][64], int k0, uint32_t *a) {
+    for (int w = 0; w < 4; w++)
+        for (int t = 0; t < 32; t++) {
+            const int g = t / 4, c = 2 * (t % 4), r = 16 * w + g;
+            uint32_t *x = a + (32 * w + t) * 4;
+            x[0] = (uint32_t)enc(dt, A[r][k0 + c]) | ((uint32_t)enc(dt, A[r][k0 + c + 1]) << 16);
+            x[1] = (uint32_t)enc(dt, A[r + 8][k0 + c]) | ((uint32_t)enc(dt, A[r + 8][k0 + c + 1]) << 16);
+            x[2] = (uint32_t)enc(dt, A[r][k0 + c + 8]) | ((uint32_t)enc(dt, A[r][k0 + c + 9]) << 16);
+            x[3] = (uint32_t)enc(dt, A[r + 8][k0 + c + 8]) | ((uint32_t)enc(dt, A[r + 8][k0 + c + 9]) << 16);
+        }
+}
+
+/* acc (warp w, lane t, n8 block j, element i) against the plain product. */
+static void check_acc(const char *what, int dt, int n, const float *acc, const float A[64][64], int kdim,
+                      float (*B)(int k, int col, void *ctx), void *ctx) {
+    for (int w = 0; w < 4; w++)
+        for (int t = 0; t < 32; t++)
+            for (int j = 0; j < n / 8; j++)
+                for (int i = 0; i < 4; i++) {
+                    const int row = 16 * w + t / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (t % 4) + (i & 1);
+                    double want = 0.0;
+                    for (int k = 0; k < kdim; k++)
+                        want += (double)A[row][k] * B(k, col, ctx);
+                    const float got = acc[(32 * w + t) * (n / 2) + 4 * j + i];
+                    cr_assert_eq(got, (float)want, "%s dt %d n %d: D[%d][%d] = %g, want %g", what, dt, n, row, col,
+                                 (double)got, want);
+                }
+}
+
+typedef struct kmat {
+    float m[128][64];
+} kmat;
+static float b_from_kt(int k, int col, void *ctx) { return ((kmat *)ctx)->m[col][k]; } /* B = K^T: K[key][dim] */
+
+/* S = A K^T over 64 keys (n 64) and 64 dims (four k16 steps), K-major B:
+ * no swizzle (core matrices: 8 keys x 8 dims in 128 bytes; the two 8-dim
+ * halves of a k16 step 128 bytes apart (LBO), 8-key groups 256 bytes apart
+ * (SBO), each k16 step its own 4 KiB), and 128-byte swizzle (key rows of 64
+ * dims, 128 bytes, 8-row groups 1024 bytes apart (SBO); step kk starts 32 kk
+ * bytes into the row). */
+Test(ptx_twins, wgmma_k_major_b_computes_q_kt) {
+    pa_rng r = pa_rng_make(41);
+    for (int dt = DT_F16; dt <= DT_BF16; dt++)
+        for (int swz = 0; swz <= 128; swz += 128) {
+            static float A[64][64];
+            static kmat K;
+            for (int i = 0; i < 64; i++)
+                for (int k = 0; k < 64; k++) {
+                    A[i][k] = (float)pa_rng_int(&r, -4, 4);
+                    K.m[i][k] = (float)pa_rng_int(&r, -4, 4);
+                }
+            static unsigned char image[PA_TWIN_WG_SMEM];
+            memset(image, 0xFF, sizeof image);
+            for (int key = 0; key < 64; key++)
+                for (int d = 0; d < 64; d++) {
+                    uint32_t at;
+                    if (swz == 0)
+                        at = 4096u * (uint32_t)(d / 16) + 128u * (uint32_t)((d % 16) / 8) + 256u * (uint32_t)(key / 8) +
+                             16u * (uint32_t)(key % 8) + 2u * (uint32_t)(d % 8);
+                    else
+                        at = 128u * (uint32_t)key + 16u * (uint32_t)((d / 8) ^ (key % 8)) + 2u * (uint32_t)(d % 8);
+                    put16(image, at, dt, K.m[key][d]);
+                }
+            static float acc[128 * 32];
+            static uint32_t a[128 * 4];
+            for (int kk = 0; kk < 4; kk++) {
+                const uint64_t db = swz == 0 ? pa_twin_wgmma_desc(4096u * (uint32_t)kk, 128, 256, 0)
+                                             : pa_twin_wgmma_desc(32u * (uint32_t)kk, 16, 1024, 128);
+                a_fragments(dt, A, 16 * kk, a);
+                pa_twin_wgmma_host(dt, 64, a, 0, 0, db, 0, kk > 0, image, acc);
+            }
+            check_acc(swz ? "K-major 128B" : "K-major none", dt, 64, acc, A, 64, b_from_kt, &K);
+        }
+}
+
+/* O = P V with n = 128 dims over 32 keys (two k16 steps), N-major B (V rows
+ * of dims): no swizzle (core matrices: 8 dims x 8 keys in 128 bytes; 8-dim
+ * groups 128 bytes apart (SBO), 8-key groups 2 KiB apart (LBO)), and 128-byte
+ * swizzle (key rows of 64 dims, 128 bytes; 8-key groups 1024 bytes apart
+ * (SBO); the second 64 dims 4 KiB on (LBO); step kk starts 2 KiB kk on). */
+Test(ptx_twins, wgmma_n_major_b_computes_p_v) {
+    pa_rng r = pa_rng_make(42);
+    for (int dt = DT_F16; dt <= DT_BF16; dt++)
+        for (int swz = 0; swz <= 128; swz += 128) {
+            static float P[64][64];
+            for (int i = 0; i < 64; i++)
+                for (int k = 0; k < 64; k++)
+                    P[i][k] = k < 32 ? (float)pa_rng_int(&r, -4, 4) : 0.0f;
+            static float Vf[32][128];
+            for (int key = 0; key < 32; key++)
+                for (int d = 0; d < 128; d++)
+                    Vf[key][d] = (float)pa_rng_int(&r, -4, 4);
+            static unsigned char image[PA_TWIN_WG_SMEM];
+            memset(image, 0xFF, sizeof image);
+            for (int key = 0; key < 32; key++)
+                for (int d = 0; d < 128; d++) {
+                    uint32_t at;
+                    if (swz == 0)
+                        at = 2048u * (uint32_t)(key / 8) + 128u * (uint32_t)(d / 8) + 16u * (uint32_t)(key % 8) +
+                             2u * (uint32_t)(d % 8);
+                    else
+                        at = 4096u * (uint32_t)(d / 64) + 1024u * (uint32_t)(key / 8) + 128u * (uint32_t)(key % 8) +
+                             16u * (uint32_t)(((d % 64) / 8) ^ (key % 8)) + 2u * (uint32_t)(d % 8);
+                    put16(image, at, dt, Vf[key][d]);
+                }
+            static float acc[128 * 64];
+            static uint32_t a[128 * 4];
+            for (int kk = 0; kk < 2; kk++) {
+                const uint64_t db = swz == 0 ? pa_twin_wgmma_desc(4096u * (uint32_t)kk, 2048, 128, 0)
+                                             : pa_twin_wgmma_desc(2048u * (uint32_t)kk, 4096, 1024, 128);
+                a_fragments(dt, P, 16 * kk, a);
+                pa_twin_wgmma_host(dt, 128, a, 0, 0, db, 1, kk > 0, image, acc);
+            }
+            for (int w = 0; w < 4; w++)
+                for (int t = 0; t < 32; t++)
+                    for (int j = 0; j < 16; j++)
+                        for (int i = 0; i < 4; i++) {
+                            const int row = 16 * w + t / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (t % 4) + (i & 1);
+                            double want = 0.0;
+                            for (int k = 0; k < 32; k++)
+                                want += (double)P[row][k] * Vf[k][col];
+                            const float got = acc[(32 * w + t) * 64 + 4 * j + i];
+                            cr_assert_eq(got, (float)want, "N-major %s dt %d: O[%d][%d] = %g, want %g",
+                                         swz ? "128B" : "none", dt, row, col, (double)got, want);
+                        }
+        }
+}
+
+/* A from shared memory too (SS): Q (64 rows x 16 dims) K-major, no swizzle
+ * (core matrices of 8 rows x 8 dims; dims 8.. 128 bytes on (LBO), 8-row
+ * groups 256 bytes apart (SBO)); B = K^T over 32 keys, as above. With
+ * scale_d = 0 the accumulator's old contents (NaN here) are ignored. */
+Test(ptx_twins, wgmma_a_from_shared_memory) {
+    pa_rng r = pa_rng_make(43);
+    for (int dt = DT_F16; dt <= DT_BF16; dt++) {
+        static float A[64][64];
+        static kmat K;
+        for (int i = 0; i < 64; i++)
+            for (int k = 0; k < 16; k++)
+                A[i][k] = (float)pa_rng_int(&r, -4, 4);
+        for (int key = 0; key < 32; key++)
+            for (int d = 0; d < 16; d++)
+                K.m[key][d] = (float)pa_rng_int(&r, -4, 4);
+        static unsigned char image[PA_TWIN_WG_SMEM];
+        memset(image, 0xFF, sizeof image);
+        for (int i = 0; i < 64; i++)
+            for (int k = 0; k < 16; k++)
+                put16(image,
+                      256u * (uint32_t)(i / 8) + 128u * (uint32_t)(k / 8) + 16u * (uint32_t)(i % 8) +
+                          2u * (uint32_t)(k % 8),
+                      dt, A[i][k]);
+        for (int key = 0; key < 32; key++)
+            for (int d = 0; d < 16; d++)
+                put16(image,
+                      8192u + 256u * (uint32_t)(key / 8) + 128u * (uint32_t)(d / 8) + 16u * (uint32_t)(key % 8) +
+                          2u * (uint32_t)(d % 8),
+                      dt, K.m[key][d]);
+        static float acc[128 * 16];
+        for (int i = 0; i < 128 * 16; i++)
+            acc[i] = NAN;
+        pa_twin_wgmma_host(dt, 32, NULL, pa_twin_wgmma_desc(0, 128, 256, 0), 0, pa_twin_wgmma_desc(8192, 128, 256, 0),
+                           0, 0, image, acc);
+        check_acc("SS", dt, 32, acc, A, 16, b_from_kt, &K);
+    }
+}

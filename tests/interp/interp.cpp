@@ -139,6 +139,7 @@ std::vector<std::array<uint32_t, 4>> slot_a;
 std::vector<std::array<uint32_t, 2>> slot_b;
 std::vector<std::array<float, 4>> slot_c;
 std::vector<std::array<uint32_t, 4>> slot_out; // per lane: the twin's result for that lane
+std::vector<std::vector<float>> slot_acc;      // per lane: wgmma accumulators
 std::vector<long> warp_round;                  // per warp: the last round whose twin has run
 
 [[noreturn]] void die(const char *what) {
@@ -551,6 +552,72 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
     warp_step("mma", 1);
 }
 
+uint32_t smem_window_addr(const void *p) {
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    if (b < smem_buf || b >= smem_buf + smem_cap)
+        die("wgmma operand address outside dynamic shared memory");
+    return (uint32_t)(b - smem_buf);
+}
+
+// One warp's share of the warpgroup's wgmma: the warp's lanes give their A
+// registers (RS) and accumulators; the twin reads B (and A for SS) from
+// dynamic shared memory through the descriptors, every address checked.
+void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint64_t desc_b, bool trans_b, bool scale_d,
+           float *acc) {
+    if (n % 8 || n < 8 || n > 256)
+        die("wgmma: n must be a multiple of 8 up to 256");
+    if (g_block.x % 128 || g_block.y != 1 || g_block.z != 1)
+        die("wgmma: the CTA must be whole warpgroups (a multiple of 128 threads in x)");
+    if (a)
+        slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
+#ifdef PA_INTERP_TSAN
+    // The twin reads the operands for the whole warp: lane l reports the
+    // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
+    const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
+    for (int mn = wl; mn < n; mn += 32)
+        for (int k = 0; k < 16; k++)
+            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k), 2);
+    if (!a && wl < 16)
+        for (int k = 0; k < 16; k++)
+            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k), 2);
+#endif
+    std::vector<float> &mine = slot_acc[(size_t)cur->lin];
+    mine.assign(acc, acc + n / 2);
+    warp_step("wgmma", 0);
+    if (first_of_round()) {
+        const int warp = (cur->lin / 32) % 4;
+        for (int mn = 0; mn < n; mn++)
+            for (int k = 0; k < 16; k++)
+                if (pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k) + 2 > smem_cap)
+                    die("wgmma: B operand outside dynamic shared memory");
+        if (!a)
+            for (int r = 0; r < 16; r++)
+                for (int k = 0; k < 16; k++)
+                    if (pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k) + 2 > smem_cap)
+                        die("wgmma: A operand outside dynamic shared memory");
+        uint32_t A[32][4];
+        std::vector<float> all((size_t)32 * (size_t)(n / 2));
+        for (int l = 0; l < 32; l++) {
+            const size_t i = (size_t)(warp_base() + l);
+            for (int k = 0; k < 4; k++)
+                A[l][k] = slot_a[i][(size_t)k];
+            memcpy(all.data() + (size_t)l * (size_t)(n / 2), slot_acc[i].data(), sizeof(float) * (size_t)(n / 2));
+        }
+        if (dt == 1)
+            pa::ptx::twin::wgmma_warp<1>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
+                                         all.data());
+        else
+            pa::ptx::twin::wgmma_warp<2>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
+                                         all.data());
+        for (int l = 0; l < 32; l++) {
+            const size_t i = (size_t)(warp_base() + l);
+            memcpy(slot_acc[i].data(), all.data() + (size_t)l * (size_t)(n / 2), sizeof(float) * (size_t)(n / 2));
+        }
+    }
+    memcpy(acc, slot_acc[(size_t)cur->lin].data(), sizeof(float) * (size_t)(n / 2));
+    warp_step("wgmma", 1);
+}
+
 void *guarded_alloc(size_t bytes) {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t body = (bytes + 15) / 16 * 16;
@@ -614,6 +681,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     slot_b.assign(slots, {});
     slot_c.assign(slots, {});
     slot_out.assign(slots, {});
+    slot_acc.assign(slots, {});
     if (smem_buf)
         guarded_free(smem_buf);
     smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);

@@ -89,6 +89,45 @@ __global__ void arrival_order(int *counter, int *out) {
         out[blockIdx.x] = atomicAdd(counter, 1);
 }
 
+// One warpgroup: S (64 x 64) = Q K^T over 64 dims with wgmma (bf16, f32
+// accumulators). Q rows come from global memory into each warp's A fragments
+// (mma.m16n8k16's layout); K is stored by the threads into a 1024-byte-aligned
+// tile in the 128-byte-swizzled K-major layout (key rows of 128 bytes, chunk
+// c of row r at chunk c ^ (r % 8)), then four k16 steps read it through
+// descriptors whose start moves 32 bytes per step. S goes out row-major.
+// `ordered` puts the barrier between the tile's stores and the wgmma.
+__global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered) {
+    PA_DYNAMIC_SMEM(unsigned char, sm);
+    const int t = threadIdx.x, w = t / 32, l = t % 32;
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *tile = sm + (base - win);
+    for (int i = t; i < 64 * 64; i += 128) {
+        const int key = i / 64, d = i % 64;
+        memcpy(tile + 128 * key + 16 * ((d / 8) ^ (key % 8)) + 2 * (d % 8), k + i, 2);
+    }
+    pa::ptx::fence_proxy_async();
+    if (ordered)
+        __syncthreads();
+    float acc[32];
+    pa::ptx::wgmma_fence();
+    for (int kk = 0; kk < 4; kk++) {
+        const int g = l / 4, c = 2 * (l % 4), r = 16 * w + g, k0 = 16 * kk;
+        uint32_t a[4];
+        const int rows[4] = {r, r + 8, r, r + 8}, cols[4] = {k0 + c, k0 + c, k0 + c + 8, k0 + c + 8};
+        for (int i = 0; i < 4; i++)
+            a[i] = (uint32_t)q[rows[i] * 64 + cols[i]] | ((uint32_t)q[rows[i] * 64 + cols[i] + 1] << 16);
+        const uint64_t db = pa::ptx::twin::wgmma_desc(base + 32u * (uint32_t)kk, 16, 1024, 128);
+        pa::ptx::wgmma_rs<2, 64, false>(acc, a, db, kk > 0);
+    }
+    pa::ptx::wgmma_commit();
+    pa::ptx::wgmma_wait<0>();
+    for (int j = 0; j < 8; j++)
+        for (int i = 0; i < 4; i++) {
+            const int row = 16 * w + l / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (i & 1);
+            s[row * 64 + col] = acc[4 * j + i];
+        }
+}
+
 } // namespace
 
 extern "C" {
@@ -124,6 +163,11 @@ cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride,
 }
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered) {
     PA_LAUNCH(dim3(1), dim3(64), 64, nullptr, cp_async_then_read)(src, out, ordered);
+    return cudaGetLastError();
+}
+
+cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered) {
+    PA_LAUNCH(dim3(1), dim3(128), 64 * 128 + 1024, nullptr, wgmma_qk)(q, k, s, ordered);
     return cudaGetLastError();
 }
 

@@ -14,6 +14,7 @@ cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);
 cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas);
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
+cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered);
 #ifdef __cplusplus
 }
 #endif

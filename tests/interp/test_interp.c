@@ -74,6 +74,45 @@ Test(interp, ordered_kernels_compute_their_values) {
     cudaFree(got);
 }
 
+/* wgmma through the interpreter: S = Q K^T (64 x 64 keys, 64 dims, bf16 of
+ * small integers, so exact) against the plain product. */
+static uint16_t bf16_of_int(int v) {
+    const float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return (uint16_t)(b >> 16); /* exact for small integers */
+}
+
+static void wgmma_qk_case(int ordered, int check) {
+    uint16_t *q = dev(64 * 64 * 2), *k = dev(64 * 64 * 2);
+    float *s = dev(64 * 64 * sizeof(float));
+    static int qi[64][64], ki[64][64];
+    uint32_t x = 12345u;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            x = x * 1664525u + 1013904223u;
+            qi[i][j] = (int)((x >> 24) % 9) - 4;
+            x = x * 1664525u + 1013904223u;
+            ki[i][j] = (int)((x >> 24) % 9) - 4;
+            q[i * 64 + j] = bf16_of_int(qi[i][j]);
+            k[i * 64 + j] = bf16_of_int(ki[i][j]);
+        }
+    cr_assert_eq(pa_selftest_wgmma_qk(q, k, s, ordered), cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; check && i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            int want = 0;
+            for (int d = 0; d < 64; d++)
+                want += qi[i][d] * ki[j][d];
+            cr_assert_eq(s[i * 64 + j], (float)want, "S[%d][%d] = %g, want %d", i, j, (double)s[i * 64 + j], want);
+        }
+    cudaFree(q);
+    cudaFree(k);
+    cudaFree(s);
+}
+
+Test(interp, wgmma_computes_q_kt) { wgmma_qk_case(1, 1); }
+
 #ifdef PA_SELFTEST_TSAN
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
@@ -91,4 +130,7 @@ Test(tsan, cp_async_read_by_another_warp_without_barrier_is_a_race, .signal = SI
     memset(src, 0, 16 * sizeof(uint32_t));
     pa_selftest_cp_async_then_read(src, got, 0);
 }
+
+// wgmma reads the tile other warps stored: without the barrier, a race.
+Test(tsan, wgmma_without_barrier_after_tile_stores_is_a_race, .signal = SIGABRT) { wgmma_qk_case(0, 0); }
 #endif
