@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Build here for sm_90 and pack what a GPU machine without Criterion needs into
+# Build here for sm_90a (Hopper's arch-specific target: every kernel as for
+# sm_90, plus the wgmma wrappers, which test_ptx_twins compares with their twin;
+# PA_GPU_ARCHS=90 builds without them) and pack what a GPU machine without Criterion needs into
 # .carry/ (ignored by git): the library, the CLI, the GPU and host test programs,
 # serve_loop, and Criterion's runtime. Then, on the GPU machine:
 #
@@ -20,7 +22,7 @@ sys.exit(0 if (v["major"], v["minor"]) >= (1, 4) else 1)' "$BUILD/meson-info/mes
     rm -rf "$BUILD"
 fi
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" -Dgpu_archs="${PA_GPU_ARCHS:-90}" -Dbuildtype=release >/dev/null
+    meson setup "$BUILD" -Dgpu_archs="${PA_GPU_ARCHS:-90a}" -Dbuildtype=release >/dev/null
 fi
 ninja -C "$BUILD" >/dev/null
 rm -rf .carry/build .carry/crit
