@@ -1421,7 +1421,6 @@ def ragged_model(inst, shape):
     off |= src_lines(RG_COMMON, r"x = P\.soft_cap \* tanhf")
     # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
     off |= src_lines(RG_COMMON, r"page = key / P\.page_size;|tok = key - page \* P\.page_size;")
-    off |= src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     # A cache of the query dtype (16-byte copies into the slot's tiles) or fp8 pages (8-byte raw
     # copies, converted into stage 0 after a barrier): each has its own instance (FP8).
     raw = shape.get("cache") == "fp8"
@@ -1435,7 +1434,6 @@ def ragged_model(inst, shape):
     merge = src_span(RG_COMMON, r"Last CTA of the tile merges", r"counters\(P\)\[c\.it\.merge\] = 0;")
     merge_body = src_span(RG_COMMON, r"if \(!\*s_flag\)", r"counters\(P\)\[c\.it\.merge\] = 0;")
     q_loop = src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")
-    gather_loop = src_span(ATTN_TILE, r"void load_rows_gather\(", r"^}")
     epi_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < nrows \* groups; u \+= NT\)")
     mx_loop = src_lines(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\)$|mx = fmaxf\(mx, st_lse\[s \* slice_rows")
     sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* src\[e\];")
@@ -1446,9 +1444,7 @@ def ragged_model(inst, shape):
     n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1)])
     groups = shape["head"] // 8
 
-    def trips_tile(insts, l, loops):
-        if l["line"] in gather_loop:
-            return 0
+    def trips_tile(insts, l, loops):  # the slot loop holds no rolled loop
         return None
 
     def trips_item(nrows, nslices):
@@ -1456,8 +1452,6 @@ def ragged_model(inst, shape):
             ln = l["line"]
             if ln in q_loop:
                 return copy_trips(g["q_copies"])(insts, l)
-            if ln in gather_loop:
-                return 0
             if ln in epi_loop:  # not unrolled: ceil(rows x groups / threads) for the busiest warp
                 return _cdiv(nrows * groups, g["threads"])
             if ln in mx_loop:

@@ -148,9 +148,9 @@ __global__ void __launch_bounds__(128, HP <= 64 ? 3 : 2) ragged_mma_kernel(const
             },
             hs);
         // A cache of the query dtype: slot t straight into stage t & 1. An fp8
-        // cache: slot t raw into stage 1's space, dequantised (times its
-        // scale, rounded to T, as the reference does) into stage 0 after the
-        // barrier; slot t + 1's raw copy then runs under slot t's math.
+        // cache: slot t raw into stage 1's space, converted into stage 0 after
+        // the barrier (dequant_slot); slot t + 1's raw copy then runs under
+        // slot t's math.
         uint8_t *raw = reinterpret_cast<uint8_t *>(C::k_tile(smem, 1));
         static_assert(2 * kSlot * HP <= (C::kv_elems + C::v_elems) * sizeof(T), "raw K and V fit in a stage");
         auto load_kv = [&](int t, int stage) {

@@ -186,26 +186,14 @@ extern "C" int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, 
     int *dok = d.up<int>(nullptr, 1);
     const size_t smem = PA_TWIN_WG_SMEM + 1024;
     if (d.err == cudaSuccess) {
-#define PA_WG(DT, RS, TB)                                                                                              \
-    PA_LAUNCH(1, 128, smem, 0, wgmma_kernel<DT, RS, TB>)(da, desc_a, desc_b, scale_d, di, dacc, dok)
-        const int rs = a != nullptr;
-        if (dt == 1 && rs && !trans_b)
-            PA_WG(1, true, false);
-        else if (dt == 1 && rs)
-            PA_WG(1, true, true);
-        else if (dt == 1 && !trans_b)
-            PA_WG(1, false, false);
-        else if (dt == 1)
-            PA_WG(1, false, true);
-        else if (rs && !trans_b)
-            PA_WG(2, true, false);
-        else if (rs)
-            PA_WG(2, true, true);
-        else if (!trans_b)
-            PA_WG(2, false, false);
-        else
-            PA_WG(2, false, true);
-#undef PA_WG
+        using Kernel = void (*)(const uint32_t *, uint64_t, uint64_t, int, const unsigned char *, float *, int *);
+        // [dt - 1][A from registers][B N-major]
+        static const Kernel kernels[2][2][2] = {{{wgmma_kernel<1, false, false>, wgmma_kernel<1, false, true>},
+                                                 {wgmma_kernel<1, true, false>, wgmma_kernel<1, true, true>}},
+                                                {{wgmma_kernel<2, false, false>, wgmma_kernel<2, false, true>},
+                                                 {wgmma_kernel<2, true, false>, wgmma_kernel<2, true, true>}}};
+        const Kernel k = kernels[dt == 1 ? 0 : 1][a != nullptr][trans_b != 0];
+        PA_LAUNCH(1, 128, smem, 0, k)(da, desc_a, desc_b, scale_d, di, dacc, dok);
         d.err = cudaGetLastError();
     }
     d.down(acc, dacc, 128 * 32);
