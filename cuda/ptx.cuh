@@ -14,6 +14,7 @@
 //       copies src_bytes (0..unit) from global memory and zero-fills the rest
 //       of the unit; completes at the cp.async.wait_group that covers its
 //       commit group (or earlier).
+//       The ignore-src form (cp_async16_or_zero) is src_bytes 16 or 0.
 //   ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16
 //       lanes 8j..8j+7 give the addresses of rows 0..7 of matrix j (16 bytes
 //       each); lane t receives in register j the elements (t/4, 2(t%4)) and
@@ -46,6 +47,24 @@
 //       The twin computes at issue, per warp, exact products summed in double
 //       (as mma16816's); interpret mode cannot see a missing wait or
 //       fence.proxy.async, a GPU run can (tests/gpu/test_ptx_twins.c).
+//   mbarrier.{init,arrive,test_wait.parity,try_wait.parity}.shared::cta.b64 and
+//   cp.async.mbarrier.arrive.noinc.shared::cta.b64 (sm_90)
+//       a barrier object of 8 bytes in shared memory: an expected arrival
+//       count, the arrivals still pending in the current phase, and the phase
+//       number. An arrival decrements the pending count; the last one of a
+//       phase completes it (the phase number advances and the count resets).
+//       test_wait.parity P (a probe) and try_wait.parity P (the wait's loop)
+//       are true once the phase of parity P has completed,
+//       i.e. while the current phase's parity is not P (so P = 1 is true on a
+//       fresh barrier). cp.async.mbarrier.arrive.noinc makes the arrival when
+//       every earlier cp.async of the thread has landed; it counts as one of
+//       the expected arrivals. The twin (twin::mbar_*) keeps the three fields
+//       in the object's 8 bytes; interpret mode lands the thread's copies at
+//       the cp.async arrive and parks a waiting thread until the phase
+//       completes.
+//   setmaxnreg.{inc,dec}.sync.aligned.u32 N (sm_90a)
+//       the warpgroup's per-thread register budget from here on; no effect on
+//       results (interpret mode ignores it).
 #pragma once
 
 #include <math.h>
@@ -249,6 +268,19 @@ PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc
     }
 }
 
+// mbarrier: bits 0-19 pending arrivals, 20-39 expected arrivals, 40-63 phase.
+PA_PTX_HD void mbar_init(uint64_t *bar, int count) { *bar = (uint64_t)count | ((uint64_t)count << 20); }
+PA_PTX_HD int mbar_pending(uint64_t bar) { return (int)(bar & 0xFFFFFu); }
+PA_PTX_HD int mbar_expected(uint64_t bar) { return (int)((bar >> 20) & 0xFFFFFu); }
+PA_PTX_HD uint32_t mbar_phase(uint64_t bar) { return (uint32_t)(bar >> 40); }
+PA_PTX_HD void mbar_arrive(uint64_t *bar) {
+    const uint64_t b = *bar, exp = (uint64_t)mbar_expected(b);
+    const uint64_t pend = (uint64_t)mbar_pending(b) - 1;
+    *bar = pend == 0 ? exp | (exp << 20) | ((uint64_t)(mbar_phase(b) + 1) << 40)
+                     : pend | (exp << 20) | (b & ~((1ull << 40) - 1));
+}
+PA_PTX_HD bool mbar_done(uint64_t bar, int parity) { return (int)(mbar_phase(bar) & 1u) != (parity & 1); }
+
 } // namespace twin
 
 #if defined(__CUDACC__) && !defined(PA_INTERPRET)
@@ -269,6 +301,14 @@ __device__ __forceinline__ void cp_async(void *dst, const void *src, int unit, i
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) { cp_async(dst, src, 16, 16); }
+// 16 bytes, or 16 zeros when !copy (the ignore-src predicate: one LDGSTS.ZFILL
+// with no byte-count arithmetic; the same as src_bytes 16 or 0).
+__device__ __forceinline__ void cp_async16_or_zero(void *dst, const void *src, bool copy) {
+    asm volatile("{\n.reg .pred p;\nsetp.eq.b32 p, %2, 0;\ncp.async.cg.shared.global [%0], [%1], 16, p;\n}\n" ::"r"(
+                     smem_addr(dst)),
+                 "l"(src), "r"((int)copy)
+                 : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
@@ -338,6 +378,81 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 __device__ __forceinline__ void fence_proxy_async() {
 #if PA_WGMMA_OK
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// mbarrier (sm_90; see the header). Built for an older target they trap: only
+// the sm_90a kernels use them.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define PA_MBAR_OK 1
+#else
+#define PA_MBAR_OK 0
+#endif
+__device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
+#if PA_MBAR_OK
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+#else
+    (void)bar;
+    (void)count;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+#if PA_MBAR_OK
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+#else
+    (void)bar;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void mbar_cp_arrive(uint64_t *bar) {
+#if PA_MBAR_OK
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+#else
+    (void)bar;
+    __trap();
+#endif
+}
+// One probe, not blocking: whether the phase of this parity has completed.
+__device__ __forceinline__ bool mbar_test(uint64_t *bar, int parity) {
+#if PA_MBAR_OK
+    uint32_t done;
+    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(smem_addr(bar)), "r"(parity)
+                 : "memory");
+    return done != 0;
+#else
+    (void)bar;
+    (void)parity;
+    __trap();
+    return false;
+#endif
+}
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
+#if PA_MBAR_OK
+    const uint32_t a = smem_addr(bar);
+    uint32_t done;
+    do {
+        asm volatile(
+            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(a), "r"(parity)
+            : "memory");
+    } while (!done);
+#else
+    (void)bar;
+    (void)parity;
+    __trap();
+#endif
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+#if PA_WGMMA_OK
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+#if PA_WGMMA_OK
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
 }
 // D (64 x N per warpgroup; this thread's N / 2 floats, wgmma_warp's order) +=
@@ -1069,6 +1184,7 @@ inline void cp_async(void *dst, const void *src, int unit, int src_bytes) {
     ::pa_interp::cp_async(dst, src, unit, src_bytes);
 }
 inline void cp_async16(void *dst, const void *src) { cp_async(dst, src, 16, 16); }
+inline void cp_async16_or_zero(void *dst, const void *src, bool copy) { cp_async(dst, src, 16, copy ? 16 : 0); }
 inline void cp_async_commit() { ::pa_interp::cp_commit(); }
 template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
 inline float ex2(float a) { return twin::ex2(a); }
@@ -1083,6 +1199,13 @@ inline void wgmma_fence() {}
 inline void wgmma_commit() {}
 template <int N> inline void wgmma_wait() {}
 inline void fence_proxy_async() {}
+inline void mbar_init(uint64_t *bar, int count) { ::pa_interp::mbar_init(bar, count); }
+inline void mbar_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, false); }
+inline void mbar_cp_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, true); }
+inline void mbar_wait(uint64_t *bar, int parity) { ::pa_interp::mbar_wait(bar, parity); }
+inline bool mbar_test(uint64_t *bar, int parity) { return ::pa_interp::mbar_test(bar, parity); }
+template <int N> inline void setmaxnreg_inc() {}
+template <int N> inline void setmaxnreg_dec() {}
 template <int DT, int N, bool TB>
 inline void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
     ::pa_interp::wgmma(DT, N, a, 0, false, desc_b, TB, scale_d != 0, d);

@@ -1,7 +1,9 @@
 /* prefill: validation, the kernel selector and the parameter blocks, shared by
  * the CPU references and the GPU entries (host-only library). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -26,6 +28,45 @@ pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head
     if (out)
         *out = k;
     return PA_SUCCESS;
+}
+
+static _Atomic int prefill_path_set = -1; /* -1: never set (the environment decides) */
+
+pa_status pa_set_prefill_path(pa_prefill_path path) {
+    PA_REQUIRE(path == PA_PREFILL_PATH_AUTO || path == PA_PREFILL_PATH_MMA || path == PA_PREFILL_PATH_HOPPER,
+               "prefill path %d unknown; expected PA_PREFILL_PATH_AUTO, _MMA or _HOPPER", (int)path);
+    atomic_store(&prefill_path_set, (int)path);
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
+pa_prefill_path pa_get_prefill_path(void) {
+    const int v = atomic_load(&prefill_path_set);
+    if (v >= 0)
+        return (pa_prefill_path)v;
+    const char *env = getenv("PAGEDATTN_PREFILL_PATH");
+    if (env && strcmp(env, "hopper") == 0)
+        return PA_PREFILL_PATH_HOPPER;
+    if (env && strcmp(env, "mma") == 0)
+        return PA_PREFILL_PATH_MMA;
+    return PA_PREFILL_PATH_AUTO;
+}
+
+static _Atomic long hopper_launches = 0;
+void pa_prefill_hopper_counted(void) { atomic_fetch_add(&hopper_launches, 1); }
+long pa_prefill_hopper_launches(void) { return atomic_load(&hopper_launches); }
+
+int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
+    if (k->q_dtype != PA_DTYPE_F16 && k->q_dtype != PA_DTYPE_BF16)
+        return 0;
+    const int hs = k->head_size;
+    const int hp = hs <= 64 ? 64 : hs > 96 && hs <= 128 ? 128 : 0;
+    if (hp == 0 || !k->vec_q || !k->vec_new)
+        return 0;
+    if (k->mode == PA_PREFILL_MODE_CONTEXT && (k->cache_dtype != k->q_dtype || k->g.layout == PA_LAYOUT_VLLM ||
+                                               k->cache_k != PA_PREFILL_K_ASYNC || k->cache_v != PA_PREFILL_V_ASYNC))
+        return 0;
+    return hp;
 }
 
 static pa_status check_common(const char *op, int32_t num_seqs, int32_t num_heads, int32_t num_kv_heads,

@@ -87,6 +87,17 @@ typedef struct pa_prefill_kernel {
 
 pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out);
 
+/* The Hopper kernel's shape rules (csrc/ops/prefill.c): f16/bf16, head class
+ * 64 or 128, 16-byte aligned query and new K/V rows, and in context mode a
+ * flash-layout cache of the query dtype on the cp.async paths. Returns its
+ * padded head size (64 or 128), or 0 where the mma.sync kernel must run. The
+ * launcher adds the device and build conditions. */
+int pa_prefill_hopper_head(const pa_prefill_kparams *k);
+/* The count of Hopper-kernel launches (tests check the path ran): the
+ * launcher adds one per launch. */
+void pa_prefill_hopper_counted(void);
+long pa_prefill_hopper_launches(void);
+
 /* Fill the kernel block from validated parameters (csrc/ops/prefill.c). */
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p);
 void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p);

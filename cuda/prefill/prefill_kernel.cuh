@@ -225,6 +225,32 @@ __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq
     return true;
 }
 
+// The keys the CTA of tile rows [m0, m0 + BM) visits, in BN-key tiles: cache
+// tiles [0, nt_c) from k_begin up to c_end, then new-key tiles from p_begin up
+// to k_end (causal and window bounds clip the range). Query positions are
+// shift + token; the CTA's run from qpos_lo to qpos_hi.
+struct Span {
+    int shift, qpos_lo, qpos_hi, k_end, k_begin, c_end, nt_c, p_begin, n_tiles;
+};
+template <int BM, int BN>
+__device__ __forceinline__ Span key_span(const pa_prefill_kparams &p, const Seq &sq, int m0, int group) {
+    Span k;
+    k.shift = sq.k_len - sq.q_len;
+    const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
+    k.qpos_lo = k.shift + tok_lo;
+    k.qpos_hi = k.shift + tok_hi;
+    k.k_end = p.causal ? min(sq.k_len, k.qpos_hi + 1) : sq.k_len;
+    // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
+    // the window mask hides the keys before the window).
+    k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~15;
+    k.c_end = min(k.k_end, sq.n_cache);
+    k.nt_c = k.c_end > k.k_begin ? (k.c_end - k.k_begin + BN - 1) / BN : 0;
+    k.p_begin = max(k.k_begin, sq.n_cache);
+    const int nt_p = k.k_end > k.p_begin ? (k.k_end - k.p_begin + BN - 1) / BN : 0;
+    k.n_tiles = k.nt_c + nt_p;
+    return k;
+}
+
 // Every context block id of the sequence in range (checked by the whole CTA,
 // so all CTAs of a sequence agree on skipping it).
 template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
@@ -271,12 +297,12 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         return;
 
     const int hs = p.head_size;
+    // key_span's arithmetic, written out: at 32 rows per warp this kernel
+    // holds 255 registers, and ptxas spills when it takes the struct.
     const int shift = sq.k_len - sq.q_len; // q_pos = shift + token
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     const int qpos_lo = shift + tok_lo, qpos_hi = shift + tok_hi;
     const int k_end = p.causal ? min(sq.k_len, qpos_hi + 1) : sq.k_len;
-    // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
-    // the window mask hides the keys before the window).
     const int k_begin = (p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0) & ~15;
     const int c_end = min(k_end, sq.n_cache);
     const int nt_c = c_end > k_begin ? (c_end - k_begin + BN - 1) / BN : 0;

@@ -1,13 +1,36 @@
 // The prefill launcher: picks the instance the selector (csrc/ops/prefill.c,
 // pa_prefill_select) named for the validated parameters. The tensor-core
-// instances live in the generated inst_*.cu files.
+// instances live in the generated inst_*.cu files; the sm_90a kernel
+// (prefill_wgmma.cuh) in inst_hopper.cu, taken only when the caller opted in
+// (pa_set_prefill_path), the device is sm_90, the library holds sm_90a code
+// (PA_HAVE_SM90A, from meson's gpu_archs) and pa_prefill_hopper_head accepts
+// the shape. Interpret mode has every instruction's twin, so there the Hopper
+// kernel runs whenever it is asked for.
 #include "prefill_kernel.cuh"
 
 typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
 
 cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream); // prefill_f32.cu
+// inst_hopper.cu: DT 1 f16, 2 bf16; HP 64 or 128.
+cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream);
 
 #include "instances.inc"
+
+// The current device is sm_90 (an H100 or H200) and this build carries sm_90a code.
+static bool hopper_device() {
+#if defined(PA_INTERPRET)
+    return true;
+#elif defined(PA_HAVE_SM90A)
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+        return false;
+    return major == 9 && minor == 0;
+#else
+    return false;
+#endif
+}
 
 extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) {
     pa_prefill_kernel k;
@@ -16,6 +39,13 @@ extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) 
     cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
     if (!k.tensor_cores)
         return (int)pa_prefill_f32(*p, s);
+    if (pa_get_prefill_path() == PA_PREFILL_PATH_HOPPER) {
+        const int hp = pa_prefill_hopper_head(p);
+        if (hp != 0 && hopper_device()) {
+            pa_prefill_hopper_counted();
+            return (int)pa_prefill_wgmma(p->q_dtype, hp, *p, s);
+        }
+    }
     pa_prefill_fn fn = pa_prefill_instance(p->q_dtype, k.head_class);
     if (!fn)
         return (int)cudaErrorInvalidValue;

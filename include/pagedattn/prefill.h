@@ -136,6 +136,26 @@ PA_API pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_str
 /* CPU reference: also checks the start locations and the ALiBi slopes (finite). */
 PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
 
+/* ---- which prefill kernel runs (process-wide) ----------------------------------
+ *
+ * PA_PREFILL_PATH_AUTO (the default) and PA_PREFILL_PATH_MMA run the mma.sync
+ * kernels (sm_80 and later). PA_PREFILL_PATH_HOPPER asks for the sm_90a kernel
+ * (warp-specialised, wgmma, mbarrier pipeline) wherever it applies: an sm_90
+ * device, a library built for sm_90a (gpu_archs containing 90a), f16 or bf16,
+ * head sizes up to 64 or 97..128, a flash-layout cache of the query dtype and
+ * 16-byte aligned rows; other launches keep the mma.sync kernels. The Hopper
+ * kernel is opt-in until a GPU run has verified it (README's status table).
+ * When pa_set_prefill_path was never called, the environment variable
+ * PAGEDATTN_PREFILL_PATH (auto, mma or hopper) decides; an unknown value is
+ * AUTO. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */
+typedef enum pa_prefill_path {
+    PA_PREFILL_PATH_AUTO = 0,
+    PA_PREFILL_PATH_MMA = 1,
+    PA_PREFILL_PATH_HOPPER = 2
+} pa_prefill_path;
+PA_API pa_status pa_set_prefill_path(pa_prefill_path path);
+PA_API pa_prefill_path pa_get_prefill_path(void);
+
 /* ---- mixed prefill + decode batch (vLLM's chunked-prefill layout) ------------------
  *
  *   |<-- num_prefill_tokens -->|<-- num_decode_tokens -->|

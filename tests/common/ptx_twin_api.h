@@ -52,6 +52,17 @@ uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swiz
 int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
                          const unsigned char *image, float *acc, int *supported);
 
+/* mbarrier, one thread: a barrier initialised to `count`, then ops[i] = 0
+ * arrive, 1 probe parity 0, 2 probe parity 1 (test_wait.parity); out[i] = the
+ * probe's result (0 or 1), -1 for an arrive. */
+int pa_twin_mbar_script_device(int count, const int *ops, int n, int *out);
+void pa_twin_mbar_script_host(int count, const int *ops, int n, int *out);
+/* cp.async.mbarrier.arrive.noinc: 32 lanes each cp.async 16 bytes of src (512)
+ * into shared memory and arrive on a barrier of count 32; lane 0 then probes
+ * parity 0 up to a bound. out: the 512 bytes after it; *completed: whether the
+ * phase completed. A build without sm_90 code reports -1 (nothing ran). */
+int pa_twin_mbar_cp_device(const unsigned char *src, unsigned char *out, int *completed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,52 @@ __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b
         acc[t * 32 + i] = d[i];
 }
 
+__global__ void mbar_script_kernel(int count, const int *ops, int n, int *out) {
+#if PA_MBAR_OK
+    PA_STATIC_SMEM(uint64_t bar);
+    pa::ptx::mbar_init(&bar, count);
+    for (int i = 0; i < n; i++) {
+        if (ops[i] == 0) {
+            pa::ptx::mbar_arrive(&bar);
+            out[i] = -1;
+        } else {
+            out[i] = pa::ptx::mbar_test(&bar, ops[i] - 1) ? 1 : 0;
+        }
+    }
+#else
+    (void)count;
+    (void)ops;
+    for (int i = 0; i < n; i++)
+        out[i] = -2;
+#endif
+}
+
+__global__ void mbar_cp_kernel(const unsigned char *src, unsigned char *out, int *completed) {
+    const int l = threadIdx.x;
+#if PA_MBAR_OK
+    PA_STATIC_SMEM(__align__(16) unsigned char sm[512]);
+    PA_STATIC_SMEM(uint64_t bar);
+    if (l == 0)
+        pa::ptx::mbar_init(&bar, 32);
+    __syncwarp();
+    pa::ptx::cp_async(sm + 16 * l, src + 16 * l, 16, 16);
+    pa::ptx::mbar_cp_arrive(&bar);
+    int done = 0;
+    for (int i = 0; i < (1 << 20) && !done; i++)
+        done = pa::ptx::mbar_test(&bar, 0);
+    if (l == 0)
+        *completed = done;
+    __syncwarp();
+    for (int i = 0; i < 16; i++)
+        out[16 * l + i] = sm[16 * l + i];
+#else
+    (void)src;
+    (void)out;
+    if (l == 0)
+        *completed = -1;
+#endif
+}
+
 struct Dev {
     void *p[8] = {};
     int n = 0;
@@ -198,5 +244,31 @@ extern "C" int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, 
     }
     d.down(acc, dacc, 128 * 32);
     d.down(supported, dok, 1);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_mbar_script_device(int count, const int *ops, int n, int *out) {
+    Dev d;
+    const int *dops = d.up(ops, (size_t)n);
+    int *dout = d.up<int>(nullptr, (size_t)n);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 1, 0, 0, mbar_script_kernel)(count, dops, n, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, (size_t)n);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_mbar_cp_device(const unsigned char *src, unsigned char *out, int *completed) {
+    Dev d;
+    const unsigned char *dsrc = d.up(src, 512);
+    unsigned char *dout = d.up<unsigned char>(nullptr, 512);
+    int *dc = d.up<int>(nullptr, 1);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 32, 0, 0, mbar_cp_kernel)(dsrc, dout, dc);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, 512);
+    d.down(completed, dc, 1);
     return (int)d.err;
 }

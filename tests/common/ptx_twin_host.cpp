@@ -57,3 +57,16 @@ extern "C" void pa_twin_wgmma_host(int dt, int n, const uint32_t *a, uint64_t de
 extern "C" uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes) {
     return pa::ptx::twin::wgmma_desc(start, lbo, sbo, swizzle_bytes);
 }
+
+extern "C" void pa_twin_mbar_script_host(int count, const int *ops, int n, int *out) {
+    uint64_t bar;
+    pa::ptx::twin::mbar_init(&bar, count);
+    for (int i = 0; i < n; i++) {
+        if (ops[i] == 0) {
+            pa::ptx::twin::mbar_arrive(&bar);
+            out[i] = -1;
+        } else {
+            out[i] = pa::ptx::twin::mbar_done(bar, ops[i] - 1) ? 1 : 0;
+        }
+    }
+}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prefill_internal.h"
 #include "prefill_problems.h"
 #include "testutil.h"
 
@@ -930,6 +931,158 @@ Test(prefill_gpu, mixed_refuses_bad_decode_part_before_launching) {
     free(got);
     dev_ctx_free(&d);
     pa_context_problem_free(pr);
+}
+
+/* ---- the sm_90a kernel (opt-in, prefill_wgmma.cuh) ------------------------------------
+ *
+ * The same comparisons with PA_PREFILL_PATH_HOPPER asked for. hopper_end
+ * checks how many launches took the Hopper kernel: interpret mode runs it
+ * whenever it is asked for, so there the count must match; on a GPU that is
+ * not sm_90, or a build without sm_90a, nothing takes it and the test is
+ * skipped once its comparisons (on the mma.sync kernel) have passed. */
+static long hopper_begin(void) {
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
+    return pa_prefill_hopper_launches();
+}
+static void hopper_end(long before, long expect) {
+    const long n = pa_prefill_hopper_launches() - before;
+#ifndef PA_TEST_INTERP
+    if (n == 0 && expect > 0)
+        cr_skip_test("the sm_90a prefill kernel does not run here (an sm_90 GPU and a build for 90a)");
+#endif
+    cr_assert_eq(n, expect, "Hopper prefill launches: %ld, expected %ld", n, expect);
+}
+
+/* Decoder (causal), encoder and cross-attention; head sizes 64, 128 and the
+ * partial 40 and 120; GQA; lengths around the 128-row and 128-key tiles;
+ * window, ALiBi and soft cap; both dtypes. */
+Test(prefill_hopper, prompt_attention) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
+    static const struct {
+        int type, cross, hs, kv, alibi, window;
+        float cap;
+    } cs[] = {
+        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    for (int i = 0; i < n; i++) {
+        pa_prompt_problem_cfg c = {.seed = 13000u + (uint64_t)i,
+                                   .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                   .attn_type = (pa_attn_type)cs[i].type,
+                                   .num_seqs = 4,
+                                   .num_heads = 8,
+                                   .num_kv_heads = cs[i].kv,
+                                   .head_size = cs[i].hs,
+                                   .q_lens = ql,
+                                   .k_lens = cs[i].cross ? kl : NULL,
+                                   .with_alibi = cs[i].alibi};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pr->p.sliding_window = cs[i].window;
+        pr->p.soft_cap = cs[i].cap;
+        char what[128];
+        snprintf(what, sizeof what, "hopper case %d: attn_type %d cross %d head %d", i, cs[i].type, cs[i].cross,
+                 cs[i].hs);
+        check_prompt(pr, what);
+        pa_prompt_problem_free(pr);
+    }
+    hopper_end(before, n);
+}
+
+/* Context attention over flash caches (NHD and HND, blocks of 16 and 32, a
+ * block size of 24): contexts of 0, 1 and several key tiles, the first new
+ * keys in the middle of a tile; GQA 4 and 1; window and ALiBi. */
+Test(prefill_hopper, context_attention) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
+    static const struct {
+        pa_kv_layout layout;
+        int hs, bs, heads, alibi, window;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, 128, 16, 8, 0, 0},
+        {PA_LAYOUT_FLASH_HND, 64, 32, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, 64, 24, 8, 0, 100},
+        {PA_LAYOUT_FLASH_HND, 120, 16, 2, 0, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    for (int i = 0; i < n; i++) {
+        const pa_dtype qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        ctx_case c = {.seed = 13100u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = qd,
+                      .cd = qd,
+                      .seqs = 3,
+                      .heads = cs[i].heads,
+                      .kv_heads = 2,
+                      .hs = cs[i].hs,
+                      .bs = cs[i].bs,
+                      .ql = ql,
+                      .cl = cl,
+                      .alibi = cs[i].alibi,
+                      .window = cs[i].window};
+        run_ctx_case(&c, NULL, 0);
+    }
+    hopper_end(before, n);
+}
+
+/* Causal cross-attention whose first rows see no key: zeros, as on the
+ * mma.sync kernel (tiles with no key tile at all, and tiles of both kinds). */
+Test(prefill_hopper, rows_with_no_visible_key_are_zeros) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[3] = {300, 129, 5}, kl[3] = {2, 1, 3};
+    pa_prompt_problem_cfg c = {.seed = 13200u,
+                               .dtype = PA_DTYPE_BF16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 3,
+                               .num_heads = 4,
+                               .num_kv_heads = 4,
+                               .head_size = 64,
+                               .q_lens = ql,
+                               .k_lens = kl};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+    check_prompt(pr, "hopper: no visible key");
+    pa_prompt_problem_free(pr);
+    hopper_end(before, 1);
+}
+
+/* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
+ * right there: vLLM's layout, fp8 caches, head 96 and 256, f32. */
+Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[2] = {20, 3}, cl[2] = {40, 17};
+    static const struct {
+        pa_kv_layout layout;
+        pa_dtype qd, cd;
+        int hs;
+    } cs[] = {
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64},
+    };
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        ctx_case c = {.seed = 13300u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = cs[i].qd,
+                      .cd = cs[i].cd,
+                      .seqs = 2,
+                      .heads = 2,
+                      .kv_heads = 1,
+                      .hs = cs[i].hs,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl};
+        run_ctx_case(&c, NULL, 0);
+    }
+    hopper_end(before, 0);
 }
 
 /* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */

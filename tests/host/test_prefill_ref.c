@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prefill_internal.h"
 #include "prefill_problems.h"
 #include "testutil.h"
 
@@ -688,4 +689,115 @@ Test(prefill_ref, empty_batches_succeed) {
     cr_assert_eq(pa_ref_context_attention(&p), PA_SUCCESS, "%s", pa_last_error());
     pa_prompt_attention_params q = {.dtype = PA_DTYPE_BF16, .num_heads = 2, .num_kv_heads = 1, .head_size = 8};
     cr_assert_eq(pa_ref_prompt_attention(&q), PA_SUCCESS, "%s", pa_last_error());
+}
+
+/* ---- the prefill path setting and the Hopper kernel's shape rules ----------------- */
+
+Test(prefill_path, set_get_and_bad_values) {
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA);
+    cr_assert_eq(pa_set_prefill_path((pa_prefill_path)3), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "prefill path 3") != NULL, "message: %s", pa_last_error());
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA, "a refused value changes nothing");
+}
+
+/* Each test runs in its own process: here nothing called pa_set_prefill_path. */
+Test(prefill_path, environment_decides_until_set) {
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO);
+    setenv("PAGEDATTN_PREFILL_PATH", "hopper", 1);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
+    setenv("PAGEDATTN_PREFILL_PATH", "mma", 1);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA);
+    setenv("PAGEDATTN_PREFILL_PATH", "warp-specialised", 1);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO);
+    setenv("PAGEDATTN_PREFILL_PATH", "hopper", 1);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO, "a set value wins over the environment");
+}
+
+/* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64) and 97..128
+ * (HP 128), 16-byte aligned query and new K/V rows, and in context mode a flash
+ * cache of the query dtype; 0 for everything else. */
+Test(prefill_path, hopper_shape_rules) {
+    _Alignas(16) static char buf[256];
+    pa_prompt_attention_params q = {.out = buf,
+                                    .query = buf,
+                                    .key = buf,
+                                    .value = buf,
+                                    .dtype = PA_DTYPE_BF16,
+                                    .attn_type = PA_ATTN_DECODER,
+                                    .cu_seqlens_q = (const int32_t *)buf,
+                                    .num_seqs = 1,
+                                    .num_heads = 4,
+                                    .num_kv_heads = 2,
+                                    .num_q_tokens = 1,
+                                    .max_seqlen_q = 1,
+                                    .scale = 1.0f};
+    static const struct {
+        int hs, hp;
+    } heads[] = {{8, 64}, {40, 64}, {64, 64}, {72, 0}, {96, 0}, {104, 128}, {128, 128}, {160, 0}, {256, 0}};
+    pa_prefill_kparams k;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        q.head_size = heads[i].hs;
+        pa_prefill_kparams_from_prompt(&k, &q);
+        cr_assert_eq(pa_prefill_hopper_head(&k), heads[i].hp, "head %d", heads[i].hs);
+    }
+    q.head_size = 128;
+    q.dtype = PA_DTYPE_F32;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "f32");
+    q.dtype = PA_DTYPE_F16;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 128, "f16");
+    q.query = buf + 2; /* element-aligned, not 16-byte aligned */
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned query rows");
+    q.query = buf;
+    q.k_stride = 2 * 128 + 4; /* rows 8 bytes off 16 */
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned key rows");
+
+    /* Context mode: the cache's layout and dtype decide. */
+    pa_context_attention_params c = {.out = buf,
+                                     .query = buf,
+                                     .key = buf,
+                                     .value = buf,
+                                     .q_dtype = PA_DTYPE_BF16,
+                                     .num_seqs = 1,
+                                     .num_heads = 4,
+                                     .num_tokens = 1,
+                                     .max_query_len = 1,
+                                     .max_seq_len = 1,
+                                     .scale = 1.0f};
+    c.kv = (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD,
+                         .dtype = PA_DTYPE_BF16,
+                         .key = buf,
+                         .value = buf,
+                         .num_blocks = 1,
+                         .block_size = 16,
+                         .num_kv_heads = 2,
+                         .head_size = 128};
+    static const struct {
+        pa_kv_layout layout;
+        pa_dtype cd;
+        int hp;
+    } caches[] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 128},
+                  {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 128},
+                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},
+                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 0},
+                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E5M2, 0}};
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        c.kv.layout = caches[i].layout;
+        c.kv.dtype = caches[i].cd;
+        pa_prefill_kparams_from_context(&k, &c);
+        cr_assert_eq(pa_prefill_hopper_head(&k), caches[i].hp, "cache %s %s", pa_kv_layout_name(caches[i].layout),
+                     pa_dtype_name(caches[i].cd));
+    }
+    c.kv.layout = PA_LAYOUT_FLASH_NHD;
+    c.kv.dtype = PA_DTYPE_BF16;
+    c.kv.key = buf + 8; /* the cache base off 16 bytes: the register path */
+    pa_prefill_kparams_from_context(&k, &c);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned cache");
 }

@@ -362,3 +362,18 @@ Test(ptx_twins, wgmma_a_from_shared_memory) {
         check_acc("SS", dt, 32, acc, A, 16, b_from_kt, &K);
     }
 }
+
+/* mbarrier phases as the PTX ISA describes them, written out by hand: a
+ * barrier of count 3; probes of parity 1 succeed on a fresh barrier (the
+ * "previous" phase), parity 0 once three arrivals complete phase 0, and so on
+ * alternately; the count resets at each completion. */
+Test(ptx_twins, mbarrier_phases_alternate_parity) {
+    enum { A = 0, P0 = 1, P1 = 2 };
+    const int ops[] = {P0, P1, A, P0, A, P0, A, P0, P1, A, A, P1, A, P1, P0, A, A, A, P0, P1};
+    const int want[] = {0, 1, -1, 0, -1, 0, -1, 1, 0, -1, -1, 0, -1, 1, 0, -1, -1, -1, 1, 0};
+    const int n = (int)(sizeof ops / sizeof ops[0]);
+    int out[sizeof ops / sizeof ops[0]];
+    pa_twin_mbar_script_host(3, ops, n, out);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(out[i], want[i], "op %d: %d, want %d", i, out[i], want[i]);
+}

@@ -83,7 +83,7 @@ void *sched_fiber = nullptr;
 char cta_end_sync;
 #endif
 
-enum State { READY, WAIT_BLOCK, WAIT_WARP, DONE };
+enum State { READY, WAIT_BLOCK, WAIT_WARP, WAIT_MBAR, DONE };
 
 struct Copy {
     unsigned char *dst;
@@ -114,7 +114,9 @@ struct Thread {
     int site_line = 0;
     int pred = 0;
     long committed = 0;
-    long rounds = 0; // ldmatrix/mma calls so far: the same on every lane of a warp
+    long rounds = 0;                // ldmatrix/mma calls so far: the same on every lane of a warp
+    const uint64_t *mbar = nullptr; // WAIT_MBAR: the barrier and the parity awaited
+    int mbar_parity = 0;
     std::vector<Copy> pending;
 };
 
@@ -225,7 +227,11 @@ void warp_step(const char *file, int line) {
 bool release(int nthreads) {
     bool released = false;
     int done = 0, at_block = 0;
-    for (const Thread &t : threads) {
+    for (Thread &t : threads) {
+        if (t.state == WAIT_MBAR && pa::ptx::twin::mbar_done(*t.mbar, t.mbar_parity)) {
+            t.state = READY;
+            released = true;
+        }
         done += t.state == DONE;
         at_block += t.state == WAIT_BLOCK;
     }
@@ -487,6 +493,53 @@ void cp_wait(int n) {
             keep.push_back(c);
     }
     cur->pending.swap(keep);
+}
+
+void mbar_init(uint64_t *bar, int count) {
+    if (count < 1 || count >= (1 << 20))
+        die("mbarrier.init: count must be in 1..2^20-1");
+    if ((uintptr_t)bar % 8)
+        die("mbarrier object not 8-byte aligned");
+    pa::ptx::twin::mbar_init(bar, count);
+}
+
+void mbar_arrive(uint64_t *bar, bool cp) {
+    if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
+        die("mbarrier arrive on an object never initialised");
+    if (cp) { // every earlier cp.async of this thread lands first
+        for (const Copy &c : cur->pending)
+            land(c);
+        cur->pending.clear();
+    }
+#ifdef PA_INTERP_TSAN
+    __tsan_release(bar);
+#endif
+    pa::ptx::twin::mbar_arrive(bar);
+}
+
+void mbar_wait(uint64_t *bar, int parity) {
+    if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
+        die("mbarrier wait on an object never initialised");
+    if (!pa::ptx::twin::mbar_done(*bar, parity)) {
+        cur->mbar = bar;
+        cur->mbar_parity = parity;
+        yield(WAIT_MBAR);
+        cur->mbar = nullptr;
+    }
+#ifdef PA_INTERP_TSAN
+    __tsan_acquire(bar);
+#endif
+}
+
+bool mbar_test(uint64_t *bar, int parity) {
+    if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
+        die("mbarrier probe of an object never initialised");
+    const bool done = pa::ptx::twin::mbar_done(*bar, parity);
+#ifdef PA_INTERP_TSAN
+    if (done)
+        __tsan_acquire(bar);
+#endif
+    return done;
 }
 
 // The twins work on the whole warp: the first lane past the collective runs
@@ -825,6 +878,8 @@ cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr attr, int dev) {
     switch (attr) {
     case cudaDevAttrMultiProcessorCount: *v = 132; return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *v = 9; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *v = 0; return cudaSuccess;
     default: return fail(cudaErrorInvalidValue);
     }
 }

@@ -82,6 +82,15 @@ uint32_t smem_window_addr(const void *p);
 void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint64_t desc_b, bool trans_b, bool scale_d,
            float *acc);
 
+// mbarrier objects (8 bytes of shared memory, the twin's encoding): arrive
+// (cp: first land every cp.async copy this thread issued, as
+// cp.async.mbarrier.arrive does once they complete); wait parks the thread
+// until the phase of that parity has completed.
+void mbar_init(uint64_t *bar, int count);
+void mbar_arrive(uint64_t *bar, bool cp);
+void mbar_wait(uint64_t *bar, int parity);
+bool mbar_test(uint64_t *bar, int parity);
+
 // A launch: runs `body` on every thread of every CTA, or records it while the
 // stream is being captured.
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,

@@ -128,6 +128,57 @@ __global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ord
         }
 }
 
+// A producer warp and a consumer warp over a two-slot ring of 16-word slots
+// (mbarrier `full` and `empty` per slot, the prefill Hopper kernel's protocol):
+// the producer copies round i of src (rounds x 16 words) into slot i % 2 with
+// cp.async and arrives through cp.async.mbarrier.arrive.noinc; the consumer
+// waits on `full`, adds the slot to out and arrives on `empty`. mode 0: the
+// protocol; 1: the consumer skips its `full` wait; 2: the producer skips its
+// `empty` wait.
+__global__ void mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode) {
+    PA_DYNAMIC_SMEM(uint32_t, slot);
+    PA_STATIC_SMEM(uint64_t full[2], empty[2]);
+    const int t = threadIdx.x, w = t / 32, l = t % 32;
+    if (t == 0)
+        for (int i = 0; i < 2; i++) {
+            pa::ptx::mbar_init(&full[i], 16);
+            pa::ptx::mbar_init(&empty[i], 1);
+        }
+    __syncthreads();
+    for (int i = 0; i < rounds; i++) {
+        const int b = i & 1;
+        if (w == 0 && l < 16) {
+            if (i >= 2 && mode != 2)
+                pa::ptx::mbar_wait(&empty[b], ((i >> 1) + 1) & 1);
+            pa::ptx::cp_async(slot + 16 * b + l, src + 16 * i + l, 4, 4);
+            pa::ptx::mbar_cp_arrive(&full[b]);
+        } else if (w == 1) {
+            if (mode != 1)
+                pa::ptx::mbar_wait(&full[b], (i >> 1) & 1);
+            if (l < 16)
+                out[l] += slot[16 * b + l];
+            __syncwarp();
+            if (l == 0)
+                pa::ptx::mbar_arrive(&empty[b]);
+        }
+    }
+    if (w == 0) {
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async_wait<0>();
+    }
+}
+
+// A wait on a phase that never completes: the interpreter reports a deadlock.
+__global__ void mbar_never(uint32_t *out) {
+    PA_STATIC_SMEM(uint64_t bar);
+    if (threadIdx.x == 0)
+        pa::ptx::mbar_init(&bar, 33);
+    __syncthreads();
+    pa::ptx::mbar_arrive(&bar); // 32 of the 33 arrivals the phase expects
+    pa::ptx::mbar_wait(&bar, 0);
+    out[threadIdx.x] = 1;
+}
+
 } // namespace
 
 extern "C" {
@@ -168,6 +219,15 @@ cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, i
 
 cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered) {
     PA_LAUNCH(dim3(1), dim3(128), 64 * 128 + 1024, nullptr, wgmma_qk)(q, k, s, ordered);
+    return cudaGetLastError();
+}
+
+cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode) {
+    PA_LAUNCH(dim3(1), dim3(64), 32 * sizeof(uint32_t), nullptr, mbar_ring)(src, out, rounds, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_mbar_never(uint32_t *out) {
+    PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, mbar_never)(out);
     return cudaGetLastError();
 }
 

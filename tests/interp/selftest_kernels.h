@@ -15,6 +15,8 @@ cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas);
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
 cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered);
+cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode);
+cudaError_t pa_selftest_mbar_never(uint32_t *out);
 #ifdef __cplusplus
 }
 #endif

@@ -113,6 +113,45 @@ static void wgmma_qk_case(int ordered, int check) {
 
 Test(interp, wgmma_computes_q_kt) { wgmma_qk_case(1, 1); }
 
+/* mbarrier ring (a producer and a consumer warp, two slots): with the
+ * protocol the consumer sums every round, under every schedule. */
+static void mbar_ring_case(int mode, int check) {
+    enum { R = 9 };
+    uint32_t *src = dev(16 * R * sizeof(uint32_t)), *out = dev(16 * sizeof(uint32_t));
+    for (int i = 0; i < 16 * R; i++)
+        src[i] = (uint32_t)(i * 7 + 1);
+    memset(out, 0, 16 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_mbar_ring(src, out, R, mode), cudaSuccess);
+    for (int l = 0; check && l < 16; l++) {
+        uint32_t want = 0;
+        for (int i = 0; i < R; i++)
+            want += src[16 * i + l];
+        cr_assert_eq(out[l], want, "lane %d: %u, want %u", l, out[l], want);
+    }
+    cudaFree(src);
+    cudaFree(out);
+}
+Test(interp, mbarrier_ring_delivers_every_round) {
+    const char *sched[3] = {"sweep", "warp", "random"};
+    for (int i = 0; i < 3; i++) {
+        setenv("PA_INTERP_SCHED", sched[i], 1);
+        mbar_ring_case(0, 1);
+    }
+    unsetenv("PA_INTERP_SCHED");
+}
+/* The producer run ahead (lowest warp first) without its `empty` wait
+ * completes each slot's `full` phase twice before the consumer looks, so the
+ * parity the consumer waits for is never seen again: a hang on the device, a
+ * deadlock report (abort) here. */
+Test(interp, mbarrier_ring_without_empty_wait_deadlocks_when_the_producer_runs_ahead, .signal = SIGABRT) {
+    setenv("PA_INTERP_SCHED", "warp", 1);
+    mbar_ring_case(2, 0);
+}
+Test(interp, mbarrier_wait_that_never_completes_is_a_deadlock, .signal = SIGABRT) {
+    uint32_t *out = dev(32 * sizeof(uint32_t));
+    pa_selftest_mbar_never(out);
+}
+
 #ifdef PA_SELFTEST_TSAN
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
@@ -133,4 +172,7 @@ Test(tsan, cp_async_read_by_another_warp_without_barrier_is_a_race, .signal = SI
 
 // wgmma reads the tile other warps stored: without the barrier, a race.
 Test(tsan, wgmma_without_barrier_after_tile_stores_is_a_race, .signal = SIGABRT) { wgmma_qk_case(0, 0); }
+
+// The consumer reads a slot whose `full` phase it did not wait for: a race.
+Test(tsan, mbarrier_ring_without_full_wait_is_a_race, .signal = SIGABRT) { mbar_ring_case(1, 0); }
 #endif

@@ -1,0 +1,342 @@
+// Prefill attention on Hopper (sm_90a): the opt-in path of issue 14 item 6,
+// FlashAttention-3's structure on this library's problem (context attention
+// over the paged cache plus new tokens, and varlen prompt attention). The CPU
+// reference (csrc/reference/prefill.c) is the specification; the selector
+// (prefill_launch.cu) sends a launch here only when the caller opted in
+// (pa_set_prefill_path), the device is sm_90, the library holds sm_90a code and
+// pa_prefill_hopper_eligible() accepts the parameters.
+//
+// One CTA = 128 query rows (GQA-packed as in prefill_kernel.cuh) of one
+// (sequence, KV head), three warpgroups:
+//   warpgroup 0, the producer (setmaxnreg 56): copies the Q tile once and then
+//     every 128-key K and V tile into a two-stage ring with cp.async, each
+//     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
+//     layout; cp.async.mbarrier.arrive.noinc on the stage's `full` barrier
+//     makes the arrival when the thread's copies land. It waits on the stage's
+//     `empty` barrier before refilling it.
+//   warpgroups 1 and 2, the consumers (setmaxnreg 224), 64 rows each: wait on
+//     `full`, S = Q K^T by wgmma (both operands in shared memory, N = 128
+//     keys), masks and the online softmax in registers (the accumulator layout
+//     is mma.sync's C fragment repeated over N, so attn_tile.cuh's Softmax
+//     serves), O += P V by wgmma with P from registers (the A operand) and V
+//     from shared memory (N-major B), then each warp arrives on `empty`.
+// Where this departs from FlashAttention-3 (hopper/mainloop_fwd_sm90_tma_gmma_ws):
+//   - K/V arrive by cp.async from a producer warpgroup for every source (the
+//     paged cache goes through the block table row by row, as FA3's paged
+//     non-TMA path does); no TMA, so no tensor map per call.
+//   - No intra-warpgroup overlap of Q K^T(t+1) with the softmax of t and no
+//     ping-pong between the consumer warpgroups yet: the first version is the
+//     plain pipeline, checked in interpret mode before it is tuned.
+//   - Each consumer thread fences the async proxy after its `full` wait (the
+//     tile was written by cp.async, the generic proxy, and wgmma reads through
+//     the async proxy); FA3 relies on the barrier alone.
+// Shapes served: f16/bf16 queries and pages, head sizes up to 64 (HP 64) and
+// 97..128 (HP 128), the cache in a flash layout of the query dtype and every
+// row 16-byte aligned. Everything else stays on the mma.sync kernel.
+#pragma once
+
+#include "prefill_kernel.cuh"
+
+namespace pa_prefill_h {
+
+template <int HP_, int DT_> struct HCfg {
+    static_assert(HP_ == 64 || HP_ == 128, "the Hopper prefill kernel serves HP 64 and 128");
+    static constexpr int HP = HP_, kDT = DT_;
+    using T = typename pa::elt<DT_>::type;
+    static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
+    static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
+    static constexpr int kCPR = HP / 8;      // 16-byte chunks per row
+    static constexpr uint32_t q_bytes = BM * HP * 2, kv_bytes = BN * HP * 2;
+    // Q, then K and V of stage 0, then of stage 1; 1024 bytes of slack to put
+    // the tiles on a 1024-byte boundary of the shared window (the swizzle
+    // pattern's period, so the descriptors' base offset is 0).
+    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes;
+    // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
+    using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
+};
+
+// Tile layout (Q, K and V alike): 64-element column panels one after
+// another, rows 128 bytes apart within a panel, 16-byte chunk c of row r at
+// chunk c ^ (r % 8) of the row: the 128-byte swizzle, as
+// pa::ptx::twin::wgmma_addr reads K-major (Q, K) and N-major (V) operands.
+// Copies rows [32 w, 32 w + 32) of a 128-row tile (w: the producer warp);
+// lane l holds off = row 32 w + l's first element in `base` (< 0: absent, zero
+// filled). Two lanes share a row, each taking every other 16-byte chunk, so a
+// warp instruction reads 16 rows x 32 contiguous bytes (whole sectors); lane l
+// copies rows 32 w + l / 2 and 32 w + 16 + l / 2, which have the same row % 8,
+// so the swizzled chunk offsets are the same four values for both and every
+// copy is an add and the cp.async (the row, panel and pass are immediates).
+// FULL: the head fills the padded head (no column to zero-fill), so whether
+// a chunk is copied is the row's, fixed per pass. An absent row's copies
+// (ignore-src) read nothing; their source address is formed but not used.
+template <class H, bool FULL>
+__device__ __forceinline__ void copy_rows_as(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
+                                             int head_size) {
+    static_assert(H::BM == 128 && H::BN == 128, "tiles of 128 rows: four producer warps of 32");
+    constexpr int J = H::kCPR / 2; // chunk pairs per row
+    const int q = lane & 1, rp = lane >> 1, x = rp & 7;
+    uint8_t *d0 = tile + (32 * w + rp) * 128;
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
+        const typename H::T *src = base + (ro >= 0 ? ro : 0) + q * 8;
+        const bool row = ro >= 0;
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const bool copy = row && (FULL || (2 * j + q) * 8 < head_size);
+            uint8_t *dst = d0 + p * 16 * 128 + (j >> 2) * 128 * 128 + (((2 * (j & 3) + q) ^ x) << 4);
+            pa::ptx::cp_async16_or_zero(dst, src + 16 * j, copy);
+        }
+    }
+}
+template <class H>
+__device__ __forceinline__ void copy_rows(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
+                                          int head_size) {
+    if (head_size >= H::HP)
+        copy_rows_as<H, true>(tile, base, off, w, lane, head_size);
+    else
+        copy_rows_as<H, false>(tile, base, off, w, lane, head_size);
+}
+
+// Descriptors (pa::ptx::twin::wgmma_desc): 128-byte swizzle, 8-row groups
+// 1024 bytes apart (SBO); for V read N-major the 64-element panels are LBO =
+// 128 rows x 128 bytes apart. A k16 step moves the start address, which is
+// the descriptor's low field in 16-byte units: adding (bytes >> 4) to a
+// descriptor moves it (no carry: shared addresses stay below 2^18), so each
+// wgmma costs one 64-bit add of a constant, as CUTLASS's descriptor iterators
+// do.
+__device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) {
+    return pa::ptx::twin::wgmma_desc(addr, lbo, 1024, 128);
+}
+__device__ __forceinline__ uint64_t desc_at(uint64_t d, uint32_t bytes) { return d + (uint64_t)(bytes >> 4); }
+
+template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_kparams p) {
+#if PA_WGMMA_OK || defined(PA_INTERPRET)
+    using T = typename H::T;
+    using SC = typename H::SC;
+    constexpr int BM = H::BM, BN = H::BN, HP = H::HP, DT = H::kDT;
+    PA_DYNAMIC_SMEM(unsigned char, smem_raw);
+    PA_STATIC_SMEM(uint64_t bar_q);
+    PA_STATIC_SMEM(uint64_t bar_full[2], bar_empty[2]);
+
+    const int s = blockIdx.y, kvh = blockIdx.z;
+    const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
+    pa_prefill::Seq sq;
+    if (!pa_prefill::load_seq(p, s, sq))
+        return;
+    const int group = p.num_heads / p.num_kv_heads;
+    const int rows = sq.q_len * group;
+    if (m0 >= rows)
+        return;
+    if (p.mode == PA_PREFILL_MODE_CONTEXT && !pa_prefill::blocks_ok<H::kThreads>(p, s, sq.n_cache))
+        return;
+
+    const int hs = p.head_size;
+    const pa_prefill::Span sp = pa_prefill::key_span<BM, BN>(p, sq, m0, group);
+    const int shift = sp.shift, qpos_lo = sp.qpos_lo, qpos_hi = sp.qpos_hi, k_end = sp.k_end;
+    const int k_begin = sp.k_begin, c_end = sp.c_end, nt_c = sp.nt_c, p_begin = sp.p_begin, n_tiles = sp.n_tiles;
+    auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
+    auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
+
+    // The tiles on a 1024-byte boundary of the shared window.
+    const uint32_t win0 = pa::ptx::smem_window_addr(smem_raw);
+    uint8_t *smem = smem_raw + ((1024u - (win0 & 1023u)) & 1023u);
+    const uint32_t win = pa::ptx::smem_window_addr(smem);
+    uint8_t *q_tile = smem;
+    auto k_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * 2u * H::kv_bytes; };
+    auto v_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * 2u * H::kv_bytes + H::kv_bytes; };
+
+    if (threadIdx.x == 0) {
+        pa::ptx::mbar_init(&bar_q, 128);
+        for (int i = 0; i < 2; i++) {
+            pa::ptx::mbar_init(&bar_full[i], 128); // every producer thread, when its copies land
+            pa::ptx::mbar_init(&bar_empty[i], 8);  // every consumer warp, when done with the stage
+        }
+    }
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    if (wg == 0) {
+        // ---- producer ------------------------------------------------------------
+        pa::ptx::setmaxnreg_dec<56>();
+        {
+            const int r = 32 * w + lane, gr = m0 + r;
+            int64_t off = -1;
+            if (gr < rows) {
+                const int tok = gr / group, head = kvh * group + gr % group;
+                off = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
+            }
+            copy_rows<H>(q_tile, static_cast<const T *>(p.query), off, w, lane, hs);
+            pa::ptx::mbar_cp_arrive(&bar_q);
+        }
+        const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
+        const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
+        for (int t = 0; t < n_tiles; t++) {
+            const int st = t & 1;
+            if (t >= 2)
+                pa::ptx::mbar_wait(&bar_empty[st], ((t >> 1) + 1) & 1);
+            const int pos = tile_start(t) + 32 * w + lane;
+            const bool cache = t < nt_c;
+            int64_t ko = -1, vo = -1;
+            if (pos < tile_end(t)) {
+                if (cache) {
+                    const int bi = pa_kv_divide(p.block_div, pos), slot = pos - bi * p.g.block_size;
+                    const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
+                    ko = pa_kv_key_offset(&p.g, blk, kvh, slot, 0);
+                    vo = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
+                } else {
+                    const int64_t row = sq.k_row0 + (pos - sq.n_cache);
+                    ko = row * p.k_stride + (int64_t)kvh * hs;
+                    vo = row * p.v_stride + (int64_t)kvh * hs;
+                }
+            }
+            // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
+            copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
+            copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
+            pa::ptx::mbar_cp_arrive(&bar_full[st]);
+        }
+        pa::tile::cp_async_commit();
+        pa::tile::cp_async_wait<0>();
+        return;
+    }
+
+    // ---- consumers -------------------------------------------------------------------
+    pa::ptx::setmaxnreg_inc<224>();
+    const int cw = wg - 1;                      // rows [64 cw, 64 cw + 64) of the CTA's tile
+    const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
+    int qpos[2];
+    float slope[2];
+    for (int h = 0; h < 2; h++) {
+        const int gr = m0 + r0 + 8 * h, g = gr < rows ? gr : rows - 1;
+        qpos[h] = shift + g / group;
+        slope[h] = p.alibi_slopes ? p.alibi_slopes[kvh * group + g % group] : 0.0f;
+    }
+    const float scale = p.scale, cap = p.soft_cap;
+    const float inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
+    constexpr float kLog2e = 1.4426950408889634f;
+    const int causal = p.causal, window = p.window;
+    const bool alibi = p.alibi_slopes != nullptr;
+
+    float o[HP / 8][4];
+    pa::tile::zero_acc(o);
+    typename SC::Softmax sm;
+    sm.init();
+    if (n_tiles > 0)
+        pa::ptx::mbar_wait(&bar_q, 0);
+    const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
+    const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
+    const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
+    for (int t = 0; t < n_tiles; t++) {
+        const int st = t & 1;
+        pa::ptx::mbar_wait(&bar_full[st], (t >> 1) & 1);
+        pa::ptx::fence_proxy_async();
+        const uint32_t stage = (uint32_t)st * 2u * H::kv_bytes; // stage 1's K and V follow stage 0's
+        const uint64_t dk = desc_at(dk0, stage), dv = desc_at(dv0, stage);
+
+        // S = Q K^T: k16 step kk is 32 bytes into panel kk / 4 of Q and K.
+        float sc[BN / 8][4];
+        pa::ptx::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < HP / 16; kk++) {
+            const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
+            const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
+            pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, qb),
+                                                    desc_at(dk, kb), kk > 0);
+        }
+        pa::ptx::wgmma_commit();
+        pa::ptx::wgmma_wait<0>();
+
+        const int ks = tile_start(t), ke = tile_end(t);
+        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
+        const bool plain = !edge && !alibi && !(cap > 0.0f) && scale > 0.0f;
+        if (!plain) {
+            // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
+            // are bounds on it (causal: kp <= qp; window: kp > qp - window;
+            // segment: kp < ke), so without soft cap and ALiBi an edge tile
+            // costs one compare and select per score.
+            const int c0 = ks + (lane & 3) * 2;
+            if (!alibi && !(cap > 0.0f)) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0;           // kp - c0 < hi
+                    const int lo = window > 0 ? qpos[h] - window + 1 - c0 : -1 << 30; // kp - c0 >= lo
+#pragma unroll
+                    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int d = j * 8 + e;
+                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * scale : -INFINITY;
+                        }
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int h = i >> 1, kp = c0 + j * 8 + (i & 1), qp = qpos[h];
+                        float x = sc[j][i] * scale;
+                        if (cap > 0.0f)
+                            x = cap * tanhf(x * inv_cap);
+                        if (alibi)
+                            x += slope[h] * (float)(kp - qp);
+                        const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+                        sc[j][i] = masked ? -INFINITY : x;
+                    }
+            }
+        }
+        uint32_t pk[BN / 8][2];
+        sm.template update<SC>(sc, o, plain ? scale * kLog2e : kLog2e, pk);
+
+        // O += P V: k16 step kk is keys 16 kk.., 16 rows of 128 bytes on.
+        pa::ptx::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
+            pa::ptx::wgmma_rs<DT, HP, true>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at(dv, (uint32_t)kk * 2048u),
+                                            1);
+        }
+        pa::ptx::wgmma_commit();
+        pa::ptx::wgmma_wait<0>();
+        __syncwarp();
+        if (lane == 0)
+            pa::ptx::mbar_arrive(&bar_empty[st]);
+    }
+    sm.template finalize<SC>(o);
+
+    // Output rows [tokens, heads, head]: two elements per store.
+    T *out = static_cast<T *>(p.out);
+    const int c0 = (lane & 3) * 2;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int gr = m0 + r0 + 8 * h;
+        if (gr >= rows)
+            continue;
+        const int tok = gr / group, head = kvh * group + gr % group;
+        T *row = out + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
+#pragma unroll
+        for (int j = 0; j < HP / 8; j++)
+            if (j * 8 < hs)
+                *reinterpret_cast<uint32_t *>(row + j * 8 + c0) = pa::tile::pack2<DT>(o[j][2 * h], o[j][2 * h + 1]);
+    }
+#else
+    (void)p;
+    __trap();
+#endif
+}
+
+template <int HP, int DT> cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
+    using H = HCfg<HP, DT>;
+    const int group = p.num_heads / p.num_kv_heads;
+    const int64_t m_tiles = ((int64_t)p.max_q_len * group + H::BM - 1) / H::BM;
+    if (m_tiles == 0 || p.num_seqs == 0)
+        return cudaSuccess;
+    cudaError_t e =
+        cudaFuncSetAttribute(prefill_wgmma_kernel<H>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)H::smem_bytes);
+    if (e != cudaSuccess)
+        return e;
+    dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
+    PA_LAUNCH(grid, H::kThreads, H::smem_bytes, stream, prefill_wgmma_kernel<H>)(p);
+    return cudaGetLastError();
+}
+
+} // namespace pa_prefill_h
