@@ -48,11 +48,12 @@ static int cmd_info(int argc, char **argv) {
         printf("{\"version\": \"%s\", \"commit\": \"%s\", \"device\": ", pa_version(), PA_GIT_COMMIT);
         if (s == PA_SUCCESS)
             printf("{\"name\": \"%s\", \"sm_count\": %d, \"cc\": \"%d.%d\", \"smem_per_block_optin\": %zu, "
-                   "\"l2_bytes\": %zu, \"total_mem_bytes\": %zu, \"driver\": %d, \"runtime\": %d}}\n",
+                   "\"l2_bytes\": %zu, \"total_mem_bytes\": %zu, \"driver\": %d, \"runtime\": %d}",
                    p.name, p.sm_count, p.cc_major, p.cc_minor, p.smem_per_block_optin, p.l2_bytes, p.total_mem_bytes,
                    p.driver_version, p.runtime_version);
         else
-            printf("null, \"no_device_reason\": \"%s\"}\n", pa_last_error());
+            printf("null, \"no_device_reason\": \"%s\"", pa_last_error());
+        printf(", \"prefill_hopper\": %s}\n", pa_prefill_hopper_available() ? "true" : "false");
         return 0;
     }
     printf("libpagedattn %s (commit %s)\n", pa_version(), PA_GIT_COMMIT);
@@ -65,6 +66,9 @@ static int cmd_info(int argc, char **argv) {
     printf("  memory %.1f GiB, L2 %.1f MiB, shared memory per block (opt-in) %zu KiB\n",
            (double)p.total_mem_bytes / (1 << 30), (double)p.l2_bytes / (1 << 20), p.smem_per_block_optin / 1024);
     printf("  driver %d, runtime %d\n", p.driver_version, p.runtime_version);
+    printf("  prefill: %s\n", pa_prefill_hopper_available()
+                                  ? "the Hopper (sm_90a) kernel can run here, opt-in (PAGEDATTN_PREFILL_PATH=hopper)"
+                                  : "mma.sync kernels (no Hopper path: needs an sm_90 GPU and a build for 90a)");
     return 0;
 }
 

@@ -301,6 +301,15 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
     stream = torch.cuda.current_stream().cuda_stream
     record("libpagedattn prompt", lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
            lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
+    # The opt-in sm_90a kernel, where this device and build can run it.
+    if hasattr(lib, "pa_prefill_hopper_available") and lib.pa_prefill_hopper_available():
+        PATH_AUTO, PATH_HOPPER = 0, 2
+        ok(lib, lib.pa_set_prefill_path(PATH_HOPPER), "set_prefill_path")
+        out.fill_(float("nan"))
+        record("libpagedattn prompt (Hopper wgmma, opt-in)",
+               lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
+               lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
+        ok(lib, lib.pa_set_prefill_path(PATH_AUTO), "set_prefill_path")
 
     from torch.nn.attention import SDPBackend, sdpa_kernel
     for name, backend in (("torch sdpa flash", SDPBackend.FLASH_ATTENTION), ("torch sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):

@@ -439,16 +439,8 @@ template <int MT> struct SoftmaxN {
 #pragma unroll
         for (int i = 0; i < 2 * MT; i++) {
             const int mt = i >> 1, h = i & 1;
-            float mx = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < C::kNS; j++)
-                mx = fmaxf(mx, fmaxf(s[mt * C::kNS + j][2 * h], s[mt * C::kNS + j][2 * h + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float mnew = fmaxf(m[i], mx * mul);
-            const float ref = mnew == -INFINITY ? 0.0f : mnew;
-            const float corr = ex2(m[i] - ref); // m_old = -inf -> 0
-            m[i] = mnew;
+            float ref;
+            const float corr = new_max<C>(s, i, mul, ref);
             float sum = 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNS; j++) {
@@ -465,6 +457,71 @@ template <int MT> struct SoftmaxN {
             }
         }
     }
+    // Register row i's new running max from the logits s (times mul): m[i]
+    // moves to it; ref is what the exponents subtract (0 while the row has
+    // seen no key); returns the factor for the old sums, exp2(m_old - ref).
+    template <class C>
+    __device__ __forceinline__ float new_max(const float (&s)[C::kSA][4], int i, float mul, float &ref) {
+        const int mt = i >> 1, h = i & 1;
+        float mx = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < C::kNS; j++)
+            mx = fmaxf(mx, fmaxf(s[mt * C::kNS + j][2 * h], s[mt * C::kNS + j][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float mnew = fmaxf(m[i], mx * mul);
+        ref = mnew == -INFINITY ? 0.0f : mnew;
+        const float corr = ex2(m[i] - ref); // m_old = -inf -> 0
+        m[i] = mnew;
+        return corr;
+    }
+
+    // update() in two halves, for a kernel whose P V of the previous tile is
+    // still running when this tile's scores arrive (the Hopper kernel's wgmma
+    // overlap): exponents() turns s into the probabilities in place and takes
+    // the sums, leaving o alone and each row's factor in corr; after the
+    // previous P V completes, rescale(o, corr) and pack(s, pk) finish. The same
+    // values as update().
+    template <class C>
+    __device__ __forceinline__ void exponents(float (&s)[C::kSA][4], float mul, float (&corr)[2 * MT]) {
+        static_assert(C::kMT == MT, "Softmax rows match the tile's");
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++) {
+            const int mt = i >> 1, h = i & 1;
+            float ref;
+            corr[i] = new_max<C>(s, i, mul, ref);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < C::kNS; j++) {
+                float(&x)[4] = s[mt * C::kNS + j];
+                x[2 * h] = ex2(fmaf(x[2 * h], mul, -ref));
+                x[2 * h + 1] = ex2(fmaf(x[2 * h + 1], mul, -ref));
+                sum += x[2 * h] + x[2 * h + 1];
+            }
+            l[i] = l[i] * corr[i] + sum;
+        }
+    }
+    template <class C>
+    __device__ __forceinline__ static void rescale(float (&o)[C::kOA][4], const float (&corr)[2 * MT]) {
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++) {
+            const int mt = i >> 1, h = i & 1;
+#pragma unroll
+            for (int j = 0; j < C::kNO; j++) {
+                o[mt * C::kNO + j][2 * h] *= corr[i];
+                o[mt * C::kNO + j][2 * h + 1] *= corr[i];
+            }
+        }
+    }
+    template <class C>
+    __device__ __forceinline__ static void pack(const float (&s)[C::kSA][4], uint32_t (&pk)[C::kSA][2]) {
+#pragma unroll
+        for (int j = 0; j < C::kSA; j++) {
+            pk[j][0] = pack2<C::kDT>(s[j][0], s[j][1]);
+            pk[j][1] = pack2<C::kDT>(s[j][2], s[j][3]);
+        }
+    }
+
     // Natural-log logits.
     template <class C>
     __device__ __forceinline__ void update(const float (&s)[C::kSA][4], float (&o)[C::kOA][4],

@@ -380,6 +380,25 @@ __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+// Pins registers a wgmma reads or writes in flight (CUTLASS's
+// warpgroup_fence_operand): an empty asm that claims to read and write each
+// one, so the compiler keeps other instructions' accesses to them on their
+// side of the wgmma issue and wait_group statements, which name no registers.
+template <int N, int M> __device__ __forceinline__ void wgmma_pin(float (&r)[N][M]) {
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int j = 0; j < M; j++)
+            asm volatile("" : "+f"(r[i][j])::"memory");
+}
+template <int N, int M> __device__ __forceinline__ void wgmma_pin(uint32_t (&r)[N][M]) {
+#pragma unroll
+    for (int i = 0; i < N; i++)
+#pragma unroll
+        for (int j = 0; j < M; j++)
+            asm volatile("" : "+r"(r[i][j])::"memory");
+}
+
 // mbarrier (sm_90; see the header). Built for an older target they trap: only
 // the sm_90a kernels use them.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -1204,6 +1223,7 @@ inline void mbar_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, false); }
 inline void mbar_cp_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, true); }
 inline void mbar_wait(uint64_t *bar, int parity) { ::pa_interp::mbar_wait(bar, parity); }
 inline bool mbar_test(uint64_t *bar, int parity) { return ::pa_interp::mbar_test(bar, parity); }
+template <int N, int M, class T> inline void wgmma_pin(T (&)[N][M]) {}
 template <int N> inline void setmaxnreg_inc() {}
 template <int N> inline void setmaxnreg_dec() {}
 template <int DT, int N, bool TB>

@@ -231,6 +231,13 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
         timeout 240 $CLI bench --preset llama3-8b --json "$json"
+        # The opt-in Hopper prefill kernel, where this device and build run it (not in the JSON:
+        # its rows would carry the same names as the mma.sync kernel's).
+        if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
+            echo "prefill on the Hopper path (PAGEDATTN_PREFILL_PATH=hopper):"
+            PAGEDATTN_PREFILL_PATH=hopper timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
+                --head-size 128 --dtype bf16
+        fi
         echo '```'
         echo "## plots"
         echo '```'
@@ -248,7 +255,12 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 150 ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
-        for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv"; do
+        # The Hopper kernel: wgmma runs on the tensor pipe ncu names gmma.
+        mh=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+        PAGEDATTN_PREFILL_PATH=hopper timeout 150 ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
+            --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+            >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"
+        for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" "$logs/ncu-prefill-hopper.csv"; do
             echo "$(basename "$f")"
             python3 scripts/ncu_rows.py <"$f"
         done

@@ -32,6 +32,8 @@ static bool hopper_device() {
 #endif
 }
 
+extern "C" int pa_prefill_hopper_available(void) { return hopper_device() ? 1 : 0; }
+
 extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) {
     pa_prefill_kernel k;
     if (pa_prefill_select((pa_dtype)p->q_dtype, (pa_dtype)p->cache_dtype, p->head_size, &k) != PA_SUCCESS)

@@ -13,20 +13,23 @@
 //     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
 //     layout; cp.async.mbarrier.arrive.noinc on the stage's `full` barrier
 //     makes the arrival when the thread's copies land. It waits on the stage's
-//     `empty` barrier before refilling it.
+//     `empty` barrier before refilling it. K and V have barriers of their own.
 //   warpgroups 1 and 2, the consumers (setmaxnreg 224), 64 rows each: wait on
 //     `full`, S = Q K^T by wgmma (both operands in shared memory, N = 128
 //     keys), masks and the online softmax in registers (the accumulator layout
 //     is mma.sync's C fragment repeated over N, so attn_tile.cuh's Softmax
 //     serves), O += P V by wgmma with P from registers (the A operand) and V
-//     from shared memory (N-major B), then each warp arrives on `empty`.
+//     from shared memory (N-major B), then each warp arrives on `empty`. As in
+//     FA3, Q K^T of tile t + 1 and P V of tile t are in flight while the warps
+//     do tile t + 1's softmax.
 // Where this departs from FlashAttention-3 (hopper/mainloop_fwd_sm90_tma_gmma_ws):
 //   - K/V arrive by cp.async from a producer warpgroup for every source (the
 //     paged cache goes through the block table row by row, as FA3's paged
 //     non-TMA path does); no TMA, so no tensor map per call.
-//   - No intra-warpgroup overlap of Q K^T(t+1) with the softmax of t and no
-//     ping-pong between the consumer warpgroups yet: the first version is the
-//     plain pipeline, checked in interpret mode before it is tuned.
+//   - No ping-pong between the two consumer warpgroups (FA3's named barriers
+//     that keep one's softmax under the other's wgmma): the intra-warpgroup
+//     overlap alone already leaves a tile's softmax under its own wgmma
+//     (benchmarks/results/budget-hopper-2026-11-23.md).
 //   - Each consumer thread fences the async proxy after its `full` wait (the
 //     tile was written by cp.async, the generic proxy, and wgmma reads through
 //     the async proxy); FA3 relies on the barrier alone.
@@ -117,7 +120,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     constexpr int BM = H::BM, BN = H::BN, HP = H::HP, DT = H::kDT;
     PA_DYNAMIC_SMEM(unsigned char, smem_raw);
     PA_STATIC_SMEM(uint64_t bar_q);
-    PA_STATIC_SMEM(uint64_t bar_full[2], bar_empty[2]);
+    // Per stage, K and V apart (as FA3's two pipelines): a K stage is free once
+    // its Q K^T is done, long before the P V that reads its V.
+    PA_STATIC_SMEM(uint64_t bar_full_k[2], bar_full_v[2], bar_empty_k[2], bar_empty_v[2]);
 
     const int s = blockIdx.y, kvh = blockIdx.z;
     const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
@@ -149,8 +154,10 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     if (threadIdx.x == 0) {
         pa::ptx::mbar_init(&bar_q, 128);
         for (int i = 0; i < 2; i++) {
-            pa::ptx::mbar_init(&bar_full[i], 128); // every producer thread, when its copies land
-            pa::ptx::mbar_init(&bar_empty[i], 8);  // every consumer warp, when done with the stage
+            pa::ptx::mbar_init(&bar_full_k[i], 128); // every producer thread, when its copies land
+            pa::ptx::mbar_init(&bar_full_v[i], 128);
+            pa::ptx::mbar_init(&bar_empty_k[i], 8); // every consumer warp, when done with the stage
+            pa::ptx::mbar_init(&bar_empty_v[i], 8);
         }
     }
     __syncthreads();
@@ -172,9 +179,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
         const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
         for (int t = 0; t < n_tiles; t++) {
-            const int st = t & 1;
-            if (t >= 2)
-                pa::ptx::mbar_wait(&bar_empty[st], ((t >> 1) + 1) & 1);
+            const int st = t & 1, ph = ((t >> 1) + 1) & 1;
             const int pos = tile_start(t) + 32 * w + lane;
             const bool cache = t < nt_c;
             int64_t ko = -1, vo = -1;
@@ -191,9 +196,14 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                 }
             }
             // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
+            if (t >= 2)
+                pa::ptx::mbar_wait(&bar_empty_k[st], ph);
             copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
+            pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+            if (t >= 2)
+                pa::ptx::mbar_wait(&bar_empty_v[st], ph);
             copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
-            pa::ptx::mbar_cp_arrive(&bar_full[st]);
+            pa::ptx::mbar_cp_arrive(&bar_full_v[st]);
         }
         pa::tile::cp_async_commit();
         pa::tile::cp_async_wait<0>();
@@ -226,15 +236,17 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
     const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
     const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
-    for (int t = 0; t < n_tiles; t++) {
-        const int st = t & 1;
-        pa::ptx::mbar_wait(&bar_full[st], (t >> 1) & 1);
-        pa::ptx::fence_proxy_async();
-        const uint32_t stage = (uint32_t)st * 2u * H::kv_bytes; // stage 1's K and V follow stage 0's
-        const uint64_t dk = desc_at(dk0, stage), dv = desc_at(dv0, stage);
+    // Stage st's K and V follow stage 0's by st x (K + V) bytes.
+    auto stage_at = [&](uint64_t d0, int t) { return desc_at(d0, (uint32_t)(t & 1) * 2u * H::kv_bytes); };
 
-        // S = Q K^T: k16 step kk is 32 bytes into panel kk / 4 of Q and K.
-        float sc[BN / 8][4];
+    // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
+    // step kk is 32 bytes into panel kk / 4 of Q and K.
+    float sc[BN / 8][4];
+    auto issue_qk = [&](int t) {
+        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);
+        pa::ptx::fence_proxy_async();
+        const uint64_t dk = stage_at(dk0, t);
+        pa::ptx::wgmma_pin(sc);
         pa::ptx::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < HP / 16; kk++) {
@@ -244,8 +256,12 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                                                     desc_at(dk, kb), kk > 0);
         }
         pa::ptx::wgmma_commit();
-        pa::ptx::wgmma_wait<0>();
-
+        pa::ptx::wgmma_pin(sc);
+    };
+    // Tile t's scores in sc (complete) to probabilities in place; each row's
+    // factor for the old sums and O in corr.
+    float corr[2];
+    auto softmax = [&](int t) {
         const int ks = tile_start(t), ke = tile_end(t);
         const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
         const bool plain = !edge && !alibi && !(cap > 0.0f) && scale > 0.0f;
@@ -284,10 +300,39 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                     }
             }
         }
-        uint32_t pk[BN / 8][2];
-        sm.template update<SC>(sc, o, plain ? scale * kLog2e : kLog2e, pk);
+        sm.template exponents<SC>(sc, plain ? scale * kLog2e : kLog2e, corr);
+    };
 
-        // O += P V: k16 step kk is keys 16 kk.., 16 rows of 128 bytes on.
+    // A consumer warp is done with a stage's K (or V): its lane 0 arrives.
+    auto release = [&](uint64_t *bar) {
+        __syncwarp();
+        if (lane == 0)
+            pa::ptx::mbar_arrive(bar);
+    };
+
+    // FlashAttention-3's overlap within the warpgroup: while the tensor cores
+    // run Q K^T of tile t + 1 and then P V of tile t, the warps take tile
+    // t + 1's softmax. Registers: sc (tile t + 1's scores), pk (tile t's P,
+    // which the P V in flight reads) and o (which it accumulates) are each
+    // touched only once the wgmma that uses them has been waited for.
+    uint32_t pk[BN / 8][2];
+    if (n_tiles > 0) {
+        pa::ptx::mbar_wait(&bar_q, 0);
+        issue_qk(0);
+        pa::ptx::wgmma_wait<0>();
+        pa::ptx::wgmma_pin(sc);
+        release(&bar_empty_k[0]);
+        softmax(0);
+        sm.template pack<SC>(sc, pk); // o is zero: nothing to rescale
+    }
+    // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
+    // 16 rows of 128 bytes on.
+    auto issue_pv = [&](int t) {
+        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);
+        pa::ptx::fence_proxy_async();
+        const uint64_t dv = stage_at(dv0, t);
+        pa::ptx::wgmma_pin(o);
+        pa::ptx::wgmma_pin(pk);
         pa::ptx::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
@@ -296,10 +341,31 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                                             1);
         }
         pa::ptx::wgmma_commit();
+        pa::ptx::wgmma_pin(o);
+        pa::ptx::wgmma_pin(pk);
+    };
+    // The last tile is peeled off the loop, so every pass has both groups in
+    // flight (ptxas serialises the wgmma when a conditional Q K^T leaves the
+    // group count at the wait_group unknown).
+    for (int t = 0; t + 1 < n_tiles; t++) {
+        issue_qk(t + 1);
+        issue_pv(t);
+        pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
+        pa::ptx::wgmma_pin(sc);
+        release(&bar_empty_k[(t + 1) & 1]);
+        softmax(t + 1);
         pa::ptx::wgmma_wait<0>();
-        __syncwarp();
-        if (lane == 0)
-            pa::ptx::mbar_arrive(&bar_empty[st]);
+        pa::ptx::wgmma_pin(o);
+        pa::ptx::wgmma_pin(pk);
+        release(&bar_empty_v[t & 1]);
+        sm.template rescale<SC>(o, corr);
+        sm.template pack<SC>(sc, pk);
+    }
+    if (n_tiles > 0) {
+        issue_pv(n_tiles - 1);
+        pa::ptx::wgmma_wait<0>();
+        pa::ptx::wgmma_pin(o);
+        release(&bar_empty_v[(n_tiles - 1) & 1]);
     }
     sm.template finalize<SC>(o);
 

@@ -155,6 +155,9 @@ typedef enum pa_prefill_path {
 } pa_prefill_path;
 PA_API pa_status pa_set_prefill_path(pa_prefill_path path);
 PA_API pa_prefill_path pa_get_prefill_path(void);
+/* 1 when the Hopper kernel can run on the current device: an sm_90 GPU and a
+ * library built for 90a. 0 otherwise (no GPU included). A query, no launch. */
+PA_API int pa_prefill_hopper_available(void);
 
 /* ---- mixed prefill + decode batch (vLLM's chunked-prefill layout) ------------------
  *

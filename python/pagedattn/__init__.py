@@ -40,4 +40,28 @@ def device_info(device=0):
             "runtime_version": p.runtime_version}
 
 
-__all__ = ["CudaError", "lib_path", "device_count", "device_info", "__version__"] + ops.__all__ + host.__all__
+_PREFILL_PATHS = ("auto", "mma", "hopper")
+
+
+def set_prefill_path(path):
+    """Which prefill kernel runs, process-wide: "auto" (the default: mma.sync), "mma", or "hopper" (the
+    opt-in sm_90a kernel wherever it applies: an sm_90 GPU, a library built for 90a, f16/bf16, heads up
+    to 64 and 97..128, flash caches of the query dtype; other launches keep mma.sync)."""
+    from ._lib import check
+    if path not in _PREFILL_PATHS:
+        raise ValueError(f"prefill path {path!r}: expected one of {', '.join(_PREFILL_PATHS)}")
+    check(lib.pa_set_prefill_path(_PREFILL_PATHS.index(path)), "set_prefill_path")
+
+
+def get_prefill_path():
+    """The prefill path in force ("auto", "mma" or "hopper"; PAGEDATTN_PREFILL_PATH until one is set)."""
+    return _PREFILL_PATHS[lib.pa_get_prefill_path()]
+
+
+def prefill_hopper_available():
+    """Whether the Hopper prefill kernel can run here (an sm_90 GPU and a library built for 90a)."""
+    return bool(lib.pa_prefill_hopper_available())
+
+
+__all__ = (["CudaError", "lib_path", "device_count", "device_info", "__version__", "set_prefill_path",
+            "get_prefill_path", "prefill_hopper_available"] + ops.__all__ + host.__all__)

@@ -221,3 +221,21 @@ def test_ragged_and_context_shapes():
         pa.context_attention_fwd(q, k, k, o, "auto", kc, vc, np.zeros((1, 1), np.int32), np.array([0], np.int32),
                                  np.array([4], np.int32), 4, 4)
     assert (o == 7).all()
+
+
+def test_prefill_path_setting():
+    before = pa.get_prefill_path()
+    try:
+        pa.set_prefill_path("hopper")
+        assert pa.get_prefill_path() == "hopper"
+        pa.set_prefill_path("mma")
+        assert pa.get_prefill_path() == "mma"
+        with pytest.raises(ValueError):
+            pa.set_prefill_path("wgmma")
+        assert pa.get_prefill_path() == "mma"
+    finally:
+        pa.set_prefill_path(before)
+    # No GPU here, or one that is not sm_90 with a 90a build: False; an H100 with 90a: True.
+    assert pa.prefill_hopper_available() in (False, True)
+    if pa.device_count() == 0:
+        assert pa.prefill_hopper_available() is False

@@ -937,20 +937,24 @@ Test(prefill_gpu, mixed_refuses_bad_decode_part_before_launching) {
  *
  * The same comparisons with PA_PREFILL_PATH_HOPPER asked for. hopper_end
  * checks how many launches took the Hopper kernel: interpret mode runs it
- * whenever it is asked for, so there the count must match; on a GPU that is
- * not sm_90, or a build without sm_90a, nothing takes it and the test is
- * skipped once its comparisons (on the mma.sync kernel) have passed. */
+ * whenever it is asked for, and so does an sm_90 GPU with a 90a build
+ * (pa_prefill_hopper_available), so there the count must match; elsewhere
+ * nothing may take it, and the test is skipped once its comparisons (on the
+ * mma.sync kernel) have passed. */
 static long hopper_begin(void) {
+#ifdef PA_TEST_INTERP
+    cr_assert_eq(pa_prefill_hopper_available(), 1, "interpret mode runs the Hopper kernel");
+#endif
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER), PA_SUCCESS);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
     return pa_prefill_hopper_launches();
 }
 static void hopper_end(long before, long expect) {
     const long n = pa_prefill_hopper_launches() - before;
-#ifndef PA_TEST_INTERP
-    if (n == 0 && expect > 0)
+    if (!pa_prefill_hopper_available()) {
+        cr_assert_eq(n, 0, "the Hopper kernel ran where pa_prefill_hopper_available says it cannot");
         cr_skip_test("the sm_90a prefill kernel does not run here (an sm_90 GPU and a build for 90a)");
-#endif
+    }
     cr_assert_eq(n, expect, "Hopper prefill launches: %ld, expected %ld", n, expect);
 }
 
