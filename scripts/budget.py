@@ -42,7 +42,7 @@ The tools: cuobjdump and nvdisasm from PATH, /usr/local/cuda/bin, or a pip
 install of nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm under /tmp/nvtools
 (done here when neither is found; --no-install prints the command instead).
 
-Usage: python3 scripts/budget.py [--build build] [--family decode|prefill|ragged]
+Usage: python3 scripts/budget.py [--build build] [--family decode|prefill|ragged|hopper]
                                  [--out benchmarks/results/budget-FAMILY-DATE.md [--append]]
                                  [--label before] [--json rows.json] [--notes reading.md]
   e.g. python3 scripts/budget.py --family prefill --out benchmarks/results/budget-prefill-DATE.md
@@ -123,9 +123,9 @@ def build_command(build, src):
     sys.exit("budget.py: %s is not in %s/compile_commands.json (meson setup %s -Dgpu_archs=90)" % (src, build, build))
 
 
-def compile_cubin(build, src, cubin):
+def compile_cubin(build, src, cubin, arch="sm_90"):
     cwd, args = build_command(build, src)
-    cmd = args + ["-cubin", "-arch=sm_90", "-lineinfo", "-Xptxas=-v", "-o", cubin, os.path.join(ROOT, src)]
+    cmd = args + ["-cubin", "-arch=" + arch, "-lineinfo", "-Xptxas=-v", "-o", cubin, os.path.join(ROOT, src)]
     r = subprocess.run(["nice", "-n", "10"] + cmd, cwd=cwd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("budget.py: nvcc failed on %s:\n%s" % (src, r.stderr))
@@ -154,6 +154,11 @@ def ptxas_info(text):
         m = re.search(r"Used (\d+) registers", line)
         if m:
             info[cur]["regs"] = int(m.group(1))
+    # wgmma serialised by ptxas (C7514: register accesses it could not prove safe), named per function.
+    for line in text.splitlines():
+        m = re.search(r"\(C7514\).*function '(\S+)'", line)
+        if m:
+            info.setdefault(m.group(1), {})["wgmma_serialized"] = True
     return info
 
 
@@ -490,7 +495,7 @@ CALIBRATION_2 = dict(
 def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
     inst = fam["instance"](src)
     cubin = os.path.join(workdir, os.path.basename(src).replace(".cu", ".cubin"))
-    ptx = ptxas_info(compile_cubin(build, src, cubin))
+    ptx = ptxas_info(compile_cubin(build, src, cubin, fam.get("arch", "sm_90")))
     res = res_usage(cuobjdump, cubin)
     funcs = disassemble(nvdisasm, cubin)
     resolve_labels(nvdisasm, cubin, funcs)
@@ -547,6 +552,16 @@ def short_name(mangled):
     return d
 
 
+def stamp():
+    """(UTC date, short commit, whether cuda/ or csrc/ differ from it) for a report's heading."""
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "cuda", "csrc"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.strip()
+    return date, commit, dirty
+
+
 def pct(x):
     return "%.0f%%" % (100 * x)
 
@@ -570,11 +585,7 @@ def tile_cost(fam, rows, inst, shape):
 def report(fam_name, fam, rows, label, m=H100):
     L = []
     w = L.append
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "cuda", "csrc"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
+    date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
     w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128, block 16, NHD)")
@@ -986,6 +997,7 @@ def tally(insts, path, weight, regions=()):
             t["calls"] += w
     t["counts"] = counts
     t["where"] = where
+    t["path"] = list(path)
     return t
 
 
@@ -1627,11 +1639,7 @@ def _owns(unit, kind):
 def mma_report(fam_name, fam, rows, label, m=H100):
     L = []
     w = L.append
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "cuda", "csrc"], cwd=ROOT, capture_output=True,
-                           text=True).stdout.strip()
+    date, commit, dirty = stamp()
     w("## %s: %s kernels at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
     w(fam["about"])
@@ -1986,11 +1994,238 @@ FAMILIES["ragged"] = dict(
 )
 
 
+# ---- the Hopper prefill kernel (issue 14 items 6 and 7) ----------------------------------------
+#
+# prefill_wgmma_kernel<HCfg<HP, DT>> (cuda/prefill/prefill_wgmma.cuh), compiled for sm_90a. A CTA
+# is a producer warpgroup (cp.async of K and V into a two-stage ring, mbarriers) and two consumer
+# warpgroups of 64 query rows; per 128-key tile each consumer warpgroup issues HP/16 wgmma
+# m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V. Twelve warps on an SM's four
+# sub-partitions: two consumer warps (one per warpgroup) and one producer warp each. Per tile:
+#   tensor: a warpgroup's m64nNk16 keeps all four tensor cores busy for 2*64*N*16 / F clocks
+#           (F = 989 TFLOP/s / (132 SMs x clock) FLOP per clock per SM);
+#   issue:  each sub-partition issues 2 consumer-warp paths + 1 producer-warp path, one per clock;
+#   MUFU:   16 results per clock per SM, so a warp's MUFU takes 8 clocks of its sub-partition's unit;
+#   shared memory: the wgmma operand reads (Q, K and V per consumer warpgroup; P is in registers)
+#           and the producer's cp.async writes, at 128 bytes per clock per SM.
+# Within a warpgroup the kernel overlaps as FlashAttention-3 does: Q K^T of tile t + 1 and P V of
+# tile t are issued together; the softmax of t + 1 runs while P V of t is on the tensor cores; then
+# O's rescale and P's packing (the tail) wait for P V. Two schedules bound the tile: "overlapped"
+# (the two warpgroups out of phase, each one's softmax and tail under the other's wgmma: the tile
+# costs its largest resource) and "in phase" (both warpgroups in step: both Q K^T, then both P V
+# beside both softmaxes on each sub-partition, then both tails: tensor/2 + max(tensor/2, 2 x softmax)
+# + 2 x tail, the softmax costing the larger of its issue slots and its MUFU time). The kernel has no
+# barrier that keeps the warpgroups out of phase (FA3's ping-pong); they drift between the two.
+# Edge tiles (causal diagonal, segment ends) take the mask path; soft cap and ALiBi are off.
+
+HOPPER_SHAPES = [
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 128", batch=4, q_len=4096, heads=32, kv_heads=8, head=128),
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 64", batch=4, q_len=4096, heads=32, kv_heads=8, head=64),
+]
+HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
+TILE = "cuda/attn_tile.cuh"
+
+
+def hopper_loops(insts):
+    """(consumer tile loop, producer tile loop): the loops of prefill_wgmma.cuh holding HGMMA and LDGSTS."""
+    ls = laminar_loops(insts, loops_of(insts))
+    own = [l for l in ls if os.path.basename(HOPPER_SRC) in l["line"]]
+
+    def holding(prefix):
+        c = [l for l in own if any(insts[k]["op"].startswith(prefix) for k in range(l["lo"], l["hi"] + 1))]
+        return min(c, key=lambda l: l["hi"] - l["lo"]) if c else None
+
+    return holding("HGMMA"), holding("LDGSTS")
+
+
+def hopper_select_loop(insts, loops):
+    return hopper_loops(insts)[0]
+
+
+def hgmma_flop(op):
+    m = re.search(r"HGMMA\.64x(\d+)x16", op)
+    return 2 * 64 * int(m.group(1)) * 16 if m else 0
+
+
+def hopper_paths(insts, hp):
+    """Per-warp tallies of the consumer loop (plain tile, edge tile) and the producer loop (a tile
+    of new keys, every row present, the head filling HP), plus the HGMMA FLOPs of a consumer tile."""
+    cons, prod = hopper_loops(insts)
+    mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* scale;", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    cache = src_span(HOPPER_SRC, r"if \(cache\) \{", r"\} else \{")
+    # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
+    # copy mostly folds away: the path with the fewest of them is the full head's.
+    partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
+    select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
+    n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith("HGMMA"))
+    n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
+    hg = ("HGMMA", lambda i: i["op"].startswith("HGMMA"), n_hg)
+    # An edge tile without soft cap and ALiBi runs the bounds-only mask: every instruction of its
+    # select line.
+    sel = ("mask select", lambda i: i["line"] in select, n_sel)
+    out = {}
+    for kind, forbid_lines, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])):
+        t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid_lines, need)
+        if t is None:
+            sys.exit("budget.py: hopper %s path: %s" % (kind, why))
+        t["kept"] = kept
+        out[kind] = t
+    n_cp = sum(1 for k in range(prod["lo"], prod["hi"] + 1) if insts[k]["op"].startswith("LDGSTS"))
+    t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], [], lambda *a: 1, cache | partial,
+                                  [("LDGSTS", _is_cp_async, n_cp // 2)])
+    if t is None:
+        sys.exit("budget.py: hopper producer path: %s" % why)
+    out["producer"] = t
+    out["hgmma_flop"] = sum(hgmma_flop(insts[k]["op"]) for k in range(cons["lo"], cons["hi"] + 1))
+    # The tail (O's rescale and P's packing, after the wait for P V), counted on each consumer path;
+    # the packing's conversions carry the lines of cuda_bf16.hpp / cuda_fp16.hpp, which nothing
+    # else in the loop converts through.
+    tail = src_span(TILE, r"static void rescale\(", r"^    }") | src_span(TILE, r"static void pack\(", r"^    }")
+    tail |= {"cuda_bf16.hpp", "cuda_fp16.hpp"}
+    for kind in ("plain", "edge"):
+        t = out[kind]
+        t["tail"] = sum(1 for k in t["path"] if insts[k]["line"] in tail or insts[k]["line"].split(":")[0] in tail)
+    out["mufu"] = {k: out[k]["counts"]["special function (MUFU)"] for k in ("plain", "edge")}
+    return out
+
+
+def hopper_tile_clocks(paths, kind, hp, m=H100):
+    """SM clocks of one CTA tile under each bound (see the section comment)."""
+    f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+    cons, prod = paths[kind], paths["producer"]
+    tensor = 2 * paths["hgmma_flop"] / f_clk
+    issue = 2 * cons["total"] + prod["total"]
+    mufu = 2 * paths["mufu"][kind] * 8
+    smem = (2 * (64 * hp * 2 + 2 * 128 * hp * 2) + 2 * 128 * hp * 2) / SMEM_BYTES_PER_CLOCK
+    tail = cons["tail"]
+    soft = max(cons["total"] - cons["counts"]["tensor core (HMMA)"] - tail, paths["mufu"][kind] * 8)
+    return dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem, overlapped=max(tensor, issue, mufu, smem),
+                in_phase=max(tensor / 2 + max(tensor / 2, 2 * soft) + 2 * tail, issue, smem))
+
+
+def hopper_work(shape):
+    """Per CTA of the causal prompt shape: (plain tiles, edge tiles) and the useful FLOPs, as the
+    kernel walks it (BM = 128 packed rows, BN = 128 keys)."""
+    group = shape["heads"] // shape["kv_heads"]
+    rows, L = shape["q_len"] * group, shape["q_len"]
+    ctas, useful = [], 0
+    for m0 in range(0, rows, 128):
+        lo, hi = m0 // group, min(L - 1, (m0 + 127) // group)
+        k_end = hi + 1
+        n = (k_end + 127) // 128
+        edge = sum(1 for t in range(n) if min(k_end, 128 * t + 128) < 128 * t + 128 or 128 * t + 127 > lo)
+        ctas.append((n - edge, edge))
+        for r in range(m0, min(rows, m0 + 128)):
+            useful += 4 * shape["head"] * (r // group + 1)
+    return ctas, useful
+
+
+def hopper_report(fam_name, fam, rows, label, m=H100):
+    L = []
+    w = L.append
+    date, commit, dirty = stamp()
+    w("## %s: the Hopper prefill kernel at %s%s (%s)" % (label, commit, " + working tree" if dirty else "", date))
+    w("")
+    w(fam["about"])
+    w("")
+    w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224, the producer"
+      " lowers its own to 56)")
+    w("")
+    w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    by_hp = {}
+    for r in rows:
+        mm = re.search(r"HCfgILi(\d+)ELi(\d+)E", r["kernel"])
+        if not mm:
+            continue
+        hp, dt = int(mm.group(1)), int(mm.group(2))
+        p, res = r["ptxas"], r["res"]
+        dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2
+        w("| HCfg<%d, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
+            hp, "f16" if dt == 1 else "bf16", p.get("regs", 0), p.get("spill_st", -1), p.get("spill_ld", -1),
+            p.get("stack", -1), res.get("smem_static", 0), dyn,
+            min(m["smem_per_sm"] // (dyn + res.get("smem_static", 0) + m["smem_per_cta_reserved"]), 1),
+            "YES" if p.get("wgmma_serialized") else "no"))
+        if dt == 2:
+            by_hp[hp] = r
+    w("")
+    w("### Per tile and warp (SASS paths of the tile loops)")
+    w("")
+    classes = [n for n, _ in CLASSES]
+    w("| instance | path | warp insts | " + " | ".join(classes) + " |")
+    w("| --- | --- | --- | " + " | ".join("---" for _ in classes) + " |")
+    paths = {}
+    for hp, r in sorted(by_hp.items()):
+        paths[hp] = hopper_paths(r["_insts"], hp)
+        for kind, what in (("plain", "consumer, interior tile"), ("edge", "consumer, edge tile (masks)"),
+                           ("producer", "producer, a tile of new keys")):
+            t = paths[hp][kind]
+            w("| bf16/h%d | %s | %d | %s |" % (hp, what + (" (%d forbidden kept)" % t["kept"]
+                                                           if t.get("kept") else ""), t["total"],
+                                               " | ".join("%g" % t["counts"][c] for c in classes)))
+    w("")
+    w("### Bounds per shape (fractions of %g TFLOP/s)" % MMA_PEAK_TFLOPS)
+    w("")
+    w("| shape | CTAs | tiles per CTA (interior + edge) | useful / computed FLOP | clocks per interior tile: tensor / issue"
+      " / MUFU / shared memory | overlapped bound | in-phase bound |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    out = []
+    for sh in fam["shapes"]:
+        hp = 64 if sh["head"] <= 64 else 128
+        if hp not in paths:
+            continue
+        ctas, useful = hopper_work(sh)
+        n_plain = sum(a for a, _ in ctas) * sh["batch"] * sh["kv_heads"]
+        n_edge = sum(b for _, b in ctas) * sh["batch"] * sh["kv_heads"]
+        useful *= sh["batch"] * sh["kv_heads"]
+        computed = (n_plain + n_edge) * 2 * paths[hp]["hgmma_flop"]
+        cp, ce = hopper_tile_clocks(paths[hp], "plain", hp, m), hopper_tile_clocks(paths[hp], "edge", hp, m)
+        res = {}
+        for b in ("overlapped", "in_phase"):
+            clocks = n_plain * cp[b] + n_edge * ce[b]
+            secs = clocks / (m["sms"] * m["clock_ghz"] * 1e9)  # one CTA per SM, all SMs busy
+            res[b] = useful / secs / 1e12 / MMA_PEAK_TFLOPS
+        w("| %s | %d | %.1f + %.2f | %.2f | %.0f / %.0f / %.0f / %.0f | %s | %s |" % (
+            sh["name"], len(ctas) * sh["batch"] * sh["kv_heads"], sum(a for a, _ in ctas) / len(ctas),
+            sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
+            pct(res["overlapped"]), pct(res["in_phase"])))
+        out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
+    w("")
+    w("Not modelled: the latency of a tile's hand-off (cp.async, then the `full` barrier, then wgmma), which the"
+      " two-stage ring must hide; the prologue (Q) and epilogue (the output rows) per CTA; the tail of the grid"
+      " (%d CTAs on 132 SMs, one each). A GPU measurement overrules all of it." % (
+          len(hopper_work(fam["shapes"][0])[0]) * fam["shapes"][0]["batch"] * fam["shapes"][0]["kv_heads"]))
+    return "\n".join(L), out
+
+
+def hopper_method_text(fam_name, m=H100):
+    return ("# Instruction budget: the Hopper prefill kernel (sm_90a)\n\n"
+            "Generated by `python3 scripts/budget.py --family hopper --out <this file>` from the sm_90a SASS"
+            " (cuobjdump / nvdisasm). The method is in the comment above `HOPPER_SHAPES` in scripts/budget.py.\n")
+
+
+FAMILIES["hopper"] = dict(
+    sources="cuda/prefill/inst_hopper.cu",
+    instance=lambda path: ("hopper", 0),
+    kernel=r"prefill_wgmma_kernel",
+    select_loop=hopper_select_loop,
+    arch="sm_90a",
+    shapes=HOPPER_SHAPES,
+    report=hopper_report,
+    method=hopper_method_text,
+    calibration=lambda m=H100: "",
+    about="`prefill_wgmma_kernel<HCfg<HP, DT>>` (cuda/prefill/prefill_wgmma.cuh), the opt-in sm_90a path: 384"
+          " threads (a producer warpgroup and two consumer warpgroups), 128 query rows (the GQA group packed)"
+          " against 128-key tiles in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
+          " O += P V with P in registers. Shapes: bf16, heads 32/8, causal, no window, soft cap or ALiBi.",
+)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--family", default="decode", choices=sorted(FAMILIES),
-                    help="kernel family: decode (HBM roof), prefill or ragged (tensor-pipe roof)")
+                    help="kernel family: decode (HBM roof), prefill, ragged or hopper (tensor-pipe roof)")
     ap.add_argument("--label", default="Budget")
     ap.add_argument("--out", help="markdown file to write (default: print)")
     ap.add_argument("--append", action="store_true", help="append to --out instead of replacing it")
@@ -2033,7 +2268,10 @@ def main():
     spills = [r for r in rows if r["ptxas"].get("spill_st", 0) or r["ptxas"].get("spill_ld", 0)]
     for r in spills:
         print("budget.py: SPILLS in %s %s" % (r["src"], r["kernel"]), file=sys.stderr)
-    return 1 if spills else 0
+    serial = [r for r in rows if r["ptxas"].get("wgmma_serialized")]
+    for r in serial:
+        print("budget.py: ptxas SERIALISED the wgmma of %s %s (C7514)" % (r["src"], r["kernel"]), file=sys.stderr)
+    return 1 if spills or serial else 0
 
 
 if __name__ == "__main__":
