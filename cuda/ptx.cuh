@@ -62,6 +62,10 @@
 //       in the object's 8 bytes; interpret mode lands the thread's copies at
 //       the cp.async arrive and parks a waiting thread until the phase
 //       completes.
+//   bar.sync id, n / bar.arrive id, n (named barriers, id 1..15)
+//       n threads (a multiple of 32) complete a generation of barrier id:
+//       bar.sync arrives and waits for the generation to complete, bar.arrive
+//       only arrives. Interpret mode keeps a count and generation per id.
 //   setmaxnreg.{inc,dec}.sync.aligned.u32 N (sm_90a)
 //       the warpgroup's per-thread register budget from here on; no effect on
 //       results (interpret mode ignores it).
@@ -380,6 +384,14 @@ __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+// Named barriers (ids 1..15; 0 is __syncthreads), n threads per generation.
+__device__ __forceinline__ void named_sync(int id, int n) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int n) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
 // Pins registers a wgmma reads or writes in flight (CUTLASS's
 // warpgroup_fence_operand): an empty asm that claims to read and write each
 // one, so the compiler keeps other instructions' accesses to them on their
@@ -1224,6 +1236,8 @@ inline void mbar_cp_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, true);
 inline void mbar_wait(uint64_t *bar, int parity) { ::pa_interp::mbar_wait(bar, parity); }
 inline bool mbar_test(uint64_t *bar, int parity) { return ::pa_interp::mbar_test(bar, parity); }
 template <int N, int M, class T> inline void wgmma_pin(T (&)[N][M]) {}
+inline void named_sync(int id, int n) { ::pa_interp::named_bar(id, n, true); }
+inline void named_arrive(int id, int n) { ::pa_interp::named_bar(id, n, false); }
 template <int N> inline void setmaxnreg_inc() {}
 template <int N> inline void setmaxnreg_dec() {}
 template <int DT, int N, bool TB>

@@ -2013,8 +2013,9 @@ FAMILIES["ragged"] = dict(
 # (the two warpgroups out of phase, each one's softmax and tail under the other's wgmma: the tile
 # costs its largest resource) and "in phase" (both warpgroups in step: both Q K^T, then both P V
 # beside both softmaxes on each sub-partition, then both tails: tensor/2 + max(tensor/2, 2 x softmax)
-# + 2 x tail, the softmax costing the larger of its issue slots and its MUFU time). The kernel has no
-# barrier that keeps the warpgroups out of phase (FA3's ping-pong); they drift between the two.
+# + 2 x tail, the softmax costing the larger of its issue slots and its MUFU time). The kernel's
+# ping-pong (FA3's: the warpgroups take turns to issue their wgmma through two named barriers) aims
+# at the first; the second is what the same instruction stream allows without it.
 # Edge tiles (causal diagonal, segment ends) take the mask path; soft cap and ALiBi are off.
 
 HOPPER_SHAPES = [

@@ -21,15 +21,12 @@
 //     serves), O += P V by wgmma with P from registers (the A operand) and V
 //     from shared memory (N-major B), then each warp arrives on `empty`. As in
 //     FA3, Q K^T of tile t + 1 and P V of tile t are in flight while the warps
-//     do tile t + 1's softmax.
+//     do tile t + 1's softmax, and the two consumer warpgroups take turns to
+//     issue their wgmma (FA3's ping-pong, named barriers 2 and 3).
 // Where this departs from FlashAttention-3 (hopper/mainloop_fwd_sm90_tma_gmma_ws):
 //   - K/V arrive by cp.async from a producer warpgroup for every source (the
 //     paged cache goes through the block table row by row, as FA3's paged
 //     non-TMA path does); no TMA, so no tensor map per call.
-//   - No ping-pong between the two consumer warpgroups (FA3's named barriers
-//     that keep one's softmax under the other's wgmma): the intra-warpgroup
-//     overlap alone already leaves a tile's softmax under its own wgmma
-//     (benchmarks/results/budget-hopper-2026-11-23.md).
 //   - Each consumer thread fences the async proxy after its `full` wait (the
 //     tile was written by cp.async, the generic proxy, and wgmma reads through
 //     the async proxy); FA3 relies on the barrier alone.
@@ -310,6 +307,20 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             pa::ptx::mbar_arrive(bar);
     };
 
+    // FlashAttention-3's ping-pong between the two consumer warpgroups: they
+    // take turns to issue their wgmma (named barrier 2 + cw: "warpgroup cw may
+    // issue"), so one's softmax runs under the other's tensor work instead of
+    // beside it. Warpgroup 1 lets warpgroup 0 go first, and skips its last
+    // hand-back, so every generation completes (each warpgroup issues
+    // n_tiles + 1 times).
+    auto turn_wait = [&]() { pa::ptx::named_sync(2 + cw, 256); };
+    auto turn_pass = [&](bool last) {
+        if (!(last && cw == 1))
+            pa::ptx::named_arrive(2 + (1 - cw), 256);
+    };
+    if (n_tiles > 0 && cw == 1)
+        pa::ptx::named_arrive(2, 256);
+
     // FlashAttention-3's overlap within the warpgroup: while the tensor cores
     // run Q K^T of tile t + 1 and then P V of tile t, the warps take tile
     // t + 1's softmax. Registers: sc (tile t + 1's scores), pk (tile t's P,
@@ -318,7 +329,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     uint32_t pk[BN / 8][2];
     if (n_tiles > 0) {
         pa::ptx::mbar_wait(&bar_q, 0);
+        turn_wait();
         issue_qk(0);
+        turn_pass(false);
         pa::ptx::wgmma_wait<0>();
         pa::ptx::wgmma_pin(sc);
         release(&bar_empty_k[0]);
@@ -348,8 +361,10 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     // flight (ptxas serialises the wgmma when a conditional Q K^T leaves the
     // group count at the wait_group unknown).
     for (int t = 0; t + 1 < n_tiles; t++) {
+        turn_wait();
         issue_qk(t + 1);
         issue_pv(t);
+        turn_pass(false);
         pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
         pa::ptx::wgmma_pin(sc);
         release(&bar_empty_k[(t + 1) & 1]);
@@ -362,7 +377,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         sm.template pack<SC>(sc, pk);
     }
     if (n_tiles > 0) {
+        turn_wait();
         issue_pv(n_tiles - 1);
+        turn_pass(true);
         pa::ptx::wgmma_wait<0>();
         pa::ptx::wgmma_pin(o);
         release(&bar_empty_v[(n_tiles - 1) & 1]);

@@ -1055,6 +1055,40 @@ Test(prefill_hopper, rows_with_no_visible_key_are_zeros) {
     hopper_end(before, 1);
 }
 
+/* Long enough that each stage's barriers go round several phases (up to 9
+ * key tiles per CTA, so parities 0, 1, 0, 1, 0 on a stage): causal head 128
+ * with GQA 2, and a context of 900 cached keys (block 16) under 150 new ones. */
+Test(prefill_hopper, many_tiles_per_cta) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[1] = {pa_test_shrink(1100)};
+    pa_prompt_problem_cfg c = {.seed = 13400u,
+                               .dtype = PA_DTYPE_BF16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 1,
+                               .num_heads = 2,
+                               .num_kv_heads = 1,
+                               .head_size = 128,
+                               .q_lens = ql};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+    check_prompt(pr, "hopper: long causal prompt");
+    pa_prompt_problem_free(pr);
+    const int cql[1] = {150}, ccl[1] = {pa_test_shrink(900)};
+    ctx_case cc = {.seed = 13401u,
+                   .layout = PA_LAYOUT_FLASH_NHD,
+                   .qd = PA_DTYPE_F16,
+                   .cd = PA_DTYPE_F16,
+                   .seqs = 1,
+                   .heads = 4,
+                   .kv_heads = 1,
+                   .hs = 64,
+                   .bs = 16,
+                   .ql = cql,
+                   .cl = ccl};
+    run_ctx_case(&cc, NULL, 0);
+    hopper_end(before, 2);
+}
+
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout, fp8 caches, head 96 and 256, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {

@@ -81,9 +81,17 @@ std::vector<std::array<char, 2>> warp_sync;
 std::vector<long> warp_gen;
 void *sched_fiber = nullptr;
 char cta_end_sync;
+char named_sync_obj[16][2];
 #endif
+// Named barriers of the running CTA: arrivals in the current generation, its
+// thread count (set by the first arrival), and the generation.
+struct Named {
+    int count = 0, n = 0;
+    long gen = 0;
+};
+Named named[16];
 
-enum State { READY, WAIT_BLOCK, WAIT_WARP, WAIT_MBAR, DONE };
+enum State { READY, WAIT_BLOCK, WAIT_WARP, WAIT_MBAR, WAIT_NAMED, DONE };
 
 struct Copy {
     unsigned char *dst;
@@ -117,6 +125,8 @@ struct Thread {
     long rounds = 0;                // ldmatrix/mma calls so far: the same on every lane of a warp
     const uint64_t *mbar = nullptr; // WAIT_MBAR: the barrier and the parity awaited
     int mbar_parity = 0;
+    int named_id = 0; // WAIT_NAMED: the barrier and the generation awaited
+    long named_gen = 0;
     std::vector<Copy> pending;
 };
 
@@ -229,6 +239,10 @@ bool release(int nthreads) {
     int done = 0, at_block = 0;
     for (Thread &t : threads) {
         if (t.state == WAIT_MBAR && pa::ptx::twin::mbar_done(*t.mbar, t.mbar_parity)) {
+            t.state = READY;
+            released = true;
+        }
+        if (t.state == WAIT_NAMED && named[t.named_id].gen != t.named_gen) {
             t.state = READY;
             released = true;
         }
@@ -542,6 +556,35 @@ bool mbar_test(uint64_t *bar, int parity) {
     return done;
 }
 
+void named_bar(int id, int n, bool wait) {
+    if (id < 1 || id > 15)
+        die("named barrier id must be in 1..15 (0 is __syncthreads)");
+    if (n < 32 || n % 32 || n > (int)threads.size())
+        die("named barrier thread count must be a multiple of 32 up to the CTA's");
+    Named &b = named[id];
+    if (b.count == 0)
+        b.n = n;
+    else if (b.n != n)
+        die("named barrier used with two thread counts in one generation");
+    const long gen = b.gen;
+#ifdef PA_INTERP_TSAN
+    char *sync = &named_sync_obj[id][gen & 1];
+    __tsan_release(sync);
+#endif
+    if (++b.count == b.n) {
+        b.count = 0;
+        b.gen++;
+    } else if (wait) {
+        cur->named_id = id;
+        cur->named_gen = gen;
+        yield(WAIT_NAMED);
+    }
+#ifdef PA_INTERP_TSAN
+    if (wait)
+        __tsan_acquire(sync);
+#endif
+}
+
 // The twins work on the whole warp: the first lane past the collective runs
 // it for all 32 and leaves each lane's result in slot_out.
 bool first_of_round() {
@@ -755,6 +798,8 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     for (const uint3 &b : order) {
         g_block_idx = b;
         memset(smem_buf, 0xFF, smem_cap);
+        for (Named &x : named) // a CTA starts with every named barrier at rest
+            x = Named{};
         unsigned char *static_lo = __start_pa_interp_smem, *static_hi = __stop_pa_interp_smem;
         if (static_lo && static_hi > static_lo)
             memset(static_lo, 0xFF, (size_t)(static_hi - static_lo));

@@ -90,6 +90,9 @@ void mbar_init(uint64_t *bar, int count);
 void mbar_arrive(uint64_t *bar, bool cp);
 void mbar_wait(uint64_t *bar, int parity);
 bool mbar_test(uint64_t *bar, int parity);
+// Named barrier id (1..15) of n threads: arrive, and with wait, wait for the
+// generation to complete.
+void named_bar(int id, int n, bool wait);
 
 // A launch: runs `body` on every thread of every CTA, or records it while the
 // stream is being captured.

@@ -168,6 +168,31 @@ __global__ void mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mo
     }
 }
 
+// Two warps take turns through named barriers 1 and 2 (64 threads each: the
+// waiting warp syncs, the other arrives): warp 0 writes round i, warp 1 reads
+// it and writes round i + 1 ... `turns` 0 drops warp 1's sync (a race).
+__global__ void named_turns(int *log, int rounds, int turns) {
+    PA_STATIC_SMEM(int s_val);
+    const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    if (w == 1)
+        pa::ptx::named_arrive(1, 64); // warp 0 goes first
+    for (int i = 0; i < rounds; i++) {
+        if (w == 0) {
+            pa::ptx::named_sync(1, 64);
+            if (l == 0)
+                s_val = 2 * i + 1;
+            pa::ptx::named_arrive(2, 64);
+        } else {
+            if (turns)
+                pa::ptx::named_sync(2, 64);
+            if (l == 0)
+                log[i] = s_val;
+            if (i + 1 < rounds)
+                pa::ptx::named_arrive(1, 64);
+        }
+    }
+}
+
 // A wait on a phase that never completes: the interpreter reports a deadlock.
 __global__ void mbar_never(uint32_t *out) {
     PA_STATIC_SMEM(uint64_t bar);
@@ -224,6 +249,10 @@ cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s,
 
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode) {
     PA_LAUNCH(dim3(1), dim3(64), 32 * sizeof(uint32_t), nullptr, mbar_ring)(src, out, rounds, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns) {
+    PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, named_turns)(log, rounds, turns);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_mbar_never(uint32_t *out) {

@@ -17,6 +17,7 @@ cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, i
 cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered);
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode);
 cudaError_t pa_selftest_mbar_never(uint32_t *out);
+cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
 #ifdef __cplusplus
 }
 #endif

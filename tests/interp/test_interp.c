@@ -147,6 +147,21 @@ Test(interp, mbarrier_ring_without_empty_wait_deadlocks_when_the_producer_runs_a
     setenv("PA_INTERP_SCHED", "warp", 1);
     mbar_ring_case(2, 0);
 }
+/* Named barriers hand a value back and forth in turns, under every schedule. */
+Test(interp, named_barriers_take_turns) {
+    const char *sched[3] = {"sweep", "warp", "random"};
+    int *log = dev(8 * sizeof(int));
+    for (int k = 0; k < 3; k++) {
+        setenv("PA_INTERP_SCHED", sched[k], 1);
+        memset(log, 0, 8 * sizeof(int));
+        cr_assert_eq(pa_selftest_named_turns(log, 8, 1), cudaSuccess);
+        for (int i = 0; i < 8; i++)
+            cr_assert_eq(log[i], 2 * i + 1, "%s: round %d read %d", sched[k], i, log[i]);
+    }
+    unsetenv("PA_INTERP_SCHED");
+    cudaFree(log);
+}
+
 Test(interp, mbarrier_wait_that_never_completes_is_a_deadlock, .signal = SIGABRT) {
     uint32_t *out = dev(32 * sizeof(uint32_t));
     pa_selftest_mbar_never(out);
@@ -175,4 +190,9 @@ Test(tsan, wgmma_without_barrier_after_tile_stores_is_a_race, .signal = SIGABRT)
 
 // The consumer reads a slot whose `full` phase it did not wait for: a race.
 Test(tsan, mbarrier_ring_without_full_wait_is_a_race, .signal = SIGABRT) { mbar_ring_case(1, 0); }
+// The reading warp skips its turn (no named_sync): a race with the writer.
+Test(tsan, named_barrier_turn_skipped_is_a_race, .signal = SIGABRT) {
+    int *log = dev(8 * sizeof(int));
+    pa_selftest_named_turns(log, 8, 0);
+}
 #endif
