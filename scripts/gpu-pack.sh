@@ -21,8 +21,14 @@ sys.exit(0 if (v["major"], v["minor"]) >= (1, 4) else 1)' "$BUILD/meson-info/mes
     echo "gpu-pack: $BUILD was set up by a Meson older than 1.4 (no CUDA header tracking); setting it up again"
     rm -rf "$BUILD"
 fi
+ARCHS=${PA_GPU_ARCHS:-90a}
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" -Dgpu_archs="${PA_GPU_ARCHS:-90a}" -Dbuildtype=release >/dev/null
+    meson setup "$BUILD" -Dgpu_archs="$ARCHS" -Dbuildtype=release >/dev/null
+else
+    # A build dir set up for other architectures (say 90, before the Hopper kernels) is switched.
+    have=$(meson introspect "$BUILD" --buildoptions |
+        python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "gpu_archs"))')
+    [ "$have" = "$ARCHS" ] || meson configure "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null
 fi
 ninja -C "$BUILD" >/dev/null
 rm -rf .carry/build .carry/crit
