@@ -251,6 +251,28 @@ __device__ __forceinline__ Span key_span(const pa_prefill_kparams &p, const Seq 
     return k;
 }
 
+// Key position pos's row offsets (elements) in the K and V sources: through
+// the block table in the cache (cache), else the packed new-key row; -1 past
+// the segment's end.
+__device__ __forceinline__ void key_row_offsets(const pa_prefill_kparams &p, int s, int kvh, int hs, int pos, int end,
+                                                bool cache, int64_t k_row0, int n_cache, int64_t &ko, int64_t &vo) {
+    int64_t k = -1, v = -1;
+    if (pos < end) {
+        if (cache) {
+            const int bi = pa_kv_divide(p.block_div, pos), slot = pos - bi * p.g.block_size;
+            const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
+            k = pa_kv_key_offset(&p.g, blk, kvh, slot, 0);
+            v = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
+        } else {
+            const int64_t row = k_row0 + (pos - n_cache);
+            k = row * p.k_stride + (int64_t)kvh * hs;
+            v = row * p.v_stride + (int64_t)kvh * hs;
+        }
+    }
+    ko = k;
+    vo = v;
+}
+
 // Every context block id of the sequence in range (checked by the whole CTA,
 // so all CTAs of a sequence agree on skipping it).
 template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
@@ -357,6 +379,8 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         const int r = threadIdx.x;
         if (r >= BN || (t >= walk.nt_c && p.vec_new)) // packed rows by cp.async need no table
             return;
+        // key_row_offsets's arithmetic, written out: at 255 registers ptxas
+        // schedules this kernel differently when it goes through the helper.
         const int pos = tile_start(t) + r;
         int64_t ko = -1, vo = -1;
         if (pos < tile_end(t)) {

@@ -177,21 +177,10 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
         for (int t = 0; t < n_tiles; t++) {
             const int st = t & 1, ph = ((t >> 1) + 1) & 1;
-            const int pos = tile_start(t) + 32 * w + lane;
             const bool cache = t < nt_c;
-            int64_t ko = -1, vo = -1;
-            if (pos < tile_end(t)) {
-                if (cache) {
-                    const int bi = pa_kv_divide(p.block_div, pos), slot = pos - bi * p.g.block_size;
-                    const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
-                    ko = pa_kv_key_offset(&p.g, blk, kvh, slot, 0);
-                    vo = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
-                } else {
-                    const int64_t row = sq.k_row0 + (pos - sq.n_cache);
-                    ko = row * p.k_stride + (int64_t)kvh * hs;
-                    vo = row * p.v_stride + (int64_t)kvh * hs;
-                }
-            }
+            int64_t ko, vo;
+            pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache, sq.k_row0,
+                                        sq.n_cache, ko, vo);
             // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
             if (t >= 2)
                 pa::ptx::mbar_wait(&bar_empty_k[st], ph);

@@ -517,9 +517,14 @@ void mbar_init(uint64_t *bar, int count) {
     pa::ptx::twin::mbar_init(bar, count);
 }
 
-void mbar_arrive(uint64_t *bar, bool cp) {
+// An object mbarrier.init never set: the 0xFF poison, or no expected or pending arrivals.
+void check_mbar(const uint64_t *bar, const char *what) {
     if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
-        die("mbarrier arrive on an object never initialised");
+        die(what);
+}
+
+void mbar_arrive(uint64_t *bar, bool cp) {
+    check_mbar(bar, "mbarrier arrive on an object never initialised");
     if (cp) { // every earlier cp.async of this thread lands first
         for (const Copy &c : cur->pending)
             land(c);
@@ -532,8 +537,7 @@ void mbar_arrive(uint64_t *bar, bool cp) {
 }
 
 void mbar_wait(uint64_t *bar, int parity) {
-    if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
-        die("mbarrier wait on an object never initialised");
+    check_mbar(bar, "mbarrier wait on an object never initialised");
     if (!pa::ptx::twin::mbar_done(*bar, parity)) {
         cur->mbar = bar;
         cur->mbar_parity = parity;
@@ -546,8 +550,7 @@ void mbar_wait(uint64_t *bar, int parity) {
 }
 
 bool mbar_test(uint64_t *bar, int parity) {
-    if (*bar == ~0ull || pa::ptx::twin::mbar_expected(*bar) == 0 || pa::ptx::twin::mbar_pending(*bar) == 0)
-        die("mbarrier probe of an object never initialised");
+    check_mbar(bar, "mbarrier probe of an object never initialised");
     const bool done = pa::ptx::twin::mbar_done(*bar, parity);
 #ifdef PA_INTERP_TSAN
     if (done)
