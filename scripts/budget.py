@@ -1996,7 +1996,7 @@ FAMILIES["ragged"] = dict(
 
 # ---- the Hopper prefill kernel (issue 14 items 6 and 7) ----------------------------------------
 #
-# prefill_wgmma_kernel<HCfg<HP, DT>> (cuda/prefill/prefill_wgmma.cuh), compiled for sm_90a. A CTA
+# prefill_wgmma_kernel<HCfg<HP, DT, KV>> (cuda/prefill/prefill_wgmma.cuh), compiled for sm_90a. A CTA
 # is a producer warpgroup (cp.async of K and V into a two-stage ring, mbarriers) and two consumer
 # warpgroups of 64 query rows; per 128-key tile each consumer warpgroup issues HP/16 wgmma
 # m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V. Twelve warps on an SM's four
@@ -2023,6 +2023,7 @@ HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 64", batch=4, q_len=4096, heads=32, kv_heads=8, head=64),
 ]
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
+HOPPER_KV = {0: "flash", 1: "vLLM"}  # HCfg's cache kind (kFlash, kVllm)
 TILE = "cuda/attn_tile.cuh"
 
 
@@ -2053,7 +2054,8 @@ def hopper_paths(insts, hp):
     cons, prod = hopper_loops(insts)
     mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* scale;", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-    cache = src_span(HOPPER_SRC, r"if \(cache\) \{", r"\} else \{")
+    # A cache row's block-table lookup (key_row_offsets, inlined from prefill_kernel.cuh).
+    cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
     # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
     # copy mostly folds away: the path with the fewest of them is the full head's.
     partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
@@ -2136,18 +2138,19 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
     by_hp = {}
     for r in rows:
-        mm = re.search(r"HCfgILi(\d+)ELi(\d+)E", r["kernel"])
+        mm = re.search(r"HCfgILi(\d+)ELi(\d+)ELi(\d+)E", r["kernel"])
         if not mm:
             continue
-        hp, dt = int(mm.group(1)), int(mm.group(2))
+        hp, dt, kv = int(mm.group(1)), int(mm.group(2)), int(mm.group(3))
         p, res = r["ptxas"], r["res"]
         dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2
-        w("| HCfg<%d, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
-            hp, "f16" if dt == 1 else "bf16", p.get("regs", 0), p.get("spill_st", -1), p.get("spill_ld", -1),
+        w("| HCfg<%d, %s, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
+            hp, "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
+            p.get("spill_ld", -1),
             p.get("stack", -1), res.get("smem_static", 0), dyn,
             min(m["smem_per_sm"] // (dyn + res.get("smem_static", 0) + m["smem_per_cta_reserved"]), 1),
             "YES" if p.get("wgmma_serialized") else "no"))
-        if dt == 2:
+        if dt == 2 and kv == 0:
             by_hp[hp] = r
     w("")
     w("### Per tile and warp (SASS paths of the tile loops)")
@@ -2215,7 +2218,7 @@ FAMILIES["hopper"] = dict(
     report=hopper_report,
     method=hopper_method_text,
     calibration=lambda m=H100: "",
-    about="`prefill_wgmma_kernel<HCfg<HP, DT>>` (cuda/prefill/prefill_wgmma.cuh), the opt-in sm_90a path: 384"
+    about="`prefill_wgmma_kernel<HCfg<HP, DT, KV>>` (cuda/prefill/prefill_wgmma.cuh), the opt-in sm_90a path: 384"
           " threads (a producer warpgroup and two consumer warpgroups), 128 query rows (the GQA group packed)"
           " against 128-key tiles in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
           " O += P V with P in registers. Shapes: bf16, heads 32/8, causal, no window, soft cap or ALiBi.",

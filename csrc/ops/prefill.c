@@ -63,9 +63,14 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     const int hp = hs <= 64 ? 64 : hs > 96 && hs <= 128 ? 128 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
-    if (k->mode == PA_PREFILL_MODE_CONTEXT && (k->cache_dtype != k->q_dtype || k->g.layout == PA_LAYOUT_VLLM ||
-                                               k->cache_k != PA_PREFILL_K_ASYNC || k->cache_v != PA_PREFILL_V_ASYNC))
-        return 0;
+    if (k->mode == PA_PREFILL_MODE_CONTEXT) {
+        /* A cache of the query dtype on cp.async: a flash layout with 16-byte
+         * rows, or vLLM's with V^T tiles (a block size of a multiple of 8). */
+        const int vllm = k->g.layout == PA_LAYOUT_VLLM;
+        if (k->cache_dtype != k->q_dtype || k->cache_k != PA_PREFILL_K_ASYNC ||
+            k->cache_v != (vllm ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_ASYNC))
+            return 0;
+    }
     return hp;
 }
 

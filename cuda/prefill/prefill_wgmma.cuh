@@ -37,11 +37,22 @@
 
 #include "prefill_kernel.cuh"
 
+#include <type_traits>
+
 namespace pa_prefill_h {
 
-template <int HP_, int DT_> struct HCfg {
+// Where cache tiles come from (new keys are always packed rows):
+//   kFlash: a flash layout (NHD, HND, combined) of the query dtype; rows of
+//           head_size contiguous elements.
+//   kVllm:  vLLM's layout of the query dtype: keys [blocks, heads, head / 8,
+//           block, 8] (a row's 16-byte chunks block x 16 bytes apart) and
+//           values [blocks, heads, head, block], copied as V^T tiles.
+enum { kFlash = 0, kVllm = 1 };
+
+template <int HP_, int DT_, int KV_> struct HCfg {
     static_assert(HP_ == 64 || HP_ == 128, "the Hopper prefill kernel serves HP 64 and 128");
-    static constexpr int HP = HP_, kDT = DT_;
+    static_assert(KV_ == kFlash || KV_ == kVllm, "cache kinds: flash or vLLM, of the query dtype");
+    static constexpr int HP = HP_, kDT = DT_, KV = KV_;
     using T = typename pa::elt<DT_>::type;
     static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
     static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
@@ -69,9 +80,11 @@ template <int HP_, int DT_> struct HCfg {
 // FULL: the head fills the padded head (no column to zero-fill), so whether
 // a chunk is copied is the row's, fixed per pass. An absent row's copies
 // (ignore-src) read nothing; their source address is formed but not used.
+// cs: elements from one 16-byte chunk of a row to the next (8 for contiguous
+// rows; block x 8 for vLLM's key cache).
 template <class H, bool FULL>
 __device__ __forceinline__ void copy_rows_as(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
-                                             int head_size) {
+                                             int head_size, int64_t cs) {
     static_assert(H::BM == 128 && H::BN == 128, "tiles of 128 rows: four producer warps of 32");
     constexpr int J = H::kCPR / 2; // chunk pairs per row
     const int q = lane & 1, rp = lane >> 1, x = rp & 7;
@@ -79,28 +92,66 @@ __device__ __forceinline__ void copy_rows_as(uint8_t *tile, const typename H::T 
 #pragma unroll
     for (int p = 0; p < 2; p++) {
         const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
-        const typename H::T *src = base + (ro >= 0 ? ro : 0) + q * 8;
+        const typename H::T *src = base + (ro >= 0 ? ro : 0) + q * cs;
         const bool row = ro >= 0;
 #pragma unroll
         for (int j = 0; j < J; j++) {
             const bool copy = row && (FULL || (2 * j + q) * 8 < head_size);
             uint8_t *dst = d0 + p * 16 * 128 + (j >> 2) * 128 * 128 + (((2 * (j & 3) + q) ^ x) << 4);
-            pa::ptx::cp_async16_or_zero(dst, src + 16 * j, copy);
+            pa::ptx::cp_async16_or_zero(dst, src, copy);
+            src += 2 * cs; // an immediate offset when cs is a constant; else one add, nothing to hoist
         }
     }
 }
 template <class H>
 __device__ __forceinline__ void copy_rows(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
-                                          int head_size) {
+                                          int head_size, int64_t cs = 8) {
     if (head_size >= H::HP)
-        copy_rows_as<H, true>(tile, base, off, w, lane, head_size);
+        copy_rows_as<H, true>(tile, base, off, w, lane, head_size, cs);
     else
-        copy_rows_as<H, false>(tile, base, off, w, lane, head_size);
+        copy_rows_as<H, false>(tile, base, off, w, lane, head_size, cs);
+}
+
+// A V^T tile of vLLM's value cache [blocks, heads, head, block] for the keys
+// [ks, min(ks + 128, end)): rows d (HP of them, zeros from head_size on), the
+// keys along them in two 64-key panels; the 16-byte chunk c of row d (keys
+// 8 c.. 8 c + 7, of one block: ks is a multiple of 16 and the block size of 8)
+// at chunk (c % 8) ^ (d % 8) of row d of panel c / 8, which is how wgmma reads
+// a K-major B operand (pa::ptx::twin::wgmma_addr). Thread (w, lane) copies
+// chunk column c = lane % 16 of rows d = 2 w + lane / 16 + 8 i: one
+// block-table lookup per tile, one swizzled chunk position for all its rows,
+// and each copy an add (d x block) and the cp.async. A chunk that crosses end
+// copies its keys in range and zero-fills the rest (a padded page's garbage
+// must not reach P V: 0 x NaN is NaN).
+template <class H>
+__device__ __forceinline__ void copy_vt(uint8_t *tile, const typename H::T *base, const pa_prefill_kparams &p, int s,
+                                        int kvh, int ks, int end, int w, int lane, int head_size) {
+    const int c = lane & 15, dr = 2 * w + (lane >> 4), kc = ks + 8 * c;
+    const int n = min(8, end - kc);
+    int64_t off = 0;
+    if (n > 0) {
+        const int bi = pa_kv_divide(p.block_div, kc), slot = kc - bi * p.g.block_size;
+        const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
+        off = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
+    }
+    const int bytes = n > 0 ? 2 * n : 0;
+    const int64_t step = 8 * (int64_t)p.g.block_size; // 8 rows on
+    const typename H::T *src = base + off + dr * (int64_t)p.g.block_size;
+    uint8_t *dst = tile + (c >> 3) * (H::HP * 128) + dr * 128 + (((c & 7) ^ dr) << 4);
+    // Rows past the head copy nothing (src-size 0: the address is not read).
+    // Not unrolled further: ptxas would hoist every row's offset out of the
+    // tile loop and spill them under the producer's 56 registers.
+#pragma unroll 4
+    for (int i = 0; i < H::HP / 8; i++) {
+        pa::ptx::cp_async(dst, src, 16, dr + 8 * i < head_size ? bytes : 0);
+        src += step;
+        dst += 1024;
+    }
 }
 
 // Descriptors (pa::ptx::twin::wgmma_desc): 128-byte swizzle, 8-row groups
 // 1024 bytes apart (SBO); for V read N-major the 64-element panels are LBO =
-// 128 rows x 128 bytes apart. A k16 step moves the start address, which is
+// 128 rows x 128 bytes apart (a V^T tile is read K-major, as K is). A k16 step moves the start address, which is
 // the descriptor's low field in 16-byte units: adding (bytes >> 4) to a
 // descriptor moves it (no carry: shared addresses stay below 2^18), so each
 // wgmma costs one 64-bit add of a constant, as CUTLASS's descriptor iterators
@@ -184,11 +235,17 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
             if (t >= 2)
                 pa::ptx::mbar_wait(&bar_empty_k[st], ph);
-            copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
+            if (H::KV == kVllm && cache)
+                copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
+            else
+                copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
             pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
             if (t >= 2)
                 pa::ptx::mbar_wait(&bar_empty_v[st], ph);
-            copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
+            if (H::KV == kVllm && cache)
+                copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+            else
+                copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
             pa::ptx::mbar_cp_arrive(&bar_full_v[st]);
         }
         pa::tile::cp_async_commit();
@@ -222,6 +279,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
     const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
     const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
+    const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
     // Stage st's K and V follow stage 0's by st x (K + V) bytes.
     auto stage_at = [&](uint64_t d0, int t) { return desc_at(d0, (uint32_t)(t & 1) * 2u * H::kv_bytes); };
 
@@ -328,19 +386,25 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         sm.template pack<SC>(sc, pk); // o is zero: nothing to rescale
     }
     // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
-    // 16 rows of 128 bytes on.
-    auto issue_pv = [&](int t) {
+    // 16 rows of 128 bytes on (V, N-major); for a V^T tile (VT, vLLM's cache
+    // tiles) it is 32 bytes into panel kk / 4, as Q K^T steps through K.
+    // Whether B is N-major is an immediate of the instruction, so the two are
+    // separate code, chosen by the caller outside any runtime branch of the
+    // steady-state loop (ptxas serialises wgmma under one: C7514).
+    auto issue_pv = [&](auto vt, int t) {
+        constexpr bool VT = decltype(vt)::value;
         pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);
         pa::ptx::fence_proxy_async();
-        const uint64_t dv = stage_at(dv0, t);
+        const uint64_t dv = stage_at(VT ? dvt0 : dv0, t);
         pa::ptx::wgmma_pin(o);
         pa::ptx::wgmma_pin(pk);
         pa::ptx::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
             const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
-            pa::ptx::wgmma_rs<DT, HP, true>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at(dv, (uint32_t)kk * 2048u),
-                                            1);
+            const uint32_t vb =
+                VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
+            pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at(dv, vb), 1);
         }
         pa::ptx::wgmma_commit();
         pa::ptx::wgmma_pin(o);
@@ -349,10 +413,12 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     // The last tile is peeled off the loop, so every pass has both groups in
     // flight (ptxas serialises the wgmma when a conditional Q K^T leaves the
     // group count at the wait_group unknown).
-    for (int t = 0; t + 1 < n_tiles; t++) {
+    // With vLLM's cache the cache tiles' P V reads V^T: a loop of its own
+    // over them, then the new-key tiles' loop.
+    auto step = [&](auto vt, int t) {
         turn_wait();
         issue_qk(t + 1);
-        issue_pv(t);
+        issue_pv(vt, t);
         turn_pass(false);
         pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
         pa::ptx::wgmma_pin(sc);
@@ -364,14 +430,28 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         release(&bar_empty_v[t & 1]);
         sm.template rescale<SC>(o, corr);
         sm.template pack<SC>(sc, pk);
-    }
-    if (n_tiles > 0) {
+    };
+    auto last = [&](auto vt) {
         turn_wait();
-        issue_pv(n_tiles - 1);
+        issue_pv(vt, n_tiles - 1);
         turn_pass(true);
         pa::ptx::wgmma_wait<0>();
         pa::ptx::wgmma_pin(o);
         release(&bar_empty_v[(n_tiles - 1) & 1]);
+    };
+    using VtTile = std::integral_constant<bool, H::KV == kVllm>;
+    using VTile = std::integral_constant<bool, false>;
+    int t = 0;
+    if (H::KV == kVllm)
+        for (; t + 1 < n_tiles && t < nt_c; t++)
+            step(VtTile{}, t);
+    for (; t + 1 < n_tiles; t++)
+        step(VTile{}, t);
+    if (n_tiles > 0) {
+        if (H::KV == kVllm && n_tiles - 1 < nt_c)
+            last(VtTile{});
+        else
+            last(VTile{});
     }
     sm.template finalize<SC>(o);
 
@@ -396,8 +476,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #endif
 }
 
-template <int HP, int DT> cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
-    using H = HCfg<HP, DT>;
+template <int HP, int DT, int KV> cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
+    using H = HCfg<HP, DT, KV>;
     const int group = p.num_heads / p.num_kv_heads;
     const int64_t m_tiles = ((int64_t)p.max_q_len * group + H::BM - 1) / H::BM;
     if (m_tiles == 0 || p.num_seqs == 0)

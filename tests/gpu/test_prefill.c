@@ -998,8 +998,11 @@ Test(prefill_hopper, prompt_attention) {
 }
 
 /* Context attention over flash caches (NHD and HND, blocks of 16 and 32, a
- * block size of 24): contexts of 0, 1 and several key tiles, the first new
- * keys in the middle of a tile; GQA 4 and 1; window and ALiBi. */
+ * block size of 24) and vLLM's (keys in 16-byte chunks a block apart, values
+ * read as V^T tiles; blocks of 8, 16, 24 and 32; heads 40, 64, 120 and 128,
+ * so V^T rows past the head are zero-filled): contexts of 0, 1 and several
+ * key tiles, the cache's last chunk cut by its end, the first new keys in the
+ * middle of a tile; GQA 4 and 1; window and ALiBi. */
 Test(prefill_hopper, context_attention) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1008,10 +1011,10 @@ Test(prefill_hopper, context_attention) {
         pa_kv_layout layout;
         int hs, bs, heads, alibi, window;
     } cs[] = {
-        {PA_LAYOUT_FLASH_NHD, 128, 16, 8, 0, 0},
-        {PA_LAYOUT_FLASH_HND, 64, 32, 2, 1, 0},
-        {PA_LAYOUT_FLASH_NHD, 64, 24, 8, 0, 100},
-        {PA_LAYOUT_FLASH_HND, 120, 16, 2, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, 128, 16, 8, 0, 0},  {PA_LAYOUT_FLASH_HND, 64, 32, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, 64, 24, 8, 0, 100}, {PA_LAYOUT_FLASH_HND, 120, 16, 2, 0, 0},
+        {PA_LAYOUT_VLLM, 128, 16, 8, 0, 0},       {PA_LAYOUT_VLLM, 64, 24, 2, 1, 0},
+        {PA_LAYOUT_VLLM, 40, 32, 8, 0, 100},      {PA_LAYOUT_VLLM, 120, 8, 2, 0, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     for (int i = 0; i < n; i++) {
@@ -1090,7 +1093,8 @@ Test(prefill_hopper, many_tiles_per_cta) {
 }
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
- * right there: vLLM's layout, fp8 caches, head 96 and 256, f32. */
+ * right there: vLLM's layout with a block size that is not a multiple of 8,
+ * fp8 caches, head 96 and 256, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1098,13 +1102,13 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     static const struct {
         pa_kv_layout layout;
         pa_dtype qd, cd;
-        int hs;
+        int hs, bs;
     } cs[] = {
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 12},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96, 16},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},
     };
     for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
         ctx_case c = {.seed = 13300u + (uint64_t)i,
@@ -1115,7 +1119,7 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
                       .heads = 2,
                       .kv_heads = 1,
                       .hs = cs[i].hs,
-                      .bs = 16,
+                      .bs = cs[i].bs,
                       .ql = ql,
                       .cl = cl};
         run_ctx_case(&c, NULL, 0);

@@ -779,24 +779,27 @@ Test(prefill_path, hopper_shape_rules) {
                          .block_size = 16,
                          .num_kv_heads = 2,
                          .head_size = 128};
+    /* vLLM's layout goes through V^T tiles of 8-key chunks of one block, so
+     * its block size must be a multiple of 8. */
     static const struct {
         pa_kv_layout layout;
         pa_dtype cd;
-        int hp;
-    } caches[] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 128},
-                  {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 128},
-                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},
-                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 0},
-                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E5M2, 0}};
+        int bs, hp;
+    } caches[] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 16, 128},   {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 16, 128},
+                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 16, 128},        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 24, 128},
+                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 12, 0},          {PA_LAYOUT_VLLM, PA_DTYPE_F16, 16, 0},
+                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 16, 0}, {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E5M2, 16, 0}};
     for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
         c.kv.layout = caches[i].layout;
         c.kv.dtype = caches[i].cd;
+        c.kv.block_size = caches[i].bs;
         pa_prefill_kparams_from_context(&k, &c);
         cr_assert_eq(pa_prefill_hopper_head(&k), caches[i].hp, "cache %s %s", pa_kv_layout_name(caches[i].layout),
                      pa_dtype_name(caches[i].cd));
     }
     c.kv.layout = PA_LAYOUT_FLASH_NHD;
     c.kv.dtype = PA_DTYPE_BF16;
+    c.kv.block_size = 16;
     c.kv.key = buf + 8; /* the cache base off 16 bytes: the register path */
     pa_prefill_kparams_from_context(&k, &c);
     cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned cache");
