@@ -240,6 +240,21 @@ __device__ __forceinline__ void load_tile_async(typename C::T *tile, const typen
         col_fn, head_size);
 }
 
+// Two fp8 elements (e4m3, or e5m2 with E5M2; the low 16 bits of `bits`, the
+// first in the low byte) to two DT elements (the first in the low half),
+// times `scale` when SCALE, else exact.
+template <int DT, bool E5M2, bool SCALE> __device__ __forceinline__ uint32_t fp8x2_to(uint32_t bits, float scale) {
+    const __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)bits, E5M2 ? __NV_E5M2 : __NV_E4M3);
+    if (DT == 1 && !SCALE)
+        return (uint32_t)hr.x | ((uint32_t)hr.y << 16);
+    float2 f = __half22float2(__half2(hr));
+    if (SCALE) {
+        f.x *= scale;
+        f.y *= scale;
+    }
+    return pack2<DT>(f.x, f.y);
+}
+
 // fp8 (e4m3, or e5m2 with E5M2) bytes to C::T: ROWS x COLS elements from `raw`
 // (dense rows of COLS bytes) to `dst` (rows DSTRIDE elements apart), times
 // `scale` when SCALE (else exact: every fp8 value is a 16-bit float). One
@@ -258,21 +273,8 @@ __device__ __forceinline__ void dequant_tile(typename C::T *dst, const uint8_t *
         const uint2 w = *reinterpret_cast<const uint2 *>(raw + r * COLS + c * 8);
         uint32_t out[4];
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const uint32_t word = e < 2 ? w.x : w.y;
-            const __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(word >> (16 * (e & 1))),
-                                                              E5M2 ? __NV_E5M2 : __NV_E4M3);
-            if (C::kDT == 1 && !SCALE) {
-                out[e] = (uint32_t)hr.x | ((uint32_t)hr.y << 16);
-            } else {
-                float2 f = __half22float2(__half2(hr));
-                if (SCALE) {
-                    f.x *= scale;
-                    f.y *= scale;
-                }
-                out[e] = pack2<C::kDT>(f.x, f.y);
-            }
-        }
+        for (int e = 0; e < 4; e++)
+            out[e] = fp8x2_to<C::kDT, E5M2, SCALE>((e < 2 ? w.x : w.y) >> (16 * (e & 1)), scale);
         *reinterpret_cast<uint4 *>(dst + r * DSTRIDE + c * 8) = make_uint4(out[0], out[1], out[2], out[3]);
     }
 }

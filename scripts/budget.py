@@ -2023,7 +2023,7 @@ HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 64", batch=4, q_len=4096, heads=32, kv_heads=8, head=64),
 ]
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
-HOPPER_KV = {0: "flash", 1: "vLLM"}  # HCfg's cache kind (kFlash, kVllm)
+HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cache kind (kFlash.. kVllmFp8)
 TILE = "cuda/attn_tile.cuh"
 
 
@@ -2053,7 +2053,7 @@ def hopper_paths(insts, hp):
     of new keys, every row present, the head filling HP), plus the HGMMA FLOPs of a consumer tile."""
     cons, prod = hopper_loops(insts)
     mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-    cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* scale;", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* ts;", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     # A cache row's block-table lookup (key_row_offsets, inlined from prefill_kernel.cuh).
     cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
     # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
@@ -2143,7 +2143,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             continue
         hp, dt, kv = int(mm.group(1)), int(mm.group(2)), int(mm.group(3))
         p, res = r["ptxas"], r["res"]
-        dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2
+        dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2 + (4 * 128 * hp if kv >= 2 else 0)
         w("| HCfg<%d, %s, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
             hp, "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
             p.get("spill_ld", -1),

@@ -64,12 +64,18 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
     if (k->mode == PA_PREFILL_MODE_CONTEXT) {
-        /* A cache of the query dtype on cp.async: a flash layout with 16-byte
-         * rows, or vLLM's with V^T tiles (a block size of a multiple of 8). */
+        /* A cache on cp.async (pa_prefill_cache_paths): of the query dtype,
+         * copied as it stands, or fp8, copied raw and converted in shared
+         * memory; a flash layout with 16-byte rows, or vLLM's with V^T tiles
+         * (a block size of a multiple of 8, or of 16 for fp8). */
         const int vllm = k->g.layout == PA_LAYOUT_VLLM;
-        if (k->cache_dtype != k->q_dtype || k->cache_k != PA_PREFILL_K_ASYNC ||
-            k->cache_v != (vllm ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_ASYNC))
+        if (k->cache_dtype == k->q_dtype) {
+            if (k->cache_k != PA_PREFILL_K_ASYNC || k->cache_v != (vllm ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_ASYNC))
+                return 0;
+        } else if (!pa_dtype_is_fp8((pa_dtype)k->cache_dtype) || k->cache_k != PA_PREFILL_K_RAW ||
+                   k->cache_v != (vllm ? PA_PREFILL_V_RAW_VT : PA_PREFILL_V_RAW)) {
             return 0;
+        }
     }
     return hp;
 }

@@ -1,13 +1,17 @@
 // The sm_90a prefill kernel's instances (prefill_wgmma.cuh): f16 and bf16 at
 // HP 64 and 128, each for flash caches (and prompt attention) and for vLLM's
-// layout. Built for another target the kernel body is a trap; the launcher
+// layout, of the query dtype or fp8. Built for another target the kernel body is a trap; the launcher
 // never picks it there.
 #include "prefill_wgmma.cuh"
 
 template <int HP, int DT> static cudaError_t launch_kv(const pa_prefill_kparams &p, cudaStream_t stream) {
-    if (p.mode == PA_PREFILL_MODE_CONTEXT && p.g.layout == PA_LAYOUT_VLLM)
-        return pa_prefill_h::launch_wgmma<HP, DT, pa_prefill_h::kVllm>(p, stream);
-    return pa_prefill_h::launch_wgmma<HP, DT, pa_prefill_h::kFlash>(p, stream);
+    using namespace pa_prefill_h;
+    if (p.mode != PA_PREFILL_MODE_CONTEXT)
+        return launch_wgmma<HP, DT, kFlash>(p, stream);
+    const bool vllm = p.g.layout == PA_LAYOUT_VLLM, fp8 = p.cache_dtype != p.q_dtype;
+    if (fp8)
+        return vllm ? launch_wgmma<HP, DT, kVllmFp8>(p, stream) : launch_wgmma<HP, DT, kFlashFp8>(p, stream);
+    return vllm ? launch_wgmma<HP, DT, kVllm>(p, stream) : launch_wgmma<HP, DT, kFlash>(p, stream);
 }
 
 cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream) {

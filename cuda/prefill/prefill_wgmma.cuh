@@ -30,9 +30,17 @@
 //   - Each consumer thread fences the async proxy after its `full` wait (the
 //     tile was written by cp.async, the generic proxy, and wgmma reads through
 //     the async proxy); FA3 relies on the barrier alone.
-// Shapes served: f16/bf16 queries and pages, head sizes up to 64 (HP 64) and
-// 97..128 (HP 128), the cache in a flash layout of the query dtype and every
-// row 16-byte aligned. Everything else stays on the mma.sync kernel.
+//   - fp8 caches: FA3's FP8 path runs e4m3 wgmma, with Q and P quantised to
+//     e4m3 and V transposed in shared memory for the K-major operand fp8
+//     needs. Here the producer converts the raw tiles to the query dtype
+//     (exactly) and the consumers run the same 16-bit wgmma: results keep the
+//     semantics of the library's reference (K/V dequantised, Q and P in the
+//     query dtype) at half of FP8's peak rate.
+// Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64) and 97..128
+// (HP 128); in context mode a cache in a flash layout or vLLM's, of the query
+// dtype or fp8, on the host's cp.async paths (16-byte aligned rows; vLLM
+// blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
+// mma.sync kernel.
 #pragma once
 
 #include "prefill_kernel.cuh"
@@ -47,12 +55,20 @@ namespace pa_prefill_h {
 //   kVllm:  vLLM's layout of the query dtype: keys [blocks, heads, head / 8,
 //           block, 8] (a row's 16-byte chunks block x 16 bytes apart) and
 //           values [blocks, heads, head, block], copied as V^T tiles.
-enum { kFlash = 0, kVllm = 1 };
+//   kFlashFp8, kVllmFp8: the same layouts holding fp8 (e4m3 or e5m2). The
+//           producer copies a tile's raw bytes into a staging buffer of its
+//           own, then converts them into the stage the consumers read, in the
+//           query dtype (exact: every fp8 value is a 16-bit float; V times
+//           v_scale, and k_scale joins the score scale), so the tensor work is
+//           the same 16-bit wgmma.
+enum { kFlash = 0, kVllm = 1, kFlashFp8 = 2, kVllmFp8 = 3 };
 
 template <int HP_, int DT_, int KV_> struct HCfg {
     static_assert(HP_ == 64 || HP_ == 128, "the Hopper prefill kernel serves HP 64 and 128");
-    static_assert(KV_ == kFlash || KV_ == kVllm, "cache kinds: flash or vLLM, of the query dtype");
+    static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
+    static constexpr bool kFp8 = KV_ == kFlashFp8 || KV_ == kVllmFp8; // raw fp8 cache tiles, converted
+    static constexpr bool kVt = KV_ == kVllm || KV_ == kVllmFp8;      // cache tiles' V read as V^T
     using T = typename pa::elt<DT_>::type;
     static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
     static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
@@ -61,7 +77,11 @@ template <int HP_, int DT_, int KV_> struct HCfg {
     // Q, then K and V of stage 0, then of stage 1; 1024 bytes of slack to put
     // the tiles on a 1024-byte boundary of the shared window (the swizzle
     // pattern's period, so the descriptors' base offset is 0).
-    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes;
+    // fp8: two staging buffers each for raw K and V (a tile's bytes, HP x BN),
+    // so tile t + 1's copy is in flight while tile t is converted: 225 KiB at
+    // HP 128, within the 227 KiB a CTA may have.
+    static constexpr uint32_t raw_bytes = BN * HP;
+    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes + (kFp8 ? 4 * raw_bytes : 0);
     // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
 };
@@ -149,6 +169,108 @@ __device__ __forceinline__ void copy_vt(uint8_t *tile, const typename H::T *base
     }
 }
 
+// ---- fp8 cache tiles (kFlashFp8, kVllmFp8) ------------------------------------
+// Each producer thread copies raw 16-byte chunks (16 fp8 elements) into
+// staging slots of its own, (k x 128 + thread) x 16 bytes for its k-th chunk
+// (a warp's 32 slots are 512 contiguous bytes: no bank conflicts), waits for
+// them with cp.async.wait_group, and converts exactly those chunks: no thread
+// reads another's copies, so no barrier is needed between copy and
+// conversion. A chunk becomes two 16-byte chunks of the tile, in the same
+// swizzled layout copy_rows and copy_vt write. Absent rows and columns are
+// zero-filled raw bytes, which convert to zeros.
+
+// 16 fp8 elements (e4m3, or e5m2 with E5M2) to 16 elements of DT, times s
+// when SCALE.
+template <int DT, bool E5M2, bool SCALE>
+__device__ __forceinline__ void cvt16(const uint4 v, float sc, uint4 &lo, uint4 &hi) {
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    uint32_t o[8];
+#pragma unroll
+    for (int e = 0; e < 8; e++)
+        o[e] = pa::tile::fp8x2_to<DT, E5M2, SCALE>(w[e >> 1] >> (16 * (e & 1)), sc);
+    lo = make_uint4(o[0], o[1], o[2], o[3]);
+    hi = make_uint4(o[4], o[5], o[6], o[7]);
+}
+
+// Raw rows (K of either layout, V of the flash one): the rows and lanes of
+// copy_rows_as, two lanes per row taking every other raw chunk; cs: bytes
+// from one raw chunk of a row to the next (16, or block x 16 for vLLM's key
+// cache). Rows start 16-byte aligned (the host's cp.async rule), but a head
+// of an odd multiple of 8 (a flash cache with padded strides) ends mid-chunk:
+// that chunk copies its 8 bytes and zero-fills the rest, since the padding
+// may hold anything and 0 x NaN in Q K^T is NaN.
+template <class H>
+__device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base, int64_t off, int w, int lane,
+                                              int head_size, int64_t cs) {
+    constexpr int J = H::HP / 32; // raw chunks per lane and row
+    const int q = lane & 1, rp = lane >> 1, tid = 32 * w + lane;
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
+        const uint8_t *src = base + (ro >= 0 ? ro : 0) + q * cs;
+        const bool row = ro >= 0;
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const int left = head_size - (2 * j + q) * 16;
+            pa::ptx::cp_async(raw + ((p * J + j) * 128 + tid) * 16, src, 16, row && left > 0 ? min(left, 16) : 0);
+            src += 2 * cs;
+        }
+    }
+}
+template <class H, bool E5M2, bool SCALE>
+__device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
+    constexpr int J = H::HP / 32;
+    const int q = lane & 1, rp = lane >> 1, x = rp & 7, tid = 32 * w + lane;
+#pragma unroll
+    for (int p = 0; p < 2; p++)
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            uint4 lo, hi;
+            cvt16<H::kDT, E5M2, SCALE>(*reinterpret_cast<const uint4 *>(raw + ((p * J + j) * 128 + tid) * 16), sc, lo,
+                                       hi);
+            const int c = 4 * j + 2 * q; // the first of its two 16-bit chunks in the row
+            uint8_t *row = tile + (32 * w + rp + 16 * p) * 128 + (c >> 3) * (H::BN * 128);
+            *reinterpret_cast<uint4 *>(row + (((c & 7) ^ x) << 4)) = lo;
+            *reinterpret_cast<uint4 *>(row + ((((c + 1) & 7) ^ x) << 4)) = hi;
+        }
+}
+
+// Raw V^T (vLLM's fp8 value cache): chunk c = lane % 8 holds keys 16 c..
+// 16 c + 15 of one block (the block size is a multiple of 16), rows
+// d = 4 w + lane / 8 + 16 i; a chunk that crosses end is zero-filled past it.
+template <class H>
+__device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, const pa_prefill_kparams &p, int s,
+                                            int kvh, int ks, int end, int w, int lane, int head_size) {
+    const int c = lane & 7, dr = 4 * w + (lane >> 3), kc = ks + 16 * c, tid = 32 * w + lane;
+    const int n = min(16, end - kc);
+    int64_t off = 0;
+    if (n > 0) {
+        const int bi = pa_kv_divide(p.block_div, kc), slot = kc - bi * p.g.block_size;
+        const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
+        off = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
+    }
+    const int bytes = n > 0 ? n : 0;
+    const int64_t step = 16 * (int64_t)p.g.block_size;
+    const uint8_t *src = base + off + dr * (int64_t)p.g.block_size;
+#pragma unroll 4
+    for (int i = 0; i < H::HP / 16; i++) {
+        pa::ptx::cp_async(raw + (i * 128 + tid) * 16, src, 16, dr + 16 * i < head_size ? bytes : 0);
+        src += step;
+    }
+}
+template <class H, bool E5M2>
+__device__ __forceinline__ void convert_vt(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
+    const int c = lane & 7, dr = 4 * w + (lane >> 3), x = dr & 7, tid = 32 * w + lane, c0 = (2 * c) & 7;
+    uint8_t *row = tile + (c >> 2) * (H::HP * 128) + dr * 128;
+#pragma unroll
+    for (int i = 0; i < H::HP / 16; i++) {
+        uint4 lo, hi;
+        cvt16<H::kDT, E5M2, true>(*reinterpret_cast<const uint4 *>(raw + (i * 128 + tid) * 16), sc, lo, hi);
+        *reinterpret_cast<uint4 *>(row + i * 2048 + ((c0 ^ x) << 4)) = lo;
+        *reinterpret_cast<uint4 *>(row + i * 2048 + (((c0 + 1) ^ x) << 4)) = hi;
+    }
+}
+
 // Descriptors (pa::ptx::twin::wgmma_desc): 128-byte swizzle, 8-row groups
 // 1024 bytes apart (SBO); for V read N-major the 64-element panels are LBO =
 // 128 rows x 128 bytes apart (a V^T tile is read K-major, as K is). A k16 step moves the start address, which is
@@ -159,7 +281,15 @@ __device__ __forceinline__ void copy_vt(uint8_t *tile, const typename H::T *base
 __device__ __forceinline__ uint64_t desc(uint32_t addr, uint32_t lbo) {
     return pa::ptx::twin::wgmma_desc(addr, lbo, 1024, 128);
 }
-__device__ __forceinline__ uint64_t desc_at(uint64_t d, uint32_t bytes) { return d + (uint64_t)(bytes >> 4); }
+// LO: the add on the low word only, so all descriptors share one high word.
+// ptxas hoists every step's descriptor out of the tile loops; as whole 64-bit
+// values, the instances with a second P V loop (V^T tiles) spilled. The
+// others keep the 64-bit add, a few instructions per tile fewer.
+template <bool LO = false> __device__ __forceinline__ uint64_t desc_at(uint64_t d, uint32_t bytes) {
+    if (LO)
+        return (d & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)d + (bytes >> 4));
+    return d + (uint64_t)(bytes >> 4);
+}
 
 template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_kparams p) {
 #if PA_WGMMA_OK || defined(PA_INTERPRET)
@@ -226,9 +356,62 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         }
         const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
         const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
+        // fp8 cache tiles: raw tile t in staging buffer t & 1, copied a tile
+        // ahead of its conversion (one cp.async group per tile).
+        uint8_t *raw0 = smem + H::q_bytes + 4 * H::kv_bytes;
+        auto raw_k = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes; };
+        auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes + H::raw_bytes; };
+        auto issue_raw = [&](int t) {
+            const uint8_t *k8 = static_cast<const uint8_t *>(p.key_cache);
+            const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
+            int64_t ko, vo;
+            pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true, sq.k_row0,
+                                        sq.n_cache, ko, vo);
+            copy_raw_rows<H>(raw_k(t), k8, ko, w, lane, hs, H::kVt ? (int64_t)p.g.block_size * 16 : 16);
+            if (H::kVt)
+                copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+            else
+                copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
+            pa::tile::cp_async_commit();
+        };
+        // Tile t's raw bytes (this thread's chunks) to stage st, then the
+        // stage's `full` arrivals: the writes are the generic proxy's and
+        // wgmma reads through the async proxy, hence the fence before them.
+        const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
+        auto convert = [&](auto e5m2, int t, int st, int ph) {
+            constexpr bool E5M2 = decltype(e5m2)::value;
+            if (t >= 2)
+                pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+            convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
+            pa::ptx::fence_proxy_async();
+            pa::ptx::mbar_arrive(&bar_full_k[st]);
+            if (t >= 2)
+                pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+            if (H::kVt)
+                convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
+            else
+                convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
+            pa::ptx::fence_proxy_async();
+            pa::ptx::mbar_arrive(&bar_full_v[st]);
+        };
+        if (H::kFp8 && nt_c > 0)
+            issue_raw(0);
         for (int t = 0; t < n_tiles; t++) {
             const int st = t & 1, ph = ((t >> 1) + 1) & 1;
             const bool cache = t < nt_c;
+            if (H::kFp8 && cache) {
+                if (t + 1 < nt_c) {
+                    issue_raw(t + 1);
+                    pa::tile::cp_async_wait<1>(); // raw tile t has landed
+                } else {
+                    pa::tile::cp_async_wait<0>();
+                }
+                if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
+                    convert(std::true_type{}, t, st, ph);
+                else
+                    convert(std::false_type{}, t, st, ph);
+                continue;
+            }
             int64_t ko, vo;
             pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache, sq.k_row0,
                                         sq.n_cache, ko, vo);
@@ -264,7 +447,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         qpos[h] = shift + g / group;
         slope[h] = p.alibi_slopes ? p.alibi_slopes[kvh * group + g % group] : 0.0f;
     }
+    // fp8 cache tiles: K was converted exactly, so its scale joins the score scale.
     const float scale = p.scale, cap = p.soft_cap;
+    const float c_scale = H::kFp8 && p.k_scale ? scale * *p.k_scale : scale;
     const float inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
     constexpr float kLog2e = 1.4426950408889634f;
     const int causal = p.causal, window = p.window;
@@ -281,7 +466,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
     const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
     // Stage st's K and V follow stage 0's by st x (K + V) bytes.
-    auto stage_at = [&](uint64_t d0, int t) { return desc_at(d0, (uint32_t)(t & 1) * 2u * H::kv_bytes); };
+    auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, (uint32_t)(t & 1) * 2u * H::kv_bytes); };
 
     // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
     // step kk is 32 bytes into panel kk / 4 of Q and K.
@@ -296,8 +481,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         for (int kk = 0; kk < HP / 16; kk++) {
             const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
             const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
-            pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, qb),
-                                                    desc_at(dk, kb), kk > 0);
+            pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at<H::kVt>(dq, qb),
+                                                    desc_at<H::kVt>(dk, kb), kk > 0);
         }
         pa::ptx::wgmma_commit();
         pa::ptx::wgmma_pin(sc);
@@ -307,8 +492,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     float corr[2];
     auto softmax = [&](int t) {
         const int ks = tile_start(t), ke = tile_end(t);
+        const float ts = H::kFp8 && t < nt_c ? c_scale : scale;
         const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
-        const bool plain = !edge && !alibi && !(cap > 0.0f) && scale > 0.0f;
+        const bool plain = !edge && !alibi && !(cap > 0.0f) && ts > 0.0f;
         if (!plain) {
             // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
             // are bounds on it (causal: kp <= qp; window: kp > qp - window;
@@ -325,7 +511,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             const int d = j * 8 + e;
-                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * scale : -INFINITY;
+                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * ts : -INFINITY;
                         }
                 }
             } else {
@@ -334,7 +520,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
                         const int h = i >> 1, kp = c0 + j * 8 + (i & 1), qp = qpos[h];
-                        float x = sc[j][i] * scale;
+                        float x = sc[j][i] * ts;
                         if (cap > 0.0f)
                             x = cap * tanhf(x * inv_cap);
                         if (alibi)
@@ -344,7 +530,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                     }
             }
         }
-        sm.template exponents<SC>(sc, plain ? scale * kLog2e : kLog2e, corr);
+        sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
     };
 
     // A consumer warp is done with a stage's K (or V): its lane 0 arrives.
@@ -404,7 +590,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
             const uint32_t vb =
                 VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
-            pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at(dv, vb), 1);
+            pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb), 1);
         }
         pa::ptx::wgmma_commit();
         pa::ptx::wgmma_pin(o);
@@ -439,16 +625,16 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(o);
         release(&bar_empty_v[(n_tiles - 1) & 1]);
     };
-    using VtTile = std::integral_constant<bool, H::KV == kVllm>;
+    using VtTile = std::integral_constant<bool, H::kVt>;
     using VTile = std::integral_constant<bool, false>;
     int t = 0;
-    if (H::KV == kVllm)
+    if (H::kVt)
         for (; t + 1 < n_tiles && t < nt_c; t++)
             step(VtTile{}, t);
     for (; t + 1 < n_tiles; t++)
         step(VTile{}, t);
     if (n_tiles > 0) {
-        if (H::KV == kVllm && n_tiles - 1 < nt_c)
+        if (H::kVt && n_tiles - 1 < nt_c)
             last(VtTile{});
         else
             last(VTile{});

@@ -550,8 +550,7 @@ Test(prefill_gpu, strided_and_unaligned_sources) {
  * wider cache): it takes the raw cp.async path, and a head size that is not a
  * multiple of 16 copies half of its last 16-byte chunk. The padding is NaN,
  * so a copy of the whole chunk fails. NHD and HND, head 40 and 72. */
-Test(prefill_gpu, padded_fp8_cache_rows) {
-    PA_SKIP_WITHOUT_GPU();
+static void padded_fp8_cases(void) {
     const int ql[2] = {70, 9}, cl[2] = {150, 64};
     for (int v = 0; v < 4; v++) {
         const int hs = v < 2 ? 40 : 72, hp = (hs + 15) / 16 * 16, nkv = 2, bs = 16;
@@ -596,6 +595,10 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
         check_context(pr, NULL, 0, what);
         pa_context_problem_free(pr);
     }
+}
+Test(prefill_gpu, padded_fp8_cache_rows) {
+    PA_SKIP_WITHOUT_GPU();
+    padded_fp8_cases();
 }
 
 /* Device data that breaks the host bounds: the sequence is skipped (its rows
@@ -1092,9 +1095,59 @@ Test(prefill_hopper, many_tiles_per_cta) {
     hopper_end(before, 2);
 }
 
+/* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles
+ * copied a tile ahead into the producer's staging buffers and converted into
+ * the stage; flash NHD/HND and vLLM's layout (V^T, blocks of 16 and 32), heads
+ * 64 and 128, f16 and bf16 queries, contexts of 0, 1 and three key tiles (the
+ * staging buffers reused) cut mid-chunk, window and ALiBi. */
+Test(prefill_hopper, fp8_caches) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
+    static const struct {
+        pa_kv_layout layout;
+        pa_dtype qd, cd;
+        int hs, bs, alibi, window;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 128, 16, 0, 0},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 64, 32, 1, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16, 0, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 64, 32, 0, 100},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 112, 16, 1, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    for (int i = 0; i < n; i++) {
+        ctx_case c = {.seed = 13500u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = cs[i].qd,
+                      .cd = cs[i].cd,
+                      .seqs = 3,
+                      .heads = 4,
+                      .kv_heads = 2,
+                      .hs = cs[i].hs,
+                      .bs = cs[i].bs,
+                      .ql = ql,
+                      .cl = cl,
+                      .alibi = cs[i].alibi,
+                      .window = cs[i].window};
+        run_ctx_case(&c, NULL, 0);
+    }
+    hopper_end(before, n);
+}
+
+/* The padded fp8 rows of prefill_gpu/padded_fp8_cache_rows on the Hopper
+ * kernel: head 40's last raw chunk is half padding (NaN), which must arrive
+ * as zeros; head 72 stays on mma.sync. */
+Test(prefill_hopper, padded_fp8_cache_rows) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    padded_fp8_cases();
+    hopper_end(before, 2);
+}
+
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
- * right there: vLLM's layout with a block size that is not a multiple of 8,
- * fp8 caches, head 96 and 256, f32. */
+ * right there: vLLM's layout with a block size that is not a multiple of 8
+ * (16 for fp8), head 96 and 256, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1105,7 +1158,7 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         int hs, bs;
     } cs[] = {
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 12},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 8},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96, 16},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},

@@ -779,16 +779,28 @@ Test(prefill_path, hopper_shape_rules) {
                          .block_size = 16,
                          .num_kv_heads = 2,
                          .head_size = 128};
-    /* vLLM's layout goes through V^T tiles of 8-key chunks of one block, so
-     * its block size must be a multiple of 8. */
+    /* vLLM's layout goes through V^T tiles of 16-byte chunks of one block, so
+     * its block size must be a multiple of 8 (16-bit) or 16 (fp8). fp8 caches
+     * are copied raw and converted; a 16-bit cache of the other dtype is not
+     * served at all. */
     static const struct {
         pa_kv_layout layout;
         pa_dtype cd;
         int bs, hp;
-    } caches[] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 16, 128},   {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 16, 128},
-                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 16, 128},        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 24, 128},
-                  {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 12, 0},          {PA_LAYOUT_VLLM, PA_DTYPE_F16, 16, 0},
-                  {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 16, 0}, {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E5M2, 16, 0}};
+    } caches[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 16, 128},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 16, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 16, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 24, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 12, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, 16, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 16, 128},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 16, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 16, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E5M2, 32, 128},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 8, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 24, 0},
+    };
     for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
         c.kv.layout = caches[i].layout;
         c.kv.dtype = caches[i].cd;
