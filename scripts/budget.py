@@ -2028,15 +2028,19 @@ TILE = "cuda/attn_tile.cuh"
 
 
 def hopper_loops(insts):
-    """(consumer tile loop, producer tile loop): the loops of prefill_wgmma.cuh holding HGMMA and LDGSTS."""
+    """(consumer tile loop, producer tile loop): the loops of prefill_wgmma.cuh holding HGMMA, and
+    LDGSTS with mbarrier arrivals."""
     ls = laminar_loops(insts, loops_of(insts))
     own = [l for l in ls if os.path.basename(HOPPER_SRC) in l["line"]]
 
-    def holding(prefix):
-        c = [l for l in own if any(insts[k]["op"].startswith(prefix) for k in range(l["lo"], l["hi"] + 1))]
+    def holding(*prefixes):
+        c = [l for l in own
+             if all(any(insts[k]["op"].startswith(p) for k in range(l["lo"], l["hi"] + 1)) for p in prefixes)]
         return min(c, key=lambda l: l["hi"] - l["lo"]) if c else None
 
-    return holding("HGMMA"), holding("LDGSTS")
+    # The producer's tile loop copies (LDGSTS) and arrives on the stages' barriers (SYNCS); a copy
+    # loop left rolled inside it (copy_vt, copy_raw_vt) only copies.
+    return holding("HGMMA"), holding("LDGSTS", "SYNCS")
 
 
 def hopper_select_loop(insts, loops):
@@ -2092,14 +2096,56 @@ def hopper_paths(insts, hp):
     return out
 
 
-def hopper_tile_clocks(paths, kind, hp, m=H100):
+HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", batch=4, q_len=512,
+                      n_cache=4096, heads=32, kv_heads=8, head=128)
+
+
+def hopper_cache_producer(insts, hp, kv):
+    """Per-warp tally of the producer loop for one cache tile of instance kind kv (HOPPER_KV): the
+    heaviest path that issues the tile's cp.async (a 16-bit tile: HP/8 per row-pair lane for K and
+    V, as a new-key tile; fp8: HP/16, the raw copy of the next tile) and avoids the packed new-key
+    row arithmetic. The copy loops the compiler keeps rolled (copy_vt, copy_raw_vt: unrolled by
+    4) count their body times their trips. For the vLLM instances the cache and new-key copies
+    issue the same number of cp.async; the heavier (the cache's: the strided key chunks and the
+    V^T block lookups) is the one counted, an upper bound either way."""
+    _, prod = hopper_loops(insts)
+    new_rows = src_span("cuda/prefill/prefill_kernel.cuh", r"const int64_t row = k_row0 \+ \(pos - n_cache\);",
+                        r"v = row \* p\.v_stride")
+    vt = src_span(HOPPER_SRC, r"void copy_vt\(", r"^}")
+    raw_vt = src_span(HOPPER_SRC, r"void copy_raw_vt\(", r"^}")
+    inner = [l for l in laminar_loops(insts, loops_of(insts))
+             if prod["lo"] <= l["lo"] and l["hi"] < prod["hi"]]
+
+    def trips(_insts, l, _loops):
+        if l["line"] in vt:
+            return hp // 8 // 4
+        if l["line"] in raw_vt:
+            return hp // 16 // 4
+        return 1  # an mbarrier wait's retry loop: once when the stage is ready
+
+    fp8 = kv >= 2
+    # cp.async per thread and tile: 16-bit K and V, 2 passes x HP/16 each; fp8 raw K and V, 2 x HP/32
+    # each (a V^T tile: HP/16 rows, the same count).
+    n_cp = 2 * (2 * hp // 32) if fp8 else 2 * (2 * hp // 16)
+    t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], inner, trips, new_rows,
+                                  [("LDGSTS", _is_cp_async, n_cp)])
+    if t is None:
+        sys.exit("budget.py: hopper producer cache tile (kind %s): %s" % (HOPPER_KV[kv], why))
+    t["kept"] = kept
+    return t
+
+
+def hopper_tile_clocks(paths, kind, hp, m=H100, prod=None, fp8=False):
     """SM clocks of one CTA tile under each bound (see the section comment)."""
     f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
-    cons, prod = paths[kind], paths["producer"]
+    cons, prod = paths[kind], prod or paths["producer"]
     tensor = 2 * paths["hgmma_flop"] / f_clk
     issue = 2 * cons["total"] + prod["total"]
     mufu = 2 * paths["mufu"][kind] * 8
-    smem = (2 * (64 * hp * 2 + 2 * 128 * hp * 2) + 2 * 128 * hp * 2) / SMEM_BYTES_PER_CLOCK
+    # wgmma operand reads (Q, K, V per consumer warpgroup), the producer's writes of K and V, and
+    # for fp8 its raw copies' writes and its reads of them.
+    smem = (2 * (64 * hp * 2 + 2 * 128 * hp * 2) + 2 * 128 * hp * 2 + (4 * 128 * hp if fp8 else 0)) \
+        / SMEM_BYTES_PER_CLOCK
     tail = cons["tail"]
     soft = max(cons["total"] - cons["counts"]["tensor core (HMMA)"] - tail, paths["mufu"][kind] * 8)
     return dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem, overlapped=max(tensor, issue, mufu, smem),
@@ -2136,7 +2182,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("")
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    by_hp = {}
+    by_hp, by_kind = {}, {}
     for r in rows:
         mm = re.search(r"HCfgILi(\d+)ELi(\d+)ELi(\d+)E", r["kernel"])
         if not mm:
@@ -2152,6 +2198,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             "YES" if p.get("wgmma_serialized") else "no"))
         if dt == 2 and kv == 0:
             by_hp[hp] = r
+        if dt == 2:
+            by_kind[(hp, kv)] = r
     w("")
     w("### Per tile and warp (SASS paths of the tile loops)")
     w("")
@@ -2167,6 +2215,14 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             w("| bf16/h%d | %s | %d | %s |" % (hp, what + (" (%d forbidden kept)" % t["kept"]
                                                            if t.get("kept") else ""), t["total"],
                                                " | ".join("%g" % t["counts"][c] for c in classes)))
+    cache_prod = {}
+    for (hp, kv), r in sorted(by_kind.items()):
+        if hp != 128:
+            continue
+        t = cache_prod[kv] = hopper_cache_producer(r["_insts"], hp, kv)
+        w("| bf16/h%d, %s | %s | %d | %s |" % (hp, HOPPER_KV[kv], "producer, a cache tile" + (
+            " (%d forbidden kept)" % t["kept"] if t.get("kept") else ""), t["total"],
+                                              " | ".join("%g" % t["counts"][c] for c in classes)))
     w("")
     w("### Bounds per shape (fractions of %g TFLOP/s)" % MMA_PEAK_TFLOPS)
     w("")
@@ -2194,6 +2250,29 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
             pct(res["overlapped"]), pct(res["in_phase"])))
         out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
+    if 128 in paths and cache_prod:
+        w("")
+        w("### Context attention: the cache tiles, per cache kind (bf16 queries, head 128)")
+        w("")
+        w("%s: %d cache tiles of 128 keys per CTA, all interior (the cache ends on a tile boundary and no"
+          " causal limit reaches into it); the new keys' tiles are the prompt's. The consumer's path is the"
+          " prompt's interior tile (its V^T loop for vLLM's layout is the same instructions with another"
+          " operand layout); the producer's is its cache-tile path above." % (
+              HOPPER_CONTEXT["name"], HOPPER_CONTEXT["n_cache"] // 128))
+        w("")
+        w("| cache kind | producer insts per tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
+          " | overlapped bound | in-phase bound |")
+        w("| --- | --- | --- | --- | --- |")
+        for kv, t in sorted(cache_prod.items()):
+            c = hopper_tile_clocks(paths[128], "plain", 128, m, prod=t, fp8=kv >= 2)
+            useful = 4 * 128 * 128 * 128  # every (row, key) pair visible: QK^T and PV, 2 FLOP each
+            f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+            res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}
+            w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s |" % (
+                HOPPER_KV[kv], t["total"], c["tensor"], c["issue"], c["mufu"], c["smem"], pct(res["overlapped"]),
+                pct(res["in_phase"])))
+            out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile",
+                            overlapped=res["overlapped"], in_phase=res["in_phase"], tile=c))
     w("")
     w("Not modelled: the latency of a tile's hand-off (cp.async, then the `full` barrier, then wgmma), which the"
       " two-stage ring must hide; the prologue (Q) and epilogue (the output rows) per CTA; the tail of the grid"
