@@ -2021,6 +2021,7 @@ FAMILIES["ragged"] = dict(
 HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 128", batch=4, q_len=4096, heads=32, kv_heads=8, head=128),
     dict(name="causal prompt, b=4 x 4K, 32/8, head 64", batch=4, q_len=4096, heads=32, kv_heads=8, head=64),
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 96", batch=4, q_len=4096, heads=32, kv_heads=8, head=96),
 ]
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
 HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cache kind (kFlash.. kVllmFp8)
@@ -2231,7 +2232,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("| --- | --- | --- | --- | --- | --- | --- |")
     out = []
     for sh in fam["shapes"]:
-        hp = 64 if sh["head"] <= 64 else 128
+        hp = 64 if sh["head"] <= 64 else 96 if sh["head"] <= 96 else 128
         if hp not in paths:
             continue
         ctas, useful = hopper_work(sh)

@@ -237,6 +237,17 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
             echo "prefill on the Hopper path (PAGEDATTN_PREFILL_PATH=hopper):"
             PAGEDATTN_PREFILL_PATH=hopper timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
                 --head-size 128 --dtype bf16
+            # Context attention (512 new tokens over a 4K prefix) on each cache kind it serves, then
+            # the same on mma.sync: issue 14 asks every layout and fp8 within 10% of the flash one.
+            for path in hopper mma; do
+                for lc in "nhd bf16" "vllm bf16" "nhd fp8_e4m3" "vllm fp8_e4m3"; do
+                    set -- $lc
+                    echo "context on $1 / $2, PAGEDATTN_PREFILL_PATH=$path:"
+                    PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
+                        --ctx 4096 --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout "$1" \
+                        --cache-dtype "$2" || echo "(failed: rc $?)"
+                done
+            done
         fi
         echo '```'
         echo "## plots"

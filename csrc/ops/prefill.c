@@ -60,7 +60,7 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     if (k->q_dtype != PA_DTYPE_F16 && k->q_dtype != PA_DTYPE_BF16)
         return 0;
     const int hs = k->head_size;
-    const int hp = hs <= 64 ? 64 : hs > 96 && hs <= 128 ? 128 : 0;
+    const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
     if (k->mode == PA_PREFILL_MODE_CONTEXT) {

@@ -1,5 +1,5 @@
 // The sm_90a prefill kernel's instances (prefill_wgmma.cuh): f16 and bf16 at
-// HP 64 and 128, each for flash caches (and prompt attention) and for vLLM's
+// HP 64, 96 and 128, each for flash caches (and prompt attention) and for vLLM's
 // layout, of the query dtype or fp8. Built for another target the kernel body is a trap; the launcher
 // never picks it there.
 #include "prefill_wgmma.cuh"
@@ -17,10 +17,14 @@ template <int HP, int DT> static cudaError_t launch_kv(const pa_prefill_kparams 
 cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream) {
     if (dt == 1 && hp == 64)
         return launch_kv<64, 1>(p, stream);
+    if (dt == 1 && hp == 96)
+        return launch_kv<96, 1>(p, stream);
     if (dt == 1 && hp == 128)
         return launch_kv<128, 1>(p, stream);
     if (dt == 2 && hp == 64)
         return launch_kv<64, 2>(p, stream);
+    if (dt == 2 && hp == 96)
+        return launch_kv<96, 2>(p, stream);
     if (dt == 2 && hp == 128)
         return launch_kv<128, 2>(p, stream);
     return cudaErrorInvalidValue;

@@ -11,7 +11,7 @@
 typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
 
 cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream); // prefill_f32.cu
-// inst_hopper.cu: DT 1 f16, 2 bf16; HP 64 or 128.
+// inst_hopper.cu: DT 1 f16, 2 bf16; HP 64, 96 or 128.
 cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream);
 
 #include "instances.inc"

@@ -36,8 +36,8 @@
 //     (exactly) and the consumers run the same 16-bit wgmma: results keep the
 //     semantics of the library's reference (K/V dequantised, Q and P in the
 //     query dtype) at half of FP8's peak rate.
-// Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64) and 97..128
-// (HP 128); in context mode a cache in a flash layout or vLLM's, of the query
+// Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64), 65..96 (HP
+// 96) and 97..128 (HP 128); in context mode a cache in a flash layout or vLLM's, of the query
 // dtype or fp8, on the host's cp.async paths (16-byte aligned rows; vLLM
 // blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
 // mma.sync kernel.
@@ -64,7 +64,7 @@ namespace pa_prefill_h {
 enum { kFlash = 0, kVllm = 1, kFlashFp8 = 2, kVllmFp8 = 3 };
 
 template <int HP_, int DT_, int KV_> struct HCfg {
-    static_assert(HP_ == 64 || HP_ == 128, "the Hopper prefill kernel serves HP 64 and 128");
+    static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128, "the Hopper prefill kernel serves HP 64, 96 and 128");
     static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
     static constexpr bool kFp8 = KV_ == kFlashFp8 || KV_ == kVllmFp8; // raw fp8 cache tiles, converted
@@ -73,7 +73,9 @@ template <int HP_, int DT_, int KV_> struct HCfg {
     static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
     static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
     static constexpr int kCPR = HP / 8;      // 16-byte chunks per row
-    static constexpr uint32_t q_bytes = BM * HP * 2, kv_bytes = BN * HP * 2;
+    // A tile is whole 64-element panels (HP 96: the second half empty).
+    static constexpr int kPanels = (HP + 63) / 64;
+    static constexpr uint32_t q_bytes = BM * 128 * kPanels, kv_bytes = BN * 128 * kPanels;
     // Q, then K and V of stage 0, then of stage 1; 1024 bytes of slack to put
     // the tiles on a 1024-byte boundary of the shared window (the swizzle
     // pattern's period, so the descriptors' base offset is 0).

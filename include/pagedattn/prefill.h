@@ -142,8 +142,9 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * kernels (sm_80 and later). PA_PREFILL_PATH_HOPPER asks for the sm_90a kernel
  * (warp-specialised, wgmma, mbarrier pipeline) wherever it applies: an sm_90
  * device, a library built for sm_90a (gpu_archs containing 90a), f16 or bf16,
- * head sizes up to 64 or 97..128, a flash-layout cache of the query dtype and
- * 16-byte aligned rows; other launches keep the mma.sync kernels. The Hopper
+ * head sizes up to 128, in context mode a cache in a flash layout or vLLM's
+ * (of the query dtype or fp8) and 16-byte aligned rows (vLLM blocks of a
+ * multiple of 8, or 16 for fp8); other launches keep the mma.sync kernels. The Hopper
  * kernel is opt-in until a GPU run has verified it (README's status table).
  * When pa_set_prefill_path was never called, the environment variable
  * PAGEDATTN_PREFILL_PATH (auto, mma or hopper) decides; an unknown value is

@@ -46,7 +46,7 @@ _PREFILL_PATHS = ("auto", "mma", "hopper")
 def set_prefill_path(path):
     """Which prefill kernel runs, process-wide: "auto" (the default: mma.sync), "mma", or "hopper" (the
     opt-in sm_90a kernel wherever it applies: an sm_90 GPU, a library built for 90a, f16/bf16, heads up
-    to 64 and 97..128, flash caches of the query dtype; other launches keep mma.sync)."""
+    to 128, flash or vLLM caches of the query dtype or fp8; other launches keep mma.sync)."""
     from ._lib import check
     if path not in _PREFILL_PATHS:
         raise ValueError(f"prefill path {path!r}: expected one of {', '.join(_PREFILL_PATHS)}")

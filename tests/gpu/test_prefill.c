@@ -961,8 +961,8 @@ static void hopper_end(long before, long expect) {
     cr_assert_eq(n, expect, "Hopper prefill launches: %ld, expected %ld", n, expect);
 }
 
-/* Decoder (causal), encoder and cross-attention; head sizes 64, 128 and the
- * partial 40 and 120; GQA; lengths around the 128-row and 128-key tiles;
+/* Decoder (causal), encoder and cross-attention; head sizes 64, 96, 128 and
+ * the partial 40, 80 and 120; GQA; lengths around the 128-row and 128-key tiles;
  * window, ALiBi and soft cap; both dtypes. */
 Test(prefill_hopper, prompt_attention) {
     PA_SKIP_WITHOUT_GPU();
@@ -975,6 +975,7 @@ Test(prefill_hopper, prompt_attention) {
         {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
         {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
         {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     for (int i = 0; i < n; i++) {
@@ -1018,6 +1019,7 @@ Test(prefill_hopper, context_attention) {
         {PA_LAYOUT_FLASH_NHD, 64, 24, 8, 0, 100}, {PA_LAYOUT_FLASH_HND, 120, 16, 2, 0, 0},
         {PA_LAYOUT_VLLM, 128, 16, 8, 0, 0},       {PA_LAYOUT_VLLM, 64, 24, 2, 1, 0},
         {PA_LAYOUT_VLLM, 40, 32, 8, 0, 100},      {PA_LAYOUT_VLLM, 120, 8, 2, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, 80, 16, 8, 0, 0},   {PA_LAYOUT_VLLM, 96, 16, 2, 1, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     for (int i = 0; i < n; i++) {
@@ -1098,7 +1100,7 @@ Test(prefill_hopper, many_tiles_per_cta) {
 /* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles
  * copied a tile ahead into the producer's staging buffers and converted into
  * the stage; flash NHD/HND and vLLM's layout (V^T, blocks of 16 and 32), heads
- * 64 and 128, f16 and bf16 queries, contexts of 0, 1 and three key tiles (the
+ * 64, 80, 96, 112 and 128, f16 and bf16 queries, contexts of 0, 1 and three key tiles (the
  * staging buffers reused) cut mid-chunk, window and ALiBi. */
 Test(prefill_hopper, fp8_caches) {
     PA_SKIP_WITHOUT_GPU();
@@ -1114,6 +1116,8 @@ Test(prefill_hopper, fp8_caches) {
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16, 0, 0},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 64, 32, 0, 100},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 112, 16, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 96, 16, 0, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 80, 32, 0, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     for (int i = 0; i < n; i++) {
@@ -1136,18 +1140,18 @@ Test(prefill_hopper, fp8_caches) {
 }
 
 /* The padded fp8 rows of prefill_gpu/padded_fp8_cache_rows on the Hopper
- * kernel: head 40's last raw chunk is half padding (NaN), which must arrive
- * as zeros; head 72 stays on mma.sync. */
+ * kernel: the last raw chunk of heads 40 (HP 64) and 72 (HP 96) is half
+ * padding (NaN), which must arrive as zeros. */
 Test(prefill_hopper, padded_fp8_cache_rows) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     padded_fp8_cases();
-    hopper_end(before, 2);
+    hopper_end(before, 4);
 }
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout with a block size that is not a multiple of 8
- * (16 for fp8), head 96 and 256, f32. */
+ * (16 for fp8), head 192 and 256, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1159,7 +1163,7 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     } cs[] = {
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 12},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 8},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96, 16},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},
     };

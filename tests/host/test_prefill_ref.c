@@ -717,9 +717,10 @@ Test(prefill_path, environment_decides_until_set) {
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO, "a set value wins over the environment");
 }
 
-/* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64) and 97..128
- * (HP 128), 16-byte aligned query and new K/V rows, and in context mode a flash
- * cache of the query dtype; 0 for everything else. */
+/* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64), 65..96 (HP
+ * 96) and 97..128 (HP 128), 16-byte aligned query and new K/V rows, and in
+ * context mode a cache on the cp.async paths (flash or vLLM, of the query
+ * dtype or fp8); 0 for everything else. */
 Test(prefill_path, hopper_shape_rules) {
     _Alignas(16) static char buf[256];
     pa_prompt_attention_params q = {.out = buf,
@@ -737,7 +738,8 @@ Test(prefill_path, hopper_shape_rules) {
                                     .scale = 1.0f};
     static const struct {
         int hs, hp;
-    } heads[] = {{8, 64}, {40, 64}, {64, 64}, {72, 0}, {96, 0}, {104, 128}, {128, 128}, {160, 0}, {256, 0}};
+    } heads[] = {{8, 64},    {40, 64},   {64, 64}, {72, 96}, {80, 96}, {96, 96},
+                 {104, 128}, {128, 128}, {136, 0}, {160, 0}, {256, 0}};
     pa_prefill_kparams k;
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
         q.head_size = heads[i].hs;
