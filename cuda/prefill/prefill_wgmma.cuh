@@ -134,6 +134,14 @@ __device__ __forceinline__ void copy_rows(uint8_t *tile, const typename H::T *ba
         copy_rows_as<H, false>(tile, base, off, w, lane, head_size, cs);
 }
 
+// vLLM's value cache: where cache key kc's values begin (row d = 0 of its
+// block, through the block table), or 0 from end on (nothing is read there).
+__device__ __forceinline__ int64_t vt_key_offset(const pa_prefill_kparams &p, int s, int kvh, int kc, int end) {
+    int64_t ko, vo;
+    pa_prefill::key_row_offsets(p, s, kvh, 0, kc, end, true, 0, 0, ko, vo);
+    return vo >= 0 ? vo : 0;
+}
+
 // A V^T tile of vLLM's value cache [blocks, heads, head, block] for the keys
 // [ks, min(ks + 128, end)): rows d (HP of them, zeros from head_size on), the
 // keys along them in two 64-key panels; the 16-byte chunk c of row d (keys
@@ -150,12 +158,7 @@ __device__ __forceinline__ void copy_vt(uint8_t *tile, const typename H::T *base
                                         int kvh, int ks, int end, int w, int lane, int head_size) {
     const int c = lane & 15, dr = 2 * w + (lane >> 4), kc = ks + 8 * c;
     const int n = min(8, end - kc);
-    int64_t off = 0;
-    if (n > 0) {
-        const int bi = pa_kv_divide(p.block_div, kc), slot = kc - bi * p.g.block_size;
-        const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
-        off = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
-    }
+    const int64_t off = vt_key_offset(p, s, kvh, kc, end);
     const int bytes = n > 0 ? 2 * n : 0;
     const int64_t step = 8 * (int64_t)p.g.block_size; // 8 rows on
     const typename H::T *src = base + off + dr * (int64_t)p.g.block_size;
@@ -245,12 +248,7 @@ __device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, c
                                             int kvh, int ks, int end, int w, int lane, int head_size) {
     const int c = lane & 7, dr = 4 * w + (lane >> 3), kc = ks + 16 * c, tid = 32 * w + lane;
     const int n = min(16, end - kc);
-    int64_t off = 0;
-    if (n > 0) {
-        const int bi = pa_kv_divide(p.block_div, kc), slot = kc - bi * p.g.block_size;
-        const int64_t blk = p.block_tables[(int64_t)s * p.block_table_stride + bi];
-        off = pa_kv_value_offset(&p.g, blk, kvh, slot, 0);
-    }
+    const int64_t off = vt_key_offset(p, s, kvh, kc, end);
     const int bytes = n > 0 ? n : 0;
     const int64_t step = 16 * (int64_t)p.g.block_size;
     const uint8_t *src = base + off + dr * (int64_t)p.g.block_size;

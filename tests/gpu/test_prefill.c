@@ -1007,27 +1007,23 @@ Test(prefill_hopper, prompt_attention) {
  * so V^T rows past the head are zero-filled): contexts of 0, 1 and several
  * key tiles, the cache's last chunk cut by its end, the first new keys in the
  * middle of a tile; GQA 4 and 1; window and ALiBi. */
-Test(prefill_hopper, context_attention) {
-    PA_SKIP_WITHOUT_GPU();
-    const long before = hopper_begin();
+/* A Hopper context case: the cache's layout and dtype, head and block sizes,
+ * query heads (2 KV heads), ALiBi and window. */
+typedef struct hctx {
+    pa_kv_layout layout;
+    pa_dtype qd, cd;
+    int hs, bs, heads, alibi, window;
+} hctx;
+
+/* Three sequences: 70 new tokens over 300 cached keys (three key tiles, the
+ * cache's end mid-chunk), 1 over none, 131 over 129. */
+static void run_hopper_ctx(const hctx *cs, int n, uint64_t seed) {
     const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
-    static const struct {
-        pa_kv_layout layout;
-        int hs, bs, heads, alibi, window;
-    } cs[] = {
-        {PA_LAYOUT_FLASH_NHD, 128, 16, 8, 0, 0},  {PA_LAYOUT_FLASH_HND, 64, 32, 2, 1, 0},
-        {PA_LAYOUT_FLASH_NHD, 64, 24, 8, 0, 100}, {PA_LAYOUT_FLASH_HND, 120, 16, 2, 0, 0},
-        {PA_LAYOUT_VLLM, 128, 16, 8, 0, 0},       {PA_LAYOUT_VLLM, 64, 24, 2, 1, 0},
-        {PA_LAYOUT_VLLM, 40, 32, 8, 0, 100},      {PA_LAYOUT_VLLM, 120, 8, 2, 0, 0},
-        {PA_LAYOUT_FLASH_NHD, 80, 16, 8, 0, 0},   {PA_LAYOUT_VLLM, 96, 16, 2, 1, 0},
-    };
-    const int n = (int)(sizeof cs / sizeof cs[0]);
     for (int i = 0; i < n; i++) {
-        const pa_dtype qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
-        ctx_case c = {.seed = 13100u + (uint64_t)i,
+        ctx_case c = {.seed = seed + (uint64_t)i,
                       .layout = cs[i].layout,
-                      .qd = qd,
-                      .cd = qd,
+                      .qd = cs[i].qd,
+                      .cd = cs[i].cd,
                       .seqs = 3,
                       .heads = cs[i].heads,
                       .kv_heads = 2,
@@ -1039,6 +1035,21 @@ Test(prefill_hopper, context_attention) {
                       .window = cs[i].window};
         run_ctx_case(&c, NULL, 0);
     }
+}
+
+Test(prefill_hopper, context_attention) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},  {PA_LAYOUT_FLASH_HND, B, B, 64, 32, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 64, 24, 8, 0, 100}, {PA_LAYOUT_FLASH_HND, B, B, 120, 16, 2, 0, 0},
+        {PA_LAYOUT_VLLM, F, F, 128, 16, 8, 0, 0},       {PA_LAYOUT_VLLM, B, B, 64, 24, 2, 1, 0},
+        {PA_LAYOUT_VLLM, F, F, 40, 32, 8, 0, 100},      {PA_LAYOUT_VLLM, B, B, 120, 8, 2, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 80, 16, 8, 0, 0},   {PA_LAYOUT_VLLM, B, B, 96, 16, 2, 1, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx(cs, n, 13100u);
     hopper_end(before, n);
 }
 
@@ -1105,37 +1116,15 @@ Test(prefill_hopper, many_tiles_per_cta) {
 Test(prefill_hopper, fp8_caches) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
-    const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
-    static const struct {
-        pa_kv_layout layout;
-        pa_dtype qd, cd;
-        int hs, bs, alibi, window;
-    } cs[] = {
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 128, 16, 0, 0},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 64, 32, 1, 0},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16, 0, 0},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 64, 32, 0, 100},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 112, 16, 1, 0},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 96, 16, 0, 0},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 80, 32, 0, 0},
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, E4, 128, 16, 4, 0, 0}, {PA_LAYOUT_FLASH_HND, B, E5, 64, 32, 4, 1, 0},
+        {PA_LAYOUT_VLLM, B, E4, 128, 16, 4, 0, 0},      {PA_LAYOUT_VLLM, F, E5, 64, 32, 4, 0, 100},
+        {PA_LAYOUT_VLLM, F, E4, 112, 16, 4, 1, 0},      {PA_LAYOUT_FLASH_NHD, B, E5, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E4, 80, 32, 4, 0, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
-    for (int i = 0; i < n; i++) {
-        ctx_case c = {.seed = 13500u + (uint64_t)i,
-                      .layout = cs[i].layout,
-                      .qd = cs[i].qd,
-                      .cd = cs[i].cd,
-                      .seqs = 3,
-                      .heads = 4,
-                      .kv_heads = 2,
-                      .hs = cs[i].hs,
-                      .bs = cs[i].bs,
-                      .ql = ql,
-                      .cl = cl,
-                      .alibi = cs[i].alibi,
-                      .window = cs[i].window};
-        run_ctx_case(&c, NULL, 0);
-    }
+    run_hopper_ctx(cs, n, 13500u);
     hopper_end(before, n);
 }
 
