@@ -88,6 +88,17 @@ template <int HP_, int DT_, int KV_> struct HCfg {
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
 };
 
+// Which of a warp's 16 row pairs lane pair h copies, so that each phase of
+// 8 lanes of a 16-byte shared store (cp.async's write included) hits 8
+// distinct 16-byte bank groups (scripts/hopper_banks.py; in order, rows 0..3
+// of a phase collide in pairs, twice the wavefronts). copy_rows_as: a phase is
+// 4 rows x chunks {2 k, 2 k + 1}, so its rows take x = row % 8 of one parity
+// ({0, 2, 4, 6}, then {1, 3, 5, 7}); convert_rows: chunks {4 j, 4 j + 2} (and
+// + 1), so x in {0, 1, 4, 5}, then {2, 3, 6, 7}. Rows r and r + 16 keep their
+// common swizzle.
+__device__ __forceinline__ int rows_conflict_free16(int h) { return ((h & 3) << 1) | ((h >> 2) & 1) | (h & 8); }
+__device__ __forceinline__ int rows_conflict_free8(int h) { return (h & 9) | ((h & 2) << 1) | ((h & 4) >> 1); }
+
 // Tile layout (Q, K and V alike): 64-element column panels one after
 // another, rows 128 bytes apart within a panel, 16-byte chunk c of row r at
 // chunk c ^ (r % 8) of the row: the 128-byte swizzle, as
@@ -96,7 +107,8 @@ template <int HP_, int DT_, int KV_> struct HCfg {
 // lane l holds off = row 32 w + l's first element in `base` (< 0: absent, zero
 // filled). Two lanes share a row, each taking every other 16-byte chunk, so a
 // warp instruction reads 16 rows x 32 contiguous bytes (whole sectors); lane l
-// copies rows 32 w + l / 2 and 32 w + 16 + l / 2, which have the same row % 8,
+// copies rows 32 w + rp and 32 w + 16 + rp (rp = rows_conflict_free16(l / 2),
+// a permutation of 0..15), which have the same row % 8,
 // so the swizzled chunk offsets are the same four values for both and every
 // copy is an add and the cp.async (the row, panel and pass are immediates).
 // FULL: the head fills the padded head (no column to zero-fill), so whether
@@ -109,7 +121,7 @@ __device__ __forceinline__ void copy_rows_as(uint8_t *tile, const typename H::T 
                                              int head_size, int64_t cs) {
     static_assert(H::BM == 128 && H::BN == 128, "tiles of 128 rows: four producer warps of 32");
     constexpr int J = H::kCPR / 2; // chunk pairs per row
-    const int q = lane & 1, rp = lane >> 1, x = rp & 7;
+    const int q = lane & 1, rp = rows_conflict_free16(lane >> 1), x = rp & 7;
     uint8_t *d0 = tile + (32 * w + rp) * 128;
 #pragma unroll
     for (int p = 0; p < 2; p++) {
@@ -208,7 +220,7 @@ template <class H>
 __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base, int64_t off, int w, int lane,
                                               int head_size, int64_t cs) {
     constexpr int J = H::HP / 32; // raw chunks per lane and row
-    const int q = lane & 1, rp = lane >> 1, tid = 32 * w + lane;
+    const int q = lane & 1, rp = rows_conflict_free8(lane >> 1), tid = 32 * w + lane;
 #pragma unroll
     for (int p = 0; p < 2; p++) {
         const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
@@ -225,7 +237,7 @@ __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base,
 template <class H, bool E5M2, bool SCALE>
 __device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
     constexpr int J = H::HP / 32;
-    const int q = lane & 1, rp = lane >> 1, x = rp & 7, tid = 32 * w + lane;
+    const int q = lane & 1, rp = rows_conflict_free8(lane >> 1), x = rp & 7, tid = 32 * w + lane;
 #pragma unroll
     for (int p = 0; p < 2; p++)
 #pragma unroll
@@ -240,13 +252,19 @@ __device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, 
         }
 }
 
-// Raw V^T (vLLM's fp8 value cache): chunk c = lane % 8 holds keys 16 c..
-// 16 c + 15 of one block (the block size is a multiple of 16), rows
-// d = 4 w + lane / 8 + 16 i; a chunk that crosses end is zero-filled past it.
+// Raw V^T (vLLM's fp8 value cache): raw chunk c holds keys 16 c.. 16 c + 15
+// of one block (the block size is a multiple of 16), rows d = 4 w + r + 16 i;
+// a chunk that crosses end is zero-filled past it. Lane l takes c = l % 4 +
+// 4 (l / 16) and r = (l / 4) % 4, so a phase of 8 lanes converts chunks 0..3
+// (one panel) of two rows whose swizzles differ in the low bit: its stores
+// hit 8 distinct bank groups (with c = l % 8 and one row, panels 0 and 1
+// collide; scripts/hopper_banks.py).
+__device__ __forceinline__ int vt_chunk8(int lane) { return (lane & 3) | ((lane >> 4) << 2); }
+__device__ __forceinline__ int vt_row8(int lane) { return (lane >> 2) & 3; }
 template <class H>
 __device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, const pa_prefill_kparams &p, int s,
                                             int kvh, int ks, int end, int w, int lane, int head_size) {
-    const int c = lane & 7, dr = 4 * w + (lane >> 3), kc = ks + 16 * c, tid = 32 * w + lane;
+    const int c = vt_chunk8(lane), dr = 4 * w + vt_row8(lane), kc = ks + 16 * c, tid = 32 * w + lane;
     const int n = min(16, end - kc);
     const int64_t off = vt_key_offset(p, s, kvh, kc, end);
     const int bytes = n > 0 ? n : 0;
@@ -260,7 +278,7 @@ __device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, c
 }
 template <class H, bool E5M2>
 __device__ __forceinline__ void convert_vt(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
-    const int c = lane & 7, dr = 4 * w + (lane >> 3), x = dr & 7, tid = 32 * w + lane, c0 = (2 * c) & 7;
+    const int c = vt_chunk8(lane), dr = 4 * w + vt_row8(lane), x = dr & 7, tid = 32 * w + lane, c0 = (2 * c) & 7;
     uint8_t *row = tile + (c >> 2) * (H::HP * 128) + dr * 128;
 #pragma unroll
     for (int i = 0; i < H::HP / 16; i++) {
