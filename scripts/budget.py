@@ -2097,8 +2097,7 @@ def hopper_paths(insts, hp):
     return out
 
 
-HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", batch=4, q_len=512,
-                      n_cache=4096, heads=32, kv_heads=8, head=128)
+HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", n_cache=4096, head=128)
 
 
 def hopper_cache_producer(insts, hp, kv):
@@ -2216,9 +2215,9 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             w("| bf16/h%d | %s | %d | %s |" % (hp, what + (" (%d forbidden kept)" % t["kept"]
                                                            if t.get("kept") else ""), t["total"],
                                                " | ".join("%g" % t["counts"][c] for c in classes)))
-    cache_prod = {}
+    cache_prod, hp_c = {}, HOPPER_CONTEXT["head"]
     for (hp, kv), r in sorted(by_kind.items()):
-        if hp != 128:
+        if hp != hp_c:
             continue
         t = cache_prod[kv] = hopper_cache_producer(r["_insts"], hp, kv)
         w("| bf16/h%d, %s | %s | %d | %s |" % (hp, HOPPER_KV[kv], "producer, a cache tile" + (
@@ -2251,9 +2250,9 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
             pct(res["overlapped"]), pct(res["in_phase"])))
         out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
-    if 128 in paths and cache_prod:
+    if hp_c in paths and cache_prod:
         w("")
-        w("### Context attention: the cache tiles, per cache kind (bf16 queries, head 128)")
+        w("### Context attention: the cache tiles, per cache kind (bf16 queries, head %d)" % hp_c)
         w("")
         w("%s: %d cache tiles of 128 keys per CTA, all interior (the cache ends on a tile boundary and no"
           " causal limit reaches into it); the new keys' tiles are the prompt's. The consumer's path is the"
@@ -2265,8 +2264,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
           " | overlapped bound | in-phase bound |")
         w("| --- | --- | --- | --- | --- |")
         for kv, t in sorted(cache_prod.items()):
-            c = hopper_tile_clocks(paths[128], "plain", 128, m, prod=t, fp8=kv >= 2)
-            useful = 4 * 128 * 128 * 128  # every (row, key) pair visible: QK^T and PV, 2 FLOP each
+            c = hopper_tile_clocks(paths[hp_c], "plain", hp_c, m, prod=t, fp8=kv >= 2)
+            useful = 4 * hp_c * 128 * 128  # 128 rows x 128 keys, all visible: QK^T and PV, 2 FLOP each
             f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
             res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}
             w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s |" % (
