@@ -37,8 +37,9 @@
 //     copy_tile_async<THREADS, ROWS, G, STRIDE>(tile, base, row_fn, col_fn)
 //         the general form: any element type (raw fp8 bytes too), any row
 //         and column offsets, partial chunks zero-filled (V^T tiles, fp8).
-//     dequant_tile<C, ROWS, COLS, DSTRIDE, E5M2, SCALE>(dst, raw, scale)
-//         raw fp8 bytes in shared memory to C::T, after the barrier.
+//     dequant_tile<C, ROWS, COLS, DSTRIDE, E5M2, SCALE, BATCH>(dst, raw, scale)
+//         raw fp8 bytes in shared memory to C::T, after the barrier (BATCH > 0:
+//         that many 8-byte units per thread at a time, in a rolled loop).
 //     load_rows_gather<C, ROWS, ROW_FAST>(tile, gather, head_size)
 //         gather.valid(r) -> bool, gather.load8(r, d0, float (&v)[8]) loads
 //         elements d0..d0+7 of row r as floats (dequantised). Converted to C::T
@@ -54,6 +55,8 @@
 //     for_each_score<C>(s, fn)   fn(int row, int col, float x) -> float: the
 //         masking hook; row in [0, BM) (CTA tile row), col in [0, BN) (tile
 //         key); return -INFINITY to mask. Scale, soft cap and ALiBi go here.
+//     for_each_score_reg<C>(s, fn)   the same with the thread's register row
+//         i < 2 kMT (tile row warp_row<C>(i)) in place of the tile row.
 //     C::Softmax sm; sm.init(); per-thread state for its 2 kMT rows
 //     uint32_t pk[C::kSA][2];
 //     sm.update<C>(s, o, pk)     running max/sum, rescales o, P = softmax
@@ -260,15 +263,11 @@ template <int DT, bool E5M2, bool SCALE> __device__ __forceinline__ uint32_t fp8
 // `scale` when SCALE (else exact: every fp8 value is a 16-bit float). One
 // 8-byte shared load, four fp8x2 conversions and one 16-byte store per 8
 // elements; consecutive threads take consecutive 8-element groups of a row.
-template <class C, int ROWS, int COLS, int DSTRIDE, bool E5M2, bool SCALE>
+template <class C, int ROWS, int COLS, int DSTRIDE, bool E5M2, bool SCALE, int BATCH = 0>
 __device__ __forceinline__ void dequant_tile(typename C::T *dst, const uint8_t *raw, float scale) {
     constexpr int GR = COLS / 8, UNITS = ROWS * GR;
     static_assert(COLS % 16 == 0, "dequant_tile: rows of whole 16-byte chunks");
-#pragma unroll
-    for (int u0 = 0; u0 < UNITS; u0 += C::kThreads) {
-        const int u = u0 + (int)threadIdx.x;
-        if (UNITS % C::kThreads != 0 && u >= UNITS)
-            break;
+    auto unit = [&](int u) {
         const int r = u / GR, c = u % GR;
         const uint2 w = *reinterpret_cast<const uint2 *>(raw + r * COLS + c * 8);
         uint32_t out[4];
@@ -276,6 +275,25 @@ __device__ __forceinline__ void dequant_tile(typename C::T *dst, const uint8_t *
         for (int e = 0; e < 4; e++)
             out[e] = fp8x2_to<C::kDT, E5M2, SCALE>((e < 2 ? w.x : w.y) >> (16 * (e & 1)), scale);
         *reinterpret_cast<uint4 *>(dst + r * DSTRIDE + c * 8) = make_uint4(out[0], out[1], out[2], out[3]);
+    };
+    if constexpr (BATCH == 0) {
+#pragma unroll
+        for (int u0 = 0; u0 < UNITS; u0 += C::kThreads) {
+            const int u = u0 + (int)threadIdx.x;
+            if (UNITS % C::kThreads != 0 && u >= UNITS)
+                break;
+            unit(u);
+        }
+    } else {
+        // BATCH units per thread at a time, in a rolled loop: for a kernel
+        // whose live accumulators leave no room for the whole tile's words.
+        static_assert(UNITS % (C::kThreads * BATCH) == 0, "dequant_tile: whole batches");
+#pragma unroll 1
+        for (int u0 = 0; u0 < UNITS; u0 += C::kThreads * BATCH) {
+#pragma unroll
+            for (int k = 0; k < BATCH; k++)
+                unit(u0 + k * C::kThreads + (int)threadIdx.x);
+        }
     }
 }
 
@@ -351,21 +369,27 @@ __device__ __forceinline__ void qk(float (&s)[C::kSA][4], const typename C::T *q
 }
 
 // The masking hook: x = fn(tile row, tile col, x) for every score of the warp.
-template <class C, class Fn> __device__ __forceinline__ void for_each_score(float (&s)[C::kSA][4], const Fn &fn) {
-    const int lane = lane_id();
-    const int c0 = (lane & 3) * 2;
+// for_each_score_reg passes the thread's register row i (tile row
+// warp_row<C>(i)) in place of the tile row: a compile-time index once
+// unrolled, so per-row values the caller keeps in registers (a row's query
+// position) need no table.
+template <class C, class Fn> __device__ __forceinline__ void for_each_score_reg(float (&s)[C::kSA][4], const Fn &fn) {
+    const int c0 = (lane_id() & 3) * 2;
 #pragma unroll
     for (int mt = 0; mt < C::kMT; mt++) {
-        const int r0 = warp_id() * C::WM + mt * 16 + (lane >> 2);
 #pragma unroll
         for (int j = 0; j < C::kNS; j++) {
             float(&x)[4] = s[mt * C::kNS + j];
-            x[0] = fn(r0, j * 8 + c0, x[0]);
-            x[1] = fn(r0, j * 8 + c0 + 1, x[1]);
-            x[2] = fn(r0 + 8, j * 8 + c0, x[2]);
-            x[3] = fn(r0 + 8, j * 8 + c0 + 1, x[3]);
+            x[0] = fn(2 * mt, j * 8 + c0, x[0]);
+            x[1] = fn(2 * mt, j * 8 + c0 + 1, x[1]);
+            x[2] = fn(2 * mt + 1, j * 8 + c0, x[2]);
+            x[3] = fn(2 * mt + 1, j * 8 + c0 + 1, x[3]);
         }
     }
+}
+template <class C, class Fn> __device__ __forceinline__ void for_each_score(float (&s)[C::kSA][4], const Fn &fn) {
+    const int r0 = warp_id() * C::WM + (lane_id() >> 2);
+    for_each_score_reg<C>(s, [&](int i, int col, float x) { return fn(r0 + 8 * i, col, x); });
 }
 
 // O += P V_tile; P (Softmax::update's pk: the probabilities of s rounded to
@@ -538,7 +562,10 @@ template <int MT> struct SoftmaxN {
             const int mt = i >> 1, h = i & 1;
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
-            const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+            // MUFU.RCP (1 ulp), as FlashInfer's rcp.approx: an IEEE division
+            // calls a slow path, and the call's ABI makes a kernel at its
+            // register limit spill the accumulators live across it.
+            const float inv = l[i] > 0.0f ? __fdividef(1.0f, l[i]) : 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNO; j++) {
                 o[mt * C::kNO + j][2 * h] *= inv;
@@ -563,12 +590,33 @@ template <int MT> struct SoftmaxN {
             l[i] = slot[i];
     }
 
+    // park_sums and unpark_sums for the running maxima too (a kernel with
+    // still fewer registers to spare: ragged's prefill items).
+    __device__ __forceinline__ void park(float (&slot)[4 * MT]) const {
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++) {
+            slot[i] = l[i];
+            slot[2 * MT + i] = m[i];
+        }
+    }
+    __device__ __forceinline__ void unpark(const float (&slot)[4 * MT]) {
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++) {
+            l[i] = slot[i];
+            m[i] = slot[2 * MT + i];
+        }
+    }
+
     // Natural-log sum-exp of register row i; valid after finalize (-inf: no key seen).
     __device__ __forceinline__ float lse(int i) const {
         return l[i] > 0.0f ? m[i] * 0.6931471805599453f + logf(l[i]) : -INFINITY;
     }
 };
 using Softmax = SoftmaxN<1>;
+
+// One thread's parked softmax sums in shared memory (park_sums; 16-byte
+// aligned: one vector load and store per tile).
+template <int N> struct __align__(16) SumSlot { float v[N]; };
 
 // Writes the warp's WM output rows: registers -> `stage` (the warp's own rows)
 // -> 16-byte stores to row_fn(r) (nullptr: skipped). head_size columns.

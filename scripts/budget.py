@@ -1001,16 +1001,23 @@ def tally(insts, path, weight, regions=()):
     return t
 
 
-def mma_select_loop(insts, loops):
-    """The K/V tile loop: the innermost loop holding an HMMA, a CTA barrier and a cp.async (the
-    next tile's copy). The ragged kernel's persistent item loop holds it; shuffle fallbacks that
-    jump back from the function's end hold no cp.async."""
+def mma_tile_loops(insts, loops):
+    """The loops holding an HMMA, a CTA barrier and a cp.async (the next tile's copy)."""
     cands = []
     for l in laminar_loops(insts, loops):
         ops = [insts[k]["op"] for k in range(l["lo"], l["hi"] + 1)]
         if (any(o.startswith("HMMA") for o in ops) and any(o.startswith("BAR.SYNC") for o in ops)
                 and any(o.startswith("LDGSTS") for o in ops)):
             cands.append(l)
+    return cands
+
+
+def mma_select_loop(insts, loops):
+    """The K/V tile loop: the innermost loop holding an HMMA, a CTA barrier and a cp.async (the
+    next tile's copy). The ragged kernel's persistent item loop holds it; shuffle fallbacks that
+    jump back from the function's end hold no cp.async. (A kernel with a tile loop per item shape,
+    ragged's, names each tile kind's loop by a source line in it: mma_shape_costs.)"""
+    cands = mma_tile_loops(insts, loops)
     if not cands:
         return None
     return min(cands, key=lambda l: l["hi"] - l["lo"])
@@ -1318,7 +1325,12 @@ def prefill_shape_instance(shape):
 
 RG_MMA = "cuda/ragged/ragged_mma.cuh"
 RG_COMMON = "cuda/ragged/ragged_common.cuh"
-RG_DEC_ROWS, RG_TILE_ROWS, RG_KEY_TILE = 16, 64, 64  # csrc/shared/ragged_internal.h
+RG_DEC_ROWS, RG_KEY_TILE = 16, 64  # csrc/shared/ragged_internal.h
+
+
+def rg_tile_rows(hp):
+    """pa_rg_tile_rows: 128-row prefill tiles (32 per warp) up to head 128 on f16/bf16, else 64."""
+    return 128 if hp <= 128 else 64
 RG_DEC_MIN_CHUNK, RG_DEC_MAX_SPLITS, RG_PRE_MIN_CHUNK, RG_PRE_MAX_SPLITS = 512, 16, 2048, 4
 
 # The mixed step of issue 14 (`pagedattn bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096`:
@@ -1339,12 +1351,12 @@ def _cdiv(a, b):
     return (a + b - 1) // b
 
 
-def ragged_items(q_len, kv_len, group, nkv):
+def ragged_items(q_len, kv_len, group, nkv, pre_rows):
     """csrc/shared/ragged_internal.h pa_rg_plan_seq / pa_rg_tile / pa_rg_tile_item for a hard
     causal mask without window: [(nrows, row0, k_lo, k_hi, split)] of one KV head (every KV head
-    gets the same items)."""
+    gets the same items); pre_rows: the launch's prefill tile rows."""
     rows = q_len * group
-    tile_rows = RG_DEC_ROWS if rows <= RG_DEC_ROWS else RG_TILE_ROWS
+    tile_rows = RG_DEC_ROWS if rows <= RG_DEC_ROWS else pre_rows
     n_tiles = _cdiv(rows, tile_rows)
     span_lo, span = 0, kv_len
     n = 1
@@ -1373,7 +1385,7 @@ def ragged_items(q_len, kv_len, group, nkv):
     return items
 
 
-def ragged_work(shape, slot=RG_KEY_TILE):
+def ragged_work(shape, slot, pre_rows):
     """Work of the shape's items; tiles are the kernel's key slots (slot keys each)."""
     group = shape["heads"] // shape["kv_heads"]
     nkv = shape["kv_heads"]
@@ -1382,7 +1394,7 @@ def ragged_work(shape, slot=RG_KEY_TILE):
     w = dict(pre_tiles=0, dec_tiles=0, pre_flops=0.0, dec_flops=0.0, pre_items=0, dec_items=0, merges=0,
              kv_bytes=0.0, pre_edge_tiles=0, dec_edge_tiles=0, pre_edge_flops=0.0, dec_edge_flops=0.0)
     for q_len, kv_len in seqs:
-        items = ragged_items(q_len, kv_len, group, nkv)
+        items = ragged_items(q_len, kv_len, group, nkv, pre_rows)
         merged_tiles = set()
         for nrows, row0, k_lo, k_hi, split in items:
             tiles = _cdiv(k_hi - k_lo, slot)
@@ -1415,20 +1427,22 @@ def ragged_work(shape, slot=RG_KEY_TILE):
 
 def ragged_geometry(hp):
     """cuda/ragged/ragged_mma.cuh MmaShape: two slots of 64 keys (32 at head 256) at every head
-    size; a decode item's warps take 16 keys each, in pairs splitting the head in P V at 32 keys."""
-    stages, slot = 2, 64 if hp <= 128 else 32
+    size; prefill tiles of 128 rows, 32 per warp (64, 16 per warp, at head 256); a decode item's
+    warps take 16 keys each, in pairs splitting the head in P V at 32 keys."""
+    stages, slot, rows = 2, 64 if hp <= 128 else 32, rg_tile_rows(hp)
     stride = hp + 8
     dec_slices = slot // 16
-    return dict(threads=128, stages=stages, slot=slot, dec_slices=dec_slices, dec_split=4 // dec_slices,
-                smem=(64 * stride + 2 * stages * slot * stride) * 2,
-                kv_copies=slot * (hp // 8) // 128, q_copies=64 * (hp // 8) // 128)
+    return dict(threads=128, stages=stages, slot=slot, rows=rows, wm=rows // 4, dec_slices=dec_slices,
+                dec_split=4 // dec_slices, smem=(rows * stride + 2 * stages * slot * stride) * 2,
+                kv_copies=slot * (hp // 8) // 128, q_copies=rows * (hp // 8) // 128,
+                dec_q_copies=64 * (hp // 8) // 128)
 
 
 def ragged_model(inst, shape):
     dt, hp = inst
     g = ragged_geometry(hp)
-    slot = g["slot"]
-    wk = ragged_work(shape, slot)
+    slot, rows = g["slot"], g["rows"]
+    wk = ragged_work(shape, slot, rows)
     off = set()
     off |= src_lines(RG_COMMON, r"x = P\.soft_cap \* tanhf")
     # Page 16 is a power of two: kv_row shifts and masks; the division arm is for other page sizes.
@@ -1437,8 +1451,10 @@ def ragged_model(inst, shape):
     # copies, converted into stage 0 after a barrier): each has its own instance (FP8).
     raw = shape.get("cache") == "fp8"
     csz = 1 if raw else 2
-    dec_only = src_lines(RG_MMA, r"const int kd = k0 \+ 16 \* dslice;|if \(kd < c\.it\.k_hi\)|x, kd \+ col,")
-    pre_only = src_lines(RG_MMA, r"x, k0 \+ col, row == trow0")
+    dec_only = src_lines(RG_MMA, r"const int kd = k0 \+ 16 \* dslice;|if \(kd >= c\.it\.k_hi\)|x, kd \+ col,")
+    pre_only = src_lines(RG_MMA, r"mask_slot<C>\(P, c, s, k0\);|if \(!busy\)")
+    # (a prefill slot loop's own lines: mask_slot's; ptxas moves the loop-invariant busy test out)
+    pre_mark = src_span(RG_MMA, r"void mask_slot\(const pa_rg_launch", r"^}")
     one_slice = src_lines(RG_COMMON, r"v\[e\] = st\[r \* HP \+ cg \* 8 \+ e\];|lse = st_lse\[r\];")
     slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
     direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
@@ -1453,17 +1469,24 @@ def ragged_model(inst, shape):
     merge_mx = src_lines(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\)$|mx = fmaxf\(mx, __ldcg\(pl \+ m\.part0")
     merge_sum = src_span(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
     group = shape["heads"] // shape["kv_heads"]
-    n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1)])
+    n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1, rows)])
     groups = shape["head"] // 8
 
-    def trips_tile(insts, l, loops):  # the slot loop holds no rolled loop
+    # The slot loop holds one rolled loop, with fp8 pages: the conversion, dequant_tile's BATCH of 2
+    # units per thread per trip, slot x head / 8 units per tile over the CTA's threads.
+    dq_loop = src_span(ATTN_TILE, r"void dequant_tile\(", r"^}")
+    dq_units = slot * (hp // 8) // g["threads"]
+
+    def trips_tile(insts, l, loops):
+        if l["line"] in dq_loop:
+            return anchored_trips(insts, l, dq_units, lambda i: i["op"] == "STS.128")
         return None
 
-    def trips_item(nrows, nslices):
+    def trips_item(nrows, nslices, q_copies):
         def trips(insts, l, loops):
             ln = l["line"]
             if ln in q_loop:
-                return copy_trips(g["q_copies"])(insts, l)
+                return copy_trips(q_copies)(insts, l)
             if ln in epi_loop:  # not unrolled: ceil(rows x groups / threads) for the busiest warp
                 return _cdiv(nrows * groups, g["threads"])
             if ln in mx_loop:
@@ -1483,68 +1506,88 @@ def ragged_model(inst, shape):
     # arm would be): slot x head / 8 per K and V over the CTA's threads.
     conv_stores = 2 * slot * (hp // 8) // g["threads"] if raw else 0
     need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores)]
+    # A prefill warp parks its softmax state (max and sum of its 2 x wm / 16 rows) in shared memory
+    # after each slot's update: wm / 16 unpredicated STS.128, which the zero-fill count sees too.
+    parked = g["wm"] // 16
+    pre_need_tile = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores + parked)]
     tiles = []
     # Interior slots (every key visible to every row) take logit_unmasked; edge slots the whole
     # logit. The interior path avoids logit's own lines and the edge hooks' call sites.
+    # Interior prefill slots of these shapes (no soft cap, a positive scale) take the raw dots:
+    # the scale rides in the exponent FFMA, and logit_unmasked's pass is skipped.
     masked = (src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
-              | src_lines(RG_MMA, r"x, k0 \+ col, row == trow0|x, kd \+ col, row == trow0"))
-    pre_kind = "prefill slot (64 rows x %d keys)" % slot
+              | src_span(RG_MMA, r"void mask_slot\(const pa_rg_launch", r"^}")
+              | src_lines(RG_MMA, r"mask_slot<C>\(P, c, s, k0\);|x, kd \+ col, qp\[i\]"))
+    unmasked_pass = (src_lines(RG_MMA, r"return logit_unmasked\(P, x, sc\.qk\); }\);$")
+                     | src_span(RG_COMMON, r"float logit_unmasked\(const pa_rg_launch", r"^}"))
+    pre_kind = "prefill slot (%d rows x %d keys)" % (rows, slot)
     dec_kind = "decode slot (16 rows, %d useful, x %d keys)" % (group, slot)
-    # HMMA per warp per slot: prefill 16 rows x slot keys x hp (QK and PV); decode 16 keys of
+    # HMMA per warp per slot: prefill wm rows x slot keys x hp (QK and PV); decode 16 keys of
     # scores over the whole head and P V over hp / dec_split columns.
-    pre_hmma, dec_hmma = hp * slot // 64, hp // 8 + hp // g["dec_split"] // 8
+    pre_hmma, dec_hmma = g["wm"] * hp * slot // 1024, hp // 8 + hp // g["dec_split"] // 8
     for kind, name, hmma, other in (("pre", pre_kind, pre_hmma, dec_only), ("dec", dec_kind, dec_hmma, pre_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
-        for sub, n, f, forbid in (("interior", n_all - n_edge, f_all - f_edge, off | other | masked),
+        interior_off = off | other | masked | (unmasked_pass if kind == "pre" else set())
+        for sub, n, f, forbid in (("interior", n_all - n_edge, f_all - f_edge, interior_off),
                                   ("edge", n_edge, f_edge, off | other)):
             if not n:
                 continue
+            # Each item shape has its own slot loop (prefill_item, decode_item): the one holding
+            # the shape's own lines.
             t = dict(name="%s, %s" % (name, sub), count=n, flops=f, forbid=forbid,
-                     need=need + [("HMMA", _is_hmma, hmma)], trips=trips_tile, hmma=hmma,
-                     kv_bytes=slot * shape["head"] * 2 * csz)
+                     need=(pre_need_tile if kind == "pre" else need) + [("HMMA", _is_hmma, hmma)], trips=trips_tile,
+                     hmma=hmma,
+                     kv_bytes=slot * shape["head"] * 2 * csz, loop_mark=pre_mark if kind == "pre" else dec_only)
             if kind == "dec":
                 t["bytes"] = slot * shape["head"] * 2 * csz
             tiles.append(t)
     pre_kinds = tuple(t["name"] for t in tiles if t["name"].startswith(pre_kind))
     dec_kinds = tuple(t["name"] for t in tiles if t["name"].startswith(dec_kind))
-    item_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    # Per item, thread 0 stores the item (56 bytes: 3 STS.128 and an STS.64) in shared memory; the
+    # heaviest path is warp 0's, and the zero-fill count sees those stores too.
+    item_sts = 3
+    pre_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]),
+                ("zero-fill", _is_zero_fill, item_sts + parked)]
+    item_need = [("cp.async", _is_cp_async, g["dec_q_copies"] + 2 * g["kv_copies"]),
+                 ("zero-fill", _is_zero_fill, item_sts)]
     units = []
     if wk["pre_items"]:
-        units.append(dict(name="prefill item", kind=pre_kinds, count=wk["pre_items"], region="item", need=item_need,
-                          need_epi=[("16-byte output stores", _is_store16, _cdiv(64 * groups, g["threads"]))],
-                          forbid=off | dec_only | slices | partial | merge, trips=trips_item(64, 1),
+        units.append(dict(name="prefill item", kind=pre_kinds, count=wk["pre_items"], region="item", need=pre_need,
+                          need_epi=[("16-byte output stores", _is_store16, _cdiv(rows * groups, g["threads"]))],
+                          forbid=off | dec_only | slices | partial | merge, trips=trips_item(rows, 1, g["q_copies"]),
+                          loop_mark=pre_mark,
                           note="one chunk: rows written directly"))
     if wk["dec_items"]:
         nm = wk["merges"]
         units.append(dict(name="decode item", kind=dec_kinds, count=wk["dec_items"] - nm, region="item", need=item_need,
                           need_epi=[("16-byte partial stores", _is_store16, _cdiv(group * groups, g["threads"]))],
                           forbid=off | pre_only | one_slice | direct | merge_body,
-                          trips=trips_item(group, g["dec_slices"]),
+                          trips=trips_item(group, g["dec_slices"], g["dec_q_copies"]), loop_mark=dec_only,
                           note="%d key slices merged, partial rows stored" % g["dec_slices"]))
         if nm:
             units.append(dict(name="decode item, last of its tile", kind=dec_kinds, count=nm, region="item",
                               need=item_need,
                               need_epi=[("16-byte partial and output stores", _is_store16,
                                          2 * _cdiv(group * groups, g["threads"]))],
-                              forbid=off | pre_only | one_slice | direct, trips=trips_item(group, g["dec_slices"]),
+                              forbid=off | pre_only | one_slice | direct,
+                              trips=trips_item(group, g["dec_slices"], g["dec_q_copies"]), loop_mark=dec_only,
                               note="merges the %d splits" % n_split))
     regions = tile_regions() + [
         ("masking (logit: key range, scale, soft-cap test, causal/window)",
-         src_span(RG_COMMON, r"float logit\(const pa_rg_launch", r"^}")
-         | src_lines(RG_MMA, r"return logit\(P, c, x")),
+         masked | src_lines(RG_MMA, r"return logit\(P, c, x")),
         ("K/V row lookups (load_kv_rows, kv_row, page table)",
          src_span(RG_MMA, r"void load_kv_rows\(void \*tile", r"^}")
          | src_span(RG_COMMON, r"int64_t kv_row\(const pa_rg_launch", r"^}")
-         | src_span(RG_MMA, r"auto load_kv = ", r"^        \};")),
-        ("tile loop control, decode/prefill dispatch, barriers",
-         src_span(RG_MMA, r"for \(int t = 0; t < nslots; t\+\+\)", r"^        }")),
+         | src_span(RG_MMA, r"auto load_kv = ", r"^    \};")),
+        ("slot loop control, barriers",
+         src_span(RG_MMA, r"for \(int t = 0; t < nslots; t\+\+\)", r"^    }")),
     ]
     # The mangled name: ragged_mma_kernel<HP, DT, FP8> ends in Lb0 (pages of the query dtype) or Lb1.
     return dict(kernel=r"ragged_mma_kernelILi\d+ELi\d+ELb%d" % (1 if raw else 0), threads=g["threads"],
                 smem=g["smem"], tiles=tiles, units=units,
                 regions=regions,
-                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=64, tile_keys=slot,
+                flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=rows, tile_keys=slot,
                 work="%d prefill items (%d slots), %d decode items in %d-way splits (%d slots), %d merges" % (
                     wk["pre_items"], wk["pre_tiles"], wk["dec_items"], n_split, wk["dec_tiles"], wk["merges"]))
 
@@ -1565,11 +1608,26 @@ def mma_shape_costs(fam, rows, shape, m=H100):
     if not cands:
         return md, None, [], []
     r = cands[0]
-    insts, sel = r["_insts"], r["_sel"]
-    loops = [l for l in laminar_loops(insts, loops_of(insts)) if (l["lo"], l["hi"]) != (sel["lo"], sel["hi"])]
-    inside = [l for l in loops if sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]]
+    insts, sel0 = r["_insts"], r["_sel"]
+    all_loops = laminar_loops(insts, loops_of(insts))
+    tile_loops = mma_tile_loops(insts, loops_of(insts))
+
+    def loop_of(x):
+        # x["loop_mark"]: source lines of which one sits in the tile or unit's own tile loop.
+        mark = x.get("loop_mark")
+        if not mark:
+            return sel0
+        hit = [l for l in tile_loops if any(insts[k]["line"] in mark for k in range(l["lo"], l["hi"] + 1))]
+        return min(hit, key=lambda l: l["hi"] - l["lo"]) if hit else None
+
     kinds = []
     for t in md["tiles"]:
+        sel = loop_of(t)
+        if sel is None:
+            kinds.append(dict(t, tally=None, why="no tile loop holds the kind's marked lines"))
+            continue
+        loops = [l for l in all_loops if (l["lo"], l["hi"]) != (sel["lo"], sel["hi"])]
+        inside = [l for l in loops if sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]]
         weight, bad = loop_weight(insts, inside, t["trips"])
         if weight is None:
             kinds.append(dict(t, tally=None, why="nested loop without a trip count (back edge %s)" % bad["line"]))
@@ -1578,8 +1636,13 @@ def mma_shape_costs(fam, rows, shape, m=H100):
                                        md.get("regions", ()))
         kinds.append(dict(t, tally=tl, kept=kept, why=why))
     units = []
-    outer = [l for l in loops if l["lo"] <= sel["lo"] and sel["hi"] <= l["hi"]]
     for u in md["units"]:
+        sel = loop_of(u)
+        if sel is None:
+            units.append(dict(u, tally=None, why="no tile loop holds the unit's marked lines"))
+            continue
+        loops = [l for l in all_loops if (l["lo"], l["hi"]) != (sel["lo"], sel["hi"])]
+        outer = [l for l in loops if l["lo"] <= sel["lo"] and sel["hi"] <= l["hi"]]
         if u["region"] == "item":
             if not outer:
                 units.append(dict(u, tally=None, why="no item loop around the tile loop"))
@@ -1591,7 +1654,10 @@ def mma_shape_costs(fam, rows, shape, m=H100):
             pro = (0, [sel["lo"]])
             epi_ends = [k for k in range(sel["hi"] + 1, len(insts))
                         if insts[k]["op"].startswith("EXIT") and _uncond(insts[k]["pred"])]
-        rest = [l for l in loops if not (sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]) and l not in outer]
+        # (the other shapes' tile loops, and what they hold, are off every path here)
+        others = [t for t in tile_loops if not (t["lo"] <= sel["lo"] and sel["hi"] <= t["hi"])]
+        rest = [l for l in loops if not (sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"]) and l not in outer
+                and not any(t["lo"] <= l["lo"] and l["hi"] <= t["hi"] for t in others)]
         a, ka, wa = mma_path_count(insts, pro[0], pro[1], rest, u["trips"], u["forbid"], u["need"])
         b, kb, wb = (mma_path_count(insts, sel["hi"] + 1, epi_ends, rest, u["trips"], u["forbid"], u["need_epi"])
                      if epi_ends else (None, None, "no EXIT after the tile loop"))
@@ -1984,8 +2050,8 @@ FAMILIES["ragged"] = dict(
     ipc=PREFILL_CALIBRATION["ipc"],
     no_loop_note="the f32 SIMT kernel: no tensor cores, outside this budget",
     about="`ragged_mma_kernel<HP, DT>` (cuda/ragged/ragged_mma.cuh): persistent CTAs of 4 warps fetch work items;"
-          " keys walk slots of 64 (32 at head 256), two in flight at every head size; a prefill item is 64 packed"
-          " rows against each slot, a decode item 16 rows (the GQA group, 4 useful here) with each warp on 16 keys"
+          " keys walk slots of 64 (32 at head 256), two in flight at every head size; a prefill item is 128 packed"
+          " rows (32 per warp; 64, 16 per warp, at head 256) against each slot, a decode item 16 rows (the GQA group, 4 useful here) with each warp on 16 keys"
           " of the slot (at head 256 the warps pair up on 16 keys, each taking half the head in P V);"
           " K/V rows gathered by cp.async through the page table"
           " (combined layout, page 16). Decode items of a 4K context split into chunks merged by the last CTA."

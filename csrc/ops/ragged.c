@@ -73,11 +73,11 @@ static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
  * at most S live sequences (each with q_len >= 1, so at most min(S, T)), T query
  * rows in all, kv_len <= L. Per KV head, with group g:
  *   items   decode sequence: <= splits; prefill sequence: <= tiles * splits,
- *           and tiles <= q_len * g / 64 + 1
+ *           and tiles <= q_len * g / R + 1 (R: the launch's tile rows)
  *   partial rows (only tiles with more than one chunk store them)
  *           decode: rows <= 16 each, sum rows <= T*g  -> min(T*g, 16 S) * nsD
- *           prefill automatic: rows*splits <= min(rows * nsP, 64 * MAX_SPLITS)
- *                               -> min(T*g * nsP, 64 S * MAX_SPLITS)
+ *           prefill automatic: rows*splits <= min(rows * nsP, R * MAX_SPLITS)
+ *                               -> min(T*g * nsP, R S * MAX_SPLITS)
  *           prefill with kv_split_tokens: <= T*g * nsP
  * Items and merges are cheap (32 bytes); partial rows are what matter. */
 void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w) {
@@ -97,13 +97,14 @@ void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w) {
     }
     nsD = max64(nsD, 1);
     nsP = max64(nsP, 1);
-    const int64_t tiles = cdiv64(T * g, PA_RG_TILE_ROWS) + S; /* prefill tiles over all sequences */
+    const int64_t R = pa_rg_tile_rows((int32_t)p->q_dtype, p->kv.head_size);
+    const int64_t tiles = cdiv64(T * g, R) + S; /* prefill tiles over all sequences */
     const int64_t items = kvh * (S * nsD + tiles * nsP);
     int64_t part = 0;
     if (nsD > 1)
         part += min64(T * g, PA_RG_DEC_ROWS * S) * nsD;
     if (nsP > 1)
-        part += st > 0 ? T * g * nsP : min64(T * g * nsP, PA_RG_TILE_ROWS * S * PA_RG_PRE_MAX_SPLITS);
+        part += st > 0 ? T * g * nsP : min64(T * g * nsP, R * S * PA_RG_PRE_MAX_SPLITS);
     part *= kvh;
 
     w->max_items = items;
@@ -155,6 +156,7 @@ pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, con
     a.window = p->sliding_window;
     a.hard = pa_rg_hard_mask(p);
     a.nkv = p->kv.num_kv_heads;
+    const int32_t tile_rows = pa_rg_tile_rows((int32_t)p->q_dtype, p->kv.head_size);
     int64_t ni = 0, nm = 0, np = 0;
     for (int pass = 0; pass < 2; pass++) {
         int32_t prev_end = 0; /* rows of a live sequence start after every earlier sequence's end */
@@ -167,7 +169,7 @@ pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, con
             if (a.q_len == 0 || overlaps)
                 continue;
             a.kv_len = kv_lens[s];
-            const pa_rg_seq_plan sp = pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens);
+            const pa_rg_seq_plan sp = pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens, tile_rows);
             if ((sp.tile_rows == PA_RG_DEC_ROWS) != pass)
                 continue;
             int32_t mb = 0, pb = 0; /* the sequence's merges and partial rows so far */

@@ -45,6 +45,7 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     l.window = p->sliding_window;
     l.hard_mask = pa_rg_hard_mask(p);
     l.split_tokens = p->kv_split_tokens;
+    l.tile_rows = pa_rg_tile_rows(l.q_dtype, l.head_size);
     l.sm_scale = p->sm_scale;
     l.soft_cap = p->soft_cap;
     l.mask_value = pa_rg_mask_value(p);

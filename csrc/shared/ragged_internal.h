@@ -17,7 +17,11 @@ extern "C" {
 /* ---- policy constants -----------------------------------------------------------
  * A sequence with q_len * group <= PA_RG_DEC_ROWS rows per KV head is a decode
  * sequence: one item of PA_RG_DEC_ROWS rows per KV head (warps split the keys).
- * Longer ones are cut into PA_RG_TILE_ROWS-row query tiles (warps split rows).
+ * Longer ones are cut into query tiles of pa_rg_tile_rows() rows (warps split
+ * rows): PA_RG_TILE_ROWS_WIDE (32 rows per warp, FlashAttention-2's tile) on the
+ * tensor-core kernel up to head 128, PA_RG_TILE_ROWS (16 per warp) at larger
+ * heads (a warp's 32 rows would need 256 accumulators at head 256) and on the
+ * f32 kernel.
  * Rows are packed token-major: row r of a sequence and KV head is token r /
  * group, query head kv_head * group + r % group.
  * KV splits (automatic): decode sequences split their keys into
@@ -30,6 +34,7 @@ extern "C" {
  * the sequence's own q_len, kv_len and the options only: batch invariance. */
 #define PA_RG_DEC_ROWS 16
 #define PA_RG_TILE_ROWS 64
+#define PA_RG_TILE_ROWS_WIDE 128
 #define PA_RG_KEY_TILE 64
 #define PA_RG_DEC_MIN_CHUNK 512
 #define PA_RG_DEC_MAX_SPLITS 16
@@ -61,10 +66,15 @@ PA_RG_HD int32_t pa_rg_cdiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
 PA_RG_HD int32_t pa_rg_min(int32_t a, int32_t b) { return a < b ? a : b; }
 PA_RG_HD int32_t pa_rg_max(int32_t a, int32_t b) { return a > b ? a : b; }
 
+/* Rows of a prefill tile for a launch with this query dtype (pa_dtype) and head size. */
+PA_RG_HD int32_t pa_rg_tile_rows(int32_t q_dtype, int32_t head_size) {
+    return q_dtype != PA_DTYPE_F32 && head_size <= 128 ? PA_RG_TILE_ROWS_WIDE : PA_RG_TILE_ROWS;
+}
+
 /* Plan of one sequence (per KV head; every KV head gets the same plan). */
 typedef struct pa_rg_seq_plan {
     int32_t rows;      /* q_len * group */
-    int32_t tile_rows; /* PA_RG_DEC_ROWS or PA_RG_TILE_ROWS */
+    int32_t tile_rows; /* PA_RG_DEC_ROWS or the launch's prefill tile rows */
     int32_t n_tiles;
     int32_t n_split; /* chunks of the sequence's key span (1 = no split) */
     int32_t chunk;   /* keys per chunk, a multiple of PA_RG_KEY_TILE */
@@ -86,13 +96,14 @@ PA_RG_HD void pa_rg_key_range(int32_t q_len, int32_t kv_len, int32_t group, int3
     *hi = last_pos + 1;
 }
 
-/* split_tokens: the kv_split_tokens option (0 = automatic). q_len >= 1 and
- * q_len <= kv_len (the caller has checked). */
+/* split_tokens: the kv_split_tokens option (0 = automatic); tile_rows:
+ * pa_rg_tile_rows() of the launch. q_len >= 1 and q_len <= kv_len (the caller
+ * has checked). */
 PA_RG_HD pa_rg_seq_plan pa_rg_plan_seq(int32_t q_len, int32_t kv_len, int32_t group, int32_t window, int32_t hard,
-                                       int32_t split_tokens) {
+                                       int32_t split_tokens, int32_t tile_rows) {
     pa_rg_seq_plan sp;
     sp.rows = q_len * group;
-    sp.tile_rows = sp.rows <= PA_RG_DEC_ROWS ? PA_RG_DEC_ROWS : PA_RG_TILE_ROWS;
+    sp.tile_rows = sp.rows <= PA_RG_DEC_ROWS ? PA_RG_DEC_ROWS : tile_rows;
     sp.n_tiles = pa_rg_cdiv(sp.rows, sp.tile_rows);
     int32_t hi = 0;
     pa_rg_key_range(q_len, kv_len, group, window, hard, 0, sp.rows, &sp.span_lo, &hi);
@@ -277,6 +288,7 @@ typedef struct pa_rg_launch {
     int32_t num_q_heads, num_kv_heads, head_size, page_size, num_pages;
     int32_t page_shift; /* log2(page_size) when a power of two, else -1 */
     int32_t window, hard_mask, split_tokens;
+    int32_t tile_rows; /* pa_rg_tile_rows(q_dtype, head_size) */
     float sm_scale, soft_cap, mask_value;
 } pa_rg_launch;
 

@@ -196,10 +196,6 @@ struct Walk {
     float c_scale; // the score scale of cache tiles (times k_scale for raw fp8 keys)
 };
 
-// One thread's softmax sums parked in shared memory (16-byte aligned: one
-// vector load and store per tile).
-template <int N> struct __align__(16) SumSlot { float v[N]; };
-
 // False when the device data break the host bounds: the CTA writes nothing.
 __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq &q) {
     const int q0 = p.cu_q[s], q1 = p.cu_q[s + 1];
@@ -304,7 +300,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     PA_STATIC_SMEM(int qpos_tab[BM]);
     PA_STATIC_SMEM(float slope_tab[BM]);
     // The softmax's running sums between tiles (Softmax::park_sums).
-    PA_STATIC_SMEM(SumSlot<2 * C::kMT> sums_tab[C::kThreads]);
+    PA_STATIC_SMEM(pa::tile::SumSlot<2 * C::kMT> sums_tab[C::kThreads]);
 
     const int s = blockIdx.y, kvh = blockIdx.z;
     const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first

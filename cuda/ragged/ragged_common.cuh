@@ -95,8 +95,10 @@ __device__ __forceinline__ int64_t kv_row(const pa_rg_launch &P, const Item &c, 
 // the item's range that the mask leaves visible.
 __device__ __forceinline__ float logit_unmasked(const pa_rg_launch &P, float dot, float scale) {
     float x = dot * scale;
+    // The fast division: an IEEE one calls a slow path per score, and the call
+    // makes a kernel at its register limit spill the accumulators live across it.
     if (P.soft_cap > 0.0f)
-        x = P.soft_cap * tanhf(x / P.soft_cap);
+        x = P.soft_cap * tanhf(__fdividef(x, P.soft_cap));
     return x;
 }
 __device__ __forceinline__ float logit(const pa_rg_launch &P, const Item &c, float dot, int key, int qp, float scale) {

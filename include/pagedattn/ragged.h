@@ -50,7 +50,9 @@
  * then runs every item (persistent CTAs, dynamic fetch). A sequence whose
  * q_len * (num_q_heads / num_kv_heads) <= 16 is a decode sequence: one 16-row
  * item per KV head (its query heads of one GQA group packed as rows), the CTA's
- * warps split the keys; longer sequences are cut into 64-row query tiles. Long
+ * warps split the keys; longer sequences are cut into query tiles of 128 rows
+ * (f16/bf16 queries up to head 128, 32 rows per warp) or 64 rows (larger heads,
+ * f32 queries). Long
  * KV ranges are split into chunks whose size depends only on the sequence's
  * own lengths (and the fixed constants below), and the partial results are
  * merged in a fixed order by the last CTA to finish, so a sequence's output is

@@ -142,20 +142,8 @@ typedef struct gcase {
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
 } gcase;
 
-static void run_case(const gcase *k) {
-    /* PA_TEST_SHRINK (interpret mode) shrinks the batch and the lengths */
-    const int ns = pa_test_shrink(k->num_seqs);
-    const int q_hi = pa_test_shrink(k->q_hi) < k->q_lo ? k->q_lo : pa_test_shrink(k->q_hi);
-    const int x_hi = pa_test_shrink(k->extra_hi) < k->extra_lo ? k->extra_lo : pa_test_shrink(k->extra_hi);
-    int *ql = malloc(sizeof(int) * (size_t)ns), *kl = malloc(sizeof(int) * (size_t)ns);
-    cr_assert(ql && kl);
-    pa_rng r = pa_rng_make(k->seed * 31 + 5);
-    for (int s = 0; s < ns; s++) {
-        ql[s] = pa_rng_int(&r, k->q_lo, q_hi);
-        if (k->decode_every > 0 && s % k->decode_every == 0)
-            ql[s] = 1;
-        kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, x_hi);
-    }
+/* k's configuration on the given sequences (k's lengths and count unused). */
+static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
     rg_problem_cfg c = {
         .seed = k->seed,
         .q_dtype = k->q_dtype,
@@ -187,6 +175,23 @@ static void run_case(const gcase *k) {
     free(out);
     dev_free(&d);
     rg_problem_free(pr);
+}
+
+static void run_case(const gcase *k) {
+    /* PA_TEST_SHRINK (interpret mode) shrinks the batch and the lengths */
+    const int ns = pa_test_shrink(k->num_seqs);
+    const int q_hi = pa_test_shrink(k->q_hi) < k->q_lo ? k->q_lo : pa_test_shrink(k->q_hi);
+    const int x_hi = pa_test_shrink(k->extra_hi) < k->extra_lo ? k->extra_lo : pa_test_shrink(k->extra_hi);
+    int *ql = malloc(sizeof(int) * (size_t)ns), *kl = malloc(sizeof(int) * (size_t)ns);
+    cr_assert(ql && kl);
+    pa_rng r = pa_rng_make(k->seed * 31 + 5);
+    for (int s = 0; s < ns; s++) {
+        ql[s] = pa_rng_int(&r, k->q_lo, q_hi);
+        if (k->decode_every > 0 && s % k->decode_every == 0)
+            ql[s] = 1;
+        kl[s] = ql[s] + pa_rng_int(&r, k->extra_lo, x_hi);
+    }
+    run_lens(k, ns, ql, kl);
     free(ql);
     free(kl);
 }
@@ -445,6 +450,41 @@ Test(ragged_gpu, fp8_raw_slots) {
                    .split = h == 3 ? 64 : 0,
                    .decode_every = 2};
         run_case(&k);
+    }
+}
+
+/* Prefill tiles of 128 rows, 32 per warp (heads up to 128 on f16/bf16): row
+ * counts on both sides of every warp's share (17, 32, 33, 64, 65, 96, 127,
+ * 128, 129, 257 rows), so tiles with one to four busy warps and a partial
+ * last tile; the causal diagonal inside a tile and across two slots; NaN
+ * pages past every sequence. Group 1 gives those row counts directly, group 8
+ * packs 8 heads per token. Pages of the query dtype and fp8, a window with a
+ * soft cap, a soft mask value, forced splits of a prefill tile. */
+Test(ragged_gpu, prefill_tile_rows) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int q1[] = {17, 32, 33, 64, 65, 96, 127, 128, 129, 257};
+    static const int q8[] = {3, 4, 5, 8, 9, 12, 16, 17, 33, 1};
+    static const int hss[] = {128, 64, 120, 40, 96, 128};
+    for (int v = 0; v < 6; v++) {
+        const int g8 = v & 1;
+        gcase k = {.seed = 7500 + (uint64_t)v,
+                   .q_dtype = v & 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                   .cache_dtype = v == 2 ? PA_DTYPE_FP8_E4M3 : v == 3 ? PA_DTYPE_FP8_E5M2 : v & 2 ? PA_DTYPE_F16
+                                                                                               : PA_DTYPE_BF16,
+                   .qh = g8 ? 16 : 4,
+                   .kvh = g8 ? 2 : 4,
+                   .hs = hss[v],
+                   .ps = v == 4 ? 24 : 16,
+                   .window = v == 4 ? 70 : 0,
+                   .soft_cap = v == 4 ? 20.0f : 0.0f,
+                   .mask_value = v == 5 ? -3.0f : 0.0f,
+                   .split = v == 1 ? 128 : 0};
+        int ql[10], kl[10];
+        for (int s = 0; s < 10; s++) {
+            ql[s] = g8 ? q8[s] : q1[s];
+            kl[s] = ql[s] + (s % 3 == 0 ? 0 : s % 3 == 1 ? 45 : 130); /* diagonal at several offsets in a slot */
+        }
+        run_lens(&k, 10, ql, kl);
     }
 }
 

@@ -654,7 +654,11 @@ static void check_plan(const pa_ragged_params *p, const int32_t *kv, const int32
                 cr_assert(nrows > 0, "seq %d head %d: rows from %d not covered (q_len %d kv_len %d ns %d)", s, h, row0,
                           q_len, kv[s], ns);
                 CHK_EQ(next_k, hi, "seq %d head %d row0 %d: chunks end at %d, want %d", s, h, row0, next_k, hi);
-                CHK(nrows <= (rows <= PA_RG_DEC_ROWS ? PA_RG_DEC_ROWS : PA_RG_TILE_ROWS));
+                /* Tiles as the planner's comment defines them: 16 rows for a decode, else 128 on the
+                 * tensor-core kernel up to head 128 and 64 above it or for f32 queries. */
+                const int tr = rows <= 16 ? 16 : p->q_dtype != PA_DTYPE_F32 && p->kv.head_size <= 128 ? 128 : 64;
+                CHK_EQ(nrows, rows - row0 < tr ? rows - row0 : tr, "seq %d row0 %d of %d: tile rows %d", s, row0, rows,
+                       tr);
                 if (chunks > 1) {
                     cr_assert(merge >= 0);
                     const pa_rg_merge *m = &o->merges[merge];
@@ -710,6 +714,14 @@ static pa_ragged_params plan_params(int S, int T, int qh, int kvh, int ps, int c
     return p;
 }
 
+/* The three tile sizes: bf16 at head 128 (128-row tiles), f32 at head 128 and
+ * bf16 at head 256 (64-row tiles). */
+static void set_kernel(pa_ragged_params *p, int k) {
+    p->q_dtype = p->kv.dtype = k == 1 ? PA_DTYPE_F32 : PA_DTYPE_BF16;
+    p->kv.head_size = k == 2 ? 256 : 128;
+    cr_assert_eq(pa_ragged_validate(p), PA_SUCCESS, "%s", pa_last_error());
+}
+
 Test(ragged_plan, random_batches_cover_and_fit) {
     pa_rng r = pa_rng_make(42);
     static const int heads[][2] = {{32, 8}, {32, 16}, {16, 2}, {4, 4}, {8, 1}, {64, 1}};
@@ -740,6 +752,7 @@ Test(ragged_plan, random_batches_cover_and_fit) {
             cu[s + 1] = cu[ns];
         }
         pa_ragged_params p = plan_params(S, T > 0 ? T : 1, hd[0], hd[1], ps, cols, window, mask, split);
+        set_kernel(&p, iter % 3);
         plan_out o;
         plan(&p, kv, cu, ns, &o);
         check_plan(&p, kv, cu, ns, &o);
@@ -752,7 +765,8 @@ Test(ragged_plan, random_batches_cover_and_fit) {
 Test(ragged_plan, adversarial_batches_fit_the_bound) {
     static const int heads[][2] = {{32, 8}, {8, 1}, {4, 4}, {64, 2}};
     for (int hi = 0; hi < 4; hi++)
-        for (int kind = 0; kind < 4; kind++) {
+        for (int kind = 0; kind < 6; kind++)
+            for (int k = 0; k < 3; k++) {
             const int S = 40, cols = 2048, ps = 16, L = cols * ps;
             const int g = heads[hi][0] / heads[hi][1];
             int32_t kv[40], cu[41];
@@ -764,20 +778,27 @@ Test(ragged_plan, adversarial_batches_fit_the_bound) {
                 else if (kind == 1)
                     q = PA_RG_DEC_ROWS / g > 0 ? PA_RG_DEC_ROWS / g : 1;
                 else if (kind == 2)
-                    q = PA_RG_TILE_ROWS / g + 1;
+                    q = 64 / g + 1;
+                else if (kind == 3)
+                    q = 128 / g;
+                else if (kind == 4)
+                    q = 128 / g + 1;
                 else
-                    q = (2 * PA_RG_TILE_ROWS) / g;
+                    q = 256 / g;
                 if (q < 1)
                     q = 1;
                 kv[s] = L;
                 cu[s + 1] = cu[s] + q;
             }
             pa_ragged_params p = plan_params(S, cu[S], heads[hi][0], heads[hi][1], ps, cols, 0, 0.0f, 0);
+            set_kernel(&p, k);
             plan_out o;
             plan(&p, kv, cu, S, &o);
             check_plan(&p, kv, cu, S, &o);
-            cr_assert(o.tot.part_rows > 0, "kind %d heads %d/%d: long contexts must split", kind, heads[hi][0],
-                      heads[hi][1]);
+            /* A prefill of 3 or more tiles is enough work unsplit (k 1 and 2: 64-row tiles). */
+            const int rows = (cu[1] - cu[0]) * g, tiles = rows <= 16 ? 1 : (rows + (k ? 63 : 127)) / (k ? 64 : 128);
+            cr_assert(o.tot.part_rows > 0 || tiles > 2, "kind %d heads %d/%d: long contexts must split", kind,
+                      heads[hi][0], heads[hi][1]);
             plan_free(&o);
         }
 }
@@ -863,8 +884,8 @@ Test(ragged_plan, overlapping_garbage_stays_within_bound) {
 }
 
 /* Heaviest first: within a causal prefill sequence the work list starts with
- * the tile that sees the most keys, and the key work (rows x keys) of its
- * tiles never grows along the list; prefill sequences come before decodes. */
+ * the tile that sees the most keys, and the keys of its tiles never grow along
+ * the list; prefill sequences come before decodes. */
 Test(ragged_plan, heaviest_tiles_first) {
     const pa_ragged_params p = plan_params(4, 4096, 8, 2, 16, 256, 0, 0.0f, 0);
     /* a decode, a 2000-token causal prefill over 3000 keys, another decode */
@@ -881,7 +902,9 @@ Test(ragged_plan, heaviest_tiles_first) {
             continue;
         }
         CHK(!saw_decode, "item %lld: a prefill item after a decode item", (long long)i);
-        const int64_t work = (int64_t)it->nrows * (it->k_hi - it->k_lo);
+        /* An item takes as long as its key slots: every warp of the CTA walks them, the
+         * rows of a partial last tile only leave some warps idle. */
+        const int64_t work = it->k_hi - it->k_lo;
         CHK(work <= prev, "item %lld: key work %lld after %lld", (long long)i, (long long)work, (long long)prev);
         prev = work;
         prefill_items++;
@@ -901,7 +924,7 @@ Test(ragged_plan, automatic_splits_leave_no_sliver) {
     const int32_t q_lens[2] = {1, 20}; /* group 4: 4 rows (a decode), 80 rows (a 2-tile prefill) */
     for (int c = 0; c < 2; c++)
         for (int32_t kv = q_lens[c]; kv <= 40000; kv++) {
-            const pa_rg_seq_plan sp = pa_rg_plan_seq(q_lens[c], kv, 4, 0, 1, 0);
+            const pa_rg_seq_plan sp = pa_rg_plan_seq(q_lens[c], kv, 4, 0, 1, 0, 64);
             int32_t lo, hi;
             pa_rg_key_range(q_lens[c], kv, 4, 0, 1, 0, sp.rows, &lo, &hi);
             const int32_t span = hi - lo, n = sp.n_split;
@@ -916,6 +939,6 @@ Test(ragged_plan, automatic_splits_leave_no_sliver) {
                 kv, span - (n - 1) * sp.chunk, n, sp.chunk);
         }
     /* 4097 keys hold 8 chunks of at least 512, not 9 */
-    const pa_rg_seq_plan d = pa_rg_plan_seq(1, 4097, 4, 0, 1, 0);
+    const pa_rg_seq_plan d = pa_rg_plan_seq(1, 4097, 4, 0, 1, 0, 128);
     CHK_EQ(d.n_split, 8, "4097-key decode: %d chunks of %d", d.n_split, d.chunk);
 }
