@@ -48,6 +48,15 @@ static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
                 o->variant);
         return PA_CLI_EXIT_USAGE;
     }
+    /* --qlen would be silently ignored: a prompt's queries are its --ctx tokens.
+     * (The preset sweeps pass every op a qlen; only the user's is refused.) */
+    if (*v != V_CONTEXT && o->qlen > 0 && !o->preset) {
+        fprintf(stderr,
+                "pagedattn %s prefill: --qlen is the new tokens of --variant context; the %s variant's prompts "
+                "are --ctx tokens long\n",
+                cmd, *v == V_PROMPT ? "prompt" : "encoder");
+        return PA_CLI_EXIT_USAGE;
+    }
     return 0;
 }
 
