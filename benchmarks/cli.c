@@ -104,7 +104,7 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --head-size N        (default 128)\n"
                           "  --ctx N[,N...]       context length(s) per sequence; a list runs a sweep (default 1024)\n"
                           "  --block-size N       tokens per cache block (default 16)\n"
-                          "  --qlen N             new query tokens per sequence (prefill, ragged)\n"
+                          "  --qlen N             new query tokens per sequence (prefill --variant context, ragged)\n"
                           "  --decodes N          ragged: decode sequences beside the --seqs prefill chunks\n"
                           "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry)\n"
                           "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
