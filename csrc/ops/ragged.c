@@ -169,7 +169,8 @@ pa_status pa_rg_plan_host(const pa_ragged_params *p, const int32_t *kv_lens, con
             if (a.q_len == 0 || overlaps)
                 continue;
             a.kv_len = kv_lens[s];
-            const pa_rg_seq_plan sp = pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens, tile_rows);
+            const pa_rg_seq_plan sp =
+                pa_rg_plan_seq(a.q_len, a.kv_len, a.group, a.window, a.hard, p->kv_split_tokens, tile_rows);
             if ((sp.tile_rows == PA_RG_DEC_ROWS) != pass)
                 continue;
             int32_t mb = 0, pb = 0; /* the sequence's merges and partial rows so far */

@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                     pa_rg_seq_args sa = a;
                     sa.q_len = q_len;
                     sa.kv_len = kv;
-                    const pa_rg_seq_plan sp = pa_rg_plan_seq(q_len, kv, a.group, a.window, a.hard, P.split_tokens, P.tile_rows);
+                    const pa_rg_seq_plan sp =
+                        pa_rg_plan_seq(q_len, kv, a.group, a.window, a.hard, P.split_tokens, P.tile_rows);
                     if ((sp.tile_rows == PA_RG_DEC_ROWS) == (pass == 1))
                         cnt = pa_rg_count_seq(&sp, &sa);
                 }

@@ -49,14 +49,18 @@ template <int HP> struct MmaShape {
     static constexpr int kDecSplit = 4 / kDecSlices; // decode: warps per slice (head-dimension parts)
     static constexpr int kDecHP = HP / kDecSplit;    // decode: head columns per warp in P V
     static_assert(PA_RG_KEY_TILE % kSlot == 0, "a slot divides the planner's key tile");
-    static_assert(kRows == (HP <= 128 ? PA_RG_TILE_ROWS_WIDE : PA_RG_TILE_ROWS), "the planner's tile rows (pa_rg_tile_rows)");
+    static_assert(kRows == (HP <= 128 ? PA_RG_TILE_ROWS_WIDE : PA_RG_TILE_ROWS),
+                  "the planner's tile rows (pa_rg_tile_rows)");
 };
 
 // The shared-memory layout (a Q tile of kRows rows, two K/V stages) and the
 // prefill warps' math.
-template <int HP, int DT> using MmaCfg = pa::tile::Cfg<HP, MmaShape<HP>::kRows, MmaShape<HP>::kSlot, DT, MmaShape<HP>::kWM>;
+template <int HP, int DT>
+using MmaCfg = pa::tile::Cfg<HP, MmaShape<HP>::kRows, MmaShape<HP>::kSlot, DT, MmaShape<HP>::kWM>;
 
-template <int HP, int DT> constexpr size_t mma_smem_bytes() { return MmaCfg<HP, DT>::smem_bytes(MmaShape<HP>::kStages); }
+template <int HP, int DT> constexpr size_t mma_smem_bytes() {
+    return MmaCfg<HP, DT>::smem_bytes(MmaShape<HP>::kStages);
+}
 
 // K or V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
 // lookup per row. The thread layout is load_rows_async's (thread t copies
@@ -112,11 +116,10 @@ __device__ __forceinline__ void load_kv_rows(void *tile, const pa_rg_launch &P, 
 // once). A prefill item's accumulators stay live across the conversion, so it
 // converts two at a time; a decode item four (the whole slot's 8 made ptxas
 // spill elsewhere in the kernel, which holds both item shapes).
-template <class C, bool E5M2, int BATCH>
-__device__ __forceinline__ void dequant_slot(void *smem, const uint8_t *raw) {
+template <class C, bool E5M2, int BATCH> __device__ __forceinline__ void dequant_slot(void *smem, const uint8_t *raw) {
     pa::tile::dequant_tile<C, C::BN, C::HP, C::kStride, E5M2, false, BATCH>(C::k_tile(smem, 0), raw, 1.0f);
-    pa::tile::dequant_tile<C, C::BN, C::HP, C::kStride, E5M2, false, BATCH>(C::v_tile(smem, 0),
-                                                                           raw + C::BN * C::HP, 1.0f);
+    pa::tile::dequant_tile<C, C::BN, C::HP, C::kStride, E5M2, false, BATCH>(C::v_tile(smem, 0), raw + C::BN * C::HP,
+                                                                            1.0f);
 }
 
 // What both item shapes share: the scales, and the pipeline over the item's
@@ -204,7 +207,7 @@ constexpr float kLog2e = 1.4426950408889634f;
 template <class C>
 __device__ __forceinline__ void mask_slot(const pa_rg_launch &P, const Item &c, float (&s)[C::kSA][4], int k0) {
     const int c_lo = c.it.k_lo - k0, c_hi = c.it.k_hi - k0; // the item's keys, in slot columns
-    int lo[2 * C::kMT], hi[2 * C::kMT];                       // the row's visible columns
+    int lo[2 * C::kMT], hi[2 * C::kMT];                     // the row's visible columns
 #pragma unroll
     for (int i = 0; i < 2 * C::kMT; i++) {
         const int qp = q_pos(c, c.it.row0 + pa::tile::warp_row<C>(i)) - k0;
@@ -255,8 +258,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
             const T *q = static_cast<const T *>(P.q);
             pa::tile::load_rows_async<C, C::BM>(
                 C::q_tile(smem),
-                [&](int r) -> const T * { return r < c.it.nrows ? q + row_offset(P, c, c.it.row0 + r) : nullptr; },
-                hs);
+                [&](int r) -> const T * { return r < c.it.nrows ? q + row_offset(P, c, c.it.row0 + r) : nullptr; }, hs);
         },
         [&](int k0, const T *kt, const T *vt, bool edge) {
             if (!busy)
@@ -306,10 +308,10 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 // 32-key slot (head 256) two warps share 16 keys and each takes half of the
 // head in P V. The key slices merge in the epilogue.
 template <int HP, int DT, bool FP8>
-__device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c, unsigned char *smem,
-                                            const Scales &sc, int *s_flag) {
+__device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c, unsigned char *smem, const Scales &sc,
+                                            int *s_flag) {
     using S = MmaShape<HP>;
-    using C = MmaCfg<HP, DT>;                  // shared-memory layout
+    using C = MmaCfg<HP, DT>;                 // shared-memory layout
     using CD = pa::tile::Cfg<HP, 64, 16, DT>; // scores: 16 keys per warp, whole head
     // P V: 16 keys, S::kDecHP head columns of the HP-wide V rows
     using CDV = pa::tile::Cfg<S::kDecHP, 64, 16, DT, 16, false, C::kStride>;
@@ -388,11 +390,12 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
     PA_STATIC_SMEM(Item s_item);
     PA_STATIC_SMEM(pa::tile::SumSlot<MmaShape<HP>::kWM / 4> sums_tab[128]);
     PA_STATIC_SMEM(Scales s_sc);
+    // Thread 0 sets the scales; next_item's barrier publishes them.
     if (threadIdx.x == 0) {
         const float k_scale = FP8 && P.k_scale ? *P.k_scale : 1.0f;
         s_sc.v = FP8 && P.v_scale ? *P.v_scale : 1.0f;
         s_sc.qk = P.sm_scale * k_scale; // fp8: K's scale applied to the scores
-    } // (next_item's barrier publishes it)
+    }
     const Scales &sc = s_sc;
 
     for (;;) {

@@ -469,8 +469,10 @@ Test(ragged_gpu, prefill_tile_rows) {
         const int g8 = v & 1;
         gcase k = {.seed = 7500 + (uint64_t)v,
                    .q_dtype = v & 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
-                   .cache_dtype = v == 2 ? PA_DTYPE_FP8_E4M3 : v == 3 ? PA_DTYPE_FP8_E5M2 : v & 2 ? PA_DTYPE_F16
-                                                                                               : PA_DTYPE_BF16,
+                   .cache_dtype = v == 2   ? PA_DTYPE_FP8_E4M3
+                                  : v == 3 ? PA_DTYPE_FP8_E5M2
+                                  : v & 2  ? PA_DTYPE_F16
+                                           : PA_DTYPE_BF16,
                    .qh = g8 ? 16 : 4,
                    .kvh = g8 ? 2 : 4,
                    .hs = hss[v],

@@ -767,40 +767,40 @@ Test(ragged_plan, adversarial_batches_fit_the_bound) {
     for (int hi = 0; hi < 4; hi++)
         for (int kind = 0; kind < 6; kind++)
             for (int k = 0; k < 3; k++) {
-            const int S = 40, cols = 2048, ps = 16, L = cols * ps;
-            const int g = heads[hi][0] / heads[hi][1];
-            int32_t kv[40], cu[41];
-            cu[0] = 0;
-            for (int s = 0; s < S; s++) {
-                int q;
-                if (kind == 0)
-                    q = 1;
-                else if (kind == 1)
-                    q = PA_RG_DEC_ROWS / g > 0 ? PA_RG_DEC_ROWS / g : 1;
-                else if (kind == 2)
-                    q = 64 / g + 1;
-                else if (kind == 3)
-                    q = 128 / g;
-                else if (kind == 4)
-                    q = 128 / g + 1;
-                else
-                    q = 256 / g;
-                if (q < 1)
-                    q = 1;
-                kv[s] = L;
-                cu[s + 1] = cu[s] + q;
+                const int S = 40, cols = 2048, ps = 16, L = cols * ps;
+                const int g = heads[hi][0] / heads[hi][1];
+                int32_t kv[40], cu[41];
+                cu[0] = 0;
+                for (int s = 0; s < S; s++) {
+                    int q;
+                    if (kind == 0)
+                        q = 1;
+                    else if (kind == 1)
+                        q = PA_RG_DEC_ROWS / g > 0 ? PA_RG_DEC_ROWS / g : 1;
+                    else if (kind == 2)
+                        q = 64 / g + 1;
+                    else if (kind == 3)
+                        q = 128 / g;
+                    else if (kind == 4)
+                        q = 128 / g + 1;
+                    else
+                        q = 256 / g;
+                    if (q < 1)
+                        q = 1;
+                    kv[s] = L;
+                    cu[s + 1] = cu[s] + q;
+                }
+                pa_ragged_params p = plan_params(S, cu[S], heads[hi][0], heads[hi][1], ps, cols, 0, 0.0f, 0);
+                set_kernel(&p, k);
+                plan_out o;
+                plan(&p, kv, cu, S, &o);
+                check_plan(&p, kv, cu, S, &o);
+                /* A prefill of 3 or more tiles is enough work unsplit (k 1 and 2: 64-row tiles). */
+                const int rows = (cu[1] - cu[0]) * g, tiles = rows <= 16 ? 1 : (rows + (k ? 63 : 127)) / (k ? 64 : 128);
+                cr_assert(o.tot.part_rows > 0 || tiles > 2, "kind %d heads %d/%d: long contexts must split", kind,
+                          heads[hi][0], heads[hi][1]);
+                plan_free(&o);
             }
-            pa_ragged_params p = plan_params(S, cu[S], heads[hi][0], heads[hi][1], ps, cols, 0, 0.0f, 0);
-            set_kernel(&p, k);
-            plan_out o;
-            plan(&p, kv, cu, S, &o);
-            check_plan(&p, kv, cu, S, &o);
-            /* A prefill of 3 or more tiles is enough work unsplit (k 1 and 2: 64-row tiles). */
-            const int rows = (cu[1] - cu[0]) * g, tiles = rows <= 16 ? 1 : (rows + (k ? 63 : 127)) / (k ? 64 : 128);
-            cr_assert(o.tot.part_rows > 0 || tiles > 2, "kind %d heads %d/%d: long contexts must split", kind,
-                      heads[hi][0], heads[hi][1]);
-            plan_free(&o);
-        }
 }
 
 /* A sequence's items do not depend on the rest of the batch: same key ranges,
