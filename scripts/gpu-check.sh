@@ -231,6 +231,13 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
         timeout 240 $CLI bench --preset llama3-8b --json "$json"
+        # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
+        # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
+        for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do
+            echo "ragged $part:"
+            timeout 120 $CLI bench ragged $part --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+                || echo "(failed: rc $?)"
+        done
         # The opt-in Hopper prefill kernel, where this device and build run it (not in the JSON:
         # its rows would carry the same names as the mma.sync kernel's).
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
