@@ -103,6 +103,9 @@ namespace tile {
 
 template <int MT> struct SoftmaxN;
 
+// log2(e): the softmax's exponent factor for natural-log logits (ex2(x log2 e) = e^x).
+constexpr float kLog2e = 1.4426950408889634f;
+
 template <int HEAD_PAD, int BM_, int BN_, int DT, int WM_ = 16, bool VT_ = false, int STRIDE_ = 0> struct Cfg {
     static_assert(HEAD_PAD % 32 == 0 && HEAD_PAD <= 256, "HEAD_PAD: a multiple of 32 up to 256");
     static_assert(BM_ % 16 == 0 && BN_ % 16 == 0, "BM, BN: multiples of 16");
@@ -552,7 +555,7 @@ template <int MT> struct SoftmaxN {
     template <class C>
     __device__ __forceinline__ void update(const float (&s)[C::kSA][4], float (&o)[C::kOA][4],
                                            uint32_t (&pk)[C::kSA][2]) {
-        update<C>(s, o, 1.4426950408889634f, pk);
+        update<C>(s, o, kLog2e, pk);
     }
 
     // Sums l over the quad and divides o by it (0 where no key was seen).

@@ -480,7 +480,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     __syncthreads();
 
     const float scale = p.scale, cap = p.soft_cap;
-    constexpr float kLog2e = 1.4426950408889634f;
+    using pa::tile::kLog2e;
     const int causal = p.causal, window = p.window;
     const bool alibi = p.alibi_slopes != nullptr;
 

@@ -469,7 +469,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const float scale = p.scale, cap = p.soft_cap;
     const float c_scale = H::kFp8 && p.k_scale ? scale * *p.k_scale : scale;
     const float inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
-    constexpr float kLog2e = 1.4426950408889634f;
+    using pa::tile::kLog2e;
     const int causal = p.causal, window = p.window;
     const bool alibi = p.alibi_slopes != nullptr;
 

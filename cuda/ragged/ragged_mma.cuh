@@ -140,7 +140,7 @@ struct Scales {
 };
 
 template <class C, bool FP8, int BATCH, class LoadQ, class Body>
-__device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c, unsigned char *smem, int qmin,
+__device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c, unsigned char *smem,
                                            const LoadQ &load_q, const Body &body) {
     using T = typename C::T;
     constexpr int kSlot = C::BN;
@@ -158,6 +158,7 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
         }
     };
     const int nslots = (c.it.k_hi - c.it.k_lo + kSlot - 1) / kSlot;
+    const int qmin = q_pos(c, c.it.row0); // rows are token-major: the least position
     load_q();
     load_kv(0, 0);
     pa::tile::cp_async_commit();
@@ -197,8 +198,6 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
     // issued above were ordered by no barrier yet.
     __syncthreads();
 }
-
-constexpr float kLog2e = 1.4426950408889634f;
 
 // The mask of an edge slot on scores s (keys k0..), as logit applies it
 // per score, with each register row's visible columns worked out once: a key
@@ -253,7 +252,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
     float o[C::kOA][4];
     pa::tile::zero_acc(o);
     walk_slots<C, FP8, 2>(
-        P, c, smem, q_pos(c, c.it.row0),
+        P, c, smem,
         [&] {
             const T *q = static_cast<const T *>(P.q);
             pa::tile::load_rows_async<C, C::BM>(
@@ -275,7 +274,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
                 mask_slot<C>(P, c, s, k0);
             uint32_t pk[C::kSA][2];
             sm.unpark(slot.v);
-            sm.template update<C>(s, o, plain ? sc.qk * kLog2e : kLog2e, pk);
+            sm.template update<C>(s, o, plain ? sc.qk * pa::tile::kLog2e : pa::tile::kLog2e, pk);
             sm.park(slot.v);
             pa::tile::pv<C>(o, pk, vt, hs);
         });
@@ -329,7 +328,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     float od[CDV::kOA][4];
     pa::tile::zero_acc(od);
     walk_slots<C, FP8, 4>(
-        P, c, smem, q_pos(c, c.it.row0),
+        P, c, smem,
         [&] {
             const T *q = static_cast<const T *>(P.q);
             pa::tile::load_rows_async<C, 64>(
