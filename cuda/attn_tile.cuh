@@ -168,6 +168,39 @@ template <int DT> __device__ __forceinline__ uint32_t pack2(float lo, float hi) 
     }
 }
 
+// Byte permute (PRMT): byte i of the result is byte (s >> 4i) & 7 of the pair
+// (a = bytes 0..3, b = bytes 4..7). Interpret mode runs the C++ below.
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+    return __byte_perm(a, b, s);
+#else
+    const uint64_t x = (uint64_t)a | ((uint64_t)b << 32);
+    uint32_t r = 0;
+    for (int i = 0; i < 4; i++)
+        r |= (uint32_t)((x >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+    return r;
+#endif
+}
+
+// Two floats to two e4m3 bytes (lo the low byte), rounded to nearest and
+// saturated to +-448 (cvt.rn.satfinite.e4m3x2.f32).
+__device__ __forceinline__ uint32_t e4m3x2(float lo, float hi) {
+    return (uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
+}
+
+// One register of two C::T -> two floats (low half first), exact.
+template <int DT> __device__ __forceinline__ float2 unpack2(uint32_t w) {
+    if constexpr (DT == 1) {
+        __half2 h;
+        memcpy(&h, &w, 4);
+        return __half22float2(h);
+    } else {
+        __nv_bfloat162 h;
+        memcpy(&h, &w, 4);
+        return __bfloat1622float2(h);
+    }
+}
+
 // ---- tile loads ----------------------------------------------------------------------
 // cp.async rows: see the header comment.
 template <class C, int ROWS, class RowFn>
@@ -513,18 +546,33 @@ template <int MT> struct SoftmaxN {
     // values as update().
     template <class C>
     __device__ __forceinline__ void exponents(float (&s)[C::kSA][4], float mul, float (&corr)[2 * MT]) {
+        float rows[2 * MT];
+#pragma unroll
+        for (int i = 0; i < 2 * MT; i++)
+            rows[i] = mul;
+        exponents_rows<C>(s, rows, 0.0f, corr);
+    }
+    // exponents() with each register row's own factor mul[i], and the
+    // probabilities raised by 2^lift: p = exp2(x mul[i] - m + lift). The sums
+    // carry the same factor, so O / l does not change; the FP8 path lifts by
+    // 8 so that P (at most 256) keeps e4m3's normal range down to 2^-14 of the
+    // row's largest (FlashAttention-3's max offset). lift 0 costs nothing.
+    template <class C>
+    __device__ __forceinline__ void exponents_rows(float (&s)[C::kSA][4], const float (&mul)[2 * MT], float lift,
+                                                   float (&corr)[2 * MT]) {
         static_assert(C::kMT == MT, "Softmax rows match the tile's");
 #pragma unroll
         for (int i = 0; i < 2 * MT; i++) {
             const int mt = i >> 1, h = i & 1;
             float ref;
-            corr[i] = new_max<C>(s, i, mul, ref);
+            corr[i] = new_max<C>(s, i, mul[i], ref);
+            const float base = ref - lift;
             float sum = 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNS; j++) {
                 float(&x)[4] = s[mt * C::kNS + j];
-                x[2 * h] = ex2(fmaf(x[2 * h], mul, -ref));
-                x[2 * h + 1] = ex2(fmaf(x[2 * h + 1], mul, -ref));
+                x[2 * h] = ex2(fmaf(x[2 * h], mul[i], -base));
+                x[2 * h + 1] = ex2(fmaf(x[2 * h + 1], mul[i], -base));
                 sum += x[2 * h] + x[2 * h + 1];
             }
             l[i] = l[i] * corr[i] + sum;

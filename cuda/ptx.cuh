@@ -47,6 +47,17 @@
 //       The twin computes at issue, per warp, exact products summed in double
 //       (as mma16816's); interpret mode cannot see a missing wait or
 //       fence.proxy.async, a GPU run can (tests/gpu/test_ptx_twins.c).
+//   wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3 (sm_90a)
+//       the same with 8-bit e4m3 operands and k = 32: both operands K-major
+//       (the only layout 8-bit wgmma reads), A from registers or shared
+//       memory. Lane t of warp w holds A rows g = t / 4 and g + 8 (of the
+//       warp's 16) in four registers of four bytes: a0 = (g, 4c..4c+3),
+//       a1 = (g+8, 4c..), a2 = (g, 16+4c..), a3 = (g+8, 16+4c..) with c = t % 4,
+//       low byte first (CuTe's ALayout_64x32). D is as for k16. The twin sums
+//       exact products in double; the hardware's FP8 accumulation keeps fewer
+//       bits (DeepSeek-V3's report: about 14 on the H800), so on general data
+//       the two agree only to that precision. tests/gpu/test_ptx_twins.c
+//       compares them on small integers, whose sums either holds exactly.
 //   mbarrier.{init,arrive,test_wait.parity,try_wait.parity}.shared::cta.b64 and
 //   cp.async.mbarrier.arrive.noinc.shared::cta.b64 (sm_90)
 //       a barrier object of 8 bytes in shared memory: an expected arrival
@@ -208,17 +219,19 @@ PA_PTX_HD uint64_t wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int sw
 //     the next W x 8 mn LBO on, the next 8 k SBO on.
 // Swizzled addresses then have their 16-byte chunk bits [4, 4 + log2 W)
 // XORed with bits [7, 7 + log2 W) (CuTe's Swizzle<log2 W, 4, 3>).
-PA_PTX_HD uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k) {
+// ebytes: the element size, 2 (f16, bf16) or 1 (e4m3, K-major only; the
+// offsets above are in bytes, k x ebytes along a row).
+PA_PTX_HD uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, int ebytes = 2) {
     const uint32_t start = (uint32_t)(desc & 0x3FFFu) << 4;
     const uint32_t lbo = (uint32_t)((desc >> 16) & 0x3FFFu) << 4;
     const uint32_t sbo = (uint32_t)((desc >> 32) & 0x3FFFu) << 4;
     const int mode = (int)(desc >> 62);
     const uint32_t S = mode == 1 ? 128u : mode == 2 ? 64u : mode == 3 ? 32u : 0u, W = S / 16;
     uint32_t off;
+    const uint32_t kb = (uint32_t)(k * ebytes); // the k offset in bytes along the row
     if (!mn_major)
-        off = S == 0
-                  ? (uint32_t)(mn % 8) * 16 + (uint32_t)(mn / 8) * sbo + (uint32_t)(k % 8) * 2 + (uint32_t)(k / 8) * lbo
-                  : (uint32_t)(mn % 8) * S + (uint32_t)(mn / 8) * sbo + (uint32_t)(k % 8) * 2 + (uint32_t)(k / 8) * 16;
+        off = S == 0 ? (uint32_t)(mn % 8) * 16 + (uint32_t)(mn / 8) * sbo + kb % 16 + (kb / 16) * lbo
+                     : (uint32_t)(mn % 8) * S + (uint32_t)(mn / 8) * sbo + kb;
     else
         off = S == 0
                   ? (uint32_t)(mn % 8) * 2 + (uint32_t)(mn / 8) * sbo + (uint32_t)(k % 8) * 16 + (uint32_t)(k / 8) * lbo
@@ -267,6 +280,48 @@ PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc
                     memcpy(&h, window + wgmma_addr(desc_b, trans_b, col, k), 2);
                     s += A[row][k] * half_to_double<DT>(h);
                 }
+                d = (float)s;
+            }
+    }
+}
+
+// OCP e4m3 ("fn") bits -> double, exact: 1 sign, 4 exponent (bias 7) and 3
+// mantissa bits; no infinities, S.1111.111 is NaN.
+PA_PTX_HD double e4m3_to_double(uint8_t b) {
+    const int e = (b >> 3) & 15, m = b & 7;
+    const double sign = (b & 0x80) ? -1.0 : 1.0;
+    if (e == 15 && m == 7)
+        return (double)NAN;
+    return sign * (e == 0 ? ldexp((double)m, -9) : ldexp((double)(8 + m), e - 10));
+}
+
+// One warp's share of wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3:
+// as wgmma_warp, with k = 32, both operands K-major, and A from this warp's
+// registers (a: lane t's four registers, the layout in the header) or, when a
+// is null, from shared memory through desc_a.
+PA_PTX_HD void wgmma_warp_e4m3(int warp, int n, const uint32_t (*a)[4], uint64_t desc_a, uint64_t desc_b, bool scale_d,
+                               const unsigned char *window, float *acc) {
+    double A[16][32];
+    for (int r = 0; r < 16; r++)
+        for (int k = 0; k < 32; k++) {
+            uint8_t b;
+            if (a) {
+                const int t = 4 * (r % 8) + (k % 16) / 4, reg = (r / 8) + 2 * (k / 16);
+                b = (uint8_t)(a[t][reg] >> (8 * (k % 4)));
+            } else {
+                b = window[wgmma_addr(desc_a, false, 16 * warp + r, k, 1)];
+            }
+            A[r][k] = e4m3_to_double(b);
+        }
+    for (int t = 0; t < 32; t++) {
+        const int g = t / 4, c = t % 4;
+        for (int j = 0; j < n / 8; j++)
+            for (int i = 0; i < 4; i++) {
+                const int row = g + (i >= 2 ? 8 : 0), col = 8 * j + 2 * c + (i & 1);
+                float &d = acc[t * (n / 2) + 4 * j + i];
+                double s = scale_d ? (double)d : 0.0;
+                for (int k = 0; k < 32; k++)
+                    s += A[row][k] * e4m3_to_double(window[wgmma_addr(desc_b, false, col, k, 1)]);
                 d = (float)s;
             }
     }
@@ -494,6 +549,12 @@ template <int DT, int N, bool TB>
 __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, int scale_d);
 template <int DT, int N, bool TA, bool TB>
 __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
+// e4m3 x e4m3, k = 32, both operands K-major: RS (a: the k32 A fragment in
+// the header) and SS.
+template <int N>
+__device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, int scale_d);
+template <int N>
+__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
 // BEGIN wgmma wrappers (generated by scripts/gen_wgmma.py; do not edit)
 template <>
 __device__ __forceinline__ void wgmma_rs<1, 64, false>(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b,
@@ -1391,6 +1452,59 @@ __device__ __forceinline__ void wgmma_ss<2, 256, false, true>(float (&d)[128], u
     __trap();
 #endif
 }
+template <>
+__device__ __forceinline__ void wgmma_rs_e4m3<128>(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b,
+                                                   int scale_d) {
+#if PA_WGMMA_OK
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, "
+        "%13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, "
+        "%35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, "
+        "%57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+          "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+          "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+          "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+          "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+          "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+          "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+#else
+    (void)d;
+    (void)desc_b;
+    (void)scale_d;
+    (void)a;
+    __trap();
+#endif
+}
+template <>
+__device__ __forceinline__ void wgmma_ss_e4m3<128>(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+#if PA_WGMMA_OK
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+                 "%11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, "
+                 "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, "
+                 "%51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+                   "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+                   "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+                   "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]),
+                   "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]),
+                   "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#else
+    (void)d;
+    (void)desc_b;
+    (void)scale_d;
+    (void)desc_a;
+    __trap();
+#endif
+}
 // END wgmma wrappers
 
 // Shared memory and launches (interpret mode gives these its own meaning).
@@ -1439,6 +1553,13 @@ inline void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
 template <int DT, int N, bool TA, bool TB>
 inline void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
     ::pa_interp::wgmma(DT, N, nullptr, desc_a, TA, desc_b, TB, scale_d != 0, d);
+}
+// dt 3: e4m3 (pa_dtype numbering), k = 32.
+template <int N> inline void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
+    ::pa_interp::wgmma(3, N, a, 0, false, desc_b, false, scale_d != 0, d);
+}
+template <int N> inline void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    ::pa_interp::wgmma(3, N, nullptr, desc_a, false, desc_b, false, scale_d != 0, d);
 }
 
 // Static shared memory: one copy per kernel, which is per CTA because the

@@ -2107,7 +2107,7 @@ def hopper_loops(insts):
 
     # The producer's tile loop copies (LDGSTS) and arrives on the stages' barriers (SYNCS); a copy
     # loop left rolled inside it (copy_vt, copy_raw_vt) only copies.
-    return holding("HGMMA"), holding("LDGSTS", "SYNCS")
+    return holding(("HGMMA", "QGMMA")), holding("LDGSTS", "SYNCS")
 
 
 def hopper_select_loop(insts, loops):
@@ -2115,8 +2115,8 @@ def hopper_select_loop(insts, loops):
 
 
 def hgmma_flop(op):
-    m = re.search(r"HGMMA\.64x(\d+)x16", op)
-    return 2 * 64 * int(m.group(1)) * 16 if m else 0
+    m = re.search(r"[HQ]GMMA\.64x(\d+)x(\d+)", op)  # HGMMA x16 for f16/bf16, QGMMA x32 for e4m3
+    return 2 * 64 * int(m.group(1)) * int(m.group(2)) if m else 0
 
 
 def hopper_paths(insts, hp):
@@ -2124,16 +2124,16 @@ def hopper_paths(insts, hp):
     of new keys, every row present, the head filling HP), plus the HGMMA FLOPs of a consumer tile."""
     cons, prod = hopper_loops(insts)
     mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-    cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* ts;", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     # A cache row's block-table lookup (key_row_offsets, inlined from prefill_kernel.cuh).
     cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
     # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
     # copy mostly folds away: the path with the fewest of them is the full head's.
     partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
     select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
-    n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith("HGMMA"))
+    n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith(("HGMMA", "QGMMA")))
     n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
-    hg = ("HGMMA", lambda i: i["op"].startswith("HGMMA"), n_hg)
+    hg = ("HGMMA", lambda i: i["op"].startswith(("HGMMA", "QGMMA")), n_hg)
     # An edge tile without soft cap and ALiBi runs the bounds-only mask: every instruction of its
     # select line.
     sel = ("mask select", lambda i: i["line"] in select, n_sel)
@@ -2249,11 +2249,15 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
     by_hp, by_kind = {}, {}
+    f8_rows = {}
     for r in rows:
-        mm = re.search(r"HCfgILi(\d+)ELi(\d+)ELi(\d+)E", r["kernel"])
+        mm = re.search(r"HCfgILi(\d+)ELi(\d+)ELi(\d+)ELb([01])E", r["kernel"])
         if not mm:
             continue
         hp, dt, kv = int(mm.group(1)), int(mm.group(2)), int(mm.group(3))
+        if mm.group(4) == "1":  # the FP8 path: a section of its own below
+            f8_rows[(dt, kv)] = r
+            continue
         p, res = r["ptxas"], r["res"]
         dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2 + (4 * 128 * hp if kv >= 2 else 0)
         w("| HCfg<%d, %s, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
@@ -2339,12 +2343,109 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
                 pct(res["in_phase"])))
             out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile",
                             overlapped=res["overlapped"], in_phase=res["in_phase"], tile=c))
+    if f8_rows:
+        w("")
+        w(hopper_fp8_section(f8_rows, m, out))
     w("")
     w("Not modelled: the latency of a tile's hand-off (cp.async, then the `full` barrier, then wgmma), which the"
       " two-stage ring must hide; the prologue (Q) and epilogue (the output rows) per CTA; the tail of the grid"
       " (%d CTAs on 132 SMs, one each). A GPU measurement overrules all of it." % (
           len(hopper_work(fam["shapes"][0])[0]) * fam["shapes"][0]["batch"] * fam["shapes"][0]["kv_heads"]))
     return "\n".join(L), out
+
+
+FP8_PEAK_TFLOPS = 1979.0  # H100 SXM, dense FP8 (NVIDIA's figure): twice the 16-bit rate
+
+
+def hopper_fp8_section(f8_rows, m, out):
+    """The FP8 path's instances (HCfg<128, DT, KV, true>): resources, the consumer's interior and edge
+    tile paths and the producer's cache-tile path, and the context attention's cache-tile bound
+    against FP8's peak. Per tile the consumer issues 4 wgmma m64n128k32 for Q K^T and 4 for P V; the
+    shared-memory traffic is the e4m3 operands' (half the 16-bit bytes) plus the producer's: K by
+    cp.async, raw V into staging and back out, and V^T written."""
+    L = []
+    w = L.append
+    hp = 128
+    w("### The FP8 path (PA_PREFILL_PATH_HOPPER_FP8): e4m3 wgmma over e4m3 caches, head 128")
+    w("")
+    w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | wgmma serialised by ptxas (C7514) |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    for (dt, kv), r in sorted(f8_rows.items()):
+        p, res = r["ptxas"], r["res"]
+        dyn = 1024 + 128 * hp + 4 * 128 * hp + 2 * 128 * hp
+        w("| HCfg<128, %s, %s, FP8> | %d | %d/%d | %d | %d | %d | %s |" % (
+            "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
+            p.get("spill_ld", -1), p.get("stack", -1), res.get("smem_static", 0), dyn,
+            "YES" if p.get("wgmma_serialized") else "no"))
+    w("")
+    classes = [n for n, _ in CLASSES]
+    w("| instance | path | warp insts | " + " | ".join(classes) + " |")
+    w("| --- | --- | --- | " + " | ".join("---" for _ in classes) + " |")
+    f_clk = FP8_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+    rows_out = []
+    for kv in (2, 3):
+        r = f8_rows.get((2, kv))
+        if r is None:
+            continue
+        insts = r["_insts"]
+        cons, prod = hopper_loops(insts)
+        mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+        cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];",
+                             r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+        n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith(("HGMMA", "QGMMA")))
+        hg = ("HGMMA", lambda i: i["op"].startswith(("HGMMA", "QGMMA")), n_hg)
+        select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
+        n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
+        sel = ("mask select", lambda i: i["line"] in select, n_sel)
+        paths = {}
+        for kind, forbid, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])):
+            t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid, need)
+            if t is None:
+                sys.exit("budget.py: hopper FP8 %s path: %s" % (kind, why))
+            paths[kind] = t
+        # The producer's cache tile: K's 8 cp.async per thread and the next raw V's 8, not the
+        # new-key quantisation (quant_rows, vt_from_new).
+        new_keys = src_span(HOPPER_SRC, r"void quant_rows\(", r"^}") | src_span(HOPPER_SRC, r"void vt_from_new\(", r"^}")
+        raw_vt = src_span(HOPPER_SRC, r"void copy_raw_vt\(", r"^}")
+        inner = [l for l in laminar_loops(insts, loops_of(insts)) if prod["lo"] <= l["lo"] and l["hi"] < prod["hi"]]
+        t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], inner,
+                                      lambda _i, l, _l: hp // 16 // 4 if l["line"] in raw_vt else 1, new_keys,
+                                      [("LDGSTS", _is_cp_async, 16)])
+        if t is None:
+            sys.exit("budget.py: hopper FP8 producer cache tile (%s): %s" % (HOPPER_KV[kv], why))
+        paths["producer"] = t
+        for kind, what in (("plain", "consumer, interior tile"), ("edge", "consumer, edge tile (masks)"),
+                           ("producer", "producer, a cache tile")):
+            t = paths[kind]
+            w("| bf16/h128, %s | %s | %d | %s |" % (HOPPER_KV[kv], what, t["total"],
+                                                    " | ".join("%g" % t["counts"][c] for c in classes)))
+        flop = sum(hgmma_flop(insts[k]["op"]) for k in range(cons["lo"], cons["hi"] + 1))
+        cp = paths["plain"]
+        mufu_w = cp["counts"]["special function (MUFU)"]
+        tensor = 2 * flop / f_clk
+        issue = 2 * cp["total"] + paths["producer"]["total"]
+        mufu = 2 * mufu_w * 8
+        # e4m3 operand reads (Q 64 x hp, K and V^T 128 x hp per consumer warpgroup), the producer's
+        # K and V^T writes, raw V's write and read.
+        smem = (2 * (64 * hp + 2 * 128 * hp) + 4 * 128 * hp) / SMEM_BYTES_PER_CLOCK
+        useful = 4 * hp * 128 * 128
+        bound = useful / f_clk / max(tensor, issue, mufu, smem)
+        rows_out.append((HOPPER_KV[kv], tensor, issue, mufu, smem, bound, flop))
+        out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile, FP8 path",
+                        overlapped=bound, in_phase=None,
+                        tile=dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem)))
+    w("")
+    w("Context attention's cache tiles on the FP8 path (%s), against %g TFLOP/s (dense FP8): a tile's"
+      " clocks under each resource, the overlapped bound (the largest of them) as a fraction of FP8's peak."
+      % (HOPPER_CONTEXT["name"], FP8_PEAK_TFLOPS))
+    w("")
+    w("| cache kind | HGMMA FLOP per warpgroup tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
+      " | overlapped bound (of FP8 peak) | the same in TFLOP/s |")
+    w("| --- | --- | --- | --- | --- |")
+    for kind, tensor, issue, mufu, smem, bound, flop in rows_out:
+        w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %.0f |" % (kind, flop, tensor, issue, mufu, smem, pct(bound),
+                                                                  bound * FP8_PEAK_TFLOPS))
+    return "\n".join(L)
 
 
 def hopper_method_text(fam_name, m=H100):

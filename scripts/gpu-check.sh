@@ -110,7 +110,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     # instance family (compile-time and runtime geometry, each layout, fp8,
     # features, graphs, batch sizes). PA_SAN_DECODE_FILTER='*' runs it all.
     SAN_DECODE=${PA_SAN_DECODE_FILTER:-'@(decode_views/*|decode_long/mqa_f32_e5m2_window|decode_layout/*|decode_grid/head_size_80|decode_grid/head_size_128|decode_graph/*|decode_fixed/*|decode_features/*|decode_device_checks/*|decode_api/*|decode_batch_sizes/*)'}
-    RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper/*)'
+    RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper*/*)'
     RACE_RAGGED='@(ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
     san_filter() { # tool program
         if [ "$1" = racecheck ]; then
@@ -246,9 +246,11 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
                 --head-size 128 --dtype bf16
             # Context attention (512 new tokens over a 4K prefix) on each cache kind it serves, then
             # the same on mma.sync: issue 14 asks every layout and fp8 within 10% of the flash one.
-            for path in hopper mma; do
+            # hopper-fp8: the FP8 path (e4m3 wgmma) on the e4m3 caches, against the same on hopper.
+            for path in hopper-fp8 hopper mma; do
                 for lc in "nhd bf16" "vllm bf16" "nhd fp8_e4m3" "vllm fp8_e4m3"; do
                     set -- $lc
+                    [ "$path" = hopper-fp8 ] && [ "$2" = bf16 ] && continue
                     echo "context on $1 / $2, PAGEDATTN_PREFILL_PATH=$path:"
                     PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
                         --ctx 4096 --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout "$1" \

@@ -33,8 +33,9 @@ pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head
 static _Atomic int prefill_path_set = -1; /* -1: never set (the environment decides) */
 
 pa_status pa_set_prefill_path(pa_prefill_path path) {
-    PA_REQUIRE(path == PA_PREFILL_PATH_AUTO || path == PA_PREFILL_PATH_MMA || path == PA_PREFILL_PATH_HOPPER,
-               "prefill path %d unknown; expected PA_PREFILL_PATH_AUTO, _MMA or _HOPPER", (int)path);
+    PA_REQUIRE(path == PA_PREFILL_PATH_AUTO || path == PA_PREFILL_PATH_MMA || path == PA_PREFILL_PATH_HOPPER ||
+                   path == PA_PREFILL_PATH_HOPPER_FP8,
+               "prefill path %d unknown; expected PA_PREFILL_PATH_AUTO, _MMA, _HOPPER or _HOPPER_FP8", (int)path);
     atomic_store(&prefill_path_set, (int)path);
     pa_clear_error();
     return PA_SUCCESS;
@@ -47,6 +48,8 @@ pa_prefill_path pa_get_prefill_path(void) {
     const char *env = getenv("PAGEDATTN_PREFILL_PATH");
     if (env && strcmp(env, "hopper") == 0)
         return PA_PREFILL_PATH_HOPPER;
+    if (env && strcmp(env, "hopper-fp8") == 0)
+        return PA_PREFILL_PATH_HOPPER_FP8;
     if (env && strcmp(env, "mma") == 0)
         return PA_PREFILL_PATH_MMA;
     return PA_PREFILL_PATH_AUTO;
@@ -55,6 +58,14 @@ pa_prefill_path pa_get_prefill_path(void) {
 static _Atomic long hopper_launches = 0;
 void pa_prefill_hopper_counted(void) { atomic_fetch_add(&hopper_launches, 1); }
 long pa_prefill_hopper_launches(void) { return atomic_load(&hopper_launches); }
+static _Atomic long hopper_fp8_launches = 0;
+void pa_prefill_hopper_fp8_counted(void) { atomic_fetch_add(&hopper_fp8_launches, 1); }
+long pa_prefill_hopper_fp8_launches(void) { return atomic_load(&hopper_fp8_launches); }
+
+int pa_prefill_hopper_fp8(const pa_prefill_kparams *k) {
+    return k->mode == PA_PREFILL_MODE_CONTEXT && k->cache_dtype == PA_DTYPE_FP8_E4M3 &&
+           pa_prefill_hopper_head(k) == 128;
+}
 
 int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     if (k->q_dtype != PA_DTYPE_F16 && k->q_dtype != PA_DTYPE_BF16)

@@ -94,10 +94,15 @@ pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head
  * or 128), or 0 where the mma.sync kernel must run. The launcher adds the
  * device and build conditions. */
 int pa_prefill_hopper_head(const pa_prefill_kparams *k);
-/* The count of Hopper-kernel launches (tests check the path ran): the
- * launcher adds one per launch. */
+/* The FP8 path's rules (PA_PREFILL_PATH_HOPPER_FP8): the Hopper kernel's at
+ * HP 128 in context mode over an e4m3 cache. 1 where it serves the launch. */
+int pa_prefill_hopper_fp8(const pa_prefill_kparams *k);
+/* The counts of Hopper-kernel launches, 16-bit and FP8 path apart (tests
+ * check the path ran): the launcher adds one per launch. */
 void pa_prefill_hopper_counted(void);
 long pa_prefill_hopper_launches(void);
+void pa_prefill_hopper_fp8_counted(void);
+long pa_prefill_hopper_fp8_launches(void);
 
 /* Fill the kernel block from validated parameters (csrc/ops/prefill.c). */
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p);

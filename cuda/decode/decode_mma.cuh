@@ -54,19 +54,8 @@ namespace pa_dec {
 
 constexpr int MMA_ROWS = 8; // query heads per CTA the tensor-core kernel serves
 
-// Byte permute (PRMT): byte i of the result is byte (s >> 4i) & 7 of the pair
-// (a = bytes 0..3, b = bytes 4..7). Interpret mode runs the C++ below.
-PA_DEC_DEV uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
-#if defined(__CUDA_ARCH__)
-    return __byte_perm(a, b, s);
-#else
-    const uint64_t x = (uint64_t)a | ((uint64_t)b << 32);
-    uint32_t r = 0;
-    for (int i = 0; i < 4; i++)
-        r |= (uint32_t)((x >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
-    return r;
-#endif
-}
+// Byte permute (PRMT): pa::tile::prmt (attn_tile.cuh).
+using ::pa::tile::prmt;
 // Rows u, v of 4 fp8 each (dims 4k..4k+3 of two tokens): the token pairs of
 // dims 0 and 1 (sel 0x5140) or 2 and 3 (sel 0x7362), one dim per 16-bit half.
 constexpr uint32_t PAIR_D01 = 0x5140u, PAIR_D23 = 0x7362u;

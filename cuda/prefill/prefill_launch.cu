@@ -4,7 +4,8 @@
 // (prefill_wgmma.cuh) in inst_hopper.cu, taken only when the caller opted in
 // (pa_set_prefill_path), the device is sm_90, the library holds sm_90a code
 // (PA_HAVE_SM90A, from meson's gpu_archs) and pa_prefill_hopper_head accepts
-// the shape. Interpret mode has every instruction's twin, so there the Hopper
+// the shape; PA_PREFILL_PATH_HOPPER_FP8 sends e4m3-cache context launches at
+// HP 128 to the FP8 instances of the same kernel. Interpret mode has every instruction's twin, so there the Hopper
 // kernel runs whenever it is asked for.
 #include "prefill_kernel.cuh"
 
@@ -13,6 +14,8 @@ typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
 cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream); // prefill_f32.cu
 // inst_hopper.cu: DT 1 f16, 2 bf16; HP 64, 96 or 128.
 cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream);
+// inst_hopper.cu: the FP8 path (e4m3 caches, HP 128); DT 1 f16, 2 bf16.
+cudaError_t pa_prefill_wgmma_fp8(int dt, const pa_prefill_kparams &p, cudaStream_t stream);
 
 #include "instances.inc"
 
@@ -41,7 +44,12 @@ extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) 
     cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
     if (!k.tensor_cores)
         return (int)pa_prefill_f32(*p, s);
-    if (pa_get_prefill_path() == PA_PREFILL_PATH_HOPPER) {
+    const pa_prefill_path path = pa_get_prefill_path();
+    if (path == PA_PREFILL_PATH_HOPPER_FP8 && pa_prefill_hopper_fp8(p) && hopper_device()) {
+        pa_prefill_hopper_fp8_counted();
+        return (int)pa_prefill_wgmma_fp8(p->q_dtype, *p, s);
+    }
+    if (path == PA_PREFILL_PATH_HOPPER || path == PA_PREFILL_PATH_HOPPER_FP8) {
         const int hp = pa_prefill_hopper_head(p);
         if (hp != 0 && hopper_device()) {
             pa_prefill_hopper_counted();

@@ -63,18 +63,33 @@ namespace pa_prefill_h {
 //           the same 16-bit wgmma.
 enum { kFlash = 0, kVllm = 1, kFlashFp8 = 2, kVllmFp8 = 3 };
 
-template <int HP_, int DT_, int KV_> struct HCfg {
+// F8_: the FP8 path (opt-in, PA_PREFILL_PATH_HOPPER_FP8): e4m3 caches at HP
+// 128, both products on e4m3 wgmma (m64n128k32). Every tile the consumers
+// read is e4m3, 128 bytes a row: Q quantised per row by the consumers, K
+// (cache tiles copied as they stand, new keys quantised with 1 / k_scale)
+// and V^T (built by the producer from raw cache tiles, or new values
+// quantised with 1 / v_scale, keys permuted within each 16: f8_key below).
+template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128, "the Hopper prefill kernel serves HP 64, 96 and 128");
     static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
+    static_assert(!F8_ || (HP_ == 128 && (KV_ == kFlashFp8 || KV_ == kVllmFp8)), "the FP8 path: fp8 caches, HP 128");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
+    static constexpr bool kF8 = F8_;
     static constexpr bool kFp8 = KV_ == kFlashFp8 || KV_ == kVllmFp8; // raw fp8 cache tiles, converted
     static constexpr bool kVt = KV_ == kVllm || KV_ == kVllmFp8;      // cache tiles' V read as V^T
     using T = typename pa::elt<DT_>::type;
     static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
     static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
-    static constexpr int kCPR = HP / 8;      // 16-byte chunks per row
-    // A tile is whole 64-element panels (HP 96: the second half empty).
-    static constexpr int kPanels = (HP + 63) / 64;
+    // setmaxnreg budgets: what the producer gives up (168 at launch, 384
+    // threads) the consumers take, 128 x (P + 2 C) <= 65536. The FP8 path's
+    // producer transposes V in registers (64); its consumers hold P in half
+    // the registers (216).
+    static constexpr int kProducerRegs = F8_ ? 64 : 56, kConsumerRegs = F8_ ? 216 : 224;
+    static_assert(128 * (kProducerRegs + 2 * kConsumerRegs) <= 65536, "setmaxnreg: within the register file");
+    static constexpr int kCPR = HP / 8; // 16-byte chunks per row
+    // A tile is whole 64-element panels (HP 96: the second half empty); an
+    // e4m3 tile is one panel of 128 bytes a row.
+    static constexpr int kPanels = F8_ ? 1 : (HP + 63) / 64;
     static constexpr uint32_t q_bytes = BM * 128 * kPanels, kv_bytes = BN * 128 * kPanels;
     // Q, then K and V of stage 0, then of stage 1; 1024 bytes of slack to put
     // the tiles on a 1024-byte boundary of the shared window (the swizzle
@@ -82,8 +97,9 @@ template <int HP_, int DT_, int KV_> struct HCfg {
     // fp8: two staging buffers each for raw K and V (a tile's bytes, HP x BN),
     // so tile t + 1's copy is in flight while tile t is converted: 225 KiB at
     // HP 128, within the 227 KiB a CTA may have.
+    // F8: staging for raw V only (K tiles are copied as they stand).
     static constexpr uint32_t raw_bytes = BN * HP;
-    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes + (kFp8 ? 4 * raw_bytes : 0);
+    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes + (kFp8 ? (F8_ ? 2 : 4) * raw_bytes : 0);
     // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
 };
@@ -259,12 +275,17 @@ __device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, 
 // (one panel) of two rows whose swizzles differ in the low bit: its stores
 // hit 8 distinct bank groups (with c = l % 8 and one row, panels 0 and 1
 // collide; scripts/hopper_banks.py).
-__device__ __forceinline__ int vt_chunk8(int lane) { return (lane & 3) | ((lane >> 4) << 2); }
-__device__ __forceinline__ int vt_row8(int lane) { return (lane >> 2) & 3; }
+// The FP8 path (H::kF8) writes e4m3 chunks as they stand, one per raw chunk:
+// there lane l takes c = l % 8 and r = l / 8, so a phase of 8 lanes is one
+// row's 8 chunks, whose swizzled places are all distinct.
+template <class H> __device__ __forceinline__ int vt_chunk8(int lane) {
+    return H::kF8 ? (lane & 7) : (lane & 3) | ((lane >> 4) << 2);
+}
+template <class H> __device__ __forceinline__ int vt_row8(int lane) { return H::kF8 ? lane >> 3 : (lane >> 2) & 3; }
 template <class H>
 __device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, const pa_prefill_kparams &p, int s,
                                             int kvh, int ks, int end, int w, int lane, int head_size) {
-    const int c = vt_chunk8(lane), dr = 4 * w + vt_row8(lane), kc = ks + 16 * c, tid = 32 * w + lane;
+    const int c = vt_chunk8<H>(lane), dr = 4 * w + vt_row8<H>(lane), kc = ks + 16 * c, tid = 32 * w + lane;
     const int n = min(16, end - kc);
     const int64_t off = vt_key_offset(p, s, kvh, kc, end);
     const int bytes = n > 0 ? n : 0;
@@ -278,7 +299,7 @@ __device__ __forceinline__ void copy_raw_vt(uint8_t *raw, const uint8_t *base, c
 }
 template <class H, bool E5M2>
 __device__ __forceinline__ void convert_vt(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
-    const int c = vt_chunk8(lane), dr = 4 * w + vt_row8(lane), x = dr & 7, tid = 32 * w + lane, c0 = (2 * c) & 7;
+    const int c = vt_chunk8<H>(lane), dr = 4 * w + vt_row8<H>(lane), x = dr & 7, tid = 32 * w + lane, c0 = (2 * c) & 7;
     uint8_t *row = tile + (c >> 2) * (H::HP * 128) + dr * 128;
 #pragma unroll
     for (int i = 0; i < H::HP / 16; i++) {
@@ -286,6 +307,190 @@ __device__ __forceinline__ void convert_vt(uint8_t *tile, const uint8_t *raw, in
         cvt16<H::kDT, E5M2, true>(*reinterpret_cast<const uint4 *>(raw + (i * 128 + tid) * 16), sc, lo, hi);
         *reinterpret_cast<uint4 *>(row + i * 2048 + ((c0 ^ x) << 4)) = lo;
         *reinterpret_cast<uint4 *>(row + i * 2048 + (((c0 + 1) ^ x) << 4)) = hi;
+    }
+}
+
+// ---- the FP8 path (H::kF8) -----------------------------------------------------
+// e4m3 tiles, K-major with the 128-byte swizzle: byte k of row r at
+// r x 128 + ((k / 16) ^ (r % 8)) x 16 + k % 16. Q and K: rows of the head.
+// V^T: rows d of 128 keys, where the byte at key column k holds
+// V[16 (k / 16) + f8_key(k % 16)][d]. The permutation is what lets P go from
+// the Q K^T accumulators straight into the P V wgmma's A registers: lane
+// (g, c)'s accumulators of n8 blocks 4kk and 4kk + 1, row g, are keys 2c, 2c+1,
+// 8+2c, 9+2c of the 32 keys at 32 kk, and the register a0 of the k32 step kk
+// is columns 4c..4c+3 (ptx.cuh). FlashAttention-3 permutes the P registers
+// across the quad instead (byte permutes and shuffles); here the producer's
+// transpose, which V needs anyway, places the keys, and P costs nothing but
+// its conversion.
+__device__ __forceinline__ int f8_key(int k) { return 2 * (k >> 2) + (k & 1) + 8 * ((k >> 1) & 1); }
+
+// Four floats to four e4m3 bytes (a the lowest), rounded and saturated.
+__device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
+    return pa::tile::e4m3x2(a, b) | (pa::tile::e4m3x2(c, d) << 16);
+}
+// 16 elements of DT (lo: the first 8) times `mul`, to 16 e4m3 bytes.
+template <int DT> __device__ __forceinline__ uint4 quant16(const uint4 lo, const uint4 hi, float mul) {
+    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+    uint32_t o[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float2 a = pa::tile::unpack2<DT>(w[2 * i]), b = pa::tile::unpack2<DT>(w[2 * i + 1]);
+        o[i] = e4m3x4(a.x * mul, a.y * mul, b.x * mul, b.y * mul);
+    }
+    return make_uint4(o[0], o[1], o[2], o[3]);
+}
+
+// K rows of the cache (e4m3, as they stand) into a K tile: copy_rows_as's
+// rows and lanes, two lanes per row taking every other 16-byte chunk (8 per
+// row). cs: bytes from one chunk of a row to the next (16, or block x 16 for
+// vLLM's key cache). A chunk that crosses the head copies its part and
+// zero-fills the rest (the padding may hold NaN; 0 x NaN is NaN).
+template <class H>
+__device__ __forceinline__ void copy_rows8(uint8_t *tile, const uint8_t *base, int64_t off, int w, int lane,
+                                           int head_size, int64_t cs) {
+    const int q = lane & 1, rp = rows_conflict_free16(lane >> 1), x = rp & 7;
+    uint8_t *d0 = tile + (32 * w + rp) * 128;
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
+        const uint8_t *src = base + (ro >= 0 ? ro : 0) + q * cs;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int left = head_size - (2 * j + q) * 16;
+            pa::ptx::cp_async(d0 + p * 16 * 128 + (((2 * j + q) ^ x) << 4), src, 16,
+                              ro >= 0 && left > 0 ? min(left, 16) : 0);
+            src += 2 * cs;
+        }
+    }
+}
+// New keys (DT rows, at off elements; < 0 absent) quantised with `mul` into a
+// K tile: the rows and chunks of copy_rows8, each chunk two 16-byte loads.
+template <class H>
+__device__ __forceinline__ void quant_rows(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
+                                           int head_size, float mul) {
+    const int q = lane & 1, rp = rows_conflict_free16(lane >> 1), x = rp & 7;
+    uint8_t *d0 = tile + (32 * w + rp) * 128;
+    const uint4 z = make_uint4(0, 0, 0, 0);
+#pragma unroll 1 // one row's loads at a time in the producer's 56 registers
+    for (int p = 0; p < 2; p++) {
+        const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int e = (2 * j + q) * 16; // the chunk's first element
+            const typename H::T *src = base + (ro >= 0 ? ro : 0) + e;
+            const uint4 lo = ro >= 0 && e < head_size ? *reinterpret_cast<const uint4 *>(src) : z;
+            const uint4 hi = ro >= 0 && e + 8 < head_size ? *reinterpret_cast<const uint4 *>(src + 8) : z;
+            *reinterpret_cast<uint4 *>(d0 + p * 16 * 128 + (((2 * j + q) ^ x) << 4)) = quant16<H::kDT>(lo, hi, mul);
+        }
+    }
+}
+
+// Four keys' 16 bytes of d (r[i]: key f8_key(4 wq + i) of a 16-key chunk kc,
+// bytes d0..d0+15 of its row) transposed into the V^T tile: row d0 + b gets
+// the four keys' byte b as the word at key column 16 kc + 4 wq. A warp's 32
+// lanes take (kc, wq) = (l / 4, l % 4), so each 4-byte store of the warp hits
+// 32 distinct banks (row d's chunk kc sits at (kc ^ d % 8) x 16). d0 is a
+// multiple of 16, so rows d0 + b and d0 + b + 8 share the swizzle b % 8: the
+// row's place is `at` (d0 x 128 + 16 kc + 4 wq, plus the tile's offset from
+// base, a multiple of 1024) with bits 4-6 XORed by b % 8 (nothing else of `at`
+// reaches them), plus b x 128. The tile's offset in `at` keeps ptxas from
+// hoisting the eight XORed places out of the tile loop (they change with the
+// stage), which would take eight of the producer's 56 registers per call site.
+__device__ __forceinline__ void vt_store4(uint8_t *base, const uint4 (&r)[4], uint32_t at) {
+    const uint32_t a[4] = {r[0].x, r[0].y, r[0].z, r[0].w}, b[4] = {r[1].x, r[1].y, r[1].z, r[1].w};
+    const uint32_t c[4] = {r[2].x, r[2].y, r[2].z, r[2].w}, e[4] = {r[3].x, r[3].y, r[3].z, r[3].w};
+    uint32_t out[16]; // out[b]: row d0 + b
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        using pa::tile::prmt;
+        const uint32_t ab01 = prmt(a[x], b[x], 0x5140), ce01 = prmt(c[x], e[x], 0x5140);
+        const uint32_t ab23 = prmt(a[x], b[x], 0x7362), ce23 = prmt(c[x], e[x], 0x7362);
+        out[4 * x] = prmt(ab01, ce01, 0x5410);
+        out[4 * x + 1] = prmt(ab01, ce01, 0x7632);
+        out[4 * x + 2] = prmt(ab23, ce23, 0x5410);
+        out[4 * x + 3] = prmt(ab23, ce23, 0x7632);
+    }
+#pragma unroll
+    for (int sw = 0; sw < 8; sw++) {
+        uint8_t *row = base + (at ^ ((uint32_t)sw << 4));
+        *reinterpret_cast<uint32_t *>(row + sw * 128) = out[sw];
+        *reinterpret_cast<uint32_t *>(row + (sw + 8) * 128) = out[sw + 8];
+    }
+}
+// The V^T tile from raw V rows of a flash cache in staging (copy_raw_rows's
+// slots: row R, chunk C at ((p J + j) x 128 + tid) x 16 with R = 32 w' + 16 p
+// + rows_conflict_free8(l / 2) (its own inverse), C = 2 j + l % 2, tid =
+// 32 w' + l). Warp w takes the 16-byte d chunks w and w + 4. The slots are
+// other threads' copies: the caller synchronises the producers first.
+template <class H>
+__device__ __forceinline__ void vt_from_rows(uint8_t *base, uint32_t vt, const uint8_t *raw, int w, int lane) {
+    constexpr int J = H::HP / 32;
+    static_assert(J == 4, "the FP8 path's rows: 128 bytes, two lanes of four chunks each");
+    const int kc = lane >> 2, wq = lane & 3;
+    // Key i of the lane is R = 16 kc + f8_key(4 wq + i) = 16 kc + 2 wq + (i & 1) + 8 (i >> 1): warp
+    // R / 32 = kc / 2, pass p = kc % 2, and rows_conflict_free8 (bits 1 and 2 swapped) of R % 16
+    // moves wq's bits and leaves i's, so key i's slot is key 0's plus (2 (i & 1) + 16 (i >> 1)) x 16
+    // bytes; d chunk dc = w + 4 h is j = w / 2 + 2 h, q = w % 2: h = 1 is 2 x 128 x 16 bytes on.
+    const int tid0 = 32 * (kc >> 1) + 4 * (wq >> 1) + 8 * (wq & 1) + (w & 1);
+    const uint8_t *slot = raw + (((kc & 1) * J + (w >> 1)) * 128 + tid0) * 16;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        uint4 r[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            r[i] = *reinterpret_cast<const uint4 *>(slot + h * 4096 + (2 * (i & 1) + 16 * (i >> 1)) * 16);
+        vt_store4(base, r, vt + (uint32_t)(16 * (w + 4 * h)) * 128u + 16u * kc + 4u * wq);
+    }
+}
+// The V^T tile from new values (DT rows of the packed source, vo(key) their
+// offsets, < 0 absent) quantised with `mul`: vt_from_rows's work split, each
+// key's 16 elements two 16-byte loads.
+template <class H, class RowOff>
+__device__ __forceinline__ void vt_from_new(uint8_t *sbase, uint32_t vt, const typename H::T *base, const RowOff &vo,
+                                            int w, int lane, int head_size, float mul) {
+    const int kc = lane >> 2, wq = lane & 3;
+    const uint4 z = make_uint4(0, 0, 0, 0);
+    // Rolled, and each key's two halves converted as they arrive: the
+    // producer's 56 registers hold one d chunk's loads at a time.
+#pragma unroll 1
+    for (int h = 0; h < 2; h++) {
+        const int dc = w + 4 * h, e = 16 * dc;
+        uint4 r[4];
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int64_t off = vo(16 * kc + f8_key(4 * wq + i));
+                const uint4 v = off >= 0 && e + 8 * half < head_size
+                                    ? *reinterpret_cast<const uint4 *>(base + off + e + 8 * half)
+                                    : z;
+                const uint4 q = quant16<H::kDT>(v, z, mul); // 8 elements: the low 8 bytes
+                if (half == 0) {
+                    r[i].x = q.x;
+                    r[i].y = q.y;
+                } else {
+                    r[i].z = q.x;
+                    r[i].w = q.y;
+                }
+            }
+        }
+        vt_store4(sbase, r, vt + (uint32_t)e * 128u + 16u * kc + 4u * wq);
+    }
+}
+// The V^T tile from vLLM's value cache in staging (copy_raw_vt's own slots:
+// chunk c = l % 8 of rows d = 4 w + l / 8 + 16 i): each chunk's 16 keys
+// permuted by f8_key and stored as they are. Output word m holds keys 2m,
+// 2m+1, 8+2m, 9+2m: halves of raw words m / 2 and 2 + m / 2.
+template <class H> __device__ __forceinline__ void vt_permute(uint8_t *vt, const uint8_t *raw, int w, int lane) {
+    const int c = vt_chunk8<H>(lane), dr = 4 * w + vt_row8<H>(lane), tid = 32 * w + lane;
+#pragma unroll
+    for (int i = 0; i < H::HP / 16; i++) {
+        using pa::tile::prmt;
+        const uint4 v = *reinterpret_cast<const uint4 *>(raw + (i * 128 + tid) * 16);
+        const uint4 o =
+            make_uint4(prmt(v.x, v.z, 0x5410), prmt(v.x, v.z, 0x7632), prmt(v.y, v.w, 0x5410), prmt(v.y, v.w, 0x7632));
+        const int d = dr + 16 * i;
+        *reinterpret_cast<uint4 *>(vt + d * 128 + ((c ^ (d & 7)) << 4)) = o;
     }
 }
 
@@ -361,7 +566,72 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     if (wg == 0) {
         // ---- producer ------------------------------------------------------------
-        pa::ptx::setmaxnreg_dec<56>();
+        pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
+        if constexpr (H::kF8) {
+            // Per tile t (stage st): K; then, once every producer's raw V of t
+            // has landed (and all are done with the staging buffer t + 1 will
+            // use), the raw V of t + 1 is issued and V^T of t built under it.
+            // The sources and scales are read from the parameters where they are
+            // used (constant memory), not held: the producer has 56 registers.
+            uint8_t *raw0 = smem + H::q_bytes + 4 * H::kv_bytes;
+            auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * H::raw_bytes; };
+            auto issue_raw_v = [&](int t) {
+                const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
+                if (H::kVt) {
+                    copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+                } else {
+                    int64_t ko, vo;
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true,
+                                                sq.k_row0, sq.n_cache, ko, vo);
+                    copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
+                }
+                pa::tile::cp_async_commit();
+            };
+            if (nt_c > 0)
+                issue_raw_v(0);
+            for (int t = 0; t < n_tiles; t++) {
+                const int st = t & 1, ph = ((t >> 1) + 1) & 1;
+                const bool cache = t < nt_c;
+                int64_t ko, vo;
+                pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache, sq.k_row0,
+                                            sq.n_cache, ko, vo);
+                if (t >= 2)
+                    pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                if (cache) {
+                    copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
+                                  H::kVt ? (int64_t)p.g.block_size * 16 : 16);
+                    pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+                    pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
+                    pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
+                    if (t + 1 < nt_c)
+                        issue_raw_v(t + 1);
+                } else {
+                    quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
+                                  __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
+                    pa::ptx::fence_proxy_async();
+                    pa::ptx::mbar_arrive(&bar_full_k[st]);
+                }
+                if (t >= 2)
+                    pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                if (cache && H::kVt) {
+                    vt_permute<H>(v_tile(st), raw_v(t), w, lane);
+                } else if (cache) {
+                    vt_from_rows<H>(smem, (uint32_t)(v_tile(st) - smem), raw_v(t), w, lane);
+                } else {
+                    const int ks = tile_start(t), ke = tile_end(t);
+                    vt_from_new<H>(
+                        smem, (uint32_t)(v_tile(st) - smem), static_cast<const T *>(p.value_new),
+                        [&](int k) {
+                            return ks + k < ke ? (sq.k_row0 + (ks + k - sq.n_cache)) * p.v_stride + (int64_t)kvh * hs
+                                               : (int64_t)-1;
+                        },
+                        w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
+                }
+                pa::ptx::fence_proxy_async();
+                pa::ptx::mbar_arrive(&bar_full_v[st]);
+            }
+            return;
+        }
         {
             const int r = 32 * w + lane, gr = m0 + r;
             int64_t off = -1;
@@ -455,7 +725,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     }
 
     // ---- consumers -------------------------------------------------------------------
-    pa::ptx::setmaxnreg_inc<224>();
+    pa::ptx::setmaxnreg_inc<H::kConsumerRegs>();
     const int cw = wg - 1;                      // rows [64 cw, 64 cw + 64) of the CTA's tile
     const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
     int qpos[2];
@@ -477,8 +747,56 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     pa::tile::zero_acc(o);
     typename SC::Softmax sm;
     sm.init();
-    if (n_tiles > 0)
+    // FP8: this thread's rows' Q quantisation factors (the row's largest |q|
+    // over 448, e4m3's largest); the scores are sums of Q/qs times K/k_scale.
+    float qs[2] = {1.0f, 1.0f};
+    if constexpr (H::kF8) {
+        if (n_tiles > 0) {
+            // Quad lane c = lane % 4 takes the row's 8-element chunks c, c+4,
+            // c+8 and c+12, so the quad holds the whole row.
+            const int c = lane & 3;
+            uint4 v[2][4];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int gr = m0 + r0 + 8 * h;
+                const T *row = static_cast<const T *>(p.query);
+                bool ok = gr < rows;
+                if (ok) {
+                    const int tok = gr / group, head = kvh * group + gr % group;
+                    row += (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
+                }
+                float mx = 0.0f;
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int e = 8 * (c + 4 * i);
+                    v[h][i] = ok && e < hs ? *reinterpret_cast<const uint4 *>(row + e) : make_uint4(0, 0, 0, 0);
+                    const uint32_t wd[4] = {v[h][i].x, v[h][i].y, v[h][i].z, v[h][i].w};
+#pragma unroll
+                    for (int k = 0; k < 4; k++) {
+                        const float2 f = pa::tile::unpack2<DT>(wd[k]);
+                        mx = fmaxf(mx, fmaxf(fabsf(f.x), fabsf(f.y)));
+                    }
+                }
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                qs[h] = mx > 0.0f ? mx * (1.0f / 448.0f) : 1.0f;
+                const float inv = mx > 0.0f ? __fdividef(448.0f, mx) : 0.0f;
+                const int r = 64 * cw + 16 * w + lane / 4 + 8 * h;
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int cc = c + 4 * i; // 8-element chunk: half of e4m3 chunk cc / 2
+                    const uint4 q8 = quant16<DT>(v[h][i], make_uint4(0, 0, 0, 0), inv);
+                    *reinterpret_cast<uint2 *>(q_tile + r * 128 + (((cc >> 1) ^ (r & 7)) << 4) + (cc & 1) * 8) =
+                        make_uint2(q8.x, q8.y);
+                }
+            }
+            // The warpgroup's wgmma reads its 64 rows of Q through the async proxy.
+            pa::ptx::fence_proxy_async();
+            pa::ptx::named_sync(4 + cw, 128);
+        }
+    } else if (n_tiles > 0) {
         pa::ptx::mbar_wait(&bar_q, 0);
+    }
     const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
     const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
     const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
@@ -495,6 +813,16 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         const uint64_t dk = stage_at(dk0, t);
         pa::ptx::wgmma_pin(sc);
         pa::ptx::wgmma_fence();
+        if constexpr (H::kF8) {
+            // e4m3, k32 step kk: 32 bytes into the rows of Q and K.
+#pragma unroll
+            for (int kk = 0; kk < HP / 32; kk++)
+                pa::ptx::wgmma_ss_e4m3<BN>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, 32u * kk),
+                                           desc_at(dk, 32u * kk), kk > 0);
+            pa::ptx::wgmma_commit();
+            pa::ptx::wgmma_pin(sc);
+            return;
+        }
 #pragma unroll
         for (int kk = 0; kk < HP / 16; kk++) {
             const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
@@ -510,9 +838,13 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     float corr[2];
     auto softmax = [&](int t) {
         const int ks = tile_start(t), ke = tile_end(t);
-        const float ts = H::kFp8 && t < nt_c ? c_scale : scale;
+        // FP8 path: new keys were quantised with 1 / k_scale too.
+        const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
         const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
         const bool plain = !edge && !alibi && !(cap > 0.0f) && ts > 0.0f;
+        // Each row's factor to the logit: ts, times the row's qs on the FP8
+        // path (1 otherwise, folded away).
+        const float tsr[2] = {ts * qs[0], ts * qs[1]};
         if (!plain) {
             // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
             // are bounds on it (causal: kp <= qp; window: kp > qp - window;
@@ -529,7 +861,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             const int d = j * 8 + e;
-                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * ts : -INFINITY;
+                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * tsr[h] : -INFINITY;
                         }
                 }
             } else {
@@ -538,7 +870,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
                         const int h = i >> 1, kp = c0 + j * 8 + (i & 1), qp = qpos[h];
-                        float x = sc[j][i] * ts;
+                        float x = sc[j][i] * tsr[h];
                         if (cap > 0.0f)
                             x = cap * tanhf(x * inv_cap);
                         if (alibi)
@@ -548,7 +880,13 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
                     }
             }
         }
-        sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
+        if constexpr (H::kF8) {
+            // P is lifted by 2^8 (SoftmaxN::exponents_rows).
+            const float mul[2] = {plain ? tsr[0] * kLog2e : kLog2e, plain ? tsr[1] * kLog2e : kLog2e};
+            sm.template exponents_rows<SC>(sc, mul, 8.0f, corr);
+        } else {
+            sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
+        }
     };
 
     // A consumer warp is done with a stage's K (or V): its lane 0 arrives.
@@ -577,9 +915,27 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     // t + 1's softmax. Registers: sc (tile t + 1's scores), pk (tile t's P,
     // which the P V in flight reads) and o (which it accumulates) are each
     // touched only once the wgmma that uses them has been waited for.
-    uint32_t pk[BN / 8][2];
+    // P as the P V wgmma's A registers: pairs of DT per n8 block, or on the
+    // FP8 path the four registers of each k32 step (f8_key: no shuffles).
+    std::conditional_t<H::kF8, uint32_t[BN / 32][4], uint32_t[BN / 8][2]> pk;
+    auto pack_p = [&]() {
+        if constexpr (H::kF8) {
+#pragma unroll
+            for (int kk = 0; kk < BN / 32; kk++) {
+                const float(&a)[4] = sc[4 * kk], (&b)[4] = sc[4 * kk + 1];
+                const float(&c)[4] = sc[4 * kk + 2], (&d)[4] = sc[4 * kk + 3];
+                pk[kk][0] = e4m3x4(a[0], a[1], b[0], b[1]);
+                pk[kk][1] = e4m3x4(a[2], a[3], b[2], b[3]);
+                pk[kk][2] = e4m3x4(c[0], c[1], d[0], d[1]);
+                pk[kk][3] = e4m3x4(c[2], c[3], d[2], d[3]);
+            }
+        } else {
+            sm.template pack<SC>(sc, pk);
+        }
+    };
     if (n_tiles > 0) {
-        pa::ptx::mbar_wait(&bar_q, 0);
+        if (!H::kF8)
+            pa::ptx::mbar_wait(&bar_q, 0);
         turn_wait();
         issue_qk(0);
         turn_pass(false);
@@ -587,7 +943,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(sc);
         release(&bar_empty_k[0]);
         softmax(0);
-        sm.template pack<SC>(sc, pk); // o is zero: nothing to rescale
+        pack_p(); // o is zero: nothing to rescale
     }
     // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
     // 16 rows of 128 bytes on (V, N-major); for a V^T tile (VT, vLLM's cache
@@ -603,6 +959,16 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(o);
         pa::ptx::wgmma_pin(pk);
         pa::ptx::wgmma_fence();
+        if constexpr (H::kF8) {
+            // e4m3, k32 step kk: keys 32 kk.. (in f8_key order), 32 bytes into V^T's rows.
+#pragma unroll
+            for (int kk = 0; kk < BN / 32; kk++)
+                pa::ptx::wgmma_rs_e4m3<HP>(reinterpret_cast<float(&)[HP / 2]>(o), pk[kk], desc_at(dv, 32u * kk), 1);
+            pa::ptx::wgmma_commit();
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);
+            return;
+        }
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
             const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
@@ -633,7 +999,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(pk);
         release(&bar_empty_v[t & 1]);
         sm.template rescale<SC>(o, corr);
-        sm.template pack<SC>(sc, pk);
+        pack_p();
     };
     auto last = [&](auto vt) {
         turn_wait();
@@ -643,23 +1009,26 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(o);
         release(&bar_empty_v[(n_tiles - 1) & 1]);
     };
-    using VtTile = std::integral_constant<bool, H::kVt>;
-    using VTile = std::integral_constant<bool, false>;
+    // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
+    using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;
+    using VTile = std::integral_constant<bool, H::kF8>;
     int t = 0;
-    if (H::kVt)
+    if (H::kVt && !H::kF8)
         for (; t + 1 < n_tiles && t < nt_c; t++)
             step(VtTile{}, t);
     for (; t + 1 < n_tiles; t++)
         step(VTile{}, t);
     if (n_tiles > 0) {
-        if (H::kVt && n_tiles - 1 < nt_c)
+        if (H::kVt && !H::kF8 && n_tiles - 1 < nt_c)
             last(VtTile{});
         else
             last(VTile{});
     }
     sm.template finalize<SC>(o);
 
-    // Output rows [tokens, heads, head]: two elements per store.
+    // Output rows [tokens, heads, head]: two elements per store. The FP8
+    // path's V tiles hold V / v_scale throughout: v_scale is applied here.
+    const float ov = H::kF8 && p.v_scale ? *p.v_scale : 1.0f;
     T *out = static_cast<T *>(p.out);
     const int c0 = (lane & 3) * 2;
 #pragma unroll
@@ -672,7 +1041,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
         for (int j = 0; j < HP / 8; j++)
             if (j * 8 < hs)
-                *reinterpret_cast<uint32_t *>(row + j * 8 + c0) = pa::tile::pack2<DT>(o[j][2 * h], o[j][2 * h + 1]);
+                *reinterpret_cast<uint32_t *>(row + j * 8 + c0) =
+                    pa::tile::pack2<DT>(o[j][2 * h] * ov, o[j][2 * h + 1] * ov);
     }
 #else
     (void)p;
@@ -680,8 +1050,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #endif
 }
 
-template <int HP, int DT, int KV> cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
-    using H = HCfg<HP, DT, KV>;
+template <int HP, int DT, int KV, bool F8 = false>
+cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
+    using H = HCfg<HP, DT, KV, F8>;
     const int group = p.num_heads / p.num_kv_heads;
     const int64_t m_tiles = ((int64_t)p.max_q_len * group + H::BM - 1) / H::BM;
     if (m_tiles == 0 || p.num_seqs == 0)

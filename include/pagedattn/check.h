@@ -33,6 +33,9 @@ typedef struct pa_compare_result {
 /* Tolerance written down once per output dtype (and cache dtype, since an fp8
  * cache loses more than the output rounding). */
 PA_API pa_tolerance pa_tolerance_for(pa_dtype out_dtype, pa_dtype cache_dtype);
+/* The tolerance of PA_PREFILL_PATH_HOPPER_FP8's FP8 kernel (prefill.h) over an
+ * e4m3 cache: Q and P are rounded to e4m3 too, so it is wider. */
+PA_API pa_tolerance pa_tolerance_fp8_path(pa_dtype out_dtype);
 
 /* Compares n elements of `got` (dtype got_dtype) with `ref` (f32). Returns 1
  * when every element is within tolerance, 0 otherwise, and fills *res. A

@@ -146,13 +146,25 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * (of the query dtype or fp8) and 16-byte aligned rows (vLLM blocks of a
  * multiple of 8, or 16 for fp8); other launches keep the mma.sync kernels. The Hopper
  * kernel is opt-in until a GPU run has verified it (README's status table).
+ *
+ * PA_PREFILL_PATH_HOPPER_FP8 is PA_PREFILL_PATH_HOPPER, except that context
+ * attention over an e4m3 cache at head sizes 97..128 runs both products on
+ * FP8 tensor cores (e4m3 wgmma, twice the 16-bit rate), as FlashAttention-3's
+ * FP8 path does: each query row is quantised to e4m3 with a factor of its own
+ * (its largest |q| / 448), the probabilities are rounded to e4m3 (times 256,
+ * so the small ones stay normal), and new keys and values are quantised with
+ * 1 / k_scale and 1 / v_scale, as pa_reshape_and_cache stores them. Results
+ * are then within pa_tolerance_fp8_path(), not pa_tolerance_for(): the price
+ * of the rate. Other launches run as under PA_PREFILL_PATH_HOPPER.
+ *
  * When pa_set_prefill_path was never called, the environment variable
- * PAGEDATTN_PREFILL_PATH (auto, mma or hopper) decides; an unknown value is
- * AUTO. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */
+ * PAGEDATTN_PREFILL_PATH (auto, mma, hopper or hopper-fp8) decides; an unknown
+ * value is AUTO. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */
 typedef enum pa_prefill_path {
     PA_PREFILL_PATH_AUTO = 0,
     PA_PREFILL_PATH_MMA = 1,
-    PA_PREFILL_PATH_HOPPER = 2
+    PA_PREFILL_PATH_HOPPER = 2,
+    PA_PREFILL_PATH_HOPPER_FP8 = 3
 } pa_prefill_path;
 PA_API pa_status pa_set_prefill_path(pa_prefill_path path);
 PA_API pa_prefill_path pa_get_prefill_path(void);

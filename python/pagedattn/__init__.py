@@ -40,13 +40,15 @@ def device_info(device=0):
             "runtime_version": p.runtime_version}
 
 
-_PREFILL_PATHS = ("auto", "mma", "hopper")
+_PREFILL_PATHS = ("auto", "mma", "hopper", "hopper-fp8")
 
 
 def set_prefill_path(path):
-    """Which prefill kernel runs, process-wide: "auto" (the default: mma.sync), "mma", or "hopper" (the
+    """Which prefill kernel runs, process-wide: "auto" (the default: mma.sync), "mma", "hopper" (the
     opt-in sm_90a kernel wherever it applies: an sm_90 GPU, a library built for 90a, f16/bf16, heads up
-    to 128, flash or vLLM caches of the query dtype or fp8; other launches keep mma.sync)."""
+    to 128, flash or vLLM caches of the query dtype or fp8; other launches keep mma.sync), or
+    "hopper-fp8" ("hopper", with context attention over e4m3 caches at heads 97..128 on FP8 tensor cores:
+    Q and P rounded to e4m3, results within pa_tolerance_fp8_path, not the 16-bit path's)."""
     from ._lib import check
     if path not in _PREFILL_PATHS:
         raise ValueError(f"prefill path {path!r}: expected one of {', '.join(_PREFILL_PATHS)}")
@@ -54,7 +56,8 @@ def set_prefill_path(path):
 
 
 def get_prefill_path():
-    """The prefill path in force ("auto", "mma" or "hopper"; PAGEDATTN_PREFILL_PATH until one is set)."""
+    """The prefill path in force ("auto", "mma", "hopper" or "hopper-fp8"; PAGEDATTN_PREFILL_PATH until one is
+    set)."""
     return _PREFILL_PATHS[lib.pa_get_prefill_path()]
 
 

@@ -228,6 +228,8 @@ def test_prefill_path_setting():
     try:
         pa.set_prefill_path("hopper")
         assert pa.get_prefill_path() == "hopper"
+        pa.set_prefill_path("hopper-fp8")
+        assert pa.get_prefill_path() == "hopper-fp8"
         pa.set_prefill_path("mma")
         assert pa.get_prefill_path() == "mma"
         with pytest.raises(ValueError):

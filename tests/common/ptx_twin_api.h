@@ -36,7 +36,7 @@ void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, con
 int pa_twin_ex2_device(const float *a, int n, float *out);
 void pa_twin_ex2_host(const float *a, int n, float *out);
 
-/* wgmma.mma_async m64nNk16 (dt 1 = f16, 2 = bf16; n a multiple of 8 up to
+/* wgmma.mma_async m64nNk16 (dt 1 = f16, 2 = bf16; dt 3 = e4m3, m64nNk32, both operands K-major; n a multiple of 8 up to
  * 256), the warpgroup's four warps: a[(32w + t) * 4 + i] is register i of lane
  * t of warp w, or a is NULL and A comes from the image through desc_a (M-major
  * when trans_a); B comes from the image through desc_b (N-major when trans_b);
@@ -51,6 +51,10 @@ uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swiz
  * without sm_90a (the wrapper traps there, so nothing runs). */
 int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
                          const unsigned char *image, float *acc, int *supported);
+/* wgmma.mma_async m64n128k32 .e4m3.e4m3, both operands K-major: acc has
+ * 128 x 64 floats; the host twin is pa_twin_wgmma_host with dt 3, n 128. */
+int pa_twin_wgmma_e4m3_device(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+                              const unsigned char *image, float *acc, int *supported);
 
 /* mbarrier, one thread: a barrier initialised to `count`, then ops[i] = 0
  * arrive, 1 probe parity 0, 2 probe parity 1 (test_wait.parity); out[i] = the

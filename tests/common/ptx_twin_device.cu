@@ -247,6 +247,66 @@ extern "C" int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, 
     return (int)d.err;
 }
 
+// wgmma_kernel's e4m3 twin: m64n128k32, K-major operands (64 accumulators).
+template <bool RS>
+__global__ void wgmma_e4m3_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+                                  const unsigned char *image, float *acc, int *ok) {
+    PA_DYNAMIC_SMEM(unsigned char, sm);
+    const int t = threadIdx.x;
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *img = sm + (base - win);
+    for (int i = t; i < PA_TWIN_WG_SMEM; i += 128)
+        img[i] = image[i];
+    pa::ptx::fence_proxy_async();
+    __syncthreads();
+    float d[64];
+    for (int i = 0; i < 64; i++)
+        d[i] = acc[t * 64 + i];
+    const uint64_t shift = (uint64_t)(base >> 4);
+    if (t == 0)
+        *ok = PA_WGMMA_OK;
+#if PA_WGMMA_OK
+    pa::ptx::wgmma_fence();
+    if constexpr (RS) {
+        const uint32_t ra[4] = {a[t * 4], a[t * 4 + 1], a[t * 4 + 2], a[t * 4 + 3]};
+        pa::ptx::wgmma_rs_e4m3<128>(d, ra, desc_b + shift, scale_d);
+    } else {
+        pa::ptx::wgmma_ss_e4m3<128>(d, desc_a + shift, desc_b + shift, scale_d);
+    }
+    pa::ptx::wgmma_commit();
+    pa::ptx::wgmma_wait<0>();
+#else
+    (void)a;
+    (void)desc_a;
+    (void)desc_b;
+    (void)scale_d;
+    (void)shift;
+#endif
+    for (int i = 0; i < 64; i++)
+        acc[t * 64 + i] = d[i];
+}
+
+extern "C" int pa_twin_wgmma_e4m3_device(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+                                         const unsigned char *image, float *acc, int *supported) {
+    Dev d;
+    const uint32_t *da = a ? d.up(a, 512) : nullptr;
+    const unsigned char *di = d.up(image, PA_TWIN_WG_SMEM);
+    float *dacc = d.up(acc, 128 * 64);
+    int *dok = d.up<int>(nullptr, 1);
+    const size_t smem = PA_TWIN_WG_SMEM + 1024;
+    if (d.err == cudaSuccess) {
+        if (a) {
+            PA_LAUNCH(1, 128, smem, 0, wgmma_e4m3_kernel<true>)(da, desc_a, desc_b, scale_d, di, dacc, dok);
+        } else {
+            PA_LAUNCH(1, 128, smem, 0, wgmma_e4m3_kernel<false>)(da, desc_a, desc_b, scale_d, di, dacc, dok);
+        }
+        d.err = cudaGetLastError();
+    }
+    d.down(acc, dacc, 128 * 64);
+    d.down(supported, dok, 1);
+    return (int)d.err;
+}
+
 extern "C" int pa_twin_mbar_script_device(int count, const int *ops, int n, int *out) {
     Dev d;
     const int *dops = d.up(ops, (size_t)n);

@@ -45,7 +45,9 @@ extern "C" void pa_twin_wgmma_host(int dt, int n, const uint32_t *a, uint64_t de
     for (int w = 0; w < 4; w++) {
         const uint32_t(*aw)[4] = a ? reinterpret_cast<const uint32_t(*)[4]>(a + 128 * w) : nullptr;
         float *accw = acc + (size_t)32 * w * (n / 2);
-        if (dt == 1)
+        if (dt == 3)
+            pa::ptx::twin::wgmma_warp_e4m3(w, n, aw, desc_a, desc_b, scale_d != 0, image, accw);
+        else if (dt == 1)
             pa::ptx::twin::wgmma_warp<1>(w, n, aw, desc_a, trans_a != 0, desc_b, trans_b != 0, scale_d != 0, image,
                                          accw);
         else

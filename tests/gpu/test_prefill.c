@@ -93,6 +93,11 @@ static void dev_ctx_free(dev_ctx *d) {
         pa_test_dev_free(d->bufs[i]);
 }
 
+/* Set while a test runs the FP8 path (PA_PREFILL_PATH_HOPPER_FP8): outputs
+ * are held to pa_tolerance_fp8_path, and the largest errors are kept. */
+static int g_fp8_path;
+static double g_fp8_max_abs, g_fp8_max_rel; /* largest error, largest RMS error / RMS output */
+
 /* Compares rows [r0, r1) of a [tokens, heads, head] output. */
 static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa_dtype cd, size_t row_elems, int r0,
                          int r1, const char *what) {
@@ -101,8 +106,24 @@ static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa
     const size_t off = (size_t)r0 * row_elems, n = (size_t)(r1 - r0) * row_elems, es = pa_dtype_size(qd);
     float *ref = pa_test_to_float(qd, (const char *)ref_typed + off * es, n);
     pa_compare_result r;
-    pa_tolerance tol = pa_tolerance_for(qd, cd);
+    pa_tolerance tol = g_fp8_path ? pa_tolerance_fp8_path(qd) : pa_tolerance_for(qd, cd);
     int ok = pa_compare((const char *)got + off * es, qd, ref, (int64_t)n, tol, &r);
+    if (g_fp8_path) {
+        g_fp8_max_abs = fmax(g_fp8_max_abs, r.max_abs_err);
+        /* The FP8 path's error as a whole: its RMS at most a tenth of the
+         * output's (scripts/fp8_path_model.py: about 5% on this data). */
+        double se = 0.0, sr = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double g = pa_load_as_float(qd, (const char *)got + off * es, i), e = g - ref[i];
+            se += e * e;
+            sr += (double)ref[i] * ref[i];
+        }
+        const double rel = sqrt(se / (double)n) / fmax(sqrt(sr / (double)n), 1e-6);
+        g_fp8_max_rel = fmax(g_fp8_max_rel, rel);
+        if (!(rel <= 0.1))
+            cr_assert_fail("%s (rows %d..%d): RMS error %.4g of the output's RMS, more than 0.1", what, r0, r1 - 1,
+                           rel);
+    }
     char buf[512];
     if (!ok)
         cr_assert_fail("%s (rows %d..%d): %s", what, r0, r1 - 1, pa_compare_format(&r, tol, buf, sizeof buf));
@@ -550,15 +571,30 @@ Test(prefill_gpu, strided_and_unaligned_sources) {
  * wider cache): it takes the raw cp.async path, and a head size that is not a
  * multiple of 16 copies half of its last 16-byte chunk. The padding is NaN,
  * so a copy of the whole chunk fails. NHD and HND, head 40 and 72. */
-static void padded_fp8_cases(void) {
+/* Query rows (token t, head h) of the FP8 path's cases times 2^((t + h) % 3 - 1):
+ * rows of different magnitudes, so each row's own quantisation factor
+ * matters (uniform rows all have a largest |q| near 1). Powers of two: exact. */
+static void vary_query_rows(pa_context_problem *pr) {
+    const pa_context_attention_params *p = &pr->p;
+    const int hs = p->kv.head_size, nh = p->num_heads;
+    for (size_t e = 0; e < pr->q_elems; e++) {
+        const int row = (int)(e / (size_t)hs), t = row / nh, h = row % nh;
+        const float f = ldexpf(1.0f, (t + h) % 3 - 1);
+        pa_store_from_float(p->q_dtype, pr->q, e, pa_load_as_float(p->q_dtype, pr->q, e) * f);
+    }
+}
+
+/* One padded case: variant v (odd: HND and bf16 queries, even: NHD and f16),
+ * head hs, cache dtype cd, the softmax scale times scale_mul. */
+static void padded_fp8_case(int v, int hs, pa_dtype cd, float scale_mul, uint64_t seed) {
     const int ql[2] = {70, 9}, cl[2] = {150, 64};
-    for (int v = 0; v < 4; v++) {
-        const int hs = v < 2 ? 40 : 72, hp = (hs + 15) / 16 * 16, nkv = 2, bs = 16;
+    {
+        const int hp = (hs + 15) / 16 * 16, nkv = 2, bs = 16;
         const pa_kv_layout layout = v % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
-        ctx_case c = {.seed = 8100u + v,
+        ctx_case c = {.seed = seed,
                       .layout = layout,
                       .qd = v % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
-                      .cd = v < 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2,
+                      .cd = cd,
                       .seqs = 2,
                       .heads = 4,
                       .kv_heads = nkv,
@@ -568,6 +604,10 @@ static void padded_fp8_cases(void) {
                       .cl = cl};
         pa_context_problem *pr = make_ctx(&c);
         pa_context_attention_params *p = &pr->p;
+        if (scale_mul != 1.0f) {
+            p->scale *= scale_mul;
+            vary_query_rows(pr);
+        }
         const int64_t nb = p->kv.num_blocks;
         const size_t n2 = (size_t)nb * bs * nkv * hp;
         uint8_t *caches[2] = {pr->kc, pr->vc}, *wide[2];
@@ -595,6 +635,10 @@ static void padded_fp8_cases(void) {
         check_context(pr, NULL, 0, what);
         pa_context_problem_free(pr);
     }
+}
+static void padded_fp8_cases(void) {
+    for (int v = 0; v < 4; v++)
+        padded_fp8_case(v, v < 2 ? 40 : 72, v < 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2, 1.0f, 8100u + v);
 }
 Test(prefill_gpu, padded_fp8_cache_rows) {
     PA_SKIP_WITHOUT_GPU();
@@ -1171,6 +1215,156 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         run_ctx_case(&c, NULL, 0);
     }
     hopper_end(before, 0);
+}
+
+/* ---- the FP8 path (PA_PREFILL_PATH_HOPPER_FP8) -------------------------------------
+ *
+ * e4m3 caches at heads 97..128 in context mode run both products on e4m3
+ * wgmma: compared with the CPU reference (exact 16-bit attention over the
+ * dequantised cache) under pa_tolerance_fp8_path. The count of FP8 launches
+ * must match where the Hopper kernel runs (interpret mode, or an sm_90 GPU
+ * with a 90a build), and nothing else may take the 16-bit Hopper kernel. */
+static long fp8_before_16;
+static long hopper_fp8_begin(void) {
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER_FP8), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER_FP8);
+    fp8_before_16 = pa_prefill_hopper_launches();
+    g_fp8_path = 1;
+    g_fp8_max_abs = g_fp8_max_rel = 0.0;
+    return pa_prefill_hopper_fp8_launches();
+}
+/* The FP8 path's cases run at 4 times the usual softmax scale, their query
+ * rows scaled by 1/2, 1 or 2 (vary_query_rows): scores of a standard
+ * deviation of 0.7, 1.3 or 2.7 instead of 0.33, so each row's weight sits on a few keys and
+ * a key that P V takes from the wrong place, or a score off by a row's
+ * factor, moves the output by far more than the tolerance (at the usual
+ * scale P is nearly uniform and the output nearly the mean of V). */
+static void run_fp8_case(const ctx_case *c) {
+    pa_context_problem *pr = make_ctx(c);
+    pr->p.scale *= 4.0f;
+    vary_query_rows(pr);
+    char what[256];
+    snprintf(what, sizeof what, "FP8 path: %s q=%s heads %d/%d head %d block %d alibi %d window %d cap %g",
+             pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), c->heads, c->kv_heads, c->hs, c->bs, c->alibi,
+             c->window, c->cap);
+    check_context(pr, NULL, 0, what);
+    pa_context_problem_free(pr);
+}
+static void hopper_fp8_end(long before, long expect) {
+    const long n = pa_prefill_hopper_fp8_launches() - before, n16 = pa_prefill_hopper_launches() - fp8_before_16;
+    g_fp8_path = 0;
+    fprintf(stderr, "FP8 path: largest error %.4g, largest RMS error / RMS output %.4g\n", g_fp8_max_abs,
+            g_fp8_max_rel);
+    if (!pa_prefill_hopper_available()) {
+        cr_assert_eq(n + n16, 0, "the Hopper kernel ran where pa_prefill_hopper_available says it cannot");
+        cr_skip_test("the sm_90a prefill kernel does not run here (an sm_90 GPU and a build for 90a)");
+    }
+    cr_assert_eq(n, expect, "FP8-path launches: %ld, expected %ld", n, expect);
+    cr_assert_eq(n16, 0, "16-bit Hopper launches: %ld, expected none", n16);
+}
+
+/* Flash NHD and HND and vLLM's layout (V^T tiles, permuted in the producer;
+ * blocks of 16 and 32), heads 128 and 112, f16 and bf16, GQA 2, 4 and 1,
+ * ALiBi and window; three sequences (contexts of 300, 0 and 129 keys under
+ * 70, 1 and 131 new tokens: cache tiles, new-key tiles, and a first new key in
+ * the middle of a tile). */
+Test(prefill_hopper_fp8, context_attention) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, E4, 128, 16, 4, 0, 0}, {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 8, 1, 0},
+        {PA_LAYOUT_VLLM, B, E4, 128, 16, 4, 0, 0},      {PA_LAYOUT_VLLM, F, E4, 112, 32, 8, 0, 100},
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 2, 0, 0}, {PA_LAYOUT_VLLM, F, E4, 112, 16, 4, 1, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
+    for (int i = 0; i < n; i++) {
+        const ctx_case c = {.seed = 13600u + (uint64_t)i,
+                            .layout = cs[i].layout,
+                            .qd = cs[i].qd,
+                            .cd = cs[i].cd,
+                            .seqs = 3,
+                            .heads = cs[i].heads,
+                            .kv_heads = 2,
+                            .hs = cs[i].hs,
+                            .bs = cs[i].bs,
+                            .ql = ql,
+                            .cl = cl,
+                            .alibi = cs[i].alibi,
+                            .window = cs[i].window};
+        run_fp8_case(&c);
+    }
+    hopper_fp8_end(before, n);
+}
+
+/* The soft cap (applied to the true logit: the row's qs joins the scale
+ * before the cap), and many key tiles per CTA (900 cached keys under 150 new
+ * ones, so each stage's barriers and both staging buffers go round). */
+Test(prefill_hopper_fp8, soft_cap_and_long_context) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const int ql[2] = {40, 150}, cl[2] = {200, pa_test_shrink(900)};
+    const ctx_case cs[] = {
+        {.seed = 13700u,
+         .layout = PA_LAYOUT_VLLM,
+         .qd = PA_DTYPE_BF16,
+         .cd = PA_DTYPE_FP8_E4M3,
+         .seqs = 2,
+         .heads = 4,
+         .kv_heads = 2,
+         .hs = 128,
+         .bs = 16,
+         .ql = ql,
+         .cl = cl,
+         .cap = 2.5f},
+        {.seed = 13701u,
+         .layout = PA_LAYOUT_FLASH_NHD,
+         .qd = PA_DTYPE_F16,
+         .cd = PA_DTYPE_FP8_E4M3,
+         .seqs = 2,
+         .heads = 2,
+         .kv_heads = 1,
+         .hs = 128,
+         .bs = 32,
+         .ql = ql,
+         .cl = cl},
+    };
+    for (int i = 0; i < 2; i++)
+        run_fp8_case(&cs[i]);
+    hopper_fp8_end(before, 2);
+}
+
+/* Flash caches with padded rows (strides of 128 bytes) at heads 120 and 104:
+ * a row's last 16-byte chunk is half padding (NaN), which must arrive as
+ * zeros in K and in V^T. */
+Test(prefill_hopper_fp8, padded_cache_rows) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    padded_fp8_case(0, 120, PA_DTYPE_FP8_E4M3, 4.0f, 13900u);
+    padded_fp8_case(1, 104, PA_DTYPE_FP8_E4M3, 4.0f, 13901u);
+    hopper_fp8_end(before, 2);
+}
+
+/* What the FP8 path does not serve runs as under PA_PREFILL_PATH_HOPPER (the
+ * 16-bit Hopper kernel, the usual tolerance): e5m2 and 16-bit caches, and
+ * heads up to 96. */
+Test(prefill_hopper_fp8, other_shapes_take_the_16bit_kernel) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER_FP8), PA_SUCCESS);
+    const long before16 = pa_prefill_hopper_launches(), before8 = pa_prefill_hopper_fp8_launches();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, PA_DTYPE_FP8_E5M2, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, PA_DTYPE_FP8_E4M3, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, B, 128, 16, 4, 0, 0},
+    };
+    run_hopper_ctx(cs, 3, 13800u);
+    const long n16 = pa_prefill_hopper_launches() - before16, n8 = pa_prefill_hopper_fp8_launches() - before8;
+    cr_assert_eq(n8, 0, "the FP8 path took %ld launches it does not serve", n8);
+    if (!pa_prefill_hopper_available())
+        cr_skip_test("the sm_90a prefill kernel does not run here (an sm_90 GPU and a build for 90a)");
+    cr_assert_eq(n16, 3, "16-bit Hopper launches: %ld, expected 3", n16);
 }
 
 /* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */

@@ -696,10 +696,13 @@ Test(prefill_ref, empty_batches_succeed) {
 Test(prefill_path, set_get_and_bad_values) {
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER), PA_SUCCESS);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_HOPPER_FP8), PA_SUCCESS);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER_FP8);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA);
-    cr_assert_eq(pa_set_prefill_path((pa_prefill_path)3), PA_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(pa_last_error(), "prefill path 3") != NULL, "message: %s", pa_last_error());
+    cr_assert_eq(pa_set_prefill_path((pa_prefill_path)4), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "prefill path 4") != NULL, "message: %s", pa_last_error());
+    cr_assert_eq(pa_set_prefill_path((pa_prefill_path)-1), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA, "a refused value changes nothing");
 }
 
@@ -710,6 +713,10 @@ Test(prefill_path, environment_decides_until_set) {
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER);
     setenv("PAGEDATTN_PREFILL_PATH", "mma", 1);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_MMA);
+    setenv("PAGEDATTN_PREFILL_PATH", "hopper-fp8", 1);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_HOPPER_FP8);
+    setenv("PAGEDATTN_PREFILL_PATH", "hopper_fp8", 1);
+    cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO, "only the documented spelling");
     setenv("PAGEDATTN_PREFILL_PATH", "warp-specialised", 1);
     cr_assert_eq(pa_get_prefill_path(), PA_PREFILL_PATH_AUTO);
     setenv("PAGEDATTN_PREFILL_PATH", "hopper", 1);

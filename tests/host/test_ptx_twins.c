@@ -363,6 +363,70 @@ Test(ptx_twins, wgmma_a_from_shared_memory) {
     }
 }
 
+/* ---- wgmma m64n128k32 e4m3 --------------------------------------------------------------
+ * S = Q K^T over 128 keys and 128 dims (four k32 steps), e4m3 operands (small
+ * integers, encoded by pa_store_from_float). A from registers, laid out as
+ * CuTe's ALayout_64x32 reads (lane t of warp w: rows g = 16 w + t / 4 and
+ * g + 8; register 0 = (g, 4c..4c+3), 1 = (g+8, 4c..), 2 = (g, 16+4c..),
+ * 3 = (g+8, 16+4c..), c = t % 4, low byte first), or from shared memory; K
+ * and Q tiles as rows of 128 bytes with the 128-byte swizzle (16-byte chunk c
+ * of row r at chunk c ^ (r % 8)), step kk 32 bytes into the rows. */
+static uint8_t e4m3_of(float x) {
+    uint8_t b;
+    pa_store_from_float(PA_DTYPE_FP8_E4M3, &b, 0, x);
+    return b;
+}
+Test(ptx_twins, wgmma_e4m3_computes_q_kt) {
+    pa_rng r = pa_rng_make(44);
+    static float A[64][128], K[128][128];
+    for (int i = 0; i < 64; i++)
+        for (int k = 0; k < 128; k++)
+            A[i][k] = (float)pa_rng_int(&r, -4, 4);
+    for (int i = 0; i < 128; i++)
+        for (int k = 0; k < 128; k++)
+            K[i][k] = (float)pa_rng_int(&r, -4, 4);
+    static unsigned char image[PA_TWIN_WG_SMEM];
+    memset(image, 0x7F, sizeof image); /* NaN: a read outside the tiles shows */
+    for (int key = 0; key < 128; key++)
+        for (int d = 0; d < 128; d++)
+            image[128 * key + 16 * ((d / 16) ^ (key % 8)) + d % 16] = e4m3_of(K[key][d]);
+    for (int i = 0; i < 64; i++)
+        for (int d = 0; d < 128; d++)
+            image[16384 + 128 * i + 16 * ((d / 16) ^ (i % 8)) + d % 16] = e4m3_of(A[i][d]);
+    for (int rs = 0; rs <= 1; rs++) {
+        static float acc[128 * 64];
+        for (int i = 0; i < 128 * 64; i++)
+            acc[i] = NAN; /* scale_d = 0 on the first step */
+        for (int kk = 0; kk < 4; kk++) {
+            static uint32_t a[128 * 4];
+            for (int w = 0; w < 4; w++)
+                for (int t = 0; t < 32; t++)
+                    for (int reg = 0; reg < 4; reg++) {
+                        const int row = 16 * w + t / 4 + 8 * (reg & 1), col = 32 * kk + 4 * (t % 4) + 16 * (reg >> 1);
+                        uint32_t v = 0;
+                        for (int b = 0; b < 4; b++)
+                            v |= (uint32_t)e4m3_of(A[row][col + b]) << (8 * b);
+                        a[(32 * w + t) * 4 + reg] = v;
+                    }
+            const uint64_t db = pa_twin_wgmma_desc(32u * (uint32_t)kk, 16, 1024, 128);
+            const uint64_t da = pa_twin_wgmma_desc(16384u + 32u * (uint32_t)kk, 16, 1024, 128);
+            pa_twin_wgmma_host(3, 128, rs ? a : NULL, da, 0, db, 0, kk > 0, image, acc);
+        }
+        for (int w = 0; w < 4; w++)
+            for (int t = 0; t < 32; t++)
+                for (int j = 0; j < 16; j++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = 16 * w + t / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (t % 4) + (i & 1);
+                        double want = 0.0;
+                        for (int k = 0; k < 128; k++)
+                            want += (double)A[row][k] * K[col][k];
+                        const float got = acc[(32 * w + t) * 64 + 4 * j + i];
+                        cr_assert_eq(got, (float)want, "e4m3 %s: D[%d][%d] = %g, want %g", rs ? "RS" : "SS", row, col,
+                                     (double)got, want);
+                    }
+    }
+}
+
 /* mbarrier phases as the PTX ISA describes them, written out by hand: a
  * barrier of count 3; probes of parity 1 succeed on a fresh barrier (the
  * "previous" phase), parity 0 once three arrivals complete phase 0, and so on

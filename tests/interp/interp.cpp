@@ -669,16 +669,20 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         die("wgmma: the CTA must be whole warpgroups (a multiple of 128 threads in x)");
     if (a)
         slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
+    // dt 1 f16, 2 bf16 (k = 16, 2-byte elements); 3 e4m3 (k = 32, 1 byte, K-major only).
+    if (dt < 1 || dt > 3 || (dt == 3 && (trans_a || trans_b)))
+        die("wgmma: f16, bf16 or e4m3 (K-major) operands");
+    const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2;
 #ifdef PA_INTERP_TSAN
     // The twin reads the operands for the whole warp: lane l reports the
     // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
     const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
     for (int mn = wl; mn < n; mn += 32)
-        for (int k = 0; k < 16; k++)
-            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k), 2);
+        for (int k = 0; k < kk; k++)
+            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), (size_t)eb);
     if (!a && wl < 16)
-        for (int k = 0; k < 16; k++)
-            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k), 2);
+        for (int k = 0; k < kk; k++)
+            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (size_t)eb);
 #endif
     std::vector<float> &mine = slot_acc[(size_t)cur->lin];
     mine.assign(acc, acc + n / 2);
@@ -686,13 +690,13 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
     if (first_of_round()) {
         const int warp = (cur->lin / 32) % 4;
         for (int mn = 0; mn < n; mn++)
-            for (int k = 0; k < 16; k++)
-                if (pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k) + 2 > smem_cap)
+            for (int k = 0; k < kk; k++)
+                if (pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb) + (uint32_t)eb > smem_cap)
                     die("wgmma: B operand outside dynamic shared memory");
         if (!a)
             for (int r = 0; r < 16; r++)
-                for (int k = 0; k < 16; k++)
-                    if (pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k) + 2 > smem_cap)
+                for (int k = 0; k < kk; k++)
+                    if (pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb) + (uint32_t)eb > smem_cap)
                         die("wgmma: A operand outside dynamic shared memory");
         uint32_t A[32][4];
         std::vector<float> all((size_t)32 * (size_t)(n / 2));
@@ -702,7 +706,9 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
                 A[l][k] = slot_a[i][(size_t)k];
             memcpy(all.data() + (size_t)l * (size_t)(n / 2), slot_acc[i].data(), sizeof(float) * (size_t)(n / 2));
         }
-        if (dt == 1)
+        if (dt == 3)
+            pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? A : nullptr, desc_a, desc_b, scale_d, smem_buf, all.data());
+        else if (dt == 1)
             pa::ptx::twin::wgmma_warp<1>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
                                          all.data());
         else

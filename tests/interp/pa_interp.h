@@ -76,8 +76,9 @@ void cp_wait(int n);
 void ldmatrix(uint32_t (&r)[4], const void *p, bool trans);
 void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
 // wgmma: the shared-window address of p (an offset into dynamic shared
-// memory) and one warp's share of the warpgroup's m64nNk16 (a: this lane's A
-// registers, or null for A through desc_a; acc: this lane's n / 2 floats).
+// memory) and one warp's share of the warpgroup's m64nNk16 (dt 1 f16, 2
+// bf16) or m64nNk32 (dt 3 e4m3) (a: this lane's A registers, or null for A
+// through desc_a; acc: this lane's n / 2 floats).
 uint32_t smem_window_addr(const void *p);
 void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint64_t desc_b, bool trans_b, bool scale_d,
            float *acc);
