@@ -2083,6 +2083,8 @@ FAMILIES["ragged"] = dict(
 # ping-pong (FA3's: the warpgroups take turns to issue their wgmma through two named barriers) aims
 # at the first; the second is what the same instruction stream allows without it.
 # Edge tiles (causal diagonal, segment ends) take the mask path; soft cap and ALiBi are off.
+# The FP8 path's instances (HCfg<128, DT, KV, true>, QGMMA m64n128k32 e4m3) are reported apart
+# (hopper_fp8_section): the same model against FP8's 1979 TFLOP/s, with e4m3 operand bytes.
 
 HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 128", batch=4, q_len=4096, heads=32, kv_heads=8, head=128),
