@@ -280,7 +280,13 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         PAGEDATTN_PREFILL_PATH=hopper timeout 150 ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
             --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"
-        for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" "$logs/ncu-prefill-hopper.csv"; do
+        # The FP8 path: context attention over an e4m3 cache (its only shape), QGMMA on the same pipe.
+        PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout 150 ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
+            --launch-skip 2 --launch-count 3 --csv $CLI bench prefill --variant context --seqs 4 --ctx 4096 \
+            --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd --cache-dtype fp8_e4m3 \
+            >"$logs/ncu-prefill-hopper-fp8.csv" 2>"$logs/ncu-prefill-hopper-fp8.err"
+        for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" "$logs/ncu-prefill-hopper.csv" \
+            "$logs/ncu-prefill-hopper-fp8.csv"; do
             echo "$(basename "$f")"
             python3 scripts/ncu_rows.py <"$f"
         done
