@@ -2399,8 +2399,11 @@ def hopper_fp8_section(f8_rows, m, out):
         select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
         n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
         sel = ("mask select", lambda i: i["line"] in select, n_sel)
+        # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
+        rescale = src_span(TILE, r"static void rescale\(", r"^    }")
         paths = {}
-        for kind, forbid, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])):
+        for kind, forbid, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel]),
+                                   ("steady", mask | cap_alibi | rescale, [hg])):
             t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid, need)
             if t is None:
                 sys.exit("budget.py: hopper FP8 %s path: %s" % (kind, why))
@@ -2416,26 +2419,28 @@ def hopper_fp8_section(f8_rows, m, out):
         if t is None:
             sys.exit("budget.py: hopper FP8 producer cache tile (%s): %s" % (HOPPER_KV[kv], why))
         paths["producer"] = t
-        for kind, what in (("plain", "consumer, interior tile"), ("edge", "consumer, edge tile (masks)"),
-                           ("producer", "producer, a cache tile")):
+        for kind, what in (("plain", "consumer, interior tile"),
+                           ("steady", "consumer, interior tile where no row's max moves (O not rescaled)"),
+                           ("edge", "consumer, edge tile (masks)"), ("producer", "producer, a cache tile")):
             t = paths[kind]
             w("| bf16/h128, %s | %s | %d | %s |" % (HOPPER_KV[kv], what, t["total"],
                                                     " | ".join("%g" % t["counts"][c] for c in classes)))
         flop = sum(hgmma_flop(insts[k]["op"]) for k in range(cons["lo"], cons["hi"] + 1))
-        cp = paths["plain"]
-        mufu_w = cp["counts"]["special function (MUFU)"]
-        tensor = 2 * flop / f_clk
-        issue = 2 * cp["total"] + paths["producer"]["total"]
-        mufu = 2 * mufu_w * 8
-        # e4m3 operand reads (Q 64 x hp, K and V^T 128 x hp per consumer warpgroup), the producer's
-        # K and V^T writes, raw V's write and read.
-        smem = (2 * (64 * hp + 2 * 128 * hp) + 4 * 128 * hp) / SMEM_BYTES_PER_CLOCK
-        useful = 4 * hp * 128 * 128
-        bound = useful / f_clk / max(tensor, issue, mufu, smem)
-        rows_out.append((HOPPER_KV[kv], tensor, issue, mufu, smem, bound, flop))
-        out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile, FP8 path",
-                        overlapped=bound, in_phase=None,
-                        tile=dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem)))
+        for kind, label in (("plain", ""), ("steady", ", no row's max moving")):
+            cp = paths[kind]
+            mufu_w = cp["counts"]["special function (MUFU)"]
+            tensor = 2 * flop / f_clk
+            issue = 2 * cp["total"] + paths["producer"]["total"]
+            mufu = 2 * mufu_w * 8
+            # e4m3 operand reads (Q 64 x hp, K and V^T 128 x hp per consumer warpgroup), the
+            # producer's K and V^T writes, raw V's write and read.
+            smem = (2 * (64 * hp + 2 * 128 * hp) + 4 * 128 * hp) / SMEM_BYTES_PER_CLOCK
+            useful = 4 * hp * 128 * 128
+            bound = useful / f_clk / max(tensor, issue, mufu, smem)
+            rows_out.append((HOPPER_KV[kv] + label, tensor, issue, mufu, smem, bound, flop))
+            out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile, FP8 path" + label,
+                            overlapped=bound, in_phase=None,
+                            tile=dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem)))
     w("")
     w("Context attention's cache tiles on the FP8 path (%s), against %g TFLOP/s (dense FP8): a tile's"
       " clocks under each resource, the overlapped bound (the largest of them) as a fraction of FP8's peak."

@@ -99,6 +99,15 @@ else
     status=1
 fi
 
+echo "== the sm_90a kernels compile clean: -Werror, no spills (scripts/check-sm90a.sh) =="
+if scripts/check-sm90a.sh build; then
+    echo "build    check-sm90a                   1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"

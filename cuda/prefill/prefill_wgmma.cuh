@@ -819,16 +819,14 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             for (int kk = 0; kk < HP / 32; kk++)
                 pa::ptx::wgmma_ss_e4m3<BN>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, 32u * kk),
                                            desc_at(dk, 32u * kk), kk > 0);
-            pa::ptx::wgmma_commit();
-            pa::ptx::wgmma_pin(sc);
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int kk = 0; kk < HP / 16; kk++) {
-            const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
-            const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
-            pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at<H::kVt>(dq, qb),
-                                                    desc_at<H::kVt>(dk, kb), kk > 0);
+            for (int kk = 0; kk < HP / 16; kk++) {
+                const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
+                const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
+                pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at<H::kVt>(dq, qb),
+                                                        desc_at<H::kVt>(dk, kb), kk > 0);
+            }
         }
         pa::ptx::wgmma_commit();
         pa::ptx::wgmma_pin(sc);
@@ -964,17 +962,14 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
             for (int kk = 0; kk < BN / 32; kk++)
                 pa::ptx::wgmma_rs_e4m3<HP>(reinterpret_cast<float(&)[HP / 2]>(o), pk[kk], desc_at(dv, 32u * kk), 1);
-            pa::ptx::wgmma_commit();
-            pa::ptx::wgmma_pin(o);
-            pa::ptx::wgmma_pin(pk);
-            return;
-        }
+        } else {
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) {
-            const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
-            const uint32_t vb =
-                VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
-            pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb), 1);
+            for (int kk = 0; kk < BN / 16; kk++) {
+                const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
+                const uint32_t vb =
+                    VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
+                pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb), 1);
+            }
         }
         pa::ptx::wgmma_commit();
         pa::ptx::wgmma_pin(o);
@@ -998,7 +993,12 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         pa::ptx::wgmma_pin(o);
         pa::ptx::wgmma_pin(pk);
         release(&bar_empty_v[t & 1]);
-        sm.template rescale<SC>(o, corr);
+        // O's rescale only where a row's running max moved (corr is exp2(0) = 1
+        // exactly otherwise, and x 1 changes nothing): a warp none of whose
+        // rows moved branches past it. Late in a long context most tiles move
+        // no row's max.
+        if (corr[0] != 1.0f || corr[1] != 1.0f)
+            sm.template rescale<SC>(o, corr);
         pack_p();
     };
     auto last = [&](auto vt) {
