@@ -8,13 +8,13 @@
 //
 // One CTA = 128 query rows (GQA-packed as in prefill_kernel.cuh) of one
 // (sequence, KV head), three warpgroups:
-//   warpgroup 0, the producer (setmaxnreg 56): copies the Q tile once and then
+//   warpgroup 0, the producer (setmaxnreg 56; 64 on the FP8 path): copies the Q tile once and then
 //     every 128-key K and V tile into a two-stage ring with cp.async, each
 //     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
 //     layout; cp.async.mbarrier.arrive.noinc on the stage's `full` barrier
 //     makes the arrival when the thread's copies land. It waits on the stage's
 //     `empty` barrier before refilling it. K and V have barriers of their own.
-//   warpgroups 1 and 2, the consumers (setmaxnreg 224), 64 rows each: wait on
+//   warpgroups 1 and 2, the consumers (setmaxnreg 224; 216), 64 rows each: wait on
 //     `full`, S = Q K^T by wgmma (both operands in shared memory, N = 128
 //     keys), masks and the online softmax in registers (the accumulator layout
 //     is mma.sync's C fragment repeated over N, so attn_tile.cuh's Softmax
@@ -32,10 +32,12 @@
 //     the async proxy); FA3 relies on the barrier alone.
 //   - fp8 caches: FA3's FP8 path runs e4m3 wgmma, with Q and P quantised to
 //     e4m3 and V transposed in shared memory for the K-major operand fp8
-//     needs. Here the producer converts the raw tiles to the query dtype
-//     (exactly) and the consumers run the same 16-bit wgmma: results keep the
-//     semantics of the library's reference (K/V dequantised, Q and P in the
-//     query dtype) at half of FP8's peak rate.
+//     needs. Here, by default, the producer converts the raw tiles to the
+//     query dtype (exactly) and the consumers run the same 16-bit wgmma:
+//     results keep the semantics of the library's reference (K/V dequantised,
+//     Q and P in the query dtype) at half of FP8's peak rate. The FP8 path
+//     (HCfg's F8, opt-in PA_PREFILL_PATH_HOPPER_FP8, e4m3 caches at HP 128)
+//     runs e4m3 wgmma as FA3 does, with the departures written at f8_key.
 // Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64), 65..96 (HP
 // 96) and 97..128 (HP 128); in context mode a cache in a flash layout or vLLM's, of the query
 // dtype or fp8, on the host's cp.async paths (16-byte aligned rows; vLLM
@@ -371,7 +373,7 @@ __device__ __forceinline__ void quant_rows(uint8_t *tile, const typename H::T *b
     const int q = lane & 1, rp = rows_conflict_free16(lane >> 1), x = rp & 7;
     uint8_t *d0 = tile + (32 * w + rp) * 128;
     const uint4 z = make_uint4(0, 0, 0, 0);
-#pragma unroll 1 // one row's loads at a time in the producer's 56 registers
+#pragma unroll 1 // one row's loads at a time in the producer's 64 registers
     for (int p = 0; p < 2; p++) {
         const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
 #pragma unroll
@@ -395,7 +397,7 @@ __device__ __forceinline__ void quant_rows(uint8_t *tile, const typename H::T *b
 // base, a multiple of 1024) with bits 4-6 XORed by b % 8 (nothing else of `at`
 // reaches them), plus b x 128. The tile's offset in `at` keeps ptxas from
 // hoisting the eight XORed places out of the tile loop (they change with the
-// stage), which would take eight of the producer's 56 registers per call site.
+// stage), which would take eight of the producer's 64 registers per call site.
 __device__ __forceinline__ void vt_store4(uint8_t *base, const uint4 (&r)[4], uint32_t at) {
     const uint32_t a[4] = {r[0].x, r[0].y, r[0].z, r[0].w}, b[4] = {r[1].x, r[1].y, r[1].z, r[1].w};
     const uint32_t c[4] = {r[2].x, r[2].y, r[2].z, r[2].w}, e[4] = {r[3].x, r[3].y, r[3].z, r[3].w};
@@ -451,7 +453,7 @@ __device__ __forceinline__ void vt_from_new(uint8_t *sbase, uint32_t vt, const t
     const int kc = lane >> 2, wq = lane & 3;
     const uint4 z = make_uint4(0, 0, 0, 0);
     // Rolled, and each key's two halves converted as they arrive: the
-    // producer's 56 registers hold one d chunk's loads at a time.
+    // producer's 64 registers hold one d chunk's loads at a time.
 #pragma unroll 1
     for (int h = 0; h < 2; h++) {
         const int dc = w + 4 * h, e = 16 * dc;
@@ -572,7 +574,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             // has landed (and all are done with the staging buffer t + 1 will
             // use), the raw V of t + 1 is issued and V^T of t built under it.
             // The sources and scales are read from the parameters where they are
-            // used (constant memory), not held: the producer has 56 registers.
+            // used (constant memory), not held: the producer has 64 registers.
             uint8_t *raw0 = smem + H::q_bytes + 4 * H::kv_bytes;
             auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * H::raw_bytes; };
             auto issue_raw_v = [&](int t) {
