@@ -557,7 +557,9 @@ template <int MT> struct SoftmaxN {
     // carry the same factor, so O / l does not change; the FP8 path lifts by
     // 8 so that P (at most 256) keeps e4m3's normal range down to 2^-14 of the
     // row's largest (FlashAttention-3's max offset). lift 0 costs nothing.
-    template <class C>
+    // SUM false: the sums are taken elsewhere (the FP8 path's P V computes
+    // them on the tensor cores); l stays as it is.
+    template <class C, bool SUM = true>
     __device__ __forceinline__ void exponents_rows(float (&s)[C::kSA][4], const float (&mul)[2 * MT], float lift,
                                                    float (&corr)[2 * MT]) {
         static_assert(C::kMT == MT, "Softmax rows match the tile's");
@@ -573,9 +575,11 @@ template <int MT> struct SoftmaxN {
                 float(&x)[4] = s[mt * C::kNS + j];
                 x[2 * h] = ex2(fmaf(x[2 * h], mul[i], -base));
                 x[2 * h + 1] = ex2(fmaf(x[2 * h + 1], mul[i], -base));
-                sum += x[2 * h] + x[2 * h + 1];
+                if constexpr (SUM)
+                    sum += x[2 * h] + x[2 * h + 1];
             }
-            l[i] = l[i] * corr[i] + sum;
+            if constexpr (SUM)
+                l[i] = l[i] * corr[i] + sum;
         }
     }
     template <class C>

@@ -2374,7 +2374,7 @@ def hopper_fp8_section(f8_rows, m, out):
     w("| --- | --- | --- | --- | --- | --- | --- |")
     for (dt, kv), r in sorted(f8_rows.items()):
         p, res = r["ptxas"], r["res"]
-        dyn = 1024 + 128 * hp + 4 * 128 * hp + 2 * 128 * hp
+        dyn = 1024 + 128 * hp + 4 * 128 * hp + 2 * 1024 + 2 * 128 * hp
         w("| HCfg<128, %s, %s, FP8> | %d | %d/%d | %d | %d | %d | %s |" % (
             "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
             p.get("spill_ld", -1), p.get("stack", -1), res.get("smem_static", 0), dyn,
@@ -2400,7 +2400,7 @@ def hopper_fp8_section(f8_rows, m, out):
         n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
         sel = ("mask select", lambda i: i["line"] in select, n_sel)
         # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
-        rescale = src_span(TILE, r"static void rescale\(", r"^    }")
+        rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(HOPPER_SRC, r"o\[j\]\[i\] \*= corr\[i >> 1\];")
         paths = {}
         for kind, forbid, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel]),
                                    ("steady", mask | cap_alibi | rescale, [hg])):
@@ -2432,9 +2432,9 @@ def hopper_fp8_section(f8_rows, m, out):
             tensor = 2 * flop / f_clk
             issue = 2 * cp["total"] + paths["producer"]["total"]
             mufu = 2 * mufu_w * 8
-            # e4m3 operand reads (Q 64 x hp, K and V^T 128 x hp per consumer warpgroup), the
-            # producer's K and V^T writes, raw V's write and read.
-            smem = (2 * (64 * hp + 2 * 128 * hp) + 4 * 128 * hp) / SMEM_BYTES_PER_CLOCK
+            # e4m3 operand reads (Q 64 x hp, K 128 x hp and V^T (hp + 8) x 128 with its rows of ones,
+            # per consumer warpgroup), the producer's K and V^T writes, raw V's write and read.
+            smem = (2 * (64 * hp + 128 * hp + 128 * (hp + 8)) + 4 * 128 * hp) / SMEM_BYTES_PER_CLOCK
             useful = 4 * hp * 128 * 128
             bound = useful / f_clk / max(tensor, issue, mufu, smem)
             rows_out.append((HOPPER_KV[kv] + label, tensor, issue, mufu, smem, bound, flop))

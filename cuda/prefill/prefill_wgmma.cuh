@@ -93,6 +93,9 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // e4m3 tile is one panel of 128 bytes a row.
     static constexpr int kPanels = F8_ ? 1 : (HP + 63) / 64;
     static constexpr uint32_t q_bytes = BM * 128 * kPanels, kv_bytes = BN * 128 * kPanels;
+    // A stage: K, then V; on the FP8 path V^T has 8 more rows, all e4m3 ones
+    // (written once), so P V's last 8 columns are P's row sums (kOnes).
+    static constexpr uint32_t kOnes = F8_ ? 1024 : 0, stage_bytes = 2 * kv_bytes + kOnes;
     // Q, then K and V of stage 0, then of stage 1; 1024 bytes of slack to put
     // the tiles on a 1024-byte boundary of the shared window (the swizzle
     // pattern's period, so the descriptors' base offset is 0).
@@ -101,7 +104,7 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // HP 128, within the 227 KiB a CTA may have.
     // F8: staging for raw V only (K tiles are copied as they stand).
     static constexpr uint32_t raw_bytes = BN * HP;
-    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 4 * kv_bytes + (kFp8 ? (F8_ ? 2 : 4) * raw_bytes : 0);
+    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 2 * stage_bytes + (kFp8 ? (F8_ ? 2 : 4) * raw_bytes : 0);
     // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
 };
@@ -551,8 +554,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     uint8_t *smem = smem_raw + ((1024u - (win0 & 1023u)) & 1023u);
     const uint32_t win = pa::ptx::smem_window_addr(smem);
     uint8_t *q_tile = smem;
-    auto k_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * 2u * H::kv_bytes; };
-    auto v_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * 2u * H::kv_bytes + H::kv_bytes; };
+    auto k_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * H::stage_bytes; };
+    auto v_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * H::stage_bytes + H::kv_bytes; };
 
     if (threadIdx.x == 0) {
         pa::ptx::mbar_init(&bar_q, 128);
@@ -561,6 +564,16 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             pa::ptx::mbar_init(&bar_full_v[i], 128);
             pa::ptx::mbar_init(&bar_empty_k[i], 8); // every consumer warp, when done with the stage
             pa::ptx::mbar_init(&bar_empty_v[i], 8);
+        }
+    }
+    if constexpr (H::kF8) {
+        // The rows of ones after each stage's V^T (e4m3 1.0 is 0x38), 2 x 1024
+        // bytes, written once by the first 128 threads; the fence and the
+        // barrier order them before any wgmma reads them.
+        if (threadIdx.x < 128) {
+            *reinterpret_cast<uint4 *>(v_tile(threadIdx.x >> 6) + H::kv_bytes + (threadIdx.x & 63) * 16) =
+                make_uint4(0x38383838u, 0x38383838u, 0x38383838u, 0x38383838u);
+            pa::ptx::fence_proxy_async();
         }
     }
     __syncthreads();
@@ -575,7 +588,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             // use), the raw V of t + 1 is issued and V^T of t built under it.
             // The sources and scales are read from the parameters where they are
             // used (constant memory), not held: the producer has 64 registers.
-            uint8_t *raw0 = smem + H::q_bytes + 4 * H::kv_bytes;
+            uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
             auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * H::raw_bytes; };
             auto issue_raw_v = [&](int t) {
                 const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
@@ -648,7 +661,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
         // fp8 cache tiles: raw tile t in staging buffer t & 1, copied a tile
         // ahead of its conversion (one cp.async group per tile).
-        uint8_t *raw0 = smem + H::q_bytes + 4 * H::kv_bytes;
+        uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
         auto raw_k = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes; };
         auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes + H::raw_bytes; };
         auto issue_raw = [&](int t) {
@@ -745,7 +758,10 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const int causal = p.causal, window = p.window;
     const bool alibi = p.alibi_slopes != nullptr;
 
-    float o[HP / 8][4];
+    // O; on the FP8 path one more n8 block, P's row sums (the ones of V^T):
+    // o[HP / 8][2 h] (and every other element of the block) is row h's.
+    constexpr int kOB = HP / 8 + (H::kF8 ? 1 : 0), kON = 8 * kOB;
+    float o[kOB][4];
     pa::tile::zero_acc(o);
     typename SC::Softmax sm;
     sm.init();
@@ -804,7 +820,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
     const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
     // Stage st's K and V follow stage 0's by st x (K + V) bytes.
-    auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, (uint32_t)(t & 1) * 2u * H::kv_bytes); };
+    auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, (uint32_t)(t & 1) * H::stage_bytes); };
 
     // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
     // step kk is 32 bytes into panel kk / 4 of Q and K.
@@ -883,7 +899,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         if constexpr (H::kF8) {
             // P is lifted by 2^8 (SoftmaxN::exponents_rows).
             const float mul[2] = {plain ? tsr[0] * kLog2e : kLog2e, plain ? tsr[1] * kLog2e : kLog2e};
-            sm.template exponents_rows<SC>(sc, mul, 8.0f, corr);
+            sm.template exponents_rows<SC, false>(sc, mul, 8.0f, corr); // sums: P V's ones
         } else {
             sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
         }
@@ -963,7 +979,7 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
             // e4m3, k32 step kk: keys 32 kk.. (in f8_key order), 32 bytes into V^T's rows.
 #pragma unroll
             for (int kk = 0; kk < BN / 32; kk++)
-                pa::ptx::wgmma_rs_e4m3<HP>(reinterpret_cast<float(&)[HP / 2]>(o), pk[kk], desc_at(dv, 32u * kk), 1);
+                pa::ptx::wgmma_rs_e4m3<kON>(reinterpret_cast<float(&)[kON / 2]>(o), pk[kk], desc_at(dv, 32u * kk), 1);
         } else {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
@@ -999,8 +1015,16 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         // exactly otherwise, and x 1 changes nothing): a warp none of whose
         // rows moved branches past it. Late in a long context most tiles move
         // no row's max.
-        if (corr[0] != 1.0f || corr[1] != 1.0f)
-            sm.template rescale<SC>(o, corr);
+        if (corr[0] != 1.0f || corr[1] != 1.0f) {
+            if constexpr (H::kF8) {
+#pragma unroll
+                for (int j = 0; j < kOB; j++) // the row sums too
+                    for (int i = 0; i < 4; i++)
+                        o[j][i] *= corr[i >> 1];
+            } else {
+                sm.template rescale<SC>(o, corr);
+            }
+        }
         pack_p();
     };
     auto last = [&](auto vt) {
@@ -1026,7 +1050,21 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         else
             last(VTile{});
     }
-    sm.template finalize<SC>(o);
+    if constexpr (H::kF8) {
+        // Row h's sum of P (as rounded to e4m3: the weights P V used) is in
+        // every column of the last block; each thread has its rows' whole sums.
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float l = o[HP / 8][2 * h], inv = l > 0.0f ? __fdividef(1.0f, l) : 0.0f;
+#pragma unroll
+            for (int j = 0; j < HP / 8; j++) {
+                o[j][2 * h] *= inv;
+                o[j][2 * h + 1] *= inv;
+            }
+        }
+    } else {
+        sm.template finalize<SC>(o);
+    }
 
     // Output rows [tokens, heads, head]: two elements per store. The FP8
     // path's V tiles hold V / v_scale throughout: v_scale is applied here.
