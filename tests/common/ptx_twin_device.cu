@@ -56,21 +56,28 @@ __global__ void ex2_kernel(const float *a, float *out) {
 // image copied into shared memory at a 1024-byte-aligned window address; the
 // descriptors name addresses relative to the image, so their start fields
 // move by that base. *ok: whether this build has the instruction (sm_90a).
+// The image into shared memory (sm: the dynamic window) at its first 1024-byte
+// boundary, for the async proxy; returns what a descriptor's start field
+// moves by (the boundary's address >> 4).
+__device__ uint64_t image_to_smem(unsigned char *sm, const unsigned char *image) {
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *img = sm + (base - win);
+    for (int i = threadIdx.x; i < PA_TWIN_WG_SMEM; i += 128)
+        img[i] = image[i];
+    pa::ptx::fence_proxy_async();
+    __syncthreads();
+    return (uint64_t)(base >> 4);
+}
+
 template <int DT, bool RS, bool TB>
 __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
                              const unsigned char *image, float *acc, int *ok) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
     const int t = threadIdx.x;
-    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
-    unsigned char *img = sm + (base - win);
-    for (int i = t; i < PA_TWIN_WG_SMEM; i += 128)
-        img[i] = image[i];
-    pa::ptx::fence_proxy_async();
-    __syncthreads();
+    const uint64_t shift = image_to_smem(sm, image);
     float d[32];
     for (int i = 0; i < 32; i++)
         d[i] = acc[t * 32 + i];
-    const uint64_t shift = (uint64_t)(base >> 4);
     if (t == 0)
         *ok = PA_WGMMA_OK;
 #if PA_WGMMA_OK
@@ -253,16 +260,10 @@ __global__ void wgmma_e4m3_kernel(const uint32_t *a, uint64_t desc_a, uint64_t d
                                   const unsigned char *image, float *acc, int *ok) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
     const int t = threadIdx.x;
-    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
-    unsigned char *img = sm + (base - win);
-    for (int i = t; i < PA_TWIN_WG_SMEM; i += 128)
-        img[i] = image[i];
-    pa::ptx::fence_proxy_async();
-    __syncthreads();
+    const uint64_t shift = image_to_smem(sm, image);
     float d[64];
     for (int i = 0; i < 64; i++)
         d[i] = acc[t * 64 + i];
-    const uint64_t shift = (uint64_t)(base >> 4);
     if (t == 0)
         *ok = PA_WGMMA_OK;
 #if PA_WGMMA_OK

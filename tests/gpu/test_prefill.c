@@ -1060,8 +1060,8 @@ typedef struct hctx {
 } hctx;
 
 /* Three sequences: 70 new tokens over 300 cached keys (three key tiles, the
- * cache's end mid-chunk), 1 over none, 131 over 129. */
-static void run_hopper_ctx(const hctx *cs, int n, uint64_t seed) {
+ * cache's end mid-chunk), 1 over none, 131 over 129; each case through `run`. */
+static void run_hopper_ctx_with(const hctx *cs, int n, uint64_t seed, void (*run)(const ctx_case *)) {
     const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
     for (int i = 0; i < n; i++) {
         ctx_case c = {.seed = seed + (uint64_t)i,
@@ -1077,9 +1077,11 @@ static void run_hopper_ctx(const hctx *cs, int n, uint64_t seed) {
                       .cl = cl,
                       .alibi = cs[i].alibi,
                       .window = cs[i].window};
-        run_ctx_case(&c, NULL, 0);
+        run(&c);
     }
 }
+static void run_all_rows(const ctx_case *c) { run_ctx_case(c, NULL, 0); }
+static void run_hopper_ctx(const hctx *cs, int n, uint64_t seed) { run_hopper_ctx_with(cs, n, seed, run_all_rows); }
 
 Test(prefill_hopper, context_attention) {
     PA_SKIP_WITHOUT_GPU();
@@ -1278,23 +1280,7 @@ Test(prefill_hopper_fp8, context_attention) {
         {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 2, 0, 0}, {PA_LAYOUT_VLLM, F, E4, 112, 16, 4, 1, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
-    const int ql[3] = {70, 1, 131}, cl[3] = {300, 0, 129};
-    for (int i = 0; i < n; i++) {
-        const ctx_case c = {.seed = 13600u + (uint64_t)i,
-                            .layout = cs[i].layout,
-                            .qd = cs[i].qd,
-                            .cd = cs[i].cd,
-                            .seqs = 3,
-                            .heads = cs[i].heads,
-                            .kv_heads = 2,
-                            .hs = cs[i].hs,
-                            .bs = cs[i].bs,
-                            .ql = ql,
-                            .cl = cl,
-                            .alibi = cs[i].alibi,
-                            .window = cs[i].window};
-        run_fp8_case(&c);
-    }
+    run_hopper_ctx_with(cs, n, 13600u, run_fp8_case);
     hopper_fp8_end(before, n);
 }
 
