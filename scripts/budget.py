@@ -2112,6 +2112,11 @@ def hopper_loops(insts):
     return holding(("HGMMA", "QGMMA")), holding("LDGSTS", "SYNCS")
 
 
+def _is_gmma(op):
+    """A warpgroup MMA: HGMMA (f16/bf16) or QGMMA (e4m3)."""
+    return op.startswith(("HGMMA", "QGMMA"))
+
+
 def hopper_select_loop(insts, loops):
     return hopper_loops(insts)[0]
 
@@ -2121,31 +2126,42 @@ def hgmma_flop(op):
     return 2 * 64 * int(m.group(1)) * int(m.group(2)) if m else 0
 
 
-def hopper_paths(insts, hp):
-    """Per-warp tallies of the consumer loop (plain tile, edge tile) and the producer loop (a tile
-    of new keys, every row present, the head filling HP), plus the HGMMA FLOPs of a consumer tile."""
-    cons, prod = hopper_loops(insts)
+def hopper_consumer_paths(insts, cons, steady=False):
+    """The consumer loop's heaviest paths: an interior tile ("plain": no mask, soft cap or ALiBi), an
+    edge tile ("edge": the bounds-only mask, every instruction of its select line), and with steady
+    an interior tile that skips O's rescale (no row's max moved)."""
     mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-    # A cache row's block-table lookup (key_row_offsets, inlined from prefill_kernel.cuh).
-    cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
-    # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
-    # copy mostly folds away: the path with the fewest of them is the full head's.
-    partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
     select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
-    n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith(("HGMMA", "QGMMA")))
-    n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
-    hg = ("HGMMA", lambda i: i["op"].startswith(("HGMMA", "QGMMA")), n_hg)
-    # An edge tile without soft cap and ALiBi runs the bounds-only mask: every instruction of its
-    # select line.
-    sel = ("mask select", lambda i: i["line"] in select, n_sel)
+    body = range(cons["lo"], cons["hi"] + 1)
+    hg = ("HGMMA", lambda i: _is_gmma(i["op"]), sum(1 for k in body if _is_gmma(insts[k]["op"])))
+    sel = ("mask select", lambda i: i["line"] in select, sum(1 for k in body if insts[k]["line"] in select))
+    kinds = [("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])]
+    if steady:
+        # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
+        rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(
+            HOPPER_SRC, r"o\[j\]\[i\] \*= corr\[i >> 1\];")
+        kinds.append(("steady", mask | cap_alibi | rescale, [hg]))
     out = {}
-    for kind, forbid_lines, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])):
+    for kind, forbid_lines, need in kinds:
         t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid_lines, need)
         if t is None:
             sys.exit("budget.py: hopper %s path: %s" % (kind, why))
         t["kept"] = kept
         out[kind] = t
+    return out
+
+
+def hopper_paths(insts, hp):
+    """Per-warp tallies of the consumer loop (plain tile, edge tile) and the producer loop (a tile
+    of new keys, every row present, the head filling HP), plus the HGMMA FLOPs of a consumer tile."""
+    cons, prod = hopper_loops(insts)
+    # A cache row's block-table lookup (key_row_offsets, inlined from prefill_kernel.cuh).
+    cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
+    # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
+    # copy mostly folds away: the path with the fewest of them is the full head's.
+    partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
+    out = hopper_consumer_paths(insts, cons)
     n_cp = sum(1 for k in range(prod["lo"], prod["hi"] + 1) if insts[k]["op"].startswith("LDGSTS"))
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], [], lambda *a: 1, cache | partial,
                                   [("LDGSTS", _is_cp_async, n_cp // 2)])
@@ -2391,23 +2407,7 @@ def hopper_fp8_section(f8_rows, m, out):
             continue
         insts = r["_insts"]
         cons, prod = hopper_loops(insts)
-        mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-        cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];",
-                             r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-        n_hg = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["op"].startswith(("HGMMA", "QGMMA")))
-        hg = ("HGMMA", lambda i: i["op"].startswith(("HGMMA", "QGMMA")), n_hg)
-        select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
-        n_sel = sum(1 for k in range(cons["lo"], cons["hi"] + 1) if insts[k]["line"] in select)
-        sel = ("mask select", lambda i: i["line"] in select, n_sel)
-        # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
-        rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(HOPPER_SRC, r"o\[j\]\[i\] \*= corr\[i >> 1\];")
-        paths = {}
-        for kind, forbid, need in (("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel]),
-                                   ("steady", mask | cap_alibi | rescale, [hg])):
-            t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid, need)
-            if t is None:
-                sys.exit("budget.py: hopper FP8 %s path: %s" % (kind, why))
-            paths[kind] = t
+        paths = hopper_consumer_paths(insts, cons, steady=True)
         # The producer's cache tile: K's 8 cp.async per thread and the next raw V's 8, not the
         # new-key quantisation (quant_rows, vt_from_new).
         new_keys = src_span(HOPPER_SRC, r"void quant_rows\(", r"^}") | src_span(HOPPER_SRC, r"void vt_from_new\(", r"^}")

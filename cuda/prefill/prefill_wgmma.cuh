@@ -333,16 +333,17 @@ __device__ __forceinline__ int f8_key(int k) { return 2 * (k >> 2) + (k & 1) + 8
 __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
     return pa::tile::e4m3x2(a, b) | (pa::tile::e4m3x2(c, d) << 16);
 }
+// 8 elements of DT times `mul`, to 8 e4m3 bytes.
+template <int DT> __device__ __forceinline__ uint2 quant8(const uint4 v, float mul) {
+    const float2 a = pa::tile::unpack2<DT>(v.x), b = pa::tile::unpack2<DT>(v.y);
+    const float2 c = pa::tile::unpack2<DT>(v.z), d = pa::tile::unpack2<DT>(v.w);
+    return make_uint2(e4m3x4(a.x * mul, a.y * mul, b.x * mul, b.y * mul),
+                      e4m3x4(c.x * mul, c.y * mul, d.x * mul, d.y * mul));
+}
 // 16 elements of DT (lo: the first 8) times `mul`, to 16 e4m3 bytes.
 template <int DT> __device__ __forceinline__ uint4 quant16(const uint4 lo, const uint4 hi, float mul) {
-    const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    uint32_t o[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        const float2 a = pa::tile::unpack2<DT>(w[2 * i]), b = pa::tile::unpack2<DT>(w[2 * i + 1]);
-        o[i] = e4m3x4(a.x * mul, a.y * mul, b.x * mul, b.y * mul);
-    }
-    return make_uint4(o[0], o[1], o[2], o[3]);
+    const uint2 a = quant8<DT>(lo, mul), b = quant8<DT>(hi, mul);
+    return make_uint4(a.x, a.y, b.x, b.y);
 }
 
 // K rows of the cache (e4m3, as they stand) into a K tile: copy_rows_as's
@@ -469,7 +470,7 @@ __device__ __forceinline__ void vt_from_new(uint8_t *sbase, uint32_t vt, const t
                 const uint4 v = off >= 0 && e + 8 * half < head_size
                                     ? *reinterpret_cast<const uint4 *>(base + off + e + 8 * half)
                                     : z;
-                const uint4 q = quant16<H::kDT>(v, z, mul); // 8 elements: the low 8 bytes
+                const uint2 q = quant8<H::kDT>(v, mul);
                 if (half == 0) {
                     r[i].x = q.x;
                     r[i].y = q.y;
@@ -803,9 +804,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int cc = c + 4 * i; // 8-element chunk: half of e4m3 chunk cc / 2
-                    const uint4 q8 = quant16<DT>(v[h][i], make_uint4(0, 0, 0, 0), inv);
                     *reinterpret_cast<uint2 *>(q_tile + r * 128 + (((cc >> 1) ^ (r & 7)) << 4) + (cc & 1) * 8) =
-                        make_uint2(q8.x, q8.y);
+                        quant8<DT>(v[h][i], inv);
                 }
             }
             // The warpgroup's wgmma reads its 64 rows of Q through the async proxy.
