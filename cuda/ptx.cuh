@@ -45,8 +45,9 @@
 //       K-major and MN-major layouts, unswizzled or 32/64/128-byte swizzled).
 //       Asynchronous: wgmma.fence before, commit_group and wait_group after.
 //       The twin computes at issue, per warp, exact products summed in double
-//       (as mma16816's); interpret mode cannot see a missing wait or
-//       fence.proxy.async, a GPU run can (tests/gpu/test_ptx_twins.c).
+//       (as mma16816's). Interpret mode delivers the result only at the
+//       wait_group that completes it (the accumulators are NaN until then) and
+//       checks wgmma.fence and fence.proxy.async (tests/interp/README.md).
 //   wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e4m3 (sm_90a)
 //       the same with 8-bit e4m3 operands and k = 32: both operands K-major
 //       (the only layout 8-bit wgmma reads), A from registers or shared
@@ -1587,10 +1588,10 @@ template <int DT> inline void mma16816(float (&d)[4], const uint32_t (&a)[4], ui
 }
 
 inline uint32_t smem_window_addr(const void *p) { return ::pa_interp::smem_window_addr(p); }
-inline void wgmma_fence() {}
-inline void wgmma_commit() {}
-template <int N> inline void wgmma_wait() {}
-inline void fence_proxy_async() {}
+inline void wgmma_fence() { ::pa_interp::wgmma_fence(); }
+inline void wgmma_commit() { ::pa_interp::wgmma_commit(); }
+template <int N> inline void wgmma_wait() { ::pa_interp::wgmma_wait(N); }
+inline void fence_proxy_async() { ::pa_interp::fence_proxy_async(); }
 inline void mbar_init(uint64_t *bar, int count) { ::pa_interp::mbar_init(bar, count); }
 inline void mbar_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, false); }
 inline void mbar_cp_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, true); }

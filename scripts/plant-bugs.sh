@@ -210,5 +210,37 @@ plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
     sm.unpark_sums(sums_tab[threadIdx.x].v);' '    sm.unpark_sums(sums_tab[threadIdx.x].v);' \
     test_prefill:tsan 'prefill_gpu/prompt_rows_with_no_visible_key_are_zeros'
 
+# The Hopper kernel's wgmma protocol (interp.cpp's WgOp and async proxy,
+# 2026-11-24): each of these passed interpret mode before it modelled them,
+# because the twin computed at issue and the fences were no-ops.
+plant hopper-no-proxy-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
+    '        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);
+        pa::ptx::fence_proxy_async();' '        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);' \
+    test_prefill 'prefill_hopper/*'
+plant hopper-no-proxy-fence-before-pv cuda/prefill/prefill_wgmma.cuh \
+    '        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);
+        pa::ptx::fence_proxy_async();' '        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);' \
+    test_prefill 'prefill_hopper/*'
+plant hopper-no-wgmma-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
+    '        pa::ptx::wgmma_pin(sc);
+        pa::ptx::wgmma_fence();' '        pa::ptx::wgmma_pin(sc);' test_prefill 'prefill_hopper/*'
+plant hopper-softmax-before-qk-done cuda/prefill/prefill_wgmma.cuh \
+    'pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done' 'pa::ptx::wgmma_wait<2>(); // Q K^T of t + 1 is done' \
+    test_prefill 'prefill_hopper*/*'
+plant hopper-first-tile-not-waited cuda/prefill/prefill_wgmma.cuh \
+    '        pa::ptx::wgmma_wait<0>();
+        pa::ptx::wgmma_pin(sc);
+        release(&bar_empty_k[0]);' '        release(&bar_empty_k[0]);' test_prefill 'prefill_hopper_fp8/*'
+plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
+    '        softmax(t + 1);
+        pa::ptx::wgmma_wait<0>();
+        pa::ptx::wgmma_pin(o);
+        pa::ptx::wgmma_pin(pk);
+        release(&bar_empty_v[t & 1]);' '        softmax(t + 1);
+        release(&bar_empty_v[t & 1]);
+        pa::ptx::wgmma_wait<0>();
+        pa::ptx::wgmma_pin(o);
+        pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
+
 echo "$survived bug(s) survived"
 [ "$survived" -eq 0 ]

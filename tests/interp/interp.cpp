@@ -51,6 +51,8 @@ void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 void __tsan_read_range(void *addr, unsigned long size);
 void __tsan_write_range(void *addr, unsigned long size);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
 }
 #endif
 
@@ -128,6 +130,11 @@ struct Thread {
     int named_id = 0; // WAIT_NAMED: the barrier and the generation awaited
     long named_gen = 0;
     std::vector<Copy> pending;
+    // wgmma: a wgmma.fence since the warp's last wgmma.wait_group (or its
+    // start), and the groups committed so far.
+    bool wg_fenced = false;
+    long wg_committed = 0;
+    std::map<const uint64_t *, uint32_t> seen; // per mbarrier: the completed phases this thread has waited for
 };
 
 constexpr size_t kStack = 256 * 1024;
@@ -154,11 +161,62 @@ std::vector<std::array<uint32_t, 4>> slot_out; // per lane: the twin's result fo
 std::vector<std::vector<float>> slot_acc;      // per lane: wgmma accumulators
 std::vector<long> warp_round;                  // per warp: the last round whose twin has run
 
+// The async proxy (wgmma's operand reads) and wgmma's asynchrony.
+//
+// async_img is dynamic shared memory as the async proxy sees it: each
+// thread's fence.proxy.async copies the generic view (every thread's stores,
+// landed cp.async copies) into it, and a wgmma's operand bytes must be the same
+// in both views when it is issued, or it reads what the generic proxy wrote
+// with no fence between. The copy is coarse: a thread's stores become visible
+// at any thread's later fence, not only at its own or one ordered after it by a
+// barrier. One case is kept exact because the Hopper kernel relies on it:
+// cp.async copies that land through cp.async.mbarrier.arrive.noinc
+// (`unfenced`) become visible only at a fence by a thread that has waited for
+// the phase they arrived in. (Copies landed at a cp.async.wait_group, or at
+// issue under PA_INTERP_CP=issue, count as stores.)
+std::vector<unsigned char> async_img;
+struct Landed {
+    uint32_t off;
+    int len;
+    const uint64_t *bar;
+    uint32_t phase; // the barrier's completed phases once the arrival's phase completes
+};
+std::vector<Landed> unfenced;
+// A wgmma in flight, per warp in issue order: computed at issue from the
+// operands as they are then, delivered to the accumulators at the
+// wgmma.wait_group that completes its group. Until then its accumulators hold
+// kPoison (a NaN), so a read before the wait computes with NaN and a write is
+// reported at the wait, and the shared bytes it reads are kept to check that
+// nothing overwrote them while it was in flight.
+constexpr uint32_t kPoison = 0x7FDEAD01u;
+struct WgOp {
+    long group;
+    int dt, n;
+    bool has_a, trans_a, trans_b;
+    uint64_t desc_a, desc_b;
+    std::array<float *, 32> acc;
+    std::vector<float> res; // 32 lanes x n / 2
+    std::vector<unsigned char> bytes;
+};
+std::vector<std::vector<WgOp>> warp_ops;
+std::vector<float *> slot_accp; // per lane: the wgmma's accumulator registers
+
 [[noreturn]] void die(const char *what) {
     fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
             cur ? cur->lin : -1);
     abort();
 }
+
+// The interpreter's own bookkeeping on kernel memory (the async proxy's copy
+// of shared memory, results written into another lane's registers) is not an
+// access by the CUDA thread it runs on: ThreadSanitizer's memcpy interceptor
+// would report it as one, so it is ignored for the guard's scope.
+struct Unobserved {
+#ifdef PA_INTERP_TSAN
+    Unobserved() { __tsan_ignore_thread_begin(); }
+    ~Unobserved() { __tsan_ignore_thread_end(); }
+#endif
+};
 
 // Under ThreadSanitizer the switches are swapcontext, as its fiber interface
 // expects, and tell it which fiber runs next.
@@ -177,6 +235,8 @@ void entry() {
     (*g_body)();
     if (!cur->pending.empty())
         die("thread exited with cp.async copies never waited for");
+    if (!warp_ops[(size_t)(cur->lin >> 5)].empty())
+        die("thread exited with a wgmma in flight (no wgmma.wait_group completed it)");
     cur->state = DONE;
 #ifdef PA_INTERP_TSAN
     // A thread's exit orders nothing for the threads still running (on the
@@ -526,8 +586,12 @@ void check_mbar(const uint64_t *bar, const char *what) {
 void mbar_arrive(uint64_t *bar, bool cp) {
     check_mbar(bar, "mbarrier arrive on an object never initialised");
     if (cp) { // every earlier cp.async of this thread lands first
-        for (const Copy &c : cur->pending)
+        const uint32_t phase = pa::ptx::twin::mbar_phase(*bar) + 1;
+        for (const Copy &c : cur->pending) {
             land(c);
+            [[maybe_unused]] const Unobserved quiet;
+            unfenced.push_back(Landed{(uint32_t)(c.dst - smem_buf), c.unit, bar, phase});
+        }
         cur->pending.clear();
     }
 #ifdef PA_INTERP_TSAN
@@ -544,6 +608,7 @@ void mbar_wait(uint64_t *bar, int parity) {
         yield(WAIT_MBAR);
         cur->mbar = nullptr;
     }
+    cur->seen[bar] = pa::ptx::twin::mbar_phase(*bar);
 #ifdef PA_INTERP_TSAN
     __tsan_acquire(bar);
 #endif
@@ -552,6 +617,8 @@ void mbar_wait(uint64_t *bar, int parity) {
 bool mbar_test(uint64_t *bar, int parity) {
     check_mbar(bar, "mbarrier probe of an object never initialised");
     const bool done = pa::ptx::twin::mbar_done(*bar, parity);
+    if (done)
+        cur->seen[bar] = pa::ptx::twin::mbar_phase(*bar);
 #ifdef PA_INTERP_TSAN
     if (done)
         __tsan_acquire(bar);
@@ -658,21 +725,81 @@ uint32_t smem_window_addr(const void *p) {
     return (uint32_t)(b - smem_buf);
 }
 
+// fence.proxy.async: the generic view of dynamic shared memory becomes the
+// async proxy's (async_img), except copies landed through an mbarrier whose
+// phase this thread has not waited for.
+void fence_proxy_async() {
+    [[maybe_unused]] const Unobserved quiet;
+    std::vector<Landed> keep;
+    std::vector<unsigned char> old;
+    for (const Landed &c : unfenced) {
+        const auto it = cur->seen.find(c.bar);
+        if (it == cur->seen.end() || it->second < c.phase) {
+            keep.push_back(c);
+            old.insert(old.end(), async_img.begin() + c.off, async_img.begin() + c.off + c.len);
+        }
+    }
+    memcpy(async_img.data(), smem_buf, smem_cap);
+    size_t at = 0;
+    for (const Landed &c : keep) {
+        memcpy(async_img.data() + c.off, old.data() + at, (size_t)c.len);
+        at += (size_t)c.len;
+    }
+    unfenced.swap(keep);
+}
+
+void wgmma_fence() { cur->wg_fenced = true; }
+void wgmma_commit() { cur->wg_committed++; }
+
+namespace {
+// Every shared-memory byte a wgmma reads (B, and A when it comes through a
+// descriptor), in a fixed order.
+template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
+    const int kk = op.dt == 3 ? 32 : 16, eb = op.dt == 3 ? 1 : 2;
+    for (int mn = 0; mn < op.n; mn++)
+        for (int k = 0; k < kk; k++) {
+            const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_b, op.trans_b, mn, k, eb);
+            for (int b = 0; b < eb; b++)
+                f(o + (uint32_t)b);
+        }
+    if (!op.has_a)
+        for (int r = 0; r < 16; r++)
+            for (int k = 0; k < kk; k++) {
+                const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb);
+                for (int b = 0; b < eb; b++)
+                    f(o + (uint32_t)b);
+            }
+}
+bool poisoned(const float *p, int n) {
+    for (int i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, p + i, 4);
+        if (b != kPoison)
+            return false;
+    }
+    return true;
+}
+} // namespace
+
 // One warp's share of the warpgroup's wgmma: the warp's lanes give their A
 // registers (RS) and accumulators; the twin reads B (and A for SS) from
-// dynamic shared memory through the descriptors, every address checked.
+// dynamic shared memory through the descriptors, every address checked. It
+// computes at issue and delivers at the wgmma.wait_group (WgOp above).
 void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint64_t desc_b, bool trans_b, bool scale_d,
            float *acc) {
     if (n % 8 || n < 8 || n > 256)
         die("wgmma: n must be a multiple of 8 up to 256");
     if (g_block.x % 128 || g_block.y != 1 || g_block.z != 1)
         die("wgmma: the CTA must be whole warpgroups (a multiple of 128 threads in x)");
+    if (!cur->wg_fenced)
+        die("wgmma.mma_async with no wgmma.fence since the warp's last wgmma.wait_group (or its start): the "
+            "registers the thread touched in between need one");
     if (a)
         slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
     // dt 1 f16, 2 bf16 (k = 16, 2-byte elements); 3 e4m3 (k = 32, 1 byte, K-major only).
     if (dt < 1 || dt > 3 || (dt == 3 && (trans_a || trans_b)))
         die("wgmma: f16, bf16 or e4m3 (K-major) operands");
-    const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2;
+    const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2, h = n / 2;
 #ifdef PA_INTERP_TSAN
     // The twin reads the operands for the whole warp: lane l reports the
     // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
@@ -684,11 +811,13 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         for (int k = 0; k < kk; k++)
             __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (size_t)eb);
 #endif
-    std::vector<float> &mine = slot_acc[(size_t)cur->lin];
-    mine.assign(acc, acc + n / 2);
+    slot_acc[(size_t)cur->lin].assign(acc, acc + h);
+    slot_accp[(size_t)cur->lin] = acc;
     warp_step("wgmma", 0);
     if (first_of_round()) {
+        [[maybe_unused]] const Unobserved quiet;
         const int warp = (cur->lin / 32) % 4;
+        std::vector<WgOp> &ops = warp_ops[(size_t)(cur->lin >> 5)];
         for (int mn = 0; mn < n; mn++)
             for (int k = 0; k < kk; k++)
                 if (pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb) + (uint32_t)eb > smem_cap)
@@ -698,13 +827,43 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
                 for (int k = 0; k < kk; k++)
                     if (pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb) + (uint32_t)eb > smem_cap)
                         die("wgmma: A operand outside dynamic shared memory");
+        WgOp op{cur->wg_committed, dt, n, a != nullptr, trans_a, trans_b, desc_a, desc_b, {}, {}, {}};
+        for (int l = 0; l < 32; l++)
+            op.acc[(size_t)l] = slot_accp[(size_t)(warp_base() + l)];
+        operand_bytes(op, warp, [&](uint32_t o) {
+            if (smem_buf[o] != async_img[o]) {
+                fprintf(
+                    stderr,
+                    "pa_interp: wgmma operand byte at shared offset %u: generic view 0x%02x, async proxy's 0x%02x\n", o,
+                    smem_buf[o], async_img[o]);
+                die("wgmma reads shared memory written through the generic proxy (stores, cp.async) with no "
+                    "fence.proxy.async after it by a thread that saw the write");
+            }
+            op.bytes.push_back(smem_buf[o]);
+        });
         uint32_t A[32][4];
-        std::vector<float> all((size_t)32 * (size_t)(n / 2));
+        std::vector<float> all((size_t)32 * (size_t)h);
         for (int l = 0; l < 32; l++) {
             const size_t i = (size_t)(warp_base() + l);
             for (int k = 0; k < 4; k++)
                 A[l][k] = slot_a[i][(size_t)k];
-            memcpy(all.data() + (size_t)l * (size_t)(n / 2), slot_acc[i].data(), sizeof(float) * (size_t)(n / 2));
+            // Accumulating into registers a wgmma in flight owns (the same
+            // shape, in order, as the ISA allows): its result is the input.
+            const WgOp *prev = nullptr;
+            for (const WgOp &p : ops)
+                if (p.acc[(size_t)l] == op.acc[(size_t)l])
+                    prev = &p;
+            if (prev) {
+                if (prev->n != n)
+                    die("wgmma accumulates into registers an in-flight wgmma of another shape owns");
+                if (!poisoned(slot_acc[i].data(), h))
+                    die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes "
+                        "it");
+                memcpy(all.data() + (size_t)l * (size_t)h, prev->res.data() + (size_t)l * (size_t)h,
+                       sizeof(float) * (size_t)h);
+            } else {
+                memcpy(all.data() + (size_t)l * (size_t)h, slot_acc[i].data(), sizeof(float) * (size_t)h);
+            }
         }
         if (dt == 3)
             pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? A : nullptr, desc_a, desc_b, scale_d, smem_buf, all.data());
@@ -714,13 +873,56 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         else
             pa::ptx::twin::wgmma_warp<2>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
                                          all.data());
-        for (int l = 0; l < 32; l++) {
-            const size_t i = (size_t)(warp_base() + l);
-            memcpy(slot_acc[i].data(), all.data() + (size_t)l * (size_t)(n / 2), sizeof(float) * (size_t)(n / 2));
-        }
+        op.res.swap(all);
+        float poison;
+        memcpy(&poison, &kPoison, 4);
+        for (int l = 0; l < 32; l++)
+            std::fill(op.acc[(size_t)l], op.acc[(size_t)l] + h, poison);
+        ops.push_back(std::move(op));
     }
-    memcpy(acc, slot_acc[(size_t)cur->lin].data(), sizeof(float) * (size_t)(n / 2));
     warp_step("wgmma", 1);
+}
+
+// wgmma.wait_group n: the warp's groups but the newest n complete, oldest
+// first; each wgmma checks that its shared bytes and its poisoned
+// accumulators are untouched and delivers its result (unless a later wgmma in
+// flight accumulates into the same registers).
+void wgmma_wait(int n) {
+    warp_step("wgmma.wait", 0);
+    if (first_of_round()) {
+        [[maybe_unused]] const Unobserved quiet;
+        const int warp = (cur->lin / 32) % 4;
+        std::vector<WgOp> &ops = warp_ops[(size_t)(cur->lin >> 5)];
+        size_t k = 0;
+        while (k < ops.size() && ops[k].group < cur->wg_committed - n)
+            k++;
+        for (size_t i = 0; i < k; i++) {
+            const WgOp &op = ops[i];
+            size_t at = 0;
+            operand_bytes(op, warp, [&](uint32_t o) {
+                if (smem_buf[o] != op.bytes[at++]) {
+                    fprintf(stderr, "pa_interp: shared offset %u: 0x%02x at issue, 0x%02x at the wait\n", o,
+                            op.bytes[at - 1], smem_buf[o]);
+                    die("shared memory an in-flight wgmma reads was overwritten before the wgmma.wait_group that "
+                        "completes it");
+                }
+            });
+            const int h = op.n / 2;
+            for (int l = 0; l < 32; l++) {
+                if (!poisoned(op.acc[(size_t)l], h))
+                    die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes "
+                        "it");
+                bool later = false;
+                for (size_t j = i + 1; j < ops.size(); j++)
+                    later = later || ops[j].acc[(size_t)l] == op.acc[(size_t)l];
+                if (!later)
+                    memcpy(op.acc[(size_t)l], op.res.data() + (size_t)l * (size_t)h, sizeof(float) * (size_t)h);
+            }
+        }
+        ops.erase(ops.begin(), ops.begin() + (long)k);
+    }
+    cur->wg_fenced = false; // the registers are the thread's again
+    warp_step("wgmma.wait", 1);
 }
 
 void *guarded_alloc(size_t bytes) {
@@ -787,6 +989,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     slot_c.assign(slots, {});
     slot_out.assign(slots, {});
     slot_acc.assign(slots, {});
+    slot_accp.assign(slots, nullptr);
     if (smem_buf)
         guarded_free(smem_buf);
     smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
@@ -807,6 +1010,9 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     for (const uint3 &b : order) {
         g_block_idx = b;
         memset(smem_buf, 0xFF, smem_cap);
+        async_img.assign(smem_cap, 0xFF);
+        unfenced.clear();
+        warp_ops.assign(slots / 32, {});
         for (Named &x : named) // a CTA starts with every named barrier at rest
             x = Named{};
         unsigned char *static_lo = __start_pa_interp_smem, *static_hi = __stop_pa_interp_smem;
@@ -821,6 +1027,9 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
                 make_uint3((unsigned)i % block.x, (unsigned)i / block.x % block.y, (unsigned)i / (block.x * block.y));
             t.committed = 0;
             t.rounds = 0;
+            t.wg_fenced = false;
+            t.wg_committed = 0;
+            t.seen.clear();
             t.started = false;
             t.pending.clear();
             getcontext(&t.ctx);

@@ -82,6 +82,12 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
 uint32_t smem_window_addr(const void *p);
 void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint64_t desc_b, bool trans_b, bool scale_d,
            float *acc);
+// wgmma.fence, commit_group and wait_group n (a warp collective: the groups
+// but the newest n deliver their accumulators), and fence.proxy.async.
+void wgmma_fence();
+void wgmma_commit();
+void wgmma_wait(int n);
+void fence_proxy_async();
 
 // mbarrier objects (8 bytes of shared memory, the twin's encoding): arrive
 // (cp: first land every cp.async copy this thread issued, as

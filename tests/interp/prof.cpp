@@ -247,5 +247,9 @@ void __tsan_switch_to_fiber(void *, unsigned) {}
 void __tsan_set_fiber_name(void *, const char *) {}
 void __tsan_acquire(void *) {}
 void __tsan_release(void *) {}
+// Its own bookkeeping on kernel memory goes through plain copies here, which
+// the profiler does not see (only the kernels are instrumented).
+void __tsan_ignore_thread_begin(void) {}
+void __tsan_ignore_thread_end(void) {}
 
 } // extern "C"

@@ -89,27 +89,20 @@ __global__ void arrival_order(int *counter, int *out) {
         out[blockIdx.x] = atomicAdd(counter, 1);
 }
 
-// One warpgroup: S (64 x 64) = Q K^T over 64 dims with wgmma (bf16, f32
-// accumulators). Q rows come from global memory into each warp's A fragments
-// (mma.m16n8k16's layout); K is stored by the threads into a 1024-byte-aligned
-// tile in the 128-byte-swizzled K-major layout (key rows of 128 bytes, chunk
-// c of row r at chunk c ^ (r % 8)), then four k16 steps read it through
+// One warpgroup's S (64 x 64) = Q K^T over 64 dims with wgmma (bf16, f32
+// accumulators), from the K tile at `tile` (1024-byte aligned, in the
+// 128-byte-swizzled K-major layout: key rows of 128 bytes, chunk c of row r at
+// chunk c ^ (r % 8)). Q rows come from global memory into each warp's A
+// fragments (mma.m16n8k16's layout); four k16 steps read the tile through
 // descriptors whose start moves 32 bytes per step. S goes out row-major.
-// `ordered` puts the barrier between the tile's stores and the wgmma.
-__global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered) {
-    PA_DYNAMIC_SMEM(unsigned char, sm);
-    const int t = threadIdx.x, w = t / 32, l = t % 32;
-    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
-    unsigned char *tile = sm + (base - win);
-    for (int i = t; i < 64 * 64; i += 128) {
-        const int key = i / 64, d = i % 64;
-        memcpy(tile + 128 * key + 16 * ((d / 8) ^ (key % 8)) + 2 * (d % 8), k + i, 2);
-    }
-    pa::ptx::fence_proxy_async();
-    if (ordered)
-        __syncthreads();
+// `mode` (pa_selftest_wgmma_mode) plants the defects of the wgmma protocol
+// that come after the tile is in place.
+__device__ void qk_wgmma(const uint16_t *q, unsigned char *tile, uint32_t base, float *s, int mode) {
+    const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+    const bool groups = mode == PA_WG_GROUPS_WAIT_ALL || mode == PA_WG_GROUPS_WAIT_ONE;
     float acc[32];
-    pa::ptx::wgmma_fence();
+    if (mode != PA_WG_NO_WGMMA_FENCE)
+        pa::ptx::wgmma_fence();
     for (int kk = 0; kk < 4; kk++) {
         const int g = l / 4, c = 2 * (l % 4), r = 16 * w + g, k0 = 16 * kk;
         uint32_t a[4];
@@ -118,14 +111,87 @@ __global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ord
             a[i] = (uint32_t)q[rows[i] * 64 + cols[i]] | ((uint32_t)q[rows[i] * 64 + cols[i] + 1] << 16);
         const uint64_t db = pa::ptx::twin::wgmma_desc(base + 32u * (uint32_t)kk, 16, 1024, 128);
         pa::ptx::wgmma_rs<2, 64, false>(acc, a, db, kk > 0);
+        if (groups)
+            pa::ptx::wgmma_commit();
     }
-    pa::ptx::wgmma_commit();
-    pa::ptx::wgmma_wait<0>();
-    for (int j = 0; j < 8; j++)
-        for (int i = 0; i < 4; i++) {
-            const int row = 16 * w + l / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (i & 1);
-            s[row * 64 + col] = acc[4 * j + i];
+    if (!groups)
+        pa::ptx::wgmma_commit();
+    if (mode == PA_WG_TILE_REWRITTEN && t == 0)
+        tile[0] ^= 1;
+    if (mode == PA_WG_ACC_WRITTEN)
+        acc[0] = 0.0f;
+    auto store = [&]() {
+        for (int j = 0; j < 8; j++)
+            for (int i = 0; i < 4; i++) {
+                const int row = 16 * w + l / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (l % 4) + (i & 1);
+                s[row * 64 + col] = acc[4 * j + i];
+            }
+    };
+    if (mode == PA_WG_READ_BEFORE_WAIT || mode == PA_WG_NO_WAIT)
+        store();
+    if (mode == PA_WG_GROUPS_WAIT_ONE) {
+        pa::ptx::wgmma_wait<1>();
+        store();
+        pa::ptx::wgmma_wait<0>();
+    } else if (mode != PA_WG_NO_WAIT) {
+        pa::ptx::wgmma_wait<0>();
+        if (mode != PA_WG_READ_BEFORE_WAIT)
+            store();
+    }
+}
+
+// One warpgroup stores the K tile (64 keys x 64 dims) itself, then multiplies.
+__global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mode) {
+    PA_DYNAMIC_SMEM(unsigned char, sm);
+    const int t = threadIdx.x;
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *tile = sm + (base - win);
+    if (mode == PA_WG_FENCE_BEFORE_STORES)
+        pa::ptx::fence_proxy_async();
+    for (int i = t; i < 64 * 64; i += 128) {
+        const int key = i / 64, d = i % 64;
+        memcpy(tile + 128 * key + 16 * ((d / 8) ^ (key % 8)) + 2 * (d % 8), k + i, 2);
+    }
+    if (mode != PA_WG_NO_PROXY_FENCE && mode != PA_WG_FENCE_BEFORE_STORES)
+        pa::ptx::fence_proxy_async();
+    if (mode != PA_WG_NO_BARRIER)
+        __syncthreads();
+    qk_wgmma(q, tile, base, s, mode);
+}
+
+// The Hopper prefill kernel's hand-off: a producer warpgroup (threads 128..255)
+// copies the K tile with cp.async and arrives on `full` through
+// cp.async.mbarrier.arrive.noinc; the consumer warpgroup waits on it, fences
+// the async proxy and multiplies. mode 0: that; 1: the consumers fence before
+// they wait (after a __syncthreads that the producers reach once they have
+// arrived: the copies have landed, but the consumers have not seen the phase
+// that says so); 2: they do not fence.
+__global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode) {
+    PA_DYNAMIC_SMEM(unsigned char, sm);
+    PA_STATIC_SMEM(uint64_t full);
+    const int t = threadIdx.x;
+    const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
+    unsigned char *tile = sm + (base - win);
+    if (t == 0)
+        pa::ptx::mbar_init(&full, 128);
+    __syncthreads();
+    if (t >= 128) {
+        for (int i = t - 128; i < 64 * 8; i += 128) { // 16-byte chunk c of key row r
+            const int r = i / 8, c = i % 8;
+            pa::ptx::cp_async16(tile + 128 * r + 16 * (c ^ (r % 8)), k + 64 * r + 8 * c);
         }
+        pa::ptx::mbar_cp_arrive(&full);
+    }
+    if (mode == 1)
+        __syncthreads();
+    if (t >= 128)
+        return;
+    if (mode == 1)
+        pa::ptx::fence_proxy_async();
+    pa::ptx::mbar_wait(&full, 0);
+    if (mode == 0)
+        pa::ptx::fence_proxy_async();
+    qk_wgmma(q, tile, base, s, PA_WG_OK);
 }
 
 // A producer warp and a consumer warp over a two-slot ring of 16-word slots
@@ -242,8 +308,12 @@ cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, i
     return cudaGetLastError();
 }
 
-cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered) {
-    PA_LAUNCH(dim3(1), dim3(128), 64 * 128 + 1024, nullptr, wgmma_qk)(q, k, s, ordered);
+cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mode) {
+    PA_LAUNCH(dim3(1), dim3(128), 64 * 128 + 1024, nullptr, wgmma_qk)(q, k, s, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode) {
+    PA_LAUNCH(dim3(1), dim3(256), 64 * 128 + 1024, nullptr, wgmma_qk_mbar)(q, k, s, mode);
     return cudaGetLastError();
 }
 

@@ -14,7 +14,24 @@ cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);
 cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas);
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
-cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int ordered);
+/* The wgmma self-test's protocol (PA_WG_OK) and its defects. */
+enum pa_selftest_wgmma_mode {
+    PA_WG_OK = 0,
+    PA_WG_NO_BARRIER,          /* no __syncthreads between the tile's stores and the wgmma */
+    PA_WG_NO_PROXY_FENCE,      /* no fence.proxy.async after the stores */
+    PA_WG_FENCE_BEFORE_STORES, /* fence.proxy.async before the stores, none after */
+    PA_WG_NO_WGMMA_FENCE,      /* no wgmma.fence before the first wgmma */
+    PA_WG_READ_BEFORE_WAIT,    /* S read from the accumulators before wgmma.wait_group */
+    PA_WG_TILE_REWRITTEN,      /* a thread stores into the tile while the wgmma is in flight */
+    PA_WG_ACC_WRITTEN,         /* an accumulator written while the wgmma is in flight */
+    PA_WG_NO_WAIT,             /* no wgmma.wait_group at all */
+    PA_WG_GROUPS_WAIT_ALL,     /* a group per k16 step, wait_group 0 before S is read (correct) */
+    PA_WG_GROUPS_WAIT_ONE      /* a group per k16 step, wait_group 1: the last step still in flight */
+};
+cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mode);
+/* mode 0: the producer/consumer hand-off through an mbarrier and fence.proxy.async;
+ * 1: the consumers fence before their wait; 2: they do not fence. */
+cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode);
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode);
 cudaError_t pa_selftest_mbar_never(uint32_t *out);
 cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
