@@ -3,10 +3,12 @@
 # and the wgmma twin test kernels (tests/common/ptx_twin_device.cu), built for sm_90a with the
 # build's own flags (-Werror=all-warnings, ptxas spill warnings). A build for sm_80/sm_90 compiles
 # those kernels' bodies out (they need wgmma), so without this step a warning or a spill in them
-# would first show on the GPU machine, whose build includes 90a.
+# would first show on the GPU machine, whose build includes 90a. It also checks that
+# ptxas gave each Hopper prefill kernel enough registers at launch for its setmaxnreg budgets.
 #   scripts/check-sm90a.sh BUILD_DIR
 set -uo pipefail
 build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$build" || exit 1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -27,8 +29,43 @@ PY
     fi
     # Same flags; only the targets (sm_90a SASS) and the output change.
     cmd=$(echo "$cmd" | sed -E 's/-gencode=[^ ]+//g; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+ / /')
-    if eval "$cmd -gencode=arch=compute_90a,code=sm_90a -o $out/$(basename "$src").o" >"$out/log" 2>&1; then
+    if eval "$cmd -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -o $out/$(basename "$src").o" >"$out/log" 2>&1; then
         echo "check-sm90a: $src ok"
+        # setmaxnreg moves registers between warpgroups within the CTA's pool,
+        # the registers per thread at launch x 384: if ptxas allocated fewer
+        # than the consumers' setmaxnreg.inc needs, it waits forever on the GPU.
+        if [ "$src" = cuda/prefill/inst_hopper.cu ] &&
+            ! python3 - "$out/log" "$root/cuda/prefill/prefill_wgmma.cuh" <<'PY'; then
+import re, sys
+log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r"kProducerRegs = F8_ \? (\d+) : (\d+), kConsumerRegs = F8_ \? (\d+) : (\d+);", hdr)
+t = re.search(r"kThreads = (\d+);", hdr)
+if not m or not t:
+    sys.exit("check-sm90a: setmaxnreg budgets or kThreads not found in prefill_wgmma.cuh")
+need = {True: (int(m.group(1)), int(m.group(3))), False: (int(m.group(2)), int(m.group(4)))}
+threads, n, bad = int(t.group(1)), 0, 0
+for block in log.split("Compiling entry function '")[1:]:
+    fn = block.split("'", 1)[0]
+    used = re.search(r"Used (\d+) registers", block)
+    if "prefill_wgmma_kernel" not in fn or not used:
+        continue
+    regs = used.group(1)
+    f8 = re.search(r"HCfgILi\d+ELi\d+ELi\d+ELb([01])E", fn).group(1) == "1"
+    p, c = need[f8]
+    pool, want = int(regs) * threads, 128 * (p + 2 * c)
+    n += 1
+    if pool < want:
+        bad += 1
+        print("check-sm90a: %s: %s registers at launch, a pool of %d; setmaxnreg %d/%d needs %d"
+              % (fn, regs, pool, p, c, want))
+if n == 0:
+    sys.exit("check-sm90a: no prefill_wgmma_kernel in ptxas -v's output")
+if bad:
+    sys.exit("check-sm90a: %d of %d Hopper kernels would wait forever in setmaxnreg.inc" % (bad, n))
+print("check-sm90a: setmaxnreg pool covers the budgets of %d Hopper kernels" % n)
+PY
+            status=1
+        fi
     else
         echo "check-sm90a: $src FAILED"
         cat "$out/log"
