@@ -80,7 +80,9 @@
 //       only arrives. Interpret mode keeps a count and generation per id.
 //   setmaxnreg.{inc,dec}.sync.aligned.u32 N (sm_90a)
 //       the warpgroup's per-thread register budget from here on; no effect on
-//       results (interpret mode ignores it).
+//       results. dec gives registers to the CTA's pool, inc waits until the
+//       pool can give the warp what it asks for; interpret mode keeps that
+//       pool (a warp starts with 65536 / threads, rounded down to 8).
 #pragma once
 
 #include <math.h>
@@ -1600,8 +1602,8 @@ inline bool mbar_test(uint64_t *bar, int parity) { return ::pa_interp::mbar_test
 template <int N, int M, class T> inline void wgmma_pin(T (&)[N][M]) {}
 inline void named_sync(int id, int n) { ::pa_interp::named_bar(id, n, true); }
 inline void named_arrive(int id, int n) { ::pa_interp::named_bar(id, n, false); }
-template <int N> inline void setmaxnreg_inc() {}
-template <int N> inline void setmaxnreg_dec() {}
+template <int N> inline void setmaxnreg_inc() { ::pa_interp::setmaxnreg(N, true); }
+template <int N> inline void setmaxnreg_dec() { ::pa_interp::setmaxnreg(N, false); }
 template <int DT, int N, bool TB>
 inline void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, int scale_d) {
     ::pa_interp::wgmma(DT, N, a, 0, false, desc_b, TB, scale_d != 0, d);

@@ -242,5 +242,10 @@ plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
         pa::ptx::wgmma_pin(o);
         pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
 
+# setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
+# GPU the consumers' setmaxnreg.inc would wait forever.
+plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \
+    '        pa::ptx::setmaxnreg_dec<H::kProducerRegs>();' '' test_prefill 'prefill_hopper/*'
+
 echo "$survived bug(s) survived"
 [ "$survived" -eq 0 ]

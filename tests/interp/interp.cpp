@@ -93,7 +93,7 @@ struct Named {
 };
 Named named[16];
 
-enum State { READY, WAIT_BLOCK, WAIT_WARP, WAIT_MBAR, WAIT_NAMED, DONE };
+enum State { READY, WAIT_BLOCK, WAIT_WARP, WAIT_MBAR, WAIT_NAMED, DONE, WAIT_REGS };
 
 struct Copy {
     unsigned char *dst;
@@ -134,6 +134,7 @@ struct Thread {
     // start), and the groups committed so far.
     bool wg_fenced = false;
     long wg_committed = 0;
+    int regs = 0, regs_want = 0;               // setmaxnreg: this thread's count, and what WAIT_REGS waits for
     std::map<const uint64_t *, uint32_t> seen; // per mbarrier: the completed phases this thread has waited for
 };
 
@@ -200,6 +201,13 @@ struct WgOp {
 };
 std::vector<std::vector<WgOp>> warp_ops;
 std::vector<float *> slot_accp; // per lane: the wgmma's accumulator registers
+// setmaxnreg: each warp's registers per thread, and the CTA's pool of
+// registers released by setmaxnreg.dec that setmaxnreg.inc takes from. A warp
+// starts with the most a launch of this many threads allows (65536 / threads,
+// rounded down to 8); scripts/check-sm90a.sh checks that ptxas gives the
+// Hopper kernels that many.
+std::vector<int> warp_regs;
+long reg_pool = 0;
 
 [[noreturn]] void die(const char *what) {
     fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
@@ -306,6 +314,13 @@ bool release(int nthreads) {
             t.state = READY;
             released = true;
         }
+        if (t.state == WAIT_REGS) {
+            const int have = warp_regs[(size_t)(t.lin >> 5)];
+            if (have >= t.regs_want || reg_pool >= (long)(t.regs_want - have) * 32) {
+                t.state = READY;
+                released = true;
+            }
+        }
         done += t.state == DONE;
         at_block += t.state == WAIT_BLOCK;
     }
@@ -395,6 +410,14 @@ void run_cta(int nthreads) {
             if (done == nthreads)
                 return;
             if (!release(nthreads)) {
+                for (const Thread &t : threads)
+                    if (t.state == WAIT_REGS) {
+                        fprintf(stderr,
+                                "pa_interp: setmaxnreg.inc to %d waits for registers no warp releases (a pool of "
+                                "%ld)\n",
+                                t.regs_want, reg_pool);
+                        break;
+                    }
                 fprintf(stderr, "pa_interp: deadlock in block (%u,%u,%u): ", g_block_idx.x, g_block_idx.y,
                         g_block_idx.z);
                 for (int i = 0; i < nthreads; i++)
@@ -653,6 +676,31 @@ void named_bar(int id, int n, bool wait) {
     if (wait)
         __tsan_acquire(sync);
 #endif
+}
+
+// setmaxnreg.dec gives the warp's registers above n to the CTA's pool;
+// setmaxnreg.inc waits until the pool holds what the warp needs to reach n.
+void setmaxnreg(int n, bool inc) {
+    if (n < 24 || n > 256 || n % 8)
+        die("setmaxnreg: the count must be a multiple of 8 in 24..256");
+    if (inc ? n < cur->regs : n > cur->regs)
+        die(inc ? "setmaxnreg.inc below the warp's current count" : "setmaxnreg.dec above the warp's current count");
+    int &have = warp_regs[(size_t)(cur->lin >> 5)];
+    if (!inc && have > n) { // the first lane of the warp releases for all 32
+        reg_pool += (long)(have - n) * 32;
+        have = n;
+    }
+    while (inc && have < n) {
+        const long need = (long)(n - have) * 32;
+        if (reg_pool >= need) {
+            reg_pool -= need;
+            have = n;
+        } else {
+            cur->regs_want = n;
+            yield(WAIT_REGS);
+        }
+    }
+    cur->regs = n;
 }
 
 // The twins work on the whole warp: the first lane past the collective runs
@@ -1013,6 +1061,9 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         async_img.assign(smem_cap, 0xFF);
         unfenced.clear();
         warp_ops.assign(slots / 32, {});
+        const int regs0 = std::min(256, 65536 / (int)slots) & ~7;
+        warp_regs.assign(slots / 32, regs0);
+        reg_pool = 0;
         for (Named &x : named) // a CTA starts with every named barrier at rest
             x = Named{};
         unsigned char *static_lo = __start_pa_interp_smem, *static_hi = __stop_pa_interp_smem;
@@ -1029,6 +1080,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.rounds = 0;
             t.wg_fenced = false;
             t.wg_committed = 0;
+            t.regs = regs0;
             t.seen.clear();
             t.started = false;
             t.pending.clear();

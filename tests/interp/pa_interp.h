@@ -100,6 +100,9 @@ bool mbar_test(uint64_t *bar, int parity);
 // Named barrier id (1..15) of n threads: arrive, and with wait, wait for the
 // generation to complete.
 void named_bar(int id, int n, bool wait);
+// setmaxnreg.inc / .dec n: the warp's registers per thread, through the CTA's
+// pool (inc waits until the pool holds enough).
+void setmaxnreg(int n, bool inc);
 
 // A launch: runs `body` on every thread of every CTA, or records it while the
 // stream is being captured.

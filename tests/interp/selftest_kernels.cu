@@ -194,6 +194,22 @@ __global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, in
     qk_wgmma(q, tile, base, s, PA_WG_OK);
 }
 
+// The Hopper kernel's register hand-off, 384 threads (168 registers each at
+// launch): warpgroup 0 gives up registers with setmaxnreg.dec 56 and the other
+// two take them with setmaxnreg.inc 224. mode 1: no dec (the incs wait
+// forever); 2: the incs ask for 232, more than the dec released.
+__global__ void setmaxnreg_handoff(int *out, int mode) {
+    if (threadIdx.x < 128) {
+        if (mode != 1)
+            pa::ptx::setmaxnreg_dec<56>();
+    } else if (mode == 2) {
+        pa::ptx::setmaxnreg_inc<232>();
+    } else {
+        pa::ptx::setmaxnreg_inc<224>();
+    }
+    out[threadIdx.x] = 1;
+}
+
 // A producer warp and a consumer warp over a two-slot ring of 16-word slots
 // (mbarrier `full` and `empty` per slot, the prefill Hopper kernel's protocol):
 // the producer copies round i of src (rounds x 16 words) into slot i % 2 with
@@ -317,6 +333,10 @@ cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, floa
     return cudaGetLastError();
 }
 
+cudaError_t pa_selftest_setmaxnreg(int *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(384), 0, nullptr, setmaxnreg_handoff)(out, mode);
+    return cudaGetLastError();
+}
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode) {
     PA_LAUNCH(dim3(1), dim3(64), 32 * sizeof(uint32_t), nullptr, mbar_ring)(src, out, rounds, mode);
     return cudaGetLastError();

@@ -32,6 +32,9 @@ cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s,
 /* mode 0: the producer/consumer hand-off through an mbarrier and fence.proxy.async;
  * 1: the consumers fence before their wait; 2: they do not fence. */
 cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode);
+/* mode 0: setmaxnreg.dec 56 in warpgroup 0, .inc 224 in the other two (384 threads);
+ * 1: no dec; 2: the incs ask for 232. */
+cudaError_t pa_selftest_setmaxnreg(int *out, int mode);
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode);
 cudaError_t pa_selftest_mbar_never(uint32_t *out);
 cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);

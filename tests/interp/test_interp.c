@@ -159,6 +159,20 @@ Test(interp, wgmma_after_mbarrier_wait_without_fence_aborts, .signal = SIGABRT) 
     wgmma_case(pa_selftest_wgmma_qk_mbar, 2, EXPECT_NOTHING);
 }
 
+/* setmaxnreg through the CTA's register pool: the Hopper kernel's hand-off
+ * completes; without the producer's dec, or asking for more than it released,
+ * the incs wait forever (a deadlock here, a hang on the GPU). */
+static void setmaxnreg_case(int mode) {
+    int *out = dev(384 * sizeof(int));
+    cr_assert_eq(pa_selftest_setmaxnreg(out, mode), cudaSuccess);
+    for (int i = 0; i < 384; i++)
+        cr_assert_eq(out[i], 1);
+    cudaFree(out);
+}
+Test(interp, setmaxnreg_handoff_completes) { setmaxnreg_case(0); }
+Test(interp, setmaxnreg_inc_without_a_dec_deadlocks, .signal = SIGABRT) { setmaxnreg_case(1); }
+Test(interp, setmaxnreg_inc_past_the_pool_deadlocks, .signal = SIGABRT) { setmaxnreg_case(2); }
+
 /* mbarrier ring (a producer and a consumer warp, two slots): with the
  * protocol the consumer sums every round, under every schedule. */
 static void mbar_ring_case(int mode, int check) {
