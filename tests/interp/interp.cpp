@@ -766,11 +766,19 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
     warp_step("mma", 1);
 }
 
+// The shared window address of dynamic shared memory's first byte. On the
+// device the CTA's reserved 1 KB and its static shared memory come first, so
+// dynamic shared memory does not start on a 1024-byte boundary, which the
+// 128-byte swizzle's pattern needs: kernels round their tiles up. Here it
+// starts at 0x850 (as it would after 1104 bytes of static shared memory), so
+// a kernel that does not round up computes its swizzle against the wrong
+// address bits, as on the device.
+constexpr uint32_t kWindowBase = 0x850;
 uint32_t smem_window_addr(const void *p) {
     const unsigned char *b = static_cast<const unsigned char *>(p);
     if (b < smem_buf || b >= smem_buf + smem_cap)
         die("wgmma operand address outside dynamic shared memory");
-    return (uint32_t)(b - smem_buf);
+    return kWindowBase + (uint32_t)(b - smem_buf);
 }
 
 // fence.proxy.async: the generic view of dynamic shared memory becomes the
@@ -806,14 +814,14 @@ template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
     const int kk = op.dt == 3 ? 32 : 16, eb = op.dt == 3 ? 1 : 2;
     for (int mn = 0; mn < op.n; mn++)
         for (int k = 0; k < kk; k++) {
-            const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_b, op.trans_b, mn, k, eb);
+            const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_b, op.trans_b, mn, k, eb) - kWindowBase;
             for (int b = 0; b < eb; b++)
                 f(o + (uint32_t)b);
         }
     if (!op.has_a)
         for (int r = 0; r < 16; r++)
             for (int k = 0; k < kk; k++) {
-                const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb);
+                const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb) - kWindowBase;
                 for (int b = 0; b < eb; b++)
                     f(o + (uint32_t)b);
             }
@@ -848,16 +856,22 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
     if (dt < 1 || dt > 3 || (dt == 3 && (trans_a || trans_b)))
         die("wgmma: f16, bf16 or e4m3 (K-major) operands");
     const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2, h = n / 2;
+    // Window address a is byte a - kWindowBase of dynamic shared memory.
+    unsigned char *const window =
+        reinterpret_cast<unsigned char *>(reinterpret_cast<uintptr_t>(smem_buf) - kWindowBase);
+    auto in_window = [](uint32_t a, int bytes) {
+        return a >= kWindowBase && a - kWindowBase + (uint32_t)bytes <= smem_cap;
+    };
 #ifdef PA_INTERP_TSAN
     // The twin reads the operands for the whole warp: lane l reports the
     // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
     const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
     for (int mn = wl; mn < n; mn += 32)
         for (int k = 0; k < kk; k++)
-            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), (size_t)eb);
+            __tsan_read_range(window + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), (size_t)eb);
     if (!a && wl < 16)
         for (int k = 0; k < kk; k++)
-            __tsan_read_range(smem_buf + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (size_t)eb);
+            __tsan_read_range(window + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (size_t)eb);
 #endif
     slot_acc[(size_t)cur->lin].assign(acc, acc + h);
     slot_accp[(size_t)cur->lin] = acc;
@@ -868,12 +882,12 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         std::vector<WgOp> &ops = warp_ops[(size_t)(cur->lin >> 5)];
         for (int mn = 0; mn < n; mn++)
             for (int k = 0; k < kk; k++)
-                if (pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb) + (uint32_t)eb > smem_cap)
+                if (!in_window(pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), eb))
                     die("wgmma: B operand outside dynamic shared memory");
         if (!a)
             for (int r = 0; r < 16; r++)
                 for (int k = 0; k < kk; k++)
-                    if (pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb) + (uint32_t)eb > smem_cap)
+                    if (!in_window(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb), eb))
                         die("wgmma: A operand outside dynamic shared memory");
         WgOp op{cur->wg_committed, dt, n, a != nullptr, trans_a, trans_b, desc_a, desc_b, {}, {}, {}};
         for (int l = 0; l < 32; l++)
@@ -914,12 +928,12 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             }
         }
         if (dt == 3)
-            pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? A : nullptr, desc_a, desc_b, scale_d, smem_buf, all.data());
+            pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? A : nullptr, desc_a, desc_b, scale_d, window, all.data());
         else if (dt == 1)
-            pa::ptx::twin::wgmma_warp<1>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
+            pa::ptx::twin::wgmma_warp<1>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, window,
                                          all.data());
         else
-            pa::ptx::twin::wgmma_warp<2>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, smem_buf,
+            pa::ptx::twin::wgmma_warp<2>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, window,
                                          all.data());
         op.res.swap(all);
         float poison;
