@@ -242,6 +242,11 @@ plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
         pa::ptx::wgmma_pin(o);
         pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
 
+plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
+    '        softmax(t + 1);
+        pa::ptx::wgmma_wait<0>();' '        softmax(t + 1);
+        pack_p();
+        pa::ptx::wgmma_wait<0>();' test_prefill 'prefill_hopper*/*'
 # setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
 # GPU the consumers' setmaxnreg.inc would wait forever.
 plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \

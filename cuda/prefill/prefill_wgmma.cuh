@@ -987,7 +987,9 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
         } else {
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++) {
-                const uint32_t a[4] = {pk[2 * kk][0], pk[2 * kk][1], pk[2 * kk + 1][0], pk[2 * kk + 1][1]};
+                // A: pk[2 kk] and pk[2 kk + 1], four registers the P V in
+                // flight reads until its wait (not a copy that ends here).
+                const uint32_t(&a)[4] = reinterpret_cast<const uint32_t(&)[4]>(pk[2 * kk]);
                 const uint32_t vb =
                     VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
                 pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb), 1);

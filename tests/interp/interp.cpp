@@ -196,11 +196,14 @@ struct WgOp {
     bool has_a, trans_a, trans_b;
     uint64_t desc_a, desc_b;
     std::array<float *, 32> acc;
+    std::array<const uint32_t *, 32> a; // A in registers: each lane's four, as at issue (areg)
+    std::array<std::array<uint32_t, 4>, 32> areg;
     std::vector<float> res; // 32 lanes x n / 2
     std::vector<unsigned char> bytes;
 };
 std::vector<std::vector<WgOp>> warp_ops;
-std::vector<float *> slot_accp; // per lane: the wgmma's accumulator registers
+std::vector<float *> slot_accp;        // per lane: the wgmma's accumulator registers
+std::vector<const uint32_t *> slot_ap; // per lane: its A registers (RS)
 // setmaxnreg: each warp's registers per thread, and the CTA's pool of
 // registers released by setmaxnreg.dec that setmaxnreg.inc takes from. A warp
 // starts with the most a launch of this many threads allows (65536 / threads,
@@ -852,6 +855,7 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             "registers the thread touched in between need one");
     if (a)
         slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
+    slot_ap[(size_t)cur->lin] = a;
     // dt 1 f16, 2 bf16 (k = 16, 2-byte elements); 3 e4m3 (k = 32, 1 byte, K-major only).
     if (dt < 1 || dt > 3 || (dt == 3 && (trans_a || trans_b)))
         die("wgmma: f16, bf16 or e4m3 (K-major) operands");
@@ -890,8 +894,11 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
                     if (!in_window(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb), eb))
                         die("wgmma: A operand outside dynamic shared memory");
         WgOp op{cur->wg_committed, dt, n, a != nullptr, trans_a, trans_b, desc_a, desc_b, {}, {}, {}};
-        for (int l = 0; l < 32; l++)
+        for (int l = 0; l < 32; l++) {
             op.acc[(size_t)l] = slot_accp[(size_t)(warp_base() + l)];
+            op.a[(size_t)l] = slot_ap[(size_t)(warp_base() + l)];
+            op.areg[(size_t)l] = slot_a[(size_t)(warp_base() + l)];
+        }
         operand_bytes(op, warp, [&](uint32_t o) {
             if (smem_buf[o] != async_img[o]) {
                 fprintf(
@@ -971,6 +978,9 @@ void wgmma_wait(int n) {
             });
             const int h = op.n / 2;
             for (int l = 0; l < 32; l++) {
+                if (op.has_a && memcmp(op.a[(size_t)l], op.areg[(size_t)l].data(), 16) != 0)
+                    die("A registers of an in-flight wgmma were written before the wgmma.wait_group that completes "
+                        "it (they must also outlive it: no temporaries)");
                 if (!poisoned(op.acc[(size_t)l], h))
                     die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes "
                         "it");
@@ -1052,6 +1062,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     slot_out.assign(slots, {});
     slot_acc.assign(slots, {});
     slot_accp.assign(slots, nullptr);
+    slot_ap.assign(slots, nullptr);
     if (smem_buf)
         guarded_free(smem_buf);
     smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);

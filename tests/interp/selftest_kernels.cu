@@ -101,16 +101,18 @@ __device__ void qk_wgmma(const uint16_t *q, unsigned char *tile, uint32_t base, 
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
     const bool groups = mode == PA_WG_GROUPS_WAIT_ALL || mode == PA_WG_GROUPS_WAIT_ONE;
     float acc[32];
+    uint32_t a[4][4]; // each k16 step's A registers, read until the wait
+    for (int kk = 0; kk < 4; kk++) {
+        const int g = l / 4, c = 2 * (l % 4), r = 16 * w + g, k0 = 16 * kk;
+        const int rows[4] = {r, r + 8, r, r + 8}, cols[4] = {k0 + c, k0 + c, k0 + c + 8, k0 + c + 8};
+        for (int i = 0; i < 4; i++)
+            a[kk][i] = (uint32_t)q[rows[i] * 64 + cols[i]] | ((uint32_t)q[rows[i] * 64 + cols[i] + 1] << 16);
+    }
     if (mode != PA_WG_NO_WGMMA_FENCE)
         pa::ptx::wgmma_fence();
     for (int kk = 0; kk < 4; kk++) {
-        const int g = l / 4, c = 2 * (l % 4), r = 16 * w + g, k0 = 16 * kk;
-        uint32_t a[4];
-        const int rows[4] = {r, r + 8, r, r + 8}, cols[4] = {k0 + c, k0 + c, k0 + c + 8, k0 + c + 8};
-        for (int i = 0; i < 4; i++)
-            a[i] = (uint32_t)q[rows[i] * 64 + cols[i]] | ((uint32_t)q[rows[i] * 64 + cols[i] + 1] << 16);
         const uint64_t db = pa::ptx::twin::wgmma_desc(base + 32u * (uint32_t)kk, 16, 1024, 128);
-        pa::ptx::wgmma_rs<2, 64, false>(acc, a, db, kk > 0);
+        pa::ptx::wgmma_rs<2, 64, false>(acc, a[kk], db, kk > 0);
         if (groups)
             pa::ptx::wgmma_commit();
     }
@@ -120,6 +122,8 @@ __device__ void qk_wgmma(const uint16_t *q, unsigned char *tile, uint32_t base, 
         tile[0] ^= 1;
     if (mode == PA_WG_ACC_WRITTEN)
         acc[0] = 0.0f;
+    if (mode == PA_WG_A_WRITTEN)
+        a[3][0] ^= 1u;
     auto store = [&]() {
         for (int j = 0; j < 8; j++)
             for (int i = 0; i < 4; i++) {

@@ -26,7 +26,8 @@ enum pa_selftest_wgmma_mode {
     PA_WG_ACC_WRITTEN,         /* an accumulator written while the wgmma is in flight */
     PA_WG_NO_WAIT,             /* no wgmma.wait_group at all */
     PA_WG_GROUPS_WAIT_ALL,     /* a group per k16 step, wait_group 0 before S is read (correct) */
-    PA_WG_GROUPS_WAIT_ONE      /* a group per k16 step, wait_group 1: the last step still in flight */
+    PA_WG_GROUPS_WAIT_ONE,     /* a group per k16 step, wait_group 1: the last step still in flight */
+    PA_WG_A_WRITTEN            /* A registers written while the wgmma reading them is in flight */
 };
 cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mode);
 /* mode 0: the producer/consumer hand-off through an mbarrier and fence.proxy.async;

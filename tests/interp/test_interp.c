@@ -146,6 +146,9 @@ Test(interp, wgmma_tile_overwritten_in_flight_aborts, .signal = SIGABRT) {
 Test(interp, wgmma_accumulator_written_in_flight_aborts, .signal = SIGABRT) {
     wgmma_qk_case(PA_WG_ACC_WRITTEN, EXPECT_NOTHING);
 }
+Test(interp, wgmma_a_registers_written_in_flight_abort, .signal = SIGABRT) {
+    wgmma_qk_case(PA_WG_A_WRITTEN, EXPECT_NOTHING);
+}
 Test(interp, wgmma_never_waited_for_aborts, .signal = SIGABRT) { wgmma_qk_case(PA_WG_NO_WAIT, EXPECT_NOTHING); }
 /* The Hopper kernel's hand-off: cp.async through an mbarrier is visible to
  * wgmma only after a fence by a thread that waited for the phase. */
