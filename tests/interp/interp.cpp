@@ -134,7 +134,7 @@ struct Thread {
     // start), and the groups committed so far.
     bool wg_fenced = false;
     long wg_committed = 0;
-    int regs = 0, regs_want = 0;               // setmaxnreg: this thread's count, and what WAIT_REGS waits for
+    int regs_want = 0;                         // setmaxnreg: what WAIT_REGS waits for
     std::map<const uint64_t *, uint32_t> seen; // per mbarrier: the completed phases this thread has waited for
 };
 
@@ -176,6 +176,14 @@ std::vector<long> warp_round;                  // per warp: the last round whose
 // the phase they arrived in. (Copies landed at a cp.async.wait_group, or at
 // issue under PA_INTERP_CP=issue, count as stores.)
 std::vector<unsigned char> async_img;
+bool async_live = false; // async_img holds this CTA's view (filled at its first fence or wgmma)
+std::vector<unsigned char> &async_view() {
+    if (!async_live) { // before any fence the async proxy sees what the CTA started with
+        async_img.assign(smem_cap, 0xFF);
+        async_live = true;
+    }
+    return async_img;
+}
 struct Landed {
     uint32_t off;
     int len;
@@ -197,7 +205,7 @@ struct WgOp {
     uint64_t desc_a, desc_b;
     std::array<float *, 32> acc;
     std::array<const uint32_t *, 32> a; // A in registers: each lane's four, as at issue (areg)
-    std::array<std::array<uint32_t, 4>, 32> areg;
+    uint32_t areg[32][4];
     std::vector<float> res; // 32 lanes x n / 2
     std::vector<unsigned char> bytes;
 };
@@ -686,9 +694,9 @@ void named_bar(int id, int n, bool wait) {
 void setmaxnreg(int n, bool inc) {
     if (n < 24 || n > 256 || n % 8)
         die("setmaxnreg: the count must be a multiple of 8 in 24..256");
-    if (inc ? n < cur->regs : n > cur->regs)
+    int &have = warp_regs[(size_t)(cur->lin >> 5)]; // lanes after the first find it at n already
+    if (inc ? n < have : n > have)
         die(inc ? "setmaxnreg.inc below the warp's current count" : "setmaxnreg.dec above the warp's current count");
-    int &have = warp_regs[(size_t)(cur->lin >> 5)];
     if (!inc && have > n) { // the first lane of the warp releases for all 32
         reg_pool += (long)(have - n) * 32;
         have = n;
@@ -703,7 +711,6 @@ void setmaxnreg(int n, bool inc) {
             yield(WAIT_REGS);
         }
     }
-    cur->regs = n;
 }
 
 // The twins work on the whole warp: the first lane past the collective runs
@@ -789,19 +796,20 @@ uint32_t smem_window_addr(const void *p) {
 // phase this thread has not waited for.
 void fence_proxy_async() {
     [[maybe_unused]] const Unobserved quiet;
+    std::vector<unsigned char> &img = async_view();
     std::vector<Landed> keep;
     std::vector<unsigned char> old;
     for (const Landed &c : unfenced) {
         const auto it = cur->seen.find(c.bar);
         if (it == cur->seen.end() || it->second < c.phase) {
             keep.push_back(c);
-            old.insert(old.end(), async_img.begin() + c.off, async_img.begin() + c.off + c.len);
+            old.insert(old.end(), img.begin() + c.off, img.begin() + c.off + c.len);
         }
     }
-    memcpy(async_img.data(), smem_buf, smem_cap);
+    memcpy(img.data(), smem_buf, smem_cap);
     size_t at = 0;
     for (const Landed &c : keep) {
-        memcpy(async_img.data() + c.off, old.data() + at, (size_t)c.len);
+        memcpy(img.data() + c.off, old.data() + at, (size_t)c.len);
         at += (size_t)c.len;
     }
     unfenced.swap(keep);
@@ -812,31 +820,34 @@ void wgmma_commit() { cur->wg_committed++; }
 
 namespace {
 // Every shared-memory byte a wgmma reads (B, and A when it comes through a
-// descriptor), in a fixed order.
+// descriptor), in a fixed order, as an offset into dynamic shared memory;
+// an operand reaching outside it aborts.
 template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
     const int kk = op.dt == 3 ? 32 : 16, eb = op.dt == 3 ? 1 : 2;
+    auto bytes = [&](uint32_t w, const char *what) {
+        if (w < kWindowBase || w - kWindowBase + (uint32_t)eb > smem_cap)
+            die(what);
+        for (int b = 0; b < eb; b++)
+            f(w - kWindowBase + (uint32_t)b);
+    };
     for (int mn = 0; mn < op.n; mn++)
-        for (int k = 0; k < kk; k++) {
-            const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_b, op.trans_b, mn, k, eb) - kWindowBase;
-            for (int b = 0; b < eb; b++)
-                f(o + (uint32_t)b);
-        }
+        for (int k = 0; k < kk; k++)
+            bytes(pa::ptx::twin::wgmma_addr(op.desc_b, op.trans_b, mn, k, eb),
+                  "wgmma: B operand outside dynamic shared memory");
     if (!op.has_a)
         for (int r = 0; r < 16; r++)
-            for (int k = 0; k < kk; k++) {
-                const uint32_t o = pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb) - kWindowBase;
-                for (int b = 0; b < eb; b++)
-                    f(o + (uint32_t)b);
-            }
+            for (int k = 0; k < kk; k++)
+                bytes(pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb),
+                      "wgmma: A operand outside dynamic shared memory");
 }
-bool poisoned(const float *p, int n) {
+// An in-flight wgmma's accumulators must still hold kPoison.
+void check_poisoned(const float *p, int n) {
     for (int i = 0; i < n; i++) {
         uint32_t b;
         memcpy(&b, p + i, 4);
         if (b != kPoison)
-            return false;
+            die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes it");
     }
-    return true;
 }
 } // namespace
 
@@ -859,14 +870,12 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
     // dt 1 f16, 2 bf16 (k = 16, 2-byte elements); 3 e4m3 (k = 32, 1 byte, K-major only).
     if (dt < 1 || dt > 3 || (dt == 3 && (trans_a || trans_b)))
         die("wgmma: f16, bf16 or e4m3 (K-major) operands");
-    const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2, h = n / 2;
+    const int h = n / 2;
     // Window address a is byte a - kWindowBase of dynamic shared memory.
     unsigned char *const window =
         reinterpret_cast<unsigned char *>(reinterpret_cast<uintptr_t>(smem_buf) - kWindowBase);
-    auto in_window = [](uint32_t a, int bytes) {
-        return a >= kWindowBase && a - kWindowBase + (uint32_t)bytes <= smem_cap;
-    };
 #ifdef PA_INTERP_TSAN
+    const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2;
     // The twin reads the operands for the whole warp: lane l reports the
     // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
     const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
@@ -884,38 +893,27 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         [[maybe_unused]] const Unobserved quiet;
         const int warp = (cur->lin / 32) % 4;
         std::vector<WgOp> &ops = warp_ops[(size_t)(cur->lin >> 5)];
-        for (int mn = 0; mn < n; mn++)
-            for (int k = 0; k < kk; k++)
-                if (!in_window(pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), eb))
-                    die("wgmma: B operand outside dynamic shared memory");
-        if (!a)
-            for (int r = 0; r < 16; r++)
-                for (int k = 0; k < kk; k++)
-                    if (!in_window(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * warp + r, k, eb), eb))
-                        die("wgmma: A operand outside dynamic shared memory");
         WgOp op{cur->wg_committed, dt, n, a != nullptr, trans_a, trans_b, desc_a, desc_b, {}, {}, {}};
         for (int l = 0; l < 32; l++) {
             op.acc[(size_t)l] = slot_accp[(size_t)(warp_base() + l)];
             op.a[(size_t)l] = slot_ap[(size_t)(warp_base() + l)];
-            op.areg[(size_t)l] = slot_a[(size_t)(warp_base() + l)];
+            memcpy(op.areg[l], slot_a[(size_t)(warp_base() + l)].data(), sizeof op.areg[l]);
         }
+        const std::vector<unsigned char> &img = async_view();
         operand_bytes(op, warp, [&](uint32_t o) {
-            if (smem_buf[o] != async_img[o]) {
+            if (smem_buf[o] != img[o]) {
                 fprintf(
                     stderr,
                     "pa_interp: wgmma operand byte at shared offset %u: generic view 0x%02x, async proxy's 0x%02x\n", o,
-                    smem_buf[o], async_img[o]);
+                    smem_buf[o], img[o]);
                 die("wgmma reads shared memory written through the generic proxy (stores, cp.async) with no "
                     "fence.proxy.async after it by a thread that saw the write");
             }
             op.bytes.push_back(smem_buf[o]);
         });
-        uint32_t A[32][4];
         std::vector<float> all((size_t)32 * (size_t)h);
         for (int l = 0; l < 32; l++) {
             const size_t i = (size_t)(warp_base() + l);
-            for (int k = 0; k < 4; k++)
-                A[l][k] = slot_a[i][(size_t)k];
             // Accumulating into registers a wgmma in flight owns (the same
             // shape, in order, as the ISA allows): its result is the input.
             const WgOp *prev = nullptr;
@@ -925,9 +923,7 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             if (prev) {
                 if (prev->n != n)
                     die("wgmma accumulates into registers an in-flight wgmma of another shape owns");
-                if (!poisoned(slot_acc[i].data(), h))
-                    die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes "
-                        "it");
+                check_poisoned(slot_acc[i].data(), h);
                 memcpy(all.data() + (size_t)l * (size_t)h, prev->res.data() + (size_t)l * (size_t)h,
                        sizeof(float) * (size_t)h);
             } else {
@@ -935,13 +931,13 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             }
         }
         if (dt == 3)
-            pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? A : nullptr, desc_a, desc_b, scale_d, window, all.data());
+            pa::ptx::twin::wgmma_warp_e4m3(warp, n, a ? op.areg : nullptr, desc_a, desc_b, scale_d, window, all.data());
         else if (dt == 1)
-            pa::ptx::twin::wgmma_warp<1>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, window,
-                                         all.data());
+            pa::ptx::twin::wgmma_warp<1>(warp, n, a ? op.areg : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d,
+                                         window, all.data());
         else
-            pa::ptx::twin::wgmma_warp<2>(warp, n, a ? A : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d, window,
-                                         all.data());
+            pa::ptx::twin::wgmma_warp<2>(warp, n, a ? op.areg : nullptr, desc_a, trans_a, desc_b, trans_b, scale_d,
+                                         window, all.data());
         op.res.swap(all);
         float poison;
         memcpy(&poison, &kPoison, 4);
@@ -978,12 +974,10 @@ void wgmma_wait(int n) {
             });
             const int h = op.n / 2;
             for (int l = 0; l < 32; l++) {
-                if (op.has_a && memcmp(op.a[(size_t)l], op.areg[(size_t)l].data(), 16) != 0)
+                if (op.has_a && memcmp(op.a[(size_t)l], op.areg[l], sizeof op.areg[l]) != 0)
                     die("A registers of an in-flight wgmma were written before the wgmma.wait_group that completes "
                         "it (they must also outlive it: no temporaries)");
-                if (!poisoned(op.acc[(size_t)l], h))
-                    die("accumulators of an in-flight wgmma were written before the wgmma.wait_group that completes "
-                        "it");
+                check_poisoned(op.acc[(size_t)l], h);
                 bool later = false;
                 for (size_t j = i + 1; j < ops.size(); j++)
                     later = later || ops[j].acc[(size_t)l] == op.acc[(size_t)l];
@@ -1083,7 +1077,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     for (const uint3 &b : order) {
         g_block_idx = b;
         memset(smem_buf, 0xFF, smem_cap);
-        async_img.assign(smem_cap, 0xFF);
+        async_live = false;
         unfenced.clear();
         warp_ops.assign(slots / 32, {});
         const int regs0 = std::min(256, 65536 / (int)slots) & ~7;
@@ -1105,7 +1099,6 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.rounds = 0;
             t.wg_fenced = false;
             t.wg_committed = 0;
-            t.regs = regs0;
             t.seen.clear();
             t.started = false;
             t.pending.clear();
