@@ -1342,7 +1342,8 @@ RAGGED_SHAPES = [
          ctx=4096, heads=32, kv_heads=8, head=64, dtype="bf16"),
     dict(name="mixed: 4 x 512 prefill + 60 decodes, ctx 4K, 32/8, head 256", prefill=4, qlen=512, decodes=60,
          ctx=4096, heads=32, kv_heads=8, head=256, dtype="bf16"),
-    dict(name="mixed as above, head 128, fp8 e4m3 pages (raw, converted in shared memory)", prefill=4, qlen=512,
+    dict(name="mixed as above, head 128, fp8 e4m3 pages (raw: prefill items convert them in shared memory, "
+              "decode items read the bytes)", prefill=4, qlen=512,
          decodes=60, ctx=4096, heads=32, kv_heads=8, head=128, dtype="bf16", cache="fp8"),
 ]
 
@@ -1455,7 +1456,7 @@ def ragged_model(inst, shape):
     pre_only = src_lines(RG_MMA, r"mask_slot<C>\(P, c, s, k0\);|if \(!busy\)")
     # (a prefill slot loop's own lines: mask_slot's; ptxas moves the loop-invariant busy test out)
     pre_mark = src_span(RG_MMA, r"void mask_slot\(const pa_rg_launch", r"^}")
-    one_slice = src_lines(RG_COMMON, r"v\[e\] = st\[r \* HP \+ cg \* 8 \+ e\];|lse = st_lse\[r\];")
+    one_slice = src_lines(RG_COMMON, r"staged\(r, cg, v\);|lse = st_lse\[r\];")
     slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
     direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
     partial = src_lines(RG_COMMON, r"store8<DT>\(po \+ \(int64_t\)\(c\.it\.part \+ r\)|pl\[c\.it\.part \+ r\] = lse;")
@@ -1464,7 +1465,7 @@ def ragged_model(inst, shape):
     q_loop = src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")
     epi_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < nrows \* groups; u \+= NT\)")
     mx_loop = src_lines(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\)$|mx = fmaxf\(mx, st_lse\[s \* slice_rows")
-    sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* src\[e\];")
+    sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
     merge_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < m\.nrows \* groups; u \+= NT\)")
     merge_mx = src_lines(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\)$|mx = fmaxf\(mx, __ldcg\(pl \+ m\.part0")
     merge_sum = src_span(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
@@ -1504,8 +1505,10 @@ def ragged_model(inst, shape):
 
     # A raw slot's conversion stores one 16-byte group per 8 elements, unpredicated (as a zero-fill
     # arm would be): slot x head / 8 per K and V over the CTA's threads.
+    # Decode items on fp8 pages convert nothing in shared memory: they read their MMA fragments
+    # from the raw bytes (decode_item_fp8).
     conv_stores = 2 * slot * (hp // 8) // g["threads"] if raw else 0
-    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores)]
+    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
     # A prefill warp parks its softmax state (max and sum of its 2 x wm / 16 rows) in shared memory
     # after each slot's update: wm / 16 unpredicated STS.128, which the zero-fill count sees too.
     parked = g["wm"] // 16
@@ -1549,7 +1552,8 @@ def ragged_model(inst, shape):
     item_sts = 3
     pre_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]),
                 ("zero-fill", _is_zero_fill, item_sts + parked)]
-    item_need = [("cp.async", _is_cp_async, g["dec_q_copies"] + 2 * g["kv_copies"]),
+    # (decode items on fp8 pages load their Q fragments from global memory: no Q copies)
+    item_need = [("cp.async", _is_cp_async, (0 if raw else g["dec_q_copies"]) + 2 * g["kv_copies"]),
                  ("zero-fill", _is_zero_fill, item_sts)]
     units = []
     if wk["pre_items"]:

@@ -147,14 +147,16 @@ template <int DT> __device__ __forceinline__ void load8_cg(const typename pa::el
 }
 
 // ---- epilogue -------------------------------------------------------------------------
-// st: f32 staging in shared memory, slice s row r at st[(s * slice_rows + r) * HP]
-// (normalised rows) and their log-sum-exp at st_lse[s * slice_rows + r]; nslices
+// st: f32 staging in shared memory, slice s row r at st[(s * slice_rows + r) * SR]
+// (normalised rows; with SWZ the two 4-float halves of each 8 columns are
+// swapped where column bit 5 is set, as decode_item_fp8 stores them) and
+// their log-sum-exp at st_lse[s * slice_rows + r]; nslices
 // > 1 when the CTA's warps split the keys of one set of rows (decode items):
 // the slices merge here, in slice order. Then the item's rows go to `out`
 // (one chunk) or to its partial rows; the CTA that completes a tile's last
 // chunk merges all chunks of the tile, in chunk order (batch invariant: the
 // same arithmetic whichever CTA finishes last).
-template <int DT, int HP, int NT>
+template <int DT, int HP, int NT, int SR = HP, bool SWZ = false>
 __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, const float *st_lse, int nslices,
                          int slice_rows, int *s_flag) {
     using T = typename pa::elt<DT>::type;
@@ -162,13 +164,19 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
     T *out = static_cast<T *>(P.out);
     T *po = part_o<T>(P);
     float *pl = part_lse(P);
+    // The 8 staged columns from cg * 8 of staging row sr.
+    auto staged = [&](int sr, int cg, float(&x)[8]) {
+        const float *src = st + sr * SR + cg * 8;
+        const int sw = SWZ ? ((cg >> 2) & 1) * 4 : 0;
+        const float4 a = *reinterpret_cast<const float4 *>(src + sw);
+        const float4 b = *reinterpret_cast<const float4 *>(src + (4 ^ sw));
+        x[0] = a.x, x[1] = a.y, x[2] = a.z, x[3] = a.w, x[4] = b.x, x[5] = b.y, x[6] = b.z, x[7] = b.w;
+    };
     for (int u = threadIdx.x; u < nrows * groups; u += NT) {
         const int r = u / groups, cg = u % groups;
         float v[8], lse;
         if (nslices == 1) {
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                v[e] = st[r * HP + cg * 8 + e];
+            staged(r, cg, v);
             lse = st_lse[r];
         } else {
             float mx = -INFINITY;
@@ -182,10 +190,11 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
                 const float ls = st_lse[s * slice_rows + r];
                 const float w = ls == -INFINITY ? 0.0f : __expf(ls - mx);
                 wsum += w;
-                const float *src = st + (s * slice_rows + r) * HP + cg * 8;
+                float x[8];
+                staged(s * slice_rows + r, cg, x);
 #pragma unroll
                 for (int e = 0; e < 8; e++)
-                    v[e] += w * src[e];
+                    v[e] += w * x[e];
             }
             const float inv = wsum > 0.0f ? 1.0f / wsum : 0.0f;
 #pragma unroll

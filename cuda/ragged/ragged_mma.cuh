@@ -62,6 +62,20 @@ template <int HP, int DT> constexpr size_t mma_smem_bytes() {
     return MmaCfg<HP, DT>::smem_bytes(MmaShape<HP>::kStages);
 }
 
+// Where byte b of row r of a raw fp8 slot lands for a decode item, which
+// reads its MMA fragments straight from the bytes (decode_item_fp8): dense
+// rows of HP bytes, the 16-byte chunks of each 128-byte line permuted by the
+// row (chunk bit 2 flips with row bit 1, and with row bit 0 where a row fills
+// whole lines; chunk bit 1 with row bit 2), so that both of its shared loads
+// are free of bank conflicts: Q.K's 16-byte loads (a quarter warp reads rows
+// 2m and 2m + 1, 64 bytes each) and P.V's 8-byte loads (a half warp reads
+// rows i, i + 2, i + 4, i + 6, 32 bytes each). A prefill item's raw slot is
+// dense (dequant_tile reads it).
+template <int HP> __device__ __forceinline__ int raw_swz(int r, int b) {
+    const int m = ((((HP >= 128 ? r : 0) ^ (r >> 1)) & 1) << 2) | (((r >> 2) & 1) << 1);
+    return (r * HP + b) ^ (m << 4);
+}
+
 // K or V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
 // lookup per row. The thread layout is load_rows_async's (thread t copies
 // 8-element group t % G of rows t / G + (kThreads / G) i, i < ITER): the G
@@ -73,7 +87,7 @@ template <int HP, int DT> constexpr size_t mma_smem_bytes() {
 // (8-byte copies: a row of head_size bytes is only 8-byte aligned when the
 // head size is an odd multiple of 8) for dequant_tile after the barrier.
 // Absent rows and columns past the head size are zero-filled.
-template <class C, bool RAW>
+template <class C, bool RAW, bool SWZ = false>
 __device__ __forceinline__ void load_kv_rows(void *tile, const pa_rg_launch &P, const Item &c, int k0, int which,
                                              int head_size) {
     using T = typename C::T;
@@ -96,8 +110,8 @@ __device__ __forceinline__ void load_kv_rows(void *tile, const pa_rg_launch &P, 
         const bool ok = off >= 0 && g * 8 < head_size;
         if constexpr (RAW) {
             const uint8_t *kv8 = static_cast<const uint8_t *>(P.kv);
-            pa::ptx::cp_async(static_cast<uint8_t *>(tile) + r * C::HP + g * 8, kv8 + (ok ? off + g * 8 : 0), 8,
-                              ok ? 8 : 0);
+            const int at = SWZ ? raw_swz<C::HP>(r, g * 8) : r * C::HP + g * 8;
+            pa::ptx::cp_async(static_cast<uint8_t *>(tile) + at, kv8 + (ok ? off + g * 8 : 0), 8, ok ? 8 : 0);
         } else {
             T *dst = static_cast<T *>(tile) + r * C::kStride + g * 8;
             if (ok)
@@ -125,10 +139,15 @@ template <class C, bool E5M2, int BATCH> __device__ __forceinline__ void dequant
 // What both item shapes share: the scales, and the pipeline over the item's
 // key slots. walk_slots issues load_q (the item's Q rows by cp.async) with
 // slot 0's copies, then runs body(k0, k_tile, v_tile, edge) on each slot while
-// the next one is copied: a cache of the query dtype goes straight into stage
-// t & 1; an fp8 cache goes raw into stage 1's space and is converted into
-// stage 0 after the barrier (dequant_slot), and slot t + 1's raw copy then runs
-// under slot t's math. An edge slot holds a key past some row's causal limit
+// the next one is copied. MODE says what a slot holds:
+//   kSlot16: a cache of the query dtype, copied straight into stage t & 1;
+//   kSlotConvert: fp8 pages for a prefill item: copied raw into stage 1's
+//     space and converted into stage 0 after the barrier (dequant_slot);
+//     slot t + 1's raw copy then runs under slot t's math;
+//   kSlotRaw: fp8 pages for a decode item, which reads them as they are
+//     (decode_item_fp8): raw K and V, swizzled (raw_swz), in stage t & 1, two
+//     slots in flight as for kSlot16; body gets byte pointers.
+// An edge slot holds a key past some row's causal limit
 // (qmin: the item's least query position) or past the item's range, or a
 // window applies: its scores take the whole mask (logit). Elsewhere every key
 // is visible to every row, as FlashAttention-2 masks only the diagonal tiles.
@@ -139,19 +158,26 @@ struct Scales {
     float qk, v; // sm_scale times K's scale (an fp8 cache), V's scale
 };
 
-template <class C, bool FP8, int BATCH, class LoadQ, class Body>
+enum SlotMode { kSlot16, kSlotConvert, kSlotRaw };
+
+template <class C, int MODE, int BATCH, class LoadQ, class Body>
 __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c, unsigned char *smem,
                                            const LoadQ &load_q, const Body &body) {
     using T = typename C::T;
     constexpr int kSlot = C::BN;
+    constexpr bool CONV = MODE == kSlotConvert;
     const int hs = P.head_size;
     uint8_t *raw = reinterpret_cast<uint8_t *>(C::k_tile(smem, 1));
     static_assert(2 * kSlot * C::HP <= (C::kv_elems + C::v_elems) * sizeof(T), "raw K and V fit in a stage");
+    auto raw_k = [&](int stage) { return reinterpret_cast<uint8_t *>(C::k_tile(smem, stage)); };
     auto load_kv = [&](int t, int stage) {
         const int k0 = c.it.k_lo + t * kSlot;
-        if (!FP8) {
+        if (MODE == kSlot16) {
             load_kv_rows<C, false>(C::k_tile(smem, stage), P, c, k0, 0, hs);
             load_kv_rows<C, false>(C::v_tile(smem, stage), P, c, k0, 1, hs);
+        } else if (MODE == kSlotRaw) {
+            load_kv_rows<C, true, true>(raw_k(stage), P, c, k0, 0, hs);
+            load_kv_rows<C, true, true>(raw_k(stage) + kSlot * C::HP, P, c, k0, 1, hs);
         } else {
             load_kv_rows<C, true>(raw, P, c, k0, 0, hs);
             load_kv_rows<C, true>(raw + kSlot * C::HP, P, c, k0, 1, hs);
@@ -162,21 +188,21 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
     load_q();
     load_kv(0, 0);
     pa::tile::cp_async_commit();
-    if (FP8)
+    if (CONV)
         pa::tile::cp_async_wait<0>();
     for (int t = 0; t < nslots; t++) {
-        const int stage = FP8 ? 0 : t & 1;
-        if (!FP8) {
+        const int stage = CONV ? 0 : t & 1;
+        if (!CONV) {
             if (t + 1 < nslots)
                 load_kv(t + 1, (t + 1) & 1);
             pa::tile::cp_async_commit();
             pa::tile::cp_async_wait<1>();
         }
-        // Slot t landed (fp8: its raw bytes; after the first slot the
-        // barrier that ended the previous one saw them land).
-        if (!FP8 || t == 0)
+        // Slot t landed (fp8 converted: its raw bytes; after the first slot
+        // the barrier that ended the previous one saw them land).
+        if (!CONV || t == 0)
             __syncthreads();
-        if (FP8) {
+        if constexpr (CONV) {
             if (P.kv_dtype == 4)
                 dequant_slot<C, true, BATCH>(smem, raw);
             else
@@ -188,8 +214,13 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
         }
         const int k0 = c.it.k_lo + t * kSlot;
         const bool edge = k0 + kSlot > c.it.k_hi || k0 + kSlot - 1 > qmin || P.window > 0;
-        body(k0, C::k_tile(smem, stage), C::v_tile(smem, stage), edge);
-        if (FP8)
+        if constexpr (MODE == kSlotRaw)
+            body(k0, static_cast<const uint8_t *>(raw_k(stage)),
+                 static_cast<const uint8_t *>(raw_k(stage)) + kSlot * C::HP, edge);
+        else
+            body(k0, static_cast<const T *>(C::k_tile(smem, stage)), static_cast<const T *>(C::v_tile(smem, stage)),
+                 edge);
+        if (CONV)
             pa::tile::cp_async_wait<0>(); // slot t + 1's raw bytes, before the barrier
         __syncthreads();                  // this stage is refilled next
     }
@@ -251,7 +282,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
     sm.park(slot.v);
     float o[C::kOA][4];
     pa::tile::zero_acc(o);
-    walk_slots<C, FP8, 2>(
+    walk_slots<C, FP8 ? kSlotConvert : kSlot16, 2>(
         P, c, smem,
         [&] {
             const T *q = static_cast<const T *>(P.q);
@@ -306,7 +337,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 // each warp's 16 rows of the Q tile) and takes 16 keys of each slot; at a
 // 32-key slot (head 256) two warps share 16 keys and each takes half of the
 // head in P V. The key slices merge in the epilogue.
-template <int HP, int DT, bool FP8>
+template <int HP, int DT>
 __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c, unsigned char *smem, const Scales &sc,
                                             int *s_flag) {
     using S = MmaShape<HP>;
@@ -327,7 +358,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     sm.init();
     float od[CDV::kOA][4];
     pa::tile::zero_acc(od);
-    walk_slots<C, FP8, 4>(
+    walk_slots<C, kSlot16, 0>(
         P, c, smem,
         [&] {
             const T *q = static_cast<const T *>(P.q);
@@ -377,6 +408,227 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     epilogue<DT, HP, 128>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
 }
 
+// A decode item on fp8 pages: the same work split as decode_item (every warp
+// holds the item's <= 16 rows and takes 16 keys of each slot; at head 256 two
+// warps share 16 keys and each takes half of the head in P V), but the MMA
+// fragments come straight from the slot's raw bytes (kSlotRaw), as in the
+// decode kernel's fp8 path (decode_mma.cuh), with no conversion pass through
+// shared memory and no barrier for one:
+//   - Q.K: k-step 4j + s takes (logical dims 2c, 2c+1, 2c+8, 2c+9) from
+//     physical dims 64j + 16c + 4s + {0,1,2,3} (a dot product does not care
+//     about the order of its terms). Lane (g, c) reads 16 K bytes of key g
+//     per 64 dims (one 16-byte load for four k-steps), and its Q fragment
+//     the same dims (read from global memory once per item, not staged).
+//   - P.V: B column n of n-block 8P + k is physical dim 64P + 8n + k. Lane
+//     (g, c) reads the 8 bytes of dims 64P + 8g.. of its keys 2c, 2c+1,
+//     2c+8, 2c+9 and pairs them by byte permutes (one per two dims of two
+//     keys). Its O fragment then holds dims 64P + 16c .. 64P + 16c + 15 of
+//     rows g and g + 8 (element 8e + k of the 16 is n-block 8P + k, column
+//     2c + e), which the staging stores as four 16-byte groups.
+//   - The MMAs run in f16: every e4m3 and e5m2 value converts to f16 exactly
+//     (one cvt per two), an f16 query is taken as it is, and a bf16 query is
+//     scaled by a power of two 2^-qe per item so that its largest |q| lands
+//     in [2^14, 2^15) (f16 holds bf16's 8 significant bits and more), 2^qe
+//     joining the score scale. P is rounded to f16 for P V.
+// Against decode_item on converted tiles this removes, per warp and slot, the
+// conversion of the whole slot (about 4 of every 5 instructions of an fp8
+// decode slot at head 128), its 16-bit stores and the ldmatrix reads of them.
+template <int HP, int DT, bool E5M2>
+__device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Item &c, unsigned char *smem,
+                                                const Scales &sc, int *s_flag) {
+    using S = MmaShape<HP>;
+    using C = MmaCfg<HP, DT>;                        // shared-memory layout (the stages)
+    using CD = pa::tile::Cfg<HP, 64, 16, DT>;        // the scores' register layout: 16 keys
+    using CDV = pa::tile::Cfg<S::kDecHP, 64, 16, 1>; // P V in f16 over the warp's head columns
+    using T = typename C::T;
+    constexpr int KC = HP / 64, VC = S::kDecHP / 64; // 64-dim chunks of Q.K and of the warp's P V
+    static_assert(CD::kSA == 2 && CDV::kSA == 2 && CDV::kOA == 8 * VC, "16 keys; 8 n-blocks per 64 dims");
+    const int w = pa::tile::warp_id(), lane = pa::tile::lane_id(), hs = P.head_size;
+    const int g = lane >> 2, qc = lane & 3;
+    const int dslice = w % S::kDecSlices, dpart = w / S::kDecSlices;
+    const int col0 = dpart * S::kDecHP; // the warp's first head column in P V
+    int qp[2];
+#pragma unroll
+    for (int i = 0; i < 2; i++)
+        qp[i] = q_pos(c, c.it.row0 + g + 8 * i);
+
+    // Q's A fragments: qa[j][s][h][x] = row g + 8h, dims 64j + 16c + 4s + 2x, +1.
+    uint32_t qa[KC][4][2][2];
+    int qe = 0;
+    {
+        const T *q = static_cast<const T *>(P.q);
+        const T *qrow[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            qrow[h] = g + 8 * h < c.it.nrows ? q + row_offset(P, c, c.it.row0 + g + 8 * h) : nullptr;
+        uint2 raw_q[KC][4][2];
+#pragma unroll
+        for (int j = 0; j < KC; j++)
+#pragma unroll
+            for (int s4 = 0; s4 < 4; s4++) {
+                const int d = 64 * j + 16 * qc + 4 * s4; // 4 elements, all inside the head or all past it
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    raw_q[j][s4][h] =
+                        qrow[h] && d < hs ? *reinterpret_cast<const uint2 *>(qrow[h] + d) : make_uint2(0u, 0u);
+            }
+        if constexpr (DT == 1) {
+#pragma unroll
+            for (int j = 0; j < KC; j++)
+#pragma unroll
+                for (int s4 = 0; s4 < 4; s4++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        qa[j][s4][h][0] = raw_q[j][s4][h].x;
+                        qa[j][s4][h][1] = raw_q[j][s4][h].y;
+                    }
+        } else {
+            float mx = 0.0f;
+#pragma unroll
+            for (int j = 0; j < KC; j++)
+#pragma unroll
+                for (int s4 = 0; s4 < 4; s4++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const float2 a = pa::tile::unpack2<2>(raw_q[j][s4][h].x);
+                        const float2 b = pa::tile::unpack2<2>(raw_q[j][s4][h].y);
+                        mx = fmaxf(mx, fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(b.x), fabsf(b.y))));
+                    }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            if (mx > 0.0f && mx <= 3.0e38f) { // a NaN or infinite query stays so
+                int ex;
+                frexpf(mx, &ex); // mx in [2^(ex-1), 2^ex)
+                qe = max(ex - 15, -120);
+            }
+            const float f = ldexpf(1.0f, -qe);
+#pragma unroll
+            for (int j = 0; j < KC; j++)
+#pragma unroll
+                for (int s4 = 0; s4 < 4; s4++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const float2 a = pa::tile::unpack2<2>(raw_q[j][s4][h].x);
+                        const float2 b = pa::tile::unpack2<2>(raw_q[j][s4][h].y);
+                        qa[j][s4][h][0] = pa::tile::pack2<1>(a.x * f, a.y * f);
+                        qa[j][s4][h][1] = pa::tile::pack2<1>(b.x * f, b.y * f);
+                    }
+        }
+    }
+    const float qk = sc.qk * ldexpf(1.0f, qe);
+    auto cvt = [](uint32_t bits) { return pa::tile::fp8x2_to<1, E5M2, false>(bits, 1.0f); };
+    // The lane's byte offsets in a raw slot, fixed for the item: K row 16
+    // dslice + 8 nb + g at dims 64 x + 16 c (raw_swz permutes chunks inside
+    // 128-byte lines, so dims 128 further sit 128 bytes further), and V rows
+    // 16 dslice + (2c, 2c+1, 2c+8, 2c+9) at dims col0 + 64 v + 8 g.
+    constexpr int KX = KC > 1 ? 2 : 1;
+    int ko[2][KX], vo[4][VC];
+#pragma unroll
+    for (int nb = 0; nb < 2; nb++)
+#pragma unroll
+        for (int x = 0; x < KX; x++)
+            ko[nb][x] = raw_swz<HP>(16 * dslice + 8 * nb + g, 64 * x + 16 * qc);
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int v = 0; v < VC; v++)
+            vo[i][v] = raw_swz<HP>(16 * dslice + 2 * qc + (i & 1) + 8 * (i >> 1), col0 + 64 * v + 8 * g);
+
+    pa::tile::Softmax sm;
+    sm.init();
+    float od[CDV::kOA][4];
+    pa::tile::zero_acc(od);
+    walk_slots<C, kSlotRaw, 0>(
+        P, c, smem, [] {},
+        [&](int k0, const uint8_t *rk, const uint8_t *rv, bool edge) {
+            const int kd = k0 + 16 * dslice;
+            if (kd >= c.it.k_hi)
+                return;
+            float s[2][4];
+            pa::tile::zero_acc(s);
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+#pragma unroll
+                for (int j = 0; j < KC; j++) {
+                    if (HP > 128 && j == KC - 1 && 64 * j >= hs) // (at head 256, dims 192.. can be empty)
+                        break;
+                    const uint4 u = *reinterpret_cast<const uint4 *>(rk + ko[nb][j & 1] + 128 * (j >> 1));
+                    const uint32_t w4[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+                    for (int s4 = 0; s4 < 4; s4++) {
+                        const uint32_t a[4] = {qa[j][s4][0][0], qa[j][s4][1][0], qa[j][s4][0][1], qa[j][s4][1][1]};
+                        pa::tile::mma16816<1>(s[nb], a, cvt(w4[s4]), cvt(w4[s4] >> 16));
+                    }
+                }
+            }
+            if (edge)
+                pa::tile::for_each_score_reg<CD>(
+                    s, [&](int i, int col, float x) { return logit(P, c, x, kd + col, qp[i], qk); });
+            else
+                pa::tile::for_each_score_reg<CD>(s, [&](int, int, float x) { return logit_unmasked(P, x, qk); });
+            uint32_t pk[2][2];
+            sm.update<CDV>(s, od, pk);
+            const uint32_t a[4] = {pk[0][0], pk[0][1], pk[1][0], pk[1][1]};
+#pragma unroll
+            for (int v = 0; v < VC; v++) {
+                const int d0 = col0 + 64 * v;
+                if (HP > 128 && v == VC - 1 && d0 >= hs) // (at head 256, the upper part's dims 192..)
+                    break;
+                uint32_t lo[4], hi[4]; // dims d0 + 8g + 0..3 and 4..7 of keys 2c, 2c+1, 2c+8, 2c+9
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const uint2 u = *reinterpret_cast<const uint2 *>(rv + vo[i][v]);
+                    lo[i] = u.x;
+                    hi[i] = u.y;
+                }
+#pragma unroll
+                for (int q4 = 0; q4 < 4; q4++) {
+                    // n-blocks 8v + 2q (dims d0 + 8n + 2q) and 8v + 2q + 1 (d0 + 8n + 2q + 1):
+                    // X holds keys 2c, 2c+1 of both dims, Y keys 2c+8, 2c+9.
+                    const uint32_t *wd = q4 < 2 ? lo : hi;
+                    const uint32_t sel = q4 % 2 == 0 ? 0x5140u : 0x7362u; // bytes (0, 1) or (2, 3) of two keys
+                    const uint32_t X = pa::tile::prmt(wd[0], wd[1], sel), Y = pa::tile::prmt(wd[2], wd[3], sel);
+                    pa::tile::mma16816<1>(od[8 * v + 2 * q4], a, cvt(X), cvt(Y));
+                    pa::tile::mma16816<1>(od[8 * v + 2 * q4 + 1], a, cvt(X >> 16), cvt(Y >> 16));
+                }
+            }
+        });
+    sm.finalize<CDV>(od);
+
+    // f32 staging over the tiles, rows SR floats apart: key slice s's 16 rows
+    // at rows 16 s. The lane's 16 dims of each 64 go as four 16-byte groups,
+    // the two halves of each 8 swapped where dim bit 5 is set (epilogue's
+    // SWZ), so that a quarter warp's stores (rows 2m, 2m + 1 at 8 floats'
+    // offset, columns 16c) meet no bank twice.
+    constexpr int SR = HP + 8;
+    float *st = reinterpret_cast<float *>(smem);
+    float *st_lse = st + 64 * SR;
+    static_assert(64 * SR * 4 + 64 * 4 <= C::smem_bytes(S::kStages), "f32 staging fits");
+    const int xo = (qc >> 1) * 4;
+#pragma unroll
+    for (int v = 0; v < VC; v++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float *base = st + (16 * dslice + g + 8 * h) * SR + col0 + 64 * v + 16 * qc;
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                float x[8];
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    x[k] = od[8 * v + k][2 * h + e] * sc.v;
+                *reinterpret_cast<float4 *>(base + 8 * e + xo) = make_float4(x[0], x[1], x[2], x[3]);
+                *reinterpret_cast<float4 *>(base + 8 * e + (4 ^ xo)) = make_float4(x[4], x[5], x[6], x[7]);
+            }
+        }
+    if (qc == 0 && dpart == 0) { // a decode pair's twins hold the same sums
+        st_lse[16 * dslice + g] = sm.lse(0);
+        st_lse[16 * dslice + g + 8] = sm.lse(1);
+    }
+    __syncthreads();
+    epilogue<DT, HP, 128, SR, true>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
+}
+
 // FP8: the instance for fp8 pages (the launcher picks it when the cache dtype
 // is not the query's); each instance carries only its own copy arm. The two
 // item shapes are separate code, each with its own accumulators: the prefill
@@ -408,10 +660,16 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
             s_item = load_item(P, idx);
         __syncthreads();
         const Item &c = s_item;
-        if (c.it.nrows <= PA_RG_DEC_ROWS)
-            decode_item<HP, DT, FP8>(P, c, smem, sc, &s_flag);
-        else
+        if (c.it.nrows > PA_RG_DEC_ROWS) {
             prefill_item<HP, DT, FP8>(P, c, smem, sc, sums_tab[threadIdx.x], &s_flag);
+        } else if constexpr (!FP8) {
+            decode_item<HP, DT>(P, c, smem, sc, &s_flag);
+        } else {
+            if (P.kv_dtype == 4)
+                decode_item_fp8<HP, DT, true>(P, c, smem, sc, &s_flag);
+            else
+                decode_item_fp8<HP, DT, false>(P, c, smem, sc, &s_flag);
+        }
         __syncthreads(); // staging, s_item and s_flag are reused by the next item
     }
 }

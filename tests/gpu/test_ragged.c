@@ -140,6 +140,7 @@ typedef struct gcase {
     int window, split;
     float soft_cap, mask_value;
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
+    float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -161,10 +162,13 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         .window = k->window,
         .soft_cap = k->soft_cap,
         .mask_value = k->mask_value,
+        .q_range = k->q_range,
     };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr, "problem allocation failed");
     pr->p.kv_split_tokens = k->split;
+    if (k->q_range > 0.0f)
+        pr->p.sm_scale *= 2.0f / k->q_range; /* the logits as with the default range */
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
@@ -451,6 +455,41 @@ Test(ragged_gpu, fp8_raw_slots) {
                    .decode_every = 2};
         run_case(&k);
     }
+}
+
+/* Decode items on fp8 pages run their MMAs in f16 (decode_item_fp8): a bf16
+ * query far outside f16's range (|q| up to 2^20, or down to 2^-30) must be
+ * scaled into it, not overflow to inf or flush to zero; an f16 query near
+ * f16's largest value is taken as it is. The score scale shrinks by as much
+ * as the queries grow, so the softmax is as well conditioned as elsewhere.
+ * Decode and two-token items, groups 1 and 4, heads 64, 128 and 256, both
+ * fp8 kinds. */
+Test(ragged_gpu, fp8_decode_query_range) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        pa_dtype q;
+        float range;
+    } qs[] = {{PA_DTYPE_BF16, 1048576.0f}, {PA_DTYPE_BF16, 9.3e-10f}, {PA_DTYPE_F16, 30000.0f}};
+    static const int hss[] = {64, 128, 256};
+    int n = 0;
+    for (int a = 0; a < 3; a++)
+        for (int h = 0; h < 3; h++, n++) {
+            gcase k = {.seed = 7700 + (uint64_t)n,
+                       .q_dtype = qs[a].q,
+                       .cache_dtype = n & 1 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                       .num_seqs = 4,
+                       .qh = 8,
+                       .kvh = h == 1 ? 8 : 2,
+                       .hs = hss[h],
+                       .ps = 16,
+                       .q_lo = 1,
+                       .q_hi = 2,
+                       .extra_lo = 60,
+                       .extra_hi = 200,
+                       .decode_every = 2,
+                       .q_range = qs[a].range};
+            run_case(&k);
+        }
 }
 
 /* Prefill tiles of 128 rows, 32 per warp (heads up to 128 on f16/bf16): row

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Shared-memory bank conflicts of the ragged kernel's fp8 decode item (decode_item_fp8 in
+cuda/ragged/ragged_mma.cuh), from its written address formulas, at heads 64, 128 and 256.
+
+No GPU is needed. The model: 32 banks of 4 bytes; a warp's 16-byte accesses are served a
+quarter warp (8 lanes) at a time, its 8-byte ones a half warp at a time, and a phase takes as
+many wavefronts as the most distinct 4-byte words any one bank must deliver. The least is
+32 x width / 128 wavefronts per access.
+
+Checked, per warp and slot:
+  - Q.K: lane (g, c) loads 16 bytes of K row 16 dslice + 8 nb + g at dims 64 j + 16 c;
+  - P.V: lane (g, c) loads 8 bytes of V rows 16 dslice + 2c + {0, 1, 8, 9} at dims
+    col0 + 64 v + 8 g (col0 = the warp's half of the head at 256);
+and once per item the f32 staging stores (16 bytes; rows HP + 8 floats apart, the two 4-float
+halves of each 8 swapped where dim bit 5 is set).
+
+Each check runs twice: with the kernel's layouts (must be free of conflicts; the exit status
+says) and with the plain ones (dense rows, no swap), to show what the layouts buy.
+
+Usage: python3 scripts/ragged_banks.py
+"""
+import sys
+
+
+def raw_swz(hp, r, b):
+    """ragged_mma.cuh raw_swz<HP>: byte b of raw row r."""
+    m = ((((r if hp >= 128 else 0) ^ (r >> 1)) & 1) << 2) | (((r >> 2) & 1) << 1)
+    return (r * hp + b) ^ (m << 4)
+
+
+def wavefronts(addrs, width):
+    per = {16: 8, 8: 16, 4: 32}[width]
+    total = 0
+    for p in range(0, 32, per):
+        banks = {}
+        for a in addrs[p:p + per]:
+            for w in range(width // 4):
+                word = a // 4 + w
+                banks.setdefault(word % 32, set()).add(word)
+        total += max(len(v) for v in banks.values())
+    return total
+
+
+def check(hp, swizzled):
+    place = (lambda r, b: raw_swz(hp, r, b)) if swizzled else (lambda r, b: r * hp + b)
+    kc, dec_hp = hp // 64, hp if hp <= 128 else 128
+    vc, slices, parts = dec_hp // 64, 4 if hp <= 128 else 2, 1 if hp <= 128 else 2
+    out = {}
+
+    def add(kind, addrs, width):
+        n, ideal = wavefronts(addrs, width), 32 * width // 128
+        tot = out.setdefault(kind, [0, 0])
+        tot[0] += n
+        tot[1] += ideal
+
+    for ds in range(slices):
+        for nb in range(2):
+            for j in range(kc):
+                add("Q.K loads (16 B)", [place(16 * ds + 8 * nb + (l >> 2), 64 * j + 16 * (l & 3)) for l in range(32)],
+                    16)
+        for part in range(parts):
+            for v in range(vc):
+                for i in range(4):
+                    add("P.V loads (8 B)", [place(16 * ds + 2 * (l & 3) + (i & 1) + 8 * (i >> 1),
+                                                  part * dec_hp + 64 * v + 8 * (l >> 2)) for l in range(32)], 8)
+    sr = hp + 8 if swizzled else hp
+    for ds in range(slices):
+        for part in range(parts):
+            for h in range(2):
+                for v in range(vc):
+                    for e in range(2):
+                        for half in range(2):
+                            addrs = []
+                            for l in range(32):
+                                g, c = l >> 2, l & 3
+                                xo = (c >> 1) * 4 if swizzled else 0
+                                col = part * dec_hp + 64 * v + 16 * c + 8 * e + ((4 * half) ^ xo)
+                                addrs.append(4 * ((16 * ds + g + 8 * h) * sr + col))
+                            add("staging stores (16 B, per item)", addrs, 16)
+    return out
+
+
+def main():
+    bad = False
+    for hp in (64, 128, 256):
+        for swizzled in (True, False):
+            res = check(hp, swizzled)
+            label = "kernel layouts" if swizzled else "plain layouts "
+            cells = ", ".join("%s %d/%d wavefronts" % (k, n, ideal) for k, (n, ideal) in res.items())
+            print("head %3d, %s: %s" % (hp, label, cells))
+            if swizzled and any(n > ideal for n, ideal in res.values()):
+                bad = True
+    if bad:
+        sys.exit("ragged_banks.py: the kernel's layouts conflict")
+    print("ok: the fp8 decode item's shared loads and staging stores meet no bank twice")
+
+
+if __name__ == "__main__":
+    main()
