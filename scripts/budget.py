@@ -1505,14 +1505,17 @@ def ragged_model(inst, shape):
 
     # A raw slot's conversion stores one 16-byte group per 8 elements, unpredicated (as a zero-fill
     # arm would be): slot x head / 8 per K and V over the CTA's threads.
+    # K or V copies per thread per slot: 16-byte units of a row; fp8 rows go by 16-byte copies where
+    # the head size is a multiple of 16 (load_kv_rows' W), else by 8-byte ones.
+    kvc = g["kv_copies"] if not raw else slot * (hp // (16 if shape["head"] % 16 == 0 else 8)) // g["threads"]
     # Decode items on fp8 pages convert nothing in shared memory: they read their MMA fragments
     # from the raw bytes (decode_item_fp8).
     conv_stores = 2 * slot * (hp // 8) // g["threads"] if raw else 0
-    need = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, 0)]
+    need = [("cp.async", _is_cp_async, 2 * kvc), ("zero-fill", _is_zero_fill, 0)]
     # A prefill warp parks its softmax state (max and sum of its 2 x wm / 16 rows) in shared memory
     # after each slot's update: wm / 16 unpredicated STS.128, which the zero-fill count sees too.
     parked = g["wm"] // 16
-    pre_need_tile = [("cp.async", _is_cp_async, 2 * g["kv_copies"]), ("zero-fill", _is_zero_fill, conv_stores + parked)]
+    pre_need_tile = [("cp.async", _is_cp_async, 2 * kvc), ("zero-fill", _is_zero_fill, conv_stores + parked)]
     tiles = []
     # Interior slots (every key visible to every row) take logit_unmasked; edge slots the whole
     # logit. The interior path avoids logit's own lines and the edge hooks' call sites.
@@ -1550,10 +1553,10 @@ def ragged_model(inst, shape):
     # Per item, thread 0 stores the item (56 bytes: 3 STS.128 and an STS.64) in shared memory; the
     # heaviest path is warp 0's, and the zero-fill count sees those stores too.
     item_sts = 3
-    pre_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * g["kv_copies"]),
+    pre_need = [("cp.async", _is_cp_async, g["q_copies"] + 2 * kvc),
                 ("zero-fill", _is_zero_fill, item_sts + parked)]
     # (decode items on fp8 pages load their Q fragments from global memory: no Q copies)
-    item_need = [("cp.async", _is_cp_async, (0 if raw else g["dec_q_copies"]) + 2 * g["kv_copies"]),
+    item_need = [("cp.async", _is_cp_async, (0 if raw else g["dec_q_copies"]) + 2 * kvc),
                  ("zero-fill", _is_zero_fill, item_sts)]
     units = []
     if wk["pre_items"]:
@@ -1581,7 +1584,7 @@ def ragged_model(inst, shape):
         ("masking (logit: key range, scale, soft-cap test, causal/window)",
          masked | src_lines(RG_MMA, r"return logit\(P, c, x")),
         ("K/V row lookups (load_kv_rows, kv_row, page table)",
-         src_span(RG_MMA, r"void load_kv_rows\(void \*tile", r"^}")
+         src_span(RG_MMA, r"void load_kv_rows\(void \*k_tile", r"^}")
          | src_span(RG_COMMON, r"int64_t kv_row\(const pa_rg_launch", r"^}")
          | src_span(RG_MMA, r"auto load_kv = ", r"^    \};")),
         ("slot loop control, barriers",

@@ -28,6 +28,8 @@
 // pv); the decode shape reuses it with a 16-key Cfg on a 16-row slice.
 #pragma once
 
+#include <type_traits>
+
 #include "../attn_tile.cuh"
 #include "ragged_common.cuh"
 
@@ -76,29 +78,35 @@ template <int HP> __device__ __forceinline__ int raw_swz(int r, int b) {
     return (r * HP + b) ^ (m << 4);
 }
 
-// K or V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
-// lookup per row. The thread layout is load_rows_async's (thread t copies
-// 8-element group t % G of rows t / G + (kThreads / G) i, i < ITER): the G
-// lanes sharing a row are consecutive lanes of one warp, so lane j < ITER of
-// them resolves the row of iteration j and the others take it by shuffle (the
-// generic loader resolved every row once per group: 16 lookups per row at
-// head 128). A cache of the query dtype lands in the tile [BN][kStride] of T
-// (16-byte copies); an fp8 cache lands raw, RAW, in dense rows of HP bytes
-// (8-byte copies: a row of head_size bytes is only 8-byte aligned when the
-// head size is an odd multiple of 8) for dequant_tile after the barrier.
-// Absent rows and columns past the head size are zero-filled.
-template <class C, bool RAW, bool SWZ = false>
-__device__ __forceinline__ void load_kv_rows(void *tile, const pa_rg_launch &P, const Item &c, int k0, int which,
-                                             int head_size) {
+// K and V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
+// lookup per key: its V row is its K row's head_size elements further (the
+// combined layout interleaves them). The thread layout is load_rows_async's
+// (thread t copies group t % G of rows t / G + (kThreads / G) i, i < ITER):
+// the G lanes sharing a row are consecutive lanes of one warp, so lane j <
+// ITER of them resolves the row of iteration j and the others take it by
+// shuffle (the generic loader resolved every row once per group: 16 lookups
+// per row at head 128). A cache of the query dtype lands in the tiles
+// [BN][kStride] of T (16-byte copies); an fp8 cache lands raw, RAW, in rows
+// of HP bytes (dense, or SWZ: raw_swz; V's BN rows after K's) by copies of W
+// bytes: 16 where the head size is a multiple of 16, else 8 (a row of
+// head_size bytes is only 8-byte aligned when the head size is an odd
+// multiple of 8). Absent rows and columns past the head size are zero-filled.
+// ONE: only the rows of `which` (0 K, 1 V), into k_tile: a prefill item on
+// fp8 pages copies K and V apart (with the rows' addresses of both live
+// across its copies, ptxas spills beside its accumulators).
+template <class C, bool RAW, bool SWZ = false, int W = 8, bool ONE = false>
+__device__ __forceinline__ void load_kv_rows(void *k_tile, void *v_tile, const pa_rg_launch &P, const Item &c, int k0,
+                                             int head_size, int which = 0) {
     using T = typename C::T;
-    constexpr int G = C::kGroups, ITER = C::BN * G / C::kThreads;
+    static_assert(!RAW || W == 8 || W == 16, "raw copies of 8 or 16 bytes");
+    constexpr int G = RAW ? C::HP / W : C::kGroups, ITER = C::BN * G / C::kThreads;
     static_assert(G <= 32 && 32 % G == 0 && ITER >= 1 && ITER <= G && C::BN * G % C::kThreads == 0,
                   "load_kv_rows: the lanes of a row must share a warp");
     const int tid = threadIdx.x, g = tid % G, lane = tid & 31, first = lane - g;
-    int64_t mine = -1; // the row this lane resolves: iteration g
+    int64_t mine = -1; // the K row this lane resolves: iteration g
     if (g < ITER) {
         const int key = k0 + tid / G + (C::kThreads / G) * g;
-        mine = key < c.it.k_hi ? kv_row(P, c, key, which) : -1;
+        mine = key < c.it.k_hi ? kv_row(P, c, key, ONE ? which : 0) : -1;
     }
     const int lo = (int)(uint32_t)(uint64_t)mine, hi = (int)((uint64_t)mine >> 32);
 #pragma unroll
@@ -107,17 +115,25 @@ __device__ __forceinline__ void load_kv_rows(void *tile, const pa_rg_launch &P, 
         const uint32_t rhi = (uint32_t)__shfl_sync(0xffffffffu, hi, first + i);
         const int64_t off = (int64_t)(((uint64_t)rhi << 32) | rlo);
         const int r = tid / G + (C::kThreads / G) * i;
-        const bool ok = off >= 0 && g * 8 < head_size;
         if constexpr (RAW) {
-            const uint8_t *kv8 = static_cast<const uint8_t *>(P.kv);
-            const int at = SWZ ? raw_swz<C::HP>(r, g * 8) : r * C::HP + g * 8;
-            pa::ptx::cp_async(static_cast<uint8_t *>(tile) + at, kv8 + (ok ? off + g * 8 : 0), 8, ok ? 8 : 0);
+            const bool ok = off >= 0 && g * W < head_size;
+            const uint8_t *src = static_cast<const uint8_t *>(P.kv) + (ok ? off + g * W : 0);
+            const int at = SWZ ? raw_swz<C::HP>(r, g * W) : r * C::HP + g * W;
+            pa::ptx::cp_async(static_cast<uint8_t *>(k_tile) + at, src, W, ok ? W : 0);
+            if (!ONE)
+                pa::ptx::cp_async(static_cast<uint8_t *>(v_tile) + at, src + (ok ? head_size : 0), W, ok ? W : 0);
         } else {
-            T *dst = static_cast<T *>(tile) + r * C::kStride + g * 8;
-            if (ok)
-                pa::ptx::cp_async16(dst, static_cast<const T *>(P.kv) + off + g * 8);
-            else
-                *reinterpret_cast<uint4 *>(dst) = make_uint4(0, 0, 0, 0);
+            const bool ok = off >= 0 && g * 8 < head_size;
+            T *dk = static_cast<T *>(k_tile) + r * C::kStride + g * 8;
+            T *dv = static_cast<T *>(v_tile) + r * C::kStride + g * 8;
+            if (ok) {
+                const T *src = static_cast<const T *>(P.kv) + off + g * 8;
+                pa::ptx::cp_async16(dk, src);
+                pa::ptx::cp_async16(dv, src + head_size);
+            } else {
+                *reinterpret_cast<uint4 *>(dk) = make_uint4(0, 0, 0, 0);
+                *reinterpret_cast<uint4 *>(dv) = make_uint4(0, 0, 0, 0);
+            }
         }
     }
 }
@@ -170,17 +186,26 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
     uint8_t *raw = reinterpret_cast<uint8_t *>(C::k_tile(smem, 1));
     static_assert(2 * kSlot * C::HP <= (C::kv_elems + C::v_elems) * sizeof(T), "raw K and V fit in a stage");
     auto raw_k = [&](int stage) { return reinterpret_cast<uint8_t *>(C::k_tile(smem, stage)); };
+    const bool w16 = hs % 16 == 0; // fp8 rows 16-byte aligned: 16-byte copies
+    auto load_raw = [&](auto width, uint8_t *dst, int k0) {
+        constexpr int W = decltype(width)::value;
+        if constexpr (MODE == kSlotRaw) {
+            load_kv_rows<C, true, true, W>(dst, dst + kSlot * C::HP, P, c, k0, hs);
+        } else {
+            load_kv_rows<C, true, false, W, true>(dst, nullptr, P, c, k0, hs, 0);
+            load_kv_rows<C, true, false, W, true>(dst + kSlot * C::HP, nullptr, P, c, k0, hs, 1);
+        }
+    };
     auto load_kv = [&](int t, int stage) {
         const int k0 = c.it.k_lo + t * kSlot;
-        if (MODE == kSlot16) {
-            load_kv_rows<C, false>(C::k_tile(smem, stage), P, c, k0, 0, hs);
-            load_kv_rows<C, false>(C::v_tile(smem, stage), P, c, k0, 1, hs);
-        } else if (MODE == kSlotRaw) {
-            load_kv_rows<C, true, true>(raw_k(stage), P, c, k0, 0, hs);
-            load_kv_rows<C, true, true>(raw_k(stage) + kSlot * C::HP, P, c, k0, 1, hs);
+        if constexpr (MODE == kSlot16) {
+            load_kv_rows<C, false>(C::k_tile(smem, stage), C::v_tile(smem, stage), P, c, k0, hs);
         } else {
-            load_kv_rows<C, true>(raw, P, c, k0, 0, hs);
-            load_kv_rows<C, true>(raw + kSlot * C::HP, P, c, k0, 1, hs);
+            uint8_t *dst = MODE == kSlotRaw ? raw_k(stage) : raw;
+            if (w16)
+                load_raw(std::integral_constant<int, 16>(), dst, k0);
+            else
+                load_raw(std::integral_constant<int, 8>(), dst, k0);
         }
     };
     const int nslots = (c.it.k_hi - c.it.k_lo + kSlot - 1) / kSlot;
