@@ -455,9 +455,12 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 //     scaled by a power of two 2^-qe per item so that its largest |q| lands
 //     in [2^14, 2^15) (f16 holds bf16's 8 significant bits and more), 2^qe
 //     joining the score scale. P is rounded to f16 for P V.
-// Against decode_item on converted tiles this removes, per warp and slot, the
-// conversion of the whole slot (about 4 of every 5 instructions of an fp8
-// decode slot at head 128), its 16-bit stores and the ldmatrix reads of them.
+// Against converting the slot in shared memory this removes, per warp and
+// slot, the conversion's round trip (raw loads, 16-bit stores, ldmatrix
+// reads, a barrier) and, for bf16 queries, the f16-to-bf16 repacking: the
+// conversion's lines were 300 of an fp8 decode slot's 1026 warp instructions
+// at head 128. The F2FP count stays (64 per lane): a warp converts its own
+// 16 keys, in registers, where the CTA converted the whole slot.
 template <int HP, int DT, bool E5M2>
 __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Item &c, unsigned char *smem,
                                                 const Scales &sc, int *s_flag) {
@@ -477,48 +480,38 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
     for (int i = 0; i < 2; i++)
         qp[i] = q_pos(c, c.it.row0 + g + 8 * i);
 
-    // Q's A fragments: qa[j][s][h][x] = row g + 8h, dims 64j + 16c + 4s + 2x, +1.
-    uint32_t qa[KC][4][2][2];
+    // Q's A fragments: qa[4j + s][h][x] = row g + 8h, dims 64j + 16c + 4s + 2x, +1.
+    uint32_t qa[KC * 4][2][2];
     int qe = 0;
     {
+        auto each_q = [](auto fn) { // every (k-step, row half) of the lane
+#pragma unroll
+            for (int ks = 0; ks < KC * 4; ks++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    fn(ks, h);
+        };
         const T *q = static_cast<const T *>(P.q);
         const T *qrow[2];
 #pragma unroll
         for (int h = 0; h < 2; h++)
             qrow[h] = g + 8 * h < c.it.nrows ? q + row_offset(P, c, c.it.row0 + g + 8 * h) : nullptr;
-        uint2 raw_q[KC][4][2];
-#pragma unroll
-        for (int j = 0; j < KC; j++)
-#pragma unroll
-            for (int s4 = 0; s4 < 4; s4++) {
-                const int d = 64 * j + 16 * qc + 4 * s4; // 4 elements, all inside the head or all past it
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    raw_q[j][s4][h] =
-                        qrow[h] && d < hs ? *reinterpret_cast<const uint2 *>(qrow[h] + d) : make_uint2(0u, 0u);
-            }
+        uint2 rq[KC * 4][2];
+        each_q([&](int ks, int h) {
+            const int d = 64 * (ks >> 2) + 16 * qc + 4 * (ks & 3); // 4 elements, inside the head or past it
+            rq[ks][h] = qrow[h] && d < hs ? *reinterpret_cast<const uint2 *>(qrow[h] + d) : make_uint2(0u, 0u);
+        });
         if constexpr (DT == 1) {
-#pragma unroll
-            for (int j = 0; j < KC; j++)
-#pragma unroll
-                for (int s4 = 0; s4 < 4; s4++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        qa[j][s4][h][0] = raw_q[j][s4][h].x;
-                        qa[j][s4][h][1] = raw_q[j][s4][h].y;
-                    }
+            each_q([&](int ks, int h) {
+                qa[ks][h][0] = rq[ks][h].x;
+                qa[ks][h][1] = rq[ks][h].y;
+            });
         } else {
             float mx = 0.0f;
-#pragma unroll
-            for (int j = 0; j < KC; j++)
-#pragma unroll
-                for (int s4 = 0; s4 < 4; s4++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const float2 a = pa::tile::unpack2<2>(raw_q[j][s4][h].x);
-                        const float2 b = pa::tile::unpack2<2>(raw_q[j][s4][h].y);
-                        mx = fmaxf(mx, fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(b.x), fabsf(b.y))));
-                    }
+            each_q([&](int ks, int h) {
+                const float2 a = pa::tile::unpack2<2>(rq[ks][h].x), b = pa::tile::unpack2<2>(rq[ks][h].y);
+                mx = fmaxf(mx, fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(b.x), fabsf(b.y))));
+            });
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1)
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
@@ -528,17 +521,11 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                 qe = max(ex - 15, -120);
             }
             const float f = ldexpf(1.0f, -qe);
-#pragma unroll
-            for (int j = 0; j < KC; j++)
-#pragma unroll
-                for (int s4 = 0; s4 < 4; s4++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const float2 a = pa::tile::unpack2<2>(raw_q[j][s4][h].x);
-                        const float2 b = pa::tile::unpack2<2>(raw_q[j][s4][h].y);
-                        qa[j][s4][h][0] = pa::tile::pack2<1>(a.x * f, a.y * f);
-                        qa[j][s4][h][1] = pa::tile::pack2<1>(b.x * f, b.y * f);
-                    }
+            each_q([&](int ks, int h) {
+                const float2 a = pa::tile::unpack2<2>(rq[ks][h].x), b = pa::tile::unpack2<2>(rq[ks][h].y);
+                qa[ks][h][0] = pa::tile::pack2<1>(a.x * f, a.y * f);
+                qa[ks][h][1] = pa::tile::pack2<1>(b.x * f, b.y * f);
+            });
         }
     }
     const float qk = sc.qk * ldexpf(1.0f, qe);
@@ -582,7 +569,8 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                     const uint32_t w4[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
                     for (int s4 = 0; s4 < 4; s4++) {
-                        const uint32_t a[4] = {qa[j][s4][0][0], qa[j][s4][1][0], qa[j][s4][0][1], qa[j][s4][1][1]};
+                        const uint32_t(&q2)[2][2] = qa[4 * j + s4];
+                        const uint32_t a[4] = {q2[0][0], q2[1][0], q2[0][1], q2[1][1]};
                         pa::tile::mma16816<1>(s[nb], a, cvt(w4[s4]), cvt(w4[s4] >> 16));
                     }
                 }
