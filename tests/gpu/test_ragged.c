@@ -492,6 +492,34 @@ Test(ragged_gpu, fp8_decode_query_range) {
         }
 }
 
+/* fp8 pages at head sizes between the instances (each runs padded to 64,
+ * 128 or 256): the decode items' fragment reads past the head size (a
+ * 64-dim chunk partly or, at head 256, wholly empty), 8-byte row copies
+ * where the head size is an odd multiple of 8 and 16-byte ones elsewhere,
+ * and the prefill items' conversion, for both query dtypes and fp8 kinds. */
+Test(ragged_gpu, fp8_head_sizes) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hss[] = {8, 24, 48, 72, 96, 136, 176, 200};
+    int n = 0;
+    for (int i = 0; i < 8; i++)
+        for (int v = 0; v < 2; v++, n++) {
+            gcase k = {.seed = 7800 + (uint64_t)n,
+                       .q_dtype = (i + v) & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                       .cache_dtype = v ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                       .num_seqs = 3,
+                       .qh = 8,
+                       .kvh = 2,
+                       .hs = hss[i],
+                       .ps = 16,
+                       .q_lo = 1,
+                       .q_hi = 24,
+                       .extra_lo = 40,
+                       .extra_hi = 160,
+                       .decode_every = 2};
+            run_case(&k);
+        }
+}
+
 /* Prefill tiles of 128 rows, 32 per warp (heads up to 128 on f16/bf16): row
  * counts on both sides of every warp's share (17, 32, 33, 64, 65, 96, 127,
  * 128, 129, 257 rows), so tiles with one to four busy warps and a partial
