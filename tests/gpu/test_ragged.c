@@ -285,10 +285,13 @@ Test(ragged_gpu, fp8_pages_with_scales) {
             }
 }
 
+/* The soft cap is 0.5: these random logits have a spread of about 0.7, which
+ * a cap of 50 (Gemma 2's) bends by less than the tolerance (dropping the cap
+ * in the decode items passed with 50, and with 2). */
 Test(ragged_gpu, sliding_window_and_soft_cap) {
     PA_SKIP_WITHOUT_GPU();
     static const int windows[] = {0, 5, 128};
-    static const float caps[] = {0.0f, 50.0f};
+    static const float caps[] = {0.0f, 0.5f};
     int n = 0;
     for (int w = 0; w < 3; w++)
         for (int c = 0; c < 2; c++)
@@ -520,6 +523,49 @@ Test(ragged_gpu, fp8_head_sizes) {
         }
 }
 
+/* Decode items under every masking feature, on pages of the query dtype
+ * (decode_item) and fp8 pages (decode_item_fp8): sliding windows shorter and
+ * longer than a slot, soft caps small enough to bend these logits (their
+ * spread is about 0.7; a cap of 30 would leave them within the tolerance of
+ * no cap), a soft mask value, a page size that is not a power of two and
+ * forced key splits, with one- and two-token items and groups 4 and 8, and
+ * contexts of several slots, so interior and edge slots both run. */
+Test(ragged_gpu, decode_masks) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        int window;
+        float cap, mask;
+        int ps, split;
+    } ms[] = {{37, 0.0f, 0.0f, 16, 0},  {300, 0.5f, 0.0f, 16, 0}, {0, 0.8f, 0.0f, 24, 0},
+              {53, 0.0f, -3.0f, 16, 0}, {0, 0.0f, 0.0f, 24, 128}, {90, 1.0f, -2.0f, 32, 64}};
+    int n = 0;
+    for (int m = 0; m < 6; m++)
+        for (int h = 0; h < 2; h++)
+            for (int f = 0; f < 2; f++, n++) {
+                const pa_dtype q = (m + h) & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+                gcase k = {.seed = 7900 + (uint64_t)n,
+                           .q_dtype = q,
+                           .cache_dtype = !f      ? q
+                                          : m & 1 ? PA_DTYPE_FP8_E5M2
+                                                  : PA_DTYPE_FP8_E4M3,
+                           .num_seqs = 4,
+                           .qh = 16,
+                           .kvh = h ? 2 : 4,
+                           .hs = h ? 128 : 256,
+                           .ps = ms[m].ps,
+                           .q_lo = 1,
+                           .q_hi = 2,
+                           .extra_lo = 60,
+                           .extra_hi = 400,
+                           .window = ms[m].window,
+                           .split = ms[m].split,
+                           .soft_cap = ms[m].cap,
+                           .mask_value = ms[m].mask,
+                           .decode_every = 2};
+                run_case(&k);
+            }
+}
+
 /* Prefill tiles of 128 rows, 32 per warp (heads up to 128 on f16/bf16): row
  * counts on both sides of every warp's share (17, 32, 33, 64, 65, 96, 127,
  * 128, 129, 257 rows), so tiles with one to four busy warps and a partial
@@ -545,7 +591,7 @@ Test(ragged_gpu, prefill_tile_rows) {
                    .hs = hss[v],
                    .ps = v == 4 ? 24 : 16,
                    .window = v == 4 ? 70 : 0,
-                   .soft_cap = v == 4 ? 20.0f : 0.0f,
+                   .soft_cap = v == 4 ? 0.5f : 0.0f,
                    .mask_value = v == 5 ? -3.0f : 0.0f,
                    .split = v == 1 ? 128 : 0};
         int ql[10], kl[10];
