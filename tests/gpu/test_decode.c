@@ -244,7 +244,7 @@ static dcase grid_case(int n) {
     c.bs = BSZ[n % 5];
     c.alibi = n % 2;
     c.window = n % 7 == 3 ? 300 : 0;
-    c.cap = n % 8 == 5 ? 30.0f : 0.0f;
+    c.cap = n % 8 == 5 ? 0.3f : 0.0f;
     c.sparse = n % 10 == 6 ? 1 + (n / 10) % 3 : 0;
     c.nseq = 7;
     c.lens = LENS7;
@@ -315,7 +315,7 @@ Test(decode_long, mqa_f32_e5m2_window, .timeout = 600) {
 Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {33000, 1, 3, 700, 2, 1025, 64};
-    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 40, 40, 64, 8, 0, 0, 20.0f, 0, 7, lens, 14};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 40, 40, 64, 8, 0, 0, 0.3f, 0, 7, lens, 14};
     run_case(&c);
 }
 
@@ -339,7 +339,7 @@ Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
         c.bs = BSZ[i % 5];
         c.alibi = i == 2;
         c.window = i == 5 ? 200 : 0;
-        c.cap = i == 6 ? 20.0f : 0.0f;
+        c.cap = i == 6 ? 0.3f : 0.0f;
         c.nseq = 5;
         c.lens = lens;
         c.seed = 900u + (uint64_t)i;
@@ -399,7 +399,7 @@ Test(decode_fixed, tensor_core, .timeout = 600) {
         c.bs = BSZ[i % 5];
         c.alibi = i % 4 == 2;
         c.window = i % 5 == 3 ? 100 : 0;
-        c.cap = i % 4 == 1 ? 15.0f : 0.0f;
+        c.cap = i % 4 == 1 ? 0.3f : 0.0f;
         c.nseq = 5;
         c.lens = lens;
         c.seed = 950u + (uint64_t)i;
@@ -421,7 +421,7 @@ Test(decode_features, window_cap_alibi, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {1, 5, 77, 300, 513, 1500, 2100};
     const int windows[6] = {1, 8, 64, 300, 1000, 5000};
-    const float caps[3] = {0.0f, 5.0f, 50.0f};
+    const float caps[3] = {0.0f, 0.3f, 50.0f};
     for (int i = 0; i < 12; i++) {
         dcase c = {0};
         c.layout = LAYOUTS[i % 3];
