@@ -12,7 +12,8 @@ Checked, per warp and slot:
   - P.V: lane (g, c) loads 8 bytes of V rows 16 dslice + 2c + {0, 1, 8, 9} at dims
     col0 + 64 v + 8 g (col0 = the warp's half of the head at 256);
 and once per item the f32 staging stores (16 bytes; rows HP + 8 floats apart, the two 4-float
-halves of each 8 swapped where dim bit 5 is set).
+halves of each 8 swapped where dim bit 5 is set). Also the 16-bit items' staging (prefill_item and
+decode_item: float2 stores, rows HP + 8 floats apart).
 
 Each check runs twice: with the kernel's layouts (must be free of conflicts; the exit status
 says) and with the plain ones (dense rows, no swap), to show what the layouts buy.
@@ -80,6 +81,18 @@ def check(hp, swizzled):
     return out
 
 
+def float2_staging(hp, sr):
+    """prefill_item's and decode_item's staging stores (16-bit pages): lane (g, c) stores a float2
+    at row g (+ 8, + the warp's block) and column 8 j + 2 c, rows sr floats apart."""
+    n = ideal = 0
+    for rblock in (0, 8, 16, 24):
+        for j in range(hp // 8):
+            addrs = [4 * ((rblock + (l >> 2)) * sr + 8 * j + 2 * (l & 3)) for l in range(32)]
+            n += wavefronts(addrs, 8)
+            ideal += 2
+    return n, ideal
+
+
 def main():
     bad = False
     for hp in (64, 128, 256):
@@ -90,9 +103,15 @@ def main():
             print("head %3d, %s: %s" % (hp, label, cells))
             if swizzled and any(n > ideal for n, ideal in res.values()):
                 bad = True
+    for hp in (64, 128, 256):
+        for sr, label in ((hp + 8, "kernel rows (HP + 8)"), (hp, "rows HP apart")):
+            n, ideal = float2_staging(hp, sr)
+            print("head %3d, 16-bit items' staging, %s: %d/%d wavefronts" % (hp, label, n, ideal))
+            if sr == hp + 8 and n > ideal:
+                bad = True
     if bad:
         sys.exit("ragged_banks.py: the kernel's layouts conflict")
-    print("ok: the fp8 decode item's shared loads and staging stores meet no bank twice")
+    print("ok: the decode and prefill items' shared loads and staging stores meet no bank twice")
 
 
 if __name__ == "__main__":

@@ -338,9 +338,12 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
     sm.template finalize<C>(o);
 
     // f32 staging over the tiles: the warp's rows, every column.
+    // Rows HP + 8 floats apart: a half warp's float2 stores (rows g, columns
+    // 2c) then meet no bank twice (4 ways with rows HP apart).
+    constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
-    float *st_lse = st + C::BM * HP;
-    static_assert(C::BM * HP * 4 + C::BM * 4 <= C::smem_bytes(MmaShape<HP>::kStages), "f32 staging fits");
+    float *st_lse = st + C::BM * SR;
+    static_assert(C::BM * SR * 4 + C::BM * 4 <= C::smem_bytes(MmaShape<HP>::kStages), "f32 staging fits");
     const int c0 = (lane & 3) * 2;
 #pragma unroll
     for (int i = 0; i < 2 * C::kMT; i++) {
@@ -348,13 +351,13 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 #pragma unroll
         for (int j = 0; j < C::kNO; j++)
             if (j * 8 < hs)
-                *reinterpret_cast<float2 *>(st + row * HP + j * 8 + c0) =
+                *reinterpret_cast<float2 *>(st + row * SR + j * 8 + c0) =
                     make_float2(o[mt * C::kNO + j][2 * h] * sc.v, o[mt * C::kNO + j][2 * h + 1] * sc.v);
         if ((lane & 3) == 0)
             st_lse[row] = busy ? sm.lse(i) : -INFINITY;
     }
     __syncthreads();
-    epilogue<DT, HP, 128>(P, c, st, st_lse, 1, C::BM, s_flag);
+    epilogue<DT, HP, 128, SR>(P, c, st, st_lse, 1, C::BM, s_flag);
 }
 
 // A decode item (<= 16 rows: one GQA group of a decode token, or a few
@@ -413,15 +416,18 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 
     // f32 staging over the tiles: key slice s's 16 rows at rows 16 s, the
     // warp's head columns.
+    // Rows HP + 8 floats apart, as prefill_item's staging.
+    constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
-    float *st_lse = st + 64 * HP;
+    float *st_lse = st + 64 * SR;
+    static_assert(64 * SR * 4 + 64 * 4 <= C::smem_bytes(S::kStages), "f32 staging fits");
     const int c0 = (lane & 3) * 2, srow0 = 16 * dslice + (lane >> 2), col0 = dpart * S::kDecHP;
 #pragma unroll
     for (int j = 0; j < CDV::kNO; j++) {
         if (col0 + j * 8 < hs) {
-            *reinterpret_cast<float2 *>(st + srow0 * HP + col0 + j * 8 + c0) =
+            *reinterpret_cast<float2 *>(st + srow0 * SR + col0 + j * 8 + c0) =
                 make_float2(od[j][0] * sc.v, od[j][1] * sc.v);
-            *reinterpret_cast<float2 *>(st + (srow0 + 8) * HP + col0 + j * 8 + c0) =
+            *reinterpret_cast<float2 *>(st + (srow0 + 8) * SR + col0 + j * 8 + c0) =
                 make_float2(od[j][2] * sc.v, od[j][3] * sc.v);
         }
     }
@@ -430,7 +436,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
         st_lse[srow0 + 8] = sm.lse(1);
     }
     __syncthreads();
-    epilogue<DT, HP, 128>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
+    epilogue<DT, HP, 128, SR>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
 }
 
 // A decode item on fp8 pages: the same work split as decode_item (every warp
