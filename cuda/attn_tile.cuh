@@ -182,6 +182,25 @@ __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
 #endif
 }
 
+// Rows u, v of 4 fp8 each (dims 4k..4k+3 of two keys) through prmt: the key
+// pairs of dims 0 and 1 (PAIR_D01) or 2 and 3 (PAIR_D23), one dim per 16-bit
+// half, the first key in the low byte.
+constexpr uint32_t PAIR_D01 = 0x5140u, PAIR_D23 = 0x7362u;
+
+// The power of two 2^e that brings values whose largest magnitude is mx into
+// f16 with bf16's precision kept: mx * 2^-e lands in [2^14, 2^15) (f16 holds
+// bf16's 8 significant bits and more). e >= -120, so 2^e stays a normal float
+// in the scale it joins; 0 for a zero, NaN or infinite mx (those stay so).
+__device__ __forceinline__ int f16_fit_exponent(float mx) {
+    int e = 0;
+    if (mx > 0.0f && mx <= 3.0e38f) {
+        int ex;
+        frexpf(mx, &ex); // mx in [2^(ex-1), 2^ex)
+        e = max(ex - 15, -120);
+    }
+    return e;
+}
+
 // Two floats to two e4m3 bytes (lo the low byte), rounded to nearest and
 // saturated to +-448 (cvt.rn.satfinite.e4m3x2.f32).
 __device__ __forceinline__ uint32_t e4m3x2(float lo, float hi) {

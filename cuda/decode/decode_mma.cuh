@@ -54,11 +54,10 @@ namespace pa_dec {
 
 constexpr int MMA_ROWS = 8; // query heads per CTA the tensor-core kernel serves
 
-// Byte permute (PRMT): pa::tile::prmt (attn_tile.cuh).
+// Byte permute (PRMT) and its token-pair selectors: attn_tile.cuh.
+using ::pa::tile::PAIR_D01;
+using ::pa::tile::PAIR_D23;
 using ::pa::tile::prmt;
-// Rows u, v of 4 fp8 each (dims 4k..4k+3 of two tokens): the token pairs of
-// dims 0 and 1 (sel 0x5140) or 2 and 3 (sel 0x7362), one dim per 16-bit half.
-constexpr uint32_t PAIR_D01 = 0x5140u, PAIR_D23 = 0x7362u;
 
 // Physical dim of P.V's m-block mb, row r (see the header).
 template <bool F8> PA_DEC_DEV int pv_dim(int mb, int r) {
@@ -125,12 +124,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         for (int o = 16; o > 0; o >>= 1)
             mx = fmaxf(mx, shfl_xor(mx, o));
         // the same in every warp (every warp holds all of Q)
-        if (mx > 0.0f && mx <= 3.0e38f) { // not for a NaN or infinite query: it stays so
-            int ex;
-            frexpf(mx, &ex); // mx in [2^(ex-1), 2^ex)
-            qe = ex - 15;    // mx * 2^-qe in [2^14, 2^15)
-            qe = qe < -120 ? -120 : qe;
-        }
+        qe = pa::tile::f16_fit_exponent(mx);
         const float sc = ldexpf(1.0f, -qe);
 #pragma unroll
         for (int ks = 0; ks < 8; ks++)

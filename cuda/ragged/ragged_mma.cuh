@@ -183,9 +183,9 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
     constexpr int kSlot = C::BN;
     constexpr bool CONV = MODE == kSlotConvert;
     const int hs = P.head_size;
-    uint8_t *raw = reinterpret_cast<uint8_t *>(C::k_tile(smem, 1));
     static_assert(2 * kSlot * C::HP <= (C::kv_elems + C::v_elems) * sizeof(T), "raw K and V fit in a stage");
     auto raw_k = [&](int stage) { return reinterpret_cast<uint8_t *>(C::k_tile(smem, stage)); };
+    uint8_t *raw = raw_k(1);       // kSlotConvert's raw space
     const bool w16 = hs % 16 == 0; // fp8 rows 16-byte aligned: 16-byte copies
     auto load_raw = [&](auto width, uint8_t *dst, int k0) {
         constexpr int W = decltype(width)::value;
@@ -415,8 +415,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     sm.finalize<CDV>(od);
 
     // f32 staging over the tiles: key slice s's 16 rows at rows 16 s, the
-    // warp's head columns.
-    // Rows HP + 8 floats apart, as prefill_item's staging.
+    // warp's head columns, rows HP + 8 floats apart (as prefill_item's).
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + 64 * SR;
@@ -521,11 +520,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1)
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-            if (mx > 0.0f && mx <= 3.0e38f) { // a NaN or infinite query stays so
-                int ex;
-                frexpf(mx, &ex); // mx in [2^(ex-1), 2^ex)
-                qe = max(ex - 15, -120);
-            }
+            qe = pa::tile::f16_fit_exponent(mx);
             const float f = ldexpf(1.0f, -qe);
             each_q([&](int ks, int h) {
                 const float2 a = pa::tile::unpack2<2>(rq[ks][h].x), b = pa::tile::unpack2<2>(rq[ks][h].y);
@@ -606,7 +601,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                     // n-blocks 8v + 2q (dims d0 + 8n + 2q) and 8v + 2q + 1 (d0 + 8n + 2q + 1):
                     // X holds keys 2c, 2c+1 of both dims, Y keys 2c+8, 2c+9.
                     const uint32_t *wd = q4 < 2 ? lo : hi;
-                    const uint32_t sel = q4 % 2 == 0 ? 0x5140u : 0x7362u; // bytes (0, 1) or (2, 3) of two keys
+                    const uint32_t sel = q4 % 2 == 0 ? pa::tile::PAIR_D01 : pa::tile::PAIR_D23;
                     const uint32_t X = pa::tile::prmt(wd[0], wd[1], sel), Y = pa::tile::prmt(wd[2], wd[3], sel);
                     pa::tile::mma16816<1>(od[8 * v + 2 * q4], a, cvt(X), cvt(Y));
                     pa::tile::mma16816<1>(od[8 * v + 2 * q4 + 1], a, cvt(X >> 16), cvt(Y >> 16));
