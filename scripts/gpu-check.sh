@@ -8,7 +8,7 @@
 #   PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
 #                                            use the tree scripts/gpu-pack.sh made elsewhere
 #                                            (for a GPU machine without Criterion)
-#   PA_SECTIONS="tests sanitize checks serve bench side ncu"   which parts to run (default all)
+#   PA_SECTIONS="tests python sanitize checks serve bench side ncu"   which parts to run (default all)
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
@@ -19,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
-SECTIONS=" ${PA_SECTIONS:-tests sanitize checks serve bench side ncu} "
+SECTIONS=" ${PA_SECTIONS:-tests python sanitize checks serve bench side ncu} "
 SAN_SECONDS=${PA_SAN_SECONDS:-300}
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 # Criterion's runtime (and the libcudart it was built with) for our own programs
@@ -175,6 +175,16 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         wait "${test_pids[@]}"
         cat "$logs"/test_*.summary
         echo "(took $(($(date +%s) - t0)) s)"
+        echo '```'
+    fi
+
+    if want python; then
+        # The package on torch CUDA tensors (test_gpu.py: every op family, the
+        # caller's stream, a CUDA-graph replay), against this build's library.
+        echo "## Python package (pytest python/tests, torch on CUDA)"
+        echo '```'
+        (cd "$ROOT/python/tests" && PYTHONPATH="$ROOT/python" PAGEDATTN_LIB="$BUILD/libpagedattn.so" \
+            timeout 600 python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -15)
         echo '```'
     fi
 

@@ -118,12 +118,13 @@ def check(status, what):
     """Raises the documented exception for a pa_status other than PA_SUCCESS:
     ValueError for PA_ERR_INVALID_ARGUMENT, NotImplementedError for
     PA_ERR_UNSUPPORTED, RuntimeError (CudaError for CUDA and no-device) otherwise.
-    The text is `what: <pa_last_error()>`."""
+    The text is `what: <pa_last_error()>` (the library's text alone where it already
+    starts with `what:`)."""
     if status == A.PA_SUCCESS:
         return
     detail = (lib.pa_last_error() or b"").decode(errors="replace")
     name = (lib.pa_status_string(status) or b"?").decode()
-    msg = f"{what}: {detail}" if detail else f"{what}: {name}"
+    msg = detail if detail.startswith(f"{what}: ") else f"{what}: {detail}" if detail else f"{what}: {name}"
     if status == A.PA_ERR_INVALID_ARGUMENT:
         raise ValueError(msg)
     if status == A.PA_ERR_UNSUPPORTED:

@@ -35,7 +35,7 @@ from ._dlpack import view
 
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
            "paged_attention_decode", "copy_blocks", "swap_blocks", "context_attention_fwd",
-           "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size"]
+           "prompt_attention", "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size"]
 
 
 # ---- cache descriptors ----------------------------------------------------------------------------------
@@ -126,6 +126,13 @@ def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
     if cache.dtype in (A.PA_DTYPE_FP8_E4M3, A.PA_DTYPE_FP8_E5M2):
         cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep)
         cache.v_scale = _scale_ptr(op, "v_scale", v_scale, kc_view, keep)
+
+
+def _heads_contiguous(op, x, head_size):
+    need_ndim(op, x, 3)
+    if x.strides[2] != 1 or (x.shape[1] > 1 and x.strides[1] != head_size):
+        raise ValueError(f"{op}: {arg(x)} must have contiguous heads (strides [*, {head_size}, 1]), got "
+                         f"{list(x.strides)}")
 
 
 def _int_vector(op, v, dtype, n=None, what=""):
@@ -506,11 +513,8 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     if head_size != cache.head_size:
         raise ValueError(f"{op}: q head_size {head_size} but the cache's is {cache.head_size}")
     for x in (qv, kv_, vv):
-        need_ndim(op, x, 3)
+        _heads_contiguous(op, x, head_size)
         need_dtype(op, x, (qv.dtype,))
-        if x.strides[2] != 1 or (x.shape[1] > 1 and x.strides[1] != head_size):
-            raise ValueError(f"{op}: {arg(x)} must have contiguous heads (strides [*, {head_size}, 1]), got "
-                             f"{list(x.strides)}")
     for x in (kv_, vv):
         need_shape(op, x, (num_tokens, cache.num_kv_heads, head_size), " ([num_tokens, num_kv_heads, head_size])")
     need_shape(op, ov, qv.shape, " (o must match q)")
@@ -543,6 +547,105 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
         check(lib.pa_ref_context_attention(C.byref(p)), op)
+
+
+# ---- prefill: varlen prompt attention (no cache) ----------------------------------------------------------
+
+_ATTN_TYPES = {"decoder": A.PA_ATTN_DECODER, "encoder": A.PA_ATTN_ENCODER, "encoder_only": A.PA_ATTN_ENCODER_ONLY,
+               "encoder_decoder": A.PA_ATTN_ENCODER_DECODER}
+
+
+def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max_seqlen_k=None, *,
+                     attn_type="decoder", softmax_scale=None, alibi_slopes=None, sliding_window=None,
+                     logits_soft_cap=None, out=None, stream=None):
+    """Varlen attention over packed sequences without a KV cache: what vLLM runs for
+    prompts of decoder models (causal), for encoders and for encoder/decoder
+    cross-attention (flash_attn_varlen_func's arguments, vLLM's AttentionType).
+    Returns `out`.
+
+        q             [num_q_tokens, num_heads, head_size] f32/f16/bf16
+        k, v          [num_k_tokens, num_kv_heads, head_size], q's dtype; num_heads a multiple of
+                      num_kv_heads. Rows may be strided (q, k, v as views of one packed qkv
+                      tensor), heads contiguous (strides [*, head_size, 1]).
+        cu_seqlens_q  int32 [num_seqs + 1]: sequence s owns query rows [cu_seqlens_q[s], cu_seqlens_q[s+1])
+        max_seqlen_q  bound on every query length (sizes the grid; read on the host)
+        cu_seqlens_k  int32 [num_seqs + 1] for the keys, with max_seqlen_k; None = cu_seqlens_q
+                      (self-attention: k and v have q's rows). Cross-attention needs it.
+        attn_type     "decoder" (causal), "encoder", "encoder_only" (not causal) or
+                      "encoder_decoder" (cross-attention, not causal)
+        softmax_scale default 1 / sqrt(head_size)
+        alibi_slopes  float32 [num_heads] or None
+        sliding_window keys at least this far left of the query are masked (None or <= 0: off;
+                      flash_attn's window_size=(w - 1, 0) with causal=True is sliding_window=w)
+        logits_soft_cap  c * tanh(x / c) on the scaled logits (None or 0: off)
+        out           [num_q_tokens, num_heads, head_size], q's dtype, contiguous; None = a new
+                      zeroed tensor of q's framework and device
+    Positions are bottom-right aligned: query i of a sequence with q_len queries and
+    k_len keys sits at k_len - q_len + i, and key j at j (causal masks keys j > that
+    position; ALiBi adds slope * (j - position)). A query row that sees no key gets zeros.
+    """
+    op = "prompt_attention"
+    if attn_type not in _ATTN_TYPES:
+        raise ValueError(f"{op}: attn_type {attn_type!r} is not one of {', '.join(map(repr, _ATTN_TYPES))}")
+    t = views(op, q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+              alibi_slopes=alibi_slopes)
+    keep = [t]
+    qv, kv_, vv = t["q"], t["k"], t["v"]
+    need_ndim(op, qv, 3)
+    need_dtype(op, qv, QUERY_DTYPES)
+    num_q_tokens, num_heads, head_size = qv.shape
+    for x in (qv, kv_, vv):
+        _heads_contiguous(op, x, head_size)
+        need_dtype(op, x, (qv.dtype,))
+    num_k_tokens, num_kv_heads = kv_.shape[0], kv_.shape[1]
+    need_shape(op, kv_, (num_k_tokens, num_kv_heads, head_size), " ([num_k_tokens, num_kv_heads, head_size])")
+    need_shape(op, vv, kv_.shape, " (v must match k)")
+    if num_kv_heads < 1 or num_heads % num_kv_heads:
+        raise ValueError(f"{op}: q has {num_heads} heads, not a multiple of k's {num_kv_heads} KV heads")
+    csq, csk = t["cu_seqlens_q"], t["cu_seqlens_k"]
+    _int_vector(op, csq, "int32", 1, " (num_seqs + 1 start locations)")
+    num_seqs = csq.shape[0] - 1
+    if csk is None:
+        if attn_type == "encoder_decoder":
+            raise ValueError(f"{op}: cross-attention (attn_type 'encoder_decoder') needs cu_seqlens_k and "
+                             "max_seqlen_k")
+        if num_k_tokens != num_q_tokens:
+            raise ValueError(f"{op}: without cu_seqlens_k (self-attention) k and v need q's {num_q_tokens} rows, "
+                             f"got {num_k_tokens}")
+    else:
+        _int_vector(op, csk, "int32")
+        need_shape(op, csk, (num_seqs + 1,), " (cu_seqlens_q's length)")
+        if max_seqlen_k is None:
+            raise ValueError(f"{op}: cu_seqlens_k needs max_seqlen_k (a bound on every key length)")
+    al = t["alibi_slopes"]
+    if al is not None:
+        need_dtype(op, al, ("float32",))
+        need_shape(op, al, (num_heads,), " ([num_heads])")
+        need_contiguous(op, al)
+    if out is None:
+        out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
+    ov = view(out, f"{op}: out")
+    keep.append(ov)
+    need_shape(op, ov, qv.shape, " (out must match q)")
+    need_dtype(op, ov, (qv.dtype,))
+    need_contiguous(op, ov)
+    cuda = same_device(op, list(t.values()) + [ov])
+    p = A.PromptAttentionParams(
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
+        v_stride=vv.strides[0], dtype=PA_DTYPES[qv.dtype], attn_type=_ATTN_TYPES[attn_type], cu_seqlens_q=csq.ptr,
+        cu_seqlens_k=csk.ptr if csk is not None else None, num_seqs=num_seqs, num_heads=num_heads,
+        num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
+        num_k_tokens=num_k_tokens if csk is not None else num_q_tokens, max_seqlen_q=int(max_seqlen_q),
+        max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
+        scale=float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(head_size),
+        alibi_slopes=al.ptr if al is not None else None,
+        sliding_window=int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0,
+        soft_cap=float(logits_soft_cap or 0.0))
+    if cuda:
+        check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
+    else:
+        check(lib.pa_ref_prompt_attention(C.byref(p)), op)
+    return out
 
 
 # ---- ragged paged attention and the KV update by slices -------------------------------------------------------

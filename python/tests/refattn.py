@@ -76,9 +76,10 @@ class Paged:
         raise ValueError(layout)
 
 
-def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0):
+def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causal=True):
     """q [nq, H, d]; K, V [nk, KVH, d]; query i at position q_pos[i] sees keys
-    j <= q_pos[i] (all keys when q_pos is None). float64 softmax."""
+    j <= q_pos[i] (all keys when q_pos is None or causal is False; the window
+    and ALiBi still count from q_pos[i]). float64 softmax."""
     q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
     nq, H, d = q.shape
     nk, kvh, _ = K.shape
@@ -93,7 +94,7 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0):
             qp = nk - 1 if q_pos is None else q_pos[i]
             if alibi is not None:
                 logits = logits + alibi[h] * (pos - qp)
-            mask = pos > qp
+            mask = pos > qp if causal else np.zeros(nk, bool)
             if window:
                 mask |= (qp - pos) >= window
             if mask.all():

@@ -223,6 +223,50 @@ def test_ragged_and_context_shapes():
     assert (o == 7).all()
 
 
+def test_prompt_attention_bad_arguments():
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    k = rng.standard_normal((6, 2, 32)).astype(np.float32)
+    cu = np.array([0, 2, 6], np.int32)
+    o = np.full_like(q, 7)
+    bad = [
+        (ValueError, "attn_type 'causal' is not one of", dict(attn_type="causal")),
+        (ValueError, r"cross-attention \(attn_type 'encoder_decoder'\) needs cu_seqlens_k",
+         dict(attn_type="encoder_decoder")),
+        (ValueError, "cu_seqlens_k needs max_seqlen_k", dict(cu_seqlens_k=cu)),
+        (ValueError, r"cu_seqlens_k has shape \[2\]; expected \[3\]",
+         dict(cu_seqlens_k=np.array([0, 6], np.int32), max_seqlen_k=6)),
+        (ValueError, "alibi_slopes has dtype float64", dict(alibi_slopes=np.ones(4))),
+        (ValueError, r"alibi_slopes has shape \[2\]; expected \[4\]", dict(alibi_slopes=np.ones(2, np.float32))),
+        (ValueError, "out has dtype float16", dict(out=np.zeros(q.shape, np.float16))),
+    ]
+    for exc, msg, kw in bad:
+        with pytest.raises(exc, match=msg):
+            pa.prompt_attention(q, k, k, cu, 4, **dict(dict(out=o), **kw))
+    with pytest.raises(ValueError, match="k and v need q's 6 rows, got 5"):
+        pa.prompt_attention(q, k[:5], k[:5], cu, 4, out=o)
+    with pytest.raises(ValueError, match=r"v has shape \[6, 1, 32\]; expected \[6, 2, 32\]"):
+        pa.prompt_attention(q, k, k[:, :1], cu, 4, out=o)
+    with pytest.raises(ValueError, match="not a multiple of k's 3 KV heads"):
+        pa.prompt_attention(q, np.zeros((6, 3, 32), np.float32), np.zeros((6, 3, 32), np.float32), cu, 4, out=o)
+    with pytest.raises(ValueError, match="k must have contiguous heads"):
+        pa.prompt_attention(q, k[:, :, ::2], k[:, :, ::2], cu, 4, out=o)
+    with pytest.raises(ValueError, match="cu_seqlens_q has dtype int64"):
+        pa.prompt_attention(q, k, k, cu.astype(np.int64), 4, out=o)
+    with pytest.raises(ValueError, match="k is on cuda:0 but q is on cpu:0"):
+        pa.prompt_attention(q, FakeCuda(k), k, cu, 4, out=o)
+    # The library's own checks (pa_ref_prompt_attention) reach Python as ValueError too:
+    # a query length above max_seqlen_q, a head size the kernels do not take.
+    with pytest.raises(ValueError, match="^prompt_attention: cu_seqlens_q: sequence 1 has length 4 > the bound 3"):
+        pa.prompt_attention(q, k, k, cu, 3, out=o)
+    q12, k12, o12 = np.zeros((6, 4, 12), np.float32), np.zeros((6, 2, 12), np.float32), np.full((6, 4, 12), 7.0)
+    with pytest.raises((ValueError, NotImplementedError), match="head_size 12"):
+        pa.prompt_attention(q12, k12, k12, cu, 4, out=o12.astype(np.float32))
+    assert (o == 7).all()
+    got = pa.prompt_attention(q, k, k, cu, 4, out=o)  # the good arguments do run
+    assert got is o and np.isfinite(o).all()
+
+
 def test_prefill_path_setting():
     before = pa.get_prefill_path()
     try:

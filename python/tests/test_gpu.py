@@ -138,3 +138,32 @@ def test_ragged_on_cuda_matches_cpu_reference_path():
         ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.09, q_pos=[n - m + i for i in range(m)])
         np.testing.assert_allclose(host[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
         np.testing.assert_allclose(dev.cpu().numpy()[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
+
+
+@pytest.mark.parametrize("attn_type,dtype,D,q_lens,k_lens", [
+    ("decoder", torch.float16, 128, [1, 100, 333], None),
+    ("encoder", torch.bfloat16, 64, [77, 5], None),
+    ("encoder_decoder", torch.float16, 96, [3, 40], [200, 17]),
+])
+def test_prompt_attention_on_cuda(attn_type, dtype, D, q_lens, k_lens):
+    rng = np.random.default_rng(6)
+    H, KVH = 8, 2
+    k_lens_ = q_lens if k_lens is None else k_lens
+    q = rng.standard_normal((sum(q_lens), H, D)).astype(np.float32)
+    k = rng.standard_normal((sum(k_lens_), KVH, D)).astype(np.float32)
+    v = rng.standard_normal((sum(k_lens_), KVH, D)).astype(np.float32)
+    cq = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    ck = np.concatenate([[0], np.cumsum(k_lens_)]).astype(np.int32)
+    tq, tk, tv = (torch.from_numpy(a).to("cuda", dtype) for a in (q, k, v))
+    kw = {} if k_lens is None else dict(cu_seqlens_k=to_cuda(ck), max_seqlen_k=max(k_lens))
+    out = pa.prompt_attention(tq, tk, tv, to_cuda(cq), max(q_lens), attn_type=attn_type, softmax_scale=0.1, **kw)
+    torch.cuda.synchronize()
+    assert out.dtype == dtype and out.is_cuda
+    got = out.float().cpu().numpy()
+    # the reference sees the inputs as rounded to the kernel's dtype
+    qr, kr, vr = (t.float().cpu().numpy() for t in (tq, tk, tv))
+    tol = 4e-3 if dtype == torch.float16 else 2e-2
+    for s, (n, m) in enumerate(zip(q_lens, k_lens_)):
+        ref = attend(qr[cq[s]:cq[s + 1]], kr[ck[s]:ck[s + 1]], vr[ck[s]:ck[s + 1]], 0.1,
+                     q_pos=[m - n + i for i in range(n)], causal=attn_type == "decoder")
+        np.testing.assert_allclose(got[cq[s]:cq[s + 1]], ref, atol=tol, rtol=tol)

@@ -234,6 +234,60 @@ def test_context_attention_fwd(layout, dtype):
         close(o[a:b], attend(q[a:b], K, V, 0.3, q_pos=[c + i for i in range(n)]), dtype)
 
 
+# ---- prefill: varlen prompt attention ---------------------------------------------------------------------
+
+PROMPT_CASES = [  # attn_type, dtype, heads, kv heads, head size, query lengths, key lengths (None: self)
+    ("decoder", np.float32, 4, 2, 32, [5, 1, 0, 17], None),
+    ("decoder", np.float16, 8, 2, 64, [4, 6, 3], [9, 6, 1]),  # bottom-right causal; seq 2 has rows before key 0
+    ("encoder", np.float16, 4, 4, 32, [7, 2], None),
+    ("encoder_only", np.float32, 6, 3, 40, [3, 12], None),
+    ("encoder_decoder", np.float32, 4, 1, 32, [3, 7, 2], [10, 4, 0]),  # cross: key lengths of their own
+]
+
+
+def _cu(lens):
+    return np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+
+
+@pytest.mark.parametrize("attn_type,dtype,H,KVH,D,q_lens,k_lens", PROMPT_CASES)
+def test_prompt_attention(attn_type, dtype, H, KVH, D, q_lens, k_lens):
+    rng = np.random.default_rng(14)
+    self_attn = k_lens is None
+    k_lens = q_lens if self_attn else k_lens
+    q = rng.standard_normal((sum(q_lens), H, D)).astype(dtype)
+    k = rng.standard_normal((sum(k_lens), KVH, D)).astype(dtype)
+    v = rng.standard_normal((sum(k_lens), KVH, D)).astype(dtype)
+    cq, ck = _cu(q_lens), _cu(k_lens)
+    kw = {} if self_attn else dict(cu_seqlens_k=ck, max_seqlen_k=max(k_lens))
+    out = pa.prompt_attention(q, k, v, cq, max(q_lens), attn_type=attn_type, softmax_scale=0.2, **kw)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    for s, (n, m) in enumerate(zip(q_lens, k_lens)):
+        ref = attend(q[cq[s]:cq[s + 1]], k[ck[s]:ck[s + 1]], v[ck[s]:ck[s + 1]], 0.2,
+                     q_pos=[m - n + i for i in range(n)], causal=attn_type == "decoder")
+        close(out[cq[s]:cq[s + 1]], ref, dtype)
+
+
+@pytest.mark.parametrize("attn_type", ["decoder", "encoder"])
+def test_prompt_attention_packed_qkv_alibi_window_cap(attn_type):
+    """q, k and v as strided views of one [tokens, H + 2 KVH, D] projection; ALiBi, a
+    sliding window and a soft cap at once, into a caller's out."""
+    rng = np.random.default_rng(15)
+    H, KVH, D, lens = 4, 2, 32, [9, 20, 1]
+    qkv = rng.standard_normal((sum(lens), H + 2 * KVH, D)).astype(np.float32)
+    q, k, v = qkv[:, :H], qkv[:, H:H + KVH], qkv[:, H + KVH:]
+    alibi = rng.uniform(0.05, 0.5, H).astype(np.float32)
+    out = np.full(q.shape, np.nan, np.float32)
+    cq = _cu(lens)
+    got = pa.prompt_attention(q, k, v, cq, max(lens), attn_type=attn_type, softmax_scale=0.4, alibi_slopes=alibi,
+                              sliding_window=5, logits_soft_cap=0.8, out=out)
+    assert got is out
+    for s, n in enumerate(lens):
+        a, b = cq[s], cq[s + 1]
+        ref = attend(q[a:b], k[a:b], v[a:b], 0.4, q_pos=list(range(n)), alibi=alibi, window=5, soft_cap=0.8,
+                     causal=attn_type == "decoder")
+        close(out[a:b], ref, np.float32)
+
+
 # ---- ragged --------------------------------------------------------------------------------------------
 
 
