@@ -75,6 +75,8 @@ _proto("pa_ref_swap_blocks", _S, _P, _P, _I64, _P, _I64, _I64, _I64)
 _proto("pa_copy_blocks", _S, _P, _P, _I32, _P, _I64, _I64, C.c_int, _I64, _P)
 _proto("pa_ref_copy_blocks", _S, _P, _P, _I32, _P, _I64, _I64, C.c_int, _I64)
 _proto("pa_kv_cache_validate", _S, _ptr(A.KvCache))
+_proto("pa_convert", _S, _P, C.c_int, _P, C.c_int, _I64, _P, _P)
+_proto("pa_ref_convert", _S, _P, C.c_int, _P, C.c_int, _I64, _P)
 # prefill
 _proto("pa_set_prefill_path", _S, C.c_int)
 _proto("pa_get_prefill_path", C.c_int)

@@ -71,21 +71,21 @@ def need_inner_contiguous(op, v):
         raise ValueError(f"{op}: {arg(v)} must have stride 1 in its last dimension, got strides {list(v.strides)}")
 
 
-def cache_dtype(op, v, kv_cache_dtype):
-    """pa_dtype of a cache tensor under vLLM's kv_cache_dtype string."""
+def cache_dtype(op, v, kv_cache_dtype, what="kv_cache_dtype"):
+    """pa_dtype of a cache tensor under vLLM's kv_cache_dtype string (the argument `what`)."""
     kvd = (kv_cache_dtype or "auto").lower()
     if kvd == "auto":
         if v.dtype not in PA_DTYPES:
-            raise ValueError(f"{op}: {arg(v)} has dtype {v.dtype}; with kv_cache_dtype 'auto' a cache must be "
+            raise ValueError(f"{op}: {arg(v)} has dtype {v.dtype}; with {what} 'auto' a cache must be "
                              "float32, float16, bfloat16, float8_e4m3fn or float8_e5m2")
         return PA_DTYPES[v.dtype]
     if kvd not in _KV_CACHE_DTYPES:
-        raise ValueError(f"{op}: kv_cache_dtype {kv_cache_dtype!r} is not one of 'auto', 'fp8', 'fp8_e4m3', "
+        raise ValueError(f"{op}: {what} {kv_cache_dtype!r} is not one of 'auto', 'fp8', 'fp8_e4m3', "
                          "'fp8_e5m2'")
     want = _KV_CACHE_DTYPES[kvd]
     if v.dtype == "uint8" or PA_DTYPES.get(v.dtype) == want:
         return want
-    raise ValueError(f"{op}: {arg(v)} has dtype {v.dtype}; kv_cache_dtype {kv_cache_dtype!r} needs uint8 or "
+    raise ValueError(f"{op}: {arg(v)} has dtype {v.dtype}; {what} {kv_cache_dtype!r} needs uint8 or "
                      "the matching float8 storage")
 
 

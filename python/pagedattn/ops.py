@@ -35,7 +35,8 @@ from ._dlpack import view
 
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
            "paged_attention_decode", "copy_blocks", "swap_blocks", "context_attention_fwd",
-           "prompt_attention", "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size"]
+           "prompt_attention", "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size",
+           "convert_fp8"]
 
 
 # ---- cache descriptors ----------------------------------------------------------------------------------
@@ -213,6 +214,47 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv
     """
     _write_kv("reshape_and_cache_flash", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
               v_scale, stream, flash=True)
+
+
+def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None):
+    """Quantises a cache to fp8 or dequantises one (vLLM's ops.convert_fp8). Writes `dst_cache`.
+
+        dst_cache, src_cache  contiguous, the same number of elements; one of them fp8 (uint8 storage
+                              under kv_dtype 'fp8' / 'fp8_e4m3' / 'fp8_e5m2', or a float8 dtype), the
+                              other float32, float16 or bfloat16
+        scale                 a Python float, or a float32 tensor of one element on the caches' device:
+                              fp8 = sat(x / scale) rounded to nearest even, x = fp8 * scale
+    kv_dtype 'auto' takes the fp8 format from a float8 dtype (uint8 storage needs a format name).
+    """
+    op = "convert_fp8"
+    t = views(op, dst_cache=dst_cache, src_cache=src_cache)
+    dv, sv = t["dst_cache"], t["src_cache"]
+    cuda = same_device(op, [dv, sv])
+    for x in (dv, sv):
+        need_contiguous(op, x)
+    if dv.numel != sv.numel:
+        raise ValueError(f"{op}: dst_cache has {dv.numel} elements but src_cache {sv.numel}")
+
+    def fp8_side(x):
+        return x.dtype == "uint8" or x.dtype in ("float8_e4m3fn", "float8_e5m2")
+
+    if fp8_side(dv) == fp8_side(sv):
+        raise ValueError(f"{op}: exactly one of dst_cache ({dv.dtype}) and src_cache ({sv.dtype}) must be fp8 "
+                         "(uint8 or float8 storage); the other float32, float16 or bfloat16")
+    f8, wide = (dv, sv) if fp8_side(dv) else (sv, dv)
+    need_dtype(op, wide, QUERY_DTYPES)
+    if (kv_dtype or "auto").lower() == "auto" and f8.dtype == "uint8":
+        raise ValueError(f"{op}: uint8 storage needs kv_dtype 'fp8', 'fp8_e4m3' or 'fp8_e5m2' (it does not name "
+                         "a format)")
+    f8_dt = cache_dtype(op, f8, kv_dtype, "kv_dtype")
+    keep = [t]
+    sp = _scale_ptr(op, "scale", scale, f8, keep)
+    args = (dv.ptr, PA_DTYPES[dv.dtype] if dv is wide else f8_dt, sv.ptr, PA_DTYPES[sv.dtype] if sv is wide else f8_dt,
+            sv.numel, sp)
+    if cuda:
+        check(lib.pa_convert(*args, stream_handle(op, [dv, sv], stream)), op)
+    else:
+        check(lib.pa_ref_convert(*args), op)
 
 
 # ---- decode --------------------------------------------------------------------------------------------------

@@ -103,3 +103,23 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causa
             p = np.exp(logits - logits.max())
             out[i, h] = (p / p.sum()) @ V[:, h // g]
     return out
+
+
+def fp8_values(fmt):
+    """The value of each of the 256 bytes of an fp8 format, by its definition
+    (OCP FP8: e4m3 = 1 sign, 4 exponent bits with bias 7, 3 mantissa bits, no
+    infinities, S.1111.111 NaN; e5m2 = IEEE-style, bias 15, 2 mantissa bits)."""
+    ebits, mbits, bias = (4, 3, 7) if fmt == "e4m3" else (5, 2, 15)
+    out = np.empty(256)
+    for b in range(256):
+        sign = -1.0 if b & 0x80 else 1.0
+        e, m = (b >> mbits) & ((1 << ebits) - 1), b & ((1 << mbits) - 1)
+        if fmt == "e4m3" and e == 15 and m == 7:
+            out[b] = np.nan
+        elif fmt == "e5m2" and e == 31:
+            out[b] = np.nan if m else sign * np.inf
+        elif e == 0:
+            out[b] = sign * m / (1 << mbits) * 2.0 ** (1 - bias)
+        else:
+            out[b] = sign * (1 + m / (1 << mbits)) * 2.0 ** (e - bias)
+    return out

@@ -267,6 +267,28 @@ def test_prompt_attention_bad_arguments():
     assert got is o and np.isfinite(o).all()
 
 
+def test_convert_fp8_bad_arguments():
+    x = np.ones((4, 8), np.float32)
+    q = np.full((4, 8), 7, np.uint8)
+    bad = [
+        ("exactly one of dst_cache \\(float32\\) and src_cache \\(float32\\) must be fp8", (x.copy(), x), {}),
+        ("exactly one of dst_cache \\(uint8\\)", (q, q.copy()), {}),
+        ("dst_cache has 31 elements but src_cache 32", (np.zeros(31, np.uint8), x), {}),
+        ("uint8 storage needs kv_dtype", (q, x), dict(kv_dtype="auto")),
+        ("kv_dtype 'int8' is not one of", (q, x), dict(kv_dtype="int8")),
+        ("src_cache has dtype float64", (q, np.ones((4, 8))), {}),
+        ("scale must hold one float32", (q, x), dict(scale=np.ones(2, np.float32))),
+        ("must be contiguous", (q, np.ones((8, 4), np.float32).T), {}),
+        ("src_cache is on cuda:0 but dst_cache is on cpu:0", (q, FakeCuda(x)), {}),
+    ]
+    for msg, args, kw in bad:
+        with pytest.raises(ValueError, match=msg):
+            pa.convert_fp8(*args, **kw)
+    assert (q == 7).all()
+    pa.convert_fp8(q, x)  # the good arguments do run: 1.0 is e4m3 0x38
+    assert (q == 0x38).all()
+
+
 def test_prefill_path_setting():
     before = pa.get_prefill_path()
     try:

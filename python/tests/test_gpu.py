@@ -167,3 +167,19 @@ def test_prompt_attention_on_cuda(attn_type, dtype, D, q_lens, k_lens):
         ref = attend(qr[cq[s]:cq[s + 1]], kr[ck[s]:ck[s + 1]], vr[ck[s]:ck[s + 1]], 0.1,
                      q_pos=[m - n + i for i in range(n)], causal=attn_type == "decoder")
         np.testing.assert_allclose(got[cq[s]:cq[s + 1]], ref, atol=tol, rtol=tol)
+
+
+def test_convert_fp8_on_cuda_matches_host():
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((64, 8, 128)) * 30).astype(np.float16)
+    q = np.zeros(x.shape, np.uint8)
+    pa.convert_fp8(q, x, 0.5, "fp8")
+    tq = torch.zeros(x.shape, dtype=torch.uint8, device="cuda")
+    pa.convert_fp8(tq, to_cuda(x), torch.tensor([0.5], device="cuda"), "fp8")
+    back = torch.empty(x.shape, dtype=torch.bfloat16, device="cuda")
+    pa.convert_fp8(back, tq, 0.5, "fp8")
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(tq.cpu().numpy(), q)
+    hb = np.zeros(x.shape, np.float32)
+    pa.convert_fp8(hb, q, 0.5, "fp8")
+    np.testing.assert_array_equal(back.float().cpu().numpy(), hb)  # e4m3 x 0.5 is exact in bf16

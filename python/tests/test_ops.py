@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend, x_of
+from refattn import Paged, attend, fp8_values, x_of
 
 TOL = {np.float32: 2e-5, np.float16: 2e-3}
 
@@ -165,8 +165,8 @@ def test_kv_cache_update_slices():
 
 def test_kv_cache_update_quantises_into_fp8_cache():
     """f32 rows into an fp8 e5m2 cache (uint8 storage) with a scale: each stored
-    byte decodes (by the e5m2 definition: 1 sign, 5 exponent bits with bias 15,
-    2 mantissa bits) to within half an e5m2 step of x / scale."""
+    byte decodes (by the e5m2 definition, refattn.fp8_values) to within half an
+    e5m2 step of x / scale."""
     rng = np.random.default_rng(10)
     new_kv = rng.standard_normal((4, 2, 16)).astype(np.float32)
     cache = np.zeros((8, 2, 16), np.uint8)
@@ -174,14 +174,39 @@ def test_kv_cache_update_quantises_into_fp8_cache():
     slices[:, 0] = (2, 0, 4)
     pa.kv_cache_update(new_kv, slices, cache, np.array([1], np.int32), page_size=4, kv_cache_dtype="fp8_e5m2",
                        k_scale=np.array([0.5], np.float32), v_scale=np.array([0.25], np.float32))
-    b = cache[2:6].astype(np.int64)
-    sign = np.where(b & 0x80, -1.0, 1.0)
-    e, m = (b >> 2) & 0x1F, b & 3
-    val = sign * np.where(e == 0, m / 4 * 2.0 ** -14, (1 + m / 4) * 2.0 ** (e - 15))
+    val = fp8_values("e5m2")[cache[2:6].astype(np.int64)]
     scale = np.array([0.5, 0.25])[np.arange(2) % 2][None, :, None]  # combined head 0 is K, 1 is V
     want = new_kv / scale
     assert not cache[:2].any() and not cache[6:].any()
     np.testing.assert_array_less(np.abs(val - want), np.abs(want) * 0.125 + 2.0 ** -16)
+
+
+@pytest.mark.parametrize("fmt,kv_dtype", [("e4m3", "fp8"), ("e5m2", "fp8_e5m2")])
+def test_convert_fp8_both_ways(fmt, kv_dtype):
+    """Quantising stores the byte whose value (by the format's definition) is nearest
+    to x / scale, saturated at the largest finite value; dequantising gives exactly
+    value(byte) * scale for every byte."""
+    table = fp8_values(fmt)
+    finite = np.isfinite(table)
+    top = table[finite].max()
+    rng = np.random.default_rng(16)
+    scale = 0.37
+    x = np.concatenate([rng.standard_normal(502) * 40, rng.standard_normal(200) * 1e-3,
+                        [0.0, -0.0, 1e6, -1e6, top * scale, -top * scale]]).astype(np.float32).reshape(2, -1, 2)
+    q = np.full(x.shape, 0xAA, np.uint8)
+    pa.convert_fp8(q, x, scale, kv_dtype)
+    got = table[q.astype(np.int64)]
+    want = np.clip(x.astype(np.float64) / np.float32(scale), -top, top)
+    err = np.abs(got - want)
+    best = np.abs(table[finite][None, :] - want.reshape(-1, 1)).min(axis=1).reshape(want.shape)
+    assert np.isfinite(got).all()
+    np.testing.assert_array_less(err, best + 1e-12 + 1e-7 * np.abs(want))  # the nearest value (ties either way)
+
+    every = np.array([b for b in range(256) if finite[b]], np.uint8)
+    for dt in (np.float32, np.float16):
+        y = np.full(every.shape, np.nan, dt)
+        pa.convert_fp8(y, every, np.array([scale], np.float32), kv_dtype)
+        np.testing.assert_array_equal(y, (table[every] * np.float32(scale)).astype(np.float32).astype(dt))
 
 
 def test_copy_and_swap_blocks():
