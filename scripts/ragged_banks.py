@@ -13,7 +13,8 @@ Checked, per warp and slot:
     col0 + 64 v + 8 g (col0 = the warp's half of the head at 256);
 and once per item the f32 staging stores (16 bytes; rows HP + 8 floats apart, the two 4-float
 halves of each 8 swapped where dim bit 5 is set). Also the 16-bit items' staging (prefill_item and
-decode_item: float2 stores, rows HP + 8 floats apart).
+decode_item: float2 stores, rows HP + 8 floats apart), and load_kv_rows' cp.async writes on 16-bit
+pages (one or two 16-byte chunks a lane).
 
 Each check runs twice: with the kernel's layouts (must be free of conflicts; the exit status
 says) and with the plain ones (dense rows, no swap), to show what the layouts buy.
@@ -93,6 +94,27 @@ def float2_staging(hp, sr):
     return n, ideal
 
 
+def kv_copies(hp, ch):
+    """load_kv_rows' cp.async destinations on 16-bit pages: thread t copies the 16-byte chunks
+    t % G + G j (j < ch) of rows t / G + (128 / G) i, rows HP + 8 elements (2 bytes) apart,
+    G = HP / 8 / ch lanes a row; slots of 64 keys (32 at head 256). Per warp and slot, K's
+    copies (V's are the same)."""
+    g_lanes, rows = hp // 8 // ch, 64 if hp <= 128 else 32
+    iters = rows * g_lanes // 128
+    n = ideal = 0
+    for w in range(4):
+        for i in range(iters):
+            for j in range(ch):
+                addrs = []
+                for l in range(32):
+                    t = 32 * w + l
+                    r, c = t // g_lanes + (128 // g_lanes) * i, t % g_lanes + g_lanes * j
+                    addrs.append(2 * (hp + 8) * r + 16 * c)
+                n += wavefronts(addrs, 16)
+                ideal += 4
+    return n, ideal
+
+
 def main():
     bad = False
     for hp in (64, 128, 256):
@@ -109,9 +131,17 @@ def main():
             print("head %3d, 16-bit items' staging, %s: %d/%d wavefronts" % (hp, label, n, ideal))
             if sr == hp + 8 and n > ideal:
                 bad = True
+    for hp in (64, 128, 256):
+        kernel = 2 if hp >= 128 else 1  # load_kv_rows' CH: two chunks a lane where a row is 256 bytes or more
+        for ch in (1, 2):
+            n, ideal = kv_copies(hp, ch)
+            label = "kernel" if ch == kernel else "not used"
+            print("head %3d, 16-bit K/V copies, %d chunk(s) a lane (%s): %d/%d wavefronts" % (hp, ch, label, n, ideal))
+            if ch == kernel and n > ideal:
+                bad = True
     if bad:
         sys.exit("ragged_banks.py: the kernel's layouts conflict")
-    print("ok: the decode and prefill items' shared loads and staging stores meet no bank twice")
+    print("ok: the decode and prefill items' shared loads, K/V copies and staging stores meet no bank twice")
 
 
 if __name__ == "__main__":

@@ -80,13 +80,18 @@ template <int HP> __device__ __forceinline__ int raw_swz(int r, int b) {
 
 // K and V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
 // lookup per key: its V row is its K row's head_size elements further (the
-// combined layout interleaves them). The thread layout is load_rows_async's
-// (thread t copies group t % G of rows t / G + (kThreads / G) i, i < ITER):
-// the G lanes sharing a row are consecutive lanes of one warp, so lane j <
-// ITER of them resolves the row of iteration j and the others take it by
-// shuffle (the generic loader resolved every row once per group: 16 lookups
-// per row at head 128). A cache of the query dtype lands in the tiles
-// [BN][kStride] of T (16-byte copies); an fp8 cache lands raw, RAW, in rows
+// combined layout interleaves them). Thread t copies the CH 16-byte chunks
+// t % G + G j (j < CH) of rows t / G + (kThreads / G) i, i < ITER: the G
+// lanes sharing a row are consecutive lanes of one warp, so lane j < ITER of
+// them resolves the row of iteration j and the others take it by shuffle
+// (the generic loader resolved every row once per group: 16 lookups per row
+// at head 128). A cache of the query dtype lands in the tiles [BN][kStride]
+// of T (16-byte copies, zero-filled by cp.async where absent), two chunks a
+// lane where a row is 256 bytes or more: a quarter warp still writes 128
+// contiguous bytes of one row (no bank conflicts) and reads them from global
+// memory, and each row's shuffles, address and checks serve twice the bytes
+// (at head 64 two chunks a lane would put two rows in a quarter warp, 144
+// bytes apart: banks shared). An fp8 cache lands raw, RAW, in rows
 // of HP bytes (dense, or SWZ: raw_swz; V's BN rows after K's) by copies of W
 // bytes: 16 where the head size is a multiple of 16, else 8 (a row of
 // head_size bytes is only 8-byte aligned when the head size is an odd
@@ -99,7 +104,8 @@ __device__ __forceinline__ void load_kv_rows(void *k_tile, void *v_tile, const p
                                              int head_size, int which = 0) {
     using T = typename C::T;
     static_assert(!RAW || W == 8 || W == 16, "raw copies of 8 or 16 bytes");
-    constexpr int G = RAW ? C::HP / W : C::kGroups, ITER = C::BN * G / C::kThreads;
+    constexpr int CH = !RAW && C::kGroups * 16 >= 256 ? 2 : 1; // 16-byte chunks per lane and row
+    constexpr int G = RAW ? C::HP / W : C::kGroups / CH, ITER = C::BN * G / C::kThreads;
     static_assert(G <= 32 && 32 % G == 0 && ITER >= 1 && ITER <= G && C::BN * G % C::kThreads == 0,
                   "load_kv_rows: the lanes of a row must share a warp");
     const int tid = threadIdx.x, g = tid % G, lane = tid & 31, first = lane - g;
@@ -123,16 +129,14 @@ __device__ __forceinline__ void load_kv_rows(void *k_tile, void *v_tile, const p
             if (!ONE)
                 pa::ptx::cp_async(static_cast<uint8_t *>(v_tile) + at, src + (ok ? head_size : 0), W, ok ? W : 0);
         } else {
-            const bool ok = off >= 0 && g * 8 < head_size;
             T *dk = static_cast<T *>(k_tile) + r * C::kStride + g * 8;
             T *dv = static_cast<T *>(v_tile) + r * C::kStride + g * 8;
-            if (ok) {
-                const T *src = static_cast<const T *>(P.kv) + off + g * 8;
-                pa::ptx::cp_async16(dk, src);
-                pa::ptx::cp_async16(dv, src + head_size);
-            } else {
-                *reinterpret_cast<uint4 *>(dk) = make_uint4(0, 0, 0, 0);
-                *reinterpret_cast<uint4 *>(dv) = make_uint4(0, 0, 0, 0);
+            const T *src = static_cast<const T *>(P.kv) + (off >= 0 ? off + g * 8 : 0);
+#pragma unroll
+            for (int j = 0; j < CH; j++) {
+                const bool ok = off >= 0 && (g + G * j) * 8 < head_size;
+                pa::ptx::cp_async16_or_zero(dk + G * 8 * j, src + G * 8 * j, ok);
+                pa::ptx::cp_async16_or_zero(dv + G * 8 * j, src + G * 8 * j + head_size, ok);
             }
         }
     }
