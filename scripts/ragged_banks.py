@@ -13,8 +13,9 @@ Checked, per warp and slot:
     col0 + 64 v + 8 g (col0 = the warp's half of the head at 256);
 and once per item the f32 staging stores (16 bytes; rows HP + 8 floats apart, the two 4-float
 halves of each 8 swapped where dim bit 5 is set). Also the 16-bit items' staging (prefill_item and
-decode_item: float2 stores, rows HP + 8 floats apart), and load_kv_rows' cp.async writes on 16-bit
-pages (one or two 16-byte chunks a lane).
+decode_item: float2 stores, rows HP + 8 floats apart), and load_kv_rows' cp.async writes, one or
+two 16-byte chunks a lane: on 16-bit pages, and on fp8 pages (raw_swz rows for decode items, dense
+rows for prefill items).
 
 Each check runs twice: with the kernel's layouts (must be free of conflicts; the exit status
 says) and with the plain ones (dense rows, no swap), to show what the layouts buy.
@@ -94,25 +95,34 @@ def float2_staging(hp, sr):
     return n, ideal
 
 
-def kv_copies(hp, ch):
-    """load_kv_rows' cp.async destinations on 16-bit pages: thread t copies the 16-byte chunks
-    t % G + G j (j < ch) of rows t / G + (128 / G) i, rows HP + 8 elements (2 bytes) apart,
-    G = HP / 8 / ch lanes a row; slots of 64 keys (32 at head 256). Per warp and slot, K's
-    copies (V's are the same)."""
-    g_lanes, rows = hp // 8 // ch, 64 if hp <= 128 else 32
-    iters = rows * g_lanes // 128
+def copies(hp, ch, chunks, place):
+    """load_kv_rows' 16-byte cp.async destinations, per warp and slot (K's; V's are alike): thread
+    t copies the chunks t % G + G j (j < ch) of rows t / G + (128 / G) i, G = chunks / ch lanes a
+    row, in slots of 64 keys (32 at head 256); place(row, chunk) is the byte address."""
+    g_lanes, rows = chunks // ch, 64 if hp <= 128 else 32
     n = ideal = 0
     for w in range(4):
-        for i in range(iters):
+        for i in range(rows * g_lanes // 128):
             for j in range(ch):
                 addrs = []
                 for l in range(32):
                     t = 32 * w + l
-                    r, c = t // g_lanes + (128 // g_lanes) * i, t % g_lanes + g_lanes * j
-                    addrs.append(2 * (hp + 8) * r + 16 * c)
+                    addrs.append(place(t // g_lanes + (128 // g_lanes) * i, t % g_lanes + g_lanes * j))
                 n += wavefronts(addrs, 16)
                 ideal += 4
     return n, ideal
+
+
+def kv_copies(hp, ch):
+    """16-bit pages: rows HP + 8 elements (2 bytes each) apart."""
+    return copies(hp, ch, hp // 8, lambda r, c: 2 * (hp + 8) * r + 16 * c)
+
+
+def raw_copies(hp, ch, swizzled):
+    """fp8 pages: rows of HP bytes, raw_swz for a decode item, dense for a prefill item's conversion."""
+    if swizzled:
+        return copies(hp, ch, hp // 16, lambda r, c: raw_swz(hp, r, 16 * c))
+    return copies(hp, ch, hp // 16, lambda r, c: r * hp + 16 * c)
 
 
 def main():
@@ -139,6 +149,17 @@ def main():
             print("head %3d, 16-bit K/V copies, %d chunk(s) a lane (%s): %d/%d wavefronts" % (hp, ch, label, n, ideal))
             if ch == kernel and n > ideal:
                 bad = True
+    for hp in (64, 128, 256):
+        for swizzled, item in ((True, "decode items, raw_swz"), (False, "prefill items, dense")):
+            # load_kv_rows' CH for RAW 16-byte copies
+            kernel = 2 if hp >= 256 or (swizzled and hp == 128) else 1
+            for ch in (1, 2):
+                n, ideal = raw_copies(hp, ch, swizzled)
+                label = "kernel" if ch == kernel else "not used"
+                print("head %3d, fp8 K/V copies (%s), %d chunk(s) a lane (%s): %d/%d wavefronts"
+                      % (hp, item, ch, label, n, ideal))
+                if ch == kernel and n > ideal:
+                    bad = True
     if bad:
         sys.exit("ragged_banks.py: the kernel's layouts conflict")
     print("ok: the decode and prefill items' shared loads, K/V copies and staging stores meet no bank twice")

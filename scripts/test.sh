@@ -108,6 +108,15 @@ else
     status=1
 fi
 
+echo "== the ragged kernel's shared-memory layouts, from their written formulas: no bank conflicts (scripts/ragged_banks.py) =="
+if python3 scripts/ragged_banks.py >/dev/null; then
+    echo "build    check-banks                   1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"

@@ -80,22 +80,24 @@ template <int HP> __device__ __forceinline__ int raw_swz(int r, int b) {
 
 // K and V rows [k0, k0 + C::BN) of the item by cp.async, one page-table
 // lookup per key: its V row is its K row's head_size elements further (the
-// combined layout interleaves them). Thread t copies the CH 16-byte chunks
+// combined layout interleaves them). Thread t copies the CH chunks
 // t % G + G j (j < CH) of rows t / G + (kThreads / G) i, i < ITER: the G
 // lanes sharing a row are consecutive lanes of one warp, so lane j < ITER of
 // them resolves the row of iteration j and the others take it by shuffle
 // (the generic loader resolved every row once per group: 16 lookups per row
-// at head 128). A cache of the query dtype lands in the tiles [BN][kStride]
-// of T (16-byte copies, zero-filled by cp.async where absent), two chunks a
-// lane where a row is 256 bytes or more: a quarter warp still writes 128
-// contiguous bytes of one row (no bank conflicts) and reads them from global
-// memory, and each row's shuffles, address and checks serve twice the bytes
-// (at head 64 two chunks a lane would put two rows in a quarter warp, 144
-// bytes apart: banks shared). An fp8 cache lands raw, RAW, in rows
-// of HP bytes (dense, or SWZ: raw_swz; V's BN rows after K's) by copies of W
-// bytes: 16 where the head size is a multiple of 16, else 8 (a row of
-// head_size bytes is only 8-byte aligned when the head size is an odd
-// multiple of 8). Absent rows and columns past the head size are zero-filled.
+// at head 128). Two chunks a lane wherever a quarter warp's stores stay free
+// of bank conflicts (below); each row's shuffles, address and checks then
+// serve twice the bytes, and a quarter warp still reads whole 128-byte lines.
+// A cache of the query dtype lands in the tiles [BN][kStride] of T (16-byte
+// chunks, zero-filled by cp.async where absent); two a lane where a row is
+// 256 bytes or more (at head 64 they would put two rows 144 bytes apart in a
+// quarter warp). An fp8 cache lands raw, RAW, in rows of HP bytes (dense, or
+// SWZ: raw_swz; V's BN rows after K's) by copies of W bytes: 16 where the head
+// size is a multiple of 16, else 8 (a row of head_size bytes is only 8-byte
+// aligned when the head size is an odd multiple of 8); two 16-byte chunks a
+// lane where a row is 256 bytes, or 128 swizzled ones (raw_swz puts rows 2m
+// and 2m + 1 in opposite halves of the banks). scripts/ragged_banks.py checks
+// every choice. Absent rows and columns past the head size are zero-filled.
 // ONE: only the rows of `which` (0 K, 1 V), into k_tile: a prefill item on
 // fp8 pages copies K and V apart (with the rows' addresses of both live
 // across its copies, ptxas spills beside its accumulators).
@@ -104,8 +106,9 @@ __device__ __forceinline__ void load_kv_rows(void *k_tile, void *v_tile, const p
                                              int head_size, int which = 0) {
     using T = typename C::T;
     static_assert(!RAW || W == 8 || W == 16, "raw copies of 8 or 16 bytes");
-    constexpr int CH = !RAW && C::kGroups * 16 >= 256 ? 2 : 1; // 16-byte chunks per lane and row
-    constexpr int G = RAW ? C::HP / W : C::kGroups / CH, ITER = C::BN * G / C::kThreads;
+    // Chunks per lane and row (see above).
+    constexpr int CH = (RAW ? W == 16 && (C::HP >= 256 || (SWZ && C::HP == 128)) : C::kGroups * 16 >= 256) ? 2 : 1;
+    constexpr int G = (RAW ? C::HP / W : C::kGroups) / CH, ITER = C::BN * G / C::kThreads;
     static_assert(G <= 32 && 32 % G == 0 && ITER >= 1 && ITER <= G && C::BN * G % C::kThreads == 0,
                   "load_kv_rows: the lanes of a row must share a warp");
     const int tid = threadIdx.x, g = tid % G, lane = tid & 31, first = lane - g;
@@ -122,12 +125,16 @@ __device__ __forceinline__ void load_kv_rows(void *k_tile, void *v_tile, const p
         const int64_t off = (int64_t)(((uint64_t)rhi << 32) | rlo);
         const int r = tid / G + (C::kThreads / G) * i;
         if constexpr (RAW) {
-            const bool ok = off >= 0 && g * W < head_size;
-            const uint8_t *src = static_cast<const uint8_t *>(P.kv) + (ok ? off + g * W : 0);
-            const int at = SWZ ? raw_swz<C::HP>(r, g * W) : r * C::HP + g * W;
-            pa::ptx::cp_async(static_cast<uint8_t *>(k_tile) + at, src, W, ok ? W : 0);
-            if (!ONE)
-                pa::ptx::cp_async(static_cast<uint8_t *>(v_tile) + at, src + (ok ? head_size : 0), W, ok ? W : 0);
+#pragma unroll
+            for (int j = 0; j < CH; j++) {
+                const int b = (g + G * j) * W; // the chunk's first byte in the row
+                const bool ok = off >= 0 && b < head_size;
+                const uint8_t *src = static_cast<const uint8_t *>(P.kv) + (ok ? off + b : 0);
+                const int at = SWZ ? raw_swz<C::HP>(r, b) : r * C::HP + b;
+                pa::ptx::cp_async(static_cast<uint8_t *>(k_tile) + at, src, W, ok ? W : 0);
+                if (!ONE)
+                    pa::ptx::cp_async(static_cast<uint8_t *>(v_tile) + at, src + (ok ? head_size : 0), W, ok ? W : 0);
+            }
         } else {
             T *dk = static_cast<T *>(k_tile) + r * C::kStride + g * 8;
             T *dv = static_cast<T *>(v_tile) + r * C::kStride + g * 8;
