@@ -400,13 +400,28 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     walk_slots<C, kSlot16, 0>(
         P, c, smem,
         [&] {
+            // Q's 16 rows into each warp's 16 rows of the Q tile: thread t
+            // copies chunk t % G of tile rows t / G + RP i, i.e. of Q rows
+            // (t / G + RP i) % 16, which repeat with period D: each thread
+            // works out D row offsets (row_offset divides by the group), not
+            // one per copy; absent rows and chunks past the head zero-filled.
+            constexpr int G = C::kGroups, RP = C::kThreads / G, ITER = 64 * G / C::kThreads;
+            constexpr int D = RP >= 16 ? 1 : 16 / RP;
+            static_assert(C::kThreads % G == 0 && (16 % RP == 0 || RP % 16 == 0), "Q rows repeat per thread");
             const T *q = static_cast<const T *>(P.q);
-            pa::tile::load_rows_async<C, 64>(
-                C::q_tile(smem),
-                [&](int r) -> const T * {
-                    return (r & 15) < c.it.nrows ? q + row_offset(P, c, c.it.row0 + (r & 15)) : nullptr;
-                },
-                hs);
+            const int t = threadIdx.x, cg = t % G, r0 = t / G;
+            int64_t off[D];
+#pragma unroll
+            for (int k = 0; k < D; k++) {
+                const int qr = (r0 + RP * k) & 15;
+                off[k] = qr < c.it.nrows && cg * 8 < hs ? row_offset(P, c, c.it.row0 + qr) + cg * 8 : -1;
+            }
+            T *dst = C::q_tile(smem) + r0 * C::kStride + cg * 8;
+#pragma unroll
+            for (int i = 0; i < ITER; i++) {
+                const int64_t o = off[i % D];
+                pa::ptx::cp_async16_or_zero(dst + RP * i * C::kStride, q + (o >= 0 ? o : 0), o >= 0);
+            }
         },
         [&](int k0, const T *kt, const T *vt, bool edge) {
             const int kd = k0 + 16 * dslice;
