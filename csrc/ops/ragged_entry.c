@@ -42,6 +42,7 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     for (int32_t sh = 0; sh < 31; sh++)
         if ((int32_t)1 << sh == p->kv.block_size)
             l.page_shift = sh;
+    l.group_div = pa_kv_divider_make(p->num_q_heads / p->kv.num_kv_heads);
     l.window = p->sliding_window;
     l.hard_mask = pa_rg_hard_mask(p);
     l.split_tokens = p->kv_split_tokens;

@@ -286,7 +286,8 @@ typedef struct pa_rg_launch {
     int32_t q_dtype, kv_dtype;
     int32_t max_num_seqs, max_tokens, pages_per_seq;
     int32_t num_q_heads, num_kv_heads, head_size, page_size, num_pages;
-    int32_t page_shift; /* log2(page_size) when a power of two, else -1 */
+    int32_t page_shift;      /* log2(page_size) when a power of two, else -1 */
+    pa_kv_divider group_div; /* divides a packed row by the GQA group (num_q_heads / num_kv_heads) */
     int32_t window, hard_mask, split_tokens;
     int32_t tile_rows; /* pa_rg_tile_rows(q_dtype, head_size) */
     float sm_scale, soft_cap, mask_value;

@@ -55,17 +55,18 @@ __device__ __forceinline__ Item load_item(const pa_rg_launch &P, int idx) {
 }
 
 // Element offset of packed row pr (token pr / group, query head kvh * group +
-// pr % group) in q / out.
+// pr % group) in q / out. The division is P.group_div's multiply-high: the
+// group is a launch constant, so `/` would be a software division per call.
 __device__ __forceinline__ int64_t row_offset(const pa_rg_launch &P, const Item &c, int pr) {
-    const int tok = pr / c.group, head = c.it.kvh * c.group + pr % c.group;
+    const int tok = pa_kv_divide(P.group_div, pr), head = c.it.kvh * c.group + (pr - tok * c.group);
     return ((int64_t)(c.q_base + tok) * P.num_q_heads + head) * P.head_size;
 }
 
 // Position of packed row pr (rows past the item are clamped to its last row,
 // so padding rows see a valid key range and never produce NaN).
-__device__ __forceinline__ int q_pos(const Item &c, int pr) {
+__device__ __forceinline__ int q_pos(const pa_rg_launch &P, const Item &c, int pr) {
     const int last = c.it.row0 + c.it.nrows - 1;
-    return c.kv_len - c.q_len + (pr < last ? pr : last) / c.group;
+    return c.kv_len - c.q_len + pa_kv_divide(P.group_div, pr < last ? pr : last);
 }
 
 // Element offset of key `key`'s K (which 0) or V (which 1) row of the item's KV

@@ -220,7 +220,7 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
         }
     };
     const int nslots = (c.it.k_hi - c.it.k_lo + kSlot - 1) / kSlot;
-    const int qmin = q_pos(c, c.it.row0); // rows are token-major: the least position
+    const int qmin = q_pos(P, c, c.it.row0); // rows are token-major: the least position
     load_q();
     load_kv(0, 0);
     pa::tile::cp_async_commit();
@@ -276,7 +276,7 @@ __device__ __forceinline__ void mask_slot(const pa_rg_launch &P, const Item &c, 
     int lo[2 * C::kMT], hi[2 * C::kMT];                     // the row's visible columns
 #pragma unroll
     for (int i = 0; i < 2 * C::kMT; i++) {
-        const int qp = q_pos(c, c.it.row0 + pa::tile::warp_row<C>(i)) - k0;
+        const int qp = q_pos(P, c, c.it.row0 + pa::tile::warp_row<C>(i)) - k0;
         hi[i] = qp + 1;
         lo[i] = P.window > 0 ? qp - P.window + 1 : INT_MIN;
     }
@@ -391,7 +391,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     int qp[2];
 #pragma unroll
     for (int i = 0; i < 2; i++)
-        qp[i] = q_pos(c, c.it.row0 + (lane >> 2) + 8 * i);
+        qp[i] = q_pos(P, c, c.it.row0 + (lane >> 2) + 8 * i);
 
     pa::tile::Softmax sm;
     sm.init();
@@ -509,7 +509,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
     int qp[2];
 #pragma unroll
     for (int i = 0; i < 2; i++)
-        qp[i] = q_pos(c, c.it.row0 + g + 8 * i);
+        qp[i] = q_pos(P, c, c.it.row0 + g + 8 * i);
 
     // Q's A fragments: qa[4j + s][h][x] = row g + 8h, dims 64j + 16c + 4s + 2x, +1.
     uint32_t qa[KC * 4][2][2];

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
         float m[kSimtRows], l[kSimtRows], o[kSimtRows][NJ];
 #pragma unroll
         for (int i = 0; i < kSimtRows; i++) {
-            qp[i] = q_pos(c, c.it.row0 + w * rpw + i);
+            qp[i] = q_pos(P, c, c.it.row0 + w * rpw + i);
             m[i] = -INFINITY;
             l[i] = 0.0f;
 #pragma unroll

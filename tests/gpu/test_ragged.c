@@ -259,6 +259,41 @@ Test(ragged_gpu, head_sizes_and_dtypes) {
         }
 }
 
+/* GQA groups that are not powers of two (28/4 as in Qwen2-7B, 12/4, 10/2, 24/4,
+ * 12/1): a packed row's token and head come from a division by the group (a
+ * multiply-high, pa_rg_launch.group_div), whose other cases a power of two never
+ * reaches. Decode items of 3 to 14 rows (one and two tokens) and prefill items,
+ * on both kernels (f32 queries take the CUDA-core one), fp8 pages, a window, a
+ * soft cap and a forced split. */
+Test(ragged_gpu, odd_groups) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int heads[][2] = {{28, 4}, {12, 4}, {10, 2}, {24, 4}, {12, 1}};
+    static const pa_dtype qd[] = {PA_DTYPE_BF16, PA_DTYPE_F16, PA_DTYPE_F32, PA_DTYPE_BF16};
+    static const pa_dtype cd[] = {PA_DTYPE_BF16, PA_DTYPE_F16, PA_DTYPE_F32, PA_DTYPE_FP8_E4M3};
+    static const int hss[] = {128, 64, 256, 96};
+    int n = 0;
+    for (int h = 0; h < 5; h++)
+        for (int d = 0; d < 4; d++, n++) {
+            gcase k = {.seed = 8100 + (uint64_t)n,
+                       .q_dtype = qd[d],
+                       .cache_dtype = cd[d],
+                       .num_seqs = 6,
+                       .qh = heads[h][0],
+                       .kvh = heads[h][1],
+                       .hs = hss[(h + d) % 4],
+                       .ps = 16,
+                       .q_lo = 1,
+                       .q_hi = 40,
+                       .extra_lo = 0,
+                       .extra_hi = 150,
+                       .window = n % 7 == 3 ? 37 : 0,
+                       .split = n % 5 == 2 ? 64 : 0,
+                       .soft_cap = n % 3 == 1 ? 0.5f : 0.0f,
+                       .decode_every = 2};
+            run_case(&k);
+        }
+}
+
 Test(ragged_gpu, fp8_pages_with_scales) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_dtype qd[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
