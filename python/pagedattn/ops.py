@@ -677,7 +677,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         v_stride=vv.strides[0], dtype=PA_DTYPES[qv.dtype], attn_type=_ATTN_TYPES[attn_type], cu_seqlens_q=csq.ptr,
         cu_seqlens_k=csk.ptr if csk is not None else None, num_seqs=num_seqs, num_heads=num_heads,
         num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
-        num_k_tokens=num_k_tokens if csk is not None else num_q_tokens, max_seqlen_q=int(max_seqlen_q),
+        num_k_tokens=num_k_tokens, max_seqlen_q=int(max_seqlen_q),
         max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
         scale=float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(head_size),
         alibi_slopes=al.ptr if al is not None else None,
