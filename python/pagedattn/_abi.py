@@ -68,6 +68,17 @@ class PromptAttentionParams(C.Structure):
                 ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32)]
 
 
+class MixedAttentionParams(C.Structure):
+    _c_name = "pa_mixed_attention_params"
+    _fields_ = [("out", _ptr), ("query", _ptr), ("key", _ptr), ("value", _ptr),
+                ("q_stride", _i64), ("k_stride", _i64), ("v_stride", _i64), ("q_dtype", _enum), ("kv", KvCache),
+                ("block_tables", _ptr), ("block_table_stride", _i32), ("seq_lens", _ptr),
+                ("query_start_loc", _ptr), ("num_prefills", _i32), ("num_prefill_tokens", _i32),
+                ("num_decode_tokens", _i32), ("num_heads", _i32), ("max_prefill_query_len", _i32),
+                ("max_prefill_seq_len", _i32), ("max_decode_seq_len", _i32), ("scale", _f32),
+                ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32)]
+
+
 class RaggedParams(C.Structure):
     _c_name = "pa_ragged_params"
     _fields_ = [("out", _ptr), ("q", _ptr), ("q_dtype", _enum), ("kv", KvCache), ("kv_lens", _ptr),
@@ -123,8 +134,9 @@ class DeviceProps(C.Structure):
                 ("total_mem_bytes", _size), ("driver_version", C.c_int), ("runtime_version", C.c_int)]
 
 
-MIRRORS = (KvCache, DecodeParams, KvInput, ContextAttentionParams, PromptAttentionParams, RaggedParams,
-           BatchSplit, LocalAttentionParams, LocalAttentionOut, Batch, CommonMetadata, DecodePlan, DeviceProps)
+MIRRORS = (KvCache, DecodeParams, KvInput, ContextAttentionParams, PromptAttentionParams, MixedAttentionParams,
+           RaggedParams, BatchSplit, LocalAttentionParams, LocalAttentionOut, Batch, CommonMetadata, DecodePlan,
+           DeviceProps)
 
 
 def abi_mismatches(lib):

@@ -36,7 +36,7 @@ from ._dlpack import view
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
            "paged_attention_decode", "copy_blocks", "swap_blocks", "context_attention_fwd",
            "prompt_attention", "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size",
-           "convert_fp8"]
+           "convert_fp8", "mixed_attention"]
 
 
 # ---- cache descriptors ----------------------------------------------------------------------------------
@@ -146,6 +146,27 @@ def _int_vector(op, v, dtype, n=None, what=""):
 
 def _opt(x):
     return 0 if x is None else x
+
+
+def _block_table(op, bt, rows):
+    """Checks an int32 [>= rows, width] block table with contiguous rows; returns its row stride."""
+    need_dtype(op, bt, ("int32",))
+    need_ndim(op, bt, 2)
+    if bt.shape[0] < rows:
+        raise ValueError(f"{op}: {arg(bt)} has {bt.shape[0]} rows for {rows} sequences")
+    if bt.shape[1] > 1 and bt.strides[1] != 1:
+        raise ValueError(f"{op}: {arg(bt)} rows must be contiguous, got strides {list(bt.strides)}")
+    return bt.strides[0] if bt.shape[0] > 1 else bt.shape[1]
+
+
+def _alibi(op, al, num_heads):
+    """Address of float32 [num_heads] contiguous ALiBi slopes (None for None)."""
+    if al is None:
+        return None
+    need_dtype(op, al, ("float32",))
+    need_shape(op, al, (num_heads,), " ([num_heads])")
+    need_contiguous(op, al)
+    return al.ptr
 
 
 # ---- reshape_and_cache ------------------------------------------------------------------------------------
@@ -280,28 +301,17 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     num_seqs, num_heads, head_size = q.shape
     if head_size != cache.head_size:
         raise ValueError(f"{op}: query head_size {head_size} but the cache's is {cache.head_size}")
-    if q.strides[2] != 1 or (num_heads > 1 and q.strides[1] != head_size):
-        raise ValueError(f"{op}: query must have contiguous heads (strides [*, {head_size}, 1]), got "
-                         f"{list(q.strides)}")
+    _heads_contiguous(op, q, head_size)
     need_shape(op, o, q.shape, " (out must match query)")
     need_dtype(op, o, (q.dtype,))
     need_contiguous(op, o)
     bt, sl = t["block_tables"], t["seq_lens"]
-    need_dtype(op, bt, ("int32",))
-    need_ndim(op, bt, 2)
-    if bt.shape[0] < num_seqs:
-        raise ValueError(f"{op}: block_tables has {bt.shape[0]} rows for {num_seqs} sequences")
-    if bt.shape[1] > 1 and bt.strides[1] != 1:
-        raise ValueError(f"{op}: block_tables rows must be contiguous, got strides {list(bt.strides)}")
+    bt_stride = _block_table(op, bt, num_seqs)
     _int_vector(op, sl, "int32", num_seqs, " (one per sequence)")
-    al = t["alibi_slopes"]
-    if al is not None:
-        need_dtype(op, al, ("float32",))
-        need_shape(op, al, (num_heads,), " ([num_heads])")
     p = A.DecodeParams(out=o.ptr, query=q.ptr, q_stride=q.strides[0], q_dtype=PA_DTYPES[q.dtype], kv=cache,
-                       block_tables=bt.ptr, block_table_stride=bt.strides[0] if bt.shape[0] > 1 else bt.shape[1],
-                       seq_lens=sl.ptr, num_seqs=num_seqs, num_heads=num_heads, max_seq_len=int(max_seq_len),
-                       scale=float(scale), alibi_slopes=al.ptr if al is not None else None, sliding_window=0,
+                       block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
+                       num_heads=num_heads, max_seq_len=int(max_seq_len), scale=float(scale),
+                       alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=0,
                        soft_cap=0.0, tp_rank=int(tp_rank), bs_local_blocks=int(bs_local),
                        bs_vert_stride=int(bs_vert), bs_block_size=int(bs_block), bs_head_sliding_step=int(bs_step))
     return p, cuda, t, keep
@@ -339,9 +349,12 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
         check(lib.pa_ref_paged_decode(C.byref(p)), op)
 
 
-def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream):
+def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream, ref_fn=None):
+    """Runs run_fn(p, workspace, bytes, stream) on CUDA with a workspace of
+    size_fn(p) bytes (the caller's `workspace` or a new one of the query's
+    framework), or ref_fn(p) (default pa_ref_paged_decode) on the host."""
     if not cuda:
-        check(lib.pa_ref_paged_decode(C.byref(p)), op)
+        check((ref_fn or lib.pa_ref_paged_decode)(C.byref(p)), op)
         return
     nbytes = C.c_size_t(0)
     check(size_fn(C.byref(p), C.byref(nbytes)), op)
@@ -354,7 +367,8 @@ def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream):
         need_contiguous(op, wv)
         same_device(op, [t["query"], wv])
         ws_ptr, ws_bytes = wv.ptr, wv.numel * wv.itemsize
-    check(run_fn(C.byref(p), ws_ptr, ws_bytes, stream_handle(op, t.values(), stream)), op)
+    check(run_fn(C.byref(p), ws_ptr, ws_bytes, stream_handle(op, [v for v in t.values() if v is not None], stream)),
+          op)
 
 
 def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, value_cache, num_kv_heads, scale,
@@ -517,6 +531,43 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
 # ---- prefill: context (prefix) attention ------------------------------------------------------------------
 
 
+def _softmax_scale(scale, head_size):
+    return float(scale) if scale is not None else 1.0 / math.sqrt(head_size)
+
+
+def _window(sliding_window):
+    return int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0
+
+
+def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, keep, new_rows):
+    """The cache descriptor of a prefill over a paged cache, after checking the
+    query q [tokens, num_heads, head_size], the output o (q's shape, contiguous)
+    and the new keys and values k, v [rows, num_kv_heads, head_size] (q's dtype,
+    heads contiguous, rows strided): rows = q's tokens when new_rows is None, at
+    least new_rows otherwise."""
+    cache = _paged_cache(op, kc, vc, kv_cache_dtype)
+    _fill_scales(op, cache, kc, k_scale, v_scale, keep)
+    need_ndim(op, q, 3)
+    need_dtype(op, q, QUERY_DTYPES)
+    head_size = q.shape[2]
+    if head_size != cache.head_size:
+        raise ValueError(f"{op}: {arg(q)} head_size {head_size} but the cache's is {cache.head_size}")
+    for x in (q, k, v):
+        _heads_contiguous(op, x, head_size)
+        need_dtype(op, x, (q.dtype,))
+    for x in (k, v):
+        if new_rows is None:
+            need_shape(op, x, (q.shape[0], cache.num_kv_heads, head_size), " ([num_tokens, num_kv_heads, head_size])")
+        elif tuple(x.shape[1:]) != (cache.num_kv_heads, head_size) or x.shape[0] < new_rows:
+            raise ValueError(f"{op}: {arg(x)} has shape {list(x.shape)}; expected [>= {new_rows}, "
+                             f"{cache.num_kv_heads}, {head_size}] ([num_prefill_tokens or more, num_kv_heads, "
+                             "head_size])")
+    need_shape(op, o, q.shape, f" ({arg(o)} must match {arg(q)})")
+    need_dtype(op, o, (q.dtype,))
+    need_contiguous(op, o)
+    return cache
+
+
 def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
                           max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
                           sm_scale=None, skip_decode=False, *, logits_soft_cap=None, stream=None):
@@ -545,50 +596,115 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
               b_seq_len=b_seq_len, alibi_slopes=alibi_slopes)
     cuda = same_device(op, t.values())
     keep = [t]
-    kc = t["k_cache"]
-    cache = _paged_cache(op, kc, t["v_cache"], kv_cache_dtype)
-    _fill_scales(op, cache, kc, k_scale, v_scale, keep)
     qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
-    need_ndim(op, qv, 3)
-    need_dtype(op, qv, QUERY_DTYPES)
+    cache = _prefill_inputs(op, qv, kv_, vv, ov, t["k_cache"], t["v_cache"], kv_cache_dtype, k_scale, v_scale, keep,
+                            None)
     num_tokens, num_heads, head_size = qv.shape
-    if head_size != cache.head_size:
-        raise ValueError(f"{op}: q head_size {head_size} but the cache's is {cache.head_size}")
-    for x in (qv, kv_, vv):
-        _heads_contiguous(op, x, head_size)
-        need_dtype(op, x, (qv.dtype,))
-    for x in (kv_, vv):
-        need_shape(op, x, (num_tokens, cache.num_kv_heads, head_size), " ([num_tokens, num_kv_heads, head_size])")
-    need_shape(op, ov, qv.shape, " (o must match q)")
-    need_dtype(op, ov, (qv.dtype,))
-    need_contiguous(op, ov)
     bl, bsl, bsq = t["b_loc"], t["b_start_loc"], t["b_seq_len"]
-    need_dtype(op, bl, ("int32",))
-    need_ndim(op, bl, 2)
-    if bl.shape[1] > 1 and bl.strides[1] != 1:
-        raise ValueError(f"{op}: b_loc rows must be contiguous, got strides {list(bl.strides)}")
     num_seqs = bsq.shape[0] if bsq.ndim == 1 else -1
     _int_vector(op, bsq, "int32")
     _int_vector(op, bsl, "int32", num_seqs + 1, " (num_seqs + 1 start locations)")
-    if bl.shape[0] < num_seqs:
-        raise ValueError(f"{op}: b_loc has {bl.shape[0]} rows for {num_seqs} sequences")
-    al = t["alibi_slopes"]
-    if al is not None:
-        need_dtype(op, al, ("float32",))
-        need_shape(op, al, (num_heads,), " ([num_heads])")
-    sw = int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0
     p = A.ContextAttentionParams(
         out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
         v_stride=vv.strides[0], q_dtype=PA_DTYPES[qv.dtype], kv=cache, block_tables=bl.ptr,
-        block_table_stride=bl.strides[0] if bl.shape[0] > 1 else bl.shape[1], query_start_loc=bsl.ptr,
-        seq_lens=bsq.ptr, num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens,
-        max_query_len=int(max_input_len), max_seq_len=int(max_seq_len),
-        scale=float(sm_scale) if sm_scale is not None else 1.0 / math.sqrt(head_size),
-        alibi_slopes=al.ptr if al is not None else None, sliding_window=sw, soft_cap=float(logits_soft_cap or 0.0))
+        block_table_stride=_block_table(op, bl, num_seqs), query_start_loc=bsl.ptr, seq_lens=bsq.ptr,
+        num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens, max_query_len=int(max_input_len),
+        max_seq_len=int(max_seq_len), scale=_softmax_scale(sm_scale, head_size),
+        alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        soft_cap=float(logits_soft_cap or 0.0))
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
         check(lib.pa_ref_context_attention(C.byref(p)), op)
+
+
+# ---- mixed prefill + decode batch (chunked prefill) -----------------------------------------------------------
+
+
+def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
+                    num_prefills, num_prefill_tokens, max_prefill_query_len, max_prefill_seq_len,
+                    max_decode_seq_len, *, num_decode_tokens=None, kv_cache_dtype="auto", k_scale=None,
+                    v_scale=None, scale=None, alibi_slopes=None, sliding_window=None, logits_soft_cap=None,
+                    out=None, workspace=None, stream=None):
+    """Attention for one chunked-prefill step over a paged cache (pa_mixed_attention),
+    vLLM's batch layout with the prefills first:
+
+        query rows  |prefill_0|...|prefill_{P-1}|decode_0|...|decode_{D-1}|
+                    |<--- num_prefill_tokens -->|<- one row each ->|
+
+    Sequences 0..P-1 (P = num_prefills) are prefills: their query rows
+    [query_start_loc[s], query_start_loc[s+1]) attend to their cached context
+    (seq_lens[s] - query length tokens, through their block table row) and then
+    causally to their own new keys and values in `key` / `value`. Sequences
+    P..P+D-1 are decodes of one token whose K/V is already in the cache (write
+    every token with reshape_and_cache / reshape_and_cache_flash first, as vLLM
+    does). Returns `out`. Two launches on CUDA (prefill, then decode); the CPU
+    reference on host arrays.
+
+        query         [>= num_prefill_tokens + D, num_heads, head_size] f32/f16/bf16; rows may
+                      be strided, heads contiguous
+        key, value    [>= num_prefill_tokens, num_kv_heads, head_size], query's dtype: the
+                      new K/V (vLLM's whole step's key and value do; rows past the prefill
+                      tokens are not read)
+        key_cache, value_cache  vLLM paged or flash (NHD/HND) layout, as paged_attention_v1
+        block_tables  int32 [>= P + D, width], rows contiguous
+        seq_lens      int32 [>= P + D]: context + query length per sequence (a decode's
+                      includes its own token)
+        query_start_loc  int32 [>= P + 1], from 0; query_start_loc[P] <= num_prefill_tokens
+        num_decode_tokens  D; None = query's rows - num_prefill_tokens. Fewer leaves query's
+                      last rows (padding, say) unread and their out rows unwritten.
+        max_prefill_query_len, max_prefill_seq_len, max_decode_seq_len  bounds on the
+                      prefills' query lengths and seq_lens and on the decodes' seq_lens (they
+                      size the grids; read on the host)
+        scale         default 1 / sqrt(head_size); alibi_slopes float32 [num_heads] or None;
+                      sliding_window None or <= 0 = off; logits_soft_cap None or 0 = off
+        out           query's shape and dtype, contiguous; None = a new zeroed tensor of query's framework and device
+        workspace     uint8 scratch for the decode part on CUDA (None: allocated with the
+                      query's framework for this call; see paged_attention_decode)
+    The decode part runs the recommended decode entry, so its head and block sizes
+    must be ones paged_attention_decode takes; every check runs before either launch.
+    """
+    op = "mixed_attention"
+    t = views(op, query=query, key=key, value=value, key_cache=key_cache, value_cache=value_cache,
+              block_tables=block_tables, seq_lens=seq_lens, query_start_loc=query_start_loc,
+              alibi_slopes=alibi_slopes)
+    keep = [t]
+    qv = t["query"]
+    need_ndim(op, qv, 3)
+    P, NP = int(num_prefills), int(num_prefill_tokens)
+    if P < 0 or NP < 0 or NP > qv.shape[0]:
+        raise ValueError(f"{op}: num_prefills ({P}) and num_prefill_tokens ({NP}) must be >= 0 with "
+                         f"num_prefill_tokens <= query's {qv.shape[0]} rows")
+    D = qv.shape[0] - NP if num_decode_tokens is None else int(num_decode_tokens)
+    if D < 0 or NP + D > qv.shape[0]:
+        raise ValueError(f"{op}: num_prefill_tokens {NP} + num_decode_tokens {D} must lie within query's "
+                         f"{qv.shape[0]} rows")
+    if out is None:
+        need_dtype(op, qv, QUERY_DTYPES)
+        out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
+    ov = view(out, f"{op}: out")
+    keep.append(ov)
+    cache = _prefill_inputs(op, qv, t["key"], t["value"], ov, t["key_cache"], t["value_cache"], kv_cache_dtype,
+                            k_scale, v_scale, keep, NP)
+    num_heads, head_size = qv.shape[1], qv.shape[2]
+    bt, sl, qsl = t["block_tables"], t["seq_lens"], t["query_start_loc"]
+    bt_stride = _block_table(op, bt, P + D)
+    _int_vector(op, sl, "int32", P + D, " (num_prefills + num_decode_tokens sequences)")
+    _int_vector(op, qsl, "int32", P + 1, " (num_prefills + 1 start locations)")
+    cuda = same_device(op, list(t.values()) + [ov])
+    kv_, vv = t["key"], t["value"]
+    p = A.MixedAttentionParams(
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
+        v_stride=vv.strides[0], q_dtype=PA_DTYPES[qv.dtype], kv=cache, block_tables=bt.ptr,
+        block_table_stride=bt_stride, seq_lens=sl.ptr, query_start_loc=qsl.ptr, num_prefills=P,
+        num_prefill_tokens=NP, num_decode_tokens=D, num_heads=num_heads,
+        max_prefill_query_len=int(max_prefill_query_len), max_prefill_seq_len=int(max_prefill_seq_len),
+        max_decode_seq_len=int(max_decode_seq_len), scale=_softmax_scale(scale, head_size),
+        alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        soft_cap=float(logits_soft_cap or 0.0))
+    _workspace_call(op, p, t, cuda, lib.pa_mixed_attention_workspace_size, lib.pa_mixed_attention, workspace,
+                    stream, lib.pa_ref_mixed_attention)
+    return out
 
 
 # ---- prefill: varlen prompt attention (no cache) ----------------------------------------------------------
@@ -659,11 +775,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         need_shape(op, csk, (num_seqs + 1,), " (cu_seqlens_q's length)")
         if max_seqlen_k is None:
             raise ValueError(f"{op}: cu_seqlens_k needs max_seqlen_k (a bound on every key length)")
-    al = t["alibi_slopes"]
-    if al is not None:
-        need_dtype(op, al, ("float32",))
-        need_shape(op, al, (num_heads,), " ([num_heads])")
-        need_contiguous(op, al)
+    _alibi(op, t["alibi_slopes"], num_heads)
     if out is None:
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
     ov = view(out, f"{op}: out")
@@ -679,10 +791,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
         num_k_tokens=num_k_tokens, max_seqlen_q=int(max_seqlen_q),
         max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
-        scale=float(softmax_scale) if softmax_scale is not None else 1.0 / math.sqrt(head_size),
-        alibi_slopes=al.ptr if al is not None else None,
-        sliding_window=int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0,
-        soft_cap=float(logits_soft_cap or 0.0))
+        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads),
+        sliding_window=_window(sliding_window), soft_cap=float(logits_soft_cap or 0.0))
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:

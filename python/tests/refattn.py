@@ -105,6 +105,41 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causa
     return out
 
 
+def mixed_batch(rng, layout, dtype, H, KVH, D, BS, prefills, decodes, key_rows_extra=0,
+                filler=np.nan):
+    """A chunked-prefill step, prefills first, then decodes: prefills are (context,
+    query length) pairs, decodes seq_lens. The cache holds each prefill's context
+    and each decode's whole history (its own token included), laid out by hand;
+    k, v are the prefills' new keys and values (and key_rows_extra rows more).
+    Returns (Paged, key_cache, value_cache, q, k, v, query_start_loc, seq_lens)."""
+    ctx = [c for c, _ in prefills]
+    q_lens = [n for _, n in prefills]
+    width = max([-(-n // BS) for n in ctx + decodes] + [0]) + 1  # a junk column past the longest
+    pg = Paged(rng, ctx + decodes, KVH, D, BS, dtype, table_width=width)
+    kc, vc = pg.fill(layout, filler)
+    NP, ND = sum(q_lens), len(decodes)
+    q = rng.standard_normal((NP + ND, H, D)).astype(dtype)
+    k = rng.standard_normal((NP + key_rows_extra, KVH, D)).astype(dtype)
+    v = rng.standard_normal((NP + key_rows_extra, KVH, D)).astype(dtype)
+    start = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    seq_lens = np.array([c + n for c, n in prefills] + decodes, np.int32)
+    return pg, kc, vc, q, k, v, start, seq_lens
+
+
+def mixed_reference(pg, q, k, v, start, prefills, decodes, scale, **kw):
+    """Each prefill's rows over its context then its new keys (causal, positions after
+    the context); each decode's row over its cached history."""
+    ref = np.zeros(q.shape)
+    for s, (c, n) in enumerate(prefills):
+        a, b = start[s], start[s + 1]
+        ref[a:b] = attend(q[a:b], np.concatenate([pg.K[s], k[a:b]]), np.concatenate([pg.V[s], v[a:b]]), scale,
+                          q_pos=[c + i for i in range(n)], **kw)
+    NP, P = int(start[-1]), len(prefills)
+    for i, n in enumerate(decodes):
+        ref[NP + i] = attend(q[NP + i:NP + i + 1], pg.K[P + i], pg.V[P + i], scale, q_pos=[n - 1], **kw)[0]
+    return ref
+
+
 def fp8_values(fmt):
     """The value of each of the 256 bytes of an fp8 format, by its definition
     (OCP FP8: e4m3 = 1 sign, 4 exponent bits with bias 7, 3 mantissa bits, no

@@ -8,7 +8,7 @@ import pytest
 
 import pagedattn as pa
 from pagedattn import _abi
-from refattn import Paged
+from refattn import Paged, mixed_batch
 
 
 class FakeCuda:
@@ -265,6 +265,74 @@ def test_prompt_attention_bad_arguments():
     assert (o == 7).all()
     got = pa.prompt_attention(q, k, k, cu, 4, out=o)  # the good arguments do run
     assert got is o and np.isfinite(o).all()
+
+
+def test_mixed_attention_bad_arguments():
+    rng = np.random.default_rng(4)
+    prefills, decodes = [(5, 3), (0, 2)], [7, 4]
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, prefills, decodes)
+    o = np.full_like(q, 7)
+    args = [q, k, v, kc, vc, pg.block_tables, seq_lens, start, 2, 5, 3, 8, 7]
+    bad = [
+        (r"num_prefills \(2\) and num_prefill_tokens \(8\) must be >= 0 with num_prefill_tokens <= query's 7 rows",
+         {9: 8}, {}),
+        (r"num_prefill_tokens 5 \+ num_decode_tokens 3 must lie within query's 7 rows", {}, dict(num_decode_tokens=3)),
+        (r"key has shape \[4, 2, 32\]; expected \[>= 5, 2, 32\]", {1: k[:4]}, {}),
+        (r"value has shape \[5, 1, 32\]", {2: v[:, :1]}, {}),
+        ("block_tables has 3 rows for 4 sequences", {5: pg.block_tables[:3]}, {}),
+        (r"seq_lens has 3 entries; needs at least 4 \(num_prefills \+ num_decode_tokens sequences\)",
+         {6: seq_lens[:3]}, {}),
+        (r"query_start_loc has 2 entries; needs at least 3", {7: start[:2]}, {}),
+        ("query_start_loc has dtype int64", {7: start.astype(np.int64)}, {}),
+        ("out has dtype float16", {}, dict(out=np.zeros(q.shape, np.float16))),
+        (r"out has shape \[6, 4, 32\]", {}, dict(out=np.zeros((6, 4, 32), np.float32))),
+        (r"alibi_slopes has shape \[2\]; expected \[4\]", {}, dict(alibi_slopes=np.ones(2, np.float32))),
+        ("key is on cuda:0 but query is on cpu:0", {1: FakeCuda(k)}, {}),
+        ("value_cache has shape", {4: vc[:, :1]}, {}),
+        # the library's own checks (pa_ref_mixed_attention): a decode's seq_len over its bound
+        ("^mixed_attention: .*seq_len", {12: 6}, {}),
+    ]
+    for msg, pos, kw in bad:
+        a = list(args)
+        for i, x in pos.items():
+            a[i] = x
+        with pytest.raises(ValueError, match=msg):
+            pa.mixed_attention(*a, **dict(dict(out=o), **kw))
+    assert (o == 7).all()
+    # block size 4 suits context attention but not the decode op: refused as a whole, before either part runs
+    pg4, kc4, vc4, q4, k4, v4, start4, sl4 = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 4, prefills, decodes)
+    o4 = np.full_like(q4, 7)
+    with pytest.raises(NotImplementedError, match="block_size 4"):
+        pa.mixed_attention(q4, k4, v4, kc4, vc4, pg4.block_tables, sl4, start4, 2, 5, 3, 8, 7, out=o4)
+    assert (o4 == 7).all()
+    got = pa.mixed_attention(q4, k4, v4, kc4, vc4, pg4.block_tables, sl4, start4, 2, 5, 3, 8, 7,
+                             num_decode_tokens=0, out=o4)  # without its decodes the same batch runs
+    assert got is o4 and np.isfinite(o4[:5]).all() and (o4[5:] == 7).all()
+    got = pa.mixed_attention(*args, out=o)  # the good arguments do run
+    assert got is o and np.isfinite(o).all()
+
+
+def test_strided_alibi_slopes_refused():
+    """ALiBi slopes are read as num_heads adjacent floats, so a strided view is refused
+    (every op that takes them), not read past its elements."""
+    strided = np.ones(8, np.float32)[::2]
+    p = decode_problem()
+    for entry in (pa.paged_attention_v1, pa.paged_attention_decode):
+        with pytest.raises(ValueError, match="alibi_slopes must be contiguous"):
+            entry(**dict(p, alibi_slopes=strided))
+    untouched(p)
+    rng = np.random.default_rng(5)
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match="alibi_slopes must be contiguous"):
+        pa.context_attention_fwd(q[:3], k, v, o[:3], "auto", kc, vc, pg.block_tables, start, seq_lens[:1], 8, 3,
+                                 alibi_slopes=strided)
+    with pytest.raises(ValueError, match="alibi_slopes must be contiguous"):
+        pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, 1, 3, 3, 8, 7, alibi_slopes=strided,
+                           out=o)
+    with pytest.raises(ValueError, match="alibi_slopes must be contiguous"):
+        pa.prompt_attention(q[:3], k, v, start, 3, alibi_slopes=strided, out=o[:3])
+    assert (o == 7).all()
 
 
 def test_convert_fp8_bad_arguments():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend
+from refattn import Paged, attend, mixed_batch, mixed_reference
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available() or pa.device_count() == 0:
@@ -183,3 +183,30 @@ def test_convert_fp8_on_cuda_matches_host():
     hb = np.zeros(x.shape, np.float32)
     pa.convert_fp8(hb, q, 0.5, "fp8")
     np.testing.assert_array_equal(back.float().cpu().numpy(), hb)  # e4m3 x 0.5 is exact in bf16
+
+
+@pytest.mark.parametrize("layout,dtype", [("vllm", torch.float16), ("nhd", torch.bfloat16)])
+def test_mixed_attention_on_cuda(layout, dtype):
+    """A chunked-prefill step (two prefills with contexts, three decodes) on the GPU
+    against the NumPy reference on the inputs as rounded to the kernel's dtype. (The
+    vLLM layout packs x = 16 bytes of elements, so its cache is built in float16 itself;
+    the flash layout does not depend on the dtype and is rounded from float32.)"""
+    rng = np.random.default_rng(8)
+    H, KVH, D, BS = 8, 2, 128, 16
+    prefills, decodes = [(300, 70), (0, 129)], [1, 517, 2000]
+    build = np.float16 if dtype == torch.float16 else np.float32
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, layout, build, H, KVH, D, BS, prefills, decodes,
+                                                       filler=0)
+    dev = [torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype) for a in (q, k, v, kc, vc)]
+    P = len(prefills)
+    out = pa.mixed_attention(*dev, to_cuda(pg.block_tables), to_cuda(seq_lens), to_cuda(start), P, int(start[-1]),
+                             129, 370, 2000, scale=0.09)
+    torch.cuda.synchronize()
+    assert out.dtype == dtype and out.is_cuda
+    qr, kr, vr = (t.float().cpu().numpy() for t in dev[:3])
+    for s in range(len(pg.K)):  # the cached histories as rounded to dtype too
+        pg.K[s] = torch.from_numpy(pg.K[s]).to(dtype).float().numpy()
+        pg.V[s] = torch.from_numpy(pg.V[s]).to(dtype).float().numpy()
+    ref = mixed_reference(pg, qr, kr, vr, start, prefills, decodes, 0.09)
+    tol = 4e-3 if dtype == torch.float16 else 2e-2
+    np.testing.assert_allclose(out.float().cpu().numpy(), ref, atol=tol, rtol=tol)

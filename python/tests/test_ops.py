@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend, fp8_values, x_of
+from refattn import Paged, attend, fp8_values, mixed_batch, mixed_reference, x_of
 
 TOL = {np.float32: 2e-5, np.float16: 2e-3}
 
@@ -257,6 +257,85 @@ def test_context_attention_fwd(layout, dtype):
         K = np.concatenate([pg.K[s], k[a:b]])
         V = np.concatenate([pg.V[s], v[a:b]])
         close(o[a:b], attend(q[a:b], K, V, 0.3, q_pos=[c + i for i in range(n)]), dtype)
+
+
+# ---- mixed prefill + decode ---------------------------------------------------------------------------------
+
+MIXED_CASES = [  # layout, dtype, heads, kv heads, head size, block size, prefill (context, query) lengths, decode lens
+    ("vllm", np.float32, 4, 2, 32, 8, [(0, 5), (13, 3), (24, 9)], [1, 17, 40]),
+    ("nhd", np.float16, 8, 2, 64, 16, [(20, 1), (3, 12)], [33]),
+    ("hnd", np.float32, 4, 4, 32, 16, [], [5, 16, 2]),  # decodes only
+    ("vllm", np.float16, 4, 1, 64, 16, [(7, 6)], []),  # a prefill only
+]
+
+
+@pytest.mark.parametrize("layout,dtype,H,KVH,D,BS,prefills,decodes", MIXED_CASES)
+def test_mixed_attention(layout, dtype, H, KVH, D, BS, prefills, decodes):
+    rng = np.random.default_rng(16)
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, layout, dtype, H, KVH, D, BS, prefills, decodes,
+                                                        key_rows_extra=len(decodes))  # the whole step's K/V
+    P = len(prefills)
+    out = pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, P, int(start[-1]),
+                             max([n for _, n in prefills], default=0), max(seq_lens[:P], default=0),
+                             max(decodes, default=0), scale=0.3)
+    assert out.shape == q.shape and out.dtype == q.dtype
+    close(out, mixed_reference(pg, q, k, v, start, prefills, decodes, 0.3), dtype)
+
+
+def test_mixed_attention_options_strided_query_and_padding():
+    """ALiBi, a sliding window and a soft cap on both parts; the query a strided view of
+    a fused projection; two padding rows past the decodes, left unread and unwritten."""
+    rng = np.random.default_rng(17)
+    H, KVH, D, BS = 4, 2, 32, 16
+    prefills, decodes = [(30, 4), (0, 7)], [50, 9]
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, H, KVH, D, BS, prefills, decodes)
+    NP, rows = int(start[-1]), q.shape[0] + 2
+    qkv = rng.standard_normal((rows, 2 * H * D)).astype(np.float32)
+    qkv[:q.shape[0], :H * D] = q.reshape(q.shape[0], -1)
+    qs = qkv[:, :H * D].reshape(rows, H, D)  # rows 2 * H * D apart
+    alibi = rng.uniform(0.05, 0.5, H).astype(np.float32)
+    out = np.full(qs.shape, 7.0, np.float32)
+    got = pa.mixed_attention(qs, k, v, kc, vc, pg.block_tables, seq_lens, start, len(prefills), NP, 7, 34, 50,
+                             num_decode_tokens=len(decodes), scale=0.4, alibi_slopes=alibi, sliding_window=6,
+                             logits_soft_cap=0.9, out=out)
+    assert got is out
+    ref = mixed_reference(pg, q, k, v, start, prefills, decodes, 0.4, alibi=alibi, window=6, soft_cap=0.9)
+    close(out[:q.shape[0]], ref, np.float32)
+    assert (out[q.shape[0]:] == 7).all()
+
+
+def test_mixed_attention_fp8_cache():
+    """An e4m3 cache written by reshape_and_cache with scales (contexts and decode
+    histories), read by both parts: close to the unquantised attention."""
+    rng = np.random.default_rng(18)
+    H, KVH, D, BS = 4, 2, 32, 16
+    prefills, decodes = [(21, 5)], [18, 40]
+    pg, _, _, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, H, KVH, D, BS, prefills, decodes)
+    kc = np.zeros((pg.num_blocks, KVH, D // 16, BS, 16), np.uint8)
+    vc = np.zeros((pg.num_blocks, KVH, D, BS), np.uint8)
+    ks, vs = np.array([0.02], np.float32), np.array([0.03], np.float32)
+    for s, n in enumerate(pg.seq_lens):
+        slots = np.array([pg.slot(s, t) for t in range(n)], np.int64)
+        pa.reshape_and_cache(pg.K[s], pg.V[s], kc, vc, slots, "fp8", ks, vs)
+    out = pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, 1, 5, 5, 26, 40,
+                             kv_cache_dtype="fp8", k_scale=ks, v_scale=vs, scale=0.2)
+    exact = mixed_reference(pg, q, k, v, start, prefills, decodes, 0.2)
+    # What the cache holds, by the e4m3 definition: the nearest finite value to x / scale
+    # (saturated at 448), times the scale. The prefills' new keys stay unquantised.
+    table = fp8_values("e4m3")
+    finite = np.unique(table[np.isfinite(table)])
+
+    def quantised(x, scale):
+        y = np.clip(x.astype(np.float64) / scale, -448.0, 448.0)
+        i = np.clip(np.searchsorted(finite, y), 1, len(finite) - 1)
+        lo, hi = finite[i - 1], finite[i]
+        return np.where(y - lo <= hi - y, lo, hi) * scale
+
+    pg.K = [quantised(x, ks[0]) for x in pg.K]
+    pg.V = [quantised(x, vs[0]) for x in pg.V]
+    ref = mixed_reference(pg, q, k, v, start, prefills, decodes, 0.2)
+    close(out, ref, np.float32)
+    assert np.abs(out - exact).max() > 1e-3  # the cache really was quantised
 
 
 # ---- prefill: varlen prompt attention ---------------------------------------------------------------------
