@@ -117,6 +117,15 @@ else
     status=1
 fi
 
+echo "== the Hopper kernel's producer accesses, from their written formulas: no bank conflicts (scripts/hopper_banks.py) =="
+if python3 scripts/hopper_banks.py >/dev/null; then
+    echo "build    check-hopper-banks            1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"

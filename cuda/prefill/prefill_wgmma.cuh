@@ -107,7 +107,8 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // so tile t + 1's copy is in flight while tile t is converted: 225 KiB at
     // HP 128, within the 227 KiB a CTA may have.
     // F8: staging for raw V only (K tiles are copied as they stand).
-    static constexpr uint32_t raw_bytes = BN * HP;
+    // An F8 buffer has 32 bytes more than a tile's (raw_slot's padding).
+    static constexpr uint32_t raw_bytes = BN * HP + (F8_ ? 32 : 0);
     static constexpr uint32_t smem_bytes = 1024 + q_bytes + 2 * stage_bytes + (kFp8 ? (F8_ ? 2 : 4) * raw_bytes : 0);
     // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
@@ -241,6 +242,23 @@ __device__ __forceinline__ void cvt16(const uint4 v, float sc, uint4 &lo, uint4 
 // of an odd multiple of 8 (a flash cache with padded strides) ends mid-chunk:
 // that chunk copies its 8 bytes and zero-fills the rest, since the padding
 // may hold anything and 0 x NaN in Q K^T is NaN.
+//
+// The staging slot of row R = 32 w + 16 p + rows_conflict_free8(l / 2), raw
+// chunk C = 2 j + l % 2 (tid = 32 w + l), in 16-byte units: (p J + j) x 128
+// + tid, where convert_rows reads each thread's own slots back (the 16-bit
+// path). The FP8 path's vt_from_rows gathers one chunk of 8 rows 16 apart (R
+// / 16 = 2 w + p = 0..7) a quarter warp, all 8 in 2 bank groups that way (4
+// wavefronts, not 1); its slots are (p J + j) x 128 + 2 p + (tid ^ key(w)),
+// key(w) = bit 0 of w at bit 0 and bit 1 of w at bit 2, which puts them in 8
+// (scripts/hopper_banks.py). Neither costs the copy a register (the key is
+// the thread's own, 2 p an immediate), and neither touches bits 1 and 4, which
+// vt_from_rows' keys step through. 2 p: 32 bytes of padding in each buffer.
+// The 16-bit path keeps the plain slots: its producer is at its 56 registers.
+template <class H> __device__ __forceinline__ int raw_slot(int p, int j, int tid) {
+    constexpr int J = H::HP / 32;
+    const int w = tid >> 5;
+    return H::kF8 ? (p * J + j) * 128 + 2 * p + (tid ^ ((w & 1) | ((w & 2) << 1))) : (p * J + j) * 128 + tid;
+}
 template <class H>
 __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base, int64_t off, int w, int lane,
                                               int head_size, int64_t cs) {
@@ -254,7 +272,7 @@ __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base,
 #pragma unroll
         for (int j = 0; j < J; j++) {
             const int left = head_size - (2 * j + q) * 16;
-            pa::ptx::cp_async(raw + ((p * J + j) * 128 + tid) * 16, src, 16, row && left > 0 ? min(left, 16) : 0);
+            pa::ptx::cp_async(raw + raw_slot<H>(p, j, tid) * 16, src, 16, row && left > 0 ? min(left, 16) : 0);
             src += 2 * cs;
         }
     }
@@ -268,8 +286,7 @@ __device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, 
 #pragma unroll
         for (int j = 0; j < J; j++) {
             uint4 lo, hi;
-            cvt16<H::kDT, E5M2, SCALE>(*reinterpret_cast<const uint4 *>(raw + ((p * J + j) * 128 + tid) * 16), sc, lo,
-                                       hi);
+            cvt16<H::kDT, E5M2, SCALE>(*reinterpret_cast<const uint4 *>(raw + raw_slot<H>(p, j, tid) * 16), sc, lo, hi);
             const int c = 4 * j + 2 * q; // the first of its two 16-bit chunks in the row
             uint8_t *row = tile + (32 * w + rp + 16 * p) * 128 + (c >> 3) * (H::BN * 128);
             *reinterpret_cast<uint4 *>(row + (((c & 7) ^ x) << 4)) = lo;
@@ -398,8 +415,8 @@ __device__ __forceinline__ void quant_rows(uint8_t *tile, const typename H::T *b
 // Four keys' 16 bytes of d (r[i]: key f8_key(4 wq + i) of a 16-key chunk kc,
 // bytes d0..d0+15 of its row) transposed into the V^T tile: row d0 + b gets
 // the four keys' byte b as the word at key column 16 kc + 4 wq. A warp's 32
-// lanes take (kc, wq) = (l / 4, l % 4), so each 4-byte store of the warp hits
-// 32 distinct banks (row d's chunk kc sits at (kc ^ d % 8) x 16). d0 is a
+// lanes take the 32 (kc, wq), in any order, so each 4-byte store of the warp
+// hits 32 distinct banks (row d's chunk kc sits at (kc ^ d % 8) x 16). d0 is a
 // multiple of 16, so rows d0 + b and d0 + b + 8 share the swizzle b % 8: the
 // row's place is `at` (d0 x 128 + 16 kc + 4 wq, plus the tile's offset from
 // base, a multiple of 1024) with bits 4-6 XORed by b % 8 (nothing else of `at`
@@ -428,21 +445,27 @@ __device__ __forceinline__ void vt_store4(uint8_t *base, const uint4 (&r)[4], ui
     }
 }
 // The V^T tile from raw V rows of a flash cache in staging (copy_raw_rows's
-// slots: row R, chunk C at ((p J + j) x 128 + tid) x 16 with R = 32 w' + 16 p
-// + rows_conflict_free8(l / 2) (its own inverse), C = 2 j + l % 2, tid =
-// 32 w' + l). Warp w takes the 16-byte d chunks w and w + 4. The slots are
-// other threads' copies: the caller synchronises the producers first.
+// slots, raw_slot: row R, chunk C at (p J + j) x 128 + 2 p + (tid ^ key(w'))
+// with R = 32 w' + 16 p + rows_conflict_free8(l / 2) (its own inverse), C =
+// 2 j + l % 2, tid = 32 w' + l). Warp w takes the 16-byte d chunks w and w + 4.
+// The slots are other threads' copies: the caller synchronises the producers
+// first. Lanes take (kc, wq) = (l % 8, l / 8), so each quarter warp reads one
+// chunk of 8 rows 16 apart, which raw_slot spreads over the 8 bank groups
+// (vt_store4 takes any assignment of the 32 (kc, wq)).
 template <class H>
 __device__ __forceinline__ void vt_from_rows(uint8_t *base, uint32_t vt, const uint8_t *raw, int w, int lane) {
     constexpr int J = H::HP / 32;
     static_assert(J == 4, "the FP8 path's rows: 128 bytes, two lanes of four chunks each");
-    const int kc = lane >> 2, wq = lane & 3;
+    const int kc = lane & 7, wq = lane >> 3;
     // Key i of the lane is R = 16 kc + f8_key(4 wq + i) = 16 kc + 2 wq + (i & 1) + 8 (i >> 1): warp
-    // R / 32 = kc / 2, pass p = kc % 2, and rows_conflict_free8 (bits 1 and 2 swapped) of R % 16
-    // moves wq's bits and leaves i's, so key i's slot is key 0's plus (2 (i & 1) + 16 (i >> 1)) x 16
-    // bytes; d chunk dc = w + 4 h is j = w / 2 + 2 h, q = w % 2: h = 1 is 2 x 128 x 16 bytes on.
+    // w' = R / 32 = kc / 2, pass p = kc % 2, and rows_conflict_free8 (bits 1 and 2 swapped) of R % 16
+    // moves wq's bits and leaves i's, so key i's l is key 0's plus 2 (i & 1) + 16 (i >> 1); d chunk
+    // dc = w + 4 h is j = w / 2 + 2 h, q = w % 2: h = 1 is 2 x 128 x 16 bytes on. raw_slot's key(w')
+    // (bits 1 and 2 of kc at bits 0 and 2) and key 0's tid leave bits 1 and 4 alone, so key i's
+    // unit is key 0's plus 2 (i & 1) + 16 (i >> 1).
     const int tid0 = 32 * (kc >> 1) + 4 * (wq >> 1) + 8 * (wq & 1) + (w & 1);
-    const uint8_t *slot = raw + (((kc & 1) * J + (w >> 1)) * 128 + tid0) * 16;
+    const uint8_t *slot =
+        raw + (((kc & 1) * J + (w >> 1)) * 128 + 2 * (kc & 1) + (tid0 ^ (((kc >> 1) & 1) | (kc & 4)))) * 16;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         uint4 r[4];
