@@ -18,13 +18,20 @@
 // destination; ldmatrix as each lane's 16-byte row read. Printed per kernel
 // at exit. Proxies only: caches, coalescing across requests and timing are
 // not modelled.
+//
+// PA_INTERP_PROF_TOP=N also prints, per kernel, the N instructions that cost
+// the most wavefronts (shared) or sectors (global) beyond the ideal, each with
+// its source line (addr2line on the calling instruction, when it is on PATH;
+// the kernels carry line tables, -g1) or else its function and offset.
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -54,12 +61,33 @@ struct Stats {
 
 std::map<std::string, Stats> stats;
 Stats *current = nullptr;
+// PA_INTERP_PROF_TOP: per (kernel, instruction, space) the requests, the
+// wavefronts or sectors, and the ideal.
+struct PcStats {
+    long req = 0, cost = 0, ideal = 0;
+};
+int top_n = -1; // -1: not read yet
+std::map<std::tuple<std::string, uintptr_t, int>, PcStats> per_pc;
+const std::string *current_name = nullptr;
+
+void note_pc(uintptr_t pc, int space, long cost, long ideal) {
+    if (top_n < 0) {
+        const char *e = getenv("PA_INTERP_PROF_TOP");
+        top_n = e ? atoi(e) : 0;
+    }
+    if (top_n <= 0 || !current_name)
+        return;
+    PcStats &p = per_pc[std::make_tuple(*current_name, pc, space)];
+    p.req++;
+    p.cost += cost;
+    p.ideal += ideal;
+}
 // Per warp: requests being gathered, keyed by (instruction, k).
 std::vector<std::map<std::pair<uintptr_t, int>, Group>> open_groups;
 // Per thread: how often it has executed each instruction in this segment.
 std::vector<std::unordered_map<uintptr_t, int>> seen;
 
-void global_request(const Group &g) {
+void global_request(const Group &g, uintptr_t pc) {
     std::vector<uintptr_t> sectors, bytes;
     for (const Access &a : g.acc) {
         for (uintptr_t s = a.addr >> 5; s <= (a.addr + (uintptr_t)a.size - 1) >> 5; s++)
@@ -74,9 +102,10 @@ void global_request(const Group &g) {
     current->g_req++;
     current->g_sectors += ns;
     current->g_ideal += (nb + 31) / 32;
+    note_pc(pc, 2, ns, (nb + 31) / 32);
 }
 
-void shared_request(const Group &g) {
+void shared_request(const Group &g, uintptr_t pc) {
     int size = 4;
     for (const Access &a : g.acc)
         size = std::max(size, a.size);
@@ -102,6 +131,7 @@ void shared_request(const Group &g) {
     current->s_req++;
     current->s_wave += waves;
     current->s_ideal += (long)phases.size();
+    note_pc(pc, 1, waves, (long)phases.size());
 }
 
 void access(const void *p, int size, uintptr_t pc) {
@@ -124,6 +154,87 @@ void access(const void *p, int size, uintptr_t pc) {
     g.acc.push_back(Access{(uintptr_t)p, size, t & 31});
 }
 
+// The calling instruction's source line: addr2line on this executable (the
+// call's return address minus one, relative to the executable's load base),
+// else the function and offset dladdr finds.
+void report_pcs();
+
+std::string where(uintptr_t pc) {
+    Dl_info info;
+    if (!dladdr((void *)pc, &info))
+        return "?";
+    // A position-independent object's addresses are relative to its base; a
+    // fixed executable's are absolute (ELF e_type at offset 16: 3 = ET_DYN).
+    const bool pie = ((const unsigned char *)info.dli_fbase)[16] == 3;
+    // The main program's dli_fname is its argv[0], which the CLI sets to its
+    // own name: the executable's path is /proc/self/exe's.
+    char exe[4096];
+    const char *file = info.dli_fname;
+    Dl_info self;
+    if (dladdr((void *)&report_pcs, &self) && self.dli_fbase == info.dli_fbase) {
+        const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+            exe[n] = 0;
+            file = exe;
+        }
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "addr2line -C -f -i -e '%s' 0x%lx 2>/dev/null", file,
+             (unsigned long)(pc - 1 - (pie ? (uintptr_t)info.dli_fbase : 0)));
+    std::string loc;
+    if (FILE *f = popen(cmd, "r")) {
+        char line[1024];
+        std::vector<std::string> lines;
+        while (fgets(line, sizeof line, f)) {
+            std::string l = line;
+            while (!l.empty() && (l.back() == '\n' || l.back() == '\r'))
+                l.pop_back();
+            lines.push_back(l);
+        }
+        pclose(f);
+        // Pairs of (function, file:line), innermost inline first: the innermost line, then the chain.
+        for (size_t i = 1; i < lines.size(); i += 2) {
+            std::string fl = lines[i];
+            const size_t slash = fl.rfind('/');
+            if (slash != std::string::npos)
+                fl = fl.substr(slash + 1);
+            if (fl.rfind("??", 0) == 0)
+                continue;
+            loc += (loc.empty() ? "" : " < ") + fl;
+        }
+    }
+    if (!loc.empty())
+        return loc;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s+0x%lx", info.dli_sname ? info.dli_sname : "?",
+             (unsigned long)(pc - (uintptr_t)(info.dli_saddr ? info.dli_saddr : info.dli_fbase)));
+    return buf;
+}
+
+void report_pcs() {
+    std::map<std::string, std::vector<std::pair<std::pair<uintptr_t, int>, PcStats>>> by_kernel;
+    for (const auto &kv : per_pc)
+        by_kernel[std::get<0>(kv.first)].push_back({{std::get<1>(kv.first), std::get<2>(kv.first)}, kv.second});
+    for (auto &k : by_kernel) {
+        auto &v = k.second;
+        std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
+            return a.second.cost - a.second.ideal > b.second.cost - b.second.ideal;
+        });
+        printf("\n%s: the %d instructions with the most beyond the ideal (PA_INTERP_PROF_TOP)\n", k.first.c_str(),
+               top_n);
+        printf("%-7s %9s %16s %10s  %s\n", "space", "requests", "per req (ideal)", "excess", "source");
+        int n = 0;
+        for (const auto &e : v) {
+            const PcStats &p = e.second;
+            if (n++ >= top_n || p.cost <= p.ideal)
+                break;
+            printf("%-7s %9ld %7.2f (%5.2f) %10ld  %s\n", e.first.second == 2 ? "global" : "shared", p.req,
+                   (double)p.cost / (double)p.req, (double)p.ideal / (double)p.req, p.cost - p.ideal,
+                   where(e.first.first).c_str());
+        }
+    }
+}
+
 void report() {
     if (stats.empty())
         return;
@@ -139,6 +250,8 @@ void report() {
         printf("%-60.60s %8ld %11ld %9.2f (%5.2f) %11ld %12.2f (%5.2f)\n", kv.first.c_str(), s.launches, s.g_req, sr,
                si, s.s_req, wr, wi);
     }
+    if (top_n > 0)
+        report_pcs();
 }
 
 // The kernel's name from the dynamic symbol table (pagedattn-interp links with
@@ -176,6 +289,21 @@ int pa_prof_totals(const char *part, long out[6]) {
     return 0;
 }
 
+// The source of the instruction of the first kernel whose name contains
+// `part` that cost the most beyond the ideal (PA_INTERP_PROF_TOP must be set
+// before its launch), into buf: 1 when there is one.
+int pa_prof_top_where(const char *part, char *buf, size_t len) {
+    const std::pair<const std::tuple<std::string, uintptr_t, int>, PcStats> *best = nullptr;
+    for (const auto &kv : per_pc)
+        if (std::get<0>(kv.first).find(part) != std::string::npos &&
+            (!best || kv.second.cost - kv.second.ideal > best->second.cost - best->second.ideal))
+            best = &kv;
+    if (!best || len == 0)
+        return 0;
+    snprintf(buf, len, "%s", where(std::get<1>(best->first)).c_str());
+    return 1;
+}
+
 void pa_prof_launch(const void *kernel, const char *name, int begin) {
     static bool registered = false;
     if (!registered) {
@@ -183,12 +311,15 @@ void pa_prof_launch(const void *kernel, const char *name, int begin) {
         registered = true;
     }
     if (begin) {
-        current = &stats[kernel_name(kernel, name)];
+        auto it = stats.emplace(kernel_name(kernel, name), Stats()).first;
+        current = &it->second;
+        current_name = &it->first;
         current->launches++;
         open_groups.clear();
         seen.clear();
     } else {
         current = nullptr;
+        current_name = nullptr;
     }
 }
 
@@ -197,9 +328,9 @@ void pa_prof_segment_end(int warp) {
         return;
     for (auto &kv : open_groups[(size_t)warp]) {
         if (kv.second.space == 2)
-            global_request(kv.second);
+            global_request(kv.second, kv.first.first);
         else
-            shared_request(kv.second);
+            shared_request(kv.second, kv.first.first);
     }
     open_groups[(size_t)warp].clear();
     for (size_t t = (size_t)warp * 32; t < (size_t)warp * 32 + 32 && t < seen.size(); t++)

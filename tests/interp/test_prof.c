@@ -2,12 +2,15 @@
  * answer is known: 32 lanes read one float each from global memory at a
  * stride and write and read shared memory at another. Exit 0 when every
  * figure is the one the access pattern implies. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "selftest_kernels.h"
 
 int pa_prof_totals(const char *part, long out[6]);
+int pa_prof_top_where(const char *part, char *buf, size_t len);
 
 static int failures;
 
@@ -19,6 +22,8 @@ static void expect(const char *what, long got, long want) {
 }
 
 int main(void) {
+    /* the per-instruction figures too (read at the first request) */
+    setenv("PA_INTERP_PROF_TOP", "3", 1);
     float *src = NULL, *out = NULL;
     if (cudaMalloc((void **)&src, 32 * 32 * sizeof(float)) != cudaSuccess ||
         cudaMalloc((void **)&out, 32 * sizeof(float)) != cudaSuccess)
@@ -52,6 +57,15 @@ int main(void) {
     long v[6];
     pa_prof_totals("strided_access", v);
     expect("shared wavefronts, stride 2", v[4] - u[4], 4);
+    /* The costliest instruction is one of the kernel's two lines with a shared
+     * access (the store or the load at stride 32: 31 wavefronts beyond the
+     * ideal each), named by its source line in selftest_kernels.cu. */
+    char where[512] = "";
+    if (!pa_prof_top_where("strided_access", where, sizeof where) ||
+        (!strstr(where, "selftest_kernels.cu:81") && !strstr(where, "selftest_kernels.cu:83"))) {
+        fprintf(stderr, "FAIL the costliest instruction: '%s', expected selftest_kernels.cu:81 or :83\n", where);
+        failures++;
+    }
     printf("%s\n", failures ? "memory-access proxies: FAILED" : "memory-access proxies: ok");
     return failures ? 1 : 0;
 }
