@@ -10,9 +10,10 @@
 //    >= VEC, so a chunk never straddles an x group), so the store is one vector
 //    of VEC * sizeof(cache elt) bytes (16, or 4 / 8 for fp8 caches).
 //  - vLLM value [blocks, heads, head, block] is transposed: consecutive head
-//    elements of one token are block_size apart, so its stores are scalar. The
-//    loads stay vectorised; consecutive tokens of a prefill fill the same sectors
-//    while they sit in L2, so DRAM write traffic stays close to the ideal.
+//    elements of one token are block_size apart, so its stores are scalar.
+//    Where the chunks are aligned, the vLLM layout takes its own kernel
+//    (reshape_and_cache_vllm_kernel): tokens through shared memory, written
+//    token-fastest, so a prefill's consecutive slots make whole sectors.
 // Threads of a CTA row (threadIdx.x) walk the chunks of one token, so a warp
 // reads 512 contiguous input bytes per step; threadIdx.y packs several tokens
 // into one CTA when a token has few chunks (small heads / few kv heads).
@@ -205,9 +206,108 @@ __global__ void __launch_bounds__(kThreads) kv_cache_update_kernel(const pa_kvu_
     }
 }
 
+// ---- reshape_and_cache, vLLM layout: tokens through shared memory ------------------
+// The vLLM layout keeps a block's tokens beside each other: key [blocks, heads,
+// head / x, block, x] (a token's x group is 16 bytes; the next token's follows
+// it), value [blocks, heads, head, block] (a token's element d sits next to the
+// next token's element d). Token by token (reshape_and_cache_kernel), each
+// value element is a sector of its own and each key chunk half of one, so a
+// prefill's writes ran at a fraction of the copy roof. Here a CTA takes
+// kRcTokens consecutive tokens of one KV head: each warp loads whole rows as
+// above (contiguous 16-byte chunks), converted into shared memory, and then
+// every thread writes for one token (its lane), walking the chunks and
+// elements with the CTA's other warps. Consecutive lanes are consecutive
+// tokens, which for a prefill's consecutive slots are consecutive places in
+// a block: whole sectors. Scattered slots (decodes) cost per request what
+// they did. Shared rows are an odd number of words apart, so the lanes'
+// reads (one token each) meet 32 banks. Taken when the chunks are aligned
+// (vec_in, vec_out) and two tiles of rows fit in 48 KiB.
+constexpr int kRcTokens = 32, kRcThreads = 128;
+
+template <int IN, int OUT>
+__global__ void __launch_bounds__(kRcThreads) reshape_and_cache_vllm_kernel(const pa_rc_params p, const int pitch) {
+    using tr = chunk_traits<IN, OUT>;
+    using ti = typename tr::ti;
+    using to = typename tr::to;
+    constexpr int VEC = tr::vec, CW = VEC * (int)sizeof(to) / 4; // words of a converted chunk: 1, 2 or 4
+    constexpr int NW = kRcThreads / 32;
+    static_assert(CW >= 1 && VEC * sizeof(to) % 4 == 0, "a converted chunk is whole words");
+    PA_DYNAMIC_SMEM(uint32_t, smem); // K rows, then V rows: kRcTokens each, `pitch` words apart
+    uint32_t *sk = smem, *sv = smem + kRcTokens * pitch;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
+    const int32_t bs = p.g.block_size, hs = p.g.head_size, cph = hs / VEC;
+    const int64_t t0 = (int64_t)blockIdx.x * kRcTokens, t = t0 + lane;
+    int64_t slot = -1; // this lane's token's; -1: padding, out of range or past the batch
+    if (t < p.num_tokens) {
+        slot = p.slot_mapping[t];
+        if (slot < 0 || slot >= p.num_slots)
+            slot = -1;
+    }
+    const float ks = scale_of<OUT>(p.k_scale), vs = scale_of<OUT>(p.v_scale);
+    // Rows in: warp w takes tokens w, w + NW, ...; its lanes the token's chunks.
+    for (int i = warp; i < kRcTokens; i += NW) {
+        if (__shfl_sync(0xffffffffu, slot, i) < 0)
+            continue;
+        const ti *key = static_cast<const ti *>(p.key) + (t0 + i) * p.k_tok_stride + (int64_t)h * p.k_head_stride;
+        const ti *value = static_cast<const ti *>(p.value) + (t0 + i) * p.v_tok_stride + (int64_t)h * p.v_head_stride;
+        for (int c = lane; c < cph; c += 32) {
+            ti kin[VEC], vin[VEC];
+            load_chunk(kin, key + c * VEC, true, VEC);
+            load_chunk(vin, value + c * VEC, true, VEC);
+            to kout[VEC], vout[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                kout[j] = convert<IN, OUT>(kin[j], ks);
+                vout[j] = convert<IN, OUT>(vin[j], vs);
+            }
+            uint32_t kw[CW], vw[CW];
+            memcpy(kw, kout, sizeof(kw));
+            memcpy(vw, vout, sizeof(vw));
+#pragma unroll
+            for (int w = 0; w < CW; w++) {
+                sk[i * pitch + c * CW + w] = kw[w];
+                sv[i * pitch + c * CW + w] = vw[w];
+            }
+        }
+    }
+    __syncthreads();
+    if (slot < 0)
+        return;
+    // Rows out: this lane's token; the warps share its chunks and elements.
+    // The offsets are affine in each argument (kv_index.h): the token's base
+    // plus the dim's part.
+    const int64_t blk = slot / bs;
+    const int32_t off = (int32_t)(slot - blk * bs);
+    to *kc = static_cast<to *>(p.key_cache) + pa_kv_key_offset(&p.g, blk, h, off, 0);
+    to *vc = static_cast<to *>(p.value_cache) + pa_kv_value_offset(&p.g, blk, h, off, 0);
+    for (int c = warp; c < cph; c += NW) {
+        uint32_t kw[CW];
+#pragma unroll
+        for (int w = 0; w < CW; w++)
+            kw[w] = sk[lane * pitch + c * CW + w];
+        to kout[VEC];
+        memcpy(kout, kw, sizeof(kw));
+        store_vec(kc + pa_kv_key_offset(&p.g, 0, 0, 0, c * VEC), kout);
+    }
+    const to *vrow = reinterpret_cast<const to *>(sv + lane * pitch);
+    for (int d = warp; d < hs; d += NW)
+        vc[(int64_t)d * bs] = vrow[d];
+}
+
 // ---- launchers -------------------------------------------------------------------
 template <int IN, int OUT> cudaError_t launch_rc(const pa_rc_params &p, cudaStream_t s) {
     const int vec = chunk_traits<IN, OUT>::vec;
+    if (p.g.layout == PA_LAYOUT_VLLM && p.vec_in && p.vec_out && p.g.num_kv_heads <= 65535) {
+        // A row: the head in the cache dtype, whole words (vec_in: hs % vec == 0),
+        // padded to an odd number of words.
+        const int pitch = (p.g.head_size * (int)sizeof(typename chunk_traits<IN, OUT>::to) / 4) | 1;
+        const size_t smem = 2u * kRcTokens * (size_t)pitch * 4u;
+        if (smem <= 48u * 1024u) {
+            const dim3 grid((unsigned)((p.num_tokens + kRcTokens - 1) / kRcTokens), (unsigned)p.g.num_kv_heads);
+            PA_LAUNCH(grid, kRcThreads, smem, s, reshape_and_cache_vllm_kernel<IN, OUT>)(p, pitch);
+            return cudaGetLastError();
+        }
+    }
     const int chunks = p.g.num_kv_heads * ((p.g.head_size + vec - 1) / vec);
     const int tpt = min(kThreads, (chunks + 31) / 32 * 32); // threads per token
     const int tpc = kThreads / tpt;                         // tokens per CTA

@@ -30,9 +30,42 @@ static void assert_same(const void *got, const void *want, size_t bytes, const c
     cr_assert_fail("%s: first differing byte %zu of %zu: device 0x%02x reference 0x%02x", what, i, bytes, g[i], w[i]);
 }
 
+/* Prefill-like slots (`runs`): three sequences of RUN_LENS new tokens after
+ * RUN_CTX cached ones, each token at its position's place in the block its
+ * block-table row names (rows of distinct blocks, reversed and scattered by a
+ * stride coprime with num_blocks); one token of the first is padding (-1). */
+static const int64_t RUN_LENS[3] = {45, 1, 54}, RUN_CTX[3] = {5, 0, 13};
+
+static int64_t run_blocks(int bs) {
+    int64_t n = 0;
+    for (int k = 0; k < 3; k++)
+        n += (RUN_CTX[k] + RUN_LENS[k] + bs - 1) / bs;
+    return n;
+}
+
+static void run_slots(int64_t *slots, int bs, int64_t num_blocks) {
+    int64_t t = 0, next = 0;
+    for (int k = 0; k < 3; k++) {
+        const int64_t first = next; /* this sequence's table row: blocks first.. in a scrambled order */
+        const int64_t nb = (RUN_CTX[k] + RUN_LENS[k] + bs - 1) / bs;
+        next += nb;
+        for (int64_t i = 0; i < RUN_LENS[k]; i++, t++) {
+            const int64_t pos = RUN_CTX[k] + i, lb = pos / bs;
+            const int64_t phys = (first + nb - 1 - lb) * 7 % num_blocks; /* 7 is coprime with num_blocks */
+            slots[t] = phys * bs + pos % bs;
+        }
+    }
+    slots[20] = -1;
+    for (int64_t a = 0; a < t; a++) /* distinct places, so the writes' order cannot matter */
+        for (int64_t b = a + 1; b < t; b++)
+            cr_assert(slots[a] < 0 || slots[a] != slots[b], "run_slots: slot %lld twice", (long long)slots[a]);
+}
+
 /* variant bit 0: strided flash cache and padded input heads; bit 1: input views
- * misaligned by one element (forces the scalar load path). */
-static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed) {
+ * misaligned by one element (forces the scalar load path). runs: prefill-like
+ * slots (run_slots) for 100 tokens, else 29 scattered ones. */
+static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed,
+                              int runs) {
     const int strided = variant & 1, misalign = (variant >> 1) & 1;
     pa_kv_cache c;
     memset(&c, 0, sizeof c);
@@ -41,8 +74,10 @@ static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
     c.block_size = bs;
     c.num_kv_heads = nh;
     c.head_size = hs;
-    const int64_t T = 29;
-    c.num_blocks = (int32_t)((T + bs - 1) / bs + 2);
+    const int64_t T = runs ? 100 : 29;
+    c.num_blocks = (int32_t)(runs ? run_blocks(bs) + 2 : (T + bs - 1) / bs + 2);
+    if (runs && c.num_blocks % 7 == 0)
+        c.num_blocks++;
     if (strided)
         cache_grid_flash_strides(layout, bs, nh, hs, 1, &c.block_stride, &c.page_stride, &c.head_stride);
     if (layout == PA_LAYOUT_VLLM && hs % (int)(16 / pa_dtype_size(dp.cache)) != 0)
@@ -64,8 +99,11 @@ static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
 
     const int64_t nslots = (int64_t)c.num_blocks * bs;
     int64_t *slots = malloc(sizeof(int64_t) * (size_t)T);
-    for (int64_t t = 0; t < T; t++) /* distinct: a stride coprime with nslots, every 7th padding */
-        slots[t] = (t % 7 == 5) ? -1 : (t * 37 + 11) % nslots;
+    if (runs)
+        run_slots(slots, bs, c.num_blocks);
+    else
+        for (int64_t t = 0; t < T; t++) /* distinct: a stride coprime with nslots, every 7th padding */
+            slots[t] = (t % 7 == 5) ? -1 : (t * 37 + 11) % nslots;
     int64_t *dslots = pa_test_dev_upload(slots, sizeof(int64_t) * (size_t)T);
 
     float scales[2] = {0.043f, 0.061f};
@@ -91,8 +129,8 @@ static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
     cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
     char what[160];
-    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d", pa_kv_layout_name(layout),
-             pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant);
+    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s", pa_kv_layout_name(layout),
+             pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant, runs ? " runs" : "");
     void *got = malloc(kb > vb ? kb : vb);
     pa_test_dev_download(got, cd.key, kb);
     assert_same(got, ch.key, kb, what);
@@ -111,6 +149,10 @@ static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
     pa_test_dev_free(cd.key);
     if (cd.value)
         pa_test_dev_free(cd.value);
+}
+
+static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed) {
+    gpu_rc_case_slots(layout, dp, hs, bs, nh, variant, seed, 0);
 }
 
 static void gpu_rc_grid(pa_kv_layout layout) {
@@ -143,6 +185,19 @@ Test(cache_ops, reshape_and_cache_odd_head_sizes) {
     gpu_rc_case(PA_LAYOUT_FLASH_HND, pairs[3], 36, 8, 2, 2, 12);
     gpu_rc_case(PA_LAYOUT_COMBINED, pairs[2], 72, 32, 5, 3, 13);
     gpu_rc_case(PA_LAYOUT_VLLM, pairs[0], 4, 8, 2, 0, 14);
+}
+
+/* A chunked prefill's slots: runs of consecutive places across blocks, more
+ * tokens than one CTA of the vLLM layout's kernel takes (32), the last CTA
+ * partial, one padding token. Every layout and dtype pair. */
+Test(cache_ops, reshape_and_cache_prefill_runs) {
+    PA_SKIP_WITHOUT_GPU();
+    const pa_kv_layout layouts[] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_COMBINED};
+    int i = 0;
+    for (int l = 0; l < 4; l++)
+        for (int p = 0; p < NPAIRS; p++, i++)
+            gpu_rc_case_slots(layouts[l], pairs[p], head_sizes[i % 4], block_sizes[i % 3], 1 + i % 3, i % 2,
+                              5000 + (uint64_t)i, 1);
 }
 
 /* Slots the reference would reject are skipped on the device: nothing written. */
