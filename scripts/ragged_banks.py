@@ -13,7 +13,8 @@ Checked, per warp and slot:
     col0 + 64 v + 8 g (col0 = the warp's half of the head at 256);
 and once per item the f32 staging stores (16 bytes; rows HP + 8 floats apart, the two 4-float
 halves of each 8 swapped where dim bit 5 is set). Also the 16-bit items' staging (prefill_item and
-decode_item: float2 stores, rows HP + 8 floats apart), and load_kv_rows' cp.async writes, one or
+decode_item: float2 stores, rows HP + 8 floats apart, halves swapped alike), the epilogue's reads
+of the staging (a quarter warp: 8 column groups of a row), and load_kv_rows' cp.async writes, one or
 two 16-byte chunks a lane: on 16-bit pages, and on fp8 pages (raw_swz rows for decode items, dense
 rows for prefill items).
 
@@ -83,15 +84,40 @@ def check(hp, swizzled):
     return out
 
 
-def float2_staging(hp, sr):
+def swz_col(col):
+    """epilogue's SWZ (ragged_common.cuh): the two 4-float halves of each 8 columns swapped where
+    column bit 5 is set."""
+    return col ^ (((col >> 5) & 1) << 2)
+
+
+def float2_staging(hp, sr, swz=True):
     """prefill_item's and decode_item's staging stores (16-bit pages): lane (g, c) stores a float2
-    at row g (+ 8, + the warp's block) and column 8 j + 2 c, rows sr floats apart."""
+    at row g (+ 8, + the warp's block) and column 8 j + 2 c (under epilogue's SWZ), rows sr floats
+    apart."""
     n = ideal = 0
     for rblock in (0, 8, 16, 24):
         for j in range(hp // 8):
-            addrs = [4 * ((rblock + (l >> 2)) * sr + 8 * j + 2 * (l & 3)) for l in range(32)]
+            addrs = [4 * ((rblock + (l >> 2)) * sr + (swz_col if swz else int)(8 * j + 2 * (l & 3)))
+                     for l in range(32)]
             n += wavefronts(addrs, 8)
             ideal += 2
+    return n, ideal
+
+
+def epilogue_reads(hp, sr, swz):
+    """epilogue's reads of the f32 staging (ragged_common.cuh, `staged`): thread u takes row
+    u / (hp / 8) and column group cg = u % (hp / 8); its first 16-byte load is the group's half at
+    offset sw (4 floats where column bit 5 is set under SWZ, else 0), its second the other."""
+    groups, n, ideal = hp // 8, 0, 0
+    for u0 in range(0, 2 * groups, 32):  # two rows' worth of warps
+        for half in (0, 1):
+            addrs = []
+            for l in range(32):
+                r, cg = (u0 + l) // groups, (u0 + l) % groups
+                sw = ((cg >> 2) & 1) * 4 if swz else 0
+                addrs.append(4 * (r * sr + cg * 8 + (sw if half == 0 else 4 ^ sw)))
+            n += wavefronts(addrs, 16)
+            ideal += 4
     return n, ideal
 
 
@@ -140,6 +166,12 @@ def main():
             n, ideal = float2_staging(hp, sr)
             print("head %3d, 16-bit items' staging, %s: %d/%d wavefronts" % (hp, label, n, ideal))
             if sr == hp + 8 and n > ideal:
+                bad = True
+    for hp in (64, 128, 256):
+        for swz, label in ((True, "kernel (halves swapped at column bit 5)"), (False, "halves in order")):
+            n, ideal = epilogue_reads(hp, hp + 8, swz)
+            print("head %3d, epilogue's staging reads, %s: %d/%d wavefronts" % (hp, label, n, ideal))
+            if swz and n > ideal:
                 bad = True
     for hp in (64, 128, 256):
         kernel = 2 if hp >= 128 else 1  # load_kv_rows' CH: two chunks a lane where a row is 256 bytes or more

@@ -316,9 +316,24 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
 
     // K (and flash V): NT / T threads per token, each taking every (NT / T)-th
-    // copy unit of the token's row, so a thread group reads contiguous bytes.
-    // Shared memory keeps K as [token][head dims] for every layout.
-    const int tpt = 1 << geo.tpt_shift, t = tid >> geo.tpt_shift, u0 = tid & (tpt - 1);
+    // copy unit of the token's row. Shared memory keeps K as [token][head
+    // dims] for every layout; unit u of token t lands at granule u ^ (t % 8).
+    // Flash layouts: a token's threads are consecutive lanes, so they read its
+    // row's contiguous bytes. With 2 or 4 threads per token, the 8 lanes of a
+    // quarter warp are 8 / tpt tokens whose XOR never reaches bit 2, so they
+    // met 4 granules twice (cp.async's 16-byte shared writes at 2x the
+    // wavefronts): odd tokens take their units with bit 2 flipped (flip_*),
+    // which spreads them over 8 and keeps 1 and 8 threads per token free of
+    // conflicts. Only where a unit is a granule (16 bytes, 16-byte swizzle)
+    // and a row is whole groups of 8 units, so the flip stays in the row.
+    // vLLM's key cache holds a unit's column of a block's tokens contiguously
+    // ([head / x][block][x]): there the lanes take consecutive tokens of one
+    // unit (8 tokens' 16 bytes: 128 contiguous bytes, 8 distinct granules).
+    const int tpt = 1 << geo.tpt_shift, lt = c_log2(NT) - geo.tpt_shift; // T = 2^lt
+    const int t = geo.vllm_v ? tid & ((1 << lt) - 1) : tid >> geo.tpt_shift;
+    const int u0 = geo.vllm_v ? tid >> lt : tid & (tpt - 1);
+    const int flip_k = !geo.vllm_v && geo.unit_k == 16 && geo.swz_k == 7 ? (t & 1) << 2 : 0;
+    const int flip_v = geo.unit_v == 16 && geo.swz_v == 7 && geo.gv_shift == 4 ? (t & 1) << 2 : 0;
     const int pos = t0 + t;
     const bool ok = token_ok(p, geo, c, pos);
     if (u0 == 0)
@@ -338,8 +353,8 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         unsigned char *row = c.smem + st * geo.stage_k_bytes + t * geo.pitch_k;
 #pragma unroll
         for (int r = 0; r < (geo.units_k + tpt - 1) / tpt; r++) {
-            const int u = u0 + r * tpt;
-            if (u >= geo.units_k)
+            const int u = (u0 + r * tpt) ^ flip_k;
+            if ((u ^ flip_k) >= geo.units_k)
                 break;
             unsigned char *dst = row + swz(u * unit, t, geo.swz_k, 4);
             if (ok)
@@ -354,8 +369,8 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         unsigned char *row = vdst0 + t * geo.pitch_v;
 #pragma unroll
         for (int r = 0; r < (geo.units_v + tpt - 1) / tpt; r++) {
-            const int u = u0 + r * tpt;
-            if (u >= geo.units_v)
+            const int u = (u0 + r * tpt) ^ flip_v;
+            if ((u ^ flip_v) >= geo.units_v)
                 break;
             unsigned char *dst = row + swz(u * unit, t, geo.swz_v, geo.gv_shift);
             if (ok)

@@ -150,7 +150,8 @@ template <int DT> __device__ __forceinline__ void load8_cg(const typename pa::el
 // ---- epilogue -------------------------------------------------------------------------
 // st: f32 staging in shared memory, slice s row r at st[(s * slice_rows + r) * SR]
 // (normalised rows; with SWZ the two 4-float halves of each 8 columns are
-// swapped where column bit 5 is set, as decode_item_fp8 stores them) and
+// swapped where column bit 5 is set, as the tensor-core items store them, so
+// a quarter warp's reads of 8 column groups meet 8 bank groups) and
 // their log-sum-exp at st_lse[s * slice_rows + r]; nslices
 // > 1 when the CTA's warps split the keys of one set of rows (decode items):
 // the slices merge here, in slice order. Then the item's rows go to `out`

@@ -350,7 +350,11 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 
     // f32 staging over the tiles: the warp's rows, every column.
     // Rows HP + 8 floats apart: a half warp's float2 stores (rows g, columns
-    // 2c) then meet no bank twice (4 ways with rows HP apart).
+    // 2c) then meet no bank twice (4 ways with rows HP apart). The two halves
+    // of each 8 columns are swapped where column bit 5 is set (epilogue's
+    // SWZ): the epilogue reads a row's 8 consecutive column groups a quarter
+    // warp, whose first halves would otherwise sit in 4 bank groups (2x the
+    // wavefronts); the stores' XOR is by a constant per j and keeps their banks.
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + C::BM * SR;
@@ -362,13 +366,13 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 #pragma unroll
         for (int j = 0; j < C::kNO; j++)
             if (j * 8 < hs)
-                *reinterpret_cast<float2 *>(st + row * SR + j * 8 + c0) =
+                *reinterpret_cast<float2 *>(st + row * SR + j * 8 + (c0 ^ (((j >> 2) & 1) << 2))) =
                     make_float2(o[mt * C::kNO + j][2 * h] * sc.v, o[mt * C::kNO + j][2 * h + 1] * sc.v);
         if ((lane & 3) == 0)
             st_lse[row] = busy ? sm.lse(i) : -INFINITY;
     }
     __syncthreads();
-    epilogue<DT, HP, 128, SR>(P, c, st, st_lse, 1, C::BM, s_flag);
+    epilogue<DT, HP, 128, SR, true>(P, c, st, st_lse, 1, C::BM, s_flag);
 }
 
 // A decode item (<= 16 rows: one GQA group of a decode token, or a few
@@ -441,7 +445,8 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     sm.finalize<CDV>(od);
 
     // f32 staging over the tiles: key slice s's 16 rows at rows 16 s, the
-    // warp's head columns, rows HP + 8 floats apart (as prefill_item's).
+    // warp's head columns, rows HP + 8 floats apart, halves swapped where
+    // column bit 5 is set (as prefill_item's).
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + 64 * SR;
@@ -450,10 +455,9 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 #pragma unroll
     for (int j = 0; j < CDV::kNO; j++) {
         if (col0 + j * 8 < hs) {
-            *reinterpret_cast<float2 *>(st + srow0 * SR + col0 + j * 8 + c0) =
-                make_float2(od[j][0] * sc.v, od[j][1] * sc.v);
-            *reinterpret_cast<float2 *>(st + (srow0 + 8) * SR + col0 + j * 8 + c0) =
-                make_float2(od[j][2] * sc.v, od[j][3] * sc.v);
+            const int col = col0 + j * 8 + (c0 ^ ((((col0 + j * 8) >> 5) & 1) << 2)); // epilogue's SWZ
+            *reinterpret_cast<float2 *>(st + srow0 * SR + col) = make_float2(od[j][0] * sc.v, od[j][1] * sc.v);
+            *reinterpret_cast<float2 *>(st + (srow0 + 8) * SR + col) = make_float2(od[j][2] * sc.v, od[j][3] * sc.v);
         }
     }
     if ((lane & 3) == 0 && dpart == 0) { // a decode pair's twins hold the same sums
@@ -461,7 +465,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
         st_lse[srow0 + 8] = sm.lse(1);
     }
     __syncthreads();
-    epilogue<DT, HP, 128, SR>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
+    epilogue<DT, HP, 128, SR, true>(P, c, st, st_lse, S::kDecSlices, 16, s_flag);
 }
 
 // A decode item on fp8 pages: the same work split as decode_item (every warp
