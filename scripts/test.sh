@@ -108,23 +108,20 @@ else
     status=1
 fi
 
-echo "== the ragged kernel's shared-memory layouts, from their written formulas: no bank conflicts (scripts/ragged_banks.py) =="
-if python3 scripts/ragged_banks.py >/dev/null; then
-    echo "build    check-banks                   1 passed, 0 failed, 0 skipped"
-    total_pass=$((total_pass + 1))
-else
-    total_fail=$((total_fail + 1))
-    status=1
-fi
-
-echo "== the Hopper kernel's producer accesses, from their written formulas: no bank conflicts (scripts/hopper_banks.py) =="
-if python3 scripts/hopper_banks.py >/dev/null; then
-    echo "build    check-hopper-banks            1 passed, 0 failed, 0 skipped"
-    total_pass=$((total_pass + 1))
-else
-    total_fail=$((total_fail + 1))
-    status=1
-fi
+# The shared-memory layouts' bank checks, each from the kernel's written formulas (no GPU).
+bank_check() { # script, result name, what it checks
+    echo "== $3: no bank conflicts (scripts/$1) =="
+    if python3 "scripts/$1" >/dev/null; then
+        printf 'build    %-30s1 passed, 0 failed, 0 skipped\n' "$2"
+        total_pass=$((total_pass + 1))
+    else
+        total_fail=$((total_fail + 1))
+        status=1
+    fi
+}
+bank_check ragged_banks.py check-banks "the ragged kernel's shared-memory layouts"
+bank_check hopper_banks.py check-hopper-banks "the Hopper kernel's producer accesses"
+bank_check decode_banks.py check-decode-banks "the decode kernels' swizzled K/V rows"
 
 echo "== install + pkg-config + examples/ =="
 if scripts/check-install.sh build; then

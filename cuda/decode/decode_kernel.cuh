@@ -294,10 +294,16 @@ PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
 PA_DEC_DEV int key_dim_bytes(const pa_dec_kparams &p, int b) { return (b >> 4) * p.k_chunk_bytes + (b & 15); }
 
 // Byte b of shared-memory tile row t under the row's swizzle (mask 7 or 0):
-// granule b >> gs moves to (b >> gs) ^ (t & mask); bytes inside it stay put.
-// With 8 granules per row, 8 consecutive rows read at one logical granule hit
-// 8 different granule positions: no bank conflict, and no padding bytes.
-PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ ((t & mask) << gs); }
+// granule b >> gs moves to (b >> gs) ^ (s(t) & mask), s(t) = t ^ 4 (t % 2);
+// bytes inside it stay put. s is one-to-one on t % 8, so 8 consecutive rows
+// read at one logical granule (ldmatrix, a copy's lanes on 8 tokens) hit 8
+// different granule positions: no bank conflict, and no padding bytes. Its
+// bit 2 from t's bit 0 serves the accesses whose quarter warp is 2 or 4
+// aligned tokens times 4 or 2 aligned granules (copies with 2 or 4 threads a
+// token, split-kernel K reads with 4 or 2 tokens a slice, the fp8 tensor-core
+// K reads): with t alone, their tokens' XOR stays below bit 2 and the 8 lanes
+// met 4 positions twice. Odd and even tokens now XOR different halves.
+PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ (((t ^ ((t & 1) << 2)) & mask) << gs); }
 
 // Issues the copies of tile `it` of the split into stage it % NS.
 template <int CT, class G>
@@ -317,23 +323,16 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
 
     // K (and flash V): NT / T threads per token, each taking every (NT / T)-th
     // copy unit of the token's row. Shared memory keeps K as [token][head
-    // dims] for every layout; unit u of token t lands at granule u ^ (t % 8).
-    // Flash layouts: a token's threads are consecutive lanes, so they read its
-    // row's contiguous bytes. With 2 or 4 threads per token, the 8 lanes of a
-    // quarter warp are 8 / tpt tokens whose XOR never reaches bit 2, so they
-    // met 4 granules twice (cp.async's 16-byte shared writes at 2x the
-    // wavefronts): odd tokens take their units with bit 2 flipped (flip_*),
-    // which spreads them over 8 and keeps 1 and 8 threads per token free of
-    // conflicts. Only where a unit is a granule (16 bytes, 16-byte swizzle)
-    // and a row is whole groups of 8 units, so the flip stays in the row.
-    // vLLM's key cache holds a unit's column of a block's tokens contiguously
-    // ([head / x][block][x]): there the lanes take consecutive tokens of one
-    // unit (8 tokens' 16 bytes: 128 contiguous bytes, 8 distinct granules).
+    // dims] for every layout, unit u of token t at granule position
+    // swz(u, t). Flash layouts: a token's threads are consecutive lanes, so
+    // they read its row's contiguous bytes (a quarter warp: 8 / tpt aligned
+    // tokens of tpt units, which swz's bit 2 keeps apart). vLLM's key cache
+    // holds a unit's column of a block's tokens contiguously ([head / x]
+    // [block][x]): there the lanes take consecutive tokens of one unit (8
+    // tokens' 16 bytes: 128 contiguous bytes, 8 distinct granules).
     const int tpt = 1 << geo.tpt_shift, lt = c_log2(NT) - geo.tpt_shift; // T = 2^lt
     const int t = geo.vllm_v ? tid & ((1 << lt) - 1) : tid >> geo.tpt_shift;
     const int u0 = geo.vllm_v ? tid >> lt : tid & (tpt - 1);
-    const int flip_k = !geo.vllm_v && geo.unit_k == 16 && geo.swz_k == 7 ? (t & 1) << 2 : 0;
-    const int flip_v = geo.unit_v == 16 && geo.swz_v == 7 && geo.gv_shift == 4 ? (t & 1) << 2 : 0;
     const int pos = t0 + t;
     const bool ok = token_ok(p, geo, c, pos);
     if (u0 == 0)
@@ -353,8 +352,8 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         unsigned char *row = c.smem + st * geo.stage_k_bytes + t * geo.pitch_k;
 #pragma unroll
         for (int r = 0; r < (geo.units_k + tpt - 1) / tpt; r++) {
-            const int u = (u0 + r * tpt) ^ flip_k;
-            if ((u ^ flip_k) >= geo.units_k)
+            const int u = u0 + r * tpt;
+            if (u >= geo.units_k)
                 break;
             unsigned char *dst = row + swz(u * unit, t, geo.swz_k, 4);
             if (ok)
@@ -369,8 +368,8 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         unsigned char *row = vdst0 + t * geo.pitch_v;
 #pragma unroll
         for (int r = 0; r < (geo.units_v + tpt - 1) / tpt; r++) {
-            const int u = (u0 + r * tpt) ^ flip_v;
-            if ((u ^ flip_v) >= geo.units_v)
+            const int u = u0 + r * tpt;
+            if (u >= geo.units_v)
                 break;
             unsigned char *dst = row + swz(u * unit, t, geo.swz_v, geo.gv_shift);
             if (ok)
