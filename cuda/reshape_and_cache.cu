@@ -67,6 +67,17 @@ __device__ __forceinline__ typename pa::elt<OUT>::type convert(typename pa::elt<
     }
 }
 
+// The chunk at src (load_chunk's rules) in the cache dtype (convert).
+template <int IN, int OUT, int VEC>
+__device__ __forceinline__ void load_converted(typename pa::elt<OUT>::type (&r)[VEC],
+                                               const typename pa::elt<IN>::type *src, bool vec, int n, float scale) {
+    typename pa::elt<IN>::type in[VEC];
+    load_chunk(in, src, vec, n);
+#pragma unroll
+    for (int j = 0; j < VEC; j++)
+        r[j] = convert<IN, OUT>(in[j], scale);
+}
+
 template <typename T, int VEC> __device__ __forceinline__ void store_vec(T *dst, const T (&r)[VEC]) {
     using V = typename raw_vec<VEC * sizeof(T)>::type;
     V v;
@@ -110,15 +121,9 @@ template <int IN, int OUT> __global__ void __launch_bounds__(kThreads) reshape_a
         const int h = c / cph;
         const int d0 = (c - h * cph) * VEC;
         const int n = min(VEC, hs - d0);
-        ti kin[VEC], vin[VEC];
-        load_chunk(kin, key + (int64_t)h * p.k_head_stride + d0, p.vec_in, n);
-        load_chunk(vin, value + (int64_t)h * p.v_head_stride + d0, p.vec_in, n);
         to kout[VEC], vout[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; j++) {
-            kout[j] = convert<IN, OUT>(kin[j], ks);
-            vout[j] = convert<IN, OUT>(vin[j], vs);
-        }
+        load_converted<IN, OUT>(kout, key + (int64_t)h * p.k_head_stride + d0, p.vec_in, n, ks);
+        load_converted<IN, OUT>(vout, value + (int64_t)h * p.v_head_stride + d0, p.vec_in, n, vs);
         const int64_t ko = pa_kv_key_offset(&p.g, blk, h, off, d0);
         const int64_t vo = pa_kv_value_offset(&p.g, blk, h, off, d0);
         if (p.vec_out) {
@@ -185,13 +190,9 @@ __global__ void __launch_bounds__(kThreads) kv_cache_update_kernel(const pa_kvu_
         const int64_t row = cs + r, blk = row / bs;
         const int32_t tok = (int32_t)(row - blk * bs);
         const bool is_v = ch & 1;
-        ti in[VEC];
-        load_chunk(in, src + (ns + r) * p.tok_stride + (int64_t)ch * hs + d0, p.vec_in, n);
-        const float s = is_v ? vs : ks;
         to out[VEC];
-#pragma unroll
-        for (int j = 0; j < VEC; j++)
-            out[j] = convert<IN, OUT>(in[j], s);
+        load_converted<IN, OUT>(out, src + (ns + r) * p.tok_stride + (int64_t)ch * hs + d0, p.vec_in, n,
+                                is_v ? vs : ks);
         if (p.vec_out) {
             const int64_t o =
                 is_v ? pa_kv_value_offset(&p.g, blk, ch / 2, tok, d0) : pa_kv_key_offset(&p.g, blk, ch / 2, tok, d0);
@@ -251,15 +252,9 @@ __global__ void __launch_bounds__(kRcThreads) reshape_and_cache_vllm_kernel(cons
         const ti *key = static_cast<const ti *>(p.key) + (t0 + i) * p.k_tok_stride + (int64_t)h * p.k_head_stride;
         const ti *value = static_cast<const ti *>(p.value) + (t0 + i) * p.v_tok_stride + (int64_t)h * p.v_head_stride;
         for (int c = lane; c < cph; c += 32) {
-            ti kin[VEC], vin[VEC];
-            load_chunk(kin, key + c * VEC, true, VEC);
-            load_chunk(vin, value + c * VEC, true, VEC);
             to kout[VEC], vout[VEC];
-#pragma unroll
-            for (int j = 0; j < VEC; j++) {
-                kout[j] = convert<IN, OUT>(kin[j], ks);
-                vout[j] = convert<IN, OUT>(vin[j], vs);
-            }
+            load_converted<IN, OUT>(kout, key + c * VEC, true, VEC, ks);
+            load_converted<IN, OUT>(vout, value + c * VEC, true, VEC, vs);
             uint32_t kw[CW], vw[CW];
             memcpy(kw, kout, sizeof(kw));
             memcpy(vw, vout, sizeof(vw));

@@ -32,7 +32,7 @@ FORMULAS = [
     "*reinterpret_cast<const uint4 *>(raw + raw_slot<H>(p, j, tid) * 16)",
     "const int kc = lane & 7, wq = lane >> 3;",
     "const int tid0 = 32 * (kc >> 1) + 4 * (wq >> 1) + 8 * (wq & 1) + (w & 1);",
-    "raw + (((kc & 1) * J + (w >> 1)) * 128 + 2 * (kc & 1) + (tid0 ^ (((kc >> 1) & 1) | (kc & 4)))) * 16;",
+    "const uint8_t *slot = raw + raw_slot<H>(kc & 1, w >> 1, tid0) * 16;",
     "slot + h * 4096 + (2 * (i & 1) + 16 * (i >> 1)) * 16",
     "vt + (uint32_t)(16 * (w + 4 * h)) * 128u + 16u * kc + 4u * wq",
     "uint8_t *row = base + (at ^ ((uint32_t)sw << 4));",
@@ -173,12 +173,11 @@ def vt_from_rows(kernel):
                     C = w + 4 * h  # the 16-byte d chunk
                     tid = 32 * wr + 2 * l2 + (C & 1)
                     addrs.append(raw_slot(p, C >> 1, tid, J, kernel) * 16)
-                    if kernel:  # the kernel's folded address (FORMULAS) is this slot
+                    if kernel:  # the kernel's address: key 0's raw_slot plus the key's step
                         tid0 = 32 * (kc >> 1) + 4 * (wq >> 1) + 8 * (wq & 1) + (w & 1)
-                        folded = (((kc & 1) * J + (w >> 1)) * 128 + 2 * (kc & 1) + (tid0 ^ (((kc >> 1) & 1) | (kc & 4)))
-                                  + 256 * h + 2 * (i & 1) + 16 * (i >> 1))
+                        folded = raw_slot(kc & 1, w >> 1, tid0, J, True) + 256 * h + 2 * (i & 1) + 16 * (i >> 1)
                         if folded != addrs[-1] // 16:
-                            sys.exit("hopper_banks.py: vt_from_rows' folded slot %d is not raw_slot's %d (lane %d,"
+                            sys.exit("hopper_banks.py: vt_from_rows' slot %d is not raw_slot's %d (lane %d,"
                                      " key %d, h %d, w %d)" % (folded, addrs[-1] // 16, lane, i, h, w))
                 out.append(wavefronts(addrs))
     return out

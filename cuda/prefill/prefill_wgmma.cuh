@@ -460,12 +460,11 @@ __device__ __forceinline__ void vt_from_rows(uint8_t *base, uint32_t vt, const u
     // Key i of the lane is R = 16 kc + f8_key(4 wq + i) = 16 kc + 2 wq + (i & 1) + 8 (i >> 1): warp
     // w' = R / 32 = kc / 2, pass p = kc % 2, and rows_conflict_free8 (bits 1 and 2 swapped) of R % 16
     // moves wq's bits and leaves i's, so key i's l is key 0's plus 2 (i & 1) + 16 (i >> 1); d chunk
-    // dc = w + 4 h is j = w / 2 + 2 h, q = w % 2: h = 1 is 2 x 128 x 16 bytes on. raw_slot's key(w')
-    // (bits 1 and 2 of kc at bits 0 and 2) and key 0's tid leave bits 1 and 4 alone, so key i's
-    // unit is key 0's plus 2 (i & 1) + 16 (i >> 1).
+    // dc = w + 4 h is j = w / 2 + 2 h, q = w % 2: h = 1 is 2 x 128 x 16 bytes on. raw_slot's key
+    // (bits 0 and 2) and key 0's tid leave bits 1 and 4 alone, so key i's unit is key 0's plus
+    // 2 (i & 1) + 16 (i >> 1).
     const int tid0 = 32 * (kc >> 1) + 4 * (wq >> 1) + 8 * (wq & 1) + (w & 1);
-    const uint8_t *slot =
-        raw + (((kc & 1) * J + (w >> 1)) * 128 + 2 * (kc & 1) + (tid0 ^ (((kc >> 1) & 1) | (kc & 4)))) * 16;
+    const uint8_t *slot = raw + raw_slot<H>(kc & 1, w >> 1, tid0) * 16;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         uint4 r[4];

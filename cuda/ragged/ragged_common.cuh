@@ -158,6 +158,9 @@ template <int DT> __device__ __forceinline__ void load8_cg(const typename pa::el
 // (one chunk) or to its partial rows; the CTA that completes a tile's last
 // chunk merges all chunks of the tile, in chunk order (batch invariant: the
 // same arithmetic whichever CTA finishes last).
+// Where column col of a staging row sits under SWZ.
+__device__ __forceinline__ int staged_col(int col) { return col ^ (((col >> 5) & 1) << 2); }
+
 template <int DT, int HP, int NT, int SR = HP, bool SWZ = false>
 __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, const float *st_lse, int nslices,
                          int slice_rows, int *s_flag) {

@@ -366,7 +366,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 #pragma unroll
         for (int j = 0; j < C::kNO; j++)
             if (j * 8 < hs)
-                *reinterpret_cast<float2 *>(st + row * SR + j * 8 + (c0 ^ (((j >> 2) & 1) << 2))) =
+                *reinterpret_cast<float2 *>(st + row * SR + staged_col(j * 8 + c0)) =
                     make_float2(o[mt * C::kNO + j][2 * h] * sc.v, o[mt * C::kNO + j][2 * h + 1] * sc.v);
         if ((lane & 3) == 0)
             st_lse[row] = busy ? sm.lse(i) : -INFINITY;
@@ -455,7 +455,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 #pragma unroll
     for (int j = 0; j < CDV::kNO; j++) {
         if (col0 + j * 8 < hs) {
-            const int col = col0 + j * 8 + (c0 ^ ((((col0 + j * 8) >> 5) & 1) << 2)); // epilogue's SWZ
+            const int col = staged_col(col0 + j * 8 + c0);
             *reinterpret_cast<float2 *>(st + srow0 * SR + col) = make_float2(od[j][0] * sc.v, od[j][1] * sc.v);
             *reinterpret_cast<float2 *>(st + (srow0 + 8) * SR + col) = make_float2(od[j][2] * sc.v, od[j][3] * sc.v);
         }

@@ -775,7 +775,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         need_shape(op, csk, (num_seqs + 1,), " (cu_seqlens_q's length)")
         if max_seqlen_k is None:
             raise ValueError(f"{op}: cu_seqlens_k needs max_seqlen_k (a bound on every key length)")
-    _alibi(op, t["alibi_slopes"], num_heads)
+    alibi = _alibi(op, t["alibi_slopes"], num_heads)
     if out is None:
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
     ov = view(out, f"{op}: out")
@@ -791,8 +791,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
         num_k_tokens=num_k_tokens, max_seqlen_q=int(max_seqlen_q),
         max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
-        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads),
-        sliding_window=_window(sliding_window), soft_cap=float(logits_soft_cap or 0.0))
+        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(sliding_window),
+        soft_cap=float(logits_soft_cap or 0.0))
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:
