@@ -20,6 +20,11 @@
 //       each); lane t receives in register j the elements (t/4, 2(t%4)) and
 //       (t/4, 2(t%4)+1) of matrix j, low half first; with .trans, the
 //       elements (2(t%4), t/4) and (2(t%4)+1, t/4).
+//   movmatrix.sync.aligned.m8n8.trans.b16 d, a
+//       transposes an 8x8 matrix of b16 held in the warp's registers in
+//       ldmatrix's layout: lane t gives a = elements (t/4, 2(t%4)) and
+//       (t/4, 2(t%4)+1), low half first, and receives d = the elements
+//       (2(t%4), t/4) and (2(t%4)+1, t/4) of the same matrix.
 //   mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32
 //       D = A B + C with A 16x16, B 16x8, C and D 16x8 f32. With g = t/4 and
 //       c = t%4, lane t holds A in a0 = (g, 2c..2c+1), a1 = (g+8, 2c..),
@@ -167,6 +172,20 @@ PA_PTX_HD void ldmatrix_x4(const void *const rows[32], bool trans, uint32_t out[
             }
             out[t][j] = (uint32_t)e[0] | ((uint32_t)e[1] << 16);
         }
+}
+
+// movmatrix .trans over the warp: a[t] is lane t's register.
+PA_PTX_HD void movmatrix_trans(const uint32_t a[32], uint32_t d[32]) {
+    for (int t = 0; t < 32; t++) {
+        uint32_t r = 0;
+        for (int k = 0; k < 2; k++) {
+            // element (row, col) sits in lane 4 row + col / 2, half col % 2
+            const int row = 2 * (t % 4) + k, col = t / 4;
+            const uint32_t e = (a[4 * row + col / 2] >> (16 * (col % 2))) & 0xffffu;
+            r |= e << (16 * k);
+        }
+        d[t] = r;
+    }
 }
 
 // mma m16n8k16 over the warp: a[t], b[t], c[t] are lane t's fragments.
@@ -392,6 +411,12 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void *
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ uint32_t movmatrix_trans(uint32_t a) {
+    uint32_t d;
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(d) : "r"(a));
+    return d;
 }
 
 // D = A * B + D, m16n8k16, row.col, f32 accumulate; DT 1 = f16, 2 = bf16.
@@ -1585,6 +1610,7 @@ template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
 inline float ex2(float a) { return twin::ex2(a); }
 inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, true); }
+inline uint32_t movmatrix_trans(uint32_t a) { return ::pa_interp::movmatrix(a); }
 template <int DT> inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     ::pa_interp::mma(DT, d, a, b0, b1);
 }

@@ -14,7 +14,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     consecutive tokens of one granule;
   - the split kernel's K reads: lane l of a 32-item group takes token l % 2^tw and granule l >> tw
     (tw = tw_shift = 0..3);
-  - the tensor-core kernel's fp8 K reads: lane (g, c) reads granule 4 j + c of token 8 nb + g;
+  - the tensor-core kernel's fp8 K reads (S^T = K Q^T): lane (g, c) of warp w reads granule 4 j + c
+    of tokens 16 w + g and 16 w + g + 8;
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2);
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule.
 The formulas are also looked for, as written, in the sources: a changed formula fails the check
@@ -41,8 +42,9 @@ FORMULAS = {
         "load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);",
     ],
     "cuda/decode/decode_mma.cuh": [
-        "const int t = tw + 8 * nb + g;",
-        "const unsigned char *src = krow + swz(64 * j + 16 * qc, t, 7, 4);",
+        "const unsigned char *krow0 = kt + (tw + g) * G::pitch_k, *krow1 = krow0 + 8 * G::pitch_k;",
+        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tw + g, 7, 4);",
+        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tw + g + 8, 7, 4);",
         "const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);",
         "const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, 7, 4);",
         "const int t = tw + (lane & 7);",
@@ -95,11 +97,14 @@ def split_k_reads(s, tw, chunks=16):
 
 
 def mma_f8_k(s):
+    """Warp w (tw = 16 w), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + g (src0) and
+    tw + g + 8 (src1)."""
     out = []
-    for nb in range(4):
-        for j in range(2):
-            out.append(ragged_banks.wavefronts(
-                [place(s, 8 * nb + (l >> 2), 4 * j + (l & 3), pitch=128) for l in range(32)], 16))
+    for w in range(4):
+        for half in range(2):
+            for j in range(2):
+                out.append(ragged_banks.wavefronts(
+                    [place(s, 16 * w + (l >> 2) + 8 * half, 4 * j + (l & 3), pitch=128) for l in range(32)], 16))
     return out
 
 

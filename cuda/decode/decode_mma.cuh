@@ -9,29 +9,40 @@
 // instructions, most of them FFMA and conversions (4 heads x 2 x 128 MACs per
 // token), which caps fp8 at 65-80% of the copy roof and leaves bf16 issue-bound
 // at the IPC an H100 reaches (budget-decode-2026-11-23.md). On mma.sync
-// m16n8k16 (f32 accumulate) a warp's share of a tile is 16-24 HMMA plus the
+// m16n8k16 (f32 accumulate) a warp's share of a tile is 16 HMMA plus the
 // fragment loads. FlashInfer does the same for GQA (its tensor-core decode
-// runs the prefill kernel's tiles); it departs from FlashAttention-2 only in
-// putting the query heads, not query tokens, on the M dimension.
+// runs the prefill kernel's tiles); it departs from FlashAttention-2 in
+// putting the query heads, not query tokens, on the M dimension. The fp8 path
+// here departs from both for Q.K and puts keys on M (below).
 //
 // Layout of the work. Warp w owns tokens WT w .. WT w + WT-1 of every tile (WT
 // = 16 of a 64-token fp8 tile, 8 of a 32-token 16-bit tile) and keeps its own
 // online-softmax state; the four warps' states merge once, in warp order, at
 // the end (split-K inside the CTA; no barrier per tile beyond the pipeline's).
-//   S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = WT tokens
-//              (WT / 8 n-blocks), K = 128 dims (8 k-steps).
+//   16-bit: S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = the
+//              warp's 8 tokens, K = 128 dims (8 k-steps).
+//   fp8:    S^T = K Q^T  M = the warp's 16 tokens, N = the 8 query heads,
+//              K = 128 dims. With heads on M, 16 tokens took 16 MMAs of
+//              which half the rows were zero, and each MMA a fresh
+//              {q, 0, q, 0} register quad (40 moves a tile); tokens on M
+//              fill it: 8 MMAs, the converted K words as the A operand.
 //   O^T += V^T P^T   M = dims (8 m-blocks), N = heads (8), K = 16 tokens (a
 //              16-bit tile's 8 tokens pad the other 8 with zeros). P^T's B
-//              fragment is S's C fragment (heads g, tokens 2c..2c+1 of each
-//              n-block), packed: no shuffle.
+//              fragment (tokens 2c.. in b0, 8+2c.. in b1, head g) is, for
+//              16-bit, S's C fragment (head g, tokens 2c..2c+1) packed: no
+//              shuffle. For fp8, S^T's C fragment holds tokens g and g+8 of
+//              heads 2c, 2c+1: packed, each token half is an 8x8 b16 matrix
+//              whose transpose is b0 (b1): one movmatrix each.
 // 16-bit caches: K's B fragments by ldmatrix, V^T's A fragments by
 // ldmatrix.trans, straight from the swizzled rows.
 // fp8 caches: no ldmatrix for bytes on sm_90, so two permutations (a dot
 // product does not care about the order of its terms) let plain loads serve:
 //   - Q.K's k index: k-step 4j+s takes (logical dims 2c, 2c+1, 2c+8, 2c+9)
 //     from physical dims 64j + 16c + 4s + {0,1,2,3}, so lane c reads 16
-//     contiguous K bytes per row (LDS.128) and each 4-byte word converts to
-//     b0 (low half) and b1 (high half). Q's A fragment uses the same map.
+//     contiguous K bytes of each of its tokens g, g+8 (LDS.128) and word s
+//     converts to a0 / a1 (low half, token g / g+8) and a2 / a3 (high half).
+//     Q^T's B fragment uses the same map (b0 = dims 2c.., b1 = 2c+8.., head g:
+//     the registers an A fragment of Q's rows would hold).
 //   - P.V's m index (dims): m-block mb, row r <-> physical dim
 //     64(mb >> 2) + 8(r & 7) + 2(mb & 3) + (r >> 3). Lane (g, c) loads 8
 //     bytes of dims 64P + 8g .. +7 for its tokens 2c, 2c+1, 2c+8, 2c+9 (four
@@ -80,7 +91,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
                   "decode_mma_kernel: a 16-bit query with its own dtype's cache or fp8");
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
     using G = FixGeo<128, CT, 1>;    // the loader's geometry (it does not depend on the head groups)
-    constexpr int T = G::tile, HS = 128, WT = T / NW, NB = WT / 8;
+    constexpr int T = G::tile, HS = 128, WT = T / NW;
+    static_assert(WT == (F8 ? 16 : 8), "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or an n-block (16-bit)");
     static_assert(G::swz_k == 7 && G::swz_v == 7 && G::pitch_k == HS * G::esz && G::pitch_v == HS * G::esz &&
                       (F8 ? T == 64 : T == 32),
                   "decode_mma_kernel: 8 KiB tiles of swizzled unpadded rows");
@@ -142,8 +154,27 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     const float ks_ = (F8 && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (F8 && p.v_scale) ? *p.v_scale : 1.0f;
     const float qk_scale = p.scale * ks_ * ldexpf(1.0f, qe);
-    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f;
-    const float slope = (p.alibi && row_on) ? p.alibi[c.h0 + g] : 0.0f;
+    const float cap = p.soft_cap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
+    const bool plain = !(cap > 0.0f) && p.alibi == nullptr; // no per-logit feature: the common case
+
+    // The lane's heads (HL of them) and logits (NL, logit i of head slot
+    // hk(i) at tile token tk(i)): 16-bit S rows are heads, so a lane holds
+    // head g at tokens 2qc, 2qc+1; fp8 S^T rows are tokens, so a lane holds
+    // heads 2qc, 2qc+1 at tokens g and g+8.
+    constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2;
+    const int tw = WT * warp; // the warp's first token in a tile
+    auto hk = [](int i) { return F8 ? (i & 1) : 0; };
+    auto tk = [&](int i) { return F8 ? tw + g + 8 * (i >> 1) : tw + 2 * qc + i; };
+    bool head_on[HL];
+    float slope[HL], m_run[HL], l_run[HL]; // running max (the same in the lanes that share the head), partial sum
+#pragma unroll
+    for (int k = 0; k < HL; k++) {
+        const int h = F8 ? 2 * qc + k : g;
+        head_on[k] = h < c.nh;
+        slope[k] = (p.alibi && head_on[k]) ? p.alibi[c.h0 + h] : 0.0f;
+        m_run[k] = -INFINITY;
+        l_run[k] = 0.0f;
+    }
 
     float acc[8][4]; // O^T: m-block mb, (dim row g / g+8) x (head 2qc / 2qc+1)
 #pragma unroll
@@ -151,8 +182,6 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
 #pragma unroll
         for (int i = 0; i < 4; i++)
             acc[mb][i] = 0.0f;
-    float m_run = -INFINITY, l_run = 0.0f; // head g: running max (quad-uniform), this lane's partial sum
-    const int tw = WT * warp;              // the warp's first token in a tile
 
     for (int it = 0; it < ntiles; it++) {
         cp_wait<NS - 2>();
@@ -166,102 +195,132 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         const unsigned char *vt = smem + p.off_v + st * G::stage_v_bytes;
         const unsigned char *tok = smem + p.off_tok + st * TOK_STRIDE;
 
-        // ---- S = Q K^T: NB n-blocks of 8 tokens ----
-        float sfr[NB][4];
+        float x[NL]; // the lane's logits, unscaled
+        if constexpr (F8) {
+            // ---- S^T = K Q^T: M = the warp's 16 tokens, N = 8 heads, K = 128
+            // dims in 8 k-steps; Q^T's B fragment is Q's A fragment above.
+            // Lane (g, c) reads 16 contiguous bytes of tokens g and g + 8 per
+            // 64 dims: word s of them is k-step 4j + s's a0/a2 (token g) and
+            // a1/a3 (token g + 8), through qk_dim's permutation. ----
+            float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const unsigned char *krow0 = kt + (tw + g) * G::pitch_k, *krow1 = krow0 + 8 * G::pitch_k;
 #pragma unroll
-        for (int nb = 0; nb < NB; nb++) {
+            for (int j = 0; j < 2; j++) {
+                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tw + g, 7, 4);
+                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tw + g + 8, 7, 4);
+                PA_DEC_ALIGNED(src0, 16);
+                PA_DEC_ALIGNED(src1, 16);
+                const uint4 u0 = *reinterpret_cast<const uint4 *>(src0), u1 = *reinterpret_cast<const uint4 *>(src1);
+                const uint32_t w0[4] = {u0.x, u0.y, u0.z, u0.w}, w1[4] = {u1.x, u1.y, u1.z, u1.w};
+#pragma unroll
+                for (int s = 0; s < 4; s++) {
+                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
+                                           fp8x2_to_f16x2<CT>(w0[s] >> 16), fp8x2_to_f16x2<CT>(w1[s] >> 16)};
+                    mma16816<MDT>(sf, a, qa[4 * j + s][0], qa[4 * j + s][1]);
+                }
+            }
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                sfr[nb][i] = 0.0f;
-            if constexpr (F8) {
-                const int t = tw + 8 * nb + g; // this lane's B column: token t of the tile
-                const unsigned char *krow = kt + t * G::pitch_k;
-#pragma unroll
-                for (int j = 0; j < 2; j++) {
-                    const unsigned char *src = krow + swz(64 * j + 16 * qc, t, 7, 4);
-                    PA_DEC_ALIGNED(src, 16);
-                    const uint4 u = *reinterpret_cast<const uint4 *>(src);
-                    const uint32_t w4[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-                    for (int s = 0; s < 4; s++) {
-                        const uint32_t a[4] = {qa[4 * j + s][0], 0u, qa[4 * j + s][1], 0u};
-                        mma16816<MDT>(sfr[nb], a, fp8x2_to_f16x2<CT>(w4[s]), fp8x2_to_f16x2<CT>(w4[s] >> 16));
-                    }
-                }
-            } else {
-                // ldmatrix: lane l points at row l & 7 (token tw + (l & 7)) of
-                // matrix l >> 3 (8 dims); register j = K[token g][dims 2c..] of
-                // matrix j, i.e. b0/b1 of k-steps 2jj and 2jj + 1.
-                const int t = tw + (lane & 7);
-                const unsigned char *krow = kt + t * G::pitch_k;
-#pragma unroll
-                for (int jj = 0; jj < 4; jj++) {
-                    uint32_t r[4];
-                    ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
-#pragma unroll
-                    for (int s = 0; s < 2; s++) {
-                        const uint32_t a[4] = {qa[2 * jj + s][0], 0u, qa[2 * jj + s][1], 0u};
-                        mma16816<MDT>(sfr[nb], a, r[2 * s], r[2 * s + 1]);
-                    }
-                }
-            }
-        }
-
-        // ---- logits of head g, tokens 2qc, 2qc+1 of each n-block ----
-        float x[NB][2];
-        float mx = -INFINITY;
-#pragma unroll
-        for (int nb = 0; nb < NB; nb++) {
-            const int tl = tw + 8 * nb + 2 * qc;
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const int pos = t0 + tl + e;
-                float v = -INFINITY;
-                if (row_on && tok[tl + e] != 0) {
-                    v = sfr[nb][e] * qk_scale;
-                    if (p.soft_cap > 0.0f)
-                        v = p.soft_cap * tanhf(v * inv_cap);
-                    if (p.alibi)
-                        v += slope * (float)(pos - c.L + 1);
-                }
-                x[nb][e] = v;
-                mx = fmaxf(mx, v);
-            }
-        }
-        mx = fmaxf(mx, shfl_xor(mx, 1));
-        mx = fmaxf(mx, shfl_xor(mx, 2));
-        const float m_new = fmaxf(m_run, mx);
-        float alpha = 1.0f, psum = 0.0f;
-        if (m_new != -INFINITY) {
-            alpha = m_run == -INFINITY ? 0.0f : fexp(m_run - m_new);
-#pragma unroll
-            for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    x[nb][e] = x[nb][e] == -INFINITY ? 0.0f : fexp(x[nb][e] - m_new);
-                    psum += x[nb][e];
-                }
+                x[i] = sf[i]; // (token g, heads 2qc, 2qc+1), then token g + 8
         } else {
+            // ---- S = Q K^T: M = heads (rows 0..7; 8..15 zero), N = the
+            // warp's 8 tokens, K = 128 dims. ldmatrix: lane l points at row
+            // l & 7 (token tw + (l & 7)) of matrix l >> 3 (8 dims); register j
+            // = K[token g][dims 2c..] of matrix j, i.e. b0/b1 of k-steps 2jj
+            // and 2jj + 1. ----
+            float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            const int t = tw + (lane & 7);
+            const unsigned char *krow = kt + t * G::pitch_k;
 #pragma unroll
-            for (int nb = 0; nb < NB; nb++)
-                x[nb][0] = x[nb][1] = 0.0f;
+            for (int jj = 0; jj < 4; jj++) {
+                uint32_t r[4];
+                ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
+#pragma unroll
+                for (int s = 0; s < 2; s++) {
+                    const uint32_t a[4] = {qa[2 * jj + s][0], 0u, qa[2 * jj + s][1], 0u};
+                    mma16816<MDT>(sf, a, r[2 * s], r[2 * s + 1]);
+                }
+            }
+            x[0] = sf[0]; // head g, tokens 2qc, 2qc+1 (rows 8..15 are zero heads)
+            x[1] = sf[1];
         }
-        m_run = m_new;
-        l_run = l_run * alpha + psum;
-        // P^T B fragment: tokens 2qc.. (b0) and 8+2qc.. (b1, zero for an 8-token warp tile), head g
-        const uint32_t pb0 = pa::tile::pack2<MDT>(x[0][0], x[0][1]);
-        const uint32_t pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NB - 1][0], x[NB - 1][1]) : 0u;
 
-        // ---- rescale: columns are heads 2qc and 2qc+1, whose alphas live in
-        // quads 2qc and 2qc+1. Skipped by the whole warp when no head's max
-        // moved (alpha is 1 exactly then), the usual case once the first
-        // tiles are in. ----
-        float moved = alpha != 1.0f ? 1.0f : 0.0f; // quad-uniform
-        moved = fmaxf(moved, shfl_xor(moved, 4));
-        moved = fmaxf(moved, shfl_xor(moved, 8));
-        moved = fmaxf(moved, shfl_xor(moved, 16));
-        if (moved != 0.0f) {
-            const float a_lo = shfl_idx(alpha, 8 * qc), a_hi = shfl_idx(alpha, 8 * qc + 4);
+        // ---- logits: scale; soft cap and ALiBi only when asked for (a
+        // branch the whole CTA takes alike); masked tokens and heads -inf ----
+#pragma unroll
+        for (int i = 0; i < NL; i++)
+            x[i] *= qk_scale;
+        if (!plain) {
+#pragma unroll
+            for (int i = 0; i < NL; i++) {
+                if (cap > 0.0f)
+                    x[i] = cap * tanhf(x[i] * inv_cap);
+                x[i] += slope[hk(i)] * (float)(t0 + tk(i) - c.L + 1);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < NL; i++)
+            x[i] = head_on[hk(i)] && tok[tk(i)] != 0 ? x[i] : -INFINITY;
+
+        // ---- online softmax per head: the max over the warp's tokens ----
+        float alpha[HL];
+        bool moved = false;
+#pragma unroll
+        for (int k = 0; k < HL; k++) {
+            // 16-bit: head g's tokens are in its quad; fp8: head 2qc + k's in the lanes of column qc
+            float mx = -INFINITY;
+#pragma unroll
+            for (int i = k; i < NL; i += HL)
+                mx = fmaxf(mx, x[i]);
+#pragma unroll
+            for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
+                mx = fmaxf(mx, shfl_xor(mx, o));
+            const float m_new = fmaxf(m_run[k], mx);
+            // m_new = -inf: no key of this head yet (or a head past nh); its
+            // probabilities are 0 and its alpha 1
+            const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+            alpha[k] = m_new == -INFINITY ? 1.0f : fexp(m_run[k] - m_use);
+            float psum = 0.0f;
+#pragma unroll
+            for (int i = k; i < NL; i += HL) {
+                x[i] = fexp(x[i] - m_use); // exp(-inf) = 0
+                psum += x[i];
+            }
+            m_run[k] = m_new;
+            l_run[k] = l_run[k] * alpha[k] + psum;
+            moved = moved || alpha[k] != 1.0f;
+        }
+
+        // ---- P^T's B fragment (tokens 2qc.. in b0, 8 + 2qc.. in b1, head
+        // g). 16-bit: S's C fragment as it stands (b1 zero: 8 tokens). fp8:
+        // S^T's C fragment is its transpose, an 8x8 b16 matrix per token
+        // half: one movmatrix each. ----
+        uint32_t pb0, pb1;
+        if constexpr (F8) {
+            pb0 = movmatrix_trans(pa::tile::pack2<MDT>(x[0], x[1]));
+            pb1 = movmatrix_trans(pa::tile::pack2<MDT>(x[2], x[3]));
+        } else {
+            pb0 = pa::tile::pack2<MDT>(x[0], x[1]);
+            pb1 = 0u;
+        }
+
+        // ---- rescale O^T's columns (heads 2qc, 2qc+1), skipped by the whole
+        // warp when no head's max moved (alpha is 1 exactly then), the usual
+        // case once the first tiles are in. fp8 lanes hold those heads'
+        // alphas; 16-bit ones fetch them from quads 2qc and 2qc+1. ----
+        float mv = moved ? 1.0f : 0.0f;
+#pragma unroll
+        for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)
+            mv = fmaxf(mv, shfl_xor(mv, o));
+        if (mv != 0.0f) {
+            float a_lo, a_hi;
+            if constexpr (F8) {
+                a_lo = alpha[0];
+                a_hi = alpha[HL - 1];
+            } else {
+                a_lo = shfl_idx(alpha[0], 8 * qc);
+                a_hi = shfl_idx(alpha[0], 8 * qc + 4);
+            }
 #pragma unroll
             for (int mb = 0; mb < 8; mb++) {
                 acc[mb][0] *= a_lo;
@@ -321,19 +380,28 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     bar(); // every tile read: the tile buffers hold the warps' results now
 
     // ---- epilogue: merge the four warps in order ----
-    const float l_quad = l_run + shfl_xor(l_run, 1);
-    const float l_w = l_quad + shfl_xor(l_quad, 2);
+    // Each head's sum over the warp's lanes that hold it (16-bit: its quad;
+    // fp8: the column's 8 rows).
+#pragma unroll
+    for (int k = 0; k < HL; k++)
+#pragma unroll
+        for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
+            l_run[k] += shfl_xor(l_run[k], o);
     float *red = reinterpret_cast<float *>(smem); // [NW][MMA_ROWS heads][HS]
     float *wm = red + NW * MMA_ROWS * HS;         // [NW][MMA_ROWS], past red, inside the tile stages
     float *wl = wm + NW * MMA_ROWS;
-    static_assert((NW * MMA_ROWS * HS + 2 * NW * MMA_ROWS) * 4 <= NS * (G::stage_k_bytes + G::stage_v_bytes),
-                  "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
-    if (qc == 0) {
-        wm[warp * MMA_ROWS + g] = m_run;
-        wl[warp * MMA_ROWS + g] = l_w;
+    if (F8 ? g == 0 : qc == 0) {
+#pragma unroll
+        for (int k = 0; k < HL; k++) {
+            const int h = F8 ? 2 * qc + k : g;
+            wm[warp * MMA_ROWS + h] = m_run[k];
+            wl[warp * MMA_ROWS + h] = l_run[k];
+        }
     }
     bar();
-    // This lane's heads 2qc and 2qc+1: the factor of its warp.
+    // This lane's heads 2qc and 2qc+1: the factor of its warp. Threads
+    // 0..MMA_ROWS-1 also total head tid's sum over the warps once, for the
+    // output loop below (its max in hm, sum in hl, v_scale / sum in hr).
     float fac[2];
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -344,6 +412,22 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         const float mw = wm[warp * MMA_ROWS + h];
         fac[k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
     }
+    float *hm = wl + NW * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
+    static_assert((NW * MMA_ROWS * HS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
+                      NS * (G::stage_k_bytes + G::stage_v_bytes),
+                  "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
+    if (tid < MMA_ROWS) {
+        float mm = -INFINITY, l = 0.0f;
+        for (int w = 0; w < NW; w++)
+            mm = fmaxf(mm, wm[w * MMA_ROWS + tid]);
+        for (int w = 0; w < NW; w++) {
+            const float mw = wm[w * MMA_ROWS + tid];
+            l += wl[w * MMA_ROWS + tid] * (mw == -INFINITY ? 0.0f : fexp(mw - mm));
+        }
+        hm[tid] = mm;
+        hl[tid] = l;
+        hr[tid] = l > 0.0f ? vs / l : 0.0f;
+    }
 #pragma unroll
     for (int mb = 0; mb < 8; mb++)
 #pragma unroll
@@ -352,19 +436,15 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
         }
     bar();
-    for (int i = tid; i < c.nh * HS; i += NT) {
-        const int h = i / HS, d = i - h * HS;
-        float mm = -INFINITY;
+    // Thread tid writes dim tid of every head (the warps' rows are already
+    // scaled to the head's max).
+    static_assert(HS == NT, "decode_mma_kernel: one output dim per thread");
+    for (int h = 0; h < c.nh; h++) {
+        float s = 0.0f;
+#pragma unroll
         for (int w = 0; w < NW; w++)
-            mm = fmaxf(mm, wm[w * MMA_ROWS + h]);
-        float s = 0.0f, l = 0.0f;
-        for (int w = 0; w < NW; w++) {
-            const float mw = wm[w * MMA_ROWS + h];
-            const float f = mw == -INFINITY ? 0.0f : fexp(mw - mm);
-            l += wl[w * MMA_ROWS + h] * f;
-            s += red[(w * MMA_ROWS + h) * HS + d];
-        }
-        store_result<QT>(p, c, HS, nsplit, h, d, l > 0.0f ? s / l * vs : 0.0f, l, mm);
+            s += red[(w * MMA_ROWS + h) * HS + tid];
+        store_result<QT>(p, c, HS, nsplit, h, tid, s * hr[h], hl[h], hm[h]);
     }
 }
 

@@ -45,5 +45,6 @@ template <int DT> PA_DEC_DEV void mma16816(float (&d)[4], const uint32_t (&a)[4]
 }
 PA_DEC_DEV void ldsm_x4(uint32_t (&r)[4], const void *p) { pa::ptx::ldmatrix_x4(r, p); }
 PA_DEC_DEV void ldsm_x4_trans(uint32_t (&r)[4], const void *p) { pa::ptx::ldmatrix_x4_trans(r, p); }
+PA_DEC_DEV uint32_t movmatrix_trans(uint32_t a) { return pa::ptx::movmatrix_trans(a); }
 
 } // namespace pa_dec

@@ -18,6 +18,10 @@ extern "C" {
 int pa_twin_ldmatrix_device(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out);
 void pa_twin_ldmatrix_host(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out);
 
+/* movmatrix.sync.aligned.m8n8.trans.b16: in[l] is lane l's register, out[l] its result. */
+int pa_twin_movmatrix_device(const uint32_t *in, uint32_t *out);
+void pa_twin_movmatrix_host(const uint32_t *in, uint32_t *out);
+
 /* mma.sync m16n8k16 (dt 1 = f16, 2 = bf16): a[l*4+i], b[l*2+i], c[l*4+i] are
  * lane l's fragments; d[l*4+i] its result. */
 int pa_twin_mma_device(int dt, const uint32_t *a, const uint32_t *b, const float *c, float *d);

@@ -23,6 +23,10 @@ __global__ void ldmatrix_kernel(const unsigned char *image, const int32_t *row_o
         out[l * 4 + j] = r[j];
 }
 
+__global__ void movmatrix_kernel(const uint32_t *in, uint32_t *out) {
+    out[threadIdx.x] = pa::ptx::movmatrix_trans(in[threadIdx.x]);
+}
+
 template <int DT> __global__ void mma_kernel(const uint32_t *a, const uint32_t *b, const float *c, float *d) {
     const int l = threadIdx.x;
     const uint32_t ra[4] = {a[l * 4], a[l * 4 + 1], a[l * 4 + 2], a[l * 4 + 3]};
@@ -215,6 +219,18 @@ extern "C" int pa_twin_cp_async_device(const unsigned char *src, const int32_t *
         d.err = cudaGetLastError();
     }
     d.down(out, dout, PA_TWIN_SMEM);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_movmatrix_device(const uint32_t *in, uint32_t *out) {
+    Dev d;
+    const uint32_t *din = d.up(in, 32);
+    uint32_t *dout = d.up<uint32_t>(nullptr, 32);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 32, 0, 0, movmatrix_kernel)(din, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, 32);
     return (int)d.err;
 }
 

@@ -14,6 +14,8 @@ extern "C" void pa_twin_ldmatrix_host(const unsigned char *image, const int32_t 
     memcpy(out, r, sizeof r);
 }
 
+extern "C" void pa_twin_movmatrix_host(const uint32_t *in, uint32_t *out) { pa::ptx::twin::movmatrix_trans(in, out); }
+
 extern "C" void pa_twin_mma_host(int dt, const uint32_t *a, const uint32_t *b, const float *c, float *d) {
     uint32_t A[32][4], B[32][2];
     float Cc[32][4], D[32][4];

@@ -28,6 +28,20 @@ Test(ptx_twins, ldmatrix_x4_and_trans_bitwise) {
     }
 }
 
+Test(ptx_twins, movmatrix_trans_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(905);
+    for (int rep = 0; rep < 8; rep++) {
+        uint32_t in[32], dev[32], host[32];
+        for (int t = 0; t < 32; t++)
+            in[t] = (uint32_t)pa_rng_int(&r, 0, 65535) | ((uint32_t)pa_rng_int(&r, 0, 65535) << 16);
+        cr_assert_eq(pa_twin_movmatrix_device(in, dev), 0, "launch failed");
+        pa_twin_movmatrix_host(in, host);
+        for (int t = 0; t < 32; t++)
+            cr_assert_eq(dev[t], host[t], "lane %d: device %08x twin %08x", t, dev[t], host[t]);
+    }
+}
+
 static void mma_check(int dt, int exact, uint64_t seed) {
     pa_rng r = pa_rng_make(seed);
     uint32_t a[128], b[64];

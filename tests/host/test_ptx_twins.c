@@ -123,6 +123,45 @@ Test(ptx_twins, ldmatrix_trans_then_mma_computes_p_v) {
         }
 }
 
+/* movmatrix.trans against the PTX ISA's statement: an 8x8 matrix M of distinct
+ * 16-bit words, lane t giving M[t/4][2(t%4)], M[t/4][2(t%4)+1] (low half
+ * first), receives M[2(t%4)][t/4], M[2(t%4)+1][t/4]. Also: ldmatrix of 8 rows
+ * then movmatrix gives what ldmatrix.trans gives on the same rows. */
+Test(ptx_twins, movmatrix_transposes_the_fragment) {
+    pa_rng r = pa_rng_make(33);
+    for (int rep = 0; rep < 4; rep++) {
+        uint16_t M[8][8];
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++)
+                M[i][j] = (uint16_t)(((unsigned)pa_rng_int(&r, 0, 255) << 8) | (unsigned)(8 * i + j));
+        uint32_t in[32], out[32];
+        for (int t = 0; t < 32; t++)
+            in[t] = (uint32_t)M[t / 4][2 * (t % 4)] | ((uint32_t)M[t / 4][2 * (t % 4) + 1] << 16);
+        pa_twin_movmatrix_host(in, out);
+        for (int t = 0; t < 32; t++) {
+            cr_assert_eq(out[t] & 0xffffu, M[2 * (t % 4)][t / 4], "lane %d low half %04x", t, out[t] & 0xffffu);
+            cr_assert_eq(out[t] >> 16, M[2 * (t % 4) + 1][t / 4], "lane %d high half %04x", t, out[t] >> 16);
+        }
+    }
+    unsigned char image[PA_TWIN_SMEM];
+    int32_t off[32];
+    uint32_t plain[128], trans[128];
+    for (int rep = 0; rep < 4; rep++) {
+        twin_ldmatrix_case(&r, image, off);
+        pa_twin_ldmatrix_host(image, off, 0, plain);
+        pa_twin_ldmatrix_host(image, off, 1, trans);
+        for (int j = 0; j < 4; j++) {
+            uint32_t in[32], out[32];
+            for (int t = 0; t < 32; t++)
+                in[t] = plain[4 * t + j];
+            pa_twin_movmatrix_host(in, out);
+            for (int t = 0; t < 32; t++)
+                cr_assert_eq(out[t], trans[4 * t + j], "matrix %d lane %d: %08x, ldmatrix.trans %08x", j, t, out[t],
+                             trans[4 * t + j]);
+        }
+    }
+}
+
 Test(ptx_twins, mma_adds_the_accumulator_and_decodes_both_halves) {
     /* one nonzero element at a time: A[i][k] = 1, B[k][j] = 2 (b col j), C = 0.5 */
     for (int dt = DT_F16; dt <= DT_BF16; dt++) {

@@ -748,6 +748,23 @@ void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
     warp_step("ldmatrix", 1);
 }
 
+uint32_t movmatrix(uint32_t a) {
+    slot_b[(size_t)cur->lin] = {a, 0};
+    warp_step("movmatrix", 0);
+    if (first_of_round()) {
+        uint32_t in[32], out[32];
+        for (int l = 0; l < 32; l++)
+            in[l] = slot_b[(size_t)(warp_base() + l)][0];
+        pa::ptx::twin::movmatrix_trans(in, out);
+        for (int l = 0; l < 32; l++)
+            memcpy(slot_out[(size_t)(warp_base() + l)].data(), &out[l], sizeof out[l]);
+    }
+    uint32_t d;
+    memcpy(&d, slot_out[(size_t)cur->lin].data(), sizeof d);
+    warp_step("movmatrix", 1);
+    return d;
+}
+
 void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     slot_a[(size_t)cur->lin] = {a[0], a[1], a[2], a[3]};
     slot_b[(size_t)cur->lin] = {b0, b1};

@@ -74,6 +74,7 @@ void cp_async(void *dst, const void *src, int unit, int src_bytes);
 void cp_commit();
 void cp_wait(int n);
 void ldmatrix(uint32_t (&r)[4], const void *p, bool trans);
+uint32_t movmatrix(uint32_t a); // movmatrix.sync.aligned.m8n8.trans.b16
 void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
 // wgmma: the shared-window address of p (an offset into dynamic shared
 // memory) and one warp's share of the warpgroup's m64nNk16 (dt 1 f16, 2
