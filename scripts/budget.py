@@ -425,7 +425,7 @@ def decode_model(inst, shape):
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query,
     # FixGeo<128, CT, NG> for an f32 one; DynGeo otherwise.
     if ng <= 2 and q != "f32":
-        kernel = r"decode_mma_kernel"
+        kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0E"  # the flash instance (Lb1E: vLLM's layout)
     else:
         kernel = r"FixGeoILi128ELi%dELi%dE" % (DT[c][0], ng) if ng <= 2 else r"DynGeo"
     return dict(bytes_per_tile=T * 128 * esz * 2, tile_tokens=T, threads=g["threads"], smem=g["smem"],

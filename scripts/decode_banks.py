@@ -15,9 +15,16 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
   - the split kernel's K reads: lane l of a 32-item group takes token l % 2^tw and granule l >> tw
     (tw = tw_shift = 0..3);
   - the tensor-core kernel's fp8 K reads (S^T = K Q^T): lane (g, c) of warp w reads granule 4 j + c
-    of tokens 16 w + g and 16 w + g + 8;
+    of tokens 16 w + g and 16 w + g + 8 (over vLLM's layout, of tokens 16 w + mma_tok(g) and
+    16 w + mma_tok(g + 8));
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2);
-  - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule.
+  - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
+  - vLLM's layout, whose values the copies keep as V^T rows per stored block of sbs tokens
+    (pitch: sbs * esz padded to an odd number of granules), read by the tensor-core kernel:
+    16-bit by ldmatrix, 8 lanes on 8 consecutive dim rows; fp8 by 4-byte loads, lane (g, c) at
+    dim row 16 mb + g (+ 8) and token 4 c. Blocks of 8 fp8 tokens put tokens 0..7 and 8..15 in
+    two blocks 128 rows apart, the same banks: 2-way, reported and allowed (vLLM's default
+    block is 16).
 The formulas are also looked for, as written, in the sources: a changed formula fails the check
 until this script follows it.
 
@@ -42,13 +49,18 @@ FORMULAS = {
         "load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);",
     ],
     "cuda/decode/decode_mma.cuh": [
-        "const unsigned char *krow0 = kt + (tw + g) * G::pitch_k, *krow1 = krow0 + 8 * G::pitch_k;",
-        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tw + g, 7, 4);",
-        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tw + g + 8, 7, 4);",
+        "return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j;",
+        "const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8);",
+        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, 7, 4);",
+        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, 7, 4);",
         "const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);",
         "const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, 7, 4);",
         "const int t = tw + (lane & 7);",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));",
+        "const int tph = tw + 4 * qc;",
+        "vt + ((tph >> p.sbs_shift) * HS + g) * geo.pitch_v + (tph & (p.sbs - 1));",
+        "vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +",
+        "ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);",
     ],
 }
 
@@ -96,15 +108,21 @@ def split_k_reads(s, tw, chunks=16):
     return out
 
 
-def mma_f8_k(s):
-    """Warp w (tw = 16 w), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + g (src0) and
-    tw + g + 8 (src1)."""
+def mma_tok(j, perm):
+    """decode_mma.cuh's mma_tok: S^T's row j -> the warp's token (fp8 over vLLM's layout: permuted)."""
+    return 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) if perm else j
+
+
+def mma_f8_k(s, perm=False):
+    """Warp w (tw = 16 w), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + mma_tok(g)
+    (src0) and tw + mma_tok(g + 8) (src1)."""
     out = []
     for w in range(4):
         for half in range(2):
             for j in range(2):
                 out.append(ragged_banks.wavefronts(
-                    [place(s, 16 * w + (l >> 2) + 8 * half, 4 * j + (l & 3), pitch=128) for l in range(32)], 16))
+                    [place(s, 16 * w + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3), pitch=128)
+                     for l in range(32)], 16))
     return out
 
 
@@ -131,6 +149,34 @@ def ldmatrix(s):
     return out
 
 
+def smem_pitch(b):
+    """dec_geometry's pitch: b bytes rounded up to an odd number of 16-byte granules."""
+    n = (b + 15) // 16
+    return n * 16 + 16 if n % 2 == 0 else n * 16
+
+
+def vllm_v_ldmatrix(sbs, esz=2, hs=128):
+    """16-bit V^T rows: lane l -> dim row 32 jj + 8 (l >> 3) + (l & 7) of the warp's block."""
+    pitch = smem_pitch(sbs * esz)
+    return [ragged_banks.wavefronts([(32 * jj + 8 * (l >> 3) + (l & 7)) * pitch for l in range(32)], 16)
+            for jj in range(4)]
+
+
+def vllm_v_f8(sbs, hs=128):
+    """fp8 V^T rows: lane (g, c) -> token tph = 4 c of block tph // sbs, dim rows 16 mb + g (+ 8)."""
+    pitch = smem_pitch(sbs)
+    out = []
+    for mb in range(8):
+        for half in range(2):
+            addrs = []
+            for l in range(32):
+                g, c = l >> 2, l & 3
+                tph = 4 * c
+                addrs.append(((tph // sbs) * hs + 16 * mb + 8 * half + g) * pitch + tph % sbs)
+            out.append(ragged_banks.wavefronts(addrs, 4))
+    return out
+
+
 def missing_formulas():
     norm = lambda x: re.sub(r"\s+", "", x)
     miss = []
@@ -147,8 +193,13 @@ def main():
     checks.append(("vLLM key copies, lanes on tokens", vllm_key_copies, 4))
     checks += [("split kernel K reads, tw_shift %d" % tw, (lambda s, tw=tw: split_k_reads(s, tw)), 4)
                for tw in range(4)]
-    checks += [("tensor-core fp8 K reads", mma_f8_k, 4), ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
+    checks += [("tensor-core fp8 K reads", mma_f8_k, 4),
+               ("tensor-core fp8 K reads, vLLM's layout (rows permuted)", lambda s: mma_f8_k(s, True), 4), ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
                ("ldmatrix K / V^T rows", ldmatrix, 4)]
+    checks += [("vLLM V^T ldmatrix, 16-bit, %d-token blocks" % b, (lambda s, b=b: vllm_v_ldmatrix(min(b, 32))), 4)
+               for b in (8, 16, 32, 64)]
+    checks += [("vLLM V^T 4-byte reads, fp8, %d-token blocks" % b, (lambda s, b=b: vllm_v_f8(min(b, 64))),
+                2 if b == 8 else 1) for b in (8, 16, 32, 64, 128)]
     print("| access | s(t) = t ^ 4 (t % 2) (kernel) | s(t) = t | least |")
     print("| --- | --- | --- | --- |")
     for name, f, least in checks:
@@ -159,7 +210,7 @@ def main():
     bad += ["not in the source as modelled: " + m for m in missing_formulas()]
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
-    print("ok: the decode kernels' swizzled K/V accesses meet no bank twice")
+    print("ok: every modelled access takes its least wavefronts (the one 2-way case, fp8 V^T in 8-token blocks, is allowed)")
 
 
 if __name__ == "__main__":

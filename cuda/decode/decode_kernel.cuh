@@ -192,6 +192,31 @@ template <int HS, int CT, int NG> struct FixGeo {
     }
 };
 
+// vLLM's layout at head HS with 16-byte key copies: K as FixGeo's (the copies
+// put vLLM's 16-byte key chunks into the same swizzled token rows); V kept
+// transposed per stored block of sbs tokens ([tile block][dim][token],
+// dec_geometry in csrc/ops/decode.c), whose unit, pitch and stage size depend
+// on the block size and come from the host. min_sbs: the fewest tokens of a
+// stored block the reader needs contiguous.
+template <int HS, int CT> struct FixGeoV {
+    using K = FixGeo<HS, CT, 1>;
+    static constexpr int esz = K::esz, hb = K::hb, tile = K::tile, head_size = HS, kchunks = K::kchunks;
+    static constexpr int headq = K::headq, tpt_shift = K::tpt_shift, unit_k = 16, units_k = K::units_k;
+    static constexpr int swz_k = K::swz_k, pitch_k = K::pitch_k, stage_k_bytes = K::stage_k_bytes;
+    static constexpr int swz_v = 0, gv_shift = 4; // (flash V only)
+    static constexpr bool vllm_v = true, sparse = false;
+    int unit_v, units_v, pitch_v, stage_v_bytes;
+    PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p)
+        : unit_v(p.unit_v), units_v(p.units_v), pitch_v(p.pitch_v), stage_v_bytes(p.stage_v_bytes) {}
+
+    static bool matches(const pa_dec_kparams &p, int min_sbs) {
+        return p.head_size == HS && p.vllm_v && p.g.layout == PA_LAYOUT_VLLM && !p.sparse && p.hpc <= 2 * GB &&
+               p.tile == tile && p.kchunks == kchunks && p.headq == headq && p.tpt_shift == tpt_shift &&
+               p.unit_k == unit_k && p.units_k == units_k && p.pitch_k == pitch_k && p.stage_k_bytes == stage_k_bytes &&
+               p.swz_k == swz_k && p.sbs >= min_sbs && p.pitch_v % 16 == 0;
+    }
+};
+
 // ---- masks ---------------------------------------------------------------------
 
 // vLLM block-sparse: is KV block `kb` (of bs_block tokens) remote for head offset o?

@@ -1,6 +1,6 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): head 128, a
-// flash layout, a 16-bit query with a cache of its dtype or fp8, up to 8 query
-// heads per CTA (MHA and GQA groups up to 8), no block-sparse mask. Same CTA
+// flash layout or vLLM's, a 16-bit query with a cache of its dtype or fp8, up
+// to 8 query heads per CTA (MHA and GQA groups up to 8), no block-sparse mask. Same CTA
 // decomposition, splits, loader (issue_tile), outputs and merge as
 // decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
 // differs.
@@ -34,7 +34,10 @@
 //              heads 2c, 2c+1: packed, each token half is an 8x8 b16 matrix
 //              whose transpose is b0 (b1): one movmatrix each.
 // 16-bit caches: K's B fragments by ldmatrix, V^T's A fragments by
-// ldmatrix.trans, straight from the swizzled rows.
+// ldmatrix.trans, straight from the swizzled rows. vLLM's layout: the loader
+// keeps its values as V^T rows per stored block (dims x tokens), so plain
+// ldmatrix gives V^T's A fragments; with fp8 there, S^T's rows are permuted
+// (mma_tok) so that a lane's four P.V tokens are one 4-byte word of a V^T row.
 // fp8 caches: no ldmatrix for bytes on sm_90, so two permutations (a dot
 // product does not care about the order of its terms) let plain loads serve:
 //   - Q.K's k index: k-step 4j+s takes (logical dims 2c, 2c+1, 2c+8, 2c+9)
@@ -83,19 +86,32 @@ template <bool F8> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
 // registers): the fragments (32 accumulators, 16 of Q), the conversions and
 // the loader's state need about 150, and at 128 ptxas spills. Three CTAs
 // still keep two 16 KiB tiles each in flight, about 96 KiB per SM.
-template <int QT, int CT>
+// The loader's geometry (it does not depend on the head groups): flash
+// layouts, or vLLM's (VL).
+template <bool VL, int CT> struct MmaGeo { using type = FixGeo<128, CT, 1>; };
+template <int CT> struct MmaGeo<true, CT> { using type = FixGeoV<128, CT>; };
+
+// Physical token (of the warp's WT) behind logical token j of S^T's rows, fp8
+// with vLLM's layout: logical 2c, 2c+1, 2c+8, 2c+9 (lane column c's P.V
+// operand) sit at 4c .. 4c+3, so one 4-byte load of a V^T row gives a0/a2.
+// Identity otherwise.
+template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j; }
+
+template <int QT, int CT, bool VL>
 PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
                   "decode_mma_kernel: a 16-bit query with its own dtype's cache or fp8");
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
-    using G = FixGeo<128, CT, 1>;    // the loader's geometry (it does not depend on the head groups)
+    using G = typename MmaGeo<VL, CT>::type;
+    constexpr bool PERM = VL && F8; // S^T's rows permuted (mma_tok)
     constexpr int T = G::tile, HS = 128, WT = T / NW;
     static_assert(WT == (F8 ? 16 : 8), "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or an n-block (16-bit)");
-    static_assert(G::swz_k == 7 && G::swz_v == 7 && G::pitch_k == HS * G::esz && G::pitch_v == HS * G::esz &&
-                      (F8 ? T == 64 : T == 32),
-                  "decode_mma_kernel: 8 KiB tiles of swizzled unpadded rows");
+    static_assert(G::swz_k == 7 && G::pitch_k == HS * G::esz && (F8 ? T == 64 : T == 32),
+                  "decode_mma_kernel: 8 KiB K tiles of swizzled unpadded rows");
+    static_assert(VL || (FixGeo<128, CT, 1>::swz_v == 7 && FixGeo<128, CT, 1>::pitch_v == HS * G::esz),
+                  "decode_mma_kernel: flash V tiles of swizzled unpadded rows");
     PA_DEC_SMEM(smem);
     const G geo(p);
     using qt = typename pa::elt<QT>::type;
@@ -164,7 +180,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2;
     const int tw = WT * warp; // the warp's first token in a tile
     auto hk = [](int i) { return F8 ? (i & 1) : 0; };
-    auto tk = [&](int i) { return F8 ? tw + g + 8 * (i >> 1) : tw + 2 * qc + i; };
+    auto tk = [&](int i) { return F8 ? tw + mma_tok<PERM>(g + 8 * (i >> 1)) : tw + 2 * qc + i; };
     bool head_on[HL];
     float slope[HL], m_run[HL], l_run[HL]; // running max (the same in the lanes that share the head), partial sum
 #pragma unroll
@@ -192,7 +208,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         const int st = it % NS;
         const int t0 = c.e0 + it * T;
         const unsigned char *kt = smem + st * G::stage_k_bytes;
-        const unsigned char *vt = smem + p.off_v + st * G::stage_v_bytes;
+        const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
         const unsigned char *tok = smem + p.off_tok + st * TOK_STRIDE;
 
         float x[NL]; // the lane's logits, unscaled
@@ -203,11 +219,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             // 64 dims: word s of them is k-step 4j + s's a0/a2 (token g) and
             // a1/a3 (token g + 8), through qk_dim's permutation. ----
             float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            const unsigned char *krow0 = kt + (tw + g) * G::pitch_k, *krow1 = krow0 + 8 * G::pitch_k;
+            const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8); // rows g and g + 8
+            const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
 #pragma unroll
             for (int j = 0; j < 2; j++) {
-                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tw + g, 7, 4);
-                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tw + g + 8, 7, 4);
+                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, 7, 4);
+                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, 7, 4);
                 PA_DEC_ALIGNED(src0, 16);
                 PA_DEC_ALIGNED(src1, 16);
                 const uint4 u0 = *reinterpret_cast<const uint4 *>(src0), u1 = *reinterpret_cast<const uint4 *>(src1);
@@ -331,7 +348,42 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         }
 
         // ---- O^T += V^T P^T ----
-        if constexpr (F8) {
+        if constexpr (VL && F8) {
+            // vLLM's V^T rows: dim d of stored block b at (b HS + d) pitch_v,
+            // sbs tokens a row (sbs >= 4). Lane (g, c) reads physical tokens
+            // 4c .. 4c+3 (logical 2c, 2c+1, 2c+8, 2c+9) of dims 16 mb + g
+            // (a0 low, a2 high) and 16 mb + g + 8 (a1, a3).
+            const int tph = tw + 4 * qc;
+            const unsigned char *vb = vt + ((tph >> p.sbs_shift) * HS + g) * geo.pitch_v + (tph & (p.sbs - 1));
+#pragma unroll
+            for (int mb = 0; mb < 8; mb++) {
+                const unsigned char *s0 = vb + 16 * mb * geo.pitch_v, *s1 = s0 + 8 * geo.pitch_v;
+                PA_DEC_ALIGNED(s0, 4);
+                PA_DEC_ALIGNED(s1, 4);
+                const uint32_t w0 = *reinterpret_cast<const uint32_t *>(s0),
+                               w1 = *reinterpret_cast<const uint32_t *>(s1);
+                const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0), fp8x2_to_f16x2<CT>(w1), fp8x2_to_f16x2<CT>(w0 >> 16),
+                                       fp8x2_to_f16x2<CT>(w1 >> 16)};
+                mma16816<MDT>(acc[mb], a, pb0, pb1);
+            }
+        } else if constexpr (VL) {
+            // vLLM's V^T rows (sbs >= 8: the warp's 8 tokens sit in one stored
+            // block): ldmatrix, lane l pointing at dim 32 jj + 8 (l >> 3) + (l & 7);
+            // register j = V^T[dim g of matrix j][tokens 2c, 2c+1]: a0 and a1 of
+            // m-blocks 2 jj, 2 jj + 1 (tokens 8..15, a2 and a3, are zero).
+            const unsigned char *vrow = vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +
+                                        (tw & (p.sbs - 1)) * G::esz;
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++) {
+                uint32_t r[4];
+                ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);
+#pragma unroll
+                for (int s = 0; s < 2; s++) {
+                    const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};
+                    mma16816<MDT>(acc[2 * jj + s], a, pb0, pb1);
+                }
+            }
+        } else if constexpr (F8) {
             // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
 #pragma unroll
             for (int P = 0; P < 2; P++) {
@@ -414,7 +466,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     }
     float *hm = wl + NW * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
     static_assert((NW * MMA_ROWS * HS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
-                      NS * (G::stage_k_bytes + G::stage_v_bytes),
+                      NS * 2 * G::stage_k_bytes, // K and V stages hold at least this
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
     if (tid < MMA_ROWS) {
         float mm = -INFINITY, l = 0.0f;
@@ -432,7 +484,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     for (int mb = 0; mb < 8; mb++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const int h = 2 * qc + (i & 1), d = pv_dim<F8>(mb, g + 8 * (i >> 1));
+            const int h = 2 * qc + (i & 1), d = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
             red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
         }
     bar();

@@ -383,25 +383,31 @@ static void scale_query(pa_decode_problem *pr, float by) {
     pr->p.scale /= by;
 }
 
-Test(decode_fixed, tensor_core, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU();
+/* Case i of the tensor-core tests: dtype pair, group, features rotate with i. */
+static dcase tensor_core_case(int i, pa_kv_layout layout, int bs) {
     static const int lens[5] = {1, 63, 64, 700, 2113};
     static const int heads[6][2] = {{8, 8}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {32, 4}}; /* groups 1, 2, 3, 4, 5, 8 */
+    dcase c = {0};
+    c.layout = layout;
+    c.q = (i / 3) % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+    c.c = i % 3 == 0 ? c.q : i % 3 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+    c.heads = heads[i % 6][0];
+    c.kv_heads = heads[i % 6][1];
+    c.hs = 128;
+    c.bs = bs;
+    c.alibi = i % 4 == 2;
+    c.window = i % 5 == 3 ? 100 : 0;
+    c.cap = i % 4 == 1 ? 0.3f : 0.0f;
+    c.nseq = 5;
+    c.lens = lens;
+    return c;
+}
+
+Test(decode_fixed, tensor_core, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
     static const float qmul[3] = {1.0f, 3.0e6f, 2.0e-7f};
     for (int i = 0; i < 18; i++) {
-        dcase c = {0};
-        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
-        c.q = (i / 3) % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
-        c.c = i % 3 == 0 ? c.q : i % 3 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-        c.heads = heads[i % 6][0];
-        c.kv_heads = heads[i % 6][1];
-        c.hs = 128;
-        c.bs = BSZ[i % 5];
-        c.alibi = i % 4 == 2;
-        c.window = i % 5 == 3 ? 100 : 0;
-        c.cap = i % 4 == 1 ? 0.3f : 0.0f;
-        c.nseq = 5;
-        c.lens = lens;
+        dcase c = tensor_core_case(i, i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD, BSZ[i % 5]);
         c.seed = 950u + (uint64_t)i;
         pa_decode_problem *pr = make_problem(&c);
         const float by = c.q == PA_DTYPE_BF16 && pa_dtype_is_fp8(c.c) ? qmul[(i / 6) % 3] : 1.0f;
@@ -412,6 +418,17 @@ Test(decode_fixed, tensor_core, .timeout = 600) {
         snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " query x %g", (double)by);
         check_problem(pr, desc);
         pa_decode_problem_free(pr);
+    }
+}
+
+/* The same kernel over vLLM's layout (its values kept as V^T per stored
+ * block): every block size, each dtype pair, groups 1..8, the features. */
+Test(decode_fixed, tensor_core_vllm_layout, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case(i, PA_LAYOUT_VLLM, BSZ[(i * 2) % 5]);
+        c.seed = 1950u + (uint64_t)i;
+        run_case(&c);
     }
 }
 
