@@ -19,6 +19,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     16 w + mma_tok(g + 8));
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2);
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
+  - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
+    permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there);
   - vLLM's layout, whose values the copies keep as V^T rows per stored block of sbs tokens
     (pitch: sbs * esz padded to an odd number of granules), read by the tensor-core kernel:
     16-bit by ldmatrix, 8 lanes on 8 consecutive dim rows; fp8 by 4-byte loads, lane (g, c) at
@@ -61,6 +63,9 @@ FORMULAS = {
         "vt + ((tph >> p.sbs_shift) * HS + g) * geo.pitch_v + (tph & (p.sbs - 1));",
         "vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +",
         "ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);",
+        "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
+        "const int h = 2 * qc + (i & 1), d = pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
+        "red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
     ],
 }
 
@@ -149,6 +154,18 @@ def ldmatrix(s):
     return out
 
 
+def pv_dim(f8, mb, r):
+    """decode_mma.cuh's pv_dim: the dim of P.V's m-block mb, row r (fp8 flash: permuted)."""
+    return 64 * (mb >> 2) + 8 * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
+
+
+def epilogue_stores(f8, rs):
+    """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb ->
+    float (2 c + (i & 1)) rs + pv_dim(mb, g + 8 (i >> 1))."""
+    return [ragged_banks.wavefronts([4 * ((2 * (l & 3) + (i & 1)) * rs + pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1)))
+                                     for l in range(32)], 4) for mb in range(8) for i in range(4)]
+
+
 def smem_pitch(b):
     """dec_geometry's pitch: b bytes rounded up to an odd number of 16-byte granules."""
     n = (b + 15) // 16
@@ -196,6 +213,8 @@ def main():
     checks += [("tensor-core fp8 K reads", mma_f8_k, 4),
                ("tensor-core fp8 K reads, vLLM's layout (rows permuted)", lambda s: mma_f8_k(s, True), 4), ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
                ("ldmatrix K / V^T rows", ldmatrix, 4)]
+    checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
+               ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2)]
     checks += [("vLLM V^T ldmatrix, 16-bit, %d-token blocks" % b, (lambda s, b=b: vllm_v_ldmatrix(min(b, 32))), 4)
                for b in (8, 16, 32, 64)]
     checks += [("vLLM V^T 4-byte reads, fp8, %d-token blocks" % b, (lambda s, b=b: vllm_v_f8(min(b, 64))),
@@ -210,7 +229,7 @@ def main():
     bad += ["not in the source as modelled: " + m for m in missing_formulas()]
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
-    print("ok: every modelled access takes its least wavefronts (the one 2-way case, fp8 V^T in 8-token blocks, is allowed)")
+    print("ok: every modelled access takes its least wavefronts (the 2-way cases, fp8 V^T in 8-token blocks and the fp8 epilogue stores, are allowed)")
 
 
 if __name__ == "__main__":

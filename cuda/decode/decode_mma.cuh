@@ -439,8 +439,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
 #pragma unroll
         for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
             l_run[k] += shfl_xor(l_run[k], o);
-    float *red = reinterpret_cast<float *>(smem); // [NW][MMA_ROWS heads][HS]
-    float *wm = red + NW * MMA_ROWS * HS;         // [NW][MMA_ROWS], past red, inside the tile stages
+    // [NW][MMA_ROWS heads][RS]: rows of HS floats, RS apart so that a warp's
+    // stores of its fragments meet no bank more than once (16-bit dims) or
+    // twice (fp8's permuted dims); scripts/decode_banks.py checks both.
+    constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;
+    float *red = reinterpret_cast<float *>(smem);
+    float *wm = red + NW * MMA_ROWS * RS; // [NW][MMA_ROWS], past red, inside the tile stages
     float *wl = wm + NW * MMA_ROWS;
     if (F8 ? g == 0 : qc == 0) {
 #pragma unroll
@@ -465,7 +469,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         fac[k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
     }
     float *hm = wl + NW * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
-    static_assert((NW * MMA_ROWS * HS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
+    static_assert((NW * MMA_ROWS * RS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
                       NS * 2 * G::stage_k_bytes, // K and V stages hold at least this
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
     if (tid < MMA_ROWS) {
@@ -485,7 +489,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int h = 2 * qc + (i & 1), d = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
-            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
+            red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
         }
     bar();
     // Thread tid writes dim tid of every head (the warps' rows are already
@@ -495,7 +499,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         float s = 0.0f;
 #pragma unroll
         for (int w = 0; w < NW; w++)
-            s += red[(w * MMA_ROWS + h) * HS + tid];
+            s += red[(w * MMA_ROWS + h) * RS + tid];
         store_result<QT>(p, c, HS, nsplit, h, tid, s * hr[h], hl[h], hm[h]);
     }
 }
