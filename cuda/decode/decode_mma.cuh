@@ -129,8 +129,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         cp_commit();
     }
 
-    // Q -> A fragments in registers (rows g < nh; rows 8..15 are zero), k-step
-    // ks: a0 (dims 2c..2c+1) and a2 (2c+8..2c+9) through qk_dim.
+    // Q -> fragments in registers, head g (zero for g >= nh), k-step ks: dims
+    // 2c..2c+1 and 2c+8..2c+9 through qk_dim. 16-bit: S's A fragment (a0, a2;
+    // rows 8..15 are zero); fp8: Q^T's B fragment (b0, b1; column g).
     const bool row_on = g < c.nh;
     const qt *qrow = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + g) * HS;
     float qf[8][2][2];
