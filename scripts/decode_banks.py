@@ -172,7 +172,7 @@ def smem_pitch(b):
     return n * 16 + 16 if n % 2 == 0 else n * 16
 
 
-def vllm_v_ldmatrix(sbs, esz=2, hs=128):
+def vllm_v_ldmatrix(sbs, esz=2):
     """16-bit V^T rows: lane l -> dim row 32 jj + 8 (l >> 3) + (l & 7) of the warp's block."""
     pitch = smem_pitch(sbs * esz)
     return [ragged_banks.wavefronts([(32 * jj + 8 * (l >> 3) + (l & 7)) * pitch for l in range(32)], 16)

@@ -367,23 +367,6 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
                                        fp8x2_to_f16x2<CT>(w1 >> 16)};
                 mma16816<MDT>(acc[mb], a, pb0, pb1);
             }
-        } else if constexpr (VL) {
-            // vLLM's V^T rows (sbs >= 8: the warp's 8 tokens sit in one stored
-            // block): ldmatrix, lane l pointing at dim 32 jj + 8 (l >> 3) + (l & 7);
-            // register j = V^T[dim g of matrix j][tokens 2c, 2c+1]: a0 and a1 of
-            // m-blocks 2 jj, 2 jj + 1 (tokens 8..15, a2 and a3, are zero).
-            const unsigned char *vrow = vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +
-                                        (tw & (p.sbs - 1)) * G::esz;
-#pragma unroll
-            for (int jj = 0; jj < 4; jj++) {
-                uint32_t r[4];
-                ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);
-#pragma unroll
-                for (int s = 0; s < 2; s++) {
-                    const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};
-                    mma16816<MDT>(acc[2 * jj + s], a, pb0, pb1);
-                }
-            }
         } else if constexpr (F8) {
             // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
 #pragma unroll
@@ -411,16 +394,27 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
                 }
             }
         } else {
-            // ldmatrix.trans: lane l points at token tw + (l & 7), dims 16 mb' +
-            // 8 (l >> 3) for m-blocks mb' = 2 jj, 2 jj + 1; register j = V[tokens
-            // 2c, 2c+1][dim g] of matrix j: a0 and a1 of the two m-blocks (the
-            // tokens 8..15 of a2, a3 do not exist: zero).
+            // 16-bit: V^T's A fragments of m-blocks 2 jj, 2 jj + 1 from one
+            // ldmatrix: register j = V^T[dim g of matrix j][tokens 2c, 2c+1],
+            // a0 and a1 of the two m-blocks (the tokens 8..15 of a2, a3 do not
+            // exist: zero).
+            //   flash: V rows by token, ldmatrix.trans, lane l pointing at token
+            //     tw + (l & 7), dims 16 mb' + 8 (l >> 3);
+            //   vLLM: the loader's V^T rows (sbs >= 8: the warp's 8 tokens sit
+            //     in one stored block), plain ldmatrix, lane l pointing at dim
+            //     32 jj + 8 (l >> 3) + (l & 7).
             const int t = tw + (lane & 7);
-            const unsigned char *vrow = vt + t * G::pitch_v;
+            const unsigned char *vrow =
+                VL ? vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +
+                         (tw & (p.sbs - 1)) * G::esz
+                   : vt + t * geo.pitch_v;
 #pragma unroll
             for (int jj = 0; jj < 4; jj++) {
                 uint32_t r[4];
-                ldsm_x4_trans(r, vrow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
+                if constexpr (VL)
+                    ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);
+                else
+                    ldsm_x4_trans(r, vrow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
                     const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};
