@@ -355,8 +355,11 @@ def pow2_floor(v):
     return p
 
 
-def decode_geometry(hs, esz, group, swizzle=True):
-    """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891)."""
+def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=False):
+    """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891), or for vLLM's
+    layout with blocks of vllm_block tokens: V^T rows of the tile's T tokens, unpadded (vllm_padded:
+    before 2026-11-25, rows per stored block of min(block, T) tokens padded to an odd number of
+    granules)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -383,12 +386,15 @@ def decode_geometry(hs, esz, group, swizzle=True):
         pk = pv = pitch(hb)
     stage_k = T * pk
     stage_v = T * pv
+    if vllm_block is not None:
+        sbs = min(vllm_block, T)
+        stage_v = (T // sbs) * hs * pitch(sbs * esz) if vllm_padded else hs * T * esz
     tiles = 3 * (stage_k + stage_v)
     red = pv_slices * hpc * hs * 4
     off_q = (max(tiles, red) + 15) // 16 * 16
     smem = off_q + hpc * headq * 4 + hpc * T * 4 + 3 * 16 * 4 + 3 * 64 + 64 * 4
     return dict(T=T, hpc=hpc, pv_slices=pv_slices, ds=ds, kchunks=kchunks, smem=smem, threads=nt,
-                tpt=nt // T, units=hb // 16)
+                tpt=nt // T, units=hb // 16, stage_v=stage_v)
 
 
 def auto_part(L):
@@ -582,13 +588,36 @@ def tile_cost(fam, rows, inst, shape):
     return md, r, pt, pt[1] * warps, r["outside"] * warps / md["tiles_per_cta"]
 
 
+def vllm_stage_table(w, rows, m=H100):
+    """vLLM's layout at head 128, GQA 32/8: the value stage and CTAs per SM by block size, the V^T rows
+    unpadded (now) and padded per stored block (before 2026-11-25), at each vLLM instance's registers."""
+    w("### vLLM's layout: value stage and CTAs/SM (head 128, GQA 32/8; before: V^T rows per stored block, padded)")
+    w("")
+    w("| instance (q/cache) | kernel | regs | block | V stage bytes before / now | dyn smem before / now | CTAs/SM before / now |")
+    w("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        kname = short_name(r["kernel"])
+        if not (kname.endswith(", true>") or "DynGeo" in kname) or r["instance"][0] != "bf16":
+            continue
+        regs = r["ptxas"].get("regs", r["res"].get("regs", 0))
+        esz = DT[r["instance"][1]][1]
+        for block in (8, 16, 32):
+            old, new = (decode_geometry(128, esz, 4, vllm_block=block, vllm_padded=pd) for pd in (True, False))
+            occ = [ctas_per_sm(regs, g["threads"], g["smem"] + r["res"].get("smem_static", 0), m)[0] for g in (old, new)]
+            w("| %s/%s | %s | %d | %d | %d / %d | %d / %d | %d / %d |" % (
+                r["instance"][0], r["instance"][1], kname, regs, block, old["stage_v"], new["stage_v"], old["smem"],
+                new["smem"], occ[0], occ[1]))
+    w("")
+
+
 def report(fam_name, fam, rows, label, m=H100):
     L = []
     w = L.append
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128, block 16, NHD)")
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128, block 16, NHD; vLLM's layout"
+      " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -604,6 +633,8 @@ def report(fam_name, fam, rows, label, m=H100):
             q, c, kname, regs, p.get("spill_st", -1), p.get("spill_ld", -1), p.get("stack", -1), res.get("local", -1),
             res.get("smem_static", 0), mods[0]["smem"], mods[1]["smem"], occ[0][0], occ[1][0], occ[0][1], wps))
     w("")
+    if fam_name == "decode":
+        vllm_stage_table(w, rows, m)
     w("### Steady-state loop (SASS, per warp)")
     w("")
     classes = [n for n, _ in CLASSES]

@@ -21,12 +21,18 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
   - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
     permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there);
-  - vLLM's layout, whose values the copies keep as V^T rows per stored block of sbs tokens
-    (pitch: sbs * esz padded to an odd number of granules), read by the tensor-core kernel:
-    16-bit by ldmatrix, 8 lanes on 8 consecutive dim rows; fp8 by 4-byte loads, lane (g, c) at
-    dim row 16 mb + g (+ 8) and token 4 c. Blocks of 8 fp8 tokens put tokens 0..7 and 8..15 in
-    two blocks 128 rows apart, the same banks: 2-way, reported and allowed (vLLM's default
-    block is 16).
+  - vLLM's layout, whose values the copies keep as V^T rows (a row of the tile's T tokens per dim,
+    2^rs = T esz bytes, unpadded; vt_at moves granule c of row d to c ^ s(d >> ks) inside its
+    128-byte line, ks = 7 - rs below 128-byte rows, else 0): the copies (a quarter warp fills one
+    line); the tensor-core kernel's readers, 16-bit by ldmatrix (8 lanes on 8 consecutive dim
+    rows), fp8 by 4-byte loads (lane (g, c) at dim row 16 mb + g (+ 8) and token 4 c); the split
+    kernel's P.V reads (thread tid: dim rows tid % C8 + j C8, 8 tokens from 8 mt, mt = pr + S k) at
+    heads 64, 96, 128 and 256. Two kinds are 2-way at most and allowed: fp8 reads 8 bytes a lane,
+    and the 16 lanes of a phase read the same half of their granules, which no granule permutation
+    separates; at head 96 (C8 = 12) a quarter warp reads rows 8..11 at one token granule and rows
+    0..3 at the next, which meet the same positions (the padded layout before had the same counts
+    there). Where rows C8 apart keep vt_at's map (vt_same_map), the kernel adds j C8 2^rs to one
+    address: checked here.
 The formulas are also looked for, as written, in the sources: a changed formula fails the check
 until this script follows it.
 
@@ -49,6 +55,20 @@ FORMULAS = {
         "const int dsi = l >> geo.tw_shift, tl = l & ((1 << geo.tw_shift) - 1);",
         "t = ((wi & ((1 << geo.wpg_shift) - 1)) << geo.tw_shift) + tl;",
         "load16<CT>(krow + swz(ch * 16, t, geo.swz_k, 4), kf);",
+        "int vt_at(int d, int b, int rs, int ks) { return swz((d << rs) + b, d >> ks, 7, 4); }",
+        "return (n << rs) % 1024 == 0 && (n >> ks) % 8 == 0;",
+        "const int pair = tid & (pairs - 1), j = pair >> p.pr_shift, u = pair & ((1 << p.pr_shift) - 1);",
+        "for (int d = tid >> p.pairs_shift; d < hs; d += NT >> p.pairs_shift) {",
+        "unsigned char *dst = vdst0 + vt_at(d, pair * unit, geo.vt_rs, geo.vt_ks);",
+        "const int pc8 = tid % C8, prest = tid / C8;",
+        "const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;",
+        "const bool vt_same = vt_same_map(C8, geo.vt_rs, geo.vt_ks);",
+        "const int vt_step = C8 << geo.vt_rs;",
+        "for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {",
+        "const int b = tl0 * esz + 16 * h;",
+        "const int a0 = vt_at(pc8, b, geo.vt_rs, geo.vt_ks);",
+        "va[h][j] = a0 + j * vt_step;",
+        "va[h][j] = vt_at(pc8 + j * C8, b, geo.vt_rs, geo.vt_ks);",
     ],
     "cuda/decode/decode_mma.cuh": [
         "return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j;",
@@ -60,9 +80,11 @@ FORMULAS = {
         "const int t = tw + (lane & 7);",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));",
         "const int tph = tw + 4 * qc;",
-        "vt + ((tph >> p.sbs_shift) * HS + g) * geo.pitch_v + (tph & (p.sbs - 1));",
-        "vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +",
-        "ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);",
+        "*vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),",
+        "*vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);",
+        "const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;",
+        "VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks)",
+        "ldsm_x4(r, vrow + 32 * jj * G::pitch_v);",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = 2 * qc + (i & 1), d = pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
         "red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
@@ -166,31 +188,91 @@ def epilogue_stores(f8, rs):
                                      for l in range(32)], 4) for mb in range(8) for i in range(4)]
 
 
-def smem_pitch(b):
-    """dec_geometry's pitch: b bytes rounded up to an odd number of 16-byte granules."""
-    n = (b + 15) // 16
-    return n * 16 + 16 if n % 2 == 0 else n * 16
+def phase_wavefronts(addrs, width):
+    """ragged_banks.wavefronts with idle lanes (None) left out of their phase (a phase's live
+    addresses, repeated to 32 lanes, give each of the 32 / per phases the same count), and the
+    least: each phase's live bytes / 128, rounded up. -> (wavefronts, least)"""
+    per = {16: 8, 8: 16, 4: 32}[width]
+    total = least = 0
+    for p in range(0, 32, per):
+        live = [a for a in addrs[p:p + per] if a is not None]
+        if live:
+            total += ragged_banks.wavefronts((live * 32)[:32], width) // (32 // per)
+            least += -(-len(live) * width // 128)
+    return total, least
 
 
-def vllm_v_ldmatrix(sbs, esz=2):
-    """16-bit V^T rows: lane l -> dim row 32 jj + 8 (l >> 3) + (l & 7) of the warp's block."""
-    pitch = smem_pitch(sbs * esz)
-    return [ragged_banks.wavefronts([(32 * jj + 8 * (l >> 3) + (l & 7)) * pitch for l in range(32)], 16)
-            for jj in range(4)]
+def vt_ks(rs):
+    return 0 if rs >= 7 else 7 - rs
 
 
-def vllm_v_f8(sbs, hs=128):
-    """fp8 V^T rows: lane (g, c) -> token tph = 4 c of block tph // sbs, dim rows 16 mb + g (+ 8)."""
-    pitch = smem_pitch(sbs)
+def vt_at(s, d, b, rs):
+    """decode_kernel.cuh's vt_at: byte b of V^T row d (rows 2^rs bytes), granule moved by s(d >> ks)."""
+    return ((d << rs) + b) ^ (s(d >> vt_ks(rs)) << 4)
+
+
+def vt_same_map(n, rs):
+    return (n << rs) % 1024 == 0 and (n >> vt_ks(rs)) % 8 == 0
+
+
+def pow2_floor(v):
+    r = 1
+    while r <= v // 2:
+        r *= 2
+    return r
+
+
+def vt_geometry(hs, esz):
+    """dec_geometry's tile and V^T row for head hs, esz-byte elements: (T, rs)."""
+    T = min(max(pow2_floor(8192 // (hs * esz)), 8), 64)
+    return T, (T * esz).bit_length() - 1
+
+
+def vllm_v_copies(s, rs, hs=128, unit=16):
+    """issue_tile's value copies: thread tid -> row tid >> pairs_shift (+ 128 / pairs a round),
+    byte pair * unit, pair = tid % pairs, pairs = 2^rs / unit."""
+    pairs = (1 << rs) // unit
+    return [ragged_banks.wavefronts([vt_at(s, (32 * w + l) // pairs + (128 // pairs) * r, ((32 * w + l) % pairs) * unit, rs)
+                                     for l in range(32)], unit)
+            for r in range(hs * pairs // 128) for w in range(4)]
+
+
+def vllm_v_ldmatrix(s):
+    """16-bit, head 128 (T 32, 64-byte rows): warp w's lane l -> row 32 jj + 8 (l >> 3) + (l & 7), byte 16 w."""
+    T, rs = vt_geometry(128, 2)
+    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), 8 * w * 2, rs) for l in range(32)], 16)
+            for w in range(4) for jj in range(4)]
+
+
+def vllm_v_f8(s):
+    """fp8, head 128 (T 64, 64-byte rows): warp w's lane (g, c) -> rows 16 mb + g (+ 8), byte 16 w + 4 c."""
+    T, rs = vt_geometry(128, 1)
+    return [ragged_banks.wavefronts([vt_at(s, 16 * mb + 8 * half + (l >> 2), 16 * w + 4 * (l & 3), rs)
+                                     for l in range(32)], 4)
+            for w in range(4) for mb in range(8) for half in range(2)]
+
+
+def vllm_v_split(s, hs, esz, group=4):
+    """The split kernel's P.V reads: thread tid -> pc8 = tid % C8, pr = tid / C8 / NG; row pc8 + j C8,
+    bytes 8 esz mt (+ 16: fp32's second granule), mt = pr + S k < T / 8; 8 esz bytes (fp32: two 16)."""
+    T, rs = vt_geometry(hs, esz)
+    C8, ng = hs // 8, (group + 3) // 4
+    S, width = 128 // (ng * C8), min(16, 8 * esz)
     out = []
-    for mb in range(8):
-        for half in range(2):
-            addrs = []
-            for l in range(32):
-                g, c = l >> 2, l & 3
-                tph = 4 * c
-                addrs.append(((tph // sbs) * hs + 16 * mb + 8 * half + g) * pitch + tph % sbs)
-            out.append(ragged_banks.wavefronts(addrs, 4))
+    for w in range(4):
+        for k in range((T // 8 + S - 1) // S):
+            for j in range(8):
+                for h in range(2 if esz == 4 else 1):
+                    addrs = []
+                    for l in range(32):
+                        tid = 32 * w + l
+                        pc8, mt = tid % C8, (tid // C8) // ng + k * S
+                        a = vt_at(s, pc8 + j * C8, 8 * mt * esz + 16 * h, rs) if mt < T // 8 else None
+                        if a is not None and vt_same_map(C8, rs) and s is kernel_s:
+                            assert a == vt_at(s, pc8, 8 * mt * esz + 16 * h, rs) + (j * C8 << rs), (hs, esz)
+                        addrs.append(a)
+                    if any(a is not None for a in addrs):
+                        out.append(phase_wavefronts(addrs, width))
     return out
 
 
@@ -215,10 +297,13 @@ def main():
                ("ldmatrix K / V^T rows", ldmatrix, 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2)]
-    checks += [("vLLM V^T ldmatrix, 16-bit, %d-token blocks" % b, (lambda s, b=b: vllm_v_ldmatrix(min(b, 32))), 4)
-               for b in (8, 16, 32, 64)]
-    checks += [("vLLM V^T 4-byte reads, fp8, %d-token blocks" % b, (lambda s, b=b: vllm_v_f8(min(b, 64))),
-                2 if b == 8 else 1) for b in (8, 16, 32, 64, 128)]
+    checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
+               for rs in (5, 6, 7, 8)]
+    checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
+               ("vLLM V^T 4-byte reads, fp8 (tensor cores)", vllm_v_f8, 1)]
+    # the split kernel: per access, at most `allowed` times its least (the 2-way cases: see the header)
+    splits = [(hs, esz, 2 if esz == 1 or hs == 96 else 1) for hs, esz in
+              ((64, 2), (128, 2), (256, 2), (96, 2), (128, 4), (64, 1), (128, 1), (256, 1), (96, 1))]
     print("| access | s(t) = t ^ 4 (t % 2) (kernel) | s(t) = t | least |")
     print("| --- | --- | --- | --- |")
     for name, f, least in checks:
@@ -226,10 +311,18 @@ def main():
         print("| %s | %.2f | %.2f | %d |" % (name, sum(k) / len(k), sum(p) / len(p), least))
         if max(k) > least:
             bad.append("%s: %.2f wavefronts per warp access, least %d" % (name, sum(k) / len(k), least))
+    for hs, esz, allowed in splits:
+        k, p = vllm_v_split(kernel_s, hs, esz), vllm_v_split(plain_s, hs, esz)
+        avg = lambda v, i: sum(x[i] for x in v) / len(v)
+        name = "vLLM V^T split-kernel reads, head %d, %d-byte elements" % (hs, esz)
+        print("| %s | %.2f | %.2f | %.2f%s |" % (name, avg(k, 0), avg(p, 0), avg(k, 1), " (x2 allowed)" if allowed > 1 else ""))
+        if any(n > allowed * least for n, least in k):
+            bad.append("%s: %.2f wavefronts per warp access, least %.2f" % (name, avg(k, 0), avg(k, 1)))
     bad += ["not in the source as modelled: " + m for m in missing_formulas()]
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
-    print("ok: every modelled access takes its least wavefronts (the 2-way cases, fp8 V^T in 8-token blocks and the fp8 epilogue stores, are allowed)")
+    print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the split"
+          " kernel's fp8 and head-96 V^T reads)")
 
 
 if __name__ == "__main__":

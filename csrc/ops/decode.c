@@ -208,9 +208,14 @@ static void dec_geometry(pa_dec_kparams *kp) {
     kp->stage_k_bytes = T * kp->pitch_k;
     kp->vllm_v = kp->g.layout == PA_LAYOUT_VLLM;
     if (kp->vllm_v) {
+        /* V^T: a row of the tile's T tokens per dim, stored blocks side by
+         * side; T * esz is a power of two (16..256 bytes), kept unpadded by
+         * the swizzle of vt_at (cuda/decode/decode_kernel.cuh). */
         kp->sbs = kp->block_size < T ? kp->block_size : T;
-        kp->pitch_v = smem_pitch(kp->sbs * esz);
-        kp->stage_v_bytes = (T / kp->sbs) * hs * kp->pitch_v;
+        kp->pitch_v = T * esz;
+        kp->vt_rs = log2_exact(kp->pitch_v);
+        kp->vt_ks = kp->vt_rs >= 7 ? 0 : 7 - kp->vt_rs;
+        kp->stage_v_bytes = hs * kp->pitch_v;
     } else {
         const int32_t gv = esz == 4 ? 32 : 16;
         kp->sbs = 0;
@@ -255,7 +260,6 @@ static void dec_geometry(pa_dec_kparams *kp) {
         const int32_t per_row = kp->sbs * esz / uv;
         kp->pr_shift = log2_exact(per_row);
         kp->pairs_shift = log2_exact((T / kp->sbs) * per_row);
-        kp->sbs_shift = log2_exact(kp->sbs);
     }
 
     /* Shared memory: [K stages][V stages] (reused for the final reduction),

@@ -99,8 +99,8 @@ typedef struct pa_dec_kparams {
     int32_t ds;               /* Q.K: lanes splitting the dot products of one item (power of 2) */
     int32_t pv_slices;        /* S: token slices of the P.V work (threads sharing one output) */
     int32_t pv_groups;        /* NG: head groups of PA_DEC_GB (Q.K items and P.V threads) */
-    int32_t vllm_v;           /* V tile stored [block][dim][token] (vLLM layout) instead of [token][dim] */
-    int32_t sbs;              /* vLLM V: tokens per stored block row, min(block_size, tile) */
+    int32_t vllm_v;           /* V tile stored [dim][tile token] (V^T, vLLM layout) instead of [token][dim] */
+    int32_t sbs;              /* vLLM V loader: tokens of a stored block a tile holds, min(block_size, tile) */
     int32_t pitch_k, pitch_v; /* bytes between K rows / V rows (flash: tokens, vLLM: dims) */
     int32_t unit_k, unit_v;   /* bytes per global->shared copy (16, 8, 4: cp.async; 2, 1: plain) */
 
@@ -116,7 +116,6 @@ typedef struct pa_dec_kparams {
     int32_t wpg_shift;     /* Q.K: log2(tile / (32 / ds)), warps per head group */
     int32_t pr_shift;      /* vLLM V loader: log2(per_row) */
     int32_t pairs_shift;   /* vLLM V loader: log2(pairs) */
-    int32_t sbs_shift;     /* vLLM V: log2(sbs) */
 
     /* ---- shared-memory swizzle: byte b of tile row t lives at
      * b ^ ((t & swz) << granule shift); swz = 7 where a row holds a multiple
@@ -125,6 +124,11 @@ typedef struct pa_dec_kparams {
     int32_t swz_k;    /* K rows, 16-byte granules */
     int32_t swz_v;    /* flash V rows */
     int32_t gv_shift; /* flash V granule: log2(max(16, 8 * esz)), what one P.V thread reads */
+    /* vLLM V^T rows (tile * esz bytes each, unpadded): byte b of dim d lives at
+     * a ^ (s((a >> 7 or d) & 7) << 4), a = (d << vt_rs) + b; the 16-byte
+     * granules move inside their 128-byte line (vt_at in decode_kernel.cuh) */
+    int32_t vt_rs; /* log2(pitch_v) */
+    int32_t vt_ks; /* the key's shift: d >> vt_ks is a's line (rows under 128 bytes) or d */
 
     /* ---- shared memory (bytes from the start of the dynamic buffer) ---- */
     int32_t stage_k_bytes, stage_v_bytes;

@@ -137,13 +137,15 @@ template <int CT> PA_DEC_DEV void load8(const unsigned char *p, float *f) {
 struct DynGeo {
     int tile, head_size, kchunks, headq, ds, tw_shift, wpg_shift, tpt_shift, pv_slices, pv_groups, hpc;
     int units_k, units_v, unit_k, unit_v, pitch_k, pitch_v, stage_k_bytes, stage_v_bytes, swz_k, swz_v, gv_shift;
+    int vt_rs, vt_ks;
     bool vllm_v, sparse;
     PA_DEC_DEV explicit DynGeo(const pa_dec_kparams &p)
         : tile(p.tile), head_size(p.head_size), kchunks(p.kchunks), headq(p.headq), ds(p.ds), tw_shift(p.tw_shift),
           wpg_shift(p.wpg_shift), tpt_shift(p.tpt_shift), pv_slices(p.pv_slices), pv_groups(p.pv_groups), hpc(p.hpc),
           units_k(p.units_k), units_v(p.units_v), unit_k(p.unit_k), unit_v(p.unit_v), pitch_k(p.pitch_k),
           pitch_v(p.pitch_v), stage_k_bytes(p.stage_k_bytes), stage_v_bytes(p.stage_v_bytes), swz_k(p.swz_k),
-          swz_v(p.swz_v), gv_shift(p.gv_shift), vllm_v(p.vllm_v != 0), sparse(p.sparse != 0) {}
+          swz_v(p.swz_v), gv_shift(p.gv_shift), vt_rs(p.vt_rs), vt_ks(p.vt_ks), vllm_v(p.vllm_v != 0),
+          sparse(p.sparse != 0) {}
 };
 
 constexpr int c_pow2_floor(int v) {
@@ -178,6 +180,7 @@ template <int HS, int CT, int NG> struct FixGeo {
     static constexpr int gv = esz == 4 ? 32 : 16, gv_shift = c_log2(gv);
     static constexpr int swz_v = hb % gv == 0 && (hb / gv) % 8 == 0 ? 7 : 0, pitch_v = swz_v ? hb : c_pitch(hb);
     static constexpr int stage_k_bytes = tile * pitch_k, stage_v_bytes = tile * pitch_v;
+    static constexpr int vt_rs = 0, vt_ks = 0; // (vLLM V^T only)
     static constexpr bool vllm_v = false, sparse = false;
     PA_DEC_DEV explicit FixGeo(const pa_dec_kparams &) {}
 
@@ -194,26 +197,27 @@ template <int HS, int CT, int NG> struct FixGeo {
 
 // vLLM's layout at head HS with 16-byte key copies: K as FixGeo's (the copies
 // put vLLM's 16-byte key chunks into the same swizzled token rows); V kept
-// transposed per stored block of sbs tokens ([tile block][dim][token],
-// dec_geometry in csrc/ops/decode.c), whose unit, pitch and stage size depend
-// on the block size and come from the host. min_sbs: the fewest tokens of a
-// stored block the reader needs contiguous.
+// transposed, a row of the tile's tokens per dim (vt_at below, dec_geometry in
+// csrc/ops/decode.c). The value copy unit depends on the cache's strides and
+// block size and comes from the host.
 template <int HS, int CT> struct FixGeoV {
     using K = FixGeo<HS, CT, 1>;
     static constexpr int esz = K::esz, hb = K::hb, tile = K::tile, head_size = HS, kchunks = K::kchunks;
     static constexpr int headq = K::headq, tpt_shift = K::tpt_shift, unit_k = 16, units_k = K::units_k;
     static constexpr int swz_k = K::swz_k, pitch_k = K::pitch_k, stage_k_bytes = K::stage_k_bytes;
     static constexpr int swz_v = 0, gv_shift = 4; // (flash V only)
+    static constexpr int pitch_v = tile * esz, stage_v_bytes = HS * pitch_v;
+    static constexpr int vt_rs = c_log2(pitch_v), vt_ks = vt_rs >= 7 ? 0 : 7 - vt_rs;
     static constexpr bool vllm_v = true, sparse = false;
-    int unit_v, units_v, pitch_v, stage_v_bytes;
-    PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p)
-        : unit_v(p.unit_v), units_v(p.units_v), pitch_v(p.pitch_v), stage_v_bytes(p.stage_v_bytes) {}
+    int unit_v, units_v;
+    PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p) : unit_v(p.unit_v), units_v(p.units_v) {}
 
-    static bool matches(const pa_dec_kparams &p, int min_sbs) {
+    static bool matches(const pa_dec_kparams &p) {
         return p.head_size == HS && p.vllm_v && p.g.layout == PA_LAYOUT_VLLM && !p.sparse && p.hpc <= 2 * GB &&
                p.tile == tile && p.kchunks == kchunks && p.headq == headq && p.tpt_shift == tpt_shift &&
                p.unit_k == unit_k && p.units_k == units_k && p.pitch_k == pitch_k && p.stage_k_bytes == stage_k_bytes &&
-               p.swz_k == swz_k && p.sbs >= min_sbs && p.pitch_v % 16 == 0;
+               p.swz_k == swz_k && p.pitch_v == pitch_v && p.stage_v_bytes == stage_v_bytes && p.vt_rs == vt_rs &&
+               p.vt_ks == vt_ks;
     }
 };
 
@@ -330,6 +334,18 @@ PA_DEC_DEV int key_dim_bytes(const pa_dec_kparams &p, int b) { return (b >> 4) *
 // met 4 positions twice. Odd and even tokens now XOR different halves.
 PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ (((t ^ ((t & 1) << 2)) & mask) << gs); }
 
+// Byte b of vLLM's V^T row d (dim d, the tile's tokens in order; rows of
+// 2^rs bytes, 32..256, unpadded): the 16-byte granule moves inside its
+// 128-byte line by swz's map of the line's key, d >> ks: the line's index
+// (ks = 7 - rs, rows under 128 bytes) or the row's (ks = 0). Eight consecutive
+// dims read at one token granule (ldmatrix, the P.V readers of both kernels)
+// meet 8 granule positions; the copies' quarter warps write whole lines.
+// Rows n apart with n * 2^rs a multiple of 1024 and (n >> ks) % 8 == 0 keep
+// the same map: vt_at(d + n, b) == vt_at(d, b) + n * 2^rs (vt_same_map).
+// scripts/decode_banks.py models every access and checks that identity.
+PA_DEC_DEV int vt_at(int d, int b, int rs, int ks) { return swz((d << rs) + b, d >> ks, 7, 4); }
+PA_DEC_DEV constexpr bool vt_same_map(int n, int rs, int ks) { return (n << rs) % 1024 == 0 && (n >> ks) % 8 == 0; }
+
 // Issues the copies of tile `it` of the split into stage it % NS.
 template <int CT, class G>
 PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int it, int ntiles) {
@@ -405,9 +421,11 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         return;
     }
 
-    // vLLM V [blocks, kv_heads, head, block]: each dim holds sbs tokens per
-    // stored block row; kept transposed ([tile block][dim][token]), as P.V
-    // reads it. A thread owns one (tile block, token unit) pair and walks dims.
+    // vLLM V [blocks, kv_heads, head, block]: each dim holds a stored block's
+    // tokens contiguously; kept transposed (V^T: per dim, the tile's tokens in
+    // order, vt_at), as P.V reads it. A thread owns one (tile block, token
+    // unit) pair, pair * unit bytes into every row, and walks dims: a quarter
+    // warp's copies fill whole 128-byte lines.
     const int unit = geo.unit_v, sbs = p.sbs, ut = unit / esz;
     const int pairs = 1 << p.pairs_shift; // (T / sbs) * per_row, a power of 2, <= T
     const int pair = tid & (pairs - 1), j = pair >> p.pr_shift, u = pair & ((1 << p.pr_shift) - 1);
@@ -422,9 +440,8 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     int64_t base = 0;
     if (any)
         base = pa_kv_value_offset(&p.g, block_of(p, c, lo), c.kvh, vpos & (bs - 1), 0) * (int64_t)esz;
-    unsigned char *dst0 = vdst0 + j * hs * geo.pitch_v + u * unit;
     for (int d = tid >> p.pairs_shift; d < hs; d += NT >> p.pairs_shift) {
-        unsigned char *dst = dst0 + d * geo.pitch_v;
+        unsigned char *dst = vdst0 + vt_at(d, pair * unit, geo.vt_rs, geo.vt_ks);
         if (prefix) {
             copy_unit(dst, vc + base + (int64_t)d * p.v_dim_bytes, unit, (hi - vpos) * esz);
         } else if (any) {
@@ -548,6 +565,8 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     // P.V thread geometry.
     const int C8 = hs / 8;
     const int pc8 = tid % C8, prest = tid / C8;
+    const bool vt_same = vt_same_map(C8, geo.vt_rs, geo.vt_ks); // vLLM V^T: rows C8 apart keep one map
+    const int vt_step = C8 << geo.vt_rs;
     const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;
     const int g0 = pgg * GB;
     const int ngb = min(GB, c.nh - g0);
@@ -708,7 +727,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                 }
             } else {
                 for (int mt = pr; mt < T / 8; mt += geo.pv_slices) {
-                    const int tl0 = mt * 8, jb = tl0 >> p.sbs_shift, tb = tl0 & (p.sbs - 1);
+                    const int tl0 = mt * 8;
                     float pk[GB][8];
 #pragma unroll
                     for (int k = 0; k < GB; k++) {
@@ -723,11 +742,35 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                                 pk[k][i] = 0.0f;
                         }
                     }
-                    const unsigned char *vb = vt + (jb * hs + pc8) * geo.pitch_v + tb * esz;
+                    // V^T rows pc8 + j C8, tokens tl0 .. tl0 + 7: 8 esz bytes
+                    // (fp32: two granules, each placed on its own). Where rows
+                    // C8 apart keep vt_at's map (heads 64, 128 and 256 but
+                    // fp8 at 64), one address serves the 8 rows.
+                    constexpr int NH = esz == 4 ? 2 : 1;
+                    int va[NH][8];
+#pragma unroll
+                    for (int h = 0; h < NH; h++) {
+                        const int b = tl0 * esz + 16 * h;
+                        if (vt_same) {
+                            const int a0 = vt_at(pc8, b, geo.vt_rs, geo.vt_ks);
+#pragma unroll
+                            for (int j = 0; j < 8; j++)
+                                va[h][j] = a0 + j * vt_step;
+                        } else {
+#pragma unroll
+                            for (int j = 0; j < 8; j++)
+                                va[h][j] = vt_at(pc8 + j * C8, b, geo.vt_rs, geo.vt_ks);
+                        }
+                    }
 #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         float vf[8];
-                        load8<CT>(vb + j * C8 * geo.pitch_v, vf);
+                        if constexpr (esz == 4) {
+                            load16<CT>(vt + va[0][j], vf);
+                            load16<CT>(vt + va[NH - 1][j], vf + 4);
+                        } else {
+                            load8<CT>(vt + va[0][j], vf);
+                        }
 #pragma unroll
                         for (int k = 0; k < GB; k++)
                             if (k < ngb) {

@@ -25,9 +25,8 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // geometry (FixGeo): up to 4 query heads per CTA (MHA, GQA groups <= 4) or up
 // to 8 (groups 5..8). A 16-bit query there runs on tensor cores
 // (decode_mma.cuh); an f32 query on CUDA cores. A 16-bit query over vLLM's
-// layout at head 128 (16-byte key chunks, blocks of 8 tokens or more; 4 for
-// fp8) runs on tensor cores too, with the value stage's geometry from the host
-// (FixGeoV). Everything else runs the
+// layout at head 128 (16-byte key chunks) runs on tensor cores too, with the
+// value copies' unit from the host (FixGeoV). Everything else runs the
 // runtime-shaped instance. The choice depends on the problem's shape only,
 // never on the batch, so batch invariance holds.
 template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
@@ -36,9 +35,7 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
     if constexpr (QT != 0) {
         if (FixGeo<128, CT, 1>::matches(*kp) || FixGeo<128, CT, 2>::matches(*kp))
             return launch_kernel(decode_mma_kernel<QT, CT, false>, kp, s);
-        // vLLM's layout: stored blocks of at least 8 tokens (16-bit: a warp's
-        // 8 for ldmatrix) or 4 (fp8: a lane's 4).
-        if (FixGeoV<128, CT>::matches(*kp, ct_traits<CT>::esz == 1 ? 4 : 8))
+        if (FixGeoV<128, CT>::matches(*kp))
             return launch_kernel(decode_mma_kernel<QT, CT, true>, kp, s);
     } else if constexpr (ct_traits<CT>::esz <= 2) {
         if (FixGeo<128, CT, 1>::matches(*kp))

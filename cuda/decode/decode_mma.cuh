@@ -35,9 +35,10 @@
 //              whose transpose is b0 (b1): one movmatrix each.
 // 16-bit caches: K's B fragments by ldmatrix, V^T's A fragments by
 // ldmatrix.trans, straight from the swizzled rows. vLLM's layout: the loader
-// keeps its values as V^T rows per stored block (dims x tokens), so plain
-// ldmatrix gives V^T's A fragments; with fp8 there, S^T's rows are permuted
-// (mma_tok) so that a lane's four P.V tokens are one 4-byte word of a V^T row.
+// keeps its values as V^T rows (a row of the tile's tokens per dim, vt_at), so
+// plain ldmatrix gives V^T's A fragments; with fp8 there, S^T's rows are
+// permuted (mma_tok) so that a lane's four P.V tokens are one 4-byte word of a
+// V^T row.
 // fp8 caches: no ldmatrix for bytes on sm_90, so two permutations (a dot
 // product does not care about the order of its terms) let plain loads serve:
 //   - Q.K's k index: k-step 4j+s takes (logical dims 2c, 2c+1, 2c+8, 2c+9)
@@ -350,15 +351,17 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
 
         // ---- O^T += V^T P^T ----
         if constexpr (VL && F8) {
-            // vLLM's V^T rows: dim d of stored block b at (b HS + d) pitch_v,
-            // sbs tokens a row (sbs >= 4). Lane (g, c) reads physical tokens
+            // vLLM's V^T rows (vt_at). Lane (g, c) reads physical tokens
             // 4c .. 4c+3 (logical 2c, 2c+1, 2c+8, 2c+9) of dims 16 mb + g
-            // (a0 low, a2 high) and 16 mb + g + 8 (a1, a3).
+            // (a0 low, a2 high) and 16 mb + g + 8 (a1, a3); rows 16 apart
+            // keep the swizzle's map, so two addresses serve every m-block.
+            static_assert(vt_same_map(16, G::vt_rs, G::vt_ks), "decode_mma_kernel: fp8 V^T m-blocks");
             const int tph = tw + 4 * qc;
-            const unsigned char *vb = vt + ((tph >> p.sbs_shift) * HS + g) * geo.pitch_v + (tph & (p.sbs - 1));
+            const unsigned char *vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),
+                                *vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);
 #pragma unroll
             for (int mb = 0; mb < 8; mb++) {
-                const unsigned char *s0 = vb + 16 * mb * geo.pitch_v, *s1 = s0 + 8 * geo.pitch_v;
+                const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;
                 PA_DEC_ALIGNED(s0, 4);
                 PA_DEC_ALIGNED(s1, 4);
                 const uint32_t w0 = *reinterpret_cast<const uint32_t *>(s0),
@@ -400,19 +403,18 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             // exist: zero).
             //   flash: V rows by token, ldmatrix.trans, lane l pointing at token
             //     tw + (l & 7), dims 16 mb' + 8 (l >> 3);
-            //   vLLM: the loader's V^T rows (sbs >= 8: the warp's 8 tokens sit
-            //     in one stored block), plain ldmatrix, lane l pointing at dim
-            //     32 jj + 8 (l >> 3) + (l & 7).
+            //   vLLM: the loader's V^T rows (vt_at), plain ldmatrix, lane l
+            //     pointing at the warp's 8 tokens of dim 32 jj + 8 (l >> 3) +
+            //     (l & 7) (rows 32 apart keep the swizzle's map).
+            static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
             const int t = tw + (lane & 7);
             const unsigned char *vrow =
-                VL ? vt + ((tw >> p.sbs_shift) * HS + 8 * (lane >> 3) + (lane & 7)) * geo.pitch_v +
-                         (tw & (p.sbs - 1)) * G::esz
-                   : vt + t * geo.pitch_v;
+                VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks) : vt + t * geo.pitch_v;
 #pragma unroll
             for (int jj = 0; jj < 4; jj++) {
                 uint32_t r[4];
                 if constexpr (VL)
-                    ldsm_x4(r, vrow + 32 * jj * geo.pitch_v);
+                    ldsm_x4(r, vrow + 32 * jj * G::pitch_v);
                 else
                     ldsm_x4_trans(r, vrow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
 #pragma unroll
