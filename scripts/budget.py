@@ -287,6 +287,39 @@ def count_body(insts, lo, hi, weight):
     return counts, total
 
 
+def cold_code(insts):
+    """Indices no execution reaches on the warp-uniform path: from the entry over fall-throughs and
+    branch targets, not into BRA.DIV's target (ptxas's fallback for a shuffle or vote it cannot
+    prove convergent, which runs only when the warp has diverged there) nor into CALL targets (the
+    subroutines: 64-bit division, the float-division slow path, counted as calls)."""
+    idx = {ins["addr"]: k for k, ins in enumerate(insts)}
+    seen, todo = set(), [0] if insts else []
+    while todo:
+        k = todo.pop()
+        if k in seen or k >= len(insts):
+            continue
+        seen.add(k)
+        i = insts[k]
+        op, pred = i["op"], i["pred"]
+        if _never(pred):
+            todo.append(k + 1)
+            continue
+        if op.startswith("BRA"):
+            if op.startswith("BRA.DIV"):
+                todo.append(k + 1)
+                continue
+            t = idx.get(i["target"]) if i["target"] is not None else None
+            if t is not None:
+                todo.append(t)
+            if not _uncond(pred) or t is None:
+                todo.append(k + 1)
+            continue
+        if op.startswith(("EXIT", "RET", "BRX", "JMP", "JMX", "KILL")) and _uncond(pred):
+            continue
+        todo.append(k + 1)
+    return set(range(len(insts))) - seen
+
+
 def divisions(insts, lo, hi):
     """Software 32-bit integer divisions/remainders (the I2F.*RP + MUFU.RCP reciprocal
     sequence nvcc emits for a runtime divisor) and calls (64-bit division)."""
@@ -519,7 +552,10 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
             counts, total = count_body(insts, sel["lo"], sel["hi"], lambda k: 1)
             r["loop"]["counts"], r["loop"]["static"] = counts, total
             r["loop"]["divisions"], r["loop"]["calls"] = divisions(insts, sel["lo"], sel["hi"])
-            r["outside"] = len(insts) - total
+            cold = cold_code(insts)
+            in_loop = sum(1 for k in cold if sel["lo"] <= k <= sel["hi"])
+            r["cold"] = len(cold) - in_loop  # outside the loop, reached only by a diverged warp or a call
+            r["outside"] = len(insts) - total - r["cold"]
             r["_insts"], r["_sel"], r["_nested"] = insts, sel, nested
         rows.append(r)
     return rows
@@ -639,17 +675,17 @@ def report(fam_name, fam, rows, label, m=H100):
     w("")
     classes = [n for n, _ in CLASSES]
     w("| instance | kernel | loop (addresses, back edge file:line) | static insts | nested loops | per tile (nested loops weighted, GQA 32/8 model) | software divisions | " +
-      " | ".join(classes) + " | outside the loop |")
+      " | ".join(classes) + " | outside the loop (+ cold) |")
     w("| --- | --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- |")
     for r in rows:
         if "loop" not in r:
             continue
         lp = r["loop"]
         pt = per_tile(r, fam["model"](r["instance"], fam["shapes"][1])["trips"])
-        w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %d |" % (
+        w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %s |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
             len(lp["nested"]), "%.0f" % pt[1] if pt else "-", lp["divisions"], lp["calls"],
-            " | ".join("%d" % lp["counts"][c] for c in classes), r["outside"]))
+            " | ".join("%d" % lp["counts"][c] for c in classes), "%d (+%d)" % (r["outside"], r["cold"])))
     w("")
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
@@ -769,7 +805,9 @@ def method_text(fam_name, m=H100):
         " divided by the copy roof measured on the H100 (%.0f GB/s), capped at 100%%, that is the largest"
         " fraction of the roof the instruction stream allows. `with overhead` adds the CTA's instructions outside"
         " the loop (each counted once) spread over its tiles (recommended entry: 256-token splits at 4K, 512 at"
-        " 32K); the merge kernel is not counted." % (m["issue_per_clock"], m["sms"], m["sms"],
+        " 32K); the merge kernel is not counted. Cold code is left out of it (since 2026-11-25, the `+ cold`"
+        " column): what only a diverged warp reaches (BRA.DIV's fallbacks for shuffles ptxas cannot prove"
+        " convergent), the subroutines behind CALL, and the padding after the final EXIT." % (m["issue_per_clock"], m["sms"], m["sms"],
                                                     m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]),
         "",
         "Shapes (issue 13): head 128, block 16, NHD, bf16 query; cache bf16 (2 B) or fp8 e4m3 (1 B); MHA 32/32 and"
@@ -1766,16 +1804,16 @@ def mma_report(fam_name, fam, rows, label, m=H100):
     w("")
     classes = [n for n, _ in CLASSES]
     w("| instance | kernel | loop (addresses, back edge file:line) | static insts | nested loops | software divisions | " +
-      " | ".join(classes) + " | outside the loop |")
+      " | ".join(classes) + " | outside the loop (+ cold) |")
     w("| --- | --- | --- | --- | --- | --- | " + " | ".join("---" for _ in classes) + " | --- |")
     for r in rows:
         if "loop" not in r:
             continue
         lp = r["loop"]
-        w("| %s/h%d | %s | 0x%x-0x%x (back edge %s) | %d | %d | %d (+%d calls) | %s | %d |" % (
+        w("| %s/h%d | %s | 0x%x-0x%x (back edge %s) | %d | %d | %d (+%d calls) | %s | %s |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
             len(lp["nested"]), lp["divisions"], lp["calls"], " | ".join("%d" % lp["counts"][c] for c in classes),
-            r["outside"]))
+            "%d (+%d)" % (r["outside"], r["cold"])))
     nol = [r for r in rows if "loop" not in r]
     if nol:
         w("")

@@ -475,7 +475,8 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     if (c.L < 1 || c.L > p.max_seq_len) {
         typename pa::elt<QT>::type *out =
             static_cast<typename pa::elt<QT>::type *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
-        if (split == 0)
+        if (split == 0) // (rare: kept rolled, out of the instruction cache's way)
+#pragma unroll 1
             for (int i = threadIdx.x; i < c.nh * hs; i += NT)
                 out[i] = pa::from_float<QT>(0.0f);
         return false;
