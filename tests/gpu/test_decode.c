@@ -421,8 +421,8 @@ Test(decode_fixed, tensor_core, .timeout = 600) {
     }
 }
 
-/* The same kernel over vLLM's layout (its values kept as V^T per stored
- * block): every block size, each dtype pair, groups 1..8, the features. */
+/* The same kernel over vLLM's layout (its values kept as V^T rows): every
+ * block size, each dtype pair, groups 1..8, the features. */
 Test(decode_fixed, tensor_core_vllm_layout, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     for (int i = 0; i < 12; i++) {
@@ -564,6 +564,25 @@ Test(decode_views, strided_flash_and_query_stride, .timeout = 600) {
         char desc[320];
         describe(&c, desc, sizeof desc);
         strncat(desc, " strided", sizeof desc - strlen(desc) - 1);
+        check_problem(pr, desc);
+        pa_decode_problem_free(pr);
+    }
+}
+
+/* The tensor-core kernel over strided query rows (padded by 1, 2, 3, 5, 8 and
+ * 24 elements, NaN in the pads): its fragments take each head's dims through
+ * the fp8 path's permutation, so a row misplaced or read across a pad shows. */
+Test(decode_views, query_stride_on_tensor_cores, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int64_t qpad[6] = {1, 8, 3, 2, 24, 5};
+    for (int i = 0; i < 6; i++) {
+        dcase c = tensor_core_case(i, i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD, BSZ[(i + 1) % 5]);
+        c.seed = 2950u + (uint64_t)i;
+        pa_decode_problem *pr = make_problem(&c);
+        restride(pr, 0, 0, 0, qpad[i]);
+        char desc[320];
+        describe(&c, desc, sizeof desc);
+        snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " query stride + %lld", (long long)qpad[i]);
         check_problem(pr, desc);
         pa_decode_problem_free(pr);
     }
