@@ -209,7 +209,7 @@ static void dec_geometry(pa_dec_kparams *kp) {
     kp->vllm_v = kp->g.layout == PA_LAYOUT_VLLM;
     if (kp->vllm_v) {
         /* V^T: a row of the tile's T tokens per dim, stored blocks side by
-         * side; T * esz is a power of two (16..256 bytes), kept unpadded by
+         * side; T * esz is a power of two (32..256 bytes), kept unpadded by
          * the swizzle of vt_at (cuda/decode/decode_kernel.cuh). */
         kp->sbs = kp->block_size < T ? kp->block_size : T;
         kp->pitch_v = T * esz;
