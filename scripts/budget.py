@@ -293,6 +293,8 @@ def cold_code(insts):
     prove convergent, which runs only when the warp has diverged there) nor into CALL targets (the
     subroutines: 64-bit division, the float-division slow path, counted as calls)."""
     idx = {ins["addr"]: k for k, ins in enumerate(insts)}
+    if any(ins["op"].startswith(("BRX", "JMX")) for ins in insts):
+        return set()  # an indirect branch's targets are unknown here: nothing counts as cold
     seen, todo = set(), [0] if insts else []
     while todo:
         k = todo.pop()
