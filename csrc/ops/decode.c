@@ -214,7 +214,6 @@ static void dec_geometry(pa_dec_kparams *kp) {
         kp->sbs = kp->block_size < T ? kp->block_size : T;
         kp->pitch_v = T * esz;
         kp->vt_rs = log2_exact(kp->pitch_v);
-        kp->vt_ks = kp->vt_rs >= 7 ? 0 : 7 - kp->vt_rs;
         kp->stage_v_bytes = hs * kp->pitch_v;
     } else {
         const int32_t gv = esz == 4 ? 32 : 16;

@@ -126,9 +126,9 @@ typedef struct pa_dec_kparams {
     int32_t gv_shift; /* flash V granule: log2(max(16, 8 * esz)), what one P.V thread reads */
     /* vLLM V^T rows (tile * esz bytes each, unpadded): byte b of dim d lives at
      * a ^ (s((a >> 7 or d) & 7) << 4), a = (d << vt_rs) + b; the 16-byte
-     * granules move inside their 128-byte line (vt_at in decode_kernel.cuh) */
+     * granules move inside their 128-byte line (vt_at in decode_kernel.cuh,
+     * whose key shift the kernels derive from vt_rs) */
     int32_t vt_rs; /* log2(pitch_v) */
-    int32_t vt_ks; /* the key's shift: d >> vt_ks is a's line (rows under 128 bytes) or d */
 
     /* ---- shared memory (bytes from the start of the dynamic buffer) ---- */
     int32_t stage_k_bytes, stage_v_bytes;

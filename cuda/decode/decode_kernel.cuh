@@ -134,6 +134,10 @@ template <int CT> PA_DEC_DEV void load8(const unsigned char *p, float *f) {
 // instance only when all its values equal the host's (fix_matches), so both
 // describe the same tiles, computed once on the host (csrc/ops/decode.c).
 
+// vLLM V^T rows of 2^rs bytes: the shift that turns a dim into vt_at's key,
+// its 128-byte line (rows under 128 bytes) or itself.
+PA_DEC_DEV constexpr int vt_key_shift(int rs) { return rs >= 7 ? 0 : 7 - rs; }
+
 struct DynGeo {
     int tile, head_size, kchunks, headq, ds, tw_shift, wpg_shift, tpt_shift, pv_slices, pv_groups, hpc;
     int units_k, units_v, unit_k, unit_v, pitch_k, pitch_v, stage_k_bytes, stage_v_bytes, swz_k, swz_v, gv_shift;
@@ -144,7 +148,7 @@ struct DynGeo {
           wpg_shift(p.wpg_shift), tpt_shift(p.tpt_shift), pv_slices(p.pv_slices), pv_groups(p.pv_groups), hpc(p.hpc),
           units_k(p.units_k), units_v(p.units_v), unit_k(p.unit_k), unit_v(p.unit_v), pitch_k(p.pitch_k),
           pitch_v(p.pitch_v), stage_k_bytes(p.stage_k_bytes), stage_v_bytes(p.stage_v_bytes), swz_k(p.swz_k),
-          swz_v(p.swz_v), gv_shift(p.gv_shift), vt_rs(p.vt_rs), vt_ks(p.vt_ks), vllm_v(p.vllm_v != 0),
+          swz_v(p.swz_v), gv_shift(p.gv_shift), vt_rs(p.vt_rs), vt_ks(vt_key_shift(p.vt_rs)), vllm_v(p.vllm_v != 0),
           sparse(p.sparse != 0) {}
 };
 
@@ -207,7 +211,7 @@ template <int HS, int CT> struct FixGeoV {
     static constexpr int swz_k = K::swz_k, pitch_k = K::pitch_k, stage_k_bytes = K::stage_k_bytes;
     static constexpr int swz_v = 0, gv_shift = 4; // (flash V only)
     static constexpr int pitch_v = tile * esz, stage_v_bytes = HS * pitch_v;
-    static constexpr int vt_rs = c_log2(pitch_v), vt_ks = vt_rs >= 7 ? 0 : 7 - vt_rs;
+    static constexpr int vt_rs = c_log2(pitch_v), vt_ks = vt_key_shift(vt_rs);
     static constexpr bool vllm_v = true, sparse = false;
     int unit_v, units_v;
     PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p) : unit_v(p.unit_v), units_v(p.units_v) {}
@@ -216,8 +220,7 @@ template <int HS, int CT> struct FixGeoV {
         return p.head_size == HS && p.vllm_v && p.g.layout == PA_LAYOUT_VLLM && !p.sparse && p.hpc <= 2 * GB &&
                p.tile == tile && p.kchunks == kchunks && p.headq == headq && p.tpt_shift == tpt_shift &&
                p.unit_k == unit_k && p.units_k == units_k && p.pitch_k == pitch_k && p.stage_k_bytes == stage_k_bytes &&
-               p.swz_k == swz_k && p.pitch_v == pitch_v && p.stage_v_bytes == stage_v_bytes && p.vt_rs == vt_rs &&
-               p.vt_ks == vt_ks;
+               p.swz_k == swz_k && p.pitch_v == pitch_v && p.stage_v_bytes == stage_v_bytes && p.vt_rs == vt_rs;
     }
 };
 

@@ -210,7 +210,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         const int st = it % NS;
         const int t0 = c.e0 + it * T;
         const unsigned char *kt = smem + st * G::stage_k_bytes;
-        const unsigned char *vt = smem + p.off_v + st * geo.stage_v_bytes;
+        const unsigned char *vt = smem + p.off_v + st * G::stage_v_bytes;
         const unsigned char *tok = smem + p.off_tok + st * TOK_STRIDE;
 
         float x[NL]; // the lane's logits, unscaled
@@ -409,7 +409,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
             const int t = tw + (lane & 7);
             const unsigned char *vrow =
-                VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks) : vt + t * geo.pitch_v;
+                VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks) : vt + t * G::pitch_v;
 #pragma unroll
             for (int jj = 0; jj < 4; jj++) {
                 uint32_t r[4];
@@ -467,7 +467,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     }
     float *hm = wl + NW * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
     static_assert((NW * MMA_ROWS * RS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
-                      NS * 2 * G::stage_k_bytes, // K and V stages hold at least this
+                      NS * (G::stage_k_bytes + G::stage_v_bytes),
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
     if (tid < MMA_ROWS) {
         float mm = -INFINITY, l = 0.0f;
