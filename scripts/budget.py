@@ -368,6 +368,9 @@ DECODE_SHAPES = [
     dict(name="GQA 32/8, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096),
     dict(name="MHA 32/32, b=1 x 32K", heads=32, kv_heads=32, batch=1, ctx=32768),
     dict(name="GQA 32/8, b=1 x 32K", heads=32, kv_heads=8, batch=1, ctx=32768),
+    # head 64 (Llama-3.2-1B, gpt-oss): tensor cores since 2026-11-25 (64-token tiles)
+    dict(name="MHA 32/32 head 64, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=64),
+    dict(name="GQA 32/8 head 64, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=64),
 ]
 
 
@@ -441,11 +444,12 @@ def auto_part(L):
 
 
 def decode_model(inst, shape):
-    """Model of the runtime-shaped kernel, head 128 NHD block 16."""
+    """Model of the kernel the launcher picks, NHD block 16, head 128 unless the shape says."""
     q, c = inst
     esz = DT[c][1]
+    hs = shape.get("head", 128)
     group = shape["heads"] // shape["kv_heads"]
-    g = decode_geometry(128, esz, group)
+    g = decode_geometry(hs, esz, group)
     T = g["T"]
     part = auto_part(shape["ctx"])
     splits = (shape["ctx"] + part - 1) // part
@@ -463,13 +467,17 @@ def decode_model(inst, shape):
         return None
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
-    # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query,
-    # FixGeo<128, CT, NG> for an f32 one; DynGeo otherwise.
-    if ng <= 2 and q != "f32":
-        kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0E"  # the flash instance (Lb1E: vLLM's layout)
+    # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
+    # (heads 64 and 128), FixGeo<128, CT, NG> for an f32 one at head 128;
+    # DynGeo otherwise.
+    if ng <= 2 and q != "f32" and hs in (64, 128):
+        # the flash instance <QT, CT, false, HS> (Lb1E: vLLM's layout)
+        kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dEE" % hs
+    elif ng <= 2 and hs == 128:
+        kernel = r"FixGeoILi128ELi%dELi%dE" % (DT[c][0], ng)
     else:
-        kernel = r"FixGeoILi128ELi%dELi%dE" % (DT[c][0], ng) if ng <= 2 else r"DynGeo"
-    return dict(bytes_per_tile=T * 128 * esz * 2, tile_tokens=T, threads=g["threads"], smem=g["smem"],
+        kernel = r"DynGeo"
+    return dict(bytes_per_tile=T * hs * esz * 2, tile_tokens=T, threads=g["threads"], smem=g["smem"],
                 tiles_per_cta=tiles_per_cta, ctas=ctas, splits=splits, trips=trips, heads_per_cta=g["hpc"],
                 kernel=kernel)
 
@@ -654,7 +662,7 @@ def report(fam_name, fam, rows, label, m=H100):
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128, block 16, NHD; vLLM's layout"
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (head-64 instances: 64), block 16, NHD; vLLM's layout"
       " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")
@@ -664,7 +672,8 @@ def report(fam_name, fam, rows, label, m=H100):
         regs = p.get("regs", res.get("regs", 0))
         kname = short_name(r["kernel"])
         q, c = r["instance"]
-        mods = [fam["model"](r["instance"], s) for s in (fam["shapes"][0], fam["shapes"][1])]
+        hs = 64 if re.search(r"ELi64EE", r["kernel"]) else 128  # head-64 instances: their own geometry
+        mods = [fam["model"](r["instance"], dict(s, head=hs)) for s in (fam["shapes"][0], fam["shapes"][1])]
         occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
         wps = occ[0][0] * mods[0]["threads"] // 32 / m["schedulers"]
         w("| %s/%s | %s | %d | %d/%d | %d | %d | %d | %d / %d | %d / %d (%s) | %g |" % (
@@ -683,7 +692,8 @@ def report(fam_name, fam, rows, label, m=H100):
         if "loop" not in r:
             continue
         lp = r["loop"]
-        pt = per_tile(r, fam["model"](r["instance"], fam["shapes"][1])["trips"])
+        hs = 64 if re.search(r"ELi64EE", r["kernel"]) else 128
+        pt = per_tile(r, fam["model"](r["instance"], dict(fam["shapes"][1], head=hs))["trips"])
         w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %s |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
             len(lp["nested"]), "%.0f" % pt[1] if pt else "-", lp["divisions"], lp["calls"],

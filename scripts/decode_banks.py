@@ -73,18 +73,20 @@ FORMULAS = {
     "cuda/decode/decode_mma.cuh": [
         "return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j;",
         "const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8);",
-        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, 7, 4);",
-        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, 7, 4);",
+        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);",
+        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);",
         "const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);",
-        "const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, 7, 4);",
-        "const int t = tw + (lane & 7);",
-        "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));",
+        "const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, G::swz_v, 4);",
+        "const int t = tw + 8 * nb + (lane & 7);",
+        "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));",
+        "tv[nb] = tw + 8 * nb + (lane & 7);",
+        "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));",
         "const int tph = tw + 4 * qc;",
         "*vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),",
         "*vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);",
         "const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;",
-        "VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks)",
-        "ldsm_x4(r, vrow + 32 * jj * G::pitch_v);",
+        "vrow[nb] = VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
+        "ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = 2 * qc + (i & 1), d = pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
         "red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
@@ -140,39 +142,53 @@ def mma_tok(j, perm):
     return 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) if perm else j
 
 
-def mma_f8_k(s, perm=False):
+def no_s(t):
+    return 0
+
+
+def f8_rows(s, hs):
+    """fp8 K / flash V rows of the tensor-core kernel: head 128 swizzled 128-byte rows; head 64
+    dec_geometry's padded 80-byte rows (4 granules, no swizzle: G::swz_k = G::swz_v = 0)."""
+    return (s, 128) if hs == 128 else (no_s, 80)
+
+
+def mma_f8_k(s, perm=False, hs=128):
     """Warp w (tw = 16 w), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + mma_tok(g)
-    (src0) and tw + mma_tok(g + 8) (src1)."""
+    (src0) and tw + mma_tok(g + 8) (src1), j < hs / 64."""
+    s, pitch = f8_rows(s, hs)
     out = []
     for w in range(4):
         for half in range(2):
-            for j in range(2):
+            for j in range(hs // 64):
                 out.append(ragged_banks.wavefronts(
-                    [place(s, 16 * w + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3), pitch=128)
+                    [place(s, 16 * w + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3), pitch=pitch)
                      for l in range(32)], 16))
     return out
 
 
-def mma_f8_v(s):
+def mma_f8_v(s, hs=128):
+    s, pitch = f8_rows(s, hs)
     out = []
-    for P in range(2):
+    for P in range(hs // 64):
         for i in range(4):
             addrs = []
             for l in range(32):
                 g, c = l >> 2, l & 3
                 t = 2 * c + (i & 1) + 8 * (i >> 1)
                 b = 64 * P + 8 * g
-                addrs.append(place(s, t, b >> 4, b & 15, pitch=128))
+                addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
             out.append(ragged_banks.wavefronts(addrs, 8))
     return out
 
 
-def ldmatrix(s):
+def ldmatrix(s, hs=128):
+    """16-bit K (ldmatrix) and flash V (ldmatrix.trans) rows of hs * 2 bytes: n-block nb's 8-lane
+    matrix m reads tokens 8 nb + 0..7 at granule 4 jj + m (one n-block at head 128, two at 64)."""
     out = []
-    for jj in range(4):
-        # each 8-lane matrix: tokens 0..7 at granule 4 jj + matrix (rows of 256 bytes at head 128, 16-bit)
-        out.append(ragged_banks.wavefronts(
-            [place(s, l & 7, 4 * jj + (l >> 3)) for l in range(32)], 16))
+    for nb in range(1 if hs == 128 else 2):
+        for jj in range(hs // 32):
+            out.append(ragged_banks.wavefronts(
+                [place(s, 8 * nb + (l & 7), 4 * jj + (l >> 3), pitch=2 * hs) for l in range(32)], 16))
     return out
 
 
@@ -181,11 +197,11 @@ def pv_dim(f8, mb, r):
     return 64 * (mb >> 2) + 8 * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
 
 
-def epilogue_stores(f8, rs):
+def epilogue_stores(f8, rs, hs=128):
     """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb ->
     float (2 c + (i & 1)) rs + pv_dim(mb, g + 8 (i >> 1))."""
     return [ragged_banks.wavefronts([4 * ((2 * (l & 3) + (i & 1)) * rs + pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1)))
-                                     for l in range(32)], 4) for mb in range(8) for i in range(4)]
+                                     for l in range(32)], 4) for mb in range(hs // 16) for i in range(4)]
 
 
 def phase_wavefronts(addrs, width):
@@ -237,19 +253,22 @@ def vllm_v_copies(s, rs, hs=128, unit=16):
             for r in range(hs * pairs // 128) for w in range(4)]
 
 
-def vllm_v_ldmatrix(s):
-    """16-bit, head 128 (T 32, 64-byte rows): warp w's lane l -> row 32 jj + 8 (l >> 3) + (l & 7), byte 16 w."""
-    T, rs = vt_geometry(128, 2)
-    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), 8 * w * 2, rs) for l in range(32)], 16)
-            for w in range(4) for jj in range(4)]
+def vllm_v_ldmatrix(s, hs=128):
+    """16-bit (head 128: T 32, 64-byte rows; head 64: T 64, 128-byte rows, two n-blocks): warp w's
+    lane l -> row 32 jj + 8 (l >> 3) + (l & 7), byte (WT w + 8 nb) 2, WT = T / 4."""
+    T, rs = vt_geometry(hs, 2)
+    WT = T // 4
+    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), (WT * w + 8 * nb) * 2, rs)
+                                     for l in range(32)], 16)
+            for w in range(4) for nb in range(WT // 8) for jj in range(hs // 32)]
 
 
-def vllm_v_f8(s):
-    """fp8, head 128 (T 64, 64-byte rows): warp w's lane (g, c) -> rows 16 mb + g (+ 8), byte 16 w + 4 c."""
-    T, rs = vt_geometry(128, 1)
+def vllm_v_f8(s, hs=128):
+    """fp8 (T 64, 64-byte rows): warp w's lane (g, c) -> rows 16 mb + g (+ 8), byte 16 w + 4 c."""
+    T, rs = vt_geometry(hs, 1)
     return [ragged_banks.wavefronts([vt_at(s, 16 * mb + 8 * half + (l >> 2), 16 * w + 4 * (l & 3), rs)
                                      for l in range(32)], 4)
-            for w in range(4) for mb in range(8) for half in range(2)]
+            for w in range(4) for mb in range(hs // 16) for half in range(2)]
 
 
 def vllm_v_split(s, hs, esz, group=4):
@@ -293,14 +312,24 @@ def main():
     checks += [("split kernel K reads, tw_shift %d" % tw, (lambda s, tw=tw: split_k_reads(s, tw)), 4)
                for tw in range(4)]
     checks += [("tensor-core fp8 K reads", mma_f8_k, 4),
-               ("tensor-core fp8 K reads, vLLM's layout (rows permuted)", lambda s: mma_f8_k(s, True), 4), ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
+               ("tensor-core fp8 K reads, vLLM's layout (rows permuted)", lambda s: mma_f8_k(s, True), 4),
+               ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
                ("ldmatrix K / V^T rows", ldmatrix, 4)]
+    # head 64: fp8's padded 80-byte K rows meet a bank twice in a quarter warp (as the split kernel's)
+    checks += [("tensor-core fp8 K reads, head 64 (80-byte rows; 2-way allowed)", lambda s: mma_f8_k(s, hs=64), 8),
+               ("tensor-core fp8 K reads, head 64, vLLM's layout (2-way allowed)", lambda s: mma_f8_k(s, True, hs=64), 8),
+               ("tensor-core fp8 V reads (8 B), head 64", lambda s: mma_f8_v(s, hs=64), 2),
+               ("ldmatrix K / V^T rows, head 64 (two n-blocks)", lambda s: ldmatrix(s, hs=64), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
-               ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2)]
+               ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
+               ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
+               ("epilogue O^T stores, head 64, fp8 flash (row stride 67)", lambda s: epilogue_stores(True, 67, 64), 2)]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
-               ("vLLM V^T 4-byte reads, fp8 (tensor cores)", vllm_v_f8, 1)]
+               ("vLLM V^T 4-byte reads, fp8 (tensor cores)", vllm_v_f8, 1),
+               ("vLLM V^T ldmatrix, 16-bit, head 64 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 64), 4),
+               ("vLLM V^T 4-byte reads, fp8, head 64 (tensor cores)", lambda s: vllm_v_f8(s, 64), 1)]
     # the split kernel: per access, at most `allowed` times its least (the 2-way cases: see the header)
     splits = [(hs, esz, 2 if esz == 1 or hs == 96 else 1) for hs, esz in
               ((64, 2), (128, 2), (256, 2), (96, 2), (128, 4), (64, 1), (128, 1), (256, 1), (96, 1))]
@@ -321,8 +350,8 @@ def main():
     bad += ["not in the source as modelled: " + m for m in missing_formulas()]
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
-    print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the split"
-          " kernel's fp8 and head-96 V^T reads)")
+    print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
+          " tensor-core kernel's fp8 K reads at head 64, the split kernel's fp8 and head-96 V^T reads)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-// Decode attention on tensor cores (issue 13, items 2, 4 and 5): head 128, a
-// flash layout or vLLM's, a 16-bit query with a cache of its dtype or fp8, up
-// to 8 query heads per CTA (MHA and GQA groups up to 8), no block-sparse mask. Same CTA
+// Decode attention on tensor cores (issue 13, items 2, 4 and 5): head 128 or
+// 64, a flash layout or vLLM's, a 16-bit query with a cache of its dtype or
+// fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8), no
+// block-sparse mask. Same CTA
 // decomposition, splits, loader (issue_tile), outputs and merge as
 // decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
 // differs.
@@ -16,21 +17,23 @@
 // here departs from both for Q.K and puts keys on M (below).
 //
 // Layout of the work. Warp w owns tokens WT w .. WT w + WT-1 of every tile (WT
-// = 16 of a 64-token fp8 tile, 8 of a 32-token 16-bit tile) and keeps its own
+// = 16 of a 64-token tile: fp8, and 16-bit at head 64; 8 of head 128's
+// 32-token 16-bit tile) and keeps its own
 // online-softmax state; the four warps' states merge once, in warp order, at
 // the end (split-K inside the CTA; no barrier per tile beyond the pipeline's).
 //   16-bit: S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = the
-//              warp's 8 tokens, K = 128 dims (8 k-steps).
+//              warp's 8 tokens (head 64: two n-blocks of 8), K = the head's
+//              dims (HS / 16 k-steps).
 //   fp8:    S^T = K Q^T  M = the warp's 16 tokens, N = the 8 query heads,
 //              K = 128 dims. With heads on M, 16 tokens took 16 MMAs of
 //              which half the rows were zero, and each MMA a fresh
 //              {q, 0, q, 0} register quad (40 moves a tile); tokens on M
 //              fill it: 8 MMAs, the converted K words as the A operand.
-//   O^T += V^T P^T   M = dims (8 m-blocks), N = heads (8), K = 16 tokens (a
-//              16-bit tile's 8 tokens pad the other 8 with zeros). P^T's B
-//              fragment (tokens 2c.. in b0, 8+2c.. in b1, head g) is, for
-//              16-bit, S's C fragment (head g, tokens 2c..2c+1) packed: no
-//              shuffle. For fp8, S^T's C fragment holds tokens g and g+8 of
+//   O^T += V^T P^T   M = dims (HS / 16 m-blocks), N = heads (8), K = 16
+//              tokens (head 128's 16-bit warp has 8 and pads the other 8
+//              with zeros). P^T's B fragment (tokens 2c.. in b0, 8+2c.. in
+//              b1, head g) is, for 16-bit, S's C fragments (head g, tokens
+//              2c..2c+1 of n-block 0 and 1) packed: no shuffle. For fp8, S^T's C fragment holds tokens g and g+8 of
 //              heads 2c, 2c+1: packed, each token half is an 8x8 b16 matrix
 //              whose transpose is b0 (b1): one movmatrix each.
 // 16-bit caches: K's B fragments by ldmatrix, V^T's A fragments by
@@ -39,10 +42,13 @@
 // plain ldmatrix gives V^T's A fragments; with fp8 there, S^T's rows are
 // permuted (mma_tok) so that a lane's four P.V tokens are one 4-byte word of a
 // V^T row.
+// Head 64's fp8 rows (K and flash V) are dec_geometry's padded 80-byte rows
+// without swizzle (4 granules cannot take its 8-position map): the 16-byte K
+// reads meet a bank twice per quarter warp, as the split kernel's did.
 // fp8 caches: no ldmatrix for bytes on sm_90, so two permutations (a dot
 // product does not care about the order of its terms) let plain loads serve:
 //   - Q.K's k index: k-step 4j+s takes (logical dims 2c, 2c+1, 2c+8, 2c+9)
-//     from physical dims 64j + 16c + 4s + {0,1,2,3}, so lane c reads 16
+//     from physical dims 64j + 16c + 4s + {0,1,2,3} (j < HS / 64), so lane c reads 16
 //     contiguous K bytes of each of its tokens g, g+8 (LDS.128) and word s
 //     converts to a0 / a1 (low half, token g / g+8) and a2 / a3 (high half).
 //     Q^T's B fragment uses the same map (b0 = dims 2c.., b1 = 2c+8.., head g:
@@ -89,8 +95,8 @@ template <bool F8> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
 // still keep two 16 KiB tiles each in flight, about 96 KiB per SM.
 // The loader's geometry (it does not depend on the head groups): flash
 // layouts, or vLLM's (VL).
-template <bool VL, int CT> struct MmaGeo { using type = FixGeo<128, CT, 1>; };
-template <int CT> struct MmaGeo<true, CT> { using type = FixGeoV<128, CT>; };
+template <bool VL, int HS, int CT> struct MmaGeo { using type = FixGeo<HS, CT, 1>; };
+template <int HS, int CT> struct MmaGeo<true, HS, CT> { using type = FixGeoV<HS, CT>; };
 
 // Physical token (of the warp's WT) behind logical token j of S^T's rows, fp8
 // with vLLM's layout: logical 2c, 2c+1, 2c+8, 2c+9 (lane column c's P.V
@@ -98,21 +104,30 @@ template <int CT> struct MmaGeo<true, CT> { using type = FixGeoV<128, CT>; };
 // Identity otherwise.
 template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j; }
 
-template <int QT, int CT, bool VL>
-PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
+template <int QT, int CT, bool VL, int HS>
+PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_MIN_CTAS)
     decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
                   "decode_mma_kernel: a 16-bit query with its own dtype's cache or fp8");
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
-    using G = typename MmaGeo<VL, CT>::type;
+    using G = typename MmaGeo<VL, HS, CT>::type;
     constexpr bool PERM = VL && F8; // S^T's rows permuted (mma_tok)
-    constexpr int T = G::tile, HS = 128, WT = T / NW;
-    static_assert(WT == (F8 ? 16 : 8), "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or an n-block (16-bit)");
-    static_assert(G::swz_k == 7 && G::pitch_k == HS * G::esz && (F8 ? T == 64 : T == 32),
-                  "decode_mma_kernel: 8 KiB K tiles of swizzled unpadded rows");
-    static_assert(VL || (FixGeo<128, CT, 1>::swz_v == 7 && FixGeo<128, CT, 1>::pitch_v == HS * G::esz),
-                  "decode_mma_kernel: flash V tiles of swizzled unpadded rows");
+    // KS k-steps (Q.K) and as many m-blocks (P.V) of 16 dims; NB n-blocks of
+    // 8 tokens per warp in S (16-bit: 1 at head 128, 2 at head 64).
+    constexpr int T = G::tile, WT = T / NW, KS = HS / 16, NB = F8 ? 1 : WT / 8;
+    static_assert(HS == 64 || HS == 128, "decode_mma_kernel: head 64 or 128");
+    static_assert(F8 ? WT == 16 : (WT == 8 || WT == 16),
+                  "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
+    // K rows: swizzled whole rows of 8+ granules (ldmatrix's and the fp8
+    // reads' 8 rows meet 8 granule positions), or fp8 head 64's padded
+    // 80-byte rows (no swizzle; its 16-byte reads meet a bank twice, as the
+    // split kernel's).
+    static_assert(T == (F8 || HS == 64 ? 64 : 32) && G::pitch_k % 16 == 0 &&
+                      (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : F8 && HS == 64),
+                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (fp8 head 64: padded)");
+    static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : F8 && HS == 64)),
+                  "decode_mma_kernel: flash V tiles like K's");
     PA_DEC_SMEM(smem);
     const G geo(p);
     using qt = typename pa::elt<QT>::type;
@@ -135,9 +150,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     // rows 8..15 are zero); fp8: Q^T's B fragment (b0, b1; column g).
     const bool row_on = g < c.nh;
     const qt *qrow = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + g) * HS;
-    float qf[8][2][2];
+    float qf[KS][2][2];
 #pragma unroll
-    for (int ks = 0; ks < 8; ks++)
+    for (int ks = 0; ks < KS; ks++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
 #pragma unroll
@@ -147,7 +162,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
     if constexpr (F8 && QT == 2) { // bf16 -> f16: a power-of-two scale
         float mx = 0.0f;
 #pragma unroll
-        for (int ks = 0; ks < 8; ks++)
+        for (int ks = 0; ks < KS; ks++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
                 mx = fmaxf(mx, fmaxf(fabsf(qf[ks][h][0]), fabsf(qf[ks][h][1])));
@@ -157,14 +172,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         qe = pa::tile::f16_fit_exponent(mx);
         const float sc = ldexpf(1.0f, -qe);
 #pragma unroll
-        for (int ks = 0; ks < 8; ks++)
+        for (int ks = 0; ks < KS; ks++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
                 qf[ks][h][0] *= sc, qf[ks][h][1] *= sc;
     }
-    uint32_t qa[8][2];
+    uint32_t qa[KS][2];
 #pragma unroll
-    for (int ks = 0; ks < 8; ks++)
+    for (int ks = 0; ks < KS; ks++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
             qa[ks][h] = pa::tile::pack2<MDT>(qf[ks][h][0], qf[ks][h][1]);
@@ -177,12 +192,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
 
     // The lane's heads (HL of them) and logits (NL, logit i of head slot
     // hk(i) at tile token tk(i)): 16-bit S rows are heads, so a lane holds
-    // head g at tokens 2qc, 2qc+1; fp8 S^T rows are tokens, so a lane holds
-    // heads 2qc, 2qc+1 at tokens g and g+8.
-    constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2;
+    // head g at tokens 2qc, 2qc+1 of each n-block (8 (i >> 1) + ...); fp8
+    // S^T rows are tokens, so a lane holds heads 2qc, 2qc+1 at tokens g and g+8.
+    constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2 * NB;
     const int tw = WT * warp; // the warp's first token in a tile
     auto hk = [](int i) { return F8 ? (i & 1) : 0; };
-    auto tk = [&](int i) { return F8 ? tw + mma_tok<PERM>(g + 8 * (i >> 1)) : tw + 2 * qc + i; };
+    auto tk = [&](int i) { return F8 ? tw + mma_tok<PERM>(g + 8 * (i >> 1)) : tw + 8 * (i >> 1) + 2 * qc + (i & 1); };
     bool head_on[HL];
     float slope[HL], m_run[HL], l_run[HL]; // running max (the same in the lanes that share the head), partial sum
 #pragma unroll
@@ -194,9 +209,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         l_run[k] = 0.0f;
     }
 
-    float acc[8][4]; // O^T: m-block mb, (dim row g / g+8) x (head 2qc / 2qc+1)
+    float acc[KS][4]; // O^T: m-block mb, (dim row g / g+8) x (head 2qc / 2qc+1)
 #pragma unroll
-    for (int mb = 0; mb < 8; mb++)
+    for (int mb = 0; mb < KS; mb++)
 #pragma unroll
         for (int i = 0; i < 4; i++)
             acc[mb][i] = 0.0f;
@@ -224,9 +239,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8); // rows g and g + 8
             const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
 #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, 7, 4);
-                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, 7, 4);
+            for (int j = 0; j < HS / 64; j++) {
+                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);
+                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);
                 PA_DEC_ALIGNED(src0, 16);
                 PA_DEC_ALIGNED(src1, 16);
                 const uint4 u0 = *reinterpret_cast<const uint4 *>(src0), u1 = *reinterpret_cast<const uint4 *>(src1);
@@ -243,25 +258,28 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
                 x[i] = sf[i]; // (token g, heads 2qc, 2qc+1), then token g + 8
         } else {
             // ---- S = Q K^T: M = heads (rows 0..7; 8..15 zero), N = the
-            // warp's 8 tokens, K = 128 dims. ldmatrix: lane l points at row
-            // l & 7 (token tw + (l & 7)) of matrix l >> 3 (8 dims); register j
-            // = K[token g][dims 2c..] of matrix j, i.e. b0/b1 of k-steps 2jj
-            // and 2jj + 1. ----
-            float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            const int t = tw + (lane & 7);
-            const unsigned char *krow = kt + t * G::pitch_k;
+            // warp's 8 tokens of n-block nb, K = HS dims. ldmatrix: lane l
+            // points at row l & 7 (token tw + 8 nb + (l & 7)) of matrix l >> 3
+            // (8 dims); register j = K[token g][dims 2c..] of matrix j, i.e.
+            // b0/b1 of k-steps 2jj and 2jj + 1. ----
 #pragma unroll
-            for (int jj = 0; jj < 4; jj++) {
-                uint32_t r[4];
-                ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
+            for (int nb = 0; nb < NB; nb++) {
+                float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                const int t = tw + 8 * nb + (lane & 7);
+                const unsigned char *krow = kt + t * G::pitch_k;
 #pragma unroll
-                for (int s = 0; s < 2; s++) {
-                    const uint32_t a[4] = {qa[2 * jj + s][0], 0u, qa[2 * jj + s][1], 0u};
-                    mma16816<MDT>(sf, a, r[2 * s], r[2 * s + 1]);
+                for (int jj = 0; jj < KS / 2; jj++) {
+                    uint32_t r[4];
+                    ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));
+#pragma unroll
+                    for (int s = 0; s < 2; s++) {
+                        const uint32_t a[4] = {qa[2 * jj + s][0], 0u, qa[2 * jj + s][1], 0u};
+                        mma16816<MDT>(sf, a, r[2 * s], r[2 * s + 1]);
+                    }
                 }
+                x[2 * nb] = sf[0]; // head g, tokens 8 nb + 2qc, +1 (rows 8..15 are zero heads)
+                x[2 * nb + 1] = sf[1];
             }
-            x[0] = sf[0]; // head g, tokens 2qc, 2qc+1 (rows 8..15 are zero heads)
-            x[1] = sf[1];
         }
 
         // ---- logits: scale; soft cap and ALiBi only when asked for (a
@@ -311,7 +329,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         }
 
         // ---- P^T's B fragment (tokens 2qc.. in b0, 8 + 2qc.. in b1, head
-        // g). 16-bit: S's C fragment as it stands (b1 zero: 8 tokens). fp8:
+        // g). 16-bit: S's C fragments as they stand (n-block 0 in b0, 1 in
+        // b1; b1 zero with one n-block, 8 tokens a warp). fp8:
         // S^T's C fragment is its transpose, an 8x8 b16 matrix per token
         // half: one movmatrix each. ----
         uint32_t pb0, pb1;
@@ -320,7 +339,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             pb1 = movmatrix_trans(pa::tile::pack2<MDT>(x[2], x[3]));
         } else {
             pb0 = pa::tile::pack2<MDT>(x[0], x[1]);
-            pb1 = 0u;
+            pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 2], x[NL - 1]) : 0u;
         }
 
         // ---- rescale O^T's columns (heads 2qc, 2qc+1), skipped by the whole
@@ -341,7 +360,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
                 a_hi = shfl_idx(alpha[0], 8 * qc + 4);
             }
 #pragma unroll
-            for (int mb = 0; mb < 8; mb++) {
+            for (int mb = 0; mb < KS; mb++) {
                 acc[mb][0] *= a_lo;
                 acc[mb][1] *= a_hi;
                 acc[mb][2] *= a_lo;
@@ -360,7 +379,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             const unsigned char *vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),
                                 *vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);
 #pragma unroll
-            for (int mb = 0; mb < 8; mb++) {
+            for (int mb = 0; mb < KS; mb++) {
                 const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;
                 PA_DEC_ALIGNED(s0, 4);
                 PA_DEC_ALIGNED(s1, 4);
@@ -373,12 +392,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         } else if constexpr (F8) {
             // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
 #pragma unroll
-            for (int P = 0; P < 2; P++) {
+            for (int P = 0; P < HS / 64; P++) {
                 uint32_t lo[4], hi[4]; // bytes 0..3 and 4..7 of the 8 dims, per token
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);
-                    const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, 7, 4);
+                    const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, G::swz_v, 4);
                     PA_DEC_ALIGNED(src, 8);
                     const uint2 u = *reinterpret_cast<const uint2 *>(src);
                     lo[i] = u.x;
@@ -398,28 +417,37 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
             }
         } else {
             // 16-bit: V^T's A fragments of m-blocks 2 jj, 2 jj + 1 from one
-            // ldmatrix: register j = V^T[dim g of matrix j][tokens 2c, 2c+1],
-            // a0 and a1 of the two m-blocks (the tokens 8..15 of a2, a3 do not
-            // exist: zero).
+            // ldmatrix per n-block nb: register j = V^T[dim g of matrix
+            // j][tokens 8 nb + 2c, +1], a0 and a1 (nb 0) or a2 and a3 (nb 1)
+            // of the two m-blocks (with one n-block, a2 and a3's tokens 8..15
+            // do not exist: zero).
             //   flash: V rows by token, ldmatrix.trans, lane l pointing at token
-            //     tw + (l & 7), dims 16 mb' + 8 (l >> 3);
+            //     tw + 8 nb + (l & 7), dims 16 mb' + 8 (l >> 3);
             //   vLLM: the loader's V^T rows (vt_at), plain ldmatrix, lane l
-            //     pointing at the warp's 8 tokens of dim 32 jj + 8 (l >> 3) +
-            //     (l & 7) (rows 32 apart keep the swizzle's map).
+            //     pointing at the warp's 8 tokens 8 nb.. of dim 32 jj + 8 (l >>
+            //     3) + (l & 7) (rows 32 apart keep the swizzle's map).
             static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
-            const int t = tw + (lane & 7);
-            const unsigned char *vrow =
-                VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), tw * G::esz, G::vt_rs, G::vt_ks) : vt + t * G::pitch_v;
+            int tv[NB];
+            const unsigned char *vrow[NB];
 #pragma unroll
-            for (int jj = 0; jj < 4; jj++) {
-                uint32_t r[4];
-                if constexpr (VL)
-                    ldsm_x4(r, vrow + 32 * jj * G::pitch_v);
-                else
-                    ldsm_x4_trans(r, vrow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, 7, 4));
+            for (int nb = 0; nb < NB; nb++) {
+                tv[nb] = tw + 8 * nb + (lane & 7);
+                vrow[nb] = VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
+                              : vt + tv[nb] * G::pitch_v;
+            }
+#pragma unroll
+            for (int jj = 0; jj < KS / 2; jj++) {
+                uint32_t r[2][4] = {};
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++) {
+                    if constexpr (VL)
+                        ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);
+                    else
+                        ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));
+                }
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
-                    const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};
+                    const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};
                     mma16816<MDT>(acc[2 * jj + s], a, pb0, pb1);
                 }
             }
@@ -482,7 +510,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         hr[tid] = l > 0.0f ? vs / l : 0.0f;
     }
 #pragma unroll
-    for (int mb = 0; mb < 8; mb++)
+    for (int mb = 0; mb < KS; mb++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int h = 2 * qc + (i & 1), d = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
@@ -490,9 +518,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) ? 3 : PA_DEC_MIN_CTAS)
         }
     bar();
     // Thread tid writes dim tid of every head (the warps' rows are already
-    // scaled to the head's max).
-    static_assert(HS == NT, "decode_mma_kernel: one output dim per thread");
-    for (int h = 0; h < c.nh; h++) {
+    // scaled to the head's max); threads past HS have none.
+    static_assert(HS <= NT, "decode_mma_kernel: at most one output dim per thread");
+    for (int h = 0; h < (HS == NT || tid < HS ? c.nh : 0); h++) {
         float s = 0.0f;
 #pragma unroll
         for (int w = 0; w < NW; w++)

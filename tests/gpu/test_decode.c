@@ -383,8 +383,8 @@ static void scale_query(pa_decode_problem *pr, float by) {
     pr->p.scale /= by;
 }
 
-/* Case i of the tensor-core tests: dtype pair, group, features rotate with i. */
-static dcase tensor_core_case(int i, pa_kv_layout layout, int bs) {
+/* Case i of the tensor-core tests at head hs: dtype pair, group, features rotate with i. */
+static dcase tensor_core_case_hs(int i, pa_kv_layout layout, int bs, int hs) {
     static const int lens[5] = {1, 63, 64, 700, 2113};
     static const int heads[6][2] = {{8, 8}, {8, 4}, {12, 4}, {16, 4}, {20, 4}, {32, 4}}; /* groups 1, 2, 3, 4, 5, 8 */
     dcase c = {0};
@@ -393,7 +393,7 @@ static dcase tensor_core_case(int i, pa_kv_layout layout, int bs) {
     c.c = i % 3 == 0 ? c.q : i % 3 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
     c.heads = heads[i % 6][0];
     c.kv_heads = heads[i % 6][1];
-    c.hs = 128;
+    c.hs = hs;
     c.bs = bs;
     c.alibi = i % 4 == 2;
     c.window = i % 5 == 3 ? 100 : 0;
@@ -402,22 +402,28 @@ static dcase tensor_core_case(int i, pa_kv_layout layout, int bs) {
     c.lens = lens;
     return c;
 }
+static dcase tensor_core_case(int i, pa_kv_layout layout, int bs) { return tensor_core_case_hs(i, layout, bs, 128); }
+
+/* Runs case c; with a bf16 query over fp8, its query scaled by qmul[k % 3]. */
+static void run_tensor_core_case(const dcase *c, int k) {
+    static const float qmul[3] = {1.0f, 3.0e6f, 2.0e-7f};
+    pa_decode_problem *pr = make_problem(c);
+    const float by = c->q == PA_DTYPE_BF16 && pa_dtype_is_fp8(c->c) ? qmul[k % 3] : 1.0f;
+    if (by != 1.0f)
+        scale_query(pr, by);
+    char desc[300];
+    describe(c, desc, sizeof desc);
+    snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " query x %g", (double)by);
+    check_problem(pr, desc);
+    pa_decode_problem_free(pr);
+}
 
 Test(decode_fixed, tensor_core, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const float qmul[3] = {1.0f, 3.0e6f, 2.0e-7f};
     for (int i = 0; i < 18; i++) {
         dcase c = tensor_core_case(i, i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD, BSZ[i % 5]);
         c.seed = 950u + (uint64_t)i;
-        pa_decode_problem *pr = make_problem(&c);
-        const float by = c.q == PA_DTYPE_BF16 && pa_dtype_is_fp8(c.c) ? qmul[(i / 6) % 3] : 1.0f;
-        if (by != 1.0f)
-            scale_query(pr, by);
-        char desc[300];
-        describe(&c, desc, sizeof desc);
-        snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " query x %g", (double)by);
-        check_problem(pr, desc);
-        pa_decode_problem_free(pr);
+        run_tensor_core_case(&c, i / 6);
     }
 }
 
@@ -429,6 +435,20 @@ Test(decode_fixed, tensor_core_vllm_layout, .timeout = 600) {
         dcase c = tensor_core_case(i, PA_LAYOUT_VLLM, BSZ[(i * 2) % 5]);
         c.seed = 1950u + (uint64_t)i;
         run_case(&c);
+    }
+}
+
+/* Head 64 on tensor cores (a 64-token tile: two n-blocks a warp for 16-bit
+ * caches; fp8's K and V rows padded, 80 bytes): each layout, each dtype pair,
+ * groups 1..8, the features; bf16 queries over fp8 scaled far outside f16's
+ * range as above. */
+Test(decode_fixed, tensor_core_head_64, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3) % 5], 64); /* all 9 layout x cache pairs */
+        c.seed = 2950u + (uint64_t)i;
+        run_tensor_core_case(&c, i / 4);
     }
 }
 
