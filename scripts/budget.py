@@ -371,6 +371,8 @@ DECODE_SHAPES = [
     # head 64 (Llama-3.2-1B, gpt-oss): tensor cores since 2026-11-25 (64-token tiles)
     dict(name="MHA 32/32 head 64, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=64),
     dict(name="GQA 32/8 head 64, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=64),
+    # head 256 (Gemma 2 and 3): tensor cores since 2026-11-25 (16/32-token tiles, two warps a token group)
+    dict(name="GQA 16/8 head 256, b=64 x 4K", heads=16, kv_heads=8, batch=64, ctx=4096, head=256),
 ]
 
 
@@ -468,9 +470,9 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 64 and 128), FixGeo<128, CT, NG> for an f32 one at head 128;
-    # DynGeo otherwise.
-    if ng <= 2 and q != "f32" and hs in (64, 128):
+    # (heads 64, 128 and 256), FixGeo<128, CT, NG> for an f32 one at head
+    # 128; DynGeo otherwise.
+    if ng <= 2 and q != "f32" and hs in (64, 128, 256):
         # the flash instance <QT, CT, false, HS> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dEE" % hs
     elif ng <= 2 and hs == 128:
@@ -614,6 +616,12 @@ def stamp():
     return date, commit, dirty
 
 
+def mma_head(kernel):
+    """The head size of a decode_mma_kernel<QT, CT, VL, HS> instance (128 for every other kernel)."""
+    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi(\d+)EE", kernel)
+    return int(m.group(1)) if m else 128
+
+
 def pct(x):
     return "%.0f%%" % (100 * x)
 
@@ -662,7 +670,7 @@ def report(fam_name, fam, rows, label, m=H100):
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (head-64 instances: 64), block 16, NHD; vLLM's layout"
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-64 and -256 tensor-core instances: their head), block 16, NHD; vLLM's layout"
       " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")
@@ -672,7 +680,7 @@ def report(fam_name, fam, rows, label, m=H100):
         regs = p.get("regs", res.get("regs", 0))
         kname = short_name(r["kernel"])
         q, c = r["instance"]
-        hs = 64 if re.search(r"ELi64EE", r["kernel"]) else 128  # head-64 instances: their own geometry
+        hs = mma_head(r["kernel"])  # heads 64 and 256: their own geometry
         mods = [fam["model"](r["instance"], dict(s, head=hs)) for s in (fam["shapes"][0], fam["shapes"][1])]
         occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
         wps = occ[0][0] * mods[0]["threads"] // 32 / m["schedulers"]
@@ -692,7 +700,7 @@ def report(fam_name, fam, rows, label, m=H100):
         if "loop" not in r:
             continue
         lp = r["loop"]
-        hs = 64 if re.search(r"ELi64EE", r["kernel"]) else 128
+        hs = mma_head(r["kernel"])
         pt = per_tile(r, fam["model"](r["instance"], dict(fam["shapes"][1], head=hs))["trips"])
         w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %s |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],

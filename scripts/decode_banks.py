@@ -76,20 +76,24 @@ FORMULAS = {
         "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);",
         "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);",
         "const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);",
-        "const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, G::swz_v, 4);",
+        "const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);",
         "const int t = tw + 8 * nb + (lane & 7);",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));",
         "tv[nb] = tw + 8 * nb + (lane & 7);",
-        "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));",
+        "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));",
+        "constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;",
+        "const int tg = warp / DS, dh = HD * (warp % DS);",
+        "const int tw = WT * tg;",
         "const int tph = tw + 4 * qc;",
-        "*vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),",
-        "*vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);",
-        "const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;",
-        "vrow[nb] = VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
+        "constexpr int VS = vt_same_map(16, G::vt_rs, G::vt_ks) ? 16 : 32, NVB = VS / 16;",
+        "vb[v][h] = vt + vt_at(dh + 16 * v + 8 * h + g, tph, G::vt_rs, G::vt_ks);",
+        "const unsigned char *s0 = vb[mb % NVB][0] + (mb / NVB) * VS * G::pitch_v,",
+        "*s1 = vb[mb % NVB][1] + (mb / NVB) * VS * G::pitch_v;",
+        "vrow[nb] = VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
         "ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
-        "const int h = 2 * qc + (i & 1), d = pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
-        "red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
+        "const int h = 2 * qc + (i & 1), d = dh + pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
+        "red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
     ],
 }
 
@@ -147,17 +151,25 @@ def no_s(t):
 
 
 def f8_rows(s, hs):
-    """fp8 K / flash V rows of the tensor-core kernel: head 128 swizzled 128-byte rows; head 64
-    dec_geometry's padded 80-byte rows (4 granules, no swizzle: G::swz_k = G::swz_v = 0)."""
-    return (s, 128) if hs == 128 else (no_s, 80)
+    """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
+    head 64 dec_geometry's padded 80-byte rows (4 granules, no swizzle: G::swz_k = G::swz_v = 0)."""
+    return (s, hs) if hs >= 128 else (no_s, 80)
+
+
+def mma_groups(hs, esz):
+    """The tensor-core kernel's token groups: (tokens per group WT, groups NTG) of a tile of T tokens
+    (dec_geometry's: 8 KiB of K); at head 256 two warps share a group and split P.V's dims."""
+    T, _ = vt_geometry(hs, esz)
+    WT = 16 if esz == 1 else max(8, T // 4)
+    return WT, T // WT
 
 
 def mma_f8_k(s, perm=False, hs=128):
-    """Warp w (tw = 16 w), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + mma_tok(g)
-    (src0) and tw + mma_tok(g + 8) (src1), j < hs / 64."""
+    """Token group tg (tw = 16 tg), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw +
+    mma_tok(g) (src0) and tw + mma_tok(g + 8) (src1), j < hs / 64."""
     s, pitch = f8_rows(s, hs)
     out = []
-    for w in range(4):
+    for w in range(mma_groups(hs, 1)[1]):
         for half in range(2):
             for j in range(hs // 64):
                 out.append(ragged_banks.wavefronts(
@@ -183,9 +195,10 @@ def mma_f8_v(s, hs=128):
 
 def ldmatrix(s, hs=128):
     """16-bit K (ldmatrix) and flash V (ldmatrix.trans) rows of hs * 2 bytes: n-block nb's 8-lane
-    matrix m reads tokens 8 nb + 0..7 at granule 4 jj + m (one n-block at head 128, two at 64)."""
+    matrix m reads tokens 8 nb + 0..7 at granule 4 jj + m (one n-block at heads 128 and 256, two at
+    64; the V reads of head 256's two warps a group cover the jj of their dims)."""
     out = []
-    for nb in range(1 if hs == 128 else 2):
+    for nb in range(mma_groups(hs, 2)[0] // 8):
         for jj in range(hs // 32):
             out.append(ragged_banks.wavefronts(
                 [place(s, 8 * nb + (l & 7), 4 * jj + (l >> 3), pitch=2 * hs) for l in range(32)], 16))
@@ -199,9 +212,12 @@ def pv_dim(f8, mb, r):
 
 def epilogue_stores(f8, rs, hs=128):
     """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb ->
-    float (2 c + (i & 1)) rs + pv_dim(mb, g + 8 (i >> 1))."""
-    return [ragged_banks.wavefronts([4 * ((2 * (l & 3) + (i & 1)) * rs + pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1)))
-                                     for l in range(32)], 4) for mb in range(hs // 16) for i in range(4)]
+    float (2 c + (i & 1)) rs + dh + pv_dim(mb, g + 8 (i >> 1)); dh = 0, or 0 and 128 at head 256
+    (the two warps of a token group, 8 m-blocks each)."""
+    hd = min(hs, 128)
+    return [ragged_banks.wavefronts([4 * ((2 * (l & 3) + (i & 1)) * rs + dh + pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1)))
+                                     for l in range(32)], 4)
+            for dh in range(0, hs, hd) for mb in range(hd // 16) for i in range(4)]
 
 
 def phase_wavefronts(addrs, width):
@@ -254,21 +270,27 @@ def vllm_v_copies(s, rs, hs=128, unit=16):
 
 
 def vllm_v_ldmatrix(s, hs=128):
-    """16-bit (head 128: T 32, 64-byte rows; head 64: T 64, 128-byte rows, two n-blocks): warp w's
-    lane l -> row 32 jj + 8 (l >> 3) + (l & 7), byte (WT w + 8 nb) 2, WT = T / 4."""
+    """16-bit (head 128: T 32, 64-byte rows; head 64: T 64, 128-byte rows, two n-blocks; head 256: T
+    16, 32-byte rows, two warps a token group): token group tg's lane l -> row 32 jj + 8 (l >> 3) +
+    (l & 7) (dh + ..: the jj of the warp's dims), byte (WT tg + 8 nb) 2."""
     T, rs = vt_geometry(hs, 2)
-    WT = T // 4
-    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), (WT * w + 8 * nb) * 2, rs)
+    WT, ntg = mma_groups(hs, 2)
+    assert vt_same_map(32, rs)  # the kernel's static_assert: one address per n-block
+    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), (WT * tg + 8 * nb) * 2, rs)
                                      for l in range(32)], 16)
-            for w in range(4) for nb in range(WT // 8) for jj in range(hs // 32)]
+            for tg in range(ntg) for nb in range(WT // 8) for jj in range(hs // 32)]
 
 
 def vllm_v_f8(s, hs=128):
-    """fp8 (T 64, 64-byte rows): warp w's lane (g, c) -> rows 16 mb + g (+ 8), byte 16 w + 4 c."""
+    """fp8 (T 64, 64-byte rows; head 256: T 32, 32-byte rows): token group tg's lane (g, c) -> rows
+    16 mb + g (+ 8) (dh + ..: the warp's dims), byte 16 tg + 4 c. The kernel keeps VS / 16 address
+    pairs, VS the least of 16 and 32 whose rows keep the map (vt_same_map)."""
     T, rs = vt_geometry(hs, 1)
-    return [ragged_banks.wavefronts([vt_at(s, 16 * mb + 8 * half + (l >> 2), 16 * w + 4 * (l & 3), rs)
+    vs = 16 if vt_same_map(16, rs) else 32
+    assert vt_same_map(vs, rs)
+    return [ragged_banks.wavefronts([vt_at(s, 16 * mb + 8 * half + (l >> 2), 16 * tg + 4 * (l & 3), rs)
                                      for l in range(32)], 4)
-            for w in range(4) for mb in range(hs // 16) for half in range(2)]
+            for tg in range(mma_groups(hs, 1)[1]) for mb in range(hs // 16) for half in range(2)]
 
 
 def vllm_v_split(s, hs, esz, group=4):
@@ -319,17 +341,25 @@ def main():
     checks += [("tensor-core fp8 K reads, head 64 (80-byte rows; 2-way allowed)", lambda s: mma_f8_k(s, hs=64), 8),
                ("tensor-core fp8 K reads, head 64, vLLM's layout (2-way allowed)", lambda s: mma_f8_k(s, True, hs=64), 8),
                ("tensor-core fp8 V reads (8 B), head 64", lambda s: mma_f8_v(s, hs=64), 2),
-               ("ldmatrix K / V^T rows, head 64 (two n-blocks)", lambda s: ldmatrix(s, hs=64), 4)]
+               ("ldmatrix K / V^T rows, head 64 (two n-blocks)", lambda s: ldmatrix(s, hs=64), 4),
+               ("tensor-core fp8 K reads, head 256", lambda s: mma_f8_k(s, hs=256), 4),
+               ("tensor-core fp8 K reads, head 256, vLLM's layout", lambda s: mma_f8_k(s, True, hs=256), 4),
+               ("tensor-core fp8 V reads (8 B), head 256", lambda s: mma_f8_v(s, hs=256), 2),
+               ("ldmatrix K / V^T rows, head 256", lambda s: ldmatrix(s, hs=256), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
-               ("epilogue O^T stores, head 64, fp8 flash (row stride 67)", lambda s: epilogue_stores(True, 67, 64), 2)]
+               ("epilogue O^T stores, head 64, fp8 flash (row stride 67)", lambda s: epilogue_stores(True, 67, 64), 2),
+               ("epilogue O^T stores, head 256, 16-bit (row stride 260)", lambda s: epilogue_stores(False, 260, 256), 1),
+               ("epilogue O^T stores, head 256, fp8 flash (row stride 259)", lambda s: epilogue_stores(True, 259, 256), 2)]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
                ("vLLM V^T 4-byte reads, fp8 (tensor cores)", vllm_v_f8, 1),
                ("vLLM V^T ldmatrix, 16-bit, head 64 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 64), 4),
-               ("vLLM V^T 4-byte reads, fp8, head 64 (tensor cores)", lambda s: vllm_v_f8(s, 64), 1)]
+               ("vLLM V^T 4-byte reads, fp8, head 64 (tensor cores)", lambda s: vllm_v_f8(s, 64), 1),
+               ("vLLM V^T ldmatrix, 16-bit, head 256 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 256), 4),
+               ("vLLM V^T 4-byte reads, fp8, head 256 (tensor cores)", lambda s: vllm_v_f8(s, 256), 1)]
     # the split kernel: per access, at most `allowed` times its least (the 2-way cases: see the header)
     splits = [(hs, esz, 2 if esz == 1 or hs == 96 else 1) for hs, esz in
               ((64, 2), (128, 2), (256, 2), (96, 2), (128, 4), (64, 1), (128, 1), (256, 1), (96, 1))]

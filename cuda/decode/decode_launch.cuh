@@ -26,8 +26,8 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // to 8 (groups 5..8). A 16-bit query there runs on tensor cores
 // (decode_mma.cuh); an f32 query on CUDA cores. A 16-bit query over vLLM's
 // layout at head 128 (16-byte key chunks) runs on tensor cores too, with the
-// value copies' unit from the host (FixGeoV). Head 64 takes the same
-// tensor-core path (both layouts; 64-token tiles). Everything else runs the
+// value copies' unit from the host (FixGeoV). Heads 64 and 256 take the
+// same tensor-core path (both layouts). Everything else runs the
 // runtime-shaped instance. The choice depends on the problem's shape only,
 // never on the batch, so batch invariance holds.
 template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
@@ -42,6 +42,10 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
             return launch_kernel(decode_mma_kernel<QT, CT, false, 64>, kp, s);
         if (FixGeoV<64, CT>::matches(*kp))
             return launch_kernel(decode_mma_kernel<QT, CT, true, 64>, kp, s);
+        if (FixGeo<256, CT, 1>::matches(*kp) || FixGeo<256, CT, 2>::matches(*kp))
+            return launch_kernel(decode_mma_kernel<QT, CT, false, 256>, kp, s);
+        if (FixGeoV<256, CT>::matches(*kp))
+            return launch_kernel(decode_mma_kernel<QT, CT, true, 256>, kp, s);
     } else if constexpr (ct_traits<CT>::esz <= 2) {
         if (FixGeo<128, CT, 1>::matches(*kp))
             return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);

@@ -105,7 +105,7 @@ template <int HS, int CT> struct MmaGeo<true, HS, CT> { using type = FixGeoV<HS,
 template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j; }
 
 template <int QT, int CT, bool VL, int HS>
-PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_MIN_CTAS)
+PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128 ? 3 : PA_DEC_MIN_CTAS)
     decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
@@ -113,17 +113,22 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
     using G = typename MmaGeo<VL, HS, CT>::type;
     constexpr bool PERM = VL && F8; // S^T's rows permuted (mma_tok)
-    // KS k-steps (Q.K) and as many m-blocks (P.V) of 16 dims; NB n-blocks of
-    // 8 tokens per warp in S (16-bit: 1 at head 128, 2 at head 64).
-    constexpr int T = G::tile, WT = T / NW, KS = HS / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(HS == 64 || HS == 128, "decode_mma_kernel: head 64 or 128");
-    static_assert(F8 ? WT == 16 : (WT == 8 || WT == 16),
+    // A warp's WT tokens (a token group) fill S^T's M (fp8: 16) or NB
+    // n-blocks of 8 (16-bit). The NTG = T / WT token groups of a tile take
+    // DS = NW / NTG warps each: DS = 2 at head 256, whose tile has 16 (16-bit)
+    // or 32 (fp8) tokens. The DS warps of a group compute the same S (and so
+    // the same softmax state) and split P.V's dims: HD each, from dh. KS
+    // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
+    constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
+    constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
+    static_assert(HS == 64 || HS == 128 || HS == 256, "decode_mma_kernel: head 64, 128 or 256");
+    static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
     // K rows: swizzled whole rows of 8+ granules (ldmatrix's and the fp8
     // reads' 8 rows meet 8 granule positions), or fp8 head 64's padded
     // 80-byte rows (no swizzle; its 16-byte reads meet a bank twice, as the
     // split kernel's).
-    static_assert(T == (F8 || HS == 64 ? 64 : 32) && G::pitch_k % 16 == 0 &&
+    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096 : 8192) && G::pitch_k % 16 == 0 &&
                       (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : F8 && HS == 64),
                   "decode_mma_kernel: 8 KiB K tiles of swizzled rows (fp8 head 64: padded)");
     static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : F8 && HS == 64)),
@@ -132,7 +137,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
     const G geo(p);
     using qt = typename pa::elt<QT>::type;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int g = lane >> 2, qc = lane & 3; // fragment row group and column pair
+    const int g = lane >> 2, qc = lane & 3;          // fragment row group and column pair
+    const int tg = warp / DS, dh = HD * (warp % DS); // the warp's token group and first P.V dim
 
     cta_ctx c;
     c.smem = smem;
@@ -195,7 +201,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
     // head g at tokens 2qc, 2qc+1 of each n-block (8 (i >> 1) + ...); fp8
     // S^T rows are tokens, so a lane holds heads 2qc, 2qc+1 at tokens g and g+8.
     constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2 * NB;
-    const int tw = WT * warp; // the warp's first token in a tile
+    const int tw = WT * tg; // the warp's first token in a tile
     auto hk = [](int i) { return F8 ? (i & 1) : 0; };
     auto tk = [&](int i) { return F8 ? tw + mma_tok<PERM>(g + 8 * (i >> 1)) : tw + 8 * (i >> 1) + 2 * qc + (i & 1); };
     bool head_on[HL];
@@ -209,9 +215,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
         l_run[k] = 0.0f;
     }
 
-    float acc[KS][4]; // O^T: m-block mb, (dim row g / g+8) x (head 2qc / 2qc+1)
+    float acc[MB][4]; // O^T: m-block mb (dims dh + ...), (dim row g / g+8) x (head 2qc / 2qc+1)
 #pragma unroll
-    for (int mb = 0; mb < KS; mb++)
+    for (int mb = 0; mb < MB; mb++)
 #pragma unroll
         for (int i = 0; i < 4; i++)
             acc[mb][i] = 0.0f;
@@ -360,7 +366,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
                 a_hi = shfl_idx(alpha[0], 8 * qc + 4);
             }
 #pragma unroll
-            for (int mb = 0; mb < KS; mb++) {
+            for (int mb = 0; mb < MB; mb++) {
                 acc[mb][0] *= a_lo;
                 acc[mb][1] *= a_hi;
                 acc[mb][2] *= a_lo;
@@ -371,16 +377,23 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
         // ---- O^T += V^T P^T ----
         if constexpr (VL && F8) {
             // vLLM's V^T rows (vt_at). Lane (g, c) reads physical tokens
-            // 4c .. 4c+3 (logical 2c, 2c+1, 2c+8, 2c+9) of dims 16 mb + g
-            // (a0 low, a2 high) and 16 mb + g + 8 (a1, a3); rows 16 apart
-            // keep the swizzle's map, so two addresses serve every m-block.
-            static_assert(vt_same_map(16, G::vt_rs, G::vt_ks), "decode_mma_kernel: fp8 V^T m-blocks");
+            // 4c .. 4c+3 (logical 2c, 2c+1, 2c+8, 2c+9) of dims dh + 16 mb + g
+            // (a0 low, a2 high) and dh + 16 mb + g + 8 (a1, a3); rows VS apart
+            // keep the swizzle's map (16; 32 for head 256's 32-byte rows), so
+            // VS / 16 pairs of addresses serve every m-block.
+            constexpr int VS = vt_same_map(16, G::vt_rs, G::vt_ks) ? 16 : 32, NVB = VS / 16;
+            static_assert(vt_same_map(VS, G::vt_rs, G::vt_ks) && MB % NVB == 0, "decode_mma_kernel: fp8 V^T m-blocks");
             const int tph = tw + 4 * qc;
-            const unsigned char *vb0 = vt + vt_at(g, tph, G::vt_rs, G::vt_ks),
-                                *vb1 = vt + vt_at(g + 8, tph, G::vt_rs, G::vt_ks);
+            const unsigned char *vb[NVB][2];
 #pragma unroll
-            for (int mb = 0; mb < KS; mb++) {
-                const unsigned char *s0 = vb0 + 16 * mb * G::pitch_v, *s1 = vb1 + 16 * mb * G::pitch_v;
+            for (int v = 0; v < NVB; v++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    vb[v][h] = vt + vt_at(dh + 16 * v + 8 * h + g, tph, G::vt_rs, G::vt_ks);
+#pragma unroll
+            for (int mb = 0; mb < MB; mb++) {
+                const unsigned char *s0 = vb[mb % NVB][0] + (mb / NVB) * VS * G::pitch_v,
+                                    *s1 = vb[mb % NVB][1] + (mb / NVB) * VS * G::pitch_v;
                 PA_DEC_ALIGNED(s0, 4);
                 PA_DEC_ALIGNED(s1, 4);
                 const uint32_t w0 = *reinterpret_cast<const uint32_t *>(s0),
@@ -392,18 +405,18 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
         } else if constexpr (F8) {
             // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
 #pragma unroll
-            for (int P = 0; P < HS / 64; P++) {
+            for (int P = 0; P < HD / 64; P++) {
                 uint32_t lo[4], hi[4]; // bytes 0..3 and 4..7 of the 8 dims, per token
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);
-                    const unsigned char *src = vt + t * G::pitch_v + swz(64 * P + 8 * g, t, G::swz_v, 4);
+                    const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);
                     PA_DEC_ALIGNED(src, 8);
                     const uint2 u = *reinterpret_cast<const uint2 *>(src);
                     lo[i] = u.x;
                     hi[i] = u.y;
                 }
-                // dims 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1).
+                // dims dh + 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1).
                 // X: tokens 2qc, 2qc+1 of dims d, d+1 (d = 2q); Y: tokens 8+2qc, 9+2qc.
 #pragma unroll
                 for (int q = 0; q < 4; q++) {
@@ -422,28 +435,29 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
             // of the two m-blocks (with one n-block, a2 and a3's tokens 8..15
             // do not exist: zero).
             //   flash: V rows by token, ldmatrix.trans, lane l pointing at token
-            //     tw + 8 nb + (l & 7), dims 16 mb' + 8 (l >> 3);
+            //     tw + 8 nb + (l & 7), dims dh + 32 jj + 8 (l >> 3);
             //   vLLM: the loader's V^T rows (vt_at), plain ldmatrix, lane l
-            //     pointing at the warp's 8 tokens 8 nb.. of dim 32 jj + 8 (l >>
-            //     3) + (l & 7) (rows 32 apart keep the swizzle's map).
+            //     pointing at the warp's 8 tokens 8 nb.. of dim dh + 32 jj + 8
+            //     (l >> 3) + (l & 7) (rows 32 apart keep the swizzle's map).
             static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
             int tv[NB];
             const unsigned char *vrow[NB];
 #pragma unroll
             for (int nb = 0; nb < NB; nb++) {
                 tv[nb] = tw + 8 * nb + (lane & 7);
-                vrow[nb] = VL ? vt + vt_at(8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
-                              : vt + tv[nb] * G::pitch_v;
+                vrow[nb] =
+                    VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
+                       : vt + tv[nb] * G::pitch_v;
             }
 #pragma unroll
-            for (int jj = 0; jj < KS / 2; jj++) {
+            for (int jj = 0; jj < MB / 2; jj++) {
                 uint32_t r[2][4] = {};
 #pragma unroll
                 for (int nb = 0; nb < NB; nb++) {
                     if constexpr (VL)
                         ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);
                     else
-                        ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));
+                        ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));
                 }
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
@@ -456,7 +470,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
     cp_wait<0>();
     bar(); // every tile read: the tile buffers hold the warps' results now
 
-    // ---- epilogue: merge the four warps in order ----
+    // ---- epilogue: merge the token groups in order ----
     // Each head's sum over the warp's lanes that hold it (16-bit: its quad;
     // fp8: the column's 8 rows).
 #pragma unroll
@@ -464,44 +478,46 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
 #pragma unroll
         for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
             l_run[k] += shfl_xor(l_run[k], o);
-    // [NW][MMA_ROWS heads][RS]: rows of HS floats, RS apart so that a warp's
-    // stores of its fragments meet no bank more than once (16-bit dims) or
-    // twice (fp8's permuted dims); scripts/decode_banks.py checks both.
+    // [NTG][MMA_ROWS heads][RS]: rows of HS floats (a group's DS warps each
+    // write their HD dims), RS apart so that a warp's stores of its fragments
+    // meet no bank more than once (16-bit dims) or twice (fp8's permuted
+    // dims); scripts/decode_banks.py checks both. A group's warps hold the
+    // same max and sum (the same S): its first warp writes them.
     constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;
     float *red = reinterpret_cast<float *>(smem);
-    float *wm = red + NW * MMA_ROWS * RS; // [NW][MMA_ROWS], past red, inside the tile stages
-    float *wl = wm + NW * MMA_ROWS;
-    if (F8 ? g == 0 : qc == 0) {
+    float *wm = red + NTG * MMA_ROWS * RS; // [NTG][MMA_ROWS], past red, inside the tile stages
+    float *wl = wm + NTG * MMA_ROWS;
+    if (dh == 0 && (F8 ? g == 0 : qc == 0)) {
 #pragma unroll
         for (int k = 0; k < HL; k++) {
             const int h = F8 ? 2 * qc + k : g;
-            wm[warp * MMA_ROWS + h] = m_run[k];
-            wl[warp * MMA_ROWS + h] = l_run[k];
+            wm[tg * MMA_ROWS + h] = m_run[k];
+            wl[tg * MMA_ROWS + h] = l_run[k];
         }
     }
     bar();
-    // This lane's heads 2qc and 2qc+1: the factor of its warp. Threads
-    // 0..MMA_ROWS-1 also total head tid's sum over the warps once, for the
-    // output loop below (its max in hm, sum in hl, v_scale / sum in hr).
+    // This lane's heads 2qc and 2qc+1: the factor of its token group.
+    // Threads 0..MMA_ROWS-1 also total head tid's sum over the groups once,
+    // for the output loop below (its max in hm, sum in hl, v_scale / sum in hr).
     float fac[2];
 #pragma unroll
     for (int k = 0; k < 2; k++) {
         const int h = 2 * qc + k;
         float mm = -INFINITY;
-        for (int w = 0; w < NW; w++)
+        for (int w = 0; w < NTG; w++)
             mm = fmaxf(mm, wm[w * MMA_ROWS + h]);
-        const float mw = wm[warp * MMA_ROWS + h];
+        const float mw = wm[tg * MMA_ROWS + h];
         fac[k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
     }
-    float *hm = wl + NW * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
-    static_assert((NW * MMA_ROWS * RS + 2 * NW * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
+    float *hm = wl + NTG * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
+    static_assert((NTG * MMA_ROWS * RS + 2 * NTG * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
                       NS * (G::stage_k_bytes + G::stage_v_bytes),
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
     if (tid < MMA_ROWS) {
         float mm = -INFINITY, l = 0.0f;
-        for (int w = 0; w < NW; w++)
+        for (int w = 0; w < NTG; w++)
             mm = fmaxf(mm, wm[w * MMA_ROWS + tid]);
-        for (int w = 0; w < NW; w++) {
+        for (int w = 0; w < NTG; w++) {
             const float mw = wm[w * MMA_ROWS + tid];
             l += wl[w * MMA_ROWS + tid] * (mw == -INFINITY ? 0.0f : fexp(mw - mm));
         }
@@ -510,22 +526,28 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, pa::is_fp8(CT) && HS > 64 ? 3 : PA_DEC_
         hr[tid] = l > 0.0f ? vs / l : 0.0f;
     }
 #pragma unroll
-    for (int mb = 0; mb < KS; mb++)
+    for (int mb = 0; mb < MB; mb++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const int h = 2 * qc + (i & 1), d = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
-            red[(warp * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
+            const int h = 2 * qc + (i & 1), d = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
+            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
         }
     bar();
-    // Thread tid writes dim tid of every head (the warps' rows are already
-    // scaled to the head's max); threads past HS have none.
-    static_assert(HS <= NT, "decode_mma_kernel: at most one output dim per thread");
-    for (int h = 0; h < (HS == NT || tid < HS ? c.nh : 0); h++) {
-        float s = 0.0f;
+    // Thread tid writes dims tid, tid + NT, .. of every head (the groups'
+    // rows are already scaled to the head's max); at head 64, threads past
+    // HS have none.
+    constexpr int DPT = HS > NT ? HS / NT : 1; // output dims per thread
+    static_assert(DPT * NT == HS || HS < NT, "decode_mma_kernel: whole output rows");
+    for (int h = 0; h < (HS % NT == 0 || tid < HS ? c.nh : 0); h++) {
+#pragma unroll 1
+        for (int k = 0; k < DPT; k++) {
+            const int d = tid + k * NT;
+            float s = 0.0f;
 #pragma unroll
-        for (int w = 0; w < NW; w++)
-            s += red[(w * MMA_ROWS + h) * RS + tid];
-        store_result<QT>(p, c, HS, nsplit, h, tid, s * hr[h], hl[h], hm[h]);
+            for (int w = 0; w < NTG; w++)
+                s += red[(w * MMA_ROWS + h) * RS + d];
+            store_result<QT>(p, c, HS, nsplit, h, d, s * hr[h], hl[h], hm[h]);
+        }
     }
 }
 

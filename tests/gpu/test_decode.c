@@ -438,18 +438,30 @@ Test(decode_fixed, tensor_core_vllm_layout, .timeout = 600) {
     }
 }
 
-/* Head 64 on tensor cores (a 64-token tile: two n-blocks a warp for 16-bit
- * caches; fp8's K and V rows padded, 80 bytes): each layout, each dtype pair,
- * groups 1..8, the features; bf16 queries over fp8 scaled far outside f16's
- * range as above. */
-Test(decode_fixed, tensor_core_head_64, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU();
+/* Heads 64 and 256 on tensor cores: each layout, each dtype pair (all 9
+ * layout x cache pairs), groups 1..8, block sizes, the features; bf16 queries
+ * over fp8 scaled far outside f16's range as above. */
+static void tensor_core_other_head(int hs, uint64_t seed) {
     static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
     for (int i = 0; i < 12; i++) {
-        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3) % 5], 64); /* all 9 layout x cache pairs */
-        c.seed = 2950u + (uint64_t)i;
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3) % 5], hs);
+        c.seed = seed + (uint64_t)i;
         run_tensor_core_case(&c, i / 4);
     }
+}
+
+/* Head 64: a 64-token tile, two n-blocks a warp for 16-bit caches; fp8's K
+ * and V rows padded to 80 bytes. */
+Test(decode_fixed, tensor_core_head_64, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    tensor_core_other_head(64, 2950u);
+}
+
+/* Head 256: a 16-token (16-bit) or 32-token (fp8) tile; two warps share a
+ * token group's S and split P.V's dims, and the epilogue merges token groups. */
+Test(decode_fixed, tensor_core_head_256, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    tensor_core_other_head(256, 3950u);
 }
 
 /* ---- features across layouts: window, soft cap, ALiBi, block-sparse ---------- */
