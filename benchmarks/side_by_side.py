@@ -324,19 +324,27 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
     torch.cuda.empty_cache()
 
 
-# Decode cases: (batch, context, varied lengths, KV heads of 32 query heads).
+# Decode cases: (batch, context, varied lengths, KV heads[, query heads, head size]); 32 query heads
+# and head 128 unless given. Heads 64 (Llama-3.2-1B) and 256 (Gemma 2) run the tensor-core kernel
+# since 2026-11-25.
 DECODE_CASES = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
-                (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32)]
+                (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32),
+                (64, 4096, False, 8, 32, 64), (64, 4096, False, 8, 16, 256)]
+
+
+def decode_shape(c):
+    """(query heads, KV heads, head size) of a DECODE_CASES entry."""
+    return (c[4] if len(c) > 4 else 32), c[3], (c[5] if len(c) > 5 else 128)
 
 
 def warm_flashinfer(torch):
     import flashinfer
     t0 = time.time()
-    bs, hq, d = 16, 32, 128
+    bs = 16
     indptr = torch.tensor([0, 3, 6], dtype=torch.int32, device="cuda")
     indices = torch.arange(6, dtype=torch.int32, device="cuda")
     last = torch.tensor([5, 16], dtype=torch.int32, device="cuda")
-    for hk, tc in [(hk, tc) for hk in sorted({c[3] for c in DECODE_CASES}) for tc in (False, True)]:
+    for (hq, hk, d), tc in [(sh, tc) for sh in sorted({decode_shape(c) for c in DECODE_CASES}) for tc in (False, True)]:
         k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
         v = torch.randn_like(k)
         q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
@@ -346,7 +354,7 @@ def warm_flashinfer(torch):
                sm_scale=1.0 / math.sqrt(d))
         w.run(q, (k, v))
         torch.cuda.synchronize()
-        print(f"flashinfer {flashinfer.__version__} {hq}/{hk} tensor_cores={tc} ready after {time.time() - t0:.0f} s",
+        print(f"flashinfer {flashinfer.__version__} {hq}/{hk}x{d} tensor_cores={tc} ready after {time.time() - t0:.0f} s",
               flush=True)
 
 
@@ -411,8 +419,9 @@ def main():
     pcases = [] if a.decode_only else [(4, 4096), (16, 1024), (1, 16384)]
     if a.quick:
         dcases, pcases = dcases[1:2], pcases[:1]
-    for b, ctx, vary, hk in dcases:
-        decode_case(torch, lib, timer, fi, rows, copy_gbs, b, ctx, hk=hk, vary=vary)
+    for c in dcases:
+        hq, hk, d = decode_shape(c)
+        decode_case(torch, lib, timer, fi, rows, copy_gbs, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2])
     for b, L in pcases:
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)

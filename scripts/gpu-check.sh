@@ -279,7 +279,8 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill"
         echo '```'
         m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-        timeout 150 ncu --metrics "$m" -k regex:decode_split_kernel --launch-skip 2 --launch-count 3 --csv \
+        # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before)
+        timeout 150 ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
         timeout 150 ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \

@@ -143,10 +143,18 @@ plant decode-mma-v-token-pairs-swapped cuda/decode/decode_mma.cuh \
     'const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);' 'const int t = tw + 2 * qc + (i >> 1) + 8 * (i & 1);' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-16bit-v-fragment-swapped cuda/decode/decode_mma.cuh \
-    'const uint32_t a[4] = {r[2 * s], r[2 * s + 1], 0u, 0u};' 'const uint32_t a[4] = {r[2 * s + 1], r[2 * s], 0u, 0u};' \
+    'const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};' \
+    'const uint32_t a[4] = {r[0][2 * s + 1], r[0][2 * s], r[1][2 * s], r[1][2 * s + 1]};' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
-    '        moved = fmaxf(moved, shfl_xor(moved, 16));' '' test_decode 'decode_fixed/tensor_core'
+    'for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)' 'for (int o = F8 ? 1 : 4; o < (F8 ? 2 : 16); o <<= 1)' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
+    'pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 2], x[NL - 1]) : 0u;' \
+    'pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 1], x[NL - 2]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
+    'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
+    test_decode 'decode_fixed/tensor_core_head_256'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
     test_cache_ops 'cache_ops/reshape_and_cache_nhd'
@@ -197,9 +205,9 @@ plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
     '                __syncthreads(); // stage 0 whole; the raw space is free' '' \
     test_ragged:tsan 'ragged_gpu/fp8_raw_slots'
 plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
-    '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
+    '            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
         }
-    bar();' '            red[(warp * MMA_ROWS + h) * HS + d] = acc[mb][i] * fac[i & 1];
+    bar();' '            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
         }' \
     test_decode:tsan 'decode_fixed/tensor_core'
 plant prefill-raw-no-barrier-after-dequant-tsan cuda/prefill/prefill_kernel.cuh \
