@@ -99,8 +99,13 @@ plant prefill-vt-chunk-past-last-key cuda/prefill/prefill_kernel.cuh \
     'const int n = min(EPC, n_keys - c * EPC);' 'const int n = n_keys > c * EPC ? EPC : 0;' \
     test_prefill 'prefill_gpu/cache_tile_paths'
 plant prefill-walk-start-not-rounded cuda/prefill/prefill_kernel.cuh \
-    'qpos_lo - p.window + 1 : 0) & ~15;' 'qpos_lo - p.window + 1 : 0) & ~7;' \
+    'const int k_begin = (p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0) & ~15;' \
+    'const int k_begin = (p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0) & ~7;' \
     test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-walk-start-not-rounded-2 cuda/prefill/prefill_kernel.cuh \
+    'k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~15;' \
+    'k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~7;' \
+    test_prefill '@(prefill_hopper/*|prefill_hopper_fp8/*)'
 plant prefill-raw-v-scale-dropped cuda/prefill/prefill_kernel.cuh \
     'const float vs = src_tab[1].scale;' 'const float vs = 1.0f;' test_prefill 'prefill_gpu/cache_tile_paths'
 plant prefill-raw-k-scale-dropped cuda/prefill/prefill_kernel.cuh \
@@ -156,19 +161,29 @@ plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
     'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
     test_decode 'decode_fixed/tensor_core_head_256'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
-    'const int32_t off = (int32_t)(slot - blk * bs);' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;' \
-    test_cache_ops 'cache_ops/reshape_and_cache_nhd'
+    'const int32_t off = (int32_t)(slot - blk * bs);
+    const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
+    const float ks' \
+    test_cache_ops 'cache_ops/*'
+plant cache-vllm-slot-off-by-one cuda/reshape_and_cache.cu \
+    'const int32_t off = (int32_t)(slot - blk * bs);
+    to *kc' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
+    to *kc' \
+    test_cache_ops 'cache_ops/*'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
 plant ragged-decode-head-half-at-column-0 cuda/ragged/ragged_mma.cuh \
-    'const int col0 = S::kDecSplit > 1 && dec ? dpart * S::kDecHP : 0;' 'const int col0 = 0;' \
+    'srow0 = 16 * dslice + (lane >> 2), col0 = dpart * S::kDecHP;' 'srow0 = 16 * dslice + (lane >> 2), col0 = 0;' \
     test_ragged 'ragged_gpu/head_256_slots'
+plant ragged-fp8-decode-head-half-at-column-0 cuda/ragged/ragged_mma.cuh \
+    'const int col0 = dpart * S::kDecHP; // the warp' 'const int col0 = 0; // the warp' \
+    test_ragged 'ragged_gpu/decode_masks'
 plant ragged-decode-pv-ignores-head-part cuda/ragged/ragged_mma.cuh \
     'vt + 16 * dslice * C::kStride + dpart * S::kDecHP,' 'vt + 16 * dslice * C::kStride,' \
     test_ragged 'ragged_gpu/head_256_slots'
 plant ragged-next-slot-into-current-stage cuda/ragged/ragged_mma.cuh \
-    'const int stage = fp8 ? 0 : t & 1;' 'const int stage = 0;' \
+    'const int stage = CONV ? 0 : t & 1;' 'const int stage = 0;' \
     test_ragged 'ragged_gpu/head_256_slots'
 plant ragged-slot-crossing-diagonal-unmasked cuda/ragged/ragged_mma.cuh \
     'k0 + kSlot - 1 > qmin ||' 'k0 > qmin ||' \
@@ -177,16 +192,17 @@ plant ragged-window-slots-unmasked cuda/ragged/ragged_mma.cuh \
     ' || P.window > 0;' ';' \
     test_ragged 'ragged_gpu/@(soft_mask_value|head_256_slots)'
 plant ragged-fp8-no-wait-before-barrier cuda/ragged/ragged_mma.cuh \
-    '                pa::tile::cp_async_wait<0>(); // slot t + 1'"'"'s raw bytes, before the barrier' '' \
+    'pa::tile::cp_async_wait<0>(); // slot t + 1'"'"'s raw bytes, before the barrier' '; // (planted: no wait)' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-raw-rows-at-tile-stride cuda/ragged/ragged_mma.cuh \
-    'static_cast<uint8_t *>(tile) + r * C::HP + g * 8' 'static_cast<uint8_t *>(tile) + r * C::kStride + g * 8' \
+    'const int at = SWZ ? raw_swz<C::HP>(r, b) : r * C::HP + b;' \
+    'const int at = SWZ ? raw_swz<C::HP>(r, b) : r * C::kStride + b;' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-k-scale-not-on-scores cuda/ragged/ragged_mma.cuh \
-    'const float qk_scale = P.sm_scale * k_scale;' 'const float qk_scale = P.sm_scale;' \
+    's_sc.qk = P.sm_scale * k_scale;' 's_sc.qk = P.sm_scale;' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-v-scale-not-on-output cuda/ragged/ragged_mma.cuh \
-    'make_float2(o[j][0] * v_scale, o[j][1] * v_scale)' 'make_float2(o[j][0], o[j][1])' \
+    's_sc.v = FP8 && P.v_scale ? *P.v_scale : 1.0f;' 's_sc.v = 1.0f;' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-v-from-k-bytes cuda/ragged/ragged_mma.cuh \
     '(C::v_tile(smem, 0), raw + C::BN * C::HP,' '(C::v_tile(smem, 0), raw,' \
@@ -202,7 +218,7 @@ plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
             const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \
     test_ragged:tsan 'ragged_gpu/soft_mask_value'
 plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
-    '                __syncthreads(); // stage 0 whole; the raw space is free' '' \
+    '            __syncthreads(); // stage 0 whole; the raw space is free' '' \
     test_ragged:tsan 'ragged_gpu/fp8_raw_slots'
 plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
     '            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
