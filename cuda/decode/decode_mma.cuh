@@ -1,10 +1,9 @@
-// Decode attention on tensor cores (issue 13, items 2, 4 and 5): head 128 or
-// 64, a flash layout or vLLM's, a 16-bit query with a cache of its dtype or
-// fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8), no
-// block-sparse mask. Same CTA
-// decomposition, splits, loader (issue_tile), outputs and merge as
-// decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
-// differs.
+// Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
+// 128 and 256, a flash layout or vLLM's, a 16-bit query with a cache of its
+// dtype or fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8), no
+// block-sparse mask. Same CTA decomposition, splits, loader (issue_tile),
+// outputs and merge as decode_split_kernel (decode_kernel.cuh); only the
+// arithmetic of a tile differs.
 //
 // Why: on CUDA cores a 16 KiB tile costs 4300 (bf16) to 6300 (fp8) warp
 // instructions, most of them FFMA and conversions (4 heads x 2 x 128 MACs per
@@ -16,16 +15,18 @@
 // putting the query heads, not query tokens, on the M dimension. The fp8 path
 // here departs from both for Q.K and puts keys on M (below).
 //
-// Layout of the work. Warp w owns tokens WT w .. WT w + WT-1 of every tile (WT
-// = 16 of a 64-token tile: fp8, and 16-bit at head 64; 8 of head 128's
-// 32-token 16-bit tile) and keeps its own
-// online-softmax state; the four warps' states merge once, in warp order, at
-// the end (split-K inside the CTA; no barrier per tile beyond the pipeline's).
+// Layout of the work. Token group tg owns tokens WT tg .. WT tg + WT-1 of
+// every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 8 of
+// head 128's 32-token 16-bit tile; at head 256, 8 of 16 or 16 of 32 fp8
+// tokens) and keeps its own online-softmax state; the groups' states merge
+// once, in order, at the end (split-K inside the CTA; no barrier per tile
+// beyond the pipeline's). A group is one warp, or two at head 256: both
+// compute the group's S, each keeps half of O's dims (see the kernel).
 //   16-bit: S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = the
 //              warp's 8 tokens (head 64: two n-blocks of 8), K = the head's
 //              dims (HS / 16 k-steps).
 //   fp8:    S^T = K Q^T  M = the warp's 16 tokens, N = the 8 query heads,
-//              K = 128 dims. With heads on M, 16 tokens took 16 MMAs of
+//              K = the head's dims. With heads on M, 16 tokens took 16 MMAs of
 //              which half the rows were zero, and each MMA a fresh
 //              {q, 0, q, 0} register quad (40 moves a tile); tokens on M
 //              fill it: 8 MMAs, the converted K words as the A operand.
