@@ -9,6 +9,9 @@
 #   scripts/plant-bugs.sh [BUILD]        (default build; configured with -Dinterp=true)
 #   PLANT_ONLY='prefill-*' scripts/plant-bugs.sh    only the plants whose name matches the glob
 #                                                  (extended globs: '@(name-a|name-b)')
+#   PLANT_CHECK=1 scripts/plant-bugs.sh  only checks that each plant still finds its text exactly
+#                                        once (no file is touched, nothing built; seconds; run by
+#                                        scripts/test.sh, so a kernel edit cannot leave a plant stale)
 set -uo pipefail
 shopt -s extglob
 cd "$(dirname "$0")/.."
@@ -23,6 +26,19 @@ plant() {
     shift 6
     # shellcheck disable=SC2053
     [[ -n "${PLANT_ONLY:-}" && $name != $PLANT_ONLY ]] && return
+    if [ "${PLANT_CHECK:-0}" = 1 ]; then
+        if ! python3 - "$file" "$old" <<'EOF'; then
+import sys
+path, old = sys.argv[1:3]
+n = open(path).read().count(old)
+if n != 1:
+    sys.exit(f"plant: expected exactly one '{old}' in {path}, found {n}")
+EOF
+            echo "STALE  $name"
+            survived=$((survived + 1))
+        fi
+        return
+    fi
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     cp "$file" "$file.plant-bak"
@@ -283,5 +299,9 @@ plant hopper-tiles-not-1024-aligned cuda/prefill/prefill_wgmma.cuh \
     'uint8_t *smem = smem_raw + ((1024u - (win0 & 1023u)) & 1023u);' 'uint8_t *smem = smem_raw + (win0 & 0u);' \
     test_prefill 'prefill_hopper/*'
 
-echo "$survived bug(s) survived"
+if [ "${PLANT_CHECK:-0}" = 1 ]; then
+    echo "$survived stale plant(s)"
+else
+    echo "$survived bug(s) survived"
+fi
 [ "$survived" -eq 0 ]
