@@ -651,7 +651,7 @@ def vllm_stage_table(w, rows, m=H100):
     w("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         kname = short_name(r["kernel"])
-        if not (kname.endswith(", true>") or "DynGeo" in kname) or r["instance"][0] != "bf16":
+        if not (kname.endswith(", true, 128>") or "DynGeo" in kname) or r["instance"][0] != "bf16":
             continue
         regs = r["ptxas"].get("regs", r["res"].get("regs", 0))
         esz = DT[r["instance"][1]][1]
