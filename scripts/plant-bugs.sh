@@ -26,35 +26,26 @@ plant() {
     shift 6
     # shellcheck disable=SC2053
     [[ -n "${PLANT_ONLY:-}" && $name != $PLANT_ONLY ]] && return
-    if [ "${PLANT_CHECK:-0}" = 1 ]; then
-        if ! python3 - "$file" "$old" <<'EOF'; then
+    # The old text must occur exactly once; it is replaced unless PLANT_CHECK=1.
+    local check=${PLANT_CHECK:-0}
+    [ "$check" = 1 ] || cp "$file" "$file.plant-bak"
+    if ! python3 - "$file" "$old" "$new" "$check" <<'EOF'; then
 import sys
-path, old = sys.argv[1:3]
-n = open(path).read().count(old)
-if n != 1:
-    sys.exit(f"plant: expected exactly one '{old}' in {path}, found {n}")
-EOF
-            echo "STALE  $name"
-            survived=$((survived + 1))
-        fi
-        return
-    fi
-    local exe="tests/interp/${prog%:tsan}_interp"
-    [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
-    cp "$file" "$file.plant-bak"
-    if ! python3 - "$file" "$old" "$new" <<'EOF'; then
-import sys
-path, old, new = sys.argv[1:4]
+path, old, new, check = sys.argv[1:5]
 s = open(path).read()
 if s.count(old) != 1:
     sys.exit(f"plant: expected exactly one '{old}' in {path}, found {s.count(old)}")
-open(path, "w").write(s.replace(old, new))
+if check != "1":
+    open(path, "w").write(s.replace(old, new))
 EOF
-        mv "$file.plant-bak" "$file"
+        [ "$check" = 1 ] || mv "$file.plant-bak" "$file"
         echo "SETUP FAILED  $name"
         survived=$((survived + 1))
         return
     fi
+    [ "$check" = 1 ] && return
+    local exe="tests/interp/${prog%:tsan}_interp"
+    [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     local log=/tmp/plant-$name.log verdict
     if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"

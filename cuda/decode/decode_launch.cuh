@@ -30,22 +30,26 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // same tensor-core path (both layouts). Everything else runs the
 // runtime-shaped instance. The choice depends on the problem's shape only,
 // never on the batch, so batch invariance holds.
+// The tensor-core kernel at the first head size in HS... whose geometry
+// (flash: 1 or 2 head groups; vLLM's) equals the host's; -1 when none does.
+template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kparams *kp, cudaStream_t s) {
+    if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))
+        return launch_kernel(decode_mma_kernel<QT, CT, false, HS>, kp, s);
+    if (FixGeoV<HS, CT>::matches(*kp))
+        return launch_kernel(decode_mma_kernel<QT, CT, true, HS>, kp, s);
+    if constexpr (sizeof...(More) > 0)
+        return launch_mma<QT, CT, More...>(kp, s);
+    else
+        return -1;
+}
+
 template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
     // f32 caches keep the runtime geometry: unrolled, their tile needs more
     // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
     if constexpr (QT != 0) {
-        if (FixGeo<128, CT, 1>::matches(*kp) || FixGeo<128, CT, 2>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, false, 128>, kp, s);
-        if (FixGeoV<128, CT>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, true, 128>, kp, s);
-        if (FixGeo<64, CT, 1>::matches(*kp) || FixGeo<64, CT, 2>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, false, 64>, kp, s);
-        if (FixGeoV<64, CT>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, true, 64>, kp, s);
-        if (FixGeo<256, CT, 1>::matches(*kp) || FixGeo<256, CT, 2>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, false, 256>, kp, s);
-        if (FixGeoV<256, CT>::matches(*kp))
-            return launch_kernel(decode_mma_kernel<QT, CT, true, 256>, kp, s);
+        const int e = launch_mma<QT, CT, 128, 64, 256>(kp, s);
+        if (e >= 0)
+            return e;
     } else if constexpr (ct_traits<CT>::esz <= 2) {
         if (FixGeo<128, CT, 1>::matches(*kp))
             return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);
