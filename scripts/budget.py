@@ -373,6 +373,8 @@ DECODE_SHAPES = [
     dict(name="GQA 32/8 head 64, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=64),
     # head 256 (Gemma 2 and 3): tensor cores since 2026-11-25 (16/32-token tiles, two warps a token group)
     dict(name="GQA 16/8 head 256, b=64 x 4K", heads=16, kv_heads=8, batch=64, ctx=4096, head=256),
+    # GQA groups of 16 (Qwen3-235B's 64/4, Llama-3.1-405B's 128/8): tensor cores since 2026-11-25 (two head blocks)
+    dict(name="GQA 64/4 (group 16), b=64 x 4K", heads=64, kv_heads=4, batch=64, ctx=4096),
 ]
 
 
@@ -470,11 +472,11 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 64, 128 and 256), FixGeo<128, CT, NG> for an f32 one at head
-    # 128; DynGeo otherwise.
-    if ng <= 2 and q != "f32" and hs in (64, 128, 256):
-        # the flash instance <QT, CT, false, HS> (Lb1E: vLLM's layout)
-        kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dEE" % hs
+    # (heads 64, 128 and 256; at head 128 also NG 3 and 4, two head blocks),
+    # FixGeo<128, CT, NG> for an f32 one at head 128; DynGeo otherwise.
+    if (ng <= 2 or hs == 128) and q != "f32" and hs in (64, 128, 256):
+        # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
+        kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)
     elif ng <= 2 and hs == 128:
         kernel = r"FixGeoILi128ELi%dELi%dE" % (DT[c][0], ng)
     else:
@@ -617,9 +619,22 @@ def stamp():
 
 
 def mma_head(kernel):
-    """The head size of a decode_mma_kernel<QT, CT, VL, HS> instance (128 for every other kernel)."""
-    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi(\d+)EE", kernel)
+    """The head size of a decode_mma_kernel<QT, CT, VL, HS, HB> instance (128 for every other kernel)."""
+    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi(\d+)ELi\d+EE", kernel)
     return int(m.group(1)) if m else 128
+
+
+def mma_blocks(kernel):
+    """The head blocks (HB: 8 query heads each) of a decode_mma_kernel instance (1 for every other kernel)."""
+    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi\d+ELi(\d+)EE", kernel)
+    return int(m.group(1)) if m else 1
+
+
+def shape_for(fam, kernel, i):
+    """Shape i of the family at the kernel's head size; for a two-head-block instance, the group-16 shape."""
+    if mma_blocks(kernel) > 1:
+        return [s for s in fam["shapes"] if s["heads"] // s["kv_heads"] > 8][0]
+    return dict(fam["shapes"][i], head=mma_head(kernel))
 
 
 def pct(x):
@@ -651,7 +666,7 @@ def vllm_stage_table(w, rows, m=H100):
     w("| --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         kname = short_name(r["kernel"])
-        if not (kname.endswith(", true, 128>") or "DynGeo" in kname) or r["instance"][0] != "bf16":
+        if not (kname.endswith(", true, 128, 1>") or "DynGeo" in kname) or r["instance"][0] != "bf16":
             continue
         regs = r["ptxas"].get("regs", r["res"].get("regs", 0))
         esz = DT[r["instance"][1]][1]
@@ -670,7 +685,7 @@ def report(fam_name, fam, rows, label, m=H100):
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-64 and -256 tensor-core instances: their head), block 16, NHD; vLLM's layout"
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-64 and -256 tensor-core instances: their head; two head blocks: GQA 64/4, group 16), block 16, NHD; vLLM's layout"
       " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")
@@ -680,8 +695,8 @@ def report(fam_name, fam, rows, label, m=H100):
         regs = p.get("regs", res.get("regs", 0))
         kname = short_name(r["kernel"])
         q, c = r["instance"]
-        hs = mma_head(r["kernel"])  # heads 64 and 256: their own geometry
-        mods = [fam["model"](r["instance"], dict(s, head=hs)) for s in (fam["shapes"][0], fam["shapes"][1])]
+        # heads 64 and 256: their own geometry; two head blocks: group 16
+        mods = [fam["model"](r["instance"], shape_for(fam, r["kernel"], i)) for i in (0, 1)]
         occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
         wps = occ[0][0] * mods[0]["threads"] // 32 / m["schedulers"]
         w("| %s/%s | %s | %d | %d/%d | %d | %d | %d | %d / %d | %d / %d (%s) | %g |" % (
@@ -700,8 +715,7 @@ def report(fam_name, fam, rows, label, m=H100):
         if "loop" not in r:
             continue
         lp = r["loop"]
-        hs = mma_head(r["kernel"])
-        pt = per_tile(r, fam["model"](r["instance"], dict(fam["shapes"][1], head=hs))["trips"])
+        pt = per_tile(r, fam["model"](r["instance"], shape_for(fam, r["kernel"], 1))["trips"])
         w("| %s/%s | %s | 0x%x-0x%x (back edge %s) | %d | %d | %s | %d (+%d calls) | %s | %s |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), lp["lo"], lp["hi"], lp["line"], lp["static"],
             len(lp["nested"]), "%.0f" % pt[1] if pt else "-", lp["divisions"], lp["calls"],

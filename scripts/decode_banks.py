@@ -92,8 +92,8 @@ FORMULAS = {
         "vrow[nb] = VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
         "ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
-        "const int h = 2 * qc + (i & 1), d = dh + pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
-        "red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];",
+        "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
+        "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
     ],
 }
 
@@ -210,14 +210,15 @@ def pv_dim(f8, mb, r):
     return 64 * (mb >> 2) + 8 * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
 
 
-def epilogue_stores(f8, rs, hs=128):
-    """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb ->
-    float (2 c + (i & 1)) rs + dh + pv_dim(mb, g + 8 (i >> 1)); dh = 0, or 0 and 128 at head 256
-    (the two warps of a token group, 8 m-blocks each)."""
+def epilogue_stores(f8, rs, hs=128, hb=1):
+    """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb,
+    head block b -> float (8 b + 2 c + (i & 1)) rs + dh + pv_dim(mb, g + 8 (i >> 1)); dh = 0, or 0
+    and 128 at head 256 (the two warps of a token group, 8 m-blocks each); b < hb (two head blocks:
+    GQA groups 9..16 at head 128)."""
     hd = min(hs, 128)
-    return [ragged_banks.wavefronts([4 * ((2 * (l & 3) + (i & 1)) * rs + dh + pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1)))
-                                     for l in range(32)], 4)
-            for dh in range(0, hs, hd) for mb in range(hd // 16) for i in range(4)]
+    return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
+                                          pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1))) for l in range(32)], 4)
+            for dh in range(0, hs, hd) for mb in range(hd // 16) for b in range(hb) for i in range(4)]
 
 
 def phase_wavefronts(addrs, width):
@@ -351,7 +352,11 @@ def main():
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
                ("epilogue O^T stores, head 64, fp8 flash (row stride 67)", lambda s: epilogue_stores(True, 67, 64), 2),
                ("epilogue O^T stores, head 256, 16-bit (row stride 260)", lambda s: epilogue_stores(False, 260, 256), 1),
-               ("epilogue O^T stores, head 256, fp8 flash (row stride 259)", lambda s: epilogue_stores(True, 259, 256), 2)]
+               ("epilogue O^T stores, head 256, fp8 flash (row stride 259)", lambda s: epilogue_stores(True, 259, 256), 2),
+               ("epilogue O^T stores, two head blocks, 16-bit (row stride 132)",
+                lambda s: epilogue_stores(False, 132, 128, 2), 1),
+               ("epilogue O^T stores, two head blocks, fp8 flash (row stride 131)",
+                lambda s: epilogue_stores(True, 131, 128, 2), 2)]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),

@@ -162,11 +162,25 @@ plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
     'for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)' 'for (int o = F8 ? 1 : 4; o < (F8 ? 2 : 16); o <<= 1)' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
-    'pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 2], x[NL - 1]) : 0u;' \
-    'pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 1], x[NL - 2]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
+    'pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
+    'pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[3 * HL + b], x[2 * HL + b]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
     'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
     test_decode 'decode_fixed/tensor_core_head_256'
+# Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
+plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
+    'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \
+    test_decode 'decode_fixed/tensor_core_group_16'
+plant decode-mma-group16-fp8-logits-of-block-0 cuda/decode/decode_mma.cuh \
+    'x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[b][i];' 'x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[0][i];' \
+    test_decode 'decode_fixed/tensor_core_group_16'
+plant decode-mma-group16-rescale-with-block-0-alpha cuda/decode/decode_mma.cuh \
+    'a_lo = shfl_idx(alpha[b], 8 * qc);' 'a_lo = shfl_idx(alpha[0], 8 * qc);' \
+    test_decode 'decode_fixed/tensor_core_group_16'
+plant decode-mma-group16-epilogue-rows-of-block-0 cuda/decode/decode_mma.cuh \
+    'red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
+    'red[(tg * NHC + h % MMA_ROWS) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
+    test_decode 'decode_fixed/tensor_core_group_16'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
@@ -228,10 +242,10 @@ plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
     '            __syncthreads(); // stage 0 whole; the raw space is free' '' \
     test_ragged:tsan 'ragged_gpu/fp8_raw_slots'
 plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
-    '            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
-        }
-    bar();' '            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
-        }' \
+    '                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
+            }
+    bar();' '                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
+            }' \
     test_decode:tsan 'decode_fixed/tensor_core'
 plant prefill-raw-no-barrier-after-dequant-tsan cuda/prefill/prefill_kernel.cuh \
     '            dequant(t);

@@ -216,8 +216,9 @@ template <int HS, int CT> struct FixGeoV {
     int unit_v, units_v;
     PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p) : unit_v(p.unit_v), units_v(p.units_v) {}
 
-    static bool matches(const pa_dec_kparams &p) {
-        return p.head_size == HS && p.vllm_v && p.g.layout == PA_LAYOUT_VLLM && !p.sparse && p.hpc <= 2 * GB &&
+    // (hpc_max: the query heads a CTA of the kernel can serve)
+    static bool matches(const pa_dec_kparams &p, int hpc_max) {
+        return p.head_size == HS && p.vllm_v && p.g.layout == PA_LAYOUT_VLLM && !p.sparse && p.hpc <= hpc_max &&
                p.tile == tile && p.kchunks == kchunks && p.headq == headq && p.tpt_shift == tpt_shift &&
                p.unit_k == unit_k && p.units_k == units_k && p.pitch_k == pitch_k && p.stage_k_bytes == stage_k_bytes &&
                p.swz_k == swz_k && p.pitch_v == pitch_v && p.stage_v_bytes == stage_v_bytes && p.vt_rs == vt_rs;

@@ -23,7 +23,7 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // Head size 128 with a flash layout, 16-byte copies, a 16-bit or fp8 cache
 // and no block-sparse mask (the common serving shapes) runs with compile-time
 // geometry (FixGeo): up to 4 query heads per CTA (MHA, GQA groups <= 4) or up
-// to 8 (groups 5..8). A 16-bit query there runs on tensor cores
+// to 8 (groups 5..8), and for 16-bit queries up to 16. A 16-bit query there runs on tensor cores
 // (decode_mma.cuh); an f32 query on CUDA cores. A 16-bit query over vLLM's
 // layout at head 128 (16-byte key chunks) runs on tensor cores too, with the
 // value copies' unit from the host (FixGeoV). Heads 64 and 256 take the
@@ -32,11 +32,19 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // never on the batch, so batch invariance holds.
 // The tensor-core kernel at the first head size in HS... whose geometry
 // (flash: 1 or 2 head groups; vLLM's) equals the host's; -1 when none does.
+// At head 128, CTAs of 9..16 query heads (flash: 3 or 4 head groups) take
+// the kernel's two head blocks.
 template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kparams *kp, cudaStream_t s) {
     if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))
-        return launch_kernel(decode_mma_kernel<QT, CT, false, HS>, kp, s);
-    if (FixGeoV<HS, CT>::matches(*kp))
-        return launch_kernel(decode_mma_kernel<QT, CT, true, HS>, kp, s);
+        return launch_kernel(decode_mma_kernel<QT, CT, false, HS, 1>, kp, s);
+    if (FixGeoV<HS, CT>::matches(*kp, MMA_ROWS))
+        return launch_kernel(decode_mma_kernel<QT, CT, true, HS, 1>, kp, s);
+    if constexpr (HS == 128) {
+        if (FixGeo<HS, CT, 3>::matches(*kp) || FixGeo<HS, CT, 4>::matches(*kp))
+            return launch_kernel(decode_mma_kernel<QT, CT, false, HS, 2>, kp, s);
+        if (FixGeoV<HS, CT>::matches(*kp, 2 * MMA_ROWS))
+            return launch_kernel(decode_mma_kernel<QT, CT, true, HS, 2>, kp, s);
+    }
     if constexpr (sizeof...(More) > 0)
         return launch_mma<QT, CT, More...>(kp, s);
     else

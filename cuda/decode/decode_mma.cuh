@@ -1,9 +1,11 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
 // 128 and 256, a flash layout or vLLM's, a 16-bit query with a cache of its
-// dtype or fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8), no
-// block-sparse mask. Same CTA decomposition, splits, loader (issue_tile),
-// outputs and merge as decode_split_kernel (decode_kernel.cuh); only the
-// arithmetic of a tile differs.
+// dtype or fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8; at
+// head 128 up to 16, two head blocks: groups 9..16, and larger groups in
+// CTAs of up to 16 heads as the host splits them), no block-sparse mask.
+// Same CTA decomposition, splits, loader (issue_tile), outputs and merge as
+// decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
+// differs.
 //
 // Why: on CUDA cores a 16 KiB tile costs 4300 (bf16) to 6300 (fp8) warp
 // instructions, most of them FFMA and conversions (4 heads x 2 x 128 MACs per
@@ -74,7 +76,7 @@
 
 namespace pa_dec {
 
-constexpr int MMA_ROWS = 8; // query heads per CTA the tensor-core kernel serves
+constexpr int MMA_ROWS = 8; // query heads per head block (S's rows, P.V's n-block)
 
 // Byte permute (PRMT) and its token-pair selectors: attn_tile.cuh.
 using ::pa::tile::PAIR_D01;
@@ -105,8 +107,18 @@ template <int HS, int CT> struct MmaGeo<true, HS, CT> { using type = FixGeoV<HS,
 // Identity otherwise.
 template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j; }
 
-template <int QT, int CT, bool VL, int HS>
-PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128 ? 3 : PA_DEC_MIN_CTAS)
+// HB head blocks of MMA_ROWS query heads (1, or 2 for GQA groups 9..16 at
+// head 128): 16-bit S's rows 8..15 hold heads 8..15 and P.V runs one MMA per
+// head block on the same V^T fragment; fp8's S^T takes one n-block of heads
+// per head block. Two head blocks double the accumulators: 3 CTAs per SM for
+// 16-bit, 2 for fp8. mma_min_ctas: the CTAs per SM each instance is built
+// for (the others: see the register note above).
+constexpr int mma_min_ctas(bool f8, int hs, int hb) {
+    return hb > 1 ? (f8 ? 2 : 3) : (f8 && hs > 64) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
+}
+
+template <int QT, int CT, bool VL, int HS, int HB>
+PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
@@ -123,6 +135,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
     constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
     static_assert(HS == 64 || HS == 128 || HS == 256, "decode_mma_kernel: head 64, 128 or 256");
+    static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
+    constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
     // K rows: swizzled whole rows of 8+ granules (ldmatrix's and the fp8
@@ -152,27 +166,35 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
         cp_commit();
     }
 
-    // Q -> fragments in registers, head g (zero for g >= nh), k-step ks: dims
-    // 2c..2c+1 and 2c+8..2c+9 through qk_dim. 16-bit: S's A fragment (a0, a2;
-    // rows 8..15 are zero); fp8: Q^T's B fragment (b0, b1; column g).
-    const bool row_on = g < c.nh;
-    const qt *qrow = static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + g) * HS;
-    float qf[KS][2][2];
+    // Q -> fragments in registers, head g + 8b of head block b (zero for
+    // heads >= nh), k-step ks: dims 2c..2c+1 and 2c+8..2c+9 through qk_dim.
+    // 16-bit: S's A fragment (a0, a2 from block 0; a1, a3 from block 1, or
+    // zero rows 8..15 with one block); fp8: Q^T's B fragment of n-block b
+    // (b0, b1; column g).
+    float qf[KS][HB][2][2];
 #pragma unroll
-    for (int ks = 0; ks < KS; ks++)
+    for (int b = 0; b < HB; b++) {
+        const bool row_on = g + MMA_ROWS * b < c.nh;
+        const qt *qrow =
+            static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + g + MMA_ROWS * b) * HS;
 #pragma unroll
-        for (int h = 0; h < 2; h++)
+        for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-            for (int e = 0; e < 2; e++)
-                qf[ks][h][e] = row_on ? pa::to_float<QT>(qrow[qk_dim<F8>(ks, qc, h, e)]) : 0.0f;
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                    qf[ks][b][h][e] = row_on ? pa::to_float<QT>(qrow[qk_dim<F8>(ks, qc, h, e)]) : 0.0f;
+    }
     int qe = 0;
     if constexpr (F8 && QT == 2) { // bf16 -> f16: a power-of-two scale
         float mx = 0.0f;
 #pragma unroll
         for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
-                mx = fmaxf(mx, fmaxf(fabsf(qf[ks][h][0]), fabsf(qf[ks][h][1])));
+            for (int b = 0; b < HB; b++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    mx = fmaxf(mx, fmaxf(fabsf(qf[ks][b][h][0]), fabsf(qf[ks][b][h][1])));
         for (int o = 16; o > 0; o >>= 1)
             mx = fmaxf(mx, shfl_xor(mx, o));
         // the same in every warp (every warp holds all of Q)
@@ -181,15 +203,19 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
 #pragma unroll
         for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
-                qf[ks][h][0] *= sc, qf[ks][h][1] *= sc;
+            for (int b = 0; b < HB; b++)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    qf[ks][b][h][0] *= sc, qf[ks][b][h][1] *= sc;
     }
-    uint32_t qa[KS][2];
+    uint32_t qa[KS][HB][2];
 #pragma unroll
     for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-            qa[ks][h] = pa::tile::pack2<MDT>(qf[ks][h][0], qf[ks][h][1]);
+        for (int b = 0; b < HB; b++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                qa[ks][b][h] = pa::tile::pack2<MDT>(qf[ks][b][h][0], qf[ks][b][h][1]);
 
     const float ks_ = (F8 && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (F8 && p.v_scale) ? *p.v_scale : 1.0f;
@@ -197,31 +223,41 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
     const float cap = p.soft_cap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
     const bool plain = !(cap > 0.0f) && p.alibi == nullptr; // no per-logit feature: the common case
 
-    // The lane's heads (HL of them) and logits (NL, logit i of head slot
-    // hk(i) at tile token tk(i)): 16-bit S rows are heads, so a lane holds
-    // head g at tokens 2qc, 2qc+1 of each n-block (8 (i >> 1) + ...); fp8
-    // S^T rows are tokens, so a lane holds heads 2qc, 2qc+1 at tokens g and g+8.
-    constexpr int HL = F8 ? 2 : 1, NL = F8 ? 4 : 2 * NB;
+    // The lane's heads (HL of them, head slot k holding head hd(k)) and
+    // logits (NL; logit i of slot i % HL at tile token tk(i)): 16-bit S rows
+    // are heads, so a lane holds heads g + 8b (slot b) at tokens 2qc, 2qc+1
+    // of each n-block (j = i / HL: 8 (j >> 1) + 2qc + (j & 1)); fp8 S^T rows
+    // are tokens, so a lane holds heads 8b + 2qc, 8b + 2qc + 1 (slots 2b,
+    // 2b + 1) at tokens g and g + 8 (j = i / HL).
+    constexpr int HL = F8 ? 2 * HB : HB, NL = F8 ? 2 * HL : 2 * NB * HL;
     const int tw = WT * tg; // the warp's first token in a tile
-    auto hk = [](int i) { return F8 ? (i & 1) : 0; };
-    auto tk = [&](int i) { return F8 ? tw + mma_tok<PERM>(g + 8 * (i >> 1)) : tw + 8 * (i >> 1) + 2 * qc + (i & 1); };
+    auto hk = [](int i) { return i % HL; };
+    auto tk = [&](int i) {
+        const int j = i / HL;
+        return F8 ? tw + mma_tok<PERM>(g + 8 * j) : tw + 8 * (j >> 1) + 2 * qc + (j & 1);
+    };
+    auto hd = [&](int k) { return F8 ? MMA_ROWS * (k >> 1) + 2 * qc + (k & 1) : g + MMA_ROWS * k; };
     bool head_on[HL];
     float slope[HL], m_run[HL], l_run[HL]; // running max (the same in the lanes that share the head), partial sum
 #pragma unroll
     for (int k = 0; k < HL; k++) {
-        const int h = F8 ? 2 * qc + k : g;
+        const int h = hd(k);
         head_on[k] = h < c.nh;
         slope[k] = (p.alibi && head_on[k]) ? p.alibi[c.h0 + h] : 0.0f;
         m_run[k] = -INFINITY;
         l_run[k] = 0.0f;
     }
 
-    float acc[MB][4]; // O^T: m-block mb (dims dh + ...), (dim row g / g+8) x (head 2qc / 2qc+1)
+    // O^T: m-block mb (dims dh + ...), head block b, (dim row g / g+8) x
+    // (head 8b + 2qc / 8b + 2qc + 1)
+    float acc[MB][HB][4];
 #pragma unroll
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-            acc[mb][i] = 0.0f;
+        for (int b = 0; b < HB; b++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                acc[mb][b][i] = 0.0f;
 
     for (int it = 0; it < ntiles; it++) {
         cp_wait<NS - 2>();
@@ -242,7 +278,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
             // Lane (g, c) reads 16 contiguous bytes of tokens g and g + 8 per
             // 64 dims: word s of them is k-step 4j + s's a0/a2 (token g) and
             // a1/a3 (token g + 8), through qk_dim's permutation. ----
-            float sf[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            float sf[HB][4] = {};
             const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8); // rows g and g + 8
             const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
 #pragma unroll
@@ -257,14 +293,18 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
                 for (int s = 0; s < 4; s++) {
                     const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
                                            fp8x2_to_f16x2<CT>(w0[s] >> 16), fp8x2_to_f16x2<CT>(w1[s] >> 16)};
-                    mma16816<MDT>(sf, a, qa[4 * j + s][0], qa[4 * j + s][1]);
+#pragma unroll
+                    for (int b = 0; b < HB; b++)
+                        mma16816<MDT>(sf[b], a, qa[4 * j + s][b][0], qa[4 * j + s][b][1]);
                 }
             }
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                x[i] = sf[i]; // (token g, heads 2qc, 2qc+1), then token g + 8
+            for (int b = 0; b < HB; b++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) // (token g, heads 8b + 2qc, +1), then token g + 8
+                    x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[b][i];
         } else {
-            // ---- S = Q K^T: M = heads (rows 0..7; 8..15 zero), N = the
+            // ---- S = Q K^T: M = heads (rows 0..7; 8..15 heads 8..15 or zero), N = the
             // warp's 8 tokens of n-block nb, K = HS dims. ldmatrix: lane l
             // points at row l & 7 (token tw + 8 nb + (l & 7)) of matrix l >> 3
             // (8 dims); register j = K[token g][dims 2c..] of matrix j, i.e.
@@ -280,12 +320,16 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
                     ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));
 #pragma unroll
                     for (int s = 0; s < 2; s++) {
-                        const uint32_t a[4] = {qa[2 * jj + s][0], 0u, qa[2 * jj + s][1], 0u};
+                        const uint32_t a[4] = {qa[2 * jj + s][0][0], HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,
+                                               qa[2 * jj + s][0][1], HB > 1 ? qa[2 * jj + s][HB - 1][1] : 0u};
                         mma16816<MDT>(sf, a, r[2 * s], r[2 * s + 1]);
                     }
                 }
-                x[2 * nb] = sf[0]; // head g, tokens 8 nb + 2qc, +1 (rows 8..15 are zero heads)
-                x[2 * nb + 1] = sf[1];
+#pragma unroll
+                for (int b = 0; b < HB; b++) { // head g + 8b, tokens 8 nb + 2qc, +1
+                    x[HL * 2 * nb + b] = sf[2 * b];
+                    x[HL * (2 * nb + 1) + b] = sf[2 * b + 1];
+                }
             }
         }
 
@@ -340,13 +384,16 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
         // b1; b1 zero with one n-block, 8 tokens a warp). fp8:
         // S^T's C fragment is its transpose, an 8x8 b16 matrix per token
         // half: one movmatrix each. ----
-        uint32_t pb0, pb1;
-        if constexpr (F8) {
-            pb0 = movmatrix_trans(pa::tile::pack2<MDT>(x[0], x[1]));
-            pb1 = movmatrix_trans(pa::tile::pack2<MDT>(x[2], x[3]));
-        } else {
-            pb0 = pa::tile::pack2<MDT>(x[0], x[1]);
-            pb1 = NB == 2 ? pa::tile::pack2<MDT>(x[NL - 2], x[NL - 1]) : 0u;
+        uint32_t pb0[HB], pb1[HB]; // head block b's
+#pragma unroll
+        for (int b = 0; b < HB; b++) {
+            if constexpr (F8) {
+                pb0[b] = movmatrix_trans(pa::tile::pack2<MDT>(x[2 * b], x[2 * b + 1]));
+                pb1[b] = movmatrix_trans(pa::tile::pack2<MDT>(x[HL + 2 * b], x[HL + 2 * b + 1]));
+            } else {
+                pb0[b] = pa::tile::pack2<MDT>(x[b], x[HL + b]);
+                pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;
+            }
         }
 
         // ---- rescale O^T's columns (heads 2qc, 2qc+1), skipped by the whole
@@ -358,20 +405,23 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
         for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)
             mv = fmaxf(mv, shfl_xor(mv, o));
         if (mv != 0.0f) {
-            float a_lo, a_hi;
-            if constexpr (F8) {
-                a_lo = alpha[0];
-                a_hi = alpha[HL - 1];
-            } else {
-                a_lo = shfl_idx(alpha[0], 8 * qc);
-                a_hi = shfl_idx(alpha[0], 8 * qc + 4);
-            }
 #pragma unroll
-            for (int mb = 0; mb < MB; mb++) {
-                acc[mb][0] *= a_lo;
-                acc[mb][1] *= a_hi;
-                acc[mb][2] *= a_lo;
-                acc[mb][3] *= a_hi;
+            for (int b = 0; b < HB; b++) {
+                float a_lo, a_hi;
+                if constexpr (F8) {
+                    a_lo = alpha[2 * b];
+                    a_hi = alpha[2 * b + 1];
+                } else {
+                    a_lo = shfl_idx(alpha[b], 8 * qc);
+                    a_hi = shfl_idx(alpha[b], 8 * qc + 4);
+                }
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++) {
+                    acc[mb][b][0] *= a_lo;
+                    acc[mb][b][1] *= a_hi;
+                    acc[mb][b][2] *= a_lo;
+                    acc[mb][b][3] *= a_hi;
+                }
             }
         }
 
@@ -401,7 +451,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
                                w1 = *reinterpret_cast<const uint32_t *>(s1);
                 const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0), fp8x2_to_f16x2<CT>(w1), fp8x2_to_f16x2<CT>(w0 >> 16),
                                        fp8x2_to_f16x2<CT>(w1 >> 16)};
-                mma16816<MDT>(acc[mb], a, pb0, pb1);
+#pragma unroll
+                for (int b = 0; b < HB; b++)
+                    mma16816<MDT>(acc[mb][b], a, pb0[b], pb1[b]);
             }
         } else if constexpr (F8) {
             // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
@@ -426,7 +478,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
                     const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
                     const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16), fp8x2_to_f16x2<CT>(Y),
                                            fp8x2_to_f16x2<CT>(Y >> 16)};
-                    mma16816<MDT>(acc[4 * P + q], a, pb0, pb1);
+#pragma unroll
+                    for (int b = 0; b < HB; b++)
+                        mma16816<MDT>(acc[4 * P + q][b], a, pb0[b], pb1[b]);
                 }
             }
         } else {
@@ -463,7 +517,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
 #pragma unroll
                 for (int s = 0; s < 2; s++) {
                     const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};
-                    mma16816<MDT>(acc[2 * jj + s], a, pb0, pb1);
+#pragma unroll
+                    for (int b = 0; b < HB; b++)
+                        mma16816<MDT>(acc[2 * jj + s][b], a, pb0[b], pb1[b]);
                 }
             }
         }
@@ -479,48 +535,49 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
 #pragma unroll
         for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
             l_run[k] += shfl_xor(l_run[k], o);
-    // [NTG][MMA_ROWS heads][RS]: rows of HS floats (a group's DS warps each
+    // [NTG][NHC heads][RS]: rows of HS floats (a group's DS warps each
     // write their HD dims), RS apart so that a warp's stores of its fragments
     // meet no bank more than once (16-bit dims) or twice (fp8's permuted
     // dims); scripts/decode_banks.py checks both. A group's warps hold the
     // same max and sum (the same S): its first warp writes them.
     constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;
     float *red = reinterpret_cast<float *>(smem);
-    float *wm = red + NTG * MMA_ROWS * RS; // [NTG][MMA_ROWS], past red, inside the tile stages
-    float *wl = wm + NTG * MMA_ROWS;
+    float *wm = red + NTG * NHC * RS; // [NTG][NHC], past red, inside the tile stages
+    float *wl = wm + NTG * NHC;
     if (dh == 0 && (F8 ? g == 0 : qc == 0)) {
 #pragma unroll
         for (int k = 0; k < HL; k++) {
-            const int h = F8 ? 2 * qc + k : g;
-            wm[tg * MMA_ROWS + h] = m_run[k];
-            wl[tg * MMA_ROWS + h] = l_run[k];
+            wm[tg * NHC + hd(k)] = m_run[k];
+            wl[tg * NHC + hd(k)] = l_run[k];
         }
     }
     bar();
-    // This lane's heads 2qc and 2qc+1: the factor of its token group.
-    // Threads 0..MMA_ROWS-1 also total head tid's sum over the groups once,
-    // for the output loop below (its max in hm, sum in hl, v_scale / sum in hr).
-    float fac[2];
+    // This lane's heads 8b + 2qc and 8b + 2qc + 1 (O^T's columns): the factor
+    // of its token group. Threads 0..NHC-1 also total head tid's sum over the
+    // groups once, for the output loop below (its max in hm, sum in hl,
+    // v_scale / sum in hr).
+    float fac[HB][2];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
-        const int h = 2 * qc + k;
-        float mm = -INFINITY;
-        for (int w = 0; w < NTG; w++)
-            mm = fmaxf(mm, wm[w * MMA_ROWS + h]);
-        const float mw = wm[tg * MMA_ROWS + h];
-        fac[k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
-    }
-    float *hm = wl + NTG * MMA_ROWS, *hl = hm + MMA_ROWS, *hr = hl + MMA_ROWS;
-    static_assert((NTG * MMA_ROWS * RS + 2 * NTG * MMA_ROWS + 3 * MMA_ROWS) * 4 <=
-                      NS * (G::stage_k_bytes + G::stage_v_bytes),
+    for (int b = 0; b < HB; b++)
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int h = MMA_ROWS * b + 2 * qc + k;
+            float mm = -INFINITY;
+            for (int w = 0; w < NTG; w++)
+                mm = fmaxf(mm, wm[w * NHC + h]);
+            const float mw = wm[tg * NHC + h];
+            fac[b][k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
+        }
+    float *hm = wl + NTG * NHC, *hl = hm + NHC, *hr = hl + NHC;
+    static_assert((NTG * NHC * RS + 2 * NTG * NHC + 3 * NHC) * 4 <= NS * (G::stage_k_bytes + G::stage_v_bytes),
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
-    if (tid < MMA_ROWS) {
+    if (tid < NHC) {
         float mm = -INFINITY, l = 0.0f;
         for (int w = 0; w < NTG; w++)
-            mm = fmaxf(mm, wm[w * MMA_ROWS + tid]);
+            mm = fmaxf(mm, wm[w * NHC + tid]);
         for (int w = 0; w < NTG; w++) {
-            const float mw = wm[w * MMA_ROWS + tid];
-            l += wl[w * MMA_ROWS + tid] * (mw == -INFINITY ? 0.0f : fexp(mw - mm));
+            const float mw = wm[w * NHC + tid];
+            l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : fexp(mw - mm));
         }
         hm[tid] = mm;
         hl[tid] = l;
@@ -529,10 +586,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
 #pragma unroll
     for (int mb = 0; mb < MB; mb++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int h = 2 * qc + (i & 1), d = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
-            red[(tg * MMA_ROWS + h) * RS + d] = acc[mb][i] * fac[i & 1];
-        }
+        for (int b = 0; b < HB; b++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
+                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
+            }
     bar();
     // Thread tid writes dims tid, tid + NT, .. of every head (the groups'
     // rows are already scaled to the head's max); at head 64, threads past
@@ -546,7 +605,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, (pa::is_fp8(CT) && HS > 64) || HS > 128
             float s = 0.0f;
 #pragma unroll
             for (int w = 0; w < NTG; w++)
-                s += red[(w * MMA_ROWS + h) * RS + d];
+                s += red[(w * NHC + h) * RS + d];
             store_result<QT>(p, c, HS, nsplit, h, d, s * hr[h], hl[h], hm[h]);
         }
     }

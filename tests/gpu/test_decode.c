@@ -464,6 +464,27 @@ Test(decode_fixed, tensor_core_head_256, .timeout = 600) {
     tensor_core_other_head(256, 3950u);
 }
 
+/* Head 128, GQA groups 9..16 in one CTA (two head blocks: heads 8..15 in S's
+ * rows 8..15, a second P.V n-block) and larger groups in chunks of up to 16:
+ * each layout, each dtype pair, the features; group 12 leaves heads 12..15 of
+ * the second block empty. */
+Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    static const int lens[4] = {1, 64, 300, 1100};
+    static const int heads[6][2] = {{16, 1}, {12, 1}, {32, 2},
+                                    {9, 1},  {24, 1}, {64, 2}}; /* 16, 12, 16, 9, 2x12, 2x16 */
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3 + 1) % 5], 128);
+        c.heads = heads[i % 6][0];
+        c.kv_heads = heads[i % 6][1];
+        c.nseq = 4;
+        c.lens = lens;
+        c.seed = 4950u + (uint64_t)i;
+        run_tensor_core_case(&c, i / 4);
+    }
+}
+
 /* ---- features across layouts: window, soft cap, ALiBi, block-sparse ---------- */
 
 Test(decode_features, window_cap_alibi, .timeout = 600) {
