@@ -326,10 +326,10 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
 
 # Decode cases: (batch, context, varied lengths, KV heads[, query heads, head size]); 32 query heads
 # and head 128 unless given. Heads 64 (Llama-3.2-1B) and 256 (Gemma 2) run the tensor-core kernel
-# since 2026-11-25.
+# since 2026-11-25, and so does group 16 (64/4, Qwen3-235B's shape) at head 128.
 DECODE_CASES = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
                 (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32),
-                (64, 4096, False, 8, 32, 64), (64, 4096, False, 8, 16, 256)]
+                (64, 4096, False, 8, 32, 64), (64, 4096, False, 8, 16, 256), (64, 4096, False, 4, 64, 128)]
 
 
 def decode_shape(c):
