@@ -110,11 +110,13 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // HB head blocks of MMA_ROWS query heads (1, or 2 for GQA groups 9..16 at
 // head 128): 16-bit S's rows 8..15 hold heads 8..15 and P.V runs one MMA per
 // head block on the same V^T fragment; fp8's S^T takes one n-block of heads
-// per head block. Two head blocks double the accumulators: 3 CTAs per SM for
-// 16-bit, 2 for fp8. mma_min_ctas: the CTAs per SM each instance is built
-// for (the others: see the register note above).
+// per head block. Two head blocks double the accumulators: 3 CTAs per SM
+// (168 registers; fp8 fits in 166 without spilling, and 3 CTAs keep half
+// as many bytes again in flight as the 2 that its 182 unbounded registers
+// allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
+// others: see the register note above).
 constexpr int mma_min_ctas(bool f8, int hs, int hb) {
-    return hb > 1 ? (f8 ? 2 : 3) : (f8 && hs > 64) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
+    return hb > 1 || (f8 && hs > 64) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
 }
 
 template <int QT, int CT, bool VL, int HS, int HB>
