@@ -111,13 +111,13 @@ def place(s, t, granule, byte=0, pitch=256):
     return t * pitch + (((granule & ~7) | ((granule & 7) ^ s(t))) << 4) + byte
 
 
-def copies(s, tpt, units=16):
+def copies(s, tpt, units=16, pitch=256):
     """issue_tile's flash-layout copies: lane l -> token l / tpt, granules l % tpt + tpt r."""
     out = []
     for r in range(units // tpt):
         for w in range(4):
             out.append(ragged_banks.wavefronts(
-                [place(s, (32 * w + l) // tpt, (32 * w + l) % tpt + tpt * r) for l in range(32)], 16))
+                [place(s, (32 * w + l) // tpt, (32 * w + l) % tpt + tpt * r, pitch=pitch) for l in range(32)], 16))
     return out
 
 
@@ -193,15 +193,24 @@ def mma_f8_v(s, hs=128):
     return out
 
 
+def rows16(s, hs):
+    """16-bit K / flash V rows: hs * 2 bytes swizzled (8k granules), else dec_geometry's padded rows of
+    an odd number of granules, no swizzle (head 96: 208 bytes)."""
+    g = 2 * hs // 16
+    return (s, 2 * hs) if g % 8 == 0 else (no_s, 16 * (g + 1 if g % 2 == 0 else g))
+
+
 def ldmatrix(s, hs=128):
-    """16-bit K (ldmatrix) and flash V (ldmatrix.trans) rows of hs * 2 bytes: n-block nb's 8-lane
-    matrix m reads tokens 8 nb + 0..7 at granule 4 jj + m (one n-block at heads 128 and 256, two at
-    64; the V reads of head 256's two warps a group cover the jj of their dims)."""
+    """16-bit K (ldmatrix) and flash V (ldmatrix.trans) rows of hs * 2 bytes (head 96: padded):
+    n-block nb's 8-lane matrix m reads tokens 8 nb + 0..7 at granule 4 jj + m (one n-block at heads
+    96, 128 and 256, two at 64; the V reads of head 256's two warps a group cover the jj of their
+    dims)."""
+    s, pitch = rows16(s, hs)
     out = []
     for nb in range(mma_groups(hs, 2)[0] // 8):
         for jj in range(hs // 32):
             out.append(ragged_banks.wavefronts(
-                [place(s, 8 * nb + (l & 7), 4 * jj + (l >> 3), pitch=2 * hs) for l in range(32)], 16))
+                [place(s, 8 * nb + (l & 7), 4 * jj + (l >> 3), pitch=pitch) for l in range(32)], 16))
     return out
 
 
@@ -347,6 +356,13 @@ def main():
                ("tensor-core fp8 K reads, head 256, vLLM's layout", lambda s: mma_f8_k(s, True, hs=256), 4),
                ("tensor-core fp8 V reads (8 B), head 256", lambda s: mma_f8_v(s, hs=256), 2),
                ("ldmatrix K / V^T rows, head 256", lambda s: ldmatrix(s, hs=256), 4)]
+    # head 96, 16-bit caches: padded 208-byte rows (13 granules, no swizzle); the loader's copies
+    # (shared with the split kernel) meet a bank twice in a quarter warp there: 2 tokens x 4 granules
+    checks += [("ldmatrix K / V^T rows, head 96 (208-byte rows)", lambda s: ldmatrix(s, hs=96), 4),
+               ("vLLM V^T ldmatrix, 16-bit, head 96 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 96), 4),
+               ("epilogue O^T stores, head 96, 16-bit (row stride 100)", lambda s: epilogue_stores(False, 100, 96), 1),
+               ("flash copies, head 96, 4 threads a token (208-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 4, 12, 208), 8)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -386,7 +402,8 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64, the split kernel's fp8 and head-96 V^T reads)")
+          " tensor-core kernel's fp8 K reads at head 64, the split kernel's fp8 and head-96 V^T reads, the"
+          " head-96 copies into padded rows)")
 
 
 if __name__ == "__main__":

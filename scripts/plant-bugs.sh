@@ -167,6 +167,11 @@ plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
 plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
     'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
     test_decode 'decode_fixed/tensor_core_head_256'
+# Head 96's padded 16-bit K rows read as if unpadded (every other 16-bit head's rows are unpadded):
+# fails only the head-96 test.
+plant decode-mma-head96-k-rows-unpadded cuda/decode/decode_mma.cuh \
+    'const unsigned char *krow = kt + t * G::pitch_k;' 'const unsigned char *krow = kt + t * HS * G::esz;' \
+    test_decode 'decode_fixed/tensor_core_head_96'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

@@ -1,6 +1,6 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
 // 128 and 256, a flash layout or vLLM's, a 16-bit query with a cache of its
-// dtype or fp8, up to 8 query heads per CTA (MHA and GQA groups up to 8; at
+// dtype or fp8 (head 96: a 16-bit cache), up to 8 query heads per CTA (MHA and GQA groups up to 8; at
 // head 128 up to 16, two head blocks: groups 9..16, and larger groups in
 // CTAs of up to 16 heads as the host splits them), no block-sparse mask.
 // Same CTA decomposition, splits, loader (issue_tile), outputs and merge as
@@ -136,19 +136,26 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
     constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(HS == 64 || HS == 128 || HS == 256, "decode_mma_kernel: head 64, 128 or 256");
+    static_assert(HS == 64 || HS == 128 || HS == 256 || (HS == 96 && !F8),
+                  "decode_mma_kernel: head 64, 128 or 256 (96: 16-bit caches; fp8's permutations take 64 dims)");
     static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
     // K rows: swizzled whole rows of 8+ granules (ldmatrix's and the fp8
-    // reads' 8 rows meet 8 granule positions), or fp8 head 64's padded
-    // 80-byte rows (no swizzle; its 16-byte reads meet a bank twice, as the
-    // split kernel's).
-    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096 : 8192) && G::pitch_k % 16 == 0 &&
-                      (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : F8 && HS == 64),
-                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (fp8 head 64: padded)");
-    static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : F8 && HS == 64)),
+    // reads' 8 rows meet 8 granule positions), or dec_geometry's padded rows
+    // of an odd number of granules: fp8 head 64's 80 bytes (its 16-byte
+    // reads meet a bank twice, as the split kernel's) and 16-bit head 96's
+    // 208 (13 granules: ldmatrix's 8 rows meet 8 granule positions).
+    constexpr bool PADDED = (F8 && HS == 64) || HS == 96;
+    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096
+                                      : HS == 96     ? 6144
+                                                     : 8192) &&
+                      G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
+                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (fp8 head 64, head 96: padded)");
+    static_assert(!PADDED || (F8 && HS == 64) || G::pitch_k / 16 % 2 == 1,
+                  "decode_mma_kernel: head 96's padded rows an odd number of granules");
+    static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : PADDED)),
                   "decode_mma_kernel: flash V tiles like K's");
     PA_DEC_SMEM(smem);
     const G geo(p);

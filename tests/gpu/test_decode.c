@@ -464,6 +464,22 @@ Test(decode_fixed, tensor_core_head_256, .timeout = 600) {
     tensor_core_other_head(256, 3950u);
 }
 
+/* Head 96 (Phi-3-mini) on tensor cores, 16-bit caches only (an fp8 cache
+ * stays on the CUDA-core kernel): 32-token tiles of padded 208-byte rows, six
+ * k-steps and m-blocks; each layout, both query dtypes, groups 1..8, block
+ * sizes, the features. */
+Test(decode_fixed, tensor_core_head_96, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 9; i++) {
+        dcase c = tensor_core_case_hs(i, lay[i % 3], BSZ[(i * 2 + 1) % 5], 96);
+        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        c.c = c.q;
+        c.seed = 5950u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* Head 128, GQA groups 9..16 in one CTA (two head blocks: heads 8..15 in S's
  * rows 8..15, a second P.V n-block) and larger groups in chunks of up to 16:
  * each layout, each dtype pair, the features; group 12 leaves heads 12..15 of
