@@ -71,6 +71,7 @@ const pa_preset PA_PRESETS[] = {
     {"llama3-8b", 32, 8, 128, 0, 0.0f, 0},       {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0},
     {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0},   {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0},
     {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192}, {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0},
+    {"qwen3-235b", 64, 4, 128, 0, 0.0f, 0},      {"phi3.5-mini", 32, 32, 96, 0, 0.0f, 0},
 };
 const int PA_NUM_PRESETS = (int)(sizeof PA_PRESETS / sizeof PA_PRESETS[0]);
 
@@ -98,7 +99,8 @@ void pa_op_opts_default(pa_op_opts *o) {
 
 const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
                           "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
-                          "                       llama4-scout, qwen2.5-7b (sets heads, head size, window, soft cap)\n"
+                          "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini (sets heads,\n"
+                          "                       head size, window, soft cap)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"
                           "  --head-size N        (default 128)\n"
