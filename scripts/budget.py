@@ -578,13 +578,47 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
     return rows
 
 
-def per_tile(r, trips):
+# The decode tile's forward branches that the common case takes around code (a source line in
+# the branch's condition, relative to a marker line): the tensor-core kernel's soft cap and ALiBi
+# (`if (!plain)`), and the loader's block-table refill (issue_tile: once per 64 table entries, so
+# once per 1024 tokens at block 16; its nested loop is weighted as such already).
+COMMON_PATH_SKIPS = [("cuda/decode/decode_mma.cuh", r"if \(!plain\) \{", 0),
+                     ("cuda/decode/decode_kernel.cuh", r"refill_table\(p, c, lb_first\);", -1)]
+
+
+def common_path_lines():
+    """{"file:line"} of the conditions of COMMON_PATH_SKIPS."""
+    out = set()
+    for rel, marker, off in COMMON_PATH_SKIPS:
+        hits = [n for n, t in enumerate(_src(rel), 1) if re.search(marker, t)]
+        if len(hits) != 1:
+            sys.exit("budget.py: %d lines match %r in %s (update COMMON_PATH_SKIPS)" % (len(hits), marker, rel))
+        out.add("%s:%d" % (os.path.basename(rel), hits[0] + off))
+    return out
+
+
+def skipped_in_common_path(insts, lo, hi, lines):
+    """Indices in [lo, hi] that a conditional forward branch on one of `lines` jumps over."""
+    idx = {ins["addr"]: k for k, ins in enumerate(insts)}
+    out = set()
+    for k in range(lo, hi + 1):
+        i = insts[k]
+        if i["op"].startswith("BRA") and i["pred"] and i["line"] in lines and i["target"] is not None:
+            t = idx.get(i["target"])
+            if t is not None and k < t <= hi + 1:
+                out.update(range(k + 1, t))
+    return out
+
+
+def per_tile(r, trips, common=False):
     """Warp instructions one warp issues per tile: the loop body with each nested
     loop weighted by trips(ops of the loop) (its executions per tile); None when
-    trips is None or returns None for a nested loop (a runtime trip count)."""
+    trips is None or returns None for a nested loop (a runtime trip count).
+    common: without the code COMMON_PATH_SKIPS's branches skip in the common case."""
     if "loop" not in r:
         return None
     insts, sel, nested = r["_insts"], r["_sel"], r["_nested"]
+    skip = skipped_in_common_path(insts, sel["lo"], sel["hi"], common_path_lines()) if common else set()
     ws = []
     for l in nested:
         t = trips([insts[k]["op"] for k in range(l["lo"], l["hi"] + 1)]) if trips else None
@@ -593,6 +627,8 @@ def per_tile(r, trips):
         ws.append((l, t))
 
     def weight(k):
+        if k in skip:
+            return 0
         w = 1
         for l, t in ws:
             if l["lo"] <= k <= l["hi"]:
@@ -727,8 +763,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | predicted (calibrated, below) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | predicted (calibrated, below) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -740,26 +776,29 @@ def report(fam_name, fam, rows, label, m=H100):
         for s in fam["shapes"]:
             md, r, pt, wi, ov = tile_cost(fam, rows, inst, s)
             if r is None:
-                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
+                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
                 continue
             if pt is None:
-                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | |" % (
+                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | | | |" % (
                     r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                     md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
             f1 = roof_fraction(md["bytes_per_tile"], wi, m)[1]
             f2 = roof_fraction(md["bytes_per_tile"], wi + ov, m)[1]
             f3 = roof_fraction(md["bytes_per_tile"], wi + ov, m, ipc=CALIBRATION["ipc"])[1]
+            wic = per_tile(r, md["trips"], common=True)[1] * (md["threads"] // 32)
+            f5 = roof_fraction(md["bytes_per_tile"], wic + ov, m, ipc=CALIBRATION["ipc"])[1]
             # Only the kernel the calibration measured gets a calibrated figure.
             calibrated = re.search(c2["kernel"], r["kernel"]) is not None
             f4 = roof_fraction(md["bytes_per_tile"], (wi + ov) * exec_ratio, mc, ipc=c2["ipc"])[1] if calibrated else None
             out.append(dict(instance=list(r["instance"]), shape=s["name"], kernel=short_name(r["kernel"]),
                             per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
-                            frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4))
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %s |" % (
+                            frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
+                            frac_ipc_measured_common=f5))
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                 md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
-                pct(min(1, f3)), pct(min(1, f4)) if f4 is not None else "- (not measured)"))
+                pct(min(1, f3)), wic, pct(min(1, f5)), pct(min(1, f4)) if f4 is not None else "- (not measured)"))
     if exec_ratio:
         w("")
         w("`predicted`: the count times %.2f (executed / counted, %s %s/%s on an H100), at %.2f GHz and %.2f IPC"
@@ -844,8 +883,11 @@ def method_text(fam_name, m=H100):
         " the loop (each counted once) spread over its tiles (recommended entry: 256-token splits at 4K, 512 at"
         " 32K); the merge kernel is not counted. Cold code is left out of it (since 2026-11-25, the `+ cold`"
         " column): what only a diverged warp reaches (BRA.DIV's fallbacks for shuffles ptxas cannot prove"
-        " convergent), the subroutines behind CALL, and the padding after the final EXIT." % (m["issue_per_clock"], m["sms"], m["sms"],
-                                                    m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]),
+        " convergent), the subroutines behind CALL, and the padding after the final EXIT. `common path` (since"
+        " 2026-11-25) leaves out of the loop what the common case branches around: the tensor-core kernel's soft"
+        " cap and ALiBi (`if (!plain)`) and the loader's block-table refill (once per 64 table entries; its"
+        " nested loop already weighted so); the other columns count them, as upper bounds." % (
+            m["issue_per_clock"], m["sms"], m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]),
         "",
         "Shapes (issue 13): head 128, block 16, NHD, bf16 query; cache bf16 (2 B) or fp8 e4m3 (1 B); MHA 32/32 and"
         " GQA 32/8; batch 64 x 4K and batch 1 x 32K. Bytes per tile = tile tokens x head 128 x element size x 2"
