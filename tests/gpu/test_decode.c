@@ -932,10 +932,12 @@ Test(decode_graph, capture_and_replay_with_new_lengths, .timeout = 600) {
 
 /* ---- lengths and block ids the host never saw --------------------------------- */
 
-Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU();
+/* Bad device data for case c (5 sequences, lens 300, 1, 2000, 50, 700): bad
+ * lengths give zeros, corrupt block ids skip their tokens, every entry. */
+static void device_checks(dcase c) {
     static const int lens[5] = {300, 1, 2000, 50, 700};
-    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 64, 16, 0, 0, 0.0f, 0, 5, lens, 41};
+    c.nseq = 5;
+    c.lens = lens;
     pa_decode_problem *pr = make_problem(&c);
     float *ref = reference(pr);
     dprob d;
@@ -986,6 +988,22 @@ Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeo
     dprob_free(&d);
     free(ref);
     pa_decode_problem_free(pr);
+}
+
+Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 41};
+    device_checks(c);
+}
+
+/* The same through the tensor-core kernel's two head blocks (group 16, fp8
+ * cache) and its head-96 instances (padded rows). */
+Test(decode_device_checks, two_head_blocks_and_head_96, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43};
+    device_checks(c);
+    dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47};
+    device_checks(d);
 }
 
 /* ---- bad input: rejected on the host before any CUDA call (runs anywhere) ---- */
