@@ -23,13 +23,14 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // Head size 128 with a flash layout, 16-byte copies, a 16-bit or fp8 cache
 // and no block-sparse mask (the common serving shapes) runs with compile-time
 // geometry (FixGeo): up to 4 query heads per CTA (MHA, GQA groups <= 4) or up
-// to 8 (groups 5..8), and for 16-bit queries up to 16. A 16-bit query there runs on tensor cores
-// (decode_mma.cuh); an f32 query on CUDA cores. A 16-bit query over vLLM's
-// layout at head 128 (16-byte key chunks) runs on tensor cores too, with the
-// value copies' unit from the host (FixGeoV). Heads 64 and 256 take the
-// same tensor-core path (both layouts), and head 96 with a 16-bit cache. Everything else runs the
-// runtime-shaped instance. The choice depends on the problem's shape only,
-// never on the batch, so batch invariance holds.
+// to 8 (groups 5..8), and for 16-bit queries up to 16. A 16-bit query there
+// runs on tensor cores (decode_mma.cuh); an f32 query on CUDA cores. A
+// 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
+// tensor cores too, with the value copies' unit from the host (FixGeoV).
+// Heads 64 and 256 take the same tensor-core path (both layouts), and head 96
+// with a 16-bit cache. Everything else runs the runtime-shaped instance. The
+// choice depends on the problem's shape only, never on the batch, so batch
+// invariance holds.
 // The tensor-core kernel at the first head size in HS... whose geometry
 // (flash: 1 or 2 head groups; vLLM's) equals the host's; -1 when none does.
 // At head 128, CTAs of 9..16 query heads (flash: 3 or 4 head groups) take

@@ -1,8 +1,9 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
-// 128 and 256, a flash layout or vLLM's, a 16-bit query with a cache of its
-// dtype or fp8 (head 96: a 16-bit cache), up to 8 query heads per CTA (MHA and GQA groups up to 8; at
-// head 128 up to 16, two head blocks: groups 9..16, and larger groups in
-// CTAs of up to 16 heads as the host splits them), no block-sparse mask.
+// 128 and 256 (and 96 with a 16-bit cache), a flash layout or vLLM's, a
+// 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
+// (MHA and GQA groups up to 8; at head 128 up to 16 in two head blocks:
+// groups 9..16, and larger groups in the host's CTAs of up to 16 heads), no
+// block-sparse mask.
 // Same CTA decomposition, splits, loader (issue_tile), outputs and merge as
 // decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
 // differs.
@@ -405,7 +406,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             }
         }
 
-        // ---- rescale O^T's columns (heads 2qc, 2qc+1), skipped by the whole
+        // ---- rescale O^T's columns (heads 8b + 2qc, +1), skipped by the whole
         // warp when no head's max moved (alpha is 1 exactly then), the usual
         // case once the first tiles are in. fp8 lanes hold those heads'
         // alphas; 16-bit ones fetch them from quads 2qc and 2qc+1. ----
