@@ -604,7 +604,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             }
     bar();
     // Thread tid writes dims tid, tid + NT, .. of every head (the groups'
-    // rows are already scaled to the head's max); at head 64, threads past
+    // rows are already scaled to the head's max); at heads 64 and 96, threads past
     // HS have none.
     constexpr int DPT = HS > NT ? HS / NT : 1; // output dims per thread
     static_assert(DPT * NT == HS || HS < NT, "decode_mma_kernel: whole output rows");
