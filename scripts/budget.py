@@ -657,16 +657,19 @@ def stamp():
     return date, commit, dirty
 
 
+def mma_params(kernel):
+    """(head size HS, head blocks HB) of a decode_mma_kernel<QT, CT, VL, HS, HB> instance; (128, 1) for
+    every other kernel."""
+    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi(\d+)ELi(\d+)EE", kernel)
+    return (int(m.group(1)), int(m.group(2))) if m else (128, 1)
+
+
 def mma_head(kernel):
-    """The head size of a decode_mma_kernel<QT, CT, VL, HS, HB> instance (128 for every other kernel)."""
-    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi(\d+)ELi\d+EE", kernel)
-    return int(m.group(1)) if m else 128
+    return mma_params(kernel)[0]
 
 
 def mma_blocks(kernel):
-    """The head blocks (HB: 8 query heads each) of a decode_mma_kernel instance (1 for every other kernel)."""
-    m = re.search(r"decode_mma_kernelILi\d+ELi\d+ELb\dELi\d+ELi(\d+)EE", kernel)
-    return int(m.group(1)) if m else 1
+    return mma_params(kernel)[1]
 
 
 def shape_for(fam, kernel, i):

@@ -31,15 +31,17 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // with a 16-bit cache. Everything else runs the runtime-shaped instance. The
 // choice depends on the problem's shape only, never on the batch, so batch
 // invariance holds.
-// The tensor-core kernel at the first head size in HS... whose geometry
-// (flash: 1 or 2 head groups; vLLM's) equals the host's; -1 when none does.
-// At head 128, CTAs of 9..16 query heads (flash: 3 or 4 head groups) take
-// the kernel's two head blocks.
+// The tensor-core kernel at the first head size in HS... that it serves for
+// CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups; vLLM's)
+// equals the host's; -1 when none does. At head 128, CTAs of 9..16 query
+// heads (flash: 3 or 4 head groups) take the kernel's two head blocks.
 template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kparams *kp, cudaStream_t s) {
-    if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))
-        return launch_kernel(decode_mma_kernel<QT, CT, false, HS, 1>, kp, s);
-    if (FixGeoV<HS, CT>::matches(*kp, MMA_ROWS))
-        return launch_kernel(decode_mma_kernel<QT, CT, true, HS, 1>, kp, s);
+    if constexpr (mma_head_ok(CT, HS)) {
+        if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))
+            return launch_kernel(decode_mma_kernel<QT, CT, false, HS, 1>, kp, s);
+        if (FixGeoV<HS, CT>::matches(*kp, MMA_ROWS))
+            return launch_kernel(decode_mma_kernel<QT, CT, true, HS, 1>, kp, s);
+    }
     if constexpr (HS == 128) {
         if (FixGeo<HS, CT, 3>::matches(*kp) || FixGeo<HS, CT, 4>::matches(*kp))
             return launch_kernel(decode_mma_kernel<QT, CT, false, HS, 2>, kp, s);
@@ -56,10 +58,7 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
     // f32 caches keep the runtime geometry: unrolled, their tile needs more
     // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
     if constexpr (QT != 0) {
-        int e = launch_mma<QT, CT, 128, 64, 256>(kp, s);
-        if constexpr (!pa::is_fp8(CT)) // head 96: 16-bit caches (fp8's permutations take 64 dims)
-            if (e < 0)
-                e = launch_mma<QT, CT, 96>(kp, s);
+        const int e = launch_mma<QT, CT, 128, 64, 256, 96>(kp, s);
         if (e >= 0)
             return e;
     } else if constexpr (ct_traits<CT>::esz <= 2) {

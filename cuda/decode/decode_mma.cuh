@@ -116,6 +116,12 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // as many bytes again in flight as the 2 that its 182 unbounded registers
 // allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
+// Head sizes the kernel serves with a cache of type ct: 64, 128, 256, and 96
+// for 16-bit caches (the fp8 path's permutations take 64 dims at a time).
+constexpr bool mma_head_ok(int ct, int hs) {
+    return hs == 64 || hs == 128 || hs == 256 || (hs == 96 && !pa::is_fp8(ct));
+}
+
 constexpr int mma_min_ctas(bool f8, int hs, int hb) {
     return hb > 1 || (f8 && hs > 64) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
 }
@@ -137,8 +143,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
     constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(HS == 64 || HS == 128 || HS == 256 || (HS == 96 && !F8),
-                  "decode_mma_kernel: head 64, 128 or 256 (96: 16-bit caches; fp8's permutations take 64 dims)");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 128 or 256 (96: 16-bit caches)");
     static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 : (WT == 8 || WT == 16)),
