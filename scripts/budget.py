@@ -52,6 +52,7 @@ import argparse
 import datetime
 import glob
 import json
+import math
 import os
 import pickle
 import re
@@ -638,6 +639,55 @@ def per_tile(r, trips, common=False):
     return count_body(insts, sel["lo"], sel["hi"], weight)
 
 
+# The loops outside the decode tile loop (the CTA's prologue and epilogue), by a source line of
+# their back edge, and how often their body runs per CTA: the auto split's doubling loop
+# (log2(part / 256): none up to 16K tokens), the prologue's NS - 1 tile issues, and begin_cta's
+# zero fill, which only a bad length takes (that path ends at a return, so it is never on a
+# counted path).
+CTA_LOOPS = [("csrc/shared/decode_internal.h", r"while \(part < want\)", "auto_part"),
+             ("cuda/decode/decode_mma.cuh", r"for \(int s = 0; s < NS - 1; s\+\+\)", 2),
+             ("cuda/decode/decode_kernel.cuh", r"for \(int i = threadIdx\.x; i < c\.nh \* hs; i \+= NT\)", 1)]
+
+
+def cta_path(r, ctx):
+    """Warp instructions on the heaviest path through a decode CTA's prologue (entry to the tile
+    loop) plus its epilogue (the loop's exit to an EXIT), the loops there weighted by CTA_LOOPS at
+    context length ctx; code only a diverged warp runs (cold_code) avoided. An upper bound of what
+    one warp executes outside the loop: every branch takes its heavier side (all head slots of the
+    CTA's head slots whatever the shape's group, the refill on both prologue tiles; the output's
+    two stores are predicated, so both issue). None when a loop there has no entry in CTA_LOOPS
+    (the reason in the second value)."""
+    if "loop" not in r:
+        return None, "no tile loop"
+    insts, sel = r["_insts"], r["_sel"]
+    lines = {}
+    for rel, rx, t in CTA_LOOPS:
+        n = math.log2(auto_part(ctx) / 256) if t == "auto_part" else t
+        for ln in src_lines(rel, rx):
+            lines[ln] = n
+    loops = [l for l in laminar_loops(insts, loops_of(insts)) if l["hi"] < sel["lo"] or l["lo"] > sel["hi"]]
+
+    def trips(insts_, l, loops_):
+        # the back edge's line, or the loop head's (a while's test sits on its own line)
+        for k in (l["hi"], l["lo"]):
+            if insts_[k]["line"] in lines:
+                return lines[insts_[k]["line"]]
+        return None
+
+    weight, bad = loop_weight(insts, loops, trips)
+    if weight is None:
+        return None, "a loop outside the tile loop with no trip count (back edge %s)" % bad["line"]
+    cold = cold_code(insts)
+    total = 0.0
+    exits = [k for k in range(sel["hi"] + 1, len(insts)) if insts[k]["op"].startswith("EXIT")]
+    for start, ends in ((0, [sel["lo"]]), (sel["hi"] + 1, exits)):
+        hp = heaviest_path(insts, start, ends, weight, lambda k: k in cold, [])
+        if hp is None:
+            return None, "no path from 0x%x" % insts[start]["addr"]
+        total += sum(weight(k) for k in hp[0])
+    return total, None
+
+
 def short_name(mangled):
     try:
         d = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
@@ -697,6 +747,15 @@ def tile_cost(fam, rows, inst, shape):
         return md, r, None, None, None
     warps = md["threads"] // 32
     return md, r, pt, pt[1] * warps, r["outside"] * warps / md["tiles_per_cta"]
+
+
+def path_overhead(md, r, shape):
+    """The CTA overhead per tile from cta_path (all warps, per tile of the split), for the
+    tensor-core kernel; None for the others (their epilogue loops have no trip counts here)."""
+    if "decode_mma_kernel" not in r["kernel"]:
+        return None
+    n, _ = cta_path(r, shape["ctx"])
+    return None if n is None else n * (md["threads"] // 32) / md["tiles_per_cta"]
 
 
 def vllm_stage_table(w, rows, m=H100):
@@ -766,8 +825,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | predicted (calibrated, below) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | predicted (calibrated, below) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -779,10 +838,10 @@ def report(fam_name, fam, rows, label, m=H100):
         for s in fam["shapes"]:
             md, r, pt, wi, ov = tile_cost(fam, rows, inst, s)
             if r is None:
-                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
+                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
                 continue
             if pt is None:
-                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | | | |" % (
+                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | | | | | |" % (
                     r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                     md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
@@ -791,17 +850,20 @@ def report(fam_name, fam, rows, label, m=H100):
             f3 = roof_fraction(md["bytes_per_tile"], wi + ov, m, ipc=CALIBRATION["ipc"])[1]
             wic = per_tile(r, md["trips"], common=True)[1] * (md["threads"] // 32)
             f5 = roof_fraction(md["bytes_per_tile"], wic + ov, m, ipc=CALIBRATION["ipc"])[1]
+            ovp = path_overhead(md, r, s)
+            f6 = roof_fraction(md["bytes_per_tile"], wic + ovp, m, ipc=CALIBRATION["ipc"])[1] if ovp is not None else None
             # Only the kernel the calibration measured gets a calibrated figure.
             calibrated = re.search(c2["kernel"], r["kernel"]) is not None
             f4 = roof_fraction(md["bytes_per_tile"], (wi + ov) * exec_ratio, mc, ipc=c2["ipc"])[1] if calibrated else None
             out.append(dict(instance=list(r["instance"]), shape=s["name"], kernel=short_name(r["kernel"]),
                             per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
                             frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
-                            frac_ipc_measured_common=f5))
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s |" % (
+                            frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6))
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                 md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
-                pct(min(1, f3)), wic, pct(min(1, f5)), pct(min(1, f4)) if f4 is not None else "- (not measured)"))
+                pct(min(1, f3)), wic, pct(min(1, f5)), "%.0f" % ovp if ovp is not None else "-",
+                pct(min(1, f6)) if f6 is not None else "-", pct(min(1, f4)) if f4 is not None else "- (not measured)"))
     if exec_ratio:
         w("")
         w("`predicted`: the count times %.2f (executed / counted, %s %s/%s on an H100), at %.2f GHz and %.2f IPC"
@@ -889,7 +951,13 @@ def method_text(fam_name, m=H100):
         " convergent), the subroutines behind CALL, and the padding after the final EXIT. `common path` (since"
         " 2026-11-25) leaves out of the loop what the common case branches around: the tensor-core kernel's soft"
         " cap and ALiBi (`if (!plain)`) and the loader's block-table refill (once per 64 table entries; its"
-        " nested loop already weighted so); the other columns count them, as upper bounds." % (
+        " nested loop already weighted so); the other columns count them, as upper bounds. `heaviest path`"
+        " (since 2026-11-25, tensor-core kernel) counts the CTA overhead as executed instead of once each: the"
+        " heaviest path from the entry to the tile loop plus from the loop's end to an EXIT, the loops there"
+        " weighted by their trips (CTA_LOOPS), cold code avoided. Every branch takes its heavier side: all of"
+        " the CTA's head slots (8, or 16 with two head blocks) whatever the group, both prologue tiles'"
+        " refill. A static count misses loops: the epilogue's output loop ran once per head, and counted once"
+        " it hid up to 15 of 16 heads' stores." % (
             m["issue_per_clock"], m["sms"], m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]),
         "",
         "Shapes (issue 13): head 128, block 16, NHD, bf16 query; cache bf16 (2 B) or fp8 e4m3 (1 B); MHA 32/32 and"

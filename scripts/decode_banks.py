@@ -20,7 +20,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2);
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
   - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
-    permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there);
+    permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there),
+    and its output loop's reads of those rows (a thread per dim, two heads a pass at head 64);
   - vLLM's layout, whose values the copies keep as V^T rows (a row of the tile's T tokens per dim,
     2^rs = T esz bytes, unpadded; vt_at moves granule c of row d to c ^ s(d >> ks) inside its
     128-byte line, ks = 7 - rs below 128-byte rows, else 0): the copies (a quarter warp fills one
@@ -94,6 +95,10 @@ FORMULAS = {
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
         "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
+        "constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1;",
+        "const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;",
+        "const int h = hp + HP * i;",
+        "s += red[(w * NHC + h) * RS + d0 + k * NT];",
     ],
 }
 
@@ -228,6 +233,29 @@ def epilogue_stores(f8, rs, hs=128, hb=1):
     return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
                                           pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1))) for l in range(32)], 4)
             for dh in range(0, hs, hd) for mb in range(hd // 16) for b in range(hb) for i in range(4)]
+
+
+def epilogue_output_reads(rs, hs=128, hb=1, ntg=4):
+    """The output loop's reads of those rows: thread tid (warp w, lane l) takes dim d0 = tid % hs
+    (and d0 + 128 at head 256) of head slots hp + HP i (hp = tid / hs, HP = 128 / hs heads a pass
+    below head 128, else 1; threads with hp >= HP idle: head 96's last warp), float
+    (g NHC + h) rs + d0 + 128 k of each token group g. -> [(wavefronts, least)] per warp access."""
+    nt, nhc = 128, 8 * hb
+    hp_n, dpt = (nt // hs if hs < nt else 1), max(1, hs // nt)
+    out = []
+    for w in range(nt // 32):
+        for i in range(nhc // hp_n):
+            for k in range(dpt):
+                for g in range(ntg):
+                    addrs = []
+                    for l in range(32):
+                        tid = 32 * w + l
+                        hp = tid // hs if hs < nt else 0
+                        d0 = tid - hp * hs
+                        addrs.append(4 * ((g * nhc + hp + hp_n * i) * rs + d0 + k * nt) if hp < hp_n else None)
+                    if any(a is not None for a in addrs):
+                        out.append(phase_wavefronts(addrs, 4))
+    return out
 
 
 def phase_wavefronts(addrs, width):
@@ -373,6 +401,11 @@ def main():
                 lambda s: epilogue_stores(False, 132, 128, 2), 1),
                ("epilogue O^T stores, two head blocks, fp8 flash (row stride 131)",
                 lambda s: epilogue_stores(True, 131, 128, 2), 2)]
+    # the output loop's reads of the merged rows (thread-per-dim: any row stride is conflict-free;
+    # head 64 covers two heads a pass, head 96 leaves its last warp idle)
+    outs = [("epilogue output reads, head %d%s (row stride %d)" % (hs, ", two head blocks" if hb > 1 else "", rs),
+             hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
+                                            (96, 1, 100), (256, 1, 259), (256, 1, 260))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
@@ -398,6 +431,11 @@ def main():
         print("| %s | %.2f | %.2f | %.2f%s |" % (name, avg(k, 0), avg(p, 0), avg(k, 1), " (x2 allowed)" if allowed > 1 else ""))
         if any(n > allowed * least for n, least in k):
             bad.append("%s: %.2f wavefronts per warp access, least %.2f" % (name, avg(k, 0), avg(k, 1)))
+    for name, hs, hb, rs in outs:
+        v = epilogue_output_reads(rs, hs, hb, 4 if hs != 256 else 2)
+        print("| %s | %.2f | - | %.2f |" % (name, sum(x[0] for x in v) / len(v), sum(x[1] for x in v) / len(v)))
+        if any(n > least for n, least in v):
+            bad.append("%s: more than its least wavefronts" % name)
     bad += ["not in the source as modelled: " + m for m in missing_formulas()]
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))

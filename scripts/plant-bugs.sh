@@ -186,6 +186,22 @@ plant decode-mma-group16-epilogue-rows-of-block-0 cuda/decode/decode_mma.cuh \
     'red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
     'red[(tg * NHC + h % MMA_ROWS) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
     test_decode 'decode_fixed/tensor_core_group_16'
+# The epilogue's output loop, the split sums beside it, the base-2 softmax and the one-pass table
+# refill (2026-11-25). Head 64's threads cover two heads a pass, so its partial rows step by two
+# heads; sums written for head slots the CTA does not own land on the next KV head's rows (in
+# reverse CTA order those writes come last).
+plant decode-mma-partial-rows-step-one-head cuda/decode/decode_mma.cuh \
+    'const int64_t ts = (int64_t)p.max_splits * HS * HP;' 'const int64_t ts = (int64_t)p.max_splits * HS;' \
+    test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-mma-split-sums-for-absent-heads cuda/decode/decode_mma.cuh \
+    'if (nsplit > 1 && tid < c.nh) {' 'if (nsplit > 1 && tid < NHC) {' \
+    test_decode 'decode_fixed/tensor_core' PA_INTERP_ORDER=reverse
+plant decode-mma-softmax-exponent-in-base-2 cuda/decode/decode_mma.cuh \
+    'x[i] = ex2(fmaf(x[i], kLog2e, -ml));' 'x[i] = ex2(x[i] - m_use);' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-refill-half-window cuda/decode/decode_kernel.cuh \
+    'if (i < PA_DEC_TABLE_WIN) {' 'if (i < PA_DEC_TABLE_WIN / 2) {' \
+    test_decode 'decode_fixed/tensor_core'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

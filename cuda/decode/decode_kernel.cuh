@@ -304,7 +304,10 @@ PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
     c.wb0 = lb;
     const int nblk = ((c.L - 1) >> p.bs_shift) + 1; // blocks holding tokens < L
     int32_t *tab = reinterpret_cast<int32_t *>(c.smem + p.off_tab);
-    for (int i = threadIdx.x; i < PA_DEC_TABLE_WIN; i += NT) {
+    // one entry a thread (NT >= the window): no loop for ptxas to unroll
+    static_assert(NT >= PA_DEC_TABLE_WIN, "refill_table: one table entry per thread");
+    const int i = threadIdx.x;
+    if (i < PA_DEC_TABLE_WIN) {
         const int b = lb + i;
         int32_t id = -1;
         if (b < nblk) {

@@ -80,6 +80,8 @@ namespace pa_dec {
 constexpr int MMA_ROWS = 8; // query heads per head block (S's rows, P.V's n-block)
 
 // Byte permute (PRMT) and its token-pair selectors: attn_tile.cuh.
+using ::pa::ptx::ex2;     // ex2.approx.ftz.f32
+using ::pa::tile::kLog2e; // the softmax's exponents in base 2
 using ::pa::tile::PAIR_D01;
 using ::pa::tile::PAIR_D23;
 using ::pa::tile::prmt;
@@ -380,13 +382,17 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 mx = fmaxf(mx, shfl_xor(mx, o));
             const float m_new = fmaxf(m_run[k], mx);
             // m_new = -inf: no key of this head yet (or a head past nh); its
-            // probabilities are 0 and its alpha 1
-            const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-            alpha[k] = m_new == -INFINITY ? 1.0f : fexp(m_run[k] - m_use);
+            // probabilities are 0 and its alpha 1. exp(x - m) = 2^(x log2 e -
+            // m log2 e): one FFMA and ex2.approx.ftz a logit, as FlashAttention
+            // computes them (a result below 2^-126 is 0). alpha's exponent is
+            // a difference first, so alpha is exactly 1 when the max did not
+            // move.
+            const float m_use = m_new == -INFINITY ? 0.0f : m_new, ml = m_use * kLog2e;
+            alpha[k] = m_new == -INFINITY ? 1.0f : ex2((m_run[k] - m_use) * kLog2e);
             float psum = 0.0f;
 #pragma unroll
             for (int i = k; i < NL; i += HL) {
-                x[i] = fexp(x[i] - m_use); // exp(-inf) = 0
+                x[i] = ex2(fmaf(x[i], kLog2e, -ml)); // exp(-inf) = 0
                 psum += x[i];
             }
             m_run[k] = m_new;
@@ -569,8 +575,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     bar();
     // This lane's heads 8b + 2qc and 8b + 2qc + 1 (O^T's columns): the factor
     // of its token group. Threads 0..NHC-1 also total head tid's sum over the
-    // groups once, for the output loop below (its max in hm, sum in hl,
-    // v_scale / sum in hr).
+    // groups once: v_scale / sum in hr for the output loop below, and with
+    // several splits the split's sum and max in exp_sums and max_logits.
     float fac[HB][2];
 #pragma unroll
     for (int b = 0; b < HB; b++)
@@ -581,10 +587,10 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             for (int w = 0; w < NTG; w++)
                 mm = fmaxf(mm, wm[w * NHC + h]);
             const float mw = wm[tg * NHC + h];
-            fac[b][k] = mw == -INFINITY ? 0.0f : fexp(mw - mm);
+            fac[b][k] = mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e);
         }
-    float *hm = wl + NTG * NHC, *hl = hm + NHC, *hr = hl + NHC;
-    static_assert((NTG * NHC * RS + 2 * NTG * NHC + 3 * NHC) * 4 <= NS * (G::stage_k_bytes + G::stage_v_bytes),
+    float *hr = wl + NTG * NHC;
+    static_assert((NTG * NHC * RS + 2 * NTG * NHC + NHC) * 4 <= NS * (G::stage_k_bytes + G::stage_v_bytes),
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
     if (tid < NHC) {
         float mm = -INFINITY, l = 0.0f;
@@ -592,11 +598,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             mm = fmaxf(mm, wm[w * NHC + tid]);
         for (int w = 0; w < NTG; w++) {
             const float mw = wm[w * NHC + tid];
-            l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : fexp(mw - mm));
+            l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e));
         }
-        hm[tid] = mm;
-        hl[tid] = l;
         hr[tid] = l > 0.0f ? vs / l : 0.0f;
+        if (nsplit > 1 && tid < c.nh) {
+            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + tid) * p.max_splits + blockIdx.y;
+            p.exp_sums[row] = l;
+            p.max_logits[row] = mm;
+        }
     }
 #pragma unroll
     for (int mb = 0; mb < MB; mb++)
@@ -608,20 +617,43 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
     bar();
-    // Thread tid writes dims tid, tid + NT, .. of every head (the groups'
-    // rows are already scaled to the head's max); at heads 64 and 96, threads past
-    // HS have none.
-    constexpr int DPT = HS > NT ? HS / NT : 1; // output dims per thread
-    static_assert(DPT * NT == HS || HS < NT, "decode_mma_kernel: whole output rows");
-    for (int h = 0; h < (HS % NT == 0 || tid < HS ? c.nh : 0); h++) {
-#pragma unroll 1
-        for (int k = 0; k < DPT; k++) {
-            const int d = tid + k * NT;
-            float s = 0.0f;
+    // Output: thread tid writes dim d0 = tid % HS (and d0 + NT at head 256)
+    // of heads hp, hp + HP, .. (hp = tid / HS; HP = NT / HS heads a pass: two
+    // at head 64, one otherwise; at head 96 threads 96.. have none). The
+    // groups' rows are already scaled to the head's max. The loop is unrolled
+    // over the CTA's NHC head slots; a head costs its NTG shared loads, the
+    // sum and one store per dim: the split's result (o), or its f32 partial
+    // row (t, which steps by the rows of HP heads).
+    constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1; // heads a pass, dims a thread
+    static_assert((DPT * NT == HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
+    const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;
+    if (hp < HP) {
+        const bool direct = nsplit == 1;
+        const int64_t row0 = (int64_t)c.seq * p.num_heads + c.h0 + hp;
+        qt *o = static_cast<qt *>(p.out) + row0 * HS + d0;
+        float *t = p.tmp_out; // NULL with one split at most
+        if (!direct)
+            t += (row0 * p.max_splits + blockIdx.y) * HS + d0;
+        const int64_t ts = (int64_t)p.max_splits * HS * HP;
 #pragma unroll
-            for (int w = 0; w < NTG; w++)
-                s += red[(w * NHC + h) * RS + d];
-            store_result<QT>(p, c, HS, nsplit, h, d, s * hr[h], hl[h], hm[h]);
+        for (int i = 0; i < NHC / HP; i++) {
+            const int h = hp + HP * i;
+            if (h >= c.nh)
+                break;
+            const float r = hr[h];
+#pragma unroll
+            for (int k = 0; k < DPT; k++) {
+                float s = 0.0f;
+#pragma unroll
+                for (int w = 0; w < NTG; w++)
+                    s += red[(w * NHC + h) * RS + d0 + k * NT];
+                if (direct)
+                    o[HP * HS * i + k * NT] = pa::from_float<QT>(s * r);
+                else
+                    t[k * NT] = s * r;
+            }
+            if (!direct)
+                t += ts;
         }
     }
 }
