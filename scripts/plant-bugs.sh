@@ -194,7 +194,7 @@ plant decode-mma-partial-rows-step-one-head cuda/decode/decode_mma.cuh \
     'const int64_t ts = (int64_t)p.max_splits * HS * HP;' 'const int64_t ts = (int64_t)p.max_splits * HS;' \
     test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-mma-split-sums-for-absent-heads cuda/decode/decode_mma.cuh \
-    'if (nsplit > 1 && tid < c.nh) {' 'if (nsplit > 1 && tid < NHC) {' \
+    'if (!one && tid < c.nh) {' 'if (!one && tid < NHC) {' \
     test_decode 'decode_fixed/tensor_core' PA_INTERP_ORDER=reverse
 plant decode-mma-softmax-exponent-in-base-2 cuda/decode/decode_mma.cuh \
     'x[i] = ex2(fmaf(x[i], kLog2e, -ml));' 'x[i] = ex2(x[i] - m_use);' \
@@ -202,6 +202,14 @@ plant decode-mma-softmax-exponent-in-base-2 cuda/decode/decode_mma.cuh \
 plant decode-refill-half-window cuda/decode/decode_kernel.cuh \
     'if (i < PA_DEC_TABLE_WIN) {' 'if (i < PA_DEC_TABLE_WIN / 2) {' \
     test_decode 'decode_fixed/tensor_core'
+# begin_cta without divisions: a sequence exactly one split long written as a partial row (the
+# merge then skips it), and the CTA's sequence divided out without the head chunks (groups over
+# 16 take several CTAs per KV head).
+plant decode-one-split-misses-exact-fit cuda/decode/decode_kernel.cuh \
+    'one = part >= c.L;' 'one = part > c.L;' test_decode 'decode_fixed/split_boundaries'
+plant decode-seq-divider-ignores-head-chunks csrc/ops/decode.c \
+    'kp->seq_div = pa_kv_divider_make(kp->num_kv_heads * kp->head_chunks);' \
+    'kp->seq_div = pa_kv_divider_make(kp->num_kv_heads);' test_decode 'decode_fixed/tensor_core_group_16'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

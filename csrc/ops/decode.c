@@ -187,6 +187,8 @@ static void dec_geometry(pa_dec_kparams *kp) {
 
     kp->head_chunks = (kp->group + PA_DEC_MAX_HPC - 1) / PA_DEC_MAX_HPC;
     kp->hpc = (kp->group + kp->head_chunks - 1) / kp->head_chunks;
+    kp->seq_div = pa_kv_divider_make(kp->num_kv_heads * kp->head_chunks);
+    kp->chunk_div = pa_kv_divider_make(kp->head_chunks);
     kp->pv_groups = (kp->hpc + PA_DEC_GB - 1) / PA_DEC_GB;
     kp->pv_slices = nt / (kp->pv_groups * (hs / 8));
 

@@ -82,15 +82,17 @@ typedef struct pa_dec_kparams {
     int32_t tp_rank, bs_local, bs_vert, bs_block, bs_step;
 
     /* ---- decomposition ---- */
-    int32_t mode;        /* PA_DEC_MODE_* */
-    int32_t part;        /* tokens per split for v1 / v2 */
-    int32_t max_splits;  /* grid.y; workspace rows per (seq, head) */
-    float *tmp_out;      /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
-    float *exp_sums;     /* [num_seqs, num_heads, max_splits] */
-    float *max_logits;   /* [num_seqs, num_heads, max_splits] */
-    int32_t group;       /* num_heads / num_kv_heads */
-    int32_t head_chunks; /* CTAs per KV head (group > PA_DEC_MAX_HPC) */
-    int32_t hpc;         /* query heads per CTA (the last chunk may have fewer) */
+    int32_t mode;            /* PA_DEC_MODE_* */
+    int32_t part;            /* tokens per split for v1 / v2 */
+    int32_t max_splits;      /* grid.y; workspace rows per (seq, head) */
+    float *tmp_out;          /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
+    float *exp_sums;         /* [num_seqs, num_heads, max_splits] */
+    float *max_logits;       /* [num_seqs, num_heads, max_splits] */
+    int32_t group;           /* num_heads / num_kv_heads */
+    int32_t head_chunks;     /* CTAs per KV head (group > PA_DEC_MAX_HPC) */
+    int32_t hpc;             /* query heads per CTA (the last chunk may have fewer) */
+    pa_kv_divider seq_div;   /* by num_kv_heads * head_chunks: blockIdx.x -> sequence */
+    pa_kv_divider chunk_div; /* by head_chunks: the rest -> KV head */
 
     /* ---- tile geometry ---- */
     int32_t tile;             /* T: tokens per pipeline stage (8..64, power of 2, multiple of 8) */

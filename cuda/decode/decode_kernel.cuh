@@ -468,11 +468,12 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
 // nothing to do: a length the host could not check (split 0 writes that
 // sequence's zeros) or a split past the sequence's last.
 template <int QT>
-PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, int T, int &nsplit, int &ntiles) {
-    const int per_seq = p.num_kv_heads * p.head_chunks;
-    c.seq = (int)(blockIdx.x / per_seq);
-    const int rem = (int)(blockIdx.x - c.seq * per_seq);
-    c.kvh = rem / p.head_chunks;
+PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, int T, bool &one, int &ntiles) {
+    // blockIdx.x = (seq x num_kv_heads + kvh) x head_chunks + hc, split by the
+    // host's dividers (a multiply-high each; blockIdx.x < 2^31)
+    c.seq = pa_kv_divide(p.seq_div, (int32_t)blockIdx.x);
+    const int rem = (int)blockIdx.x - c.seq * p.num_kv_heads * p.head_chunks;
+    c.kvh = pa_kv_divide(p.chunk_div, rem);
     c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
     const int hc = rem - c.kvh * p.head_chunks;
     c.h0 = c.kvh * p.group + hc * p.hpc;
@@ -488,10 +489,13 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
                 out[i] = pa::from_float<QT>(0.0f);
         return false;
     }
-    nsplit = pa_dec_num_splits(p.mode, p.part, c.L);
-    if (split >= nsplit)
-        return false;
+    // Past the sequence's last split (pa_dec_num_splits: split >= ceil(L /
+    // part)) exactly when the split starts at or after L; one split exactly
+    // when part >= L. No division.
     const int part = pa_dec_part(p.mode, p.part, c.L);
+    if ((int64_t)split * part >= c.L)
+        return false;
+    one = part >= c.L;
     const int s0 = split * part;
     const int s1 = part >= c.L - s0 ? c.L : s0 + part;
     c.win_lo = p.window > 0 ? c.L - p.window : 0;
@@ -505,9 +509,9 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
 // Element d of the CTA's head h: the output (one split) or the split's
 // partial row (tmp_out, and exp_sums / max_logits at d == 0).
 template <int QT>
-PA_DEC_DEV void store_result(const pa_dec_kparams &p, const cta_ctx &c, int hs, int nsplit, int h, int d, float o,
+PA_DEC_DEV void store_result(const pa_dec_kparams &p, const cta_ctx &c, int hs, bool one, int h, int d, float o,
                              float l, float m) {
-    if (nsplit == 1) {
+    if (one) {
         static_cast<typename pa::elt<QT>::type *>(p.out)[((int64_t)c.seq * p.num_heads + c.h0 + h) * hs + d] =
             pa::from_float<QT>(o);
     } else {
@@ -530,8 +534,9 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
 
     cta_ctx c;
     c.smem = smem;
-    int nsplit, ntiles;
-    if (!begin_cta<QT>(p, c, esz, hs, T, nsplit, ntiles))
+    bool one;
+    int ntiles;
+    if (!begin_cta<QT>(p, c, esz, hs, T, one, ntiles))
         return;
     float *sq = reinterpret_cast<float *>(smem + p.off_q);
     float *slog = reinterpret_cast<float *>(smem + p.off_logit);
@@ -815,7 +820,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
         for (int r = 0; r < geo.pv_slices; r++)
             s += red[(r * c.nh + g) * hs + d];
         const float l = sl[g];
-        store_result<QT>(p, c, hs, nsplit, g, d, l > 0.0f ? s / l * vs : 0.0f, l, sm[g]);
+        store_result<QT>(p, c, hs, one, g, d, l > 0.0f ? s / l * vs : 0.0f, l, sm[g]);
     }
 }
 

@@ -174,8 +174,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
 
     cta_ctx c;
     c.smem = smem;
-    int nsplit, ntiles;
-    if (!begin_cta<QT>(p, c, G::esz, HS, T, nsplit, ntiles))
+    bool one; // the sequence has one split: the CTA writes the output itself
+    int ntiles;
+    if (!begin_cta<QT>(p, c, G::esz, HS, T, one, ntiles))
         return;
 
     for (int s = 0; s < NS - 1; s++) {
@@ -601,7 +602,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e));
         }
         hr[tid] = l > 0.0f ? vs / l : 0.0f;
-        if (nsplit > 1 && tid < c.nh) {
+        if (!one && tid < c.nh) {
             const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + tid) * p.max_splits + blockIdx.y;
             p.exp_sums[row] = l;
             p.max_logits[row] = mm;
@@ -628,11 +629,10 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     static_assert((DPT * NT == HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
     const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;
     if (hp < HP) {
-        const bool direct = nsplit == 1;
         const int64_t row0 = (int64_t)c.seq * p.num_heads + c.h0 + hp;
         qt *o = static_cast<qt *>(p.out) + row0 * HS + d0;
         float *t = p.tmp_out; // NULL with one split at most
-        if (!direct)
+        if (!one)
             t += (row0 * p.max_splits + blockIdx.y) * HS + d0;
         const int64_t ts = (int64_t)p.max_splits * HS * HP;
 #pragma unroll
@@ -647,12 +647,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
 #pragma unroll
                 for (int w = 0; w < NTG; w++)
                     s += red[(w * NHC + h) * RS + d0 + k * NT];
-                if (direct)
+                if (one)
                     o[HP * HS * i + k * NT] = pa::from_float<QT>(s * r);
                 else
                     t[k * NT] = s * r;
             }
-            if (!direct)
+            if (!one)
                 t += ts;
         }
     }

@@ -501,6 +501,34 @@ Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
     }
 }
 
+/* Lengths at the split boundaries: the recommended entry's one split exactly
+ * full (256) and v2's (512), a token either side. A CTA writes its
+ * sequence's output itself when the split length covers the sequence (every
+ * token, one split) and a partial row otherwise, and the merge reads
+ * ceil(len / split) partial rows: off by one token either way, a sequence's
+ * output is never written or is merged from a row nobody wrote. Tensor-core
+ * (heads 128 and 64, 16-bit and fp8 caches) and CUDA-core (head 80)
+ * instances. */
+Test(decode_fixed, split_boundaries, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[5] = {255, 256, 257, 512, 513};
+    static const int hs[4] = {128, 64, 80, 128};
+    for (int i = 0; i < 4; i++) {
+        dcase c = {0};
+        c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
+        c.q = PA_DTYPE_BF16;
+        c.c = i == 3 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_BF16;
+        c.heads = 8;
+        c.kv_heads = 2;
+        c.hs = hs[i];
+        c.bs = 16;
+        c.nseq = 5;
+        c.lens = lens;
+        c.seed = 7950u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* ---- features across layouts: window, soft cap, ALiBi, block-sparse ---------- */
 
 Test(decode_features, window_cap_alibi, .timeout = 600) {
