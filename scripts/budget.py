@@ -653,10 +653,10 @@ def cta_path(r, ctx):
     """Warp instructions on the heaviest path through a decode CTA's prologue (entry to the tile
     loop) plus its epilogue (the loop's exit to an EXIT), the loops there weighted by CTA_LOOPS at
     context length ctx; code only a diverged warp runs (cold_code) avoided. An upper bound of what
-    one warp executes outside the loop: every branch takes its heavier side (all head slots of the
-    CTA's head slots whatever the shape's group, the refill on both prologue tiles; the output's
-    two stores are predicated, so both issue). None when a loop there has no entry in CTA_LOOPS
-    (the reason in the second value)."""
+    one warp executes outside the loop: every branch takes its heavier side (all of the CTA's head
+    slots whatever the shape's group, the refill on both prologue tiles; the output's two stores
+    are predicated, so both issue). None when a loop there has no entry in CTA_LOOPS (the reason
+    in the second value)."""
     if "loop" not in r:
         return None, "no tile loop"
     insts, sel = r["_insts"], r["_sel"]
