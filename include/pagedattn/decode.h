@@ -67,20 +67,29 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *     masked (never read), as if the block were dropped by block-sparse;
  *   - a query head that attends no token at all gets zeros.
  * Supported: head sizes every multiple of 8 from 8 to 256 (vLLM's 32, 64, 80,
- * 96, 112, 120, 128, 192 and 256 among them; head 128 on the flash layouts has
- * the compile-time kernels, the others the general one); block sizes
- * 8,16,32,64,128; query f32/f16/bf16 with a cache of the same dtype or fp8
- * (e4m3, e5m2); the vLLM, flash NHD and flash HND layouts (strided flash views
- * included); GQA/MQA (num_heads a multiple of kv.num_kv_heads); ALiBi, sliding
- * window, soft cap and vLLM block-sparse in any combination.
+ * 96, 112, 120, 128, 192 and 256 among them; the kernel each takes is below);
+ * block sizes 8,16,32,64,128; query f32/f16/bf16 with a cache of the same
+ * dtype or fp8 (e4m3, e5m2); the vLLM, flash NHD and flash HND layouts
+ * (strided flash views included); GQA/MQA (num_heads a multiple of
+ * kv.num_kv_heads); ALiBi, sliding window, soft cap and vLLM block-sparse in
+ * any combination.
  *
  * Every entry serves a whole GQA group from one CTA (each K/V byte read once
- * per split) and accumulates in f32. An f16/bf16 query at head 128 on a flash
- * layout (no block-sparse, GQA groups up to 8) runs Q.K and P.V on tensor
- * cores, with the probabilities rounded to the MMA's input type: the cache's
- * dtype, or f16 for an fp8 cache (a bf16 query is then scaled by a power of
- * two first, so nothing overflows). The other shapes use CUDA cores. The
- * entries differ in how a sequence is cut:
+ * per split; a group above 16 heads takes several CTAs of up to 16) and
+ * accumulates in f32. Which kernel runs depends on the shape only, never on
+ * the batch:
+ *   tensor cores (mma.sync): an f16/bf16 query at head 64, 128 or 256 with a
+ *     cache of its dtype or fp8, or at head 96 with a cache of its dtype; the
+ *     flash layouts or vLLM's, the keys (and flash values) copyable in 16-byte
+ *     units (cache pointers and strides 16-byte aligned); no block-sparse
+ *     mask; CTAs of up to 8 query heads (up to 16 at head 128). Q.K and P.V
+ *     run on tensor cores with the probabilities rounded to the MMA's input
+ *     type: the cache's dtype, or f16 for an fp8 cache (a bf16 query is then
+ *     scaled by a power of two first, so nothing overflows).
+ *   CUDA cores: every other shape (f32 queries, the other head sizes, fp8 at
+ *     head 96, block-sparse, caches copyable only in narrower units, CTAs of
+ *     more than 8 heads at heads 64, 96 and 256).
+ * The entries differ in how a sequence is cut:
  *
  *   v1    one pass over the whole sequence; no workspace.
  *   v2    vLLM's 512-token partitions (PA_DECODE_PARTITION_SIZE) and a reduce
