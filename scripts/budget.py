@@ -649,13 +649,19 @@ CTA_LOOPS = [("csrc/shared/decode_internal.h", r"while \(part < want\)", "auto_p
              ("cuda/decode/decode_kernel.cuh", r"for \(int i = threadIdx\.x; i < c\.nh \* hs; i \+= NT\)", 1)]
 
 
+# Code outside the tile loop that a well-formed serving call does not run, by a source line: a
+# 16-bit query whose rows are not 4-byte aligned (q_words off: two 2-byte loads a register).
+# cta_path keeps its heaviest path off these lines.
+CTA_RARE = [("cuda/decode/decode_mma.cuh", r"const uint32_t w = \(uint32_t\)src\[0\] \| \(uint32_t\)src\[1\] << 16;")]
+
+
 def cta_path(r, ctx):
     """Warp instructions on the heaviest path through a decode CTA's prologue (entry to the tile
     loop) plus its epilogue (the loop's exit to an EXIT), the loops there weighted by CTA_LOOPS at
     context length ctx; code only a diverged warp runs (cold_code) avoided. An upper bound of what
     one warp executes outside the loop: every branch takes its heavier side (all of the CTA's head
     slots whatever the shape's group, the refill on both prologue tiles; the output's two stores
-    are predicated, so both issue). None when a loop there has no entry in CTA_LOOPS (the reason
+    are predicated, so both issue). CTA_RARE's lines are avoided too. None when a loop there has no entry in CTA_LOOPS (the reason
     in the second value)."""
     if "loop" not in r:
         return None, "no tile loop"
@@ -678,10 +684,13 @@ def cta_path(r, ctx):
     if weight is None:
         return None, "a loop outside the tile loop with no trip count (back edge %s)" % bad["line"]
     cold = cold_code(insts)
+    rare = set()
+    for rel, rx in CTA_RARE:
+        rare.update(src_lines(rel, rx))
     total = 0.0
     exits = [k for k in range(sel["hi"] + 1, len(insts)) if insts[k]["op"].startswith("EXIT")]
     for start, ends in ((0, [sel["lo"]]), (sel["hi"] + 1, exits)):
-        hp = heaviest_path(insts, start, ends, weight, lambda k: k in cold, [])
+        hp = heaviest_path(insts, start, ends, weight, lambda k: k in cold or insts[k]["line"] in rare, [])
         if hp is None:
             return None, "no path from 0x%x" % insts[start]["addr"]
         total += sum(weight(k) for k in hp[0])

@@ -340,6 +340,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->soft_cap = p->soft_cap;
     kp->window = p->sliding_window;
     kp->sparse = p->bs_vert_stride > 1;
+    kp->q_words = qsz == 2 && (uintptr_t)p->query % 4 == 0 && kp->q_stride % 2 == 0;
     kp->tp_rank = p->tp_rank;
     kp->bs_local = p->bs_local_blocks;
     kp->bs_vert = p->bs_vert_stride;

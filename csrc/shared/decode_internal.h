@@ -78,7 +78,8 @@ typedef struct pa_dec_kparams {
     int32_t num_seqs, num_heads, num_kv_heads, head_size, block_size, num_blocks, max_seq_len;
     float scale, soft_cap;
     int32_t window;
-    int32_t sparse; /* block-sparse on (vert_stride > 1) */
+    int32_t sparse;  /* block-sparse on (vert_stride > 1) */
+    int32_t q_words; /* a 16-bit query's rows are 4-byte aligned (query and q_stride): word loads */
     int32_t tp_rank, bs_local, bs_vert, bs_block, bs_step;
 
     /* ---- decomposition ---- */

@@ -188,31 +188,58 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // heads >= nh), k-step ks: dims 2c..2c+1 and 2c+8..2c+9 through qk_dim.
     // 16-bit: S's A fragment (a0, a2 from block 0; a1, a3 from block 1, or
     // zero rows 8..15 with one block); fp8: Q^T's B fragment of n-block b
-    // (b0, b1; column g).
-    float qf[KS][HB][2][2];
+    // (b0, b1; column g). A register's two dims are adjacent and the first is
+    // even, so it is one 4-byte word of the query row: one load when the host
+    // found every row 4-byte aligned (q_words), else two 2-byte loads. The
+    // words are the MMA's input as they stand, except for a bf16 query over
+    // an fp8 cache (f16 MMAs: scaled and converted below).
+    uint32_t qa[KS][HB][2];
+    const bool q_words = p.q_words != 0;
 #pragma unroll
     for (int b = 0; b < HB; b++) {
+        // a head past nh reads the CTA's last row (always there) and keeps zeros:
+        // loads without a branch around each
         const bool row_on = g + MMA_ROWS * b < c.nh;
-        const qt *qrow =
-            static_cast<const qt *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + g + MMA_ROWS * b) * HS;
+        const int hrow = row_on ? g + MMA_ROWS * b : c.nh - 1;
+        const uint16_t *qrow =
+            static_cast<const uint16_t *>(p.query) + (int64_t)c.seq * p.q_stride + (int64_t)(c.h0 + hrow) * HS;
+        if (q_words) {
 #pragma unroll
-        for (int ks = 0; ks < KS; ks++)
+            for (int ks = 0; ks < KS; ks++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
+                for (int h = 0; h < 2; h++) {
+                    const uint16_t *src = qrow + qk_dim<F8>(ks, qc, h, 0);
+                    PA_DEC_ALIGNED(src, 4);
+                    const uint32_t w = *reinterpret_cast<const uint32_t *>(src);
+                    qa[ks][b][h] = row_on ? w : 0u;
+                }
+        } else {
 #pragma unroll
-                for (int e = 0; e < 2; e++)
-                    qf[ks][b][h][e] = row_on ? pa::to_float<QT>(qrow[qk_dim<F8>(ks, qc, h, e)]) : 0.0f;
+            for (int ks = 0; ks < KS; ks++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const uint16_t *src = qrow + qk_dim<F8>(ks, qc, h, 0);
+                    const uint32_t w = (uint32_t)src[0] | (uint32_t)src[1] << 16;
+                    qa[ks][b][h] = row_on ? w : 0u;
+                }
+        }
     }
     int qe = 0;
     if constexpr (F8 && QT == 2) { // bf16 -> f16: a power-of-two scale
+        // a bf16 is the high half of its f32: one shift or mask a value
+        float qf[KS][HB][2][2];
         float mx = 0.0f;
 #pragma unroll
         for (int ks = 0; ks < KS; ks++)
 #pragma unroll
             for (int b = 0; b < HB; b++)
 #pragma unroll
-                for (int h = 0; h < 2; h++)
+                for (int h = 0; h < 2; h++) {
+                    const uint32_t w = qa[ks][b][h], lo = w << 16, hi = w & 0xffff0000u;
+                    memcpy(&qf[ks][b][h][0], &lo, 4);
+                    memcpy(&qf[ks][b][h][1], &hi, 4);
                     mx = fmaxf(mx, fmaxf(fabsf(qf[ks][b][h][0]), fabsf(qf[ks][b][h][1])));
+                }
         for (int o = 16; o > 0; o >>= 1)
             mx = fmaxf(mx, shfl_xor(mx, o));
         // the same in every warp (every warp holds all of Q)
@@ -224,16 +251,10 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             for (int b = 0; b < HB; b++)
 #pragma unroll
                 for (int h = 0; h < 2; h++)
-                    qf[ks][b][h][0] *= sc, qf[ks][b][h][1] *= sc;
+                    qa[ks][b][h] = pa::tile::pack2<MDT>(qf[ks][b][h][0] * sc, qf[ks][b][h][1] * sc);
+    } else {
+        static_assert(MDT == QT, "decode_mma_kernel: the query's words are the MMA's input");
     }
-    uint32_t qa[KS][HB][2];
-#pragma unroll
-    for (int ks = 0; ks < KS; ks++)
-#pragma unroll
-        for (int b = 0; b < HB; b++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                qa[ks][b][h] = pa::tile::pack2<MDT>(qf[ks][b][h][0], qf[ks][b][h][1]);
 
     const float ks_ = (F8 && p.k_scale) ? *p.k_scale : 1.0f;
     const float vs = (F8 && p.v_scale) ? *p.v_scale : 1.0f;
