@@ -210,6 +210,21 @@ plant decode-one-split-misses-exact-fit cuda/decode/decode_kernel.cuh \
 plant decode-seq-divider-ignores-head-chunks csrc/ops/decode.c \
     'kp->seq_div = pa_kv_divider_make(kp->num_kv_heads * kp->head_chunks);' \
     'kp->seq_div = pa_kv_divider_make(kp->num_kv_heads);' test_decode 'decode_fixed/tensor_core_group_16'
+# The tensor-core kernel's query as 4-byte words: the host's flag without the stride's parity (a
+# misaligned word load, which interpret mode's alignment check stops), and a head past the CTA's
+# last reading its own row (past the query's end for the last sequence: the guard page).
+plant decode-q-words-ignore-odd-stride csrc/ops/decode.c \
+    'kp->q_words = qsz == 2 && (uintptr_t)p->query % 4 == 0 && kp->q_stride % 2 == 0;' \
+    'kp->q_words = qsz == 2 && (uintptr_t)p->query % 4 == 0;' test_decode 'decode_views/query_stride_on_tensor_cores'
+plant decode-q-rows-past-last-head cuda/decode/decode_mma.cuh \
+    'const int hrow = row_on ? g + MMA_ROWS * b : c.nh - 1;' 'const int hrow = g + MMA_ROWS * b;' \
+    test_decode 'decode_fixed/tensor_core'
+# issue_tile's short path for flash layouts: the value units a thread copies stepped by one unit,
+# not by the token's thread count.
+plant decode-flash-copy-unit-stride cuda/decode/decode_kernel.cuh \
+    'cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);' \
+    'cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * r, ok);' \
+    test_decode 'decode_fixed/tensor_core'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

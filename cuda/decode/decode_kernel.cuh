@@ -143,6 +143,7 @@ struct DynGeo {
     int units_k, units_v, unit_k, unit_v, pitch_k, pitch_v, stage_k_bytes, stage_v_bytes, swz_k, swz_v, gv_shift;
     int vt_rs, vt_ks;
     bool vllm_v, sparse;
+    static constexpr bool fixed_flash = false; // (FixGeo)
     PA_DEC_DEV explicit DynGeo(const pa_dec_kparams &p)
         : tile(p.tile), head_size(p.head_size), kchunks(p.kchunks), headq(p.headq), ds(p.ds), tw_shift(p.tw_shift),
           wpg_shift(p.wpg_shift), tpt_shift(p.tpt_shift), pv_slices(p.pv_slices), pv_groups(p.pv_groups), hpc(p.hpc),
@@ -186,6 +187,8 @@ template <int HS, int CT, int NG> struct FixGeo {
     static constexpr int stage_k_bytes = tile * pitch_k, stage_v_bytes = tile * pitch_v;
     static constexpr int vt_rs = 0, vt_ks = 0; // (vLLM V^T only)
     static constexpr bool vllm_v = false, sparse = false;
+    // a flash layout's rows in 16-byte units at compile time: issue_tile's short path
+    static constexpr bool fixed_flash = true;
     PA_DEC_DEV explicit FixGeo(const pa_dec_kparams &) {}
 
     // Does the host's geometry equal this one? (host side, before launching)
@@ -212,7 +215,7 @@ template <int HS, int CT> struct FixGeoV {
     static constexpr int swz_v = 0, gv_shift = 4; // (flash V only)
     static constexpr int pitch_v = tile * esz, stage_v_bytes = HS * pitch_v;
     static constexpr int vt_rs = c_log2(pitch_v), vt_ks = vt_key_shift(vt_rs);
-    static constexpr bool vllm_v = true, sparse = false;
+    static constexpr bool vllm_v = true, sparse = false, fixed_flash = false;
     int unit_v, units_v;
     PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p) : unit_v(p.unit_v), units_v(p.units_v) {}
 
@@ -386,6 +389,35 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     if (u0 == 0)
         c.smem[p.off_tok + st * TOK_STRIDE + t] = ok ? 1 : 0;
     int64_t kbase = 0, vbase = 0;
+    if constexpr (G::fixed_flash) {
+        // Flash layout, 16-byte units, compile-time geometry: K and V share one
+        // offset, and the thread's units of a row are u0 + r tpt, so one base
+        // pointer per tile serves every copy with a constant offset, and one
+        // ignore-src copy each zero-fills what the CTA does not read (the
+        // base then points into the cache's first row: valid, and never read).
+        static_assert(G::unit_k == 16 && G::unit_v == 16 && G::units_k == G::units_v &&
+                          G::units_k % (NT / G::tile) == 0,
+                      "issue_tile: whole 16-byte units, the same number a thread in every row");
+        constexpr int TPT = NT / G::tile, R = G::units_k / TPT;
+        if (ok) {
+            const int blk = block_of(p, c, pos), off = pos & (bs - 1);
+            kbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
+        }
+        const unsigned char *ksrc = kc + kbase + 16 * u0, *vsrc = vc + kbase + 16 * u0;
+        unsigned char *krow = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
+        unsigned char *vrow = c.smem + p.off_v + st * G::stage_v_bytes + t * G::pitch_v;
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int u = u0 + r * TPT;
+            cp_async16_or_zero(krow + swz(16 * u, t, G::swz_k, 4), ksrc + 16 * TPT * r, ok);
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int u = u0 + r * TPT;
+            cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);
+        }
+        return;
+    }
     if (ok) {
         const int blk = block_of(p, c, pos), off = pos & (bs - 1);
         if (geo.vllm_v) {

@@ -36,6 +36,10 @@ PA_DEC_DEV float fexp(float x) { return __expf(x); }
 PA_DEC_DEV void cp_async(void *dst, const void *src, int unit, int src_bytes) {
     pa::ptx::cp_async(dst, src, unit, src_bytes);
 }
+// 16 bytes, or 16 zeros when !copy (one copy with the ignore-src predicate)
+PA_DEC_DEV void cp_async16_or_zero(void *dst, const void *src, bool copy) {
+    pa::ptx::cp_async16_or_zero(dst, src, copy);
+}
 PA_DEC_DEV void cp_commit() { pa::ptx::cp_async_commit(); }
 template <int N> PA_DEC_DEV void cp_wait() { pa::ptx::cp_async_wait<N>(); }
 // D += A B, m16n8k16, f32 accumulate; DT 1 = f16, 2 = bf16 inputs (cuda/ptx.cuh
