@@ -963,7 +963,8 @@ def method_text(fam_name, m=H100):
         " nested loop already weighted so); the other columns count them, as upper bounds. `heaviest path`"
         " (since 2026-11-25, tensor-core kernel) counts the CTA overhead as executed instead of once each: the"
         " heaviest path from the entry to the tile loop plus from the loop's end to an EXIT, the loops there"
-        " weighted by their trips (CTA_LOOPS), cold code avoided. Every branch takes its heavier side: all of"
+        " weighted by their trips (CTA_LOOPS), cold code avoided, and so is the query's 2-byte load path"
+        " (CTA_RARE: rows not 4-byte aligned, which serving calls do not pass). Every branch takes its heavier side: all of"
         " the CTA's head slots (8, or 16 with two head blocks) whatever the group, both prologue tiles'"
         " refill. A static count misses loops: the epilogue's output loop ran once per head, and counted once"
         " it hid up to 15 of 16 heads' stores." % (
