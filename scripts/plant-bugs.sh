@@ -225,6 +225,15 @@ plant decode-flash-copy-unit-stride cuda/decode/decode_kernel.cuh \
     'cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);' \
     'cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * r, ok);' \
     test_decode 'decode_fixed/tensor_core'
+# issue_tile's short paths over vLLM's layout: a thread's key units stepped by one chunk, not by the
+# token's thread count; a value unit the sequence ends inside copied whole (caught only if the slots
+# past seq_len hold NaN in the tests: P.V multiplies them by a zero probability).
+plant decode-vllm-key-units-one-chunk-apart cuda/decode/decode_kernel.cuh \
+    'const int64_t step = (int64_t)TPT * p.k_chunk_bytes;' 'const int64_t step = (int64_t)p.k_chunk_bytes;' \
+    test_decode 'decode_fixed/tensor_core_vllm_layout'
+plant decode-vllm-vt-copies-past-length cuda/decode/decode_kernel.cuh \
+    'const int nb = prefix ? (hi - vpos) * esz : 0;' 'const int nb = prefix ? 16 : 0;' \
+    test_decode 'decode_fixed/tensor_core_vllm_layout'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

@@ -143,7 +143,7 @@ struct DynGeo {
     int units_k, units_v, unit_k, unit_v, pitch_k, pitch_v, stage_k_bytes, stage_v_bytes, swz_k, swz_v, gv_shift;
     int vt_rs, vt_ks;
     bool vllm_v, sparse;
-    static constexpr bool fixed_flash = false; // (FixGeo)
+    static constexpr bool fixed_flash = false, fixed_vllm = false; // (FixGeo, FixGeoV)
     PA_DEC_DEV explicit DynGeo(const pa_dec_kparams &p)
         : tile(p.tile), head_size(p.head_size), kchunks(p.kchunks), headq(p.headq), ds(p.ds), tw_shift(p.tw_shift),
           wpg_shift(p.wpg_shift), tpt_shift(p.tpt_shift), pv_slices(p.pv_slices), pv_groups(p.pv_groups), hpc(p.hpc),
@@ -188,7 +188,7 @@ template <int HS, int CT, int NG> struct FixGeo {
     static constexpr int vt_rs = 0, vt_ks = 0; // (vLLM V^T only)
     static constexpr bool vllm_v = false, sparse = false;
     // a flash layout's rows in 16-byte units at compile time: issue_tile's short path
-    static constexpr bool fixed_flash = true;
+    static constexpr bool fixed_flash = true, fixed_vllm = false;
     PA_DEC_DEV explicit FixGeo(const pa_dec_kparams &) {}
 
     // Does the host's geometry equal this one? (host side, before launching)
@@ -215,7 +215,8 @@ template <int HS, int CT> struct FixGeoV {
     static constexpr int swz_v = 0, gv_shift = 4; // (flash V only)
     static constexpr int pitch_v = tile * esz, stage_v_bytes = HS * pitch_v;
     static constexpr int vt_rs = c_log2(pitch_v), vt_ks = vt_key_shift(vt_rs);
-    static constexpr bool vllm_v = true, sparse = false, fixed_flash = false;
+    // V^T rows at compile time: issue_tile's short path where the value unit is 16 bytes
+    static constexpr bool vllm_v = true, sparse = false, fixed_flash = false, fixed_vllm = true;
     int unit_v, units_v;
     PA_DEC_DEV explicit FixGeoV(const pa_dec_kparams &p) : unit_v(p.unit_v), units_v(p.units_v) {}
 
@@ -427,7 +428,19 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
             kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
         }
     }
-    {
+    if constexpr (G::fixed_vllm) {
+        // vLLM's keys in 16-byte units (FixGeoV): the thread's units u0 + r tpt
+        // are k_chunk_bytes apart in the cache, so one base pointer and one
+        // stride serve them; one ignore-src copy each, as on the flash path.
+        constexpr int TPT = NT / G::tile, R = G::units_k / TPT;
+        static_assert(G::unit_k == 16 && G::units_k % TPT == 0, "issue_tile: whole 16-byte key units");
+        const unsigned char *src = kc + kbase + (int64_t)u0 * p.k_chunk_bytes;
+        const int64_t step = (int64_t)TPT * p.k_chunk_bytes;
+        unsigned char *row = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            cp_async16_or_zero(row + swz(16 * (u0 + r * TPT), t, G::swz_k, 4), src + r * step, ok);
+    } else {
         const int unit = geo.unit_k;
         unsigned char *row = c.smem + st * geo.stage_k_bytes + t * geo.pitch_k;
 #pragma unroll
@@ -479,6 +492,27 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     int64_t base = 0;
     if (any)
         base = pa_kv_value_offset(&p.g, block_of(p, c, lo), c.kvh, vpos & (bs - 1), 0) * (int64_t)esz;
+    if constexpr (G::fixed_vllm) {
+        // 16-byte value units (the usual case): then pairs = pitch_v / 16 and
+        // NT / pairs dims a pass are compile-time, and rows that far apart keep
+        // vt_at's map, so a thread's copies sit at constant offsets from one
+        // shared address and step the cache by one stride. A run starting
+        // inside the unit takes the element path below.
+        constexpr int PAIRS = G::pitch_v / 16, DSTEP = NT / PAIRS;
+        static_assert(G::head_size % DSTEP == 0 && vt_same_map(DSTEP, G::vt_rs, G::vt_ks),
+                      "issue_tile: whole passes of V^T rows that keep vt_at's map");
+        if (unit == 16 && (prefix || !any)) {
+            const int d0 = tid / PAIRS;
+            unsigned char *dst = vdst0 + vt_at(d0, pair * 16, G::vt_rs, G::vt_ks);
+            const unsigned char *src = any ? vc + base + (int64_t)d0 * p.v_dim_bytes : vc;
+            const int64_t step = any ? (int64_t)DSTEP * p.v_dim_bytes : 0;
+            const int nb = prefix ? (hi - vpos) * esz : 0;
+#pragma unroll
+            for (int k = 0; k < G::head_size / DSTEP; k++)
+                cp_async(dst + k * DSTEP * G::pitch_v, src + k * step, 16, nb);
+            return;
+        }
+    }
     for (int d = tid >> p.pairs_shift; d < hs; d += NT >> p.pairs_shift) {
         unsigned char *dst = vdst0 + vt_at(d, pair * unit, geo.vt_rs, geo.vt_ks);
         if (prefix) {
