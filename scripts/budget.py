@@ -661,8 +661,8 @@ def cta_path(r, ctx):
     context length ctx; code only a diverged warp runs (cold_code) avoided. An upper bound of what
     one warp executes outside the loop: every branch takes its heavier side (all of the CTA's head
     slots whatever the shape's group, the refill on both prologue tiles; the output's two stores
-    are predicated, so both issue). CTA_RARE's lines are avoided too. None when a loop there has no entry in CTA_LOOPS (the reason
-    in the second value)."""
+    are predicated, so both issue). CTA_RARE's lines are avoided too. None when a loop there has
+    no entry in CTA_LOOPS (the reason in the second value)."""
     if "loop" not in r:
         return None, "no tile loop"
     insts, sel = r["_insts"], r["_sel"]
@@ -684,9 +684,7 @@ def cta_path(r, ctx):
     if weight is None:
         return None, "a loop outside the tile loop with no trip count (back edge %s)" % bad["line"]
     cold = cold_code(insts)
-    rare = set()
-    for rel, rx in CTA_RARE:
-        rare.update(src_lines(rel, rx))
+    rare = marker_lines(CTA_RARE)
     total = 0.0
     exits = [k for k in range(sel["hi"] + 1, len(insts)) if insts[k]["op"].startswith("EXIT")]
     for start, ends in ((0, [sel["lo"]]), (sel["hi"] + 1, exits)):
@@ -964,7 +962,8 @@ def method_text(fam_name, m=H100):
         " (since 2026-11-25, tensor-core kernel) counts the CTA overhead as executed instead of once each: the"
         " heaviest path from the entry to the tile loop plus from the loop's end to an EXIT, the loops there"
         " weighted by their trips (CTA_LOOPS), cold code avoided, and so is the query's 2-byte load path"
-        " (CTA_RARE: rows not 4-byte aligned, which serving calls do not pass). Every branch takes its heavier side: all of"
+        " (CTA_RARE: rows not 4-byte aligned, which serving calls do not pass). Every branch takes its"
+        " heavier side: all of"
         " the CTA's head slots (8, or 16 with two head blocks) whatever the group, both prologue tiles'"
         " refill. A static count misses loops: the epilogue's output loop ran once per head, and counted once"
         " it hid up to 15 of 16 heads' stores." % (
@@ -1035,6 +1034,14 @@ def src_lines(rel, rx):
     out = {"%s:%d" % (base, n) for n, t in enumerate(_src(rel), 1) if re.search(rx, t)}
     if not out:
         sys.exit("budget.py: no line of %s matches %r (update the family's markers)" % (rel, rx))
+    return out
+
+
+def marker_lines(markers):
+    """{"file:line"} of every (rel, rx) pair's lines (src_lines)."""
+    out = set()
+    for rel, rx in markers:
+        out.update(src_lines(rel, rx))
     return out
 
 

@@ -39,24 +39,17 @@ RARE = [("cuda/decode/decode_kernel.cuh", r"const unsigned char \*src = vc \+ ba
         ("cuda/ptx.cuh", r"cp\.async\.ca\.shared\.global \[%0\], \[%1\], 4, %2")]
 
 
-def rare_lines():
-    out = set()
-    for rel, rx in RARE:
-        out.update(B.src_lines(rel, rx))
-    return out
-
-
 def analyse(cubin, nvdisasm):
     funcs = B.disassemble(nvdisasm, cubin)
     B.resolve_labels(nvdisasm, cubin, funcs)
-    rare = rare_lines()
+    rare = B.marker_lines(RARE)
     rows = []
     for name, insts in funcs.items():
         s = B.short_name(name)
         if "decode_mma_kernel" not in s:
             continue
-        loops = B.laminar_loops(insts, B.loops_of(insts))
-        sel = B.decode_select_loop(insts, B.loops_of(insts))
+        raw = B.loops_of(insts)
+        loops, sel = B.laminar_loops(insts, raw), B.decode_select_loop(insts, raw)
         nested = [l for l in loops if sel["lo"] <= l["lo"] and l["hi"] <= sel["hi"] and (l["lo"], l["hi"]) != (sel["lo"], sel["hi"])]
         in_nested = set()
         for l in nested:

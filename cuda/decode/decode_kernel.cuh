@@ -390,20 +390,25 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     if (u0 == 0)
         c.smem[p.off_tok + st * TOK_STRIDE + t] = ok ? 1 : 0;
     int64_t kbase = 0, vbase = 0;
+    if (ok) {
+        const int blk = block_of(p, c, pos), off = pos & (bs - 1);
+        if (geo.vllm_v) {
+            kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+            vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
+        } else { // flash NHD / HND (kv_index.h): K and V share one offset
+            kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
+        }
+    }
     if constexpr (G::fixed_flash) {
         // Flash layout, 16-byte units, compile-time geometry: K and V share one
         // offset, and the thread's units of a row are u0 + r tpt, so one base
         // pointer per tile serves every copy with a constant offset, and one
-        // ignore-src copy each zero-fills what the CTA does not read (the
-        // base then points into the cache's first row: valid, and never read).
+        // ignore-src copy each zero-fills what the CTA does not read (kbase
+        // is then 0: the source lies in the cache's first row, valid and never read).
         static_assert(G::unit_k == 16 && G::unit_v == 16 && G::units_k == G::units_v &&
                           G::units_k % (NT / G::tile) == 0,
                       "issue_tile: whole 16-byte units, the same number a thread in every row");
         constexpr int TPT = NT / G::tile, R = G::units_k / TPT;
-        if (ok) {
-            const int blk = block_of(p, c, pos), off = pos & (bs - 1);
-            kbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
-        }
         const unsigned char *ksrc = kc + kbase + 16 * u0, *vsrc = vc + kbase + 16 * u0;
         unsigned char *krow = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
         unsigned char *vrow = c.smem + p.off_v + st * G::stage_v_bytes + t * G::pitch_v;
@@ -418,15 +423,6 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
             cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);
         }
         return;
-    }
-    if (ok) {
-        const int blk = block_of(p, c, pos), off = pos & (bs - 1);
-        if (geo.vllm_v) {
-            kbase = pa_kv_key_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
-            vbase = pa_kv_value_offset(&p.g, blk, c.kvh, off, 0) * (int64_t)esz;
-        } else { // flash NHD / HND (kv_index.h): K and V share one offset
-            kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
-        }
     }
     if constexpr (G::fixed_vllm) {
         // vLLM's keys in 16-byte units (FixGeoV): the thread's units u0 + r tpt
