@@ -128,7 +128,8 @@ def roofs(torch, timer):
 # ---- decode ----------------------------------------------------------------------
 
 
-def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=128, bs=16, vary=False):
+def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=128, bs=16, vary=False, kv="bf16",
+                fi_ready=None):
     dev = "cuda"
     g = torch.Generator(device=dev)
     g.manual_seed(batch * 100003 + ctx)
@@ -152,21 +153,26 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
     v = torch.randn(num_blocks, bs, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
     q = torch.randn(batch, hq, d, dtype=torch.bfloat16, device=dev, generator=g)
     scale = 1.0 / math.sqrt(d)
+    fp8 = kv == "e4m3"
+    if fp8:  # an fp8 e4m3 cache with unit scales; the reference reads the stored values (exact in bf16)
+        k, v = k.to(torch.float8_e4m3fn), v.to(torch.float8_e4m3fn)
+    kr, vr = (k.to(torch.bfloat16), v.to(torch.bfloat16)) if fp8 else (k, v)
+    elt = 1 if fp8 else 2
 
     # float32 reference over the gathered (contiguous) history of each sequence
     ref = torch.empty(batch, hq, d, dtype=torch.float32, device=dev)
     for s in range(batch):
         ids = tables[s, :pages[s]].long()
-        ks = k[ids].reshape(-1, hk, d)[:lens_h[s]].float()
-        vs = v[ids].reshape(-1, hk, d)[:lens_h[s]].float()
+        ks = kr[ids].reshape(-1, hk, d)[:lens_h[s]].float()
+        vs = vr[ids].reshape(-1, hk, d)[:lens_h[s]].float()
         ks = ks.repeat_interleave(hq // hk, dim=1)
         vs = vs.repeat_interleave(hq // hk, dim=1)
         logits = torch.einsum("hd,thd->ht", q[s].float(), ks) * scale
         ref[s] = torch.einsum("ht,thd->hd", logits.softmax(-1), vs)
 
-    kv_bytes = sum(lens_h) * hk * d * 2 * 2
+    kv_bytes = sum(lens_h) * hk * d * 2 * elt
     io_bytes = kv_bytes + 2 * batch * hq * d * 2 + batch * max_pages * 4
-    case = f"decode b={batch} ctx={ctx}{' (varied)' if vary else ''} {hq}/{hk}x{d} bf16 page {bs}"
+    case = f"decode b={batch} ctx={ctx}{' (varied)' if vary else ''} {hq}/{hk}x{d} {'fp8 e4m3 cache' if fp8 else 'bf16'} page {bs}"
 
     def record(impl, fn, out):
         try:
@@ -189,7 +195,7 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
     out = torch.full_like(q, float("nan"))
     p = DecodeParams()
     p.out, p.query, p.q_dtype = out.data_ptr(), q.data_ptr(), PA_BF16
-    p.kv = KvCache(layout=PA_LAYOUT_NHD, dtype=PA_BF16, key=k.data_ptr(), value=v.data_ptr(),
+    p.kv = KvCache(layout=PA_LAYOUT_NHD, dtype=PA_E4M3 if fp8 else PA_BF16, key=k.data_ptr(), value=v.data_ptr(),
                    num_blocks=num_blocks, block_size=bs, num_kv_heads=hk, head_size=d)
     p.block_tables, p.block_table_stride = tables.data_ptr(), max_pages
     p.seq_lens, p.num_seqs, p.num_heads, p.max_seq_len = lens.data_ptr(), batch, hq, max(lens_h)
@@ -216,12 +222,18 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
         indptr[1:] = torch.tensor(pages, dtype=torch.int32, device=dev).cumsum(0)
         last = torch.tensor([n - (p_ - 1) * bs for n, p_ in zip(lens_h, pages)], dtype=torch.int32, device=dev)
         for tc in (False, True):
+            if fi_ready is not None and (d, kv, tc) not in fi_ready:
+                # Compiling a FlashInfer module here would take minutes of the run: only the
+                # modules the warm-up finished are timed.
+                rows.append({"op": "decode", "case": case, "impl": f"flashinfer {'tensor-core' if tc else 'cuda-core'}",
+                             "error": "not compiled in this run's warm-up (device-time box)"})
+                continue
             fo = torch.full_like(q, float("nan"))
             try:
                 wsb = torch.zeros(128 << 20, dtype=torch.uint8, device=dev)
                 w = fi.BatchDecodeWithPagedKVCacheWrapper(wsb, "NHD", use_tensor_cores=tc)
                 w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16,
-                       kv_data_type=torch.bfloat16, sm_scale=scale)
+                       kv_data_type=k.dtype, sm_scale=scale)
             except Exception as e:  # noqa: BLE001
                 rows.append({"op": "decode", "case": case, "impl": f"flashinfer tc={tc}",
                              "error": f"plan: {type(e).__name__}: {e}"[:300]})
@@ -229,7 +241,7 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
             record(f"flashinfer {'tensor-core' if tc else 'cuda-core'}",
                    lambda w=w, fo=fo: w.run(q, (k, v), out=fo), fo)
 
-    if not vary:  # SDPA over the same data gathered contiguous (gather not timed): a contiguous-KV baseline
+    if not vary and not fp8:  # SDPA over the same data gathered contiguous (gather not timed): a contiguous-KV baseline
         kc = torch.stack([k[tables[s, :pages[s]].long()].reshape(-1, hk, d)[:ctx] for s in range(batch)])
         vc = torch.stack([v[tables[s, :pages[s]].long()].reshape(-1, hk, d)[:ctx] for s in range(batch)])
         kc, vc = kc.transpose(1, 2).contiguous(), vc.transpose(1, 2).contiguous()
@@ -241,7 +253,7 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
 
         record("torch sdpa (contiguous KV)", sdpa, so.view(batch, hq, d))
         del kc, vc
-    del k, v
+    del k, v, kr, vr
     torch.cuda.empty_cache()
 
 
@@ -327,9 +339,13 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
 # Decode cases: (batch, context, varied lengths, KV heads[, query heads, head size]); 32 query heads
 # and head 128 unless given. Heads 64 (Llama-3.2-1B) and 256 (Gemma 2) run the tensor-core kernel
 # since 2026-11-25, and so does group 16 (64/4, Qwen3-235B's shape) at head 128.
+# A 7th field "e4m3" makes the cache fp8 e4m3 (unit scales): the fp8 shapes budget-decode-2026-11-25.md
+# predicts (head 128, head 64, group 16).
 DECODE_CASES = [(1, 4096, False, 8), (64, 4096, False, 8), (128, 2048, False, 8), (16, 32768, False, 8),
                 (128, 4096, True, 8), (1, 32768, False, 8), (64, 4096, False, 32), (1, 32768, False, 32),
-                (64, 4096, False, 8, 32, 64), (64, 4096, False, 8, 16, 256), (64, 4096, False, 4, 64, 128)]
+                (64, 4096, False, 8, 32, 64), (64, 4096, False, 8, 16, 256), (64, 4096, False, 4, 64, 128),
+                (64, 4096, False, 8, 32, 128, "e4m3"), (16, 32768, False, 8, 32, 128, "e4m3"),
+                (64, 4096, False, 8, 32, 64, "e4m3"), (64, 4096, False, 4, 64, 128, "e4m3")]
 
 
 def decode_shape(c):
@@ -337,25 +353,66 @@ def decode_shape(c):
     return (c[4] if len(c) > 4 else 32), c[3], (c[5] if len(c) > 5 else 128)
 
 
-def warm_flashinfer(torch):
+def decode_kv(c):
+    """The cache dtype of a DECODE_CASES entry: "bf16" or "e4m3"."""
+    return c[6] if len(c) > 6 else "bf16"
+
+
+def fi_modules():
+    """FlashInfer's modules the decode cases need, (head size, cache dtype, tensor cores), most
+    wanted first: head 128 bf16, then fp8, then the other head sizes. The group size is not part of a
+    module (FlashInfer dispatches it at run time), so one head-128 module serves 32/8, 32/32 and 64/4."""
+    want = []
+    for c in DECODE_CASES:
+        for tc in (False, True):
+            m = (decode_shape(c)[2], decode_kv(c), tc)
+            if m not in want:
+                want.append(m)
+    return sorted(want, key=lambda m: (m[0] != 128, m[1] != "bf16", m[0], m[2]))
+
+
+def warm_flashinfer(torch, ready_file=None):
+    """Compiles (JIT) FlashInfer's modules in fi_modules() order, appending "HEAD KV TC" to ready_file
+    as each becomes usable, so a run whose warm-up is cut short times the modules it has."""
     import flashinfer
     t0 = time.time()
     bs = 16
     indptr = torch.tensor([0, 3, 6], dtype=torch.int32, device="cuda")
     indices = torch.arange(6, dtype=torch.int32, device="cuda")
     last = torch.tensor([5, 16], dtype=torch.int32, device="cuda")
-    for (hq, hk, d), tc in [(sh, tc) for sh in sorted({decode_shape(c) for c in DECODE_CASES}) for tc in (False, True)]:
+    for d, kv, tc in fi_modules():
+        hq, hk = 32, 8
         k = torch.randn(8, bs, hk, d, dtype=torch.bfloat16, device="cuda")
         v = torch.randn_like(k)
+        if kv == "e4m3":
+            k, v = k.to(torch.float8_e4m3fn), v.to(torch.float8_e4m3fn)
         q = torch.randn(2, hq, d, dtype=torch.bfloat16, device="cuda")
-        w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(torch.zeros(128 << 20, dtype=torch.uint8, device="cuda"),
-                                                          "NHD", use_tensor_cores=tc)
-        w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16,
-               sm_scale=1.0 / math.sqrt(d))
-        w.run(q, (k, v))
-        torch.cuda.synchronize()
-        print(f"flashinfer {flashinfer.__version__} {hq}/{hk}x{d} tensor_cores={tc} ready after {time.time() - t0:.0f} s",
+        try:
+            w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(torch.zeros(128 << 20, dtype=torch.uint8, device="cuda"),
+                                                              "NHD", use_tensor_cores=tc)
+            w.plan(indptr, indices, last, hq, hk, d, bs, q_data_type=torch.bfloat16, kv_data_type=k.dtype,
+                   sm_scale=1.0 / math.sqrt(d))
+            w.run(q, (k, v))
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - one module that fails (say, no fp8 on a path) leaves the others
+            print(f"flashinfer head {d} {kv} tensor_cores={tc} failed: {type(e).__name__}: {e}"[:400], flush=True)
+            continue
+        if ready_file:
+            with open(ready_file, "a") as f:
+                f.write(f"{d} {kv} {int(tc)}\n")
+        print(f"flashinfer {flashinfer.__version__} head {d} {kv} tensor_cores={tc} ready after {time.time() - t0:.0f} s",
               flush=True)
+
+
+def read_ready(path):
+    """The modules a warm-up finished: a set of (head size, cache dtype, tensor cores)."""
+    out = set()
+    if path and os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) == 3:
+                out.add((int(f[0]), f[1], f[2] == "1"))
+    return out
 
 
 # ---- main ------------------------------------------------------------------------
@@ -392,10 +449,12 @@ def main():
     ap.add_argument("--decode-only", action="store_true", help="skip the prefill cases")
     ap.add_argument("--warm-flashinfer", action="store_true",
                     help="only compile FlashInfer's decode kernels for the benchmark's shapes (JIT), then exit")
+    ap.add_argument("--fi-ready", help="the warm-up's ready file: written by --warm-flashinfer; read by a"
+                    " benchmark run, which then times FlashInfer only on the modules listed there")
     a = ap.parse_args()
     import torch
     if a.warm_flashinfer:
-        warm_flashinfer(torch)
+        warm_flashinfer(torch, a.fi_ready)
         return
     if not a.lib or not a.out:
         ap.error("--lib and --out are required")
@@ -419,9 +478,11 @@ def main():
     pcases = [] if a.decode_only else [(4, 4096), (16, 1024), (1, 16384)]
     if a.quick:
         dcases, pcases = dcases[1:2], pcases[:1]
+    fi_ready = read_ready(a.fi_ready) if a.fi_ready else None
     for c in dcases:
         hq, hk, d = decode_shape(c)
-        decode_case(torch, lib, timer, fi, rows, copy_gbs, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2])
+        decode_case(torch, lib, timer, fi, rows, copy_gbs, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2], kv=decode_kv(c),
+                    fi_ready=fi_ready)
     for b, L in pcases:
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)

@@ -13,6 +13,15 @@
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
 #                                            into /tmp/site for the side-by-side
+#   PA_FI_WARM_SECONDS=420                   time box of FlashInfer's JIT warm-up (in the background,
+#                                            head 128 bf16 first); the side-by-side times FlashInfer
+#                                            only on the modules it finished
+#   PA_SAN_ENV="PA_TEST_SHRINK=4 PA_TEST_MAX_CASES=6"
+#                                            environment of the sanitized programs only (smaller
+#                                            cases, as the interp suites run them)
+#   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT
+#                                            when they run beside the plain tests, whose CPU
+#                                            references are the long poles
 # Output: benchmarks/results/gpu-check-<date>-<device>.md, its .json rows, the
 # side-by-side table and logs; copied into $OUT when that is set.
 set -uo pipefail
@@ -62,7 +71,9 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     local tap="$dir/$name.tap" log="$dir/$name.log"
     local filter=()
     [ -n "${PA_CRIT_FILTER:-}" ] && filter=(--filter="$PA_CRIT_FILTER")
-    timeout "$t" env LD_LIBRARY_PATH="$LIBS_ENV" "$@" "$prog" --tap="$tap" ${PA_CRIT_JOBS:+-j$PA_CRIT_JOBS} \
+    # --verbose: each test's start, verdict and time in the log as it happens, so a program cut
+    # off by its box still says which tests passed (its TAP file is written only at the end).
+    timeout "$t" env LD_LIBRARY_PATH="$LIBS_ENV" "$@" "$prog" --tap="$tap" --verbose ${PA_CRIT_JOBS:+-j$PA_CRIT_JOBS} \
         "${filter[@]}" >"$log" 2>&1
     local rc=$?
     local p=0 f=0 s=0
@@ -72,7 +83,9 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         f=$(grep -cE '^not ok ' "$tap")
     fi
     local extra=""
-    [ $rc -eq 124 ] && extra=" (TIMED OUT after ${t}s)"
+    if [ $rc -eq 124 ]; then
+        extra=" (TIMED OUT after ${t}s; its log: $(grep -c '^\[PASS\]' "$log") passed, $(grep -c '^\[FAIL\]' "$log") failed before the cut)"
+    fi
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && extra=" (exit $rc)"
     printf '%-10s %-18s %3d passed, %d failed, %d skipped%s\n' "$label" "$name" "$p" "$f" "$s" "$extra"
     if [ "$f" -gt 0 ] || [ $rc -ne 0 ]; then
@@ -81,6 +94,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 }
 
+T0=$(date +%s)
 {
     echo "# GPU check $stamp"
     echo
@@ -94,8 +108,9 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         # FlashInfer compiles its kernels on first use: install and warm it up in
         # the background while the tests run.
         (python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-            "$PA_WHEELS"/*.whl && PYTHONPATH=/tmp/site FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=8 \
-            timeout 420 python3 benchmarks/side_by_side.py --warm-flashinfer) >"$logs/flashinfer-warm.log" 2>&1 &
+            "$PA_WHEELS"/*.whl && PYTHONPATH=/tmp/site FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=${PA_FI_JOBS:-8} \
+            timeout "${PA_FI_WARM_SECONDS:-420}" nice -n "${PA_FI_NICE:-0}" python3 benchmarks/side_by_side.py --warm-flashinfer \
+            --fi-ready "$logs/fi-ready.txt") >"$logs/flashinfer-warm.log" 2>&1 &
         warm_pid=$!
     fi
 
@@ -134,7 +149,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
             for prog in "$BUILD"/tests/gpu/${PA_SAN_PROGRAMS:-test_*}; do
                 PA_CRIT_JOBS=${PA_SAN_JOBS:-2} PA_CRIT_FILTER=$(san_filter "$tool" "$prog") \
                     run_prog "$tool" "$SAN_SECONDS" "$logs/$tool" "$prog" \
-                    compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
+                    nice -n "${PA_SAN_NICE:-0}" env ${PA_SAN_ENV:-} compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
                     --log-file "$logs/$tool/$(basename "$prog").san.%p" >"$logs/$tool/$(basename "$prog").summary" 2>&1 &
                 san_pids+=($!)
             done
@@ -143,7 +158,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     san_report() {
         wait "${san_pids[@]}"
         echo "## compute-sanitizer (memcheck, racecheck, initcheck, synccheck; every program and tool side by side, ${SAN_SECONDS}s box each)"
-        echo "programs: ${PA_SAN_PROGRAMS:-test_*}; filters: memcheck/initcheck/synccheck '$SAN_ALL' (decode '$SAN_DECODE'); racecheck: decode '$RACE_DECODE', prefill '$RACE_PREFILL', ragged '$RACE_RAGGED', the rest all"
+        echo "programs: ${PA_SAN_PROGRAMS:-test_*}; environment: ${PA_SAN_ENV:-(none)}; filters: memcheck/initcheck/synccheck '$SAN_ALL' (decode '$SAN_DECODE'); racecheck: decode '$RACE_DECODE', prefill '$RACE_PREFILL', ragged '$RACE_RAGGED', the rest all"
         echo '```'
         for tool in memcheck racecheck initcheck synccheck; do
             cat "$logs/$tool"/*.summary
@@ -181,10 +196,10 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     if want python; then
         # The package on torch CUDA tensors (test_gpu.py: every op family, the
         # caller's stream, a CUDA-graph replay), against this build's library.
-        echo "## Python package (pytest python/tests, torch on CUDA)"
+        echo "## Python package (pytest python/tests, torch on CUDA) (at +$(($(date +%s) - T0)) s)"
         echo '```'
         (cd "$ROOT/python/tests" && PYTHONPATH="$ROOT/python" PAGEDATTN_LIB="$BUILD/libpagedattn.so" \
-            timeout 600 python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -15)
+            timeout "${PA_PY_SECONDS:-600}" python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -15)
         echo '```'
     fi
 
@@ -194,19 +209,22 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 
     if want side; then
-        echo "## side by side (benchmarks/side_by_side.py)"
+        echo "## side by side (benchmarks/side_by_side.py; at +$(($(date +%s) - T0)) s)"
+        fi_ready=()
         if [ -n "${warm_pid:-}" ]; then
             wait "$warm_pid"
-            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log")"
+            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log");" \
+                "modules ready: $(tr '\n' ',' <"$logs/fi-ready.txt" 2>/dev/null)"
             export PYTHONPATH=/tmp/site
+            fi_ready=(--fi-ready "$logs/fi-ready.txt")
         fi
-        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout 300 python3 benchmarks/side_by_side.py --lib "$BUILD/libpagedattn.so" \
-            --out "$logs" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
+        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
+            --lib "$BUILD/libpagedattn.so" --out "$logs" "${fi_ready[@]}" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
         cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
     fi
 
     if want checks; then
-        echo "## checks"
+        echo "## checks (at +$(($(date +%s) - T0)) s)"
         echo '```'
         for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do timeout 60 $CLI check convert --dtype "$dt"; done
         for args in "" "--layout vllm --dtype f16" "--layout hnd --cache-dtype fp8_e4m3 --alibi" \
@@ -226,7 +244,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 
     if want serve; then
-        echo "## serve_loop (examples/serve_loop.c): continuous batching on the GPU vs unpaged attention"
+        echo "## serve_loop (examples/serve_loop.c): continuous batching on the GPU vs unpaged attention (at +$(($(date +%s) - T0)) s)"
         echo '```'
         for args in "" "--dtype bf16" "--cache-dtype fp8_e4m3" "--window 40 --soft-cap 30"; do
             echo "\$ serve_loop --device both $args"
@@ -236,7 +254,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 
     if want bench; then
-        echo "## benchmarks (pagedattn bench)"
+        echo "## benchmarks (pagedattn bench) (at +$(($(date +%s) - T0)) s)"
         echo '```'
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
@@ -276,7 +294,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 
     if want ncu && command -v ncu >/dev/null; then
-        echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill"
+        echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill (at +$(($(date +%s) - T0)) s)"
         echo '```'
         m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
         # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before)
@@ -308,4 +326,4 @@ if [ -n "${OUT:-}" ]; then
     cp "$report" "$json" "$OUT"/ 2>/dev/null
     tar czf "$OUT/logs.tgz" -C benchmarks/results "$(basename "$logs")" 2>/dev/null
 fi
-echo "report: $report"
+echo "report: $report (the whole check took $(($(date +%s) - T0)) s)"
