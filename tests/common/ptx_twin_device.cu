@@ -105,17 +105,36 @@ __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b
         acc[t * 32 + i] = d[i];
 }
 
+// The script's arrivals come from `count` threads in turn, one op at a time
+// (a barrier between ops), so each thread arrives once per phase and, as
+// mbarrier's protocol asks (compute-sanitizer's synccheck reports a "Missing
+// wait" otherwise, seen on an H100 on 2026-11-27), waits for the phase it last
+// arrived in to complete before it arrives again: that wait succeeds at once,
+// since the other threads' arrivals completed the phase, and is not a probe of
+// the script. Thread 0 runs the probes. The arrival sequence, and so every
+// probe's answer, is the twin's single-thread script's.
 __global__ void mbar_script_kernel(int count, const int *ops, int n, int *out) {
 #if PA_MBAR_OK
     PA_STATIC_SMEM(uint64_t bar);
-    pa::ptx::mbar_init(&bar, count);
+    const int t = (int)threadIdx.x;
+    if (t == 0)
+        pa::ptx::mbar_init(&bar, count);
+    __syncthreads();
+    int arrivals = 0;
     for (int i = 0; i < n; i++) {
         if (ops[i] == 0) {
-            pa::ptx::mbar_arrive(&bar);
-            out[i] = -1;
-        } else {
+            if (t == arrivals % count) {
+                if (arrivals >= count)
+                    while (!pa::ptx::mbar_test(&bar, (arrivals / count - 1) & 1)) {
+                    }
+                pa::ptx::mbar_arrive(&bar);
+                out[i] = -1;
+            }
+            arrivals++;
+        } else if (t == 0) {
             out[i] = pa::ptx::mbar_test(&bar, ops[i] - 1) ? 1 : 0;
         }
+        __syncthreads();
     }
 #else
     (void)count;
@@ -329,7 +348,7 @@ extern "C" int pa_twin_mbar_script_device(int count, const int *ops, int n, int 
     const int *dops = d.up(ops, (size_t)n);
     int *dout = d.up<int>(nullptr, (size_t)n);
     if (d.err == cudaSuccess) {
-        PA_LAUNCH(1, 1, 0, 0, mbar_script_kernel)(count, dops, n, dout);
+        PA_LAUNCH(1, count, 0, 0, mbar_script_kernel)(count, dops, n, dout);
         d.err = cudaGetLastError();
     }
     d.down(out, dout, (size_t)n);

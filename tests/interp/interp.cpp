@@ -191,6 +191,15 @@ struct Landed {
     uint32_t phase; // the barrier's completed phases once the arrival's phase completes
 };
 std::vector<Landed> unfenced;
+// Per mbarrier of the CTA: the most completed phases any thread has seen
+// complete (a wait, or a probe that found the phase done). An arrival that
+// begins a phase while no thread has waited for the one before it is the
+// "Missing wait" compute-sanitizer's synccheck reports on the device (an H100
+// reported it on 2026-11-27 for a test script that re-arrived without
+// waiting); PA_INTERP_MISSING_WAIT=off turns the check off (for the selftest
+// that shows a producer running ahead deadlocks).
+std::map<const uint64_t *, uint32_t> mbar_waited;
+bool missing_wait_check = true;
 // A wgmma in flight, per warp in issue order: computed at issue from the
 // operands as they are then, delivered to the accumulators at the
 // wgmma.wait_group that completes its group. Until then its accumulators hold
@@ -609,6 +618,7 @@ void mbar_init(uint64_t *bar, int count) {
     if ((uintptr_t)bar % 8)
         die("mbarrier object not 8-byte aligned");
     pa::ptx::twin::mbar_init(bar, count);
+    mbar_waited.erase(bar);
 }
 
 // An object mbarrier.init never set: the 0xFF poison, or no expected or pending arrivals.
@@ -617,8 +627,19 @@ void check_mbar(const uint64_t *bar, const char *what) {
         die(what);
 }
 
+// Records that the calling thread saw the barrier's phase before `phases` complete.
+void mbar_seen(const uint64_t *bar, uint32_t phases) {
+    cur->seen[bar] = phases;
+    uint32_t &w = mbar_waited[bar];
+    w = std::max(w, phases);
+}
+
 void mbar_arrive(uint64_t *bar, bool cp) {
     check_mbar(bar, "mbarrier arrive on an object never initialised");
+    const uint32_t phase = pa::ptx::twin::mbar_phase(*bar);
+    if (missing_wait_check && phase > 0 && mbar_waited[bar] < phase)
+        die("mbarrier arrive begins a phase while no thread has waited for the one before it (a missing wait: "
+            "compute-sanitizer synccheck reports it)");
     if (cp) { // every earlier cp.async of this thread lands first
         const uint32_t phase = pa::ptx::twin::mbar_phase(*bar) + 1;
         for (const Copy &c : cur->pending) {
@@ -642,7 +663,7 @@ void mbar_wait(uint64_t *bar, int parity) {
         yield(WAIT_MBAR);
         cur->mbar = nullptr;
     }
-    cur->seen[bar] = pa::ptx::twin::mbar_phase(*bar);
+    mbar_seen(bar, pa::ptx::twin::mbar_phase(*bar));
 #ifdef PA_INTERP_TSAN
     __tsan_acquire(bar);
 #endif
@@ -652,7 +673,7 @@ bool mbar_test(uint64_t *bar, int parity) {
     check_mbar(bar, "mbarrier probe of an object never initialised");
     const bool done = pa::ptx::twin::mbar_done(*bar, parity);
     if (done)
-        cur->seen[bar] = pa::ptx::twin::mbar_phase(*bar);
+        mbar_seen(bar, pa::ptx::twin::mbar_phase(*bar));
 #ifdef PA_INTERP_TSAN
     if (done)
         __tsan_acquire(bar);
@@ -1035,6 +1056,8 @@ bool guarded_free(void *p) {
 void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
     const char *cp = getenv("PA_INTERP_CP");
     cp_at_issue = cp && strcmp(cp, "issue") == 0;
+    const char *mw = getenv("PA_INTERP_MISSING_WAIT");
+    missing_wait_check = !(mw && strcmp(mw, "off") == 0);
     const char *sm = getenv("PA_INTERP_SCHED");
     sched_mode = sm && strcmp(sm, "random") == 0 ? RANDOM : sm && strcmp(sm, "warp") == 0 ? WARP : SWEEP;
     static bool seeded = false;
@@ -1096,6 +1119,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         memset(smem_buf, 0xFF, smem_cap);
         async_live = false;
         unfenced.clear();
+        mbar_waited.clear();
         warp_ops.assign(slots / 32, {});
         const int regs0 = std::min(256, 65536 / (int)slots) & ~7;
         warp_regs.assign(slots / 32, regs0);

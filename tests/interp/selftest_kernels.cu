@@ -290,6 +290,21 @@ __global__ void mbar_never(uint32_t *out) {
     out[threadIdx.x] = 1;
 }
 
+// One thread, a barrier of one arrival: it arrives (phase 0 completes), then,
+// mode 0, waits for phase 0 before arriving again, or, mode 1, arrives again at
+// once: the "Missing wait" synccheck reported on an H100 for the PTX twins'
+// script kernel (tests/common/ptx_twin_device.cu), 2026-11-27.
+__global__ void mbar_rearrive(uint32_t *out, int mode) {
+    PA_STATIC_SMEM(uint64_t bar);
+    pa::ptx::mbar_init(&bar, 1);
+    pa::ptx::mbar_arrive(&bar);
+    if (mode == 0)
+        pa::ptx::mbar_wait(&bar, 0);
+    pa::ptx::mbar_arrive(&bar);
+    pa::ptx::mbar_wait(&bar, 1);
+    out[0] = 1;
+}
+
 } // namespace
 
 extern "C" {
@@ -349,6 +364,11 @@ cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns) {
     PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, named_turns)(log, rounds, turns);
     return cudaGetLastError();
 }
+cudaError_t pa_selftest_mbar_rearrive(uint32_t *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, mbar_rearrive)(out, mode);
+    return cudaGetLastError();
+}
+
 cudaError_t pa_selftest_mbar_never(uint32_t *out) {
     PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, mbar_never)(out);
     return cudaGetLastError();

@@ -38,6 +38,8 @@ cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, floa
 cudaError_t pa_selftest_setmaxnreg(int *out, int mode);
 cudaError_t pa_selftest_mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode);
 cudaError_t pa_selftest_mbar_never(uint32_t *out);
+/* mode 0: a thread waits for the phase it completed before arriving again; 1: it does not (aborts). */
+cudaError_t pa_selftest_mbar_rearrive(uint32_t *out, int mode);
 cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
 #ifdef __cplusplus
 }

@@ -208,7 +208,21 @@ Test(interp, mbarrier_ring_delivers_every_round) {
  * deadlock report (abort) here. */
 Test(interp, mbarrier_ring_without_empty_wait_deadlocks_when_the_producer_runs_ahead, .signal = SIGABRT) {
     setenv("PA_INTERP_SCHED", "warp", 1);
+    setenv("PA_INTERP_MISSING_WAIT", "off", 1); /* the deadlock, not the missing wait before it */
     mbar_ring_case(2, 0);
+}
+/* synccheck's "Missing wait": an arrival that begins a phase nobody waited
+ * for the end of aborts; with the wait between, the same arrivals run. */
+Test(interp, mbarrier_rearrive_after_waiting_runs) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    out[0] = 0;
+    cr_assert_eq(pa_selftest_mbar_rearrive(out, 0), cudaSuccess);
+    cr_assert_eq(out[0], 1u);
+    cudaFree(out);
+}
+Test(interp, mbarrier_arrive_without_waiting_for_the_last_phase_aborts, .signal = SIGABRT) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    pa_selftest_mbar_rearrive(out, 1);
 }
 /* Named barriers hand a value back and forth in turns, under every schedule. */
 Test(interp, named_barriers_take_turns) {
@@ -254,7 +268,10 @@ Test(tsan, wgmma_without_barrier_after_tile_stores_is_a_race, .signal = SIGABRT)
 }
 
 // The consumer reads a slot whose `full` phase it did not wait for: a race.
-Test(tsan, mbarrier_ring_without_full_wait_is_a_race, .signal = SIGABRT) { mbar_ring_case(1, 0); }
+Test(tsan, mbarrier_ring_without_full_wait_is_a_race, .signal = SIGABRT) {
+    setenv("PA_INTERP_MISSING_WAIT", "off", 1); /* the race, not the missing wait the next round has */
+    mbar_ring_case(1, 0);
+}
 // The reading warp skips its turn (no named_sync): a race with the writer.
 Test(tsan, named_barrier_turn_skipped_is_a_race, .signal = SIGABRT) {
     int *log = dev(8 * sizeof(int));
