@@ -2,6 +2,7 @@
  * workspace queries, and the kernel parameter block of the GPU entries
  * (csrc/ops/decode_entry.c launches it; cuda/decode/ holds the kernels). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode_internal.h"
@@ -111,13 +112,22 @@ static int32_t unit_for(int32_t unit, uint64_t v) {
 
 static int64_t round256(int64_t v) { return (v + 255) / 256 * 256; }
 
-/* Splits per sequence the grid and the workspace are sized for. */
-static int32_t max_splits_for(int mode, int32_t max_seq_len) {
+int32_t pa_dec_auto_min_part(void) {
+    const char *e = getenv("PAGEDATTN_DECODE_MIN_SPLIT");
+    const long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= PA_DEC_AUTO_MIN_PART && v <= PA_DEC_AUTO_MIN_PART_MAX && (v & (v - 1)) == 0 ? (int32_t)v
+                                                                                            : PA_DEC_AUTO_MIN_PART;
+}
+
+/* Splits per sequence the grid is sized for; the workspace is sized for
+ * min_part PA_DEC_AUTO_MIN_PART (the most splits any smallest split gives),
+ * so the size queries do not depend on the environment. */
+static int32_t max_splits_for(int mode, int32_t max_seq_len, int32_t min_part) {
     if (mode == PA_DEC_MODE_V1)
         return 1;
     if (mode == PA_DEC_MODE_V2)
         return (int32_t)(((int64_t)max_seq_len + PA_DEC_V2_PART - 1) / PA_DEC_V2_PART);
-    const int64_t n = ((int64_t)max_seq_len + PA_DEC_AUTO_MIN_PART - 1) / PA_DEC_AUTO_MIN_PART;
+    const int64_t n = ((int64_t)max_seq_len + min_part - 1) / min_part;
     return (int32_t)(n < PA_DEC_AUTO_MAX_SPLITS ? n : PA_DEC_AUTO_MAX_SPLITS);
 }
 
@@ -138,7 +148,7 @@ static pa_status shape_check(const pa_decode_params *p, const char *who) {
 
 static pa_status workspace_layout(const pa_decode_params *p, int mode, int32_t *max_splits, int64_t *tmp_bytes,
                                   int64_t *es_bytes, size_t *total) {
-    const int32_t ms = p->num_seqs == 0 ? 1 : max_splits_for(mode, p->max_seq_len);
+    const int32_t ms = p->num_seqs == 0 ? 1 : max_splits_for(mode, p->max_seq_len, PA_DEC_AUTO_MIN_PART);
     *max_splits = ms;
     *tmp_bytes = *es_bytes = 0;
     *total = 0;
@@ -348,13 +358,20 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->bs_step = p->bs_head_sliding_step;
 
     kp->mode = mode;
-    /* v1: one split as long as any valid sequence (a multiple of every tile). */
+    /* v1: one split as long as any valid sequence (a multiple of every tile);
+     * auto: the smallest split, and a grid of as many splits as it gives; the
+     * workspace keeps the layout of the default smallest split (rows of
+     * max_splits per (seq, head)), the splits filling the first rows of each. */
     kp->part = mode == PA_DEC_MODE_V2
                    ? PA_DEC_V2_PART
                    : (int32_t)(((int64_t)p->max_seq_len + PA_DEC_MAX_TILE - 1) / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE);
     if (mode == PA_DEC_MODE_V1 && (int64_t)p->max_seq_len + PA_DEC_MAX_TILE > INT32_MAX)
         kp->part = INT32_MAX / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE;
-    kp->max_splits = ms;
+    kp->max_splits = kp->grid_splits = ms;
+    if (mode == PA_DEC_MODE_AUTO) {
+        kp->part = pa_dec_auto_min_part();
+        kp->grid_splits = p->num_seqs == 0 ? 1 : max_splits_for(mode, p->max_seq_len, kp->part);
+    }
     if (ms > 1) {
         /* [tmp_out | exp_sums | max_logits], each part 256-byte aligned */
         void *es = (unsigned char *)ws + tmp_bytes, *ml = (unsigned char *)ws + tmp_bytes + es_bytes;

@@ -8,8 +8,9 @@
  * entries differ only in how a sequence is cut into splits:
  *   v1    one split covering the sequence (no workspace, no merge);
  *   v2    vLLM's 512-token partitions, merged by a second kernel;
- *   auto  pa_dec_auto_part(seq_len) tokens per split (at most 64 splits), a
- *         function of that sequence's length only, so a sequence's output is
+ *   auto  pa_dec_auto_part(seq_len, min_part) tokens per split (at most 64
+ *         splits), a function of that sequence's length (and the process-wide
+ *         smallest split, pa_dec_auto_min_part) only, so a sequence's output is
  *         bitwise the same whatever else is in the batch.
  * A sequence with one split writes its output directly; with more, each split
  * writes (tmp_out, exp_sums, max_logits) to the workspace and the merge kernel
@@ -27,36 +28,40 @@
 extern "C" {
 #endif
 
-#define PA_DEC_THREADS 128       /* threads per CTA (4 warps) */
-#define PA_DEC_STAGES 3          /* cp.async pipeline depth (K+V tiles) */
-#define PA_DEC_GB 4              /* query heads per P.V accumulator set (registers) */
-#define PA_DEC_MAX_HPC 16        /* query heads served by one CTA */
-#define PA_DEC_TABLE_WIN 64      /* block-table entries staged in shared memory */
-#define PA_DEC_MAX_TILE 64       /* tokens per tile, at most */
-#define PA_DEC_AUTO_MIN_PART 256 /* auto: smallest split, tokens */
+#define PA_DEC_THREADS 128            /* threads per CTA (4 warps) */
+#define PA_DEC_STAGES 3               /* cp.async pipeline depth (K+V tiles) */
+#define PA_DEC_GB 4                   /* query heads per P.V accumulator set (registers) */
+#define PA_DEC_MAX_HPC 16             /* query heads served by one CTA */
+#define PA_DEC_TABLE_WIN 64           /* block-table entries staged in shared memory */
+#define PA_DEC_MAX_TILE 64            /* tokens per tile, at most */
+#define PA_DEC_AUTO_MIN_PART 256      /* auto: smallest split, tokens (the default; at least this) */
+#define PA_DEC_AUTO_MIN_PART_MAX 8192 /* the largest smallest split PAGEDATTN_DECODE_MIN_SPLIT may ask for */
 #define PA_DEC_AUTO_MAX_SPLITS 64
 #define PA_DEC_V2_PART 512 /* = PA_DECODE_PARTITION_SIZE */
 
 enum { PA_DEC_MODE_V1 = 0, PA_DEC_MODE_V2 = 1, PA_DEC_MODE_AUTO = 2 };
 
 /* Tokens per split of the recommended entry for a sequence of len tokens:
- * max(256, next_pow2(ceil(len / 64))). Depends on len alone (batch
+ * max(min_part, next_pow2(ceil(len / 64))), min_part a power of two from 256
+ * (pa_dec_auto_min_part). Depends on len and min_part alone (batch
  * invariance); a power of two, so a multiple of every tile size. */
-PA_HD int32_t pa_dec_auto_part(int32_t len) {
+PA_HD int32_t pa_dec_auto_part(int32_t len, int32_t min_part) {
     int32_t want = (int32_t)(((int64_t)len + PA_DEC_AUTO_MAX_SPLITS - 1) / PA_DEC_AUTO_MAX_SPLITS);
-    int32_t part = PA_DEC_AUTO_MIN_PART;
+    int32_t part = min_part;
     while (part < want)
         part *= 2;
     return part;
 }
 
-/* Tokens per split for a sequence of len tokens (mode, fixed part). */
-PA_HD int32_t pa_dec_part(int32_t mode, int32_t fixed_part, int32_t len) {
-    return mode == PA_DEC_MODE_AUTO ? pa_dec_auto_part(len) : fixed_part;
+/* Tokens per split for a sequence of len tokens (mode, part): v1 and v2 split
+ * at `part` tokens; the recommended entry (auto) takes `part` as its smallest
+ * split. */
+PA_HD int32_t pa_dec_part(int32_t mode, int32_t part, int32_t len) {
+    return mode == PA_DEC_MODE_AUTO ? pa_dec_auto_part(len, part) : part;
 }
 
-PA_HD int32_t pa_dec_num_splits(int32_t mode, int32_t fixed_part, int32_t len) {
-    const int32_t part = pa_dec_part(mode, fixed_part, len);
+PA_HD int32_t pa_dec_num_splits(int32_t mode, int32_t part_arg, int32_t len) {
+    const int32_t part = pa_dec_part(mode, part_arg, len);
     return (int32_t)(((int64_t)len + part - 1) / part);
 }
 
@@ -84,8 +89,10 @@ typedef struct pa_dec_kparams {
 
     /* ---- decomposition ---- */
     int32_t mode;            /* PA_DEC_MODE_* */
-    int32_t part;            /* tokens per split for v1 / v2 */
-    int32_t max_splits;      /* grid.y; workspace rows per (seq, head) */
+    int32_t part;            /* tokens per split for v1 / v2; auto: the smallest split */
+    int32_t max_splits;      /* workspace rows per (seq, head): the documented layout's P */
+    int32_t grid_splits;     /* grid.y: the most splits a sequence has (<= max_splits; < only when
+                              * PAGEDATTN_DECODE_MIN_SPLIT makes the recommended entry's splits longer) */
     float *tmp_out;          /* [num_seqs, num_heads, max_splits, head_size] f32 (NULL when max_splits == 1) */
     float *exp_sums;         /* [num_seqs, num_heads, max_splits] */
     float *max_logits;       /* [num_seqs, num_heads, max_splits] */
@@ -147,11 +154,16 @@ typedef struct pa_dec_kparams {
 pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
                               size_t *ws_needed);
 
+/* The recommended entry's smallest split: PAGEDATTN_DECODE_MIN_SPLIT when it
+ * is a power of two from PA_DEC_AUTO_MIN_PART to PA_DEC_AUTO_MIN_PART_MAX,
+ * else PA_DEC_AUTO_MIN_PART (read at each launch, as decode.h says). */
+int32_t pa_dec_auto_min_part(void);
+
 /* Workspace bytes of an entry (0 for v1 or a single split). */
 pa_status pa_dec_workspace_size(const pa_decode_params *p, int mode, size_t *bytes);
 
 /* cuda/decode/decode_launch.cu: launches the split kernel and, when
- * max_splits > 1, the merge kernel. cudaError_t as int. */
+ * grid_splits > 1, the merge kernel. cudaError_t as int. */
 int pa_launch_paged_decode(const pa_dec_kparams *kp, pa_stream stream);
 
 #ifdef __cplusplus

@@ -24,7 +24,7 @@ extern "C" int pa_launch_paged_decode(const pa_dec_kparams *kp, pa_stream stream
         e = pa_dec_launch_split_##Q##_##C(kp, stream);
 #include "instances/list.inc"
 #undef PA_DEC_PAIR
-    if (e != 0 || kp->max_splits <= 1)
+    if (e != 0 || kp->grid_splits <= 1)
         return e;
     const cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
     switch (kp->q_dtype) {

@@ -15,7 +15,7 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
         if (e != cudaSuccess)
             return (int)e;
     }
-    const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->max_splits);
+    const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->grid_splits);
     PA_LAUNCH(grid, NT, (size_t)kp->smem_bytes, s, kernel)(*kp);
     return (int)cudaGetLastError();
 }

@@ -109,6 +109,12 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         bitwise identical whatever else is in the batch and whatever the
  *         batch size. Workspace: the layout above with
  *         P = min(64, ceil(max_seq_len / 256)).
+ *         The environment variable PAGEDATTN_DECODE_MIN_SPLIT, read at each
+ *         call, replaces the smallest split 256 with a power of two up to
+ *         8192 (other values are ignored): fewer, longer splits, so less
+ *         per-split work at large batches and less parallelism at small ones.
+ *         Outputs stay batch-invariant for any one value (not across values),
+ *         and the workspace query does not depend on it.
  *         The trade-off: small splits keep a small batch's GPU busy (batch
  *         1 x 4K: 16 CTAs per KV head), but at a large batch every split
  *         still pays a pipeline fill, a partial round trip and the merge. On

@@ -5,6 +5,7 @@
  * (pa_dec_kparams_make, csrc/shared/decode_internal.h): what the kernels rely on. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -238,19 +239,57 @@ Test(decode_choice, v1_v2_rule_is_vllms) {
 /* ---- the recommended entry's split rule ------------------------------------------------------ */
 
 Test(decode_choice, auto_splits_depend_on_length_only_and_fit_the_workspace) {
-    for (int len = 1; len < 3000000; len += (len < 70000 ? 1 : 997)) {
-        const int part = pa_dec_auto_part(len), n = pa_dec_num_splits(PA_DEC_MODE_AUTO, 0, len);
-        CHK(part >= PA_DEC_AUTO_MIN_PART && (part & (part - 1)) == 0, "len %d part %d", len, part);
-        CHK(part % PA_DEC_MAX_TILE == 0);
-        CHK((int64_t)(n - 1) * part < len && (int64_t)n * part >= len, "len %d: %d splits of %d", len, n, part);
-        CHK(n >= 1 && n <= PA_DEC_AUTO_MAX_SPLITS, "len %d: %d splits", len, n);
-        /* the workspace sized for any max_seq_len >= len holds them */
-        CHK(n <= (len + PA_DEC_AUTO_MIN_PART - 1) / PA_DEC_AUTO_MIN_PART, "len %d", len);
-        if (len <= PA_DEC_AUTO_MIN_PART)
-            CHK_EQ(n, 1);
-    }
+    for (int min = PA_DEC_AUTO_MIN_PART; min <= PA_DEC_AUTO_MIN_PART_MAX; min *= 2)
+        for (int len = 1; len < 3000000; len += (len < 70000 ? (min == PA_DEC_AUTO_MIN_PART ? 1 : 61) : 997)) {
+            const int part = pa_dec_auto_part(len, min), n = pa_dec_num_splits(PA_DEC_MODE_AUTO, min, len);
+            CHK(part >= min && (part & (part - 1)) == 0, "len %d min %d part %d", len, min, part);
+            CHK(part % PA_DEC_MAX_TILE == 0);
+            CHK((int64_t)(n - 1) * part < len && (int64_t)n * part >= len, "len %d: %d splits of %d", len, n, part);
+            CHK(n >= 1 && n <= PA_DEC_AUTO_MAX_SPLITS, "len %d: %d splits", len, n);
+            /* the workspace sized for any max_seq_len >= len (at the default smallest split) holds them */
+            CHK(n <= (len + PA_DEC_AUTO_MIN_PART - 1) / PA_DEC_AUTO_MIN_PART, "len %d", len);
+            if (len <= min)
+                CHK_EQ(n, 1);
+        }
     CHK_EQ(pa_dec_num_splits(PA_DEC_MODE_V2, 512, 1025), 3);
     CHK_EQ(pa_dec_num_splits(PA_DEC_MODE_V1, 1 << 20, 1025), 1);
+}
+
+/* PAGEDATTN_DECODE_MIN_SPLIT: a power of two from 256 to 8192 sets the
+ * recommended entry's smallest split (the kernel's part, and the grid's
+ * splits); anything else is the default 256. The workspace query does not
+ * depend on it (sized for 256, the most splits). */
+Test(decode_choice, min_split_from_the_environment) {
+    const struct {
+        const char *env;
+        int part;
+    } cases[] = {{NULL, 256},  {"256", 256}, {"512", 512},  {"1024", 1024}, {"8192", 8192}, {"16384", 256},
+                 {"128", 256}, {"300", 256}, {"-512", 256}, {"abc", 256},   {"", 256}};
+    pa_decode_params p = params(4, 32, 8, 128, 16, 4096);
+    static _Alignas(256) unsigned char ws[4 * 32 * 16 * (128 * 4 + 8) + 4096];
+    size_t need_default = 0;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &need_default), PA_SUCCESS);
+    cr_assert(need_default <= sizeof ws);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].env)
+            setenv("PAGEDATTN_DECODE_MIN_SPLIT", cases[i].env, 1);
+        else
+            unsetenv("PAGEDATTN_DECODE_MIN_SPLIT");
+        CHK_EQ(pa_dec_auto_min_part(), cases[i].part, "env %s", cases[i].env ? cases[i].env : "(unset)");
+        size_t need = 0;
+        cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &need), PA_SUCCESS);
+        CHK_EQ(need, need_default, "env %s: the workspace query moved", cases[i].env ? cases[i].env : "(unset)");
+        pa_dec_kparams kp;
+        cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_AUTO, ws, sizeof ws, &kp, NULL), PA_SUCCESS, "%s",
+                     pa_last_error());
+        CHK_EQ(kp.part, cases[i].part);
+        /* 4096 tokens: 16 splits of 256, 8 of 512, 4 of 1024, one of 8192; the
+         * workspace rows keep the documented 16 per (seq, head) */
+        CHK_EQ(kp.grid_splits, (4096 + cases[i].part - 1) / cases[i].part, "env %s", cases[i].env ? cases[i].env : "");
+        CHK_EQ(kp.max_splits, 16);
+        CHK_EQ(pa_dec_num_splits(PA_DEC_MODE_AUTO, kp.part, 4096), kp.grid_splits);
+    }
+    unsetenv("PAGEDATTN_DECODE_MIN_SPLIT");
 }
 
 /* ---- geometry for every shape the kernels accept -------------------------------------------- */
