@@ -129,7 +129,7 @@ def roofs(torch, timer):
 
 
 def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=128, bs=16, vary=False, kv="bf16",
-                fi_ready=None):
+                fi_ready=None, min_splits=()):
     dev = "cuda"
     g = torch.Generator(device=dev)
     g.manual_seed(batch * 100003 + ctx)
@@ -207,11 +207,22 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
             lib.pa_paged_attention_v2_workspace_size
         ok(lib, fn_ws(C.byref(p), C.byref(ws_bytes)), entry + " workspace")
         ws = torch.empty(max(ws_bytes.value, 16), dtype=torch.uint8, device=dev)
+        if entry == "decode":
+            ws_auto = ws
         call = lib.pa_paged_attention_decode if entry == "decode" else lib.pa_paged_attention_v2
         out.fill_(float("nan"))
         record(f"libpagedattn {entry}",
                lambda call=call, ws=ws: ok(lib, call(C.byref(p), C.c_void_p(ws.data_ptr()), ws.numel(),
                                                      C.c_void_p(stream)), entry), out)
+    # The recommended entry at other smallest splits (PAGEDATTN_DECODE_MIN_SPLIT, read at each call;
+    # the workspace query does not depend on it).
+    for m in min_splits:
+        os.environ["PAGEDATTN_DECODE_MIN_SPLIT"] = str(m)
+        out.fill_(float("nan"))
+        record(f"libpagedattn decode (min split {m})",
+               lambda ws=ws_auto: ok(lib, lib.pa_paged_attention_decode(C.byref(p), C.c_void_p(ws.data_ptr()),
+                                                                       ws.numel(), C.c_void_p(stream)), "decode"), out)
+        del os.environ["PAGEDATTN_DECODE_MIN_SPLIT"]
     out.fill_(float("nan"))
     record("libpagedattn v1", lambda: ok(lib, lib.pa_paged_attention_v1(C.byref(p), C.c_void_p(stream)), "v1"), out)
 
@@ -449,6 +460,9 @@ def main():
     ap.add_argument("--decode-only", action="store_true", help="skip the prefill cases")
     ap.add_argument("--warm-flashinfer", action="store_true",
                     help="only compile FlashInfer's decode kernels for the benchmark's shapes (JIT), then exit")
+    ap.add_argument("--decode-min-splits", default="",
+                    help="comma-separated smallest splits (PAGEDATTN_DECODE_MIN_SPLIT) to time the recommended"
+                    " decode entry at too, beside its default")
     ap.add_argument("--fi-ready", help="the warm-up's ready file: written by --warm-flashinfer; read by a"
                     " benchmark run, which then times FlashInfer only on the modules listed there")
     a = ap.parse_args()
@@ -482,7 +496,7 @@ def main():
     for c in dcases:
         hq, hk, d = decode_shape(c)
         decode_case(torch, lib, timer, fi, rows, copy_gbs, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2], kv=decode_kv(c),
-                    fi_ready=fi_ready)
+                    fi_ready=fi_ready, min_splits=[int(m) for m in a.decode_min_splits.split(",") if m])
     for b, L in pcases:
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)

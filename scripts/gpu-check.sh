@@ -2,7 +2,9 @@
 # On a machine with a GPU: the GPU tests, the four compute-sanitizer setups,
 # `pagedattn check` for every op, serve_loop on the GPU, the benchmarks and the
 # side-by-side against FlashInfer and PyTorch SDPA, in one command, writing one
-# dated report under benchmarks/results/.
+# dated report under benchmarks/results/. Order: the correctness sections
+# (tests, python, checks, serve; with PA_SAN_BACKGROUND=1 the sanitizers run
+# beside them), then the timed ones on a quiet GPU (side, bench, ncu).
 #
 #   scripts/gpu-check.sh                     build natively into build-gpu/ (needs Criterion)
 #   PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
@@ -19,6 +21,13 @@
 #   PA_SAN_ENV="PA_TEST_SHRINK=4 PA_TEST_MAX_CASES=6"
 #                                            environment of the sanitized programs only (smaller
 #                                            cases, as the interp suites run them)
+#   PA_SAN_TOOLS="memcheck initcheck"       which sanitizer tools run (default all four)
+#   PA_SAN_FILTER_test_prefill='prefill_hopper*/*'
+#                                            a program's Criterion filter for every tool (replaces
+#                                            the built-in subsets below; one variable per program)
+#   PA_BENCH_PRESETS="llama3-8b"             the preset sweeps of the bench section ("" for none)
+#   PA_BENCH_CONTEXT_PATHS="hopper mma"      the prefill paths the context benchmarks compare
+#   PA_NCU_SECONDS=150 PA_NCU_FP8=1          each ncu run's box; 0 skips the FP8 path's
 #   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT
 #                                            when they run beside the plain tests, whose CPU
 #                                            references are the long poles
@@ -128,7 +137,12 @@ T0=$(date +%s)
     RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper*/*)'
     RACE_RAGGED='@(ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
     san_filter() { # tool program
-        if [ "$1" = racecheck ]; then
+        # PA_SAN_FILTER_<program> (say PA_SAN_FILTER_test_prefill) replaces the program's filters
+        # below for every tool: a follow-up run over what an earlier one did not reach.
+        local own="PA_SAN_FILTER_$(basename "$2")"
+        if [ -n "${!own:-}" ]; then
+            echo "${!own}"
+        elif [ "$1" = racecheck ]; then
             case "$(basename "$2")" in
             test_decode) echo "$RACE_DECODE" ;;
             test_prefill) echo "$RACE_PREFILL" ;;
@@ -144,7 +158,7 @@ T0=$(date +%s)
     san_start() {
         san_t0=$(date +%s)
         san_pids=()
-        for tool in memcheck racecheck initcheck synccheck; do
+        for tool in ${PA_SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
             mkdir -p "$logs/$tool"
             for prog in "$BUILD"/tests/gpu/${PA_SAN_PROGRAMS:-test_*}; do
                 PA_CRIT_JOBS=${PA_SAN_JOBS:-2} PA_CRIT_FILTER=$(san_filter "$tool" "$prog") \
@@ -157,10 +171,11 @@ T0=$(date +%s)
     }
     san_report() {
         wait "${san_pids[@]}"
-        echo "## compute-sanitizer (memcheck, racecheck, initcheck, synccheck; every program and tool side by side, ${SAN_SECONDS}s box each)"
+        echo "## compute-sanitizer (${PA_SAN_TOOLS:-memcheck racecheck initcheck synccheck}; every program and tool side by side, ${SAN_SECONDS}s box each)"
+        for v in $(compgen -v PA_SAN_FILTER_); do echo "$v='${!v}' (replaces the filters below)"; done
         echo "programs: ${PA_SAN_PROGRAMS:-test_*}; environment: ${PA_SAN_ENV:-(none)}; filters: memcheck/initcheck/synccheck '$SAN_ALL' (decode '$SAN_DECODE'); racecheck: decode '$RACE_DECODE', prefill '$RACE_PREFILL', ragged '$RACE_RAGGED', the rest all"
         echo '```'
-        for tool in memcheck racecheck initcheck synccheck; do
+        for tool in ${PA_SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
             cat "$logs/$tool"/*.summary
             cat "$logs/$tool"/*.san.* 2>/dev/null | grep -E 'ERROR SUMMARY: [1-9]|^========= (Error|Warning|Invalid|Race|Uninit|Barrier|Program hit)' |
                 sed 's/\[[0-9]* hazards\]//' | sort | uniq -c | sort -rn | head -10
@@ -203,26 +218,6 @@ T0=$(date +%s)
         echo '```'
     fi
 
-    if want sanitize; then
-        [ "${PA_SAN_BACKGROUND:-0}" = 1 ] || san_start
-        san_report
-    fi
-
-    if want side; then
-        echo "## side by side (benchmarks/side_by_side.py; at +$(($(date +%s) - T0)) s)"
-        fi_ready=()
-        if [ -n "${warm_pid:-}" ]; then
-            wait "$warm_pid"
-            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log");" \
-                "modules ready: $(tr '\n' ',' <"$logs/fi-ready.txt" 2>/dev/null)"
-            export PYTHONPATH=/tmp/site
-            fi_ready=(--fi-ready "$logs/fi-ready.txt")
-        fi
-        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
-            --lib "$BUILD/libpagedattn.so" --out "$logs" "${fi_ready[@]}" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
-        cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
-    fi
-
     if want checks; then
         echo "## checks (at +$(($(date +%s) - T0)) s)"
         echo '```'
@@ -253,12 +248,34 @@ T0=$(date +%s)
         echo '```'
     fi
 
+    if want sanitize; then
+        [ "${PA_SAN_BACKGROUND:-0}" = 1 ] || san_start
+        san_report
+    fi
+
+    if want side; then
+        echo "## side by side (benchmarks/side_by_side.py; at +$(($(date +%s) - T0)) s)"
+        fi_ready=()
+        if [ -n "${warm_pid:-}" ]; then
+            wait "$warm_pid"
+            echo "flashinfer warm-up: $(tail -1 "$logs/flashinfer-warm.log");" \
+                "modules ready: $(tr '\n' ',' <"$logs/fi-ready.txt" 2>/dev/null)"
+            export PYTHONPATH=/tmp/site
+            fi_ready=(--fi-ready "$logs/fi-ready.txt")
+        fi
+        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
+            --lib "$BUILD/libpagedattn.so" --out "$logs" "${fi_ready[@]}" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
+        cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
+    fi
+
     if want bench; then
         echo "## benchmarks (pagedattn bench) (at +$(($(date +%s) - T0)) s)"
         echo '```'
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
-        timeout 240 $CLI bench --preset llama3-8b --json "$json"
+        for preset in ${PA_BENCH_PRESETS-llama3-8b}; do
+            timeout 240 $CLI bench --preset "$preset" --json "$json"
+        done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
         for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do
@@ -269,13 +286,18 @@ T0=$(date +%s)
         # The opt-in Hopper prefill kernel, where this device and build run it (not in the JSON:
         # its rows would carry the same names as the mma.sync kernel's).
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
-            echo "prefill on the Hopper path (PAGEDATTN_PREFILL_PATH=hopper):"
-            PAGEDATTN_PREFILL_PATH=hopper timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
-                --head-size 128 --dtype bf16
+            # Prompt attention at each padded head size the Hopper kernel serves, on both paths.
+            for hs in 128 96 64; do
+                for path in hopper mma; do
+                    echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"
+                    PAGEDATTN_PREFILL_PATH=$path timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
+                        --head-size $hs --dtype bf16 || echo "(failed: rc $?)"
+                done
+            done
             # Context attention (512 new tokens over a 4K prefix) on each cache kind it serves, then
             # the same on mma.sync: issue 14 asks every layout and fp8 within 10% of the flash one.
             # hopper-fp8: the FP8 path (e4m3 wgmma) on the e4m3 caches, against the same on hopper.
-            for path in hopper-fp8 hopper mma; do
+            for path in ${PA_BENCH_CONTEXT_PATHS:-hopper-fp8 hopper mma}; do
                 for lc in "nhd bf16" "vllm bf16" "nhd fp8_e4m3" "vllm fp8_e4m3"; do
                     set -- $lc
                     [ "$path" = hopper-fp8 ] && [ "$2" = bf16 ] && continue
@@ -298,19 +320,19 @@ T0=$(date +%s)
         echo '```'
         m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
         # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before)
-        timeout 150 ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
+        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
-        timeout 150 ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
+        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
         # The Hopper kernel: wgmma runs on the tensor pipe ncu names gmma.
         mh=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-        PAGEDATTN_PREFILL_PATH=hopper timeout 150 ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
+        PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
             --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"
         # The FP8 path: context attention over an e4m3 cache (its only shape), QGMMA on the same pipe.
-        PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout 150 ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
+        [ "${PA_NCU_FP8:-1}" = 1 ] && PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
             --launch-skip 2 --launch-count 3 --csv $CLI bench prefill --variant context --seqs 4 --ctx 4096 \
             --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd --cache-dtype fp8_e4m3 \
             >"$logs/ncu-prefill-hopper-fp8.csv" 2>"$logs/ncu-prefill-hopper-fp8.err"
