@@ -322,17 +322,19 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
     p.num_q_tokens, p.num_k_tokens, p.max_seqlen_q, p.max_seqlen_k = n, n, seqlen, seqlen
     p.scale = scale
     stream = torch.cuda.current_stream().cuda_stream
-    record("libpagedattn prompt", lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
+    PATH_AUTO, PATH_MMA, PATH_HOPPER = 0, 1, 2
+    ok(lib, lib.pa_set_prefill_path(PATH_MMA), "set_prefill_path")
+    record("libpagedattn prompt (mma.sync)",
+           lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
            lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
-    # The opt-in sm_90a kernel, where this device and build can run it.
+    # The sm_90a kernel, where this device and build can run it (the default for prompts there).
     if hasattr(lib, "pa_prefill_hopper_available") and lib.pa_prefill_hopper_available():
-        PATH_AUTO, PATH_HOPPER = 0, 2
         ok(lib, lib.pa_set_prefill_path(PATH_HOPPER), "set_prefill_path")
         out.fill_(float("nan"))
-        record("libpagedattn prompt (Hopper wgmma, opt-in)",
+        record("libpagedattn prompt (Hopper wgmma)",
                lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
                lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
-        ok(lib, lib.pa_set_prefill_path(PATH_AUTO), "set_prefill_path")
+    ok(lib, lib.pa_set_prefill_path(PATH_AUTO), "set_prefill_path")
 
     from torch.nn.attention import SDPBackend, sdpa_kernel
     for name, backend in (("torch sdpa flash", SDPBackend.FLASH_ATTENTION), ("torch sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):

@@ -283,8 +283,8 @@ T0=$(date +%s)
             timeout 120 $CLI bench ragged $part --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
                 || echo "(failed: rc $?)"
         done
-        # The opt-in Hopper prefill kernel, where this device and build run it (not in the JSON:
-        # its rows would carry the same names as the mma.sync kernel's).
+        # The Hopper prefill kernel, where this device and build run it, against mma.sync (not in
+        # the JSON: its rows would carry the same names as the mma.sync kernel's).
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
             # Prompt attention at each padded head size the Hopper kernel serves, on both paths.
             for hs in 128 96 64; do
@@ -323,7 +323,8 @@ T0=$(date +%s)
         timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
-        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
+        # (mma.sync asked for: AUTO sends prompts to the Hopper kernel on sm_90a)
+        PAGEDATTN_PREFILL_PATH=mma timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
         # The Hopper kernel: wgmma runs on the tensor pipe ncu names gmma.

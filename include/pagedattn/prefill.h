@@ -138,14 +138,16 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
 
 /* ---- which prefill kernel runs (process-wide) ----------------------------------
  *
- * PA_PREFILL_PATH_AUTO (the default) and PA_PREFILL_PATH_MMA run the mma.sync
- * kernels (sm_80 and later). PA_PREFILL_PATH_HOPPER asks for the sm_90a kernel
- * (warp-specialised, wgmma, mbarrier pipeline) wherever it applies: an sm_90
- * device, a library built for sm_90a (gpu_archs containing 90a), f16 or bf16,
- * head sizes up to 128, in context mode a cache in a flash layout or vLLM's
- * (of the query dtype or fp8) and 16-byte aligned rows (vLLM blocks of a
- * multiple of 8, or 16 for fp8); other launches keep the mma.sync kernels. The Hopper
- * kernel is opt-in until a GPU run has verified it (README's status table).
+ * PA_PREFILL_PATH_MMA runs the mma.sync kernels (sm_80 and later).
+ * PA_PREFILL_PATH_HOPPER asks for the sm_90a kernel (warp-specialised, wgmma,
+ * mbarrier pipeline) wherever it applies: an sm_90 device, a library built for
+ * sm_90a (gpu_archs containing 90a), f16 or bf16, head sizes up to 128, in
+ * context mode a cache in a flash layout or vLLM's (of the query dtype or fp8)
+ * and 16-byte aligned rows (vLLM blocks of a multiple of 8, or 16 for fp8);
+ * other launches keep the mma.sync kernels. PA_PREFILL_PATH_AUTO (the
+ * default) takes the Hopper kernel for prompt attention where it applies (it
+ * passed its GPU tests and ran 1.4-1.6x the mma.sync kernel's rate on an H100,
+ * benchmarks/results/gpu-report-2026-11-27-H100.md) and mma.sync for the rest.
  *
  * PA_PREFILL_PATH_HOPPER_FP8 is PA_PREFILL_PATH_HOPPER, except that context
  * attention over an e4m3 cache at head sizes 97..128 runs both products on

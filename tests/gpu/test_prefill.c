@@ -770,10 +770,16 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
         pa_test_dev_free((void *)d.alibi_slopes);
 }
 
+/* The prefill_gpu prompt tests hold the mma.sync kernels to the reference:
+ * the default (AUTO) sends prompt attention to the Hopper kernel wherever that
+ * runs, and prefill_hopper tests it there. */
+static void on_mma_sync(void) { cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS); }
+
 /* Decoder (causal), encoder, encoder-only and cross-attention, lengths that are
  * not tile multiples, q_len > k_len and q_len < k_len, GQA, every dtype. */
 Test(prefill_gpu, prompt_attention_types) {
     PA_SKIP_WITHOUT_GPU();
+    on_mma_sync();
     const int ql[6] = {1, 63, 65, 113, 203, 17}, kl[6] = {7, 1, 130, 113, 64, 1023};
     const pa_dtype dts[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
     const int hsz[3] = {64, 80, 128};
@@ -811,6 +817,7 @@ Test(prefill_gpu, prompt_attention_types) {
  * race under racecheck, which flags it whatever the timing). */
 Test(prefill_gpu, prompt_rows_with_no_visible_key_are_zeros) {
     PA_SKIP_WITHOUT_GPU();
+    on_mma_sync();
     int ql[48], kl[48];
     for (int i = 0; i < 48; i++) {
         ql[i] = 257 + 64 * (i % 5);
@@ -834,6 +841,7 @@ Test(prefill_gpu, prompt_rows_with_no_visible_key_are_zeros) {
 
 Test(prefill_gpu, prompt_long_causal) {
     PA_SKIP_WITHOUT_GPU();
+    on_mma_sync();
     const int ql[2] = {2049, 1025};
     for (int d = 0; d < 2; d++) {
         pa_prompt_problem_cfg c = {.seed = 12000u + d,
@@ -1043,6 +1051,45 @@ Test(prefill_hopper, prompt_attention) {
         pa_prompt_problem_free(pr);
     }
     hopper_end(before, n);
+}
+
+/* The default path (AUTO) takes the Hopper kernel for prompt attention
+ * wherever it runs (pa_prefill_hopper_available: an sm_90 GPU with a 90a
+ * build, and interpret mode) and keeps context attention on mma.sync; both
+ * match the reference. */
+Test(prefill_hopper, auto_takes_prompts_not_context) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+    const int ql[2] = {130, 77};
+    pa_prompt_problem_cfg pc = {.seed = 13900u,
+                                .dtype = PA_DTYPE_BF16,
+                                .attn_type = PA_ATTN_DECODER,
+                                .num_seqs = 2,
+                                .num_heads = 8,
+                                .num_kv_heads = 2,
+                                .head_size = 128,
+                                .q_lens = ql};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+    const long before = pa_prefill_hopper_launches();
+    check_prompt(pr, "AUTO prompt bf16/128");
+    const long mid = pa_prefill_hopper_launches();
+    pa_prompt_problem_free(pr);
+    const int cql[2] = {70, 1}, ccl[2] = {300, 0};
+    ctx_case c = {.seed = 13901u,
+                  .layout = PA_LAYOUT_FLASH_NHD,
+                  .qd = PA_DTYPE_BF16,
+                  .cd = PA_DTYPE_BF16,
+                  .seqs = 2,
+                  .heads = 8,
+                  .kv_heads = 2,
+                  .hs = 128,
+                  .bs = 16,
+                  .ql = cql,
+                  .cl = ccl};
+    run_ctx_case(&c, NULL, 0);
+    const long after = pa_prefill_hopper_launches();
+    cr_assert_eq(mid - before, pa_prefill_hopper_available() ? 1 : 0, "AUTO prompt: %ld Hopper launches", mid - before);
+    cr_assert_eq(after - mid, 0, "AUTO context attention took the Hopper kernel");
 }
 
 /* Context attention over flash caches (NHD and HND, blocks of 16 and 32, a
