@@ -251,6 +251,8 @@ T0=$(date +%s)
     if want sanitize; then
         [ "${PA_SAN_BACKGROUND:-0}" = 1 ] || san_start
         san_report
+        # the logs so far, in case a later section outlives the machine
+        [ -n "${OUT:-}" ] && tar czf "$OUT/logs.tgz" -C benchmarks/results "$(basename "$logs")" 2>/dev/null
     fi
 
     if want side; then
