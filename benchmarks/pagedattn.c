@@ -67,9 +67,8 @@ static int cmd_info(int argc, char **argv) {
            (double)p.total_mem_bytes / (1 << 30), (double)p.l2_bytes / (1 << 20), p.smem_per_block_optin / 1024);
     printf("  driver %d, runtime %d\n", p.driver_version, p.runtime_version);
     printf("  prefill: %s\n", pa_prefill_hopper_available()
-                                  ? "the Hopper (sm_90a) kernel runs prompt attention here (the default); context "
-                                    "attention on it is opt-in (PAGEDATTN_PREFILL_PATH=hopper, or hopper-fp8 for FP8 "
-                                    "tensor cores over e4m3 caches)"
+                                  ? "the Hopper (sm_90a) kernel runs here (the default; PAGEDATTN_PREFILL_PATH=mma for "
+                                    "mma.sync, hopper-fp8 for FP8 tensor cores over e4m3 caches)"
                                   : "mma.sync kernels (no Hopper path: needs an sm_90 GPU and a build for 90a)");
     return 0;
 }

@@ -329,8 +329,13 @@ T0=$(date +%s)
         PAGEDATTN_PREFILL_PATH=mma timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
-        # The Hopper kernel: wgmma runs on the tensor pipe ncu names gmma.
-        mh=sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+        # The Hopper kernel: wgmma's tensor-pipe counters, by the names this ncu lists for the chip
+        # (sm__pipe_tensor_op_gmma_cycles_active read n/a on an H100 with ncu 2025.3, 2026-11-27):
+        # every tensor-pipe metric it has, as a percentage of peak where it counts cycles.
+        ncu --query-metrics --chip gh100 >"$logs/ncu-metrics-gh100.txt" 2>&1
+        mh=$(awk '{print $1}' "$logs/ncu-metrics-gh100.txt" | grep -E '^sm__(pipe|inst_executed_pipe)_tensor' | sort -u |
+            awk '{print $1 (/cycles_active/ ? ".avg.pct_of_peak_sustained_active" : ".sum")}' | tr '\n' ',')
+        mh=${mh}gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
         PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
             --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"

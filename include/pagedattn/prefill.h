@@ -145,9 +145,11 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * context mode a cache in a flash layout or vLLM's (of the query dtype or fp8)
  * and 16-byte aligned rows (vLLM blocks of a multiple of 8, or 16 for fp8);
  * other launches keep the mma.sync kernels. PA_PREFILL_PATH_AUTO (the
- * default) takes the Hopper kernel for prompt attention where it applies (it
- * passed its GPU tests and ran 1.4-1.6x the mma.sync kernel's rate on an H100,
- * benchmarks/results/gpu-report-2026-11-27-H100.md) and mma.sync for the rest.
+ * default) does the same: on an H100 the Hopper kernel passed its GPU tests and
+ * the four compute-sanitizer tools, and ran prompt attention at 1.6x and
+ * context attention at 1.3-1.8x the mma.sync kernel's rate
+ * (benchmarks/results/gpu-report-2026-11-27-H100.md). PA_PREFILL_PATH_MMA
+ * keeps every launch on mma.sync.
  *
  * PA_PREFILL_PATH_HOPPER_FP8 is PA_PREFILL_PATH_HOPPER, except that context
  * attention over an e4m3 cache at head sizes 97..128 runs both products on

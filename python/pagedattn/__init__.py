@@ -44,8 +44,8 @@ _PREFILL_PATHS = ("auto", "mma", "hopper", "hopper-fp8")
 
 
 def set_prefill_path(path):
-    """Which prefill kernel runs, process-wide: "auto" (the default: the sm_90a kernel for prompt
-    attention where it applies, mma.sync for the rest), "mma", "hopper" (the sm_90a kernel wherever it
+    """Which prefill kernel runs, process-wide: "auto" (the default: as "hopper"), "mma" (mma.sync for
+    every launch), "hopper" (the sm_90a kernel wherever it
     applies: an sm_90 GPU, a library built for 90a, f16/bf16, heads up to 128, flash or vLLM caches of
     the query dtype or fp8; other launches keep mma.sync), or
     "hopper-fp8" ("hopper", with context attention over e4m3 caches at heads 97..128 on FP8 tensor cores:
