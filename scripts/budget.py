@@ -546,6 +546,24 @@ CALIBRATION_2 = dict(
 )
 
 
+# What the H100 measured on 2026-11-27 (gpu-report-2026-11-27-H100.md, run 11, commit 261f36f, the
+# tensor-core kernel this script counts): the recommended entry and v1, as fractions of the copy
+# roof, per (instance, shape). MHA at b=1 x 32K moved between 0.21 and 0.24 ms with its position in
+# the run (the report says so); the figure is the slower.
+MEASURED_2026_11_27 = {
+    (("bf16", "bf16"), "MHA 32/32, b=64 x 4K"): (0.94, 0.95),
+    (("bf16", "bf16"), "GQA 32/8, b=64 x 4K"): (0.86, 0.93),
+    (("bf16", "bf16"), "MHA 32/32, b=1 x 32K"): (0.74, 0.25),
+    (("bf16", "bf16"), "GQA 32/8, b=1 x 32K"): (0.63, 0.06),
+    (("bf16", "bf16"), "GQA 32/8 head 64, b=64 x 4K"): (0.72, 0.79),
+    (("bf16", "bf16"), "GQA 16/8 head 256, b=64 x 4K"): (0.95, 0.85),
+    (("bf16", "bf16"), "GQA 64/4 (group 16), b=64 x 4K"): (0.73, 0.88),
+    (("bf16", "e4m3"), "GQA 32/8, b=64 x 4K"): (0.71, 0.77),
+    (("bf16", "e4m3"), "GQA 32/8 head 64, b=64 x 4K"): (0.53, 0.58),
+    (("bf16", "e4m3"), "GQA 64/4 (group 16), b=64 x 4K"): (0.54, 0.69),
+}
+
+
 # ---- analysis ---------------------------------------------------------------------------------
 
 
@@ -832,8 +850,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | predicted (calibrated, below) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -866,17 +884,22 @@ def report(fam_name, fam, rows, label, m=H100):
                             per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
                             frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
                             frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6))
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s |" % (
+            meas = MEASURED_2026_11_27.get((tuple(inst), s["name"]))
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                 md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
                 pct(min(1, f3)), wic, pct(min(1, f5)), "%.0f" % ovp if ovp is not None else "-",
-                pct(min(1, f6)) if f6 is not None else "-", pct(min(1, f4)) if f4 is not None else "- (not measured)"))
+                pct(min(1, f6)) if f6 is not None else "-",
+                pct(min(1, f4)) if f4 is not None else "- (no executed count)",
+                "%s / %s" % (pct(meas[0]), pct(meas[1])) if meas else "-"))
     if exec_ratio:
         w("")
         w("`predicted`: the count times %.2f (executed / counted, %s %s/%s on an H100), at %.2f GHz and %.2f IPC"
           " (what the H100 reached at 4 warps per scheduler), against the measured %s there"
           " (gpu-report-2026-11-23-H100.md). Bandwidth, not issue, caps the rest. Only rows of the kernel"
-          " that was measured (%s) get it; `- (not measured)` marks a kernel no GPU has run yet." % (
+          " that was measured (%s) get it; `- (no executed count)` marks a kernel whose executed instructions"
+          " no ncu run has counted. The last column is what the H100 measured on 2026-11-27"
+          " (gpu-report-2026-11-27-H100.md, whose last section compares the two)." % (
               exec_ratio, c2["shape"], c2["instance"][0], c2["instance"][1], c2["clock_ghz"], c2["ipc"],
               pct(c2["measured"]), c2["kernel"]))
         w("")
