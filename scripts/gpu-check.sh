@@ -320,7 +320,8 @@ T0=$(date +%s)
     if want ncu && command -v ncu >/dev/null; then
         echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill (at +$(($(date +%s) - T0)) s)"
         echo '```'
-        m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+        # smsp__inst_executed.sum and the IPC: what scripts/budget.py's calibrated column needs
+        m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__cycles_elapsed.avg.per_second
         # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before)
         timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
