@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The main job: set up, build, and run the `pagedattn` CLI. On a machine
 # without a GPU it says so and times the CPU reference instead.
-#   scripts/run.sh            (build dir: build/, archs from PA_GPU_ARCHS, default 80;90)
+#   scripts/run.sh            (build dir: build/, archs from PA_GPU_ARCHS, default 80;90a)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 
 BUILD=${PA_BUILD_DIR:-build}
-ARCHS=${PA_GPU_ARCHS:-80;90}
+ARCHS=${PA_GPU_ARCHS:-80;90a}
 if [ ! -f "$BUILD/build.ninja" ]; then
     meson setup "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null
 fi

@@ -4,7 +4,7 @@
 # AddressSanitizer + UBSan, then a bounded libFuzzer run of the host layer.
 # Ends with one plain line: "N passed, N failed, N skipped".
 #
-# Environment: PA_GPU_ARCHS (default "80;90"; CI builds "90" to save time),
+# Environment: PA_GPU_ARCHS (default "80;90a"; CI builds "90" to save time),
 #              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60),
 #              PA_SKIP_PYTHON=1 (skips pip install . + pytest of python/tests).
 set -uo pipefail
@@ -13,7 +13,7 @@ PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) \
 PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
 set +e
 
-ARCHS=${PA_GPU_ARCHS:-80;90}
+ARCHS=${PA_GPU_ARCHS:-80;90a}
 status=0
 total_pass=0 total_fail=0 total_skip=0
 
