@@ -2359,6 +2359,25 @@ HOPPER_SHAPES = [
 ]
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
 HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cache kind (kFlash.. kVllmFp8)
+# What the H100 measured on 2026-11-27 (gpu-report-2026-11-27-H100.md; `pagedattn bench prefill`,
+# run 12, on the kernel this family counts), TFLOP/s of useful (causal) FLOPs: the prompt shapes,
+# and context attention's whole launch (its cache tiles and its new keys' tiles) per cache kind.
+# torch's bf16 GEMM reached 787-791 TFLOP/s beside them, 80% of the 989 the bounds use.
+HOPPER_MEASURED_2026_11_27 = {
+    "causal prompt, b=4 x 4K, 32/8, head 128": 454.0,
+    "causal prompt, b=4 x 4K, 32/8, head 64": 320.0,
+    "causal prompt, b=4 x 4K, 32/8, head 96": 380.0,
+    "flash": 397.0,
+    "vLLM": 306.0,
+    "flash fp8": 350.0,
+    "vLLM fp8": 306.0,
+}
+
+
+def hopper_measured(key):
+    """'T TFLOP/s (x% of 989)' measured on the H100, or '-'."""
+    t = HOPPER_MEASURED_2026_11_27.get(key)
+    return "%.0f TFLOP/s (%s)" % (t, pct(t / MMA_PEAK_TFLOPS)) if t else "-"
 TILE = "cuda/attn_tile.cuh"
 
 
@@ -2581,8 +2600,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("### Bounds per shape (fractions of %g TFLOP/s)" % MMA_PEAK_TFLOPS)
     w("")
     w("| shape | CTAs | tiles per CTA (interior + edge) | useful / computed FLOP | clocks per interior tile: tensor / issue"
-      " / MUFU / shared memory | overlapped bound | in-phase bound |")
-    w("| --- | --- | --- | --- | --- | --- | --- |")
+      " / MUFU / shared memory | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     for sh in fam["shapes"]:
         hp = 64 if sh["head"] <= 64 else 96 if sh["head"] <= 96 else 128
@@ -2599,10 +2618,10 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             clocks = n_plain * cp[b] + n_edge * ce[b]
             secs = clocks / (m["sms"] * m["clock_ghz"] * 1e9)  # one CTA per SM, all SMs busy
             res[b] = useful / secs / 1e12 / MMA_PEAK_TFLOPS
-        w("| %s | %d | %.1f + %.2f | %.2f | %.0f / %.0f / %.0f / %.0f | %s | %s |" % (
+        w("| %s | %d | %.1f + %.2f | %.2f | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
             sh["name"], len(ctas) * sh["batch"] * sh["kv_heads"], sum(a for a, _ in ctas) / len(ctas),
             sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
-            pct(res["overlapped"]), pct(res["in_phase"])))
+            pct(res["overlapped"]), pct(res["in_phase"]), hopper_measured(sh["name"])))
         out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
     if hp_c in paths and cache_prod:
         w("")
@@ -2615,16 +2634,16 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
               HOPPER_CONTEXT["name"], HOPPER_CONTEXT["n_cache"] // 128))
         w("")
         w("| cache kind | producer insts per tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
-          " | overlapped bound | in-phase bound |")
-        w("| --- | --- | --- | --- | --- |")
+          " | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 (whole launch) |")
+        w("| --- | --- | --- | --- | --- | --- |")
         for kv, t in sorted(cache_prod.items()):
             c = hopper_tile_clocks(paths[hp_c], "plain", hp_c, m, prod=t, fp8=kv >= 2)
             useful = 4 * hp_c * 128 * 128  # 128 rows x 128 keys, all visible: QK^T and PV, 2 FLOP each
             f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
             res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}
-            w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s |" % (
+            w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
                 HOPPER_KV[kv], t["total"], c["tensor"], c["issue"], c["mufu"], c["smem"], pct(res["overlapped"]),
-                pct(res["in_phase"])))
+                pct(res["in_phase"]), hopper_measured(HOPPER_KV[kv])))
             out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile",
                             overlapped=res["overlapped"], in_phase=res["in_phase"], tile=c))
     if f8_rows:
@@ -2737,7 +2756,7 @@ FAMILIES["hopper"] = dict(
     report=hopper_report,
     method=hopper_method_text,
     calibration=lambda m=H100: "",
-    about="`prefill_wgmma_kernel<HCfg<HP, DT, KV>>` (cuda/prefill/prefill_wgmma.cuh), the opt-in sm_90a path: 384"
+    about="`prefill_wgmma_kernel<HCfg<HP, DT, KV>>` (cuda/prefill/prefill_wgmma.cuh), the sm_90a path (the default prefill kernel where it runs): 384"
           " threads (a producer warpgroup and two consumer warpgroups), 128 query rows (the GQA group packed)"
           " against 128-key tiles in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
           " O += P V with P in registers. Shapes: bf16, heads 32/8, causal, no window, soft cap or ALiBi.",
