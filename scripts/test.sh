@@ -108,6 +108,19 @@ else
     status=1
 fi
 
+echo "== the kernels nearest the register limit compile without spills for sm_80 and sm_89 (scripts/check-sm8x.sh) =="
+# The whole library for sm_80, sm_86 and sm_89 takes minutes on CI's two cores; these are the
+# sources whose kernels sit at 255 registers there (prefill mma.sync at heads 96 and 128) and the
+# f32 prefill kernel, where sm_89 spilled before (run scripts/check-sm8x.sh build for all of it).
+if PA_SM8X_ARCHS="80 89" scripts/check-sm8x.sh build prefill/inst_f16_h96 prefill/inst_bf16_h96 \
+    prefill/inst_f16_h128 prefill/inst_bf16_h128 prefill/prefill_f32; then
+    echo "build    check-sm8x                    1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 # The shared-memory layouts' bank checks, each from the kernel's written formulas (no GPU).
 bank_check() { # script, result name, what it checks
     echo "== $3: no bank conflicts (scripts/$1) =="

@@ -49,6 +49,7 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
     __syncwarp();
 
     const float slope = p.alibi_slopes ? p.alibi_slopes[head] : 0.0f;
+    const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f;
     const float ks = p.k_scale ? *p.k_scale : 1.0f, vs = p.v_scale ? *p.v_scale : 1.0f;
     const int kind = p.cache_dtype == PA_DTYPE_F32 ? 0 : p.cache_dtype;
     float acc[kMaxPerLane];
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
             }
             x = dot * p.scale;
             if (p.soft_cap > 0.0f)
-                x = p.soft_cap * tanhf(x / p.soft_cap);
+                x = p.soft_cap * tanhf(x * inv_cap);
             x += slope * (float)(j - qpos);
         }
         float mx = x;

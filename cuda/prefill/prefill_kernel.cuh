@@ -43,6 +43,22 @@ namespace pa_prefill {
 template <int HP> constexpr int block_m() { return HP <= 128 ? 128 : 64; }
 template <int HP> constexpr int warp_m() { return HP <= 128 ? 32 : 16; }
 template <int HP> constexpr int block_n() { return HP <= 128 ? 64 : 32; }
+// fp8 tiles are dequantised (dequant_tile) with every 16-byte group of a
+// thread's share in flight at once (BATCH 0), except at heads 96 and 128 on
+// sm_8x: with O and S of 32 rows live, ptxas (nvcc 13.0) spills the unrolled
+// form there at 255 registers (124 bytes at head 128 on sm_80, 4 at head 96 on
+// sm_89), and 4 (head 128) or 2 (head 96) groups at a time in a rolled loop
+// fit without spilling (scripts/check-sm8x.sh). The sm_90 code keeps BATCH 0
+// (no spill; the form the H100 measured, SASS unchanged). Interpret mode runs
+// the sm_8x form, so the rolled loop is checked against the reference at
+// heads 96 and 128 (prefill_gpu/head_sizes), BATCH 0 at the others.
+template <int HP> constexpr int dequant_batch() {
+#if defined(PA_INTERPRET) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900)
+    return HP == 128 ? 4 : HP == 96 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
 // The V slots also hold V^T tiles (vLLM's value layout).
 template <int HP, int DT> using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP>(), DT, warp_m<HP>(), true>;
 
@@ -442,15 +458,16 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     // Raw fp8 tile t (staging b = t & 1) to stage 0: K exact (its scale is in
     // the score scale, walk.c_scale), V times v_scale.
     auto dequant = [&](int t) {
+        constexpr int DQB = dequant_batch<C::HP>();
         const int b = t & 1;
         const float vs = src_tab[1].scale;
         auto run = [&](auto e5m2) {
             constexpr bool E5M2 = decltype(e5m2)::value;
-            pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, false>(C::k_tile(smem, 0), raw_k(b), 1.0f);
+            pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, false, DQB>(C::k_tile(smem, 0), raw_k(b), 1.0f);
             if (walk.vt)
-                pa::tile::dequant_tile<C, C::HP, BN, C::kVtStride, E5M2, true>(C::v_tile(smem, 0), raw_v(b), vs);
+                pa::tile::dequant_tile<C, C::HP, BN, C::kVtStride, E5M2, true, DQB>(C::v_tile(smem, 0), raw_v(b), vs);
             else
-                pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, true>(C::v_tile(smem, 0), raw_v(b), vs);
+                pa::tile::dequant_tile<C, BN, C::HP, C::kStride, E5M2, true, DQB>(C::v_tile(smem, 0), raw_v(b), vs);
         };
         if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
             run(std::true_type{});
