@@ -42,27 +42,23 @@ static void summarise(double *us, int n, pa_timing *out) {
 static double g_copy_roof;
 static double g_gemm_roof[PA_DTYPE_COUNT];
 
-double pa_bench_copy_bandwidth(void) {
-    if (g_copy_roof > 0)
-        return g_copy_roof;
-    const size_t bytes = (size_t)512 << 20;
-    void *a = NULL, *b = NULL;
+/* Best GB/s of `reps` copies of `bytes` from src to dst on the default
+ * stream after 2 warm-ups, each timed with events; `count` bytes counted per
+ * byte copied (2: read plus written). 0 on failure. */
+static double best_copy_gbps(void *dst, const void *src, size_t bytes, int reps, double count) {
     cudaEvent_t e0 = NULL, e1 = NULL;
     double best = 0.0;
-    CK(cudaMalloc(&a, bytes));
-    CK(cudaMalloc(&b, bytes));
-    CK(cudaMemset(a, 1, bytes));
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < reps + 2; i++) {
         CK(cudaEventRecord(e0, 0));
-        CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+        CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, 0));
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, e0, e1));
-        double gbps = 2.0 * (double)bytes / (ms * 1e-3) / 1e9;
-        if (i >= 2 && gbps > best) /* first two are warm-up */
+        const double gbps = count * (double)bytes / (ms * 1e-3) / 1e9;
+        if (i >= 2 && gbps > best) /* the first two are warm-up */
             best = gbps;
     }
 fail:
@@ -70,9 +66,45 @@ fail:
         cudaEventDestroy(e0);
     if (e1)
         cudaEventDestroy(e1);
+    return best;
+}
+
+double pa_bench_copy_bandwidth(void) {
+    if (g_copy_roof > 0)
+        return g_copy_roof;
+    const size_t bytes = (size_t)512 << 20;
+    void *a = NULL, *b = NULL;
+    double best = 0.0;
+    CK(cudaMalloc(&a, bytes));
+    CK(cudaMalloc(&b, bytes));
+    CK(cudaMemset(a, 1, bytes));
+    best = best_copy_gbps(b, a, bytes, 10, 2.0);
+fail:
     cudaFree(a);
     cudaFree(b);
     g_copy_roof = best;
+    return best;
+}
+
+/* The swaps' roof: one 256 MiB copy between pinned host memory and the device
+ * at a time; bytes counted once (what crosses the link). */
+static double g_host_roof[2];
+
+double pa_bench_host_bandwidth(int to_device) {
+    to_device = to_device != 0;
+    if (g_host_roof[to_device] > 0)
+        return g_host_roof[to_device];
+    const size_t bytes = (size_t)256 << 20;
+    void *h = NULL, *d = NULL;
+    double best = 0.0;
+    CK(cudaMallocHost(&h, bytes));
+    CK(cudaMalloc(&d, bytes));
+    memset(h, 1, bytes);
+    best = to_device ? best_copy_gbps(d, h, bytes, 8, 1.0) : best_copy_gbps(h, d, bytes, 8, 1.0);
+fail:
+    cudaFreeHost(h);
+    cudaFree(d);
+    g_host_roof[to_device] = best;
     return best;
 }
 

@@ -24,6 +24,12 @@ typedef struct pa_timing {
  * after. Returns 0 on failure (message on stderr). */
 double pa_bench_copy_bandwidth(void);
 
+/* Pinned-host <-> device copy bandwidth in GB/s (to_device: host to device,
+ * else device to host), bytes counted once: the roof of the swaps. Best of 8
+ * copies of 256 MiB; measured on the first call per direction, cached after.
+ * Returns 0 on failure (message on stderr). */
+double pa_bench_host_bandwidth(int to_device);
+
 /* cuBLAS GEMM throughput in TFLOP/s for inputs of dtype `t` (8192^3, best of
  * 10): f16/bf16 on tensor cores with f32 accumulation, f32 as plain f32 (no
  * TF32), fp8 dtypes as f16 (the attention ops compute in the query dtype).

@@ -83,6 +83,7 @@ void pa_op_opts_default(pa_op_opts *o) {
     o->kv_heads = 8;
     o->head_size = 128;
     o->block_size = 16;
+    o->layers = 1;
     o->ctx[0] = 1024;
 #ifdef PA_CLI_INTERP
     o->seqs = 2; /* the interpreter runs about 1e5 times slower than a GPU */
@@ -108,7 +109,9 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --block-size N       tokens per cache block (default 16)\n"
                           "  --qlen N             new query tokens per sequence (prefill --variant context, ragged)\n"
                           "  --decodes N          ragged: decode sequences beside the --seqs prefill chunks\n"
-                          "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry)\n"
+                          "  --layers N           blocks --variant copy: layers copied in one launch (default 1)\n"
+                          "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry;\n"
+                          "                       blocks: swap-out, swap-in, copy)\n"
                           "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
                           "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"
                           "  --layout vllm|nhd|hnd cache layout (default vllm)\n"
@@ -179,6 +182,7 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         INT_OPT("--window", 0, 1 << 30, o->window)
         INT_OPT("--qlen", 1, 1 << 20, o->qlen)
         INT_OPT("--decodes", 0, 65536, o->decodes)
+        INT_OPT("--layers", 1, 4096, o->layers)
         INT_OPT("--iters", 1, 100000, o->iters)
         INT_OPT("--warmup", 0, 10000, o->warmup)
         else if (!strcmp(a, "--seed")) {

@@ -41,6 +41,7 @@ typedef struct pa_op_opts {
     int ctx[PA_MAX_CTX_LIST], num_ctx; /* context (cached) lengths; a list is a sweep */
     int qlen;                          /* new query tokens per sequence (prefill, ragged); 0 = op default */
     int decodes;                       /* ragged: decode sequences beside `seqs` prefill chunks */
+    int layers;                        /* blocks --variant copy: layers copied in one launch (default 1) */
     pa_dtype dtype, cache_dtype;
     int cache_auto;
     pa_kv_layout layout;
@@ -103,6 +104,8 @@ int pa_cli_have_gpu(char *why, size_t len);
 
 /* reshape_and_cache: `bench cache` and `check cache` (benchmarks/bench_cache.c). */
 int pa_run_cache(const pa_op_opts *o, int check, int gpu);
+/* swap_blocks and copy_blocks: `bench blocks` and `check blocks` (benchmarks/bench_blocks.c). */
+int pa_run_blocks(const pa_op_opts *o, int check, int gpu);
 /* Rows pa_bench_emit printed so far, and JSON rows it failed to write (the CLI
  * exits 1 when there were any). */
 int pa_bench_rows_emitted(void);

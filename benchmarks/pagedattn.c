@@ -179,12 +179,12 @@ done:
 static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
                                 "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
                                 "  Needs a GPU (exit 3 without one).\n"
-                                "  OP: convert, decode, prefill, ragged, cache, baseline (the cuBLAS baseline\n"
+                                "  OP: convert, decode, prefill, ragged, cache, blocks, baseline (the cuBLAS baseline\n"
                                 "      against the decode and ragged CPU references)\n";
 
 static int known_op(const char *op) {
     return !strcmp(op, "convert") || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
-           !strcmp(op, "cache");
+           !strcmp(op, "cache") || !strcmp(op, "blocks");
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -195,7 +195,8 @@ static int cmd_check(int argc, char **argv) {
     }
     const char *op = argv[1];
     if (!known_op(op) && strcmp(op, "baseline")) {
-        fprintf(stderr, "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged, cache, baseline\n",
+        fprintf(stderr,
+                "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged, cache, blocks, baseline\n",
                 op);
         return PA_CLI_EXIT_USAGE;
     }
@@ -224,6 +225,8 @@ static int cmd_check(int argc, char **argv) {
         return pa_run_prefill(&o, 1, 1);
     if (!strcmp(op, "cache"))
         return pa_run_cache(&o, 1, 1);
+    if (!strcmp(op, "blocks"))
+        return pa_run_blocks(&o, 1, 1);
     if (!strcmp(op, "baseline"))
         return pa_check_baseline(&o);
     return pa_run_ragged(&o, 1, 1);
@@ -507,8 +510,9 @@ static int cmd_sweep(int argc, char **argv, int all) {
     if (rc)
         goto out;
     if (!all && !base.preset) {
-        fprintf(stderr, "pagedattn bench: name an op (decode, prefill, ragged, cache, convert, plan) or a sweep "
-                        "(--preset NAME, all); try --help\n");
+        fprintf(stderr,
+                "pagedattn bench: name an op (decode, prefill, ragged, cache, blocks, convert, plan) or a sweep "
+                "(--preset NAME, all); try --help\n");
         rc = PA_CLI_EXIT_USAGE;
         goto out;
     }
@@ -561,7 +565,8 @@ static const char *BENCH_HELP =
     "  the device's copy bandwidth and a cuBLAS GEMM's TFLOP/s measured in the same run\n"
     "  as the roofs, median of --iters with min/max, the cuBLAS baseline beside attention\n"
     "  ops. --device cpu times the CPU reference (the default where there is no GPU).\n"
-    "  OP: decode, prefill, ragged, cache (reshape_and_cache), convert, plan\n"
+    "  OP: decode, prefill, ragged, cache (reshape_and_cache), blocks (swap_blocks out or in,\n"
+    "      copy_blocks: --variant swap-out|swap-in|copy), convert, plan\n"
     "  Sweeps: pagedattn bench --preset NAME | all (see pagedattn bench --preset x --help)\n";
 
 static int cmd_bench(int argc, char **argv) {
@@ -576,7 +581,7 @@ static int cmd_bench(int argc, char **argv) {
     const int sweep = !strcmp(op, "all") || op[0] == '-';
     if (!sweep && (!known_op(op))) {
         fprintf(stderr,
-                "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, convert, plan, all, "
+                "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, blocks, convert, plan, all, "
                 "--preset NAME\n",
                 op);
         return PA_CLI_EXIT_USAGE;
@@ -610,6 +615,8 @@ static int cmd_bench(int argc, char **argv) {
         return pa_run_ragged(&o, 0, use_gpu);
     if (!strcmp(op, "cache"))
         return pa_run_cache(&o, 0, use_gpu);
+    if (!strcmp(op, "blocks"))
+        return pa_run_blocks(&o, 0, use_gpu);
     return bench_convert(&o, use_gpu);
 }
 

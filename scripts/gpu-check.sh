@@ -235,6 +235,12 @@ T0=$(date +%s)
             timeout 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
             timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
         done
+        # swap_blocks out and in, copy_blocks over layers: byte for byte, at the bench section's size too
+        for args in "--variant swap-out --layout hnd --block-size 32" "--variant swap-in --layout combined" \
+            "--variant copy --layers 32 --seqs 4 --ctx 256" "--variant swap-out --seqs 16 --ctx 4096 --layout nhd" \
+            "--variant swap-in --seqs 16 --ctx 4096 --layout nhd" "--variant copy --seqs 16 --ctx 4096 --layout nhd"; do
+            timeout 120 $CLI check blocks $args
+        done
         echo '```'
     fi
 
@@ -275,6 +281,23 @@ T0=$(date +%s)
         echo '```'
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
         timeout 60 $CLI bench cache --json "$json"
+        # The cache ops at serving sizes, against their roofs (issue 15 item 3).
+        # reshape_and_cache for a prefill step: 8 x 2048 new tokens, Llama-3-8B's 8 KV heads x 128,
+        # every layout, bf16 and fp8 (the copy roof; K and V read once and written once).
+        for lc in "vllm bf16" "nhd bf16" "hnd bf16" "combined bf16" "vllm fp8_e4m3" "nhd fp8_e4m3"; do
+            set -- $lc
+            timeout 60 $CLI bench cache --seqs 8 --qlen 2048 --heads 32/8 --head-size 128 --dtype bf16 \
+                --layout "$1" --cache-dtype "$2" --json "$json" || echo "(failed: rc $?)"
+        done
+        # swap_blocks: 16 sequences x 4K tokens of one layer (4096 blocks of 32 KiB, K and V) out to
+        # pinned host memory and back, against one large pinned copy each way; copy_blocks: the
+        # same 4096 pairs in one layer, and a fork's 64 pairs in 32 layers (the copy roof).
+        for v in swap-out swap-in copy; do
+            timeout 120 $CLI bench blocks --variant $v --seqs 16 --ctx 4096 --heads 32/8 --head-size 128 \
+                --dtype bf16 --layout nhd --json "$json" || echo "(failed: rc $?)"
+        done
+        timeout 60 $CLI bench blocks --variant copy --layers 32 --seqs 4 --ctx 256 --heads 32/8 --head-size 128 \
+            --dtype bf16 --layout vllm --json "$json" || echo "(failed: rc $?)"
         for preset in ${PA_BENCH_PRESETS-llama3-8b}; do
             timeout 240 $CLI bench --preset "$preset" --json "$json"
         done
