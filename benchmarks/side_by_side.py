@@ -223,6 +223,14 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
                lambda ws=ws_auto: ok(lib, lib.pa_paged_attention_decode(C.byref(p), C.c_void_p(ws.data_ptr()),
                                                                        ws.numel(), C.c_void_p(stream)), "decode"), out)
         del os.environ["PAGEDATTN_DECODE_MIN_SPLIT"]
+    # The same entry with its merge launched plainly (PAGEDATTN_DECODE_PDL=0, read at each call): what
+    # launching the merge with programmatic dependent launch (the default on sm_90) gains.
+    os.environ["PAGEDATTN_DECODE_PDL"] = "0"
+    out.fill_(float("nan"))
+    record("libpagedattn decode (merge without PDL)",
+           lambda ws=ws_auto: ok(lib, lib.pa_paged_attention_decode(C.byref(p), C.c_void_p(ws.data_ptr()),
+                                                                   ws.numel(), C.c_void_p(stream)), "decode"), out)
+    del os.environ["PAGEDATTN_DECODE_PDL"]
     out.fill_(float("nan"))
     record("libpagedattn v1", lambda: ok(lib, lib.pa_paged_attention_v1(C.byref(p), C.c_void_p(stream)), "v1"), out)
 

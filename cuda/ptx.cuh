@@ -1590,10 +1590,65 @@ __device__ __forceinline__ void wgmma_ss_e4m3<136>(float (&d)[68], uint64_t desc
 }
 // END wgmma wrappers
 
+// Programmatic dependent launch (sm_90). griddepcontrol.wait blocks the
+// thread until the grids its grid depends on have completed and their memory
+// operations are visible; griddepcontrol.launch_dependents lets the grid that
+// depends on this one be scheduled once every CTA of this one has executed it
+// (or exited). In a grid launched without the attribute, and below sm_90 (no
+// such launch there), both do nothing.
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// A launch through cudaLaunchKernelEx that, with pdl, may begin before the
+// work ahead of it on the stream has completed (programmatic stream
+// serialization): the kernel calls griddep_wait() before it touches anything
+// that work writes. Should the runtime refuse the attribute, the launch is
+// made without it. Errors are left for cudaGetLastError, as with <<<>>>.
+template <class K> struct PdlLaunch {
+    bool pdl;
+    dim3 grid, block;
+    size_t smem;
+    cudaStream_t stream;
+    K kernel;
+    template <class... A> void operator()(const A &...args) const {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.dynamicSmemBytes = smem;
+        cfg.stream = stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = pdl ? 1u : 0u;
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, args...);
+        if (pdl && (e == cudaErrorNotSupported || e == cudaErrorInvalidValue)) {
+            (void)cudaGetLastError();
+            cfg.numAttrs = 0;
+            (void)cudaLaunchKernelEx(&cfg, kernel, args...);
+        }
+    }
+};
+template <class K>
+PdlLaunch<K> pdl_launch(bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, K kernel) {
+    return PdlLaunch<K>{pdl, grid, block, smem, stream, kernel};
+}
+
 // Shared memory and launches (interpret mode gives these its own meaning).
 #define PA_DYNAMIC_SMEM(type, name) extern __shared__ __align__(16) type name[]
 #define PA_STATIC_SMEM(...) __shared__ __VA_ARGS__
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...) __VA_ARGS__<<<grid, block, smem_bytes, stream>>>
+// PA_LAUNCH with programmatic dependent launch when pdl is true (PdlLaunch).
+#define PA_LAUNCH_PDL(pdl, grid, block, smem_bytes, stream, ...)                                                       \
+    ::pa::ptx::pdl_launch(pdl, grid, block, smem_bytes, stream, __VA_ARGS__)
 
 #elif defined(PA_INTERPRET)
 // Interpret mode (tests/interp/pa_interp.h is force-included): the same
@@ -1654,6 +1709,13 @@ template <int N> inline void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, u
 #define PA_STATIC_SMEM(...) __attribute__((section("pa_interp_smem"))) static __VA_ARGS__
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...)                                                                \
     ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__)
+// The interpreter runs a stream's launches one after the other, each to its
+// end, so a programmatic dependent launch is an ordinary one here and the
+// grid-dependency instructions order nothing more (see tests/interp/README.md).
+#define PA_LAUNCH_PDL(pdl, grid, block, smem_bytes, stream, ...)                                                       \
+    ((void)(pdl), ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__))
+inline void griddep_wait() {}
+inline void griddep_launch_dependents() {}
 #endif
 
 } // namespace ptx

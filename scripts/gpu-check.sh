@@ -301,6 +301,17 @@ T0=$(date +%s)
         for preset in ${PA_BENCH_PRESETS-llama3-8b}; do
             timeout 240 $CLI bench --preset "$preset" --json "$json"
         done
+        # The decode merge with and without programmatic dependent launch (PAGEDATTN_DECODE_PDL=0 is
+        # the plain launch): the recommended entry and v2 at a small and a large batch.
+        for shape in "--seqs 1 --ctx 4096" "--seqs 64 --ctx 4096" "--seqs 1 --ctx 32768"; do
+            for pdl in 1 0; do
+                for v in auto v2; do
+                    echo "decode $shape --variant $v, PAGEDATTN_DECODE_PDL=$pdl:"
+                    PAGEDATTN_DECODE_PDL=$pdl timeout 60 $CLI bench decode $shape --heads 32/8 --head-size 128 \
+                        --dtype bf16 --layout nhd --variant $v || echo "(failed: rc $?)"
+                done
+            done
+        done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
         for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do

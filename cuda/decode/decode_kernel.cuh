@@ -531,6 +531,12 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
 // sequence's zeros) or a split past the sequence's last.
 template <int QT>
 PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, int T, bool &one, int &ntiles) {
+    // The merge kernel, launched after this one with programmatic dependent
+    // launch (decode_launch.cu), may be scheduled once every CTA of this grid
+    // has started: its CTAs take SM slots as this grid's last wave drains and
+    // wait there (griddepcontrol.wait) for its results, so the merge's launch
+    // latency overlaps this grid's tail. A no-op without a dependent launch.
+    ::pa::ptx::griddep_launch_dependents();
     // blockIdx.x = (seq x num_kv_heads + kvh) x head_chunks + hc, split by the
     // host's dividers (a multiply-high each; blockIdx.x < 2^31)
     c.seq = pa_kv_divide(p.seq_div, (int32_t)blockIdx.x);
@@ -903,6 +909,12 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
     const int ns = pa_dec_num_splits(p.mode, p.part, L);
     if (ns <= 1)
         return; // the split kernel wrote the output
+    // Launched with programmatic dependent launch, this grid may be running
+    // before the split kernel has finished: everything above reads only what
+    // was there before the split kernel began (the parameters, seq_lens); the
+    // partials below are read after this wait, which returns once the split
+    // kernel has completed and its writes are visible.
+    ::pa::ptx::griddep_wait();
     const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;

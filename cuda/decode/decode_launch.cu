@@ -1,6 +1,9 @@
 // Decode launcher: picks the split-kernel instance of the (query, cache) dtype
 // pair (cuda/decode/instances/) and, when a sequence may have several splits,
 // launches the merge kernel after it on the same stream.
+#include <cstdlib>
+#include <cstring>
+
 #include "decode_kernel.cuh"
 
 #define PA_DEC_PAIR(Q, C) extern "C" int pa_dec_launch_split_##Q##_##C(const pa_dec_kparams *kp, pa_stream s);
@@ -9,9 +12,36 @@
 
 namespace {
 
+// The merge kernel goes out with programmatic dependent launch (as
+// FlashInfer's and FlashAttention-3's split-KV combines can) on devices of
+// compute capability 9.0 and up, unless PAGEDATTN_DECODE_PDL=0 (read at each
+// launch, like PAGEDATTN_DECODE_MIN_SPLIT; for measuring both ways): its
+// launch and prologue then overlap the split kernel's last wave instead of
+// following it. The capability is read at each launch, as the prefill
+// launcher reads it (an attribute query, no synchronisation). Only code built
+// for sm_90 or later has the merge kernel's griddepcontrol.wait: a build with
+// no such target (PA_HAVE_SM90_PLUS, meson.build) never asks for it, since an
+// sm_90 device would run the merge from older PTX, which would not wait.
+bool merge_pdl() {
+#if defined(PA_HAVE_SM90_PLUS)
+    const char *e = getenv("PAGEDATTN_DECODE_PDL");
+    if (e && strcmp(e, "0") == 0)
+        return false;
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return major >= 9;
+#else
+    return false;
+#endif
+}
+
 template <int QT> int launch_merge(const pa_dec_kparams *kp, cudaStream_t s) {
     const unsigned grid = (unsigned)((int64_t)kp->num_seqs * kp->num_heads);
-    PA_LAUNCH(grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT>)(*kp);
+    PA_LAUNCH_PDL(merge_pdl(), grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT>)(*kp);
     return (int)cudaGetLastError();
 }
 

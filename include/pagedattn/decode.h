@@ -124,6 +124,12 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         a sequence's splits (bitwise the same) was measured slower, not
  *         faster, so large GQA batches that want the last 10% can call v1,
  *         at the price of batch invariance.
+ *   v2 and the recommended entry launch the merge with programmatic
+ *         dependent launch on devices of compute capability 9.0 and up (in a
+ *         library built for sm_90 or later): it may start while the split
+ *         kernel's last CTAs run and waits for their results on the device.
+ *         Stream order and CUDA-graph capture are unchanged for the caller.
+ *         PAGEDATTN_DECODE_PDL=0, read at each call, launches it plainly.
  *
  * pa_decode_use_v1 (heuristics.h) is vLLM's v1/v2 choice; the recommended
  * entry needs no choice. The workspace-size queries read only num_seqs,

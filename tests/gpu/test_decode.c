@@ -885,6 +885,57 @@ Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
     batch_sizes_case(&t);
 }
 
+/* ---- the merge under programmatic dependent launch ---------------------------
+ * v2 and the recommended entry launch their merge with programmatic dependent
+ * launch on sm_90+ (it may start while the split kernel runs, and waits for the
+ * partials on the device); PAGEDATTN_DECODE_PDL=0 launches it plainly. Each run
+ * starts from a workspace of NaN and a NaN output (run_entry_ws), so a merge
+ * that read a partial before its wait would read NaN or stale bits: five runs
+ * with it give the bits of the plain launch, which match the reference. Only a
+ * GPU can tell (interpret mode runs both as ordinary launches, and its suite
+ * leaves this test out). */
+Test(decode_pdl, merge_with_and_without_pdl_bitwise, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[6] = {5000, 1, 2049, 700, 16500, 257};
+    /* the tensor-core kernel (bf16, head 128, NHD) and the runtime-shaped one (head 80, vLLM, fp8) */
+    const dcase cs[2] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 6, lens, 61},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 80, 16, 0, 0, 0.0f, 0, 6, lens, 62},
+    };
+    const char *saved = getenv("PAGEDATTN_DECODE_PDL");
+    char *keep_env = saved ? strdup(saved) : NULL;
+    for (int k = 0; k < 2; k++) {
+        pa_decode_problem *pr = make_problem(&cs[k]);
+        dprob d;
+        dprob_make(&d, pr);
+        float *ref = reference(pr);
+        char desc[256];
+        describe(&cs[k], desc, sizeof desc);
+        const entry es[2] = {E_V2, E_AUTO};
+        for (int j = 0; j < 2; j++) {
+            setenv("PAGEDATTN_DECODE_PDL", "0", 1);
+            unsigned char *plain = run_entry(&d.p, es[j]);
+            unsetenv("PAGEDATTN_DECODE_PDL");
+            expect_close(&pr->p, ref, plain, 0, (int64_t)pr->out_elems, desc);
+            for (int r = 0; r < 5; r++) {
+                unsigned char *got = run_entry(&d.p, es[j]);
+                cr_assert(memcmp(plain, got, out_bytes(&d.p)) == 0,
+                          "%s, %s: run %d with the merge under PDL differs from the plain launch", desc,
+                          entry_name[es[j]], r);
+                free(got);
+            }
+            free(plain);
+        }
+        free(ref);
+        dprob_free(&d);
+        pa_decode_problem_free(pr);
+    }
+    if (keep_env) {
+        setenv("PAGEDATTN_DECODE_PDL", keep_env, 1);
+        free(keep_env);
+    }
+}
+
 /* ---- CUDA graphs: capture once, replay with new seq_lens and block tables ---- */
 
 /* New per-step contents (lens no longer than the source sequence's, which owns
