@@ -1,10 +1,10 @@
 /* `pagedattn bench|check blocks`: the block movers of a serving engine's
  * memory manager, at the sizes it moves them.
  *
- * The problem: --seqs sequences of --ctx tokens, ceil(ctx / block size)
- * blocks each, live in a device cache (--layout, --cache-dtype, --heads'
- * KV heads, --head-size, --block-size) of twice as many blocks, in random
- * order. --variant picks the move:
+ * The problem: --seqs sequences of --ctx tokens (a list: one problem each),
+ * ceil(ctx / block size) blocks each, live in a device cache (--layout,
+ * --cache-dtype, --heads' KV heads, --head-size, --block-size) of twice as
+ * many blocks, in random order. --variant picks the move:
  *   swap-out  pa_swap_blocks_kv: every block of every sequence to a random free
  *             block of a pinned host cache of the same geometry (preemption);
  *   swap-in   the same blocks back from the host cache to random device blocks;
@@ -65,7 +65,7 @@ static void shuffle(pa_rng *rng, int64_t *a, int64_t n) {
     }
 }
 
-static int blocks_problem_make(const pa_op_opts *o, const char *cmd, blocks_problem *b) {
+static int blocks_problem_make(const pa_op_opts *o, int ctx, const char *cmd, blocks_problem *b) {
     memset(b, 0, sizeof *b);
     const char *v = o->variant ? o->variant : "swap-out";
     b->variant = !strcmp(v, "swap-out")  ? BLK_SWAP_OUT
@@ -81,7 +81,7 @@ static int blocks_problem_make(const pa_op_opts *o, const char *cmd, blocks_prob
         fprintf(stderr, "pagedattn %s blocks: --layers is for --variant copy (a swap moves one layer's cache)\n", cmd);
         return PA_CLI_EXIT_USAGE;
     }
-    const int bs = o->block_size, ctx = o->ctx[0];
+    const int bs = o->block_size;
     const int64_t per_seq = ((int64_t)ctx + bs - 1) / bs;
     b->num_pairs = (int64_t)o->seqs * per_seq;
     b->num_blocks = 2 * b->num_pairs;
@@ -335,10 +335,10 @@ done:
     return rc;
 }
 
-int pa_run_blocks(const pa_op_opts *o, int check, int gpu) {
+static int run_blocks_ctx(const pa_op_opts *o, int ctx, int check, int gpu) {
     const char *cmd = check ? "check" : "bench";
     blocks_problem b;
-    int rc = blocks_problem_make(o, cmd, &b);
+    int rc = blocks_problem_make(o, ctx, cmd, &b);
     if (rc)
         return rc;
     if (check) {
@@ -353,7 +353,7 @@ int pa_run_blocks(const pa_op_opts *o, int check, int gpu) {
                       .heads = o->heads,
                       .kv_heads = o->kv_heads,
                       .head_size = o->head_size,
-                      .ctx = o->ctx[0],
+                      .ctx = ctx,
                       .qlen = 0,
                       .block_size = o->block_size,
                       .dtype = o->cache_dtype,
@@ -377,4 +377,15 @@ int pa_run_blocks(const pa_op_opts *o, int check, int gpu) {
         pa_bench_emit(o, &r);
     blocks_problem_free(&b);
     return rc ? PA_CLI_EXIT_FAIL : 0;
+}
+
+/* Each --ctx of a list in turn (a sweep), as the other ops do. */
+int pa_run_blocks(const pa_op_opts *o, int check, int gpu) {
+    int rc = 0;
+    for (int k = 0; k < o->num_ctx && rc == 0; k++) {
+        if (o->num_ctx > 1)
+            pa_bench_progress(k + 1, o->num_ctx, "blocks ctx=%d", o->ctx[k]);
+        rc = run_blocks_ctx(o, o->ctx[k], check, gpu);
+    }
+    return rc;
 }
