@@ -132,8 +132,8 @@ T0=$(date +%s)
     # memcheck/initcheck/synccheck on test_decode: the whole program outgrew a
     # 240 s box beside the others (2026-11-23); this subset reaches every
     # instance family (compile-time and runtime geometry, each layout, fp8,
-    # features, graphs, batch sizes). PA_SAN_DECODE_FILTER='*' runs it all.
-    SAN_DECODE=${PA_SAN_DECODE_FILTER:-'@(decode_views/*|decode_long/mqa_f32_e5m2_window|decode_layout/*|decode_grid/head_size_80|decode_grid/head_size_128|decode_graph/*|decode_fixed/*|decode_features/*|decode_device_checks/*|decode_api/*|decode_batch_sizes/*)'}
+    # features, graphs, batch sizes, the merge under PDL). PA_SAN_DECODE_FILTER='*' runs it all.
+    SAN_DECODE=${PA_SAN_DECODE_FILTER:-'@(decode_views/*|decode_long/mqa_f32_e5m2_window|decode_layout/*|decode_grid/head_size_80|decode_grid/head_size_128|decode_graph/*|decode_fixed/*|decode_features/*|decode_device_checks/*|decode_api/*|decode_batch_sizes/*|decode_pdl/*)'}
     RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper*/*)'
     RACE_RAGGED='@(ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
     san_filter() { # tool program
