@@ -312,6 +312,19 @@ T0=$(date +%s)
                 done
             done
         done
+        # fp8 decode at head 64 (53% recommended / 58% v1 of the copy roof at 64 x 4K, 2026-11-27):
+        # its 8 KiB tiles keep 2 x 8 KiB in flight per CTA, 62 KiB per SM at v1's 3.9 CTAs per SM
+        # (512 CTAs) against 128 KiB for bf16 at head 128. If bytes in flight bound it, v1 climbs with
+        # the batch until 6 CTAs per SM are resident (batch 128: 1024 CTAs), and the recommended entry
+        # (already 6 per SM) does not: the sweep tells which lever (a deeper pipeline or longer
+        # tiles, or the loop's instructions) the next change should pull.
+        for seqs in 32 64 128 256; do
+            for v in v1 auto; do
+                echo "decode fp8 head 64, --seqs $seqs --variant $v:"
+                timeout 60 $CLI bench decode --seqs $seqs --ctx 4096 --heads 32/8 --head-size 64 --dtype bf16 \
+                    --cache-dtype fp8_e4m3 --layout nhd --variant $v || echo "(failed: rc $?)"
+            done
+        done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
         for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do
