@@ -39,6 +39,7 @@ typedef struct blocks_problem {
     int64_t *mapping; /* host [num_pairs][2] */
     /* Host images: src holds the data, dst the destination's initial fill; one per layer and buffer. */
     unsigned char **src, **dst;
+    void **ref_k, **ref_v; /* copy: src's layers as the reference takes them (ref_v NULL: combined) */
 } blocks_problem;
 
 static const char *variant_name(int v) {
@@ -53,6 +54,8 @@ static void blocks_problem_free(blocks_problem *b) {
         free(b->dst[i]);
     free(b->src);
     free(b->dst);
+    free(b->ref_k);
+    free(b->ref_v);
     free(b->mapping);
     memset(b, 0, sizeof *b);
 }
@@ -159,6 +162,20 @@ static int blocks_problem_make(const pa_op_opts *o, int ctx, const char *cmd, bl
     for (int64_t p = 0; p < b->num_pairs; p++)
         b->mapping[2 * p + 1] = dst[p];
     free(perm);
+    if (b->variant == BLK_COPY) {
+        b->ref_k = malloc(sizeof(void *) * (size_t)b->layers);
+        b->ref_v = b->bufs == 2 ? malloc(sizeof(void *) * (size_t)b->layers) : NULL;
+        if (!b->ref_k || (b->bufs == 2 && !b->ref_v)) {
+            blocks_problem_free(b);
+            fprintf(stderr, "pagedattn %s blocks: out of host memory\n", cmd);
+            return PA_CLI_EXIT_FAIL;
+        }
+        for (int l = 0; l < b->layers; l++) {
+            b->ref_k[l] = b->src[l * b->bufs];
+            if (b->ref_v)
+                b->ref_v[l] = b->src[l * b->bufs + 1];
+        }
+    }
     return 0;
 }
 
@@ -172,18 +189,26 @@ typedef struct blocks_dev {
     cudaStream_t stream;
 } blocks_dev;
 
+/* Which side of a move is pinned host memory: the source of swap-in, the
+ * destination of swap-out; the rest is device memory (copy has no dst side). */
+static int src_pinned(const blocks_problem *b) { return b->variant == BLK_SWAP_IN; }
+static int dst_pinned(const blocks_problem *b) { return b->variant == BLK_SWAP_OUT; }
+
+static int side_alloc(void **p, size_t bytes, int pinned) {
+    return (pinned ? cudaMallocHost(p, bytes) : cudaMalloc(p, bytes)) == cudaSuccess;
+}
+static void side_free(void *p, int pinned) {
+    if (pinned)
+        cudaFreeHost(p);
+    else
+        cudaFree(p);
+}
+
 static void blocks_dev_free(blocks_dev *d) {
     const int n = d->b ? d->b->layers * d->b->bufs : 0;
     for (int i = 0; i < n; i++) {
-        if (d->b->variant == BLK_SWAP_IN) {
-            cudaFreeHost(d->dsrc ? d->dsrc[i] : NULL);
-            cudaFree(d->ddst ? d->ddst[i] : NULL);
-        } else if (d->b->variant == BLK_SWAP_OUT) {
-            cudaFree(d->dsrc ? d->dsrc[i] : NULL);
-            cudaFreeHost(d->ddst ? d->ddst[i] : NULL);
-        } else {
-            cudaFree(d->dsrc ? d->dsrc[i] : NULL);
-        }
+        side_free(d->dsrc ? d->dsrc[i] : NULL, src_pinned(d->b));
+        side_free(d->ddst ? d->ddst[i] : NULL, dst_pinned(d->b));
     }
     free(d->dsrc);
     free(d->ddst);
@@ -204,15 +229,11 @@ static int blocks_dev_make(const blocks_problem *b, const char *cmd, blocks_dev 
     d->ddst = calloc((size_t)n, sizeof *d->ddst);
     int ok = d->dsrc && d->ddst && cudaStreamCreate(&d->stream) == cudaSuccess;
     for (int i = 0; ok && i < n; i++) {
-        if (b->variant == BLK_SWAP_IN)
-            ok = cudaMallocHost(&d->dsrc[i], bytes) == cudaSuccess && cudaMalloc(&d->ddst[i], bytes) == cudaSuccess;
-        else if (b->variant == BLK_SWAP_OUT)
-            ok = cudaMalloc(&d->dsrc[i], bytes) == cudaSuccess && cudaMallocHost(&d->ddst[i], bytes) == cudaSuccess;
-        else
-            ok = cudaMalloc(&d->dsrc[i], bytes) == cudaSuccess;
-        ok = ok && cudaMemcpy(d->dsrc[i], b->src[i], bytes, cudaMemcpyDefault) == cudaSuccess;
+        ok = side_alloc(&d->dsrc[i], bytes, src_pinned(b)) &&
+             cudaMemcpy(d->dsrc[i], b->src[i], bytes, cudaMemcpyDefault) == cudaSuccess;
         if (ok && b->variant != BLK_COPY)
-            ok = cudaMemcpy(d->ddst[i], b->dst[i], bytes, cudaMemcpyDefault) == cudaSuccess;
+            ok = side_alloc(&d->ddst[i], bytes, dst_pinned(b)) &&
+                 cudaMemcpy(d->ddst[i], b->dst[i], bytes, cudaMemcpyDefault) == cudaSuccess;
     }
     if (ok && b->variant == BLK_COPY) {
         uint64_t *kp = malloc(sizeof(uint64_t) * (size_t)b->layers), *vp = malloc(sizeof(uint64_t) * (size_t)b->layers);
@@ -270,21 +291,8 @@ static int run_ref_blocks(void *ctx) {
     blocks_problem *b = ctx;
     pa_status st = PA_SUCCESS;
     if (b->variant == BLK_COPY) {
-        void **kp = malloc(sizeof(void *) * (size_t)b->layers), **vp = malloc(sizeof(void *) * (size_t)b->layers);
-        if (!kp || !vp) {
-            free(kp);
-            free(vp);
-            fprintf(stderr, "pagedattn blocks copy: out of host memory\n");
-            return 1;
-        }
-        for (int l = 0; l < b->layers; l++) {
-            kp[l] = b->src[l * b->bufs];
-            vp[l] = b->bufs == 2 ? b->src[l * b->bufs + 1] : NULL;
-        }
-        st = pa_ref_copy_blocks(kp, b->bufs == 2 ? vp : NULL, b->layers, b->mapping, b->num_pairs,
+        st = pa_ref_copy_blocks(b->ref_k, b->ref_v, b->layers, b->mapping, b->num_pairs,
                                 b->block_bytes / (int64_t)pa_dtype_size(b->geom.dtype), b->geom.dtype, b->num_blocks);
-        free(kp);
-        free(vp);
     } else {
         for (int i = 0; st == PA_SUCCESS && i < b->bufs; i++)
             st = pa_ref_swap_blocks(b->dst[i], b->src[i], b->block_bytes, b->mapping, b->num_pairs, b->num_blocks,

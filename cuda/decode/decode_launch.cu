@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../device_cc.cuh"
 #include "decode_kernel.cuh"
 
 #define PA_DEC_PAIR(Q, C) extern "C" int pa_dec_launch_split_##Q##_##C(const pa_dec_kparams *kp, pa_stream s);
@@ -18,22 +19,17 @@ namespace {
 // launch, like PAGEDATTN_DECODE_MIN_SPLIT; for measuring both ways): its
 // launch and prologue then overlap the split kernel's last wave instead of
 // following it. The capability is read at each launch, as the prefill
-// launcher reads it (an attribute query, no synchronisation). Only code built
-// for sm_90 or later has the merge kernel's griddepcontrol.wait: a build with
-// no such target (PA_HAVE_SM90_PLUS, meson.build) never asks for it, since an
-// sm_90 device would run the merge from older PTX, which would not wait.
+// launcher reads it (pa_current_cc). Only code built for sm_90 or later has
+// the merge kernel's griddepcontrol.wait: a build with no such target
+// (PA_HAVE_SM90_PLUS, meson.build) never asks for it, since an sm_90 device
+// would run the merge from older PTX, which would not wait.
 bool merge_pdl() {
 #if defined(PA_HAVE_SM90_PLUS)
     const char *e = getenv("PAGEDATTN_DECODE_PDL");
     if (e && strcmp(e, "0") == 0)
         return false;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return major >= 9;
+    int major = 0, minor = 0;
+    return pa_current_cc(&major, &minor) && major >= 9;
 #else
     return false;
 #endif

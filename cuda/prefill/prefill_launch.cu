@@ -7,6 +7,7 @@
 // the shape; PA_PREFILL_PATH_HOPPER_FP8 sends e4m3-cache context launches at
 // HP 128 to the FP8 instances of the same kernel. Interpret mode has every instruction's twin, so there the Hopper
 // kernel runs whenever it is asked for.
+#include "../device_cc.cuh"
 #include "prefill_kernel.cuh"
 
 typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
@@ -24,12 +25,8 @@ static bool hopper_device() {
 #if defined(PA_INTERPRET)
     return true;
 #elif defined(PA_HAVE_SM90A)
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
-        return false;
-    return major == 9 && minor == 0;
+    int major = 0, minor = 0;
+    return pa_current_cc(&major, &minor) && major == 9 && minor == 0;
 #else
     return false;
 #endif
