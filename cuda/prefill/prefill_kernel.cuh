@@ -209,7 +209,7 @@ struct Walk {
     int raw, vt;   // cache tiles: fp8 staging, V^T tiles (prefill_internal.h PA_PREFILL_*)
     int par;       // new-key tile t goes to stage (t + par) & 1
     float inv_cap; // 1 / soft cap (0: none), one multiply per score instead of a division
-    float c_scale; // the score scale of cache tiles (times k_scale for raw fp8 keys)
+    float c_scale; // the score scale of cache tiles (times k_scale for fp8 keys)
 };
 
 // False when the device data break the host bounds: the CTA writes nothing.
@@ -355,7 +355,14 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     const bool cache_vllm = p.g.layout == PA_LAYOUT_VLLM;
     const bool raw = p.cache_k == PA_PREFILL_K_RAW;
     if (threadIdx.x == 0) {
-        Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, p.k_scale ? *p.k_scale : 1.0f};
+        // fp8 keys convert exactly to the MMA's 16-bit type; their scale joins
+        // the score scale (c_scale) on every cache path, the raw one and the
+        // register path alike. Rounding k_scale x K to 16 bits instead puts a
+        // relative error of 2^-9 (bf16) on every logit, which a peaked softmax
+        // (logits of 10 and more) turns into percent-level output errors.
+        const bool k8 = pa::is_fp8(p.cache_dtype);
+        const float k_scale = p.k_scale ? *p.k_scale : 1.0f;
+        Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, k8 ? 1.0f : k_scale};
         Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
         if (p.mode == PA_PREFILL_MODE_CONTEXT && cache_vllm) {
             kc.xsh = 31 - __clz(p.g.x);
@@ -382,7 +389,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                     vt,
                     raw ? nt_c + 1 : 0,
                     inv_cap,
-                    raw ? p.scale * kc.scale : p.scale};
+                    k8 ? p.scale * k_scale : p.scale};
     }
     __syncthreads();
 
