@@ -28,6 +28,12 @@
 #   PA_BENCH_PRESETS="llama3-8b"             the preset sweeps of the bench section ("" for none)
 #   PA_BENCH_CONTEXT_PATHS="hopper mma"      the prefill paths the context benchmarks compare
 #   PA_NCU_SECONDS=150 PA_NCU_FP8=1          each ncu run's box; 0 skips the FP8 path's
+#   PA_TEST_RANDOM_SEED=N PA_TEST_RANDOM_CASES=150
+#                                            the random-configuration tests (decode_random,
+#                                            prefill_random, ragged_gpu/random_configurations,
+#                                            cache_ops/reshape_and_cache_random_configurations):
+#                                            seed (default: the clock, printed in the report) and
+#                                            draws per test; PA_SAN_RANDOM_CASES=8 under the sanitizers
 #   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT
 #                                            when they run beside the plain tests, whose CPU
 #                                            references are the long poles
@@ -104,6 +110,10 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
 }
 
 T0=$(date +%s)
+# A fresh seed each run, so every GPU run draws new configurations; a failure
+# names the seed and the configuration to redraw (tests/common/testutil.h).
+export PA_TEST_RANDOM_SEED=${PA_TEST_RANDOM_SEED:-$T0}
+export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
 {
     echo "# GPU check $stamp"
     echo
@@ -111,6 +121,7 @@ T0=$(date +%s)
     echo "- device: $($CLI info | sed -n 3,5p | tr '\n' ' ')"
     echo "- driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1); nvcc: $(nvcc --version 2>/dev/null | tail -2 | head -1)"
     echo "- sections: $SECTIONS"
+    echo "- random-configuration tests: PA_TEST_RANDOM_SEED=$PA_TEST_RANDOM_SEED, $PA_TEST_RANDOM_CASES per test (${PA_SAN_RANDOM_CASES:-8} under the sanitizers)"
     echo
 
     if want side && [ -n "${PA_WHEELS:-}" ]; then
@@ -128,14 +139,14 @@ T0=$(date +%s)
     # and their kernels run in the other tests. racecheck, whose cost grows with
     # every shared-memory access, runs a subset that still reaches every kernel.
     SAN_ALL='!(prefill_gpu/vllm_prefix_prefill_grid|ragged_gpu/device_plan_matches_host)'
-    RACE_DECODE='@(decode_graph/*|decode_device_checks/*|decode_long/mqa_f32_e5m2_window|decode_grid/head_size_32|decode_grid/head_size_128|decode_api/*|decode_batch_sizes/*)'
+    RACE_DECODE='@(decode_random/*|decode_graph/*|decode_device_checks/*|decode_long/mqa_f32_e5m2_window|decode_grid/head_size_32|decode_grid/head_size_128|decode_api/*|decode_batch_sizes/*)'
     # memcheck/initcheck/synccheck on test_decode: the whole program outgrew a
     # 240 s box beside the others (2026-11-23); this subset reaches every
     # instance family (compile-time and runtime geometry, each layout, fp8,
     # features, graphs, batch sizes, the merge under PDL). PA_SAN_DECODE_FILTER='*' runs it all.
-    SAN_DECODE=${PA_SAN_DECODE_FILTER:-'@(decode_views/*|decode_long/mqa_f32_e5m2_window|decode_layout/*|decode_grid/head_size_80|decode_grid/head_size_128|decode_graph/*|decode_fixed/*|decode_features/*|decode_device_checks/*|decode_api/*|decode_batch_sizes/*|decode_pdl/*)'}
-    RACE_PREFILL='@(prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper*/*)'
-    RACE_RAGGED='@(ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
+    SAN_DECODE=${PA_SAN_DECODE_FILTER:-'@(decode_views/*|decode_long/mqa_f32_e5m2_window|decode_layout/*|decode_grid/head_size_80|decode_grid/head_size_128|decode_graph/*|decode_fixed/*|decode_features/*|decode_device_checks/*|decode_api/*|decode_batch_sizes/*|decode_pdl/*|decode_random/*)'}
+    RACE_PREFILL='@(prefill_random/*|prefill_gpu/smallest_cases|prefill_gpu/mixed_batch|prefill_gpu/graph_replay_reads_new_lengths|prefill_gpu/bad_device_data_skips_the_sequence|prefill_gpu/strided_and_unaligned_sources|prefill_gpu/prompt_attention_types|prefill_gpu/prompt_rows_with_no_visible_key_are_zeros|prefill_gpu/f32_queries|prefill_gpu/rejects_unsupported_head_size_without_launching|prefill_hopper*/*)'
+    RACE_RAGGED='@(ragged_gpu/random_configurations|ragged_gpu/num_seqs_below_max|ragged_gpu/bad_device_lengths_are_skipped|ragged_gpu/soft_mask_value|ragged_gpu/odd_page_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/graph_replay_with_new_batch|ragged_gpu/jax_grid|ragged_bad_gpu/*)'
     san_filter() { # tool program
         # PA_SAN_FILTER_<program> (say PA_SAN_FILTER_test_prefill) replaces the program's filters
         # below for every tool: a follow-up run over what an earlier one did not reach.
@@ -163,7 +174,7 @@ T0=$(date +%s)
             for prog in "$BUILD"/tests/gpu/${PA_SAN_PROGRAMS:-test_*}; do
                 PA_CRIT_JOBS=${PA_SAN_JOBS:-2} PA_CRIT_FILTER=$(san_filter "$tool" "$prog") \
                     run_prog "$tool" "$SAN_SECONDS" "$logs/$tool" "$prog" \
-                    nice -n "${PA_SAN_NICE:-0}" env ${PA_SAN_ENV:-} compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
+                    nice -n "${PA_SAN_NICE:-0}" env PA_TEST_RANDOM_CASES="${PA_SAN_RANDOM_CASES:-8}" ${PA_SAN_ENV:-} compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
                     --log-file "$logs/$tool/$(basename "$prog").san.%p" >"$logs/$tool/$(basename "$prog").summary" 2>&1 &
                 san_pids+=($!)
             done

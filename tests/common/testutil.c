@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,63 @@ int pa_test_shrink(int n) {
         return n;
     const long m = n / f;
     return m < 1 ? 1 : (int)m;
+}
+
+static long env_long(const char *name, long dflt, long lo) {
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end = NULL;
+    const long v = strtol(e, &end, 10);
+    cr_assert(end && *end == '\0' && v >= lo, "%s='%s': want an integer >= %ld", name, e, lo);
+    return v;
+}
+
+int pa_test_random_cases(int dflt) { return (int)env_long("PA_TEST_RANDOM_CASES", dflt, 0); }
+
+uint64_t pa_test_random_seed(void) {
+    const char *e = getenv("PA_TEST_RANDOM_SEED");
+    if (!e || !*e)
+        return 1;
+    char *end = NULL;
+    const unsigned long long v = strtoull(e, &end, 10);
+    cr_assert(end && *end == '\0', "PA_TEST_RANDOM_SEED='%s': want an unsigned integer", e);
+    return (uint64_t)v;
+}
+
+int pa_test_random_first(void) { return (int)env_long("PA_TEST_RANDOM_FIRST", 0, 0); }
+
+pa_rng pa_test_random_rng(uint64_t seed, int i) {
+    pa_rng r = pa_rng_make(seed * 0x100000001B3ull + (uint64_t)i); /* splitmix64 mixes the rest */
+    (void)pa_rng_next(&r);
+    return r;
+}
+
+int pa_test_random_begin(const char *test, int dflt, uint64_t *seed, int *first) {
+    *seed = pa_test_random_seed();
+    *first = pa_test_random_first();
+    const int n = pa_test_random_cases(dflt);
+    fprintf(stderr, "%s: %d configurations from PA_TEST_RANDOM_SEED=%llu, the first %d\n", test, n,
+            (unsigned long long)*seed, *first);
+    return n;
+}
+
+void pa_test_random_redraw(char *buf, size_t len, uint64_t seed, int i) {
+    snprintf(buf, len, "redraw: PA_TEST_RANDOM_SEED=%llu PA_TEST_RANDOM_FIRST=%d PA_TEST_RANDOM_CASES=1",
+             (unsigned long long)seed, i);
+}
+
+int pa_test_pick_weighted(pa_rng *r, const int *weights, int n) {
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += weights[i];
+    int x = pa_rng_int(r, 0, total - 1);
+    for (int i = 0; i < n; i++) {
+        if (x < weights[i])
+            return i;
+        x -= weights[i];
+    }
+    return n - 1;
 }
 
 int pa_test_have_gpu(void) { return pa_device_count() > 0; }

@@ -61,11 +61,19 @@ static void run_slots(int64_t *slots, int bs, int64_t num_blocks) {
             cr_assert(slots[a] < 0 || slots[a] != slots[b], "run_slots: slot %lld twice", (long long)slots[a]);
 }
 
+/* Slots a caller drew: T of them over a cache of num_blocks blocks. */
+typedef struct given_slots {
+    const int64_t *slots;
+    int64_t T;
+    int32_t num_blocks;
+} given_slots;
+
 /* variant bit 0: strided flash cache and padded input heads; bit 1: input views
  * misaligned by one element (forces the scalar load path). runs: prefill-like
- * slots (run_slots) for 100 tokens, else 29 scattered ones. */
-static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed,
-                              int runs) {
+ * slots (run_slots) for 100 tokens, else 29 scattered ones; given (not NULL):
+ * its slots. */
+static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed,
+                              int runs, const given_slots *given) {
     const int strided = variant & 1, misalign = (variant >> 1) & 1;
     pa_kv_cache c;
     memset(&c, 0, sizeof c);
@@ -74,9 +82,9 @@ static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     c.block_size = bs;
     c.num_kv_heads = nh;
     c.head_size = hs;
-    const int64_t T = runs ? 100 : 29;
-    c.num_blocks = (int32_t)(runs ? run_blocks(bs) + 2 : (T + bs - 1) / bs + 2);
-    if (runs && c.num_blocks % 7 == 0)
+    const int64_t T = given ? given->T : runs ? 100 : 29;
+    c.num_blocks = (int32_t)(given ? given->num_blocks : runs ? run_blocks(bs) + 2 : (T + bs - 1) / bs + 2);
+    if (!given && runs && c.num_blocks % 7 == 0)
         c.num_blocks++;
     if (strided)
         cache_grid_flash_strides(layout, bs, nh, hs, 1, &c.block_stride, &c.page_stride, &c.head_stride);
@@ -98,8 +106,10 @@ static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     const size_t koff = (size_t)(nq * hstride + misalign) * is, voff = (size_t)((nq + nh) * hstride + misalign) * is;
 
     const int64_t nslots = (int64_t)c.num_blocks * bs;
-    int64_t *slots = malloc(sizeof(int64_t) * (size_t)T);
-    if (runs)
+    int64_t *slots = malloc(sizeof(int64_t) * (size_t)T + 1);
+    if (given)
+        memcpy(slots, given->slots, sizeof(int64_t) * (size_t)T);
+    else if (runs)
         run_slots(slots, bs, c.num_blocks);
     else
         for (int64_t t = 0; t < T; t++) /* distinct: a stride coprime with nslots, every 7th padding */
@@ -130,7 +140,10 @@ static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     pa_test_dev_sync();
     char what[160];
     snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s", pa_kv_layout_name(layout),
-             pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant, runs ? " runs" : "");
+             pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant,
+             given  ? " given slots"
+             : runs ? " runs"
+                    : "");
     void *got = malloc(kb > vb ? kb : vb);
     pa_test_dev_download(got, cd.key, kb);
     assert_same(got, ch.key, kb, what);
@@ -149,6 +162,11 @@ static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     pa_test_dev_free(cd.key);
     if (cd.value)
         pa_test_dev_free(cd.value);
+}
+
+static void gpu_rc_case_slots(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed,
+                              int runs) {
+    gpu_rc_case_given(layout, dp, hs, bs, nh, variant, seed, runs, NULL);
 }
 
 static void gpu_rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed) {
@@ -198,6 +216,69 @@ Test(cache_ops, reshape_and_cache_prefill_runs) {
         for (int p = 0; p < NPAIRS; p++, i++)
             gpu_rc_case_slots(layouts[l], pairs[p], head_sizes[i % 4], block_sizes[i % 3], 1 + i % 3, i % 2,
                               5000 + (uint64_t)i, 1);
+}
+
+/* Random configurations (tests/common/testutil.h): layout, dtype pair, head
+ * size, block size (any), KV heads, strided and misaligned views, and a
+ * batch's slots: sequences of drawn contexts and new-token runs over blocks
+ * dealt from a shuffled pool, so runs start and end anywhere in a block and
+ * cross blocks, with padding slots (-1) among them. Byte for byte against the
+ * reference, caches compared whole. CI draws 24 from seed 1. */
+Test(cache_ops, reshape_and_cache_random_configurations, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("cache_ops/reshape_and_cache_random_configurations", 24, &seed, &first);
+    static const pa_kv_layout layouts[4] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                            PA_LAYOUT_COMBINED};
+    static const int bsz[8] = {16, 32, 8, 1, 3, 24, 64, 128};
+    for (int i = first; i < first + n; i++) {
+        pa_rng r = pa_test_random_rng(seed, i);
+        const pa_kv_layout layout = layouts[pa_rng_int(&r, 0, 3)];
+        const dt_pair dp = pairs[pa_rng_int(&r, 0, NPAIRS - 1)];
+        const int x = (int)(16 / pa_dtype_size(dp.cache)); /* vLLM's keys: whole 16-byte chunks */
+        const int hs = pa_rng_int(&r, 0, 1)       ? head_sizes[pa_rng_int(&r, 0, 3)]
+                       : layout == PA_LAYOUT_VLLM ? x * pa_rng_int(&r, 1, 256 / x)
+                                                  : pa_rng_int(&r, 1, 256);
+        const int bs = bsz[pa_rng_int(&r, 0, 7)], nh = pa_rng_int(&r, 1, 12);
+        const int variant = pa_rng_int(&r, 0, 3);
+        /* the batch: up to 6 sequences, each ctx cached tokens then len new ones */
+        const int ns = pa_rng_int(&r, 1, 6);
+        int ctx[6], len[6], nblk[6], need = 0;
+        int64_t T = 0;
+        for (int q = 0; q < ns; q++) {
+            ctx[q] = pa_rng_int(&r, 0, 1) ? pa_rng_int(&r, 0, 3 * bs + 5) : 0;
+            len[q] = pa_rng_int(&r, 0, 2) ? pa_test_shrink(pa_rng_int(&r, 1, 90)) : 1;
+            nblk[q] = (ctx[q] + len[q] + bs - 1) / bs;
+            need += nblk[q];
+            T += len[q];
+        }
+        const int32_t num_blocks = need + pa_rng_int(&r, 0, 5);
+        int32_t *perm = malloc(sizeof(int32_t) * (size_t)num_blocks);
+        for (int b = 0; b < num_blocks; b++)
+            perm[b] = b;
+        for (int b = num_blocks - 1; b > 0; b--) {
+            const int j = pa_rng_int(&r, 0, b), t = perm[b];
+            perm[b] = perm[j];
+            perm[j] = t;
+        }
+        int64_t *slots = malloc(sizeof(int64_t) * (size_t)(2 * T + 1));
+        int64_t t = 0;
+        for (int q = 0, next = 0; q < ns; next += nblk[q], q++)
+            for (int k = 0; k < len[q]; k++) {
+                if (pa_rng_int(&r, 0, 19) == 0)
+                    slots[t++] = -1; /* padding between a batch's tokens */
+                const int pos = ctx[q] + k;
+                slots[t++] = (int64_t)perm[next + pos / bs] * bs + pos % bs;
+            }
+        const given_slots g = {slots, t, num_blocks};
+        fprintf(stderr, "  %d: %s %s->%s head %d block %d kv heads %d variant %d, %lld slots over %d blocks\n", i,
+                pa_kv_layout_name(layout), pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant,
+                (long long)t, num_blocks);
+        gpu_rc_case_given(layout, dp, hs, bs, nh, variant, r.s, 0, &g);
+        free(slots);
+        free(perm);
+    }
 }
 
 /* Slots the reference would reject are skipped on the device: nothing written. */

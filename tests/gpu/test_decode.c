@@ -592,16 +592,121 @@ Test(decode_features, block_sparse, .timeout = 600) {
     }
 }
 
+/* ---- random configurations ----------------------------------------------------
+ * The grids above rotate each axis so every value appears; this draws whole
+ * configurations at random, so values meet in combinations no grid lists:
+ * layout x dtype pair x head size x group x block size x features x strided
+ * views x lengths x the host's max_seq_len bound. Each configuration runs
+ * through v1, v2 and the recommended entry against the reference. CI draws
+ * PA_TEST_RANDOM_CASES (default 24) from seed 1; scripts/gpu-check.sh draws
+ * hundreds from a fresh seed. The restride below is defined further down. */
+static void restride(pa_decode_problem *pr, int64_t head_pad, int64_t page_pad, int64_t block_pad, int64_t q_pad);
+
+/* Up to 6 sequence lengths: short, mid, long, and now and then one long one;
+ * their total times KV heads times head size kept under 2^22 (the CPU
+ * reference and interpret mode stay fast), by shortening them. */
+static int random_lens(pa_rng *r, int *lens, int kv_heads, int hs) {
+    const int n = pa_rng_int(r, 1, 6);
+    static const int w[4] = {3, 4, 3, 1}, hi[4] = {16, 300, 2600, 9000};
+    int64_t total = 0;
+    for (int s = 0; s < n; s++) {
+        lens[s] = pa_test_shrink(pa_rng_int(r, 1, hi[pa_test_pick_weighted(r, w, 4)]));
+        total += lens[s];
+    }
+    const int64_t cap = ((int64_t)1 << 22) / ((int64_t)kv_heads * hs);
+    if (total > cap)
+        for (int s = 0; s < n; s++)
+            lens[s] = (int)(1 + (int64_t)(lens[s] - 1) * cap / total);
+    return n;
+}
+
+/* Draws configuration i of seed (its lengths, logit-scale factor, view pads and
+ * whether max_seq_len runs past the longest sequence come back too). */
+static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_t pads[4], int *extra_max) {
+    pa_rng r = pa_test_random_rng(seed, i);
+    dcase c = {0};
+    c.q = QD[pa_rng_int(&r, 0, 2)];
+    static const int cw[3] = {2, 1, 1};
+    const int ck = pa_test_pick_weighted(&r, cw, 3);
+    c.c = ck == 0 ? c.q : ck == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+    /* half the draws at the tensor-core kernel's sizes */
+    static const int tc[4] = {64, 96, 128, 256}, vl[5] = {32, 80, 112, 120, 192};
+    const int hk = pa_rng_int(&r, 0, 3);
+    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 3)] : hk == 2 ? vl[pa_rng_int(&r, 0, 4)] : 8 * pa_rng_int(&r, 1, 32);
+    static const int kvs[5] = {1, 2, 3, 4, 8}, groups[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24};
+    c.kv_heads = kvs[pa_rng_int(&r, 0, 4)];
+    c.heads = c.kv_heads * groups[pa_rng_int(&r, 0, 11)];
+    c.bs = BSZ[pa_rng_int(&r, 0, 4)];
+    c.layout = LAYOUTS[pa_rng_int(&r, 0, 2)];
+    if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+        c.layout = PA_LAYOUT_FLASH_NHD;
+    c.nseq = random_lens(&r, lens, c.kv_heads, c.hs);
+    c.lens = lens;
+    int maxl = 1;
+    for (int s = 0; s < c.nseq; s++)
+        maxl = lens[s] > maxl ? lens[s] : maxl;
+    c.alibi = pa_rng_int(&r, 0, 3) == 0;
+    c.window = pa_rng_int(&r, 0, 4) == 0 ? pa_rng_int(&r, 1, maxl + 8) : 0;
+    c.cap = pa_rng_int(&r, 0, 4) == 0 ? pa_rng_uniform(&r, 0.1f, 5.0f) : 0.0f;
+    c.sparse = pa_rng_int(&r, 0, 9) == 0 ? pa_rng_int(&r, 1, 3) : 0;
+    static const int sm[4] = {1, 1, 6, 40}; /* logit scale: flat to peaked softmax */
+    *scale_mul = sm[pa_rng_int(&r, 0, 3)];
+    /* strided views (flash layouts) and padded query rows, one draw in four */
+    memset(pads, 0, 4 * sizeof pads[0]);
+    if (pa_rng_int(&r, 0, 3) == 0) {
+        if (c.layout != PA_LAYOUT_VLLM)
+            for (int k = 0; k < 3; k++)
+                pads[k] = pa_rng_int(&r, 0, 2) ? pa_rng_int(&r, 0, 40) : 0;
+        pads[3] = pa_rng_int(&r, 0, 24);
+    }
+    *extra_max = pa_rng_int(&r, 0, 1); /* max_seq_len above the longest sequence, within the table */
+    c.seed = r.s;
+    return c;
+}
+
+Test(decode_random, configurations, .timeout = 1200) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("decode_random", 24, &seed, &first);
+    for (int i = first; i < first + n; i++) {
+        int lens[6], scale_mul, extra_max;
+        int64_t pads[4];
+        dcase c = random_case(seed, i, lens, &scale_mul, pads, &extra_max);
+        pa_decode_problem *pr = make_problem(&c);
+        pr->p.scale *= (float)scale_mul;
+        if (pads[0] || pads[1] || pads[2] || pads[3])
+            restride(pr, pads[0], pads[1], pads[2], pads[3]);
+        if (extra_max)
+            pr->p.max_seq_len = pr->p.block_table_stride * c.bs;
+        char desc[640];
+        describe(&c, desc, sizeof desc);
+        int at = (int)strlen(desc);
+        at += snprintf(desc + at, sizeof desc - (size_t)at, " lens");
+        for (int s = 0; s < c.nseq && at < (int)sizeof desc - 16; s++)
+            at += snprintf(desc + at, sizeof desc - (size_t)at, "%s%d", s ? "," : " ", lens[s]);
+        char redraw[160];
+        pa_test_random_redraw(redraw, sizeof redraw, seed, i);
+        snprintf(desc + at, sizeof desc - (size_t)at, " max_seq_len %d logit scale x%d pads %lld/%lld/%lld/%lld (%s)",
+                 pr->p.max_seq_len, scale_mul, (long long)pads[0], (long long)pads[1], (long long)pads[2],
+                 (long long)pads[3], redraw);
+        check_problem(pr, desc);
+        pa_decode_problem_free(pr);
+    }
+}
+
 /* ---- strided flash views and padded query rows -------------------------------- */
 
 /* Moves the problem's cache into views with the given strides (elements; pads
- * NaN) and its queries into rows q_pad elements longer. */
+ * NaN; flash layouts) and its queries into rows q_pad elements longer. */
 static void restride(pa_decode_problem *pr, int64_t head_pad, int64_t page_pad, int64_t block_pad, int64_t q_pad) {
     pa_kv_cache *kv = &pr->p.kv;
     const int es = (int)pa_dtype_size(kv->dtype);
     const pa_kv_geom g0 = pa_kv_geom_make(kv->layout, es, kv->block_size, kv->num_kv_heads, kv->head_size, 0, 0, 0);
     pa_kv_cache nk = *kv;
-    if (kv->layout == PA_LAYOUT_FLASH_NHD) {
+    if (kv->layout == PA_LAYOUT_VLLM) {
+        cr_assert(head_pad == 0 && page_pad == 0 && block_pad == 0, "restride: vLLM's strides are fixed");
+    } else if (kv->layout == PA_LAYOUT_FLASH_NHD) {
         nk.head_stride = kv->head_size + head_pad;
         nk.page_stride = kv->num_kv_heads * nk.head_stride + page_pad;
         nk.block_stride = kv->block_size * nk.page_stride + block_pad;

@@ -1406,8 +1406,7 @@ Test(prefill_hopper_fp8, other_shapes_take_the_16bit_kernel) {
  * scale, as on the raw path, with K converted exactly: rounding k_scale x K to
  * bf16 put 2^-9 of relative error on every logit, and at 30 times the usual
  * logit scale (a peaked softmax, as real models have) that left outputs up to
- * 6% off (found by prefill_random, seed 1, configuration 10: the random-
- * configuration test of the next commit). */
+ * 6% off (found by prefill_random, seed 1, configuration 10). */
 Test(prefill_gpu, fp8_keys_exact_on_the_register_path) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {35, 9, 70}, cl[3] = {12, 300, 0};
@@ -1489,4 +1488,175 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_UNSUPPORTED);
     q.head_size = 64;
     cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT, "cross-attention without cu_seqlens_k");
+}
+
+/* ---- random configurations -------------------------------------------------------------
+ * Whole configurations drawn at random (tests/common/testutil.h), so the axes
+ * the tests above rotate meet in combinations none of them lists: context
+ * attention (layout, query and cache dtype, head size, GQA group, block size
+ * including odd ones, query and context lengths, window, ALiBi, soft cap,
+ * logit scale) and prompt attention (the four attention types, cross lengths),
+ * each on a path drawn too: mma.sync, AUTO (the Hopper kernel where it runs:
+ * an sm_90 GPU with a 90a build, and interpret mode) and, for the shapes it
+ * serves, the opt-in FP8 path under its own tolerance. CI draws
+ * PA_TEST_RANDOM_CASES (default 24) from seed 1; scripts/gpu-check.sh draws
+ * hundreds from a fresh seed. */
+
+/* A length in [lo, hi]: mostly short, some long (the caller bounds the
+ * batch's cost, bound_cost). */
+static int random_len(pa_rng *r, int lo, int hi) {
+    static const int w[3] = {3, 4, 2};
+    const int k = pa_test_pick_weighted(r, w, 3), top = k == 0 ? 16 : k == 1 ? 200 : hi;
+    return pa_test_shrink(pa_rng_int(r, lo, top < lo ? lo : top > hi ? hi : top));
+}
+
+static int random_head_size(pa_rng *r) {
+    static const int tc[3] = {64, 96, 128}, vl[6] = {32, 80, 112, 120, 192, 256};
+    const int k = pa_rng_int(r, 0, 3);
+    return k < 2 ? tc[pa_rng_int(r, 0, 2)] : k == 2 ? vl[pa_rng_int(r, 0, 5)] : 8 * pa_rng_int(r, 1, 32);
+}
+
+static void random_heads(pa_rng *r, int *heads, int *kv_heads) {
+    static const int kvs[4] = {1, 2, 4, 8}, groups[10] = {1, 2, 3, 4, 5, 6, 7, 8, 12, 16};
+    *kv_heads = kvs[pa_rng_int(r, 0, 3)];
+    *heads = *kv_heads * groups[pa_rng_int(r, 0, 9)];
+}
+
+/* Scales the lengths down until sum(q (q + ctx)) x heads x head size is at
+ * most 2^26 (ctx: NULL for prompts, whose keys are kl or ql). */
+static void bound_cost(int n, int *ql, int *cl, int *kl, int heads, int hs) {
+    for (;;) {
+        double cost = 0.0;
+        for (int s = 0; s < n; s++)
+            cost += (double)ql[s] * ((kl ? kl[s] : ql[s]) + (cl ? cl[s] : 0));
+        if (cost * heads * hs <= (double)(1 << 26))
+            return;
+        for (int s = 0; s < n; s++) {
+            ql[s] = ql[s] > 1 ? (ql[s] + 1) / 2 : ql[s];
+            if (cl)
+                cl[s] /= 2;
+            if (kl)
+                kl[s] = kl[s] > 1 ? (kl[s] + 1) / 2 : kl[s];
+        }
+    }
+}
+
+static const char *path_name(pa_prefill_path p) {
+    return p == PA_PREFILL_PATH_MMA ? "mma" : p == PA_PREFILL_PATH_AUTO ? "auto" : "hopper-fp8";
+}
+
+static void random_context_case(pa_rng *r, const char *redraw) {
+    int ql[5], cl[5];
+    const int n = pa_rng_int(r, 1, 5);
+    ctx_case c = {0};
+    static const pa_dtype qds[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    c.qd = qds[pa_rng_int(r, 0, 2)];
+    c.cd = cache_for(c.qd, pa_rng_int(r, 0, 2));
+    c.hs = random_head_size(r);
+    c.layout = layout_for(pa_rng_int(r, 0, 2), c.hs, c.cd);
+    random_heads(r, &c.heads, &c.kv_heads);
+    static const int bsz[9] = {8, 16, 32, 64, 128, 24, 3, 48, 1};
+    c.bs = bsz[pa_rng_int(r, 0, 8)];
+    for (int s = 0; s < n; s++) {
+        ql[s] = random_len(r, 1, 700);
+        cl[s] = pa_rng_int(r, 0, 2) ? random_len(r, 0, 2500) : 0;
+    }
+    bound_cost(n, ql, cl, NULL, c.heads, c.hs);
+    c.seqs = n;
+    c.ql = ql;
+    c.cl = cl;
+    c.alibi = pa_rng_int(r, 0, 3) == 0;
+    c.window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 600) : 0;
+    c.cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
+    /* The FP8 path (context attention over e4m3 at heads 97..128 from 16-bit
+     * queries) quantises Q and P too: at most 4 times the logit scale there. */
+    const int fp8_shape = c.cd == PA_DTYPE_FP8_E4M3 && c.qd != PA_DTYPE_F32 && c.hs > 96 && c.hs <= 128;
+    const pa_prefill_path paths[3] = {PA_PREFILL_PATH_MMA, PA_PREFILL_PATH_AUTO, PA_PREFILL_PATH_HOPPER_FP8};
+    const pa_prefill_path path = paths[pa_rng_int(r, 0, fp8_shape ? 2 : 1)];
+    static const int sm[4] = {1, 1, 4, 30};
+    const int scale_mul = path == PA_PREFILL_PATH_HOPPER_FP8 ? 4 : sm[pa_rng_int(r, 0, 3)];
+    c.seed = r->s;
+    cr_assert_eq(pa_set_prefill_path(path), PA_SUCCESS);
+    pa_context_problem *pr = make_ctx(&c);
+    pr->p.scale *= (float)scale_mul;
+    char what[900];
+    int at = snprintf(what, sizeof what,
+                      "context, path %s: %s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g "
+                      "logit scale x%d lens (q/ctx)",
+                      path_name(path), pa_kv_layout_name(c.layout), pa_dtype_name(c.qd), pa_dtype_name(c.cd), c.heads,
+                      c.kv_heads, c.hs, c.bs, c.alibi, c.window, (double)c.cap, scale_mul);
+    for (int s = 0; s < n; s++)
+        at += snprintf(what + at, sizeof what - (size_t)at, " %d/%d", ql[s], cl[s]);
+    snprintf(what + at, sizeof what - (size_t)at, " (%s)", redraw);
+    g_fp8_path = path == PA_PREFILL_PATH_HOPPER_FP8 && pa_prefill_hopper_available();
+    check_context(pr, NULL, 0, what);
+    g_fp8_path = 0;
+    pa_context_problem_free(pr);
+}
+
+static void random_prompt_case(pa_rng *r, const char *redraw) {
+    int ql[5], kl[5];
+    const int n = pa_rng_int(r, 1, 5);
+    static const pa_dtype dts[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    const pa_dtype dt = dts[pa_rng_int(r, 0, 2)];
+    const pa_attn_type t = (pa_attn_type)pa_rng_int(r, PA_ATTN_DECODER, PA_ATTN_ENCODER_DECODER);
+    const int cross = t == PA_ATTN_ENCODER_DECODER || pa_rng_int(r, 0, 3) == 0;
+    const int hs = random_head_size(r);
+    int heads, kv_heads;
+    random_heads(r, &heads, &kv_heads);
+    for (int s = 0; s < n; s++) {
+        ql[s] = random_len(r, 1, 1200);
+        kl[s] = random_len(r, 1, 1200);
+    }
+    bound_cost(n, ql, NULL, cross ? kl : NULL, heads, hs);
+    const int alibi = pa_rng_int(r, 0, 3) == 0;
+    const int window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 300) : 0;
+    const float cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
+    const pa_prefill_path path = pa_rng_int(r, 0, 1) ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA;
+    static const int sm[4] = {1, 1, 4, 30};
+    const int scale_mul = sm[pa_rng_int(r, 0, 3)];
+    pa_prompt_problem_cfg pc = {.seed = r->s,
+                                .dtype = dt,
+                                .attn_type = t,
+                                .num_seqs = n,
+                                .num_heads = heads,
+                                .num_kv_heads = kv_heads,
+                                .head_size = hs,
+                                .q_lens = ql,
+                                .k_lens = cross ? kl : NULL,
+                                .with_alibi = alibi};
+    cr_assert_eq(pa_set_prefill_path(path), PA_SUCCESS);
+    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+    cr_assert(pr != NULL);
+    pr->p.sliding_window = window;
+    pr->p.soft_cap = cap;
+    pr->p.scale *= (float)scale_mul;
+    char what[900];
+    int at = snprintf(what, sizeof what,
+                      "prompt, path %s: attn_type %d cross %d %s heads %d/%d head %d alibi %d window %d cap %g "
+                      "logit scale x%d lens (q/k)",
+                      path_name(path), (int)t, cross, pa_dtype_name(dt), heads, kv_heads, hs, alibi, window,
+                      (double)cap, scale_mul);
+    for (int s = 0; s < n; s++)
+        at += snprintf(what + at, sizeof what - (size_t)at, " %d/%d", ql[s], cross ? kl[s] : ql[s]);
+    snprintf(what + at, sizeof what - (size_t)at, " (%s)", redraw);
+    check_prompt(pr, what);
+    pa_prompt_problem_free(pr);
+}
+
+Test(prefill_random, configurations, .timeout = 1200) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("prefill_random", 24, &seed, &first);
+    for (int i = first; i < first + n; i++) {
+        pa_rng r = pa_test_random_rng(seed, i);
+        char redraw[160];
+        pa_test_random_redraw(redraw, sizeof redraw, seed, i);
+        if (pa_rng_int(&r, 0, 4) < 3)
+            random_context_case(&r, redraw);
+        else
+            random_prompt_case(&r, redraw);
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }

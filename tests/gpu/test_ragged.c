@@ -141,6 +141,7 @@ typedef struct gcase {
     float soft_cap, mask_value;
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
+    float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -169,6 +170,8 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
     pr->p.kv_split_tokens = k->split;
     if (k->q_range > 0.0f)
         pr->p.sm_scale *= 2.0f / k->q_range; /* the logits as with the default range */
+    if (k->logit_mul > 0.0f)
+        pr->p.sm_scale *= k->logit_mul;
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
@@ -659,6 +662,80 @@ Test(ragged_gpu, forced_kv_splits) {
                    .split = 64 * (d + 1),
                    .decode_every = 3};
         run_case(&k);
+    }
+}
+
+/* ---- random configurations ------------------------------------------------------------
+ * Whole configurations drawn at random (tests/common/testutil.h): query and
+ * page dtypes, head size, group (odd ones too), page size, sequence count and
+ * max_num_seqs, each sequence a decode or a prefill chunk over a drawn
+ * context, window, soft cap, soft mask value, forced KV splits, the query
+ * range and the logit scale (how peaked the softmax is), so the axes the tests above rotate meet
+ * in combinations none of them lists. CI draws PA_TEST_RANDOM_CASES (default
+ * 24) from seed 1; scripts/gpu-check.sh draws hundreds from a fresh seed. */
+Test(ragged_gpu, random_configurations, .timeout = 1200) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("ragged_gpu/random_configurations", 24, &seed, &first);
+    static const pa_dtype qds[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const int tc[3] = {64, 128, 256}, kvs[4] = {1, 2, 4, 8}, groups[9] = {1, 2, 3, 4, 5, 7, 8, 12, 16};
+    static const int pss[8] = {16, 32, 128, 1, 3, 8, 24, 256};
+    for (int i = first; i < first + n; i++) {
+        pa_rng r = pa_test_random_rng(seed, i);
+        gcase k = {0};
+        k.q_dtype = qds[pa_rng_int(&r, 0, 2)];
+        const int ck = pa_rng_int(&r, 0, 3);
+        k.cache_dtype = ck < 2 ? k.q_dtype : ck == 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+        k.hs = pa_rng_int(&r, 0, 1) ? tc[pa_rng_int(&r, 0, 2)] : 8 * pa_rng_int(&r, 1, 32);
+        k.kvh = kvs[pa_rng_int(&r, 0, 3)];
+        k.qh = k.kvh * groups[pa_rng_int(&r, 0, 8)];
+        k.ps = pss[pa_rng_int(&r, 0, 7)];
+        const int ns = pa_rng_int(&r, 1, 10);
+        k.max_num_seqs = pa_rng_int(&r, 0, 2) == 0 ? ns + pa_rng_int(&r, 1, 4) : 0;
+        k.window = pa_rng_int(&r, 0, 4) == 0 ? pa_rng_int(&r, 1, 400) : 0;
+        k.soft_cap = pa_rng_int(&r, 0, 4) == 0 ? pa_rng_uniform(&r, 0.3f, 10.0f) : 0.0f;
+        k.mask_value = pa_rng_int(&r, 0, 5) == 0 ? -pa_rng_uniform(&r, 0.5f, 8.0f) : 0.0f;
+        k.split = pa_rng_int(&r, 0, 4) == 0 ? 64 * pa_rng_int(&r, 1, 6) : 0;
+        static const float qr[4] = {0.0f, 0.0f, 8.0f, 30.0f}, lm[4] = {1.0f, 1.0f, 6.0f, 30.0f}; /* 0: range 2 */
+        k.q_range = qr[pa_rng_int(&r, 0, 3)];
+        /* f32 queries stop at 6: at 30 times the logit scale the two f32 dot
+         * products' different summation orders alone move a logit of about 35
+         * by 2e-5, past f32's tolerance (atol 1e-5; seed 1, configuration 1:
+         * 7 of 10752 elements up to 1.45e-5 off, what that rounding predicts) */
+        k.logit_mul = lm[pa_rng_int(&r, 0, k.q_dtype == PA_DTYPE_F32 ? 2 : 3)];
+        int ql[10], kl[10];
+        int64_t cost = 0;
+        for (int s = 0; s < ns; s++) {
+            const int kind = pa_rng_int(&r, 0, 2); /* decode, short chunk, long chunk */
+            ql[s] = kind == 0 ? 1 : pa_test_shrink(pa_rng_int(&r, 1, kind == 1 ? 40 : 600));
+            kl[s] = ql[s] +
+                    (pa_rng_int(&r, 0, 3) ? pa_test_shrink(pa_rng_int(&r, 0, pa_rng_int(&r, 0, 1) ? 300 : 3000)) : 0);
+            cost += (int64_t)ql[s] * kl[s];
+        }
+        /* the reference's work bounded: sum(q_len x kv_len) x heads x head size <= 2^26 */
+        while (cost * k.qh * k.hs > ((int64_t)1 << 26)) {
+            cost = 0;
+            for (int s = 0; s < ns; s++) {
+                const int ctx = (kl[s] - ql[s]) / 2;
+                ql[s] = ql[s] > 1 ? (ql[s] + 1) / 2 : 1;
+                kl[s] = ql[s] + ctx;
+                cost += (int64_t)ql[s] * kl[s];
+            }
+        }
+        if (k.max_num_seqs == 0)
+            k.max_num_seqs = ns;
+        k.seed = r.s;
+        /* the configuration before its run, so a failure's message follows it */
+        char redraw[160];
+        pa_test_random_redraw(redraw, sizeof redraw, seed, i);
+        fprintf(stderr,
+                "  %d: q=%s cache=%s heads %d/%d head %d page %d seqs %d of %d window %d cap %g mask %g split %d "
+                "q_range %g logits x%g (%s)\n",
+                i, pa_dtype_name(k.q_dtype), pa_dtype_name(k.cache_dtype), k.qh, k.kvh, k.hs, k.ps, ns, k.max_num_seqs,
+                k.window, (double)k.soft_cap, (double)k.mask_value, k.split, (double)k.q_range, (double)k.logit_mul,
+                redraw);
+        run_lens(&k, ns, ql, kl);
     }
 }
 
