@@ -115,8 +115,13 @@ plant prefill-walk-start-not-rounded-2 cuda/prefill/prefill_kernel.cuh \
     test_prefill '@(prefill_hopper/*|prefill_hopper_fp8/*)'
 plant prefill-raw-v-scale-dropped cuda/prefill/prefill_kernel.cuh \
     'const float vs = src_tab[1].scale;' 'const float vs = 1.0f;' test_prefill 'prefill_gpu/cache_tile_paths'
-plant prefill-raw-k-scale-dropped cuda/prefill/prefill_kernel.cuh \
-    'raw ? p.scale * kc.scale : p.scale' 'p.scale' test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-fp8-k-scale-dropped cuda/prefill/prefill_kernel.cuh \
+    'k8 ? p.scale * k_scale : p.scale' 'p.scale' test_prefill 'prefill_gpu/cache_tile_paths'
+# The register path's cache tiles without k_scale on their scores (their keys
+# converted exactly since bfa1104, so the scale must be there).
+plant prefill-fp8-register-k-scale-dropped cuda/prefill/prefill_kernel.cuh \
+    'k8 ? p.scale * k_scale : p.scale' 'raw && k8 ? p.scale * k_scale : p.scale' \
+    test_prefill 'prefill_gpu/fp8_keys_exact_on_the_register_path'
 plant prefill-raw-head-tail-chunk-whole cuda/prefill/prefill_kernel.cuh \
     'const int n = min(16, head_size - 16 * c);' 'const int n = head_size > 16 * c ? 16 : 0;' \
     test_prefill 'prefill_gpu/padded_fp8_cache_rows'
