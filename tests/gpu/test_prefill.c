@@ -1495,8 +1495,9 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
  * the tests above rotate meet in combinations none of them lists: context
  * attention (layout, query and cache dtype, head size, GQA group, block size
  * including odd ones, query and context lengths, window, ALiBi, soft cap,
- * logit scale) and prompt attention (the four attention types, cross lengths),
- * each on a path drawn too: mma.sync, AUTO (the Hopper kernel where it runs:
+ * logit scale), prompt attention (the four attention types, cross lengths)
+ * and mixed prefill+decode batches (pa_mixed_attention), each on a path drawn
+ * too: mma.sync, AUTO (the Hopper kernel where it runs:
  * an sm_90 GPU with a 90a build, and interpret mode) and, for the shapes it
  * serves, the opt-in FP8 path under its own tolerance. CI draws
  * PA_TEST_RANDOM_CASES (default 24) from seed 1; scripts/gpu-check.sh draws
@@ -1644,6 +1645,109 @@ static void random_prompt_case(pa_rng *r, const char *redraw) {
     pa_prompt_problem_free(pr);
 }
 
+/* A mixed batch (pa_mixed_attention): prefills first, then decodes (one new
+ * token each over a drawn context), the new tokens written into the cache too
+ * (the decodes read theirs from it), so the cache dtype is the query's and
+ * the block size one decode serves. */
+static void random_mixed_case(pa_rng *r, const char *redraw) {
+    int ql[8], cl[8];
+    const int np = pa_rng_int(r, 1, 4), nd = pa_rng_int(r, 1, 4), n = np + nd;
+    ctx_case c = {0};
+    static const pa_dtype qds[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    c.qd = qds[pa_rng_int(r, 0, 2)];
+    c.cd = c.qd;
+    c.hs = random_head_size(r);
+    c.layout = layout_for(pa_rng_int(r, 0, 2), c.hs, c.cd);
+    random_heads(r, &c.heads, &c.kv_heads);
+    static const int bsz[5] = {8, 16, 32, 64, 128};
+    c.bs = bsz[pa_rng_int(r, 0, 4)];
+    for (int s = 0; s < n; s++) {
+        ql[s] = s < np ? random_len(r, 1, 500) : 1;
+        cl[s] = pa_rng_int(r, 0, 2) ? random_len(r, 0, 2000) : 0;
+    }
+    bound_cost(n, ql, cl, NULL, c.heads, c.hs);
+    for (int s = np; s < n; s++)
+        ql[s] = 1; /* bound_cost keeps them at 1 */
+    int max_pq = 0, max_ps = 0, max_ds = 0, ntok = 0;
+    for (int s = 0; s < n; s++) {
+        if (s < np) {
+            max_pq = ql[s] > max_pq ? ql[s] : max_pq;
+            max_ps = ql[s] + cl[s] > max_ps ? ql[s] + cl[s] : max_ps;
+            ntok += ql[s];
+        } else {
+            max_ds = 1 + cl[s] > max_ds ? 1 + cl[s] : max_ds;
+        }
+    }
+    c.alibi = pa_rng_int(r, 0, 3) == 0;
+    const int window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 600) : 0;
+    const float cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
+    const pa_prefill_path path = pa_rng_int(r, 0, 1) ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA;
+    static const int sm[4] = {1, 1, 4, 30};
+    const int scale_mul = sm[pa_rng_int(r, 0, 3)];
+    pa_context_problem_cfg cfg = {.seed = r->s,
+                                  .layout = c.layout,
+                                  .q_dtype = c.qd,
+                                  .cache_dtype = c.cd,
+                                  .num_seqs = n,
+                                  .num_heads = c.heads,
+                                  .num_kv_heads = c.kv_heads,
+                                  .head_size = c.hs,
+                                  .block_size = c.bs,
+                                  .query_lens = ql,
+                                  .context_lens = cl,
+                                  .extra_blocks = 2,
+                                  .with_alibi = c.alibi,
+                                  .new_in_cache = 1};
+    cr_assert_eq(pa_set_prefill_path(path), PA_SUCCESS);
+    pa_context_problem *pr = pa_context_problem_make(&cfg);
+    cr_assert(pr != NULL);
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    pa_mixed_attention_params m = {.q_dtype = c.qd,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .num_prefills = np,
+                                   .num_prefill_tokens = ntok,
+                                   .num_decode_tokens = nd,
+                                   .num_heads = c.heads,
+                                   .max_prefill_query_len = max_pq,
+                                   .max_prefill_seq_len = max_ps,
+                                   .max_decode_seq_len = max_ds,
+                                   .scale = pr->p.scale * (float)scale_mul,
+                                   .sliding_window = window,
+                                   .soft_cap = cap};
+    pa_mixed_attention_params mh = m, md = m;
+    mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
+    mh.block_tables = pr->block_tables, mh.seq_lens = pr->seq_lens, mh.query_start_loc = pr->qsl;
+    mh.alibi_slopes = pr->p.alibi_slopes;
+    md.out = d.p.out, md.query = d.p.query, md.key = d.p.key, md.value = d.p.value, md.kv = d.p.kv;
+    md.block_tables = d.p.block_tables, md.seq_lens = d.p.seq_lens, md.query_start_loc = d.p.query_start_loc;
+    md.alibi_slopes = d.p.alibi_slopes;
+    char what[900];
+    int at = snprintf(what, sizeof what,
+                      "mixed, path %s: %s q=%s heads %d/%d head %d block %d alibi %d window %d cap %g logit scale "
+                      "x%d lens (q/ctx; %d prefills, then decodes)",
+                      path_name(path), pa_kv_layout_name(c.layout), pa_dtype_name(c.qd), c.heads, c.kv_heads, c.hs,
+                      c.bs, c.alibi, window, (double)cap, scale_mul, np);
+    for (int s = 0; s < n; s++)
+        at += snprintf(what + at, sizeof what - (size_t)at, " %d/%d", ql[s], cl[s]);
+    snprintf(what + at, sizeof what - (size_t)at, " (%s)", redraw);
+    size_t ws = 0;
+    cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
+    cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    const size_t es = pa_dtype_size(c.qd);
+    void *got = malloc(pr->out_elems * es + 16);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, md.out, pr->out_elems * es);
+    cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    compare_rows(got, pr->out, c.qd, c.qd, (size_t)c.heads * c.hs, 0, pr->p.num_tokens, what);
+    free(got);
+    if (dws)
+        pa_test_dev_free(dws);
+    dev_ctx_free(&d);
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_random, configurations, .timeout = 1200) {
     PA_SKIP_WITHOUT_GPU();
     uint64_t seed;
@@ -1653,10 +1757,13 @@ Test(prefill_random, configurations, .timeout = 1200) {
         pa_rng r = pa_test_random_rng(seed, i);
         char redraw[160];
         pa_test_random_redraw(redraw, sizeof redraw, seed, i);
-        if (pa_rng_int(&r, 0, 4) < 3)
+        const int kind = pa_rng_int(&r, 0, 5); /* context 3 in 6, prompt 2, mixed 1 */
+        if (kind < 3)
             random_context_case(&r, redraw);
-        else
+        else if (kind < 5)
             random_prompt_case(&r, redraw);
+        else
+            random_mixed_case(&r, redraw);
     }
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
