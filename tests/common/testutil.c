@@ -42,20 +42,6 @@ static long env_long(const char *name, long dflt, long lo) {
     return v;
 }
 
-int pa_test_random_cases(int dflt) { return (int)env_long("PA_TEST_RANDOM_CASES", dflt, 0); }
-
-uint64_t pa_test_random_seed(void) {
-    const char *e = getenv("PA_TEST_RANDOM_SEED");
-    if (!e || !*e)
-        return 1;
-    char *end = NULL;
-    const unsigned long long v = strtoull(e, &end, 10);
-    cr_assert(end && *end == '\0', "PA_TEST_RANDOM_SEED='%s': want an unsigned integer", e);
-    return (uint64_t)v;
-}
-
-int pa_test_random_first(void) { return (int)env_long("PA_TEST_RANDOM_FIRST", 0, 0); }
-
 pa_rng pa_test_random_rng(uint64_t seed, int i) {
     pa_rng r = pa_rng_make(seed * 0x100000001B3ull + (uint64_t)i); /* splitmix64 mixes the rest */
     (void)pa_rng_next(&r);
@@ -63,9 +49,15 @@ pa_rng pa_test_random_rng(uint64_t seed, int i) {
 }
 
 int pa_test_random_begin(const char *test, int dflt, uint64_t *seed, int *first) {
-    *seed = pa_test_random_seed();
-    *first = pa_test_random_first();
-    const int n = pa_test_random_cases(dflt);
+    const char *e = getenv("PA_TEST_RANDOM_SEED");
+    *seed = 1;
+    if (e && *e) {
+        char *end = NULL;
+        *seed = (uint64_t)strtoull(e, &end, 10);
+        cr_assert(end && *end == '\0', "PA_TEST_RANDOM_SEED='%s': want an unsigned integer", e);
+    }
+    *first = (int)env_long("PA_TEST_RANDOM_FIRST", 0, 0);
+    const int n = (int)env_long("PA_TEST_RANDOM_CASES", dflt, 0);
     fprintf(stderr, "%s: %d configurations from PA_TEST_RANDOM_SEED=%llu, the first %d\n", test, n,
             (unsigned long long)*seed, *first);
     return n;

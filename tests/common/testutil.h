@@ -27,20 +27,19 @@ float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
  * comparisons stay as they are. n <= 1 is returned unchanged. */
 int pa_test_shrink(int n);
 
-/* Random-configuration tests (decode_random, prefill_random, ragged_random):
- * how many configurations to draw, PA_TEST_RANDOM_CASES (default dflt), and
- * the seed they are drawn from, PA_TEST_RANDOM_SEED (default 1, so CI draws
- * the same ones every run; scripts/gpu-check.sh passes a fresh seed and prints
- * it). Configuration i of seed S comes from pa_test_random_rng(S, i) alone, so
- * PA_TEST_RANDOM_SEED=S PA_TEST_RANDOM_FIRST=i PA_TEST_RANDOM_CASES=1 redraws
- * exactly the one a failure names. */
-int pa_test_random_cases(int dflt);
-uint64_t pa_test_random_seed(void);
-int pa_test_random_first(void);
-pa_rng pa_test_random_rng(uint64_t seed, int i);
-/* A random test's start: reads the three variables above, says on stderr
- * what `test` draws, and returns the number of draws (i runs from *first). */
+/* Random-configuration tests (decode_random, prefill_random,
+ * ragged_gpu/random_configurations, cache_ops/..._random_configurations).
+ * pa_test_random_begin reads how many configurations to draw,
+ * PA_TEST_RANDOM_CASES (default dflt), the first one, PA_TEST_RANDOM_FIRST
+ * (default 0), and the seed they are drawn from, PA_TEST_RANDOM_SEED (default
+ * 1, so CI draws the same ones every run; scripts/gpu-check.sh passes a fresh
+ * seed and prints it); says on stderr what `test` draws; and returns the
+ * count (i runs from *first). Configuration i of seed S comes from
+ * pa_test_random_rng(S, i) alone, so PA_TEST_RANDOM_SEED=S
+ * PA_TEST_RANDOM_FIRST=i PA_TEST_RANDOM_CASES=1 redraws exactly the one a
+ * failure names. */
 int pa_test_random_begin(const char *test, int dflt, uint64_t *seed, int *first);
+pa_rng pa_test_random_rng(uint64_t seed, int i);
 /* "redraw: PA_TEST_RANDOM_SEED=S PA_TEST_RANDOM_FIRST=i PA_TEST_RANDOM_CASES=1" into buf. */
 void pa_test_random_redraw(char *buf, size_t len, uint64_t seed, int i);
 /* Picks one of n values with the given integer weights. */

@@ -244,32 +244,27 @@ Test(cache_ops, reshape_and_cache_random_configurations, .timeout = 600) {
         const int variant = pa_rng_int(&r, 0, 3);
         /* the batch: up to 6 sequences, each ctx cached tokens then len new ones */
         const int ns = pa_rng_int(&r, 1, 6);
-        int ctx[6], len[6], nblk[6], need = 0;
+        int ctx[6], len[6], tok[6], maxnb = 1;
         int64_t T = 0;
         for (int q = 0; q < ns; q++) {
             ctx[q] = pa_rng_int(&r, 0, 1) ? pa_rng_int(&r, 0, 3 * bs + 5) : 0;
             len[q] = pa_rng_int(&r, 0, 2) ? pa_test_shrink(pa_rng_int(&r, 1, 90)) : 1;
-            nblk[q] = (ctx[q] + len[q] + bs - 1) / bs;
-            need += nblk[q];
+            tok[q] = ctx[q] + len[q];
+            maxnb = (tok[q] + bs - 1) / bs > maxnb ? (tok[q] + bs - 1) / bs : maxnb;
             T += len[q];
         }
-        const int32_t num_blocks = need + pa_rng_int(&r, 0, 5);
-        int32_t *perm = malloc(sizeof(int32_t) * (size_t)num_blocks);
-        for (int b = 0; b < num_blocks; b++)
-            perm[b] = b;
-        for (int b = num_blocks - 1; b > 0; b--) {
-            const int j = pa_rng_int(&r, 0, b), t = perm[b];
-            perm[b] = perm[j];
-            perm[j] = t;
-        }
+        /* the sequences' blocks dealt from a shuffled pool (problems.h) */
+        const int32_t num_blocks = pa_page_pool_blocks(ns, tok, bs, pa_rng_int(&r, 0, 5));
+        int32_t *table = malloc(sizeof(int32_t) * (size_t)(ns * maxnb));
+        pa_page_pool_deal(&r, num_blocks, ns, tok, bs, table, maxnb, -1);
         int64_t *slots = malloc(sizeof(int64_t) * (size_t)(2 * T + 1));
         int64_t t = 0;
-        for (int q = 0, next = 0; q < ns; next += nblk[q], q++)
+        for (int q = 0; q < ns; q++)
             for (int k = 0; k < len[q]; k++) {
                 if (pa_rng_int(&r, 0, 19) == 0)
                     slots[t++] = -1; /* padding between a batch's tokens */
                 const int pos = ctx[q] + k;
-                slots[t++] = (int64_t)perm[next + pos / bs] * bs + pos % bs;
+                slots[t++] = (int64_t)table[q * maxnb + pos / bs] * bs + pos % bs;
             }
         const given_slots g = {slots, t, num_blocks};
         fprintf(stderr, "  %d: %s %s->%s head %d block %d kv heads %d variant %d, %lld slots over %d blocks\n", i,
@@ -277,7 +272,7 @@ Test(cache_ops, reshape_and_cache_random_configurations, .timeout = 600) {
                 (long long)t, num_blocks);
         gpu_rc_case_given(layout, dp, hs, bs, nh, variant, r.s, 0, &g);
         free(slots);
-        free(perm);
+        free(table);
     }
 }
 

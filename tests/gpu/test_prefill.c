@@ -862,6 +862,36 @@ Test(prefill_gpu, prompt_long_causal) {
 
 /* ---- mixed prefill + decode ----------------------------------------------------------- */
 
+/* Runs pa_mixed_attention with m's shape over problem pr (its host buffers
+ * for the reference, d's device copies for the kernel) and compares every
+ * row. short_ws: a workspace one byte short is refused first. */
+static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_attention_params m, int short_ws,
+                        const char *what) {
+    pa_mixed_attention_params mh = m, md = m;
+    mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
+    mh.block_tables = pr->block_tables, mh.seq_lens = pr->seq_lens, mh.query_start_loc = pr->qsl;
+    mh.alibi_slopes = pr->p.alibi_slopes;
+    md.out = d->p.out, md.query = d->p.query, md.key = d->p.key, md.value = d->p.value, md.kv = d->p.kv;
+    md.block_tables = d->p.block_tables, md.seq_lens = d->p.seq_lens, md.query_start_loc = d->p.query_start_loc;
+    md.alibi_slopes = d->p.alibi_slopes;
+    size_t ws = 0;
+    cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
+    if (short_ws && ws > 0)
+        cr_assert_eq(pa_mixed_attention(&md, dws, ws - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    const size_t es = pa_dtype_size(m.q_dtype);
+    void *got = malloc(pr->out_elems * es + 16);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, md.out, pr->out_elems * es);
+    cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens,
+                 what);
+    free(got);
+    if (dws)
+        pa_test_dev_free(dws);
+}
+
 Test(prefill_gpu, mixed_batch) {
     PA_SKIP_WITHOUT_GPU();
     /* three prefills (the last of one token with no context), then three decodes */
@@ -897,28 +927,7 @@ Test(prefill_gpu, mixed_batch) {
                                        .scale = pr->p.scale,
                                        .sliding_window = v ? 0 : 64,
                                        .soft_cap = v ? 0.0f : 5.0f};
-        pa_mixed_attention_params mh = m, md = m;
-        mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
-        mh.block_tables = pr->block_tables, mh.seq_lens = pr->seq_lens, mh.query_start_loc = pr->qsl;
-        mh.alibi_slopes = pr->p.alibi_slopes;
-        md.out = d.p.out, md.query = d.p.query, md.key = d.p.key, md.value = d.p.value, md.kv = d.p.kv;
-        md.block_tables = d.p.block_tables, md.seq_lens = d.p.seq_lens, md.query_start_loc = d.p.query_start_loc;
-        md.alibi_slopes = d.p.alibi_slopes;
-        size_t ws = 0;
-        cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s", pa_last_error());
-        void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
-        if (ws > 0)
-            cr_assert_eq(pa_mixed_attention(&md, dws, ws - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
-        cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s", pa_last_error());
-        const size_t es = pa_dtype_size(qd);
-        void *got = malloc(pr->out_elems * es);
-        pa_test_dev_sync();
-        pa_test_dev_download(got, md.out, pr->out_elems * es);
-        cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s", pa_last_error());
-        compare_rows(got, pr->out, qd, qd, 8 * 128, 0, pr->p.num_tokens, v ? "mixed bf16 vllm" : "mixed f16 hnd");
-        free(got);
-        if (dws)
-            pa_test_dev_free(dws);
+        check_mixed(pr, &d, m, 1, v ? "mixed bf16 vllm" : "mixed f16 hnd");
         dev_ctx_free(&d);
         pa_context_problem_free(pr);
     }
@@ -1715,13 +1724,6 @@ static void random_mixed_case(pa_rng *r, const char *redraw) {
                                    .scale = pr->p.scale * (float)scale_mul,
                                    .sliding_window = window,
                                    .soft_cap = cap};
-    pa_mixed_attention_params mh = m, md = m;
-    mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
-    mh.block_tables = pr->block_tables, mh.seq_lens = pr->seq_lens, mh.query_start_loc = pr->qsl;
-    mh.alibi_slopes = pr->p.alibi_slopes;
-    md.out = d.p.out, md.query = d.p.query, md.key = d.p.key, md.value = d.p.value, md.kv = d.p.kv;
-    md.block_tables = d.p.block_tables, md.seq_lens = d.p.seq_lens, md.query_start_loc = d.p.query_start_loc;
-    md.alibi_slopes = d.p.alibi_slopes;
     char what[900];
     int at = snprintf(what, sizeof what,
                       "mixed, path %s: %s q=%s heads %d/%d head %d block %d alibi %d window %d cap %g logit scale "
@@ -1731,19 +1733,7 @@ static void random_mixed_case(pa_rng *r, const char *redraw) {
     for (int s = 0; s < n; s++)
         at += snprintf(what + at, sizeof what - (size_t)at, " %d/%d", ql[s], cl[s]);
     snprintf(what + at, sizeof what - (size_t)at, " (%s)", redraw);
-    size_t ws = 0;
-    cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
-    void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
-    cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
-    const size_t es = pa_dtype_size(c.qd);
-    void *got = malloc(pr->out_elems * es + 16);
-    pa_test_dev_sync();
-    pa_test_dev_download(got, md.out, pr->out_elems * es);
-    cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
-    compare_rows(got, pr->out, c.qd, c.qd, (size_t)c.heads * c.hs, 0, pr->p.num_tokens, what);
-    free(got);
-    if (dws)
-        pa_test_dev_free(dws);
+    check_mixed(pr, &d, m, 0, what);
     dev_ctx_free(&d);
     pa_context_problem_free(pr);
 }
