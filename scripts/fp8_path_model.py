@@ -8,12 +8,14 @@ v_scale 0.03, the cache holding K / k_scale and V / v_scale in e4m3):
   exact: the CPU reference's semantics (Q and P exact, the cache dequantised);
   FP8 path: each Q row rounded to e4m3 with its own factor (largest |q| / 448),
             new K and V rounded with 1 / k_scale and 1 / v_scale, P = 256 x
-            exp(s - max) rounded to e4m3, O = (P V) / sum(unrounded P),
+            exp(s - max) rounded to e4m3, O = (P V) / sum(P), the sum of the
+            rounded P as the kernel takes it on the tensor cores (until
+            2026-11-28 the model divided by the unrounded sum),
 and prints the largest and the RMS error of the second against the first.
 The kernel in interpret mode shows the same figures (tests/gpu/test_prefill.c,
 prefill_hopper_fp8/*, prints its largest errors).
 
-Usage: python3 scripts/fp8_path_model.py [--scale-mul 4] [--trials 4]   (needs numpy)"""
+Usage: python3 scripts/fp8_path_model.py [--scale-mul 4] [--alibi 0.5] [--trials 4]   (needs numpy)"""
 import argparse
 
 import numpy as np
@@ -36,12 +38,16 @@ def main():
     ap.add_argument("--scale-mul", type=float, default=4.0, help="softmax scale times 1/sqrt(head)")
     ap.add_argument("--vary-rows", action="store_true", default=True,
                     help="query rows times 1/2, 1 or 2, as the tests' vary_query_rows")
+    ap.add_argument("--alibi", type=float, default=0.0,
+                    help="an ALiBi slope (the tests' heads 0 and 1 of 8 have 0.5 and 0.25): "
+                         "slope x (key - query position) on every score, exact on both paths")
     ap.add_argument("--trials", type=int, default=4)
     args = ap.parse_args()
     rng = np.random.default_rng(1)
     hs, nc, nq = args.head, args.cache, args.new
     scale, ks, vs = args.scale_mul / np.sqrt(hs), 0.05, 0.03
     mask = np.arange(nc + nq)[None, :] <= (nc + np.arange(nq))[:, None]
+    bias = args.alibi * (np.arange(nc + nq)[None, :] - (nc + np.arange(nq))[:, None])
     worst_abs, worst_rms = 0.0, 0.0
     for trial in range(args.trials):
         kc = e4m3(rng.uniform(-1, 1, (nc, hs)) / ks) * ks
@@ -52,13 +58,13 @@ def main():
         q = rng.uniform(-1, 1, (nq, hs))
         if args.vary_rows:
             q *= (2.0 ** (np.arange(nq) % 3 - 1))[:, None]
-        s = np.where(mask, q @ k.T * scale, -np.inf)
+        s = np.where(mask, q @ k.T * scale + bias, -np.inf)
         p = np.exp(s - s.max(1, keepdims=True))
         o = (p @ v) / p.sum(1, keepdims=True)
         qs = np.abs(q).max(1, keepdims=True) / 448.0
-        s8 = np.where(mask, (e4m3(q / qs) @ k8.T) * qs * scale, -np.inf)
+        s8 = np.where(mask, (e4m3(q / qs) @ k8.T) * qs * scale + bias, -np.inf)
         p8 = 256.0 * np.exp(s8 - s8.max(1, keepdims=True))
-        o8 = (e4m3(p8) @ v8) / p8.sum(1, keepdims=True)
+        o8 = (e4m3(p8) @ v8) / e4m3(p8).sum(1, keepdims=True)
         err = np.abs(o8 - o)
         rms = np.sqrt((err ** 2).mean()) / np.sqrt((o ** 2).mean())
         worst_abs, worst_rms = max(worst_abs, err.max()), max(worst_rms, rms)

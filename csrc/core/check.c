@@ -46,15 +46,22 @@ pa_tolerance pa_tolerance_for(pa_dtype out, pa_dtype cache) {
 /* The FP8 path rounds each q to e4m3 (a relative 2^-4 at most) as well as
  * each probability, so every score and every weight of P V carries an error
  * of a few per cent. On data whose softmax is peaked (scores of a standard
- * deviation near 2.7) the largest error per element is about 0.08 for outputs
- * of RMS 0.2 (0.12 with ALiBi's slopes on top), and the RMS error about 5% of
- * the output's
- * (scripts/fp8_path_model.py, a model of the path's rounding, agrees with the
- * kernel in interpret mode). This bounds each element; the tests bound the
- * RMS error too (tests/gpu/test_prefill.c, prefill_hopper_fp8). */
+ * deviation near 2.7) the RMS error is about 5% of the output's, but single
+ * elements go further where a row's weight sits on two or three keys of near
+ * scores. scripts/fp8_path_model.py (a model of the path's rounding) puts the
+ * largest error of a head of 131 rows at 0.07 (median) and 0.15 (worst of 600
+ * heads) without ALiBi; with ALiBi slopes of 0.25, 0.5 and 1 (`--alibi`) at
+ * 0.11-0.12 (median), 0.19-0.20 (99th percentile) and 0.23-0.29 (worst of
+ * 3000 heads each). On one test case's own data (prefill_hopper_fp8/
+ * context_attention, HND, ALiBi slope 0.5) the model predicts 0.2575 where the
+ * kernel in interpret mode gave 0.2570, the two 0.0025 apart as an RMS. 0.2
+ * had held until the tests' data changed (2026-11-28); 0.4 leaves room above
+ * the model's tail. This bounds each element; the tests bound the RMS error
+ * too (at a tenth of the output's, tests/gpu/test_prefill.c,
+ * prefill_hopper_fp8). */
 pa_tolerance pa_tolerance_fp8_path(pa_dtype out) {
     pa_tolerance t = pa_tolerance_for(out, PA_DTYPE_FP8_E4M3);
-    t.atol = fmax(t.atol, 0.2);
+    t.atol = fmax(t.atol, 0.4);
     t.rtol = fmax(t.rtol, 0.1);
     return t;
 }
