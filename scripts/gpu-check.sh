@@ -31,7 +31,8 @@
 #   PA_TEST_RANDOM_SEED=N PA_TEST_RANDOM_CASES=150
 #                                            the random-configuration tests (decode_random,
 #                                            prefill_random, ragged_gpu/random_configurations,
-#                                            cache_ops/reshape_and_cache_random_configurations):
+#                                            and cache_ops' four: reshape_and_cache, kv_cache_update,
+#                                            swap_blocks, copy_blocks):
 #                                            seed (default: the clock, printed in the report) and
 #                                            draws per test; PA_SAN_RANDOM_CASES=8 under the sanitizers
 #   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT

@@ -249,6 +249,19 @@ plant cache-vllm-slot-off-by-one cuda/reshape_and_cache.cu \
     to *kc' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
     to *kc' \
     test_cache_ops 'cache_ops/*'
+# The cache ops' random-configuration tests (2026-11-28), each plant run against that test alone:
+# kv_cache_update refusing a slice that ends at the cache's last row, copy_blocks writing to a
+# destination past the last block, swap_blocks merging pairs whose sources continue a run when
+# their destinations do not.
+plant kvu-slice-ending-at-last-row-skipped cuda/reshape_and_cache.cu \
+    'cs + len > p.num_rows || ns + len > p.num_tokens)' 'cs + len >= p.num_rows || ns + len > p.num_tokens)' \
+    test_cache_ops 'cache_ops/kv_cache_update_random_configurations'
+plant copy-blocks-dst-past-last-block cuda/swap_copy.cu \
+    'dst < 0 || dst >= p.num_blocks)' 'dst < 0)' \
+    test_cache_ops 'cache_ops/copy_blocks_random_configurations'
+plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
+    ' && mapping[2 * j + 1] == r.dst_block + r.num_blocks) {' ') {' \
+    test_cache_ops 'cache_ops/swap_blocks_random_configurations'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'

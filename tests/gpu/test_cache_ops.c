@@ -30,6 +30,19 @@ static void assert_same(const void *got, const void *want, size_t bytes, const c
     cr_assert_fail("%s: first differing byte %zu of %zu: device 0x%02x reference 0x%02x", what, i, bytes, g[i], w[i]);
 }
 
+/* 0..n-1 in a random order (Fisher-Yates), malloc'd. */
+static int *shuffled_indices(pa_rng *r, int n) {
+    int *a = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    for (int k = 0; k < n; k++)
+        a[k] = k;
+    for (int k = n - 1; k > 0; k--) {
+        const int j = pa_rng_int(r, 0, k), t = a[k];
+        a[k] = a[j];
+        a[j] = t;
+    }
+    return a;
+}
+
 /* Prefill-like slots (`runs`): three sequences of RUN_LENS new tokens after
  * RUN_CTX cached ones, each token at its position's place in the block its
  * block-table row names (rows of distinct blocks, reversed and scattered by a
@@ -315,73 +328,87 @@ Test(cache_ops, reshape_and_cache_skips_bad_slots) {
 
 /* ---- kv_cache_update ------------------------------------------------------------ */
 
-static void gpu_kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int variant, uint64_t seed) {
-    const int strided = variant & 1, misalign = (variant >> 1) & 1;
+/* kv_cache_update of the combined cache (nb blocks of bs rows, nh KV heads,
+ * head hs; fp8 with the given scales) from T rows of random new_kv, pad
+ * elements between rows and the source `misalign` elements into its
+ * allocation, by the field-major slices sl ([3][np]) with `live` of them
+ * live; then a replay with replay_live, as a graph would. Caches start as a
+ * sentinel and are compared whole against the reference. */
+static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int64_t T, int64_t pad, int misalign,
+                      const float scales[2], const int32_t *sl, int np, int32_t live, int32_t replay_live,
+                      const char *label) {
     pa_kv_cache c;
     memset(&c, 0, sizeof c);
     c.layout = PA_LAYOUT_COMBINED;
-    c.dtype = cdt;
-    c.num_blocks = 6;
+    c.dtype = dp.cache;
+    c.num_blocks = nb;
     c.block_size = bs;
     c.num_kv_heads = nh;
     c.head_size = hs;
-    const size_t es = pa_dtype_size(cdt), cb = (size_t)6 * bs * 2 * nh * hs * es;
-    pa_rng r = pa_rng_make(seed);
-    const int64_t T = 3 * bs, rowe = 2 * (int64_t)nh * hs, ts = rowe + (strided ? 8 : 0);
-    const size_t is = pa_dtype_size(idt), nkv_elems = (size_t)(T * ts + 1);
-    void *nkv = pa_test_random_buffer(&r, idt, nkv_elems, -3, 3);
-    void *dnkv = pa_test_dev_upload(nkv, nkv_elems * is);
-    enum { NP = 8 };
-    /* live: page-crossing, full page, zero-length, short, nearly full; then
-     * garbage past the live count that the kernel must not read as slices */
-    int32_t sl[3][NP] = {
-        {bs - 3, 2 * bs, 0, 4 * bs + 1, 3 * bs, 999999, -7, 0},
-        {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
-        {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
-    };
-    int32_t live = 5;
-    int32_t *dsl = pa_test_dev_upload(sl, sizeof sl), *dlive = pa_test_dev_upload(&live, sizeof live);
-    float scales[2] = {0.043f, 0.061f};
-    float *dscales = pa_test_dev_upload(scales, sizeof scales);
+    const int64_t rowe = 2 * (int64_t)nh * hs, ts = rowe + pad;
+    const size_t cb = (size_t)nb * (size_t)bs * (size_t)rowe * pa_dtype_size(dp.cache);
+    const size_t is = pa_dtype_size(dp.in), ne = (size_t)(T * ts + 1);
+    void *nkv = pa_test_random_buffer(r, dp.in, ne, -3, 3);
+    void *dnkv = pa_test_dev_upload(nkv, ne * is);
+    float *dscales = pa_test_dev_upload(scales, 2 * sizeof(float));
     pa_kv_cache ch = c, cd = c;
     ch.key = sentinel_host(cb);
     cd.key = pa_test_dev_upload(ch.key, cb);
-    if (pa_dtype_is_fp8(cdt)) {
+    if (pa_dtype_is_fp8(dp.cache)) {
         ch.k_scale = &scales[0];
         ch.v_scale = &scales[1];
         cd.k_scale = &dscales[0];
         cd.v_scale = &dscales[1];
     }
-    const int64_t tsa = strided ? ts : 0;
-    char *hsrc = (char *)nkv + misalign * is, *dsrc = (char *)dnkv + misalign * is;
-    cr_assert_eq(pa_ref_kv_cache_update(hsrc, idt, T, tsa, &sl[0][0], &live, NP, &ch), PA_SUCCESS, "%s",
-                 pa_last_error());
-    cr_assert_eq(pa_kv_cache_update(dsrc, idt, T, tsa, dsl, dlive, NP, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
-    pa_test_dev_sync();
-    char what[160];
-    snprintf(what, sizeof what, "kv_cache_update %s->%s hs %d bs %d nh %d variant %d", pa_dtype_name(idt),
-             pa_dtype_name(cdt), hs, bs, nh, variant);
+    int32_t n = live;
+    int32_t *dsl = pa_test_dev_upload(sl, sizeof(int32_t) * 3 * (size_t)np), *dn = pa_test_dev_upload(&n, sizeof n);
+    const int64_t tsa = pad ? ts : 0;
+    const char *hsrc = (const char *)nkv + misalign * is, *dsrc = (const char *)dnkv + misalign * is;
     void *got = malloc(cb);
-    pa_test_dev_download(got, cd.key, cb);
-    assert_same(got, ch.key, cb, what);
-    /* replay with a new device-side count (as a graph would): only the first slice */
-    live = 1;
-    cudaMemcpy(dlive, &live, sizeof live, cudaMemcpyHostToDevice);
-    memset(ch.key, SENTINEL, cb);
-    cudaMemcpy(cd.key, ch.key, cb, cudaMemcpyHostToDevice);
-    cr_assert_eq(pa_ref_kv_cache_update(hsrc, idt, T, tsa, &sl[0][0], &live, NP, &ch), PA_SUCCESS);
-    cr_assert_eq(pa_kv_cache_update(dsrc, idt, T, tsa, dsl, dlive, NP, &cd, NULL), PA_SUCCESS);
-    pa_test_dev_sync();
-    pa_test_dev_download(got, cd.key, cb);
-    assert_same(got, ch.key, cb, what);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            n = replay_live;
+            cudaMemcpy(dn, &n, sizeof n, cudaMemcpyHostToDevice);
+            memset(ch.key, SENTINEL, cb);
+            cudaMemcpy(cd.key, ch.key, cb, cudaMemcpyHostToDevice);
+        }
+        cr_assert_eq(pa_ref_kv_cache_update(hsrc, dp.in, T, tsa, sl, &n, np, &ch), PA_SUCCESS, "%s: %s", label,
+                     pa_last_error());
+        cr_assert_eq(pa_kv_cache_update(dsrc, dp.in, T, tsa, dsl, dn, np, &cd, NULL), PA_SUCCESS, "%s: %s", label,
+                     pa_last_error());
+        pa_test_dev_sync();
+        pa_test_dev_download(got, cd.key, cb);
+        char what[200];
+        snprintf(what, sizeof what, "%.160s, %d live slices", label, n);
+        assert_same(got, ch.key, cb, what);
+    }
     free(got);
     free(nkv);
     free(ch.key);
     pa_test_dev_free(dnkv);
     pa_test_dev_free(dsl);
-    pa_test_dev_free(dlive);
+    pa_test_dev_free(dn);
     pa_test_dev_free(dscales);
     pa_test_dev_free(cd.key);
+}
+
+static void gpu_kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int variant, uint64_t seed) {
+    enum { NP = 8 };
+    /* live: page-crossing, full page, zero-length, short, nearly full; then
+     * garbage past the live count that the kernel must not read as slices */
+    const int32_t sl[3][NP] = {
+        {bs - 3, 2 * bs, 0, 4 * bs + 1, 3 * bs, 999999, -7, 0},
+        {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
+        {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
+    };
+    static const float scales[2] = {0.043f, 0.061f};
+    pa_rng r = pa_rng_make(seed);
+    const dt_pair dp = {idt, cdt};
+    char label[96];
+    snprintf(label, sizeof label, "kv_cache_update %s->%s hs %d bs %d nh %d variant %d", pa_dtype_name(idt),
+             pa_dtype_name(cdt), hs, bs, nh, variant);
+    kvu_check(&r, dp, hs, bs, nh, 6, 3 * (int64_t)bs, (variant & 1) ? 8 : 0, (variant >> 1) & 1, scales, &sl[0][0], NP,
+              5, 1, label);
 }
 
 Test(cache_ops, kv_cache_update_slices) {
@@ -394,6 +421,81 @@ Test(cache_ops, kv_cache_update_slices) {
     gpu_kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 91);
     gpu_kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 2, 92);
     gpu_kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 3, 93);
+}
+
+/* Random configurations (tests/common/testutil.h): dtype pair, any head size,
+ * block size and KV heads, strided and misaligned new_kv, and a step's slices:
+ * disjoint runs of cache rows of 1..page size rows that start anywhere (so
+ * they cross pages), each fed from any rows of new_kv, in shuffled order, with
+ * zero-length padding slices (their other fields garbage) among them and
+ * garbage past the live count. Then a replay with fewer live slices, as a
+ * graph would. Byte for byte against the reference, caches compared whole. */
+Test(cache_ops, kv_cache_update_random_configurations, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("cache_ops/kv_cache_update_random_configurations", 24, &seed, &first);
+    static const int bsz[8] = {16, 32, 8, 1, 3, 24, 64, 128};
+    enum { MAXS = 48 };
+    for (int it = first; it < first + n; it++) {
+        pa_rng r = pa_test_random_rng(seed, it);
+        const dt_pair dp = pairs[pa_rng_int(&r, 0, NPAIRS - 1)];
+        const int hs = pa_rng_int(&r, 0, 1) ? head_sizes[pa_rng_int(&r, 0, 3)] : pa_rng_int(&r, 1, 256);
+        const int bs = bsz[pa_rng_int(&r, 0, 7)], nh = pa_rng_int(&r, 1, 8), variant = pa_rng_int(&r, 0, 3);
+        const int nb = pa_rng_int(&r, 1, bs >= 64 ? 4 : 12);
+        const int64_t rows = (int64_t)nb * bs;
+        /* live slices: disjoint cache-row runs in row order, then shuffled */
+        int32_t cs[MAXS], len[MAXS];
+        int ns = 0;
+        for (int64_t row = pa_rng_int(&r, 0, bs); row < rows && ns < MAXS;) {
+            const int l = pa_rng_int(&r, 1, (int)(rows - row < bs ? rows - row : bs));
+            cs[ns] = (int32_t)row;
+            len[ns++] = l;
+            row += l + (pa_rng_int(&r, 0, 2) ? 0 : pa_rng_int(&r, 1, bs));
+        }
+        int64_t total = 0;
+        for (int k = 0; k < ns; k++)
+            total += len[k];
+        const int64_t T = total + pa_rng_int(&r, 0, 7);
+        /* padding slices among the live ones, garbage after them */
+        const int npad = pa_rng_int(&r, 0, 3), live = ns + npad, np = live + pa_rng_int(&r, 0, 4);
+        int32_t *sl = malloc(sizeof(int32_t) * 3 * (size_t)np);
+        for (int k = 0; k < live; k++) {
+            if (k < ns) {
+                sl[k] = cs[k];
+                sl[np + k] = pa_rng_int(&r, 0, (int)(T - len[k]));
+                sl[2 * np + k] = len[k];
+            } else { /* zero length: the other fields are never read as rows */
+                sl[k] = pa_rng_int(&r, 0, 1) ? -5 : (int32_t)rows + 99;
+                sl[np + k] = pa_rng_int(&r, 0, 1) ? -9 : (int32_t)T + 7;
+                sl[2 * np + k] = 0;
+            }
+        }
+        for (int k = live - 1; k > 0; k--) { /* shuffle the live columns */
+            const int j = pa_rng_int(&r, 0, k);
+            for (int f = 0; f < 3; f++) {
+                const int32_t t = sl[f * np + k];
+                sl[f * np + k] = sl[f * np + j];
+                sl[f * np + j] = t;
+            }
+        }
+        for (int k = live; k < np; k++) { /* past the live count: must not be applied */
+            sl[k] = pa_rng_int(&r, 0, (int)rows - 1);
+            sl[np + k] = pa_rng_int(&r, -3, (int)T);
+            sl[2 * np + k] = pa_rng_int(&r, 1, 2 * bs);
+        }
+        const float scales[2] = {pa_rng_uniform(&r, 0.01f, 0.1f), pa_rng_uniform(&r, 0.01f, 0.1f)};
+        char label[160];
+        snprintf(label, sizeof label,
+                 "kv_cache_update draw %d: %s->%s head %d block %d kv heads %d variant %d, %d live slices (%d "
+                 "padding) of %d, %lld of %lld rows",
+                 it, pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant, live, npad, np,
+                 (long long)total, (long long)rows);
+        fprintf(stderr, "  %s\n", label);
+        kvu_check(&r, dp, hs, bs, nh, nb, T, (variant & 1) ? pa_rng_int(&r, 1, 9) : 0, (variant >> 1) & 1, scales, sl,
+                  np, live, pa_rng_int(&r, 0, live), label);
+        free(sl);
+    }
 }
 
 /* Malformed live slices are skipped whole on the device, the others applied. */
@@ -445,58 +547,66 @@ static const int64_t sw_map[][2] = {{0, 5},  {1, 6},  {2, 7},   {3, 8},   {17, 0
                                     {39, 1}, {38, 2}, {20, 20}, {21, 21}, {22, 22}, {11, 12}};
 #define SW_N ((int64_t)(sizeof(sw_map) / sizeof(sw_map[0])))
 
-/* kind: 0 host->device, 1 device->host, 2 device->device; stream: 0 legacy NULL
- * (one copy per run), 1 a created stream (batched copies). */
-static void gpu_swap_case(int kind, int use_stream) {
-    const size_t sb = (size_t)SW_NB_SRC * SW_BB, db = (size_t)SW_NB_DST * SW_BB;
-    unsigned char *hsrc = malloc(sb), *want = sentinel_host(db), *got = malloc(db);
-    for (size_t i = 0; i < sb; i++)
-        hsrc[i] = (unsigned char)(i * 131 + (i >> 12));
-    cr_assert_eq(pa_ref_swap_blocks(want, hsrc, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST), PA_SUCCESS);
+/* swap_blocks of snb source blocks (contents hsrc) into dnb destination
+ * blocks of bb bytes by `map`. kind: 0 host->device, 1 device->host, 2
+ * device->device (host buffers pinned); stream: 0 legacy NULL (one copy per
+ * run), 1 a created stream (batched copies). The destination starts as a
+ * sentinel and is compared whole against the reference. */
+static void swap_check(int kind, int use_stream, int64_t bb, const unsigned char *hsrc, int64_t snb, int64_t dnb,
+                       const int64_t (*map)[2], int64_t np, const char *label) {
+    const size_t sb = (size_t)(snb * bb), db = (size_t)(dnb * bb);
+    unsigned char *want = sentinel_host(db), *got = malloc(db);
+    cr_assert_eq(pa_ref_swap_blocks(want, hsrc, bb, &map[0][0], np, snb, dnb), PA_SUCCESS, "%s: %s", label,
+                 pa_last_error());
     void *src, *dst;
     if (kind == 0) {
         cr_assert_eq(cudaMallocHost(&src, sb), cudaSuccess);
         memcpy(src, hsrc, sb);
-        dst = pa_test_dev_alloc(db);
-        cudaMemset(dst, SENTINEL, db);
-    } else if (kind == 1) {
+    } else {
         src = pa_test_dev_upload(hsrc, sb);
+    }
+    if (kind == 1) {
         cr_assert_eq(cudaMallocHost(&dst, db), cudaSuccess);
         memset(dst, SENTINEL, db);
     } else {
-        src = pa_test_dev_upload(hsrc, sb);
         dst = pa_test_dev_alloc(db);
         cudaMemset(dst, SENTINEL, db);
     }
-    pa_test_dev_sync();
+    pa_test_dev_sync(); /* the legacy stream's memset before a non-blocking stream's copies */
     cudaStream_t s = NULL;
     if (use_stream)
         cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    cr_assert_eq(pa_swap_blocks(dst, src, SW_BB, &sw_map[0][0], SW_N, SW_NB_SRC, SW_NB_DST, (pa_stream)s), PA_SUCCESS,
-                 "%s", pa_last_error());
+    cr_assert_eq(pa_swap_blocks(dst, src, bb, &map[0][0], np, snb, dnb, (pa_stream)s), PA_SUCCESS, "%s: %s", label,
+                 pa_last_error());
     cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
     if (kind == 1)
         memcpy(got, dst, db);
     else
         pa_test_dev_download(got, dst, db);
-    char what[64];
-    snprintf(what, sizeof what, "swap kind %d stream %d", kind, use_stream);
-    assert_same(got, want, db, what);
+    assert_same(got, want, db, label);
     if (s)
         cudaStreamDestroy(s);
-    if (kind == 0) {
+    if (kind == 0)
         cudaFreeHost(src);
-        pa_test_dev_free(dst);
-    } else if (kind == 1) {
+    else
         pa_test_dev_free(src);
+    if (kind == 1)
         cudaFreeHost(dst);
-    } else {
-        pa_test_dev_free(src);
+    else
         pa_test_dev_free(dst);
-    }
-    free(hsrc);
     free(want);
     free(got);
+}
+
+static void gpu_swap_case(int kind, int use_stream) {
+    const size_t sb = (size_t)SW_NB_SRC * SW_BB;
+    unsigned char *hsrc = malloc(sb);
+    for (size_t i = 0; i < sb; i++)
+        hsrc[i] = (unsigned char)(i * 131 + (i >> 12));
+    char label[64];
+    snprintf(label, sizeof label, "swap kind %d stream %d", kind, use_stream);
+    swap_check(kind, use_stream, SW_BB, hsrc, SW_NB_SRC, SW_NB_DST, sw_map, SW_N, label);
+    free(hsrc);
 }
 
 Test(cache_ops, swap_blocks_host_to_device) {
@@ -613,6 +723,72 @@ Test(cache_ops, swap_blocks_many_runs) {
     free(got);
 }
 
+/* Random configurations: direction, stream (the legacy NULL stream's copy per
+ * run, or a created stream's batched copies), block bytes (odd sizes too),
+ * buffer sizes, and a mapping of distinct destinations whose pairs often
+ * continue a run (src + 1, dst + 1), so runs of every length merge, and
+ * sometimes continue only the source or only the destination, which must not
+ * merge; some mappings past one batch call's 128 runs. Byte for byte against the
+ * reference, destination compared whole. */
+Test(cache_ops, swap_blocks_random_configurations, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("cache_ops/swap_blocks_random_configurations", 24, &seed, &first);
+    for (int it = first; it < first + n; it++) {
+        pa_rng r = pa_test_random_rng(seed, it);
+        const int kind = pa_rng_int(&r, 0, 2), use_stream = pa_rng_int(&r, 0, 1);
+        static const int bb_w[3] = {2, 2, 1};
+        const int bbk = pa_test_pick_weighted(&r, bb_w, 3);
+        const int64_t bb = bbk == 0 ? 16 * pa_rng_int(&r, 1, 256) : bbk == 1 ? pa_rng_int(&r, 1, 5000) : 1;
+        const int big = pa_rng_int(&r, 0, 3) == 0; /* enough scattered pairs for several batch calls */
+        const int64_t snb = big ? pa_rng_int(&r, 300, 700) : pa_rng_int(&r, 1, 64);
+        const int64_t dnb = big ? pa_rng_int(&r, 300, 700) : pa_rng_int(&r, 1, 64);
+        /* destinations: dst blocks cut into chunks of 1..8 consecutive ones,
+         * the chunks shuffled; a chunk's sources continue a run where they can */
+        int64_t *order = malloc(sizeof(int64_t) * (size_t)dnb), *cstart = malloc(sizeof(int64_t) * (size_t)(dnb + 1));
+        int nch = 0;
+        for (int64_t b = 0; b < dnb;) {
+            const int64_t l = pa_rng_int(&r, 1, big ? 2 : 8);
+            cstart[nch++] = b;
+            b += l < dnb - b ? l : dnb - b;
+        }
+        cstart[nch] = dnb;
+        int *perm = shuffled_indices(&r, nch);
+        int64_t np = 0;
+        for (int k = 0; k < nch; k++)
+            for (int64_t b = cstart[perm[k]]; b < cstart[perm[k] + 1]; b++)
+                order[np++] = b;
+        np = pa_rng_int(&r, 1, (int)np);
+        int64_t(*map)[2] = malloc(sizeof(int64_t[2]) * (size_t)np);
+        for (int64_t k = 0; k < np; k++) { /* a source continues the previous pair's three times in */
+            map[k][1] = order[k];          /* four where the destination does, once in four where not */
+            const int dcont = k > 0 && order[k] == order[k - 1] + 1;
+            const int cont = k > 0 && map[k - 1][0] + 1 < snb && (dcont ? pa_rng_int(&r, 0, 3) : !pa_rng_int(&r, 0, 3));
+            map[k][0] = cont ? map[k - 1][0] + 1 : pa_rng_int(&r, 0, (int)snb - 1);
+        }
+        int64_t runs = 0;
+        cr_assert_eq(pa_swap_plan_runs(&map[0][0], np, NULL, 0, &runs), PA_SUCCESS);
+        fprintf(stderr, "  %d: %s, %s, block bytes %lld, %lld -> %lld blocks, %lld pairs in %lld runs\n", it,
+                kind == 0   ? "host->device"
+                : kind == 1 ? "device->host"
+                            : "device->device",
+                use_stream ? "created stream" : "NULL stream", (long long)bb, (long long)snb, (long long)dnb,
+                (long long)np, (long long)runs);
+        unsigned char *hsrc = malloc((size_t)(snb * bb));
+        for (size_t i = 0; i < (size_t)(snb * bb); i++)
+            hsrc[i] = (unsigned char)pa_rng_next(&r);
+        char label[64];
+        snprintf(label, sizeof label, "swap_blocks draw %d", it);
+        swap_check(kind, use_stream, bb, hsrc, snb, dnb, (const int64_t(*)[2])map, np, label);
+        free(hsrc);
+        free(map);
+        free(perm);
+        free(order);
+        free(cstart);
+    }
+}
+
 Test(cache_ops, swap_blocks_kv_both_buffers) {
     PA_SKIP_WITHOUT_GPU();
     pa_kv_cache c;
@@ -658,42 +834,57 @@ Test(cache_ops, swap_blocks_kv_both_buffers) {
 
 /* ---- copy_blocks ---------------------------------------------------------------- */
 
-static void gpu_copy_case(int with_values, int64_t numel, pa_dtype dt) {
-    enum { L = 5, NB = 24 };
-    const size_t bb = (size_t)numel * pa_dtype_size(dt), bytes = NB * bb;
-    unsigned char *hk[L], *hv[L];
-    void *dk[L], *dv[L];
-    uint64_t pk[L], pv[L];
+enum { CB_MAXL = 6 };
+
+/* copy_blocks over L layers of nb blocks of numel elements, key buffers (and
+ * value buffers, unless with_values is 0, when they must stay as they were)
+ * at byte offsets offk / offv (NULL: 0) of allocations 16 bytes longer, filled
+ * at random from rng. The mapping goes to the device as it is; the reference
+ * gets its pairs out of [0, nb) as padding (-1), since it rejects them where
+ * the device skips them. Every allocation compared whole. */
+static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel, pa_dtype dt, int nb,
+                              const int64_t (*map)[2], int np, const int *offk, const int *offv, const char *label) {
+    cr_assert(L >= 1 && L <= CB_MAXL);
+    const size_t bytes = (size_t)nb * (size_t)numel * pa_dtype_size(dt) + 16;
+    unsigned char *hk[CB_MAXL], *hv[CB_MAXL];
+    void *dk[CB_MAXL], *dv[CB_MAXL], *rk[CB_MAXL], *rv[CB_MAXL];
+    uint64_t pk[CB_MAXL], pv[CB_MAXL];
     for (int l = 0; l < L; l++) {
+        const int ok = offk ? offk[l] : 0, ov = offv ? offv[l] : 0;
         hk[l] = malloc(bytes);
         hv[l] = malloc(bytes);
         for (size_t i = 0; i < bytes; i++) {
-            hk[l][i] = (unsigned char)(i * 7 + (size_t)l * 29);
-            hv[l][i] = (unsigned char)(i * 11 + (size_t)l * 5 + 3);
+            hk[l][i] = (unsigned char)pa_rng_next(rng);
+            hv[l][i] = (unsigned char)pa_rng_next(rng);
         }
         dk[l] = pa_test_dev_upload(hk[l], bytes);
         dv[l] = pa_test_dev_upload(hv[l], bytes);
-        pk[l] = (uint64_t)(uintptr_t)dk[l];
-        pv[l] = (uint64_t)(uintptr_t)dv[l];
+        pk[l] = (uint64_t)(uintptr_t)dk[l] + (uint64_t)ok;
+        pv[l] = (uint64_t)(uintptr_t)dv[l] + (uint64_t)ov;
+        rk[l] = hk[l] + ok;
+        rv[l] = hv[l] + ov;
     }
-    /* repeated sources (prefix forks), a padding pair, distinct destinations */
-    const int64_t map[][2] = {{1, 10}, {1, 11}, {1, 12}, {2, 13}, {-1, -1}, {0, 23}, {5, 6}, {7, 20}};
-    const int64_t np = 8;
-    uint64_t *dpk = pa_test_dev_upload(pk, sizeof pk), *dpv = pa_test_dev_upload(pv, sizeof pv);
-    int64_t *dmap = pa_test_dev_upload(map, sizeof map);
-    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, NB, NULL), PA_SUCCESS, "%s",
-                 pa_last_error());
+    int64_t(*rmap)[2] = malloc(sizeof(int64_t[2]) * (size_t)np);
+    for (int k = 0; k < np; k++) {
+        const int in = map[k][0] >= 0 && map[k][0] < nb && map[k][1] >= 0 && map[k][1] < nb;
+        rmap[k][0] = in ? map[k][0] : -1;
+        rmap[k][1] = in ? map[k][1] : -1;
+    }
+    uint64_t *dpk = pa_test_dev_upload(pk, sizeof(uint64_t) * (size_t)L);
+    uint64_t *dpv = pa_test_dev_upload(pv, sizeof(uint64_t) * (size_t)L);
+    int64_t *dmap = pa_test_dev_upload(map, sizeof(int64_t[2]) * (size_t)np);
+    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, nb, NULL), PA_SUCCESS, "%s: %s",
+                 label, pa_last_error());
     pa_test_dev_sync();
-    cr_assert_eq(
-        pa_ref_copy_blocks((void *const *)hk, with_values ? (void *const *)hv : NULL, L, &map[0][0], np, numel, dt, NB),
-        PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_ref_copy_blocks(rk, with_values ? rv : NULL, L, &rmap[0][0], np, numel, dt, nb), PA_SUCCESS,
+                 "%s: %s", label, pa_last_error());
     unsigned char *got = malloc(bytes);
     for (int l = 0; l < L; l++) {
-        char what[64];
-        snprintf(what, sizeof what, "copy_blocks layer %d key (values %d)", l, with_values);
+        char what[200];
+        snprintf(what, sizeof what, "%.160s: layer %d key", label, l);
         pa_test_dev_download(got, dk[l], bytes);
         assert_same(got, hk[l], bytes, what);
-        snprintf(what, sizeof what, "copy_blocks layer %d value (values %d)", l, with_values);
+        snprintf(what, sizeof what, "%.160s: layer %d value", label, l);
         pa_test_dev_download(got, dv[l], bytes);
         assert_same(got, hv[l], bytes, what);
         free(hk[l]);
@@ -702,9 +893,20 @@ static void gpu_copy_case(int with_values, int64_t numel, pa_dtype dt) {
         pa_test_dev_free(dv[l]);
     }
     free(got);
+    free(rmap);
     pa_test_dev_free(dpk);
     pa_test_dev_free(dpv);
     pa_test_dev_free(dmap);
+}
+
+static void gpu_copy_case(int with_values, int64_t numel, pa_dtype dt) {
+    /* repeated sources (prefix forks), a padding pair, distinct destinations */
+    static const int64_t map[][2] = {{1, 10}, {1, 11}, {1, 12}, {2, 13}, {-1, -1}, {0, 23}, {5, 6}, {7, 20}};
+    pa_rng r = pa_rng_make((uint64_t)numel * 7 + (uint64_t)with_values);
+    char label[64];
+    snprintf(label, sizeof label, "copy_blocks %s x %lld (values %d)", pa_dtype_name(dt), (long long)numel,
+             with_values);
+    copy_blocks_check(&r, 5, with_values, numel, dt, 24, map, 8, NULL, NULL, label);
 }
 
 Test(cache_ops, copy_blocks_all_layers_one_launch) {
@@ -712,6 +914,65 @@ Test(cache_ops, copy_blocks_all_layers_one_launch) {
     gpu_copy_case(1, 16 * 8 * 128, PA_DTYPE_F16); /* 16-byte path */
     gpu_copy_case(0, 16 * 8 * 128, PA_DTYPE_BF16);
     gpu_copy_case(1, 8 * 3 * 37, PA_DTYPE_FP8_E4M3); /* odd block size: byte path */
+}
+
+/* Random configurations: layers, with or without value buffers, dtype, block
+ * size in elements (16-byte multiples and odd sizes), layer buffers at odd
+ * offsets of their allocations (so one layer may take 16-byte copies and the
+ * next bytes), and a mapping of distinct destinations that are never sources,
+ * sources shared (prefix forks), padding (-1) and out-of-range pairs among
+ * them: the device skips the latter, which the reference, rejecting them, is
+ * given as padding. Byte for byte, every buffer compared whole. */
+Test(cache_ops, copy_blocks_random_configurations, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    uint64_t seed;
+    int first;
+    const int n = pa_test_random_begin("cache_ops/copy_blocks_random_configurations", 24, &seed, &first);
+    static const pa_dtype dts[5] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    for (int it = first; it < first + n; it++) {
+        pa_rng r = pa_test_random_rng(seed, it);
+        const int L = pa_rng_int(&r, 1, CB_MAXL), with_values = pa_rng_int(&r, 0, 2) != 0;
+        const pa_dtype dt = dts[pa_rng_int(&r, 0, 4)];
+        const int es = (int)pa_dtype_size(dt);
+        const int64_t numel =
+            pa_rng_int(&r, 0, 1) ? (int64_t)(16 / es) * pa_rng_int(&r, 1, 300) : pa_rng_int(&r, 1, 2000);
+        const int nb = pa_rng_int(&r, 2, 40);
+        /* blocks shuffled: the first ns are the sources, the rest destinations */
+        int *blk = shuffled_indices(&r, nb);
+        const int ns = pa_rng_int(&r, 1, nb - 1), nd = pa_rng_int(&r, 1, nb - ns);
+        const int nextra = pa_rng_int(&r, 0, 4), np = nd + nextra;
+        int64_t(*map)[2] = malloc(sizeof(int64_t[2]) * (size_t)np);
+        for (int k = 0; k < nd; k++) {
+            map[k][0] = blk[pa_rng_int(&r, 0, ns - 1)];
+            map[k][1] = blk[ns + k];
+        }
+        for (int k = nd; k < np; k++) { /* padding, or a pair the device must skip */
+            const int w = pa_rng_int(&r, 0, 3);
+            map[k][0] = w == 0 ? -1 : w == 1 ? nb + pa_rng_int(&r, 0, 5) : blk[pa_rng_int(&r, 0, ns - 1)];
+            map[k][1] = w == 0 ? -1 : w == 1 ? blk[ns + pa_rng_int(&r, 0, nd - 1)] : w == 2 ? nb : -2;
+        }
+        for (int k = np - 1; k > 0; k--) {
+            const int j = pa_rng_int(&r, 0, k);
+            for (int f = 0; f < 2; f++) {
+                const int64_t t = map[k][f];
+                map[k][f] = map[j][f];
+                map[j][f] = t;
+            }
+        }
+        int offk[CB_MAXL], offv[CB_MAXL]; /* whole elements past a 16-byte boundary, or none */
+        for (int l = 0; l < L; l++) {
+            offk[l] = pa_rng_int(&r, 0, 1) ? 0 : pa_rng_int(&r, 1, 15) / es * es;
+            offv[l] = pa_rng_int(&r, 0, 1) ? 0 : pa_rng_int(&r, 1, 15) / es * es;
+        }
+        char label[160];
+        snprintf(label, sizeof label,
+                 "copy_blocks draw %d: %d layers%s, %s, %lld elements a block, %d blocks, %d pairs (%d extra)", it, L,
+                 with_values ? " with values" : "", pa_dtype_name(dt), (long long)numel, nb, np, nextra);
+        fprintf(stderr, "  %s\n", label);
+        copy_blocks_check(&r, L, with_values, numel, dt, nb, (const int64_t(*)[2])map, np, offk, offv, label);
+        free(blk);
+        free(map);
+    }
 }
 
 Test(cache_ops, copy_blocks_skips_out_of_range_pairs) {
