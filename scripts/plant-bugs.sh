@@ -82,8 +82,13 @@ plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
     test_prefill 'prefill_gpu/prompt_attention_types'
-plant prefill-edge-tile-off-by-one cuda/prefill/prefill_kernel.cuh \
-    '(causal && ks + BN - 1 > walk.qpos_lo)' '(causal && ks + BN - 2 > walk.qpos_lo)' \
+# The causal clause of a tile's edge test judged by the tile's first key instead of its last (the
+# tile that crosses the CTA's first row's diagonal taken as interior). Until 2026-11-28 this plant
+# moved the clause by one key (ks + BN - 2): since new-key tiles start at the segment's first query
+# position and CTAs hold 128 rows, that case needs a CTA's first token 62 past a tile start (mod
+# 64), which no realistic group reaches, and the plant survived every test.
+plant prefill-edge-tile-by-first-key cuda/prefill/prefill_kernel.cuh \
+    '(causal && ks + BN - 1 > walk.qpos_lo)' '(causal && ks > walk.qpos_lo)' \
     test_prefill 'prefill_gpu/mask_tile_boundaries'
 plant prefill-copy-ignores-head-size cuda/attn_tile.cuh \
     'const bool in = c * 8 < head_size;' 'const bool in = c * 8 < C::HP;' test_prefill 'prefill_gpu/head_sizes'
@@ -140,16 +145,19 @@ plant decode-wrong-page-index cuda/decode/decode_kernel.cuh \
     'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab);' \
     'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab) + 1;' \
     test_decode 'decode_@(device_checks|graph)/*'
+# The split (CUDA-core) kernel's plants run against a grid test that reaches it (head 80): they
+# named decode_graph/*, whose shape (bf16, head 128, group 8) went to the tensor-core kernel on
+# 2026-11-23, and survived there since (found 2026-11-28).
 plant decode-shuffle-wrong-lane cuda/decode/decode_kernel.cuh \
-    'sum += shfl_xor(sum, o);' 'sum += shfl_xor(sum, o / 2 + (o == 1));' test_decode 'decode_graph/*'
+    'sum += shfl_xor(sum, o);' 'sum += shfl_xor(sum, o / 2 + (o == 1));' test_decode 'decode_grid/head_size_80'
 plant decode-no-pipeline-barrier cuda/decode/decode_kernel.cuh \
-    '        bar(); // tile `it` visible to all; stage (it - 1) % NS free' '' test_decode 'decode_graph/*'
+    '        bar(); // tile `it` visible to all; stage (it - 1) % NS free' '' test_decode 'decode_grid/head_size_80'
 plant decode-vllm-key-chunk-stride cuda/decode/decode_kernel.cuh \
     'return (b >> 4) * p.k_chunk_bytes + (b & 15);' 'return (b >> 4) * 16 + (b & 15);' \
     test_decode 'decode_grid/head_size_128'
 plant decode-pv-slice-skips-tokens cuda/decode/decode_kernel.cuh \
     'const int t = pr + r * geo.pv_slices;' 'const int t = pr + r * (geo.pv_slices + 1);' \
-    test_decode 'decode_graph/*'
+    test_decode 'decode_grid/head_size_80'
 plant decode-fixed-ng1-not-launched cuda/decode/decode_launch.cuh \
     'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);' 'return 0;' \
     test_decode 'decode_fixed/*'
