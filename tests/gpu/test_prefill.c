@@ -1675,6 +1675,23 @@ static const char *path_name(pa_prefill_path p) {
     return p == PA_PREFILL_PATH_MMA ? "mma" : p == PA_PREFILL_PATH_AUTO ? "auto" : "hopper-fp8";
 }
 
+/* A draw's per-logit features: ALiBi one draw in four, a window of
+ * 1..window_max keys one in five, a soft cap one in five. */
+static void random_features(pa_rng *r, int window_max, int *alibi, int *window, float *cap) {
+    *alibi = pa_rng_int(r, 0, 3) == 0;
+    *window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, window_max) : 0;
+    *cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
+}
+/* The logit scale's factor: flat to peaked softmaxes. */
+static int random_scale_mul(pa_rng *r) {
+    static const int sm[4] = {1, 1, 4, 30};
+    return sm[pa_rng_int(r, 0, 3)];
+}
+/* mma.sync or AUTO (the Hopper kernel where it runs), even odds. */
+static pa_prefill_path random_path(pa_rng *r) {
+    return pa_rng_int(r, 0, 1) ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA;
+}
+
 static void random_context_case(pa_rng *r, const char *redraw) {
     int ql[5], cl[5];
     const int n = pa_rng_int(r, 1, 5);
@@ -1706,16 +1723,13 @@ static void random_context_case(pa_rng *r, const char *redraw) {
     c.seqs = n;
     c.ql = ql;
     c.cl = cl;
-    c.alibi = pa_rng_int(r, 0, 3) == 0;
-    c.window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 600) : 0;
-    c.cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
+    random_features(r, 600, &c.alibi, &c.window, &c.cap);
     /* The FP8 path (context attention over e4m3 at heads 97..128 from 16-bit
      * queries) quantises Q and P too: at most 4 times the logit scale there. */
     const int fp8_shape = c.cd == PA_DTYPE_FP8_E4M3 && c.qd != PA_DTYPE_F32 && c.hs > 96 && c.hs <= 128;
     const pa_prefill_path paths[3] = {PA_PREFILL_PATH_MMA, PA_PREFILL_PATH_AUTO, PA_PREFILL_PATH_HOPPER_FP8};
     const pa_prefill_path path = want_fp8 ? PA_PREFILL_PATH_HOPPER_FP8 : paths[pa_rng_int(r, 0, fp8_shape ? 2 : 1)];
-    static const int sm[4] = {1, 1, 4, 30};
-    const int scale_mul = path == PA_PREFILL_PATH_HOPPER_FP8 ? 4 : sm[pa_rng_int(r, 0, 3)];
+    const int scale_mul = path == PA_PREFILL_PATH_HOPPER_FP8 ? 4 : random_scale_mul(r);
     c.seed = r->s;
     cr_assert_eq(pa_set_prefill_path(path), PA_SUCCESS);
     pa_context_problem *pr = make_ctx(&c);
@@ -1750,12 +1764,11 @@ static void random_prompt_case(pa_rng *r, const char *redraw) {
         kl[s] = random_len(r, 1, 1200);
     }
     bound_cost(n, ql, NULL, cross ? kl : NULL, heads, hs);
-    const int alibi = pa_rng_int(r, 0, 3) == 0;
-    const int window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 300) : 0;
-    const float cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
-    const pa_prefill_path path = pa_rng_int(r, 0, 1) ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA;
-    static const int sm[4] = {1, 1, 4, 30};
-    const int scale_mul = sm[pa_rng_int(r, 0, 3)];
+    int alibi, window;
+    float cap;
+    random_features(r, 300, &alibi, &window, &cap);
+    const pa_prefill_path path = random_path(r);
+    const int scale_mul = random_scale_mul(r);
     pa_prompt_problem_cfg pc = {.seed = r->s,
                                 .dtype = dt,
                                 .attn_type = t,
@@ -1818,12 +1831,11 @@ static void random_mixed_case(pa_rng *r, const char *redraw) {
             max_ds = 1 + cl[s] > max_ds ? 1 + cl[s] : max_ds;
         }
     }
-    c.alibi = pa_rng_int(r, 0, 3) == 0;
-    const int window = pa_rng_int(r, 0, 4) == 0 ? pa_rng_int(r, 1, 600) : 0;
-    const float cap = pa_rng_int(r, 0, 4) == 0 ? pa_rng_uniform(r, 0.5f, 20.0f) : 0.0f;
-    const pa_prefill_path path = pa_rng_int(r, 0, 1) ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA;
-    static const int sm[4] = {1, 1, 4, 30};
-    const int scale_mul = sm[pa_rng_int(r, 0, 3)];
+    int window;
+    float cap;
+    random_features(r, 600, &c.alibi, &window, &cap);
+    const pa_prefill_path path = random_path(r);
+    const int scale_mul = random_scale_mul(r);
     pa_context_problem_cfg cfg = {.seed = r->s,
                                   .layout = c.layout,
                                   .q_dtype = c.qd,
