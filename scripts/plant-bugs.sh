@@ -383,6 +383,34 @@ plant hopper-tiles-not-1024-aligned cuda/prefill/prefill_wgmma.cuh \
     'uint8_t *smem = smem_raw + ((1024u - (win0 & 1023u)) & 1023u);' 'uint8_t *smem = smem_raw + (win0 & 0u);' \
     test_prefill 'prefill_hopper/*'
 
+# Cache offsets past 32 bits (the */cache_offsets_past_32_bits tests: blocks
+# lead blocks into buffers of several GiB): an offset formed in 32 bits reads
+# or writes elsewhere in the buffer.
+plant offsets-32bit-decode-flash cuda/decode/decode_kernel.cuh \
+    'kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;' \
+    'kbase = vbase = (int64_t)(int32_t)((blk * (int32_t)p.g.block_stride + off * (int32_t)p.g.page_stride) * esz) + c.head_bytes;' \
+    test_decode 'decode_views/cache_offsets_past_32_bits'
+plant offsets-32bit-hopper-rows cuda/prefill/prefill_wgmma.cuh \
+    'const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
+        const typename H::T *src' \
+    'const int64_t ro = __shfl_sync(0xffffffffu, (int)off, rp + 16 * p);
+        const typename H::T *src' \
+    test_prefill 'prefill_gpu/cache_offsets_past_32_bits'
+plant offsets-32bit-ragged-row cuda/ragged/ragged_common.cuh \
+    'return (((int64_t)blk * P.page_size + tok) * (2 * P.num_kv_heads) + 2 * c.it.kvh + which) * P.head_size;' \
+    'return (int)(((blk * P.page_size + tok) * (2 * P.num_kv_heads) + 2 * c.it.kvh + which) * P.head_size);' \
+    test_ragged 'ragged_gpu/cache_offsets_past_32_bits'
+plant offsets-32bit-kv-cache-update cuda/reshape_and_cache.cu \
+    'store_vec(cache + o, out);' 'store_vec(cache + (uint32_t)o, out);' \
+    test_cache_ops 'cache_ops/cache_offsets_past_32_bits'
+plant offsets-32bit-copy-blocks cuda/swap_copy.cu \
+    'const char *s = base + src * bytes;' 'const char *s = base + (int32_t)(src * bytes);' \
+    test_cache_ops 'cache_ops/cache_offsets_past_32_bits'
+plant offsets-32bit-swap-blocks cuda/swap_copy.cu \
+    'srcs[count] = static_cast<const char *>(src) + r.src_block * block_bytes;' \
+    'srcs[count] = static_cast<const char *>(src) + (uint32_t)(r.src_block * block_bytes);' \
+    test_cache_ops 'cache_ops/cache_offsets_past_32_bits'
+
 if [ "${PLANT_CHECK:-0}" = 1 ]; then
     echo "$survived stale plant(s)"
 else

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
     void *b = pa_random_buffer(r, t, n, lo, hi);
@@ -103,6 +106,63 @@ void pa_test_dev_download(void *host, const void *dev, size_t bytes) {
 }
 
 void pa_test_dev_free(void *dev) { cudaFree(dev); }
+
+int64_t pa_test_far_lead(size_t unit, size_t esz) {
+    /* past 2^31 elements and 2^32 bytes, and a unit more so no block starts exactly there */
+    const uint64_t need = ((uint64_t)1 << 31) * (esz > 2 ? esz : 2) + (1u << 20);
+    cr_assert(unit > 0);
+    return (int64_t)((need + unit - 1) / unit + 1);
+}
+
+/* One far test at a time on the machine: the GPU test programs run side by
+ * side with many jobs each, and an 80 GB H100 has run out of memory that way
+ * before; a far test takes up to 16 GiB. The lock (a file lock, so a process
+ * that dies drops it) is taken at the first far upload and held until
+ * pa_test_far_done or the end of the process. */
+static int far_fd = -1;
+
+static void far_lock(void) {
+    if (far_fd >= 0)
+        return;
+    far_fd = open("/tmp/pagedattn-far-test.lock", O_CREAT | O_RDWR, 0666);
+    if (far_fd >= 0 && flock(far_fd, LOCK_EX) != 0) {
+        close(far_fd);
+        far_fd = -1;
+    }
+}
+
+void pa_test_far_done(void) {
+    if (far_fd >= 0) {
+        flock(far_fd, LOCK_UN);
+        close(far_fd);
+        far_fd = -1;
+    }
+}
+
+void *pa_test_dev_upload_far(const void *host, size_t bytes, size_t unit, int64_t lead) {
+    cr_assert(unit > 0 && lead > 0, "far upload: a lead of whole units");
+    far_lock();
+    const size_t off = (size_t)lead * unit;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, off + bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        cr_skip_test("cannot allocate %.1f GiB of device address space for a cache past 2^32 bytes (%s)",
+                     (double)(off + bytes) / (double)(1u << 30), cudaGetErrorString(e));
+    }
+    e = cudaMemcpy((char *)p + off, host, bytes, cudaMemcpyHostToDevice);
+    cr_assert_eq(e, cudaSuccess, "far upload: %s", cudaGetErrorString(e));
+    return p;
+}
+
+int32_t *pa_test_shift_ids(const int32_t *ids, size_t n, int32_t nb, int64_t lead) {
+    cr_assert(lead + nb <= INT32_MAX, "far block ids fit in int32");
+    int32_t *o = malloc(n * sizeof *o + 1);
+    cr_assert(o != NULL);
+    for (size_t i = 0; i < n; i++)
+        o[i] = ids[i] >= 0 && ids[i] < nb ? (int32_t)(ids[i] + lead) : ids[i];
+    return o;
+}
 
 void pa_test_dev_sync(void) {
     cudaError_t e = cudaDeviceSynchronize();

@@ -54,6 +54,27 @@ void pa_test_dev_download(void *host, const void *dev, size_t bytes);
 void pa_test_dev_free(void *dev);
 void pa_test_dev_sync(void);
 
+/* Cache offsets past 32 bits. A serving cache is one tensor of many GiB (vLLM
+ * allocates a layer's K/V as one), so block offsets pass 2^31 elements and
+ * 2^32 bytes early. pa_test_far_lead: how many units (a cache block's or
+ * page's bytes) put a unit's offset past both, for elements of esz bytes.
+ * pa_test_dev_upload_far: a device buffer of lead units and then bytes, whose
+ * first lead units are never written (on the GPU they are not even touched;
+ * interpret mode maps them without backing), host's bytes after them; the
+ * test names block b of its problem lead + b. Skips the test (with the reason)
+ * when the address space cannot be had. What it catches: an offset in int32
+ * elements or in int32 / uint32 bytes; not one in uint32 elements of 2 or 4
+ * bytes (that needs 2^32 elements, 8 or 16 GiB a buffer). */
+int64_t pa_test_far_lead(size_t unit, size_t esz);
+void *pa_test_dev_upload_far(const void *host, size_t bytes, size_t unit, int64_t lead);
+/* The far uploads take a machine-wide lock (one far test at a time: they take
+ * up to 16 GiB each, and the GPU test programs run side by side); a test drops
+ * it here once it has freed its far buffers (or by ending). */
+void pa_test_far_done(void);
+/* A block table (or any list of block ids) with lead added to each entry in
+ * [0, nb): ids outside stay as they are (padding, garbage). malloc'd. */
+int32_t *pa_test_shift_ids(const int32_t *ids, size_t n, int32_t nb, int64_t lead);
+
 /* Assert only on failure: Criterion sends every passing assertion to the
  * runner, which random loops of millions of checks turn into minutes. */
 #define CHK(cond, ...)                                                                                                 \

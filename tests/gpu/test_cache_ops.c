@@ -30,6 +30,15 @@ static void assert_same(const void *got, const void *want, size_t bytes, const c
     cr_assert_fail("%s: first differing byte %zu of %zu: device 0x%02x reference 0x%02x", what, i, bytes, g[i], w[i]);
 }
 
+/* Set by cache_ops/cache_offsets_past_32_bits: the helpers below put the
+ * device cache (the device side of a swap, copy_blocks' layers) at the end of
+ * a buffer whose first lead blocks, past 2^31 elements and 2^32 bytes, are
+ * never written (pa_test_dev_upload_far), name block b as lead + b on the
+ * device (slots lead x block_size further on, slices' cache rows likewise),
+ * and compare the blocks after the lead with the reference's, which runs on
+ * the cache as made. */
+static int g_far;
+
 /* 0..n-1 in a random order (Fisher-Yates), malloc'd. */
 static int *shuffled_indices(pa_rng *r, int n) {
     int *a = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
@@ -109,6 +118,10 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
         c.value = NULL;
     cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
     const size_t es = pa_dtype_size(dp.cache), kb = (size_t)ke * es, vb = (size_t)ve * es;
+    /* far: contiguous blocks of the key buffer's size (vLLM's value blocks are as large) */
+    cr_assert(!g_far || (!strided && kb % (size_t)c.num_blocks == 0), "far caches: contiguous blocks");
+    const size_t blk_bytes = kb / (size_t)c.num_blocks;
+    const int64_t lead = g_far ? pa_test_far_lead(blk_bytes, es) : 0;
 
     pa_rng r = pa_rng_make(seed);
     const int64_t hstride = hs + (strided ? 16 : 0), nq = 4;
@@ -127,7 +140,14 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     else
         for (int64_t t = 0; t < T; t++) /* distinct: a stride coprime with nslots, every 7th padding */
             slots[t] = (t % 7 == 5) ? -1 : (t * 37 + 11) % nslots;
-    int64_t *dslots = pa_test_dev_upload(slots, sizeof(int64_t) * (size_t)T);
+    int64_t *dslots;
+    {
+        int64_t *sd = malloc(sizeof(int64_t) * (size_t)T + 1);
+        for (int64_t t = 0; t < T; t++)
+            sd[t] = slots[t] >= 0 ? slots[t] + lead * bs : slots[t];
+        dslots = pa_test_dev_upload(sd, sizeof(int64_t) * (size_t)T);
+        free(sd);
+    }
 
     float scales[2] = {0.043f, 0.061f};
     float *dscales = pa_test_dev_upload(scales, sizeof scales);
@@ -135,8 +155,14 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     pa_kv_cache ch = c, cd = c;
     ch.key = sentinel_host(kb);
     ch.value = vb ? sentinel_host(vb) : NULL;
-    cd.key = pa_test_dev_upload(ch.key, kb);
-    cd.value = vb ? pa_test_dev_upload(ch.value, vb) : NULL;
+    if (lead) {
+        cd.key = pa_test_dev_upload_far(ch.key, kb, blk_bytes, lead);
+        cd.value = vb ? pa_test_dev_upload_far(ch.value, vb, blk_bytes, lead) : NULL;
+        cd.num_blocks = (int32_t)(c.num_blocks + lead);
+    } else {
+        cd.key = pa_test_dev_upload(ch.key, kb);
+        cd.value = vb ? pa_test_dev_upload(ch.value, vb) : NULL;
+    }
     if (pa_dtype_is_fp8(dp.cache)) {
         ch.k_scale = &scales[0];
         ch.v_scale = &scales[1];
@@ -152,16 +178,18 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
     char what[160];
-    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s", pa_kv_layout_name(layout),
+    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s%s", pa_kv_layout_name(layout),
              pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant,
              given  ? " given slots"
              : runs ? " runs"
-                    : "");
+                    : "",
+             lead ? " far blocks" : "");
     void *got = malloc(kb > vb ? kb : vb);
-    pa_test_dev_download(got, cd.key, kb);
+    const size_t skip = (size_t)lead * blk_bytes;
+    pa_test_dev_download(got, (char *)cd.key + skip, kb);
     assert_same(got, ch.key, kb, what);
     if (vb) {
-        pa_test_dev_download(got, cd.value, vb);
+        pa_test_dev_download(got, (char *)cd.value + skip, vb);
         assert_same(got, ch.value, vb, what);
     }
     free(got);
@@ -353,7 +381,15 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
     float *dscales = pa_test_dev_upload(scales, 2 * sizeof(float));
     pa_kv_cache ch = c, cd = c;
     ch.key = sentinel_host(cb);
-    cd.key = pa_test_dev_upload(ch.key, cb);
+    const size_t pg = cb / (size_t)nb; /* a page's bytes */
+    const int64_t lead = g_far ? pa_test_far_lead(pg, pa_dtype_size(dp.cache)) : 0;
+    const size_t skip = (size_t)lead * pg;
+    if (lead) {
+        cd.key = pa_test_dev_upload_far(ch.key, cb, pg, lead);
+        cd.num_blocks = (int32_t)(nb + lead);
+    } else {
+        cd.key = pa_test_dev_upload(ch.key, cb);
+    }
     if (pa_dtype_is_fp8(dp.cache)) {
         ch.k_scale = &scales[0];
         ch.v_scale = &scales[1];
@@ -361,7 +397,13 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
         cd.v_scale = &dscales[1];
     }
     int32_t n = live;
-    int32_t *dsl = pa_test_dev_upload(sl, sizeof(int32_t) * 3 * (size_t)np), *dn = pa_test_dev_upload(&n, sizeof n);
+    int32_t *sld = malloc(sizeof(int32_t) * 3 * (size_t)np); /* far: the live slices' cache rows lead pages on */
+    memcpy(sld, sl, sizeof(int32_t) * 3 * (size_t)np);
+    for (int i = 0; i < np && lead; i++)
+        if (sld[i] >= 0 && sld[i] < nb * bs)
+            sld[i] = (int32_t)(sld[i] + lead * bs);
+    int32_t *dsl = pa_test_dev_upload(sld, sizeof(int32_t) * 3 * (size_t)np), *dn = pa_test_dev_upload(&n, sizeof n);
+    free(sld);
     const int64_t tsa = pad ? ts : 0;
     const char *hsrc = (const char *)nkv + misalign * is, *dsrc = (const char *)dnkv + misalign * is;
     void *got = malloc(cb);
@@ -370,16 +412,16 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
             n = replay_live;
             cudaMemcpy(dn, &n, sizeof n, cudaMemcpyHostToDevice);
             memset(ch.key, SENTINEL, cb);
-            cudaMemcpy(cd.key, ch.key, cb, cudaMemcpyHostToDevice);
+            cudaMemcpy((char *)cd.key + skip, ch.key, cb, cudaMemcpyHostToDevice);
         }
         cr_assert_eq(pa_ref_kv_cache_update(hsrc, dp.in, T, tsa, sl, &n, np, &ch), PA_SUCCESS, "%s: %s", label,
                      pa_last_error());
         cr_assert_eq(pa_kv_cache_update(dsrc, dp.in, T, tsa, dsl, dn, np, &cd, NULL), PA_SUCCESS, "%s: %s", label,
                      pa_last_error());
         pa_test_dev_sync();
-        pa_test_dev_download(got, cd.key, cb);
+        pa_test_dev_download(got, (char *)cd.key + skip, cb);
         char what[200];
-        snprintf(what, sizeof what, "%.160s, %d live slices", label, n);
+        snprintf(what, sizeof what, "%.160s, %d live slices%s", label, n, lead ? ", far pages" : "");
         assert_same(got, ch.key, cb, what);
     }
     free(got);
@@ -558,31 +600,43 @@ static void swap_check(int kind, int use_stream, int64_t bb, const unsigned char
     unsigned char *want = sentinel_host(db), *got = malloc(db);
     cr_assert_eq(pa_ref_swap_blocks(want, hsrc, bb, &map[0][0], np, snb, dnb), PA_SUCCESS, "%s: %s", label,
                  pa_last_error());
+    /* far: the device side's blocks lead blocks on (g_far) */
+    const int64_t lead = g_far ? pa_test_far_lead((size_t)bb, 1) : 0, ls = kind ? lead : 0, ld = kind != 1 ? lead : 0;
     void *src, *dst;
     if (kind == 0) {
         cr_assert_eq(cudaMallocHost(&src, sb), cudaSuccess);
         memcpy(src, hsrc, sb);
     } else {
-        src = pa_test_dev_upload(hsrc, sb);
+        src = ls ? pa_test_dev_upload_far(hsrc, sb, (size_t)bb, ls) : pa_test_dev_upload(hsrc, sb);
     }
     if (kind == 1) {
         cr_assert_eq(cudaMallocHost(&dst, db), cudaSuccess);
         memset(dst, SENTINEL, db);
+    } else if (ld) {
+        unsigned char *sent = sentinel_host(db);
+        dst = pa_test_dev_upload_far(sent, db, (size_t)bb, ld);
+        free(sent);
     } else {
         dst = pa_test_dev_alloc(db);
         cudaMemset(dst, SENTINEL, db);
+    }
+    int64_t(*dmap)[2] = malloc(sizeof(int64_t[2]) * (size_t)(np > 0 ? np : 1));
+    for (int64_t k = 0; k < np; k++) {
+        dmap[k][0] = map[k][0] >= 0 && map[k][0] < snb ? map[k][0] + ls : map[k][0];
+        dmap[k][1] = map[k][1] >= 0 && map[k][1] < dnb ? map[k][1] + ld : map[k][1];
     }
     pa_test_dev_sync(); /* the legacy stream's memset before a non-blocking stream's copies */
     cudaStream_t s = NULL;
     if (use_stream)
         cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    cr_assert_eq(pa_swap_blocks(dst, src, bb, &map[0][0], np, snb, dnb, (pa_stream)s), PA_SUCCESS, "%s: %s", label,
-                 pa_last_error());
+    cr_assert_eq(pa_swap_blocks(dst, src, bb, &dmap[0][0], np, snb + ls, dnb + ld, (pa_stream)s), PA_SUCCESS, "%s: %s",
+                 label, pa_last_error());
     cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+    free(dmap);
     if (kind == 1)
         memcpy(got, dst, db);
     else
-        pa_test_dev_download(got, dst, db);
+        pa_test_dev_download(got, (char *)dst + ld * bb, db);
     assert_same(got, want, db, label);
     if (s)
         cudaStreamDestroy(s);
@@ -845,7 +899,9 @@ enum { CB_MAXL = 6 };
 static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel, pa_dtype dt, int nb,
                               const int64_t (*map)[2], int np, const int *offk, const int *offv, const char *label) {
     cr_assert(L >= 1 && L <= CB_MAXL);
-    const size_t bytes = (size_t)nb * (size_t)numel * pa_dtype_size(dt) + 16;
+    const size_t bytes = (size_t)nb * (size_t)numel * pa_dtype_size(dt) + 16, blk = (size_t)numel * pa_dtype_size(dt);
+    const int64_t lead = g_far ? pa_test_far_lead(blk, pa_dtype_size(dt)) : 0;
+    const size_t skip = (size_t)lead * blk;
     unsigned char *hk[CB_MAXL], *hv[CB_MAXL];
     void *dk[CB_MAXL], *dv[CB_MAXL], *rk[CB_MAXL], *rv[CB_MAXL];
     uint64_t pk[CB_MAXL], pv[CB_MAXL];
@@ -857,10 +913,15 @@ static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel
             hk[l][i] = (unsigned char)pa_rng_next(rng);
             hv[l][i] = (unsigned char)pa_rng_next(rng);
         }
-        dk[l] = pa_test_dev_upload(hk[l], bytes);
-        dv[l] = pa_test_dev_upload(hv[l], bytes);
-        pk[l] = (uint64_t)(uintptr_t)dk[l] + (uint64_t)ok;
-        pv[l] = (uint64_t)(uintptr_t)dv[l] + (uint64_t)ov;
+        if (lead) { /* far: the layer's blocks lead blocks into its buffer (g_far) */
+            dk[l] = (char *)pa_test_dev_upload_far(hk[l], bytes, blk, lead) + skip;
+            dv[l] = (char *)pa_test_dev_upload_far(hv[l], bytes, blk, lead) + skip;
+        } else {
+            dk[l] = pa_test_dev_upload(hk[l], bytes);
+            dv[l] = pa_test_dev_upload(hv[l], bytes);
+        }
+        pk[l] = (uint64_t)(uintptr_t)dk[l] - skip + (uint64_t)ok;
+        pv[l] = (uint64_t)(uintptr_t)dv[l] - skip + (uint64_t)ov;
         rk[l] = hk[l] + ok;
         rv[l] = hv[l] + ov;
     }
@@ -872,9 +933,17 @@ static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel
     }
     uint64_t *dpk = pa_test_dev_upload(pk, sizeof(uint64_t) * (size_t)L);
     uint64_t *dpv = pa_test_dev_upload(pv, sizeof(uint64_t) * (size_t)L);
-    int64_t *dmap = pa_test_dev_upload(map, sizeof(int64_t[2]) * (size_t)np);
-    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, nb, NULL), PA_SUCCESS, "%s: %s",
-                 label, pa_last_error());
+    /* far: pairs in range lead blocks on (a pair out of range stays out: the far
+     * tests give none, since shifting one side only would move the other) */
+    int64_t *fmap = malloc(sizeof(int64_t[2]) * (size_t)np + 1);
+    for (int k = 0; k < 2 * np; k++) {
+        const int64_t b = (&map[0][0])[k];
+        fmap[k] = b >= 0 && b < nb ? b + lead : b;
+    }
+    int64_t *dmap = pa_test_dev_upload(fmap, sizeof(int64_t[2]) * (size_t)np);
+    free(fmap);
+    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, nb + lead, NULL), PA_SUCCESS,
+                 "%s: %s", label, pa_last_error());
     pa_test_dev_sync();
     cr_assert_eq(pa_ref_copy_blocks(rk, with_values ? rv : NULL, L, &rmap[0][0], np, numel, dt, nb), PA_SUCCESS,
                  "%s: %s", label, pa_last_error());
@@ -889,8 +958,8 @@ static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel
         assert_same(got, hv[l], bytes, what);
         free(hk[l]);
         free(hv[l]);
-        pa_test_dev_free(dk[l]);
-        pa_test_dev_free(dv[l]);
+        pa_test_dev_free((char *)dk[l] - skip);
+        pa_test_dev_free((char *)dv[l] - skip);
     }
     free(got);
     free(rmap);
@@ -914,6 +983,36 @@ Test(cache_ops, copy_blocks_all_layers_one_launch) {
     gpu_copy_case(1, 16 * 8 * 128, PA_DTYPE_F16); /* 16-byte path */
     gpu_copy_case(0, 16 * 8 * 128, PA_DTYPE_BF16);
     gpu_copy_case(1, 8 * 3 * 37, PA_DTYPE_FP8_E4M3); /* odd block size: byte path */
+}
+
+/* Caches past 2^31 elements and 2^32 bytes (g_far): reshape_and_cache into
+ * every layout (the vLLM layout's shared-memory kernel on prefill-like runs,
+ * the per-token kernels on scattered slots; 16-bit, fp8, and f32 at 2^31
+ * elements, 8 GiB), kv_cache_update, copy_blocks over two layers (16-byte and
+ * byte copies), swap_blocks in each direction. An offset formed in 32 bits
+ * writes elsewhere in the buffer or outside it. */
+Test(cache_ops, cache_offsets_past_32_bits, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    const dt_pair bf = {PA_DTYPE_BF16, PA_DTYPE_BF16}, f8 = {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3},
+                  f32 = {PA_DTYPE_F32, PA_DTYPE_F32};
+    g_far = 1;
+    gpu_rc_case_slots(PA_LAYOUT_VLLM, bf, 128, 16, 2, 0, 61, 1);
+    gpu_rc_case_slots(PA_LAYOUT_VLLM, f8, 128, 16, 2, 0, 62, 0);
+    gpu_rc_case_slots(PA_LAYOUT_FLASH_NHD, bf, 64, 16, 2, 0, 63, 1);
+    gpu_rc_case_slots(PA_LAYOUT_FLASH_HND, f8, 128, 32, 2, 0, 64, 0);
+    gpu_rc_case_slots(PA_LAYOUT_COMBINED, bf, 128, 16, 2, 0, 65, 1);
+    gpu_rc_case_slots(PA_LAYOUT_COMBINED, f8, 64, 16, 2, 2, 66, 0); /* misaligned input: scalar loads */
+    gpu_rc_case_slots(PA_LAYOUT_FLASH_NHD, f32, 80, 16, 2, 0, 67, 0);
+    gpu_kvu_case(PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16, 2, 0, 68);
+    gpu_kvu_case(PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 64, 32, 2, 1, 69);
+    static const int64_t map[][2] = {{1, 10}, {1, 11}, {2, 13}, {-1, -1}, {0, 23}, {5, 6}, {7, 20}};
+    pa_rng r = pa_rng_make(70);
+    copy_blocks_check(&r, 2, 1, 16 * 8 * 128, PA_DTYPE_F16, 24, map, 7, NULL, NULL, "copy_blocks f16, far blocks");
+    copy_blocks_check(&r, 2, 1, 8 * 3 * 37, PA_DTYPE_FP8_E4M3, 24, map, 7, NULL, NULL, "copy_blocks fp8, far blocks");
+    for (int kind = 0; kind < 3; kind++)
+        gpu_swap_case(kind, kind == 2);
+    g_far = 0;
+    pa_test_far_done();
 }
 
 /* Random configurations: layers, with or without value buffers, dtype, block

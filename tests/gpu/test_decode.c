@@ -782,6 +782,80 @@ Test(decode_views, strided_flash_and_query_stride, .timeout = 600) {
     }
 }
 
+/* ---- cache offsets past 2^31 elements and 2^32 bytes ---------------------------
+ * The problem's blocks sit at the end of a cache of lead + num_blocks blocks
+ * (pa_test_dev_upload_far: lead blocks past both bounds, never written) and
+ * the block table names block b as lead + b. A kernel that forms a cache
+ * offset in 32 bits reads elsewhere in the buffer or outside it and fails the
+ * reference, which runs on the problem as made. Every kernel family: the
+ * tensor-core kernel (16-bit and fp8, flash and vLLM layouts, heads 64, 128
+ * and 256), the CUDA-core kernel (head 80, f32 at 8 GiB), each entry. */
+static void check_far(const dcase *c) {
+    pa_decode_problem *pr = make_problem(c);
+    char desc[320];
+    describe(c, desc, sizeof desc);
+    strncat(desc, " far blocks", sizeof desc - strlen(desc) - 1);
+    float *ref = reference(pr);
+    dprob d;
+    dprob_make(&d, pr);
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const int nb = pr->p.kv.num_blocks;
+    const size_t es = pa_dtype_size(c->c), kb = (size_t)ke * es / (size_t)nb, vb = (size_t)ve * es / (size_t)nb;
+    cr_assert(pr->p.kv.block_stride == 0 && ke % nb == 0 && ve % nb == 0, "%s: contiguous blocks", desc);
+    const int64_t lead = pa_test_far_lead(kb < vb ? kb : vb, es);
+    d.p.kv.key = keep(&d, pa_test_dev_upload_far(pr->p.kv.key, (size_t)ke * es, kb, lead));
+    d.p.kv.value = keep(&d, pa_test_dev_upload_far(pr->p.kv.value, (size_t)ve * es, vb, lead));
+    d.p.kv.num_blocks = (int32_t)(nb + lead);
+    const size_t nt = (size_t)pr->p.num_seqs * (size_t)pr->p.block_table_stride;
+    int32_t *tab = pa_test_shift_ids(pr->p.block_tables, nt, nb, lead);
+    d.p.block_tables = keep(&d, pa_test_dev_upload(tab, nt * sizeof(int32_t)));
+    free(tab);
+    for (int e = 0; e < 3; e++) {
+        void *got = run_entry(&d.p, (entry)e);
+        char what[512];
+        snprintf(what, sizeof what, "%s %s (block ids from %lld)", entry_name[e], desc, (long long)lead);
+        expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
+        free(got);
+    }
+    dprob_free(&d);
+    free(ref);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_views, cache_offsets_past_32_bits, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[2] = {37, 300}; /* 300: two splits of the recommended entry */
+    static const struct {
+        pa_kv_layout l;
+        pa_dtype q, c;
+        int hs, bs;
+    } cs[] = {
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16},          /* tensor cores, vLLM V^T */
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16}, /* tensor cores, fp8 */
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 32},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 8},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 80, 16},  /* CUDA cores, 2^31 elements = 8 GiB */
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 80, 16}, /* CUDA cores, vLLM fp8 */
+    };
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        dcase c = {0};
+        c.layout = cs[i].l;
+        c.q = cs[i].q;
+        c.c = cs[i].c;
+        c.heads = 8;
+        c.kv_heads = 2;
+        c.hs = cs[i].hs;
+        c.bs = cs[i].bs;
+        c.alibi = i % 2;
+        c.nseq = 2;
+        c.lens = lens;
+        c.seed = 3300u + (uint64_t)i;
+        check_far(&c);
+    }
+    pa_test_far_done();
+}
+
 /* The tensor-core kernel over strided query rows (padded by 1, 2, 3, 5, 8 and
  * 24 elements, NaN in the pads): its fragments take each head's dims through
  * the fp8 path's permutation, so a row misplaced or read across a pad shows. */

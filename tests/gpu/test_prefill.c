@@ -67,7 +67,7 @@ static void ref_context_parallel(const pa_context_attention_params *p, const int
 
 typedef struct dev_ctx {
     pa_context_attention_params p; /* device pointers */
-    void *bufs[12];
+    void *bufs[16];
     int n;
 } dev_ctx;
 
@@ -95,6 +95,30 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     d->p.kv.v_scale = up(d, &pr->v_scale, sizeof(float));
     if (h->alibi_slopes)
         d->p.alibi_slopes = up(d, h->alibi_slopes, sizeof(float) * (size_t)h->num_heads);
+}
+
+/* Set by prefill_gpu/cache_offsets_past_32_bits: dev_ctx_make's caches then
+ * sit at the end of buffers whose first lead blocks (past 2^31 elements and
+ * 2^32 bytes) are never written, and the block table names block b lead + b
+ * (pa_test_dev_upload_far). The reference runs on the problem as made. */
+static int g_far;
+
+static void dev_ctx_far(dev_ctx *d, const pa_context_problem *pr) {
+    const pa_context_attention_params *h = &pr->p;
+    const int nb = h->kv.num_blocks;
+    const size_t cs = pa_dtype_size(h->kv.dtype), kb = pr->kc_elems * cs / (size_t)nb,
+                 vb = pr->vc_elems * cs / (size_t)nb;
+    cr_assert(h->kv.block_stride == 0 && pr->kc_elems % (size_t)nb == 0 && pr->vc_elems % (size_t)nb == 0,
+              "far caches: contiguous blocks");
+    const int64_t lead = pa_test_far_lead(kb < vb ? kb : vb, cs);
+    cr_assert(d->n + 3 <= 16);
+    d->p.kv.key = d->bufs[d->n++] = pa_test_dev_upload_far(pr->kc, pr->kc_elems * cs, kb, lead);
+    d->p.kv.value = d->bufs[d->n++] = pa_test_dev_upload_far(pr->vc, pr->vc_elems * cs, vb, lead);
+    d->p.kv.num_blocks = (int32_t)(nb + lead);
+    const size_t nt = (size_t)h->num_seqs * h->block_table_stride + 1;
+    int32_t *tab = pa_test_shift_ids(pr->block_tables, nt, nb, lead);
+    d->p.block_tables = up(d, tab, sizeof(int32_t) * nt);
+    free(tab);
 }
 
 static void dev_ctx_free(dev_ctx *d) {
@@ -255,6 +279,8 @@ static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa
 static void check_context(pa_context_problem *pr, const int *verify, int nverify, const char *what) {
     dev_ctx d;
     dev_ctx_make(&d, pr);
+    if (g_far)
+        dev_ctx_far(&d, pr);
     const long fp8_before = pa_prefill_hopper_fp8_launches();
     pa_status s = pa_context_attention(&d.p, NULL);
     cr_assert_eq(s, PA_SUCCESS, "%s: %s", what, pa_last_error());
@@ -1528,6 +1554,63 @@ Test(prefill_hopper_fp8, other_shapes_take_the_16bit_kernel) {
     if (!pa_prefill_hopper_available())
         cr_skip_test("the sm_90a prefill kernel does not run here (an sm_90 GPU and a build for 90a)");
     cr_assert_eq(n16, 3, "16-bit Hopper launches: %ld, expected 3", n16);
+}
+
+/* Context attention over caches whose blocks lie past 2^31 elements and 2^32
+ * bytes (g_far): each cache tile path on each kernel that reads the cache:
+ * mma.sync (16-bit rows, V^T, raw fp8 rows, the register path of vLLM's 24-key
+ * fp8 blocks), the f32 kernel (2^31 elements: 8 GiB), the Hopper kernel (its
+ * producer's copies, flash and vLLM layouts) and its FP8 path. A cache offset
+ * formed in 32 bits reads elsewhere or outside the buffer. */
+Test(prefill_gpu, cache_offsets_past_32_bits, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int ql[2] = {70, 1}, cl[2] = {300, 129};
+    static const struct {
+        pa_kv_layout l;
+        pa_dtype q, c;
+        int hs, bs, hopper; /* hopper: the Hopper kernel takes it (else mma.sync only) */
+    } cs[] = {
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16, 1},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 128, 16, 1},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 32, 1},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 96, 16, 1},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 24, 0}, /* the register path */
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 80, 16, 0},
+    };
+    const pa_prefill_path paths[3] = {PA_PREFILL_PATH_MMA, PA_PREFILL_PATH_HOPPER, PA_PREFILL_PATH_HOPPER_FP8};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++)
+        for (int k = 0; k < 3; k++) {
+            const int fp8 = cs[i].hopper && cs[i].c == PA_DTYPE_FP8_E4M3 && cs[i].hs == 128;
+            if ((k == 1 && !cs[i].hopper) || (k == 2 && !fp8))
+                continue;
+            ctx_case c = {.seed = 5100u + (uint64_t)i,
+                          .layout = cs[i].l,
+                          .qd = cs[i].q,
+                          .cd = cs[i].c,
+                          .seqs = 2,
+                          .heads = 8,
+                          .kv_heads = 2,
+                          .hs = cs[i].hs,
+                          .bs = cs[i].bs,
+                          .ql = ql,
+                          .cl = cl,
+                          .alibi = i % 2};
+            cr_assert_eq(pa_set_prefill_path(paths[k]), PA_SUCCESS);
+            const long h0 = pa_prefill_hopper_launches(), f0 = pa_prefill_hopper_fp8_launches();
+            g_far = 1;
+            g_fp8_path = k == 2;
+            run_ctx_case(&c, NULL, 0);
+            g_far = g_fp8_path = 0;
+            const long nh = pa_prefill_hopper_launches() - h0, nf = pa_prefill_hopper_fp8_launches() - f0;
+            if (pa_prefill_hopper_available())
+                cr_assert_eq(k == 1   ? nh
+                             : k == 2 ? nf
+                                      : nh + nf,
+                             k == 0 ? 0 : 1, "case %d path %d: Hopper launches %ld, FP8-path launches %ld", i, k, nh,
+                             nf);
+        }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+    pa_test_far_done();
 }
 
 /* fp8 keys on the register (gather) path: vLLM's layout with blocks of 8 and

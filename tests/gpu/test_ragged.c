@@ -25,6 +25,12 @@ typedef struct dev_problem {
     size_t ws_bytes, pages_bytes;
 } dev_problem;
 
+/* Set by ragged_gpu/cache_offsets_past_32_bits: dev_make puts the pages at
+ * the end of a cache whose first lead pages (past 2^31 elements and 2^32
+ * bytes) are never written, and the page indices name page i lead + i
+ * (pa_test_dev_upload_far); the reference runs on the problem as made. */
+static int g_far;
+
 static void dev_make(const rg_problem *pr, dev_problem *d) {
     memset(d, 0, sizeof *d);
     const pa_ragged_params *h = &pr->p;
@@ -37,6 +43,20 @@ static void dev_make(const rg_problem *pr, dev_problem *d) {
     d->pages = pa_test_dev_upload(pr->page_indices, d->pages_bytes);
     d->cu = pa_test_dev_upload(pr->cu_q_lens, sizeof(int32_t) * ((size_t)h->max_num_seqs + 1));
     d->ns = pa_test_dev_upload(&pr->num_seqs, sizeof(int32_t));
+    if (g_far) {
+        const int np = h->kv.num_blocks;
+        const size_t page = pr->cache_bytes / (size_t)np;
+        cr_assert(page * (size_t)np == pr->cache_bytes && h->kv.block_stride == 0, "far cache: contiguous pages");
+        const int64_t lead = pa_test_far_lead(page, pa_dtype_size(h->kv.dtype));
+        pa_test_dev_free(d->cache);
+        pa_test_dev_free(d->pages);
+        d->cache = pa_test_dev_upload_far(pr->cache, pr->cache_bytes, page, lead);
+        d->p.kv.num_blocks = (int32_t)(np + lead);
+        const size_t n = (size_t)h->max_num_seqs * (size_t)h->pages_per_seq;
+        int32_t *pg = pa_test_shift_ids(pr->page_indices, n, np, lead);
+        d->pages = pa_test_dev_upload(pg, d->pages_bytes);
+        free(pg);
+    }
     const float sc[2] = {pr->k_scale, pr->v_scale};
     d->scales = pa_test_dev_upload(sc, sizeof sc);
     d->p.q = d->q;
@@ -295,6 +315,38 @@ Test(ragged_gpu, odd_groups) {
                        .decode_every = 2};
             run_case(&k);
         }
+}
+
+/* Pages past 2^31 elements and 2^32 bytes (g_far): prefill and decode items,
+ * 16-bit and fp8 pages (raw slots and the f16 decode fragments), f32 (2^31
+ * elements: 8 GiB) on the CUDA-core kernel, head 256's slots, a forced split.
+ * A page offset formed in 32 bits reads elsewhere or outside the cache. */
+Test(ragged_gpu, cache_offsets_past_32_bits) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        pa_dtype q, c;
+        int hs, ps, split;
+    } cs[] = {
+        {PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16, 0},     {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 128, 32, 0},
+        {PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 64, 16, 64}, {PA_DTYPE_F32, PA_DTYPE_F32, 80, 16, 0},
+        {PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16, 0},
+    };
+    static const int ql[3] = {1, 45, 1}, kl[3] = {200, 150, 37};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        gcase k = {.seed = 8700 + (uint64_t)i,
+                   .q_dtype = cs[i].q,
+                   .cache_dtype = cs[i].c,
+                   .max_num_seqs = 4,
+                   .qh = 8,
+                   .kvh = 2,
+                   .hs = cs[i].hs,
+                   .ps = cs[i].ps,
+                   .split = cs[i].split};
+        g_far = 1;
+        run_lens(&k, 3, ql, kl);
+        g_far = 0;
+    }
+    pa_test_far_done();
 }
 
 Test(ragged_gpu, fp8_pages_with_scales) {

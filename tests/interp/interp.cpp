@@ -1029,12 +1029,15 @@ void wgmma_wait(int n) {
     warp_step("wgmma.wait", 1);
 }
 
+// Device buffers: pages mapped without reserving swap (MAP_NORESERVE), so a
+// test's cache of several GiB whose first blocks it never touches (offsets
+// past 2^32 bytes, pa_test_dev_upload_far) costs only the pages it writes.
 void *guarded_alloc(size_t bytes) {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t body = (bytes + 15) / 16 * 16;
     const size_t span = (body + page - 1) / page * page + 2 * page;
-    unsigned char *base =
-        (unsigned char *)mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *base = (unsigned char *)mmap(nullptr, span, PROT_READ | PROT_WRITE,
+                                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
         return nullptr;
     mprotect(base, page, PROT_NONE);
