@@ -341,6 +341,21 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                     --cache-dtype fp8_e4m3 --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
+        # The same kernel (same geometry, same instructions a tile) over HND: there a KV head's page is
+        # 16 x 64 contiguous bytes, in NHD each token's row of a head is 64 bytes with the other heads'
+        # rows between. The shapes whose token rows are short fell furthest from the roof (fp8 head 64:
+        # 64 B, 53%; bf16 head 64 and fp8 head 128: 128 B, 71-72%; 256-512 B rows: 86-95%). If HND
+        # reaches the 16-bit shapes' 86-95% here, DRAM access granularity bounds NHD, not the kernel.
+        for layout in nhd hnd; do
+            for shape in "--head-size 64 --dtype bf16 --cache-dtype fp8_e4m3" "--head-size 64 --dtype bf16" \
+                "--head-size 128 --dtype bf16 --cache-dtype fp8_e4m3"; do
+                for v in v1 auto; do
+                    echo "decode $shape --layout $layout --variant $v (64 x 4K, 32/8):"
+                    timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 $shape --layout $layout \
+                        --variant $v || echo "(failed: rc $?)"
+                done
+            done
+        done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
         for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do
