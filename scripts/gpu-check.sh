@@ -11,6 +11,12 @@
 #                                            use the tree scripts/gpu-pack.sh made elsewhere
 #                                            (for a GPU machine without Criterion)
 #   PA_SECTIONS="tests python sanitize checks serve bench side ncu"   which parts to run (default all)
+#   PA_PLAN=short                            one call inside a 15-minute device lease (about 9 minutes
+#                                            of command time; the machine's start takes the rest):
+#                                            tests with the sanitizers beside them, checks, benchmarks
+#                                            without the preset sweep; 60 random draws per test, 200 s
+#                                            sanitizer boxes. Each knob below still overrides it; the
+#                                            side-by-side and ncu sections want a second lease.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
@@ -44,6 +50,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
+if [ "${PA_PLAN:-}" = short ]; then
+    : "${PA_SECTIONS:=tests sanitize checks serve bench}" "${PA_SAN_BACKGROUND:=1}" "${PA_SAN_SECONDS:=200}"
+    : "${PA_TEST_RANDOM_CASES:=60}" "${PA_TEST_SECONDS:=300}" "${PA_BENCH_PRESETS=}"
+    export PA_SECTIONS PA_SAN_BACKGROUND PA_SAN_SECONDS PA_TEST_RANDOM_CASES PA_TEST_SECONDS PA_BENCH_PRESETS
+fi
 SECTIONS=" ${PA_SECTIONS:-tests python sanitize checks serve bench side ncu} "
 SAN_SECONDS=${PA_SAN_SECONDS:-300}
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
