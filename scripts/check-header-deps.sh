@@ -8,7 +8,7 @@
 #
 #   scripts/check-header-deps.sh [BUILD]      (default build)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 [ -f "$BUILD/build.ninja" ] || { echo "check-header-deps: $BUILD is not a configured build"; exit 1; }
 # Objects must be up to date first, or -n lists everything for other reasons.

@@ -6,7 +6,7 @@
 #                 attention) checked against unpaged attention: on the CPU
 #                 reference ops always, and on the GPU too when there is one
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 PREFIX=$(mktemp -d /tmp/pagedattn-prefix.XXXXXX)
 WORK=$(mktemp -d /tmp/pagedattn-example.XXXXXX)
@@ -18,6 +18,7 @@ export PKG_CONFIG_PATH="$PCDIR"
 echo "pkg-config --cflags --libs pagedattn: $(pkg-config --cflags --libs pagedattn)"
 cp examples/*.c examples/Makefile "$WORK"/
 make -s -C "$WORK"
-export LD_LIBRARY_PATH="$(pkg-config --variable=libdir pagedattn)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+libdir=$(pkg-config --variable=libdir pagedattn)
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$WORK"/hello_decode
 "$WORK"/serve_loop --device both

@@ -4,7 +4,7 @@
 # cuda/ptx.cuh; everything else goes through its wrappers and the macros
 # PA_LAUNCH, PA_DYNAMIC_SMEM and PA_STATIC_SMEM. Exit 1 listing each offence.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bad=$(git ls-files --cached --others --exclude-standard '*.cu' '*.cuh' '*.c' '*.h' '*.cpp' |
     grep -v -e '^cuda/ptx\.cuh$' |
     xargs grep -nE '\basm\b[[:space:]]*(volatile[[:space:]]*)?\(|<<<|__shared__' 2>/dev/null)

@@ -47,7 +47,7 @@
 # Output: benchmarks/results/gpu-check-<date>-<device>.md, its .json rows, the
 # side-by-side table and logs; copied into $OUT when that is set.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
 if [ "${PA_PLAN:-}" = short ]; then
@@ -166,7 +166,8 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
     san_filter() { # tool program
         # PA_SAN_FILTER_<program> (say PA_SAN_FILTER_test_prefill) replaces the program's filters
         # below for every tool: a follow-up run over what an earlier one did not reach.
-        local own="PA_SAN_FILTER_$(basename "$2")"
+        local own
+        own="PA_SAN_FILTER_$(basename "$2")"
         if [ -n "${!own:-}" ]; then
             echo "${!own}"
         elif [ "$1" = racecheck ]; then

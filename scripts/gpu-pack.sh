@@ -10,7 +10,7 @@
 # (the device tool carries it with `carry: [".carry.tgz"]`: .carry/ itself is about 70 MiB, over
 # the tool's 64 MiB, and gzip packs it to about 29).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source scripts/deps.sh
 BUILD=${PA_PACK_BUILD:-build-sm90}
 # A build dir set up by a Meson older than 1.4 has no nvcc depfiles: edited

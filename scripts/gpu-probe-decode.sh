@@ -8,9 +8,12 @@
 #   PA_PROBE_VARIANTS="v1 auto"   PA_PROBE_BENCH=0 (skip the CLI timings)
 #   PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-probe-decode.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 B=${PA_BUILD_DIR:-build-gpu}/benchmarks/pagedattn
-[ -n "${PA_CRITERION_LIBS:-}" ] && export LD_LIBRARY_PATH="$(cd "$PA_CRITERION_LIBS" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -n "${PA_CRITERION_LIBS:-}" ]; then
+    crit=$(cd "$PA_CRITERION_LIBS" && pwd)
+    export LD_LIBRARY_PATH="$crit${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 out=${OUT:-.}/probe-decode.txt
 m=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,launch__grid_size
 {

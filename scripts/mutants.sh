@@ -9,7 +9,7 @@
 #                                   configured here if missing; no nvcc needed to
 #                                   build the host tests)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build-mutants}
 LOGDIR=${PA_MUTANTS_LOGS:-/tmp/pa-mutants}
 mkdir -p "$LOGDIR"
@@ -70,7 +70,8 @@ EOF
         killers="(does not compile)"
     else
         for h in $hosts; do
-            local one="$LOGDIR/$name-$(basename "$h").log"
+            local one
+            one="$LOGDIR/$name-$(basename "$h").log"
             timeout 600 "$h" >"$one" 2>&1
             local rc=$?
             [ $rc -eq 0 ] && continue

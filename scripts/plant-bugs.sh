@@ -14,7 +14,7 @@
 #                                        scripts/test.sh, so a kernel edit cannot leave a plant stale)
 set -uo pipefail
 shopt -s extglob
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 survived=0
 

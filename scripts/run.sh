@@ -3,7 +3,7 @@
 # without a GPU it says so and times the CPU reference instead.
 #   scripts/run.sh            (build dir: build/, archs from PA_GPU_ARCHS, default 80;90a)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 source scripts/deps.sh
 
 BUILD=${PA_BUILD_DIR:-build}

@@ -8,7 +8,7 @@
 #              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60),
 #              PA_SKIP_PYTHON=1 (skips pip install . + pytest of python/tests).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) \
 PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
 set +e
