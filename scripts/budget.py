@@ -850,8 +850,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path + CTA overhead per tile | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | v1 at the measured 2.14 IPC (common path, the CTA overhead spread over a whole sequence's tiles) | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 | IPC the measured v1 implies (common path + v1's overhead, 1.755 / 1.98 GHz) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -885,13 +885,21 @@ def report(fam_name, fam, rows, label, m=H100):
                             frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
                             frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6))
             meas = MEASURED_2026_11_27.get((tuple(inst), s["name"]))
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s |" % (
+            # v1: one split a sequence, so the CTA's overhead spreads over ctx / tile tiles, not a split's
+            ov1 = r["outside"] * (md["threads"] // 32) / max(1, -(-s["ctx"] // md["tile_tokens"]))
+            f7 = roof_fraction(md["bytes_per_tile"], wic + ov1, m, ipc=CALIBRATION["ipc"])[1]
+            # the IPC at which that count gives what v1 measured
+            ipc_v1 = [meas[1] * m["roof_gbs"] * (wic + ov1) / (md["bytes_per_tile"] * m["sms"] * clk)
+                      for clk in (m["clock_ghz"], 1.98)] if meas else None
+            out[-1].update(overhead_v1=ov1, frac_v1_ipc_measured=f7, ipc_v1_implied=ipc_v1)
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                 md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
                 pct(min(1, f3)), wic, pct(min(1, f5)), "%.0f" % ovp if ovp is not None else "-",
-                pct(min(1, f6)) if f6 is not None else "-",
+                pct(min(1, f6)) if f6 is not None else "-", pct(min(1, f7)),
                 pct(min(1, f4)) if f4 is not None else "- (no executed count)",
-                "%s / %s" % (pct(meas[0]), pct(meas[1])) if meas else "-"))
+                "%s / %s" % (pct(meas[0]), pct(meas[1])) if meas else "-",
+                "%.2f / %.2f" % tuple(ipc_v1) if ipc_v1 else "-"))
     if exec_ratio:
         w("")
         w("`predicted`: the count times %.2f (executed / counted, %s %s/%s on an H100), at %.2f GHz and %.2f IPC"
