@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) kv_cache_update_kernel(const pa_kvu_
     const int32_t i = blockIdx.x;
     if (i >= live)
         return;
-    const int64_t cs = p.slices[i], ns = p.slices[np + i], len = p.slices[2 * (int64_t)np + i];
+    const int64_t cs = p.slices[i], ns = p.slices[(int64_t)np + i], len = p.slices[2 * (int64_t)np + i];
     const int32_t bs = p.g.block_size, hs = p.g.head_size;
     if (len <= 0 || len > bs || cs < 0 || ns < 0 || cs + len > p.num_rows || ns + len > p.num_tokens)
         return;

@@ -31,6 +31,19 @@ const char *pa_last_error(void) { return pa_err_buf; }
 
 void pa_clear_error(void) { pa_err_buf[0] = '\0'; }
 
+pa_status pa_error_context(pa_status s, const char *prefix) {
+    char msg[sizeof pa_err_buf];
+    memcpy(msg, pa_err_buf, sizeof msg);
+    /* prefix, ": ", then as much of the old detail as fits */
+    const size_t n = strlen(prefix) < sizeof pa_err_buf - 3 ? strlen(prefix) : sizeof pa_err_buf - 3;
+    memcpy(pa_err_buf, prefix, n);
+    memcpy(pa_err_buf + n, ": ", 2);
+    const size_t room = sizeof pa_err_buf - n - 3, m = strnlen(msg, sizeof msg);
+    memcpy(pa_err_buf + n + 2, msg, m < room ? m : room);
+    pa_err_buf[n + 2 + (m < room ? m : room)] = '\0';
+    return s;
+}
+
 pa_status pa_fail(pa_status s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -83,6 +96,27 @@ pa_status pa_dtype_from_name(const char *name, pa_dtype *out) {
     }
     return pa_fail(PA_ERR_INVALID_ARGUMENT, "unknown dtype '%s'; known: f32, f16, bf16, fp8_e4m3 (fp8), fp8_e5m2",
                    name);
+}
+
+pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, size_t bytes) {
+    PA_REQUIRE(ptr == NULL || bytes <= 1 || (uintptr_t)ptr % bytes == 0,
+               "%s: %s (%p) must be aligned to %zu bytes (its element size)", op, name, ptr, bytes);
+    return PA_SUCCESS;
+}
+
+pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, int64_t stride, int64_t row) {
+    int64_t ext = 0;
+    PA_REQUIRE(rows <= 0 || (pa_mul_i64(rows - 1, stride ? stride : row, &ext) && pa_add_i64(ext, row, &ext)),
+               "%s: %s of %lld rows %lld elements apart overflows int64", op, name, (long long)rows,
+               (long long)(stride ? stride : row));
+    return PA_SUCCESS;
+}
+
+int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
+    if (a == NULL || b == NULL || a_bytes <= 0 || b_bytes <= 0)
+        return 0;
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < (uintptr_t)a_bytes : x - y < (uintptr_t)b_bytes;
 }
 
 int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2; }

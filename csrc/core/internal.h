@@ -3,6 +3,7 @@
 #define PA_INTERNAL_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pagedattn/pagedattn.h"
@@ -13,6 +14,9 @@ extern "C" {
 
 /* Records the detail for pa_last_error() and returns `s`. printf-style. */
 pa_status pa_fail(pa_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Puts "`prefix`: " before the thread's error detail and returns `s` (an entry
+ * that validates through another op's checks says whose they are). */
+pa_status pa_error_context(pa_status s, const char *prefix);
 /* Clears the thread's error detail (every entry does this on success). */
 void pa_clear_error(void);
 /* Maps a cudaError_t (as int) from a runtime call to PA_ERR_CUDA with a message. */
@@ -45,6 +49,18 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
  * and 1, or 0 (with *r unspecified) when the exact result does not fit. */
 static inline int pa_mul_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+
+/* Pointer checks every entry makes before it launches (the kernels load whole
+ * elements, so a pointer off its element size faults on the device and leaves
+ * the context unusable): `ptr` NULL or a multiple of `bytes`, else
+ * PA_ERR_INVALID_ARGUMENT naming op and buffer. */
+pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, size_t bytes);
+/* A view of `rows` rows of `row` elements, `stride` apart (0 = row): its extent
+ * (rows - 1) * stride + row must fit in int64, so no index into it wraps; else
+ * PA_ERR_INVALID_ARGUMENT naming op and buffer. */
+pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, int64_t stride, int64_t row);
+/* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? (Empty ranges never do.) */
+int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes);
 
 /* Host-side value checks of the CPU references (csrc/core/kv_cache.c), which read
  * these from host memory; the GPU entries never read them on the host. An fp8

@@ -63,6 +63,13 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
     /* Validate both buffers before the first copy so nothing is issued on error. */
     PA_TRY(
         pa_swap_blocks_validate(dst->key, src->key, bytes, block_mapping, num_pairs, src->num_blocks, dst->num_blocks));
+    if (two && num_pairs > 0) { /* no destination buffer may overlap either source buffer */
+        const int64_t sb = bytes * src->num_blocks, db = bytes * dst->num_blocks; /* fit: validated */
+        PA_REQUIRE(!pa_ranges_overlap(src->value, sb, dst->value, db) &&
+                       !pa_ranges_overlap(src->key, sb, dst->value, db) &&
+                       !pa_ranges_overlap(src->value, sb, dst->key, db),
+                   "swap_blocks_kv: a dst buffer overlaps a src buffer; they must be distinct buffers");
+    }
     if (num_pairs == 0) {
         pa_clear_error();
         return PA_SUCCESS;
@@ -79,6 +86,7 @@ pa_status pa_copy_blocks(const uint64_t *key_caches, const uint64_t *value_cache
                          int64_t num_blocks, pa_stream stream) {
     PA_TRY(
         pa_copy_blocks_validate(key_caches, num_layers, block_mapping, num_pairs, numel_per_block, dtype, num_blocks));
+    PA_TRY(pa_check_aligned("copy_blocks", "value_caches", value_caches, sizeof(uint64_t)));
     if (num_layers == 0 || num_pairs == 0) {
         pa_clear_error();
         return PA_SUCCESS;

@@ -13,6 +13,21 @@ static int pair_supported(pa_dtype in, pa_dtype cache) {
 
 static int aligned(const void *p, int64_t bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
 
+/* The cache's pointers: its buffers aligned to the element, the fp8 scales to
+ * floats; and a token's row small enough for the launchers' int arithmetic
+ * (chunks of a row, threads per token). */
+static pa_status check_cache_pointers(const char *op, const pa_kv_cache *c) {
+    const size_t esz = pa_dtype_size(c->dtype);
+    PA_TRY(pa_check_aligned(op, "cache key", c->key, esz));
+    PA_TRY(pa_check_aligned(op, "cache value", c->layout == PA_LAYOUT_COMBINED ? NULL : c->value, esz));
+    PA_TRY(pa_check_aligned(op, "k_scale", c->k_scale, sizeof(float)));
+    PA_TRY(pa_check_aligned(op, "v_scale", c->v_scale, sizeof(float)));
+    if ((int64_t)c->num_kv_heads * c->head_size > (1 << 24))
+        return pa_fail(PA_ERR_UNSUPPORTED, "%s: a token's row of %d KV heads x %d elements is above 2^24 elements", op,
+                       c->num_kv_heads, c->head_size);
+    return PA_SUCCESS;
+}
+
 static pa_kv_geom geom_of(const pa_kv_cache *c) {
     return pa_kv_geom_make(c->layout, (int32_t)pa_dtype_size(c->dtype), c->block_size, c->num_kv_heads, c->head_size,
                            c->block_stride, c->page_stride, c->head_stride);
@@ -59,6 +74,10 @@ pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *sl
         PA_REQUIRE(in->value != NULL, "reshape_and_cache: value is NULL");
         PA_REQUIRE(slot_mapping != NULL, "reshape_and_cache: slot_mapping is NULL");
     }
+    PA_TRY(pa_check_aligned("reshape_and_cache", "key", in->key, pa_dtype_size(in->dtype)));
+    PA_TRY(pa_check_aligned("reshape_and_cache", "value", in->value, pa_dtype_size(in->dtype)));
+    PA_TRY(pa_check_aligned("reshape_and_cache", "slot_mapping", slot_mapping, sizeof(int64_t)));
+    PA_TRY(check_cache_pointers("reshape_and_cache", cache));
     if (!pair_supported(in->dtype, cache->dtype))
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "reshape_and_cache: input dtype %s with cache dtype %s unsupported; supported: the same "
@@ -94,6 +113,10 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
     }
     if (num_tokens > 0)
         PA_REQUIRE(new_kv != NULL, "kv_cache_update: new_kv is NULL");
+    PA_TRY(pa_check_aligned("kv_cache_update", "new_kv", new_kv, pa_dtype_size(new_kv_dtype)));
+    PA_TRY(pa_check_aligned("kv_cache_update", "slices", slices, sizeof(int32_t)));
+    PA_TRY(pa_check_aligned("kv_cache_update", "num_slices", num_slices, sizeof(int32_t)));
+    PA_TRY(check_cache_pointers("kv_cache_update", cache));
     if (!pair_supported(new_kv_dtype, cache->dtype))
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "kv_cache_update: new_kv dtype %s with cache dtype %s unsupported; supported: the same "
@@ -126,6 +149,11 @@ pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_byte
                    "swap_blocks: block_mapping[%lld] dst block %lld out of range [0, %lld)", (long long)i, (long long)d,
                    (long long)dst_num_blocks);
     }
+    /* (the products fit: checked above) */
+    PA_REQUIRE(!pa_ranges_overlap(src, src_num_blocks * block_bytes, dst, dst_num_blocks * block_bytes),
+               "swap_blocks: the src buffer (%p, %lld blocks) and the dst buffer (%p, %lld blocks) overlap; they must "
+               "be distinct buffers (pa_copy_blocks copies blocks within one)",
+               src, (long long)src_num_blocks, (void *)dst, (long long)dst_num_blocks);
     return PA_SUCCESS;
 }
 
@@ -163,6 +191,8 @@ pa_status pa_copy_blocks_validate(const void *key_caches, int32_t num_layers, co
         PA_REQUIRE(key_caches != NULL, "copy_blocks: key_caches is NULL");
         PA_REQUIRE(block_mapping != NULL, "copy_blocks: block_mapping is NULL");
     }
+    PA_TRY(pa_check_aligned("copy_blocks", "key_caches", key_caches, sizeof(uint64_t)));
+    PA_TRY(pa_check_aligned("copy_blocks", "block_mapping", block_mapping, sizeof(int64_t)));
     if (num_layers > 65535)
         return pa_fail(PA_ERR_UNSUPPORTED, "copy_blocks: num_layers %d above the grid limit 65535", num_layers);
     return PA_SUCCESS;

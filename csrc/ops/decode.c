@@ -44,6 +44,7 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     const int64_t row = (int64_t)p->num_heads * kv->head_size;
     PA_REQUIRE(p->q_stride == 0 || p->q_stride >= row, "decode: q_stride %lld smaller than num_heads*head_size %lld",
                (long long)p->q_stride, (long long)row);
+    PA_TRY(pa_check_rows_extent("decode", "query", p->num_seqs, p->q_stride, row));
     PA_REQUIRE(isfinite(p->scale), "decode: scale must be finite");
     PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f, "decode: soft_cap must be >= 0 (0 = off)");
     PA_REQUIRE(p->sliding_window >= 0, "decode: sliding_window must be >= 0 (0 = off), got %d", p->sliding_window);

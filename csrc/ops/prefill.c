@@ -131,6 +131,12 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
     PA_TRY(check_common(op, p->num_seqs, p->num_heads, kv->num_kv_heads, kv->head_size, p->q_stride, p->k_stride,
                         p->v_stride, p->scale, p->soft_cap, p->sliding_window));
     PA_REQUIRE(p->num_tokens >= 0, "%s: num_tokens must be >= 0 (got %d)", op, p->num_tokens);
+    {
+        const int64_t qrow = (int64_t)p->num_heads * kv->head_size, krow = (int64_t)kv->num_kv_heads * kv->head_size;
+        PA_TRY(pa_check_rows_extent(op, "query", p->num_tokens, p->q_stride, qrow));
+        PA_TRY(pa_check_rows_extent(op, "key", p->num_tokens, p->k_stride, krow));
+        PA_TRY(pa_check_rows_extent(op, "value", p->num_tokens, p->v_stride, krow));
+    }
     PA_REQUIRE(p->max_query_len >= 0, "%s: max_query_len must be >= 0 (got %d)", op, p->max_query_len);
     PA_REQUIRE(p->max_query_len <= p->max_seq_len || p->num_seqs == 0,
                "%s: max_query_len %d > max_seq_len %d: a query cannot be longer than its sequence", op,
@@ -165,6 +171,13 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     if (p->cu_seqlens_k) {
         PA_REQUIRE(p->num_k_tokens >= 0, "%s: num_k_tokens must be >= 0 (got %d)", op, p->num_k_tokens);
         PA_REQUIRE(p->max_seqlen_k >= 0, "%s: max_seqlen_k must be >= 0 (got %d)", op, p->max_seqlen_k);
+    }
+    {
+        const int64_t qrow = (int64_t)p->num_heads * p->head_size, krow = (int64_t)p->num_kv_heads * p->head_size;
+        const int64_t krows = p->cu_seqlens_k ? p->num_k_tokens : p->num_q_tokens;
+        PA_TRY(pa_check_rows_extent(op, "query", p->num_q_tokens, p->q_stride, qrow));
+        PA_TRY(pa_check_rows_extent(op, "key", krows, p->k_stride, krow));
+        PA_TRY(pa_check_rows_extent(op, "value", krows, p->v_stride, krow));
     }
     PA_TRY(check_rows(op, p->max_seqlen_q, p->num_heads / p->num_kv_heads));
     if (p->num_seqs == 0)
@@ -241,9 +254,13 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
      * query, cache, heads). The decode part only when there are decodes: with
      * none, the call is a context attention and accepts what
      * pa_context_attention accepts (a head size the decode op lacks, say). */
-    PA_TRY(pa_context_attention_validate(&pf));
+    pa_status st = pa_context_attention_validate(&pf);
+    if (st != PA_SUCCESS)
+        return pa_error_context(st, "mixed_attention (its prefill part)");
     if (dc.num_seqs > 0) {
-        PA_TRY(pa_decode_validate(&dc));
+        st = pa_decode_validate(&dc);
+        if (st != PA_SUCCESS)
+            return pa_error_context(st, PA_MIXED_DECODE_PART);
         /* The decode launch's own limit, checked here so that no caller
          * (pa_mixed_attention included) finds it after the prefill ran. */
         PA_REQUIRE((int64_t)dc.num_seqs * dc.num_heads <= INT32_MAX,

@@ -18,16 +18,12 @@ static pa_status done(int e, const char *what) {
 /* Device pointers must be aligned to their element size (the kernels load whole
  * elements; 16-byte paths are chosen separately, by pa_prefill_kparams_*). */
 static pa_status check_aligned(const char *op, const char *name, const void *ptr, pa_dtype t) {
-    const size_t esz = pa_dtype_size(t);
-    PA_REQUIRE(ptr == NULL || (uintptr_t)ptr % esz == 0, "%s: %s is not aligned to its %zu-byte elements", op, name,
-               esz);
-    return PA_SUCCESS;
+    return pa_check_aligned(op, name, ptr, pa_dtype_size(t));
 }
 
 /* int32 / float arrays (lengths, tables, slopes, scales). */
 static pa_status check_aligned4(const char *op, const char *name, const void *ptr) {
-    PA_REQUIRE(ptr == NULL || (uintptr_t)ptr % 4 == 0, "%s: %s must be 4-byte aligned", op, name);
-    return PA_SUCCESS;
+    return pa_check_aligned(op, name, ptr, 4);
 }
 
 static pa_status check_context_pointers(const char *op, const pa_context_attention_params *p) {
@@ -115,7 +111,9 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
         PA_REQUIRE(need == 0 || (workspace != NULL && (uintptr_t)workspace % 16 == 0),
                    "%s: workspace must be non-NULL and 16-byte aligned", op);
         pa_dec_kparams kp;
-        PA_TRY(pa_dec_kparams_make(&dc, PA_DEC_MODE_AUTO, workspace, workspace_bytes, &kp, NULL));
+        const pa_status st = pa_dec_kparams_make(&dc, PA_DEC_MODE_AUTO, workspace, workspace_bytes, &kp, NULL);
+        if (st != PA_SUCCESS)
+            return pa_error_context(st, PA_MIXED_DECODE_PART);
     }
     if (pf.num_seqs > 0 && pf.max_query_len > 0) {
         pa_prefill_kparams k;

@@ -54,6 +54,12 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
                "ragged: kv_lens, page_indices, cu_q_lens and num_seqs must not be NULL");
     PA_REQUIRE(aligned16(p->out) && aligned16(p->q) && aligned16(kv->key),
                "ragged: out, q and kv.key must be 16-byte aligned");
+    PA_TRY(pa_check_aligned("ragged", "kv_lens", p->kv_lens, sizeof(int32_t)));
+    PA_TRY(pa_check_aligned("ragged", "page_indices", p->page_indices, sizeof(int32_t)));
+    PA_TRY(pa_check_aligned("ragged", "cu_q_lens", p->cu_q_lens, sizeof(int32_t)));
+    PA_TRY(pa_check_aligned("ragged", "num_seqs", p->num_seqs, sizeof(int32_t)));
+    PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
+    PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
     pa_rg_ws_layout w;
     pa_rg_ws_layout_make(p, &w);
     if (w.max_items > INT32_MAX / 2 || w.max_part_rows > INT32_MAX / 2)

@@ -109,6 +109,10 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
 void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p);
 /* The two parts of a validated mixed batch. */
 void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *prefill, pa_decode_params *decode);
+/* What an error in the decode part's checks is prefixed with (pa_error_context):
+ * their field names are the decode op's. */
+#define PA_MIXED_DECODE_PART                                                                                           \
+    "mixed_attention (its decode part, where num_seqs is num_decode_tokens and max_seq_len max_decode_seq_len)"
 
 /* cuda/prefill/prefill_launch.cu: picks the instance; returns a cudaError_t as int. */
 int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream);

@@ -94,7 +94,8 @@ PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtyp
  * a buffer is the block_bytes bytes at base + b * block_bytes. src / dst may be
  * device memory or pinned (page-locked) host memory in any combination
  * (host->device, device->host, device->device); CUDA infers the direction.
- * Source and destination regions must not overlap.
+ * src and dst must be distinct buffers: their spans (num_blocks x block_bytes
+ * each) must not overlap (refused; pa_copy_blocks copies within one buffer).
  *
  * Runs of pairs whose src and dst both advance by one block are merged into one
  * copy (pa_swap_plan_runs). The runs are then issued with cudaMemcpyBatchAsync

@@ -70,7 +70,9 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * 96, 112, 120, 128, 192 and 256 among them; the kernel each takes is below);
  * block sizes 8,16,32,64,128; query f32/f16/bf16 with a cache of the same
  * dtype or fp8 (e4m3, e5m2); the vLLM, flash NHD and flash HND layouts
- * (strided flash views included); GQA/MQA (num_heads a multiple of
+ * (strided flash views included; the vLLM key layout needs head_size a
+ * multiple of x = 16 bytes of the cache dtype: 8 for 16-bit, 16 for fp8, as in
+ * vLLM, so fp8 at head 120 takes a flash layout); GQA/MQA (num_heads a multiple of
  * kv.num_kv_heads); ALiBi, sliding window, soft cap and vLLM block-sparse in
  * any combination.
  *

@@ -1161,4 +1161,59 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     assert_fail(pa_copy_blocks(bogus, bogus, 70000, bogus, 3, 16, PA_DTYPE_F16, 8, NULL), PA_ERR_UNSUPPORTED,
                 "num_layers");
     cr_assert_eq(pa_copy_blocks(NULL, NULL, 0, NULL, 0, 16, PA_DTYPE_F16, 8, NULL), PA_SUCCESS);
+
+    /* Pointers off their element size (a kernel's whole-element load would fault
+     * on the device), rows too long for the launchers' arithmetic, and swap
+     * buffers that overlap: refused before anything runs. */
+    char *b = (char *)bogus;
+    pa_kv_cache v = c;
+    v.layout = PA_LAYOUT_VLLM;
+    v.key = v.value = bogus;
+    pa_kv_input mis = {b + 1, bogus, PA_DTYPE_F16, 8, 0, 0, 0, 0};
+    assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_INVALID_ARGUMENT, "key (");
+    mis.key = bogus;
+    mis.value = b + 3;
+    assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_INVALID_ARGUMENT, "value (");
+    mis.value = bogus;
+    assert_fail(pa_reshape_and_cache(&mis, (const int64_t *)(b + 4), &v, NULL), PA_ERR_INVALID_ARGUMENT,
+                "slot_mapping");
+    v.value = b + 1;
+    assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_INVALID_ARGUMENT, "cache value");
+    v.value = bogus;
+    v.k_scale = (const float *)(b + 2);
+    v.dtype = PA_DTYPE_FP8_E4M3;
+    assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_INVALID_ARGUMENT, "k_scale");
+    v.k_scale = NULL;
+    v.dtype = PA_DTYPE_F16;
+    v.layout = PA_LAYOUT_FLASH_NHD;
+    v.num_blocks = 1;
+    v.block_size = 1;
+    v.num_kv_heads = 1 << 20; /* 2^26-element rows: a valid cache, past the launchers' int arithmetic */
+    assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_UNSUPPORTED, "2^24");
+    c.layout = PA_LAYOUT_COMBINED;
+    c.value = NULL;
+    assert_fail(pa_kv_cache_update(b + 1, PA_DTYPE_F16, 4, 0, bogus, bogus, 8, &c, NULL), PA_ERR_INVALID_ARGUMENT,
+                "new_kv");
+    assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, (const int32_t *)(b + 2), bogus, 8, &c, NULL),
+                PA_ERR_INVALID_ARGUMENT, "slices (");
+    assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, (const int32_t *)(b + 1), 8, &c, NULL),
+                PA_ERR_INVALID_ARGUMENT, "num_slices (");
+    const int64_t one[][2] = {{0, 1}};
+    assert_fail(pa_swap_blocks(b + 128, bogus, 128, &one[0][0], 1, 4, 4, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    assert_fail(pa_swap_blocks(bogus, b + 511, 128, &one[0][0], 1, 4, 4, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    pa_kv_cache k1 = v, k2 = v; /* swap_blocks_kv: one cache's value buffer over the other's key */
+    k1.num_kv_heads = k2.num_kv_heads = 2;
+    k1.block_size = k2.block_size = 16;
+    k1.num_blocks = k2.num_blocks = 4;
+    k1.key = b + (1 << 20);
+    k1.value = bogus;
+    k2.key = b + (2 << 20);
+    k2.value = b + (1 << 20);
+    assert_fail(pa_swap_blocks_kv(&k2, &k1, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    assert_fail(pa_copy_blocks(bogus, bogus, 4, (const int64_t *)(b + 4), 3, 1024, PA_DTYPE_F16, 8, NULL),
+                PA_ERR_INVALID_ARGUMENT, "block_mapping (");
+    assert_fail(pa_copy_blocks((const uint64_t *)(b + 4), bogus, 4, bogus, 3, 1024, PA_DTYPE_F16, 8, NULL),
+                PA_ERR_INVALID_ARGUMENT, "key_caches (");
+    assert_fail(pa_copy_blocks(bogus, (const uint64_t *)(b + 4), 4, bogus, 3, 1024, PA_DTYPE_F16, 8, NULL),
+                PA_ERR_INVALID_ARGUMENT, "value_caches (");
 }

@@ -1334,6 +1334,10 @@ Test(decode_api, rejects_bad_input_before_launch) {
     q = p;
     q.max_seq_len = 512 * 16 + 1; /* more than the block table holds */
     cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.q_stride = (int64_t)1 << 62; /* the last sequence's row offset wraps int64 */
+    cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overflows int64") != NULL, "%s", pa_last_error());
 
     /* workspaces */
     cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());

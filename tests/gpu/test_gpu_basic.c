@@ -73,4 +73,18 @@ Test(gpu_basic, convert_rejects_bad_input_without_launching) {
     cr_assert_eq(pa_convert(NULL, (pa_dtype)17, NULL, PA_DTYPE_F32, 0, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_convert(NULL, PA_DTYPE_F16, NULL, PA_DTYPE_F32, -1, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_convert(NULL, PA_DTYPE_F16, NULL, PA_DTYPE_F32, 0, NULL, NULL), PA_SUCCESS);
+    /* pointers off their element size (whole-element loads would fault), and
+     * overlapping buffers (no in-place conversion): refused, nothing touched */
+    char *b = (char *)(uintptr_t)0x1000;
+    cr_assert_eq(pa_convert(b + 2, PA_DTYPE_F32, b + 4096, PA_DTYPE_F16, 10, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "dst ("), "%s", pa_last_error());
+    cr_assert_eq(pa_convert(b, PA_DTYPE_F16, b + 4097, PA_DTYPE_F16, 10, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "src ("), "%s", pa_last_error());
+    cr_assert_eq(pa_convert(b, PA_DTYPE_BF16, b + 12, PA_DTYPE_F32, 10, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overlap"), "%s", pa_last_error());
+    cr_assert_eq(pa_convert(b, PA_DTYPE_F16, b, PA_DTYPE_F16, 10, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overlap"), "%s", pa_last_error());
+    cr_assert_eq(pa_convert(b, PA_DTYPE_FP8_E4M3, b + 4096, PA_DTYPE_F32, 10, (const float *)(b + 4098), NULL),
+                 PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "scale ("), "%s", pa_last_error());
 }

@@ -1682,6 +1682,33 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     p.max_query_len = 4;
     p.query = buf + 1; /* not aligned to f16 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
+    p.query = buf;
+    p.k_stride = (int64_t)1 << 62; /* rows 2^62 elements apart: the last one's offset wraps int64 */
+    cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "key of 4 rows") != NULL, "message: %s", pa_last_error());
+    p.k_stride = 0;
+
+    /* mixed: the decode part's refusal says it is the decode part of this call */
+    pa_mixed_attention_params m = {.out = buf,
+                                   .query = buf,
+                                   .key = buf,
+                                   .value = buf,
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = p.kv,
+                                   .block_tables = p.block_tables,
+                                   .block_table_stride = 4,
+                                   .seq_lens = p.seq_lens,
+                                   .query_start_loc = p.query_start_loc,
+                                   .num_prefills = 1,
+                                   .num_prefill_tokens = 4,
+                                   .num_decode_tokens = 2,
+                                   .num_heads = 1,
+                                   .max_prefill_query_len = 4,
+                                   .max_prefill_seq_len = 4,
+                                   .max_decode_seq_len = 0,
+                                   .scale = 1.0f};
+    cr_assert_eq(pa_mixed_attention(&m, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "mixed_attention (its decode part") != NULL, "message: %s", pa_last_error());
 
     pa_prompt_attention_params q = {.out = buf,
                                     .query = buf,
@@ -1700,6 +1727,11 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_UNSUPPORTED);
     q.head_size = 64;
     cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT, "cross-attention without cu_seqlens_k");
+    q.attn_type = PA_ATTN_ENCODER;
+    q.num_q_tokens = 3;
+    q.q_stride = INT64_MAX / 2;
+    cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "query of 3 rows") != NULL, "message: %s", pa_last_error());
 }
 
 /* ---- random configurations -------------------------------------------------------------

@@ -1196,6 +1196,25 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     p.kv.layout = PA_LAYOUT_FLASH_NHD;
     p.kv.value = p.kv.key;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "PA_LAYOUT_COMBINED");
+    /* int32 and float arrays off 4 bytes (the kernels' loads would fault) */
+    static int32_t words[4];
+    const int32_t *odd = (const int32_t *)((const char *)words + 2);
+    p = host_only_params();
+    p.kv_lens = odd;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "kv_lens (");
+    p = host_only_params();
+    p.page_indices = odd;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "page_indices (");
+    p = host_only_params();
+    p.cu_q_lens = odd;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "cu_q_lens (");
+    p = host_only_params();
+    p.num_seqs = odd;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "num_seqs (");
+    p = host_only_params();
+    p.kv.dtype = PA_DTYPE_FP8_E4M3;
+    p.kv.v_scale = (const float *)odd;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "kv.v_scale (");
 }
 
 Test(ragged_bad_gpu, workspace_checks) {
