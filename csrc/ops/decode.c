@@ -291,8 +291,6 @@ static void dec_geometry(pa_dec_kparams *kp) {
     kp->smem_bytes = kp->off_tab + PA_DEC_TABLE_WIN * 4;
 }
 
-static int misaligned(const void *ptr, size_t a) { return ptr != NULL && (uintptr_t)ptr % a != 0; }
-
 pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
                               size_t *ws_needed) {
     PA_REQUIRE(kp != NULL, "decode: kernel params is NULL");
@@ -301,13 +299,15 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_TRY(pa_decode_validate(p));
     const pa_kv_cache *kv = &p->kv;
     const size_t qsz = pa_dtype_size(p->q_dtype), esz = pa_dtype_size(kv->dtype);
-    PA_REQUIRE(!misaligned(p->query, qsz) && !misaligned(p->out, qsz),
-               "decode: query and out must be aligned to their element size (%zu bytes)", qsz);
-    PA_REQUIRE(!misaligned(kv->key, esz) && !misaligned(kv->value, esz),
-               "decode: key and value caches must be aligned to their element size (%zu bytes)", esz);
-    PA_REQUIRE(!misaligned(p->block_tables, 4) && !misaligned(p->seq_lens, 4) && !misaligned(p->alibi_slopes, 4) &&
-                   !misaligned(kv->k_scale, 4) && !misaligned(kv->v_scale, 4),
-               "decode: block_tables, seq_lens, alibi_slopes and the scales must be 4-byte aligned");
+    PA_TRY(pa_check_aligned("decode", "query", p->query, qsz));
+    PA_TRY(pa_check_aligned("decode", "out", p->out, qsz));
+    PA_TRY(pa_check_aligned("decode", "kv.key", kv->key, esz));
+    PA_TRY(pa_check_aligned("decode", "kv.value", kv->value, esz));
+    PA_TRY(pa_check_aligned("decode", "block_tables", p->block_tables, 4));
+    PA_TRY(pa_check_aligned("decode", "seq_lens", p->seq_lens, 4));
+    PA_TRY(pa_check_aligned("decode", "alibi_slopes", p->alibi_slopes, 4));
+    PA_TRY(pa_check_aligned("decode", "kv.k_scale", kv->k_scale, 4));
+    PA_TRY(pa_check_aligned("decode", "kv.v_scale", kv->v_scale, 4));
 
     int32_t ms;
     int64_t tmp_bytes, es_bytes;

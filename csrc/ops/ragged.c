@@ -38,6 +38,11 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     PA_REQUIRE(p->max_num_batched_tokens >= 1, "ragged: max_num_batched_tokens must be >= 1 (got %d)",
                p->max_num_batched_tokens);
     PA_REQUIRE(p->pages_per_seq >= 1, "ragged: pages_per_seq must be >= 1 (got %d)", p->pages_per_seq);
+    /* a sequence's query rows (tokens x the GQA group) are int32 in the planner and the kernels */
+    if ((int64_t)p->max_num_batched_tokens * (p->num_q_heads / kv->num_kv_heads) > INT32_MAX / 2)
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "ragged: max_num_batched_tokens %d x the GQA group %d query rows exceed the 32-bit row index",
+                       p->max_num_batched_tokens, p->num_q_heads / kv->num_kv_heads);
     PA_REQUIRE((int64_t)p->pages_per_seq * kv->block_size <= INT32_MAX - PA_RG_KEY_TILE,
                "ragged: pages_per_seq %d * page_size %d exceeds the int32 token range", p->pages_per_seq,
                kv->block_size);

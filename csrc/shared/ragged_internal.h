@@ -154,8 +154,10 @@ PA_RG_HD void pa_rg_tile(const pa_rg_seq_plan *sp, int32_t q_len, int32_t kv_len
 /* A sequence's live check, as the device planner makes it (the reference
  * rejects what this skips). Returns q_len, or 0 for "nothing to do". */
 PA_RG_HD int32_t pa_rg_seq_live(int32_t q0, int32_t q1, int32_t kv_len, int32_t max_tokens, int32_t max_kv) {
+    if (q0 < 0 || q1 <= q0 || q1 > max_tokens) // (before the difference: garbage could overflow it)
+        return 0;
     const int32_t q_len = q1 - q0;
-    if (q0 < 0 || q_len < 1 || q1 > max_tokens || kv_len < q_len || kv_len > max_kv)
+    if (kv_len < q_len || kv_len > max_kv)
         return 0;
     return q_len;
 }

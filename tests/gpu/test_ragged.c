@@ -1215,6 +1215,11 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     p.kv.dtype = PA_DTYPE_FP8_E4M3;
     p.kv.v_scale = (const float *)odd;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "kv.v_scale (");
+    p = host_only_params();
+    p.kv.num_kv_heads = 1;
+    p.num_q_heads = 128;
+    p.max_num_batched_tokens = 1 << 23; /* x 128: 2^30 query rows in one sequence */
+    expect(&p, PA_ERR_UNSUPPORTED, "32-bit row index");
 }
 
 Test(ragged_bad_gpu, workspace_checks) {
