@@ -78,7 +78,7 @@ typedef struct pa_context_attention_params {
                                        [query_start_loc[s], query_start_loc[s + 1]) */
     const int32_t *seq_lens;        /* [num_seqs]: context_len + query_len of each sequence */
     int32_t num_seqs;               /* <= 65535 */
-    int32_t num_heads;              /* query heads; a multiple of kv.num_kv_heads */
+    int32_t num_heads;              /* query heads; a multiple of kv.num_kv_heads, <= 65535 */
     int32_t num_tokens;             /* rows of query/key/value/out; query_start_loc[num_seqs] <= this */
     int32_t max_query_len;          /* host-side bound on every query_len (sizes the grid) */
     int32_t max_seq_len;            /* host-side bound on every seq_len; >= max_query_len */
@@ -118,7 +118,7 @@ typedef struct pa_prompt_attention_params {
     const int32_t *cu_seqlens_k; /* [num_seqs + 1] for the keys; NULL = cu_seqlens_q
                                     (self-attention; required for PA_ATTN_ENCODER_DECODER) */
     int32_t num_seqs;            /* <= 65535 */
-    int32_t num_heads;           /* a multiple of num_kv_heads */
+    int32_t num_heads;           /* a multiple of num_kv_heads, <= 65535 */
     int32_t num_kv_heads;
     int32_t head_size;
     int32_t num_q_tokens; /* rows of query/out */
@@ -202,9 +202,9 @@ typedef struct pa_mixed_attention_params {
     const int32_t *seq_lens;        /* [num_prefills + num_decode_tokens] */
     const int32_t *query_start_loc; /* [num_prefills + 1] (entries past it are not read), starting at 0 */
     int32_t num_prefills;
-    int32_t num_prefill_tokens; /* query_start_loc[num_prefills] <= this */
-    int32_t num_decode_tokens;  /* decode sequences */
-    int32_t num_heads;
+    int32_t num_prefill_tokens;    /* query_start_loc[num_prefills] <= this */
+    int32_t num_decode_tokens;     /* decode sequences */
+    int32_t num_heads;             /* <= 65535 (the prefill part's limit, even with no prefills) */
     int32_t max_prefill_query_len; /* bound on the prefills' query lengths */
     int32_t max_prefill_seq_len;   /* bound on the prefills' seq_lens */
     int32_t max_decode_seq_len;    /* bound on the decodes' seq_lens */
