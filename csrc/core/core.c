@@ -104,6 +104,11 @@ pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, si
     return PA_SUCCESS;
 }
 
+pa_status pa_check_not_null(const char *op, const char *name, const void *ptr) {
+    PA_REQUIRE(ptr != NULL, "%s: %s must not be NULL", op, name);
+    return PA_SUCCESS;
+}
+
 pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, int64_t stride, int64_t row) {
     int64_t ext = 0;
     PA_REQUIRE(rows <= 0 || (pa_mul_i64(rows - 1, stride ? stride : row, &ext) && pa_add_i64(ext, row, &ext)),

@@ -59,6 +59,8 @@ pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, si
  * (rows - 1) * stride + row must fit in int64, so no index into it wraps; else
  * PA_ERR_INVALID_ARGUMENT naming op and buffer. */
 pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, int64_t stride, int64_t row);
+/* A required pointer: NULL is PA_ERR_INVALID_ARGUMENT naming op and buffer. */
+pa_status pa_check_not_null(const char *op, const char *name, const void *ptr);
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? (Empty ranges never do.) */
 int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes);
 

@@ -67,8 +67,10 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     }
     if (p->num_seqs == 0)
         return PA_SUCCESS;
-    PA_REQUIRE(p->out && p->query && p->block_tables && p->seq_lens,
-               "decode: out, query, block_tables and seq_lens must not be NULL");
+    PA_TRY(pa_check_not_null("decode", "out", p->out));
+    PA_TRY(pa_check_not_null("decode", "query", p->query));
+    PA_TRY(pa_check_not_null("decode", "block_tables", p->block_tables));
+    PA_TRY(pa_check_not_null("decode", "seq_lens", p->seq_lens));
     PA_REQUIRE(p->block_table_stride > 0, "decode: block_table_stride must be > 0 (got %d)", p->block_table_stride);
     PA_REQUIRE(p->max_seq_len > 0, "decode: max_seq_len must be > 0 (got %d)", p->max_seq_len);
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,

@@ -144,9 +144,13 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
     PA_TRY(check_rows(op, p->max_query_len, p->num_heads / kv->num_kv_heads));
     if (p->num_seqs == 0)
         return PA_SUCCESS;
-    PA_REQUIRE(p->out && p->query && p->key && p->value, "%s: out, query, key and value must not be NULL", op);
-    PA_REQUIRE(p->query_start_loc && p->seq_lens && p->block_tables,
-               "%s: query_start_loc, seq_lens and block_tables must not be NULL", op);
+    PA_TRY(pa_check_not_null(op, "out", p->out));
+    PA_TRY(pa_check_not_null(op, "query", p->query));
+    PA_TRY(pa_check_not_null(op, "key", p->key));
+    PA_TRY(pa_check_not_null(op, "value", p->value));
+    PA_TRY(pa_check_not_null(op, "query_start_loc", p->query_start_loc));
+    PA_TRY(pa_check_not_null(op, "seq_lens", p->seq_lens));
+    PA_TRY(pa_check_not_null(op, "block_tables", p->block_tables));
     PA_REQUIRE(p->max_seq_len > 0, "%s: max_seq_len must be > 0 (got %d)", op, p->max_seq_len);
     PA_REQUIRE(p->block_table_stride > 0, "%s: block_table_stride must be > 0 (got %d)", op, p->block_table_stride);
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
@@ -182,7 +186,10 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     PA_TRY(check_rows(op, p->max_seqlen_q, p->num_heads / p->num_kv_heads));
     if (p->num_seqs == 0)
         return PA_SUCCESS;
-    PA_REQUIRE(p->out && p->query && p->key && p->value, "%s: out, query, key and value must not be NULL", op);
+    PA_TRY(pa_check_not_null(op, "out", p->out));
+    PA_TRY(pa_check_not_null(op, "query", p->query));
+    PA_TRY(pa_check_not_null(op, "key", p->key));
+    PA_TRY(pa_check_not_null(op, "value", p->value));
     PA_REQUIRE(p->cu_seqlens_q != NULL, "%s: cu_seqlens_q must not be NULL", op);
     PA_REQUIRE(p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,
                "%s: cu_seqlens_k is cu_seqlens_q but num_k_tokens %d != num_q_tokens %d", op, p->num_k_tokens,

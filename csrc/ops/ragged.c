@@ -54,9 +54,12 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     PA_REQUIRE(p->kv_split_tokens >= 0 && p->kv_split_tokens % PA_RG_KEY_TILE == 0,
                "ragged: kv_split_tokens must be 0 (automatic) or a positive multiple of %d, got %d", PA_RG_KEY_TILE,
                p->kv_split_tokens);
-    PA_REQUIRE(p->out && p->q, "ragged: out and q must not be NULL");
-    PA_REQUIRE(p->kv_lens && p->page_indices && p->cu_q_lens && p->num_seqs,
-               "ragged: kv_lens, page_indices, cu_q_lens and num_seqs must not be NULL");
+    PA_TRY(pa_check_not_null("ragged", "out", p->out));
+    PA_TRY(pa_check_not_null("ragged", "q", p->q));
+    PA_TRY(pa_check_not_null("ragged", "kv_lens", p->kv_lens));
+    PA_TRY(pa_check_not_null("ragged", "page_indices", p->page_indices));
+    PA_TRY(pa_check_not_null("ragged", "cu_q_lens", p->cu_q_lens));
+    PA_TRY(pa_check_not_null("ragged", "num_seqs", p->num_seqs));
     PA_REQUIRE(aligned16(p->out) && aligned16(p->q) && aligned16(kv->key),
                "ragged: out, q and kv.key must be 16-byte aligned");
     PA_TRY(pa_check_aligned("ragged", "kv_lens", p->kv_lens, sizeof(int32_t)));

@@ -1335,6 +1335,10 @@ Test(decode_api, rejects_bad_input_before_launch) {
     q.max_seq_len = 512 * 16 + 1; /* more than the block table holds */
     cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
     q = p;
+    q.seq_lens = NULL; /* the message names the one missing buffer */
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: seq_lens must not be NULL") != NULL, "%s", pa_last_error());
+    q = p;
     q.q_stride = (int64_t)1 << 62; /* the last sequence's row offset wraps int64 */
     cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "overflows int64") != NULL, "%s", pa_last_error());

@@ -1200,6 +1200,9 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     static int32_t words[4];
     const int32_t *odd = (const int32_t *)((const char *)words + 2);
     p = host_only_params();
+    p.cu_q_lens = NULL;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "ragged: cu_q_lens must not be NULL");
+    p = host_only_params();
     p.kv_lens = odd;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "kv_lens (");
     p = host_only_params();
