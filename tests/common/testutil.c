@@ -155,6 +155,19 @@ void *pa_test_dev_upload_far(const void *host, size_t bytes, size_t unit, int64_
     return p;
 }
 
+int64_t pa_test_far_cache(const pa_kv_cache *host, pa_kv_cache *dev) {
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(host, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const int64_t nb = host->num_blocks;
+    cr_assert(host->block_stride == 0 && ke % nb == 0 && ve % nb == 0, "far caches: contiguous blocks");
+    const size_t es = pa_dtype_size(host->dtype), kb = (size_t)(ke / nb) * es, vb = (size_t)(ve / nb) * es;
+    const int64_t lead = pa_test_far_lead(vb && vb < kb ? vb : kb, es);
+    dev->key = pa_test_dev_upload_far(host->key, (size_t)ke * es, kb, lead);
+    dev->value = ve ? pa_test_dev_upload_far(host->value, (size_t)ve * es, vb, lead) : NULL;
+    dev->num_blocks = (int32_t)(nb + lead);
+    return lead;
+}
+
 int32_t *pa_test_shift_ids(const int32_t *ids, size_t n, int32_t nb, int64_t lead) {
     cr_assert(lead + nb <= INT32_MAX, "far block ids fit in int32");
     int32_t *o = malloc(n * sizeof *o + 1);

@@ -67,6 +67,10 @@ void pa_test_dev_sync(void);
  * bytes (that needs 2^32 elements, 8 or 16 GiB a buffer). */
 int64_t pa_test_far_lead(size_t unit, size_t esz);
 void *pa_test_dev_upload_far(const void *host, size_t bytes, size_t unit, int64_t lead);
+/* A far copy of a cache in host memory (contiguous blocks; the combined layout's
+ * one buffer too): dev's key and value become such device buffers (value NULL
+ * for the combined layout) and its num_blocks lead + host's. Returns lead. */
+int64_t pa_test_far_cache(const pa_kv_cache *host, pa_kv_cache *dev);
 /* The far uploads take a machine-wide lock (one far test at a time: they take
  * up to 16 GiB each, and the GPU test programs run side by side); a test drops
  * it here once it has freed its far buffers (or by ending). */

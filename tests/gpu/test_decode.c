@@ -798,15 +798,10 @@ static void check_far(const dcase *c) {
     float *ref = reference(pr);
     dprob d;
     dprob_make(&d, pr);
-    int64_t ke = 0, ve = 0;
-    cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
     const int nb = pr->p.kv.num_blocks;
-    const size_t es = pa_dtype_size(c->c), kb = (size_t)ke * es / (size_t)nb, vb = (size_t)ve * es / (size_t)nb;
-    cr_assert(pr->p.kv.block_stride == 0 && ke % nb == 0 && ve % nb == 0, "%s: contiguous blocks", desc);
-    const int64_t lead = pa_test_far_lead(kb < vb ? kb : vb, es);
-    d.p.kv.key = keep(&d, pa_test_dev_upload_far(pr->p.kv.key, (size_t)ke * es, kb, lead));
-    d.p.kv.value = keep(&d, pa_test_dev_upload_far(pr->p.kv.value, (size_t)ve * es, vb, lead));
-    d.p.kv.num_blocks = (int32_t)(nb + lead);
+    const int64_t lead = pa_test_far_cache(&pr->p.kv, &d.p.kv);
+    keep(&d, d.p.kv.key);
+    keep(&d, d.p.kv.value);
     const size_t nt = (size_t)pr->p.num_seqs * (size_t)pr->p.block_table_stride;
     int32_t *tab = pa_test_shift_ids(pr->p.block_tables, nt, nb, lead);
     d.p.block_tables = keep(&d, pa_test_dev_upload(tab, nt * sizeof(int32_t)));

@@ -106,15 +106,10 @@ static int g_far;
 static void dev_ctx_far(dev_ctx *d, const pa_context_problem *pr) {
     const pa_context_attention_params *h = &pr->p;
     const int nb = h->kv.num_blocks;
-    const size_t cs = pa_dtype_size(h->kv.dtype), kb = pr->kc_elems * cs / (size_t)nb,
-                 vb = pr->vc_elems * cs / (size_t)nb;
-    cr_assert(h->kv.block_stride == 0 && pr->kc_elems % (size_t)nb == 0 && pr->vc_elems % (size_t)nb == 0,
-              "far caches: contiguous blocks");
-    const int64_t lead = pa_test_far_lead(kb < vb ? kb : vb, cs);
     cr_assert(d->n + 3 <= 16);
-    d->p.kv.key = d->bufs[d->n++] = pa_test_dev_upload_far(pr->kc, pr->kc_elems * cs, kb, lead);
-    d->p.kv.value = d->bufs[d->n++] = pa_test_dev_upload_far(pr->vc, pr->vc_elems * cs, vb, lead);
-    d->p.kv.num_blocks = (int32_t)(nb + lead);
+    const int64_t lead = pa_test_far_cache(&h->kv, &d->p.kv);
+    d->bufs[d->n++] = d->p.kv.key;
+    d->bufs[d->n++] = d->p.kv.value;
     const size_t nt = (size_t)h->num_seqs * h->block_table_stride + 1;
     int32_t *tab = pa_test_shift_ids(pr->block_tables, nt, nb, lead);
     d->p.block_tables = up(d, tab, sizeof(int32_t) * nt);

@@ -45,13 +45,10 @@ static void dev_make(const rg_problem *pr, dev_problem *d) {
     d->ns = pa_test_dev_upload(&pr->num_seqs, sizeof(int32_t));
     if (g_far) {
         const int np = h->kv.num_blocks;
-        const size_t page = pr->cache_bytes / (size_t)np;
-        cr_assert(page * (size_t)np == pr->cache_bytes && h->kv.block_stride == 0, "far cache: contiguous pages");
-        const int64_t lead = pa_test_far_lead(page, pa_dtype_size(h->kv.dtype));
         pa_test_dev_free(d->cache);
         pa_test_dev_free(d->pages);
-        d->cache = pa_test_dev_upload_far(pr->cache, pr->cache_bytes, page, lead);
-        d->p.kv.num_blocks = (int32_t)(np + lead);
+        const int64_t lead = pa_test_far_cache(&h->kv, &d->p.kv);
+        d->cache = d->p.kv.key;
         const size_t n = (size_t)h->max_num_seqs * (size_t)h->pages_per_seq;
         int32_t *pg = pa_test_shift_ids(pr->page_indices, n, np, lead);
         d->pages = pa_test_dev_upload(pg, d->pages_bytes);
