@@ -400,19 +400,21 @@ def pow2_floor(v):
     return p
 
 
-def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=False):
+def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=False, q16=False):
     """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891), or for vLLM's
     layout with blocks of vllm_block tokens: V^T rows of the tile's T tokens, unpadded (vllm_padded:
     before 2026-11-25, rows per stored block of min(block, T) tokens padded to an odd number of
-    granules)."""
+    granules). q16: a 16-bit query, so that fp8 at head 64 on a flash layout takes dec_long_tile's
+    geometry (since 2026-11-28: 128-token tiles, unpadded K rows, no split-kernel regions)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
     headq = kchunks * (16 // esz)
-    T = min(max(pow2_floor(8192 // hb), 8), 64)
     head_chunks = (group + 15) // 16
     hpc = (group + head_chunks - 1) // head_chunks
     pv_groups = (hpc + 3) // 4
+    lt = q16 and esz == 1 and hs == 64 and vllm_block is None and swizzle and pv_groups <= 2
+    T = 128 if lt else min(max(pow2_floor(8192 // hb), 8), 64)
     pv_slices = nt // (pv_groups * (hs // 8))
     ds = 1 if pv_groups * T >= nt else pow2_floor(nt // (pv_groups * T))
     ds = min(ds, 32 if kchunks >= 32 else pow2_floor(kchunks))
@@ -425,7 +427,7 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
 
     if swizzle:  # csrc/ops/decode.c since the swizzle: rows of 8k granules unpadded
         gv = 32 if esz == 4 else 16
-        pk = kchunks * 16 if kchunks % 8 == 0 else pitch(hb)
+        pk = kchunks * 16 if kchunks % 8 == 0 else hb if lt else pitch(hb)
         pv = hb if hb % gv == 0 and (hb // gv) % 8 == 0 else pitch(hb)
     else:
         pk = pv = pitch(hb)
@@ -437,7 +439,9 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     tiles = 3 * (stage_k + stage_v)
     red = pv_slices * hpc * hs * 4
     off_q = (max(tiles, red) + 15) // 16 * 16
-    smem = off_q + hpc * headq * 4 + hpc * T * 4 + 3 * 16 * 4 + 3 * 64 + 64 * 4
+    smem = off_q + hpc * headq * 4 + hpc * T * 4 + 3 * 16 * 4 + 3 * 128 + 64 * 4
+    if lt:  # the tensor-core kernel only: no Q, logit or state rows
+        smem = tiles + 3 * 128 + 64 * 4
     return dict(T=T, hpc=hpc, pv_slices=pv_slices, ds=ds, kchunks=kchunks, smem=smem, threads=nt,
                 tpt=nt // T, units=hb // 16, stage_v=stage_v)
 
@@ -456,7 +460,7 @@ def decode_model(inst, shape):
     esz = DT[c][1]
     hs = shape.get("head", 128)
     group = shape["heads"] // shape["kv_heads"]
-    g = decode_geometry(hs, esz, group)
+    g = decode_geometry(hs, esz, group, q16=q != "f32")
     T = g["T"]
     part = auto_part(shape["ctx"])
     splits = (shape["ctx"] + part - 1) // part

@@ -16,8 +16,13 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     (tw = tw_shift = 0..3);
   - the tensor-core kernel's fp8 K reads (S^T = K Q^T): lane (g, c) of warp w reads granule 4 j + c
     of tokens 16 w + g and 16 w + g + 8 (over vLLM's layout, of tokens 16 w + mma_tok(g) and
-    16 w + mma_tok(g + 8));
-  - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2);
+    16 w + mma_tok(g + 8)); at fp8 head 64's 128-token tile (flash layouts), of both M blocks m of
+    the warp's 32 tokens, 32 w + 16 m + g (+ 8), in unpadded 64-byte rows;
+  - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2)
+    (+ 16 m at the 128-token tile);
+  - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
+    tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
+    meet a bank twice, allowed as head 96's copies);
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
   - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
     permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there),
@@ -62,6 +67,10 @@ FORMULAS = {
         "for (int d = tid >> p.pairs_shift; d < hs; d += NT >> p.pairs_shift) {",
         "unsigned char *dst = vdst0 + vt_at(d, pair * unit, geo.vt_rs, geo.vt_ks);",
         "const int pc8 = tid % C8, prest = tid / C8;",
+        "const int half = tid & 1, a = (tid >> 1) + H * half, pos = t0 + a;",
+        "const int t = H * h + (tid >> 1);",
+        "cp_async16_or_zero(krow + swz(16 * (half + 2 * r), t, G::swz_k, 4), kc + src + 32 * r, on);",
+        "cp_async16_or_zero(vrow + swz(16 * (half + 2 * r), t, G::swz_v, G::gv_shift), vc + src + 32 * r, on);",
         "const int pgg = prest % geo.pv_groups, pr = prest / geo.pv_groups;",
         "const bool vt_same = vt_same_map(C8, geo.vt_rs, geo.vt_ks);",
         "const int vt_step = C8 << geo.vt_rs;",
@@ -73,16 +82,17 @@ FORMULAS = {
     ],
     "cuda/decode/decode_mma.cuh": [
         "return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j;",
-        "const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8);",
+        "const int tr0 = tw + 16 * m + mma_tok<PERM>(g), tr1 = tw + 16 * m + mma_tok<PERM>(g + 8);",
         "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);",
         "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);",
-        "const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);",
+        "const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);",
         "const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);",
         "const int t = tw + 8 * nb + (lane & 7);",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));",
         "tv[nb] = tw + 8 * nb + (lane & 7);",
         "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));",
-        "constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;",
+        "constexpr int T = G::tile, MT = F8 && T > 16 * NW ? T / (16 * NW) : 1;",
+        "constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;",
         "const int tg = warp / DS, dh = HD * (warp % DS);",
         "const int tw = WT * tg;",
         "const int tph = tw + 4 * qc;",
@@ -126,6 +136,14 @@ def copies(s, tpt, units=16, pitch=256):
     return out
 
 
+def long_copies(pitch, units=4):
+    """issue_long_tile's copies (fp8 head 64, 128-token tiles, no swizzle): lane l of warp w, tid =
+    32 w + l, pass h -> token 64 h + tid / 2, granule tid % 2 + 2 r."""
+    return [ragged_banks.wavefronts([place(no_s, 64 * h + (32 * w + l) // 2, l % 2 + 2 * r, pitch=pitch)
+                                     for l in range(32)], 16)
+            for h in range(2) for r in range(units // 2) for w in range(4)]
+
+
 def vllm_key_copies(s, T=32, units=16):
     """vLLM's key cache: lane l -> token l % T, granule l / T + (128 / T) r (128 threads)."""
     out = []
@@ -155,10 +173,11 @@ def no_s(t):
     return 0
 
 
-def f8_rows(s, hs):
+def f8_rows(s, hs, pitch64=80):
     """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
-    head 64 dec_geometry's padded 80-byte rows (4 granules, no swizzle: G::swz_k = G::swz_v = 0)."""
-    return (s, hs) if hs >= 128 else (no_s, 80)
+    head 64 rows without a swizzle (4 granules: G::swz_k = G::swz_v = 0), pitch64 bytes apart:
+    dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows."""
+    return (s, hs) if hs >= 128 else (no_s, pitch64)
 
 
 def mma_groups(hs, esz):
@@ -169,32 +188,36 @@ def mma_groups(hs, esz):
     return WT, T // WT
 
 
-def mma_f8_k(s, perm=False, hs=128):
-    """Token group tg (tw = 16 tg), lane (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw +
-    mma_tok(g) (src0) and tw + mma_tok(g + 8) (src1), j < hs / 64."""
-    s, pitch = f8_rows(s, hs)
+def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80):
+    """Token group tg (tw = 16 mt tg), M block m < mt (two at fp8 head 64's 128-token tile), lane
+    (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + 16 m + mma_tok(g) (src0) and tw + 16 m +
+    mma_tok(g + 8) (src1), j < hs / 64."""
+    s, pitch = f8_rows(s, hs, pitch64)
     out = []
-    for w in range(mma_groups(hs, 1)[1]):
-        for half in range(2):
-            for j in range(hs // 64):
-                out.append(ragged_banks.wavefronts(
-                    [place(s, 16 * w + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3), pitch=pitch)
-                     for l in range(32)], 16))
+    for w in range(mma_groups(hs, 1)[1] // mt):
+        for m in range(mt):
+            for half in range(2):
+                for j in range(hs // 64):
+                    out.append(ragged_banks.wavefronts(
+                        [place(s, 16 * (mt * w + m) + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3),
+                               pitch=pitch) for l in range(32)], 16))
     return out
 
 
-def mma_f8_v(s, hs=128):
+def mma_f8_v(s, hs=128, mt=1):
+    """Lane (g, c) reads 8 bytes of token 16 m + 2 c + (i % 2) + 8 (i / 2) of the warp's, m < mt."""
     s, pitch = f8_rows(s, hs)
     out = []
-    for P in range(hs // 64):
-        for i in range(4):
-            addrs = []
-            for l in range(32):
-                g, c = l >> 2, l & 3
-                t = 2 * c + (i & 1) + 8 * (i >> 1)
-                b = 64 * P + 8 * g
-                addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
-            out.append(ragged_banks.wavefronts(addrs, 8))
+    for m in range(mt):
+        for P in range(hs // 64):
+            for i in range(4):
+                addrs = []
+                for l in range(32):
+                    g, c = l >> 2, l & 3
+                    t = 16 * m + 2 * c + (i & 1) + 8 * (i >> 1)
+                    b = 64 * P + 8 * g
+                    addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
+                out.append(ragged_banks.wavefronts(addrs, 8))
     return out
 
 
@@ -375,10 +398,17 @@ def main():
                ("tensor-core fp8 K reads, vLLM's layout (rows permuted)", lambda s: mma_f8_k(s, True), 4),
                ("tensor-core fp8 V reads (8 B)", mma_f8_v, 2),
                ("ldmatrix K / V^T rows", ldmatrix, 4)]
-    # head 64: fp8's padded 80-byte K rows meet a bank twice in a quarter warp (as the split kernel's)
-    checks += [("tensor-core fp8 K reads, head 64 (80-byte rows; 2-way allowed)", lambda s: mma_f8_k(s, hs=64), 8),
-               ("tensor-core fp8 K reads, head 64, vLLM's layout (2-way allowed)", lambda s: mma_f8_k(s, True, hs=64), 8),
+    # head 64 over vLLM's layout: fp8's padded 80-byte K rows meet a bank twice in a quarter warp (as the
+    # split kernel's); flash layouts take the 128-token tile (below)
+    checks += [("tensor-core fp8 K reads, head 64, vLLM's layout (2-way allowed)", lambda s: mma_f8_k(s, True, hs=64), 8),
                ("tensor-core fp8 V reads (8 B), head 64", lambda s: mma_f8_v(s, hs=64), 2),
+               # the long tile (flash layouts): unpadded 64-byte K rows, two M blocks a warp
+               ("tensor-core fp8 K reads, head 64, 128-token tile (64-byte rows)",
+                lambda s: mma_f8_k(s, hs=64, mt=2, pitch64=64), 4),
+               ("tensor-core fp8 V reads (8 B), head 64, 128-token tile", lambda s: mma_f8_v(s, hs=64, mt=2), 2),
+               # its copies: 2 tokens x 2 granules a quarter warp meet a bank twice (as head 96's)
+               ("long-tile K copies, 64-byte rows (2-way allowed)", lambda s: long_copies(64), 8),
+               ("long-tile V copies, 80-byte rows (2-way allowed)", lambda s: long_copies(80), 8),
                ("ldmatrix K / V^T rows, head 64 (two n-blocks)", lambda s: ldmatrix(s, hs=64), 4),
                ("tensor-core fp8 K reads, head 256", lambda s: mma_f8_k(s, hs=256), 4),
                ("tensor-core fp8 K reads, head 256, vLLM's layout", lambda s: mma_f8_k(s, True, hs=256), 4),
@@ -440,8 +470,8 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64, the split kernel's fp8 and head-96 V^T reads, the"
-          " head-96 copies into padded rows)")
+          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout, the split kernel's fp8 and head-96"
+          " V^T reads, the head-96 copies into padded rows, the long tile's copies)")
 
 
 if __name__ == "__main__":

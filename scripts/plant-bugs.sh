@@ -165,7 +165,7 @@ plant decode-fixed-ng2-gets-ng1-geometry cuda/decode/decode_launch.cuh \
     'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 2>>, kp, s);' \
     'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);' test_decode 'decode_fixed/*'
 plant decode-mma-v-token-pairs-swapped cuda/decode/decode_mma.cuh \
-    'const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);' 'const int t = tw + 2 * qc + (i >> 1) + 8 * (i & 1);' \
+    'const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);' 'const int t = tw + 16 * m + 2 * qc + (i >> 1) + 8 * (i & 1);' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-16bit-v-fragment-swapped cuda/decode/decode_mma.cuh \
     'const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};' \
@@ -175,8 +175,18 @@ plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
     'for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)' 'for (int o = F8 ? 1 : 4; o < (F8 ? 2 : 16); o <<= 1)' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
-    'pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
-    'pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[3 * HL + b], x[2 * HL + b]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
+    'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
+    'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[3 * HL + b], x[2 * HL + b]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
+# fp8 head 64's 128-token tile (flash layouts): each fails the head-64 test.
+plant decode-long-tile-pair-addresses-swapped cuda/decode/decode_kernel.cuh \
+    'const int64_t b = h == half ? mine : theirs;' 'const int64_t b = h == half ? theirs : mine;' \
+    test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-long-tile-second-m-block-keys-of-first cuda/decode/decode_mma.cuh \
+    'tr1 = tw + 16 * m + mma_tok<PERM>(g + 8); // rows g, g + 8' 'tr1 = tw + mma_tok<PERM>(g + 8); // rows g, g + 8' \
+    test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-long-tile-second-m-block-p-of-first cuda/decode/decode_mma.cuh \
+    'mma16816<MDT>(acc[4 * P + q][b], a, pb0[m][b], pb1[m][b]);' 'mma16816<MDT>(acc[4 * P + q][b], a, pb0[0][b], pb1[0][b]);' \
+    test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
     'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
     test_decode 'decode_fixed/tensor_core_head_256'
@@ -190,7 +200,7 @@ plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \
     test_decode 'decode_fixed/tensor_core_group_16'
 plant decode-mma-group16-fp8-logits-of-block-0 cuda/decode/decode_mma.cuh \
-    'x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[b][i];' 'x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[0][i];' \
+    'x[HL * (2 * m + (i >> 1)) + 2 * b + (i & 1)] = sf[m][b][i];' 'x[HL * (2 * m + (i >> 1)) + 2 * b + (i & 1)] = sf[m][0][i];' \
     test_decode 'decode_fixed/tensor_core_group_16'
 plant decode-mma-group16-rescale-with-block-0-alpha cuda/decode/decode_mma.cuh \
     'a_lo = shfl_idx(alpha[b], 8 * qc);' 'a_lo = shfl_idx(alpha[0], 8 * qc);' \
@@ -389,6 +399,10 @@ plant hopper-tiles-not-1024-aligned cuda/prefill/prefill_wgmma.cuh \
 plant offsets-32bit-decode-flash cuda/decode/decode_kernel.cuh \
     'kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;' \
     'kbase = vbase = (int64_t)(int32_t)((blk * (int32_t)p.g.block_stride + off * (int32_t)p.g.page_stride) * esz) + c.head_bytes;' \
+    test_decode 'decode_views/cache_offsets_past_32_bits'
+plant offsets-32bit-decode-long-tile cuda/decode/decode_kernel.cuh \
+    'mine = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;' \
+    'mine = (int64_t)(int32_t)((blk * (int32_t)p.g.block_stride + off * (int32_t)p.g.page_stride) * esz) + c.head_bytes;' \
     test_decode 'decode_views/cache_offsets_past_32_bits'
 plant offsets-32bit-hopper-rows cuda/prefill/prefill_wgmma.cuh \
     'const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);

@@ -187,15 +187,17 @@ pa_status pa_paged_attention_decode_workspace_size(const pa_decode_params *p, si
     return pa_dec_workspace_size(p, PA_DEC_MODE_AUTO, bytes);
 }
 
-/* Tile geometry and shared-memory layout (see cuda/decode/decode_kernel.cuh). */
-static void dec_geometry(pa_dec_kparams *kp) {
+/* Tile geometry and shared-memory layout (see cuda/decode/decode_kernel.cuh).
+ * lt: the long tile of dec_long_tile (128 tokens, unpadded K rows, no split
+ * kernel regions), else the general geometry. */
+static void dec_geometry(pa_dec_kparams *kp, int lt) {
     const int32_t hs = kp->head_size, esz = kp->esz, hb = hs * esz;
     const int32_t nt = PA_DEC_THREADS;
     kp->kchunks = (hb + 15) / 16;
     kp->headq = kp->kchunks * (16 / esz);
     /* About 8 KiB of K per stage: enough bytes in flight, little shared memory. */
     int32_t t = pow2_floor(8192 / hb);
-    kp->tile = t < 8 ? 8 : t > PA_DEC_MAX_TILE ? PA_DEC_MAX_TILE : t;
+    kp->tile = lt ? PA_DEC_MAX_TILE : t < 8 ? 8 : t > 64 ? 64 : t;
     const int32_t T = kp->tile;
 
     kp->head_chunks = (kp->group + PA_DEC_MAX_HPC - 1) / PA_DEC_MAX_HPC;
@@ -219,7 +221,7 @@ static void dec_geometry(pa_dec_kparams *kp) {
     /* Rows of a multiple of 8 granules are XOR-swizzled (no padding, no bank
      * conflicts); others are padded to an odd number of 16-byte chunks. */
     kp->swz_k = kp->kchunks % 8 == 0 ? 7 : 0;
-    kp->pitch_k = kp->swz_k ? kp->kchunks * 16 : smem_pitch(hb);
+    kp->pitch_k = kp->swz_k ? kp->kchunks * 16 : lt ? hb : smem_pitch(hb);
     kp->stage_k_bytes = T * kp->pitch_k;
     kp->vllm_v = kp->g.layout == PA_LAYOUT_VLLM;
     if (kp->vllm_v) {
@@ -289,8 +291,24 @@ static void dec_geometry(pa_dec_kparams *kp) {
     kp->off_logit = kp->off_q + kp->hpc * kp->headq * 4;
     kp->off_stat = kp->off_logit + kp->hpc * T * 4;
     kp->off_tok = kp->off_stat + 3 * 16 * 4;
+    if (lt) /* only the tensor-core kernel runs it: no Q, logit or state rows */
+        kp->off_q = kp->off_logit = kp->off_stat = kp->off_tok = tiles;
     kp->off_tab = kp->off_tok + PA_DEC_STAGES * PA_DEC_MAX_TILE;
     kp->smem_bytes = kp->off_tab + PA_DEC_TABLE_WIN * 4;
+}
+
+/* A 16-bit query over an fp8 cache at head 64 on a flash layout, which the
+ * tensor-core kernel serves (cuda/decode/decode_launch.cuh: no block-sparse
+ * mask, 16-byte copies, at most two head groups of PA_DEC_GB), takes 128-token
+ * tiles: a warp computes two 16-token M blocks a tile with one softmax update,
+ * and a thread resolves one token's address a tile (decode_mma.cuh, FixGeo's
+ * LT). Its 8 KiB K rows are unpadded (the kernel's K reads are 128 contiguous
+ * bytes a quarter warp). Decided on the general geometry (kp filled by
+ * dec_geometry(kp, 0)); the shape alone decides it, so batch invariance holds. */
+static int dec_long_tile(const pa_dec_kparams *kp) {
+    const int q16 = kp->q_dtype == PA_DTYPE_F16 || kp->q_dtype == PA_DTYPE_BF16;
+    return q16 && pa_dtype_is_fp8((pa_dtype)kp->cache_dtype) && kp->head_size == 64 && !kp->vllm_v && !kp->sparse &&
+           kp->pv_groups <= 2 && kp->unit_k == 16 && kp->unit_v == 16;
 }
 
 pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
@@ -383,7 +401,9 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         kp->max_logits = ml;
     }
     kp->group = p->num_heads / kv->num_kv_heads;
-    dec_geometry(kp);
+    dec_geometry(kp, 0);
+    if (dec_long_tile(kp))
+        dec_geometry(kp, 1);
     const int64_t ctas = (int64_t)p->num_seqs * kv->num_kv_heads * kp->head_chunks;
     PA_REQUIRE(ctas <= INT32_MAX && (int64_t)p->num_seqs * p->num_heads <= INT32_MAX,
                "decode: num_seqs %d x num_heads %d is too large for one launch", p->num_seqs, p->num_heads);

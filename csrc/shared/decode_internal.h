@@ -33,7 +33,7 @@ extern "C" {
 #define PA_DEC_GB 4                   /* query heads per P.V accumulator set (registers) */
 #define PA_DEC_MAX_HPC 16             /* query heads served by one CTA */
 #define PA_DEC_TABLE_WIN 64           /* block-table entries staged in shared memory */
-#define PA_DEC_MAX_TILE 64            /* tokens per tile, at most */
+#define PA_DEC_MAX_TILE 128           /* tokens per tile, at most (128: fp8 head 64 on tensor cores) */
 #define PA_DEC_AUTO_MIN_PART 256      /* auto: smallest split, tokens (the default; at least this) */
 #define PA_DEC_AUTO_MIN_PART_MAX 8192 /* the largest smallest split PAGEDATTN_DECODE_MIN_SPLIT may ask for */
 #define PA_DEC_AUTO_MAX_SPLITS 64
@@ -103,7 +103,7 @@ typedef struct pa_dec_kparams {
     pa_kv_divider chunk_div; /* by head_chunks: the rest -> KV head */
 
     /* ---- tile geometry ---- */
-    int32_t tile;             /* T: tokens per pipeline stage (8..64, power of 2, multiple of 8) */
+    int32_t tile;             /* T: tokens per pipeline stage (8..64, power of 2; 128: dec_long_tile) */
     int32_t kchunks;          /* C: 16-byte chunks per K row in shared memory */
     int32_t headq;            /* floats per query row in shared memory (C * 16 / esz) */
     int32_t ds;               /* Q.K: lanes splitting the dot products of one item (power of 2) */

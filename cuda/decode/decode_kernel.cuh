@@ -169,9 +169,11 @@ constexpr int c_pitch(int b) { return (b + 15) / 16 % 2 == 0 ? (b + 15) / 16 * 1
 constexpr int c_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 // The same formulas as dec_geometry (csrc/ops/decode.c) for a flash layout.
-template <int HS, int CT, int NG> struct FixGeo {
+// LT: dec_long_tile's geometry (fp8 at head 64, the tensor-core kernel only):
+// 128-token tiles, unpadded K rows.
+template <int HS, int CT, int NG, bool LT = ct_traits<CT>::esz == 1 && HS == 64> struct FixGeo {
     static constexpr int esz = ct_traits<CT>::esz, hb = HS * esz;
-    static constexpr int tile = c_clamp(c_pow2_floor(8192 / hb), 8, PA_DEC_MAX_TILE);
+    static constexpr int tile = LT ? PA_DEC_MAX_TILE : c_clamp(c_pow2_floor(8192 / hb), 8, 64);
     static constexpr int head_size = HS, kchunks = (hb + 15) / 16, headq = kchunks * (16 / esz);
     static constexpr int pv_groups = NG, hpc = NG * GB, pv_slices = NT / (NG * (HS / 8));
     static constexpr int ds0 = NG * tile >= NT ? 1 : c_pow2_floor(NT / (NG * tile));
@@ -181,7 +183,7 @@ template <int HS, int CT, int NG> struct FixGeo {
     static constexpr int tw_shift = c_log2(32 / ds), wpg_shift = c_log2(tile / (32 / ds)),
                          tpt_shift = c_log2(NT / tile);
     static constexpr int unit_k = 16, unit_v = 16, units_k = hb / 16, units_v = hb / 16;
-    static constexpr int swz_k = kchunks % 8 == 0 ? 7 : 0, pitch_k = swz_k ? kchunks * 16 : c_pitch(hb);
+    static constexpr int swz_k = kchunks % 8 == 0 ? 7 : 0, pitch_k = swz_k ? kchunks * 16 : LT ? hb : c_pitch(hb);
     static constexpr int gv = esz == 4 ? 32 : 16, gv_shift = c_log2(gv);
     static constexpr int swz_v = hb % gv == 0 && (hb / gv) % 8 == 0 ? 7 : 0, pitch_v = swz_v ? hb : c_pitch(hb);
     static constexpr int stage_k_bytes = tile * pitch_k, stage_v_bytes = tile * pitch_v;
@@ -208,7 +210,7 @@ template <int HS, int CT, int NG> struct FixGeo {
 // csrc/ops/decode.c). The value copy unit depends on the cache's strides and
 // block size and comes from the host.
 template <int HS, int CT> struct FixGeoV {
-    using K = FixGeo<HS, CT, 1>;
+    using K = FixGeo<HS, CT, 1, false>;
     static constexpr int esz = K::esz, hb = K::hb, tile = K::tile, head_size = HS, kchunks = K::kchunks;
     static constexpr int headq = K::headq, tpt_shift = K::tpt_shift, unit_k = 16, units_k = K::units_k;
     static constexpr int swz_k = K::swz_k, pitch_k = K::pitch_k, stage_k_bytes = K::stage_k_bytes;
@@ -357,6 +359,51 @@ PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ (((t ^ ((t & 1) 
 PA_DEC_DEV int vt_at(int d, int b, int rs, int ks) { return swz((d << rs) + b, d >> ks, 7, 4); }
 PA_DEC_DEV constexpr bool vt_same_map(int n, int rs, int ks) { return (n << rs) % 1024 == 0 && (n >> ks) % 8 == 0; }
 
+// Issues the copies of the long tile (FixGeo's LT: NT tokens of 4 16-byte
+// units a row) that starts at token t0 into stage st. A thread resolves one
+// token's address, a = tid / 2 + (NT / 2)(tid % 2), and copies half of two
+// tokens' rows: pass h takes token (NT / 2) h + tid / 2, whose address lane h
+// of the thread's pair resolved (the pair swaps theirs with one shuffle), lane
+// tid % 2 taking units tid % 2 + 2r. So a pair reads 32 contiguous bytes (a
+// whole sector) a copy, as two threads a token do at 64-token tiles, while a
+// token's mask, block lookup and 64-bit offset are worked out once, not twice.
+// A token not read gets the offset -1 (real offsets are >= 0), and its copies
+// zero-fill from the cache's first row, as issue_tile's short path does.
+template <int CT, class G>
+PA_DEC_DEV void issue_long_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int st, int t0) {
+    constexpr int esz = ct_traits<CT>::esz;
+    const int bs = p.block_size, tid = threadIdx.x;
+    const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
+    const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
+    constexpr int H = NT / 2, R = G::units_k / 2;
+    static_assert(G::unit_k == 16 && G::unit_v == 16 && G::units_k == G::units_v && G::units_k % 2 == 0,
+                  "issue_tile: the long tile's rows are whole pairs of 16-byte units");
+    const int half = tid & 1, a = (tid >> 1) + H * half, pos = t0 + a;
+    const bool ok = token_ok(p, geo, c, pos);
+    c.smem[p.off_tok + st * TOK_STRIDE + a] = ok ? 1 : 0;
+    int64_t mine = -1;
+    if (ok) {
+        const int blk = block_of(p, c, pos), off = pos & (bs - 1);
+        mine = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;
+    }
+    const int64_t theirs = shfl_xor_i64(mine, 1);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int64_t b = h == half ? mine : theirs;
+        const bool on = b >= 0;
+        const int t = H * h + (tid >> 1);
+        const int64_t src = (on ? b : 0) + 16 * half;
+        unsigned char *krow = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
+        unsigned char *vrow = c.smem + p.off_v + st * G::stage_v_bytes + t * G::pitch_v;
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            cp_async16_or_zero(krow + swz(16 * (half + 2 * r), t, G::swz_k, 4), kc + src + 32 * r, on);
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            cp_async16_or_zero(vrow + swz(16 * (half + 2 * r), t, G::swz_v, G::gv_shift), vc + src + 32 * r, on);
+    }
+}
+
 // Issues the copies of tile `it` of the split into stage it % NS.
 template <int CT, class G>
 PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int it, int ntiles) {
@@ -372,6 +419,11 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     const int st = it % NS;
     const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
     const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
+
+    if constexpr (G::fixed_flash) {
+        if constexpr (G::tile == NT)
+            return issue_long_tile<CT>(p, geo, c, st, t0);
+    }
 
     // K (and flash V): NT / T threads per token, each taking every (NT / T)-th
     // copy unit of the token's row. Shared memory keeps K as [token][head

@@ -19,9 +19,10 @@
 // here departs from both for Q.K and puts keys on M (below).
 //
 // Layout of the work. Token group tg owns tokens WT tg .. WT tg + WT-1 of
-// every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 8 of
-// head 128's 32-token 16-bit tile; at head 256, 8 of 16 or 16 of 32 fp8
-// tokens) and keeps its own online-softmax state; the groups' states merge
+// every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 32 of
+// fp8 head 64's 128-token tile on a flash layout, below; 8 of head 128's
+// 32-token 16-bit tile; at head 256, 8 of 16 or 16 of 32 fp8 tokens) and
+// keeps its own online-softmax state; the groups' states merge
 // once, in order, at the end (split-K inside the CTA; no barrier per tile
 // beyond the pipeline's). A group is one warp, or two at head 256: both
 // compute the group's S, each keeps half of O's dims (see the kernel).
@@ -46,9 +47,23 @@
 // plain ldmatrix gives V^T's A fragments; with fp8 there, S^T's rows are
 // permuted (mma_tok) so that a lane's four P.V tokens are one 4-byte word of a
 // V^T row.
-// Head 64's fp8 rows (K and flash V) are dec_geometry's padded 80-byte rows
-// without swizzle (4 granules cannot take its 8-position map): the 16-byte K
-// reads meet a bank twice per quarter warp, as the split kernel's did.
+// fp8 at head 64 moves 4 KiB of K a 64-token tile, so the costs a tile pays
+// once (the pipeline's wait and barrier, the block-table test, the softmax's
+// shuffles and rescale test, the loop) weigh twice what they do at head 128,
+// and each token's address was worked out by both threads that copy its row.
+// On a flash layout it takes 128-token tiles instead (dec_long_tile, FixGeo's
+// LT): a warp's 32 tokens are MT = 2 M blocks of S^T, each with its own Q.K
+// and P.V MMAs (two independent chains a warp) under one softmax update, and
+// issue_long_tile resolves each token's address once. The K rows are unpadded
+// 64 bytes there (a quarter warp's 16-byte K reads, tokens g, g + 1 at 4
+// granules each, are 128 contiguous bytes: no conflict), so 3 stages fit in
+// 54 KiB and 4 CTAs an SM, 128 KiB of tiles in flight (6 CTAs of 64-token
+// tiles had 96). V keeps dec_geometry's padded 80-byte rows (without the pad,
+// P.V's 8-byte reads of tokens 2c.. would meet one bank 4 times); so do both
+// over vLLM's layout, which keeps 64-token tiles (its K reads meet a bank
+// twice a quarter warp there, as the split kernel's did). The tile is the
+// one place this kernel's shape depends on the cache's dtype: it amortises
+// the per-tile costs that fp8's half-size rows leave per byte.
 // fp8 caches: no ldmatrix for bytes on sm_90, so two permutations (a dot
 // product does not care about the order of its terms) let plain loads serve:
 //   - Q.K's k index: k-step 4j+s takes (logical dims 2c, 2c+1, 2c+8, 2c+9)
@@ -143,20 +158,26 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // or 32 (fp8) tokens. The DS warps of a group compute the same S (and so
     // the same softmax state) and split P.V's dims: HD each, from dh. KS
     // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
-    constexpr int T = G::tile, WT = F8 ? 16 : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
+    // fp8 at head 64 (FixGeo's LT) has 128-token tiles: a warp's 32 tokens are
+    // MT = 2 blocks of 16 on S^T's M, sharing one softmax update.
+    constexpr int T = G::tile, MT = F8 && T > 16 * NW ? T / (16 * NW) : 1;
+    constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
+    static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
+                  "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
     static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 128 or 256 (96: 16-bit caches)");
     static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
-    static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 : (WT == 8 || WT == 16)),
+    static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 * MT : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
     // K rows: swizzled whole rows of 8+ granules (ldmatrix's and the fp8
-    // reads' 8 rows meet 8 granule positions), or dec_geometry's padded rows
-    // of an odd number of granules: fp8 head 64's 80 bytes (its 16-byte
-    // reads meet a bank twice, as the split kernel's) and 16-bit head 96's
-    // 208 (13 granules: ldmatrix's 8 rows meet 8 granule positions).
+    // reads' 8 rows meet 8 granule positions), or rows without a swizzle:
+    // fp8 head 64's (unpadded 64 bytes with the long tile; dec_geometry's
+    // padded 80 over vLLM's layout, where its 16-byte reads meet a bank
+    // twice, as the split kernel's) and 16-bit head 96's 208, padded (13
+    // granules: ldmatrix's 8 rows meet 8 granule positions).
     constexpr bool PADDED = (F8 && HS == 64) || HS == 96;
-    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096
+    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096 * MT
                                       : HS == 96     ? 6144
                                                      : 8192) &&
                       G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
@@ -268,7 +289,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // of each n-block (j = i / HL: 8 (j >> 1) + 2qc + (j & 1)); fp8 S^T rows
     // are tokens, so a lane holds heads 8b + 2qc, 8b + 2qc + 1 (slots 2b,
     // 2b + 1) at tokens g and g + 8 (j = i / HL).
-    constexpr int HL = F8 ? 2 * HB : HB, NL = F8 ? 2 * HL : 2 * NB * HL;
+    constexpr int HL = F8 ? 2 * HB : HB, NL = F8 ? 2 * MT * HL : 2 * NB * HL;
     const int tw = WT * tg; // the warp's first token in a tile
     auto hk = [](int i) { return i % HL; };
     auto tk = [&](int i) {
@@ -317,31 +338,38 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             // Lane (g, c) reads 16 contiguous bytes of tokens g and g + 8 per
             // 64 dims: word s of them is k-step 4j + s's a0/a2 (token g) and
             // a1/a3 (token g + 8), through qk_dim's permutation. ----
-            float sf[HB][4] = {};
-            const int tr0 = tw + mma_tok<PERM>(g), tr1 = tw + mma_tok<PERM>(g + 8); // rows g and g + 8
-            const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
+            float sf[MT][HB][4] = {};
 #pragma unroll
-            for (int j = 0; j < HS / 64; j++) {
-                const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);
-                const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);
-                PA_DEC_ALIGNED(src0, 16);
-                PA_DEC_ALIGNED(src1, 16);
-                const uint4 u0 = *reinterpret_cast<const uint4 *>(src0), u1 = *reinterpret_cast<const uint4 *>(src1);
-                const uint32_t w0[4] = {u0.x, u0.y, u0.z, u0.w}, w1[4] = {u1.x, u1.y, u1.z, u1.w};
+            for (int m = 0; m < MT; m++) { // M block m: the warp's tokens 16m ..
+                const int tr0 = tw + 16 * m + mma_tok<PERM>(g),
+                          tr1 = tw + 16 * m + mma_tok<PERM>(g + 8); // rows g, g + 8
+                const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
 #pragma unroll
-                for (int s = 0; s < 4; s++) {
-                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
-                                           fp8x2_to_f16x2<CT>(w0[s] >> 16), fp8x2_to_f16x2<CT>(w1[s] >> 16)};
+                for (int j = 0; j < HS / 64; j++) {
+                    const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);
+                    const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);
+                    PA_DEC_ALIGNED(src0, 16);
+                    PA_DEC_ALIGNED(src1, 16);
+                    const uint4 u0 = *reinterpret_cast<const uint4 *>(src0),
+                                u1 = *reinterpret_cast<const uint4 *>(src1);
+                    const uint32_t w0[4] = {u0.x, u0.y, u0.z, u0.w}, w1[4] = {u1.x, u1.y, u1.z, u1.w};
 #pragma unroll
-                    for (int b = 0; b < HB; b++)
-                        mma16816<MDT>(sf[b], a, qa[4 * j + s][b][0], qa[4 * j + s][b][1]);
+                    for (int s = 0; s < 4; s++) {
+                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
+                                               fp8x2_to_f16x2<CT>(w0[s] >> 16), fp8x2_to_f16x2<CT>(w1[s] >> 16)};
+#pragma unroll
+                        for (int b = 0; b < HB; b++)
+                            mma16816<MDT>(sf[m][b], a, qa[4 * j + s][b][0], qa[4 * j + s][b][1]);
+                    }
                 }
             }
 #pragma unroll
-            for (int b = 0; b < HB; b++)
+            for (int m = 0; m < MT; m++)
 #pragma unroll
-                for (int i = 0; i < 4; i++) // (token g, heads 8b + 2qc, +1), then token g + 8
-                    x[HL * (i >> 1) + 2 * b + (i & 1)] = sf[b][i];
+                for (int b = 0; b < HB; b++)
+#pragma unroll
+                    for (int i = 0; i < 4; i++) // (token 16m + g, heads 8b + 2qc, +1), then token 16m + g + 8
+                        x[HL * (2 * m + (i >> 1)) + 2 * b + (i & 1)] = sf[m][b][i];
         } else {
             // ---- S = Q K^T: M = heads (rows 0..7; 8..15 heads 8..15 or zero), N = the
             // warp's 8 tokens of n-block nb, K = HS dims. ldmatrix: lane l
@@ -427,17 +455,20 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
         // b1; b1 zero with one n-block, 8 tokens a warp). fp8:
         // S^T's C fragment is its transpose, an 8x8 b16 matrix per token
         // half: one movmatrix each. ----
-        uint32_t pb0[HB], pb1[HB]; // head block b's
+        uint32_t pb0[MT][HB], pb1[MT][HB]; // M block m's (the warp's tokens 16m ..), head block b's
 #pragma unroll
-        for (int b = 0; b < HB; b++) {
-            if constexpr (F8) {
-                pb0[b] = movmatrix_trans(pa::tile::pack2<MDT>(x[2 * b], x[2 * b + 1]));
-                pb1[b] = movmatrix_trans(pa::tile::pack2<MDT>(x[HL + 2 * b], x[HL + 2 * b + 1]));
-            } else {
-                pb0[b] = pa::tile::pack2<MDT>(x[b], x[HL + b]);
-                pb1[b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;
+        for (int m = 0; m < MT; m++)
+#pragma unroll
+            for (int b = 0; b < HB; b++) {
+                if constexpr (F8) {
+                    const int j0 = HL * 2 * m, j1 = HL * (2 * m + 1); // tokens 16m + g, 16m + g + 8
+                    pb0[m][b] = movmatrix_trans(pa::tile::pack2<MDT>(x[j0 + 2 * b], x[j0 + 2 * b + 1]));
+                    pb1[m][b] = movmatrix_trans(pa::tile::pack2<MDT>(x[j1 + 2 * b], x[j1 + 2 * b + 1]));
+                } else {
+                    pb0[m][b] = pa::tile::pack2<MDT>(x[b], x[HL + b]);
+                    pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;
+                }
             }
-        }
 
         // ---- rescale O^T's columns (heads 8b + 2qc, +1), skipped by the whole
         // warp when no head's max moved (alpha is 1 exactly then), the usual
@@ -496,36 +527,38 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                                        fp8x2_to_f16x2<CT>(w1 >> 16)};
 #pragma unroll
                 for (int b = 0; b < HB; b++)
-                    mma16816<MDT>(acc[mb][b], a, pb0[b], pb1[b]);
+                    mma16816<MDT>(acc[mb][b], a, pb0[0][b], pb1[0][b]);
             }
         } else if constexpr (F8) {
-            // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of the warp's 16)
+            // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of M block m's 16)
 #pragma unroll
-            for (int P = 0; P < HD / 64; P++) {
-                uint32_t lo[4], hi[4]; // bytes 0..3 and 4..7 of the 8 dims, per token
+            for (int m = 0; m < MT; m++)
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int t = tw + 2 * qc + (i & 1) + 8 * (i >> 1);
-                    const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);
-                    PA_DEC_ALIGNED(src, 8);
-                    const uint2 u = *reinterpret_cast<const uint2 *>(src);
-                    lo[i] = u.x;
-                    hi[i] = u.y;
+                for (int P = 0; P < HD / 64; P++) {
+                    uint32_t lo[4], hi[4]; // bytes 0..3 and 4..7 of the 8 dims, per token
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);
+                        const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);
+                        PA_DEC_ALIGNED(src, 8);
+                        const uint2 u = *reinterpret_cast<const uint2 *>(src);
+                        lo[i] = u.x;
+                        hi[i] = u.y;
+                    }
+                    // dims dh + 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1).
+                    // X: tokens 2qc, 2qc+1 of dims d, d+1 (d = 2q); Y: tokens 8+2qc, 9+2qc.
+#pragma unroll
+                    for (int q = 0; q < 4; q++) {
+                        const uint32_t *w = q < 2 ? lo : hi;
+                        const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
+                        const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
+                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16),
+                                               fp8x2_to_f16x2<CT>(Y), fp8x2_to_f16x2<CT>(Y >> 16)};
+#pragma unroll
+                        for (int b = 0; b < HB; b++)
+                            mma16816<MDT>(acc[4 * P + q][b], a, pb0[m][b], pb1[m][b]);
+                    }
                 }
-                // dims dh + 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1).
-                // X: tokens 2qc, 2qc+1 of dims d, d+1 (d = 2q); Y: tokens 8+2qc, 9+2qc.
-#pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const uint32_t *w = q < 2 ? lo : hi;
-                    const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
-                    const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
-                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16), fp8x2_to_f16x2<CT>(Y),
-                                           fp8x2_to_f16x2<CT>(Y >> 16)};
-#pragma unroll
-                    for (int b = 0; b < HB; b++)
-                        mma16816<MDT>(acc[4 * P + q][b], a, pb0[b], pb1[b]);
-                }
-            }
         } else {
             // 16-bit: V^T's A fragments of m-blocks 2 jj, 2 jj + 1 from one
             // ldmatrix per n-block nb: register j = V^T[dim g of matrix
@@ -562,7 +595,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                     const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};
 #pragma unroll
                     for (int b = 0; b < HB; b++)
-                        mma16816<MDT>(acc[2 * jj + s][b], a, pb0[b], pb1[b]);
+                        mma16816<MDT>(acc[2 * jj + s][b], a, pb0[0][b], pb1[0][b]);
                 }
             }
         }

@@ -28,6 +28,7 @@ namespace pa_dec {
 PA_DEC_DEV void bar() { __syncthreads(); }
 PA_DEC_DEV float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 PA_DEC_DEV float shfl_idx(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
+PA_DEC_DEV int64_t shfl_xor_i64(int64_t v, int o) { return __shfl_xor_sync(0xffffffffu, (long long)v, o); }
 PA_DEC_DEV float fexp(float x) { return __expf(x); }
 
 // Asynchronous global->shared copy of `unit` (4, 8 or 16) bytes of which the

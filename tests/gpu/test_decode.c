@@ -461,8 +461,10 @@ static void tensor_core_other_head(int hs, uint64_t seed) {
     }
 }
 
-/* Head 64: a 64-token tile, two n-blocks a warp for 16-bit caches; fp8's K
- * and V rows padded to 80 bytes. */
+/* Head 64: a 64-token tile, two n-blocks a warp for 16-bit caches; fp8 over
+ * vLLM's layout: K and V rows padded to 80 bytes; fp8 over a flash layout
+ * (cases 1, 5, 7, 8 and 10: soft cap, window, ALiBi, both query dtypes): the
+ * 128-token tile, two M blocks a warp, unpadded K rows. */
 Test(decode_fixed, tensor_core_head_64, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     tensor_core_other_head(64, 2950u);
@@ -828,6 +830,7 @@ Test(decode_views, cache_offsets_past_32_bits, .timeout = 600) {
     } cs[] = {
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16},          /* tensor cores, vLLM V^T */
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16}, /* tensor cores, fp8 */
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 64, 16},  /* fp8 head 64: the 128-token tile */
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 32},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 8},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 80, 16},  /* CUDA cores, 2^31 elements = 8 GiB */

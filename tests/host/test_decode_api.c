@@ -331,7 +331,21 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                             CHK(kp.pv_groups * PA_DEC_GB >= kp.hpc, "%s", w);
                             CHK(kp.pv_slices >= 1 && kp.pv_slices * kp.pv_groups * c8 <= PA_DEC_THREADS,
                                 "%s: P.V threads", w);
-                            CHK(T <= 64 && T % 8 == 0, "%s: softmax covers 64 tokens per warp", w);
+                            /* The long tile (decode.c dec_long_tile): a 16-bit query over fp8 at head 64,
+                             * a flash layout, at most 8 query heads a CTA (the tensor-core kernel's one
+                             * head block); only that kernel runs it, so it has no split-kernel regions. */
+                            const int lt = qd[q] != PA_DTYPE_F32 && k != 0 && hs == 64 &&
+                                           layouts[l] != PA_LAYOUT_VLLM && groups[gi] <= 8;
+                            const int tiles = PA_DEC_STAGES * (kp.stage_k_bytes + kp.stage_v_bytes);
+                            if (lt) {
+                                CHK(T == 128 && kp.pitch_k == 64 && kp.stage_k_bytes == 128 * 64, "%s: long tile", w);
+                                CHK(kp.off_tok == tiles, "%s: no split-kernel regions", w);
+                            } else {
+                                CHK(T <= 64 && T % 8 == 0, "%s: softmax covers 64 tokens per warp", w);
+                                CHK(kp.off_logit >= kp.off_q + kp.hpc * kp.headq * 4, "%s", w);
+                                CHK(kp.off_stat >= kp.off_logit + kp.hpc * T * 4, "%s", w);
+                                CHK(kp.off_tok >= kp.off_stat + 3 * 16 * 4, "%s", w);
+                            }
                             CHK(kp.pitch_k % 16 == 0 && kp.pitch_k >= kp.kchunks * 16, "%s", w);
                             if (kp.vllm_v) {
                                 CHK(kp.sbs >= 8 && T % kp.sbs == 0 && kp.block_size % kp.sbs == 0, "%s", w);
@@ -350,8 +364,7 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                             CHK(kp.off_q % 16 == 0 && kp.off_logit % 16 == 0 && kp.off_stat % 16 == 0 &&
                                     kp.off_tok % 16 == 0 && kp.off_tab % 16 == 0,
                                 "%s: offsets aligned", w);
-                            CHK(kp.off_logit >= kp.off_q + kp.hpc * kp.headq * 4, "%s", w);
-                            CHK(kp.off_stat >= kp.off_logit + kp.hpc * T * 4, "%s", w);
+                            CHK(kp.off_q >= tiles && kp.off_tab >= kp.off_tok + PA_DEC_STAGES * T, "%s", w);
                             CHK(kp.smem_bytes >= kp.off_tab + PA_DEC_TABLE_WIN * 4, "%s", w);
                             /* sm_80's 163 KiB opt-in with room for two CTAs would be 81 KiB */
                             CHK(kp.smem_bytes <= 100 * 1024, "%s: %d bytes of shared memory", w, kp.smem_bytes);
