@@ -603,10 +603,13 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
 
 # The decode tile's forward branches that the common case takes around code (a source line in
 # the branch's condition, relative to a marker line): the tensor-core kernel's soft cap and ALiBi
-# (`if (!plain)`), and the loader's block-table refill (issue_tile: once per 64 table entries, so
-# once per 1024 tokens at block 16; its nested loop is weighted as such already).
+# (`if (!plain)`), its token and head masks (`if (!all_in)`: since 2026-11-28 only tiles that
+# are not whole take them, a sequence's last tile and the window's first), and the loader's
+# block-table refill (issue_tile: once per 64 table entries, so once per 1024 tokens at block 16;
+# its nested loop is weighted as such already).
 COMMON_PATH_SKIPS = [("cuda/decode/decode_mma.cuh", r"if \(!plain\) \{", 0),
-                     ("cuda/decode/decode_kernel.cuh", r"refill_table\(p, c, lb_first\);", -1)]
+                     ("cuda/decode/decode_mma.cuh", r"if \(!all_in\) \{", 0),
+                     ("cuda/decode/decode_kernel.cuh", r"refill_table<TRACK>\(p, c, lb_first\);", -1)]
 
 
 def common_path_lines():

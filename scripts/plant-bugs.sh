@@ -177,6 +177,23 @@ plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
 plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
     'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
     'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[3 * HL + b], x[2 * HL + b]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'
+# Whole fp8 tiles skip the logit masks (2026-11-28): a tile cut by the length or the window start
+# taken as whole, or a corrupt block id in the staged table ignored.
+plant decode-mma-whole-tile-past-length cuda/decode/decode_mma.cuh \
+    'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi && !c.bad_seen;' \
+    'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi + 1 && !c.bad_seen;' \
+    test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-mma-whole-tile-before-window cuda/decode/decode_mma.cuh \
+    'const int w_lo = c.win_lo > c.e0 ? 1 : 0,' 'const int w_lo = 0,' \
+    test_decode 'decode_fixed/tensor_core_head_64'
+plant decode-mma-whole-tile-ignores-corrupt-ids cuda/decode/decode_mma.cuh \
+    'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi && !c.bad_seen;' \
+    'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi;' \
+    test_decode 'decode_device_checks/corrupt_last_block_*'
+# e5m2 converted by byte permutes (2026-11-28): the high pair's bytes swapped.
+plant decode-e5m2-high-pair-swapped cuda/decode/decode_kernel.cuh \
+    'return ::pa::tile::prmt(w, 0u, 0x3424u);' 'return ::pa::tile::prmt(w, 0u, 0x2434u);' \
+    test_decode 'decode_fixed/tensor_core_head_64'
 # fp8 head 64's 128-token tile (flash layouts): each fails the head-64 test.
 plant decode-long-tile-pair-addresses-swapped cuda/decode/decode_kernel.cuh \
     'const int64_t b = h == half ? mine : theirs;' 'const int64_t b = h == half ? theirs : mine;' \

@@ -41,6 +41,7 @@
 #include <math.h>
 
 #include "decode_internal.h"
+#include "../attn_tile.cuh" // prmt: byte permute, emulated in interpret mode
 #include "../dtype.cuh"
 #include "decode_prims.cuh"
 
@@ -70,16 +71,28 @@ template <> PA_DEC_DEV void cvt_word<2>(uint32_t w, float *f) {
     f[0] = v.x;
     f[1] = v.y;
 }
-// Two fp8 (the low 16 bits of w) -> f16x2 bits, exact (one paired conversion).
+// Two fp8 -> f16x2 bits, exact: bytes 0 and 1 of w (fp8x2_to_f16x2), or 2
+// and 3 (fp8x2_hi_to_f16x2). e4m3: one paired conversion (F2FP), the high pair
+// shifted down first. e5m2 is an f16's high byte, so one byte permute (PRMT)
+// places a pair with zero low bytes, either half, and needs no shift.
 template <int CT> PA_DEC_DEV uint32_t fp8x2_to_f16x2(uint32_t w) {
-    const __nv_fp8_interpretation_t kind = CT == 3 ? __NV_E4M3 : __NV_E5M2;
-    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), kind);
-    uint32_t r;
-    memcpy(&r, &h, 4);
-    return r;
+    if constexpr (CT == 4) {
+        return ::pa::tile::prmt(w, 0u, 0x1404u);
+    } else {
+        const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), __NV_E4M3);
+        uint32_t r;
+        memcpy(&r, &h, 4);
+        return r;
+    }
+}
+template <int CT> PA_DEC_DEV uint32_t fp8x2_hi_to_f16x2(uint32_t w) {
+    if constexpr (CT == 4)
+        return ::pa::tile::prmt(w, 0u, 0x3424u);
+    else
+        return fp8x2_to_f16x2<CT>(w >> 16);
 }
 template <int CT> PA_DEC_DEV void cvt_fp8_word(uint32_t w, float *f) {
-    const uint32_t lo = fp8x2_to_f16x2<CT>(w), hi = fp8x2_to_f16x2<CT>(w >> 16);
+    const uint32_t lo = fp8x2_to_f16x2<CT>(w), hi = fp8x2_hi_to_f16x2<CT>(w);
     __half2 hl, hh;
     memcpy(&hl, &lo, 4);
     memcpy(&hh, &hi, 4);
@@ -271,6 +284,7 @@ PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, const G &geo, int L, in
 
 struct cta_ctx {
     int seq, kvh, h0, nh, L, win_lo, e0, wb0;
+    bool bad_seen;        // a window refill_table staged held a corrupt id of a block below L
     int64_t head_bytes;   // flash layouts: this KV head's byte offset in a token's row
     const int32_t *table; // this sequence's block-table row
     unsigned char *smem;
@@ -304,8 +318,11 @@ PA_DEC_DEV void copy_unit(unsigned char *dst, const unsigned char *src, int unit
 }
 
 // Refills the staged block-table window so that it covers logical blocks
-// [lb, lb + PA_DEC_TABLE_WIN). Called by every thread (block-uniform).
-PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
+// [lb, lb + PA_DEC_TABLE_WIN). Called by every thread (block-uniform). With
+// TRACK (the fp8 tensor-core kernel) it sets c.bad_seen, for the rest of the
+// CTA, when an entry of a block holding tokens below L is out of range (its
+// tokens are skipped): that kernel then masks every later tile (`all_in`).
+template <bool TRACK> PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
     bar(); // nobody still reads the old window
     c.wb0 = lb;
     const int nblk = ((c.L - 1) >> p.bs_shift) + 1; // blocks holding tokens < L
@@ -313,17 +330,25 @@ PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
     // one entry a thread (NT >= the window): no loop for ptxas to unroll
     static_assert(NT >= PA_DEC_TABLE_WIN, "refill_table: one table entry per thread");
     const int i = threadIdx.x;
+    bool bad = false;
     if (i < PA_DEC_TABLE_WIN) {
         const int b = lb + i;
         int32_t id = -1;
         if (b < nblk) {
             id = c.table[b];
-            if (id < 0 || id >= p.num_blocks) // corrupt entry: its tokens are skipped
+            if (id < 0 || id >= p.num_blocks) { // corrupt entry: its tokens are skipped
                 id = -1;
+                bad = true;
+            }
         }
         tab[i] = id;
     }
-    bar();
+    if constexpr (TRACK) {
+        const bool any_bad = bar_or(bad); // (every thread reaches the barrier)
+        c.bad_seen = c.bad_seen || any_bad;
+    } else {
+        bar();
+    }
 }
 
 // Byte offset of the cache element (block blk, this CTA's KV head, token off
@@ -405,7 +430,8 @@ PA_DEC_DEV void issue_long_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &
 }
 
 // Issues the copies of tile `it` of the split into stage it % NS.
-template <int CT, class G>
+// TRACK: refill_table's c.bad_seen.
+template <int CT, bool TRACK = false, class G>
 PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int it, int ntiles) {
     if (it >= ntiles)
         return;
@@ -415,7 +441,7 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     const int tok_end = min(t0 + T, c.L);
     const int lb_first = t0 >> p.bs_shift, lb_last = (tok_end - 1) >> p.bs_shift;
     if (lb_first < c.wb0 || lb_last >= c.wb0 + PA_DEC_TABLE_WIN)
-        refill_table(p, c, lb_first);
+        refill_table<TRACK>(p, c, lb_first);
     const int st = it % NS;
     const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
     const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
@@ -623,6 +649,7 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
     c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
     c.wb0 = -(1 << 30);
+    c.bad_seen = false;
     return true;
 }
 

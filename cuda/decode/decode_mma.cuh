@@ -152,6 +152,11 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
     using G = typename MmaGeo<VL, HS, CT>::type;
     constexpr bool PERM = VL && F8; // S^T's rows permuted (mma_tok)
+    // Whole tiles skip the logit masks (all_in, below) on the fp8 path: there
+    // a lane holds 4 logits (8 at head 64) and the masks cost 2-9% of a tile's
+    // instructions (budget-decode-2026-11-28.md); a 16-bit lane holds 2 or 4,
+    // and the test and branch cost about what they save there.
+    constexpr bool SKIP_MASKS = F8;
     // A warp's WT tokens (a token group) fill S^T's M (fp8: 16) or NB
     // n-blocks of 8 (16-bit). The NTG = T / WT token groups of a tile take
     // DS = NW / NTG warps each: DS = 2 at head 256, whose tile has 16 (16-bit)
@@ -201,9 +206,16 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
         return;
 
     for (int s = 0; s < NS - 1; s++) {
-        issue_tile<CT>(p, geo, c, s, ntiles);
+        issue_tile<CT, SKIP_MASKS>(p, geo, c, s, ntiles);
         cp_commit();
     }
+    // Whole tiles: every token inside [win_lo, L), which are tiles w_lo ..
+    // w_hi of the split (e0 is the window start rounded down to a tile), and
+    // no corrupt block id in any table window the CTA has staged so far
+    // (c.bad_seen, set by the refill that staged it, before the tile was
+    // issued). Their logits skip the token and head masks (below), on the
+    // fp8 path only (SKIP_MASKS).
+    const int w_lo = c.win_lo > c.e0 ? 1 : 0, w_hi = (c.L - c.e0) / T - 1;
 
     // Q -> fragments in registers, head g + 8b of head block b (zero for
     // heads >= nh), k-step ks: dims 2c..2c+1 and 2c+8..2c+9 through qk_dim.
@@ -322,8 +334,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     for (int it = 0; it < ntiles; it++) {
         cp_wait<NS - 2>();
         bar(); // tile `it` visible to all; stage (it - 1) % NS free
-        issue_tile<CT>(p, geo, c, it + NS - 1, ntiles);
+        issue_tile<CT, SKIP_MASKS>(p, geo, c, it + NS - 1, ntiles);
         cp_commit();
+        const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi && !c.bad_seen; // the same in every thread
 
         const int st = it % NS;
         const int t0 = c.e0 + it * T;
@@ -356,7 +369,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
 #pragma unroll
                     for (int s = 0; s < 4; s++) {
                         const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
-                                               fp8x2_to_f16x2<CT>(w0[s] >> 16), fp8x2_to_f16x2<CT>(w1[s] >> 16)};
+                                               fp8x2_hi_to_f16x2<CT>(w0[s]), fp8x2_hi_to_f16x2<CT>(w1[s])};
 #pragma unroll
                         for (int b = 0; b < HB; b++)
                             mma16816<MDT>(sf[m][b], a, qa[4 * j + s][b][0], qa[4 * j + s][b][1]);
@@ -401,7 +414,11 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
         }
 
         // ---- logits: scale; soft cap and ALiBi only when asked for (a
-        // branch the whole CTA takes alike); masked tokens and heads -inf ----
+        // branch the whole CTA takes alike); masked tokens and heads -inf,
+        // except in whole tiles (fp8): there every token is attended, and a head
+        // past nh has a zero query row, so its logits are finite (0, or NaN
+        // from a non-finite key, as for every head) and stay in its own row of
+        // S, its P column and its O column, which nothing writes out ----
 #pragma unroll
         for (int i = 0; i < NL; i++)
             x[i] *= qk_scale;
@@ -413,9 +430,11 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 x[i] += slope[hk(i)] * (float)(t0 + tk(i) - c.L + 1);
             }
         }
+        if (!all_in) {
 #pragma unroll
-        for (int i = 0; i < NL; i++)
-            x[i] = head_on[hk(i)] && tok[tk(i)] != 0 ? x[i] : -INFINITY;
+            for (int i = 0; i < NL; i++)
+                x[i] = head_on[hk(i)] && tok[tk(i)] != 0 ? x[i] : -INFINITY;
+        }
 
         // ---- online softmax per head: the max over the warp's tokens ----
         float alpha[HL];
@@ -523,8 +542,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 PA_DEC_ALIGNED(s1, 4);
                 const uint32_t w0 = *reinterpret_cast<const uint32_t *>(s0),
                                w1 = *reinterpret_cast<const uint32_t *>(s1);
-                const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0), fp8x2_to_f16x2<CT>(w1), fp8x2_to_f16x2<CT>(w0 >> 16),
-                                       fp8x2_to_f16x2<CT>(w1 >> 16)};
+                const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0), fp8x2_to_f16x2<CT>(w1), fp8x2_hi_to_f16x2<CT>(w0),
+                                       fp8x2_hi_to_f16x2<CT>(w1)};
 #pragma unroll
                 for (int b = 0; b < HB; b++)
                     mma16816<MDT>(acc[mb][b], a, pb0[0][b], pb1[0][b]);
@@ -552,8 +571,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                         const uint32_t *w = q < 2 ? lo : hi;
                         const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
                         const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
-                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(X >> 16),
-                                               fp8x2_to_f16x2<CT>(Y), fp8x2_to_f16x2<CT>(Y >> 16)};
+                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_hi_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(Y),
+                                               fp8x2_hi_to_f16x2<CT>(Y)};
 #pragma unroll
                         for (int b = 0; b < HB; b++)
                             mma16816<MDT>(acc[4 * P + q][b], a, pb0[m][b], pb1[m][b]);

@@ -26,6 +26,8 @@
 namespace pa_dec {
 
 PA_DEC_DEV void bar() { __syncthreads(); }
+// A barrier that also tells every thread whether any thread passed true.
+PA_DEC_DEV bool bar_or(bool v) { return __syncthreads_or(v) != 0; }
 PA_DEC_DEV float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 PA_DEC_DEV float shfl_idx(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 PA_DEC_DEV int64_t shfl_xor_i64(int64_t v, int o) { return __shfl_xor_sync(0xffffffffu, (long long)v, o); }

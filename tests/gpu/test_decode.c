@@ -194,17 +194,22 @@ static void describe(const dcase *c, char *buf, size_t len) {
              c->bs, c->alibi, c->window, (double)c->cap, c->sparse);
 }
 
+/* Runs d through v1, v2 and the recommended entry; each output (n elements) against ref. */
+static void expect_entries(const dprob *d, const float *ref, int64_t n, const char *desc) {
+    for (int e = 0; e < 3; e++) {
+        void *got = run_entry(&d->p, (entry)e);
+        char what[640];
+        snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
+        expect_close(&d->p, ref, got, 0, n, what);
+        free(got);
+    }
+}
+
 static void check_problem(pa_decode_problem *pr, const char *desc) {
     float *ref = reference(pr);
     dprob d;
     dprob_make(&d, pr);
-    for (int e = 0; e < 3; e++) {
-        void *got = run_entry(&d.p, (entry)e);
-        char what[512];
-        snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
-        expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
-        free(got);
-    }
+    expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
     dprob_free(&d);
     free(ref);
 }
@@ -808,13 +813,8 @@ static void check_far(const dcase *c) {
     int32_t *tab = pa_test_shift_ids(pr->p.block_tables, nt, nb, lead);
     d.p.block_tables = keep(&d, pa_test_dev_upload(tab, nt * sizeof(int32_t)));
     free(tab);
-    for (int e = 0; e < 3; e++) {
-        void *got = run_entry(&d.p, (entry)e);
-        char what[512];
-        snprintf(what, sizeof what, "%s %s (block ids from %lld)", entry_name[e], desc, (long long)lead);
-        expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
-        free(got);
-    }
+    snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " (block ids from %lld)", (long long)lead);
+    expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
     dprob_free(&d);
     free(ref);
     pa_decode_problem_free(pr);
@@ -1271,6 +1271,65 @@ Test(decode_device_checks, two_head_blocks_and_head_96, .timeout = 600) {
     device_checks(c);
     dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47};
     device_checks(d);
+}
+
+/* A corrupt id in each sequence's last block, with lengths of whole tiles of
+ * every geometry (so the tile holding that block is full by length, and only
+ * the block-table check can mask it): its tokens are skipped, which for a last
+ * block is the reference at the length without it. No ALiBi or window (their
+ * terms depend on the length). */
+static void corrupt_last_blocks(dcase c) {
+    static const int lens[3] = {256, 512, 384};
+    c.nseq = 3;
+    c.lens = lens;
+    pa_decode_problem *pr = make_problem(&c);
+    dprob d;
+    dprob_make(&d, pr);
+    const int stride = pr->p.block_table_stride;
+    int32_t *tab = malloc(sizeof(int32_t) * (size_t)(3 * stride));
+    cr_assert(tab != NULL);
+    memcpy(tab, pr->block_tables, sizeof(int32_t) * (size_t)(3 * stride));
+    for (int s = 0; s < 3; s++) {
+        tab[s * stride + (lens[s] - 1) / c.bs] = s % 2 ? -3 : pr->p.kv.num_blocks + 7;
+        pr->seq_lens[s] = lens[s] - c.bs; /* the reference: one block shorter */
+    }
+    cr_assert_eq(
+        cudaMemcpy((void *)d.p.block_tables, tab, sizeof(int32_t) * (size_t)(3 * stride), cudaMemcpyHostToDevice),
+        cudaSuccess);
+    float *ref = reference(pr);
+    char desc[320];
+    describe(&c, desc, sizeof desc);
+    strncat(desc, ", last blocks corrupt", sizeof desc - strlen(desc) - 1);
+    expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
+    free(tab);
+    dprob_free(&d);
+    free(ref);
+    pa_decode_problem_free(pr);
+}
+
+/* The tensor-core kernel's whole tiles skip their masks unless the loader's
+ * block-table window holds a corrupt id. Blocks of 64 or 128 tokens make the
+ * skipped tokens a quarter to a half of the first sequence, so that fp8's
+ * tolerance cannot hide them. */
+Test(decode_device_checks, corrupt_last_block_long_tile, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU(); /* fp8 head 64: the 128-token tile, one block a tile */
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 51});
+}
+Test(decode_device_checks, corrupt_last_block_16bit_tensor_cores, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU(); /* 16-bit head 128: 32-token tiles */
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 128, 32, 0, 0, 0.0f, 0, 0, NULL, 52});
+}
+Test(decode_device_checks, corrupt_last_block_vllm_fp8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU(); /* fp8 head 128 over vLLM's layout: 64-token tiles */
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 8, 1, 128, 64, 0, 0, 0.0f, 0, 0, NULL, 53});
+}
+Test(decode_device_checks, corrupt_last_block_cuda_cores, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU(); /* f32, head 80: the CUDA-core kernel */
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 4, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 54});
 }
 
 /* ---- bad input: rejected on the host before any CUDA call (runs anywhere) ---- */
