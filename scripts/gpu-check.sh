@@ -340,12 +340,13 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 done
             done
         done
-        # fp8 decode at head 64 (53% recommended / 58% v1 of the copy roof at 64 x 4K, 2026-11-27):
-        # its 8 KiB tiles keep 2 x 8 KiB in flight per CTA, 62 KiB per SM at v1's 3.9 CTAs per SM
-        # (512 CTAs) against 128 KiB for bf16 at head 128. If bytes in flight bound it, v1 climbs with
-        # the batch until 6 CTAs per SM are resident (batch 128: 1024 CTAs), and the recommended entry
-        # (already 6 per SM) does not: the sweep tells which lever (a deeper pipeline or longer
-        # tiles, or the loop's instructions) the next change should pull.
+        # fp8 decode at head 64 (53% recommended / 58% v1 of the copy roof at 64 x 4K, 2026-11-27, on
+        # 64-token tiles at 6 CTAs an SM). Since 2026-11-28 it runs 128-token tiles at 4 CTAs an SM
+        # (128 KiB of tiles in flight, was 96) and whole fp8 tiles skip their masks: 30% fewer warp
+        # instructions a byte, so at the old IPC the budget predicts v1 about 80% and the recommended
+        # entry about 60% (budget-notes/decode-long-tile-2026-11-28.md, decode-fp8-masks-2026-11-28.md).
+        # If the IPC falls with 4 warps a scheduler instead of 6, the figures fall short of that; the
+        # sweep over the batch shows how v1 and the recommended entry fill the SMs.
         for seqs in 32 64 128 256; do
             for v in v1 auto; do
                 echo "decode fp8 head 64, --seqs $seqs --variant $v:"
@@ -365,6 +366,17 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                     echo "decode $shape --layout $layout --variant $v (64 x 4K, 32/8):"
                     timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 $shape --layout $layout \
                         --variant $v || echo "(failed: rc $?)"
+                done
+            done
+        done
+        # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
+        # 2026-11-28: 31 fewer warp instructions a tile per warp; whole fp8 tiles skip their masks).
+        for cd in fp8_e4m3 fp8_e5m2; do
+            for heads in 32/8 64/4; do
+                for v in v1 auto; do
+                    echo "decode fp8 --cache-dtype $cd --heads $heads --variant $v (64 x 4K, head 128):"
+                    timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $heads --head-size 128 --dtype bf16 \
+                        --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
                 done
             done
         done
