@@ -313,6 +313,19 @@ template <int DT, bool E5M2, bool SCALE> __device__ __forceinline__ uint32_t fp8
     return pack2<DT>(f.x, f.y);
 }
 
+// Two fp8 elements (e4m3, or e5m2 with E5M2) of `bits` to their exact f16x2
+// bits: bytes 0 and 1 (HI false) or 2 and 3 (HI), the first in the low half.
+// e5m2 is an f16's high byte, so one byte permute places either pair over
+// zero low bytes (no shift for the high pair); e4m3 takes the paired
+// conversion, the high pair shifted down first. prmt's C++ runs in interpret
+// mode, so the permutes' selectors are checked there.
+template <bool E5M2, bool HI> __device__ __forceinline__ uint32_t fp8x2_f16(uint32_t bits) {
+    if constexpr (E5M2)
+        return prmt(bits, 0u, HI ? 0x3424u : 0x1404u);
+    else
+        return fp8x2_to<1, false, false>(HI ? bits >> 16 : bits, 1.0f);
+}
+
 // fp8 (e4m3, or e5m2 with E5M2) bytes to C::T: ROWS x COLS elements from `raw`
 // (dense rows of COLS bytes) to `dst` (rows DSTRIDE elements apart), times
 // `scale` when SCALE (else exact: every fp8 value is a 16-bit float). One

@@ -190,10 +190,14 @@ plant decode-mma-whole-tile-ignores-corrupt-ids cuda/decode/decode_mma.cuh \
     'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi && !c.bad_seen;' \
     'const bool all_in = SKIP_MASKS && it >= w_lo && it <= w_hi;' \
     test_decode 'decode_device_checks/corrupt_last_block_*'
-# e5m2 converted by byte permutes (2026-11-28): the high pair's bytes swapped.
-plant decode-e5m2-high-pair-swapped cuda/decode/decode_kernel.cuh \
-    'return ::pa::tile::prmt(w, 0u, 0x3424u);' 'return ::pa::tile::prmt(w, 0u, 0x2434u);' \
+# e5m2 converted by byte permutes (2026-11-28, pa::tile::fp8x2_f16, shared by the decode and
+# ragged tensor-core kernels): the high pair's bytes swapped, caught by each op's tests.
+plant decode-e5m2-high-pair-swapped cuda/attn_tile.cuh \
+    'return prmt(bits, 0u, HI ? 0x3424u : 0x1404u);' 'return prmt(bits, 0u, HI ? 0x2434u : 0x1404u);' \
     test_decode 'decode_fixed/tensor_core_head_64'
+plant ragged-e5m2-high-pair-swapped cuda/attn_tile.cuh \
+    'return prmt(bits, 0u, HI ? 0x3424u : 0x1404u);' 'return prmt(bits, 0u, HI ? 0x2434u : 0x1404u);' \
+    test_ragged 'ragged_gpu/fp8_@(raw_slots|decode_query_range|head_sizes)'
 # fp8 head 64's 128-token tile (flash layouts): each fails the head-64 test.
 plant decode-long-tile-pair-addresses-swapped cuda/decode/decode_kernel.cuh \
     'const int64_t b = h == half ? mine : theirs;' 'const int64_t b = h == half ? theirs : mine;' \

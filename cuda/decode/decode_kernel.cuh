@@ -72,25 +72,9 @@ template <> PA_DEC_DEV void cvt_word<2>(uint32_t w, float *f) {
     f[1] = v.y;
 }
 // Two fp8 -> f16x2 bits, exact: bytes 0 and 1 of w (fp8x2_to_f16x2), or 2
-// and 3 (fp8x2_hi_to_f16x2). e4m3: one paired conversion (F2FP), the high pair
-// shifted down first. e5m2 is an f16's high byte, so one byte permute (PRMT)
-// places a pair with zero low bytes, either half, and needs no shift.
-template <int CT> PA_DEC_DEV uint32_t fp8x2_to_f16x2(uint32_t w) {
-    if constexpr (CT == 4) {
-        return ::pa::tile::prmt(w, 0u, 0x1404u);
-    } else {
-        const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w & 0xffffu), __NV_E4M3);
-        uint32_t r;
-        memcpy(&r, &h, 4);
-        return r;
-    }
-}
-template <int CT> PA_DEC_DEV uint32_t fp8x2_hi_to_f16x2(uint32_t w) {
-    if constexpr (CT == 4)
-        return ::pa::tile::prmt(w, 0u, 0x3424u);
-    else
-        return fp8x2_to_f16x2<CT>(w >> 16);
-}
+// and 3 (fp8x2_hi_to_f16x2); pa::tile::fp8x2_f16 (e5m2 by byte permutes).
+template <int CT> PA_DEC_DEV uint32_t fp8x2_to_f16x2(uint32_t w) { return ::pa::tile::fp8x2_f16<CT == 4, false>(w); }
+template <int CT> PA_DEC_DEV uint32_t fp8x2_hi_to_f16x2(uint32_t w) { return ::pa::tile::fp8x2_f16<CT == 4, true>(w); }
 template <int CT> PA_DEC_DEV void cvt_fp8_word(uint32_t w, float *f) {
     const uint32_t lo = fp8x2_to_f16x2<CT>(w), hi = fp8x2_hi_to_f16x2<CT>(w);
     __half2 hl, hh;

@@ -560,7 +560,9 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
         }
     }
     const float qk = sc.qk * ldexpf(1.0f, qe);
-    auto cvt = [](uint32_t bits) { return pa::tile::fp8x2_to<1, E5M2, false>(bits, 1.0f); };
+    // exact f16x2 of bytes 0, 1 (cvt) or 2, 3 (cvt_hi): e5m2 by one byte permute, no shift
+    auto cvt = [](uint32_t bits) { return pa::tile::fp8x2_f16<E5M2, false>(bits); };
+    auto cvt_hi = [](uint32_t bits) { return pa::tile::fp8x2_f16<E5M2, true>(bits); };
     // The lane's byte offsets in a raw slot, fixed for the item: K row 16
     // dslice + 8 nb + g at dims 64 x + 16 c (raw_swz permutes chunks inside
     // 128-byte lines, so dims 128 further sit 128 bytes further), and V rows
@@ -602,7 +604,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                     for (int s4 = 0; s4 < 4; s4++) {
                         const uint32_t(&q2)[2][2] = qa[4 * j + s4];
                         const uint32_t a[4] = {q2[0][0], q2[1][0], q2[0][1], q2[1][1]};
-                        pa::tile::mma16816<1>(s[nb], a, cvt(w4[s4]), cvt(w4[s4] >> 16));
+                        pa::tile::mma16816<1>(s[nb], a, cvt(w4[s4]), cvt_hi(w4[s4]));
                     }
                 }
             }
@@ -634,7 +636,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                     const uint32_t sel = q4 % 2 == 0 ? pa::tile::PAIR_D01 : pa::tile::PAIR_D23;
                     const uint32_t X = pa::tile::prmt(wd[0], wd[1], sel), Y = pa::tile::prmt(wd[2], wd[3], sel);
                     pa::tile::mma16816<1>(od[8 * v + 2 * q4], a, cvt(X), cvt(Y));
-                    pa::tile::mma16816<1>(od[8 * v + 2 * q4 + 1], a, cvt(X >> 16), cvt(Y >> 16));
+                    pa::tile::mma16816<1>(od[8 * v + 2 * q4 + 1], a, cvt_hi(X), cvt_hi(Y));
                 }
             }
         });
