@@ -302,6 +302,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
             --lib "$BUILD/libpagedattn.so" --out "$logs" "${fi_ready[@]}" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
         cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
+        # Its bar charts (scripts/plot reads the report as it stands; no GPU time of note).
+        if [ -s "$logs/side_by_side.json" ]; then
+            timeout 60 python3 scripts/plot "$logs/side_by_side.json" --out "$logs/plots" ||
+                echo "(charts not made here: run scripts/plot side_by_side.json where matplotlib is installed)"
+        fi
     fi
 
     if want bench; then
