@@ -342,6 +342,15 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
         record("libpagedattn prompt (Hopper wgmma)",
                lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
                lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
+        # The same kernel with persistent CTAs (PAGEDATTN_PREFILL_PERSISTENT=on, read at each launch: one
+        # CTA per SM), against the default one CTA per item: scripts/hopper_item_overhead.py fits the
+        # default's per-item cost and sets this row beside what hiding part of it would give.
+        os.environ["PAGEDATTN_PREFILL_PERSISTENT"] = "on"
+        out.fill_(float("nan"))
+        record("libpagedattn prompt (Hopper wgmma, persistent CTAs)",
+               lambda: ok(lib, lib.pa_prompt_attention(C.byref(p), C.c_void_p(stream)), "prompt"),
+               lambda: out.view(batch, seqlen, hq, d).transpose(1, 2).float())
+        del os.environ["PAGEDATTN_PREFILL_PERSISTENT"]
     ok(lib, lib.pa_set_prefill_path(PATH_AUTO), "set_prefill_path")
 
     from torch.nn.attention import SDPBackend, sdpa_kernel

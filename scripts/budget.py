@@ -2561,8 +2561,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("")
     w(fam["about"])
     w("")
-    w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224, the producer"
-      " lowers its own to 56)")
+    w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224 (216 at HP 64"
+      " and 96 and on the FP8 path), the producer lowers its own to 56 (72))")
     w("")
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -2764,7 +2764,10 @@ def hopper_method_text(fam_name, m=H100):
 FAMILIES["hopper"] = dict(
     sources="cuda/prefill/inst_hopper.cu",
     instance=lambda path: ("hopper", 0),
-    kernel=r"prefill_wgmma_kernel",
+    # The one-item-per-CTA instances (the default launch); PA_BUDGET_HOPPER_PERSISTENT=1 counts the
+    # persistent ones (PAGEDATTN_PREFILL_PERSISTENT) instead.
+    kernel=(r"prefill_wgmma_kernel.*EELb1EEEv" if os.environ.get("PA_BUDGET_HOPPER_PERSISTENT") == "1"
+            else r"prefill_wgmma_kernel.*EELb0EEEv"),
     select_loop=hopper_select_loop,
     arch="sm_90a",
     shapes=HOPPER_SHAPES,

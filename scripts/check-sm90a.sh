@@ -40,9 +40,10 @@ PY
             ! python3 - "$out/log" "$root/cuda/prefill/prefill_wgmma.cuh" <<'PY'; then
 import re, sys
 log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-m = re.search(r"kProducerRegs = F8_ \? (\d+) : (\d+), kConsumerRegs = F8_ \? (\d+) : (\d+);", hdr)
+m = re.search(r"kProducerRegs = kLeanConsumers \? (\d+) : (\d+), kConsumerRegs = kLeanConsumers \? (\d+) : (\d+);", hdr)
+lean = re.search(r"kLeanConsumers = F8_ \|\| HP_ <= (\d+);", hdr)
 t = re.search(r"kThreads = (\d+);", hdr)
-if not m or not t:
+if not m or not t or not lean:
     sys.exit("check-sm90a: setmaxnreg budgets or kThreads not found in prefill_wgmma.cuh")
 need = {True: (int(m.group(1)), int(m.group(3))), False: (int(m.group(2)), int(m.group(4)))}
 threads, n, bad = int(t.group(1)), 0, 0
@@ -52,8 +53,8 @@ for block in log.split("Compiling entry function '")[1:]:
     if "prefill_wgmma_kernel" not in fn or not used:
         continue
     regs = used.group(1)
-    f8 = re.search(r"HCfgILi\d+ELi\d+ELi\d+ELb([01])E", fn).group(1) == "1"
-    p, c = need[f8]
+    cfg = re.search(r"HCfgILi(\d+)ELi\d+ELi\d+ELb([01])E", fn)
+    p, c = need[cfg.group(2) == "1" or int(cfg.group(1)) <= int(lean.group(1))]
     pool, want = int(regs) * threads, 128 * (p + 2 * c)
     n += 1
     if pool < want:

@@ -306,6 +306,9 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         if [ -s "$logs/side_by_side.json" ]; then
             timeout 60 python3 scripts/plot "$logs/side_by_side.json" --out "$logs/plots" ||
                 echo "(charts not made here: run scripts/plot side_by_side.json where matplotlib is installed)"
+            # The Hopper prefill kernel's per-item cost, fitted on its one-CTA-per-item rows, and the
+            # persistent grid's measured rate beside what that fit predicts for it.
+            timeout 30 python3 scripts/hopper_item_overhead.py "$logs/side_by_side.json" || true
         fi
     fi
 

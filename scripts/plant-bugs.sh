@@ -369,39 +369,62 @@ plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
 # 2026-11-24): each of these passed interpret mode before it modelled them,
 # because the twin computed at issue and the fences were no-ops.
 plant hopper-no-proxy-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
-    '        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);
-        pa::ptx::fence_proxy_async();' '        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-proxy-fence-before-pv cuda/prefill/prefill_wgmma.cuh \
-    '        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);
-        pa::ptx::fence_proxy_async();' '        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-wgmma-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
-    '        pa::ptx::wgmma_pin(sc);
-        pa::ptx::wgmma_fence();' '        pa::ptx::wgmma_pin(sc);' test_prefill 'prefill_hopper/*'
+    '            pa::ptx::wgmma_pin(sc);
+            pa::ptx::wgmma_fence();' '            pa::ptx::wgmma_pin(sc);' test_prefill 'prefill_hopper/*'
 plant hopper-softmax-before-qk-done cuda/prefill/prefill_wgmma.cuh \
     'pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done' 'pa::ptx::wgmma_wait<2>(); // Q K^T of t + 1 is done' \
     test_prefill 'prefill_hopper*/*'
 plant hopper-first-tile-not-waited cuda/prefill/prefill_wgmma.cuh \
-    '        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(sc);
-        release(&bar_empty_k[0]);' '        release(&bar_empty_k[0]);' test_prefill 'prefill_hopper_fp8/*'
+    '            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(sc);
+            release(&bar_empty_k[g & 1]);' '            release(&bar_empty_k[g & 1]);' test_prefill 'prefill_hopper_fp8/*'
 plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
-    '        softmax(t + 1);
-        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(o);
-        pa::ptx::wgmma_pin(pk);
-        release(&bar_empty_v[t & 1]);' '        softmax(t + 1);
-        release(&bar_empty_v[t & 1]);
-        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(o);
-        pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
+    '            softmax(t + 1);
+            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);
+            release(&bar_empty_v[(g + t) & 1]);' '            softmax(t + 1);
+            release(&bar_empty_v[(g + t) & 1]);
+            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
 
 plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
-    '        softmax(t + 1);
-        pa::ptx::wgmma_wait<0>();' '        softmax(t + 1);
-        pack_p();
-        pa::ptx::wgmma_wait<0>();' test_prefill 'prefill_hopper*/*'
+    '            softmax(t + 1);
+            pa::ptx::wgmma_wait<0>();' '            softmax(t + 1);
+            pack_p();
+            pa::ptx::wgmma_wait<0>();' test_prefill 'prefill_hopper*/*'
+# The persistent grid (2026-11-28): a CTA runs many items, so the ring's
+# stages and phases, Q's barriers and each item's verdict must carry across
+# items. prefill_hopper*/persistent* run 1-3 CTAs.
+plant hopper-ring-phase-per-item cuda/prefill/prefill_wgmma.cuh \
+    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], (t >> 1) & 1);' \
+    test_prefill 'prefill_hopper*/persistent*'
+plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
+    'return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes);' \
+    'return desc_at<H::kVt>(d0, (t & 1u) * H::stage_bytes);' test_prefill 'prefill_hopper*/persistent*'
+plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
+    '            if (nq > 0)
+                pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \
+    test_prefill 'prefill_hopper/persistent*' PA_INTERP_SCHED=warp
+plant hopper-q-released-before-last-qk cuda/prefill/prefill_wgmma.cuh \
+    'if (PERSIST && t + 2 == n_tiles) // the item' 'if (PERSIST && t == 0) // the item' \
+    test_prefill 'prefill_hopper/persistent*' PA_INTERP_SCHED=warp
+plant hopper-verdict-ignored cuda/prefill/prefill_wgmma.cuh \
+    'const bool item_good = item_ok[nq & 1] != 0;' 'const bool item_good = true;' \
+    test_prefill 'prefill_hopper/persistent_cta_skips_bad_sequences'
+plant hopper-last-round-past-last-item cuda/prefill/prefill_wgmma.cuh \
+    '    if (i >= n_items)
+        return false;' '' test_prefill 'prefill_hopper*/persistent*'
 # setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
 # GPU the consumers' setmaxnreg.inc would wait forever.
 plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \

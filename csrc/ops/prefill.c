@@ -74,6 +74,13 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
+    /* The kernel numbers its work items (128 GQA-packed query rows of a
+     * sequence and KV head) in int, persistent CTAs' rounds included: past
+     * 2^30 of them (over 10^11 query rows of max_q_len), mma.sync serves. */
+    const int64_t items =
+        ((int64_t)k->max_q_len * (k->num_heads / k->num_kv_heads) + 127) / 128 * (int64_t)k->num_seqs * k->num_kv_heads;
+    if (items > ((int64_t)1 << 30))
+        return 0;
     if (k->mode == PA_PREFILL_MODE_CONTEXT) {
         /* A cache on cp.async (pa_prefill_cache_paths): of the query dtype,
          * copied as it stands, or fp8, copied raw and converted in shared

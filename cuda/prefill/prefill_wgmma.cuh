@@ -6,8 +6,10 @@
 // (pa_set_prefill_path), the device is sm_90, the library holds sm_90a code and
 // pa_prefill_hopper_eligible() accepts the parameters.
 //
-// One CTA = 128 query rows (GQA-packed as in prefill_kernel.cuh) of one
-// (sequence, KV head), three warpgroups:
+// A work item = 128 query rows (GQA-packed as in prefill_kernel.cuh) of one
+// (sequence, KV head). A CTA runs one item, or with persistent CTAs
+// (launch_wgmma, PERSIST) its share of them in turn (item_index); three
+// warpgroups:
 //   warpgroup 0, the producer (setmaxnreg 56; 64 on the FP8 path): copies the Q tile once and then
 //     every 128-key K and V tile into a two-stage ring with cp.async, each
 //     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
@@ -23,7 +25,17 @@
 //     FA3, Q K^T of tile t + 1 and P V of tile t are in flight while the warps
 //     do tile t + 1's softmax, and the two consumer warpgroups take turns to
 //     issue their wgmma (FA3's ping-pong, named barriers 2 and 3).
+// Across a persistent CTA's items, as in FA3's persistent kernels, the ring's barriers run on
+// (tile t of an item is the CTA's tile g + t) and the producer starts the next
+// item (its block-id check, Q, first K and V tiles) as soon as the consumers
+// are done with the last item's Q (bar_q_empty, after its last Q K^T), under
+// their last softmax, P V and output.
 // Where this departs from FlashAttention-3 (hopper/mainloop_fwd_sm90_tma_gmma_ws):
+//   - Items are dealt to CTAs statically (FA3's causal scheduler takes them
+//     from an atomic counter, which needs a zeroed word per launch: a
+//     workspace or a memset this entry point does not have): round-robin,
+//     which leaves the busiest CTA about 3% above the average on the causal
+//     prompts modelled (scripts/hopper_item_overhead.py).
 //   - K/V arrive by cp.async from a producer warpgroup for every source (the
 //     paged cache goes through the block table row by row, as FA3's paged
 //     non-TMA path does); no TMA, so no tensor map per call.
@@ -47,6 +59,8 @@
 
 #include "prefill_kernel.cuh"
 
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 namespace pa_prefill_h {
@@ -85,10 +99,13 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // setmaxnreg budgets: what the producer gives up (168 at launch, 384
     // threads) the consumers take: 128 x (P + 2 C) must fit the CTA's pool,
     // 168 x 384 = 64512 (setmaxnreg.inc waits forever otherwise;
-    // scripts/check-sm90a.sh checks that ptxas allocates the 168). The FP8
-    // path's producer transposes V in registers (64); its consumers hold P in
-    // half the registers (216).
-    static constexpr int kProducerRegs = F8_ ? 64 : 56, kConsumerRegs = F8_ ? 216 : 224;
+    // scripts/check-sm90a.sh checks that ptxas allocates the 168). The
+    // producer takes all the consumers leave it: 72 where they need 216 (the
+    // FP8 path's hold P in half the registers; at HP 64 and 96, O is half or
+    // three quarters of HP 128's), else 56. The FP8 path's producer transposes V
+    // in registers; the item loop (persistent CTAs) holds its state there too.
+    static constexpr bool kLeanConsumers = F8_ || HP_ <= 96;
+    static constexpr int kProducerRegs = kLeanConsumers ? 72 : 56, kConsumerRegs = kLeanConsumers ? 216 : 224;
     static constexpr int kLaunchRegs = (65536 / kThreads) & ~7;
     static_assert(128 * (kProducerRegs + 2 * kConsumerRegs) <= kLaunchRegs * kThreads,
                   "setmaxnreg: within the CTA's pool");
@@ -546,35 +563,80 @@ template <bool LO = false> __device__ __forceinline__ uint64_t desc_at(uint64_t 
     return d + (uint64_t)(bytes >> 4);
 }
 
-template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_kparams p) {
+// ---- work items ----------------------------------------------------------------
+// An item is what one CTA of the 2026-11-27 grid did: 128 query rows (from m0)
+// of sequence s and KV head kvh, against the key tiles of their span. A
+// persistent CTA (launch_wgmma) runs items blockIdx.x + G k, k = 0, 1, ...
+// (G = gridDim.x): on scripts/hopper_item_overhead.py's causal prompts the
+// busiest CTA gets 3% more than the average (the hardware's dynamic order on
+// the one-item grid: 0.1-2.4%); alternating the rounds' direction made it 23%
+// at b=1 x 16K. With one CTA per item it is the old grid exactly.
+struct Item {
+    int s, kvh, m0, rows;
+    pa_prefill::Seq sq;
+    pa_prefill::Span sp;
+};
+__host__ __device__ __forceinline__ int item_m_tiles(const pa_prefill_kparams &p, int bm) {
+    return (int)(((int64_t)p.max_q_len * (p.num_heads / p.num_kv_heads) + bm - 1) / bm);
+}
+// Item i: query tiles fastest (heaviest, i.e. latest causal rows, first), then
+// sequences, then KV heads, as the old grid's x, y and z. False when it has no
+// rows to compute (past the last item in a CTA's last round, the sequence's
+// lengths are bad, or it is shorter than m0): every role of the CTA skips it
+// alike.
+template <int BM, int BN>
+__device__ __forceinline__ bool item_at(const pa_prefill_kparams &p, int i, int n_items, int m_tiles, Item &it) {
+    if (i >= n_items)
+        return false;
+    const int r = i / m_tiles;
+    it.s = r % p.num_seqs;
+    it.kvh = r / p.num_seqs;
+    it.m0 = (m_tiles - 1 - (i - r * m_tiles)) * BM;
+    if (!pa_prefill::load_seq(p, it.s, it.sq))
+        return false;
+    const int group = p.num_heads / p.num_kv_heads;
+    it.rows = it.sq.q_len * group;
+    if (it.m0 >= it.rows)
+        return false;
+    it.sp = pa_prefill::key_span<BM, BN>(p, it.sq, it.m0, group);
+    return true;
+}
+// This CTA's item of round k (k = 0, 1, ...), or -1 past the last round (in
+// the last round it may lie past the last item: item_at skips it). The
+// launcher keeps n_items + gridDim.x within int.
+__device__ __forceinline__ int item_index(int k, int n_items) {
+    const int base = k * (int)gridDim.x;
+    return base < n_items ? base + (int)blockIdx.x : -1;
+}
+
+// PERSIST: the CTA runs items in rounds (item_index); without it each CTA
+// runs item blockIdx.x and no loop surrounds the tile loops. The two are
+// separate instances: around an outer loop, ptxas keeps the wgmma descriptors
+// in vector registers and moves each to uniform ones (R2UR) before its wgmma,
+// 89 more instructions per consumer warp and tile at head 128 (budget-notes/
+// hopper-persistent-2026-11-28.md), a price the one-item CTA need not pay.
+template <class H, bool PERSIST>
+__global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_kparams p) {
 #if PA_WGMMA_OK || defined(PA_INTERPRET)
     using T = typename H::T;
     using SC = typename H::SC;
     constexpr int BM = H::BM, BN = H::BN, HP = H::HP, DT = H::kDT;
     PA_DYNAMIC_SMEM(unsigned char, smem_raw);
-    PA_STATIC_SMEM(uint64_t bar_q);
+    // bar_q: an item's Q has landed (16-bit paths) and its verdict is in
+    // item_ok; bar_q_empty: the consumers are done with the item's Q (and
+    // verdict), so the producer may start the next.
+    PA_STATIC_SMEM(uint64_t bar_q, bar_q_empty);
     // Per stage, K and V apart (as FA3's two pipelines): a K stage is free once
     // its Q K^T is done, long before the P V that reads its V.
     PA_STATIC_SMEM(uint64_t bar_full_k[2], bar_full_v[2], bar_empty_k[2], bar_empty_v[2]);
+    // Per item (by the parity of its number nq among the CTA's items): whether
+    // its block ids are all in range, and each producer warp's finding.
+    PA_STATIC_SMEM(int item_ok[2], bad_w[2][4]);
 
-    const int s = blockIdx.y, kvh = blockIdx.z;
-    const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first
-    pa_prefill::Seq sq;
-    if (!pa_prefill::load_seq(p, s, sq))
-        return;
     const int group = p.num_heads / p.num_kv_heads;
-    const int rows = sq.q_len * group;
-    if (m0 >= rows)
-        return;
-    if (p.mode == PA_PREFILL_MODE_CONTEXT && !pa_prefill::blocks_ok<H::kThreads>(p, s, sq.n_cache))
-        return;
-
+    const int m_tiles = item_m_tiles(p, BM);
+    const int n_items = m_tiles * p.num_seqs * p.num_kv_heads; // < 2^31 - gridDim.x (launch_wgmma)
     const int hs = p.head_size;
-    const pa_prefill::Span sp = pa_prefill::key_span<BM, BN>(p, sq, m0, group);
-    const int shift = sp.shift, qpos_lo = sp.qpos_lo, qpos_hi = sp.qpos_hi, k_end = sp.k_end;
-    const int k_begin = sp.k_begin, c_end = sp.c_end, nt_c = sp.nt_c, p_begin = sp.p_begin, n_tiles = sp.n_tiles;
-    auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
-    auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
 
     // The tiles on a 1024-byte boundary of the shared window.
     const uint32_t win0 = pa::ptx::smem_window_addr(smem_raw);
@@ -585,7 +647,8 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     auto v_tile = [&](int st) { return smem + H::q_bytes + (uint32_t)st * H::stage_bytes + H::kv_bytes; };
 
     if (threadIdx.x == 0) {
-        pa::ptx::mbar_init(&bar_q, 128);
+        pa::ptx::mbar_init(&bar_q, 129);     // every producer thread's (Q's copies), and thread 0's verdict
+        pa::ptx::mbar_init(&bar_q_empty, 8); // every consumer warp
         for (int i = 0; i < 2; i++) {
             pa::ptx::mbar_init(&bar_full_k[i], 128); // every producer thread, when its copies land
             pa::ptx::mbar_init(&bar_full_v[i], 128);
@@ -609,174 +672,237 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     if (wg == 0) {
         // ---- producer ------------------------------------------------------------
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
-        if constexpr (H::kF8) {
-            // Per tile t (stage st): K; then, once every producer's raw V of t
-            // has landed (and all are done with the staging buffer t + 1 will
-            // use), the raw V of t + 1 is issued and V^T of t built under it.
-            // The sources and scales are read from the parameters where they are
-            // used (constant memory), not held: the producer has 64 registers.
-            uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
-            auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * H::raw_bytes; };
-            auto issue_raw_v = [&](int t) {
-                const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
-                if (H::kVt) {
-                    copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
-                } else {
+        // The ring's tiles run on across the CTA's items: tile t of an item is
+        // the CTA's tile g + t (stage (g + t) & 1, phase ((g + t) >> 1) & 1;
+        // 32 bits, which wrap keeping both). A stage's `empty` barrier is waited
+        // for from the CTA's third tile on (primed once g >= 2).
+        uint32_t g = 0;
+        bool primed = false;
+        int nq = 0; // the CTA's items so far (bar_q's and bar_q_empty's phases)
+        Item it;
+        // (The consumers' loop has the same head; one helper holding it spilled
+        // the fp8 producers at 56 registers.)
+        for (int k = 0; PERSIST || k < 1; k++) {
+            const int item = item_index(k, n_items);
+            if (item < 0)
+                break;
+            if (!item_at<BM, BN>(p, item, n_items, m_tiles, it))
+                continue;
+            const int s = it.s, kvh = it.kvh, m0 = it.m0, rows = it.rows;
+            const pa_prefill::Seq &sq = it.sq;
+            const int k_end = it.sp.k_end, k_begin = it.sp.k_begin, c_end = it.sp.c_end, nt_c = it.sp.nt_c;
+            const int p_begin = it.sp.p_begin, n_tiles = it.sp.n_tiles;
+            auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
+            auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
+
+            // The item's start: once the consumers are done with the last
+            // item's Q, the block ids are checked (context mode: a bad one
+            // skips the item, as it skipped the CTA of the old grid), thread 0
+            // publishes the verdict and the 16-bit paths copy Q. bar_q's phase
+            // nq completes when Q has landed and the verdict is written. The
+            // check's barrier also tells every producer thread that all are
+            // done with the last item's staging buffers (the FP8 path's raw V
+            // is read across threads; that path is context mode only).
+            if (nq > 0)
+                pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);
+            bool ok = true;
+            if (p.mode == PA_PREFILL_MODE_CONTEXT) {
+                int bad = 0;
+                if (sq.n_cache > 0) {
+                    const int nb = (sq.n_cache + p.g.block_size - 1) / p.g.block_size;
+                    const int32_t *table = p.block_tables + (int64_t)s * p.block_table_stride;
+                    for (int j = threadIdx.x; j < nb; j += 128) {
+                        const int32_t b = table[j];
+                        bad |= b < 0 || b >= p.num_blocks;
+                    }
+                }
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1)
+                    bad |= __shfl_xor_sync(0xffffffffu, bad, o);
+                if (lane == 0)
+                    bad_w[nq & 1][w] = bad;
+                pa::ptx::named_sync(1, 128);
+                const int *bw = bad_w[nq & 1];
+                ok = !(bw[0] | bw[1] | bw[2] | bw[3]);
+            }
+            if (!H::kF8 && ok && n_tiles > 0) {
+                const int r = 32 * w + lane, gr = m0 + r;
+                int64_t off = -1;
+                if (gr < rows) {
+                    const int tok = gr / group, head = kvh * group + gr % group;
+                    off = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
+                }
+                copy_rows<H>(q_tile, static_cast<const T *>(p.query), off, w, lane, hs);
+                pa::ptx::mbar_cp_arrive(&bar_q);
+            } else {
+                pa::ptx::mbar_arrive(&bar_q);
+            }
+            if (threadIdx.x == 0) {
+                item_ok[nq & 1] = ok ? 1 : 0;
+                pa::ptx::mbar_arrive(&bar_q);
+            }
+            nq++;
+            if (!ok)
+                continue;
+
+            if constexpr (H::kF8) {
+                // Per tile t (stage st): K; then, once every producer's raw V of t
+                // has landed (and all are done with the staging buffer t + 1 will
+                // use), the raw V of t + 1 is issued and V^T of t built under it.
+                // The sources and scales are read from the parameters where they are
+                // used (constant memory), not held: the producer has 64 registers.
+                uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
+                auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * H::raw_bytes; };
+                auto issue_raw_v = [&](int t) {
+                    const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
+                    if (H::kVt) {
+                        copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+                    } else {
+                        int64_t ko, vo;
+                        pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true,
+                                                    sq.k_row0, sq.n_cache, ko, vo);
+                        copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
+                    }
+                    pa::tile::cp_async_commit();
+                };
+                if (nt_c > 0)
+                    issue_raw_v(0);
+                for (int t = 0; t < n_tiles; t++) {
+                    const uint32_t gt = g + (uint32_t)t;
+                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
+                    const bool wait_empty = primed || gt >= 2u;
+                    const bool cache = t < nt_c;
+                    int64_t ko, vo;
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
+                                                sq.k_row0, sq.n_cache, ko, vo);
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                    if (cache) {
+                        copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
+                                      H::kVt ? (int64_t)p.g.block_size * 16 : 16);
+                        pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+                        pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
+                        pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
+                        if (t + 1 < nt_c)
+                            issue_raw_v(t + 1);
+                    } else {
+                        quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
+                                      __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
+                        pa::ptx::fence_proxy_async();
+                        pa::ptx::mbar_arrive(&bar_full_k[st]);
+                    }
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                    if (cache && H::kVt) {
+                        vt_permute<H>(v_tile(st), raw_v(t), w, lane);
+                    } else if (cache) {
+                        vt_from_rows<H>(smem, (uint32_t)(v_tile(st) - smem), raw_v(t), w, lane);
+                    } else {
+                        const int ks = tile_start(t), ke = tile_end(t);
+                        vt_from_new<H>(
+                            smem, (uint32_t)(v_tile(st) - smem), static_cast<const T *>(p.value_new),
+                            [&](int kk) {
+                                return ks + kk < ke
+                                           ? (sq.k_row0 + (ks + kk - sq.n_cache)) * p.v_stride + (int64_t)kvh * hs
+                                           : (int64_t)-1;
+                            },
+                            w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
+                    }
+                    pa::ptx::fence_proxy_async();
+                    pa::ptx::mbar_arrive(&bar_full_v[st]);
+                }
+            } else {
+                const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
+                const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
+                // fp8 cache tiles: raw tile t in staging buffer t & 1, copied a tile
+                // ahead of its conversion (one cp.async group per tile).
+                uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
+                auto raw_k = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes; };
+                auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes + H::raw_bytes; };
+                auto issue_raw = [&](int t) {
+                    const uint8_t *k8 = static_cast<const uint8_t *>(p.key_cache);
+                    const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
                     int64_t ko, vo;
                     pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true,
                                                 sq.k_row0, sq.n_cache, ko, vo);
-                    copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
-                }
-                pa::tile::cp_async_commit();
-            };
-            if (nt_c > 0)
-                issue_raw_v(0);
-            for (int t = 0; t < n_tiles; t++) {
-                const int st = t & 1, ph = ((t >> 1) + 1) & 1;
-                const bool cache = t < nt_c;
-                int64_t ko, vo;
-                pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache, sq.k_row0,
-                                            sq.n_cache, ko, vo);
-                if (t >= 2)
-                    pa::ptx::mbar_wait(&bar_empty_k[st], ph);
-                if (cache) {
-                    copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
-                                  H::kVt ? (int64_t)p.g.block_size * 16 : 16);
-                    pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
-                    pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
-                    pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
-                    if (t + 1 < nt_c)
-                        issue_raw_v(t + 1);
-                } else {
-                    quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
-                                  __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
+                    copy_raw_rows<H>(raw_k(t), k8, ko, w, lane, hs, H::kVt ? (int64_t)p.g.block_size * 16 : 16);
+                    if (H::kVt)
+                        copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+                    else
+                        copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
+                    pa::tile::cp_async_commit();
+                };
+                // Tile t's raw bytes (this thread's chunks) to stage st, then the
+                // stage's `full` arrivals: the writes are the generic proxy's and
+                // wgmma reads through the async proxy, hence the fence before them.
+                const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
+                auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
+                    constexpr bool E5M2 = decltype(e5m2)::value;
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                    convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
                     pa::ptx::fence_proxy_async();
                     pa::ptx::mbar_arrive(&bar_full_k[st]);
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                    if (H::kVt)
+                        convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
+                    else
+                        convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
+                    pa::ptx::fence_proxy_async();
+                    pa::ptx::mbar_arrive(&bar_full_v[st]);
+                };
+                if (H::kFp8 && nt_c > 0)
+                    issue_raw(0);
+                for (int t = 0; t < n_tiles; t++) {
+                    const uint32_t gt = g + (uint32_t)t;
+                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
+                    const bool wait_empty = primed || gt >= 2u;
+                    const bool cache = t < nt_c;
+                    if (H::kFp8 && cache) {
+                        if (t + 1 < nt_c) {
+                            issue_raw(t + 1);
+                            pa::tile::cp_async_wait<1>(); // raw tile t has landed
+                        } else {
+                            pa::tile::cp_async_wait<0>();
+                        }
+                        if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
+                            convert(std::true_type{}, t, st, ph, wait_empty);
+                        else
+                            convert(std::false_type{}, t, st, ph, wait_empty);
+                        continue;
+                    }
+                    int64_t ko, vo;
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
+                                                sq.k_row0, sq.n_cache, ko, vo);
+                    // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                    if (H::KV == kVllm && cache)
+                        copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
+                    else
+                        copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
+                    pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+                    if (wait_empty)
+                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                    if (H::KV == kVllm && cache)
+                        copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
+                    else
+                        copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
+                    pa::ptx::mbar_cp_arrive(&bar_full_v[st]);
                 }
-                if (t >= 2)
-                    pa::ptx::mbar_wait(&bar_empty_v[st], ph);
-                if (cache && H::kVt) {
-                    vt_permute<H>(v_tile(st), raw_v(t), w, lane);
-                } else if (cache) {
-                    vt_from_rows<H>(smem, (uint32_t)(v_tile(st) - smem), raw_v(t), w, lane);
-                } else {
-                    const int ks = tile_start(t), ke = tile_end(t);
-                    vt_from_new<H>(
-                        smem, (uint32_t)(v_tile(st) - smem), static_cast<const T *>(p.value_new),
-                        [&](int k) {
-                            return ks + k < ke ? (sq.k_row0 + (ks + k - sq.n_cache)) * p.v_stride + (int64_t)kvh * hs
-                                               : (int64_t)-1;
-                        },
-                        w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
-                }
-                pa::ptx::fence_proxy_async();
-                pa::ptx::mbar_arrive(&bar_full_v[st]);
             }
-            return;
-        }
-        {
-            const int r = 32 * w + lane, gr = m0 + r;
-            int64_t off = -1;
-            if (gr < rows) {
-                const int tok = gr / group, head = kvh * group + gr % group;
-                off = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
-            }
-            copy_rows<H>(q_tile, static_cast<const T *>(p.query), off, w, lane, hs);
-            pa::ptx::mbar_cp_arrive(&bar_q);
-        }
-        const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
-        const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
-        // fp8 cache tiles: raw tile t in staging buffer t & 1, copied a tile
-        // ahead of its conversion (one cp.async group per tile).
-        uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
-        auto raw_k = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes; };
-        auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes + H::raw_bytes; };
-        auto issue_raw = [&](int t) {
-            const uint8_t *k8 = static_cast<const uint8_t *>(p.key_cache);
-            const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
-            int64_t ko, vo;
-            pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true, sq.k_row0,
-                                        sq.n_cache, ko, vo);
-            copy_raw_rows<H>(raw_k(t), k8, ko, w, lane, hs, H::kVt ? (int64_t)p.g.block_size * 16 : 16);
-            if (H::kVt)
-                copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
-            else
-                copy_raw_rows<H>(raw_v(t), v8, vo, w, lane, hs, 16);
-            pa::tile::cp_async_commit();
-        };
-        // Tile t's raw bytes (this thread's chunks) to stage st, then the
-        // stage's `full` arrivals: the writes are the generic proxy's and
-        // wgmma reads through the async proxy, hence the fence before them.
-        const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
-        auto convert = [&](auto e5m2, int t, int st, int ph) {
-            constexpr bool E5M2 = decltype(e5m2)::value;
-            if (t >= 2)
-                pa::ptx::mbar_wait(&bar_empty_k[st], ph);
-            convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
-            pa::ptx::fence_proxy_async();
-            pa::ptx::mbar_arrive(&bar_full_k[st]);
-            if (t >= 2)
-                pa::ptx::mbar_wait(&bar_empty_v[st], ph);
-            if (H::kVt)
-                convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
-            else
-                convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
-            pa::ptx::fence_proxy_async();
-            pa::ptx::mbar_arrive(&bar_full_v[st]);
-        };
-        if (H::kFp8 && nt_c > 0)
-            issue_raw(0);
-        for (int t = 0; t < n_tiles; t++) {
-            const int st = t & 1, ph = ((t >> 1) + 1) & 1;
-            const bool cache = t < nt_c;
-            if (H::kFp8 && cache) {
-                if (t + 1 < nt_c) {
-                    issue_raw(t + 1);
-                    pa::tile::cp_async_wait<1>(); // raw tile t has landed
-                } else {
-                    pa::tile::cp_async_wait<0>();
-                }
-                if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
-                    convert(std::true_type{}, t, st, ph);
-                else
-                    convert(std::false_type{}, t, st, ph);
-                continue;
-            }
-            int64_t ko, vo;
-            pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache, sq.k_row0,
-                                        sq.n_cache, ko, vo);
-            // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
-            if (t >= 2)
-                pa::ptx::mbar_wait(&bar_empty_k[st], ph);
-            if (H::KV == kVllm && cache)
-                copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
-            else
-                copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
-            pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
-            if (t >= 2)
-                pa::ptx::mbar_wait(&bar_empty_v[st], ph);
-            if (H::KV == kVllm && cache)
-                copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
-            else
-                copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
-            pa::ptx::mbar_cp_arrive(&bar_full_v[st]);
+            primed = primed || g + (uint32_t)n_tiles >= 2u;
+            g += (uint32_t)n_tiles;
         }
         pa::tile::cp_async_commit();
         pa::tile::cp_async_wait<0>();
         return;
     }
-
     // ---- consumers -------------------------------------------------------------------
     pa::ptx::setmaxnreg_inc<H::kConsumerRegs>();
     const int cw = wg - 1;                      // rows [64 cw, 64 cw + 64) of the CTA's tile
     const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
-    int qpos[2];
-    float slope[2];
-    for (int h = 0; h < 2; h++) {
-        const int gr = m0 + r0 + 8 * h, g = gr < rows ? gr : rows - 1;
-        qpos[h] = shift + g / group;
-        slope[h] = p.alibi_slopes ? p.alibi_slopes[kvh * group + g % group] : 0.0f;
-    }
     // fp8 cache tiles: K was converted exactly, so its scale joins the score scale.
     const float scale = p.scale, cap = p.soft_cap;
     const float c_scale = H::kFp8 && p.k_scale ? scale * *p.k_scale : scale;
@@ -784,333 +910,376 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
     using pa::tile::kLog2e;
     const int causal = p.causal, window = p.window;
     const bool alibi = p.alibi_slopes != nullptr;
-
-    // O; on the FP8 path one more n8 block, P's row sums (the ones of V^T):
-    // o[HP / 8][2 h] (and every other element of the block) is row h's.
-    constexpr int kOB = HP / 8 + (H::kF8 ? 1 : 0), kON = 8 * kOB;
-    float o[kOB][4];
-    pa::tile::zero_acc(o);
-    typename SC::Softmax sm;
-    sm.init();
-    // FP8: this thread's rows' Q quantisation factors (the row's largest |q|
-    // over 448, e4m3's largest); the scores are sums of Q/qs times K/k_scale.
-    float qs[2] = {1.0f, 1.0f};
-    if constexpr (H::kF8) {
-        if (n_tiles > 0) {
-            // Quad lane c = lane % 4 takes the row's 8-element chunks c, c+4,
-            // c+8 and c+12, so the quad holds the whole row.
-            const int c = lane & 3;
-            uint4 v[2][4];
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gr = m0 + r0 + 8 * h;
-                const T *row = static_cast<const T *>(p.query);
-                bool ok = gr < rows;
-                if (ok) {
-                    const int tok = gr / group, head = kvh * group + gr % group;
-                    row += (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
-                }
-                float mx = 0.0f;
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int e = 8 * (c + 4 * i);
-                    v[h][i] = ok && e < hs ? *reinterpret_cast<const uint4 *>(row + e) : make_uint4(0, 0, 0, 0);
-                    const uint32_t wd[4] = {v[h][i].x, v[h][i].y, v[h][i].z, v[h][i].w};
-#pragma unroll
-                    for (int k = 0; k < 4; k++) {
-                        const float2 f = pa::tile::unpack2<DT>(wd[k]);
-                        mx = fmaxf(mx, fmaxf(fabsf(f.x), fabsf(f.y)));
-                    }
-                }
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                qs[h] = mx > 0.0f ? mx * (1.0f / 448.0f) : 1.0f;
-                const float inv = mx > 0.0f ? __fdividef(448.0f, mx) : 0.0f;
-                const int r = 64 * cw + 16 * w + lane / 4 + 8 * h;
-#pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int cc = c + 4 * i; // 8-element chunk: half of e4m3 chunk cc / 2
-                    *reinterpret_cast<uint2 *>(q_tile + r * 128 + (((cc >> 1) ^ (r & 7)) << 4) + (cc & 1) * 8) =
-                        quant8<DT>(v[h][i], inv);
-                }
-            }
-            // The warpgroup's wgmma reads its 64 rows of Q through the async proxy.
-            pa::ptx::fence_proxy_async();
-            pa::ptx::named_sync(4 + cw, 128);
-        }
-    } else if (n_tiles > 0) {
-        pa::ptx::mbar_wait(&bar_q, 0);
-    }
-    const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
-    const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
-    const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
-    const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
-    // Stage st's K and V follow stage 0's by st x (K + V) bytes.
-    auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, (uint32_t)(t & 1) * H::stage_bytes); };
-
-    // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
-    // step kk is 32 bytes into panel kk / 4 of Q and K.
-    float sc[BN / 8][4];
-    auto issue_qk = [&](int t) {
-        pa::ptx::mbar_wait(&bar_full_k[t & 1], (t >> 1) & 1);
-        pa::ptx::fence_proxy_async();
-        const uint64_t dk = stage_at(dk0, t);
-        pa::ptx::wgmma_pin(sc);
-        pa::ptx::wgmma_fence();
-        if constexpr (H::kF8) {
-            // e4m3, k32 step kk: 32 bytes into the rows of Q and K.
-#pragma unroll
-            for (int kk = 0; kk < HP / 32; kk++)
-                pa::ptx::wgmma_ss_e4m3<BN>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, 32u * kk),
-                                           desc_at(dk, 32u * kk), kk > 0);
-        } else {
-#pragma unroll
-            for (int kk = 0; kk < HP / 16; kk++) {
-                const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
-                const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
-                pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at<H::kVt>(dq, qb),
-                                                        desc_at<H::kVt>(dk, kb), kk > 0);
-            }
-        }
-        pa::ptx::wgmma_commit();
-        pa::ptx::wgmma_pin(sc);
-    };
-    // Tile t's scores in sc (complete) to probabilities in place; each row's
-    // factor for the old sums and O in corr.
-    float corr[2];
-    auto softmax = [&](int t) {
-        const int ks = tile_start(t), ke = tile_end(t);
-        // FP8 path: new keys were quantised with 1 / k_scale too.
-        const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
-        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
-        const bool plain = !edge && !alibi && !(cap > 0.0f) && ts > 0.0f;
-        // Each row's factor to the logit: ts, times the row's qs on the FP8
-        // path (1 otherwise, folded away).
-        const float tsr[2] = {ts * qs[0], ts * qs[1]};
-        if (!plain) {
-            // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
-            // are bounds on it (causal: kp <= qp; window: kp > qp - window;
-            // segment: kp < ke), so without soft cap and ALiBi an edge tile
-            // costs one compare and select per score.
-            const int c0 = ks + (lane & 3) * 2;
-            if (!alibi && !(cap > 0.0f)) {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0;           // kp - c0 < hi
-                    const int lo = window > 0 ? qpos[h] - window + 1 - c0 : -1 << 30; // kp - c0 >= lo
-#pragma unroll
-                    for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                        for (int e = 0; e < 2; e++) {
-                            const int d = j * 8 + e;
-                            sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * tsr[h] : -INFINITY;
-                        }
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const int h = i >> 1, kp = c0 + j * 8 + (i & 1), qp = qpos[h];
-                        float x = sc[j][i] * tsr[h];
-                        if (cap > 0.0f)
-                            x = cap * tanhf(x * inv_cap);
-                        if (alibi)
-                            x += slope[h] * (float)(kp - qp);
-                        const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
-                        sc[j][i] = masked ? -INFINITY : x;
-                    }
-            }
-        }
-        if constexpr (H::kF8) {
-            // P is lifted by 2^8 (SoftmaxN::exponents_rows).
-            const float mul[2] = {plain ? tsr[0] * kLog2e : kLog2e, plain ? tsr[1] * kLog2e : kLog2e};
-            sm.template exponents_rows<SC, false>(sc, mul, 8.0f, corr); // sums: P V's ones
-        } else {
-            sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
-        }
-    };
-
-    // A consumer warp is done with a stage's K (or V): its lane 0 arrives.
+    // A consumer warp is done with a stage's K (or V), or with an item's Q:
+    // its lane 0 arrives.
     auto release = [&](uint64_t *bar) {
         __syncwarp();
         if (lane == 0)
             pa::ptx::mbar_arrive(bar);
     };
-
-    // FlashAttention-3's ping-pong between the two consumer warpgroups: they
-    // take turns to issue their wgmma (named barrier 2 + cw: "warpgroup cw may
-    // issue"), so one's softmax runs under the other's tensor work instead of
-    // beside it. Warpgroup 1 lets warpgroup 0 go first, and skips its last
-    // hand-back, so every generation completes (each warpgroup issues
-    // n_tiles + 1 times).
-    auto turn_wait = [&]() { pa::ptx::named_sync(2 + cw, 256); };
-    auto turn_pass = [&](bool last) {
-        if (!(last && cw == 1))
-            pa::ptx::named_arrive(2 + (1 - cw), 256);
-    };
-    if (n_tiles > 0 && cw == 1)
-        pa::ptx::named_arrive(2, 256);
-
-    // FlashAttention-3's overlap within the warpgroup: while the tensor cores
-    // run Q K^T of tile t + 1 and then P V of tile t, the warps take tile
-    // t + 1's softmax. Registers: sc (tile t + 1's scores), pk (tile t's P,
-    // which the P V in flight reads) and o (which it accumulates) are each
-    // touched only once the wgmma that uses them has been waited for.
-    // P as the P V wgmma's A registers: pairs of DT per n8 block, or on the
-    // FP8 path the four registers of each k32 step (f8_key: no shuffles).
-    std::conditional_t<H::kF8, uint32_t[BN / 32][4], uint32_t[BN / 8][2]> pk;
-    auto pack_p = [&]() {
-        if constexpr (H::kF8) {
-#pragma unroll
-            for (int kk = 0; kk < BN / 32; kk++) {
-                const float(&a)[4] = sc[4 * kk], (&b)[4] = sc[4 * kk + 1];
-                const float(&c)[4] = sc[4 * kk + 2], (&d)[4] = sc[4 * kk + 3];
-                pk[kk][0] = e4m3x4(a[0], a[1], b[0], b[1]);
-                pk[kk][1] = e4m3x4(a[2], a[3], b[2], b[3]);
-                pk[kk][2] = e4m3x4(c[0], c[1], d[0], d[1]);
-                pk[kk][3] = e4m3x4(c[2], c[3], d[2], d[3]);
-            }
-        } else {
-            sm.template pack<SC>(sc, pk);
+    // The ring's tiles run on across the CTA's items, as the producer's:
+    // tile t of an item is the CTA's tile g + t (only the parities matter).
+    uint32_t g = 0;
+    int nq = 0;
+    Item it;
+    for (int k = 0; PERSIST || k < 1; k++) {
+        const int item = item_index(k, n_items);
+        if (item < 0)
+            break;
+        if (!item_at<BM, BN>(p, item, n_items, m_tiles, it))
+            continue;
+        // The producer's verdict on the item's block ids (and, on the 16-bit
+        // paths, its Q) is in once bar_q's phase nq completes.
+        pa::ptx::mbar_wait(&bar_q, nq & 1);
+        const bool item_good = item_ok[nq & 1] != 0;
+        nq++;
+        if (!item_good) {
+            if (PERSIST) // (bar_q_empty gates only a persistent CTA's next item)
+                release(&bar_q_empty);
+            continue;
         }
-    };
-    if (n_tiles > 0) {
-        if (!H::kF8)
-            pa::ptx::mbar_wait(&bar_q, 0);
-        turn_wait();
-        issue_qk(0);
-        turn_pass(false);
-        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(sc);
-        release(&bar_empty_k[0]);
-        softmax(0);
-        pack_p(); // o is zero: nothing to rescale
-    }
-    // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
-    // 16 rows of 128 bytes on (V, N-major); for a V^T tile (VT, vLLM's cache
-    // tiles) it is 32 bytes into panel kk / 4, as Q K^T steps through K.
-    // Whether B is N-major is an immediate of the instruction, so the two are
-    // separate code, chosen by the caller outside any runtime branch of the
-    // steady-state loop (ptxas serialises wgmma under one: C7514).
-    auto issue_pv = [&](auto vt, int t) {
-        constexpr bool VT = decltype(vt)::value;
-        pa::ptx::mbar_wait(&bar_full_v[t & 1], (t >> 1) & 1);
-        pa::ptx::fence_proxy_async();
-        const uint64_t dv = stage_at(VT ? dvt0 : dv0, t);
-        pa::ptx::wgmma_pin(o);
-        pa::ptx::wgmma_pin(pk);
-        pa::ptx::wgmma_fence();
+        const int kvh = it.kvh, m0 = it.m0, rows = it.rows;
+        const pa_prefill::Seq &sq = it.sq;
+        const int shift = it.sp.shift, qpos_lo = it.sp.qpos_lo, qpos_hi = it.sp.qpos_hi, k_end = it.sp.k_end;
+        const int k_begin = it.sp.k_begin, c_end = it.sp.c_end, nt_c = it.sp.nt_c;
+        const int p_begin = it.sp.p_begin, n_tiles = it.sp.n_tiles;
+        auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
+        auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
+        int qpos[2];
+        float slope[2];
+        for (int h = 0; h < 2; h++) {
+            const int gr = m0 + r0 + 8 * h, gc = gr < rows ? gr : rows - 1;
+            qpos[h] = shift + gc / group;
+            slope[h] = p.alibi_slopes ? p.alibi_slopes[kvh * group + gc % group] : 0.0f;
+        }
+
+        // O; on the FP8 path one more n8 block, P's row sums (the ones of V^T):
+        // o[HP / 8][2 h] (and every other element of the block) is row h's.
+        constexpr int kOB = HP / 8 + (H::kF8 ? 1 : 0), kON = 8 * kOB;
+        float o[kOB][4];
+        pa::tile::zero_acc(o);
+        typename SC::Softmax sm;
+        sm.init();
+        // FP8: this thread's rows' Q quantisation factors (the row's largest |q|
+        // over 448, e4m3's largest); the scores are sums of Q/qs times K/k_scale.
+        float qs[2] = {1.0f, 1.0f};
         if constexpr (H::kF8) {
-            // e4m3, k32 step kk: keys 32 kk.. (in f8_key order), 32 bytes into V^T's rows.
+            if (n_tiles > 0) {
+                // Quad lane c = lane % 4 takes the row's 8-element chunks c, c+4,
+                // c+8 and c+12, so the quad holds the whole row.
+                const int c = lane & 3;
+                uint4 v[2][4];
 #pragma unroll
-            for (int kk = 0; kk < BN / 32; kk++)
-                pa::ptx::wgmma_rs_e4m3<kON>(reinterpret_cast<float(&)[kON / 2]>(o), pk[kk], desc_at(dv, 32u * kk), 1);
-        } else {
+                for (int h = 0; h < 2; h++) {
+                    const int gr = m0 + r0 + 8 * h;
+                    const T *row = static_cast<const T *>(p.query);
+                    bool ok = gr < rows;
+                    if (ok) {
+                        const int tok = gr / group, head = kvh * group + gr % group;
+                        row += (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
+                    }
+                    float mx = 0.0f;
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++) {
-                // A: pk[2 kk] and pk[2 kk + 1], four registers the P V in
-                // flight reads until its wait (not a copy that ends here).
-                const uint32_t(&a)[4] = reinterpret_cast<const uint32_t(&)[4]>(pk[2 * kk]);
-                const uint32_t vb =
-                    VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u : (uint32_t)kk * 2048u;
-                pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb), 1);
+                    for (int i = 0; i < 4; i++) {
+                        const int e = 8 * (c + 4 * i);
+                        v[h][i] = ok && e < hs ? *reinterpret_cast<const uint4 *>(row + e) : make_uint4(0, 0, 0, 0);
+                        const uint32_t wd[4] = {v[h][i].x, v[h][i].y, v[h][i].z, v[h][i].w};
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            const float2 f = pa::tile::unpack2<DT>(wd[k]);
+                            mx = fmaxf(mx, fmaxf(fabsf(f.x), fabsf(f.y)));
+                        }
+                    }
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                    qs[h] = mx > 0.0f ? mx * (1.0f / 448.0f) : 1.0f;
+                    const float inv = mx > 0.0f ? __fdividef(448.0f, mx) : 0.0f;
+                    const int r = 64 * cw + 16 * w + lane / 4 + 8 * h;
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int cc = c + 4 * i; // 8-element chunk: half of e4m3 chunk cc / 2
+                        *reinterpret_cast<uint2 *>(q_tile + r * 128 + (((cc >> 1) ^ (r & 7)) << 4) + (cc & 1) * 8) =
+                            quant8<DT>(v[h][i], inv);
+                    }
+                }
+                // The warpgroup's wgmma reads its 64 rows of Q through the async proxy.
+                pa::ptx::fence_proxy_async();
+                pa::ptx::named_sync(4 + cw, 128);
             }
         }
-        pa::ptx::wgmma_commit();
-        pa::ptx::wgmma_pin(o);
-        pa::ptx::wgmma_pin(pk);
-    };
-    // The last tile is peeled off the loop, so every pass has both groups in
-    // flight (ptxas serialises the wgmma when a conditional Q K^T leaves the
-    // group count at the wait_group unknown).
-    // With vLLM's cache the cache tiles' P V reads V^T: a loop of its own
-    // over them, then the new-key tiles' loop.
-    auto step = [&](auto vt, int t) {
-        turn_wait();
-        issue_qk(t + 1);
-        issue_pv(vt, t);
-        turn_pass(false);
-        pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
-        pa::ptx::wgmma_pin(sc);
-        release(&bar_empty_k[(t + 1) & 1]);
-        softmax(t + 1);
-        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(o);
-        pa::ptx::wgmma_pin(pk);
-        release(&bar_empty_v[t & 1]);
-        // O's rescale only where a row's running max moved (corr is exp2(0) = 1
-        // exactly otherwise, and x 1 changes nothing): a warp none of whose
-        // rows moved branches past it. Late in a long context most tiles move
-        // no row's max.
-        if (corr[0] != 1.0f || corr[1] != 1.0f) {
+        // An item with no key tile reads no Q: the producer may go on at once.
+        if (PERSIST && n_tiles == 0)
+            release(&bar_q_empty);
+        // Stage st's K and V follow stage 0's by st x (K + V) bytes.
+        const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
+        const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
+        const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
+        const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
+        auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes); };
+
+        // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
+        // step kk is 32 bytes into panel kk / 4 of Q and K.
+        float sc[BN / 8][4];
+        auto issue_qk = [&](int t) {
+            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();
+            const uint64_t dk = stage_at(dk0, t);
+            pa::ptx::wgmma_pin(sc);
+            pa::ptx::wgmma_fence();
+            if constexpr (H::kF8) {
+                // e4m3, k32 step kk: 32 bytes into the rows of Q and K.
+#pragma unroll
+                for (int kk = 0; kk < HP / 32; kk++)
+                    pa::ptx::wgmma_ss_e4m3<BN>(reinterpret_cast<float(&)[BN / 2]>(sc), desc_at(dq, 32u * kk),
+                                               desc_at(dk, 32u * kk), kk > 0);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < HP / 16; kk++) {
+                    const uint32_t kb = (uint32_t)(kk >> 2) * (uint32_t)BN * 128u + (uint32_t)(kk & 3) * 32u;
+                    const uint32_t qb = (uint32_t)(kk >> 2) * (uint32_t)BM * 128u + (uint32_t)(kk & 3) * 32u;
+                    pa::ptx::wgmma_ss<DT, BN, false, false>(reinterpret_cast<float(&)[BN / 2]>(sc),
+                                                            desc_at<H::kVt>(dq, qb), desc_at<H::kVt>(dk, kb), kk > 0);
+                }
+            }
+            pa::ptx::wgmma_commit();
+            pa::ptx::wgmma_pin(sc);
+        };
+        // Tile t's scores in sc (complete) to probabilities in place; each row's
+        // factor for the old sums and O in corr.
+        float corr[2];
+        auto softmax = [&](int t) {
+            const int ks = tile_start(t), ke = tile_end(t);
+            // FP8 path: new keys were quantised with 1 / k_scale too.
+            const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
+            const bool edge =
+                ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
+            const bool plain = !edge && !alibi && !(cap > 0.0f) && ts > 0.0f;
+            // Each row's factor to the logit: ts, times the row's qs on the FP8
+            // path (1 otherwise, folded away).
+            const float tsr[2] = {ts * qs[0], ts * qs[1]};
+            if (!plain) {
+                // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
+                // are bounds on it (causal: kp <= qp; window: kp > qp - window;
+                // segment: kp < ke), so without soft cap and ALiBi an edge tile
+                // costs one compare and select per score.
+                const int c0 = ks + (lane & 3) * 2;
+                if (!alibi && !(cap > 0.0f)) {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0;           // kp - c0 < hi
+                        const int lo = window > 0 ? qpos[h] - window + 1 - c0 : -1 << 30; // kp - c0 >= lo
+#pragma unroll
+                        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                            for (int e = 0; e < 2; e++) {
+                                const int d = j * 8 + e;
+                                sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * tsr[h] : -INFINITY;
+                            }
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            const int h = i >> 1, kp = c0 + j * 8 + (i & 1), qp = qpos[h];
+                            float x = sc[j][i] * tsr[h];
+                            if (cap > 0.0f)
+                                x = cap * tanhf(x * inv_cap);
+                            if (alibi)
+                                x += slope[h] * (float)(kp - qp);
+                            const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+                            sc[j][i] = masked ? -INFINITY : x;
+                        }
+                }
+            }
+            if constexpr (H::kF8) {
+                // P is lifted by 2^8 (SoftmaxN::exponents_rows).
+                const float mul[2] = {plain ? tsr[0] * kLog2e : kLog2e, plain ? tsr[1] * kLog2e : kLog2e};
+                sm.template exponents_rows<SC, false>(sc, mul, 8.0f, corr); // sums: P V's ones
+            } else {
+                sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
+            }
+        };
+
+        // FlashAttention-3's ping-pong between the two consumer warpgroups: they
+        // take turns to issue their wgmma (named barrier 2 + cw: "warpgroup cw may
+        // issue"), so one's softmax runs under the other's tensor work instead of
+        // beside it. Warpgroup 1 lets warpgroup 0 go first, and skips its last
+        // hand-back, so every generation completes (each warpgroup issues
+        // n_tiles + 1 times).
+        auto turn_wait = [&]() { pa::ptx::named_sync(2 + cw, 256); };
+        auto turn_pass = [&](bool last) {
+            if (!(last && cw == 1))
+                pa::ptx::named_arrive(2 + (1 - cw), 256);
+        };
+        if (n_tiles > 0 && cw == 1)
+            pa::ptx::named_arrive(2, 256);
+
+        // FlashAttention-3's overlap within the warpgroup: while the tensor cores
+        // run Q K^T of tile t + 1 and then P V of tile t, the warps take tile
+        // t + 1's softmax. Registers: sc (tile t + 1's scores), pk (tile t's P,
+        // which the P V in flight reads) and o (which it accumulates) are each
+        // touched only once the wgmma that uses them has been waited for.
+        // P as the P V wgmma's A registers: pairs of DT per n8 block, or on the
+        // FP8 path the four registers of each k32 step (f8_key: no shuffles).
+        std::conditional_t<H::kF8, uint32_t[BN / 32][4], uint32_t[BN / 8][2]> pk;
+        auto pack_p = [&]() {
             if constexpr (H::kF8) {
 #pragma unroll
-                for (int j = 0; j < kOB; j++) // the row sums too
-                    for (int i = 0; i < 4; i++)
-                        o[j][i] *= corr[i >> 1];
+                for (int kk = 0; kk < BN / 32; kk++) {
+                    const float(&a)[4] = sc[4 * kk], (&b)[4] = sc[4 * kk + 1];
+                    const float(&c)[4] = sc[4 * kk + 2], (&d)[4] = sc[4 * kk + 3];
+                    pk[kk][0] = e4m3x4(a[0], a[1], b[0], b[1]);
+                    pk[kk][1] = e4m3x4(a[2], a[3], b[2], b[3]);
+                    pk[kk][2] = e4m3x4(c[0], c[1], d[0], d[1]);
+                    pk[kk][3] = e4m3x4(c[2], c[3], d[2], d[3]);
+                }
             } else {
-                sm.template rescale<SC>(o, corr);
+                sm.template pack<SC>(sc, pk);
             }
+        };
+        if (n_tiles > 0) {
+            turn_wait();
+            issue_qk(0);
+            turn_pass(false);
+            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(sc);
+            release(&bar_empty_k[g & 1]);
+            if (PERSIST && n_tiles == 1) // the item's last Q K^T is done
+                release(&bar_q_empty);
+            softmax(0);
+            pack_p(); // o is zero: nothing to rescale
         }
-        pack_p();
-    };
-    auto last = [&](auto vt) {
-        turn_wait();
-        issue_pv(vt, n_tiles - 1);
-        turn_pass(true);
-        pa::ptx::wgmma_wait<0>();
-        pa::ptx::wgmma_pin(o);
-        release(&bar_empty_v[(n_tiles - 1) & 1]);
-    };
-    // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
-    using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;
-    using VTile = std::integral_constant<bool, H::kF8>;
-    int t = 0;
-    if (H::kVt && !H::kF8)
-        for (; t + 1 < n_tiles && t < nt_c; t++)
-            step(VtTile{}, t);
-    for (; t + 1 < n_tiles; t++)
-        step(VTile{}, t);
-    if (n_tiles > 0) {
-        if (H::kVt && !H::kF8 && n_tiles - 1 < nt_c)
-            last(VtTile{});
-        else
-            last(VTile{});
-    }
-    if constexpr (H::kF8) {
-        // Row h's sum of P (as rounded to e4m3: the weights P V used) is in
-        // every column of the last block; each thread has its rows' whole sums.
+        // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
+        // 16 rows of 128 bytes on (V, N-major); for a V^T tile (VT, vLLM's cache
+        // tiles) it is 32 bytes into panel kk / 4, as Q K^T steps through K.
+        // Whether B is N-major is an immediate of the instruction, so the two are
+        // separate code, chosen by the caller outside any runtime branch of the
+        // steady-state loop (ptxas serialises wgmma under one: C7514).
+        auto issue_pv = [&](auto vt, int t) {
+            constexpr bool VT = decltype(vt)::value;
+            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();
+            const uint64_t dv = stage_at(VT ? dvt0 : dv0, t);
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);
+            pa::ptx::wgmma_fence();
+            if constexpr (H::kF8) {
+                // e4m3, k32 step kk: keys 32 kk.. (in f8_key order), 32 bytes into V^T's rows.
+#pragma unroll
+                for (int kk = 0; kk < BN / 32; kk++)
+                    pa::ptx::wgmma_rs_e4m3<kON>(reinterpret_cast<float(&)[kON / 2]>(o), pk[kk], desc_at(dv, 32u * kk),
+                                                1);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++) {
+                    // A: pk[2 kk] and pk[2 kk + 1], four registers the P V in
+                    // flight reads until its wait (not a copy that ends here).
+                    const uint32_t(&a)[4] = reinterpret_cast<const uint32_t(&)[4]>(pk[2 * kk]);
+                    const uint32_t vb = VT ? (uint32_t)(kk >> 2) * (uint32_t)HP * 128u + (uint32_t)(kk & 3) * 32u
+                                           : (uint32_t)kk * 2048u;
+                    pa::ptx::wgmma_rs<DT, HP, !VT>(reinterpret_cast<float(&)[HP / 2]>(o), a, desc_at<H::kVt>(dv, vb),
+                                                   1);
+                }
+            }
+            pa::ptx::wgmma_commit();
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);
+        };
+        // The last tile is peeled off the loop, so every pass has both groups in
+        // flight (ptxas serialises the wgmma when a conditional Q K^T leaves the
+        // group count at the wait_group unknown).
+        // With vLLM's cache the cache tiles' P V reads V^T: a loop of its own
+        // over them, then the new-key tiles' loop.
+        auto step = [&](auto vt, int t) {
+            turn_wait();
+            issue_qk(t + 1);
+            issue_pv(vt, t);
+            turn_pass(false);
+            pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
+            pa::ptx::wgmma_pin(sc);
+            release(&bar_empty_k[(g + t + 1) & 1]);
+            if (PERSIST && t + 2 == n_tiles) // the item's last Q K^T is done: the producer may load the next Q
+                release(&bar_q_empty);
+            softmax(t + 1);
+            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(o);
+            pa::ptx::wgmma_pin(pk);
+            release(&bar_empty_v[(g + t) & 1]);
+            // O's rescale only where a row's running max moved (corr is exp2(0) = 1
+            // exactly otherwise, and x 1 changes nothing): a warp none of whose
+            // rows moved branches past it. Late in a long context most tiles move
+            // no row's max.
+            if (corr[0] != 1.0f || corr[1] != 1.0f) {
+                if constexpr (H::kF8) {
+#pragma unroll
+                    for (int j = 0; j < kOB; j++) // the row sums too
+                        for (int i = 0; i < 4; i++)
+                            o[j][i] *= corr[i >> 1];
+                } else {
+                    sm.template rescale<SC>(o, corr);
+                }
+            }
+            pack_p();
+        };
+        auto last = [&](auto vt) {
+            turn_wait();
+            issue_pv(vt, n_tiles - 1);
+            turn_pass(true);
+            pa::ptx::wgmma_wait<0>();
+            pa::ptx::wgmma_pin(o);
+            release(&bar_empty_v[(g + n_tiles - 1) & 1]);
+        };
+        // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
+        using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;
+        using VTile = std::integral_constant<bool, H::kF8>;
+        int t = 0;
+        if (H::kVt && !H::kF8)
+            for (; t + 1 < n_tiles && t < nt_c; t++)
+                step(VtTile{}, t);
+        for (; t + 1 < n_tiles; t++)
+            step(VTile{}, t);
+        if (n_tiles > 0) {
+            if (H::kVt && !H::kF8 && n_tiles - 1 < nt_c)
+                last(VtTile{});
+            else
+                last(VTile{});
+        }
+        if constexpr (H::kF8) {
+            // Row h's sum of P (as rounded to e4m3: the weights P V used) is in
+            // every column of the last block; each thread has its rows' whole sums.
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const float l = o[HP / 8][2 * h], inv = l > 0.0f ? __fdividef(1.0f, l) : 0.0f;
+#pragma unroll
+                for (int j = 0; j < HP / 8; j++) {
+                    o[j][2 * h] *= inv;
+                    o[j][2 * h + 1] *= inv;
+                }
+            }
+        } else {
+            sm.template finalize<SC>(o);
+        }
+
+        // Output rows [tokens, heads, head]: two elements per store. The FP8
+        // path's V tiles hold V / v_scale throughout: v_scale is applied here.
+        const float ov = H::kF8 && p.v_scale ? *p.v_scale : 1.0f;
+        T *out = static_cast<T *>(p.out);
+        const int c0 = (lane & 3) * 2;
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const float l = o[HP / 8][2 * h], inv = l > 0.0f ? __fdividef(1.0f, l) : 0.0f;
+            const int gr = m0 + r0 + 8 * h;
+            if (gr >= rows)
+                continue;
+            const int tok = gr / group, head = kvh * group + gr % group;
+            T *row = out + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
 #pragma unroll
-            for (int j = 0; j < HP / 8; j++) {
-                o[j][2 * h] *= inv;
-                o[j][2 * h + 1] *= inv;
-            }
+            for (int j = 0; j < HP / 8; j++)
+                if (j * 8 < hs)
+                    *reinterpret_cast<uint32_t *>(row + j * 8 + c0) =
+                        pa::tile::pack2<DT>(o[j][2 * h] * ov, o[j][2 * h + 1] * ov);
         }
-    } else {
-        sm.template finalize<SC>(o);
-    }
-
-    // Output rows [tokens, heads, head]: two elements per store. The FP8
-    // path's V tiles hold V / v_scale throughout: v_scale is applied here.
-    const float ov = H::kF8 && p.v_scale ? *p.v_scale : 1.0f;
-    T *out = static_cast<T *>(p.out);
-    const int c0 = (lane & 3) * 2;
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int gr = m0 + r0 + 8 * h;
-        if (gr >= rows)
-            continue;
-        const int tok = gr / group, head = kvh * group + gr % group;
-        T *row = out + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
-#pragma unroll
-        for (int j = 0; j < HP / 8; j++)
-            if (j * 8 < hs)
-                *reinterpret_cast<uint32_t *>(row + j * 8 + c0) =
-                    pa::tile::pack2<DT>(o[j][2 * h] * ov, o[j][2 * h + 1] * ov);
+        g += (uint32_t)n_tiles;
     }
 #else
     (void)p;
@@ -1118,19 +1287,51 @@ template <class H> __global__ void __launch_bounds__(384, 1) prefill_wgmma_kerne
 #endif
 }
 
+// CTAs of the launch for n_items items: one per item (the grid the H100
+// measured on 2026-11-27), unless the environment variable
+// PAGEDATTN_PREFILL_PERSISTENT, read at each launch, asks for persistent CTAs:
+// "on" for one per SM (the kernel's shared memory and registers allow one), a
+// number n > 0 for at most n; "off", 0 or anything else for one per item.
+// Persistent CTAs start an item's first loads under the last one's final tiles
+// and output (FlashAttention-3's scheduling) but pay for it in the tile loop
+// (PERSIST above); which wins is for a GPU to measure. Outputs are bitwise the
+// same either way: an item's work does not depend on the CTA that runs it.
+inline long long wgmma_persistent_ctas() {
+    const char *e = getenv("PAGEDATTN_PREFILL_PERSISTENT");
+    if (!e)
+        return 0;
+    if (strcmp(e, "on") == 0) {
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms <= 0) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        return sms;
+    }
+    char *end = nullptr;
+    const long long v = strtoll(e, &end, 10);
+    return end != e && *end == '\0' && v > 0 ? v : 0;
+}
+
 template <int HP, int DT, int KV, bool F8 = false>
 cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
     using H = HCfg<HP, DT, KV, F8>;
-    const int group = p.num_heads / p.num_kv_heads;
-    const int64_t m_tiles = ((int64_t)p.max_q_len * group + H::BM - 1) / H::BM;
-    if (m_tiles == 0 || p.num_seqs == 0)
+    const long long n_items = (long long)item_m_tiles(p, H::BM) * p.num_seqs * p.num_kv_heads;
+    if (n_items == 0)
         return cudaSuccess;
-    cudaError_t e =
-        cudaFuncSetAttribute(prefill_wgmma_kernel<H>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)H::smem_bytes);
+    const long long want = wgmma_persistent_ctas();
+    const bool persist = want > 0 && want < n_items;
+    const long long ctas = persist ? want : n_items;
+    // The kernel numbers items in int; pa_prefill_hopper_head keeps launches
+    // with more than 2^30 of them on mma.sync.
+    if (n_items + ctas > 0x7fffffffLL)
+        return cudaErrorInvalidConfiguration;
+    auto kernel = persist ? prefill_wgmma_kernel<H, true> : prefill_wgmma_kernel<H, false>;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)H::smem_bytes);
     if (e != cudaSuccess)
         return e;
-    dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
-    PA_LAUNCH(grid, H::kThreads, H::smem_bytes, stream, prefill_wgmma_kernel<H>)(p);
+    PA_LAUNCH((unsigned)ctas, H::kThreads, H::smem_bytes, stream, kernel)(p);
     return cudaGetLastError();
 }
 

@@ -162,6 +162,15 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * are then within pa_tolerance_fp8_path(), not pa_tolerance_for(): the price
  * of the rate. Other launches run as under PA_PREFILL_PATH_HOPPER.
  *
+ * The Hopper kernel runs one CTA per work item (128 query rows of a sequence
+ * and KV head). The environment variable PAGEDATTN_PREFILL_PERSISTENT, read at
+ * each launch, asks for persistent CTAs instead (FlashAttention-3's
+ * scheduling: each CTA takes its share of the items in turn, an item's first
+ * loads under the previous one's last tiles and output): "on" for one per SM,
+ * a number n > 0 for at most n; "off", 0 or unset for one per item. Opt-in
+ * until a GPU has measured it (since 2026-11-28, interpret mode only); outputs
+ * are bitwise the same either way.
+ *
  * When pa_set_prefill_path was never called, the environment variable
  * PAGEDATTN_PREFILL_PATH (auto, mma, hopper or hopper-fp8) decides; an unknown
  * value is AUTO. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */

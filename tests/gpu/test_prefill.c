@@ -797,8 +797,7 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
 /* Device data that breaks the host bounds: the sequence is skipped (its rows
  * stay as they were), the others are computed, nothing is read out of bounds
  * (run under compute-sanitizer memcheck). */
-Test(prefill_gpu, bad_device_data_skips_the_sequence) {
-    PA_SKIP_WITHOUT_GPU();
+static void bad_device_data_cases(void) {
     const int ql[3] = {20, 5, 9}, cl[3] = {30, 8, 40};
     for (int v = 0; v < 3; v++) {
         ctx_case c = {.seed = 9000u + v,
@@ -837,6 +836,10 @@ Test(prefill_gpu, bad_device_data_skips_the_sequence) {
         dev_ctx_free(&d);
         pa_context_problem_free(pr);
     }
+}
+Test(prefill_gpu, bad_device_data_skips_the_sequence) {
+    PA_SKIP_WITHOUT_GPU();
+    bad_device_data_cases();
 }
 
 /* Captured once in a CUDA graph, replayed after the device lengths changed:
@@ -1351,6 +1354,73 @@ Test(prefill_hopper, many_tiles_per_cta) {
     hopper_end(before, 2);
 }
 
+/* The persistent grid (launch_wgmma): with PAGEDATTN_PREFILL_PERSISTENT at 1,
+ * 2 and 3 CTAs, each runs many items (128 query rows of a sequence and KV
+ * head), so the ring's barriers, Q's barriers and the ping-pong go round
+ * across items, and the last round has fewer items than CTAs. Prompts with sequences of 300 down to 1 token
+ * (items with no rows skipped, heavy and light ones mixed), causal and
+ * cross-attention with rows that see no key; context attention on flash and
+ * vLLM caches, 16-bit and fp8 (raw staging buffers reused across items);
+ * each against the reference. */
+static void set_persistent(int ctas) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", ctas);
+    cr_assert_eq(setenv("PAGEDATTN_PREFILL_PERSISTENT", v, 1), 0);
+}
+Test(prefill_hopper, persistent_ctas) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    // The longest sequence first: 100 items at 8/2 heads, so with 3 CTAs the
+    // last round's slots past item 99 map (wrongly) onto real rows of sequence 0.
+    const int ql[5] = {300, 1, 129, 5, 64}, kl[5] = {2, 7, 200, 3, 300};
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},
+        {PA_LAYOUT_VLLM, B, B, 64, 16, 2, 1, 0},
+        {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 4, 0, 100},
+        {PA_LAYOUT_VLLM, F, E5, 96, 16, 4, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    long n = 0;
+    for (int ctas = 1; ctas <= 3; ctas++) {
+        set_persistent(ctas);
+        for (int cross = 0; cross < 2; cross++) {
+            pa_prompt_problem_cfg c = {.seed = 14000u + (uint64_t)(2 * ctas + cross),
+                                       .dtype = cross ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                                       .attn_type = PA_ATTN_DECODER,
+                                       .num_seqs = 5,
+                                       .num_heads = 8,
+                                       .num_kv_heads = 2,
+                                       .head_size = cross ? 64 : 128,
+                                       .q_lens = ql,
+                                       .k_lens = cross ? kl : NULL};
+            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+            char what[96];
+            snprintf(what, sizeof what, "hopper, %d persistent CTAs: %s prompt", ctas, cross ? "cross" : "causal");
+            check_prompt(pr, what);
+            pa_prompt_problem_free(pr);
+            n++;
+        }
+        run_hopper_ctx(cs, nc, 14100u + 16u * (uint64_t)ctas);
+        n += nc;
+    }
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, n);
+}
+
+/* prefill_gpu/bad_device_data_skips_the_sequence on one persistent CTA: the
+ * bad sequence's items (lengths refused by every role, or a block id the
+ * producer finds out of range and reports through the item's verdict) are
+ * skipped, and the good sequences' items before and after them computed. */
+Test(prefill_hopper, persistent_cta_skips_bad_sequences) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    set_persistent(1);
+    bad_device_data_cases();
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, 3);
+}
+
 /* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles
  * copied a tile ahead into the producer's staging buffers and converted into
  * the stage; flash NHD/HND and vLLM's layout (V^T, blocks of 16 and 32), heads
@@ -1517,6 +1587,25 @@ Test(prefill_hopper_fp8, soft_cap_and_long_context) {
     for (int i = 0; i < 2; i++)
         run_fp8_case(&cs[i]);
     hopper_fp8_end(before, 2);
+}
+
+/* The FP8 path on 1 and 2 persistent CTAs (prefill_hopper/persistent_ctas):
+ * the context cases above, so each CTA's items reuse the raw V staging
+ * buffers and the e4m3 Q rows the consumers quantise. */
+Test(prefill_hopper_fp8, persistent_ctas) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E4, 128, 16, 8, 1, 100},
+    };
+    for (int ctas = 1; ctas <= 2; ctas++) {
+        set_persistent(ctas);
+        run_hopper_ctx_with(cs, 2, 14200u + 4u * (uint64_t)ctas, run_fp8_case);
+    }
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_fp8_end(before, 4);
 }
 
 /* Flash caches with padded rows (strides of 128 bytes) at heads 120 and 104:

@@ -767,6 +767,18 @@ Test(prefill_path, hopper_shape_rules) {
     q.k_stride = 2 * 128 + 4; /* rows 8 bytes off 16 */
     pa_prefill_kparams_from_prompt(&k, &q);
     cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned key rows");
+    /* Work items (128 GQA-packed query rows of a sequence and KV head; group 2
+     * here): up to 2^30 of them; past that, mma.sync. */
+    q.k_stride = 0;
+    q.max_seqlen_q = 65536; /* 1024 items a sequence and KV head */
+    q.num_seqs = 1 << 19;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 128, "2^30 work items");
+    q.num_seqs = (1 << 19) + 1;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "2^30 + 2048 work items");
+    q.num_seqs = 1;
+    q.max_seqlen_q = 1;
 
     /* Context mode: the cache's layout and dtype decide. */
     pa_context_attention_params c = {.out = buf,
