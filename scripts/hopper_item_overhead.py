@@ -34,19 +34,6 @@ import sys
 SMS = 132
 
 
-def items_of(b, L, group=4, kv_heads=8, bm=128, bn=128):
-    """(items, interior tiles, edge tiles) of a causal prompt batch."""
-    tok = bm // group
-    n, interior, edge = 0, 0, 0
-    for j in range((L + tok - 1) // tok):
-        k_end = min(L, tok * j + tok)
-        tiles = (k_end + bn - 1) // bn
-        n += 1
-        edge += 1
-        interior += tiles - 1
-    return n * b * kv_heads, interior * b * kv_heads, edge * b * kv_heads
-
-
 def item_weights(b, L, group=4, kv_heads=8, bm=128, bn=128, edge=1.5, per_item=0.0):
     """Each item's cost in tiles (interior + edge x its diagonal tile + per_item), in the kernel's
     item order: query tiles heaviest first, then sequences, then KV heads (item_at)."""
@@ -95,7 +82,8 @@ def main():
         b, L, h, kvh, hs = map(int, m.groups())
         if (h, kvh, hs) != (32, 8, 128):
             continue
-        n, ti, te = items_of(b, L, h // kvh, kvh)
+        w0 = item_weights(b, L, h // kvh, kvh, edge=0.0)  # interior tiles; one diagonal tile an item
+        n, ti, te = len(w0), sum(w0), len(w0)
         pts.append(dict(case=r["case"], b=b, L=L, ms=float(r["ms"]), flops=float(r["flops"]), n=n,
                         tiles=ti + a.edge_weight * te))
     if len(pts) < 2:

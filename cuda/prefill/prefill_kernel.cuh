@@ -285,9 +285,10 @@ __device__ __forceinline__ void key_row_offsets(const pa_prefill_kparams &p, int
     vo = v;
 }
 
-// Every context block id of the sequence in range (checked by the whole CTA,
-// so all CTAs of a sequence agree on skipping it).
-template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
+// Whether any of this thread's share (every THREADS-th, from threadIdx.x) of
+// the sequence's context block ids is out of range.
+template <int THREADS>
+__device__ __forceinline__ int blocks_bad_share(const pa_prefill_kparams &p, int s, int n_cache) {
     int bad = 0;
     if (n_cache > 0) {
         const int nb = (n_cache + p.g.block_size - 1) / p.g.block_size;
@@ -297,7 +298,12 @@ template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefil
             bad |= b < 0 || b >= p.num_blocks;
         }
     }
-    return !__syncthreads_or(bad);
+    return bad;
+}
+// Every context block id of the sequence in range (checked by the whole CTA,
+// so all CTAs of a sequence agree on skipping it).
+template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
+    return !__syncthreads_or(blocks_bad_share<THREADS>(p, s, n_cache));
 }
 
 template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {

@@ -707,15 +707,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);
             bool ok = true;
             if (p.mode == PA_PREFILL_MODE_CONTEXT) {
-                int bad = 0;
-                if (sq.n_cache > 0) {
-                    const int nb = (sq.n_cache + p.g.block_size - 1) / p.g.block_size;
-                    const int32_t *table = p.block_tables + (int64_t)s * p.block_table_stride;
-                    for (int j = threadIdx.x; j < nb; j += 128) {
-                        const int32_t b = table[j];
-                        bad |= b < 0 || b >= p.num_blocks;
-                    }
-                }
+                int bad = pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache);
 #pragma unroll
                 for (int o = 16; o > 0; o >>= 1)
                     bad |= __shfl_xor_sync(0xffffffffu, bad, o);
