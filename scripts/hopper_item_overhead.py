@@ -20,10 +20,12 @@ diagonal cuts an edge tile (masks: W, default 1.5, the consumers' issue ratio
 
 Then, for persistent CTAs (PAGEDATTN_PREFILL_PERSISTENT, since 2026-11-28)
 that hide a fraction h of c under the previous item's tiles, the predicted
-rate, before what their tile loop costs more (89 warp instructions per
-consumer warp and tile: budget-notes/hopper-persistent-2026-11-28.md). Which
-h the hardware gives, and whether it pays for that, is what a GPU run must
-measure (side_by_side.py times both).
+rate. Their tile loop first cost 89 warp instructions per consumer warp and
+tile more than the one-item kernel's (budget-notes/hopper-persistent-
+2026-11-28.md), and since the warp-uniform warpgroup index 11 (558 against
+547 at head 128, budget-notes/hopper-uniform-cw-2026-11-28.md), so what
+they trade is mostly the balance table below. Which h the hardware gives is
+what a GPU run must measure (side_by_side.py times both).
 """
 import argparse
 import json

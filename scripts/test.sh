@@ -7,10 +7,12 @@
 # Environment: PA_GPU_ARCHS (default "80;90a"; CI builds "90" to save time),
 #              PA_SKIP_ASAN=1, PA_SKIP_FUZZ=1, PA_FUZZ_SECONDS (default 60),
 #              PA_SKIP_PYTHON=1 (skips pip install . + pytest of python/tests).
+#              PA_SKIP_SASS=1 (no cuobjdump install for check-sm90a's uniform-descriptor check).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) \
-PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
+PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) \
+PA_WANT_SASS=$([ "${PA_SKIP_SASS:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
 set +e
 
 ARCHS=${PA_GPU_ARCHS:-80;90a}

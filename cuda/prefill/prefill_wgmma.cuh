@@ -610,11 +610,10 @@ __device__ __forceinline__ int item_index(int k, int n_items) {
 }
 
 // PERSIST: the CTA runs items in rounds (item_index); without it each CTA
-// runs item blockIdx.x and no loop surrounds the tile loops. The two are
-// separate instances: around an outer loop, ptxas keeps the wgmma descriptors
-// in vector registers and moves each to uniform ones (R2UR) before its wgmma,
-// 89 more instructions per consumer warp and tile at head 128 (budget-notes/
-// hopper-persistent-2026-11-28.md), a price the one-item CTA need not pay.
+// runs item blockIdx.x and no loop surrounds the tile loops (the grid the
+// H100 measured, and the default launch). The two are separate instances; with
+// the warpgroup index warp-uniform (cw below) their consumer tiles cost 558 and
+// 547 warp instructions at head 128 (budget-notes/hopper-uniform-cw-2026-11-28.md).
 template <class H, bool PERSIST>
 __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_kparams p) {
 #if PA_WGMMA_OK || defined(PA_INTERPRET)
@@ -636,7 +635,6 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     const int group = p.num_heads / p.num_kv_heads;
     const int m_tiles = item_m_tiles(p, BM);
     const int n_items = m_tiles * p.num_seqs * p.num_kv_heads; // < 2^31 - gridDim.x (launch_wgmma)
-    const int hs = p.head_size;
 
     // The tiles on a 1024-byte boundary of the shared window.
     const uint32_t win0 = pa::ptx::smem_window_addr(smem_raw);
@@ -672,6 +670,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     if (wg == 0) {
         // ---- producer ------------------------------------------------------------
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
+        const int hs = p.head_size;
         // The ring's tiles run on across the CTA's items: tile t of an item is
         // the CTA's tile g + t (stage (g + t) & 1, phase ((g + t) >> 1) & 1;
         // 32 bits, which wrap keeping both). A stage's `empty` barrier is waited
@@ -893,7 +892,21 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     }
     // ---- consumers -------------------------------------------------------------------
     pa::ptx::setmaxnreg_inc<H::kConsumerRegs>();
-    const int cw = wg - 1;                      // rows [64 cw, 64 cw + 64) of the CTA's tile
+    // Rows [64 cw, 64 cw + 64) of the CTA's tile. cw is broadcast from lane 0
+    // (as CUTLASS's canonical_warp_group_idx) so that ptxas knows it is
+    // warp-uniform: the wgmma descriptors built from it then live in uniform
+    // registers. Computed from threadIdx alone they were vector registers,
+    // moved to uniform ones before every wgmma (R2UR), and around the
+    // persistent item loop rebuilt with 64-bit vector adds at each k-step
+    // (budget-notes/hopper-uniform-cw-2026-11-28.md).
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+    // The head size, validated on the host (1..HP); the bounds tell nvcc it is
+    // positive, so its 64-bit uses need no sign word. (Each role reads its own:
+    // one hs for both, read before the roles split, had ptxas keep that sign
+    // word live from the kernel's start and spill it in the persistent f16
+    // instance over vLLM's fp8 cache at HP 64; the bounds on the producer's
+    // made the 56-register producer of HP 128 over that cache spill instead.)
+    const int hs = min(max(p.head_size, 1), HP);
     const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
     // fp8 cache tiles: K was converted exactly, so its scale joins the score scale.
     const float scale = p.scale, cap = p.soft_cap;
