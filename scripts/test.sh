@@ -101,7 +101,7 @@ else
     status=1
 fi
 
-echo "== the sm_90a kernels compile clean: -Werror, no spills (scripts/check-sm90a.sh) =="
+echo "== the sm_90a kernels compile clean: -Werror, no spills, uniform wgmma descriptors (scripts/check-sm90a.sh) =="
 if scripts/check-sm90a.sh build; then
     echo "build    check-sm90a                   1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
