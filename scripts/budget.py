@@ -84,13 +84,21 @@ H100 = dict(
 PIP_CMD = "pip install --target /tmp/nvtools nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
 
 
-def find_tool(name, install):
+def locate_tool(name):
+    """The path of a CUDA binary tool (PATH, the toolkit, or PIP_CMD's wheels), or None."""
     cands = [shutil.which(name), "/usr/local/cuda/bin/" + name]
     cands += sorted(glob.glob("/tmp/nvtools/nvidia/*/bin/" + name))
     cands += sorted(glob.glob("/tmp/nvtools/nvidia/*/*/bin/" + name))
     for c in cands:
         if c and os.access(c, os.X_OK):
             return c
+    return None
+
+
+def find_tool(name, install):
+    c = locate_tool(name)
+    if c:
+        return c
     if not install:
         sys.exit("budget.py: %s not found; install it with:\n  %s" % (name, PIP_CMD))
     print("budget.py: %s not found; running: %s" % (name, PIP_CMD), file=sys.stderr)

@@ -70,27 +70,12 @@ print("check-sm90a: setmaxnreg pool covers the budgets of %d Hopper kernels" % n
 PY
             status=1
         fi
-        # The wgmma descriptors stay in uniform registers (scripts/hopper_uniform_desc.py), read
-        # from the SASS when cuobjdump is at hand (the CUDA toolkit's, or the PyPI wheel that
-        # scripts/budget.py installs: pip install --target /tmp/nvtools nvidia-cuda-cuobjdump).
-        if [ "$src" = cuda/prefill/inst_hopper.cu ]; then
-            objdump=""
-            for c in "$(command -v cuobjdump || true)" /usr/local/cuda/bin/cuobjdump /tmp/nvtools/nvidia/*/bin/cuobjdump \
-                /tmp/nvtools/nvidia/*/*/bin/cuobjdump; do
-                if [ -n "$c" ] && [ -x "$c" ]; then
-                    objdump=$c
-                    break
-                fi
-            done
-            if [ -z "$objdump" ]; then
-                echo "check-sm90a: uniform wgmma descriptors not checked (no cuobjdump)"
-            elif ! "$objdump" -sass "$out/$(basename "$src").o" >"$out/sass" 2>"$out/sass.err"; then
-                echo "check-sm90a: cuobjdump failed on $src:"
-                cat "$out/sass.err"
-                status=1
-            elif ! python3 "$root/scripts/hopper_uniform_desc.py" "$out/sass" | sed 's/^hopper_uniform_desc/check-sm90a/'; then
-                status=1
-            fi
+        # The wgmma descriptors stay in uniform registers (scripts/hopper_uniform_desc.py, which
+        # reads the SASS when it finds cuobjdump; scripts/deps.sh installs one under test.sh).
+        if [ "$src" = cuda/prefill/inst_hopper.cu ] &&
+            ! python3 "$root/scripts/hopper_uniform_desc.py" "$out/$(basename "$src").o" |
+            sed 's/^hopper_uniform_desc/check-sm90a/'; then
+            status=1
         fi
     else
         echo "check-sm90a: $src FAILED"

@@ -35,9 +35,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 # cuobjdump, for check-sm90a's SASS check (scripts/hopper_uniform_desc.py): the
 # toolkit's when it has one, else NVIDIA's PyPI wheel into /tmp/nvtools (where
-# scripts/budget.py looks too). Without network the check says it was skipped.
-if [ "${PA_WANT_SASS:-0}" = 1 ] && ! command -v cuobjdump >/dev/null 2>&1 &&
-    [ ! -x /usr/local/cuda/bin/cuobjdump ] && ! ls /tmp/nvtools/nvidia/*/bin/cuobjdump >/dev/null 2>&1; then
+# scripts/budget.py's locate_tool looks). Without network the check says it was skipped.
+if [ "${PA_WANT_SASS:-0}" = 1 ] && ! python3 "$(dirname "${BASH_SOURCE[0]}")/hopper_uniform_desc.py" --locate >/dev/null 2>&1; then
     echo "scripts/deps.sh: installing cuobjdump (pip: nvidia-cuda-cuobjdump) into /tmp/nvtools"
     python3 -m pip install -q --disable-pip-version-check --retries 0 --timeout 20 --target /tmp/nvtools \
         nvidia-cuda-cuobjdump >/dev/null 2>&1 || echo "scripts/deps.sh: could not install cuobjdump" >&2

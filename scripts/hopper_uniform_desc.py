@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The Hopper prefill kernel's wgmma descriptors stay in uniform registers.
 
-    python3 scripts/hopper_uniform_desc.py SASS_FILE
+    python3 scripts/hopper_uniform_desc.py OBJECT     (scripts/check-sm90a.sh)
+    python3 scripts/hopper_uniform_desc.py --locate   (prints cuobjdump's path, or exits 1)
 
-SASS_FILE: `cuobjdump -sass` of an object built for sm_90a from
-cuda/prefill/inst_hopper.cu. In every prefill_wgmma_kernel instance, no R2UR
+OBJECT: an object or cubin built for sm_90a from cuda/prefill/inst_hopper.cu,
+read through `cuobjdump -sass` (found as scripts/budget.py finds its tools;
+without one the check says so and passes). In every prefill_wgmma_kernel
+instance, no R2UR
 may sit among the wgmmas of one batch (from a batch's first wgmma to the one
 that commits it, gsb0). A wgmma takes its descriptors from uniform registers
 only, so an R2UR there means ptxas keeps a descriptor in vector registers and
@@ -19,8 +22,13 @@ may hold up to MAX_R2UR = 8: below the 16-84 this guards against.
 Exits 1 and names the instances above it; 2 when it finds no instance, or
 one with no wgmma batch (the check would be vacuous).
 """
+import os
 import re
+import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from budget import locate_tool  # noqa: E402
 
 GMMA = re.compile(r"^[HQ]GMMA\.")
 MAX_R2UR = 8
@@ -63,7 +71,19 @@ def r2ur_in_batches(insts):
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    funcs = {n: i for n, i in functions(open(sys.argv[1]).read()).items() if "prefill_wgmma_kernel" in n}
+    tool = locate_tool("cuobjdump")
+    if sys.argv[1] == "--locate":
+        if tool:
+            print(tool)
+        return 0 if tool else 1
+    if not tool:
+        print("hopper_uniform_desc: uniform wgmma descriptors not checked (no cuobjdump)")
+        return 0
+    r = subprocess.run([tool, "-sass", sys.argv[1]], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("hopper_uniform_desc: cuobjdump failed on %s:\n%s" % (sys.argv[1], r.stderr))
+        return 1
+    funcs = {n: i for n, i in functions(r.stdout).items() if "prefill_wgmma_kernel" in n}
     if not funcs:
         print("hopper_uniform_desc: no prefill_wgmma_kernel in %s" % sys.argv[1])
         return 2
