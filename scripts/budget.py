@@ -2468,7 +2468,10 @@ def hopper_paths(insts, hp):
     cache = src_span("cuda/prefill/prefill_kernel.cuh", r"if \(cache\) \{", r"\} else \{")
     # The partial-head copy (a column test per chunk) has instructions on this line that the FULL
     # copy mostly folds away: the path with the fewest of them is the full head's.
-    partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL")
+    # nvdisasm puts the partial head's hoisted column tests on the row's source line, so both lines
+    # are avoided (the full head's path holds the row test alone).
+    partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL") | src_lines(
+        HOPPER_SRC, r"const typename H::T \*src = base \+ \(ro >= 0")
     out = hopper_consumer_paths(insts, cons)
     n_cp = sum(1 for k in range(prod["lo"], prod["hi"] + 1) if insts[k]["op"].startswith("LDGSTS"))
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], [], lambda *a: 1, cache | partial,
