@@ -510,22 +510,39 @@ __device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
     __trap();
 #endif
 }
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+// An mbarrier by its shared-window address, formed once (mbar_ref_warp) for a
+// loop's waits and arrivals: at(i) is the i-th of an array's barriers. The
+// address of a static __shared__ barrier is the CTA's cluster rank shifted in
+// above an offset, and ptxas re-derives it (S2UR SR_CgaCtaId and a shift or
+// two) at each use inside a loop rather than hold it; formed through a
+// lane-0 shuffle it is a value ptxas cannot re-derive and knows to be
+// warp-uniform, so it stays in a (uniform) register and each use is an add.
+struct MBar {
+    uint32_t a;
+    __device__ __forceinline__ MBar at(int i) const { return MBar{a + 8u * (uint32_t)i}; }
+};
+// Every lane of the warp must be here (a lane-0 shuffle).
+__device__ __forceinline__ MBar mbar_ref_warp(uint64_t *bar) {
+    return MBar{__shfl_sync(0xffffffffu, smem_addr(bar), 0)};
+}
+__device__ __forceinline__ void mbar_arrive(MBar bar) {
 #if PA_MBAR_OK
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar.a) : "memory");
 #else
     (void)bar;
     __trap();
 #endif
 }
-__device__ __forceinline__ void mbar_cp_arrive(uint64_t *bar) {
+__device__ __forceinline__ void mbar_cp_arrive(MBar bar) {
 #if PA_MBAR_OK
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar.a) : "memory");
 #else
     (void)bar;
     __trap();
 #endif
 }
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) { mbar_arrive(MBar{smem_addr(bar)}); }
+__device__ __forceinline__ void mbar_cp_arrive(uint64_t *bar) { mbar_cp_arrive(MBar{smem_addr(bar)}); }
 // One probe, not blocking: whether the phase of this parity has completed.
 __device__ __forceinline__ bool mbar_test(uint64_t *bar, int parity) {
 #if PA_MBAR_OK
@@ -542,15 +559,14 @@ __device__ __forceinline__ bool mbar_test(uint64_t *bar, int parity) {
     return false;
 #endif
 }
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
+__device__ __forceinline__ void mbar_wait(MBar bar, int parity) {
 #if PA_MBAR_OK
-    const uint32_t a = smem_addr(bar);
     uint32_t done;
     do {
         asm volatile(
             "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
             : "=r"(done)
-            : "r"(a), "r"(parity)
+            : "r"(bar.a), "r"(parity)
             : "memory");
     } while (!done);
 #else
@@ -559,6 +575,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
     __trap();
 #endif
 }
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) { mbar_wait(MBar{smem_addr(bar)}, parity); }
 template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
 #if PA_WGMMA_OK
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
@@ -1679,6 +1696,16 @@ inline void mbar_init(uint64_t *bar, int count) { ::pa_interp::mbar_init(bar, co
 inline void mbar_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, false); }
 inline void mbar_cp_arrive(uint64_t *bar) { ::pa_interp::mbar_arrive(bar, true); }
 inline void mbar_wait(uint64_t *bar, int parity) { ::pa_interp::mbar_wait(bar, parity); }
+// MBar: the barrier itself; formed by the same warp-wide shuffle, so a call
+// from a partial warp is caught here too.
+struct MBar {
+    uint64_t *p;
+    MBar at(int i) const { return MBar{p + i}; }
+};
+inline MBar mbar_ref_warp(uint64_t *bar) { return MBar{__shfl_sync(0xffffffffu, bar, 0)}; }
+inline void mbar_arrive(MBar bar) { mbar_arrive(bar.p); }
+inline void mbar_cp_arrive(MBar bar) { mbar_cp_arrive(bar.p); }
+inline void mbar_wait(MBar bar, int parity) { mbar_wait(bar.p, parity); }
 inline bool mbar_test(uint64_t *bar, int parity) { return ::pa_interp::mbar_test(bar, parity); }
 template <int N, int M, class T> inline void wgmma_pin(T (&)[N][M]) {}
 inline void named_sync(int id, int n) { ::pa_interp::named_bar(id, n, true); }

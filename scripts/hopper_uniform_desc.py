@@ -14,11 +14,12 @@ only, so an R2UR there means ptxas keeps a descriptor in vector registers and
 moves it before each wgmma (often rebuilding it with 64-bit vector adds too).
 That happened while the consumer warpgroup index came from threadIdx alone:
 16-42 such R2UR in the one-item instances above HP 64 and up to 84 in the
-persistent ones (budget-notes/hopper-uniform-cw-2026-11-28.md). Since then the one-item
-instances at HP 64 and 96 over flash caches keep 4 and 8 (ptxas builds their
-Q K^T descriptors from the loop counter in vector registers; broadcasting the
-ring's stage or the shared window from lane 0 moved nothing), so an instance
-may hold up to MAX_R2UR = 8: below the 16-84 this guards against.
+persistent ones (budget-notes/hopper-uniform-cw-2026-11-28.md). The one-item
+instances at HP 64 and 96 over flash caches kept 4 and 8 after that fix, until
+the consumers formed the tiles' shared-window address once through a lane-0
+shuffle too (budget-notes/hopper-smem-addresses-2026-11-28.md): every instance
+has 0 since. An instance may hold up to MAX_R2UR = 4, room for a compiler's
+stray move, well below the 8-84 this guards against.
 Exits 1 and names the instances above it; 2 when it finds no instance, or
 one with no wgmma batch (the check would be vacuous).
 """
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from budget import locate_tool  # noqa: E402
 
 GMMA = re.compile(r"^[HQ]GMMA\.")
-MAX_R2UR = 8
+MAX_R2UR = 4
 
 
 def functions(text):

@@ -369,12 +369,12 @@ plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
 # 2026-11-24): each of these passed interpret mode before it modelled them,
 # because the twin computed at issue and the fences were no-ops.
 plant hopper-no-proxy-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-proxy-fence-before-pv cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-wgmma-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_pin(sc);
@@ -385,14 +385,14 @@ plant hopper-softmax-before-qk-done cuda/prefill/prefill_wgmma.cuh \
 plant hopper-first-tile-not-waited cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(&bar_empty_k[g & 1]);' '            release(&bar_empty_k[g & 1]);' test_prefill 'prefill_hopper_fp8/*'
+            release(empty_k(g & 1));' '            release(empty_k(g & 1));' test_prefill 'prefill_hopper_fp8/*'
 plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
     '            softmax(t + 1);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(&bar_empty_v[(g + t) & 1]);' '            softmax(t + 1);
-            release(&bar_empty_v[(g + t) & 1]);
+            release(empty_v((g + t) & 1));' '            softmax(t + 1);
+            release(empty_v((g + t) & 1));
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
@@ -406,8 +406,8 @@ plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
 # stages and phases, Q's barriers and each item's verdict must carry across
 # items. prefill_hopper*/persistent* run 1-3 CTAs.
 plant hopper-ring-phase-per-item cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);' \
-    '            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], (t >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_v((g + t) & 1), (t >> 1) & 1);' \
     test_prefill 'prefill_hopper*/persistent*'
 plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
     'return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes);' \
@@ -425,6 +425,11 @@ plant hopper-verdict-ignored cuda/prefill/prefill_wgmma.cuh \
 plant hopper-last-round-past-last-item cuda/prefill/prefill_wgmma.cuh \
     '    if (i >= n_items)
         return false;' '' test_prefill 'prefill_hopper*/persistent*'
+# The ring's barriers in one array, each role holding its address (MBar,
+# 2026-11-28): stage 0's `full` V one slot off lands on stage 1's `full` K.
+plant hopper-ring-slot-off-by-one cuda/prefill/prefill_wgmma.cuh \
+    'enum { kFullK = 0, kFullV = 2, kEmptyK = 4, kEmptyV = 6 };' \
+    'enum { kFullK = 0, kFullV = 1, kEmptyK = 4, kEmptyV = 6 };' test_prefill 'prefill_hopper/*'
 # setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
 # GPU the consumers' setmaxnreg.inc would wait forever.
 plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \

@@ -79,6 +79,10 @@ namespace pa_prefill_h {
 //           the same 16-bit wgmma.
 enum { kFlash = 0, kVllm = 1, kFlashFp8 = 2, kVllmFp8 = 3 };
 
+// The ring's barriers in their one array: stage st's `full` K and V (the
+// producer's copies landed) and `empty` K and V (every consumer warp is done).
+enum { kFullK = 0, kFullV = 2, kEmptyK = 4, kEmptyV = 6 };
+
 // F8_: the FP8 path (opt-in, PA_PREFILL_PATH_HOPPER_FP8): e4m3 caches at HP
 // 128, both products on e4m3 wgmma (m64n128k32). Every tile the consumers
 // read is e4m3, 128 bytes a row: Q quantised per row by the consumers, K
@@ -626,8 +630,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     // verdict), so the producer may start the next.
     PA_STATIC_SMEM(uint64_t bar_q, bar_q_empty);
     // Per stage, K and V apart (as FA3's two pipelines): a K stage is free once
-    // its Q K^T is done, long before the P V that reads its V.
-    PA_STATIC_SMEM(uint64_t bar_full_k[2], bar_full_v[2], bar_empty_k[2], bar_empty_v[2]);
+    // its Q K^T is done, long before the P V that reads its V. One array (stage
+    // st's full K at kFullK + st, and so on), so each role holds one address
+    // for all eight (pa::ptx::MBar).
+    PA_STATIC_SMEM(uint64_t ring[8]);
     // Per item (by the parity of its number nq among the CTA's items): whether
     // its block ids are all in range, and each producer warp's finding.
     PA_STATIC_SMEM(int item_ok[2], bad_w[2][4]);
@@ -648,10 +654,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         pa::ptx::mbar_init(&bar_q, 129);     // every producer thread's (Q's copies), and thread 0's verdict
         pa::ptx::mbar_init(&bar_q_empty, 8); // every consumer warp
         for (int i = 0; i < 2; i++) {
-            pa::ptx::mbar_init(&bar_full_k[i], 128); // every producer thread, when its copies land
-            pa::ptx::mbar_init(&bar_full_v[i], 128);
-            pa::ptx::mbar_init(&bar_empty_k[i], 8); // every consumer warp, when done with the stage
-            pa::ptx::mbar_init(&bar_empty_v[i], 8);
+            pa::ptx::mbar_init(&ring[kFullK + i], 128); // every producer thread, when its copies land
+            pa::ptx::mbar_init(&ring[kFullV + i], 128);
+            pa::ptx::mbar_init(&ring[kEmptyK + i], 8); // every consumer warp, when done with the stage
+            pa::ptx::mbar_init(&ring[kEmptyV + i], 8);
         }
     }
     if constexpr (H::kF8) {
@@ -667,9 +673,17 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     __syncthreads();
 
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    // The ring's barriers by stage, from the address each role forms once
+    // (rb, in its own registers: see pa::ptx::MBar).
+    pa::ptx::MBar rb;
+    auto full_k = [&](int st) { return rb.at(kFullK + st); };
+    auto full_v = [&](int st) { return rb.at(kFullV + st); };
+    auto empty_k = [&](int st) { return rb.at(kEmptyK + st); };
+    auto empty_v = [&](int st) { return rb.at(kEmptyV + st); };
     if (wg == 0) {
         // ---- producer ------------------------------------------------------------
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
+        rb = pa::ptx::mbar_ref_warp(ring);
         const int hs = p.head_size;
         // The ring's tiles run on across the CTA's items: tile t of an item is
         // the CTA's tile g + t (stage (g + t) & 1, phase ((g + t) >> 1) & 1;
@@ -767,11 +781,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                     pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                        pa::ptx::mbar_wait(empty_k(st), ph);
                     if (cache) {
                         copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
                                       H::kVt ? (int64_t)p.g.block_size * 16 : 16);
-                        pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+                        pa::ptx::mbar_cp_arrive(full_k(st));
                         pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
                         pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
                         if (t + 1 < nt_c)
@@ -780,10 +794,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                         quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
                                       __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
                         pa::ptx::fence_proxy_async();
-                        pa::ptx::mbar_arrive(&bar_full_k[st]);
+                        pa::ptx::mbar_arrive(full_k(st));
                     }
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                        pa::ptx::mbar_wait(empty_v(st), ph);
                     if (cache && H::kVt) {
                         vt_permute<H>(v_tile(st), raw_v(t), w, lane);
                     } else if (cache) {
@@ -800,7 +814,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
                     }
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(&bar_full_v[st]);
+                    pa::ptx::mbar_arrive(full_v(st));
                 }
             } else {
                 const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
@@ -830,18 +844,18 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
                     constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                        pa::ptx::mbar_wait(empty_k(st), ph);
                     convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(&bar_full_k[st]);
+                    pa::ptx::mbar_arrive(full_k(st));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                        pa::ptx::mbar_wait(empty_v(st), ph);
                     if (H::kVt)
                         convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
                     else
                         convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(&bar_full_v[st]);
+                    pa::ptx::mbar_arrive(full_v(st));
                 };
                 if (H::kFp8 && nt_c > 0)
                     issue_raw(0);
@@ -868,19 +882,19 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_k[st], ph);
+                        pa::ptx::mbar_wait(empty_k(st), ph);
                     if (H::KV == kVllm && cache)
                         copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
                     else
                         copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(&bar_full_k[st]);
+                    pa::ptx::mbar_cp_arrive(full_k(st));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(&bar_empty_v[st], ph);
+                        pa::ptx::mbar_wait(empty_v(st), ph);
                     if (H::KV == kVllm && cache)
                         copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
                     else
                         copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(&bar_full_v[st]);
+                    pa::ptx::mbar_cp_arrive(full_v(st));
                 }
             }
             primed = primed || g + (uint32_t)n_tiles >= 2u;
@@ -900,6 +914,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     // persistent item loop rebuilt with 64-bit vector adds at each k-step
     // (budget-notes/hopper-uniform-cw-2026-11-28.md).
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+    // The same for the tiles' and the barriers' shared-window addresses: ptxas
+    // re-derived both from the CTA id (S2UR SR_CgaCtaId) inside the tile loop,
+    // for each wait's barrier and each tile's descriptors, 27-44 warp
+    // instructions a tile (heads 128 to 64); broadcast once, they stay in
+    // uniform registers (budget-notes/hopper-smem-addresses-2026-11-28.md).
+    const uint32_t cwin = __shfl_sync(0xffffffffu, win, 0);
+    rb = pa::ptx::mbar_ref_warp(ring);
     // The head size, validated on the host (1..HP); the bounds tell nvcc it is
     // positive, so its 64-bit uses need no sign word. (Each role reads its own:
     // one hs for both, read before the roles split, had ptxas keep that sign
@@ -917,7 +938,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     const bool alibi = p.alibi_slopes != nullptr;
     // A consumer warp is done with a stage's K (or V), or with an item's Q:
     // its lane 0 arrives.
-    auto release = [&](uint64_t *bar) {
+    auto release = [&](auto bar) { // an MBar or bar_q_empty
         __syncwarp();
         if (lane == 0)
             pa::ptx::mbar_arrive(bar);
@@ -1016,17 +1037,17 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         if (PERSIST && n_tiles == 0)
             release(&bar_q_empty);
         // Stage st's K and V follow stage 0's by st x (K + V) bytes.
-        const uint64_t dq = desc(win + (uint32_t)(64 * cw) * 128u, 16);
-        const uint64_t dk0 = desc(win + (uint32_t)(k_tile(0) - smem), 16);
-        const uint64_t dv0 = desc(win + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
-        const uint64_t dvt0 = desc(win + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
+        const uint64_t dq = desc(cwin + (uint32_t)(64 * cw) * 128u, 16);
+        const uint64_t dk0 = desc(cwin + (uint32_t)(k_tile(0) - smem), 16);
+        const uint64_t dv0 = desc(cwin + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
+        const uint64_t dvt0 = desc(cwin + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
         auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes); };
 
         // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
         // step kk is 32 bytes into panel kk / 4 of Q and K.
         float sc[BN / 8][4];
         auto issue_qk = [&](int t) {
-            pa::ptx::mbar_wait(&bar_full_k[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);
             pa::ptx::fence_proxy_async();
             const uint64_t dk = stage_at(dk0, t);
             pa::ptx::wgmma_pin(sc);
@@ -1149,7 +1170,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             turn_pass(false);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(&bar_empty_k[g & 1]);
+            release(empty_k(g & 1));
             if (PERSIST && n_tiles == 1) // the item's last Q K^T is done
                 release(&bar_q_empty);
             softmax(0);
@@ -1163,7 +1184,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // steady-state loop (ptxas serialises wgmma under one: C7514).
         auto issue_pv = [&](auto vt, int t) {
             constexpr bool VT = decltype(vt)::value;
-            pa::ptx::mbar_wait(&bar_full_v[(g + t) & 1], ((g + t) >> 1) & 1);
+            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);
             pa::ptx::fence_proxy_async();
             const uint64_t dv = stage_at(VT ? dvt0 : dv0, t);
             pa::ptx::wgmma_pin(o);
@@ -1203,14 +1224,14 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             turn_pass(false);
             pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
             pa::ptx::wgmma_pin(sc);
-            release(&bar_empty_k[(g + t + 1) & 1]);
+            release(empty_k((g + t + 1) & 1));
             if (PERSIST && t + 2 == n_tiles) // the item's last Q K^T is done: the producer may load the next Q
                 release(&bar_q_empty);
             softmax(t + 1);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(&bar_empty_v[(g + t) & 1]);
+            release(empty_v((g + t) & 1));
             // O's rescale only where a row's running max moved (corr is exp2(0) = 1
             // exactly otherwise, and x 1 changes nothing): a warp none of whose
             // rows moved branches past it. Late in a long context most tiles move
@@ -1233,7 +1254,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             turn_pass(true);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
-            release(&bar_empty_v[(g + n_tiles - 1) & 1]);
+            release(empty_v((g + n_tiles - 1) & 1));
         };
         // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
         using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;

@@ -148,15 +148,20 @@ __global__ void mbar_cp_kernel(const unsigned char *src, unsigned char *out, int
     const int l = threadIdx.x;
 #if PA_MBAR_OK
     PA_STATIC_SMEM(__align__(16) unsigned char sm[512]);
-    PA_STATIC_SMEM(uint64_t bar);
+    // Three barriers: the arrivals name the last through an MBar formed from
+    // the array (the Hopper prefill kernel's ring does so), the probes through
+    // its pointer, so the phase completes only if both name one barrier.
+    PA_STATIC_SMEM(uint64_t bar[3]);
     if (l == 0)
-        pa::ptx::mbar_init(&bar, 32);
+        for (int i = 0; i < 3; i++)
+            pa::ptx::mbar_init(&bar[i], 32);
     __syncwarp();
+    const pa::ptx::MBar ring = pa::ptx::mbar_ref_warp(bar);
     pa::ptx::cp_async(sm + 16 * l, src + 16 * l, 16, 16);
-    pa::ptx::mbar_cp_arrive(&bar);
+    pa::ptx::mbar_cp_arrive(ring.at(2));
     int done = 0;
     for (int i = 0; i < (1 << 20) && !done; i++)
-        done = pa::ptx::mbar_test(&bar, 0);
+        done = pa::ptx::mbar_test(&bar[2], 0);
     if (l == 0)
         *completed = done;
     __syncwarp();
