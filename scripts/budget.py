@@ -2436,15 +2436,17 @@ def hgmma_flop(op):
 
 def hopper_consumer_paths(insts, cons, steady=False):
     """The consumer loop's heaviest paths: an interior tile ("plain": no mask, soft cap or ALiBi), an
-    edge tile ("edge": the bounds-only mask, every instruction of its select line), and with steady
-    an interior tile that skips O's rescale (no row's max moved)."""
-    mask = src_span(HOPPER_SRC, r"if \(!plain\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    edge tile ("edge": the bounds-only mask without a window, every instruction of its select
+    line), and with steady an interior tile that skips O's rescale (no row's max moved)."""
+    mask = src_span(HOPPER_SRC, r"if \(edge \|\| !fold\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
-    select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi")
+    # The edge tile without a window (its select: one bound); the windowed one is avoided.
+    select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = j \* 8 \+ e < hi")
+    windowed = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi && d >= lo")
     body = range(cons["lo"], cons["hi"] + 1)
     hg = ("HGMMA", lambda i: _is_gmma(i["op"]), sum(1 for k in body if _is_gmma(insts[k]["op"])))
     sel = ("mask select", lambda i: i["line"] in select, sum(1 for k in body if insts[k]["line"] in select))
-    kinds = [("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi, [hg, sel])]
+    kinds = [("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi | windowed, [hg, sel])]
     if steady:
         # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
         rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(

@@ -430,6 +430,11 @@ plant hopper-last-round-past-last-item cuda/prefill/prefill_wgmma.cuh \
 plant hopper-ring-slot-off-by-one cuda/prefill/prefill_wgmma.cuh \
     'enum { kFullK = 0, kFullV = 2, kEmptyK = 4, kEmptyV = 6 };' \
     'enum { kFullK = 0, kFullV = 1, kEmptyK = 4, kEmptyV = 6 };' test_prefill 'prefill_hopper/*'
+# Edge tiles with the logit scale folded into the exponent (2026-11-28): the
+# no-window select keeps the key one past the causal diagonal.
+plant hopper-edge-mask-off-by-one cuda/prefill/prefill_wgmma.cuh \
+    'sc[j][2 * h + e] = j * 8 + e < hi ? sc[j][2 * h + e] : -INFINITY;' \
+    'sc[j][2 * h + e] = j * 8 + e <= hi ? sc[j][2 * h + e] : -INFINITY;' test_prefill 'prefill_hopper/*'
 # setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
 # GPU the consumers' setmaxnreg.inc would wait forever.
 plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \

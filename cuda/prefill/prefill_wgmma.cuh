@@ -1079,27 +1079,40 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
             const bool edge =
                 ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
-            const bool plain = !edge && !alibi && !(cap > 0.0f) && ts > 0.0f;
+            // Without soft cap or ALiBi, and at a positive scale, the logit scale
+            // rides on the exponent's multiply, edge tiles too (a masked -inf
+            // times it stays -inf), so an edge tile costs one compare and select
+            // per score (two with a window).
+            const bool fold = !alibi && !(cap > 0.0f) && ts > 0.0f;
             // Each row's factor to the logit: ts, times the row's qs on the FP8
             // path (1 otherwise, folded away).
             const float tsr[2] = {ts * qs[0], ts * qs[1]};
-            if (!plain) {
+            if (edge || !fold) {
                 // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
                 // are bounds on it (causal: kp <= qp; window: kp > qp - window;
-                // segment: kp < ke), so without soft cap and ALiBi an edge tile
-                // costs one compare and select per score.
+                // segment: kp < ke).
                 const int c0 = ks + (lane & 3) * 2;
-                if (!alibi && !(cap > 0.0f)) {
+                if (fold && window <= 0) {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0;           // kp - c0 < hi
-                        const int lo = window > 0 ? qpos[h] - window + 1 - c0 : -1 << 30; // kp - c0 >= lo
+                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0; // kp - c0 < hi
+#pragma unroll
+                        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                            for (int e = 0; e < 2; e++)
+                                sc[j][2 * h + e] = j * 8 + e < hi ? sc[j][2 * h + e] : -INFINITY;
+                    }
+                } else if (fold) {
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0; // kp - c0 < hi
+                        const int lo = qpos[h] - window + 1 - c0;               // kp - c0 >= lo
 #pragma unroll
                         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                             for (int e = 0; e < 2; e++) {
                                 const int d = j * 8 + e;
-                                sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] * tsr[h] : -INFINITY;
+                                sc[j][2 * h + e] = d < hi && d >= lo ? sc[j][2 * h + e] : -INFINITY;
                             }
                     }
                 } else {
@@ -1120,10 +1133,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             }
             if constexpr (H::kF8) {
                 // P is lifted by 2^8 (SoftmaxN::exponents_rows).
-                const float mul[2] = {plain ? tsr[0] * kLog2e : kLog2e, plain ? tsr[1] * kLog2e : kLog2e};
+                const float mul[2] = {fold ? tsr[0] * kLog2e : kLog2e, fold ? tsr[1] * kLog2e : kLog2e};
                 sm.template exponents_rows<SC, false>(sc, mul, 8.0f, corr); // sums: P V's ones
             } else {
-                sm.template exponents<SC>(sc, plain ? ts * kLog2e : kLog2e, corr);
+                sm.template exponents<SC>(sc, fold ? ts * kLog2e : kLog2e, corr);
             }
         };
 
