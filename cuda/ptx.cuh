@@ -520,6 +520,8 @@ __device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
 struct MBar {
     uint32_t a;
     __device__ __forceinline__ MBar at(int i) const { return MBar{a + 8u * (uint32_t)i}; }
+    // `bytes` (a multiple of 8) past this one: at(i + bytes / 8).
+    __device__ __forceinline__ MBar plus(uint32_t bytes) const { return MBar{a + bytes}; }
 };
 // Every lane of the warp must be here (a lane-0 shuffle).
 __device__ __forceinline__ MBar mbar_ref_warp(uint64_t *bar) {
@@ -1701,6 +1703,7 @@ inline void mbar_wait(uint64_t *bar, int parity) { ::pa_interp::mbar_wait(bar, p
 struct MBar {
     uint64_t *p;
     MBar at(int i) const { return MBar{p + i}; }
+    MBar plus(uint32_t bytes) const { return MBar{p + bytes / 8}; }
 };
 inline MBar mbar_ref_warp(uint64_t *bar) { return MBar{__shfl_sync(0xffffffffu, bar, 0)}; }
 inline void mbar_arrive(MBar bar) { mbar_arrive(bar.p); }

@@ -1347,9 +1347,10 @@ def anchored_trips(insts, l, iterations, test, per_iteration=1):
     return iterations // u if u else None
 
 
-def mma_path_count(insts, start, ends, loops, trips, forbid_lines, need, regions=()):
+def mma_path_count(insts, start, ends, loops, trips, forbid_lines, need, regions=(), avoid=()):
     """(tally, forbidden kept, None) of the heaviest path from start to one of ends, the loops
-    inside weighted by trips, or (None, None, reason)."""
+    inside weighted by trips, or (None, None, reason). avoid: instruction indices forbidden as
+    the lines are (a nested loop the path is not to enter)."""
     end = max(ends)
     inside = [l for l in loops if l["lo"] >= start and l["hi"] <= end]
     weight, bad = loop_weight(insts, inside, trips)
@@ -1361,6 +1362,8 @@ def mma_path_count(insts, start, ends, loops, trips, forbid_lines, need, regions
         # path through the join executes them: they mark no feature.
         if insts[k]["op"].startswith(("BSSY", "BSYNC")):
             return False
+        if k in avoid:
+            return True
         ln = insts[k]["line"]
         return ln in forbid_lines or ln.split(":")[0] in forbid_lines
 
@@ -2437,24 +2440,39 @@ def hgmma_flop(op):
 def hopper_consumer_paths(insts, cons, steady=False):
     """The consumer loop's heaviest paths: an interior tile ("plain": no mask, soft cap or ALiBi), an
     edge tile ("edge": the bounds-only mask without a window, every instruction of its select
-    line), and with steady an interior tile that skips O's rescale (no row's max moved)."""
-    mask = src_span(HOPPER_SRC, r"if \(edge \|\| !fold\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
+    line), and with steady an interior tile that skips O's rescale (no row's max moved).
+    Since 2026-11-28 the tiles an item sees whole run a loop of their own (cons, the innermost
+    loop with wgmma), inside the loop that runs the item's other tiles: the edge tile is that
+    outer loop's path, the inner loop avoided."""
+    mask = src_span(HOPPER_SRC, r"if \(!WHOLE && \(edge \|\| !fold\)\) \{", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     cap_alibi = src_span(HOPPER_SRC, r"float x = sc\[j\]\[i\] \* tsr\[h\];", r"sc\[j\]\[i\] = masked \? -INFINITY : x;")
     # The edge tile without a window (its select: one bound); the windowed one is avoided.
     select = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = j \* 8 \+ e < hi")
     windowed = src_lines(HOPPER_SRC, r"sc\[j\]\[2 \* h \+ e\] = d < hi && d >= lo")
     body = range(cons["lo"], cons["hi"] + 1)
     hg = ("HGMMA", lambda i: _is_gmma(i["op"]), sum(1 for k in body if _is_gmma(insts[k]["op"])))
-    sel = ("mask select", lambda i: i["line"] in select, sum(1 for k in body if insts[k]["line"] in select))
-    kinds = [("plain", mask | cap_alibi, [hg]), ("edge", cap_alibi | windowed, [hg, sel])]
+    # The loop of the other tiles: the smallest around cons holding the select line (cons itself
+    # for a kernel with one tile loop).
+    around = [l for l in laminar_loops(insts, loops_of(insts))
+              if l["lo"] <= cons["lo"] and cons["hi"] <= l["hi"]
+              and any(insts[k]["line"] in select for k in range(l["lo"], l["hi"] + 1))]
+    if not around:
+        sys.exit("budget.py: hopper edge path: no loop around the whole tiles' holds the mask select")
+    outer = min(around, key=lambda l: l["hi"] - l["lo"])
+    inner = set(body) if outer is not cons and (outer["lo"], outer["hi"]) != (cons["lo"], cons["hi"]) else set()
+    ob = [k for k in range(outer["lo"], outer["hi"] + 1) if k not in inner]
+    hg_o = ("HGMMA", hg[1], sum(1 for k in ob if _is_gmma(insts[k]["op"])))
+    sel = ("mask select", lambda i: i["line"] in select, sum(1 for k in ob if insts[k]["line"] in select))
+    kinds = [("plain", mask | cap_alibi, [hg], cons, ()), ("edge", cap_alibi | windowed, [hg_o, sel], outer, inner)]
     if steady:
         # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
         rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(
             HOPPER_SRC, r"o\[j\]\[i\] \*= corr\[i >> 1\];")
-        kinds.append(("steady", mask | cap_alibi | rescale, [hg]))
+        kinds.append(("steady", mask | cap_alibi | rescale, [hg], cons, ()))
     out = {}
-    for kind, forbid_lines, need in kinds:
-        t, kept, why = mma_path_count(insts, cons["lo"], [cons["hi"]], [], lambda *a: 1, forbid_lines, need)
+    for kind, forbid_lines, need, loop, avoid in kinds:
+        t, kept, why = mma_path_count(insts, loop["lo"], [loop["hi"]], [], lambda *a: 1, forbid_lines, need,
+                                      avoid=avoid)
         if t is None:
             sys.exit("budget.py: hopper %s path: %s" % (kind, why))
         t["kept"] = kept

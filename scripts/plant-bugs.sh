@@ -369,12 +369,12 @@ plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
 # 2026-11-24): each of these passed interpret mode before it modelled them,
 # because the twin computed at issue and the fences were no-ops.
 plant hopper-no-proxy-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_k(r), (int)r.par);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_k(r), (int)r.par);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-proxy-fence-before-pv cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);' \
+    '            pa::ptx::mbar_wait(full_v(r), (int)r.par);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_v(r), (int)r.par);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-wgmma-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_pin(sc);
@@ -385,33 +385,33 @@ plant hopper-softmax-before-qk-done cuda/prefill/prefill_wgmma.cuh \
 plant hopper-first-tile-not-waited cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(empty_k(g & 1));' '            release(empty_k(g & 1));' test_prefill 'prefill_hopper_fp8/*'
+            release(empty_k(pos));' '            release(empty_k(pos));' test_prefill 'prefill_hopper_fp8/*'
 plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
-    '            softmax(t + 1);
+    '            softmax(whole, t + 1);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(empty_v((g + t) & 1));' '            softmax(t + 1);
-            release(empty_v((g + t) & 1));
+            release(empty_v(pos));' '            softmax(whole, t + 1);
+            release(empty_v(pos));
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
 
 plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
-    '            softmax(t + 1);
-            pa::ptx::wgmma_wait<0>();' '            softmax(t + 1);
+    '            softmax(whole, t + 1);
+            pa::ptx::wgmma_wait<0>();' '            softmax(whole, t + 1);
             pack_p();
             pa::ptx::wgmma_wait<0>();' test_prefill 'prefill_hopper*/*'
 # The persistent grid (2026-11-28): a CTA runs many items, so the ring's
 # stages and phases, Q's barriers and each item's verdict must carry across
-# items. prefill_hopper*/persistent* run 1-3 CTAs.
+# items. prefill_hopper*/persistent* run 1-3 CTAs. (Since RingPos, the
+# consumers' position at an item's start: its phase, or its stage, as if the
+# CTA's run began there.)
 plant hopper-ring-phase-per-item cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);' \
-    '            pa::ptx::mbar_wait(full_v((g + t) & 1), (t >> 1) & 1);' \
+    'RingPos pos = RingPos::of(g);' 'RingPos pos = RingPos::of(g & 1u);' \
     test_prefill 'prefill_hopper*/persistent*'
 plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
-    'return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes);' \
-    'return desc_at<H::kVt>(d0, (t & 1u) * H::stage_bytes);' test_prefill 'prefill_hopper*/persistent*'
+    'RingPos pos = RingPos::of(g);' 'RingPos pos = RingPos::of(g & 2u);' test_prefill 'prefill_hopper*/persistent*'
 plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
     '            if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \
@@ -435,6 +435,19 @@ plant hopper-ring-slot-off-by-one cuda/prefill/prefill_wgmma.cuh \
 plant hopper-edge-mask-off-by-one cuda/prefill/prefill_wgmma.cuh \
     'sc[j][2 * h + e] = j * 8 + e < hi ? sc[j][2 * h + e] : -INFINITY;' \
     'sc[j][2 * h + e] = j * 8 + e <= hi ? sc[j][2 * h + e] : -INFINITY;' test_prefill 'prefill_hopper/*'
+# Whole tiles found once an item (whole_tiles, 2026-11-28): the causal bound
+# one tile late takes the diagonal tile for a whole one (no mask); the window's
+# bound one tile early takes the first tile the window cuts.
+plant hopper-whole-tiles-causal-off-by-one cuda/prefill/prefill_wgmma.cuh \
+    'y = min(y, (qpos_lo - base + 1) >> L);' 'y = min(y, (qpos_lo - base + 1 + BN) >> L);' \
+    test_prefill 'prefill_hopper/*'
+plant hopper-whole-tiles-window-off-by-one cuda/prefill/prefill_wgmma.cuh \
+    'max(0, ((qpos_hi - base - window) >> L) + 1)' 'max(0, ((qpos_hi - base - window) >> L))' \
+    test_prefill 'prefill_hopper/*'
+# The ring position carried from tile to tile (RingPos, 2026-11-28): the phase
+# not flipped when the stage wraps to 0.
+plant hopper-ring-phase-not-flipped cuda/prefill/prefill_wgmma.cuh \
+    'return RingPos{off ^ 8u, par ^ (off >> 3)};' 'return RingPos{off ^ 8u, par};' test_prefill 'prefill_hopper/*'
 # setmaxnreg through the CTA's register pool (interp.cpp, 2026-11-24): on the
 # GPU the consumers' setmaxnreg.inc would wait forever.
 plant hopper-producer-keeps-its-registers cuda/prefill/prefill_wgmma.cuh \

@@ -567,6 +567,36 @@ template <bool LO = false> __device__ __forceinline__ uint64_t desc_at(uint64_t 
     return d + (uint64_t)(bytes >> 4);
 }
 
+// Tile u of the CTA's run through the two-stage ring (u = g + t below): its
+// stage's byte offset among a kind's four barriers (off = 8 x (u & 1)) and its
+// phase's parity ((u >> 1) & 1). Each role carries it from tile to tile
+// (next: the stage flips, the phase with it when the stage wraps to 0) rather
+// than derive both from u at each wait and arrival.
+struct RingPos {
+    uint32_t off, par;
+    static __device__ __forceinline__ RingPos of(uint32_t u) { return RingPos{(u & 1u) << 3, (u >> 1) & 1u}; }
+    __device__ __forceinline__ RingPos next() const { return RingPos{off ^ 8u, par ^ (off >> 3)}; }
+};
+
+// The key tiles j = 0 .. n - 1 of a segment (tile j's first key base + j BN,
+// the segment's end ke) that rows qpos_lo .. qpos_hi see whole: [x, y), empty
+// when y <= x. A tile needs masks when the segment ends inside it (ke < ks +
+// BN), a causal row before its last key (ks + BN - 1 > qpos_lo), or a window
+// that ends after its first key for some row (qpos_hi - ks >= window), ks =
+// base + j BN. The first two hold for a suffix of the js, the third for a
+// prefix: what is left is one range.
+template <int BN>
+__device__ __forceinline__ int2 whole_tiles(int base, int n, int ke, bool causal, int qpos_lo, int qpos_hi,
+                                            int window) {
+    static_assert((BN & (BN - 1)) == 0, "whole_tiles: BN a power of 2 (>> is floor division)");
+    constexpr int L = __builtin_ctz(BN);
+    int y = min(n, (ke - base) >> L); // base + (j + 1) BN <= ke
+    if (causal)
+        y = min(y, (qpos_lo - base + 1) >> L);                                   // base + j BN + BN - 1 <= qpos_lo
+    const int x = window > 0 ? max(0, ((qpos_hi - base - window) >> L) + 1) : 0; // base + j BN > qpos_hi - window
+    return make_int2(x, y);
+}
+
 // ---- work items ----------------------------------------------------------------
 // An item is what one CTA of the 2026-11-27 grid did: 128 query rows (from m0)
 // of sequence s and KV head kvh, against the key tiles of their span. A
@@ -676,10 +706,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     // The ring's barriers by stage, from the address each role forms once
     // (rb, in its own registers: see pa::ptx::MBar).
     pa::ptx::MBar rb;
-    auto full_k = [&](int st) { return rb.at(kFullK + st); };
-    auto full_v = [&](int st) { return rb.at(kFullV + st); };
-    auto empty_k = [&](int st) { return rb.at(kEmptyK + st); };
-    auto empty_v = [&](int st) { return rb.at(kEmptyV + st); };
+    auto full_k = [&](RingPos r) { return rb.at(kFullK).plus(r.off); };
+    auto full_v = [&](RingPos r) { return rb.at(kFullV).plus(r.off); };
+    auto empty_k = [&](RingPos r) { return rb.at(kEmptyK).plus(r.off); };
+    auto empty_v = [&](RingPos r) { return rb.at(kEmptyV).plus(r.off); };
     if (wg == 0) {
         // ---- producer ------------------------------------------------------------
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
@@ -772,20 +802,23 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 };
                 if (nt_c > 0)
                     issue_raw_v(0);
+                RingPos rp = RingPos::of(g);
                 for (int t = 0; t < n_tiles; t++) {
                     const uint32_t gt = g + (uint32_t)t;
-                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
+                    const RingPos rs = rp; // tile t's; its stage is free once the phase before its own completes
+                    rp = rp.next();
+                    const int st = (int)(rs.off >> 3), ph = (int)(rs.par ^ 1u);
                     const bool wait_empty = primed || gt >= 2u;
                     const bool cache = t < nt_c;
                     int64_t ko, vo;
                     pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(st), ph);
+                        pa::ptx::mbar_wait(empty_k(rs), ph);
                     if (cache) {
                         copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
                                       H::kVt ? (int64_t)p.g.block_size * 16 : 16);
-                        pa::ptx::mbar_cp_arrive(full_k(st));
+                        pa::ptx::mbar_cp_arrive(full_k(rs));
                         pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
                         pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
                         if (t + 1 < nt_c)
@@ -794,10 +827,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                         quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
                                       __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
                         pa::ptx::fence_proxy_async();
-                        pa::ptx::mbar_arrive(full_k(st));
+                        pa::ptx::mbar_arrive(full_k(rs));
                     }
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(st), ph);
+                        pa::ptx::mbar_wait(empty_v(rs), ph);
                     if (cache && H::kVt) {
                         vt_permute<H>(v_tile(st), raw_v(t), w, lane);
                     } else if (cache) {
@@ -814,7 +847,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
                     }
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_v(st));
+                    pa::ptx::mbar_arrive(full_v(rs));
                 }
             } else {
                 const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
@@ -841,27 +874,30 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 // stage's `full` arrivals: the writes are the generic proxy's and
                 // wgmma reads through the async proxy, hence the fence before them.
                 const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
-                auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
+                auto convert = [&](auto e5m2, int t, RingPos rs, int st, int ph, bool wait_empty) {
                     constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(st), ph);
+                        pa::ptx::mbar_wait(empty_k(rs), ph);
                     convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_k(st));
+                    pa::ptx::mbar_arrive(full_k(rs));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(st), ph);
+                        pa::ptx::mbar_wait(empty_v(rs), ph);
                     if (H::kVt)
                         convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
                     else
                         convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_v(st));
+                    pa::ptx::mbar_arrive(full_v(rs));
                 };
                 if (H::kFp8 && nt_c > 0)
                     issue_raw(0);
+                RingPos rp = RingPos::of(g);
                 for (int t = 0; t < n_tiles; t++) {
                     const uint32_t gt = g + (uint32_t)t;
-                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
+                    const RingPos rs = rp; // tile t's; its stage is free once the phase before its own completes
+                    rp = rp.next();
+                    const int st = (int)(rs.off >> 3), ph = (int)(rs.par ^ 1u);
                     const bool wait_empty = primed || gt >= 2u;
                     const bool cache = t < nt_c;
                     if (H::kFp8 && cache) {
@@ -872,9 +908,9 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             pa::tile::cp_async_wait<0>();
                         }
                         if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
-                            convert(std::true_type{}, t, st, ph, wait_empty);
+                            convert(std::true_type{}, t, rs, st, ph, wait_empty);
                         else
-                            convert(std::false_type{}, t, st, ph, wait_empty);
+                            convert(std::false_type{}, t, rs, st, ph, wait_empty);
                         continue;
                     }
                     int64_t ko, vo;
@@ -882,19 +918,19 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(st), ph);
+                        pa::ptx::mbar_wait(empty_k(rs), ph);
                     if (H::KV == kVllm && cache)
                         copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
                     else
                         copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(full_k(st));
+                    pa::ptx::mbar_cp_arrive(full_k(rs));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(st), ph);
+                        pa::ptx::mbar_wait(empty_v(rs), ph);
                     if (H::KV == kVllm && cache)
                         copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
                     else
                         copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(full_v(st));
+                    pa::ptx::mbar_cp_arrive(full_v(rs));
                 }
             }
             primed = primed || g + (uint32_t)n_tiles >= 2u;
@@ -1041,15 +1077,18 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         const uint64_t dk0 = desc(cwin + (uint32_t)(k_tile(0) - smem), 16);
         const uint64_t dv0 = desc(cwin + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
         const uint64_t dvt0 = desc(cwin + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
-        auto stage_at = [&](uint64_t d0, int t) { return desc_at<H::kVt>(d0, ((g + t) & 1u) * H::stage_bytes); };
+        auto stage_at = [&](uint64_t d0, RingPos r) { return desc_at<H::kVt>(d0, (r.off >> 3) * H::stage_bytes); };
+        // The ring position of the tile whose V the next P V reads (tile t of
+        // step(t) below; Q K^T reads the next position's K).
+        RingPos pos = RingPos::of(g);
 
         // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
         // step kk is 32 bytes into panel kk / 4 of Q and K.
         float sc[BN / 8][4];
-        auto issue_qk = [&](int t) {
-            pa::ptx::mbar_wait(full_k((g + t) & 1), ((g + t) >> 1) & 1);
+        auto issue_qk = [&](RingPos r) {
+            pa::ptx::mbar_wait(full_k(r), (int)r.par);
             pa::ptx::fence_proxy_async();
-            const uint64_t dk = stage_at(dk0, t);
+            const uint64_t dk = stage_at(dk0, r);
             pa::ptx::wgmma_pin(sc);
             pa::ptx::wgmma_fence();
             if constexpr (H::kF8) {
@@ -1073,7 +1112,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // Tile t's scores in sc (complete) to probabilities in place; each row's
         // factor for the old sums and O in corr.
         float corr[2];
-        auto softmax = [&](int t) {
+        // WHOLE: the caller knows tile t to be one of whole_t's (below): no
+        // masks, the scale folded, nothing to test.
+        auto softmax = [&](auto whole_c, int t) {
+            constexpr bool WHOLE = decltype(whole_c)::value;
             const int ks = tile_start(t), ke = tile_end(t);
             // FP8 path: new keys were quantised with 1 / k_scale too.
             const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
@@ -1083,11 +1125,16 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             // rides on the exponent's multiply, edge tiles too (a masked -inf
             // times it stays -inf), so an edge tile costs one compare and select
             // per score (two with a window).
-            const bool fold = !alibi && !(cap > 0.0f) && ts > 0.0f;
+            const bool fold = WHOLE || (!alibi && !(cap > 0.0f) && ts > 0.0f);
             // Each row's factor to the logit: ts, times the row's qs on the FP8
             // path (1 otherwise, folded away).
             const float tsr[2] = {ts * qs[0], ts * qs[1]};
-            if (edge || !fold) {
+#ifdef PA_INTERPRET
+            if (WHOLE && (edge || !(!alibi && !(cap > 0.0f) && ts > 0.0f)))
+                ::pa_interp::fatal("prefill_wgmma: a tile of whole_t needs masks or the general loop", __FILE__,
+                                   __LINE__);
+#endif
+            if (!WHOLE && (edge || !fold)) {
                 // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
                 // are bounds on it (causal: kp <= qp; window: kp > qp - window;
                 // segment: kp < ke).
@@ -1179,14 +1226,14 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         };
         if (n_tiles > 0) {
             turn_wait();
-            issue_qk(0);
+            issue_qk(pos);
             turn_pass(false);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(empty_k(g & 1));
+            release(empty_k(pos));
             if (PERSIST && n_tiles == 1) // the item's last Q K^T is done
                 release(&bar_q_empty);
-            softmax(0);
+            softmax(std::false_type{}, 0);
             pack_p(); // o is zero: nothing to rescale
         }
         // O += P V of tile t, issued and committed: k16 step kk is keys 16 kk..,
@@ -1195,11 +1242,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // Whether B is N-major is an immediate of the instruction, so the two are
         // separate code, chosen by the caller outside any runtime branch of the
         // steady-state loop (ptxas serialises wgmma under one: C7514).
-        auto issue_pv = [&](auto vt, int t) {
+        auto issue_pv = [&](auto vt, RingPos r) {
             constexpr bool VT = decltype(vt)::value;
-            pa::ptx::mbar_wait(full_v((g + t) & 1), ((g + t) >> 1) & 1);
+            pa::ptx::mbar_wait(full_v(r), (int)r.par);
             pa::ptx::fence_proxy_async();
-            const uint64_t dv = stage_at(VT ? dvt0 : dv0, t);
+            const uint64_t dv = stage_at(VT ? dvt0 : dv0, r);
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
             pa::ptx::wgmma_fence();
@@ -1230,21 +1277,23 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // group count at the wait_group unknown).
         // With vLLM's cache the cache tiles' P V reads V^T: a loop of its own
         // over them, then the new-key tiles' loop.
-        auto step = [&](auto vt, int t) {
+        auto step = [&](auto vt, auto whole, int t) {
+            const RingPos nx = pos.next(); // tile t + 1's
             turn_wait();
-            issue_qk(t + 1);
-            issue_pv(vt, t);
+            issue_qk(nx);
+            issue_pv(vt, pos);
             turn_pass(false);
             pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
             pa::ptx::wgmma_pin(sc);
-            release(empty_k((g + t + 1) & 1));
+            release(empty_k(nx));
             if (PERSIST && t + 2 == n_tiles) // the item's last Q K^T is done: the producer may load the next Q
                 release(&bar_q_empty);
-            softmax(t + 1);
+            softmax(whole, t + 1);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(empty_v((g + t) & 1));
+            release(empty_v(pos));
+            pos = nx;
             // O's rescale only where a row's running max moved (corr is exp2(0) = 1
             // exactly otherwise, and x 1 changes nothing): a warp none of whose
             // rows moved branches past it. Late in a long context most tiles move
@@ -1263,21 +1312,57 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         };
         auto last = [&](auto vt) {
             turn_wait();
-            issue_pv(vt, n_tiles - 1);
+            issue_pv(vt, pos);
             turn_pass(true);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
-            release(empty_v((g + n_tiles - 1) & 1));
+            release(empty_v(pos));
         };
         // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
         using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;
         using VTile = std::integral_constant<bool, H::kF8>;
+        // The tiles that need neither masks nor the general loop: whole ones
+        // (whole_tiles) where the scale folds. The scales of the cache tiles
+        // and the new keys' differ with an fp8 cache off the FP8 path; of the
+        // two segments' ranges, one (both where they meet, else the longer).
+        // Steps t in [f0, f1) (softmax of t + 1) run a loop of their own that
+        // tests no tile, the others (a few an item) the general step.
+        int f0 = 0, f1 = 0;
+        {
+            const bool fold_n = !alibi && !(cap > 0.0f) && (H::kF8 ? c_scale : scale) > 0.0f;
+            const bool fold_c = H::kFp8 ? !alibi && !(cap > 0.0f) && c_scale > 0.0f : fold_n;
+            const int2 wc = whole_tiles<BN>(k_begin, nt_c, c_end, causal, qpos_lo, qpos_hi, window);
+            const int2 wn = whole_tiles<BN>(p_begin, n_tiles - nt_c, k_end, causal, qpos_lo, qpos_hi, window);
+            const int nc = fold_c ? max(0, wc.y - wc.x) : 0, nn = fold_n ? max(0, wn.y - wn.x) : 0;
+            if (nc > 0 && nn > 0 && wc.y == nt_c && wn.x == 0) {
+                f0 = wc.x;
+                f1 = nt_c + wn.y;
+            } else if (nc >= nn) {
+                f0 = wc.x;
+                f1 = wc.x + nc;
+            } else {
+                f0 = nt_c + wn.x;
+                f1 = nt_c + wn.x + nn;
+            }
+            f0 -= 1;
+            f1 -= 1;
+        }
         int t = 0;
+        auto run = [&](auto vt, int e) {
+            while (t < e) {
+                if (t >= f0 && t < f1) {
+                    const int stop = min(e, f1);
+                    for (; t < stop; t++)
+                        step(vt, std::true_type{}, t);
+                } else {
+                    step(vt, std::false_type{}, t);
+                    t++;
+                }
+            }
+        };
         if (H::kVt && !H::kF8)
-            for (; t + 1 < n_tiles && t < nt_c; t++)
-                step(VtTile{}, t);
-        for (; t + 1 < n_tiles; t++)
-            step(VTile{}, t);
+            run(VtTile{}, min(n_tiles - 1, nt_c));
+        run(VTile{}, n_tiles - 1);
         if (n_tiles > 0) {
             if (H::kVt && !H::kF8 && n_tiles - 1 < nt_c)
                 last(VtTile{});
