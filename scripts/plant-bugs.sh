@@ -369,12 +369,17 @@ plant prefill-no-barrier-before-staging-tsan cuda/prefill/prefill_kernel.cuh \
 # 2026-11-24): each of these passed interpret mode before it modelled them,
 # because the twin computed at issue and the fences were no-ops.
 plant hopper-no-proxy-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(full_k(r), (int)r.par);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_k(r), (int)r.par);' \
+    '                pa::ptx::mbar_wait(full_k(r), (int)r.par);
+                pa::ptx::fence_proxy_async();' '                pa::ptx::mbar_wait(full_k(r), (int)r.par);' \
+    test_prefill 'prefill_hopper/*'
+# A step acquires tile t's V and tile t + 1's K under one fence (2026-11-28).
+plant hopper-no-proxy-fence-in-step cuda/prefill/prefill_wgmma.cuh \
+    '            pa::ptx::mbar_wait(full_k(nx), (int)nx.par);
+            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_k(nx), (int)nx.par);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-proxy-fence-before-pv cuda/prefill/prefill_wgmma.cuh \
-    '            pa::ptx::mbar_wait(full_v(r), (int)r.par);
-            pa::ptx::fence_proxy_async();' '            pa::ptx::mbar_wait(full_v(r), (int)r.par);' \
+    '                pa::ptx::mbar_wait(full_v(r), (int)r.par);
+                pa::ptx::fence_proxy_async();' '                pa::ptx::mbar_wait(full_v(r), (int)r.par);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-no-wgmma-fence-before-qk cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_pin(sc);
@@ -385,14 +390,14 @@ plant hopper-softmax-before-qk-done cuda/prefill/prefill_wgmma.cuh \
 plant hopper-first-tile-not-waited cuda/prefill/prefill_wgmma.cuh \
     '            pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(empty_k(pos));' '            release(empty_k(pos));' test_prefill 'prefill_hopper_fp8/*'
+            release(empty_k(first));' '            release(empty_k(first));' test_prefill 'prefill_hopper_fp8/*'
 plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
     '            softmax(whole, t + 1);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(empty_v(pos));' '            softmax(whole, t + 1);
-            release(empty_v(pos));
+            release(empty_v(cur));' '            softmax(whole, t + 1);
+            release(empty_v(cur));
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
@@ -404,14 +409,14 @@ plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
             pa::ptx::wgmma_wait<0>();' test_prefill 'prefill_hopper*/*'
 # The persistent grid (2026-11-28): a CTA runs many items, so the ring's
 # stages and phases, Q's barriers and each item's verdict must carry across
-# items. prefill_hopper*/persistent* run 1-3 CTAs. (Since RingPos, the
-# consumers' position at an item's start: its phase, or its stage, as if the
-# CTA's run began there.)
+# items. prefill_hopper*/persistent* run 1-3 CTAs. (Since RingPos, a step's
+# position: its phase, or its stage, counted from the item's first tile.)
 plant hopper-ring-phase-per-item cuda/prefill/prefill_wgmma.cuh \
-    'RingPos pos = RingPos::of(g);' 'RingPos pos = RingPos::of(g & 1u);' \
+    'RingPos::of(g + (uint32_t)t), nx' 'RingPos::of((g & 1u) + (uint32_t)t), nx' \
     test_prefill 'prefill_hopper*/persistent*'
 plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
-    'RingPos pos = RingPos::of(g);' 'RingPos pos = RingPos::of(g & 2u);' test_prefill 'prefill_hopper*/persistent*'
+    'RingPos::of(g + (uint32_t)t), nx' 'RingPos::of((g & 2u) + (uint32_t)t), nx' \
+    test_prefill 'prefill_hopper*/persistent*'
 plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
     '            if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \
@@ -444,7 +449,7 @@ plant hopper-whole-tiles-causal-off-by-one cuda/prefill/prefill_wgmma.cuh \
 plant hopper-whole-tiles-window-off-by-one cuda/prefill/prefill_wgmma.cuh \
     'max(0, ((qpos_hi - base - window) >> L) + 1)' 'max(0, ((qpos_hi - base - window) >> L))' \
     test_prefill 'prefill_hopper/*'
-# The ring position carried from tile to tile (RingPos, 2026-11-28): the phase
+# A step's ring position for tile t + 1 (RingPos::next, 2026-11-28): the phase
 # not flipped when the stage wraps to 0.
 plant hopper-ring-phase-not-flipped cuda/prefill/prefill_wgmma.cuh \
     'return RingPos{off ^ 8u, par ^ (off >> 3)};' 'return RingPos{off ^ 8u, par};' test_prefill 'prefill_hopper/*'

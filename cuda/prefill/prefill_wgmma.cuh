@@ -569,9 +569,12 @@ template <bool LO = false> __device__ __forceinline__ uint64_t desc_at(uint64_t 
 
 // Tile u of the CTA's run through the two-stage ring (u = g + t below): its
 // stage's byte offset among a kind's four barriers (off = 8 x (u & 1)) and its
-// phase's parity ((u >> 1) & 1). Each role carries it from tile to tile
-// (next: the stage flips, the phase with it when the stage wraps to 0) rather
-// than derive both from u at each wait and arrival.
+// phase's parity ((u >> 1) & 1); next() is tile u + 1's (the stage flips, the
+// phase with it when the stage wraps to 0). A consumer step forms tile t's
+// once and takes t + 1's from it, for its two waits, two releases and two
+// descriptors; each had derived its own from g + t. (Carried from step to
+// step, it cost 5 instructions a tile fewer but two registers, and spilled
+// the persistent instances over fp8 caches at HP 128.)
 struct RingPos {
     uint32_t off, par;
     static __device__ __forceinline__ RingPos of(uint32_t u) { return RingPos{(u & 1u) << 3, (u >> 1) & 1u}; }
@@ -669,8 +672,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     PA_STATIC_SMEM(int item_ok[2], bad_w[2][4]);
 
     const int group = p.num_heads / p.num_kv_heads;
-    const int m_tiles = item_m_tiles(p, BM);
-    const int n_items = m_tiles * p.num_seqs * p.num_kv_heads; // < 2^31 - gridDim.x (launch_wgmma)
+    // The work items' count (< 2^31 - gridDim.x: launch_wgmma), formed by each
+    // role for itself: one count for both, live across the roles' setmaxnreg,
+    // was spilled in the persistent instances over fp8 caches at HP 128.
+    auto items = [&](int &m_tiles) {
+        m_tiles = item_m_tiles(p, BM);
+        return m_tiles * p.num_seqs * p.num_kv_heads;
+    };
 
     // The tiles on a 1024-byte boundary of the shared window.
     const uint32_t win0 = pa::ptx::smem_window_addr(smem_raw);
@@ -704,7 +712,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
 
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     // The ring's barriers by stage, from the address each role forms once
-    // (rb, in its own registers: see pa::ptx::MBar).
+    // (rb, in its own registers: see pa::ptx::MBar); the producer's by stage
+    // index (rb.at(kFullK + st) and so on), the consumers' by RingPos.
     pa::ptx::MBar rb;
     auto full_k = [&](RingPos r) { return rb.at(kFullK).plus(r.off); };
     auto full_v = [&](RingPos r) { return rb.at(kFullV).plus(r.off); };
@@ -715,6 +724,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
         rb = pa::ptx::mbar_ref_warp(ring);
         const int hs = p.head_size;
+        int m_tiles;
+        const int n_items = items(m_tiles);
         // The ring's tiles run on across the CTA's items: tile t of an item is
         // the CTA's tile g + t (stage (g + t) & 1, phase ((g + t) >> 1) & 1;
         // 32 bits, which wrap keeping both). A stage's `empty` barrier is waited
@@ -802,23 +813,20 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 };
                 if (nt_c > 0)
                     issue_raw_v(0);
-                RingPos rp = RingPos::of(g);
                 for (int t = 0; t < n_tiles; t++) {
                     const uint32_t gt = g + (uint32_t)t;
-                    const RingPos rs = rp; // tile t's; its stage is free once the phase before its own completes
-                    rp = rp.next();
-                    const int st = (int)(rs.off >> 3), ph = (int)(rs.par ^ 1u);
+                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
                     const bool wait_empty = primed || gt >= 2u;
                     const bool cache = t < nt_c;
                     int64_t ko, vo;
                     pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     if (cache) {
                         copy_rows8<H>(k_tile(st), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs,
                                       H::kVt ? (int64_t)p.g.block_size * 16 : 16);
-                        pa::ptx::mbar_cp_arrive(full_k(rs));
+                        pa::ptx::mbar_cp_arrive(rb.at(kFullK + st));
                         pa::tile::cp_async_wait<0>(); // this thread's raw V of t (and K) landed
                         pa::ptx::named_sync(1, 128);  // every producer's; staging (t + 1) & 1 is free
                         if (t + 1 < nt_c)
@@ -827,10 +835,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                         quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
                                       __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
                         pa::ptx::fence_proxy_async();
-                        pa::ptx::mbar_arrive(full_k(rs));
+                        pa::ptx::mbar_arrive(rb.at(kFullK + st));
                     }
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyV + st), ph);
                     if (cache && H::kVt) {
                         vt_permute<H>(v_tile(st), raw_v(t), w, lane);
                     } else if (cache) {
@@ -847,7 +855,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
                     }
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_v(rs));
+                    pa::ptx::mbar_arrive(rb.at(kFullV + st));
                 }
             } else {
                 const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
@@ -874,30 +882,27 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 // stage's `full` arrivals: the writes are the generic proxy's and
                 // wgmma reads through the async proxy, hence the fence before them.
                 const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
-                auto convert = [&](auto e5m2, int t, RingPos rs, int st, int ph, bool wait_empty) {
+                auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
                     constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_k(rs));
+                    pa::ptx::mbar_arrive(rb.at(kFullK + st));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyV + st), ph);
                     if (H::kVt)
                         convert_vt<H, E5M2>(v_tile(st), raw_v(t), w, lane, vs);
                     else
                         convert_rows<H, E5M2, true>(v_tile(st), raw_v(t), w, lane, vs);
                     pa::ptx::fence_proxy_async();
-                    pa::ptx::mbar_arrive(full_v(rs));
+                    pa::ptx::mbar_arrive(rb.at(kFullV + st));
                 };
                 if (H::kFp8 && nt_c > 0)
                     issue_raw(0);
-                RingPos rp = RingPos::of(g);
                 for (int t = 0; t < n_tiles; t++) {
                     const uint32_t gt = g + (uint32_t)t;
-                    const RingPos rs = rp; // tile t's; its stage is free once the phase before its own completes
-                    rp = rp.next();
-                    const int st = (int)(rs.off >> 3), ph = (int)(rs.par ^ 1u);
+                    const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
                     const bool wait_empty = primed || gt >= 2u;
                     const bool cache = t < nt_c;
                     if (H::kFp8 && cache) {
@@ -908,9 +913,9 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             pa::tile::cp_async_wait<0>();
                         }
                         if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
-                            convert(std::true_type{}, t, rs, st, ph, wait_empty);
+                            convert(std::true_type{}, t, st, ph, wait_empty);
                         else
-                            convert(std::false_type{}, t, rs, st, ph, wait_empty);
+                            convert(std::false_type{}, t, st, ph, wait_empty);
                         continue;
                     }
                     int64_t ko, vo;
@@ -918,19 +923,19 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                                                 sq.k_row0, sq.n_cache, ko, vo);
                     // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_k(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     if (H::KV == kVllm && cache)
                         copy_rows<H>(k_tile(st), kc, ko, w, lane, hs, (int64_t)p.g.block_size * 8);
                     else
                         copy_rows<H>(k_tile(st), cache ? kc : kn, ko, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(full_k(rs));
+                    pa::ptx::mbar_cp_arrive(rb.at(kFullK + st));
                     if (wait_empty)
-                        pa::ptx::mbar_wait(empty_v(rs), ph);
+                        pa::ptx::mbar_wait(rb.at(kEmptyV + st), ph);
                     if (H::KV == kVllm && cache)
                         copy_vt<H>(v_tile(st), vc, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);
                     else
                         copy_rows<H>(v_tile(st), cache ? vc : vn, vo, w, lane, hs);
-                    pa::ptx::mbar_cp_arrive(full_v(rs));
+                    pa::ptx::mbar_cp_arrive(rb.at(kFullV + st));
                 }
             }
             primed = primed || g + (uint32_t)n_tiles >= 2u;
@@ -964,6 +969,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     // instance over vLLM's fp8 cache at HP 64; the bounds on the producer's
     // made the 56-register producer of HP 128 over that cache spill instead.)
     const int hs = min(max(p.head_size, 1), HP);
+    int m_tiles;
+    const int n_items = items(m_tiles);
     const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
     // fp8 cache tiles: K was converted exactly, so its scale joins the score scale.
     const float scale = p.scale, cap = p.soft_cap;
@@ -1078,16 +1085,19 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         const uint64_t dv0 = desc(cwin + (uint32_t)(v_tile(0) - smem), (uint32_t)BN * 128u);
         const uint64_t dvt0 = desc(cwin + (uint32_t)(v_tile(0) - smem), 16); // a V^T tile (kVllm cache tiles)
         auto stage_at = [&](uint64_t d0, RingPos r) { return desc_at<H::kVt>(d0, (r.off >> 3) * H::stage_bytes); };
-        // The ring position of the tile whose V the next P V reads (tile t of
-        // step(t) below; Q K^T reads the next position's K).
-        RingPos pos = RingPos::of(g);
+        // The item's first tile's ring position.
+        const RingPos first = RingPos::of(g);
 
         // S = Q K^T of tile t into sc, issued and committed (not waited for): k16
         // step kk is 32 bytes into panel kk / 4 of Q and K.
         float sc[BN / 8][4];
-        auto issue_qk = [&](RingPos r) {
-            pa::ptx::mbar_wait(full_k(r), (int)r.par);
-            pa::ptx::fence_proxy_async();
+        // ACQ: wait for the stage's K (V) and fence the async proxy first; a
+        // step (below) acquires both tiles itself, under one fence.
+        auto issue_qk = [&](auto acq, RingPos r) {
+            if constexpr (decltype(acq)::value) {
+                pa::ptx::mbar_wait(full_k(r), (int)r.par);
+                pa::ptx::fence_proxy_async();
+            }
             const uint64_t dk = stage_at(dk0, r);
             pa::ptx::wgmma_pin(sc);
             pa::ptx::wgmma_fence();
@@ -1226,11 +1236,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         };
         if (n_tiles > 0) {
             turn_wait();
-            issue_qk(pos);
+            issue_qk(std::true_type{}, first);
             turn_pass(false);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(sc);
-            release(empty_k(pos));
+            release(empty_k(first));
             if (PERSIST && n_tiles == 1) // the item's last Q K^T is done
                 release(&bar_q_empty);
             softmax(std::false_type{}, 0);
@@ -1242,10 +1252,12 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // Whether B is N-major is an immediate of the instruction, so the two are
         // separate code, chosen by the caller outside any runtime branch of the
         // steady-state loop (ptxas serialises wgmma under one: C7514).
-        auto issue_pv = [&](auto vt, RingPos r) {
+        auto issue_pv = [&](auto acq, auto vt, RingPos r) {
             constexpr bool VT = decltype(vt)::value;
-            pa::ptx::mbar_wait(full_v(r), (int)r.par);
-            pa::ptx::fence_proxy_async();
+            if constexpr (decltype(acq)::value) {
+                pa::ptx::mbar_wait(full_v(r), (int)r.par);
+                pa::ptx::fence_proxy_async();
+            }
             const uint64_t dv = stage_at(VT ? dvt0 : dv0, r);
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
@@ -1278,10 +1290,18 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // With vLLM's cache the cache tiles' P V reads V^T: a loop of its own
         // over them, then the new-key tiles' loop.
         auto step = [&](auto vt, auto whole, int t) {
-            const RingPos nx = pos.next(); // tile t + 1's
+            const RingPos cur = RingPos::of(g + (uint32_t)t), nx = cur.next(); // tile t's, t + 1's
             turn_wait();
-            issue_qk(nx);
-            issue_pv(vt, pos);
+            // Tile t's V, then tile t + 1's K, then one proxy fence for both
+            // (a fence is 6 instructions: 4 of them placeholders). Each producer
+            // thread issues V of t before K of t + 1, so waiting for V first
+            // hardly delays Q K^T; correctness needs only both waits before
+            // the fence.
+            pa::ptx::mbar_wait(full_v(cur), (int)cur.par);
+            pa::ptx::mbar_wait(full_k(nx), (int)nx.par);
+            pa::ptx::fence_proxy_async();
+            issue_qk(std::false_type{}, nx);
+            issue_pv(std::false_type{}, vt, cur);
             turn_pass(false);
             pa::ptx::wgmma_wait<1>(); // Q K^T of t + 1 is done; P V of t may run on
             pa::ptx::wgmma_pin(sc);
@@ -1292,8 +1312,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
-            release(empty_v(pos));
-            pos = nx;
+            release(empty_v(cur));
             // O's rescale only where a row's running max moved (corr is exp2(0) = 1
             // exactly otherwise, and x 1 changes nothing): a warp none of whose
             // rows moved branches past it. Late in a long context most tiles move
@@ -1311,12 +1330,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             pack_p();
         };
         auto last = [&](auto vt) {
+            const RingPos cur = RingPos::of(g + (uint32_t)(n_tiles - 1));
             turn_wait();
-            issue_pv(vt, pos);
+            issue_pv(std::true_type{}, vt, cur);
             turn_pass(true);
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
-            release(empty_v(pos));
+            release(empty_v(cur));
         };
         // The FP8 path reads V^T tiles throughout (dvt0's descriptor).
         using VtTile = std::integral_constant<bool, H::kVt || H::kF8>;

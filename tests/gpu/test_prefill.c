@@ -1354,6 +1354,49 @@ Test(prefill_hopper, many_tiles_per_cta) {
     hopper_end(before, 2);
 }
 
+/* A window that cuts an item's second key tile, not only its first. The kernel
+ * finds once an item the tiles its rows see whole (whole_tiles) and runs them
+ * unmasked; a window bound one tile early there would take a cut tile for a
+ * whole one. One query row a query token (MHA), so an item's 128 rows span 128
+ * positions: with a window of 298, the prompt's item at rows 512..639 visits
+ * keys from 208, and row 639 sees none below 342, inside its second tile
+ * (336..463); the context case's first item (rows at 700..827 over 700 cached
+ * keys) visits from 400, and row 827 sees none below 530, inside the cache's
+ * second tile (528..655). No ALiBi or soft cap, so the scale folds and those
+ * tiles could take the unmasked loop. Not shrunk: shorter, nothing is cut. */
+Test(prefill_hopper, window_cuts_a_later_tile) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[2] = {700, 300};
+    pa_prompt_problem_cfg c = {.seed = 13450u,
+                               .dtype = PA_DTYPE_BF16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 4,
+                               .head_size = 64,
+                               .q_lens = ql};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+    pr->p.sliding_window = 298;
+    check_prompt(pr, "hopper: a window cutting the second key tile (prompt)");
+    pa_prompt_problem_free(pr);
+    const int cql[1] = {200}, ccl[1] = {700};
+    ctx_case cc = {.seed = 13451u,
+                   .layout = PA_LAYOUT_FLASH_NHD,
+                   .qd = PA_DTYPE_F16,
+                   .cd = PA_DTYPE_F16,
+                   .seqs = 1,
+                   .heads = 2,
+                   .kv_heads = 2,
+                   .hs = 64,
+                   .bs = 16,
+                   .ql = cql,
+                   .cl = ccl,
+                   .window = 298};
+    run_ctx_case(&cc, NULL, 0);
+    hopper_end(before, 2);
+}
+
 /* The persistent grid (launch_wgmma): with PAGEDATTN_PREFILL_PERSISTENT at 1,
  * 2 and 3 CTAs, each runs many items (128 query rows of a sequence and KV
  * head), so the ring's barriers, Q's barriers and the ping-pong go round
