@@ -2459,7 +2459,7 @@ def hopper_consumer_paths(insts, cons, steady=False):
     if not around:
         sys.exit("budget.py: hopper edge path: no loop around the whole tiles' holds the mask select")
     outer = min(around, key=lambda l: l["hi"] - l["lo"])
-    inner = set(body) if outer is not cons and (outer["lo"], outer["hi"]) != (cons["lo"], cons["hi"]) else set()
+    inner = set() if (outer["lo"], outer["hi"]) == (cons["lo"], cons["hi"]) else set(body)
     ob = [k for k in range(outer["lo"], outer["hi"] + 1) if k not in inner]
     hg_o = ("HGMMA", hg[1], sum(1 for k in ob if _is_gmma(insts[k]["op"])))
     sel = ("mask select", lambda i: i["line"] in select, sum(1 for k in ob if insts[k]["line"] in select))
