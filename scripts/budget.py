@@ -2826,6 +2826,9 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="reuse the last analysis (build/budget/FAMILY.pickle)")
     ap.add_argument("--notes", help="markdown file appended after the tables (the reading of them)")
     args = ap.parse_args()
+    # nvcc runs in the build directory (its compile_commands.json's), so the
+    # cubins' paths must not be relative to here.
+    args.build = os.path.abspath(args.build)
     fam = FAMILIES[args.family]
     cuobjdump = find_tool("cuobjdump", not args.no_install)
     nvdisasm = find_tool("nvdisasm", not args.no_install)

@@ -713,7 +713,12 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     // The ring's barriers by stage, from the address each role forms once
     // (rb, in its own registers: see pa::ptx::MBar); the producer's by stage
-    // index (rb.at(kFullK + st) and so on), the consumers' by RingPos.
+    // index (rb.at(kFullK + st) and so on), the consumers' by RingPos. (One
+    // form for both spilled or cost more, 2026-11-28: a RingPos of the stage
+    // index with next() spilled 4 bytes in the persistent instances over
+    // flash fp8 caches at HP 128, and with t + 1's formed from g + t + 1 it
+    // cost 5 warp instructions a consumer tile; the producer addressing its
+    // barriers through RingPos::of spilled the same instances.)
     pa::ptx::MBar rb;
     auto full_k = [&](RingPos r) { return rb.at(kFullK).plus(r.off); };
     auto full_v = [&](RingPos r) { return rb.at(kFullV).plus(r.off); };
@@ -1122,6 +1127,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // Tile t's scores in sc (complete) to probabilities in place; each row's
         // factor for the old sums and O in corr.
         float corr[2];
+        // Without soft cap or ALiBi, and at a positive scale ls, the logit scale
+        // rides on the exponent's multiply, edge tiles too (a masked -inf times
+        // it stays -inf), so an edge tile costs one compare and select per score
+        // (two with a window).
+        auto folds = [&](float ls) { return !alibi && !(cap > 0.0f) && ls > 0.0f; };
         // WHOLE: the caller knows tile t to be one of whole_t's (below): no
         // masks, the scale folded, nothing to test.
         auto softmax = [&](auto whole_c, int t) {
@@ -1131,16 +1141,12 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
             const bool edge =
                 ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
-            // Without soft cap or ALiBi, and at a positive scale, the logit scale
-            // rides on the exponent's multiply, edge tiles too (a masked -inf
-            // times it stays -inf), so an edge tile costs one compare and select
-            // per score (two with a window).
-            const bool fold = WHOLE || (!alibi && !(cap > 0.0f) && ts > 0.0f);
+            const bool fold = WHOLE || folds(ts);
             // Each row's factor to the logit: ts, times the row's qs on the FP8
             // path (1 otherwise, folded away).
             const float tsr[2] = {ts * qs[0], ts * qs[1]};
 #ifdef PA_INTERPRET
-            if (WHOLE && (edge || !(!alibi && !(cap > 0.0f) && ts > 0.0f)))
+            if (WHOLE && (edge || !folds(ts)))
                 ::pa_interp::fatal("prefill_wgmma: a tile of whole_t needs masks or the general loop", __FILE__,
                                    __LINE__);
 #endif
@@ -1349,8 +1355,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // tests no tile, the others (a few an item) the general step.
         int f0 = 0, f1 = 0;
         {
-            const bool fold_n = !alibi && !(cap > 0.0f) && (H::kF8 ? c_scale : scale) > 0.0f;
-            const bool fold_c = H::kFp8 ? !alibi && !(cap > 0.0f) && c_scale > 0.0f : fold_n;
+            const bool fold_n = folds(H::kF8 ? c_scale : scale);
+            const bool fold_c = H::kFp8 ? folds(c_scale) : fold_n;
             const int2 wc = whole_tiles<BN>(k_begin, nt_c, c_end, causal, qpos_lo, qpos_hi, window);
             const int2 wn = whole_tiles<BN>(p_begin, n_tiles - nt_c, k_end, causal, qpos_lo, qpos_hi, window);
             const int nc = fold_c ? max(0, wc.y - wc.x) : 0, nn = fold_n ? max(0, wn.y - wn.x) : 0;
