@@ -274,10 +274,19 @@ PA_PTX_HD uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, int e
 // acc[t * n / 2 + 4j + i] is lane t's D element i of n8 block j: (g, 8j + 2c),
 // (g, 8j + 2c + 1), (g + 8, 8j + 2c), (g + 8, 8j + 2c + 1) with g = t / 4,
 // c = t % 4, rows relative to 16w. window: the CTA's shared memory (address 0).
-// Exact products summed in double, rounded once, as mma16816's twin.
+// Exact products summed in double, rounded once, as mma16816's twin. B's
+// elements are read once for the 16 rows that use them (as floats: every
+// f16, bf16 and e4m3 value is one), which interpret mode's run time is mostly.
 template <int DT>
 PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc_a, bool trans_a, uint64_t desc_b,
                           bool trans_b, bool scale_d, const unsigned char *window, float *acc) {
+    float B[256][16]; // n <= 256
+    for (int col = 0; col < n; col++)
+        for (int k = 0; k < 16; k++) {
+            uint16_t h;
+            memcpy(&h, window + wgmma_addr(desc_b, trans_b, col, k), 2);
+            B[col][k] = (float)half_to_double<DT>(h);
+        }
     double A[16][16];
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < 16; k++) {
@@ -297,11 +306,8 @@ PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc
                 const int row = g + (i >= 2 ? 8 : 0), col = 8 * j + 2 * c + (i & 1);
                 float &d = acc[t * (n / 2) + 4 * j + i];
                 double s = scale_d ? (double)d : 0.0;
-                for (int k = 0; k < 16; k++) {
-                    uint16_t h;
-                    memcpy(&h, window + wgmma_addr(desc_b, trans_b, col, k), 2);
-                    s += A[row][k] * half_to_double<DT>(h);
-                }
+                for (int k = 0; k < 16; k++)
+                    s += A[row][k] * (double)B[col][k];
                 d = (float)s;
             }
     }
@@ -323,6 +329,10 @@ PA_PTX_HD double e4m3_to_double(uint8_t b) {
 // is null, from shared memory through desc_a.
 PA_PTX_HD void wgmma_warp_e4m3(int warp, int n, const uint32_t (*a)[4], uint64_t desc_a, uint64_t desc_b, bool scale_d,
                                const unsigned char *window, float *acc) {
+    float B[256][32]; // n <= 256
+    for (int col = 0; col < n; col++)
+        for (int k = 0; k < 32; k++)
+            B[col][k] = (float)e4m3_to_double(window[wgmma_addr(desc_b, false, col, k, 1)]);
     double A[16][32];
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < 32; k++) {
@@ -343,7 +353,7 @@ PA_PTX_HD void wgmma_warp_e4m3(int warp, int n, const uint32_t (*a)[4], uint64_t
                 float &d = acc[t * (n / 2) + 4 * j + i];
                 double s = scale_d ? (double)d : 0.0;
                 for (int k = 0; k < 32; k++)
-                    s += A[row][k] * e4m3_to_double(window[wgmma_addr(desc_b, false, col, k, 1)]);
+                    s += A[row][k] * (double)B[col][k];
                 d = (float)s;
             }
     }

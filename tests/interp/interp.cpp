@@ -1,8 +1,8 @@
 // The interpreter behind tests/interp/pa_interp.h, and a fake CUDA runtime.
 //
-// Threads of a CTA are ucontext coroutines run one at a time; a thread runs
-// until it reaches a barrier (__syncthreads, __syncthreads_or, __syncwarp) or a
-// warp collective (shuffle, ldmatrix, mma), then the next runs. A barrier
+// Threads of a CTA are coroutines, each on its own stack, run one at a time; a
+// thread runs until it reaches a barrier (__syncthreads, __syncthreads_or,
+// __syncwarp) or a warp collective (shuffle, ldmatrix, mma), then the next runs. A barrier
 // releases when every live thread of the CTA (or warp) waits at it, and it is
 // an error when they wait at different source lines. CTAs run one after
 // another, forward (default), reverse or shuffled (PA_INTERP_ORDER); cp.async
@@ -69,6 +69,12 @@ __attribute__((weak)) void pa_prof_segment_end(int warp);
 extern "C" unsigned char __start_pa_interp_smem[] __attribute__((weak));
 extern "C" unsigned char __stop_pa_interp_smem[] __attribute__((weak));
 
+#if defined(__x86_64__)
+// The thread switch (switch.S): the callee-saved registers pushed, the stack
+// pointer stored at *save, `load` made the stack pointer, its registers popped.
+extern "C" void pa_interp_switch(void **save, void *load);
+#endif
+
 namespace pa_interp {
 namespace {
 
@@ -106,12 +112,27 @@ struct Copy {
 #error "interp.cpp switches stacks with _longjmp, which _FORTIFY_SOURCE's __longjmp_chk refuses"
 #endif
 
-// Context switches: a thread is entered the first time with swapcontext (to
-// get onto its own stack) and afterwards with _setjmp/_longjmp, which, unlike
-// swapcontext, make no system call to save the signal mask.
+// Context switches. On x86-64 a switch is pa_interp_switch (switch.S): the
+// callee-saved registers pushed on the running stack, the stack pointer
+// swapped, the other's popped; a thread's first entry "returns" into entry()
+// from a frame built on its fresh stack. Elsewhere a thread is entered the
+// first time with swapcontext (to get onto its own stack) and afterwards with
+// _setjmp/_longjmp, which, unlike swapcontext, make no system call to save the
+// signal mask (under ThreadSanitizer, which intercepts longjmp, swapcontext
+// throughout). Each lane switches out and back at every warp collective; with
+// glibc's _longjmp (which unwinds cleanup handlers) the switches had cost a
+// sixth to a quarter of an interpret-mode test's time. (The x86 shadow stack,
+// off unless a process asks for it, would refuse the first entry's return.)
+#if defined(__x86_64__)
+#define PA_INTERP_FAST_SWITCH 1
+#endif
 struct Thread {
+#ifdef PA_INTERP_FAST_SWITCH
+    void *sp = nullptr; // the stack pointer it was switched out at
+#else
     ucontext_t ctx;
     jmp_buf jb;
+#endif
     bool started = false;
     char *stack = nullptr;
 #ifdef PA_INTERP_TSAN
@@ -125,6 +146,7 @@ struct Thread {
     int pred = 0;
     long committed = 0;
     long rounds = 0;                // ldmatrix/mma calls so far: the same on every lane of a warp
+    int shfl_par = 0;               // which of slot32's two halves its next shuffle writes
     const uint64_t *mbar = nullptr; // WAIT_MBAR: the barrier and the parity awaited
     int mbar_parity = 0;
     int named_id = 0; // WAIT_NAMED: the barrier and the generation awaited
@@ -141,9 +163,13 @@ struct Thread {
 constexpr size_t kStack = 256 * 1024;
 std::vector<Thread> threads;
 Thread *cur = nullptr;
+#ifdef PA_INTERP_FAST_SWITCH
+void *sched_sp = nullptr;
+#else
 ucontext_t sched;
 #ifndef PA_INTERP_TSAN
 jmp_buf sched_jb;
+#endif
 #endif
 unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
@@ -152,8 +178,13 @@ uint3 g_block_idx;
 dim3 g_grid, g_block;
 int g_or = 0;
 bool cp_at_issue = false;
-// Per-lane slots for warp collectives.
-std::vector<uint32_t> slot32;
+// Per-lane slots for warp collectives. A collective is one step (every lane
+// waits once): the twins' collectives take every lane's inputs in the first
+// lane past the step (first_of_round), before any lane can write its next
+// ones; a shuffle's lanes read each other's slot32 entries after the step, so
+// consecutive shuffles write its two halves in turn (a lane can be at most
+// one shuffle ahead of another's read).
+std::vector<uint32_t> slot32; // 2 x the CTA's lanes
 std::vector<const void *> slot_ptr;
 std::vector<std::array<uint32_t, 4>> slot_a;
 std::vector<std::array<uint32_t, 2>> slot_b;
@@ -246,12 +277,15 @@ struct Unobserved {
 #endif
 };
 
-// Under ThreadSanitizer the switches are swapcontext, as its fiber interface
-// expects, and tell it which fiber runs next.
+// Under ThreadSanitizer each switch first tells it which fiber runs next.
 void yield(State s) {
     cur->state = s;
 #ifdef PA_INTERP_TSAN
     __tsan_switch_to_fiber(sched_fiber, kNoSync);
+#endif
+#if defined(PA_INTERP_FAST_SWITCH)
+    pa_interp_switch(&cur->sp, sched_sp);
+#elif defined(PA_INTERP_TSAN)
     swapcontext(&cur->ctx, &sched);
 #else
     if (!_setjmp(cur->jb))
@@ -272,9 +306,38 @@ void entry() {
     // acquires, orders all of them before what follows.
     __tsan_release(&cta_end_sync);
     __tsan_switch_to_fiber(sched_fiber, kNoSync);
+#endif
+#if defined(PA_INTERP_FAST_SWITCH)
+    pa_interp_switch(&cur->sp, sched_sp); // never resumed
+    __builtin_unreachable();
+#elif defined(PA_INTERP_TSAN)
     setcontext(&sched);
 #else
     _longjmp(sched_jb, 1);
+#endif
+}
+
+// A thread's first entry. Fast switch: its stack holds six zero registers
+// for pa_interp_switch to pop and entry() as the return address, in a
+// 16-byte aligned slot, so entry() starts as if called (the stack pointer
+// 8 past a multiple of 16).
+void start_stack(Thread &t) {
+#ifdef PA_INTERP_FAST_SWITCH
+    // The stacks are kStack apart, a multiple of the page: their tops would
+    // share the same few cache sets, so each starts (lin % 64) lines lower.
+    const uintptr_t top = reinterpret_cast<uintptr_t>(t.stack) + kStack - (uintptr_t)(t.lin % 64) * 64;
+    void **s = reinterpret_cast<void **>(top & ~(uintptr_t)15);
+    *--s = nullptr;                          // above the return address: entry() never returns
+    *--s = reinterpret_cast<void *>(&entry); // 16-byte aligned
+    for (int i = 0; i < 6; i++)
+        *--s = nullptr; // rbp, rbx, r12 .. r15
+    t.sp = s;
+#else
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = t.stack;
+    t.ctx.uc_stack.ss_size = kStack;
+    t.ctx.uc_link = nullptr;
+    makecontext(&t.ctx, entry, 0);
 #endif
 }
 
@@ -284,6 +347,11 @@ void resume(Thread &t) {
     // The first entry is ordered after the launch (inputs, poisoned shared
     // memory); later switches order nothing.
     __tsan_switch_to_fiber(t.fiber, t.started ? kNoSync : 0);
+#endif
+#if defined(PA_INTERP_FAST_SWITCH)
+    t.started = true;
+    pa_interp_switch(&sched_sp, t.sp);
+#elif defined(PA_INTERP_TSAN)
     t.started = true;
     swapcontext(&sched, &t.ctx);
 #else
@@ -318,6 +386,12 @@ void warp_step(const char *file, int line) {
     cur->site_file = file;
     cur->site_line = line;
     yield(WAIT_WARP);
+}
+
+// Two threads wait at the same source line (__FILE__ strings: most often the
+// same pointer).
+bool same_site(const Thread &a, const Thread &b) {
+    return a.site_line == b.site_line && (a.site_file == b.site_file || strcmp(a.site_file, b.site_file) == 0);
 }
 
 // Releases every warp whose lanes all wait at one collective, and the CTA
@@ -359,7 +433,7 @@ bool release(int nthreads) {
             const Thread &a = threads[(size_t)(w * 32)];
             for (int l = 0; l < n; l++) {
                 const Thread &t = threads[(size_t)(w * 32 + l)];
-                if (t.site_line != a.site_line || strcmp(t.site_file, a.site_file) != 0) {
+                if (!same_site(t, a)) {
                     fprintf(stderr, "pa_interp: warp %d lanes meet at %s:%d and %s:%d\n", w, a.site_file, a.site_line,
                             t.site_file, t.site_line);
                     die("divergent warp collective");
@@ -382,7 +456,7 @@ bool release(int nthreads) {
             if (t.state == WAIT_BLOCK) {
                 if (!first)
                     first = &t;
-                else if (t.site_line != first->site_line || strcmp(t.site_file, first->site_file) != 0) {
+                else if (!same_site(t, *first)) {
                     fprintf(stderr, "pa_interp: __syncthreads reached at %s:%d and at %s:%d\n", first->site_file,
                             first->site_line, t.site_file, t.site_line);
                     die("barrier reached from two places");
@@ -415,8 +489,9 @@ std::mt19937 sched_rng(1);
 
 void run_cta(int nthreads) {
     const int nwarps = (nthreads + 31) / 32;
+    std::vector<int> ready, run;
     for (;;) {
-        std::vector<int> ready;
+        ready.clear();
         for (int w = 0; w < nwarps; w++)
             for (int l = 0; l < 32 && w * 32 + l < nthreads; l++)
                 if (threads[(size_t)(w * 32 + l)].state == READY) {
@@ -447,7 +522,7 @@ void run_cta(int nthreads) {
             }
             continue;
         }
-        std::vector<int> run;
+        run.clear();
         if (sched_mode == SWEEP)
             run = ready;
         else if (sched_mode == WARP)
@@ -560,7 +635,9 @@ void sync_warp(const char *file, int line) {
 
 uint32_t shfl32(uint32_t bits, int mode, int arg, int width) {
     const int l = lane(), seg = l & ~(width - 1);
-    slot32[(size_t)cur->lin] = bits;
+    uint32_t *half = slot32.data() + (size_t)cur->shfl_par * (slot32.size() / 2);
+    cur->shfl_par ^= 1;
+    half[cur->lin] = bits;
     warp_step("shuffle", 0);
     int src = l;
     if (mode == 0)
@@ -571,9 +648,7 @@ uint32_t shfl32(uint32_t bits, int mode, int arg, int width) {
         src = l - arg >= seg ? l - arg : l;
     else
         src = l + arg < seg + width ? l + arg : l;
-    const uint32_t r = slot32[(size_t)(warp_base() + src)];
-    warp_step("shuffle", 1);
-    return r;
+    return half[warp_base() + src];
 }
 
 void cp_async(void *dst, const void *src, int unit, int src_bytes) {
@@ -766,7 +841,6 @@ void ldmatrix(uint32_t (&r)[4], const void *p, bool trans) {
     }
     for (int j = 0; j < 4; j++)
         r[j] = slot_out[(size_t)cur->lin][(size_t)j];
-    warp_step("ldmatrix", 1);
 }
 
 uint32_t movmatrix(uint32_t a) {
@@ -782,7 +856,6 @@ uint32_t movmatrix(uint32_t a) {
     }
     uint32_t d;
     memcpy(&d, slot_out[(size_t)cur->lin].data(), sizeof d);
-    warp_step("movmatrix", 1);
     return d;
 }
 
@@ -811,7 +884,6 @@ void mma(int dt, float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1
             memcpy(slot_out[(size_t)(warp_base() + l)].data(), D[l], sizeof D[l]);
     }
     memcpy(d, slot_out[(size_t)cur->lin].data(), sizeof d);
-    warp_step("mma", 1);
 }
 
 // The shared window address of dynamic shared memory's first byte. On the
@@ -983,7 +1055,6 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             std::fill(op.acc[(size_t)l], op.acc[(size_t)l] + h, poison);
         ops.push_back(std::move(op));
     }
-    warp_step("wgmma", 1);
 }
 
 // wgmma.wait_group n: the warp's groups but the newest n complete, oldest
@@ -1026,7 +1097,6 @@ void wgmma_wait(int n) {
         ops.erase(ops.begin(), ops.begin() + (long)k);
     }
     cur->wg_fenced = false; // the registers are the thread's again
-    warp_step("wgmma.wait", 1);
 }
 
 // Device buffers: pages mapped without reserving swap (MAP_NORESERVE), so a
@@ -1091,7 +1161,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     warp_gen.assign((size_t)(nthreads + 31) / 32, 0);
 #endif
     const size_t slots = (size_t)(nthreads + 31) / 32 * 32;
-    slot32.assign(slots, 0);
+    slot32.assign(2 * slots, 0);
     slot_ptr.assign(slots, nullptr);
     slot_a.assign(slots, {});
     slot_b.assign(slots, {});
@@ -1144,13 +1214,10 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.wg_fenced = false;
             t.wg_committed = 0;
             t.seen.clear();
+            t.shfl_par = 0;
             t.started = false;
             t.pending.clear();
-            getcontext(&t.ctx);
-            t.ctx.uc_stack.ss_sp = t.stack;
-            t.ctx.uc_stack.ss_size = kStack;
-            t.ctx.uc_link = nullptr;
-            makecontext(&t.ctx, entry, 0);
+            start_stack(t);
         }
         run_cta(nthreads);
 #ifdef PA_INTERP_TSAN
