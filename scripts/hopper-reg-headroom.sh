@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# How near its register limit each Hopper prefill instance is: compiles
+# cuda/prefill/inst_hopper.cu for sm_90a with the build's flags (as
+# scripts/check-sm90a.sh does, spills allowed) after lowering every consumer's
+# setmaxnreg budget (kConsumerRegs, both values) by DELTA registers, and prints
+# each instance's spill bytes. An instance that still compiles without a spill
+# has at least DELTA registers to spare. No GPU; about 1.5 minutes.
+#   scripts/hopper-reg-headroom.sh [BUILD_DIR] [DELTA]   (defaults: build, 8)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-build}" && pwd) || exit 1
+delta=${2:-8}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# A copy of the sources with the budgets lowered (the working tree as it stands).
+cp -r "$root/cuda" "$root/include" "$root/csrc" "$tmp/" || exit 1
+python3 - "$tmp/cuda/prefill/prefill_wgmma.cuh" "$delta" <<'PY' || exit 1
+import re, sys
+path, d = sys.argv[1], int(sys.argv[2])
+s = open(path).read()
+pat = r"kConsumerRegs = kLeanConsumers \? (\d+) : (\d+);"
+m = re.search(pat, s)
+if not m:
+    sys.exit("hopper-reg-headroom: kConsumerRegs not found in prefill_wgmma.cuh")
+a, b = int(m.group(1)) - d, int(m.group(2)) - d
+print("consumer budgets lowered by %d: lean %s -> %d, others %s -> %d" % (d, m.group(1), a, m.group(2), b))
+open(path, "w").write(re.sub(pat, "kConsumerRegs = kLeanConsumers ? %d : %d;" % (a, b), s))
+PY
+cmd=$(cd "$build" && python3 - <<'PY'
+import json
+for c in json.load(open("compile_commands.json")):
+    if c["file"].endswith("cuda/prefill/inst_hopper.cu") and "interp" not in c["output"]:
+        print(c["command"])
+        break
+PY
+)
+[ -n "$cmd" ] || { echo "hopper-reg-headroom: inst_hopper.cu is not in $build/compile_commands.json"; exit 1; }
+# The build's flags with the copy's sources: only the targets, the output and -Werror change.
+cmd=$(echo "$cmd" | sed -E 's/-gencode=[^ ]+//g; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+ / /; s/-Werror=all-warnings//')
+cmd=$(echo "$cmd" | sed -E "s#\.\./cuda/#$tmp/cuda/#g; s#-I\.\./#-I$tmp/#g; s# -I\.\. # -I$tmp #")
+cd "$build" || exit 1
+if ! eval "$cmd -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -o $tmp/h.o" >"$tmp/log" 2>&1; then
+    cat "$tmp/log"
+    exit 1
+fi
+python3 - "$tmp/log" <<'PY'
+import re, sys
+n = tight = 0
+for block in open(sys.argv[1]).read().split("Compiling entry function '")[1:]:
+    fn = block.split("'", 1)[0]
+    m = re.search(r"HCfgILi(\d+)ELi(\d+)ELi(\d+)ELb([01])EEELb([01])E", fn)
+    if "prefill_wgmma_kernel" not in fn or not m:
+        continue
+    sp = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
+    st, ld = (int(sp.group(1)), int(sp.group(2))) if sp else (0, 0)
+    n += 1
+    if st or ld:
+        tight += 1
+        kv = ["flash", "vLLM", "flash fp8", "vLLM fp8"][int(m.group(3))]
+        print("spills: HCfg<%s, %s, %s%s>%s: %d bytes stored, %d loaded"
+              % (m.group(1), "f16" if m.group(2) == "1" else "bf16", kv, ", FP8" if m.group(4) == "1" else "",
+                 " persistent" if m.group(5) == "1" else "", st, ld))
+print("%d of %d instances compile without a spill at the lowered budgets" % (n - tight, n))
+PY
