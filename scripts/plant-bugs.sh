@@ -304,6 +304,12 @@ plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
+# A throughput heuristic that breaks batch invariance: fewer, fixed-size key
+# splits once the batch is large (the shrunk batch-invariance test's 12-sequence
+# batch takes them; its 1- and 5-sequence ones do not).
+plant ragged-splits-depend-on-batch-size cuda/ragged/ragged.cu \
+    'const int32_t split = P.split_tokens;' 'const int32_t split = P.split_tokens ? P.split_tokens : (ns > 8 ? 1024 : 0);' \
+    test_ragged 'ragged_gpu/batch_invariance_bitwise' PA_TEST_SHRINK=4
 plant ragged-decode-head-half-at-column-0 cuda/ragged/ragged_mma.cuh \
     'srow0 = 16 * dslice + (lane >> 2), col0 = dpart * S::kDecHP;' 'srow0 = 16 * dslice + (lane >> 2), col0 = 0;' \
     test_ragged 'ragged_gpu/head_256_slots'

@@ -94,6 +94,9 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
     int ns = *P.num_seqs;
     ns = ns < 0 ? 0 : (ns > P.max_num_seqs ? P.max_num_seqs : ns);
     const int max_kv = P.pages_per_seq * P.page_size;
+    // Splits depend on the kv_split_tokens option and each sequence's own
+    // lengths only, never on the batch (batch invariance).
+    const int32_t split = P.split_tokens;
     pa_rg_seq_args a;
     a.group = P.num_q_heads / P.num_kv_heads;
     a.window = P.window;
@@ -121,8 +124,7 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                     pa_rg_seq_args sa = a;
                     sa.q_len = q_len;
                     sa.kv_len = kv;
-                    const pa_rg_seq_plan sp =
-                        pa_rg_plan_seq(q_len, kv, a.group, a.window, a.hard, P.split_tokens, P.tile_rows);
+                    const pa_rg_seq_plan sp = pa_rg_plan_seq(q_len, kv, a.group, a.window, a.hard, split, P.tile_rows);
                     if ((sp.tile_rows == PA_RG_DEC_ROWS) == (pass == 1))
                         cnt = pa_rg_count_seq(&sp, &sa);
                 }
@@ -145,7 +147,7 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
                 sa.kv_len = P.kv_lens[s2];
                 sa.q_len = P.cu_q_lens[s2 + 1] - P.cu_q_lens[s2];
                 const pa_rg_seq_plan sp =
-                    pa_rg_plan_seq(sa.q_len, sa.kv_len, a.group, a.window, a.hard, P.split_tokens, P.tile_rows);
+                    pa_rg_plan_seq(sa.q_len, sa.kv_len, a.group, a.window, a.hard, split, P.tile_rows);
                 int ib = 0, mb = 0, pb = 0; // this sequence's items, merges, partial rows so far
                 for (int t0 = 0; t0 < sp.n_tiles; t0 += 32) {
                     pa_rg_seq_counts tc = {0, 0, 0};

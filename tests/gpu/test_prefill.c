@@ -396,7 +396,8 @@ Test(prefill_gpu, smallest_cases) {
  * 16..1024, 64 heads with 1 or 64 queries per KV head. Here the last query has
  * length 1 (a decode-like row). Four sequences are compared with the
  * reference (the longest query, the longest context, the last, one more); all
- * must be finite. */
+ * must be finite. PA_TEST_SHRINK (interpret mode) shrinks the longest length
+ * drawn (1024 or 384), not the shortest (16). */
 Test(prefill_gpu, vllm_prefix_prefill_grid) {
     PA_SKIP_WITHOUT_GPU();
     const int hsz[2] = {128, 24};
@@ -409,7 +410,8 @@ Test(prefill_gpu, vllm_prefix_prefill_grid) {
                     continue;
                 pa_rng r = pa_rng_make(1000u + h * 7 + g * 3 + k);
                 int ql[10], cl[10];
-                const int maxlen = (h == 0 && k == 0) ? 1024 : 384; /* full lengths on one pass per head */
+                const int full = (h == 0 && k == 0) ? 1024 : 384; /* full lengths on one pass per head */
+                const int maxlen = pa_test_shrink(full) < 16 ? 16 : pa_test_shrink(full);
                 int qmax = 0, cmax = 0;
                 for (int s = 0; s < 10; s++) {
                     ql[s] = s == 9 ? 1 : pa_rng_int(&r, 16, maxlen);

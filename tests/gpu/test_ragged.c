@@ -931,13 +931,16 @@ static void plan_case(const rg_problem_cfg *c, int32_t split_tokens) {
     rg_problem_free(pr);
 }
 
+/* 40 sequences, automatic splits. PA_TEST_SHRINK (interpret mode) shrinks the
+ * lengths drawn (the same draws); decode sequences of more than 512 keys still
+ * split. */
 Test(ragged_gpu, device_plan_matches_host) {
     PA_SKIP_WITHOUT_GPU();
     int ql[40], kl[40];
     pa_rng r = pa_rng_make(8200);
     for (int s = 0; s < 40; s++) {
-        ql[s] = s % 2 ? pa_rng_int(&r, 1, 200) : 1;
-        kl[s] = ql[s] + pa_rng_int(&r, 0, 5000);
+        ql[s] = s % 2 ? pa_test_shrink(pa_rng_int(&r, 1, 200)) : 1;
+        kl[s] = ql[s] + pa_test_shrink(pa_rng_int(&r, 0, 5000));
     }
     rg_problem_cfg c = {
         .seed = 8200,
@@ -980,7 +983,10 @@ Test(ragged_gpu, device_plan_matches_host_many_tiles) {
 
 /* Bitwise batch invariance: a sequence's output rows are identical whether it
  * runs alone or inside different batches (different neighbours, positions,
- * batch sizes), for decode and prefill sequences, with and without splits. */
+ * batch sizes), for decode and prefill sequences, with and without splits.
+ * PA_TEST_SHRINK (interpret mode) shrinks the neighbours' lengths (the same
+ * draws) and the long prefill and decode targets; the short prefill target
+ * keeps more than PA_RG_PRE_MIN_CHUNK keys, so it still splits. */
 Test(ragged_gpu, batch_invariance_bitwise) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_dtype dts[] = {PA_DTYPE_BF16, PA_DTYPE_F32};
@@ -988,7 +994,13 @@ Test(ragged_gpu, batch_invariance_bitwise) {
         for (int target = 0; target < 3; target++) {
             /* the target sequence: decode over a long context, a short prefill chunk
              * over a long context (splits), a long prefill */
-            const int tq[] = {1, 20, 300}, tk[] = {3000, 4000, 600};
+            const int short_kv = pa_test_shrink(4000) > PA_RG_PRE_MIN_CHUNK ? pa_test_shrink(4000)
+                                                                            : PA_RG_PRE_MIN_CHUNK + PA_RG_KEY_TILE;
+            const int tq[] = {1, 20, pa_test_shrink(300)}, tk[] = {pa_test_shrink(3000), short_kv, pa_test_shrink(600)};
+            /* the decode target and, on the tensor-core kernel, the short prefill split their keys */
+            if (target == 0 || (target == 1 && dts[d] != PA_DTYPE_F32))
+                cr_assert(pa_rg_plan_seq(tq[target], tk[target], 8, 0, 1, 0, pa_rg_tile_rows(dts[d], 128)).n_split > 1,
+                          "target %d should split its keys", target);
             int ql[12], kl[12];
             pa_rng r = pa_rng_make(9000 + (uint64_t)(d * 3 + target));
             unsigned char *alone = NULL;
@@ -997,8 +1009,8 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 const int n = variant == 0 ? 1 : (variant == 1 ? 5 : 12);
                 const int at = variant == 0 ? 0 : (variant == 1 ? 2 : 11);
                 for (int s = 0; s < n; s++) {
-                    ql[s] = pa_rng_int(&r, 1, 3) == 1 ? 1 : pa_rng_int(&r, 1, 200);
-                    kl[s] = ql[s] + pa_rng_int(&r, 0, 3000);
+                    ql[s] = pa_rng_int(&r, 1, 3) == 1 ? 1 : pa_test_shrink(pa_rng_int(&r, 1, 200));
+                    kl[s] = ql[s] + pa_test_shrink(pa_rng_int(&r, 0, 3000));
                 }
                 ql[at] = tq[target];
                 kl[at] = tk[target];
