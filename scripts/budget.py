@@ -61,6 +61,7 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+import nvcc_cmd  # scripts/nvcc_cmd.py, beside this file
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -110,26 +111,13 @@ def find_tool(name, install):
 
 
 def build_command(build, src):
-    """The build's nvcc command for src, turned into a -cubin for sm_90."""
-    with open(os.path.join(build, "compile_commands.json")) as f:
-        cc = json.load(f)
-    want = os.path.realpath(os.path.join(ROOT, src))
-    for c in cc:
-        if os.path.realpath(os.path.join(c["directory"], c["file"])) == want:
-            args = shlex.split(c["command"])
-            out, skip = [], False
-            for a in args:
-                if skip:
-                    skip = False
-                    continue
-                if a in ("-o", "-c"):
-                    skip = True
-                    continue
-                if a.startswith("-gencode") or a.startswith("-Xptxas") or a.startswith("-Werror"):
-                    continue
-                out.append(a)
-            return c["directory"], out
-    sys.exit("budget.py: %s is not in %s/compile_commands.json (meson setup %s -Dgpu_archs=90)" % (src, build, build))
+    """The build's nvcc command for src (scripts/nvcc_cmd.py), without its ptxas and
+    -Werror options, for compile_cubin to make a -cubin for sm_90: (directory, args)."""
+    c = nvcc_cmd.find(build, src)
+    if c is None:
+        sys.exit("budget.py: %s is not in %s/compile_commands.json (meson setup %s -Dgpu_archs=90)" % (src, build, build))
+    args = shlex.split(nvcc_cmd.command(c, source="drop"))
+    return c["directory"], [a for a in args if not a.startswith("-Xptxas") and not a.startswith("-Werror")]
 
 
 def compile_cubin(build, src, cubin, arch="sm_90"):

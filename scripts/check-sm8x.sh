@@ -12,6 +12,7 @@
 # PA_SM8X_JOBS (default: the CPU count) the parallel compiles; PA_SM8X_TIMES=1 prints each
 # compile's seconds.
 set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 shift || true
 cd "$build" || exit 1
@@ -21,27 +22,9 @@ archs=${PA_SM8X_ARCHS:-80 86 89}
 jobs=${PA_SM8X_JOBS:-$(nproc)}
 
 # One line per source: "path<TAB>command", the command's targets and outputs taken out.
-python3 - "$@" >"$out/cmds" <<'PY'
-import json, re, sys
-want = sys.argv[1:]
-seen = set()
-for c in json.load(open("compile_commands.json")):
-    f = c["file"]
-    if not f.endswith(".cu") or "interp" in c["output"] or f in seen:
-        continue
-    if want and not any(w in f for w in want):
-        continue
-    seen.add(f)
-    cmd = re.sub(r"-gencode=\S+", "", c["command"])
-    cmd = re.sub(r" -MD -MT \S+ -MF \S+", "", cmd)
-    cmd = re.sub(r" -o \S+ ", " ", cmd)
-    cmd = re.sub(r" -c (\S+)$", r" \1", cmd)
-    # sm_90a-only code (PA_HAVE_SM90A) is not built for these targets
-    cmd = cmd.replace(" -DPA_HAVE_SM90A", "")
-    if "-warn-spills" not in cmd:
-        cmd += " -Xptxas=-warn-spills,-warn-lmem-usage"
-    print("%s\t%s" % (f, cmd))
-PY
+# (scripts/nvcc_cmd.py; sm_90a-only code, PA_HAVE_SM90A, is not built for these targets)
+python3 "$root/scripts/nvcc_cmd.py" --all . "$@" |
+    sed -E 's/ -DPA_HAVE_SM90A( |$)/\1/; /-warn-spills/! s/$/ -Xptxas=-warn-spills,-warn-lmem-usage/' >"$out/cmds"
 n=$(wc -l <"$out/cmds")
 if [ "$n" -eq 0 ]; then
     echo "check-sm8x: no CUDA source matched in $build/compile_commands.json"

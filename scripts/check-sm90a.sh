@@ -15,21 +15,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 status=0
 for src in cuda/prefill/inst_hopper.cu tests/common/ptx_twin_device.cu; do
-    cmd=$(python3 - "$src" <<'PY'
-import json, sys
-for c in json.load(open("compile_commands.json")):
-    if c["file"].endswith(sys.argv[1]) and "interp" not in c["output"]:
-        print(c["command"])
-        break
-PY
-)
-    if [ -z "$cmd" ]; then
-        echo "check-sm90a: $src is not in $build/compile_commands.json"
+    # Same flags (scripts/nvcc_cmd.py); only the targets (sm_90a SASS) and the output change.
+    if ! cmd=$(python3 "$root/scripts/nvcc_cmd.py" . "$src"); then
         status=1
         continue
     fi
-    # Same flags; only the targets (sm_90a SASS) and the output change.
-    cmd=$(echo "$cmd" | sed -E 's/-gencode=[^ ]+//g; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+ / /')
     # Every build has ptxas's spill gate (meson.build); add it should a build dir predate that.
     case "$cmd" in *-warn-spills*) ;; *) cmd="$cmd -Xptxas=-warn-spills,-warn-lmem-usage" ;; esac
     if eval "$cmd -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -o $out/$(basename "$src").o" >"$out/log" 2>&1; then

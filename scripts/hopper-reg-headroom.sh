@@ -26,17 +26,9 @@ a, b = int(m.group(1)) - d, int(m.group(2)) - d
 print("consumer budgets lowered by %d: lean %s -> %d, others %s -> %d" % (d, m.group(1), a, m.group(2), b))
 open(path, "w").write(re.sub(pat, "kConsumerRegs = kLeanConsumers ? %d : %d;" % (a, b), s))
 PY
-cmd=$(cd "$build" && python3 - <<'PY'
-import json
-for c in json.load(open("compile_commands.json")):
-    if c["file"].endswith("cuda/prefill/inst_hopper.cu") and "interp" not in c["output"]:
-        print(c["command"])
-        break
-PY
-)
-[ -n "$cmd" ] || { echo "hopper-reg-headroom: inst_hopper.cu is not in $build/compile_commands.json"; exit 1; }
+cmd=$(python3 "$root/scripts/nvcc_cmd.py" "$build" cuda/prefill/inst_hopper.cu) || exit 1
 # The build's flags with the copy's sources: only the targets, the output and -Werror change.
-cmd=$(echo "$cmd" | sed -E 's/-gencode=[^ ]+//g; s/ -MD -MT [^ ]+ -MF [^ ]+//; s/ -o [^ ]+ / /; s/-Werror=all-warnings//')
+cmd=${cmd//-Werror=all-warnings/}
 cmd=$(echo "$cmd" | sed -E "s#\.\./cuda/#$tmp/cuda/#g; s#-I\.\./#-I$tmp/#g; s# -I\.\. # -I$tmp #")
 cd "$build" || exit 1
 if ! eval "$cmd -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -o $tmp/h.o" >"$tmp/log" 2>&1; then
