@@ -41,6 +41,11 @@
 //       agrees with the hardware to within the approximation (a relative
 //       2^-21 in tests/gpu/test_ptx_twins.c), not bit for bit. exp2f would
 //       cost three more instructions per call for the subnormal range.
+//   prmt.b32 d, a, b, s (the default mode)
+//       byte i of d comes from nibble i of s (bits 4i..4i+3; bits 16-31 are
+//       not read): its low 3 bits pick byte k of the 8-byte value b:a (a is
+//       bytes 0-3, b bytes 4-7, low byte first), and with its bit 3 set the
+//       byte is filled with byte k's sign bit (0x00 or 0xff) instead.
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} (sm_90a)
 //       a warpgroup (4 warps) computes D (64 x N) = A B (+ D): warp w owns
 //       rows 16w.. in mma.m16n8k16's C layout repeated over N / 8 blocks; A
@@ -146,6 +151,20 @@ PA_PTX_HD void cp_async(void *dst, const void *src, int unit, int src_bytes) {
     const unsigned char *s = static_cast<const unsigned char *>(src);
     for (int i = 0; i < unit; i++)
         d[i] = i < src_bytes ? s[i] : 0;
+}
+
+// prmt.b32 (default mode) of one lane.
+PA_PTX_HD uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
+    const uint64_t x = (uint64_t)a | ((uint64_t)b << 32);
+    uint32_t d = 0;
+    for (int i = 0; i < 4; i++) {
+        const uint32_t sel = (s >> (4 * i)) & 15u;
+        uint32_t byte = (uint32_t)(x >> (8 * (sel & 7u))) & 0xffu;
+        if (sel & 8u)
+            byte = (byte & 0x80u) ? 0xffu : 0u;
+        d |= byte << (8 * i);
+    }
+    return d;
 }
 
 // ex2.approx.ftz.f32 of one lane.
@@ -405,7 +424,12 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// Not volatile: a pure function the compiler may schedule or drop.
+// Pure functions (not volatile): the compiler may schedule or drop them.
+__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
+    uint32_t d;
+    asm("prmt.b32 %0, %1, %2, %3;\n" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+    return d;
+}
 __device__ __forceinline__ float ex2(float a) {
     float d;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(d) : "f"(a));
@@ -1691,6 +1715,7 @@ inline void cp_async16(void *dst, const void *src) { cp_async(dst, src, 16, 16);
 inline void cp_async16_or_zero(void *dst, const void *src, bool copy) { cp_async(dst, src, 16, copy ? 16 : 0); }
 inline void cp_async_commit() { ::pa_interp::cp_commit(); }
 template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
+inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) { return twin::prmt(a, b, s); }
 inline float ex2(float a) { return twin::ex2(a); }
 inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, true); }

@@ -36,6 +36,11 @@ int pa_twin_cp_async_device(const unsigned char *src, const int32_t *src_off, co
 void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
                            const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out);
 
+/* prmt.b32 (default mode) of n triples (n a multiple of 32), one per thread:
+ * out[i] = prmt(a[i], b[i], s[i]). */
+int pa_twin_prmt_device(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out);
+void pa_twin_prmt_host(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out);
+
 /* ex2.approx.ftz.f32 of n values (n a multiple of 32), one per thread. */
 int pa_twin_ex2_device(const float *a, int n, float *out);
 void pa_twin_ex2_host(const float *a, int n, float *out);

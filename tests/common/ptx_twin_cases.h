@@ -66,6 +66,20 @@ static inline void twin_cp_async_case(pa_rng *r, unsigned char *src, int32_t *sr
     }
 }
 
+/* prmt inputs: random bytes (every byte value, signs both ways) and random
+ * selectors over all 16 bits the instruction reads, bit 3 of a nibble (sign
+ * replication) included; the upper 16 bits set at random too (not read). */
+#define PA_TWIN_PRMT_N 4096
+static inline void twin_prmt_case(pa_rng *r, uint32_t *a, uint32_t *b, uint32_t *s) {
+    for (int i = 0; i < PA_TWIN_PRMT_N; i++) {
+        a[i] = (uint32_t)pa_rng_next(r);
+        b[i] = (uint32_t)pa_rng_next(r);
+        s[i] = (uint32_t)pa_rng_next(r);
+        if (i % 2) /* half with every nibble's bit 3 clear, as the kernels' selectors */
+            s[i] &= 0x7777u;
+    }
+}
+
 /* ex2 inputs: the special values (signed zeros, subnormals, infinities, NaN,
  * the ends of the normal range of 2^a) then uniform values over the range the
  * softmax feeds it (mostly [-30, 0]) and beyond it. n >= 32, a multiple of 32. */

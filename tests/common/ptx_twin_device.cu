@@ -51,6 +51,11 @@ __global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off
         out[i] = sm[i];
 }
 
+__global__ void prmt_kernel(const uint32_t *a, const uint32_t *b, const uint32_t *s, uint32_t *out) {
+    const int i = blockIdx.x * 32 + threadIdx.x;
+    out[i] = pa::ptx::prmt(a[i], b[i], s[i]);
+}
+
 __global__ void ex2_kernel(const float *a, float *out) {
     const int i = blockIdx.x * 32 + threadIdx.x;
     out[i] = pa::ptx::ex2(a[i]);
@@ -255,6 +260,18 @@ extern "C" int pa_twin_movmatrix_device(const uint32_t *in, uint32_t *out) {
         d.err = cudaGetLastError();
     }
     d.down(out, dout, 32);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_prmt_device(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out) {
+    Dev d;
+    const uint32_t *da = d.up(a, (size_t)n), *db = d.up(b, (size_t)n), *ds = d.up(s, (size_t)n);
+    uint32_t *dout = d.up<uint32_t>(nullptr, (size_t)n);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(n / 32, 32, 0, 0, prmt_kernel)(da, db, ds, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, (size_t)n);
     return (int)d.err;
 }
 

@@ -37,6 +37,11 @@ extern "C" void pa_twin_cp_async_host(const unsigned char *src, const int32_t *s
         pa::ptx::twin::cp_async(out + dst_off[l], src + src_off[l], unit[l], src_bytes[l]);
 }
 
+extern "C" void pa_twin_prmt_host(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out) {
+    for (int i = 0; i < n; i++)
+        out[i] = pa::ptx::twin::prmt(a[i], b[i], s[i]);
+}
+
 extern "C" void pa_twin_ex2_host(const float *a, int n, float *out) {
     for (int i = 0; i < n; i++)
         out[i] = pa::ptx::twin::ex2(a[i]);

@@ -86,6 +86,20 @@ Test(ptx_twins, cp_async_units_and_zero_fill_bitwise) {
     }
 }
 
+/* prmt.b32 against its twin, bit for bit: random bytes and selectors, sign
+ * replication (bit 3 of a nibble) and unread upper selector bits included. */
+Test(ptx_twins, prmt_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    static uint32_t a[PA_TWIN_PRMT_N], b[PA_TWIN_PRMT_N], s[PA_TWIN_PRMT_N], dev[PA_TWIN_PRMT_N], host[PA_TWIN_PRMT_N];
+    pa_rng r = pa_rng_make(4343);
+    twin_prmt_case(&r, a, b, s);
+    cr_assert_eq(pa_twin_prmt_device(a, b, s, PA_TWIN_PRMT_N, dev), 0, "launch failed");
+    pa_twin_prmt_host(a, b, s, PA_TWIN_PRMT_N, host);
+    for (int i = 0; i < PA_TWIN_PRMT_N; i++)
+        cr_assert_eq(dev[i], host[i], "prmt(0x%08x, 0x%08x, 0x%08x): device 0x%08x, twin 0x%08x", a[i], b[i], s[i],
+                     dev[i], host[i]);
+}
+
 /* ex2.approx is an approximation: the twin (2^a rounded once) and the hardware
  * agree to a relative 2^-21, and exactly on the special values. Near 2^-126
  * one may flush where the other does not. */
