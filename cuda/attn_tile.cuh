@@ -168,10 +168,10 @@ template <int DT> __device__ __forceinline__ uint32_t pack2(float lo, float hi) 
     }
 }
 
-// Byte permute (PRMT): byte i of the result is byte (s >> 4i) & 7 of the pair
-// (a = bytes 0..3, b = bytes 4..7); the selectors here leave bit 3 of each
-// nibble clear (cuda/ptx.cuh: prmt.b32 and its twin).
-__device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) { return ::pa::ptx::prmt(a, b, s); }
+// Byte permute (PRMT, cuda/ptx.cuh): byte i of the result is byte (s >> 4i) & 7
+// of the pair (a = bytes 0..3, b = bytes 4..7); the selectors here leave bit 3
+// of each nibble clear.
+using ::pa::ptx::prmt;
 
 // Rows u, v of 4 fp8 each (dims 4k..4k+3 of two keys) through prmt: the key
 // pairs of dims 0 and 1 (PAIR_D01) or 2 and 3 (PAIR_D23), one dim per 16-bit

@@ -16,6 +16,17 @@ Test(gpu_basic, device_info) {
     cr_assert_eq(pa_device_info(p.device + 1000, &p), PA_ERR_INVALID_ARGUMENT);
 }
 
+/* The first of n elements of dtype t where got and want differ, other than as
+ * two NaNs; -1 when none does. */
+static int64_t first_difference(pa_dtype t, const unsigned char *got, const unsigned char *want, int64_t n) {
+    const size_t es = pa_dtype_size(t);
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(got + i * (int64_t)es, want + i * (int64_t)es, es) != 0 &&
+            !(isnan(pa_load_as_float(t, got, (size_t)i)) && isnan(pa_load_as_float(t, want, (size_t)i))))
+            return i;
+    return -1;
+}
+
 /* Every source code of every dtype through the device conversion must equal
  * the host conversion bit for bit, with and without an fp8 scale. */
 Test(gpu_basic, convert_matches_host_bitwise) {
@@ -47,17 +58,11 @@ Test(gpu_basic, convert_matches_host_bitwise) {
             pa_test_dev_download(got, d_dst, bytes);
             cr_assert_eq(pa_ref_convert(want, (pa_dtype)t, src, PA_DTYPE_F32, n, use_scale ? &scale_h : NULL),
                          PA_SUCCESS);
-            for (int64_t i = 0; i < n; i++) {
-                size_t es = pa_dtype_size((pa_dtype)t);
-                if (memcmp(got + i * es, want + i * es, es) != 0) {
-                    float a = pa_load_as_float((pa_dtype)t, got, (size_t)i);
-                    float b = pa_load_as_float((pa_dtype)t, want, (size_t)i);
-                    if (isnan(a) && isnan(b))
-                        continue;
-                    cr_assert_fail("%s scale=%d: element %lld of %g: device %g host %g", pa_dtype_name((pa_dtype)t),
-                                   use_scale, (long long)i, src[i], a, b);
-                }
-            }
+            const int64_t i = first_difference((pa_dtype)t, got, want, n);
+            if (i >= 0)
+                cr_assert_fail("%s scale=%d: element %lld of %g: device %g host %g", pa_dtype_name((pa_dtype)t),
+                               use_scale, (long long)i, src[i], pa_load_as_float((pa_dtype)t, got, (size_t)i),
+                               pa_load_as_float((pa_dtype)t, want, (size_t)i));
         }
     pa_test_dev_free(d_src);
     pa_test_dev_free(d_scale);
@@ -100,16 +105,12 @@ Test(gpu_basic, convert_every_code_matches_host_bitwise) {
                 pa_test_dev_sync();
                 pa_test_dev_download(got, d_dst, (size_t)n * es);
                 cr_assert_eq(pa_ref_convert(want, (pa_dtype)t, codes, sd, n, use_scale ? &scale_h : NULL), PA_SUCCESS);
-                for (int64_t i = 0; i < n; i++) {
-                    if (memcmp(got + i * (int64_t)es, want + i * (int64_t)es, es) == 0)
-                        continue;
-                    const float a = pa_load_as_float((pa_dtype)t, got, (size_t)i);
-                    const float b = pa_load_as_float((pa_dtype)t, want, (size_t)i);
-                    if (isnan(a) && isnan(b))
-                        continue;
+                const int64_t i = first_difference((pa_dtype)t, got, want, n);
+                if (i >= 0)
                     cr_assert_fail("%s -> %s scale=%d: code 0x%llx: device %g host %g", pa_dtype_name(sd),
-                                   pa_dtype_name((pa_dtype)t), use_scale, (long long)i, a, b);
-                }
+                                   pa_dtype_name((pa_dtype)t), use_scale, (long long)i,
+                                   pa_load_as_float((pa_dtype)t, got, (size_t)i),
+                                   pa_load_as_float((pa_dtype)t, want, (size_t)i));
             }
         pa_test_dev_free(d_src);
     }
