@@ -13,9 +13,9 @@
 #   PA_SECTIONS="tests python sanitize checks serve bench side ncu"   which parts to run (default all)
 #   PA_PLAN=short                            one call inside a 15-minute device lease (about 9 minutes
 #                                            of command time; the machine's start takes the rest):
-#                                            tests with the sanitizers beside them, checks, benchmarks
-#                                            without the preset sweep; 60 random draws per test, 200 s
-#                                            sanitizer boxes. Each knob below still overrides it; the
+#                                            tests with the sanitizers beside them, the Python package's
+#                                            tests (about 15 s), checks, benchmarks without the preset
+#                                            sweep; 60 random draws per test, 200 s sanitizer boxes. Each knob below still overrides it; the
 #                                            side-by-side and ncu sections want a second lease.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
@@ -51,7 +51,7 @@ cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
 if [ "${PA_PLAN:-}" = short ]; then
-    : "${PA_SECTIONS:=tests sanitize checks serve bench}" "${PA_SAN_BACKGROUND:=1}" "${PA_SAN_SECONDS:=200}"
+    : "${PA_SECTIONS:=tests python sanitize checks serve bench}" "${PA_SAN_BACKGROUND:=1}" "${PA_SAN_SECONDS:=200}"
     : "${PA_TEST_RANDOM_CASES:=60}" "${PA_TEST_SECONDS:=300}" "${PA_BENCH_PRESETS=}"
     export PA_SECTIONS PA_SAN_BACKGROUND PA_SAN_SECONDS PA_TEST_RANDOM_CASES PA_TEST_SECONDS PA_BENCH_PRESETS
 fi

@@ -1,5 +1,8 @@
 """Checks on DLPack views, framework-native allocation and the caller's stream."""
+import contextlib
 import ctypes as C
+import functools
+import inspect
 import sys
 
 from . import _abi as A
@@ -111,13 +114,22 @@ def empty(like, shape, dtype, zero=False):
                               "numpy arrays, or give the output / workspace explicitly")
 
 
-def small_array(like, values, dtype):
+def small_array(like, values, dtype, what):
     """A short tensor holding `values` on `like`'s device, in like's framework
-    (a host-to-device copy on CUDA: not for use during graph capture)."""
+    (a host-to-device copy on CUDA: refused during torch's graph capture, where
+    the replays would not repeat it; `what` names the values in that error)."""
     fw = framework(like)
     if fw == "torch":
         import torch
-        return torch.tensor(values, dtype=getattr(torch, dtype), device=like.device)
+        host = torch.tensor(values, dtype=getattr(torch, dtype))
+        if like.device.type != "cuda":
+            return host.to(like.device)
+        if torch.cuda.is_current_stream_capturing():
+            raise ValueError(f"{what} is copied to the GPU at each call, which a CUDA graph's replays would not "
+                             "repeat: pass a tensor on the device when capturing")
+        # Pinned and non-blocking: the copy is ordered on the current stream with no wait for it
+        # (a pageable copy synchronises the stream); torch keeps the pinned block until it ran.
+        return host.pin_memory().to(like.device, non_blocking=True)
     if fw == "cupy":
         import cupy
         with cupy.cuda.Device(like.device.id):
@@ -126,16 +138,95 @@ def small_array(like, values, dtype):
     return numpy.asarray(values, dtype=dtype)
 
 
+def _stream_ptr(stream):
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    return None
+
+
+def _cuda_objects(values):
+    """The torch and cupy arrays on a CUDA device among an op's arguments (lists and tuples
+    searched one level down: copy_blocks' caches), by framework, first seen first."""
+    found = {}
+    for v in values:
+        for x in (v if isinstance(v, (list, tuple)) else (v,)):
+            fw = framework(x)
+            if fw in found:
+                continue
+            if fw == "torch" and getattr(x, "is_cuda", False):
+                found[fw] = x
+            elif fw == "cupy" and hasattr(x, "device") and hasattr(x, "data"):
+                found[fw] = x
+    return found
+
+
+@contextlib.contextmanager
+def _launch_stream(op, values, stream):
+    """The body of an op called with an explicit `stream`, run with that stream as the current
+    stream of each framework whose CUDA arrays the op was given (torch, cupy). What the op
+    allocates with them (a decode or ragged workspace, scale scalars copied from Python floats,
+    outputs it creates and zero-fills, copy_blocks' pointer arrays) then belongs to the launch
+    stream: it is written there before the kernels run, and the framework's caching allocator
+    hands it out again only to work ordered after them. Allocated on the caller's current stream
+    instead, it went back to that stream's pool when the op returned, while the kernels were
+    still queued on the other stream: the next allocation there could overwrite a scale before
+    a kernel read it, and an output's zero fill could land after the kernel wrote it."""
+    ptr = _stream_ptr(stream)
+    if ptr is None:
+        raise TypeError(f"{op}: stream must be an int, a torch.cuda.Stream or a cupy Stream, got "
+                        f"{type(stream).__name__}")
+    objs = _cuda_objects(values)
+    with contextlib.ExitStack() as scope:
+        if "torch" in objs:
+            import torch
+            dev = objs["torch"].device
+            if isinstance(stream, torch.cuda.Stream):
+                if stream.device != dev:
+                    raise ValueError(f"{op}: stream is on {stream.device} but the tensors are on {dev}")
+                s = stream
+            elif ptr == torch.cuda.current_stream(dev).cuda_stream:
+                s = None
+            else:
+                s = torch.cuda.ExternalStream(ptr, device=dev)
+            if s is not None:
+                scope.enter_context(torch.cuda.stream(s))
+        if "cupy" in objs:
+            import cupy
+            scope.enter_context(cupy.cuda.Device(objs["cupy"].device.id))
+            if ptr != cupy.cuda.get_current_stream().ptr:
+                scope.enter_context(stream if isinstance(stream, cupy.cuda.Stream) else
+                                    cupy.cuda.ExternalStream(ptr))
+        yield
+
+
+def stream_scope(fn):
+    """Decorator of every op with a keyword-only `stream`: with an explicit stream, the op runs
+    under _launch_stream (without one it runs as it is: everything on the current stream)."""
+    assert inspect.signature(fn).parameters["stream"].kind is inspect.Parameter.KEYWORD_ONLY, fn.__name__
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        stream = kwargs.get("stream")
+        if stream is None:
+            return fn(*args, **kwargs)
+        with _launch_stream(fn.__name__, list(args) + list(kwargs.values()), stream):
+            return fn(*args, **kwargs)
+
+    op.stream_scope = True
+    return op
+
+
 def stream_handle(op, cuda_views, stream):
     """cudaStream_t (as int) for a GPU call: the explicit `stream` (an int, a
     torch.cuda.Stream, a cupy Stream), else the current stream of the framework
     the CUDA tensors come from, else 0 (the legacy default stream)."""
     if stream is not None:
-        if isinstance(stream, int):
-            return stream
-        for attr in ("cuda_stream", "ptr"):
-            if hasattr(stream, attr):
-                return int(getattr(stream, attr))
+        ptr = _stream_ptr(stream)
+        if ptr is not None:
+            return ptr
         raise TypeError(f"{op}: stream must be an int, a torch.cuda.Stream or a cupy Stream, got "
                         f"{type(stream).__name__}")
     fws = {framework(v.obj) for v in cuda_views if v is not None}

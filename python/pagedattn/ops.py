@@ -5,10 +5,14 @@ numpy); outputs and caches are written in place, so they must be writable
 (JAX arrays are immutable: inputs only). All tensors of one call live on one device: CUDA tensors run the
 kernels asynchronously on the caller's current stream (torch's or cupy's, or an
 explicit `stream=`), host tensors run the CPU reference (pa_ref_*), so every op
-can be tried with NumPy on a laptop. Shapes, strides, dtypes and devices are
-checked before the C call; bad input raises ValueError (invalid argument),
-NotImplementedError (valid but unsupported configuration), TypeError (no
-DLPack) or RuntimeError (a CUDA failure), and nothing is written.
+can be tried with NumPy on a laptop. With an explicit `stream=`, what an op
+allocates itself (workspace, scale scalars from Python floats, outputs it
+creates, copy_blocks' pointer arrays) is allocated with that stream current
+(torch, cupy), so it is ready before the op's kernels and reused only after.
+Shapes, strides, dtypes and devices are checked before the C call; bad input
+raises ValueError (invalid argument), NotImplementedError (valid but unsupported
+configuration), TypeError (no DLPack) or RuntimeError (a CUDA failure), and
+nothing is written.
 
 Cache layouts (elements; x = 16 // itemsize of the cache dtype):
     vLLM paged   key_cache   [num_blocks, num_kv_heads, head_size // x, block_size, x]
@@ -30,7 +34,7 @@ from . import _abi as A
 from ._lib import check, lib
 from ._tensor import (PA_DTYPES, QUERY_DTYPES, arg, cache_dtype, empty, need_contiguous, need_dtype,
                       need_inner_contiguous, need_ndim, need_shape, on_host, same_device, small_array,
-                      stream_handle, views)
+                      stream_handle, stream_scope, views)
 from ._dlpack import view
 
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
@@ -47,7 +51,7 @@ def _scale_ptr(op, name, s, cache_v, keep):
     if s is None:
         return None
     if isinstance(s, (int, float)):
-        s = small_array(cache_v.obj, [float(s)], "float32")
+        s = small_array(cache_v.obj, [float(s)], "float32", f"{op}: {name} given as a Python number")
         keep.append(s)
     v = view(s, f"{op}: {name}")
     keep.append(v)
@@ -209,6 +213,7 @@ def _write_kv(op, key, value, key_cache, value_cache, slot_mapping, kv_cache_dty
         check(lib.pa_ref_reshape_and_cache(C.byref(inp), sm.ptr, C.byref(cache)), op)
 
 
+@stream_scope
 def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="auto", k_scale=None,
                       v_scale=None, *, stream=None):
     """Writes new keys and values into a vLLM-layout paged cache (in place).
@@ -224,6 +229,7 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache
               v_scale, stream, flash=False)
 
 
+@stream_scope
 def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="auto", k_scale=None,
                             v_scale=None, *, stream=None):
     """Writes new keys and values into a flash-layout paged cache (in place).
@@ -237,6 +243,7 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv
               v_scale, stream, flash=True)
 
 
+@stream_scope
 def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None):
     """Quantises a cache to fp8 or dequantises one (vLLM's ops.convert_fp8). Writes `dst_cache`.
 
@@ -322,6 +329,7 @@ def _decode_options(p, sliding_window, logits_soft_cap):
     p.soft_cap = float(logits_soft_cap or 0.0)
 
 
+@stream_scope
 def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
                        max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None, v_scale=None, tp_rank=0,
                        blocksparse_local_blocks=0, blocksparse_vert_stride=0, blocksparse_block_size=64,
@@ -371,6 +379,7 @@ def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream, ref_fn=N
           op)
 
 
+@stream_scope
 def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, value_cache, num_kv_heads, scale,
                        block_tables, seq_lens, block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto",
                        k_scale=None, v_scale=None, tp_rank=0, blocksparse_local_blocks=0, blocksparse_vert_stride=0,
@@ -405,6 +414,7 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
                     stream)
 
 
+@stream_scope
 def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
                            block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None,
                            v_scale=None, *, sliding_window=None, logits_soft_cap=None, workspace=None, stream=None):
@@ -450,6 +460,7 @@ def _block_mapping(op, m, host_only=False):
         raise ValueError(f"{op}: block_mapping must be a host (CPU) int64 tensor, got one on {m.device}")
 
 
+@stream_scope
 def swap_blocks(src, dst, block_mapping, *, stream=None):
     """Copies whole blocks between two caches (vLLM's swap_blocks): for each pair
     (s, d) of block_mapping, block s of src goes to block d of dst.
@@ -483,6 +494,7 @@ def swap_blocks(src, dst, block_mapping, *, stream=None):
                                  stream_handle(op, cuda_views, stream)), op)
 
 
+@stream_scope
 def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     """Copies blocks inside every layer's caches (vLLM's copy_blocks), in one launch.
 
@@ -516,8 +528,9 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
         raise ValueError(f"{op}: caches of {ref.dtype} ({ref.itemsize}-byte elements) are not supported")
     L, n = len(kvs), m.shape[0]
     if cuda:
-        kp = small_array(ref.obj, [x.ptr for x in kvs], "int64")
-        vpt = small_array(ref.obj, [x.ptr for x in vvs], "int64") if vvs else None
+        kp = small_array(ref.obj, [x.ptr for x in kvs], "int64", f"{op}: the key caches' address table")
+        vpt = (small_array(ref.obj, [x.ptr for x in vvs], "int64", f"{op}: the value caches' address table")
+               if vvs else None)
         kpv = view(kp, f"{op}: key pointer table")
         vpv = view(vpt, f"{op}: value pointer table") if vvs else None
         check(lib.pa_copy_blocks(kpv.ptr, vpv.ptr if vpv else None, L, m.ptr, n, numel_per_block, dtype, num_blocks,
@@ -568,6 +581,7 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
     return cache
 
 
+@stream_scope
 def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
                           max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
                           sm_scale=None, skip_decode=False, *, logits_soft_cap=None, stream=None):
@@ -621,6 +635,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
 # ---- mixed prefill + decode batch (chunked prefill) -----------------------------------------------------------
 
 
+@stream_scope
 def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
                     num_prefills, num_prefill_tokens, max_prefill_query_len, max_prefill_seq_len,
                     max_decode_seq_len, *, num_decode_tokens=None, kv_cache_dtype="auto", k_scale=None,
@@ -713,6 +728,7 @@ _ATTN_TYPES = {"decoder": A.PA_ATTN_DECODER, "encoder": A.PA_ATTN_ENCODER, "enco
                "encoder_decoder": A.PA_ATTN_ENCODER_DECODER}
 
 
+@stream_scope
 def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max_seqlen_k=None, *,
                      attn_type="decoder", softmax_scale=None, alibi_slopes=None, sliding_window=None,
                      logits_soft_cap=None, out=None, stream=None):
@@ -803,6 +819,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
 # ---- ragged paged attention and the KV update by slices -------------------------------------------------------
 
 
+@stream_scope
 def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, sm_scale=1.0,
                            sliding_window=None, soft_cap=None, mask_value=None, k_scale=None, v_scale=None,
                            kv_cache_dtype="auto", out=None, workspace=None, num_kv_pages_per_block=None,
@@ -878,6 +895,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     return out
 
 
+@stream_scope
 def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size=32, num_slices_per_block=8,
                     kv_cache_dtype="auto", k_scale=None, v_scale=None, stream=None):
     """KV cache update by slices (vLLM's pallas kv_cache_update), in place. Returns kv_cache.

@@ -375,3 +375,30 @@ def test_prefill_path_setting():
     assert pa.prefill_hopper_available() in (False, True)
     if pa.device_count() == 0:
         assert pa.prefill_hopper_available() is False
+
+
+def test_every_op_with_a_stream_runs_under_its_scope():
+    """Each public op that takes `stream=` goes through _tensor.stream_scope, which makes an
+    explicit stream current while the op allocates (tests/test_gpu.py checks what that does on a
+    GPU). A new op added without it fails here."""
+    import inspect
+    with_stream = [n for n in pa.ops.__all__ if "stream" in inspect.signature(getattr(pa.ops, n)).parameters]
+    assert len(with_stream) >= 13, with_stream
+    for name in with_stream:
+        fn = getattr(pa.ops, name)
+        assert getattr(fn, "stream_scope", False), f"{name} does not run under stream_scope"
+        assert getattr(pa, name) is fn
+
+
+def test_explicit_stream_on_host_arrays():
+    """Host arrays run the CPU reference whatever stream is named; a stream of a type no framework
+    has is refused before anything is written."""
+    x = np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)
+    a, b = np.zeros((4, 8), np.uint8), np.zeros((4, 8), np.uint8)
+    pa.convert_fp8(a, x, 0.5, "fp8")
+    pa.convert_fp8(b, x, 0.5, "fp8", stream=12345)
+    np.testing.assert_array_equal(a, b)
+    c = np.full((4, 8), 7, np.uint8)
+    with pytest.raises(TypeError, match="stream must be an int, a torch.cuda.Stream or a cupy Stream, got str"):
+        pa.convert_fp8(c, x, 0.5, "fp8", stream="s0")
+    assert (c == 7).all()

@@ -74,6 +74,110 @@ def test_runs_on_the_current_torch_stream():
         np.testing.assert_allclose(got[i], attend(q[i:i + 1], pg.K[i], pg.V[i], 0.1)[0], atol=3e-3, rtol=3e-3)
 
 
+def _busy(stream, cycles=400_000_000):
+    """Queues a spin of about 0.2 s on `stream` (torch's test kernel), so work queued on another
+    stream meanwhile runs first."""
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("torch.cuda._sleep is not available")
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(cycles)
+
+
+def test_explicit_stream_zero_fills_a_new_output_on_that_stream():
+    """prompt_attention without `out` on an explicit stream s while the current stream is busy:
+    the output's zero fill must be ordered before the kernel that writes it. Made on the current
+    stream, the fill ran after the sleep there, over what the kernel had written on s."""
+    rng = np.random.default_rng(9)
+    q_lens, H, KVH, D = [64, 200], 8, 2, 128
+    q, k, v = (rng.standard_normal((sum(q_lens), h, D)).astype(np.float16) for h in (H, KVH, KVH))
+    cq = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    args = [to_cuda(a) for a in (q, k, v, cq)]
+    s = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    _busy(torch.cuda.current_stream())
+    out = pa.prompt_attention(*args, max(q_lens), softmax_scale=0.1, stream=s)
+    torch.cuda.synchronize()
+    got = out.float().cpu().numpy()
+    for i, n in enumerate(q_lens):
+        ref = attend(q[cq[i]:cq[i + 1]], k[cq[i]:cq[i + 1]], v[cq[i]:cq[i + 1]], 0.1, q_pos=list(range(n)))
+        np.testing.assert_allclose(got[cq[i]:cq[i + 1]], ref, atol=4e-3, rtol=4e-3)
+
+
+def test_explicit_stream_keeps_its_scale_scalar_until_the_kernel_read_it():
+    """convert_fp8 with a Python float scale on an explicit stream s that is busy: the scale is
+    copied to a one-element tensor the kernel reads when s gets to it. Allocated on the current
+    stream, that tensor went back to the current stream's pool when the op returned, and the
+    allocations that follow there (5000 one-element tensors of 1000.0, run at once) reused and
+    overwrote it first."""
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal((64, 8, 128)) * 30).astype(np.float16)
+    want = np.zeros(x.shape, np.uint8)
+    pa.convert_fp8(want, x, 0.5, "fp8")
+    tx, tq = to_cuda(x), torch.zeros(x.shape, dtype=torch.uint8, device="cuda")
+    s = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    _busy(s)
+    pa.convert_fp8(tq, tx, 0.5, "fp8", stream=s)
+    junk = [torch.full((1,), 1000.0, device="cuda") for _ in range(5000)]
+    torch.cuda.synchronize()
+    del junk
+    np.testing.assert_array_equal(tq.cpu().numpy(), want)
+
+
+def test_explicit_stream_allocates_with_that_stream_current():
+    """What an op allocates for itself under an explicit stream (the decode workspace, a scale
+    copied from a float, a new output) is made with that stream current, and the current stream
+    is the caller's again afterwards; an explicit stream that is the current one changes nothing."""
+    from pagedattn import _tensor, ops
+    seen = []
+    real_empty, real_small = _tensor.empty, _tensor.small_array
+
+    def spy(real):
+        def f(*a, **kw):
+            seen.append(torch.cuda.current_stream().cuda_stream)
+            return real(*a, **kw)
+        return f
+
+    lens = [300, 20]
+    pg, kc, vc, q = make(11, lens)
+    kc8 = to_cuda(kc.astype(np.float32)).to(torch.float8_e4m3fn).view(torch.uint8)
+    vc8 = to_cuda(vc.astype(np.float32)).to(torch.float8_e4m3fn).view(torch.uint8)
+    out = torch.zeros(q.shape, dtype=torch.float16, device="cuda")
+    args = (to_cuda(q), kc8, vc8, 2, 0.1, to_cuda(pg.block_tables), to_cuda(np.array(lens, np.int32)), 16, 300,
+            None, "fp8", 1.0, 1.0)
+    s = torch.cuda.Stream()
+    caller = torch.cuda.current_stream().cuda_stream
+    try:
+        ops.empty, ops.small_array = spy(real_empty), spy(real_small)
+        pa.paged_attention_decode(out, *args, stream=s)
+        assert len(seen) == 3 and set(seen) == {s.cuda_stream}, seen  # workspace, k_scale, v_scale
+        assert torch.cuda.current_stream().cuda_stream == caller
+        seen.clear()
+        pa.paged_attention_decode(out, *args, stream=caller)
+        pa.paged_attention_decode(out, *args, stream=torch.cuda.current_stream())
+        assert len(seen) == 6 and set(seen) == {caller}, seen
+        seen.clear()
+        pa.paged_attention_decode(out, *args, stream=int(s.cuda_stream))
+        assert len(seen) == 3 and set(seen) == {s.cuda_stream}, seen
+    finally:
+        ops.empty, ops.small_array = real_empty, real_small
+    torch.cuda.synchronize()
+
+
+def test_python_float_scale_refused_during_graph_capture():
+    """A scale given as a Python float is copied to the GPU at each call; a captured graph would
+    replay the kernel without the copy, so capture refuses it with a clear error (a tensor scale
+    captures fine: the decode graph test below)."""
+    x = torch.ones((4, 8), dtype=torch.float16, device="cuda")
+    tq = torch.zeros((4, 8), dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(ValueError, match="convert_fp8: scale given as a Python number is copied to the GPU"):
+        with torch.cuda.graph(g):
+            pa.convert_fp8(tq, x, 0.5, "fp8")
+    torch.cuda.synchronize()
+
+
 def test_cuda_graph_decode_replays_with_new_lengths_and_tables():
     H, KVH, D, BS, MAXLEN = 8, 2, 128, 16, 1024
     lens_a, lens_b = [50, 1000, 7], [900, 3, 513]
