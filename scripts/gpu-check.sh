@@ -432,8 +432,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         echo '```'
         # smsp__inst_executed.sum and the IPC: what scripts/budget.py's calibrated column needs
         m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__cycles_elapsed.avg.per_second
-        # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before)
-        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma)_kernel' --launch-skip 2 --launch-count 3 --csv \
+        # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before); with
+        # the merge kernel after each (3 of each): run 12's recommended entry took 418 us at 64 x 4K
+        # where ncu gave its split kernel 395-400 us and v1 ran in 386, so the merge and the gap
+        # before it cost about 20 us there; this says how much of it is the merge kernel itself.
+        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma|merge)_kernel' --launch-skip 4 --launch-count 6 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
         # (mma.sync asked for: AUTO sends prompts to the Hopper kernel on sm_90a)

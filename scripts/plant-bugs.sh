@@ -247,6 +247,18 @@ plant decode-mma-softmax-exponent-in-base-2 cuda/decode/decode_mma.cuh \
 plant decode-refill-half-window cuda/decode/decode_kernel.cuh \
     'if (i < PA_DEC_TABLE_WIN) {' 'if (i < PA_DEC_TABLE_WIN / 2) {' \
     test_decode 'decode_fixed/tensor_core'
+# The merge's loads ahead of use (2026-11-29): a second chunk of weights that keeps the first
+# chunk's max and sum, the values of splits past the first 32 never loaded (the first group's
+# summed again), and the two-dim merge loading its second dim's values from the first.
+plant decode-merge-second-chunk-reuses-first-sums cuda/decode/decode_kernel.cuh \
+    'const float mi = base == 0 ? ml0 : ml[i], ei = base == 0 ? es0 : es[i];' \
+    'const float mi = ml0, ei = es0;' test_decode 'decode_long/merges_of_many_splits'
+plant decode-merge-later-groups-not-loaded cuda/decode/decode_kernel.cuh \
+    'if (c > 0) // (the first group went out with the maxima and sums)' 'if (c < 0)' \
+    test_decode 'decode_long/merges_of_many_splits'
+plant decode-merge-second-dim-from-first cuda/decode/decode_kernel.cuh \
+    'v1[k] = TWO && on && d1 < hs ? t[d1] : 0.0f;' 'v1[k] = TWO && on && d1 < hs ? t[d0] : 0.0f;' \
+    test_decode 'decode_long/merges_of_many_splits'
 # begin_cta without divisions: a sequence exactly one split long written as a partial row (the
 # merge then skips it), and the CTA's sequence divided out without the head chunks (groups over
 # 16 take several CTAs per KV head).

@@ -960,7 +960,17 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
 // the same value); each chunk of NT splits gets its weights es * exp(ml - m)
 // computed once, one per thread, into shared memory; the sums then run in split
 // order per output dim, so the result is the same whatever the chunking.
-template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const pa_dec_kparams p) {
+// Latency, not bandwidth, bounds it (a wave or two of small CTAs; at batch 1 x
+// 4K it was 5.3 of 21 us on an H100): after griddepcontrol.wait every load a
+// CTA needs first goes out at once (split tid's max and sum, and the first MB
+// = 32 splits' values of the thread's dims, which do not depend on the max).
+// So a CTA waits for one round trip to memory where it waited for three in a
+// chain (the maxima, then the sums, then the values), and for one more per
+// further 32 splits (1 x 32K: 2 where it waited for 6). The arithmetic and its
+// order are unchanged. TWO: a thread owns two output dims (head sizes above
+// NT); with one, 64 registers (8 CTAs an SM, 7 before).
+template <int QT, bool TWO>
+PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge_kernel(const pa_dec_kparams p) {
     using qt = typename pa::elt<QT>::type;
     PA_STATIC_SMEM(float s_w[NT]);
     PA_STATIC_SMEM(float s_max[NW]);
@@ -982,8 +992,25 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;
     const float *tmp = p.tmp_out + sh * p.max_splits * hs;
-    float m = -INFINITY;
-    for (int i = tid; i < ns; i += NT)
+    // Output dims d0 = tid and, with TWO, d1 = tid + NT (head sizes <= 2 * NT).
+    static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
+    constexpr int MB = 32; // splits whose values a thread holds at a time
+    static_assert(NT % MB == 0, "decode merge: a weight chunk is whole groups of MB splits");
+    const int d0 = tid, d1 = tid + NT;
+    float v0[MB], v1[MB]; // the values of splits c .. c + MB - 1 (zero past ns or hs)
+    auto load = [&](int c) {
+#pragma unroll
+        for (int k = 0; k < MB; k++) {
+            const float *t = tmp + (int64_t)(c + k) * hs;
+            const bool on = c + k < ns;
+            v0[k] = on && d0 < hs ? t[d0] : 0.0f;
+            v1[k] = TWO && on && d1 < hs ? t[d1] : 0.0f;
+        }
+    };
+    const float ml0 = tid < ns ? ml[tid] : -INFINITY, es0 = tid < ns ? es[tid] : 0.0f;
+    load(0);
+    float m = ml0;
+    for (int i = tid + NT; i < ns; i += NT)
         m = fmaxf(m, ml[i]);
     for (int o = 16; o > 0; o >>= 1)
         m = fmaxf(m, shfl_xor(m, o));
@@ -993,49 +1020,35 @@ template <int QT> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_merge_kernel(const
     m = s_max[0];
     for (int w = 1; w < NW; w++)
         m = fmaxf(m, s_max[w]);
-    // Output dims d0 = tid and d1 = tid + NT (head sizes <= 2 * NT).
-    static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
-    const int d0 = tid, d1 = tid + NT;
     float w_sum = 0.0f, a0 = 0.0f, a1 = 0.0f;
-    for (int base = 0; base < ns; base += NT) {
-        const int n = min(NT, ns - base);
-        bar(); // the previous chunk's weights are read
-        if (tid < n) {
+    for (int c = 0; c < ns; c += MB) {
+        const int base = c / NT * NT;
+        if (c == base) { // a new chunk of NT splits: their weights
+            bar();       // the previous chunk's weights are read
             const int i = base + tid;
-            // -1: a split that saw no key adds nothing (weights are >= 0)
-            s_w[tid] = m != -INFINITY && ml[i] != -INFINITY ? es[i] * fexp(ml[i] - m) : -1.0f;
+            if (i < ns) {
+                const float mi = base == 0 ? ml0 : ml[i], ei = base == 0 ? es0 : es[i];
+                // -1: a split that saw no key adds nothing (weights are >= 0)
+                s_w[tid] = m != -INFINITY && mi != -INFINITY ? ei * fexp(mi - m) : -1.0f;
+            }
+            bar();
         }
-        bar();
-        // MB splits' values are loaded before any is used, so their L2
-        // round trips overlap (one at a time they were 11 of 37 us at batch
-        // 1 x 4K and 31 of 95 us at 1 x 32K on an H100; eight at a time, 5.3
-        // and 8.7 us); the sums still run in split order, so the result does
-        // not depend on MB.
-        constexpr int MB = 16;
-        for (int j0 = 0; j0 < n; j0 += MB) {
-            float t0[MB], t1[MB];
+        if (c > 0) // (the first group went out with the maxima and sums)
+            load(c);
 #pragma unroll
-            for (int k = 0; k < MB; k++) {
-                const float *t = tmp + (int64_t)(base + j0 + k) * hs;
-                const bool on = j0 + k < n;
-                t0[k] = on && d0 < hs ? t[d0] : 0.0f;
-                t1[k] = on && d1 < hs ? t[d1] : 0.0f;
-            }
-#pragma unroll
-            for (int k = 0; k < MB; k++) {
-                const float w = j0 + k < n ? s_w[j0 + k] : -1.0f;
-                if (w < 0.0f)
-                    continue; // a split that saw no key adds nothing
-                w_sum += w;
-                a0 += w * t0[k];
-                a1 += w * t1[k];
-            }
+        for (int k = 0; k < MB; k++) {
+            const float w = c + k < ns ? s_w[c - base + k] : -1.0f;
+            if (w < 0.0f)
+                continue; // a split that saw no key adds nothing
+            w_sum += w;
+            a0 += w * v0[k];
+            a1 += w * v1[k];
         }
     }
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
-    if (d1 < hs)
+    if (TWO && d1 < hs)
         out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
 }
 

@@ -37,7 +37,10 @@ bool merge_pdl() {
 
 template <int QT> int launch_merge(const pa_dec_kparams *kp, cudaStream_t s) {
     const unsigned grid = (unsigned)((int64_t)kp->num_seqs * kp->num_heads);
-    PA_LAUNCH_PDL(merge_pdl(), grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT>)(*kp);
+    if (kp->head_size > pa_dec::NT)
+        PA_LAUNCH_PDL(merge_pdl(), grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT, true>)(*kp);
+    else
+        PA_LAUNCH_PDL(merge_pdl(), grid, pa_dec::NT, 0, s, pa_dec::decode_merge_kernel<QT, false>)(*kp);
     return (int)cudaGetLastError();
 }
 

@@ -324,6 +324,23 @@ Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
     run_case(&c);
 }
 
+/* The merge kernel takes its splits' weights NT = 128 at a time and their values
+ * 32 at a time, with one output dim a thread up to head 128 and two above. v2
+ * (512-token partitions) over 70000 tokens has 137 partitions: five groups of
+ * values and a second chunk of weights, whose maxima and sums are loaded there
+ * (the first chunk's go out with the first group's values); the recommended
+ * entry has 35 splits there and 18 at 4500 tokens. Head 256 runs the two-dim
+ * merge on those, head 64 the one-dim merge. */
+Test(decode_long, merges_of_many_splits, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens_a[3] = {70000, 5, 4500};
+    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 2, 1, 256, 32, 0, 0, 0.0f, 0, 3, lens_a, 15};
+    run_case(&a);
+    static const int lens_b[2] = {66000, 700};
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 4, 1, 64, 16, 1, 0, 0.0f, 0, 2, lens_b, 16};
+    run_case(&b);
+}
+
 /* ---- head 128 with a flash layout: the compile-time-geometry instances ----------
  * (cuda/decode/decode_launch.cuh: FixGeo, 4-head groups NG = 1 for GQA groups
  * 1..4, NG = 2 for 5..8), every dtype pair's kind, with ALiBi, window and soft
