@@ -34,6 +34,10 @@
 #   PA_BENCH_PRESETS="llama3-8b"             the preset sweeps of the bench section ("" for none)
 #   PA_BENCH_CONTEXT_PATHS="hopper mma"      the prefill paths the context benchmarks compare
 #   PA_NCU_SECONDS=150 PA_NCU_FP8=1          each ncu run's box; 0 skips the FP8 path's
+#   PA_NCU_RUNS="decode prefill hopper fp8 stalls"   which ncu runs (default all; `stalls`: the
+#                                            Hopper prompt's warp states at heads 128 and 64, about a
+#                                            minute: PA_PLAN=short with PA_SECTIONS="... bench ncu" and
+#                                            PA_NCU_RUNS=stalls fits it into a short lease's spare time)
 #   PA_TEST_RANDOM_SEED=N PA_TEST_RANDOM_CASES=150
 #                                            the random-configuration tests (decode_random,
 #                                            prefill_random, ragged_gpu/random_configurations,
@@ -58,6 +62,8 @@ fi
 SECTIONS=" ${PA_SECTIONS:-tests python sanitize checks serve bench side ncu} "
 SAN_SECONDS=${PA_SAN_SECONDS:-300}
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
+NCU_RUNS=" ${PA_NCU_RUNS:-decode prefill hopper fp8 stalls} "
+ncu_run() { [[ "$NCU_RUNS" == *" $1 "* ]]; }
 # Criterion's runtime (and the libcudart it was built with) for our own programs
 # only: Python keeps the machine's libraries.
 LIBS_ENV="${LD_LIBRARY_PATH:-}"
@@ -436,11 +442,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the merge kernel after each (3 of each): run 12's recommended entry took 418 us at 64 x 4K
         # where ncu gave its split kernel 395-400 us and v1 ran in 386, so the merge and the gap
         # before it cost about 20 us there; this says how much of it is the merge kernel itself.
-        timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma|merge)_kernel' --launch-skip 4 --launch-count 6 --csv \
+        ncu_run decode && timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma|merge)_kernel' --launch-skip 4 --launch-count 6 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
         # (mma.sync asked for: AUTO sends prompts to the Hopper kernel on sm_90a)
-        PAGEDATTN_PREFILL_PATH=mma timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
+        ncu_run prefill && PAGEDATTN_PREFILL_PATH=mma timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
         # The Hopper kernel: wgmma's tensor-pipe counters, by the names this ncu lists for the chip
@@ -450,16 +456,36 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         mh=$(awk '{print $1}' "$logs/ncu-metrics-gh100.txt" | grep -E '^sm__(pipe|inst_executed_pipe)_tensor' | sort -u |
             awk '{print $1 (/cycles_active/ ? ".avg.pct_of_peak_sustained_active" : ".sum")}' | tr '\n' ',')
         mh=${mh}gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-        PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
+        ncu_run hopper && PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
             --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"
         # The FP8 path: context attention over an e4m3 cache (its only shape), QGMMA on the same pipe.
-        [ "${PA_NCU_FP8:-1}" = 1 ] && PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
+        ncu_run fp8 && [ "${PA_NCU_FP8:-1}" = 1 ] && PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
             --launch-skip 2 --launch-count 3 --csv $CLI bench prefill --variant context --seqs 4 --ctx 4096 \
             --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd --cache-dtype fp8_e4m3 \
             >"$logs/ncu-prefill-hopper-fp8.csv" 2>"$logs/ncu-prefill-hopper-fp8.err"
+        # Where the Hopper prompt's clocks go. Run 12 (b=4 x 4K causal, 32/8, one CTA an SM) took about
+        # 4200-4700 clocks a key tile at head 128 and 2900-3300 at head 64, against in-step bounds near
+        # 2000-2200 and 1060: about 2000 clocks a tile unexplained at both head sizes, which points at
+        # something both share (the producer's copies, K/V re-read from L2 by every row block, the ring's
+        # depth) more than at the softmax. The warp states (stall reasons), the schedulers' issue and
+        # the memory traffic of one launch at each head size say which.
+        if ncu_run stalls; then
+            for hs in 128 64; do
+                PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --section WarpStateStats \
+                    --section SchedulerStats --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+                    --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
+                    -k regex:prefill_wgmma_kernel --launch-skip 2 --launch-count 1 \
+                    $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size $hs --dtype bf16 \
+                    >"$logs/ncu-prefill-hopper-stalls-h$hs.txt" 2>"$logs/ncu-prefill-hopper-stalls-h$hs.err"
+                echo "ncu-prefill-hopper-stalls-h$hs.txt (warp states, head $hs):"
+                grep -E "Stall|Warp Cycles|Issued Warp|Eligible|No Eligible|Active Warps|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Duration" \
+                    "$logs/ncu-prefill-hopper-stalls-h$hs.txt" | head -40
+            done
+        fi
         for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" "$logs/ncu-prefill-hopper.csv" \
             "$logs/ncu-prefill-hopper-fp8.csv"; do
+            [ -s "$f" ] || continue
             echo "$(basename "$f")"
             python3 scripts/ncu_rows.py <"$f"
         done
