@@ -605,7 +605,7 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
 # its nested loop is weighted as such already).
 COMMON_PATH_SKIPS = [("cuda/decode/decode_mma.cuh", r"if \(!plain\) \{", 0),
                      ("cuda/decode/decode_mma.cuh", r"if \(!all_in\) \{", 0),
-                     ("cuda/decode/decode_kernel.cuh", r"refill_table<TRACK>\(p, c, lb_first\);", -1)]
+                     ("cuda/decode/decode_kernel.cuh", r"refill_table<TRACK, PRE>\(p, c, lb_first\);", -1)]
 
 
 def common_path_lines():

@@ -259,6 +259,16 @@ plant decode-merge-later-groups-not-loaded cuda/decode/decode_kernel.cuh \
 plant decode-merge-second-dim-from-first cuda/decode/decode_kernel.cuh \
     'v1[k] = TWO && on && d1 < hs ? t[d1] : 0.0f;' 'v1[k] = TWO && on && d1 < hs ? t[d0] : 0.0f;' \
     test_decode 'decode_long/merges_of_many_splits'
+# begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
+# block_table_stride entries (the last sequence's row ends at the table's end), and the early
+# entries taken for whatever window the first refill stages (a window that starts later, a long
+# sequence's larger splits).
+plant decode-early-table-read-past-row cuda/decode/decode_kernel.cuh \
+    'c.pre_id = threadIdx.x < PA_DEC_TABLE_WIN && b < p.bt_stride ? c.table[b] : -1;' \
+    'c.pre_id = threadIdx.x < PA_DEC_TABLE_WIN ? c.table[b] : -1;' test_decode 'decode_fixed/*'
+plant decode-early-table-window-taken-for-any cuda/decode/decode_kernel.cuh \
+    'const bool pre = PRE && lb == c.pre_lb;' 'const bool pre = PRE;' \
+    test_decode '@(decode_features/window_cap_alibi|decode_long/gqa_8_1_f16)'
 # begin_cta without divisions: a sequence exactly one split long written as a partial row (the
 # merge then skips it), and the CTA's sequence divided out without the head chunks (groups over
 # 16 take several CTAs per KV head).

@@ -268,6 +268,8 @@ PA_DEC_DEV bool sparse_keep_any(const pa_dec_kparams &p, const G &geo, int L, in
 
 struct cta_ctx {
     int seq, kvh, h0, nh, L, win_lo, e0, wb0;
+    int pre_lb, pre_id;   // begin_cta's early read of the table window from logical block pre_lb:
+                          // thread i's entry pre_lb + i (refill_table's first window, usually)
     bool bad_seen;        // a window refill_table staged held a corrupt id of a block below L
     int64_t head_bytes;   // flash layouts: this KV head's byte offset in a token's row
     const int32_t *table; // this sequence's block-table row
@@ -306,7 +308,9 @@ PA_DEC_DEV void copy_unit(unsigned char *dst, const unsigned char *src, int unit
 // TRACK (the fp8 tensor-core kernel) it sets c.bad_seen, for the rest of the
 // CTA, when an entry of a block holding tokens below L is out of range (its
 // tokens are skipped): that kernel then masks every later tile (`all_in`).
-template <bool TRACK> PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
+// PRE (the prologue's tiles only, so that the tile loop's code and registers
+// do not carry it): a window from begin_cta's early read takes its entries.
+template <bool TRACK, bool PRE> PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_ctx &c, int lb) {
     bar(); // nobody still reads the old window
     c.wb0 = lb;
     const int nblk = ((c.L - 1) >> p.bs_shift) + 1; // blocks holding tokens < L
@@ -315,11 +319,12 @@ template <bool TRACK> PA_DEC_DEV void refill_table(const pa_dec_kparams &p, cta_
     static_assert(NT >= PA_DEC_TABLE_WIN, "refill_table: one table entry per thread");
     const int i = threadIdx.x;
     bool bad = false;
+    const bool pre = PRE && lb == c.pre_lb; // the window begin_cta read (the same in every thread)
     if (i < PA_DEC_TABLE_WIN) {
         const int b = lb + i;
         int32_t id = -1;
         if (b < nblk) {
-            id = c.table[b];
+            id = pre ? c.pre_id : c.table[b];
             if (id < 0 || id >= p.num_blocks) { // corrupt entry: its tokens are skipped
                 id = -1;
                 bad = true;
@@ -414,8 +419,8 @@ PA_DEC_DEV void issue_long_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &
 }
 
 // Issues the copies of tile `it` of the split into stage it % NS.
-// TRACK: refill_table's c.bad_seen.
-template <int CT, bool TRACK = false, class G>
+// TRACK: refill_table's c.bad_seen. PRE: the prologue's (refill_table).
+template <int CT, bool TRACK = false, bool PRE = false, class G>
 PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, int it, int ntiles) {
     if (it >= ntiles)
         return;
@@ -425,7 +430,7 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     const int tok_end = min(t0 + T, c.L);
     const int lb_first = t0 >> p.bs_shift, lb_last = (tok_end - 1) >> p.bs_shift;
     if (lb_first < c.wb0 || lb_last >= c.wb0 + PA_DEC_TABLE_WIN)
-        refill_table<TRACK>(p, c, lb_first);
+        refill_table<TRACK, PRE>(p, c, lb_first);
     const int st = it % NS;
     const unsigned char *kc = static_cast<const unsigned char *>(p.k_cache);
     const unsigned char *vc = static_cast<const unsigned char *>(p.v_cache);
@@ -609,6 +614,19 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     c.h0 = c.kvh * p.group + hc * p.hpc;
     c.nh = min(p.hpc, p.group - hc * p.hpc);
     const int split = blockIdx.y;
+    // The block-table window of the split's first tile, read beside the length
+    // rather than after it: the tile's first block is split x part / block_size
+    // when the split starts at split x part (v1 and v2; the recommended entry up
+    // to 64 splits of its smallest size, 16K tokens by default) and no window
+    // starts later. refill_table uses the entries when it stages that window
+    // (else it reads the table again). Entries below block_table_stride lie in
+    // the sequence's row (decode.h; the host checked max_seq_len against it).
+    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
+    c.pre_lb = (int)min(((int64_t)split * p.part) >> p.bs_shift, (int64_t)(1 << 30));
+    {
+        const int b = c.pre_lb + (int)threadIdx.x;
+        c.pre_id = threadIdx.x < PA_DEC_TABLE_WIN && b < p.bt_stride ? c.table[b] : -1;
+    }
     c.L = p.seq_lens[c.seq];
     if (c.L < 1 || c.L > p.max_seq_len) {
         typename pa::elt<QT>::type *out =
@@ -631,7 +649,6 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     c.win_lo = p.window > 0 ? c.L - p.window : 0;
     c.e0 = max(s0, c.win_lo) / T * T; // s0 is a multiple of T
     ntiles = c.e0 < s1 ? (s1 - c.e0 + T - 1) / T : 0;
-    c.table = p.block_tables + (int64_t)c.seq * p.bt_stride;
     c.wb0 = -(1 << 30);
     c.bad_seen = false;
     return true;
@@ -693,7 +710,7 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
     bar();
 
     for (int s = 0; s < NS - 1; s++) {
-        issue_tile<CT>(p, geo, c, s, ntiles);
+        issue_tile<CT, false, true>(p, geo, c, s, ntiles);
         cp_commit();
     }
 

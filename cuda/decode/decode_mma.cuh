@@ -206,7 +206,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
         return;
 
     for (int s = 0; s < NS - 1; s++) {
-        issue_tile<CT, SKIP_MASKS>(p, geo, c, s, ntiles);
+        issue_tile<CT, SKIP_MASKS, true>(p, geo, c, s, ntiles);
         cp_commit();
     }
     // Whole tiles: every token inside [win_lo, L), which are tiles w_lo ..
