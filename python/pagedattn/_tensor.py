@@ -138,13 +138,15 @@ def small_array(like, values, dtype, what):
     return numpy.asarray(values, dtype=dtype)
 
 
-def _stream_ptr(stream):
+def _stream_ptr(op, stream):
+    """cudaStream_t (as int) of an explicit stream: an int, a torch.cuda.Stream or a cupy Stream."""
     if isinstance(stream, int):
         return stream
     for attr in ("cuda_stream", "ptr"):
         if hasattr(stream, attr):
             return int(getattr(stream, attr))
-    return None
+    raise TypeError(f"{op}: stream must be an int, a torch.cuda.Stream or a cupy Stream, got "
+                    f"{type(stream).__name__}")
 
 
 def _cuda_objects(values):
@@ -174,10 +176,7 @@ def _launch_stream(op, values, stream):
     instead, it went back to that stream's pool when the op returned, while the kernels were
     still queued on the other stream: the next allocation there could overwrite a scale before
     a kernel read it, and an output's zero fill could land after the kernel wrote it."""
-    ptr = _stream_ptr(stream)
-    if ptr is None:
-        raise TypeError(f"{op}: stream must be an int, a torch.cuda.Stream or a cupy Stream, got "
-                        f"{type(stream).__name__}")
+    ptr = _stream_ptr(op, stream)
     objs = _cuda_objects(values)
     with contextlib.ExitStack() as scope:
         if "torch" in objs:
@@ -224,11 +223,7 @@ def stream_handle(op, cuda_views, stream):
     torch.cuda.Stream, a cupy Stream), else the current stream of the framework
     the CUDA tensors come from, else 0 (the legacy default stream)."""
     if stream is not None:
-        ptr = _stream_ptr(stream)
-        if ptr is not None:
-            return ptr
-        raise TypeError(f"{op}: stream must be an int, a torch.cuda.Stream or a cupy Stream, got "
-                        f"{type(stream).__name__}")
+        return _stream_ptr(op, stream)
     fws = {framework(v.obj) for v in cuda_views if v is not None}
     dev = next(v for v in cuda_views if v is not None).device_id
     if "torch" in fws and "torch" in sys.modules:
