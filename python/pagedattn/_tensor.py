@@ -234,6 +234,10 @@ def stream_handle(op, cuda_views, stream):
         return int(torch.cuda.current_stream(dev).cuda_stream)
     if "cupy" in fws and "cupy" in sys.modules:
         import cupy
+        cur = cupy.cuda.runtime.getDevice()
+        if cur != dev:
+            raise ValueError(f"{op}: the arrays are on cuda:{dev} but cupy's current device is cuda:{cur}; "
+                             f"use `with cupy.cuda.Device({dev}):`")
         return int(cupy.cuda.get_current_stream().ptr)
     return 0
 

@@ -2,6 +2,7 @@
 nothing is written."""
 import ctypes
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -402,3 +403,26 @@ def test_explicit_stream_on_host_arrays():
     with pytest.raises(TypeError, match="stream must be an int, a torch.cuda.Stream or a cupy Stream, got str"):
         pa.convert_fp8(c, x, 0.5, "fp8", stream="s0")
     assert (c == 7).all()
+
+
+def test_cupy_arrays_off_the_current_device(monkeypatch):
+    """With cupy arrays and no explicit stream the op launches on cupy's current stream, which
+    belongs to cupy's current device: arrays on another device are refused with the way out
+    named (torch's path has the same check). A stand-in cupy module: CI has no cupy."""
+    import types
+    from pagedattn import _tensor
+
+    state = {"device": 0}
+    stream = types.SimpleNamespace(ptr=0xC0FFEE)
+    runtime = types.SimpleNamespace(getDevice=lambda: state["device"])
+    cuda = types.SimpleNamespace(runtime=runtime, get_current_stream=lambda: stream)
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(cuda=cuda))
+
+    Array = type("ndarray", (), {"__module__": "cupy._core.core"})
+    views = [types.SimpleNamespace(obj=Array(), device_id=1)]
+    with pytest.raises(ValueError, match=r"op: the arrays are on cuda:1 but cupy's current device is cuda:0; "
+                                         r"use `with cupy.cuda.Device\(1\):`"):
+        _tensor.stream_handle("op", views, None)
+    state["device"] = 1
+    assert _tensor.stream_handle("op", views, None) == 0xC0FFEE
+    assert _tensor.stream_handle("op", views, 77) == 77
