@@ -34,10 +34,12 @@
 #   PA_BENCH_PRESETS="llama3-8b"             the preset sweeps of the bench section ("" for none)
 #   PA_BENCH_CONTEXT_PATHS="hopper mma"      the prefill paths the context benchmarks compare
 #   PA_NCU_SECONDS=150 PA_NCU_FP8=1          each ncu run's box; 0 skips the FP8 path's
-#   PA_NCU_RUNS="decode prefill hopper fp8 stalls"   which ncu runs (default all; `stalls`: the
-#                                            Hopper prompt's warp states at heads 128 and 64, about a
-#                                            minute: PA_PLAN=short with PA_SECTIONS="... bench ncu" and
-#                                            PA_NCU_RUNS=stalls fits it into a short lease's spare time)
+#   PA_NCU_RUNS="decode prefill hopper fp8 stalls decode64"
+#                                            which ncu runs (default all; `stalls`: the Hopper prompt's
+#                                            warp states at heads 128 and 64, about a minute: PA_PLAN=short
+#                                            with PA_SECTIONS="... bench ncu" and PA_NCU_RUNS=stalls fits
+#                                            it into a short lease's spare time; `decode64`: decode v1's
+#                                            memory tables and warp states at heads 128 and 64)
 #   PA_TEST_RANDOM_SEED=N PA_TEST_RANDOM_CASES=150
 #                                            the random-configuration tests (decode_random,
 #                                            prefill_random, ragged_gpu/random_configurations,
@@ -62,7 +64,7 @@ fi
 SECTIONS=" ${PA_SECTIONS:-tests python sanitize checks serve bench side ncu} "
 SAN_SECONDS=${PA_SAN_SECONDS:-300}
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
-NCU_RUNS=" ${PA_NCU_RUNS:-decode prefill hopper fp8 stalls} "
+NCU_RUNS=" ${PA_NCU_RUNS:-decode prefill hopper fp8 stalls decode64} "
 ncu_run() { [[ "$NCU_RUNS" == *" $1 "* ]]; }
 # Criterion's runtime (and the libcudart it was built with) for our own programs
 # only: Python keeps the machine's libraries.
@@ -481,6 +483,26 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 echo "ncu-prefill-hopper-stalls-h$hs.txt (warp states, head $hs):"
                 grep -E "Stall|Warp Cycles|Issued Warp|Eligible|No Eligible|Active Warps|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Duration" \
                     "$logs/ncu-prefill-hopper-stalls-h$hs.txt" | head -40
+            done
+        fi
+        # Why decode at head 64 trails head 128 with the same 16 KiB tiles, the same CTAs an SM and the
+        # same warp instructions a tile (budget-decode-2026-11-29.md): on 2026-11-27 v1 reached 79% of
+        # the copy roof at head 64 and 93% at head 128 (GQA 32/8, b=64 x 4K, bf16, NHD), FlashInfer 85%
+        # and 96%. A head-64 token row is 128 bytes with the next token 1 KiB on (256 and 2 KiB at head
+        # 128), and a 64-token tile spans four pages where head 128's 32 tokens span two. v1 has one
+        # CTA per sequence and KV head, so neither splits nor the merge are in it. The memory tables
+        # (sectors a request, L2 hit rates, DRAM throughput) and the warp states at both head sizes
+        # say whether the loss is in the DRAM's access pattern or in the CTA's latency.
+        if ncu_run decode64; then
+            for hs in 128 64; do
+                timeout "${PA_NCU_SECONDS:-150}" ncu --section MemoryWorkloadAnalysis \
+                    --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy \
+                    --section LaunchStats -k regex:decode_mma_kernel --launch-skip 2 --launch-count 1 \
+                    $CLI bench decode --variant v1 --seqs 64 --ctx 4096 --heads 32/8 --head-size $hs --dtype bf16 \
+                    --layout nhd >"$logs/ncu-decode-v1-h$hs.txt" 2>"$logs/ncu-decode-v1-h$hs.err"
+                echo "ncu-decode-v1-h$hs.txt (memory and warp states, head $hs):"
+                grep -E "Stall|Warp Cycles|Eligible|Active Warps|Achieved Occupancy|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Memory Throughput|Duration" \
+                    "$logs/ncu-decode-v1-h$hs.txt" | head -40
             done
         fi
         for f in "$logs/ncu-decode.csv" "$logs/ncu-prefill.csv" "$logs/ncu-prefill-hopper.csv" \

@@ -257,8 +257,18 @@ plant decode-merge-later-groups-not-loaded cuda/decode/decode_kernel.cuh \
     'if (c > 0) // (the first group went out with the maxima and sums)' 'if (c < 0)' \
     test_decode 'decode_long/merges_of_many_splits'
 plant decode-merge-second-dim-from-first cuda/decode/decode_kernel.cuh \
-    'v1[k] = TWO && on && d1 < hs ? t[d1] : 0.0f;' 'v1[k] = TWO && on && d1 < hs ? t[d0] : 0.0f;' \
+    'v1[k] = TWO && on && d1 < hs ? vt(t[d1]) : zero;' 'v1[k] = TWO && on && d1 < hs ? vt(t[d0]) : zero;' \
     test_decode 'decode_long/merges_of_many_splits'
+# Partial rows in the output's type (2026-11-29): a split kernel that still writes f32 rows (the
+# merge reads them as 16-bit values at 16-bit offsets), in the CUDA-core kernel and in the
+# tensor-core kernel's epilogue.
+plant decode-partials-f32-rows-cuda-core cuda/decode/decode_kernel.cuh \
+    'static_cast<typename pa::elt<QT>::type *>(p.tmp_out)[row * hs + d] = pa::from_float<QT>(o);' \
+    'static_cast<float *>(p.tmp_out)[row * hs + d] = o;' test_decode 'decode_features/*'
+plant decode-partials-f32-rows-tensor-core cuda/decode/decode_mma.cuh \
+    'qt *t = static_cast<qt *>(p.tmp_out); // NULL with one split at most' \
+    'float *t = static_cast<float *>(p.tmp_out); // NULL with one split at most' \
+    test_decode 'decode_fixed/tensor_core'
 # begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
 # block_table_stride entries (the last sequence's row ends at the table's end), and the early
 # entries taken for whatever window the first refill stages (a window that starts later, a long

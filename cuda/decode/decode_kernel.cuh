@@ -664,7 +664,7 @@ PA_DEC_DEV void store_result(const pa_dec_kparams &p, const cta_ctx &c, int hs, 
             pa::from_float<QT>(o);
     } else {
         const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + h) * p.max_splits + blockIdx.y;
-        p.tmp_out[row * hs + d] = o;
+        static_cast<typename pa::elt<QT>::type *>(p.tmp_out)[row * hs + d] = pa::from_float<QT>(o);
         if (d == 0) {
             p.exp_sums[row] = l;
             p.max_logits[row] = m;
@@ -1008,20 +1008,26 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;
-    const float *tmp = p.tmp_out + sh * p.max_splits * hs;
+    const qt *tmp = static_cast<const qt *>(p.tmp_out) + sh * p.max_splits * hs;
     // Output dims d0 = tid and, with TWO, d1 = tid + NT (head sizes <= 2 * NT).
     static_assert(2 * NT >= 256, "decode merge: a thread owns at most 2 output dims");
     constexpr int MB = 32; // splits whose values a thread holds at a time
     static_assert(NT % MB == 0, "decode merge: a weight chunk is whole groups of MB splits");
     const int d0 = tid, d1 = tid + NT;
-    float v0[MB], v1[MB]; // the values of splits c .. c + MB - 1 (zero past ns or hs)
+    // The values of splits c .. c + MB - 1 (zero past ns or hs). One dim a
+    // thread keeps them in the partials' type until summed (converted at the
+    // load, they spilled at 64 registers on sm_80); two convert at the load
+    // (kept 16-bit, they took 127 registers on sm_90, where f32 takes 96).
+    using vt = typename std::conditional<TWO, float, qt>::type;
+    vt v0[MB], v1[MB];
     auto load = [&](int c) {
+        const vt zero = vt(0.0f);
 #pragma unroll
         for (int k = 0; k < MB; k++) {
-            const float *t = tmp + (int64_t)(c + k) * hs;
+            const qt *t = tmp + (int64_t)(c + k) * hs;
             const bool on = c + k < ns;
-            v0[k] = on && d0 < hs ? t[d0] : 0.0f;
-            v1[k] = TWO && on && d1 < hs ? t[d1] : 0.0f;
+            v0[k] = on && d0 < hs ? vt(t[d0]) : zero;
+            v1[k] = TWO && on && d1 < hs ? vt(t[d1]) : zero;
         }
     };
     const float ml0 = tid < ns ? ml[tid] : -INFINITY, es0 = tid < ns ? es[tid] : 0.0f;
@@ -1058,8 +1064,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
             if (w < 0.0f)
                 continue; // a split that saw no key adds nothing
             w_sum += w;
-            a0 += w * v0[k];
-            a1 += w * v1[k];
+            a0 += w * float(v0[k]);
+            a1 += w * float(v1[k]);
         }
     }
     qt *out = static_cast<qt *>(p.out) + sh * hs;

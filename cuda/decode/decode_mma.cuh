@@ -696,15 +696,15 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // at head 64, one otherwise; at head 96 threads 96.. have none). The
     // groups' rows are already scaled to the head's max. The loop is unrolled
     // over the CTA's NHC head slots; a head costs its NTG shared loads, the
-    // sum and one store per dim: the split's result (o), or its f32 partial
-    // row (t, which steps by the rows of HP heads).
+    // sum and one store per dim: the split's result (o), or its partial row
+    // in the output's type (t, which steps by the rows of HP heads).
     constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1; // heads a pass, dims a thread
     static_assert((DPT * NT == HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
     const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;
     if (hp < HP) {
         const int64_t row0 = (int64_t)c.seq * p.num_heads + c.h0 + hp;
         qt *o = static_cast<qt *>(p.out) + row0 * HS + d0;
-        float *t = p.tmp_out; // NULL with one split at most
+        qt *t = static_cast<qt *>(p.tmp_out); // NULL with one split at most
         if (!one)
             t += (row0 * p.max_splits + blockIdx.y) * HS + d0;
         const int64_t ts = (int64_t)p.max_splits * HS * HP;
@@ -723,7 +723,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 if (one)
                     o[HP * HS * i + k * NT] = pa::from_float<QT>(s * r);
                 else
-                    t[k * NT] = s * r;
+                    t[k * NT] = pa::from_float<QT>(s * r);
             }
             if (!one)
                 t += ts;

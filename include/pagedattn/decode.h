@@ -96,12 +96,13 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *   v1    one pass over the whole sequence; no workspace.
  *   v2    vLLM's 512-token partitions (PA_DECODE_PARTITION_SIZE) and a reduce
  *         step. Workspace from pa_paged_attention_v2_workspace_size, with
- *         P = ceil(max_seq_len / 512), laid out as (f32, each part starting at
- *         a multiple of 256 bytes):
+ *         P = ceil(max_seq_len / 512), laid out as (each part starting at a
+ *         multiple of 256 bytes, each sized for f32):
  *           tmp_out    [num_seqs, num_heads, P, head_size]  each partition's
- *                      normalised output (v_scale applied)
- *           exp_sums   [num_seqs, num_heads, P]  sum of exp(logit - max)
- *           max_logits [num_seqs, num_heads, P]  max logit of the partition
+ *                      normalised output (v_scale applied), in the output's
+ *                      type (f32, f16 or bf16: as vLLM keeps tmp_out)
+ *           exp_sums   [num_seqs, num_heads, P]  f32 sum of exp(logit - max)
+ *           max_logits [num_seqs, num_heads, P]  f32 max logit of the partition
  *         A sequence of at most 512 tokens is written directly (no reduce).
  *         When P == 1 the size is 0 and workspace may be NULL.
  *   recommended (pa_paged_attention_decode) splits a sequence of len tokens

@@ -1035,11 +1035,13 @@ static void batch_sizes_case(const dcase *c) {
     for (int b = 1; b < 4; b++)
         cr_assert(memcmp(outs[0], outs[b] + (size_t)where[b] * row_bytes, row_bytes) == 0,
                   "%s: sequence 0 alone and in a batch of %d (position %d) differ", desc, sizes[b], where[b]);
-    /* The f32 partials too (the output's rounding to 16 bits could hide a
-     * split computed differently). Workspace layout (decode_internal.h):
-     * [tmp_out | exp_sums | max_logits], each 256-byte aligned, rows
+    /* The partials too (the merge's arithmetic could hide a split computed
+     * differently; the sums and maxima are f32). Workspace layout
+     * (decode_internal.h): [tmp_out | exp_sums | max_logits], each 256-byte
+     * aligned and sized for f32, tmp_out's rows in the output's type, rows
      * (seq, head, split) with max_splits = 20 splits per (seq, head). */
     const int ms = 20;
+    const size_t os = pa_dtype_size(c->q);
     for (int b = 1; b < 4; b++) {
         cr_assert(ws[0] != NULL && ws[b] != NULL);
         const size_t rows0 = (size_t)1 * c->heads * ms, rows = (size_t)sizes[b] * c->heads * ms;
@@ -1048,8 +1050,8 @@ static void batch_sizes_case(const dcase *c) {
         const size_t tmp0 = (rows0 * c->hs * 4 + 255) / 256 * 256, es0 = (rows0 * 4 + 255) / 256 * 256;
         const size_t tmp = (rows * c->hs * 4 + 255) / 256 * 256, es = (rows * 4 + 255) / 256 * 256;
         const size_t at = (size_t)where[b] * hrow;
-        cr_assert(memcmp(w0, w + at * c->hs * 4, hrow * c->hs * 4) == 0, "%s: batch %d: split outputs differ", desc,
-                  sizes[b]);
+        cr_assert(memcmp(w0, w + at * c->hs * os, hrow * c->hs * os) == 0, "%s: batch %d: split outputs differ",
+                  desc, sizes[b]);
         cr_assert(memcmp(w0 + tmp0, w + tmp + at * 4, hrow * 4) == 0, "%s: batch %d: split sums differ", desc,
                   sizes[b]);
         cr_assert(memcmp(w0 + tmp0 + es0, w + tmp + es + at * 4, hrow * 4) == 0, "%s: batch %d: split maxima differ",
