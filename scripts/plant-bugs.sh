@@ -269,6 +269,14 @@ plant decode-partials-f32-rows-tensor-core cuda/decode/decode_mma.cuh \
     'qt *t = static_cast<qt *>(p.tmp_out); // NULL with one split at most' \
     'float *t = static_cast<float *>(p.tmp_out); // NULL with one split at most' \
     test_decode 'decode_fixed/tensor_core'
+# ... and leave an fp8 cache's v_scale to the merge: the merge that forgets it, and a tensor-core
+# split that applies it to its partial row as well (twice in all).
+plant decode-merge-forgets-v-scale cuda/decode/decode_kernel.cuh \
+    'out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);' \
+    'out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);' test_decode 'decode_fixed/tensor_core'
+plant decode-partials-keep-v-scale cuda/decode/decode_mma.cuh \
+    'hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / l : 0.0f;' 'hr[tid] = l > 0.0f ? vs / l : 0.0f;' \
+    test_decode 'decode_fixed/tensor_core'
 # begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
 # block_table_stride entries (the last sequence's row ends at the table's end), and the early
 # entries taken for whatever window the first refill stages (a window that starts later, a long

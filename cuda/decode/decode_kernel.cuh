@@ -968,7 +968,8 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
         for (int r = 0; r < geo.pv_slices; r++)
             s += red[(r * c.nh + g) * hs + d];
         const float l = sl[g];
-        store_result<QT>(p, c, hs, one, g, d, l > 0.0f ? s / l * vs : 0.0f, l, sm[g]);
+        // (a partial row leaves v_scale to the merge: decode_merge_kernel)
+        store_result<QT>(p, c, hs, one, g, d, l > 0.0f ? s / l * (one ? vs : 1.0f) : 0.0f, l, sm[g]);
     }
 }
 
@@ -999,6 +1000,10 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     const int ns = pa_dec_num_splits(p.mode, p.part, L);
     if (ns <= 1)
         return; // the split kernel wrote the output
+    // The partial rows leave an fp8 cache's v_scale out (in the output's type,
+    // a row scaled by it could overflow f16 where the merged output does not):
+    // it applies here, to the merged row.
+    const float vs = (pa::is_fp8(p.cache_dtype) && p.v_scale) ? *p.v_scale : 1.0f;
     // Launched with programmatic dependent launch, this grid may be running
     // before the split kernel has finished: everything above reads only what
     // was there before the split kernel began (the parameters, seq_lens); the
@@ -1070,9 +1075,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     }
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
-        out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);
+        out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);
     if (TWO && d1 < hs)
-        out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum : 0.0f);
+        out[d1] = pa::from_float<QT>(w_sum > 0.0f ? a1 / w_sum * vs : 0.0f);
 }
 
 } // namespace pa_dec

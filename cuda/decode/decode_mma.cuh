@@ -649,7 +649,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     bar();
     // This lane's heads 8b + 2qc and 8b + 2qc + 1 (O^T's columns): the factor
     // of its token group. Threads 0..NHC-1 also total head tid's sum over the
-    // groups once: v_scale / sum in hr for the output loop below, and with
+    // groups once: v_scale / sum (1 / sum for a partial row) in hr for the output loop below, and with
     // several splits the split's sum and max in exp_sums and max_logits.
     float fac[HB][2];
 #pragma unroll
@@ -674,7 +674,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             const float mw = wm[w * NHC + tid];
             l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e));
         }
-        hr[tid] = l > 0.0f ? vs / l : 0.0f;
+        hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / l : 0.0f; // (partial rows: the merge applies v_scale)
         if (!one && tid < c.nh) {
             const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + tid) * p.max_splits + blockIdx.y;
             p.exp_sums[row] = l;

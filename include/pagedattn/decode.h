@@ -99,8 +99,9 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         P = ceil(max_seq_len / 512), laid out as (each part starting at a
  *         multiple of 256 bytes, each sized for f32):
  *           tmp_out    [num_seqs, num_heads, P, head_size]  each partition's
- *                      normalised output (v_scale applied), in the output's
- *                      type (f32, f16 or bf16: as vLLM keeps tmp_out)
+ *                      normalised output in the output's type (f32, f16 or
+ *                      bf16, as vLLM keeps tmp_out), before an fp8 cache's
+ *                      v_scale (the reduce applies it)
  *           exp_sums   [num_seqs, num_heads, P]  f32 sum of exp(logit - max)
  *           max_logits [num_seqs, num_heads, P]  f32 max logit of the partition
  *         A sequence of at most 512 tokens is written directly (no reduce).

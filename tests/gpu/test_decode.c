@@ -592,6 +592,58 @@ Test(decode_features, window_cap_alibi, .timeout = 600) {
     }
 }
 
+/* Partial rows (v2, the recommended entry) are kept in the output's type and
+ * leave an fp8 cache's v_scale to the merge. A split whose own output times
+ * v_scale is past f16's range but whose weight in the sequence is zero must
+ * not reach the output: scaled, its f16 row is inf, and the merge's 0 x inf is
+ * NaN. One sequence of 1024 tokens over an e5m2 cache (flash NHD: key and value
+ * [num_blocks, block, kv_heads, head], contiguous), an all-ones query; the
+ * first 256 tokens (the recommended entry's first split, half of v2's) get
+ * e5m2's most negative key, -57344, so their logits (-57344 x 0.05 x 128 /
+ * sqrt(head)) underflow every weight, and its largest value, 57344, times a
+ * v_scale of 4. Head 128 runs the tensor-core kernel, head 96 the CUDA-core one. */
+static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
+    static const int lens[1] = {1024};
+    const dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 4, 2, hs, 16, 0, 0, 0.0f, 0, 1, lens, seed};
+    pa_decode_problem *pr = make_problem(&c);
+    const unsigned char kneg = 0xFB, vmax = 0x7B; /* e5m2: sign, exponent 11110, mantissa 11 */
+    cr_assert_eq(pa_load_as_float(PA_DTYPE_FP8_E5M2, &kneg, 0), -57344.0f);
+    cr_assert_eq(pa_load_as_float(PA_DTYPE_FP8_E5M2, &vmax, 0), 57344.0f);
+    for (size_t i = 0; i < pr->q_elems; i++)
+        pa_store_from_float(PA_DTYPE_F16, pr->q, i, 1.0f);
+    pr->v_scale = 4.0f;
+    const pa_kv_cache *kv = &pr->p.kv;
+    cr_assert(kv->block_stride == 0 && kv->page_stride == 0 && kv->head_stride == 0, "a contiguous cache");
+    unsigned char *kc = pr->kc, *vc = pr->vc;
+    for (int t = 0; t < 256; t++) {
+        const int64_t blk = pr->block_tables[t / c.bs];
+        for (int h = 0; h < c.kv_heads; h++)
+            for (int d = 0; d < hs; d++) {
+                const int64_t at = ((blk * c.bs + t % c.bs) * c.kv_heads + h) * hs + d;
+                kc[at] = kneg;
+                vc[at] = vmax;
+            }
+    }
+    float *ref = reference(pr);
+    for (size_t i = 0; i < pr->out_elems; i++)
+        cr_assert(isfinite(ref[i]) && fabsf(ref[i]) < 1000.0f, "reference %zu: %g", i, (double)ref[i]);
+    dprob d;
+    dprob_make(&d, pr);
+    char desc[256];
+    describe(&c, desc, sizeof desc);
+    strncat(desc, ", a dead split of values 57344 x v_scale 4", sizeof desc - strlen(desc) - 1);
+    expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
+    dprob_free(&d);
+    free(ref);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    huge_values_in_a_dead_split(128, 61);
+    huge_values_in_a_dead_split(96, 62);
+}
+
 Test(decode_features, block_sparse, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
@@ -1050,8 +1102,8 @@ static void batch_sizes_case(const dcase *c) {
         const size_t tmp0 = (rows0 * c->hs * 4 + 255) / 256 * 256, es0 = (rows0 * 4 + 255) / 256 * 256;
         const size_t tmp = (rows * c->hs * 4 + 255) / 256 * 256, es = (rows * 4 + 255) / 256 * 256;
         const size_t at = (size_t)where[b] * hrow;
-        cr_assert(memcmp(w0, w + at * c->hs * os, hrow * c->hs * os) == 0, "%s: batch %d: split outputs differ",
-                  desc, sizes[b]);
+        cr_assert(memcmp(w0, w + at * c->hs * os, hrow * c->hs * os) == 0, "%s: batch %d: split outputs differ", desc,
+                  sizes[b]);
         cr_assert(memcmp(w0 + tmp0, w + tmp + at * 4, hrow * 4) == 0, "%s: batch %d: split sums differ", desc,
                   sizes[b]);
         cr_assert(memcmp(w0 + tmp0 + es0, w + tmp + es + at * 4, hrow * 4) == 0, "%s: batch %d: split maxima differ",
