@@ -624,17 +624,14 @@ static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
                 vc[at] = vmax;
             }
     }
-    float *ref = reference(pr);
+    float *ref = reference(pr); /* the dead split leaves the output finite and small */
     for (size_t i = 0; i < pr->out_elems; i++)
         cr_assert(isfinite(ref[i]) && fabsf(ref[i]) < 1000.0f, "reference %zu: %g", i, (double)ref[i]);
-    dprob d;
-    dprob_make(&d, pr);
+    free(ref);
     char desc[256];
     describe(&c, desc, sizeof desc);
     strncat(desc, ", a dead split of values 57344 x v_scale 4", sizeof desc - strlen(desc) - 1);
-    expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
-    dprob_free(&d);
-    free(ref);
+    check_problem(pr, desc);
     pa_decode_problem_free(pr);
 }
 
