@@ -1006,7 +1006,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     const float vs = (pa::is_fp8(p.cache_dtype) && p.v_scale) ? *p.v_scale : 1.0f;
     // Launched with programmatic dependent launch, this grid may be running
     // before the split kernel has finished: everything above reads only what
-    // was there before the split kernel began (the parameters, seq_lens); the
+    // was there before the split kernel began (the parameters, seq_lens, v_scale); the
     // partials below are read after this wait, which returns once the split
     // kernel has completed and its writes are visible.
     ::pa::ptx::griddep_wait();
