@@ -385,6 +385,15 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 done
             done
         done
+        # Group 16 over a bf16 cache, v1 against the recommended entry (88% / 73% of the copy roof on
+        # 2026-11-27): since 2026-11-29 the splits' partial rows are 16-bit, which halves their
+        # traffic (13% of the KV bytes there, 6.4% now); predicted about 76.5% for the recommended
+        # entry (budget-notes/decode-partials-16bit-2026-11-29.md; the fp8 lines below: 54% to about 58%).
+        for v in v1 auto; do
+            echo "decode bf16 --heads 64/4 --variant $v (64 x 4K, head 128):"
+            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/4 --head-size 128 --dtype bf16 \
+                --layout nhd --variant $v || echo "(failed: rc $?)"
+        done
         # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
         # 2026-11-28: 31 fewer warp instructions a tile per warp; whole fp8 tiles skip their masks).
         for cd in fp8_e4m3 fp8_e5m2; do
