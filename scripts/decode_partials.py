@@ -22,6 +22,11 @@ not of latency: at batch 1 the merge is bound by its trips to memory
 change.
 """
 import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from budget import auto_part  # noqa: E402  (the recommended entry's split length, decode.h)
 
 ROOF_GBPS = 2998.0  # copy roof measured in run 11 (gpu-report-2026-11-27-H100.md)
 
@@ -42,19 +47,9 @@ SHAPES = [
 ]
 
 
-def splits(length, min_part=256, max_splits=64):
-    """The recommended entry's splits of a sequence (decode.h): max(min_part,
-    next_pow2(ceil(len / 64))) tokens each."""
-    want = -(-length // max_splits)
-    part = min_part
-    while part < want:
-        part *= 2
-    return -(-length // part)
-
-
 def row(shape, roof):
     label, h, kvh, hs, b, length, esz, frac = shape
-    s = splits(length)
+    s = -(-length // auto_part(length))  # the recommended entry's splits
     kv = b * kvh * length * hs * 2 * esz
     rows = b * h * s if s > 1 else 0
     part32 = 2 * rows * (hs * 4 + 8)  # written by the split kernel, read by the merge
