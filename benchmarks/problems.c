@@ -120,6 +120,15 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
         for (int d = 0; d < hs; d++)
             acc[d] += e * (o->abs_v ? fabs((double)vj[d]) : (double)vj[d]);
     }
+    /* The sink, appended as one more score: the max runs over it too, and it
+     * weighs in the sum with no value. */
+    if (o->has_sink && sum > 0) {
+        const double m2 = o->sink > mx ? o->sink : mx;
+        const double f = exp(mx - m2);
+        sum = sum * f + exp(o->sink - m2);
+        for (int d = 0; d < hs; d++)
+            acc[d] *= f;
+    }
     for (int d = 0; d < hs; d++)
         out[d] = o->empty_is_zero && !(sum > 0) ? 0.0f : (float)(acc[d] / sum);
     free(w);
@@ -269,7 +278,9 @@ void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) {
                                      .soft_cap = p->soft_cap,
                                      .alibi_slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0,
                                      .causal = 1,
-                                     .window = p->sliding_window};
+                                     .window = p->sliding_window,
+                                     .has_sink = p->sinks != NULL,
+                                     .sink = p->sinks ? p->sinks[h] : 0.0};
             pa_plain_attention_row(q, pr->k_logical[s] + (size_t)kh * hs, pr->v_logical[s] + (size_t)kh * hs,
                                    (size_t)nkv * hs, L, hs, L - 1, &o, ref + ((size_t)s * p->num_heads + h) * hs);
         }

@@ -74,7 +74,11 @@ int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens
  * ragged op's convention). out[d] = sum_j p_j v_j[d] (or sum_j p_j |v_j[d]| with
  * abs_v) with p the softmax of the scores, rounded to float once. A row with
  * no weight at all (no keys, or all masked) is 0 with empty_is_zero, else
- * 0/0 = NaN. A zeroed struct is scale 0: set scale. */
+ * 0/0 = NaN. With has_sink, the softmax runs over the scores and one more
+ * entry, sink, whose value is zero (gpt-oss's attention sink: the scores with
+ * the sink appended, softmaxed, the sink's column dropped); a row with no
+ * visible key is still 0 / NaN as above. A zeroed struct is scale 0: set
+ * scale. */
 typedef struct pa_plain_opts {
     double scale;
     double soft_cap;    /* > 0: score = soft_cap * tanh(score / soft_cap) */
@@ -85,6 +89,8 @@ typedef struct pa_plain_opts {
     double mask_value; /* with additive_mask */
     int empty_is_zero;
     int abs_v;
+    int has_sink;
+    double sink; /* with has_sink: finite, or -inf for no weight */
 } pa_plain_opts;
 
 void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
@@ -118,7 +124,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *cfg);
 void pa_decode_problem_free(pa_decode_problem *pr);
 
 /* Plain attention over the contiguous copies (double), for every (seq, head):
- * ref[(s*num_heads + h)*head + d]. Honours scale, soft cap, alibi, window. */
+ * ref[(s*num_heads + h)*head + d]. Honours scale, soft cap, alibi, window and
+ * sinks (finite or -inf). */
 void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref);
 
 #endif

@@ -67,6 +67,8 @@
 //     pv<C>(o, pk, v_tile, head_size)   O += P V
 //     pv<C, true>(o, pk, vt_tile, head_size)   the same from a V^T tile
 //     sm.finalize<C>(o)          O /= l (rows that saw no key give 0)
+//     sm.finalize<C>(o, sinks, sink2)  the same with attention sinks: row i's
+//                                sink2[i] (log2 units) adds exp2(sink2 - m) to l
 //     store_rows<C>(o, stage, row_fn_out, head_size)  through a shared staging
 //         area (the warp's own WM rows of `stage`, e.g. the Q tile once every
 //         warp is done with Q: needs a __syncthreads() if other warps may still
@@ -654,11 +656,21 @@ template <int MT> struct SoftmaxN {
 
     // Sums l over the quad and divides o by it (0 where no key was seen).
     template <class C> __device__ __forceinline__ void finalize(float (&o)[C::kOA][4]) {
+        const float none[2 * MT] = {};
+        finalize<C>(o, false, none);
+    }
+    // finalize() with attention sinks (when `sinks`): row i's sink, sink2[i]
+    // in log2 units (-inf: none), joins the sum as one more term of no value,
+    // exp2(sink2 - m), where the row saw a key.
+    template <class C>
+    __device__ __forceinline__ void finalize(float (&o)[C::kOA][4], bool sinks, const float (&sink2)[2 * MT]) {
 #pragma unroll
         for (int i = 0; i < 2 * MT; i++) {
             const int mt = i >> 1, h = i & 1;
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
             l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
+            if (sinks && l[i] > 0.0f)
+                l[i] += ex2(sink2[i] - m[i]);
             // MUFU.RCP (1 ulp), as FlashInfer's rcp.approx: an IEEE division
             // calls a slow path, and the call's ABI makes a kernel at its
             // register limit spill the accumulators live across it.

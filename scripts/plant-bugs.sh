@@ -275,8 +275,57 @@ plant decode-merge-forgets-v-scale cuda/decode/decode_kernel.cuh \
     'out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);' \
     'out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum : 0.0f);' test_decode 'decode_fixed/tensor_core'
 plant decode-partials-keep-v-scale cuda/decode/decode_mma.cuh \
-    'hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / l : 0.0f;' 'hr[tid] = l > 0.0f ? vs / l : 0.0f;' \
+    'hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / ld : 0.0f;' 'hr[tid] = l > 0.0f ? vs / ld : 0.0f;' \
     test_decode 'decode_fixed/tensor_core'
+# Attention sinks (2026-11-29): once a sequence, in the merge or where a CTA writes the output
+# itself, in natural-log units, from the query head's own entry. The merge that forgets it; split
+# kernels (CUDA cores, tensor cores) that add it to their partial rows too; the KV head's entry;
+# the tensor-core kernel's head taken within its CTA; the sink in log2 units.
+plant decode-merge-forgets-sink cuda/decode/decode_kernel.cuh \
+    'w_sum += fexp(sink - m);' 'w_sum += 0.0f;' test_decode 'decode_features/attention_sinks'
+plant decode-partials-take-sink cuda/decode/decode_kernel.cuh \
+    'if (one && tid < c.nh && sl[tid] > 0.0f)' 'if (tid < c.nh && sl[tid] > 0.0f)' \
+    test_decode 'decode_features/attention_sinks'
+plant decode-mma-partials-take-sink cuda/decode/decode_mma.cuh \
+    'const float ld = one && l > 0.0f && tid < c.nh ?' 'const float ld = l > 0.0f && tid < c.nh ?' \
+    test_decode 'decode_features/attention_sinks'
+plant decode-sink-of-the-kv-head cuda/decode/decode_kernel.cuh \
+    'p.sinks[sh - (int64_t)seq * p.num_heads]' \
+    'p.sinks[(sh - (int64_t)seq * p.num_heads) / (p.num_heads / p.num_kv_heads)]' \
+    test_decode 'decode_features/attention_sinks'
+plant decode-mma-sink-head-in-cta cuda/decode/decode_mma.cuh \
+    'sink_term(p, c.h0 + tid, mm)' 'sink_term(p, tid, mm)' test_decode 'decode_features/attention_sinks'
+plant decode-sink-in-log2-units cuda/decode/decode_kernel.cuh \
+    'return p.sinks ? fexp(p.sinks[h] - m) : 0.0f;' 'return p.sinks ? fexp((p.sinks[h] - m) * 1.4426950f) : 0.0f;' \
+    test_decode 'decode_features/attention_sinks'
+# Attention sinks in prefill (2026-11-29): each kernel's finalize that forgets them; the mma.sync
+# kernel's sink of the group's first head, or in natural-log units where its sums are log2; the
+# Hopper kernel's first row's max for both of a thread's rows, and the KV head's sink; the FP8
+# path's sink not lifted by 2^8 as P is; the mixed entry that drops them from its decode part.
+plant prefill-mma-forgets-sink cuda/prefill/prefill_kernel.cuh \
+    'sm.template finalize<C>(o, p.sinks != nullptr, sink2);' 'sm.template finalize<C>(o);' \
+    test_prefill 'prefill_gpu/attention_sinks'
+plant prefill-mma-sink-of-the-group cuda/prefill/prefill_kernel.cuh \
+    'p.sinks[kvh * group + g % group] * kLog2e' 'p.sinks[kvh * group] * kLog2e' \
+    test_prefill 'prefill_gpu/attention_sinks'
+plant prefill-mma-sink-natural-units cuda/prefill/prefill_kernel.cuh \
+    'p.sinks[kvh * group + g % group] * kLog2e' 'p.sinks[kvh * group + g % group]' \
+    test_prefill 'prefill_gpu/attention_sinks'
+plant prefill-f32-forgets-sink cuda/prefill/prefill_f32.cu \
+    'l += expf(p.sinks[head] - m);' 'l += 0.0f;' test_prefill 'prefill_gpu/attention_sinks'
+plant hopper-forgets-sink cuda/prefill/prefill_wgmma.cuh \
+    'if (p.sinks && l > 0.0f)
+                f *=' 'if (false && l > 0.0f)
+                f *=' test_prefill 'prefill_hopper/attention_sinks'
+plant hopper-sink-one-row cuda/prefill/prefill_wgmma.cuh \
+    '(H::kF8 ? 8.0f : 0.0f) - sm.m[h])' '(H::kF8 ? 8.0f : 0.0f) - sm.m[0])' \
+    test_prefill 'prefill_hopper/attention_sinks'
+plant hopper-fp8-sink-unlifted cuda/prefill/prefill_wgmma.cuh \
+    '(H::kF8 ? 8.0f : 0.0f) - sm.m[h])' '0.0f - sm.m[h])' test_prefill 'prefill_hopper_fp8/attention_sinks'
+plant hopper-sink-of-the-kv-head cuda/prefill/prefill_wgmma.cuh \
+    'fmaf(p.sinks[head], kLog2e' 'fmaf(p.sinks[kvh], kLog2e' test_prefill 'prefill_hopper/attention_sinks'
+plant mixed-drops-decode-sinks csrc/ops/prefill.c \
+    'dc->sinks = m->sinks;' 'dc->sinks = NULL;' test_prefill 'prefill_gpu/attention_sinks'
 # begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
 # block_table_stride entries (the last sequence's row ends at the table's end), and the early
 # entries taken for whatever window the first refill stages (a window that starts later, a long

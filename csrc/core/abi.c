@@ -57,6 +57,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_decode_params, bs_vert_stride),
     PA_OFF(pa_decode_params, bs_block_size),
     PA_OFF(pa_decode_params, bs_head_sliding_step),
+    PA_OFF(pa_decode_params, sinks),
 
     PA_SZ(pa_kv_input),
     PA_OFF(pa_kv_input, key),
@@ -91,6 +92,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_context_attention_params, alibi_slopes),
     PA_OFF(pa_context_attention_params, sliding_window),
     PA_OFF(pa_context_attention_params, soft_cap),
+    PA_OFF(pa_context_attention_params, sinks),
 
     PA_SZ(pa_prompt_attention_params),
     PA_OFF(pa_prompt_attention_params, out),
@@ -116,6 +118,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_prompt_attention_params, alibi_slopes),
     PA_OFF(pa_prompt_attention_params, sliding_window),
     PA_OFF(pa_prompt_attention_params, soft_cap),
+    PA_OFF(pa_prompt_attention_params, sinks),
 
     PA_SZ(pa_mixed_attention_params),
     PA_OFF(pa_mixed_attention_params, out),
@@ -142,6 +145,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_mixed_attention_params, alibi_slopes),
     PA_OFF(pa_mixed_attention_params, sliding_window),
     PA_OFF(pa_mixed_attention_params, soft_cap),
+    PA_OFF(pa_mixed_attention_params, sinks),
 
     PA_SZ(pa_ragged_params),
     PA_OFF(pa_ragged_params, out),

@@ -70,6 +70,8 @@ int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_b
  * slopes (when not NULL) finite. PA_ERR_INVALID_ARGUMENT naming `who`. */
 pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv);
 pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_heads);
+/* Attention sinks (when not NULL): none NaN (-inf is no sink, +inf leaves the row zero). */
+pa_status pa_check_host_sinks(const char *who, const float *sinks, int32_t num_heads);
 
 /* Query-side dtypes an attention kernel accepts. */
 static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }

@@ -148,3 +148,11 @@ pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_
         PA_REQUIRE(isfinite(slopes[h]), "%s: alibi_slopes[%d] = %g must be finite", who, (int)h, (double)slopes[h]);
     return PA_SUCCESS;
 }
+
+pa_status pa_check_host_sinks(const char *who, const float *sinks, int32_t num_heads) {
+    if (sinks == NULL)
+        return PA_SUCCESS;
+    for (int32_t h = 0; h < num_heads; h++)
+        PA_REQUIRE(!isnan(sinks[h]), "%s: sinks[%d] is NaN", who, (int)h);
+    return PA_SUCCESS;
+}

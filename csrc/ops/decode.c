@@ -326,6 +326,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_TRY(pa_check_aligned("decode", "block_tables", p->block_tables, 4));
     PA_TRY(pa_check_aligned("decode", "seq_lens", p->seq_lens, 4));
     PA_TRY(pa_check_aligned("decode", "alibi_slopes", p->alibi_slopes, 4));
+    PA_TRY(pa_check_aligned("decode", "sinks", p->sinks, 4));
     PA_TRY(pa_check_aligned("decode", "kv.k_scale", kv->k_scale, 4));
     PA_TRY(pa_check_aligned("decode", "kv.v_scale", kv->v_scale, 4));
 
@@ -355,6 +356,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->bt_stride = p->block_table_stride;
     kp->seq_lens = p->seq_lens;
     kp->alibi = p->alibi_slopes;
+    kp->sinks = p->sinks;
     kp->k_scale = kv->k_scale;
     kp->v_scale = kv->v_scale;
     kp->q_dtype = (int32_t)p->q_dtype;

@@ -232,6 +232,7 @@ void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_par
     pf->alibi_slopes = m->alibi_slopes;
     pf->sliding_window = m->sliding_window;
     pf->soft_cap = m->soft_cap;
+    pf->sinks = m->sinks;
 
     const int64_t np = m->num_prefill_tokens;
     dc->out = m->out ? (char *)m->out + (size_t)(np * m->num_heads * hs) * esz : NULL;
@@ -250,6 +251,7 @@ void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_par
     dc->alibi_slopes = m->alibi_slopes;
     dc->sliding_window = m->sliding_window;
     dc->soft_cap = m->soft_cap;
+    dc->sinks = m->sinks;
 }
 
 pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
@@ -360,6 +362,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->scale = p->scale;
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
+    k->sinks = p->sinks;
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
@@ -395,6 +398,7 @@ void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_atten
     k->scale = p->scale;
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
+    k->sinks = p->sinks;
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);

@@ -37,6 +37,7 @@ static pa_status check_context_pointers(const char *op, const pa_context_attenti
     PA_TRY(check_aligned4(op, "seq_lens", p->seq_lens));
     PA_TRY(check_aligned4(op, "query_start_loc", p->query_start_loc));
     PA_TRY(check_aligned4(op, "alibi_slopes", p->alibi_slopes));
+    PA_TRY(check_aligned4(op, "sinks", p->sinks));
     PA_TRY(check_aligned4(op, "kv.k_scale", p->kv.k_scale));
     PA_TRY(check_aligned4(op, "kv.v_scale", p->kv.v_scale));
     return PA_SUCCESS;
@@ -65,6 +66,7 @@ pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_stream str
     PA_TRY(check_aligned4(op, "cu_seqlens_q", p->cu_seqlens_q));
     PA_TRY(check_aligned4(op, "cu_seqlens_k", p->cu_seqlens_k));
     PA_TRY(check_aligned4(op, "alibi_slopes", p->alibi_slopes));
+    PA_TRY(check_aligned4(op, "sinks", p->sinks));
     if (p->num_seqs == 0 || p->max_seqlen_q == 0) {
         pa_clear_error();
         return PA_SUCCESS;

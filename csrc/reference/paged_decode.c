@@ -2,8 +2,9 @@
  *
  * Written for clarity, not speed: for every (sequence, query head) walk the
  * sequence's tokens through its block table, compute each logit in double,
- * apply soft cap, ALiBi and the masks, softmax with a running max, and sum the
- * values. This is the specification the CUDA kernels are tested against. */
+ * apply soft cap, ALiBi and the masks, softmax with a running max (and the
+ * head's sink in the denominator), and sum the values. This is the
+ * specification the CUDA kernels are tested against. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -33,6 +34,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     if (p->num_seqs > 0) {
         PA_TRY(pa_check_host_kv_scales("decode reference", kv));
         PA_TRY(pa_check_host_alibi("decode reference", p->alibi_slopes, p->num_heads));
+        PA_TRY(pa_check_host_sinks("decode reference", p->sinks, p->num_heads));
     }
     const int hs = kv->head_size, bs = kv->block_size;
     const int group = p->num_heads / kv->num_kv_heads;
@@ -120,6 +122,9 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                     acc[d] += w * (double)v;
                 }
             }
+            /* The sink: one more term of the denominator, with no value. */
+            if (p->sinks && sum > 0.0)
+                sum += exp((double)p->sinks[h] - max_logit);
             /* A head that attends no token at all gets zeros (see decode.h). */
             for (int d = 0; d < hs; d++)
                 pa_store_from_float(p->q_dtype, p->out, (size_t)(((int64_t)s * p->num_heads + h) * hs + d),

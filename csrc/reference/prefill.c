@@ -5,7 +5,8 @@
  * (context tokens dequantised from the paged cache, new tokens from the packed
  * tensors); then every (query token, head) row computes its logits in double,
  * applies soft cap, ALiBi and the masks of include/pagedattn/prefill.h, and
- * takes a softmax with the row max subtracted. This is the specification the
+ * takes a softmax with the row max subtracted (and the head's sink in the
+ * denominator). This is the specification the
  * kernels are tested against. */
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct row_problem {
     float scale, soft_cap;
     double slope; /* 0 without ALiBi */
     int alibi;
+    const float *sink; /* the head's sink logit, or NULL */
 } row_problem;
 
 static void attend_row(const row_problem *r, const float *q, double *logits, double *acc, double *out) {
@@ -57,6 +59,9 @@ static void attend_row(const row_problem *r, const float *q, double *logits, dou
         for (int d = 0; d < r->hs; d++)
             acc[d] += w * (double)v[d];
     }
+    /* The sink: one more term of the denominator, with no value. */
+    if (r->sink && sum > 0.0)
+        sum += exp((double)*r->sink - mx);
     /* A row that sees no key gives zeros (see prefill.h). */
     for (int d = 0; d < r->hs; d++)
         out[d] = sum > 0.0 ? acc[d] / sum : 0.0;
@@ -94,7 +99,8 @@ static pa_status scratch_alloc(scratch *s, int64_t max_k, int nkv, int hs) {
 
 /* Every (token, head) row of one sequence over the gathered keys. */
 static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_row0, const void *query,
-                            int64_t q_stride, pa_dtype dt, int num_heads, const float *alibi, void *out) {
+                            int64_t q_stride, pa_dtype dt, int num_heads, const float *alibi, const float *sinks,
+                            void *out) {
     const int hs = rp->hs, group = num_heads / rp->nkv;
     for (int i = 0; i < q_len; i++) {
         rp->q_pos = rp->k_len - q_len + i;
@@ -102,6 +108,7 @@ static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_r
             rp->kvh = h / group;
             rp->alibi = alibi != NULL;
             rp->slope = alibi ? (double)alibi[h] : 0.0;
+            rp->sink = sinks ? sinks + h : NULL;
             for (int d = 0; d < hs; d++)
                 sc->q[d] = pa_load_as_float(dt, query, (size_t)((q_row0 + i) * q_stride + (int64_t)h * hs + d));
             attend_row(rp, sc->q, sc->logits, sc->acc, sc->out);
@@ -128,6 +135,7 @@ static pa_status check_context_data(const pa_context_attention_params *p) {
      * part too (same cache and slopes) before the context part writes. */
     PA_TRY(pa_check_host_kv_scales("context_attention", &p->kv));
     PA_TRY(pa_check_host_alibi("context_attention", p->alibi_slopes, p->num_heads));
+    PA_TRY(pa_check_host_sinks("context_attention", p->sinks, p->num_heads));
     const int32_t *qsl = p->query_start_loc;
     PA_REQUIRE(qsl[0] >= 0, "context_attention: query_start_loc[0] = %d < 0", qsl[0]);
     for (int s = 0; s < p->num_seqs; s++) {
@@ -206,7 +214,8 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
                           .window = p->sliding_window,
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
-        attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->q_dtype, p->num_heads, p->alibi_slopes, p->out);
+        attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->q_dtype, p->num_heads, p->alibi_slopes, p->sinks,
+                        p->out);
     }
     scratch_free(&sc);
     pa_clear_error();
@@ -239,6 +248,7 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
     PA_TRY(check_cu("cu_seqlens_q", p->cu_seqlens_q, p->num_seqs, p->num_q_tokens, p->max_seqlen_q));
     PA_TRY(check_cu("cu_seqlens_k", cu_k, p->num_seqs, num_k, max_k));
     PA_TRY(pa_check_host_alibi("prompt_attention", p->alibi_slopes, p->num_heads));
+    PA_TRY(pa_check_host_sinks("prompt_attention", p->sinks, p->num_heads));
     const int hs = p->head_size, nkv = p->num_kv_heads;
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
     const int64_t k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;
@@ -259,7 +269,8 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
                           .window = p->sliding_window,
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
-        attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->dtype, p->num_heads, p->alibi_slopes, p->out);
+        attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->dtype, p->num_heads, p->alibi_slopes, p->sinks,
+                        p->out);
     }
     scratch_free(&sc);
     pa_clear_error();

@@ -53,6 +53,7 @@ typedef struct pa_prefill_kparams {
     float scale;
     float soft_cap;
     const float *alibi_slopes;
+    const float *sinks; /* [num_heads] or NULL: natural-log sink logits (prefill.h) */
     int32_t window;
     /* Host-decided fast paths (pointer / stride alignment): */
     int32_t vec_q;   /* query rows 16-byte aligned: cp.async */

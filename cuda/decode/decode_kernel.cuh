@@ -654,6 +654,14 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     return true;
 }
 
+// Attention sinks: head h's sink adds e^(sink - m) to the denominator of its
+// softmax (m: the head's running max, natural-log units), once a sequence:
+// where a CTA writes the output itself (one split), or in the merge. 0
+// without sinks; -inf sinks add 0, +inf ones leave the row zero.
+PA_DEC_DEV float sink_term(const pa_dec_kparams &p, int64_t h, float m) {
+    return p.sinks ? fexp(p.sinks[h] - m) : 0.0f;
+}
+
 // Element d of the CTA's head h: the output (one split) or the split's
 // partial row (tmp_out, and exp_sums / max_logits at d == 0).
 template <int QT>
@@ -961,6 +969,9 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                     red[(pr * c.nh + g0 + k) * hs + d] = acc[k][j];
                 }
     }
+    // (nothing reads sl between the last tile's softmax and the loop below)
+    if (one && tid < c.nh && sl[tid] > 0.0f)
+        sl[tid] += sink_term(p, c.h0 + tid, sm[tid]);
     bar();
     for (int i = tid; i < c.nh * hs; i += NT) {
         const int g = i / hs, d = i - g * hs;
@@ -1004,11 +1015,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     // a row scaled by it could overflow f16 where the merged output does not):
     // it applies here, to the merged row.
     const float vs = (pa::is_fp8(p.cache_dtype) && p.v_scale) ? *p.v_scale : 1.0f;
+    const float sink = p.sinks ? p.sinks[sh - (int64_t)seq * p.num_heads] : -INFINITY; // the head's sink
     // Launched with programmatic dependent launch, this grid may be running
     // before the split kernel has finished: everything above reads only what
-    // was there before the split kernel began (the parameters, seq_lens, v_scale); the
-    // partials below are read after this wait, which returns once the split
-    // kernel has completed and its writes are visible.
+    // was there before the split kernel began (the parameters, seq_lens,
+    // v_scale, the sink); the partials below are read after this wait, which
+    // returns once the split kernel has completed and its writes are visible.
     ::pa::ptx::griddep_wait();
     const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
@@ -1073,6 +1085,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
             a1 += w * float(v1[k]);
         }
     }
+    if (w_sum > 0.0f) // the sink, once, in the merged sum's units
+        w_sum += fexp(sink - m);
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);

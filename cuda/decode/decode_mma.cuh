@@ -674,7 +674,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             const float mw = wm[w * NHC + tid];
             l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e));
         }
-        hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / l : 0.0f; // (partial rows: the merge applies v_scale)
+        // (partial rows: the merge applies v_scale and the sink)
+        const float ld = one && l > 0.0f && tid < c.nh ? l + sink_term(p, c.h0 + tid, mm) : l;
+        hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / ld : 0.0f;
         if (!one && tid < c.nh) {
             const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + tid) * p.max_splits + blockIdx.y;
             p.exp_sums[row] = l;

@@ -121,6 +121,8 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
             }
         }
     }
+    if (p.sinks && l > 0.0f) // the head's sink: one more term of the sum, with no value
+        l += expf(p.sinks[head] - m);
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     float *out = static_cast<float *>(p.out) + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
 #pragma unroll

@@ -584,7 +584,14 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     // ordered those copies before these stores, and Q could land in the output.
     __syncthreads();
     sm.unpark_sums(sums_tab[threadIdx.x].v);
-    sm.template finalize<C>(o);
+    // Attention sinks: each register row's head's, in log2 units.
+    float sink2[2 * C::kMT];
+#pragma unroll
+    for (int i = 0; i < 2 * C::kMT; i++) {
+        const int gr = m0 + pa::tile::warp_row<C>(i), g = gr < rows ? gr : rows - 1;
+        sink2[i] = p.sinks ? p.sinks[kvh * group + g % group] * kLog2e : 0.0f;
+    }
+    sm.template finalize<C>(o, p.sinks != nullptr, sink2);
 
     // Output rows: contiguous [tokens, heads, head]; each warp stages in its own Q rows.
     T *out = static_cast<T *>(p.out);

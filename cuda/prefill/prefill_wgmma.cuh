@@ -1423,11 +1423,21 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 continue;
             const int tok = gr / group, head = kvh * group + gr % group;
             T *row = out + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
+            // Attention sinks: O / l becomes O / (l + e^(sink - max)), here, where
+            // the row's head is known (held from the item's start, or formed
+            // before the normalisation, it spilled at head 128): a factor
+            // l / (l + exp2(sink log2 e - m)) (MUFU.RCP, as finalize's), both
+            // terms lifted by 2^8 on the FP8 path (l: its P V's sum; else the
+            // softmax's, summed by finalize).
+            float f = ov;
+            const float l = H::kF8 ? o[HP / 8][2 * h] : sm.l[h];
+            if (p.sinks && l > 0.0f)
+                f *= __fdividef(l, l + pa::tile::ex2(fmaf(p.sinks[head], kLog2e, (H::kF8 ? 8.0f : 0.0f) - sm.m[h])));
 #pragma unroll
             for (int j = 0; j < HP / 8; j++)
                 if (j * 8 < hs)
                     *reinterpret_cast<uint32_t *>(row + j * 8 + c0) =
-                        pa::tile::pack2<DT>(o[j][2 * h] * ov, o[j][2 * h + 1] * ov);
+                        pa::tile::pack2<DT>(o[j][2 * h] * f, o[j][2 * h + 1] * f);
         }
         g += (uint32_t)n_tiles;
     }

@@ -38,6 +38,12 @@ typedef struct pa_decode_params {
     int32_t bs_vert_stride;
     int32_t bs_block_size;
     int32_t bs_head_sliding_step;
+    /* Attention sinks (gpt-oss): [num_heads] f32 or NULL. Head h's softmax
+     * takes one more logit, sinks[h] (in the units of the logits above:
+     * after scale, soft cap and ALiBi), whose value is zero, so each output
+     * row is sum_j e^x_j v_j / (e^sinks[h] + sum_j e^x_j). -inf is no sink;
+     * a head that attends no token still gets zeros. */
+    const float *sinks;
 } pa_decode_params;
 
 /* Checks every field that can be checked without reading device memory.
@@ -74,7 +80,7 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * multiple of x = 16 bytes of the cache dtype: 8 for 16-bit, 16 for fp8, as in
  * vLLM, so fp8 at head 120 takes a flash layout); GQA/MQA (num_heads a multiple of
  * kv.num_kv_heads); ALiBi, sliding window, soft cap and vLLM block-sparse in
- * any combination.
+ * any combination, and attention sinks with any of them.
  *
  * Every entry serves a whole GQA group from one CTA (each K/V byte read once
  * per split; a group above 16 heads takes several CTAs of up to 16) and

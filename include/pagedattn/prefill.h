@@ -59,6 +59,13 @@ typedef enum pa_attn_type {
     PA_ATTN_ENCODER_DECODER = 3, /* cross-attention: decoder queries over encoder keys, non-causal */
 } pa_attn_type;
 
+/* Attention sinks (gpt-oss), in every params struct below: sinks[h], f32 in
+ * device memory (host memory for the references), is one more logit of head
+ * h's softmax, in the units of the scores (after scale, soft cap and ALiBi),
+ * whose value is zero: a row's output is sum_j e^x_j v_j / (e^sinks[h] +
+ * sum_j e^x_j) over its visible keys. -inf is no sink; a row that sees no key
+ * still gives zeros. The references refuse a NaN sink. */
+
 /* ---- context (prefix) attention -------------------------------------------------- */
 
 typedef struct pa_context_attention_params {
@@ -86,6 +93,7 @@ typedef struct pa_context_attention_params {
     const float *alibi_slopes;      /* [num_heads] or NULL */
     int32_t sliding_window;         /* 0 = off, else W > 0 (see the masks above) */
     float soft_cap;                 /* 0 = off */
+    const float *sinks;             /* [num_heads] or NULL: attention sinks (see above) */
 } pa_context_attention_params;
 
 /* Checks every field that can be checked without reading device memory.
@@ -129,6 +137,7 @@ typedef struct pa_prompt_attention_params {
     const float *alibi_slopes; /* [num_heads] or NULL */
     int32_t sliding_window;    /* 0 = off */
     float soft_cap;            /* 0 = off */
+    const float *sinks;        /* [num_heads] or NULL: attention sinks (see above) */
 } pa_prompt_attention_params;
 
 PA_API pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p);
@@ -221,6 +230,7 @@ typedef struct pa_mixed_attention_params {
     const float *alibi_slopes;
     int32_t sliding_window;
     float soft_cap;
+    const float *sinks; /* [num_heads] or NULL: attention sinks, both parts */
 } pa_mixed_attention_params;
 
 PA_API pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p);

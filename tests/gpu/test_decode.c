@@ -60,6 +60,8 @@ static void dprob_make(dprob *d, const pa_decode_problem *pr) {
     d->p.seq_lens = keep(d, pa_test_dev_upload(pr->p.seq_lens, sizeof(int32_t) * (size_t)pr->p.num_seqs));
     if (pr->p.alibi_slopes)
         d->p.alibi_slopes = keep(d, pa_test_dev_upload(pr->p.alibi_slopes, sizeof(float) * (size_t)pr->p.num_heads));
+    if (pr->p.sinks)
+        d->p.sinks = keep(d, pa_test_dev_upload(pr->p.sinks, sizeof(float) * (size_t)pr->p.num_heads));
     if (pr->p.kv.k_scale) {
         d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, sizeof(float)));
         d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, sizeof(float)));
@@ -641,6 +643,42 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
     huge_values_in_a_dead_split(96, 62);
 }
 
+/* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
+ * kernel (f32 queries; head 80), the 16-bit tensor-core kernel at heads 64,
+ * 128 and 256 (256: the merge's two dims a thread), fp8 on tensor cores
+ * (head 128, and head 64's 128-token tiles), a group of 32 (two CTAs of 16
+ * heads a KV head), with a window of 128 as gpt-oss's; lengths of one split
+ * and of several in v2 and the recommended entry (256, 257, 512, 513), so
+ * the sink is added once where a CTA writes the output and once in the
+ * merge. Each head's sink differs (from -inf to far above its logits), so a
+ * sink taken per split, from another head, or not at all fails. */
+static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, int kv_heads, int hs, int window,
+                      uint64_t seed) {
+    static const int lens[8] = {1, 17, 256, 257, 513, 700, 2100, 90};
+    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed};
+    pa_decode_problem *pr = make_problem(&c);
+    float *sinks = pa_test_sinks(heads, seed);
+    pr->p.sinks = sinks;
+    char desc[256];
+    describe(&c, desc, sizeof desc);
+    strncat(desc, ", sinks", sizeof desc - strlen(desc) - 1);
+    check_problem(pr, desc);
+    pr->p.sinks = NULL;
+    free(sinks);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_features, attention_sinks, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 8, 2, 80, 0, 81);
+    sink_case(PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 0, 82);
+    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 8, 64, 128, 83);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 4, 128, 0, 84);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 2, 64, 128, 85);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 2, 128, 0, 86);
+    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 4, 256, 0, 87);
+}
+
 Test(decode_features, block_sparse, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
@@ -988,6 +1026,8 @@ static void sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint6
     d->p.seq_lens = keep(d, pa_test_dev_upload(lens, sizeof(int32_t) * (size_t)n));
     if (p->alibi_slopes)
         d->p.alibi_slopes = keep(d, pa_test_dev_upload(p->alibi_slopes, sizeof(float) * (size_t)p->num_heads));
+    if (p->sinks)
+        d->p.sinks = keep(d, pa_test_dev_upload(p->sinks, sizeof(float) * (size_t)p->num_heads));
     d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, sizeof(float)));
     d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, sizeof(float)));
     free(perm);
@@ -1008,8 +1048,10 @@ static unsigned char *run_sub_batch(const pa_decode_problem *pr, const int *pick
     return out;
 }
 
-static void invariance_case(const dcase *c) {
+static void invariance_case(const dcase *c, int with_sinks) {
     pa_decode_problem *pr = make_problem(c);
+    float *sinks = with_sinks ? pa_test_sinks(c->heads, c->seed) : NULL;
+    pr->p.sinks = sinks;
     const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
     /* Batches of 7, 3 and 1 sequences; sequences 2 and 5 are in all of them
      * (at different positions), with and without the longest sequence. */
@@ -1037,6 +1079,8 @@ static void invariance_case(const dcase *c) {
     free(ref);
     for (int b = 0; b < 4; b++)
         free(outs[b]);
+    pr->p.sinks = NULL;
+    free(sinks);
     pa_decode_problem_free(pr);
 }
 
@@ -1044,11 +1088,14 @@ Test(decode_invariance, same_sequence_any_batch_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {700, 1, 5000, 2049, 33000, 113, 9000};
     dcase a = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 32, 4, 128, 16, 0, 0, 0.0f, 0, 7, lens, 21};
-    invariance_case(&a);
+    invariance_case(&a, 0);
     dcase b = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 1, 3000, 0.0f, 0, 7, lens, 22};
-    invariance_case(&b);
+    invariance_case(&b, 0);
     dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 40, 40, 80, 8, 0, 0, 10.0f, 0, 7, lens, 23};
-    invariance_case(&c);
+    invariance_case(&c, 0);
+    /* attention sinks (added in the merge, or where a CTA writes the output) */
+    dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 64, 16, 0, 128, 0.0f, 0, 7, lens, 24};
+    invariance_case(&d, 1);
 }
 
 /* ---- batch invariance at the sizes that fill a device --------------------------
@@ -1456,6 +1503,10 @@ Test(decode_api, rejects_bad_input_before_launch) {
     q = p;
     q.kv.key = (char *)buf + 1;
     cr_assert_eq(pa_paged_attention_decode(&q, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p;
+    q.sinks = (const float *)((const char *)buf + 2); /* not aligned to f32 */
+    cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "sinks") != NULL, "%s", pa_last_error());
     q = p;
     q.max_seq_len = 512 * 16 + 1; /* more than the block table holds */
     cr_assert_eq(pa_paged_attention_v1(&q, NULL), PA_ERR_INVALID_ARGUMENT);

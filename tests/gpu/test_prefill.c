@@ -95,6 +95,8 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     d->p.kv.v_scale = up(d, &pr->v_scale, sizeof(float));
     if (h->alibi_slopes)
         d->p.alibi_slopes = up(d, h->alibi_slopes, sizeof(float) * (size_t)h->num_heads);
+    if (h->sinks)
+        d->p.sinks = up(d, h->sinks, sizeof(float) * (size_t)h->num_heads);
 }
 
 /* Set by prefill_gpu/cache_offsets_past_32_bits: dev_ctx_make's caches then
@@ -141,7 +143,8 @@ static float e4m3_round(float x) {
  * keys and values rounded to e4m3 with 1 / k_scale and 1 / v_scale (cached ones
  * are e4m3 already); score = factor x scale x the dot product, then soft cap,
  * ALiBi and masks; P = 2^8 exp(score - the row's max) rounded to e4m3; the
- * output P V over the sum of the rounded P. Floats [query token][head][dim].
+ * output P V over the sum of the rounded P (and of a sink's 2^8 exp(sink -
+ * the row's max), unrounded). Floats [query token][head][dim].
  * It differs from the kernel where the kernel rounds P against a running max
  * (tiles before the row's max arrived) and in the exponential's last bits, a
  * P rounded one e4m3 step the other way now and then: on the tests' data it
@@ -199,6 +202,8 @@ static float *fp8_path_model(const pa_context_problem *pr, int s) {
                 for (int d = 0; d < hs; d++)
                     acc[d] += (double)pk * v8[(size_t)k * row + (size_t)kv * hs + d];
             }
+            if (h->sinks && sum > 0.0) /* a sink: 2^8 exp(sink - max), unrounded */
+                sum += 256.0 * exp((double)h->sinks[hd] - best);
             for (int d = 0; d < hs; d++)
                 out[((size_t)t * nh + hd) * hs + d] = sum > 0.0 ? (float)(acc[d] / sum) : 0.0f;
         }
@@ -320,6 +325,7 @@ typedef struct ctx_case {
     const int *ql, *cl;
     int alibi, window;
     float cap;
+    const float *sinks; /* [heads] or NULL */
 } ctx_case;
 
 static pa_context_problem *make_ctx(const ctx_case *c) {
@@ -340,15 +346,16 @@ static pa_context_problem *make_ctx(const ctx_case *c) {
     cr_assert(pr != NULL);
     pr->p.sliding_window = c->window;
     pr->p.soft_cap = c->cap;
+    pr->p.sinks = c->sinks;
     return pr;
 }
 
 static void run_ctx_case(const ctx_case *c, const int *verify, int nverify) {
     pa_context_problem *pr = make_ctx(c);
     char what[256];
-    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g",
+    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g%s",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->heads, c->kv_heads, c->hs,
-             c->bs, c->alibi, c->window, c->cap);
+             c->bs, c->alibi, c->window, c->cap, c->sinks ? " sinks" : "");
     check_context(pr, verify, nverify, what);
     pa_context_problem_free(pr);
 }
@@ -906,6 +913,7 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     d.cu_seqlens_q = pa_test_dev_upload(pr->cu_q, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
     d.cu_seqlens_k = pr->cu_k ? pa_test_dev_upload(pr->cu_k, sizeof(int32_t) * ((size_t)h->num_seqs + 1)) : NULL;
     d.alibi_slopes = h->alibi_slopes ? pa_test_dev_upload(h->alibi_slopes, sizeof(float) * (size_t)h->num_heads) : NULL;
+    d.sinks = h->sinks ? pa_test_dev_upload(h->sinks, sizeof(float) * (size_t)h->num_heads) : NULL;
     cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *got = malloc(pr->q_elems * es + 16);
     pa_test_dev_sync();
@@ -922,6 +930,8 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
         pa_test_dev_free((void *)d.cu_seqlens_k);
     if (d.alibi_slopes)
         pa_test_dev_free((void *)d.alibi_slopes);
+    if (d.sinks)
+        pa_test_dev_free((void *)d.sinks);
 }
 
 /* Decoder (causal), encoder, encoder-only and cross-attention, lengths that are
@@ -1016,9 +1026,11 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
     mh.block_tables = pr->block_tables, mh.seq_lens = pr->seq_lens, mh.query_start_loc = pr->qsl;
     mh.alibi_slopes = pr->p.alibi_slopes;
+    mh.sinks = pr->p.sinks;
     md.out = d->p.out, md.query = d->p.query, md.key = d->p.key, md.value = d->p.value, md.kv = d->p.kv;
     md.block_tables = d->p.block_tables, md.seq_lens = d->p.seq_lens, md.query_start_loc = d->p.query_start_loc;
     md.alibi_slopes = d->p.alibi_slopes;
+    md.sinks = d->p.sinks;
     size_t ws = 0;
     cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
@@ -1032,6 +1044,17 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens,
                  what);
+    /* And against the context reference over every sequence (a decode is a
+     * context attention of one new token, whose K/V the problem also put in
+     * the cache): a check that does not go through pa_mixed_split. */
+    pa_context_attention_params cp = pr->p;
+    cp.scale = m.scale;
+    cp.sliding_window = m.sliding_window;
+    cp.soft_cap = m.soft_cap;
+    cr_assert_eq(pa_ref_context_attention(&cp), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    char w2[300];
+    snprintf(w2, sizeof w2, "%.200s, against the context reference", what);
+    compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens, w2);
     free(got);
     if (dws)
         pa_test_dev_free(dws);
@@ -1076,6 +1099,127 @@ Test(prefill_gpu, mixed_batch) {
         dev_ctx_free(&d);
         pa_context_problem_free(pr);
     }
+}
+
+/* ---- attention sinks (gpt-oss) --------------------------------------------------------
+ * Each head's sink differs (pa_test_sinks: -inf to far above the logits), and
+ * GQA groups of 8 put rows of different heads in one tile, so a sink from the
+ * wrong row's head, in the wrong units or missing fails; the first query rows
+ * of a causal prompt see few keys, where the sink weighs most. */
+static void run_all_rows(const ctx_case *c);
+
+typedef struct sink_ctx {
+    pa_kv_layout layout;
+    pa_dtype qd, cd;
+    int heads, kv_heads, hs, window;
+} sink_ctx;
+
+static void sink_ctx_cases(const sink_ctx *cs, int n, uint64_t seed, void (*run)(const ctx_case *)) {
+    const int ql[3] = {70, 1, 131}, cl[3] = {300, 40, 0};
+    for (int i = 0; i < n; i++) {
+        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i);
+        ctx_case c = {.seed = seed + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = cs[i].qd,
+                      .cd = cs[i].cd,
+                      .seqs = 3,
+                      .heads = cs[i].heads,
+                      .kv_heads = cs[i].kv_heads,
+                      .hs = cs[i].hs,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl,
+                      .window = cs[i].window,
+                      .sinks = sinks};
+        run(&c);
+        free(sinks);
+    }
+}
+
+typedef struct sink_prompt {
+    pa_attn_type type;
+    pa_dtype dt;
+    int heads, kv_heads, hs, window;
+} sink_prompt;
+
+static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
+    const int ql[3] = {1, 130, 200};
+    for (int i = 0; i < n; i++) {
+        pa_prompt_problem_cfg c = {.seed = seed + (uint64_t)i,
+                                   .dtype = cs[i].dt,
+                                   .attn_type = cs[i].type,
+                                   .num_seqs = 3,
+                                   .num_heads = cs[i].heads,
+                                   .num_kv_heads = cs[i].kv_heads,
+                                   .head_size = cs[i].hs,
+                                   .q_lens = ql};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i);
+        pr->p.sinks = sinks;
+        pr->p.sliding_window = cs[i].window;
+        char what[128];
+        snprintf(what, sizeof what, "prompt type %d %s heads %d/%d head %d window %d, sinks", (int)cs[i].type,
+                 pa_dtype_name(cs[i].dt), cs[i].heads, cs[i].kv_heads, cs[i].hs, cs[i].window);
+        check_prompt(pr, what);
+        free(sinks);
+        pa_prompt_problem_free(pr);
+    }
+}
+
+/* mma.sync (heads 64 with a window of 128, as gpt-oss; 96 at GQA 6, 128 over
+ * fp8, 256), the f32 kernel (over f32 and e5m2 caches), prompts on both, and a
+ * mixed batch, whose decode part takes the sinks too. */
+Test(prefill_gpu, attention_sinks, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, F32 = PA_DTYPE_F32;
+    const sink_ctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128},  {PA_LAYOUT_VLLM, F, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
+        {PA_LAYOUT_FLASH_HND, B, B, 4, 4, 256, 0},    {PA_LAYOUT_FLASH_NHD, F, F, 12, 2, 96, 0},
+        {PA_LAYOUT_FLASH_NHD, F32, F32, 8, 2, 80, 0}, {PA_LAYOUT_FLASH_HND, F32, PA_DTYPE_FP8_E5M2, 4, 1, 64, 100},
+    };
+    sink_ctx_cases(cs, (int)(sizeof cs / sizeof cs[0]), 9100u, run_all_rows);
+    const sink_prompt ps[] = {
+        {PA_ATTN_DECODER, B, 16, 2, 64, 128},
+        {PA_ATTN_ENCODER, F, 8, 2, 128, 0},
+        {PA_ATTN_DECODER, F32, 4, 2, 64, 0},
+    };
+    sink_prompt_cases(ps, (int)(sizeof ps / sizeof ps[0]), 9200u);
+
+    const int qlo[5] = {37, 200, 1, 1, 1}, clo[5] = {100, 5, 0, 77, 300};
+    pa_context_problem_cfg cfg = {.seed = 9300u,
+                                  .layout = PA_LAYOUT_FLASH_HND,
+                                  .q_dtype = B,
+                                  .cache_dtype = B,
+                                  .num_seqs = 5,
+                                  .num_heads = 16,
+                                  .num_kv_heads = 2,
+                                  .head_size = 64,
+                                  .block_size = 16,
+                                  .query_lens = qlo,
+                                  .context_lens = clo,
+                                  .extra_blocks = 2,
+                                  .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&cfg);
+    float *sinks = pa_test_sinks(16, 9300u);
+    pr->p.sinks = sinks;
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    pa_mixed_attention_params m = {.q_dtype = B,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .num_prefills = 3,
+                                   .num_prefill_tokens = 37 + 200 + 1,
+                                   .num_decode_tokens = 2,
+                                   .num_heads = 16,
+                                   .max_prefill_query_len = 200,
+                                   .max_prefill_seq_len = 205,
+                                   .max_decode_seq_len = 301,
+                                   .scale = pr->p.scale,
+                                   .sliding_window = 128};
+    check_mixed(pr, &d, m, 0, "mixed bf16 hnd, sinks");
+    dev_ctx_free(&d);
+    free(sinks);
+    pa_context_problem_free(pr);
 }
 
 /* A decode part that cannot launch (num_decode_tokens x num_heads > INT32_MAX)
@@ -1325,6 +1469,30 @@ Test(prefill_hopper, rows_with_no_visible_key_are_zeros) {
 /* Long enough that each stage's barriers go round several phases (up to 9
  * key tiles per CTA, so parities 0, 1, 0, 1, 0 on a stage): causal head 128
  * with GQA 2, and a context of 900 cached keys (block 16) under 150 new ones. */
+/* Attention sinks on the Hopper kernel: context over flash and vLLM caches
+ * (16-bit and e4m3), heads 64 (GQA 8, window 128), 80 (GQA 7: a thread's two
+ * rows, 8 apart, of different heads) and 128; prompts. */
+Test(prefill_hopper, attention_sinks) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const sink_ctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128},
+        {PA_LAYOUT_VLLM, F, F, 8, 2, 128, 0},
+        {PA_LAYOUT_FLASH_HND, B, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 14, 2, 80, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    sink_ctx_cases(cs, n, 13700u, run_all_rows);
+    const sink_prompt ps[] = {
+        {PA_ATTN_DECODER, B, 16, 2, 64, 128},
+        {PA_ATTN_ENCODER, F, 8, 2, 128, 0},
+    };
+    const int np = (int)(sizeof ps / sizeof ps[0]);
+    sink_prompt_cases(ps, np, 13750u);
+    hopper_end(before, n + np);
+}
+
 Test(prefill_hopper, many_tiles_per_cta) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1637,6 +1805,20 @@ Test(prefill_hopper_fp8, soft_cap_and_long_context) {
 /* The FP8 path on 1 and 2 persistent CTAs (prefill_hopper/persistent_ctas):
  * the context cases above, so each CTA's items reuse the raw V staging
  * buffers and the e4m3 Q rows the consumers quantise. */
+/* Attention sinks on the FP8 path: the sink's term joins the sum of the
+ * rounded P lifted by 2^8 as they are (and the model's sum). */
+Test(prefill_hopper_fp8, attention_sinks) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const sink_ctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 8, 4, 112, 100},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    sink_ctx_cases(cs, n, 13800u, run_fp8_case);
+    hopper_fp8_end(before, n);
+}
+
 Test(prefill_hopper_fp8, persistent_ctas) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_fp8_begin();
@@ -1812,6 +1994,10 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     p.query = buf + 1; /* not aligned to f16 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     p.query = buf;
+    p.sinks = (const float *)(buf + 2); /* not aligned to f32 */
+    cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "sinks") != NULL, "message: %s", pa_last_error());
+    p.sinks = NULL;
     p.k_stride = (int64_t)1 << 62; /* rows 2^62 elements apart: the last one's offset wraps int64 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "key of 4 rows") != NULL, "message: %s", pa_last_error());

@@ -1,6 +1,6 @@
 /* The decode CPU reference against plain attention over contiguous K/V (no
- * paging), over layouts, dtypes, GQA, alibi, window and soft cap; plus its
- * input checks. */
+ * paging), over layouts, dtypes, GQA, alibi, window, soft cap and attention
+ * sinks; plus its input checks. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +96,76 @@ Test(decode_ref, alibi_window_and_soft_cap) {
         check_against_plain(pr, variant == 0 ? "plain" : variant == 1 ? "alibi" : variant == 2 ? "window" : "cap");
         pa_decode_problem_free(pr);
     }
+}
+
+/* Attention sinks against plain attention that appends each head's sink as
+ * one more score and drops its column after the softmax (a formulation of its
+ * own: the max runs over the sink too). Sinks from below the logits to far
+ * above them, and -inf, across GQA heads, with and without a window. */
+Test(decode_ref, sinks_as_an_extra_score) {
+    const int lens[4] = {1, 50, 129, 300};
+    const float sinks[8] = {-INFINITY, -3.0f, 0.0f, 1.5f, 4.0f, 7.0f, 12.0f, -0.5f};
+    for (int variant = 0; variant < 3; variant++) {
+        pa_decode_problem_cfg c = {.seed = 70u + variant,
+                                   .layout = PA_LAYOUT_FLASH_HND,
+                                   .q_dtype = variant == 2 ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                                   .cache_dtype = variant == 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_F32,
+                                   .num_seqs = 4,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 2,
+                                   .head_size = 64,
+                                   .block_size = 16,
+                                   .seq_lens = lens,
+                                   .with_alibi = variant == 1};
+        pa_decode_problem *pr = pa_decode_problem_make(&c);
+        pr->p.sinks = sinks;
+        if (variant == 1)
+            pr->p.sliding_window = 40;
+        check_against_plain(pr, variant == 0 ? "sinks" : variant == 1 ? "sinks, alibi, window" : "sinks, fp8");
+        pa_decode_problem_free(pr);
+    }
+}
+
+/* One token of logit x and a sink s: out = v e^x / (e^x + e^s), from the
+ * definition; a -inf sink is no sink, bit for bit; a NaN sink is refused. */
+Test(decode_ref, sink_of_a_single_token) {
+    const int lens[1] = {1};
+    pa_decode_problem_cfg c = {.seed = 9,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 1,
+                               .num_heads = 2,
+                               .num_kv_heads = 1,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    const float *q = pr->q, *k = pr->k_logical[0], *v = pr->v_logical[0];
+    float sinks[2] = {0.25f, -2.0f};
+    pr->p.sinks = sinks;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    for (int h = 0; h < 2; h++) {
+        double x = 0.0;
+        for (int d = 0; d < 32; d++)
+            x += (double)q[h * 32 + d] * k[d];
+        x *= pr->p.scale;
+        const double w = 1.0 / (1.0 + exp((double)sinks[h] - x));
+        for (int d = 0; d < 32; d++)
+            cr_assert_float_eq(((float *)pr->out)[h * 32 + d], (float)(w * v[d]), 1e-6, "head %d dim %d", h, d);
+    }
+    float plain[64];
+    sinks[0] = sinks[1] = -INFINITY;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    memcpy(plain, pr->out, sizeof plain);
+    pr->p.sinks = NULL;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(plain, pr->out, sizeof plain) == 0, "a -inf sink is no sink");
+    sinks[1] = NAN;
+    pr->p.sinks = sinks;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "sinks[1]") != NULL, "%s", pa_last_error());
+    pa_decode_problem_free(pr);
 }
 
 Test(decode_ref, sliding_window_equals_truncated_sequence) {
