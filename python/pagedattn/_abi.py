@@ -38,7 +38,7 @@ class DecodeParams(C.Structure):
                 ("block_tables", _ptr), ("block_table_stride", _i32), ("seq_lens", _ptr), ("num_seqs", _i32),
                 ("num_heads", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
                 ("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32), ("bs_local_blocks", _i32),
-                ("bs_vert_stride", _i32), ("bs_block_size", _i32), ("bs_head_sliding_step", _i32)]
+                ("bs_vert_stride", _i32), ("bs_block_size", _i32), ("bs_head_sliding_step", _i32), ("sinks", _ptr)]
 
 
 class KvInput(C.Structure):
@@ -55,7 +55,7 @@ class ContextAttentionParams(C.Structure):
                 ("block_tables", _ptr), ("block_table_stride", _i32), ("query_start_loc", _ptr),
                 ("seq_lens", _ptr), ("num_seqs", _i32), ("num_heads", _i32), ("num_tokens", _i32),
                 ("max_query_len", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
-                ("sliding_window", _i32), ("soft_cap", _f32)]
+                ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
 
 
 class PromptAttentionParams(C.Structure):
@@ -65,7 +65,7 @@ class PromptAttentionParams(C.Structure):
                 ("attn_type", _enum), ("cu_seqlens_q", _ptr), ("cu_seqlens_k", _ptr),
                 ("num_seqs", _i32), ("num_heads", _i32), ("num_kv_heads", _i32), ("head_size", _i32),
                 ("num_q_tokens", _i32), ("num_k_tokens", _i32), ("max_seqlen_q", _i32), ("max_seqlen_k", _i32),
-                ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32)]
+                ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
 
 
 class MixedAttentionParams(C.Structure):
@@ -76,7 +76,7 @@ class MixedAttentionParams(C.Structure):
                 ("query_start_loc", _ptr), ("num_prefills", _i32), ("num_prefill_tokens", _i32),
                 ("num_decode_tokens", _i32), ("num_heads", _i32), ("max_prefill_query_len", _i32),
                 ("max_prefill_seq_len", _i32), ("max_decode_seq_len", _i32), ("scale", _f32),
-                ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32)]
+                ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
 
 
 class RaggedParams(C.Structure):

@@ -163,8 +163,9 @@ def _block_table(op, bt, rows):
     return bt.strides[0] if bt.shape[0] > 1 else bt.shape[1]
 
 
-def _alibi(op, al, num_heads):
-    """Address of float32 [num_heads] contiguous ALiBi slopes (None for None)."""
+def _head_floats(op, al, num_heads):
+    """Address of float32 [num_heads] contiguous per-head values, ALiBi slopes or
+    attention sinks (None for None)."""
     if al is None:
         return None
     need_dtype(op, al, ("float32",))
@@ -290,9 +291,9 @@ def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None)
 
 def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
                   max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank, bs_local, bs_vert, bs_block,
-                  bs_step):
+                  bs_step, sinks=None):
     t = views(op, out=out, query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
-              seq_lens=seq_lens, alibi_slopes=alibi_slopes)
+              seq_lens=seq_lens, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     kc = t["key_cache"]
@@ -318,9 +319,10 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     p = A.DecodeParams(out=o.ptr, query=q.ptr, q_stride=q.strides[0], q_dtype=PA_DTYPES[q.dtype], kv=cache,
                        block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
                        num_heads=num_heads, max_seq_len=int(max_seq_len), scale=float(scale),
-                       alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=0,
+                       alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=0,
                        soft_cap=0.0, tp_rank=int(tp_rank), bs_local_blocks=int(bs_local),
-                       bs_vert_stride=int(bs_vert), bs_block_size=int(bs_block), bs_head_sliding_step=int(bs_step))
+                       bs_vert_stride=int(bs_vert), bs_block_size=int(bs_block), bs_head_sliding_step=int(bs_step),
+                       sinks=_head_floats(op, t["sinks"], num_heads))
     return p, cuda, t, keep
 
 
@@ -333,7 +335,8 @@ def _decode_options(p, sliding_window, logits_soft_cap):
 def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
                        max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None, v_scale=None, tp_rank=0,
                        blocksparse_local_blocks=0, blocksparse_vert_stride=0, blocksparse_block_size=64,
-                       blocksparse_head_sliding_step=0, *, sliding_window=None, logits_soft_cap=None, stream=None):
+                       blocksparse_head_sliding_step=0, *, sliding_window=None, logits_soft_cap=None, sinks=None,
+                       stream=None):
     """Decode attention, one pass per sequence (vLLM's paged_attention_v1). Writes `out`.
 
     out, query    [num_seqs, num_heads, head_size] f32/f16/bf16 (query rows may be strided)
@@ -344,12 +347,15 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
     seq_lens      int32 [num_seqs], each in 1..max_seq_len
     alibi_slopes  float32 [num_heads] or None
     sliding_window, logits_soft_cap  keyword extensions (0/None = off)
+    sinks         keyword extension: float32 [num_heads] attention sinks (gpt-oss) or None; head
+                  h's softmax takes sinks[h] as one more logit (after scale, soft cap and ALiBi)
+                  whose value is zero; -inf is no sink
     """
     op = "paged_attention_v1"
     p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
                                      v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
-                                     blocksparse_block_size, blocksparse_head_sliding_step)
+                                     blocksparse_block_size, blocksparse_head_sliding_step, sinks)
     _decode_options(p, sliding_window, logits_soft_cap)
     if cuda:
         check(lib.pa_paged_attention_v1(C.byref(p), stream_handle(op, t.values(), stream)), op)
@@ -384,7 +390,7 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
                        block_tables, seq_lens, block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto",
                        k_scale=None, v_scale=None, tp_rank=0, blocksparse_local_blocks=0, blocksparse_vert_stride=0,
                        blocksparse_block_size=64, blocksparse_head_sliding_step=0, *, sliding_window=None,
-                       logits_soft_cap=None, workspace=None, stream=None):
+                       logits_soft_cap=None, sinks=None, workspace=None, stream=None):
     """Decode attention with 512-token partitions and a reduce (vLLM's paged_attention_v2). Writes `out`.
 
     Arguments as paged_attention_v1, plus vLLM's scratch tensors, which are
@@ -400,7 +406,7 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
     p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
                                      v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
-                                     blocksparse_block_size, blocksparse_head_sliding_step)
+                                     blocksparse_block_size, blocksparse_head_sliding_step, sinks)
     _decode_options(p, sliding_window, logits_soft_cap)
     parts = -(-int(max_seq_len) // 512)
     scratch = views(op, exp_sum=exp_sum, max_logits=max_logits, tmp_out=tmp_out)
@@ -417,7 +423,8 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
 @stream_scope
 def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
                            block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None,
-                           v_scale=None, *, sliding_window=None, logits_soft_cap=None, workspace=None, stream=None):
+                           v_scale=None, *, sliding_window=None, logits_soft_cap=None, sinks=None, workspace=None,
+                           stream=None):
     """The recommended decode entry: batch-invariant splits (a sequence's output is
     bitwise independent of the rest of the batch), no v1/v2 choice. Writes `out`.
 
@@ -430,7 +437,7 @@ def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, sca
     op = "paged_attention_decode"
     p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
-                                     v_scale, 0, 0, 0, 64, 0)
+                                     v_scale, 0, 0, 0, 64, 0, sinks)
     _decode_options(p, sliding_window, logits_soft_cap)
     _workspace_call(op, p, t, cuda, lib.pa_paged_attention_decode_workspace_size, lib.pa_paged_attention_decode,
                     workspace, stream)
@@ -584,7 +591,7 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
 @stream_scope
 def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
                           max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
-                          sm_scale=None, skip_decode=False, *, logits_soft_cap=None, stream=None):
+                          sm_scale=None, skip_decode=False, *, logits_soft_cap=None, sinks=None, stream=None):
     """Prefix-prefill attention (vLLM's prefix_prefill.context_attention_fwd). Writes `o`.
 
     Each sequence's new query tokens attend to its cached context through its
@@ -600,6 +607,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         max_seq_len   bound on b_seq_len (vLLM passes the model maximum; any upper bound works)
         max_input_len bound on the query lengths
         sm_scale      default 1 / sqrt(head_size); sliding_window None or <= 0 = off
+        sinks         keyword extension: float32 [num_heads] attention sinks or None (as paged_attention_v1)
     skip_decode=True (vLLM skips query_len-1 sequences) is not supported: NotImplementedError.
     """
     op = "context_attention_fwd"
@@ -607,7 +615,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         raise NotImplementedError(f"{op}: skip_decode=True is not supported; split off the decodes with "
                                   "split_decodes_and_prefills and pass only the prefills")
     t = views(op, q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache, b_loc=b_loc, b_start_loc=b_start_loc,
-              b_seq_len=b_seq_len, alibi_slopes=alibi_slopes)
+              b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
@@ -624,8 +632,8 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         block_table_stride=_block_table(op, bl, num_seqs), query_start_loc=bsl.ptr, seq_lens=bsq.ptr,
         num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens, max_query_len=int(max_input_len),
         max_seq_len=int(max_seq_len), scale=_softmax_scale(sm_scale, head_size),
-        alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0))
+        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
@@ -640,7 +648,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
                     num_prefills, num_prefill_tokens, max_prefill_query_len, max_prefill_seq_len,
                     max_decode_seq_len, *, num_decode_tokens=None, kv_cache_dtype="auto", k_scale=None,
                     v_scale=None, scale=None, alibi_slopes=None, sliding_window=None, logits_soft_cap=None,
-                    out=None, workspace=None, stream=None):
+                    sinks=None, out=None, workspace=None, stream=None):
     """Attention for one chunked-prefill step over a paged cache (pa_mixed_attention),
     vLLM's batch layout with the prefills first:
 
@@ -672,7 +680,8 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
                       prefills' query lengths and seq_lens and on the decodes' seq_lens (they
                       size the grids; read on the host)
         scale         default 1 / sqrt(head_size); alibi_slopes float32 [num_heads] or None;
-                      sliding_window None or <= 0 = off; logits_soft_cap None or 0 = off
+                      sliding_window None or <= 0 = off; logits_soft_cap None or 0 = off;
+                      sinks float32 [num_heads] attention sinks or None (as paged_attention_v1)
         out           query's shape and dtype, contiguous; None = a new zeroed tensor of query's framework and device
         workspace     uint8 scratch for the decode part on CUDA (None: allocated with the
                       query's framework for this call; see paged_attention_decode)
@@ -682,7 +691,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     op = "mixed_attention"
     t = views(op, query=query, key=key, value=value, key_cache=key_cache, value_cache=value_cache,
               block_tables=block_tables, seq_lens=seq_lens, query_start_loc=query_start_loc,
-              alibi_slopes=alibi_slopes)
+              alibi_slopes=alibi_slopes, sinks=sinks)
     keep = [t]
     qv = t["query"]
     need_ndim(op, qv, 3)
@@ -715,8 +724,8 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
         num_prefill_tokens=NP, num_decode_tokens=D, num_heads=num_heads,
         max_prefill_query_len=int(max_prefill_query_len), max_prefill_seq_len=int(max_prefill_seq_len),
         max_decode_seq_len=int(max_decode_seq_len), scale=_softmax_scale(scale, head_size),
-        alibi_slopes=_alibi(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0))
+        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
     _workspace_call(op, p, t, cuda, lib.pa_mixed_attention_workspace_size, lib.pa_mixed_attention, workspace,
                     stream, lib.pa_ref_mixed_attention)
     return out
@@ -731,7 +740,7 @@ _ATTN_TYPES = {"decoder": A.PA_ATTN_DECODER, "encoder": A.PA_ATTN_ENCODER, "enco
 @stream_scope
 def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max_seqlen_k=None, *,
                      attn_type="decoder", softmax_scale=None, alibi_slopes=None, sliding_window=None,
-                     logits_soft_cap=None, out=None, stream=None):
+                     logits_soft_cap=None, sinks=None, out=None, stream=None):
     """Varlen attention over packed sequences without a KV cache: what vLLM runs for
     prompts of decoder models (causal), for encoders and for encoder/decoder
     cross-attention (flash_attn_varlen_func's arguments, vLLM's AttentionType).
@@ -752,6 +761,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         sliding_window keys at least this far left of the query are masked (None or <= 0: off;
                       flash_attn's window_size=(w - 1, 0) with causal=True is sliding_window=w)
         logits_soft_cap  c * tanh(x / c) on the scaled logits (None or 0: off)
+        sinks         float32 [num_heads] attention sinks (gpt-oss) or None: head h's softmax takes
+                      sinks[h] as one more logit whose value is zero; -inf is no sink
         out           [num_q_tokens, num_heads, head_size], q's dtype, contiguous; None = a new
                       zeroed tensor of q's framework and device
     Positions are bottom-right aligned: query i of a sequence with q_len queries and
@@ -762,7 +773,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     if attn_type not in _ATTN_TYPES:
         raise ValueError(f"{op}: attn_type {attn_type!r} is not one of {', '.join(map(repr, _ATTN_TYPES))}")
     t = views(op, q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-              alibi_slopes=alibi_slopes)
+              alibi_slopes=alibi_slopes, sinks=sinks)
     keep = [t]
     qv, kv_, vv = t["q"], t["k"], t["v"]
     need_ndim(op, qv, 3)
@@ -791,7 +802,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         need_shape(op, csk, (num_seqs + 1,), " (cu_seqlens_q's length)")
         if max_seqlen_k is None:
             raise ValueError(f"{op}: cu_seqlens_k needs max_seqlen_k (a bound on every key length)")
-    alibi = _alibi(op, t["alibi_slopes"], num_heads)
+    alibi = _head_floats(op, t["alibi_slopes"], num_heads)
+    sink_ptr = _head_floats(op, t["sinks"], num_heads)
     if out is None:
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
     ov = view(out, f"{op}: out")
@@ -808,7 +820,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_k_tokens=num_k_tokens, max_seqlen_q=int(max_seqlen_q),
         max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
         scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0))
+        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr)
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:

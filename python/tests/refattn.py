@@ -76,10 +76,12 @@ class Paged:
         raise ValueError(layout)
 
 
-def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causal=True):
+def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causal=True, sinks=None):
     """q [nq, H, d]; K, V [nk, KVH, d]; query i at position q_pos[i] sees keys
     j <= q_pos[i] (all keys when q_pos is None or causal is False; the window
-    and ALiBi still count from q_pos[i]). float64 softmax."""
+    and ALiBi still count from q_pos[i]). float64 softmax. sinks [H]: head h's
+    logits get sinks[h] appended before the softmax, and its weight dropped
+    after (gpt-oss's attention sinks); a row with no visible key stays 0."""
     q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
     nq, H, d = q.shape
     nk, kvh, _ = K.shape
@@ -100,8 +102,10 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causa
             if mask.all():
                 continue
             logits = np.where(mask, -np.inf, logits)
+            if sinks is not None:
+                logits = np.append(logits, np.float64(sinks[h]))
             p = np.exp(logits - logits.max())
-            out[i, h] = (p / p.sum()) @ V[:, h // g]
+            out[i, h] = (p / p.sum())[:nk] @ V[:, h // g]
     return out
 
 

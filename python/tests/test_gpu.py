@@ -244,6 +244,28 @@ def test_ragged_on_cuda_matches_cpu_reference_path():
         np.testing.assert_allclose(dev.cpu().numpy()[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
 
 
+@pytest.mark.parametrize("entry", ["v1", "decode"])
+def test_decode_sinks_on_cuda(entry):
+    """gpt-oss's shape: head 64, GQA 8, a window of 128, sinks per head (bf16)."""
+    lens = [1, 100, 700, 1500]
+    pg, kc, vc, q = make(9, lens, H=16, D=64)
+    sinks = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 8.0, 1.0, 3.0] * 2, np.float32)
+    tq = to_cuda(q).to(torch.bfloat16)
+    out = torch.empty(q.shape, dtype=torch.bfloat16, device="cuda")
+    args = (tq, to_cuda(kc).to(torch.bfloat16), to_cuda(vc).to(torch.bfloat16), 2, 0.125, to_cuda(pg.block_tables),
+            to_cuda(np.array(lens, np.int32)), 16, max(lens))
+    fn = pa.paged_attention_v1 if entry == "v1" else pa.paged_attention_decode
+    fn(out, *args, sliding_window=128, sinks=to_cuda(sinks))
+    torch.cuda.synchronize()
+    got = out.float().cpu().numpy()
+    qr = tq.float().cpu().numpy()
+    for s in range(len(lens)):
+        kr = torch.from_numpy(pg.K[s]).to(torch.bfloat16).float().numpy()
+        vr = torch.from_numpy(pg.V[s]).to(torch.bfloat16).float().numpy()
+        np.testing.assert_allclose(got[s], attend(qr[s:s + 1], kr, vr, 0.125, window=128, sinks=sinks)[0],
+                                   atol=2e-2, rtol=2e-2)
+
+
 @pytest.mark.parametrize("attn_type,dtype,D,q_lens,k_lens", [
     ("decoder", torch.float16, 128, [1, 100, 333], None),
     ("encoder", torch.bfloat16, 64, [77, 5], None),

@@ -63,6 +63,29 @@ def test_decode_alibi_and_strided_query():
         close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.2, alibi=slopes)[0], np.float32)
 
 
+@pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
+def test_decode_attention_sinks(entry):
+    """gpt-oss's sinks: one logit more per head, of no value (-inf: none)."""
+    rng = np.random.default_rng(21)
+    H, KVH, D, BS, lens = 8, 2, 32, 16, [1, 40, 600]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    kc, vc = pg.fill("nhd")
+    q = rng.standard_normal((len(lens), H, D)).astype(np.float32)
+    sinks = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 8.0, 1.0, 3.0], np.float32)
+    out = np.full_like(q, np.nan)
+    args = (q, kc, vc, KVH, 0.3, pg.block_tables, np.array(lens, np.int32), BS, max(lens))
+    if entry == "v1":
+        pa.paged_attention_v1(out, *args, sliding_window=100, sinks=sinks)
+    elif entry == "v2":
+        pa.paged_attention_v2(out, None, None, None, *args, sliding_window=100, sinks=sinks)
+    else:
+        pa.paged_attention_decode(out, *args, sliding_window=100, sinks=sinks)
+    for s, n in enumerate(lens):
+        close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.3, window=100, sinks=sinks)[0], np.float32)
+    with pytest.raises(ValueError, match="sinks"):
+        pa.paged_attention_decode(out, *args, sinks=sinks[:4])
+
+
 def test_decode_fp8_cache_with_scales():
     """An fp8 e4m3 cache written by reshape_and_cache with a scale, read by decode:
     close to the unquantised attention (e4m3 keeps about 2 significant digits)."""
@@ -390,6 +413,42 @@ def test_prompt_attention_packed_qkv_alibi_window_cap(attn_type):
         ref = attend(q[a:b], k[a:b], v[a:b], 0.4, q_pos=list(range(n)), alibi=alibi, window=5, soft_cap=0.8,
                      causal=attn_type == "decoder")
         close(out[a:b], ref, np.float32)
+
+
+@pytest.mark.parametrize("attn_type", ["decoder", "encoder"])
+def test_prompt_attention_sinks(attn_type):
+    rng = np.random.default_rng(22)
+    H, KVH, D, lens = 4, 2, 32, [9, 20, 1]
+    q = rng.standard_normal((sum(lens), H, D)).astype(np.float32)
+    k = rng.standard_normal((sum(lens), KVH, D)).astype(np.float32)
+    v = rng.standard_normal((sum(lens), KVH, D)).astype(np.float32)
+    sinks = np.array([1.5, -np.inf, 3.0, 0.0], np.float32)
+    cq = _cu(lens)
+    out = pa.prompt_attention(q, k, v, cq, max(lens), attn_type=attn_type, softmax_scale=0.4, sliding_window=6,
+                              sinks=sinks)
+    for s, n in enumerate(lens):
+        a, b = cq[s], cq[s + 1]
+        ref = attend(q[a:b], k[a:b], v[a:b], 0.4, q_pos=list(range(n)), window=6, causal=attn_type == "decoder",
+                     sinks=sinks)
+        close(out[a:b], ref, np.float32)
+
+
+def test_context_and_mixed_attention_sinks():
+    """Both parts of a chunked-prefill step, and context_attention_fwd over its prefills."""
+    rng = np.random.default_rng(23)
+    H, KVH, D, BS = 4, 2, 32, 16
+    prefills, decodes = [(30, 4), (0, 7)], [50, 9]
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "nhd", np.float32, H, KVH, D, BS, prefills, decodes)
+    sinks = np.array([2.5, 0.0, -np.inf, 5.0], np.float32)
+    NP = int(start[-1])
+    out = pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, len(prefills), NP, 7, 34, 50,
+                             scale=0.4, sinks=sinks)
+    ref = mixed_reference(pg, q, k, v, start, prefills, decodes, 0.4, sinks=sinks)
+    close(out, ref, np.float32)
+    o = np.full((NP, H, D), np.nan, np.float32)
+    pa.context_attention_fwd(q[:NP], k, v, o, "auto", kc, vc, pg.block_tables[:2], start, seq_lens[:2], 34, 7,
+                             sm_scale=0.4, sinks=sinks)
+    close(o, ref[:NP], np.float32)
 
 
 # ---- ragged --------------------------------------------------------------------------------------------
