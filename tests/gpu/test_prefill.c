@@ -1060,45 +1060,58 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
         pa_test_dev_free(dws);
 }
 
+/* One chunked-prefill step: three prefills (37 new tokens over 100 cached,
+ * 200 over 5, and one token with no context), then n_dec decodes (of 77, 1
+ * and 300 tokens), all over a cache of `layout` and the query dtype, through
+ * check_mixed with the given options (sinks: pa_test_sinks for the heads). */
+static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
+                       int window, float cap, int sinks, int short_ws, const char *what) {
+    const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
+    pa_context_problem_cfg cfg = {.seed = seed,
+                                  .layout = layout,
+                                  .q_dtype = qd,
+                                  .cache_dtype = qd,
+                                  .num_seqs = 3 + n_dec,
+                                  .num_heads = heads,
+                                  .num_kv_heads = 2,
+                                  .head_size = hs,
+                                  .block_size = 16,
+                                  .query_lens = qlo,
+                                  .context_lens = clo,
+                                  .extra_blocks = 2,
+                                  .with_alibi = alibi,
+                                  .new_in_cache = 1};
+    pa_context_problem *pr = pa_context_problem_make(&cfg);
+    float *sk = sinks ? pa_test_sinks(heads, seed) : NULL;
+    pr->p.sinks = sk;
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    int max_dec = 0;
+    for (int i = 0; i < n_dec; i++)
+        max_dec = clo[3 + i] + 1 > max_dec ? clo[3 + i] + 1 : max_dec;
+    pa_mixed_attention_params m = {.q_dtype = qd,
+                                   .block_table_stride = pr->p.block_table_stride,
+                                   .num_prefills = 3,
+                                   .num_prefill_tokens = 37 + 200 + 1,
+                                   .num_decode_tokens = n_dec,
+                                   .num_heads = heads,
+                                   .max_prefill_query_len = 200,
+                                   .max_prefill_seq_len = 205,
+                                   .max_decode_seq_len = max_dec,
+                                   .scale = pr->p.scale,
+                                   .sliding_window = window,
+                                   .soft_cap = cap};
+    check_mixed(pr, &d, m, short_ws, what);
+    dev_ctx_free(&d);
+    pr->p.sinks = NULL;
+    free(sk);
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_gpu, mixed_batch) {
     PA_SKIP_WITHOUT_GPU();
-    /* three prefills (the last of one token with no context), then three decodes */
-    const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
-    for (int v = 0; v < 2; v++) {
-        const pa_dtype qd = v ? PA_DTYPE_BF16 : PA_DTYPE_F16;
-        pa_context_problem_cfg cfg = {.seed = 13000u + v,
-                                      .layout = v ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_HND,
-                                      .q_dtype = qd,
-                                      .cache_dtype = qd,
-                                      .num_seqs = 6,
-                                      .num_heads = 8,
-                                      .num_kv_heads = 2,
-                                      .head_size = 128,
-                                      .block_size = 16,
-                                      .query_lens = qlo,
-                                      .context_lens = clo,
-                                      .extra_blocks = 2,
-                                      .with_alibi = v,
-                                      .new_in_cache = 1};
-        pa_context_problem *pr = pa_context_problem_make(&cfg);
-        dev_ctx d;
-        dev_ctx_make(&d, pr);
-        pa_mixed_attention_params m = {.q_dtype = qd,
-                                       .block_table_stride = pr->p.block_table_stride,
-                                       .num_prefills = 3,
-                                       .num_prefill_tokens = 37 + 200 + 1,
-                                       .num_decode_tokens = 3,
-                                       .num_heads = 8,
-                                       .max_prefill_query_len = 200,
-                                       .max_prefill_seq_len = 205,
-                                       .max_decode_seq_len = 301,
-                                       .scale = pr->p.scale,
-                                       .sliding_window = v ? 0 : 64,
-                                       .soft_cap = v ? 0.0f : 5.0f};
-        check_mixed(pr, &d, m, 1, v ? "mixed bf16 vllm" : "mixed f16 hnd");
-        dev_ctx_free(&d);
-        pa_context_problem_free(pr);
-    }
+    mixed_case(13000u, PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 8, 128, 3, 0, 64, 5.0f, 0, 1, "mixed f16 hnd");
+    mixed_case(13001u, PA_LAYOUT_VLLM, PA_DTYPE_BF16, 8, 128, 3, 1, 0, 0.0f, 0, 1, "mixed bf16 vllm");
 }
 
 /* ---- attention sinks (gpt-oss) --------------------------------------------------------
@@ -1186,40 +1199,7 @@ Test(prefill_gpu, attention_sinks, .timeout = 900) {
     };
     sink_prompt_cases(ps, (int)(sizeof ps / sizeof ps[0]), 9200u);
 
-    const int qlo[5] = {37, 200, 1, 1, 1}, clo[5] = {100, 5, 0, 77, 300};
-    pa_context_problem_cfg cfg = {.seed = 9300u,
-                                  .layout = PA_LAYOUT_FLASH_HND,
-                                  .q_dtype = B,
-                                  .cache_dtype = B,
-                                  .num_seqs = 5,
-                                  .num_heads = 16,
-                                  .num_kv_heads = 2,
-                                  .head_size = 64,
-                                  .block_size = 16,
-                                  .query_lens = qlo,
-                                  .context_lens = clo,
-                                  .extra_blocks = 2,
-                                  .new_in_cache = 1};
-    pa_context_problem *pr = pa_context_problem_make(&cfg);
-    float *sinks = pa_test_sinks(16, 9300u);
-    pr->p.sinks = sinks;
-    dev_ctx d;
-    dev_ctx_make(&d, pr);
-    pa_mixed_attention_params m = {.q_dtype = B,
-                                   .block_table_stride = pr->p.block_table_stride,
-                                   .num_prefills = 3,
-                                   .num_prefill_tokens = 37 + 200 + 1,
-                                   .num_decode_tokens = 2,
-                                   .num_heads = 16,
-                                   .max_prefill_query_len = 200,
-                                   .max_prefill_seq_len = 205,
-                                   .max_decode_seq_len = 301,
-                                   .scale = pr->p.scale,
-                                   .sliding_window = 128};
-    check_mixed(pr, &d, m, 0, "mixed bf16 hnd, sinks");
-    dev_ctx_free(&d);
-    free(sinks);
-    pa_context_problem_free(pr);
+    mixed_case(9300u, PA_LAYOUT_FLASH_HND, B, 16, 64, 3, 0, 128, 0.0f, 1, 0, "mixed bf16 hnd, sinks");
 }
 
 /* A decode part that cannot launch (num_decode_tokens x num_heads > INT32_MAX)
