@@ -6,8 +6,7 @@
  * tensors); then every (query token, head) row computes its logits in double,
  * applies soft cap, ALiBi and the masks of include/pagedattn/prefill.h, and
  * takes a softmax with the row max subtracted (and the head's sink in the
- * denominator). This is the specification the
- * kernels are tested against. */
+ * denominator). This is the specification the kernels are tested against. */
 #include <math.h>
 #include <stdlib.h>
 

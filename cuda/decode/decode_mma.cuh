@@ -649,7 +649,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     bar();
     // This lane's heads 8b + 2qc and 8b + 2qc + 1 (O^T's columns): the factor
     // of its token group. Threads 0..NHC-1 also total head tid's sum over the
-    // groups once: v_scale / sum (1 / sum for a partial row) in hr for the output loop below, and with
+    // groups once: v_scale / sum (1 / sum for a partial row, whose v_scale and
+    // sink the merge applies) in hr for the output loop below, and with
     // several splits the split's sum and max in exp_sums and max_logits.
     float fac[HB][2];
 #pragma unroll
