@@ -194,7 +194,8 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
 /* Unpaged attention over the contiguous copies (pa_plain_attention_row, in
  * double, written independently of the reference): for each live row,
  * out[row][h][d] (floats; other rows untouched). Masking as the header states
- * (mask_value added, causal from the row's position kv_len - q_len + i). With
+ * (mask_value added, causal from the row's position kv_len - q_len + i; the
+ * head's sink from p->sinks when set, as one more score with no value). With
  * abs_v, sum_k p_k |v_k| instead: the scale of the error that rounding the
  * probabilities to the value dtype can cause in that output element. */
 static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs_v) {
@@ -209,6 +210,7 @@ static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs
     o.additive_mask = 1;
     o.mask_value = p->mask_value == 0.0f ? (double)PA_RAGGED_DEFAULT_MASK_VALUE : (double)p->mask_value;
     o.abs_v = abs_v;
+    o.has_sink = p->sinks != NULL;
     float *q = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int s = 0; s < pr->num_seqs; s++) {
         const int L = pr->kv_lens[s], r0 = pr->cu_q_lens[s], n = pr->cu_q_lens[s + 1] - r0;
@@ -217,6 +219,8 @@ static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs
                 const size_t qoff = ((size_t)(r0 + i) * qh + h) * hs, kvoff = (size_t)(h / group) * hs;
                 for (int d = 0; d < hs; d++)
                     q[d] = pa_load_as_float(p->q_dtype, pr->q, qoff + d);
+                if (p->sinks)
+                    o.sink = (double)p->sinks[h];
                 pa_plain_attention_row(q, pr->k_logical[s] + kvoff, pr->v_logical[s] + kvoff, (size_t)nkv * hs, L, hs,
                                        L - n + i, &o, ref + qoff);
             }

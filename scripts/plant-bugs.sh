@@ -326,6 +326,29 @@ plant hopper-sink-of-the-kv-head cuda/prefill/prefill_wgmma.cuh \
     'fmaf(p.sinks[head], kLog2e' 'fmaf(p.sinks[kvh], kLog2e' test_prefill 'prefill_hopper/attention_sinks'
 plant mixed-drops-decode-sinks csrc/ops/prefill.c \
     'dc->sinks = m->sinks;' 'dc->sinks = NULL;' test_prefill 'prefill_gpu/attention_sinks'
+# Attention sinks in the ragged op (2026-11-29): forgotten where a one-chunk row is written (direct,
+# or after the decode slices' merge) or in the last CTA's merge of chunks; taken by each chunk's
+# partial row too (the merge then counts it again); the sink of the GQA group's first head; in log2
+# units; dropped by the entry.
+plant ragged-direct-forgets-sink cuda/ragged/ragged_common.cuh \
+    'lse == -INFINITY ? 0.0f : 1.0f / (1.0f + sink_weight(P, c, c.it.row0 + r, lse));' '1.0f;' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-slices-forget-sink cuda/ragged/ragged_common.cuh \
+    'const float sw = c.it.part < 0 && wsum > 0.0f ? sink_weight(P, c, c.it.row0 + r, mx) : 0.0f;' \
+    'const float sw = 0.0f;' test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-merge-forgets-sink cuda/ragged/ragged_common.cuh \
+    'const float sw = wsum > 0.0f ? sink_weight(P, c, m.row0 + r, mx) : 0.0f;' 'const float sw = 0.0f;' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-chunks-take-sink cuda/ragged/ragged_common.cuh \
+    'if (c.it.part < 0 && P.sinks != nullptr) {' 'if (P.sinks != nullptr) {' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-sink-of-the-group cuda/ragged/ragged_common.cuh \
+    '__ldg(P.sinks + row_head(P, c, pr, pa_kv_divide(P.group_div, pr)))' '__ldg(P.sinks + c.it.kvh * c.group)' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-sink-in-log2-units cuda/ragged/ragged_common.cuh \
+    'return __expf(__ldg(' 'return exp2f(__ldg(' test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-entry-drops-sinks csrc/ops/ragged_entry.c \
+    'l.sinks = p->sinks;' 'l.sinks = NULL;' test_ragged 'ragged_gpu/attention_sinks'
 # begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
 # block_table_stride entries (the last sequence's row ends at the table's end), and the early
 # entries taken for whatever window the first refill stages (a window that starts later, a long

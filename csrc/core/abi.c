@@ -165,6 +165,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_ragged_params, soft_cap),
     PA_OFF(pa_ragged_params, mask_value),
     PA_OFF(pa_ragged_params, kv_split_tokens),
+    PA_OFF(pa_ragged_params, sinks),
 
     PA_SZ(pa_batch_split),
     PA_OFF(pa_batch_split, num_decodes),

@@ -68,6 +68,7 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     PA_TRY(pa_check_aligned("ragged", "num_seqs", p->num_seqs, sizeof(int32_t)));
     PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
+    PA_TRY(pa_check_aligned("ragged", "sinks", p->sinks, sizeof(float)));
     pa_rg_ws_layout w;
     pa_rg_ws_layout_make(p, &w);
     if (w.max_items > INT32_MAX / 2 || w.max_part_rows > INT32_MAX / 2)

@@ -6,7 +6,8 @@
  *      value is dequantised ((float)stored * scale) and rounded to q_dtype,
  *      as JAX's astype(q.dtype) after the scale;
  *   2. x = sm_scale * q.k in f64; soft cap; mask_value ADDED to masked keys;
- *   3. softmax over all kv_len keys in f64 (max subtracted);
+ *   3. softmax over all kv_len keys in f64 (max subtracted), the head's sink
+ *      (when sinks is given) one more term of the denominator, with no value;
  *   4. each probability rounded to the value dtype (q_dtype), as JAX's
  *      softmax(...).astype(v.dtype) does before the P.V product;
  *   5. out = sum p * v in f64, rounded to q_dtype.
@@ -58,8 +59,10 @@ static pa_status check_batch(const pa_ragged_params *p, int32_t ns) {
     const int64_t max_kv = (int64_t)p->pages_per_seq * kv->block_size;
     PA_REQUIRE(ns >= 0 && ns <= p->max_num_seqs, "ragged reference: num_seqs %d outside 0..max_num_seqs %d", ns,
                p->max_num_seqs);
-    if (ns > 0)
+    if (ns > 0) {
         PA_TRY(pa_check_host_kv_scales("ragged reference", kv));
+        PA_TRY(pa_check_host_sinks("ragged reference", p->sinks, p->num_q_heads));
+    }
     for (int32_t s = 0; s < ns; s++) {
         const int32_t q0 = p->cu_q_lens[s], q1 = p->cu_q_lens[s + 1], kv_len = p->kv_lens[s];
         PA_REQUIRE(q0 >= 0 && q1 >= q0 && q1 <= p->max_num_batched_tokens,
@@ -143,6 +146,10 @@ pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
                     logits[k] = exp(logits[k] - max_logit);
                     sum += logits[k];
                 }
+                /* The sink: appended as one more logit after the mask (JAX
+                 * concatenates it before the softmax and drops its column). */
+                if (p->sinks)
+                    sum += exp((double)p->sinks[h] - max_logit);
                 for (int d = 0; d < hs; d++)
                     acc[d] = 0.0;
                 for (int32_t k = 0; k < kv_len; k++) {

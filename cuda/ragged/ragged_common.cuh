@@ -54,12 +54,24 @@ __device__ __forceinline__ Item load_item(const pa_rg_launch &P, int idx) {
     return c;
 }
 
-// Element offset of packed row pr (token pr / group, query head kvh * group +
-// pr % group) in q / out. The division is P.group_div's multiply-high: the
-// group is a launch constant, so `/` would be a software division per call.
+// Packed row pr is token pr / group, query head kvh * group + pr % group. The
+// division is P.group_div's multiply-high: the group is a launch constant, so
+// `/` would be a software division per call.
+__device__ __forceinline__ int row_head(const pa_rg_launch &P, const Item &c, int pr, int tok) {
+    return c.it.kvh * c.group + (pr - tok * c.group);
+}
+// Element offset of packed row pr in q / out.
 __device__ __forceinline__ int64_t row_offset(const pa_rg_launch &P, const Item &c, int pr) {
-    const int tok = pa_kv_divide(P.group_div, pr), head = c.it.kvh * c.group + (pr - tok * c.group);
-    return ((int64_t)(c.q_base + tok) * P.num_q_heads + head) * P.head_size;
+    const int tok = pa_kv_divide(P.group_div, pr);
+    return ((int64_t)(c.q_base + tok) * P.num_q_heads + row_head(P, c, pr, tok)) * P.head_size;
+}
+// The attention sink of packed row pr's head, as a weight e^(sink - m) beside
+// a sum of exponentials taken at max m (natural log); 0 without sinks (and
+// for a -inf sink), so the caller's sum is unchanged bit for bit.
+__device__ __forceinline__ float sink_weight(const pa_rg_launch &P, const Item &c, int pr, float m) {
+    if (P.sinks == nullptr)
+        return 0.0f;
+    return __expf(__ldg(P.sinks + row_head(P, c, pr, pa_kv_divide(P.group_div, pr))) - m);
 }
 
 // Position of packed row pr (rows past the item are clamped to its last row,
@@ -183,6 +195,15 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
         if (nslices == 1) {
             staged(r, cg, v);
             lse = st_lse[r];
+            // A one-chunk row with a sink: its normalised row times
+            // e^lse / (e^lse + e^sink). A chunk's partial row keeps its own
+            // softmax; the merge below adds the sink once.
+            if (c.it.part < 0 && P.sinks != nullptr) {
+                const float keep = lse == -INFINITY ? 0.0f : 1.0f / (1.0f + sink_weight(P, c, c.it.row0 + r, lse));
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    v[e] *= keep;
+            }
         } else {
             float mx = -INFINITY;
             for (int s = 0; s < nslices; s++)
@@ -201,7 +222,9 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
                 for (int e = 0; e < 8; e++)
                     v[e] += w * x[e];
             }
-            const float inv = wsum > 0.0f ? 1.0f / wsum : 0.0f;
+            // The sink joins the sum of a one-chunk row (not a partial one's).
+            const float sw = c.it.part < 0 && wsum > 0.0f ? sink_weight(P, c, c.it.row0 + r, mx) : 0.0f;
+            const float inv = wsum > 0.0f ? 1.0f / (wsum + sw) : 0.0f;
 #pragma unroll
             for (int e = 0; e < 8; e++)
                 v[e] *= inv;
@@ -250,7 +273,9 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
             for (int e = 0; e < 8; e++)
                 v[e] += w * x[e];
         }
-        const float inv = wsum > 0.0f ? 1.0f / wsum : 0.0f;
+        // The sink, once, beside the chunks' sums.
+        const float sw = wsum > 0.0f ? sink_weight(P, c, m.row0 + r, mx) : 0.0f;
+        const float inv = wsum > 0.0f ? 1.0f / (wsum + sw) : 0.0f;
 #pragma unroll
         for (int e = 0; e < 8; e++)
             v[e] *= inv;

@@ -20,6 +20,12 @@
  *   p      = softmax over the sequence's keys (f32 / f64), rounded to the
  *            value dtype (the query dtype) before P.V as JAX does
  *   out    = sum p * v accumulated in f32, rounded to the query dtype
+ * Attention sinks (gpt-oss; tpu-inference's attention_sink), when sinks is not
+ * NULL: head h's softmax takes one more logit, sinks[h] (natural-log units
+ * like x, after the soft cap and the mask, neither of which touches it), with
+ * no value: p_k = e^x_k / (e^sinks[h] + sum_j e^x_j), then rounded as above.
+ * -inf is no sink; +inf makes every row of the head zero; NaN is refused by
+ * the reference (the kernels cannot check device data and give NaN rows).
  * mask_value is ADDED to a masked logit as in JAX. With the default (or any
  * mask_value <= PA_RAGGED_HARD_MASK) exp() of a masked logit underflows to
  * exactly 0 in f32 for every logit below 1e29 in magnitude, so the kernels skip
@@ -98,6 +104,7 @@ typedef struct pa_ragged_params {
     int32_t kv_split_tokens; /* 0 = automatic; else every sequence's keys are split into chunks of this many
                                 tokens (a multiple of 64), each its own work item, merged afterwards. For
                                 tests and tuning: small values raise the workspace size. */
+    const float *sinks;      /* [num_q_heads] f32 or NULL: attention sinks (see the top of this header) */
 } pa_ragged_params;
 
 /* Supported (GPU and reference alike):

@@ -835,7 +835,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
 def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, sm_scale=1.0,
                            sliding_window=None, soft_cap=None, mask_value=None, k_scale=None, v_scale=None,
                            kv_cache_dtype="auto", out=None, workspace=None, num_kv_pages_per_block=None,
-                           num_queries_per_block=None, vmem_limit_bytes=None, stream=None):
+                           num_queries_per_block=None, vmem_limit_bytes=None, sinks=None, stream=None):
     """Mixed prefill + decode attention over the combined cache in one launch
     (vLLM's ragged_paged_attention; the JAX reference's numerics). Returns `out`.
 
@@ -847,6 +847,8 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     cu_q_lens     int32 [max_num_seqs + 1]
     num_seqs      int32 [1]: live sequences
     sm_scale      multiplies q.k; sliding_window / soft_cap None = off; mask_value None = JAX's default
+    sinks         float32 [num_q_heads] attention sinks (gpt-oss; tpu-inference's attention_sink) or
+                  None: head h's softmax takes sinks[h] as one more logit whose value is zero
     out           optional [max_num_batched_tokens, num_q_heads, head_dim] in q's dtype; when
                   omitted a zeroed one is allocated with q's framework. Rows outside the live
                   sequences are left as they were.
@@ -854,7 +856,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     """
     op = "ragged_paged_attention"
     t = views(op, q=q, kv_pages=kv_pages, kv_lens=kv_lens, page_indices=page_indices, cu_q_lens=cu_q_lens,
-              num_seqs=num_seqs)
+              num_seqs=num_seqs, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     qv = t["q"]
@@ -891,7 +893,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
                        page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
                        max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
                        sliding_window=int(sliding_window or 0), soft_cap=float(soft_cap or 0.0),
-                       mask_value=float(mask_value or 0.0))
+                       mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H))
     if cuda:
         nbytes = C.c_size_t(0)
         check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)

@@ -244,6 +244,27 @@ def test_ragged_on_cuda_matches_cpu_reference_path():
         np.testing.assert_allclose(dev.cpu().numpy()[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
 
 
+def test_ragged_sinks_on_cuda():
+    """gpt-oss's shape on the ragged op: head 64, GQA 8, a window of 128, sinks per head."""
+    rng = np.random.default_rng(6)
+    H, KVH, D, PS = 16, 2, 64, 16
+    kv_lens, q_lens = [200, 1, 700, 90], [200, 1, 33, 1]
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float16)
+    kv, _ = pg.fill("combined", filler=0)
+    q = rng.standard_normal((sum(q_lens), H, D)).astype(np.float16)
+    cu = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    sinks = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 8.0, 1.0, 3.0] * 2, np.float32)
+    args = (np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([4], np.int32))
+    dev = pa.ragged_paged_attention(to_cuda(q), to_cuda(kv), *[to_cuda(a) for a in args], sm_scale=0.125,
+                                    sliding_window=128, sinks=to_cuda(sinks))
+    torch.cuda.synchronize()
+    got = dev.cpu().numpy()
+    for s, (n, m) in enumerate(zip(kv_lens, q_lens)):
+        ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.125, q_pos=[n - m + i for i in range(m)], window=128,
+                     sinks=sinks)
+        np.testing.assert_allclose(got[cu[s]:cu[s + 1]], ref, atol=4e-3, rtol=4e-3)
+
+
 @pytest.mark.parametrize("entry", ["v1", "decode"])
 def test_decode_sinks_on_cuda(entry):
     """gpt-oss's shape: head 64, GQA 8, a window of 128, sinks per head (bf16)."""

@@ -479,6 +479,28 @@ def test_ragged_paged_attention(dtype):
     assert not out[cu[len(q_lens)]:].any()  # rows past the live sequences untouched (zeros)
 
 
+def test_ragged_attention_sinks():
+    """gpt-oss's sinks on the ragged op (tpu-inference's attention_sink): one logit more per
+    head, after the soft cap, of no value (-inf: none)."""
+    rng = np.random.default_rng(15)
+    H, KVH, D, PS = 4, 2, 16, 4
+    kv_lens, q_lens = [12, 7, 20], [3, 7, 1]
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float32)
+    kv, _ = pg.fill("combined")
+    q = rng.standard_normal((11, H, D)).astype(np.float32)
+    cu = np.array([0, 3, 10, 11], np.int32)
+    sinks = np.array([1.5, -np.inf, 4.0, -0.5], np.float32)
+    out = pa.ragged_paged_attention(q, kv, np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([3], np.int32),
+                                    sm_scale=0.5, sliding_window=5, soft_cap=2.0, sinks=sinks)
+    for s, (n, m) in enumerate(zip(kv_lens, q_lens)):
+        ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.5, q_pos=[n - m + i for i in range(m)], window=5,
+                     soft_cap=2.0, sinks=sinks)
+        close(out[cu[s]:cu[s + 1]], ref, np.float32)
+    with pytest.raises(ValueError, match="sinks"):
+        pa.ragged_paged_attention(q, kv, np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([3], np.int32),
+                                  sinks=sinks[:2])
+
+
 def test_ragged_sliding_window_and_soft_cap():
     rng = np.random.default_rng(14)
     H, KVH, D, PS = 2, 1, 16, 4

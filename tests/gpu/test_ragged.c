@@ -21,7 +21,7 @@ typedef struct dev_problem {
     pa_ragged_params p; /* device pointers */
     void *q, *out, *cache, *ws;
     int32_t *kv_lens, *pages, *cu, *ns;
-    float *scales;
+    float *scales, *sinks;
     size_t ws_bytes, pages_bytes;
 } dev_problem;
 
@@ -61,6 +61,10 @@ static void dev_make(const rg_problem *pr, dev_problem *d) {
     d->p.kv.key = d->cache;
     d->p.kv.k_scale = h->kv.k_scale ? d->scales : NULL;
     d->p.kv.v_scale = h->kv.v_scale ? d->scales + 1 : NULL;
+    if (h->sinks) {
+        d->sinks = pa_test_dev_upload(h->sinks, sizeof(float) * (size_t)h->num_q_heads);
+        d->p.sinks = d->sinks;
+    }
     d->p.kv_lens = d->kv_lens;
     d->p.page_indices = d->pages;
     d->p.cu_q_lens = d->cu;
@@ -80,6 +84,7 @@ static void dev_free(dev_problem *d) {
     pa_test_dev_free(d->cu);
     pa_test_dev_free(d->ns);
     pa_test_dev_free(d->scales);
+    pa_test_dev_free(d->sinks);
     pa_test_dev_free(d->ws);
 }
 
@@ -159,6 +164,7 @@ typedef struct gcase {
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
+    int sinks;        /* attention sinks: pa_test_sinks(qh, seed) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -189,15 +195,18 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         pr->p.sm_scale *= 2.0f / k->q_range; /* the logits as with the default range */
     if (k->logit_mul > 0.0f)
         pr->p.sm_scale *= k->logit_mul;
+    float *sinks = k->sinks ? pa_test_sinks(k->qh, k->seed) : NULL;
+    pr->p.sinks = sinks;
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
     void *out = malloc(pr->q_bytes);
     cr_assert(out);
     pa_test_dev_download(out, d.out, pr->q_bytes);
-    compare_with_ref(pr, out, "case");
+    compare_with_ref(pr, out, k->sinks ? "case with sinks" : "case");
     free(out);
     dev_free(&d);
+    free(sinks);
     rg_problem_free(pr);
 }
 
@@ -714,6 +723,115 @@ Test(ragged_gpu, forced_kv_splits) {
     }
 }
 
+/* Attention sinks (gpt-oss; tpu-inference's attention_sink) through every path
+ * that writes a row: decode items, whose warps split the keys (the slices'
+ * merge adds the sink), prefill tiles written directly (the row scaled by
+ * e^lse / (e^lse + e^sink)), chunked tiles (the last CTA's merge adds it once,
+ * not per chunk), the f32 kernel, fp8 pages, a window (gpt-oss's 128 over head
+ * 64 and group 8), a soft cap and a mild mask value. Each head has its own
+ * sink, -inf (none) to far above the logits. */
+Test(ragged_gpu, attention_sinks) {
+    PA_SKIP_WITHOUT_GPU();
+    static const gcase ks[] = {
+        /* gpt-oss: head 64, group 8, window 128; decodes and prefill chunks */
+        {.seed = 7700,
+         .q_dtype = PA_DTYPE_BF16,
+         .cache_dtype = PA_DTYPE_BF16,
+         .num_seqs = 6,
+         .qh = 16,
+         .kvh = 2,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 150,
+         .extra_lo = 0,
+         .extra_hi = 400,
+         .window = 128,
+         .decode_every = 2,
+         .sinks = 1},
+        /* long decodes (automatic key splits) and prefill tiles, f16 head 128 */
+        {.seed = 7701,
+         .q_dtype = PA_DTYPE_F16,
+         .cache_dtype = PA_DTYPE_F16,
+         .num_seqs = 5,
+         .qh = 16,
+         .kvh = 4,
+         .hs = 128,
+         .ps = 32,
+         .q_lo = 1,
+         .q_hi = 200,
+         .extra_lo = 60,
+         .extra_hi = 1500,
+         .decode_every = 2,
+         .sinks = 1},
+        /* f32 queries (the SIMT kernel): forced chunks, then rows written directly */
+        {.seed = 7702,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 5,
+         .qh = 8,
+         .kvh = 2,
+         .hs = 128,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 90,
+         .extra_lo = 0,
+         .extra_hi = 300,
+         .split = 64,
+         .decode_every = 3,
+         .sinks = 1},
+        {.seed = 7705,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 4,
+         .qh = 4,
+         .kvh = 4,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 20,
+         .q_hi = 80,
+         .extra_lo = 0,
+         .extra_hi = 60,
+         .sinks = 1},
+        /* fp8 pages, head 256, forced chunks, a soft cap */
+        {.seed = 7703,
+         .q_dtype = PA_DTYPE_BF16,
+         .cache_dtype = PA_DTYPE_FP8_E4M3,
+         .num_seqs = 4,
+         .qh = 8,
+         .kvh = 2,
+         .hs = 256,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 70,
+         .extra_lo = 0,
+         .extra_hi = 300,
+         .split = 128,
+         .soft_cap = 0.5f,
+         .decode_every = 2,
+         .sinks = 1},
+        /* a mild mask value: masked keys weigh in beside the sink */
+        {.seed = 7704,
+         .q_dtype = PA_DTYPE_F16,
+         .cache_dtype = PA_DTYPE_F16,
+         .num_seqs = 4,
+         .qh = 8,
+         .kvh = 1,
+         .hs = 128,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 40,
+         .extra_lo = 0,
+         .extra_hi = 200,
+         .window = 53,
+         .mask_value = -3.0f,
+         .decode_every = 2,
+         .sinks = 1},
+    };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        run_case(&ks[i]);
+}
+
 /* ---- random configurations ------------------------------------------------------------
  * Whole configurations drawn at random (tests/common/testutil.h): query and
  * page dtypes, head size, group (odd ones too), page size, sequence count and
@@ -983,7 +1101,8 @@ Test(ragged_gpu, device_plan_matches_host_many_tiles) {
 
 /* Bitwise batch invariance: a sequence's output rows are identical whether it
  * runs alone or inside different batches (different neighbours, positions,
- * batch sizes), for decode and prefill sequences, with and without splits.
+ * batch sizes), for decode and prefill sequences, with and without splits
+ * (bf16 with attention sinks, f32 without).
  * PA_TEST_SHRINK (interpret mode) shrinks the neighbours' lengths (the same
  * draws) and the long prefill and decode targets; the short prefill target
  * keeps more than PA_RG_PRE_MIN_CHUNK keys, so it still splits. */
@@ -1030,6 +1149,10 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 };
                 rg_problem *pr = rg_problem_make(&c);
                 cr_assert(pr);
+                /* bf16 with attention sinks (added after the merge, so the
+                 * partial rows and the invariance are untouched) */
+                float *sinks = d == 0 ? pa_test_sinks(16, 77) : NULL;
+                pr->p.sinks = sinks;
                 /* Give the target the same queries and K/V in every batch: fill
                  * its rows and pages from a fixed generator. */
                 pa_rng tr = pa_rng_make(424242 + (uint64_t)target);
@@ -1063,6 +1186,7 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 }
                 free(out);
                 dev_free(&dv);
+                free(sinks);
                 rg_problem_free(pr);
             }
             free(alone);

@@ -22,6 +22,7 @@ typedef struct rg_case {
     int extra_lo, extra_hi; /* kv_len - q_len range */
     int window;
     float soft_cap, mask_value;
+    int sinks; /* attention sinks: pa_test_sinks(qh, seed) */
 } rg_case;
 
 static rg_problem *make_case(const rg_case *k, int *q_lens, int *kv_lens) {
@@ -56,6 +57,8 @@ static void check_against_plain(const rg_case *k) {
     int *q_lens = malloc(sizeof(int) * (size_t)k->num_seqs), *kv_lens = malloc(sizeof(int) * (size_t)k->num_seqs);
     cr_assert(q_lens && kv_lens);
     rg_problem *pr = make_case(k, q_lens, kv_lens);
+    float *sinks = k->sinks ? pa_test_sinks(k->qh, k->seed) : NULL;
+    pr->p.sinks = sinks;
     pa_status st = pa_ref_ragged_paged_attention(&pr->p);
     cr_assert_eq(st, PA_SUCCESS, "reference failed: %s", pa_last_error());
 
@@ -68,9 +71,9 @@ static void check_against_plain(const rg_case *k) {
     pa_compare_result res;
     char buf[512];
     int ok = pa_compare(pr->out, k->q_dtype, plain, (int64_t)n, tol, &res);
-    cr_assert(ok, "seed %llu %s/%s seqs %d heads %d/%d hs %d ps %d window %d cap %g: %s", (unsigned long long)k->seed,
+    cr_assert(ok, "seed %llu %s/%s seqs %d heads %d/%d hs %d ps %d window %d cap %g%s: %s", (unsigned long long)k->seed,
               pa_dtype_name(k->q_dtype), pa_dtype_name(k->cache_dtype), k->num_seqs, k->qh, k->kvh, k->hs, k->ps,
-              k->window, (double)k->soft_cap, pa_compare_format(&res, tol, buf, sizeof buf));
+              k->window, (double)k->soft_cap, sinks ? " sinks" : "", pa_compare_format(&res, tol, buf, sizeof buf));
     /* rows past the last sequence: untouched */
     const unsigned char *o = (const unsigned char *)pr->out;
     const size_t esz = pa_dtype_size(k->q_dtype);
@@ -79,6 +82,7 @@ static void check_against_plain(const rg_case *k) {
     free(plain);
     free(q_lens);
     free(kv_lens);
+    free(sinks);
     rg_problem_free(pr);
 }
 
@@ -279,6 +283,128 @@ Test(ragged_ref, single_key_returns_its_value) {
         for (int h = 0; h < 6; h++)
             for (int d = 0; d < 16; d++)
                 CHK_EQ(o[(s * 6 + h) * 16 + d], pr->v_logical[s][(h / 2) * 16 + d]);
+    rg_problem_free(pr);
+}
+
+/* Attention sinks (gpt-oss; tpu-inference's attention_sink) against unpaged
+ * attention that appends the sink as one more score with no value: f32 and
+ * bf16, groups 1 to 8, a window, a soft cap (which must not touch the sink), a
+ * mild mask value (masked keys still weigh in beside the sink), fp8 pages.
+ * pa_test_sinks gives each head its own sink, -inf (none) to far above the
+ * logits, so a sink dropped, taken from another head or capped fails. */
+Test(ragged_ref, sinks_as_an_extra_score) {
+    static const rg_case ks[] = {
+        {.seed = 1300,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 5,
+         .qh = 16,
+         .kvh = 2,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 20,
+         .extra_lo = 0,
+         .extra_hi = 60,
+         .sinks = 1},
+        {.seed = 1301,
+         .q_dtype = PA_DTYPE_BF16,
+         .cache_dtype = PA_DTYPE_BF16,
+         .num_seqs = 4,
+         .qh = 8,
+         .kvh = 8,
+         .hs = 64,
+         .ps = 32,
+         .q_lo = 1,
+         .q_hi = 16,
+         .extra_lo = 10,
+         .extra_hi = 80,
+         .window = 9,
+         .sinks = 1},
+        {.seed = 1302,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 3,
+         .qh = 8,
+         .kvh = 2,
+         .hs = 32,
+         .ps = 8,
+         .q_lo = 1,
+         .q_hi = 12,
+         .extra_lo = 0,
+         .extra_hi = 40,
+         .soft_cap = 0.5f,
+         .sinks = 1},
+        {.seed = 1303,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 3,
+         .qh = 4,
+         .kvh = 1,
+         .hs = 32,
+         .ps = 16,
+         .q_lo = 2,
+         .q_hi = 12,
+         .extra_lo = 0,
+         .extra_hi = 30,
+         .window = 5,
+         .mask_value = -2.0f,
+         .sinks = 1},
+        {.seed = 1304,
+         .q_dtype = PA_DTYPE_F16,
+         .cache_dtype = PA_DTYPE_FP8_E4M3,
+         .num_seqs = 3,
+         .qh = 8,
+         .kvh = 4,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 10,
+         .extra_lo = 0,
+         .extra_hi = 50,
+         .sinks = 1},
+    };
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        check_against_plain(&ks[i]);
+}
+
+/* One key and a sink: p = 1 / (1 + e^(sink - x)), out = p v (f32, so p is not
+ * rounded); a -inf sink gives v exactly, +inf gives zeros. */
+Test(ragged_ref, sink_of_a_single_key) {
+    int q_lens[] = {1, 1}, kv_lens[] = {1, 1};
+    rg_problem_cfg c = {.seed = 902,
+                        .q_dtype = PA_DTYPE_F32,
+                        .cache_dtype = PA_DTYPE_F32,
+                        .num_seqs = 2,
+                        .num_q_heads = 4,
+                        .num_kv_heads = 2,
+                        .head_size = 16,
+                        .page_size = 4,
+                        .q_lens = q_lens,
+                        .kv_lens = kv_lens};
+    rg_problem *pr = rg_problem_make(&c);
+    cr_assert(pr);
+    const float sinks[4] = {0.75f, -INFINITY, INFINITY, -1.5f};
+    pr->p.sinks = sinks;
+    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    const float *o = pr->out, *q = pr->q;
+    for (int s = 0; s < 2; s++)
+        for (int h = 0; h < 4; h++) {
+            const float *k = pr->k_logical[s] + (h / 2) * 16, *v = pr->v_logical[s] + (h / 2) * 16;
+            double dot = 0.0;
+            for (int d = 0; d < 16; d++)
+                dot += (double)q[(s * 4 + h) * 16 + d] * k[d];
+            const double x = (double)pr->p.sm_scale * dot;
+            const double pk = h == 1 ? 1.0 : h == 2 ? 0.0 : 1.0 / (1.0 + exp((double)sinks[h] - x));
+            for (int d = 0; d < 16; d++) {
+                const float got = o[(s * 4 + h) * 16 + d], want = (float)(pk * v[d]);
+                if (h == 1 || h == 2)
+                    CHK_EQ(got, want, "seq %d head %d dim %d", s, h, d);
+                else
+                    cr_assert(fabsf(got - want) <= 1e-6f * fabsf(want) + 1e-7f, "seq %d head %d dim %d: %g, want %g", s,
+                              h, d, (double)got, (double)want);
+            }
+        }
     rg_problem_free(pr);
 }
 
@@ -496,7 +622,20 @@ Test(ragged_bad, shapes_pointers_and_options) {
     pr->p.q = (const char *)pr->q + 4;
     expect_error(pr, PA_ERR_INVALID_ARGUMENT, "16-byte aligned");
     pr->p = keep;
+    const float sinks[5] = {0};
+    pr->p.sinks = (const float *)((const char *)sinks + 2);
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "sinks");
+    pr->p = keep;
     cr_assert_eq(pa_ragged_validate(NULL), PA_ERR_INVALID_ARGUMENT);
+    rg_problem_free(pr);
+}
+
+/* A NaN sink is refused by the reference (the kernels cannot see it). */
+Test(ragged_bad, nan_sink) {
+    rg_problem *pr = small_problem();
+    const float sinks[4] = {0.5f, -INFINITY, NAN, 1.0f};
+    pr->p.sinks = sinks;
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sinks[2] is NaN", 1);
     rg_problem_free(pr);
 }
 
