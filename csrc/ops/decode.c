@@ -161,7 +161,11 @@ static pa_status workspace_layout(const pa_decode_params *p, int mode, int32_t *
     PA_REQUIRE(sh <= ((int64_t)1 << 50) / ms, "decode: workspace size overflows (num_seqs %d, num_heads %d, %d splits)",
                p->num_seqs, p->num_heads, ms);
     const int64_t rows = sh * ms; /* <= 2^50: the byte counts below fit */
-    *tmp_bytes = round256(rows * p->kv.head_size * 4);
+    /* The partial rows are in the output's type: 2 bytes an element for f16 and
+     * bf16 queries, 4 for f32 (and for any other value, which the launch
+     * refuses: the size query stays on the safe side). */
+    const int64_t esz = p->q_dtype == PA_DTYPE_F16 || p->q_dtype == PA_DTYPE_BF16 ? 2 : 4;
+    *tmp_bytes = round256(rows * p->kv.head_size * esz);
     *es_bytes = round256(rows * 4);
     *total = (size_t)(*tmp_bytes + 2 * *es_bytes);
     return PA_SUCCESS;

@@ -96,8 +96,8 @@ typedef struct pa_dec_kparams {
                               * PAGEDATTN_DECODE_MIN_SPLIT makes the recommended entry's splits longer) */
     void *tmp_out;           /* [num_seqs, num_heads, max_splits, head_size] in the output's type (f32, f16 or
                               * bf16, as vLLM's and FlashInfer's partials), before v_scale (the merge applies
-                              * it); its region is sized for f32, so the workspace query needs no dtype (NULL
-                              * when max_splits == 1) */
+                              * it); its region is sized for that type (the workspace query reads q_dtype;
+                              * NULL when max_splits == 1) */
     float *exp_sums;         /* [num_seqs, num_heads, max_splits] */
     float *max_logits;       /* [num_seqs, num_heads, max_splits] */
     int32_t group;           /* num_heads / num_kv_heads */

@@ -103,11 +103,11 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *   v2    vLLM's 512-token partitions (PA_DECODE_PARTITION_SIZE) and a reduce
  *         step. Workspace from pa_paged_attention_v2_workspace_size, with
  *         P = ceil(max_seq_len / 512), laid out as (each part starting at a
- *         multiple of 256 bytes, each sized for f32):
+ *         multiple of 256 bytes):
  *           tmp_out    [num_seqs, num_heads, P, head_size]  each partition's
  *                      normalised output in the output's type (f32, f16 or
- *                      bf16, as vLLM keeps tmp_out), before an fp8 cache's
- *                      v_scale (the reduce applies it)
+ *                      bf16, as vLLM keeps tmp_out: 4 or 2 bytes an element),
+ *                      before an fp8 cache's v_scale (the reduce applies it)
  *           exp_sums   [num_seqs, num_heads, P]  f32 sum of exp(logit - max)
  *           max_logits [num_seqs, num_heads, P]  f32 max logit of the partition
  *         A sequence of at most 512 tokens is written directly (no reduce).
@@ -143,8 +143,10 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *
  * pa_decode_use_v1 (heuristics.h) is vLLM's v1/v2 choice; the recommended
  * entry needs no choice. The workspace-size queries read only num_seqs,
- * num_heads, kv.num_kv_heads, kv.head_size and max_seq_len (and return 0 for
- * num_seqs == 0). A workspace smaller than asked for gives
+ * num_heads, kv.num_kv_heads, kv.head_size, max_seq_len and q_dtype (and
+ * return 0 for num_seqs == 0). A zeroed q_dtype (PA_DTYPE_F32) sizes tmp_out
+ * for f32, which serves any query dtype; f16 and bf16 need half of it (since
+ * 2026-11-29). A workspace smaller than asked for gives
  * PA_ERR_WORKSPACE_TOO_SMALL and nothing is launched. */
 PA_API pa_status pa_paged_attention_v1(const pa_decode_params *p, pa_stream stream);
 

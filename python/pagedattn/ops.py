@@ -443,9 +443,21 @@ def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, sca
                     workspace, stream)
 
 
-def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size, max_seq_len, entry="decode"):
-    """Bytes of GPU scratch the recommended decode entry ('decode') or v2 ('v2') needs."""
-    p = A.DecodeParams(num_seqs=num_seqs, num_heads=num_heads, max_seq_len=max_seq_len,
+def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size, max_seq_len, entry="decode",
+                                   dtype=None):
+    """Bytes of GPU scratch the recommended decode entry ('decode') or v2 ('v2') needs.
+    dtype: the query's ('float16', 'bfloat16', 'float32', or a torch / NumPy dtype); the
+    partial rows are kept in it, so 16-bit queries need about half. None sizes for float32,
+    which serves every query dtype."""
+    q_dtype = A.PA_DTYPE_F32
+    if dtype is not None:
+        # 'bfloat16', torch.bfloat16 ('torch.bfloat16'), np.float16 (a class), np.dtype('float16')
+        name = str(getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or dtype).rsplit(".", 1)[-1]
+        if name not in QUERY_DTYPES:
+            raise ValueError(f"paged_attention_workspace_size: dtype {dtype!r} is not a query dtype "
+                             f"({', '.join(QUERY_DTYPES)})")
+        q_dtype = PA_DTYPES[name]
+    p = A.DecodeParams(num_seqs=num_seqs, num_heads=num_heads, max_seq_len=max_seq_len, q_dtype=q_dtype,
                        kv=A.KvCache(num_kv_heads=num_kv_heads, head_size=head_size))
     n = C.c_size_t(0)
     fn = lib.pa_paged_attention_decode_workspace_size if entry == "decode" else \

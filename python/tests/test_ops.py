@@ -49,6 +49,26 @@ def test_decode_matches_numpy(entry, layout, dtype, H, KVH, D, BS, lens):
         close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], scale)[0], dtype)
 
 
+def test_decode_workspace_size():
+    """The layout decode.h documents: partial rows in the query's type (2 or 4 bytes an element),
+    exp_sums and max_logits in f32, each part from a multiple of 256 bytes."""
+    def r256(x):
+        return -(-x // 256) * 256
+
+    def layout(rows, d, esz):
+        return r256(rows * d * esz) + 2 * r256(rows * 4)
+
+    splits = 8  # the recommended entry: 256-token splits of 2000 tokens
+    assert pa.paged_attention_workspace_size(2, 8, 2, 64, 2000) == layout(2 * 8 * splits, 64, 4)
+    for dt, esz in (("float32", 4), ("float16", 2), ("bfloat16", 2), (np.float16, 2), (np.dtype("float32"), 4)):
+        assert pa.paged_attention_workspace_size(2, 8, 2, 64, 2000, dtype=dt) == layout(2 * 8 * splits, 64, esz)
+    assert pa.paged_attention_workspace_size(2, 8, 2, 64, 2000, entry="v2", dtype="bfloat16") == \
+        layout(2 * 8 * 4, 64, 2)
+    assert pa.paged_attention_workspace_size(2, 8, 2, 64, 200, dtype="float16") == 0  # one split
+    with pytest.raises(ValueError, match="query dtype"):
+        pa.paged_attention_workspace_size(2, 8, 2, 64, 2000, dtype="float8_e4m3fn")
+
+
 def test_decode_alibi_and_strided_query():
     rng = np.random.default_rng(3)
     H, KVH, D, BS, lens = 4, 2, 32, 16, [9, 30]

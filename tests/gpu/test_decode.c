@@ -1133,9 +1133,9 @@ static void batch_sizes_case(const dcase *c) {
                   "%s: sequence 0 alone and in a batch of %d (position %d) differ", desc, sizes[b], where[b]);
     /* The partials too (the merge's arithmetic could hide a split computed
      * differently; the sums and maxima are f32). Workspace layout
-     * (decode_internal.h): [tmp_out | exp_sums | max_logits], each 256-byte
-     * aligned and sized for f32, tmp_out's rows in the output's type, rows
-     * (seq, head, split) with max_splits = 20 splits per (seq, head). */
+     * (decode.h): [tmp_out | exp_sums | max_logits], each 256-byte aligned,
+     * tmp_out's rows in the output's type (and sized for it), rows (seq, head,
+     * split) with max_splits = 20 splits per (seq, head). */
     const int ms = 20;
     const size_t os = pa_dtype_size(c->q);
     for (int b = 1; b < 4; b++) {
@@ -1143,8 +1143,8 @@ static void batch_sizes_case(const dcase *c) {
         const size_t rows0 = (size_t)1 * c->heads * ms, rows = (size_t)sizes[b] * c->heads * ms;
         const size_t hrow = (size_t)c->heads * ms; /* rows of one sequence */
         const unsigned char *w0 = ws[0], *w = ws[b];
-        const size_t tmp0 = (rows0 * c->hs * 4 + 255) / 256 * 256, es0 = (rows0 * 4 + 255) / 256 * 256;
-        const size_t tmp = (rows * c->hs * 4 + 255) / 256 * 256, es = (rows * 4 + 255) / 256 * 256;
+        const size_t tmp0 = (rows0 * c->hs * os + 255) / 256 * 256, es0 = (rows0 * 4 + 255) / 256 * 256;
+        const size_t tmp = (rows * c->hs * os + 255) / 256 * 256, es = (rows * 4 + 255) / 256 * 256;
         const size_t at = (size_t)where[b] * hrow;
         cr_assert(memcmp(w0, w + at * c->hs * os, hrow * c->hs * os) == 0, "%s: batch %d: split outputs differ", desc,
                   sizes[b]);

@@ -41,7 +41,13 @@ static pa_decode_params params(int num_seqs, int heads, int kv_heads, int hs, in
 
 static int64_t r256(int64_t v) { return (v + 255) / 256 * 256; }
 
-static size_t expected_ws(int64_t rows, int hs) { return (size_t)(r256(rows * hs * 4) + 2 * r256(rows * 4)); }
+/* The layout decode.h documents: tmp_out in the output's type (esz bytes an
+ * element), then exp_sums and max_logits in f32, each from a multiple of 256. */
+static size_t expected_ws_esz(int64_t rows, int hs, int esz) {
+    return (size_t)(r256(rows * hs * esz) + 2 * r256(rows * 4));
+}
+/* params() makes f16 queries */
+static size_t expected_ws(int64_t rows, int hs) { return expected_ws_esz(rows, hs, 2); }
 
 /* ---- validation --------------------------------------------------------------- */
 
@@ -143,7 +149,8 @@ Test(decode_validate, gpu_parameter_block_checks) {
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake, need, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(kp.max_splits, 2);
     cr_assert_eq((void *)kp.tmp_out, (void *)fake);
-    cr_assert_eq((uintptr_t)kp.exp_sums, (uintptr_t)fake + (uintptr_t)r256(3 * 16 * 2 * 128 * 4));
+    /* f16 queries: the partial rows take 2 bytes an element */
+    cr_assert_eq((uintptr_t)kp.exp_sums, (uintptr_t)fake + (uintptr_t)r256(3 * 16 * 2 * 128 * 2));
     cr_assert_eq((uintptr_t)kp.max_logits, (uintptr_t)kp.exp_sums + (uintptr_t)r256(3 * 16 * 2 * 4));
     cr_assert_eq(pa_dec_kparams_make(&p, 7, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
 
@@ -166,28 +173,36 @@ Test(decode_validate, gpu_parameter_block_checks) {
 Test(decode_workspace, v2_matches_vllm_partitions) {
     const int lens[] = {1, 511, 512, 513, 1024, 1025, 8192, 8193, 33000, 131072};
     const int shapes[][4] = {{1, 8, 1, 128}, {7, 40, 40, 64}, {256, 32, 8, 256}, {3, 64, 8, 80}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-            const int ns = shapes[s][0], nh = shapes[s][1], nkv = shapes[s][2], hs = shapes[s][3];
-            pa_decode_params p = params(ns, nh, nkv, hs, 16, lens[i]);
-            size_t got = 1;
-            cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
-            const int64_t parts = (lens[i] + 511) / 512;
-            const size_t want = parts == 1 ? 0 : expected_ws((int64_t)ns * nh * parts, hs);
-            CHK_EQ(got, want, "v2 ns %d nh %d hs %d len %d: %zu != %zu", ns, nh, hs, lens[i], got, want);
-            /* at least vLLM's scratch (pa_decode_make_plan, in f32 here) */
-            pa_decode_plan plan;
-            cr_assert_eq(pa_decode_make_plan(ns, nh, nkv, hs, 16, lens[i], &plan), PA_SUCCESS);
-            CHK_EQ(plan.max_num_partitions, parts);
-            if (!plan.use_v1 && parts > 1)
-                CHK(got >= (size_t)(plan.tmp_out_elems + plan.exp_sums_elems + plan.max_logits_elems) * 4);
+    const pa_dtype qds[] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    for (size_t qd = 0; qd < 3; qd++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+                const int ns = shapes[s][0], nh = shapes[s][1], nkv = shapes[s][2], hs = shapes[s][3];
+                const int esz = qds[qd] == PA_DTYPE_F32 ? 4 : 2;
+                pa_decode_params p = params(ns, nh, nkv, hs, 16, lens[i]);
+                p.q_dtype = qds[qd];
+                size_t got = 1;
+                cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
+                const int64_t parts = (lens[i] + 511) / 512;
+                const size_t want = parts == 1 ? 0 : expected_ws_esz((int64_t)ns * nh * parts, hs, esz);
+                CHK_EQ(got, want, "v2 %s ns %d nh %d hs %d len %d: %zu != %zu", pa_dtype_name(qds[qd]), ns, nh, hs,
+                       lens[i], got, want);
+                /* at least vLLM's scratch (pa_decode_make_plan): tmp_out in the
+                 * query's type, exp_sums and max_logits in f32 */
+                pa_decode_plan plan;
+                cr_assert_eq(pa_decode_make_plan(ns, nh, nkv, hs, 16, lens[i], &plan), PA_SUCCESS);
+                CHK_EQ(plan.max_num_partitions, parts);
+                if (!plan.use_v1 && parts > 1)
+                    CHK(got >= (size_t)plan.tmp_out_elems * (size_t)esz +
+                                   (size_t)(plan.exp_sums_elems + plan.max_logits_elems) * 4);
 
-            cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
-            int64_t splits = (lens[i] + 255) / 256;
-            splits = splits > 64 ? 64 : splits;
-            const size_t want_auto = splits == 1 ? 0 : expected_ws((int64_t)ns * nh * splits, hs);
-            CHK_EQ(got, want_auto, "auto ns %d len %d: %zu != %zu", ns, lens[i], got, want_auto);
-        }
+                cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &got), PA_SUCCESS, "%s", pa_last_error());
+                int64_t splits = (lens[i] + 255) / 256;
+                splits = splits > 64 ? 64 : splits;
+                const size_t want_auto = splits == 1 ? 0 : expected_ws_esz((int64_t)ns * nh * splits, hs, esz);
+                CHK_EQ(got, want_auto, "auto %s ns %d len %d: %zu != %zu", pa_dtype_name(qds[qd]), ns, lens[i], got,
+                       want_auto);
+            }
 }
 
 Test(decode_workspace, size_queries_check_only_shapes) {
@@ -199,10 +214,18 @@ Test(decode_workspace, size_queries_check_only_shapes) {
     p.kv.head_size = 64;
     p.max_seq_len = 2000;
     size_t b = 0;
+    /* a zeroed q_dtype is f32: partial rows of 4 bytes an element, enough for any dtype */
     cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert_eq(b, expected_ws(2 * 8 * 4, 64));
+    cr_assert_eq(b, expected_ws_esz(2 * 8 * 4, 64, 4));
     cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert_eq(b, expected_ws(2 * 8 * 8, 64));
+    cr_assert_eq(b, expected_ws_esz(2 * 8 * 8, 64, 4));
+    p.q_dtype = PA_DTYPE_BF16; /* 16-bit partial rows */
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b, expected_ws_esz(2 * 8 * 8, 64, 2));
+    p.q_dtype = (pa_dtype)PA_DTYPE_COUNT; /* not a query dtype: the launch refuses it; sized for f32 */
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b, expected_ws_esz(2 * 8 * 8, 64, 4));
+    p.q_dtype = PA_DTYPE_F32;
     p.kv.head_size = 100;
     cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_UNSUPPORTED);
     p.kv.head_size = 64;
