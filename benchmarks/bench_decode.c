@@ -61,6 +61,7 @@ static pa_decode_problem *make_decode_problem(const pa_op_opts *o, int ctx_len, 
                                  .block_size = o->block_size,
                                  .seq_lens = lens,
                                  .with_alibi = o->alibi,
+                                 .with_sinks = o->sinks,
                                  .skip_logical = 1};
     /* Validate the shape before allocating anything large. */
     pa_decode_params probe;
@@ -156,6 +157,7 @@ static int gpu_decode_make(const pa_decode_problem *pr, gpu_decode *g) {
     g->p.kv.k_scale = up(g, &pr->k_scale, sizeof(float), &err);
     g->p.kv.v_scale = up(g, &pr->v_scale, sizeof(float), &err);
     g->p.alibi_slopes = up(g, pr->alibi, sizeof(float) * (size_t)p->num_heads, &err);
+    g->p.sinks = up(g, pr->sinks, sizeof(float) * (size_t)p->num_heads, &err);
     if (err)
         gpu_decode_free(g);
     return err;

@@ -156,6 +156,7 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
                                     .query_lens = ql,
                                     .context_lens = cl,
                                     .with_alibi = o->alibi,
+                                    .with_sinks = o->sinks,
                                     .skip_logical = 1};
         p->cp = pa_context_problem_make(&c);
         if (p->cp) {
@@ -177,7 +178,8 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
                                    .num_kv_heads = sh->kv_heads,
                                    .head_size = sh->head_size,
                                    .q_lens = ql,
-                                   .with_alibi = o->alibi};
+                                   .with_alibi = o->alibi,
+                                   .with_sinks = o->sinks};
         if (o->cache_dtype != o->dtype)
             fprintf(stderr, "pagedattn %s prefill: prompt attention has no cache; --cache-dtype ignored\n", cmd);
         p->pp = pa_prompt_problem_make(&c);
@@ -234,6 +236,7 @@ static int pf_upload(pf_problem *p) {
         p->dcp.kv.k_scale = pf_up(p, &c->k_scale, sizeof(float), &err);
         p->dcp.kv.v_scale = pf_up(p, &c->v_scale, sizeof(float), &err);
         p->dcp.alibi_slopes = pf_up(p, c->alibi, sizeof(float) * (size_t)c->p.num_heads, &err);
+        p->dcp.sinks = pf_up(p, c->sinks, sizeof(float) * (size_t)c->p.num_heads, &err);
     } else {
         const pa_prompt_problem *c = p->pp;
         const size_t es = pa_dtype_size(c->p.dtype);
@@ -246,6 +249,7 @@ static int pf_upload(pf_problem *p) {
         p->dpp.cu_seqlens_q = pf_up(p, c->cu_q, sizeof(int32_t) * ((size_t)n + 1), &err);
         p->dpp.cu_seqlens_k = pf_up(p, c->cu_k, sizeof(int32_t) * ((size_t)n + 1), &err);
         p->dpp.alibi_slopes = pf_up(p, c->alibi, sizeof(float) * (size_t)c->p.num_heads, &err);
+        p->dpp.sinks = pf_up(p, c->sinks, sizeof(float) * (size_t)c->p.num_heads, &err);
     }
     return err;
 }

@@ -104,7 +104,8 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
                         .kv_lens = kl,
                         .window = o->window,
                         .soft_cap = o->soft_cap,
-                        .skip_logical = 1};
+                        .skip_logical = 1,
+                        .with_sinks = o->sinks};
     rg_problem *pr = rg_problem_make(&c);
     free(ql);
     free(kl);
@@ -124,7 +125,7 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
 
 typedef struct rg_dev {
     pa_ragged_params p;
-    void *bufs[8];
+    void *bufs[9];
     void *ws;
     size_t ws_bytes;
 } rg_dev;
@@ -140,7 +141,7 @@ static void *up(rg_dev *d, int slot, const void *src, size_t bytes) {
 }
 
 static void dev_free(rg_dev *d) {
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         cudaFree(d->bufs[i]);
     cudaFree(d->ws);
 }
@@ -157,7 +158,8 @@ static int dev_make(const rg_problem *pr, rg_dev *d, const char *cmd) {
              (d->p.page_indices =
                   up(d, 4, pr->page_indices, sizeof(int32_t) * (size_t)h->max_num_seqs * (size_t)h->pages_per_seq)) &&
              (d->p.cu_q_lens = up(d, 5, pr->cu_q_lens, sizeof(int32_t) * ((size_t)h->max_num_seqs + 1))) &&
-             (d->p.num_seqs = up(d, 6, &pr->num_seqs, sizeof(int32_t))) && (dsc = up(d, 7, sc, sizeof sc));
+             (d->p.num_seqs = up(d, 6, &pr->num_seqs, sizeof(int32_t))) && (dsc = up(d, 7, sc, sizeof sc)) &&
+             (!h->sinks || (d->p.sinks = up(d, 8, h->sinks, sizeof(float) * (size_t)h->num_q_heads)));
     if (ok) {
         d->p.kv.k_scale = h->kv.k_scale ? dsc : NULL;
         d->p.kv.v_scale = h->kv.v_scale ? dsc + 1 : NULL;

@@ -68,10 +68,17 @@ int pa_cli_have_gpu(char *why, size_t len) {
 /* ---- shared op options ---------------------------------------------------- */
 
 const pa_preset PA_PRESETS[] = {
-    {"llama3-8b", 32, 8, 128, 0, 0.0f, 0},       {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0},
-    {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0},   {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0},
-    {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192}, {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0},
-    {"qwen3-235b", 64, 4, 128, 0, 0.0f, 0},      {"phi3.5-mini", 32, 32, 96, 0, 0.0f, 0},
+    {"llama3-8b", 32, 8, 128, 0, 0.0f, 0, 0},
+    {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0, 0},
+    {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0, 0},
+    {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0, 0},
+    {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192, 0},
+    {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0, 0},
+    {"qwen3-235b", 64, 4, 128, 0, 0.0f, 0, 0},
+    {"phi3.5-mini", 32, 32, 96, 0, 0.0f, 0, 0},
+    /* gpt-oss-120b and -20b: 64 query heads, 8 KV heads, head 64, attention sinks; every
+     * other layer also has a sliding window of 128 (add --window 128) */
+    {"gpt-oss", 64, 8, 64, 0, 0.0f, 0, 1},
 };
 const int PA_NUM_PRESETS = (int)(sizeof PA_PRESETS / sizeof PA_PRESETS[0]);
 
@@ -100,8 +107,8 @@ void pa_op_opts_default(pa_op_opts *o) {
 
 const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
                           "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
-                          "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini (sets heads,\n"
-                          "                       head size, window, soft cap)\n"
+                          "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini, gpt-oss\n"
+                          "                       (sets heads, head size, window, soft cap, sinks)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"
                           "  --head-size N        (default 128)\n"
@@ -118,6 +125,8 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --window N           sliding window (0 = off)\n"
                           "  --soft-cap X         logits soft cap (0 = off)\n"
                           "  --alibi              ALiBi slopes on\n"
+                          "  --sinks              attention sinks on (gpt-oss; decode, prefill, ragged; the\n"
+                          "                       cuBLAS baseline beside them runs without)\n"
                           "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
                           "  --seed N             random data seed\n"
                           "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
@@ -136,6 +145,7 @@ void pa_apply_preset(pa_op_opts *o, const pa_preset *p) {
     o->head_size = p->head_size;
     o->window = p->window;
     o->soft_cap = p->soft_cap;
+    o->sinks = p->sinks;
 }
 
 static void preset_names(char *buf, size_t len) {
@@ -266,6 +276,9 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         else if (!strcmp(a, "--variant")) {
             NEED_VAL();
             o->variant = val;
+        }
+        else if (!strcmp(a, "--sinks")) {
+            o->sinks = 1;
         }
         else if (!strcmp(a, "--alibi")) {
             o->alibi = 1;

@@ -27,6 +27,7 @@ typedef struct pa_preset {
     int heads, kv_heads, head_size, window;
     float soft_cap;
     int local_chunk;
+    int sinks; /* attention sinks (gpt-oss) */
 } pa_preset;
 extern const pa_preset PA_PRESETS[];
 extern const int PA_NUM_PRESETS;
@@ -48,6 +49,7 @@ typedef struct pa_op_opts {
     int window;
     float soft_cap;
     int alibi;
+    int sinks; /* attention sinks, one per query head (pa_sink_logits) */
     int iters, warmup;
     const char *json;
     const char *preset;

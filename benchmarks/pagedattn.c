@@ -187,6 +187,15 @@ static int known_op(const char *op) {
            !strcmp(op, "cache") || !strcmp(op, "blocks");
 }
 
+/* --sinks on an op that has none (the cache ops, convert, the cuBLAS baseline)
+ * is refused, not ignored: exit 2 (a preset sweep applies it where it exists). */
+static int refuses_sinks(const char *cmd, const char *op, const pa_op_opts *o) {
+    if (!o->sinks || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged"))
+        return 0;
+    fprintf(stderr, "pagedattn %s %s: --sinks is for decode, prefill and ragged\n", cmd, op);
+    return 1;
+}
+
 static int cmd_check(int argc, char **argv) {
     if (want_help(argc, argv) || argc < 2) {
         fputs(CHECK_HELP, argc < 2 ? stderr : stdout);
@@ -205,6 +214,8 @@ static int cmd_check(int argc, char **argv) {
     int e = pa_op_opts_parse("check", argc, argv, 2, &o);
     if (e)
         return e;
+    if (refuses_sinks("check", op, &o))
+        return PA_CLI_EXIT_USAGE;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
         if (!strcmp(op, "baseline"))
@@ -598,6 +609,8 @@ static int cmd_bench(int argc, char **argv) {
     int e = pa_op_opts_parse("bench", argc, argv, 2, &o);
     if (e)
         return e;
+    if (refuses_sinks("bench", op, &o))
+        return PA_CLI_EXIT_USAGE;
     char why[512];
     int gpu = pa_cli_have_gpu(why, sizeof why);
     if (o.device_gpu == 1 && !gpu) {

@@ -31,6 +31,7 @@ typedef struct pa_context_problem_cfg {
     const int *context_lens; /* num_seqs entries, >= 0 */
     int extra_blocks;        /* unused NaN blocks in the pool */
     int with_alibi;
+    int with_sinks;   /* attention sinks: pa_sink_logits(num_heads, seed) */
     int skip_logical; /* no contiguous copies (large benchmarks) */
     int new_in_cache; /* also write the new tokens into the cache (mixed batches: the
                          decodes read theirs from it); use with cache dtype == q dtype */
@@ -40,7 +41,7 @@ typedef struct pa_context_problem {
     pa_context_attention_params p; /* host pointers */
     void *q, *k, *v, *out, *kc, *vc;
     int32_t *block_tables, *seq_lens, *qsl;
-    float *alibi;
+    float *alibi, *sinks;
     float k_scale, v_scale;
     size_t q_elems, kv_elems, out_elems, kc_elems, vc_elems; /* kv_elems: new K (= new V) */
     float **k_logical, **v_logical;                          /* [s]: [seq_len][kv_heads][head] floats */
@@ -196,6 +197,8 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
             pr->alibi[h] = pa_alibi_slope(h, c->num_heads);
         p->alibi_slopes = pr->alibi;
     }
+    if (c->with_sinks)
+        p->sinks = pr->sinks = pa_sink_logits(c->num_heads, c->seed);
     p->out = pr->out;
     p->query = pr->q;
     p->key = pr->k;
@@ -225,6 +228,7 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
     free(pr->seq_lens);
     free(pr->qsl);
     free(pr->alibi);
+    free(pr->sinks);
     free(pr);
 }
 
@@ -276,13 +280,14 @@ typedef struct pa_prompt_problem_cfg {
     const int *q_lens;
     const int *k_lens; /* NULL: self-attention (cu_seqlens_k = NULL) */
     int with_alibi;
+    int with_sinks; /* attention sinks: pa_sink_logits(num_heads, seed) */
 } pa_prompt_problem_cfg;
 
 typedef struct pa_prompt_problem {
     pa_prompt_attention_params p;
     void *q, *k, *v, *out;
     int32_t *cu_q, *cu_k;
-    float *alibi;
+    float *alibi, *sinks;
     size_t q_elems, k_elems;
 } pa_prompt_problem;
 
@@ -341,6 +346,8 @@ static inline pa_prompt_problem *pa_prompt_problem_make(const pa_prompt_problem_
     p->max_seqlen_k = mk;
     p->scale = 1.0f / sqrtf((float)hs);
     p->alibi_slopes = pr->alibi;
+    if (c->with_sinks)
+        p->sinks = pr->sinks = pa_sink_logits(c->num_heads, c->seed);
     return pr;
 }
 
@@ -354,6 +361,7 @@ static inline void pa_prompt_problem_free(pa_prompt_problem *pr) {
     free(pr->cu_q);
     free(pr->cu_k);
     free(pr->alibi);
+    free(pr->sinks);
     free(pr);
 }
 

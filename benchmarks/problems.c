@@ -84,6 +84,14 @@ int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens
     return spare;
 }
 
+float *pa_sink_logits(int heads, uint64_t seed) {
+    static const float pick[8] = {-INFINITY, 2.0f, -1.0f, 5.0f, 9.0f, 0.5f, 3.5f, 13.0f};
+    float *s = pa_xmalloc(sizeof(float) * (size_t)(heads > 0 ? heads : 1));
+    for (int h = 0; h < heads; h++)
+        s[h] = pick[(h * 3 + (int)(seed % 5)) % 8] + 0.125f * (float)(h % 5);
+    return s;
+}
+
 void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
                             int q_pos, const pa_plain_opts *o, float *out) {
     const int hs = head_size;
@@ -236,6 +244,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
             pr->alibi[h] = pa_alibi_slope(h, c->num_heads);
         p->alibi_slopes = pr->alibi;
     }
+    if (c->with_sinks)
+        p->sinks = pr->sinks = pa_sink_logits(c->num_heads, c->seed);
     p->query = pr->q;
     p->out = pr->out;
     p->block_tables = pr->block_tables;
@@ -259,6 +269,7 @@ void pa_decode_problem_free(pa_decode_problem *pr) {
     free(pr->block_tables);
     free(pr->seq_lens);
     free(pr->alibi);
+    free(pr->sinks);
     free(pr);
 }
 

@@ -96,11 +96,17 @@ typedef struct pa_plain_opts {
 void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
                             int q_pos, const pa_plain_opts *o, float *out);
 
+/* Attention sinks for `heads` query heads (malloc'd; never NULL): each head's
+ * differs, from -inf (none) to far above the logits of these problems (about
+ * 13), so a sink taken from another head, twice or not at all moves outputs
+ * past any tolerance. The tests (pa_test_sinks) and `pagedattn --sinks`. */
+float *pa_sink_logits(int heads, uint64_t seed);
+
 typedef struct pa_decode_problem {
     pa_decode_params p; /* host pointers */
     void *q, *out, *kc, *vc;
     int32_t *block_tables, *seq_lens;
-    float *alibi;
+    float *alibi, *sinks;
     float k_scale, v_scale;
     size_t q_elems, out_elems, k_elems, v_elems;
     /* logical[s] is [seq_len][kv_heads][head] floats (dequantised) */
@@ -115,6 +121,7 @@ typedef struct pa_decode_problem_cfg {
     const int *seq_lens; /* num_seqs entries */
     int extra_blocks;    /* unused blocks in the pool (NaN filled) */
     int with_alibi;
+    int with_sinks;   /* attention sinks: pa_sink_logits(num_heads, seed) */
     int skip_logical; /* do not keep the contiguous copies (large benchmarks) */
 } pa_decode_problem_cfg;
 

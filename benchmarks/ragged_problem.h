@@ -30,6 +30,7 @@ typedef struct rg_problem_cfg {
     float soft_cap, mask_value;
     float q_range; /* queries uniform in [-q_range, q_range); 0 = 2 */
     int skip_logical;
+    int with_sinks; /* attention sinks: pa_sink_logits(num_q_heads, seed) */
 } rg_problem_cfg;
 
 typedef struct rg_problem {
@@ -40,6 +41,7 @@ typedef struct rg_problem {
     size_t q_bytes, cache_bytes;
     int32_t max_tokens, total_rows;
     float **k_logical, **v_logical; /* [s]: [kv_len][kv_heads][head] */
+    float *sinks;                   /* with_sinks (a test may point p.sinks at its own) */
 } rg_problem;
 
 #define RG_SENTINEL_BYTE 0x5A
@@ -66,6 +68,7 @@ static inline void rg_problem_free(rg_problem *pr) {
     free(pr->kv_lens);
     free(pr->page_indices);
     free(pr->cu_q_lens);
+    free(pr->sinks);
     free(pr);
 }
 
@@ -188,6 +191,8 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     p->sliding_window = c->window;
     p->soft_cap = c->soft_cap;
     p->mask_value = c->mask_value;
+    if (c->with_sinks)
+        p->sinks = pr->sinks = pa_sink_logits(qh, c->seed);
     return pr;
 }
 

@@ -142,9 +142,9 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     fprintf(jf,
             ", \"seqs\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ctx\": %d, \"qlen\": %d, "
             "\"block_size\": %d, \"layout\": \"%s\", \"dtype\": \"%s\", \"cache_dtype\": \"%s\", \"window\": %d, "
-            "\"soft_cap\": %g, \"alibi\": %d, \"variant\": ",
+            "\"soft_cap\": %g, \"alibi\": %d, \"sinks\": %d, \"variant\": ",
             r->seqs, r->heads, r->kv_heads, r->head_size, r->ctx, r->qlen, r->block_size, pa_kv_layout_name(r->layout),
-            pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype), o->window, (double)o->soft_cap, o->alibi);
+            pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype), o->window, (double)o->soft_cap, o->alibi, o->sinks);
     json_str(jf, o->variant ? o->variant : "");
     fprintf(jf, ", \"device\": ");
     json_str(jf, pa_bench_device_name(gpu));

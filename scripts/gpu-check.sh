@@ -264,6 +264,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         done
         timeout 120 $CLI check prefill
         timeout 120 $CLI check ragged
+        # attention sinks (gpt-oss: 64/8 heads, head 64; a window of 128 on alternate layers)
+        timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --variant all
+        timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --window 128
+        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --layout nhd --seqs 2 --ctx 1024
+        timeout 120 $CLI check ragged --preset gpt-oss --dtype bf16 --seqs 2 --qlen 128 --decodes 6 --ctx 2000
         timeout 120 $CLI check baseline
         timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
         timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
@@ -404,6 +409,23 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                         --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
                 done
             done
+        done
+        # Attention sinks (gpt-oss's shape: 64/8 heads, head 64, bf16) with and without: the
+        # budget notes (sinks-2026-11-29.md, ragged-sinks-2026-11-29.md) predict a load's latency
+        # at each one-split decode CTA's and each prefill item's end, about 0.2-0.3 us, and 0.8%
+        # more instructions in the ragged mixed step; nothing in the tile loops.
+        for sk in "" "--sinks"; do
+            for v in v1 auto; do
+                echo "decode gpt-oss shape $sk --variant $v (64 x 4K):"
+                timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 \
+                    --layout nhd --variant $v $sk || echo "(failed: rc $?)"
+            done
+            echo "prefill gpt-oss shape $sk (4 x 4K prompts):"
+            timeout 60 $CLI bench prefill --seqs 4 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 $sk \
+                || echo "(failed: rc $?)"
+            echo "ragged gpt-oss shape $sk (4 x 512 prefill + 60 decodes at 4K):"
+            timeout 120 $CLI bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096 --heads 64/8 --head-size 64 \
+                --dtype bf16 $sk || echo "(failed: rc $?)"
         done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
