@@ -164,7 +164,7 @@ typedef struct gcase {
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
-    int sinks;        /* attention sinks: pa_test_sinks(qh, seed) */
+    int sinks;        /* attention sinks: pa_test_sinks(qh, seed); 2: head 1's +inf (its rows zero) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -196,6 +196,8 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
     if (k->logit_mul > 0.0f)
         pr->p.sm_scale *= k->logit_mul;
     float *sinks = k->sinks ? pa_test_sinks(k->qh, k->seed) : NULL;
+    if (k->sinks == 2)
+        sinks[1] = INFINITY;
     pr->p.sinks = sinks;
     dev_problem d;
     dev_make(pr, &d);
@@ -729,7 +731,8 @@ Test(ragged_gpu, forced_kv_splits) {
  * e^lse / (e^lse + e^sink)), chunked tiles (the last CTA's merge adds it once,
  * not per chunk), the f32 kernel, fp8 pages, a window (gpt-oss's 128 over head
  * 64 and group 8), a soft cap and a mild mask value. Each head has its own
- * sink, -inf (none) to far above the logits. */
+ * sink, -inf (none) to far above the logits; in two cases head 1's is +inf,
+ * whose rows must be zeros (direct, sliced and merged rows alike). */
 Test(ragged_gpu, attention_sinks) {
     PA_SKIP_WITHOUT_GPU();
     static const gcase ks[] = {
@@ -763,7 +766,7 @@ Test(ragged_gpu, attention_sinks) {
          .extra_lo = 60,
          .extra_hi = 1500,
          .decode_every = 2,
-         .sinks = 1},
+         .sinks = 2},
         /* f32 queries (the SIMT kernel): forced chunks, then rows written directly */
         {.seed = 7702,
          .q_dtype = PA_DTYPE_F32,
@@ -779,7 +782,7 @@ Test(ragged_gpu, attention_sinks) {
          .extra_hi = 300,
          .split = 64,
          .decode_every = 3,
-         .sinks = 1},
+         .sinks = 2},
         {.seed = 7705,
          .q_dtype = PA_DTYPE_F32,
          .cache_dtype = PA_DTYPE_F32,
