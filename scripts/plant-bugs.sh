@@ -349,6 +349,10 @@ plant ragged-sink-in-log2-units cuda/ragged/ragged_common.cuh \
     'return __expf(__ldg(' 'return exp2f(__ldg(' test_ragged 'ragged_gpu/attention_sinks'
 plant ragged-entry-drops-sinks csrc/ops/ragged_entry.c \
     'l.sinks = p->sinks;' 'l.sinks = NULL;' test_ragged 'ragged_gpu/attention_sinks'
+# The decode workspace sized for 16-bit partial rows (2026-11-29): one byte an element short.
+plant decode-workspace-short-for-16-bit csrc/ops/decode.c \
+    'p->q_dtype == PA_DTYPE_BF16 ? 2 : 4;' 'p->q_dtype == PA_DTYPE_BF16 ? 1 : 4;' \
+    test_decode 'decode_features/attention_sinks'
 # begin_cta's early read of the first table window (2026-11-29): read past the sequence's row of
 # block_table_stride entries (the last sequence's row ends at the table's end), and the early
 # entries taken for whatever window the first refill stages (a window that starts later, a long
