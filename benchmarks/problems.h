@@ -99,7 +99,7 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
 /* Attention sinks for `heads` query heads (malloc'd; never NULL): each head's
  * differs, from -inf (none) to far above the logits of these problems (about
  * 13), so a sink taken from another head, twice or not at all moves outputs
- * past any tolerance. The tests (pa_test_sinks) and `pagedattn --sinks`. */
+ * past any tolerance. The tests and `pagedattn --sinks`. */
 float *pa_sink_logits(int heads, uint64_t seed);
 
 typedef struct pa_decode_problem {

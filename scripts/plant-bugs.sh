@@ -343,7 +343,7 @@ plant ragged-chunks-take-sink cuda/ragged/ragged_common.cuh \
     'if (c.it.part < 0 && P.sinks != nullptr) {' 'if (P.sinks != nullptr) {' \
     test_ragged 'ragged_gpu/attention_sinks'
 plant ragged-sink-of-the-group cuda/ragged/ragged_common.cuh \
-    '__ldg(P.sinks + row_head(P, c, pr, pa_kv_divide(P.group_div, pr)))' '__ldg(P.sinks + c.it.kvh * c.group)' \
+    '__ldg(P.sinks + row_head(c, pr, pa_kv_divide(P.group_div, pr)))' '__ldg(P.sinks + c.it.kvh * c.group)' \
     test_ragged 'ragged_gpu/attention_sinks'
 plant ragged-sink-in-log2-units cuda/ragged/ragged_common.cuh \
     'return __expf(__ldg(' 'return exp2f(__ldg(' test_ragged 'ragged_gpu/attention_sinks'

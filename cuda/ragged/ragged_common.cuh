@@ -57,13 +57,13 @@ __device__ __forceinline__ Item load_item(const pa_rg_launch &P, int idx) {
 // Packed row pr is token pr / group, query head kvh * group + pr % group. The
 // division is P.group_div's multiply-high: the group is a launch constant, so
 // `/` would be a software division per call.
-__device__ __forceinline__ int row_head(const pa_rg_launch &P, const Item &c, int pr, int tok) {
+__device__ __forceinline__ int row_head(const Item &c, int pr, int tok) {
     return c.it.kvh * c.group + (pr - tok * c.group);
 }
 // Element offset of packed row pr in q / out.
 __device__ __forceinline__ int64_t row_offset(const pa_rg_launch &P, const Item &c, int pr) {
     const int tok = pa_kv_divide(P.group_div, pr);
-    return ((int64_t)(c.q_base + tok) * P.num_q_heads + row_head(P, c, pr, tok)) * P.head_size;
+    return ((int64_t)(c.q_base + tok) * P.num_q_heads + row_head(c, pr, tok)) * P.head_size;
 }
 // The attention sink of packed row pr's head, as a weight e^(sink - m) beside
 // a sum of exponentials taken at max m (natural log); 0 without sinks (and
@@ -71,7 +71,7 @@ __device__ __forceinline__ int64_t row_offset(const pa_rg_launch &P, const Item 
 __device__ __forceinline__ float sink_weight(const pa_rg_launch &P, const Item &c, int pr, float m) {
     if (P.sinks == nullptr)
         return 0.0f;
-    return __expf(__ldg(P.sinks + row_head(P, c, pr, pa_kv_divide(P.group_div, pr))) - m);
+    return __expf(__ldg(P.sinks + row_head(c, pr, pa_kv_divide(P.group_div, pr))) - m);
 }
 
 // Position of packed row pr (rows past the item are clamped to its last row,

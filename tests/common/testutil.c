@@ -181,5 +181,3 @@ void pa_test_dev_sync(void) {
     cudaError_t e = cudaDeviceSynchronize();
     cr_assert_eq(e, cudaSuccess, "sync: %s", cudaGetErrorString(e));
 }
-
-float *pa_test_sinks(int heads, uint64_t seed) { return pa_sink_logits(heads, seed); }

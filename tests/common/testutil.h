@@ -17,10 +17,6 @@ extern "C" {
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
 /* Fill n elements of dtype t with NaN (for fp8 e4m3 the NaN code 0x7F). */
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
-/* Attention sinks for `heads` query heads (malloc'd): each head's differs, from
- * -inf to far above the tests' logits (about 13), so a sink taken from
- * another head, twice or not at all moves outputs past any tolerance. */
-float *pa_test_sinks(int heads, uint64_t seed);
 /* Loads a typed buffer into a new float array. */
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
 

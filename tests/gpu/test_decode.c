@@ -657,7 +657,7 @@ static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, i
     static const int lens[8] = {1, 17, 256, 257, 513, 700, 2100, 90};
     const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed};
     pa_decode_problem *pr = make_problem(&c);
-    float *sinks = pa_test_sinks(heads, seed);
+    float *sinks = pa_sink_logits(heads, seed);
     pr->p.sinks = sinks;
     char desc[256];
     describe(&c, desc, sizeof desc);
@@ -1050,7 +1050,7 @@ static unsigned char *run_sub_batch(const pa_decode_problem *pr, const int *pick
 
 static void invariance_case(const dcase *c, int with_sinks) {
     pa_decode_problem *pr = make_problem(c);
-    float *sinks = with_sinks ? pa_test_sinks(c->heads, c->seed) : NULL;
+    float *sinks = with_sinks ? pa_sink_logits(c->heads, c->seed) : NULL;
     pr->p.sinks = sinks;
     const size_t row_bytes = (size_t)c->heads * c->hs * pa_dtype_size(c->q);
     /* Batches of 7, 3 and 1 sequences; sequences 2 and 5 are in all of them

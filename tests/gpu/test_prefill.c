@@ -1063,7 +1063,7 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
 /* One chunked-prefill step: three prefills (37 new tokens over 100 cached,
  * 200 over 5, and one token with no context), then n_dec decodes (of 77, 1
  * and 300 tokens), all over a cache of `layout` and the query dtype, through
- * check_mixed with the given options (sinks: pa_test_sinks for the heads). */
+ * check_mixed with the given options (sinks: pa_sink_logits for the heads). */
 static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
                        int window, float cap, int sinks, int short_ws, const char *what) {
     const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
@@ -1082,7 +1082,7 @@ static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int head
                                   .with_alibi = alibi,
                                   .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&cfg);
-    float *sk = sinks ? pa_test_sinks(heads, seed) : NULL;
+    float *sk = sinks ? pa_sink_logits(heads, seed) : NULL;
     pr->p.sinks = sk;
     dev_ctx d;
     dev_ctx_make(&d, pr);
@@ -1115,7 +1115,7 @@ Test(prefill_gpu, mixed_batch) {
 }
 
 /* ---- attention sinks (gpt-oss) --------------------------------------------------------
- * Each head's sink differs (pa_test_sinks: -inf to far above the logits), and
+ * Each head's sink differs (pa_sink_logits: -inf to far above the logits), and
  * GQA groups of 8 put rows of different heads in one tile, so a sink from the
  * wrong row's head, in the wrong units or missing fails; the first query rows
  * of a causal prompt see few keys, where the sink weighs most. */
@@ -1130,7 +1130,7 @@ typedef struct sink_ctx {
 static void sink_ctx_cases(const sink_ctx *cs, int n, uint64_t seed, void (*run)(const ctx_case *)) {
     const int ql[3] = {70, 1, 131}, cl[3] = {300, 40, 0};
     for (int i = 0; i < n; i++) {
-        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i);
+        float *sinks = pa_sink_logits(cs[i].heads, seed + (uint64_t)i);
         ctx_case c = {.seed = seed + (uint64_t)i,
                       .layout = cs[i].layout,
                       .qd = cs[i].qd,
@@ -1167,7 +1167,7 @@ static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
                                    .head_size = cs[i].hs,
                                    .q_lens = ql};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i);
+        float *sinks = pa_sink_logits(cs[i].heads, seed + (uint64_t)i);
         pr->p.sinks = sinks;
         pr->p.sliding_window = cs[i].window;
         char what[128];

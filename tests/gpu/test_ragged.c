@@ -164,7 +164,7 @@ typedef struct gcase {
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
-    int sinks;        /* attention sinks: pa_test_sinks(qh, seed); 2: head 1's +inf (its rows zero) */
+    int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf (its rows zero) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -187,6 +187,7 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         .soft_cap = k->soft_cap,
         .mask_value = k->mask_value,
         .q_range = k->q_range,
+        .with_sinks = k->sinks != 0,
     };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr, "problem allocation failed");
@@ -195,10 +196,8 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         pr->p.sm_scale *= 2.0f / k->q_range; /* the logits as with the default range */
     if (k->logit_mul > 0.0f)
         pr->p.sm_scale *= k->logit_mul;
-    float *sinks = k->sinks ? pa_test_sinks(k->qh, k->seed) : NULL;
     if (k->sinks == 2)
-        sinks[1] = INFINITY;
-    pr->p.sinks = sinks;
+        pr->sinks[1] = INFINITY;
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
@@ -208,7 +207,6 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
     compare_with_ref(pr, out, k->sinks ? "case with sinks" : "case");
     free(out);
     dev_free(&d);
-    free(sinks);
     rg_problem_free(pr);
 }
 
@@ -1154,7 +1152,7 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 cr_assert(pr);
                 /* bf16 with attention sinks (added after the merge, so the
                  * partial rows and the invariance are untouched) */
-                float *sinks = d == 0 ? pa_test_sinks(16, 77) : NULL;
+                float *sinks = d == 0 ? pa_sink_logits(16, 77) : NULL;
                 pr->p.sinks = sinks;
                 /* Give the target the same queries and K/V in every batch: fill
                  * its rows and pages from a fixed generator. */

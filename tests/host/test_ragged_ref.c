@@ -22,7 +22,7 @@ typedef struct rg_case {
     int extra_lo, extra_hi; /* kv_len - q_len range */
     int window;
     float soft_cap, mask_value;
-    int sinks; /* attention sinks: pa_test_sinks(qh, seed) */
+    int sinks; /* attention sinks: pa_sink_logits(qh, seed) */
 } rg_case;
 
 static rg_problem *make_case(const rg_case *k, int *q_lens, int *kv_lens) {
@@ -45,7 +45,8 @@ static rg_problem *make_case(const rg_case *k, int *q_lens, int *kv_lens) {
                         .extra_cols = 2,
                         .window = k->window,
                         .soft_cap = k->soft_cap,
-                        .mask_value = k->mask_value};
+                        .mask_value = k->mask_value,
+                        .with_sinks = k->sinks};
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr != NULL, "problem allocation failed");
     return pr;
@@ -57,8 +58,6 @@ static void check_against_plain(const rg_case *k) {
     int *q_lens = malloc(sizeof(int) * (size_t)k->num_seqs), *kv_lens = malloc(sizeof(int) * (size_t)k->num_seqs);
     cr_assert(q_lens && kv_lens);
     rg_problem *pr = make_case(k, q_lens, kv_lens);
-    float *sinks = k->sinks ? pa_test_sinks(k->qh, k->seed) : NULL;
-    pr->p.sinks = sinks;
     pa_status st = pa_ref_ragged_paged_attention(&pr->p);
     cr_assert_eq(st, PA_SUCCESS, "reference failed: %s", pa_last_error());
 
@@ -73,7 +72,7 @@ static void check_against_plain(const rg_case *k) {
     int ok = pa_compare(pr->out, k->q_dtype, plain, (int64_t)n, tol, &res);
     cr_assert(ok, "seed %llu %s/%s seqs %d heads %d/%d hs %d ps %d window %d cap %g%s: %s", (unsigned long long)k->seed,
               pa_dtype_name(k->q_dtype), pa_dtype_name(k->cache_dtype), k->num_seqs, k->qh, k->kvh, k->hs, k->ps,
-              k->window, (double)k->soft_cap, sinks ? " sinks" : "", pa_compare_format(&res, tol, buf, sizeof buf));
+              k->window, (double)k->soft_cap, k->sinks ? " sinks" : "", pa_compare_format(&res, tol, buf, sizeof buf));
     /* rows past the last sequence: untouched */
     const unsigned char *o = (const unsigned char *)pr->out;
     const size_t esz = pa_dtype_size(k->q_dtype);
@@ -82,7 +81,6 @@ static void check_against_plain(const rg_case *k) {
     free(plain);
     free(q_lens);
     free(kv_lens);
-    free(sinks);
     rg_problem_free(pr);
 }
 
@@ -290,7 +288,7 @@ Test(ragged_ref, single_key_returns_its_value) {
  * attention that appends the sink as one more score with no value: f32 and
  * bf16, groups 1 to 8, a window, a soft cap (which must not touch the sink), a
  * mild mask value (masked keys still weigh in beside the sink), fp8 pages.
- * pa_test_sinks gives each head its own sink, -inf (none) to far above the
+ * pa_sink_logits gives each head its own sink, -inf (none) to far above the
  * logits, so a sink dropped, taken from another head or capped fails. */
 Test(ragged_ref, sinks_as_an_extra_score) {
     static const rg_case ks[] = {
