@@ -370,7 +370,8 @@ DECODE_SHAPES = [
     dict(name="GQA 32/8 head 64, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=64),
     # head 256 (Gemma 2 and 3): tensor cores since 2026-11-25 (16/32-token tiles, two warps a token group)
     dict(name="GQA 16/8 head 256, b=64 x 4K", heads=16, kv_heads=8, batch=64, ctx=4096, head=256),
-    # head 96 (Phi-3-mini, Phi-3.5-mini): tensor cores for 16-bit caches since 2026-11-25 (padded 208-byte rows)
+    # head 96 (Phi-3-mini, Phi-3.5-mini): tensor cores for 16-bit caches since 2026-11-25 (padded 208-byte
+    # rows), for fp8 since 2026-11-29 (padded 112-byte rows, a half block of 32 dims)
     dict(name="MHA 32/32 head 96, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=96),
     # GQA groups of 16 (Qwen3-235B's 64/4, Llama-3.1-405B's 128/8): tensor cores since 2026-11-25 (two head blocks)
     dict(name="GQA 64/4 (group 16), b=64 x 4K", heads=64, kv_heads=4, batch=64, ctx=4096),
@@ -475,10 +476,9 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 64, 128 and 256, and 96 with a 16-bit cache; at head 128 also NG
-    # 3 and 4, two head blocks), FixGeo<128, CT, NG> for an f32 one at head
-    # 128; DynGeo otherwise.
-    if (ng <= 2 or hs == 128) and q != "f32" and (hs in (64, 128, 256) or (hs == 96 and esz == 2)):
+    # (heads 64, 96, 128 and 256; at head 128 also NG 3 and 4, two head
+    # blocks), FixGeo<128, CT, NG> for an f32 one at head 128; DynGeo otherwise.
+    if (ng <= 2 or hs == 128) and q != "f32" and hs in (64, 96, 128, 256):
         # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)
     elif ng <= 2 and hs == 128:

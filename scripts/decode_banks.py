@@ -17,9 +17,10 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
   - the tensor-core kernel's fp8 K reads (S^T = K Q^T): lane (g, c) of warp w reads granule 4 j + c
     of tokens 16 w + g and 16 w + g + 8 (over vLLM's layout, of tokens 16 w + mma_tok(g) and
     16 w + mma_tok(g + 8)); at fp8 head 64's 128-token tile (flash layouts), of both M blocks m of
-    the warp's 32 tokens, 32 w + 16 m + g (+ 8), in unpadded 64-byte rows;
+    the warp's 32 tokens, 32 w + 16 m + g (+ 8), in unpadded 64-byte rows; at head 96 (padded
+    112-byte rows) also the half block's 8 bytes at 64 + 8 c (both 2-way: rows 112 bytes apart);
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2)
-    (+ 16 m at the 128-token tile);
+    (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g);
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
     tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
     meet a bank twice, allowed as head 96's copies);
@@ -83,10 +84,16 @@ FORMULAS = {
     "cuda/decode/decode_mma.cuh": [
         "return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j;",
         "const int tr0 = tw + 16 * m + mma_tok<PERM>(g), tr1 = tw + 16 * m + mma_tok<PERM>(g + 8);",
-        "const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);",
-        "const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);",
-        "const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);",
+        "lds_words(krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4), w0);",
+        "lds_words(krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4), w1);",
+        "vtok[i] = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);",
+        "const int t = vtok[i];",
         "const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);",
+        "const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 4 * g, t, G::swz_v, 4);",
+        "lds_words(krow0 + swz(64 * j + 8 * qc, tr0, G::swz_k, 4), w0);",
+        "lds_words(krow1 + swz(64 * j + 8 * qc, tr1, G::swz_k, 4), w1);",
+        "constexpr int f8_span(int hd, int j, int full) { return hd - 64 * j >= 64 ? full : full / 2; }",
+        "return F8 ? 64 * (mb >> 2) + f8_span(HD, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;",
         "const int t = tw + 8 * nb + (lane & 7);",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));",
         "tv[nb] = tw + 8 * nb + (lane & 7);",
@@ -103,7 +110,7 @@ FORMULAS = {
         "vrow[nb] = VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
         "ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
-        "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<F8 && !VL>(mb, g + 8 * (i >> 1));",
+        "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));",
         "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
         "constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1;",
         "const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;",
@@ -176,8 +183,15 @@ def no_s(t):
 def f8_rows(s, hs, pitch64=80):
     """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
     head 64 rows without a swizzle (4 granules: G::swz_k = G::swz_v = 0), pitch64 bytes apart:
-    dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows."""
-    return (s, hs) if hs >= 128 else (no_s, pitch64)
+    dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows; head 96 dec_geometry's
+    padded 112 (7 granules, no swizzle)."""
+    return (s, hs) if hs >= 128 else (no_s, 112) if hs == 96 else (no_s, pitch64)
+
+
+def f8_span(hd, j, full):
+    """decode_mma.cuh's f8_span: the bytes a lane takes of each row of fp8 dim block j (64 dims; a
+    last block of 32 at head 96: half)."""
+    return full if hd - 64 * j >= 64 else full // 2
 
 
 def mma_groups(hs, esz):
@@ -188,36 +202,45 @@ def mma_groups(hs, esz):
     return WT, T // WT
 
 
-def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80):
+def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None):
     """Token group tg (tw = 16 mt tg), M block m < mt (two at fp8 head 64's 128-token tile), lane
-    (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + 16 m + mma_tok(g) (src0) and tw + 16 m +
-    mma_tok(g + 8) (src1), j < hs / 64."""
+    (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + 16 m + mma_tok(g) (krow0) and tw + 16 m +
+    mma_tok(g + 8) (krow1), j < hs / 64; at head 96 also 8 bytes at 64 + 8 c of both (the half block;
+    half_block True: only those reads, False: only the 16-byte ones)."""
     s, pitch = f8_rows(s, hs, pitch64)
     out = []
     for w in range(mma_groups(hs, 1)[1] // mt):
         for m in range(mt):
             for half in range(2):
-                for j in range(hs // 64):
+                tok = lambda l: 16 * (mt * w + m) + mma_tok((l >> 2) + 8 * half, perm)
+                for j in range((hs + 63) // 64):
+                    span = f8_span(hs, j, 16)
+                    if half_block is not None and half_block != (span == 8):
+                        continue
                     out.append(ragged_banks.wavefronts(
-                        [place(s, 16 * (mt * w + m) + mma_tok((l >> 2) + 8 * half, perm), 4 * j + (l & 3),
-                               pitch=pitch) for l in range(32)], 16))
+                        [place(s, tok(l), (64 * j + span * (l & 3)) >> 4, (span * (l & 3)) & 15, pitch=pitch)
+                         for l in range(32)], span))
     return out
 
 
-def mma_f8_v(s, hs=128, mt=1):
-    """Lane (g, c) reads 8 bytes of token 16 m + 2 c + (i % 2) + 8 (i / 2) of the warp's, m < mt."""
+def mma_f8_v(s, hs=128, mt=1, half_block=None):
+    """Lane (g, c) reads 8 bytes at 64 P + 8 g of token 16 m + 2 c + (i % 2) + 8 (i / 2) of the
+    warp's, m < mt (head 96's half block: 4 bytes at 64 + 4 g; half_block as mma_f8_k's)."""
     s, pitch = f8_rows(s, hs)
     out = []
     for m in range(mt):
-        for P in range(hs // 64):
+        for P in range((hs + 63) // 64):
+            span = f8_span(hs, P, 8)
+            if half_block is not None and half_block != (span == 4):
+                continue
             for i in range(4):
                 addrs = []
                 for l in range(32):
                     g, c = l >> 2, l & 3
                     t = 16 * m + 2 * c + (i & 1) + 8 * (i >> 1)
-                    b = 64 * P + 8 * g
+                    b = 64 * P + span * g
                     addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
-                out.append(ragged_banks.wavefronts(addrs, 8))
+                out.append(ragged_banks.wavefronts(addrs, span))
     return out
 
 
@@ -242,9 +265,10 @@ def ldmatrix(s, hs=128):
     return out
 
 
-def pv_dim(f8, mb, r):
-    """decode_mma.cuh's pv_dim: the dim of P.V's m-block mb, row r (fp8 flash: permuted)."""
-    return 64 * (mb >> 2) + 8 * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
+def pv_dim(f8, mb, r, hd=128):
+    """decode_mma.cuh's pv_dim: the dim of P.V's m-block mb, row r, of a warp's hd dims (fp8 flash:
+    permuted)."""
+    return 64 * (mb >> 2) + f8_span(hd, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
 
 
 def epilogue_stores(f8, rs, hs=128, hb=1):
@@ -254,7 +278,7 @@ def epilogue_stores(f8, rs, hs=128, hb=1):
     GQA groups 9..16 at head 128)."""
     hd = min(hs, 128)
     return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
-                                          pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1))) for l in range(32)], 4)
+                                          pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1), hd)) for l in range(32)], 4)
             for dh in range(0, hs, hd) for mb in range(hd // 16) for b in range(hb) for i in range(4)]
 
 
@@ -421,6 +445,24 @@ def main():
                ("epilogue O^T stores, head 96, 16-bit (row stride 100)", lambda s: epilogue_stores(False, 100, 96), 1),
                ("flash copies, head 96, 4 threads a token (208-byte rows; 2-way allowed)",
                 lambda s: copies(no_s, 4, 12, 208), 8)]
+    # head 96, fp8 caches: padded 112-byte rows (7 granules, no swizzle). A quarter warp's 16-byte K
+    # reads take 64 bytes of two tokens (rows 112 bytes apart: they meet in 12 banks) and a half
+    # warp's 8-byte reads of the half block 32 bytes of four: 2-way at most, which no pitch below
+    # 192 bytes avoids for both; the V reads (8 and 4 bytes) take their least
+    checks += [("tensor-core fp8 K reads, head 96 (112-byte rows; 2-way allowed)",
+                lambda s: mma_f8_k(s, hs=96, half_block=False), 8),
+               ("tensor-core fp8 K reads (8 B), head 96's half block (2-way allowed)",
+                lambda s: mma_f8_k(s, hs=96, half_block=True), 4),
+               ("tensor-core fp8 K reads, head 96, vLLM's layout (2-way allowed)",
+                lambda s: mma_f8_k(s, True, hs=96, half_block=False), 8),
+               ("tensor-core fp8 K reads (8 B), head 96's half block, vLLM's layout (2-way allowed)",
+                lambda s: mma_f8_k(s, True, hs=96, half_block=True), 4),
+               ("tensor-core fp8 V reads (8 B), head 96", lambda s: mma_f8_v(s, hs=96, half_block=False), 2),
+               ("tensor-core fp8 V reads (4 B), head 96's half block", lambda s: mma_f8_v(s, hs=96, half_block=True), 1),
+               ("vLLM V^T 4-byte reads, fp8, head 96 (tensor cores)", lambda s: vllm_v_f8(s, 96), 1),
+               ("epilogue O^T stores, head 96, fp8 flash (row stride 99)", lambda s: epilogue_stores(True, 99, 96), 2),
+               ("flash copies, head 96, fp8, 2 threads a token (112-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 2, 6, 112), 8)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -435,7 +477,7 @@ def main():
     # head 64 covers two heads a pass, head 96 leaves its last warp idle)
     outs = [("epilogue output reads, head %d%s (row stride %d)" % (hs, ", two head blocks" if hb > 1 else "", rs),
              hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
-                                            (96, 1, 100), (256, 1, 259), (256, 1, 260))]
+                                            (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
@@ -470,7 +512,7 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout, the split kernel's fp8 and head-96"
+          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at head 96, the split kernel's fp8 and head-96"
           " V^T reads, the head-96 copies into padded rows, the long tile's copies)")
 
 

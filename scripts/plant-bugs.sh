@@ -166,7 +166,7 @@ plant decode-fixed-ng2-gets-ng1-geometry cuda/decode/decode_launch.cuh \
     'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 2>>, kp, s);' \
     'return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);' test_decode 'decode_fixed/*'
 plant decode-mma-v-token-pairs-swapped cuda/decode/decode_mma.cuh \
-    'const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);' 'const int t = tw + 16 * m + 2 * qc + (i >> 1) + 8 * (i & 1);' \
+    'vtok[i] = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);' 'vtok[i] = tw + 16 * m + 2 * qc + (i >> 1) + 8 * (i & 1);' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-mma-16bit-v-fragment-swapped cuda/decode/decode_mma.cuh \
     'const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};' \
@@ -207,16 +207,32 @@ plant decode-long-tile-second-m-block-keys-of-first cuda/decode/decode_mma.cuh \
     'tr1 = tw + 16 * m + mma_tok<PERM>(g + 8); // rows g, g + 8' 'tr1 = tw + mma_tok<PERM>(g + 8); // rows g, g + 8' \
     test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-long-tile-second-m-block-p-of-first cuda/decode/decode_mma.cuh \
-    'mma16816<MDT>(acc[4 * P + q][b], a, pb0[m][b], pb1[m][b]);' 'mma16816<MDT>(acc[4 * P + q][b], a, pb0[0][b], pb1[0][b]);' \
+    'mma16816<MDT>(acc[mb][b], a, pb0[m][b], pb1[m][b]);' 'mma16816<MDT>(acc[mb][b], a, pb0[0][b], pb1[0][b]);' \
     test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-mma-head256-dims-without-dh cuda/decode/decode_mma.cuh \
-    'd = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' 'd = pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));' \
+    'd = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));' 'd = pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));' \
     test_decode 'decode_fixed/tensor_core_head_256'
 # Head 96's padded 16-bit K rows read as if unpadded (every other 16-bit head's rows are unpadded):
 # fails only the head-96 test.
 plant decode-mma-head96-k-rows-unpadded cuda/decode/decode_mma.cuh \
     'const unsigned char *krow = kt + t * G::pitch_k;' 'const unsigned char *krow = kt + t * HS * G::esz;' \
     test_decode 'decode_fixed/tensor_core_head_96'
+# fp8 at head 96: the last 32 dims as a half block. Each plant fails only the fp8 head-96 test.
+plant decode-mma-f8-head96-qk-tail-word-twice cuda/decode/decode_mma.cuh \
+    'qk_step(w0[1], w1[1], 4 * j + 1);' 'qk_step(w0[0], w1[0], 4 * j + 1);' \
+    test_decode 'decode_fixed/tensor_core_head_96_fp8'
+plant decode-mma-f8-head96-q-tail-full-span cuda/decode/decode_mma.cuh \
+    'f8_span(HS, ks >> 2, 16) * qc' '16 * qc' \
+    test_decode 'decode_fixed/tensor_core_head_96_fp8'
+plant decode-mma-f8-head96-pv-tail-dims-0-1-twice cuda/decode/decode_mma.cuh \
+    'pv_step(w, 1, 4 * P + 1);' 'pv_step(w, 0, 4 * P + 1);' \
+    test_decode 'decode_fixed/tensor_core_head_96_fp8'
+plant decode-mma-f8-head96-out-tail-full-span cuda/decode/decode_mma.cuh \
+    'f8_span(HD, mb >> 2, 8) * (r & 7)' '8 * (r & 7)' \
+    test_decode 'decode_fixed/tensor_core_head_96_fp8'
+plant decode-mma-f8-head96-v-tail-rows-8-bytes cuda/decode/decode_mma.cuh \
+    'swz(dh + 64 * P + 4 * g, t, G::swz_v, 4)' 'swz(dh + 64 * P + 8 * g, t, G::swz_v, 4)' \
+    test_decode 'decode_fixed/tensor_core_head_96_fp8'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

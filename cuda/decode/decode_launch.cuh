@@ -27,8 +27,8 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // runs on tensor cores (decode_mma.cuh); an f32 query on CUDA cores. A
 // 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
 // tensor cores too, with the value copies' unit from the host (FixGeoV).
-// Heads 64 and 256 take the same tensor-core path (both layouts), and head 96
-// with a 16-bit cache. Everything else runs the runtime-shaped instance. The
+// Heads 64, 96 and 256 take the same tensor-core path (both layouts, 16-bit
+// and fp8 caches). Everything else runs the runtime-shaped instance. The
 // choice depends on the problem's shape only, never on the batch, so batch
 // invariance holds.
 // The tensor-core kernel at the first head size in HS... that it serves for

@@ -1,5 +1,5 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
-// 128 and 256 (and 96 with a 16-bit cache), a flash layout or vLLM's, a
+// 96, 128 and 256, a flash layout or vLLM's, a
 // 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
 // (MHA and GQA groups up to 8; at head 128 up to 16 in two head blocks:
 // groups 9..16, and larger groups in the host's CTAs of up to 16 heads), no
@@ -78,6 +78,15 @@
 //     LDS.64) and pairs them in registers (one byte permute per two dims of
 //     two tokens) into words whose 16-bit halves are the token pairs a0..a3
 //     of the V^T fragment take. The epilogue maps the dims back.
+//   - Head 96 (fp8 since 2026-11-29): the first 64 dims are a block as
+//     above; the last 32 a half block with half the span a lane: k-steps 4
+//     and 5 take dims 64 + 8c + 4s + {0..3} (LDS.64 of each token g, g+8),
+//     and m-blocks 4 and 5 dims 64 + 4(r & 7) + 2(mb & 3) + (r >> 3) (LDS.32
+//     of each token: one permute per two dims again). Rows are dec_geometry's
+//     padded 112 bytes (64-token tiles): V's reads take their least
+//     wavefronts; K's 16- and 8-byte reads meet a bank twice (no pitch under
+//     192 bytes avoids both), which the tile's 2 x 6 KiB from memory leave
+//     far off the critical path.
 //   fp8 converts exactly to f16 (e4m3, e5m2 both fit), so an fp8 cache runs
 //   f16 MMAs: an f16 query exactly; a bf16 query scaled by a power of two 2^-e
 //   chosen per CTA so its largest |q| lands in [2^14, 2^15) (f16 has bf16's 8
@@ -101,19 +110,43 @@ using ::pa::tile::PAIR_D01;
 using ::pa::tile::PAIR_D23;
 using ::pa::tile::prmt;
 
-// Physical dim of P.V's m-block mb, row r (see the header).
-template <bool F8> PA_DEC_DEV int pv_dim(int mb, int r) {
-    return F8 ? 64 * (mb >> 2) + 8 * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;
+// fp8: the bytes a lane (column qc for K, row g for V) takes of each row of
+// dim block j (64 dims; head 96's last block, j = 1, has 32: half as many).
+constexpr int f8_span(int hd, int j, int full) { return hd - 64 * j >= 64 ? full : full / 2; }
+// N 4-byte words of the 4N-aligned shared bytes at p: one LDS.128, LDS.64 or LDS.32.
+template <int N> PA_DEC_DEV void lds_words(const unsigned char *p, uint32_t (&w)[N]) {
+    static_assert(N == 1 || N == 2 || N == 4, "lds_words: 4, 8 or 16 bytes");
+    PA_DEC_ALIGNED(p, 4 * N);
+    if constexpr (N == 4) {
+        const uint4 u = *reinterpret_cast<const uint4 *>(p);
+        w[0] = u.x;
+        w[1] = u.y;
+        w[2] = u.z;
+        w[3] = u.w;
+    } else if constexpr (N == 2) {
+        const uint2 u = *reinterpret_cast<const uint2 *>(p);
+        w[0] = u.x;
+        w[1] = u.y;
+    } else {
+        w[0] = *reinterpret_cast<const uint32_t *>(p);
+    }
+}
+// Physical dim of P.V's m-block mb, row r, of a warp's HD dims (see the header).
+template <bool F8, int HD> PA_DEC_DEV int pv_dim(int mb, int r) {
+    return F8 ? 64 * (mb >> 2) + f8_span(HD, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;
 }
 // Physical dim of Q.K's k-step ks, lane column qc, half (dims 2c.. or 2c+8..), element e.
-template <bool F8> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
-    return F8 ? 64 * (ks >> 2) + 16 * qc + 4 * (ks & 3) + 2 * half + e : 16 * ks + 2 * qc + 8 * half + e;
+template <bool F8, int HS> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
+    return F8 ? 64 * (ks >> 2) + f8_span(HS, ks >> 2, 16) * qc + 4 * (ks & 3) + 2 * half + e
+              : 16 * ks + 2 * qc + 8 * half + e;
 }
 
 // 4 CTAs per SM for 16-bit caches (about 115 registers). fp8: 3 CTAs (<= 168
 // registers): the fragments (32 accumulators, 16 of Q), the conversions and
 // the loader's state need about 150, and at 128 ptxas spills. Three CTAs
-// still keep two 16 KiB tiles each in flight, about 96 KiB per SM.
+// still keep two 16 KiB tiles each in flight, about 96 KiB per SM. fp8 at
+// head 96 (24 accumulators, 12 of Q) needs 94 (flash) and 117 (vLLM's
+// layout) unbounded: 4 CTAs, as 16-bit caches.
 // The loader's geometry (it does not depend on the head groups): flash
 // layouts, or vLLM's (VL).
 template <bool VL, int HS, int CT> struct MmaGeo { using type = FixGeo<HS, CT, 1>; };
@@ -133,14 +166,12 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // as many bytes again in flight as the 2 that its 182 unbounded registers
 // allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
-// Head sizes the kernel serves with a cache of type ct: 64, 128, 256, and 96
-// for 16-bit caches (the fp8 path's permutations take 64 dims at a time).
-constexpr bool mma_head_ok(int ct, int hs) {
-    return hs == 64 || hs == 128 || hs == 256 || (hs == 96 && !pa::is_fp8(ct));
-}
+// Head sizes the kernel serves: 64, 96, 128 and 256 (the fp8 permutations
+// take 64 dims at a time and head 96's last 32 as a half block).
+constexpr bool mma_head_ok(int, int hs) { return hs == 64 || hs == 96 || hs == 128 || hs == 256; }
 
 constexpr int mma_min_ctas(bool f8, int hs, int hb) {
-    return hb > 1 || (f8 && hs > 64) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
+    return hb > 1 || (f8 && hs > 96) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
 }
 
 template <int QT, int CT, bool VL, int HS, int HB>
@@ -151,7 +182,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                   "decode_mma_kernel: a 16-bit query with its own dtype's cache or fp8");
     constexpr int MDT = F8 ? 1 : CT; // the MMA's input type: f16 for fp8, else the cache's
     using G = typename MmaGeo<VL, HS, CT>::type;
-    constexpr bool PERM = VL && F8; // S^T's rows permuted (mma_tok)
+    constexpr bool PERM = VL && F8;    // S^T's rows permuted (mma_tok)
+    constexpr bool PERM_D = F8 && !VL; // P.V's dims permuted (pv_dim)
     // Whole tiles skip the logit masks (all_in, below) on the fp8 path: there
     // a lane holds 4 logits (8 at head 64) and the masks cost 2-9% of a tile's
     // instructions (budget-decode-2026-11-28.md); a 16-bit lane holds 2 or 4,
@@ -170,7 +202,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
                   "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 128 or 256 (96: 16-bit caches)");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128 or 256");
+    static_assert(HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0),
+                  "decode_mma_kernel: a half block of 32 dims (head 96) in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 * MT : (WT == 8 || WT == 16)),
@@ -241,7 +275,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             for (int ks = 0; ks < KS; ks++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const uint16_t *src = qrow + qk_dim<F8>(ks, qc, h, 0);
+                    const uint16_t *src = qrow + qk_dim<F8, HS>(ks, qc, h, 0);
                     PA_DEC_ALIGNED(src, 4);
                     const uint32_t w = *reinterpret_cast<const uint32_t *>(src);
                     qa[ks][b][h] = row_on ? w : 0u;
@@ -251,7 +285,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             for (int ks = 0; ks < KS; ks++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const uint16_t *src = qrow + qk_dim<F8>(ks, qc, h, 0);
+                    const uint16_t *src = qrow + qk_dim<F8, HS>(ks, qc, h, 0);
                     const uint32_t w = (uint32_t)src[0] | (uint32_t)src[1] << 16;
                     qa[ks][b][h] = row_on ? w : 0u;
                 }
@@ -357,23 +391,31 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 const int tr0 = tw + 16 * m + mma_tok<PERM>(g),
                           tr1 = tw + 16 * m + mma_tok<PERM>(g + 8); // rows g, g + 8
                 const unsigned char *krow0 = kt + tr0 * G::pitch_k, *krow1 = kt + tr1 * G::pitch_k;
+                // k-step ks from word x0 of token g's bytes and x1 of token g + 8's
+                auto qk_step = [&](uint32_t x0, uint32_t x1, int ks) {
+                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(x0), fp8x2_to_f16x2<CT>(x1), fp8x2_hi_to_f16x2<CT>(x0),
+                                           fp8x2_hi_to_f16x2<CT>(x1)};
+#pragma unroll
+                    for (int b = 0; b < HB; b++)
+                        mma16816<MDT>(sf[m][b], a, qa[ks][b][0], qa[ks][b][1]);
+                };
 #pragma unroll
                 for (int j = 0; j < HS / 64; j++) {
-                    const unsigned char *src0 = krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4);
-                    const unsigned char *src1 = krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4);
-                    PA_DEC_ALIGNED(src0, 16);
-                    PA_DEC_ALIGNED(src1, 16);
-                    const uint4 u0 = *reinterpret_cast<const uint4 *>(src0),
-                                u1 = *reinterpret_cast<const uint4 *>(src1);
-                    const uint32_t w0[4] = {u0.x, u0.y, u0.z, u0.w}, w1[4] = {u1.x, u1.y, u1.z, u1.w};
+                    uint32_t w0[4], w1[4];
+                    lds_words(krow0 + swz(64 * j + 16 * qc, tr0, G::swz_k, 4), w0);
+                    lds_words(krow1 + swz(64 * j + 16 * qc, tr1, G::swz_k, 4), w1);
 #pragma unroll
-                    for (int s = 0; s < 4; s++) {
-                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(w0[s]), fp8x2_to_f16x2<CT>(w1[s]),
-                                               fp8x2_hi_to_f16x2<CT>(w0[s]), fp8x2_hi_to_f16x2<CT>(w1[s])};
-#pragma unroll
-                        for (int b = 0; b < HB; b++)
-                            mma16816<MDT>(sf[m][b], a, qa[4 * j + s][b][0], qa[4 * j + s][b][1]);
-                    }
+                    for (int s = 0; s < 4; s++)
+                        qk_step(w0[s], w1[s], 4 * j + s);
+                }
+                if constexpr (HS % 64 != 0) {
+                    // head 96's last 32 dims: 8 bytes of each token, k-steps 4 j and 4 j + 1
+                    constexpr int j = HS / 64;
+                    uint32_t w0[2], w1[2];
+                    lds_words(krow0 + swz(64 * j + 8 * qc, tr0, G::swz_k, 4), w0);
+                    lds_words(krow1 + swz(64 * j + 8 * qc, tr1, G::swz_k, 4), w1);
+                    qk_step(w0[0], w1[0], 4 * j);
+                    qk_step(w0[1], w1[1], 4 * j + 1);
                 }
             }
 #pragma unroll
@@ -549,35 +591,58 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                     mma16816<MDT>(acc[mb][b], a, pb0[0][b], pb1[0][b]);
             }
         } else if constexpr (F8) {
-            // V rows of tokens 2qc, 2qc+1, 8+2qc, 9+2qc (of M block m's 16)
 #pragma unroll
-            for (int m = 0; m < MT; m++)
+            for (int m = 0; m < MT; m++) {
+                // the lane's V rows: tokens 2qc, 2qc+1, 8+2qc, 9+2qc of M block m's 16
+                int vtok[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    vtok[i] = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);
+                // m-block mb from w[i], 4 bytes (dims d0 .. d0 + 3) of token i of those:
+                // dims d0 + 2 (q & 1) and the next are its rows g and g + 8.
+                // X: tokens 2qc, 2qc+1 of both dims; Y: tokens 8+2qc, 9+2qc.
+                auto pv_step = [&](const uint32_t *w, int q, int mb) {
+                    const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
+                    const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
+                    const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_hi_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(Y),
+                                           fp8x2_hi_to_f16x2<CT>(Y)};
+#pragma unroll
+                    for (int b = 0; b < HB; b++)
+                        mma16816<MDT>(acc[mb][b], a, pb0[m][b], pb1[m][b]);
+                };
 #pragma unroll
                 for (int P = 0; P < HD / 64; P++) {
                     uint32_t lo[4], hi[4]; // bytes 0..3 and 4..7 of the 8 dims, per token
 #pragma unroll
                     for (int i = 0; i < 4; i++) {
-                        const int t = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);
+                        const int t = vtok[i];
                         const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 8 * g, t, G::swz_v, 4);
                         PA_DEC_ALIGNED(src, 8);
                         const uint2 u = *reinterpret_cast<const uint2 *>(src);
                         lo[i] = u.x;
                         hi[i] = u.y;
                     }
-                    // dims dh + 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1).
-                    // X: tokens 2qc, 2qc+1 of dims d, d+1 (d = 2q); Y: tokens 8+2qc, 9+2qc.
+                    // dims dh + 64P + 8g + d, d = 0..7: m-block 4P + (d >> 1), row g + 8 (d & 1)
 #pragma unroll
-                    for (int q = 0; q < 4; q++) {
-                        const uint32_t *w = q < 2 ? lo : hi;
-                        const uint32_t sel = q % 2 == 0 ? PAIR_D01 : PAIR_D23;
-                        const uint32_t X = prmt(w[0], w[1], sel), Y = prmt(w[2], w[3], sel);
-                        const uint32_t a[4] = {fp8x2_to_f16x2<CT>(X), fp8x2_hi_to_f16x2<CT>(X), fp8x2_to_f16x2<CT>(Y),
-                                               fp8x2_hi_to_f16x2<CT>(Y)};
-#pragma unroll
-                        for (int b = 0; b < HB; b++)
-                            mma16816<MDT>(acc[4 * P + q][b], a, pb0[m][b], pb1[m][b]);
-                    }
+                    for (int q = 0; q < 4; q++)
+                        pv_step(q < 2 ? lo : hi, q, 4 * P + q);
                 }
+                if constexpr (HD % 64 != 0) {
+                    // head 96's last 32 dims: 4 bytes of each token, dims dh + 64P + 4g + d,
+                    // d = 0..3: m-block 4P + (d >> 1), row g + 8 (d & 1)
+                    constexpr int P = HD / 64;
+                    uint32_t w[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int t = vtok[i];
+                        const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 4 * g, t, G::swz_v, 4);
+                        PA_DEC_ALIGNED(src, 4);
+                        w[i] = *reinterpret_cast<const uint32_t *>(src);
+                    }
+                    pv_step(w, 0, 4 * P);
+                    pv_step(w, 1, 4 * P + 1);
+                }
+            }
         } else {
             // 16-bit: V^T's A fragments of m-blocks 2 jj, 2 jj + 1 from one
             // ldmatrix per n-block nb: register j = V^T[dim g of matrix
@@ -690,7 +755,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
         for (int b = 0; b < HB; b++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim < F8 && !VL > (mb, g + 8 * (i >> 1));
+                const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));
                 red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
     bar();

@@ -501,10 +501,9 @@ Test(decode_fixed, tensor_core_head_256, .timeout = 600) {
     tensor_core_other_head(256, 3950u);
 }
 
-/* Head 96 (Phi-3-mini) on tensor cores, 16-bit caches only (an fp8 cache
- * stays on the CUDA-core kernel): 32-token tiles of padded 208-byte rows, six
- * k-steps and m-blocks; each layout, both query dtypes, groups 1..8, block
- * sizes, the features. */
+/* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
+ * padded 208-byte rows, six k-steps and m-blocks; each layout, both query
+ * dtypes, groups 1..8, block sizes, the features. */
 Test(decode_fixed, tensor_core_head_96, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
@@ -514,6 +513,23 @@ Test(decode_fixed, tensor_core_head_96, .timeout = 600) {
         c.c = c.q;
         c.seed = 5950u + (uint64_t)i;
         run_case(&c);
+    }
+}
+
+/* Head 96 with an fp8 cache: 64-token tiles of padded 112-byte rows; Q.K's
+ * and P.V's permutations take the first 64 dims as at head 128 and the last
+ * 32 as a half block (8 key bytes a lane for k-steps 4 and 5, 4 value bytes
+ * a token for m-blocks 4 and 5). Each layout, both fp8 formats, both query
+ * dtypes (bf16 scaled far outside f16's range), groups 1..8, block sizes,
+ * the features. */
+Test(decode_fixed, tensor_core_head_96_fp8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3 + 2) % 5], 96);
+        c.c = i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
+        c.seed = 6950u + (uint64_t)i;
+        run_tensor_core_case(&c, i / 4);
     }
 }
 
@@ -603,7 +619,8 @@ Test(decode_features, window_cap_alibi, .timeout = 600) {
  * first 256 tokens (the recommended entry's first split, half of v2's) get
  * e5m2's most negative key, -57344, so their logits (-57344 x 0.05 x 128 /
  * sqrt(head)) underflow every weight, and its largest value, 57344, times a
- * v_scale of 4. Head 128 runs the tensor-core kernel, head 96 the CUDA-core one. */
+ * v_scale of 4. Heads 128 and 96 run the tensor-core kernel, head 80 the
+ * CUDA-core one. */
 static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
     static const int lens[1] = {1024};
     const dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 4, 2, hs, 16, 0, 0, 0.0f, 0, 1, lens, seed};
@@ -641,6 +658,7 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     huge_values_in_a_dead_split(128, 61);
     huge_values_in_a_dead_split(96, 62);
+    huge_values_in_a_dead_split(80, 63);
 }
 
 /* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
@@ -1166,11 +1184,11 @@ static void batch_sizes_case(const dcase *c) {
 Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[2] = {5000, 1};
-    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 96, fp8, ALiBi) */
+    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 80, fp8, ALiBi) */
     dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41};
     batch_sizes_case(&a);
     /* ... with a window: its first 7 splits see no key (empty partials) */
-    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 96, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 80, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
     batch_sizes_case(&b);
     /* the tensor-core kernel (fp8, head 128, flash), ALiBi and a window */
     dcase t = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 8, 128, 16, 1, 3000, 0.0f, 0, 2, lens, 43};
