@@ -46,6 +46,13 @@
 //       not read): its low 3 bits pick byte k of the 8-byte value b:a (a is
 //       bytes 0-3, b bytes 4-7, low byte first), and with its bit 3 set the
 //       byte is filled with byte k's sign bit (0x00 or 0xff) instead.
+//   cvt.rn.f16x2.e4m3x2 d, a (sm_89+; a: the upper half of a 32-bit register)
+//       bytes 2 and 3 of the register, two OCP e4m3 values, to their f16
+//       values in d's low and high halves; exact (every finite e4m3 is an f16
+//       normal), and S.1111.111 (NaN) gives 0x7fff. ptxas reads the upper half
+//       in place (F2FP.F16.E4M3.UNPACK_B d, a.H1): cuda_fp8.h's conversion of
+//       an unsigned short shifts it down first, an instruction a pair. Below
+//       sm_89 (no such instruction) the wrapper runs its twin.
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} (sm_90a)
 //       a warpgroup (4 warps) computes D (64 x N) = A B (+ D): warp w owns
 //       rows 16w.. in mma.m16n8k16's C layout repeated over N / 8 blocks; A
@@ -165,6 +172,25 @@ PA_PTX_HD uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) {
         d |= byte << (8 * i);
     }
     return d;
+}
+
+// OCP e4m3 bits -> f16 bits, exact: e4m3's bias 7 to f16's 15, its 3
+// mantissa bits to the top of f16's 10; a subnormal m 2^-9 (m = 1..7) is an
+// f16 normal whose implicit bit is m's leading one. S.1111.111 (NaN) -> 0x7fff.
+PA_PTX_HD uint16_t e4m3_to_f16_bits(uint32_t b) {
+    const uint32_t sign = (b & 0x80u) << 8, e = (b >> 3) & 15u, m = b & 7u;
+    if (e == 15u && m == 7u)
+        return 0x7fffu;
+    if (e != 0u)
+        return (uint16_t)(sign | ((e + 8u) << 10) | (m << 7));
+    if (m == 0u)
+        return (uint16_t)sign;
+    const uint32_t p = m >= 4u ? 2u : m >= 2u ? 1u : 0u; // m's leading bit
+    return (uint16_t)(sign | ((p + 6u) << 10) | ((m << (10u - p)) & 1023u));
+}
+// cvt.rn.f16x2.e4m3x2 of w's upper half, one lane.
+PA_PTX_HD uint32_t cvt_f16x2_e4m3x2_hi(uint32_t w) {
+    return (uint32_t)e4m3_to_f16_bits((w >> 16) & 0xffu) | ((uint32_t)e4m3_to_f16_bits(w >> 24) << 16);
 }
 
 // ex2.approx.ftz.f32 of one lane.
@@ -434,6 +460,15 @@ __device__ __forceinline__ float ex2(float a) {
     float d;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(d) : "f"(a));
     return d;
+}
+__device__ __forceinline__ uint32_t cvt_f16x2_e4m3x2_hi(uint32_t w) {
+#if __CUDA_ARCH__ >= 890
+    uint32_t d;
+    asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(d) : "r"(w));
+    return d;
+#else
+    return twin::cvt_f16x2_e4m3x2_hi(w);
+#endif
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void *p) {
@@ -1717,6 +1752,7 @@ inline void cp_async_commit() { ::pa_interp::cp_commit(); }
 template <int N> inline void cp_async_wait() { ::pa_interp::cp_wait(N); }
 inline uint32_t prmt(uint32_t a, uint32_t b, uint32_t s) { return twin::prmt(a, b, s); }
 inline float ex2(float a) { return twin::ex2(a); }
+inline uint32_t cvt_f16x2_e4m3x2_hi(uint32_t w) { return twin::cvt_f16x2_e4m3x2_hi(w); }
 inline void ldmatrix_x4(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void *p) { ::pa_interp::ldmatrix(r, p, true); }
 inline uint32_t movmatrix_trans(uint32_t a) { return ::pa_interp::movmatrix(a); }

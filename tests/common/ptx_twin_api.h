@@ -41,6 +41,11 @@ void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, con
 int pa_twin_prmt_device(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out);
 void pa_twin_prmt_host(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out);
 
+/* cvt.rn.f16x2.e4m3x2 of the upper half of each of n words (n a multiple of
+ * 32), one per thread: out[i] = f16 bits of bytes 2 (low half) and 3. */
+int pa_twin_cvt_e4m3_hi_device(const uint32_t *in, int n, uint32_t *out);
+void pa_twin_cvt_e4m3_hi_host(const uint32_t *in, int n, uint32_t *out);
+
 /* ex2.approx.ftz.f32 of n values (n a multiple of 32), one per thread. */
 int pa_twin_ex2_device(const float *a, int n, float *out);
 void pa_twin_ex2_host(const float *a, int n, float *out);

@@ -56,6 +56,11 @@ __global__ void prmt_kernel(const uint32_t *a, const uint32_t *b, const uint32_t
     out[i] = pa::ptx::prmt(a[i], b[i], s[i]);
 }
 
+__global__ void cvt_e4m3_hi_kernel(const uint32_t *in, uint32_t *out) {
+    const int i = blockIdx.x * 32 + threadIdx.x;
+    out[i] = pa::ptx::cvt_f16x2_e4m3x2_hi(in[i]);
+}
+
 __global__ void ex2_kernel(const float *a, float *out) {
     const int i = blockIdx.x * 32 + threadIdx.x;
     out[i] = pa::ptx::ex2(a[i]);
@@ -269,6 +274,18 @@ extern "C" int pa_twin_prmt_device(const uint32_t *a, const uint32_t *b, const u
     uint32_t *dout = d.up<uint32_t>(nullptr, (size_t)n);
     if (d.err == cudaSuccess) {
         PA_LAUNCH(n / 32, 32, 0, 0, prmt_kernel)(da, db, ds, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, (size_t)n);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_cvt_e4m3_hi_device(const uint32_t *in, int n, uint32_t *out) {
+    Dev d;
+    const uint32_t *din = d.up(in, (size_t)n);
+    uint32_t *dout = d.up<uint32_t>(nullptr, (size_t)n);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(n / 32, 32, 0, 0, cvt_e4m3_hi_kernel)(din, dout);
         d.err = cudaGetLastError();
     }
     d.down(out, dout, (size_t)n);

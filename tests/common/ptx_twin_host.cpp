@@ -42,6 +42,11 @@ extern "C" void pa_twin_prmt_host(const uint32_t *a, const uint32_t *b, const ui
         out[i] = pa::ptx::twin::prmt(a[i], b[i], s[i]);
 }
 
+extern "C" void pa_twin_cvt_e4m3_hi_host(const uint32_t *in, int n, uint32_t *out) {
+    for (int i = 0; i < n; i++)
+        out[i] = pa::ptx::twin::cvt_f16x2_e4m3x2_hi(in[i]);
+}
+
 extern "C" void pa_twin_ex2_host(const float *a, int n, float *out) {
     for (int i = 0; i < n; i++)
         out[i] = pa::ptx::twin::ex2(a[i]);

@@ -100,6 +100,21 @@ Test(ptx_twins, prmt_bitwise) {
                      dev[i], host[i]);
 }
 
+/* cvt.rn.f16x2.e4m3x2 of a register's upper half against its twin, bit for bit:
+ * every pair of bytes 2 and 3 (NaN's 0x7fff included) under random low bytes,
+ * which the instruction must not read. */
+Test(ptx_twins, cvt_e4m3x2_hi_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    static uint32_t in[65536], dev[65536], host[65536];
+    pa_rng r = pa_rng_make(4747);
+    for (uint32_t i = 0; i < 65536; i++)
+        in[i] = (i << 16) | ((uint32_t)pa_rng_next(&r) & 0xffffu);
+    cr_assert_eq(pa_twin_cvt_e4m3_hi_device(in, 65536, dev), 0, "launch failed");
+    pa_twin_cvt_e4m3_hi_host(in, 65536, host);
+    for (int i = 0; i < 65536; i++)
+        cr_assert_eq(dev[i], host[i], "cvt(0x%08x): device 0x%08x, twin 0x%08x", in[i], dev[i], host[i]);
+}
+
 /* ex2.approx is an approximation: the twin (2^a rounded once) and the hardware
  * agree to a relative 2^-21, and exactly on the special values. Near 2^-126
  * one may flush where the other does not. */

@@ -242,6 +242,33 @@ Test(ptx_twins, prmt_selects_bytes_and_replicates_signs) {
     }
 }
 
+/* The e4m3 conversion's twin against the library's own fp8 decoding
+ * (pa_load_as_float, csrc/core): every pair of bytes 2 and 3 under random
+ * low bytes, each f16 equal to the e4m3 value (exact), NaN (S.1111.111) as
+ * 0x7fff; bytes 0 and 1 are not read. */
+Test(ptx_twins, cvt_e4m3x2_hi_is_exact) {
+    static uint32_t in[65536], out[65536];
+    pa_rng r = pa_rng_make(47);
+    for (uint32_t i = 0; i < 65536; i++)
+        in[i] = (i << 16) | ((uint32_t)pa_rng_next(&r) & 0xffffu);
+    pa_twin_cvt_e4m3_hi_host(in, 65536, out);
+    for (uint32_t i = 0; i < 65536; i++)
+        for (int k = 0; k < 2; k++) {
+            const unsigned char b = (unsigned char)(i >> (8 * k));
+            const uint16_t h = (uint16_t)(out[i] >> (16 * k));
+            const float want = pa_load_as_float(PA_DTYPE_FP8_E4M3, &b, 0);
+            if (isnan(want))
+                cr_assert_eq(h, 0x7fffu, "byte 0x%02x: 0x%04x, want 0x7fff", b, h);
+            else
+                cr_assert(pa_half_to_float(h) == want && (h >> 15) == (b >> 7), "byte 0x%02x: f16 0x%04x, want %g", b,
+                          h, (double)want);
+        }
+    uint32_t lo;
+    const uint32_t w = 0x0000ffffu; /* NaN bytes below, zeros above */
+    pa_twin_cvt_e4m3_hi_host(&w, 1, &lo);
+    cr_assert_eq(lo, 0u);
+}
+
 /* The ex2 twin against the definition: 2^a exact at integers, C's exp2f within
  * an ulp elsewhere, and .ftz: subnormal inputs count as 0, results below
  * 2^-126 are +0. */
