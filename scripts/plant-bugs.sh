@@ -139,6 +139,17 @@ plant prefill-raw-first-new-tile-early cuda/prefill/prefill_kernel.cuh \
 plant mma-fragment-swap cuda/ptx.cuh \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));' \
     'A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));' test_prefill 'prefill_gpu/smallest_cases'
+# The e4m3 high pair's twin (what interpret mode runs for cvt.rn.f16x2.e4m3x2 of a register's
+# upper half): a wrong mantissa reaches every e4m3 decode tile; a wrong subnormal exponent only
+# the subnormal test (it survived decode_fixed/tensor_core, whose cache values are rarely
+# subnormal and, where they are, within its tolerance).
+plant ptx-e4m3-hi-mantissa cuda/ptx.cuh \
+    'return (uint16_t)(sign | ((e + 8u) << 10) | (m << 7));' 'return (uint16_t)(sign | ((e + 8u) << 10) | (m << 6));' \
+    test_decode 'decode_fixed/tensor_core'
+plant ptx-e4m3-hi-subnormal-exponent cuda/ptx.cuh \
+    'return (uint16_t)(sign | ((p + 6u) << 10) | ((m << (10u - p)) & 1023u));' \
+    'return (uint16_t)(sign | ((p + 7u) << 10) | ((m << (10u - p)) & 1023u));' \
+    test_decode 'decode_features/fp8_subnormals_exact'
 plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
     '        pa::tile::cp_async_wait<1>();
         __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'

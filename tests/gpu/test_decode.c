@@ -661,6 +661,44 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
     huge_values_in_a_dead_split(80, 63);
 }
 
+/* fp8 subnormals, exactly: every K and V byte of the pool a subnormal (the
+ * exponent bits zero; random sign and mantissa), the scales taking them to
+ * about 1, so every conversion (both byte pairs of a word: e4m3's high pair
+ * converted in place on sm_89+, by its twin in interpret mode; e5m2's by byte
+ * permutes) must give the exact subnormal: a wrong exponent scales whole dims
+ * by 2. Tensor-core kernels (head 128 flash and vLLM's layout, head 64's long
+ * tile, head 96's half block) and the CUDA-core one (head 80), e4m3 and e5m2. */
+static void fp8_subnormal_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
+    static const int lens[3] = {1, 300, 777};
+    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 3, lens, seed};
+    pa_decode_problem *pr = make_problem(&c);
+    const int e5 = cd == PA_DTYPE_FP8_E5M2;
+    const uint64_t keep = e5 ? 0x83u : 0x87u; /* sign and mantissa bits */
+    pa_rng r = pa_rng_make(seed);
+    unsigned char *kc = pr->kc, *vc = pr->vc;
+    for (size_t i = 0; i < pr->k_elems; i++)
+        kc[i] = (unsigned char)(pa_rng_next(&r) & keep);
+    for (size_t i = 0; i < pr->v_elems; i++)
+        vc[i] = (unsigned char)(pa_rng_next(&r) & keep);
+    /* largest subnormal: e4m3 7 x 2^-9, e5m2 3 x 2^-16 */
+    pr->k_scale = pr->v_scale = e5 ? 16384.0f : 64.0f;
+    char desc[256];
+    describe(&c, desc, sizeof desc);
+    strncat(desc, ", every cache byte subnormal", sizeof desc - strlen(desc) - 1);
+    check_problem(pr, desc);
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_features, fp8_subnormals_exact, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[5] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                        PA_LAYOUT_FLASH_NHD};
+    static const int hs[5] = {128, 128, 64, 96, 80};
+    for (int i = 0; i < 5; i++)
+        for (int f = 0; f < 2; f++)
+            fp8_subnormal_case(lay[i], f ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7100u + (uint64_t)(2 * i + f));
+}
+
 /* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
  * kernel (f32 queries; head 80), the 16-bit tensor-core kernel at heads 64,
  * 128 and 256 (256: the merge's two dims a thread), fp8 on tensor cores
