@@ -311,23 +311,15 @@ template <int DT, bool E5M2, bool SCALE> __device__ __forceinline__ uint32_t fp8
 // e5m2 is an f16's high byte, so one byte permute places either pair over
 // zero low bytes (no shift for the high pair); e4m3 takes the paired
 // conversion, the high pair read in place from the register's upper half
-// (pa::ptx::cvt_f16x2_e4m3x2_hi: no shift; below sm_89, which has no such
-// instruction, cuda_fp8.h's software conversion of the shifted pair, as
-// before: the twin there moved the sm_80 ragged kernel's allocation into a
-// spill). prmt's C++ runs in interpret mode, so the permutes' selectors are
-// checked there.
+// (pa::ptx::cvt_f16x2_e4m3x2_hi: no shift on sm_89+). prmt's C++ runs in
+// interpret mode, so the permutes' selectors are checked there.
 template <bool E5M2, bool HI> __device__ __forceinline__ uint32_t fp8x2_f16(uint32_t bits) {
     if constexpr (E5M2)
         return prmt(bits, 0u, HI ? 0x3424u : 0x1404u);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
-    else
-        return fp8x2_to<1, false, false>(HI ? bits >> 16 : bits, 1.0f);
-#else
     else if constexpr (HI)
         return ::pa::ptx::cvt_f16x2_e4m3x2_hi(bits);
     else
         return fp8x2_to<1, false, false>(bits, 1.0f);
-#endif
 }
 
 // fp8 (e4m3, or e5m2 with E5M2) bytes to C::T: ROWS x COLS elements from `raw`

@@ -52,7 +52,9 @@
 //       normal), and S.1111.111 (NaN) gives 0x7fff. ptxas reads the upper half
 //       in place (F2FP.F16.E4M3.UNPACK_B d, a.H1): cuda_fp8.h's conversion of
 //       an unsigned short shifts it down first, an instruction a pair. Below
-//       sm_89 (no such instruction) the wrapper runs its twin.
+//       sm_89 (no such instruction) the wrapper is that software conversion
+//       of the shifted pair (the twin in its place moved the sm_80 ragged
+//       head-128 kernel into a spill).
 //   wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} (sm_90a)
 //       a warpgroup (4 warps) computes D (64 x N) = A B (+ D): warp w owns
 //       rows 16w.. in mma.m16n8k16's C layout repeated over N / 8 blocks; A
@@ -105,6 +107,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__CUDACC__) && !defined(PA_INTERPRET)
+#include <cuda_fp8.h> // cvt_f16x2_e4m3x2_hi below sm_89
+#endif
 
 #if defined(__CUDACC__)
 #define PA_PTX_HD __host__ __device__ __forceinline__
@@ -467,7 +472,8 @@ __device__ __forceinline__ uint32_t cvt_f16x2_e4m3x2_hi(uint32_t w) {
     asm("{\n.reg .b16 lo, hi;\nmov.b32 {lo, hi}, %1;\ncvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(d) : "r"(w));
     return d;
 #else
-    return twin::cvt_f16x2_e4m3x2_hi(w);
+    const __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w >> 16), __NV_E4M3);
+    return (uint32_t)hr.x | ((uint32_t)hr.y << 16);
 #endif
 }
 

@@ -216,6 +216,14 @@ static void check_problem(pa_decode_problem *pr, const char *desc) {
     free(ref);
 }
 
+/* check_problem under describe(c)'s text and a note after it. */
+static void check_noted(pa_decode_problem *pr, const dcase *c, const char *note) {
+    char desc[320];
+    describe(c, desc, sizeof desc);
+    strncat(desc, note, sizeof desc - strlen(desc) - 1);
+    check_problem(pr, desc);
+}
+
 static void run_case(const dcase *c) {
     pa_decode_problem *pr = make_problem(c);
     char desc[256];
@@ -647,10 +655,7 @@ static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
     for (size_t i = 0; i < pr->out_elems; i++)
         cr_assert(isfinite(ref[i]) && fabsf(ref[i]) < 1000.0f, "reference %zu: %g", i, (double)ref[i]);
     free(ref);
-    char desc[256];
-    describe(&c, desc, sizeof desc);
-    strncat(desc, ", a dead split of values 57344 x v_scale 4", sizeof desc - strlen(desc) - 1);
-    check_problem(pr, desc);
+    check_noted(pr, &c, ", a dead split of values 57344 x v_scale 4");
     pa_decode_problem_free(pr);
 }
 
@@ -682,10 +687,7 @@ static void fp8_subnormal_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_
         vc[i] = (unsigned char)(pa_rng_next(&r) & keep);
     /* largest subnormal: e4m3 7 x 2^-9, e5m2 3 x 2^-16 */
     pr->k_scale = pr->v_scale = e5 ? 16384.0f : 64.0f;
-    char desc[256];
-    describe(&c, desc, sizeof desc);
-    strncat(desc, ", every cache byte subnormal", sizeof desc - strlen(desc) - 1);
-    check_problem(pr, desc);
+    check_noted(pr, &c, ", every cache byte subnormal");
     pa_decode_problem_free(pr);
 }
 
@@ -715,10 +717,7 @@ static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, i
     pa_decode_problem *pr = make_problem(&c);
     float *sinks = pa_sink_logits(heads, seed);
     pr->p.sinks = sinks;
-    char desc[256];
-    describe(&c, desc, sizeof desc);
-    strncat(desc, ", sinks", sizeof desc - strlen(desc) - 1);
-    check_problem(pr, desc);
+    check_noted(pr, &c, ", sinks");
     pr->p.sinks = NULL;
     free(sinks);
     pa_decode_problem_free(pr);
@@ -941,10 +940,7 @@ Test(decode_views, strided_flash_and_query_stride, .timeout = 600) {
         pa_decode_problem *pr = make_problem(&c);
         const int64_t *pd = pads[i % 4];
         restride(pr, pd[0], pd[1], pd[2], pd[3]);
-        char desc[320];
-        describe(&c, desc, sizeof desc);
-        strncat(desc, " strided", sizeof desc - strlen(desc) - 1);
-        check_problem(pr, desc);
+        check_noted(pr, &c, " strided");
         pa_decode_problem_free(pr);
     }
 }
