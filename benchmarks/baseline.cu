@@ -14,13 +14,14 @@
 #include "baseline.h"
 #include "kv_index.h"
 
-namespace {
-
-constexpr int kThreads = 256;
-
+// Outside the anonymous namespace: struct pa_baseline holds one.
 struct bl_dims {
     int32_t num_seqs, kv_heads, group, head, max_q, max_kv, num_heads;
 };
+
+namespace {
+
+constexpr int kThreads = 256;
 
 // Per-sequence lengths, as baseline.h defines them (decode: one query row).
 struct bl_lens {
@@ -101,7 +102,7 @@ template <int QT> __global__ void gather_q(void *qc, const void *q, int64_t q_st
 struct bl_mask {
     float scale, soft_cap;
     int32_t window, chunk, non_causal;
-    const float *alibi;
+    const float *alibi, *sinks;
 };
 
 __device__ __forceinline__ float block_reduce(float v, bool is_max) {
@@ -123,6 +124,8 @@ __device__ __forceinline__ float block_reduce(float v, bool is_max) {
 
 // 3. One CTA per score row: logits, masks, softmax; P in the compute dtype.
 // Three passes over the row in global memory, as a plain softmax kernel does.
+// A sink is one more logit without a value: it enters the max and the sum,
+// never P.
 template <int PT> __global__ void softmax_rows(void *p, const float *sc, bl_lens ln, bl_dims dm, bl_mask mk) {
     const int64_t rows = (int64_t)dm.max_q * dm.group;
     const int r = blockIdx.x, b = blockIdx.y, s = b / dm.kv_heads, kvh = b % dm.kv_heads;
@@ -131,7 +134,7 @@ template <int PT> __global__ void softmax_rows(void *p, const float *sc, bl_lens
     const int64_t prow = ((int64_t)b * rows + r) * dm.max_kv;
     const int ql = q_len_of(ln.cu_q, s), kl = kv_len_of(ln, s);
     const int q_pos = kl - ql + t;
-    const float slope = mk.alibi ? mk.alibi[h] : 0.0f;
+    const float slope = mk.alibi ? mk.alibi[h] : 0.0f, sink = mk.sinks ? mk.sinks[h] : -INFINITY;
     auto logit = [&](int k) -> float {
         const bool visible = t < ql && k < kl && (mk.non_causal || k <= q_pos) &&
                              (mk.window <= 0 || q_pos - k < mk.window) &&
@@ -147,6 +150,10 @@ template <int PT> __global__ void softmax_rows(void *p, const float *sc, bl_lens
     for (int k = threadIdx.x; k < dm.max_kv; k += kThreads)
         mx = fmaxf(mx, logit(k));
     mx = block_reduce(mx, true);
+    if (sink == INFINITY) // all of the head's weight on the sink: zeros
+        mx = -INFINITY;
+    else if (mx != -INFINITY) // a row that sees no key stays zero, sink or not
+        mx = fmaxf(mx, sink);
     float sum = 0.0f;
     if (mx != -INFINITY)
         for (int k = threadIdx.x; k < dm.max_kv; k += kThreads) {
@@ -154,6 +161,8 @@ template <int PT> __global__ void softmax_rows(void *p, const float *sc, bl_lens
             sum += x == -INFINITY ? 0.0f : __expf(x - mx);
         }
     sum = block_reduce(sum, false);
+    if (mx != -INFINITY && sink != -INFINITY)
+        sum += __expf(sink - mx);
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     for (int k = threadIdx.x; k < dm.max_kv; k += kThreads) {
         const float x = mx == -INFINITY ? -INFINITY : logit(k);
@@ -349,7 +358,8 @@ template <int QT> static int launch_all(pa_baseline *b) {
                                    (long long)qrows * dm.max_kv, (int)batch, CUBLAS_COMPUTE_32F,
                                    CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
         return 1;
-    const bl_mask mk{pb.scale, pb.soft_cap, pb.sliding_window, pb.local_chunk, pb.non_causal, pb.alibi_slopes};
+    const bl_mask mk{pb.scale,      pb.soft_cap,     pb.sliding_window, pb.local_chunk,
+                     pb.non_causal, pb.alibi_slopes, pb.sinks};
     PA_LAUNCH(dim3((unsigned)qrows, gy), kThreads, 0, 0, softmax_rows<QT>)(b->pr, b->sc, lens_of(pb), dm, mk);
     if (cudaGetLastError() != cudaSuccess)
         return 1;
@@ -425,6 +435,7 @@ extern "C" void pa_baseline_from_decode(const pa_decode_params *dev, pa_baseline
     pb->soft_cap = dev->soft_cap;
     pb->sliding_window = dev->sliding_window;
     pb->alibi_slopes = dev->alibi_slopes;
+    pb->sinks = dev->sinks;
 }
 
 extern "C" void pa_baseline_from_ragged(const pa_ragged_params *dev, int32_t num_seqs, int32_t num_tokens,
@@ -446,6 +457,7 @@ extern "C" void pa_baseline_from_ragged(const pa_ragged_params *dev, int32_t num
     pb->scale = dev->sm_scale;
     pb->soft_cap = dev->soft_cap;
     pb->sliding_window = dev->sliding_window;
+    pb->sinks = dev->sinks;
 }
 
 extern "C" void pa_baseline_from_context(const pa_context_attention_params *dev, pa_baseline_problem *pb) {
@@ -472,6 +484,7 @@ extern "C" void pa_baseline_from_context(const pa_context_attention_params *dev,
     pb->soft_cap = dev->soft_cap;
     pb->sliding_window = dev->sliding_window;
     pb->alibi_slopes = dev->alibi_slopes;
+    pb->sinks = dev->sinks;
 }
 
 extern "C" void pa_baseline_from_prompt(const pa_prompt_attention_params *dev, pa_baseline_problem *pb) {
@@ -501,4 +514,5 @@ extern "C" void pa_baseline_from_prompt(const pa_prompt_attention_params *dev, p
     pb->sliding_window = dev->sliding_window;
     pb->non_causal = dev->attn_type != PA_ATTN_DECODER;
     pb->alibi_slopes = dev->alibi_slopes;
+    pb->sinks = dev->sinks;
 }

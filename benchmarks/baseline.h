@@ -15,8 +15,9 @@
  *   2. GEMM     S = Qc . Kc^T, one cublasGemmStridedBatchedEx over
  *               num_seqs * kv_heads matrices, f32 accumulate, f32 scores;
  *   3. softmax  one CTA per score row: scale, soft cap, alibi, masks (bottom-right
- *               causal, sliding window, local chunks, kv_len), max, exp, sum; the
- *               probabilities P are written in the compute dtype;
+ *               causal, sliding window, local chunks, kv_len), max, exp, sum (the
+ *               head's sink joins the max and the sum); the probabilities P are
+ *               written in the compute dtype;
  *   4. GEMM     O = P . Vc, f32 output;
  *   5. scatter  O back to out [num_tokens, num_heads, head] in the query dtype.
  * Everything is padded to max_q_len x max_kv_len per sequence, as a batched
@@ -29,8 +30,10 @@
  *   sliding_window == 0 or q_pos - k_pos < sliding_window,
  *   local_chunk == 0 or k_pos / local_chunk == q_pos / local_chunk;
  * logits are x = scale * q.k, then soft_cap * tanh(x / soft_cap) when soft_cap
- * > 0, then + alibi_slopes[h] * (k_pos - q_pos) when slopes are given. A row
- * with no visible key outputs zeros.
+ * > 0, then + alibi_slopes[h] * (k_pos - q_pos) when slopes are given. With
+ * sinks, head h's softmax takes one more logit, sinks[h], that has no value (the
+ * ops' definition, decode.h): P_k = e^x_k / (e^sinks[h] + sum_j e^x_j); -inf is
+ * no sink, +inf gives the head zeros. A row with no visible key outputs zeros.
  *
  * Every pointer in pa_baseline_problem is DEVICE memory; the int fields are
  * host values. The baseline is a benchmark tool, not library API: it allocates
@@ -82,6 +85,7 @@ typedef struct pa_baseline_problem {
     int32_t local_chunk;
     int32_t non_causal;        /* 1 = no causal mask (encoder and cross attention) */
     const float *alibi_slopes; /* [num_heads] or NULL */
+    const float *sinks;        /* [num_heads] or NULL: attention sinks (above) */
 } pa_baseline_problem;
 
 typedef struct pa_baseline pa_baseline;

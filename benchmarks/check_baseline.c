@@ -5,6 +5,8 @@
  *           pa_ref_paged_decode (window, soft cap, alibi from the options);
  *   ragged  --qlen query rows per sequence (default 37, bottom-right causal) on
  *           the combined layout, against pa_ref_ragged_paged_attention.
+ * With --sinks both carry attention sinks (pa_sink_logits), in the references
+ * and the baseline alike.
  * Both caches come from pa_decode_problem_make: scattered blocks, unused slots
  * NaN, so a baseline that reads past a sequence's length fails. */
 #include <stdlib.h>
@@ -72,7 +74,8 @@ static int check_decode_case(const pa_op_opts *o) {
                                  .block_size = o->block_size,
                                  .seq_lens = lens,
                                  .extra_blocks = 3,
-                                 .with_alibi = o->alibi};
+                                 .with_alibi = o->alibi,
+                                 .with_sinks = o->sinks};
     pa_decode_problem *pr = pa_decode_problem_make(&cfg);
     free(lens);
     if (!pr)
@@ -98,14 +101,15 @@ static int check_decode_case(const pa_op_opts *o) {
     d.block_tables = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)o->seqs * pr->p.block_table_stride, &ok);
     d.seq_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)o->seqs, &ok);
     d.alibi_slopes = to_dev(pr->alibi, pr->alibi ? sizeof(float) * (size_t)o->heads : 0, &ok);
+    d.sinks = to_dev(pr->sinks, pr->sinks ? sizeof(float) * (size_t)o->heads : 0, &ok);
     int pass = 0;
     if (ok) {
         pa_baseline_problem pb;
         pa_baseline_from_decode(&d, &pb);
         char what[160];
-        snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d)",
+        snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d%s)",
                  pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), o->seqs,
-                 o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len);
+                 o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len, pr->sinks ? ", sinks" : "");
         pass = compare(what, &pb, pr->out, o->dtype, o->cache_dtype);
     } else {
         fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
@@ -117,6 +121,7 @@ static int check_decode_case(const pa_op_opts *o) {
     cudaFree((void *)d.block_tables);
     cudaFree((void *)d.seq_lens);
     cudaFree((void *)d.alibi_slopes);
+    cudaFree((void *)d.sinks);
     pa_decode_problem_free(pr);
     return pass;
 }
@@ -161,6 +166,7 @@ static int check_ragged_case(const pa_op_opts *o) {
     pa_rng rng = pa_rng_make(o->seed + 2);
     void *q = pa_random_buffer(&rng, o->dtype, (size_t)tokens * row, -1.0f, 1.0f);
     void *out = malloc((size_t)tokens * row * es + 16);
+    float *sinks = o->sinks ? pa_sink_logits(o->heads, o->seed + 3) : NULL;
     const int32_t ns32 = ns;
     pa_ragged_params p = {.out = out,
                           .q = q,
@@ -176,7 +182,8 @@ static int check_ragged_case(const pa_op_opts *o) {
                           .num_q_heads = o->heads,
                           .sm_scale = pr->p.scale,
                           .sliding_window = o->window,
-                          .soft_cap = o->soft_cap};
+                          .soft_cap = o->soft_cap,
+                          .sinks = sinks};
     int pass = 0, ok = out != NULL;
     if (ok && pa_ref_ragged_paged_attention(&p) != PA_SUCCESS) {
         fprintf(stderr, "pagedattn check baseline: ragged reference: %s\n", pa_last_error());
@@ -186,6 +193,7 @@ static int check_ragged_case(const pa_op_opts *o) {
     d.q = d.out = NULL;
     d.kv.key = NULL;
     d.kv_lens = d.page_indices = d.cu_q_lens = NULL;
+    d.sinks = NULL;
     const float scales[2] = {pr->k_scale, pr->v_scale};
     float *dsc = NULL;
     if (ok) {
@@ -198,12 +206,14 @@ static int check_ragged_case(const pa_op_opts *o) {
         d.kv_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)ns, &ok);
         d.page_indices = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)ns * pr->p.block_table_stride, &ok);
         d.cu_q_lens = to_dev(cu, sizeof(int32_t) * (size_t)(ns + 1), &ok);
+        d.sinks = to_dev(sinks, sinks ? sizeof(float) * (size_t)o->heads : 0, &ok);
         if (ok) {
             pa_baseline_problem pb;
             pa_baseline_from_ragged(&d, ns, tokens, max_q, pr->p.max_seq_len, &pb);
             char what[160];
-            snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d)",
-                     pa_dtype_name(o->dtype), pa_dtype_name(cdt), ns, tokens, o->heads, o->kv_heads, o->head_size);
+            snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d%s)",
+                     pa_dtype_name(o->dtype), pa_dtype_name(cdt), ns, tokens, o->heads, o->kv_heads, o->head_size,
+                     sinks ? ", sinks" : "");
             pass = compare(what, &pb, out, o->dtype, cdt);
         } else {
             fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
@@ -215,6 +225,8 @@ static int check_ragged_case(const pa_op_opts *o) {
     cudaFree((void *)d.kv_lens);
     cudaFree((void *)d.page_indices);
     cudaFree((void *)d.cu_q_lens);
+    cudaFree((void *)d.sinks);
+    free(sinks);
     free(q);
     free(out);
     free(cu);

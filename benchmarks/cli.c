@@ -125,8 +125,8 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --window N           sliding window (0 = off)\n"
                           "  --soft-cap X         logits soft cap (0 = off)\n"
                           "  --alibi              ALiBi slopes on\n"
-                          "  --sinks              attention sinks on (gpt-oss; decode, prefill, ragged; the\n"
-                          "                       cuBLAS baseline beside them runs without)\n"
+                          "  --sinks              attention sinks on (gpt-oss; decode, prefill, ragged, and\n"
+                          "                       the cuBLAS baseline beside them and in check baseline)\n"
                           "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
                           "  --seed N             random data seed\n"
                           "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";

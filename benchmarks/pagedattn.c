@@ -187,12 +187,13 @@ static int known_op(const char *op) {
            !strcmp(op, "cache") || !strcmp(op, "blocks");
 }
 
-/* --sinks on an op that has none (the cache ops, convert, the cuBLAS baseline)
- * is refused, not ignored: exit 2 (a preset sweep applies it where it exists). */
+/* --sinks on an op that has none (the cache ops, convert, blocks) is refused,
+ * not ignored: exit 2 (a preset sweep applies it where it exists). */
 static int refuses_sinks(const char *cmd, const char *op, const pa_op_opts *o) {
-    if (!o->sinks || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged"))
+    if (!o->sinks || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
+        !strcmp(op, "baseline"))
         return 0;
-    fprintf(stderr, "pagedattn %s %s: --sinks is for decode, prefill and ragged\n", cmd, op);
+    fprintf(stderr, "pagedattn %s %s: --sinks is for decode, prefill, ragged and the baseline\n", cmd, op);
     return 1;
 }
 

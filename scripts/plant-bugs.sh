@@ -21,7 +21,8 @@ survived=0
 
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
 # PROGRAM test_x runs tests/interp/test_x_interp; test_x:tsan runs the
-# ThreadSanitizer build, tests/interp/test_x_interp_tsan.
+# ThreadSanitizer build, tests/interp/test_x_interp_tsan; pagedattn-interp runs
+# the CLI on the interpreter with FILTER as its arguments (a check command).
 plant() {
     local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
     shift 6
@@ -47,12 +48,18 @@ EOF
     [ "$check" = 1 ] && return
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
+    [ "$prog" = pagedattn-interp ] && exe=tests/interp/pagedattn-interp
     local log=/tmp/plant-$name.log verdict
     if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"
     else
-        env TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:report_signal_unsafe=0 "$@" \
-            timeout 900 "$BUILD/$exe" -j2 --filter="$filter" >>"$log" 2>&1
+        if [ "$prog" = pagedattn-interp ]; then
+            # shellcheck disable=SC2086 # FILTER is the command line
+            env "$@" timeout 900 "$BUILD/$exe" $filter >>"$log" 2>&1
+        else
+            env TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:report_signal_unsafe=0 "$@" \
+                timeout 900 "$BUILD/$exe" -j2 --filter="$filter" >>"$log" 2>&1
+        fi
         local rc=$?
         if [ $rc -eq 0 ]; then
             verdict="SURVIVED"
@@ -63,6 +70,8 @@ EOF
             verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
         elif grep -qE "SIGSEGV|Segmentation|: CRASH!" "$log"; then
             verdict="caught: out-of-bounds access (guard page)"
+        elif [ "$prog" = pagedattn-interp ]; then
+            verdict="caught by $(grep -m1 -B1 ': FAIL$' "$log" | head -1 | cut -c1-110)"
         else
             verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | grep -oE '[0-9]+ of [0-9]+ outside[^(]*\([^)]*\)' | head -1)"
         fi
@@ -150,6 +159,18 @@ plant ptx-e4m3-hi-subnormal-exponent cuda/ptx.cuh \
     'return (uint16_t)(sign | ((p + 6u) << 10) | ((m << (10u - p)) & 1023u));' \
     'return (uint16_t)(sign | ((p + 7u) << 10) | ((m << (10u - p)) & 1023u));' \
     test_decode 'decode_features/fp8_subnormals_exact'
+# The cuBLAS baseline, the second reference of large shapes: a sink left out of
+# the softmax's sum, the KV head's sink read for a query head, a window one key
+# too wide.
+plant baseline-sink-not-in-sum benchmarks/baseline.cu \
+    '        sum += __expf(sink - mx);' '        sum += 0.0f;' \
+    pagedattn-interp 'check baseline --sinks --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+plant baseline-sink-of-the-kv-head benchmarks/baseline.cu \
+    'sink = mk.sinks ? mk.sinks[h] : -INFINITY;' 'sink = mk.sinks ? mk.sinks[kvh] : -INFINITY;' \
+    pagedattn-interp 'check baseline --sinks --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+plant baseline-window-off-by-one benchmarks/baseline.cu \
+    '(mk.window <= 0 || q_pos - k < mk.window)' '(mk.window <= 0 || q_pos - k <= mk.window)' \
+    pagedattn-interp 'check baseline --window 17 --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
 plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
     '        pa::tile::cp_async_wait<1>();
         __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'

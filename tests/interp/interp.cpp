@@ -1349,6 +1349,15 @@ cudaError_t cudaMalloc(void **p, size_t n) {
     *p = guarded_alloc(n);
     return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
+// Device memory is the host's: what it has free now, of what it has.
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b) {
+    const long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES), all = sysconf(_SC_PHYS_PAGES);
+    if (!free_b || !total_b || page <= 0 || avail < 0 || all <= 0)
+        return fail(cudaErrorInvalidValue);
+    *free_b = (size_t)avail * (size_t)page;
+    *total_b = (size_t)all * (size_t)page;
+    return cudaSuccess;
+}
 cudaError_t cudaFree(void *p) {
     if (p && !guarded_free(p))
         return fail(cudaErrorInvalidValue);
