@@ -424,6 +424,16 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 done
             done
         done
+        # fp8 at head 128 over vLLM's layout and at head 256 (Gemma-2's 16/8) over NHD: built for 4 CTAs
+        # an SM since 2026-11-29 (3 before; 128 registers, same instructions; NHD at head 128 already
+        # ran 4). The budget's bound does not move; a fourth warp a scheduler is what may.
+        for shape in "--layout vllm --heads 32/8 --head-size 128" "--layout nhd --heads 16/8 --head-size 256"; do
+            for v in v1 auto; do
+                echo "decode fp8 $shape --variant $v (64 x 4K):"
+                timeout 60 $CLI bench decode --seqs 64 --ctx 4096 $shape --dtype bf16 --cache-dtype fp8_e4m3 \
+                    --variant $v || echo "(failed: rc $?)"
+            done
+        done
         # Attention sinks (gpt-oss's shape: 64/8 heads, head 64, bf16) with and without: the
         # budget notes (sinks-2026-11-29.md, ragged-sinks-2026-11-29.md) predict a load's latency
         # at each one-split decode CTA's and each prefill item's end, about 0.2-0.3 us, and 0.8%

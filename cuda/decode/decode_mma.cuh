@@ -141,12 +141,14 @@ template <bool F8, int HS> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e
               : 16 * ks + 2 * qc + 8 * half + e;
 }
 
-// 4 CTAs per SM for 16-bit caches (about 115 registers). fp8: 3 CTAs (<= 168
-// registers): the fragments (32 accumulators, 16 of Q), the conversions and
-// the loader's state need about 150, and at 128 ptxas spills. Three CTAs
-// still keep two 16 KiB tiles each in flight, about 96 KiB per SM. fp8 at
-// head 96 (24 accumulators, 12 of Q) needs 94 (flash) and 117 (vLLM's
-// layout) unbounded: 4 CTAs, as 16-bit caches.
+// 4 CTAs per SM (128 registers at most) for every instance but 16-bit
+// caches at head 256 (148-149 registers: 3 CTAs) and two head blocks (below).
+// fp8 at heads 128 and 256 once needed about 150 registers and spilled at
+// 128, so they were built for 3 CTAs; on 2026-11-29 they took 107-136 under
+// that bound and fit 128 under 4 with the same instructions, bar a register
+// move or two (sm_80 to sm_90: no spill, no stack), and 4 CTAs fit their
+// shared memory (at most 56.6 KiB a CTA). fp8 at head 96 (24 accumulators,
+// 12 of Q) needs 94 (flash) and 117 (vLLM's layout) unbounded.
 // The loader's geometry (it does not depend on the head groups): flash
 // layouts, or vLLM's (VL).
 template <bool VL, int HS, int CT> struct MmaGeo { using type = FixGeo<HS, CT, 1>; };
@@ -170,9 +172,7 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // take 64 dims at a time and head 96's last 32 as a half block).
 constexpr bool mma_head_ok(int, int hs) { return hs == 64 || hs == 96 || hs == 128 || hs == 256; }
 
-constexpr int mma_min_ctas(bool f8, int hs, int hb) {
-    return hb > 1 || (f8 && hs > 96) || hs > 128 ? 3 : PA_DEC_MIN_CTAS;
-}
+constexpr int mma_min_ctas(bool f8, int hs, int hb) { return hb > 1 || (hs > 128 && !f8) ? 3 : PA_DEC_MIN_CTAS; }
 
 template <int QT, int CT, bool VL, int HS, int HB>
 PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
