@@ -5,6 +5,9 @@
  *   --variant encoder  the same, non-causal (encoder attention)
  *   --variant context  context (prefix) attention: --ctx cached tokens in the
  *                      paged cache plus --qlen new tokens (default 512) per sequence
+ *   --variant cross    cross-attention (encoder/decoder models): --qlen decoder
+ *                      tokens (default 512) over --ctx encoder tokens per sequence,
+ *                      non-causal, no cache
  *
  * FLOPs are counted exactly, as 4 * head_size * num_heads * (visible query-key
  * pairs): two GEMM-like products (Q K^T and P V) of 2 FLOPs per multiply-add,
@@ -28,7 +31,7 @@
 #include "cli.h"
 #include "prefill_problems.h"
 
-enum { V_PROMPT, V_ENCODER, V_CONTEXT };
+enum { V_PROMPT, V_ENCODER, V_CONTEXT, V_CROSS };
 
 typedef struct pf_shape {
     int variant;
@@ -43,17 +46,19 @@ static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
         *v = V_ENCODER;
     else if (!strcmp(o->variant, "context"))
         *v = V_CONTEXT;
+    else if (!strcmp(o->variant, "cross"))
+        *v = V_CROSS;
     else {
-        fprintf(stderr, "pagedattn %s prefill: unknown --variant '%s'; known: prompt, encoder, context\n", cmd,
+        fprintf(stderr, "pagedattn %s prefill: unknown --variant '%s'; known: prompt, encoder, context, cross\n", cmd,
                 o->variant);
         return PA_CLI_EXIT_USAGE;
     }
     /* --qlen would be silently ignored: a prompt's queries are its --ctx tokens.
      * (The preset sweeps pass every op a qlen; only the user's is refused.) */
-    if (*v != V_CONTEXT && o->qlen > 0 && !o->preset) {
+    if (*v != V_CONTEXT && *v != V_CROSS && o->qlen > 0 && !o->preset) {
         fprintf(stderr,
-                "pagedattn %s prefill: --qlen is the new tokens of --variant context; the %s variant's prompts "
-                "are --ctx tokens long\n",
+                "pagedattn %s prefill: --qlen is the new tokens of --variant context (the decoder tokens of "
+                "cross); the %s variant's prompts are --ctx tokens long\n",
                 cmd, *v == V_PROMPT ? "prompt" : "encoder");
         return PA_CLI_EXIT_USAGE;
     }
@@ -133,12 +138,13 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
         free(cl);
         return PA_CLI_EXIT_FAIL;
     }
+    const int has_qlen = sh->variant == V_CONTEXT || sh->variant == V_CROSS;
     for (int s = 0; s < sh->seqs; s++) {
-        ql[s] = sh->variant == V_CONTEXT ? sh->qlen : ctx;
-        cl[s] = sh->variant == V_CONTEXT ? ctx : 0;
+        ql[s] = has_qlen ? sh->qlen : ctx;
+        cl[s] = has_qlen ? ctx : 0; /* context tokens, or the encoder's keys */
     }
-    const double elems = (double)sh->seqs * (ctx + (sh->variant == V_CONTEXT ? sh->qlen : 0)) *
-                         (sh->heads + 2.0 * sh->kv_heads) * sh->head_size;
+    const double elems =
+        (double)sh->seqs * (ctx + (has_qlen ? sh->qlen : 0)) * (sh->heads + 2.0 * sh->kv_heads) * sh->head_size;
     int rc = 0;
     if (elems > 2e9) {
         fprintf(stderr, "pagedattn %s prefill: %.2g elements of Q/K/V; at most 2e9\n", cmd, elems);
@@ -172,12 +178,15 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
     } else {
         pa_prompt_problem_cfg c = {.seed = o->seed,
                                    .dtype = o->dtype,
-                                   .attn_type = sh->variant == V_PROMPT ? PA_ATTN_DECODER : PA_ATTN_ENCODER,
+                                   .attn_type = sh->variant == V_PROMPT  ? PA_ATTN_DECODER
+                                                : sh->variant == V_CROSS ? PA_ATTN_ENCODER_DECODER
+                                                                         : PA_ATTN_ENCODER,
                                    .num_seqs = sh->seqs,
                                    .num_heads = sh->heads,
                                    .num_kv_heads = sh->kv_heads,
                                    .head_size = sh->head_size,
                                    .q_lens = ql,
+                                   .k_lens = sh->variant == V_CROSS ? cl : NULL,
                                    .with_alibi = o->alibi,
                                    .with_sinks = o->sinks};
         if (o->cache_dtype != o->dtype)
@@ -276,10 +285,11 @@ static int run_ref(void *ctx) {
 
 static double pf_flops(const pf_problem *p) {
     const pf_shape *sh = &p->sh;
-    const int q = sh->variant == V_CONTEXT ? sh->qlen : p->ctx;
+    const int q = sh->variant == V_CONTEXT || sh->variant == V_CROSS ? sh->qlen : p->ctx;
     const int k = sh->variant == V_CONTEXT ? p->ctx + sh->qlen : p->ctx;
+    const int causal = sh->variant == V_PROMPT || sh->variant == V_CONTEXT;
     const int window = p->cp ? p->cp->p.sliding_window : p->pp->p.sliding_window;
-    return 4.0 * sh->head_size * sh->heads * sh->seqs * visible_pairs(q, k, sh->variant != V_ENCODER, window);
+    return 4.0 * sh->head_size * sh->heads * sh->seqs * visible_pairs(q, k, causal, window);
 }
 
 static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_row *r) {
@@ -291,14 +301,16 @@ static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_r
     r->kv_heads = p->sh.kv_heads;
     r->head_size = p->sh.head_size;
     r->ctx = p->ctx;
-    r->qlen = p->sh.variant == V_CONTEXT ? p->sh.qlen : p->ctx;
+    r->qlen = p->sh.variant == V_CONTEXT || p->sh.variant == V_CROSS ? p->sh.qlen : p->ctx;
     r->block_size = p->sh.block_size;
     r->dtype = o->dtype;
     r->cache_dtype = p->sh.variant == V_CONTEXT ? o->cache_dtype : o->dtype;
     r->layout = o->layout;
     r->flops = pf_flops(p);
     r->roof_tflops = gpu ? pa_bench_gemm_tflops(o->dtype) : 0.0;
-    r->note = p->sh.variant == V_ENCODER ? "encoder (non-causal)" : NULL;
+    r->note = p->sh.variant == V_ENCODER ? "encoder (non-causal)"
+              : p->sh.variant == V_CROSS ? "cross-attention (non-causal)"
+                                         : NULL;
 }
 
 static int bench(const pa_op_opts *o, int variant, int gpu) {
@@ -380,7 +392,8 @@ static int check(const pa_op_opts *o, int variant) {
                variant == V_CONTEXT ? "context"
                : o->variant         ? o->variant
                                     : "prompt",
-               ctx, variant == V_CONTEXT ? sh.qlen : ctx, ok ? "ok" : pa_compare_format(&res, tol, buf, sizeof buf));
+               ctx, variant == V_CONTEXT || variant == V_CROSS ? sh.qlen : ctx,
+               ok ? "ok" : pa_compare_format(&res, tol, buf, sizeof buf));
         bad |= !ok;
         free(ref);
         free(got);
@@ -396,4 +409,50 @@ int pa_run_prefill(const pa_op_opts *o, int check_mode, int gpu) {
     if (e)
         return e;
     return check_mode ? check(o, variant) : bench(o, variant, gpu);
+}
+
+/* `check baseline`'s prefill cases: the cuBLAS baseline on this op's own
+ * problems, built from their device params as the benches build it, against
+ * the prefill references. Each variant at --qlen query tokens a sequence
+ * (default 37: the whole prompt for prompt and encoder) and --ctx cached
+ * tokens (context) or encoder keys (cross); the options' layout and cache
+ * dtype for context, the query dtype elsewhere. Returns the number of cases
+ * that failed or could not run. */
+int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
+    static const int variants[] = {V_CONTEXT, V_PROMPT, V_ENCODER, V_CROSS};
+    static const char *const names[] = {"prompt", "encoder", "context", "cross"};
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        const int v = variants[i];
+        pa_op_opts ov = *o;
+        if (v != V_CONTEXT)
+            ov.cache_dtype = ov.dtype; /* no cache */
+        pf_shape sh = shape_of_opts(&ov, v, 0);
+        sh.qlen = o->qlen > 0 ? o->qlen : 37;
+        const int ctx = v == V_PROMPT || v == V_ENCODER ? sh.qlen : o->ctx[0];
+        pf_problem p;
+        if (pf_make(&ov, &sh, ctx, "check baseline", &p)) {
+            bad++;
+            continue;
+        }
+        if (pf_upload(&p) || run_ref(&p) != 0) {
+            printf("check baseline prefill %s: could not run\nFAIL\n", names[v]);
+            bad++;
+            pf_free(&p);
+            continue;
+        }
+        pa_baseline_problem pb;
+        if (p.cp)
+            pa_baseline_from_context(&p.dcp, &pb);
+        else
+            pa_baseline_from_prompt(&p.dpp, &pb);
+        char what[200];
+        snprintf(what, sizeof what, "prefill %s (%s%s%s/%s, %d seqs, %d queries over %d keys, heads %d/%d x %d%s)",
+                 names[v], p.cp ? pa_kv_layout_name(ov.layout) : "", p.cp ? " " : "", pa_dtype_name(ov.dtype),
+                 pa_dtype_name(ov.cache_dtype), sh.seqs, v == V_PROMPT || v == V_ENCODER ? ctx : sh.qlen,
+                 v == V_CONTEXT ? ctx + sh.qlen : ctx, sh.heads, sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "");
+        bad += !cmp(what, &pb, p.cp ? p.cp->out : p.pp->out, ov.dtype, ov.cache_dtype);
+        pf_free(&p);
+    }
+    return bad;
 }

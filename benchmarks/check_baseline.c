@@ -4,7 +4,11 @@
  *   decode  one query per sequence, the option's layout and dtypes, against
  *           pa_ref_paged_decode (window, soft cap, alibi from the options);
  *   ragged  --qlen query rows per sequence (default 37, bottom-right causal) on
- *           the combined layout, against pa_ref_ragged_paged_attention.
+ *           the combined layout, against pa_ref_ragged_paged_attention;
+ *   prefill context attention (--qlen new tokens over --ctx cached ones, the
+ *           option's layout and cache dtype), causal and encoder prompts of
+ *           --qlen tokens, cross-attention of --qlen queries over --ctx keys,
+ *           against the prefill references (bench_prefill.c builds them).
  * With --sinks both carry attention sinks (pa_sink_logits), in the references
  * and the baseline alike.
  * Both caches come from pa_decode_problem_make: scattered blocks, unused slots
@@ -237,5 +241,6 @@ static int check_ragged_case(const pa_op_opts *o) {
 int pa_check_baseline(const pa_op_opts *o) {
     const int a = check_decode_case(o);
     const int b = check_ragged_case(o);
-    return a && b ? 0 : PA_CLI_EXIT_FAIL;
+    const int c = pa_prefill_baseline_check(o, compare) == 0;
+    return a && b && c ? 0 : PA_CLI_EXIT_FAIL;
 }

@@ -118,6 +118,7 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --decodes N          ragged: decode sequences beside the --seqs prefill chunks\n"
                           "  --layers N           blocks --variant copy: layers copied in one launch (default 1)\n"
                           "  --variant NAME       kernel choice (decode: v1, v2, auto = recommended entry;\n"
+                          "                       prefill: prompt, encoder, context, cross;\n"
                           "                       blocks: swap-out, swap-in, copy)\n"
                           "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
                           "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"

@@ -180,7 +180,7 @@ static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
                                 "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
                                 "  Needs a GPU (exit 3 without one).\n"
                                 "  OP: convert, decode, prefill, ragged, cache, blocks, baseline (the cuBLAS baseline\n"
-                                "      against the decode and ragged CPU references)\n";
+                                "      against the decode, ragged and prefill CPU references)\n";
 
 static int known_op(const char *op) {
     return !strcmp(op, "convert") || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||

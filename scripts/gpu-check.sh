@@ -263,6 +263,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             timeout 120 $CLI check decode $args
         done
         timeout 120 $CLI check prefill
+        timeout 120 $CLI check prefill --variant cross --seqs 4 --qlen 200 --ctx 1500 --dtype bf16
         timeout 120 $CLI check ragged
         # attention sinks (gpt-oss: 64/8 heads, head 64; a window of 128 on alternate layers)
         timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --variant all

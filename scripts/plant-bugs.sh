@@ -161,7 +161,7 @@ plant ptx-e4m3-hi-subnormal-exponent cuda/ptx.cuh \
     test_decode 'decode_features/fp8_subnormals_exact'
 # The cuBLAS baseline, the second reference of large shapes: a sink left out of
 # the softmax's sum, the KV head's sink read for a query head, a window one key
-# too wide.
+# too wide, cross-attention mapped as causal.
 plant baseline-sink-not-in-sum benchmarks/baseline.cu \
     '        sum += __expf(sink - mx);' '        sum += 0.0f;' \
     pagedattn-interp 'check baseline --sinks --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
@@ -171,6 +171,9 @@ plant baseline-sink-of-the-kv-head benchmarks/baseline.cu \
 plant baseline-window-off-by-one benchmarks/baseline.cu \
     '(mk.window <= 0 || q_pos - k < mk.window)' '(mk.window <= 0 || q_pos - k <= mk.window)' \
     pagedattn-interp 'check baseline --window 17 --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+plant baseline-cross-taken-causal benchmarks/baseline.cu \
+    'pb->non_causal = dev->attn_type != PA_ATTN_DECODER;' 'pb->non_causal = dev->attn_type == PA_ATTN_ENCODER;' \
+    pagedattn-interp 'check baseline --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
 plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
     '        pa::tile::cp_async_wait<1>();
         __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'
