@@ -9,10 +9,10 @@
  *           option's layout and cache dtype), causal and encoder prompts of
  *           --qlen tokens, cross-attention of --qlen queries over --ctx keys,
  *           against the prefill references (bench_prefill.c builds them).
- * With --sinks both carry attention sinks (pa_sink_logits), in the references
- * and the baseline alike.
- * Both caches come from pa_decode_problem_make: scattered blocks, unused slots
- * NaN, so a baseline that reads past a sequence's length fails. */
+ * With --sinks every case carries attention sinks (pa_sink_logits), in the
+ * references and the baseline alike. The caches come from
+ * pa_decode_problem_make and pa_context_problem_make: scattered blocks, unused
+ * slots NaN, so a baseline that reads past a sequence's length fails. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,6 +239,11 @@ static int check_ragged_case(const pa_op_opts *o) {
 }
 
 int pa_check_baseline(const pa_op_opts *o) {
+    if (o->layout == PA_LAYOUT_COMBINED) {
+        fprintf(stderr, "pagedattn check baseline: --layout is the decode and context caches' (vllm, nhd, hnd); the "
+                        "ragged case always runs on the combined layout\n");
+        return PA_CLI_EXIT_USAGE;
+    }
     const int a = check_decode_case(o);
     const int b = check_ragged_case(o);
     const int c = pa_prefill_baseline_check(o, compare) == 0;

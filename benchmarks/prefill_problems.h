@@ -65,6 +65,11 @@ static inline void pa_pp_cache_offsets(pa_kv_layout layout, size_t esz, int bs, 
 
 /* NULL (message on stderr) for an invalid cache shape. */
 static inline pa_context_problem *pa_context_problem_make(const pa_context_problem_cfg *c) {
+    if (c->layout == PA_LAYOUT_COMBINED) { /* its V shares K's buffer: the separate caches below would overflow */
+        fprintf(stderr, "context problem: the combined layout is the ragged op's; context attention takes vllm, "
+                        "nhd or hnd caches\n");
+        return NULL;
+    }
     pa_rng rng = pa_rng_make(c->seed);
     pa_context_problem *pr = (pa_context_problem *)calloc(1, sizeof *pr);
     if (!pr)
