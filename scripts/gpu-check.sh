@@ -276,7 +276,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         timeout 120 $CLI check baseline
         timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
         timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
-        timeout 120 $CLI check baseline --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000
+        timeout 120 $CLI check baseline --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --seqs 2
         for layout in vllm nhd hnd combined; do
             timeout 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
             timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
