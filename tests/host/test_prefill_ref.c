@@ -50,6 +50,28 @@ static pa_context_problem *ctx_problem(uint64_t seed, pa_kv_layout l, pa_dtype q
 
 /* ---- context attention ------------------------------------------------------------ */
 
+/* The combined layout is the ragged op's: the builder refuses it before it
+ * allocates. It used to size the value cache from pa_kv_cache_elements (no V of
+ * its own there) and write every token's V into it, out of bounds: `bench
+ * prefill --variant context --layout combined` crashed. */
+Test(prefill_ref, context_problem_refuses_the_combined_layout) {
+    const int ql[2] = {8, 3}, cl[2] = {40, 17};
+    pa_context_problem_cfg c = {.seed = 5,
+                                .layout = PA_LAYOUT_COMBINED,
+                                .q_dtype = PA_DTYPE_F16,
+                                .cache_dtype = PA_DTYPE_F16,
+                                .num_seqs = 2,
+                                .num_heads = 8,
+                                .num_kv_heads = 2,
+                                .head_size = 64,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    cr_assert_null(pr, "the combined layout gave a context problem");
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_ref, context_every_layout_and_dtype) {
     const int ql[4] = {5, 1, 17, 9}, cl[4] = {0, 23, 40, 16};
     const pa_kv_layout layouts[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
