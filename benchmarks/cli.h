@@ -85,6 +85,8 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r);
  * gpu == 0). Return a PA_CLI_EXIT_* code. */
 int pa_run_decode(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench_decode.c */
 int pa_run_prefill(const pa_op_opts *o, int check, int gpu); /* benchmarks/bench_prefill.c */
+int pa_run_ragged(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench_ragged.c */
+
 /* `check baseline`'s comparison: runs the baseline problem, compares its output
  * with `want` (host, dt) under pa_tolerance_for(dt, cdt), prints one line;
  * 1 when it passed. And the prefill cases it runs (bench_prefill.c): the
@@ -93,7 +95,6 @@ struct pa_baseline_problem;
 typedef int (*pa_baseline_compare_fn)(const char *what, const struct pa_baseline_problem *pb, const void *want,
                                       pa_dtype dt, pa_dtype cdt);
 int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp);
-int pa_run_ragged(const pa_op_opts *o, int check, int gpu); /* benchmarks/bench_ragged.c */
 
 /* Subcommands implemented in other files. */
 int pa_cmd_plan(int argc, char **argv);   /* benchmarks/cmd_plan.c */

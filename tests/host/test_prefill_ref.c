@@ -69,7 +69,6 @@ Test(prefill_ref, context_problem_refuses_the_combined_layout) {
                                 .context_lens = cl};
     pa_context_problem *pr = pa_context_problem_make(&c);
     cr_assert_null(pr, "the combined layout gave a context problem");
-    pa_context_problem_free(pr);
 }
 
 Test(prefill_ref, context_every_layout_and_dtype) {

@@ -13,18 +13,14 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include <vector>
-
 #include "pagedattn/core.h"
 
-struct cublasContext {
-    int live;
-};
+struct cublasContext {}; // no state: every call runs on the CPU at once
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
     if (!handle)
         return CUBLAS_STATUS_INVALID_VALUE;
-    *handle = new cublasContext{1};
+    *handle = new cublasContext{};
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -49,7 +45,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                                           long long strideC, int batchCount, cublasComputeType_t computeType,
                                           cublasGemmAlgo_t) {
     pa_dtype at, bt, ct;
-    if (!handle || !handle->live)
+    if (!handle)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!dtype_of(Atype, &at) || !dtype_of(Btype, &bt) || !dtype_of(Ctype, &ct) || computeType != CUBLAS_COMPUTE_32F ||
         (transa != CUBLAS_OP_N && transa != CUBLAS_OP_T) || (transb != CUBLAS_OP_N && transb != CUBLAS_OP_T))
@@ -62,11 +58,10 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
     if (cudaStreamIsCapturing(nullptr, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const float al = *static_cast<const float *>(alpha), be = *static_cast<const float *>(beta);
-    std::vector<float> acc((size_t)m);
     for (int b = 0; b < batchCount; b++) {
         const size_t a0 = (size_t)b * (size_t)strideA, b0 = (size_t)b * (size_t)strideB,
                      c0 = (size_t)b * (size_t)strideC;
-        for (int j = 0; j < n; j++) {
+        for (int j = 0; j < n; j++)
             for (int i = 0; i < m; i++) {
                 float s = 0.0f;
                 for (int l = 0; l < k; l++) {
@@ -74,15 +69,11 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                     const size_t bi = tb ? (size_t)l * ldb + j : (size_t)j * ldb + l;
                     s += pa_load_as_float(at, A, a0 + ai) * pa_load_as_float(bt, B, b0 + bi);
                 }
-                acc[(size_t)i] = s;
-            }
-            for (int i = 0; i < m; i++) {
                 const size_t ci = c0 + (size_t)j * ldc + i;
                 // beta == 0: C is not read (it may hold NaN), as in BLAS
                 const float old = be == 0.0f ? 0.0f : be * pa_load_as_float(ct, C, ci);
-                pa_store_from_float(ct, C, ci, al * acc[(size_t)i] + old);
+                pa_store_from_float(ct, C, ci, al * s + old);
             }
-        }
     }
     return CUBLAS_STATUS_SUCCESS;
 }
