@@ -62,6 +62,18 @@ static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
                 cmd, *v == V_PROMPT ? "prompt" : "encoder");
         return PA_CLI_EXIT_USAGE;
     }
+    /* Likewise a cache's layout and dtype: only --variant context reads a cache. */
+    if (*v != V_CONTEXT && !o->preset && (o->layout_set || !o->cache_auto)) {
+        fprintf(stderr,
+                "pagedattn %s prefill: the %s variant reads no cache (K and V are contiguous, in --dtype); "
+                "%s is taken by --variant context only\n",
+                cmd,
+                *v == V_PROMPT    ? "prompt"
+                : *v == V_ENCODER ? "encoder"
+                                  : "cross",
+                o->layout_set ? "--layout" : "--cache-dtype");
+        return PA_CLI_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -306,6 +318,7 @@ static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_r
     r->dtype = o->dtype;
     r->cache_dtype = p->sh.variant == V_CONTEXT ? o->cache_dtype : o->dtype;
     r->layout = o->layout;
+    r->no_cache = p->sh.variant != V_CONTEXT;
     r->flops = pf_flops(p);
     r->roof_tflops = gpu ? pa_bench_gemm_tflops(o->dtype) : 0.0;
     r->note = p->sh.variant == V_ENCODER ? "encoder (non-causal)"

@@ -303,6 +303,14 @@ static int check(const pa_op_opts *o) {
 }
 
 int pa_run_ragged(const pa_op_opts *o, int check_only, int gpu) {
+    /* The ragged kernel reads one layout; another one would be silently ignored. */
+    if (o->layout_set && o->layout != PA_LAYOUT_COMBINED && !o->preset) {
+        fprintf(stderr,
+                "pagedattn %s ragged: ragged attention reads the combined layout only (K and V heads "
+                "interleaved in one cache); --layout %s is not taken\n",
+                check_only ? "check" : "bench", pa_kv_layout_name(o->layout));
+        return PA_CLI_EXIT_USAGE;
+    }
     if (check_only) {
         if (!gpu) {
             fprintf(stderr, "pagedattn check ragged: needs a CUDA GPU\n");

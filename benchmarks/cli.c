@@ -122,7 +122,8 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "                       blocks: swap-out, swap-in, copy)\n"
                           "  --dtype f32|f16|bf16 query/output dtype (default f16)\n"
                           "  --cache-dtype auto|f32|f16|bf16|fp8_e4m3|fp8_e5m2 (default auto = dtype)\n"
-                          "  --layout vllm|nhd|hnd cache layout (default vllm)\n"
+                          "  --layout vllm|nhd|hnd cache layout (default vllm; cache also combined; ragged reads\n"
+                          "                       combined only; prefill: --variant context only)\n"
                           "  --window N           sliding window (0 = off)\n"
                           "  --soft-cap X         logits soft cap (0 = off)\n"
                           "  --alibi              ALiBi slopes on\n"
@@ -263,6 +264,7 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
                 fprintf(stderr, "pagedattn %s: --layout: %s\n", cmd, pa_last_error());
                 return PA_CLI_EXIT_USAGE;
             }
+            o->layout_set = 1;
         }
         else if (!strcmp(a, "--soft-cap")) {
             NEED_VAL();

@@ -46,6 +46,7 @@ typedef struct pa_op_opts {
     pa_dtype dtype, cache_dtype;
     int cache_auto;
     pa_kv_layout layout;
+    int layout_set; /* --layout given (the ops without a cache, or with one layout, refuse it) */
     int window;
     float soft_cap;
     int alibi;
@@ -70,6 +71,7 @@ typedef struct pa_bench_row {
     int seqs, heads, kv_heads, head_size, ctx, qlen, block_size;
     pa_dtype dtype, cache_dtype;
     pa_kv_layout layout;
+    int no_cache; /* the op reads no cache: layout printed as "-", "none" in JSON */
     pa_timing t;
     double bytes;       /* HBM bytes touched (memory-bound ops), 0 if not meaningful */
     double flops;       /* FLOPs (compute-bound ops), 0 if not meaningful */

@@ -92,7 +92,7 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     char shape[128], dt[64], range[64];
     shape_of(r, shape, sizeof shape);
     snprintf(dt, sizeof dt, "%s/%s %s", pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype),
-             pa_kv_layout_name(r->layout));
+             r->no_cache ? "-" : pa_kv_layout_name(r->layout));
     snprintf(range, sizeof range, "%.1f..%.1f (%d)", r->t.min_us, r->t.max_us, r->t.iters);
 
     /* With --json - the rows own stdout; the table goes to stderr. */
@@ -143,8 +143,9 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
             ", \"seqs\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ctx\": %d, \"qlen\": %d, "
             "\"block_size\": %d, \"layout\": \"%s\", \"dtype\": \"%s\", \"cache_dtype\": \"%s\", \"window\": %d, "
             "\"soft_cap\": %g, \"alibi\": %d, \"sinks\": %d, \"variant\": ",
-            r->seqs, r->heads, r->kv_heads, r->head_size, r->ctx, r->qlen, r->block_size, pa_kv_layout_name(r->layout),
-            pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype), o->window, (double)o->soft_cap, o->alibi, o->sinks);
+            r->seqs, r->heads, r->kv_heads, r->head_size, r->ctx, r->qlen, r->block_size,
+            r->no_cache ? "none" : pa_kv_layout_name(r->layout), pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype),
+            o->window, (double)o->soft_cap, o->alibi, o->sinks);
     json_str(jf, o->variant ? o->variant : "");
     fprintf(jf, ", \"device\": ");
     json_str(jf, pa_bench_device_name(gpu));
