@@ -451,6 +451,14 @@ plant decode-vllm-vt-copies-past-length cuda/decode/decode_kernel.cuh \
 plant convert-e5m2-sign-dropped cuda/dtype.cuh \
     '__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)v, __NV_E5M2)' '__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)(v & 0x7f), __NV_E5M2)' \
     test_gpu_basic 'gpu_basic/convert_*'
+# pa_convert's fp8 scale applied the wrong way round on a store (multiplied, not divided), and its
+# grid-stride loop running one element past n (the interpreter's bounds check on the source).
+plant convert-fp8-store-scale-inverted cuda/convert.cu \
+    '            v /= s;' '            v *= s;' \
+    test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
+plant convert-one-past-the-end cuda/convert.cu \
+    'i < n; i += (int64_t)gridDim.x * blockDim.x)' 'i <= n; i += (int64_t)gridDim.x * blockDim.x)' \
+    test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
@@ -483,6 +491,11 @@ plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
 plant ragged-splits-depend-on-batch-size cuda/ragged/ragged.cu \
     'const int32_t split = P.split_tokens;' 'const int32_t split = P.split_tokens ? P.split_tokens : (ns > 8 ? 1024 : 0);' \
     test_ragged 'ragged_gpu/batch_invariance_bitwise' PA_TEST_SHRINK=4
+# The device planner's partial rows numbered per sequence, not from the batch's running offset:
+# the second sequence's splits overwrite the first's (the device plan then differs from the host's).
+plant ragged-plan-part-rows-not-offset cuda/ragged/ragged.cu \
+    '                                it.part += s_op[k];' '' \
+    test_ragged 'ragged_gpu/device_plan_matches_host_many_tiles'
 plant ragged-decode-head-half-at-column-0 cuda/ragged/ragged_mma.cuh \
     'srow0 = 16 * dslice + (lane >> 2), col0 = dpart * S::kDecHP;' 'srow0 = 16 * dslice + (lane >> 2), col0 = 0;' \
     test_ragged 'ragged_gpu/head_256_slots'
