@@ -36,6 +36,16 @@ int pa_twin_cp_async_device(const unsigned char *src, const int32_t *src_off, co
 void pa_twin_cp_async_host(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
                            const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out);
 
+/* The 16-byte forms the kernels' loaders use: lane l copies 16 bytes from
+ * src + src_off[l] to dst_off[l] (both 16-aligned; dst_off[l] within lane l's
+ * 64 bytes) of an image first filled with `fill`, by cp_async16 (form[l] 2) or
+ * cp_async16_or_zero with copy = form[l] (0: sixteen zeros, the source
+ * ignored; 1: the bytes). */
+int pa_twin_cp_async16_device(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                              const int32_t *form, unsigned char fill, unsigned char *out);
+void pa_twin_cp_async16_host(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                             const int32_t *form, unsigned char fill, unsigned char *out);
+
 /* prmt.b32 (default mode) of n triples (n a multiple of 32), one per thread:
  * out[i] = prmt(a[i], b[i], s[i]). */
 int pa_twin_prmt_device(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out);

@@ -66,6 +66,20 @@ static inline void twin_cp_async_case(pa_rng *r, unsigned char *src, int32_t *sr
     }
 }
 
+/* cp_async16 / cp_async16_or_zero cases: a random source image, each lane's
+ * 16 bytes at a random 16-aligned place of its 64 and of the source, and a
+ * random form (0 ignore-src, 1 copy, 2 cp_async16). */
+static inline void twin_cp_async16_case(pa_rng *r, unsigned char *src, int32_t *src_off, int32_t *dst_off,
+                                        int32_t *form) {
+    for (int i = 0; i < PA_TWIN_SMEM; i++)
+        src[i] = (unsigned char)pa_rng_int(r, 0, 255);
+    for (int l = 0; l < 32; l++) {
+        dst_off[l] = 64 * l + 16 * pa_rng_int(r, 0, 3);
+        src_off[l] = 16 * pa_rng_int(r, 0, PA_TWIN_SMEM / 16 - 1);
+        form[l] = pa_rng_int(r, 0, 2);
+    }
+}
+
 /* prmt inputs: random bytes (every byte value, signs both ways) and random
  * selectors over all 16 bits the instruction reads, bit 3 of a nibble (sign
  * replication) included; the upper 16 bits set at random too (not read). */

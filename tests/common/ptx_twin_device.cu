@@ -51,6 +51,24 @@ __global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off
         out[i] = sm[i];
 }
 
+__global__ void cp_async16_kernel(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                                  const int32_t *form, unsigned char fill, unsigned char *out) {
+    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    const int l = threadIdx.x;
+    for (int i = l; i < PA_TWIN_SMEM; i += 32)
+        sm[i] = fill;
+    __syncwarp();
+    if (form[l] == 2)
+        pa::ptx::cp_async16(sm + dst_off[l], src + src_off[l]);
+    else
+        pa::ptx::cp_async16_or_zero(sm + dst_off[l], src + src_off[l], form[l] != 0);
+    pa::ptx::cp_async_commit();
+    pa::ptx::cp_async_wait<0>();
+    __syncwarp();
+    for (int i = l; i < PA_TWIN_SMEM; i += 32)
+        out[i] = sm[i];
+}
+
 __global__ void prmt_kernel(const uint32_t *a, const uint32_t *b, const uint32_t *s, uint32_t *out) {
     const int i = blockIdx.x * 32 + threadIdx.x;
     out[i] = pa::ptx::prmt(a[i], b[i], s[i]);
@@ -250,6 +268,20 @@ extern "C" int pa_twin_cp_async_device(const unsigned char *src, const int32_t *
     unsigned char *dout = d.up<unsigned char>(nullptr, PA_TWIN_SMEM);
     if (d.err == cudaSuccess) {
         PA_LAUNCH(1, 32, 0, 0, cp_async_kernel)(ds, dso, ddo, du, db, fill, dout);
+        d.err = cudaGetLastError();
+    }
+    d.down(out, dout, PA_TWIN_SMEM);
+    return (int)d.err;
+}
+
+extern "C" int pa_twin_cp_async16_device(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                                         const int32_t *form, unsigned char fill, unsigned char *out) {
+    Dev d;
+    const unsigned char *ds = d.up(src, PA_TWIN_SMEM);
+    const int32_t *dso = d.up(src_off, 32), *ddo = d.up(dst_off, 32), *df = d.up(form, 32);
+    unsigned char *dout = d.up<unsigned char>(nullptr, PA_TWIN_SMEM);
+    if (d.err == cudaSuccess) {
+        PA_LAUNCH(1, 32, 0, 0, cp_async16_kernel)(ds, dso, ddo, df, fill, dout);
         d.err = cudaGetLastError();
     }
     d.down(out, dout, PA_TWIN_SMEM);

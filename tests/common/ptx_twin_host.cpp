@@ -37,6 +37,13 @@ extern "C" void pa_twin_cp_async_host(const unsigned char *src, const int32_t *s
         pa::ptx::twin::cp_async(out + dst_off[l], src + src_off[l], unit[l], src_bytes[l]);
 }
 
+extern "C" void pa_twin_cp_async16_host(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
+                                        const int32_t *form, unsigned char fill, unsigned char *out) {
+    memset(out, fill, PA_TWIN_SMEM);
+    for (int l = 0; l < 32; l++) // ignore-src: zeros, as src-size 0
+        pa::ptx::twin::cp_async(out + dst_off[l], src + src_off[l], 16, form[l] == 0 ? 0 : 16);
+}
+
 extern "C" void pa_twin_prmt_host(const uint32_t *a, const uint32_t *b, const uint32_t *s, int n, uint32_t *out) {
     for (int i = 0; i < n; i++)
         out[i] = pa::ptx::twin::prmt(a[i], b[i], s[i]);

@@ -86,6 +86,23 @@ Test(ptx_twins, cp_async_units_and_zero_fill_bitwise) {
     }
 }
 
+/* The 16-byte forms the loaders use, cp_async16 and the ignore-src
+ * cp_async16_or_zero (one predicated LDGSTS.ZFILL), against the twin. */
+Test(ptx_twins, cp_async16_and_ignore_src_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(983);
+    unsigned char src[PA_TWIN_SMEM], dev[PA_TWIN_SMEM], host[PA_TWIN_SMEM];
+    int32_t so[32], dso[32], form[32];
+    for (int rep = 0; rep < 8; rep++) {
+        twin_cp_async16_case(&r, src, so, dso, form);
+        cr_assert_eq(pa_twin_cp_async16_device(src, so, dso, form, 0x5A, dev), 0, "launch failed");
+        pa_twin_cp_async16_host(src, so, dso, form, 0x5A, host);
+        for (int i = 0; i < PA_TWIN_SMEM; i++)
+            cr_assert_eq(dev[i], host[i], "byte %d (lane %d, form %d): device %02x twin %02x", i, i / 64, form[i / 64],
+                         dev[i], host[i]);
+    }
+}
+
 /* prmt.b32 against its twin, bit for bit: random bytes and selectors, sign
  * replication (bit 3 of a nibble) and unread upper selector bits included. */
 Test(ptx_twins, prmt_bitwise) {

@@ -205,6 +205,28 @@ Test(ptx_twins, cp_async_copies_and_zero_fills) {
         }
 }
 
+/* The 16-byte forms against their definition: the source's 16 bytes (copy,
+ * cp_async16), or 16 zeros where the source is ignored; the fill elsewhere. */
+Test(ptx_twins, cp_async16_copies_or_ignores_the_source) {
+    pa_rng r = pa_rng_make(35);
+    unsigned char src[PA_TWIN_SMEM], out[PA_TWIN_SMEM];
+    int32_t so[32], dso[32], form[32];
+    int seen[3] = {0, 0, 0};
+    for (int rep = 0; rep < 4; rep++) {
+        twin_cp_async16_case(&r, src, so, dso, form);
+        pa_twin_cp_async16_host(src, so, dso, form, 0x5A, out);
+        for (int l = 0; l < 32; l++) {
+            seen[form[l]]++;
+            for (int i = 0; i < 64; i++) {
+                const int at = 64 * l + i, k = at - dso[l];
+                const unsigned char want = k < 0 || k >= 16 ? 0x5A : form[l] == 0 ? 0 : src[so[l] + k];
+                cr_assert_eq(out[at], want, "rep %d lane %d form %d byte %d", rep, l, form[l], i);
+            }
+        }
+    }
+    cr_assert(seen[0] > 0 && seen[1] > 0 && seen[2] > 0, "every form drawn");
+}
+
 /* The prmt twin against the definition: fixed cases worked by hand (the
  * identity selectors, the e5m2-to-f16 placements decode and ragged use, sign
  * replication, unread upper bits), then random ones against the 8 bytes of
