@@ -128,7 +128,7 @@ typedef struct pf_problem {
     pa_prompt_problem *pp;  /* prompt / encoder variants */
     pa_context_attention_params dcp;
     pa_prompt_attention_params dpp;
-    void *dev[12];
+    void *dev[16]; /* pf_up's copies: 13 for context attention with ALiBi and sinks */
     int ndev;
 } pf_problem;
 
@@ -226,6 +226,11 @@ static void *pf_up(pf_problem *p, const void *h, size_t bytes, int *err) {
     void *d = NULL;
     if (*err || !h)
         return NULL;
+    if (p->ndev == (int)(sizeof p->dev / sizeof p->dev[0])) {
+        fprintf(stderr, "pagedattn prefill: more device copies than the problem holds\n");
+        *err = 1;
+        return NULL;
+    }
     if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
         cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
         fprintf(stderr, "pagedattn prefill: device allocation of %zu bytes failed\n", bytes);

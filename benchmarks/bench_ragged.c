@@ -311,6 +311,11 @@ int pa_run_ragged(const pa_op_opts *o, int check_only, int gpu) {
                 check_only ? "check" : "bench", pa_kv_layout_name(o->layout));
         return PA_CLI_EXIT_USAGE;
     }
+    if (o->alibi) { /* JAX's ragged paged attention has no ALiBi */
+        fprintf(stderr, "pagedattn %s ragged: ragged attention has no ALiBi; --alibi is not taken\n",
+                check_only ? "check" : "bench");
+        return PA_CLI_EXIT_USAGE;
+    }
     if (check_only) {
         if (!gpu) {
             fprintf(stderr, "pagedattn check ragged: needs a CUDA GPU\n");

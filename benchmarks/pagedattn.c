@@ -187,13 +187,23 @@ static int known_op(const char *op) {
            !strcmp(op, "cache") || !strcmp(op, "blocks");
 }
 
-/* --sinks on an op that has none (the cache ops, convert, blocks) is refused,
- * not ignored: exit 2 (a preset sweep applies it where it exists). */
-static int refuses_sinks(const char *cmd, const char *op, const pa_op_opts *o) {
-    if (!o->sinks || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
+/* The attention options (--sinks, --alibi, --window, --soft-cap) on an op
+ * without attention (the cache ops, convert, blocks) are refused, not
+ * ignored: exit 2. A --preset sets some of them as part of a model's shape
+ * and is taken on any op (a preset sweep applies them where they exist). */
+static int refuses_attention_options(const char *cmd, const char *op, const pa_op_opts *o) {
+    if (o->preset || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
         !strcmp(op, "baseline"))
         return 0;
-    fprintf(stderr, "pagedattn %s %s: --sinks is for decode, prefill, ragged and the baseline\n", cmd, op);
+    const char *opt = o->sinks      ? "--sinks"
+                      : o->alibi    ? "--alibi"
+                      : o->window   ? "--window"
+                      : o->soft_cap ? "--soft-cap"
+                                    : NULL;
+    if (!opt)
+        return 0;
+    fprintf(stderr, "pagedattn %s %s: %s is an attention option (decode, prefill, ragged and the baseline)\n", cmd, op,
+            opt);
     return 1;
 }
 
@@ -215,7 +225,7 @@ static int cmd_check(int argc, char **argv) {
     int e = pa_op_opts_parse("check", argc, argv, 2, &o);
     if (e)
         return e;
-    if (refuses_sinks("check", op, &o))
+    if (refuses_attention_options("check", op, &o))
         return PA_CLI_EXIT_USAGE;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
@@ -610,7 +620,7 @@ static int cmd_bench(int argc, char **argv) {
     int e = pa_op_opts_parse("bench", argc, argv, 2, &o);
     if (e)
         return e;
-    if (refuses_sinks("bench", op, &o))
+    if (refuses_attention_options("bench", op, &o))
         return PA_CLI_EXIT_USAGE;
     char why[512];
     int gpu = pa_cli_have_gpu(why, sizeof why);
