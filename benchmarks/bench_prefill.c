@@ -449,7 +449,10 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
         sh.qlen = o->qlen > 0 ? o->qlen : 37;
         const int ctx = v == V_PROMPT || v == V_ENCODER ? sh.qlen : o->ctx[0];
         pf_problem p;
-        if (pf_make(&ov, &sh, ctx, "check baseline", &p)) {
+        const int rc = pf_make(&ov, &sh, ctx, "check baseline", &p);
+        if (rc == PA_CLI_EXIT_USAGE)
+            return -1; /* the options describe a problem the op refuses */
+        if (rc) {
             bad++;
             continue;
         }

@@ -35,6 +35,10 @@ static void *to_dev(const void *h, size_t n, int *ok) {
     return d;
 }
 
+/* The cases return 1 when they passed, 0 when they failed, and -1 when the
+ * options describe a problem the op refuses (its reference's validation): a
+ * usage error, not a failed check. */
+
 /* Runs the baseline on the device copies and compares with `want` (host,
  * q_dtype). Prints one line; returns 1 when it passed. */
 static int compare(const char *what, const pa_baseline_problem *pb, const void *want, pa_dtype dt, pa_dtype cdt) {
@@ -87,9 +91,9 @@ static int check_decode_case(const pa_op_opts *o) {
     pr->p.sliding_window = o->window;
     pr->p.soft_cap = o->soft_cap;
     if (pa_ref_paged_decode(&pr->p) != PA_SUCCESS) {
-        fprintf(stderr, "pagedattn check baseline: decode reference: %s\n", pa_last_error());
+        fprintf(stderr, "pagedattn check baseline: decode: %s\n", pa_last_error());
         pa_decode_problem_free(pr);
-        return 0;
+        return -1;
     }
     const size_t es = pa_dtype_size(o->dtype), ces = pa_dtype_size(o->cache_dtype);
     int ok = 1;
@@ -245,7 +249,11 @@ int pa_check_baseline(const pa_op_opts *o) {
         return PA_CLI_EXIT_USAGE;
     }
     const int a = check_decode_case(o);
+    if (a < 0)
+        return PA_CLI_EXIT_USAGE;
     const int b = check_ragged_case(o);
-    const int c = pa_prefill_baseline_check(o, compare) == 0;
-    return a && b && c ? 0 : PA_CLI_EXIT_FAIL;
+    const int bad = pa_prefill_baseline_check(o, compare);
+    if (bad < 0)
+        return PA_CLI_EXIT_USAGE;
+    return a && b && bad == 0 ? 0 : PA_CLI_EXIT_FAIL;
 }

@@ -92,7 +92,8 @@ int pa_run_ragged(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench
 /* `check baseline`'s comparison: runs the baseline problem, compares its output
  * with `want` (host, dt) under pa_tolerance_for(dt, cdt), prints one line;
  * 1 when it passed. And the prefill cases it runs (bench_prefill.c): the
- * number that failed. */
+ * number that failed, or -1 when the options describe a problem prefill
+ * refuses (a usage error; nothing is run after it). */
 struct pa_baseline_problem;
 typedef int (*pa_baseline_compare_fn)(const char *what, const struct pa_baseline_problem *pb, const void *want,
                                       pa_dtype dt, pa_dtype cdt);
