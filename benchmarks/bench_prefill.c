@@ -472,7 +472,17 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
                  names[v], p.cp ? pa_kv_layout_name(ov.layout) : "", p.cp ? " " : "", pa_dtype_name(ov.dtype),
                  pa_dtype_name(ov.cache_dtype), sh.seqs, v == V_PROMPT || v == V_ENCODER ? ctx : sh.qlen,
                  v == V_CONTEXT ? ctx + sh.qlen : ctx, sh.heads, sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "");
-        bad += !cmp(what, &pb, p.cp ? p.cp->out : p.pp->out, ov.dtype, ov.cache_dtype);
+        double vmax;
+        if (p.cp) { /* the cached values and the new ones */
+            const pa_context_problem *c = p.cp;
+            const double vc =
+                pa_abs_max(c->p.kv.dtype, c->vc, c->vc_elems, pa_dtype_is_fp8(c->p.kv.dtype) ? c->v_scale : 1.0f);
+            const double vn = pa_abs_max(c->p.q_dtype, c->v, c->kv_elems, 1.0f);
+            vmax = vc > vn ? vc : vn;
+        } else {
+            vmax = pa_abs_max(p.pp->p.dtype, p.pp->v, p.pp->k_elems, 1.0f);
+        }
+        bad += !cmp(what, &pb, p.cp ? p.cp->out : p.pp->out, ov.dtype, ov.cache_dtype, vmax);
         pf_free(&p);
     }
     return bad;

@@ -13,6 +13,7 @@
  * references and the baseline alike. The caches come from
  * pa_decode_problem_make and pa_context_problem_make: scattered blocks, unused
  * slots NaN, so a baseline that reads past a sequence's length fails. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,9 +40,28 @@ static void *to_dev(const void *h, size_t n, int *ok) {
  * options describe a problem the op refuses (its reference's validation): a
  * usage error, not a failed check. */
 
+double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale) {
+    double m = 0.0;
+    for (size_t i = 0; buf && i < n; i++) {
+        const double x = fabs((double)pa_load_as_float(dt, buf, i));
+        if (x > m) /* false for NaN */
+            m = x;
+    }
+    return m * fabs((double)scale);
+}
+
 /* Runs the baseline on the device copies and compares with `want` (host,
- * q_dtype). Prints one line; returns 1 when it passed. */
-static int compare(const char *what, const pa_baseline_problem *pb, const void *want, pa_dtype dt, pa_dtype cdt) {
+ * q_dtype). Prints one line; returns 1 when it passed. The baseline rounds
+ * each normalised probability to dt before P V (its GEMM's input type); the
+ * decode and prefill references do not, and the ragged one rounds them in
+ * double. So an element may be off by 2 u sum_k p_k |v_k| beyond the
+ * tolerance (u = pa_prob_rounding_unit(dt), as test_ragged judges the ragged
+ * kernel), bounded here by 2 u vmax, vmax >= every |v| the case reads; the
+ * allowance is taken only where the plain comparison fails. bf16 needs it:
+ * 2 of 909312 elements of a causal prompt 0.0039 off (0.0020 allowed) in a
+ * random sweep of check baseline --interp. */
+static int compare(const char *what, const pa_baseline_problem *pb, const void *want, pa_dtype dt, pa_dtype cdt,
+                   double vmax) {
     const size_t n = (size_t)pb->num_tokens * pb->num_heads * pb->kv.head_size;
     float *got = malloc(n * sizeof(float) + 4), *ref = malloc(n * sizeof(float) + 4);
     char why[256] = "";
@@ -55,7 +75,18 @@ static int compare(const char *what, const pa_baseline_problem *pb, const void *
         pa_compare_result cr;
         char buf[512];
         pass = pa_compare(got, PA_DTYPE_F32, ref, (int64_t)n, tol, &cr);
-        printf("check baseline %s: %s\n", what, pa_compare_format(&cr, tol, buf, sizeof buf));
+        const double u = pa_prob_rounding_unit(dt);
+        int allowed = 0;
+        if (!pass && u > 0.0 && vmax > 0.0) {
+            float *ex = malloc(n * sizeof(float) + 4);
+            for (size_t i = 0; ex && i < n; i++)
+                ex[i] = (float)vmax;
+            allowed = ex && pa_compare_with_allowance(got, PA_DTYPE_F32, ref, ex, 2.0 * u, (int64_t)n, tol, &cr);
+            pass = allowed;
+            free(ex);
+        }
+        printf("check baseline %s: %s%s\n", what, pa_compare_format(&cr, tol, buf, sizeof buf),
+               allowed ? " (within the probability-rounding allowance, 2 u max|v|)" : "");
         printf("check baseline %s: %s\n", what, pass ? "PASS" : "FAIL");
     } else {
         printf("check baseline %s: could not run: %s\nFAIL\n", what, why[0] ? why : "out of host memory");
@@ -118,7 +149,9 @@ static int check_decode_case(const pa_op_opts *o) {
         snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d%s)",
                  pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), o->seqs,
                  o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len, pr->sinks ? ", sinks" : "");
-        pass = compare(what, &pb, pr->out, o->dtype, o->cache_dtype);
+        const int f8 = pa_dtype_is_fp8(o->cache_dtype);
+        pass = compare(what, &pb, pr->out, o->dtype, o->cache_dtype,
+                       pa_abs_max(o->cache_dtype, pr->vc, pr->v_elems, f8 ? pr->v_scale : 1.0f));
     } else {
         fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
     }
@@ -222,7 +255,10 @@ static int check_ragged_case(const pa_op_opts *o) {
             snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d%s)",
                      pa_dtype_name(o->dtype), pa_dtype_name(cdt), ns, tokens, o->heads, o->kv_heads, o->head_size,
                      sinks ? ", sinks" : "");
-            pass = compare(what, &pb, out, o->dtype, cdt);
+            /* the combined cache interleaves K and V: a bound over both */
+            const int f8 = pa_dtype_is_fp8(cdt);
+            const float sc = !f8 ? 1.0f : pr->k_scale > pr->v_scale ? pr->k_scale : pr->v_scale;
+            pass = compare(what, &pb, out, o->dtype, cdt, pa_abs_max(cdt, pr->kc, pr->k_elems, sc));
         } else {
             fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
         }
