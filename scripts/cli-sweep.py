@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Random `pagedattn check` runs over the CLI's options, in interpret mode.
+
+Each run draws an op (decode, prefill, ragged, cache, blocks, convert, the
+cuBLAS baseline) and its options (dtypes, cache layout, head and block sizes,
+heads, lengths, window, soft cap, ALiBi, sinks, presets) at random and runs
+`pagedattn-interp check OP --interp ...` on a small problem. A run passes when
+the check passes (exit 0) or the CLI refuses the options with a usage error
+(exit 2, one line saying why); anything else (a failed comparison, a crash, a
+timeout) is reported with the command line that reproduces it. The draws are a
+function of --seed alone.
+
+  scripts/cli-sweep.py --cli build/tests/interp/pagedattn-interp --seed 1 --runs 100
+  scripts/cli-sweep.py --cli ... --seconds 3600 --seed $(date +%s)   (a soak)
+
+On 2026-11-30 a sweep like this found a heap overwrite in the CLI's context
+problems (ALiBi and sinks together), and the ragged and baseline checks judging
+bf16 rounding the tests allow.
+"""
+import argparse
+import random
+import shlex
+import subprocess
+import sys
+import time
+
+DTYPES = [("f16", "auto"), ("bf16", "auto"), ("f32", "auto"), ("bf16", "fp8_e4m3"), ("f16", "fp8_e5m2"),
+          ("f32", "fp8_e4m3"), ("bf16", "fp8_e5m2"), ("f16", "fp8_e4m3")]
+HEADS = ["4/4", "4/2", "8/1", "16/1", "6/2", "12/4", "32/2"]
+HEAD_SIZES = [32, 64, 80, 96, 112, 120, 128, 192, 256]
+BLOCK_SIZES = [1, 2, 8, 16, 24, 32, 64, 128]
+PRESETS = ["gpt-oss", "gemma2-9b", "phi3.5-mini", "qwen3-235b"]
+
+
+def draw(rng, cli):
+    op = rng.choice(["decode", "decode", "prefill", "prefill", "ragged", "cache", "blocks", "convert", "baseline"])
+    dt, cdt = rng.choice(DTYPES)
+    seed = str(rng.randrange(1 << 30))
+    if op == "convert":
+        return [cli, "check", "convert", "--interp", "--dtype", dt, "--cache-dtype", cdt, "--seed", seed]
+    args = [cli, "check", op, "--interp", "--seqs", str(rng.choice([1, 2, 3])), "--heads", rng.choice(HEADS),
+            "--head-size", str(rng.choice(HEAD_SIZES)), "--block-size", str(rng.choice(BLOCK_SIZES)),
+            "--ctx", str(rng.choice([1, 5, 17, 64, 100, 257, 600])), "--dtype", dt, "--cache-dtype", cdt,
+            "--seed", seed]
+    if op == "decode":
+        args += ["--variant", rng.choice(["v1", "v2", "auto"]), "--layout", rng.choice(["vllm", "nhd", "hnd"])]
+        if rng.random() < 0.15:
+            args += ["--preset", rng.choice(PRESETS)]
+    elif op == "prefill":
+        v = rng.choice(["context", "context", "prompt", "encoder", "cross"])
+        args += ["--variant", v]
+        if v in ("context", "cross"):
+            args += ["--qlen", str(rng.choice([1, 7, 33, 70]))]
+        if v == "context":
+            args += ["--layout", rng.choice(["vllm", "nhd", "hnd"])]
+        else:  # no cache: the CLI refuses a cache dtype there
+            k = args.index("--cache-dtype")
+            del args[k:k + 2]
+    elif op == "ragged":
+        args += ["--qlen", str(rng.choice([1, 9, 40])), "--decodes", str(rng.choice([0, 1, 3]))]
+    elif op == "cache":
+        args += ["--layout", rng.choice(["vllm", "nhd", "hnd", "combined"])]
+    elif op == "blocks":
+        v = rng.choice(["swap-out", "swap-in", "copy"])
+        args += ["--variant", v, "--layout", rng.choice(["vllm", "nhd", "hnd", "combined"])]
+        if v == "copy":
+            args += ["--layers", str(rng.choice([1, 2, 3]))]
+    elif op == "baseline":
+        args += ["--qlen", str(rng.choice([1, 9, 37])), "--layout", rng.choice(["vllm", "nhd", "hnd"])]
+    if op in ("decode", "prefill", "ragged", "baseline"):
+        if rng.random() < 0.25:
+            args += ["--window", str(rng.choice([1, 8, 50]))]
+        if rng.random() < 0.25:
+            args += ["--soft-cap", str(rng.choice([5, 30]))]
+        if rng.random() < 0.2 and op != "ragged":
+            args += ["--alibi"]
+        if rng.random() < 0.25:
+            args += ["--sinks"]
+    return args
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cli", required=True, help="the interpret-mode CLI (build/tests/interp/pagedattn-interp)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=0, help="stop after this many runs (0: --seconds only)")
+    ap.add_argument("--seconds", type=float, default=0, help="stop after this long (0: --runs only)")
+    ap.add_argument("--timeout", type=float, default=600, help="one run's limit")
+    a = ap.parse_args()
+    if a.runs <= 0 and a.seconds <= 0:
+        ap.error("give --runs or --seconds")
+    rng = random.Random(a.seed)
+    end = time.time() + a.seconds if a.seconds > 0 else float("inf")
+    n = passed = refused = 0
+    bad = []
+    while (a.runs <= 0 or n < a.runs) and time.time() < end:
+        args = draw(rng, a.cli)
+        n += 1
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, timeout=a.timeout)
+            rc, out = p.returncode, p.stdout + p.stderr
+        except subprocess.TimeoutExpired:
+            rc, out = "timeout", ""
+        if rc == 0 and "FAIL" not in out:
+            passed += 1
+        elif rc == 2:
+            refused += 1
+        else:
+            why = [l for l in out.splitlines() if "FAIL" in l or "outside" in l or l.startswith("pagedattn")]
+            bad.append((rc, args, (why or out.splitlines() or [""])[-3:]))
+            print(f"BAD (exit {rc}): {shlex.join(args)}", flush=True)
+            for line in bad[-1][2]:
+                print(f"    {line[:300]}", flush=True)
+    print(f"cli-sweep: seed {a.seed}: {n} runs, {passed} passed, {refused} refused (exit 2), {len(bad)} bad")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
