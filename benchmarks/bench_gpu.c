@@ -70,6 +70,9 @@ fail:
 }
 
 double pa_bench_copy_bandwidth(void) {
+#ifdef PA_CLI_INTERP
+    return 0.0; /* interpret mode: no device, no roof (and no 512 MiB copies on the CPU) */
+#endif
     if (g_copy_roof > 0)
         return g_copy_roof;
     const size_t bytes = (size_t)512 << 20;
@@ -92,6 +95,9 @@ static double g_host_roof[2];
 
 double pa_bench_host_bandwidth(int to_device) {
     to_device = to_device != 0;
+#ifdef PA_CLI_INTERP
+    return 0.0; /* interpret mode: no link to measure */
+#endif
     if (g_host_roof[to_device] > 0)
         return g_host_roof[to_device];
     const size_t bytes = (size_t)256 << 20;
@@ -245,9 +251,14 @@ int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int wa
     if (!us)
         return 1;
     CK(cudaGetDevice(&dev));
+#ifdef PA_CLI_INTERP
+    (void)l2; /* interpret mode: no L2 to flush; the launches run once, untimed (0 us) */
+    const size_t flush_bytes = 0;
+#else
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     size_t flush_bytes = (size_t)(l2 > 0 ? l2 : (50 << 20)) * 2;
     CK(cudaMalloc(&flush, flush_bytes));
+#endif
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     for (int i = 0; i < warmup; i++)
@@ -255,7 +266,8 @@ int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int wa
             goto fail;
     CK(cudaDeviceSynchronize());
     for (int i = 0; i < iters; i++) {
-        CK(cudaMemsetAsync(flush, i & 0xff, flush_bytes, 0));
+        if (flush_bytes)
+            CK(cudaMemsetAsync(flush, i & 0xff, flush_bytes, 0));
         nvtxRangePushA(label);
         CK(cudaEventRecord(e0, 0));
         if (fn(ctx) != 0) {

@@ -102,6 +102,10 @@ void pa_op_opts_default(pa_op_opts *o) {
     o->layout = PA_LAYOUT_VLLM;
     o->iters = 20;
     o->warmup = 3;
+#ifdef PA_CLI_INTERP
+    o->iters = 1; /* bench --interp: the GPU path's launches once each, untimed */
+    o->warmup = 0;
+#endif
     o->seed = 1;
 }
 

@@ -587,6 +587,8 @@ static const char *BENCH_HELP =
     "  the device's copy bandwidth and a cuBLAS GEMM's TFLOP/s measured in the same run\n"
     "  as the roofs, median of --iters with min/max, the cuBLAS baseline beside attention\n"
     "  ops. --device cpu times the CPU reference (the default where there is no GPU).\n"
+    "  --interp runs the GPU path once in interpret mode (the kernels and the baseline on\n"
+    "  the CPU; no timing, no roofs): a check of the benchmark's own code without a GPU.\n"
     "  OP: decode, prefill, ragged, cache (reshape_and_cache), blocks (swap_blocks out or in,\n"
     "      copy_blocks: --variant swap-out|swap-in|copy), convert, plan\n"
     "  Sweeps: pagedattn bench --preset NAME | all (see pagedattn bench --preset x --help)\n";
@@ -601,6 +603,13 @@ static int cmd_bench(int argc, char **argv) {
     if (!strcmp(op, "plan"))
         return pa_bench_plan(argc - 1, argv + 1);
     const int sweep = !strcmp(op, "all") || op[0] == '-';
+#ifdef PA_CLI_INTERP
+    if (sweep) { /* thousands of GPU-sized launches: days on the CPU */
+        fprintf(stderr, "pagedattn bench: the preset sweeps are not for interpret mode; bench OP --interp runs one "
+                        "op's GPU path once\n");
+        return PA_CLI_EXIT_USAGE;
+    }
+#endif
     if (!sweep && (!known_op(op))) {
         fprintf(stderr,
                 "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, blocks, convert, plan, all, "
@@ -723,16 +732,11 @@ int main(int argc, char **argv) {
         return PA_CLI_EXIT_USAGE;
     }
     if (take_interp_flag(&argc, argv)) {
-#ifdef PA_CLI_INTERP
-        if (strcmp(argv[1], "check") != 0) {
-            fprintf(stderr, "pagedattn: --interp is for check\n");
+        if (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "bench") != 0) {
+            fprintf(stderr, "pagedattn: --interp is for check and bench (pagedattn check OP --interp)\n");
             return PA_CLI_EXIT_USAGE;
         }
-#else
-        if (strcmp(argv[1], "check") != 0) {
-            fprintf(stderr, "pagedattn: --interp is for check (pagedattn check OP --interp)\n");
-            return PA_CLI_EXIT_USAGE;
-        }
+#ifndef PA_CLI_INTERP
         return run_interp(argv);
 #endif
     }

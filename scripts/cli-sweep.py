@@ -4,11 +4,12 @@
 Each run draws an op (decode, prefill, ragged, cache, blocks, convert, the
 cuBLAS baseline) and its options (dtypes, cache layout, head and block sizes,
 heads, lengths, window, soft cap, ALiBi, sinks, presets) at random and runs
-`pagedattn-interp check OP --interp ...` on a small problem. A run passes when
-the check passes (exit 0) or the CLI refuses the options with a usage error
-(exit 2, one line saying why); anything else (a failed comparison, a crash, a
-timeout) is reported with the command line that reproduces it. The draws are a
-function of --seed alone.
+`pagedattn-interp check OP --interp ...` on a small problem, or for three
+draws in ten `bench OP --interp` (the benchmark's GPU path once, untimed).
+A run passes when it succeeds (exit 0) or the CLI refuses the options with a
+usage error (exit 2, one line saying why); anything else (a failed comparison,
+a crash, a timeout) is reported with the command line that reproduces it. The
+draws are a function of --seed alone.
 
   scripts/cli-sweep.py --cli build/tests/interp/pagedattn-interp --seed 1 --runs 100
   scripts/cli-sweep.py --cli ... --seconds 3600 --seed $(date +%s)   (a soak)
@@ -76,6 +77,8 @@ def draw(rng, cli):
             args += ["--alibi"]
         if rng.random() < 0.25:
             args += ["--sinks"]
+    if op not in ("baseline", "convert") and rng.random() < 0.3:
+        args[1] = "bench"  # the benchmark's GPU path, once, untimed (bench OP --interp)
     return args
 
 
