@@ -19,6 +19,7 @@ problems (ALiBi and sinks together), and the ragged and baseline checks judging
 bf16 rounding the tests allow.
 """
 import argparse
+import json
 import random
 import shlex
 import subprocess
@@ -79,6 +80,11 @@ def draw(rng, cli):
             args += ["--sinks"]
     if op not in ("baseline", "convert") and rng.random() < 0.3:
         args[1] = "bench"  # the benchmark's GPU path, once, untimed (bench OP --interp)
+        if rng.random() < 0.3:
+            args += ["--json", "-"]  # the JSON rows on stdout
+        if op != "blocks" and rng.random() < 0.3:  # a sweep over two lengths
+            k = args.index("--ctx")
+            args[k + 1] += "," + str(rng.choice([3, 40, 130]))
     return args
 
 
@@ -104,6 +110,15 @@ def main():
             rc, out = p.returncode, p.stdout + p.stderr
         except subprocess.TimeoutExpired:
             rc, out = "timeout", ""
+        if rc == 0 and "--json" in args:  # every row a JSON object, and at least one
+            rows = [l for l in p.stdout.splitlines() if l.startswith("{")]
+            try:
+                for l in rows:
+                    json.loads(l)
+            except ValueError as e:
+                rc, out = f"0 with a bad JSON row ({e})", out
+            if not rows:
+                rc = "0 with no JSON row"
         if rc == 0 and "FAIL" not in out:
             passed += 1
         elif rc == 2:
