@@ -36,10 +36,6 @@ static void *to_dev(const void *h, size_t n, int *ok) {
     return d;
 }
 
-/* The cases return 1 when they passed, 0 when they failed, and -1 when the
- * options describe a problem the op refuses (its reference's validation): a
- * usage error, not a failed check. */
-
 double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale) {
     double m = 0.0;
     for (size_t i = 0; buf && i < n; i++) {
@@ -96,6 +92,9 @@ static int compare(const char *what, const pa_baseline_problem *pb, const void *
     return pass;
 }
 
+/* 1 when it passed, 0 when it failed, -1 when the options describe a problem
+ * decode refuses (its reference's validation): a usage error, not a failed
+ * check. */
 static int check_decode_case(const pa_op_opts *o) {
     int *lens = malloc(sizeof(int) * (size_t)o->seqs);
     if (!lens)
