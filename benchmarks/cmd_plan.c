@@ -298,11 +298,14 @@ static int jtable(jp *j, plan_in *p) {
             ok = jfail(j, "expected ',' or ']' in block_table");
     }
     if (ok) {
-        flat = calloc((size_t)(rows ? rows : 1) * (size_t)width, sizeof(int32_t));
+        /* at least one element: calloc(0) may be NULL; an empty row has no
+         * array to copy from (rv[r] NULL, and memcpy's source must not be) */
+        flat = calloc((size_t)(rows ? rows : 1) * (size_t)(width ? width : 1), sizeof(int32_t));
         if (!flat)
             ok = jfail(j, "out of memory");
         for (int r = 0; ok && r < rows; r++)
-            memcpy(flat + (size_t)r * width, rv[r], sizeof(int32_t) * (size_t)rn[r]);
+            if (rn[r] > 0)
+                memcpy(flat + (size_t)r * width, rv[r], sizeof(int32_t) * (size_t)rn[r]);
     }
     for (int r = 0; r < rows; r++)
         free(rv[r]);
