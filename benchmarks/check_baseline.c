@@ -13,7 +13,6 @@
  * references and the baseline alike. The caches come from
  * pa_decode_problem_make and pa_context_problem_make: scattered blocks, unused
  * slots NaN, so a baseline that reads past a sequence's length fails. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,16 +33,6 @@ static void *to_dev(const void *h, size_t n, int *ok) {
         return NULL;
     }
     return d;
-}
-
-double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale) {
-    double m = 0.0;
-    for (size_t i = 0; buf && i < n; i++) {
-        const double x = fabs((double)pa_load_as_float(dt, buf, i));
-        if (x > m) /* false for NaN */
-            m = x;
-    }
-    return m * fabs((double)scale);
 }
 
 /* Runs the baseline on the device copies and compares with `want` (host,

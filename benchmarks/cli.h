@@ -97,10 +97,6 @@ int pa_run_ragged(const pa_op_opts *o, int check, int gpu);  /* benchmarks/bench
 struct pa_baseline_problem;
 typedef int (*pa_baseline_compare_fn)(const char *what, const struct pa_baseline_problem *pb, const void *want,
                                       pa_dtype dt, pa_dtype cdt, double vmax);
-/* max |x| * scale over n elements of dtype dt (NaN skipped: the problems'
- * unused cache slots): a bound on sum_k p_k |v_k| for the comparison's
- * probability-rounding allowance (check_baseline.c). */
-double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale);
 int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp);
 
 /* Subcommands implemented in other files. */

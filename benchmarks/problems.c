@@ -84,6 +84,16 @@ int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens
     return spare;
 }
 
+double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale) {
+    double m = 0.0;
+    for (size_t i = 0; buf && i < n; i++) {
+        const double x = fabs((double)pa_load_as_float(dt, buf, i));
+        if (x > m) /* false for NaN */
+            m = x;
+    }
+    return m * fabs((double)scale);
+}
+
 float *pa_sink_logits(int heads, uint64_t seed) {
     static const float pick[8] = {-INFINITY, 2.0f, -1.0f, 5.0f, 9.0f, 0.5f, 3.5f, 13.0f};
     float *s = pa_xmalloc(sizeof(float) * (size_t)(heads > 0 ? heads : 1));

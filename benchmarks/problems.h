@@ -96,6 +96,11 @@ typedef struct pa_plain_opts {
 void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,
                             int q_pos, const pa_plain_opts *o, float *out);
 
+/* max |x| * |scale| over n elements of dtype dt (NaN skipped: the problems'
+ * unused cache slots): a bound on sum_k p_k |v_k| for a comparison's
+ * probability-rounding allowance (check baseline). */
+double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale);
+
 /* Attention sinks for `heads` query heads (malloc'd; never NULL): each head's
  * differs, from -inf (none) to far above the logits of these problems (about
  * 13), so a sink taken from another head, twice or not at all moves outputs
