@@ -121,23 +121,7 @@ typedef struct gpu_decode {
 } gpu_decode;
 
 static void *up(gpu_decode *g, const void *h, size_t bytes, int *err) {
-    void *d = NULL;
-    if (*err || !h)
-        return NULL;
-    if (g->ndev == (int)(sizeof g->dev / sizeof g->dev[0])) {
-        fprintf(stderr, "pagedattn decode: more device copies than the problem holds\n");
-        *err = 1;
-        return NULL;
-    }
-    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
-        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
-        fprintf(stderr, "pagedattn decode: device allocation of %zu bytes failed\n", bytes);
-        cudaFree(d);
-        *err = 1;
-        return NULL;
-    }
-    g->dev[g->ndev++] = d;
-    return d;
+    return pa_bench_upload(g->dev, &g->ndev, (int)(sizeof g->dev / sizeof g->dev[0]), h, bytes, err, "decode");
 }
 
 static void gpu_decode_free(gpu_decode *g) {

@@ -293,6 +293,26 @@ fail:
     return rc;
 }
 
+void *pa_bench_upload(void **slots, int *n, int cap, const void *h, size_t bytes, int *err, const char *who) {
+    void *d = NULL;
+    if (*err || !h)
+        return NULL;
+    if (*n >= cap) {
+        fprintf(stderr, "pagedattn %s: more device copies than the problem holds\n", who);
+        *err = 1;
+        return NULL;
+    }
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        fprintf(stderr, "pagedattn %s: device allocation of %zu bytes failed\n", who, bytes);
+        cudaFree(d);
+        *err = 1;
+        return NULL;
+    }
+    slots[(*n)++] = d;
+    return d;
+}
+
 int pa_bench_time_cpu(int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out) {
     double *us = malloc(sizeof(double) * (size_t)iters);
     if (!us)

@@ -50,6 +50,12 @@ void pa_bench_progress(int i, int n, const char *fmt, ...) __attribute__((format
  * measured region with `label`. Returns 0 on success. */
 int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out);
 
+/* A device copy of `bytes` of host memory h, kept in slots[*n] (cap slots) for
+ * the caller to free. NULL, with no copy, when *err is set or h is NULL; on a
+ * failure (no slot left, allocation, copy) a line on stderr naming `who`, *err
+ * set, NULL. */
+void *pa_bench_upload(void **slots, int *n, int cap, const void *h, size_t bytes, int *err, const char *who);
+
 /* Same on the CPU with a monotonic clock (no flush: the CPU reference is not
  * what anyone tunes). */
 int pa_bench_time_cpu(int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out);

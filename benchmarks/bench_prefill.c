@@ -223,23 +223,7 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
 }
 
 static void *pf_up(pf_problem *p, const void *h, size_t bytes, int *err) {
-    void *d = NULL;
-    if (*err || !h)
-        return NULL;
-    if (p->ndev == (int)(sizeof p->dev / sizeof p->dev[0])) {
-        fprintf(stderr, "pagedattn prefill: more device copies than the problem holds\n");
-        *err = 1;
-        return NULL;
-    }
-    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess ||
-        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
-        fprintf(stderr, "pagedattn prefill: device allocation of %zu bytes failed\n", bytes);
-        cudaFree(d);
-        *err = 1;
-        return NULL;
-    }
-    p->dev[p->ndev++] = d;
-    return d;
+    return pa_bench_upload(p->dev, &p->ndev, (int)(sizeof p->dev / sizeof p->dev[0]), h, bytes, err, "prefill");
 }
 
 static int pf_upload(pf_problem *p) {
