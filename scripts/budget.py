@@ -2345,7 +2345,8 @@ FAMILIES["ragged"] = dict(
 # prefill_wgmma_kernel<HCfg<HP, DT, KV>> (cuda/prefill/prefill_wgmma.cuh), compiled for sm_90a. A CTA
 # is a producer warpgroup (cp.async of K and V into a two-stage ring, mbarriers) and two consumer
 # warpgroups of 64 query rows; per 128-key tile each consumer warpgroup issues HP/16 wgmma
-# m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V. Twelve warps on an SM's four
+# m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V (HP 256: 64-key tiles, HP/16
+# m64n64k16 and 4 m64n256k16). Twelve warps on an SM's four
 # sub-partitions: two consumer warps (one per warpgroup) and one producer warp each. Per tile:
 #   tensor: a warpgroup's m64nNk16 keeps all four tensor cores busy for 2*64*N*16 / F clocks
 #           (F = 989 TFLOP/s / (132 SMs x clock) FLOP per clock per SM);
@@ -2370,7 +2371,19 @@ HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 128", batch=4, q_len=4096, heads=32, kv_heads=8, head=128),
     dict(name="causal prompt, b=4 x 4K, 32/8, head 64", batch=4, q_len=4096, heads=32, kv_heads=8, head=64),
     dict(name="causal prompt, b=4 x 4K, 32/8, head 96", batch=4, q_len=4096, heads=32, kv_heads=8, head=96),
+    # Head 256 (Gemma 2 and 3), the prefill (mma.sync) family's shape.
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 256", batch=4, q_len=4096, heads=32, kv_heads=8, head=256),
 ]
+
+
+def hopper_bn(hp):
+    """Keys per tile (HCfg's BN): 64 at HP 256, else 128."""
+    return 64 if hp == 256 else 128
+
+
+def hopper_hp(head):
+    """HCfg's HP for a head size (pa_prefill_hopper_head; heads 129..224 stay on mma.sync)."""
+    return 64 if head <= 64 else 96 if head <= 96 else 128 if head <= 128 else 256
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
 HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cache kind (kFlash.. kVllmFp8)
 # What the H100 measured on 2026-11-27 (gpu-report-2026-11-27-H100.md; `pagedattn bench prefill`,
@@ -2546,8 +2559,9 @@ def hopper_tile_clocks(paths, kind, hp, m=H100, prod=None, fp8=False):
     issue = 2 * cons["total"] + prod["total"]
     mufu = 2 * paths["mufu"][kind] * 8
     # wgmma operand reads (Q, K, V per consumer warpgroup), the producer's writes of K and V, and
-    # for fp8 its raw copies' writes and its reads of them.
-    smem = (2 * (64 * hp * 2 + 2 * 128 * hp * 2) + 2 * 128 * hp * 2 + (4 * 128 * hp if fp8 else 0)) \
+    # for fp8 its raw copies' writes and its reads of them (BN keys a tile).
+    bn = hopper_bn(hp)
+    smem = (2 * (64 * hp * 2 + 2 * bn * hp * 2) + 2 * bn * hp * 2 + (4 * bn * hp if fp8 else 0)) \
         / SMEM_BYTES_PER_CLOCK
     tail = cons["tail"]
     soft = max(cons["total"] - cons["counts"]["tensor core (HMMA)"] - tail, paths["mufu"][kind] * 8)
@@ -2557,15 +2571,16 @@ def hopper_tile_clocks(paths, kind, hp, m=H100, prod=None, fp8=False):
 
 def hopper_work(shape):
     """Per CTA of the causal prompt shape: (plain tiles, edge tiles) and the useful FLOPs, as the
-    kernel walks it (BM = 128 packed rows, BN = 128 keys)."""
+    kernel walks it (BM = 128 packed rows, BN = 128 keys, 64 at HP 256)."""
     group = shape["heads"] // shape["kv_heads"]
     rows, L = shape["q_len"] * group, shape["q_len"]
+    bn = hopper_bn(hopper_hp(shape["head"]))
     ctas, useful = [], 0
     for m0 in range(0, rows, 128):
         lo, hi = m0 // group, min(L - 1, (m0 + 127) // group)
         k_end = hi + 1
-        n = (k_end + 127) // 128
-        edge = sum(1 for t in range(n) if min(k_end, 128 * t + 128) < 128 * t + 128 or 128 * t + 127 > lo)
+        n = (k_end + bn - 1) // bn
+        edge = sum(1 for t in range(n) if min(k_end, bn * t + bn) < bn * t + bn or bn * t + bn - 1 > lo)
         ctas.append((n - edge, edge))
         for r in range(m0, min(rows, m0 + 128)):
             useful += 4 * shape["head"] * (r // group + 1)
@@ -2581,7 +2596,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w(fam["about"])
     w("")
     w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224 (216 at HP 64"
-      " and 96 and on the FP8 path), the producer lowers its own to 56 (72))")
+      " and 96 and on the FP8 path, 232 at HP 256), the producer lowers its own to 56 (72; 40))")
     w("")
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -2596,7 +2611,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             f8_rows[(dt, kv)] = r
             continue
         p, res = r["ptxas"], r["res"]
-        dyn = 1024 + 128 * hp * 2 + 4 * 128 * hp * 2 + (4 * 128 * hp if kv >= 2 else 0)
+        dyn = 1024 + 128 * hp * 2 + 4 * hopper_bn(hp) * hp * 2 + (4 * 128 * hp if kv >= 2 else 0)
         w("| HCfg<%d, %s, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
             hp, "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
             p.get("spill_ld", -1),
@@ -2638,7 +2653,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     for sh in fam["shapes"]:
-        hp = 64 if sh["head"] <= 64 else 96 if sh["head"] <= 96 else 128
+        hp = hopper_hp(sh["head"])
         if hp not in paths:
             continue
         ctas, useful = hopper_work(sh)
@@ -2795,7 +2810,7 @@ FAMILIES["hopper"] = dict(
     calibration=lambda m=H100: "",
     about="`prefill_wgmma_kernel<HCfg<HP, DT, KV>>` (cuda/prefill/prefill_wgmma.cuh), the sm_90a path (the default prefill kernel where it runs): 384"
           " threads (a producer warpgroup and two consumer warpgroups), 128 query rows (the GQA group packed)"
-          " against 128-key tiles in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
+          " against 128-key tiles (64 at HP 256) in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
           " O += P V with P in registers. Shapes: bf16, heads 32/8, causal, no window, soft cap or ALiBi.",
 )
 

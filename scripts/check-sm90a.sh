@@ -31,12 +31,14 @@ for src in cuda/prefill/inst_hopper.cu tests/common/ptx_twin_device.cu; do
             ! python3 - "$out/log" "$root/cuda/prefill/prefill_wgmma.cuh" <<'PY'; then
 import re, sys
 log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-m = re.search(r"kProducerRegs = kLeanConsumers \? (\d+) : (\d+), kConsumerRegs = kLeanConsumers \? (\d+) : (\d+);", hdr)
+m = re.search(r"kProducerRegs = HP_ == 256 \? (\d+) : kLeanConsumers \? (\d+) : (\d+),\s*"
+              r"kConsumerRegs = HP_ == 256 \? (\d+) : kLeanConsumers \? (\d+) : (\d+);", hdr)
 lean = re.search(r"kLeanConsumers = F8_ \|\| HP_ <= (\d+);", hdr)
 t = re.search(r"kThreads = (\d+);", hdr)
 if not m or not t or not lean:
     sys.exit("check-sm90a: setmaxnreg budgets or kThreads not found in prefill_wgmma.cuh")
-need = {True: (int(m.group(1)), int(m.group(3))), False: (int(m.group(2)), int(m.group(4)))}
+need = {256: (int(m.group(1)), int(m.group(4))), True: (int(m.group(2)), int(m.group(5))),
+        False: (int(m.group(3)), int(m.group(6)))}
 threads, n, bad = int(t.group(1)), 0, 0
 for block in log.split("Compiling entry function '")[1:]:
     fn = block.split("'", 1)[0]
@@ -45,7 +47,8 @@ for block in log.split("Compiling entry function '")[1:]:
         continue
     regs = used.group(1)
     cfg = re.search(r"HCfgILi(\d+)ELi\d+ELi\d+ELb([01])E", fn)
-    p, c = need[cfg.group(2) == "1" or int(cfg.group(1)) <= int(lean.group(1))]
+    hp = int(cfg.group(1))
+    p, c = need[256] if hp == 256 else need[cfg.group(2) == "1" or hp <= int(lean.group(1))]
     pool, want = int(regs) * threads, 128 * (p + 2 * c)
     n += 1
     if pool < want:

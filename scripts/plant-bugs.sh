@@ -609,6 +609,17 @@ plant hopper-ring-phase-per-item cuda/prefill/prefill_wgmma.cuh \
 plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
     'RingPos::of(g + (uint32_t)t), nx' 'RingPos::of((g & 2u) + (uint32_t)t), nx' \
     test_prefill 'prefill_hopper*/persistent*'
+# HP 256 (2026-11-30): 64-key K and V tiles, 16 rows a producer warp, panels
+# 64 rows x 128 bytes apart.
+plant hopper-h256-panel-stride-of-128-rows cuda/prefill/prefill_wgmma.cuh \
+    '(j >> 2) * ROWS * 128 +' '(j >> 2) * 128 * 128 +' test_prefill 'prefill_hopper/head_256'
+plant hopper-h256-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
+    'lane < R ? tile_start(t) + R * w + lane : ke' 'lane < R ? tile_start(t) + 32 * w + lane : ke' \
+    test_prefill 'prefill_hopper/head_256'
+plant hopper-h256-pv-steps-of-128-keys cuda/prefill/prefill_wgmma.cuh \
+    'for (int kk = 0; kk < BN / 16; kk++) {
+                    // A: pk' 'for (int kk = 0; kk < BN / 16 - (BN == 64); kk++) {
+                    // A: pk' test_prefill 'prefill_hopper/head_256'
 plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
     '            if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \

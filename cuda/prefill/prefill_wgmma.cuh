@@ -10,15 +10,16 @@
 // (sequence, KV head). A CTA runs one item, or with persistent CTAs
 // (launch_wgmma, PERSIST) its share of them in turn (item_index); three
 // warpgroups:
-//   warpgroup 0, the producer (setmaxnreg 56; 64 on the FP8 path): copies the Q tile once and then
-//     every 128-key K and V tile into a two-stage ring with cp.async, each
+//   warpgroup 0, the producer (setmaxnreg 56; 72 on the FP8 path and at HP 64 and 96, 40 at HP 256):
+//     copies the Q tile once and then every 128-key (HP 256: 64-key) K and V tile into a two-stage
+//     ring with cp.async, each
 //     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
 //     layout; cp.async.mbarrier.arrive.noinc on the stage's `full` barrier
 //     makes the arrival when the thread's copies land. It waits on the stage's
 //     `empty` barrier before refilling it. K and V have barriers of their own.
-//   warpgroups 1 and 2, the consumers (setmaxnreg 224; 216), 64 rows each: wait on
+//   warpgroups 1 and 2, the consumers (setmaxnreg 224; 216; 232 at HP 256), 64 rows each: wait on
 //     `full`, S = Q K^T by wgmma (both operands in shared memory, N = 128
-//     keys), masks and the online softmax in registers (the accumulator layout
+//     keys, or 64), masks and the online softmax in registers (the accumulator layout
 //     is mma.sync's C fragment repeated over N, so attn_tile.cuh's Softmax
 //     serves), O += P V by wgmma with P from registers (the A operand) and V
 //     from shared memory (N-major B), then each warp arrives on `empty`. As in
@@ -51,10 +52,16 @@
 //     (HCfg's F8, opt-in PA_PREFILL_PATH_HOPPER_FP8, e4m3 caches at HP 128)
 //     runs e4m3 wgmma as FA3 does, with the departures written at f8_key.
 // Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64), 65..96 (HP
-// 96) and 97..128 (HP 128); in context mode a cache in a flash layout or vLLM's, of the query
-// dtype or fp8, on the host's cp.async paths (16-byte aligned rows; vLLM
+// 96), 97..128 (HP 128) and 225..256 (HP 256); in context mode a cache in a flash layout or vLLM's, of the query
+// dtype or fp8 (at HP 256, a flash layout of the query dtype), on the host's cp.async paths (16-byte aligned rows; vLLM
 // blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
 // mma.sync kernel.
+// HP 256 (Gemma 2 and 3): 64-key tiles, so a stage is 64 KiB and the CTA 193
+// KiB; per tile a consumer warpgroup issues 16 wgmma m64n64k16 (Q K^T) and 4
+// m64n256k16 (P V); O takes 128 of its 232 registers. FlashAttention-3 takes
+// 80-key tiles there (TMA, a 24-register producer); here the tiles are whole
+// 16-row producer passes and powers of 2 (whole_tiles), and the cp.async
+// producer keeps 40 registers.
 #pragma once
 
 #include "prefill_kernel.cuh"
@@ -90,16 +97,28 @@ enum { kFullK = 0, kFullV = 2, kEmptyK = 4, kEmptyV = 6 };
 // and V^T (built by the producer from raw cache tiles, or new values
 // quantised with 1 / v_scale, keys permuted within each 16: f8_key below).
 template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
-    static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128, "the Hopper prefill kernel serves HP 64, 96 and 128");
+    static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128 || HP_ == 256,
+                  "the Hopper prefill kernel serves HP 64, 96, 128 and 256");
     static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
+    // HP 256: Q is 64 KiB and a stage's K and V 64 KiB at 64 keys; fp8
+    // staging (4 raw tiles of 16 KiB) would not fit beside them, and vLLM's
+    // layout (a second P V loop over V^T tiles) leaves the consumers too few
+    // registers (24 bytes spilled with whole 64-bit descriptor adds, 23 R2UR
+    // among the wgmmas with desc_at's low-word adds; 2026-11-30).
+    static_assert(HP_ != 256 || KV_ == kFlash, "HP 256: prompts and flash caches of the query dtype");
     static_assert(!F8_ || (HP_ == 128 && (KV_ == kFlashFp8 || KV_ == kVllmFp8)), "the FP8 path: fp8 caches, HP 128");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
     static constexpr bool kF8 = F8_;
     static constexpr bool kFp8 = KV_ == kFlashFp8 || KV_ == kVllmFp8; // raw fp8 cache tiles, converted
     static constexpr bool kVt = KV_ == kVllm || KV_ == kVllmFp8;      // cache tiles' V read as V^T
     using T = typename pa::elt<DT_>::type;
-    static constexpr int BM = 128, BN = 128; // query rows (two consumer warpgroups of 64), keys per tile
-    static constexpr int kThreads = 384;     // producer warpgroup + two consumer warpgroups
+    // Query rows (two consumer warpgroups of 64) and keys per tile. HP 256
+    // takes 64-key tiles: O (128 registers a consumer thread) leaves room for
+    // S and P of 64 keys (32 + 16), not of 128, and two stages of 128 keys
+    // would not fit beside Q (FlashAttention-3 takes 80 at head 256 with TMA;
+    // here tiles are whole 16-row producer passes and whole_tiles' powers of 2).
+    static constexpr int BM = 128, BN = HP_ == 256 ? 64 : 128;
+    static constexpr int kThreads = 384; // producer warpgroup + two consumer warpgroups
     // setmaxnreg budgets: what the producer gives up (168 at launch, 384
     // threads) the consumers take: 128 x (P + 2 C) must fit the CTA's pool,
     // 168 x 384 = 64512 (setmaxnreg.inc waits forever otherwise;
@@ -109,7 +128,12 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // three quarters of HP 128's), else 56. The FP8 path's producer transposes V
     // in registers; the item loop (persistent CTAs) holds its state there too.
     static constexpr bool kLeanConsumers = F8_ || HP_ <= 96;
-    static constexpr int kProducerRegs = kLeanConsumers ? 72 : 56, kConsumerRegs = kLeanConsumers ? 216 : 224;
+    static constexpr int kProducerRegs = HP_ == 256       ? 40
+                                         : kLeanConsumers ? 72
+                                                          : 56,
+                         kConsumerRegs = HP_ == 256       ? 232
+                                         : kLeanConsumers ? 216
+                                                          : 224;
     static constexpr int kLaunchRegs = (65536 / kThreads) & ~7;
     static_assert(128 * (kProducerRegs + 2 * kConsumerRegs) <= kLaunchRegs * kThreads,
                   "setmaxnreg: within the CTA's pool");
@@ -150,47 +174,49 @@ __device__ __forceinline__ int rows_conflict_free8(int h) { return (h & 9) | ((h
 // another, rows 128 bytes apart within a panel, 16-byte chunk c of row r at
 // chunk c ^ (r % 8) of the row: the 128-byte swizzle, as
 // pa::ptx::twin::wgmma_addr reads K-major (Q, K) and N-major (V) operands.
-// Copies rows [32 w, 32 w + 32) of a 128-row tile (w: the producer warp);
-// lane l holds off = row 32 w + l's first element in `base` (< 0: absent, zero
-// filled). Two lanes share a row, each taking every other 16-byte chunk, so a
-// warp instruction reads 16 rows x 32 contiguous bytes (whole sectors); lane l
-// copies rows 32 w + rp and 32 w + 16 + rp (rp = rows_conflict_free16(l / 2),
-// a permutation of 0..15), which have the same row % 8,
-// so the swizzled chunk offsets are the same four values for both and every
-// copy is an add and the cp.async (the row, panel and pass are immediates).
+// Copies rows [R w, R w + R) of a tile of ROWS rows, R = ROWS / 4 (w: the
+// producer warp; 128-row tiles (Q, and K and V but at HP 256) take R = 32,
+// HP 256's 64-key tiles R = 16); lane l < R holds off = row R w + l's first
+// element in `base` (< 0: absent, zero filled). Two lanes share a row, each
+// taking every other 16-byte chunk, so a warp instruction reads 16 rows x 32
+// contiguous bytes (whole sectors); lane l copies rows R w + rp + 16 p (p <
+// R / 16; rp = rows_conflict_free16(l / 2), a permutation of 0..15), which
+// have the same row % 8, so the swizzled chunk offsets are the same four
+// values for each and every copy is an add and the cp.async (the row, panel
+// and pass are immediates).
 // FULL: the head fills the padded head (no column to zero-fill), so whether
 // a chunk is copied is the row's, fixed per pass. An absent row's copies
 // (ignore-src) read nothing; their source address is formed but not used.
 // cs: elements from one 16-byte chunk of a row to the next (8 for contiguous
 // rows; block x 8 for vLLM's key cache).
-template <class H, bool FULL>
+template <class H, int ROWS, bool FULL>
 __device__ __forceinline__ void copy_rows_as(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
                                              int head_size, int64_t cs) {
-    static_assert(H::BM == 128 && H::BN == 128, "tiles of 128 rows: four producer warps of 32");
-    constexpr int J = H::kCPR / 2; // chunk pairs per row
+    static_assert(ROWS == 128 || ROWS == 64, "tiles of 128 or 64 rows: four producer warps of 32 or 16");
+    constexpr int R = ROWS / 4, J = H::kCPR / 2; // rows per warp, chunk pairs per row
     const int q = lane & 1, rp = rows_conflict_free16(lane >> 1), x = rp & 7;
-    uint8_t *d0 = tile + (32 * w + rp) * 128;
+    uint8_t *d0 = tile + (R * w + rp) * 128;
 #pragma unroll
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < R / 16; p++) {
         const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
         const typename H::T *src = base + (ro >= 0 ? ro : 0) + q * cs;
         const bool row = ro >= 0;
 #pragma unroll
         for (int j = 0; j < J; j++) {
             const bool copy = row && (FULL || (2 * j + q) * 8 < head_size);
-            uint8_t *dst = d0 + p * 16 * 128 + (j >> 2) * 128 * 128 + (((2 * (j & 3) + q) ^ x) << 4);
+            uint8_t *dst = d0 + p * 16 * 128 + (j >> 2) * ROWS * 128 + (((2 * (j & 3) + q) ^ x) << 4);
             pa::ptx::cp_async16_or_zero(dst, src, copy);
             src += 2 * cs; // an immediate offset when cs is a constant; else one add, nothing to hoist
         }
     }
 }
-template <class H>
+template <class H, int ROWS = H::BN>
 __device__ __forceinline__ void copy_rows(uint8_t *tile, const typename H::T *base, int64_t off, int w, int lane,
                                           int head_size, int64_t cs = 8) {
     if (head_size >= H::HP)
-        copy_rows_as<H, true>(tile, base, off, w, lane, head_size, cs);
+        copy_rows_as<H, ROWS, true>(tile, base, off, w, lane, head_size, cs);
     else
-        copy_rows_as<H, false>(tile, base, off, w, lane, head_size, cs);
+        copy_rows_as<H, ROWS, false>(tile, base, off, w, lane, head_size, cs);
 }
 
 // vLLM's value cache: where cache key kc's values begin (row d = 0 of its
@@ -215,6 +241,7 @@ __device__ __forceinline__ int64_t vt_key_offset(const pa_prefill_kparams &p, in
 template <class H>
 __device__ __forceinline__ void copy_vt(uint8_t *tile, const typename H::T *base, const pa_prefill_kparams &p, int s,
                                         int kvh, int ks, int end, int w, int lane, int head_size) {
+    static_assert(H::BN == 128 || !H::kVt, "V^T tiles of 128 keys: two 64-key panels");
     const int c = lane & 15, dr = 2 * w + (lane >> 4), kc = ks + 8 * c;
     const int n = min(8, end - kc);
     const int64_t off = vt_key_offset(p, s, kvh, kc, end);
@@ -783,7 +810,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                     const int tok = gr / group, head = kvh * group + gr % group;
                     off = (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
                 }
-                copy_rows<H>(q_tile, static_cast<const T *>(p.query), off, w, lane, hs);
+                copy_rows<H, BM>(q_tile, static_cast<const T *>(p.query), off, w, lane, hs);
                 pa::ptx::mbar_cp_arrive(&bar_q);
             } else {
                 pa::ptx::mbar_arrive(&bar_q);
@@ -923,10 +950,14 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             convert(std::false_type{}, t, st, ph, wait_empty);
                         continue;
                     }
+                    // Rows R w.. of the tile: 4 warps x R rows = BN; lane l < R
+                    // holds row R w + l's offsets (the others none: HP 256's
+                    // R = 16 leaves half the lanes without a row).
+                    constexpr int R = BN / 4;
+                    const int ke = tile_end(t);
                     int64_t ko, vo;
-                    pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), cache,
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < R ? tile_start(t) + R * w + lane : ke, ke, cache,
                                                 sq.k_row0, sq.n_cache, ko, vo);
-                    // Rows 32 w.. of the tile: 4 warps x 32 rows = BN.
                     if (wait_empty)
                         pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     if (H::KV == kVllm && cache)

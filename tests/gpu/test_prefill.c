@@ -1499,6 +1499,69 @@ Test(prefill_hopper, attention_sinks) {
     hopper_end(before, n + np);
 }
 
+/* Head 256 (Gemma 2 and 3) and the partial 232 and 240 on the Hopper kernel
+ * (HP 256: 64-key tiles, producer passes of 16 rows): prompts (causal with
+ * GQA 2, an encoder with soft cap, cross-attention with ALiBi, a window of
+ * 70) whose lengths straddle the 64-key and 128-row tiles; context over
+ * flash caches (NHD and HND, block sizes 8, 16 and 24, heads 232 and 240
+ * zero-filling the padded head), with ALiBi and a window; sinks. vLLM's
+ * layout and fp8 caches at head 256 stay on mma.sync. */
+Test(prefill_hopper, head_256) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
+    static const struct {
+        int type, cross, hs, kv, alibi, window;
+        float cap;
+    } ps[] = {
+        {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
+    };
+    const int np = (int)(sizeof ps / sizeof ps[0]);
+    for (int i = 0; i < np; i++) {
+        pa_prompt_problem_cfg c = {.seed = 13500u + (uint64_t)i,
+                                   .dtype = i % 2 ? B : F,
+                                   .attn_type = (pa_attn_type)ps[i].type,
+                                   .num_seqs = 3,
+                                   .num_heads = 4,
+                                   .num_kv_heads = ps[i].kv,
+                                   .head_size = ps[i].hs,
+                                   .q_lens = ql,
+                                   .k_lens = ps[i].cross ? kl : NULL,
+                                   .with_alibi = ps[i].alibi};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pr->p.sliding_window = ps[i].window;
+        pr->p.soft_cap = ps[i].cap;
+        char what[128];
+        snprintf(what, sizeof what, "hopper head 256 case %d: attn_type %d cross %d head %d", i, ps[i].type,
+                 ps[i].cross, ps[i].hs);
+        check_prompt(pr, what);
+        pa_prompt_problem_free(pr);
+    }
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, B, 256, 16, 4, 0, 0},   {PA_LAYOUT_FLASH_HND, F, F, 240, 24, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 256, 16, 4, 0, 100}, {PA_LAYOUT_FLASH_HND, B, B, 232, 8, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, B, B, 256, 24, 2, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx(cs, nc, 13510u);
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 256, 64}};
+    sink_ctx_cases(sc, 1, 13520u, run_all_rows);
+    const sink_prompt sp[] = {{PA_ATTN_DECODER, F, 2, 1, 256, 0}};
+    sink_prompt_cases(sp, 1, 13530u);
+    hopper_end(before, np + nc + 2);
+    /* vLLM's layout and fp8 caches at head 256: mma.sync, no Hopper launch. */
+    const long mid = pa_prefill_hopper_launches();
+    const hctx other[] = {{PA_LAYOUT_FLASH_NHD, B, PA_DTYPE_FP8_E4M3, 256, 16, 2, 0, 0},
+                          {PA_LAYOUT_VLLM, F, PA_DTYPE_FP8_E5M2, 256, 16, 2, 0, 0},
+                          {PA_LAYOUT_VLLM, B, B, 256, 16, 4, 0, 0}};
+    run_hopper_ctx(other, 3, 13540u);
+    cr_assert_eq(pa_prefill_hopper_launches() - mid, 0, "head 256 over vLLM's layout or fp8 took the Hopper kernel");
+}
+
 Test(prefill_hopper, many_tiles_per_cta) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1594,10 +1657,9 @@ Test(prefill_hopper, persistent_ctas) {
     // last round's slots past item 99 map (wrongly) onto real rows of sequence 0.
     const int ql[5] = {300, 1, 129, 5, 64}, kl[5] = {2, 7, 200, 3, 300};
     const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},
-        {PA_LAYOUT_VLLM, B, B, 64, 16, 2, 1, 0},
-        {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 4, 0, 100},
-        {PA_LAYOUT_VLLM, F, E5, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},    {PA_LAYOUT_VLLM, B, B, 64, 16, 2, 1, 0},
+        {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 4, 0, 100}, {PA_LAYOUT_VLLM, F, E5, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, B, 256, 16, 4, 0, 0}, /* HP 256: 64-key tiles */
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     long n = 0;
@@ -1672,7 +1734,7 @@ Test(prefill_hopper, padded_fp8_cache_rows) {
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout with a block size that is not a multiple of 8
- * (16 for fp8), head 192 and 256, f32. */
+ * (16 for fp8), heads 192 and 224, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1685,7 +1747,7 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 12},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 8},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 224, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},
     };
     for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {

@@ -746,9 +746,10 @@ Test(prefill_path, environment_decides_until_set) {
 }
 
 /* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64), 65..96 (HP
- * 96) and 97..128 (HP 128), 16-byte aligned query and new K/V rows, and in
- * context mode a cache on the cp.async paths (flash or vLLM, of the query
- * dtype or fp8); 0 for everything else. */
+ * 96), 97..128 (HP 128) and 225..256 (HP 256), 16-byte aligned query and new
+ * K/V rows, and in context mode a cache on the cp.async paths (flash or vLLM,
+ * of the query dtype or fp8; at HP 256 flash of the query dtype); 0 for
+ * everything else. */
 Test(prefill_path, hopper_shape_rules) {
     _Alignas(16) static char buf[256];
     pa_prompt_attention_params q = {.out = buf,
@@ -766,8 +767,8 @@ Test(prefill_path, hopper_shape_rules) {
                                     .scale = 1.0f};
     static const struct {
         int hs, hp;
-    } heads[] = {{8, 64},    {40, 64},   {64, 64}, {72, 96}, {80, 96}, {96, 96},
-                 {104, 128}, {128, 128}, {136, 0}, {160, 0}, {256, 0}};
+    } heads[] = {{8, 64},  {40, 64}, {64, 64}, {72, 96}, {80, 96},   {96, 96},   {104, 128}, {128, 128},
+                 {136, 0}, {160, 0}, {192, 0}, {224, 0}, {232, 256}, {256, 256}, {264, 0}};
     pa_prefill_kparams k;
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
         q.head_size = heads[i].hs;
@@ -851,6 +852,27 @@ Test(prefill_path, hopper_shape_rules) {
         cr_assert_eq(pa_prefill_hopper_head(&k), caches[i].hp, "cache %s %s", pa_kv_layout_name(caches[i].layout),
                      pa_dtype_name(caches[i].cd));
     }
+    /* Head 256: flash caches of the query dtype; fp8 ones (their staging) do
+     * not fit, and vLLM's layout (its V^T loop) leaves too few registers. */
+    static const struct {
+        pa_kv_layout layout;
+        pa_dtype cd;
+        int hp;
+    } c256[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 256}, {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 256},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},    {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 0},
+    };
+    c.kv.head_size = 256;
+    c.kv.block_size = 16;
+    for (size_t i = 0; i < sizeof c256 / sizeof c256[0]; i++) {
+        c.kv.layout = c256[i].layout;
+        c.kv.dtype = c256[i].cd;
+        pa_prefill_kparams_from_context(&k, &c);
+        cr_assert_eq(pa_prefill_hopper_head(&k), c256[i].hp, "head 256, cache %s %s", pa_kv_layout_name(c256[i].layout),
+                     pa_dtype_name(c256[i].cd));
+    }
+    c.kv.head_size = 128;
     c.kv.layout = PA_LAYOUT_FLASH_NHD;
     c.kv.dtype = PA_DTYPE_BF16;
     c.kv.block_size = 16;
