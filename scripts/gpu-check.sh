@@ -462,8 +462,9 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # The Hopper prefill kernel, where this device and build run it, against mma.sync (not in
         # the JSON: its rows would carry the same names as the mma.sync kernel's).
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
-            # Prompt attention at each padded head size the Hopper kernel serves, on both paths.
-            for hs in 128 96 64; do
+            # Prompt attention at each padded head size the Hopper kernel serves, on both paths
+            # (head 256: 64-key tiles since 2026-11-30, the budget's 46-50% prediction to check).
+            for hs in 128 96 64 256; do
                 for path in hopper mma; do
                     echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"
                     PAGEDATTN_PREFILL_PATH=$path timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
