@@ -1321,26 +1321,23 @@ static void hopper_end(long before, long expect) {
 /* Decoder (causal), encoder and cross-attention; head sizes 64, 96, 128 and
  * the partial 40, 80 and 120; GQA; lengths around the 128-row and 128-key tiles;
  * window, ALiBi and soft cap; both dtypes. */
-Test(prefill_hopper, prompt_attention) {
-    PA_SKIP_WITHOUT_GPU();
-    const long before = hopper_begin();
-    const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
-    static const struct {
-        int type, cross, hs, kv, alibi, window;
-        float cap;
-    } cs[] = {
-        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
-        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
-    };
-    const int n = (int)(sizeof cs / sizeof cs[0]);
+/* A Hopper prompt case: attention type, cross (key lengths of their own),
+ * head size, KV heads, ALiBi, window and soft cap. */
+typedef struct hprompt {
+    int type, cross, hs, kv, alibi, window;
+    float cap;
+} hprompt;
+
+/* Each case over `seqs` sequences of query lengths ql (and key lengths kl
+ * where cross) with `heads` query heads, f16 and bf16 in turn. */
+static void run_hopper_prompts(const hprompt *cs, int n, int seqs, int heads, const int *ql, const int *kl,
+                               uint64_t seed) {
     for (int i = 0; i < n; i++) {
-        pa_prompt_problem_cfg c = {.seed = 13000u + (uint64_t)i,
+        pa_prompt_problem_cfg c = {.seed = seed + (uint64_t)i,
                                    .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
                                    .attn_type = (pa_attn_type)cs[i].type,
-                                   .num_seqs = 4,
-                                   .num_heads = 8,
+                                   .num_seqs = seqs,
+                                   .num_heads = heads,
                                    .num_kv_heads = cs[i].kv,
                                    .head_size = cs[i].hs,
                                    .q_lens = ql,
@@ -1355,6 +1352,20 @@ Test(prefill_hopper, prompt_attention) {
         check_prompt(pr, what);
         pa_prompt_problem_free(pr);
     }
+}
+
+Test(prefill_hopper, prompt_attention) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
+    static const hprompt cs[] = {
+        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_prompts(cs, n, 4, 8, ql, kl, 13000u);
     hopper_end(before, n);
 }
 
@@ -1511,36 +1522,14 @@ Test(prefill_hopper, head_256) {
     const long before = hopper_begin();
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
     const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
-    static const struct {
-        int type, cross, hs, kv, alibi, window;
-        float cap;
-    } ps[] = {
+    static const hprompt ps[] = {
         {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},
         {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
         {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f},
         {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
-    for (int i = 0; i < np; i++) {
-        pa_prompt_problem_cfg c = {.seed = 13500u + (uint64_t)i,
-                                   .dtype = i % 2 ? B : F,
-                                   .attn_type = (pa_attn_type)ps[i].type,
-                                   .num_seqs = 3,
-                                   .num_heads = 4,
-                                   .num_kv_heads = ps[i].kv,
-                                   .head_size = ps[i].hs,
-                                   .q_lens = ql,
-                                   .k_lens = ps[i].cross ? kl : NULL,
-                                   .with_alibi = ps[i].alibi};
-        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-        pr->p.sliding_window = ps[i].window;
-        pr->p.soft_cap = ps[i].cap;
-        char what[128];
-        snprintf(what, sizeof what, "hopper head 256 case %d: attn_type %d cross %d head %d", i, ps[i].type,
-                 ps[i].cross, ps[i].hs);
-        check_prompt(pr, what);
-        pa_prompt_problem_free(pr);
-    }
+    run_hopper_prompts(ps, np, 3, 4, ql, kl, 13500u);
     const hctx cs[] = {
         {PA_LAYOUT_FLASH_NHD, B, B, 256, 16, 4, 0, 0},   {PA_LAYOUT_FLASH_HND, F, F, 240, 24, 2, 1, 0},
         {PA_LAYOUT_FLASH_NHD, F, F, 256, 16, 4, 0, 100}, {PA_LAYOUT_FLASH_HND, B, B, 232, 8, 2, 1, 0},
