@@ -59,7 +59,7 @@
 // HP 256 (Gemma 2 and 3): 64-key tiles, so a stage is 64 KiB and the CTA 193
 // KiB; per tile a consumer warpgroup issues 16 wgmma m64n64k16 (Q K^T) and 4
 // m64n256k16 (P V); O takes 128 of its 232 registers. FlashAttention-3 takes
-// 80-key tiles there (TMA, a 24-register producer); here the tiles are whole
+// 80-key tiles there (64 under a sliding window; TMA loads); here the tiles are whole
 // 16-row producer passes and powers of 2 (whole_tiles), and the cp.async
 // producer keeps 40 registers.
 #pragma once
