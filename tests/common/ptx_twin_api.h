@@ -65,15 +65,19 @@ void pa_twin_ex2_host(const float *a, int n, float *out);
  * t of warp w, or a is NULL and A comes from the image through desc_a (M-major
  * when trans_a); B comes from the image through desc_b (N-major when trans_b);
  * acc[(32w + t) * n / 2 + i] is read when scale_d and written. image: the
- * shared window from address 0, PA_TWIN_WG_SMEM bytes. */
-#define PA_TWIN_WG_SMEM 32768
+ * shared window from address 0, PA_TWIN_WG_SMEM bytes (40 KiB: B at 8 KiB with
+ * n = 256 rows of 128 bytes, the widest operand the tests place; within the 48
+ * KiB of dynamic shared memory a launch may take without an opt-in). */
+#define PA_TWIN_WG_SMEM 40960
 void pa_twin_wgmma_host(int dt, int n, const uint32_t *a, uint64_t desc_a, int trans_a, uint64_t desc_b, int trans_b,
                         int scale_d, const unsigned char *image, float *acc);
 uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swizzle_bytes);
-/* The real instruction, n = 64, A K-major when from shared memory: acc as for
- * the host twin (in and out); *supported = 0 when the library was built
- * without sm_90a (the wrapper traps there, so nothing runs). */
-int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
+/* The real instruction through the library's wrapper (pa::ptx::wgmma_rs or
+ * wgmma_ss), n = 64, 96, 128 or 256 (the widths the Hopper prefill kernel
+ * issues), A K-major when from shared memory: acc as for the host twin (in
+ * and out, 128 x n / 2 floats); *supported = 0 when the library was built
+ * without sm_90a (the wrapper traps there, so nothing runs). -1 for another n. */
+int pa_twin_wgmma_device(int dt, int n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
                          const unsigned char *image, float *acc, int *supported);
 /* wgmma.mma_async m64n128k32 .e4m3.e4m3, both operands K-major: acc has
  * 128 x 64 floats; the host twin is pa_twin_wgmma_host with dt 3, n 128. */

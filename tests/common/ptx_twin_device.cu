@@ -101,24 +101,24 @@ __device__ uint64_t image_to_smem(unsigned char *sm, const unsigned char *image)
     return (uint64_t)(base >> 4);
 }
 
-template <int DT, bool RS, bool TB>
+template <int DT, int N, bool RS, bool TB>
 __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
                              const unsigned char *image, float *acc, int *ok) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
     const int t = threadIdx.x;
     const uint64_t shift = image_to_smem(sm, image);
-    float d[32];
-    for (int i = 0; i < 32; i++)
-        d[i] = acc[t * 32 + i];
+    float d[N / 2];
+    for (int i = 0; i < N / 2; i++)
+        d[i] = acc[t * (N / 2) + i];
     if (t == 0)
         *ok = PA_WGMMA_OK;
 #if PA_WGMMA_OK
     pa::ptx::wgmma_fence();
     if constexpr (RS) {
         const uint32_t ra[4] = {a[t * 4], a[t * 4 + 1], a[t * 4 + 2], a[t * 4 + 3]};
-        pa::ptx::wgmma_rs<DT, 64, TB>(d, ra, desc_b + shift, scale_d);
+        pa::ptx::wgmma_rs<DT, N, TB>(d, ra, desc_b + shift, scale_d);
     } else {
-        pa::ptx::wgmma_ss<DT, 64, false, TB>(d, desc_a + shift, desc_b + shift, scale_d);
+        pa::ptx::wgmma_ss<DT, N, false, TB>(d, desc_a + shift, desc_b + shift, scale_d);
     }
     pa::ptx::wgmma_commit();
     pa::ptx::wgmma_wait<0>();
@@ -129,8 +129,8 @@ __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b
     (void)scale_d;
     (void)shift;
 #endif
-    for (int i = 0; i < 32; i++)
-        acc[t * 32 + i] = d[i];
+    for (int i = 0; i < N / 2; i++)
+        acc[t * (N / 2) + i] = d[i];
 }
 
 // The script's arrivals come from `count` threads in turn, one op at a time
@@ -336,26 +336,40 @@ extern "C" int pa_twin_ex2_device(const float *a, int n, float *out) {
     return (int)d.err;
 }
 
-extern "C" int pa_twin_wgmma_device(int dt, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b,
+using WgmmaKernel = void (*)(const uint32_t *, uint64_t, uint64_t, int, const unsigned char *, float *, int *);
+// wgmma_kernel<DT, N, ...> by A from registers (rs) and B N-major (tb).
+template <int DT, int N> static WgmmaKernel wgmma_kernel_of(bool rs, bool tb) {
+    static const WgmmaKernel k[2][2] = {{wgmma_kernel<DT, N, false, false>, wgmma_kernel<DT, N, false, true>},
+                                        {wgmma_kernel<DT, N, true, false>, wgmma_kernel<DT, N, true, true>}};
+    return k[rs][tb];
+}
+template <int DT> static WgmmaKernel wgmma_kernel_for(int n, bool rs, bool tb) {
+    switch (n) {
+    case 64: return wgmma_kernel_of<DT, 64>(rs, tb);
+    case 96: return wgmma_kernel_of<DT, 96>(rs, tb);
+    case 128: return wgmma_kernel_of<DT, 128>(rs, tb);
+    case 256: return wgmma_kernel_of<DT, 256>(rs, tb);
+    default: return nullptr;
+    }
+}
+
+extern "C" int pa_twin_wgmma_device(int dt, int n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b,
                                     int scale_d, const unsigned char *image, float *acc, int *supported) {
+    const WgmmaKernel k = dt == 1 ? wgmma_kernel_for<1>(n, a != nullptr, trans_b != 0)
+                                  : wgmma_kernel_for<2>(n, a != nullptr, trans_b != 0);
+    if (!k)
+        return -1;
     Dev d;
     const uint32_t *da = a ? d.up(a, 512) : nullptr;
     const unsigned char *di = d.up(image, PA_TWIN_WG_SMEM);
-    float *dacc = d.up(acc, 128 * 32);
+    float *dacc = d.up(acc, (size_t)128 * (n / 2));
     int *dok = d.up<int>(nullptr, 1);
     const size_t smem = PA_TWIN_WG_SMEM + 1024;
     if (d.err == cudaSuccess) {
-        using Kernel = void (*)(const uint32_t *, uint64_t, uint64_t, int, const unsigned char *, float *, int *);
-        // [dt - 1][A from registers][B N-major]
-        static const Kernel kernels[2][2][2] = {{{wgmma_kernel<1, false, false>, wgmma_kernel<1, false, true>},
-                                                 {wgmma_kernel<1, true, false>, wgmma_kernel<1, true, true>}},
-                                                {{wgmma_kernel<2, false, false>, wgmma_kernel<2, false, true>},
-                                                 {wgmma_kernel<2, true, false>, wgmma_kernel<2, true, true>}}};
-        const Kernel k = kernels[dt == 1 ? 0 : 1][a != nullptr][trans_b != 0];
         PA_LAUNCH(1, 128, smem, 0, k)(da, desc_a, desc_b, scale_d, di, dacc, dok);
         d.err = cudaGetLastError();
     }
-    d.down(acc, dacc, 128 * 32);
+    d.down(acc, dacc, (size_t)128 * (n / 2));
     d.down(supported, dok, 1);
     return (int)d.err;
 }

@@ -160,44 +160,52 @@ Test(ptx_twins, ex2_approx_ftz_within_tolerance) {
     }
 }
 
-/* wgmma m64n64k16 against its twin, bit for bit: A from registers or shared
- * memory, B K-major or N-major, no swizzle and 128-byte swizzle, with and
- * without the accumulator. Small integers, so every sum is exact and any
- * correct layout gives the same bits (a wrong one does not). Skipped when the
- * build has no sm_90a code (the instruction needs it). */
-Test(ptx_twins, wgmma_m64n64k16_against_twin) {
+/* wgmma m64nNk16 against its twin, bit for bit, at each width the Hopper
+ * prefill kernel issues (N = 64, 96, 128 and 256: Q K^T at 64 and 128 keys,
+ * P V at each padded head): A from registers or shared memory, B K-major or
+ * N-major, no swizzle and 128-byte swizzle, with and without the accumulator.
+ * Small integers, so every sum is exact and any correct layout gives the same
+ * bits (a wrong one does not). Skipped when the build has no sm_90a code (the
+ * instruction needs it). */
+Test(ptx_twins, wgmma_m64nNk16_against_twin) {
     PA_SKIP_WITHOUT_GPU();
     pa_rng r = pa_rng_make(77);
     static unsigned char image[PA_TWIN_WG_SMEM];
     static uint32_t a[512];
-    static float acc_dev[128 * 32], acc_host[128 * 32];
-    for (int dt = 1; dt <= 2; dt++)
-        for (int rs = 0; rs <= 1; rs++)
-            for (int tb = 0; tb <= 1; tb++)
-                for (int swz = 0; swz <= 128; swz += 128) {
-                    for (int i = 0; i < PA_TWIN_WG_SMEM / 2; i++) {
-                        const uint32_t w = twin_pack(dt, (float)pa_rng_int(&r, -8, 8), 0.0f);
-                        memcpy(image + 2 * i, &w, 2);
+    static float acc_dev[128 * 128], acc_host[128 * 128];
+    static const int widths[4] = {64, 96, 128, 256};
+    for (int wi = 0; wi < 4; wi++)
+        for (int dt = 1; dt <= 2; dt++)
+            for (int rs = 0; rs <= 1; rs++)
+                for (int tb = 0; tb <= 1; tb++)
+                    for (int swz = 0; swz <= 128; swz += 128) {
+                        const int n = widths[wi], nacc = 128 * (n / 2);
+                        for (int i = 0; i < PA_TWIN_WG_SMEM / 2; i++) {
+                            const uint32_t w = twin_pack(dt, (float)pa_rng_int(&r, -8, 8), 0.0f);
+                            memcpy(image + 2 * i, &w, 2);
+                        }
+                        for (int i = 0; i < 512; i++)
+                            a[i] = twin_pack(dt, (float)pa_rng_int(&r, -8, 8), (float)pa_rng_int(&r, -8, 8));
+                        for (int i = 0; i < nacc; i++)
+                            acc_dev[i] = acc_host[i] = (float)pa_rng_int(&r, -64, 64);
+                        /* A (SS, K-major): core matrices at 0; B at 8 KiB (K-major and
+                         * swizzled: n rows of 128 bytes, up to the image's end at n 256). */
+                        const uint64_t da = pa_twin_wgmma_desc(0, 128, 256, 0);
+                        const uint64_t db = swz ? pa_twin_wgmma_desc(8192, tb ? 4096 : 16, 1024, 128)
+                                                : pa_twin_wgmma_desc(8192, tb ? 1024 : 128, tb ? 128 : 256, 0);
+                        const int scale_d = (swz + tb + rs) % 2;
+                        int ok = 0;
+                        cr_assert_eq(
+                            pa_twin_wgmma_device(dt, n, rs ? a : NULL, da, db, tb, scale_d, image, acc_dev, &ok), 0);
+                        if (!ok)
+                            cr_skip_test("built without sm_90a: no wgmma to compare");
+                        pa_twin_wgmma_host(dt, n, rs ? a : NULL, da, 0, db, tb, scale_d, image, acc_host);
+                        for (int i = 0; i < nacc; i++)
+                            cr_assert_eq(memcmp(&acc_dev[i], &acc_host[i], 4), 0,
+                                         "n %d dt %d rs %d tb %d swz %d: thread %d element %d: device %a, twin %a", n,
+                                         dt, rs, tb, swz, i / (n / 2), i % (n / 2), (double)acc_dev[i],
+                                         (double)acc_host[i]);
                     }
-                    for (int i = 0; i < 512; i++)
-                        a[i] = twin_pack(dt, (float)pa_rng_int(&r, -8, 8), (float)pa_rng_int(&r, -8, 8));
-                    for (int i = 0; i < 128 * 32; i++)
-                        acc_dev[i] = acc_host[i] = (float)pa_rng_int(&r, -64, 64);
-                    /* A (SS, K-major): core matrices at 0; B at 8 KiB. */
-                    const uint64_t da = pa_twin_wgmma_desc(0, 128, 256, 0);
-                    const uint64_t db = swz ? pa_twin_wgmma_desc(8192, tb ? 4096 : 16, 1024, 128)
-                                            : pa_twin_wgmma_desc(8192, tb ? 1024 : 128, tb ? 128 : 256, 0);
-                    const int scale_d = (swz + tb + rs) % 2;
-                    int ok = 0;
-                    cr_assert_eq(pa_twin_wgmma_device(dt, rs ? a : NULL, da, db, tb, scale_d, image, acc_dev, &ok), 0);
-                    if (!ok)
-                        cr_skip_test("built without sm_90a: no wgmma to compare");
-                    pa_twin_wgmma_host(dt, 64, rs ? a : NULL, da, 0, db, tb, scale_d, image, acc_host);
-                    for (int i = 0; i < 128 * 32; i++)
-                        cr_assert_eq(memcmp(&acc_dev[i], &acc_host[i], 4), 0,
-                                     "dt %d rs %d tb %d swz %d: lane %d element %d: device %a, twin %a", dt, rs, tb,
-                                     swz, i / 32, i % 32, (double)acc_dev[i], (double)acc_host[i]);
-                }
 }
 
 /* e4m3 bits of a small integer v (|v| <= 15: exact, 3 mantissa bits), built
