@@ -125,8 +125,11 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // scripts/check-sm90a.sh checks that ptxas allocates the 168). The
     // producer takes all the consumers leave it: 72 where they need 216 (the
     // FP8 path's hold P in half the registers; at HP 64 and 96, O is half or
-    // three quarters of HP 128's), else 56. The FP8 path's producer transposes V
-    // in registers; the item loop (persistent CTAs) holds its state there too.
+    // three quarters of HP 128's), else 56; at HP 256 the consumers take 232 (O
+    // alone is 128) and leave the producer 40, which its 16-bit copies fit
+    // without spilling. The FP8 path's
+    // producer transposes V in registers; the item loop (persistent CTAs)
+    // holds its state there too.
     static constexpr bool kLeanConsumers = F8_ || HP_ <= 96;
     static constexpr int kProducerRegs = HP_ == 256       ? 40
                                          : kLeanConsumers ? 72
