@@ -31,8 +31,9 @@ for src in cuda/prefill/inst_hopper.cu tests/common/ptx_twin_device.cu; do
             ! python3 - "$out/log" "$root/cuda/prefill/prefill_wgmma.cuh" <<'PY'; then
 import re, sys
 log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-m = re.search(r"kProducerRegs = HP_ == 256 \? (\d+) : kLeanConsumers \? (\d+) : (\d+),\s*"
-              r"kConsumerRegs = HP_ == 256 \? (\d+) : kLeanConsumers \? (\d+) : (\d+);", hdr)
+# (whitespace-tolerant: clang-format lays the nested conditionals out over lines)
+m = re.search(r"kProducerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+),\s*"
+              r"kConsumerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+);", hdr)
 lean = re.search(r"kLeanConsumers = F8_ \|\| HP_ <= (\d+);", hdr)
 t = re.search(r"kThreads = (\d+);", hdr)
 if not m or not t or not lean:

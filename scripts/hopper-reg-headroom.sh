@@ -18,13 +18,15 @@ python3 - "$tmp/cuda/prefill/prefill_wgmma.cuh" "$delta" <<'PY' || exit 1
 import re, sys
 path, d = sys.argv[1], int(sys.argv[2])
 s = open(path).read()
-pat = r"kConsumerRegs = kLeanConsumers \? (\d+) : (\d+);"
+# (whitespace-tolerant: clang-format lays the nested conditionals out over lines)
+pat = r"kConsumerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+);"
 m = re.search(pat, s)
 if not m:
     sys.exit("hopper-reg-headroom: kConsumerRegs not found in prefill_wgmma.cuh")
-a, b = int(m.group(1)) - d, int(m.group(2)) - d
-print("consumer budgets lowered by %d: lean %s -> %d, others %s -> %d" % (d, m.group(1), a, m.group(2), b))
-open(path, "w").write(re.sub(pat, "kConsumerRegs = kLeanConsumers ? %d : %d;" % (a, b), s))
+h, a, b = (int(m.group(i)) - d for i in (1, 2, 3))
+print("consumer budgets lowered by %d: HP 256 %s -> %d, lean %s -> %d, others %s -> %d"
+      % (d, m.group(1), h, m.group(2), a, m.group(3), b))
+open(path, "w").write(re.sub(pat, "kConsumerRegs = HP_ == 256 ? %d : kLeanConsumers ? %d : %d;" % (h, a, b), s))
 PY
 cmd=$(python3 "$root/scripts/nvcc_cmd.py" "$build" cuda/prefill/inst_hopper.cu) || exit 1
 # The build's flags with the copy's sources: only the targets, the output and -Werror change.
