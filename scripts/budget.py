@@ -2514,6 +2514,12 @@ def hopper_paths(insts, hp):
 
 
 HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", n_cache=4096, head=128)
+# The context shapes whose cache tiles the report bounds, by HP: head 128 over every cache kind, and
+# head 256 (Gemma 2 and 3) over the flash layout of the query dtype, the one cache it serves there.
+HOPPER_CONTEXTS = {
+    128: HOPPER_CONTEXT,
+    256: dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 256", n_cache=4096, head=256),
+}
 
 
 def hopper_cache_producer(insts, hp, kv):
@@ -2540,9 +2546,9 @@ def hopper_cache_producer(insts, hp, kv):
         return 1  # an mbarrier wait's retry loop: once when the stage is ready
 
     fp8 = kv >= 2
-    # cp.async per thread and tile: 16-bit K and V, 2 passes x HP/16 each; fp8 raw K and V, 2 x HP/32
-    # each (a V^T tile: HP/16 rows, the same count).
-    n_cp = 2 * (2 * hp // 32) if fp8 else 2 * (2 * hp // 16)
+    # cp.async per thread and tile: 16-bit K and V, BN/64 passes (2, or 1 at HP 256's 64-key tiles) x
+    # HP/16 each; fp8 raw K and V, 2 x HP/32 each (a V^T tile: HP/16 rows, the same count).
+    n_cp = 2 * (2 * hp // 32) if fp8 else 2 * (hopper_bn(hp) // 64) * (hp // 16)
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], inner, trips, new_rows,
                                   [("LDGSTS", _is_cp_async, n_cp)])
     if t is None:
@@ -2637,11 +2643,11 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             w("| bf16/h%d | %s | %d | %s |" % (hp, what + (" (%d forbidden kept)" % t["kept"]
                                                            if t.get("kept") else ""), t["total"],
                                                " | ".join("%g" % t["counts"][c] for c in classes)))
-    cache_prod, hp_c = {}, HOPPER_CONTEXT["head"]
+    cache_prod = {}  # (HP, cache kind): the producer's cache-tile path
     for (hp, kv), r in sorted(by_kind.items()):
-        if hp != hp_c:
+        if hp not in HOPPER_CONTEXTS:
             continue
-        t = cache_prod[kv] = hopper_cache_producer(r["_insts"], hp, kv)
+        t = cache_prod[(hp, kv)] = hopper_cache_producer(r["_insts"], hp, kv)
         w("| bf16/h%d, %s | %s | %d | %s |" % (hp, HOPPER_KV[kv], "producer, a cache tile" + (
             " (%d forbidden kept)" % t["kept"] if t.get("kept") else ""), t["total"],
                                               " | ".join("%g" % t["counts"][c] for c in classes)))
@@ -2672,28 +2678,32 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
             pct(res["overlapped"]), pct(res["in_phase"]), hopper_measured(sh["name"])))
         out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
-    if hp_c in paths and cache_prod:
+    for hp_c, ctx in sorted(HOPPER_CONTEXTS.items()):
+        kinds = {kv: t for (hp, kv), t in cache_prod.items() if hp == hp_c}
+        if hp_c not in paths or not kinds:
+            continue
+        bn = hopper_bn(hp_c)
         w("")
         w("### Context attention: the cache tiles, per cache kind (bf16 queries, head %d)" % hp_c)
         w("")
-        w("%s: %d cache tiles of 128 keys per CTA, all interior (the cache ends on a tile boundary and no"
+        w("%s: %d cache tiles of %d keys per CTA, all interior (the cache ends on a tile boundary and no"
           " causal limit reaches into it); the new keys' tiles are the prompt's. The consumer's path is the"
           " prompt's interior tile (its V^T loop for vLLM's layout is the same instructions with another"
           " operand layout); the producer's is its cache-tile path above." % (
-              HOPPER_CONTEXT["name"], HOPPER_CONTEXT["n_cache"] // 128))
+              ctx["name"], ctx["n_cache"] // bn, bn))
         w("")
         w("| cache kind | producer insts per tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
           " | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 (whole launch) |")
         w("| --- | --- | --- | --- | --- | --- |")
-        for kv, t in sorted(cache_prod.items()):
+        for kv, t in sorted(kinds.items()):
             c = hopper_tile_clocks(paths[hp_c], "plain", hp_c, m, prod=t, fp8=kv >= 2)
-            useful = 4 * hp_c * 128 * 128  # 128 rows x 128 keys, all visible: QK^T and PV, 2 FLOP each
+            useful = 4 * hp_c * 128 * bn  # 128 rows x BN keys, all visible: QK^T and PV, 2 FLOP each
             f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
             res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}
             w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
                 HOPPER_KV[kv], t["total"], c["tensor"], c["issue"], c["mufu"], c["smem"], pct(res["overlapped"]),
-                pct(res["in_phase"]), hopper_measured(HOPPER_KV[kv])))
-            out.append(dict(shape=HOPPER_CONTEXT["name"] + ", " + HOPPER_KV[kv] + " cache tile",
+                pct(res["in_phase"]), hopper_measured(HOPPER_KV[kv]) if hp_c == 128 else "-"))
+            out.append(dict(shape=ctx["name"] + ", " + HOPPER_KV[kv] + " cache tile",
                             overlapped=res["overlapped"], in_phase=res["in_phase"], tile=c))
     if f8_rows:
         w("")
