@@ -32,14 +32,15 @@ for src in cuda/prefill/inst_hopper.cu tests/common/ptx_twin_device.cu; do
 import re, sys
 log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 # (whitespace-tolerant: clang-format lays the nested conditionals out over lines)
-m = re.search(r"kProducerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+),\s*"
-              r"kConsumerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+);", hdr)
+# HP 256 has a budget for fp8 caches and one for the rest: (kFp8 ? F : S).
+b = r"HP_ == 256\s*\?\s*\(\s*kFp8\s*\?\s*(\d+)\s*:\s*(\d+)\s*\)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+)"
+m = re.search(r"kProducerRegs\s*=\s*" + b + r",\s*kConsumerRegs\s*=\s*" + b + ";", hdr)
 lean = re.search(r"kLeanConsumers = F8_ \|\| HP_ <= (\d+);", hdr)
 t = re.search(r"kThreads = (\d+);", hdr)
 if not m or not t or not lean:
     sys.exit("check-sm90a: setmaxnreg budgets or kThreads not found in prefill_wgmma.cuh")
-need = {256: (int(m.group(1)), int(m.group(4))), True: (int(m.group(2)), int(m.group(5))),
-        False: (int(m.group(3)), int(m.group(6)))}
+g = [int(m.group(i)) for i in range(1, 9)]
+need = {(256, True): (g[0], g[4]), (256, False): (g[1], g[5]), True: (g[2], g[6]), False: (g[3], g[7])}
 threads, n, bad = int(t.group(1)), 0, 0
 for block in log.split("Compiling entry function '")[1:]:
     fn = block.split("'", 1)[0]
@@ -47,9 +48,9 @@ for block in log.split("Compiling entry function '")[1:]:
     if "prefill_wgmma_kernel" not in fn or not used:
         continue
     regs = used.group(1)
-    cfg = re.search(r"HCfgILi(\d+)ELi\d+ELi\d+ELb([01])E", fn)
-    hp = int(cfg.group(1))
-    p, c = need[256] if hp == 256 else need[cfg.group(2) == "1" or hp <= int(lean.group(1))]
+    cfg = re.search(r"HCfgILi(\d+)ELi\d+ELi(\d+)ELb([01])E", fn)
+    hp, kv = int(cfg.group(1)), int(cfg.group(2))  # kv 2, 3: fp8 caches (kFlashFp8, kVllmFp8)
+    p, c = need[(256, kv >= 2)] if hp == 256 else need[cfg.group(3) == "1" or hp <= int(lean.group(1))]
     pool, want = int(regs) * threads, 128 * (p + 2 * c)
     n += 1
     if pool < want:

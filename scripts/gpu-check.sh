@@ -484,6 +484,16 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                         --cache-dtype "$2" || echo "(failed: rc $?)"
                 done
             done
+            # Head 256 (Gemma 2 and 3) context over 16-bit and fp8 flash caches on both paths: the
+            # Hopper kernel serves both since 2026-11-30 (budget notes: about 39% and 32% of 989 TFLOP/s).
+            for cd in bf16 fp8_e4m3; do
+                for path in hopper mma; do
+                    echo "context at head 256 on nhd / $cd, PAGEDATTN_PREFILL_PATH=$path:"
+                    PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
+                        --ctx 4096 --qlen 512 --heads 32/8 --head-size 256 --dtype bf16 --layout nhd \
+                        --cache-dtype "$cd" || echo "(failed: rc $?)"
+                done
+            done
         fi
         echo '```'
         echo "## plots"

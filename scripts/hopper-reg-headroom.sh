@@ -19,14 +19,16 @@ import re, sys
 path, d = sys.argv[1], int(sys.argv[2])
 s = open(path).read()
 # (whitespace-tolerant: clang-format lays the nested conditionals out over lines)
-pat = r"kConsumerRegs\s*=\s*HP_ == 256\s*\?\s*(\d+)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+);"
+pat = (r"kConsumerRegs\s*=\s*HP_ == 256\s*\?\s*\(\s*kFp8\s*\?\s*(\d+)\s*:\s*(\d+)\s*\)\s*:\s*"
+       r"kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+);")
 m = re.search(pat, s)
 if not m:
     sys.exit("hopper-reg-headroom: kConsumerRegs not found in prefill_wgmma.cuh")
-h, a, b = (int(m.group(i)) - d for i in (1, 2, 3))
-print("consumer budgets lowered by %d: HP 256 %s -> %d, lean %s -> %d, others %s -> %d"
-      % (d, m.group(1), h, m.group(2), a, m.group(3), b))
-open(path, "w").write(re.sub(pat, "kConsumerRegs = HP_ == 256 ? %d : kLeanConsumers ? %d : %d;" % (h, a, b), s))
+hf, h, a, b = (int(m.group(i)) - d for i in (1, 2, 3, 4))
+print("consumer budgets lowered by %d: HP 256 fp8 %s -> %d, HP 256 %s -> %d, lean %s -> %d, others %s -> %d"
+      % (d, m.group(1), hf, m.group(2), h, m.group(3), a, m.group(4), b))
+open(path, "w").write(re.sub(pat, "kConsumerRegs = HP_ == 256 ? (kFp8 ? %d : %d) : kLeanConsumers ? %d : %d;"
+                             % (hf, h, a, b), s))
 PY
 cmd=$(python3 "$root/scripts/nvcc_cmd.py" "$build" cuda/prefill/inst_hopper.cu) || exit 1
 # The build's flags with the copy's sources: only the targets, the output and -Werror change.

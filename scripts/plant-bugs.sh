@@ -614,12 +614,36 @@ plant hopper-stage-per-item cuda/prefill/prefill_wgmma.cuh \
 plant hopper-h256-panel-stride-of-128-rows cuda/prefill/prefill_wgmma.cuh \
     '(j >> 2) * ROWS * 128 +' '(j >> 2) * 128 * 128 +' test_prefill 'prefill_hopper/head_256'
 plant hopper-h256-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
-    'lane < R ? tile_start(t) + R * w + lane : ke' 'lane < R ? tile_start(t) + 32 * w + lane : ke' \
+    'lane < RB ? tile_start(t) + RB * w + lane : ke, ke,
+' 'lane < RB ? tile_start(t) + 32 * w + lane : ke, ke,
+' \
     test_prefill 'prefill_hopper/head_256'
 plant hopper-h256-pv-steps-of-128-keys cuda/prefill/prefill_wgmma.cuh \
     'for (int kk = 0; kk < BN / 16; kk++) {
                     // A: pk' 'for (int kk = 0; kk < BN / 16 - (BN == 64); kk++) {
                     // A: pk' test_prefill 'prefill_hopper/head_256'
+# HP 256 over fp8 caches (2026-11-30): one raw K and one raw V staging buffer,
+# each a cp.async group, refilled with tile t + 1 once tile t's conversion has
+# read it; raw rows 16 a warp. A refill issued before the conversion reads
+# the buffer is wrong only when the copy lands early: with copies landing at
+# their wait it passed (test_prefill_interp_cp_at_issue runs it this way).
+# PA_INTERP_CP=issue: copies land at issue.
+plant hopper-h256-fp8-raw-k-refilled-before-read cuda/prefill/prefill_wgmma.cuh \
+    '                            convert_k(e5m2, t, st, ph, wait_empty);
+                            if (t + 1 < nt_c) {
+                                issue_raw_k(t + 1);' '                            if (t + 1 < nt_c)
+                                issue_raw_k(t + 1);
+                            convert_k(e5m2, t, st, ph, wait_empty);
+                            if (t + 1 < nt_c) {' test_prefill 'prefill_hopper/fp8_head_256' PA_INTERP_CP=issue
+plant hopper-h256-fp8-raw-v-not-waited cuda/prefill/prefill_wgmma.cuh \
+    '                                pa::tile::cp_async_wait<1>(); // raw V of t has landed' '' \
+    test_prefill 'prefill_hopper/fp8_head_256'
+plant hopper-h256-fp8-raw-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
+    'lane < RB ? tile_start(t) + RB * w + lane : ke, ke, true,' 'lane < RB ? tile_start(t) + 32 * w + lane : ke, ke, true,' \
+    test_prefill 'prefill_hopper/fp8_head_256'
+plant hopper-h256-fp8-converted-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
+    'uint8_t *row = tile + (R * w + rp + 16 * p) * 128' 'uint8_t *row = tile + (32 * w + rp + 16 * p) * 128' \
+    test_prefill 'prefill_hopper/fp8_head_256'
 plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
     '            if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \

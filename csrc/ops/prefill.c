@@ -88,10 +88,9 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
          * memory; a flash layout with 16-byte rows, or vLLM's with V^T tiles
          * (a block size of a multiple of 8, or of 16 for fp8). */
         const int vllm = k->g.layout == PA_LAYOUT_VLLM;
-        /* HP 256: flash layouts of the query dtype (fp8 staging does not fit
-         * beside its tiles; vLLM's V^T loop leaves the consumers too few
-         * registers). */
-        if (hp == 256 && (vllm || k->cache_dtype != k->q_dtype))
+        /* HP 256: flash layouts (vLLM's V^T loop leaves the consumers too
+         * few registers). */
+        if (hp == 256 && vllm)
             return 0;
         if (k->cache_dtype == k->q_dtype) {
             if (k->cache_k != PA_PREFILL_K_ASYNC || k->cache_v != (vllm ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_ASYNC))

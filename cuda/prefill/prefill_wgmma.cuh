@@ -10,14 +10,15 @@
 // (sequence, KV head). A CTA runs one item, or with persistent CTAs
 // (launch_wgmma, PERSIST) its share of them in turn (item_index); three
 // warpgroups:
-//   warpgroup 0, the producer (setmaxnreg 56; 72 on the FP8 path and at HP 64 and 96, 40 at HP 256):
+//   warpgroup 0, the producer (setmaxnreg 56; 72 on the FP8 path, at HP 64 and 96 and at HP 256
+//     over fp8 caches, 40 at HP 256 otherwise):
 //     copies the Q tile once and then every 128-key (HP 256: 64-key) K and V tile into a two-stage
 //     ring with cp.async, each
 //     thread's 16-byte chunks placed in wgmma's 128-byte-swizzled K-major
 //     layout; cp.async.mbarrier.arrive.noinc on the stage's `full` barrier
 //     makes the arrival when the thread's copies land. It waits on the stage's
 //     `empty` barrier before refilling it. K and V have barriers of their own.
-//   warpgroups 1 and 2, the consumers (setmaxnreg 224; 216; 232 at HP 256), 64 rows each: wait on
+//   warpgroups 1 and 2, the consumers (setmaxnreg 224; 216; 232 at HP 256, 216 there over fp8), 64 rows each: wait on
 //     `full`, S = Q K^T by wgmma (both operands in shared memory, N = 128
 //     keys, or 64), masks and the online softmax in registers (the accumulator layout
 //     is mma.sync's C fragment repeated over N, so attn_tile.cuh's Softmax
@@ -53,7 +54,7 @@
 //     runs e4m3 wgmma as FA3 does, with the departures written at f8_key.
 // Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64), 65..96 (HP
 // 96), 97..128 (HP 128) and 225..256 (HP 256); in context mode a cache in a flash layout or vLLM's, of the query
-// dtype or fp8 (at HP 256, a flash layout of the query dtype), on the host's cp.async paths (16-byte aligned rows; vLLM
+// dtype or fp8 (at HP 256, a flash layout), on the host's cp.async paths (16-byte aligned rows; vLLM
 // blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
 // mma.sync kernel.
 // HP 256 (Gemma 2 and 3): 64-key tiles, so a stage is 64 KiB and the CTA 193
@@ -61,7 +62,9 @@
 // m64n256k16 (P V); O takes 128 of its 232 registers. FlashAttention-3 takes
 // 80-key tiles there (64 under a sliding window; TMA loads); here the tiles are whole
 // 16-row producer passes and powers of 2 (whole_tiles), and the cp.async
-// producer keeps 40 registers.
+// producer keeps 40 registers. Over fp8 caches the CTA has 225 KiB, room for
+// one raw K and one raw V staging tile (HCfg's kRawPairs), and the producer
+// takes 72 registers.
 #pragma once
 
 #include "prefill_kernel.cuh"
@@ -101,11 +104,12 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
                   "the Hopper prefill kernel serves HP 64, 96, 128 and 256");
     static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
     // HP 256: Q is 64 KiB and a stage's K and V 64 KiB at 64 keys; fp8
-    // staging (4 raw tiles of 16 KiB) would not fit beside them, and vLLM's
-    // layout (a second P V loop over V^T tiles) leaves the consumers too few
-    // registers (24 bytes spilled with whole 64-bit descriptor adds, 23 R2UR
-    // among the wgmmas with desc_at's low-word adds; 2026-11-30).
-    static_assert(HP_ != 256 || KV_ == kFlash, "HP 256: prompts and flash caches of the query dtype");
+    // staging fits one raw K and one raw V tile (16 KiB each) beside them
+    // (kRawPairs), and vLLM's layout (a second P V loop over V^T tiles)
+    // leaves the consumers too few registers (24 bytes spilled with whole
+    // 64-bit descriptor adds, 23 R2UR among the wgmmas with desc_at's
+    // low-word adds; 2026-11-30).
+    static_assert(HP_ != 256 || KV_ == kFlash || KV_ == kFlashFp8, "HP 256: prompts and flash caches");
     static_assert(!F8_ || (HP_ == 128 && (KV_ == kFlashFp8 || KV_ == kVllmFp8)), "the FP8 path: fp8 caches, HP 128");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
     static constexpr bool kF8 = F8_;
@@ -127,14 +131,16 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // FP8 path's hold P in half the registers; at HP 64 and 96, O is half or
     // three quarters of HP 128's), else 56; at HP 256 the consumers take 232 (O
     // alone is 128) and leave the producer 40, which its 16-bit copies fit
-    // without spilling. The FP8 path's
-    // producer transposes V in registers; the item loop (persistent CTAs)
-    // holds its state there too.
+    // without spilling. Over fp8 caches at HP 256 the producer converts as
+    // well and takes 72, the consumers 216 (at 56 and 224 the persistent
+    // producer spilled 8 bytes, at 40 and 232 both spilled 28-48; 2026-11-30).
+    // The FP8 path's producer transposes V in registers; the item loop
+    // (persistent CTAs) holds its state there too.
     static constexpr bool kLeanConsumers = F8_ || HP_ <= 96;
-    static constexpr int kProducerRegs = HP_ == 256       ? 40
+    static constexpr int kProducerRegs = HP_ == 256       ? (kFp8 ? 72 : 40)
                                          : kLeanConsumers ? 72
                                                           : 56,
-                         kConsumerRegs = HP_ == 256       ? 232
+                         kConsumerRegs = HP_ == 256       ? (kFp8 ? 216 : 232)
                                          : kLeanConsumers ? 216
                                                           : 224;
     static constexpr int kLaunchRegs = (65536 / kThreads) & ~7;
@@ -153,11 +159,16 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // pattern's period, so the descriptors' base offset is 0).
     // fp8: two staging buffers each for raw K and V (a tile's bytes, HP x BN),
     // so tile t + 1's copy is in flight while tile t is converted: 225 KiB at
-    // HP 128, within the 227 KiB a CTA may have.
+    // HP 128, within the 227 KiB a CTA may have. At HP 256 one each (kRawPairs
+    // 1; 225 KiB): K of t + 1 is copied while V of t is converted, and V of
+    // t + 1 while K of t + 1 is.
     // F8: staging for raw V only (K tiles are copied as they stand).
     // An F8 buffer has 32 bytes more than a tile's (raw_slot's padding).
     static constexpr uint32_t raw_bytes = BN * HP + (F8_ ? 32 : 0);
-    static constexpr uint32_t smem_bytes = 1024 + q_bytes + 2 * stage_bytes + (kFp8 ? (F8_ ? 2 : 4) * raw_bytes : 0);
+    static constexpr int kRawPairs = HP_ == 256 ? 1 : 2;
+    static constexpr uint32_t smem_bytes =
+        1024 + q_bytes + 2 * stage_bytes + (kFp8 ? (F8_ ? 2 : 2 * kRawPairs) * raw_bytes : 0);
+    static_assert(smem_bytes + 128 <= 232448, "a CTA's shared memory (and the static barriers) within 227 KiB");
     // One consumer warp's view for attn_tile.cuh's Softmax: 16 rows x BN keys.
     using SC = pa::tile::Cfg<HP, 64, BN, DT_, 16>;
 };
@@ -294,7 +305,8 @@ __device__ __forceinline__ void cvt16(const uint4 v, float sc, uint4 &lo, uint4 
 // that chunk copies its 8 bytes and zero-fills the rest, since the padding
 // may hold anything and 0 x NaN in Q K^T is NaN.
 //
-// The staging slot of row R = 32 w + 16 p + rows_conflict_free8(l / 2), raw
+// The staging slot of row R = B w + 16 p + rows_conflict_free8(l / 2) (B =
+// BN / 4 rows a warp: 32 in two passes p, or 16 in one at HP 256), raw
 // chunk C = 2 j + l % 2 (tid = 32 w + l), in 16-byte units: (p J + j) x 128
 // + tid, where convert_rows reads each thread's own slots back (the 16-bit
 // path). The FP8 path's vt_from_rows gathers one chunk of 8 rows 16 apart (R
@@ -316,7 +328,7 @@ __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base,
     constexpr int J = H::HP / 32; // raw chunks per lane and row
     const int q = lane & 1, rp = rows_conflict_free8(lane >> 1), tid = 32 * w + lane;
 #pragma unroll
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < H::BN / 64; p++) {
         const int64_t ro = __shfl_sync(0xffffffffu, off, rp + 16 * p);
         const uint8_t *src = base + (ro >= 0 ? ro : 0) + q * cs;
         const bool row = ro >= 0;
@@ -330,16 +342,16 @@ __device__ __forceinline__ void copy_raw_rows(uint8_t *raw, const uint8_t *base,
 }
 template <class H, bool E5M2, bool SCALE>
 __device__ __forceinline__ void convert_rows(uint8_t *tile, const uint8_t *raw, int w, int lane, float sc) {
-    constexpr int J = H::HP / 32;
+    constexpr int J = H::HP / 32, R = H::BN / 4; // raw chunks per lane and row; rows per warp
     const int q = lane & 1, rp = rows_conflict_free8(lane >> 1), x = rp & 7, tid = 32 * w + lane;
 #pragma unroll
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < R / 16; p++)
 #pragma unroll
         for (int j = 0; j < J; j++) {
             uint4 lo, hi;
             cvt16<H::kDT, E5M2, SCALE>(*reinterpret_cast<const uint4 *>(raw + raw_slot<H>(p, j, tid) * 16), sc, lo, hi);
             const int c = 4 * j + 2 * q; // the first of its two 16-bit chunks in the row
-            uint8_t *row = tile + (32 * w + rp + 16 * p) * 128 + (c >> 3) * (H::BN * 128);
+            uint8_t *row = tile + (R * w + rp + 16 * p) * 128 + (c >> 3) * (H::BN * 128);
             *reinterpret_cast<uint4 *>(row + (((c & 7) ^ x) << 4)) = lo;
             *reinterpret_cast<uint4 *>(row + ((((c + 1) & 7) ^ x) << 4)) = hi;
         }
@@ -758,7 +770,9 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // ---- producer ------------------------------------------------------------
         pa::ptx::setmaxnreg_dec<H::kProducerRegs>();
         rb = pa::ptx::mbar_ref_warp(ring);
-        const int hs = p.head_size;
+        // (Bounded at HP 256 over fp8 caches, as the consumers' below: unbounded,
+        // its sign word was kept in a uniform register there and spilled.)
+        const int hs = HP == 256 && H::kFp8 ? min(max(p.head_size, 1), HP) : p.head_size;
         int m_tiles;
         const int n_items = items(m_tiles);
         // The ring's tiles run on across the CTA's items: tile t of an item is
@@ -896,11 +910,35 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 const T *kc = static_cast<const T *>(p.key_cache), *vc = static_cast<const T *>(p.value_cache);
                 const T *kn = static_cast<const T *>(p.key_new), *vn = static_cast<const T *>(p.value_new);
                 // fp8 cache tiles: raw tile t in staging buffer t & 1, copied a tile
-                // ahead of its conversion (one cp.async group per tile).
+                // ahead of its conversion (one cp.async group per tile). One pair
+                // of buffers (kRawPairs 1, HP 256): raw K and raw V are groups of
+                // their own, each refilled with tile t + 1 as soon as tile t's
+                // conversion has read it, so K of t + 1 lands under V of t's
+                // conversion and V of t + 1 under K of t + 1's.
+                constexpr int RB = BN / 4; // rows a producer warp: lane l < RB holds row RB w + l
                 uint8_t *raw0 = smem + H::q_bytes + 2 * H::stage_bytes;
-                auto raw_k = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes; };
-                auto raw_v = [&](int t) { return raw0 + (uint32_t)(t & 1) * 2u * H::raw_bytes + H::raw_bytes; };
-                auto issue_raw = [&](int t) {
+                auto raw_k = [&](int t) {
+                    return raw0 + (H::kRawPairs == 2 ? (uint32_t)(t & 1) * 2u * H::raw_bytes : 0u);
+                };
+                auto raw_v = [&](int t) {
+                    return raw0 + (H::kRawPairs == 2 ? (uint32_t)(t & 1) * 2u * H::raw_bytes : 0u) + H::raw_bytes;
+                };
+                // kRawPairs 1 (HP 256, the flash layout): issue_raw_k(t) leaves
+                // tile t's V row offsets in vo_next for issue_raw_v(t).
+                int64_t vo_next = -1;
+                auto issue_raw_k = [&](int t) {
+                    const int ke = tile_end(t);
+                    int64_t ko;
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < RB ? tile_start(t) + RB * w + lane : ke, ke, true,
+                                                sq.k_row0, sq.n_cache, ko, vo_next);
+                    copy_raw_rows<H>(raw_k(t), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs, 16);
+                    pa::tile::cp_async_commit();
+                };
+                auto issue_raw_v = [&](int t) {
+                    copy_raw_rows<H>(raw_v(t), static_cast<const uint8_t *>(p.value_cache), vo_next, w, lane, hs, 16);
+                    pa::tile::cp_async_commit();
+                };
+                auto issue_raw = [&](int t) { // kRawPairs 2: 128-key tiles, 32 rows a warp
                     const uint8_t *k8 = static_cast<const uint8_t *>(p.key_cache);
                     const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
                     int64_t ko, vo;
@@ -917,13 +955,16 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 // stage's `full` arrivals: the writes are the generic proxy's and
                 // wgmma reads through the async proxy, hence the fence before them.
                 const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
-                auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
+                auto convert_k = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
                     constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
                         pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     convert_rows<H, E5M2, false>(k_tile(st), raw_k(t), w, lane, 1.0f);
                     pa::ptx::fence_proxy_async();
                     pa::ptx::mbar_arrive(rb.at(kFullK + st));
+                };
+                auto convert_v = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
+                    constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
                         pa::ptx::mbar_wait(rb.at(kEmptyV + st), ph);
                     if (H::kVt)
@@ -933,13 +974,44 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                     pa::ptx::fence_proxy_async();
                     pa::ptx::mbar_arrive(rb.at(kFullV + st));
                 };
-                if (H::kFp8 && nt_c > 0)
-                    issue_raw(0);
+                auto convert = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
+                    convert_k(e5m2, t, st, ph, wait_empty);
+                    convert_v(e5m2, t, st, ph, wait_empty);
+                };
+                if (H::kFp8 && nt_c > 0) {
+                    if constexpr (H::kRawPairs == 2) {
+                        issue_raw(0);
+                    } else {
+                        issue_raw_k(0);
+                        issue_raw_v(0);
+                    }
+                }
                 for (int t = 0; t < n_tiles; t++) {
                     const uint32_t gt = g + (uint32_t)t;
                     const int st = (int)(gt & 1u), ph = (int)(((gt >> 1) + 1u) & 1u);
                     const bool wait_empty = primed || gt >= 2u;
                     const bool cache = t < nt_c;
+                    if (H::kFp8 && cache && H::kRawPairs == 1) {
+                        // In flight: raw K and V of t (this thread's groups, in order).
+                        auto step = [&](auto e5m2) {
+                            pa::tile::cp_async_wait<1>(); // raw K of t has landed
+                            convert_k(e5m2, t, st, ph, wait_empty);
+                            if (t + 1 < nt_c) {
+                                issue_raw_k(t + 1);
+                                pa::tile::cp_async_wait<1>(); // raw V of t has landed
+                            } else {
+                                pa::tile::cp_async_wait<0>();
+                            }
+                            convert_v(e5m2, t, st, ph, wait_empty);
+                            if (t + 1 < nt_c)
+                                issue_raw_v(t + 1);
+                        };
+                        if (p.cache_dtype == PA_DTYPE_FP8_E5M2)
+                            step(std::true_type{});
+                        else
+                            step(std::false_type{});
+                        continue;
+                    }
                     if (H::kFp8 && cache) {
                         if (t + 1 < nt_c) {
                             issue_raw(t + 1);
@@ -953,14 +1025,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             convert(std::false_type{}, t, st, ph, wait_empty);
                         continue;
                     }
-                    // Rows R w.. of the tile: 4 warps x R rows = BN; lane l < R
-                    // holds row R w + l's offsets (the others none: HP 256's
-                    // R = 16 leaves half the lanes without a row).
-                    constexpr int R = BN / 4;
+                    // Rows RB w.. of the tile: 4 warps x RB rows = BN; lane l < RB
+                    // holds row RB w + l's offsets (the others none: HP 256's
+                    // RB = 16 leaves half the lanes without a row).
                     const int ke = tile_end(t);
                     int64_t ko, vo;
-                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < R ? tile_start(t) + R * w + lane : ke, ke, cache,
-                                                sq.k_row0, sq.n_cache, ko, vo);
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < RB ? tile_start(t) + RB * w + lane : ke, ke,
+                                                cache, sq.k_row0, sq.n_cache, ko, vo);
                     if (wait_empty)
                         pa::ptx::mbar_wait(rb.at(kEmptyK + st), ph);
                     if (H::KV == kVllm && cache)

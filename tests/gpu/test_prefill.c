@@ -1515,8 +1515,9 @@ Test(prefill_hopper, attention_sinks) {
  * GQA 2, an encoder with soft cap, cross-attention with ALiBi, a window of
  * 70) whose lengths straddle the 64-key and 128-row tiles; context over
  * flash caches (NHD and HND, block sizes 8, 16 and 24, heads 232 and 240
- * zero-filling the padded head), with ALiBi and a window; sinks. (vLLM's
- * layout and fp8 caches at head 256 stay on mma.sync: other_shapes_stay_on_mma_sync.) */
+ * zero-filling the padded head), with ALiBi and a window; sinks. (fp8
+ * caches: fp8_head_256; vLLM's layout at head 256 stays on mma.sync:
+ * other_shapes_stay_on_mma_sync.) */
 Test(prefill_hopper, head_256) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1542,6 +1543,36 @@ Test(prefill_hopper, head_256) {
     const sink_prompt sp[] = {{PA_ATTN_DECODER, F, 2, 1, 256, 0}};
     sink_prompt_cases(sp, 1, 13530u);
     hopper_end(before, np + nc + 2);
+}
+
+/* fp8 caches at head 256 and the partial 240, 232 and 248 (HP 256: one raw K
+ * and one raw V staging buffer, so raw K of tile t + 1 is in flight while V
+ * of t is converted, and V of t + 1 while K of t + 1 is): e4m3 and e5m2 with
+ * their scales, flash NHD and HND, blocks of 8, 16 and 24, f16 and bf16
+ * queries; contexts of 300 keys (five 64-key tiles, each buffer refilled four
+ * times, the last tile cut mid-block), none, and 129 (three tiles); ALiBi and
+ * a window of 100 (the first tile past key 0). Heads 232 and 248 take the
+ * raw path only with rows padded to 16 bytes (else mma.sync's register
+ * path): their last raw chunk is half NaN padding, which must arrive as
+ * zeros, over contexts of 150 and 64 keys (one whole tile: the staging pair
+ * issued once); sinks. */
+Test(prefill_hopper, fp8_head_256) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 256, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, F, E5, 240, 24, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 100},
+        {PA_LAYOUT_FLASH_HND, B, E5, 256, 8, 2, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx(cs, nc, 13560u);
+    padded_fp8_case(0, 232, E4, 1.0f, 13570u);
+    padded_fp8_case(1, 248, E5, 1.0f, 13571u);
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_NHD, B, E4, 4, 2, 256, 0}};
+    sink_ctx_cases(sc, 1, 13580u, run_all_rows);
+    hopper_end(before, nc + 3);
 }
 
 Test(prefill_hopper, many_tiles_per_cta) {
@@ -1641,7 +1672,8 @@ Test(prefill_hopper, persistent_ctas) {
     const hctx cs[] = {
         {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},    {PA_LAYOUT_VLLM, B, B, 64, 16, 2, 1, 0},
         {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 4, 0, 100}, {PA_LAYOUT_VLLM, F, E5, 96, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, B, B, 256, 16, 4, 0, 0}, /* HP 256: 64-key tiles */
+        {PA_LAYOUT_FLASH_HND, B, B, 256, 16, 4, 0, 0},  /* HP 256: 64-key tiles */
+        {PA_LAYOUT_FLASH_NHD, F, E5, 256, 16, 4, 0, 0}, /* HP 256 over fp8: one staging pair */
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     long n = 0;
@@ -1716,7 +1748,7 @@ Test(prefill_hopper, padded_fp8_cache_rows) {
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout with a block size that is not a multiple of 8
- * (16 for fp8), heads 192 and 224, head 256 over vLLM's layout or fp8, f32. */
+ * (16 for fp8), heads 192 and 224, head 256 over vLLM's layout, f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1730,7 +1762,6 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 8},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 224, 16},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 256, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},

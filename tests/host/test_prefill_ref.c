@@ -748,7 +748,7 @@ Test(prefill_path, environment_decides_until_set) {
 /* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64), 65..96 (HP
  * 96), 97..128 (HP 128) and 225..256 (HP 256), 16-byte aligned query and new
  * K/V rows, and in context mode a cache on the cp.async paths (flash or vLLM,
- * of the query dtype or fp8; at HP 256 flash of the query dtype); 0 for
+ * of the query dtype or fp8; at HP 256 flash, of the query dtype or fp8); 0 for
  * everything else. */
 Test(prefill_path, hopper_shape_rules) {
     _Alignas(16) static char buf[256];
@@ -852,16 +852,16 @@ Test(prefill_path, hopper_shape_rules) {
         cr_assert_eq(pa_prefill_hopper_head(&k), caches[i].hp, "cache %s %s", pa_kv_layout_name(caches[i].layout),
                      pa_dtype_name(caches[i].cd));
     }
-    /* Head 256: flash caches of the query dtype; fp8 ones (their staging) do
-     * not fit, and vLLM's layout (its V^T loop) leaves too few registers. */
+    /* Head 256: flash caches, of the query dtype or fp8 (one staging pair);
+     * vLLM's layout (its V^T loop) leaves too few registers. */
     static const struct {
         pa_kv_layout layout;
         pa_dtype cd;
         int hp;
     } c256[] = {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 256}, {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 256},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 0},
-        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},    {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 256},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},    {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 256},
     };
     c.kv.head_size = 256;
     c.kv.block_size = 16;
