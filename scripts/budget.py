@@ -2381,6 +2381,12 @@ def hopper_bn(hp):
     return 64 if hp == 256 else 128
 
 
+def hopper_raw_tiles(hp):
+    """fp8 caches: raw staging tiles of BN x HP bytes (HCfg's 2 x kRawPairs): a K and a V for two
+    tiles, one of each at HP 256."""
+    return 2 if hp == 256 else 4
+
+
 def hopper_hp(head):
     """HCfg's HP for a head size (pa_prefill_hopper_head; heads 129..224 stay on mma.sync)."""
     return 64 if head <= 64 else 96 if head <= 96 else 128 if head <= 128 else 256
@@ -2515,7 +2521,7 @@ def hopper_paths(insts, hp):
 
 HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", n_cache=4096, head=128)
 # The context shapes whose cache tiles the report bounds, by HP: head 128 over every cache kind, and
-# head 256 (Gemma 2 and 3) over the flash layout of the query dtype, the one cache it serves there.
+# head 256 (Gemma 2 and 3) over the flash layout, of the query dtype or fp8, the caches it serves there.
 HOPPER_CONTEXTS = {
     128: HOPPER_CONTEXT,
     256: dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 256", n_cache=4096, head=256),
@@ -2547,8 +2553,8 @@ def hopper_cache_producer(insts, hp, kv):
 
     fp8 = kv >= 2
     # cp.async per thread and tile: 16-bit K and V, BN/64 passes (2, or 1 at HP 256's 64-key tiles) x
-    # HP/16 each; fp8 raw K and V, 2 x HP/32 each (a V^T tile: HP/16 rows, the same count).
-    n_cp = 2 * (2 * hp // 32) if fp8 else 2 * (hopper_bn(hp) // 64) * (hp // 16)
+    # HP/16 each; fp8 raw K and V, BN/64 passes x HP/32 each (a V^T tile: HP/16 rows, the same count).
+    n_cp = 2 * (hopper_bn(hp) // 64) * (hp // 32 if fp8 else hp // 16)
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], inner, trips, new_rows,
                                   [("LDGSTS", _is_cp_async, n_cp)])
     if t is None:
@@ -2602,7 +2608,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w(fam["about"])
     w("")
     w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224 (216 at HP 64"
-      " and 96 and on the FP8 path, 232 at HP 256), the producer lowers its own to 56 (72; 40))")
+      " and 96 and on the FP8 path, 232 at HP 256, 216 at HP 256 over fp8), the producer lowers its own to 56"
+      " (72; 40; 72))")
     w("")
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -2617,7 +2624,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             f8_rows[(dt, kv)] = r
             continue
         p, res = r["ptxas"], r["res"]
-        dyn = 1024 + 128 * hp * 2 + 4 * hopper_bn(hp) * hp * 2 + (4 * 128 * hp if kv >= 2 else 0)
+        dyn = 1024 + 128 * hp * 2 + 4 * hopper_bn(hp) * hp * 2 + (
+            hopper_raw_tiles(hp) * hopper_bn(hp) * hp if kv >= 2 else 0)
         w("| HCfg<%d, %s, %s> | %d | %d/%d | %d | %d | %d | %d | %s |" % (
             hp, "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
             p.get("spill_ld", -1),
