@@ -1,11 +1,9 @@
 /* `pagedattn plan` and `pagedattn bench plan`: the host metadata of one batch
  * as JSON, and how long building it takes.
  *
- * The batch comes from flags or from a flat JSON file (format in PLAN_HELP);
- * the parser below is a small recursive-descent one for exactly that format:
- * one object whose values are integers, arrays of integers, or arrays of
- * arrays of integers. Sizes are capped so absurd input is a usage error, never
- * a crash or a giant allocation. */
+ * The batch comes from flags or from a flat JSON file (format in PLAN_HELP;
+ * its reader is plan_json.c, a fuzz target of its own). Sizes are capped so
+ * absurd input is a usage error, never a crash or a giant allocation. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +12,7 @@
 #include "cli.h"
 #include "pagedattn/batch.h"
 #include "pagedattn/metadata.h"
-
-#define PLAN_MAX_REQS (1 << 16)   /* requests in one planned batch */
-#define PLAN_MAX_TOKENS (1 << 24) /* new tokens / padded tokens / encoder tokens */
-#define PLAN_MAX_BLOCKS (1 << 24) /* block-table entries (given or allocated) */
-#define PLAN_MAX_JSON_BYTES (1 << 26)
+#include "plan_json.h"
 
 static const char *PLAN_HELP =
     "usage: pagedattn plan [options]\n"
@@ -57,24 +51,6 @@ static const char *BENCH_PLAN_HELP =
     "  per size, one after the other: table 'full' writes vLLM's whole virtual\n"
     "  block table (PA_LOCAL_TABLE_FULL), 'used' only the columns the kernels read\n"
     "  (PA_LOCAL_TABLE_USED); table_KiB is what each writes into that table.\n";
-
-/* ---- a batch being assembled ---------------------------------------------- */
-
-typedef struct plan_in {
-    long long block_size, prefills, padded, spb, chunk;
-    int32_t *computed, *scheduled, *enc;
-    int n_computed, n_scheduled, n_enc;
-    int32_t *bt; /* [bt_rows, bt_width] */
-    int bt_rows, bt_width;
-    int has_prefills, has_chunk;
-} plan_in;
-
-static void plan_in_free(plan_in *p) {
-    free(p->computed);
-    free(p->scheduled);
-    free(p->enc);
-    free(p->bt);
-}
 
 static int usage_error(const char *msg) {
     fprintf(stderr, "pagedattn plan: %s\n", msg);
@@ -175,215 +151,6 @@ static int parse_table(const char *s, plan_in *p) {
     return ok ? 0 : PA_CLI_EXIT_USAGE;
 }
 
-/* ---- the flat JSON reader --------------------------------------------------- */
-
-typedef struct jp {
-    const char *s;
-    size_t i, n;
-    char err[160];
-} jp;
-
-static void jws(jp *j) {
-    while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' || j->s[j->i] == '\n' || j->s[j->i] == '\r'))
-        j->i++;
-}
-static int jfail(jp *j, const char *what) {
-    if (!j->err[0]) {
-        size_t line = 1;
-        for (size_t k = 0; k < j->i && k < j->n; k++)
-            line += j->s[k] == '\n';
-        snprintf(j->err, sizeof j->err, "line %zu: %s", line, what);
-    }
-    return 0;
-}
-static int jchar(jp *j, char c) {
-    jws(j);
-    if (j->i < j->n && j->s[j->i] == c) {
-        j->i++;
-        return 1;
-    }
-    return 0;
-}
-static int jint(jp *j, int32_t *out) {
-    jws(j);
-    char tok[32];
-    size_t k = 0;
-    while (j->i < j->n && k < sizeof tok - 1 && (j->s[j->i] == '-' || (j->s[j->i] >= '0' && j->s[j->i] <= '9')))
-        tok[k++] = j->s[j->i++];
-    tok[k] = '\0';
-    if (k == 0)
-        return jfail(j, "expected an integer");
-    char *end;
-    errno = 0;
-    long long v = strtoll(tok, &end, 10);
-    if (errno || *end || v < INT32_MIN || v > INT32_MAX)
-        return jfail(j, "integer out of int32 range");
-    *out = (int32_t)v;
-    return 1;
-}
-/* [int, ...] into a growing array (limit elements). */
-static int jarray(jp *j, int32_t **out, int *n, long long limit) {
-    if (!jchar(j, '['))
-        return jfail(j, "expected '['");
-    int32_t *v = NULL;
-    long long cnt = 0, cap = 0;
-    if (!jchar(j, ']')) {
-        do {
-            if (cnt == limit) {
-                free(v);
-                return jfail(j, "array too long");
-            }
-            if (cnt == cap) {
-                cap = cap ? cap * 2 : 16;
-                int32_t *nv = realloc(v, sizeof(int32_t) * (size_t)cap);
-                if (!nv) {
-                    free(v);
-                    return jfail(j, "out of memory");
-                }
-                v = nv;
-            }
-            if (!jint(j, &v[cnt])) {
-                free(v);
-                return 0;
-            }
-            cnt++;
-        } while (jchar(j, ','));
-        if (!jchar(j, ']')) {
-            free(v);
-            return jfail(j, "expected ',' or ']'");
-        }
-    }
-    free(*out);
-    *out = v;
-    *n = (int)cnt;
-    return 1;
-}
-static int jtable(jp *j, plan_in *p) {
-    if (!jchar(j, '['))
-        return jfail(j, "expected '[' (block_table is an array of rows)");
-    int32_t *flat = NULL;
-    int rows = 0, width = 1;
-    int32_t **rv = NULL;
-    int *rn = NULL;
-    int ok = 1;
-    if (!jchar(j, ']')) {
-        do {
-            if (rows == PLAN_MAX_REQS) {
-                ok = jfail(j, "block_table has too many rows");
-                break;
-            }
-            int32_t **nrv = realloc(rv, sizeof(int32_t *) * (size_t)(rows + 1));
-            int *nrn = nrv ? realloc(rn, sizeof(int) * (size_t)(rows + 1)) : NULL;
-            if (nrv)
-                rv = nrv;
-            if (!nrv || !nrn) {
-                ok = jfail(j, "out of memory");
-                break;
-            }
-            rn = nrn;
-            rv[rows] = NULL;
-            rn[rows] = 0;
-            rows++;
-            if (!jarray(j, &rv[rows - 1], &rn[rows - 1], PLAN_MAX_BLOCKS)) {
-                ok = 0;
-                break;
-            }
-            width = rn[rows - 1] > width ? rn[rows - 1] : width;
-            if ((long long)rows * width > PLAN_MAX_BLOCKS) {
-                ok = jfail(j, "block_table too large");
-                break;
-            }
-        } while (jchar(j, ','));
-        if (ok && !jchar(j, ']'))
-            ok = jfail(j, "expected ',' or ']' in block_table");
-    }
-    if (ok) {
-        /* at least one element: calloc(0) may be NULL; an empty row has no
-         * array to copy from (rv[r] NULL, and memcpy's source must not be) */
-        flat = calloc((size_t)(rows ? rows : 1) * (size_t)(width ? width : 1), sizeof(int32_t));
-        if (!flat)
-            ok = jfail(j, "out of memory");
-        for (int r = 0; ok && r < rows; r++)
-            if (rn[r] > 0)
-                memcpy(flat + (size_t)r * width, rv[r], sizeof(int32_t) * (size_t)rn[r]);
-    }
-    for (int r = 0; r < rows; r++)
-        free(rv[r]);
-    free(rv);
-    free(rn);
-    if (ok) {
-        free(p->bt);
-        p->bt = flat;
-        p->bt_rows = rows;
-        p->bt_width = width;
-    }
-    return ok;
-}
-static int jkey(jp *j, char *key, size_t cap) {
-    if (!jchar(j, '"'))
-        return jfail(j, "expected a key string");
-    size_t k = 0;
-    while (j->i < j->n && j->s[j->i] != '"') {
-        if (k + 1 >= cap)
-            return jfail(j, "key too long");
-        key[k++] = j->s[j->i++];
-    }
-    key[k] = '\0';
-    if (!jchar(j, '"'))
-        return jfail(j, "unterminated key");
-    return 1;
-}
-static int json_parse(jp *j, plan_in *p) {
-    if (!jchar(j, '{'))
-        return jfail(j, "expected '{'");
-    if (jchar(j, '}'))
-        goto end;
-    do {
-        char key[40];
-        int32_t v;
-        if (!jkey(j, key, sizeof key) || !(jchar(j, ':') || jfail(j, "expected ':'")))
-            return 0;
-        if (!strcmp(key, "computed")) {
-            if (!jarray(j, &p->computed, &p->n_computed, PLAN_MAX_REQS))
-                return 0;
-        } else if (!strcmp(key, "scheduled")) {
-            if (!jarray(j, &p->scheduled, &p->n_scheduled, PLAN_MAX_REQS))
-                return 0;
-        } else if (!strcmp(key, "encoder_lens")) {
-            if (!jarray(j, &p->enc, &p->n_enc, PLAN_MAX_REQS))
-                return 0;
-        } else if (!strcmp(key, "block_table")) {
-            if (!jtable(j, p))
-                return 0;
-        } else if (!strcmp(key, "block_size") || !strcmp(key, "prefills") || !strcmp(key, "padded") ||
-                   !strcmp(key, "slices_per_block") || !strcmp(key, "chunk")) {
-            if (!jint(j, &v))
-                return 0;
-            if (!strcmp(key, "block_size"))
-                p->block_size = v;
-            else if (!strcmp(key, "prefills"))
-                p->prefills = v, p->has_prefills = 1;
-            else if (!strcmp(key, "padded"))
-                p->padded = v;
-            else if (!strcmp(key, "slices_per_block"))
-                p->spb = v;
-            else
-                p->chunk = v, p->has_chunk = 1;
-        } else {
-            char msg[96];
-            snprintf(msg, sizeof msg, "unknown key \"%s\"", key);
-            return jfail(j, msg);
-        }
-    } while (jchar(j, ','));
-    if (!jchar(j, '}'))
-        return jfail(j, "expected ',' or '}'");
-end:
-    jws(j);
-    if (j->i != j->n)
-        return jfail(j, "trailing characters after the object");
-    return 1;
-}
-
 static int read_json(const char *path, plan_in *p) {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -400,11 +167,11 @@ static int read_json(const char *path, plan_in *p) {
         fprintf(stderr, "pagedattn plan: --json %s: larger than %d bytes\n", path, PLAN_MAX_JSON_BYTES);
         return PA_CLI_EXIT_USAGE;
     }
-    jp j = {buf, 0, n, {0}};
-    int ok = json_parse(&j, p);
+    char err[160];
+    int ok = plan_json_parse(buf, n, p, err, sizeof err);
     free(buf);
     if (!ok) {
-        fprintf(stderr, "pagedattn plan: --json %s: %s\n", path, j.err);
+        fprintf(stderr, "pagedattn plan: --json %s: %s\n", path, err);
         return PA_CLI_EXIT_USAGE;
     }
     return 0;
