@@ -1748,7 +1748,8 @@ Test(prefill_hopper, padded_fp8_cache_rows) {
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout with a block size that is not a multiple of 8
- * (16 for fp8), heads 192 and 224, head 256 over vLLM's layout, f32. */
+ * (16 for fp8), heads 192 and 224, head 256 over vLLM's layout, fp8 rows of
+ * head 232 that are not 16-byte aligned (the register path), f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1763,6 +1764,7 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 224, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 16},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 232, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 16},
     };
