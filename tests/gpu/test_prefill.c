@@ -77,6 +77,10 @@ static void *up(dev_ctx *d, const void *h, size_t bytes) {
     return p;
 }
 
+/* Set by prefill_hopper/fp8_null_scales: the launch gets NULL k_scale and
+ * v_scale (the problem's scales set to 1 for the reference). */
+static int g_null_scales;
+
 static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     memset(d, 0, sizeof *d);
     const pa_context_attention_params *h = &pr->p;
@@ -93,6 +97,8 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     d->p.query_start_loc = up(d, pr->qsl, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
     d->p.kv.k_scale = up(d, &pr->k_scale, sizeof(float));
     d->p.kv.v_scale = up(d, &pr->v_scale, sizeof(float));
+    if (g_null_scales) /* pa_kv_cache: NULL means 1.0 */
+        d->p.kv.k_scale = d->p.kv.v_scale = NULL;
     if (h->alibi_slopes)
         d->p.alibi_slopes = up(d, h->alibi_slopes, sizeof(float) * (size_t)h->num_heads);
     if (h->sinks)
@@ -1573,6 +1579,45 @@ Test(prefill_hopper, fp8_head_256) {
     const sink_ctx sc[] = {{PA_LAYOUT_FLASH_NHD, B, E4, 4, 2, 256, 0}};
     sink_ctx_cases(sc, 1, 13580u, run_all_rows);
     hopper_end(before, nc + 3);
+}
+
+/* fp8 caches with NULL k_scale and v_scale, which pa_kv_cache documents as
+ * 1.0 (every other test passes scales): the reference dequantises with 1, so
+ * a kernel that read a NULL scale, or took it as 0, fails. Each Hopper fp8
+ * producer path: flash rows at HP 64, 128 and 256 (one staging pair) and
+ * vLLM's V^T at HP 96, e4m3 and e5m2. */
+static void run_null_scales(const ctx_case *c) {
+    pa_context_problem *pr = make_ctx(c);
+    /* The caches re-encoded at scale 1 (each element's value times its old
+     * scale), so K and V keep their sizes: at scale 1 the raw bytes would make
+     * V 33 times larger than the output, and P's rounding to 16 bits before
+     * P V (an error of u sum p |v|) would exceed the tolerance. */
+    for (size_t i = 0; i < pr->kc_elems; i++)
+        pa_store_from_float(c->cd, pr->kc, i, pa_load_as_float(c->cd, pr->kc, i) * pr->k_scale);
+    for (size_t i = 0; i < pr->vc_elems; i++)
+        pa_store_from_float(c->cd, pr->vc, i, pa_load_as_float(c->cd, pr->vc, i) * pr->v_scale);
+    pr->k_scale = pr->v_scale = 1.0f;
+    g_null_scales = 1;
+    char what[160];
+    snprintf(what, sizeof what, "NULL scales: %s cache=%s head %d", pa_kv_layout_name(c->layout), pa_dtype_name(c->cd),
+             c->hs);
+    check_context(pr, NULL, 0, what);
+    g_null_scales = 0;
+    pa_context_problem_free(pr);
+}
+Test(prefill_hopper, fp8_null_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx_with(cs, nc, 13590u, run_null_scales);
+    hopper_end(before, nc);
 }
 
 Test(prefill_hopper, many_tiles_per_cta) {
