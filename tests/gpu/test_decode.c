@@ -701,6 +701,36 @@ Test(decode_features, fp8_subnormals_exact, .timeout = 600) {
             fp8_subnormal_case(lay[i], f ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7100u + (uint64_t)(2 * i + f));
 }
 
+/* fp8 caches with NULL k_scale and v_scale, which pa_kv_cache documents as
+ * 1.0 (every other case passes scales): the caches re-encoded at scale 1
+ * (each element times its old scale, so K and V keep their sizes), the
+ * problem's scale pointers NULL for the reference and the launch alike.
+ * Lengths of one split and of several, so v2's and the recommended entry's
+ * merge (which applies v_scale there) run too. Tensor-core kernels (head 128
+ * flash and vLLM's layout, head 64's long tile, head 96's half block, head
+ * 256) and the CUDA-core one (head 80), e4m3 and e5m2. */
+static void null_scale_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
+    static const int lens[4] = {1, 300, 777, 2100};
+    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed};
+    pa_decode_problem *pr = make_problem(&c);
+    for (size_t i = 0; i < pr->k_elems; i++)
+        pa_store_from_float(cd, pr->kc, i, pa_load_as_float(cd, pr->kc, i) * pr->k_scale);
+    for (size_t i = 0; i < pr->v_elems; i++)
+        pa_store_from_float(cd, pr->vc, i, pa_load_as_float(cd, pr->vc, i) * pr->v_scale);
+    pr->p.kv.k_scale = pr->p.kv.v_scale = NULL;
+    check_noted(pr, &c, ", NULL k_scale and v_scale");
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_features, fp8_null_scales, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[6] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_VLLM,      PA_LAYOUT_FLASH_NHD,
+                                        PA_LAYOUT_FLASH_HND, PA_LAYOUT_FLASH_HND, PA_LAYOUT_FLASH_NHD};
+    static const int hs[6] = {128, 128, 64, 96, 256, 80};
+    for (int i = 0; i < 6; i++)
+        null_scale_case(lay[i], i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7200u + (uint64_t)i);
+}
+
 /* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
  * kernel (f32 queries; head 80), the 16-bit tensor-core kernel at heads 64,
  * 128 and 256 (256: the merge's two dims a thread), fp8 on tensor cores

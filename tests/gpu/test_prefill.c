@@ -1605,6 +1605,24 @@ static void run_null_scales(const ctx_case *c) {
     g_null_scales = 0;
     pa_context_problem_free(pr);
 }
+/* The same on the mma.sync kernel (PA_PREFILL_PATH_MMA): the raw cp.async
+ * path (flash NHD, vLLM's V^T), the register path (head 72's 72-byte rows)
+ * and f32 queries. */
+Test(prefill_gpu, fp8_null_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, F, E5, 64, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, E5, 72, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, E4, 64, 16, 4, 0, 0},
+    };
+    const long before = pa_prefill_hopper_launches();
+    run_hopper_ctx_with(cs, (int)(sizeof cs / sizeof cs[0]), 13600u, run_null_scales);
+    cr_assert_eq(pa_prefill_hopper_launches(), before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
+}
+
 Test(prefill_hopper, fp8_null_scales) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();

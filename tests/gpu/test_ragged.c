@@ -143,6 +143,7 @@ typedef struct gcase {
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
     int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf (its rows zero) */
+    int null_scales;  /* fp8: the pages re-encoded at scale 1, k_scale and v_scale NULL (pa_kv_cache's 1.0) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -176,6 +177,16 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         pr->p.sm_scale *= k->logit_mul;
     if (k->sinks == 2)
         pr->sinks[1] = INFINITY;
+    if (k->null_scales) {
+        /* combined pages [page][token][2 x kv head + {K, V}][d]: each element
+         * times its own scale, so K and V keep their sizes at scale 1 */
+        const size_t n = pr->cache_bytes / pa_dtype_size(k->cache_dtype), hs = (size_t)k->hs;
+        for (size_t i = 0; i < n; i++) {
+            const float sc = (i / hs) % 2 ? pr->v_scale : pr->k_scale;
+            pa_store_from_float(k->cache_dtype, pr->cache, i, pa_load_as_float(k->cache_dtype, pr->cache, i) * sc);
+        }
+        pr->p.kv.k_scale = pr->p.kv.v_scale = NULL;
+    }
     dev_problem d;
     dev_make(pr, &d);
     dev_run(&d);
@@ -530,6 +541,34 @@ Test(ragged_gpu, fp8_raw_slots) {
                    .extra_hi = 200,
                    .split = h == 3 ? 64 : 0,
                    .decode_every = 2};
+        run_case(&k);
+    }
+}
+
+/* fp8 pages with NULL k_scale and v_scale, which pa_kv_cache documents as
+ * 1.0 (every other case passes scales; the pages re-encoded at scale 1):
+ * decode items (raw fragments, the query scaled per item) and prefill items
+ * (the raw slot copy), heads 64, 128 and 256, and f32 queries at head 40
+ * (the CUDA-core kernel), both fp8 kinds, one forced split (its merge). */
+Test(ragged_gpu, fp8_null_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hss[] = {40, 64, 128, 256};
+    for (int h = 0; h < 4; h++) {
+        gcase k = {.seed = 7450 + (uint64_t)h,
+                   .q_dtype = h == 0 ? PA_DTYPE_F32 : h & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                   .cache_dtype = h & 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                   .num_seqs = 4,
+                   .qh = 8,
+                   .kvh = 2,
+                   .hs = hss[h],
+                   .ps = 16,
+                   .q_lo = 1,
+                   .q_hi = 40,
+                   .extra_lo = 60,
+                   .extra_hi = 200,
+                   .split = h == 2 ? 64 : 0,
+                   .decode_every = 2,
+                   .null_scales = 1};
         run_case(&k);
     }
 }
