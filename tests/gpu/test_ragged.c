@@ -555,7 +555,9 @@ Test(ragged_gpu, fp8_null_scales) {
     static const int hss[] = {40, 64, 128, 256};
     for (int h = 0; h < 4; h++) {
         gcase k = {.seed = 7450 + (uint64_t)h,
-                   .q_dtype = h == 0 ? PA_DTYPE_F32 : h & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                   .q_dtype = h == 0  ? PA_DTYPE_F32
+                              : h & 1 ? PA_DTYPE_F16
+                                      : PA_DTYPE_BF16,
                    .cache_dtype = h & 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
                    .num_seqs = 4,
                    .qh = 8,
