@@ -26,6 +26,11 @@ float *pa_test_to_float(pa_dtype t, const void *buf, size_t n) {
     return f;
 }
 
+void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float s) {
+    for (size_t i = first; i < first + n; i++)
+        pa_store_from_float(t, buf, i, pa_load_as_float(t, buf, i) * s);
+}
+
 int pa_test_shrink(int n) {
     const char *e = getenv("PA_TEST_SHRINK");
     const long f = e ? strtol(e, NULL, 10) : 1;

@@ -19,6 +19,9 @@ void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi)
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
 /* Loads a typed buffer into a new float array. */
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
+/* Elements [first, first + n) of a typed buffer times s, stored back in t
+ * (the fp8_null_scales tests re-encode a cache at scale 1 with it). */
+void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float s);
 
 /* Sizes a test chooses (sequence counts, query and context lengths), divided
  * by the environment's PA_TEST_SHRINK (an integer >= 1, default 1) and kept at

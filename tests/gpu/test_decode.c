@@ -713,10 +713,8 @@ static void null_scale_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t s
     static const int lens[4] = {1, 300, 777, 2100};
     const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed};
     pa_decode_problem *pr = make_problem(&c);
-    for (size_t i = 0; i < pr->k_elems; i++)
-        pa_store_from_float(cd, pr->kc, i, pa_load_as_float(cd, pr->kc, i) * pr->k_scale);
-    for (size_t i = 0; i < pr->v_elems; i++)
-        pa_store_from_float(cd, pr->vc, i, pa_load_as_float(cd, pr->vc, i) * pr->v_scale);
+    pa_test_scale_in_place(cd, pr->kc, 0, pr->k_elems, pr->k_scale);
+    pa_test_scale_in_place(cd, pr->vc, 0, pr->v_elems, pr->v_scale);
     pr->p.kv.k_scale = pr->p.kv.v_scale = NULL;
     check_noted(pr, &c, ", NULL k_scale and v_scale");
     pa_decode_problem_free(pr);

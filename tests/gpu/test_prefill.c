@@ -1592,10 +1592,8 @@ static void run_null_scales(const ctx_case *c) {
      * scale), so K and V keep their sizes: at scale 1 the raw bytes would make
      * V 33 times larger than the output, and P's rounding to 16 bits before
      * P V (an error of u sum p |v|) would exceed the tolerance. */
-    for (size_t i = 0; i < pr->kc_elems; i++)
-        pa_store_from_float(c->cd, pr->kc, i, pa_load_as_float(c->cd, pr->kc, i) * pr->k_scale);
-    for (size_t i = 0; i < pr->vc_elems; i++)
-        pa_store_from_float(c->cd, pr->vc, i, pa_load_as_float(c->cd, pr->vc, i) * pr->v_scale);
+    pa_test_scale_in_place(c->cd, pr->kc, 0, pr->kc_elems, pr->k_scale);
+    pa_test_scale_in_place(c->cd, pr->vc, 0, pr->vc_elems, pr->v_scale);
     pr->k_scale = pr->v_scale = 1.0f;
     g_null_scales = 1;
     char what[160];

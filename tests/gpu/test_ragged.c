@@ -181,10 +181,8 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         /* combined pages [page][token][2 x kv head + {K, V}][d]: each element
          * times its own scale, so K and V keep their sizes at scale 1 */
         const size_t n = pr->cache_bytes / pa_dtype_size(k->cache_dtype), hs = (size_t)k->hs;
-        for (size_t i = 0; i < n; i++) {
-            const float sc = (i / hs) % 2 ? pr->v_scale : pr->k_scale;
-            pa_store_from_float(k->cache_dtype, pr->cache, i, pa_load_as_float(k->cache_dtype, pr->cache, i) * sc);
-        }
+        for (size_t r = 0; r < n / hs; r++)
+            pa_test_scale_in_place(k->cache_dtype, pr->cache, r * hs, hs, r % 2 ? pr->v_scale : pr->k_scale);
         pr->p.kv.k_scale = pr->p.kv.v_scale = NULL;
     }
     dev_problem d;
