@@ -35,7 +35,7 @@ log, hdr = open(sys.argv[1]).read(), open(sys.argv[2]).read()
 # HP 256 has a budget for fp8 caches and one for the rest: (kFp8 ? F : S).
 b = r"HP_ == 256\s*\?\s*\(\s*kFp8\s*\?\s*(\d+)\s*:\s*(\d+)\s*\)\s*:\s*kLeanConsumers\s*\?\s*(\d+)\s*:\s*(\d+)"
 m = re.search(r"kProducerRegs\s*=\s*" + b + r",\s*kConsumerRegs\s*=\s*" + b + ";", hdr)
-lean = re.search(r"kLeanConsumers = F8_ \|\| HP_ <= (\d+);", hdr)
+lean = re.search(r"kLeanConsumers = ([^;]+);", hdr)
 t = re.search(r"kThreads = (\d+);", hdr)
 if not m or not t or not lean:
     sys.exit("check-sm90a: setmaxnreg budgets or kThreads not found in prefill_wgmma.cuh")
@@ -50,7 +50,10 @@ for block in log.split("Compiling entry function '")[1:]:
     regs = used.group(1)
     cfg = re.search(r"HCfgILi(\d+)ELi\d+ELi(\d+)ELb([01])E", fn)
     hp, kv = int(cfg.group(1)), int(cfg.group(2))  # kv 2, 3: fp8 caches (kFlashFp8, kVllmFp8)
-    p, c = need[(256, kv >= 2)] if hp == 256 else need[cfg.group(3) == "1" or hp <= int(lean.group(1))]
+    # (kLeanConsumers' C++ condition over HP_ and F8_, read as Python)
+    is_lean = eval(lean.group(1).replace("||", " or ").replace("&&", " and "), {},
+                   {"HP_": hp, "F8_": cfg.group(3) == "1"})
+    p, c = need[(256, kv >= 2)] if hp == 256 else need[bool(is_lean)]
     pool, want = int(regs) * threads, 128 * (p + 2 * c)
     n += 1
     if pool < want:

@@ -463,8 +463,8 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the JSON: its rows would carry the same names as the mma.sync kernel's).
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
             # Prompt attention at each padded head size the Hopper kernel serves, on both paths
-            # (head 256: 64-key tiles since 2026-11-30, the budget's 46-50% prediction to check).
-            for hs in 128 96 64 256; do
+            # (heads 192 and 256: 64-key tiles since 2026-11-30, the budgets' predictions to check).
+            for hs in 128 96 64 256 192; do
                 for path in hopper mma; do
                     echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"
                     PAGEDATTN_PREFILL_PATH=$path timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
@@ -484,14 +484,17 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                         --cache-dtype "$2" || echo "(failed: rc $?)"
                 done
             done
-            # Head 256 (Gemma 2 and 3) context over 16-bit and fp8 flash caches on both paths: the
-            # Hopper kernel serves both since 2026-11-30 (budget notes: about 39% and 32% of 989 TFLOP/s).
-            for cd in bf16 fp8_e4m3; do
-                for path in hopper mma; do
-                    echo "context at head 256 on nhd / $cd, PAGEDATTN_PREFILL_PATH=$path:"
-                    PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
-                        --ctx 4096 --qlen 512 --heads 32/8 --head-size 256 --dtype bf16 --layout nhd \
-                        --cache-dtype "$cd" || echo "(failed: rc $?)"
+            # Heads 256 (Gemma 2 and 3) and 192 context over 16-bit and fp8 flash caches on both
+            # paths: the Hopper kernel serves them since 2026-11-30 (budget notes: about 39% and 32%
+            # of 989 TFLOP/s at head 256; hopper-head192-2026-11-30.md at 192).
+            for hs in 256 192; do
+                for cd in bf16 fp8_e4m3; do
+                    for path in hopper mma; do
+                        echo "context at head $hs on nhd / $cd, PAGEDATTN_PREFILL_PATH=$path:"
+                        PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
+                            --ctx 4096 --qlen 512 --heads 32/8 --head-size $hs --dtype bf16 --layout nhd \
+                            --cache-dtype "$cd" || echo "(failed: rc $?)"
+                    done
                 done
             done
         fi

@@ -71,8 +71,7 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     if (k->q_dtype != PA_DTYPE_F16 && k->q_dtype != PA_DTYPE_BF16)
         return 0;
     const int hs = k->head_size;
-    /* Heads 129..224 stay on mma.sync (HP 256 would pad them by up to 2x). */
-    const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : hs > 224 && hs <= 256 ? 256 : 0;
+    const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : hs <= 192 ? 192 : hs <= 256 ? 256 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
     /* The kernel numbers its work items (128 GQA-packed query rows of a
@@ -88,9 +87,10 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
          * memory; a flash layout with 16-byte rows, or vLLM's with V^T tiles
          * (a block size of a multiple of 8, or of 16 for fp8). */
         const int vllm = k->g.layout == PA_LAYOUT_VLLM;
-        /* HP 256: flash layouts (vLLM's V^T loop leaves the consumers too
-         * few registers). */
-        if (hp == 256 && vllm)
+        /* HP 192 and 256: flash layouts (vLLM's V^T loop leaves the
+         * consumers too few registers at HP 256; HP 192's 64-key tiles are
+         * not V^T's two 64-key panels). */
+        if (hp > 128 && vllm)
             return 0;
         if (k->cache_dtype == k->q_dtype) {
             if (k->cache_k != PA_PREFILL_K_ASYNC || k->cache_v != (vllm ? PA_PREFILL_V_ASYNC_VT : PA_PREFILL_V_ASYNC))

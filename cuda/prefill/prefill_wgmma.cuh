@@ -53,10 +53,18 @@
 //     (HCfg's F8, opt-in PA_PREFILL_PATH_HOPPER_FP8, e4m3 caches at HP 128)
 //     runs e4m3 wgmma as FA3 does, with the departures written at f8_key.
 // Shapes served: f16/bf16 queries, head sizes up to 64 (HP 64), 65..96 (HP
-// 96), 97..128 (HP 128) and 225..256 (HP 256); in context mode a cache in a flash layout or vLLM's, of the query
-// dtype or fp8 (at HP 256, a flash layout), on the host's cp.async paths (16-byte aligned rows; vLLM
-// blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
+// 96), 97..128 (HP 128), 129..192 (HP 192) and 193..256 (HP 256); in context mode a cache in a flash layout or
+// vLLM's, of the query dtype or fp8 (at HP 192 and 256, a flash layout), on the host's cp.async paths (16-byte
+// aligned rows; vLLM blocks of a multiple of 8, or 16 for fp8). Everything else stays on the
 // mma.sync kernel.
+// HP 192 (Nemotron-4 340B's head 192; heads 129..191 padded): 64-key tiles as
+// at HP 256, three 64-element panels a row, so a stage is 48 KiB and the CTA
+// 145 KiB (193 KiB over fp8 caches, with HP 128's two raw K and V staging
+// pairs); per tile a consumer warpgroup issues 12 wgmma m64n64k16 (Q K^T)
+// and 4 m64n192k16 (P V); O takes 96 registers (setmaxnreg 216, the producer
+// 72). FlashAttention-3 takes 96- or 112-key tiles at head 192 (TMA); here
+// the tiles are powers of 2 (whole_tiles), and 128 keys do not fit: two
+// stages of 96 KiB beside Q's 48 KiB.
 // HP 256 (Gemma 2 and 3): 64-key tiles, so a stage is 64 KiB and the CTA 193
 // KiB; per tile a consumer warpgroup issues 16 wgmma m64n64k16 (Q K^T) and 4
 // m64n256k16 (P V); O takes 128 of its 232 registers. FlashAttention-3 takes
@@ -100,16 +108,18 @@ enum { kFullK = 0, kFullV = 2, kEmptyK = 4, kEmptyV = 6 };
 // and V^T (built by the producer from raw cache tiles, or new values
 // quantised with 1 / v_scale, keys permuted within each 16: f8_key below).
 template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
-    static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128 || HP_ == 256,
-                  "the Hopper prefill kernel serves HP 64, 96, 128 and 256");
+    static_assert(HP_ == 64 || HP_ == 96 || HP_ == 128 || HP_ == 192 || HP_ == 256,
+                  "the Hopper prefill kernel serves HP 64, 96, 128, 192 and 256");
     static_assert(KV_ >= kFlash && KV_ <= kVllmFp8, "cache kinds: flash or vLLM, 16-bit or fp8");
+    // HP 192: 64-key tiles as at HP 256 (copy_vt's V^T tiles are two 64-key
+    // panels, so vLLM's layout stays on mma.sync there too).
     // HP 256: Q is 64 KiB and a stage's K and V 64 KiB at 64 keys; fp8
     // staging fits one raw K and one raw V tile (16 KiB each) beside them
     // (kRawPairs), and vLLM's layout (a second P V loop over V^T tiles)
     // leaves the consumers too few registers (24 bytes spilled with whole
     // 64-bit descriptor adds, 23 R2UR among the wgmmas with desc_at's
     // low-word adds; 2026-11-30).
-    static_assert(HP_ != 256 || KV_ == kFlash || KV_ == kFlashFp8, "HP 256: prompts and flash caches");
+    static_assert(HP_ <= 128 || KV_ == kFlash || KV_ == kFlashFp8, "HP 192 and 256: prompts and flash caches");
     static_assert(!F8_ || (HP_ == 128 && (KV_ == kFlashFp8 || KV_ == kVllmFp8)), "the FP8 path: fp8 caches, HP 128");
     static constexpr int HP = HP_, kDT = DT_, KV = KV_;
     static constexpr bool kF8 = F8_;
@@ -121,7 +131,8 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // S and P of 64 keys (32 + 16), not of 128, and two stages of 128 keys
     // would not fit beside Q (FlashAttention-3 takes 80 at head 256 with TMA;
     // here tiles are whole 16-row producer passes and whole_tiles' powers of 2).
-    static constexpr int BM = 128, BN = HP_ == 256 ? 64 : 128;
+    // HP 192 too: two stages of 128 keys (192 KiB) do not fit beside Q (48).
+    static constexpr int BM = 128, BN = HP_ > 128 ? 64 : 128;
     static constexpr int kThreads = 384; // producer warpgroup + two consumer warpgroups
     // setmaxnreg budgets: what the producer gives up (168 at launch, 384
     // threads) the consumers take: 128 x (P + 2 C) must fit the CTA's pool,
@@ -129,14 +140,15 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // scripts/check-sm90a.sh checks that ptxas allocates the 168). The
     // producer takes all the consumers leave it: 72 where they need 216 (the
     // FP8 path's hold P in half the registers; at HP 64 and 96, O is half or
-    // three quarters of HP 128's), else 56; at HP 256 the consumers take 232 (O
+    // three quarters of HP 128's; at HP 192, O is 96 but S and P of 64 keys
+    // half of HP 128's), else 56; at HP 256 the consumers take 232 (O
     // alone is 128) and leave the producer 40, which its 16-bit copies fit
     // without spilling. Over fp8 caches at HP 256 the producer converts as
     // well and takes 72, the consumers 216 (at 56 and 224 the persistent
     // producer spilled 8 bytes, at 40 and 232 both spilled 28-48; 2026-11-30).
     // The FP8 path's producer transposes V in registers; the item loop
     // (persistent CTAs) holds its state there too.
-    static constexpr bool kLeanConsumers = F8_ || HP_ <= 96;
+    static constexpr bool kLeanConsumers = F8_ || HP_ <= 96 || HP_ == 192;
     static constexpr int kProducerRegs = HP_ == 256       ? (kFp8 ? 72 : 40)
                                          : kLeanConsumers ? 72
                                                           : 56,
@@ -161,7 +173,8 @@ template <int HP_, int DT_, int KV_, bool F8_ = false> struct HCfg {
     // so tile t + 1's copy is in flight while tile t is converted: 225 KiB at
     // HP 128, within the 227 KiB a CTA may have. At HP 256 one each (kRawPairs
     // 1; 225 KiB): K of t + 1 is copied while V of t is converted, and V of
-    // t + 1 while K of t + 1 is.
+    // t + 1 while K of t + 1 is. HP 192 keeps two pairs of its 64-key tiles
+    // (12 KiB each; 193 KiB).
     // F8: staging for raw V only (K tiles are copied as they stand).
     // An F8 buffer has 32 bytes more than a tile's (raw_slot's padding).
     static constexpr uint32_t raw_bytes = BN * HP + (F8_ ? 32 : 0);
@@ -923,14 +936,19 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 auto raw_v = [&](int t) {
                     return raw0 + (H::kRawPairs == 2 ? (uint32_t)(t & 1) * 2u * H::raw_bytes : 0u) + H::raw_bytes;
                 };
+                // Cache tile t's K and V row offsets for this lane's row (RB w +
+                // lane; none past the warp's RB rows).
+                auto raw_offsets = [&](int t, int64_t &ko, int64_t &vo) {
+                    const int ke = tile_end(t);
+                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < RB ? tile_start(t) + RB * w + lane : ke, ke, true,
+                                                sq.k_row0, sq.n_cache, ko, vo);
+                };
                 // kRawPairs 1 (HP 256, the flash layout): issue_raw_k(t) leaves
                 // tile t's V row offsets in vo_next for issue_raw_v(t).
                 int64_t vo_next = -1;
                 auto issue_raw_k = [&](int t) {
-                    const int ke = tile_end(t);
                     int64_t ko;
-                    pa_prefill::key_row_offsets(p, s, kvh, hs, lane < RB ? tile_start(t) + RB * w + lane : ke, ke, true,
-                                                sq.k_row0, sq.n_cache, ko, vo_next);
+                    raw_offsets(t, ko, vo_next);
                     copy_raw_rows<H>(raw_k(t), static_cast<const uint8_t *>(p.key_cache), ko, w, lane, hs, 16);
                     pa::tile::cp_async_commit();
                 };
@@ -938,12 +956,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                     copy_raw_rows<H>(raw_v(t), static_cast<const uint8_t *>(p.value_cache), vo_next, w, lane, hs, 16);
                     pa::tile::cp_async_commit();
                 };
-                auto issue_raw = [&](int t) { // kRawPairs 2: 128-key tiles, 32 rows a warp
+                auto issue_raw = [&](int t) { // kRawPairs 2: RB rows a warp (32 at 128 keys, 16 at HP 192's 64)
                     const uint8_t *k8 = static_cast<const uint8_t *>(p.key_cache);
                     const uint8_t *v8 = static_cast<const uint8_t *>(p.value_cache);
                     int64_t ko, vo;
-                    pa_prefill::key_row_offsets(p, s, kvh, hs, tile_start(t) + 32 * w + lane, tile_end(t), true,
-                                                sq.k_row0, sq.n_cache, ko, vo);
+                    raw_offsets(t, ko, vo);
                     copy_raw_rows<H>(raw_k(t), k8, ko, w, lane, hs, H::kVt ? (int64_t)p.g.block_size * 16 : 16);
                     if (H::kVt)
                         copy_raw_vt<H>(raw_v(t), v8, p, s, kvh, tile_start(t), tile_end(t), w, lane, hs);

@@ -348,6 +348,7 @@ template <int DT> static WgmmaKernel wgmma_kernel_for(int n, bool rs, bool tb) {
     case 64: return wgmma_kernel_of<DT, 64>(rs, tb);
     case 96: return wgmma_kernel_of<DT, 96>(rs, tb);
     case 128: return wgmma_kernel_of<DT, 128>(rs, tb);
+    case 192: return wgmma_kernel_of<DT, 192>(rs, tb);
     case 256: return wgmma_kernel_of<DT, 256>(rs, tb);
     default: return nullptr;
     }

@@ -1516,31 +1516,32 @@ Test(prefill_hopper, attention_sinks) {
     hopper_end(before, n + np);
 }
 
-/* Head 256 (Gemma 2 and 3) and the partial 232 and 240 on the Hopper kernel
+/* Head 256 (Gemma 2 and 3) and the partial 200 to 240 on the Hopper kernel
  * (HP 256: 64-key tiles, producer passes of 16 rows): prompts (causal with
  * GQA 2, an encoder with soft cap, cross-attention with ALiBi, a window of
- * 70) whose lengths straddle the 64-key and 128-row tiles; context over
- * flash caches (NHD and HND, block sizes 8, 16 and 24, heads 232 and 240
- * zero-filling the padded head), with ALiBi and a window; sinks. (fp8
+ * 70, a causal head 200) whose lengths straddle the 64-key and 128-row tiles;
+ * context over flash caches (NHD and HND, block sizes 8, 16 and 24, heads
+ * 208 (over e5m2), 224, 232 and 240 zero-filling the padded head), with ALiBi
+ * and a window; sinks. (fp8
  * caches: fp8_head_256; vLLM's layout at head 256 stays on mma.sync:
  * other_shapes_stay_on_mma_sync.) */
 Test(prefill_hopper, head_256) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
-    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E5 = PA_DTYPE_FP8_E5M2;
     const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
     static const hprompt ps[] = {
-        {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f},
-        {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},         {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f}, {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 200, 2, 0, 0, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
     run_hopper_prompts(ps, np, 3, 4, ql, kl, 13500u);
     const hctx cs[] = {
         {PA_LAYOUT_FLASH_NHD, B, B, 256, 16, 4, 0, 0},   {PA_LAYOUT_FLASH_HND, F, F, 240, 24, 2, 1, 0},
         {PA_LAYOUT_FLASH_NHD, F, F, 256, 16, 4, 0, 100}, {PA_LAYOUT_FLASH_HND, B, B, 232, 8, 2, 1, 0},
-        {PA_LAYOUT_FLASH_NHD, B, B, 256, 24, 2, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, B, B, 256, 24, 2, 0, 0},   {PA_LAYOUT_FLASH_HND, F, F, 224, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, B, E5, 208, 16, 2, 1, 0},
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_ctx(cs, nc, 13510u);
@@ -1549,6 +1550,47 @@ Test(prefill_hopper, head_256) {
     const sink_prompt sp[] = {{PA_ATTN_DECODER, F, 2, 1, 256, 0}};
     sink_prompt_cases(sp, 1, 13530u);
     hopper_end(before, np + nc + 2);
+}
+
+/* Heads 129..192 on the Hopper kernel (HP 192: three 64-element panels a
+ * row, 64-key tiles, P V on wgmma m64n192k16): head 192 (Nemotron-4 340B) and
+ * the partial 136, 144, 160 and 176, whose padded columns must stay zero.
+ * Prompts (causal with GQA 2, an encoder with soft cap, cross-attention with
+ * ALiBi, a window of 70) whose lengths straddle the 64-key and 128-row tiles;
+ * context over flash caches (NHD and HND, blocks of 8, 16 and 24) of the
+ * query dtype and of fp8 (e4m3 and e5m2 with their scales; two staging pairs
+ * of 12 KiB, so raw tile t + 1 lands while t is converted), with ALiBi and a
+ * window of 100; fp8 rows of head 168 padded to 176 bytes whose last raw
+ * chunk is half NaN; sinks. (vLLM's layout at HP 192 stays on mma.sync:
+ * other_shapes_stay_on_mma_sync.) */
+Test(prefill_hopper, head_192) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
+    static const hprompt ps[] = {
+        {PA_ATTN_DECODER, 0, 192, 2, 0, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 160, 4, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 192, 4, 1, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 136, 2, 0, 70, 0.0f},
+    };
+    const int np = (int)(sizeof ps / sizeof ps[0]);
+    run_hopper_prompts(ps, np, 3, 4, ql, kl, 15000u);
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, B, 192, 16, 4, 0, 0},  {PA_LAYOUT_FLASH_HND, F, F, 176, 24, 2, 1, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 192, 8, 4, 0, 100}, {PA_LAYOUT_FLASH_NHD, B, E4, 192, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, F, E5, 160, 24, 2, 1, 0}, {PA_LAYOUT_FLASH_NHD, F, E4, 192, 16, 4, 0, 100},
+        {PA_LAYOUT_FLASH_HND, B, E5, 144, 8, 2, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx(cs, nc, 15010u);
+    padded_fp8_case(0, 168, E4, 1.0f, 15030u);
+    padded_fp8_case(1, 168, E5, 1.0f, 15031u);
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 192, 64}, {PA_LAYOUT_FLASH_NHD, F, E4, 4, 2, 192, 0}};
+    sink_ctx_cases(sc, 2, 15040u, run_all_rows);
+    const sink_prompt sp[] = {{PA_ATTN_DECODER, B, 2, 1, 192, 0}};
+    sink_prompt_cases(sp, 1, 15050u);
+    hopper_end(before, np + nc + 2 + 2 + 1);
 }
 
 /* fp8 caches at head 256 and the partial 240, 232 and 248 (HP 256: one raw K
@@ -1584,7 +1626,7 @@ Test(prefill_hopper, fp8_head_256) {
 /* fp8 caches with NULL k_scale and v_scale, which pa_kv_cache documents as
  * 1.0 (every other test passes scales): the reference dequantises with 1, so
  * a kernel that read a NULL scale, or took it as 0, fails. Each Hopper fp8
- * producer path: flash rows at HP 64, 128 and 256 (one staging pair) and
+ * producer path: flash rows at HP 64, 128, 192 and 256 (one staging pair) and
  * vLLM's V^T at HP 96, e4m3 and e5m2. */
 static void run_null_scales(const ctx_case *c) {
     pa_context_problem *pr = make_ctx(c);
@@ -1626,10 +1668,9 @@ Test(prefill_hopper, fp8_null_scales) {
     const long before = hopper_begin();
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
     const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
-        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0}, {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},       {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, E5, 192, 16, 4, 0, 0},
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_ctx_with(cs, nc, 13590u, run_null_scales);
@@ -1735,6 +1776,8 @@ Test(prefill_hopper, persistent_ctas) {
         {PA_LAYOUT_FLASH_HND, B, E4, 128, 32, 4, 0, 100}, {PA_LAYOUT_VLLM, F, E5, 96, 16, 4, 0, 0},
         {PA_LAYOUT_FLASH_HND, B, B, 256, 16, 4, 0, 0},  /* HP 256: 64-key tiles */
         {PA_LAYOUT_FLASH_NHD, F, E5, 256, 16, 4, 0, 0}, /* HP 256 over fp8: one staging pair */
+        {PA_LAYOUT_FLASH_NHD, B, B, 192, 16, 4, 0, 0},  /* HP 192: three panels, 64-key tiles */
+        {PA_LAYOUT_FLASH_HND, F, E4, 176, 16, 4, 0, 0}, /* HP 192 over fp8: two staging pairs of 64 keys */
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     long n = 0;
@@ -1809,8 +1852,8 @@ Test(prefill_hopper, padded_fp8_cache_rows) {
 
 /* What the Hopper kernel does not serve stays on the mma.sync kernel, and is
  * right there: vLLM's layout with a block size that is not a multiple of 8
- * (16 for fp8), heads 192 and 224, head 256 over vLLM's layout, fp8 rows of
- * head 232 that are not 16-byte aligned (the register path), f32. */
+ * (16 for fp8), heads 192 and 256 over vLLM's layout, fp8 rows of heads 232
+ * and 184 that are not 16-byte aligned (the register path), f32. */
 Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
@@ -1822,8 +1865,9 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
     } cs[] = {
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 12},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 8},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 224, 16},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 192, 16},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 160, 16},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 184, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 16},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 232, 16},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 256, 16},

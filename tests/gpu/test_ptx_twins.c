@@ -161,7 +161,7 @@ Test(ptx_twins, ex2_approx_ftz_within_tolerance) {
 }
 
 /* wgmma m64nNk16 against its twin, bit for bit, at each width the Hopper
- * prefill kernel issues (N = 64, 96, 128 and 256: Q K^T at 64 and 128 keys,
+ * prefill kernel issues (N = 64, 96, 128, 192 and 256: Q K^T at 64 and 128 keys,
  * P V at each padded head): A from registers or shared memory, B K-major or
  * N-major, no swizzle and 128-byte swizzle, with and without the accumulator.
  * Small integers, so every sum is exact and any correct layout gives the same
@@ -173,8 +173,8 @@ Test(ptx_twins, wgmma_m64nNk16_against_twin) {
     static unsigned char image[PA_TWIN_WG_SMEM];
     static uint32_t a[512];
     static float acc_dev[128 * 128], acc_host[128 * 128];
-    static const int widths[4] = {64, 96, 128, 256};
-    for (int wi = 0; wi < 4; wi++)
+    static const int widths[5] = {64, 96, 128, 192, 256};
+    for (int wi = 0; wi < 5; wi++)
         for (int dt = 1; dt <= 2; dt++)
             for (int rs = 0; rs <= 1; rs++)
                 for (int tb = 0; tb <= 1; tb++)

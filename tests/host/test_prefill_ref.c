@@ -746,10 +746,10 @@ Test(prefill_path, environment_decides_until_set) {
 }
 
 /* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64), 65..96 (HP
- * 96), 97..128 (HP 128) and 225..256 (HP 256), 16-byte aligned query and new
- * K/V rows, and in context mode a cache on the cp.async paths (flash or vLLM,
- * of the query dtype or fp8; at HP 256 flash, of the query dtype or fp8); 0 for
- * everything else. */
+ * 96), 97..128 (HP 128), 129..192 (HP 192) and 193..256 (HP 256), 16-byte
+ * aligned query and new K/V rows, and in context mode a cache on the cp.async
+ * paths (flash or vLLM, of the query dtype or fp8; at HP 192 and 256 flash, of
+ * the query dtype or fp8); 0 for everything else. */
 Test(prefill_path, hopper_shape_rules) {
     _Alignas(16) static char buf[256];
     pa_prompt_attention_params q = {.out = buf,
@@ -767,8 +767,8 @@ Test(prefill_path, hopper_shape_rules) {
                                     .scale = 1.0f};
     static const struct {
         int hs, hp;
-    } heads[] = {{8, 64},  {40, 64}, {64, 64}, {72, 96}, {80, 96},   {96, 96},   {104, 128}, {128, 128},
-                 {136, 0}, {160, 0}, {192, 0}, {224, 0}, {232, 256}, {256, 256}, {264, 0}};
+    } heads[] = {{8, 64},    {40, 64},   {64, 64},   {72, 96},   {80, 96},   {96, 96},   {104, 128}, {128, 128},
+                 {136, 192}, {160, 192}, {192, 192}, {200, 256}, {224, 256}, {232, 256}, {256, 256}, {264, 0}};
     pa_prefill_kparams k;
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
         q.head_size = heads[i].hs;
@@ -852,8 +852,9 @@ Test(prefill_path, hopper_shape_rules) {
         cr_assert_eq(pa_prefill_hopper_head(&k), caches[i].hp, "cache %s %s", pa_kv_layout_name(caches[i].layout),
                      pa_dtype_name(caches[i].cd));
     }
-    /* Head 256: flash caches, of the query dtype or fp8 (one staging pair);
-     * vLLM's layout (its V^T loop) leaves too few registers. */
+    /* Heads 192 and 256: flash caches, of the query dtype or fp8 (at 256 one
+     * staging pair); vLLM's layout (its V^T loop) leaves too few registers at
+     * 256, and its V^T tiles are two 64-key panels, not HP 192's 64-key tile. */
     static const struct {
         pa_kv_layout layout;
         pa_dtype cd;
@@ -863,14 +864,16 @@ Test(prefill_path, hopper_shape_rules) {
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 256},
         {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},    {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 256},
     };
-    c.kv.head_size = 256;
     c.kv.block_size = 16;
-    for (size_t i = 0; i < sizeof c256 / sizeof c256[0]; i++) {
-        c.kv.layout = c256[i].layout;
-        c.kv.dtype = c256[i].cd;
-        pa_prefill_kparams_from_context(&k, &c);
-        cr_assert_eq(pa_prefill_hopper_head(&k), c256[i].hp, "head 256, cache %s %s", pa_kv_layout_name(c256[i].layout),
-                     pa_dtype_name(c256[i].cd));
+    for (int hs = 192; hs <= 256; hs += 64) {
+        c.kv.head_size = hs;
+        for (size_t i = 0; i < sizeof c256 / sizeof c256[0]; i++) {
+            c.kv.layout = c256[i].layout;
+            c.kv.dtype = c256[i].cd;
+            pa_prefill_kparams_from_context(&k, &c);
+            cr_assert_eq(pa_prefill_hopper_head(&k), c256[i].hp ? hs : 0, "head %d, cache %s %s", hs,
+                         pa_kv_layout_name(c256[i].layout), pa_dtype_name(c256[i].cd));
+        }
     }
     c.kv.head_size = 128;
     c.kv.layout = PA_LAYOUT_FLASH_NHD;
