@@ -644,6 +644,26 @@ plant hopper-h256-fp8-raw-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
 plant hopper-h256-fp8-converted-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
     'uint8_t *row = tile + (R * w + rp + 16 * p) * 128' 'uint8_t *row = tile + (32 * w + rp + 16 * p) * 128' \
     test_prefill 'prefill_hopper/fp8_head_256'
+# HP 192 (2026-11-30): three 64-element panels a row, 64-key tiles as at HP
+# 256, P V on wgmma m64n192k16; over fp8 caches two staging pairs of 64-key
+# tiles, 16 raw rows a producer warp (issue_raw took 32 before HP 192).
+plant hopper-h192-panel-stride-of-128-rows cuda/prefill/prefill_wgmma.cuh \
+    '(j >> 2) * ROWS * 128 +' '(j >> 2) * 128 * 128 +' test_prefill 'prefill_hopper/head_192'
+plant hopper-h192-pv-steps-of-128-keys cuda/prefill/prefill_wgmma.cuh \
+    'for (int kk = 0; kk < BN / 16; kk++) {
+                    // A: pk' 'for (int kk = 0; kk < BN / 16 - (HP == 192); kk++) {
+                    // A: pk' test_prefill 'prefill_hopper/head_192'
+plant hopper-h192-fp8-raw-rows-of-32-a-warp cuda/prefill/prefill_wgmma.cuh \
+    'lane < RB ? tile_start(t) + RB * w + lane : ke, ke, true,' 'lane < RB ? tile_start(t) + 32 * w + lane : ke, ke, true,' \
+    test_prefill 'prefill_hopper/head_192'
+plant hopper-h192-third-panel-of-q-k-dropped cuda/prefill/prefill_wgmma.cuh \
+    'for (int kk = 0; kk < HP / 16; kk++) {
+                    const uint32_t kb' 'for (int kk = 0; kk < (HP == 192 ? 8 : HP / 16); kk++) {
+                    const uint32_t kb' test_prefill 'prefill_hopper/head_192'
+plant hopper-h192-fp8-staging-pair-reused cuda/prefill/prefill_wgmma.cuh \
+    'return raw0 + (H::kRawPairs == 2 ? (uint32_t)(t & 1) * 2u * H::raw_bytes : 0u) + H::raw_bytes;' \
+    'return raw0 + (H::kRawPairs == 2 && HP != 192 ? (uint32_t)(t & 1) * 2u * H::raw_bytes : 0u) + H::raw_bytes;' \
+    test_prefill 'prefill_hopper/head_192' PA_INTERP_CP=issue
 plant hopper-next-q-without-empty-wait cuda/prefill/prefill_wgmma.cuh \
     '            if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);' '' \
