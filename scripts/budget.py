@@ -1399,6 +1399,8 @@ PREFILL_SHAPES = [
          heads=32, kv_heads=8, head=64, dtype="bf16"),
     dict(name="causal prompt, b=4 x 4K, 32/8, head 256", mode="prompt", batch=4, q_len=4096, n_cache=0,
          heads=32, kv_heads=8, head=256, dtype="bf16"),
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 192", mode="prompt", batch=4, q_len=4096, n_cache=0,
+         heads=32, kv_heads=8, head=192, dtype="bf16"),
     # Every cache layout on cp.async (issue 14 item 3): vLLM's value tile copied as V^T, and fp8
     # copied raw and dequantised in shared memory, each beside the NHD bf16 context shape above.
     dict(name="context as above, vLLM layout bf16 (V^T tiles)", mode="context", batch=4, q_len=512,
@@ -2345,8 +2347,8 @@ FAMILIES["ragged"] = dict(
 # prefill_wgmma_kernel<HCfg<HP, DT, KV>> (cuda/prefill/prefill_wgmma.cuh), compiled for sm_90a. A CTA
 # is a producer warpgroup (cp.async of K and V into a two-stage ring, mbarriers) and two consumer
 # warpgroups of 64 query rows; per 128-key tile each consumer warpgroup issues HP/16 wgmma
-# m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V (HP 256: 64-key tiles, HP/16
-# m64n64k16 and 4 m64n256k16). Twelve warps on an SM's four
+# m64n128k16 for S = Q K^T and 8 wgmma m64nHPk16 for O += P V (HP 192 and 256: 64-key tiles, HP/16
+# m64n64k16 and 4 m64nHPk16). Twelve warps on an SM's four
 # sub-partitions: two consumer warps (one per warpgroup) and one producer warp each. Per tile:
 #   tensor: a warpgroup's m64nNk16 keeps all four tensor cores busy for 2*64*N*16 / F clocks
 #           (F = 989 TFLOP/s / (132 SMs x clock) FLOP per clock per SM);
@@ -2373,12 +2375,14 @@ HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 96", batch=4, q_len=4096, heads=32, kv_heads=8, head=96),
     # Head 256 (Gemma 2 and 3), the prefill (mma.sync) family's shape.
     dict(name="causal prompt, b=4 x 4K, 32/8, head 256", batch=4, q_len=4096, heads=32, kv_heads=8, head=256),
+    # Head 192 (Nemotron-4 340B; heads 129..191 padded to it).
+    dict(name="causal prompt, b=4 x 4K, 32/8, head 192", batch=4, q_len=4096, heads=32, kv_heads=8, head=192),
 ]
 
 
 def hopper_bn(hp):
-    """Keys per tile (HCfg's BN): 64 at HP 256, else 128."""
-    return 64 if hp == 256 else 128
+    """Keys per tile (HCfg's BN): 64 at HP 192 and 256, else 128."""
+    return 64 if hp > 128 else 128
 
 
 def hopper_raw_tiles(hp):
@@ -2388,8 +2392,8 @@ def hopper_raw_tiles(hp):
 
 
 def hopper_hp(head):
-    """HCfg's HP for a head size (pa_prefill_hopper_head; heads 129..224 stay on mma.sync)."""
-    return 64 if head <= 64 else 96 if head <= 96 else 128 if head <= 128 else 256
+    """HCfg's HP for a head size (pa_prefill_hopper_head)."""
+    return 64 if head <= 64 else 96 if head <= 96 else 128 if head <= 128 else 192 if head <= 192 else 256
 HOPPER_SRC = "cuda/prefill/prefill_wgmma.cuh"
 HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cache kind (kFlash.. kVllmFp8)
 # What the H100 measured on 2026-11-27 (gpu-report-2026-11-27-H100.md; `pagedattn bench prefill`,
@@ -2521,9 +2525,10 @@ def hopper_paths(insts, hp):
 
 HOPPER_CONTEXT = dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 128", n_cache=4096, head=128)
 # The context shapes whose cache tiles the report bounds, by HP: head 128 over every cache kind, and
-# head 256 (Gemma 2 and 3) over the flash layout, of the query dtype or fp8, the caches it serves there.
+# heads 192 and 256 over the flash layout, of the query dtype or fp8, the caches they serve there.
 HOPPER_CONTEXTS = {
     128: HOPPER_CONTEXT,
+    192: dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 192", n_cache=4096, head=192),
     256: dict(name="context: 512 new over a 4K prefix, b=4, 32/8, head 256", n_cache=4096, head=256),
 }
 
@@ -2552,7 +2557,7 @@ def hopper_cache_producer(insts, hp, kv):
         return 1  # an mbarrier wait's retry loop: once when the stage is ready
 
     fp8 = kv >= 2
-    # cp.async per thread and tile: 16-bit K and V, BN/64 passes (2, or 1 at HP 256's 64-key tiles) x
+    # cp.async per thread and tile: 16-bit K and V, BN/64 passes (2, or 1 at HP 192's and 256's 64-key tiles) x
     # HP/16 each; fp8 raw K and V, BN/64 passes x HP/32 each (a V^T tile: HP/16 rows, the same count).
     n_cp = 2 * (hopper_bn(hp) // 64) * (hp // 32 if fp8 else hp // 16)
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], inner, trips, new_rows,
@@ -2583,7 +2588,7 @@ def hopper_tile_clocks(paths, kind, hp, m=H100, prod=None, fp8=False):
 
 def hopper_work(shape):
     """Per CTA of the causal prompt shape: (plain tiles, edge tiles) and the useful FLOPs, as the
-    kernel walks it (BM = 128 packed rows, BN = 128 keys, 64 at HP 256)."""
+    kernel walks it (BM = 128 packed rows, BN = 128 keys, 64 at HP 192 and 256)."""
     group = shape["heads"] // shape["kv_heads"]
     rows, L = shape["q_len"] * group, shape["q_len"]
     bn = hopper_bn(hopper_hp(shape["head"]))
@@ -2608,8 +2613,8 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w(fam["about"])
     w("")
     w("### Resources (ptxas -v for sm_90a; the consumers raise their budget with setmaxnreg 224 (216 at HP 64"
-      " and 96 and on the FP8 path, 232 at HP 256, 216 at HP 256 over fp8), the producer lowers its own to 56"
-      " (72; 40; 72))")
+      " and 96, at HP 192 and on the FP8 path, 232 at HP 256, 216 at HP 256 over fp8), the producer lowers its"
+      " own to 56 (72; 40; 72))")
     w("")
     w("| kernel | regs at launch | spill st/ld bytes | stack | static smem | dyn smem | CTAs/SM | wgmma serialised by ptxas (C7514) |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -2828,7 +2833,7 @@ FAMILIES["hopper"] = dict(
     calibration=lambda m=H100: "",
     about="`prefill_wgmma_kernel<HCfg<HP, DT, KV>>` (cuda/prefill/prefill_wgmma.cuh), the sm_90a path (the default prefill kernel where it runs): 384"
           " threads (a producer warpgroup and two consumer warpgroups), 128 query rows (the GQA group packed)"
-          " against 128-key tiles (64 at HP 256) in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
+          " against 128-key tiles (64 at HP 192 and 256) in a two-stage ring of mbarriers; S = Q K^T by wgmma from shared memory,"
           " O += P V with P in registers. Shapes: bf16, heads 32/8, causal, no window, soft cap or ALiBi.",
 )
 

@@ -153,7 +153,7 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * sm_90a (gpu_archs containing 90a), f16 or bf16, head sizes up to 128, in
  * context mode a cache in a flash layout or vLLM's (of the query dtype or fp8)
  * and 16-byte aligned rows (vLLM blocks of a multiple of 8, or 16 for fp8);
- * head sizes 225..256 for prompts and for caches in a flash layout, of the
+ * head sizes 129..256 for prompts and for caches in a flash layout, of the
  * query dtype or fp8 (since 2026-11-30, interpret mode only); other launches keep
  * the mma.sync kernels. PA_PREFILL_PATH_AUTO (the
  * default) does the same: on an H100 the Hopper kernel passed its GPU tests and

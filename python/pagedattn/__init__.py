@@ -47,7 +47,7 @@ def set_prefill_path(path):
     """Which prefill kernel runs, process-wide: "auto" (the default: as "hopper"), "mma" (mma.sync for
     every launch), "hopper" (the sm_90a kernel wherever it
     applies: an sm_90 GPU, a library built for 90a, f16/bf16, heads up to 128, flash or vLLM caches of
-    the query dtype or fp8, and heads 225..256 for prompts and flash caches (16-bit or fp8); other
+    the query dtype or fp8, and heads 129..256 for prompts and flash caches (16-bit or fp8); other
     launches keep mma.sync), or
     "hopper-fp8" ("hopper", with context attention over e4m3 caches at heads 97..128 on FP8 tensor cores:
     Q and P rounded to e4m3, results within pa_tolerance_fp8_path, not the 16-bit path's)."""
