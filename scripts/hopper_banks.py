@@ -64,9 +64,9 @@ def raw_slot(p, j, tid, J, swizzled):  # copy_raw_rows' staging unit (16 bytes):
 # ---- the 16-bit path -------------------------------------------------------------------------------
 
 def copy_rows(remap, hp=128, BN=128):
-    """cp.async of a 16-bit K/V/Q tile: per (pass, chunk pair) one warp store."""
+    """cp.async of a 16-bit K/V/Q tile: per (pass, chunk pair) one warp store (BN / 64 passes)."""
     out = []
-    for p in range(2):
+    for p in range(BN // 64):
         for j in range(hp // 16):
             addrs = []
             for lane in range(32):
@@ -80,7 +80,7 @@ def copy_rows(remap, hp=128, BN=128):
 def convert_rows(remap, hp=128, BN=128):
     """st.shared of an fp8 row tile's converted chunks: lo and hi stores per (pass, raw chunk)."""
     out = []
-    for p in range(2):
+    for p in range(BN // 64):
         for j in range(hp // 32):
             for half in range(2):
                 addrs = []
@@ -93,13 +93,13 @@ def convert_rows(remap, hp=128, BN=128):
     return out
 
 
-def raw_rows(swizzled, hp=128):
+def raw_rows(swizzled, hp=128, BN=128):
     """copy_raw_rows' cp.async into staging and convert_rows' loads from it (the same thread's slot):
     per (warp, pass, raw chunk) one warp access."""
     J = hp // 32
     out = []
     for w in range(4):
-        for p in range(2):
+        for p in range(BN // 64):
             for j in range(J):
                 out.append(wavefronts([raw_slot(p, j, 32 * w + lane, J, swizzled) * 16 for lane in range(32)]))
     return out
@@ -215,7 +215,8 @@ def vt_permute():
 
 def raw_slots_fit():
     """The FP8 path's raw_slot is one-to-one over a buffer's (pass, chunk, thread) and stays within
-    raw_bytes (BN x HP + 32, BN = 128) at head 128 (and would at 64 and 96)."""
+    raw_bytes (BN x HP + 32, BN = 128) at head 128 (and would at 64 and 96); the 16-bit path's plain
+    slots within BN x HP at HP 192 and 256's 64-key tiles."""
     bad = []
     for hp in (64, 96, 128):
         J = hp // 32
@@ -223,6 +224,12 @@ def raw_slots_fit():
         if len(set(units)) != len(units) or min(units) < 0 or max(units) >= (128 * hp + 32) // 16:
             bad.append("raw_slot at head %d: %d units for %d slots, highest %d of %d" % (
                 hp, len(set(units)), len(units), max(units), (128 * hp + 32) // 16))
+    for hp in (192, 256):
+        J = hp // 32
+        units = [raw_slot(0, j, tid, J, False) for j in range(J) for tid in range(128)]
+        if len(set(units)) != len(units) or min(units) < 0 or max(units) >= 64 * hp // 16:
+            bad.append("raw_slot (plain) at head %d, 64 keys: %d units for %d slots, highest %d of %d" % (
+                hp, len(set(units)), len(units), max(units), 64 * hp // 16))
     return bad
 
 
@@ -248,6 +255,14 @@ def main():
                     ("copy_rows8 / quant_rows (FP8 path, K)", rows8_tile)):
         row(name, "kernel (rows permuted)", f(True), 4, True)
         row(name, "in order", f(False), 4, False)
+    # HP 192 and 256: 64-key tiles (one pass a warp), three and four panels a row.
+    for hp in (192, 256):
+        row("copy_rows (16-bit K, V), HP %d, 64 keys" % hp, "kernel (rows permuted)", copy_rows(True, hp, 64), 4,
+            True)
+        row("convert_rows (16-bit path, fp8 K, V), HP %d, 64 keys" % hp, "kernel (rows permuted)",
+            convert_rows(True, hp, 64), 4, True)
+        row("copy_raw_rows / convert_rows' loads, HP %d, 64 keys" % hp, "kernel (plain slots)",
+            raw_rows(False, hp, 64), 4, True)
     row("copy_vt (16-bit vLLM V^T)", "kernel", copy_vt(), 4, True)
     row("copy_raw_rows (FP8 path, flash V rows)", "kernel (raw_slot's swizzle)", raw_rows(True), 4, True)
     row("copy_raw_rows / convert_rows' loads (16-bit path, fp8 K, V rows)", "kernel (plain slots)", raw_rows(False), 4,
