@@ -414,6 +414,14 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                     --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
+        # Head 192 (Nemotron-4 340B, 96/8) runs the runtime-shaped CUDA-core kernel: the budget cannot
+        # count it statically (27 nested runtime loops). Beside head 128's tensor-core kernel on the
+        # same bytes per token group, its % of the copy roof says whether head 192 needs tensor cores.
+        for v in v1 auto; do
+            echo "decode head 192 --variant $v (64 x 4K, 32/8, bf16):"
+            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 192 --dtype bf16 \
+                --layout nhd --variant $v || echo "(failed: rc $?)"
+        done
         # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
         # 2026-11-28: 31 fewer warp instructions a tile per warp; whole fp8 tiles skip their masks).
         for cd in fp8_e4m3 fp8_e5m2; do
