@@ -218,18 +218,14 @@ def raw_slots_fit():
     raw_bytes (BN x HP + 32, BN = 128) at head 128 (and would at 64 and 96); the 16-bit path's plain
     slots within BN x HP at HP 192 and 256's 64-key tiles."""
     bad = []
-    for hp in (64, 96, 128):
+    # (head, keys a tile, the FP8 path's swizzled slots, the buffer's bytes)
+    for hp, bn, swz, size in [(hp, 128, True, 128 * hp + 32) for hp in (64, 96, 128)] + \
+            [(hp, 64, False, 64 * hp) for hp in (192, 256)]:
         J = hp // 32
-        units = [raw_slot(p, j, tid, J, True) for p in range(2) for j in range(J) for tid in range(128)]
-        if len(set(units)) != len(units) or min(units) < 0 or max(units) >= (128 * hp + 32) // 16:
-            bad.append("raw_slot at head %d: %d units for %d slots, highest %d of %d" % (
-                hp, len(set(units)), len(units), max(units), (128 * hp + 32) // 16))
-    for hp in (192, 256):
-        J = hp // 32
-        units = [raw_slot(0, j, tid, J, False) for j in range(J) for tid in range(128)]
-        if len(set(units)) != len(units) or min(units) < 0 or max(units) >= 64 * hp // 16:
-            bad.append("raw_slot (plain) at head %d, 64 keys: %d units for %d slots, highest %d of %d" % (
-                hp, len(set(units)), len(units), max(units), 64 * hp // 16))
+        units = [raw_slot(p, j, tid, J, swz) for p in range(bn // 64) for j in range(J) for tid in range(128)]
+        if len(set(units)) != len(units) or min(units) < 0 or max(units) >= size // 16:
+            bad.append("raw_slot at head %d, %d keys: %d units for %d slots, highest %d of %d" % (
+                hp, bn, len(set(units)), len(units), max(units), size // 16))
     return bad
 
 

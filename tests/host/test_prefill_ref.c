@@ -858,21 +858,21 @@ Test(prefill_path, hopper_shape_rules) {
     static const struct {
         pa_kv_layout layout;
         pa_dtype cd;
-        int hp;
-    } c256[] = {
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 256}, {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 256},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 256},
-        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},    {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 256},
+        int served;
+    } wide[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 1}, {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 1},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, 0},      {PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 1},
+        {PA_LAYOUT_VLLM, PA_DTYPE_FP8_E4M3, 0},  {PA_LAYOUT_FLASH_HND, PA_DTYPE_FP8_E5M2, 1},
     };
     c.kv.block_size = 16;
     for (int hs = 192; hs <= 256; hs += 64) {
         c.kv.head_size = hs;
-        for (size_t i = 0; i < sizeof c256 / sizeof c256[0]; i++) {
-            c.kv.layout = c256[i].layout;
-            c.kv.dtype = c256[i].cd;
+        for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+            c.kv.layout = wide[i].layout;
+            c.kv.dtype = wide[i].cd;
             pa_prefill_kparams_from_context(&k, &c);
-            cr_assert_eq(pa_prefill_hopper_head(&k), c256[i].hp ? hs : 0, "head %d, cache %s %s", hs,
-                         pa_kv_layout_name(c256[i].layout), pa_dtype_name(c256[i].cd));
+            cr_assert_eq(pa_prefill_hopper_head(&k), wide[i].served ? hs : 0, "head %d, cache %s %s", hs,
+                         pa_kv_layout_name(wide[i].layout), pa_dtype_name(wide[i].cd));
         }
     }
     c.kv.head_size = 128;
