@@ -76,6 +76,8 @@ const pa_preset PA_PRESETS[] = {
     {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0, 0},
     {"qwen3-235b", 64, 4, 128, 0, 0.0f, 0, 0},
     {"phi3.5-mini", 32, 32, 96, 0, 0.0f, 0, 0},
+    /* Nemotron-4 340B at tensor parallelism 8: 96/8 heads of 192 -> 12/1 a GPU (group 12) */
+    {"nemotron4-340b-tp8", 12, 1, 192, 0, 0.0f, 0, 0},
     /* gpt-oss-120b and -20b: 64 query heads, 8 KV heads, head 64, attention sinks; every
      * other layer also has a sliding window of 128 (add --window 128) */
     {"gpt-oss", 64, 8, 64, 0, 0.0f, 0, 1},
@@ -111,7 +113,8 @@ void pa_op_opts_default(pa_op_opts *o) {
 
 const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
                           "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
-                          "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini, gpt-oss\n"
+                          "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini,\n"
+                          "                       nemotron4-340b-tp8, gpt-oss\n"
                           "                       (sets heads, head size, window, soft cap, sinks)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"

@@ -375,6 +375,10 @@ DECODE_SHAPES = [
     dict(name="MHA 32/32 head 96, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=96),
     # GQA groups of 16 (Qwen3-235B's 64/4, Llama-3.1-405B's 128/8): tensor cores since 2026-11-25 (two head blocks)
     dict(name="GQA 64/4 (group 16), b=64 x 4K", heads=64, kv_heads=4, batch=64, ctx=4096),
+    # head 192 (Nemotron-4 340B: 96/8, group 12): tensor cores since 2026-11-30 (16/32-token tiles of 6 KiB,
+    # two warps a token group; group 12 takes two head blocks)
+    dict(name="GQA 32/8 head 192, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=192),
+    dict(name="GQA 96/8 head 192 (group 12), b=64 x 4K", heads=96, kv_heads=8, batch=64, ctx=4096, head=192),
 ]
 
 
@@ -476,9 +480,10 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 64, 96, 128 and 256; at head 128 also NG 3 and 4, two head
-    # blocks), FixGeo<128, CT, NG> for an f32 one at head 128; DynGeo otherwise.
-    if (ng <= 2 or hs == 128) and q != "f32" and hs in (64, 96, 128, 256):
+    # (heads 64, 96, 128, 192 and 256; at heads 128 and 192 also NG 3 and 4,
+    # two head blocks), FixGeo<128, CT, NG> for an f32 one at head 128;
+    # DynGeo otherwise.
+    if (ng <= 2 or hs in (128, 192)) and q != "f32" and hs in (64, 96, 128, 192, 256):
         # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)
     elif ng <= 2 and hs == 128:

@@ -20,7 +20,9 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     the warp's 32 tokens, 32 w + 16 m + g (+ 8), in unpadded 64-byte rows; at head 96 (padded
     112-byte rows) also the half block's 8 bytes at 64 + 8 c (both 2-way: rows 112 bytes apart);
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2)
-    (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g);
+    (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g); at head 192 (padded
+    208-byte rows) K as head 96's 16-byte reads (2-way) and V in each warp's 96 dims dh.. (a block
+    and a half block), at their least;
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
     tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
     meet a bank twice, allowed as head 96's copies);
@@ -112,7 +114,8 @@ FORMULAS = {
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));",
         "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
-        "constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1;",
+        "constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? (HS + NT - 1) / NT : 1;",
+        "if (HS % NT != 0 && HS > NT && d0 + k * NT >= HS)",
         "const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;",
         "const int h = hp + HP * i;",
         "s += red[(w * NHC + h) * RS + d0 + k * NT];",
@@ -151,13 +154,14 @@ def long_copies(pitch, units=4):
             for h in range(2) for r in range(units // 2) for w in range(4)]
 
 
-def vllm_key_copies(s, T=32, units=16):
+def vllm_key_copies(s, T=32, units=16, pitch=256):
     """vLLM's key cache: lane l -> token l % T, granule l / T + (128 / T) r (128 threads)."""
     out = []
     for r in range(units * T // 128):
         for w in range(4):
             out.append(ragged_banks.wavefronts(
-                [place(s, (32 * w + l) % T, (32 * w + l) // T + (128 // T) * r) for l in range(32)], 16))
+                [place(s, (32 * w + l) % T, (32 * w + l) // T + (128 // T) * r, pitch=pitch) for l in range(32)],
+                16))
     return out
 
 
@@ -183,9 +187,17 @@ def no_s(t):
 def f8_rows(s, hs, pitch64=80):
     """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
     head 64 rows without a swizzle (4 granules: G::swz_k = G::swz_v = 0), pitch64 bytes apart:
-    dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows; head 96 dec_geometry's
-    padded 112 (7 granules, no swizzle)."""
-    return (s, hs) if hs >= 128 else (no_s, 112) if hs == 96 else (no_s, pitch64)
+    dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows; heads 96 and 192
+    dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle)."""
+    if hs % 128 == 0:
+        return s, hs
+    return (no_s, 112) if hs == 96 else (no_s, 208) if hs == 192 else (no_s, pitch64)
+
+
+def mma_hd(hs):
+    """P.V's dims a warp (HD): the head's, or half of them at heads 192 and 256 (two warps a token
+    group)."""
+    return hs if hs <= 128 else hs // 2
 
 
 def f8_span(hd, j, full):
@@ -196,7 +208,8 @@ def f8_span(hd, j, full):
 
 def mma_groups(hs, esz):
     """The tensor-core kernel's token groups: (tokens per group WT, groups NTG) of a tile of T tokens
-    (dec_geometry's: 8 KiB of K); at head 256 two warps share a group and split P.V's dims."""
+    (dec_geometry's: 8 KiB of K, 6 at heads 96 and 192); at heads 192 and 256 two warps share a group
+    and split P.V's dims."""
     T, _ = vt_geometry(hs, esz)
     WT = 16 if esz == 1 else max(8, T // 4)
     return WT, T // WT
@@ -224,23 +237,26 @@ def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None):
 
 
 def mma_f8_v(s, hs=128, mt=1, half_block=None):
-    """Lane (g, c) reads 8 bytes at 64 P + 8 g of token 16 m + 2 c + (i % 2) + 8 (i / 2) of the
-    warp's, m < mt (head 96's half block: 4 bytes at 64 + 4 g; half_block as mma_f8_k's)."""
+    """Lane (g, c) of the warp with dims dh.. reads 8 bytes at dh + 64 P + 8 g of token 16 m + 2 c +
+    (i % 2) + 8 (i / 2) of the warp's, m < mt (a half block of 32 dims, head 96's last and each
+    warp's last at head 192: 4 bytes at dh + 64 P + 4 g; half_block as mma_f8_k's)."""
     s, pitch = f8_rows(s, hs)
+    hd = mma_hd(hs)
     out = []
-    for m in range(mt):
-        for P in range((hs + 63) // 64):
-            span = f8_span(hs, P, 8)
-            if half_block is not None and half_block != (span == 4):
-                continue
-            for i in range(4):
-                addrs = []
-                for l in range(32):
-                    g, c = l >> 2, l & 3
-                    t = 16 * m + 2 * c + (i & 1) + 8 * (i >> 1)
-                    b = 64 * P + span * g
-                    addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
-                out.append(ragged_banks.wavefronts(addrs, span))
+    for dh in range(0, hs, hd):
+        for m in range(mt):
+            for P in range((hd + 63) // 64):
+                span = f8_span(hd, P, 8)
+                if half_block is not None and half_block != (span == 4):
+                    continue
+                for i in range(4):
+                    addrs = []
+                    for l in range(32):
+                        g, c = l >> 2, l & 3
+                        t = 16 * m + 2 * c + (i & 1) + 8 * (i >> 1)
+                        b = dh + 64 * P + span * g
+                        addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
+                    out.append(ragged_banks.wavefronts(addrs, span))
     return out
 
 
@@ -274,9 +290,9 @@ def pv_dim(f8, mb, r, hd=128):
 def epilogue_stores(f8, rs, hs=128, hb=1):
     """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb,
     head block b -> float (8 b + 2 c + (i & 1)) rs + dh + pv_dim(mb, g + 8 (i >> 1)); dh = 0, or 0
-    and 128 at head 256 (the two warps of a token group, 8 m-blocks each); b < hb (two head blocks:
-    GQA groups 9..16 at head 128)."""
-    hd = min(hs, 128)
+    and 128 at head 256 (the two warps of a token group, 8 m-blocks each; 0 and 96 at head 192, 6);
+    b < hb (two head blocks: GQA groups 9..16 at heads 128 and 192)."""
+    hd = mma_hd(hs)
     return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
                                           pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1), hd)) for l in range(32)], 4)
             for dh in range(0, hs, hd) for mb in range(hd // 16) for b in range(hb) for i in range(4)]
@@ -284,11 +300,12 @@ def epilogue_stores(f8, rs, hs=128, hb=1):
 
 def epilogue_output_reads(rs, hs=128, hb=1, ntg=4):
     """The output loop's reads of those rows: thread tid (warp w, lane l) takes dim d0 = tid % hs
-    (and d0 + 128 at head 256) of head slots hp + HP i (hp = tid / hs, HP = 128 / hs heads a pass
-    below head 128, else 1; threads with hp >= HP idle: head 96's last warp), float
-    (g NHC + h) rs + d0 + 128 k of each token group g. -> [(wavefronts, least)] per warp access."""
+    (and d0 + 128 at head 256, and at head 192 where it is under 192) of head slots hp + HP i (hp =
+    tid / hs, HP = 128 / hs heads a pass below head 128, else 1; threads with hp >= HP idle: head
+    96's last warp), float (g NHC + h) rs + d0 + 128 k of each token group g. -> [(wavefronts,
+    least)] per warp access."""
     nt, nhc = 128, 8 * hb
-    hp_n, dpt = (nt // hs if hs < nt else 1), max(1, hs // nt)
+    hp_n, dpt = (nt // hs if hs < nt else 1), max(1, -(-hs // nt))
     out = []
     for w in range(nt // 32):
         for i in range(nhc // hp_n):
@@ -299,7 +316,8 @@ def epilogue_output_reads(rs, hs=128, hb=1, ntg=4):
                         tid = 32 * w + l
                         hp = tid // hs if hs < nt else 0
                         d0 = tid - hp * hs
-                        addrs.append(4 * ((g * nhc + hp + hp_n * i) * rs + d0 + k * nt) if hp < hp_n else None)
+                        live = hp < hp_n and d0 + k * nt < hs
+                        addrs.append(4 * ((g * nhc + hp + hp_n * i) * rs + d0 + k * nt) if live else None)
                     if any(a is not None for a in addrs):
                         out.append(phase_wavefronts(addrs, 4))
     return out
@@ -463,6 +481,30 @@ def main():
                ("epilogue O^T stores, head 96, fp8 flash (row stride 99)", lambda s: epilogue_stores(True, 99, 96), 2),
                ("flash copies, head 96, fp8, 2 threads a token (112-byte rows; 2-way allowed)",
                 lambda s: copies(no_s, 2, 6, 112), 8)]
+    # head 192: 16-bit rows of 384 bytes (24 granules) swizzled, 16-token tiles; fp8 rows of 192 bytes
+    # padded to 208 (13 granules, no swizzle; 32-token tiles): the 16-byte K reads take 64 bytes of two
+    # tokens 208 bytes apart (2-way, as head 96's); two warps a token group, 96 dims each for P.V
+    # (fp8: a 64-dim block and a half block, its own dims dh..), the V reads at their least
+    checks += [("ldmatrix K / V^T rows, head 192", lambda s: ldmatrix(s, hs=192), 4),
+               ("vLLM V^T ldmatrix, 16-bit, head 192 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 192), 4),
+               ("flash copies, head 192, 8 threads a token", lambda s: copies(s, 8, 24, 384), 4),
+               ("vLLM key copies, head 192, 16-bit", lambda s: vllm_key_copies(s, 16, 24, 384), 4),
+               ("epilogue O^T stores, head 192, 16-bit (row stride 196)", lambda s: epilogue_stores(False, 196, 192), 1),
+               ("epilogue O^T stores, head 192, two head blocks, 16-bit (row stride 196)",
+                lambda s: epilogue_stores(False, 196, 192, 2), 1),
+               ("tensor-core fp8 K reads, head 192 (208-byte rows; 2-way allowed)", lambda s: mma_f8_k(s, hs=192), 8),
+               ("tensor-core fp8 K reads, head 192, vLLM's layout (2-way allowed)",
+                lambda s: mma_f8_k(s, True, hs=192), 8),
+               ("tensor-core fp8 V reads (8 B), head 192", lambda s: mma_f8_v(s, hs=192, half_block=False), 2),
+               ("tensor-core fp8 V reads (4 B), head 192's half blocks", lambda s: mma_f8_v(s, hs=192, half_block=True),
+                1),
+               ("vLLM V^T 4-byte reads, fp8, head 192 (tensor cores)", lambda s: vllm_v_f8(s, 192), 1),
+               ("epilogue O^T stores, head 192, fp8 flash (row stride 195)", lambda s: epilogue_stores(True, 195, 192), 2),
+               ("epilogue O^T stores, head 192, two head blocks, fp8 flash (row stride 195)",
+                lambda s: epilogue_stores(True, 195, 192, 2), 2),
+               ("flash copies, head 192, fp8, 4 threads a token (208-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 4, 12, 208), 8),
+               ("vLLM key copies, head 192, fp8 (208-byte rows)", lambda s: vllm_key_copies(no_s, 32, 12, 208), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -477,7 +519,8 @@ def main():
     # head 64 covers two heads a pass, head 96 leaves its last warp idle)
     outs = [("epilogue output reads, head %d%s (row stride %d)" % (hs, ", two head blocks" if hb > 1 else "", rs),
              hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
-                                            (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260))]
+                                            (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
+                                            (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
@@ -504,7 +547,7 @@ def main():
         if any(n > allowed * least for n, least in k):
             bad.append("%s: %.2f wavefronts per warp access, least %.2f" % (name, avg(k, 0), avg(k, 1)))
     for name, hs, hb, rs in outs:
-        v = epilogue_output_reads(rs, hs, hb, 4 if hs != 256 else 2)
+        v = epilogue_output_reads(rs, hs, hb, mma_groups(hs, 1 if rs % 2 else 2)[1])
         print("| %s | %.2f | - | %.2f |" % (name, sum(x[0] for x in v) / len(v), sum(x[1] for x in v) / len(v)))
         if any(n > least for n, least in v):
             bad.append("%s: more than its least wavefronts" % name)
@@ -512,8 +555,8 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at head 96, the split kernel's fp8 and head-96"
-          " V^T reads, the head-96 copies into padded rows, the long tile's copies)")
+          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at heads 96 and 192, the split kernel's fp8 and"
+          " head-96 V^T reads, the copies into the padded rows of heads 96 and 192, the long tile's copies)")
 
 
 if __name__ == "__main__":

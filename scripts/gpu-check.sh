@@ -273,6 +273,9 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # head 96 over fp8 caches (Phi-3.5-mini), on tensor cores since 2026-11-29: both layouts
         timeout 120 $CLI check decode --preset phi3.5-mini --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant all
         timeout 120 $CLI check decode --preset phi3.5-mini --cache-dtype fp8_e5m2 --layout vllm --ctx 3000
+        # head 192 (Nemotron-4 340B at TP 8: group 12, two head blocks), on tensor cores since 2026-11-30
+        timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --layout nhd --variant all
+        timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout vllm --ctx 3000
         timeout 120 $CLI check baseline
         timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
         timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
@@ -414,13 +417,17 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                     --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
-        # Head 192 (Nemotron-4 340B, 96/8) runs the runtime-shaped CUDA-core kernel: the budget cannot
-        # count it statically (27 nested runtime loops). Beside head 128's tensor-core kernel on the
-        # same bytes per token group, its % of the copy roof says whether head 192 needs tensor cores.
-        for v in v1 auto; do
-            echo "decode head 192 --variant $v (64 x 4K, 32/8, bf16):"
-            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 192 --dtype bf16 \
-                --layout nhd --variant $v || echo "(failed: rc $?)"
+        # Head 192 (Nemotron-4 340B, 96/8: group 12, two head blocks) on tensor cores since
+        # 2026-11-30 (it ran the runtime-shaped CUDA-core kernel): 16- and 32-token tiles of 6 KiB, the
+        # budget's predictions in budget-notes/decode-head192-mma-2026-11-30.md.
+        for cd in bf16 fp8_e4m3; do
+            for heads in 32/8 96/8; do
+                for v in v1 auto; do
+                    echo "decode head 192 --cache-dtype $cd --heads $heads --variant $v (64 x 4K, bf16):"
+                    timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $heads --head-size 192 \
+                        --dtype bf16 --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
+                done
+            done
         done
         # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
         # 2026-11-28: 31 fewer warp instructions a tile per warp; whole fp8 tiles skip their masks).

@@ -268,6 +268,17 @@ plant decode-mma-f8-head96-out-tail-full-span cuda/decode/decode_mma.cuh \
 plant decode-mma-f8-head96-v-tail-rows-8-bytes cuda/decode/decode_mma.cuh \
     'swz(dh + 64 * P + 4 * g, t, G::swz_v, 4)' 'swz(dh + 64 * P + 8 * g, t, G::swz_v, 4)' \
     test_decode 'decode_fixed/tensor_core_head_96_fp8'
+# Head 192: two warps a token group with 96 dims each (fp8: a block and a half block at dims dh..),
+# and an output loop whose second dim only threads 0..63 have.
+plant decode-mma-head192-output-dims-128-up-unwritten cuda/decode/decode_mma.cuh \
+    'HS > NT && d0 + k * NT >= HS)' 'HS > NT && k > 0)' \
+    test_decode 'decode_fixed/tensor_core_head_192'
+plant decode-mma-head192-output-one-dim-past-the-row cuda/decode/decode_mma.cuh \
+    'd0 + k * NT >= HS)' 'd0 + k * NT > HS)' \
+    test_decode 'decode_fixed/tensor_core_head_192'
+plant decode-mma-f8-head192-v-half-block-without-dh cuda/decode/decode_mma.cuh \
+    'swz(dh + 64 * P + 4 * g, t, G::swz_v, 4)' 'swz(64 * P + 4 * g, t, G::swz_v, 4)' \
+    test_decode 'decode_fixed/tensor_core_head_192'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

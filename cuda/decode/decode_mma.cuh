@@ -1,9 +1,9 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
-// 96, 128 and 256, a flash layout or vLLM's, a
+// 96, 128, 192 and 256, a flash layout or vLLM's, a
 // 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
-// (MHA and GQA groups up to 8; at head 128 up to 16 in two head blocks:
-// groups 9..16, and larger groups in the host's CTAs of up to 16 heads), no
-// block-sparse mask.
+// (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
+// blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
+// heads), no block-sparse mask.
 // Same CTA decomposition, splits, loader (issue_tile), outputs and merge as
 // decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
 // differs.
@@ -21,10 +21,10 @@
 // Layout of the work. Token group tg owns tokens WT tg .. WT tg + WT-1 of
 // every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 32 of
 // fp8 head 64's 128-token tile on a flash layout, below; 8 of head 128's
-// 32-token 16-bit tile; at head 256, 8 of 16 or 16 of 32 fp8 tokens) and
+// 32-token 16-bit tile; at heads 192 and 256, 8 of 16 or 16 of 32 fp8 tokens) and
 // keeps its own online-softmax state; the groups' states merge
 // once, in order, at the end (split-K inside the CTA; no barrier per tile
-// beyond the pipeline's). A group is one warp, or two at head 256: both
+// beyond the pipeline's). A group is one warp, or two at heads 192 and 256: both
 // compute the group's S, each keeps half of O's dims (see the kernel).
 //   16-bit: S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = the
 //              warp's 8 tokens (head 64: two n-blocks of 8), K = the head's
@@ -142,7 +142,9 @@ template <bool F8, int HS> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e
 }
 
 // 4 CTAs per SM (128 registers at most) for every instance but 16-bit
-// caches at head 256 (148-149 registers: 3 CTAs) and two head blocks (below).
+// caches at head 256 (148-149 registers: 3 CTAs), at head 192 over vLLM's
+// layout (149 under 3 CTAs' bound; it spills at 128) and two head blocks
+// (below). 16-bit flash at head 192 took 128 under 3 CTAs' bound.
 // fp8 at heads 128 and 256 once needed about 150 registers and spilled at
 // 128, so they were built for 3 CTAs; on 2026-11-29 they took 107-136 under
 // that bound and fit 128 under 4 with the same instructions, bar a register
@@ -168,14 +170,19 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // as many bytes again in flight as the 2 that its 182 unbounded registers
 // allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
-// Head sizes the kernel serves: 64, 96, 128 and 256 (the fp8 permutations
-// take 64 dims at a time and head 96's last 32 as a half block).
-constexpr bool mma_head_ok(int, int hs) { return hs == 64 || hs == 96 || hs == 128 || hs == 256; }
+// Head sizes the kernel serves: 64, 96, 128, 192 and 256 (the fp8
+// permutations take 64 dims at a time and a half block of 32: head 96's last
+// 32, and at head 192 each warp's 96 dims of P.V).
+constexpr bool mma_head_ok(int, int hs) { return hs == 64 || hs == 96 || hs == 128 || hs == 192 || hs == 256; }
+// Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
+constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
 
-constexpr int mma_min_ctas(bool f8, int hs, int hb) { return hb > 1 || (hs > 128 && !f8) ? 3 : PA_DEC_MIN_CTAS; }
+constexpr int mma_min_ctas(bool f8, bool vl, int hs, int hb) {
+    return hb > 1 || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3 : PA_DEC_MIN_CTAS;
+}
 
 template <int QT, int CT, bool VL, int HS, int HB>
-PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
+PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB))
     decode_mma_kernel(const pa_dec_kparams p) {
     constexpr bool F8 = pa::is_fp8(CT);
     static_assert(F8 ? (QT == 1 || QT == 2) : (CT == QT && (CT == 1 || CT == 2)),
@@ -191,7 +198,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     constexpr bool SKIP_MASKS = F8;
     // A warp's WT tokens (a token group) fill S^T's M (fp8: 16) or NB
     // n-blocks of 8 (16-bit). The NTG = T / WT token groups of a tile take
-    // DS = NW / NTG warps each: DS = 2 at head 256, whose tile has 16 (16-bit)
+    // DS = NW / NTG warps each: DS = 2 at heads 192 and 256, whose tiles have 16 (16-bit)
     // or 32 (fp8) tokens. The DS warps of a group compute the same S (and so
     // the same softmax state) and split P.V's dims: HD each, from dh. KS
     // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
@@ -202,10 +209,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
                   "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128 or 256");
-    static_assert(HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0),
-                  "decode_mma_kernel: a half block of 32 dims (head 96) in rows without a swizzle");
-    static_assert(HB == 1 || (HB == 2 && HS == 128), "decode_mma_kernel: two head blocks at head 128 only");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128, 192 or 256");
+    // fp8's permutations: 64-dim blocks and a half block of 32 in rows without
+    // a swizzle (head 96, and each warp's 96 dims at head 192); 16-bit: pairs
+    // of m-blocks (one ldmatrix x4 a pair), any swizzle.
+    static_assert(F8 ? HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0) : HD % 32 == 0,
+                  "decode_mma_kernel: fp8's half block of 32 dims in rows without a swizzle");
+    static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
+                  "decode_mma_kernel: two head blocks at heads 128, 192");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 * MT : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");
@@ -213,16 +224,18 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
     // reads' 8 rows meet 8 granule positions), or rows without a swizzle:
     // fp8 head 64's (unpadded 64 bytes with the long tile; dec_geometry's
     // padded 80 over vLLM's layout, where its 16-byte reads meet a bank
-    // twice, as the split kernel's) and 16-bit head 96's 208, padded (13
-    // granules: ldmatrix's 8 rows meet 8 granule positions).
-    constexpr bool PADDED = (F8 && HS == 64) || HS == 96;
-    static_assert(T * HS * G::esz == (F8 && HS == 64 ? 4096 * MT
-                                      : HS == 96     ? 6144
-                                                     : 8192) &&
+    // twice, as the split kernel's), 16-bit head 96's 208, padded (13
+    // granules: ldmatrix's 8 rows meet 8 granule positions), and fp8 head
+    // 192's 208 (12 granules padded to 13, as head 96's 112 bytes: the 16-byte
+    // K reads meet a bank twice, the V reads none; scripts/decode_banks.py).
+    constexpr bool PADDED = (F8 && (HS == 64 || HS == 192)) || HS == 96;
+    static_assert(T * HS * G::esz == (F8 && HS == 64          ? 4096 * MT
+                                      : HS == 96 || HS == 192 ? 6144
+                                                              : 8192) &&
                       G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
-                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (fp8 head 64, head 96: padded)");
+                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (6 KiB at heads 96 and 192; some padded)");
     static_assert(!PADDED || (F8 && HS == 64) || G::pitch_k / 16 % 2 == 1,
-                  "decode_mma_kernel: head 96's padded rows an odd number of granules");
+                  "decode_mma_kernel: padded rows (heads 96, 192) an odd number of granules");
     static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : PADDED)),
                   "decode_mma_kernel: flash V tiles like K's");
     PA_DEC_SMEM(smem);
@@ -565,7 +578,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             // vLLM's V^T rows (vt_at). Lane (g, c) reads physical tokens
             // 4c .. 4c+3 (logical 2c, 2c+1, 2c+8, 2c+9) of dims dh + 16 mb + g
             // (a0 low, a2 high) and dh + 16 mb + g + 8 (a1, a3); rows VS apart
-            // keep the swizzle's map (16; 32 for head 256's 32-byte rows), so
+            // keep the swizzle's map (16; 32 for the 32-byte rows of heads 192 and 256), so
             // VS / 16 pairs of addresses serve every m-block.
             constexpr int VS = vt_same_map(16, G::vt_rs, G::vt_ks) ? 16 : 32, NVB = VS / 16;
             static_assert(vt_same_map(VS, G::vt_rs, G::vt_ks) && MB % NVB == 0, "decode_mma_kernel: fp8 V^T m-blocks");
@@ -759,15 +772,17 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
                 red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
     bar();
-    // Output: thread tid writes dim d0 = tid % HS (and d0 + NT at head 256)
+    // Output: thread tid writes dim d0 = tid % HS (and d0 + NT at head 256,
+    // and at head 192 for d0 < 64)
     // of heads hp, hp + HP, .. (hp = tid / HS; HP = NT / HS heads a pass: two
     // at head 64, one otherwise; at head 96 threads 96.. have none). The
     // groups' rows are already scaled to the head's max. The loop is unrolled
     // over the CTA's NHC head slots; a head costs its NTG shared loads, the
     // sum and one store per dim: the split's result (o), or its partial row
     // in the output's type (t, which steps by the rows of HP heads).
-    constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? HS / NT : 1; // heads a pass, dims a thread
-    static_assert((DPT * NT == HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
+    // heads a pass, dims a thread (at head 192 the second only for threads 0..63)
+    constexpr int HP = HS < NT ? NT / HS : 1, DPT = HS > NT ? (HS + NT - 1) / NT : 1;
+    static_assert((DPT * NT >= HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
     const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;
     if (hp < HP) {
         const int64_t row0 = (int64_t)c.seq * p.num_heads + c.h0 + hp;
@@ -784,6 +799,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), HS, HB))
             const float r = hr[h];
 #pragma unroll
             for (int k = 0; k < DPT; k++) {
+                if (HS % NT != 0 && HS > NT && d0 + k * NT >= HS)
+                    break;
                 float s = 0.0f;
 #pragma unroll
                 for (int w = 0; w < NTG; w++)

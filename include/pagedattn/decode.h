@@ -86,10 +86,11 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * per split; a group above 16 heads takes several CTAs of up to 16) and
  * accumulates in f32. Which kernel runs depends on the shape only, never on
  * the batch:
- *   tensor cores (mma.sync): an f16/bf16 query at head 64, 96, 128 or 256
+ *   tensor cores (mma.sync): an f16/bf16 query at head 64, 96, 128, 192 or 256
  *     with a cache of its dtype or fp8; the flash layouts or vLLM's, the keys
  *     (and flash values) copyable in 16-byte units (cache pointers and
- *     strides 16-byte aligned); no block-sparse mask; CTAs of up to 8 query heads (up to 16 at head 128). Q.K and P.V
+ *     strides 16-byte aligned); no block-sparse mask; CTAs of up to 8 query
+ *     heads (up to 16 at heads 128 and 192). Q.K and P.V
  *     run on tensor cores with the probabilities rounded to the MMA's input
  *     type: the cache's dtype, or f16 for an fp8 cache (a bf16 query is then
  *     scaled by a power of two first, so nothing overflows).

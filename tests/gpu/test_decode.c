@@ -509,6 +509,15 @@ Test(decode_fixed, tensor_core_head_256, .timeout = 600) {
     tensor_core_other_head(256, 3950u);
 }
 
+/* Head 192 (Nemotron-4 340B): 16-token (16-bit: swizzled 384-byte rows) or
+ * 32-token (fp8: rows padded to 208 bytes) tiles of 6 KiB; two warps a token
+ * group, 96 of P.V's dims each (fp8: a 64-dim block and a half block of 32, at
+ * dims 0 and 96), and the output loop's second dim only for threads 0..63. */
+Test(decode_fixed, tensor_core_head_192, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    tensor_core_other_head(192, 8950u);
+}
+
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
  * padded 208-byte rows, six k-steps and m-blocks; each layout, both query
  * dtypes, groups 1..8, block sizes, the features. */
@@ -545,21 +554,31 @@ Test(decode_fixed, tensor_core_head_96_fp8, .timeout = 600) {
  * rows 8..15, a second P.V n-block) and larger groups in chunks of up to 16:
  * each layout, each dtype pair, the features; group 12 leaves heads 12..15 of
  * the second block empty. */
-Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU();
+static void two_head_blocks(int hs, uint64_t seed) {
     static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
     static const int lens[4] = {1, 64, 300, 1100};
     static const int heads[6][2] = {{16, 1}, {12, 1}, {32, 2},
                                     {9, 1},  {24, 1}, {64, 2}}; /* 16, 12, 16, 9, 2x12, 2x16 */
     for (int i = 0; i < 12; i++) {
-        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3 + 1) % 5], 128);
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3 + 1) % 5], hs);
         c.heads = heads[i % 6][0];
         c.kv_heads = heads[i % 6][1];
         c.nseq = 4;
         c.lens = lens;
-        c.seed = 4950u + (uint64_t)i;
+        c.seed = seed + (uint64_t)i;
         run_tensor_core_case(&c, i / 4);
     }
+}
+Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    two_head_blocks(128, 4950u);
+}
+
+/* The same at head 192, whose two warps a token group each hold 96 dims of
+ * both head blocks' O^T (Nemotron-4 340B: group 12). */
+Test(decode_fixed, tensor_core_group_16_head_192, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    two_head_blocks(192, 9950u);
 }
 
 /* Lengths at the split boundaries: the recommended entry's one split exactly
@@ -1459,13 +1478,18 @@ Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeo
 }
 
 /* The same through the tensor-core kernel's two head blocks (group 16, fp8
- * cache) and its head-96 instances (padded rows). */
-Test(decode_device_checks, two_head_blocks_and_head_96, .timeout = 600) {
+ * cache), its head-96 instances (padded rows) and head 192's (fp8: padded
+ * rows, group 12 in two head blocks; 16-bit over vLLM's layout). */
+Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43};
     device_checks(c);
     dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47};
     device_checks(d);
+    dcase e = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48};
+    device_checks(e);
+    dcase f = {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49};
+    device_checks(f);
 }
 
 /* A corrupt id in each sequence's last block, with lengths of whole tiles of
