@@ -756,9 +756,10 @@ def mma_blocks(kernel):
 
 
 def shape_for(fam, kernel, i):
-    """Shape i of the family at the kernel's head size; for a two-head-block instance, the group-16 shape."""
+    """Shape i of the family at the kernel's head size; for a two-head-block instance, the group-16 shape
+    (at the kernel's head size: 128 or 192)."""
     if mma_blocks(kernel) > 1:
-        return [s for s in fam["shapes"] if s["heads"] // s["kv_heads"] > 8][0]
+        return dict([s for s in fam["shapes"] if s["heads"] // s["kv_heads"] > 8][0], head=mma_head(kernel))
     return dict(fam["shapes"][i], head=mma_head(kernel))
 
 
@@ -819,7 +820,7 @@ def report(fam_name, fam, rows, label, m=H100):
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-64, -96 and -256 tensor-core instances: their head; two head blocks: GQA 64/4, group 16), block 16, NHD; vLLM's layout"
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-64, -96, -192 and -256 tensor-core instances: their head; two head blocks: GQA 64/4, group 16, at their head), block 16, NHD; vLLM's layout"
       " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")
