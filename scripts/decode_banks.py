@@ -26,7 +26,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
     tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
     meet a bank twice, allowed as head 96's copies);
-  - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule;
+  - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule (heads 80 and 112: the
+    odd last k-step's and m-block's x4 repeats its first two matrices);
   - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
     permuted dims no row stride from 128 to 144 does better than 2-way, so 2 is the least there),
     and its output loop's reads of those rows (a thread per dim, two heads a pass at head 64);
@@ -97,9 +98,11 @@ FORMULAS = {
         "constexpr int f8_span(int hd, int j, int full) { return hd - 64 * j >= 64 ? full : full / 2; }",
         "return F8 ? 64 * (mb >> 2) + f8_span(HD, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;",
         "const int t = tw + 8 * nb + (lane & 7);",
-        "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));",
+        "const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;",
+        "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * mk), t, G::swz_k, 4));",
         "tv[nb] = tw + 8 * nb + (lane & 7);",
-        "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));",
+        "const int mv = odd ? (lane >> 3) & 1 : lane >> 3;",
+        "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * mv), tv[nb], G::swz_v, 4));",
         "constexpr int T = G::tile, MT = F8 && T > 16 * NW ? T / (16 * NW) : 1;",
         "constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;",
         "const int tg = warp / DS, dh = HD * (warp % DS);",
@@ -110,7 +113,8 @@ FORMULAS = {
         "const unsigned char *s0 = vb[mb % NVB][0] + (mb / NVB) * VS * G::pitch_v,",
         "*s1 = vb[mb % NVB][1] + (mb / NVB) * VS * G::pitch_v;",
         "vrow[nb] = VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
-        "ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);",
+        "ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);",
+        "vrow_t[nb] = VL && MB % 2 != 0 ? vt + vt_at(dh + 8 * ((lane >> 3) & 1) + (lane & 7), (tw + 8 * nb) * G::esz,",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));",
         "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
@@ -137,12 +141,14 @@ def place(s, t, granule, byte=0, pitch=256):
 
 
 def copies(s, tpt, units=16, pitch=256):
-    """issue_tile's flash-layout copies: lane l -> token l / tpt, granules l % tpt + tpt r."""
+    """issue_tile's flash-layout copies: lane l -> token l / tpt, granules l % tpt + tpt r (a last
+    partial pass where tpt does not divide the units: heads 80 and 112, its idle lanes left out)."""
     out = []
-    for r in range(units // tpt):
+    for r in range(-(-units // tpt)):
         for w in range(4):
-            out.append(ragged_banks.wavefronts(
-                [place(s, (32 * w + l) // tpt, (32 * w + l) % tpt + tpt * r, pitch=pitch) for l in range(32)], 16))
+            addrs = [place(s, (32 * w + l) // tpt, (32 * w + l) % tpt + tpt * r, pitch=pitch)
+                     if (32 * w + l) % tpt + tpt * r < units else None for l in range(32)]
+            out.append(phase_wavefronts(addrs, 16)[0] if None in addrs else ragged_banks.wavefronts(addrs, 16))
     return out
 
 
@@ -155,13 +161,15 @@ def long_copies(pitch, units=4):
 
 
 def vllm_key_copies(s, T=32, units=16, pitch=256):
-    """vLLM's key cache: lane l -> token l % T, granule l / T + (128 / T) r (128 threads)."""
+    """vLLM's key cache: lane l -> token l % T, granule l / T + (128 / T) r (128 threads; a last
+    partial pass at heads 80 and 112, its idle lanes left out)."""
     out = []
-    for r in range(units * T // 128):
+    for r in range(-(-units * T // 128)):
         for w in range(4):
-            out.append(ragged_banks.wavefronts(
-                [place(s, (32 * w + l) % T, (32 * w + l) // T + (128 // T) * r, pitch=pitch) for l in range(32)],
-                16))
+            addrs = [place(s, (32 * w + l) % T, (32 * w + l) // T + (128 // T) * r, pitch=pitch)
+                     if (32 * w + l) // T + (128 // T) * r < units else None for l in range(32)]
+            if any(a is not None for a in addrs):
+                out.append(phase_wavefronts(addrs, 16)[0] if None in addrs else ragged_banks.wavefronts(addrs, 16))
     return out
 
 
@@ -275,9 +283,11 @@ def ldmatrix(s, hs=128):
     s, pitch = rows16(s, hs)
     out = []
     for nb in range(mma_groups(hs, 2)[0] // 8):
-        for jj in range(hs // 32):
+        for jj in range(-(-hs // 32)):
+            # an odd last k-step or m-block (heads 80, 112): matrices 2 and 3 repeat 0 and 1
+            mat = (lambda l: (l >> 3) & 1) if 32 * jj + 16 >= hs else (lambda l: l >> 3)
             out.append(ragged_banks.wavefronts(
-                [place(s, 8 * nb + (l & 7), 4 * jj + (l >> 3), pitch=pitch) for l in range(32)], 16))
+                [place(s, 8 * nb + (l & 7), 4 * jj + mat(l), pitch=pitch) for l in range(32)], 16))
     return out
 
 
@@ -365,11 +375,17 @@ def vt_geometry(hs, esz):
 
 def vllm_v_copies(s, rs, hs=128, unit=16):
     """issue_tile's value copies: thread tid -> row tid >> pairs_shift (+ 128 / pairs a round),
-    byte pair * unit, pair = tid % pairs, pairs = 2^rs / unit."""
+    byte pair * unit, pair = tid % pairs, pairs = 2^rs / unit (a last partial round at heads 80 and
+    112: rows under hs, the other lanes left out)."""
     pairs = (1 << rs) // unit
-    return [ragged_banks.wavefronts([vt_at(s, (32 * w + l) // pairs + (128 // pairs) * r, ((32 * w + l) % pairs) * unit, rs)
-                                     for l in range(32)], unit)
-            for r in range(hs * pairs // 128) for w in range(4)]
+    out = []
+    for r in range(-(-hs * pairs // 128)):
+        for w in range(4):
+            rows = [(32 * w + l) // pairs + (128 // pairs) * r for l in range(32)]
+            addrs = [vt_at(s, d, ((32 * w + l) % pairs) * unit, rs) if d < hs else None for l, d in enumerate(rows)]
+            if any(a is not None for a in addrs):
+                out.append(phase_wavefronts(addrs, unit)[0] if None in addrs else ragged_banks.wavefronts(addrs, unit))
+    return out
 
 
 def vllm_v_ldmatrix(s, hs=128):
@@ -379,9 +395,10 @@ def vllm_v_ldmatrix(s, hs=128):
     T, rs = vt_geometry(hs, 2)
     WT, ntg = mma_groups(hs, 2)
     assert vt_same_map(32, rs)  # the kernel's static_assert: one address per n-block
-    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * (l >> 3) + (l & 7), (WT * tg + 8 * nb) * 2, rs)
+    mat = lambda jj, l: (l >> 3) & 1 if 32 * jj + 16 >= hs else l >> 3  # an odd last m-block (heads 80, 112)
+    return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * mat(jj, l) + (l & 7), (WT * tg + 8 * nb) * 2, rs)
                                      for l in range(32)], 16)
-            for tg in range(ntg) for nb in range(WT // 8) for jj in range(hs // 32)]
+            for tg in range(ntg) for nb in range(WT // 8) for jj in range(-(-hs // 32))]
 
 
 def vllm_v_f8(s, hs=128):
@@ -505,6 +522,20 @@ def main():
                ("flash copies, head 192, fp8, 4 threads a token (208-byte rows; 2-way allowed)",
                 lambda s: copies(no_s, 4, 12, 208), 8),
                ("vLLM key copies, head 192, fp8 (208-byte rows)", lambda s: vllm_key_copies(no_s, 32, 12, 208), 4)]
+    # heads 80 and 112, 16-bit caches: padded 176- and 240-byte rows (11 and 15 granules, no swizzle),
+    # 32-token tiles; an odd last k-step and m-block (x4's second pair repeats the first); the copies'
+    # last pass to the first units % 4 threads of a token (2-way allowed, as head 96's); vLLM's V^T
+    # rows of 64 bytes, a last pass of the first 16 dims
+    for hs, pitch in ((80, 176), (112, 240)):
+        checks += [("ldmatrix K / V^T rows, head %d (%d-byte rows)" % (hs, pitch), lambda s, hs=hs: ldmatrix(s, hs=hs), 4),
+                   ("vLLM V^T ldmatrix, 16-bit, head %d (tensor cores)" % hs, lambda s, hs=hs: vllm_v_ldmatrix(s, hs), 4),
+                   ("epilogue O^T stores, head %d, 16-bit (row stride %d)" % (hs, hs + 4),
+                    lambda s, hs=hs: epilogue_stores(False, hs + 4, hs), 1),
+                   ("flash copies, head %d, 4 threads a token (%d-byte rows; 2-way allowed)" % (hs, pitch),
+                    lambda s, hs=hs, pitch=pitch: copies(no_s, 4, hs // 8, pitch), 8),
+                   ("vLLM key copies, head %d, 16-bit (%d-byte rows)" % (hs, pitch),
+                    lambda s, hs=hs, pitch=pitch: vllm_key_copies(no_s, 32, hs // 8, pitch), 4),
+                   ("vLLM V^T copies, head %d, 64-byte rows" % hs, lambda s, hs=hs: vllm_v_copies(s, 6, hs), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -520,7 +551,8 @@ def main():
     outs = [("epilogue output reads, head %d%s (row stride %d)" % (hs, ", two head blocks" if hb > 1 else "", rs),
              hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
                                             (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
-                                            (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196))]
+                                            (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196),
+                                            (80, 1, 84), (112, 1, 116))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
@@ -556,7 +588,7 @@ def main():
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
           " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at heads 96 and 192, the split kernel's fp8 and"
-          " head-96 V^T reads, the copies into the padded rows of heads 96 and 192, the long tile's copies)")
+          " head-96 V^T reads, the copies into the padded rows of heads 80 to 112 and 192, the long tile's copies)")
 
 
 if __name__ == "__main__":

@@ -279,6 +279,26 @@ plant decode-mma-head192-output-one-dim-past-the-row cuda/decode/decode_mma.cuh 
 plant decode-mma-f8-head192-v-half-block-without-dh cuda/decode/decode_mma.cuh \
     'swz(dh + 64 * P + 4 * g, t, G::swz_v, 4)' 'swz(64 * P + 4 * g, t, G::swz_v, 4)' \
     test_decode 'decode_fixed/tensor_core_head_192'
+# Heads 80 and 112 (16-bit): an odd last k-step and m-block, rows of units a token's 4 threads do not divide.
+plant decode-mma-head80-last-k-step-dims-swapped cuda/decode/decode_mma.cuh \
+    'jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;' 'jj == KS / 2 ? ((lane >> 3) & 1) ^ 1 : lane >> 3;' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112'
+plant decode-mma-head80-last-m-block-dims-swapped cuda/decode/decode_mma.cuh \
+    'const int mv = odd ? (lane >> 3) & 1 : lane >> 3;' 'const int mv = odd ? ((lane >> 3) & 1) ^ 1 : lane >> 3;' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112'
+plant decode-mma-head80-vllm-last-m-block-rows-past-the-head cuda/decode/decode_mma.cuh \
+    'ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);' \
+    'ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v + (odd ? 16 * G::pitch_v : 0));' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112'
+plant decode-fixed-loader-k-last-pass-unguarded cuda/decode/decode_kernel.cuh \
+    'if (G::units_k % TPT == 0 || r < R - 1 || u < G::units_k)
+                cp_async16_or_zero(krow' \
+    'if (true)
+                cp_async16_or_zero(krow' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112'
+plant decode-fixed-vllm-v-last-pass-unguarded cuda/decode/decode_kernel.cuh \
+    'd0 + k * DSTEP < G::head_size)' 'd0 + k * DSTEP < G::head_size + 16)' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

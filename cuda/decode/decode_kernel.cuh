@@ -472,22 +472,26 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         // pointer per tile serves every copy with a constant offset, and one
         // ignore-src copy each zero-fills what the CTA does not read (kbase
         // is then 0: the source lies in the cache's first row, valid and never read).
-        static_assert(G::unit_k == 16 && G::unit_v == 16 && G::units_k == G::units_v &&
-                          G::units_k % (NT / G::tile) == 0,
-                      "issue_tile: whole 16-byte units, the same number a thread in every row");
-        constexpr int TPT = NT / G::tile, R = G::units_k / TPT;
+        // Rows whose units the TPT threads of a token do not divide (16-bit
+        // heads 80 and 112: 10 and 14 units, 4 threads) leave the last pass to
+        // the first units % TPT threads (a test that is compile-time true elsewhere).
+        static_assert(G::unit_k == 16 && G::unit_v == 16 && G::units_k == G::units_v,
+                      "issue_tile: 16-byte units, as many in a K row as in a V row");
+        constexpr int TPT = NT / G::tile, R = (G::units_k + TPT - 1) / TPT;
         const unsigned char *ksrc = kc + kbase + 16 * u0, *vsrc = vc + kbase + 16 * u0;
         unsigned char *krow = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
         unsigned char *vrow = c.smem + p.off_v + st * G::stage_v_bytes + t * G::pitch_v;
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int u = u0 + r * TPT;
-            cp_async16_or_zero(krow + swz(16 * u, t, G::swz_k, 4), ksrc + 16 * TPT * r, ok);
+            if (G::units_k % TPT == 0 || r < R - 1 || u < G::units_k)
+                cp_async16_or_zero(krow + swz(16 * u, t, G::swz_k, 4), ksrc + 16 * TPT * r, ok);
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int u = u0 + r * TPT;
-            cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);
+            if (G::units_k % TPT == 0 || r < R - 1 || u < G::units_k)
+                cp_async16_or_zero(vrow + swz(16 * u, t, G::swz_v, G::gv_shift), vsrc + 16 * TPT * r, ok);
         }
         return;
     }
@@ -495,14 +499,16 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         // vLLM's keys in 16-byte units (FixGeoV): the thread's units u0 + r tpt
         // are k_chunk_bytes apart in the cache, so one base pointer and one
         // stride serve them; one ignore-src copy each, as on the flash path.
-        constexpr int TPT = NT / G::tile, R = G::units_k / TPT;
-        static_assert(G::unit_k == 16 && G::units_k % TPT == 0, "issue_tile: whole 16-byte key units");
+        // (a last partial pass as on the flash path: heads 80 and 112)
+        constexpr int TPT = NT / G::tile, R = (G::units_k + TPT - 1) / TPT;
+        static_assert(G::unit_k == 16, "issue_tile: 16-byte key units");
         const unsigned char *src = kc + kbase + (int64_t)u0 * p.k_chunk_bytes;
         const int64_t step = (int64_t)TPT * p.k_chunk_bytes;
         unsigned char *row = c.smem + st * G::stage_k_bytes + t * G::pitch_k;
 #pragma unroll
         for (int r = 0; r < R; r++)
-            cp_async16_or_zero(row + swz(16 * (u0 + r * TPT), t, G::swz_k, 4), src + r * step, ok);
+            if (G::units_k % TPT == 0 || r < R - 1 || u0 + r * TPT < G::units_k)
+                cp_async16_or_zero(row + swz(16 * (u0 + r * TPT), t, G::swz_k, 4), src + r * step, ok);
     } else {
         const int unit = geo.unit_k;
         unsigned char *row = c.smem + st * geo.stage_k_bytes + t * geo.pitch_k;
@@ -561,9 +567,9 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
         // vt_at's map, so a thread's copies sit at constant offsets from one
         // shared address and step the cache by one stride. A run starting
         // inside the unit takes the element path below.
+        // (a last partial pass at heads 80 and 112: the first head_size % DSTEP dims)
         constexpr int PAIRS = G::pitch_v / 16, DSTEP = NT / PAIRS;
-        static_assert(G::head_size % DSTEP == 0 && vt_same_map(DSTEP, G::vt_rs, G::vt_ks),
-                      "issue_tile: whole passes of V^T rows that keep vt_at's map");
+        static_assert(vt_same_map(DSTEP, G::vt_rs, G::vt_ks), "issue_tile: passes of V^T rows that keep vt_at's map");
         if (unit == 16 && (prefix || !any)) {
             const int d0 = tid / PAIRS;
             unsigned char *dst = vdst0 + vt_at(d0, pair * 16, G::vt_rs, G::vt_ks);
@@ -571,8 +577,9 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
             const int64_t step = any ? (int64_t)DSTEP * p.v_dim_bytes : 0;
             const int nb = prefix ? (hi - vpos) * esz : 0;
 #pragma unroll
-            for (int k = 0; k < G::head_size / DSTEP; k++)
-                cp_async(dst + k * DSTEP * G::pitch_v, src + k * step, 16, nb);
+            for (int k = 0; k < (G::head_size + DSTEP - 1) / DSTEP; k++)
+                if (G::head_size % DSTEP == 0 || k < G::head_size / DSTEP || d0 + k * DSTEP < G::head_size)
+                    cp_async(dst + k * DSTEP * G::pitch_v, src + k * step, 16, nb);
             return;
         }
     }

@@ -1,6 +1,7 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
 // 96, 128, 192 and 256, a flash layout or vLLM's, a
-// 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
+// 16-bit query with a cache of its dtype or fp8 (heads 80 and 112: of its
+// dtype; an odd number of k-steps and m-blocks), up to 8 query heads per CTA
 // (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
 // blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
 // heads), no block-sparse mask.
@@ -172,8 +173,12 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // others: see the register note above).
 // Head sizes the kernel serves: 64, 96, 128, 192 and 256 (the fp8
 // permutations take 64 dims at a time and a half block of 32: head 96's last
-// 32, and at head 192 each warp's 96 dims of P.V).
-constexpr bool mma_head_ok(int, int hs) { return hs == 64 || hs == 96 || hs == 128 || hs == 192 || hs == 256; }
+// 32, and at head 192 each warp's 96 dims of P.V), and for 16-bit caches 80
+// and 112 (an odd number of k-steps and m-blocks: the last pair's ldmatrix
+// loads one of them twice).
+constexpr bool mma_head_ok(int ct, int hs) {
+    return hs == 64 || hs == 96 || hs == 128 || hs == 192 || hs == 256 || ((hs == 80 || hs == 112) && ct <= 2);
+}
 // Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
 
@@ -209,11 +214,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
                   "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128, 192 or 256");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128, 192 or 256 (16-bit: also 80, 112)");
     // fp8's permutations: 64-dim blocks and a half block of 32 in rows without
     // a swizzle (head 96, and each warp's 96 dims at head 192); 16-bit: pairs
-    // of m-blocks (one ldmatrix x4 a pair), any swizzle.
-    static_assert(F8 ? HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0) : HD % 32 == 0,
+    // of k-steps and m-blocks (one ldmatrix x4 a pair; an odd last one at
+    // heads 80 and 112 takes x4's first two matrices), any swizzle.
+    static_assert(F8 ? HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0) : HD % 16 == 0,
                   "decode_mma_kernel: fp8's half block of 32 dims in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
                   "decode_mma_kernel: two head blocks at heads 128, 192");
@@ -228,14 +234,19 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     // granules: ldmatrix's 8 rows meet 8 granule positions), and fp8 head
     // 192's 208 (12 granules padded to 13, as head 96's 112 bytes: the 16-byte
     // K reads meet a bank twice, the V reads none; scripts/decode_banks.py).
-    constexpr bool PADDED = (F8 && (HS == 64 || HS == 192)) || HS == 96;
-    static_assert(T * HS * G::esz == (F8 && HS == 64          ? 4096 * MT
-                                      : HS == 96 || HS == 192 ? 6144
-                                                              : 8192) &&
-                      G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
-                  "decode_mma_kernel: 8 KiB K tiles of swizzled rows (6 KiB at heads 96 and 192; some padded)");
+    // 16-bit heads 80 and 112: 176 and 240 bytes (11 and 15 granules), as 96's.
+    // Rows are padded exactly when they are not a whole number of 8 granules.
+    constexpr bool PADDED = F8 ? HS % 128 != 0 : HS % 64 != 0;
+    static_assert(
+        T * HS * G::esz == (F8 && HS == 64          ? 4096 * MT
+                            : HS == 96 || HS == 192 ? 6144
+                            : HS == 80              ? 5120
+                            : HS == 112             ? 7168
+                                                    : 8192) &&
+            G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
+        "decode_mma_kernel: 8 KiB K tiles of swizzled rows (5-7 KiB at heads 80 to 112 and 192; some padded)");
     static_assert(!PADDED || (F8 && HS == 64) || G::pitch_k / 16 % 2 == 1,
-                  "decode_mma_kernel: padded rows (heads 96, 192) an odd number of granules");
+                  "decode_mma_kernel: padded rows (heads 80 to 112, 192) an odd number of granules");
     static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : PADDED)),
                   "decode_mma_kernel: flash V tiles like K's");
     PA_DEC_SMEM(smem);
@@ -450,11 +461,13 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                 const int t = tw + 8 * nb + (lane & 7);
                 const unsigned char *krow = kt + t * G::pitch_k;
 #pragma unroll
-                for (int jj = 0; jj < KS / 2; jj++) {
+                for (int jj = 0; jj < (KS + 1) / 2; jj++) {
+                    // an odd last k-step (heads 80, 112): matrices 2 and 3 load 0 and 1 again
+                    const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;
                     uint32_t r[4];
-                    ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * (lane >> 3)), t, G::swz_k, 4));
+                    ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * mk), t, G::swz_k, 4));
 #pragma unroll
-                    for (int s = 0; s < 2; s++) {
+                    for (int s = 0; s < 2 && 2 * jj + s < KS; s++) {
                         const uint32_t a[4] = {qa[2 * jj + s][0][0], HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,
                                                qa[2 * jj + s][0][1], HB > 1 ? qa[2 * jj + s][HB - 1][1] : 0u};
                         mma16816<MDT>(sf, a, r[2 * s], r[2 * s + 1]);
@@ -667,28 +680,35 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
             //   vLLM: the loader's V^T rows (vt_at), plain ldmatrix, lane l
             //     pointing at the warp's 8 tokens 8 nb.. of dim dh + 32 jj + 8
             //     (l >> 3) + (l & 7) (rows 32 apart keep the swizzle's map).
+            // An odd last m-block (heads 80, 112): lanes 16..31 load lanes
+            // 0..15's matrices again (vrow_t: vLLM's rows of dims 0..15 of the pair).
             static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
             int tv[NB];
-            const unsigned char *vrow[NB];
+            const unsigned char *vrow[NB], *vrow_t[NB];
 #pragma unroll
             for (int nb = 0; nb < NB; nb++) {
                 tv[nb] = tw + 8 * nb + (lane & 7);
                 vrow[nb] =
                     VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
                        : vt + tv[nb] * G::pitch_v;
+                vrow_t[nb] = VL && MB % 2 != 0 ? vt + vt_at(dh + 8 * ((lane >> 3) & 1) + (lane & 7),
+                                                            (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
+                                               : vrow[nb];
             }
 #pragma unroll
-            for (int jj = 0; jj < MB / 2; jj++) {
+            for (int jj = 0; jj < (MB + 1) / 2; jj++) {
+                const bool odd = MB % 2 != 0 && jj == MB / 2;
+                const int mv = odd ? (lane >> 3) & 1 : lane >> 3; // the lane's 8x8 matrix
                 uint32_t r[2][4] = {};
 #pragma unroll
                 for (int nb = 0; nb < NB; nb++) {
                     if constexpr (VL)
-                        ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v);
+                        ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);
                     else
-                        ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * (lane >> 3)), tv[nb], G::swz_v, 4));
+                        ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * mv), tv[nb], G::swz_v, 4));
                 }
 #pragma unroll
-                for (int s = 0; s < 2; s++) {
+                for (int s = 0; s < 2 && 2 * jj + s < MB; s++) {
                     const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};
 #pragma unroll
                     for (int b = 0; b < HB; b++)

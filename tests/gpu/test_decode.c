@@ -518,6 +518,24 @@ Test(decode_fixed, tensor_core_head_192, .timeout = 600) {
     tensor_core_other_head(192, 8950u);
 }
 
+/* Heads 80 (Phi-2) and 112 on tensor cores with 16-bit caches: 32-token tiles
+ * of padded 176- and 240-byte rows (11 and 15 granules), 5 and 7 k-steps and
+ * m-blocks, the odd last one from an ldmatrix x4 whose second pair repeats the
+ * first; the loader's last pass of each row to the first 2 of a token's 4
+ * threads, vLLM's V^T rows' last pass to the first 16 dims. Each layout, both
+ * query dtypes, groups 1..8, block sizes, the features. */
+Test(decode_fixed, tensor_core_heads_80_112, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 6) % 3], BSZ[(i * 2 + 1) % 5], i < 6 ? 80 : 112);
+        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        c.c = c.q;
+        c.seed = 10950u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
  * padded 208-byte rows, six k-steps and m-blocks; each layout, both query
  * dtypes, groups 1..8, block sizes, the features. */
@@ -587,12 +605,12 @@ Test(decode_fixed, tensor_core_group_16_head_192, .timeout = 600) {
  * token, one split) and a partial row otherwise, and the merge reads
  * ceil(len / split) partial rows: off by one token either way, a sequence's
  * output is never written or is merged from a row nobody wrote. Tensor-core
- * (heads 128 and 64, 16-bit and fp8 caches) and CUDA-core (head 80)
- * instances. */
+ * (heads 128 and 64, 16-bit and fp8 caches) and CUDA-core (head 72; head 80
+ * with a 16-bit cache runs on tensor cores since 2026-11-30) instances. */
 Test(decode_fixed, split_boundaries, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[5] = {255, 256, 257, 512, 513};
-    static const int hs[4] = {128, 64, 80, 128};
+    static const int hs[4] = {128, 64, 72, 128};
     for (int i = 0; i < 4; i++) {
         dcase c = {0};
         c.layout = i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD;
@@ -842,10 +860,10 @@ static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_
     static const int cw[3] = {2, 1, 1};
     const int ck = pa_test_pick_weighted(&r, cw, 3);
     c.c = ck == 0 ? c.q : ck == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-    /* half the draws at the tensor-core kernel's sizes */
-    static const int tc[4] = {64, 96, 128, 256}, vl[5] = {32, 80, 112, 120, 192};
+    /* half the draws at the tensor-core kernel's sizes (80 and 112: 16-bit caches only) */
+    static const int tc[5] = {64, 96, 128, 192, 256}, vl[4] = {32, 80, 112, 120};
     const int hk = pa_rng_int(&r, 0, 3);
-    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 3)] : hk == 2 ? vl[pa_rng_int(&r, 0, 4)] : 8 * pa_rng_int(&r, 1, 32);
+    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 4)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
     static const int kvs[5] = {1, 2, 3, 4, 8}, groups[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24};
     c.kv_heads = kvs[pa_rng_int(&r, 0, 4)];
     c.heads = c.kv_heads * groups[pa_rng_int(&r, 0, 11)];
