@@ -379,8 +379,8 @@ DECODE_SHAPES = [
     # two warps a token group; group 12 takes two head blocks)
     dict(name="GQA 32/8 head 192, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=192),
     dict(name="GQA 96/8 head 192 (group 12), b=64 x 4K", heads=96, kv_heads=8, batch=64, ctx=4096, head=192),
-    # heads 80 (Phi-2: 32/32) and 112: tensor cores for 16-bit caches since 2026-11-30 (padded 176- and
-    # 240-byte rows, an odd last k-step and m-block)
+    # heads 80 (Phi-2: 32/32) and 112: tensor cores since 2026-11-30 (16-bit: padded 176- and 240-byte
+    # rows, an odd last k-step and m-block; fp8: a quarter block of 16 dims)
     dict(name="MHA 32/32 head 80, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=80),
     dict(name="GQA 32/8 head 112, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=112),
 ]
@@ -484,10 +484,10 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 64, 96, 128, 192 and 256, and 80 and 112 over 16-bit caches; at
-    # heads 128 and 192 also NG 3 and 4, two head blocks), FixGeo<128, CT, NG>
-    # for an f32 one at head 128; DynGeo otherwise.
-    mma_heads = (64, 96, 128, 192, 256) + ((80, 112) if esz == 2 else ())
+    # (heads 64, 80, 96, 112, 128, 192 and 256; at heads 128 and 192 also NG 3
+    # and 4, two head blocks), FixGeo<128, CT, NG> for an f32 one at head 128;
+    # DynGeo otherwise.
+    mma_heads = (64, 80, 96, 112, 128, 192, 256)
     if (ng <= 2 or hs in (128, 192)) and q != "f32" and hs in mma_heads:
         # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)

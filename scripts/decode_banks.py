@@ -20,7 +20,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     the warp's 32 tokens, 32 w + 16 m + g (+ 8), in unpadded 64-byte rows; at head 96 (padded
     112-byte rows) also the half block's 8 bytes at 64 + 8 c (both 2-way: rows 112 bytes apart);
   - its fp8 V reads (8 bytes): lane (g, c) reads bytes 64 P + 8 g of token 2 c + (i % 2) + 8 (i / 2)
-    (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g); at head 192 (padded
+    (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g; the quarter block of
+    heads 80 and 112: K 4 bytes at b + 4 c, V 2 bytes at b + 2 g); at head 192 (padded
     208-byte rows) K as head 96's 16-byte reads (2-way) and V in each warp's 96 dims dh.. (a block
     and a half block), at their least;
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
@@ -95,8 +96,14 @@ FORMULAS = {
         "const unsigned char *src = vt + t * G::pitch_v + swz(dh + 64 * P + 4 * g, t, G::swz_v, 4);",
         "lds_words(krow0 + swz(64 * j + 8 * qc, tr0, G::swz_k, 4), w0);",
         "lds_words(krow1 + swz(64 * j + 8 * qc, tr1, G::swz_k, 4), w1);",
-        "constexpr int f8_span(int hd, int j, int full) { return hd - 64 * j >= 64 ? full : full / 2; }",
-        "return F8 ? 64 * (mb >> 2) + f8_span(HD, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;",
+        "return i < 4 * (hd / 64) ? 64 : hd % 64 >= 32 && i < 4 * (hd / 64) + 2 ? 32 : 16;",
+        "return i < 4 * (hd / 64) ? 64 * (i >> 2) : 64 * (hd / 64) + (f8_size(hd, i) == 16 && hd % 64 >= 32 ? 32 : 0);",
+        "return i < 4 * (hd / 64) ? i & 3 : i - 4 * (hd / 64) - (f8_size(hd, i) == 16 && hd % 64 >= 32 ? 2 : 0);",
+        "return F8 ? f8_base(HD, mb) + f8_size(HD, mb) / 8 * (r & 7) + 2 * f8_step(HD, mb) + (r >> 3) : 16 * mb + r;",
+        "constexpr int b0 = f8_base(HS, KS - 1);",
+        "lds_words(krow0 + swz(b0 + 4 * qc, tr0, G::swz_k, 4), w0);",
+        "constexpr int b0 = f8_base(HD, MB - 1);",
+        "const unsigned char *src = vt + t * G::pitch_v + swz(dh + b0 + 2 * g, t, G::swz_v, 4);",
         "const int t = tw + 8 * nb + (lane & 7);",
         "const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * mk), t, G::swz_k, 4));",
@@ -199,7 +206,7 @@ def f8_rows(s, hs, pitch64=80):
     dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle)."""
     if hs % 128 == 0:
         return s, hs
-    return (no_s, 112) if hs == 96 else (no_s, 208) if hs == 192 else (no_s, pitch64)
+    return {96: (no_s, 112), 192: (no_s, 208), 80: (no_s, 80), 112: (no_s, 112)}.get(hs, (no_s, pitch64))
 
 
 def mma_hd(hs):
@@ -208,10 +215,39 @@ def mma_hd(hs):
     return hs if hs <= 128 else hs // 2
 
 
-def f8_span(hd, j, full):
-    """decode_mma.cuh's f8_span: the bytes a lane takes of each row of fp8 dim block j (64 dims; a
-    last block of 32 at head 96: half)."""
-    return full if hd - 64 * j >= 64 else full // 2
+def f8_size(hd, i):
+    """decode_mma.cuh's f8_size: the dims of the fp8 block holding k-step (m-block) i of a warp's hd
+    dims: 64, then a half block of 32 (hd % 64 >= 32), then a quarter of 16 (hd % 32 == 16)."""
+    return 64 if i < 4 * (hd // 64) else 32 if hd % 64 >= 32 and i < 4 * (hd // 64) + 2 else 16
+
+
+def f8_base(hd, i):
+    q = f8_size(hd, i) == 16 and hd % 64 >= 32
+    return 64 * (i >> 2) if i < 4 * (hd // 64) else 64 * (hd // 64) + (32 if q else 0)
+
+
+def f8_step(hd, i):
+    q = f8_size(hd, i) == 16 and hd % 64 >= 32
+    return i & 3 if i < 4 * (hd // 64) else i - 4 * (hd // 64) - (2 if q else 0)
+
+
+def f8_blocks(hd):
+    """The fp8 blocks of hd dims: [(first dim, size)]."""
+    out = []
+    for i in range(hd // 16):
+        if f8_step(hd, i) == 0:
+            out.append((f8_base(hd, i), f8_size(hd, i)))
+    return out
+
+
+def waves(addrs, width):
+    """ragged_banks.wavefronts, and 2-byte accesses (32 lanes a phase, a word's two halves one word)."""
+    if width != 2:
+        return ragged_banks.wavefronts(addrs, width)
+    banks = {}
+    for a in addrs:
+        banks.setdefault(a // 4 % 32, set()).add(a // 4)
+    return max(len(v) for v in banks.values())
 
 
 def mma_groups(hs, esz):
@@ -223,48 +259,53 @@ def mma_groups(hs, esz):
     return WT, T // WT
 
 
-def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None):
+def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None, sizes=None):
     """Token group tg (tw = 16 mt tg), M block m < mt (two at fp8 head 64's 128-token tile), lane
     (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + 16 m + mma_tok(g) (krow0) and tw + 16 m +
-    mma_tok(g + 8) (krow1), j < hs / 64; at head 96 also 8 bytes at 64 + 8 c of both (the half block;
-    half_block True: only those reads, False: only the 16-byte ones)."""
+    mma_tok(g + 8) (krow1), j < hs / 64; a half block's 8 bytes at b + 8 c of both (heads 96, 112),
+    a quarter block's 4 at b + 4 c (heads 80, 112). sizes: the block sizes to check (half_block True:
+    {32}, False: {64})."""
     s, pitch = f8_rows(s, hs, pitch64)
+    if half_block is not None:
+        sizes = {32} if half_block else {64}
     out = []
     for w in range(mma_groups(hs, 1)[1] // mt):
         for m in range(mt):
             for half in range(2):
                 tok = lambda l: 16 * (mt * w + m) + mma_tok((l >> 2) + 8 * half, perm)
-                for j in range((hs + 63) // 64):
-                    span = f8_span(hs, j, 16)
-                    if half_block is not None and half_block != (span == 8):
+                for base, size in f8_blocks(hs):
+                    if sizes is not None and size not in sizes:
                         continue
-                    out.append(ragged_banks.wavefronts(
-                        [place(s, tok(l), (64 * j + span * (l & 3)) >> 4, (span * (l & 3)) & 15, pitch=pitch)
-                         for l in range(32)], span))
+                    span = size // 4
+                    out.append(waves([place(s, tok(l), (base + span * (l & 3)) >> 4, (base + span * (l & 3)) & 15,
+                                            pitch=pitch) for l in range(32)], span))
     return out
 
 
-def mma_f8_v(s, hs=128, mt=1, half_block=None):
+def mma_f8_v(s, hs=128, mt=1, half_block=None, sizes=None):
     """Lane (g, c) of the warp with dims dh.. reads 8 bytes at dh + 64 P + 8 g of token 16 m + 2 c +
-    (i % 2) + 8 (i / 2) of the warp's, m < mt (a half block of 32 dims, head 96's last and each
-    warp's last at head 192: 4 bytes at dh + 64 P + 4 g; half_block as mma_f8_k's)."""
+    (i % 2) + 8 (i / 2) of the warp's, m < mt; a half block of 32 dims (head 96's last, each warp's
+    last at head 192, head 112's second) 4 bytes at dh + b + 4 g, a quarter block of 16 (heads 80
+    and 112) 2 bytes at dh + b + 2 g (sizes, half_block: as mma_f8_k's)."""
     s, pitch = f8_rows(s, hs)
     hd = mma_hd(hs)
+    if half_block is not None:
+        sizes = {32} if half_block else {64}
     out = []
     for dh in range(0, hs, hd):
         for m in range(mt):
-            for P in range((hd + 63) // 64):
-                span = f8_span(hd, P, 8)
-                if half_block is not None and half_block != (span == 4):
+            for base, size in f8_blocks(hd):
+                if sizes is not None and size not in sizes:
                     continue
+                span = size // 8
                 for i in range(4):
                     addrs = []
                     for l in range(32):
                         g, c = l >> 2, l & 3
                         t = 16 * m + 2 * c + (i & 1) + 8 * (i >> 1)
-                        b = dh + 64 * P + span * g
+                        b = dh + base + span * g
                         addrs.append(place(s, t, b >> 4, b & 15, pitch=pitch))
-                    out.append(ragged_banks.wavefronts(addrs, span))
+                    out.append(waves(addrs, span))
     return out
 
 
@@ -294,7 +335,7 @@ def ldmatrix(s, hs=128):
 def pv_dim(f8, mb, r, hd=128):
     """decode_mma.cuh's pv_dim: the dim of P.V's m-block mb, row r, of a warp's hd dims (fp8 flash:
     permuted)."""
-    return 64 * (mb >> 2) + f8_span(hd, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) if f8 else 16 * mb + r
+    return f8_base(hd, mb) + f8_size(hd, mb) // 8 * (r & 7) + 2 * f8_step(hd, mb) + (r >> 3) if f8 else 16 * mb + r
 
 
 def epilogue_stores(f8, rs, hs=128, hb=1):
@@ -536,6 +577,34 @@ def main():
                    ("vLLM key copies, head %d, 16-bit (%d-byte rows)" % (hs, pitch),
                     lambda s, hs=hs, pitch=pitch: vllm_key_copies(no_s, 32, hs // 8, pitch), 4),
                    ("vLLM V^T copies, head %d, 64-byte rows" % hs, lambda s, hs=hs: vllm_v_copies(s, 6, hs), 4)]
+    # heads 80 and 112, fp8 caches: unpadded 80- and 112-byte rows (5 and 7 granules), 64-token tiles; a
+    # quarter block of 16 dims after the full (and at 112 the half) block
+    for hs in (80, 112):
+        checks += [("tensor-core fp8 K reads (16 B), head %d (2-way allowed)" % hs,
+                    lambda s, hs=hs: mma_f8_k(s, hs=hs, sizes={64}), 8),
+                   ("tensor-core fp8 K reads (4 B), head %d's quarter block" % hs,
+                    lambda s, hs=hs: mma_f8_k(s, hs=hs, sizes={16}), 1),
+                   ("tensor-core fp8 K reads, head %d, vLLM's layout (2-way allowed)" % hs,
+                    lambda s, hs=hs: mma_f8_k(s, True, hs=hs, sizes={64}), 8),
+                   # (vLLM's permuted rows: tokens 0, 1, 4, 5, .. of 80 or 112 bytes meet a bank twice)
+                   ("tensor-core fp8 K reads (4 B), head %d's quarter block, vLLM's layout (2-way allowed)" % hs,
+                    lambda s, hs=hs: mma_f8_k(s, True, hs=hs, sizes={16}), 2),
+                   ("tensor-core fp8 V reads (8 B), head %d" % hs, lambda s, hs=hs: mma_f8_v(s, hs=hs, sizes={64}), 2),
+                   ("tensor-core fp8 V reads (2 B), head %d's quarter block" % hs,
+                    lambda s, hs=hs: mma_f8_v(s, hs=hs, sizes={16}), 1),
+                   ("vLLM V^T 4-byte reads, fp8, head %d (tensor cores)" % hs, lambda s, hs=hs: vllm_v_f8(s, hs), 1),
+                   # the quarter block's 4 stores a lane are 3-way at every odd stride (its dims 2 g
+                   # apart put 32 lanes on 16 banks; only strides of 8 mod 16 pair them, which put the
+                   # full blocks' stores 8-way): once a CTA, allowed
+                   ("epilogue O^T stores, head %d, fp8 flash (row stride %d; the quarter block 3-way)" % (hs, hs + 3),
+                    lambda s, hs=hs: epilogue_stores(True, hs + 3, hs), 3),
+                   ("flash copies, head %d, fp8, 2 threads a token (%d-byte rows; 2-way allowed)" % (hs, hs),
+                    lambda s, hs=hs: copies(no_s, 2, hs // 16, hs), 8),
+                   ("vLLM key copies, head %d, fp8 (%d-byte rows)" % (hs, hs),
+                    lambda s, hs=hs: vllm_key_copies(no_s, 64, hs // 16, hs), 4)]
+    checks += [("tensor-core fp8 K reads (8 B), head 112's half block (2-way allowed)",
+                lambda s: mma_f8_k(s, hs=112, sizes={32}), 4),
+               ("tensor-core fp8 V reads (4 B), head 112's half block", lambda s: mma_f8_v(s, hs=112, sizes={32}), 1)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -552,7 +621,7 @@ def main():
              hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
                                             (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
                                             (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196),
-                                            (80, 1, 84), (112, 1, 116))]
+                                            (80, 1, 84), (112, 1, 116), (80, 1, 83), (112, 1, 115))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),
@@ -587,8 +656,9 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at heads 96 and 192, the split kernel's fp8 and"
-          " head-96 V^T reads, the copies into the padded rows of heads 80 to 112 and 192, the long tile's copies)")
+          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at heads 80 to 112 and 192, the split kernel's"
+          " fp8 and head-96 V^T reads, the copies into the padded rows of heads 80 to 112 and 192, the long tile's copies;"
+          " 3-way: the fp8 quarter block's epilogue stores at heads 80 and 112, once a CTA)")
 
 
 if __name__ == "__main__":

@@ -427,14 +427,14 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size 192 \
                 --dtype bf16 --cache-dtype $1 --layout nhd --variant $3 || echo "(failed: rc $?)"
         done
-        # Heads 80 (Phi-2, 32/32) and 112 on tensor cores with 16-bit caches since 2026-11-30 (they ran the
-        # runtime-shaped CUDA-core kernel): padded rows, an odd last k-step and m-block
+        # Heads 80 (Phi-2, 32/32) and 112 on tensor cores since 2026-11-30 (they ran the runtime-shaped
+        # CUDA-core kernel): 16-bit padded rows with an odd last k-step and m-block, fp8 a quarter block
         # (budget-notes/decode-heads80-112-mma-2026-11-30.md).
-        for hs_heads in "80 32/32" "112 32/8"; do
-            set -- $hs_heads
-            echo "decode head $1 --heads $2 --variant auto (64 x 4K, bf16):"
+        for run in "80 32/32 bf16" "112 32/8 bf16" "80 32/32 fp8_e4m3"; do
+            set -- $run
+            echo "decode head $1 --heads $2 --cache-dtype $3 --variant auto (64 x 4K, bf16):"
             timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size $1 --dtype bf16 \
-                --layout nhd --variant auto || echo "(failed: rc $?)"
+                --cache-dtype $3 --layout nhd --variant auto || echo "(failed: rc $?)"
         done
         # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
         # 2026-11-28: 31 fewer warp instructions a tile per warp; whole fp8 tiles skip their masks).

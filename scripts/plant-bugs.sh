@@ -257,13 +257,13 @@ plant decode-mma-f8-head96-qk-tail-word-twice cuda/decode/decode_mma.cuh \
     'qk_step(w0[1], w1[1], 4 * j + 1);' 'qk_step(w0[0], w1[0], 4 * j + 1);' \
     test_decode 'decode_fixed/tensor_core_head_96_fp8'
 plant decode-mma-f8-head96-q-tail-full-span cuda/decode/decode_mma.cuh \
-    'f8_span(HS, ks >> 2, 16) * qc' '16 * qc' \
+    'f8_size(HS, ks) / 4 * qc' '16 * qc' \
     test_decode 'decode_fixed/tensor_core_head_96_fp8'
 plant decode-mma-f8-head96-pv-tail-dims-0-1-twice cuda/decode/decode_mma.cuh \
     'pv_step(w, 1, 4 * P + 1);' 'pv_step(w, 0, 4 * P + 1);' \
     test_decode 'decode_fixed/tensor_core_head_96_fp8'
 plant decode-mma-f8-head96-out-tail-full-span cuda/decode/decode_mma.cuh \
-    'f8_span(HD, mb >> 2, 8) * (r & 7)' '8 * (r & 7)' \
+    'f8_size(HD, mb) / 8 * (r & 7)' '8 * (r & 7)' \
     test_decode 'decode_fixed/tensor_core_head_96_fp8'
 plant decode-mma-f8-head96-v-tail-rows-8-bytes cuda/decode/decode_mma.cuh \
     'swz(dh + 64 * P + 4 * g, t, G::swz_v, 4)' 'swz(dh + 64 * P + 8 * g, t, G::swz_v, 4)' \
@@ -299,6 +299,16 @@ plant decode-fixed-loader-k-last-pass-unguarded cuda/decode/decode_kernel.cuh \
 plant decode-fixed-vllm-v-last-pass-unguarded cuda/decode/decode_kernel.cuh \
     'd0 + k * DSTEP < G::head_size)' 'd0 + k * DSTEP < G::head_size + 16)' \
     test_decode 'decode_fixed/tensor_core_heads_80_112'
+# fp8 at heads 80 and 112: a quarter block of 16 dims (after the half block at 112).
+plant decode-mma-f8-head80-quarter-k-reads-at-half-span cuda/decode/decode_mma.cuh \
+    'lds_words(krow0 + swz(b0 + 4 * qc, tr0, G::swz_k, 4), w0);' 'lds_words(krow0 + swz(b0 + 8 * qc, tr0, G::swz_k, 4), w0);' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112_fp8'
+plant decode-mma-f8-head80-quarter-v-reads-at-half-span cuda/decode/decode_mma.cuh \
+    'swz(dh + b0 + 2 * g, t, G::swz_v, 4)' 'swz(dh + b0 + 4 * g, t, G::swz_v, 4)' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112_fp8'
+plant decode-mma-f8-head112-quarter-block-over-the-half cuda/decode/decode_mma.cuh \
+    '(f8_size(hd, i) == 16 && hd % 64 >= 32 ? 32 : 0)' '(f8_size(hd, i) == 16 && hd % 64 >= 32 ? 0 : 0)' \
+    test_decode 'decode_fixed/tensor_core_heads_80_112_fp8'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

@@ -28,7 +28,7 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
 // tensor cores too, with the value copies' unit from the host (FixGeoV).
 // Heads 64, 96, 192 and 256 take the same tensor-core path (both layouts,
-// 16-bit and fp8 caches), and heads 80 and 112 with 16-bit caches. Everything else runs the runtime-shaped instance.
+// 16-bit and fp8 caches), and so do heads 80 and 112. Everything else runs the runtime-shaped instance.
 // The choice depends on the problem's shape only, never on the batch, so batch invariance holds. The tensor-core kernel
 // at the first head size in HS... that it serves for CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups;
 // vLLM's) equals the host's; -1 when none does. At heads 128 and 192, CTAs of 9..16 query heads (flash: 3 or 4 head

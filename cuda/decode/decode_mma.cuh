@@ -1,7 +1,6 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
-// 96, 128, 192 and 256, a flash layout or vLLM's, a
-// 16-bit query with a cache of its dtype or fp8 (heads 80 and 112: of its
-// dtype; an odd number of k-steps and m-blocks), up to 8 query heads per CTA
+// 80, 96, 112, 128, 192 and 256, a flash layout or vLLM's, a
+// 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
 // (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
 // blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
 // heads), no block-sparse mask.
@@ -88,6 +87,13 @@
 //     wavefronts; K's 16- and 8-byte reads meet a bank twice (no pitch under
 //     192 bytes avoids both), which the tile's 2 x 6 KiB from memory leave
 //     far off the critical path.
+//   - Heads 80 and 112 (2026-11-30): a quarter block of the last 16 dims
+//     after the full blocks (80) or the full and the half block (112), with a
+//     quarter of the span: k-step KS - 1 takes dims b + 4c + {0..3} (LDS.32
+//     of each token g, g+8), m-block MB - 1 dims b + 2(r & 7) + (r >> 3)
+//     (2 bytes of each token; the permute's byte pair 0, 1). Rows are
+//     dec_geometry's 80 and 112 bytes (5 and 7 granules, unpadded), 64-token
+//     tiles; K's reads meet a bank twice, as head 96's.
 //   fp8 converts exactly to f16 (e4m3, e5m2 both fit), so an fp8 cache runs
 //   f16 MMAs: an f16 query exactly; a bf16 query scaled by a power of two 2^-e
 //   chosen per CTA so its largest |q| lands in [2^14, 2^15) (f16 has bf16's 8
@@ -111,9 +117,22 @@ using ::pa::tile::PAIR_D01;
 using ::pa::tile::PAIR_D23;
 using ::pa::tile::prmt;
 
-// fp8: the bytes a lane (column qc for K, row g for V) takes of each row of
-// dim block j (64 dims; head 96's last block, j = 1, has 32: half as many).
-constexpr int f8_span(int hd, int j, int full) { return hd - 64 * j >= 64 ? full : full / 2; }
+// fp8 dim blocks of a warp's hd dims: hd / 64 blocks of 64, then a half block
+// of 32 where hd % 64 >= 32 (heads 96, 112; each warp's 96 dims at head 192),
+// then a quarter block of 16 where hd % 32 == 16 (heads 80, 112). k-step or
+// m-block i lies in a block of f8_size dims from dim f8_base, as its step
+// f8_step (4 a full block, 2 a half, 1 a quarter). A lane (column qc for K,
+// row g for V) takes f8_size / 4 bytes of each K row of the block, f8_size / 8
+// of each V row.
+constexpr int f8_size(int hd, int i) {
+    return i < 4 * (hd / 64) ? 64 : hd % 64 >= 32 && i < 4 * (hd / 64) + 2 ? 32 : 16;
+}
+constexpr int f8_base(int hd, int i) {
+    return i < 4 * (hd / 64) ? 64 * (i >> 2) : 64 * (hd / 64) + (f8_size(hd, i) == 16 && hd % 64 >= 32 ? 32 : 0);
+}
+constexpr int f8_step(int hd, int i) {
+    return i < 4 * (hd / 64) ? i & 3 : i - 4 * (hd / 64) - (f8_size(hd, i) == 16 && hd % 64 >= 32 ? 2 : 0);
+}
 // N 4-byte words of the 4N-aligned shared bytes at p: one LDS.128, LDS.64 or LDS.32.
 template <int N> PA_DEC_DEV void lds_words(const unsigned char *p, uint32_t (&w)[N]) {
     static_assert(N == 1 || N == 2 || N == 4, "lds_words: 4, 8 or 16 bytes");
@@ -134,11 +153,11 @@ template <int N> PA_DEC_DEV void lds_words(const unsigned char *p, uint32_t (&w)
 }
 // Physical dim of P.V's m-block mb, row r, of a warp's HD dims (see the header).
 template <bool F8, int HD> PA_DEC_DEV int pv_dim(int mb, int r) {
-    return F8 ? 64 * (mb >> 2) + f8_span(HD, mb >> 2, 8) * (r & 7) + 2 * (mb & 3) + (r >> 3) : 16 * mb + r;
+    return F8 ? f8_base(HD, mb) + f8_size(HD, mb) / 8 * (r & 7) + 2 * f8_step(HD, mb) + (r >> 3) : 16 * mb + r;
 }
 // Physical dim of Q.K's k-step ks, lane column qc, half (dims 2c.. or 2c+8..), element e.
 template <bool F8, int HS> PA_DEC_DEV int qk_dim(int ks, int qc, int half, int e) {
-    return F8 ? 64 * (ks >> 2) + f8_span(HS, ks >> 2, 16) * qc + 4 * (ks & 3) + 2 * half + e
+    return F8 ? f8_base(HS, ks) + f8_size(HS, ks) / 4 * qc + 4 * f8_step(HS, ks) + 2 * half + e
               : 16 * ks + 2 * qc + 8 * half + e;
 }
 
@@ -171,13 +190,12 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // as many bytes again in flight as the 2 that its 182 unbounded registers
 // allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
-// Head sizes the kernel serves: 64, 96, 128, 192 and 256 (the fp8
-// permutations take 64 dims at a time and a half block of 32: head 96's last
-// 32, and at head 192 each warp's 96 dims of P.V), and for 16-bit caches 80
-// and 112 (an odd number of k-steps and m-blocks: the last pair's ldmatrix
-// loads one of them twice).
-constexpr bool mma_head_ok(int ct, int hs) {
-    return hs == 64 || hs == 96 || hs == 128 || hs == 192 || hs == 256 || ((hs == 80 || hs == 112) && ct <= 2);
+// Head sizes the kernel serves: 64, 80, 96, 112, 128, 192 and 256 (the fp8
+// permutations take 64 dims at a time, then a half block of 32 and a quarter
+// of 16 (f8_size); 16-bit: an odd number of k-steps and m-blocks at heads 80
+// and 112, the last pair's ldmatrix loading one of them twice).
+constexpr bool mma_head_ok(int, int hs) {
+    return hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256;
 }
 // Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
@@ -214,13 +232,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
                   "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 96, 128, 192 or 256 (16-bit: also 80, 112)");
-    // fp8's permutations: 64-dim blocks and a half block of 32 in rows without
-    // a swizzle (head 96, and each warp's 96 dims at head 192); 16-bit: pairs
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 80, 96, 112, 128, 192 or 256");
+    // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
+    // in rows without a swizzle (heads 80, 96 and 112, and each warp's 96 dims
+    // at head 192); 16-bit: pairs
     // of k-steps and m-blocks (one ldmatrix x4 a pair; an odd last one at
     // heads 80 and 112 takes x4's first two matrices), any swizzle.
-    static_assert(F8 ? HD % 64 == 0 || (HD == 96 && G::swz_k == 0 && G::swz_v == 0) : HD % 16 == 0,
-                  "decode_mma_kernel: fp8's half block of 32 dims in rows without a swizzle");
+    static_assert(HD % 16 == 0 && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
+                  "decode_mma_kernel: fp8's half and quarter blocks in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
                   "decode_mma_kernel: two head blocks at heads 128, 192");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
@@ -432,14 +451,22 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                     for (int s = 0; s < 4; s++)
                         qk_step(w0[s], w1[s], 4 * j + s);
                 }
-                if constexpr (HS % 64 != 0) {
-                    // head 96's last 32 dims: 8 bytes of each token, k-steps 4 j and 4 j + 1
+                if constexpr (HS % 64 >= 32) {
+                    // the half block (heads 96, 112): 8 bytes of each token, k-steps 4 j and 4 j + 1
                     constexpr int j = HS / 64;
                     uint32_t w0[2], w1[2];
                     lds_words(krow0 + swz(64 * j + 8 * qc, tr0, G::swz_k, 4), w0);
                     lds_words(krow1 + swz(64 * j + 8 * qc, tr1, G::swz_k, 4), w1);
                     qk_step(w0[0], w1[0], 4 * j);
                     qk_step(w0[1], w1[1], 4 * j + 1);
+                }
+                if constexpr (HS % 32 != 0) {
+                    // the quarter block (heads 80, 112): 4 bytes of each token, the last k-step
+                    constexpr int b0 = f8_base(HS, KS - 1);
+                    uint32_t w0[1], w1[1];
+                    lds_words(krow0 + swz(b0 + 4 * qc, tr0, G::swz_k, 4), w0);
+                    lds_words(krow1 + swz(b0 + 4 * qc, tr1, G::swz_k, 4), w1);
+                    qk_step(w0[0], w1[0], KS - 1);
                 }
             }
 #pragma unroll
@@ -653,9 +680,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                     for (int q = 0; q < 4; q++)
                         pv_step(q < 2 ? lo : hi, q, 4 * P + q);
                 }
-                if constexpr (HD % 64 != 0) {
-                    // head 96's last 32 dims: 4 bytes of each token, dims dh + 64P + 4g + d,
-                    // d = 0..3: m-block 4P + (d >> 1), row g + 8 (d & 1)
+                if constexpr (HD % 64 >= 32) {
+                    // the half block (heads 96, 112; head 192's 96 dims a warp): 4 bytes of each
+                    // token, dims dh + 64P + 4g + d, d = 0..3: m-block 4P + (d >> 1), row g + 8 (d & 1)
                     constexpr int P = HD / 64;
                     uint32_t w[4];
 #pragma unroll
@@ -667,6 +694,20 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                     }
                     pv_step(w, 0, 4 * P);
                     pv_step(w, 1, 4 * P + 1);
+                }
+                if constexpr (HD % 32 != 0) {
+                    // the quarter block (heads 80, 112): 2 bytes of each token, dims dh + b0 + 2g
+                    // + d, d = 0, 1: the last m-block, row g + 8 d (the words' bytes 0 and 1)
+                    constexpr int b0 = f8_base(HD, MB - 1);
+                    uint32_t w[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int t = vtok[i];
+                        const unsigned char *src = vt + t * G::pitch_v + swz(dh + b0 + 2 * g, t, G::swz_v, 4);
+                        PA_DEC_ALIGNED(src, 2);
+                        w[i] = *reinterpret_cast<const uint16_t *>(src);
+                    }
+                    pv_step(w, 0, MB - 1);
                 }
             }
         } else {

@@ -536,6 +536,23 @@ Test(decode_fixed, tensor_core_heads_80_112, .timeout = 600) {
     }
 }
 
+/* Heads 80 and 112 with fp8 caches: 64-token tiles of unpadded 80- and
+ * 112-byte rows; after the 64-dim block a quarter block of 16 dims (80), or a
+ * half block of 32 and a quarter of 16 (112), the quarter's k-step from 4 key
+ * bytes a lane and its m-block from 2 value bytes a token. Each layout, both
+ * fp8 formats, both query dtypes (bf16 scaled far outside f16), groups 1..8,
+ * block sizes, the features. */
+Test(decode_fixed, tensor_core_heads_80_112_fp8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 12; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 6) % 3], BSZ[(i * 3 + 2) % 5], i < 6 ? 80 : 112);
+        c.c = i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
+        c.seed = 11950u + (uint64_t)i;
+        run_tensor_core_case(&c, i / 2);
+    }
+}
+
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
  * padded 208-byte rows, six k-steps and m-blocks; each layout, both query
  * dtypes, groups 1..8, block sizes, the features. */
@@ -664,8 +681,9 @@ Test(decode_features, window_cap_alibi, .timeout = 600) {
  * first 256 tokens (the recommended entry's first split, half of v2's) get
  * e5m2's most negative key, -57344, so their logits (-57344 x 0.05 x 128 /
  * sqrt(head)) underflow every weight, and its largest value, 57344, times a
- * v_scale of 4. Heads 128 and 96 run the tensor-core kernel, head 80 the
- * CUDA-core one. */
+ * v_scale of 4. Heads 128 and 96 run the tensor-core kernel, head 48 the
+ * CUDA-core one (head 80 until 2026-11-30, when fp8 at 80 moved to tensor
+ * cores). */
 static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
     static const int lens[1] = {1024};
     const dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 4, 2, hs, 16, 0, 0, 0.0f, 0, 1, lens, seed};
@@ -700,7 +718,7 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     huge_values_in_a_dead_split(128, 61);
     huge_values_in_a_dead_split(96, 62);
-    huge_values_in_a_dead_split(80, 63);
+    huge_values_in_a_dead_split(48, 63);
 }
 
 /* fp8 subnormals, exactly: every K and V byte of the pool a subnormal (the
@@ -709,7 +727,7 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
  * converted in place on sm_89+, by its twin in interpret mode; e5m2's by byte
  * permutes) must give the exact subnormal: a wrong exponent scales whole dims
  * by 2. Tensor-core kernels (head 128 flash and vLLM's layout, head 64's long
- * tile, head 96's half block) and the CUDA-core one (head 80), e4m3 and e5m2. */
+ * tile, head 96's half block) and the CUDA-core one (head 48), e4m3 and e5m2. */
 static void fp8_subnormal_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
     static const int lens[3] = {1, 300, 777};
     const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 3, lens, seed};
@@ -732,7 +750,7 @@ Test(decode_features, fp8_subnormals_exact, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_kv_layout lay[5] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
                                         PA_LAYOUT_FLASH_NHD};
-    static const int hs[5] = {128, 128, 64, 96, 80};
+    static const int hs[5] = {128, 128, 64, 96, 48};
     for (int i = 0; i < 5; i++)
         for (int f = 0; f < 2; f++)
             fp8_subnormal_case(lay[i], f ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7100u + (uint64_t)(2 * i + f));
@@ -745,7 +763,7 @@ Test(decode_features, fp8_subnormals_exact, .timeout = 600) {
  * Lengths of one split and of several, so v2's and the recommended entry's
  * merge (which applies v_scale there) run too. Tensor-core kernels (head 128
  * flash and vLLM's layout, head 64's long tile, head 96's half block, head
- * 256) and the CUDA-core one (head 80), e4m3 and e5m2. */
+ * 256) and the CUDA-core one (head 48), e4m3 and e5m2. */
 static void null_scale_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
     static const int lens[4] = {1, 300, 777, 2100};
     const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed};
@@ -761,7 +779,7 @@ Test(decode_features, fp8_null_scales, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const pa_kv_layout lay[6] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_VLLM,      PA_LAYOUT_FLASH_NHD,
                                         PA_LAYOUT_FLASH_HND, PA_LAYOUT_FLASH_HND, PA_LAYOUT_FLASH_NHD};
-    static const int hs[6] = {128, 128, 64, 96, 256, 80};
+    static const int hs[6] = {128, 128, 64, 96, 256, 48};
     for (int i = 0; i < 6; i++)
         null_scale_case(lay[i], i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7200u + (uint64_t)i);
 }
@@ -860,10 +878,10 @@ static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_
     static const int cw[3] = {2, 1, 1};
     const int ck = pa_test_pick_weighted(&r, cw, 3);
     c.c = ck == 0 ? c.q : ck == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-    /* half the draws at the tensor-core kernel's sizes (80 and 112: 16-bit caches only) */
-    static const int tc[5] = {64, 96, 128, 192, 256}, vl[4] = {32, 80, 112, 120};
+    /* half the draws at the tensor-core kernel's sizes, a quarter at the CUDA-core kernel's 32, 48, 120, 160 */
+    static const int tc[7] = {64, 80, 96, 112, 128, 192, 256}, vl[4] = {32, 48, 120, 160};
     const int hk = pa_rng_int(&r, 0, 3);
-    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 4)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
+    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 6)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
     static const int kvs[5] = {1, 2, 3, 4, 8}, groups[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24};
     c.kv_heads = kvs[pa_rng_int(&r, 0, 4)];
     c.heads = c.kv_heads * groups[pa_rng_int(&r, 0, 11)];
@@ -1055,7 +1073,7 @@ Test(decode_views, cache_offsets_past_32_bits, .timeout = 600) {
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 32},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 256, 8},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 80, 16},  /* CUDA cores, 2^31 elements = 8 GiB */
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 80, 16}, /* CUDA cores, vLLM fp8 */
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 48, 16}, /* CUDA cores, vLLM fp8 */
     };
     for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
         dcase c = {0};
@@ -1283,11 +1301,11 @@ static void batch_sizes_case(const dcase *c) {
 Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[2] = {5000, 1};
-    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 80, fp8, ALiBi) */
+    /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 48, fp8, ALiBi) */
     dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41};
     batch_sizes_case(&a);
     /* ... with a window: its first 7 splits see no key (empty partials) */
-    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 80, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
     batch_sizes_case(&b);
     /* the tensor-core kernel (fp8, head 128, flash), ALiBi and a window */
     dcase t = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 8, 128, 16, 1, 3000, 0.0f, 0, 2, lens, 43};
@@ -1306,10 +1324,10 @@ Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
 Test(decode_pdl, merge_with_and_without_pdl_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[6] = {5000, 1, 2049, 700, 16500, 257};
-    /* the tensor-core kernel (bf16, head 128, NHD) and the runtime-shaped one (head 80, vLLM, fp8) */
+    /* the tensor-core kernel (bf16, head 128, NHD) and the runtime-shaped one (head 48, vLLM, fp8) */
     const dcase cs[2] = {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 6, lens, 61},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 80, 16, 0, 0, 0.0f, 0, 6, lens, 62},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 16, 0, 0, 0.0f, 0, 6, lens, 62},
     };
     const char *saved = getenv("PAGEDATTN_DECODE_PDL");
     char *keep_env = saved ? strdup(saved) : NULL;
