@@ -27,12 +27,14 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // runs on tensor cores (decode_mma.cuh); an f32 query on CUDA cores. A
 // 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
 // tensor cores too, with the value copies' unit from the host (FixGeoV).
-// Heads 64, 96, 192 and 256 take the same tensor-core path (both layouts,
-// 16-bit and fp8 caches), and so do heads 80 and 112. Everything else runs the runtime-shaped instance.
-// The choice depends on the problem's shape only, never on the batch, so batch invariance holds. The tensor-core kernel
-// at the first head size in HS... that it serves for CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups;
-// vLLM's) equals the host's; -1 when none does. At heads 128 and 192, CTAs of 9..16 query heads (flash: 3 or 4 head
-// groups) take the kernel's two head blocks.
+// Heads 64, 80, 96, 112, 192 and 256 take the same tensor-core path (both
+// layouts, 16-bit and fp8 caches). Everything else runs the runtime-shaped
+// instance. The choice depends on the problem's shape only, never on the
+// batch, so batch invariance holds.
+// The tensor-core kernel at the first head size in HS... that it serves for
+// CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups; vLLM's)
+// equals the host's; -1 when none does. At heads 128 and 192, CTAs of 9..16
+// query heads (flash: 3 or 4 head groups) take the kernel's two head blocks.
 template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kparams *kp, cudaStream_t s) {
     if constexpr (mma_head_ok(CT, HS)) {
         if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))

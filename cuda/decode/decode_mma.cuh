@@ -21,11 +21,11 @@
 // Layout of the work. Token group tg owns tokens WT tg .. WT tg + WT-1 of
 // every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 32 of
 // fp8 head 64's 128-token tile on a flash layout, below; 8 of head 128's
-// 32-token 16-bit tile; at heads 192 and 256, 8 of 16 or 16 of 32 fp8 tokens) and
-// keeps its own online-softmax state; the groups' states merge
+// 32-token 16-bit tile; at heads 192 and 256, 8 of 16 or 16 of 32 fp8
+// tokens) and keeps its own online-softmax state; the groups' states merge
 // once, in order, at the end (split-K inside the CTA; no barrier per tile
-// beyond the pipeline's). A group is one warp, or two at heads 192 and 256: both
-// compute the group's S, each keeps half of O's dims (see the kernel).
+// beyond the pipeline's). A group is one warp, or two at heads 192 and 256:
+// both compute the group's S, each keeps half of O's dims (see the kernel).
 //   16-bit: S = Q K^T  M = query heads (rows 0..7; rows 8..15 zero), N = the
 //              warp's 8 tokens (head 64: two n-blocks of 8), K = the head's
 //              dims (HS / 16 k-steps).
@@ -221,8 +221,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     constexpr bool SKIP_MASKS = F8;
     // A warp's WT tokens (a token group) fill S^T's M (fp8: 16) or NB
     // n-blocks of 8 (16-bit). The NTG = T / WT token groups of a tile take
-    // DS = NW / NTG warps each: DS = 2 at heads 192 and 256, whose tiles have 16 (16-bit)
-    // or 32 (fp8) tokens. The DS warps of a group compute the same S (and so
+    // DS = NW / NTG warps each: DS = 2 at heads 192 and 256, whose tiles have
+    // 16 (16-bit) or 32 (fp8) tokens. The DS warps of a group compute the same S (and so
     // the same softmax state) and split P.V's dims: HD each, from dh. KS
     // k-steps (Q.K) of 16 dims, MB m-blocks (P.V).
     // fp8 at head 64 (FixGeo's LT) has 128-token tiles: a warp's 32 tokens are
@@ -235,9 +235,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 80, 96, 112, 128, 192 or 256");
     // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
     // in rows without a swizzle (heads 80, 96 and 112, and each warp's 96 dims
-    // at head 192); 16-bit: pairs
-    // of k-steps and m-blocks (one ldmatrix x4 a pair; an odd last one at
-    // heads 80 and 112 takes x4's first two matrices), any swizzle.
+    // at head 192); 16-bit: pairs of k-steps and m-blocks (one ldmatrix x4 a
+    // pair; an odd last one at heads 80 and 112 takes x4's first two
+    // matrices), any swizzle.
     static_assert(HD % 16 == 0 && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
                   "decode_mma_kernel: fp8's half and quarter blocks in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
