@@ -1528,6 +1528,17 @@ Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
     device_checks(f);
 }
 
+/* The same through heads 80 and 112 (the loaders' partial last passes, an odd
+ * last k-step and m-block, fp8's quarter block): fp8 flash and 16-bit over
+ * vLLM's layout. */
+Test(decode_device_checks, heads_80_112, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55};
+    device_checks(c);
+    dcase d = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56};
+    device_checks(d);
+}
+
 /* A corrupt id in each sequence's last block, with lengths of whole tiles of
  * every geometry (so the tile holding that block is full by length, and only
  * the block-table check can mask it): its tokens are skipped, which for a last
