@@ -22,7 +22,8 @@ static const char *PLAN_HELP =
     "  --computed LIST       tokens already cached per request, e.g. 0,5,17\n"
     "  --scheduled LIST      new tokens per request, e.g. 4,1,3\n"
     "  --block-table T       rows separated by ';', e.g. \"0,1;2,3;4,5\" (rows are padded\n"
-    "                        with 0 to the widest); default: contiguous blocks per request\n"
+    "                        with 0 to the widest, an empty row too, as --json's []);\n"
+    "                        default: contiguous blocks per request\n"
     "  --prefills N          requests [0, N) are prefills (default: the leading requests\n"
     "                        with more than one new token)\n"
     "  --padded N            padded token count of the slot mapping (default: no padding)\n"
@@ -126,7 +127,8 @@ static int parse_table(const char *s, plan_in *p) {
         memcpy(tmp, c, len);
         tmp[len] = '\0';
         snprintf(name, sizeof name, "--block-table row %lld", r);
-        ok = parse_list(name, tmp, &row_vals[r], &row_n[r]);
+        /* an empty row ("0,1;" or "0,1;;2") is padded like a short one, as --json's [] */
+        ok = len == 0 || parse_list(name, tmp, &row_vals[r], &row_n[r]);
         free(tmp);
         width = ok && row_n[r] > width ? row_n[r] : width;
         c += len + (c[len] == ';');
@@ -140,7 +142,8 @@ static int parse_table(const char *s, plan_in *p) {
         p->bt = calloc((size_t)rows * (size_t)width, sizeof(int32_t));
         ok = p->bt != NULL;
         for (long long r = 0; ok && r < rows; r++)
-            memcpy(p->bt + r * width, row_vals[r], sizeof(int32_t) * (size_t)row_n[r]);
+            if (row_n[r] > 0) /* an empty row has no array (row_vals[r] NULL) */
+                memcpy(p->bt + r * width, row_vals[r], sizeof(int32_t) * (size_t)row_n[r]);
         p->bt_rows = (int)rows;
         p->bt_width = width;
     }
