@@ -524,16 +524,27 @@ Test(decode_fixed, tensor_core_head_192, .timeout = 600) {
  * first; the loader's last pass of each row to the first 2 of a token's 4
  * threads, vLLM's V^T rows' last pass to the first 16 dims. Each layout, both
  * query dtypes, groups 1..8, block sizes, the features. */
+static void heads_80_112(int fp8) {
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 12; i++) { /* heads 80 then 112, each layout twice */
+        const int bs = fp8 ? BSZ[(i * 3 + 2) % 5] : BSZ[(i * 2 + 1) % 5];
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 6) % 3], bs, i < 6 ? 80 : 112);
+        if (fp8) {
+            c.c = i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
+        } else {
+            c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+            c.c = c.q;
+        }
+        c.seed = (fp8 ? 11950u : 10950u) + (uint64_t)i;
+        if (fp8)
+            run_tensor_core_case(&c, i / 2);
+        else
+            run_case(&c);
+    }
+}
 Test(decode_fixed, tensor_core_heads_80_112, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
-    for (int i = 0; i < 12; i++) {
-        dcase c = tensor_core_case_hs(i, lay[(i + i / 6) % 3], BSZ[(i * 2 + 1) % 5], i < 6 ? 80 : 112);
-        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
-        c.c = c.q;
-        c.seed = 10950u + (uint64_t)i;
-        run_case(&c);
-    }
+    heads_80_112(0);
 }
 
 /* Heads 80 and 112 with fp8 caches: 64-token tiles of unpadded 80- and
@@ -544,13 +555,7 @@ Test(decode_fixed, tensor_core_heads_80_112, .timeout = 600) {
  * block sizes, the features. */
 Test(decode_fixed, tensor_core_heads_80_112_fp8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
-    for (int i = 0; i < 12; i++) {
-        dcase c = tensor_core_case_hs(i, lay[(i + i / 6) % 3], BSZ[(i * 3 + 2) % 5], i < 6 ? 80 : 112);
-        c.c = i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
-        c.seed = 11950u + (uint64_t)i;
-        run_tensor_core_case(&c, i / 2);
-    }
+    heads_80_112(1);
 }
 
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
@@ -1518,14 +1523,13 @@ Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeo
  * rows, group 12 in two head blocks; 16-bit over vLLM's layout). */
 Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43};
-    device_checks(c);
-    dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47};
-    device_checks(d);
-    dcase e = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48};
-    device_checks(e);
-    dcase f = {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49};
-    device_checks(f);
+    static const dcase cs[4] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49}};
+    for (int i = 0; i < 4; i++)
+        device_checks(cs[i]);
 }
 
 /* The same through heads 80 and 112 (the loaders' partial last passes, an odd
@@ -1533,10 +1537,11 @@ Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
  * vLLM's layout. */
 Test(decode_device_checks, heads_80_112, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55};
-    device_checks(c);
-    dcase d = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56};
-    device_checks(d);
+    static const dcase cs[2] = {
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56}};
+    for (int i = 0; i < 2; i++)
+        device_checks(cs[i]);
 }
 
 /* A corrupt id in each sequence's last block, with lengths of whole tiles of
