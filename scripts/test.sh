@@ -217,8 +217,19 @@ if [ "${PA_SKIP_ASAN:-0}" != 1 ]; then
         meson setup build-asan -Dgpu_archs=90 -Db_sanitize=address,undefined -Db_lundef=false \
             -Dbuildtype=debugoptimized >/dev/null || exit 1
     fi
-    hosts=$(meson introspect build-asan --tests | python3 -c \
-        'import json,sys; print(" ".join(t["cmd"][0].split("build-asan/",1)[1] for t in json.load(sys.stdin) if "host" in t["suite"][0]))')
+    # The host tests' programs; a test run by a script (python3 ...) names its build targets among
+    # its arguments, relative to the build directory (benchmarks/pagedattn).
+    hosts=$(meson introspect build-asan --tests | python3 -c '
+import json, sys
+out = set()
+for t in json.load(sys.stdin):
+    if "host" in t["suite"][0]:
+        c = t["cmd"]
+        if "build-asan/" in c[0]:
+            out.add(c[0].split("build-asan/", 1)[1])
+        else:
+            out.update(a for a in c[1:] if "/" in a and not a.startswith(("/", "-")))
+print(" ".join(sorted(out)))')
     ninja -C build-asan $hosts || exit 1
     rm -f build-asan/*.tap
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
