@@ -155,7 +155,7 @@ def copies(s, tpt, units=16, pitch=256):
         for w in range(4):
             addrs = [place(s, (32 * w + l) // tpt, (32 * w + l) % tpt + tpt * r, pitch=pitch)
                      if (32 * w + l) % tpt + tpt * r < units else None for l in range(32)]
-            out.append(phase_wavefronts(addrs, 16)[0] if None in addrs else ragged_banks.wavefronts(addrs, 16))
+            out.append(waves(addrs, 16))
     return out
 
 
@@ -176,7 +176,7 @@ def vllm_key_copies(s, T=32, units=16, pitch=256):
             addrs = [place(s, (32 * w + l) % T, (32 * w + l) // T + (128 // T) * r, pitch=pitch)
                      if (32 * w + l) // T + (128 // T) * r < units else None for l in range(32)]
             if any(a is not None for a in addrs):
-                out.append(phase_wavefronts(addrs, 16)[0] if None in addrs else ragged_banks.wavefronts(addrs, 16))
+                out.append(waves(addrs, 16))
     return out
 
 
@@ -241,9 +241,10 @@ def f8_blocks(hd):
 
 
 def waves(addrs, width):
-    """ragged_banks.wavefronts, and 2-byte accesses (32 lanes a phase, a word's two halves one word)."""
+    """ragged_banks.wavefronts, with idle lanes (None: phase_wavefronts) and 2-byte accesses (32
+    lanes a phase, a word's two halves one word)."""
     if width != 2:
-        return ragged_banks.wavefronts(addrs, width)
+        return phase_wavefronts(addrs, width)[0] if None in addrs else ragged_banks.wavefronts(addrs, width)
     banks = {}
     for a in addrs:
         banks.setdefault(a // 4 % 32, set()).add(a // 4)
@@ -425,7 +426,7 @@ def vllm_v_copies(s, rs, hs=128, unit=16):
             rows = [(32 * w + l) // pairs + (128 // pairs) * r for l in range(32)]
             addrs = [vt_at(s, d, ((32 * w + l) % pairs) * unit, rs) if d < hs else None for l, d in enumerate(rows)]
             if any(a is not None for a in addrs):
-                out.append(phase_wavefronts(addrs, unit)[0] if None in addrs else ragged_banks.wavefronts(addrs, unit))
+                out.append(waves(addrs, unit))
     return out
 
 
