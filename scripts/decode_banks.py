@@ -23,7 +23,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     (+ 16 m at the 128-token tile; head 96's half block: 4 bytes at 64 + 4 g; the quarter block of
     heads 80 and 112: K 4 bytes at b + 4 c, V 2 bytes at b + 2 g); at head 192 (padded
     208-byte rows) K as head 96's 16-byte reads (2-way) and V in each warp's 96 dims dh.. (a block
-    and a half block), at their least;
+    and a half block), at their least; at head 32 (rows padded to 48 bytes) the half block alone
+    (its 8-byte K reads 2-way, as head 96's);
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
     tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
     meet a bank twice, allowed as head 96's copies);
@@ -203,10 +204,10 @@ def f8_rows(s, hs, pitch64=80):
     """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
     head 64 rows without a swizzle (4 granules: G::swz_k = G::swz_v = 0), pitch64 bytes apart:
     dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows; heads 96 and 192
-    dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle)."""
+    dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle), head 32 its padded 48 (3)."""
     if hs % 128 == 0:
         return s, hs
-    return {96: (no_s, 112), 192: (no_s, 208), 80: (no_s, 80), 112: (no_s, 112)}.get(hs, (no_s, pitch64))
+    return {96: (no_s, 112), 192: (no_s, 208), 80: (no_s, 80), 112: (no_s, 112), 32: (no_s, 48)}.get(hs, (no_s, pitch64))
 
 
 def mma_hd(hs):
@@ -606,6 +607,28 @@ def main():
     checks += [("tensor-core fp8 K reads (8 B), head 112's half block (2-way allowed)",
                 lambda s: mma_f8_k(s, hs=112, sizes={32}), 4),
                ("tensor-core fp8 V reads (4 B), head 112's half block", lambda s: mma_f8_v(s, hs=112, sizes={32}), 1)]
+    # head 32: 64-token tiles; 16-bit rows of 64 bytes padded to 80 (5 granules), two n-blocks a warp
+    # and one ldmatrix x4 pair; fp8 rows of 32 bytes padded to 48 (3 granules), a half block alone
+    # (8 K bytes a lane: a half warp's 4 tokens of 32 bytes 48 apart meet a bank twice; 4 V bytes a
+    # token); the copies: 2 threads a token (2-way allowed, as head 96's)
+    checks += [("ldmatrix K / V^T rows, head 32 (80-byte rows)", lambda s: ldmatrix(s, hs=32), 4),
+               ("vLLM V^T ldmatrix, 16-bit, head 32 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 32), 4),
+               ("epilogue O^T stores, head 32, 16-bit (row stride 36)", lambda s: epilogue_stores(False, 36, 32), 1),
+               ("flash copies, head 32, 2 threads a token (80-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 2, 4, 80), 8),
+               ("vLLM key copies, head 32, 16-bit (80-byte rows)", lambda s: vllm_key_copies(no_s, 64, 4, 80), 4),
+               ("vLLM V^T copies, head 32, 16-bit, 128-byte rows", lambda s: vllm_v_copies(s, 7, 32), 4),
+               ("tensor-core fp8 K reads (8 B), head 32's half block (48-byte rows; 2-way allowed)",
+                lambda s: mma_f8_k(s, hs=32, sizes={32}), 4),
+               ("tensor-core fp8 K reads (8 B), head 32, vLLM's layout (2-way allowed)",
+                lambda s: mma_f8_k(s, True, hs=32, sizes={32}), 4),
+               ("tensor-core fp8 V reads (4 B), head 32's half block", lambda s: mma_f8_v(s, hs=32, sizes={32}), 1),
+               ("vLLM V^T 4-byte reads, fp8, head 32 (tensor cores)", lambda s: vllm_v_f8(s, 32), 1),
+               ("epilogue O^T stores, head 32, fp8 flash (row stride 35)", lambda s: epilogue_stores(True, 35, 32), 2),
+               ("flash copies, head 32, fp8, 2 threads a token (48-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 2, 2, 48), 8),
+               ("vLLM key copies, head 32, fp8 (48-byte rows)", lambda s: vllm_key_copies(no_s, 64, 2, 48), 4),
+               ("vLLM V^T copies, head 32, fp8, 64-byte rows", lambda s: vllm_v_copies(s, 6, 32), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
@@ -622,7 +645,8 @@ def main():
              hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
                                             (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
                                             (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196),
-                                            (80, 1, 84), (112, 1, 116), (80, 1, 83), (112, 1, 115))]
+                                            (80, 1, 84), (112, 1, 116), (80, 1, 83), (112, 1, 115),
+                                            (32, 1, 35), (32, 1, 36))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),

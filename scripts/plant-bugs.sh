@@ -309,6 +309,16 @@ plant decode-mma-f8-head80-quarter-v-reads-at-half-span cuda/decode/decode_mma.c
 plant decode-mma-f8-head112-quarter-block-over-the-half cuda/decode/decode_mma.cuh \
     '(f8_size(hd, i) == 16 && hd % 64 >= 32 ? 32 : 0)' '(f8_size(hd, i) == 16 && hd % 64 >= 32 ? 0 : 0)' \
     test_decode 'decode_fixed/tensor_core_heads_80_112_fp8'
+# Head 32: four output heads a pass, and fp8's half block with no full block before it.
+plant decode-mma-head32-output-two-heads-a-pass cuda/decode/decode_mma.cuh \
+    'const int hp = HS < NT ? tid / HS : 0' 'const int hp = HS < NT ? tid / 64 : 0' \
+    test_decode 'decode_fixed/tensor_core_head_32'
+plant decode-mma-f8-head32-qk-half-block-only-after-a-full-one cuda/decode/decode_mma.cuh \
+    'if constexpr (HS % 64 >= 32) {' 'if constexpr (HS % 64 >= 32 && HS > 64) {' \
+    test_decode 'decode_fixed/tensor_core_head_32'
+plant decode-mma-f8-head32-pv-half-block-only-after-a-full-one cuda/decode/decode_mma.cuh \
+    'if constexpr (HD % 64 >= 32) {' 'if constexpr (HD % 64 >= 32 && HD > 64) {' \
+    test_decode 'decode_fixed/tensor_core_head_32'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

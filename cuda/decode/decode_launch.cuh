@@ -27,7 +27,7 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // runs on tensor cores (decode_mma.cuh); an f32 query on CUDA cores. A
 // 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
 // tensor cores too, with the value copies' unit from the host (FixGeoV).
-// Heads 64, 80, 96, 112, 192 and 256 take the same tensor-core path (both
+// Heads 32, 64, 80, 96, 112, 192 and 256 take the same tensor-core path (both
 // layouts, 16-bit and fp8 caches). Everything else runs the runtime-shaped
 // instance. The choice depends on the problem's shape only, never on the
 // batch, so batch invariance holds.
@@ -58,7 +58,7 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
     // f32 caches keep the runtime geometry: unrolled, their tile needs more
     // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
     if constexpr (QT != 0) {
-        const int e = launch_mma<QT, CT, 128, 64, 256, 96, 192, 80, 112>(kp, s);
+        const int e = launch_mma<QT, CT, 128, 64, 256, 96, 192, 80, 112, 32>(kp, s);
         if (e >= 0)
             return e;
     } else if constexpr (ct_traits<CT>::esz <= 2) {

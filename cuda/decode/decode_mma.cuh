@@ -1,5 +1,5 @@
-// Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 64,
-// 80, 96, 112, 128, 192 and 256, a flash layout or vLLM's, a
+// Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 32,
+// 64, 80, 96, 112, 128, 192 and 256, a flash layout or vLLM's, a
 // 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
 // (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
 // blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
@@ -19,7 +19,7 @@
 // here departs from both for Q.K and puts keys on M (below).
 //
 // Layout of the work. Token group tg owns tokens WT tg .. WT tg + WT-1 of
-// every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at head 64; 32 of
+// every tile (WT = 16 of a 64-token tile: fp8, and 16-bit at heads 32 and 64; 32 of
 // fp8 head 64's 128-token tile on a flash layout, below; 8 of head 128's
 // 32-token 16-bit tile; at heads 192 and 256, 8 of 16 or 16 of 32 fp8
 // tokens) and keeps its own online-softmax state; the groups' states merge
@@ -94,6 +94,11 @@
 //     (2 bytes of each token; the permute's byte pair 0, 1). Rows are
 //     dec_geometry's 80 and 112 bytes (5 and 7 granules, unpadded), 64-token
 //     tiles; K's reads meet a bank twice, as head 96's.
+//   - Head 32 (2026-11-30): the half block alone (k-steps 0, 1 from one
+//     LDS.64 of each token g, g+8; m-blocks 0, 1 from LDS.32), in
+//     dec_geometry's 32-byte rows padded to 48 (3 granules), 64-token tiles:
+//     K's 8-byte reads meet a bank twice (4 tokens 48 bytes apart a half
+//     warp), as head 96's half block's.
 //   fp8 converts exactly to f16 (e4m3, e5m2 both fit), so an fp8 cache runs
 //   f16 MMAs: an f16 query exactly; a bf16 query scaled by a power of two 2^-e
 //   chosen per CTA so its largest |q| lands in [2^14, 2^15) (f16 has bf16's 8
@@ -190,12 +195,13 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // as many bytes again in flight as the 2 that its 182 unbounded registers
 // allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
-// Head sizes the kernel serves: 64, 80, 96, 112, 128, 192 and 256 (the fp8
-// permutations take 64 dims at a time, then a half block of 32 and a quarter
-// of 16 (f8_size); 16-bit: an odd number of k-steps and m-blocks at heads 80
-// and 112, the last pair's ldmatrix loading one of them twice).
+// Head sizes the kernel serves: 32, 64, 80, 96, 112, 128, 192 and 256 (the
+// fp8 permutations take 64 dims at a time, then a half block of 32 and a
+// quarter of 16 (f8_size); at head 32 the half block alone; 16-bit: an odd
+// number of k-steps and m-blocks at heads 80 and 112, the last pair's
+// ldmatrix loading one of them twice).
 constexpr bool mma_head_ok(int, int hs) {
-    return hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256;
+    return hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256;
 }
 // Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
@@ -232,7 +238,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
                   "decode_mma_kernel: two M blocks a warp at fp8 head 64");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 64, 80, 96, 112, 128, 192 or 256");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 32, 64, 80, 96, 112, 128, 192 or 256");
     // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
     // in rows without a swizzle (heads 80, 96 and 112, and each warp's 96 dims
     // at head 192); 16-bit: pairs of k-steps and m-blocks (one ldmatrix x4 a
@@ -253,19 +259,21 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     // granules: ldmatrix's 8 rows meet 8 granule positions), and fp8 head
     // 192's 208 (12 granules padded to 13, as head 96's 112 bytes: the 16-byte
     // K reads meet a bank twice, the V reads none; scripts/decode_banks.py).
-    // 16-bit heads 80 and 112: 176 and 240 bytes (11 and 15 granules), as 96's.
+    // 16-bit heads 80 and 112: 176 and 240 bytes (11 and 15 granules), as 96's;
+    // head 32: 80 (16-bit) and 48 bytes (fp8), 64-token tiles of 4 and 2 KiB.
     // Rows are padded exactly when they are not a whole number of 8 granules.
     constexpr bool PADDED = F8 ? HS % 128 != 0 : HS % 64 != 0;
     static_assert(
         T * HS * G::esz == (F8 && HS == 64          ? 4096 * MT
+                            : HS == 32              ? 2048 * G::esz
                             : HS == 96 || HS == 192 ? 6144
                             : HS == 80              ? 5120
                             : HS == 112             ? 7168
                                                     : 8192) &&
             G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
-        "decode_mma_kernel: 8 KiB K tiles of swizzled rows (5-7 KiB at heads 80 to 112 and 192; some padded)");
+        "decode_mma_kernel: 8 KiB K tiles of swizzled rows (2-7 KiB at heads 32 to 112 and 192; some padded)");
     static_assert(!PADDED || (F8 && HS == 64) || G::pitch_k / 16 % 2 == 1,
-                  "decode_mma_kernel: padded rows (heads 80 to 112, 192) an odd number of granules");
+                  "decode_mma_kernel: padded rows (heads 32 to 112, 192) an odd number of granules");
     static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : PADDED)),
                   "decode_mma_kernel: flash V tiles like K's");
     PA_DEC_SMEM(smem);
@@ -452,7 +460,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                         qk_step(w0[s], w1[s], 4 * j + s);
                 }
                 if constexpr (HS % 64 >= 32) {
-                    // the half block (heads 96, 112): 8 bytes of each token, k-steps 4 j and 4 j + 1
+                    // the half block (heads 32, 96, 112): 8 bytes of each token, k-steps 4 j and 4 j + 1
                     constexpr int j = HS / 64;
                     uint32_t w0[2], w1[2];
                     lds_words(krow0 + swz(64 * j + 8 * qc, tr0, G::swz_k, 4), w0);
@@ -681,7 +689,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                         pv_step(q < 2 ? lo : hi, q, 4 * P + q);
                 }
                 if constexpr (HD % 64 >= 32) {
-                    // the half block (heads 96, 112; head 192's 96 dims a warp): 4 bytes of each
+                    // the half block (heads 32, 96, 112; head 192's 96 dims a warp): 4 bytes of each
                     // token, dims dh + 64P + 4g + d, d = 0..3: m-block 4P + (d >> 1), row g + 8 (d & 1)
                     constexpr int P = HD / 64;
                     uint32_t w[4];

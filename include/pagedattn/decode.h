@@ -86,8 +86,8 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * per split; a group above 16 heads takes several CTAs of up to 16) and
  * accumulates in f32. Which kernel runs depends on the shape only, never on
  * the batch:
- *   tensor cores (mma.sync): an f16/bf16 query at head 64, 80, 96, 112, 128,
- *     192 or 256 with a cache of its dtype or fp8; the flash layouts or
+ *   tensor cores (mma.sync): an f16/bf16 query at head 32, 64, 80, 96, 112,
+ *     128, 192 or 256 with a cache of its dtype or fp8; the flash layouts or
  *     vLLM's, the keys
  *     (and flash values) copyable in 16-byte units (cache pointers and
  *     strides 16-byte aligned); no block-sparse mask; CTAs of up to 8 query
@@ -97,7 +97,7 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *     scaled by a power of two first, so nothing overflows).
  *   CUDA cores: every other shape (f32 queries, the other head sizes,
  *     block-sparse, caches copyable only in narrower units, CTAs of more
- *     than 8 heads at heads 64, 80, 96, 112 and 256).
+ *     than 8 heads at heads 32, 64, 80, 96, 112 and 256).
  * The entries differ in how a sequence is cut:
  *
  *   v1    one pass over the whole sequence; no workspace.

@@ -518,6 +518,17 @@ Test(decode_fixed, tensor_core_head_192, .timeout = 600) {
     tensor_core_other_head(192, 8950u);
 }
 
+/* Head 32: 64-token tiles of 4 KiB (16-bit) or 2 KiB (fp8) in rows padded to
+ * 80 and 48 bytes (5 and 3 granules), two k-steps and m-blocks; 16-bit: one
+ * ldmatrix x4 pair each, two n-blocks a warp; fp8: a half block of 32 dims
+ * only (8 key bytes a lane, 4 value bytes a token); the output loop's four
+ * heads a pass. Each layout and dtype pair, groups 1..8, block sizes, the
+ * features; bf16 queries over fp8 scaled far outside f16's range. */
+Test(decode_fixed, tensor_core_head_32, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    tensor_core_other_head(32, 12950u);
+}
+
 /* Heads 80 (Phi-2) and 112 on tensor cores with 16-bit caches: 32-token tiles
  * of padded 176- and 240-byte rows (11 and 15 granules), 5 and 7 k-steps and
  * m-blocks, the odd last one from an ldmatrix x4 whose second pair repeats the
@@ -883,10 +894,10 @@ static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_
     static const int cw[3] = {2, 1, 1};
     const int ck = pa_test_pick_weighted(&r, cw, 3);
     c.c = ck == 0 ? c.q : ck == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-    /* half the draws at the tensor-core kernel's sizes, a quarter at the CUDA-core kernel's 32, 48, 120, 160 */
-    static const int tc[7] = {64, 80, 96, 112, 128, 192, 256}, vl[4] = {32, 48, 120, 160};
+    /* half the draws at the tensor-core kernel's sizes, a quarter at the CUDA-core kernel's 40, 48, 120, 160 */
+    static const int tc[8] = {32, 64, 80, 96, 112, 128, 192, 256}, vl[4] = {40, 48, 120, 160};
     const int hk = pa_rng_int(&r, 0, 3);
-    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 6)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
+    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 7)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
     static const int kvs[5] = {1, 2, 3, 4, 8}, groups[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24};
     c.kv_heads = kvs[pa_rng_int(&r, 0, 4)];
     c.heads = c.kv_heads * groups[pa_rng_int(&r, 0, 11)];
@@ -1540,6 +1551,17 @@ Test(decode_device_checks, heads_80_112, .timeout = 600) {
     static const dcase cs[2] = {
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56}};
+    for (int i = 0; i < 2; i++)
+        device_checks(cs[i]);
+}
+
+/* The same through head 32 (rows padded to 80 and 48 bytes, fp8's half block
+ * alone, four output heads a pass): fp8 over vLLM's layout and 16-bit flash. */
+Test(decode_device_checks, head_32, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const dcase cs[2] = {
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 16, 0, 0, 0.0f, 0, 0, NULL, 57},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58}};
     for (int i = 0; i < 2; i++)
         device_checks(cs[i]);
 }
