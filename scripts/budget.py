@@ -383,8 +383,8 @@ DECODE_SHAPES = [
     # rows, an odd last k-step and m-block; fp8: a quarter block of 16 dims)
     dict(name="MHA 32/32 head 80, b=64 x 4K", heads=32, kv_heads=32, batch=64, ctx=4096, head=80),
     dict(name="GQA 32/8 head 112, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=112),
-    # head 32 (vLLM's smallest): tensor cores since 2026-11-30 (64-token tiles of 4 KiB (16-bit) or 2 KiB
-    # (fp8), rows padded to 80 and 48 bytes; fp8: a half block of 32 dims alone)
+    # head 32 (vLLM's smallest): tensor cores since 2026-11-30 (16-bit: 64-token tiles of 4 KiB, rows
+    # padded to 80 bytes; fp8: a half block of 32 dims alone, on flash layouts head 64's 128-token tile)
     dict(name="GQA 32/8 head 32, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=32),
 ]
 
@@ -412,8 +412,9 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891), or for vLLM's
     layout with blocks of vllm_block tokens: V^T rows of the tile's T tokens, unpadded (vllm_padded:
     before 2026-11-25, rows per stored block of min(block, T) tokens padded to an odd number of
-    granules). q16: a 16-bit query, so that fp8 at head 64 on a flash layout takes dec_long_tile's
-    geometry (since 2026-11-28: 128-token tiles, unpadded K rows, no split-kernel regions)."""
+    granules). q16: a 16-bit query, so that fp8 at heads 64 and 32 on a flash layout takes
+    dec_long_tile's geometry (since 2026-11-28, head 32 since 2026-11-30: 128-token tiles, unpadded K
+    rows, no split-kernel regions)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -421,7 +422,7 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     head_chunks = (group + 15) // 16
     hpc = (group + head_chunks - 1) // head_chunks
     pv_groups = (hpc + 3) // 4
-    lt = q16 and esz == 1 and hs == 64 and vllm_block is None and swizzle and pv_groups <= 2
+    lt = q16 and esz == 1 and hs in (64, 32) and vllm_block is None and swizzle and pv_groups <= 2
     T = 128 if lt else min(max(pow2_floor(8192 // hb), 8), 64)
     pv_slices = nt // (pv_groups * (hs // 8))
     ds = 1 if pv_groups * T >= nt else pow2_floor(nt // (pv_groups * T))

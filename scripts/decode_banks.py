@@ -27,7 +27,8 @@ Checked with the kernel's s(t) = t ^ 4 (t % 2) (swz) and shown with the plain s(
     (its 8-byte K reads 2-way, as head 96's);
   - that tile's copies (issue_long_tile): pass h, lane pair on token 64 h + tid / 2, granules
     tid % 2 + 2 r, into 64-byte K rows and 80-byte V rows (2 tokens x 2 granules a quarter warp
-    meet a bank twice, allowed as head 96's copies);
+    meet a bank twice, allowed as head 96's copies); at head 32 one granule pair a token, 32-byte
+    K rows and 48-byte V rows (the V copies 2-way);
   - ldmatrix (16-bit K and V): 8 lanes at 8 consecutive tokens, one granule (heads 80 and 112: the
     odd last k-step's and m-block's x4 repeats its first two matrices);
   - the tensor-core kernel's epilogue stores of its O^T fragments (rows RS floats apart; for fp8's
@@ -161,8 +162,8 @@ def copies(s, tpt, units=16, pitch=256):
 
 
 def long_copies(pitch, units=4):
-    """issue_long_tile's copies (fp8 head 64, 128-token tiles, no swizzle): lane l of warp w, tid =
-    32 w + l, pass h -> token 64 h + tid / 2, granule tid % 2 + 2 r."""
+    """issue_long_tile's copies (fp8 heads 64 and 32 (units 2), 128-token tiles, no swizzle): lane l
+    of warp w, tid = 32 w + l, pass h -> token 64 h + tid / 2, granule tid % 2 + 2 r."""
     return [ragged_banks.wavefronts([place(no_s, 64 * h + (32 * w + l) // 2, l % 2 + 2 * r, pitch=pitch)
                                      for l in range(32)], 16)
             for h in range(2) for r in range(units // 2) for w in range(4)]
@@ -200,11 +201,14 @@ def no_s(t):
     return 0
 
 
-def f8_rows(s, hs, pitch64=80):
+def f8_rows(s, hs, pitch64=80, pitch=None):
     """fp8 K / flash V rows of the tensor-core kernel: heads 128 and 256 swizzled rows of hs bytes;
     head 64 rows without a swizzle (4 granules: G::swz_k = G::swz_v = 0), pitch64 bytes apart:
     dec_geometry's padded 80, or the long tile's unpadded 64-byte K rows; heads 96 and 192
-    dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle), head 32 its padded 48 (3)."""
+    dec_geometry's padded 112 and 208 (7 and 13 granules, no swizzle), head 32 its padded 48 (3);
+    pitch: rows of that many bytes, no swizzle (head 32's long tile: unpadded 32-byte K rows)."""
+    if pitch is not None:
+        return no_s, pitch
     if hs % 128 == 0:
         return s, hs
     return {96: (no_s, 112), 192: (no_s, 208), 80: (no_s, 80), 112: (no_s, 112), 32: (no_s, 48)}.get(hs, (no_s, pitch64))
@@ -261,13 +265,13 @@ def mma_groups(hs, esz):
     return WT, T // WT
 
 
-def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None, sizes=None):
+def mma_f8_k(s, perm=False, hs=128, mt=1, pitch64=80, half_block=None, sizes=None, pitch=None):
     """Token group tg (tw = 16 mt tg), M block m < mt (two at fp8 head 64's 128-token tile), lane
     (g, c) = (l >> 2, l & 3): granule 4 j + c of token tw + 16 m + mma_tok(g) (krow0) and tw + 16 m +
     mma_tok(g + 8) (krow1), j < hs / 64; a half block's 8 bytes at b + 8 c of both (heads 96, 112),
     a quarter block's 4 at b + 4 c (heads 80, 112). sizes: the block sizes to check (half_block True:
     {32}, False: {64})."""
-    s, pitch = f8_rows(s, hs, pitch64)
+    s, pitch = f8_rows(s, hs, pitch64, pitch)
     if half_block is not None:
         sizes = {32} if half_block else {64}
     out = []
@@ -607,10 +611,12 @@ def main():
     checks += [("tensor-core fp8 K reads (8 B), head 112's half block (2-way allowed)",
                 lambda s: mma_f8_k(s, hs=112, sizes={32}), 4),
                ("tensor-core fp8 V reads (4 B), head 112's half block", lambda s: mma_f8_v(s, hs=112, sizes={32}), 1)]
-    # head 32: 64-token tiles; 16-bit rows of 64 bytes padded to 80 (5 granules), two n-blocks a warp
-    # and one ldmatrix x4 pair; fp8 rows of 32 bytes padded to 48 (3 granules), a half block alone
-    # (8 K bytes a lane: a half warp's 4 tokens of 32 bytes 48 apart meet a bank twice; 4 V bytes a
-    # token); the copies: 2 threads a token (2-way allowed, as head 96's)
+    # head 32: 16-bit 64-token tiles, rows of 64 bytes padded to 80 (5 granules), two n-blocks a warp
+    # and one ldmatrix x4 pair, the copies 2 threads a token (2-way allowed, as head 96's); fp8 a half
+    # block alone (8 K bytes a lane, 4 V bytes a token): on flash layouts head 64's 128-token tile
+    # (K rows unpadded 32 bytes, V rows padded to 48: the V copies 2-way, as head 64's 80-byte ones),
+    # over vLLM's layout 64-token tiles of 48-byte rows (a half warp's 4 permuted tokens 0, 1, 4, 5
+    # meet a bank twice: 2-way allowed)
     checks += [("ldmatrix K / V^T rows, head 32 (80-byte rows)", lambda s: ldmatrix(s, hs=32), 4),
                ("vLLM V^T ldmatrix, 16-bit, head 32 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 32), 4),
                ("epilogue O^T stores, head 32, 16-bit (row stride 36)", lambda s: epilogue_stores(False, 36, 32), 1),
@@ -618,15 +624,18 @@ def main():
                 lambda s: copies(no_s, 2, 4, 80), 8),
                ("vLLM key copies, head 32, 16-bit (80-byte rows)", lambda s: vllm_key_copies(no_s, 64, 4, 80), 4),
                ("vLLM V^T copies, head 32, 16-bit, 128-byte rows", lambda s: vllm_v_copies(s, 7, 32), 4),
-               ("tensor-core fp8 K reads (8 B), head 32's half block (48-byte rows; 2-way allowed)",
-                lambda s: mma_f8_k(s, hs=32, sizes={32}), 4),
+               ("tensor-core fp8 K reads (8 B), head 32, 128-token tile (32-byte rows)",
+                lambda s: mma_f8_k(s, hs=32, mt=2, sizes={32}, pitch=32), 2),
                ("tensor-core fp8 K reads (8 B), head 32, vLLM's layout (2-way allowed)",
                 lambda s: mma_f8_k(s, True, hs=32, sizes={32}), 4),
-               ("tensor-core fp8 V reads (4 B), head 32's half block", lambda s: mma_f8_v(s, hs=32, sizes={32}), 1),
+               ("tensor-core fp8 V reads (4 B), head 32, 128-token tile (48-byte rows)",
+                lambda s: mma_f8_v(s, hs=32, mt=2, sizes={32}), 1),
+               ("tensor-core fp8 V reads (4 B), head 32, vLLM's layout's 64-token tile",
+                lambda s: mma_f8_v(s, hs=32, sizes={32}), 1),
                ("vLLM V^T 4-byte reads, fp8, head 32 (tensor cores)", lambda s: vllm_v_f8(s, 32), 1),
                ("epilogue O^T stores, head 32, fp8 flash (row stride 35)", lambda s: epilogue_stores(True, 35, 32), 2),
-               ("flash copies, head 32, fp8, 2 threads a token (48-byte rows; 2-way allowed)",
-                lambda s: copies(no_s, 2, 2, 48), 8),
+               ("long-tile K copies, head 32, 32-byte rows", lambda s: long_copies(32, 2), 4),
+               ("long-tile V copies, head 32, 48-byte rows (2-way allowed)", lambda s: long_copies(48, 2), 8),
                ("vLLM key copies, head 32, fp8 (48-byte rows)", lambda s: vllm_key_copies(no_s, 64, 2, 48), 4),
                ("vLLM V^T copies, head 32, fp8, 64-byte rows", lambda s: vllm_v_copies(s, 6, 32), 4)]
     checks += [("epilogue O^T stores, 16-bit dims (row stride 132)", lambda s: epilogue_stores(False, 132), 1),
@@ -681,8 +690,8 @@ def main():
     if bad:
         sys.exit("decode_banks.py:\n  " + "\n  ".join(bad))
     print("ok: every modelled access takes its least wavefronts (allowed 2-way: the fp8 epilogue stores, the"
-          " tensor-core kernel's fp8 K reads at head 64 over vLLM's layout and at heads 80 to 112 and 192, the split kernel's"
-          " fp8 and head-96 V^T reads, the copies into the padded rows of heads 80 to 112 and 192, the long tile's copies;"
+          " tensor-core kernel's fp8 K reads at heads 32 and 64 over vLLM's layout and at heads 80 to 112 and 192, the split kernel's"
+          " fp8 and head-96 V^T reads, the copies into the padded rows of heads 32 to 112 and 192, the long tile's copies;"
           " 3-way: the fp8 quarter block's epilogue stores at heads 80 and 112, once a CTA)")
 
 

@@ -319,6 +319,13 @@ plant decode-mma-f8-head32-qk-half-block-only-after-a-full-one cuda/decode/decod
 plant decode-mma-f8-head32-pv-half-block-only-after-a-full-one cuda/decode/decode_mma.cuh \
     'if constexpr (HD % 64 >= 32) {' 'if constexpr (HD % 64 >= 32 && HD > 64) {' \
     test_decode 'decode_fixed/tensor_core_head_32'
+# fp8 head 32 on flash layouts takes the long tile too: the head-32 test runs it.
+plant decode-long-tile-head32-pair-addresses-swapped cuda/decode/decode_kernel.cuh \
+    'const int64_t b = h == half ? mine : theirs;' 'const int64_t b = h == half ? theirs : mine;' \
+    test_decode 'decode_fixed/tensor_core_head_32'
+plant decode-long-tile-head32-second-m-block-values-of-first cuda/decode/decode_mma.cuh \
+    'vtok[i] = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);' 'vtok[i] = tw + 2 * qc + (i & 1) + 8 * (i >> 1);' \
+    test_decode 'decode_fixed/tensor_core_head_32'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

@@ -166,9 +166,9 @@ constexpr int c_pitch(int b) { return (b + 15) / 16 % 2 == 0 ? (b + 15) / 16 * 1
 constexpr int c_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 // The same formulas as dec_geometry (csrc/ops/decode.c) for a flash layout.
-// LT: dec_long_tile's geometry (fp8 at head 64, the tensor-core kernel only):
-// 128-token tiles, unpadded K rows.
-template <int HS, int CT, int NG, bool LT = ct_traits<CT>::esz == 1 && HS == 64> struct FixGeo {
+// LT: dec_long_tile's geometry (fp8 at heads 64 and 32, the tensor-core kernel
+// only): 128-token tiles, unpadded K rows.
+template <int HS, int CT, int NG, bool LT = ct_traits<CT>::esz == 1 && (HS == 64 || HS == 32)> struct FixGeo {
     static constexpr int esz = ct_traits<CT>::esz, hb = HS * esz;
     static constexpr int tile = LT ? PA_DEC_MAX_TILE : c_clamp(c_pow2_floor(8192 / hb), 8, 64);
     static constexpr int head_size = HS, kchunks = (hb + 15) / 16, headq = kchunks * (16 / esz);
@@ -374,7 +374,7 @@ PA_DEC_DEV int vt_at(int d, int b, int rs, int ks) { return swz((d << rs) + b, d
 PA_DEC_DEV constexpr bool vt_same_map(int n, int rs, int ks) { return (n << rs) % 1024 == 0 && (n >> ks) % 8 == 0; }
 
 // Issues the copies of the long tile (FixGeo's LT: NT tokens of 4 16-byte
-// units a row) that starts at token t0 into stage st. A thread resolves one
+// units a row, 2 at head 32) that starts at token t0 into stage st. A thread resolves one
 // token's address, a = tid / 2 + (NT / 2)(tid % 2), and copies half of two
 // tokens' rows: pass h takes token (NT / 2) h + tid / 2, whose address lane h
 // of the thread's pair resolved (the pair swaps theirs with one shuffle), lane

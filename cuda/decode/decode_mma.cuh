@@ -95,10 +95,13 @@
 //     dec_geometry's 80 and 112 bytes (5 and 7 granules, unpadded), 64-token
 //     tiles; K's reads meet a bank twice, as head 96's.
 //   - Head 32 (2026-11-30): the half block alone (k-steps 0, 1 from one
-//     LDS.64 of each token g, g+8; m-blocks 0, 1 from LDS.32), in
-//     dec_geometry's 32-byte rows padded to 48 (3 granules), 64-token tiles:
-//     K's 8-byte reads meet a bank twice (4 tokens 48 bytes apart a half
-//     warp), as head 96's half block's.
+//     LDS.64 of each token g, g+8; m-blocks 0, 1 from LDS.32). On a flash
+//     layout the long tile, as head 64's: 128 tokens, MT = 2, K rows unpadded
+//     32 bytes (a half warp's 8-byte reads of tokens g, g+1, .. are 128
+//     contiguous bytes), V rows padded to 48 (3 granules: the 4-byte reads of
+//     tokens 2c.. 96 bytes apart meet no bank twice); over vLLM's layout
+//     64-token tiles of 48-byte rows, where K's reads meet a bank twice (the
+//     permuted tokens 0, 1, 4, 5 of a half warp), as head 96's half block's.
 //   fp8 converts exactly to f16 (e4m3, e5m2 both fit), so an fp8 cache runs
 //   f16 MMAs: an f16 query exactly; a bf16 query scaled by a power of two 2^-e
 //   chosen per CTA so its largest |q| lands in [2^14, 2^15) (f16 has bf16's 8
@@ -235,8 +238,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     // MT = 2 blocks of 16 on S^T's M, sharing one softmax update.
     constexpr int T = G::tile, MT = F8 && T > 16 * NW ? T / (16 * NW) : 1;
     constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
-    static_assert(MT == 1 || (MT == 2 && F8 && !VL && HS == 64),
-                  "decode_mma_kernel: two M blocks a warp at fp8 head 64");
+    static_assert(MT == 1 || (MT == 2 && F8 && !VL && (HS == 64 || HS == 32)),
+                  "decode_mma_kernel: two M blocks a warp at fp8 heads 64 and 32");
     constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
     static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 32, 64, 80, 96, 112, 128, 192 or 256");
     // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
@@ -265,14 +268,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     constexpr bool PADDED = F8 ? HS % 128 != 0 : HS % 64 != 0;
     static_assert(
         T * HS * G::esz == (F8 && HS == 64          ? 4096 * MT
-                            : HS == 32              ? 2048 * G::esz
+                            : HS == 32              ? 2048 * G::esz * MT
                             : HS == 96 || HS == 192 ? 6144
                             : HS == 80              ? 5120
                             : HS == 112             ? 7168
                                                     : 8192) &&
             G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
         "decode_mma_kernel: 8 KiB K tiles of swizzled rows (2-7 KiB at heads 32 to 112 and 192; some padded)");
-    static_assert(!PADDED || (F8 && HS == 64) || G::pitch_k / 16 % 2 == 1,
+    static_assert(!PADDED || (F8 && HS <= 64) || G::pitch_k / 16 % 2 == 1,
                   "decode_mma_kernel: padded rows (heads 32 to 112, 192) an odd number of granules");
     static_assert(VL || (G::gv_shift == 4 && (G::swz_v == 7 ? G::pitch_v == HS * G::esz : PADDED)),
                   "decode_mma_kernel: flash V tiles like K's");

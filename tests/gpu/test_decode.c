@@ -518,12 +518,14 @@ Test(decode_fixed, tensor_core_head_192, .timeout = 600) {
     tensor_core_other_head(192, 8950u);
 }
 
-/* Head 32: 64-token tiles of 4 KiB (16-bit) or 2 KiB (fp8) in rows padded to
- * 80 and 48 bytes (5 and 3 granules), two k-steps and m-blocks; 16-bit: one
- * ldmatrix x4 pair each, two n-blocks a warp; fp8: a half block of 32 dims
- * only (8 key bytes a lane, 4 value bytes a token); the output loop's four
- * heads a pass. Each layout and dtype pair, groups 1..8, block sizes, the
- * features; bf16 queries over fp8 scaled far outside f16's range. */
+/* Head 32: two k-steps and m-blocks; 16-bit: 64-token tiles of rows padded to
+ * 80 bytes, one ldmatrix x4 pair each, two n-blocks a warp; fp8: a half block
+ * of 32 dims alone (8 key bytes a lane, 4 value bytes a token), on flash
+ * layouts head 64's 128-token tile (unpadded 32-byte K rows, two M blocks a
+ * warp; cases 1, 5, 7, 8, 10), over vLLM's layout 64-token tiles of 48-byte
+ * rows; the output loop's four heads a pass. Each layout and dtype pair,
+ * groups 1..8, block sizes, the features; bf16 queries over fp8 scaled far
+ * outside f16's range. */
 Test(decode_fixed, tensor_core_head_32, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     tensor_core_other_head(32, 12950u);
@@ -1555,8 +1557,9 @@ Test(decode_device_checks, heads_80_112, .timeout = 600) {
         device_checks(cs[i]);
 }
 
-/* The same through head 32 (rows padded to 80 and 48 bytes, fp8's half block
- * alone, four output heads a pass): fp8 over vLLM's layout and 16-bit flash. */
+/* The same through head 32 (fp8's half block alone, four output heads a
+ * pass): fp8 over vLLM's layout (48-byte rows) and 16-bit flash (80-byte
+ * rows); fp8 flash's long tile: corrupt_last_block_long_tile below. */
 Test(decode_device_checks, head_32, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const dcase cs[2] = {
@@ -1605,9 +1608,11 @@ static void corrupt_last_blocks(dcase c) {
  * skipped tokens a quarter to a half of the first sequence, so that fp8's
  * tolerance cannot hide them. */
 Test(decode_device_checks, corrupt_last_block_long_tile, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU(); /* fp8 head 64: the 128-token tile, one block a tile */
+    PA_SKIP_WITHOUT_GPU(); /* fp8 heads 64 and 32: the 128-token tile, one block a tile */
     corrupt_last_blocks(
         (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 51});
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 128, 0, 0, 0.0f, 0, 0, NULL, 59});
 }
 Test(decode_device_checks, corrupt_last_block_16bit_tensor_cores, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* 16-bit head 128: 32-token tiles */

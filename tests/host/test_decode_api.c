@@ -354,14 +354,15 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                             CHK(kp.pv_groups * PA_DEC_GB >= kp.hpc, "%s", w);
                             CHK(kp.pv_slices >= 1 && kp.pv_slices * kp.pv_groups * c8 <= PA_DEC_THREADS,
                                 "%s: P.V threads", w);
-                            /* The long tile (decode.c dec_long_tile): a 16-bit query over fp8 at head 64,
-                             * a flash layout, at most 8 query heads a CTA (the tensor-core kernel's one
-                             * head block); only that kernel runs it, so it has no split-kernel regions. */
-                            const int lt = qd[q] != PA_DTYPE_F32 && k != 0 && hs == 64 &&
+                            /* The long tile (decode.c dec_long_tile): a 16-bit query over fp8 at heads 64
+                             * and 32, a flash layout, at most 8 query heads a CTA (the tensor-core kernel's
+                             * one head block); only that kernel runs it, so it has no split-kernel regions.
+                             * Its K rows are unpadded (hs bytes). */
+                            const int lt = qd[q] != PA_DTYPE_F32 && k != 0 && (hs == 64 || hs == 32) &&
                                            layouts[l] != PA_LAYOUT_VLLM && groups[gi] <= 8;
                             const int tiles = PA_DEC_STAGES * (kp.stage_k_bytes + kp.stage_v_bytes);
                             if (lt) {
-                                CHK(T == 128 && kp.pitch_k == 64 && kp.stage_k_bytes == 128 * 64, "%s: long tile", w);
+                                CHK(T == 128 && kp.pitch_k == hs && kp.stage_k_bytes == 128 * hs, "%s: long tile", w);
                                 CHK(kp.off_tok == tiles, "%s: no split-kernel regions", w);
                             } else {
                                 CHK(T <= 64 && T % 8 == 0, "%s: softmax covers 64 tokens per warp", w);
