@@ -386,6 +386,9 @@ DECODE_SHAPES = [
     # head 32 (vLLM's smallest): tensor cores since 2026-11-30 (16-bit: 64-token tiles of 4 KiB, rows
     # padded to 80 bytes; fp8: a half block of 32 dims alone, on flash layouts head 64's 128-token tile)
     dict(name="GQA 32/8 head 32, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=32),
+    # head 120: tensor cores for 16-bit caches since 2026-11-30 (32-token tiles of unpadded 240-byte rows, a
+    # last k-step and m-block of 8 dims); fp8 keeps the CUDA-core kernel
+    dict(name="GQA 32/8 head 120, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=120),
 ]
 
 
@@ -488,10 +491,10 @@ def decode_model(inst, shape):
 
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
-    # (heads 32, 64, 80, 96, 112, 128, 192 and 256; at heads 128 and 192 also NG 3
-    # and 4, two head blocks), FixGeo<128, CT, NG> for an f32 one at head 128;
-    # DynGeo otherwise.
-    mma_heads = (32, 64, 80, 96, 112, 128, 192, 256)
+    # (heads 32, 64, 80, 96, 112, 128, 192 and 256, and 120 with a 16-bit cache;
+    # at heads 128 and 192 also NG 3 and 4, two head blocks), FixGeo<128, CT, NG>
+    # for an f32 one at head 128; DynGeo otherwise.
+    mma_heads = (32, 64, 80, 96, 112, 128, 192, 256) + ((120,) if esz == 2 else ())
     if (ng <= 2 or hs in (128, 192)) and q != "f32" and hs in mma_heads:
         # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)
@@ -829,7 +832,7 @@ def report(fam_name, fam, rows, label, m=H100):
     date, commit, dirty = stamp()
     w("## %s: %s kernel at %s%s (%s)" % (label, fam_name, commit, " + working tree" if dirty else "", date))
     w("")
-    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-32, -64, -80, -96, -112, -192 and -256 tensor-core instances: their head; two head blocks: GQA 64/4, group 16, at their head), block 16, NHD; vLLM's layout"
+    w("### Resources (ptxas -v, cuobjdump -res-usage; CTAs/SM for head 128 (the head-32, -64, -80, -96, -112, -120, -192 and -256 tensor-core instances: their head; two head blocks: GQA 64/4, group 16, at their head), block 16, NHD; vLLM's layout"
       " keeps the same stage sizes, its V^T rows unpadded)")
     w("")
     w("| instance (q/cache) | kernel | regs | spill st/ld bytes | stack | local | static smem | dyn smem MHA / GQA 32/8 | CTAs/SM MHA / GQA (limit) | warps/scheduler |")

@@ -107,10 +107,12 @@ FORMULAS = {
         "constexpr int b0 = f8_base(HD, MB - 1);",
         "const unsigned char *src = vt + t * G::pitch_v + swz(dh + b0 + 2 * g, t, G::swz_v, 4);",
         "const int t = tw + 8 * nb + (lane & 7);",
-        "const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;",
+        "const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : half ? min(lane >> 3, 2) : lane >> 3;",
+        "const bool half = HS % 16 != 0 && jj == KS / 2 - 1;",
         "ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * mk), t, G::swz_k, 4));",
         "tv[nb] = tw + 8 * nb + (lane & 7);",
-        "const int mv = odd ? (lane >> 3) & 1 : lane >> 3;",
+        "const int mv = odd ? (lane >> 3) & 1 : half ? min(lane >> 3, 2) : lane >> 3;",
+        "const bool odd = MB % 2 != 0 && jj == MB / 2, half = HD % 16 != 0 && jj == MB / 2 - 1;",
         "ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * mv), tv[nb], G::swz_v, 4));",
         "constexpr int T = G::tile, MT = F8 && T > 16 * NW ? T / (16 * NW) : 1;",
         "constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;",
@@ -122,8 +124,8 @@ FORMULAS = {
         "const unsigned char *s0 = vb[mb % NVB][0] + (mb / NVB) * VS * G::pitch_v,",
         "*s1 = vb[mb % NVB][1] + (mb / NVB) * VS * G::pitch_v;",
         "vrow[nb] = VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)",
-        "ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);",
-        "vrow_t[nb] = VL && MB % 2 != 0 ? vt + vt_at(dh + 8 * ((lane >> 3) & 1) + (lane & 7), (tw + 8 * nb) * G::esz,",
+        "ldsm_x4(r[nb], (odd || half ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);",
+        "vrow_t[nb] = VL && (MB % 2 != 0 || HD % 16 != 0) ? vt + vt_at(dh + 8 * (MB % 2 != 0 ? (lane >> 3) & 1 : min(lane >> 3, 2)) + (lane & 7), (tw + 8 * nb) * G::esz,",
         "constexpr int RS = F8 && !VL ? HS + 3 : HS + 4;",
         "const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));",
         "red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];",
@@ -332,7 +334,9 @@ def ldmatrix(s, hs=128):
     for nb in range(mma_groups(hs, 2)[0] // 8):
         for jj in range(-(-hs // 32)):
             # an odd last k-step or m-block (heads 80, 112): matrices 2 and 3 repeat 0 and 1
-            mat = (lambda l: (l >> 3) & 1) if 32 * jj + 16 >= hs else (lambda l: l >> 3)
+            # a last k-step or m-block of 8 dims (head 120): matrix 3 repeats 2
+            mat = ((lambda l: (l >> 3) & 1) if 32 * jj + 16 >= hs else
+                   (lambda l: min(l >> 3, 2)) if 32 * jj + 24 == hs else (lambda l: l >> 3))
             out.append(ragged_banks.wavefronts(
                 [place(s, 8 * nb + (l & 7), 4 * jj + mat(l), pitch=pitch) for l in range(32)], 16))
     return out
@@ -352,7 +356,8 @@ def epilogue_stores(f8, rs, hs=128, hb=1):
     hd = mma_hd(hs)
     return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
                                           pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1), hd)) for l in range(32)], 4)
-            for dh in range(0, hs, hd) for mb in range(hd // 16) for b in range(hb) for i in range(4)]
+            for dh in range(0, hs, hd) for mb in range(-(-hd // 16)) for b in range(hb) for i in range(4)
+            if hd % 16 == 0 or mb < hd // 16 or i < 2]  # (head 120: m-block 7's rows 8..15, dims 120.., none)
 
 
 def epilogue_output_reads(rs, hs=128, hb=1, ntg=4):
@@ -442,7 +447,8 @@ def vllm_v_ldmatrix(s, hs=128):
     T, rs = vt_geometry(hs, 2)
     WT, ntg = mma_groups(hs, 2)
     assert vt_same_map(32, rs)  # the kernel's static_assert: one address per n-block
-    mat = lambda jj, l: (l >> 3) & 1 if 32 * jj + 16 >= hs else l >> 3  # an odd last m-block (heads 80, 112)
+    # an odd last m-block (heads 80, 112); one of 8 dims (head 120): matrix 3 repeats 2
+    mat = lambda jj, l: (l >> 3) & 1 if 32 * jj + 16 >= hs else min(l >> 3, 2) if 32 * jj + 24 == hs else l >> 3
     return [ragged_banks.wavefronts([vt_at(s, 32 * jj + 8 * mat(jj, l) + (l & 7), (WT * tg + 8 * nb) * 2, rs)
                                      for l in range(32)], 16)
             for tg in range(ntg) for nb in range(WT // 8) for jj in range(-(-hs // 32))]
@@ -583,6 +589,16 @@ def main():
                    ("vLLM key copies, head %d, 16-bit (%d-byte rows)" % (hs, pitch),
                     lambda s, hs=hs, pitch=pitch: vllm_key_copies(no_s, 32, hs // 8, pitch), 4),
                    ("vLLM V^T copies, head %d, 64-byte rows" % hs, lambda s, hs=hs: vllm_v_copies(s, 6, hs), 4)]
+    # head 120, 16-bit caches: unpadded 240-byte rows (15 granules, no swizzle), 32-token tiles; a last
+    # k-step and m-block of 8 dims (x4's fourth matrix repeats the third); the copies' last pass to the
+    # first 3 of a token's 4 threads (2-way allowed, as head 96's); vLLM's V^T rows of 64 bytes
+    checks += [("ldmatrix K / V^T rows, head 120 (240-byte rows)", lambda s: ldmatrix(s, hs=120), 4),
+               ("vLLM V^T ldmatrix, 16-bit, head 120 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 120), 4),
+               ("epilogue O^T stores, head 120, 16-bit (row stride 124)", lambda s: epilogue_stores(False, 124, 120), 1),
+               ("flash copies, head 120, 4 threads a token (240-byte rows; 2-way allowed)",
+                lambda s: copies(no_s, 4, 15, 240), 8),
+               ("vLLM key copies, head 120, 16-bit (240-byte rows)", lambda s: vllm_key_copies(no_s, 32, 15, 240), 4),
+               ("vLLM V^T copies, head 120, 64-byte rows", lambda s: vllm_v_copies(s, 6, 120), 4)]
     # heads 80 and 112, fp8 caches: unpadded 80- and 112-byte rows (5 and 7 granules), 64-token tiles; a
     # quarter block of 16 dims after the full (and at 112 the half) block
     for hs in (80, 112):
@@ -655,7 +671,7 @@ def main():
                                             (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
                                             (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196),
                                             (80, 1, 84), (112, 1, 116), (80, 1, 83), (112, 1, 115),
-                                            (32, 1, 35), (32, 1, 36))]
+                                            (32, 1, 35), (32, 1, 36), (120, 1, 124))]
     checks += [("vLLM V^T copies, %d-byte rows" % (1 << rs), (lambda s, rs=rs: vllm_v_copies(s, rs)), 4)
                for rs in (5, 6, 7, 8)]
     checks += [("vLLM V^T ldmatrix, 16-bit (tensor cores)", vllm_v_ldmatrix, 4),

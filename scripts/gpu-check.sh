@@ -427,11 +427,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size 192 \
                 --dtype bf16 --cache-dtype $1 --layout nhd --variant $3 || echo "(failed: rc $?)"
         done
-        # Heads 80 (Phi-2, 32/32), 112 and 32 on tensor cores since 2026-11-30 (they ran the runtime-shaped
+        # Heads 80 (Phi-2, 32/32), 112, 32 and 120 on tensor cores since 2026-11-30 (they ran the runtime-shaped
         # CUDA-core kernel): 16-bit padded rows with an odd last k-step and m-block, fp8 a quarter block
-        # (budget-notes/decode-heads80-112-mma-2026-11-30.md). Head 32 likewise (its 4 KiB tiles:
-        # budget-notes/decode-head32-mma-2026-11-30.md).
-        for run in "80 32/32 bf16" "112 32/8 bf16" "80 32/32 fp8_e4m3" "32 32/8 bf16"; do
+        # (budget-notes/decode-heads80-112-mma-2026-11-30.md). Heads 32 and 120 likewise (head 32's 4 KiB
+        # tiles, head 120's last k-step of 8 dims: budget-notes/decode-head32-mma-2026-11-30.md).
+        for run in "80 32/32 bf16" "112 32/8 bf16" "80 32/32 fp8_e4m3" "32 32/8 bf16" "120 32/8 bf16"; do
             set -- $run
             echo "decode head $1 --heads $2 --cache-dtype $3 --variant auto (64 x 4K, bf16):"
             timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size $1 --dtype bf16 \

@@ -281,14 +281,14 @@ plant decode-mma-f8-head192-v-half-block-without-dh cuda/decode/decode_mma.cuh \
     test_decode 'decode_fixed/tensor_core_head_192'
 # Heads 80 and 112 (16-bit): an odd last k-step and m-block, rows of units a token's 4 threads do not divide.
 plant decode-mma-head80-last-k-step-dims-swapped cuda/decode/decode_mma.cuh \
-    'jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;' 'jj == KS / 2 ? ((lane >> 3) & 1) ^ 1 : lane >> 3;' \
+    'jj == KS / 2 ? (lane >> 3) & 1 : half ?' 'jj == KS / 2 ? ((lane >> 3) & 1) ^ 1 : half ?' \
     test_decode 'decode_fixed/tensor_core_heads_80_112'
 plant decode-mma-head80-last-m-block-dims-swapped cuda/decode/decode_mma.cuh \
-    'const int mv = odd ? (lane >> 3) & 1 : lane >> 3;' 'const int mv = odd ? ((lane >> 3) & 1) ^ 1 : lane >> 3;' \
+    'const int mv = odd ? (lane >> 3) & 1 : half' 'const int mv = odd ? ((lane >> 3) & 1) ^ 1 : half' \
     test_decode 'decode_fixed/tensor_core_heads_80_112'
 plant decode-mma-head80-vllm-last-m-block-rows-past-the-head cuda/decode/decode_mma.cuh \
-    'ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);' \
-    'ldsm_x4(r[nb], vrow[nb] + 32 * jj * G::pitch_v + (odd ? 16 * G::pitch_v : 0));' \
+    'ldsm_x4(r[nb], (odd || half ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);' \
+    'ldsm_x4(r[nb], (half ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v + (odd ? 16 * G::pitch_v : 0));' \
     test_decode 'decode_fixed/tensor_core_heads_80_112'
 plant decode-fixed-loader-k-last-pass-unguarded cuda/decode/decode_kernel.cuh \
     'if (G::units_k % TPT == 0 || r < R - 1 || u < G::units_k)
@@ -326,6 +326,15 @@ plant decode-long-tile-head32-pair-addresses-swapped cuda/decode/decode_kernel.c
 plant decode-long-tile-head32-second-m-block-values-of-first cuda/decode/decode_mma.cuh \
     'vtok[i] = tw + 16 * m + 2 * qc + (i & 1) + 8 * (i >> 1);' 'vtok[i] = tw + 2 * qc + (i & 1) + 8 * (i >> 1);' \
     test_decode 'decode_fixed/tensor_core_head_32'
+# Head 120 (16-bit): a last k-step and m-block of 8 dims; the query's dims 120.. and the epilogue's
+# rows past dim 119 do not exist.
+plant decode-mma-head120-q-dims-past-the-row-loaded cuda/decode/decode_mma.cuh \
+    'const uint32_t w = in ? *reinterpret_cast<const uint32_t *>(src) : 0u;' \
+    'const uint32_t w = *reinterpret_cast<const uint32_t *>(src);' \
+    test_decode 'decode_fixed/tensor_core_head_120'
+plant decode-mma-head120-epilogue-stores-dims-past-119 cuda/decode/decode_mma.cuh \
+    'if (HD % 16 == 0 || pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1)) < HD)' 'if (true)' \
+    test_decode 'decode_fixed/tensor_core_head_120'
 # Two head blocks (GQA groups 9..16 at head 128): each plant fails only the group-16 test.
 plant decode-mma-group16-q-rows-8-15-from-block-0 cuda/decode/decode_mma.cuh \
     'HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,' 'HB > 1 ? qa[2 * jj + s][0][0] : 0u,' \

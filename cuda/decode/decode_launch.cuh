@@ -28,9 +28,9 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // 16-bit query over vLLM's layout at head 128 (16-byte key chunks) runs on
 // tensor cores too, with the value copies' unit from the host (FixGeoV).
 // Heads 32, 64, 80, 96, 112, 192 and 256 take the same tensor-core path (both
-// layouts, 16-bit and fp8 caches). Everything else runs the runtime-shaped
-// instance. The choice depends on the problem's shape only, never on the
-// batch, so batch invariance holds.
+// layouts, 16-bit and fp8 caches), and head 120 with a 16-bit cache.
+// Everything else runs the runtime-shaped instance. The choice depends on the
+// problem's shape only, never on the batch, so batch invariance holds.
 // The tensor-core kernel at the first head size in HS... that it serves for
 // CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups; vLLM's)
 // equals the host's; -1 when none does. At heads 128 and 192, CTAs of 9..16
@@ -58,7 +58,7 @@ template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_
     // f32 caches keep the runtime geometry: unrolled, their tile needs more
     // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
     if constexpr (QT != 0) {
-        const int e = launch_mma<QT, CT, 128, 64, 256, 96, 192, 80, 112, 32>(kp, s);
+        const int e = launch_mma<QT, CT, 128, 64, 256, 96, 192, 80, 112, 32, 120>(kp, s);
         if (e >= 0)
             return e;
     } else if constexpr (ct_traits<CT>::esz <= 2) {

@@ -1,5 +1,6 @@
 // Decode attention on tensor cores (issue 13, items 2, 4 and 5): heads 32,
-// 64, 80, 96, 112, 128, 192 and 256, a flash layout or vLLM's, a
+// 64, 80, 96, 112, 128, 192 and 256 (and 120 with a 16-bit cache), a flash
+// layout or vLLM's, a
 // 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
 // (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
 // blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
@@ -202,9 +203,14 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // fp8 permutations take 64 dims at a time, then a half block of 32 and a
 // quarter of 16 (f8_size); at head 32 the half block alone; 16-bit: an odd
 // number of k-steps and m-blocks at heads 80 and 112, the last pair's
-// ldmatrix loading one of them twice).
-constexpr bool mma_head_ok(int, int hs) {
-    return hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256;
+// ldmatrix loading one of them twice), and 120 with a 16-bit cache: a last
+// k-step and m-block of 8 dims, whose other 8 (120..127, past the row) are
+// zero in Q, never loaded from K and V (the x4's fourth matrix loads the
+// third again and reads as zero) and never stored by the epilogue. fp8 at
+// head 120 would need an eighth block of the permutations: CUDA cores.
+constexpr bool mma_head_ok(int ct, int hs) {
+    return hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256 ||
+           (hs == 120 && !pa::is_fp8(ct));
 }
 // Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
@@ -240,14 +246,14 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     constexpr int WT = F8 ? 16 * MT : (T / NW > 8 ? T / NW : 8), NTG = T / WT, DS = NW / NTG;
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && (HS == 64 || HS == 32)),
                   "decode_mma_kernel: two M blocks a warp at fp8 heads 64 and 32");
-    constexpr int HD = HS / DS, KS = HS / 16, MB = HD / 16, NB = F8 ? 1 : WT / 8;
+    constexpr int HD = HS / DS, KS = (HS + 15) / 16, MB = (HD + 15) / 16, NB = F8 ? 1 : WT / 8;
     static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 32, 64, 80, 96, 112, 128, 192 or 256");
     // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
     // in rows without a swizzle (heads 80, 96 and 112, and each warp's 96 dims
     // at head 192); 16-bit: pairs of k-steps and m-blocks (one ldmatrix x4 a
     // pair; an odd last one at heads 80 and 112 takes x4's first two
     // matrices), any swizzle.
-    static_assert(HD % 16 == 0 && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
+    static_assert((HD % 16 == 0 || (!F8 && HD % 16 == 8)) && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
                   "decode_mma_kernel: fp8's half and quarter blocks in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
                   "decode_mma_kernel: two head blocks at heads 128, 192");
@@ -272,6 +278,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                             : HS == 96 || HS == 192 ? 6144
                             : HS == 80              ? 5120
                             : HS == 112             ? 7168
+                            : HS == 120             ? 7680
                                                     : 8192) &&
             G::pitch_k % 16 == 0 && (G::swz_k == 7 ? G::pitch_k == HS * G::esz && G::pitch_k >= 128 : PADDED),
         "decode_mma_kernel: 8 KiB K tiles of swizzled rows (2-7 KiB at heads 32 to 112 and 192; some padded)");
@@ -331,7 +338,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                 for (int h = 0; h < 2; h++) {
                     const uint16_t *src = qrow + qk_dim<F8, HS>(ks, qc, h, 0);
                     PA_DEC_ALIGNED(src, 4);
-                    const uint32_t w = *reinterpret_cast<const uint32_t *>(src);
+                    // (head 120: the last k-step's dims 120.. do not exist: zero, not loaded)
+                    const bool in = HS % 16 == 0 || qk_dim<F8, HS>(ks, qc, h, 0) < HS;
+                    const uint32_t w = in ? *reinterpret_cast<const uint32_t *>(src) : 0u;
                     qa[ks][b][h] = row_on ? w : 0u;
                 }
         } else {
@@ -340,7 +349,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const uint16_t *src = qrow + qk_dim<F8, HS>(ks, qc, h, 0);
-                    const uint32_t w = (uint32_t)src[0] | (uint32_t)src[1] << 16;
+                    const bool in = HS % 16 == 0 || qk_dim<F8, HS>(ks, qc, h, 0) < HS;
+                    const uint32_t w = in ? (uint32_t)src[0] | (uint32_t)src[1] << 16 : 0u;
                     qa[ks][b][h] = row_on ? w : 0u;
                 }
         }
@@ -500,10 +510,15 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                 const unsigned char *krow = kt + t * G::pitch_k;
 #pragma unroll
                 for (int jj = 0; jj < (KS + 1) / 2; jj++) {
-                    // an odd last k-step (heads 80, 112): matrices 2 and 3 load 0 and 1 again
-                    const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : lane >> 3;
+                    // an odd last k-step (heads 80, 112): matrices 2 and 3 load 0 and 1 again;
+                    // a last k-step of 8 dims (head 120): matrix 3 (dims 120..127, past the row)
+                    // loads matrix 2 again and reads as zero
+                    const bool half = HS % 16 != 0 && jj == KS / 2 - 1;
+                    const int mk = KS % 2 != 0 && jj == KS / 2 ? (lane >> 3) & 1 : half ? min(lane >> 3, 2) : lane >> 3;
                     uint32_t r[4];
                     ldsm_x4(r, krow + swz(2 * (32 * jj + 8 * mk), t, G::swz_k, 4));
+                    if (half)
+                        r[3] = 0u;
 #pragma unroll
                     for (int s = 0; s < 2 && 2 * jj + s < KS; s++) {
                         const uint32_t a[4] = {qa[2 * jj + s][0][0], HB > 1 ? qa[2 * jj + s][HB - 1][0] : 0u,
@@ -734,6 +749,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
             //     (l >> 3) + (l & 7) (rows 32 apart keep the swizzle's map).
             // An odd last m-block (heads 80, 112): lanes 16..31 load lanes
             // 0..15's matrices again (vrow_t: vLLM's rows of dims 0..15 of the pair).
+            // A last m-block of 8 dims (head 120): lanes 24..31 load matrix 2
+            // again (vrow_t: vLLM's rows of dims 0..23 of the pair) and matrix 3's
+            // registers (rows 8..15: dims 120..127) read as zero.
             static_assert(!VL || vt_same_map(32, G::vt_rs, G::vt_ks), "decode_mma_kernel: 16-bit V^T m-blocks");
             int tv[NB];
             const unsigned char *vrow[NB], *vrow_t[NB];
@@ -743,21 +761,24 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                 vrow[nb] =
                     VL ? vt + vt_at(dh + 8 * (lane >> 3) + (lane & 7), (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
                        : vt + tv[nb] * G::pitch_v;
-                vrow_t[nb] = VL && MB % 2 != 0 ? vt + vt_at(dh + 8 * ((lane >> 3) & 1) + (lane & 7),
-                                                            (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
-                                               : vrow[nb];
+                vrow_t[nb] = VL && (MB % 2 != 0 || HD % 16 != 0)
+                                 ? vt + vt_at(dh + 8 * (MB % 2 != 0 ? (lane >> 3) & 1 : min(lane >> 3, 2)) + (lane & 7),
+                                              (tw + 8 * nb) * G::esz, G::vt_rs, G::vt_ks)
+                                 : vrow[nb];
             }
 #pragma unroll
             for (int jj = 0; jj < (MB + 1) / 2; jj++) {
-                const bool odd = MB % 2 != 0 && jj == MB / 2;
-                const int mv = odd ? (lane >> 3) & 1 : lane >> 3; // the lane's 8x8 matrix
+                const bool odd = MB % 2 != 0 && jj == MB / 2, half = HD % 16 != 0 && jj == MB / 2 - 1;
+                const int mv = odd ? (lane >> 3) & 1 : half ? min(lane >> 3, 2) : lane >> 3; // the lane's 8x8 matrix
                 uint32_t r[2][4] = {};
 #pragma unroll
                 for (int nb = 0; nb < NB; nb++) {
                     if constexpr (VL)
-                        ldsm_x4(r[nb], (odd ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);
+                        ldsm_x4(r[nb], (odd || half ? vrow_t[nb] : vrow[nb]) + 32 * jj * G::pitch_v);
                     else
                         ldsm_x4_trans(r[nb], vrow[nb] + swz(2 * (dh + 32 * jj + 8 * mv), tv[nb], G::swz_v, 4));
+                    if (half)
+                        r[nb][3] = 0u;
                 }
 #pragma unroll
                 for (int s = 0; s < 2 && 2 * jj + s < MB; s++) {
@@ -841,7 +862,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int h = MMA_ROWS * b + 2 * qc + (i & 1), d = dh + pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1));
-                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
+                if (HD % 16 == 0 || pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1)) < HD) // (head 120: dims 120..127 are none)
+                    red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
     bar();
     // Output: thread tid writes dim d0 = tid % HS (and d0 + NT at head 256,

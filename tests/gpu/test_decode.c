@@ -571,6 +571,24 @@ Test(decode_fixed, tensor_core_heads_80_112_fp8, .timeout = 600) {
     heads_80_112(1);
 }
 
+/* Head 120 on tensor cores with 16-bit caches (fp8 keeps the CUDA-core
+ * kernel): 32-token tiles of unpadded 240-byte rows (15 granules), 8 k-steps
+ * and m-blocks, the last of 8 dims: its ldmatrix x4's fourth matrix (dims
+ * 120..127, past the row) loads the third again and reads as zero, the
+ * query's dims 120.. are zero, not loaded, and the epilogue stores no dim past
+ * 119. Each layout, both query dtypes, groups 1..8, block sizes, the features. */
+Test(decode_fixed, tensor_core_head_120, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 9; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 2 + 3) % 5], 120);
+        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        c.c = c.q;
+        c.seed = 13950u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
  * padded 208-byte rows, six k-steps and m-blocks; each layout, both query
  * dtypes, groups 1..8, block sizes, the features. */
@@ -896,10 +914,11 @@ static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_
     static const int cw[3] = {2, 1, 1};
     const int ck = pa_test_pick_weighted(&r, cw, 3);
     c.c = ck == 0 ? c.q : ck == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
-    /* half the draws at the tensor-core kernel's sizes, a quarter at the CUDA-core kernel's 40, 48, 120, 160 */
-    static const int tc[8] = {32, 64, 80, 96, 112, 128, 192, 256}, vl[4] = {40, 48, 120, 160};
+    /* half the draws at the tensor-core kernel's sizes (120: 16-bit caches), a quarter at the CUDA-core
+     * kernel's 40, 48, 160 and 120 (fp8) */
+    static const int tc[9] = {32, 64, 80, 96, 112, 120, 128, 192, 256}, vl[4] = {40, 48, 120, 160};
     const int hk = pa_rng_int(&r, 0, 3);
-    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 7)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
+    c.hs = hk < 2 ? tc[pa_rng_int(&r, 0, 8)] : hk == 2 ? vl[pa_rng_int(&r, 0, 3)] : 8 * pa_rng_int(&r, 1, 32);
     static const int kvs[5] = {1, 2, 3, 4, 8}, groups[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 24};
     c.kv_heads = kvs[pa_rng_int(&r, 0, 4)];
     c.heads = c.kv_heads * groups[pa_rng_int(&r, 0, 11)];
@@ -1557,15 +1576,18 @@ Test(decode_device_checks, heads_80_112, .timeout = 600) {
         device_checks(cs[i]);
 }
 
-/* The same through head 32 (fp8's half block alone, four output heads a
- * pass): fp8 over vLLM's layout (48-byte rows) and 16-bit flash (80-byte
- * rows); fp8 flash's long tile: corrupt_last_block_long_tile below. */
-Test(decode_device_checks, head_32, .timeout = 600) {
+/* The same through heads 32 (fp8's half block alone, four output heads a
+ * pass: fp8 over vLLM's layout, 48-byte rows, and 16-bit flash, 80-byte rows;
+ * fp8 flash's long tile: corrupt_last_block_long_tile below) and 120 (a last
+ * k-step and m-block of 8 dims: 16-bit over vLLM's layout and flash). */
+Test(decode_device_checks, heads_32_120, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const dcase cs[2] = {
+    static const dcase cs[4] = {
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 16, 0, 0, 0.0f, 0, 0, NULL, 57},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58}};
-    for (int i = 0; i < 2; i++)
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 120, 16, 0, 0, 0.0f, 0, 0, NULL, 60},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 120, 32, 0, 0, 0.0f, 0, 0, NULL, 61}};
+    for (int i = 0; i < 4; i++)
         device_checks(cs[i]);
 }
 
