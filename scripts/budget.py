@@ -690,7 +690,7 @@ CTA_LOOPS = [("csrc/shared/decode_internal.h", r"while \(part < want\)", "auto_p
 # Code outside the tile loop that a well-formed serving call does not run, by a source line: a
 # 16-bit query whose rows are not 4-byte aligned (q_words off: two 2-byte loads a register).
 # cta_path keeps its heaviest path off these lines.
-CTA_RARE = [("cuda/decode/decode_mma.cuh", r"const uint32_t w = \(uint32_t\)src\[0\] \| \(uint32_t\)src\[1\] << 16;")]
+CTA_RARE = [("cuda/decode/decode_mma.cuh", r"const uint32_t w = in \? \(uint32_t\)src\[0\] \| \(uint32_t\)src\[1\] << 16 : 0u;")]
 
 
 def cta_path(r, ctx):
