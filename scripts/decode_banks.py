@@ -578,8 +578,10 @@ def main():
     # heads 80 and 112, 16-bit caches: padded 176- and 240-byte rows (11 and 15 granules, no swizzle),
     # 32-token tiles; an odd last k-step and m-block (x4's second pair repeats the first); the copies'
     # last pass to the first units % 4 threads of a token (2-way allowed, as head 96's); vLLM's V^T
-    # rows of 64 bytes, a last pass of the first 16 dims
-    for hs, pitch in ((80, 176), (112, 240)):
+    # rows of 64 bytes, a last pass of the first 16 dims. Head 120 likewise: unpadded 240-byte rows (15
+    # granules), a last k-step and m-block of 8 dims (x4's fourth matrix repeats the third), its 120
+    # V^T rows a last pass of 24
+    for hs, pitch in ((80, 176), (112, 240), (120, 240)):
         checks += [("ldmatrix K / V^T rows, head %d (%d-byte rows)" % (hs, pitch), lambda s, hs=hs: ldmatrix(s, hs=hs), 4),
                    ("vLLM V^T ldmatrix, 16-bit, head %d (tensor cores)" % hs, lambda s, hs=hs: vllm_v_ldmatrix(s, hs), 4),
                    ("epilogue O^T stores, head %d, 16-bit (row stride %d)" % (hs, hs + 4),
@@ -589,16 +591,6 @@ def main():
                    ("vLLM key copies, head %d, 16-bit (%d-byte rows)" % (hs, pitch),
                     lambda s, hs=hs, pitch=pitch: vllm_key_copies(no_s, 32, hs // 8, pitch), 4),
                    ("vLLM V^T copies, head %d, 64-byte rows" % hs, lambda s, hs=hs: vllm_v_copies(s, 6, hs), 4)]
-    # head 120, 16-bit caches: unpadded 240-byte rows (15 granules, no swizzle), 32-token tiles; a last
-    # k-step and m-block of 8 dims (x4's fourth matrix repeats the third); the copies' last pass to the
-    # first 3 of a token's 4 threads (2-way allowed, as head 96's); vLLM's V^T rows of 64 bytes
-    checks += [("ldmatrix K / V^T rows, head 120 (240-byte rows)", lambda s: ldmatrix(s, hs=120), 4),
-               ("vLLM V^T ldmatrix, 16-bit, head 120 (tensor cores)", lambda s: vllm_v_ldmatrix(s, 120), 4),
-               ("epilogue O^T stores, head 120, 16-bit (row stride 124)", lambda s: epilogue_stores(False, 124, 120), 1),
-               ("flash copies, head 120, 4 threads a token (240-byte rows; 2-way allowed)",
-                lambda s: copies(no_s, 4, 15, 240), 8),
-               ("vLLM key copies, head 120, 16-bit (240-byte rows)", lambda s: vllm_key_copies(no_s, 32, 15, 240), 4),
-               ("vLLM V^T copies, head 120, 64-byte rows", lambda s: vllm_v_copies(s, 6, 120), 4)]
     # heads 80 and 112, fp8 caches: unpadded 80- and 112-byte rows (5 and 7 granules), 64-token tiles; a
     # quarter block of 16 dims after the full (and at 112 the half) block
     for hs in (80, 112):

@@ -1550,6 +1550,12 @@ Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeo
     device_checks(c);
 }
 
+/* device_checks of each of n cases. */
+static void device_check_cases(const dcase *cs, int n) {
+    for (int i = 0; i < n; i++)
+        device_checks(cs[i]);
+}
+
 /* The same through the tensor-core kernel's two head blocks (group 16, fp8
  * cache), its head-96 instances (padded rows) and head 192's (fp8: padded
  * rows, group 12 in two head blocks; 16-bit over vLLM's layout). */
@@ -1560,8 +1566,7 @@ Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49}};
-    for (int i = 0; i < 4; i++)
-        device_checks(cs[i]);
+    device_check_cases(cs, 4);
 }
 
 /* The same through heads 80 and 112 (the loaders' partial last passes, an odd
@@ -1572,8 +1577,7 @@ Test(decode_device_checks, heads_80_112, .timeout = 600) {
     static const dcase cs[2] = {
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56}};
-    for (int i = 0; i < 2; i++)
-        device_checks(cs[i]);
+    device_check_cases(cs, 2);
 }
 
 /* The same through heads 32 (fp8's half block alone, four output heads a
@@ -1587,8 +1591,7 @@ Test(decode_device_checks, heads_32_120, .timeout = 600) {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58},
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 120, 16, 0, 0, 0.0f, 0, 0, NULL, 60},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 120, 32, 0, 0, 0.0f, 0, 0, NULL, 61}};
-    for (int i = 0; i < 4; i++)
-        device_checks(cs[i]);
+    device_check_cases(cs, 4);
 }
 
 /* A corrupt id in each sequence's last block, with lengths of whole tiles of
