@@ -373,9 +373,9 @@ PA_DEC_DEV int swz(int b, int t, int mask, int gs) { return b ^ (((t ^ ((t & 1) 
 PA_DEC_DEV int vt_at(int d, int b, int rs, int ks) { return swz((d << rs) + b, d >> ks, 7, 4); }
 PA_DEC_DEV constexpr bool vt_same_map(int n, int rs, int ks) { return (n << rs) % 1024 == 0 && (n >> ks) % 8 == 0; }
 
-// Issues the copies of the long tile (FixGeo's LT: NT tokens of 4 16-byte
-// units a row, 2 at head 32) that starts at token t0 into stage st. A thread resolves one
-// token's address, a = tid / 2 + (NT / 2)(tid % 2), and copies half of two
+// Issues the copies of the long tile (FixGeo's LT: NT tokens of 4 16-byte units
+// a row, 2 at head 32) that starts at token t0 into stage st. A thread resolves
+// one token's address, a = tid / 2 + (NT / 2)(tid % 2), and copies half of two
 // tokens' rows: pass h takes token (NT / 2) h + tid / 2, whose address lane h
 // of the thread's pair resolved (the pair swaps theirs with one shuffle), lane
 // tid % 2 taking units tid % 2 + 2r. So a pair reads 32 contiguous bytes (a

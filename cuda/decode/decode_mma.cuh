@@ -247,12 +247,13 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert(MT == 1 || (MT == 2 && F8 && !VL && (HS == 64 || HS == 32)),
                   "decode_mma_kernel: two M blocks a warp at fp8 heads 64 and 32");
     constexpr int HD = HS / DS, KS = (HS + 15) / 16, MB = (HD + 15) / 16, NB = F8 ? 1 : WT / 8;
-    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 32, 64, 80, 96, 112, 128, 192 or 256");
+    static_assert(mma_head_ok(CT, HS), "decode_mma_kernel: head 32, 64, 80, 96, 112, 128, 192 or 256 (120: 16-bit)");
     // fp8's permutations: 64-dim blocks, a half block of 32 and a quarter of 16
     // in rows without a swizzle (heads 80, 96 and 112, and each warp's 96 dims
     // at head 192); 16-bit: pairs of k-steps and m-blocks (one ldmatrix x4 a
     // pair; an odd last one at heads 80 and 112 takes x4's first two
-    // matrices), any swizzle.
+    // matrices; a last k-step of 8 dims at head 120, whose other 8 read as
+    // zero), any swizzle.
     static_assert((HD % 16 == 0 || (!F8 && HD % 16 == 8)) && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
                   "decode_mma_kernel: fp8's half and quarter blocks in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
@@ -269,7 +270,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     // 192's 208 (12 granules padded to 13, as head 96's 112 bytes: the 16-byte
     // K reads meet a bank twice, the V reads none; scripts/decode_banks.py).
     // 16-bit heads 80 and 112: 176 and 240 bytes (11 and 15 granules), as 96's;
-    // head 32: 80 (16-bit) and 48 bytes (fp8), 64-token tiles of 4 and 2 KiB.
+    // head 120: 240, unpadded (15 granules); head 32: 80 (16-bit) and 48 bytes
+    // (fp8 over vLLM's layout; the long tile's K rows are unpadded 32 bytes).
     // Rows are padded exactly when they are not a whole number of 8 granules.
     constexpr bool PADDED = F8 ? HS % 128 != 0 : HS % 64 != 0;
     static_assert(
