@@ -571,6 +571,20 @@ Test(decode_fixed, tensor_core_heads_80_112_fp8, .timeout = 600) {
     heads_80_112(1);
 }
 
+/* Nine 16-bit cases at head hs: query and cache of one dtype, both query
+ * dtypes, each layout three times (rotated by rot every three cases), block
+ * sizes from BSZ[2i + boff], groups 1..8, the features. */
+static void tensor_core_16bit_head(int hs, uint64_t seed, int rot, int boff) {
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    for (int i = 0; i < 9; i++) {
+        dcase c = tensor_core_case_hs(i, lay[(i + rot * (i / 3)) % 3], BSZ[(i * 2 + boff) % 5], hs);
+        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        c.c = c.q;
+        c.seed = seed + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* Head 120 on tensor cores with 16-bit caches (fp8 keeps the CUDA-core
  * kernel): 32-token tiles of unpadded 240-byte rows (15 granules), 8 k-steps
  * and m-blocks, the last of 8 dims: its ldmatrix x4's fourth matrix (dims
@@ -579,14 +593,7 @@ Test(decode_fixed, tensor_core_heads_80_112_fp8, .timeout = 600) {
  * 119. Each layout, both query dtypes, groups 1..8, block sizes, the features. */
 Test(decode_fixed, tensor_core_head_120, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
-    for (int i = 0; i < 9; i++) {
-        dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 2 + 3) % 5], 120);
-        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
-        c.c = c.q;
-        c.seed = 13950u + (uint64_t)i;
-        run_case(&c);
-    }
+    tensor_core_16bit_head(120, 13950u, 1, 3);
 }
 
 /* Head 96 (Phi-3-mini) on tensor cores with 16-bit caches: 32-token tiles of
@@ -594,14 +601,7 @@ Test(decode_fixed, tensor_core_head_120, .timeout = 600) {
  * dtypes, groups 1..8, block sizes, the features. */
 Test(decode_fixed, tensor_core_head_96, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
-    for (int i = 0; i < 9; i++) {
-        dcase c = tensor_core_case_hs(i, lay[i % 3], BSZ[(i * 2 + 1) % 5], 96);
-        c.q = i % 2 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
-        c.c = c.q;
-        c.seed = 5950u + (uint64_t)i;
-        run_case(&c);
-    }
+    tensor_core_16bit_head(96, 5950u, 0, 1);
 }
 
 /* Head 96 with an fp8 cache: 64-token tiles of padded 112-byte rows; Q.K's
