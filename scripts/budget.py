@@ -389,6 +389,9 @@ DECODE_SHAPES = [
     # head 120: tensor cores for 16-bit caches since 2026-11-30 (32-token tiles of unpadded 240-byte rows, a
     # last k-step and m-block of 8 dims); fp8 keeps the CUDA-core kernel
     dict(name="GQA 32/8 head 120, b=64 x 4K", heads=32, kv_heads=8, batch=64, ctx=4096, head=120),
+    # head 64 at group 16 (Falcon-40B: 128/8; Falcon-7B's 71/1 in CTAs of 15): two head blocks since 2026-11-30
+    # (fp8 over flash layouts on the 128-token long tile)
+    dict(name="GQA 128/8 head 64 (group 16), b=64 x 4K", heads=128, kv_heads=8, batch=64, ctx=4096, head=64),
 ]
 
 
@@ -417,7 +420,8 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     before 2026-11-25, rows per stored block of min(block, T) tokens padded to an odd number of
     granules). q16: a 16-bit query, so that fp8 at heads 64 and 32 on a flash layout takes
     dec_long_tile's geometry (since 2026-11-28, head 32 since 2026-11-30: 128-token tiles, unpadded K
-    rows, no split-kernel regions)."""
+    rows, no split-kernel regions; at head 64 for any group since 2026-11-30, its CTAs of 9..16 heads
+    taking two head blocks)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -425,7 +429,7 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     head_chunks = (group + 15) // 16
     hpc = (group + head_chunks - 1) // head_chunks
     pv_groups = (hpc + 3) // 4
-    lt = q16 and esz == 1 and hs in (64, 32) and vllm_block is None and swizzle and pv_groups <= 2
+    lt = q16 and esz == 1 and hs in (64, 32) and vllm_block is None and swizzle and pv_groups <= (4 if hs == 64 else 2)
     T = 128 if lt else min(max(pow2_floor(8192 // hb), 8), 64)
     pv_slices = nt // (pv_groups * (hs // 8))
     ds = 1 if pv_groups * T >= nt else pow2_floor(nt // (pv_groups * T))
@@ -492,10 +496,10 @@ def decode_model(inst, shape):
     # The launcher's choice (cuda/decode/decode_launch.cuh): with a flash layout
     # and 16-byte copies (NG <= 2), the tensor-core kernel for a 16-bit query
     # (heads 32, 64, 80, 96, 112, 128, 192 and 256, and 120 with a 16-bit cache;
-    # at heads 128 and 192 also NG 3 and 4, two head blocks), FixGeo<128, CT, NG>
+    # at heads 64, 128 and 192 also NG 3 and 4, two head blocks), FixGeo<128, CT, NG>
     # for an f32 one at head 128; DynGeo otherwise.
     mma_heads = (32, 64, 80, 96, 112, 128, 192, 256) + ((120,) if esz == 2 else ())
-    if (ng <= 2 or hs in (128, 192)) and q != "f32" and hs in mma_heads:
+    if (ng <= 2 or hs in (64, 128, 192)) and q != "f32" and hs in mma_heads:
         # the flash instance <QT, CT, false, HS, HB> (Lb1E: vLLM's layout)
         kernel = r"decode_mma_kernelILi\d+ELi\d+ELb0ELi%dELi%dEE" % (hs, 1 if ng <= 2 else 2)
     elif ng <= 2 and hs == 128:
@@ -769,7 +773,7 @@ def mma_blocks(kernel):
 
 def shape_for(fam, kernel, i):
     """Shape i of the family at the kernel's head size; for a two-head-block instance, the group-16 shape
-    (at the kernel's head size: 128 or 192)."""
+    (at the kernel's head size: 64, 128 or 192)."""
     if mma_blocks(kernel) > 1:
         return dict([s for s in fam["shapes"] if s["heads"] // s["kv_heads"] > 8][0], head=mma_head(kernel))
     return dict(fam["shapes"][i], head=mma_head(kernel))

@@ -352,7 +352,7 @@ def epilogue_stores(f8, rs, hs=128, hb=1):
     """The epilogue's stores of the warps' O^T fragments: lane (g, c), element i of m-block mb,
     head block b -> float (8 b + 2 c + (i & 1)) rs + dh + pv_dim(mb, g + 8 (i >> 1)); dh = 0, or 0
     and 128 at head 256 (the two warps of a token group, 8 m-blocks each; 0 and 96 at head 192, 6);
-    b < hb (two head blocks: GQA groups 9..16 at heads 128 and 192)."""
+    b < hb (two head blocks: CTAs of 9..16 query heads at heads 64, 128 and 192)."""
     hd = mma_hd(hs)
     return [ragged_banks.wavefronts([4 * ((8 * b + 2 * (l & 3) + (i & 1)) * rs + dh +
                                           pv_dim(f8, mb, (l >> 2) + 8 * (i >> 1), hd)) for l in range(32)], 4)
@@ -650,6 +650,10 @@ def main():
                ("epilogue O^T stores, fp8 flash dims (row stride 131)", lambda s: epilogue_stores(True, 131), 2),
                ("epilogue O^T stores, head 64, 16-bit (row stride 68)", lambda s: epilogue_stores(False, 68, 64), 1),
                ("epilogue O^T stores, head 64, fp8 flash (row stride 67)", lambda s: epilogue_stores(True, 67, 64), 2),
+               ("epilogue O^T stores, head 64, two head blocks, 16-bit (row stride 68)",
+                lambda s: epilogue_stores(False, 68, 64, 2), 1),
+               ("epilogue O^T stores, head 64, two head blocks, fp8 flash (row stride 67)",
+                lambda s: epilogue_stores(True, 67, 64, 2), 2),
                ("epilogue O^T stores, head 256, 16-bit (row stride 260)", lambda s: epilogue_stores(False, 260, 256), 1),
                ("epilogue O^T stores, head 256, fp8 flash (row stride 259)", lambda s: epilogue_stores(True, 259, 256), 2),
                ("epilogue O^T stores, two head blocks, 16-bit (row stride 132)",
@@ -659,7 +663,7 @@ def main():
     # the output loop's reads of the merged rows (thread-per-dim: any row stride is conflict-free;
     # head 64 covers two heads a pass, head 96 leaves its last warp idle)
     outs = [("epilogue output reads, head %d%s (row stride %d)" % (hs, ", two head blocks" if hb > 1 else "", rs),
-             hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68),
+             hs, hb, rs) for hs, hb, rs in ((128, 1, 131), (128, 1, 132), (128, 2, 131), (64, 1, 67), (64, 1, 68), (64, 2, 67), (64, 2, 68),
                                             (96, 1, 99), (96, 1, 100), (256, 1, 259), (256, 1, 260),
                                             (192, 1, 195), (192, 1, 196), (192, 2, 195), (192, 2, 196),
                                             (80, 1, 84), (112, 1, 116), (80, 1, 83), (112, 1, 115),

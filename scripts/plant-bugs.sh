@@ -70,6 +70,8 @@ EOF
             verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
         elif grep -qE "SIGSEGV|Segmentation|: CRASH!" "$log"; then
             verdict="caught: out-of-bounds access (guard page)"
+        elif [ $rc -gt 128 ] && [ $rc -ne 137 ]; then # (timeout's 124 and 137: not a crash)
+            verdict="caught: the program died of signal $((rc - 128))"
         elif [ "$prog" = pagedattn-interp ]; then
             verdict="caught by $(grep -m1 -B1 ': FAIL$' "$log" | head -1 | cut -c1-110)"
         else
@@ -349,6 +351,23 @@ plant decode-mma-group16-epilogue-rows-of-block-0 cuda/decode/decode_mma.cuh \
     'red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
     'red[(tg * NHC + h % MMA_ROWS) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
     test_decode 'decode_fixed/tensor_core_group_16'
+# Two head blocks at head 64 (2026-11-30: Falcon-40B's group 16, Falcon-7B's 71 heads in CTAs of
+# 15): 16-bit S's two n-blocks a warp under two head blocks, fp8's two M blocks a warp (the long
+# tile) under two head blocks, and the long tile taken at head 32 too, where no tensor-core kernel
+# has two head blocks (the CUDA-core kernel would run a geometry it has no regions for).
+plant decode-mma-head64-group16-second-n-block-logits cuda/decode/decode_mma.cuh \
+    'x[HL * 2 * nb + b] = sf[2 * b];' 'x[2 * nb + b] = sf[2 * b];' \
+    test_decode 'decode_fixed/tensor_core_group_16_head_64'
+plant decode-mma-head64-group16-p-of-second-block-one-head-block cuda/decode/decode_mma.cuh \
+    'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
+    'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL], x[3 * HL]) : 0u;' \
+    test_decode 'decode_fixed/tensor_core_group_16_head_64'
+plant decode-long-tile-head64-group16-m-blocks-one-head-block cuda/decode/decode_mma.cuh \
+    'const int j0 = HL * 2 * m, j1 = HL * (2 * m + 1);' 'const int j0 = 4 * m, j1 = 4 * m + 2;' \
+    test_decode 'decode_fixed/tensor_core_group_16_head_64'
+plant decode-long-tile-at-head-32-group-12 csrc/ops/decode.c \
+    'kp->pv_groups <= (kp->head_size == 64 ? 4 : 2)' 'kp->pv_groups <= 4' \
+    pagedattn-interp 'check decode --interp --seqs 2 --ctx 300 --heads 12/1 --head-size 32 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd'
 # The epilogue's output loop, the split sums beside it, the base-2 softmax and the one-pass table
 # refill (2026-11-25). Head 64's threads cover two heads a pass, so its partial rows step by two
 # heads; sums written for head slots the CTA does not own land on the next KV head's rows (in

@@ -303,7 +303,8 @@ static void dec_geometry(pa_dec_kparams *kp, int lt) {
 
 /* A 16-bit query over an fp8 cache at head 64 or 32 on a flash layout, which
  * the tensor-core kernel serves (cuda/decode/decode_launch.cuh: no
- * block-sparse mask, 16-byte copies, at most two head groups of PA_DEC_GB),
+ * block-sparse mask, 16-byte copies, at most two head groups of PA_DEC_GB, or
+ * four at head 64: its two head blocks),
  * takes 128-token tiles: a warp computes two 16-token M blocks a tile with one
  * softmax update, and a thread resolves one token's address a tile
  * (decode_mma.cuh, FixGeo's LT). Its K rows (8 or 4 KiB a tile) are unpadded
@@ -313,7 +314,8 @@ static void dec_geometry(pa_dec_kparams *kp, int lt) {
 static int dec_long_tile(const pa_dec_kparams *kp) {
     const int q16 = kp->q_dtype == PA_DTYPE_F16 || kp->q_dtype == PA_DTYPE_BF16;
     return q16 && pa_dtype_is_fp8((pa_dtype)kp->cache_dtype) && (kp->head_size == 64 || kp->head_size == 32) &&
-           !kp->vllm_v && !kp->sparse && kp->pv_groups <= 2 && kp->unit_k == 16 && kp->unit_v == 16;
+           !kp->vllm_v && !kp->sparse && kp->pv_groups <= (kp->head_size == 64 ? 4 : 2) && kp->unit_k == 16 &&
+           kp->unit_v == 16;
 }
 
 pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,

@@ -33,8 +33,9 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
 // problem's shape only, never on the batch, so batch invariance holds.
 // The tensor-core kernel at the first head size in HS... that it serves for
 // CT (mma_head_ok) and whose geometry (flash: 1 or 2 head groups; vLLM's)
-// equals the host's; -1 when none does. At heads 128 and 192, CTAs of 9..16
-// query heads (flash: 3 or 4 head groups) take the kernel's two head blocks.
+// equals the host's; -1 when none does. At heads 64, 128 and 192, CTAs of
+// 9..16 query heads (flash: 3 or 4 head groups) take the kernel's two head
+// blocks.
 template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kparams *kp, cudaStream_t s) {
     if constexpr (mma_head_ok(CT, HS)) {
         if (FixGeo<HS, CT, 1>::matches(*kp) || FixGeo<HS, CT, 2>::matches(*kp))

@@ -2,9 +2,9 @@
 // 64, 80, 96, 112, 128, 192 and 256 (and 120 with a 16-bit cache), a flash
 // layout or vLLM's, a
 // 16-bit query with a cache of its dtype or fp8, up to 8 query heads per CTA
-// (MHA and GQA groups up to 8; at heads 128 and 192 up to 16 in two head
-// blocks: groups 9..16, and larger groups in the host's CTAs of up to 16
-// heads), no block-sparse mask.
+// (MHA and GQA groups up to 8; at heads 64, 128 and 192 up to 16 in two head
+// blocks: groups 9..16, and larger groups, MQA's included, in the host's CTAs
+// of up to 16 heads), no block-sparse mask.
 // Same CTA decomposition, splits, loader (issue_tile), outputs and merge as
 // decode_split_kernel (decode_kernel.cuh); only the arithmetic of a tile
 // differs.
@@ -191,13 +191,15 @@ template <int HS, int CT> struct MmaGeo<true, HS, CT> { using type = FixGeoV<HS,
 // Identity otherwise.
 template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) >> 1) + 2 * (j >> 3) + (j & 1) : j; }
 
-// HB head blocks of MMA_ROWS query heads (1, or 2 for GQA groups 9..16 at
-// head 128): 16-bit S's rows 8..15 hold heads 8..15 and P.V runs one MMA per
-// head block on the same V^T fragment; fp8's S^T takes one n-block of heads
-// per head block. Two head blocks double the accumulators: 3 CTAs per SM
-// (168 registers; fp8 fits in 166 without spilling, and 3 CTAs keep half
-// as many bytes again in flight as the 2 that its 182 unbounded registers
-// allowed). mma_min_ctas: the CTAs per SM each instance is built for (the
+// HB head blocks of MMA_ROWS query heads (1, or 2 for CTAs of 9..16 query
+// heads at heads 64, 128 and 192): 16-bit S's rows 8..15 hold heads 8..15 and
+// P.V runs one MMA per head block on the same V^T fragment; fp8's S^T takes
+// one n-block of heads per head block. Two head blocks double the
+// accumulators: at heads 128 and 192, 3 CTAs per SM (168 registers; fp8 fits
+// in 166 without spilling, and 3 CTAs keep half as many bytes again in flight
+// as the 2 that its 182 unbounded registers allowed); at head 64 (16
+// accumulators a head block) 4, in 106 to 128 registers without a spill.
+// mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
 // Head sizes the kernel serves: 32, 64, 80, 96, 112, 128, 192 and 256 (the
 // fp8 permutations take 64 dims at a time, then a half block of 32 and a
@@ -212,11 +214,12 @@ constexpr bool mma_head_ok(int ct, int hs) {
     return hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256 ||
            (hs == 120 && !pa::is_fp8(ct));
 }
-// Two head blocks (GQA groups 9..16 in one CTA): heads 128 and 192.
-constexpr bool mma_two_blocks_ok(int hs) { return hs == 128 || hs == 192; }
+// Two head blocks (GQA groups 9..16 in one CTA, and MQA's and larger groups'
+// CTAs of up to 16 heads): heads 64, 128 and 192.
+constexpr bool mma_two_blocks_ok(int hs) { return hs == 64 || hs == 128 || hs == 192; }
 
 constexpr int mma_min_ctas(bool f8, bool vl, int hs, int hb) {
-    return hb > 1 || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3 : PA_DEC_MIN_CTAS;
+    return (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3 : PA_DEC_MIN_CTAS;
 }
 
 template <int QT, int CT, bool VL, int HS, int HB>
@@ -257,7 +260,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert((HD % 16 == 0 || (!F8 && HD % 16 == 8)) && (!F8 || HD % 64 == 0 || (G::swz_k == 0 && G::swz_v == 0)),
                   "decode_mma_kernel: fp8's half and quarter blocks in rows without a swizzle");
     static_assert(HB == 1 || (HB == 2 && mma_two_blocks_ok(HS)),
-                  "decode_mma_kernel: two head blocks at heads 128, 192");
+                  "decode_mma_kernel: two head blocks at heads 64, 128, 192");
     constexpr int NHC = HB * MMA_ROWS; // query heads a CTA serves, at most
     static_assert(NTG * WT == T && NTG * DS == NW && (F8 ? WT == 16 * MT : (WT == 8 || WT == 16)),
                   "decode_mma_kernel: a warp's tokens fill S^T's M (fp8) or one or two n-blocks (16-bit)");

@@ -91,13 +91,13 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *     cache of its dtype; the flash layouts or vLLM's, the keys (and flash
  *     values) copyable in 16-byte units (cache pointers and strides 16-byte
  *     aligned); no block-sparse mask; CTAs of up to 8 query heads (up to 16
- *     at heads 128 and 192). Q.K and P.V run on tensor cores with the
+ *     at heads 64, 128 and 192). Q.K and P.V run on tensor cores with the
  *     probabilities rounded to the MMA's input type: the cache's dtype, or
  *     f16 for an fp8 cache (a bf16 query is then scaled by a power of two
  *     first, so nothing overflows).
  *   CUDA cores: every other shape (f32 queries, the other head sizes, fp8 at
  *     head 120, block-sparse, caches copyable only in narrower units, CTAs of
- *     more than 8 heads at heads 32, 64, 80, 96, 112, 120 and 256).
+ *     more than 8 heads at heads 32, 80, 96, 112, 120 and 256).
  * The entries differ in how a sequence is cut:
  *
  *   v1    one pass over the whole sequence; no workspace.

@@ -652,6 +652,26 @@ Test(decode_fixed, tensor_core_group_16_head_192, .timeout = 600) {
     two_head_blocks(192, 9950u);
 }
 
+/* The same at head 64 (Falcon-40B: group 16), and MQA's 71 query heads a KV
+ * head (Falcon-7B) in five CTAs of 15: 16-bit caches, fp8 over a flash layout
+ * on head 64's 128-token tiles (two M blocks a warp, each with both head
+ * blocks' MMAs) and over vLLM's layout on 64-token tiles. */
+Test(decode_fixed, tensor_core_group_16_head_64, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    two_head_blocks(64, 14950u);
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
+    static const int lens[3] = {1, 129, 700};
+    for (int i = 0; i < 3; i++) {
+        dcase c = tensor_core_case_hs(i + 1, lay[i], BSZ[i + 1], 64);
+        c.heads = 71;
+        c.kv_heads = 1;
+        c.nseq = 3;
+        c.lens = lens;
+        c.seed = 14970u + (uint64_t)i;
+        run_tensor_core_case(&c, i);
+    }
+}
+
 /* Lengths at the split boundaries: the recommended entry's one split exactly
  * full (256) and v2's (512), a token either side. A CTA writes its
  * sequence's output itself when the split length covers the sequence (every
@@ -1557,16 +1577,19 @@ static void device_check_cases(const dcase *cs, int n) {
 }
 
 /* The same through the tensor-core kernel's two head blocks (group 16, fp8
- * cache), its head-96 instances (padded rows) and head 192's (fp8: padded
- * rows, group 12 in two head blocks; 16-bit over vLLM's layout). */
+ * cache; at head 64 group 16 over a 16-bit flash cache and group 12 over fp8
+ * in vLLM's layout), its head-96 instances (padded rows) and head 192's (fp8:
+ * padded rows, group 12 in two head blocks; 16-bit over vLLM's layout). */
 Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    static const dcase cs[4] = {
+    static const dcase cs[6] = {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49}};
-    device_check_cases(cs, 4);
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 16, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 65},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 12, 1, 64, 32, 0, 0, 0.0f, 0, 0, NULL, 66}};
+    device_check_cases(cs, 6);
 }
 
 /* The same through heads 80 and 112 (the loaders' partial last passes, an odd
@@ -1633,11 +1656,13 @@ static void corrupt_last_blocks(dcase c) {
  * skipped tokens a quarter to a half of the first sequence, so that fp8's
  * tolerance cannot hide them. */
 Test(decode_device_checks, corrupt_last_block_long_tile, .timeout = 600) {
-    PA_SKIP_WITHOUT_GPU(); /* fp8 heads 64 and 32: the 128-token tile, one block a tile */
+    PA_SKIP_WITHOUT_GPU(); /* fp8 heads 64 and 32: the 128-token tile, one block a tile; head 64's two head blocks */
     corrupt_last_blocks(
         (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 51});
     corrupt_last_blocks(
         (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 128, 0, 0, 0.0f, 0, 0, NULL, 59});
+    corrupt_last_blocks(
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 16, 1, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 67});
 }
 Test(decode_device_checks, corrupt_last_block_16bit_tensor_cores, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* 16-bit head 128: 32-token tiles */

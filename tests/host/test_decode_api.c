@@ -355,11 +355,12 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                             CHK(kp.pv_slices >= 1 && kp.pv_slices * kp.pv_groups * c8 <= PA_DEC_THREADS,
                                 "%s: P.V threads", w);
                             /* The long tile (decode.c dec_long_tile): a 16-bit query over fp8 at heads 64
-                             * and 32, a flash layout, at most 8 query heads a CTA (the tensor-core kernel's
-                             * one head block); only that kernel runs it, so it has no split-kernel regions.
-                             * Its K rows are unpadded (hs bytes). */
+                             * and 32, a flash layout, at most 8 query heads a CTA at head 32 (the tensor-core
+                             * kernel's one head block) and any group at head 64 (its CTAs of up to 16 heads
+                             * take two head blocks); only that kernel runs it, so it has no split-kernel
+                             * regions. Its K rows are unpadded (hs bytes). */
                             const int lt = qd[q] != PA_DTYPE_F32 && k != 0 && (hs == 64 || hs == 32) &&
-                                           layouts[l] != PA_LAYOUT_VLLM && groups[gi] <= 8;
+                                           layouts[l] != PA_LAYOUT_VLLM && (groups[gi] <= 8 || hs == 64);
                             const int tiles = PA_DEC_STAGES * (kp.stage_k_bytes + kp.stage_v_bytes);
                             if (lt) {
                                 CHK(T == 128 && kp.pitch_k == hs && kp.stage_k_bytes == 128 * hs, "%s: long tile", w);
