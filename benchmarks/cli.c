@@ -78,6 +78,10 @@ const pa_preset PA_PRESETS[] = {
     {"phi3.5-mini", 32, 32, 96, 0, 0.0f, 0, 0},
     /* Nemotron-4 340B at tensor parallelism 8: 96/8 heads of 192 -> 12/1 a GPU (group 12) */
     {"nemotron4-340b-tp8", 12, 1, 192, 0, 0.0f, 0, 0},
+    /* Falcon-40B at tensor parallelism 8: 128/8 heads of 64 -> 16/1 a GPU (group 16); Falcon-7B:
+     * multi-query, 71 query heads over one KV head of 64 */
+    {"falcon-40b-tp8", 16, 1, 64, 0, 0.0f, 0, 0},
+    {"falcon-7b", 71, 1, 64, 0, 0.0f, 0, 0},
     /* gpt-oss-120b and -20b: 64 query heads, 8 KV heads, head 64, attention sinks; every
      * other layer also has a sliding window of 128 (add --window 128) */
     {"gpt-oss", 64, 8, 64, 0, 0.0f, 0, 1},
@@ -114,7 +118,7 @@ void pa_op_opts_default(pa_op_opts *o) {
 const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu when present, else cpu)\n"
                           "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
                           "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini,\n"
-                          "                       nemotron4-340b-tp8, gpt-oss\n"
+                          "                       nemotron4-340b-tp8, falcon-40b-tp8, falcon-7b, gpt-oss\n"
                           "                       (sets heads, head size, window, soft cap, sinks)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"

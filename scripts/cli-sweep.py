@@ -31,7 +31,7 @@ DTYPES = [("f16", "auto"), ("bf16", "auto"), ("f32", "auto"), ("bf16", "fp8_e4m3
 HEADS = ["4/4", "4/2", "8/1", "16/1", "6/2", "12/4", "32/2"]
 HEAD_SIZES = [32, 64, 80, 96, 112, 120, 128, 192, 256]
 BLOCK_SIZES = [1, 2, 8, 16, 24, 32, 64, 128]
-PRESETS = ["gpt-oss", "gemma2-9b", "phi3.5-mini", "qwen3-235b", "nemotron4-340b-tp8"]
+PRESETS = ["gpt-oss", "gemma2-9b", "phi3.5-mini", "qwen3-235b", "nemotron4-340b-tp8", "falcon-40b-tp8", "falcon-7b"]
 
 
 def draw(rng, cli):

@@ -276,6 +276,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # head 192 (Nemotron-4 340B at TP 8: group 12, two head blocks), on tensor cores since 2026-11-30
         timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --layout nhd --variant all
         timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout vllm --ctx 3000
+        # head 64 with two head blocks (Falcon-40B at TP 8: group 16; Falcon-7B: 71 heads over one KV
+        # head, five CTAs of 15), on tensor cores since 2026-11-30; fp8 over flash layouts on the long tile
+        timeout 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --layout nhd --variant all
+        timeout 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout hnd --ctx 3000
+        timeout 120 $CLI check decode --preset falcon-7b --dtype f16 --cache-dtype fp8_e5m2 --layout nhd --variant all
         timeout 120 $CLI check baseline
         timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
         timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
@@ -431,7 +436,10 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # CUDA-core kernel): 16-bit padded rows with an odd last k-step and m-block, fp8 a quarter block
         # (budget-notes/decode-heads80-112-mma-2026-11-30.md). Heads 32 and 120 likewise (head 32's 4 KiB
         # tiles, head 120's last k-step of 8 dims: budget-notes/decode-head32-mma-2026-11-30.md).
-        for run in "80 32/32 bf16" "112 32/8 bf16" "80 32/32 fp8_e4m3" "32 32/8 bf16" "120 32/8 bf16"; do
+        # Head 64 at group 16 (Falcon-40B's 128/8) takes two head blocks since 2026-11-30 (it ran the
+        # CUDA-core kernel): budget-notes/decode-head64-group16-mma-2026-11-30.md.
+        for run in "80 32/32 bf16" "112 32/8 bf16" "80 32/32 fp8_e4m3" "32 32/8 bf16" "120 32/8 bf16" \
+            "64 128/8 bf16" "64 128/8 fp8_e4m3"; do
             set -- $run
             echo "decode head $1 --heads $2 --cache-dtype $3 --variant auto (64 x 4K, bf16):"
             timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size $1 --dtype bf16 \
