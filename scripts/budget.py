@@ -418,10 +418,11 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     """csrc/ops/decode.c dec_geometry for a flash layout (swizzle=False: as of f7f2891), or for vLLM's
     layout with blocks of vllm_block tokens: V^T rows of the tile's T tokens, unpadded (vllm_padded:
     before 2026-11-25, rows per stored block of min(block, T) tokens padded to an odd number of
-    granules). q16: a 16-bit query, so that fp8 at heads 64 and 32 on a flash layout takes
+    granules). q16: a 16-bit query, so that a shape the tensor-core kernel serves has no split-kernel
+    regions (dec_tensor_cores, since 2026-11-30) and fp8 at heads 64 and 32 on a flash layout takes
     dec_long_tile's geometry (since 2026-11-28, head 32 since 2026-11-30: 128-token tiles, unpadded K
-    rows, no split-kernel regions; at head 64 for any group since 2026-11-30, its CTAs of 9..16 heads
-    taking two head blocks)."""
+    rows; at head 64 for any group since 2026-11-30, its CTAs of 9..16 heads taking two head
+    blocks)."""
     nt = 128
     hb = hs * esz
     kchunks = (hb + 15) // 16
@@ -429,7 +430,11 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     head_chunks = (group + 15) // 16
     hpc = (group + head_chunks - 1) // head_chunks
     pv_groups = (hpc + 3) // 4
-    lt = q16 and esz == 1 and hs in (64, 32) and vllm_block is None and swizzle and pv_groups <= (4 if hs == 64 else 2)
+    # dec_tensor_cores (since 2026-11-30: no CUDA-core rows in a shape the tensor-core kernel serves; the
+    # models of older geometries, swizzle=False and vllm_padded, keep them)
+    tc = (q16 and swizzle and not vllm_padded and (hs in (32, 64, 80, 96, 112, 128, 192, 256) or (hs == 120 and esz == 2))
+          and pv_groups <= (4 if hs in (64, 128, 192) else 2))
+    lt = tc and esz == 1 and hs in (64, 32) and vllm_block is None
     T = 128 if lt else min(max(pow2_floor(8192 // hb), 8), 64)
     pv_slices = nt // (pv_groups * (hs // 8))
     ds = 1 if pv_groups * T >= nt else pow2_floor(nt // (pv_groups * T))
@@ -456,7 +461,7 @@ def decode_geometry(hs, esz, group, swizzle=True, vllm_block=None, vllm_padded=F
     red = pv_slices * hpc * hs * 4
     off_q = (max(tiles, red) + 15) // 16 * 16
     smem = off_q + hpc * headq * 4 + hpc * T * 4 + 3 * 16 * 4 + 3 * 128 + 64 * 4
-    if lt:  # the tensor-core kernel only: no Q, logit or state rows
+    if tc:  # the tensor-core kernel only: no Q, logit or state rows
         smem = tiles + 3 * 128 + 64 * 4
     return dict(T=T, hpc=hpc, pv_slices=pv_slices, ds=ds, kchunks=kchunks, smem=smem, threads=nt,
                 tpt=nt // T, units=hb // 16, stage_v=stage_v)
@@ -822,7 +827,9 @@ def vllm_stage_table(w, rows, m=H100):
         regs = r["ptxas"].get("regs", r["res"].get("regs", 0))
         esz = DT[r["instance"][1]][1]
         for block in (8, 16, 32):
-            old, new = (decode_geometry(128, esz, 4, vllm_block=block, vllm_padded=pd) for pd in (True, False))
+            # (the tensor-core rows' geometry now leaves out the CUDA-core rows: dec_tensor_cores)
+            old, new = (decode_geometry(128, esz, 4, vllm_block=block, vllm_padded=pd, q16="DynGeo" not in kname)
+                        for pd in (True, False))
             occ = [ctas_per_sm(regs, g["threads"], g["smem"] + r["res"].get("smem_static", 0), m)[0] for g in (old, new)]
             w("| %s/%s | %s | %d | %d | %d / %d | %d / %d | %d / %d |" % (
                 r["instance"][0], r["instance"][1], kname, regs, block, old["stage_v"], new["stage_v"], old["smem"],

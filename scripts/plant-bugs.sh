@@ -73,9 +73,15 @@ EOF
         elif [ $rc -gt 128 ] && [ $rc -ne 137 ]; then # (timeout's 124 and 137: not a crash)
             verdict="caught: the program died of signal $((rc - 128))"
         elif [ "$prog" = pagedattn-interp ]; then
-            verdict="caught by $(grep -m1 -B1 ': FAIL$' "$log" | head -1 | cut -c1-110)"
+            local what
+            what=$(grep -m1 -B1 ': FAIL$' "$log" | head -1 | cut -c1-110)
+            [ -n "$what" ] || what=$(grep -m1 -E 'error|failed' "$log" | cut -c1-110)
+            verdict="caught by $what"
         else
-            verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | grep -oE '[0-9]+ of [0-9]+ outside[^(]*\([^)]*\)' | head -1)"
+            local why
+            why=$(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | grep -oE '[0-9]+ of [0-9]+ outside[^(]*\([^)]*\)' | head -1)
+            [ -n "$why" ] || why=$(grep -m1 -A2 'Assertion Failed' "$log" | tail -1 | sed 's/^\[----\] *//' | cut -c1-90)
+            verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $why"
         fi
     fi
     mv "$file.plant-bak" "$file"
@@ -353,8 +359,10 @@ plant decode-mma-group16-epilogue-rows-of-block-0 cuda/decode/decode_mma.cuh \
     test_decode 'decode_fixed/tensor_core_group_16'
 # Two head blocks at head 64 (2026-11-30: Falcon-40B's group 16, Falcon-7B's 71 heads in CTAs of
 # 15): 16-bit S's two n-blocks a warp under two head blocks, fp8's two M blocks a warp (the long
-# tile) under two head blocks, and the long tile taken at head 32 too, where no tensor-core kernel
-# has two head blocks (the CUDA-core kernel would run a geometry it has no regions for).
+# tile) under two head blocks. The host's rule for the shapes the tensor-core kernel serves, whose
+# geometry has no CUDA-core rows (dec_tensor_cores): claiming two head blocks at head 32 too, or
+# ignoring the copy units, hands the launcher a geometry no tensor-core instance matches (refused
+# there; before the launcher's check, the CUDA-core kernel ran it without its rows and crashed).
 plant decode-mma-head64-group16-second-n-block-logits cuda/decode/decode_mma.cuh \
     'x[HL * 2 * nb + b] = sf[2 * b];' 'x[2 * nb + b] = sf[2 * b];' \
     test_decode 'decode_fixed/tensor_core_group_16_head_64'
@@ -365,9 +373,12 @@ plant decode-mma-head64-group16-p-of-second-block-one-head-block cuda/decode/dec
 plant decode-long-tile-head64-group16-m-blocks-one-head-block cuda/decode/decode_mma.cuh \
     'const int j0 = HL * 2 * m, j1 = HL * (2 * m + 1);' 'const int j0 = 4 * m, j1 = 4 * m + 2;' \
     test_decode 'decode_fixed/tensor_core_group_16_head_64'
-plant decode-long-tile-at-head-32-group-12 csrc/ops/decode.c \
-    'kp->pv_groups <= (kp->head_size == 64 ? 4 : 2)' 'kp->pv_groups <= 4' \
+plant decode-tensor-cores-two-head-blocks-at-head-32 csrc/ops/decode.c \
+    'kp->pv_groups <= (two_blocks ? 4 : 2)' 'kp->pv_groups <= 4' \
     pagedattn-interp 'check decode --interp --seqs 2 --ctx 300 --heads 12/1 --head-size 32 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd'
+plant decode-tensor-cores-ignore-copy-units csrc/ops/decode.c \
+    'kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16)' '1' \
+    test_decode 'decode_views/strided_flash_and_query_stride'
 # The epilogue's output loop, the split sums beside it, the base-2 softmax and the one-pass table
 # refill (2026-11-25). Head 64's threads cover two heads a pass, so its partial rows step by two
 # heads; sums written for head slots the CTA does not own land on the next KV head's rows (in

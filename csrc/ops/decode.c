@@ -192,9 +192,11 @@ pa_status pa_paged_attention_decode_workspace_size(const pa_decode_params *p, si
 }
 
 /* Tile geometry and shared-memory layout (see cuda/decode/decode_kernel.cuh).
- * lt: the long tile of dec_long_tile (128 tokens, unpadded K rows, no split
- * kernel regions), else the general geometry. */
-static void dec_geometry(pa_dec_kparams *kp, int lt) {
+ * lt: the long tile of dec_long_tile (128 tokens, unpadded K rows), else the
+ * general geometry; tc: a shape the tensor-core kernel serves
+ * (dec_tensor_cores), which reads none of the CUDA-core kernel's Q, logit and
+ * state rows, so they are left out. */
+static void dec_geometry(pa_dec_kparams *kp, int lt, int tc) {
     const int32_t hs = kp->head_size, esz = kp->esz, hb = hs * esz;
     const int32_t nt = PA_DEC_THREADS;
     kp->kchunks = (hb + 15) / 16;
@@ -295,27 +297,42 @@ static void dec_geometry(pa_dec_kparams *kp, int lt) {
     kp->off_logit = kp->off_q + kp->hpc * kp->headq * 4;
     kp->off_stat = kp->off_logit + kp->hpc * T * 4;
     kp->off_tok = kp->off_stat + 3 * 16 * 4;
-    if (lt) /* only the tensor-core kernel runs it: no Q, logit or state rows */
+    if (tc) /* the tensor-core kernel's epilogue fits in the tile stages */
         kp->off_q = kp->off_logit = kp->off_stat = kp->off_tok = tiles;
     kp->off_tab = kp->off_tok + PA_DEC_STAGES * PA_DEC_MAX_TILE;
     kp->smem_bytes = kp->off_tab + PA_DEC_TABLE_WIN * 4;
 }
 
-/* A 16-bit query over an fp8 cache at head 64 or 32 on a flash layout, which
- * the tensor-core kernel serves (cuda/decode/decode_launch.cuh: no
- * block-sparse mask, 16-byte copies, at most two head groups of PA_DEC_GB, or
- * four at head 64: its two head blocks),
- * takes 128-token tiles: a warp computes two 16-token M blocks a tile with one
- * softmax update, and a thread resolves one token's address a tile
- * (decode_mma.cuh, FixGeo's LT). Its K rows (8 or 4 KiB a tile) are unpadded
- * (the kernel's K reads are 128 contiguous bytes a quarter warp at head 64, a
- * half warp at 32). Decided on the general geometry (kp filled by
- * dec_geometry(kp, 0)); the shape alone decides it, so batch invariance holds. */
-static int dec_long_tile(const pa_dec_kparams *kp) {
+/* Does the tensor-core kernel serve this shape? (cuda/decode/decode_launch.cuh's
+ * launch_mma): a 16-bit query over a cache of its dtype or fp8, head 32, 64,
+ * 80, 96, 112, 128, 192 or 256, or 120 with a 16-bit cache; no block-sparse
+ * mask; 16-byte key copies (and value copies on a flash layout); CTAs of up to
+ * 8 query heads (two head groups of PA_DEC_GB), or 16 at heads 64, 128 and 192
+ * (two head blocks). Its geometry then has no CUDA-core rows (dec_geometry),
+ * and the launcher refuses it if no tensor-core instance matches: a
+ * disagreement fails the launch, never runs the CUDA-core kernel without its
+ * rows. Decided on the general geometry (dec_geometry(kp, 0, 0)); the shape
+ * alone decides it, so batch invariance holds. */
+static int dec_tensor_cores(const pa_dec_kparams *kp) {
+    const int hs = kp->head_size, fp8 = pa_dtype_is_fp8((pa_dtype)kp->cache_dtype);
     const int q16 = kp->q_dtype == PA_DTYPE_F16 || kp->q_dtype == PA_DTYPE_BF16;
-    return q16 && pa_dtype_is_fp8((pa_dtype)kp->cache_dtype) && (kp->head_size == 64 || kp->head_size == 32) &&
-           !kp->vllm_v && !kp->sparse && kp->pv_groups <= (kp->head_size == 64 ? 4 : 2) && kp->unit_k == 16 &&
-           kp->unit_v == 16;
+    const int head = hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256 ||
+                     (hs == 120 && !fp8);
+    const int two_blocks = hs == 64 || hs == 128 || hs == 192;
+    return q16 && head && !kp->sparse && kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16) &&
+           kp->pv_groups <= (two_blocks ? 4 : 2);
+}
+
+/* A 16-bit query over an fp8 cache at head 64 or 32 on a flash layout, which
+ * the tensor-core kernel serves (dec_tensor_cores), takes 128-token tiles: a
+ * warp computes two 16-token M blocks a tile with one softmax update, and a
+ * thread resolves one token's address a tile (decode_mma.cuh, FixGeo's LT).
+ * Its K rows (8 or 4 KiB a tile) are unpadded (the kernel's K reads are 128
+ * contiguous bytes a quarter warp at head 64, a half warp at 32). Decided on
+ * the general geometry, as dec_tensor_cores. */
+static int dec_long_tile(const pa_dec_kparams *kp) {
+    return dec_tensor_cores(kp) && pa_dtype_is_fp8((pa_dtype)kp->cache_dtype) &&
+           (kp->head_size == 64 || kp->head_size == 32) && !kp->vllm_v;
 }
 
 pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, size_t ws_bytes, pa_dec_kparams *kp,
@@ -410,9 +427,9 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         kp->max_logits = ml;
     }
     kp->group = p->num_heads / kv->num_kv_heads;
-    dec_geometry(kp, 0);
-    if (dec_long_tile(kp))
-        dec_geometry(kp, 1);
+    dec_geometry(kp, 0, 0);
+    if (dec_tensor_cores(kp))
+        dec_geometry(kp, dec_long_tile(kp), 1);
     const int64_t ctas = (int64_t)p->num_seqs * kv->num_kv_heads * kp->head_chunks;
     PA_REQUIRE(ctas <= INT32_MAX && (int64_t)p->num_seqs * p->num_heads <= INT32_MAX,
                "decode: num_seqs %d x num_heads %d is too large for one launch", p->num_seqs, p->num_heads);

@@ -56,13 +56,20 @@ template <int QT, int CT, int HS, int... More> int launch_mma(const pa_dec_kpara
 }
 
 template <int QT, int CT> int launch_split(const pa_dec_kparams *kp, cudaStream_t s) {
-    // f32 caches keep the runtime geometry: unrolled, their tile needs more
-    // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
     if constexpr (QT != 0) {
         const int e = launch_mma<QT, CT, 128, 64, 256, 96, 192, 80, 112, 32, 120>(kp, s);
         if (e >= 0)
             return e;
-    } else if constexpr (ct_traits<CT>::esz <= 2) {
+    }
+    // The host leaves out the CUDA-core kernel's Q, logit and state rows
+    // (off_q == off_tok) where it expects a tensor-core instance
+    // (dec_tensor_cores in csrc/ops/decode.c): if none matched, the launch is
+    // refused, never run without them.
+    if (kp->off_q == kp->off_tok)
+        return (int)cudaErrorInvalidConfiguration;
+    // f32 caches keep the runtime geometry: unrolled, their tile needs more
+    // than the 128 registers that 4 CTAs per SM allow (ptxas spills).
+    if constexpr (QT == 0 && ct_traits<CT>::esz <= 2) {
         if (FixGeo<128, CT, 1>::matches(*kp))
             return launch_kernel(decode_split_kernel<QT, CT, FixGeo<128, CT, 1>>, kp, s);
         if (FixGeo<128, CT, 2>::matches(*kp))

@@ -354,22 +354,29 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                             CHK(kp.pv_groups * PA_DEC_GB >= kp.hpc, "%s", w);
                             CHK(kp.pv_slices >= 1 && kp.pv_slices * kp.pv_groups * c8 <= PA_DEC_THREADS,
                                 "%s: P.V threads", w);
-                            /* The long tile (decode.c dec_long_tile): a 16-bit query over fp8 at heads 64
-                             * and 32, a flash layout, at most 8 query heads a CTA at head 32 (the tensor-core
-                             * kernel's one head block) and any group at head 64 (its CTAs of up to 16 heads
-                             * take two head blocks); only that kernel runs it, so it has no split-kernel
-                             * regions. Its K rows are unpadded (hs bytes). */
-                            const int lt = qd[q] != PA_DTYPE_F32 && k != 0 && (hs == 64 || hs == 32) &&
-                                           layouts[l] != PA_LAYOUT_VLLM && (groups[gi] <= 8 || hs == 64);
+                            /* Shapes the tensor-core kernel serves (include/pagedattn/decode.h): a 16-bit
+                             * query, every head size here (120: a 16-bit cache only), 16-byte copies (all
+                             * these shapes but fp8 head 120's 120-byte rows), CTAs of up to 8 query heads
+                             * (groups up to 8 here; 12, 16, 17 and 64 take CTAs of 12, 16, 9 and 16), or 16
+                             * at heads 64, 128 and 192. Only that kernel runs them, so they have no
+                             * split-kernel regions (the launcher refuses such a geometry otherwise). The
+                             * long tile (decode.c dec_long_tile): those over fp8 at heads 64 and 32 on a
+                             * flash layout; its K rows are unpadded (hs bytes). */
+                            const int tc = qd[q] != PA_DTYPE_F32 && (hs != 120 || k == 0) &&
+                                           (groups[gi] <= 8 || hs == 64 || hs == 128 || hs == 192);
+                            const int lt = tc && k != 0 && (hs == 64 || hs == 32) && layouts[l] != PA_LAYOUT_VLLM;
                             const int tiles = PA_DEC_STAGES * (kp.stage_k_bytes + kp.stage_v_bytes);
-                            if (lt) {
+                            if (lt)
                                 CHK(T == 128 && kp.pitch_k == hs && kp.stage_k_bytes == 128 * hs, "%s: long tile", w);
-                                CHK(kp.off_tok == tiles, "%s: no split-kernel regions", w);
-                            } else {
+                            else
                                 CHK(T <= 64 && T % 8 == 0, "%s: softmax covers 64 tokens per warp", w);
+                            if (tc) {
+                                CHK(kp.off_q == tiles && kp.off_tok == tiles, "%s: no split-kernel regions", w);
+                            } else {
                                 CHK(kp.off_logit >= kp.off_q + kp.hpc * kp.headq * 4, "%s", w);
                                 CHK(kp.off_stat >= kp.off_logit + kp.hpc * T * 4, "%s", w);
                                 CHK(kp.off_tok >= kp.off_stat + 3 * 16 * 4, "%s", w);
+                                CHK(kp.pv_slices * kp.hpc * hs * 4 <= kp.off_q, "%s: reduction fits", w);
                             }
                             CHK(kp.pitch_k % 16 == 0 && kp.pitch_k >= kp.kchunks * 16, "%s", w);
                             if (kp.vllm_v) {
@@ -383,7 +390,6 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                                 CHK((hs * es) % kp.unit_v == 0, "%s", w);
                             }
                             CHK((hs * es) % kp.unit_k == 0, "%s: K unit %d", w, kp.unit_k);
-                            CHK(kp.pv_slices * kp.hpc * hs * 4 <= kp.off_q, "%s: reduction fits", w);
                             CHK(kp.off_v == PA_DEC_STAGES * kp.stage_k_bytes, "%s", w);
                             CHK(kp.zero_bytes <= kp.off_q && kp.zero_bytes % 16 == 0, "%s", w);
                             CHK(kp.off_q % 16 == 0 && kp.off_logit % 16 == 0 && kp.off_stat % 16 == 0 &&
