@@ -481,7 +481,8 @@ def decode_model(inst, shape):
     esz = DT[c][1]
     hs = shape.get("head", 128)
     group = shape["heads"] // shape["kv_heads"]
-    g = decode_geometry(hs, esz, group, q16=q != "f32")
+    # (cuda_cores: the CUDA-core kernel's own geometry, with its rows, for its resource row)
+    g = decode_geometry(hs, esz, group, q16=q != "f32" and not shape.get("cuda_cores"))
     T = g["T"]
     part = auto_part(shape["ctx"])
     splits = (shape["ctx"] + part - 1) // part
@@ -854,7 +855,8 @@ def report(fam_name, fam, rows, label, m=H100):
         kname = short_name(r["kernel"])
         q, c = r["instance"]
         # heads 64 and 256: their own geometry; two head blocks: group 16
-        mods = [fam["model"](r["instance"], shape_for(fam, r["kernel"], i)) for i in (0, 1)]
+        cc = {} if "decode_mma_kernel" in r["kernel"] or fam_name != "decode" else {"cuda_cores": True}
+        mods = [fam["model"](r["instance"], dict(shape_for(fam, r["kernel"], i), **cc)) for i in (0, 1)]
         occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
         wps = occ[0][0] * mods[0]["threads"] // 32 / m["schedulers"]
         w("| %s/%s | %s | %d | %d/%d | %d | %d | %d | %d / %d | %d / %d (%s) | %g |" % (
