@@ -388,6 +388,25 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                     --cache-dtype fp8_e4m3 --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
+        # The recommended entry's smallest split (PAGEDATTN_DECODE_MIN_SPLIT, 256 by default) against a
+        # CTA's own cost at small heads: at 64 x 4K a 256-token split gives an fp8 head-32 or head-64
+        # CTA two 128-token tiles, and the budget puts the CTA's cost beside its loop's (fp8 head 32:
+        # 32% of the copy roof with it, 44% on the common path; head 64: 58%, 75%; v1, where it is
+        # spread over the whole sequence, 100%: budget-notes/decode-head32-mma-2026-11-30.md). Larger
+        # splits cut that cost a tile but leave a batch of one fewer CTAs; both ends, to decide the
+        # rule (full plan only: a short lease's bench section is full).
+        if [ "${PA_PLAN:-}" != short ]; then
+            for hs in 32 64; do
+                for shape in "--seqs 64 --ctx 4096" "--seqs 1 --ctx 4096" "--seqs 1 --ctx 32768"; do
+                    for ms in 256 1024; do
+                        echo "decode fp8 head $hs $shape --variant auto, PAGEDATTN_DECODE_MIN_SPLIT=$ms:"
+                        PAGEDATTN_DECODE_MIN_SPLIT=$ms timeout 60 $CLI bench decode $shape --heads 32/8 \
+                            --head-size $hs --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant auto ||
+                            echo "(failed: rc $?)"
+                    done
+                done
+            done
+        fi
         # The same kernel (same geometry, same instructions a tile) over HND: there a KV head's page is
         # 16 x 64 contiguous bytes, in NHD each token's row of a head is 64 bytes with the other heads'
         # rows between. The shapes whose token rows are short fell furthest from the roof (fp8 head 64:
