@@ -374,7 +374,7 @@ plant decode-long-tile-head64-group16-m-blocks-one-head-block cuda/decode/decode
     'const int j0 = HL * 2 * m, j1 = HL * (2 * m + 1);' 'const int j0 = 4 * m, j1 = 4 * m + 2;' \
     test_decode 'decode_fixed/tensor_core_group_16_head_64'
 plant decode-tensor-cores-two-head-blocks-at-head-32 csrc/ops/decode.c \
-    'kp->pv_groups <= (two_blocks ? 4 : 2)' 'kp->pv_groups <= 4' \
+    'kp->pv_groups <= (PA_DEC_MMA_TWO_BLOCKS(hs) ? 4 : 2)' 'kp->pv_groups <= 4' \
     pagedattn-interp 'check decode --interp --seqs 2 --ctx 300 --heads 12/1 --head-size 32 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd'
 plant decode-tensor-cores-ignore-copy-units csrc/ops/decode.c \
     'kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16)' '1' \

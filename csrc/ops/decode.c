@@ -316,11 +316,8 @@ static void dec_geometry(pa_dec_kparams *kp, int lt, int tc) {
 static int dec_tensor_cores(const pa_dec_kparams *kp) {
     const int hs = kp->head_size, fp8 = pa_dtype_is_fp8((pa_dtype)kp->cache_dtype);
     const int q16 = kp->q_dtype == PA_DTYPE_F16 || kp->q_dtype == PA_DTYPE_BF16;
-    const int head = hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256 ||
-                     (hs == 120 && !fp8);
-    const int two_blocks = hs == 64 || hs == 128 || hs == 192;
-    return q16 && head && !kp->sparse && kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16) &&
-           kp->pv_groups <= (two_blocks ? 4 : 2);
+    return q16 && PA_DEC_MMA_HEAD(hs, fp8) && !kp->sparse && kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16) &&
+           kp->pv_groups <= (PA_DEC_MMA_TWO_BLOCKS(hs) ? 4 : 2);
 }
 
 /* A 16-bit query over an fp8 cache at head 64 or 32 on a flash layout, which

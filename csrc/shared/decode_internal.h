@@ -39,6 +39,16 @@ extern "C" {
 #define PA_DEC_AUTO_MAX_SPLITS 64
 #define PA_DEC_V2_PART 512 /* = PA_DECODE_PARTITION_SIZE */
 
+/* The head sizes the tensor-core decode kernel serves (a 16-bit query; over an
+ * fp8 cache all but 120), and those where a CTA of 9..16 query heads takes its
+ * two head blocks: one list for the kernel (cuda/decode/decode_mma.cuh's
+ * mma_head_ok, mma_two_blocks_ok) and the host (csrc/ops/decode.c's
+ * dec_tensor_cores, which leaves the CUDA-core rows out of those shapes). */
+#define PA_DEC_MMA_HEAD(hs, fp8)                                                                                       \
+    ((hs) == 32 || (hs) == 64 || (hs) == 80 || (hs) == 96 || (hs) == 112 || (hs) == 128 || (hs) == 192 ||              \
+     (hs) == 256 || ((hs) == 120 && !(fp8)))
+#define PA_DEC_MMA_TWO_BLOCKS(hs) ((hs) == 64 || (hs) == 128 || (hs) == 192)
+
 enum { PA_DEC_MODE_V1 = 0, PA_DEC_MODE_V2 = 1, PA_DEC_MODE_AUTO = 2 };
 
 /* Tokens per split of the recommended entry for a sequence of len tokens:

@@ -210,13 +210,11 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // zero in Q, never loaded from K and V (the x4's fourth matrix loads the
 // third again and reads as zero) and never stored by the epilogue. fp8 at
 // head 120 would need an eighth block of the permutations: CUDA cores.
-constexpr bool mma_head_ok(int ct, int hs) {
-    return hs == 32 || hs == 64 || hs == 80 || hs == 96 || hs == 112 || hs == 128 || hs == 192 || hs == 256 ||
-           (hs == 120 && !pa::is_fp8(ct));
-}
+// (PA_DEC_MMA_HEAD: csrc/shared/decode_internal.h, the host's list too)
+constexpr bool mma_head_ok(int ct, int hs) { return PA_DEC_MMA_HEAD(hs, pa::is_fp8(ct)); }
 // Two head blocks (GQA groups 9..16 in one CTA, and MQA's and larger groups'
 // CTAs of up to 16 heads): heads 64, 128 and 192.
-constexpr bool mma_two_blocks_ok(int hs) { return hs == 64 || hs == 128 || hs == 192; }
+constexpr bool mma_two_blocks_ok(int hs) { return PA_DEC_MMA_TWO_BLOCKS(hs); }
 
 constexpr int mma_min_ctas(bool f8, bool vl, int hs, int hb) {
     return (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3 : PA_DEC_MIN_CTAS;
