@@ -1341,8 +1341,36 @@ cudaError_t cudaGetLastError(void) {
     return e;
 }
 cudaError_t cudaPeekAtLastError(void) { return last_error; }
-const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "interpreter: CUDA error"; }
-const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorInterpreter"; }
+// The errors the interpreter raises, by the runtime's names, so that a message
+// reads as it would on a GPU (a launcher's refusal: cudaErrorInvalidConfiguration).
+#define PA_INTERP_ERRORS(X)                                                                                            \
+    X(cudaSuccess, "no error")                                                                                         \
+    X(cudaErrorInvalidValue, "invalid argument")                                                                       \
+    X(cudaErrorInvalidConfiguration, "invalid configuration argument")                                                 \
+    X(cudaErrorInvalidDevice, "invalid device ordinal")                                                                \
+    X(cudaErrorMemoryAllocation, "out of memory")                                                                      \
+    X(cudaErrorNotSupported, "operation not supported")                                                                \
+    X(cudaErrorIllegalState, "the resource is not in a valid state")                                                   \
+    X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")                           \
+    X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture")
+const char *cudaGetErrorString(cudaError_t e) {
+    if (e == cudaSuccess)
+        return "no error";
+#define PA_X(code, text)                                                                                               \
+    if (e == code)                                                                                                     \
+        return "interpreter: " text;
+    PA_INTERP_ERRORS(PA_X)
+#undef PA_X
+    return "interpreter: unrecognized error code";
+}
+const char *cudaGetErrorName(cudaError_t e) {
+#define PA_X(code, text)                                                                                               \
+    if (e == code)                                                                                                     \
+        return #code;
+    PA_INTERP_ERRORS(PA_X)
+#undef PA_X
+    return "cudaErrorUnknown";
+}
 
 cudaError_t cudaMalloc(void **p, size_t n) {
     PA_NOT_WHILE_CAPTURING();

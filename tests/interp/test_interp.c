@@ -37,6 +37,27 @@ Test(interp, dynamic_smem_is_poisoned_in_every_cta) {
     cudaFree(out);
 }
 
+/* A launch the device would refuse fails with the runtime's error, by its
+ * runtime name and message (the library's errors quote both), and the error
+ * is cleared once read. */
+Test(interp, refused_launch_reports_the_runtime_error) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    const cudaError_t e = pa_selftest_static_smem(out, 0); /* an empty grid */
+    cr_assert_eq(e, cudaErrorInvalidConfiguration, "an empty grid gave error %d", (int)e);
+    cr_expect(strcmp(cudaGetErrorName(e), "cudaErrorInvalidConfiguration") == 0, "%s", cudaGetErrorName(e));
+    cr_expect(strcmp(cudaGetErrorString(e), "interpreter: invalid configuration argument") == 0, "%s",
+              cudaGetErrorString(e));
+    cr_expect(strcmp(cudaGetErrorName(cudaErrorInvalidValue), "cudaErrorInvalidValue") == 0, "%s",
+              cudaGetErrorName(cudaErrorInvalidValue));
+    cr_expect(strcmp(cudaGetErrorName(cudaSuccess), "cudaSuccess") == 0, "%s", cudaGetErrorName(cudaSuccess));
+    cr_expect(strcmp(cudaGetErrorString(cudaSuccess), "no error") == 0, "%s", cudaGetErrorString(cudaSuccess));
+    cr_expect(strcmp(cudaGetErrorName(cudaErrorLaunchFailure), "cudaErrorUnknown") == 0,
+              "a code the interpreter never raises: %s", cudaGetErrorName(cudaErrorLaunchFailure));
+    cr_expect_eq(cudaGetLastError(), cudaSuccess, "the error was read once already");
+    cr_expect_eq(pa_selftest_static_smem(out, 1), cudaSuccess);
+    cudaFree(out);
+}
+
 /* The order knob is applied at every launch (test_orders relies on it): an
  * order-dependent output differs between forward and reverse. */
 Test(interp, cta_order_knob_changes_an_order_dependent_kernel) {

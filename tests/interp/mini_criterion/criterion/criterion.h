@@ -41,6 +41,11 @@ void pa_mc_skip(const char *fmt, ...) __attribute__((noreturn));
         if (!(cond))                                                                                                   \
             pa_mc_fail(__FILE__, __LINE__, #cond, 1, "" __VA_ARGS__);                                                  \
     } while (0)
+#define cr_expect(cond, ...)                                                                                           \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            pa_mc_fail(__FILE__, __LINE__, #cond, 0, "" __VA_ARGS__);                                                  \
+    } while (0)
 #define cr_assert_eq(a, b, ...)                                                                                        \
     do {                                                                                                               \
         if (!((a) == (b)))                                                                                             \
