@@ -635,10 +635,40 @@ COMMON_PATH_SKIPS = [("cuda/decode/decode_mma.cuh", r"if \(!plain\) \{", 0),
                      ("cuda/decode/decode_kernel.cuh", r"refill_table<TRACK, PRE>\(p, c, lb_first\);", -1)]
 
 
-def common_path_lines():
-    """{"file:line"} of the conditions of COMMON_PATH_SKIPS."""
+# A tile whose loader call issues nothing: issue_tile's early return for a tile past the split's
+# last (`if (it >= ntiles)`), which the loop's last NS - 1 tiles take, their tiles issued NS - 1
+# iterations before (the prologue issued a CTA's first NS - 1). Since 2026-11-30 the budget counts a
+# CTA's loop issues once: n tiles issue n - min(n, NS - 1) times in the loop, so per tile the loop
+# count drops by min(n, NS - 1) / n of the loader's share (the loop's count with and without it); the
+# overhead keeps the prologue's NS - 1 issues. Before, a 2-tile CTA paid 4 issues where it made 2.
+ISSUE_SKIP = [("cuda/decode/decode_kernel.cuh", r"if \(it >= ntiles\)", 0)]
+DEC_STAGES = 3  # PA_DEC_STAGES (csrc/shared/decode_internal.h), checked in dec_stages()
+
+
+def dec_stages():
+    """PA_DEC_STAGES as csrc/shared/decode_internal.h defines it (an error when it is not DEC_STAGES)."""
+    src = "\n".join(_src("csrc/shared/decode_internal.h"))
+    m = re.search(r"#define PA_DEC_STAGES (\d+)", src)
+    if not m or int(m.group(1)) != DEC_STAGES:
+        sys.exit("budget.py: PA_DEC_STAGES is %s, DEC_STAGES %d (update DEC_STAGES)" % (m and m.group(1), DEC_STAGES))
+    return DEC_STAGES
+
+
+def issue_skip_check(r):
+    """Exit unless ISSUE_SKIP's branch jumps over every copy the loop issues (LDGSTS): what the
+    no_issue count leaves out is the loader's call."""
+    insts, sel = r["_insts"], r["_sel"]
+    skip = skipped_in_common_path(insts, sel["lo"], sel["hi"], common_path_lines(ISSUE_SKIP))
+    left = [k for k in range(sel["lo"], sel["hi"] + 1) if insts[k]["op"].startswith("LDGSTS") and k not in skip]
+    if not skip or left:
+        sys.exit("budget.py: %s: issue_tile's early return does not skip the loop's copies (%d left; update ISSUE_SKIP)"
+                 % (r["kernel"], len(left)))
+
+
+def common_path_lines(markers=COMMON_PATH_SKIPS):
+    """{"file:line"} of the conditions of markers (COMMON_PATH_SKIPS, ISSUE_SKIP)."""
     out = set()
-    for rel, marker, off in COMMON_PATH_SKIPS:
+    for rel, marker, off in markers:
         hits = [n for n, t in enumerate(_src(rel), 1) if re.search(marker, t)]
         if len(hits) != 1:
             sys.exit("budget.py: %d lines match %r in %s (update COMMON_PATH_SKIPS)" % (len(hits), marker, rel))
@@ -659,15 +689,17 @@ def skipped_in_common_path(insts, lo, hi, lines):
     return out
 
 
-def per_tile(r, trips, common=False):
+def per_tile(r, trips, common=False, no_issue=False):
     """Warp instructions one warp issues per tile: the loop body with each nested
     loop weighted by trips(ops of the loop) (its executions per tile); None when
     trips is None or returns None for a nested loop (a runtime trip count).
-    common: without the code COMMON_PATH_SKIPS's branches skip in the common case."""
+    common: without the code COMMON_PATH_SKIPS's branches skip in the common case.
+    no_issue: without the loader's call past its early return (ISSUE_SKIP)."""
     if "loop" not in r:
         return None
     insts, sel, nested = r["_insts"], r["_sel"], r["_nested"]
-    skip = skipped_in_common_path(insts, sel["lo"], sel["hi"], common_path_lines()) if common else set()
+    lines = (common_path_lines() if common else set()) | (common_path_lines(ISSUE_SKIP) if no_issue else set())
+    skip = skipped_in_common_path(insts, sel["lo"], sel["hi"], lines) if lines else set()
     ws = []
     for l in nested:
         t = trips([insts[k]["op"] for k in range(l["lo"], l["hi"] + 1)]) if trips else None
@@ -884,8 +916,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path + CTA overhead per tile | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | v1 at the measured 2.14 IPC (common path, the CTA overhead spread over a whole sequence's tiles) | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 | IPC the measured v1 implies (common path + v1's overhead, 1.755 / 1.98 GHz) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | - the loop's issues the prologue made, per tile (static / common path) | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path + CTA overhead per tile | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | v1 at the measured 2.14 IPC (common path, the CTA overhead spread over a whole sequence's tiles) | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 | IPC the measured v1 implies (common path + v1's overhead, 1.755 / 1.98 GHz) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -904,31 +936,42 @@ def report(fam_name, fam, rows, label, m=H100):
                     r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                     md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
+            warps = md["threads"] // 32
+            issue_skip_check(r)
+            wic = per_tile(r, md["trips"], common=True)[1] * warps
+            # the loader's share of the loop (static, common path), which the CTA's last NS - 1
+            # tiles skip (ISSUE_SKIP): per tile, min(n, NS - 1) / n of it is not run
+            iss = wi - per_tile(r, md["trips"], no_issue=True)[1] * warps
+            iss_c = wic - per_tile(r, md["trips"], common=True, no_issue=True)[1] * warps
+            skipf = min(md["tiles_per_cta"], dec_stages() - 1) / md["tiles_per_cta"]
+            wi_once, wic_once = wi - skipf * iss, wic - skipf * iss_c
             f1 = roof_fraction(md["bytes_per_tile"], wi, m)[1]
-            f2 = roof_fraction(md["bytes_per_tile"], wi + ov, m)[1]
-            f3 = roof_fraction(md["bytes_per_tile"], wi + ov, m, ipc=CALIBRATION["ipc"])[1]
-            wic = per_tile(r, md["trips"], common=True)[1] * (md["threads"] // 32)
-            f5 = roof_fraction(md["bytes_per_tile"], wic + ov, m, ipc=CALIBRATION["ipc"])[1]
+            f2 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m)[1]
+            f3 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m, ipc=CALIBRATION["ipc"])[1]
+            f5 = roof_fraction(md["bytes_per_tile"], wic_once + ov, m, ipc=CALIBRATION["ipc"])[1]
             ovp = path_overhead(md, r, s)
-            f6 = roof_fraction(md["bytes_per_tile"], wic + ovp, m, ipc=CALIBRATION["ipc"])[1] if ovp is not None else None
+            f6 = roof_fraction(md["bytes_per_tile"], wic_once + ovp, m, ipc=CALIBRATION["ipc"])[1] if ovp is not None else None
             # Only the kernel the calibration measured gets a calibrated figure.
             calibrated = re.search(c2["kernel"], r["kernel"]) is not None
             f4 = roof_fraction(md["bytes_per_tile"], (wi + ov) * exec_ratio, mc, ipc=c2["ipc"])[1] if calibrated else None
             out.append(dict(instance=list(r["instance"]), shape=s["name"], kernel=short_name(r["kernel"]),
                             per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
                             frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
-                            frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6))
+                            frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6,
+                            issue_static=iss, issue_common=iss_c, issue_skipped_per_tile=skipf * iss_c))
             meas = MEASURED_2026_11_27.get((tuple(inst), s["name"]))
             # v1: one split a sequence, so the CTA's overhead spreads over ctx / tile tiles, not a split's
-            ov1 = r["outside"] * (md["threads"] // 32) / max(1, -(-s["ctx"] // md["tile_tokens"]))
-            f7 = roof_fraction(md["bytes_per_tile"], wic + ov1, m, ipc=CALIBRATION["ipc"])[1]
+            n1 = max(1, -(-s["ctx"] // md["tile_tokens"]))
+            ov1 = r["outside"] * warps / n1
+            wic1 = wic - min(n1, dec_stages() - 1) / n1 * iss_c
+            f7 = roof_fraction(md["bytes_per_tile"], wic1 + ov1, m, ipc=CALIBRATION["ipc"])[1]
             # the IPC at which that count gives what v1 measured
-            ipc_v1 = [meas[1] * m["roof_gbs"] * (wic + ov1) / (md["bytes_per_tile"] * m["sms"] * clk)
+            ipc_v1 = [meas[1] * m["roof_gbs"] * (wic1 + ov1) / (md["bytes_per_tile"] * m["sms"] * clk)
                       for clk in (m["clock_ghz"], 1.98)] if meas else None
             out[-1].update(overhead_v1=ov1, frac_v1_ipc_measured=f7, ipc_v1_implied=ipc_v1)
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
+            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.0f / %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
-                md["bytes_per_tile"], wi, ov, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
+                md["bytes_per_tile"], wi, ov, skipf * iss, skipf * iss_c, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
                 pct(min(1, f3)), wic, pct(min(1, f5)), "%.0f" % ovp if ovp is not None else "-",
                 pct(min(1, f6)) if f6 is not None else "-", pct(min(1, f7)),
                 pct(min(1, f4)) if f4 is not None else "- (no executed count)",
@@ -1018,7 +1061,12 @@ def method_text(fam_name, m=H100):
         " divided by the copy roof measured on the H100 (%.0f GB/s), capped at 100%%, that is the largest"
         " fraction of the roof the instruction stream allows. `with overhead` adds the CTA's instructions outside"
         " the loop (each counted once) spread over its tiles (recommended entry: 256-token splits at 4K, 512 at"
-        " 32K); the merge kernel is not counted. Cold code is left out of it (since 2026-11-25, the `+ cold`"
+        " 32K); the merge kernel is not counted. Since 2026-11-30 every column with the overhead (but the"
+        " calibrated one, which keeps the count it was calibrated with) counts the loader's call once a tile: the"
+        " prologue issues a CTA's first NS - 1 = 2 tiles (in the overhead) and the loop's last NS - 1 iterations"
+        " skip theirs (issue_tile's early return), so of n tiles a CTA min(n, NS - 1) / n of the loop's loader"
+        " share is left out (its own column; the loop's count with and without the call, ISSUE_SKIP). Before,"
+        " a CTA of 2 tiles paid 4 issues where it made 2. Cold code is left out of it (since 2026-11-25, the `+ cold`"
         " column): what only a diverged warp reaches (BRA.DIV's fallbacks for shuffles ptxas cannot prove"
         " convergent), the subroutines behind CALL, and the padding after the final EXIT. `common path` (since"
         " 2026-11-25) leaves out of the loop what the common case branches around: the tensor-core kernel's soft"
