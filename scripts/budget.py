@@ -82,7 +82,7 @@ H100 = dict(
 )
 
 # ---- tools ---------------------------------------------------------------------------
-PIP_CMD = "pip install --target /tmp/nvtools nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
+PIP_CMD = "pip install --upgrade --target /tmp/nvtools nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
 
 
 def locate_tool(name):

@@ -33,13 +33,15 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-# cuobjdump, for check-sm90a's SASS check (scripts/hopper_uniform_desc.py): the
-# toolkit's when it has one, else NVIDIA's PyPI wheel into /tmp/nvtools (where
-# scripts/budget.py's locate_tool looks). Without network the check says it was skipped.
+# cuobjdump and nvdisasm, for check-sm90a's SASS check (scripts/hopper_uniform_desc.py;
+# cuobjdump -sass calls nvdisasm since CUDA 13.5): the toolkit's when it has them, else
+# NVIDIA's PyPI wheels into /tmp/nvtools (where scripts/budget.py's locate_tool looks).
+# One pip command for both, with --upgrade: pip --target keeps an existing nvidia/ folder
+# and drops the second wheel's files otherwise. Without network the check says it was skipped.
 if [ "${PA_WANT_SASS:-0}" = 1 ] && ! python3 "$(dirname "${BASH_SOURCE[0]}")/hopper_uniform_desc.py" --locate >/dev/null 2>&1; then
-    echo "scripts/deps.sh: installing cuobjdump (pip: nvidia-cuda-cuobjdump) into /tmp/nvtools"
-    python3 -m pip install -q --disable-pip-version-check --retries 0 --timeout 20 --target /tmp/nvtools \
-        nvidia-cuda-cuobjdump >/dev/null 2>&1 || echo "scripts/deps.sh: could not install cuobjdump" >&2
+    echo "scripts/deps.sh: installing cuobjdump and nvdisasm (pip: nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm) into /tmp/nvtools"
+    python3 -m pip install -q --disable-pip-version-check --retries 0 --timeout 20 --upgrade --target /tmp/nvtools \
+        nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1 || echo "scripts/deps.sh: could not install cuobjdump" >&2
 fi
 # Meson 1.4 or newer writes nvcc's dependency files, so editing a .cuh rebuilds
 # the .cu files that include it (Debian 12's Meson 1.0 tracks no CUDA headers).

@@ -6,7 +6,9 @@
 
 OBJECT: an object or cubin built for sm_90a from cuda/prefill/inst_hopper.cu,
 read through `cuobjdump -sass` (found as scripts/budget.py finds its tools;
-without one the check says so and passes). In every prefill_wgmma_kernel
+without one the check says so and passes). cuobjdump disassembles through
+nvdisasm since CUDA 13.5 (the PyPI wheels are separate), so --locate finds
+both or neither, and cuobjdump runs with nvdisasm's folder first on PATH. In every prefill_wgmma_kernel
 instance, no R2UR
 may sit among the wgmmas of one batch (from a batch's first wgmma to the one
 that commits it, gsb0). A wgmma takes its descriptors from uniform registers
@@ -72,15 +74,18 @@ def r2ur_in_batches(insts):
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    tool = locate_tool("cuobjdump")
+    tool, disasm = locate_tool("cuobjdump"), locate_tool("nvdisasm")
+    if not disasm:
+        tool = None
     if sys.argv[1] == "--locate":
         if tool:
             print(tool)
         return 0 if tool else 1
     if not tool:
-        print("hopper_uniform_desc: uniform wgmma descriptors not checked (no cuobjdump)")
+        print("hopper_uniform_desc: uniform wgmma descriptors not checked (no cuobjdump and nvdisasm)")
         return 0
-    r = subprocess.run([tool, "-sass", sys.argv[1]], capture_output=True, text=True)
+    env = dict(os.environ, PATH=os.path.dirname(disasm) + os.pathsep + os.environ.get("PATH", ""))
+    r = subprocess.run([tool, "-sass", sys.argv[1]], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         print("hopper_uniform_desc: cuobjdump failed on %s:\n%s" % (sys.argv[1], r.stderr))
         return 1
