@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { MAX_TESTS = 512, EXIT_FAILED = 1, EXIT_SKIPPED = 77 };
@@ -94,6 +95,8 @@ int main(int argc, char **argv) {
             continue;
         k++;
         fflush(NULL);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         const pid_t pid = fork();
         if (pid == 0) {
             if (tests[i].opts->timeout > 0)
@@ -104,6 +107,8 @@ int main(int argc, char **argv) {
         }
         int st = 0;
         waitpid(pid, &st, 0);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         const int want_sig = tests[i].opts->signal;
         const char *verdict;
         if (WIFSIGNALED(st))
@@ -125,7 +130,8 @@ int main(int argc, char **argv) {
                 tests[i].suite, tests[i].name);
         if (!strcmp(verdict, "crash"))
             fprintf(stderr, ": CRASH! (signal %d)", WTERMSIG(st));
-        fputc('\n', stderr);
+        /* Each test's wall time, as Criterion's --verbose prints it: what CI's budget is spent on. */
+        fprintf(stderr, " (%.2fs)\n", secs);
         if (tap)
             fprintf(tap, "%s %d - %s::%s%s\n", !strcmp(verdict, "ok") || !strcmp(verdict, "skip") ? "ok" : "not ok", k,
                     tests[i].suite, tests[i].name, !strcmp(verdict, "skip") ? " # SKIP" : "");
