@@ -5,7 +5,7 @@
 # bool loads, out-of-range float-to-int casts), then the GPU test programs run
 # on the CPU over every kernel family, each test failing at the first report
 # (halt_on_error). Not part of CI: it compiles interpret mode again (about 7
-# minutes on two cores) and runs about 4 more. Run by hand after a kernel change
+# minutes on two cores) and runs about 5 more. Run by hand after a kernel change
 # whose index arithmetic moves:
 #   scripts/interp-ubsan.sh [BUILD_DIR]   (default build-ubsan)
 # A planted `1 << 40` in copy_blocks_kernel fails cache_ops' copy_blocks tests
@@ -16,23 +16,35 @@ source scripts/deps.sh || exit 1
 set +e
 dir=${1:-build-ubsan}
 if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" -Dgpu_archs=90 -Db_sanitize=undefined -Db_lundef=false -Dinterp_tsan=false \
+    meson setup "$dir" -Dgpu_archs=90 -Db_sanitize=undefined -Db_lundef=false \
         -Dfuzz=false -Dbuildtype=debugoptimized >/dev/null || exit 1
 fi
 progs="gpu_basic cache_ops decode ragged prefill"
 ninja -C "$dir" $(for p in $progs; do printf 'tests/interp/test_%s_interp ' "$p"; done) || exit 1
 
-# The interp-tsan suite's choice of tests (every kernel family, small), with
-# decode's view and device-check tests, ragged's 64-bit offsets and bad device
-# data, and prefill's tile paths, 64-bit offsets, bad device data and the
-# Hopper kernel's head sizes, fp8 caches and persistent CTAs.
-declare -A filter=(
-    [gpu_basic]='*'
-    [cache_ops]='*'
-    [decode]='@(decode_random/*|decode_long/mqa_f32_e5m2_window|decode_fixed/*|decode_device_checks/*|decode_views/*)'
-    [ragged]='@(ragged_gpu/random_configurations|ragged_gpu/num_seqs_below_max|ragged_gpu/soft_mask_value|ragged_gpu/head_256_slots|ragged_gpu/fp8_raw_slots|ragged_gpu/fp8_decode_query_range|ragged_gpu/prefill_tile_rows|ragged_gpu/decode_masks|ragged_gpu/odd_groups|ragged_gpu/fp8_head_sizes|ragged_gpu/forced_kv_splits|ragged_gpu/attention_sinks|ragged_gpu/odd_page_sizes|ragged_gpu/cache_offsets_past_32_bits|ragged_bad_gpu/*)'
-    [prefill]='@(prefill_gpu/smallest_cases|prefill_gpu/head_sizes|prefill_gpu/cache_tile_paths|prefill_gpu/f32_queries|prefill_gpu/mask_tile_boundaries|prefill_gpu/cache_offsets_past_32_bits|prefill_gpu/padded_fp8_cache_rows|prefill_gpu/bad_device_data_skips_the_sequence|prefill_random/*|prefill_hopper/prompt_attention|prefill_hopper/context_attention|prefill_hopper/head_256|prefill_hopper/head_192|prefill_hopper/fp8_caches|prefill_hopper/persistent_ctas|prefill_hopper_fp8/*)'
+# The interp-tsan suite's choice of tests (every kernel family, small; read from
+# tests/interp/meson.build, its programs are not built here), with decode's view
+# and device-check tests, ragged's and prefill's 64-bit offsets and bad device data.
+declare -A extra=(
+    [decode]='decode_device_checks/*|decode_views/*'
+    [ragged]='ragged_gpu/cache_offsets_past_32_bits|ragged_bad_gpu/*'
+    [prefill]='prefill_gpu/cache_offsets_past_32_bits|prefill_gpu/bad_device_data_skips_the_sequence'
 )
+declare -A filter
+while read -r p f; do
+    inner=${f#@(}
+    [ "$inner" = "$f" ] || f="@(${inner%)}${extra[$p]:+|${extra[$p]}})"
+    filter[$p]=$f
+done < <(meson introspect "$dir" --tests | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    if "interp-tsan" in t["suite"][0] and t["name"].endswith("_interp_tsan"):
+        f = [a for a in t["cmd"] if a.startswith("--filter=")]
+        if f:
+            print(t["name"][len("test_"):-len("_interp_tsan")], f[0][len("--filter="):])')
+for p in $progs; do
+    [ -n "${filter[$p]:-}" ] || { echo "interp-ubsan: no interp-tsan filter for test_$p in $dir (interp_tsan off?)"; exit 1; }
+done
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PA_TEST_MAX_CASES=6 PA_TEST_RANDOM_SEED=3 PA_TEST_RANDOM_CASES=3
 status=0
 for p in $progs; do
