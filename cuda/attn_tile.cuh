@@ -59,7 +59,7 @@
 //         i < 2 kMT (tile row warp_row<C>(i)) in place of the tile row.
 //     C::Softmax sm; sm.init(); per-thread state for its 2 kMT rows
 //     uint32_t pk[C::kSA][2];
-//     sm.update<C>(s, o, pk)     running max/sum, rescales o, P = softmax
+//     sm.update<C>(s, o, pk)     running max (lazy: kLazy)/sum, rescales o, P = softmax
 //                                numerators of s rounded to C::T into pk
 //     sm.update<C>(s, o, mul, pk)  the same for logits x with x * mul in log2
 //                                units (mul = scale * log2(e) takes raw dots)
@@ -503,8 +503,20 @@ __device__ __forceinline__ void pv(float (&o)[C::kOA][4], const uint32_t (&pk)[C
 // g + 8 h of the warp's m16 block mt). The running max is kept in log2 units
 // (the scale times log2(e) folded into the exponent's FFMA).
 template <int MT> struct SoftmaxN {
-    float m[2 * MT]; // running max of x * mul (log2 units); -inf until a key is seen
+    float m[2 * MT]; // reference of x * mul (log2 units), at most kLazy below its running max; -inf until a key
     float l[2 * MT]; // running sum of exp2(x * mul - m)
+
+    // Lazy rescaling (FlashAttention-4's, on Blackwell): a row's reference m
+    // moves only when a tile's max passes it by more than kLazy (log2 units),
+    // so late in a context almost no tile moves it, and O's rescale (a
+    // multiply per accumulator, 10-15% of a prefill tile's instructions) is
+    // skipped. Until then P = exp2(x mul - m) is at most 2^kLazy = 256: the
+    // same relative rounding in f16/bf16 (far below f16's 65504) and f32 sums;
+    // O / l, the sinks' exp2(sink - m) and lse() take the same m, so the
+    // results are those of the exact max up to that rounding. LAZY false
+    // (the FP8 path, whose P is lifted to e4m3's top and must not grow) keeps
+    // m the exact running max.
+    static constexpr float kLazy = 8.0f;
 
     __device__ __forceinline__ void init() {
 #pragma unroll
@@ -526,11 +538,14 @@ template <int MT> struct SoftmaxN {
     __device__ __forceinline__ void update(const float (&s)[C::kSA][4], float (&o)[C::kOA][4], float mul,
                                            uint32_t (&pk)[C::kSA][2]) {
         static_assert(C::kMT == MT, "Softmax rows match the tile's");
+        float corr[2 * MT];
+        bool moved = false;
 #pragma unroll
         for (int i = 0; i < 2 * MT; i++) {
             const int mt = i >> 1, h = i & 1;
             float ref;
-            const float corr = new_max<C>(s, i, mul, ref);
+            corr[i] = new_max<C>(s, i, mul, ref);
+            moved |= corr[i] != 1.0f;
             float sum = 0.0f;
 #pragma unroll
             for (int j = 0; j < C::kNS; j++) {
@@ -539,18 +554,21 @@ template <int MT> struct SoftmaxN {
                 sum += p0 + p1;
                 pk[mt * C::kNS + j][h] = pack2<C::kDT>(p0, p1);
             }
-            l[i] = l[i] * corr + sum; // partial: the quad's sum is taken in finalize
-#pragma unroll
-            for (int j = 0; j < C::kNO; j++) {
-                o[mt * C::kNO + j][2 * h] *= corr;
-                o[mt * C::kNO + j][2 * h + 1] *= corr;
-            }
+            l[i] = l[i] * corr[i] + sum; // partial: the quad's sum is taken in finalize
         }
+        // Rows whose reference stayed have corr exactly 1: a thread none of
+        // whose rows moved skips O's rescale, and a warp none of whose threads
+        // did branches past the multiplies.
+        if (moved)
+            rescale<C>(o, corr);
     }
-    // Register row i's new running max from the logits s (times mul): m[i]
-    // moves to it; ref is what the exponents subtract (0 while the row has
-    // seen no key); returns the factor for the old sums, exp2(m_old - ref).
-    template <class C>
+    // Register row i's new reference from the logits s (times mul): m[i]
+    // moves to the tile's max where that passes it (LAZY: by more than kLazy);
+    // ref is what the exponents subtract (0 while the row has seen no key);
+    // returns the factor for the old sums, exp2(m_old - ref): exactly 1 where
+    // m stayed (a row that has seen no key too: its sums are zeros), 0 where
+    // it left -inf.
+    template <class C, bool LAZY = true>
     __device__ __forceinline__ float new_max(const float (&s)[C::kSA][4], int i, float mul, float &ref) {
         const int mt = i >> 1, h = i & 1;
         float mx = -INFINITY;
@@ -559,9 +577,11 @@ template <int MT> struct SoftmaxN {
             mx = fmaxf(mx, fmaxf(s[mt * C::kNS + j][2 * h], s[mt * C::kNS + j][2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float mnew = fmaxf(m[i], mx * mul);
+        const float cand = mx * mul, mold = m[i];
+        // -inf + kLazy is -inf: a row's first key always moves it; a NaN never does.
+        const float mnew = cand > (LAZY ? mold + kLazy : mold) ? cand : mold;
         ref = mnew == -INFINITY ? 0.0f : mnew;
-        const float corr = ex2(m[i] - ref); // m_old = -inf -> 0
+        const float corr = ex2(mold - ref); // m_old = -inf -> 0
         m[i] = mnew;
         return corr;
     }
@@ -587,7 +607,7 @@ template <int MT> struct SoftmaxN {
     // row's largest (FlashAttention-3's max offset). lift 0 costs nothing.
     // SUM false: the sums are taken elsewhere (the FP8 path's P V computes
     // them on the tensor cores); l stays as it is.
-    template <class C, bool SUM = true>
+    template <class C, bool SUM = true, bool LAZY = true>
     __device__ __forceinline__ void exponents_rows(float (&s)[C::kSA][4], const float (&mul)[2 * MT], float lift,
                                                    float (&corr)[2 * MT]) {
         static_assert(C::kMT == MT, "Softmax rows match the tile's");
@@ -595,7 +615,7 @@ template <int MT> struct SoftmaxN {
         for (int i = 0; i < 2 * MT; i++) {
             const int mt = i >> 1, h = i & 1;
             float ref;
-            corr[i] = new_max<C>(s, i, mul[i], ref);
+            corr[i] = new_max<C, LAZY>(s, i, mul[i], ref);
             const float base = ref - lift;
             float sum = 0.0f;
 #pragma unroll
@@ -639,10 +659,11 @@ template <int MT> struct SoftmaxN {
     }
 
     // update() (natural-log logits) with O's rescale only where one of the
-    // thread's rows moved its max (the factor is exp2(0) = 1 exactly
-    // otherwise, and x 1 changes nothing): the same values, s turned into the
+    // thread's rows moved its reference (the factor is exactly 1 otherwise,
+    // and x 1 changes nothing): the same values, s turned into the
     // probabilities on the way. A warp none of whose rows moved skips the
-    // multiplies; late in a long context most tiles move no row's max.
+    // multiplies; with the lazy reference (kLazy) almost every tile after a
+    // row's first moves none.
     template <class C>
     __device__ __forceinline__ void update_lazy(float (&s)[C::kSA][4], float (&o)[C::kOA][4],
                                                 uint32_t (&pk)[C::kSA][2]) {

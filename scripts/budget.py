@@ -1628,20 +1628,34 @@ def prefill_model(inst, shape):
     # Interior tiles take the scale only; edge tiles (segment end, causal
     # diagonal) run the masking lambda (prefill_kernel.cuh's `edge`).
     masks = src_span(PF_KERNEL, r"pa::tile::for_each_score<C>\(sc, \[&\]", r"^            \}\);")
+    # O's rescale runs only where a row's reference moved (SoftmaxN::update, lazy by kLazy = 8 log2
+    # units since 2026-12-01): a row's first key moves it, and afterwards only a logit 8 log2 units
+    # (5.5 natural-log units) past it does. The model gives each CTA one interior tile that moves
+    # (its first, where the reference leaves -inf) and none after: the data of these shapes
+    # (random rows, logits of a few units) never rises so far, nor does a real prompt once its
+    # first keys are in. Edge tiles keep the rescale on their path (an upper bound).
+    rescale = src_span(TILE, r"static void rescale\(", r"^    }")
+    first = "cache" if context else "new"
     tiles = []
     for kind, name, other in (("cache", "cache tile", new_copy), ("new", "new-key tile", cache_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
         need_tile = need_cache if kind == "cache" else need_new
-        if n_all - n_edge:
-            tiles.append(dict(name=name + ", interior", count=n_all - n_edge, flops=f_all - f_edge,
-                              forbid=off | other | masks, need=need_tile, trips=trips_tile,
+        n_int = n_all - n_edge
+        n_move = min(wk["ctas"], n_int) if kind == first else 0
+        if n_move:
+            tiles.append(dict(name=name + ", interior, a row's reference moving (O rescaled)", count=n_move,
+                              flops=(f_all - f_edge) * n_move / n_int, forbid=off | other | masks, need=need_tile,
+                              trips=trips_tile, hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
+        if n_int - n_move:
+            tiles.append(dict(name=name + ", interior", count=n_int - n_move,
+                              flops=(f_all - f_edge) * (n_int - n_move) / n_int,
+                              forbid=off | other | masks | rescale, need=need_tile, trips=trips_tile,
                               hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
         if n_edge:
             tiles.append(dict(name=name + ", edge (masks)", count=n_edge, flops=f_edge,
                               forbid=off | other, need=need_tile, trips=trips_tile,
                               hmma=g["wm"] // 16 * hp * g["bn"] // 64, kv_bytes=kv_bytes[kind]))
-    first = "cache" if context else "new"
     units = [dict(name="CTA", count=wk["ctas"], region="cta", trips=trips_cta,
                   forbid=off | (new_copy if context else cache_only),
                   need=[("cp.async", _is_cp_async, q_chunks + 2 * (raw_chunks if context and raw else chunks))],
@@ -1889,7 +1903,15 @@ def ragged_model(inst, shape):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
         interior_off = off | other | masked | (unmasked_pass if kind == "pre" else set())
-        for sub, n, f, forbid in (("interior", n_all - n_edge, f_all - f_edge, interior_off),
+        # O's rescale only where a row's reference moves (SoftmaxN's lazy reference, as for prefill
+        # above): one interior slot an item (its first), the rest steady; edge slots keep it.
+        n_int = n_all - n_edge
+        n_move = min(wk[kind + "_items"], n_int)
+        rescale = src_span(TILE, r"static void rescale\(", r"^    }")
+        for sub, n, f, forbid in (("interior, a row's reference moving (O rescaled)", n_move,
+                                   (f_all - f_edge) * n_move / max(n_int, 1), interior_off),
+                                  ("interior", n_int - n_move, (f_all - f_edge) * (n_int - n_move) / max(n_int, 1),
+                                   interior_off | rescale),
                                   ("edge", n_edge, f_edge, off | other)):
             if not n:
                 continue
@@ -2355,8 +2377,8 @@ def mma_method_text(fam_name, m=H100):
         " the %.0f GB/s copy roof) is added. Achieved IPC is below 4: the last column applies the IPC ncu"
         " measured for prefill (2 warps per scheduler)." % m["roof_gbs"],
         "",
-        "There is no Hopper (wgmma/TMA) path in the library yet, so the issue's second target (70% of 989 on"
-        " the Hopper path) has nothing to count.",
+        "The Hopper kernel (wgmma, sm_90a) is counted by `scripts/budget.py --family hopper` in a report of its"
+        " own (budget-hopper-*.md).",
         "",
     ])
 
@@ -2582,7 +2604,9 @@ def hopper_paths(insts, hp):
     # are avoided (the full head's path holds the row test alone).
     partial = src_lines(HOPPER_SRC, r"const bool copy = row && \(FULL") | src_lines(
         HOPPER_SRC, r"const typename H::T \*src = base \+ \(ro >= 0")
-    out = hopper_consumer_paths(insts, cons)
+    # steady: an interior tile that moves no row's reference (O not rescaled), the usual tile of the
+    # 16-bit path since its reference is lazy (SoftmaxN::kLazy, 2026-12-01).
+    out = hopper_consumer_paths(insts, cons, steady=True)
     n_cp = sum(1 for k in range(prod["lo"], prod["hi"] + 1) if insts[k]["op"].startswith("LDGSTS"))
     t, kept, why = mma_path_count(insts, prod["lo"], [prod["hi"]], [], lambda *a: 1, cache | partial,
                                   [("LDGSTS", _is_cp_async, n_cp // 2)])
@@ -2595,10 +2619,10 @@ def hopper_paths(insts, hp):
     # else in the loop converts through.
     tail = src_span(TILE, r"static void rescale\(", r"^    }") | src_span(TILE, r"static void pack\(", r"^    }")
     tail |= {"cuda_bf16.hpp", "cuda_fp16.hpp"}
-    for kind in ("plain", "edge"):
+    for kind in ("plain", "edge", "steady"):
         t = out[kind]
         t["tail"] = sum(1 for k in t["path"] if insts[k]["line"] in tail or insts[k]["line"].split(":")[0] in tail)
-    out["mufu"] = {k: out[k]["counts"]["special function (MUFU)"] for k in ("plain", "edge")}
+    out["mufu"] = {k: out[k]["counts"]["special function (MUFU)"] for k in ("plain", "edge", "steady")}
     return out
 
 
@@ -2729,7 +2753,9 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     paths = {}
     for hp, r in sorted(by_hp.items()):
         paths[hp] = hopper_paths(r["_insts"], hp)
-        for kind, what in (("plain", "consumer, interior tile"), ("edge", "consumer, edge tile (masks)"),
+        for kind, what in (("plain", "consumer, interior tile where a row's reference moves (O rescaled)"),
+                           ("steady", "consumer, interior tile (no row's reference moving, O not rescaled)"),
+                           ("edge", "consumer, edge tile (masks)"),
                            ("producer", "producer, a tile of new keys")):
             t = paths[hp][kind]
             w("| bf16/h%d | %s | %d | %s |" % (hp, what + (" (%d forbidden kept)" % t["kept"]
@@ -2746,7 +2772,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     w("")
     w("### Bounds per shape (fractions of %g TFLOP/s)" % MMA_PEAK_TFLOPS)
     w("")
-    w("| shape | CTAs | tiles per CTA (interior + edge) | useful / computed FLOP | clocks per interior tile: tensor / issue"
+    w("| shape | CTAs | tiles per CTA (interior + edge) | useful / computed FLOP | clocks per steady interior tile: tensor / issue"
       " / MUFU / shared memory | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
@@ -2760,16 +2786,20 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
         useful *= sh["batch"] * sh["kv_heads"]
         computed = (n_plain + n_edge) * 2 * paths[hp]["hgmma_flop"]
         cp, ce = hopper_tile_clocks(paths[hp], "plain", hp, m), hopper_tile_clocks(paths[hp], "edge", hp, m)
+        cs = hopper_tile_clocks(paths[hp], "steady", hp, m)
+        # Each CTA's first interior tile moves its rows' references (they leave -inf; with the lazy
+        # reference no later tile of these shapes does): one rescaling tile a CTA, the rest steady.
+        n_first = min(len(ctas) * sh["batch"] * sh["kv_heads"], n_plain)
         res = {}
         for b in ("overlapped", "in_phase"):
-            clocks = n_plain * cp[b] + n_edge * ce[b]
+            clocks = n_first * cp[b] + (n_plain - n_first) * cs[b] + n_edge * ce[b]
             secs = clocks / (m["sms"] * m["clock_ghz"] * 1e9)  # one CTA per SM, all SMs busy
             res[b] = useful / secs / 1e12 / MMA_PEAK_TFLOPS
         w("| %s | %d | %.1f + %.2f | %.2f | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
             sh["name"], len(ctas) * sh["batch"] * sh["kv_heads"], sum(a for a, _ in ctas) / len(ctas),
-            sum(b for _, b in ctas) / len(ctas), useful / computed, cp["tensor"], cp["issue"], cp["mufu"], cp["smem"],
+            sum(b for _, b in ctas) / len(ctas), useful / computed, cs["tensor"], cs["issue"], cs["mufu"], cs["smem"],
             pct(res["overlapped"]), pct(res["in_phase"]), hopper_measured(sh["name"])))
-        out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cp))
+        out.append(dict(shape=sh["name"], overlapped=res["overlapped"], in_phase=res["in_phase"], tile=cs))
     for hp_c, ctx in sorted(HOPPER_CONTEXTS.items()):
         kinds = {kv: t for (hp, kv), t in cache_prod.items() if hp == hp_c}
         if hp_c not in paths or not kinds:
@@ -2780,15 +2810,15 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
         w("")
         w("%s: %d cache tiles of %d keys per CTA, all interior (the cache ends on a tile boundary and no"
           " causal limit reaches into it); the new keys' tiles are the prompt's. The consumer's path is the"
-          " prompt's interior tile (its V^T loop for vLLM's layout is the same instructions with another"
-          " operand layout); the producer's is its cache-tile path above." % (
-              ctx["name"], ctx["n_cache"] // bn, bn))
+          " prompt's steady interior tile (no row's reference moving: all but the CTA's first; its V^T loop"
+          " for vLLM's layout is the same instructions with another operand layout); the producer's is its"
+          " cache-tile path above." % (ctx["name"], ctx["n_cache"] // bn, bn))
         w("")
         w("| cache kind | producer insts per tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
           " | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 (whole launch) |")
         w("| --- | --- | --- | --- | --- | --- |")
         for kv, t in sorted(kinds.items()):
-            c = hopper_tile_clocks(paths[hp_c], "plain", hp_c, m, prod=t, fp8=kv >= 2)
+            c = hopper_tile_clocks(paths[hp_c], "steady", hp_c, m, prod=t, fp8=kv >= 2)
             useful = 4 * hp_c * 128 * bn  # 128 rows x BN keys, all visible: QK^T and PV, 2 FLOP each
             f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
             res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}

@@ -1317,9 +1317,10 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 }
             }
             if constexpr (H::kF8) {
-                // P is lifted by 2^8 (SoftmaxN::exponents_rows).
+                // P is lifted by 2^8 (SoftmaxN::exponents_rows), against the exact
+                // running max (no lazy reference: P must stay within e4m3's 448).
                 const float mul[2] = {fold ? tsr[0] * kLog2e : kLog2e, fold ? tsr[1] * kLog2e : kLog2e};
-                sm.template exponents_rows<SC, false>(sc, mul, 8.0f, corr); // sums: P V's ones
+                sm.template exponents_rows<SC, false, false>(sc, mul, 8.0f, corr); // sums: P V's ones
             } else {
                 sm.template exponents<SC>(sc, fold ? ts * kLog2e : kLog2e, corr);
             }
@@ -1441,10 +1442,12 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             pa::ptx::wgmma_pin(o);
             pa::ptx::wgmma_pin(pk);
             release(empty_v(cur));
-            // O's rescale only where a row's running max moved (corr is exp2(0) = 1
-            // exactly otherwise, and x 1 changes nothing): a warp none of whose
-            // rows moved branches past it. Late in a long context most tiles move
-            // no row's max.
+            // O's rescale only where a row's reference moved (corr is exactly 1
+            // otherwise, and x 1 changes nothing): a warp none of whose rows
+            // moved branches past it. With the lazy reference (SoftmaxN::kLazy)
+            // almost every tile after a row's first moves none; the FP8 path
+            // keeps the exact max, and late in a long context most of its tiles
+            // move no row's.
             if (corr[0] != 1.0f || corr[1] != 1.0f) {
                 if constexpr (H::kF8) {
 #pragma unroll

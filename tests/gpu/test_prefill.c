@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "prefill_internal.h"
+#include "layout_cache.h"
 #include "prefill_problems.h"
 #include "testutil.h"
 
@@ -1047,6 +1048,72 @@ Test(prefill_gpu, prompt_long_causal) {
     }
 }
 
+/* Logits that rise along the keys, so the softmax's running max moves tile
+ * after tile (the kernels keep a lazy reference: it moves only once a tile's
+ * max passes it by 2^8, SoftmaxN::kLazy, and P = 2^(x - reference) is up to
+ * 256 in between): every query row is e_0, and key j of a sequence of L has
+ * dim 0 a (j or L - 1 - j), so its logit rises (or falls) by rho log2 units a
+ * key; `spike` adds 12 log2 units at key L / 2 + 3 (a late jump past the
+ * reference). The other key dims stay random and meet zeros in q. A kernel
+ * that kept a reference too far behind overflows f16's P (inf, then NaN); one
+ * that scaled O or the sums by the wrong factor misses the reference. */
+static void set_rising_logits(pa_prompt_problem *pr, float rho, int descending, int spike) {
+    pa_prompt_attention_params *h = &pr->p;
+    const int hs = h->head_size, nh = h->num_heads, nkv = h->num_kv_heads;
+    const float a = rho / (h->scale * 1.4426950408889634f);
+    for (int s = 0; s < h->num_seqs; s++) {
+        const int t0 = pr->cu_q[s], L = pr->cu_q[s + 1] - t0;
+        for (int j = 0; j < L; j++) {
+            for (int q = 0; q < nh; q++)
+                for (int d = 0; d < hs; d++)
+                    pa_lc_store(h->dtype, pr->q, ((int64_t)(t0 + j) * nh + q) * hs + d, d == 0 ? 1.0f : 0.0f);
+            float x = a * (float)(descending ? L - 1 - j : j);
+            if (spike && j == L / 2 + 3)
+                x += 12.0f / (h->scale * 1.4426950408889634f);
+            for (int k = 0; k < nkv; k++)
+                pa_lc_store(h->dtype, pr->k, ((int64_t)(t0 + j) * nkv + k) * hs, x);
+        }
+    }
+}
+
+/* The cases of set_rising_logits on causal prompts of two sequences (one
+ * across several CTAs of query rows), f16 and bf16, heads 128 and 64:
+ * rises of 0.03 log2 units a key (a 64-key tile moves the reference every 4
+ * or 5 tiles), 0.14 (every tile), 0.6 (several times the threshold a tile),
+ * a fall with a late spike, and a slow rise with one. Returns the launches. */
+static int check_rising_logits(const char *path) {
+    const int ql[2] = {pa_test_shrink(1300), 190};
+    const struct {
+        float rho;
+        int descending, spike;
+    } cases[5] = {{0.03f, 0, 0}, {0.14f, 0, 0}, {0.6f, 0, 0}, {0.05f, 1, 1}, {0.02f, 0, 1}};
+    for (int i = 0; i < 5; i++) {
+        pa_prompt_problem_cfg c = {.seed = 15000u + (uint64_t)i,
+                                   .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 2,
+                                   .num_heads = 2,
+                                   .num_kv_heads = 1,
+                                   .head_size = i == 2 ? 64 : 128,
+                                   .q_lens = ql};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        cr_assert(pr != NULL);
+        set_rising_logits(pr, cases[i].rho, cases[i].descending, cases[i].spike);
+        char what[160];
+        snprintf(what, sizeof what, "%s: logits %s %.2f log2 a key%s, %s head %d", path,
+                 cases[i].descending ? "falling" : "rising", (double)cases[i].rho,
+                 cases[i].spike ? " with a spike" : "", pa_dtype_name(c.dtype), c.head_size);
+        check_prompt(pr, what);
+        pa_prompt_problem_free(pr);
+    }
+    return 5;
+}
+
+Test(prefill_gpu, rising_logits_move_the_reference) {
+    PA_SKIP_WITHOUT_GPU();
+    check_rising_logits("mma.sync");
+}
+
 /* ---- mixed prefill + decode ----------------------------------------------------------- */
 
 /* Runs pa_mixed_attention with m's shape over problem pr (its host buffers
@@ -1706,6 +1773,15 @@ Test(prefill_hopper, many_tiles_per_cta) {
                    .cl = ccl};
     run_ctx_case(&cc, NULL, 0);
     hopper_end(before, 2);
+}
+
+/* set_rising_logits on the Hopper kernel: 128-key tiles, P V's P from the
+ * exponents in registers, O's rescale deferred under the next Q K^T. */
+Test(prefill_hopper, rising_logits_move_the_reference) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int n = check_rising_logits("hopper");
+    hopper_end(before, n);
 }
 
 /* A window that cuts an item's second key tile, not only its first. The kernel
