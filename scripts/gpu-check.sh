@@ -514,6 +514,10 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
             # Prompt attention at each padded head size the Hopper kernel serves, on both paths
             # (heads 192 and 256: 64-key tiles since 2026-11-30, the budgets' predictions to check).
+            # Since 2026-12-01 the lazy softmax reference and mma.sync's new-key copies by pointer
+            # steps: the budget predicts mma.sync at head 128 about 329 TFLOP/s (286 measured on
+            # the H100 before; budget-notes/lazy-softmax-reference-2026-12-01.md,
+            # prefill-new-key-copies-2026-12-01.md), and the Hopper consumer's tile 12.6% shorter.
             for hs in 128 96 64 256 192; do
                 for path in hopper mma; do
                     echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"

@@ -120,7 +120,8 @@ plant prefill-sums-not-parked cuda/prefill/prefill_kernel.cuh \
     '        sm.park_sums(sums_tab[threadIdx.x].v);
 ' '' test_prefill 'prefill_gpu/smallest_cases'
 plant prefill-strided-row-past-tile cuda/prefill/prefill_kernel.cuh \
-    'return r < n_rows;' 'return r < n_rows + 1;' test_prefill 'prefill_gpu/smallest_cases'
+    'const bool ok = in && i * TPR < left;' 'const bool ok = in && i * TPR <= left;' test_prefill \
+    'prefill_gpu/smallest_cases'
 # Cache tile paths: vLLM's value tile copied transposed, raw fp8 staging.
 plant prefill-vt-read-as-key-rows cuda/prefill/prefill_kernel.cuh \
     'pa::tile::pv<C, true>(o, pk, C::v_tile(smem, st), hs);' 'pa::tile::pv<C>(o, pk, C::v_tile(smem, st), hs);' \
