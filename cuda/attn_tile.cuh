@@ -658,26 +658,6 @@ template <int MT> struct SoftmaxN {
         update<C>(s, o, kLog2e, pk);
     }
 
-    // update() (natural-log logits) with O's rescale only where one of the
-    // thread's rows moved its reference (the factor is exactly 1 otherwise,
-    // and x 1 changes nothing): the same values, s turned into the
-    // probabilities on the way. A warp none of whose rows moved skips the
-    // multiplies; with the lazy reference (kLazy) almost every tile after a
-    // row's first moves none.
-    template <class C>
-    __device__ __forceinline__ void update_lazy(float (&s)[C::kSA][4], float (&o)[C::kOA][4],
-                                                uint32_t (&pk)[C::kSA][2]) {
-        float corr[2 * MT];
-        exponents<C>(s, kLog2e, corr);
-        bool moved = false;
-#pragma unroll
-        for (int i = 0; i < 2 * MT; i++)
-            moved |= corr[i] != 1.0f;
-        if (moved)
-            rescale<C>(o, corr);
-        pack<C>(s, pk);
-    }
-
     // Sums l over the quad and divides o by it (0 where no key was seen).
     template <class C> __device__ __forceinline__ void finalize(float (&o)[C::kOA][4]) {
         const float none[2 * MT] = {};

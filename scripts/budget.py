@@ -1494,6 +1494,11 @@ PF_KERNEL = "cuda/prefill/prefill_kernel.cuh"
 ATTN_TILE = "cuda/attn_tile.cuh"
 
 
+def rescale_lines():
+    """The source lines of O's rescale (SoftmaxN::rescale), which a steady tile branches around."""
+    return src_span(ATTN_TILE, r"static void rescale\(", r"^    }")
+
+
 def prefill_geometry(hp):
     """cuda/prefill/prefill_kernel.cuh TileCfg<HP, DT> = attn_tile.cuh Cfg<HP, BM, BN, DT, WM>."""
     bm, wm = (128, 32) if hp <= 128 else (64, 16)
@@ -1634,7 +1639,7 @@ def prefill_model(inst, shape):
     # (its first, where the reference leaves -inf) and none after: the data of these shapes
     # (random rows, logits of a few units) never rises so far, nor does a real prompt once its
     # first keys are in. Edge tiles keep the rescale on their path (an upper bound).
-    rescale = src_span(TILE, r"static void rescale\(", r"^    }")
+    rescale = rescale_lines()
     first = "cache" if context else "new"
     tiles = []
     for kind, name, other in (("cache", "cache tile", new_copy), ("new", "new-key tile", cache_only)):
@@ -1907,11 +1912,10 @@ def ragged_model(inst, shape):
         # above): one interior slot an item (its first), the rest steady; edge slots keep it.
         n_int = n_all - n_edge
         n_move = min(wk[kind + "_items"], n_int)
-        rescale = src_span(TILE, r"static void rescale\(", r"^    }")
         for sub, n, f, forbid in (("interior, a row's reference moving (O rescaled)", n_move,
                                    (f_all - f_edge) * n_move / max(n_int, 1), interior_off),
                                   ("interior", n_int - n_move, (f_all - f_edge) * (n_int - n_move) / max(n_int, 1),
-                                   interior_off | rescale),
+                                   interior_off | rescale_lines()),
                                   ("edge", n_edge, f_edge, off | other)):
             if not n:
                 continue
@@ -2578,7 +2582,7 @@ def hopper_consumer_paths(insts, cons, steady=False):
     kinds = [("plain", mask | cap_alibi, [hg], cons, ()), ("edge", cap_alibi | windowed, [hg_o, sel], outer, inner)]
     if steady:
         # O's rescale runs only for a warp some of whose rows' max moved: the path past it too.
-        rescale = src_span(TILE, r"static void rescale\(", r"^    }") | src_lines(
+        rescale = rescale_lines() | src_lines(
             HOPPER_SRC, r"o\[j\]\[i\] \*= corr\[i >> 1\];")
         kinds.append(("steady", mask | cap_alibi | rescale, [hg], cons, ()))
     out = {}
@@ -2617,7 +2621,7 @@ def hopper_paths(insts, hp):
     # The tail (O's rescale and P's packing, after the wait for P V), counted on each consumer path;
     # the packing's conversions carry the lines of cuda_bf16.hpp / cuda_fp16.hpp, which nothing
     # else in the loop converts through.
-    tail = src_span(TILE, r"static void rescale\(", r"^    }") | src_span(TILE, r"static void pack\(", r"^    }")
+    tail = rescale_lines() | src_span(TILE, r"static void pack\(", r"^    }")
     tail |= {"cuda_bf16.hpp", "cuda_fp16.hpp"}
     for kind in ("plain", "edge", "steady"):
         t = out[kind]

@@ -439,7 +439,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
             else
                 pa::tile::for_each_score_reg<CD>(s, [&](int, int, float x) { return logit_unmasked(P, x, sc.qk); });
             uint32_t pk[CD::kSA][2];
-            sm.update_lazy<CDV>(s, od, pk);
+            sm.update<CDV>(s, od, pk);
             pa::tile::pv<CDV>(od, pk, vt + 16 * dslice * C::kStride + dpart * S::kDecHP, hs - dpart * S::kDecHP);
         });
     sm.finalize<CDV>(od);
@@ -614,7 +614,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
             else
                 pa::tile::for_each_score_reg<CD>(s, [&](int, int, float x) { return logit_unmasked(P, x, qk); });
             uint32_t pk[2][2];
-            sm.update_lazy<CDV>(s, od, pk);
+            sm.update<CDV>(s, od, pk);
             const uint32_t a[4] = {pk[0][0], pk[0][1], pk[1][0], pk[1][1]};
 #pragma unroll
             for (int v = 0; v < VC; v++) {

@@ -1060,7 +1060,8 @@ Test(prefill_gpu, prompt_long_causal) {
 static void set_rising_logits(pa_prompt_problem *pr, float rho, int descending, int spike) {
     pa_prompt_attention_params *h = &pr->p;
     const int hs = h->head_size, nh = h->num_heads, nkv = h->num_kv_heads;
-    const float a = rho / (h->scale * 1.4426950408889634f);
+    const float log2_units = 1.0f / (h->scale * 1.4426950408889634f); /* q.k per log2 unit of logit */
+    const float a = rho * log2_units;
     for (int s = 0; s < h->num_seqs; s++) {
         const int t0 = pr->cu_q[s], L = pr->cu_q[s + 1] - t0;
         for (int j = 0; j < L; j++) {
@@ -1069,7 +1070,7 @@ static void set_rising_logits(pa_prompt_problem *pr, float rho, int descending, 
                     pa_lc_store(h->dtype, pr->q, ((int64_t)(t0 + j) * nh + q) * hs + d, d == 0 ? 1.0f : 0.0f);
             float x = a * (float)(descending ? L - 1 - j : j);
             if (spike && j == L / 2 + 3)
-                x += 12.0f / (h->scale * 1.4426950408889634f);
+                x += 12.0f * log2_units;
             for (int k = 0; k < nkv; k++)
                 pa_lc_store(h->dtype, pr->k, ((int64_t)(t0 + j) * nkv + k) * hs, x);
         }
