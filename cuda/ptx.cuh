@@ -238,10 +238,49 @@ PA_PTX_HD void movmatrix_trans(const uint32_t a[32], uint32_t d[32]) {
     }
 }
 
+// GCC's full unroll of the twins' 8-column loops below (their sums then stay in
+// registers). Interpret mode's host compile only: nvcc's front end refuses GCC's
+// pragma, and the host compiler warns at its own in __host__ __device__ code.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define PA_TWIN_UNROLL _Pragma("GCC unroll 8")
+#else
+#define PA_TWIN_UNROLL
+#endif
+
+// The sums of the MMA twins: one warp's D (16 x n; lane t's registers in acc as
+// mma.m16n8k16's C layout, repeated over n / 8 blocks for wgmma) = A (16 x K) B
+// (B[k][col], K x n) (+ D). Each sum is D (or 0), then the products in k order
+// (exact in double), summed in double and rounded once to f32: that order fixes the
+// bits, whatever the order of the loops. Eight columns of a row at a time, so the
+// sums are independent chains in registers (interpret mode's run time is mostly
+// these; tests/host/test_ptx_twins.c checks the order on inputs where it shows).
+template <int K, int LDB>
+PA_PTX_HD void mma_rows(int n, const double (*A)[K], const float (*B)[LDB], bool scale_d, float *acc) {
+    for (int row = 0; row < 16; row++)
+        for (int c0 = 0; c0 < n; c0 += 8) {
+            // (row, c0 + j) is lane 4 (row % 8) + j / 2's element 4 (c0 / 8) + 2 (row / 8) + j % 2
+            float *const d = acc + 4 * (row % 8) * (n / 2) + 4 * (c0 / 8) + 2 * (row / 8);
+            double s[8];
+            PA_TWIN_UNROLL
+            for (int j = 0; j < 8; j++)
+                s[j] = scale_d ? (double)d[(j / 2) * (n / 2) + j % 2] : 0.0;
+            for (int k = 0; k < K; k++) {
+                const double a = A[row][k];
+                PA_TWIN_UNROLL
+                for (int j = 0; j < 8; j++)
+                    s[j] += a * (double)B[k][c0 + j];
+            }
+            PA_TWIN_UNROLL
+            for (int j = 0; j < 8; j++)
+                d[(j / 2) * (n / 2) + j % 2] = (float)s[j];
+        }
+}
+
 // mma m16n8k16 over the warp: a[t], b[t], c[t] are lane t's fragments.
 template <int DT>
 PA_PTX_HD void mma16816(const uint32_t a[32][4], const uint32_t b[32][2], const float c[32][4], float d[32][4]) {
-    double A[16][16], B[16][8];
+    double A[16][16];
+    float B[16][8]; // every f16 and bf16 value is a float
     for (int t = 0; t < 32; t++) {
         const int g = t / 4, q = 2 * (t % 4);
         for (int k = 0; k < 2; k++) {
@@ -250,20 +289,13 @@ PA_PTX_HD void mma16816(const uint32_t a[32][4], const uint32_t b[32][2], const 
             A[g + 8][q + k] = half_to_double<DT>((uint16_t)(a[t][1] >> s));
             A[g][q + 8 + k] = half_to_double<DT>((uint16_t)(a[t][2] >> s));
             A[g + 8][q + 8 + k] = half_to_double<DT>((uint16_t)(a[t][3] >> s));
-            B[q + k][g] = half_to_double<DT>((uint16_t)(b[t][0] >> s));
-            B[q + 8 + k][g] = half_to_double<DT>((uint16_t)(b[t][1] >> s));
+            B[q + k][g] = (float)half_to_double<DT>((uint16_t)(b[t][0] >> s));
+            B[q + 8 + k][g] = (float)half_to_double<DT>((uint16_t)(b[t][1] >> s));
         }
+        for (int i = 0; i < 4; i++)
+            d[t][i] = c[t][i];
     }
-    for (int t = 0; t < 32; t++) {
-        const int g = t / 4, q = 2 * (t % 4);
-        for (int i = 0; i < 4; i++) {
-            const int row = g + (i >= 2 ? 8 : 0), col = q + (i & 1);
-            double s = (double)c[t][i];
-            for (int k = 0; k < 16; k++)
-                s += A[row][k] * B[k][col];
-            d[t][i] = (float)s;
-        }
-    }
+    mma_rows<16, 8>(8, A, B, true, &d[0][0]);
 }
 
 // ---- wgmma (sm_90a): warpgroup MMA with operands in shared memory -------------------
@@ -330,12 +362,12 @@ PA_PTX_HD uint32_t wgmma_addr(uint64_t desc, bool mn_major, int mn, int k, int e
 template <int DT>
 PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc_a, bool trans_a, uint64_t desc_b,
                           bool trans_b, bool scale_d, const unsigned char *window, float *acc) {
-    float B[256][16]; // n <= 256
+    float B[16][256]; // B[k][col], n <= 256
     for (int col = 0; col < n; col++)
         for (int k = 0; k < 16; k++) {
             uint16_t h;
             memcpy(&h, window + wgmma_addr(desc_b, trans_b, col, k), 2);
-            B[col][k] = (float)half_to_double<DT>(h);
+            B[k][col] = (float)half_to_double<DT>(h);
         }
     double A[16][16];
     for (int r = 0; r < 16; r++)
@@ -349,18 +381,7 @@ PA_PTX_HD void wgmma_warp(int warp, int n, const uint32_t (*a)[4], uint64_t desc
             }
             A[r][k] = half_to_double<DT>(h);
         }
-    for (int t = 0; t < 32; t++) {
-        const int g = t / 4, c = t % 4;
-        for (int j = 0; j < n / 8; j++)
-            for (int i = 0; i < 4; i++) {
-                const int row = g + (i >= 2 ? 8 : 0), col = 8 * j + 2 * c + (i & 1);
-                float &d = acc[t * (n / 2) + 4 * j + i];
-                double s = scale_d ? (double)d : 0.0;
-                for (int k = 0; k < 16; k++)
-                    s += A[row][k] * (double)B[col][k];
-                d = (float)s;
-            }
-    }
+    mma_rows<16, 256>(n, A, B, scale_d, acc);
 }
 
 // OCP e4m3 ("fn") bits -> double, exact: 1 sign, 4 exponent (bias 7) and 3
@@ -379,10 +400,10 @@ PA_PTX_HD double e4m3_to_double(uint8_t b) {
 // is null, from shared memory through desc_a.
 PA_PTX_HD void wgmma_warp_e4m3(int warp, int n, const uint32_t (*a)[4], uint64_t desc_a, uint64_t desc_b, bool scale_d,
                                const unsigned char *window, float *acc) {
-    float B[256][32]; // n <= 256
+    float B[32][256]; // B[k][col], n <= 256
     for (int col = 0; col < n; col++)
         for (int k = 0; k < 32; k++)
-            B[col][k] = (float)e4m3_to_double(window[wgmma_addr(desc_b, false, col, k, 1)]);
+            B[k][col] = (float)e4m3_to_double(window[wgmma_addr(desc_b, false, col, k, 1)]);
     double A[16][32];
     for (int r = 0; r < 16; r++)
         for (int k = 0; k < 32; k++) {
@@ -395,18 +416,7 @@ PA_PTX_HD void wgmma_warp_e4m3(int warp, int n, const uint32_t (*a)[4], uint64_t
             }
             A[r][k] = e4m3_to_double(b);
         }
-    for (int t = 0; t < 32; t++) {
-        const int g = t / 4, c = t % 4;
-        for (int j = 0; j < n / 8; j++)
-            for (int i = 0; i < 4; i++) {
-                const int row = g + (i >= 2 ? 8 : 0), col = 8 * j + 2 * c + (i & 1);
-                float &d = acc[t * (n / 2) + 4 * j + i];
-                double s = scale_d ? (double)d : 0.0;
-                for (int k = 0; k < 32; k++)
-                    s += A[row][k] * (double)B[col][k];
-                d = (float)s;
-            }
-    }
+    mma_rows<32, 256>(n, A, B, scale_d, acc);
 }
 
 // mbarrier: bits 0-19 pending arrivals, 20-39 expected arrivals, 40-63 phase.

@@ -191,6 +191,79 @@ Test(ptx_twins, mma_adds_the_accumulator_and_decodes_both_halves) {
     }
 }
 
+/* Inputs on which the order of a sum shows in its f32 bits: values of the format at
+ * most 1 in magnitude (f16: 11 significant bits, down to 2^-14; bf16: 8 bits, down to
+ * 2^-40), and at k = 3 and k = 12 a pair of products +-L (L = 2^30 for f16, 2^80 for
+ * bf16) that cancel exactly. Summed in double, L holds no bit below L 2^-52, far above
+ * the last bit of the f32 result (about the small products' size times 2^-23), so what
+ * the small terms lose next to L depends on which of them come before it. */
+static float small_value(pa_rng *r, int dt) {
+    const int bits = dt == DT_F16 ? 11 : 8, lo = dt == DT_F16 ? -14 : -40;
+    const int m = (1 << (bits - 1)) + pa_rng_int(r, 0, (1 << (bits - 1)) - 1);
+    const float v = ldexpf((float)m, pa_rng_int(r, lo, -1) - (bits - 1));
+    return pa_rng_int(r, 0, 1) ? -v : v;
+}
+static float large_value(int dt) { return dt == DT_F16 ? 32768.0f : 0x1p40f; }
+enum { K_PLUS = 3, K_MINUS = 12 };
+
+/* The twin's sum (cuda/ptx.cuh): C, then A[row][k] B[k][col] for k = 0..15, each
+ * product exact in double, the sum in double in that order, rounded once to f32; on
+ * inputs where the order shows in the bits. Fragments per the PTX ISA's m16n8k16
+ * layout: lane t (g = t / 4, c = t % 4) holds A (g, 2c..2c+1), (g+8, 2c..), (g, 2c+8..),
+ * (g+8, 2c+8..); B (2c..2c+1, g), (2c+8..2c+9, g); C and D (g, 2c), (g, 2c+1),
+ * (g+8, 2c), (g+8, 2c+1). */
+Test(ptx_twins, mma_sums_c_then_k_in_order_in_double_and_rounds_once) {
+    pa_rng r = pa_rng_make(34);
+    int order_shows = 0;
+    for (int dt = DT_F16; dt <= DT_BF16; dt++)
+        for (int rep = 0; rep < 16; rep++) {
+            float A[16][16], B[16][8], C[16][8];
+            for (int i = 0; i < 16; i++)
+                for (int k = 0; k < 16; k++)
+                    A[i][k] = k == K_PLUS ? large_value(dt) : k == K_MINUS ? -large_value(dt) : small_value(&r, dt);
+            for (int k = 0; k < 16; k++)
+                for (int j = 0; j < 8; j++)
+                    B[k][j] = k == K_PLUS || k == K_MINUS ? large_value(dt) : small_value(&r, dt);
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 8; j++)
+                    C[i][j] = ldexpf(pa_rng_uniform(&r, -1.0f, 1.0f), pa_rng_int(&r, -20, 0));
+            uint32_t a[128], b[64];
+            float c[128], d[128];
+            for (int t = 0; t < 32; t++) {
+                const int g = t / 4, q = 2 * (t % 4);
+                a[4 * t + 0] = (uint32_t)enc(dt, A[g][q]) | (uint32_t)enc(dt, A[g][q + 1]) << 16;
+                a[4 * t + 1] = (uint32_t)enc(dt, A[g + 8][q]) | (uint32_t)enc(dt, A[g + 8][q + 1]) << 16;
+                a[4 * t + 2] = (uint32_t)enc(dt, A[g][q + 8]) | (uint32_t)enc(dt, A[g][q + 9]) << 16;
+                a[4 * t + 3] = (uint32_t)enc(dt, A[g + 8][q + 8]) | (uint32_t)enc(dt, A[g + 8][q + 9]) << 16;
+                b[2 * t + 0] = (uint32_t)enc(dt, B[q][g]) | (uint32_t)enc(dt, B[q + 1][g]) << 16;
+                b[2 * t + 1] = (uint32_t)enc(dt, B[q + 8][g]) | (uint32_t)enc(dt, B[q + 9][g]) << 16;
+                c[4 * t + 0] = C[g][q];
+                c[4 * t + 1] = C[g][q + 1];
+                c[4 * t + 2] = C[g + 8][q];
+                c[4 * t + 3] = C[g + 8][q + 1];
+            }
+            pa_twin_mma_host(dt, a, b, c, d);
+            for (int t = 0; t < 32; t++)
+                for (int i = 0; i < 4; i++) {
+                    const int row = t / 4 + (i >= 2 ? 8 : 0), col = 2 * (t % 4) + (i & 1);
+                    double want = C[row][col], reversed = 0.0;
+                    for (int k = 0; k < 16; k++)
+                        want += (double)A[row][k] * B[k][col];
+                    for (int k = 15; k >= 0; k--)
+                        reversed += (double)A[row][k] * B[k][col];
+                    reversed += C[row][col];
+                    order_shows += (float)reversed != (float)want;
+                    uint32_t got_bits, want_bits;
+                    const float w = (float)want;
+                    memcpy(&got_bits, &d[4 * t + i], 4);
+                    memcpy(&want_bits, &w, 4);
+                    cr_assert_eq(got_bits, want_bits, "dt %d D[%d][%d] = %a, want %a", dt, row, col,
+                                 (double)d[4 * t + i], want);
+                }
+        }
+    cr_assert_gt(order_shows, 0, "no output where the order of the sum shows: the inputs test nothing");
+}
+
 Test(ptx_twins, cp_async_copies_and_zero_fills) {
     pa_rng r = pa_rng_make(33);
     unsigned char src[PA_TWIN_SMEM], out[PA_TWIN_SMEM];
@@ -406,6 +479,53 @@ Test(ptx_twins, wgmma_k_major_b_computes_q_kt) {
             }
             check_acc(swz ? "K-major 128B" : "K-major none", dt, 64, acc, A, 64, b_from_kt, &K);
         }
+}
+
+/* The wgmma twin's sums at its widest (n = 256), on the inputs of
+ * mma_sums_c_then_k_in_order_in_double_and_rounds_once (small_value): each D = the 16 products in
+ * k order, summed in double from 0 (scale_d off), rounded once. A from registers; B
+ * K-major without swizzle: core matrices of 8 columns x 8 k in 128 bytes, the two 8-k
+ * halves 128 bytes apart (LBO), 8-column groups 256 bytes apart (SBO). D of warp w,
+ * lane t, n8 block j, element i: row 16w + t / 4 (+ 8 for i >= 2), column
+ * 8j + 2 (t % 4) + (i & 1). */
+Test(ptx_twins, wgmma_sums_k_in_order_in_double_and_rounds_once) {
+    pa_rng r = pa_rng_make(43);
+    int order_shows = 0;
+    for (int dt = DT_F16; dt <= DT_BF16; dt++) {
+        static float A[64][64], B[16][256], acc[128 * 128];
+        static unsigned char image[PA_TWIN_WG_SMEM];
+        static uint32_t a[128 * 4];
+        for (int i = 0; i < 64; i++)
+            for (int k = 0; k < 16; k++)
+                A[i][k] = k == K_PLUS ? large_value(dt) : k == K_MINUS ? -large_value(dt) : small_value(&r, dt);
+        memset(image, 0xFF, sizeof image);
+        for (int col = 0; col < 256; col++)
+            for (int k = 0; k < 16; k++) {
+                B[k][col] = k == K_PLUS || k == K_MINUS ? large_value(dt) : small_value(&r, dt);
+                put16(image,
+                      256u * (uint32_t)(col / 8) + 128u * (uint32_t)(k / 8) + 16u * (uint32_t)(col % 8) +
+                          2u * (uint32_t)(k % 8),
+                      dt, B[k][col]);
+            }
+        a_fragments(dt, A, 0, a);
+        pa_twin_wgmma_host(dt, 256, a, 0, 0, pa_twin_wgmma_desc(0, 128, 256, 0), 0, 0, image, acc);
+        for (int w = 0; w < 4; w++)
+            for (int t = 0; t < 32; t++)
+                for (int j = 0; j < 32; j++)
+                    for (int i = 0; i < 4; i++) {
+                        const int row = 16 * w + t / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (t % 4) + (i & 1);
+                        double want = 0.0, reversed = 0.0;
+                        for (int k = 0; k < 16; k++)
+                            want += (double)A[row][k] * B[k][col];
+                        for (int k = 15; k >= 0; k--)
+                            reversed += (double)A[row][k] * B[k][col];
+                        order_shows += (float)reversed != (float)want;
+                        const float got = acc[(32 * w + t) * 128 + 4 * j + i], w32 = (float)want;
+                        cr_assert_eq(memcmp(&got, &w32, 4), 0, "dt %d D[%d][%d] = %a, want %a", dt, row, col,
+                                     (double)got, want);
+                    }
+    }
+    cr_assert_gt(order_shows, 0, "no output where the order of the sum shows: the inputs test nothing");
 }
 
 /* O = P V with n = 128 dims over 32 keys (two k16 steps), N-major B (V rows

@@ -676,15 +676,19 @@ void cp_async(void *dst, const void *src, int unit, int src_bytes) {
 
 void cp_commit() { cur->committed++; }
 
+// Lands, in issue order, every copy of a group older than the newest n; the rest stay
+// in order (in place: this runs at every wait, and a vector allocated here cost a
+// decode test 8% of its time).
 void cp_wait(int n) {
-    std::vector<Copy> keep;
-    for (const Copy &c : cur->pending) {
-        if (c.group < cur->committed - n)
-            land(c);
+    std::vector<Copy> &p = cur->pending;
+    size_t kept = 0;
+    for (size_t i = 0; i < p.size(); i++) {
+        if (p[i].group < cur->committed - n)
+            land(p[i]);
         else
-            keep.push_back(c);
+            p[kept++] = p[i];
     }
-    cur->pending.swap(keep);
+    p.resize(kept);
 }
 
 void mbar_init(uint64_t *bar, int count) {
