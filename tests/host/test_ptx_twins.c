@@ -205,6 +205,13 @@ static float small_value(pa_rng *r, int dt) {
 }
 static float large_value(int dt) { return dt == DT_F16 ? 32768.0f : 0x1p40f; }
 enum { K_PLUS = 3, K_MINUS = 12 };
+/* A[row][k] and B[k][col] of those inputs: +-L's factors at K_PLUS and K_MINUS. */
+static float a_value(pa_rng *r, int dt, int k) {
+    return k == K_PLUS ? large_value(dt) : k == K_MINUS ? -large_value(dt) : small_value(r, dt);
+}
+static float b_value(pa_rng *r, int dt, int k) {
+    return k == K_PLUS || k == K_MINUS ? large_value(dt) : small_value(r, dt);
+}
 
 /* The twin's sum (cuda/ptx.cuh): C, then A[row][k] B[k][col] for k = 0..15, each
  * product exact in double, the sum in double in that order, rounded once to f32; on
@@ -220,10 +227,10 @@ Test(ptx_twins, mma_sums_c_then_k_in_order_in_double_and_rounds_once) {
             float A[16][16], B[16][8], C[16][8];
             for (int i = 0; i < 16; i++)
                 for (int k = 0; k < 16; k++)
-                    A[i][k] = k == K_PLUS ? large_value(dt) : k == K_MINUS ? -large_value(dt) : small_value(&r, dt);
+                    A[i][k] = a_value(&r, dt, k);
             for (int k = 0; k < 16; k++)
                 for (int j = 0; j < 8; j++)
-                    B[k][j] = k == K_PLUS || k == K_MINUS ? large_value(dt) : small_value(&r, dt);
+                    B[k][j] = b_value(&r, dt, k);
             for (int i = 0; i < 16; i++)
                 for (int j = 0; j < 8; j++)
                     C[i][j] = ldexpf(pa_rng_uniform(&r, -1.0f, 1.0f), pa_rng_int(&r, -20, 0));
@@ -497,11 +504,11 @@ Test(ptx_twins, wgmma_sums_k_in_order_in_double_and_rounds_once) {
         static uint32_t a[128 * 4];
         for (int i = 0; i < 64; i++)
             for (int k = 0; k < 16; k++)
-                A[i][k] = k == K_PLUS ? large_value(dt) : k == K_MINUS ? -large_value(dt) : small_value(&r, dt);
+                A[i][k] = a_value(&r, dt, k);
         memset(image, 0xFF, sizeof image);
         for (int col = 0; col < 256; col++)
             for (int k = 0; k < 16; k++) {
-                B[k][col] = k == K_PLUS || k == K_MINUS ? large_value(dt) : small_value(&r, dt);
+                B[k][col] = b_value(&r, dt, k);
                 put16(image,
                       256u * (uint32_t)(col / 8) + 128u * (uint32_t)(k / 8) + 16u * (uint32_t)(col % 8) +
                           2u * (uint32_t)(k % 8),
