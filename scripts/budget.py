@@ -1579,6 +1579,9 @@ def prefill_model(inst, shape):
     cache_only |= src_span(ATTN_TILE, r"void dequant_tile\(", r"^}") | {"cuda_fp8.hpp"}
     # So do the V^T and raw copies.
     cache_only |= src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}") | src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
+    # And the cache's runs of slots (load_cache_runs: its lambdas; the copies themselves carry
+    # copy_rows_runs's lines, which the new keys' strided copies share).
+    cache_only |= src_span(PF_KERNEL, r"void load_cache_runs\(typename", r"^}")
     new_only = src_lines(PF_KERNEL, r"const int64_t row = sq\.k_row0|ko = row \* p\.k_stride|vo = row \* p\.v_stride")
     # The new keys' shared row offsets serve only the register path (unaligned packed rows): the
     # shapes' 16-byte rows load by stride (load_rows_strided).
@@ -1642,7 +1645,11 @@ def prefill_model(inst, shape):
     rescale = rescale_lines()
     first = "cache" if context else "new"
     tiles = []
-    for kind, name, other in (("cache", "cache tile", new_copy), ("new", "new-key tile", cache_only)):
+    # A cache of the query dtype in blocks of a multiple of 8 slots (the shapes' 16) copies its
+    # tiles in runs (load_cache_runs), never through the per-row offset table (load_tile_async).
+    row_table_copy = (src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
+                      | src_span(ATTN_TILE, r"void load_rows_tile_async\(", r"^}"))
+    for kind, name, other in (("cache", "cache tile", new_copy | row_table_copy), ("new", "new-key tile", cache_only)):
         n_all, n_edge = wk[kind + "_tiles"], wk[kind + "_edge_tiles"]
         f_all, f_edge = wk[kind + "_flops"], wk[kind + "_edge_flops"]
         need_tile = need_cache if kind == "cache" else need_new
@@ -1679,6 +1686,8 @@ def prefill_model(inst, shape):
          | src_span(PF_KERNEL, r"void load_tile\(typename C::T", r"^}")
          | src_span(PF_KERNEL, r"void load_raw\(uint8_t", r"^}") | src_span(PF_KERNEL, r"void load_vt\(E \*tile", r"^}")
          | src_span(PF_KERNEL, r"void load_rows_strided\(", r"^}")
+         | src_span(PF_KERNEL, r"void copy_rows_runs\(typename", r"^}")
+         | src_span(PF_KERNEL, r"void load_cache_runs\(typename", r"^}")
          | src_lines(PF_KERNEL, r"auto stage_of = |auto raw_k = |auto raw_v = ")
          | src_span(PF_KERNEL, r"auto issue_tile = ", r"^    \};")),
         ("next tile's row offsets (tile_rows, block table)", src_span(PF_KERNEL, r"auto tile_rows = ", r"^    \};")

@@ -120,8 +120,21 @@ plant prefill-sums-not-parked cuda/prefill/prefill_kernel.cuh \
     '        sm.park_sums(sums_tab[threadIdx.x].v);
 ' '' test_prefill 'prefill_gpu/smallest_cases'
 plant prefill-strided-row-past-tile cuda/prefill/prefill_kernel.cuh \
-    'const bool ok = in && i * TPR < left;' 'const bool ok = in && i * TPR <= left;' test_prefill \
+    'const bool ok = in && P * j < left;' 'const bool ok = in && P * j <= left;' test_prefill \
     'prefill_gpu/smallest_cases'
+# Cache tiles copied in runs of slots (copy_rows_runs): runs across a block's
+# end (block 3), and a vLLM key run stepped by whole rows.
+plant prefill-runs-any-block-size cuda/prefill/prefill_kernel.cuh \
+    'if (p.cache_k == PA_PREFILL_K_ASYNC && p.g.block_size % kCacheRun == 0)' \
+    'if (p.cache_k == PA_PREFILL_K_ASYNC)' test_prefill 'prefill_gpu/block_sizes_and_layouts'
+plant prefill-runs-vllm-key-step cuda/prefill/prefill_kernel.cuh \
+    'cache_vllm ? p.g.x : p.g.page_stride' 'cache_vllm ? p.g.block_size : p.g.page_stride' test_prefill \
+    'prefill_gpu/cache_tile_paths'
+plant prefill-runs-team-first-row cuda/prefill/prefill_kernel.cuh \
+    '(r0 / P) * S + q;' '(r0 / P) * S;' test_prefill 'prefill_gpu/cache_tile_paths'
+plant prefill-runs-round-past-tile cuda/prefill/prefill_kernel.cuh \
+    'if (ROWS % (NT * S) != 0 && row - q >= ROWS)' 'if (ROWS % (NT * S) != 0 && row - q > ROWS)' test_prefill \
+    'prefill_gpu/cache_runs_every_head_class'
 # Cache tile paths: vLLM's value tile copied transposed, raw fp8 staging.
 plant prefill-vt-read-as-key-rows cuda/prefill/prefill_kernel.cuh \
     'pa::tile::pv<C, true>(o, pk, C::v_tile(smem, st), hs);' 'pa::tile::pv<C>(o, pk, C::v_tile(smem, st), hs);' \

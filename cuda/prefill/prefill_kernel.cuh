@@ -137,35 +137,88 @@ __device__ __forceinline__ void load_tile(typename C::T *tile, const Src &s, boo
     }
 }
 
-// Rows [0, n_rows) of a tile of packed 16-bit rows `stride` elements apart
-// from `base` (16-byte aligned), by cp.async; the others, and columns past
-// head_size, zero-filled. No shared row-offset table: each thread forms its
-// first row's address once and steps it by TPR rows a pass (a 64-bit add),
-// where copy_tile_async's row function formed r * stride, the column and the
-// base again for every copy (about 11 instructions a copy; now about 6). An
-// absent row or column copies nothing (the ignore-src form) from `base`, the
-// tile's first row, so no address past the rows is formed for it.
+// Rows [0, n_rows) of a tile of 16-bit rows by cp.async, from sources laid
+// out in runs: within each aligned group of S tile rows, row i of the group is
+// i * step elements past the group's row 0 (packed new keys: the whole tile is
+// one run, S = ROWS; a cache tile: S consecutive slots of one block). The
+// others, and columns past head_size, are zero-filled. Thread t copies chunk
+// c = t % G (at col_off(c * 8) elements into its row) of the rows of lane
+// r0 = t / G: lanes come in teams of P, team g owns groups g, g + NT, ...
+// (NT teams), and lane q of a team copies rows q, q + P, ... of each. A lane
+// reads one row offset per group (row_off(row), of its first row there) and
+// then steps a 64-bit address by P * step; where copy_tile_async formed every
+// row's address again (a shared-memory row-offset load, a test and an add
+// each). An absent row or column copies nothing (the ignore-src form) from
+// `base`, so no address past the rows is formed for it.
+//
+// P is the number of lanes a warp spans (a power of two, 32 / G rounded
+// down), so one copy instruction of a warp covers P consecutive rows, as
+// copy_tile_async's lane order did: vLLM's key cache keeps chunk c of P
+// adjacent slots in one 32-byte sector.
+template <class C, int ROWS, int S, int P, class RowOff, class ColOff>
+__device__ __forceinline__ void copy_rows_runs(typename C::T *tile, const typename C::T *base, const RowOff &row_off,
+                                               int64_t step, const ColOff &col_off, int n_rows, int head_size) {
+    using T = typename C::T;
+    constexpr int G = C::kGroups, TPR = C::kThreads / G, NT = TPR / P, L = (S + P - 1) / P;
+    constexpr int ROUNDS = (ROWS + NT * S - 1) / (NT * S);
+    static_assert(NT >= 1 && ROWS % S == 0, "copy_rows_runs: whole teams, whole groups");
+    const int c = threadIdx.x % G, r0 = threadIdx.x / G;
+    if (r0 >= NT * P) // (lanes past whole teams and rows of G: head 96's 12 groups leave 8 of 128 idle)
+        return;
+    // The lane's row in its team's first group (one team: the lane's row).
+    const int q = NT == 1 ? r0 : r0 % P, first = NT == 1 ? r0 : (r0 / P) * S + q;
+    const bool in = c * 8 < head_size;
+    const int64_t co = col_off(c * 8), pstep = (int64_t)P * step;
+    T *dst = tile + first * C::kStride + c * 8;
+#pragma unroll
+    for (int k = 0; k < ROUNDS; k++) {
+        const int row = first + k * NT * S;
+        if (ROWS % (NT * S) != 0 && row - q >= ROWS)
+            break;
+        const int left = n_rows - row; // copy j of the group copies while P * j < left
+        const T *src = base + row_off(row) + co;
+#pragma unroll
+        for (int j = 0; j < L; j++) {
+            if (S % P != 0 && q + P * j >= S)
+                break;
+            const bool ok = in && P * j < left;
+            pa::ptx::cp_async16_or_zero(dst + (k * NT * S + P * j) * C::kStride, ok ? src : base, ok);
+            src += pstep;
+        }
+    }
+}
+
+// Packed 16-bit rows `stride` elements apart from `base` (16-byte aligned):
+// the tile is one run.
 template <class C, int ROWS>
 __device__ __forceinline__ void load_rows_strided(typename C::T *tile, const typename C::T *base, int64_t stride,
                                                   int n_rows, int head_size) {
-    using T = typename C::T;
-    constexpr int G = C::kGroups, TPR = C::kThreads / G, PASSES = (ROWS + TPR - 1) / TPR;
-    const int c = threadIdx.x % G, r0 = threadIdx.x / G;
-    if (r0 >= TPR) // (threads past whole rows of G: head 96's 12 groups leave 8 of 128 idle)
-        return;
-    const bool in = c * 8 < head_size;
-    const int left = n_rows - r0; // this thread's pass i copies while i * TPR < left
-    const T *src = base + (int64_t)r0 * stride + c * 8;
-    const int64_t step = (int64_t)TPR * stride;
-    T *dst = tile + r0 * C::kStride + c * 8;
-#pragma unroll
-    for (int i = 0; i < PASSES; i++) {
-        if (ROWS % TPR != 0 && r0 + i * TPR >= ROWS)
-            break;
-        const bool ok = in && i * TPR < left;
-        pa::ptx::cp_async16_or_zero(dst + i * TPR * C::kStride, ok ? src : base, ok);
-        src += step;
-    }
+    constexpr int TPR = C::kThreads / C::kGroups;
+    copy_rows_runs<C, ROWS, ROWS, TPR>(
+        tile, base, [&](int r) { return (int64_t)r * stride; }, stride, [](int d0) { return (int64_t)d0; }, n_rows,
+        head_size);
+}
+
+// The lanes a warp spans (copy_rows_runs's P): 32 / G rounded down to a power
+// of two, at least 1.
+template <class C> constexpr int warp_lanes() {
+    int p = 1;
+    while (2 * p * C::kGroups <= 32)
+        p *= 2;
+    return p;
+}
+// Cache tiles in runs of kCacheRun slots: the tile's first key is a multiple
+// of 16 (the walk's k_begin) and BN of 32, so with a block size that is a
+// multiple of kCacheRun every aligned group of kCacheRun tile rows is
+// consecutive slots of one block, `step` apart (vLLM key: x; flash and
+// combined: page_stride). Other block sizes read every row's offset.
+constexpr int kCacheRun = 8;
+template <class C, int ROWS>
+__device__ __forceinline__ void load_cache_runs(typename C::T *tile, const Src &s, int64_t step, int n_rows,
+                                                int head_size) {
+    copy_rows_runs<C, ROWS, kCacheRun, warp_lanes<C>()>(
+        tile, static_cast<const typename C::T *>(s.base), [&](int r) { return s.rowoff[r]; }, step,
+        [&](int d0) { return s.col(d0); }, n_rows, head_size);
 }
 
 // The raw fp8 bytes of a cache K or V tile of key rows (PA_PREFILL_*_RAW):
@@ -460,9 +513,14 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                     load_raw<C, BN>(raw_v(b), v, hs);
                 return;
             }
-            load_tile<C, BN>(C::k_tile(smem, st), k, p.cache_k == PA_PREFILL_K_ASYNC, hs);
+            if (p.cache_k == PA_PREFILL_K_ASYNC && p.g.block_size % kCacheRun == 0)
+                load_cache_runs<C, BN>(C::k_tile(smem, st), k, cache_vllm ? p.g.x : p.g.page_stride, n_keys, hs);
+            else
+                load_tile<C, BN>(C::k_tile(smem, st), k, p.cache_k == PA_PREFILL_K_ASYNC, hs);
             if (walk.vt)
                 load_vt<C, T, C::kVtStride>(C::v_tile(smem, st), v, n_keys, hs);
+            else if (p.cache_v == PA_PREFILL_V_ASYNC && p.g.block_size % kCacheRun == 0)
+                load_cache_runs<C, BN>(C::v_tile(smem, st), v, p.g.page_stride, n_keys, hs);
             else
                 load_tile<C, BN>(C::v_tile(smem, st), v, p.cache_v == PA_PREFILL_V_ASYNC, hs);
             return;

@@ -575,6 +575,37 @@ Test(prefill_gpu, cache_tile_paths) {
     }
 }
 
+/* Cache tiles of the query dtype copied in runs of 8 slots (block sizes that
+ * are multiples of 8: prefill_kernel.cuh, copy_rows_runs): every head class,
+ * whose copy lanes divide the tile differently (teams of 8 lanes at head 32,
+ * 2 at 96 and 128 with idle lanes, single lanes above 128); blocks of 8, 24
+ * and 40 (runs end where blocks do, not at powers of two); a last tile ending
+ * inside a run (contexts of 77 and 13 keys past a tile start), and a window,
+ * so the walk starts at a later block. Each layout: vLLM's key rows are
+ * 16-byte chunks x elements apart, flash rows a page stride apart. */
+Test(prefill_gpu, cache_runs_every_head_class) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hsz[8] = {32, 64, 80, 96, 128, 160, 200, 256};
+    static const int bsz[3] = {8, 24, 40};
+    const int ql[2] = {9, 70}, cl[2] = {77, 141};
+    for (int i = 0; i < 8; i++) {
+        const pa_dtype qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        ctx_case c = {.seed = 4300u + (uint64_t)i,
+                      .layout = layout_for(i, hsz[i], qd),
+                      .qd = qd,
+                      .cd = qd,
+                      .seqs = 2,
+                      .heads = 2,
+                      .kv_heads = 1,
+                      .hs = hsz[i],
+                      .bs = bsz[i % 3],
+                      .ql = ql,
+                      .cl = cl,
+                      .window = i == 5 ? 60 : 0};
+        run_ctx_case(&c, NULL, 0);
+    }
+}
+
 /* The kernel masks only the tiles that need it (a segment's last tile, one
  * crossing the causal diagonal of the CTA's first row, or one reaching past
  * some row's window); every other tile takes the scale only. With one query
