@@ -132,6 +132,10 @@ plant prefill-runs-vllm-key-step cuda/prefill/prefill_kernel.cuh \
     'prefill_gpu/cache_tile_paths'
 plant prefill-runs-team-first-row cuda/prefill/prefill_kernel.cuh \
     '(r0 / P) * S + q;' '(r0 / P) * S;' test_prefill 'prefill_gpu/cache_tile_paths'
+# The row offsets' linear form (kv_index.h pa_kv_linear): keys stepped by the values' token stride.
+plant prefill-linear-key-token-stride cuda/prefill/prefill_kernel.cuh \
+    'ko = row + (int64_t)slot * p.kl.k_tok;' 'ko = row + (int64_t)slot * p.kl.v_tok;' test_prefill \
+    'prefill_gpu/cache_tile_paths'
 plant prefill-runs-round-past-tile cuda/prefill/prefill_kernel.cuh \
     'if (ROWS % (NT * S) != 0 && row - q >= ROWS)' 'if (ROWS % (NT * S) != 0 && row - q > ROWS)' test_prefill \
     'prefill_gpu/cache_runs_every_head_class'

@@ -346,6 +346,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->cache_dtype = kv->dtype;
     k->num_blocks = kv->num_blocks;
     k->block_div = pa_kv_divider_make(kv->block_size);
+    k->kl = pa_kv_linear_make(&k->g);
     k->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
     k->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
     k->block_tables = p->block_tables;

@@ -112,4 +112,27 @@ PA_HD int64_t pa_kv_value_offset(const pa_kv_geom *g, int64_t blk, int32_t h, in
     }
 }
 
+/* The row offsets (d = 0) as one linear form for every layout, taken from the
+ * two functions above: each is linear in block, head and token, and key and
+ * value share the block and head coefficients (only the token stride and the
+ * value's constant differ: vLLM's value is token-contiguous, the combined
+ * layout's value head follows its key head). A kernel that looks up a row per
+ * key forms key = blk * block + h * head + tok * k_tok and value = the same
+ * with v_tok, plus v_add, with no switch on the layout. tests/host checks the
+ * forms against the functions on every layout, custom strides included. */
+typedef struct pa_kv_linear {
+    int64_t block, head, k_tok, v_tok, v_add;
+} pa_kv_linear;
+
+PA_HD pa_kv_linear pa_kv_linear_make(const pa_kv_geom *g) {
+    pa_kv_linear l;
+    const int64_t k0 = pa_kv_key_offset(g, 0, 0, 0, 0);
+    l.block = pa_kv_key_offset(g, 1, 0, 0, 0) - k0;
+    l.head = pa_kv_key_offset(g, 0, 1, 0, 0) - k0;
+    l.k_tok = pa_kv_key_offset(g, 0, 0, 1, 0) - k0;
+    l.v_tok = pa_kv_value_offset(g, 0, 0, 1, 0) - pa_kv_value_offset(g, 0, 0, 0, 0);
+    l.v_add = pa_kv_value_offset(g, 0, 0, 0, 0) - k0;
+    return l;
+}
+
 #endif /* PA_KV_INDEX_H */

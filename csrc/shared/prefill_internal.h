@@ -38,6 +38,7 @@ typedef struct pa_prefill_kparams {
     int32_t cache_dtype;
     int32_t num_blocks;
     pa_kv_divider block_div;        /* divides a position by g.block_size */
+    pa_kv_linear kl;                /* g's row offsets as a linear form (kv_index.h) */
     const float *k_scale, *v_scale; /* fp8 caches only; NULL = 1 */
     const int32_t *block_tables;
     int32_t block_table_stride;

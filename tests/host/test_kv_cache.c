@@ -73,6 +73,36 @@ Test(kv_cache, explicit_strides_are_honoured) {
     cr_assert_eq(pa_kv_key_offset(&g, 2, 1, 3, 7), 2 * 5000 + 3 * 300 + 1 * 100 + 7);
 }
 
+/* pa_kv_linear: the row offsets (d = 0) of every layout as one linear form,
+ * which the prefill kernels use in place of the layout switch; checked against
+ * the offset functions (checked against the shapes above) on every layout,
+ * both vLLM element sizes, explicit strides and blocks past 2^31 elements. */
+Test(kv_cache, linear_form_matches_offsets_on_every_layout) {
+    const int bs = 16, nh = 4, hs = 128;
+    const pa_kv_geom gs[] = {
+        pa_kv_geom_make(PA_LAYOUT_VLLM, 2, bs, nh, hs, 0, 0, 0),
+        pa_kv_geom_make(PA_LAYOUT_VLLM, 1, 32, nh, hs, 0, 0, 0),
+        pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, bs, nh, hs, 0, 0, 0),
+        pa_kv_geom_make(PA_LAYOUT_FLASH_HND, 2, bs, nh, hs, 0, 0, 0),
+        pa_kv_geom_make(PA_LAYOUT_COMBINED, 2, bs, nh, hs, 0, 0, 0),
+        pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, bs, nh, hs, 70000, 600, 136),
+        pa_kv_geom_make(PA_LAYOUT_FLASH_HND, 1, 24, nh, hs, 90000, 144, 3600),
+    };
+    const int64_t blocks[] = {0, 1, 7, 12345, (int64_t)1 << 21};
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+        const pa_kv_geom *g = &gs[i];
+        const pa_kv_linear l = pa_kv_linear_make(g);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+            for (int h = 0; h < nh; h++)
+                for (int t = 0; t < g->block_size; t += 3) {
+                    const int64_t row = blocks[b] * l.block + h * l.head;
+                    cr_assert_eq(row + t * l.k_tok, pa_kv_key_offset(g, blocks[b], h, t, 0), "geometry %zu key", i);
+                    cr_assert_eq(row + t * l.v_tok + l.v_add, pa_kv_value_offset(g, blocks[b], h, t, 0),
+                                 "geometry %zu value", i);
+                }
+    }
+}
+
 Test(kv_cache, offsets_are_64_bit) {
     /* 2^20 blocks of 16 tokens x 8 heads x 256: far past 2^31 elements. */
     pa_kv_geom g = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, 16, 8, 256, 0, 0, 0);
