@@ -128,7 +128,7 @@ plant prefill-runs-any-block-size cuda/prefill/prefill_kernel.cuh \
     'if (p.cache_k == PA_PREFILL_K_ASYNC && p.g.block_size % kCacheRun == 0)' \
     'if (p.cache_k == PA_PREFILL_K_ASYNC)' test_prefill 'prefill_gpu/block_sizes_and_layouts'
 plant prefill-runs-vllm-key-step cuda/prefill/prefill_kernel.cuh \
-    'cache_vllm ? p.g.x : p.g.page_stride' 'cache_vllm ? p.g.block_size : p.g.page_stride' test_prefill \
+    'C::k_tile(smem, st), k, p.kl.k_tok, n_keys' 'C::k_tile(smem, st), k, p.kl.v_tok, n_keys' test_prefill \
     'prefill_gpu/cache_tile_paths'
 plant prefill-runs-team-first-row cuda/prefill/prefill_kernel.cuh \
     '(r0 / P) * S + q;' '(r0 / P) * S;' test_prefill 'prefill_gpu/cache_tile_paths'

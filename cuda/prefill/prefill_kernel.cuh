@@ -210,8 +210,9 @@ template <class C> constexpr int warp_lanes() {
 // Cache tiles in runs of kCacheRun slots: the tile's first key is a multiple
 // of 16 (the walk's k_begin) and BN of 32, so with a block size that is a
 // multiple of kCacheRun every aligned group of kCacheRun tile rows is
-// consecutive slots of one block, `step` apart (vLLM key: x; flash and
-// combined: page_stride). Other block sizes read every row's offset.
+// consecutive slots of one block, `step` apart: the layout's token stride
+// (p.kl: vLLM key x, flash and combined the page stride). Other block sizes
+// read every row's offset.
 constexpr int kCacheRun = 8;
 template <class C, int ROWS>
 __device__ __forceinline__ void load_cache_runs(typename C::T *tile, const Src &s, int64_t step, int n_rows,
@@ -520,13 +521,13 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                 return;
             }
             if (p.cache_k == PA_PREFILL_K_ASYNC && p.g.block_size % kCacheRun == 0)
-                load_cache_runs<C, BN>(C::k_tile(smem, st), k, cache_vllm ? p.g.x : p.g.page_stride, n_keys, hs);
+                load_cache_runs<C, BN>(C::k_tile(smem, st), k, p.kl.k_tok, n_keys, hs);
             else
                 load_tile<C, BN>(C::k_tile(smem, st), k, p.cache_k == PA_PREFILL_K_ASYNC, hs);
             if (walk.vt)
                 load_vt<C, T, C::kVtStride>(C::v_tile(smem, st), v, n_keys, hs);
             else if (p.cache_v == PA_PREFILL_V_ASYNC && p.g.block_size % kCacheRun == 0)
-                load_cache_runs<C, BN>(C::v_tile(smem, st), v, p.g.page_stride, n_keys, hs);
+                load_cache_runs<C, BN>(C::v_tile(smem, st), v, p.kl.v_tok, n_keys, hs);
             else
                 load_tile<C, BN>(C::v_tile(smem, st), v, p.cache_v == PA_PREFILL_V_ASYNC, hs);
             return;
