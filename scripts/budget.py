@@ -629,9 +629,12 @@ def analyse(fam, build, cuobjdump, nvdisasm, src, workdir):
 # (`if (!plain)`), its token and head masks (`if (!all_in)`: since 2026-11-28 only tiles that
 # are not whole take them, a sequence's last tile and the window's first), and the loader's
 # block-table refill (issue_tile: once per 64 table entries, so once per 1024 tokens at block 16;
-# its nested loop is weighted as such already).
+# its nested loop is weighted as such already), and since 2026-12-01 O's rescale (`if (mv != 0.0f)`),
+# which a warp runs only where a head's lazy reference moved (kLazyNat, 8 log2 units): a split's first
+# tile, then almost never (scripts/decode_rescale_model.py; with the exact max it ran in most tiles).
 COMMON_PATH_SKIPS = [("cuda/decode/decode_mma.cuh", r"if \(!plain\) \{", 0),
                      ("cuda/decode/decode_mma.cuh", r"if \(!all_in\) \{", 0),
+                     ("cuda/decode/decode_mma.cuh", r"if \(mv != 0\.0f\) \{", 0),
                      ("cuda/decode/decode_kernel.cuh", r"refill_table<TRACK, PRE>\(p, c, lb_first\);", -1)]
 
 
@@ -1070,8 +1073,10 @@ def method_text(fam_name, m=H100):
         " column): what only a diverged warp reaches (BRA.DIV's fallbacks for shuffles ptxas cannot prove"
         " convergent), the subroutines behind CALL, and the padding after the final EXIT. `common path` (since"
         " 2026-11-25) leaves out of the loop what the common case branches around: the tensor-core kernel's soft"
-        " cap and ALiBi (`if (!plain)`) and the loader's block-table refill (once per 64 table entries; its"
-        " nested loop already weighted so); the other columns count them, as upper bounds. `heaviest path`"
+        " cap and ALiBi (`if (!plain)`), the loader's block-table refill (once per 64 table entries; its"
+        " nested loop already weighted so) and, since 2026-12-01, O's rescale, which a warp runs only where a"
+        " head's lazy softmax reference moved (by more than 8 log2 units: a split's first tile, then almost"
+        " never; scripts/decode_rescale_model.py); the other columns count them, as upper bounds. `heaviest path`"
         " (since 2026-11-25, tensor-core kernel) counts the CTA overhead as executed instead of once each: the"
         " heaviest path from the entry to the tile loop plus from the loop's end to an EXIT, the loops there"
         " weighted by their trips (CTA_LOOPS), cold code avoided, and so is the query's 2-byte load path"

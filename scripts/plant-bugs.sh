@@ -233,9 +233,22 @@ plant decode-mma-16bit-v-fragment-swapped cuda/decode/decode_mma.cuh \
     'const uint32_t a[4] = {r[0][2 * s], r[0][2 * s + 1], r[1][2 * s], r[1][2 * s + 1]};' \
     'const uint32_t a[4] = {r[0][2 * s + 1], r[0][2 * s], r[1][2 * s], r[1][2 * s + 1]};' \
     test_decode 'decode_fixed/tensor_core'
+# Since the lazy reference (2026-12-01) random logits rarely move a head's reference after a
+# split's first tile, so the vote is checked where rising logits move it (decode_features).
 plant decode-mma-rescale-vote-misses-a-half cuda/decode/decode_mma.cuh \
     'for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)' 'for (int o = F8 ? 1 : 4; o < (F8 ? 2 : 16); o <<= 1)' \
-    test_decode 'decode_fixed/tensor_core'
+    test_decode '@(decode_fixed/tensor_core|decode_features/rising_logits_move_the_reference)'
+plant decode-mma-lazy-reference-never-moves cuda/decode/decode_mma.cuh \
+    'const float m_new = mx > m_run[k] + kLazyNat ? mx : m_run[k];' \
+    'const float m_new = m_run[k] == -INFINITY ? mx : m_run[k];' \
+    test_decode 'decode_features/rising_logits_move_the_reference'
+plant decode-mma-sum-not-rescaled cuda/decode/decode_mma.cuh \
+    'l_run[k] = l_run[k] * alpha[k] + psum;' 'l_run[k] = l_run[k] + psum;' \
+    test_decode 'decode_features/rising_logits_move_the_reference'
+plant decode-mma-moving-factor-halved cuda/decode/decode_mma.cuh \
+    'alpha[k] = m_run[k] == -INFINITY ? 1.0f : ex2((m_run[k] - m_use) * kLog2e);' \
+    'alpha[k] = m_run[k] == -INFINITY ? 1.0f : ex2((m_run[k] - m_use) * kLog2e) * 0.5f;' \
+    test_decode 'decode_features/rising_logits_move_the_reference'
 plant decode-mma-head64-p-second-nblock-swapped cuda/decode/decode_mma.cuh \
     'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[2 * HL + b], x[3 * HL + b]) : 0u;' \
     'pb1[m][b] = NB == 2 ? pa::tile::pack2<MDT>(x[3 * HL + b], x[2 * HL + b]) : 0u;' test_decode 'decode_fixed/tensor_core_head_64'

@@ -118,6 +118,8 @@
 namespace pa_dec {
 
 constexpr int MMA_ROWS = 8; // query heads per head block (S's rows, P.V's n-block)
+static_assert(kLazyNat == pa::tile::SoftmaxN<1>::kLazy * 0.6931471805599453f,
+              "decode's lazy softmax threshold is the tile code's (8 log2 units)");
 
 // Byte permute (PRMT) and its token-pair selectors: attn_tile.cuh.
 using ::pa::ptx::ex2;     // ex2.approx.ftz.f32
@@ -411,7 +413,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     };
     auto hd = [&](int k) { return F8 ? MMA_ROWS * (k >> 1) + 2 * qc + (k & 1) : g + MMA_ROWS * k; };
     bool head_on[HL];
-    float slope[HL], m_run[HL], l_run[HL]; // running max (the same in the lanes that share the head), partial sum
+    // m_run: each head's softmax reference (the same in the lanes that share the head), at most
+    // kLazyNat below its running max; l_run: the partial sum of exp(x - m_run)
+    float slope[HL], m_run[HL], l_run[HL];
 #pragma unroll
     for (int k = 0; k < HL; k++) {
         const int h = hd(k);
@@ -573,15 +577,25 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
 #pragma unroll
             for (int o = F8 ? 4 : 1; o < (F8 ? 32 : 4); o <<= 1)
                 mx = fmaxf(mx, shfl_xor(mx, o));
-            const float m_new = fmaxf(m_run[k], mx);
+            // Lazy reference (SoftmaxN's, attn_tile.cuh; FlashAttention-4's rescale
+            // threshold): the head's reference moves only when the tile's max passes it
+            // by more than kLazyNat (8 log2 units), so once a split's first keys are in
+            // almost no tile moves it and the warp branches past O's rescale below;
+            // until then P = exp(x - m_run) is at most 256, well inside the MMA's 16-bit
+            // P, and the sums, the epilogue's merge of the token groups, the split's
+            // max_logits and the sink all take the same reference. -inf + kLazyNat is
+            // -inf: a head's first key always moves it; a NaN max never does.
+            const float m_new = mx > m_run[k] + kLazyNat ? mx : m_run[k];
             // m_new = -inf: no key of this head yet (or a head past nh); its
-            // probabilities are 0 and its alpha 1. exp(x - m) = 2^(x log2 e -
-            // m log2 e): one FFMA and ex2.approx.ftz a logit, as FlashAttention
-            // computes them (a result below 2^-126 is 0). alpha's exponent is
-            // a difference first, so alpha is exactly 1 when the max did not
-            // move.
+            // probabilities are 0. exp(x - m) = 2^(x log2 e - m log2 e): one
+            // FFMA and ex2.approx.ftz a logit, as FlashAttention computes them
+            // (a result below 2^-126 is 0). alpha's exponent is a difference
+            // first, so alpha is exactly 1 when the reference did not move; it
+            // is 1 too while the head had no reference (m_run -inf: its sum
+            // and O columns are still the zeros a factor would keep), so a
+            // CTA's first tile skips the rescale as well.
             const float m_use = m_new == -INFINITY ? 0.0f : m_new, ml = m_use * kLog2e;
-            alpha[k] = m_new == -INFINITY ? 1.0f : ex2((m_run[k] - m_use) * kLog2e);
+            alpha[k] = m_run[k] == -INFINITY ? 1.0f : ex2((m_run[k] - m_use) * kLog2e);
             float psum = 0.0f;
 #pragma unroll
             for (int i = k; i < NL; i += HL) {
@@ -614,9 +628,10 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
             }
 
         // ---- rescale O^T's columns (heads 8b + 2qc, +1), skipped by the whole
-        // warp when no head's max moved (alpha is 1 exactly then), the usual
-        // case once the first tiles are in. fp8 lanes hold those heads'
-        // alphas; 16-bit ones fetch them from quads 2qc and 2qc+1. ----
+        // warp when no head's reference moved (alpha is 1 exactly then), the
+        // usual case once the first tiles are in (the lazy reference above).
+        // fp8 lanes hold those heads' alphas; 16-bit ones fetch them from
+        // quads 2qc and 2qc+1. ----
         float mv = moved ? 1.0f : 0.0f;
 #pragma unroll
         for (int o = F8 ? 1 : 4; o < (F8 ? 4 : 32); o <<= 1)

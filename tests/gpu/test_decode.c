@@ -873,6 +873,80 @@ Test(decode_features, attention_sinks, .timeout = 900) {
     sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 4, 256, 0, 87);
 }
 
+/* Logits that rise along the keys, so the softmax's reference moves tile
+ * after tile (the tensor-core kernel's is lazy: it moves only once a tile's
+ * max passes it by 8 log2 units, and P = exp(x - reference) is up to 256 in
+ * between): every query row is e_0, and key j of a sequence of L has dim 0 at
+ * a j (or a (L - 1 - j)), so its logit rises (or falls) by rho log2 units a
+ * key; `spike` adds 12 log2 units at key L / 2 + 3 (a late jump past the
+ * reference). Written through the block table at the layout's written
+ * definition (layout_cache.h), divided by k_scale for an fp8 cache; the other
+ * key dims keep their values and meet zeros in q. A kernel that kept a
+ * reference too far behind overflows P's 16 bits (inf, then NaN); one that
+ * scaled O, the sums or a split's partial by the wrong factor misses the
+ * reference. */
+static void set_rising_keys(pa_decode_problem *pr, float rho, int descending, int spike) {
+    pa_decode_params *p = &pr->p;
+    const pa_kv_cache *kv = &p->kv;
+    cr_assert(kv->block_stride == 0 && kv->page_stride == 0 && kv->head_stride == 0, "a contiguous cache");
+    const int hs = kv->head_size, nkv = kv->num_kv_heads, bs = kv->block_size;
+    const int64_t x = 16 / (int64_t)pa_dtype_size(kv->dtype);
+    const int fp8 = pa_dtype_is_fp8(kv->dtype);
+    const float log2_units = 1.0f / (p->scale * 1.4426950408889634f); /* q.k per log2 unit of logit */
+    const float a = rho * log2_units;
+    for (size_t i = 0; i < pr->q_elems; i++)
+        pa_store_from_float(p->q_dtype, pr->q, i, i % (size_t)hs == 0 ? 1.0f : 0.0f);
+    for (int s = 0; s < p->num_seqs; s++) {
+        const int L = pr->seq_lens[s];
+        for (int j = 0; j < L; j++) {
+            float v = a * (float)(descending ? L - 1 - j : j);
+            if (spike && j == L / 2 + 3)
+                v += 12.0f * log2_units;
+            const int64_t blk = pr->block_tables[(int64_t)s * p->block_table_stride + j / bs];
+            for (int h = 0; h < nkv; h++) {
+                const int64_t at = pa_lc_key_index(kv->layout, x, bs, nkv, hs, blk, h, j % bs, 0);
+                pa_store_from_float(kv->dtype, pr->kc, (size_t)at, fp8 ? v / pr->k_scale : v);
+            }
+        }
+    }
+}
+
+static void rising_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, int kv_heads, int hs, float rho,
+                        int descending, int spike, uint64_t seed) {
+    static const int lens[5] = {1, 100, 300, 777, 1100};
+    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, 0, 0.0f, 0, 5, lens, seed};
+    pa_decode_problem *pr = make_problem(&c);
+    /* fp8: the largest key (1100 keys at 0.6 log2 units, head 128: about 5200) within e4m3's 448; the
+     * other dims' larger values meet q's zeros */
+    if (pa_dtype_is_fp8(cd))
+        pr->k_scale = 16.0f;
+    set_rising_keys(pr, rho, descending, spike);
+    char note[96];
+    snprintf(note, sizeof note, ", logits %s %.2f log2 a key%s", descending ? "falling" : "rising", (double)rho,
+             spike ? " with a spike" : "");
+    check_noted(pr, &c, note);
+    pa_decode_problem_free(pr);
+}
+
+/* rho 0.03 (a warp's tokens move the reference every few tiles at most),
+ * 0.14 (about every tile), 0.6 (several times the threshold a tile), a fall
+ * with a late spike and a slow rise with one, through every tensor-core
+ * family (16-bit heads 64, 128 and 256, two head blocks at group 16, fp8 on
+ * flash layouts, head 64's long tile and vLLM's layout) and the CUDA-core
+ * kernel (f32 queries), with lengths of one split and of several. */
+Test(decode_features, rising_logits_move_the_reference, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    rising_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 128, 0.03f, 0, 0, 9101);
+    rising_case(PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 128, 0.14f, 0, 0, 9102);
+    rising_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0.6f, 0, 0, 9103);
+    rising_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 8, 2, 64, 0.05f, 1, 1, 9104);
+    rising_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 32, 2, 128, 0.02f, 0, 1, 9105);
+    rising_case(PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0.14f, 0, 1, 9106);
+    rising_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 4, 256, 0.14f, 0, 0, 9107);
+    rising_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 64, 0.6f, 0, 0, 9108);
+    rising_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 8, 2, 80, 0.14f, 0, 1, 9109);
+}
+
 Test(decode_features, block_sparse, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
