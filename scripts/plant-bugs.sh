@@ -383,7 +383,7 @@ plant decode-mma-group16-fp8-logits-of-block-0 cuda/decode/decode_mma.cuh \
     test_decode 'decode_fixed/tensor_core_group_16'
 plant decode-mma-group16-rescale-with-block-0-alpha cuda/decode/decode_mma.cuh \
     'a_lo = shfl_idx(alpha[b], 8 * qc);' 'a_lo = shfl_idx(alpha[0], 8 * qc);' \
-    test_decode 'decode_fixed/tensor_core_group_16'
+    test_decode '@(decode_fixed/tensor_core_group_16|decode_features/rising_logits_move_the_reference)'
 plant decode-mma-group16-epilogue-rows-of-block-0 cuda/decode/decode_mma.cuh \
     'red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
     'red[(tg * NHC + h % MMA_ROWS) * RS + d] = acc[mb][b][i] * fac[b][i & 1];' \
