@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How often the tensor-core decode kernel rescales O: the exact running max against the lazy
-reference (kLazyNat: 8 log2 units = 5.545 natural-log units, cuda/decode/decode_prims.cuh).
+reference (kLazyNat: 8 log2 units = 5.545 natural-log units, cuda/decode/decode_mma.cuh).
 
 A warp of decode_mma_kernel (cuda/decode/decode_mma.cuh) keeps its own softmax state over its WT
 tokens of each tile, for the heads of its CTA (up to 8 a head block, two head blocks at groups above

@@ -118,8 +118,10 @@
 namespace pa_dec {
 
 constexpr int MMA_ROWS = 8; // query heads per head block (S's rows, P.V's n-block)
-static_assert(kLazyNat == pa::tile::SoftmaxN<1>::kLazy * 0.6931471805599453f,
-              "decode's lazy softmax threshold is the tile code's (8 log2 units)");
+// The lazy softmax reference's threshold in the natural-log units of this
+// kernel's logits: the tile code's SoftmaxN::kLazy (8 log2 units), so
+// P = exp(x - reference) stays at most 2^8.
+constexpr float kLazyNat = pa::tile::SoftmaxN<1>::kLazy / pa::tile::kLog2e;
 
 // Byte permute (PRMT) and its token-pair selectors: attn_tile.cuh.
 using ::pa::ptx::ex2;     // ex2.approx.ftz.f32

@@ -32,10 +32,6 @@ PA_DEC_DEV float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, 
 PA_DEC_DEV float shfl_idx(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 PA_DEC_DEV int64_t shfl_xor_i64(int64_t v, int o) { return __shfl_xor_sync(0xffffffffu, (long long)v, o); }
 PA_DEC_DEV float fexp(float x) { return __expf(x); }
-// The tensor-core kernel's lazy softmax reference, in the natural-log units of
-// its logits: SoftmaxN::kLazy (8 log2 units, cuda/attn_tile.cuh) times ln 2, so
-// P = exp(x - reference) stays at most 2^8 (decode_mma.cuh checks the two agree).
-constexpr float kLazyNat = 8.0f * 0.6931471805599453f;
 
 // Asynchronous global->shared copy of `unit` (4, 8 or 16) bytes of which the
 // first src_bytes are read and the rest zero-filled (src_bytes = 0 reads
