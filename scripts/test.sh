@@ -10,12 +10,24 @@
 #              PA_SKIP_SASS=1 (no cuobjdump install for check-sm90a's uniform-descriptor check).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+phase_t0=$(date +%s)
 PA_WANT_FUZZ=$([ "${PA_SKIP_FUZZ:-0}" = 1 ] && echo 0 || echo 1) \
 PA_WANT_PYTHON=$([ "${PA_SKIP_PYTHON:-0}" = 1 ] && echo 0 || echo 1) \
 PA_WANT_SASS=$([ "${PA_SKIP_SASS:-0}" = 1 ] && echo 0 || echo 1) source scripts/deps.sh || exit 1
 set +e
 
 ARCHS=${PA_GPU_ARCHS:-80;90a}
+
+# Each "== ... ==" header starts a phase; the time each took is listed before the
+# last line, so a CI run that grows shows where.
+phase_t=$phase_t0 phase_name="dependencies (scripts/deps.sh)" phase_log=""
+phase() {
+    local now
+    now=$(date +%s)
+    phase_log+=$(printf '\n%6d s  %s' $((now - phase_t)) "$phase_name")
+    phase_t=$now phase_name=$1
+    [ "$1" = end ] || echo "== $1 =="
+}
 # The ASan host tests' build and the pip package check compile the kernels but run none of
 # them on a machine without a GPU: there they build unoptimized PTX alone (meson option
 # gpu_code), about a quarter of nvcc's time. The main build above checks code generation.
@@ -68,7 +80,7 @@ PY
     fi
 }
 
-echo "== build (gpu_archs=$ARCHS) =="
+phase "build (gpu_archs=$ARCHS)"
 if [ ! -f build/build.ninja ]; then
     meson setup build -Dgpu_archs="$ARCHS" >/dev/null || exit 1
 else
@@ -87,13 +99,13 @@ sm90a_log=$(mktemp)
 scripts/check-sm90a.sh build >"$sm90a_log" 2>&1 &
 sm90a_pid=$!
 
-echo "== tests =="
+phase "tests"
 rm -f build/*.tap
 meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 tally build main
 
-echo "== header tracking: a touched .cuh rebuilds its .cu files (scripts/check-header-deps.sh) =="
+phase "header tracking: a touched .cuh rebuilds its .cu files (scripts/check-header-deps.sh)"
 if scripts/check-header-deps.sh build; then
     echo "build    check-header-deps             1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
@@ -103,7 +115,7 @@ else
     status=1
 fi
 
-echo "== no import circles between files: #include lines and object symbols (scripts/check-circles.py) =="
+phase "no import circles between files: #include lines and object symbols (scripts/check-circles.py)"
 if python3 scripts/check-circles.py build; then
     echo "build    check-circles                 1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
@@ -112,7 +124,7 @@ else
     status=1
 fi
 
-echo "== the sm_90a kernels compile clean: -Werror, no spills, uniform wgmma descriptors (scripts/check-sm90a.sh) =="
+phase "the sm_90a kernels compile clean: -Werror, no spills, uniform wgmma descriptors (scripts/check-sm90a.sh)"
 wait "$sm90a_pid"
 sm90a_rc=$?
 cat "$sm90a_log"
@@ -125,7 +137,7 @@ else
     status=1
 fi
 
-echo "== the kernels nearest the register limit compile without spills for sm_80 and sm_89 (scripts/check-sm8x.sh) =="
+phase "the kernels nearest the register limit compile without spills for sm_80 and sm_89 (scripts/check-sm8x.sh)"
 # The whole library for sm_80, sm_86 and sm_89 takes minutes on CI's two cores; these are the
 # sources whose kernels sit at 255 registers there (prefill mma.sync at heads 96 and 128) and the
 # f32 prefill kernel, where sm_89 spilled before (run scripts/check-sm8x.sh build for all of it).
@@ -140,7 +152,7 @@ fi
 
 # The shared-memory layouts' bank checks, each from the kernel's written formulas (no GPU).
 bank_check() { # script, result name, what it checks
-    echo "== $3: no bank conflicts (scripts/$1) =="
+    phase "$3: no bank conflicts (scripts/$1)"
     if python3 "scripts/$1" >/dev/null; then
         printf 'build    %-30s1 passed, 0 failed, 0 skipped\n' "$2"
         total_pass=$((total_pass + 1))
@@ -153,7 +165,7 @@ bank_check ragged_banks.py check-banks "the ragged kernel's shared-memory layout
 bank_check hopper_banks.py check-hopper-banks "the Hopper kernel's producer accesses"
 bank_check decode_banks.py check-decode-banks "the decode kernels' swizzled K/V rows"
 
-echo "== every planted bug still finds its code (PLANT_CHECK=1 scripts/plant-bugs.sh) =="
+phase "every planted bug still finds its code (PLANT_CHECK=1 scripts/plant-bugs.sh)"
 if PLANT_CHECK=1 scripts/plant-bugs.sh; then
     echo "build    check-plants                  1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
@@ -162,7 +174,7 @@ else
     status=1
 fi
 
-echo "== install + pkg-config + examples/ =="
+phase "install + pkg-config + examples/"
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
@@ -177,7 +189,7 @@ if [ "${PA_SKIP_PYTHON:-0}" != 1 ]; then
     # a Meson build of its own: sm_90, no tests; pyproject.toml) into a venv,
     # then pytest over python/tests from outside the source tree so the
     # installed package is the one imported.
-    echo "== Python package: pip install . into build/pyvenv, pytest python/tests =="
+    phase "Python package: pip install . into build/pyvenv, pytest python/tests"
     py_ok=1
     [ -x build/pyvenv/bin/python ] || python3 -m venv build/pyvenv || py_ok=0
     if [ $py_ok = 1 ]; then
@@ -227,7 +239,7 @@ PY
 fi
 
 if [ "${PA_SKIP_ASAN:-0}" != 1 ]; then
-    echo "== host tests under ASan + UBSan =="
+    phase "host tests under ASan + UBSan"
     if [ ! -f build-asan/build.ninja ]; then
         meson setup build-asan -Dgpu_archs=90 -Dgpu_code="$AUX_GPU_CODE" -Db_sanitize=address,undefined \
             -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null || exit 1
@@ -259,7 +271,7 @@ print(" ".join(sorted(out)))')
 fi
 
 if [ "${PA_SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
-    echo "== bounded fuzz run =="
+    phase "bounded fuzz run"
     if scripts/fuzz.sh "${PA_FUZZ_SECONDS:-60}"; then
         echo "fuzz                                    1 passed, 0 failed, 0 skipped"
         total_pass=$((total_pass + 1))
@@ -270,6 +282,8 @@ if [ "${PA_SKIP_FUZZ:-0}" != 1 ] && [ -x scripts/fuzz.sh ]; then
     fi
 fi
 
+phase end
+echo "== time per phase ==${phase_log}"
 [ "$total_fail" -eq 0 ] || status=1
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 exit $status

@@ -130,8 +130,12 @@ int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE
  * One generic encoder for IEEE-like formats with `mbits` mantissa bits and an
  * exponent bias: round to nearest even, then either saturate to the largest
  * finite value (fp8, as the cache kernels do with __NV_SATFINITE) or overflow to
- * infinity (f16). Works in double, where every float and every rounding step
- * is exact. */
+ * infinity (f16). The value is scaled into its binade's units of the format's
+ * last place (a multiply by a power of two, exact in double) and rounded there;
+ * the exponent comes from the float's bits, not frexp/ldexp, which were a third
+ * of the interpret-mode tests' host time. Every float's code was checked against
+ * the frexp/nearbyint/ldexp version (tests/host/test_core.c keeps it as the
+ * oracle). */
 typedef struct small_fmt {
     int mbits, bias;
     int max_exp_field;   /* largest exponent field of a finite value */
@@ -146,27 +150,45 @@ static const small_fmt FMT_F16 = {10, 15, 30, 0x7BFF, 0x7C00, 0x7E00, 65504.0, 1
 static const small_fmt FMT_E4M3 = {3, 7, 15, 0x7E, 0, 0x7F, 448.0, 7};
 static const small_fmt FMT_E5M2 = {2, 15, 30, 0x7B, 0x7C, 0x7F, 57344.0, 7};
 
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float f32_from_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* 2^k for -1022 <= k <= 1023. */
+static double pow2(int k) {
+    const uint64_t u = (uint64_t)(k + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 static unsigned encode_small(const small_fmt *f, float x, int saturate) {
-    unsigned sign = signbit(x) ? 1u << f->sign_shift : 0u;
-    if (isnan(x))
+    const uint32_t u = f32_bits(x);
+    const uint32_t mag = u & 0x7FFFFFFFu;
+    const unsigned sign = (u >> 31) << f->sign_shift;
+    if (mag > 0x7F800000u)
         return sign | f->nan_code;
-    double a = fabs((double)x);
-    if (isinf(x))
+    if (mag == 0x7F800000u)
         return sign | (saturate ? f->max_finite : f->inf_code);
-    if (a == 0.0)
-        return sign;
-    int e;
-    frexp(a, &e);
-    int E = e - 1; /* a in [2^E, 2^(E+1)) */
-    int min_exp = 1 - f->bias;
+    /* |x| in [2^E, 2^(E+1)) for a normal float; a float subnormal or zero takes
+     * E = -127, below every format's smallest exponent, so it is clamped there. */
+    int E = (int)(mag >> 23) - 127;
+    const int min_exp = 1 - f->bias;
     if (E < min_exp)
         E = min_exp;
-    double quantum = ldexp(1.0, E - f->mbits);
-    double r = nearbyint(a / quantum); /* round half to even (default mode) */
-    double v = r * quantum;
-    if (v > f->max_value)
+    /* |x| in units of 2^(E - mbits): below 2^(mbits + 1), so r is exact. */
+    const double r = nearbyint((double)f32_from_bits(mag) * pow2(f->mbits - E)); /* half to even */
+    if (r * pow2(E - f->mbits) > f->max_value)
         return sign | (saturate ? f->max_finite : f->inf_code);
-    unsigned mant_one = 1u << f->mbits;
+    const unsigned mant_one = 1u << f->mbits;
     unsigned ri = (unsigned)r;
     if (ri >= 2 * mant_one) { /* rounded up into the next binade */
         E += 1;
@@ -174,25 +196,28 @@ static unsigned encode_small(const small_fmt *f, float x, int saturate) {
     }
     if (ri < mant_one) /* subnormal (only possible at min_exp) */
         return sign | ri;
-    unsigned exp_field = (unsigned)(E + f->bias);
+    const unsigned exp_field = (unsigned)(E + f->bias);
     return sign | (exp_field << f->mbits) | (ri - mant_one);
 }
 
+/* Exact: a normal code's exponent is rebiased and its mantissa moved to the top
+ * of float's; a subnormal is its mantissa times a power of two. NaN codes give
+ * float's default quiet NaN with the code's sign. */
 static float decode_small(const small_fmt *f, unsigned v) {
-    unsigned sign = (v >> f->sign_shift) & 1u;
-    unsigned body = v & ((1u << f->sign_shift) - 1u);
-    unsigned exp_field = body >> f->mbits;
-    unsigned mant = body & ((1u << f->mbits) - 1u);
-    double r;
+    const uint32_t sign = ((v >> f->sign_shift) & 1u) << 31;
+    const unsigned body = v & ((1u << f->sign_shift) - 1u);
+    const unsigned exp_field = body >> f->mbits;
+    const unsigned mant = body & ((1u << f->mbits) - 1u);
+    uint32_t u;
     if (f->inf_code && body == f->inf_code)
-        r = INFINITY;
+        u = 0x7F800000u;
     else if ((int)exp_field > f->max_exp_field || (!f->inf_code && body == f->nan_code))
-        r = NAN;
+        u = 0x7FC00000u;
     else if (exp_field == 0)
-        r = ldexp((double)mant, 1 - f->bias - f->mbits);
+        u = f32_bits((float)mant * (float)pow2(1 - f->bias - f->mbits));
     else
-        r = ldexp((double)(mant | (1u << f->mbits)), (int)exp_field - f->bias - f->mbits);
-    return (float)(sign ? -r : r);
+        u = (uint32_t)((int)exp_field - f->bias + 127) << 23 | (uint32_t)mant << (23 - f->mbits);
+    return f32_from_bits(sign | u);
 }
 
 float pa_half_to_float(uint16_t h) { return decode_small(&FMT_F16, h); }
@@ -202,16 +227,10 @@ uint8_t pa_float_to_fp8_e4m3(float f) { return (uint8_t)encode_small(&FMT_E4M3, 
 float pa_fp8_e5m2_to_float(uint8_t v) { return decode_small(&FMT_E5M2, v); }
 uint8_t pa_float_to_fp8_e5m2(float f) { return (uint8_t)encode_small(&FMT_E5M2, f, 1); }
 
-float pa_bf16_to_float(uint16_t b) {
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+float pa_bf16_to_float(uint16_t b) { return f32_from_bits((uint32_t)b << 16); }
 
 uint16_t pa_float_to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
+    uint32_t u = f32_bits(f);
     if (isnan(f))
         return (uint16_t)((u >> 16) | 0x40u); /* keep it a quiet NaN */
     u += 0x7FFFu + ((u >> 16) & 1u);

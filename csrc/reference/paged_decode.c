@@ -1,10 +1,12 @@
 /* CPU reference: decode attention over a paged KV cache.
  *
- * Written for clarity, not speed: for every (sequence, query head) walk the
- * sequence's tokens through its block table, compute each logit in double,
- * apply soft cap, ALiBi and the masks, softmax with a running max (and the
- * head's sink in the denominator), and sum the values. This is the
- * specification the CUDA kernels are tested against. */
+ * Written for clarity, not speed: for every (sequence, KV head) gather the
+ * keys and values the sequence's tokens hold, through its block table, into
+ * plain float rows (dequantised with the cache's scales); then for every query
+ * head of the group compute each logit in double, apply soft cap, ALiBi and the
+ * masks, softmax with the row max subtracted (and the head's sink in the
+ * denominator), and sum the values. This is the specification the CUDA kernels
+ * are tested against. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -64,37 +66,54 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     double *logits = malloc(sizeof(double) * (size_t)max_len);
     double *acc = malloc(sizeof(double) * (size_t)hs);
     float *q = malloc(sizeof(float) * (size_t)hs);
-    if (!logits || !acc || !q) {
+    float *K = malloc(sizeof(float) * (size_t)max_len * (size_t)hs); /* [pos][hs] of one KV head */
+    float *V = malloc(sizeof(float) * (size_t)max_len * (size_t)hs);
+    if (!logits || !acc || !q || !K || !V) {
         free(logits);
         free(acc);
         free(q);
+        free(K);
+        free(V);
         return pa_fail(PA_ERR_INTERNAL, "decode reference: out of host memory");
     }
 
     for (int s = 0; s < p->num_seqs; s++) {
         const int L = p->seq_lens[s];
         const int32_t *table = p->block_tables + (int64_t)s * p->block_table_stride;
+        /* Outside the sliding window no head reads a key or value. */
+        const int first = p->sliding_window > 0 && L > p->sliding_window ? L - p->sliding_window : 0;
         for (int h = 0; h < p->num_heads; h++) {
             const int kvh = h / group;
+            if (h % group == 0)
+                for (int pos = first; pos < L; pos++) {
+                    const int64_t blk = table[pos / bs];
+                    for (int d = 0; d < hs; d++) {
+                        float k =
+                            pa_load_as_float(kv->dtype, kv->key, (size_t)pa_kv_key_offset(&g, blk, kvh, pos % bs, d));
+                        float v = pa_load_as_float(kv->dtype, kv->value,
+                                                   (size_t)pa_kv_value_offset(&g, blk, kvh, pos % bs, d));
+                        if (fp8) {
+                            k *= k_scale;
+                            v *= v_scale;
+                        }
+                        K[(size_t)pos * hs + d] = k;
+                        V[(size_t)pos * hs + d] = v;
+                    }
+                }
             for (int d = 0; d < hs; d++)
                 q[d] = pa_load_as_float(p->q_dtype, p->query, (size_t)(s * q_stride + (int64_t)h * hs + d));
 
             double max_logit = -INFINITY;
             for (int pos = 0; pos < L; pos++) {
-                int masked = (p->sliding_window > 0 && (L - 1) - pos >= p->sliding_window) ||
-                             !blocksparse_keeps(p, h, kvh, L, pos);
+                int masked = pos < first || !blocksparse_keeps(p, h, kvh, L, pos);
                 if (masked) {
                     logits[pos] = -INFINITY;
                     continue;
                 }
-                const int64_t blk = table[pos / bs];
+                const float *k = K + (size_t)pos * hs;
                 double dot = 0.0;
-                for (int d = 0; d < hs; d++) {
-                    float k = pa_load_as_float(kv->dtype, kv->key, (size_t)pa_kv_key_offset(&g, blk, kvh, pos % bs, d));
-                    if (fp8)
-                        k *= k_scale;
-                    dot += (double)q[d] * (double)k;
-                }
+                for (int d = 0; d < hs; d++)
+                    dot += (double)q[d] * (double)k[d];
                 double x = (double)p->scale * dot;
                 if (p->soft_cap > 0.0f)
                     x = p->soft_cap * tanh(x / p->soft_cap);
@@ -113,14 +132,9 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                     continue;
                 double w = exp(logits[pos] - max_logit);
                 sum += w;
-                const int64_t blk = table[pos / bs];
-                for (int d = 0; d < hs; d++) {
-                    float v =
-                        pa_load_as_float(kv->dtype, kv->value, (size_t)pa_kv_value_offset(&g, blk, kvh, pos % bs, d));
-                    if (fp8)
-                        v *= v_scale;
-                    acc[d] += w * (double)v;
-                }
+                const float *v = V + (size_t)pos * hs;
+                for (int d = 0; d < hs; d++)
+                    acc[d] += w * (double)v[d];
             }
             /* The sink: one more term of the denominator, with no value. */
             if (p->sinks && sum > 0.0)
@@ -134,6 +148,8 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     free(logits);
     free(acc);
     free(q);
+    free(K);
+    free(V);
     pa_clear_error();
     return PA_SUCCESS;
 }

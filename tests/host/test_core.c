@@ -145,6 +145,115 @@ Test(core, fp8_every_finite_code_round_trips_and_orders) {
     }
 }
 
+/* The small formats from their definitions alone: a code's value by the formula
+ * (-1)^s 2^(e - bias) (1 + m / 2^mbits), 2^(1 - bias) m / 2^mbits at e = 0), and a
+ * float's code as the nearest of those values, a tie to the even code, by a
+ * binary search over the ordered positive codes; past the largest finite value
+ * fp8 saturates and f16 goes to infinity (its tie at 65520 included, as the
+ * "next" code 0x7C00 is even). Inputs: every code, every midpoint between
+ * neighbouring codes and the floats either side of it, both signs, and a
+ * stride through all 2^32 float bit patterns (NaNs, infinities and float
+ * subnormals among them). */
+typedef struct fmt_def {
+    const char *name;
+    int mbits, bias, sign_shift;
+    unsigned max_finite, nan_code, inf_code; /* inf_code 0: none */
+    int saturate;
+    float (*decode)(unsigned);
+    unsigned (*encode)(float);
+} fmt_def;
+
+static float dec_f16(unsigned c) { return pa_half_to_float((uint16_t)c); }
+static unsigned enc_f16(float x) { return pa_float_to_half(x); }
+static float dec_e4m3(unsigned c) { return pa_fp8_e4m3_to_float((uint8_t)c); }
+static unsigned enc_e4m3(float x) { return pa_float_to_fp8_e4m3(x); }
+static float dec_e5m2(unsigned c) { return pa_fp8_e5m2_to_float((uint8_t)c); }
+static unsigned enc_e5m2(float x) { return pa_float_to_fp8_e5m2(x); }
+
+static const fmt_def FORMATS[3] = {
+    {"f16", 10, 15, 15, 0x7BFF, 0x7E00, 0x7C00, 0, dec_f16, enc_f16},
+    {"e4m3", 3, 7, 7, 0x7E, 0x7F, 0, 1, dec_e4m3, enc_e4m3},
+    {"e5m2", 2, 15, 7, 0x7B, 0x7F, 0x7C, 1, dec_e5m2, enc_e5m2},
+};
+
+/* The value of positive code c by the normal/subnormal formula (also for the
+ * code just past max_finite: the value rounding would reach there). */
+static double def_value(const fmt_def *f, unsigned c) {
+    const unsigned e = c >> f->mbits, m = c & ((1u << f->mbits) - 1u);
+    const double frac = (double)m / (double)(1u << f->mbits);
+    return e == 0 ? ldexp(frac, 1 - f->bias) : ldexp(1.0 + frac, (int)e - f->bias);
+}
+
+static unsigned def_encode(const fmt_def *f, float x) {
+    const unsigned sign = signbit(x) ? 1u << f->sign_shift : 0u;
+    if (isnan(x))
+        return sign | f->nan_code;
+    const double a = fabs((double)x);
+    unsigned lo = 0, hi = f->max_finite; /* the largest code with value <= a, by bisection */
+    if (a >= def_value(f, f->max_finite))
+        lo = f->max_finite;
+    else
+        while (hi - lo > 1) {
+            const unsigned mid = (lo + hi) / 2;
+            if (def_value(f, mid) <= a)
+                lo = mid;
+            else
+                hi = mid;
+        }
+    unsigned c = lo;
+    if (def_value(f, lo) != a) {
+        const double below = a - def_value(f, lo), above = def_value(f, lo + 1) - a;
+        c = below < above || (below == above && lo % 2 == 0) ? lo : lo + 1;
+    }
+    if (c > f->max_finite)
+        c = f->saturate ? f->max_finite : f->inf_code;
+    return sign | c;
+}
+
+static void expect_encode(const fmt_def *f, float x) {
+    const unsigned want = def_encode(f, x), got = f->encode(x);
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    cr_assert_eq(got, want, "%s: float 0x%08x (%.9g) -> 0x%x, by definition 0x%x", f->name, u, (double)x, got, want);
+}
+
+Test(core, small_floats_match_their_definitions) {
+    for (int k = 0; k < 3; k++) {
+        const fmt_def *f = &FORMATS[k];
+        const unsigned codes = 1u << (f->sign_shift + 1);
+        for (unsigned c = 0; c < codes; c++) {
+            const unsigned body = c & ((1u << f->sign_shift) - 1u);
+            const float got = f->decode(c);
+            if (body == f->inf_code && f->inf_code) {
+                cr_assert(isinf(got) && !signbit(got) == !(c >> f->sign_shift), "%s code 0x%x", f->name, c);
+            } else if (body > f->max_finite) {
+                cr_assert(isnan(got), "%s code 0x%x is NaN", f->name, c);
+            } else {
+                const double v = def_value(f, body);
+                cr_assert_eq((double)got, c >> f->sign_shift ? -v : v, "%s code 0x%x", f->name, c);
+                cr_assert_eq(!signbit(got), !(c >> f->sign_shift), "%s code 0x%x: sign", f->name, c);
+            }
+        }
+        for (unsigned c = 0; c <= f->max_finite; c++) {
+            const float v = (float)def_value(f, c), mid = (float)((def_value(f, c) + def_value(f, c + 1)) / 2);
+            const float xs[5] = {v, mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), nextafterf(v, INFINITY)};
+            for (int i = 0; i < 5; i++) {
+                expect_encode(f, xs[i]);
+                expect_encode(f, -xs[i]);
+            }
+        }
+        for (uint64_t u = k; u < (1ull << 32); u += 65521) {
+            const uint32_t b = (uint32_t)u;
+            float x;
+            memcpy(&x, &b, sizeof x);
+            expect_encode(f, x);
+        }
+        const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1e-45f, -1e-45f, 1e30f, -1e30f, 65520.0f};
+        for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+            expect_encode(f, special[i]);
+    }
+}
+
 Test(core, load_store_every_dtype) {
     unsigned char buf[64];
     for (int t = 0; t < PA_DTYPE_COUNT; t++) {

@@ -13,6 +13,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
 #include "pagedattn/core.h"
 
 struct cublasContext {}; // no state: every call runs on the CPU at once
@@ -58,17 +60,24 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
     if (cudaStreamIsCapturing(nullptr, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const float al = *static_cast<const float *>(alpha), be = *static_cast<const float *>(beta);
+    // op(A) and op(B) as float rows along k, read once a batch (the sums are the same
+    // float operations in the same order as reading each element where it is used).
+    std::vector<float> Ar((size_t)m * (size_t)k), Br((size_t)n * (size_t)k);
     for (int b = 0; b < batchCount; b++) {
         const size_t a0 = (size_t)b * (size_t)strideA, b0 = (size_t)b * (size_t)strideB,
                      c0 = (size_t)b * (size_t)strideC;
+        for (int i = 0; i < m; i++)
+            for (int l = 0; l < k; l++)
+                Ar[(size_t)i * k + l] = pa_load_as_float(at, A, a0 + (ta ? (size_t)i * lda + l : (size_t)l * lda + i));
+        for (int j = 0; j < n; j++)
+            for (int l = 0; l < k; l++)
+                Br[(size_t)j * k + l] = pa_load_as_float(bt, B, b0 + (tb ? (size_t)l * ldb + j : (size_t)j * ldb + l));
         for (int j = 0; j < n; j++)
             for (int i = 0; i < m; i++) {
+                const float *ar = Ar.data() + (size_t)i * k, *br = Br.data() + (size_t)j * k;
                 float s = 0.0f;
-                for (int l = 0; l < k; l++) {
-                    const size_t ai = ta ? (size_t)i * lda + l : (size_t)l * lda + i;
-                    const size_t bi = tb ? (size_t)l * ldb + j : (size_t)j * ldb + l;
-                    s += pa_load_as_float(at, A, a0 + ai) * pa_load_as_float(bt, B, b0 + bi);
-                }
+                for (int l = 0; l < k; l++)
+                    s += ar[l] * br[l];
                 const size_t ci = c0 + (size_t)j * ldc + i;
                 // beta == 0: C is not read (it may hold NaN), as in BLAS
                 const float old = be == 0.0f ? 0.0f : be * pa_load_as_float(ct, C, ci);
