@@ -73,6 +73,10 @@ pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_
 /* Attention sinks (when not NULL): none NaN (-inf is no sink, +inf leaves the row zero). */
 pa_status pa_check_host_sinks(const char *who, const float *sinks, int32_t num_heads);
 
+/* The CPU references' logits: out[j] = the sum over d = 0 .. hs-1, in that order and in
+ * double, of q[d] * k[j * k_stride + d], for the n key rows j (csrc/reference/dots.c). */
+void pa_ref_dots(const double *q, const float *k, size_t k_stride, int n, int hs, double *out);
+
 /* Query-side dtypes an attention kernel accepts. */
 static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }
 static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }

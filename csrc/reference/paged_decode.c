@@ -65,7 +65,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
 
     double *logits = malloc(sizeof(double) * (size_t)max_len);
     double *acc = malloc(sizeof(double) * (size_t)hs);
-    float *q = malloc(sizeof(float) * (size_t)hs);
+    double *q = malloc(sizeof(double) * (size_t)hs);
     float *K = malloc(sizeof(float) * (size_t)max_len * (size_t)hs); /* [pos][hs] of one KV head */
     float *V = malloc(sizeof(float) * (size_t)max_len * (size_t)hs);
     if (!logits || !acc || !q || !K || !V) {
@@ -104,17 +104,14 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                 q[d] = pa_load_as_float(p->q_dtype, p->query, (size_t)(s * q_stride + (int64_t)h * hs + d));
 
             double max_logit = -INFINITY;
+            pa_ref_dots(q, K + (size_t)first * hs, (size_t)hs, L - first, hs, logits + first);
             for (int pos = 0; pos < L; pos++) {
                 int masked = pos < first || !blocksparse_keeps(p, h, kvh, L, pos);
                 if (masked) {
                     logits[pos] = -INFINITY;
                     continue;
                 }
-                const float *k = K + (size_t)pos * hs;
-                double dot = 0.0;
-                for (int d = 0; d < hs; d++)
-                    dot += (double)q[d] * (double)k[d];
-                double x = (double)p->scale * dot;
+                double x = (double)p->scale * logits[pos];
                 if (p->soft_cap > 0.0f)
                     x = p->soft_cap * tanh(x / p->soft_cap);
                 if (p->alibi_slopes)

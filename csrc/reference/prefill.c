@@ -25,19 +25,21 @@ typedef struct row_problem {
     const float *sink; /* the head's sink logit, or NULL */
 } row_problem;
 
-static void attend_row(const row_problem *r, const float *q, double *logits, double *acc, double *out) {
+static void attend_row(const row_problem *r, const double *q, double *logits, double *acc, double *out) {
+    /* The keys the masks leave are lo..hi: not after the query (causal), and
+     * fewer than `window` positions before it. */
+    const int lo = r->window > 0 && r->q_pos - r->window + 1 > 0 ? r->q_pos - r->window + 1 : 0;
+    const int hi = r->causal && r->q_pos < r->k_len - 1 ? r->q_pos : r->k_len - 1;
+    if (hi >= lo)
+        pa_ref_dots(q, r->K + ((size_t)lo * r->nkv + r->kvh) * r->hs, (size_t)r->nkv * r->hs, hi - lo + 1, r->hs,
+                    logits + lo);
     double mx = -INFINITY;
     for (int j = 0; j < r->k_len; j++) {
-        int masked = (r->causal && j > r->q_pos) || (r->window > 0 && r->q_pos - j >= r->window);
-        if (masked) {
+        if (j < lo || j > hi) {
             logits[j] = -INFINITY;
             continue;
         }
-        const float *k = r->K + ((size_t)j * r->nkv + r->kvh) * r->hs;
-        double dot = 0.0;
-        for (int d = 0; d < r->hs; d++)
-            dot += (double)q[d] * (double)k[d];
-        double x = (double)r->scale * dot;
+        double x = (double)r->scale * logits[j];
         if (r->soft_cap > 0.0f)
             x = r->soft_cap * tanh(x / r->soft_cap);
         if (r->alibi)
@@ -68,8 +70,8 @@ static void attend_row(const row_problem *r, const float *q, double *logits, dou
 
 /* Scratch for one sequence: gathered K/V and per-row buffers. */
 typedef struct scratch {
-    float *K, *V, *q;
-    double *logits, *acc, *out;
+    float *K, *V;
+    double *q, *logits, *acc, *out;
 } scratch;
 
 static void scratch_free(scratch *s) {
@@ -85,7 +87,7 @@ static pa_status scratch_alloc(scratch *s, int64_t max_k, int nkv, int hs) {
     size_t kv = (size_t)(max_k > 0 ? max_k : 1) * (size_t)nkv * (size_t)hs;
     s->K = malloc(sizeof(float) * kv);
     s->V = malloc(sizeof(float) * kv);
-    s->q = malloc(sizeof(float) * (size_t)hs);
+    s->q = malloc(sizeof(double) * (size_t)hs);
     s->logits = malloc(sizeof(double) * (size_t)(max_k > 0 ? max_k : 1));
     s->acc = malloc(sizeof(double) * (size_t)hs);
     s->out = malloc(sizeof(double) * (size_t)hs);

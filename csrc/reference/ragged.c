@@ -126,12 +126,9 @@ pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
                     q[d] = pa_load_as_float(p->q_dtype, p->q, (size_t)(row + d));
 
                 double max_logit = -INFINITY;
+                pa_ref_dots(q, kbuf + (size_t)kvh * hs, (size_t)nkv * hs, kv_len, hs, logits);
                 for (int32_t k = 0; k < kv_len; k++) {
-                    const float *kr = kbuf + ((size_t)k * nkv + kvh) * hs;
-                    double dot = 0.0;
-                    for (int d = 0; d < hs; d++)
-                        dot += q[d] * (double)kr[d];
-                    double x = (double)p->sm_scale * dot;
+                    double x = (double)p->sm_scale * logits[k];
                     if (p->soft_cap > 0.0f)
                         x = (double)p->soft_cap * tanh(x / (double)p->soft_cap);
                     const int masked = k > q_pos || (p->sliding_window > 0 && q_pos - p->sliding_window >= k);

@@ -40,6 +40,11 @@ int pa_test_shrink(int n) {
     return m < 1 ? 1 : (int)m;
 }
 
+int pa_test_races_only(void) {
+    const char *e = getenv("PA_TEST_RACES_ONLY");
+    return e && strcmp(e, "1") == 0;
+}
+
 static long env_long(const char *name, long dflt, long lo) {
     const char *e = getenv(name);
     if (!e || !*e)

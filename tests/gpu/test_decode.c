@@ -486,7 +486,8 @@ Test(decode_fixed, tensor_core_vllm_layout, .timeout = 600) {
  * over fp8 scaled far outside f16's range as above. */
 static void tensor_core_other_head(int hs, uint64_t seed) {
     static const pa_kv_layout lay[3] = {PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND, PA_LAYOUT_VLLM};
-    for (int i = 0; i < 12; i++) {
+    /* (max_cases: the first 6 meet each layout, dtype pair, group and block size too.) */
+    for (int i = 0; i < max_cases(12); i++) {
         dcase c = tensor_core_case_hs(i, lay[(i + i / 3) % 3], BSZ[(i * 3) % 5], hs);
         c.seed = seed + (uint64_t)i;
         run_tensor_core_case(&c, i / 4);
