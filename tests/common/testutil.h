@@ -30,8 +30,8 @@ void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float
  * comparisons stay as they are. n <= 1 is returned unchanged. */
 int pa_test_shrink(int n);
 
-/* PA_TEST_RACES_ONLY=1 (the interp-tsan suite, tests/interp/meson.build): the
- * suite looks for data races and barrier misuse, which do not depend on a
+/* PA_TEST_RACES_ONLY=1 (the interp-race and interp-tsan suites, tests/interp/meson.build):
+ * the suite looks for data races and barrier misuse, which do not depend on a
  * case's numbers, so a test that repeats one code path over other numbers
  * (persistent CTA counts, sequence lengths) may run one of them. */
 int pa_test_races_only(void);
