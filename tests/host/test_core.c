@@ -146,7 +146,7 @@ Test(core, fp8_every_finite_code_round_trips_and_orders) {
 }
 
 /* The small formats from their definitions alone: a code's value by the formula
- * (-1)^s 2^(e - bias) (1 + m / 2^mbits), 2^(1 - bias) m / 2^mbits at e = 0), and a
+ * (-1)^s 2^(e - bias) (1 + m / 2^mbits) (2^(1 - bias) m / 2^mbits at e = 0), and a
  * float's code as the nearest of those values, a tie to the even code, by a
  * binary search over the ordered positive codes; past the largest finite value
  * fp8 saturates and f16 goes to infinity (its tie at 65520 included, as the
