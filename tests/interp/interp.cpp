@@ -162,6 +162,10 @@ struct Thread {
 
 constexpr size_t kStack = 256 * 1024;
 std::vector<Thread> threads;
+std::vector<char *> stack_pool; // stack i of thread i, kept for the process (run_now)
+#ifdef PA_INTERP_TSAN
+std::vector<void *> fiber_pool;
+#endif
 Thread *cur = nullptr;
 #ifdef PA_INTERP_FAST_SWITCH
 void *sched_sp = nullptr;
@@ -277,9 +281,59 @@ struct Unobserved {
 #endif
 };
 
+// The sweep run_cta is in: the warps it picked (sweep_run) and the lane its
+// cursor is at. A thread that switches out hands the core straight to the
+// sweep's next ready thread (hand_off), one switch where going back through
+// the scheduler made two; the order is the scheduler loop's own (each lane
+// looked at once, in order, and run if it is ready when its turn comes).
+std::vector<int> sweep_run;
+size_t sweep_w = 0;
+int sweep_l = 0, sweep_n = 0;
+
+// The sweep's next ready thread, the cursor left on it (the caller that runs
+// it moves past); nullptr at the end of the sweep.
+Thread *sweep_next() {
+    for (; sweep_w < sweep_run.size(); sweep_w++, sweep_l = 0) {
+        const int base = 32 * sweep_run[sweep_w];
+        for (; sweep_l < 32 && base + sweep_l < sweep_n; sweep_l++) {
+            Thread &t = threads[(size_t)(base + sweep_l)];
+            if (t.state == READY)
+                return &t;
+        }
+    }
+    return nullptr;
+}
+
+// Switches from the running thread to the sweep's next ready thread, if there
+// is one. Under ThreadSanitizer a thread's first entry comes from the
+// scheduler (ordered after the launch, not after the thread before it), so
+// then this returns false too and the caller goes back to the scheduler.
+bool hand_off() {
+#ifdef PA_INTERP_FAST_SWITCH
+    Thread *next = sweep_next();
+    if (!next)
+        return false;
+#ifdef PA_INTERP_TSAN
+    if (!next->started)
+        return false;
+    __tsan_switch_to_fiber(next->fiber, kNoSync);
+#endif
+    sweep_l++;
+    Thread *self = cur;
+    cur = next;
+    next->started = true;
+    pa_interp_switch(&self->sp, next->sp);
+    return true;
+#else
+    return false;
+#endif
+}
+
 // Under ThreadSanitizer each switch first tells it which fiber runs next.
 void yield(State s) {
     cur->state = s;
+    if (hand_off())
+        return;
 #ifdef PA_INTERP_TSAN
     __tsan_switch_to_fiber(sched_fiber, kNoSync);
 #endif
@@ -305,6 +359,10 @@ void entry() {
     // device it is not a barrier); the end of the CTA, which the scheduler
     // acquires, orders all of them before what follows.
     __tsan_release(&cta_end_sync);
+#endif
+    if (hand_off())
+        __builtin_unreachable(); // never resumed
+#ifdef PA_INTERP_TSAN
     __tsan_switch_to_fiber(sched_fiber, kNoSync);
 #endif
 #if defined(PA_INTERP_FAST_SWITCH)
@@ -489,7 +547,7 @@ std::mt19937 sched_rng(1);
 
 void run_cta(int nthreads) {
     const int nwarps = (nthreads + 31) / 32;
-    std::vector<int> ready, run;
+    std::vector<int> ready;
     for (;;) {
         ready.clear();
         for (int w = 0; w < nwarps; w++)
@@ -522,19 +580,23 @@ void run_cta(int nthreads) {
             }
             continue;
         }
-        run.clear();
+        sweep_run.clear();
         if (sched_mode == SWEEP)
-            run = ready;
+            sweep_run = ready;
         else if (sched_mode == WARP)
-            run.push_back(ready[0]);
+            sweep_run.push_back(ready[0]);
         else
-            run.push_back(ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(sched_rng)]);
-        for (int w : run)
-            for (int l = 0; l < 32 && w * 32 + l < nthreads; l++) {
-                Thread &t = threads[(size_t)(w * 32 + l)];
-                if (t.state == READY)
-                    resume(t);
-            }
+            sweep_run.push_back(ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(sched_rng)]);
+        // Every lane of the picked warps in order, each run if ready when its
+        // turn comes: the threads hand off to each other (hand_off) and come
+        // back here when the next is not theirs to start.
+        sweep_w = 0;
+        sweep_l = 0;
+        sweep_n = nthreads;
+        while (Thread *t = sweep_next()) {
+            sweep_l++;
+            resume(*t);
+        }
         cur = nullptr;
         if (sched_mode != SWEEP)
             release(nthreads);
@@ -1145,17 +1207,23 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     }
     const int nthreads = (int)(block.x * block.y * block.z);
     if (threads.size() != (size_t)nthreads) {
-        for (Thread &t : threads) {
-            free(t.stack);
+        // Thread i keeps stack i (and fiber i) from launch to launch, whatever
+        // the block size: tests alternate kernels of different sizes, and
+        // freeing 256 KB stacks at each change cost ThreadSanitizer's
+        // allocator an munmap each and a re-fault of their shadow (half a
+        // ThreadSanitizer test's time in the kernel). A launch of the same size
+        // has always reused them.
+        while (stack_pool.size() < (size_t)nthreads) {
+            stack_pool.push_back((char *)malloc(kStack));
 #ifdef PA_INTERP_TSAN
-            __tsan_destroy_fiber(t.fiber);
+            fiber_pool.push_back(__tsan_create_fiber(0));
 #endif
         }
         threads.assign((size_t)nthreads, Thread());
-        for (Thread &t : threads) {
-            t.stack = (char *)malloc(kStack);
+        for (size_t i = 0; i < threads.size(); i++) {
+            threads[i].stack = stack_pool[i];
 #ifdef PA_INTERP_TSAN
-            t.fiber = __tsan_create_fiber(0);
+            threads[i].fiber = fiber_pool[i];
 #endif
         }
     }
