@@ -288,15 +288,15 @@ struct Unobserved {
 // looked at once, in order, and run if it is ready when its turn comes).
 std::vector<int> sweep_run;
 size_t sweep_w = 0;
-int sweep_l = 0, sweep_n = 0;
+int sweep_l = 0;
 
 // The sweep's next ready thread, the cursor left on it (the caller that runs
 // it moves past); nullptr at the end of the sweep.
 Thread *sweep_next() {
     for (; sweep_w < sweep_run.size(); sweep_w++, sweep_l = 0) {
-        const int base = 32 * sweep_run[sweep_w];
-        for (; sweep_l < 32 && base + sweep_l < sweep_n; sweep_l++) {
-            Thread &t = threads[(size_t)(base + sweep_l)];
+        const size_t base = 32 * (size_t)sweep_run[sweep_w];
+        for (; sweep_l < 32 && base + (size_t)sweep_l < threads.size(); sweep_l++) {
+            Thread &t = threads[base + (size_t)sweep_l];
             if (t.state == READY)
                 return &t;
         }
@@ -582,7 +582,7 @@ void run_cta(int nthreads) {
         }
         sweep_run.clear();
         if (sched_mode == SWEEP)
-            sweep_run = ready;
+            sweep_run.swap(ready); // (ready is rebuilt at the top of the loop)
         else if (sched_mode == WARP)
             sweep_run.push_back(ready[0]);
         else
@@ -592,7 +592,6 @@ void run_cta(int nthreads) {
         // back here when the next is not theirs to start.
         sweep_w = 0;
         sweep_l = 0;
-        sweep_n = nthreads;
         while (Thread *t = sweep_next()) {
             sweep_l++;
             resume(*t);
