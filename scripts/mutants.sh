@@ -115,6 +115,9 @@ mutant copy-blocks-padding-and csrc/reference/cache_ops.c \
     '        if (s == -1 || d == -1)
             continue; /* padding pair */' '        if (s == -1 && d == -1)
             continue; /* padding pair */'
+mutant rc-value-rows-at-key-stride csrc/ops/cache_ops_validate.c \
+    'p->v_tok_stride = in->value_token_stride ? in->value_token_stride' \
+    'p->v_tok_stride = in->key_token_stride ? in->key_token_stride'
 
 # the sources are back: one rebuild so the build dir matches them
 # shellcheck disable=SC2086

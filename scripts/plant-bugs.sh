@@ -601,6 +601,21 @@ plant cache-vllm-slot-off-by-one cuda/reshape_and_cache.cu \
 # kv_cache_update refusing a slice that ends at the cache's last row, copy_blocks writing to a
 # destination past the last block, swap_blocks merging pairs whose sources continue a run when
 # their destinations do not.
+# The per-token kernel (flash and combined layouts, vLLM's misaligned rows) taking slot
+# num_blocks x block_size, one past the cache, as in range: until 2026-12-02 only vLLM's aligned
+# rows (the shared-memory kernel) met that slot in a test, and this plant survived.
+plant cache-flash-slot-one-past-the-end cuda/reshape_and_cache.cu \
+    'if (slot < 0 || slot >= p.num_slots) // -1' 'if (slot < 0 || slot > p.num_slots) // -1' \
+    test_cache_ops 'cache_ops/reshape_and_cache_skips_bad_slots'
+# Values read at the keys' strides: until 2026-12-02 every test's keys and values were views of
+# one fused row with the same strides, and both plants survived.
+plant cache-value-rows-at-key-stride cuda/reshape_and_cache.cu \
+    'const ti *value = static_cast<const ti *>(p.value) + t * p.v_tok_stride;' \
+    'const ti *value = static_cast<const ti *>(p.value) + t * p.k_tok_stride;' \
+    test_cache_ops 'cache_ops/reshape_and_cache_@(nhd|hnd|vllm|odd_head_sizes)'
+plant cache-vllm-value-head-at-key-stride cuda/reshape_and_cache.cu \
+    '(int64_t)h * p.v_head_stride;' '(int64_t)h * p.k_head_stride;' \
+    test_cache_ops 'cache_ops/reshape_and_cache_@(vllm|prefill_runs)'
 plant kvu-slice-ending-at-last-row-skipped cuda/reshape_and_cache.cu \
     'cs + len > p.num_rows || ns + len > p.num_tokens)' 'cs + len >= p.num_rows || ns + len > p.num_tokens)' \
     test_cache_ops 'cache_ops/kv_cache_update_random_configurations'

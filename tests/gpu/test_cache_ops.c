@@ -90,7 +90,8 @@ typedef struct given_slots {
     int32_t num_blocks;
 } given_slots;
 
-/* variant bit 0: strided flash cache and padded input heads; bit 1: input views
+/* variant bit 0: strided flash cache, padded input heads, and values from a
+ * buffer of their own whose strides differ from the keys'; bit 1: input views
  * misaligned by one element (forces the scalar load path). runs: prefill-like
  * slots (run_slots) for 100 tokens, else 29 scattered ones; given (not NULL):
  * its slots. */
@@ -129,7 +130,18 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     const size_t is = pa_dtype_size(dp.in), qkv_elems = (size_t)(T * row + 1);
     void *qkv = pa_test_random_buffer(&r, dp.in, qkv_elems, -3.0f, 3.0f);
     void *dqkv = pa_test_dev_upload(qkv, qkv_elems * is);
-    const size_t koff = (size_t)(nq * hstride + misalign) * is, voff = (size_t)((nq + nh) * hstride + misalign) * is;
+    /* Keys: the K part of a fused qkv row. Values (even variants): its V part, with
+     * the keys' strides; odd variants: a buffer of their own whose token and head
+     * strides differ from the keys' (by multiples of 8 elements, so a variant's
+     * 16-byte alignment is the keys'), so a kernel that takes one's stride for the
+     * other reads the wrong rows. */
+    const int own_v = variant & 1;
+    const int64_t vhstride = own_v ? hstride + 8 : hstride, vrow = own_v ? nh * vhstride + 24 : row;
+    const size_t v_elems = own_v ? (size_t)(T * vrow + 1) : 0;
+    void *vbuf = own_v ? pa_test_random_buffer(&r, dp.in, v_elems, -3.0f, 3.0f) : NULL;
+    void *dvbuf = own_v ? pa_test_dev_upload(vbuf, v_elems * is) : NULL;
+    const size_t koff = (size_t)(nq * hstride + misalign) * is,
+                 voff = own_v ? (size_t)misalign * is : (size_t)((nq + nh) * hstride + misalign) * is;
 
     const int64_t nslots = (int64_t)c.num_blocks * bs;
     int64_t *slots = malloc(sizeof(int64_t) * (size_t)T + 1);
@@ -169,10 +181,10 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
         cd.k_scale = &dscales[0];
         cd.v_scale = &dscales[1];
     }
-    pa_kv_input ih = {(char *)qkv + koff, (char *)qkv + voff, dp.in, T, row, hstride, row, hstride};
+    pa_kv_input ih = {(char *)qkv + koff, (char *)(own_v ? vbuf : qkv) + voff, dp.in, T, row, hstride, vrow, vhstride};
     pa_kv_input id = ih;
     id.key = (char *)dqkv + koff;
-    id.value = (char *)dqkv + voff;
+    id.value = (char *)(own_v ? dvbuf : dqkv) + voff;
 
     cr_assert_eq(pa_ref_reshape_and_cache(&ih, slots, &ch), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
@@ -194,10 +206,13 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     }
     free(got);
     free(qkv);
+    free(vbuf);
     free(slots);
     free(ch.key);
     free(ch.value);
     pa_test_dev_free(dqkv);
+    if (dvbuf)
+        pa_test_dev_free(dvbuf);
     pa_test_dev_free(dslots);
     pa_test_dev_free(dscales);
     pa_test_dev_free(cd.key);
@@ -317,41 +332,69 @@ Test(cache_ops, reshape_and_cache_random_configurations, .timeout = 600) {
     }
 }
 
-/* Slots the reference would reject are skipped on the device: nothing written. */
-Test(cache_ops, reshape_and_cache_skips_bad_slots) {
-    PA_SKIP_WITHOUT_GPU();
+/* Slots the reference would reject are skipped on the device: nothing written.
+ * Every layout, through each kernel that serves it (vLLM's aligned rows take the
+ * shared-memory kernel, its misaligned ones and the flash and combined layouts
+ * the per-token one), with the caches exactly as large as their blocks, so a
+ * write at slot num_blocks * block_size (one past the end) lands outside them
+ * (interpret mode's guard page, memcheck) as well as failing the comparison. */
+static void rc_bad_slots_case(pa_kv_layout layout, int misalign) {
     pa_kv_cache c;
     memset(&c, 0, sizeof c);
-    c.layout = PA_LAYOUT_VLLM;
+    c.layout = layout;
     c.dtype = PA_DTYPE_F16;
     c.num_blocks = 2;
     c.block_size = 16;
     c.num_kv_heads = 2;
     c.head_size = 64;
-    const size_t bytes = 2 * 16 * 2 * 64 * 2;
-    void *s = sentinel_host(bytes);
-    c.key = pa_test_dev_upload(s, bytes);
-    c.value = pa_test_dev_upload(s, bytes);
+    int64_t ke = 0, ve = 0;
+    c.key = c.value = &c; /* placeholders for the size query */
+    if (layout == PA_LAYOUT_COMBINED)
+        c.value = NULL;
+    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const size_t kb = (size_t)ke * 2, vb = (size_t)ve * 2;
+    void *s = sentinel_host(kb > vb ? kb : vb);
+    c.key = pa_test_dev_upload(s, kb);
+    c.value = vb ? pa_test_dev_upload(s, vb) : NULL;
     pa_rng r = pa_rng_make(5);
-    void *kv = pa_test_random_buffer(&r, PA_DTYPE_F16, 4 * 2 * 64, -1, 1);
-    void *dkv = pa_test_dev_upload(kv, 4 * 2 * 64 * 2);
-    const int64_t slots[4] = {32, -2, 1LL << 40, -1};
+    const size_t elems = 5 * 2 * 64 + 1;
+    void *kv = pa_test_random_buffer(&r, PA_DTYPE_F16, elems, -1, 1);
+    void *dkv = pa_test_dev_upload(kv, elems * 2);
+    const int64_t slots[5] = {32, -2, 1LL << 40, -1, 33}; /* 32 = num_blocks * block_size */
     int64_t *ds = pa_test_dev_upload(slots, sizeof slots);
-    pa_kv_input in = {dkv, dkv, PA_DTYPE_F16, 4, 0, 0, 0, 0};
+    char *src = (char *)dkv + 2 * misalign;
+    pa_kv_input in = {src, src, PA_DTYPE_F16, 5, 0, 0, 0, 0};
     cr_assert_eq(pa_reshape_and_cache(&in, ds, &c, NULL), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
-    void *got = malloc(bytes);
-    pa_test_dev_download(got, c.key, bytes);
-    assert_same(got, s, bytes, "key cache after bad slots");
-    pa_test_dev_download(got, c.value, bytes);
-    assert_same(got, s, bytes, "value cache after bad slots");
+    char what[96];
+    void *got = malloc(kb > vb ? kb : vb);
+    snprintf(what, sizeof what, "%s key cache after bad slots%s", pa_kv_layout_name(layout),
+             misalign ? " (misaligned input)" : "");
+    pa_test_dev_download(got, c.key, kb);
+    assert_same(got, s, kb, what);
+    if (vb) {
+        snprintf(what, sizeof what, "%s value cache after bad slots%s", pa_kv_layout_name(layout),
+                 misalign ? " (misaligned input)" : "");
+        pa_test_dev_download(got, c.value, vb);
+        assert_same(got, s, vb, what);
+    }
     free(got);
     free(s);
     free(kv);
     pa_test_dev_free(c.key);
-    pa_test_dev_free(c.value);
+    if (c.value)
+        pa_test_dev_free(c.value);
     pa_test_dev_free(dkv);
     pa_test_dev_free(ds);
+}
+
+Test(cache_ops, reshape_and_cache_skips_bad_slots) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout layouts[4] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                            PA_LAYOUT_COMBINED};
+    for (int l = 0; l < 4; l++)
+        for (int misalign = 0; misalign < 2; misalign++)
+            rc_bad_slots_case(layouts[l], misalign);
 }
 
 /* ---- kv_cache_update ------------------------------------------------------------ */

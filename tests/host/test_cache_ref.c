@@ -123,19 +123,24 @@ static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int
     int64_t ke, ve;
     alloc_cache(&c, &ke, &ve);
     pa_rng r = pa_rng_make(seed);
-    /* a fused [T, q | k | v] row: key and value are views with a token stride */
+    /* a fused [T, q | k | v] row: key and value are views with a token stride;
+     * strided: the values come from a buffer of their own, whose token and head
+     * strides differ from the keys' */
     const int64_t hstride = hs + (strided ? 16 : 0), nq = 2;
     const int64_t row = (nq + 2 * nh) * hstride + (strided ? 8 : 0);
+    const int64_t vhstride = strided ? hstride + 8 : hstride, vrow = strided ? nh * vhstride + 24 : row;
     void *qkv = pa_test_random_buffer(&r, dp.in, (size_t)(T * row), -2.0f, 2.0f);
+    void *vbuf = strided ? pa_test_random_buffer(&r, dp.in, (size_t)(T * vrow), -2.0f, 2.0f) : qkv;
+    const int64_t v0 = strided ? 0 : (nq + nh) * hstride; /* the values' first element in vbuf */
     const size_t is = pa_dtype_size(dp.in);
     pa_kv_input in = {(char *)qkv + (size_t)(nq * hstride) * is,
-                      (char *)qkv + (size_t)((nq + nh) * hstride) * is,
+                      (char *)vbuf + (size_t)v0 * is,
                       dp.in,
                       T,
                       row,
                       hstride,
-                      row,
-                      hstride};
+                      vrow,
+                      vhstride};
     int64_t *slots = make_slots(&r, T, (int64_t)c.num_blocks * bs);
     float ks = 0.05f, vs = 0.07f;
     if (pa_dtype_is_fp8(dp.cache)) {
@@ -156,9 +161,9 @@ static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int
         for (int64_t h = 0; h < nh; h++)
             for (int64_t d = 0; d < hs; d++) {
                 const int64_t ki = t * row + nq * hstride + h * hstride + d;
-                const int64_t vi = t * row + (nq + nh) * hstride + h * hstride + d;
+                const int64_t vi = t * vrow + v0 + h * vhstride + d;
                 expect_put(dp.cache, ek, off_k(&g, blk, h, tok, d), dp.in, qkv, ki, sk);
-                expect_put(dp.cache, evbuf, off_v(&g, blk, h, tok, d), dp.in, qkv, vi, sv);
+                expect_put(dp.cache, evbuf, off_v(&g, blk, h, tok, d), dp.in, vbuf, vi, sv);
             }
     }
     cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
@@ -179,12 +184,14 @@ static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int
                     check_fp8_roundtrip(dp.cache, c.key, off_k(&g, blk, h, tok, d), dp.in, qkv,
                                         t * row + nq * hstride + h * hstride + d, sk, "key");
                     check_fp8_roundtrip(dp.cache, layout == PA_LAYOUT_COMBINED ? c.key : c.value,
-                                        off_v(&g, blk, h, tok, d), dp.in, qkv,
-                                        t * row + (nq + nh) * hstride + h * hstride + d, sv, "value");
+                                        off_v(&g, blk, h, tok, d), dp.in, vbuf, t * vrow + v0 + h * vhstride + d, sv,
+                                        "value");
                 }
         }
     free(ek);
     free(ev);
+    if (vbuf != qkv)
+        free(vbuf);
     free(qkv);
     free(slots);
     free(c.key);
