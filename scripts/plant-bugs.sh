@@ -97,6 +97,50 @@ EOF
 # first, so that window became too rare: the plant survived on 2026-11-23.
 plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(causal && kp > qp)' '(causal && kp > qp + 1)' test_prefill 'prefill_gpu/smallest_cases'
+# Found by a blind mutation pass on 2026-12-02, each surviving every test until the test named
+# with it was written:
+#  - the window's edge test for a tile one key late (row - key > window): it matters only on an
+#    interior tile's first key, which no test reached (mask_tile_boundaries puts the edge on a
+#    tile's last columns);
+#  - the scale folded into the exponent whatever its sign (mma.sync, Hopper, ragged): the max of
+#    the raw dots is then the smallest logit; no test had a negative softmax scale, which the
+#    API allows (any finite number);
+#  - the f32 kernel's new V rows at K's stride: every test's K and V strides were equal;
+#  - block-sparse's tensor-parallel rank term dropped: with both drawn from the seed's low
+#    bits, every odd rank came with vertical stride 2 and an even head count.
+plant prefill-window-edge-tile-one-late cuda/prefill/prefill_kernel.cuh \
+    '(window > 0 && walk.qpos_hi - ks >= window);' '(window > 0 && walk.qpos_hi - ks > window);' \
+    test_prefill 'prefill_gpu/window_edge_on_an_interior_tile'
+plant prefill-folds-a-negative-scale cuda/prefill/prefill_kernel.cuh \
+    'const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;' \
+    'const bool plain = !edge && !alibi && !(cap > 0.0f);' \
+    test_prefill 'prefill_gpu/negative_and_zero_scales'
+plant hopper-folds-a-negative-scale cuda/prefill/prefill_wgmma.cuh \
+    'auto folds = [&](float ls) { return !alibi && !(cap > 0.0f) && ls > 0.0f; };' \
+    'auto folds = [&](float ls) { return !alibi && !(cap > 0.0f); };' \
+    test_prefill 'prefill_hopper/negative_and_zero_scales'
+plant ragged-folds-a-negative-scale cuda/ragged/ragged_mma.cuh \
+    'const bool fold = !(P.soft_cap > 0.0f) && sc.qk > 0.0f;' 'const bool fold = !(P.soft_cap > 0.0f);' \
+    test_ragged 'ragged_gpu/negative_and_zero_scales'
+plant prefill-f32-v-rows-at-k-stride cuda/prefill/prefill_f32.cu \
+    'vo = row * p.v_stride + (int64_t)kvh * hs;' 'vo = row * p.k_stride + (int64_t)kvh * hs;' \
+    test_prefill 'prefill_gpu/strided_and_unaligned_sources'
+plant decode-sparse-rank-term-dropped cuda/decode/decode_kernel.cuh \
+    '? ((int64_t)p.tp_rank * p.num_heads + h) * p.bs_step + 1' '? ((int64_t)h) * p.bs_step + 1' \
+    test_decode 'decode_features/block_sparse'
+# The ragged planner and loader on device data past ragged.h's bounds (the same pass; each
+# survived until ragged_gpu/out_of_range_device_data_is_skipped or bad_page_ids_read_as_zeros):
+# a page id one past the pool taken as valid, a sequence starting inside an earlier one's rows
+# planned, num_seqs past max_num_seqs not clamped.
+plant ragged-page-id-one-past-the-pool cuda/ragged/ragged_common.cuh \
+    'if ((unsigned)blk >= (unsigned)P.num_pages)' 'if ((unsigned)blk > (unsigned)P.num_pages)' \
+    test_ragged 'ragged_gpu/bad_page_ids_read_as_zeros'
+plant ragged-plan-takes-overlapping-rows cuda/ragged/ragged.cu \
+    'if (in && q0 >= prev_end) {' 'if (in) {' \
+    test_ragged 'ragged_gpu/out_of_range_device_data_is_skipped'
+plant ragged-plan-num-seqs-unclamped cuda/ragged/ragged.cu \
+    'ns = ns < 0 ? 0 : (ns > P.max_num_seqs ? P.max_num_seqs : ns);' 'ns = ns < 0 ? 0 : ns;' \
+    test_ragged 'ragged_gpu/out_of_range_device_data_is_skipped'
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
     test_prefill 'prefill_gpu/prompt_attention_types'

@@ -46,7 +46,9 @@
  * padded maximum (max_num_seqs, max_num_batched_tokens) replays for any batch.
  * The kernels bounds-check it and SKIP (leave its output rows untouched) a
  * sequence with q_len < 0, q_len > kv_len, kv_len > pages_per_seq * page_size,
- * or rows outside [0, max_num_batched_tokens); num_seqs is clamped to
+ * rows outside [0, max_num_batched_tokens), or rows that start before an
+ * earlier sequence's rows end (cu_q_lens decreasing: no two sequences write
+ * one row); num_seqs is clamped to
  * [0, max_num_seqs]. A page id outside [0, num_pages) is never dereferenced:
  * that page reads as zeros and the sequence's output is meaningless (the CPU
  * reference rejects all of these with a message instead).

@@ -160,6 +160,7 @@ typedef struct dcase {
     int nseq;
     const int *lens;
     uint64_t seed;
+    int scale_kind; /* 0: the problem's softmax scale; 1: -8 times it; 2: zero */
 } dcase;
 
 static pa_decode_problem *make_problem(const dcase *c) {
@@ -180,8 +181,14 @@ static pa_decode_problem *make_problem(const dcase *c) {
     cr_assert(pr != NULL);
     pr->p.sliding_window = c->window;
     pr->p.soft_cap = c->cap;
+    if (c->scale_kind)
+        pr->p.scale = c->scale_kind == 1 ? -8.0f * pr->p.scale : 0.0f;
     if (c->sparse) {
-        pr->p.bs_vert_stride = 2 + (int)(c->seed % 3);
+        /* vert_stride from seed / 2, tp_rank from seed % 2: independent, so an odd rank meets
+         * strides 3 and 4 too. (With both from the seed's low bits every odd rank came with
+         * stride 2 and an even head count, so the rank's term, tp_rank x num_heads, never
+         * moved a remote block: a kernel that dropped it passed.) */
+        pr->p.bs_vert_stride = 2 + (int)(c->seed / 2 % 3);
         pr->p.bs_local_blocks = 1 + (int)(c->seed % 2);
         pr->p.bs_block_size = c->bs * (1 + (int)(c->seed % 2));
         pr->p.bs_head_sliding_step = c->sparse == 1 ? 1 : c->sparse == 2 ? -1 : 0;
@@ -191,9 +198,12 @@ static pa_decode_problem *make_problem(const dcase *c) {
 }
 
 static void describe(const dcase *c, char *buf, size_t len) {
-    snprintf(buf, len, "%s q=%s cache=%s heads=%d/%d hs=%d bs=%d alibi=%d window=%d cap=%g sparse=%d",
+    snprintf(buf, len, "%s q=%s cache=%s heads=%d/%d hs=%d bs=%d alibi=%d window=%d cap=%g sparse=%d%s",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->q), pa_dtype_name(c->c), c->heads, c->kv_heads, c->hs,
-             c->bs, c->alibi, c->window, (double)c->cap, c->sparse);
+             c->bs, c->alibi, c->window, (double)c->cap, c->sparse,
+             c->scale_kind == 1   ? " scale<0"
+             : c->scale_kind == 2 ? " scale=0"
+                                  : "");
 }
 
 /* Runs d through v1, v2 and the recommended entry; each output (n elements) against ref. */
@@ -311,26 +321,27 @@ static const int LONG_LENS[7] = {1, 33000, 113, 2049, 517, 8, 4096};
 
 Test(decode_long, gqa_8_1_f16, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 128, 16, 0, 0, 0.0f, 0, 7, LONG_LENS, 11};
+    dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 128, 16, 0, 0, 0.0f, 0, 7, LONG_LENS, 11, 0};
     run_case(&c);
 }
 
 Test(decode_long, gqa_32_4_bf16_fp8_alibi, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, LONG_LENS, 12};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, LONG_LENS, 12, 0};
     run_case(&c);
 }
 
 Test(decode_long, mqa_f32_e5m2_window, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 1, 64, 32, 0, 4000, 0.0f, 0, 7, LONG_LENS, 13};
+    dcase c = {
+        PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 1, 64, 32, 0, 4000, 0.0f, 0, 7, LONG_LENS, 13, 0};
     run_case(&c);
 }
 
 Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {33000, 1, 3, 700, 2, 1025, 64};
-    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 40, 40, 64, 8, 0, 0, 0.3f, 0, 7, lens, 14};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 40, 40, 64, 8, 0, 0, 0.3f, 0, 7, lens, 14, 0};
     run_case(&c);
 }
 
@@ -344,10 +355,10 @@ Test(decode_long, mha_40_f16_cap_bs8, .timeout = 600) {
 Test(decode_long, merges_of_many_splits, .timeout = 900) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens_a[3] = {70000, 5, 4500};
-    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 2, 1, 256, 32, 0, 0, 0.0f, 0, 3, lens_a, 15};
+    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 2, 1, 256, 32, 0, 0, 0.0f, 0, 3, lens_a, 15, 0};
     run_case(&a);
     static const int lens_b[2] = {66000, 700};
-    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 4, 1, 64, 16, 1, 0, 0.0f, 0, 2, lens_b, 16};
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 4, 1, 64, 16, 1, 0, 0.0f, 0, 2, lens_b, 16, 0};
     run_case(&b);
 }
 
@@ -743,7 +754,8 @@ Test(decode_features, window_cap_alibi, .timeout = 600) {
  * cores). */
 static void huge_values_in_a_dead_split(int hs, uint64_t seed) {
     static const int lens[1] = {1024};
-    const dcase c = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 4, 2, hs, 16, 0, 0, 0.0f, 0, 1, lens, seed};
+    const dcase c = {
+        PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 4, 2, hs, 16, 0, 0, 0.0f, 0, 1, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
     const unsigned char kneg = 0xFB, vmax = 0x7B; /* e5m2: sign, exponent 11110, mantissa 11 */
     cr_assert_eq(pa_load_as_float(PA_DTYPE_FP8_E5M2, &kneg, 0), -57344.0f);
@@ -787,7 +799,7 @@ Test(decode_features, partials_leave_v_scale_to_the_merge, .timeout = 600) {
  * tile, head 96's half block) and the CUDA-core one (head 48), e4m3 and e5m2. */
 static void fp8_subnormal_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
     static const int lens[3] = {1, 300, 777};
-    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 3, lens, seed};
+    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 3, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
     const int e5 = cd == PA_DTYPE_FP8_E5M2;
     const uint64_t keep = e5 ? 0x83u : 0x87u; /* sign and mantissa bits */
@@ -823,7 +835,7 @@ Test(decode_features, fp8_subnormals_exact, .timeout = 600) {
  * 256) and the CUDA-core one (head 48), e4m3 and e5m2. */
 static void null_scale_case(pa_kv_layout layout, pa_dtype cd, int hs, uint64_t seed) {
     static const int lens[4] = {1, 300, 777, 2100};
-    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed};
+    const dcase c = {layout, PA_DTYPE_BF16, cd, 8, 2, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
     pa_test_scale_in_place(cd, pr->kc, 0, pr->k_elems, pr->k_scale);
     pa_test_scale_in_place(cd, pr->vc, 0, pr->v_elems, pr->v_scale);
@@ -853,7 +865,7 @@ Test(decode_features, fp8_null_scales, .timeout = 600) {
 static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, int kv_heads, int hs, int window,
                       uint64_t seed) {
     static const int lens[8] = {1, 17, 256, 257, 513, 700, 2100, 90};
-    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed};
+    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
     float *sinks = pa_sink_logits(heads, seed);
     pr->p.sinks = sinks;
@@ -915,7 +927,7 @@ static void set_rising_keys(pa_decode_problem *pr, float rho, int descending, in
 static void rising_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, int kv_heads, int hs, float rho,
                         int descending, int spike, uint64_t seed) {
     static const int lens[5] = {1, 100, 300, 777, 1100};
-    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, 0, 0.0f, 0, 5, lens, seed};
+    const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, 0, 0.0f, 0, 5, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
     /* fp8: the largest key (1100 keys at 0.6 log2 units, head 128: about 5200) within e4m3's 448; the
      * other dims' larger values meet q's zeros */
@@ -970,6 +982,53 @@ Test(decode_features, block_sparse, .timeout = 600) {
         c.seed = 300u + (uint64_t)i;
         run_case(&c);
     }
+}
+
+/* The softmax scale is any finite number (decode.h): negative and zero too.
+ * A negative one turns the largest dot into the smallest logit, so a kernel that
+ * folds the scale into its exponent after taking the max of the raw dots (right
+ * only for a positive scale) references the smallest logit; at -8 times the
+ * usual scale (a peaked softmax) its 16-bit P then overflows. Zero gives every
+ * key the same weight. Every
+ * kernel family: the tensor-core kernel over 16-bit and fp8 caches (whole fp8
+ * tiles, head 64's long tile), vLLM's layout, the CUDA-core kernel (f32, head
+ * 80 over fp8 e5m2), with a window, ALiBi and a soft cap among them, through
+ * v1, v2 and the recommended entry. */
+Test(decode_features, negative_and_zero_scales, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
+    static const struct {
+        pa_kv_layout l;
+        pa_dtype q, c;
+        int heads, kv_heads, hs, bs, alibi, window;
+        float cap;
+    } cs[6] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 32, 8, 128, 16, 0, 0, 0.0f},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 0, 300, 0.0f},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 8, 64, 16, 1, 0, 0.0f},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 2, 80, 16, 0, 0, 0.3f},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 4, 256, 16, 0, 500, 0.3f},
+    };
+    for (int i = 0; i < 6; i++)
+        for (int kind = 1; kind <= 2; kind++) {
+            dcase c = {0};
+            c.layout = cs[i].l;
+            c.q = cs[i].q;
+            c.c = cs[i].c;
+            c.heads = cs[i].heads;
+            c.kv_heads = cs[i].kv_heads;
+            c.hs = cs[i].hs;
+            c.bs = cs[i].bs;
+            c.alibi = cs[i].alibi;
+            c.window = cs[i].window;
+            c.cap = cs[i].cap;
+            c.nseq = 7;
+            c.lens = lens;
+            c.seed = 9400u + 2 * (uint64_t)i + (uint64_t)kind;
+            c.scale_kind = kind;
+            run_case(&c);
+        }
 }
 
 /* ---- random configurations ----------------------------------------------------
@@ -1354,14 +1413,14 @@ static void invariance_case(const dcase *c, int with_sinks) {
 Test(decode_invariance, same_sequence_any_batch_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {700, 1, 5000, 2049, 33000, 113, 9000};
-    dcase a = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 32, 4, 128, 16, 0, 0, 0.0f, 0, 7, lens, 21};
+    dcase a = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 32, 4, 128, 16, 0, 0, 0.0f, 0, 7, lens, 21, 0};
     invariance_case(&a, 0);
-    dcase b = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 1, 3000, 0.0f, 0, 7, lens, 22};
+    dcase b = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 1, 3000, 0.0f, 0, 7, lens, 22, 0};
     invariance_case(&b, 0);
-    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 40, 40, 80, 8, 0, 0, 10.0f, 0, 7, lens, 23};
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 40, 40, 80, 8, 0, 0, 10.0f, 0, 7, lens, 23, 0};
     invariance_case(&c, 0);
     /* attention sinks (added in the merge, or where a CTA writes the output) */
-    dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 64, 16, 0, 128, 0.0f, 0, 7, lens, 24};
+    dcase d = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 64, 16, 0, 128, 0.0f, 0, 7, lens, 24, 0};
     invariance_case(&d, 1);
 }
 
@@ -1434,13 +1493,13 @@ Test(decode_batch_sizes, output_and_partials_bitwise, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[2] = {5000, 1};
     /* compile-time geometry (head 128, NHD) and the runtime one (vLLM, head 48, fp8, ALiBi) */
-    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41};
+    dcase a = {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 2, lens, 41, 0};
     batch_sizes_case(&a);
     /* ... with a window: its first 7 splits see no key (empty partials) */
-    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 32, 1, 3000, 0.0f, 0, 2, lens, 42};
+    dcase b = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 32, 1, 3000, 0.0f, 0, 2, lens, 42, 0};
     batch_sizes_case(&b);
     /* the tensor-core kernel (fp8, head 128, flash), ALiBi and a window */
-    dcase t = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 8, 128, 16, 1, 3000, 0.0f, 0, 2, lens, 43};
+    dcase t = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 8, 128, 16, 1, 3000, 0.0f, 0, 2, lens, 43, 0};
     batch_sizes_case(&t);
 }
 
@@ -1458,8 +1517,8 @@ Test(decode_pdl, merge_with_and_without_pdl_bitwise, .timeout = 600) {
     static const int lens[6] = {5000, 1, 2049, 700, 16500, 257};
     /* the tensor-core kernel (bf16, head 128, NHD) and the runtime-shaped one (head 48, vLLM, fp8) */
     const dcase cs[2] = {
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 6, lens, 61},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 16, 0, 0, 0.0f, 0, 6, lens, 62},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f, 0, 6, lens, 61, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 16, 4, 48, 16, 0, 0, 0.0f, 0, 6, lens, 62, 0},
     };
     const char *saved = getenv("PAGEDATTN_DECODE_PDL");
     char *keep_env = saved ? strdup(saved) : NULL;
@@ -1523,7 +1582,7 @@ static void new_step(pa_decode_problem *pr, const dprob *d, int shift, int shrin
 Test(decode_graph, capture_and_replay_with_new_lengths, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {900, 33, 1, 2049, 513, 4000, 77};
-    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, lens, 31};
+    dcase c = {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 16, 1, 0, 0.0f, 0, 7, lens, 31, 0};
     pa_decode_problem *pr = make_problem(&c);
     dprob d;
     dprob_make(&d, pr);
@@ -1641,7 +1700,7 @@ static void device_checks(dcase c) {
 
 Test(decode_device_checks, bad_lengths_give_zeros_bad_blocks_stay_finite, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
-    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 41};
+    dcase c = {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 41, 0};
     device_checks(c);
 }
 
@@ -1658,12 +1717,12 @@ static void device_check_cases(const dcase *cs, int n) {
 Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const dcase cs[6] = {
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 16, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 65},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 12, 1, 64, 32, 0, 0, 0.0f, 0, 0, NULL, 66}};
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 1, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 43, 0},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 96, 32, 0, 0, 0.0f, 0, 0, NULL, 47, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 12, 1, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 48, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 192, 16, 0, 0, 0.0f, 0, 0, NULL, 49, 0},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 16, 1, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 65, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 12, 1, 64, 32, 0, 0, 0.0f, 0, 0, NULL, 66, 0}};
     device_check_cases(cs, 6);
 }
 
@@ -1673,8 +1732,8 @@ Test(decode_device_checks, two_head_blocks_and_heads_96_192, .timeout = 600) {
 Test(decode_device_checks, heads_80_112, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const dcase cs[2] = {
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56}};
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 55, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 112, 32, 0, 0, 0.0f, 0, 0, NULL, 56, 0}};
     device_check_cases(cs, 2);
 }
 
@@ -1685,10 +1744,10 @@ Test(decode_device_checks, heads_80_112, .timeout = 600) {
 Test(decode_device_checks, heads_32_120, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const dcase cs[4] = {
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 16, 0, 0, 0.0f, 0, 0, NULL, 57},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58},
-        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 120, 16, 0, 0, 0.0f, 0, 0, NULL, 60},
-        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 120, 32, 0, 0, 0.0f, 0, 0, NULL, 61}};
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 16, 0, 0, 0.0f, 0, 0, NULL, 57, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 2, 32, 32, 0, 0, 0.0f, 0, 0, NULL, 58, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 120, 16, 0, 0, 0.0f, 0, 0, NULL, 60, 0},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 120, 32, 0, 0, 0.0f, 0, 0, NULL, 61, 0}};
     device_check_cases(cs, 4);
 }
 
@@ -1733,26 +1792,26 @@ static void corrupt_last_blocks(dcase c) {
 Test(decode_device_checks, corrupt_last_block_long_tile, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* fp8 heads 64 and 32: the 128-token tile, one block a tile; head 64's two head blocks */
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 51});
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 51, 0});
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 128, 0, 0, 0.0f, 0, 0, NULL, 59});
+        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 8, 2, 32, 128, 0, 0, 0.0f, 0, 0, NULL, 59, 0});
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 16, 1, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 67});
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 16, 1, 64, 128, 0, 0, 0.0f, 0, 0, NULL, 67, 0});
 }
 Test(decode_device_checks, corrupt_last_block_16bit_tensor_cores, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* 16-bit head 128: 32-token tiles */
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 128, 32, 0, 0, 0.0f, 0, 0, NULL, 52});
+        (dcase){PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 128, 32, 0, 0, 0.0f, 0, 0, NULL, 52, 0});
 }
 Test(decode_device_checks, corrupt_last_block_vllm_fp8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* fp8 head 128 over vLLM's layout: 64-token tiles */
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 8, 1, 128, 64, 0, 0, 0.0f, 0, 0, NULL, 53});
+        (dcase){PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 8, 1, 128, 64, 0, 0, 0.0f, 0, 0, NULL, 53, 0});
 }
 Test(decode_device_checks, corrupt_last_block_cuda_cores, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU(); /* f32, head 80: the CUDA-core kernel */
     corrupt_last_blocks(
-        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 4, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 54});
+        (dcase){PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 4, 2, 80, 16, 0, 0, 0.0f, 0, 0, NULL, 54, 0});
 }
 
 /* ---- bad input: rejected on the host before any CUDA call (runs anywhere) ---- */

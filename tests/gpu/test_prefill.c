@@ -359,6 +359,7 @@ typedef struct ctx_case {
     int alibi, window;
     float cap;
     const float *sinks; /* [heads] or NULL */
+    int scale_kind;     /* 0: the problem's softmax scale; 1: -8 times it; 2: zero */
 } ctx_case;
 
 static pa_context_problem *make_ctx(const ctx_case *c) {
@@ -380,15 +381,20 @@ static pa_context_problem *make_ctx(const ctx_case *c) {
     pr->p.sliding_window = c->window;
     pr->p.soft_cap = c->cap;
     pr->p.sinks = c->sinks;
+    if (c->scale_kind)
+        pr->p.scale = c->scale_kind == 1 ? -8.0f * pr->p.scale : 0.0f;
     return pr;
 }
 
 static void run_ctx_case(const ctx_case *c, const int *verify, int nverify) {
     pa_context_problem *pr = make_ctx(c);
     char what[256];
-    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g%s",
+    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g%s%s",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->heads, c->kv_heads, c->hs,
-             c->bs, c->alibi, c->window, c->cap, c->sinks ? " sinks" : "");
+             c->bs, c->alibi, c->window, c->cap, c->sinks ? " sinks" : "",
+             c->scale_kind == 1   ? " scale<0"
+             : c->scale_kind == 2 ? " scale=0"
+                                  : "");
     check_context(pr, verify, nverify, what);
     pa_context_problem_free(pr);
 }
@@ -639,6 +645,127 @@ Test(prefill_gpu, mask_tile_boundaries) {
     }
 }
 
+static void check_prompt(pa_prompt_problem *pr, const char *what); /* (prompt attention, below) */
+
+/* A window's edge on the first key of a tile that is interior otherwise (not a
+ * segment's last, not crossing the causal diagonal of the CTA's first row): the
+ * tile must count as an edge tile, since the CTA's last row cannot see its first
+ * key (row - key == window). With one query head per KV head a CTA's 128 rows
+ * run from position p to p + 127; the cache walk starts at (p - W + 1) & ~15,
+ * so with p - W = 1 (mod 16) its third tile starts at p + 127 - W, and with W
+ * of at least 190 that tile ends before p. mask_tile_boundaries puts the edge on
+ * a tile's last columns; there the first key of the tile stayed unreached, and a
+ * kernel that tested row - key > W for the tile (one early) passed. Contexts 217
+ * and 500 with windows 200 and 243 (the first CTA), and a prompt with window 207
+ * (its third CTA, from position 256), over NHD and vLLM caches, 16-bit and fp8. */
+Test(prefill_gpu, window_edge_on_an_interior_tile) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        int ctx, window;
+        pa_kv_layout l;
+        pa_dtype q, c;
+    } cs[4] = {{217, 200, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16},
+               {217, 200, PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16},
+               {500, 243, PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3},
+               {500, 243, PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2}};
+    for (int i = 0; i < 4; i++) {
+        const int ql[1] = {300}, cl[1] = {cs[i].ctx};
+        ctx_case c = {.seed = 4400u + (uint64_t)i,
+                      .layout = cs[i].l,
+                      .qd = cs[i].q,
+                      .cd = cs[i].c,
+                      .seqs = 1,
+                      .heads = 2,
+                      .kv_heads = 2,
+                      .hs = 64,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl,
+                      .window = cs[i].window};
+        run_ctx_case(&c, NULL, 0);
+    }
+    const int pql[1] = {400};
+    pa_prompt_problem_cfg pc = {.seed = 4410u,
+                                .dtype = PA_DTYPE_BF16,
+                                .attn_type = PA_ATTN_DECODER,
+                                .num_seqs = 1,
+                                .num_heads = 2,
+                                .num_kv_heads = 2,
+                                .head_size = 64,
+                                .q_lens = pql};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+    pr->p.sliding_window = 207;
+    check_prompt(pr, "a window's edge on an interior tile's first key (prompt)");
+    pa_prompt_problem_free(pr);
+}
+
+/* The softmax scale is any finite number (prefill.h): negative and zero too.
+ * A negative one makes the largest dot the smallest logit, so a kernel that
+ * takes its softmax reference from the raw dots' max and folds the scale into
+ * the exponent (right only for a positive scale) references the smallest
+ * logit; at -8 times the usual scale (a peaked softmax) its 16-bit P then
+ * overflows. Zero weighs every visible key alike. mma.sync over
+ * 16-bit, fp8 and vLLM caches, with a window, ALiBi and a soft cap among them,
+ * the f32 kernel, and a causal prompt. */
+static const struct scase {
+    pa_kv_layout l;
+    pa_dtype q, c;
+    int hs, alibi, window;
+    float cap;
+} SCALE_CASES[5] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 0, 0, 0.0f},
+                    {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 64, 0, 100, 0.0f},
+                    {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 128, 1, 0, 0.0f},
+                    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 96, 0, 0, 2.0f},
+                    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 64, 0, 80, 0.0f}};
+
+static int run_scale_cases(int first, int n, uint64_t seed) {
+    const int ql[3] = {300, 1, 77}, cl[3] = {200, 600, 0};
+    int runs = 0;
+    for (int i = first; i < first + n; i++)
+        for (int kind = 1; kind <= 2; kind++, runs++) {
+            ctx_case c = {.seed = seed + 2 * (uint64_t)i + (uint64_t)kind,
+                          .layout = SCALE_CASES[i].l,
+                          .qd = SCALE_CASES[i].q,
+                          .cd = SCALE_CASES[i].c,
+                          .seqs = 3,
+                          .heads = 8,
+                          .kv_heads = 2,
+                          .hs = SCALE_CASES[i].hs,
+                          .bs = 16,
+                          .ql = ql,
+                          .cl = cl,
+                          .alibi = SCALE_CASES[i].alibi,
+                          .window = SCALE_CASES[i].window,
+                          .cap = SCALE_CASES[i].cap,
+                          .scale_kind = kind};
+            run_ctx_case(&c, NULL, 0);
+        }
+    return runs;
+}
+
+static void check_scaled_prompt(float mul, const char *what) {
+    const int ql[2] = {300, 70};
+    pa_prompt_problem_cfg pc = {.seed = 4510u,
+                                .dtype = PA_DTYPE_F16,
+                                .attn_type = PA_ATTN_DECODER,
+                                .num_seqs = 2,
+                                .num_heads = 4,
+                                .num_kv_heads = 2,
+                                .head_size = 128,
+                                .q_lens = ql};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+    pr->p.scale *= mul;
+    check_prompt(pr, what);
+    pa_prompt_problem_free(pr);
+}
+
+Test(prefill_gpu, negative_and_zero_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    run_scale_cases(0, 5, 4500u);
+    check_scaled_prompt(-8.0f, "causal prompt, negative scale");
+    check_scaled_prompt(0.0f, "causal prompt, zero scale");
+}
+
 /* Sliding window 0/16/2048 x alibi x soft cap x cache dtype (sampled). */
 Test(prefill_gpu, window_alibi_soft_cap) {
     PA_SKIP_WITHOUT_GPU();
@@ -718,15 +845,18 @@ Test(prefill_gpu, long_context) {
 
 /* Rows that cp.async cannot copy: a query stride off the 16-byte grid, odd new
  * K/V strides (v 0), padded but aligned strides (v 1), a cache view misaligned
- * by one element (v 2). */
+ * by one element (v 2), and f32 queries (v 3: the CUDA-core kernel). K and V
+ * rows never share a stride (V's is 4 or 8 elements longer), so a kernel that
+ * reads one at the other's stride fails. */
 Test(prefill_gpu, strided_and_unaligned_sources) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {50, 1, 33}, cl[3] = {70, 129, 0};
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
+        const pa_dtype dt = v == 3 ? PA_DTYPE_F32 : PA_DTYPE_F16;
         ctx_case c = {.seed = 8000u + v,
                       .layout = v == 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD,
-                      .qd = PA_DTYPE_F16,
-                      .cd = PA_DTYPE_F16,
+                      .qd = dt,
+                      .cd = dt,
                       .seqs = 3,
                       .heads = 4,
                       .kv_heads = 2,
@@ -737,24 +867,27 @@ Test(prefill_gpu, strided_and_unaligned_sources) {
         pa_context_problem *pr = make_ctx(&c);
         pa_context_attention_params *p = &pr->p;
         const int tokens = p->num_tokens;
-        /* restride the packed tensors: query rows +3 elements, K/V rows +1 */
-        const int64_t qrow = 4 * 64, krow = 2 * 64, qst = qrow + 3, kst = krow + (v == 0 ? 1 : 8);
-        uint16_t *q2 = malloc(sizeof(uint16_t) * (size_t)(tokens * qst + 8));
-        uint16_t *k2 = malloc(sizeof(uint16_t) * (size_t)(tokens * kst + 8));
-        uint16_t *v2 = malloc(sizeof(uint16_t) * (size_t)(tokens * kst + 8));
+        const size_t es = pa_dtype_size(dt);
+        /* restride the packed tensors: query rows +3 elements, K rows +1 or +8, V rows 4 or 8 more */
+        const int64_t qrow = 4 * 64, krow = 2 * 64, qst = qrow + 3, kst = krow + (v == 0 ? 1 : 8),
+                      vst = kst + (v == 0 ? 4 : 8);
+        char *q2 = calloc((size_t)(tokens * qst + 8), es);
+        /* (K's buffer as large as V's: the upload copies kv_elems of each) */
+        char *k2 = calloc((size_t)(tokens * vst + 8), es);
+        char *v2 = calloc((size_t)(tokens * vst + 8), es);
         for (int t = 0; t < tokens; t++) {
-            memcpy(q2 + t * qst, (uint16_t *)pr->q + t * qrow, 2 * qrow);
-            memcpy(k2 + t * kst, (uint16_t *)pr->k + t * krow, 2 * krow);
-            memcpy(v2 + t * kst, (uint16_t *)pr->v + t * krow, 2 * krow);
+            memcpy(q2 + es * (size_t)(t * qst), (char *)pr->q + es * (size_t)(t * qrow), es * qrow);
+            memcpy(k2 + es * (size_t)(t * kst), (char *)pr->k + es * (size_t)(t * krow), es * krow);
+            memcpy(v2 + es * (size_t)(t * vst), (char *)pr->v + es * (size_t)(t * krow), es * krow);
         }
         free(pr->q);
         free(pr->k);
         free(pr->v);
         pr->q = q2, pr->k = k2, pr->v = v2;
         pr->q_elems = (size_t)tokens * qst + 8;
-        pr->kv_elems = (size_t)tokens * kst + 8;
+        pr->kv_elems = (size_t)tokens * vst + 8;
         p->query = q2, p->key = k2, p->value = v2;
-        p->q_stride = qst, p->k_stride = kst, p->v_stride = kst;
+        p->q_stride = qst, p->k_stride = kst, p->v_stride = vst;
         if (v == 2) {
             /* cache view shifted by one element: the 16-byte path must not be taken */
             pr->kc_elems += 1;
@@ -778,11 +911,11 @@ Test(prefill_gpu, strided_and_unaligned_sources) {
             p->kv.value = (uint16_t *)pr->vc + 1;
         }
         cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
-        void *got = malloc(pr->out_elems * 2);
+        void *got = malloc(pr->out_elems * es);
         pa_test_dev_sync();
-        pa_test_dev_download(got, d.p.out, pr->out_elems * 2);
+        pa_test_dev_download(got, d.p.out, pr->out_elems * es);
         cr_assert_eq(pa_ref_context_attention(p), PA_SUCCESS, "%s", pa_last_error());
-        compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, 4 * 64, 0, tokens, "strided");
+        compare_rows(got, pr->out, dt, dt, 4 * 64, 0, tokens, v == 3 ? "strided f32" : "strided");
         free(got);
         dev_ctx_free(&d);
         pa_context_problem_free(pr);
@@ -1825,6 +1958,18 @@ Test(prefill_hopper, rising_logits_move_the_reference) {
     const long before = hopper_begin();
     const int n = check_rising_logits("hopper");
     hopper_end(before, n);
+}
+
+/* prefill_gpu/negative_and_zero_scales on the Hopper kernel: its 16-bit cases
+ * (the f32 one stays on CUDA cores) and the causal prompts. The Hopper kernel
+ * folds the scale into its exponents only where it is positive. */
+Test(prefill_hopper, negative_and_zero_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int n = run_scale_cases(0, 4, 13700u);
+    check_scaled_prompt(-8.0f, "hopper: causal prompt, negative scale");
+    check_scaled_prompt(0.0f, "hopper: causal prompt, zero scale");
+    hopper_end(before, n + 2);
 }
 
 /* A window that cuts an item's second key tile, not only its first. The kernel

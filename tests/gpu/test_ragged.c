@@ -144,6 +144,7 @@ typedef struct gcase {
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
     int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf (its rows zero) */
     int null_scales;  /* fp8: the pages re-encoded at scale 1, k_scale and v_scale NULL (pa_kv_cache's 1.0) */
+    int scale_kind;   /* 0: sm_scale as above; 1: -8 times it; 2: zero */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -175,6 +176,8 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         pr->p.sm_scale *= 2.0f / k->q_range; /* the logits as with the default range */
     if (k->logit_mul > 0.0f)
         pr->p.sm_scale *= k->logit_mul;
+    if (k->scale_kind)
+        pr->p.sm_scale = k->scale_kind == 1 ? -8.0f * pr->p.sm_scale : 0.0f;
     if (k->sinks == 2)
         pr->sinks[1] = INFINITY;
     if (k->null_scales) {
@@ -679,6 +682,48 @@ Test(ragged_gpu, decode_masks) {
             }
 }
 
+/* sm_scale is any finite number: negative and zero too. A negative one makes
+ * the largest dot the smallest logit, so a path that folds the scale into its
+ * exponent after the max of the raw dots (right only for a positive scale)
+ * references the smallest logit; at -8 times the usual scale (a peaked
+ * softmax) its f16 P then overflows (the first case: f16, no window, no cap, so
+ * interior slots fold). Zero weighs every visible key alike. Prefill tiles and decode items,
+ * pages of the query dtype, fp8 pages and f32, with a window, a soft cap, a soft
+ * mask value and forced key splits among them. */
+Test(ragged_gpu, negative_and_zero_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    static const struct {
+        pa_dtype q, c;
+        int hs, window, split;
+        float cap, mask;
+    } cs[4] = {{PA_DTYPE_F16, PA_DTYPE_F16, 128, 0, 0, 0.0f, 0.0f},
+               {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 128, 90, 64, 0.0f, 0.0f},
+               {PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 0, 0, 1.0f, -3.0f},
+               {PA_DTYPE_F32, PA_DTYPE_F32, 64, 53, 0, 0.0f, 0.0f}};
+    for (int i = 0; i < 4; i++)
+        for (int kind = 1; kind <= 2; kind++) {
+            gcase k = {.seed = 9300 + (uint64_t)(2 * i + kind),
+                       .q_dtype = cs[i].q,
+                       .cache_dtype = cs[i].c,
+                       .num_seqs = 6,
+                       .qh = 16,
+                       .kvh = 4,
+                       .hs = cs[i].hs,
+                       .ps = 16,
+                       .q_lo = 1,
+                       .q_hi = 150,
+                       .extra_lo = 0,
+                       .extra_hi = 400,
+                       .window = cs[i].window,
+                       .split = cs[i].split,
+                       .soft_cap = cs[i].cap,
+                       .mask_value = cs[i].mask,
+                       .decode_every = 2,
+                       .scale_kind = kind};
+            run_case(&k);
+        }
+}
+
 /* Prefill tiles of 128 rows, 32 per warp (heads up to 128 on f16/bf16): row
  * counts on both sides of every warp's share (17, 32, 33, 64, 65, 96, 127,
  * 128, 129, 257 rows), so tiles with one to four busy warps and a partial
@@ -985,16 +1030,13 @@ Test(ragged_gpu, num_seqs_below_max) {
     rg_problem_free(pr);
 }
 
-/* q_len > kv_len, or kv_len past the page table, on the device: that sequence
- * is skipped (its rows untouched), the others are computed. */
-Test(ragged_gpu, bad_device_lengths_are_skipped) {
-    PA_SKIP_WITHOUT_GPU();
-    int ql[] = {4, 6, 3}, kl[] = {10, 20, 30};
+/* The bad-device-data tests' problem: f16, 4/2 heads of 64, pages of 16. */
+static rg_problem *small_f16_problem(uint64_t seed, int ns, const int *ql, const int *kl) {
     rg_problem_cfg c = {
-        .seed = 8100,
+        .seed = seed,
         .q_dtype = PA_DTYPE_F16,
         .cache_dtype = PA_DTYPE_F16,
-        .num_seqs = 3,
+        .num_seqs = ns,
         .num_q_heads = 4,
         .num_kv_heads = 2,
         .head_size = 64,
@@ -1004,6 +1046,15 @@ Test(ragged_gpu, bad_device_lengths_are_skipped) {
     };
     rg_problem *pr = rg_problem_make(&c);
     cr_assert(pr);
+    return pr;
+}
+
+/* q_len > kv_len, or kv_len past the page table, on the device: that sequence
+ * is skipped (its rows untouched), the others are computed. */
+Test(ragged_gpu, bad_device_lengths_are_skipped) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[] = {4, 6, 3}, kl[] = {10, 20, 30};
+    rg_problem *pr = small_f16_problem(8100, 3, ql, kl);
     pr->kv_lens[1] = 5;                             /* q_len 6 > kv_len 5 */
     pr->page_indices[2 * pr->p.pages_per_seq] = -7; /* a bad page id: no crash */
     dev_problem d;
@@ -1022,6 +1073,104 @@ Test(ragged_gpu, bad_device_lengths_are_skipped) {
     free(out);
     dev_free(&d);
     rg_problem_free(pr);
+}
+
+/* Device data past the bounds the header states (ragged.h), each next to
+ * sequences that must still come out right:
+ *  - num_seqs above max_num_seqs: clamped, so cu_q_lens, kv_lens and the page
+ *    table (uploaded at exactly max_num_seqs rows) are never read past;
+ *  - a sequence whose rows start before an earlier sequence's end (cu_q_lens
+ *    decreasing: 0, 10, 20, 15, 30): sequence 2 (rows 20..15) and sequence 3
+ *    (rows 15..30, over sequence 1's last five) are skipped, so sequence 1's
+ *    rows stay its own and rows 20..29 stay untouched. */
+Test(ragged_gpu, out_of_range_device_data_is_skipped) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[] = {10, 10, 1, 10}, kl[] = {40, 300, 20, 64};
+    for (int v = 0; v < 2; v++) {
+        rg_problem *pr = small_f16_problem(8150, 4, ql, kl);
+        const size_t row = (size_t)4 * 64 * 2;
+        if (v == 0) {
+            pr->num_seqs = 4 + 5; /* device num_seqs past max_num_seqs (4) */
+        } else {
+            pr->cu_q_lens[3] = 15; /* sequence 2: rows 20..15; sequence 3: rows 15..30 */
+            pr->cu_q_lens[4] = 30;
+        }
+        dev_problem d;
+        dev_make(pr, &d);
+        dev_run(&d);
+        unsigned char *out = malloc(pr->q_bytes);
+        pa_test_dev_download(out, d.out, pr->q_bytes);
+        if (v == 0) {
+            pr->num_seqs = 4;
+            compare_with_ref(pr, out, "num_seqs 9 of at most 4, clamped");
+        } else {
+            for (size_t i = 20 * row; i < 30 * row; i++)
+                CHK_EQ(out[i], RG_SENTINEL_BYTE, "rows of the skipped sequences written (byte %zu)", i);
+            pr->num_seqs = 2; /* sequences 0 and 1, rows 0..19, against the reference */
+            compare_rows(pr, out, "sequences 0 and 1 beside overlapping ones", 0);
+            pr->num_seqs = 4;
+        }
+        free(out);
+        dev_free(&d);
+        rg_problem_free(pr);
+    }
+}
+
+/* A page id outside [0, num_pages) is never dereferenced and reads as zeros
+ * (ragged.h): ids num_pages (one past the pool, which the device cache ends
+ * at), -1 and INT32_MAX in used columns, over 16-bit and fp8 pages, decode and
+ * prefill rows. The device output is held to the reference run on a table
+ * where those entries name a spare page of zeros. */
+Test(ragged_gpu, bad_page_ids_read_as_zeros) {
+    PA_SKIP_WITHOUT_GPU();
+    int ql[] = {1, 40, 1, 70}, kl[] = {100, 90, 33, 200};
+    for (int v = 0; v < 3; v++) {
+        const pa_dtype qd = v == 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        const pa_dtype cd = v == 1 ? PA_DTYPE_FP8_E4M3 : v == 2 ? PA_DTYPE_FP8_E5M2 : qd;
+        rg_problem_cfg c = {
+            .seed = 8170 + (uint64_t)v,
+            .q_dtype = qd,
+            .cache_dtype = cd,
+            .num_seqs = 4,
+            .num_q_heads = 8,
+            .num_kv_heads = 2,
+            .head_size = v == 2 ? 256 : 128,
+            .page_size = 16,
+            .q_lens = ql,
+            .kv_lens = kl,
+            .extra_pages = 2,
+        };
+        rg_problem *pr = rg_problem_make(&c);
+        cr_assert(pr);
+        const int np = pr->p.kv.num_blocks, cols = pr->p.pages_per_seq;
+        /* a page no sequence uses (the pool's extra pages are NaN): zeros */
+        char *used = calloc((size_t)np, 1);
+        for (int s = 0; s < 4; s++)
+            for (int b = 0; b < (kl[s] + 15) / 16; b++)
+                used[pr->page_indices[s * cols + b]] = 1;
+        int spare = -1;
+        for (int b = 0; b < np && spare < 0; b++)
+            if (!used[b])
+                spare = b;
+        free(used);
+        cr_assert(spare >= 0, "no spare page in the pool");
+        const size_t page_bytes = pr->cache_bytes / (size_t)np;
+        memset((char *)pr->cache + (size_t)spare * page_bytes, 0, page_bytes);
+        const int bad[3][3] = {{0, 3, np}, {1, 0, -1}, {3, 7, INT32_MAX}}; /* sequence, column, id */
+        for (int i = 0; i < 3; i++)
+            pr->page_indices[bad[i][0] * cols + bad[i][1]] = bad[i][2];
+        dev_problem d;
+        dev_make(pr, &d);
+        dev_run(&d);
+        void *out = malloc(pr->q_bytes);
+        pa_test_dev_download(out, d.out, pr->q_bytes);
+        for (int i = 0; i < 3; i++)
+            pr->page_indices[bad[i][0] * cols + bad[i][1]] = spare;
+        compare_with_ref(pr, out, v == 0 ? "bad page ids, f16 pages" : "bad page ids, fp8 pages");
+        free(out);
+        dev_free(&d);
+        rg_problem_free(pr);
+    }
 }
 
 /* The work list the device planner writes equals the host mirror's. */
