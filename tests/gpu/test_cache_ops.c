@@ -30,6 +30,19 @@ static void assert_same(const void *got, const void *want, size_t bytes, const c
     cr_assert_fail("%s: first differing byte %zu of %zu: device 0x%02x reference 0x%02x", what, i, bytes, g[i], w[i]);
 }
 
+/* Bytes of the key and value buffers of cache c (its layout, dtype and sizes set;
+ * value 0 for the combined layout), from pa_kv_cache_elements. */
+static void cache_bytes(pa_kv_cache *c, size_t *kb, size_t *vb) {
+    int64_t ke = 0, ve = 0;
+    c->key = c->value = c; /* placeholders for the size query */
+    if (c->layout == PA_LAYOUT_COMBINED)
+        c->value = NULL;
+    cr_assert_eq(pa_kv_cache_elements(c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const size_t es = pa_dtype_size(c->dtype);
+    *kb = (size_t)ke * es;
+    *vb = (size_t)ve * es;
+}
+
 /* Set by cache_ops/cache_offsets_past_32_bits: the helpers below put the
  * device cache (the device side of a swap, copy_blocks' layers) at the end of
  * a buffer whose first lead blocks, past 2^31 elements and 2^32 bytes, are
@@ -113,12 +126,9 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
         cache_grid_flash_strides(layout, bs, nh, hs, 1, &c.block_stride, &c.page_stride, &c.head_stride);
     if (layout == PA_LAYOUT_VLLM && hs % (int)(16 / pa_dtype_size(dp.cache)) != 0)
         return; /* not representable in this layout */
-    int64_t ke = 0, ve = 0;
-    c.key = c.value = &c; /* placeholders for the size query */
-    if (layout == PA_LAYOUT_COMBINED)
-        c.value = NULL;
-    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
-    const size_t es = pa_dtype_size(dp.cache), kb = (size_t)ke * es, vb = (size_t)ve * es;
+    size_t kb, vb;
+    cache_bytes(&c, &kb, &vb);
+    const size_t es = pa_dtype_size(dp.cache);
     /* far: contiguous blocks of the key buffer's size (vLLM's value blocks are as large) */
     cr_assert(!g_far || (!strided && kb % (size_t)c.num_blocks == 0), "far caches: contiguous blocks");
     const size_t blk_bytes = kb / (size_t)c.num_blocks;
@@ -347,12 +357,8 @@ static void rc_bad_slots_case(pa_kv_layout layout, int misalign) {
     c.block_size = 16;
     c.num_kv_heads = 2;
     c.head_size = 64;
-    int64_t ke = 0, ve = 0;
-    c.key = c.value = &c; /* placeholders for the size query */
-    if (layout == PA_LAYOUT_COMBINED)
-        c.value = NULL;
-    cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
-    const size_t kb = (size_t)ke * 2, vb = (size_t)ve * 2;
+    size_t kb, vb;
+    cache_bytes(&c, &kb, &vb);
     void *s = sentinel_host(kb > vb ? kb : vb);
     c.key = pa_test_dev_upload(s, kb);
     c.value = vb ? pa_test_dev_upload(s, vb) : NULL;

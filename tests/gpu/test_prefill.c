@@ -647,6 +647,25 @@ Test(prefill_gpu, mask_tile_boundaries) {
 
 static void check_prompt(pa_prompt_problem *pr, const char *what); /* (prompt attention, below) */
 
+/* A causal (decoder) prompt of num_seqs sequences with a sliding window (0: none)
+ * and the softmax scale times scale_mul, against the reference. */
+static void check_decoder_prompt(uint64_t seed, pa_dtype dt, int num_seqs, int heads, int kv_heads, int hs,
+                                 const int *q_lens, int window, float scale_mul, const char *what) {
+    pa_prompt_problem_cfg pc = {.seed = seed,
+                                .dtype = dt,
+                                .attn_type = PA_ATTN_DECODER,
+                                .num_seqs = num_seqs,
+                                .num_heads = heads,
+                                .num_kv_heads = kv_heads,
+                                .head_size = hs,
+                                .q_lens = q_lens};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+    pr->p.sliding_window = window;
+    pr->p.scale *= scale_mul;
+    check_prompt(pr, what);
+    pa_prompt_problem_free(pr);
+}
+
 /* A window's edge on the first key of a tile that is interior otherwise (not a
  * segment's last, not crossing the causal diagonal of the CTA's first row): the
  * tile must count as an edge tile, since the CTA's last row cannot see its first
@@ -685,18 +704,8 @@ Test(prefill_gpu, window_edge_on_an_interior_tile) {
         run_ctx_case(&c, NULL, 0);
     }
     const int pql[1] = {400};
-    pa_prompt_problem_cfg pc = {.seed = 4410u,
-                                .dtype = PA_DTYPE_BF16,
-                                .attn_type = PA_ATTN_DECODER,
-                                .num_seqs = 1,
-                                .num_heads = 2,
-                                .num_kv_heads = 2,
-                                .head_size = 64,
-                                .q_lens = pql};
-    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
-    pr->p.sliding_window = 207;
-    check_prompt(pr, "a window's edge on an interior tile's first key (prompt)");
-    pa_prompt_problem_free(pr);
+    check_decoder_prompt(4410u, PA_DTYPE_BF16, 1, 2, 2, 64, pql, 207, 1.0f,
+                         "a window's edge on an interior tile's first key (prompt)");
 }
 
 /* The softmax scale is any finite number (prefill.h): negative and zero too.
@@ -743,27 +752,12 @@ static int run_scale_cases(int first, int n, uint64_t seed) {
     return runs;
 }
 
-static void check_scaled_prompt(float mul, const char *what) {
-    const int ql[2] = {300, 70};
-    pa_prompt_problem_cfg pc = {.seed = 4510u,
-                                .dtype = PA_DTYPE_F16,
-                                .attn_type = PA_ATTN_DECODER,
-                                .num_seqs = 2,
-                                .num_heads = 4,
-                                .num_kv_heads = 2,
-                                .head_size = 128,
-                                .q_lens = ql};
-    pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
-    pr->p.scale *= mul;
-    check_prompt(pr, what);
-    pa_prompt_problem_free(pr);
-}
-
 Test(prefill_gpu, negative_and_zero_scales) {
     PA_SKIP_WITHOUT_GPU();
     run_scale_cases(0, 5, 4500u);
-    check_scaled_prompt(-8.0f, "causal prompt, negative scale");
-    check_scaled_prompt(0.0f, "causal prompt, zero scale");
+    const int pql[2] = {300, 70};
+    check_decoder_prompt(4510u, PA_DTYPE_F16, 2, 4, 2, 128, pql, 0, -8.0f, "causal prompt, negative scale");
+    check_decoder_prompt(4510u, PA_DTYPE_F16, 2, 4, 2, 128, pql, 0, 0.0f, "causal prompt, zero scale");
 }
 
 /* Sliding window 0/16/2048 x alibi x soft cap x cache dtype (sampled). */
@@ -1967,8 +1961,9 @@ Test(prefill_hopper, negative_and_zero_scales) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const int n = run_scale_cases(0, 4, 13700u);
-    check_scaled_prompt(-8.0f, "hopper: causal prompt, negative scale");
-    check_scaled_prompt(0.0f, "hopper: causal prompt, zero scale");
+    const int pql[2] = {300, 70};
+    check_decoder_prompt(4510u, PA_DTYPE_F16, 2, 4, 2, 128, pql, 0, -8.0f, "hopper: causal prompt, negative scale");
+    check_decoder_prompt(4510u, PA_DTYPE_F16, 2, 4, 2, 128, pql, 0, 0.0f, "hopper: causal prompt, zero scale");
     hopper_end(before, n + 2);
 }
 
@@ -1986,18 +1981,8 @@ Test(prefill_hopper, window_cuts_a_later_tile) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const int ql[2] = {700, 300};
-    pa_prompt_problem_cfg c = {.seed = 13450u,
-                               .dtype = PA_DTYPE_BF16,
-                               .attn_type = PA_ATTN_DECODER,
-                               .num_seqs = 2,
-                               .num_heads = 4,
-                               .num_kv_heads = 4,
-                               .head_size = 64,
-                               .q_lens = ql};
-    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-    pr->p.sliding_window = 298;
-    check_prompt(pr, "hopper: a window cutting the second key tile (prompt)");
-    pa_prompt_problem_free(pr);
+    check_decoder_prompt(13450u, PA_DTYPE_BF16, 2, 4, 4, 64, ql, 298, 1.0f,
+                         "hopper: a window cutting the second key tile (prompt)");
     const int cql[1] = {200}, ccl[1] = {700};
     ctx_case cc = {.seed = 13451u,
                    .layout = PA_LAYOUT_FLASH_NHD,
