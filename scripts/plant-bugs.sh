@@ -141,6 +141,14 @@ plant ragged-plan-takes-overlapping-rows cuda/ragged/ragged.cu \
 plant ragged-plan-num-seqs-unclamped cuda/ragged/ragged.cu \
     'ns = ns < 0 ? 0 : (ns > P.max_num_seqs ? P.max_num_seqs : ns);' 'ns = ns < 0 ? 0 : ns;' \
     test_ragged 'ragged_gpu/out_of_range_device_data_is_skipped'
+# A chunk's partial log-sum-exp stored by a row's second 8-column group instead of its first: the
+# same value at every head of 16 or more; at head 8 there is no second group (survived the
+# 2026-12-02 mutation pass until forced_kv_splits ran head 8).
+plant ragged-partial-lse-by-the-second-group cuda/ragged/ragged_common.cuh \
+    'if (cg == 0)
+                pl[c.it.part + r] = lse;' 'if (cg == 1)
+                pl[c.it.part + r] = lse;' \
+    test_ragged 'ragged_gpu/forced_kv_splits'
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
     test_prefill 'prefill_gpu/prompt_attention_types'

@@ -761,25 +761,28 @@ Test(ragged_gpu, prefill_tile_rows) {
     }
 }
 
-/* Forced small KV chunks: every tile splits and merges (the last CTA merges). */
+/* Forced small KV chunks: every tile splits and merges (the last CTA merges).
+ * Head 128 in each dtype, and head 8, whose rows are one 8-column group: the
+ * group that stores a partial row's log-sum-exp is the only one there is. */
 Test(ragged_gpu, forced_kv_splits) {
     PA_SKIP_WITHOUT_GPU();
-    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
-    for (int d = 0; d < 3; d++) {
+    static const pa_dtype dts[] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F16};
+    static const int hss[] = {128, 128, 128, 8};
+    for (int d = 0; d < 4; d++) {
         gcase k = {.seed = 7000 + (uint64_t)d,
                    .q_dtype = dts[d],
                    .cache_dtype = dts[d],
-                   .num_seqs = 9,
+                   .num_seqs = d == 3 ? 5 : 9,
                    .qh = 16,
                    .kvh = 2,
-                   .hs = 128,
+                   .hs = hss[d],
                    .ps = 32,
                    .q_lo = 1,
                    .q_hi = 150,
                    .extra_lo = 0,
                    .extra_hi = 400,
                    .window = d == 1 ? 100 : 0,
-                   .split = 64 * (d + 1),
+                   .split = 64 * (d % 3 + 1),
                    .decode_every = 3};
         run_case(&k);
     }

@@ -219,12 +219,30 @@ std::vector<unsigned char> &async_view() {
     }
     return async_img;
 }
+// Byte ranges [first, second) of dynamic shared memory.
+using Runs = std::vector<std::pair<uint32_t, uint32_t>>;
+// The copies cp.async.mbarrier.arrive.noinc landed through one barrier phase
+// (one entry for them all, so a fence decides once per phase, not per copy):
+// the barrier, the completed phases that make them visible, and the ranges
+// they wrote (sorted and merged at the first fence that keeps them).
 struct Landed {
-    uint32_t off;
-    int len;
     const uint64_t *bar;
     uint32_t phase; // the barrier's completed phases once the arrival's phase completes
+    Runs runs;
+    bool merged = true; // runs sorted, overlapping and adjacent ones joined
 };
+// Sorts r and joins its overlapping and adjacent ranges.
+void merge_runs(Runs &r) {
+    std::sort(r.begin(), r.end());
+    size_t n = 0;
+    for (const auto &x : r) {
+        if (n && x.first <= r[n - 1].second)
+            r[n - 1].second = std::max(r[n - 1].second, x.second);
+        else
+            r[n++] = x;
+    }
+    r.resize(n);
+}
 std::vector<Landed> unfenced;
 // Per mbarrier of the CTA: the most completed phases any thread has seen
 // complete (a wait, or a probe that found the phase done). An arrival that
@@ -254,6 +272,10 @@ struct WgOp {
     std::vector<unsigned char> bytes;
 };
 std::vector<std::vector<WgOp>> warp_ops;
+// Buffers of completed wgmmas (res, bytes), reused by later ones: the
+// allocator's cost is most of an allocation's under ThreadSanitizer.
+std::vector<std::vector<float>> spare_res;
+std::vector<std::vector<unsigned char>> spare_bytes;
 std::vector<float *> slot_accp;        // per lane: the wgmma's accumulator registers
 std::vector<const uint32_t *> slot_ap; // per lane: its A registers (RS)
 // setmaxnreg: each warp's registers per thread, and the CTA's pool of
@@ -782,10 +804,22 @@ void mbar_arrive(uint64_t *bar, bool cp) {
             "compute-sanitizer synccheck reports it)");
     if (cp) { // every earlier cp.async of this thread lands first
         const uint32_t phase = pa::ptx::twin::mbar_phase(*bar) + 1;
+        if (!cur->pending.empty() &&
+            (unfenced.empty() || unfenced.back().bar != bar || unfenced.back().phase != phase)) {
+            [[maybe_unused]] const Unobserved quiet;
+            unfenced.push_back(Landed{bar, phase, {}});
+        }
         for (const Copy &c : cur->pending) {
             land(c);
             [[maybe_unused]] const Unobserved quiet;
-            unfenced.push_back(Landed{(uint32_t)(c.dst - smem_buf), c.unit, bar, phase});
+            Landed &g = unfenced.back();
+            const uint32_t off = (uint32_t)(c.dst - smem_buf), end = off + (uint32_t)c.unit;
+            if (!g.runs.empty() && g.runs.back().second == off) {
+                g.runs.back().second = end;
+            } else {
+                g.merged = g.merged && (g.runs.empty() || g.runs.back().second < off);
+                g.runs.emplace_back(off, end);
+            }
         }
         cur->pending.clear();
     }
@@ -972,21 +1006,33 @@ uint32_t smem_window_addr(const void *p) {
 void fence_proxy_async() {
     [[maybe_unused]] const Unobserved quiet;
     std::vector<unsigned char> &img = async_view();
-    std::vector<Landed> keep;
-    std::vector<unsigned char> old;
-    for (const Landed &c : unfenced) {
+    // The groups this thread may not publish yet keep the async proxy's bytes:
+    // every other byte is copied from the generic view.
+    static std::vector<Landed> keep;
+    static Runs held;
+    keep.clear();
+    held.clear();
+    for (Landed &c : unfenced) {
         const auto it = cur->seen.find(c.bar);
         if (it == cur->seen.end() || it->second < c.phase) {
-            keep.push_back(c);
-            old.insert(old.end(), img.begin() + c.off, img.begin() + c.off + c.len);
+            if (!c.merged) {
+                merge_runs(c.runs);
+                c.merged = true;
+            }
+            held.insert(held.end(), c.runs.begin(), c.runs.end());
+            keep.push_back(std::move(c));
         }
     }
-    memcpy(img.data(), smem_buf, smem_cap);
-    size_t at = 0;
-    for (const Landed &c : keep) {
-        memcpy(img.data() + c.off, old.data() + at, (size_t)c.len);
-        at += (size_t)c.len;
+    if (keep.size() > 1)
+        merge_runs(held);
+    uint32_t at = 0;
+    for (const auto &r : held) {
+        if (r.first > at)
+            memcpy(img.data() + at, smem_buf + at, r.first - at);
+        at = std::max(at, r.second);
     }
+    if (at < smem_cap)
+        memcpy(img.data() + at, smem_buf + at, smem_cap - at);
     unfenced.swap(keep);
 }
 
@@ -995,15 +1041,23 @@ void wgmma_commit() { cur->wg_committed++; }
 
 namespace {
 // Every shared-memory byte a wgmma reads (B, and A when it comes through a
-// descriptor), in a fixed order, as an offset into dynamic shared memory;
-// an operand reaching outside it aborts.
+// descriptor), in a fixed order, as runs (offset into dynamic shared memory,
+// length) of consecutive bytes; an operand reaching outside it aborts.
 template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
     const int kk = op.dt == 3 ? 32 : 16, eb = op.dt == 3 ? 1 : 2;
+    uint32_t at = 0, len = 0;
     auto bytes = [&](uint32_t w, const char *what) {
         if (w < kWindowBase || w - kWindowBase + (uint32_t)eb > smem_cap)
             die(what);
-        for (int b = 0; b < eb; b++)
-            f(w - kWindowBase + (uint32_t)b);
+        const uint32_t o = w - kWindowBase;
+        if (len && o == at + len) {
+            len += (uint32_t)eb;
+            return;
+        }
+        if (len)
+            f(at, len);
+        at = o;
+        len = (uint32_t)eb;
     };
     for (int mn = 0; mn < op.n; mn++)
         for (int k = 0; k < kk; k++)
@@ -1014,6 +1068,15 @@ template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
             for (int k = 0; k < kk; k++)
                 bytes(pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb),
                       "wgmma: A operand outside dynamic shared memory");
+    if (len)
+        f(at, len);
+}
+// The first byte at which a and b differ (they differ within n bytes).
+uint32_t first_difference(const unsigned char *a, const unsigned char *b, uint32_t n) {
+    uint32_t i = 0;
+    while (i + 1 < n && a[i] == b[i])
+        i++;
+    return i;
 }
 // An in-flight wgmma's accumulators must still hold kPoison.
 void check_poisoned(const float *p, int n) {
@@ -1053,13 +1116,28 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
     const int kk = dt == 3 ? 32 : 16, eb = dt == 3 ? 1 : 2;
     // The twin reads the operands for the whole warp: lane l reports the
     // columns (and, for SS, the A rows) congruent to l mod 32 as its reads.
+    // Consecutive addresses are reported as one range (a K-major row's 8 or
+    // 16 elements within a core matrix): the same bytes, fewer calls.
     const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
+    uint32_t run_at = 0, run_len = 0;
+    auto read = [&](uint32_t w) {
+        if (run_len && w == run_at + run_len) {
+            run_len += (uint32_t)eb;
+            return;
+        }
+        if (run_len)
+            __tsan_read_range(window + run_at, run_len);
+        run_at = w;
+        run_len = (uint32_t)eb;
+    };
     for (int mn = wl; mn < n; mn += 32)
         for (int k = 0; k < kk; k++)
-            __tsan_read_range(window + pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), (size_t)eb);
+            read(pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb));
     if (!a && wl < 16)
         for (int k = 0; k < kk; k++)
-            __tsan_read_range(window + pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (size_t)eb);
+            read(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb));
+    if (run_len)
+        __tsan_read_range(window + run_at, run_len);
 #endif
     slot_acc[(size_t)cur->lin].assign(acc, acc + h);
     slot_accp[(size_t)cur->lin] = acc;
@@ -1069,14 +1147,20 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
         const int warp = (cur->lin / 32) % 4;
         std::vector<WgOp> &ops = warp_ops[(size_t)(cur->lin >> 5)];
         WgOp op{cur->wg_committed, dt, n, a != nullptr, trans_a, trans_b, desc_a, desc_b, {}, {}, {}};
+        if (!spare_bytes.empty()) {
+            op.bytes.swap(spare_bytes.back());
+            spare_bytes.pop_back();
+            op.bytes.clear();
+        }
         for (int l = 0; l < 32; l++) {
             op.acc[(size_t)l] = slot_accp[(size_t)(warp_base() + l)];
             op.a[(size_t)l] = slot_ap[(size_t)(warp_base() + l)];
             memcpy(op.areg[l], slot_a[(size_t)(warp_base() + l)].data(), sizeof op.areg[l]);
         }
         const std::vector<unsigned char> &img = async_view();
-        operand_bytes(op, warp, [&](uint32_t o) {
-            if (smem_buf[o] != img[o]) {
+        operand_bytes(op, warp, [&](uint32_t at, uint32_t len) {
+            if (memcmp(smem_buf + at, img.data() + at, len) != 0) {
+                const uint32_t o = at + first_difference(smem_buf + at, img.data() + at, len);
                 fprintf(
                     stderr,
                     "pa_interp: wgmma operand byte at shared offset %u: generic view 0x%02x, async proxy's 0x%02x\n", o,
@@ -1084,9 +1168,14 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
                 die("wgmma reads shared memory written through the generic proxy (stores, cp.async) with no "
                     "fence.proxy.async after it by a thread that saw the write");
             }
-            op.bytes.push_back(smem_buf[o]);
+            op.bytes.insert(op.bytes.end(), smem_buf + at, smem_buf + at + len);
         });
-        std::vector<float> all((size_t)32 * (size_t)h);
+        std::vector<float> all;
+        if (!spare_res.empty()) {
+            all.swap(spare_res.back());
+            spare_res.pop_back();
+        }
+        all.resize((size_t)32 * (size_t)h); // every element written below
         for (int l = 0; l < 32; l++) {
             const size_t i = (size_t)(warp_base() + l);
             // Accumulating into registers a wgmma in flight owns (the same
@@ -1137,14 +1226,17 @@ void wgmma_wait(int n) {
             k++;
         for (size_t i = 0; i < k; i++) {
             const WgOp &op = ops[i];
-            size_t at = 0;
-            operand_bytes(op, warp, [&](uint32_t o) {
-                if (smem_buf[o] != op.bytes[at++]) {
-                    fprintf(stderr, "pa_interp: shared offset %u: 0x%02x at issue, 0x%02x at the wait\n", o,
-                            op.bytes[at - 1], smem_buf[o]);
+            size_t kept = 0;
+            operand_bytes(op, warp, [&](uint32_t at, uint32_t len) {
+                const unsigned char *was = op.bytes.data() + kept;
+                if (memcmp(smem_buf + at, was, len) != 0) {
+                    const uint32_t d = first_difference(smem_buf + at, was, len);
+                    fprintf(stderr, "pa_interp: shared offset %u: 0x%02x at issue, 0x%02x at the wait\n", at + d,
+                            was[d], smem_buf[at + d]);
                     die("shared memory an in-flight wgmma reads was overwritten before the wgmma.wait_group that "
                         "completes it");
                 }
+                kept += len;
             });
             const int h = op.n / 2;
             for (int l = 0; l < 32; l++) {
@@ -1158,6 +1250,10 @@ void wgmma_wait(int n) {
                 if (!later)
                     memcpy(op.acc[(size_t)l], op.res.data() + (size_t)l * (size_t)h, sizeof(float) * (size_t)h);
             }
+        }
+        for (size_t i = 0; i < k; i++) {
+            spare_res.push_back(std::move(ops[i].res));
+            spare_bytes.push_back(std::move(ops[i].bytes));
         }
         ops.erase(ops.begin(), ops.begin() + (long)k);
     }
