@@ -221,6 +221,29 @@ std::vector<unsigned char> &async_view() {
 }
 // Byte ranges [first, second) of dynamic shared memory.
 using Runs = std::vector<std::pair<uint32_t, uint32_t>>;
+// Joins byte ranges given in order into runs of consecutive bytes: add extends
+// the current run when a range starts at its end, else hands the run to f
+// (offset, length) and starts another; flush hands over the last.
+template <class F> struct Joiner {
+    F f;
+    uint32_t at = 0, len = 0;
+    void add(uint32_t o, uint32_t n) {
+        if (len && o == at + len) {
+            len += n;
+            return;
+        }
+        if (len)
+            f(at, len);
+        at = o;
+        len = n;
+    }
+    void flush() {
+        if (len)
+            f(at, len);
+        len = 0;
+    }
+};
+template <class F> Joiner<F> joiner(F f) { return Joiner<F>{f}; }
 // The copies cp.async.mbarrier.arrive.noinc landed through one barrier phase
 // (one entry for them all, so a fence decides once per phase, not per copy):
 // the barrier, the completed phases that make them visible, and the ranges
@@ -1045,19 +1068,11 @@ namespace {
 // length) of consecutive bytes; an operand reaching outside it aborts.
 template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
     const int kk = op.dt == 3 ? 32 : 16, eb = op.dt == 3 ? 1 : 2;
-    uint32_t at = 0, len = 0;
+    auto runs = joiner(f);
     auto bytes = [&](uint32_t w, const char *what) {
         if (w < kWindowBase || w - kWindowBase + (uint32_t)eb > smem_cap)
             die(what);
-        const uint32_t o = w - kWindowBase;
-        if (len && o == at + len) {
-            len += (uint32_t)eb;
-            return;
-        }
-        if (len)
-            f(at, len);
-        at = o;
-        len = (uint32_t)eb;
+        runs.add(w - kWindowBase, (uint32_t)eb);
     };
     for (int mn = 0; mn < op.n; mn++)
         for (int k = 0; k < kk; k++)
@@ -1068,8 +1083,7 @@ template <class F> void operand_bytes(const WgOp &op, int warp, F f) {
             for (int k = 0; k < kk; k++)
                 bytes(pa::ptx::twin::wgmma_addr(op.desc_a, op.trans_a, 16 * warp + r, k, eb),
                       "wgmma: A operand outside dynamic shared memory");
-    if (len)
-        f(at, len);
+    runs.flush();
 }
 // The first byte at which a and b differ (they differ within n bytes).
 uint32_t first_difference(const unsigned char *a, const unsigned char *b, uint32_t n) {
@@ -1119,25 +1133,14 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
     // Consecutive addresses are reported as one range (a K-major row's 8 or
     // 16 elements within a core matrix): the same bytes, fewer calls.
     const int wl = cur->lin % 32, ww = (cur->lin / 32) % 4;
-    uint32_t run_at = 0, run_len = 0;
-    auto read = [&](uint32_t w) {
-        if (run_len && w == run_at + run_len) {
-            run_len += (uint32_t)eb;
-            return;
-        }
-        if (run_len)
-            __tsan_read_range(window + run_at, run_len);
-        run_at = w;
-        run_len = (uint32_t)eb;
-    };
+    auto reads = joiner([&](uint32_t w, uint32_t len) { __tsan_read_range(window + w, len); });
     for (int mn = wl; mn < n; mn += 32)
         for (int k = 0; k < kk; k++)
-            read(pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb));
+            reads.add(pa::ptx::twin::wgmma_addr(desc_b, trans_b, mn, k, eb), (uint32_t)eb);
     if (!a && wl < 16)
         for (int k = 0; k < kk; k++)
-            read(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb));
-    if (run_len)
-        __tsan_read_range(window + run_at, run_len);
+            reads.add(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (uint32_t)eb);
+    reads.flush();
 #endif
     slot_acc[(size_t)cur->lin].assign(acc, acc + h);
     slot_accp[(size_t)cur->lin] = acc;
