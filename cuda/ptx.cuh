@@ -2091,11 +2091,13 @@ template <int N> inline void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, u
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...)                                                                \
     ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__)
 // The interpreter runs a stream's launches one after the other, each to its
-// end, so a programmatic dependent launch is an ordinary one here and the
-// grid-dependency instructions order nothing more (see tests/interp/README.md).
+// end; a programmatic dependent launch is held to what makes it safe on the
+// device: each thread executes griddepcontrol.wait before it exits, and (the
+// plain build) touches nothing the grid before it wrote until then (see
+// tests/interp/README.md). launch_dependents orders nothing here.
 #define PA_LAUNCH_PDL(pdl, grid, block, smem_bytes, stream, ...)                                                       \
-    ((void)(pdl), ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__))
-inline void griddep_wait() {}
+    ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__, (pdl))
+inline void griddep_wait() { ::pa_interp::griddep_wait(); }
 inline void griddep_launch_dependents() {}
 #endif
 

@@ -490,6 +490,22 @@ plant decode-merge-later-groups-not-loaded cuda/decode/decode_kernel.cuh \
 plant decode-merge-second-dim-from-first cuda/decode/decode_kernel.cuh \
     'v1[k] = TWO && on && d1 < hs ? vt(t[d1]) : zero;' 'v1[k] = TWO && on && d1 < hs ? vt(t[d0]) : zero;' \
     test_decode 'decode_long/merges_of_many_splits'
+# The merge under programmatic dependent launch (2026-12-02): CTAs with nothing to merge
+# returning before griddepcontrol.wait (the grid could complete before the split kernel), and
+# the wait moved into that early exit, so the merging CTAs read the partials without it.
+plant decode-merge-returns-before-its-wait cuda/decode/decode_kernel.cuh \
+    '    ::pa::ptx::griddep_wait();
+    if (ns <= 1)
+        return;' '    if (ns <= 1)
+        return;
+    ::pa::ptx::griddep_wait();' test_decode 'decode_pdl/*'
+plant decode-merge-waits-only-to-exit cuda/decode/decode_kernel.cuh \
+    '    ::pa::ptx::griddep_wait();
+    if (ns <= 1)
+        return;' '    if (ns <= 1) {
+        ::pa::ptx::griddep_wait();
+        return;
+    }' test_decode 'decode_pdl/*'
 # Partial rows in the output's type (2026-11-29): a split kernel that still writes f32 rows (the
 # merge reads them as 16-bit values at 16-bit offsets), in the CUDA-core kernel and in the
 # tensor-core kernel's epilogue.

@@ -1013,11 +1013,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     const int64_t sh = blockIdx.x;
     const int seq = (int)(sh / p.num_heads);
     const int L = p.seq_lens[seq];
-    if (L < 1 || L > p.max_seq_len)
-        return; // the split kernel wrote zeros
-    const int ns = pa_dec_num_splits(p.mode, p.part, L);
-    if (ns <= 1)
-        return; // the split kernel wrote the output
+    // No split to merge: a length the host could not check (the split kernel
+    // wrote zeros) or a single split (it wrote the output).
+    const int ns = L < 1 || L > p.max_seq_len ? 0 : pa_dec_num_splits(p.mode, p.part, L);
     // The partial rows leave an fp8 cache's v_scale out (in the output's type,
     // a row scaled by it could overflow f16 where the merged output does not):
     // it applies here, to the merged row.
@@ -1028,7 +1026,16 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     // was there before the split kernel began (the parameters, seq_lens,
     // v_scale, the sink); the partials below are read after this wait, which
     // returns once the split kernel has completed and its writes are visible.
+    // Every CTA waits, those with nothing to merge too, before it exits: the
+    // grid then completes only after the split kernel has, so whatever follows
+    // on the stream (a launch, an event, a graph's next node) finds the split
+    // kernel's writes, the outputs of one-split sequences among them, however
+    // the hardware treats a chain of dependent launches. Such a CTA holds its
+    // slot only while the split kernel's last CTAs run (none of this grid's
+    // CTAs starts before every split CTA has).
     ::pa::ptx::griddep_wait();
+    if (ns <= 1)
+        return;
     const int hs = p.head_size, tid = threadIdx.x;
     const float *ml = p.max_logits + sh * p.max_splits;
     const float *es = p.exp_sums + sh * p.max_splits;

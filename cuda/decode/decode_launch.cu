@@ -22,9 +22,11 @@ namespace {
 // launcher reads it (pa_current_cc). Only code built for sm_90 or later has
 // the merge kernel's griddepcontrol.wait: a build with no such target
 // (PA_HAVE_SM90_PLUS, meson.build) never asks for it, since an sm_90 device
-// would run the merge from older PTX, which would not wait.
+// would run the merge from older PTX, which would not wait. Interpret mode
+// stands in for a compute capability 9.0 device and holds the launch to the
+// rules that make it safe there (tests/interp/README.md).
 bool merge_pdl() {
-#if defined(PA_HAVE_SM90_PLUS)
+#if defined(PA_HAVE_SM90_PLUS) || defined(PA_INTERPRET)
     const char *e = getenv("PAGEDATTN_DECODE_PDL");
     if (e && strcmp(e, "0") == 0)
         return false;

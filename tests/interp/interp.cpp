@@ -26,6 +26,7 @@
 #include "pa_interp.h"
 
 #include <setjmp.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <array>
@@ -157,6 +158,7 @@ struct Thread {
     bool wg_fenced = false;
     long wg_committed = 0;
     int regs_want = 0;                         // setmaxnreg: what WAIT_REGS waits for
+    bool gd_waited = false;                    // it has executed griddepcontrol.wait
     std::map<const uint64_t *, uint32_t> seen; // per mbarrier: the completed phases this thread has waited for
 };
 
@@ -335,6 +337,13 @@ std::vector<int> sweep_run;
 size_t sweep_w = 0;
 int sweep_l = 0;
 
+// Programmatic dependent launch (see pdl_begin): the running grid was launched
+// with it (g_pdl), and the allocations the grid before it wrote are closed to
+// the threads that have not executed griddepcontrol.wait (pdl_guard).
+bool g_pdl = false;
+bool pdl_guard = false;
+void pdl_switch_in(const Thread &t);
+
 // The sweep's next ready thread, the cursor left on it (the caller that runs
 // it moves past); nullptr at the end of the sweep.
 Thread *sweep_next() {
@@ -366,6 +375,8 @@ bool hand_off() {
     sweep_l++;
     Thread *self = cur;
     cur = next;
+    if (pdl_guard)
+        pdl_switch_in(*next);
     next->started = true;
     pa_interp_switch(&self->sp, next->sp);
     return true;
@@ -398,6 +409,14 @@ void entry() {
         die("thread exited with cp.async copies never waited for");
     if (!warp_ops[(size_t)(cur->lin >> 5)].empty())
         die("thread exited with a wgmma in flight (no wgmma.wait_group completed it)");
+    // The rule this library keeps for a grid launched with programmatic
+    // dependent launch: every thread executes griddepcontrol.wait before it
+    // exits, so the grid completes only after the grid it depends on has (a
+    // launch after it on the stream, an event or a graph's next node then see
+    // that grid's writes too, whatever a chain of dependent launches implies).
+    if (g_pdl && !cur->gd_waited)
+        die("a thread of a grid launched with programmatic dependent launch exited without executing "
+            "griddepcontrol.wait (the grid could complete before the grid it depends on)");
     cur->state = DONE;
 #ifdef PA_INTERP_TSAN
     // A thread's exit orders nothing for the threads still running (on the
@@ -446,6 +465,8 @@ void start_stack(Thread &t) {
 
 void resume(Thread &t) {
     cur = &t;
+    if (pdl_guard)
+        pdl_switch_in(t);
 #ifdef PA_INTERP_TSAN
     // The first entry is ordered after the launch (inputs, poisoned shared
     // memory); later switches order nothing.
@@ -651,6 +672,9 @@ void run_cta(int nthreads) {
 struct Mapping {
     unsigned char *base;
     size_t span;
+    bool device = false; // cudaMalloc's (not the interpreter's shared memory)
+    bool wrote = false;  // the running grid has written it (pdl_begin)
+    bool closed = false; // closed to the running thread (pdl_switch_in)
 };
 std::map<const void *, Mapping> mappings;
 std::map<const void *, int> max_dyn_smem; // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
@@ -664,6 +688,131 @@ cudaError_t fail(cudaError_t e) {
     last_error = e;
     return e;
 }
+
+// ---- programmatic dependent launch ----
+// A grid launched with it may start while the grid before it on the stream is
+// still running; griddepcontrol.wait is what orders the two. Two rules are
+// held: every thread of such a grid executes griddepcontrol.wait before it
+// exits (entry()), and, in the plain build, no thread touches an allocation the
+// grid before it wrote until that thread has executed griddepcontrol.wait.
+// For the second the interpreter notes which device allocations each grid
+// writes: during a grid every allocation is read-only until its first write,
+// whose fault the handler below turns into a note and a writable allocation
+// (one fault per allocation and grid). In a grid launched with programmatic
+// dependent launch, the allocations the grid before it on that stream wrote
+// are inaccessible to each thread of its first CTA (the first to run) until
+// the thread has executed griddepcontrol.wait, and an access faults into a
+// report. (The ThreadSanitizer build keeps only the first rule: its runtime
+// has its own use of faults.)
+#ifndef PA_INTERP_TSAN
+std::map<cudaStream_t, std::vector<const void *>> last_grid_wrote; // per stream, its last grid's allocations
+std::vector<const void *> grid_wrote;                              // the running grid's
+std::vector<const void *> pdl_closed; // what the grid before the running one wrote, closed to non-waiters
+bool pdl_is_closed = false;
+bool tracking = false;
+const char *grid_name = nullptr;
+struct sigaction segv_before;
+
+size_t page_size() {
+    static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return page;
+}
+void protect(const Mapping &m, int prot) { mprotect(m.base + page_size(), m.span - 2 * page_size(), prot); }
+
+void on_segv(int, siginfo_t *si, void *) {
+    const unsigned char *a = static_cast<const unsigned char *>(si->si_addr);
+    auto it = mappings.upper_bound(a);
+    if (tracking && it != mappings.begin()) {
+        --it;
+        Mapping &m = it->second;
+        if (m.device && a >= m.base + page_size() && a < m.base + m.span - page_size()) {
+            if (m.closed) {
+                fprintf(stderr,
+                        "pa_interp: a grid launched with programmatic dependent launch (%s) accessed, before its "
+                        "griddepcontrol.wait, memory the grid before it on the stream wrote (byte %td of an "
+                        "allocation at %p): on the device that grid may still be running and its writes are not "
+                        "yet visible (block %u,%u,%u thread %d)\n",
+                        grid_name ? grid_name : "?", a - static_cast<const unsigned char *>(it->first), it->first,
+                        g_block_idx.x, g_block_idx.y, g_block_idx.z, cur ? cur->lin : -1);
+                abort();
+            }
+            if (!m.wrote) {
+                m.wrote = true;
+                grid_wrote.push_back(it->first);
+                protect(m, PROT_READ | PROT_WRITE);
+                return;
+            }
+        }
+    }
+    sigaction(SIGSEGV, &segv_before, nullptr); // not the interpreter's: the fault it always was
+}
+
+void pdl_close(bool closed) {
+    if (closed == pdl_is_closed)
+        return;
+    pdl_is_closed = closed;
+    for (const void *k : pdl_closed) {
+        Mapping &m = mappings.at(k);
+        m.closed = closed;
+        protect(m, closed ? PROT_NONE : m.wrote ? PROT_READ | PROT_WRITE : PROT_READ);
+    }
+}
+
+void pdl_switch_in(const Thread &t) { pdl_close(!t.gd_waited); }
+
+// Before a grid runs: every device allocation read-only, and with pdl the
+// allocations the stream's last grid wrote set aside for the guard.
+void pdl_begin(cudaStream_t stream, bool pdl, const char *name) {
+    static bool installed = false;
+    if (!installed) {
+        struct sigaction sa = {};
+        sa.sa_sigaction = on_segv;
+        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, &segv_before);
+        installed = true;
+    }
+    grid_name = name;
+    grid_wrote.clear();
+    for (auto &kv : mappings)
+        if (kv.second.device) {
+            kv.second.wrote = false;
+            protect(kv.second, PROT_READ);
+        }
+    tracking = true;
+    g_pdl = pdl;
+    pdl_closed.clear();
+    if (pdl)
+        for (const void *k : last_grid_wrote[stream]) {
+            auto it = mappings.find(k);
+            if (it != mappings.end() && it->second.device)
+                pdl_closed.push_back(k);
+        }
+    pdl_is_closed = false;
+    pdl_guard = !pdl_closed.empty();
+}
+
+// After the first CTA: every thread from here on is taken to have waited.
+void pdl_first_cta_done() {
+    pdl_close(false);
+    pdl_guard = false;
+}
+
+void pdl_end(cudaStream_t stream) {
+    pdl_first_cta_done();
+    tracking = false;
+    g_pdl = false;
+    for (auto &kv : mappings)
+        if (kv.second.device && !kv.second.wrote)
+            protect(kv.second, PROT_READ | PROT_WRITE);
+    last_grid_wrote[stream] = grid_wrote;
+}
+#else
+void pdl_switch_in(const Thread &) {}
+void pdl_begin(cudaStream_t, bool pdl, const char *) { g_pdl = pdl; }
+void pdl_first_cta_done() {}
+void pdl_end(cudaStream_t) { g_pdl = false; }
+#endif
 
 } // namespace
 
@@ -1060,6 +1209,14 @@ void fence_proxy_async() {
 }
 
 void wgmma_fence() { cur->wg_fenced = true; }
+
+// griddepcontrol.wait: the grid before this one on the stream has completed
+// and its writes are visible (this thread may touch what it wrote).
+void griddep_wait() {
+    cur->gd_waited = true;
+    if (pdl_guard)
+        pdl_switch_in(*cur);
+}
 void wgmma_commit() { cur->wg_committed++; }
 
 namespace {
@@ -1383,6 +1540,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.rounds = 0;
             t.wg_fenced = false;
             t.wg_committed = 0;
+            t.gd_waited = false;
             t.seen.clear();
             t.shfl_par = 0;
             t.started = false;
@@ -1390,6 +1548,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             start_stack(t);
         }
         run_cta(nthreads);
+        pdl_first_cta_done();
 #ifdef PA_INTERP_TSAN
         __tsan_acquire(&cta_end_sync);
 #endif
@@ -1400,16 +1559,18 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
 }
 
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
-                const std::function<void()> &body) {
+                const std::function<void()> &body, cudaStream_t stream, bool pdl) {
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
+    pdl_begin(stream, pdl, name);
     run_now(grid, block, smem, body);
+    pdl_end(stream);
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 0);
 }
 
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
-              std::function<void()> body) {
+              std::function<void()> body, bool pdl) {
     const unsigned nthreads = block.x * block.y * block.z;
     if (nthreads == 0 || nthreads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
         grid.z > 65535) {
@@ -1423,10 +1584,10 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
         return;
     }
     if (capture_on && (stream == capturing || stream == nullptr)) {
-        captured.push_back([=]() { run_launch(grid, block, smem, kernel, name, body); });
+        captured.push_back([=]() { run_launch(grid, block, smem, kernel, name, body, stream, pdl); });
         return;
     }
-    run_launch(grid, block, smem, kernel, name, body);
+    run_launch(grid, block, smem, kernel, name, body, stream, pdl);
 }
 
 } // namespace pa_interp
@@ -1545,6 +1706,8 @@ const char *cudaGetErrorName(cudaError_t e) {
 cudaError_t cudaMalloc(void **p, size_t n) {
     PA_NOT_WHILE_CAPTURING();
     *p = guarded_alloc(n);
+    if (*p)
+        mappings.at(*p).device = true;
     return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
 // Device memory is the host's: what it has free now, of what it has.

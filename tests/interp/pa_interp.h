@@ -106,9 +106,12 @@ void named_bar(int id, int n, bool wait);
 void setmaxnreg(int n, bool inc);
 
 // A launch: runs `body` on every thread of every CTA, or records it while the
-// stream is being captured.
+// stream is being captured. pdl: launched with programmatic dependent launch
+// (its threads must execute griddepcontrol.wait; see interp.cpp).
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
-              std::function<void()> body);
+              std::function<void()> body, bool pdl);
+// griddepcontrol.wait (griddepcontrol.launch_dependents orders nothing here).
+void griddep_wait();
 
 template <class K> struct Launcher {
     dim3 grid, block;
@@ -116,14 +119,17 @@ template <class K> struct Launcher {
     cudaStream_t stream;
     const char *name; // the kernel expression as written at the launch
     K kernel;
+    bool pdl;
     template <class... A> void operator()(A... args) const {
         K k = kernel;
-        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), name, [=]() { k(args...); });
+        const std::function<void()> body = [=]() { k(args...); };
+        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), name, body, pdl);
     }
 };
 template <class K>
-Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const char *name, K kernel) {
-    return Launcher<K>{grid, block, smem, stream, name, kernel};
+Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const char *name, K kernel,
+                     bool pdl = false) {
+    return Launcher<K>{grid, block, smem, stream, name, kernel, pdl};
 }
 
 template <class T> T atomic_add(T *p, T v) {

@@ -305,6 +305,31 @@ __global__ void mbar_rearrive(uint32_t *out, int mode) {
     out[0] = 1;
 }
 
+// Programmatic dependent launch: a producer writes buf, then a consumer
+// (launched with it when the launcher says so) adds buf to other. Mode 0 reads
+// buf after griddepcontrol.wait (right); 1 reads it before; 2: thread 5 of each
+// CTA returns before the wait; 3 stores to buf before the wait. Every mode
+// reads `other`, which the producer does not write, before the wait (right).
+__global__ void pdl_producer(int *buf) {
+    pa::ptx::griddep_launch_dependents();
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    buf[i] = 1000 * i + 7;
+}
+__global__ void pdl_consumer(int *buf, const int *other, int *out, int mode) {
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    int x = other[i];
+    if (mode == 1)
+        x += buf[i];
+    if (mode == 2 && threadIdx.x == 5)
+        return;
+    if (mode == 3)
+        buf[i] = 0;
+    pa::ptx::griddep_wait();
+    if (mode != 1)
+        x += buf[i];
+    out[i] = x;
+}
+
 } // namespace
 
 extern "C" {
@@ -371,6 +396,12 @@ cudaError_t pa_selftest_mbar_rearrive(uint32_t *out, int mode) {
 
 cudaError_t pa_selftest_mbar_never(uint32_t *out) {
     PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, mbar_never)(out);
+    return cudaGetLastError();
+}
+
+cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int pdl) {
+    PA_LAUNCH(dim3(4), dim3(64), 0, nullptr, pdl_producer)(buf);
+    PA_LAUNCH_PDL(pdl != 0, dim3(4), dim3(64), 0, nullptr, pdl_consumer)(buf, other, out, mode);
     return cudaGetLastError();
 }
 

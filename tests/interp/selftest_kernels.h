@@ -41,6 +41,11 @@ cudaError_t pa_selftest_mbar_never(uint32_t *out);
 /* mode 0: a thread waits for the phase it completed before arriving again; 1: it does not (aborts). */
 cudaError_t pa_selftest_mbar_rearrive(uint32_t *out, int mode);
 cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
+/* A producer writes buf (4 CTAs of 64 threads); a consumer, launched with programmatic
+ * dependent launch when pdl is nonzero, writes out = other + buf. mode 0: buf read after
+ * griddepcontrol.wait; 1: read before it; 2: a thread of each CTA returns before it; 3: buf
+ * stored to before it. */
+cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int pdl);
 #ifdef __cplusplus
 }
 #endif

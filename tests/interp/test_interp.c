@@ -265,6 +265,36 @@ Test(interp, mbarrier_wait_that_never_completes_is_a_deadlock, .signal = SIGABRT
     pa_selftest_mbar_never(out);
 }
 
+/* Programmatic dependent launch: the consumer reads what the producer wrote only after
+ * griddepcontrol.wait, and every thread waits before it exits. */
+static void pdl_case(int mode, int pdl) {
+    enum { N = 4 * 64 };
+    int *buf = dev(N * sizeof(int)), *other = dev(N * sizeof(int)), *out = dev(N * sizeof(int));
+    for (int i = 0; i < N; i++) {
+        buf[i] = -1;
+        other[i] = 3 * i;
+        out[i] = 0;
+    }
+    cr_assert_eq(pa_selftest_pdl(buf, other, out, mode, pdl), cudaSuccess);
+    for (int i = 0; i < N; i++)
+        cr_expect_eq(out[i], 3 * i + (mode == 3 ? 0 : 1000 * i + 7), "mode %d, pdl %d: out[%d] = %d", mode, pdl, i,
+                     out[i]); /* mode 3 zeroes buf before it reads it */
+    cudaFree(buf);
+    cudaFree(other);
+    cudaFree(out);
+}
+Test(interp, pdl_consumer_after_the_wait_computes) { pdl_case(0, 1); }
+/* Without the launch attribute the stream orders the two grids whole: nothing to check. */
+Test(interp, pdl_rules_hold_only_for_a_dependent_launch) {
+    pdl_case(1, 0);
+    pdl_case(3, 0);
+}
+Test(interp, pdl_thread_exiting_without_the_wait_aborts, .signal = SIGABRT) { pdl_case(2, 1); }
+#ifndef PA_SELFTEST_TSAN /* the plain interpreter's check (the ThreadSanitizer build keeps the exit rule) */
+Test(interp, pdl_read_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(1, 1); }
+Test(interp, pdl_store_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(3, 1); }
+#endif
+
 #ifdef PA_SELFTEST_TSAN
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
