@@ -672,6 +672,7 @@ void run_cta(int nthreads) {
 struct Mapping {
     unsigned char *base;
     size_t span;
+    size_t bytes;        // what was asked for (the buffer ends 16-byte aligned against the last page)
     bool device = false; // cudaMalloc's (not the interpreter's shared memory)
     bool wrote = false;  // the running grid has written it (pdl_begin)
     bool closed = false; // closed to the running thread (pdl_switch_in)
@@ -719,11 +720,21 @@ size_t page_size() {
 }
 void protect(const Mapping &m, int prot) { mprotect(m.base + page_size(), m.span - 2 * page_size(), prot); }
 
+// The mapping whose pages hold a (a buffer lies near the end of its mapping,
+// so an address in the slack before it is below its key).
+std::map<const void *, Mapping>::iterator mapping_of(const unsigned char *a) {
+    auto it = mappings.upper_bound(a);
+    if (it != mappings.end() && it->second.base <= a)
+        return it;
+    if (it != mappings.begin() && a < std::prev(it)->second.base + std::prev(it)->second.span)
+        return std::prev(it);
+    return mappings.end();
+}
+
 void on_segv(int, siginfo_t *si, void *) {
     const unsigned char *a = static_cast<const unsigned char *>(si->si_addr);
-    auto it = mappings.upper_bound(a);
-    if (tracking && it != mappings.begin()) {
-        --it;
+    auto it = mapping_of(a);
+    if (tracking && it != mappings.end()) {
         Mapping &m = it->second;
         if (m.device && a >= m.base + page_size() && a < m.base + m.span - page_size()) {
             if (m.closed) {
@@ -798,13 +809,41 @@ void pdl_first_cta_done() {
     pdl_guard = false;
 }
 
+// A write just outside a buffer that faults nowhere: the bytes between the
+// leading guard page and the buffer's start, and those past its end up to the
+// trailing guard page (the buffer is placed against it, its size rounded up to
+// 16). cudaMalloc fills them with 0xFF and nothing else writes them, so after a
+// grid that wrote the allocation each still holds 0xFF, or the grid wrote
+// outside the buffer (on the device, into another allocation or a view's
+// neighbour). A store of 0xFF bytes there goes unseen.
+void check_margins(const void *key, const Mapping &m) {
+    const unsigned char *lo = m.base + page_size(), *p = static_cast<const unsigned char *>(key);
+    const unsigned char *end = p + m.bytes, *hi = m.base + m.span - page_size();
+    const unsigned char *bad = nullptr;
+    for (const unsigned char *q = lo; q < p && !bad; q++)
+        bad = *q != 0xFF ? q : nullptr;
+    for (const unsigned char *q = end; q < hi && !bad; q++)
+        bad = *q != 0xFF ? q : nullptr;
+    if (bad) {
+        fprintf(stderr,
+                "pa_interp: the grid %s wrote outside an allocation at %p of %zu bytes: the byte at offset %td, "
+                "%s, where nothing may write\n",
+                grid_name ? grid_name : "?", key, m.bytes, bad - p, bad < p ? "before its start" : "past its end");
+        abort();
+    }
+}
+
 void pdl_end(cudaStream_t stream) {
     pdl_first_cta_done();
     tracking = false;
     g_pdl = false;
     for (auto &kv : mappings)
-        if (kv.second.device && !kv.second.wrote)
-            protect(kv.second, PROT_READ | PROT_WRITE);
+        if (kv.second.device) {
+            if (kv.second.wrote)
+                check_margins(kv.first, kv.second);
+            else
+                protect(kv.second, PROT_READ | PROT_WRITE);
+        }
     last_grid_wrote[stream] = grid_wrote;
 }
 #else
@@ -1434,7 +1473,7 @@ void *guarded_alloc(size_t bytes) {
     mprotect(base, page, PROT_NONE);
     mprotect(base + span - page, page, PROT_NONE);
     unsigned char *p = base + span - page - body;
-    mappings[p] = Mapping{base, span};
+    mappings[p] = Mapping{base, span, bytes};
     return p;
 }
 
@@ -1706,9 +1745,16 @@ const char *cudaGetErrorName(cudaError_t e) {
 cudaError_t cudaMalloc(void **p, size_t n) {
     PA_NOT_WHILE_CAPTURING();
     *p = guarded_alloc(n);
-    if (*p)
-        mappings.at(*p).device = true;
-    return *p ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+    if (!*p)
+        return fail(cudaErrorMemoryAllocation);
+    Mapping &m = mappings.at(*p);
+    m.device = true;
+    // The margins around the buffer (see check_margins) hold 0xFF bytes: a read there that
+    // reaches a result is a NaN (or -1) in it, not a quiet zero.
+    unsigned char *b = static_cast<unsigned char *>(*p), *lo = m.base + (size_t)sysconf(_SC_PAGESIZE);
+    memset(lo, 0xFF, (size_t)(b - lo));
+    memset(b + n, 0xFF, (size_t)(m.base + m.span - (size_t)sysconf(_SC_PAGESIZE) - (b + n)));
+    return cudaSuccess;
 }
 // Device memory is the host's: what it has free now, of what it has.
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b) {

@@ -122,8 +122,8 @@ template <class K> struct Launcher {
     bool pdl;
     template <class... A> void operator()(A... args) const {
         K k = kernel;
-        const std::function<void()> body = [=]() { k(args...); };
-        run_grid(grid, block, smem, stream, reinterpret_cast<const void *>(k), name, body, pdl);
+        run_grid(
+            grid, block, smem, stream, reinterpret_cast<const void *>(k), name, [=]() { k(args...); }, pdl);
     }
 };
 template <class K>

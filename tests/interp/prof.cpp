@@ -200,6 +200,11 @@ std::string where(uintptr_t pc) {
                 fl = fl.substr(slash + 1);
             if (fl.rfind("??", 0) == 0)
                 continue;
+            // wrap.sh's one-line unit interp_NAME.cpp includes NAME.cu: a line past its first is
+            // the .cu's (addr2line names the unit for some rows of a DWARF 5 line table).
+            const size_t cpp = fl.find(".cpp:");
+            if (fl.rfind("interp_", 0) == 0 && cpp != std::string::npos && atoi(fl.c_str() + cpp + 5) > 1)
+                fl = fl.substr(7, cpp - 7) + ".cu" + fl.substr(cpp + 4);
             loc += (loc.empty() ? "" : " < ") + fl;
         }
     }

@@ -330,6 +330,9 @@ __global__ void pdl_consumer(int *buf, const int *other, int *out, int mode) {
     out[i] = x;
 }
 
+// One thread writes out[i] (i may lie outside the buffer).
+__global__ void write_at(int *out, long i) { out[i] = 1; }
+
 } // namespace
 
 extern "C" {
@@ -402,6 +405,11 @@ cudaError_t pa_selftest_mbar_never(uint32_t *out) {
 cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int pdl) {
     PA_LAUNCH(dim3(4), dim3(64), 0, nullptr, pdl_producer)(buf);
     PA_LAUNCH_PDL(pdl != 0, dim3(4), dim3(64), 0, nullptr, pdl_consumer)(buf, other, out, mode);
+    return cudaGetLastError();
+}
+
+cudaError_t pa_selftest_write_at(int *out, long i) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, write_at)(out, i);
     return cudaGetLastError();
 }
 

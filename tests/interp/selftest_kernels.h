@@ -46,6 +46,8 @@ cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
  * griddepcontrol.wait; 1: read before it; 2: a thread of each CTA returns before it; 3: buf
  * stored to before it. */
 cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int pdl);
+/* One thread stores 1 to out[i]. */
+cudaError_t pa_selftest_write_at(int *out, long i);
 #ifdef __cplusplus
 }
 #endif

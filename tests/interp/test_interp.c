@@ -295,6 +295,21 @@ Test(interp, pdl_read_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(1, 1
 Test(interp, pdl_store_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(3, 1); }
 #endif
 
+#ifndef PA_SELFTEST_TSAN
+/* A store just outside a buffer, where no guard page is (the slack before it, the bytes past its
+ * end up to the next 16), is found at the end of the grid. 5 ints: 12 bytes past the end. */
+static void write_at_case(long i) {
+    int *out = dev(5 * sizeof(int));
+    memset(out, 0, 5 * sizeof(int));
+    cr_assert_eq(pa_selftest_write_at(out, i), cudaSuccess);
+    cr_expect_eq(out[4], i == 4, "out[4] = %d", out[4]);
+    cudaFree(out);
+}
+Test(interp, store_into_the_last_element_is_fine) { write_at_case(4); }
+Test(interp, store_just_past_the_end_aborts, .signal = SIGABRT) { write_at_case(5); }
+Test(interp, store_before_the_start_aborts, .signal = SIGABRT) { write_at_case(-1); }
+#endif
+
 #ifdef PA_SELFTEST_TSAN
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
