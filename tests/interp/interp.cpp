@@ -1483,6 +1483,11 @@ bool guarded_free(void *p) {
         return false;
     munmap(it->second.base, it->second.span);
     mappings.erase(it);
+#ifndef PA_INTERP_TSAN
+    // A later buffer at the same address is not what the stream's last grid wrote.
+    for (auto &kv : last_grid_wrote)
+        kv.second.erase(std::remove(kv.second.begin(), kv.second.end(), p), kv.second.end());
+#endif
     return true;
 }
 
