@@ -337,7 +337,7 @@ std::vector<int> sweep_run;
 size_t sweep_w = 0;
 int sweep_l = 0;
 
-// Programmatic dependent launch (see pdl_begin): the running grid was launched
+// Programmatic dependent launch (see grid_begin): the running grid was launched
 // with it (g_pdl), and the allocations the grid before it wrote are closed to
 // the threads that have not executed griddepcontrol.wait (pdl_guard).
 bool g_pdl = false;
@@ -669,13 +669,22 @@ void run_cta(int nthreads) {
 }
 
 // ---- fake runtime state ----
+size_t page_size() {
+    static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return page;
+}
+// A guarded buffer's mapping: a guard page, the body (the buffer ends 16-byte
+// aligned against the last page), a guard page.
 struct Mapping {
     unsigned char *base;
     size_t span;
-    size_t bytes;        // what was asked for (the buffer ends 16-byte aligned against the last page)
+    size_t bytes;        // what was asked for
     bool device = false; // cudaMalloc's (not the interpreter's shared memory)
-    bool wrote = false;  // the running grid has written it (pdl_begin)
+    bool wrote = false;  // the running grid has written it (grid_begin)
     bool closed = false; // closed to the running thread (pdl_switch_in)
+    // The body: its first byte, and one past its last.
+    unsigned char *lo() const { return base + page_size(); }
+    unsigned char *hi() const { return base + span - page_size(); }
 };
 std::map<const void *, Mapping> mappings;
 std::map<const void *, int> max_dyn_smem; // cudaFuncAttributeMaxDynamicSharedMemorySize per kernel
@@ -714,11 +723,7 @@ bool tracking = false;
 const char *grid_name = nullptr;
 struct sigaction segv_before;
 
-size_t page_size() {
-    static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return page;
-}
-void protect(const Mapping &m, int prot) { mprotect(m.base + page_size(), m.span - 2 * page_size(), prot); }
+void protect(const Mapping &m, int prot) { mprotect(m.lo(), (size_t)(m.hi() - m.lo()), prot); }
 
 // The mapping whose pages hold a (a buffer lies near the end of its mapping,
 // so an address in the slack before it is below its key).
@@ -736,7 +741,7 @@ void on_segv(int, siginfo_t *si, void *) {
     auto it = mapping_of(a);
     if (tracking && it != mappings.end()) {
         Mapping &m = it->second;
-        if (m.device && a >= m.base + page_size() && a < m.base + m.span - page_size()) {
+        if (m.device && a >= m.lo() && a < m.hi()) {
             if (m.closed) {
                 fprintf(stderr,
                         "pa_interp: a grid launched with programmatic dependent launch (%s) accessed, before its "
@@ -773,7 +778,7 @@ void pdl_switch_in(const Thread &t) { pdl_close(!t.gd_waited); }
 
 // Before a grid runs: every device allocation read-only, and with pdl the
 // allocations the stream's last grid wrote set aside for the guard.
-void pdl_begin(cudaStream_t stream, bool pdl, const char *name) {
+void grid_begin(cudaStream_t stream, bool pdl, const char *name) {
     static bool installed = false;
     if (!installed) {
         struct sigaction sa = {};
@@ -817,12 +822,11 @@ void pdl_first_cta_done() {
 // outside the buffer (on the device, into another allocation or a view's
 // neighbour). A store of 0xFF bytes there goes unseen.
 void check_margins(const void *key, const Mapping &m) {
-    const unsigned char *lo = m.base + page_size(), *p = static_cast<const unsigned char *>(key);
-    const unsigned char *end = p + m.bytes, *hi = m.base + m.span - page_size();
+    const unsigned char *p = static_cast<const unsigned char *>(key), *end = p + m.bytes;
     const unsigned char *bad = nullptr;
-    for (const unsigned char *q = lo; q < p && !bad; q++)
+    for (const unsigned char *q = m.lo(); q < p && !bad; q++)
         bad = *q != 0xFF ? q : nullptr;
-    for (const unsigned char *q = end; q < hi && !bad; q++)
+    for (const unsigned char *q = end; q < m.hi() && !bad; q++)
         bad = *q != 0xFF ? q : nullptr;
     if (bad) {
         fprintf(stderr,
@@ -833,7 +837,7 @@ void check_margins(const void *key, const Mapping &m) {
     }
 }
 
-void pdl_end(cudaStream_t stream) {
+void grid_end(cudaStream_t stream) {
     pdl_first_cta_done();
     tracking = false;
     g_pdl = false;
@@ -848,9 +852,9 @@ void pdl_end(cudaStream_t stream) {
 }
 #else
 void pdl_switch_in(const Thread &) {}
-void pdl_begin(cudaStream_t, bool pdl, const char *) { g_pdl = pdl; }
+void grid_begin(cudaStream_t, bool pdl, const char *) { g_pdl = pdl; }
 void pdl_first_cta_done() {}
-void pdl_end(cudaStream_t) { g_pdl = false; }
+void grid_end(cudaStream_t) { g_pdl = false; }
 #endif
 
 } // namespace
@@ -873,8 +877,7 @@ int prof_space(const void *p) {
     if (it == mappings.begin())
         return 0;
     --it;
-    static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    return b < it->second.base + it->second.span - page ? 2 : 0;
+    return b < it->second.hi() ? 2 : 0;
 }
 
 const uint3 &thread_idx() { return cur->idx; }
@@ -1463,7 +1466,7 @@ void wgmma_wait(int n) {
 // test's cache of several GiB whose first blocks it never touches (offsets
 // past 2^32 bytes, pa_test_dev_upload_far) costs only the pages it writes.
 void *guarded_alloc(size_t bytes) {
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t page = page_size();
     const size_t body = (bytes + 15) / 16 * 16;
     const size_t span = (body + page - 1) / page * page + 2 * page;
     unsigned char *base = (unsigned char *)mmap(nullptr, span, PROT_READ | PROT_WRITE,
@@ -1606,9 +1609,9 @@ void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const ch
                 const std::function<void()> &body, cudaStream_t stream, bool pdl) {
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
-    pdl_begin(stream, pdl, name);
+    grid_begin(stream, pdl, name);
     run_now(grid, block, smem, body);
-    pdl_end(stream);
+    grid_end(stream);
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 0);
 }
@@ -1756,9 +1759,9 @@ cudaError_t cudaMalloc(void **p, size_t n) {
     m.device = true;
     // The margins around the buffer (see check_margins) hold 0xFF bytes: a read there that
     // reaches a result is a NaN (or -1) in it, not a quiet zero.
-    unsigned char *b = static_cast<unsigned char *>(*p), *lo = m.base + (size_t)sysconf(_SC_PAGESIZE);
-    memset(lo, 0xFF, (size_t)(b - lo));
-    memset(b + n, 0xFF, (size_t)(m.base + m.span - (size_t)sysconf(_SC_PAGESIZE) - (b + n)));
+    unsigned char *b = static_cast<unsigned char *>(*p);
+    memset(m.lo(), 0xFF, (size_t)(b - m.lo()));
+    memset(b + n, 0xFF, (size_t)(m.hi() - (b + n)));
     return cudaSuccess;
 }
 // Device memory is the host's: what it has free now, of what it has.
