@@ -106,7 +106,7 @@ struct bl_mask {
 };
 
 __device__ __forceinline__ float block_reduce(float v, bool is_max) {
-    PA_STATIC_SMEM(float red[kThreads / 32]);
+    PA_STATIC_SMEM(red, float[kThreads / 32]);
     for (int o = 16; o > 0; o >>= 1) {
         const float w = __shfl_xor_sync(0xffffffffu, v, o);
         v = is_max ? fmaxf(v, w) : v + w;

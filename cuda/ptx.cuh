@@ -119,6 +119,8 @@
 
 namespace pa {
 namespace ptx {
+// A type as written (PA_STATIC_SMEM's arrays: smem_type<int[32]> is int[32]).
+template <class T> using smem_type = T;
 namespace twin {
 
 // 16-bit float bits -> float, exact (subnormals, infinities and NaN included).
@@ -2011,8 +2013,12 @@ PdlLaunch<K> pdl_launch(bool pdl, dim3 grid, dim3 block, size_t smem, cudaStream
 }
 
 // Shared memory and launches (interpret mode gives these its own meaning).
+// PA_STATIC_SMEM(name, type): one static shared variable of any type, arrays
+// written as types (`int[32]`, `uint64_t[2][4]`); PA_STATIC_SMEM_ALIGNED
+// with an alignment of its own.
 #define PA_DYNAMIC_SMEM(type, name) extern __shared__ __align__(16) type name[]
-#define PA_STATIC_SMEM(...) __shared__ __VA_ARGS__
+#define PA_STATIC_SMEM(name, ...) __shared__ ::pa::ptx::smem_type<__VA_ARGS__> name
+#define PA_STATIC_SMEM_ALIGNED(align, name, ...) __shared__ __align__(align)::pa::ptx::smem_type<__VA_ARGS__> name
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...) __VA_ARGS__<<<grid, block, smem_bytes, stream>>>
 // PA_LAUNCH with programmatic dependent launch when pdl is true (PdlLaunch).
 #define PA_LAUNCH_PDL(pdl, grid, block, smem_bytes, stream, ...)                                                       \
@@ -2082,12 +2088,19 @@ template <int N> inline void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, u
     ::pa_interp::wgmma(3, N, nullptr, desc_a, false, desc_b, false, scale_d != 0, d);
 }
 
-// Static shared memory: one copy per kernel, which is per CTA because the
-// interpreter runs one CTA at a time. Every such variable lives in the section
-// pa_interp_smem, which the interpreter fills with 0xFF bytes before each CTA,
-// as it does dynamic shared memory.
+// Static shared memory: a reference into the running CTA's static shared
+// memory, where the interpreter gives each variable of the kernel an offset
+// of its own at its first use (the variable's key: a static byte, one per
+// declaration and template instance). Each resident CTA has its own, filled
+// with 0xFF bytes when the CTA starts, as dynamic shared memory is. (A linker
+// section served until 2026-12-02, but GCC drops the section of a template
+// function's statics, so the template kernels' went unpoisoned.)
 #define PA_DYNAMIC_SMEM(type, name) type *name = reinterpret_cast<type *>(::pa_interp::dynamic_smem())
-#define PA_STATIC_SMEM(...) __attribute__((section("pa_interp_smem"))) static __VA_ARGS__
+#define PA_STATIC_SMEM_ALIGNED(align, name, ...)                                                                       \
+    static char pa_static_smem_key_##name;                                                                             \
+    ::pa::ptx::smem_type<__VA_ARGS__> &name = *static_cast<::pa::ptx::smem_type<__VA_ARGS__> *>(                       \
+        ::pa_interp::static_smem(&pa_static_smem_key_##name, sizeof(::pa::ptx::smem_type<__VA_ARGS__>), (align)))
+#define PA_STATIC_SMEM(name, ...) PA_STATIC_SMEM_ALIGNED(alignof(::pa::ptx::smem_type<__VA_ARGS__>), name, __VA_ARGS__)
 #define PA_LAUNCH(grid, block, smem_bytes, stream, ...)                                                                \
     ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__)
 // The interpreter runs a stream's launches one after the other, each to its

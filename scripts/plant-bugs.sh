@@ -751,6 +751,20 @@ plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
     '            __syncwarp();
             const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \
     test_ragged:tsan 'ragged_gpu/soft_mask_value'
+# The last-CTA merge of a tile's key chunks (2026-12-02): three ragged CTAs under way at once
+# (PA_INTERP_CTAS=3) spread the chunks over CTAs, and ThreadSanitizer, where the CTAs of a grid are
+# unordered and fences with atomics are modelled, reports the merge's loads racing the partial rows'
+# stores when either fence is missing.
+plant ragged-merge-no-fence-before-the-count cuda/ragged/ragged_common.cuh \
+    '    // Last CTA of the tile merges (threadFenceReduction pattern).
+    __threadfence();' '    // Last CTA of the tile merges (threadFenceReduction pattern).' \
+    test_ragged:tsan 'ragged_gpu/forced_kv_splits' PA_INTERP_CTAS=3
+plant ragged-merge-no-fence-after-the-count cuda/ragged/ragged_common.cuh \
+    '    if (!*s_flag)
+        return;
+    __threadfence();' '    if (!*s_flag)
+        return;' \
+    test_ragged:tsan 'ragged_gpu/forced_kv_splits' PA_INTERP_CTAS=3
 plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
     '            __syncthreads(); // stage 0 whole; the raw space is free' '' \
     test_ragged:tsan 'ragged_gpu/fp8_raw_slots'

@@ -1008,8 +1008,8 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
 template <int QT, bool TWO>
 PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge_kernel(const pa_dec_kparams p) {
     using qt = typename pa::elt<QT>::type;
-    PA_STATIC_SMEM(float s_w[NT]);
-    PA_STATIC_SMEM(float s_max[NW]);
+    PA_STATIC_SMEM(s_w, float[NT]);
+    PA_STATIC_SMEM(s_max, float[NW]);
     const int64_t sh = blockIdx.x;
     const int seq = (int)(sh / p.num_heads);
     const int L = p.seq_lens[seq];

@@ -24,7 +24,7 @@ __device__ __forceinline__ float load_elt(const void *base, int kind, int64_t of
 }
 
 __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefill_kparams p) {
-    PA_STATIC_SMEM(float q_s[kWarps][PA_PREFILL_MAX_HEAD]);
+    PA_STATIC_SMEM(q_s, float[kWarps][PA_PREFILL_MAX_HEAD]);
     const int s = blockIdx.y, head = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     pa_prefill::Seq sq;

@@ -380,18 +380,19 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     constexpr int BM = C::BM, BN = C::BN, DT = C::kDT;
     static_assert(2 * BN * C::HP <= C::kv_elems * sizeof(T), "two raw fp8 tiles fit in a K or V slot");
     PA_DYNAMIC_SMEM(unsigned char, smem);
-    PA_STATIC_SMEM(int64_t rowoff_q[BM]);
-    PA_STATIC_SMEM(int64_t rowoff_k[2][BN], rowoff_v[2][BN]);
+    PA_STATIC_SMEM(rowoff_q, int64_t[BM]);
+    PA_STATIC_SMEM(rowoff_k, int64_t[2][BN]);
+    PA_STATIC_SMEM(rowoff_v, int64_t[2][BN]);
     // The four K/V sources (cache K, cache V, new K, new V), the walk over the
     // key tiles and each tile row's query position and ALiBi slope live in
     // shared memory, not registers: at 32 rows per warp and 64 keys per tile
     // the O and S accumulators take 192 of the 255.
-    PA_STATIC_SMEM(Src src_tab[4]);
-    PA_STATIC_SMEM(Walk walk);
-    PA_STATIC_SMEM(int qpos_tab[BM]);
-    PA_STATIC_SMEM(float slope_tab[BM]);
+    PA_STATIC_SMEM(src_tab, Src[4]);
+    PA_STATIC_SMEM(walk, Walk);
+    PA_STATIC_SMEM(qpos_tab, int[BM]);
+    PA_STATIC_SMEM(slope_tab, float[BM]);
     // The softmax's running sums between tiles (Softmax::park_sums).
-    PA_STATIC_SMEM(pa::tile::SumSlot<2 * C::kMT> sums_tab[C::kThreads]);
+    PA_STATIC_SMEM(sums_tab, pa::tile::SumSlot<2 * C::kMT>[C::kThreads]);
 
     const int s = blockIdx.y, kvh = blockIdx.z;
     const int m0 = (gridDim.x - 1 - blockIdx.x) * BM; // heaviest (latest) causal tiles first

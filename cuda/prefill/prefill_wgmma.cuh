@@ -716,15 +716,17 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     // bar_q: an item's Q has landed (16-bit paths) and its verdict is in
     // item_ok; bar_q_empty: the consumers are done with the item's Q (and
     // verdict), so the producer may start the next.
-    PA_STATIC_SMEM(uint64_t bar_q, bar_q_empty);
+    PA_STATIC_SMEM(bar_q, uint64_t);
+    PA_STATIC_SMEM(bar_q_empty, uint64_t);
     // Per stage, K and V apart (as FA3's two pipelines): a K stage is free once
     // its Q K^T is done, long before the P V that reads its V. One array (stage
     // st's full K at kFullK + st, and so on), so each role holds one address
     // for all eight (pa::ptx::MBar).
-    PA_STATIC_SMEM(uint64_t ring[8]);
+    PA_STATIC_SMEM(ring, uint64_t[8]);
     // Per item (by the parity of its number nq among the CTA's items): whether
     // its block ids are all in range, and each producer warp's finding.
-    PA_STATIC_SMEM(int item_ok[2], bad_w[2][4]);
+    PA_STATIC_SMEM(item_ok, int[2]);
+    PA_STATIC_SMEM(bad_w, int[2][4]);
 
     const int group = p.num_heads / p.num_kv_heads;
     // The work items' count (< 2^31 - gridDim.x: launch_wgmma), formed by each

@@ -88,8 +88,11 @@ __device__ int scan_max(int v, int *sw, int *total) {
 }
 
 __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_constant__ pa_rg_launch P) {
-    PA_STATIC_SMEM(int sw[32]);
-    PA_STATIC_SMEM(int s_cnt[kPlanThreads], s_oi[kPlanThreads], s_om[kPlanThreads], s_op[kPlanThreads]);
+    PA_STATIC_SMEM(sw, int[32]);
+    PA_STATIC_SMEM(s_cnt, int[kPlanThreads]);
+    PA_STATIC_SMEM(s_oi, int[kPlanThreads]);
+    PA_STATIC_SMEM(s_om, int[kPlanThreads]);
+    PA_STATIC_SMEM(s_op, int[kPlanThreads]);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int ns = *P.num_seqs;
     ns = ns < 0 ? 0 : (ns > P.max_num_seqs ? P.max_num_seqs : ns);

@@ -683,10 +683,11 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
 template <int HP, int DT, bool FP8>
 __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constant__ pa_rg_launch P) {
     PA_DYNAMIC_SMEM(unsigned char, smem);
-    PA_STATIC_SMEM(int s_idx, s_flag);
-    PA_STATIC_SMEM(Item s_item);
-    PA_STATIC_SMEM(pa::tile::SumSlot<MmaShape<HP>::kWM / 4> sums_tab[128]);
-    PA_STATIC_SMEM(Scales s_sc);
+    PA_STATIC_SMEM(s_idx, int);
+    PA_STATIC_SMEM(s_flag, int);
+    PA_STATIC_SMEM(s_item, Item);
+    PA_STATIC_SMEM(sums_tab, pa::tile::SumSlot<MmaShape<HP>::kWM / 4>[128]);
+    PA_STATIC_SMEM(s_sc, Scales);
     // Thread 0 sets the scales; next_item's barrier publishes them.
     if (threadIdx.x == 0) {
         const float k_scale = FP8 && P.k_scale ? *P.k_scale : 1.0f;

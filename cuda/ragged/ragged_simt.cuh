@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
     float *ks = qs + 64 * HP;
     float *vs = ks + kSimtKeys * KS;
     float *ps = vs + kSimtKeys * KS;
-    PA_STATIC_SMEM(int s_idx, s_flag);
+    PA_STATIC_SMEM(s_idx, int);
+    PA_STATIC_SMEM(s_flag, int);
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int hs = P.head_size;
     const bool fp8 = P.kv_dtype != 0;

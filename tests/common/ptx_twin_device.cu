@@ -9,7 +9,7 @@
 namespace {
 
 __global__ void ldmatrix_kernel(const unsigned char *image, const int32_t *row_off, int trans, uint32_t *out) {
-    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    PA_STATIC_SMEM_ALIGNED(16, sm, unsigned char[PA_TWIN_SMEM]);
     const int l = threadIdx.x;
     for (int i = l; i < PA_TWIN_SMEM; i += 32)
         sm[i] = image[i];
@@ -38,7 +38,7 @@ template <int DT> __global__ void mma_kernel(const uint32_t *a, const uint32_t *
 
 __global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
                                 const int32_t *unit, const int32_t *src_bytes, unsigned char fill, unsigned char *out) {
-    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    PA_STATIC_SMEM_ALIGNED(16, sm, unsigned char[PA_TWIN_SMEM]);
     const int l = threadIdx.x;
     for (int i = l; i < PA_TWIN_SMEM; i += 32)
         sm[i] = fill;
@@ -53,7 +53,7 @@ __global__ void cp_async_kernel(const unsigned char *src, const int32_t *src_off
 
 __global__ void cp_async16_kernel(const unsigned char *src, const int32_t *src_off, const int32_t *dst_off,
                                   const int32_t *form, unsigned char fill, unsigned char *out) {
-    PA_STATIC_SMEM(__align__(16) unsigned char sm[PA_TWIN_SMEM]);
+    PA_STATIC_SMEM_ALIGNED(16, sm, unsigned char[PA_TWIN_SMEM]);
     const int l = threadIdx.x;
     for (int i = l; i < PA_TWIN_SMEM; i += 32)
         sm[i] = fill;
@@ -143,7 +143,7 @@ __global__ void wgmma_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b
 // probe's answer, is the twin's single-thread script's.
 __global__ void mbar_script_kernel(int count, const int *ops, int n, int *out) {
 #if PA_MBAR_OK
-    PA_STATIC_SMEM(uint64_t bar);
+    PA_STATIC_SMEM(bar, uint64_t);
     const int t = (int)threadIdx.x;
     if (t == 0)
         pa::ptx::mbar_init(&bar, count);
@@ -175,11 +175,11 @@ __global__ void mbar_script_kernel(int count, const int *ops, int n, int *out) {
 __global__ void mbar_cp_kernel(const unsigned char *src, unsigned char *out, int *completed) {
     const int l = threadIdx.x;
 #if PA_MBAR_OK
-    PA_STATIC_SMEM(__align__(16) unsigned char sm[512]);
+    PA_STATIC_SMEM_ALIGNED(16, sm, unsigned char[512]);
     // Three barriers: the arrivals name the last through an MBar formed from
     // the array (the Hopper prefill kernel's ring does so), the probes through
     // its pointer, so the phase completes only if both name one barrier.
-    PA_STATIC_SMEM(uint64_t bar[3]);
+    PA_STATIC_SMEM(bar, uint64_t[3]);
     if (l == 0)
         for (int i = 0; i < 3; i++)
             pa::ptx::mbar_init(&bar[i], 32);

@@ -5,7 +5,8 @@
 // __syncwarp) or a warp collective (shuffle, ldmatrix, mma), then the next runs. A barrier
 // releases when every live thread of the CTA (or warp) waits at it, and it is
 // an error when they wait at different source lines. CTAs run one after
-// another, forward (default), reverse or shuffled (PA_INTERP_ORDER); cp.async
+// another, forward (default), reverse or shuffled (PA_INTERP_ORDER), or up to
+// PA_INTERP_CTAS of them at once, taking turns at their barriers; cp.async
 // copies land at the cp.async.wait_group that covers them (default) or at issue
 // (PA_INTERP_CP=issue). Device memory is host memory with an inaccessible page
 // right after each buffer (reads or writes past its end fault); shared memory,
@@ -16,8 +17,9 @@
 // -fsanitize=thread), every CUDA thread is also a ThreadSanitizer fiber, and
 // switching between them implies no ordering. Ordering comes only from what
 // orders memory on the device: __syncthreads orders the CTA, __syncwarp the
-// warp (a release by each thread before the wait, an acquire after it), and
-// the launch and the end of a CTA (not the exit of one thread). Shuffles, ldmatrix and mma order nothing, so a
+// warp (a release by each thread before the wait, an acquire after it), the
+// launch and the end of the grid (not the end of a CTA, nor the exit of one
+// thread), and __threadfence with atomics (thread_fence). Shuffles, ldmatrix and mma order nothing, so a
 // lane that writes shared memory another lane reads, with no __syncwarp or
 // __syncthreads between, is a race even though lanes run in lock step here.
 // A cp.async copy counts as a write of its destination both at issue and when
@@ -54,6 +56,10 @@ void __tsan_read_range(void *addr, unsigned long size);
 void __tsan_write_range(void *addr, unsigned long size);
 void __tsan_ignore_thread_begin(void);
 void __tsan_ignore_thread_end(void);
+// ThreadSanitizer's interface for a Java VM's heap: an allocation there
+// resets the shadow of the range, which is what forget_accesses needs.
+void __tsan_java_alloc(unsigned long ptr, unsigned long size);
+void __tsan_java_free(unsigned long ptr, unsigned long size);
 }
 #endif
 
@@ -64,11 +70,6 @@ __attribute__((weak)) extern const int pa_prof_linked;
 __attribute__((weak)) void pa_prof_launch(const void *kernel, const char *name, int begin);
 __attribute__((weak)) void pa_prof_segment_end(int warp);
 }
-
-// Static shared memory (PA_STATIC_SMEM in cuda/ptx.cuh): the linker's bounds of
-// its section; null when no kernel has any.
-extern "C" unsigned char __start_pa_interp_smem[] __attribute__((weak));
-extern "C" unsigned char __stop_pa_interp_smem[] __attribute__((weak));
 
 #if defined(__x86_64__)
 // The thread switch (switch.S): the callee-saved registers pushed, the stack
@@ -83,14 +84,16 @@ namespace {
 constexpr unsigned kNoSync = 1; // __tsan_switch_to_fiber_no_sync
 // Barrier generations alternate between two sync objects, so a thread that
 // has passed barrier k and reached barrier k+1 cannot release into what a
-// slower thread is still to acquire from barrier k.
-char block_sync[2];
+// slower thread is still to acquire from barrier k. Each resident CTA has its
+// own (the vectors move with its state, see Cta), so one CTA's barriers order
+// nothing in another.
+std::vector<char> block_sync(2);
 long block_gen = 0;
 std::vector<std::array<char, 2>> warp_sync;
 std::vector<long> warp_gen;
 void *sched_fiber = nullptr;
 char cta_end_sync;
-char named_sync_obj[16][2];
+std::vector<std::array<char, 2>> named_sync_obj(16);
 #endif
 // Named barriers of the running CTA: arrivals in the current generation, its
 // thread count (set by the first arrival), and the generation.
@@ -159,6 +162,7 @@ struct Thread {
     long wg_committed = 0;
     int regs_want = 0;                         // setmaxnreg: what WAIT_REGS waits for
     bool gd_waited = false;                    // it has executed griddepcontrol.wait
+    bool fenced = false;                       // a __threadfence since its last atomic (thread_fence)
     std::map<const uint64_t *, uint32_t> seen; // per mbarrier: the completed phases this thread has waited for
 };
 
@@ -179,6 +183,20 @@ jmp_buf sched_jb;
 #endif
 unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
+// Static shared memory (PA_STATIC_SMEM in cuda/ptx.cuh): per kernel, each
+// variable's offset (given at its first use) and the bytes given so far; the
+// running CTA's static shared memory, and every resident CTA's (a variable met
+// for the first time is poisoned in each). The device allows 48 KB.
+constexpr size_t kStaticSmem = 48 * 1024;
+struct StaticLayout {
+    std::map<const void *, size_t> at;
+    size_t used = 0;
+};
+std::map<const void *, StaticLayout> static_layouts;
+StaticLayout *g_static = nullptr;
+unsigned char *static_buf = nullptr;
+std::vector<unsigned char *> static_bufs;
+std::vector<unsigned char *> static_pool; // resident CTA r's, kept for the process
 const std::function<void()> *g_body = nullptr;
 uint3 g_block_idx;
 dim3 g_grid, g_block;
@@ -310,6 +328,64 @@ std::vector<const uint32_t *> slot_ap; // per lane: its A registers (RS)
 // Hopper kernels that many.
 std::vector<int> warp_regs;
 long reg_pool = 0;
+// The global addresses the running CTA's threads have applied atomics to (the
+// ThreadSanitizer build's model of fences, see thread_fence).
+std::vector<const void *> cta_atomics;
+
+// Resident CTAs (PA_INTERP_CTAS, 1 by default): up to that many CTAs of a
+// grid are under way at once and the scheduler moves from one to the next at
+// each completed __syncthreads, so a kernel whose CTAs take work from a
+// global counter spreads it over several of them, and one CTA can find
+// another's results half done (ragged's last-CTA merge). The running CTA's
+// state is in the globals above; a Cta holds another's while it waits. Its
+// shared memory, dynamic and static, is its own and stays where it is.
+struct Cta {
+    std::vector<Thread> threads;
+    unsigned char *smem = nullptr;
+    unsigned char *static_mem = nullptr;
+    uint3 block_idx{};
+    int g_or = 0;
+    std::vector<long> warp_round;
+    std::vector<unsigned char> async_img;
+    bool async_live = false;
+    std::vector<Landed> unfenced;
+    std::map<const uint64_t *, uint32_t> mbar_waited;
+    std::vector<std::vector<WgOp>> warp_ops;
+    std::vector<int> warp_regs;
+    long reg_pool = 0;
+    Named named[16];
+    std::vector<const void *> atomics;
+#ifdef PA_INTERP_TSAN
+    std::vector<char> block_sync = std::vector<char>(2);
+    long block_gen = 0;
+    std::vector<std::array<char, 2>> warp_sync;
+    std::vector<long> warp_gen;
+    std::vector<std::array<char, 2>> named_sync = std::vector<std::array<char, 2>>(16);
+#endif
+};
+// Exchanges the running CTA's state (but its shared memory) with c's.
+void swap_cta(Cta &c) {
+    std::swap(threads, c.threads);
+    std::swap(g_block_idx, c.block_idx);
+    std::swap(g_or, c.g_or);
+    std::swap(warp_round, c.warp_round);
+    std::swap(async_img, c.async_img);
+    std::swap(async_live, c.async_live);
+    std::swap(unfenced, c.unfenced);
+    std::swap(mbar_waited, c.mbar_waited);
+    std::swap(warp_ops, c.warp_ops);
+    std::swap(warp_regs, c.warp_regs);
+    std::swap(reg_pool, c.reg_pool);
+    std::swap(named, c.named);
+    std::swap(cta_atomics, c.atomics);
+#ifdef PA_INTERP_TSAN
+    std::swap(block_sync, c.block_sync);
+    std::swap(block_gen, c.block_gen);
+    std::swap(warp_sync, c.warp_sync);
+    std::swap(warp_gen, c.warp_gen);
+    std::swap(named_sync_obj, c.named_sync);
+#endif
+}
 
 [[noreturn]] void die(const char *what) {
     fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
@@ -327,6 +403,24 @@ struct Unobserved {
     ~Unobserved() { __tsan_ignore_thread_end(); }
 #endif
 };
+
+// Shared memory a new CTA starts on: under ThreadSanitizer, the accesses
+// recorded there so far are forgotten (its shadow reset, and the sync objects
+// of mbarriers there dropped), since nothing orders the CTA's threads with
+// those of the CTA that used it before.
+void forget_accesses(void *p, size_t n) {
+#ifdef PA_INTERP_TSAN
+    if (n == 0)
+        return;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(uintptr_t)7;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n + 7) & ~(uintptr_t)7;
+    __tsan_java_free(lo, hi - lo);
+    __tsan_java_alloc(lo, hi - lo);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
 
 // The sweep run_cta is in: the warps it picked (sweep_run) and the lane its
 // cursor is at. A thread that switches out hands the core straight to the
@@ -518,6 +612,10 @@ bool same_site(const Thread &a, const Thread &b) {
     return a.site_line == b.site_line && (a.site_file == b.site_file || strcmp(a.site_file, b.site_file) == 0);
 }
 
+// Set by release when it releases the CTA barrier: a point where another
+// resident CTA may run (run_cta).
+bool block_released = false;
+
 // Releases every warp whose lanes all wait at one collective, and the CTA
 // barrier when every live thread waits at it. Returns whether any was released.
 bool release(int nthreads) {
@@ -597,6 +695,7 @@ bool release(int nthreads) {
             for (int w = 0; w * 32 < nthreads; w++)
                 pa_prof_segment_end(w);
         released = true;
+        block_released = true;
     }
     return released;
 }
@@ -611,9 +710,14 @@ enum Sched { SWEEP, WARP, RANDOM };
 Sched sched_mode = SWEEP;
 std::mt19937 sched_rng(1);
 
-void run_cta(int nthreads) {
+// Runs the CTA in the globals until every thread is done (returns true) or,
+// when may_leave, until it has released a __syncthreads (returns false: every
+// thread is then ready, none has run past the barrier, and a later call goes
+// on from there).
+bool run_cta(int nthreads, bool may_leave) {
     const int nwarps = (nthreads + 31) / 32;
     std::vector<int> ready;
+    block_released = false;
     for (;;) {
         ready.clear();
         for (int w = 0; w < nwarps; w++)
@@ -627,7 +731,7 @@ void run_cta(int nthreads) {
             for (const Thread &t : threads)
                 done += t.state == DONE;
             if (done == nthreads)
-                return;
+                return true;
             if (!release(nthreads)) {
                 for (const Thread &t : threads)
                     if (t.state == WAIT_REGS) {
@@ -644,6 +748,8 @@ void run_cta(int nthreads) {
                 fprintf(stderr, "\n");
                 abort();
             }
+            if (may_leave && block_released)
+                return false;
             continue;
         }
         sweep_run.clear();
@@ -663,8 +769,11 @@ void run_cta(int nthreads) {
             resume(*t);
         }
         cur = nullptr;
-        if (sched_mode != SWEEP)
+        if (sched_mode != SWEEP) {
             release(nthreads);
+            if (may_leave && block_released)
+                return false;
+        }
     }
 }
 
@@ -871,7 +980,7 @@ void fatal(const char *what, const char *file, int line) {
 int prof_thread() { return cur && cur->state == READY ? cur->lin : -1; }
 int prof_space(const void *p) {
     const unsigned char *b = static_cast<const unsigned char *>(p);
-    if ((b >= smem_buf && b < smem_buf + smem_cap) || (b >= __start_pa_interp_smem && b < __stop_pa_interp_smem))
+    if ((b >= smem_buf && b < smem_buf + smem_cap) || (b >= static_buf && b < static_buf + kStaticSmem))
         return 1;
     auto it = mappings.upper_bound(p);
     if (it == mappings.begin())
@@ -885,6 +994,65 @@ const uint3 &block_idx() { return g_block_idx; }
 const dim3 &block_dim() { return g_block; }
 const dim3 &grid_dim() { return g_grid; }
 unsigned char *dynamic_smem() { return smem_buf; }
+
+void *static_smem(const void *key, size_t bytes, size_t align) {
+    auto it = g_static->at.find(key);
+    if (it == g_static->at.end()) {
+        const size_t o = (g_static->used + align - 1) / align * align;
+        if (o + bytes > kStaticSmem)
+            die("static shared memory over the device's 48 KB");
+        it = g_static->at.emplace(key, o).first;
+        g_static->used = o + bytes;
+        for (unsigned char *b : static_bufs) {
+            {
+                [[maybe_unused]] const Unobserved quiet;
+                memset(b + o, 0xFF, bytes);
+            }
+            forget_accesses(b + o, bytes);
+        }
+    }
+    return static_buf + it->second;
+}
+
+// __threadfence and atomics. CTAs run on the CPU one after another or (with
+// several resident, PA_INTERP_CTAS) in turns at their barriers, so a store is
+// seen by every later load whatever fences stand between. Under
+// ThreadSanitizer, where the CTAs of a grid are not ordered with each other,
+// the model is PTX's fence-atomic synchronisation: a thread's atomic after a
+// __threadfence of its own (a release pattern) releases what the thread has
+// done (its clock, which a __syncthreads before the fence joins with the
+// CTA's) into the atomic's address; a __threadfence after an atomic of the
+// CTA (an acquire pattern; another thread's atomic counts once a barrier
+// orders it first, as the last-CTA pattern has it: thread 0's atomic, a
+// __syncthreads, every thread's fence) acquires from every address the CTA's
+// atomics touched. So a CTA that reads what another CTA wrote, ordered only by
+// a counter, needs both fences, or ThreadSanitizer reports the race. The model
+// is stricter than PTX in one way (a fence counts for its thread's next atomic
+// only) and coarser in three, each toward fewer reports: what a thread did
+// between its fence and its atomic is released too; an acquire takes every
+// release made on the address so far, not only those its atomic read; and a
+// fence acquires whatever atomics the CTA did before it in time, ordered
+// before it by a barrier or not.
+void thread_fence() {
+#ifdef PA_INTERP_TSAN
+    cur->fenced = true;
+    for (const void *p : cta_atomics)
+        __tsan_acquire(const_cast<void *>(p));
+#endif
+}
+
+void atomic_done(const void *p) {
+#ifdef PA_INTERP_TSAN
+    if (cur->fenced) {
+        __tsan_release(const_cast<void *>(p));
+        cur->fenced = false;
+    }
+    if (std::find(cta_atomics.begin(), cta_atomics.end(), p) == cta_atomics.end())
+        cta_atomics.push_back(p);
+#else
+    (void)p;
+#endif
+}
 
 // A CTA barrier: under ThreadSanitizer, each thread releases before it waits
 // and acquires after, so everything before the barrier in any thread is
@@ -1508,32 +1676,6 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         seeded = true;
     }
     const int nthreads = (int)(block.x * block.y * block.z);
-    if (threads.size() != (size_t)nthreads) {
-        // Thread i keeps stack i (and fiber i) from launch to launch, whatever
-        // the block size: tests alternate kernels of different sizes, and
-        // freeing 256 KB stacks at each change cost ThreadSanitizer's
-        // allocator an munmap each and a re-fault of their shadow (half a
-        // ThreadSanitizer test's time in the kernel). A launch of the same size
-        // has always reused them.
-        while (stack_pool.size() < (size_t)nthreads) {
-            stack_pool.push_back((char *)malloc(kStack));
-#ifdef PA_INTERP_TSAN
-            fiber_pool.push_back(__tsan_create_fiber(0));
-#endif
-        }
-        threads.assign((size_t)nthreads, Thread());
-        for (size_t i = 0; i < threads.size(); i++) {
-            threads[i].stack = stack_pool[i];
-#ifdef PA_INTERP_TSAN
-            threads[i].fiber = fiber_pool[i];
-#endif
-        }
-    }
-#ifdef PA_INTERP_TSAN
-    sched_fiber = __tsan_get_current_fiber();
-    warp_sync.assign((size_t)(nthreads + 31) / 32, {});
-    warp_gen.assign((size_t)(nthreads + 31) / 32, 0);
-#endif
     const size_t slots = (size_t)(nthreads + 31) / 32 * 32;
     slot32.assign(2 * slots, 0);
     slot_ptr.assign(slots, nullptr);
@@ -1544,9 +1686,6 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     slot_acc.assign(slots, {});
     slot_accp.assign(slots, nullptr);
     slot_ap.assign(slots, nullptr);
-    if (smem_buf)
-        guarded_free(smem_buf);
-    smem_buf = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
     smem_cap = smem;
     g_body = &body;
     g_grid = grid;
@@ -1561,8 +1700,57 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         std::reverse(order.begin(), order.end());
     else if (ord && strcmp(ord, "shuffle") == 0)
         std::shuffle(order.begin(), order.end(), std::mt19937(12345));
-    for (const uint3 &b : order) {
+    const char *nres = getenv("PA_INTERP_CTAS");
+    const int resident =
+        (int)std::min<size_t>(order.size(), nres ? std::max(1ul, std::min(16ul, strtoul(nres, nullptr, 10))) : 1);
+
+    // Resident CTA r runs its threads on stacks (and fibers) r * nthreads + i.
+    // Thread i of the one resident CTA keeps stack i from launch to launch
+    // whatever the block size: tests alternate kernels of different sizes,
+    // and freeing 256 KB stacks at each change cost ThreadSanitizer's
+    // allocator an munmap each and a re-fault of their shadow (half a
+    // ThreadSanitizer test's time in the kernel).
+    while (stack_pool.size() < (size_t)(resident * nthreads)) {
+        stack_pool.push_back((char *)malloc(kStack));
+#ifdef PA_INTERP_TSAN
+        fiber_pool.push_back(__tsan_create_fiber(0));
+#endif
+    }
+#ifdef PA_INTERP_TSAN
+    sched_fiber = __tsan_get_current_fiber();
+#endif
+    std::vector<Cta> ctas((size_t)resident);
+    while (static_pool.size() < (size_t)resident)
+        static_pool.push_back((unsigned char *)guarded_alloc(kStaticSmem));
+    static_bufs.assign(static_pool.begin(), static_pool.begin() + resident);
+    for (int r = 0; r < resident; r++) {
+        Cta &c = ctas[(size_t)r];
+        c.smem = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
+        c.static_mem = static_pool[(size_t)r];
+        c.threads.assign((size_t)nthreads, Thread());
+        for (int i = 0; i < nthreads; i++) {
+            c.threads[(size_t)i].stack = stack_pool[(size_t)(r * nthreads + i)];
+#ifdef PA_INTERP_TSAN
+            c.threads[(size_t)i].fiber = fiber_pool[(size_t)(r * nthreads + i)];
+#endif
+        }
+    }
+    // Resident CTA r into the globals, and back.
+    auto unpark = [&](int r) {
+        Cta &c = ctas[(size_t)r];
+        swap_cta(c);
+        smem_buf = c.smem;
+        static_buf = c.static_mem;
+    };
+    auto park = [&](int r) { swap_cta(ctas[(size_t)r]); };
+    // A new CTA in the globals: poisoned shared memory, every thread at its
+    // start. (Unobserved: what the interpreter frees here, such as a thread's
+    // record of mbarrier phases, the CTA before allocated, and nothing orders
+    // the scheduler after that CTA.)
+    auto begin = [&](const uint3 &b) {
+        [[maybe_unused]] const Unobserved quiet;
         g_block_idx = b;
+        forget_accesses(smem_buf, smem_cap);
         memset(smem_buf, 0xFF, smem_cap);
         async_live = false;
         unfenced.clear();
@@ -1573,10 +1761,14 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         reg_pool = 0;
         for (Named &x : named) // a CTA starts with every named barrier at rest
             x = Named{};
-        unsigned char *static_lo = __start_pa_interp_smem, *static_hi = __stop_pa_interp_smem;
-        if (static_lo && static_hi > static_lo)
-            memset(static_lo, 0xFF, (size_t)(static_hi - static_lo));
+        cta_atomics.clear();
+        forget_accesses(static_buf, g_static->used);
+        memset(static_buf, 0xFF, g_static->used);
         warp_round.assign(slots / 32, 0);
+#ifdef PA_INTERP_TSAN
+        warp_sync.assign(slots / 32, {});
+        warp_gen.assign(slots / 32, 0);
+#endif
         for (int i = 0; i < nthreads; i++) {
             Thread &t = threads[(size_t)i];
             t.state = READY;
@@ -1588,21 +1780,71 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
             t.wg_fenced = false;
             t.wg_committed = 0;
             t.gd_waited = false;
+            t.fenced = false;
             t.seen.clear();
             t.shfl_par = 0;
             t.started = false;
             t.pending.clear();
             start_stack(t);
         }
-        run_cta(nthreads);
-        pdl_first_cta_done();
-#ifdef PA_INTERP_TSAN
-        __tsan_acquire(&cta_end_sync);
-#endif
-        if (pa_prof_segment_end)
-            for (int w = 0; w * 32 < nthreads; w++)
-                pa_prof_segment_end(w);
+    };
+    size_t next = 0;
+    int live = 0;
+    std::vector<char> busy((size_t)resident, 0);
+    for (int r = 0; r < resident; r++) {
+        unpark(r);
+        begin(order[next++]);
+        park(r);
+        busy[(size_t)r] = 1;
+        live++;
     }
+    // Round robin over the resident CTAs (a random one under
+    // PA_INTERP_SCHED=random), each run to its next __syncthreads or its end;
+    // a CTA that ends makes way for the next in the order.
+    int r = 0;
+    bool first = true;
+    while (live > 0) {
+        unpark(r);
+        const bool done = run_cta(nthreads, live > 1);
+        if (first) {
+            pdl_first_cta_done(); // the first CTA's first stretch
+            first = false;
+        }
+        if (done) {
+            if (pa_prof_segment_end)
+                for (int w = 0; w * 32 < nthreads; w++)
+                    pa_prof_segment_end(w);
+            if (next < order.size()) {
+                begin(order[next++]);
+            } else {
+                busy[(size_t)r] = 0;
+                live--;
+            }
+        }
+        park(r);
+        if (live == 0)
+            break;
+        if (sched_mode == RANDOM && live > 1) {
+            int k = std::uniform_int_distribution<int>(0, live - 1)(sched_rng);
+            for (r = 0; !busy[(size_t)r] || k-- > 0; r++)
+                ;
+        } else {
+            do
+                r = (r + 1) % resident;
+            while (!busy[(size_t)r]);
+        }
+    }
+#ifdef PA_INTERP_TSAN
+    // The CTAs of a grid are ordered with each other by nothing the
+    // interpreter adds (each resident CTA's threads are their own fibers);
+    // what follows the grid is ordered after all of them.
+    __tsan_acquire(&cta_end_sync);
+#endif
+    for (Cta &c : ctas)
+        guarded_free(c.smem);
+    smem_buf = nullptr;
+    static_buf = nullptr;
+    static_bufs.clear();
 }
 
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
@@ -1610,6 +1852,7 @@ void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const ch
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
     grid_begin(stream, pdl, name);
+    g_static = &static_layouts[kernel];
     run_now(grid, block, smem, body);
     grid_end(stream);
     if (pa_prof_launch)

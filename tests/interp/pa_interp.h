@@ -52,6 +52,9 @@ const uint3 &block_idx();
 const dim3 &block_dim();
 const dim3 &grid_dim();
 unsigned char *dynamic_smem();
+// The running CTA's copy of the static shared variable `key` (bytes, aligned
+// to align; see PA_STATIC_SMEM in cuda/ptx.cuh).
+void *static_smem(const void *key, size_t bytes, size_t align);
 
 void sync_block(const char *file, int line);
 int sync_or(int pred, const char *file, int line);
@@ -132,14 +135,20 @@ Launcher<K> launcher(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, co
     return Launcher<K>{grid, block, smem, stream, name, kernel, pdl};
 }
 
+// __threadfence (fence.sc.gpu) and, under ThreadSanitizer, what an atomic
+// means to it: the model of fences and atomics in interp.cpp (thread_fence).
+void thread_fence();
+void atomic_done(const void *p);
 template <class T> T atomic_add(T *p, T v) {
 #ifdef PA_INTERP_TSAN
-    // A relaxed atomic, as on the device: ThreadSanitizer sees no race and no ordering.
+    // A relaxed atomic, as on the device: ThreadSanitizer sees no race, and
+    // only the fences around it order anything (atomic_done).
     T old, want;
     __atomic_load(p, &old, __ATOMIC_RELAXED);
     do
         want = old + v;
     while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    atomic_done(p);
     return old;
 #else
     const T old = *p; // CTAs run one at a time and threads switch only at barriers
@@ -170,7 +179,7 @@ inline void check_align(const void *p, int n, const char *file, int line) {
 #define __shfl_down_sync(mask, v, d, ...) ::pa_interp::shfl((v), 3, (d), 32)
 #define __ldcg(p) (*(p))
 #define __ldg(p) (*(p))
-#define __threadfence() ((void)0)
+#define __threadfence() ::pa_interp::thread_fence()
 #define atomicAdd(p, v) ::pa_interp::atomic_add((p), (v))
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)

@@ -383,6 +383,8 @@ void __tsan_switch_to_fiber(void *, unsigned) {}
 void __tsan_set_fiber_name(void *, const char *) {}
 void __tsan_acquire(void *) {}
 void __tsan_release(void *) {}
+void __tsan_java_alloc(unsigned long, unsigned long) {}
+void __tsan_java_free(unsigned long, unsigned long) {}
 // Its own bookkeeping on kernel memory goes through plain copies here, which
 // the profiler does not see (only the kernels are instrumented).
 void __tsan_ignore_thread_begin(void) {}

@@ -8,10 +8,21 @@
 namespace {
 
 __global__ void static_smem_first_read(uint32_t *out) {
-    PA_STATIC_SMEM(uint32_t s_word);
+    PA_STATIC_SMEM(s_word, uint32_t);
     if (threadIdx.x == 0) {
         out[blockIdx.x] = s_word; // read before any write in this CTA
         s_word = 42u;
+    }
+}
+
+// The same in a template kernel, whose statics GCC keeps out of any section
+// named for them (they went unpoisoned while static shared memory was a
+// linker section).
+template <int N> __global__ void static_smem_first_read_t(uint32_t *out) {
+    PA_STATIC_SMEM(s_words, uint32_t[N]);
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] = s_words[N - 1];
+        s_words[N - 1] = 42u;
     }
 }
 
@@ -34,7 +45,7 @@ __global__ void barrier_in_two_places(int *out) {
 // Lane 0 writes a word every lane reads, `ordered` decides whether a
 // __syncwarp stands between; a shuffle always does (it orders nothing).
 __global__ void lane_write_then_read(int *out, int ordered) {
-    PA_STATIC_SMEM(int s_word);
+    PA_STATIC_SMEM(s_word, int);
     const int lane = threadIdx.x & 31;
     if (lane == 0)
         s_word = 7;
@@ -47,7 +58,7 @@ __global__ void lane_write_then_read(int *out, int ordered) {
 // Every thread reads a word that thread 0 rewrites afterwards; `ordered`
 // decides whether a __syncthreads stands between.
 __global__ void read_then_rewrite(int *out, int ordered) {
-    PA_STATIC_SMEM(int s_word);
+    PA_STATIC_SMEM(s_word, int);
     if (threadIdx.x == 0)
         s_word = 1;
     __syncthreads();
@@ -82,11 +93,58 @@ __global__ void strided_access(const float *src, float *out, int stride, int sst
     __syncthreads();
     out[l] = s[l * sstride];
 }
+constexpr int strided_store_line = __LINE__ - 4; // (the load is two lines below it; test_prof)
 
 // Each CTA records when it ran: an output that depends on CTA order.
 __global__ void arrival_order(int *counter, int *out) {
     if (threadIdx.x == 0)
         out[blockIdx.x] = atomicAdd(counter, 1);
+}
+
+// Work taken from a global counter (hdr[0], thread 0's atomicAdd handed to
+// the CTA through static shared memory), `split` items to a group; the CTA
+// that finishes a group's last item sums the group's partials, which other
+// CTAs may have written (the last-CTA pattern: each writer's fence, its
+// barrier and thread 0's atomic on the group's counter hdr[1 + g]; the
+// reader's barrier and fence). mode 1 drops the writers' fence, mode 2 the
+// reader's. owner[i]: the CTA that took item i.
+__global__ void fetch_and_merge(int *hdr, int *part, int *owner, int *sum, int items, int split, int mode) {
+    PA_STATIC_SMEM(s_idx, int);
+    PA_STATIC_SMEM(s_last, int);
+    for (;;) {
+        if (threadIdx.x == 0)
+            s_idx = atomicAdd(&hdr[0], 1);
+        __syncthreads();
+        const int i = s_idx;
+        __syncthreads(); // every thread has read s_idx before thread 0 takes the next
+        if (i >= items)
+            return;
+        part[i * (int)blockDim.x + (int)threadIdx.x] = 1000 * i + (int)threadIdx.x;
+        if (threadIdx.x == 0)
+            owner[i] = (int)blockIdx.x;
+        if (mode != 1)
+            __threadfence();
+        __syncthreads();
+        const int g = i / split;
+        if (threadIdx.x == 0)
+            s_last = atomicAdd(&hdr[1 + g], 1) == split - 1;
+        __syncthreads();
+        if (s_last) {
+            if (mode != 2)
+                __threadfence();
+            int acc = 0;
+            for (int j = g * split; j < (g + 1) * split; j++)
+                acc += part[j * (int)blockDim.x + (int)threadIdx.x];
+            sum[g * (int)blockDim.x + (int)threadIdx.x] = acc;
+        }
+    }
+}
+
+// Thread b of CTA b stores b to one word (threads of one index in two CTAs
+// run on one ThreadSanitizer fiber in turn, see interp.cpp's run_now).
+__global__ void same_word(int *out) {
+    if (threadIdx.x == blockIdx.x % blockDim.x)
+        out[0] = (int)blockIdx.x;
 }
 
 // One warpgroup's S (64 x 64) = Q K^T over 64 dims with wgmma (bf16, f32
@@ -172,7 +230,7 @@ __global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mod
 // that says so); 2: they do not fence.
 __global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
-    PA_STATIC_SMEM(uint64_t full);
+    PA_STATIC_SMEM(full, uint64_t);
     const int t = threadIdx.x;
     const uint32_t win = pa::ptx::smem_window_addr(sm), base = (win + 1023u) & ~1023u;
     unsigned char *tile = sm + (base - win);
@@ -223,7 +281,8 @@ __global__ void setmaxnreg_handoff(int *out, int mode) {
 // `empty` wait.
 __global__ void mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mode) {
     PA_DYNAMIC_SMEM(uint32_t, slot);
-    PA_STATIC_SMEM(uint64_t full[2], empty[2]);
+    PA_STATIC_SMEM(full, uint64_t[2]);
+    PA_STATIC_SMEM(empty, uint64_t[2]);
     const int t = threadIdx.x, w = t / 32, l = t % 32;
     if (t == 0)
         for (int i = 0; i < 2; i++) {
@@ -258,7 +317,7 @@ __global__ void mbar_ring(const uint32_t *src, uint32_t *out, int rounds, int mo
 // waiting warp syncs, the other arrives): warp 0 writes round i, warp 1 reads
 // it and writes round i + 1 ... `turns` 0 drops warp 1's sync (a race).
 __global__ void named_turns(int *log, int rounds, int turns) {
-    PA_STATIC_SMEM(int s_val);
+    PA_STATIC_SMEM(s_val, int);
     const int w = threadIdx.x / 32, l = threadIdx.x % 32;
     if (w == 1)
         pa::ptx::named_arrive(1, 64); // warp 0 goes first
@@ -281,7 +340,7 @@ __global__ void named_turns(int *log, int rounds, int turns) {
 
 // A wait on a phase that never completes: the interpreter reports a deadlock.
 __global__ void mbar_never(uint32_t *out) {
-    PA_STATIC_SMEM(uint64_t bar);
+    PA_STATIC_SMEM(bar, uint64_t);
     if (threadIdx.x == 0)
         pa::ptx::mbar_init(&bar, 33);
     __syncthreads();
@@ -295,7 +354,7 @@ __global__ void mbar_never(uint32_t *out) {
 // once: the "Missing wait" synccheck reported on an H100 for the PTX twins'
 // script kernel (tests/common/ptx_twin_device.cu), 2026-11-27.
 __global__ void mbar_rearrive(uint32_t *out, int mode) {
-    PA_STATIC_SMEM(uint64_t bar);
+    PA_STATIC_SMEM(bar, uint64_t);
     pa::ptx::mbar_init(&bar, 1);
     pa::ptx::mbar_arrive(&bar);
     if (mode == 0)
@@ -339,6 +398,10 @@ extern "C" {
 
 cudaError_t pa_selftest_static_smem(uint32_t *out, int ctas) {
     PA_LAUNCH(dim3(ctas), dim3(32), 0, nullptr, static_smem_first_read)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_static_smem_template(uint32_t *out, int ctas) {
+    PA_LAUNCH(dim3(ctas), dim3(32), 0, nullptr, static_smem_first_read_t<3>)(out);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas) {
@@ -408,9 +471,20 @@ cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int 
     return cudaGetLastError();
 }
 
+cudaError_t pa_selftest_fetch_and_merge(int *hdr, int *part, int *owner, int *sum, int items, int split, int mode) {
+    PA_LAUNCH(dim3(4), dim3(64), 0, nullptr, fetch_and_merge)(hdr, part, owner, sum, items, split, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_same_word(int *out, int ctas) {
+    PA_LAUNCH(dim3(ctas), dim3(32), 0, nullptr, same_word)(out);
+    return cudaGetLastError();
+}
+
 cudaError_t pa_selftest_write_at(int *out, long i) {
     PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, write_at)(out, i);
     return cudaGetLastError();
 }
+
+const int pa_selftest_strided_lines[2] = {strided_store_line, strided_store_line + 2};
 
 } // extern "C"

@@ -7,12 +7,15 @@
 extern "C" {
 #endif
 cudaError_t pa_selftest_static_smem(uint32_t *out, int ctas);
+cudaError_t pa_selftest_static_smem_template(uint32_t *out, int ctas);
 cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas);
 cudaError_t pa_selftest_barrier_in_two_places(int *out);
 cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered);
 cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);
 cudaError_t pa_selftest_arrival_order(int *counter, int *out, int ctas);
 cudaError_t pa_selftest_strided_access(const float *src, float *out, int stride, int sstride);
+/* The source lines of strided_access's shared-memory store and load. */
+extern const int pa_selftest_strided_lines[2];
 cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, int ordered);
 /* The wgmma self-test's protocol (PA_WG_OK) and its defects. */
 enum pa_selftest_wgmma_mode {
@@ -46,6 +49,14 @@ cudaError_t pa_selftest_named_turns(int *log, int rounds, int turns);
  * griddepcontrol.wait; 1: read before it; 2: a thread of each CTA returns before it; 3: buf
  * stored to before it. */
 cudaError_t pa_selftest_pdl(int *buf, const int *other, int *out, int mode, int pdl);
+/* 4 CTAs of 64 threads take items 0..items-1 from hdr[0]; the CTA that ends a
+ * group of `split` items sums its partials into sum[g * 64 + t] (hdr[1 + g]
+ * counts the group's finished items; owner[i]: the CTA that took item i).
+ * mode 0: fences on both sides of the counter; 1: no fence before it; 2: none
+ * after it. */
+cudaError_t pa_selftest_fetch_and_merge(int *hdr, int *part, int *owner, int *sum, int items, int split, int mode);
+/* Thread b of CTA b stores b to out[0]. */
+cudaError_t pa_selftest_same_word(int *out, int ctas);
 /* One thread stores 1 to out[i]. */
 cudaError_t pa_selftest_write_at(int *out, long i);
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,23 @@ Test(interp, static_smem_is_poisoned_in_every_cta) {
     cr_assert_eq(pa_selftest_static_smem(out, 4), cudaSuccess);
     for (int b = 0; b < 4; b++)
         cr_expect_eq(out[b], 0xFFFFFFFFu, "CTA %d read %#x before writing its static shared memory", b, out[b]);
+    cudaFree(out);
+}
+
+/* A template kernel's too (GCC keeps a template's statics out of a named
+ * section: until 2026-12-02 these read zeros, then the last CTA's 42). Two
+ * resident CTAs each have their own. */
+Test(interp, static_smem_of_a_template_kernel_is_poisoned_in_every_cta) {
+    uint32_t *out = dev(4 * sizeof(uint32_t));
+    for (int resident = 1; resident <= 2; resident++) {
+        setenv("PA_INTERP_CTAS", resident == 1 ? "1" : "2", 1);
+        memset(out, 0, 4 * sizeof(uint32_t));
+        cr_assert_eq(pa_selftest_static_smem_template(out, 4), cudaSuccess);
+        for (int b = 0; b < 4; b++)
+            cr_expect_eq(out[b], 0xFFFFFFFFu, "%d resident: CTA %d read %#x before writing its static shared memory",
+                         resident, b, out[b]);
+    }
+    setenv("PA_INTERP_CTAS", "1", 1);
     cudaFree(out);
 }
 
@@ -310,7 +328,65 @@ Test(interp, store_just_past_the_end_aborts, .signal = SIGABRT) { write_at_case(
 Test(interp, store_before_the_start_aborts, .signal = SIGABRT) { write_at_case(-1); }
 #endif
 
+/* Resident CTAs (PA_INTERP_CTAS): work taken from a global counter, 12 items
+ * in groups of 3, each group summed by the CTA that finishes it. Returns how
+ * many CTAs took items. */
+static int fetch_case(int resident, int mode, int check) {
+    char n[8];
+    snprintf(n, sizeof n, "%d", resident);
+    setenv("PA_INTERP_CTAS", n, 1);
+    enum { items = 12, split = 3, groups = items / split, nt = 64 };
+    int *hdr = dev((1 + groups) * sizeof(int)), *part = dev(items * nt * sizeof(int));
+    int *owner = dev(items * sizeof(int)), *sum = dev(groups * nt * sizeof(int));
+    memset(hdr, 0, (1 + groups) * sizeof(int));
+    memset(owner, 0xFF, items * sizeof(int));
+    memset(sum, 0, groups * nt * sizeof(int));
+    const cudaError_t e = pa_selftest_fetch_and_merge(hdr, part, owner, sum, items, split, mode);
+    setenv("PA_INTERP_CTAS", "1", 1);
+    cr_assert_eq(e, cudaSuccess);
+    int took[4] = {0, 0, 0, 0}, ctas = 0;
+    if (check) {
+        for (int i = 0; i < items; i++) {
+            cr_assert(owner[i] >= 0 && owner[i] < 4, "item %d taken by %d", i, owner[i]);
+            took[owner[i]]++;
+        }
+        for (int b = 0; b < 4; b++)
+            ctas += took[b] > 0;
+        for (int g = 0; g < groups; g++)
+            for (int t = 0; t < nt; t++) {
+                const int want = 1000 * (3 * g + 0) + 1000 * (3 * g + 1) + 1000 * (3 * g + 2) + 3 * t;
+                cr_expect_eq(sum[g * nt + t], want, "group %d thread %d: %d, want %d", g, t, sum[g * nt + t], want);
+            }
+    }
+    cudaFree(hdr);
+    cudaFree(part);
+    cudaFree(owner);
+    cudaFree(sum);
+    return ctas;
+}
+
+/* One resident CTA (the default) runs to its end before the next starts: the
+ * first takes every item, and every merge is its own. */
+Test(interp, one_resident_cta_takes_all_the_work) { cr_expect_eq(fetch_case(1, 0, 1), 1); }
+
+/* Three resident CTAs take turns at their barriers: the items spread over
+ * them, a group's partials come from several CTAs, and each keeps its own
+ * static shared memory (the item index it read) across the turns. */
+Test(interp, resident_ctas_share_the_work_and_merge_each_others) { cr_expect_eq(fetch_case(3, 0, 1), 3); }
+
 #ifdef PA_SELFTEST_TSAN
+/* Nothing orders the CTAs of a grid: two that store one word race, one
+ * resident CTA at a time too (the default). */
+Test(tsan, ctas_storing_one_word_race, .signal = SIGABRT) {
+    int *out = dev(sizeof(int));
+    pa_selftest_same_word(out, 2);
+}
+/* The last-CTA merge without the writers' fence before the counter, or
+ * without the reader's fence after it: the partials' stores and the merge's
+ * loads race. (With both fences, resident_ctas_share_the_work_and_merge_each_others.) */
+Test(tsan, last_cta_merge_without_the_writers_fence_is_a_race, .signal = SIGABRT) { fetch_case(3, 1, 0); }
+Test(tsan, last_cta_merge_without_the_readers_fence_is_a_race, .signal = SIGABRT) { fetch_case(3, 2, 0); }
+
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
 // three kernels: lanes run in lock step and the copy lands before warp 1 runs.

@@ -1,9 +1,12 @@
 /* Outputs do not depend on inter-CTA timing: every launch of a step gives the
  * same bytes whatever order the interpreter runs its CTAs in (forward,
- * reverse, shuffled) and whether cp.async copies land at issue or at their
- * wait. Covers the paths where CTAs meet: decode splits and their merge (v2
- * and the recommended entry) and ragged kv splits merged by the last CTA. The
- * interpreter reads PA_INTERP_ORDER and PA_INTERP_CP at every launch. */
+ * reverse, shuffled), how many it keeps under way at once (1 to 3, taking
+ * turns at their barriers: ragged's work then spreads over CTAs and a tile's
+ * chunks are merged by whichever CTA finishes last) and whether cp.async
+ * copies land at issue or at their wait. Covers the paths where CTAs meet:
+ * decode splits and their merge (v2 and the recommended entry) and ragged kv
+ * splits merged by the last CTA. The interpreter reads PA_INTERP_ORDER,
+ * PA_INTERP_CTAS and PA_INTERP_CP at every launch. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
@@ -14,13 +17,15 @@
 #include "ragged_problem.h"
 #include "testutil.h"
 
-static const char *const orders[][2] = {
-    {"forward", "wait"}, {"reverse", "wait"}, {"shuffle", "issue"}, {"forward", "issue"}, {"reverse", "issue"}};
+static const char *const orders[][3] = {{"forward", "wait", "1"},  {"reverse", "wait", "1"},  {"shuffle", "issue", "1"},
+                                        {"forward", "issue", "1"}, {"reverse", "issue", "1"}, {"forward", "wait", "3"},
+                                        {"reverse", "issue", "2"}, {"shuffle", "wait", "3"}};
 enum { N_ORDERS = sizeof orders / sizeof orders[0] };
 
 static void set_order(int i) {
     setenv("PA_INTERP_ORDER", orders[i][0], 1);
     setenv("PA_INTERP_CP", orders[i][1], 1);
+    setenv("PA_INTERP_CTAS", orders[i][2], 1);
 }
 
 /* Runs `launch` under every order and landing policy, the output poisoned
@@ -35,13 +40,15 @@ static void same_bytes_in_every_order(launch_fn launch, void *ctx, void *out, si
         cr_assert_eq(launch(ctx), PA_SUCCESS, "%s", pa_last_error());
         pa_test_dev_download(o ? got : first, out, bytes);
         if (o)
-            cr_assert(memcmp(first, got, bytes) == 0, "%s: CTA order %s, cp.async at %s changed the output", what,
-                      orders[o][0], orders[o][1]);
+            cr_assert(memcmp(first, got, bytes) == 0,
+                      "%s: CTA order %s, cp.async at %s, %s CTAs under way changed the output", what, orders[o][0],
+                      orders[o][1], orders[o][2]);
     }
     free(first);
     free(got);
     setenv("PA_INTERP_ORDER", "forward", 1);
     setenv("PA_INTERP_CP", "wait", 1);
+    setenv("PA_INTERP_CTAS", "1", 1);
 }
 
 typedef struct decode_run {
