@@ -1509,7 +1509,11 @@ void wgmma(int dt, int n, const uint32_t *a, uint64_t desc_a, bool trans_a, uint
             reads.add(pa::ptx::twin::wgmma_addr(desc_a, trans_a, 16 * ww + wl, k, eb), (uint32_t)eb);
     reads.flush();
 #endif
-    slot_acc[(size_t)cur->lin].assign(acc, acc + h);
+    {
+        // (the lane slots serve every resident CTA: the interpreter's own copy)
+        [[maybe_unused]] const Unobserved quiet;
+        slot_acc[(size_t)cur->lin].assign(acc, acc + h);
+    }
     slot_accp[(size_t)cur->lin] = acc;
     warp_step("wgmma", 0);
     if (first_of_round()) {
