@@ -57,7 +57,7 @@ void __tsan_write_range(void *addr, unsigned long size);
 void __tsan_ignore_thread_begin(void);
 void __tsan_ignore_thread_end(void);
 // ThreadSanitizer's interface for a Java VM's heap: an allocation there
-// resets the shadow of the range, which is what forget_accesses needs.
+// resets the shadow of the range, which is what poison_shared needs.
 void __tsan_java_alloc(unsigned long ptr, unsigned long size);
 void __tsan_java_free(unsigned long ptr, unsigned long size);
 }
@@ -185,8 +185,9 @@ unsigned char *smem_buf = nullptr;
 size_t smem_cap = 0;
 // Static shared memory (PA_STATIC_SMEM in cuda/ptx.cuh): per kernel, each
 // variable's offset (given at its first use) and the bytes given so far; the
-// running CTA's static shared memory, and every resident CTA's (a variable met
-// for the first time is poisoned in each). The device allows 48 KB.
+// running CTA's static shared memory, and every resident CTA's (the first
+// g_resident of the pool: a variable met for the first time is poisoned in
+// each). The device allows 48 KB.
 constexpr size_t kStaticSmem = 48 * 1024;
 struct StaticLayout {
     std::map<const void *, size_t> at;
@@ -195,8 +196,8 @@ struct StaticLayout {
 std::map<const void *, StaticLayout> static_layouts;
 StaticLayout *g_static = nullptr;
 unsigned char *static_buf = nullptr;
-std::vector<unsigned char *> static_bufs;
 std::vector<unsigned char *> static_pool; // resident CTA r's, kept for the process
+int g_resident = 0;                       // the running grid's resident CTAs
 const std::function<void()> *g_body = nullptr;
 uint3 g_block_idx;
 dim3 g_grid, g_block;
@@ -404,22 +405,22 @@ struct Unobserved {
 #endif
 };
 
-// Shared memory a new CTA starts on: under ThreadSanitizer, the accesses
-// recorded there so far are forgotten (its shadow reset, and the sync objects
-// of mbarriers there dropped), since nothing orders the CTA's threads with
-// those of the CTA that used it before.
-void forget_accesses(void *p, size_t n) {
-#ifdef PA_INTERP_TSAN
+// Shared memory a new CTA starts on (or a static variable met for the first
+// time): 0xFF bytes, NaN in every float type, and under ThreadSanitizer the
+// accesses recorded there so far forgotten (its shadow reset, and the sync
+// objects of mbarriers there dropped), since nothing orders the CTA's threads
+// with those of the CTA that used it before.
+void poison_shared(void *p, size_t n) {
     if (n == 0)
         return;
+    [[maybe_unused]] const Unobserved quiet;
+#ifdef PA_INTERP_TSAN
     const uintptr_t lo = reinterpret_cast<uintptr_t>(p) & ~(uintptr_t)7;
     const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n + 7) & ~(uintptr_t)7;
     __tsan_java_free(lo, hi - lo);
     __tsan_java_alloc(lo, hi - lo);
-#else
-    (void)p;
-    (void)n;
 #endif
+    memset(p, 0xFF, n);
 }
 
 // The sweep run_cta is in: the warps it picked (sweep_run) and the lane its
@@ -1003,13 +1004,8 @@ void *static_smem(const void *key, size_t bytes, size_t align) {
             die("static shared memory over the device's 48 KB");
         it = g_static->at.emplace(key, o).first;
         g_static->used = o + bytes;
-        for (unsigned char *b : static_bufs) {
-            {
-                [[maybe_unused]] const Unobserved quiet;
-                memset(b + o, 0xFF, bytes);
-            }
-            forget_accesses(b + o, bytes);
-        }
+        for (int r = 0; r < g_resident; r++)
+            poison_shared(static_pool[(size_t)r] + o, bytes);
     }
     return static_buf + it->second;
 }
@@ -1726,7 +1722,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     std::vector<Cta> ctas((size_t)resident);
     while (static_pool.size() < (size_t)resident)
         static_pool.push_back((unsigned char *)guarded_alloc(kStaticSmem));
-    static_bufs.assign(static_pool.begin(), static_pool.begin() + resident);
+    g_resident = resident;
     for (int r = 0; r < resident; r++) {
         Cta &c = ctas[(size_t)r];
         c.smem = (unsigned char *)guarded_alloc(smem > 0 ? smem : 16);
@@ -1754,8 +1750,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     auto begin = [&](const uint3 &b) {
         [[maybe_unused]] const Unobserved quiet;
         g_block_idx = b;
-        forget_accesses(smem_buf, smem_cap);
-        memset(smem_buf, 0xFF, smem_cap);
+        poison_shared(smem_buf, smem_cap);
         async_live = false;
         unfenced.clear();
         mbar_waited.clear();
@@ -1766,8 +1761,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         for (Named &x : named) // a CTA starts with every named barrier at rest
             x = Named{};
         cta_atomics.clear();
-        forget_accesses(static_buf, g_static->used);
-        memset(static_buf, 0xFF, g_static->used);
+        poison_shared(static_buf, g_static->used);
         warp_round.assign(slots / 32, 0);
 #ifdef PA_INTERP_TSAN
         warp_sync.assign(slots / 32, {});
@@ -1848,7 +1842,7 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
         guarded_free(c.smem);
     smem_buf = nullptr;
     static_buf = nullptr;
-    static_bufs.clear();
+    g_resident = 0;
 }
 
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
