@@ -79,9 +79,10 @@ uint64_t pa_twin_wgmma_desc(uint32_t start, uint32_t lbo, uint32_t sbo, int swiz
  * without sm_90a (the wrapper traps there, so nothing runs). -1 for another n. */
 int pa_twin_wgmma_device(int dt, int n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int trans_b, int scale_d,
                          const unsigned char *image, float *acc, int *supported);
-/* wgmma.mma_async m64n128k32 .e4m3.e4m3, both operands K-major: acc has
- * 128 x 64 floats; the host twin is pa_twin_wgmma_host with dt 3, n 128. */
-int pa_twin_wgmma_e4m3_device(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+/* wgmma.mma_async m64nNk32 .e4m3.e4m3, n = 128 or 136 (the widths the Hopper
+ * kernel's FP8 path issues; -1 for another n), both operands K-major: acc has
+ * 128 x n / 2 floats; the host twin is pa_twin_wgmma_host with dt 3. */
+int pa_twin_wgmma_e4m3_device(int n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
                               const unsigned char *image, float *acc, int *supported);
 
 /* mbarrier, one thread: a barrier initialised to `count`, then ops[i] = 0

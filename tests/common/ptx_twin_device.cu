@@ -375,25 +375,26 @@ extern "C" int pa_twin_wgmma_device(int dt, int n, const uint32_t *a, uint64_t d
     return (int)d.err;
 }
 
-// wgmma_kernel's e4m3 twin: m64n128k32, K-major operands (64 accumulators).
-template <bool RS>
+// wgmma_kernel's e4m3 twin: m64nNk32 (N = 128, the Hopper kernel's Q K^T; N =
+// 136, its FP8 P V with the row-sum block), K-major operands (N / 2 accumulators).
+template <int N, bool RS>
 __global__ void wgmma_e4m3_kernel(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
                                   const unsigned char *image, float *acc, int *ok) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
     const int t = threadIdx.x;
     const uint64_t shift = image_to_smem(sm, image);
-    float d[64];
-    for (int i = 0; i < 64; i++)
-        d[i] = acc[t * 64 + i];
+    float d[N / 2];
+    for (int i = 0; i < N / 2; i++)
+        d[i] = acc[t * (N / 2) + i];
     if (t == 0)
         *ok = PA_WGMMA_OK;
 #if PA_WGMMA_OK
     pa::ptx::wgmma_fence();
     if constexpr (RS) {
         const uint32_t ra[4] = {a[t * 4], a[t * 4 + 1], a[t * 4 + 2], a[t * 4 + 3]};
-        pa::ptx::wgmma_rs_e4m3<128>(d, ra, desc_b + shift, scale_d);
+        pa::ptx::wgmma_rs_e4m3<N>(d, ra, desc_b + shift, scale_d);
     } else {
-        pa::ptx::wgmma_ss_e4m3<128>(d, desc_a + shift, desc_b + shift, scale_d);
+        pa::ptx::wgmma_ss_e4m3<N>(d, desc_a + shift, desc_b + shift, scale_d);
     }
     pa::ptx::wgmma_commit();
     pa::ptx::wgmma_wait<0>();
@@ -404,27 +405,28 @@ __global__ void wgmma_e4m3_kernel(const uint32_t *a, uint64_t desc_a, uint64_t d
     (void)scale_d;
     (void)shift;
 #endif
-    for (int i = 0; i < 64; i++)
-        acc[t * 64 + i] = d[i];
+    for (int i = 0; i < N / 2; i++)
+        acc[t * (N / 2) + i] = d[i];
 }
 
-extern "C" int pa_twin_wgmma_e4m3_device(const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
+extern "C" int pa_twin_wgmma_e4m3_device(int n, const uint32_t *a, uint64_t desc_a, uint64_t desc_b, int scale_d,
                                          const unsigned char *image, float *acc, int *supported) {
+    const WgmmaKernel k = n == 128   ? (a ? wgmma_e4m3_kernel<128, true> : wgmma_e4m3_kernel<128, false>)
+                          : n == 136 ? (a ? wgmma_e4m3_kernel<136, true> : wgmma_e4m3_kernel<136, false>)
+                                     : nullptr;
+    if (!k)
+        return -1;
     Dev d;
     const uint32_t *da = a ? d.up(a, 512) : nullptr;
     const unsigned char *di = d.up(image, PA_TWIN_WG_SMEM);
-    float *dacc = d.up(acc, 128 * 64);
+    float *dacc = d.up(acc, (size_t)128 * (n / 2));
     int *dok = d.up<int>(nullptr, 1);
     const size_t smem = PA_TWIN_WG_SMEM + 1024;
     if (d.err == cudaSuccess) {
-        if (a) {
-            PA_LAUNCH(1, 128, smem, 0, wgmma_e4m3_kernel<true>)(da, desc_a, desc_b, scale_d, di, dacc, dok);
-        } else {
-            PA_LAUNCH(1, 128, smem, 0, wgmma_e4m3_kernel<false>)(da, desc_a, desc_b, scale_d, di, dacc, dok);
-        }
+        PA_LAUNCH(1, 128, smem, 0, k)(da, desc_a, desc_b, scale_d, di, dacc, dok);
         d.err = cudaGetLastError();
     }
-    d.down(acc, dacc, 128 * 64);
+    d.down(acc, dacc, (size_t)128 * (n / 2));
     d.down(supported, dok, 1);
     return (int)d.err;
 }

@@ -223,43 +223,50 @@ static uint8_t e4m3_int(int v) {
     return (uint8_t)(sign | ((e + 7) << 3) | f);
 }
 
-/* wgmma m64n128k32 e4m3 against its twin: A from registers or shared memory,
- * no swizzle and the 128-byte swizzle, with and without the accumulator.
- * Integers of at most 8 in magnitude: every product and sum (at most 2^11 +
- * 64) is an integer of at most 13 bits, which the hardware's narrower FP8
- * accumulator also holds exactly, so the bits must match. */
-Test(ptx_twins, wgmma_m64n128k32_e4m3_against_twin) {
+/* wgmma m64nNk32 e4m3 against its twin at both widths the Hopper kernel's FP8
+ * path issues (N = 128: Q K^T; N = 136: P V with the row-sum block): A from
+ * registers or shared memory, no swizzle and the 128-byte swizzle, with and
+ * without the accumulator. Integers of at most 8 in magnitude: every product
+ * and sum (at most 2^11 + 64) is an integer of at most 13 bits, which the
+ * hardware's narrower FP8 accumulator also holds exactly, so the bits must
+ * match. */
+Test(ptx_twins, wgmma_m64nNk32_e4m3_against_twin) {
     PA_SKIP_WITHOUT_GPU();
     pa_rng r = pa_rng_make(78);
     static unsigned char image[PA_TWIN_WG_SMEM];
     static uint32_t a[512];
-    static float acc_dev[128 * 64], acc_host[128 * 64];
-    for (int rs = 0; rs <= 1; rs++)
-        for (int swz = 0; swz <= 128; swz += 128) {
-            for (int i = 0; i < PA_TWIN_WG_SMEM; i++)
-                image[i] = e4m3_int(pa_rng_int(&r, -8, 8));
-            for (int i = 0; i < 512; i++)
-                a[i] = (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) | (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 8 |
-                       (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 16 |
-                       (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 24;
-            for (int i = 0; i < 128 * 64; i++)
-                acc_dev[i] = acc_host[i] = (float)pa_rng_int(&r, -64, 64);
-            /* A at 0 (64 rows), B at 8 KiB (128 rows): unswizzled core matrices
-             * of 8 rows x 16 bytes (next 16 bytes of k LBO = 128 on, next 8
-             * rows SBO = 256 on), or rows of 128 bytes in 1024-byte groups. */
-            const uint64_t da = swz ? pa_twin_wgmma_desc(0, 16, 1024, 128) : pa_twin_wgmma_desc(0, 128, 256, 0);
-            const uint64_t db = swz ? pa_twin_wgmma_desc(8192, 16, 1024, 128) : pa_twin_wgmma_desc(8192, 128, 256, 0);
-            const int scale_d = (swz / 128 + rs) % 2 == 0;
-            int ok = 0;
-            cr_assert_eq(pa_twin_wgmma_e4m3_device(rs ? a : NULL, da, db, scale_d, image, acc_dev, &ok), 0);
-            if (!ok)
-                cr_skip_test("built without sm_90a: no wgmma to compare");
-            pa_twin_wgmma_host(3, 128, rs ? a : NULL, da, 0, db, 0, scale_d, image, acc_host);
-            for (int i = 0; i < 128 * 64; i++)
-                cr_assert_eq(memcmp(&acc_dev[i], &acc_host[i], 4), 0,
-                             "rs %d swz %d: lane %d element %d: device %a, twin %a", rs, swz, i / 64, i % 64,
-                             (double)acc_dev[i], (double)acc_host[i]);
-        }
+    static float acc_dev[128 * 68], acc_host[128 * 68];
+    static const int widths[2] = {128, 136};
+    for (int wi = 0; wi < 2; wi++)
+        for (int rs = 0; rs <= 1; rs++)
+            for (int swz = 0; swz <= 128; swz += 128) {
+                const int n = widths[wi], nacc = 128 * (n / 2);
+                for (int i = 0; i < PA_TWIN_WG_SMEM; i++)
+                    image[i] = e4m3_int(pa_rng_int(&r, -8, 8));
+                for (int i = 0; i < 512; i++)
+                    a[i] = (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) | (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 8 |
+                           (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 16 |
+                           (uint32_t)e4m3_int(pa_rng_int(&r, -8, 8)) << 24;
+                for (int i = 0; i < nacc; i++)
+                    acc_dev[i] = acc_host[i] = (float)pa_rng_int(&r, -64, 64);
+                /* A at 0 (64 rows), B at 8 KiB (n rows): unswizzled core matrices
+                 * of 8 rows x 16 bytes (next 16 bytes of k LBO = 128 on, next 8
+                 * rows SBO = 256 on), or rows of 128 bytes in 1024-byte groups
+                 * (n 136: 17 groups, to 25 KiB of the 40 KiB image). */
+                const uint64_t da = swz ? pa_twin_wgmma_desc(0, 16, 1024, 128) : pa_twin_wgmma_desc(0, 128, 256, 0);
+                const uint64_t db =
+                    swz ? pa_twin_wgmma_desc(8192, 16, 1024, 128) : pa_twin_wgmma_desc(8192, 128, 256, 0);
+                const int scale_d = (swz / 128 + rs + wi) % 2 == 0;
+                int ok = 0;
+                cr_assert_eq(pa_twin_wgmma_e4m3_device(n, rs ? a : NULL, da, db, scale_d, image, acc_dev, &ok), 0);
+                if (!ok)
+                    cr_skip_test("built without sm_90a: no wgmma to compare");
+                pa_twin_wgmma_host(3, n, rs ? a : NULL, da, 0, db, 0, scale_d, image, acc_host);
+                for (int i = 0; i < nacc; i++)
+                    cr_assert_eq(memcmp(&acc_dev[i], &acc_host[i], 4), 0,
+                                 "n %d rs %d swz %d: lane %d element %d: device %a, twin %a", n, rs, swz, i / (n / 2),
+                                 i % (n / 2), (double)acc_dev[i], (double)acc_host[i]);
+            }
 }
 
 /* mbarrier: a script of arrivals and parity probes on the device against the
