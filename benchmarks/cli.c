@@ -331,5 +331,20 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
     }
     if (o->cache_auto)
         o->cache_dtype = o->dtype;
+#ifdef PA_CLI_INTERP
+    /* PAGEDATTN_CLI_SHRINK=1 (scripts/gpu-check-dry.sh): a GPU-sized command
+     * at interpret-mode lengths, every shape option (heads, head size, dtypes,
+     * layout, variant, features) as given, so each command of the GPU plan is
+     * refused or run here as it would be there. */
+    const char *shrink = getenv("PAGEDATTN_CLI_SHRINK");
+    if (shrink && !strcmp(shrink, "1")) {
+        o->seqs = o->seqs < 2 ? o->seqs : 2;
+        for (int k = 0; k < o->num_ctx; k++)
+            o->ctx[k] = o->ctx[k] < 160 ? o->ctx[k] : 160;
+        o->qlen = o->qlen < 24 ? o->qlen : 24;
+        o->decodes = o->decodes < 2 ? o->decodes : 2;
+        o->layers = o->layers < 2 ? o->layers : 2;
+    }
+#endif
     return 0;
 }

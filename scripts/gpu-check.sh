@@ -50,6 +50,8 @@
 #   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT
 #                                            when they run beside the plain tests, whose CPU
 #                                            references are the long poles
+# scripts/gpu-check-dry.sh runs this script without a GPU, on stand-ins, every CLI command of it
+# in interpret mode (meson test gpu_check_dry, in CI): run it after editing this file.
 # Output: benchmarks/results/gpu-check-<date>-<device>.md, its .json rows, the
 # side-by-side table and logs; copied into $OUT when that is set.
 set -uo pipefail

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh without a GPU, so a GPU lease is not the first run of an
+# edit to it. The script runs as written, on a copy of the tree, with these
+# stand-ins on PATH and in its build directory:
+#   pagedattn          `info` describes a Hopper device; every other command runs
+#                      in pagedattn-interp (the CLI on interpret mode, -Dinterp=true)
+#                      with PAGEDATTN_CLI_SHRINK=1: the command's heads, head size,
+#                      dtypes, layout, variant and features as written, at most 2
+#                      sequences of 160 tokens, so each is refused or run as on the
+#                      GPU; a preset sweep (`bench --preset NAME`) checks its preset
+#   tests/gpu/test_*   Criterion programs that pass one test and write their TAP
+#   compute-sanitizer  runs the program after its options, writes a clean log
+#   ncu                runs the command after its options (the CLI's), prints nothing
+#   nvidia-smi, serve_loop
+# Sections: tests, sanitize, checks, serve, bench and ncu of the full plan, then
+# the short plan's own defaults (PA_PLAN=short, its tests and sanitizers). The
+# Python package and the side by side need torch on a GPU and are left out.
+# Fails when the script exits non-zero, a section's header is missing from the
+# report, or any CLI command exits non-zero (each is listed with its exit code).
+#   scripts/gpu-check-dry.sh BUILD_DIR
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-build}" && pwd) || exit 1
+interp_cli=$build/tests/interp/pagedattn-interp
+if [ ! -x "$interp_cli" ]; then
+    echo "gpu-check-dry: $interp_cli not built (meson setup -Dinterp=true)" >&2
+    exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fake=$work/build
+mkdir -p "$work/bin" "$fake/benchmarks" "$fake/tests/gpu" "$work/repo/scripts" "$work/repo/benchmarks"
+cp "$root/scripts/gpu-check.sh" "$root/scripts/ncu_rows.py" "$root/scripts/plot" "$root/scripts/hopper_item_overhead.py" \
+    "$work/repo/scripts/"
+echo dry-run >"$fake/COMMIT"
+calls=$work/calls.txt
+: >"$calls"
+
+cat >"$fake/benchmarks/pagedattn" <<EOF
+#!/usr/bin/env bash
+if [ "\${1:-}" = info ]; then
+    if [ "\${2:-}" = --json ]; then
+        echo '{"device": {"name": "Dry Run"}, "prefill_hopper": true}'
+    else
+        printf 'pagedattn (gpu-check-dry)\n\ndevice: Dry Run (a stand-in)\n\n'
+    fi
+    exit 0
+fi
+args=("\$@")
+if [ "\${1:-}" = bench ] && { [ "\${2:-}" = all ] || [ "\${2:-}" = --preset ]; }; then
+    # A preset sweep is GPU-only; check that the preset exists.
+    args=(check decode --preset "\${3:-}")
+    [ "\${2:-}" = all ] && args=(check decode)
+fi
+PAGEDATTN_CLI_SHRINK=1 "$interp_cli" "\${args[@]}" >>"$work/cli.log" 2>&1
+rc=\$?
+echo "\$rc \$*" >>"$calls"
+echo "(dry run: pagedattn \$* -> exit \$rc)"
+exit \$rc
+EOF
+
+cat >"$work/test_prog" <<'EOF'
+#!/usr/bin/env bash
+tap=
+for a in "$@"; do case "$a" in --tap=*) tap=${a#--tap=} ;; esac; done
+[ -n "$tap" ] && printf 'TAP version 13\n1..1\nok 1 - dry::run\n' >"$tap"
+echo "[PASS] dry::run"
+EOF
+for t in test_cache_ops test_decode test_gpu_basic test_prefill test_ptx_twins test_ragged; do
+    cp "$work/test_prog" "$fake/tests/gpu/$t"
+done
+printf '#!/usr/bin/env bash\necho "PASS (serve_loop stand-in)"\n' >"$fake/serve_loop"
+
+cat >"$work/bin/compute-sanitizer" <<'EOF'
+#!/usr/bin/env bash
+log=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --log-file) log=$2; shift 2 ;;
+    --tool | --error-exitcode | --target-processes) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+[ -n "$log" ] && echo "========= ERROR SUMMARY: 0 errors" >"${log//%p/$$}"
+exec "$@"
+EOF
+cat >"$work/bin/ncu" <<'EOF'
+#!/usr/bin/env bash
+if [ "${1:-}" = --query-metrics ]; then
+    printf 'sm__pipe_tensor_op_gmma_cycles_active  x\nsm__inst_executed_pipe_tensor_op_gmma  x\n'
+    exit 0
+fi
+# gpu-check profiles $CLI, which starts with env
+while [ $# -gt 0 ] && [ "$1" != env ]; do shift; done
+[ $# -gt 0 ] && "$@" >/dev/null
+EOF
+cat >"$work/bin/nvidia-smi" <<'EOF'
+#!/usr/bin/env bash
+case "$*" in *compute_cap*) echo 9.0 ;; *) echo dry-run ;; esac
+EOF
+chmod +x "$fake/benchmarks/pagedattn" "$fake"/tests/gpu/* "$fake/serve_loop" "$work"/bin/*
+
+status=0
+run_plan() { # label, then environment assignments
+    local label=$1
+    shift
+    (cd "$work/repo" && env PATH="$work/bin:$PATH" PA_BUILD_DIR="$fake" "$@" bash scripts/gpu-check.sh) \
+        >"$work/$label.out" 2>&1
+    local rc=$?
+    local report
+    report=$(ls "$work"/repo/benchmarks/results/gpu-check-*-Dry-Run.md 2>/dev/null | head -1)
+    echo "gpu-check-dry: $label: exit $rc, $(wc -l <"$calls") CLI commands so far"
+    if [ $rc -ne 0 ] || [ -z "$report" ]; then
+        echo "gpu-check-dry: $label: gpu-check.sh failed (exit $rc); its output ends:"
+        tail -20 "$work/$label.out"
+        status=1
+        return
+    fi
+    for want in "${SECTIONS_WANTED[@]}"; do
+        grep -q "^## $want" "$report" || {
+            echo "gpu-check-dry: $label: the report has no '## $want' section"
+            status=1
+        }
+    done
+    grep -n "unbound variable\|command not found\|syntax error" "$work/$label.out" && status=1
+    rm -rf "$work"/repo/benchmarks/results
+}
+
+SECTIONS_WANTED=("GPU tests" "compute-sanitizer" "checks" "serve_loop" "benchmarks" "ncu")
+run_plan full PA_SECTIONS="tests sanitize checks serve bench ncu" PA_SAN_BACKGROUND=1 PA_BENCH_PRESETS=llama3-8b
+SECTIONS_WANTED=("GPU tests" "compute-sanitizer")
+run_plan short PA_PLAN=short PA_SECTIONS="tests sanitize"
+
+failed=$(awk '$1 != 0' "$calls")
+if [ -n "$failed" ]; then
+    echo "gpu-check-dry: CLI commands that exit non-zero (exit code, command):"
+    echo "$failed"
+    echo "gpu-check-dry: the CLI's messages:"
+    grep -E "^pagedattn" "$work/cli.log" | sort | uniq -c | head -20
+    status=1
+fi
+echo "gpu-check-dry: $(wc -l <"$calls") CLI commands, $(awk '$1 == 0' "$calls" | wc -l) ran here as they would on the GPU"
+exit $status
