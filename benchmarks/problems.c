@@ -4,9 +4,11 @@
 #include "problems.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kv_index.h"
 
@@ -38,18 +40,74 @@ void *pa_xmalloc(size_t n) {
     return p;
 }
 
+/* One thread's run [i0, i1) of pa_random_buffer: element i takes draw i. */
+typedef struct buffer_fill {
+    pa_rng base;
+    pa_dtype t;
+    void *b;
+    size_t i0, i1;
+    float lo, hi;
+} buffer_fill;
+
+static void *buffer_fill_run(void *arg) {
+    const buffer_fill *j = arg;
+    pa_rng r = pa_rng_skip(j->base, j->i0);
+    for (size_t i = j->i0; i < j->i1; i++)
+        pa_store_from_float(j->t, j->b, i, pa_rng_uniform(&r, j->lo, j->hi));
+    return NULL;
+}
+
 void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
     void *b = pa_xmalloc(n * pa_dtype_size(t) + 16);
-    if (!b)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        pa_store_from_float(t, b, i, pa_rng_uniform(r, lo, hi));
+    const int nt = pa_fill_threads((int64_t)n);
+    buffer_fill job[32];
+    pthread_t tid[32];
+    int started[32] = {0};
+    for (int i = 0; i < nt; i++) {
+        job[i] = (buffer_fill){*r, t, b, n / nt * i + (n % nt < (size_t)i ? n % nt : (size_t)i), 0, lo, hi};
+        job[i].i1 = job[i].i0 + n / nt + ((size_t)i < n % nt);
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, buffer_fill_run, &job[i]) == 0;
+    }
+    for (int i = 0; i < nt; i++)
+        if (!started[i])
+            buffer_fill_run(&job[i]);
+    for (int i = 0; i < nt; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    *r = pa_rng_skip(*r, n);
     return b;
 }
 
 void pa_fill_nan(pa_dtype t, void *buf, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        pa_store_from_float(t, buf, i, NAN);
+    if (n == 0)
+        return;
+    /* One element stored, then its bytes copied in doubling runs: a cache of
+     * a GiB in a fraction of a second, the same bytes as storing each. */
+    pa_store_from_float(t, buf, 0, NAN);
+    const size_t total = n * pa_dtype_size(t);
+    for (size_t done = pa_dtype_size(t); done < total;) {
+        const size_t k = done < total - done ? done : total - done;
+        memcpy((unsigned char *)buf + done, buf, k);
+        done += k;
+    }
+}
+
+pa_rng pa_rng_skip(pa_rng r, uint64_t n) {
+    r.s += n * 0x9E3779B97F4A7C15ull;
+    return r;
+}
+
+static int g_fill_threads; /* pa_problems_set_threads: 0 = by the work and the machine */
+
+void pa_problems_set_threads(int n) { g_fill_threads = n < 0 ? 0 : n > 32 ? 32 : n; }
+
+int pa_fill_threads(int64_t work) {
+    if (g_fill_threads > 0)
+        return g_fill_threads;
+    if (work < ((int64_t)1 << 20))
+        return 1;
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 32 ? 32 : (int)n;
 }
 
 int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks) {
@@ -152,6 +210,47 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
     free(w);
 }
 
+/* One thread's run of a decode problem's tokens [t_begin, t_end). */
+typedef struct decode_fill {
+    const pa_decode_problem_cfg *c;
+    pa_decode_problem *pr;
+    const pa_kv_geom *g;
+    void *vbuf;
+    const int64_t *tok0; /* num_seqs + 1 entries: the tokens before each sequence */
+    int max_blocks;
+    pa_rng base; /* the stream at token 0's first draw */
+    int64_t t_begin, t_end;
+} decode_fill;
+
+static void *decode_fill_tokens(void *arg) {
+    const decode_fill *j = arg;
+    const pa_decode_problem_cfg *c = j->c;
+    pa_decode_problem *pr = j->pr;
+    const int bs = c->block_size;
+    pa_rng rng = pa_rng_skip(j->base, (uint64_t)(2 * j->t_begin * c->num_kv_heads * c->head_size));
+    int s = 0;
+    for (int64_t t = j->t_begin; t < j->t_end; t++) {
+        while (t >= j->tok0[s + 1])
+            s++;
+        const int pos = (int)(t - j->tok0[s]);
+        const int64_t blk = pr->block_tables[(size_t)s * j->max_blocks + pos / bs];
+        for (int h = 0; h < c->num_kv_heads; h++)
+            for (int d = 0; d < c->head_size; d++) {
+                const size_t li = ((size_t)pos * c->num_kv_heads + h) * c->head_size + d;
+                const int64_t ko = pa_kv_key_offset(j->g, blk, h, pos % bs, d);
+                const int64_t vo = pa_kv_value_offset(j->g, blk, h, pos % bs, d);
+                const float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
+                pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
+                pa_store_from_float(c->cache_dtype, j->vbuf, (size_t)vo, vx / pr->v_scale);
+                if (c->skip_logical)
+                    continue;
+                pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
+                pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, j->vbuf, (size_t)vo) * pr->v_scale;
+            }
+    }
+    return NULL;
+}
+
 pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     pa_rng rng = pa_rng_make(c->seed);
     pa_decode_problem *pr = calloc(1, sizeof *pr);
@@ -222,32 +321,47 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
         exit(1);
     }
     pa_kv_geom g = pa_kv_geom_make(c->layout, (int)esz, bs, c->num_kv_heads, c->head_size, 0, 0, 0);
-    void *vbuf = c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc;
+    /* Token t of the batch (sequence s's token pos is t = tok0[s] + pos) takes
+     * draws 2 t H D on, K then V for each (head, dim): the threads below each
+     * fill a run of tokens from the stream skipped ahead to its first draw, so
+     * the cache is the same whatever the number of threads. */
+    int64_t *tok0 = pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
+    tok0[0] = 0;
     for (int s = 0; s < c->num_seqs; s++) {
-        int L = c->seq_lens[s];
-        pr->seq_lens[s] = L;
-        size_t n = (size_t)L * c->num_kv_heads * c->head_size;
+        pr->seq_lens[s] = c->seq_lens[s];
+        tok0[s + 1] = tok0[s] + c->seq_lens[s];
         if (!c->skip_logical) {
+            const size_t n = (size_t)c->seq_lens[s] * c->num_kv_heads * c->head_size;
             pr->k_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
             pr->v_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
         }
-        for (int pos = 0; pos < L; pos++) {
-            int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
-            for (int h = 0; h < c->num_kv_heads; h++)
-                for (int d = 0; d < c->head_size; d++) {
-                    size_t li = ((size_t)pos * c->num_kv_heads + h) * c->head_size + d;
-                    int64_t ko = pa_kv_key_offset(&g, blk, h, pos % bs, d);
-                    int64_t vo = pa_kv_value_offset(&g, blk, h, pos % bs, d);
-                    float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
-                    pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
-                    pa_store_from_float(c->cache_dtype, vbuf, (size_t)vo, vx / pr->v_scale);
-                    if (c->skip_logical)
-                        continue;
-                    pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
-                    pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, vbuf, (size_t)vo) * pr->v_scale;
-                }
-        }
     }
+    const int64_t per_token = (int64_t)c->num_kv_heads * c->head_size, tokens = tok0[c->num_seqs];
+    const int nt = pa_fill_threads(tokens * per_token);
+    decode_fill job[32];
+    pthread_t tid[32];
+    int started[32] = {0};
+    for (int i = 0; i < nt; i++) {
+        job[i] = (decode_fill){.c = c,
+                               .pr = pr,
+                               .g = &g,
+                               .vbuf = c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc,
+                               .tok0 = tok0,
+                               .max_blocks = max_blocks,
+                               .base = rng,
+                               .t_begin = tokens * i / nt,
+                               .t_end = tokens * (i + 1) / nt};
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, decode_fill_tokens, &job[i]) == 0;
+    }
+    for (int i = 0; i < nt; i++)
+        if (!started[i]) /* the first run, and any a thread could not take */
+            decode_fill_tokens(&job[i]);
+    for (int i = 0; i < nt; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * per_token));
+    (void)rng; /* (where the stream stands for any later draw) */
+    free(tok0);
     if (c->with_alibi) {
         pr->alibi = pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)

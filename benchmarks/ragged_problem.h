@@ -10,6 +10,7 @@
 #define PA_RAGGED_PROBLEM_H
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,53 @@ static inline void rg_problem_free(rg_problem *pr) {
     free(pr);
 }
 
+/* One thread's run of a ragged problem's tokens [t_begin, t_end). */
+typedef struct rg_fill {
+    const rg_problem_cfg *c;
+    rg_problem *pr;
+    const int64_t *tok0; /* num_seqs + 1 entries: the tokens before each sequence */
+    int cols;
+    pa_rng base; /* the stream at token 0's first draw */
+    int64_t t_begin, t_end;
+} rg_fill;
+
+static inline void *rg_fill_tokens(void *arg) {
+    const rg_fill *j = (const rg_fill *)arg;
+    const rg_problem_cfg *c = j->c;
+    rg_problem *pr = j->pr;
+    const int ps = c->page_size, nkv = c->num_kv_heads, hs = c->head_size, fp8 = pa_dtype_is_fp8(c->cache_dtype);
+    pa_rng rng = pa_rng_skip(j->base, (uint64_t)(2 * j->t_begin * nkv * hs));
+    int s = 0;
+    for (int64_t t = j->t_begin; t < j->t_end; t++) {
+        while (t >= j->tok0[s + 1])
+            s++;
+        const int pos = (int)(t - j->tok0[s]);
+        float *kl = c->skip_logical ? NULL : pr->k_logical[s], *vl = c->skip_logical ? NULL : pr->v_logical[s];
+        const int64_t page = pr->page_indices[(size_t)s * j->cols + pos / ps];
+        for (int h = 0; h < nkv; h++)
+            for (int d = 0; d < hs; d++) {
+                /* combined layout written out by hand: [page][tok][2*kvh + {0,1}][d] */
+                const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
+                for (int w = 0; w < 2; w++) {
+                    const float x = pa_rng_uniform(&rng, -1.0f, 1.0f);
+                    const float scale = w ? pr->v_scale : pr->k_scale;
+                    float seen;
+                    if (fp8) {
+                        pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
+                        seen = rg_round_to(c->q_dtype,
+                                           pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs) * scale);
+                    } else {
+                        pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x);
+                        seen = pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs);
+                    }
+                    if (!c->skip_logical)
+                        (w ? vl : kl)[((size_t)pos * nkv + h) * hs + d] = seen;
+                }
+            }
+    }
+    return NULL;
+}
+
 static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     pa_rng rng = pa_rng_make(c->seed);
     rg_problem *pr = (rg_problem *)calloc(1, sizeof *pr);
@@ -124,44 +172,45 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     pr->k_scale = fp8 ? 0.5f : 1.0f;
     pr->v_scale = fp8 ? 0.25f : 1.0f;
     int cu = 0;
+    int64_t *tok0 = (int64_t *)pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
+    tok0[0] = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int L = c->kv_lens[s];
         pr->cu_q_lens[s] = cu;
         cu += c->q_lens[s];
         pr->kv_lens[s] = L;
-        float *kl = NULL, *vl = NULL;
+        tok0[s + 1] = tok0[s] + L;
         if (!c->skip_logical) {
-            kl = pr->k_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
-            vl = pr->v_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
-            if (!kl || !vl) {
+            pr->k_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
+            pr->v_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
+            if (!pr->k_logical[s] || !pr->v_logical[s]) {
+                free(tok0);
                 rg_problem_free(pr);
                 return NULL;
             }
         }
-        for (int pos = 0; pos < L; pos++) {
-            const int64_t page = pr->page_indices[(size_t)s * cols + pos / ps];
-            for (int h = 0; h < nkv; h++)
-                for (int d = 0; d < hs; d++) {
-                    /* combined layout written out by hand: [page][tok][2*kvh + {0,1}][d] */
-                    const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
-                    for (int w = 0; w < 2; w++) {
-                        const float x = pa_rng_uniform(&rng, -1.0f, 1.0f);
-                        const float scale = w ? pr->v_scale : pr->k_scale;
-                        float seen;
-                        if (fp8) {
-                            pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
-                            seen = rg_round_to(
-                                c->q_dtype, pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs) * scale);
-                        } else {
-                            pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x);
-                            seen = pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs);
-                        }
-                        if (!c->skip_logical)
-                            (w ? vl : kl)[((size_t)pos * nkv + h) * hs + d] = seen;
-                    }
-                }
-        }
     }
+    /* Token t of the batch takes draws 2 t H D on (K, then V, for each head
+     * and dim): each thread fills a run of tokens from the stream skipped to
+     * its first draw, the same bytes as one thread. */
+    const int64_t tokens = tok0[c->num_seqs];
+    const int nt = pa_fill_threads(tokens * nkv * hs);
+    rg_fill job[32];
+    pthread_t tid[32];
+    int started[32] = {0};
+    for (int i = 0; i < nt; i++) {
+        job[i] = (rg_fill){c, pr, tok0, cols, rng, tokens * i / nt, tokens * (i + 1) / nt};
+        started[i] = i > 0 && pthread_create(&tid[i], NULL, rg_fill_tokens, &job[i]) == 0;
+    }
+    for (int i = 0; i < nt; i++)
+        if (!started[i])
+            rg_fill_tokens(&job[i]);
+    for (int i = 0; i < nt; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * nkv * hs));
+    (void)rng;
+    free(tok0);
     for (int s = c->num_seqs; s <= S; s++)
         pr->cu_q_lens[s] = cu;
 

@@ -428,3 +428,68 @@ Test(decode_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
     pa_decode_problem_free(pr);
 }
+
+/* pa_rng_skip(r, n) is where n draws leave the stream, a random buffer and a decode problem
+ * filled by several threads (each from the stream skipped to its tokens) is
+ * byte for byte the one a single thread fills: caches, block tables, query and
+ * the contiguous copies, over uneven lengths (empty sequences among them) on
+ * every layout. */
+Test(decode_ref, threaded_fill_is_the_single_thread_fill) {
+    pa_rng a = pa_rng_make(99);
+    for (uint64_t n = 0; n < 1000; n += 37) {
+        pa_rng b = a;
+        for (uint64_t i = 0; i < n; i++)
+            pa_rng_next(&b);
+        const pa_rng c = pa_rng_skip(a, n);
+        cr_assert_eq(pa_rng_next(&b), pa_rng_next(&(pa_rng){c.s}), "skip %llu", (unsigned long long)n);
+    }
+    /* pa_random_buffer: element i takes draw i, whatever the threads, and
+     * the stream ends n draws on. */
+    for (int nt = 1; nt <= 3; nt += 2) {
+        pa_problems_set_threads(nt);
+        pa_rng r = pa_rng_make(3), seq = pa_rng_make(3);
+        uint16_t *buf = pa_random_buffer(&r, PA_DTYPE_F16, 1001, -2.0f, 2.0f);
+        for (int i = 0; i < 1001; i++) {
+            uint16_t want;
+            pa_store_from_float(PA_DTYPE_F16, &want, 0, pa_rng_uniform(&seq, -2.0f, 2.0f));
+            cr_assert_eq(buf[i], want, "%d threads: element %d", nt, i);
+        }
+        cr_assert_eq(r.s, seq.s, "%d threads: the stream after the buffer", nt);
+        free(buf);
+    }
+    pa_problems_set_threads(0);
+    const int lens[7] = {37, 0, 300, 1, 129, 0, 64};
+    for (int layout = 0; layout < 4; layout++) {
+        const pa_dtype cd = layout % 2 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_BF16;
+        pa_decode_problem_cfg c = {.seed = 5 + (uint64_t)layout,
+                                   .layout = (pa_kv_layout)layout,
+                                   .q_dtype = PA_DTYPE_BF16,
+                                   .cache_dtype = cd,
+                                   .num_seqs = 7,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 2,
+                                   .head_size = 64,
+                                   .block_size = 16,
+                                   .seq_lens = lens,
+                                   .extra_blocks = 3};
+        pa_problems_set_threads(1);
+        pa_decode_problem *one = pa_decode_problem_make(&c);
+        pa_problems_set_threads(5);
+        pa_decode_problem *five = pa_decode_problem_make(&c);
+        pa_problems_set_threads(0);
+        cr_assert(one && five);
+        const size_t esz = pa_dtype_size(cd);
+        cr_assert_eq(memcmp(one->kc, five->kc, one->k_elems * esz), 0, "layout %d: keys", layout);
+        if (one->vc)
+            cr_assert_eq(memcmp(one->vc, five->vc, one->v_elems * esz), 0, "layout %d: values", layout);
+        cr_assert_eq(
+            memcmp(one->block_tables, five->block_tables, sizeof(int32_t) * 7 * (size_t)one->p.block_table_stride), 0);
+        for (int s = 0; s < 7; s++) {
+            const size_t n = (size_t)lens[s] * 2 * 64 * sizeof(float);
+            cr_assert_eq(memcmp(one->k_logical[s], five->k_logical[s], n), 0, "layout %d seq %d", layout, s);
+            cr_assert_eq(memcmp(one->v_logical[s], five->v_logical[s], n), 0, "layout %d seq %d", layout, s);
+        }
+        pa_decode_problem_free(one);
+        pa_decode_problem_free(five);
+    }
+}

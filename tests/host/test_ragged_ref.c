@@ -1079,3 +1079,42 @@ Test(ragged_plan, automatic_splits_leave_no_sliver) {
     const pa_rg_seq_plan d = pa_rg_plan_seq(1, 4097, 4, 0, 1, 0, 128);
     CHK_EQ(d.n_split, 8, "4097-key decode: %d chunks of %d", d.n_split, d.chunk);
 }
+
+/* A ragged problem filled by several threads is byte for byte the one a
+ * single thread fills (pa_rng_skip per run of tokens): the combined cache,
+ * page table and the contiguous copies, over uneven lengths with empty ones,
+ * 16-bit and fp8 pages. */
+Test(ragged_ref, threaded_fill_is_the_single_thread_fill) {
+    const int q_lens[6] = {5, 1, 0, 40, 1, 3}, kv_lens[6] = {70, 0, 33, 300, 17, 3};
+    for (int fp8 = 0; fp8 <= 1; fp8++) {
+        rg_problem_cfg c = {.seed = 11 + (uint64_t)fp8,
+                            .q_dtype = PA_DTYPE_F16,
+                            .cache_dtype = fp8 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_F16,
+                            .num_seqs = 6,
+                            .num_q_heads = 4,
+                            .num_kv_heads = 2,
+                            .head_size = 32,
+                            .page_size = 16,
+                            .q_lens = q_lens,
+                            .kv_lens = kv_lens,
+                            .extra_pages = 2};
+        pa_problems_set_threads(1);
+        rg_problem *one = rg_problem_make(&c);
+        pa_problems_set_threads(4);
+        rg_problem *four = rg_problem_make(&c);
+        pa_problems_set_threads(0);
+        cr_assert(one && four);
+        cr_assert_eq(one->cache_bytes, four->cache_bytes);
+        cr_assert_eq(memcmp(one->cache, four->cache, one->cache_bytes), 0, "fp8 %d: cache", fp8);
+        cr_assert_eq(memcmp(one->q, four->q, one->q_bytes), 0);
+        cr_assert_eq(memcmp(one->page_indices, four->page_indices, sizeof(int32_t) * 6 * (size_t)one->p.pages_per_seq),
+                     0);
+        for (int s = 0; s < 6; s++) {
+            const size_t n = (size_t)kv_lens[s] * 2 * 32 * sizeof(float);
+            cr_assert_eq(memcmp(one->k_logical[s], four->k_logical[s], n), 0, "fp8 %d seq %d", fp8, s);
+            cr_assert_eq(memcmp(one->v_logical[s], four->v_logical[s], n), 0, "fp8 %d seq %d", fp8, s);
+        }
+        rg_problem_free(one);
+        rg_problem_free(four);
+    }
+}
