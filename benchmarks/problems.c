@@ -61,19 +61,11 @@ void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
     void *b = pa_xmalloc(n * pa_dtype_size(t) + 16);
     const int nt = pa_fill_threads((int64_t)n);
     buffer_fill job[32];
-    pthread_t tid[32];
-    int started[32] = {0};
     for (int i = 0; i < nt; i++) {
         job[i] = (buffer_fill){*r, t, b, n / nt * i + (n % nt < (size_t)i ? n % nt : (size_t)i), 0, lo, hi};
         job[i].i1 = job[i].i0 + n / nt + ((size_t)i < n % nt);
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, buffer_fill_run, &job[i]) == 0;
     }
-    for (int i = 0; i < nt; i++)
-        if (!started[i])
-            buffer_fill_run(&job[i]);
-    for (int i = 0; i < nt; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
+    pa_run_jobs(nt, job, sizeof job[0], buffer_fill_run);
     *r = pa_rng_skip(*r, n);
     return b;
 }
@@ -108,6 +100,20 @@ int pa_fill_threads(int64_t work) {
         return 1;
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 32 ? 32 : (int)n;
+}
+
+void pa_run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *)) {
+    pthread_t tid[32];
+    int started[32] = {0};
+    n = n < 1 ? 1 : n > 32 ? 32 : n;
+    for (int i = 1; i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, fn, (char *)jobs + size * (size_t)i) == 0;
+    for (int i = 0; i < n; i++)
+        if (!started[i])
+            fn((char *)jobs + size * (size_t)i);
+    for (int i = 1; i < n; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
 }
 
 int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks) {
@@ -339,9 +345,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     const int64_t per_token = (int64_t)c->num_kv_heads * c->head_size, tokens = tok0[c->num_seqs];
     const int nt = pa_fill_threads(tokens * per_token);
     decode_fill job[32];
-    pthread_t tid[32];
-    int started[32] = {0};
-    for (int i = 0; i < nt; i++) {
+    for (int i = 0; i < nt; i++)
         job[i] = (decode_fill){.c = c,
                                .pr = pr,
                                .g = &g,
@@ -351,14 +355,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
                                .base = rng,
                                .t_begin = tokens * i / nt,
                                .t_end = tokens * (i + 1) / nt};
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, decode_fill_tokens, &job[i]) == 0;
-    }
-    for (int i = 0; i < nt; i++)
-        if (!started[i]) /* the first run, and any a thread could not take */
-            decode_fill_tokens(&job[i]);
-    for (int i = 0; i < nt; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
+    pa_run_jobs(nt, job, sizeof job[0], decode_fill_tokens);
     rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * per_token));
     (void)rng; /* (where the stream stands for any later draw) */
     free(tok0);

@@ -142,6 +142,9 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *cfg);
 void pa_problems_set_threads(int n);
 /* The threads a fill of `work` elements takes (1..32), as set above. */
 int pa_fill_threads(int64_t work);
+/* fn on each of n jobs (job i at jobs + i x size): jobs 1.. on threads of
+ * their own, job 0 (and any a thread could not take) on the caller's. */
+void pa_run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *));
 void pa_decode_problem_free(pa_decode_problem *pr);
 
 /* Plain attention over the contiguous copies (double), for every (seq, head):

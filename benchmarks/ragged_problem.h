@@ -10,7 +10,6 @@
 #define PA_RAGGED_PROBLEM_H
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,18 +195,9 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     const int64_t tokens = tok0[c->num_seqs];
     const int nt = pa_fill_threads(tokens * nkv * hs);
     rg_fill job[32];
-    pthread_t tid[32];
-    int started[32] = {0};
-    for (int i = 0; i < nt; i++) {
+    for (int i = 0; i < nt; i++)
         job[i] = (rg_fill){c, pr, tok0, cols, rng, tokens * i / nt, tokens * (i + 1) / nt};
-        started[i] = i > 0 && pthread_create(&tid[i], NULL, rg_fill_tokens, &job[i]) == 0;
-    }
-    for (int i = 0; i < nt; i++)
-        if (!started[i])
-            rg_fill_tokens(&job[i]);
-    for (int i = 0; i < nt; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
+    pa_run_jobs(nt, job, sizeof job[0], rg_fill_tokens);
     rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * nkv * hs));
     (void)rng;
     free(tok0);
