@@ -16,7 +16,10 @@
 #                                            tests with the sanitizers beside them, the Python package's
 #                                            tests (about 15 s), checks, benchmarks without the preset
 #                                            sweep; 60 random draws per test, 200 s sanitizer boxes. Each knob below still overrides it; the
-#                                            side-by-side and ncu sections want a second lease.
+#                                            side-by-side and ncu sections want a second lease. Its checks and
+#                                            benchmarks are about 150 CLI commands (2026-12-02: 40 checks, 113
+#                                            benchmarks, 66 of them decode over caches of up to 1 GiB, filled on
+#                                            every core), each one process with its own CUDA context.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
