@@ -64,6 +64,36 @@ static inline void pa_pp_cache_offsets(pa_kv_layout layout, size_t esz, int bs, 
 }
 
 /* NULL (message on stderr) for an invalid cache shape. */
+/* What a context problem's context tokens are written into (pa_fill_tokens). */
+typedef struct pa_pp_fill {
+    const pa_context_problem_cfg *c;
+    pa_context_problem *pr;
+    int max_blocks;
+} pa_pp_fill;
+
+/* Context token pos of sequence s: K, then V, for each (head, dim). */
+static inline void pa_pp_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
+    const pa_pp_fill *j = (const pa_pp_fill *)ctx;
+    const pa_context_problem_cfg *c = j->c;
+    pa_context_problem *pr = j->pr;
+    const int bs = c->block_size, nkv = c->num_kv_heads, hs = c->head_size;
+    const size_t esz = pa_dtype_size(c->cache_dtype);
+    const int64_t blk = pr->block_tables[(size_t)s * j->max_blocks + pos / bs];
+    for (int h = 0; h < nkv; h++)
+        for (int d = 0; d < hs; d++) {
+            int64_t ko, vo;
+            pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
+            const float kx = pa_rng_uniform(rng, -1.0f, 1.0f), vx = pa_rng_uniform(rng, -1.0f, 1.0f);
+            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
+            pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / pr->v_scale);
+            if (c->skip_logical)
+                continue;
+            const size_t li = ((size_t)pos * nkv + h) * hs + d;
+            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
+            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->vc, (size_t)vo) * pr->v_scale;
+        }
+}
+
 static inline pa_context_problem *pa_context_problem_make(const pa_context_problem_cfg *c) {
     if (c->layout == PA_LAYOUT_COMBINED) { /* its V shares K's buffer: the separate caches below would overflow */
         fprintf(stderr, "context problem: the combined layout is the ragged op's; context attention takes vllm, "
@@ -145,32 +175,28 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
         exit(1);
     }
     const int64_t row = (int64_t)nkv * hs;
+    /* context: random values written into the cache (quantised with the
+     * scale). Context token t of the batch takes draws 2 t row on (K, then V,
+     * for each head and dim): pa_fill_tokens. */
+    int64_t *tok0 = (int64_t *)pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
+    tok0[0] = 0;
+    for (int s = 0; s < c->num_seqs; s++) {
+        const int L = c->context_lens[s] + c->query_lens[s];
+        tok0[s + 1] = tok0[s] + c->context_lens[s];
+        if (!c->skip_logical) {
+            pr->k_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+            pr->v_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
+        }
+    }
+    pa_pp_fill fill = {c, pr, max_blocks};
+    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * row, rng, pa_pp_fill_token, &fill);
+    (void)rng;
+    free(tok0);
     int q0 = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int ctx = c->context_lens[s], ql = c->query_lens[s], L = ctx + ql;
         pr->seq_lens[s] = L;
         pr->qsl[s] = q0;
-        if (!c->skip_logical) {
-            pr->k_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
-            pr->v_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
-        }
-        /* context: random values written into the cache (quantised with the scale) */
-        for (int pos = 0; pos < ctx; pos++) {
-            const int64_t blk = pr->block_tables[(size_t)s * max_blocks + pos / bs];
-            for (int h = 0; h < nkv; h++)
-                for (int d = 0; d < hs; d++) {
-                    int64_t ko, vo;
-                    pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
-                    float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
-                    pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
-                    pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / pr->v_scale);
-                    if (c->skip_logical)
-                        continue;
-                    const size_t li = ((size_t)pos * nkv + h) * hs + d;
-                    pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
-                    pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->vc, (size_t)vo) * pr->v_scale;
-                }
-        }
         /* new tokens: from the packed K/V (their cache slots stay NaN unless new_in_cache) */
         for (int t = 0; c->new_in_cache && t < ql; t++) {
             const int pos = ctx + t;

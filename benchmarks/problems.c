@@ -116,6 +116,37 @@ void pa_run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *)) {
             pthread_join(tid[i], NULL);
 }
 
+/* One thread's run [t_begin, t_end) of pa_fill_tokens. */
+typedef struct token_run {
+    const int64_t *tok0;
+    int64_t draws, t_begin, t_end;
+    pa_rng base;
+    pa_token_fn fn;
+    void *ctx;
+} token_run;
+
+static void *token_run_fill(void *arg) {
+    const token_run *j = arg;
+    pa_rng r = pa_rng_skip(j->base, (uint64_t)(j->t_begin * j->draws));
+    int s = 0;
+    for (int64_t t = j->t_begin; t < j->t_end; t++) {
+        while (t >= j->tok0[s + 1])
+            s++;
+        j->fn(j->ctx, &r, s, (int)(t - j->tok0[s]));
+    }
+    return NULL;
+}
+
+pa_rng pa_fill_tokens(const int64_t *tok0, int num_seqs, int64_t draws, pa_rng base, pa_token_fn fn, void *ctx) {
+    const int64_t tokens = tok0[num_seqs];
+    const int nt = pa_fill_threads(tokens * draws / 2);
+    token_run job[32];
+    for (int i = 0; i < nt; i++)
+        job[i] = (token_run){tok0, draws, tokens * i / nt, tokens * (i + 1) / nt, base, fn, ctx};
+    pa_run_jobs(nt, job, sizeof job[0], token_run_fill);
+    return pa_rng_skip(base, (uint64_t)(tokens * draws));
+}
+
 int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks) {
     int used = 0;
     for (int s = 0; s < num_seqs; s++)
@@ -216,45 +247,35 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
     free(w);
 }
 
-/* One thread's run of a decode problem's tokens [t_begin, t_end). */
+/* What a decode problem's tokens are written into (pa_fill_tokens). */
 typedef struct decode_fill {
     const pa_decode_problem_cfg *c;
     pa_decode_problem *pr;
     const pa_kv_geom *g;
     void *vbuf;
-    const int64_t *tok0; /* num_seqs + 1 entries: the tokens before each sequence */
     int max_blocks;
-    pa_rng base; /* the stream at token 0's first draw */
-    int64_t t_begin, t_end;
 } decode_fill;
 
-static void *decode_fill_tokens(void *arg) {
-    const decode_fill *j = arg;
+/* Token pos of sequence s: K, then V, for each (head, dim). */
+static void decode_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
+    const decode_fill *j = ctx;
     const pa_decode_problem_cfg *c = j->c;
     pa_decode_problem *pr = j->pr;
     const int bs = c->block_size;
-    pa_rng rng = pa_rng_skip(j->base, (uint64_t)(2 * j->t_begin * c->num_kv_heads * c->head_size));
-    int s = 0;
-    for (int64_t t = j->t_begin; t < j->t_end; t++) {
-        while (t >= j->tok0[s + 1])
-            s++;
-        const int pos = (int)(t - j->tok0[s]);
-        const int64_t blk = pr->block_tables[(size_t)s * j->max_blocks + pos / bs];
-        for (int h = 0; h < c->num_kv_heads; h++)
-            for (int d = 0; d < c->head_size; d++) {
-                const size_t li = ((size_t)pos * c->num_kv_heads + h) * c->head_size + d;
-                const int64_t ko = pa_kv_key_offset(j->g, blk, h, pos % bs, d);
-                const int64_t vo = pa_kv_value_offset(j->g, blk, h, pos % bs, d);
-                const float kx = pa_rng_uniform(&rng, -1.0f, 1.0f), vx = pa_rng_uniform(&rng, -1.0f, 1.0f);
-                pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
-                pa_store_from_float(c->cache_dtype, j->vbuf, (size_t)vo, vx / pr->v_scale);
-                if (c->skip_logical)
-                    continue;
-                pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
-                pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, j->vbuf, (size_t)vo) * pr->v_scale;
-            }
-    }
-    return NULL;
+    const int64_t blk = pr->block_tables[(size_t)s * j->max_blocks + pos / bs];
+    for (int h = 0; h < c->num_kv_heads; h++)
+        for (int d = 0; d < c->head_size; d++) {
+            const size_t li = ((size_t)pos * c->num_kv_heads + h) * c->head_size + d;
+            const int64_t ko = pa_kv_key_offset(j->g, blk, h, pos % bs, d);
+            const int64_t vo = pa_kv_value_offset(j->g, blk, h, pos % bs, d);
+            const float kx = pa_rng_uniform(rng, -1.0f, 1.0f), vx = pa_rng_uniform(rng, -1.0f, 1.0f);
+            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
+            pa_store_from_float(c->cache_dtype, j->vbuf, (size_t)vo, vx / pr->v_scale);
+            if (c->skip_logical)
+                continue;
+            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
+            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, j->vbuf, (size_t)vo) * pr->v_scale;
+        }
 }
 
 pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
@@ -328,9 +349,7 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     }
     pa_kv_geom g = pa_kv_geom_make(c->layout, (int)esz, bs, c->num_kv_heads, c->head_size, 0, 0, 0);
     /* Token t of the batch (sequence s's token pos is t = tok0[s] + pos) takes
-     * draws 2 t H D on, K then V for each (head, dim): the threads below each
-     * fill a run of tokens from the stream skipped ahead to its first draw, so
-     * the cache is the same whatever the number of threads. */
+     * draws 2 t H D on, K then V for each (head, dim): pa_fill_tokens. */
     int64_t *tok0 = pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
     tok0[0] = 0;
     for (int s = 0; s < c->num_seqs; s++) {
@@ -342,21 +361,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
             pr->v_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
         }
     }
-    const int64_t per_token = (int64_t)c->num_kv_heads * c->head_size, tokens = tok0[c->num_seqs];
-    const int nt = pa_fill_threads(tokens * per_token);
-    decode_fill job[32];
-    for (int i = 0; i < nt; i++)
-        job[i] = (decode_fill){.c = c,
-                               .pr = pr,
-                               .g = &g,
-                               .vbuf = c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc,
-                               .tok0 = tok0,
-                               .max_blocks = max_blocks,
-                               .base = rng,
-                               .t_begin = tokens * i / nt,
-                               .t_end = tokens * (i + 1) / nt};
-    pa_run_jobs(nt, job, sizeof job[0], decode_fill_tokens);
-    rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * per_token));
+    decode_fill fill = {c, pr, &g, c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc, max_blocks};
+    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * (int64_t)c->num_kv_heads * c->head_size, rng, decode_fill_token, &fill);
     (void)rng; /* (where the stream stands for any later draw) */
     free(tok0);
     if (c->with_alibi) {

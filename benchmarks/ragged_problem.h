@@ -72,51 +72,41 @@ static inline void rg_problem_free(rg_problem *pr) {
     free(pr);
 }
 
-/* One thread's run of a ragged problem's tokens [t_begin, t_end). */
+/* What a ragged problem's tokens are written into (pa_fill_tokens). */
 typedef struct rg_fill {
     const rg_problem_cfg *c;
     rg_problem *pr;
-    const int64_t *tok0; /* num_seqs + 1 entries: the tokens before each sequence */
     int cols;
-    pa_rng base; /* the stream at token 0's first draw */
-    int64_t t_begin, t_end;
 } rg_fill;
 
-static inline void *rg_fill_tokens(void *arg) {
-    const rg_fill *j = (const rg_fill *)arg;
+/* Token pos of sequence s: K, then V, for each (head, dim). */
+static inline void rg_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
+    const rg_fill *j = (const rg_fill *)ctx;
     const rg_problem_cfg *c = j->c;
     rg_problem *pr = j->pr;
     const int ps = c->page_size, nkv = c->num_kv_heads, hs = c->head_size, fp8 = pa_dtype_is_fp8(c->cache_dtype);
-    pa_rng rng = pa_rng_skip(j->base, (uint64_t)(2 * j->t_begin * nkv * hs));
-    int s = 0;
-    for (int64_t t = j->t_begin; t < j->t_end; t++) {
-        while (t >= j->tok0[s + 1])
-            s++;
-        const int pos = (int)(t - j->tok0[s]);
-        float *kl = c->skip_logical ? NULL : pr->k_logical[s], *vl = c->skip_logical ? NULL : pr->v_logical[s];
-        const int64_t page = pr->page_indices[(size_t)s * j->cols + pos / ps];
-        for (int h = 0; h < nkv; h++)
-            for (int d = 0; d < hs; d++) {
-                /* combined layout written out by hand: [page][tok][2*kvh + {0,1}][d] */
-                const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
-                for (int w = 0; w < 2; w++) {
-                    const float x = pa_rng_uniform(&rng, -1.0f, 1.0f);
-                    const float scale = w ? pr->v_scale : pr->k_scale;
-                    float seen;
-                    if (fp8) {
-                        pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
-                        seen = rg_round_to(c->q_dtype,
-                                           pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs) * scale);
-                    } else {
-                        pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x);
-                        seen = pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs);
-                    }
-                    if (!c->skip_logical)
-                        (w ? vl : kl)[((size_t)pos * nkv + h) * hs + d] = seen;
+    float *kl = c->skip_logical ? NULL : pr->k_logical[s], *vl = c->skip_logical ? NULL : pr->v_logical[s];
+    const int64_t page = pr->page_indices[(size_t)s * j->cols + pos / ps];
+    for (int h = 0; h < nkv; h++)
+        for (int d = 0; d < hs; d++) {
+            /* combined layout written out by hand: [page][tok][2*kvh + {0,1}][d] */
+            const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
+            for (int w = 0; w < 2; w++) {
+                const float x = pa_rng_uniform(rng, -1.0f, 1.0f);
+                const float scale = w ? pr->v_scale : pr->k_scale;
+                float seen;
+                if (fp8) {
+                    pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
+                    seen = rg_round_to(c->q_dtype,
+                                       pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs) * scale);
+                } else {
+                    pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x);
+                    seen = pa_load_as_float(c->cache_dtype, pr->cache, base + (size_t)w * hs);
                 }
+                if (!c->skip_logical)
+                    (w ? vl : kl)[((size_t)pos * nkv + h) * hs + d] = seen;
             }
-    }
-    return NULL;
+        }
 }
 
 static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
@@ -190,15 +180,9 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
         }
     }
     /* Token t of the batch takes draws 2 t H D on (K, then V, for each head
-     * and dim): each thread fills a run of tokens from the stream skipped to
-     * its first draw, the same bytes as one thread. */
-    const int64_t tokens = tok0[c->num_seqs];
-    const int nt = pa_fill_threads(tokens * nkv * hs);
-    rg_fill job[32];
-    for (int i = 0; i < nt; i++)
-        job[i] = (rg_fill){c, pr, tok0, cols, rng, tokens * i / nt, tokens * (i + 1) / nt};
-    pa_run_jobs(nt, job, sizeof job[0], rg_fill_tokens);
-    rng = pa_rng_skip(rng, (uint64_t)(2 * tokens * nkv * hs));
+     * and dim): pa_fill_tokens. */
+    rg_fill fill = {c, pr, cols};
+    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * (int64_t)nkv * hs, rng, rg_fill_token, &fill);
     (void)rng;
     free(tok0);
     for (int s = c->num_seqs; s <= S; s++)

@@ -883,3 +883,44 @@ Test(prefill_path, hopper_shape_rules) {
     pa_prefill_kparams_from_context(&k, &c);
     cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned cache");
 }
+
+/* A context problem filled by several threads (each run of context tokens
+ * from the stream skipped to its first draw) is byte for byte the one a
+ * single thread fills: caches, packed Q/K/V and the contiguous copies, with
+ * empty contexts and the new tokens written into the cache too. */
+Test(prefill_ref, threaded_fill_is_the_single_thread_fill) {
+    const int q_lens[5] = {3, 0, 17, 1, 9}, ctx_lens[5] = {40, 33, 0, 200, 1};
+    for (int layout = 0; layout < 3; layout++) {
+        pa_context_problem_cfg c = {.seed = 21 + (uint64_t)layout,
+                                    .layout = (pa_kv_layout)layout,
+                                    .q_dtype = PA_DTYPE_F16,
+                                    .cache_dtype = layout == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_F16,
+                                    .num_seqs = 5,
+                                    .num_heads = 4,
+                                    .num_kv_heads = 2,
+                                    .head_size = 32,
+                                    .block_size = 16,
+                                    .query_lens = q_lens,
+                                    .context_lens = ctx_lens,
+                                    .extra_blocks = 2,
+                                    .new_in_cache = layout != 1};
+        pa_problems_set_threads(1);
+        pa_context_problem *one = pa_context_problem_make(&c);
+        pa_problems_set_threads(3);
+        pa_context_problem *three = pa_context_problem_make(&c);
+        pa_problems_set_threads(0);
+        cr_assert(one && three);
+        const size_t esz = pa_dtype_size(c.cache_dtype);
+        cr_assert_eq(memcmp(one->kc, three->kc, one->kc_elems * esz), 0, "layout %d: keys", layout);
+        cr_assert_eq(memcmp(one->vc, three->vc, one->vc_elems * esz), 0, "layout %d: values", layout);
+        cr_assert_eq(memcmp(one->q, three->q, one->q_elems * 2), 0);
+        cr_assert_eq(memcmp(one->k, three->k, one->kv_elems * 2), 0);
+        for (int s = 0; s < 5; s++) {
+            const size_t n = (size_t)(ctx_lens[s] + q_lens[s]) * 2 * 32 * sizeof(float);
+            cr_assert_eq(memcmp(one->k_logical[s], three->k_logical[s], n), 0, "layout %d seq %d", layout, s);
+            cr_assert_eq(memcmp(one->v_logical[s], three->v_logical[s], n), 0, "layout %d seq %d", layout, s);
+        }
+        pa_context_problem_free(one);
+        pa_context_problem_free(three);
+    }
+}
