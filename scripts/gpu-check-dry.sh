@@ -14,7 +14,8 @@
 #   nvidia-smi, serve_loop
 # Sections: tests, sanitize, checks, serve, bench and ncu of the full plan, then
 # the short plan's own defaults (PA_PLAN=short, its tests and sanitizers). The
-# Python package and the side by side need torch on a GPU and are left out.
+# Python package and the side by side need torch on a GPU and are left out (the side
+# by side's script and the other Python scripts gpu-check.sh calls are compiled).
 # Fails when the script exits non-zero, a section's header is missing from the
 # report, or any CLI command exits non-zero (each is listed with its exit code).
 #   scripts/gpu-check-dry.sh BUILD_DIR
@@ -102,6 +103,11 @@ EOF
 chmod +x "$fake/benchmarks/pagedattn" "$fake"/tests/gpu/* "$fake/serve_loop" "$work"/bin/*
 
 status=0
+# The Python scripts it calls compile (side_by_side.py needs torch on a GPU to run).
+for py in benchmarks/side_by_side.py scripts/plot scripts/ncu_rows.py scripts/hopper_item_overhead.py; do
+    python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$root/$py" ||
+        { echo "gpu-check-dry: $py does not compile"; status=1; }
+done
 run_plan() { # label, then environment assignments
     local label=$1
     shift
