@@ -101,7 +101,7 @@ sm90a_pid=$!
 
 phase "tests"
 rm -f build/*.tap
-meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
+meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^ *[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 tally build main
 
@@ -265,7 +265,7 @@ print(" ".join(sorted(out)))')
     rm -f build-asan/*.tap
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --no-rebuild --suite host --print-errorlogs --verbose 2>&1 |
-        grep -E '^\[====\] Synthesis|^[0-9]+/[0-9]+ |FAIL|ERROR: (Address|Undefined)|runtime error'
+        grep -E '^\[====\] Synthesis|^ *[0-9]+/[0-9]+ |FAIL|ERROR: (Address|Undefined)|runtime error'
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     tally build-asan asan
 fi
