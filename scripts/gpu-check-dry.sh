@@ -17,7 +17,8 @@
 # Python package and the side by side need torch on a GPU and are left out (the side
 # by side's script and the other Python scripts gpu-check.sh calls are compiled).
 # Fails when the script exits non-zero, a section's header is missing from the
-# report, or any CLI command exits non-zero (each is listed with its exit code).
+# report, any CLI command exits non-zero (each is listed with its exit code), or
+# a name in the sanitizers' Criterion filters matches no test of the GPU programs.
 #   scripts/gpu-check-dry.sh BUILD_DIR
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +37,7 @@ cp "$root/scripts/gpu-check.sh" "$root/scripts/ncu_rows.py" "$root/scripts/plot"
 echo dry-run >"$fake/COMMIT"
 calls=$work/calls.txt
 : >"$calls"
+: >"$work/filters.txt"
 
 cat >"$fake/benchmarks/pagedattn" <<EOF
 #!/usr/bin/env bash
@@ -60,11 +62,16 @@ echo "(dry run: pagedattn \$* -> exit \$rc)"
 exit \$rc
 EOF
 
-cat >"$work/test_prog" <<'EOF'
+cat >"$work/test_prog" <<EOF
 #!/usr/bin/env bash
 tap=
-for a in "$@"; do case "$a" in --tap=*) tap=${a#--tap=} ;; esac; done
-[ -n "$tap" ] && printf 'TAP version 13\n1..1\nok 1 - dry::run\n' >"$tap"
+for a in "\$@"; do
+    case "\$a" in
+    --tap=*) tap=\${a#--tap=} ;;
+    --filter=*) echo "\${a#--filter=}" >>"$work/filters.txt" ;;
+    esac
+done
+[ -n "\$tap" ] && printf 'TAP version 13\\n1..1\\nok 1 - dry::run\\n' >"\$tap"
 echo "[PASS] dry::run"
 EOF
 for t in test_cache_ops test_decode test_gpu_basic test_prefill test_ptx_twins test_ragged; do
@@ -137,6 +144,40 @@ SECTIONS_WANTED=("GPU tests" "compute-sanitizer" "checks" "serve_loop" "benchmar
 run_plan full PA_SECTIONS="tests sanitize checks serve bench ncu" PA_SAN_BACKGROUND=1 PA_BENCH_PRESETS=llama3-8b
 SECTIONS_WANTED=("GPU tests" "compute-sanitizer")
 run_plan short PA_PLAN=short PA_SECTIONS="tests sanitize"
+
+# Every alternative of every Criterion filter the sanitizers were given names at least one
+# test of the real GPU programs (a renamed test would drop out of a sanitizer's subset unseen).
+for prog in "$build"/tests/gpu/test_*; do
+    "$prog" --list 2>/dev/null | awk '/^[A-Za-z0-9_]+: [0-9]+ tests?$/ {s = $1; sub(":", "", s); next} {print s "/" $NF}'
+done >"$work/tests.txt"
+if ! python3 - "$work/filters.txt" "$work/tests.txt" <<'PY'; then
+import fnmatch, sys
+names = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+bad = 0
+for f in sorted({l.strip() for l in open(sys.argv[1]) if l.strip()}):
+    if f[:2] in ("@(", "!(") and f.endswith(")"):
+        inner, alts, depth, cur = f[2:-1], [], 0, ""
+        for ch in inner:
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == "|" and depth == 0:
+                alts.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        alts.append(cur)
+    else:
+        alts = [f]
+    for a in alts:
+        if "(" not in a and not any(fnmatch.fnmatchcase(n, a) for n in names):
+            print(f"gpu-check-dry: no GPU test matches '{a}' (filter {f[:60]}...)")
+            bad = 1
+if not bad:
+    print(f"gpu-check-dry: {len(names)} GPU tests; every name in the sanitizers' filters matches one")
+sys.exit(bad)
+PY
+    status=1
+fi
 
 failed=$(awk '$1 != 0' "$calls")
 if [ -n "$failed" ]; then
