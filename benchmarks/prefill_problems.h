@@ -177,21 +177,16 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     const int64_t row = (int64_t)nkv * hs;
     /* context: random values written into the cache (quantised with the
      * scale). Context token t of the batch takes draws 2 t row on (K, then V,
-     * for each head and dim): pa_fill_tokens. */
-    int64_t *tok0 = (int64_t *)pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
-    tok0[0] = 0;
+     * for each head and dim). */
     for (int s = 0; s < c->num_seqs; s++) {
         const int L = c->context_lens[s] + c->query_lens[s];
-        tok0[s + 1] = tok0[s] + c->context_lens[s];
         if (!c->skip_logical) {
             pr->k_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
             pr->v_logical[s] = (float *)pa_xmalloc(sizeof(float) * ((size_t)L * row + 1));
         }
     }
     pa_pp_fill fill = {c, pr, max_blocks};
-    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * row, rng, pa_pp_fill_token, &fill);
-    (void)rng;
-    free(tok0);
+    pa_fill_tokens(c->context_lens, c->num_seqs, 2 * row, rng, pa_pp_fill_token, &fill);
     int q0 = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int ctx = c->context_lens[s], ql = c->query_lens[s], L = ctx + ql;

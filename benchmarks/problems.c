@@ -40,6 +40,37 @@ void *pa_xmalloc(size_t n) {
     return p;
 }
 
+static int g_fill_threads; /* pa_problems_set_threads: 0 = by the work and the machine */
+
+/* The threads a fill of `work` elements takes (1..32). */
+
+void pa_problems_set_threads(int n) { g_fill_threads = n < 0 ? 0 : n > 32 ? 32 : n; }
+
+static int fill_threads(int64_t work) {
+    if (g_fill_threads > 0)
+        return g_fill_threads;
+    if (work < ((int64_t)1 << 20))
+        return 1;
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 32 ? 32 : (int)n;
+}
+
+/* fn on each of n jobs (job i at jobs + i x size): jobs 1.. on threads of
+ * their own, job 0 (and any a thread could not take) on the caller's. */
+static void run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *)) {
+    pthread_t tid[32];
+    int started[32] = {0};
+    n = n < 1 ? 1 : n > 32 ? 32 : n;
+    for (int i = 1; i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, fn, (char *)jobs + size * (size_t)i) == 0;
+    for (int i = 0; i < n; i++)
+        if (!started[i])
+            fn((char *)jobs + size * (size_t)i);
+    for (int i = 1; i < n; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+}
+
 /* One thread's run [i0, i1) of pa_random_buffer: element i takes draw i. */
 typedef struct buffer_fill {
     pa_rng base;
@@ -59,13 +90,11 @@ static void *buffer_fill_run(void *arg) {
 
 void *pa_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi) {
     void *b = pa_xmalloc(n * pa_dtype_size(t) + 16);
-    const int nt = pa_fill_threads((int64_t)n);
+    const int nt = fill_threads((int64_t)n);
     buffer_fill job[32];
-    for (int i = 0; i < nt; i++) {
-        job[i] = (buffer_fill){*r, t, b, n / nt * i + (n % nt < (size_t)i ? n % nt : (size_t)i), 0, lo, hi};
-        job[i].i1 = job[i].i0 + n / nt + ((size_t)i < n % nt);
-    }
-    pa_run_jobs(nt, job, sizeof job[0], buffer_fill_run);
+    for (int i = 0; i < nt; i++)
+        job[i] = (buffer_fill){*r, t, b, n * (size_t)i / (size_t)nt, n * (size_t)(i + 1) / (size_t)nt, lo, hi};
+    run_jobs(nt, job, sizeof job[0], buffer_fill_run);
     *r = pa_rng_skip(*r, n);
     return b;
 }
@@ -89,36 +118,9 @@ pa_rng pa_rng_skip(pa_rng r, uint64_t n) {
     return r;
 }
 
-static int g_fill_threads; /* pa_problems_set_threads: 0 = by the work and the machine */
-
-void pa_problems_set_threads(int n) { g_fill_threads = n < 0 ? 0 : n > 32 ? 32 : n; }
-
-int pa_fill_threads(int64_t work) {
-    if (g_fill_threads > 0)
-        return g_fill_threads;
-    if (work < ((int64_t)1 << 20))
-        return 1;
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 32 ? 32 : (int)n;
-}
-
-void pa_run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *)) {
-    pthread_t tid[32];
-    int started[32] = {0};
-    n = n < 1 ? 1 : n > 32 ? 32 : n;
-    for (int i = 1; i < n; i++)
-        started[i] = pthread_create(&tid[i], NULL, fn, (char *)jobs + size * (size_t)i) == 0;
-    for (int i = 0; i < n; i++)
-        if (!started[i])
-            fn((char *)jobs + size * (size_t)i);
-    for (int i = 1; i < n; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
-}
-
 /* One thread's run [t_begin, t_end) of pa_fill_tokens. */
 typedef struct token_run {
-    const int64_t *tok0;
+    const int64_t *tok0; /* num_seqs + 1 entries: the tokens before each sequence */
     int64_t draws, t_begin, t_end;
     pa_rng base;
     pa_token_fn fn;
@@ -137,14 +139,18 @@ static void *token_run_fill(void *arg) {
     return NULL;
 }
 
-pa_rng pa_fill_tokens(const int64_t *tok0, int num_seqs, int64_t draws, pa_rng base, pa_token_fn fn, void *ctx) {
+void pa_fill_tokens(const int *lens, int num_seqs, int64_t draws, pa_rng base, pa_token_fn fn, void *ctx) {
+    int64_t *tok0 = pa_xmalloc(sizeof(int64_t) * ((size_t)num_seqs + 1));
+    tok0[0] = 0;
+    for (int s = 0; s < num_seqs; s++)
+        tok0[s + 1] = tok0[s] + lens[s];
     const int64_t tokens = tok0[num_seqs];
-    const int nt = pa_fill_threads(tokens * draws / 2);
+    const int nt = fill_threads(tokens * draws / 2);
     token_run job[32];
     for (int i = 0; i < nt; i++)
         job[i] = (token_run){tok0, draws, tokens * i / nt, tokens * (i + 1) / nt, base, fn, ctx};
-    pa_run_jobs(nt, job, sizeof job[0], token_run_fill);
-    return pa_rng_skip(base, (uint64_t)(tokens * draws));
+    run_jobs(nt, job, sizeof job[0], token_run_fill);
+    free(tok0);
 }
 
 int pa_page_pool_blocks(int num_seqs, const int *lens, int block_size, int extra_blocks) {
@@ -348,13 +354,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
         exit(1);
     }
     pa_kv_geom g = pa_kv_geom_make(c->layout, (int)esz, bs, c->num_kv_heads, c->head_size, 0, 0, 0);
-    /* Token t of the batch (sequence s's token pos is t = tok0[s] + pos) takes
-     * draws 2 t H D on, K then V for each (head, dim): pa_fill_tokens. */
-    int64_t *tok0 = pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
-    tok0[0] = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         pr->seq_lens[s] = c->seq_lens[s];
-        tok0[s + 1] = tok0[s] + c->seq_lens[s];
         if (!c->skip_logical) {
             const size_t n = (size_t)c->seq_lens[s] * c->num_kv_heads * c->head_size;
             pr->k_logical[s] = pa_xmalloc(n * sizeof(float) + 4);
@@ -362,9 +363,11 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
         }
     }
     decode_fill fill = {c, pr, &g, c->layout == PA_LAYOUT_COMBINED ? pr->kc : pr->vc, max_blocks};
-    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * (int64_t)c->num_kv_heads * c->head_size, rng, decode_fill_token, &fill);
-    (void)rng; /* (where the stream stands for any later draw) */
-    free(tok0);
+    /* Token t of the batch (sequence s's token pos, after the tokens of the
+     * sequences before it) takes draws 2 t H D on, K then V for each (head,
+     * dim). */
+    pa_fill_tokens(c->seq_lens, c->num_seqs, 2 * (int64_t)c->num_kv_heads * c->head_size, rng, decode_fill_token,
+                   &fill);
     if (c->with_alibi) {
         pr->alibi = pa_xmalloc(sizeof(float) * (size_t)c->num_heads);
         for (int h = 0; h < c->num_heads; h++)

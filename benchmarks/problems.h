@@ -140,19 +140,13 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *cfg);
 /* Threads the generators fill caches with: n (1..32), or 0 (the default)
  * for one below a million elements and the machine's cores above. */
 void pa_problems_set_threads(int n);
-/* The threads a fill of `work` elements takes (1..32), as set above. */
-int pa_fill_threads(int64_t work);
-/* fn on each of n jobs (job i at jobs + i x size): jobs 1.. on threads of
- * their own, job 0 (and any a thread could not take) on the caller's. */
-void pa_run_jobs(int n, void *jobs, size_t size, void *(*fn)(void *));
-/* A batch's tokens filled on every core: tok0[s] (num_seqs + 1 entries) is the
- * tokens before sequence s, token t = tok0[s] + pos takes `draws` numbers
- * from the stream at base skipped t x draws on, and fn(ctx, rng, s, pos)
- * writes it (draws numbers, in the order one thread would). Runs of tokens go
- * to threads, so the bytes are one thread's. Returns the stream after every
- * token's draws. */
+/* A batch's tokens filled on every core: sequence s has lens[s] tokens, token
+ * t (sequence s's token pos, after the tokens of the sequences before it)
+ * takes `draws` numbers from the stream at base skipped t x draws on, and
+ * fn(ctx, rng, s, pos) writes it (draws numbers, in the order one thread
+ * would). Runs of tokens go to threads, so the bytes are one thread's. */
 typedef void (*pa_token_fn)(void *ctx, pa_rng *rng, int s, int pos);
-pa_rng pa_fill_tokens(const int64_t *tok0, int num_seqs, int64_t draws, pa_rng base, pa_token_fn fn, void *ctx);
+void pa_fill_tokens(const int *lens, int num_seqs, int64_t draws, pa_rng base, pa_token_fn fn, void *ctx);
 void pa_decode_problem_free(pa_decode_problem *pr);
 
 /* Plain attention over the contiguous copies (double), for every (seq, head):

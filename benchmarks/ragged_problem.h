@@ -161,30 +161,24 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     pr->k_scale = fp8 ? 0.5f : 1.0f;
     pr->v_scale = fp8 ? 0.25f : 1.0f;
     int cu = 0;
-    int64_t *tok0 = (int64_t *)pa_xmalloc(sizeof(int64_t) * ((size_t)c->num_seqs + 1));
-    tok0[0] = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int L = c->kv_lens[s];
         pr->cu_q_lens[s] = cu;
         cu += c->q_lens[s];
         pr->kv_lens[s] = L;
-        tok0[s + 1] = tok0[s] + L;
         if (!c->skip_logical) {
             pr->k_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
             pr->v_logical[s] = (float *)malloc(sizeof(float) * ((size_t)L * nkv * hs + 1));
             if (!pr->k_logical[s] || !pr->v_logical[s]) {
-                free(tok0);
                 rg_problem_free(pr);
                 return NULL;
             }
         }
     }
     /* Token t of the batch takes draws 2 t H D on (K, then V, for each head
-     * and dim): pa_fill_tokens. */
+     * and dim). */
     rg_fill fill = {c, pr, cols};
-    rng = pa_fill_tokens(tok0, c->num_seqs, 2 * (int64_t)nkv * hs, rng, rg_fill_token, &fill);
-    (void)rng;
-    free(tok0);
+    pa_fill_tokens(c->kv_lens, c->num_seqs, 2 * (int64_t)nkv * hs, rng, rg_fill_token, &fill);
     for (int s = c->num_seqs; s <= S; s++)
         pr->cu_q_lens[s] = cu;
 
