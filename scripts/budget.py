@@ -80,6 +80,11 @@ H100 = dict(
     ctas_per_sm=32,
     schedulers=4,
 )
+# The H200 (SXM): the H100's processor (132 SMs, the same clocks and issue rate) with
+# HBM3e; only the roof differs. 4300 GB/s is the device-to-device copy (bytes read +
+# written) measured on this workplace's H200 machines (the device tool's KINDS.md,
+# 2026-10-28 and 2026-11-04), not yet by gpu-check; the vendor's figure is 4.8 TB/s.
+H200 = dict(H100, roof_gbs=4300.0)
 
 # ---- tools ---------------------------------------------------------------------------
 PIP_CMD = "pip install --upgrade --target /tmp/nvtools nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"
@@ -971,7 +976,8 @@ def report(fam_name, fam, rows, label, m=H100):
             # the IPC at which that count gives what v1 measured
             ipc_v1 = [meas[1] * m["roof_gbs"] * (wic1 + ov1) / (md["bytes_per_tile"] * m["sms"] * clk)
                       for clk in (m["clock_ghz"], 1.98)] if meas else None
-            out[-1].update(overhead_v1=ov1, frac_v1_ipc_measured=f7, ipc_v1_implied=ipc_v1)
+            out[-1].update(overhead_v1=ov1, frac_v1_ipc_measured=f7, ipc_v1_implied=ipc_v1,
+                           insts_recommended=wic_once + ov, insts_v1=wic1 + ov1)
             w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.0f / %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                 md["bytes_per_tile"], wi, ov, skipf * iss, skipf * iss_c, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
@@ -996,7 +1002,49 @@ def report(fam_name, fam, rows, label, m=H100):
         for c in c2["checks"]:
             w("- " + c)
     w("")
+    h200_table(w, out, m)
     return "\n".join(L), out
+
+
+def ipc_needed(bytes_per_tile, insts, frac, m):
+    """The issue rate (warp instructions per clock per SM) at which a tile of
+    bytes_per_tile bytes costing insts warp instructions moves frac of m's roof."""
+    return frac * m["roof_gbs"] * insts / (bytes_per_tile * m["sms"] * m["clock_ghz"])
+
+
+def h200_table(w, out, m=H100, target=0.9):
+    """The roof rows again for the H200: the same instruction counts against its
+    roof. A prediction made before any H200 run, for issue 15's comparison."""
+    h = H200
+    w("### The H200: the issue rate 90%% of its roof needs (copy roof %.0f GB/s, same SMs and clocks)" % h["roof_gbs"])
+    w("")
+    w("An H200 has the H100's processor and %.2fx its copy roof (%.0f against %.0f GB/s), so a tile's instruction"
+      " count must issue %.2fx as fast for the same fraction. Counts as in the table above, common path: the"
+      " recommended entry's (its CTA overhead over a split's tiles) and v1's (over a whole sequence's)."
+      " `IPC needed` is the issue rate, in warp instructions per clock per SM at %.3f GHz (x %.2f at the 1.98 GHz"
+      " boost), at which that count moves %.0f%% of the roof; `at 2.14 IPC` is the fraction the rate ncu measured"
+      " for the split kernel at 4 warps per scheduler allows. A row needing more than about 2 is predicted"
+      " issue-bound on the H200: its instruction count, not the memory, is what to cut. A row needing less is"
+      " bound by bytes in flight and latency, which this count does not see (the H100's v1 rows reached the"
+      " measured fraction at the IPC in the last column, well under 2.14)." % (
+          h["roof_gbs"] / m["roof_gbs"], h["roof_gbs"], m["roof_gbs"], h["roof_gbs"] / m["roof_gbs"],
+          m["clock_ghz"], m["clock_ghz"] / 1.98, 100 * target))
+    w("")
+    w("| instance | shape | kernel | tile bytes | warp insts per tile: recommended / v1 | IPC needed, %.0f%% of the H100's roof:"
+      " recommended / v1 | IPC needed, %.0f%% of the H200's roof: recommended / v1 | at %.2f IPC on the H200: recommended / v1"
+      " | IPC the H100's measured v1 implies (%.3f GHz) |" % (100 * target, 100 * target, CALIBRATION["ipc"], m["clock_ghz"]))
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in out:
+        if r.get("insts_recommended") is None:
+            continue
+        b, ir, i1 = r["bytes"], r["insts_recommended"], r["insts_v1"]
+        at = [min(1, roof_fraction(b, i, h, ipc=CALIBRATION["ipc"])[1]) for i in (ir, i1)]
+        w("| %s/%s | %s | %s | %d | %.0f / %.0f | %.2f / %.2f | %.2f / %.2f | %s / %s | %s |" % (
+            r["instance"][0], r["instance"][1], r["shape"], r["kernel"], b, ir, i1,
+            ipc_needed(b, ir, target, m), ipc_needed(b, i1, target, m),
+            ipc_needed(b, ir, target, h), ipc_needed(b, i1, target, h), pct(at[0]), pct(at[1]),
+            "%.2f" % r["ipc_v1_implied"][0] if r.get("ipc_v1_implied") else "-"))
+    w("")
 
 
 def calibration_text(m=H100):

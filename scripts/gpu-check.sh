@@ -17,8 +17,8 @@
 #                                            tests (about 15 s), checks, benchmarks without the preset
 #                                            sweep; 60 random draws per test, 200 s sanitizer boxes. Each knob below still overrides it; the
 #                                            side-by-side and ncu sections want a second lease. Its checks and
-#                                            benchmarks are about 150 CLI commands (2026-12-02: 40 checks, 113
-#                                            benchmarks, 66 of them decode over caches of up to 1 GiB, filled on
+#                                            benchmarks are about 155 CLI commands (2026-12-02: 40 checks, 116
+#                                            benchmarks, 69 of them decode over caches of up to 1 GiB, filled on
 #                                            every core), each one process with its own CUDA context.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
@@ -400,6 +400,21 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # spread over the whole sequence, 100%: budget-notes/decode-head32-mma-2026-11-30.md). Larger
         # splits cut that cost a tile but leave a batch of one fewer CTAs; both ends, to decide the
         # rule (full plan only: a short lease's bench section is full).
+        # Both plans: the H200 prediction (budget-decode-2026-12-02.md). The same instructions a tile
+        # need 1.43x the issue rate for the same fraction of an H200's roof; the recommended entry's
+        # fp8 head-128 tile at 64 x 4K, its split's CTA cost included, needs 2.46 IPC for 90% of it
+        # (78% at the 2.14 measured on the H100), v1's 1.47, and with 1024-token splits the CTA cost
+        # a tile falls to a quarter. Predicted: v1 ahead of the recommended entry by more than the
+        # H100's 6 points, and 1024-token splits worth more than the H100's one point.
+        for ms in 256 1024; do
+            echo "decode fp8 head 128 --seqs 64 --ctx 4096 --variant auto, PAGEDATTN_DECODE_MIN_SPLIT=$ms:"
+            PAGEDATTN_DECODE_MIN_SPLIT=$ms timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 \
+                --head-size 128 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant auto ||
+                echo "(failed: rc $?)"
+        done
+        echo "decode fp8 head 128 --seqs 64 --ctx 4096 --variant v1:"
+        timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+            --cache-dtype fp8_e4m3 --layout nhd --variant v1 || echo "(failed: rc $?)"
         if [ "${PA_PLAN:-}" != short ]; then
             for hs in 32 64; do
                 for shape in "--seqs 64 --ctx 4096" "--seqs 1 --ctx 4096" "--seqs 1 --ctx 32768"; do
