@@ -49,6 +49,10 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
  * and 1, or 0 (with *r unspecified) when the exact result does not fit. */
 static inline int pa_mul_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+/* The blocks (pages) that len >= 0 tokens fill at bs >= 1 tokens a block:
+ * ceil(len / bs), formed without len + bs - 1, which passes INT32_MAX for
+ * block sizes near it. */
+static inline int64_t pa_blocks_for(int64_t len, int64_t bs) { return len <= 0 ? 0 : (len - 1) / bs + 1; }
 
 /* Pointer checks every entry makes before it launches (the kernels load whole
  * elements, so a pointer off its element size faults on the device and leaves

@@ -164,6 +164,11 @@ static pa_status local_validate(const pa_local_attention_params *p, int32_t *nv_
     if (n > 0) {
         PA_REQUIRE(p->query_start_loc && p->seq_lens && p->block_table,
                    "local attention: query_start_loc, seq_lens and block_table must not be NULL");
+        /* Offsets of a cumulative array (a slice of a longer one is fine): from 0 or more, and
+         * non-decreasing below, so each length b - a and their running sum (cu_seqlens_q_local,
+         * at most query_start_loc[n] - query_start_loc[0]) fit int32. */
+        PA_REQUIRE(p->query_start_loc[0] >= 0, "local attention: query_start_loc[0] must be >= 0 (got %d)",
+                   p->query_start_loc[0]);
         PA_REQUIRE(p->block_table_width > 0, "local attention: block_table_width must be > 0 (got %d)",
                    p->block_table_width);
         PA_REQUIRE(p->block_table_stride == 0 || p->block_table_stride >= p->block_table_width,

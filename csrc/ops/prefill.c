@@ -209,7 +209,7 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     return PA_SUCCESS;
 }
 
-void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *pf, pa_decode_params *dc) {
+int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *pf, pa_decode_params *dc) {
     memset(pf, 0, sizeof *pf);
     memset(dc, 0, sizeof *dc);
     const int hs = m->kv.head_size;
@@ -239,14 +239,23 @@ void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_par
     pf->soft_cap = m->soft_cap;
     pf->sinks = m->sinks;
 
+    /* The decode part starts num_prefill_tokens rows into out and query and
+     * num_prefills rows into the block table. Called before the fields are
+     * validated, so the offsets are formed with overflow checks; where one does
+     * not fit (or a field is negative) the part's pointers stay NULL. */
     const int64_t np = m->num_prefill_tokens;
-    dc->out = m->out ? (char *)m->out + (size_t)(np * m->num_heads * hs) * esz : NULL;
-    dc->query = m->query ? (const char *)m->query + (size_t)(np * q_stride) * esz : NULL;
+    int64_t o_off = 0, q_off = 0, bt_off = 0;
+    const int fit = np >= 0 && m->num_heads >= 0 && hs >= 0 && q_stride >= 0 && m->num_prefills >= 0 &&
+                    m->block_table_stride >= 0 && pa_mul_i64(np, (int64_t)m->num_heads * hs, &o_off) &&
+                    pa_mul_i64(o_off, (int64_t)esz, &o_off) && pa_mul_i64(np, q_stride, &q_off) &&
+                    pa_mul_i64(q_off, (int64_t)esz, &q_off) &&
+                    pa_mul_i64(m->num_prefills, m->block_table_stride, &bt_off);
+    dc->out = fit && m->out ? (char *)m->out + o_off : NULL;
+    dc->query = fit && m->query ? (const char *)m->query + q_off : NULL;
     dc->q_stride = q_stride;
     dc->q_dtype = m->q_dtype;
     dc->kv = m->kv;
-    dc->block_tables =
-        m->block_tables ? m->block_tables + (size_t)m->num_prefills * (size_t)m->block_table_stride : NULL;
+    dc->block_tables = fit && m->block_tables ? m->block_tables + bt_off : NULL;
     dc->block_table_stride = m->block_table_stride;
     dc->seq_lens = m->seq_lens ? m->seq_lens + m->num_prefills : NULL;
     dc->num_seqs = m->num_decode_tokens;
@@ -257,6 +266,7 @@ void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_par
     dc->sliding_window = m->sliding_window;
     dc->soft_cap = m->soft_cap;
     dc->sinks = m->sinks;
+    return fit;
 }
 
 pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
@@ -270,7 +280,7 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
                "mixed_attention: %d prefill tokens but num_prefills is 0", p->num_prefill_tokens);
     pa_context_attention_params pf;
     pa_decode_params dc;
-    pa_mixed_split(p, &pf, &dc);
+    const int fit = pa_mixed_split(p, &pf, &dc);
     /* The prefill part is always checked (it carries the shared fields: out,
      * query, cache, heads). The decode part only when there are decodes: with
      * none, the call is a context attention and accepts what
@@ -279,6 +289,12 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
     if (st != PA_SUCCESS)
         return pa_error_context(st, "mixed_attention (its prefill part)");
     if (dc.num_seqs > 0) {
+        PA_REQUIRE(
+            fit,
+            "mixed_attention: the decode part's offsets (num_prefill_tokens %d x q_stride %lld, x num_heads %d x "
+            "head_size %d; num_prefills %d x block_table_stride %d) overflow",
+            p->num_prefill_tokens, (long long)p->q_stride, p->num_heads, p->kv.head_size, p->num_prefills,
+            p->block_table_stride);
         st = pa_decode_validate(&dc);
         if (st != PA_SUCCESS)
             return pa_error_context(st, PA_MIXED_DECODE_PART);

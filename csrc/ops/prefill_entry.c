@@ -82,7 +82,7 @@ pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, 
     PA_TRY(pa_mixed_attention_validate(p));
     pa_context_attention_params pf;
     pa_decode_params dc;
-    pa_mixed_split(p, &pf, &dc);
+    (void)pa_mixed_split(p, &pf, &dc); /* validated above */
     size_t n = 0;
     if (dc.num_seqs > 0)
         PA_TRY(pa_paged_attention_decode_workspace_size(&dc, &n));
@@ -97,7 +97,7 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
     PA_TRY(pa_mixed_attention_validate(p));
     pa_context_attention_params pf;
     pa_decode_params dc;
-    pa_mixed_split(p, &pf, &dc);
+    (void)pa_mixed_split(p, &pf, &dc); /* validated above */
     /* Everything the decode entry checks on the host is checked here first, so
      * nothing refuses after the prefill part was launched: the workspace, then
      * the decode launch itself as pa_paged_attention_decode will build it

@@ -83,6 +83,15 @@ static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t align256(int64_t x) { return (x + 255) & ~(int64_t)255; }
+/* a * b and a + b of non-negative counts, INT64_MAX past it (then refused) */
+static int64_t smul(int64_t a, int64_t b) {
+    int64_t r;
+    return pa_mul_i64(a, b, &r) ? r : INT64_MAX;
+}
+static int64_t sadd(int64_t a, int64_t b) {
+    int64_t r;
+    return pa_add_i64(a, b, &r) ? r : INT64_MAX;
+}
 
 /* Worst case of the planner (pa_rg_plan_seq / pa_rg_tile) over every batch with
  * at most S live sequences (each with q_len >= 1, so at most min(S, T)), T query
@@ -113,18 +122,26 @@ void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w) {
     nsD = max64(nsD, 1);
     nsP = max64(nsP, 1);
     const int64_t R = pa_rg_tile_rows((int32_t)p->q_dtype, p->kv.head_size);
+    /* Counts saturate at INT64_MAX (T g < 2^62; the products with the split
+     * counts and kvh need not fit), so a size past the work list is refused
+     * below and by pa_ragged_validate, never wrapped into a small one. */
     const int64_t tiles = cdiv64(T * g, R) + S; /* prefill tiles over all sequences */
-    const int64_t items = kvh * (S * nsD + tiles * nsP);
+    const int64_t items = smul(kvh, sadd(smul(S, nsD), smul(tiles, nsP)));
     int64_t part = 0;
     if (nsD > 1)
-        part += min64(T * g, PA_RG_DEC_ROWS * S) * nsD;
+        part = sadd(part, smul(min64(T * g, PA_RG_DEC_ROWS * S), nsD));
     if (nsP > 1)
-        part += st > 0 ? T * g * nsP : min64(T * g * nsP, R * S * PA_RG_PRE_MAX_SPLITS);
-    part *= kvh;
+        part = sadd(part, st > 0 ? smul(T * g, nsP) : min64(smul(T * g, nsP), R * S * PA_RG_PRE_MAX_SPLITS));
+    part = smul(part, kvh);
 
     w->max_items = items;
     w->max_merges = items;
     w->max_part_rows = part;
+    if (items > INT32_MAX / 2 || part > INT32_MAX / 2) { /* refused: no layout */
+        w->off_items = w->off_merges = w->off_counters = w->off_ml = w->off_o = 0;
+        w->total = INT64_MAX;
+        return;
+    }
     int64_t off = 256;
     w->off_items = off;
     off = align256(off + items * (int64_t)sizeof(pa_rg_item));

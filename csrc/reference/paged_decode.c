@@ -56,7 +56,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
         PA_REQUIRE(L >= 1 && L <= p->max_seq_len, "decode: seq_lens[%d] = %d outside 1..max_seq_len %d", s, L,
                    p->max_seq_len);
         max_len = L > max_len ? L : max_len;
-        for (int b = 0; b < (L + bs - 1) / bs; b++) {
+        for (int b = 0, nb = (int)pa_blocks_for(L, bs); b < nb; b++) {
             int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
             PA_REQUIRE(blk >= 0 && blk < kv->num_blocks, "decode: block_tables[%d][%d] = %d outside 0..%d", s, b, blk,
                        kv->num_blocks - 1);

@@ -151,7 +151,7 @@ static pa_status check_context_data(const pa_context_attention_params *p) {
                    "context_attention: seq_lens[%d] = %d outside query_len %d..max_seq_len %d", s, L, q_len,
                    p->max_seq_len);
         const int ctx = L - q_len, bs = p->kv.block_size;
-        for (int b = 0; b < (ctx + bs - 1) / bs; b++) {
+        for (int b = 0, nb = (int)pa_blocks_for(ctx, bs); b < nb; b++) {
             int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
             PA_REQUIRE(blk >= 0 && blk < p->kv.num_blocks, "context_attention: block_tables[%d][%d] = %d outside 0..%d",
                        s, b, blk, p->kv.num_blocks - 1);
@@ -254,8 +254,13 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
     const int64_t k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;
     const int64_t v_stride = p->v_stride ? p->v_stride : (int64_t)nkv * hs;
+    /* Scratch for the longest key run present (checked <= max_k), not for the
+     * bound itself, which may be far larger (as in the context reference). */
+    int64_t longest = 1;
+    for (int s = 0; s < p->num_seqs; s++)
+        longest = cu_k[s + 1] - cu_k[s] > longest ? cu_k[s + 1] - cu_k[s] : longest;
     scratch sc;
-    PA_TRY(scratch_alloc(&sc, max_k, nkv, hs));
+    PA_TRY(scratch_alloc(&sc, longest, nkv, hs));
     for (int s = 0; s < p->num_seqs; s++) {
         const int64_t q0 = p->cu_seqlens_q[s], k0 = cu_k[s];
         const int q_len = (int)(p->cu_seqlens_q[s + 1] - q0), k_len = (int)(cu_k[s + 1] - k0);
@@ -284,7 +289,7 @@ pa_status pa_ref_mixed_attention(const pa_mixed_attention_params *p) {
     PA_TRY(pa_mixed_attention_validate(p));
     pa_context_attention_params pf;
     pa_decode_params dc;
-    pa_mixed_split(p, &pf, &dc);
+    (void)pa_mixed_split(p, &pf, &dc); /* validated above */
     /* Check both parts' data before either writes. */
     if (pf.num_seqs > 0)
         PA_TRY(check_context_data(&pf));
@@ -292,7 +297,7 @@ pa_status pa_ref_mixed_attention(const pa_mixed_attention_params *p) {
         const int L = dc.seq_lens[s], bs = dc.kv.block_size;
         PA_REQUIRE(L >= 1 && L <= dc.max_seq_len, "mixed_attention: decode seq_lens[%d] = %d outside 1..%d", s, L,
                    dc.max_seq_len);
-        for (int b = 0; b < (L + bs - 1) / bs; b++) {
+        for (int b = 0, nb = (int)pa_blocks_for(L, bs); b < nb; b++) {
             int32_t blk = dc.block_tables[(int64_t)s * dc.block_table_stride + b];
             PA_REQUIRE(blk >= 0 && blk < dc.kv.num_blocks, "mixed_attention: decode block_tables[%d][%d] = %d", s, b,
                        blk);

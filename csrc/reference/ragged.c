@@ -72,7 +72,7 @@ static pa_status check_batch(const pa_ragged_params *p, int32_t ns) {
         PA_REQUIRE(kv_len <= max_kv, "ragged reference: sequence %d: kv_len %d > pages_per_seq %d * page_size %d", s,
                    kv_len, p->pages_per_seq, kv->block_size);
         const int32_t *pages = p->page_indices + (int64_t)s * p->pages_per_seq;
-        for (int32_t b = 0; b < (kv_len + kv->block_size - 1) / kv->block_size; b++)
+        for (int b = 0, nb = (int)pa_blocks_for(kv_len, kv->block_size); b < nb; b++)
             PA_REQUIRE(pages[b] >= 0 && pages[b] < kv->num_blocks,
                        "ragged reference: sequence %d: page_indices[%d][%d] = %d outside 0..%d", s, s, b, pages[b],
                        kv->num_blocks - 1);

@@ -70,6 +70,13 @@ void pa_kvu_params_make(pa_kvu_params *p, const void *new_kv, pa_dtype new_kv_dt
                         int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
                         int32_t num_slices_padded, const pa_kv_cache *cache);
 
+/* Whether id == base + k exactly, without forming base + k (which passes
+ * INT64_MAX for ids near it; pa_swap_plan_runs takes any ids): an unsigned
+ * difference equals the true one when id > base. */
+static inline int pa_id_follows(int64_t id, int64_t base, int64_t k) {
+    return id > base && (uint64_t)id - (uint64_t)base == (uint64_t)k;
+}
+
 /* Next maximal run of a swap mapping starting at pair *i (< n); advances *i.
  * Shared by pa_swap_plan_runs and the swap launcher so they cannot disagree. */
 static inline pa_block_run pa_swap_next_run(const int64_t *mapping, int64_t n, int64_t *i) {
@@ -78,7 +85,8 @@ static inline pa_block_run pa_swap_next_run(const int64_t *mapping, int64_t n, i
     r.dst_block = mapping[2 * *i + 1];
     r.num_blocks = 1;
     int64_t j = *i + 1;
-    while (j < n && mapping[2 * j] == r.src_block + r.num_blocks && mapping[2 * j + 1] == r.dst_block + r.num_blocks) {
+    while (j < n && pa_id_follows(mapping[2 * j], r.src_block, r.num_blocks) &&
+           pa_id_follows(mapping[2 * j + 1], r.dst_block, r.num_blocks)) {
         r.num_blocks++;
         j++;
     }

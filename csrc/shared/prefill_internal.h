@@ -109,8 +109,9 @@ long pa_prefill_hopper_fp8_launches(void);
 /* Fill the kernel block from validated parameters (csrc/ops/prefill.c). */
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p);
 void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_attention_params *p);
-/* The two parts of a validated mixed batch. */
-void pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *prefill, pa_decode_params *decode);
+/* The two parts of a mixed batch; 0 when the decode part's offsets overflow
+ * (its pointers then NULL: pa_mixed_attention_validate refuses that). */
+int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *prefill, pa_decode_params *decode);
 /* What an error in the decode part's checks is prefixed with (pa_error_context):
  * their field names are the decode op's. */
 #define PA_MIXED_DECODE_PART                                                                                           \

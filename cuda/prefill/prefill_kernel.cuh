@@ -360,7 +360,7 @@ template <int THREADS>
 __device__ __forceinline__ int blocks_bad_share(const pa_prefill_kparams &p, int s, int n_cache) {
     int bad = 0;
     if (n_cache > 0) {
-        const int nb = (n_cache + p.g.block_size - 1) / p.g.block_size;
+        const int nb = (n_cache - 1) / p.g.block_size + 1; // not n_cache + bs - 1: past INT32_MAX at bs near it
         const int32_t *table = p.block_tables + (int64_t)s * p.block_table_stride;
         for (int i = threadIdx.x; i < nb; i += THREADS) {
             const int32_t b = table[i];

@@ -110,7 +110,7 @@ typedef struct pa_local_attention_params {
     int32_t attn_chunk_size;
     int32_t block_size; /* tokens per KV-cache block */
     int32_t num_reqs;
-    const int32_t *query_start_loc; /* [num_reqs + 1], non-decreasing */
+    const int32_t *query_start_loc; /* [num_reqs + 1], >= 0, non-decreasing (a slice of a longer one is fine) */
     const int32_t *seq_lens;        /* [num_reqs] keys per request, new tokens included */
     const int32_t *block_table;     /* [num_reqs, block_table_stride] physical block ids */
     int32_t block_table_width;      /* valid columns per row (>= 1 when num_reqs > 0) */

@@ -1042,6 +1042,44 @@ Test(prefill_gpu, bad_device_data_skips_the_sequence) {
     bad_device_data_cases();
 }
 
+/* Blocks of nearly 2^31 tokens (any positive block size is allowed): the
+ * kernels counted a sequence's context blocks as (n_cache + block_size - 1) /
+ * block_size in int, which wraps negative there, so no id was checked and a bad
+ * one (3 of 1) was read, 3 blocks of 2^31 tokens past the cache. Now the
+ * sequence is skipped, as at any block size: its rows stay NaN, and no other
+ * key is read (the only sequence is the bad one; interpret mode's bounds check
+ * and compute-sanitizer's memcheck would see a read). */
+Test(prefill_gpu, bad_block_id_at_block_sizes_near_int32_max) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[1] = {5}, cl[1] = {70};
+    ctx_case c = {.seed = 9100,
+                  .layout = PA_LAYOUT_FLASH_NHD,
+                  .qd = PA_DTYPE_F16,
+                  .cd = PA_DTYPE_F16,
+                  .seqs = 1,
+                  .heads = 4,
+                  .kv_heads = 4,
+                  .hs = 64,
+                  .bs = 16,
+                  .ql = ql,
+                  .cl = cl};
+    pa_context_problem *pr = make_ctx(&c);
+    pr->block_tables[0] = 3;
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    d.p.kv.block_size = INT32_MAX - 5; /* 70 context tokens + block_size - 1 passes INT32_MAX */
+    d.p.kv.num_blocks = 1;
+    cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+    void *got = malloc(pr->out_elems * 2);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, d.p.out, pr->out_elems * 2);
+    for (size_t e = 0; e < pr->out_elems; e++)
+        CHK(isnan(pa_load_as_float(PA_DTYPE_F16, got, e)), "skipped sequence written at %zu", e);
+    free(got);
+    dev_ctx_free(&d);
+    pa_context_problem_free(pr);
+}
+
 /* Captured once in a CUDA graph, replayed after the device lengths changed:
  * the kernel must read them on the device. */
 Test(prefill_gpu, graph_replay_reads_new_lengths) {

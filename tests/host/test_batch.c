@@ -483,6 +483,23 @@ Test(local_attention, bad_input) {
         p.query_start_loc = bad_qsl;
         expect_local_error(&p, 16, "request 1: query length must be >= 0");
     }
+    {
+        /* Starting below 0: a length b - a and the lengths' running sum
+         * (cu_seqlens_q_local) could pass INT32_MAX. Once these gave success with
+         * a length of -1, and with cu_seqlens_q_local going negative. */
+        int32_t wide_qsl[2] = {INT32_MIN, INT32_MAX}, wide_seq[1] = {16};
+        p = good;
+        p.num_reqs = 1;
+        p.query_start_loc = wide_qsl;
+        p.seq_lens = wide_seq;
+        expect_local_error(&p, 16, "query_start_loc[0] must be >= 0 (got -2147483648)");
+        int32_t sum_qsl[3] = {-2000000000, 0, 2000000000}, sum_seq[2] = {2000000000, 2000000000};
+        p = good;
+        p.attn_chunk_size = p.block_size = 1 << 30;
+        p.query_start_loc = sum_qsl;
+        p.seq_lens = sum_seq;
+        expect_local_error(&p, 16, "query_start_loc[0] must be >= 0");
+    }
     p = good;
     p.seq_lens = NULL;
     expect_local_error(&p, 16, "must not be NULL");

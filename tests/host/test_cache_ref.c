@@ -531,6 +531,18 @@ Test(cache_ref, swap_plan_runs) {
     cr_assert_eq(nr, 0);
     assert_fail(pa_swap_plan_runs(NULL, 3, NULL, 0, &nr), PA_ERR_INVALID_ARGUMENT, "block_mapping");
     assert_fail(pa_swap_plan_runs(&m[0][0], n, NULL, 4, &nr), PA_ERR_INVALID_ARGUMENT, "runs is NULL");
+    /* Ids at the ends of int64 (the planner takes any; pa_swap_blocks range-checks
+     * them): INT64_MIN does not follow INT64_MAX, whatever INT64_MAX + 1 wraps to;
+     * INT64_MAX does follow INT64_MAX - 1, and -1 follows -2. */
+    const int64_t ends[][2] = {{INT64_MAX, 0}, {INT64_MIN, 1}, {INT64_MAX - 1, 5}, {INT64_MAX, 6}, {-2, 8}, {-1, 9}};
+    cr_assert_eq(pa_swap_plan_runs(&ends[0][0], 6, runs, 10, &nr), PA_SUCCESS);
+    const pa_block_run want_ends[] = {{INT64_MAX, 0, 1}, {INT64_MIN, 1, 1}, {INT64_MAX - 1, 5, 2}, {-2, 8, 2}};
+    cr_assert_eq(nr, 4, "%lld runs", (long long)nr);
+    for (int i = 0; i < 4; i++)
+        cr_assert(runs[i].src_block == want_ends[i].src_block && runs[i].dst_block == want_ends[i].dst_block &&
+                      runs[i].num_blocks == want_ends[i].num_blocks,
+                  "ends, run %d: (%lld,%lld,%lld)", i, (long long)runs[i].src_block, (long long)runs[i].dst_block,
+                  (long long)runs[i].num_blocks);
 }
 
 Test(cache_ref, swap_blocks_reference) {

@@ -295,6 +295,30 @@ Test(prefill_ref, prompt_causal_bottom_right) {
     pa_prompt_problem_free(pr);
 }
 
+/* max_seqlen_q / max_seqlen_k are bounds: a loose one is valid (the GPU entries
+ * take it), so the reference sizes its scratch by the lengths present. It once
+ * sized it by the bound: 2 x 1 TiB for a 4-token batch at 2^28, "out of host memory". */
+Test(prefill_ref, prompt_loose_length_bounds) {
+    const int ql[2] = {4, 3}, kl[2] = {5, 2};
+    for (int cross = 0; cross < 2; cross++) {
+        pa_prompt_problem_cfg c = {.seed = 9u + cross,
+                                   .dtype = PA_DTYPE_F32,
+                                   .attn_type = cross ? PA_ATTN_ENCODER_DECODER : PA_ATTN_DECODER,
+                                   .num_seqs = 2,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 8,
+                                   .head_size = 128,
+                                   .q_lens = ql,
+                                   .k_lens = cross ? kl : NULL};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pr->p.max_seqlen_q = 1 << 28;
+        if (cross)
+            pr->p.max_seqlen_k = 1 << 28;
+        prompt_vs_plain(pr, cross ? "cross, bounds 2^28" : "causal, bound 2^28");
+        pa_prompt_problem_free(pr);
+    }
+}
+
 Test(prefill_ref, prompt_encoder_is_not_causal) {
     /* Encoder attention of a sequence equals the decoder attention of its last
      * token only for that token; for the first token they differ. */
@@ -451,6 +475,27 @@ Test(prefill_ref, rejects_bad_context_device_data) {
     }
 }
 
+/* Blocks of nearly 2^31 tokens (any positive block size is allowed): the count
+ * of a sequence's context blocks was (ctx + block_size - 1) / block_size in int,
+ * which wraps negative there, so no block id was checked and a bad one was read
+ * (a crash). The cache buffers are the small problem's: the reference must
+ * refuse before it reads any block. */
+Test(prefill_ref, block_ids_checked_at_block_sizes_near_int32_max) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    pa_context_problem *pr =
+        ctx_problem(3, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 2, 4, 2, 32, 16, ql, cl, 0);
+    pr->p.kv.block_size = INT32_MAX - 5; /* 10 context tokens + block_size - 1 passes INT32_MAX */
+    pr->p.kv.num_blocks = 1;
+    pr->p.block_table_stride = 1; /* max_seq_len <= stride * block_size */
+    pr->block_tables[0] = 3;      /* sequence 0's one context block: past the cache */
+    pr->block_tables[1] = 0;
+    pa_status s = pa_ref_context_attention(&pr->p);
+    cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "got %s (%s)", pa_status_string(s), pa_last_error());
+    cr_assert(strstr(pa_last_error(), "block_tables[0][0] = 3 outside 0..0") != NULL, "message: %s", pa_last_error());
+    cr_assert(out_untouched(pr), "output written");
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_ref, rejects_bad_prompt_input) {
     const int ql[2] = {4, 6}, kl[2] = {3, 9};
     pa_prompt_problem_cfg c = {.seed = 3,
@@ -578,6 +623,14 @@ Test(prefill_ref, rejects_bad_mixed_input) {
     b = m;
     b.max_prefill_query_len = 9; /* > max_prefill_seq_len */
     cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    /* A q_stride the prefill rows fit ((num_prefill_tokens - 1) x q_stride does)
+     * while the decode part's start, num_prefill_tokens x q_stride, passes
+     * int64: refused by name, where the split once wrapped the offset. */
+    b = m;
+    b.q_stride = INT64_MAX / b.num_prefill_tokens + 1;
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode part's offsets") != NULL, "%s", pa_last_error());
+    cr_assert_eq(pa_mixed_attention_validate(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(out_untouched(pr), "output written on bad input");
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     pa_context_problem_free(pr);

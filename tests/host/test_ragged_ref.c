@@ -655,6 +655,23 @@ Test(ragged_bad, device_data_checked_by_the_reference) {
     rg_problem_free(pr);
 }
 
+/* Pages of nearly 2^31 tokens (any page size >= 1 is allowed): the count of a
+ * sequence's pages was (kv_len + page_size - 1) / page_size in int, which wraps
+ * negative there, so no page id was checked and a bad one was read (a crash).
+ * The cache buffers are the small problem's: the reference must refuse before
+ * it reads any page. */
+Test(ragged_bad, page_ids_checked_at_page_sizes_near_int32_max) {
+    rg_problem *pr = small_problem();
+    pr->p.kv.block_size = INT32_MAX - 65;
+    pr->p.pages_per_seq = 1; /* pages_per_seq * page_size <= INT32_MAX - 64 */
+    pr->p.kv.num_blocks = 1;
+    pr->kv_lens[0] = 100;    /* 100 + page_size - 1 passes INT32_MAX */
+    pr->page_indices[0] = 3; /* sequence 0's one page: past the pool */
+    pr->page_indices[1] = 0;
+    expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sequence 0: page_indices[0][0] = 3 outside 0..0", 1);
+    rg_problem_free(pr);
+}
+
 Test(ragged_bad, fp8_scales_checked_by_the_reference) {
     /* The reference reads kv.k_scale / kv.v_scale from host memory: 0, a
      * negative, NaN or infinite scale is an error (the device entries cannot
@@ -704,6 +721,47 @@ Test(ragged_api, workspace_size_bounds) {
     pr->p.sliding_window = -3;
     cr_assert_eq(pa_ragged_workspace_size(&pr->p, &a), PA_ERR_INVALID_ARGUMENT);
     rg_problem_free(pr);
+}
+
+/* The worst batch's work list at sizes whose products pass 2^63: once these
+ * wrapped, to 0 items (a 256-byte workspace) or to a negative count that passed
+ * the 32-bit refusal. Now each is refused as past the work list, as the same
+ * sizes with fewer heads are. Nothing is read through the pointers. */
+Test(ragged_api, workspace_size_refuses_sizes_past_int64) {
+    static _Alignas(256) char buf[1024];
+    int32_t ns = 1;
+    const struct {
+        int32_t kvh, tokens, seqs;
+    } cases[] = {{64, 1 << 29, 1 << 22}, {65536, 1 << 29, 1 << 22}, {512, 1 << 29, 1 << 29}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pa_ragged_params p = {.out = buf,
+                              .q = buf,
+                              .q_dtype = PA_DTYPE_F32,
+                              .kv = {.layout = PA_LAYOUT_COMBINED,
+                                     .dtype = PA_DTYPE_F32,
+                                     .key = buf,
+                                     .num_blocks = 1,
+                                     .block_size = 1,
+                                     .num_kv_heads = cases[i].kvh,
+                                     .head_size = 8},
+                              .kv_lens = (int32_t *)buf,
+                              .page_indices = (int32_t *)buf,
+                              .cu_q_lens = (int32_t *)buf,
+                              .num_seqs = &ns,
+                              .pages_per_seq = 1 << 30,
+                              .max_num_seqs = cases[i].seqs,
+                              .max_num_batched_tokens = cases[i].tokens,
+                              .num_q_heads = cases[i].kvh,
+                              .sm_scale = 1.0f,
+                              .kv_split_tokens = 64};
+        size_t bytes = 12345;
+        pa_status st = pa_ragged_workspace_size(&p, &bytes);
+        cr_assert_eq(st, PA_ERR_UNSUPPORTED, "case %zu (%d KV heads): %s, %zu bytes (%s)", i, cases[i].kvh,
+                     pa_status_string(st), bytes, pa_last_error());
+        cr_assert(strstr(pa_last_error(), "past the 32-bit work list") != NULL, "case %zu: %s", i, pa_last_error());
+        cr_assert_eq(bytes, 12345, "case %zu: bytes written on error", i);
+        cr_assert_eq(pa_ragged_validate(&p), PA_ERR_UNSUPPORTED, "case %zu: validate", i);
+    }
 }
 
 Test(ragged_api, preferred_page_size) {
