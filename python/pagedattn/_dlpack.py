@@ -93,7 +93,10 @@ class View:
         return tuple(reversed(out))
 
     def is_contiguous(self):
-        # dimensions of size 1 may carry any stride (torch and numpy both do that)
+        # dimensions of size 1 may carry any stride (torch and numpy both do that), and so may
+        # every dimension of an empty tensor (NumPy 2 exports zero-size arrays with zero strides)
+        if self.numel == 0:
+            return True
         want = self.contiguous_strides()
         return all(s == w or d == 1 for s, w, d in zip(self.strides, want, self.shape))
 
@@ -132,5 +135,8 @@ def view(obj, name):
             strides.append(acc)
             acc *= d
         strides = tuple(reversed(strides))
+    if t.device.device_type not in DEVICE_NAMES:
+        raise TypeError(f"{name}: DLPack device type {t.device.device_type} is not supported; expected a host "
+                        "(CPU, CUDA host) or CUDA (device, managed) tensor")
     ptr = (t.data or 0) + t.byte_offset
     return View(obj, name, ptr, shape, strides, dtype, t.device.device_type, t.device.device_id, capsule)

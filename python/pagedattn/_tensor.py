@@ -3,6 +3,7 @@ import contextlib
 import ctypes as C
 import functools
 import inspect
+import operator
 import sys
 
 from . import _abi as A
@@ -16,9 +17,10 @@ _KV_CACHE_DTYPES = {"fp8": A.PA_DTYPE_FP8_E4M3, "fp8_e4m3": A.PA_DTYPE_FP8_E4M3,
                     "fp8_e5m2": A.PA_DTYPE_FP8_E5M2}
 
 
-def views(op, **tensors):
-    """Views of the given tensors (None stays None), named `op: argument`."""
-    return {k: (None if v is None else view(v, f"{op}: {k}")) for k, v in tensors.items()}
+def views(op, optional=(), **tensors):
+    """Views of the given tensors, named `op: argument`. None stays None for the
+    arguments named in `optional`; for any other it is a TypeError naming it."""
+    return {k: (None if v is None and k in optional else view(v, f"{op}: {k}")) for k, v in tensors.items()}
 
 
 def on_host(v):
@@ -69,9 +71,57 @@ def need_contiguous(op, v):
 
 
 def need_inner_contiguous(op, v):
-    """Element stride 1 in the last dimension (a head's elements adjacent)."""
-    if v.shape[-1] > 1 and v.strides[-1] != 1:
+    """Element stride 1 in the last dimension (a head's elements adjacent); an empty tensor passes."""
+    if v.numel and v.shape[-1] > 1 and v.strides[-1] != 1:
         raise ValueError(f"{op}: {arg(v)} must have stride 1 in its last dimension, got strides {list(v.strides)}")
+
+
+def c_stride(op, v, dim):
+    """v's stride (elements) in dimension `dim`, to be passed to C, where a stride of 0 means
+    "contiguous": a stride <= 0 on a dimension of more than one element (a broadcast / expanded
+    or reversed view) is a ValueError. An empty tensor reads nothing: its stride is passed as 0."""
+    if v.numel == 0:
+        return 0
+    s = v.strides[dim]
+    if s <= 0 and v.shape[dim] > 1:
+        raise ValueError(f"{op}: {arg(v)} has stride {s} in dimension {dim} (size {v.shape[dim]}), got strides "
+                         f"{list(v.strides)}; broadcast (stride 0, e.g. expand) and reversed views are not "
+                         "supported: pass a contiguous copy")
+    return s
+
+
+def _checked_int(op, name, x, bits):
+    try:
+        v = operator.index(x)  # ints and NumPy integers; a float or a string is not an index
+    except TypeError as e:
+        raise TypeError(f"{op}: {name} must be an integer, got {type(x).__name__} {x!r}") from e
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if not lo <= v <= hi:
+        raise ValueError(f"{op}: {name} {v} does not fit in int{bits} [{lo}, {hi}]")
+    return v
+
+
+def i32(op, name, x):
+    """int(x), checked to fit the C int32 it goes into (ctypes would wrap it silently)."""
+    return _checked_int(op, name, x, 32)
+
+
+def i64(op, name, x):
+    """int(x), checked to fit the C int64 it goes into."""
+    return _checked_int(op, name, x, 64)
+
+
+_INT_BITS = {C.c_int32: 32, C.c_int64: 64}
+
+
+def cstruct(op, cls, **fields):
+    """cls(**fields) with every integer field checked to fit its C type (named by the field)."""
+    types = dict(cls._fields_)
+    for k, x in fields.items():
+        bits = _INT_BITS.get(types[k])
+        if bits is not None and x is not None:
+            fields[k] = _checked_int(op, k, x, bits)
+    return cls(**fields)
 
 
 def cache_dtype(op, v, kv_cache_dtype, what="kv_cache_dtype"):

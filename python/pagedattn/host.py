@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _abi as A
 from ._lib import check, lib
+from ._tensor import cstruct, i32, i64
 
 __all__ = ["CommonAttentionMetadata", "build_common_attention_metadata", "split_decodes_and_prefills",
            "reorder_batch_to_split_decodes_and_prefills", "reorder_num_scheduled_tokens",
@@ -50,6 +51,8 @@ def _mutable_i32(x, name, op):
     if not (isinstance(x, np.ndarray) and x.dtype == np.int32 and x.flags.c_contiguous and x.flags.writeable):
         raise ValueError(f"{op}: {name} is updated in place, so it must be a writable C-contiguous int32 NumPy "
                          f"array (got {type(x).__name__} {getattr(x, 'dtype', '')})")
+    if x.ndim != 1:
+        raise ValueError(f"{op}: {name} must be a 1-D array (one entry per request), got shape {list(x.shape)}")
     return x
 
 
@@ -78,17 +81,36 @@ class CommonAttentionMetadata:
         # as vLLM: unused slots are padding, so reshape_and_cache skips them
         self.slot_mapping[self.num_actual_tokens:] = -1
 
-    def _c(self):
-        """A pa_common_metadata over these arrays (kept alive by self)."""
-        qsl, sl, nct = self.query_start_loc_cpu, self.seq_lens_cpu, self.num_computed_tokens_cpu
-        bt = self.block_table_tensor
-        return A.CommonMetadata(query_start_loc=qsl.ctypes.data, seq_lens=sl.ctypes.data,
-                                num_computed_tokens=nct.ctypes.data, slot_mapping=self.slot_mapping.ctypes.data,
-                                slot_mapping_capacity=self.slot_mapping.shape[0], num_reqs=self.num_reqs,
-                                num_actual_tokens=self.num_actual_tokens, padded_num_tokens=self.slot_mapping.shape[0],
-                                max_query_len=self.max_query_len, max_seq_len=self.max_seq_len,
-                                block_size=self.block_size, block_table=bt.ctypes.data,
-                                block_table_stride=bt.shape[1] if bt.ndim == 2 else 0)
+    def _c(self, op):
+        """(a pa_common_metadata over these arrays, the arrays it points into). The fields are
+        checked first (the dataclass may be made by hand): the index arrays are taken as
+        C-contiguous int32 (converted, values checked, where they are not), long enough for
+        num_reqs, and the block table's row stride is its width."""
+        n = i32(op, "num_reqs", self.num_reqs)
+        if n < 0:
+            raise ValueError(f"{op}: num_reqs {n} < 0")
+        qsl = _i32(self.query_start_loc_cpu, "query_start_loc_cpu", op, 1)
+        sl = _i32(self.seq_lens_cpu, "seq_lens_cpu", op, 1)
+        nct = _i32(self.num_computed_tokens_cpu, "num_computed_tokens_cpu", op, 1)
+        bt = _i32(self.block_table_tensor, "block_table_tensor", op, 2)
+        for name, a, need in (("query_start_loc_cpu", qsl, n + 1), ("seq_lens_cpu", sl, n),
+                              ("num_computed_tokens_cpu", nct, n), ("block_table_tensor", bt, n)):
+            if a.shape[0] < need:
+                raise ValueError(f"{op}: {name} has {a.shape[0]} {'rows' if a.ndim == 2 else 'entries'} for "
+                                 f"num_reqs {n}")
+        if n and bt.shape[1] < 1:
+            raise ValueError(f"{op}: block_table_tensor has no columns for its {n} requests")
+        sm = self.slot_mapping
+        if not (isinstance(sm, np.ndarray) and sm.ndim == 1 and sm.dtype == SLOT_MAPPING_DTYPE and
+                sm.flags.c_contiguous):
+            raise ValueError(f"{op}: slot_mapping must be a 1-D C-contiguous {SLOT_MAPPING_DTYPE} NumPy array, got "
+                             f"{type(sm).__name__} {getattr(sm, 'dtype', '')} {list(getattr(sm, 'shape', ()))}")
+        c = cstruct(op, A.CommonMetadata, query_start_loc=qsl.ctypes.data, seq_lens=sl.ctypes.data,
+                    num_computed_tokens=nct.ctypes.data, slot_mapping=sm.ctypes.data if sm.size else None,
+                    slot_mapping_capacity=sm.shape[0], num_reqs=n, num_actual_tokens=self.num_actual_tokens,
+                    padded_num_tokens=sm.shape[0], max_query_len=self.max_query_len, max_seq_len=self.max_seq_len,
+                    block_size=self.block_size, block_table=bt.ctypes.data, block_table_stride=bt.shape[1])
+        return c, (qsl, sl, nct, bt, sm)
 
 
 def build_common_attention_metadata(num_computed_tokens, num_scheduled_tokens, block_table, block_size,
@@ -114,8 +136,12 @@ def build_common_attention_metadata(num_computed_tokens, num_scheduled_tokens, b
         raise ValueError(f"{op}: num_scheduled_tokens has {nst.shape[0]} entries, num_computed_tokens {n}")
     if bt.shape[0] < n:
         raise ValueError(f"{op}: block_table has {bt.shape[0]} rows for {n} requests")
-    total = int(nst.astype(np.int64).sum())
-    cap = max(int(padded_num_tokens), total, 0)
+    if n and bt.shape[1] < 1:
+        raise ValueError(f"{op}: block_table has shape {list(bt.shape)}: block_table row too narrow (no columns) "
+                         f"for its {n} requests")
+    total = i32(op, "the total of num_scheduled_tokens", nst.astype(np.int64).sum())
+    padded_num_tokens = i32(op, "padded_num_tokens", padded_num_tokens)
+    cap = max(padded_num_tokens, total, 0)
     qsl = np.zeros(n + 1, np.int32)
     sl = np.zeros(n, np.int32)
     nc = np.zeros(n, np.int32)
@@ -123,9 +149,10 @@ def build_common_attention_metadata(num_computed_tokens, num_scheduled_tokens, b
     out = A.CommonMetadata(query_start_loc=qsl.ctypes.data, seq_lens=sl.ctypes.data,
                            num_computed_tokens=nc.ctypes.data, slot_mapping=sm.ctypes.data if cap else None,
                            slot_mapping_capacity=cap)
-    b = A.Batch(num_reqs=n, num_computed_tokens=nct.ctypes.data, num_scheduled_tokens=nst.ctypes.data,
-                block_size=int(block_size), block_table=bt.ctypes.data, block_table_stride=max(bt.shape[1], 1))
-    check(lib.pa_build_common_metadata(C.byref(b), int(padded_num_tokens), C.byref(out)), op)
+    b = cstruct(op, A.Batch, num_reqs=n, num_computed_tokens=nct.ctypes.data, num_scheduled_tokens=nst.ctypes.data,
+                block_size=i32(op, "block_size", block_size), block_table=bt.ctypes.data,
+                block_table_stride=bt.shape[1])
+    check(lib.pa_build_common_metadata(C.byref(b), padded_num_tokens, C.byref(out)), op)
     return CommonAttentionMetadata(query_start_loc=qsl, query_start_loc_cpu=qsl, seq_lens=sl, seq_lens_cpu=sl,
                                    num_computed_tokens_cpu=nc, num_reqs=out.num_reqs,
                                    num_actual_tokens=out.num_actual_tokens, max_query_len=out.max_query_len,
@@ -144,11 +171,12 @@ def split_decodes_and_prefills(common_attn_metadata, decode_threshold=1):
     op = "split_decodes_and_prefills"
     m = common_attn_metadata
     qsl = _i32(getattr(m, "query_start_loc_cpu", getattr(m, "query_start_loc", None)), "query_start_loc_cpu", op, 1)
-    n = int(m.num_reqs)
+    n = i32(op, "num_reqs", m.num_reqs)
     if qsl.shape[0] < n + 1:
         raise ValueError(f"{op}: query_start_loc_cpu has {qsl.shape[0]} entries for {n} requests")
     out = A.BatchSplit()
-    check(lib.pa_split_decodes_and_prefills(qsl.ctypes.data, n, int(decode_threshold), C.byref(out)), op)
+    check(lib.pa_split_decodes_and_prefills(qsl.ctypes.data, n, i32(op, "decode_threshold", decode_threshold),
+                                            C.byref(out)), op)
     return out.num_decodes, out.num_prefills, out.num_decode_tokens, out.num_prefill_tokens
 
 
@@ -157,7 +185,8 @@ _SWAP_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, C.c_int32)
 
 def _reorder(tokens, decode_threshold, on_swap, perm, tokens_out):
     op = "reorder_batch_to_split_decodes_and_prefills"
-    n = tokens.shape[0]
+    n = i32(op, "the number of requests", tokens.shape[0])
+    decode_threshold = i32(op, "decode_threshold", decode_threshold)
     errors = []
 
     def cb(_user, a, b):
@@ -170,7 +199,7 @@ def _reorder(tokens, decode_threshold, on_swap, perm, tokens_out):
     fn = _SWAP_FN(cb) if on_swap is not None else None
     modified = C.c_int(0)
     check(lib.pa_reorder_batch_to_split_decodes_and_prefills(
-        tokens.ctypes.data if n else None, n, int(decode_threshold), C.cast(fn, C.c_void_p) if fn else None, None,
+        tokens.ctypes.data if n else None, n, decode_threshold, C.cast(fn, C.c_void_p) if fn else None, None,
         perm.ctypes.data if perm is not None else None, tokens_out.ctypes.data if tokens_out is not None else None,
         C.byref(modified)), op)
     if errors:
@@ -197,7 +226,7 @@ def reorder_batch_to_split_decodes_and_prefills(input_batch, scheduler_output, d
 
 def reorder_num_scheduled_tokens(num_scheduled_tokens, decode_threshold=1, perm=None, on_swap=None):
     """The same reorder on arrays, in place: num_scheduled_tokens (writable
-    int32 NumPy array) gets the swaps applied, perm (optional int32 array the
+    1-D int32 NumPy array) gets the swaps applied, perm (optional int32 array the
     caller initialised, e.g. to arange) has its entries swapped alongside, and
     on_swap(i, j) is called per swap. Returns True if anything moved."""
     op = "reorder_num_scheduled_tokens"
@@ -233,9 +262,10 @@ def make_local_attention_virtual_batches(attn_chunk_size, query_start_loc_np, se
         raise ValueError(f"{op}: query_start_loc_np has {qsl.shape[0]} entries; expected num_reqs + 1 = {n + 1}")
     if bt.shape[0] < n:
         raise ValueError(f"{op}: block_table has {bt.shape[0]} rows for {n} requests")
-    p = A.LocalAttentionParams(attn_chunk_size=int(attn_chunk_size), block_size=int(block_size), num_reqs=n,
-                               query_start_loc=qsl.ctypes.data, seq_lens=sl.ctypes.data, block_table=bt.ctypes.data,
-                               block_table_width=bt.shape[1], block_table_stride=bt.shape[1])
+    p = cstruct(op, A.LocalAttentionParams, attn_chunk_size=i32(op, "attn_chunk_size", attn_chunk_size),
+                block_size=i32(op, "block_size", block_size), num_reqs=n,
+                query_start_loc=qsl.ctypes.data, seq_lens=sl.ctypes.data, block_table=bt.ctypes.data,
+                block_table_width=bt.shape[1], block_table_stride=bt.shape[1])
     nv, pages = C.c_int32(0), C.c_int32(0)
     check(lib.pa_local_attention_size(C.byref(p), C.byref(nv), C.byref(pages)), op)
     q = np.zeros(nv.value, np.int32)
@@ -257,10 +287,11 @@ def make_local_attention_virtual_batches(attn_chunk_size, query_start_loc_np, se
 def kv_update_slices_upper_bound(num_reqs, num_tokens, block_size, num_slices_per_block=8):
     """Padded slice count that suffices for any batch of at most num_reqs
     requests and num_tokens new tokens (size the slices buffer once)."""
+    op = "kv_update_slices_upper_bound"
     out = C.c_int32(0)
-    check(lib.pa_kv_update_slices_upper_bound(int(num_reqs), int(num_tokens), int(block_size),
-                                              int(num_slices_per_block), C.byref(out)),
-          "kv_update_slices_upper_bound")
+    check(lib.pa_kv_update_slices_upper_bound(i32(op, "num_reqs", num_reqs), i32(op, "num_tokens", num_tokens),
+                                              i32(op, "block_size", block_size),
+                                              i32(op, "num_slices_per_block", num_slices_per_block), C.byref(out)), op)
     return out.value
 
 
@@ -270,56 +301,72 @@ def kv_update_slices(common_attn_metadata, num_slices_per_block=8, capacity=None
     request's new tokens touch, requests in order. Returns (slices, num_slices):
     slices int32 [3, capacity] field-major (what kv_cache_update takes),
     columns past num_slices (0, 0, 0); capacity defaults to the exact padded
-    count (a multiple of num_slices_per_block)."""
+    count (a multiple of num_slices_per_block). A CommonAttentionMetadata made by
+    hand is checked first: integer index arrays long enough for num_reqs (taken
+    as C-contiguous int32, converted where they are not), an int64 slot_mapping."""
     op = "kv_update_slices"
-    c = common_attn_metadata._c()
+    c, keep = common_attn_metadata._c(op)
+    spb = i32(op, "num_slices_per_block", num_slices_per_block)
     ns, nsp = C.c_int32(0), C.c_int32(0)
-    check(lib.pa_kv_update_slices_count(C.byref(c), int(num_slices_per_block), C.byref(ns), C.byref(nsp)), op)
-    cap = nsp.value if capacity is None else int(capacity)
+    check(lib.pa_kv_update_slices_count(C.byref(c), spb, C.byref(ns), C.byref(nsp)), op)
+    cap = nsp.value if capacity is None else i32(op, "capacity", capacity)
+    if cap < 0:
+        raise ValueError(f"{op}: capacity {cap} < 0")
     slices = np.zeros((3, cap), np.int32)
-    check(lib.pa_build_kv_update_slices(C.byref(c), int(num_slices_per_block), slices.ctypes.data if cap else None,
-                                        cap, C.byref(ns), C.byref(nsp)), op)
+    check(lib.pa_build_kv_update_slices(C.byref(c), spb, slices.ctypes.data if cap else None, cap, C.byref(ns),
+                                        C.byref(nsp)), op)
+    del keep  # the arrays c points into lived until here
     return slices, ns.value
 
 
 # ---- page sizes, v1/v2 --------------------------------------------------------------------------------------
 
 
-def _model_len(x):
-    return int(x.model_config.max_model_len) if hasattr(x, "model_config") else int(x)
+def _model_len(op, x):
+    return i64(op, "max_model_len", x.model_config.max_model_len if hasattr(x, "model_config") else x)
 
 
 def get_page_size(max_model_len):
     """vLLM's ragged backend page size: next_power_of_2(max_model_len) // 16
     clamped to [16, 256]. Takes an int or a vllm_config."""
     out = C.c_int32(0)
-    check(lib.pa_get_page_size(_model_len(max_model_len), C.byref(out)), "get_page_size")
+    check(lib.pa_get_page_size(_model_len("get_page_size", max_model_len), C.byref(out)), "get_page_size")
     return out.value
 
 
 def get_min_page_size(max_model_len, max_num_seqs=None):
     """vLLM's ragged backend minimum page size (the block table in half of the
     TPU's 1 MiB SMEM). get_min_page_size(vllm_config) or
-    get_min_page_size(max_model_len, max_num_seqs)."""
+    get_min_page_size(max_model_len, max_num_seqs); a number without max_num_seqs
+    is a TypeError."""
+    op = "get_min_page_size"
     if max_num_seqs is None:
+        if not hasattr(max_model_len, "scheduler_config"):
+            raise TypeError(f"{op}: max_num_seqs is required with max_model_len given as a number "
+                            "(get_min_page_size(max_model_len, max_num_seqs) or get_min_page_size(vllm_config))")
         max_num_seqs = max_model_len.scheduler_config.max_num_seqs
     out = C.c_int32(0)
-    check(lib.pa_get_min_page_size(_model_len(max_model_len), int(max_num_seqs), C.byref(out)),
-          "get_min_page_size")
+    check(lib.pa_get_min_page_size(_model_len(op, max_model_len), i32(op, "max_num_seqs", max_num_seqs),
+                                   C.byref(out)), op)
     return out.value
 
 
 def use_paged_attention_v1(max_seq_len, num_seqs, num_heads):
     """vLLM's rule: v1 when max_seq_len <= 8192 and (one 512-token partition or
     num_seqs * num_heads > 512), else v2."""
-    return bool(lib.pa_decode_use_v1(int(max_seq_len), int(num_seqs), int(num_heads)))
+    op = "use_paged_attention_v1"
+    return bool(lib.pa_decode_use_v1(i32(op, "max_seq_len", max_seq_len), i32(op, "num_seqs", num_seqs),
+                                     i32(op, "num_heads", num_heads)))
 
 
 def decode_plan(num_seqs, num_heads, num_kv_heads, head_size, block_size, max_seq_len):
     """The checked v1/v2 choice with v2's scratch sizes (elements) as a dict."""
+    op = "decode_plan"
     out = A.DecodePlan()
-    check(lib.pa_decode_make_plan(int(num_seqs), int(num_heads), int(num_kv_heads), int(head_size),
-                                  int(block_size), int(max_seq_len), C.byref(out)), "decode_plan")
+    check(lib.pa_decode_make_plan(i32(op, "num_seqs", num_seqs), i32(op, "num_heads", num_heads),
+                                  i32(op, "num_kv_heads", num_kv_heads), i32(op, "head_size", head_size),
+                                  i32(op, "block_size", block_size), i32(op, "max_seq_len", max_seq_len),
+                                  C.byref(out)), op)
     return {"use_v1": bool(out.use_v1), "max_num_partitions": out.max_num_partitions,
             "tmp_out_elems": out.tmp_out_elems, "exp_sums_elems": out.exp_sums_elems,
             "max_logits_elems": out.max_logits_elems}

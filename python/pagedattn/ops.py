@@ -11,8 +11,13 @@ creates, copy_blocks' pointer arrays) is allocated with that stream current
 (torch, cupy), so it is ready before the op's kernels and reused only after.
 Shapes, strides, dtypes and devices are checked before the C call; bad input
 raises ValueError (invalid argument), NotImplementedError (valid but unsupported
-configuration), TypeError (no DLPack) or RuntimeError (a CUDA failure), and
-nothing is written.
+configuration), TypeError (no DLPack, None for a required tensor, a DLPack device
+other than CPU / CUDA) or RuntimeError (a CUDA failure), and nothing is written.
+Where a view may be strided, its strides must be positive: a broadcast dimension
+(stride 0, e.g. torch's expand) or a reversed one is a ValueError. Block tables
+are row-major (a column slice of a wider table is refused: pass a contiguous
+copy). Integers that go into the library's int32 fields must fit in int32
+(ValueError). Empty tensors (0 sequences, tokens or pairs) make an op a no-op.
 
 Cache layouts (elements; x = 16 // itemsize of the cache dtype):
     vLLM paged   key_cache   [num_blocks, num_kv_heads, head_size // x, block_size, x]
@@ -32,8 +37,8 @@ import math
 
 from . import _abi as A
 from ._lib import check, lib
-from ._tensor import (PA_DTYPES, QUERY_DTYPES, arg, cache_dtype, empty, need_contiguous, need_dtype,
-                      need_inner_contiguous, need_ndim, need_shape, on_host, same_device, small_array,
+from ._tensor import (PA_DTYPES, QUERY_DTYPES, arg, c_stride, cache_dtype, cstruct, empty, i32, need_contiguous,
+                      need_dtype, need_inner_contiguous, need_ndim, need_shape, on_host, same_device, small_array,
                       stream_handle, stream_scope, views)
 from ._dlpack import view
 
@@ -77,8 +82,8 @@ def _vllm_cache(op, kc, vc, kv_cache_dtype):
     need_shape(op, vc, (nb, kvh, hx * x, bs), " ([num_blocks, num_kv_heads, head_size, block_size])")
     need_contiguous(op, kc)
     need_contiguous(op, vc)
-    return A.KvCache(layout=A.PA_LAYOUT_VLLM, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
-                     num_kv_heads=kvh, head_size=hx * x)
+    return cstruct(op, A.KvCache, layout=A.PA_LAYOUT_VLLM, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb,
+                   block_size=bs, num_kv_heads=kvh, head_size=hx * x)
 
 
 def _flash_cache(op, kc, vc, kv_cache_dtype):
@@ -93,10 +98,15 @@ def _flash_cache(op, kc, vc, kv_cache_dtype):
                          f"{list(kc.strides)}; the flash layouts take one set of strides for both")
     need_inner_contiguous(op, kc)
     nb, bs, kvh, hs = kc.shape
-    sb, sp, sh, _ = kc.strides
-    layout = A.PA_LAYOUT_FLASH_NHD if (sp >= sh or bs == 1) else A.PA_LAYOUT_FLASH_HND
-    return A.KvCache(layout=layout, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
-                     num_kv_heads=kvh, head_size=hs, block_stride=sb, page_stride=sp, head_stride=sh)
+    sb, sp, sh = (c_stride(op, kc, i) for i in range(3))
+    # NHD when a token's heads lie inside its page (or a block holds one token), HND when a
+    # head's tokens do. A dimension of one element has no stride that matters: it goes to C as 0
+    # (C resolves it to the layout's contiguous value), so an HND cache of block_size 1 is an NHD
+    # cache whose page stride is num_kv_heads * head_stride.
+    layout = A.PA_LAYOUT_FLASH_NHD if (bs == 1 or sp >= sh) else A.PA_LAYOUT_FLASH_HND
+    sb, sp, sh = (x if n > 1 else 0 for x, n in ((sb, nb), (sp, bs), (sh, kvh)))
+    return cstruct(op, A.KvCache, layout=layout, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
+                   num_kv_heads=kvh, head_size=hs, block_stride=sb, page_stride=sp, head_stride=sh)
 
 
 def _paged_cache(op, kc, vc, kv_cache_dtype):
@@ -123,8 +133,8 @@ def _combined_cache(op, kv, kv_cache_dtype, page_size=None):
         ps, nb = page_size, rows // page_size
     if ch % 2:
         raise ValueError(f"{op}: {arg(kv)} has {ch} combined heads; the combined layout holds 2 * num_kv_heads")
-    return A.KvCache(layout=A.PA_LAYOUT_COMBINED, dtype=dt, key=kv.ptr, value=None, num_blocks=nb, block_size=ps,
-                     num_kv_heads=ch // 2, head_size=hs)
+    return cstruct(op, A.KvCache, layout=A.PA_LAYOUT_COMBINED, dtype=dt, key=kv.ptr, value=None, num_blocks=nb,
+                   block_size=ps, num_kv_heads=ch // 2, head_size=hs)
 
 
 def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
@@ -134,10 +144,13 @@ def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
 
 
 def _heads_contiguous(op, x, head_size):
+    """x [rows, heads, head_size] with contiguous heads and rows at a positive stride; returns the
+    row stride to pass to C (0 for an empty x, which passes)."""
     need_ndim(op, x, 3)
-    if x.strides[2] != 1 or (x.shape[1] > 1 and x.strides[1] != head_size):
+    if x.numel and (x.strides[2] != 1 or (x.shape[1] > 1 and x.strides[1] != head_size)):
         raise ValueError(f"{op}: {arg(x)} must have contiguous heads (strides [*, {head_size}, 1]), got "
                          f"{list(x.strides)}")
+    return c_stride(op, x, 0)
 
 
 def _int_vector(op, v, dtype, n=None, what=""):
@@ -153,14 +166,22 @@ def _opt(x):
 
 
 def _block_table(op, bt, rows):
-    """Checks an int32 [>= rows, width] block table with contiguous rows; returns its row stride."""
+    """Checks an int32 [>= rows, width] row-major block table; returns its width. C takes one
+    number for both the row stride and the width it checks the sequence lengths against, so the
+    rows must be adjacent (row stride == width: a column slice of a wider table is refused) and
+    at least one column wide."""
     need_dtype(op, bt, ("int32",))
     need_ndim(op, bt, 2)
-    if bt.shape[0] < rows:
-        raise ValueError(f"{op}: {arg(bt)} has {bt.shape[0]} rows for {rows} sequences")
-    if bt.shape[1] > 1 and bt.strides[1] != 1:
-        raise ValueError(f"{op}: {arg(bt)} rows must be contiguous, got strides {list(bt.strides)}")
-    return bt.strides[0] if bt.shape[0] > 1 else bt.shape[1]
+    n, width = bt.shape
+    if n < rows:
+        raise ValueError(f"{op}: {arg(bt)} has {n} rows for {rows} sequences")
+    if n and width < 1:
+        raise ValueError(f"{op}: {arg(bt)} has shape {list(bt.shape)}: no columns (block ids) for its rows")
+    if not bt.is_contiguous():
+        raise ValueError(f"{op}: {arg(bt)} must be contiguous (row-major, row stride = width {width}), got strides "
+                         f"{list(bt.strides)} for shape {list(bt.shape)}; pass a contiguous copy (torch: "
+                         ".contiguous(), NumPy: np.ascontiguousarray)")
+    return max(width, 1)  # an empty table (no rows) has nothing to read; C wants a positive width
 
 
 def _head_floats(op, al, num_heads):
@@ -204,9 +225,9 @@ def _write_kv(op, key, value, key_cache, value_cache, slot_mapping, kv_cache_dty
     if k.shape[0] < num_tokens or v.shape[0] < num_tokens or sm.shape[0] < num_tokens:
         raise ValueError(f"{op}: key has {k.shape[0]} rows, value {v.shape[0]}, slot_mapping {sm.shape[0]}; "
                          f"{num_tokens} tokens are written")
-    inp = A.KvInput(key=k.ptr, value=v.ptr, dtype=PA_DTYPES[k.dtype], num_tokens=num_tokens,
-                    key_token_stride=k.strides[0], key_head_stride=k.strides[1],
-                    value_token_stride=v.strides[0], value_head_stride=v.strides[1])
+    inp = cstruct(op, A.KvInput, key=k.ptr, value=v.ptr, dtype=PA_DTYPES[k.dtype], num_tokens=num_tokens,
+                  key_token_stride=c_stride(op, k, 0), key_head_stride=c_stride(op, k, 1),
+                  value_token_stride=c_stride(op, v, 0), value_head_stride=c_stride(op, v, 1))
     if cuda:
         s = stream_handle(op, t.values(), stream)
         check(lib.pa_reshape_and_cache(C.byref(inp), sm.ptr, C.byref(cache), s), op)
@@ -292,8 +313,8 @@ def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None)
 def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
                   max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank, bs_local, bs_vert, bs_block,
                   bs_step, sinks=None):
-    t = views(op, out=out, query=query, key_cache=key_cache, value_cache=value_cache, block_tables=block_tables,
-              seq_lens=seq_lens, alibi_slopes=alibi_slopes, sinks=sinks)
+    t = views(op, ("alibi_slopes", "sinks"), out=out, query=query, key_cache=key_cache, value_cache=value_cache,
+              block_tables=block_tables, seq_lens=seq_lens, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     kc = t["key_cache"]
@@ -309,25 +330,28 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     num_seqs, num_heads, head_size = q.shape
     if head_size != cache.head_size:
         raise ValueError(f"{op}: query head_size {head_size} but the cache's is {cache.head_size}")
-    _heads_contiguous(op, q, head_size)
+    q_stride = _heads_contiguous(op, q, head_size)
     need_shape(op, o, q.shape, " (out must match query)")
     need_dtype(op, o, (q.dtype,))
     need_contiguous(op, o)
     bt, sl = t["block_tables"], t["seq_lens"]
     bt_stride = _block_table(op, bt, num_seqs)
     _int_vector(op, sl, "int32", num_seqs, " (one per sequence)")
-    p = A.DecodeParams(out=o.ptr, query=q.ptr, q_stride=q.strides[0], q_dtype=PA_DTYPES[q.dtype], kv=cache,
-                       block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
-                       num_heads=num_heads, max_seq_len=int(max_seq_len), scale=float(scale),
-                       alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=0,
-                       soft_cap=0.0, tp_rank=int(tp_rank), bs_local_blocks=int(bs_local),
-                       bs_vert_stride=int(bs_vert), bs_block_size=int(bs_block), bs_head_sliding_step=int(bs_step),
-                       sinks=_head_floats(op, t["sinks"], num_heads))
+    p = cstruct(op, A.DecodeParams, out=o.ptr, query=q.ptr, q_stride=q_stride, q_dtype=PA_DTYPES[q.dtype], kv=cache,
+                block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
+                num_heads=num_heads, max_seq_len=i32(op, "max_seq_len", max_seq_len), scale=float(scale),
+                alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=0,
+                soft_cap=0.0, tp_rank=i32(op, "tp_rank", tp_rank),
+                bs_local_blocks=i32(op, "blocksparse_local_blocks", bs_local),
+                bs_vert_stride=i32(op, "blocksparse_vert_stride", bs_vert),
+                bs_block_size=i32(op, "blocksparse_block_size", bs_block),
+                bs_head_sliding_step=i32(op, "blocksparse_head_sliding_step", bs_step),
+                sinks=_head_floats(op, t["sinks"], num_heads))
     return p, cuda, t, keep
 
 
-def _decode_options(p, sliding_window, logits_soft_cap):
-    p.sliding_window = int(sliding_window or 0)
+def _decode_options(op, p, sliding_window, logits_soft_cap):
+    p.sliding_window = i32(op, "sliding_window", sliding_window or 0)
     p.soft_cap = float(logits_soft_cap or 0.0)
 
 
@@ -343,7 +367,7 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
     key_cache     [num_blocks, num_kv_heads, head_size // x, block_size, x] (vLLM) or
                   [num_blocks, block_size, num_kv_heads, head_size] (flash NHD/HND)
     value_cache   [num_blocks, num_kv_heads, head_size, block_size] (vLLM) or as key_cache (flash)
-    block_tables  int32 [num_seqs, max_num_blocks_per_seq]
+    block_tables  int32 [num_seqs, max_num_blocks_per_seq], row-major (contiguous)
     seq_lens      int32 [num_seqs], each in 1..max_seq_len
     alibi_slopes  float32 [num_heads] or None
     sliding_window, logits_soft_cap  keyword extensions (0/None = off)
@@ -356,7 +380,7 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
                                      v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
                                      blocksparse_block_size, blocksparse_head_sliding_step, sinks)
-    _decode_options(p, sliding_window, logits_soft_cap)
+    _decode_options(op, p, sliding_window, logits_soft_cap)
     if cuda:
         check(lib.pa_paged_attention_v1(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
@@ -407,9 +431,10 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
                                      v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
                                      blocksparse_block_size, blocksparse_head_sliding_step, sinks)
-    _decode_options(p, sliding_window, logits_soft_cap)
+    _decode_options(op, p, sliding_window, logits_soft_cap)
     parts = -(-int(max_seq_len) // 512)
-    scratch = views(op, exp_sum=exp_sum, max_logits=max_logits, tmp_out=tmp_out)
+    scratch = views(op, ("exp_sum", "max_logits", "tmp_out"), exp_sum=exp_sum, max_logits=max_logits,
+                    tmp_out=tmp_out)
     n, h, d = t["query"].shape
     for name, shape in (("exp_sum", (n, h, parts)), ("max_logits", (n, h, parts)), ("tmp_out", (n, h, parts, d))):
         if scratch[name] is not None:
@@ -438,17 +463,22 @@ def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, sca
     p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
                                      seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
                                      v_scale, 0, 0, 0, 64, 0, sinks)
-    _decode_options(p, sliding_window, logits_soft_cap)
+    _decode_options(op, p, sliding_window, logits_soft_cap)
     _workspace_call(op, p, t, cuda, lib.pa_paged_attention_decode_workspace_size, lib.pa_paged_attention_decode,
                     workspace, stream)
 
 
 def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size, max_seq_len, entry="decode",
                                    dtype=None):
-    """Bytes of GPU scratch the recommended decode entry ('decode') or v2 ('v2') needs.
+    """Bytes of GPU scratch the recommended decode entry ('decode') or v2 ('v2') needs
+    (another entry is a ValueError).
     dtype: the query's ('float16', 'bfloat16', 'float32', or a torch / NumPy dtype); the
     partial rows are kept in it, so 16-bit queries need about half. None sizes for float32,
     which serves every query dtype."""
+    op = "paged_attention_workspace_size"
+    if entry not in ("decode", "v2"):
+        raise ValueError(f"{op}: entry {entry!r} is not 'decode' (paged_attention_decode) or 'v2' "
+                         "(paged_attention_v2)")
     q_dtype = A.PA_DTYPE_F32
     if dtype is not None:
         # 'bfloat16', torch.bfloat16 ('torch.bfloat16'), np.float16 (a class), np.dtype('float16')
@@ -457,12 +487,12 @@ def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size,
             raise ValueError(f"paged_attention_workspace_size: dtype {dtype!r} is not a query dtype "
                              f"({', '.join(QUERY_DTYPES)})")
         q_dtype = PA_DTYPES[name]
-    p = A.DecodeParams(num_seqs=num_seqs, num_heads=num_heads, max_seq_len=max_seq_len, q_dtype=q_dtype,
-                       kv=A.KvCache(num_kv_heads=num_kv_heads, head_size=head_size))
+    p = cstruct(op, A.DecodeParams, num_seqs=num_seqs, num_heads=num_heads, max_seq_len=max_seq_len, q_dtype=q_dtype,
+                kv=cstruct(op, A.KvCache, num_kv_heads=num_kv_heads, head_size=head_size))
     n = C.c_size_t(0)
     fn = lib.pa_paged_attention_decode_workspace_size if entry == "decode" else \
         lib.pa_paged_attention_v2_workspace_size
-    check(fn(C.byref(p), C.byref(n)), "paged_attention_workspace_size")
+    check(fn(C.byref(p), C.byref(n)), op)
     return n.value
 
 
@@ -567,8 +597,8 @@ def _softmax_scale(scale, head_size):
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_size)
 
 
-def _window(sliding_window):
-    return int(sliding_window) if sliding_window is not None and sliding_window > 0 else 0
+def _window(op, sliding_window):
+    return i32(op, "sliding_window", sliding_window) if sliding_window is not None and sliding_window > 0 else 0
 
 
 def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, keep, new_rows):
@@ -585,7 +615,7 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
     if head_size != cache.head_size:
         raise ValueError(f"{op}: {arg(q)} head_size {head_size} but the cache's is {cache.head_size}")
     for x in (q, k, v):
-        _heads_contiguous(op, x, head_size)
+        _heads_contiguous(op, x, head_size)  # (their row strides are checked again where they are passed)
         need_dtype(op, x, (q.dtype,))
     for x in (k, v):
         if new_rows is None:
@@ -613,7 +643,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         k_cache       [num_blocks, num_kv_heads, head_size // x, block_size, x] (vLLM) or
                       [num_blocks, block_size, num_kv_heads, head_size] (flash)
         v_cache       [num_blocks, num_kv_heads, head_size, block_size] (vLLM) or as k_cache
-        b_loc         int32 [num_seqs, max_blocks]: block table
+        b_loc         int32 [num_seqs, max_blocks]: block table, row-major (contiguous)
         b_start_loc   int32 [num_seqs + 1]: query_start_loc
         b_seq_len     int32 [num_seqs]: context_len + query_len per sequence
         max_seq_len   bound on b_seq_len (vLLM passes the model maximum; any upper bound works)
@@ -626,8 +656,8 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     if skip_decode:
         raise NotImplementedError(f"{op}: skip_decode=True is not supported; split off the decodes with "
                                   "split_decodes_and_prefills and pass only the prefills")
-    t = views(op, q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache, b_loc=b_loc, b_start_loc=b_start_loc,
-              b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
+    t = views(op, ("alibi_slopes", "sinks"), q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache, b_loc=b_loc,
+              b_start_loc=b_start_loc, b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
@@ -638,13 +668,16 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     num_seqs = bsq.shape[0] if bsq.ndim == 1 else -1
     _int_vector(op, bsq, "int32")
     _int_vector(op, bsl, "int32", num_seqs + 1, " (num_seqs + 1 start locations)")
-    p = A.ContextAttentionParams(
-        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
-        v_stride=vv.strides[0], q_dtype=PA_DTYPES[qv.dtype], kv=cache, block_tables=bl.ptr,
+    p = cstruct(
+        op, A.ContextAttentionParams,
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
+        k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, vv, 0), q_dtype=PA_DTYPES[qv.dtype], kv=cache,
+        block_tables=bl.ptr,
         block_table_stride=_block_table(op, bl, num_seqs), query_start_loc=bsl.ptr, seq_lens=bsq.ptr,
-        num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens, max_query_len=int(max_input_len),
-        max_seq_len=int(max_seq_len), scale=_softmax_scale(sm_scale, head_size),
-        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens,
+        max_query_len=i32(op, "max_input_len", max_input_len), max_seq_len=i32(op, "max_seq_len", max_seq_len),
+        scale=_softmax_scale(sm_scale, head_size),
+        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
         soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
@@ -682,7 +715,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
                       new K/V (vLLM's whole step's key and value do; rows past the prefill
                       tokens are not read)
         key_cache, value_cache  vLLM paged or flash (NHD/HND) layout, as paged_attention_v1
-        block_tables  int32 [>= P + D, width], rows contiguous
+        block_tables  int32 [>= P + D, width], row-major (contiguous)
         seq_lens      int32 [>= P + D]: context + query length per sequence (a decode's
                       includes its own token)
         query_start_loc  int32 [>= P + 1], from 0; query_start_loc[P] <= num_prefill_tokens
@@ -701,17 +734,17 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     must be ones paged_attention_decode takes; every check runs before either launch.
     """
     op = "mixed_attention"
-    t = views(op, query=query, key=key, value=value, key_cache=key_cache, value_cache=value_cache,
-              block_tables=block_tables, seq_lens=seq_lens, query_start_loc=query_start_loc,
+    t = views(op, ("alibi_slopes", "sinks"), query=query, key=key, value=value, key_cache=key_cache,
+              value_cache=value_cache, block_tables=block_tables, seq_lens=seq_lens, query_start_loc=query_start_loc,
               alibi_slopes=alibi_slopes, sinks=sinks)
     keep = [t]
     qv = t["query"]
     need_ndim(op, qv, 3)
-    P, NP = int(num_prefills), int(num_prefill_tokens)
+    P, NP = i32(op, "num_prefills", num_prefills), i32(op, "num_prefill_tokens", num_prefill_tokens)
     if P < 0 or NP < 0 or NP > qv.shape[0]:
         raise ValueError(f"{op}: num_prefills ({P}) and num_prefill_tokens ({NP}) must be >= 0 with "
                          f"num_prefill_tokens <= query's {qv.shape[0]} rows")
-    D = qv.shape[0] - NP if num_decode_tokens is None else int(num_decode_tokens)
+    D = qv.shape[0] - NP if num_decode_tokens is None else i32(op, "num_decode_tokens", num_decode_tokens)
     if D < 0 or NP + D > qv.shape[0]:
         raise ValueError(f"{op}: num_prefill_tokens {NP} + num_decode_tokens {D} must lie within query's "
                          f"{qv.shape[0]} rows")
@@ -729,14 +762,17 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     _int_vector(op, qsl, "int32", P + 1, " (num_prefills + 1 start locations)")
     cuda = same_device(op, list(t.values()) + [ov])
     kv_, vv = t["key"], t["value"]
-    p = A.MixedAttentionParams(
-        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
-        v_stride=vv.strides[0], q_dtype=PA_DTYPES[qv.dtype], kv=cache, block_tables=bt.ptr,
+    p = cstruct(
+        op, A.MixedAttentionParams,
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
+        k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, vv, 0), q_dtype=PA_DTYPES[qv.dtype], kv=cache,
+        block_tables=bt.ptr,
         block_table_stride=bt_stride, seq_lens=sl.ptr, query_start_loc=qsl.ptr, num_prefills=P,
         num_prefill_tokens=NP, num_decode_tokens=D, num_heads=num_heads,
-        max_prefill_query_len=int(max_prefill_query_len), max_prefill_seq_len=int(max_prefill_seq_len),
-        max_decode_seq_len=int(max_decode_seq_len), scale=_softmax_scale(scale, head_size),
-        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(sliding_window),
+        max_prefill_query_len=i32(op, "max_prefill_query_len", max_prefill_query_len),
+        max_prefill_seq_len=i32(op, "max_prefill_seq_len", max_prefill_seq_len),
+        max_decode_seq_len=i32(op, "max_decode_seq_len", max_decode_seq_len), scale=_softmax_scale(scale, head_size),
+        alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
         soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
     _workspace_call(op, p, t, cuda, lib.pa_mixed_attention_workspace_size, lib.pa_mixed_attention, workspace,
                     stream, lib.pa_ref_mixed_attention)
@@ -784,8 +820,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     op = "prompt_attention"
     if attn_type not in _ATTN_TYPES:
         raise ValueError(f"{op}: attn_type {attn_type!r} is not one of {', '.join(map(repr, _ATTN_TYPES))}")
-    t = views(op, q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-              alibi_slopes=alibi_slopes, sinks=sinks)
+    t = views(op, ("cu_seqlens_k", "alibi_slopes", "sinks"), q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
+              cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, sinks=sinks)
     keep = [t]
     qv, kv_, vv = t["q"], t["k"], t["v"]
     need_ndim(op, qv, 3)
@@ -824,14 +860,16 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
     cuda = same_device(op, list(t.values()) + [ov])
-    p = A.PromptAttentionParams(
-        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=qv.strides[0], k_stride=kv_.strides[0],
-        v_stride=vv.strides[0], dtype=PA_DTYPES[qv.dtype], attn_type=_ATTN_TYPES[attn_type], cu_seqlens_q=csq.ptr,
+    p = cstruct(
+        op, A.PromptAttentionParams,
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
+        k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, vv, 0), dtype=PA_DTYPES[qv.dtype],
+        attn_type=_ATTN_TYPES[attn_type], cu_seqlens_q=csq.ptr,
         cu_seqlens_k=csk.ptr if csk is not None else None, num_seqs=num_seqs, num_heads=num_heads,
         num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
-        num_k_tokens=num_k_tokens, max_seqlen_q=int(max_seqlen_q),
-        max_seqlen_k=int(max_seqlen_k) if csk is not None else 0,
-        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(sliding_window),
+        num_k_tokens=num_k_tokens, max_seqlen_q=i32(op, "max_seqlen_q", max_seqlen_q),
+        max_seqlen_k=i32(op, "max_seqlen_k", max_seqlen_k) if csk is not None else 0,
+        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(op, sliding_window),
         soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr)
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
@@ -867,8 +905,8 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     num_kv_pages_per_block, num_queries_per_block, vmem_limit_bytes: TPU tuning knobs, ignored.
     """
     op = "ragged_paged_attention"
-    t = views(op, q=q, kv_pages=kv_pages, kv_lens=kv_lens, page_indices=page_indices, cu_q_lens=cu_q_lens,
-              num_seqs=num_seqs, sinks=sinks)
+    t = views(op, ("sinks",), q=q, kv_pages=kv_pages, kv_lens=kv_lens, page_indices=page_indices,
+              cu_q_lens=cu_q_lens, num_seqs=num_seqs, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     qv = t["q"]
@@ -901,11 +939,11 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     need_shape(op, ov, qv.shape, " (out must match q)")
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
-    p = A.RaggedParams(out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
-                       page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
-                       max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
-                       sliding_window=int(sliding_window or 0), soft_cap=float(soft_cap or 0.0),
-                       mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H))
+    p = cstruct(op, A.RaggedParams, out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
+                page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
+                max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
+                sliding_window=i32(op, "sliding_window", sliding_window or 0), soft_cap=float(soft_cap or 0.0),
+                mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H))
     if cuda:
         nbytes = C.c_size_t(0)
         check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)
@@ -949,7 +987,7 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
     if tuple(nk.shape[1:]) != (2 * cache.num_kv_heads, cache.head_size):
         raise ValueError(f"{op}: new_kv has shape {list(nk.shape)}; expected [num_tokens, "
                          f"{2 * cache.num_kv_heads}, {cache.head_size}] (the cache's combined heads and head_dim)")
-    if nk.shape[1] > 1 and nk.strides[1] != cache.head_size:
+    if nk.numel and nk.shape[1] > 1 and nk.strides[1] != cache.head_size:
         raise ValueError(f"{op}: new_kv's heads must be contiguous (strides [*, {cache.head_size}, 1]), got "
                          f"{list(nk.strides)}")
     need_dtype(op, sl, ("int32",))
@@ -963,10 +1001,11 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
     _int_vector(op, ns, "int32")
     need_shape(op, ns, (1,))
     dt = PA_DTYPES[nk.dtype] if nk.dtype in PA_DTYPES else cache.dtype
+    nk_stride, num_cols = c_stride(op, nk, 0), i32(op, "slices.shape[1]", sl.shape[1])
     if cuda:
-        check(lib.pa_kv_cache_update(nk.ptr, dt, nk.shape[0], nk.strides[0], sl.ptr, ns.ptr, sl.shape[1],
+        check(lib.pa_kv_cache_update(nk.ptr, dt, nk.shape[0], nk_stride, sl.ptr, ns.ptr, num_cols,
                                      C.byref(cache), stream_handle(op, t.values(), stream)), op)
     else:
-        check(lib.pa_ref_kv_cache_update(nk.ptr, dt, nk.shape[0], nk.strides[0], sl.ptr, ns.ptr, sl.shape[1],
+        check(lib.pa_ref_kv_cache_update(nk.ptr, dt, nk.shape[0], nk_stride, sl.ptr, ns.ptr, num_cols,
                                          C.byref(cache)), op)
     return kv_cache

@@ -426,3 +426,248 @@ def test_cupy_arrays_off_the_current_device(monkeypatch):
     state["device"] = 1
     assert _tensor.stream_handle("op", views, None) == 0xC0FFEE
     assert _tensor.stream_handle("op", views, 77) == 77
+
+
+# ---- audit fixes: strides, block tables, None, devices, int32 ---------------------------------------------
+
+
+def broadcast_rows(row, n):
+    """A writable view repeating row [1, ...] n times with stride 0 (what torch's expand gives)."""
+    from numpy.lib.stride_tricks import as_strided
+    return as_strided(row, shape=(n,) + row.shape[1:], strides=(0,) + row.strides[1:])
+
+
+def test_broadcast_rows_refused_everywhere_a_stride_reaches_c():
+    """C reads a stride of 0 as "contiguous": a broadcast (stride 0) dimension of more than one
+    element would be read as rows past the one real row. Every op refuses it, naming the argument,
+    and writes nothing."""
+    rng = np.random.default_rng(40)
+    p = decode_problem()
+    q_b = broadcast_rows(p["query"][:1].copy(), 2)
+    for entry in (pa.paged_attention_v1, pa.paged_attention_decode):
+        with pytest.raises(ValueError, match="query has stride 0 in dimension 0"):
+            entry(**dict(p, query=q_b))
+    untouched(p)
+
+    KVH, D, BS, NB = 2, 32, 16, 4
+    kc = np.full((NB, BS, KVH, D), 7, np.float32)
+    vc = kc.copy()
+    k_b = broadcast_rows(rng.standard_normal((1, KVH, D)).astype(np.float32), 4)
+    with pytest.raises(ValueError, match="key has stride 0 in dimension 0"):
+        pa.reshape_and_cache_flash(k_b, np.ascontiguousarray(k_b), kc, vc, np.arange(4, dtype=np.int64))
+    heads_b = np.lib.stride_tricks.as_strided(rng.standard_normal((3, 1, D)).astype(np.float32), shape=(3, KVH, D),
+                                              strides=(D * 4, 0, 4))
+    with pytest.raises(ValueError, match="value has stride 0 in dimension 1"):
+        pa.reshape_and_cache_flash(np.ascontiguousarray(heads_b), heads_b, kc, vc, np.arange(3, dtype=np.int64))
+    kc_b = np.lib.stride_tricks.as_strided(kc[:1], shape=kc.shape, strides=(0,) + kc.strides[1:])
+    with pytest.raises(ValueError, match="key_cache has stride 0 in dimension 0"):
+        pa.reshape_and_cache_flash(np.ascontiguousarray(k_b), np.ascontiguousarray(k_b), kc_b, kc_b,
+                                   np.arange(4, dtype=np.int64))
+    assert (kc == 7).all() and (vc == 7).all()
+
+    cache = np.full((NB * BS, 2 * KVH, D), 7, np.float32)
+    nk_b = broadcast_rows(rng.standard_normal((1, 2 * KVH, D)).astype(np.float32), 4)
+    slices = np.zeros((3, 8), np.int32)
+    slices[:, 0] = (0, 0, 4)
+    with pytest.raises(ValueError, match="new_kv has stride 0 in dimension 0"):
+        pa.kv_cache_update(nk_b, slices, cache, np.array([1], np.int32), page_size=BS)
+    assert (cache == 7).all()
+
+    q = rng.standard_normal((6, 2, D)).astype(np.float32)
+    kv_b = broadcast_rows(rng.standard_normal((1, KVH, D)).astype(np.float32), 6)
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match="k has stride 0 in dimension 0"):
+        pa.prompt_attention(q, kv_b, np.ascontiguousarray(kv_b), np.array([0, 6], np.int32), 6, out=o)
+    with pytest.raises(ValueError, match="v has stride 0 in dimension 0"):
+        pa.prompt_attention(q, np.ascontiguousarray(kv_b), kv_b, np.array([0, 6], np.int32), 6, out=o)
+    assert (o == 7).all()
+
+    pg, kc2, vc2, q2, k2, v2, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o2 = np.full_like(q2, 7)
+    q2_b = broadcast_rows(q2[:1].copy(), q2.shape[0])
+    with pytest.raises(ValueError, match="query has stride 0 in dimension 0"):
+        pa.mixed_attention(q2_b, k2, v2, kc2, vc2, pg.block_tables, seq_lens, start, 1, 3, 3, 8, 7, out=o2)
+    k2_b = broadcast_rows(k2[:1].copy(), 3)
+    with pytest.raises(ValueError, match="k has stride 0 in dimension 0"):
+        pa.context_attention_fwd(q2[:3], k2_b, v2, o2[:3], "auto", kc2, vc2, pg.block_tables, start, seq_lens[:1], 8,
+                                 3)
+    assert (o2 == 7).all()
+
+
+def test_broadcast_single_row_is_fine():
+    """A dimension of one element has no stride that matters: a one-sequence query broadcast
+    with stride 0 gives exactly what its contiguous copy gives."""
+    p = decode_problem()
+    p1 = dict(p, query=p["query"][1:].copy(), out=np.zeros((1, 4, 32), np.float32), seq_lens=p["seq_lens"][1:],
+              block_tables=np.ascontiguousarray(p["block_tables"][1:]))
+    want = np.zeros_like(p1["out"])
+    pa.paged_attention_v1(**dict(p1, out=want))
+    got = np.zeros_like(p1["out"])
+    pa.paged_attention_v1(**dict(p1, out=got, query=broadcast_rows(p1["query"], 1)))
+    np.testing.assert_array_equal(got, want)
+    assert np.isfinite(want).all()
+
+
+def test_block_table_must_be_row_major():
+    """C takes one number for a block table's row stride and width: a column slice of a wider
+    table (its row stride > its width) would let sequences read block ids outside the view. Every
+    op that takes a block table refuses it, and one without columns, before writing anything."""
+    p = decode_problem()
+    bt = p["block_tables"]  # [2, 1]: 9 tokens in blocks of 16
+    wide = np.zeros((2, 8), np.int32)
+    wide[:, :1] = bt
+    for entry in (pa.paged_attention_v1, pa.paged_attention_v2, pa.paged_attention_decode):
+        kw = dict(exp_sum=None, max_logits=None, tmp_out=None) if entry is pa.paged_attention_v2 else {}
+        with pytest.raises(ValueError, match=r"block_tables must be contiguous \(row-major, row stride = width 1\)"):
+            entry(**dict(p, block_tables=wide[:, :1]), **kw)
+        with pytest.raises(ValueError, match=r"block_tables has shape \[2, 0\]: no columns"):
+            entry(**dict(p, block_tables=np.zeros((2, 0), np.int32)), **kw)
+        with pytest.raises(ValueError, match=r"block_tables has shape \[2, 0\]: no columns"):
+            entry(**dict(p, block_tables=wide[:, :0]), **kw)
+    untouched(p)
+    # a contiguous table (here a row slice of a taller one) is taken as it is
+    tall = np.concatenate([bt, np.full((3, 1), -5, np.int32)])
+    a, b = np.zeros_like(p["out"]), np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=a))
+    pa.paged_attention_v1(**dict(p, out=b, block_tables=tall[:2]))
+    np.testing.assert_array_equal(a, b)
+
+    rng = np.random.default_rng(41)
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o = np.full_like(q, 7)
+    w = pg.block_tables.shape[1]
+    wide = np.zeros((pg.block_tables.shape[0], w + 3), np.int32)
+    wide[:, :w] = pg.block_tables
+    with pytest.raises(ValueError, match="b_loc must be contiguous"):
+        pa.context_attention_fwd(q[:3], k, v, o[:3], "auto", kc, vc, wide[:, :w], start, seq_lens[:1], 8, 3)
+    with pytest.raises(ValueError, match="block_tables must be contiguous"):
+        pa.mixed_attention(q, k, v, kc, vc, wide[:, :w], seq_lens, start, 1, 3, 3, 8, 7, out=o)
+    assert (o == 7).all()
+
+
+class ForeignDevice(FakeCuda):
+    """A NumPy array whose DLPack capsule announces another device type (10 = kDLROCM)."""
+
+    def __dlpack_device__(self):
+        return (10, 0)
+
+    def __dlpack__(self, stream=None):
+        cap = self.a.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        ctypes.c_int32.from_address(get(cap, b"dltensor") + 8).value = 10
+        return cap
+
+
+def test_devices_other_than_cpu_and_cuda_refused():
+    p = decode_problem()
+    for name in ("out", "query", "key_cache", "seq_lens"):
+        with pytest.raises(TypeError, match=f"paged_attention_v1: {name}: DLPack device type 10 is not supported"):
+            pa.paged_attention_v1(**dict(p, **{name: ForeignDevice(p[name])}))
+    untouched(p)
+    x = np.ones((4, 8), np.float32)
+    q = np.full((4, 8), 7, np.uint8)
+    with pytest.raises(TypeError, match="convert_fp8: src_cache: DLPack device type 10"):
+        pa.convert_fp8(q, ForeignDevice(x))
+    assert (q == 7).all()
+
+
+def test_none_for_a_required_tensor_is_a_type_error():
+    """Only the documented-optional tensors may be None; a required one is a TypeError naming it."""
+    p = decode_problem()
+    for name in ("out", "query", "key_cache", "value_cache", "block_tables", "seq_lens"):
+        for entry in (pa.paged_attention_v1, pa.paged_attention_decode):
+            with pytest.raises(TypeError, match=f"{entry.__name__}: {name}: expected a tensor"):
+                entry(**dict(p, **{name: None}))
+    untouched(p)
+    pa.paged_attention_v1(**dict(p, alibi_slopes=None, sinks=None, out=np.zeros_like(p["out"])))  # optional ones
+
+    rng = np.random.default_rng(42)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    k = rng.standard_normal((6, 2, 32)).astype(np.float32)
+    cu = np.array([0, 2, 6], np.int32)
+    o = np.full_like(q, 7)
+    for i, name in enumerate(("q", "k", "v", "cu_seqlens_q")):
+        args = [q, k, k, cu]
+        args[i] = None
+        with pytest.raises(TypeError, match=f"prompt_attention: {name}: expected a tensor"):
+            pa.prompt_attention(*args, 4, out=o)
+    assert (o == 7).all()
+    kc = np.zeros((2, 4, 2, 16), np.float32)
+    with pytest.raises(TypeError, match="reshape_and_cache_flash: slot_mapping: expected a tensor"):
+        pa.reshape_and_cache_flash(k[:, :, :16].copy(), k[:, :, :16].copy(), kc, kc.copy(), None)
+    with pytest.raises(TypeError, match="ragged_paged_attention: kv_lens: expected a tensor"):
+        pa.ragged_paged_attention(q, np.zeros((3, 4, 2, 32), np.float32), None, np.zeros((2, 1), np.int32),
+                                  np.array([0, 2, 3], np.int32), np.array([2], np.int32))
+    with pytest.raises(TypeError, match="kv_cache_update: slices: expected a tensor"):
+        pa.kv_cache_update(np.zeros((2, 2, 8), np.float32), None, np.zeros((8, 2, 8), np.float32),
+                           np.array([1], np.int32), page_size=4)
+    pg, kc2, vc2, q2, k2, v2, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o2 = np.full_like(q2, 7)
+    with pytest.raises(TypeError, match="context_attention_fwd: b_loc: expected a tensor"):
+        pa.context_attention_fwd(q2[:3], k2, v2, o2[:3], "auto", kc2, vc2, None, start, seq_lens[:1], 8, 3)
+    with pytest.raises(TypeError, match="mixed_attention: seq_lens: expected a tensor"):
+        pa.mixed_attention(q2, k2, v2, kc2, vc2, pg.block_tables, None, start, 1, 3, 3, 8, 7, out=o2)
+    assert (o2 == 7).all()
+
+
+def test_ints_beyond_int32_refused_not_wrapped():
+    """ctypes wraps a Python int into an int32 field modulo 2^32 (2^32 + 4 would be a 4-token
+    window): every scalar that goes into one is checked."""
+    p = decode_problem()
+    big = 2 ** 32 + 4
+    bad = [("sliding_window", dict(sliding_window=big)), ("max_seq_len", dict(max_seq_len=2 ** 32 + 9)),
+           ("tp_rank", dict(tp_rank=2 ** 31)),
+           ("blocksparse_local_blocks", dict(blocksparse_local_blocks=-2 ** 31 - 1))]
+    for name, kw in bad:
+        with pytest.raises(ValueError, match=f"paged_attention_v1: {name} -?[0-9]+ does not fit in int32"):
+            pa.paged_attention_v1(**dict(p, **kw))
+    with pytest.raises(ValueError, match="paged_attention_decode: sliding_window .* does not fit in int32"):
+        pa.paged_attention_decode(**dict(p, sliding_window=big))
+    untouched(p)
+    # the largest int32 window is taken: wider than any sequence, the same as no window
+    a, b = np.zeros_like(p["out"]), np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=a))
+    pa.paged_attention_v1(**dict(p, out=b, sliding_window=2 ** 31 - 1))
+    np.testing.assert_array_equal(a, b)
+
+    rng = np.random.default_rng(43)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    k = rng.standard_normal((6, 2, 32)).astype(np.float32)
+    cu = np.array([0, 2, 6], np.int32)
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match="prompt_attention: max_seqlen_q .* does not fit in int32"):
+        pa.prompt_attention(q, k, k, cu, big, out=o)
+    with pytest.raises(ValueError, match="prompt_attention: sliding_window .* does not fit in int32"):
+        pa.prompt_attention(q, k, k, cu, 4, sliding_window=big, out=o)
+    assert (o == 7).all()
+    pg, kc, vc, q2, k2, v2, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o2 = np.full_like(q2, 7)
+    with pytest.raises(ValueError, match="context_attention_fwd: max_input_len .* does not fit in int32"):
+        pa.context_attention_fwd(q2[:3], k2, v2, o2[:3], "auto", kc, vc, pg.block_tables, start, seq_lens[:1], 8, big)
+    with pytest.raises(ValueError, match="mixed_attention: max_decode_seq_len .* does not fit in int32"):
+        pa.mixed_attention(q2, k2, v2, kc, vc, pg.block_tables, seq_lens, start, 1, 3, 3, 8, big, out=o2)
+    with pytest.raises(ValueError, match="mixed_attention: num_prefills .* does not fit in int32"):
+        pa.mixed_attention(q2, k2, v2, kc, vc, pg.block_tables, seq_lens, start, big, 3, 3, 8, 7, out=o2)
+    assert (o2 == 7).all()
+    qr = np.zeros((4, 2, 32), np.float32)
+    outr = np.full_like(qr, 7)
+    with pytest.raises(ValueError, match="ragged_paged_attention: sliding_window .* does not fit in int32"):
+        pa.ragged_paged_attention(qr, np.zeros((3, 4, 2, 32), np.float32), np.array([2, 1], np.int32),
+                                  np.zeros((2, 1), np.int32), np.array([0, 2, 3], np.int32), np.array([2], np.int32),
+                                  sliding_window=big, out=outr)
+    assert (outr == 7).all()
+    with pytest.raises(ValueError, match="paged_attention_workspace_size: num_seqs .* does not fit in int32"):
+        pa.paged_attention_workspace_size(2 ** 32 + 2, 8, 2, 64, 2000)
+    with pytest.raises(ValueError, match="paged_attention_workspace_size: max_seq_len .* does not fit in int32"):
+        pa.paged_attention_workspace_size(2, 8, 2, 64, 2 ** 32 + 2000)
+
+
+def test_workspace_size_entry_names():
+    args = (2, 8, 2, 64, 2000)
+    sizes = {e: pa.paged_attention_workspace_size(*args, entry=e) for e in ("decode", "v2")}
+    assert sizes["decode"] > 0 and sizes["v2"] > 0 and sizes["decode"] != sizes["v2"]
+    assert pa.paged_attention_workspace_size(*args) == sizes["decode"]  # the default
+    for entry in ("v1", "Decode", "mixed", "", None):
+        with pytest.raises(ValueError, match=f"paged_attention_workspace_size: entry {entry!r} is not 'decode'"):
+            pa.paged_attention_workspace_size(*args, entry=entry)

@@ -243,3 +243,103 @@ def test_metadata_slot_mapping_feeds_reshape_and_cache_then_decode():
     pa.paged_attention_decode(out, q, kc, vc, KVH, 0.25, bt, m.seq_lens, bs, m.max_seq_len)
     for s in range(3):
         np.testing.assert_allclose(out[s], attend(q[s:s + 1], hist_k[s], hist_v[s], 0.25)[0], atol=1e-5)
+
+
+# ---- audit fixes: argument checks of the host layer --------------------------------------------------------
+
+
+def test_block_table_without_columns_refused():
+    """A [num_reqs, 0] table has no block ids: refused (it was taken as one column wide, and the
+    slots made of ids read outside it), whether fresh or a view of a wider table."""
+    base = np.full((2, 4), 111, np.int32)
+    for bt in (np.zeros((2, 0), np.int32), base[:, :0]):
+        with pytest.raises(ValueError, match=r"block_table has shape \[2, 0\]: block_table row too narrow"):
+            pa.build_common_attention_metadata(np.zeros(2, np.int32), np.array([1, 2], np.int32), bt, 16)
+    m = pa.build_common_attention_metadata(np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 0), np.int32),
+                                           16)  # no requests: nothing to read
+    assert m.num_reqs == 0 and m.slot_mapping.shape == (0,)
+
+
+def test_kv_update_slices_check_hand_made_metadata():
+    """The dataclass is public: a hand-made one is checked (and its arrays taken as C-contiguous
+    int32) before C reads it, so a strided block table or int64 arrays give the slices of the
+    metadata they hold, and arrays too short for num_reqs are refused."""
+    computed, sched, bs = np.array([0, 3], np.int32), np.array([3, 2], np.int32), 4
+    bt = np.array([[5, 6], [7, 8]], np.int32)
+    ref = pa.build_common_attention_metadata(computed, sched, bt, bs)
+    want = slices_py(computed.tolist(), sched.tolist(), bt, bs)
+
+    def got(**kw):
+        s, n = pa.kv_update_slices(pa.CommonAttentionMetadata(**{**ref.__dict__, **kw}))
+        return [tuple(int(v) for v in s[:, i]) for i in range(n)]
+
+    assert got() == want
+    wide = np.zeros((2, 10), np.int32)
+    wide[:, :2] = bt
+    assert got(block_table_tensor=wide[:, :2]) == want
+    assert got(block_table_tensor=bt.astype(np.int64), query_start_loc_cpu=ref.query_start_loc_cpu.astype(np.int64),
+               seq_lens_cpu=ref.seq_lens_cpu.astype(np.int64),
+               num_computed_tokens_cpu=ref.num_computed_tokens_cpu.astype(np.int64)) == want
+    bad = [(r"block_table_tensor has 1 rows for num_reqs 2", dict(block_table_tensor=bt[:1])),
+           (r"seq_lens_cpu has 1 entries for num_reqs 2", dict(seq_lens_cpu=ref.seq_lens_cpu[:1])),
+           (r"query_start_loc_cpu has 2 entries for num_reqs 2", dict(query_start_loc_cpu=ref.query_start_loc_cpu[:2])),
+           (r"num_computed_tokens_cpu has 1 entries", dict(num_computed_tokens_cpu=ref.num_computed_tokens_cpu[:1])),
+           (r"block_table_tensor must have 2 dimension", dict(block_table_tensor=bt.ravel())),
+           (r"block_table_tensor has no columns", dict(block_table_tensor=np.zeros((2, 0), np.int32))),
+           (r"seq_lens_cpu has values outside int32", dict(seq_lens_cpu=ref.seq_lens_cpu + np.int64(2 ** 32))),
+           (r"slot_mapping must be a 1-D C-contiguous int64", dict(slot_mapping=ref.slot_mapping.astype(np.int32))),
+           (r"num_reqs 4294967298 does not fit in int32", dict(num_reqs=2 ** 32 + 2))]
+    for msg, kw in bad:
+        with pytest.raises(ValueError, match=msg):
+            got(**kw)
+
+
+def test_reorder_needs_a_1d_array():
+    """The in-place reorder works on shape[0] ints: anything but a 1-D array is refused and left
+    as it was (a writable [5, 0] view would have had 5 ints of the memory behind it reordered)."""
+    base = np.array([5, 1, 5, 1, 1, 99, 99], np.int32)
+    for t in (np.lib.stride_tricks.as_strided(base, (5, 0), (4, 4)), np.array([[5, 1], [1, 5]], np.int32),
+              np.array(5, np.int32)):
+        before = t.copy()
+        with pytest.raises(ValueError, match="num_scheduled_tokens must be a 1-D array"):
+            pa.reorder_num_scheduled_tokens(t)
+        np.testing.assert_array_equal(t, before)
+    assert base.tolist() == [5, 1, 5, 1, 1, 99, 99]
+    with pytest.raises(ValueError, match="perm must be a 1-D array"):
+        pa.reorder_num_scheduled_tokens(np.array([5, 1], np.int32), perm=np.zeros((1, 2), np.int32))
+
+
+def test_host_ints_beyond_int32_refused_not_wrapped():
+    big = 2 ** 32 + 100
+    bad = [
+        ("use_paged_attention_v1: max_seq_len", lambda: pa.use_paged_attention_v1(big, 1, 1)),
+        ("decode_plan: max_seq_len", lambda: pa.decode_plan(1, 1, 1, 64, 16, big)),
+        ("build_common_attention_metadata: block_size",
+         lambda: pa.build_common_attention_metadata(np.array([0]), np.array([3]), np.array([[7]], np.int32),
+                                                    2 ** 32 + 16)),
+        ("build_common_attention_metadata: padded_num_tokens",
+         lambda: pa.build_common_attention_metadata(np.array([0]), np.array([3]), np.array([[7]], np.int32), 16,
+                                                    padded_num_tokens=big)),
+        ("kv_update_slices_upper_bound: num_tokens", lambda: pa.kv_update_slices_upper_bound(1, 2 ** 32 + 64, 16)),
+        ("get_min_page_size: max_num_seqs", lambda: pa.get_min_page_size(2 ** 40, 2 ** 32 + 1)),
+        ("get_min_page_size: max_model_len", lambda: pa.get_min_page_size(2 ** 64, 1)),  # an int64 argument
+        ("get_page_size: max_model_len", lambda: pa.get_page_size(2 ** 64)),
+        ("split_decodes_and_prefills: decode_threshold",
+         lambda: pa.split_decodes_and_prefills(pa.build_common_attention_metadata(
+             np.zeros(1, np.int32), np.ones(1, np.int32), np.zeros((1, 1), np.int32), 16), big)),
+        ("reorder_batch_to_split_decodes_and_prefills: decode_threshold",
+         lambda: pa.reorder_num_scheduled_tokens(np.array([5, 1], np.int32), big)),
+        ("make_local_attention_virtual_batches: attn_chunk_size",
+         lambda: pa.make_local_attention_virtual_batches(2 ** 32 + 4, np.array([0, 1], np.int32),
+                                                         np.array([1], np.int32), np.zeros((1, 1), np.int32), 2)),
+    ]
+    for msg, f in bad:
+        with pytest.raises(ValueError, match=f"^{msg} -?[0-9]+ does not fit in int"):
+            f()
+    # what fits is taken: a max_seq_len past 8192 is v2, whatever the batch
+    assert pa.use_paged_attention_v1(2 ** 31 - 1, 1, 1) is False
+
+
+def test_min_page_size_needs_max_num_seqs_with_a_number():
+    with pytest.raises(TypeError, match="get_min_page_size: max_num_seqs is required"):
+        pa.get_min_page_size(1024)

@@ -187,6 +187,31 @@ def test_reshape_and_cache_flash(layout):
     np.testing.assert_array_equal(vc, want_v)
 
 
+@pytest.mark.parametrize("layout,KVH", [("hnd", 2), ("hnd", 1), ("nhd", 2)])
+def test_reshape_and_cache_flash_one_token_blocks(layout, KVH):
+    """block_size 1: an HND cache [NB, KVH, 1, D] (permuted to [NB, 1, KVH, D]) is written where
+    its definition puts each token, as an NHD one is."""
+    rng = np.random.default_rng(16)
+    T, D, NB = 5, 16, 7
+    key = rng.standard_normal((T, KVH, D)).astype(np.float32)
+    value = rng.standard_normal((T, KVH, D)).astype(np.float32)
+    slots = np.array([3, 0, -1, 6, 5], np.int64)
+    mem = (NB, KVH, 1, D) if layout == "hnd" else (NB, 1, KVH, D)
+    kc, vc = np.zeros(mem, np.float32), np.zeros(mem, np.float32)
+    kview, vview = (kc.transpose(0, 2, 1, 3), vc.transpose(0, 2, 1, 3)) if layout == "hnd" else (kc, vc)
+    want_k, want_v = np.zeros_like(kc), np.zeros_like(vc)
+    for t, b in enumerate(slots):
+        if b < 0:
+            continue
+        if layout == "hnd":
+            want_k[b, :, 0], want_v[b, :, 0] = key[t], value[t]
+        else:
+            want_k[b, 0], want_v[b, 0] = key[t], value[t]
+    pa.reshape_and_cache_flash(key, value, kview, vview, slots)
+    np.testing.assert_array_equal(kc, want_k)
+    np.testing.assert_array_equal(vc, want_v)
+
+
 def test_kv_cache_update_slices():
     rng = np.random.default_rng(8)
     T, CH, D, PS, NP = 10, 4, 16, 4, 6
@@ -535,3 +560,46 @@ def test_ragged_sliding_window_and_soft_cap():
         ref = attend(q[cu[s]:cu[s + 1]], pg.K[s], pg.V[s], 0.5, q_pos=[n - m + i for i in range(m)], window=4,
                      soft_cap=3.0)
         close(out[cu[s]:cu[s + 1]], ref, np.float32)
+
+
+# ---- empty batches ---------------------------------------------------------------------------------------
+
+
+def test_empty_batches_are_no_ops():
+    """0 sequences, tokens or pairs: NumPy 2 gives such arrays all-zero strides, which are
+    contiguous (there is nothing to lay out); every op runs as the no-op the library makes it."""
+    H, KVH, D, BS = 4, 2, 32, 16
+
+    def z(*shape, dtype=np.float32):
+        return np.zeros(shape, dtype)
+
+    kc = np.full((3, BS, KVH, D), 7, np.float32)
+    vc = kc.copy()
+    bt, sl = z(0, 1, dtype=np.int32), z(0, dtype=np.int32)
+    pa.paged_attention_v1(z(0, H, D), z(0, H, D), kc, vc, KVH, 0.1, bt, sl, BS, 16)
+    pa.paged_attention_v2(z(0, H, D), None, None, None, z(0, H, D), kc, vc, KVH, 0.1, bt, sl, BS, 16)
+    pa.paged_attention_decode(z(0, H, D), z(0, H, D), kc, vc, KVH, 0.1, bt, sl, BS, 16)
+    pa.reshape_and_cache_flash(z(0, KVH, D), z(0, KVH, D), kc, vc, z(0, dtype=np.int64))
+    assert (kc == 7).all() and (vc == 7).all()
+    x = 16 // 4
+    vk, vv = np.full((2, KVH, D // x, BS, x), 7, np.float32), np.full((2, KVH, D, BS), 7, np.float32)
+    pa.reshape_and_cache(z(0, KVH, D), z(0, KVH, D), vk, vv, z(0, dtype=np.int64))
+    assert (vk == 7).all() and (vv == 7).all()
+    cache = np.full((2 * BS, 2 * KVH, D), 7, np.float32)
+    pa.kv_cache_update(z(0, 2 * KVH, D), z(3, 8, dtype=np.int32), cache, np.array([0], np.int32), page_size=BS)
+    assert (cache == 7).all()
+    out = pa.prompt_attention(z(0, H, D), z(0, KVH, D), z(0, KVH, D), z(1, dtype=np.int32), 0)
+    assert out.shape == (0, H, D)
+    pa.context_attention_fwd(z(0, H, D), z(0, KVH, D), z(0, KVH, D), z(0, H, D), "auto", kc, vc, bt,
+                             z(1, dtype=np.int32), sl, 16, 0)
+    pa.mixed_attention(z(0, H, D), z(0, KVH, D), z(0, KVH, D), kc, vc, bt, sl, z(1, dtype=np.int32), 0, 0, 0, 0, 0,
+                       out=z(0, H, D))
+    assert (kc == 7).all() and (vc == 7).all()
+    src, dst = np.arange(12, dtype=np.float32).reshape(3, 4), np.full((3, 4), 7, np.float32)
+    pa.swap_blocks(src, dst, z(0, 2, dtype=np.int64))
+    assert (dst == 7).all()
+    before = src.copy()
+    pa.copy_blocks([src], [dst], z(0, 2, dtype=np.int64))
+    np.testing.assert_array_equal(src, before)
+    assert (dst == 7).all()
+    pa.convert_fp8(z(0, dtype=np.uint8), z(0))
