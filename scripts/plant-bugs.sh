@@ -691,7 +691,7 @@ plant copy-blocks-dst-past-last-block cuda/swap_copy.cu \
     'dst < 0 || dst >= p.num_blocks)' 'dst < 0)' \
     test_cache_ops 'cache_ops/copy_blocks_random_configurations'
 plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
-    ' && mapping[2 * j + 1] == r.dst_block + r.num_blocks) {' ') {' \
+    'pa_id_follows(mapping[2 * j + 1], r.dst_block, r.num_blocks)' '1' \
     test_cache_ops 'cache_ops/swap_blocks_random_configurations'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
