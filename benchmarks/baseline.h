@@ -137,6 +137,9 @@ int pa_bench_baseline(const pa_baseline_problem *pb, int warmup, int iters, stru
  * decode and ragged CPU references on the options' shape. A PA_CLI_EXIT_* code. */
 struct pa_op_opts;
 int pa_check_baseline(const struct pa_op_opts *o);
+/* Its usage errors (a layout it cannot take, a problem past the host-memory
+ * bound), checked before any GPU probe: one line and PA_CLI_EXIT_USAGE, or 0. */
+int pa_check_baseline_usage(const struct pa_op_opts *o);
 
 #ifdef __cplusplus
 }

@@ -68,8 +68,12 @@ static int cache_problem_make(const pa_op_opts *o, const char *cmd, cache_proble
         fprintf(stderr, "pagedattn %s cache: %s\n", cmd, pa_last_error());
         return PA_CLI_EXIT_USAGE;
     }
-    const double bytes = (double)ke * pa_dtype_size(o->cache_dtype) * (o->layout == PA_LAYOUT_COMBINED ? 1 : 2) +
-                         2.0 * (double)c->tokens * o->kv_heads * o->head_size * pa_dtype_size(o->dtype);
+    /* Host memory: the cache (twice for check: the GPU's copy back), K and V in, the slot mapping (8 B a
+     * token) and the block permutation (8 B a block). */
+    const double bytes = (double)ke * pa_dtype_size(o->cache_dtype) * (o->layout == PA_LAYOUT_COMBINED ? 1 : 2) *
+                             (strcmp(cmd, "check") ? 1 : 2) +
+                         2.0 * (double)c->tokens * o->kv_heads * o->head_size * pa_dtype_size(o->dtype) +
+                         8.0 * (double)c->tokens + 8.0 * (double)num_blocks;
     if (bytes > 8e9) {
         fprintf(stderr, "pagedattn %s cache: the problem needs %.1f GB of host memory; at most 8 GB\n", cmd,
                 bytes / 1e9);

@@ -85,10 +85,16 @@ static pa_decode_problem *make_decode_problem(const pa_op_opts *o, int ctx_len, 
         free(lens);
         return NULL;
     }
-    double cache_bytes = 2.0 * o->seqs * (double)ctx_len * o->kv_heads * o->head_size * pa_dtype_size(o->cache_dtype);
-    if (cache_bytes > 8e9) {
-        fprintf(stderr, "pagedattn %s decode: the problem needs %.1f GB of host cache; at most 8 GB\n", cmd,
-                cache_bytes / 1e9);
+    /* Host memory: the cache (whole blocks), Q and O (and check's copy of the GPU's O and its float reference). */
+    const double blocks = ((double)ctx_len + o->block_size - 1) / o->block_size;
+    const double cache_bytes =
+        2.0 * o->seqs * floor(blocks) * o->block_size * o->kv_heads * o->head_size * pa_dtype_size(o->cache_dtype);
+    const double qo_bytes =
+        (double)o->seqs * o->heads * o->head_size *
+        (2.0 * pa_dtype_size(o->dtype) + (strcmp(cmd, "check") ? 0.0 : 4.0 + pa_dtype_size(o->dtype)));
+    if (cache_bytes + qo_bytes > 8e9) {
+        fprintf(stderr, "pagedattn %s decode: the problem needs %.1f GB of host memory (cache, Q, O); at most 8 GB\n",
+                cmd, (cache_bytes + qo_bytes) / 1e9);
         free(lens);
         return NULL;
     }

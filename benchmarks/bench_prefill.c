@@ -53,37 +53,16 @@ static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
                 o->variant);
         return PA_CLI_EXIT_USAGE;
     }
-    /* --qlen would be silently ignored: a prompt's queries are its --ctx tokens.
-     * (The preset sweeps pass every op a qlen; only the user's is refused.) */
-    if (*v != V_CONTEXT && *v != V_CROSS && o->qlen > 0 && !o->preset) {
-        fprintf(stderr,
-                "pagedattn %s prefill: --qlen is the new tokens of --variant context (the decoder tokens of "
-                "cross); the %s variant's prompts are --ctx tokens long\n",
-                cmd, *v == V_PROMPT ? "prompt" : "encoder");
-        return PA_CLI_EXIT_USAGE;
-    }
-    /* Likewise a cache's layout and dtype: only --variant context reads a cache. */
-    if (*v != V_CONTEXT && !o->preset && (o->layout_set || !o->cache_auto)) {
-        fprintf(stderr,
-                "pagedattn %s prefill: the %s variant reads no cache (K and V are contiguous, in --dtype); "
-                "%s is taken by --variant context only\n",
-                cmd,
-                *v == V_PROMPT    ? "prompt"
-                : *v == V_ENCODER ? "encoder"
-                                  : "cross",
-                o->layout_set ? "--layout" : "--cache-dtype");
-        return PA_CLI_EXIT_USAGE;
-    }
+    /* A --qlen, --layout, --cache-dtype or --block-size the variant would
+     * ignore is refused before this (pagedattn.c, op_reads). */
     return 0;
 }
 
 /* The CLI's default shape (pa_op_opts_default) is a GPU-sized problem; on the
- * CPU reference it is swapped for a small one. */
+ * CPU reference it is swapped for a small one, but only when no shape option
+ * (and no preset) was given: a shape the user asked for is run as given. */
 static int is_default_shape(const pa_op_opts *o) {
-    pa_op_opts d;
-    pa_op_opts_default(&d);
-    return o->seqs == d.seqs && o->heads == d.heads && o->kv_heads == d.kv_heads && o->head_size == d.head_size &&
-           o->num_ctx == 1 && o->ctx[0] == d.ctx[0] && o->qlen == 0 && !o->preset;
+    return !(o->given & (PA_OPT_SEQS | PA_OPT_HEADS | PA_OPT_HEAD_SIZE | PA_OPT_CTX | PA_OPT_QLEN)) && !o->preset;
 }
 
 static pf_shape shape_of_opts(const pa_op_opts *o, int variant, int small) {
@@ -96,13 +75,13 @@ static pf_shape shape_of_opts(const pa_op_opts *o, int variant, int small) {
                   .qlen = o->qlen > 0 ? o->qlen : 512,
                   .iters = o->iters,
                   .warmup = o->warmup};
-    if (small) {
+    if (small) { /* fewer iterations too, unless --iters or --warmup was given */
         s.seqs = 2;
         s.heads = 8;
         s.kv_heads = 2;
         s.qlen = o->qlen > 0 ? o->qlen : 64;
-        s.iters = s.iters > 3 ? 3 : s.iters;
-        s.warmup = s.warmup > 1 ? 1 : s.warmup;
+        s.iters = s.iters > 3 && !(o->given & PA_OPT_ITERS) ? 3 : s.iters;
+        s.warmup = s.warmup > 1 && !(o->given & PA_OPT_WARMUP) ? 1 : s.warmup;
     }
     return s;
 }
@@ -140,7 +119,7 @@ static void pf_free(pf_problem *p) {
     memset(p, 0, sizeof *p);
 }
 
-static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
+static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
     memset(p, 0, sizeof *p);
     p->sh = *sh;
     p->ctx = ctx;
@@ -220,6 +199,23 @@ static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char 
     if (rc)
         pf_free(p);
     return rc;
+}
+
+/* Builds the problem (pf_build), its shape validated first on one sequence of
+ * a few tokens, so a shape the op refuses is refused at once, not after
+ * building a large problem. */
+static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
+    pf_shape tiny = *sh;
+    tiny.seqs = 1;
+    tiny.qlen = sh->qlen < 4 ? sh->qlen : 4;
+    const int tiny_ctx = ctx < 4 ? ctx : 4;
+    if (tiny.seqs != sh->seqs || tiny.qlen != sh->qlen || tiny_ctx != ctx) {
+        const int rc = pf_build(o, &tiny, tiny_ctx, cmd, p);
+        if (rc)
+            return rc;
+        pf_free(p);
+    }
+    return pf_build(o, sh, ctx, cmd, p);
 }
 
 static void *pf_up(pf_problem *p, const void *h, size_t bytes, int *err) {
@@ -317,10 +313,12 @@ static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_r
 
 static int bench(const pa_op_opts *o, int variant, int gpu) {
     const int small = !gpu && is_default_shape(o);
-    if (small)
-        fprintf(stderr, "pagedattn bench prefill: CPU reference on a small default shape (2 seqs, heads 8/2, "
-                        "256 tokens); set the shape flags to change it\n");
     const pf_shape sh = shape_of_opts(o, variant, small);
+    if (small)
+        fprintf(stderr,
+                "pagedattn bench prefill: no shape given: the CPU reference runs a small one (%d seqs, heads %d/%d, "
+                "256 tokens, %d iterations); --seqs, --heads, --head-size, --ctx or --qlen set it\n",
+                sh.seqs, sh.heads, sh.kv_heads, sh.iters);
     int rc = 0;
     for (int k = 0; k < o->num_ctx && rc == 0; k++) {
         const int ctx = small ? 256 : o->ctx[k];

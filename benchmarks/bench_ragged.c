@@ -32,11 +32,12 @@ typedef struct rg_shape {
     int heads, kv_heads, head_size, page_size;
 } rg_shape;
 
+/* No shape option (and no preset) given: the default, GPU-sized shape, which
+ * the CPU reference swaps for a small one; a shape the user asked for is run
+ * as given. */
 static int is_default_shape(const pa_op_opts *o) {
-    pa_op_opts d;
-    pa_op_opts_default(&d);
-    return o->seqs == d.seqs && o->heads == d.heads && o->kv_heads == d.kv_heads && o->head_size == d.head_size &&
-           o->num_ctx == 1 && o->ctx[0] == d.ctx[0] && o->qlen == 0 && o->decodes == 0 && !o->preset;
+    return !(o->given & (PA_OPT_SEQS | PA_OPT_HEADS | PA_OPT_HEAD_SIZE | PA_OPT_CTX | PA_OPT_QLEN | PA_OPT_DECODES)) &&
+           !o->preset;
 }
 
 static rg_shape shape_of(const pa_op_opts *o, int ctx, int small) {
@@ -76,10 +77,17 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
         return NULL;
     }
     const pa_dtype cache = o->cache_auto ? o->dtype : o->cache_dtype;
-    double cache_bytes = (double)n * (sh->ctx + sh->qlen) * 2.0 * sh->kv_heads * sh->head_size * pa_dtype_size(cache);
-    if (cache_bytes > 8e9) {
-        fprintf(stderr, "pagedattn %s ragged: the batch needs %.1f GB of host cache; at most 8 GB\n", cmd,
-                cache_bytes / 1e9);
+    /* Host memory: the cache (whole pages; and check's float copies of K and
+     * V), Q and O (and check's copy of the GPU's O and its float reference). */
+    const int check = strcmp(cmd, "check") == 0;
+    const double ps = sh->page_size, kv_tokens = (double)sh->prefill * ps * ceil((sh->ctx + sh->qlen) / ps) +
+                                                 (double)sh->decodes * ps * ceil((sh->ctx + 1) / ps);
+    const double rows = (double)sh->prefill * sh->qlen + sh->decodes;
+    const double host = kv_tokens * 2.0 * sh->kv_heads * sh->head_size * (pa_dtype_size(cache) + (check ? 4.0 : 0.0)) +
+                        rows * sh->heads * sh->head_size * (2.0 * pa_dtype_size(o->dtype) + (check ? 6.0 : 0.0));
+    if (host > 8e9) {
+        fprintf(stderr, "pagedattn %s ragged: the batch needs %.1f GB of host memory (cache, Q, O); at most 8 GB\n",
+                cmd, host / 1e9);
         return NULL;
     }
     int *ql = malloc(sizeof(int) * (size_t)n), *kl = malloc(sizeof(int) * (size_t)n);
@@ -91,6 +99,35 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
     for (int s = 0; s < n; s++) {
         ql[s] = s < sh->prefill ? sh->qlen : 1;
         kl[s] = sh->ctx + ql[s];
+    }
+    /* The shape first, on one sequence of a few tokens: a shape the op
+     * refuses is refused at once, not after building a large batch. */
+    if (n > 1 || sh->ctx > 4 || ql[0] > 4) {
+        const int tq[1] = {ql[0] < 4 ? ql[0] : 4}, tk[1] = {tq[0] + (sh->ctx < 4 ? sh->ctx : 4)};
+        rg_problem_cfg t = {.seed = o->seed,
+                            .q_dtype = o->dtype,
+                            .cache_dtype = cache,
+                            .num_seqs = 1,
+                            .num_q_heads = sh->heads,
+                            .num_kv_heads = sh->kv_heads,
+                            .head_size = sh->head_size,
+                            .page_size = sh->page_size,
+                            .q_lens = tq,
+                            .kv_lens = tk,
+                            .window = o->window,
+                            .soft_cap = o->soft_cap,
+                            .skip_logical = 1,
+                            .with_sinks = o->sinks};
+        rg_problem *tp = rg_problem_make(&t);
+        const int bad = !tp || pa_ragged_validate(&tp->p) != PA_SUCCESS;
+        if (bad)
+            fprintf(stderr, "pagedattn %s ragged: %s\n", cmd, tp ? pa_last_error() : "out of host memory");
+        rg_problem_free(tp);
+        if (bad) {
+            free(ql);
+            free(kl);
+            return NULL;
+        }
     }
     rg_problem_cfg c = {.seed = o->seed,
                         .q_dtype = o->dtype,
@@ -203,6 +240,10 @@ static int max_q(const rg_shape *sh) { return sh->prefill > 0 ? sh->qlen : 1; }
 
 static int bench(const pa_op_opts *o, int gpu) {
     const int small = !gpu && is_default_shape(o);
+    if (small)
+        fprintf(stderr,
+                "pagedattn bench ragged: no shape given: the CPU reference runs a small one (4 seqs, heads 8/2, "
+                "256 context); --seqs, --heads, --head-size, --ctx, --qlen or --decodes set it\n");
     int rc = 0;
     for (int k = 0; k < o->num_ctx && rc == 0; k++) {
         if (o->num_ctx > 1)
@@ -309,14 +350,8 @@ static int check(const pa_op_opts *o) {
 }
 
 int pa_run_ragged(const pa_op_opts *o, int check_only, int gpu) {
-    /* The ragged kernel reads one layout; another one would be silently ignored. */
-    if (o->layout_set && o->layout != PA_LAYOUT_COMBINED && !o->preset) {
-        fprintf(stderr,
-                "pagedattn %s ragged: ragged attention reads the combined layout only (K and V heads "
-                "interleaved in one cache); --layout %s is not taken\n",
-                check_only ? "check" : "bench", pa_kv_layout_name(o->layout));
-        return PA_CLI_EXIT_USAGE;
-    }
+    /* A --layout other than combined is refused before this (pagedattn.c,
+     * op_reads); ALiBi here too, for the preset sweeps' ragged points. */
     if (o->alibi) { /* JAX's ragged paged attention has no ALiBi */
         fprintf(stderr, "pagedattn %s ragged: ragged attention has no ALiBi; --alibi is not taken\n",
                 check_only ? "check" : "bench");

@@ -13,6 +13,7 @@
  * references and the baseline alike. The caches come from
  * pa_decode_problem_make and pa_context_problem_make: scattered blocks, unused
  * slots NaN, so a baseline that reads past a sequence's length fails. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,7 +86,7 @@ static int check_decode_case(const pa_op_opts *o) {
     if (!lens)
         return 0;
     for (int s = 0; s < o->seqs; s++) /* awkward, different lengths */
-        lens[s] = 1 + (o->ctx[0] * (s + 1) / o->seqs + 13 * s) % o->ctx[0];
+        lens[s] = 1 + (int)(((long long)o->ctx[0] * (s + 1) / o->seqs + 13LL * s) % o->ctx[0]);
     pa_decode_problem_cfg cfg = {.seed = o->seed,
                                  .layout = o->layout,
                                  .q_dtype = o->dtype,
@@ -164,7 +165,7 @@ static int check_ragged_case(const pa_op_opts *o) {
     int max_q = 1;
     for (int s = 0; s < ns; s++) { /* a decode, a short chunk, a full chunk, ... */
         const int ql = s % 3 == 0 ? 1 : s % 3 == 1 ? 1 + qlen / 3 : qlen;
-        lens[s] = ql + (o->ctx[0] * (s + 1) / ns) % o->ctx[0];
+        lens[s] = ql + (int)((long long)o->ctx[0] * (s + 1) / ns % o->ctx[0]);
         cu[s + 1] = cu[s] + ql;
         max_q = ql > max_q ? ql : max_q;
     }
@@ -262,12 +263,39 @@ static int check_ragged_case(const pa_op_opts *o) {
     return pass;
 }
 
-int pa_check_baseline(const pa_op_opts *o) {
+/* Host bytes of the largest case, bounded as the benches bound theirs: every
+ * sequence's --ctx + --qlen tokens of K and V (in whole blocks, 3 spare) in
+ * the cache, as new tokens and as floats (the references' logical copies),
+ * its query rows' Q and O, the reference's O, the baseline's float output and
+ * the float reference beside it. */
+static double host_bytes(const pa_op_opts *o) {
+    const double qlen = o->qlen > 0 ? o->qlen : 37, bs = o->block_size;
+    const double tokens = bs * (ceil((o->ctx[0] + qlen) / bs) + 3);
+    const double cs = pa_dtype_size(o->cache_dtype) > pa_dtype_size(o->dtype) ? pa_dtype_size(o->cache_dtype)
+                                                                              : pa_dtype_size(o->dtype);
+    const double kv = (double)o->seqs * tokens * 2.0 * o->kv_heads * o->head_size * (2.0 * cs + 4.0);
+    const double rows = (double)o->seqs * qlen; /* decode's one a sequence, the others' --qlen */
+    return kv + rows * o->heads * o->head_size * (3.0 * pa_dtype_size(o->dtype) + 8.0);
+}
+
+int pa_check_baseline_usage(const pa_op_opts *o) {
     if (o->layout == PA_LAYOUT_COMBINED) {
         fprintf(stderr, "pagedattn check baseline: --layout is the decode and context caches' (vllm, nhd, hnd); the "
                         "ragged case always runs on the combined layout\n");
         return PA_CLI_EXIT_USAGE;
     }
+    if (host_bytes(o) > 8e9) {
+        fprintf(stderr, "pagedattn check baseline: the cases need %.1f GB of host memory; at most 8 GB\n",
+                host_bytes(o) / 1e9);
+        return PA_CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int pa_check_baseline(const pa_op_opts *o) {
+    const int e = pa_check_baseline_usage(o);
+    if (e)
+        return e;
     const int a = check_decode_case(o);
     if (a < 0)
         return PA_CLI_EXIT_USAGE;

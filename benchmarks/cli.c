@@ -39,6 +39,50 @@ int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi
     return 1;
 }
 
+int pa_cli_parse_int_list(const char *cmd, const char *flag, const char *s, long long lo, long long hi, int *dst,
+                          int max, int *n) {
+    *n = 0;
+    if (!s || !*s) {
+        fprintf(stderr, "pagedattn %s: %s needs at least one value\n", cmd, flag);
+        return 0;
+    }
+    for (const char *c = s;; c++) {
+        char tok[32];
+        const size_t len = strcspn(c, ",");
+        if (len == 0 || len >= sizeof tok) {
+            fprintf(stderr, "pagedattn %s: %s: '%.60s%s' has %s value\n", cmd, flag, s, strlen(s) > 60 ? "..." : "",
+                    len ? "a too long" : "an empty");
+            return 0;
+        }
+        if (*n == max) {
+            fprintf(stderr, "pagedattn %s: %s takes at most %d values\n", cmd, flag, max);
+            return 0;
+        }
+        memcpy(tok, c, len);
+        tok[len] = '\0';
+        long long v;
+        if (!pa_cli_parse_int(flag, tok, lo, hi, &v))
+            return 0;
+        dst[(*n)++] = (int)v;
+        c += len;
+        if (!*c)
+            return 1;
+    }
+}
+
+int pa_cli_probe_json(const char *cmd, const char *path) {
+    /* Find out now, not after a long sweep, that the rows cannot be written. */
+    if (!path || !strcmp(path, "-"))
+        return 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "pagedattn %s: --json %s: cannot open for writing: %s\n", cmd, path, strerror(errno));
+        return PA_CLI_EXIT_USAGE;
+    }
+    fclose(f);
+    return 0;
+}
+
 FILE *pa_cli_open_json(const char *path) {
     if (!path)
         return NULL;
@@ -119,7 +163,8 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --preset NAME        model shape: llama3-8b, llama3-70b-tp8, mistral-7b, gemma2-9b,\n"
                           "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini,\n"
                           "                       nemotron4-340b-tp8, falcon-40b-tp8, falcon-7b, gpt-oss\n"
-                          "                       (sets heads, head size, window, soft cap, sinks)\n"
+                          "                       (sets heads, head size, window, soft cap, sinks: those the\n"
+                          "                       other options do not give, wherever it stands)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"
                           "  --head-size N        (default 128)\n"
@@ -153,12 +198,29 @@ const pa_preset *pa_preset_find(const char *name) {
 
 void pa_apply_preset(pa_op_opts *o, const pa_preset *p) {
     o->preset = p->name;
-    o->heads = p->heads;
-    o->kv_heads = p->kv_heads;
-    o->head_size = p->head_size;
-    o->window = p->window;
-    o->soft_cap = p->soft_cap;
-    o->sinks = p->sinks;
+    if (!(o->given & PA_OPT_HEADS)) {
+        o->heads = p->heads;
+        o->kv_heads = p->kv_heads;
+    }
+    if (!(o->given & PA_OPT_HEAD_SIZE))
+        o->head_size = p->head_size;
+    if (!(o->given & PA_OPT_WINDOW))
+        o->window = p->window;
+    if (!(o->given & PA_OPT_SOFT_CAP))
+        o->soft_cap = p->soft_cap;
+    if (!(o->given & PA_OPT_SINKS))
+        o->sinks = p->sinks;
+}
+
+const char *pa_opt_name(unsigned bits) {
+    static const char *const names[] = {
+        "--device", "--seqs",   "--heads",       "--head-size", "--block-size", "--ctx",      "--qlen",  "--decodes",
+        "--layers", "--dtype",  "--cache-dtype", "--layout",    "--window",     "--soft-cap", "--alibi", "--sinks",
+        "--iters",  "--warmup", "--seed",        "--json",      "--preset",     "--variant"};
+    for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (bits & (1u << k))
+            return names[k];
+    return "?";
 }
 
 static void preset_names(char *buf, size_t len) {
@@ -170,6 +232,7 @@ static void preset_names(char *buf, size_t len) {
 /* Parses op options from argv[i0..]; returns 0 on success, else the exit code. */
 int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts *o) {
     long long v;
+    const pa_preset *preset = NULL;
     for (int i = i0; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -181,12 +244,13 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         }                                                                                                              \
         i++;                                                                                                           \
     } while (0)
-#define INT_OPT(flag, lo, hi, dst)                                                                                     \
+#define INT_OPT(flag, bit, lo, hi, dst)                                                                                \
     else if (!strcmp(a, flag)) {                                                                                       \
         NEED_VAL();                                                                                                    \
         if (!pa_cli_parse_int(flag, val, lo, hi, &v))                                                                  \
             return PA_CLI_EXIT_USAGE;                                                                                  \
         dst = (int)v;                                                                                                  \
+        o->given |= bit;                                                                                               \
     }
         if (!strcmp(a, "--device")) {
             NEED_VAL();
@@ -198,26 +262,31 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
                 fprintf(stderr, "pagedattn %s: --device must be cpu or gpu, not '%s'\n", cmd, val);
                 return PA_CLI_EXIT_USAGE;
             }
+            o->given |= PA_OPT_DEVICE;
         }
-        INT_OPT("--seqs", 1, 65536, o->seqs)
-        INT_OPT("--head-size", 1, 1024, o->head_size)
-        INT_OPT("--block-size", 1, 1024, o->block_size)
-        INT_OPT("--window", 0, 1 << 30, o->window)
-        INT_OPT("--qlen", 1, 1 << 20, o->qlen)
-        INT_OPT("--decodes", 0, 65536, o->decodes)
-        INT_OPT("--layers", 1, 4096, o->layers)
-        INT_OPT("--iters", 1, 100000, o->iters)
-        INT_OPT("--warmup", 0, 10000, o->warmup)
+        INT_OPT("--seqs", PA_OPT_SEQS, 1, 65536, o->seqs)
+        INT_OPT("--head-size", PA_OPT_HEAD_SIZE, 1, 1024, o->head_size)
+        INT_OPT("--block-size", PA_OPT_BLOCK_SIZE, 1, 1024, o->block_size)
+        INT_OPT("--window", PA_OPT_WINDOW, 0, 1 << 30, o->window)
+        INT_OPT("--qlen", PA_OPT_QLEN, 1, 1 << 20, o->qlen)
+        INT_OPT("--decodes", PA_OPT_DECODES, 0, 65536, o->decodes)
+        INT_OPT("--layers", PA_OPT_LAYERS, 1, 4096, o->layers)
+        INT_OPT("--iters", PA_OPT_ITERS, 1, 100000, o->iters)
+        INT_OPT("--warmup", PA_OPT_WARMUP, 0, 10000, o->warmup)
         else if (!strcmp(a, "--seed")) {
             NEED_VAL();
             if (!pa_cli_parse_int("--seed", val, 0, 1LL << 62, &v))
                 return PA_CLI_EXIT_USAGE;
             o->seed = (uint64_t)v;
+            o->given |= PA_OPT_SEED;
         }
         else if (!strcmp(a, "--heads")) {
             NEED_VAL();
             char buf[64];
-            snprintf(buf, sizeof buf, "%s", val);
+            if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf) {
+                fprintf(stderr, "pagedattn %s: --heads: '%.80s...' is too long for Q/KV\n", cmd, val);
+                return PA_CLI_EXIT_USAGE;
+            }
             char *slash = strchr(buf, '/');
             if (!slash) {
                 fprintf(stderr, "pagedattn %s: --heads takes Q/KV, e.g. 32/8 (got '%s')\n", cmd, val);
@@ -230,29 +299,18 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
                 return PA_CLI_EXIT_USAGE;
             o->heads = (int)q;
             o->kv_heads = (int)k;
+            o->given |= PA_OPT_HEADS;
         }
         else if (!strcmp(a, "--ctx")) {
             NEED_VAL();
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", val);
-            o->num_ctx = 0;
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (o->num_ctx == PA_MAX_CTX_LIST) {
-                    fprintf(stderr, "pagedattn %s: --ctx takes at most %d lengths\n", cmd, PA_MAX_CTX_LIST);
-                    return PA_CLI_EXIT_USAGE;
-                }
-                if (!pa_cli_parse_int("--ctx", tok, 1, 1 << 22, &v))
-                    return PA_CLI_EXIT_USAGE;
-                o->ctx[o->num_ctx++] = (int)v;
-            }
-            if (o->num_ctx == 0) {
-                fprintf(stderr, "pagedattn %s: --ctx needs at least one length\n", cmd);
+            if (!pa_cli_parse_int_list(cmd, "--ctx", val, 1, 1 << 22, o->ctx, PA_MAX_CTX_LIST, &o->num_ctx))
                 return PA_CLI_EXIT_USAGE;
-            }
+            o->given |= PA_OPT_CTX;
         }
         else if (!strcmp(a, "--dtype") || !strcmp(a, "--cache-dtype")) {
             NEED_VAL();
             int cache = !strcmp(a, "--cache-dtype");
+            o->given |= cache ? PA_OPT_CACHE_DTYPE : PA_OPT_DTYPE;
             if (cache && !strcmp(val, "auto")) {
                 o->cache_auto = 1;
                 continue;
@@ -275,52 +333,50 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
                 fprintf(stderr, "pagedattn %s: --layout: %s\n", cmd, pa_last_error());
                 return PA_CLI_EXIT_USAGE;
             }
-            o->layout_set = 1;
+            o->given |= PA_OPT_LAYOUT;
         }
         else if (!strcmp(a, "--soft-cap")) {
             NEED_VAL();
             char *end = NULL;
             double x = strtod(val, &end);
-            if (*end || !isfinite(x) || x < 0) {
-                fprintf(stderr, "pagedattn %s: --soft-cap must be a number >= 0 (got '%s')\n", cmd, val);
+            /* a value a float cannot hold (0 < x below its least, or past its
+             * greatest) would turn the cap off or make it infinite: refused */
+            if (end == val || *end || !isfinite(x) || x < 0 || (x > 0 && (float)x == 0.0f) || !isfinite((float)x)) {
+                fprintf(stderr, "pagedattn %s: --soft-cap must be a number >= 0 that a float holds (got '%s')\n", cmd,
+                        val);
                 return PA_CLI_EXIT_USAGE;
             }
             o->soft_cap = (float)x;
+            o->given |= PA_OPT_SOFT_CAP;
         }
         else if (!strcmp(a, "--variant")) {
             NEED_VAL();
             o->variant = val;
+            o->given |= PA_OPT_VARIANT;
         }
         else if (!strcmp(a, "--sinks")) {
             o->sinks = 1;
+            o->given |= PA_OPT_SINKS;
         }
         else if (!strcmp(a, "--alibi")) {
             o->alibi = 1;
+            o->given |= PA_OPT_ALIBI;
         }
         else if (!strcmp(a, "--json")) {
             NEED_VAL();
-            /* Find out now, not after a long sweep, that the rows cannot be written. */
-            if (strcmp(val, "-")) {
-                FILE *f = fopen(val, "a");
-                if (!f) {
-                    fprintf(stderr, "pagedattn %s: --json %s: cannot open for writing: %s\n", cmd, val,
-                            strerror(errno));
-                    return PA_CLI_EXIT_USAGE;
-                }
-                fclose(f);
-            }
-            o->json = val;
+            o->json = val; /* opened (pa_cli_probe_json) once the options are known to be good */
+            o->given |= PA_OPT_JSON;
         }
         else if (!strcmp(a, "--preset")) {
             NEED_VAL();
-            const pa_preset *p = pa_preset_find(val);
-            if (!p) {
+            preset = pa_preset_find(val);
+            if (!preset) {
                 char names[256];
                 preset_names(names, sizeof names);
                 fprintf(stderr, "pagedattn %s: unknown preset '%s'; known: %s\n", cmd, val, names);
                 return PA_CLI_EXIT_USAGE;
             }
-            pa_apply_preset(o, p);
+            o->given |= PA_OPT_PRESET;
         }
         else {
             fprintf(stderr, "pagedattn %s: unknown option '%s' (try --help)\n", cmd, a);
@@ -329,6 +385,9 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
 #undef INT_OPT
 #undef NEED_VAL
     }
+    /* After every option, so one given before --preset wins over it as one given after does. */
+    if (preset)
+        pa_apply_preset(o, preset);
     if (o->cache_auto)
         o->cache_dtype = o->dtype;
 #ifdef PA_CLI_INTERP

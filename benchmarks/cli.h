@@ -34,6 +34,36 @@ extern const int PA_NUM_PRESETS;
 
 #define PA_MAX_CTX_LIST 32
 
+/* The options given on the command line (pa_op_opts.given), one bit each: an
+ * option an op would not read is refused (exit 2), and a --preset sets only
+ * what was not given (so the order of the options does not matter). */
+enum {
+    PA_OPT_DEVICE = 1u << 0,
+    PA_OPT_SEQS = 1u << 1,
+    PA_OPT_HEADS = 1u << 2,
+    PA_OPT_HEAD_SIZE = 1u << 3,
+    PA_OPT_BLOCK_SIZE = 1u << 4,
+    PA_OPT_CTX = 1u << 5,
+    PA_OPT_QLEN = 1u << 6,
+    PA_OPT_DECODES = 1u << 7,
+    PA_OPT_LAYERS = 1u << 8,
+    PA_OPT_DTYPE = 1u << 9,
+    PA_OPT_CACHE_DTYPE = 1u << 10,
+    PA_OPT_LAYOUT = 1u << 11,
+    PA_OPT_WINDOW = 1u << 12,
+    PA_OPT_SOFT_CAP = 1u << 13,
+    PA_OPT_ALIBI = 1u << 14,
+    PA_OPT_SINKS = 1u << 15,
+    PA_OPT_ITERS = 1u << 16,
+    PA_OPT_WARMUP = 1u << 17,
+    PA_OPT_SEED = 1u << 18,
+    PA_OPT_JSON = 1u << 19,
+    PA_OPT_PRESET = 1u << 20,
+    PA_OPT_VARIANT = 1u << 21,
+};
+/* "--seqs" for PA_OPT_SEQS, ... (the lowest bit set in `bits`). */
+const char *pa_opt_name(unsigned bits);
+
 /* Options shared by `check OP` and `bench OP` (parsed by pa_op_opts_parse). */
 typedef struct pa_op_opts {
     const char *op;
@@ -46,7 +76,6 @@ typedef struct pa_op_opts {
     pa_dtype dtype, cache_dtype;
     int cache_auto;
     pa_kv_layout layout;
-    int layout_set; /* --layout given (the ops without a cache, or with one layout, refuse it) */
     int window;
     float soft_cap;
     int alibi;
@@ -56,6 +85,7 @@ typedef struct pa_op_opts {
     const char *preset;
     const char *variant; /* op-specific kernel choice (decode: v1, v2, auto; ...); NULL = default */
     uint64_t seed;
+    unsigned given; /* PA_OPT_* of the options on the command line (a preset's values are not given) */
 } pa_op_opts;
 
 extern const char *PA_OPT_HELP;
@@ -106,8 +136,16 @@ int pa_bench_plan(int argc, char **argv); /* `bench plan`, benchmarks/cmd_plan.c
 /* Strict integer parsing for flags: whole string, range-checked. Prints one
  * error line naming the flag and returns 0 on failure. */
 int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out);
+/* "N[,N...]" into dst (at most max values, each lo..hi): no empty value, at
+ * least one. Prints one error line and returns 0 on failure. */
+int pa_cli_parse_int_list(const char *cmd, const char *flag, const char *s, long long lo, long long hi, int *dst,
+                          int max, int *n);
 /* Monotonic wall clock in seconds. */
 double pa_cli_now(void);
+/* Whether the JSON-rows file `path` can be opened for appending (creates it):
+ * 0, or one line on stderr and PA_CLI_EXIT_USAGE. Called once the options are
+ * known to be good, so a refused command leaves no file behind. */
+int pa_cli_probe_json(const char *cmd, const char *path);
 /* Opens a JSON-rows file for appending ("-" = stdout); NULL + message on failure. */
 FILE *pa_cli_open_json(const char *path);
 void pa_cli_close_json(FILE *f);
@@ -127,7 +165,8 @@ int pa_bench_json_errors(void);
 /* The preset called `name`, or NULL: op benches read the fields pa_op_opts
  * does not carry (local_chunk) from it, e.g. pa_preset_find(o->preset). */
 const pa_preset *pa_preset_find(const char *name);
-/* Sets the preset's model shape (heads, head size, window, soft cap) in o. */
+/* Sets the preset's model shape (heads, head size, window, soft cap, sinks) in
+ * o, each one the command line did not give (o->given). */
 void pa_apply_preset(pa_op_opts *o, const pa_preset *p);
 
 #endif

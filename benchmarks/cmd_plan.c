@@ -244,7 +244,7 @@ int pa_cmd_plan(int argc, char **argv) {
         INT_FLAG("--block-size", INT32_MIN, INT32_MAX, p.block_size, (void)0)
         INT_FLAG("--prefills", INT32_MIN, INT32_MAX, p.prefills, p.has_prefills = 1)
         INT_FLAG("--padded", 0, PLAN_MAX_TOKENS, p.padded, (void)0)
-        INT_FLAG("--slices-per-block", INT32_MIN, INT32_MAX, p.spb, (void)0)
+        INT_FLAG("--slices-per-block", INT32_MIN, PLAN_MAX_TOKENS, p.spb, (void)0)
         INT_FLAG("--chunk", INT32_MIN, INT32_MAX, p.chunk, p.has_chunk = 1)
 #undef INT_FLAG
         if (!strcmp(f, "--computed") || !strcmp(f, "--scheduled") || !strcmp(f, "--encoder-lens")) {
@@ -270,6 +270,15 @@ int pa_cmd_plan(int argc, char **argv) {
     }
 
     /* ---- assemble and check the batch shape (the library checks the values) */
+    /* the flags' caps, for --json's keys too: the slot mapping and the slices are allocated and printed */
+    if (p.padded < 0 || p.padded > PLAN_MAX_TOKENS)
+        rc = usage_error("padded is outside 0..16777216 (PLAN_MAX_TOKENS)");
+    else if (p.spb > PLAN_MAX_TOKENS)
+        rc = usage_error("slices_per_block is above 16777216 (PLAN_MAX_TOKENS)");
+    if (rc) {
+        plan_in_free(&p);
+        return rc;
+    }
     if (!p.computed || !p.scheduled)
         rc = usage_error("--computed and --scheduled (or a --json file with both) are required");
     else if (p.n_computed != p.n_scheduled)
@@ -321,8 +330,8 @@ int pa_cmd_plan(int argc, char **argv) {
         }
     }
     int32_t *cross_bt = NULL;
-    int next_block = 0;
-    if (!p.bt) { /* contiguous: request r gets the next cdiv(seq_len, bs) blocks */
+    long long next_block = 0; /* 64-bit: a given table's largest id may be INT32_MAX - 1 */
+    if (!p.bt) {              /* contiguous: request r gets the next cdiv(seq_len, bs) blocks */
         p.bt_width = need_w;
         p.bt_rows = n;
         p.bt = calloc((size_t)(n ? n : 1) * (size_t)need_w, sizeof(int32_t));
@@ -330,7 +339,7 @@ int pa_cmd_plan(int argc, char **argv) {
             long long s = (long long)p.computed[r] + p.scheduled[r];
             int nb = s > 0 ? (int)((s + bs - 1) / bs) : 0;
             for (int k = 0; k < nb && k < need_w; k++)
-                p.bt[(size_t)r * need_w + k] = next_block++;
+                p.bt[(size_t)r * need_w + k] = (int32_t)next_block++;
         }
     } else {
         for (long long k = 0; k < (long long)p.bt_rows * p.bt_width; k++)
@@ -340,8 +349,17 @@ int pa_cmd_plan(int argc, char **argv) {
         cross_bt = calloc((size_t)(n ? n : 1) * (size_t)need_ew, sizeof(int32_t));
         for (int r = 0; cross_bt && r < n; r++) {
             int ne = p.enc[r] > 0 ? (int)(((long long)p.enc[r] + bs - 1) / bs) : 0;
-            for (int k = 0; k < ne && k < need_ew; k++)
-                cross_bt[(size_t)r * need_ew + k] = next_block++;
+            for (int k = 0; k < ne && k < need_ew; k++) {
+                if (next_block > INT32_MAX) {
+                    fprintf(stderr,
+                            "pagedattn plan: the cross blocks, allocated after the block table's largest id, pass "
+                            "the int32 block ids\n");
+                    free(cross_bt);
+                    plan_in_free(&p);
+                    return PA_CLI_EXIT_USAGE;
+                }
+                cross_bt[(size_t)r * need_ew + k] = (int32_t)next_block++;
+            }
         }
     }
     if (!p.has_prefills) {
@@ -389,6 +407,12 @@ int pa_cmd_plan(int argc, char **argv) {
     memset(&rg, 0, sizeof rg);
     if (s == PA_SUCCESS)
         s = pa_kv_update_slices_count(&c, (int32_t)p.spb, &num_slices, &num_padded);
+    if (s == PA_SUCCESS && num_padded > PLAN_MAX_TOKENS) {
+        fprintf(stderr, "pagedattn plan: %d KV-update slices (padded to slices_per_block %lld); at most %d\n",
+                num_padded, p.spb, PLAN_MAX_TOKENS);
+        rc = PA_CLI_EXIT_USAGE;
+        goto done;
+    }
     if (s == PA_SUCCESS) {
         slices = malloc(sizeof(int32_t) * PA_SLICE_FIELDS * (size_t)(num_padded + 1));
         if (!slices) {

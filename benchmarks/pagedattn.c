@@ -124,14 +124,19 @@ static int bench_convert(const pa_op_opts *o, int gpu) {
         cudaFree(dsrc);
         cudaFree(ddst);
     }
-    if (rc == 0) {
-        double gbps = bytes / (t.median_us * 1e-6) / 1e9;
-        printf("convert  %s  n=%lld f32->%s  median %.1f us (min %.1f, max %.1f, n=%d)  %.1f GB/s",
-               gpu ? "gpu" : "cpu-ref", (long long)n, pa_dtype_name(o->dtype), t.median_us, t.min_us, t.max_us, t.iters,
-               gbps);
-        if (roof > 0)
-            printf("  roof %.1f GB/s (%.0f%%)", roof, 100.0 * gbps / roof);
-        printf("\n");
+    if (rc == 0) { /* a row like every op's (and with --json, its JSON row) */
+        char note[64];
+        snprintf(note, sizeof note, "n=%lld f32->%s", (long long)n, pa_dtype_name(o->dtype));
+        pa_bench_row r = {.op = "convert",
+                          .impl = gpu ? "pa" : "cpu-ref",
+                          .dtype = o->dtype,
+                          .cache_dtype = o->dtype,
+                          .no_cache = 1,
+                          .t = t,
+                          .bytes = bytes,
+                          .roof_gbps = roof,
+                          .note = note};
+        pa_bench_emit(o, &r);
     }
     free(src);
     free(dst);
@@ -178,7 +183,8 @@ done:
 
 static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
                                 "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
-                                "  Needs a GPU (exit 3 without one).\n"
+                                "  Needs a GPU (exit 3 without one). Takes the options below but bench's --device,\n"
+                                "  --iters, --warmup and --json; an option the op would ignore is refused (exit 2).\n"
                                 "  OP: convert, decode, prefill, ragged, cache, blocks, baseline (the cuBLAS baseline\n"
                                 "      against the decode, ragged and prefill CPU references)\n";
 
@@ -190,21 +196,111 @@ static int known_op(const char *op) {
 /* The attention options (--sinks, --alibi, --window, --soft-cap) on an op
  * without attention (the cache ops, convert, blocks) are refused, not
  * ignored: exit 2. A --preset sets some of them as part of a model's shape
- * and is taken on any op (a preset sweep applies them where they exist). */
+ * and is taken on any op (a preset sweep applies them where they exist);
+ * the ones the command line gives are refused with it too. */
 static int refuses_attention_options(const char *cmd, const char *op, const pa_op_opts *o) {
-    if (o->preset || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
-        !strcmp(op, "baseline"))
+    if (!strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") || !strcmp(op, "baseline"))
         return 0;
-    const char *opt = o->sinks      ? "--sinks"
-                      : o->alibi    ? "--alibi"
-                      : o->window   ? "--window"
-                      : o->soft_cap ? "--soft-cap"
-                                    : NULL;
+    const char *opt = o->given & PA_OPT_SINKS      ? "--sinks"
+                      : o->given & PA_OPT_ALIBI    ? "--alibi"
+                      : o->given & PA_OPT_WINDOW   ? "--window"
+                      : o->given & PA_OPT_SOFT_CAP ? "--soft-cap"
+                                                   : NULL;
     if (!opt)
         return 0;
     fprintf(stderr, "pagedattn %s %s: %s is an attention option (decode, prefill, ragged and the baseline)\n", cmd, op,
             opt);
     return 1;
+}
+
+/* The options each op reads (PA_OPT_*): any other one given is refused (exit
+ * 2) rather than ignored. `check` runs once and prints PASS or FAIL, so it
+ * reads no --device, --iters, --warmup or --json. A --preset is taken on any
+ * op (its shape where the op has one); only the options the command line
+ * gave are judged, not the preset's values. */
+static unsigned op_reads(const char *op, const pa_op_opts *o, int check) {
+    const unsigned shape = PA_OPT_SEQS | PA_OPT_HEADS | PA_OPT_HEAD_SIZE;
+    const unsigned attn = PA_OPT_WINDOW | PA_OPT_SOFT_CAP | PA_OPT_ALIBI | PA_OPT_SINKS;
+    const unsigned cache = PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT;
+    unsigned r = PA_OPT_PRESET | PA_OPT_DTYPE | PA_OPT_SEED;
+    if (!check)
+        r |= PA_OPT_DEVICE | PA_OPT_ITERS | PA_OPT_WARMUP | PA_OPT_JSON;
+    if (!strcmp(op, "decode"))
+        r |= shape | attn | cache | PA_OPT_CTX | PA_OPT_VARIANT;
+    else if (!strcmp(op, "prefill")) { /* a cache for context only; new tokens for context and cross */
+        const char *v = o->variant ? o->variant : "prompt";
+        r |= shape | attn | PA_OPT_CTX | PA_OPT_VARIANT;
+        r |= !strcmp(v, "context") ? cache | PA_OPT_QLEN : !strcmp(v, "cross") ? PA_OPT_QLEN : 0;
+    } else if (!strcmp(op, "ragged")) /* the combined layout only; no ALiBi (JAX's has none) */
+        r |= (shape | attn | cache | PA_OPT_CTX | PA_OPT_QLEN | PA_OPT_DECODES) & ~PA_OPT_ALIBI &
+             ~(o->layout != PA_LAYOUT_COMBINED ? PA_OPT_LAYOUT : 0u);
+    else if (!strcmp(op, "cache")) /* --qlen new tokens per sequence, no context */
+        r |= shape | cache | PA_OPT_QLEN;
+    else if (!strcmp(op, "blocks"))
+        r |= shape | cache | PA_OPT_CTX | PA_OPT_VARIANT | PA_OPT_LAYERS;
+    else if (!strcmp(op, "baseline"))
+        r |= shape | attn | cache | PA_OPT_CTX | PA_OPT_QLEN;
+    /* convert: f32 -> --dtype, nothing else */
+    return r;
+}
+
+/* Why `op` does not read `bit`, where there is more to say than that. */
+static const char *ignored_why(const char *op, unsigned bit, int check) {
+    if (check && (bit & (PA_OPT_DEVICE | PA_OPT_ITERS | PA_OPT_WARMUP | PA_OPT_JSON)))
+        return "check runs the op once on the GPU against the CPU reference and prints PASS or FAIL; it is a bench "
+               "option";
+    if (!strcmp(op, "prefill") && bit == PA_OPT_QLEN)
+        return "--qlen is the new tokens of --variant context (the decoder tokens of cross); the prompt and encoder "
+               "variants' prompts are --ctx tokens long";
+    if (!strcmp(op, "prefill") && (bit & (PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT)))
+        return "only --variant context reads a cache (the other variants' K and V are contiguous, in --dtype)";
+    if (!strcmp(op, "ragged") && bit == PA_OPT_LAYOUT)
+        return "ragged attention reads the combined layout only (K and V heads interleaved in one cache)";
+    if (!strcmp(op, "ragged") && bit == PA_OPT_ALIBI)
+        return "ragged attention has no ALiBi (JAX's has none)";
+    if (!strcmp(op, "cache") && bit == PA_OPT_CTX)
+        return "reshape_and_cache writes --qlen new tokens per sequence (default 1); it has no context";
+    return NULL;
+}
+
+/* The known --variant values of an op, or NULL (the op has none). */
+static const char *op_variants(const char *op) {
+    return !strcmp(op, "decode")    ? "v1, v2, auto, all"
+           : !strcmp(op, "prefill") ? "prompt, encoder, context, cross"
+           : !strcmp(op, "blocks")  ? "swap-out, swap-in, copy"
+                                    : NULL;
+}
+
+static int known_variant(const char *op, const char *v) {
+    const char *list = op_variants(op);
+    const size_t n = strlen(v);
+    for (const char *c = list; c && *c; c += strcspn(c, ",") + (c[strcspn(c, ",")] ? 2 : 0))
+        if (strcspn(c, ",") == n && !strncmp(c, v, n))
+            return 1;
+    return 0;
+}
+
+/* An option `op` would not read, a --variant it does not know, or a list of
+ * lengths where it reads one: one line and 1 (a usage error), before any GPU
+ * probe or allocation; else 0. */
+static int refuses_ignored_options(const char *cmd, const char *op, const pa_op_opts *o, int check) {
+    if (o->variant && op_variants(op) && !known_variant(op, o->variant)) {
+        fprintf(stderr, "pagedattn %s %s: unknown --variant '%s'; known: %s\n", cmd, op, o->variant, op_variants(op));
+        return 1;
+    }
+    const unsigned extra = o->given & ~op_reads(op, o, check);
+    if (extra) {
+        const unsigned bit = extra & -extra;
+        const char *why = ignored_why(op, bit, check);
+        fprintf(stderr, "pagedattn %s %s: %s would be ignored, so it is refused: %s\n", cmd, op, pa_opt_name(bit),
+                why ? why : "the op does not read it");
+        return 1;
+    }
+    if (!strcmp(op, "baseline") && o->num_ctx > 1) {
+        fprintf(stderr, "pagedattn %s baseline: --ctx takes one length here (the cases' longest)\n", cmd);
+        return 1;
+    }
+    return 0;
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -225,8 +321,10 @@ static int cmd_check(int argc, char **argv) {
     int e = pa_op_opts_parse("check", argc, argv, 2, &o);
     if (e)
         return e;
-    if (refuses_attention_options("check", op, &o))
+    if (refuses_attention_options("check", op, &o) || refuses_ignored_options("check", op, &o, 1))
         return PA_CLI_EXIT_USAGE;
+    if (!strcmp(op, "baseline") && (e = pa_check_baseline_usage(&o)) != 0)
+        return e;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
         if (!strcmp(op, "baseline"))
@@ -286,7 +384,7 @@ typedef struct sweep_cfg {
     long long max_tokens;
     int user_max_tokens;
     int quick;
-    int user_ctx, user_qlen, user_iters, user_warmup, user_layout;
+    int user_ctx, user_qlen, user_layout;
 } sweep_cfg;
 
 static void grid_set(int *dst, int *n, const int *src, int count) {
@@ -350,6 +448,8 @@ static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sw
         if (op == SW_CACHE) {
             pa_kv_layout layouts[2] = {base->layout, PA_LAYOUT_COMBINED};
             const int nl = base->layout == PA_LAYOUT_COMBINED || sw->user_layout ? 1 : 2;
+            if (sw->user_qlen) /* the user's chunk, once */
+                g.nq = 1;
             for (int l = 0; l < nl; l++) {
                 for (int b = 0; b < g.nb && n < cap; b++)
                     pts[n++] = (sweep_point){op, g.batches[b], 0, 1, layouts[l]};
@@ -366,10 +466,10 @@ static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sw
                 if ((long long)g.batches[b] * g.ctx[c] > bound)
                     continue;
                 int qlen = op == SW_DECODE ? 1 : op == SW_PREFILL ? g.ctx[c] : (gpu ? 512 : 32);
+                if (op == SW_RAGGED && qlen > g.ctx[c]) /* the default chunk; the user's is taken as given */
+                    qlen = g.ctx[c];
                 if (sw->user_qlen && op != SW_DECODE)
                     qlen = base->qlen;
-                if (op == SW_RAGGED && qlen > g.ctx[c])
-                    qlen = g.ctx[c];
                 pts[n++] = (sweep_point){op, g.batches[b], g.ctx[c], qlen, base->layout};
             }
     }
@@ -378,7 +478,10 @@ static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sw
 
 /* Runs one preset's sweep; adds to the counters. */
 static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int *failed, int *skipped) {
-    enum { CAP = 512 };
+    /* Room for every point: decode, prefill and ragged take batches x lengths,
+     * cache two layouts of batches and chunks (at most 3), each list at most
+     * PA_MAX_CTX_LIST long; none is dropped. */
+    enum { CAP = 3 * PA_MAX_CTX_LIST * PA_MAX_CTX_LIST + 2 * (PA_MAX_CTX_LIST + 3) };
     static sweep_point pts[CAP];
     const int n = sweep_points(sw, base, gpu, pts, CAP);
     int skip_op = 0;
@@ -395,6 +498,7 @@ static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int 
         o.layout = pt->layout;
         o.seqs = pt->batch;
         o.decodes = 0;
+        o.given = 0;               /* the point's values are the sweep's (cmd_sweep refused the options no op reads) */
         if (pt->op == SW_RAGGED) { /* one prefill chunk beside batch - 1 decodes */
             o.seqs = 1;
             o.decodes = pt->batch - 1;
@@ -423,23 +527,62 @@ static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int 
     }
 }
 
-static int parse_int_list(const char *flag, const char *val, int *dst, int *n, int lo, int hi) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", val);
-    *n = 0;
-    long long v;
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (*n == PA_MAX_CTX_LIST) {
-            fprintf(stderr, "pagedattn bench: %s takes at most %d values\n", flag, PA_MAX_CTX_LIST);
+/* --ops LIST into SW_* bits: 0 and one line for an unknown or empty name. */
+static int parse_ops(const char *val) {
+    int ops = 0;
+    for (const char *c = val;; c++) {
+        const size_t len = strcspn(c, ",");
+        int op = 0;
+        for (int k = SW_DECODE; k <= SW_CACHE && len; k <<= 1)
+            if (strlen(sw_name(k)) == len && !strncmp(c, sw_name(k), len))
+                op = k;
+        if (!op) {
+            fprintf(stderr, "pagedattn bench: --ops: %s '%.*s' in '%s'; known: decode, prefill, ragged, cache\n",
+                    len ? "unknown op" : "an empty name", (int)len, c, val);
             return 0;
         }
-        if (!pa_cli_parse_int(flag, tok, lo, hi, &v))
-            return 0;
-        dst[(*n)++] = (int)v;
+        ops |= op;
+        c += len;
+        if (!*c)
+            return ops;
     }
-    if (*n == 0)
-        fprintf(stderr, "pagedattn bench: %s needs at least one value\n", flag);
-    return *n > 0;
+}
+
+/* The options a sweep would not use: one line and 1; else 0. Every option
+ * must be read by at least one of the swept ops (as `bench OP` reads it);
+ * the sweep sets --decodes (batch - 1 beside a ragged point's chunk) itself,
+ * `bench all` each preset's heads and head size, and a --variant names one
+ * op's kernel (--ops decode or --ops prefill alone). */
+static int sweep_refuses(const sweep_cfg *sw, const pa_op_opts *o, int all) {
+    const char *cmd = all ? "bench all" : "bench --preset";
+    unsigned reads = 0;
+    for (int op = SW_DECODE; op <= SW_CACHE; op <<= 1)
+        if (sw->ops & op)
+            reads |= op_reads(sw_name(op), o, 0);
+    reads &= ~(PA_OPT_DECODES | PA_OPT_LAYERS);
+    if (all)
+        reads &= ~(PA_OPT_HEADS | PA_OPT_HEAD_SIZE | PA_OPT_PRESET);
+    if (sw->ops != SW_DECODE && sw->ops != SW_PREFILL)
+        reads &= ~PA_OPT_VARIANT;
+    const unsigned extra = o->given & ~reads;
+    if (extra) {
+        const unsigned bit = extra & -extra;
+        fprintf(stderr, "pagedattn %s: %s would be ignored, so it is refused: %s\n", cmd, pa_opt_name(bit),
+                bit == PA_OPT_DECODES ? "a ragged point's decodes are its batch - 1"
+                : bit == PA_OPT_VARIANT
+                    ? "--variant names one op's kernel: give it with --ops decode or --ops prefill alone"
+                : all && (bit & (PA_OPT_HEADS | PA_OPT_HEAD_SIZE | PA_OPT_PRESET))
+                    ? "bench all runs every preset at its own shape (bench --preset NAME takes it)"
+                    : "none of the swept ops (--ops) reads it");
+        return 1;
+    }
+    const char *op = sw->ops == SW_DECODE ? "decode" : "prefill";
+    if (o->variant && !known_variant(op, o->variant)) {
+        fprintf(stderr, "pagedattn %s: unknown --variant '%s' for %s; known: %s\n", cmd, o->variant, op,
+                op_variants(op));
+        return 1;
+    }
+    return 0;
 }
 
 static const char *SWEEP_HELP =
@@ -454,7 +597,9 @@ static const char *SWEEP_HELP =
     "  --max-tokens N       leave out points with batch * ctx above N (default on a GPU\n"
     "                       131072, prefill 32768; on the CPU 4096)\n"
     "  --quick              two batch sizes and two lengths per op\n"
-    "  and the op options below (--device, --dtype, --layout, --iters, --json, ...).\n";
+    "  and the op options below (--device, --dtype, --layout, --iters, --json, ...), each one\n"
+    "  a swept op reads (else exit 2); --variant needs --ops decode or --ops prefill alone;\n"
+    "  bench all takes no --heads or --head-size (each preset has its own).\n";
 
 static int cmd_sweep(int argc, char **argv, int all) {
     sweep_cfg sw;
@@ -477,27 +622,14 @@ static int cmd_sweep(int argc, char **argv, int all) {
             }
             i++;
             if (!strcmp(a, "--ops")) {
-                char buf[256];
-                snprintf(buf, sizeof buf, "%s", val);
-                sw.ops = 0;
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                    int op = !strcmp(tok, "decode")    ? SW_DECODE
-                             : !strcmp(tok, "prefill") ? SW_PREFILL
-                             : !strcmp(tok, "ragged")  ? SW_RAGGED
-                             : !strcmp(tok, "cache")   ? SW_CACHE
-                                                       : 0;
-                    if (!op) {
-                        fprintf(stderr,
-                                "pagedattn bench: --ops: unknown op '%s'; known: decode, prefill, ragged, "
-                                "cache\n",
-                                tok);
-                        rc = PA_CLI_EXIT_USAGE;
-                        goto out;
-                    }
-                    sw.ops |= op;
+                sw.ops = parse_ops(val);
+                if (!sw.ops) {
+                    rc = PA_CLI_EXIT_USAGE;
+                    goto out;
                 }
             } else if (!strcmp(a, "--batches")) {
-                if (!parse_int_list("--batches", val, sw.user_batches, &sw.n_user_batches, 1, 65536)) {
+                if (!pa_cli_parse_int_list("bench", "--batches", val, 1, 65536, sw.user_batches, PA_MAX_CTX_LIST,
+                                           &sw.n_user_batches)) {
                     rc = PA_CLI_EXIT_USAGE;
                     goto out;
                 }
@@ -515,11 +647,6 @@ static int cmd_sweep(int argc, char **argv, int all) {
             sw.quick = 1;
             continue;
         }
-        sw.user_ctx |= !strcmp(a, "--ctx");
-        sw.user_qlen |= !strcmp(a, "--qlen");
-        sw.user_iters |= !strcmp(a, "--iters");
-        sw.user_warmup |= !strcmp(a, "--warmup");
-        sw.user_layout |= !strcmp(a, "--layout");
         if (!strcmp(a, "--seqs") && val && pa_cli_parse_int("--seqs", val, 1, 65536, &v)) {
             sw.user_batches[0] = (int)v;
             sw.n_user_batches = 1;
@@ -538,6 +665,13 @@ static int cmd_sweep(int argc, char **argv, int all) {
         rc = PA_CLI_EXIT_USAGE;
         goto out;
     }
+    if (sweep_refuses(&sw, &base, all)) {
+        rc = PA_CLI_EXIT_USAGE;
+        goto out;
+    }
+    sw.user_ctx = (base.given & PA_OPT_CTX) != 0;
+    sw.user_qlen = (base.given & PA_OPT_QLEN) != 0;
+    sw.user_layout = (base.given & PA_OPT_LAYOUT) != 0;
     char why[512];
     const int have = pa_cli_have_gpu(why, sizeof why);
     if (base.device_gpu == 1 && !have) {
@@ -545,13 +679,16 @@ static int cmd_sweep(int argc, char **argv, int all) {
         rc = PA_CLI_EXIT_NO_DEVICE;
         goto out;
     }
+    rc = pa_cli_probe_json("bench", base.json);
+    if (rc)
+        goto out;
     const int gpu = base.device_gpu == -1 ? have : base.device_gpu;
     if (base.device_gpu == -1 && !have)
         fprintf(stderr, "pagedattn bench: no CUDA device (%s); sweeping the CPU reference on a small grid\n", why);
     if (!gpu) {
-        if (!sw.user_iters)
+        if (!(base.given & PA_OPT_ITERS))
             base.iters = 3;
-        if (!sw.user_warmup)
+        if (!(base.given & PA_OPT_WARMUP))
             base.warmup = 1;
     }
     if (sw.max_tokens < 0)
@@ -629,7 +766,7 @@ static int cmd_bench(int argc, char **argv) {
     int e = pa_op_opts_parse("bench", argc, argv, 2, &o);
     if (e)
         return e;
-    if (refuses_attention_options("bench", op, &o))
+    if (refuses_attention_options("bench", op, &o) || refuses_ignored_options("bench", op, &o, 0))
         return PA_CLI_EXIT_USAGE;
     char why[512];
     int gpu = pa_cli_have_gpu(why, sizeof why);
@@ -637,6 +774,9 @@ static int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "pagedattn bench %s --device gpu: no CUDA device (%s)\n", op, why);
         return PA_CLI_EXIT_NO_DEVICE;
     }
+    e = pa_cli_probe_json("bench", o.json);
+    if (e)
+        return e;
     if (o.device_gpu == -1 && !gpu)
         fprintf(stderr, "pagedattn bench %s: no CUDA device (%s); timing the CPU reference\n", op, why);
     int use_gpu = o.device_gpu == -1 ? gpu : o.device_gpu;

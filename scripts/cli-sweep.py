@@ -38,16 +38,19 @@ def draw(rng, cli):
     op = rng.choice(["decode", "decode", "prefill", "prefill", "ragged", "cache", "blocks", "convert", "baseline"])
     dt, cdt = rng.choice(DTYPES)
     seed = str(rng.randrange(1 << 30))
-    if op == "convert":
-        return [cli, "check", "convert", "--interp", "--dtype", dt, "--cache-dtype", cdt, "--seed", seed]
+    if op == "convert":  # f32 -> --dtype: it reads no cache dtype (the CLI refuses an option an op ignores)
+        return [cli, "check", "convert", "--interp", "--dtype", dt, "--seed", seed]
     args = [cli, "check", op, "--interp", "--seqs", str(rng.choice([1, 2, 3])), "--heads", rng.choice(HEADS),
             "--head-size", str(rng.choice(HEAD_SIZES)), "--block-size", str(rng.choice(BLOCK_SIZES)),
             "--ctx", str(rng.choice([1, 5, 17, 64, 100, 257, 600])), "--dtype", dt, "--cache-dtype", cdt,
             "--seed", seed]
     if op == "decode":
         args += ["--variant", rng.choice(["v1", "v2", "auto"]), "--layout", rng.choice(["vllm", "nhd", "hnd"])]
-        if rng.random() < 0.15:
+        if rng.random() < 0.15:  # the preset's shape: given heads would win over it
             args += ["--preset", rng.choice(PRESETS)]
+            for flag in ("--heads", "--head-size"):
+                k = args.index(flag)
+                del args[k:k + 2]
     elif op == "prefill":
         v = rng.choice(["context", "context", "prompt", "encoder", "cross"])
         args += ["--variant", v]
@@ -55,13 +58,16 @@ def draw(rng, cli):
             args += ["--qlen", str(rng.choice([1, 7, 33, 70]))]
         if v == "context":
             args += ["--layout", rng.choice(["vllm", "nhd", "hnd"])]
-        else:  # no cache: the CLI refuses a cache dtype there
-            k = args.index("--cache-dtype")
-            del args[k:k + 2]
+        else:  # no cache: the CLI refuses a cache dtype or block size there
+            for flag in ("--cache-dtype", "--block-size"):
+                k = args.index(flag)
+                del args[k:k + 2]
     elif op == "ragged":
         args += ["--qlen", str(rng.choice([1, 9, 40])), "--decodes", str(rng.choice([0, 1, 3]))]
-    elif op == "cache":
+    elif op == "cache":  # --qlen new tokens per sequence (default 1); no context to give
         args += ["--layout", rng.choice(["vllm", "nhd", "hnd", "combined"])]
+        k = args.index("--ctx")
+        del args[k:k + 2]
     elif op == "blocks":
         v = rng.choice(["swap-out", "swap-in", "copy"])
         args += ["--variant", v, "--layout", rng.choice(["vllm", "nhd", "hnd", "combined"])]
@@ -86,9 +92,11 @@ def draw(rng, cli):
         args[1] = "bench"  # the benchmark's GPU path, once, untimed (bench OP --interp)
         if rng.random() < 0.3:
             args += ["--json", "-"]  # the JSON rows on stdout
-        if op != "blocks" and rng.random() < 0.3:  # a sweep over two lengths
-            k = args.index("--ctx")
-            args[k + 1] += "," + str(rng.choice([3, 40, 130]))
+        if op != "blocks" and rng.random() < 0.3:  # a sweep over two lengths (cache has none)
+            more = str(rng.choice([3, 40, 130]))
+            if "--ctx" in args:
+                k = args.index("--ctx")
+                args[k + 1] += "," + more
     return args
 
 

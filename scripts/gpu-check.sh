@@ -273,7 +273,9 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # attention sinks (gpt-oss: 64/8 heads, head 64; a window of 128 on alternate layers)
         timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --variant all
         timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --window 128
-        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --layout nhd --seqs 2 --ctx 1024
+        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --seqs 2 --ctx 1024
+        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --variant context --layout nhd --seqs 2 \
+            --qlen 256 --ctx 1024
         timeout 120 $CLI check ragged --preset gpt-oss --dtype bf16 --seqs 2 --qlen 128 --decodes 6 --ctx 2000
         # head 96 over fp8 caches (Phi-3.5-mini), on tensor cores since 2026-11-29: both layouts
         timeout 120 $CLI check decode --preset phi3.5-mini --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant all

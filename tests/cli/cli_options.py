@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The `pagedattn` CLI's option handling, on the CPU (no GPU needed).
+
+An option an op would ignore is refused (exit 2) with one line naming it, a
+--preset included; a preset sets only what the command line did not give;
+values are parsed whole (no truncation, no empty list entries); the host
+memory bounds count every buffer, and a shape the op refuses is refused
+before its problem is built; sweeps run every point and the user's values;
+`plan --json` has the flags' caps. Each case is a defect found by an audit
+of the CLI (2026-12-02, D1..D17): it failed before the fix.
+
+  tests/cli/cli_options.py build/benchmarks/pagedattn
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+CPU = ["--device", "cpu", "--iters", "1", "--warmup", "0"]
+SMALL = ["--seqs", "1", "--ctx", "32", "--heads", "2/1", "--head-size", "64"]
+
+
+def limit_memory():
+    # 4 GB of address space: a run that tries a giant allocation fails at once
+    # rather than filling the machine (the cases below never need 1 GB).
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def run(cli, args, timeout=60, limit=False):
+    try:
+        p = subprocess.run([cli] + args, capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=limit_memory if limit else None)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", ""
+
+
+def rows(out):
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def main():
+    cli = sys.argv[1]
+    tmp = tempfile.mkdtemp(prefix="pa-cli-")
+    bad = []
+
+    def case(name, args, rc=2, says=None, check=None, timeout=60, limit=False):
+        got, out, err = run(cli, args, timeout, limit)
+        why = None
+        if got != rc:
+            why = f"exit {got}, want {rc}"
+        elif says and says not in err:
+            why = f"stderr lacks {says!r}"
+        elif check:
+            why = check(out, err)
+        print(f"{'ok  ' if why is None else 'FAIL'} {name}" + (f": {why}" if why else ""))
+        if why:
+            print("     pagedattn " + " ".join(args)[:300])
+            for line in (err.strip().splitlines() or [""])[-2:]:
+                print("     " + line[:300])
+            bad.append(name)
+
+    def one_row(**want):
+        def check(out, err):
+            r = rows(out)
+            if len(r) != 1:
+                return f"{len(r)} JSON rows, want 1"
+            diff = {k: (r[0].get(k), v) for k, v in want.items() if r[0].get(k) != v}
+            return f"row has (got, want) {diff}" if diff else None
+        return check
+
+    # D1: options an op never reads are refused, not ignored
+    case("D1 decode refuses --qlen", ["bench", "decode"] + CPU + SMALL + ["--qlen", "5"], says="--qlen")
+    case("D1 decode refuses --decodes", ["bench", "decode"] + CPU + SMALL + ["--decodes", "3"], says="--decodes")
+    case("D1 cache refuses --variant", ["bench", "cache"] + CPU + ["--seqs", "1", "--variant", "bogus"],
+         says="--variant")
+    case("D1 cache refuses --ctx", ["bench", "cache"] + CPU + ["--seqs", "1", "--ctx", "99999"], says="--ctx")
+    case("D1 ragged refuses --variant", ["bench", "ragged"] + CPU + SMALL + ["--variant", "bogus"], says="--variant")
+    case("D1 prompt refuses --block-size", ["bench", "prefill"] + CPU + SMALL + ["--block-size", "7"],
+         says="--block-size")
+    case("D1 blocks refuses --qlen", ["bench", "blocks"] + CPU + SMALL + ["--qlen", "4"], says="--qlen")
+    case("D1 convert refuses --seqs", ["bench", "convert"] + CPU + ["--seqs", "9"], says="--seqs")
+    case("D1 check refuses --iters", ["check", "decode", "--iters", "7"], says="--iters")
+    case("D1 check refuses --device", ["check", "cache", "--device", "cpu"], says="--device")
+    case("D1 check convert refuses --cache-dtype", ["check", "convert", "--cache-dtype", "fp8_e4m3"],
+         says="--cache-dtype")
+    case("D1 check baseline takes one --ctx", ["check", "baseline", "--ctx", "64,128"], says="--ctx")
+    # D17: a usage error is exit 2 before any GPU probe, and --json on check creates no file
+    case("D17 check decode --variant bogus is usage", ["check", "decode", "--variant", "bogus"], says="bogus")
+    jf = os.path.join(tmp, "check.json")
+    case("D17 check --json refused, no file", ["check", "decode", "--json", jf], says="--json",
+         check=lambda out, err: "the file was created" if os.path.exists(jf) else None)
+    # D3: a --preset does not lift the refusals of the options the command line gives
+    case("D3 cache --preset --alibi", ["bench", "cache"] + CPU + ["--seqs", "1", "--preset", "llama3-8b", "--alibi"],
+         says="--alibi")
+    case("D3 prompt --preset --layout", ["bench", "prefill"] + CPU + ["--seqs", "1", "--ctx", "16", "--preset",
+                                                                      "llama3-8b", "--layout", "nhd"],
+         says="--layout")
+    case("D3 ragged --preset --layout nhd", ["bench", "ragged"] + CPU + ["--seqs", "1", "--ctx", "16", "--preset",
+                                                                        "llama3-8b", "--layout", "nhd"],
+         says="--layout")
+    case("D3 convert --preset --alibi", ["bench", "convert"] + CPU + ["--preset", "llama3-8b", "--alibi"],
+         says="--alibi")
+    # D4: an option given before --preset wins over it as one given after does
+    for order in (["--window", "8", "--preset", "gpt-oss"], ["--preset", "gpt-oss", "--window", "8"]):
+        case("D4 " + " ".join(order), ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--json", "-"] + order,
+             rc=0, check=one_row(window=8, heads=64, sinks=1))
+    case("D4 --heads before --preset", ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--heads", "4/1",
+                                                                   "--preset", "gpt-oss", "--json", "-"],
+         rc=0, check=one_row(heads=4, kv_heads=1, head_size=64, sinks=1))
+    case("D4 bench all refuses --heads", ["bench", "all", "--ops", "decode", "--batches", "1", "--ctx", "16",
+                                          "--heads", "4/1"] + CPU, says="--heads")
+    # D2: bench convert --json writes its row
+    cj = os.path.join(tmp, "convert.json")
+    case("D2 bench convert --json", ["bench", "convert"] + CPU + ["--json", cj], rc=0,
+         check=lambda out, err: None if os.path.exists(cj) and len(rows(open(cj).read())) == 1
+         and rows(open(cj).read())[0]["op"] == "convert" else "no convert row in the file")
+    # D5: a sweep runs every point (32 batch sizes x 17 lengths = 544, past the old 512)
+    case("D5 sweep of 544 points", ["bench", "--preset", "llama3-70b-tp8", "--ops", "decode", "--batches",
+                                    ",".join(str(b) for b in range(1, 33)), "--ctx",
+                                    ",".join(str(c) for c in range(1, 18)), "--max-tokens", "100000", "--json",
+                                    "-"] + CPU, rc=0, timeout=300,
+         check=lambda out, err: None if len(rows(out)) == 544 else f"{len(rows(out))} rows, want 544")
+    # D6: the ragged sweep takes the user's --qlen as given
+    case("D6 ragged sweep --qlen 64 --ctx 16", ["bench", "--preset", "llama3-8b", "--ops", "ragged", "--batches", "2",
+                                               "--ctx", "16", "--qlen", "64", "--json", "-"] + CPU, rc=0,
+         check=one_row(qlen=64, ctx=16))
+    # D7: a sweep refuses what no swept op takes, and an empty --ops
+    case("D7 sweep refuses --decodes", ["bench", "--preset", "llama3-8b", "--ops", "ragged", "--batches", "2", "--ctx",
+                                        "16", "--decodes", "7"] + CPU, says="--decodes")
+    case("D7 cache sweep refuses --variant", ["bench", "--preset", "llama3-8b", "--ops", "cache", "--batches", "1",
+                                              "--qlen", "4", "--variant", "bogus"] + CPU, says="--variant")
+    case("D7 --ops ,", ["bench", "--preset", "llama3-8b", "--ops", ","] + CPU, says="--ops")
+    case("D7 --ops ''", ["bench", "all", "--ops", ""] + CPU, says="--ops")
+    # D8: a value too long for the parser's buffer is refused, not truncated
+    case("D8 long --heads", ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "16", "--head-size", "64", "--heads",
+                                                         "2/" + "0" * 60 + "1xyz"], says="--heads")
+    case("D8 long --ctx", ["bench", "decode"] + CPU + ["--seqs", "1", "--heads", "2/1", "--head-size", "64", "--ctx",
+                                                       "0" * 509 + "16junk"], says="--ctx")
+    case("D8 long --batches", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--ctx", "16", "--batches",
+                               "0" * 510 + "1junk"] + CPU, says="--batches")
+    # D9: empty list entries are refused
+    for v in ("1,,2", ",16,"):
+        case(f"D9 --ctx {v}", ["bench", "decode"] + CPU + ["--seqs", "1", "--heads", "2/1", "--head-size", "64",
+                                                           "--ctx", v], says="--ctx")
+    case("D9 --batches 1,,2", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--ctx", "16", "--batches",
+                               "1,,2"] + CPU, says="--batches")
+    # D10: --soft-cap of nothing, or of a value a float rounds to 0
+    for v in ("", "1e-50"):
+        case(f"D10 --soft-cap {v!r}", ["bench", "decode"] + CPU + SMALL + ["--soft-cap", v], says="--soft-cap")
+    # D11: the host-memory bounds count Q and O (17 GB of queries here)
+    case("D11 decode bound counts Q and O", ["bench", "decode"] + CPU + ["--heads", "4096/8", "--head-size", "256",
+                                                                         "--dtype", "f32", "--seqs", "4096", "--ctx",
+                                                                         "8"], says="at most 8 GB", limit=True)
+    case("D11 ragged bound counts Q and O", ["bench", "ragged"] + CPU + ["--heads", "4096/1", "--head-size", "256",
+                                                                         "--dtype", "f32", "--seqs", "1", "--qlen",
+                                                                         "4096", "--ctx", "1"],
+         says="at most 8 GB", limit=True)
+    # D12: check baseline has the benches' bound (a usage error before any GPU probe)
+    case("D12 check baseline bound", ["check", "baseline", "--seqs", "64", "--ctx", "4194304"], says="at most 8 GB",
+         limit=True)
+    # D13: a shape the op refuses is refused before its problem is built (it took 20 s)
+    case("D13 ragged head size 1, large batch", ["bench", "ragged"] + CPU + ["--heads", "1/1", "--head-size", "1",
+                                                                             "--seqs", "256", "--ctx", "1000000",
+                                                                             "--cache-dtype", "fp8_e4m3"],
+         says="head_size 1", timeout=10, limit=True)
+    case("D13 encoder head size 3, large batch", ["bench", "prefill"] + CPU + ["--heads", "1/1", "--head-size", "3",
+                                                                               "--seqs", "64", "--ctx", "1000000",
+                                                                               "--variant", "encoder"],
+         says="head_size 3", timeout=5, limit=True)
+    # D14: plan --json has the flags' caps
+    for key, val in (("padded", 2000000000), ("padded", -2), ("slices_per_block", 2147483647)):
+        pj = os.path.join(tmp, f"plan-{key}-{val}.json")
+        with open(pj, "w") as f:
+            json.dump({"computed": [0], "scheduled": [1], key: val}, f)
+        case(f"D14 plan --json {key} {val}", ["plan", "--json", pj], says=key, limit=True)
+    case("D14 plan --slices-per-block cap", ["plan", "--computed", "0", "--scheduled", "1", "--slices-per-block",
+                                             "2147483647"], says="16777216", limit=True)
+    # D15: cross blocks past INT32_MAX are refused, not wrapped negative
+    case("D15 plan cross block ids", ["plan", "--block-size", "1", "--computed", "0", "--scheduled", "1",
+                                      "--block-table", "2147483646", "--encoder-lens", "3"], says="int32")
+    # D16: an explicit shape runs as given (even at the default's values), an explicit --iters too
+    case("D16 ragged explicit default shape", ["bench", "ragged"] + CPU + ["--seqs", "8", "--ctx", "1024", "--heads",
+                                                                           "32/8", "--head-size", "128", "--json",
+                                                                           "-"],
+         rc=0, check=one_row(seqs=8, ctx=1024, heads=32, kv_heads=8))
+    case("D16 prefill keeps --iters", ["bench", "prefill", "--device", "cpu", "--warmup", "0", "--iters", "5", "--json",
+                                       "-"], rc=0, says="no shape given", check=one_row(iters=5))
+    # and what must still run
+    case("sweep on the CPU", ["bench", "--preset", "llama3-8b", "--ops", "decode,cache", "--batches", "1", "--ctx",
+                              "16", "--json", "-"] + CPU, rc=0,
+         check=lambda out, err: None if len(rows(out)) == 5 else f"{len(rows(out))} rows, want 5")
+    case("swap with --layers 1", ["bench", "blocks"] + CPU + ["--variant", "swap-out", "--layers", "1", "--seqs", "2",
+                                                              "--ctx", "64"], rc=0)
+
+    print(f"cli_options: {len(bad)} failed" + (": " + ", ".join(bad) if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
