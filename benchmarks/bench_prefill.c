@@ -134,11 +134,22 @@ static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char
         ql[s] = has_qlen ? sh->qlen : ctx;
         cl[s] = has_qlen ? ctx : 0; /* context tokens, or the encoder's keys */
     }
-    const double elems =
-        (double)sh->seqs * (ctx + (has_qlen ? sh->qlen : 0)) * (sh->heads + 2.0 * sh->kv_heads) * sh->head_size;
+    /* Host memory, as the other ops count it: Q and O (check adds its copy of
+     * the GPU's O and a float reference), the contiguous K and V (the
+     * prompt's, the encoder's keys of cross, the new tokens of context) and
+     * context's cache (whole blocks of context and new tokens). */
+    const double q_rows = (double)sh->seqs * ql[0] * sh->heads * sh->head_size;
+    const double kv_rows =
+        (double)sh->seqs * (sh->variant == V_CONTEXT ? sh->qlen : ctx) * sh->kv_heads * sh->head_size;
+    const double esz = pa_dtype_size(o->dtype);
+    double bytes = q_rows * (2.0 * esz + (strcmp(cmd, "check") ? 0.0 : 4.0 + esz)) + 2.0 * kv_rows * esz;
+    if (sh->variant == V_CONTEXT)
+        bytes += 2.0 * sh->seqs * floor(((double)ctx + sh->qlen + sh->block_size - 1) / sh->block_size) *
+                 sh->block_size * sh->kv_heads * sh->head_size * pa_dtype_size(o->cache_dtype);
     int rc = 0;
-    if (elems > 2e9) {
-        fprintf(stderr, "pagedattn %s prefill: %.2g elements of Q/K/V; at most 2e9\n", cmd, elems);
+    if (bytes > 8e9) {
+        fprintf(stderr, "pagedattn %s prefill: the problem needs %.1f GB of host memory (Q, K, V, O%s); at most 8 GB\n",
+                cmd, bytes / 1e9, sh->variant == V_CONTEXT ? ", cache" : "");
         rc = PA_CLI_EXIT_USAGE;
     } else if (sh->variant == V_CONTEXT) {
         pa_context_problem_cfg c = {.seed = o->seed,

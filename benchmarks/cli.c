@@ -19,15 +19,32 @@ double pa_cli_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void pa_cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
     if (!s || !*s) {
         fprintf(stderr, "pagedattn: %s needs a value\n", flag);
         return 0;
     }
+    /* Digits with an optional '-', nothing else: strtoll alone would take
+     * leading blanks and a '+'. */
+    const char *d = s[0] == '-' ? s + 1 : s;
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || *end != '\0') {
+    if (*d < '0' || *d > '9' || errno || *end != '\0') {
         fprintf(stderr, "pagedattn: %s: '%s' is not an integer\n", flag, s);
         return 0;
     }

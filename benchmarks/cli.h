@@ -140,6 +140,9 @@ int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi
  * least one. Prints one error line and returns 0 on failure. */
 int pa_cli_parse_int_list(const char *cmd, const char *flag, const char *s, long long lo, long long hi, int *dst,
                           int max, int *n);
+/* A JSON string (quoted; quotes, backslashes and control characters escaped;
+ * NULL as ""). */
+void pa_cli_json_str(FILE *f, const char *s);
 /* Monotonic wall clock in seconds. */
 double pa_cli_now(void);
 /* Whether the JSON-rows file `path` can be opened for appending (creates it):

@@ -45,14 +45,22 @@ static int cmd_info(int argc, char **argv) {
     pa_device_props p;
     pa_status s = pa_device_info(0, &p);
     if (json) {
-        printf("{\"version\": \"%s\", \"commit\": \"%s\", \"device\": ", pa_version(), PA_GIT_COMMIT);
-        if (s == PA_SUCCESS)
-            printf("{\"name\": \"%s\", \"sm_count\": %d, \"cc\": \"%d.%d\", \"smem_per_block_optin\": %zu, "
+        printf("{\"version\": ");
+        pa_cli_json_str(stdout, pa_version());
+        printf(", \"commit\": ");
+        pa_cli_json_str(stdout, PA_GIT_COMMIT);
+        printf(", \"device\": ");
+        if (s == PA_SUCCESS) {
+            printf("{\"name\": ");
+            pa_cli_json_str(stdout, p.name);
+            printf(", \"sm_count\": %d, \"cc\": \"%d.%d\", \"smem_per_block_optin\": %zu, "
                    "\"l2_bytes\": %zu, \"total_mem_bytes\": %zu, \"driver\": %d, \"runtime\": %d}",
-                   p.name, p.sm_count, p.cc_major, p.cc_minor, p.smem_per_block_optin, p.l2_bytes, p.total_mem_bytes,
+                   p.sm_count, p.cc_major, p.cc_minor, p.smem_per_block_optin, p.l2_bytes, p.total_mem_bytes,
                    p.driver_version, p.runtime_version);
-        else
-            printf("null, \"no_device_reason\": \"%s\"", pa_last_error());
+        } else {
+            printf("null, \"no_device_reason\": ");
+            pa_cli_json_str(stdout, pa_last_error());
+        }
         printf(", \"prefill_hopper\": %s}\n", pa_prefill_hopper_available() ? "true" : "false");
         return 0;
     }
@@ -236,9 +244,11 @@ static unsigned op_reads(const char *op, const pa_op_opts *o, int check) {
              ~(o->layout != PA_LAYOUT_COMBINED ? PA_OPT_LAYOUT : 0u);
     else if (!strcmp(op, "cache")) /* --qlen new tokens per sequence, no context */
         r |= shape | cache | PA_OPT_QLEN;
-    else if (!strcmp(op, "blocks"))
+    else if (!strcmp(op, "blocks")) { /* the cache's bytes: --dtype only as --cache-dtype auto's value */
         r |= shape | cache | PA_OPT_CTX | PA_OPT_VARIANT | PA_OPT_LAYERS;
-    else if (!strcmp(op, "baseline"))
+        if (!o->cache_auto)
+            r &= ~PA_OPT_DTYPE;
+    } else if (!strcmp(op, "baseline"))
         r |= shape | attn | cache | PA_OPT_CTX | PA_OPT_QLEN;
     /* convert: f32 -> --dtype, nothing else */
     return r;
@@ -258,6 +268,9 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
         return "ragged attention reads the combined layout only (K and V heads interleaved in one cache)";
     if (!strcmp(op, "ragged") && bit == PA_OPT_ALIBI)
         return "ragged attention has no ALiBi (JAX's has none)";
+    if (!strcmp(op, "blocks") && bit == PA_OPT_DTYPE)
+        return "swap_blocks and copy_blocks move cache blocks in --cache-dtype; --dtype is read only as the value of "
+               "--cache-dtype auto";
     if (!strcmp(op, "cache") && bit == PA_OPT_CTX)
         return "reshape_and_cache writes --qlen new tokens per sequence (default 1); it has no context";
     return NULL;

@@ -183,9 +183,13 @@ static int json_object(jp *j, plan_in *p) {
         if (!strcmp(key, "computed")) {
             if (!jarray(j, &p->computed, &p->n_computed, PLAN_MAX_REQS))
                 return 0;
+            if (p->n_computed == 0)
+                return jfail(j, "\"computed\" is empty (a batch has at least one request)");
         } else if (!strcmp(key, "scheduled")) {
             if (!jarray(j, &p->scheduled, &p->n_scheduled, PLAN_MAX_REQS))
                 return 0;
+            if (p->n_scheduled == 0)
+                return jfail(j, "\"scheduled\" is empty (a batch has at least one request)");
         } else if (!strcmp(key, "encoder_lens")) {
             if (!jarray(j, &p->enc, &p->n_enc, PLAN_MAX_REQS))
                 return 0;

@@ -19,21 +19,6 @@ int pa_bench_json_errors(void) { return g_json_errors; }
 /* A GPU row unless the implementation is a CPU reference ("cpu-ref", ...). */
 static int is_gpu_row(const pa_bench_row *r) { return r->impl && strncmp(r->impl, "cpu", 3) != 0; }
 
-/* JSON string body: quotes, backslashes and control characters escaped. */
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* Numbers derived from a row (and its baseline) against the roofs. */
 typedef struct row_numbers {
     double gbps, tflops, pct_mem, pct_compute, pct, base_pct, speedup;
@@ -132,13 +117,13 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
         return;
     }
     fprintf(jf, "{\"op\": ");
-    json_str(jf, r->op);
+    pa_cli_json_str(jf, r->op);
     fprintf(jf, ", \"impl\": ");
-    json_str(jf, r->impl);
+    pa_cli_json_str(jf, r->impl);
     fprintf(jf, ", \"preset\": ");
-    json_str(jf, preset);
+    pa_cli_json_str(jf, preset);
     fprintf(jf, ", \"shape\": ");
-    json_str(jf, shape);
+    pa_cli_json_str(jf, shape);
     fprintf(jf,
             ", \"seqs\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ctx\": %d, \"qlen\": %d, "
             "\"block_size\": %d, \"layout\": \"%s\", \"dtype\": \"%s\", \"cache_dtype\": \"%s\", \"window\": %d, "
@@ -146,9 +131,9 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
             r->seqs, r->heads, r->kv_heads, r->head_size, r->ctx, r->qlen, r->block_size,
             r->no_cache ? "none" : pa_kv_layout_name(r->layout), pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype),
             o->window, (double)o->soft_cap, o->alibi, o->sinks);
-    json_str(jf, o->variant ? o->variant : "");
+    pa_cli_json_str(jf, o->variant ? o->variant : "");
     fprintf(jf, ", \"device\": ");
-    json_str(jf, pa_bench_device_name(gpu));
+    pa_cli_json_str(jf, pa_bench_device_name(gpu));
     fprintf(jf,
             ", \"driver\": %d, \"commit\": \"%s\", \"version\": \"%s\", \"us_median\": %.3f, \"us_min\": %.3f, "
             "\"us_max\": %.3f, \"iters\": %d, \"bytes\": %.0f, \"flops\": %.0f, \"gbps\": %.6g, \"tflops\": %.6g, "
@@ -157,7 +142,7 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
             gpu ? pa_bench_driver_version() : 0, PA_GIT_COMMIT, pa_version(), r->t.median_us, r->t.min_us, r->t.max_us,
             r->t.iters, r->bytes, r->flops, n.gbps, n.tflops, roof_gbps, roof_tflops, n.pct, n.bound,
             r->baseline_us > 0 ? r->baseline_us : 0.0, n.base_pct, n.speedup);
-    json_str(jf, r->note ? r->note : "");
+    pa_cli_json_str(jf, r->note ? r->note : "");
     fprintf(jf, "}\n");
     if (ferror(jf)) {
         fprintf(stderr, "pagedattn: writing a JSON row to %s failed\n", o->json);

@@ -59,6 +59,9 @@ static inline int64_t pa_blocks_for(int64_t len, int64_t bs) { return len <= 0 ?
  * the context unusable): `ptr` NULL or a multiple of `bytes`, else
  * PA_ERR_INVALID_ARGUMENT naming op and buffer. */
 pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, size_t bytes);
+/* pa_convert's checks of its arguments (dtypes, n, pointers, alignment,
+ * overlap), shared by the entry and pa_ref_convert (csrc/reference/convert.c). */
+pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n);
 /* A view of `rows` rows of `row` elements, `stride` apart (0 = row): its extent
  * (rows - 1) * stride + row must fit in int64, so no index into it wraps; else
  * PA_ERR_INVALID_ARGUMENT naming op and buffer. */

@@ -13,7 +13,9 @@ extern "C" {
 /* dst[i] = convert(src[i] / scale) for i < n. `scale` points at one float in
  * device memory (NULL = 1.0); dividing applies when the destination is fp8 and
  * multiplying when the source is fp8 (dequantise), as the caches do; otherwise
- * the scale is ignored. dst and src aligned to their element sizes and not
+ * the scale is ignored. Where it applies it must be finite and > 0 (the
+ * device entry cannot read it without a sync, so that is the caller's to
+ * keep; pa_ref_convert refuses another). dst and src aligned to their element sizes and not
  * overlapping (no in-place conversion). Asynchronous on `stream`. */
 PA_API pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n,
                             const float *scale, pa_stream stream);

@@ -56,6 +56,8 @@ def _scale_ptr(op, name, s, cache_v, keep):
     if s is None:
         return None
     if isinstance(s, (int, float)):
+        if not (math.isfinite(s) and s > 0):
+            raise ValueError(f"{op}: {name} = {s!r} must be finite and > 0")
         s = small_array(cache_v.obj, [float(s)], "float32", f"{op}: {name} given as a Python number")
         keep.append(s)
     v = view(s, f"{op}: {name}")
@@ -896,7 +898,8 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     page_indices  int32 [max_num_seqs, pages_per_seq]
     cu_q_lens     int32 [max_num_seqs + 1]
     num_seqs      int32 [1]: live sequences
-    sm_scale      multiplies q.k; sliding_window / soft_cap None = off; mask_value None = JAX's default
+    sm_scale      multiplies q.k; sliding_window / soft_cap None = off; mask_value None (or 0.0, C's sentinel) =
+                  JAX's default
     sinks         float32 [num_q_heads] attention sinks (gpt-oss; tpu-inference's attention_sink) or
                   None: head h's softmax takes sinks[h] as one more logit whose value is zero
     out           optional [max_num_batched_tokens, num_q_heads, head_dim] in q's dtype; when

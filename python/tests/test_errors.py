@@ -347,6 +347,9 @@ def test_convert_fp8_bad_arguments():
         ("kv_dtype 'int8' is not one of", (q, x), dict(kv_dtype="int8")),
         ("src_cache has dtype float64", (q, np.ones((4, 8))), {}),
         ("scale must hold one float32", (q, x), dict(scale=np.ones(2, np.float32))),
+        ("scale = -1.0 must be finite and > 0", (q, x), dict(scale=-1.0)),
+        ("scale = 0 must be finite and > 0", (q, x), dict(scale=0)),
+        ("scale = nan must be finite and > 0", (q, x), dict(scale=float("nan"))),
         ("must be contiguous", (q, np.ones((8, 4), np.float32).T), {}),
         ("src_cache is on cuda:0 but dst_cache is on cpu:0", (q, FakeCuda(x)), {}),
     ]

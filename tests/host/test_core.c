@@ -262,6 +262,35 @@ Test(core, load_store_every_dtype) {
     }
 }
 
+/* A quantising or dequantising scale that is not finite and positive would
+ * write NaN or sign-flipped codes: refused, nothing written; where no side is
+ * fp8 the scale is ignored (convert.h). */
+Test(core, ref_convert_refuses_bad_fp8_scales) {
+    const float src[4] = {1.0f, -2.0f, 0.5f, 3.0f};
+    const float bad[4] = {0.0f, -1.0f, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+        unsigned char dst[4] = {7, 7, 7, 7};
+        cr_assert_eq(pa_ref_convert(dst, PA_DTYPE_FP8_E4M3, src, PA_DTYPE_F32, 4, &bad[i]), PA_ERR_INVALID_ARGUMENT,
+                     "scale %g to fp8", (double)bad[i]);
+        cr_assert(strstr(pa_last_error(), "scale") != NULL, "%s", pa_last_error());
+        cr_assert(dst[0] == 7 && dst[3] == 7, "scale %g: written", (double)bad[i]);
+        float back[4] = {5, 5, 5, 5};
+        const unsigned char codes[4] = {0x38, 0x38, 0x38, 0x38}; /* e4m3 1.0 */
+        cr_assert_eq(pa_ref_convert(back, PA_DTYPE_F32, codes, PA_DTYPE_FP8_E5M2, 4, &bad[i]), PA_ERR_INVALID_ARGUMENT,
+                     "scale %g from fp8", (double)bad[i]);
+        cr_assert(back[0] == 5.0f, "scale %g: written", (double)bad[i]);
+        uint16_t h[4];
+        cr_assert_eq(pa_ref_convert(h, PA_DTYPE_F16, src, PA_DTYPE_F32, 4, &bad[i]), PA_SUCCESS,
+                     "no fp8 side: the scale %g is ignored (%s)", (double)bad[i], pa_last_error());
+        cr_assert_eq(h[1], 0xC000, "f16 -2.0 is 0xC000, got 0x%04x", h[1]);
+    }
+    const float good = 0.5f;
+    unsigned char dst[4];
+    cr_assert_eq(pa_ref_convert(dst, PA_DTYPE_FP8_E4M3, src, PA_DTYPE_F32, 4, &good), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert_eq(dst[0], 0x40, "1.0 / 0.5 = 2.0 is e4m3 0x40, got 0x%02x", dst[0]);
+}
+
 Test(core, device_info_without_device_is_clean) {
     pa_device_props p;
     int n = pa_device_count();
