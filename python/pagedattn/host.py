@@ -63,7 +63,9 @@ def _mutable_i32(x, name, op):
 class CommonAttentionMetadata:
     """vLLM's CommonAttentionMetadata, host side (the *_cpu fields and the
     device fields are the same NumPy arrays here; copy them to the device with
-    your framework)."""
+    your framework). Making one writes nothing: build_common_attention_metadata
+    pads slot_mapping past num_actual_tokens with -1 (reshape_and_cache skips
+    those slots); a hand-made one's slot_mapping is taken as given."""
     query_start_loc: np.ndarray
     query_start_loc_cpu: np.ndarray
     seq_lens: np.ndarray
@@ -76,10 +78,6 @@ class CommonAttentionMetadata:
     slot_mapping: np.ndarray
     max_seq_len: int = 0
     block_size: int = 0
-
-    def __post_init__(self):
-        # as vLLM: unused slots are padding, so reshape_and_cache skips them
-        self.slot_mapping[self.num_actual_tokens:] = -1
 
     def _c(self, op):
         """(a pa_common_metadata over these arrays, the arrays it points into). The fields are
@@ -184,15 +182,18 @@ _SWAP_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, C.c_int32)
 
 
 def _reorder(tokens, decode_threshold, on_swap, perm, tokens_out):
+    """Runs C's reorder, calling on_swap(i, j) per swap until one raises. Returns (modified, the
+    swaps whose callbacks returned, the first exception or None); the caller re-raises it."""
     op = "reorder_batch_to_split_decodes_and_prefills"
     n = i32(op, "the number of requests", tokens.shape[0])
     decode_threshold = i32(op, "decode_threshold", decode_threshold)
-    errors = []
+    errors, done = [], []
 
     def cb(_user, a, b):
         if on_swap is not None and not errors:
             try:
                 on_swap(a, b)
+                done.append((a, b))
             except BaseException as e:  # noqa: BLE001 - re-raised after the C call
                 errors.append(e)
 
@@ -202,9 +203,7 @@ def _reorder(tokens, decode_threshold, on_swap, perm, tokens_out):
         tokens.ctypes.data if n else None, n, decode_threshold, C.cast(fn, C.c_void_p) if fn else None, None,
         perm.ctypes.data if perm is not None else None, tokens_out.ctypes.data if tokens_out is not None else None,
         C.byref(modified)), op)
-    if errors:
-        raise errors[0]
-    return bool(modified.value)
+    return bool(modified.value), done, (errors[0] if errors else None)
 
 
 def reorder_batch_to_split_decodes_and_prefills(input_batch, scheduler_output, decode_threshold=1):
@@ -221,21 +220,40 @@ def reorder_batch_to_split_decodes_and_prefills(input_batch, scheduler_output, d
     except KeyError as e:
         raise ValueError(f"{op}: request {e.args[0]!r} of input_batch has no num_scheduled_tokens entry") from e
     tokens = _i32(tokens, "num_scheduled_tokens", op, 1)
-    return _reorder(tokens, decode_threshold, input_batch.swap_states, None, None)
+    modified, _, error = _reorder(tokens, decode_threshold, input_batch.swap_states, None, None)
+    if error is not None:  # the swaps before it were made, as a raising swap_states leaves vLLM's batch
+        raise error
+    return modified
 
 
 def reorder_num_scheduled_tokens(num_scheduled_tokens, decode_threshold=1, perm=None, on_swap=None):
     """The same reorder on arrays, in place: num_scheduled_tokens (writable
     1-D int32 NumPy array) gets the swaps applied, perm (optional int32 array the
     caller initialised, e.g. to arange) has its entries swapped alongside, and
-    on_swap(i, j) is called per swap. Returns True if anything moved."""
+    on_swap(i, j) is called per swap. Returns True if anything moved. When on_swap
+    raises, the exception is re-raised with the arrays holding the swaps whose
+    callbacks returned, so they agree with the caller's state."""
     op = "reorder_num_scheduled_tokens"
     t = _mutable_i32(num_scheduled_tokens, "num_scheduled_tokens", op)
     if perm is not None:
         _mutable_i32(perm, "perm", op)
         if perm.shape != t.shape:
             raise ValueError(f"{op}: perm has shape {list(perm.shape)}, num_scheduled_tokens {list(t.shape)}")
-    return _reorder(t, decode_threshold, on_swap, perm, t)
+    if on_swap is None:
+        return _reorder(t, decode_threshold, None, perm, t)[0]
+    # C reorders copies; the caller's arrays take its result, or only the swaps reported before a failure
+    work, pw = t.copy(), (perm.copy() if perm is not None else None)
+    modified, done, error = _reorder(work, decode_threshold, on_swap, pw, work)
+    if error is None:
+        t[:] = work
+        if perm is not None:
+            perm[:] = pw
+        return modified
+    for a, b in done:
+        t[[a, b]] = t[[b, a]]
+        if perm is not None:
+            perm[[a, b]] = perm[[b, a]]
+    raise error
 
 
 # ---- chunked local attention ----------------------------------------------------------------------------

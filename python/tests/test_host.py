@@ -260,6 +260,44 @@ def test_block_table_without_columns_refused():
     assert m.num_reqs == 0 and m.slot_mapping.shape == (0,)
 
 
+def test_reorder_arrays_agree_with_the_callbacks():
+    """on_swap sees each swap; the arrays end holding exactly the swaps it saw return, also when it
+    raises (C finished every swap on the array while the callbacks had stopped)."""
+    base = np.array([9, 7, 1, 8, 1, 1, 6, 1], np.int32)
+    for fail_at in (None, 0, 1, 2):
+        t, perm, seen = base.copy(), np.arange(8, dtype=np.int32), []
+
+        def on_swap(a, b):
+            if len(seen) == fail_at:
+                raise KeyError("stop")
+            seen.append((a, b))
+
+        try:
+            moved = pa.reorder_num_scheduled_tokens(t, 1, perm, on_swap=on_swap)
+            assert fail_at is None and moved
+        except KeyError:
+            assert fail_at is not None
+        want, wperm = base.copy(), np.arange(8)
+        for a, b in seen:
+            want[[a, b]], wperm[[a, b]] = want[[b, a]], wperm[[b, a]]
+        assert t.tolist() == want.tolist() and perm.tolist() == wperm.tolist(), (fail_at, seen)
+        assert (base[perm] == t).all()
+        if fail_at is None:
+            assert len(seen) >= 3 and all(v <= 1 for v in t[:4]) and all(v > 1 for v in t[4:])
+
+
+def test_hand_made_metadata_writes_nothing():
+    """Constructing the dataclass leaves the caller's slot_mapping alone (it wrote -1 from
+    num_actual_tokens on, so a negative count overwrote the array's tail before any check)."""
+    ref = pa.build_common_attention_metadata(np.array([0, 3], np.int32), np.array([3, 2], np.int32),
+                                             np.array([[5, 6], [7, 8]], np.int32), 4, padded_num_tokens=8)
+    assert ref.slot_mapping.tolist()[5:] == [-1, -1, -1]  # the builder pads
+    for n in (-2, 1, 5):
+        sm = np.arange(100, 108, dtype=ref.slot_mapping.dtype)
+        pa.CommonAttentionMetadata(**{**ref.__dict__, "slot_mapping": sm, "num_actual_tokens": n})
+        assert sm.tolist() == list(range(100, 108)), n
+
+
 def test_kv_update_slices_check_hand_made_metadata():
     """The dataclass is public: a hand-made one is checked (and its arrays taken as C-contiguous
     int32) before C reads it, so a strided block table or int64 arrays give the slices of the
