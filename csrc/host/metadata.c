@@ -113,6 +113,33 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
     PA_REQUIRE(out->slot_mapping_capacity >= padded, "slot_mapping_capacity %d < padded_num_tokens %d",
                (int)out->slot_mapping_capacity, (int)padded);
     PA_REQUIRE(padded == 0 || out->slot_mapping != NULL, "output slot_mapping is NULL");
+    /* The loop writes query_start_loc[r + 1] before it reads request r + 1 and
+     * a request's slots before the next one's row: an output sharing bytes with
+     * an input (or another output) would come out wrong. Only the output
+     * num_computed_tokens may be the input array itself (an element copy). */
+    int64_t bt_bytes = INT64_MAX;
+    if (!pa_mul_i64((int64_t)n * b->block_table_stride, 4, &bt_bytes))
+        bt_bytes = INT64_MAX;
+    const struct {
+        const char *name;
+        const void *p;
+        int64_t bytes;
+    } in[3] = {{"num_computed_tokens", b->num_computed_tokens, 4 * (int64_t)n},
+               {"num_scheduled_tokens", b->num_scheduled_tokens, 4 * (int64_t)n},
+               {"block_table", b->block_table, bt_bytes}},
+      o[4] = {{"query_start_loc", out->query_start_loc, 4 * ((int64_t)n + 1)},
+              {"seq_lens", out->seq_lens, 4 * (int64_t)n},
+              {"num_computed_tokens", out->num_computed_tokens, 4 * (int64_t)n},
+              {"slot_mapping", out->slot_mapping, 8 * (int64_t)padded}};
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 3; j++)
+            PA_REQUIRE(!pa_ranges_overlap(o[i].p, o[i].bytes, in[j].p, in[j].bytes) ||
+                           (i == 2 && j == 0 && o[i].p == in[j].p),
+                       "output %s overlaps the input %s", o[i].name, in[j].name);
+        for (int j = i + 1; j < 4; j++)
+            PA_REQUIRE(!pa_ranges_overlap(o[i].p, o[i].bytes, o[j].p, o[j].bytes), "outputs %s and %s overlap",
+                       o[i].name, o[j].name);
+    }
     *total_out = (int32_t)total;
     *padded_out = padded;
     return PA_SUCCESS;

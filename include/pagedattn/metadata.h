@@ -77,7 +77,9 @@ typedef struct pa_common_metadata {
 
 /* Fills *out from the batch. padded_num_tokens: the token count the step runs
  * with (for example a CUDA-graph size); 0 means num_actual_tokens. It must be
- * >= num_actual_tokens and <= out->slot_mapping_capacity. */
+ * >= num_actual_tokens and <= out->slot_mapping_capacity. The output arrays
+ * share no byte with the batch's arrays or with each other (refused), except
+ * that out->num_computed_tokens may be batch->num_computed_tokens itself. */
 PA_API pa_status pa_build_common_metadata(const pa_batch *batch, int32_t padded_num_tokens, pa_common_metadata *out);
 
 /* ---- decode/prompt backend (vLLM's XFormersMetadata) ------------------- */

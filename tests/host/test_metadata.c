@@ -748,6 +748,64 @@ Test(metadata_bad, common_rejects_and_writes_nothing) {
     }
 }
 
+/* Outputs that share bytes with the inputs or each other are refused before
+ * anything is written: query_start_loc over num_scheduled_tokens shifted by
+ * one came back PA_SUCCESS with a wrong prefix sum (the loop writes qsl[r + 1]
+ * before reading sched[r + 1]). The output num_computed_tokens may be the input
+ * array itself; that batch's values are worked out by hand. */
+Test(metadata_bad, common_refuses_overlapping_outputs) {
+    int32_t arena[64];
+    int64_t slots[64];
+    const int32_t bt[2] = {3, 9};
+    for (int k = 0; k < 5; k++) {
+        fill_sent(arena, 64);
+        int32_t *comp = arena, *sched = arena + 8, *qsl = arena + 16, *sl = arena + 24, *nc = arena + 32;
+        comp[0] = 2, comp[1] = 0, sched[0] = 3, sched[1] = 4;
+        const char *want = NULL;
+        if (k == 0) { /* query_start_loc one past num_scheduled_tokens' first entry */
+            qsl = sched + 1;
+            want = "output query_start_loc overlaps the input num_scheduled_tokens";
+        } else if (k == 1) {
+            sl = comp + 1;
+            want = "output seq_lens overlaps the input num_computed_tokens";
+        } else if (k == 2) {
+            sl = qsl + 2;
+            want = "outputs query_start_loc and seq_lens overlap";
+        } else if (k == 3) {
+            nc = comp + 1;
+            want = "output num_computed_tokens overlaps the input num_computed_tokens";
+        } else {
+            nc = comp; /* the same array: allowed */
+        }
+        int32_t before[64];
+        memcpy(before, arena, sizeof arena);
+        fill_sent64(slots, 64);
+        pa_batch batch = {2, comp, sched, 8, bt, 1};
+        pa_common_metadata c = {.query_start_loc = qsl,
+                                .seq_lens = sl,
+                                .num_computed_tokens = nc,
+                                .slot_mapping = slots,
+                                .slot_mapping_capacity = 64};
+        pa_status st = pa_build_common_metadata(&batch, 0, &c);
+        if (want) {
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "case %d", k);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+            cr_assert(memcmp(before, arena, sizeof arena) == 0 && all_sent64(slots, 64), "case %d wrote", k);
+            continue;
+        }
+        cr_assert_eq(st, PA_SUCCESS, "%s", pa_last_error());
+        const int32_t want_qsl[3] = {0, 3, 7}, want_sl[2] = {5, 4}, want_nc[2] = {2, 0};
+        assert_arr(qsl, want_qsl, 3, "query_start_loc");
+        assert_arr(sl, want_sl, 2, "seq_lens");
+        assert_arr(nc, want_nc, 2, "num_computed_tokens");
+        /* request 0: positions 2..4 of block 3 (block size 8); request 1: 0..3 of block 9 */
+        const int64_t want_slots[7] = {26, 27, 28, 72, 73, 74, 75};
+        for (int t = 0; t < 7; t++)
+            cr_assert_eq(slots[t], want_slots[t], "slot %d: got %lld want %lld", t, (long long)slots[t],
+                         (long long)want_slots[t]);
+    }
+}
+
 /* The slot mapping is int64, as pa_reshape_and_cache and vLLM read it: a
  * block id whose slots pass 2^31 is valid for the common metadata and the
  * cross slots (only the int32 KV-update slices refuse it), and the builder's
