@@ -73,6 +73,9 @@ def draw(rng, cli):
         args += ["--variant", v, "--layout", rng.choice(["vllm", "nhd", "hnd", "combined"])]
         if v == "copy":
             args += ["--layers", str(rng.choice([1, 2, 3]))]
+        if cdt != "auto":  # the blocks are in the cache's type: --dtype only sets --cache-dtype auto's
+            k = args.index("--dtype")
+            del args[k:k + 2]
     elif op == "baseline":
         args += ["--qlen", str(rng.choice([1, 9, 37])), "--layout", rng.choice(["vllm", "nhd", "hnd"])]
         # The baseline checks its decode, ragged and four prefill problems, each against its

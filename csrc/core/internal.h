@@ -49,6 +49,12 @@ pa_status pa_cuda_fail(int cuda_err, const char *what);
  * and 1, or 0 (with *r unspecified) when the exact result does not fit. */
 static inline int pa_mul_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+/* The longest key sequence an attention entry takes (decode's max_seq_len,
+ * context attention's, prompt attention's max_seqlen_k): the kernels hold key
+ * positions, tile bounds and tile counts in int32, and a position plus a key
+ * tile (at most 128, f32's 32 + 31) must not wrap. */
+#define PA_MAX_SEQ_LEN (INT32_MAX - 256)
+
 /* The blocks (pages) that len >= 0 tokens fill at bs >= 1 tokens a block:
  * ceil(len / bs), formed without len + bs - 1, which passes INT32_MAX for
  * block sizes near it. */

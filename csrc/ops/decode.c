@@ -73,6 +73,8 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_TRY(pa_check_not_null("decode", "seq_lens", p->seq_lens));
     PA_REQUIRE(p->block_table_stride > 0, "decode: block_table_stride must be > 0 (got %d)", p->block_table_stride);
     PA_REQUIRE(p->max_seq_len > 0, "decode: max_seq_len must be > 0 (got %d)", p->max_seq_len);
+    PA_REQUIRE(p->max_seq_len <= PA_MAX_SEQ_LEN,
+               "decode: max_seq_len %d is above %d (the kernels' int32 key positions)", p->max_seq_len, PA_MAX_SEQ_LEN);
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
                "decode: max_seq_len %d needs %lld blocks but the block table has %d columns", p->max_seq_len,
                ((long long)p->max_seq_len + kv->block_size - 1) / kv->block_size, p->block_table_stride);
@@ -409,8 +411,6 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->part = mode == PA_DEC_MODE_V2
                    ? PA_DEC_V2_PART
                    : (int32_t)(((int64_t)p->max_seq_len + PA_DEC_MAX_TILE - 1) / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE);
-    if (mode == PA_DEC_MODE_V1 && (int64_t)p->max_seq_len + PA_DEC_MAX_TILE > INT32_MAX)
-        kp->part = INT32_MAX / PA_DEC_MAX_TILE * PA_DEC_MAX_TILE;
     kp->max_splits = kp->grid_splits = ms;
     if (mode == PA_DEC_MODE_AUTO) {
         kp->part = pa_dec_auto_min_part();

@@ -164,6 +164,8 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
     PA_TRY(pa_check_not_null(op, "seq_lens", p->seq_lens));
     PA_TRY(pa_check_not_null(op, "block_tables", p->block_tables));
     PA_REQUIRE(p->max_seq_len > 0, "%s: max_seq_len must be > 0 (got %d)", op, p->max_seq_len);
+    PA_REQUIRE(p->max_seq_len <= PA_MAX_SEQ_LEN, "%s: max_seq_len %d is above %d (the kernels' int32 key positions)",
+               op, p->max_seq_len, PA_MAX_SEQ_LEN);
     PA_REQUIRE(p->block_table_stride > 0, "%s: block_table_stride must be > 0 (got %d)", op, p->block_table_stride);
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
                "%s: max_seq_len %d needs %lld blocks but the block table has %d columns", op, p->max_seq_len,
@@ -187,6 +189,9 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     if (p->cu_seqlens_k) {
         PA_REQUIRE(p->num_k_tokens >= 0, "%s: num_k_tokens must be >= 0 (got %d)", op, p->num_k_tokens);
         PA_REQUIRE(p->max_seqlen_k >= 0, "%s: max_seqlen_k must be >= 0 (got %d)", op, p->max_seqlen_k);
+        PA_REQUIRE(p->max_seqlen_k <= PA_MAX_SEQ_LEN,
+                   "%s: max_seqlen_k %d is above %d (the kernels' int32 key positions)", op, p->max_seqlen_k,
+                   PA_MAX_SEQ_LEN);
     }
     {
         const int64_t qrow = (int64_t)p->num_heads * p->head_size, krow = (int64_t)p->num_kv_heads * p->head_size;

@@ -23,7 +23,8 @@ typedef struct pa_decode_params {
     const int32_t *seq_lens;     /* [num_seqs], each in 1..max_seq_len */
     int32_t num_seqs;
     int32_t num_heads;         /* query heads; a multiple of kv.num_kv_heads */
-    int32_t max_seq_len;       /* host-side upper bound on seq_lens (sizes the grid) */
+    int32_t max_seq_len;       /* host-side upper bound on seq_lens (sizes the grid); at most
+                                * 2^31 - 257 (int32 key positions plus a tile) */
     float scale;               /* softmax scale, usually 1/sqrt(head_size) */
     const float *alibi_slopes; /* [num_heads] or NULL; adds slope * (pos - seq_len + 1) */
     int32_t sliding_window;    /* 0 = off; key at pos masked if (seq_len-1) - pos >= window */

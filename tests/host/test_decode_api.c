@@ -86,6 +86,23 @@ Test(decode_validate, accepts_a_good_problem_and_rejects_bad_fields) {
     cr_assert_eq(n, 16);
 }
 
+/* The kernels hold key positions and tile bounds in int32: a max_seq_len
+ * within a tile of 2^31 wrapped them (v1 then took one split short of the
+ * sequence and wrote partials through a NULL workspace). Refused above
+ * 2^31 - 257. */
+Test(decode_validate, max_seq_len_leaves_room_for_a_tile) {
+    const int32_t top = INT32_MAX - 256;
+    pa_decode_params p = params(1, 8, 2, 128, 128, top);
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    const int32_t over[3] = {top + 1, top + 128, INT32_MAX - 127}; /* stride + 127 stays in int */
+    for (int i = 0; i < 3; i++) {
+        const int32_t len = over[i];
+        pa_decode_params q = params(1, 8, 2, 128, 128, len);
+        cr_assert_eq(pa_decode_validate(&q), PA_ERR_INVALID_ARGUMENT, "max_seq_len %d", len);
+        cr_assert(strstr(pa_last_error(), "is above 2147483391"), "%s", pa_last_error());
+    }
+}
+
 /* Found by the fuzz target: the block-sparse head offset (tp_rank * heads +
  * head) * |sliding_step| + 1 overflowed int in the reference (UBSan) and in
  * the kernels' int32 arithmetic. It must fit in int32 with the largest key

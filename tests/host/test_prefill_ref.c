@@ -548,6 +548,13 @@ Test(prefill_ref, validation_limits_each_matter) {
     b.k_stride = 2 * 32 - 1;
     cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "k_stride 63 smaller than num_kv_heads*head_size 64"), "%s", pa_last_error());
+    b = pr->p; /* key positions are int32 in the kernels: a tile of room below 2^31 */
+    b.block_table_stride = INT32_MAX / 16 + 1;
+    b.max_seq_len = INT32_MAX - 256;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    b.max_seq_len = INT32_MAX - 255;
+    cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "max_seq_len 2147483392 is above 2147483391"), "%s", pa_last_error());
     b = pr->p;
     b.num_tokens = -1;
     b.num_seqs = 0; /* nothing else to catch it */
@@ -571,6 +578,12 @@ Test(prefill_ref, validation_limits_each_matter) {
     q.num_k_tokens = q.num_q_tokens;
     q.max_seqlen_k = q.max_seqlen_q;
     cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.max_seqlen_k = INT32_MAX - 256; /* a bound: the kernels' int32 key positions need a tile of room */
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.max_seqlen_k = INT32_MAX;
+    cr_assert_eq(pa_ref_prompt_attention(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "max_seqlen_k 2147483647 is above 2147483391"), "%s", pa_last_error());
+    q.max_seqlen_k = q.max_seqlen_q;
     q.num_k_tokens = q.num_q_tokens + 1;
     cr_assert_eq(pa_ref_prompt_attention(&q), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "cu_seqlens_k is cu_seqlens_q but num_k_tokens 11 != num_q_tokens 10"), "%s",
