@@ -30,7 +30,7 @@ static pa_decode_params params(int num_seqs, int heads, int kv_heads, int hs, in
     p.kv.num_kv_heads = kv_heads;
     p.kv.head_size = hs;
     p.block_tables = (const int32_t *)fake;
-    p.block_table_stride = (max_len + bs - 1) / bs;
+    p.block_table_stride = (int32_t)(((int64_t)max_len + bs - 1) / bs);
     p.seq_lens = (const int32_t *)fake;
     p.num_seqs = num_seqs;
     p.num_heads = heads;
