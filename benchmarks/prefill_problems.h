@@ -260,10 +260,12 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
 
 /* Plain attention (pa_plain_attention_row) for the q_len query rows of one
  * sequence over its k_len contiguous keys: query t is at absolute position
- * first_pos + t, row q_row0 + t of q and of ref. */
+ * first_pos + t, row q_row0 + t of q and of ref. With abs_v, sum_k p_k |v_k|
+ * instead of the output (the scale of what rounding the probabilities can
+ * move an output element by). */
 static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
                                    int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
-                                   const float *alibi, int causal, int window, float *ref) {
+                                   const float *alibi, int causal, int window, int abs_v, float *ref) {
     float *qr = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int t = 0; t < q_len; t++)
         for (int h = 0; h < num_heads; h++) {
@@ -279,21 +281,25 @@ static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, in
             o.causal = causal;
             o.window = window;
             o.empty_is_zero = 1; /* a query that sees no key: 0 */
+            o.abs_v = abs_v;
             pa_plain_attention_row(qr, K + (size_t)kh * hs, V + (size_t)kh * hs, (size_t)nkv * hs, k_len, hs,
                                    first_pos + t, &o, ref + row);
         }
     free(qr);
 }
 
-/* ref: [num_tokens, num_heads, head] floats. */
-static inline void pa_context_problem_plain(const pa_context_problem *pr, float *ref) {
+/* ref: [num_tokens, num_heads, head] floats; abs_v as pa_pp_plain_seq's. */
+static inline void pa_context_problem_plain_ex(const pa_context_problem *pr, float *ref, int abs_v) {
     const pa_context_attention_params *p = &pr->p;
     for (int s = 0; s < p->num_seqs; s++) {
         const int ql = p->query_start_loc[s + 1] - p->query_start_loc[s], L = p->seq_lens[s];
         pa_pp_plain_seq(pr->k_logical[s], pr->v_logical[s], L, L - ql, p->query, p->q_dtype, p->query_start_loc[s], ql,
                         p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes, 1,
-                        p->sliding_window, ref);
+                        p->sliding_window, abs_v, ref);
     }
+}
+static inline void pa_context_problem_plain(const pa_context_problem *pr, float *ref) {
+    pa_context_problem_plain_ex(pr, ref, 0);
 }
 
 /* ---- prompt problems --------------------------------------------------------------- */
@@ -391,8 +397,9 @@ static inline void pa_prompt_problem_free(pa_prompt_problem *pr) {
     free(pr);
 }
 
-/* ref: [num_q_tokens, num_heads, head] floats (packed K/V are contiguous already). */
-static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *ref) {
+/* ref: [num_q_tokens, num_heads, head] floats (packed K/V are contiguous
+ * already); abs_v as pa_pp_plain_seq's. */
+static inline void pa_prompt_problem_plain_ex(const pa_prompt_problem *pr, float *ref, int abs_v) {
     const pa_prompt_attention_params *p = &pr->p;
     const int hs = p->head_size, nkv = p->num_kv_heads;
     const int32_t *cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
@@ -406,10 +413,13 @@ static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *r
             V[e] = pa_load_as_float(p->dtype, p->value, (size_t)cu_k[s] * nkv * hs + e);
         }
         pa_pp_plain_seq(K, V, kl, kl - ql, p->query, p->dtype, p->cu_seqlens_q[s], ql, p->num_heads, nkv, hs, p->scale,
-                        p->soft_cap, p->alibi_slopes, p->attn_type == PA_ATTN_DECODER, p->sliding_window, ref);
+                        p->soft_cap, p->alibi_slopes, p->attn_type == PA_ATTN_DECODER, p->sliding_window, abs_v, ref);
         free(K);
         free(V);
     }
+}
+static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *ref) {
+    pa_prompt_problem_plain_ex(pr, ref, 0);
 }
 
 #endif

@@ -147,6 +147,39 @@ static double g_fp8_model_abs, g_fp8_model_rel; /* the same against the model */
  * bound beyond the tolerance (|v| <= 1). 0 elsewhere. */
 static double g_f32_logit_bound;
 
+/* The 16-bit kernels round each probability of their online softmax to the
+ * query dtype before P V, as FlashAttention does; the references keep it
+ * exact. An output element may so be off by u sum_k p_k |v_k| (u = 2^-8 for
+ * bf16), which passes the tolerance unless a peaked softmax over values of
+ * both signs leaves the output small next to that sum: prefill_random (seed
+ * 777123, configuration 43, bf16 cross prompt at 30 times the logit scale)
+ * met one element of 1135296 off by 0.0022 where the tolerance allowed
+ * 0.0021. A 16-bit comparison that fails is tried again with 2 u sum_k p_k
+ * |v_k| allowed on top of the tolerance (pa_compare_with_allowance, as the
+ * ragged tests do), the sums from plain attention over the problem's own
+ * inputs (pa_*_problem_plain_ex, abs_v). Set by check_context, check_mixed
+ * and check_prompt around their comparisons; NULL elsewhere. */
+static const pa_context_problem *g_round_ctx;
+static const pa_prompt_problem *g_round_prompt;
+
+/* sum_k p_k |v_k| for every element of the problem's output (malloc'd), or
+ * NULL when no problem is set. */
+static float *round_magnitudes(void) {
+    if (g_round_ctx) {
+        float *m = calloc(g_round_ctx->out_elems + 1, sizeof(float));
+        if (m)
+            pa_context_problem_plain_ex(g_round_ctx, m, 1);
+        return m;
+    }
+    if (g_round_prompt) {
+        float *m = calloc(g_round_prompt->q_elems + 1, sizeof(float));
+        if (m)
+            pa_prompt_problem_plain_ex(g_round_prompt, m, 1);
+        return m;
+    }
+    return NULL;
+}
+
 /* |q|, |k| entries within 1 (the problems draw them from [-1, 1]): a dot
  * product within head_size, times the softmax scale, or the soft cap when
  * set; plus ALiBi's largest slope over the longest sequence, and the largest
@@ -259,6 +292,13 @@ static void compare_rows_fp8(const void *got, const void *ref_typed, pa_dtype qd
     if (qd == PA_DTYPE_F32)
         tol.atol += 2.0 * 0x1p-24 * g_f32_logit_bound;
     int ok = pa_compare((const char *)got + off * es, qd, ref, (int64_t)n, tol, &r);
+    if (!ok && !fp8_model && pa_prob_rounding_unit(qd) > 0.0) {
+        float *mag = round_magnitudes();
+        if (mag)
+            ok = pa_compare_with_allowance((const char *)got + off * es, qd, ref, mag + off,
+                                           2.0 * pa_prob_rounding_unit(qd), (int64_t)n, tol, &r);
+        free(mag);
+    }
     if (fp8_model) {
         /* The FP8 path's error as a whole: its RMS at most a tenth of the
          * output's (scripts/fp8_path_model.py: about 5% on this data). Against
@@ -327,6 +367,7 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     pa_test_dev_sync();
     pa_test_dev_download(got, d.p.out, pr->out_elems * qs);
     ref_context_parallel(h, verify, nverify);
+    g_round_ctx = pr;
     const int n = verify ? nverify : h->num_seqs;
     char *checked = calloc((size_t)h->num_seqs + 1, 1);
     for (int i = 0; i < n; i++) {
@@ -345,6 +386,7 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
         if (!checked[sq])
             for (size_t e = (size_t)h->query_start_loc[sq] * row; e < (size_t)h->query_start_loc[sq + 1] * row; e++)
                 CHK(isfinite(pa_load_as_float(h->q_dtype, got, e)), "%s: seq %d element %zu not finite", what, sq, e);
+    g_round_ctx = NULL;
     free(checked);
     free(got);
     dev_ctx_free(&d);
@@ -1148,7 +1190,9 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     pa_test_dev_sync();
     pa_test_dev_download(got, d.out, pr->q_elems * es);
     cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error());
+    g_round_prompt = pr;
     compare_rows(got, pr->out, h->dtype, h->dtype, (size_t)h->num_heads * h->head_size, 0, h->num_q_tokens, what);
+    g_round_prompt = NULL;
     free(got);
     pa_test_dev_free(d.out);
     pa_test_dev_free((void *)d.query);
@@ -1341,6 +1385,11 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     pa_test_dev_sync();
     pa_test_dev_download(got, md.out, pr->out_elems * es);
     cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    pa_context_problem round_pr = *pr; /* the problem under the mixed call's scale, window and cap */
+    round_pr.p.scale = m.scale;
+    round_pr.p.sliding_window = m.sliding_window;
+    round_pr.p.soft_cap = m.soft_cap;
+    g_round_ctx = &round_pr;
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens,
                  what);
     /* And against the context reference over every sequence (a decode is a
@@ -1354,6 +1403,7 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     char w2[300];
     snprintf(w2, sizeof w2, "%.200s, against the context reference", what);
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens, w2);
+    g_round_ctx = NULL;
     free(got);
     if (dws)
         pa_test_dev_free(dws);
@@ -2830,5 +2880,22 @@ Test(prefill_random, configurations, .timeout = 1200) {
     /* what the draws reached (launches; a draw launches once per attention call) */
     fprintf(stderr, "prefill_random: %ld launches on the Hopper kernel, %ld on its FP8 path\n",
             pa_prefill_hopper_launches() - hop0, pa_prefill_hopper_fp8_launches() - fp80);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+}
+
+/* The draw that first showed the probabilities' rounding past the 16-bit
+ * tolerance (g_round_ctx above): seed 777123, configuration 43, a bf16 cross
+ * prompt, heads 24/4, head 216, at 30 times the logit scale. Without the
+ * allowance one element fails (0.0022 off, 0.0021 allowed); it passes with a
+ * quarter of it. */
+Test(prefill_random, peaked_cross_prompt_within_p_rounding) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_test_random_rng(777123u, 43);
+    char redraw[160];
+    pa_test_random_redraw(redraw, sizeof redraw, 777123u, 43);
+    const int kind = pa_rng_int(&r, 0, 5);
+    cr_assert(kind >= 3 && kind < 5, "configuration 43 is no longer a prompt draw (kind %d): pick the case again",
+              kind);
+    random_prompt_case(&r, redraw);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
