@@ -292,8 +292,10 @@ static void compare_rows_fp8(const void *got, const void *ref_typed, pa_dtype qd
     if (qd == PA_DTYPE_F32)
         tol.atol += 2.0 * 0x1p-24 * g_f32_logit_bound;
     int ok = pa_compare((const char *)got + off * es, qd, ref, (int64_t)n, tol, &r);
+    int retried = 0;
     if (!ok && !fp8_model && pa_prob_rounding_unit(qd) > 0.0) {
         float *mag = round_magnitudes();
+        retried = mag != NULL;
         if (mag)
             ok = pa_compare_with_allowance((const char *)got + off * es, qd, ref, mag + off,
                                            2.0 * pa_prob_rounding_unit(qd), (int64_t)n, tol, &r);
@@ -339,7 +341,8 @@ static void compare_rows_fp8(const void *got, const void *ref_typed, pa_dtype qd
     }
     char buf[512];
     if (!ok)
-        cr_assert_fail("%s (rows %d..%d): %s", what, r0, r1 - 1, pa_compare_format(&r, tol, buf, sizeof buf));
+        cr_assert_fail("%s (rows %d..%d): %s%s", what, r0, r1 - 1, pa_compare_format(&r, tol, buf, sizeof buf),
+                       retried ? " (with 2 u sum_k p_k |v_k| allowed on top)" : "");
     free(ref);
 }
 static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa_dtype cd, size_t row_elems, int r0,
