@@ -292,15 +292,12 @@ static void compare_rows_fp8(const void *got, const void *ref_typed, pa_dtype qd
     if (qd == PA_DTYPE_F32)
         tol.atol += 2.0 * 0x1p-24 * g_f32_logit_bound;
     int ok = pa_compare((const char *)got + off * es, qd, ref, (int64_t)n, tol, &r);
-    int retried = 0;
-    if (!ok && !fp8_model && pa_prob_rounding_unit(qd) > 0.0) {
-        float *mag = round_magnitudes();
-        retried = mag != NULL;
-        if (mag)
-            ok = pa_compare_with_allowance((const char *)got + off * es, qd, ref, mag + off,
-                                           2.0 * pa_prob_rounding_unit(qd), (int64_t)n, tol, &r);
-        free(mag);
-    }
+    const double u = pa_prob_rounding_unit(qd);
+    float *mag = !ok && !fp8_model && u > 0.0 ? round_magnitudes() : NULL;
+    const int retried = mag != NULL;
+    if (mag)
+        ok = pa_compare_with_allowance((const char *)got + off * es, qd, ref, mag + off, 2.0 * u, (int64_t)n, tol, &r);
+    free(mag);
     if (fp8_model) {
         /* The FP8 path's error as a whole: its RMS at most a tenth of the
          * output's (scripts/fp8_path_model.py: about 5% on this data). Against
