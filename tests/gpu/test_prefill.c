@@ -1377,8 +1377,16 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     size_t ws = 0;
     cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
-    if (short_ws && ws > 0)
+    if (short_ws && ws > 0) {
         cr_assert_eq(pa_mixed_attention(&md, dws, ws - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+        /* a NULL or misaligned workspace of the right size, and no place for the size (nothing launched) */
+        cr_assert_eq(pa_mixed_attention(&md, NULL, ws, NULL), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "workspace must be non-NULL and 16-byte aligned"), "%s", pa_last_error());
+        cr_assert_eq(pa_mixed_attention(&md, (char *)dws + 8, ws, NULL), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "workspace must be non-NULL and 16-byte aligned"), "%s", pa_last_error());
+        cr_assert_eq(pa_mixed_attention_workspace_size(&md, NULL), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "mixed_attention: bytes is NULL"), "%s", pa_last_error());
+    }
     cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
     const size_t es = pa_dtype_size(m.q_dtype);
     void *got = malloc(pr->out_elems * es + 16);

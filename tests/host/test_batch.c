@@ -837,3 +837,49 @@ Test(split, edge_cases_and_bad_input) {
     CHK_EQ(pa_split_decodes_and_prefills(mixed, 4, 1, &sp), PA_SUCCESS);
     CHK_EMPTY(pa_last_error());
 }
+
+/* The refusals no other test reached (scripts/refusal-coverage.py): the
+ * virtual-batch count and the virtual block table one step past int32 (one
+ * request of 2^31 - 1 queries: lengths only, no large buffer), and the
+ * builder's NULL output arrays. Nothing is written. */
+Test(local_attention, counts_past_int32_and_null_outputs) {
+    int32_t table[1] = {0}, qsl[2] = {0, INT32_MAX}, seq[1] = {INT32_MAX};
+    /* chunks of one token: 2^31 - 1 virtual requests */
+    pa_local_attention_params p = {1, 1, 1, qsl, seq, table, 1, 0};
+    expect_local_error(&p, 16, "request 0: number of virtual batches overflows int32");
+    /* chunks of 2^16 one-token blocks: 2^15 virtual requests of 2^16 pages, 2^31 entries */
+    p.attn_chunk_size = 1 << 16;
+    expect_local_error(&p, 16, "virtual block table (32768 x 65536) overflows int32 indexing");
+    /* one chunk fewer fits: 2^31 - 2^16 queries */
+    int32_t nv = SENTINEL, pages = SENTINEL;
+    qsl[1] = seq[0] = INT32_MAX - (1 << 16) + 1;
+    CHK_EQ(pa_local_attention_size(&p, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(nv, 32767);
+    CHK_EQ(pages, 65536);
+
+    int32_t t8[8] = {0, 1, 2, 3, 4, 5, 6, 7}, q2[3] = {0, 2, 5}, s2[2] = {4, 5};
+    pa_local_attention_params good = {4, 2, 2, q2, s2, t8, 4, 0};
+    int32_t sq[16], cu[17], sk[16], bt[64];
+    for (int k = 0; k < 4; k++) {
+        fill_sentinel(sq, 16);
+        fill_sentinel(cu, 17);
+        fill_sentinel(sk, 16);
+        fill_sentinel(bt, 64);
+        pa_local_attention_out o = {16, sq, cu, sk, bt, PA_LOCAL_TABLE_FULL};
+        const char *want = "seqlens_q_local, seqlens_k_local and block_table_local must not be NULL";
+        if (k == 0)
+            o.cu_seqlens_q_local = NULL, want = "cu_seqlens_q_local is NULL";
+        else if (k == 1)
+            o.seqlens_q_local = NULL;
+        else if (k == 2)
+            o.seqlens_k_local = NULL;
+        else
+            o.block_table_local = NULL;
+        nv = SENTINEL;
+        CHK_EQ(pa_make_local_attention_virtual_batches(&good, &o, &nv), PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        CHK(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        CHK(all_sentinel(sq, 16) && all_sentinel(cu, 17) && all_sentinel(sk, 16) && all_sentinel(bt, 64),
+            "case %d wrote", k);
+        CHK_EQ(nv, SENTINEL);
+    }
+}

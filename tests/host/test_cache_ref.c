@@ -697,3 +697,107 @@ Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
                  pa_last_error());
     cr_assert(k[2 * NUMEL] == k0[1 * NUMEL] && k[5 * NUMEL] == k0[1 * NUMEL]);
 }
+
+/* The cache ops' refusals no other test reached (scripts/refusal-coverage.py),
+ * each with its own message and nothing written: the input's dtype and
+ * strides, a NULL value, kv_cache_update's dtype and token count, swap and
+ * copy counts and buffers, the run planner's arguments. */
+Test(cache_ref, each_cache_op_refusal_names_its_argument) {
+    float kc[64], vc[64], key[4 * 8], val[4 * 8];
+    for (int i = 0; i < 32; i++)
+        key[i] = val[i] = (float)i;
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    unsigned char k0[sizeof kc];
+    memcpy(k0, kc, sizeof kc);
+    pa_kv_cache c;
+    small_vllm(&c, kc, vc);
+    int64_t slots[4] = {0, 5, -1, 7};
+    const pa_kv_input good = {key, val, PA_DTYPE_F32, 4, 0, 0, 0, 0};
+    pa_kv_input in = good;
+    in.dtype = (pa_dtype)11;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "input dtype 11 unknown");
+    in = good;
+    in.key_head_stride = -8;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "key_head_stride must be >= 0 (got -8)");
+    in = good;
+    in.value_token_stride = -16;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "value_token_stride must be >= 0 (got -16)");
+    in = good;
+    in.value = NULL;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "reshape_and_cache: value is NULL");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+
+    /* kv_cache_update over a combined cache */
+    pa_kv_cache cc;
+    memset(&cc, 0, sizeof cc);
+    cc.layout = PA_LAYOUT_COMBINED;
+    cc.dtype = PA_DTYPE_F32;
+    cc.num_blocks = 2;
+    cc.block_size = 4;
+    cc.num_kv_heads = 1;
+    cc.head_size = 4;
+    float cache[2 * 4 * 2 * 4], nkv[6 * 8];
+    memset(cache, SENTINEL, sizeof cache);
+    unsigned char c0[sizeof cache];
+    memcpy(c0, cache, sizeof cache);
+    for (int i = 0; i < 48; i++)
+        nkv[i] = (float)i;
+    cc.key = cache;
+    int32_t sl[3][3] = {{0, 4, 0}, {0, 1, 0}, {4, 4, 0}}, n = 2;
+    assert_fail(pa_ref_kv_cache_update(nkv, (pa_dtype)-3, 6, 0, &sl[0][0], &n, 3, &cc), PA_ERR_INVALID_ARGUMENT,
+                "kv_cache_update: new_kv_dtype -3 unknown");
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, -6, 0, &sl[0][0], &n, 3, &cc), PA_ERR_INVALID_ARGUMENT,
+                "kv_cache_update: num_tokens must be >= 0 (got -6)");
+    cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
+
+    /* swap_blocks */
+    unsigned char src[4 * 16], dst[4 * 16], d0[sizeof dst];
+    memset(src, 1, sizeof src);
+    memset(dst, 2, sizeof dst);
+    memcpy(d0, dst, sizeof dst);
+    const int64_t map[2][2] = {{0, 1}, {2, 3}};
+    assert_fail(pa_ref_swap_blocks(dst, src, 16, &map[0][0], -1, 4, 4), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: num_pairs must be >= 0 (got -1)");
+    assert_fail(pa_ref_swap_blocks(dst, NULL, 16, &map[0][0], 2, 4, 4), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: src is NULL");
+    assert_fail(pa_ref_swap_blocks(dst, src, 16, NULL, 2, 4, 4), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: block_mapping is NULL");
+    assert_fail(pa_ref_swap_blocks(dst, src, 16, &map[0][0], 2, 4, 0), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: dst_num_blocks 0 invalid");
+    /* 2^60 blocks of 16 bytes: 2^64 bytes */
+    assert_fail(pa_ref_swap_blocks(dst, src, 16, &map[0][0], 2, 4, (int64_t)1 << 60), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: dst_num_blocks 1152921504606846976 invalid");
+    cr_assert(memcmp(dst, d0, sizeof dst) == 0, "written despite the error");
+
+    /* copy_blocks */
+    void *layers[1] = {dst};
+    assert_fail(pa_ref_copy_blocks(layers, NULL, 1, &map[0][0], -1, 16, PA_DTYPE_FP8_E4M3, 4), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: num_pairs -1 out of range [0, 2^31)");
+    assert_fail(pa_ref_copy_blocks(layers, NULL, 1, &map[0][0], (int64_t)INT32_MAX + 1, 16, PA_DTYPE_FP8_E4M3, 4),
+                PA_ERR_INVALID_ARGUMENT, "copy_blocks: num_pairs 2147483648 out of range [0, 2^31)");
+    assert_fail(pa_ref_copy_blocks(layers, NULL, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, 0), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: num_blocks 0 invalid");
+    /* 16 elements a block, counted at 8 bytes each, over 2^58 blocks: 2^65 bytes */
+    assert_fail(pa_ref_copy_blocks(layers, NULL, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, (int64_t)1 << 58),
+                PA_ERR_INVALID_ARGUMENT, "copy_blocks: num_blocks 288230376151711744 invalid");
+    void *null_layer[1] = {NULL}, *vlayers[1] = {src}, *null_v[1] = {NULL};
+    assert_fail(pa_ref_copy_blocks(null_layer, vlayers, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, 4),
+                PA_ERR_INVALID_ARGUMENT, "copy_blocks: key_caches[0] is NULL");
+    assert_fail(pa_ref_copy_blocks(layers, null_v, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, 4), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: value_caches[0] is NULL");
+    cr_assert(memcmp(dst, d0, sizeof dst) == 0, "written despite the error");
+
+    /* the run planner */
+    pa_block_run runs[4];
+    int64_t nr = -7;
+    assert_fail(pa_swap_plan_runs(&map[0][0], -2, runs, 4, &nr), PA_ERR_INVALID_ARGUMENT,
+                "swap_plan_runs: num_pairs must be >= 0 (got -2)");
+    assert_fail(pa_swap_plan_runs(&map[0][0], 2, runs, -4, &nr), PA_ERR_INVALID_ARGUMENT,
+                "swap_plan_runs: max_runs must be >= 0 (got -4)");
+    assert_fail(pa_swap_plan_runs(&map[0][0], 2, runs, 4, NULL), PA_ERR_INVALID_ARGUMENT,
+                "swap_plan_runs: num_runs is NULL");
+    cr_assert_eq(nr, -7);
+}

@@ -2,6 +2,7 @@
  * values come from the format definitions (IEEE binary16, bfloat16, OCP fp8),
  * not from the code under test. */
 #include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -338,4 +339,31 @@ Test(core, abi_facts_are_the_compilers) {
     cr_assert_eq(pa_abi_offsetof("pa_kv_cache", "no_such_field"), -1);
     cr_assert_eq(pa_abi_offsetof("pa_kv_cache", NULL), -1);
     cr_assert_eq(pa_abi_offsetof(NULL, "key"), -1);
+}
+
+/* An element count whose byte count passes int64 (found unreached by
+ * scripts/refusal-coverage.py): refused before anything is read or written. */
+Test(core, ref_convert_refuses_byte_counts_past_int64) {
+    float dst[4] = {1, 2, 3, 4}, src[4] = {5, 6, 7, 8};
+    /* 2^62 f32 elements: 2^64 bytes */
+    cr_assert_eq(pa_ref_convert(dst, PA_DTYPE_F32, src, PA_DTYPE_F16, (int64_t)1 << 62, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "convert: n = 4611686018427387904 elements overflow int64 bytes"), "%s",
+              pa_last_error());
+    cr_assert(dst[0] == 1 && dst[3] == 4);
+}
+
+/* Every entry maps a CUDA error through pa_cuda_fail: no device or no driver
+ * is PA_ERR_NO_DEVICE (what a caller without a GPU tests for), anything else
+ * PA_ERR_CUDA naming the error. No GPU needed: the mapping alone (found
+ * unreached by scripts/refusal-coverage.py on a machine without a GPU). */
+pa_status pa_cuda_fail(int cuda_err, const char *what); /* csrc/core/internal.h */
+
+Test(core, cuda_errors_map_to_statuses) {
+    cr_assert_eq(pa_cuda_fail(cudaErrorNoDevice, "pa_x"), PA_ERR_NO_DEVICE);
+    cr_assert(strstr(pa_last_error(), "pa_x: no CUDA device ("), "%s", pa_last_error());
+    cr_assert_eq(pa_cuda_fail(cudaErrorInsufficientDriver, "pa_y"), PA_ERR_NO_DEVICE);
+    cr_assert(strstr(pa_last_error(), "pa_y: no CUDA device ("), "%s", pa_last_error());
+    cr_assert_eq(pa_cuda_fail(cudaErrorMemoryAllocation, "pa_z"), PA_ERR_CUDA);
+    cr_assert(strstr(pa_last_error(), "pa_z: ") && strstr(pa_last_error(), "(cudaErrorMemoryAllocation)"), "%s",
+              pa_last_error());
 }

@@ -423,3 +423,58 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
     cr_assert(checked > 3000, "%d shapes", checked);
     cr_log_info("%d shapes, at most %d bytes of shared memory", checked, max_smem);
 }
+
+/* Decode's refusals no other test reached (scripts/refusal-coverage.py), each
+ * with its own message: a negative tensor-parallel rank under block-sparse, a
+ * block table stride of 0, the size queries' sequence and head counts, a NULL
+ * parameter block, v2's grid of more than 65535 partitions, and a launch of
+ * more than 2^31 sequence heads. */
+Test(decode_validate, each_remaining_refusal_names_its_field) {
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    p.bs_vert_stride = 2;
+    p.bs_block_size = 64;
+    p.tp_rank = -1;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: tp_rank must be >= 0"), "%s", pa_last_error());
+    p.tp_rank = 0;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+
+    p = params(3, 16, 4, 128, 16, 1000);
+    p.block_table_stride = 0;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: block_table_stride must be > 0 (got 0)"), "%s", pa_last_error());
+
+    p = params(3, 16, 4, 128, 16, 1000);
+    size_t b = 7;
+    p.num_seqs = -1;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_seqs must be >= 0 (got -1)"), "%s", pa_last_error());
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    p.num_seqs = 3;
+    p.num_heads = 0;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_heads must be > 0 (got 0)"), "%s", pa_last_error());
+    cr_assert_eq(b, 7);
+
+    p = params(3, 16, 4, 128, 16, 1000);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: kernel params is NULL"), "%s", pa_last_error());
+
+    /* v2: 512-token partitions, 65536 of them at 2^25 tokens (65535 at 2^25 - 512) */
+    pa_dec_kparams kp;
+    size_t need = 0;
+    p = params(1, 8, 8, 128, 16, 1 << 25);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "needs 65536 splits; at most 65535 (grid y)"), "%s", pa_last_error());
+    p = params(1, 8, 8, 128, 16, (1 << 25) - 512);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "workspace is NULL"), "%s", pa_last_error());
+
+    /* 2^17 sequences x 2^14 heads: 2^31 (sequence, head) pairs */
+    p = params(1 << 17, 1 << 14, 1 << 11, 128, 16, 1000);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: num_seqs 131072 x num_heads 16384 is too large for one launch"), "%s",
+              pa_last_error());
+    p = params((1 << 17) - 1, 1 << 14, 1 << 11, 128, 16, 1000);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+}

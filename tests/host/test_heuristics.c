@@ -506,3 +506,30 @@ Test(kv_layout_choice, default_env_and_override) {
     CHK_EQ(pa_get_kv_cache_layout(NULL), PA_ERR_INVALID_ARGUMENT);
     unsetenv("PAGEDATTN_KV_CACHE_LAYOUT");
 }
+
+/* The v2 scratch size's two overflow checks, each one step past int64 (found
+ * unreached by scripts/refusal-coverage.py), and the page-size queries' NULL
+ * output. Nothing is written. */
+Test(decode_heuristic, plan_scratch_past_int64) {
+    pa_decode_plan pl, keep;
+    memset(&keep, 0x5A, sizeof keep);
+    pl = keep;
+    /* (2^31 - 1)^2 (sequence, head) pairs of 2^22 partitions: past 2^63 at the second factor */
+    CHK_EQ(pa_decode_make_plan(INT32_MAX, INT32_MAX, 1, 128, 16, INT32_MAX, &pl), PA_ERR_INVALID_ARGUMENT);
+    CHK(strstr(pa_last_error(), "decode plan: v2 scratch size overflows int64"), "%s", pa_last_error());
+    CHK_EQ(memcmp(&pl, &keep, sizeof pl), 0);
+    /* 2^20 x 2^20 pairs of 2^22 partitions: 2^62 rows, fine; 2 dims: 2^63 */
+    CHK_EQ(pa_decode_make_plan(1 << 20, 1 << 20, 1, 2, 16, INT32_MAX, &pl), PA_ERR_INVALID_ARGUMENT);
+    CHK(strstr(pa_last_error(), "decode plan: v2 scratch size overflows int64"), "%s", pa_last_error());
+    CHK_EQ(memcmp(&pl, &keep, sizeof pl), 0);
+    /* one dim: 2^62 elements, the largest that fits */
+    CHK_EQ(pa_decode_make_plan(1 << 20, 1 << 20, 1, 1, 16, INT32_MAX, &pl), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(pl.use_v1, 0);
+    CHK_EQ(pl.max_num_partitions, 1 << 22);
+    CHK_EQ(pl.tmp_out_elems, (int64_t)1 << 62);
+
+    CHK_EQ(pa_get_min_page_size(4096, 8, NULL), PA_ERR_INVALID_ARGUMENT);
+    CHK(strstr(pa_last_error(), "min page size: out is NULL"), "%s", pa_last_error());
+    CHK_EQ(pa_cuda_min_page_size(4096, 8, 48 * 1024, NULL), PA_ERR_INVALID_ARGUMENT);
+    CHK(strstr(pa_last_error(), "cuda min page size: out is NULL"), "%s", pa_last_error());
+}

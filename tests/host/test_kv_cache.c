@@ -261,3 +261,68 @@ Test(kv_cache, block_divider_matches_division) {
             }
     }
 }
+
+/* Each refusal of the descriptor check with its own message (found unreached
+ * by scripts/refusal-coverage.py: with any one of these checks taken out, no
+ * test failed). Strides one element short of the contiguous extent, products
+ * one step past int64. */
+Test(kv_cache, each_refusal_names_its_field) {
+    const int64_t big = (int64_t)1 << 62;
+    static const struct {
+        pa_kv_layout layout;
+        int hs;
+        int64_t block_stride, page_stride, head_stride;
+        int null_key;
+        const char *msg;
+    } cases[] = {
+        {(pa_kv_layout)7, 64, 0, 0, 0, 0, "kv cache layout 7 unknown"},
+        {(pa_kv_layout)-1, 64, 0, 0, 0, 0, "kv cache layout -1 unknown"},
+        {PA_LAYOUT_FLASH_NHD, 0, 0, 0, 0, 0, "kv cache head_size must be > 0 (got 0)"},
+        {PA_LAYOUT_FLASH_HND, -8, 0, 0, 0, 0, "kv cache head_size must be > 0 (got -8)"},
+        {PA_LAYOUT_VLLM, 64, 0, 0, 0, 1, "kv cache key buffer is NULL"},
+        {PA_LAYOUT_COMBINED, 64, 0, 0, 0, 1, "kv cache key buffer is NULL"},
+        {PA_LAYOUT_FLASH_NHD, 8, -1, 0, 0, 0, "flash layout strides must be >= 0"},
+        {PA_LAYOUT_FLASH_HND, 8, 0, -16, 0, 0, "flash layout strides must be >= 0"},
+        {PA_LAYOUT_FLASH_NHD, 8, 0, 0, -8, 0, "flash layout strides must be >= 0"},
+        /* NHD [nb, bs, kvh, hs]: a token's 2 heads of 8 need page_stride >= 16 */
+        {PA_LAYOUT_FLASH_NHD, 8, 0, 15, 0, 0, "nhd: page_stride 15 overlaps the heads of a token"},
+        /* 4 tokens 2^62 apart: bs * page_stride past int64 */
+        {PA_LAYOUT_FLASH_NHD, 8, 0, big, 0, 0, "kv cache size overflows int64"},
+        /* HND [nb, kvh, bs, hs]: page_stride >= hs, block_stride >= kvh * head_stride */
+        {PA_LAYOUT_FLASH_HND, 8, 0, 7, 0, 0, "hnd: page_stride 7 < head_size 8"},
+        {PA_LAYOUT_FLASH_HND, 8, 0, 0, big, 0, "kv cache size overflows int64"},
+        {PA_LAYOUT_FLASH_HND, 8, 2 * 4 * 8 - 1, 0, 0, 0, "hnd: block_stride 63 overlaps the heads of a block"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pa_kv_layout l = cases[i].layout;
+        int valid_layout = (int)l >= PA_LAYOUT_VLLM && (int)l <= PA_LAYOUT_COMBINED;
+        pa_kv_cache c = make(valid_layout ? l : PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 3, 4, 2, cases[i].hs);
+        c.layout = l;
+        c.block_stride = cases[i].block_stride;
+        c.page_stride = cases[i].page_stride;
+        c.head_stride = cases[i].head_stride;
+        if (cases[i].null_key)
+            c.key = NULL;
+        cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT, "case %zu accepted", i);
+        cr_assert(strstr(pa_last_error(), cases[i].msg) != NULL, "case %zu: '%s' lacks '%s'", i, pa_last_error(),
+                  cases[i].msg);
+        int64_t ke = -1, ve = -1;
+        cr_assert_eq(pa_kv_cache_elements(&c, &ke, &ve), PA_ERR_INVALID_ARGUMENT, "case %zu sized", i);
+        cr_assert(ke == -1 && ve == -1, "case %zu: outputs written on a refusal", i);
+    }
+    pa_kv_layout out = PA_LAYOUT_VLLM;
+    cr_assert_eq(pa_kv_layout_from_name(NULL, &out), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "layout name and output must not be NULL"), "%s", pa_last_error());
+    cr_assert_eq(pa_kv_layout_from_name("nhd", NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(out, PA_LAYOUT_VLLM);
+    /* the boundary strides of the cases above are accepted */
+    pa_kv_cache ok = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 3, 4, 2, 8);
+    ok.page_stride = 16;
+    cr_assert_eq(pa_kv_cache_validate(&ok), PA_SUCCESS, "%s", pa_last_error());
+    ok = make(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 3, 4, 2, 8);
+    ok.page_stride = 8;
+    cr_assert_eq(pa_kv_cache_validate(&ok), PA_SUCCESS, "%s", pa_last_error());
+    ok.page_stride = 0;
+    ok.block_stride = 2 * 4 * 8;
+    cr_assert_eq(pa_kv_cache_validate(&ok), PA_SUCCESS, "%s", pa_last_error());
+}

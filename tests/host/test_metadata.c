@@ -1027,3 +1027,183 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
         rbatch_free(&r);
     }
 }
+
+/* Every refusal the builders make of their input that no other test reached
+ * (scripts/refusal-coverage.py): a good common struct with one field broken at
+ * a time, each refused by every builder with its own message and nothing
+ * written; the common builder's remaining NULL and negative inputs; the
+ * int32 sums of the prompt/decode builder and the slice counts one step past
+ * their range (no large buffer needed: the lengths are only summed). */
+Test(metadata_bad, builders_recheck_each_field_of_common) {
+    const int32_t comp[3] = {0, 5, 7}, sched[3] = {9, 1, 1};
+    const int32_t bt[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    bufs b;
+    const pa_common_metadata good = good_common(&b, comp, sched, bt);
+    int32_t qsl_bad0[4] = {1, 9, 10, 11}, qsl_down[4] = {0, 9, 8, 11}, nc_neg[3] = {0, -1, 7};
+    enum { N_CASES = 16 };
+    for (int k = 0; k < N_CASES; k++) {
+        pa_common_metadata c = good;
+        const char *want = NULL;
+        switch (k) {
+        case 0: c.num_reqs = -1, want = "common metadata: num_reqs -1 < 0"; break;
+        case 1: c.block_size = 0, want = "common metadata: block_size 0 <= 0"; break;
+        case 2: c.query_start_loc = NULL, want = "common metadata: query_start_loc is NULL"; break;
+        case 3: c.num_actual_tokens = -1, want = "common metadata: num_actual_tokens -1 < 0"; break;
+        case 4: c.padded_num_tokens = 10, want = "common metadata: padded_num_tokens 10 < num_actual_tokens 11"; break;
+        case 5: c.slot_mapping = NULL, want = "common metadata: slot_mapping is NULL"; break;
+        case 6: c.query_start_loc = qsl_bad0, want = "common metadata: query_start_loc[0] = 1, not 0"; break;
+        case 7: c.num_reqs = 0, want = "common metadata: num_actual_tokens 11 in an empty batch"; break;
+        case 8: c.seq_lens = NULL, want = "common metadata: seq_lens is NULL"; break;
+        case 9: c.num_computed_tokens = NULL, want = "common metadata: num_computed_tokens is NULL"; break;
+        case 10: c.block_table = NULL, want = "common metadata: block_table is NULL"; break;
+        case 11: c.block_table_stride = 0, want = "common metadata: block_table_stride 0 < 1"; break;
+        case 12: c.query_start_loc = qsl_down, want = "request 1: query length -1 < 0"; break;
+        case 13: c.num_computed_tokens = nc_neg, want = "request 1: num_computed_tokens -1 < 0"; break;
+        case 15:
+            c.num_actual_tokens = 10, want = "common metadata: query_start_loc[3] = 11 != num_actual_tokens 10";
+            break;
+        /* seq_len 8 needs 2 blocks of 4 and the row has 3; with stride 1 it has 1 */
+        default: c.block_table_stride = 1, want = "request 0: block_table row too narrow"; break;
+        }
+        if (k == 14) /* the default case: one request */
+            c.num_reqs = 1, c.query_start_loc = good.query_start_loc, c.num_actual_tokens = good.query_start_loc[1];
+        for (int builder = 0; builder < 4; builder++) {
+            pa_prompt_decode_metadata m;
+            memset(&m, 0, sizeof m);
+            fill_sent(b.ssl, 64);
+            m.seq_start_loc = b.ssl;
+            pa_ragged_metadata rg;
+            memset(&rg, 0, sizeof rg);
+            fill_sent(b.slices, 512 * 3);
+            rg.slices = b.slices;
+            rg.slices_capacity = 512;
+            int32_t n = SENT, np = SENT;
+            pa_status s = builder == 0   ? pa_build_prompt_decode_metadata(&c, 1, NULL, &m)
+                          : builder == 1 ? pa_build_ragged_metadata(&c, 4, &rg)
+                          : builder == 2 ? pa_build_kv_update_slices(&c, 4, b.slices, 512, &n, &np)
+                                         : pa_kv_update_slices_count(&c, 4, &n, &np);
+            cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "case %d builder %d accepted", k, builder);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "case %d builder %d: '%s' lacks '%s'", k, builder,
+                      pa_last_error(), want);
+            cr_assert(all_sent(b.ssl, 64) && all_sent(b.slices, 512 * 3) && n == SENT && np == SENT,
+                      "case %d builder %d wrote", k, builder);
+        }
+    }
+    pa_common_metadata c = good;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output metadata is NULL"), "%s", pa_last_error());
+    cr_assert_eq(pa_build_ragged_metadata(&c, 4, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output metadata is NULL"), "%s", pa_last_error());
+}
+
+Test(metadata_bad, common_builder_null_and_negative_inputs) {
+    const int32_t comp[2] = {0, 3}, sched[2] = {2, 1}, bt[2] = {0, 1};
+    bufs b;
+    fill_sent(b.qsl, 64);
+    fill_sent(b.sl, 64);
+    fill_sent(b.nc, 64);
+    for (int k = 0; k < 4; k++) {
+        pa_batch batch = {2, comp, sched, 16, bt, 1};
+        pa_common_metadata c = common_for(&b);
+        const char *want;
+        if (k == 0)
+            batch.num_reqs = -1, want = "num_reqs -1 < 0";
+        else if (k == 1)
+            c.query_start_loc = NULL, want = "output query_start_loc is NULL";
+        else if (k == 2)
+            batch.num_computed_tokens = NULL, want = "num_computed_tokens is NULL";
+        else
+            c.num_computed_tokens = NULL, want = "output num_computed_tokens is NULL";
+        cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert(all_sent(b.qsl, 64) && all_sent(b.sl, 64) && all_sent(b.nc, 64), "case %d wrote", k);
+    }
+}
+
+Test(metadata_bad, prompt_decode_sums_and_encoder_inputs) {
+    /* Two requests of 2^31 - 1 tokens each (one new): each fits int32, their sum
+     * (seq_start_loc's last entry) does not. Blocks of 2^30 tokens: 2 a row. */
+    const int32_t big = INT32_MAX;
+    int32_t qsl[3] = {0, 1, 2}, sl[2] = {big, big}, nc[2] = {big - 1, big - 1}, bt[4] = {0, 1, 2, 3};
+    int64_t slots[2] = {0, 0};
+    pa_common_metadata c;
+    memset(&c, 0, sizeof c);
+    c.num_reqs = 2;
+    c.block_size = 1 << 30;
+    c.query_start_loc = qsl;
+    c.seq_lens = sl;
+    c.num_computed_tokens = nc;
+    c.block_table = bt;
+    c.block_table_stride = 2;
+    c.num_actual_tokens = c.padded_num_tokens = 2;
+    c.slot_mapping = slots;
+    c.slot_mapping_capacity = 2;
+    bufs b;
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    fill_sent(b.ssl, 64);
+    m.seq_start_loc = b.ssl;
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 0, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 1: sum of seq_lens 4294967294 overflows int32"), "%s", pa_last_error());
+    cr_assert(all_sent(b.ssl, 64));
+
+    /* The encoder inputs, over a small batch: request 0 a prefill */
+    const int32_t comp[3] = {0, 5, 7}, sched[3] = {9, 1, 1}, bt3[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const pa_common_metadata g = good_common(&b, comp, sched, bt3);
+    const int32_t enc_lens[3] = {3, 2, 1}, cbt[3] = {4, 5, 6};
+    const int32_t enc_huge[3] = {big, big, 0};
+    for (int k = 0; k < 6; k++) {
+        pa_encoder_batch enc = {enc_lens, cbt, 1};
+        memset(&m, 0, sizeof m);
+        fill_sent(b.ssl, 64);
+        fill_sent(b.esl, 64);
+        fill_sent64(b.cross, 512);
+        m.seq_start_loc = b.ssl;
+        m.encoder_seq_start_loc = b.esl;
+        m.cross_slot_mapping = b.cross;
+        m.cross_slot_mapping_capacity = 512;
+        pa_common_metadata cc = g;
+        const char *want;
+        if (k == 0)
+            m.encoder_seq_start_loc = NULL, want = "output encoder_seq_start_loc is NULL";
+        else if (k == 1)
+            enc.encoder_seq_lens = NULL, want = "encoder_seq_lens is NULL";
+        else if (k == 2)
+            enc.cross_block_table = NULL, want = "cross_block_table is NULL";
+        else if (k == 3)
+            enc.cross_block_table_stride = 0, want = "cross_block_table_stride 0 < 1";
+        else if (k == 4)
+            m.cross_slot_mapping = NULL, want = "output cross_slot_mapping is NULL";
+        else {
+            /* 2^31 - 1 encoder tokens twice, in blocks of 2^30 (cross rows of 2) */
+            enc.encoder_seq_lens = enc_huge, enc.cross_block_table_stride = 2;
+            cc.block_size = 1 << 30;
+            want = "request 1: total encoder tokens 4294967294 overflow int32";
+        }
+        const int32_t cbt2[6] = {0, 1, 2, 3, 4, 5};
+        if (k == 5)
+            enc.cross_block_table = cbt2;
+        cr_assert_eq(pa_build_prompt_decode_metadata(&cc, 1, &enc, &m), PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert(all_sent(b.ssl, 64) && all_sent(b.esl, 64) && all_sent64(b.cross, 512), "case %d wrote", k);
+    }
+}
+
+/* (The builders' own padded count, count_slices, passes int32 only past 2^30
+ * slices: a block table of gigabytes. Left to the fuzzer.) */
+Test(metadata_bad, slice_counts_past_int32) {
+    int32_t out = SENT;
+    cr_assert_eq(pa_kv_update_slices_upper_bound(-1, 8, 16, 1, &out), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_reqs -1 < 0"), "%s", pa_last_error());
+    cr_assert_eq(pa_kv_update_slices_upper_bound(1, -8, 16, 1, &out), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_tokens -8 < 0"), "%s", pa_last_error());
+    cr_assert_eq(pa_kv_update_slices_upper_bound(1, 8, 16, 0, &out), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices_per_block 0 < 1"), "%s", pa_last_error());
+    /* 2^31 - 1 one-token blocks, padded to a multiple of 2: 2^31 */
+    cr_assert_eq(pa_kv_update_slices_upper_bound(4, INT32_MAX, 1, 2, &out), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slice bound 2147483648 overflows int32"), "%s", pa_last_error());
+    cr_assert_eq(out, SENT);
+    /* the same bound one token less fits */
+    cr_assert_eq(pa_kv_update_slices_upper_bound(4, INT32_MAX - 1, 1, 2, &out), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(out, INT32_MAX - 1);
+}

@@ -990,3 +990,141 @@ Test(prefill_ref, threaded_fill_is_the_single_thread_fill) {
         pa_context_problem_free(three);
     }
 }
+
+/* The prefill ops' refusals no other test reached (scripts/refusal-coverage.py),
+ * each on an otherwise valid problem with its own message, nothing written. */
+Test(prefill_ref, each_remaining_refusal_names_its_field) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    pa_context_problem *pr =
+        ctx_problem(1, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    const pa_context_attention_params p = pr->p;
+    cr_assert_eq(pa_context_attention_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    for (int k = 0; k < 6; k++) {
+        pa_context_attention_params q = p;
+        const char *want;
+        switch (k) {
+        case 0: q.v_stride = 2 * 32 - 1, want = "v_stride 63 smaller than num_kv_heads*head_size 64"; break;
+        /* 2^30 query rows times the group 2 */
+        case 1:
+            q.max_query_len = q.max_seq_len = 1 << 30;
+            want = "max query length 1073741824 times the GQA group 2 overflows the row index";
+            break;
+        case 2: q.max_query_len = -1, want = "max_query_len must be >= 0 (got -1)"; break;
+        case 3: q.max_query_len = q.max_seq_len = 0, want = "max_seq_len must be > 0 (got 0)"; break;
+        case 4:
+            q.block_table_stride = 1;
+            q.kv.block_size = 8;
+            want = "max_seq_len 14 needs 2 blocks but the block table has 1 columns";
+            break;
+        default: want = "context_attention: params is NULL"; break;
+        }
+        const pa_context_attention_params *qp = k == 5 ? NULL : &q;
+        cr_assert_eq(pa_ref_context_attention(qp), PA_ERR_INVALID_ARGUMENT, "context case %d accepted", k);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "context case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert_eq(pa_context_attention_validate(qp), PA_ERR_INVALID_ARGUMENT, "context case %d", k);
+        cr_assert(out_untouched(pr), "context case %d: output written", k);
+    }
+
+    const int pql[2] = {4, 6}, pkl[2] = {3, 9};
+    pa_prompt_problem_cfg c = {.seed = 3,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_ENCODER_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 4,
+                               .head_size = 32,
+                               .q_lens = pql,
+                               .k_lens = pkl};
+    for (int k = 0; k < 6; k++) {
+        pa_prompt_problem *pp = pa_prompt_problem_make(&c);
+        cr_assert_eq(pa_prompt_attention_validate(&pp->p), PA_SUCCESS, "%s", pa_last_error());
+        const char *want;
+        switch (k) {
+        case 0: pp->p.num_kv_heads = 0, want = "num_kv_heads must be > 0 (got 0)"; break;
+        case 1: pp->p.max_seqlen_q = -1, want = "max_seqlen_q must be >= 0 (got -1)"; break;
+        case 2: pp->p.num_k_tokens = -1, want = "num_k_tokens must be >= 0 (got -1)"; break;
+        case 3: pp->p.max_seqlen_k = -1, want = "max_seqlen_k must be >= 0 (got -1)"; break;
+        case 4: pp->p.cu_seqlens_q = NULL, want = "cu_seqlens_q must not be NULL"; break;
+        default: want = "prompt_attention: params is NULL"; break;
+        }
+        const pa_prompt_attention_params *qp = k == 5 ? NULL : &pp->p;
+        cr_assert_eq(pa_ref_prompt_attention(qp), PA_ERR_INVALID_ARGUMENT, "prompt case %d accepted", k);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "prompt case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert_eq(pa_prompt_attention_validate(qp), PA_ERR_INVALID_ARGUMENT, "prompt case %d", k);
+        for (size_t i = 0; i < pp->q_elems; i++)
+            CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pp->out, i)), "prompt case %d: output written", k);
+        pa_prompt_problem_free(pp);
+    }
+    pa_context_problem_free(pr);
+
+    pa_mixed_attention_params m;
+    pr = mixed_problem(0, &m);
+    for (int k = 0; k < 3; k++) {
+        pa_mixed_attention_params b = m;
+        const char *want;
+        if (k == 0)
+            b.num_prefill_tokens = INT32_MAX, want = "num_prefill_tokens + num_decode_tokens overflows int32";
+        else if (k == 1)
+            b.num_prefills = 0, want = "mixed_attention: 5 prefill tokens but num_prefills is 0";
+        else
+            want = "mixed_attention: params is NULL";
+        const pa_mixed_attention_params *bp = k == 2 ? NULL : &b;
+        cr_assert_eq(pa_ref_mixed_attention(bp), PA_ERR_INVALID_ARGUMENT, "mixed case %d accepted", k);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "mixed case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert_eq(pa_mixed_attention_validate(bp), PA_ERR_INVALID_ARGUMENT, "mixed case %d", k);
+    }
+    cr_assert(out_untouched(pr), "mixed: output written");
+    pa_context_problem_free(pr);
+}
+
+/* The references' own checks of device data (found unreached by
+ * scripts/refusal-coverage.py): offsets starting below 0 or falling, and a
+ * mixed batch's decode block id past the pool. Nothing written. */
+Test(prefill_ref, references_check_offsets_and_decode_blocks) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    pa_context_problem *pr =
+        ctx_problem(1, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    const int32_t q0 = pr->qsl[0], q1 = pr->qsl[1], q2 = pr->qsl[2];
+    pr->qsl[0] = -1;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "context_attention: query_start_loc[0] = -1 < 0"), "%s", pa_last_error());
+    pr->qsl[0] = q0;
+    pr->qsl[2] = 3; /* below qsl[1] = 4 */
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "context_attention: query_start_loc decreases at 1 (4 -> 3)"), "%s",
+              pa_last_error());
+    pr->qsl[1] = q1, pr->qsl[2] = q2;
+    cr_assert(out_untouched(pr), "context: output written");
+    pa_context_problem_free(pr);
+
+    const int pql[2] = {4, 6}, pkl[2] = {3, 9};
+    pa_prompt_problem_cfg c = {.seed = 3,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_ENCODER_DECODER,
+                               .num_seqs = 2,
+                               .num_heads = 4,
+                               .num_kv_heads = 4,
+                               .head_size = 32,
+                               .q_lens = pql,
+                               .k_lens = pkl};
+    pa_prompt_problem *pp = pa_prompt_problem_make(&c);
+    pp->cu_q[0] = -1;
+    cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "prompt_attention: cu_seqlens_q[0] = -1 < 0"), "%s", pa_last_error());
+    for (size_t i = 0; i < pp->q_elems; i++)
+        CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pp->out, i)), "prompt: output written");
+    pa_prompt_problem_free(pp);
+
+    pa_mixed_attention_params m;
+    pr = mixed_problem(0, &m);
+    /* the first decode (request 1, 10 keys of blocks of 16): its one block */
+    const int64_t at = 1 * (int64_t)m.block_table_stride;
+    const int32_t keep = pr->block_tables[at];
+    pr->block_tables[at] = pr->p.kv.num_blocks;
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "mixed_attention: decode block_tables[0][0]"), "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "mixed: output written");
+    pr->block_tables[at] = keep;
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+}

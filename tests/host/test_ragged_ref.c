@@ -669,6 +669,12 @@ Test(ragged_bad, page_ids_checked_at_page_sizes_near_int32_max) {
     pr->page_indices[0] = 3; /* sequence 0's one page: past the pool */
     pr->page_indices[1] = 0;
     expect_error_dev(pr, PA_ERR_INVALID_ARGUMENT, "sequence 0: page_indices[0][0] = 3 outside 0..0", 1);
+    /* one page more than that range holds (found unreached by scripts/refusal-coverage.py) */
+    pr->p.kv.block_size = INT32_MAX - 63;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "ragged: pages_per_seq 1 * page_size 2147483584 exceeds the int32 token");
+    pr->p.kv.block_size = 1 << 20;
+    pr->p.pages_per_seq = 2048;
+    expect_error(pr, PA_ERR_INVALID_ARGUMENT, "ragged: pages_per_seq 2048 * page_size 1048576 exceeds the int32 token");
     rg_problem_free(pr);
 }
 
