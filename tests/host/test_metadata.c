@@ -1059,14 +1059,15 @@ Test(metadata_bad, builders_recheck_each_field_of_common) {
         case 11: c.block_table_stride = 0, want = "common metadata: block_table_stride 0 < 1"; break;
         case 12: c.query_start_loc = qsl_down, want = "request 1: query length -1 < 0"; break;
         case 13: c.num_computed_tokens = nc_neg, want = "request 1: num_computed_tokens -1 < 0"; break;
-        case 15:
+        case 14:
+            /* request 0 alone: seq_len 9 needs 3 blocks of 4; a row of stride 1 has 1 */
+            c.num_reqs = 1, c.num_actual_tokens = good.query_start_loc[1], c.block_table_stride = 1;
+            want = "request 0: block_table row too narrow";
+            break;
+        default:
             c.num_actual_tokens = 10, want = "common metadata: query_start_loc[3] = 11 != num_actual_tokens 10";
             break;
-        /* seq_len 8 needs 2 blocks of 4 and the row has 3; with stride 1 it has 1 */
-        default: c.block_table_stride = 1, want = "request 0: block_table row too narrow"; break;
         }
-        if (k == 14) /* the default case: one request */
-            c.num_reqs = 1, c.query_start_loc = good.query_start_loc, c.num_actual_tokens = good.query_start_loc[1];
         for (int builder = 0; builder < 4; builder++) {
             pa_prompt_decode_metadata m;
             memset(&m, 0, sizeof m);
