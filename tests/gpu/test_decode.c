@@ -28,7 +28,8 @@ static const char *const entry_name[3] = {"v1", "v2", "auto"};
 /* ---- device copies of a problem --------------------------------------------- */
 
 typedef struct dprob {
-    pa_decode_params p; /* device pointers */
+    pa_decode_params p;     /* device pointers */
+    pa_decode_problem *src; /* the host problem it was made from */
     void *bufs[16];
     int n;
 } dprob;
@@ -45,9 +46,10 @@ static size_t query_elems(const pa_decode_params *p) {
     return p->num_seqs ? (size_t)(qs * (p->num_seqs - 1) + row) : 0;
 }
 
-static void dprob_make(dprob *d, const pa_decode_problem *pr) {
+static void dprob_make(dprob *d, pa_decode_problem *pr) {
     memset(d, 0, sizeof *d);
     d->p = pr->p;
+    d->src = pr;
     const size_t qs = pa_dtype_size(pr->p.q_dtype), es = pa_dtype_size(pr->p.kv.dtype);
     d->p.query = keep(d, pa_test_dev_upload(pr->p.query, query_elems(&pr->p) * qs));
     d->p.out = keep(d, pa_test_dev_alloc(pr->out_elems * qs));
@@ -137,15 +139,59 @@ static float *reference(pa_decode_problem *pr) {
     return pa_test_to_float(pr->p.q_dtype, pr->out, pr->out_elems);
 }
 
-static void expect_close(const pa_decode_params *p, const float *ref, const void *got, int64_t first, int64_t n,
-                         const char *what) {
+/* sum_k p_k |v_k| for every output element of pr: the reference itself over
+ * the value cache with every sign bit cleared (|v| in each dtype's encoding,
+ * fp8 codes included), p and everything else unchanged. malloc'd floats. */
+static float *abs_v_reference(pa_decode_problem *pr) {
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    const size_t es = pa_dtype_size(pr->p.kv.dtype), bytes = (size_t)ve * es;
+    unsigned char *absv = malloc(bytes + 1), *out = malloc(pr->out_elems * pa_dtype_size(pr->p.q_dtype) + 1);
+    cr_assert(absv != NULL && out != NULL);
+    memcpy(absv, pr->p.kv.value, bytes);
+    for (size_t i = 0; i < bytes; i += es)
+        absv[i + es - 1] &= 0x7F; /* little-endian: the sign is the top bit of the last byte */
+    pa_decode_params q = pr->p;
+    q.kv.value = absv;
+    q.out = out;
+    cr_assert_eq(pa_ref_paged_decode(&q), PA_SUCCESS, "|v| reference: %s", pa_last_error());
+    float *mag = pa_test_to_float(q.q_dtype, out, pr->out_elems);
+    free(absv);
+    free(out);
+    return mag;
+}
+
+/* Compares elements [first, first + n) of got with ref. The 16-bit kernels
+ * round the probabilities to the query dtype before P V (mma.sync takes 16-bit
+ * operands; FlashInfer and FlashAttention do the same) while the reference
+ * keeps them exact, so an element may be off by u sum_k p_k |v_k| beyond the
+ * tolerance; with random V that sum cancels in the output but not in the bound,
+ * and at 40 times the logit scale an element near zero needs it (decode_random
+ * seed 20261203, configuration 57: 0.0026 off where 0.0021 was allowed). A
+ * failing comparison is tried again with 2 u sum_k p_k |v_k| allowed, as the
+ * ragged and prefill tests do, the sums from mag_pr (the problem ref is the
+ * reference of, as it stands; NULL where ref is not exactly that: no retry). */
+static void expect_close(pa_decode_problem *mag_pr, const pa_decode_params *p, const float *ref, const void *got,
+                         int64_t first, int64_t n, const char *what) {
     const pa_tolerance tol = pa_tolerance_for(p->q_dtype, p->kv.dtype);
     pa_compare_result r;
     const size_t qs = pa_dtype_size(p->q_dtype);
-    if (!pa_compare((const char *)got + (size_t)first * qs, p->q_dtype, ref + first, n, tol, &r)) {
-        char buf[1024];
-        cr_assert_fail("%s: %s", what, pa_compare_format(&r, tol, buf, sizeof buf));
+    const void *g = (const char *)got + (size_t)first * qs;
+    if (pa_compare(g, p->q_dtype, ref + first, n, tol, &r))
+        return;
+    const double u = pa_prob_rounding_unit(p->q_dtype);
+    int retried = 0;
+    if (mag_pr && u > 0.0) {
+        float *mag = abs_v_reference(mag_pr);
+        retried = 1;
+        const int ok = pa_compare_with_allowance(g, p->q_dtype, ref + first, mag + first, 2.0 * u, n, tol, &r);
+        free(mag);
+        if (ok)
+            return;
     }
+    char buf[1024];
+    cr_assert_fail("%s: %s%s", what, pa_compare_format(&r, tol, buf, sizeof buf),
+                   retried ? " (with 2 u sum_k p_k |v_k| allowed on top)" : "");
 }
 
 /* ---- one configuration through v1, v2 and the recommended entry ------------- */
@@ -212,7 +258,7 @@ static void expect_entries(const dprob *d, const float *ref, int64_t n, const ch
         void *got = run_entry(&d->p, (entry)e);
         char what[640];
         snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
-        expect_close(&d->p, ref, got, 0, n, what);
+        expect_close(d->src, &d->p, ref, got, 0, n, what);
         free(got);
     }
 }
@@ -1104,35 +1150,54 @@ static dcase random_case(uint64_t seed, int i, int *lens, int *scale_mul, int64_
     return c;
 }
 
+/* Draw i of seed through every entry against the reference. */
+static void random_draw(uint64_t seed, int i) {
+    int lens[6], scale_mul, extra_max;
+    int64_t pads[4];
+    dcase c = random_case(seed, i, lens, &scale_mul, pads, &extra_max);
+    pa_decode_problem *pr = make_problem(&c);
+    pr->p.scale *= (float)scale_mul;
+    if (pads[0] || pads[1] || pads[2] || pads[3])
+        restride(pr, pads[0], pads[1], pads[2], pads[3]);
+    if (extra_max)
+        pr->p.max_seq_len = pr->p.block_table_stride * c.bs;
+    char desc[640];
+    describe(&c, desc, sizeof desc);
+    int at = (int)strlen(desc);
+    at += snprintf(desc + at, sizeof desc - (size_t)at, " lens");
+    for (int s = 0; s < c.nseq && at < (int)sizeof desc - 16; s++)
+        at += snprintf(desc + at, sizeof desc - (size_t)at, "%s%d", s ? "," : " ", lens[s]);
+    char redraw[160];
+    pa_test_random_redraw(redraw, sizeof redraw, seed, i);
+    snprintf(desc + at, sizeof desc - (size_t)at, " max_seq_len %d logit scale x%d pads %lld/%lld/%lld/%lld (%s)",
+             pr->p.max_seq_len, scale_mul, (long long)pads[0], (long long)pads[1], (long long)pads[2],
+             (long long)pads[3], redraw);
+    check_problem(pr, desc);
+    pa_decode_problem_free(pr);
+}
+
 Test(decode_random, configurations, .timeout = 1200) {
     PA_SKIP_WITHOUT_GPU();
     uint64_t seed;
     int first;
     const int n = pa_test_random_begin("decode_random", 24, &seed, &first);
-    for (int i = first; i < first + n; i++) {
-        int lens[6], scale_mul, extra_max;
-        int64_t pads[4];
-        dcase c = random_case(seed, i, lens, &scale_mul, pads, &extra_max);
-        pa_decode_problem *pr = make_problem(&c);
-        pr->p.scale *= (float)scale_mul;
-        if (pads[0] || pads[1] || pads[2] || pads[3])
-            restride(pr, pads[0], pads[1], pads[2], pads[3]);
-        if (extra_max)
-            pr->p.max_seq_len = pr->p.block_table_stride * c.bs;
-        char desc[640];
-        describe(&c, desc, sizeof desc);
-        int at = (int)strlen(desc);
-        at += snprintf(desc + at, sizeof desc - (size_t)at, " lens");
-        for (int s = 0; s < c.nseq && at < (int)sizeof desc - 16; s++)
-            at += snprintf(desc + at, sizeof desc - (size_t)at, "%s%d", s ? "," : " ", lens[s]);
-        char redraw[160];
-        pa_test_random_redraw(redraw, sizeof redraw, seed, i);
-        snprintf(desc + at, sizeof desc - (size_t)at, " max_seq_len %d logit scale x%d pads %lld/%lld/%lld/%lld (%s)",
-                 pr->p.max_seq_len, scale_mul, (long long)pads[0], (long long)pads[1], (long long)pads[2],
-                 (long long)pads[3], redraw);
-        check_problem(pr, desc);
-        pa_decode_problem_free(pr);
-    }
+    for (int i = first; i < first + n; i++)
+        random_draw(seed, i);
+}
+
+/* The draw that first showed the probabilities' rounding past the 16-bit
+ * tolerance in decode (expect_close's retry): seed 20261203, configuration 57,
+ * the recommended entry over a bf16 HND cache, heads 16/2, head 192, a window
+ * of 225 over 401 keys, at 40 times the logit scale. Without the allowance one
+ * element of 3072 fails (0.0026 off where 0.0021 was allowed). */
+Test(decode_random, peaked_window_within_p_rounding) {
+    PA_SKIP_WITHOUT_GPU();
+    int lens[6], scale_mul, extra_max;
+    int64_t pads[4];
+    const dcase c = random_case(20261203u, 57, lens, &scale_mul, pads, &extra_max);
+    cr_assert(c.hs == 192 && c.window == 225 && scale_mul == 40 && c.q == PA_DTYPE_BF16,
+              "configuration 57 is no longer the bf16 head-192 window draw: pick the case again");
+    random_draw(20261203u, 57);
 }
 
 /* ---- strided flash views and padded query rows -------------------------------- */
@@ -1401,7 +1466,7 @@ static void invariance_case(const dcase *c, int with_sinks) {
     }
     /* and the batch of 7 is right */
     float *ref = reference(pr);
-    expect_close(&pr->p, ref, outs[0], 0, (int64_t)pr->out_elems, desc);
+    expect_close(pr, &pr->p, ref, outs[0], 0, (int64_t)pr->out_elems, desc);
     free(ref);
     for (int b = 0; b < 4; b++)
         free(outs[b]);
@@ -1482,7 +1547,7 @@ static void batch_sizes_case(const dcase *c) {
     for (int b = 0; b < 4; b++)
         free(ws[b]);
     float *ref = reference(pr);
-    expect_close(&pr->p, ref, outs[0], 0, (int64_t)c->heads * c->hs, desc);
+    expect_close(pr, &pr->p, ref, outs[0], 0, (int64_t)c->heads * c->hs, desc);
     free(ref);
     for (int b = 0; b < 4; b++)
         free(outs[b]);
@@ -1534,7 +1599,7 @@ Test(decode_pdl, merge_with_and_without_pdl_bitwise, .timeout = 600) {
             setenv("PAGEDATTN_DECODE_PDL", "0", 1);
             unsigned char *plain = run_entry(&d.p, es[j]);
             unsetenv("PAGEDATTN_DECODE_PDL");
-            expect_close(&pr->p, ref, plain, 0, (int64_t)pr->out_elems, desc);
+            expect_close(pr, &pr->p, ref, plain, 0, (int64_t)pr->out_elems, desc);
             for (int r = 0; r < 5; r++) {
                 unsigned char *got = run_entry(&d.p, es[j]);
                 cr_assert(memcmp(plain, got, out_bytes(&d.p)) == 0,
@@ -1626,7 +1691,7 @@ Test(decode_graph, capture_and_replay_with_new_lengths, .timeout = 600) {
             pa_test_dev_download(got, pe[e].out, out_bytes(&d.p));
             char what[128];
             snprintf(what, sizeof what, "graph replay step %d, %s", step, entry_name[e]);
-            expect_close(&d.p, ref, got, 0, (int64_t)pr->out_elems, what);
+            expect_close(NULL, &d.p, ref, got, 0, (int64_t)pr->out_elems, what);
             free(got);
         }
         free(ref);
@@ -1665,9 +1730,9 @@ static void device_checks(dcase c) {
             CHK(f[3 * row + i] == 0.0f, "%s: seq_len > max gives zeros (element %lld = %g)", entry_name[e],
                 (long long)i, (double)f[3 * row + i]);
         }
-        expect_close(&d.p, ref, got, 0, row, entry_name[e]);
-        expect_close(&d.p, ref, got, 2 * row, row, entry_name[e]);
-        expect_close(&d.p, ref, got, 4 * row, row, entry_name[e]);
+        expect_close(NULL, &d.p, ref, got, 0, row, entry_name[e]);
+        expect_close(NULL, &d.p, ref, got, 2 * row, row, entry_name[e]);
+        expect_close(NULL, &d.p, ref, got, 4 * row, row, entry_name[e]);
         free(f);
         free(got);
     }
@@ -1687,8 +1752,8 @@ static void device_checks(dcase c) {
         float *f = pa_test_to_float(c.q, got, n);
         for (size_t i = 0; i < n; i++)
             CHK(isfinite(f[i]), "%s: element %zu is %g with corrupt block ids", entry_name[e], i, (double)f[i]);
-        expect_close(&d.p, ref, got, 0, 2 * row, entry_name[e]);
-        expect_close(&d.p, ref, got, 3 * row, row, entry_name[e]);
+        expect_close(NULL, &d.p, ref, got, 0, 2 * row, entry_name[e]);
+        expect_close(NULL, &d.p, ref, got, 3 * row, row, entry_name[e]);
         free(f);
         free(got);
     }
