@@ -496,17 +496,22 @@ Test(prefill_ref, block_ids_checked_at_block_sizes_near_int32_max) {
     pa_context_problem_free(pr);
 }
 
+/* Two f16 cross-attention (encoder/decoder) sequences, heads 4/4, head 32. */
+static pa_prompt_problem_cfg cross_cfg(const int *q_lens, const int *k_lens) {
+    return (pa_prompt_problem_cfg){.seed = 3,
+                                   .dtype = PA_DTYPE_F16,
+                                   .attn_type = PA_ATTN_ENCODER_DECODER,
+                                   .num_seqs = 2,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 4,
+                                   .head_size = 32,
+                                   .q_lens = q_lens,
+                                   .k_lens = k_lens};
+}
+
 Test(prefill_ref, rejects_bad_prompt_input) {
     const int ql[2] = {4, 6}, kl[2] = {3, 9};
-    pa_prompt_problem_cfg c = {.seed = 3,
-                               .dtype = PA_DTYPE_F16,
-                               .attn_type = PA_ATTN_ENCODER_DECODER,
-                               .num_seqs = 2,
-                               .num_heads = 4,
-                               .num_kv_heads = 4,
-                               .head_size = 32,
-                               .q_lens = ql,
-                               .k_lens = kl};
+    pa_prompt_problem_cfg c = cross_cfg(ql, kl);
     for (int v = 0; v < 9; v++) {
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         pa_status want = PA_ERR_INVALID_ARGUMENT;
@@ -1026,15 +1031,7 @@ Test(prefill_ref, each_remaining_refusal_names_its_field) {
     }
 
     const int pql[2] = {4, 6}, pkl[2] = {3, 9};
-    pa_prompt_problem_cfg c = {.seed = 3,
-                               .dtype = PA_DTYPE_F16,
-                               .attn_type = PA_ATTN_ENCODER_DECODER,
-                               .num_seqs = 2,
-                               .num_heads = 4,
-                               .num_kv_heads = 4,
-                               .head_size = 32,
-                               .q_lens = pql,
-                               .k_lens = pkl};
+    pa_prompt_problem_cfg c = cross_cfg(pql, pkl);
     for (int k = 0; k < 6; k++) {
         pa_prompt_problem *pp = pa_prompt_problem_make(&c);
         cr_assert_eq(pa_prompt_attention_validate(&pp->p), PA_SUCCESS, "%s", pa_last_error());
@@ -1098,15 +1095,7 @@ Test(prefill_ref, references_check_offsets_and_decode_blocks) {
     pa_context_problem_free(pr);
 
     const int pql[2] = {4, 6}, pkl[2] = {3, 9};
-    pa_prompt_problem_cfg c = {.seed = 3,
-                               .dtype = PA_DTYPE_F16,
-                               .attn_type = PA_ATTN_ENCODER_DECODER,
-                               .num_seqs = 2,
-                               .num_heads = 4,
-                               .num_kv_heads = 4,
-                               .head_size = 32,
-                               .q_lens = pql,
-                               .k_lens = pkl};
+    pa_prompt_problem_cfg c = cross_cfg(pql, pkl);
     pa_prompt_problem *pp = pa_prompt_problem_make(&c);
     pp->cu_q[0] = -1;
     cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_ERR_INVALID_ARGUMENT);
