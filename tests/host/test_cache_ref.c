@@ -279,6 +279,22 @@ Test(cache_ref, reshape_and_cache_bad_input) {
     assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "value buffer");
     c.value = vc;
     assert_fail(pa_ref_reshape_and_cache(NULL, slots, &c), PA_ERR_INVALID_ARGUMENT, "input descriptor");
+    /* (these four found unreached by scripts/refusal-coverage.py) */
+    const pa_kv_input good = in;
+    in.dtype = (pa_dtype)11;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "input dtype 11 unknown");
+    in = good;
+    in.key_head_stride = -8;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "key_head_stride must be >= 0 (got -8)");
+    in = good;
+    in.value_token_stride = -16;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "value_token_stride must be >= 0 (got -16)");
+    in = good;
+    in.value = NULL;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "reshape_and_cache: value is NULL");
+    in = good;
     cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
     /* all good now; zero tokens is a no-op */
     cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
@@ -704,37 +720,10 @@ Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
 }
 
 /* The cache ops' refusals no other test reached (scripts/refusal-coverage.py),
- * each with its own message and nothing written: the input's dtype and
- * strides, a NULL value, swap and copy counts and buffers, the run planner's
- * arguments (kv_cache_update's dtype and token count: kv_cache_update_bad_input). */
+ * each with its own message and nothing written: swap and copy counts and
+ * buffers, the run planner's arguments (reshape_and_cache's and
+ * kv_cache_update's: their *_bad_input tests). */
 Test(cache_ref, each_cache_op_refusal_names_its_argument) {
-    float kc[64], vc[64], key[4 * 8], val[4 * 8];
-    for (int i = 0; i < 32; i++)
-        key[i] = val[i] = (float)i;
-    memset(kc, SENTINEL, sizeof kc);
-    memset(vc, SENTINEL, sizeof vc);
-    unsigned char k0[sizeof kc];
-    memcpy(k0, kc, sizeof kc);
-    pa_kv_cache c;
-    small_vllm(&c, kc, vc);
-    int64_t slots[4] = {0, 5, -1, 7};
-    const pa_kv_input good = {key, val, PA_DTYPE_F32, 4, 0, 0, 0, 0};
-    pa_kv_input in = good;
-    in.dtype = (pa_dtype)11;
-    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "input dtype 11 unknown");
-    in = good;
-    in.key_head_stride = -8;
-    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
-                "key_head_stride must be >= 0 (got -8)");
-    in = good;
-    in.value_token_stride = -16;
-    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
-                "value_token_stride must be >= 0 (got -16)");
-    in = good;
-    in.value = NULL;
-    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "reshape_and_cache: value is NULL");
-    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
-
     /* swap_blocks */
     unsigned char src[4 * 16], dst[4 * 16], d0[sizeof dst];
     memset(src, 1, sizeof src);

@@ -886,21 +886,27 @@ static pa_common_metadata good_common(bufs *b, const int32_t *comp, const int32_
     return c;
 }
 
+/* Prompt/decode outputs over b's buffers, every one filled with sentinels. */
+static pa_prompt_decode_metadata pd_outputs(bufs *b) {
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    fill_sent(b->ssl, 64);
+    fill_sent(b->esl, 64);
+    fill_sent64(b->cross, 512);
+    m.seq_start_loc = b->ssl;
+    m.encoder_seq_start_loc = b->esl;
+    m.cross_slot_mapping = b->cross;
+    m.cross_slot_mapping_capacity = 512;
+    return m;
+}
+
 Test(metadata_bad, builders_reject_and_write_nothing) {
     const int32_t comp[3] = {0, 5, 7}, sched[3] = {9, 1, 1};
     const int32_t bt[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     bufs b;
     pa_common_metadata c = good_common(&b, comp, sched, bt);
 
-    pa_prompt_decode_metadata m;
-    memset(&m, 0, sizeof m);
-    fill_sent(b.ssl, 64);
-    fill_sent(b.esl, 64);
-    fill_sent64(b.cross, 512);
-    m.seq_start_loc = b.ssl;
-    m.encoder_seq_start_loc = b.esl;
-    m.cross_slot_mapping = b.cross;
-    m.cross_slot_mapping_capacity = 512;
+    pa_prompt_decode_metadata m = pd_outputs(&b);
     m.num_prefills = SENT;
     cr_assert_eq(pa_build_prompt_decode_metadata(&c, 4, NULL, &m), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "num_prefills 4 outside [0, num_reqs 3]"), "%s", pa_last_error());
@@ -1155,14 +1161,7 @@ Test(metadata_bad, prompt_decode_sums_and_encoder_inputs) {
     const int32_t enc_huge[3] = {big, big, 0};
     for (int k = 0; k < 6; k++) {
         pa_encoder_batch enc = {enc_lens, cbt, 1};
-        memset(&m, 0, sizeof m);
-        fill_sent(b.ssl, 64);
-        fill_sent(b.esl, 64);
-        fill_sent64(b.cross, 512);
-        m.seq_start_loc = b.ssl;
-        m.encoder_seq_start_loc = b.esl;
-        m.cross_slot_mapping = b.cross;
-        m.cross_slot_mapping_capacity = 512;
+        m = pd_outputs(&b);
         pa_common_metadata cc = g;
         const char *want;
         if (k == 0)
