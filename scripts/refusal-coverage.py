@@ -10,8 +10,17 @@ each site in csrc/ that returned an error in no test. A site no test reaches is
 a refusal whose removal no test could notice: write a test for it, or say why
 it cannot be reached.
 
-    python3 scripts/refusal-coverage.py [--suites host,interp] [--work /tmp/pa-refcov]
-                                        [--python VENV_PYTHON] [--out report.md] [--reuse]
+    python3 scripts/refusal-coverage.py [--suites host,interp] [--tests GLOB] [--work /tmp/pa-refcov]
+                                        [--python VENV_PYTHON] [--out report.md] [--reuse] [--cli]
+
+--cli asks the same of the `pagedattn` CLI, whose usage errors do not go through
+pa_fail: the scratch build's C code is compiled with gcov (--coverage), and the
+report adds each line of benchmarks/*.c that writes to stderr (fprintf(stderr,
+usage_error, fputs(..., stderr)) and that no test executed, in pagedattn and
+pagedattn-interp together. Lines compiled into neither program (another
+#ifdef's branch) are not counted. Its scratch build is another one
+(/tmp/pa-clicov by default), with the ThreadSanitizer programs that
+pagedattn-interp belongs to: about 20 minutes to build, 25 to run.
 
 The scratch build is host code plus interpret mode (device code as unoptimised
 PTX, no ThreadSanitizer): about 10 minutes to build on 2 cores, then the suites.
@@ -20,6 +29,7 @@ re-copies the sources; ninja rebuilds what changed).
 """
 import argparse
 import collections
+import fnmatch
 import os
 import re
 import shutil
@@ -59,6 +69,24 @@ void pa_refcov_hit(const char *file, int line) {
 """
 
 
+def call_end(text, i):
+    """The index of the parenthesis that closes the one at text[i] (string literals skipped)."""
+    depth = 0
+    while i < len(text):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif text[i] == '"':
+            i += 1
+            while i < len(text) and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        i += 1
+    return i
+
+
 def sites(src_root):
     """{(relpath, first_line): (last_line, text)} of every PA_REQUIRE( and pa_fail( call in csrc/
     (not the macro's body, pa_fail's own declaration and definition, or comments)."""
@@ -85,19 +113,7 @@ def sites(src_root):
                 continue
             if line_start >= 2 and text[line_start - 2] == "\\":  # inside a multi-line macro's body
                 continue
-            depth, i = 0, m.end() - 1
-            while i < len(text):
-                if text[i] == "(":
-                    depth += 1
-                elif text[i] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif text[i] == '"':
-                    i += 1
-                    while i < len(text) and text[i] != '"':
-                        i += 2 if text[i] == "\\" else 1
-                i += 1
+            i = call_end(text, m.end() - 1)
             body = " ".join(text[start:i + 1].split())
             if "__VA_ARGS__" in body:
                 continue
@@ -105,6 +121,61 @@ def sites(src_root):
             last = text.count("\n", 0, i) + 1
             out[(rel, first)] = (last, body)
     return out
+
+
+def cli_sites(src_root):
+    """{(relpath, first_line): (last_line, text)} of each statement in benchmarks/*.c that writes to
+    stderr: fprintf(stderr, ...), fputs(..., stderr), or a call of cmd_plan.c's usage_error."""
+    out = {}
+    bench = os.path.join(src_root, "benchmarks")
+    for f in sorted(os.listdir(bench)):
+        if not f.endswith(".c"):
+            continue
+        rel = os.path.join("benchmarks", f)
+        text = open(os.path.join(bench, f)).read()
+        for m in re.finditer(r"\b(fprintf\(\s*stderr|fputs\(|usage_error\()", text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            prefix = text[line_start:m.start()]
+            if prefix.lstrip().startswith(("/*", "*", "//", "#")) or re.search(r"\bint\s+$", prefix):
+                continue  # a comment, a macro, usage_error's definition
+            end = call_end(text, m.end() - 1 if m.group(1) != "fprintf(stderr" else text.find("(", m.start()))
+            body = " ".join(text[m.start():end + 1].split())
+            if m.group(1) == "fputs(" and not re.search(r",\s*stderr\s*\)$", body):
+                continue
+            out[(rel, text.count("\n", 0, m.start()) + 1)] = (text.count("\n", 0, end) + 1, body)
+    return out
+
+
+def cli_unreached(src, build):
+    """The CLI's stderr sites no test executed, from the gcov counts of every object built from
+    benchmarks/*.c (pagedattn and pagedattn-interp), summed by source line."""
+    import json  # noqa: E402
+    counts = collections.defaultdict(int)  # (relpath, line) -> executions; present = compiled
+    for dirpath, _, fs in os.walk(build):
+        for f in fs:
+            if not f.endswith(".gcda"):
+                continue
+            r = subprocess.run(["gcov", "--json-format", "--stdout", os.path.join(dirpath, f)], cwd=build,
+                               capture_output=True)
+            for doc in r.stdout.decode().splitlines():
+                if not doc.strip().startswith("{"):
+                    continue
+                for fl in json.loads(doc).get("files", []):
+                    path = os.path.normpath(os.path.join(build, fl["file"]))
+                    rel = os.path.relpath(path, src)
+                    if not rel.startswith("benchmarks/"):
+                        continue
+                    for ln in fl["lines"]:
+                        counts[(rel, ln["line_number"])] += ln["count"]
+    missing, total = [], 0
+    for (rel, first), (last, body) in sorted(cli_sites(src).items()):
+        seen = [counts[(rel, n)] for n in range(first, last + 1) if (rel, n) in counts]
+        if not seen:
+            continue  # compiled into neither program
+        total += 1
+        if max(seen) == 0:
+            missing.append((rel, first, body))
+    return missing, total
 
 
 def run(cmd, **kw):
@@ -115,7 +186,9 @@ def run(cmd, **kw):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suites", default="host,interp")
-    ap.add_argument("--work", default="/tmp/pa-refcov")
+    ap.add_argument("--tests", help="only the suites' tests whose names match one of these globs (e.g. 'pagedattn_*,gpu_check_dry')")
+    ap.add_argument("--work", help="scratch directory (default /tmp/pa-refcov, with --cli /tmp/pa-clicov)")
+    ap.add_argument("--cli", action="store_true", help="also list the CLI's stderr lines no test executed (gcov)")
     ap.add_argument("--python", help="a Python with pytest (and numpy) to run python/tests against the scratch build")
     ap.add_argument("--out", help="markdown report (default: print)")
     ap.add_argument("--reuse", action="store_true")
@@ -123,6 +196,7 @@ def main():
     ap.add_argument("--report-only", action="store_true",
                     help="no build, no tests: the report from the scratch directory's hits so far")
     a = ap.parse_args()
+    a.work = a.work or ("/tmp/pa-clicov" if a.cli else "/tmp/pa-refcov")
 
     src = os.path.join(a.work, "src")
     build = os.path.join(a.work, "build")
@@ -157,19 +231,36 @@ def main():
         open(core, "w").write(t.replace(defn, "pa_status(pa_fail)(pa_status s, const char *fmt, ...) {") + HOOK_DEF)
 
     if not os.path.exists(os.path.join(build, "build.ninja")):
-        r = run(["meson", "setup", build, src, "-Dgpu_archs=90", "-Dgpu_code=ptx-unoptimized", "-Dinterp_tsan=false",
-                 "-Dbuildtype=debugoptimized"], capture_output=True, text=True)
+        # gcov: C objects instrumented; every linker, nvcc's included, given libgcov.
+        cov = ["-Dc_args=--coverage", "-Dc_link_args=--coverage", "-Dcpp_link_args=--coverage",
+               "-Dcuda_link_args=-lgcov"] if a.cli else []
+        # The CLI's interpret-mode tests (pagedattn-interp) are built with the ThreadSanitizer programs.
+        r = run(["meson", "setup", build, src, "-Dgpu_archs=90", "-Dgpu_code=ptx-unoptimized",
+                 "-Dinterp_tsan=" + ("true" if a.cli else "false"), "-Dbuildtype=debugoptimized"] + cov,
+                capture_output=True, text=True)
         if r.returncode:
             sys.exit(r.stdout + r.stderr)
     if run(["ninja", "-C", build, "-j", str(a.jobs)], stdout=subprocess.DEVNULL).returncode:
         sys.exit("scratch build failed")
     if os.path.exists(hits_file):
         os.remove(hits_file)
+    for dirpath, _, fs in os.walk(build):  # gcov counts of an earlier run
+        for f in fs:
+            if f.endswith(".gcda"):
+                os.remove(os.path.join(dirpath, f))
     env = dict(os.environ, PA_REFCOV=hits_file)
     failed = []
     for s in a.suites.split(","):
+        names = []
+        if a.tests:  # the suite's tests whose names match (meson test --list: "suite - project:name")
+            listed = run(["meson", "test", "-C", build, "--no-rebuild", "--list", "--suite", s], capture_output=True,
+                         text=True).stdout.split("\n")
+            names = [ln.rpartition(":")[2] for ln in listed if ":" in ln]
+            names = [n for n in names if any(fnmatch.fnmatch(n, g) for g in a.tests.split(","))]
+            if not names:
+                continue
         r = run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", str(a.jobs), "--suite", s,
-                 "--timeout-multiplier", "3"], env=env, capture_output=True, text=True)
+                 "--timeout-multiplier", "3"] + names, env=env, capture_output=True, text=True)
         tail = r.stdout.strip().splitlines()[-8:]
         print("\n".join(tail))
         if r.returncode:
@@ -204,11 +295,17 @@ def report(a, src, build, hits_file, failed):
                 reached.add((rel, first))
     missing = sorted(k for k in all_sites if k not in reached)
     lines = [f"# Refusals no test reaches ({len(missing)} of {len(all_sites)} sites in csrc/)", "",
-             f"Suites: {a.suites}{' + python/tests' if a.python else ''}"
+             f"Suites: {a.suites}{' (tests ' + a.tests + ')' if a.tests else ''}"
+             f"{' + python/tests' if a.python else ''}"
              f"{'; FAILED: ' + ', '.join(failed) if failed else ''}.", ""]
     for rel, first in missing:
         last, body = all_sites[(rel, first)]
         lines.append(f"- `{rel}:{first}` {body[:300]}")
+    if a.cli:
+        cli_missing, cli_total = cli_unreached(src, build)
+        lines += ["", f"# The CLI's stderr lines no test executes ({len(cli_missing)} of {cli_total} in benchmarks/*.c)", ""]
+        for rel, first, body in cli_missing:
+            lines.append(f"- `{rel}:{first}` {body[:300]}")
     text = "\n".join(lines) + "\n"
     if a.out:
         open(a.out, "w").write(text)
