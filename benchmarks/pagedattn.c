@@ -901,5 +901,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "pagedattn: %d JSON row(s) could not be written\n", pa_bench_json_errors());
         rc = PA_CLI_EXIT_FAIL;
     }
+    /* What went to stdout (plan's arrays, info, tables, `--json -` rows) may
+     * still sit in its buffer: a write that fails there (a full disk, a closed
+     * pipe) fails the command rather than exiting 0 with the output lost. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "pagedattn: writing to standard output failed\n");
+        if (rc == 0)
+            rc = PA_CLI_EXIT_FAIL;
+    }
     return rc;
 }

@@ -144,14 +144,12 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
             r->baseline_us > 0 ? r->baseline_us : 0.0, n.base_pct, n.speedup);
     pa_cli_json_str(jf, r->note ? r->note : "");
     fprintf(jf, "}\n");
-    if (ferror(jf)) {
+    /* A row is written once it has left the stdio buffer: stdout's is flushed
+     * here (a full disk or a closed pipe shows only then), a file's closed. */
+    int bad = ferror(jf) != 0;
+    bad |= (jf == stdout ? fflush(jf) : fclose(jf)) != 0;
+    if (bad) {
         fprintf(stderr, "pagedattn: writing a JSON row to %s failed\n", o->json);
-        g_json_errors++;
-    }
-    if (jf == stdout)
-        fflush(jf);
-    else if (fclose(jf) != 0) {
-        fprintf(stderr, "pagedattn: closing %s failed\n", o->json);
         g_json_errors++;
     }
 }

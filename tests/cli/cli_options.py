@@ -9,8 +9,14 @@ before its problem is built; sweeps run every point and the user's values;
 `plan --json` has the flags' caps. Each case is a defect found by an audit
 of the CLI (2026-12-02, D1..D17): it failed before the fix.
 
+Then (2026-12-03) the first test of each usage error and message that
+scripts/refusal-coverage.py --cli found no test reaching, and output that
+cannot be written (a full disk: /dev/full) failing the command, which exited
+0 with its output lost before.
+
   tests/cli/cli_options.py build/benchmarks/pagedattn
 """
+import functools
 import json
 import os
 import resource
@@ -28,6 +34,7 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
+@functools.lru_cache(maxsize=None)
 def sanitized(cli):
     # AddressSanitizer reserves terabytes of shadow address space at start, so
     # under the ASan build (scripts/test.sh) the limit would kill every run:
@@ -36,11 +43,14 @@ def sanitized(cli):
         return b"__asan_init" in f.read()
 
 
-def run(cli, args, timeout=60, limit=False):
+def run(cli, args, timeout=60, limit=False, stdout_to=None):
     try:
-        p = subprocess.run([cli] + args, capture_output=True, text=True, timeout=timeout,
+        out = open(stdout_to, "w") if stdout_to else subprocess.PIPE
+        p = subprocess.run([cli] + args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout,
                            preexec_fn=limit_memory if limit and not sanitized(cli) else None)
-        return p.returncode, p.stdout, p.stderr
+        if stdout_to:
+            out.close()
+        return p.returncode, p.stdout or "", p.stderr
     except subprocess.TimeoutExpired:
         return "timeout", "", ""
 
@@ -54,12 +64,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="pa-cli-")
     bad = []
 
-    def case(name, args, rc=2, says=None, check=None, timeout=60, limit=False):
-        got, out, err = run(cli, args, timeout, limit)
+    def case(name, args, rc=2, says=None, check=None, timeout=60, limit=False, stdout_to=None):
+        got, out, err = run(cli, args, timeout, limit, stdout_to)
         why = None
         if got != rc:
             why = f"exit {got}, want {rc}"
-        elif says and says not in err:
+        elif says and any(s not in err for s in ([says] if isinstance(says, str) else says)):
             why = f"stderr lacks {says!r}"
         elif check:
             why = check(out, err)
@@ -234,6 +244,125 @@ def main():
          check=lambda out, err: None if len(rows(out)) == 5 else f"{len(rows(out))} rows, want 5")
     case("swap with --layers 1", ["bench", "blocks"] + CPU + ["--variant", "swap-out", "--layers", "1", "--seqs", "2",
                                                               "--ctx", "64"], rc=0)
+
+    # The refusals and messages no test reached (scripts/refusal-coverage.py --cli, 2026-12-03): the
+    # first test of each. Commands and options:
+    case("no command", [], says="usage: pagedattn COMMAND")
+    case("unknown command", ["bogus"], says="unknown command 'bogus'")
+    case("--interp on info", ["info", "--interp"], says="--interp is for check and bench")
+    case("info's unknown option", ["info", "--bogus"], says="pagedattn info: unknown option '--bogus'")
+    case("check's unknown op", ["check", "bogus"], says="unknown op 'bogus'")
+    case("bench's unknown op", ["bench", "bogus"] + CPU, says="unknown op 'bogus'")
+    case("unknown option", ["bench", "decode"] + CPU + ["--bogus"], says="unknown option '--bogus'")
+    case("option without its value", ["bench", "decode", "--seqs"], says="--seqs needs a value")
+    case("empty integer", ["bench", "decode"] + CPU + ["--seqs", ""], says="--seqs needs a value")
+    case("empty list", ["bench", "decode"] + CPU + ["--ctx", ""], says="--ctx needs at least one value")
+    case("33 lengths", ["bench", "decode"] + CPU + ["--ctx", ",".join(["16"] * 33)], says="at most 32 values")
+    case("--device tpu", ["bench", "decode", "--device", "tpu"], says="--device must be cpu or gpu")
+    case("--heads without KV", ["bench", "decode"] + CPU + ["--heads", "32"], says="--heads takes Q/KV")
+    case("unknown dtype", ["bench", "decode"] + CPU + ["--dtype", "f99"], says="unknown dtype 'f99'")
+    case("unknown layout", ["bench", "decode"] + CPU + ["--layout", "bogus"], says="unknown KV layout 'bogus'")
+    case("unknown preset", ["bench", "decode"] + CPU + ["--preset", "bogus"], says="unknown preset 'bogus'")
+    case("--json in a missing directory", ["bench", "decode"] + CPU + SMALL + ["--json",
+                                                                            os.path.join(tmp, "none", "x.json")],
+         says="cannot open for writing")
+    for op, known in (("decode", "v1, v2, auto, all"), ("prefill", "prompt, encoder, context, cross"),
+                      ("blocks", "swap-out, swap-in, copy")):
+        case(f"{op} --variant bogus", ["bench", op] + CPU + ["--variant", "bogus"], says=known)
+    case("sweep option without its value", ["bench", "--preset", "llama3-8b", "--ops"], says="--ops needs a value")
+    case("bench options without an op", ["bench", "--seqs", "1"], says="name an op")
+    case("sweep --variant bogus", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--variant", "bogus"] + CPU,
+         says="unknown --variant 'bogus' for decode")
+    # shapes an op refuses, with the library's reason or the benchmark's bounds
+    for op, extra in (("decode", ["--ctx", "16"]), ("blocks", ["--ctx", "16"]), ("cache", ["--qlen", "4"]),
+                      ("prefill", ["--ctx", "16", "--variant", "context"])):
+        case(f"{op} head size 3 in the vllm layout", ["bench", op] + CPU + ["--seqs", "1", "--heads", "2/1",
+                                                                            "--head-size", "3"] + extra,
+             says="head_size 3 must be a multiple of x = 8")
+    for op, extra in (("prefill", ["--variant", "context"]), ("ragged", [])):
+        case(f"{op} heads 3/2", ["bench", op] + CPU + ["--seqs", "1", "--ctx", "16", "--heads", "3/2", "--head-size",
+                                                      "64"] + extra, says="3 is not a multiple of")
+    case("blocks past int32 blocks", ["bench", "blocks"] + CPU + ["--seqs", "65536", "--ctx", "100000",
+                                                                  "--block-size", "1"], says="blocks is too many")
+    case("blocks past 8 GB", ["bench", "blocks"] + CPU + ["--seqs", "64", "--ctx", "100000", "--heads", "8/8",
+                                                          "--head-size", "128", "--layers", "64", "--variant", "copy"],
+         says="at most 8 GB", limit=True)
+    case("cache past 2^28 tokens", ["bench", "cache"] + CPU + ["--seqs", "65536", "--qlen", "100000"],
+         says="tokens is too many")
+    case("cache past 8 GB", ["bench", "cache"] + CPU + ["--seqs", "256", "--qlen", "100000", "--heads", "8/8",
+                                                        "--head-size", "256"], says="at most 8 GB", limit=True)
+    case("cache of fp8 input", ["bench", "cache"] + CPU + ["--dtype", "fp8_e4m3"], says="input dtype fp8_e4m3")
+    case("cache f32 into f16", ["bench", "cache"] + CPU + ["--dtype", "f32", "--cache-dtype", "f16"],
+         says="f32 -> f16 unsupported")
+    case("check baseline --layout combined", ["check", "baseline", "--layout", "combined"],
+         says="the ragged case always runs on the combined layout")
+    # a sweep skips the op that refuses the preset's options, once, and runs the rest
+    case("sweep skips ragged under --alibi", ["bench", "--preset", "llama3-8b", "--ops", "decode,ragged", "--alibi",
+                                              "--batches", "1", "--ctx", "16", "--json", "-"] + CPU, rc=0,
+         says=["ragged attention has no ALiBi", "skipping ragged for llama3-8b"], check=one_row(op="decode"))
+    case("ragged without a shape", ["bench", "ragged"] + CPU + ["--json", "-"], rc=0, says="no shape given",
+         check=one_row(seqs=4, heads=8, kv_heads=2, ctx=256))
+    # plan's own parser and bounds
+    one = ["plan", "--computed", "0", "--scheduled", "1"]
+    case("plan without a batch", ["plan"], says="needs --computed and --scheduled, or --json")
+    case("plan without --scheduled", ["plan", "--computed", "0", "--block-size", "8"],
+         says="--computed and --scheduled (or a --json file with both) are required")
+    case("plan flag without its value", one + ["--computed"], says="--computed needs a value")
+    case("plan's unknown flag", one + ["--bogus", "1"], says="unknown flag '--bogus'")
+    case("plan lengths differ", ["plan", "--computed", "0,1", "--scheduled", "1"], says="different lengths")
+    case("plan encoder lengths differ", one + ["--encoder-lens", "1,2"],
+         says="--encoder-lens has a different length")
+    case("plan block-table rows differ", one + ["--block-table", "1;2"],
+         says="--block-table has a different number of rows")
+    case("plan block size 0", one + ["--block-size", "0"], says="block_size must be > 0")
+    case("plan empty value", ["plan", "--computed", "0", "--scheduled", "1,,2"], says="value 1 is empty")
+    case("plan value too long", ["plan", "--computed", "0", "--scheduled", "1" + "0" * 40], says="value 0 is too long")
+    case("plan --json missing", ["plan", "--json", os.path.join(tmp, "none.json")], says="No such file")
+    big = os.path.join(tmp, "big.json")
+    with open(big, "w") as f:
+        f.write(" " * (1 << 26) + "{}")
+    case("plan --json past 64 MiB", ["plan", "--json", big], says="larger than 67108864 bytes", limit=True)
+    case("plan block-table of 65537 rows", one + ["--block-table", ";" * 65536], says="too many rows or entries",
+         limit=True)
+    case("plan block-table past 2^24 entries", one + ["--block-table", ",".join(["0"] * 300) + ";" * 65535],
+         says="65536 x 300 entries", limit=True)
+    case("plan past 2^24 tokens", ["plan", "--computed", "0", "--scheduled", "20000000"],
+         says="the CLI plans at most 16777216", limit=True)
+    case("plan's allocation past 2^24 blocks", ["plan", "--computed", "1000", "--scheduled", "16777216",
+                                                "--block-size", "1"], says="needs 16778216 blocks", limit=True)
+    case("plan past 2^24 slices", ["plan", "--computed", "0", "--scheduled", "16777216", "--block-size", "1",
+                                   "--slices-per-block", "10"], says="16777220 KV-update slices", limit=True,
+         timeout=120)
+    lc = os.path.join(tmp, "local.json")
+    with open(lc, "w") as f:  # 65000 requests whose two new tokens straddle a chunk: 130000 x 256 pages
+        json.dump({"block_size": 1, "computed": [255] * 65000, "scheduled": [2] * 65000, "chunk": 256}, f)
+    case("plan's virtual batches past 2^24 pages", ["plan", "--json", lc], says="130000 virtual batches x 256 pages",
+         limit=True, timeout=120)
+    case("plan's builder refuses", one + ["--chunk", "1"], says="invalid argument: local attention")
+    case("bench plan's unknown flag", ["bench", "plan", "--bogus"], says="unknown flag '--bogus'")
+    # without a GPU: a check says how to run without one (exit 3), a bench times the CPU reference
+    if json.loads(run(cli, ["info", "--json"])[1] or "{}").get("device") is None:
+        for op in ("decode", "ragged"):
+            case(f"check {op} without a GPU", ["check", op], rc=3, says=f"pagedattn check {op} --interp")
+        case("check baseline without a GPU", ["check", "baseline"], rc=3, says="needs a CUDA GPU")
+        case("bench --device gpu without a GPU", ["bench", "decode", "--device", "gpu"] + SMALL, rc=3,
+             says="no CUDA device")
+        case("sweep --device gpu without a GPU", ["bench", "--preset", "llama3-8b", "--device", "gpu"], rc=3,
+             says="no CUDA device")
+        case("sweep without a GPU", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--batches", "1", "--ctx",
+                                     "16", "--iters", "1", "--warmup", "0", "--json", "-"], rc=0,
+             says="sweeping the CPU reference", check=one_row(op="decode", preset="llama3-8b", seqs=1, ctx=16))
+        case("bench without a GPU", ["bench", "decode", "--iters", "1", "--warmup", "0", "--json", "-"] + SMALL, rc=0,
+             says="timing the CPU reference", check=one_row(seqs=1, ctx=32))
+    # output that cannot be written fails the command (it exited 0 with the output lost)
+    if os.path.exists("/dev/full"):
+        case("plan into a full disk", one, rc=1, says="writing to standard output failed", stdout_to="/dev/full")
+        case("info --json into a full disk", ["info", "--json"], rc=1, says="writing to standard output failed",
+             stdout_to="/dev/full")
+        case("--json - into a full disk", ["bench", "decode"] + CPU + SMALL + ["--json", "-"], rc=1,
+             says=["writing a JSON row to - failed", "1 JSON row(s) could not be written"], stdout_to="/dev/full")
+        case("--json FILE on a full disk", ["bench", "convert"] + CPU + ["--json", "/dev/full"], rc=1,
+             says="writing a JSON row to /dev/full failed")
 
     print(f"cli_options: {len(bad)} failed" + (": " + ", ".join(bad) if bad else ""))
     return 1 if bad else 0
