@@ -30,6 +30,7 @@ re-copies the sources; ninja rebuilds what changed).
 import argparse
 import collections
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -138,7 +139,7 @@ def cli_sites(src_root):
             prefix = text[line_start:m.start()]
             if prefix.lstrip().startswith(("/*", "*", "//", "#")) or re.search(r"\bint\s+$", prefix):
                 continue  # a comment, a macro, usage_error's definition
-            end = call_end(text, m.end() - 1 if m.group(1) != "fprintf(stderr" else text.find("(", m.start()))
+            end = call_end(text, text.find("(", m.start()))
             body = " ".join(text[m.start():end + 1].split())
             if m.group(1) == "fputs(" and not re.search(r",\s*stderr\s*\)$", body):
                 continue
@@ -148,12 +149,12 @@ def cli_sites(src_root):
 
 def cli_unreached(src, build):
     """The CLI's stderr sites no test executed, from the gcov counts of every object built from
-    benchmarks/*.c (pagedattn and pagedattn-interp), summed by source line."""
-    import json  # noqa: E402
+    benchmarks/*.c (pagedattn and pagedattn-interp), summed by source line. Objects of other sources
+    are not read (their paths in the build name no benchmarks/ file)."""
     counts = collections.defaultdict(int)  # (relpath, line) -> executions; present = compiled
     for dirpath, _, fs in os.walk(build):
         for f in fs:
-            if not f.endswith(".gcda"):
+            if not f.endswith(".gcda") or "benchmarks" not in os.path.relpath(os.path.join(dirpath, f), build):
                 continue
             r = subprocess.run(["gcov", "--json-format", "--stdout", os.path.join(dirpath, f)], cwd=build,
                                capture_output=True)
@@ -186,7 +187,8 @@ def run(cmd, **kw):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suites", default="host,interp")
-    ap.add_argument("--tests", help="only the suites' tests whose names match one of these globs (e.g. 'pagedattn_*,gpu_check_dry')")
+    ap.add_argument("--tests", help="only the suites' tests whose names match one of these globs "
+                    "(e.g. 'pagedattn*,gpu_check_dry')")
     ap.add_argument("--work", help="scratch directory (default /tmp/pa-refcov, with --cli /tmp/pa-clicov)")
     ap.add_argument("--cli", action="store_true", help="also list the CLI's stderr lines no test executed (gcov)")
     ap.add_argument("--python", help="a Python with pytest (and numpy) to run python/tests against the scratch build")

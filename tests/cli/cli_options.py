@@ -44,15 +44,16 @@ def sanitized(cli):
 
 
 def run(cli, args, timeout=60, limit=False, stdout_to=None):
+    out = open(stdout_to, "w") if stdout_to else subprocess.PIPE
     try:
-        out = open(stdout_to, "w") if stdout_to else subprocess.PIPE
         p = subprocess.run([cli] + args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=timeout,
                            preexec_fn=limit_memory if limit and not sanitized(cli) else None)
-        if stdout_to:
-            out.close()
         return p.returncode, p.stdout or "", p.stderr
     except subprocess.TimeoutExpired:
         return "timeout", "", ""
+    finally:
+        if stdout_to:
+            out.close()
 
 
 def rows(out):
