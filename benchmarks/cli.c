@@ -409,9 +409,11 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         o->cache_dtype = o->dtype;
 #ifdef PA_CLI_INTERP
     /* PAGEDATTN_CLI_SHRINK=1 (scripts/gpu-check-dry.sh): a GPU-sized command
-     * at interpret-mode lengths, every shape option (heads, head size, dtypes,
-     * layout, variant, features) as given, so each command of the GPU plan is
-     * refused or run here as it would be there. */
+     * at interpret-mode lengths, every shape option (head size, dtypes, layout,
+     * variant, features, the query heads per KV head) as given, so each command
+     * of the GPU plan is refused or run here as it would be there. The heads
+     * shrink to one group (32/8 runs as 4/1; 8x less work, the same kernels):
+     * heads that are no multiple of the KV heads stay, to be refused. */
     const char *shrink = getenv("PAGEDATTN_CLI_SHRINK");
     if (shrink && !strcmp(shrink, "1")) {
         o->seqs = o->seqs < 2 ? o->seqs : 2;
@@ -420,6 +422,10 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         o->qlen = o->qlen < 24 ? o->qlen : 24;
         o->decodes = o->decodes < 2 ? o->decodes : 2;
         o->layers = o->layers < 2 ? o->layers : 2;
+        if (o->kv_heads > 1 && o->heads % o->kv_heads == 0) {
+            o->heads /= o->kv_heads;
+            o->kv_heads = 1;
+        }
     }
 #endif
     return 0;
