@@ -27,7 +27,7 @@
 #include "cli.h"
 #include "problems.h"
 
-enum { BLK_SWAP_OUT, BLK_SWAP_IN, BLK_COPY };
+enum { BLK_SWAP_OUT, BLK_SWAP_IN, BLK_COPY }; /* cli.c's table of variant names */
 
 typedef struct blocks_problem {
     int variant, layers;
@@ -42,9 +42,7 @@ typedef struct blocks_problem {
     void **ref_k, **ref_v; /* copy: src's layers as the reference takes them (ref_v NULL: combined) */
 } blocks_problem;
 
-static const char *variant_name(int v) {
-    return v == BLK_SWAP_OUT ? "swap-out" : v == BLK_SWAP_IN ? "swap-in" : "copy";
-}
+static const char *variant_name(int v) { return pa_variant_name("blocks", v); }
 
 static void blocks_problem_free(blocks_problem *b) {
     const int n = b->layers * b->bufs;
@@ -70,13 +68,10 @@ static void shuffle(pa_rng *rng, int64_t *a, int64_t n) {
 
 static int blocks_problem_make(const pa_op_opts *o, int ctx, const char *cmd, blocks_problem *b) {
     memset(b, 0, sizeof *b);
-    const char *v = o->variant ? o->variant : "swap-out";
-    b->variant = !strcmp(v, "swap-out")  ? BLK_SWAP_OUT
-                 : !strcmp(v, "swap-in") ? BLK_SWAP_IN
-                 : !strcmp(v, "copy")    ? BLK_COPY
-                                         : -1;
+    b->variant = o->variant ? pa_variant_index("blocks", o->variant) : BLK_SWAP_OUT;
     if (b->variant < 0) {
-        fprintf(stderr, "pagedattn %s blocks: unknown --variant '%s'; known: swap-out, swap-in, copy\n", cmd, v);
+        fprintf(stderr, "pagedattn %s blocks: unknown --variant '%s'; known: %s\n", cmd, o->variant,
+                pa_variant_list("blocks"));
         return PA_CLI_EXIT_USAGE;
     }
     b->layers = b->variant == BLK_COPY ? o->layers : 1;

@@ -20,25 +20,25 @@
 #include "cli.h"
 #include "problems.h"
 
-enum { VAR_V1 = 0, VAR_V2 = 1, VAR_AUTO = 2 };
-static const char *const var_name[3] = {"v1", "v2", "auto"};
+enum { VAR_V1 = 0, VAR_V2 = 1, VAR_AUTO = 2, VAR_ALL = 3 }; /* cli.c's table of variant names */
+#define var_name(v) pa_variant_name("decode", v)
 static const char *const var_impl[3] = {"pa-v1", "pa-v2", "pa-decode"};
 
 /* Variants to run, in order; returns the count or 0 (message printed). */
 static int parse_variants(const pa_op_opts *o, const char *cmd, int *list) {
-    const char *v = o->variant ? o->variant : "auto";
-    if (!strcmp(v, "all")) {
+    const int v = o->variant ? pa_variant_index("decode", o->variant) : VAR_AUTO;
+    if (v == VAR_ALL) {
         list[0] = VAR_V1;
         list[1] = VAR_V2;
         list[2] = VAR_AUTO;
         return 3;
     }
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(v, var_name[i])) {
-            list[0] = i;
-            return 1;
-        }
-    fprintf(stderr, "pagedattn %s decode: unknown --variant '%s'; known: v1, v2, auto, all\n", cmd, v);
+    if (v >= 0) {
+        list[0] = v;
+        return 1;
+    }
+    fprintf(stderr, "pagedattn %s decode: unknown --variant '%s'; known: %s\n", cmd, o->variant,
+            pa_variant_list("decode"));
     return 0;
 }
 
@@ -194,7 +194,7 @@ static int run_gpu_decode(void *ctx) {
     else
         s = pa_paged_attention_decode(&g->p, g->ws, g->ws_bytes, NULL);
     if (s != PA_SUCCESS) {
-        fprintf(stderr, "pagedattn decode %s: %s\n", var_name[g->variant], pa_last_error());
+        fprintf(stderr, "pagedattn decode %s: %s\n", var_name(g->variant), pa_last_error());
         return 1;
     }
     return 0;
@@ -258,7 +258,7 @@ static int check_decode(const pa_op_opts *o) {
             if (gpu_decode_prepare(&g, vars[v]) || run_gpu_decode(&g) ||
                 cudaMemcpy(got, g.p.out, pr->out_elems * pa_dtype_size(o->dtype), cudaMemcpyDeviceToHost) !=
                     cudaSuccess) {
-                fprintf(stderr, "pagedattn check decode %s: the GPU run failed\n", var_name[vars[v]]);
+                fprintf(stderr, "pagedattn check decode %s: the GPU run failed\n", var_name(vars[v]));
                 rc = PA_CLI_EXIT_FAIL;
                 continue;
             }
@@ -266,7 +266,7 @@ static int check_decode(const pa_op_opts *o) {
             char buf[1024];
             const int ok = pa_compare(got, o->dtype, ref, (int64_t)pr->out_elems, tol, &res);
             printf("%s decode %s seqs=%d heads=%d/%d head=%d block=%d ctx=%d %s/%s %s: %s\n", ok ? "PASS" : "FAIL",
-                   var_name[vars[v]], o->seqs, o->heads, o->kv_heads, o->head_size, o->block_size, o->ctx[k],
+                   var_name(vars[v]), o->seqs, o->heads, o->kv_heads, o->head_size, o->block_size, o->ctx[k],
                    pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), pa_kv_layout_name(o->layout),
                    pa_compare_format(&res, tol, buf, sizeof buf));
             if (!ok)

@@ -31,7 +31,7 @@
 #include "cli.h"
 #include "prefill_problems.h"
 
-enum { V_PROMPT, V_ENCODER, V_CONTEXT, V_CROSS };
+enum { V_PROMPT, V_ENCODER, V_CONTEXT, V_CROSS }; /* cli.c's table of variant names */
 
 typedef struct pf_shape {
     int variant;
@@ -40,17 +40,10 @@ typedef struct pf_shape {
 } pf_shape;
 
 static int parse_variant(const pa_op_opts *o, const char *cmd, int *v) {
-    if (!o->variant || !strcmp(o->variant, "prompt"))
-        *v = V_PROMPT;
-    else if (!strcmp(o->variant, "encoder"))
-        *v = V_ENCODER;
-    else if (!strcmp(o->variant, "context"))
-        *v = V_CONTEXT;
-    else if (!strcmp(o->variant, "cross"))
-        *v = V_CROSS;
-    else {
-        fprintf(stderr, "pagedattn %s prefill: unknown --variant '%s'; known: prompt, encoder, context, cross\n", cmd,
-                o->variant);
+    *v = o->variant ? pa_variant_index("prefill", o->variant) : V_PROMPT;
+    if (*v < 0) {
+        fprintf(stderr, "pagedattn %s prefill: unknown --variant '%s'; known: %s\n", cmd, o->variant,
+                pa_variant_list("prefill"));
         return PA_CLI_EXIT_USAGE;
     }
     /* A --qlen, --layout, --cache-dtype or --block-size the variant would
@@ -431,7 +424,6 @@ int pa_run_prefill(const pa_op_opts *o, int check_mode, int gpu) {
  * that failed or could not run. */
 int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
     static const int variants[] = {V_CONTEXT, V_PROMPT, V_ENCODER, V_CROSS};
-    static const char *const names[] = {"prompt", "encoder", "context", "cross"};
     int bad = 0;
     for (int i = 0; i < 4; i++) {
         const int v = variants[i];
@@ -450,7 +442,7 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
             continue;
         }
         if (pf_upload(&p) || run_ref(&p) != 0) {
-            printf("check baseline prefill %s: could not run\nFAIL\n", names[v]);
+            printf("check baseline prefill %s: could not run\nFAIL\n", pa_variant_name("prefill", v));
             bad++;
             pf_free(&p);
             continue;
@@ -462,9 +454,10 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
             pa_baseline_from_prompt(&p.dpp, &pb);
         char what[200];
         snprintf(what, sizeof what, "prefill %s (%s%s%s/%s, %d seqs, %d queries over %d keys, heads %d/%d x %d%s)",
-                 names[v], p.cp ? pa_kv_layout_name(ov.layout) : "", p.cp ? " " : "", pa_dtype_name(ov.dtype),
-                 pa_dtype_name(ov.cache_dtype), sh.seqs, v == V_PROMPT || v == V_ENCODER ? ctx : sh.qlen,
-                 v == V_CONTEXT ? ctx + sh.qlen : ctx, sh.heads, sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "");
+                 pa_variant_name("prefill", v), p.cp ? pa_kv_layout_name(ov.layout) : "", p.cp ? " " : "",
+                 pa_dtype_name(ov.dtype), pa_dtype_name(ov.cache_dtype), sh.seqs,
+                 v == V_PROMPT || v == V_ENCODER ? ctx : sh.qlen, v == V_CONTEXT ? ctx + sh.qlen : ctx, sh.heads,
+                 sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "");
         double vmax;
         if (p.cp) { /* the cached values and the new ones */
             const pa_context_problem *c = p.cp;

@@ -240,6 +240,46 @@ const char *pa_opt_name(unsigned bits) {
     return "?";
 }
 
+static const struct {
+    const char *op;
+    const char *names[5]; /* NULL-terminated */
+    const char *list;
+} VARIANTS[] = {
+    {"decode", {"v1", "v2", "auto", "all", NULL}, "v1, v2, auto, all"},
+    {"prefill", {"prompt", "encoder", "context", "cross", NULL}, "prompt, encoder, context, cross"},
+    {"blocks", {"swap-out", "swap-in", "copy", NULL}, "swap-out, swap-in, copy"},
+};
+
+static int variant_op(const char *op) {
+    for (int k = 0; op && k < (int)(sizeof VARIANTS / sizeof VARIANTS[0]); k++)
+        if (!strcmp(op, VARIANTS[k].op))
+            return k;
+    return -1;
+}
+
+int pa_variant_index(const char *op, const char *name) {
+    const int k = variant_op(op);
+    for (int i = 0; k >= 0 && name && VARIANTS[k].names[i]; i++)
+        if (!strcmp(name, VARIANTS[k].names[i]))
+            return i;
+    return -1;
+}
+
+const char *pa_variant_name(const char *op, int i) {
+    const int k = variant_op(op);
+    if (k < 0 || i < 0)
+        return NULL;
+    for (int j = 0; VARIANTS[k].names[j]; j++)
+        if (j == i)
+            return VARIANTS[k].names[j];
+    return NULL;
+}
+
+const char *pa_variant_list(const char *op) {
+    const int k = variant_op(op);
+    return k < 0 ? NULL : VARIANTS[k].list;
+}
+
 static void preset_names(char *buf, size_t len) {
     buf[0] = '\0';
     for (int p = 0; p < PA_NUM_PRESETS; p++)

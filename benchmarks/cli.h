@@ -64,6 +64,15 @@ enum {
 /* "--seqs" for PA_OPT_SEQS, ... (the lowest bit set in `bits`). */
 const char *pa_opt_name(unsigned bits);
 
+/* The --variant names of the ops that take one (decode, prefill, blocks), one table for the CLI's
+ * check (pagedattn.c) and each op's parser, in the order of the op's own enum (bench_decode.c,
+ * bench_prefill.c, bench_blocks.c; decode's last, "all", runs the others). pa_variant_index: the
+ * name's place, or -1 (an unknown name, or an op without variants); pa_variant_name: the i-th name;
+ * pa_variant_list: "v1, v2, auto, all" for messages, or NULL for an op without variants. */
+int pa_variant_index(const char *op, const char *name);
+const char *pa_variant_name(const char *op, int i);
+const char *pa_variant_list(const char *op);
+
 /* Options shared by `check OP` and `bench OP` (parsed by pa_op_opts_parse). */
 typedef struct pa_op_opts {
     const char *op;

@@ -277,28 +277,13 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
 }
 
 /* The known --variant values of an op, or NULL (the op has none). */
-static const char *op_variants(const char *op) {
-    return !strcmp(op, "decode")    ? "v1, v2, auto, all"
-           : !strcmp(op, "prefill") ? "prompt, encoder, context, cross"
-           : !strcmp(op, "blocks")  ? "swap-out, swap-in, copy"
-                                    : NULL;
-}
-
-static int known_variant(const char *op, const char *v) {
-    const char *list = op_variants(op);
-    const size_t n = strlen(v);
-    for (const char *c = list; c && *c; c += strcspn(c, ",") + (c[strcspn(c, ",")] ? 2 : 0))
-        if (strcspn(c, ",") == n && !strncmp(c, v, n))
-            return 1;
-    return 0;
-}
-
 /* An option `op` would not read, a --variant it does not know, or a list of
  * lengths where it reads one: one line and 1 (a usage error), before any GPU
  * probe or allocation; else 0. */
 static int refuses_ignored_options(const char *cmd, const char *op, const pa_op_opts *o, int check) {
-    if (o->variant && op_variants(op) && !known_variant(op, o->variant)) {
-        fprintf(stderr, "pagedattn %s %s: unknown --variant '%s'; known: %s\n", cmd, op, o->variant, op_variants(op));
+    if (o->variant && pa_variant_list(op) && pa_variant_index(op, o->variant) < 0) {
+        fprintf(stderr, "pagedattn %s %s: unknown --variant '%s'; known: %s\n", cmd, op, o->variant,
+                pa_variant_list(op));
         return 1;
     }
     const unsigned extra = o->given & ~op_reads(op, o, check);
@@ -590,9 +575,9 @@ static int sweep_refuses(const sweep_cfg *sw, const pa_op_opts *o, int all) {
         return 1;
     }
     const char *op = sw->ops == SW_DECODE ? "decode" : "prefill";
-    if (o->variant && !known_variant(op, o->variant)) {
+    if (o->variant && pa_variant_index(op, o->variant) < 0) {
         fprintf(stderr, "pagedattn %s: unknown --variant '%s' for %s; known: %s\n", cmd, o->variant, op,
-                op_variants(op));
+                pa_variant_list(op));
         return 1;
     }
     return 0;
