@@ -21,7 +21,7 @@
 #include "problems.h"
 
 enum { VAR_V1 = 0, VAR_V2 = 1, VAR_AUTO = 2, VAR_ALL = 3 }; /* cli.c's table of variant names */
-#define var_name(v) pa_variant_name("decode", v)
+static const char *var_name(int v) { return pa_variant_name("decode", v); }
 static const char *const var_impl[3] = {"pa-v1", "pa-v2", "pa-decode"};
 
 /* Variants to run, in order; returns the count or 0 (message printed). */

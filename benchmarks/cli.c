@@ -243,11 +243,10 @@ const char *pa_opt_name(unsigned bits) {
 static const struct {
     const char *op;
     const char *names[5]; /* NULL-terminated */
-    const char *list;
 } VARIANTS[] = {
-    {"decode", {"v1", "v2", "auto", "all", NULL}, "v1, v2, auto, all"},
-    {"prefill", {"prompt", "encoder", "context", "cross", NULL}, "prompt, encoder, context, cross"},
-    {"blocks", {"swap-out", "swap-in", "copy", NULL}, "swap-out, swap-in, copy"},
+    {"decode", {"v1", "v2", "auto", "all", NULL}},
+    {"prefill", {"prompt", "encoder", "context", "cross", NULL}},
+    {"blocks", {"swap-out", "swap-in", "copy", NULL}},
 };
 
 static int variant_op(const char *op) {
@@ -267,17 +266,22 @@ int pa_variant_index(const char *op, const char *name) {
 
 const char *pa_variant_name(const char *op, int i) {
     const int k = variant_op(op);
-    if (k < 0 || i < 0)
-        return NULL;
-    for (int j = 0; VARIANTS[k].names[j]; j++)
+    for (int j = 0; k >= 0 && i >= 0 && VARIANTS[k].names[j]; j++)
         if (j == i)
             return VARIANTS[k].names[j];
     return NULL;
 }
 
 const char *pa_variant_list(const char *op) {
+    static char lists[sizeof VARIANTS / sizeof VARIANTS[0]][64]; /* joined on first use */
     const int k = variant_op(op);
-    return k < 0 ? NULL : VARIANTS[k].list;
+    if (k < 0)
+        return NULL;
+    if (!lists[k][0])
+        for (int i = 0; VARIANTS[k].names[i]; i++)
+            snprintf(lists[k] + strlen(lists[k]), sizeof lists[k] - strlen(lists[k]), "%s%s", i ? ", " : "",
+                     VARIANTS[k].names[i]);
+    return lists[k];
 }
 
 static void preset_names(char *buf, size_t len) {

@@ -276,7 +276,6 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
     return NULL;
 }
 
-/* The known --variant values of an op, or NULL (the op has none). */
 /* An option `op` would not read, a --variant it does not know, or a list of
  * lengths where it reads one: one line and 1 (a usage error), before any GPU
  * probe or allocation; else 0. */
