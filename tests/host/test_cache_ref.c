@@ -342,6 +342,99 @@ Test(cache_ref, input_views_past_int64_are_refused) {
     cr_assert(memcmp(cc, k0, sizeof k0) == 0, "written despite the error");
 }
 
+/* The other side of the bound above: a view whose last element read,
+ * (num_tokens - 1) * token_stride + (heads - 1) * head_stride + head_size,
+ * fits in int64 is accepted, even when num_tokens * token_stride would not.
+ * Two tokens 2^62 apart, the second padding (never read), into an NHD cache
+ * [1 block][4 slots][2 heads][8]: token 0 lands in slot 1. kv_cache_update
+ * likewise: new_kv of 2 tokens 2^62 apart, one slice reading token 0 into row
+ * 5 of a combined cache [2][4][2 * 1][8]. */
+Test(cache_ref, input_views_that_just_fit_int64_are_accepted) {
+    float kc[64], vc[64], key[16], val[16];
+    for (int i = 0; i < 16; i++) {
+        key[i] = (float)(i + 1);
+        val[i] = (float)(-i - 1);
+    }
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    float kw[64], vw[64];
+    memcpy(kw, kc, sizeof kc);
+    memcpy(vw, vc, sizeof vc);
+    for (int i = 0; i < 16; i++) {
+        kw[16 + i] = key[i]; /* slot 1: (slot * 2 + h) * 8 + d */
+        vw[16 + i] = val[i];
+    }
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .key = kc,
+                     .value = vc,
+                     .num_blocks = 1,
+                     .block_size = 4,
+                     .num_kv_heads = 2,
+                     .head_size = 8};
+    const int64_t far = (int64_t)1 << 62;
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 2, far, 0, far, 0};
+    const int64_t slots[2] = {1, -1};
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(kc, kw, sizeof kc) == 0 && memcmp(vc, vw, sizeof vc) == 0, "wrong cache contents");
+
+    float cc[2 * 4 * 2 * 8], cw[2 * 4 * 2 * 8], nkv[16];
+    for (int i = 0; i < 16; i++)
+        nkv[i] = (float)(100 + i); /* token 0: K head 0 (8), then V head 0 (8) */
+    memset(cc, SENTINEL, sizeof cc);
+    memcpy(cw, cc, sizeof cc);
+    for (int i = 0; i < 16; i++)
+        cw[(1 * 4 + 1) * 16 + i] = nkv[i]; /* row 5 = block 1, slot 1: [K | V] of 8 each */
+    pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
+                      .dtype = PA_DTYPE_F32,
+                      .key = cc,
+                      .num_blocks = 2,
+                      .block_size = 4,
+                      .num_kv_heads = 1,
+                      .head_size = 8};
+    const int32_t sl[3] = {5, 0, 1}, live = 1;
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 2, far, sl, &live, 1, &cb), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(cc, cw, sizeof cc) == 0, "wrong cache contents");
+}
+
+/* pa_kv_input: a token stride of 0 means contiguous tokens, num_kv_heads *
+ * head_stride, with the head stride as given (here 12 for heads of 8: each
+ * token's row is 24 elements), not num_kv_heads * head_size. NHD cache
+ * [2 blocks][4 slots][2 heads][8], slots 5, 0 and 2. */
+Test(cache_ref, zero_token_stride_follows_the_head_stride) {
+    float kc[128], vc[128], key[3 * 24], val[3 * 24];
+    for (int i = 0; i < 3 * 24; i++) {
+        key[i] = (float)i;
+        val[i] = (float)(1000 + i);
+    }
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    float kw[128], vw[128];
+    memcpy(kw, kc, sizeof kc);
+    memcpy(vw, vc, sizeof vc);
+    const int64_t slots[3] = {5, 0, 2};
+    for (int t = 0; t < 3; t++)
+        for (int h = 0; h < 2; h++)
+            for (int d = 0; d < 8; d++) {
+                const int64_t o = (slots[t] / 4) * 64 + (slots[t] % 4) * 16 + h * 8 + d;
+                kw[o] = key[t * 24 + h * 12 + d];
+                vw[o] = val[t * 24 + h * 12 + d];
+            }
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .key = kc,
+                     .value = vc,
+                     .num_blocks = 2,
+                     .block_size = 4,
+                     .num_kv_heads = 2,
+                     .head_size = 8};
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 3, 0, 12, 0, 12};
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(kc, kw, sizeof kc) == 0, "keys at the wrong rows");
+    cr_assert(memcmp(vc, vw, sizeof vc) == 0, "values at the wrong rows");
+}
+
 /* ---- kv_cache_update by slices ------------------------------------------------ */
 
 static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int strided, uint64_t seed) {
@@ -692,6 +785,14 @@ Test(cache_ref, copy_blocks_half_padding_pairs_are_skipped) {
     const int64_t bad[][2] = {{-2, 3}};
     assert_fail(pa_ref_copy_blocks(kc, NULL, 1, &bad[0][0], 1, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
                 "block_mapping[0]");
+    /* a half-padding pair reads nothing: its source may be another pair's
+     * destination (block 3 here: only (1, 3) copies) */
+    const int64_t m2[][2] = {{3, -1}, {1, 3}};
+    memcpy(want, k, sizeof k);
+    memcpy(want + 3 * NUMEL, k + 1 * NUMEL, sizeof(float) * NUMEL);
+    cr_assert_eq(pa_ref_copy_blocks(kc, NULL, 1, &m2[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(k, want, sizeof k) == 0, "(1, 3) did not copy block 1 into block 3 alone");
 }
 
 /* Found by the fuzz target: a pair (3, 3), or a destination that another pair

@@ -268,6 +268,64 @@ Test(decode_ref, blocksparse_masks_remote_blocks) {
     pa_decode_problem_free(pr);
 }
 
+/* The query of a decode step is the sequence's last token, position
+ * seq_len - 1, so its block-sparse block is (seq_len - 1) / bs_block_size (as
+ * vLLM's kernel's q_bs_block_id). At a seq_len that is a multiple of the
+ * sparse block size this differs from seq_len / bs_block_size. vert_stride 4,
+ * local 1, bs block 16, sliding step 0 (offset 1, so block 3 is remote):
+ * seq_len 96 puts the query in block 5, attending blocks 3 and 5; seq_len 80
+ * in block 4, attending blocks 3 and 4. Every other block is poisoned. */
+Test(decode_ref, blocksparse_query_block_is_the_last_tokens) {
+    const int lens_all[2] = {96, 80}, local_block[2] = {5, 4};
+    for (int c_i = 0; c_i < 2; c_i++) {
+        const int lens[1] = {lens_all[c_i]}, lb = local_block[c_i];
+        pa_decode_problem_cfg c = {.seed = 19u + (unsigned)c_i,
+                                   .layout = PA_LAYOUT_FLASH_NHD,
+                                   .q_dtype = PA_DTYPE_F32,
+                                   .cache_dtype = PA_DTYPE_F32,
+                                   .num_seqs = 1,
+                                   .num_heads = 1,
+                                   .num_kv_heads = 1,
+                                   .head_size = 32,
+                                   .block_size = 16,
+                                   .seq_lens = lens};
+        pa_decode_problem *pr = pa_decode_problem_make(&c);
+        pr->p.bs_vert_stride = 4;
+        pr->p.bs_local_blocks = 1;
+        pr->p.bs_block_size = 16;
+        const size_t per_block = (size_t)16 * 32;
+        for (int b = 0; b < lens[0] / 16; b++) {
+            if (b == 3 || b == lb)
+                continue;
+            const int64_t blk = pr->block_tables[b];
+            pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
+            pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
+        }
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        /* plain attention over tokens 48..63 and 16 * lb .. 16 * lb + 15 */
+        double w[32], mx = -INFINITY, sum = 0;
+        for (int i = 0; i < 32; i++) {
+            const int t = i < 16 ? 48 + i : 16 * lb + i - 16;
+            double dot = 0;
+            for (int d = 0; d < 32; d++)
+                dot += (double)((float *)pr->q)[d] * pr->k_logical[0][t * 32 + d];
+            w[i] = pr->p.scale * dot;
+            mx = fmax(mx, w[i]);
+        }
+        for (int i = 0; i < 32; i++)
+            sum += (w[i] = exp(w[i] - mx));
+        for (int d = 0; d < 32; d++) {
+            double a = 0;
+            for (int i = 0; i < 32; i++) {
+                const int t = i < 16 ? 48 + i : 16 * lb + i - 16;
+                a += w[i] * pr->v_logical[0][t * 32 + d];
+            }
+            cr_assert_float_eq(((float *)pr->out)[d], a / sum, 1e-5, "seq_len %d d=%d", lens[0], d);
+        }
+        pa_decode_problem_free(pr);
+    }
+}
+
 Test(decode_ref, rejects_bad_input_and_writes_nothing) {
     const int lens[2] = {20, 40};
     pa_decode_problem_cfg c = {.seed = 1,

@@ -846,6 +846,70 @@ Test(metadata_edges, slots_past_int32_are_written_as_int64) {
     cr_assert(strstr(pa_last_error(), "request 0: block_table[1] = -1 is negative"), "%s", pa_last_error());
 }
 
+/* The KV-update slices store kv_cache_start as int32, so a block may be used
+ * only if all its slots fit: id * block_size + (block_size - 1) <= INT32_MAX,
+ * i.e. id <= (INT32_MAX - (block_size - 1)) / block_size. For a power-of-two
+ * block size that equals INT32_MAX / block_size; for block_size 3 it does not:
+ * INT32_MAX = 2147483647 = 3 * 715827882 + 1, so block 715827882 holds slots
+ * 2147483646, 2147483647 and 2147483648 (past int32), and block 715827881
+ * (slots 2147483643..2147483645) is the last one allowed. A token at offset 2
+ * of block 715827882 would be a slice starting at slot 2^31. */
+Test(metadata_edges, slices_refuse_blocks_past_int32_at_a_block_size_of_3) {
+    const int32_t comp[1] = {2}, sched[1] = {1}; /* position 2: offset 2 of block column 0 */
+    int32_t bt[1] = {715827882};
+    pa_batch batch = {1, comp, sched, 3, bt, 1};
+    bufs b;
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(b.slots[0], 2147483648ll, "the int64 slot mapping holds it: %lld", (long long)b.slots[0]);
+    fill_sent(b.slices, 3 * 4);
+    int32_t num = -7, padded = -7;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 4, &num, &padded), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 0: block_table[0] = 715827882 gives slots past int32 (block_size 3)"),
+              "%s", pa_last_error());
+    cr_assert(all_sent(b.slices, 3 * 4) && num == -7 && padded == -7, "written despite the error");
+    cr_assert_eq(pa_kv_update_slices_count(&c, 1, &num, &padded), PA_ERR_INVALID_ARGUMENT);
+    pa_ragged_metadata rg = {.slices = b.slices, .slices_capacity = 4};
+    cr_assert_eq(pa_build_ragged_metadata(&c, 1, &rg), PA_ERR_INVALID_ARGUMENT);
+    /* one block lower: slot 715827881 * 3 + 2 = 2147483645 fits */
+    bt[0] = 715827881;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 4, &num, &padded), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(num == 1 && padded == 1, "num %d padded %d", num, padded);
+    const int32_t want[4 * 3] = {2147483645, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}; /* rows (start, new_start, len) */
+    assert_slices(b.slices, 4, want, 4);
+}
+
+/* pa_batch: "Entries the new tokens land in must be >= 0", and the cost is
+ * O(blocks touched): the columns holding only a request's context are neither
+ * read for slots nor checked, so they may hold anything (here -1 and -7, as
+ * for blocks a sliding window has released). Request 0 (8 computed, 3 new,
+ * block size 4) writes positions 8..10, all in column 2 (block 12): slots 48,
+ * 49, 50. Request 1 (5 computed, 2 new) writes positions 5, 6 in column 1
+ * (block 4): slots 17, 18. */
+Test(metadata_edges, context_columns_of_the_block_table_are_not_checked) {
+    const int32_t comp[2] = {8, 5}, sched[2] = {3, 2};
+    const int32_t bt[2 * 3] = {-1, -7, 12, -1, 4, 0};
+    pa_batch batch = {2, comp, sched, 4, bt, 3};
+    bufs b;
+    fill_sent64(b.slots, 512);
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 6, &c), PA_SUCCESS, "%s", pa_last_error());
+    const int64_t want_slots[6] = {48, 49, 50, 17, 18, -1};
+    assert_slots(b.slots, want_slots, 6, "slot_mapping");
+    cr_assert_eq(b.slots[6], SENT64);
+    int32_t num = 0, padded = 0;
+    cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.slices, 2, &num, &padded), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(num == 2 && padded == 2, "num %d padded %d", num, padded);
+    const int32_t want[2 * 3] = {48, 0, 3, 17, 3, 2};
+    assert_slices(b.slices, 2, want, 2);
+    /* the column a new token lands in is checked */
+    const int32_t bt_bad[2 * 3] = {-1, -7, 12, -1, -4, 0};
+    batch.block_table = bt_bad;
+    cr_assert_eq(pa_build_common_metadata(&batch, 6, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "request 1: block_table[1] = -4 is negative"), "%s", pa_last_error());
+}
+
 Test(metadata_bad, null_pointers) {
     const int32_t comp[1] = {0}, sched[1] = {1}, bt[1] = {0};
     pa_batch batch = {1, comp, sched, 16, bt, 1};

@@ -467,6 +467,65 @@ Test(ragged_ref, zero_query_averages_visible_values) {
     rg_problem_free(pr);
 }
 
+/* Writes value `x` into every element of token pos's V row (all KV heads) of
+ * sequence s, at the combined layout's offsets spelled out here:
+ * [page][slot][2 * kv_heads][head], V at the odd combined heads. */
+static void put_value_row(rg_problem *pr, int s, int pos, float x) {
+    const pa_ragged_params *p = &pr->p;
+    const int ps = p->kv.block_size, nkv = p->kv.num_kv_heads, hs = p->kv.head_size;
+    const int64_t page = pr->page_indices[(size_t)s * p->pages_per_seq + pos / ps];
+    for (int h = 0; h < nkv; h++)
+        for (int d = 0; d < hs; d++) {
+            const size_t off = (size_t)(((page * ps + pos % ps) * 2 * nkv + 2 * h + 1) * hs + d);
+            pa_store_from_float(p->kv.dtype, pr->cache, off, x);
+            cr_assert_eq(pa_load_as_float(p->kv.dtype, pr->cache, off), x, "%g is not exact in the cache", x);
+        }
+}
+
+/* The JAX reference's two roundings (ragged.h), by hand, where each decides
+ * the bf16 output. A zero query gives every key logit 0, so p = 1/kv_len.
+ *  - Probabilities rounded to the value dtype: 3 keys, p = bf16(1/3) =
+ *    0.333984375 (1/3 = 1.0101010|1...b * 2^-2 rounds up). Values 1, 1,
+ *    1 + 2^-7: sum p v = 0.333984375 * 3.0078125 = 1.004554..., which is
+ *    0.58 of a bf16 step (2^-7) above 1: out 1.0078125. With exact p the sum
+ *    is 3.0078125 / 3 = 1.0026 (0.33 of a step): out 1.0.
+ *  - An fp8 value dequantised into the query dtype: e4m3 codes 1.0 and 1.875
+ *    x3 with v_scale 1.078125: 1.078125 is bf16, 1.875 * 1.078125 =
+ *    2.021484375 rounds to 2.015625 (steps of 2^-6 above 2: 129.375 of them).
+ *    p = 1/4: out = (1.078125 + 3 * 2.015625) / 4 = 1.78125, a bf16. Values
+ *    left unrounded give 1.78564453125, 228.56 steps: out 1.7890625. */
+Test(ragged_ref, probabilities_and_fp8_values_round_to_the_query_dtype) {
+    for (int v = 0; v < 2; v++) {
+        const int fp8 = v == 1;
+        int q_lens[] = {1}, kv_lens[] = {fp8 ? 4 : 3};
+        rg_problem_cfg c = {.seed = 910u + (unsigned)v,
+                            .q_dtype = PA_DTYPE_BF16,
+                            .cache_dtype = fp8 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_BF16,
+                            .num_seqs = 1,
+                            .num_q_heads = 2,
+                            .num_kv_heads = 1,
+                            .head_size = 16,
+                            .page_size = 2,
+                            .q_lens = q_lens,
+                            .kv_lens = kv_lens};
+        rg_problem *pr = rg_problem_make(&c);
+        cr_assert(pr);
+        memset(pr->q, 0, pr->q_bytes);
+        const float vals[2][4] = {{1.0f, 1.0f, 1.0078125f}, {1.0f, 1.875f, 1.875f, 1.875f}};
+        for (int k = 0; k < kv_lens[0]; k++)
+            put_value_row(pr, 0, k, vals[v][k]);
+        if (fp8)
+            pr->v_scale = 1.078125f;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        const float want = fp8 ? 1.78125f : 1.0078125f;
+        for (int i = 0; i < 2 * 16; i++)
+            cr_assert_eq(pa_load_as_float(PA_DTYPE_BF16, pr->out, (size_t)i), want, "%s: out[%d] = %.9g, want %.9g",
+                         fp8 ? "fp8 values" : "probabilities", i,
+                         (double)pa_load_as_float(PA_DTYPE_BF16, pr->out, (size_t)i), (double)want);
+        rg_problem_free(pr);
+    }
+}
+
 /* num_seqs below max_num_seqs: the later table rows (garbage) are not read and
  * their output rows stay untouched. */
 Test(ragged_ref, num_seqs_below_max_leaves_rest_untouched) {
