@@ -161,10 +161,18 @@ static int read_json(const char *path, plan_in *p) {
         return PA_CLI_EXIT_USAGE;
     }
     char *buf = malloc(PLAN_MAX_JSON_BYTES + 1);
+    errno = 0;
     size_t n = buf ? fread(buf, 1, PLAN_MAX_JSON_BYTES + 1, f) : 0;
+    /* A directory opens but does not read (EISDIR): say so, not "expected '{'". */
+    const int read_errno = buf && ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
     if (!buf)
         return usage_error("out of memory");
+    if (read_errno) {
+        free(buf);
+        fprintf(stderr, "pagedattn plan: --json %s: %s\n", path, strerror(read_errno));
+        return PA_CLI_EXIT_USAGE;
+    }
     if (n > PLAN_MAX_JSON_BYTES) {
         free(buf);
         fprintf(stderr, "pagedattn plan: --json %s: larger than %d bytes\n", path, PLAN_MAX_JSON_BYTES);

@@ -19,9 +19,27 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 survived=0
 
+# ci_tsan PROGRAM env|filter: the environment (NAME=VALUE words) or the
+# --filter of PROGRAM's run in meson's interp-tsan suite, CI's.
+ci_tsan() {
+    meson introspect "$BUILD" --tests | python3 -c '
+import json, sys
+prog, what = sys.argv[1:3]
+for t in json.load(sys.stdin):
+    if t["name"] == prog + "_interp_tsan":
+        if what == "env":
+            print(" ".join(f"{k}={v}" for k, v in t["env"].items()))
+        else:
+            print(next((a[9:] for a in t["cmd"] if a.startswith("--filter=")), ""))' "$1" "$2"
+}
+
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
 # PROGRAM test_x runs tests/interp/test_x_interp; test_x:tsan runs the
-# ThreadSanitizer build, tests/interp/test_x_interp_tsan; pagedattn-interp runs
+# ThreadSanitizer build, tests/interp/test_x_interp_tsan, as CI's interp-tsan
+# suite runs it (its environment: PA_TEST_RACES_ONLY's cuts, PA_TEST_MAX_CASES,
+# the CTAs under way), on FILTER's tests, which must all be among those CI's
+# filter selects (since 2026-12-03: the plant then proves CI catches it, not
+# only the full-size tests); pagedattn-interp runs
 # the CLI on the interpreter with FILTER as its arguments (a check command).
 plant() {
     local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
@@ -49,19 +67,40 @@ EOF
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     [ "$prog" = pagedattn-interp ] && exe=tests/interp/pagedattn-interp
-    local log=/tmp/plant-$name.log verdict
+    local log=/tmp/plant-$name.log verdict rc
     if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"
     else
         if [ "$prog" = pagedattn-interp ]; then
             # shellcheck disable=SC2086 # FILTER is the command line
             env "$@" timeout 900 "$BUILD/$exe" $filter >>"$log" 2>&1
+            rc=$?
+        elif [ "${prog%:tsan}" != "$prog" ]; then
+            # As CI runs it (meson's interp-tsan suite: its environment, the
+            # plant's own settings after it), and only tests CI's filter selects.
+            local ci_env ci_filter outside
+            ci_env=$(ci_tsan "${prog%:tsan}" env)
+            ci_filter=$(ci_tsan "${prog%:tsan}" filter)
+            outside=$(comm -23 <("$BUILD/$exe" --list --filter="$filter" | sort) \
+                <("$BUILD/$exe" --list --filter="$ci_filter" | sort))
+            if [ -z "$ci_filter" ] || [ -n "$outside" ] ||
+                [ -z "$("$BUILD/$exe" --list --filter="$filter")" ]; then
+                echo "not among CI's ThreadSanitizer tests: ${outside:-(no test, or no CI filter)}" >>"$log"
+                rc=-1
+            else
+                # shellcheck disable=SC2086 # CI's settings, NAME=VALUE words
+                env $ci_env "$@" timeout 900 "$BUILD/$exe" -j1 --filter="$filter" >>"$log" 2>&1
+                rc=$?
+            fi
         else
             env TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:report_signal_unsafe=0 "$@" \
                 timeout 900 "$BUILD/$exe" -j2 --filter="$filter" >>"$log" 2>&1
+            rc=$?
         fi
-        local rc=$?
-        if [ $rc -eq 0 ]; then
+        if [ $rc -eq -1 ]; then
+            verdict="SETUP FAILED ($(tail -1 "$log" | cut -c1-100))"
+            survived=$((survived + 1))
+        elif [ $rc -eq 0 ]; then
             verdict="SURVIVED"
             survived=$((survived + 1))
         elif grep -q "ThreadSanitizer: data race" "$log"; then
@@ -746,7 +785,7 @@ plant ragged-fp8-v-from-k-bytes cuda/ragged/ragged_mma.cuh \
 plant decode-softmax-no-syncwarp cuda/decode/decode_kernel.cuh \
     '            // not order shared memory (racecheck on an H100 flagged this).
             __syncwarp();' '            // not order shared memory (racecheck on an H100 flagged this).' \
-    test_decode:tsan 'decode_grid/head_size_32'
+    test_decode:tsan 'decode_long/mqa_f32_e5m2_window'
 plant ragged-simt-no-syncwarp-before-pv cuda/ragged/ragged_simt.cuh \
     '            __syncwarp();
             const int nk = c.it.k_hi - k0' '            const int nk = c.it.k_hi - k0' \

@@ -319,6 +319,8 @@ def main():
     case("plan empty value", ["plan", "--computed", "0", "--scheduled", "1,,2"], says="value 1 is empty")
     case("plan value too long", ["plan", "--computed", "0", "--scheduled", "1" + "0" * 40], says="value 0 is too long")
     case("plan --json missing", ["plan", "--json", os.path.join(tmp, "none.json")], says="No such file")
+    # a directory opens but does not read: it said "line 1: expected '{'"
+    case("plan --json a directory", ["plan", "--json", tmp], says="Is a directory")
     big = os.path.join(tmp, "big.json")
     with open(big, "w") as f:
         f.write(" " * (1 << 26) + "{}")

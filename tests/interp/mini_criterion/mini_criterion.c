@@ -66,17 +66,31 @@ void pa_mc_skip(const char *fmt, ...) {
 
 int main(int argc, char **argv) {
     const char *filter = "*", *tap_path = NULL;
+    int list = 0;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--filter=", 9))
             filter = argv[i] + 9;
+        else if (!strcmp(argv[i], "--list"))
+            list = 1;
         else if (!strncmp(argv[i], "--tap=", 6))
             tap_path = argv[i] + 6;
         else if (!strncmp(argv[i], "-j", 2))
             continue;
         else {
-            fprintf(stderr, "usage: %s [--filter=PATTERN] [--tap=FILE] [-jN]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--filter=PATTERN] [--tap=FILE] [-jN] [--list]\n", argv[0]);
             return 2;
         }
+    }
+    /* --list: the ids the filter selects, one a line on stdout, nothing run
+     * (scripts/plant-bugs.sh checks a plant's tests are among CI's). */
+    if (list) {
+        for (int i = 0; i < n_tests; i++) {
+            char id[256];
+            snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
+            if (fnmatch(filter, id, FNM_EXTMATCH) == 0)
+                puts(id);
+        }
+        return 0;
     }
     FILE *tap = tap_path ? fopen(tap_path, "w") : NULL;
     int selected = 0, passed = 0, failed = 0, skipped = 0;
