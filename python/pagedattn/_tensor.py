@@ -79,11 +79,13 @@ def need_inner_contiguous(op, v):
 def c_stride(op, v, dim):
     """v's stride (elements) in dimension `dim`, to be passed to C, where a stride of 0 means
     "contiguous": a stride <= 0 on a dimension of more than one element (a broadcast / expanded
-    or reversed view) is a ValueError. An empty tensor reads nothing: its stride is passed as 0."""
-    if v.numel == 0:
+    or reversed view) is a ValueError. An empty tensor reads nothing, and a dimension of one
+    element has no stride that matters (torch and NumPy may give it any, negative or smaller
+    than a row, which C would refuse): both are passed as 0."""
+    if v.numel == 0 or v.shape[dim] == 1:
         return 0
     s = v.strides[dim]
-    if s <= 0 and v.shape[dim] > 1:
+    if s <= 0:
         raise ValueError(f"{op}: {arg(v)} has stride {s} in dimension {dim} (size {v.shape[dim]}), got strides "
                          f"{list(v.strides)}; broadcast (stride 0, e.g. expand) and reversed views are not "
                          "supported: pass a contiguous copy")

@@ -102,11 +102,10 @@ def _flash_cache(op, kc, vc, kv_cache_dtype):
     nb, bs, kvh, hs = kc.shape
     sb, sp, sh = (c_stride(op, kc, i) for i in range(3))
     # NHD when a token's heads lie inside its page (or a block holds one token), HND when a
-    # head's tokens do. A dimension of one element has no stride that matters: it goes to C as 0
-    # (C resolves it to the layout's contiguous value), so an HND cache of block_size 1 is an NHD
-    # cache whose page stride is num_kv_heads * head_stride.
+    # head's tokens do. A dimension of one element has no stride that matters: c_stride passes
+    # it to C as 0 (C resolves it to the layout's contiguous value), so an HND cache of
+    # block_size 1 is an NHD cache whose page stride is num_kv_heads * head_stride.
     layout = A.PA_LAYOUT_FLASH_NHD if (bs == 1 or sp >= sh) else A.PA_LAYOUT_FLASH_HND
-    sb, sp, sh = (x if n > 1 else 0 for x, n in ((sb, nb), (sp, bs), (sh, kvh)))
     return cstruct(op, A.KvCache, layout=layout, dtype=dt, key=kc.ptr, value=vc.ptr, num_blocks=nb, block_size=bs,
                    num_kv_heads=kvh, head_size=hs, block_stride=sb, page_stride=sp, head_stride=sh)
 

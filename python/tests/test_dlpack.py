@@ -5,9 +5,10 @@ import ctypes as C
 import math
 
 import numpy as np
+import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend
+from refattn import Paged, attend, fp8_values
 
 
 class DLDevice(C.Structure):
@@ -36,9 +37,9 @@ class Producer:
     """A bf16 (or other) tensor over a NumPy buffer, exported with NULL strides
     and a byte offset of `pad` elements."""
 
-    def __init__(self, storage, shape, code, bits, pad):
+    def __init__(self, storage, shape, code, bits, pad, lanes=1):
         self.storage, self.shape = storage, shape
-        self.code, self.bits, self.pad = code, bits, pad
+        self.code, self.bits, self.pad, self.lanes = code, bits, pad, lanes
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -47,7 +48,7 @@ class Producer:
         shape = (C.c_int64 * len(self.shape))(*self.shape)
         m = DLManagedTensor()
         m.dl_tensor = DLTensor(data=self.storage.ctypes.data, device=DLDevice(1, 0), ndim=len(self.shape),
-                               dtype=DLDataType(self.code, self.bits, 1), shape=shape, strides=None,
+                               dtype=DLDataType(self.code, self.bits, self.lanes), shape=shape, strides=None,
                                byte_offset=self.pad * self.storage.itemsize)
         self._keep = (shape, m)  # the producer owns the memory; the capsule needs no destructor
         return _new(C.addressof(m), b"dltensor", None)
@@ -88,3 +89,66 @@ def test_bf16_null_strides_and_byte_offset():
     for s in range(len(lens)):
         np.testing.assert_allclose(got[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 1 / math.sqrt(D))[0], atol=2e-2,
                                    rtol=2e-2)
+
+
+# ---- gaps a mutation pass of python/pagedattn found (python/tests/mutants.py) ----------------------
+
+
+def test_vector_dtypes_refused():
+    """DLPack lanes > 1 (e.g. a float32x2 tensor) is no dtype the library knows: a TypeError
+    naming the argument, and nothing written."""
+    x = np.ones(16, np.float32)
+    dst = np.full(8, 7, np.uint8)
+    with pytest.raises(TypeError, match=r"convert_fp8: src_cache: vector dtypes \(lanes 2\) are not supported"):
+        pa.convert_fp8(dst, Producer(x, (8,), 2, 32, 0, lanes=2))
+    assert (dst == 7).all()
+
+
+def test_bf16_vllm_cache_packs_eight_elements():
+    """A bfloat16 vLLM cache packs x = 16 bytes / 2 = 8 elements (kv_cache.h); decode reads it,
+    and a bf16 key cache packed as if its elements were 4 bytes (x = 4) is refused."""
+    rng = np.random.default_rng(31)
+    H, KVH, D, BS, lens = 4, 2, 32, 16, [7, 20]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    for s in range(len(lens)):
+        pg.K[s] = bf16_to_f32(to_bf16_bits(pg.K[s]))
+        pg.V[s] = bf16_to_f32(to_bf16_bits(pg.V[s]))
+    nhd_k, nhd_v = pg.fill("nhd", filler=0)  # [nb, bs, h, d]
+    nb = nhd_k.shape[0]
+    # key[b, h, d // 8, t, d % 8] and value[b, h, d, t], by the layout's definition
+    kc = np.ascontiguousarray(nhd_k.reshape(nb, BS, KVH, D // 8, 8).transpose(0, 2, 3, 1, 4))
+    vc = np.ascontiguousarray(nhd_v.transpose(0, 2, 3, 1))
+    q = bf16_to_f32(to_bf16_bits(rng.standard_normal((2, H, D))))
+
+    def bf16(a):
+        return Producer(to_bf16_bits(a).ravel(), a.shape, 4, 16, 0)
+
+    out_bits = np.zeros(q.size, np.uint16)
+    out = Producer(out_bits, q.shape, 4, 16, 0)
+    seq_lens = np.array(lens, np.int32)
+    pa.paged_attention_v1(out, bf16(q), bf16(kc), bf16(vc), KVH, 0.25, pg.block_tables, seq_lens, BS, 20)
+    got = bf16_to_f32(out_bits).reshape(q.shape)
+    for s in range(len(lens)):
+        np.testing.assert_allclose(got[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.25)[0], atol=2e-2, rtol=2e-2)
+    k4 = np.ascontiguousarray(nhd_k.reshape(nb, BS, KVH, D // 4, 4).transpose(0, 2, 3, 1, 4))
+    with pytest.raises(ValueError, match="key_cache's last dimension is 4; the vLLM layout packs x = 16 bytes / "
+                                         "element size = 8"):
+        pa.paged_attention_v1(out, bf16(q), bf16(k4), bf16(vc), KVH, 0.25, pg.block_tables, seq_lens, BS, 20)
+
+
+def test_float8_storage_must_match_the_named_format():
+    """float8_e4m3fn (DLPack code 10) and float8_e5m2 (code 12) storage name their format:
+    'auto' reads it, the matching name is taken, the other format's name is refused."""
+    for fmt, code, other in (("e5m2", 12, "fp8_e4m3"), ("e4m3", 10, "fp8_e5m2")):
+        table = fp8_values(fmt)
+        b = np.array([x for x in range(256) if np.isfinite(table[x])], np.uint8)  # every finite byte
+        for kv_dtype in ("auto", "fp8_" + fmt):
+            y = np.full(b.shape, np.nan, np.float32)
+            pa.convert_fp8(y, Producer(b, b.shape, code, 8, 0), 0.5, kv_dtype)
+            np.testing.assert_array_equal(y, (table[b] * 0.5).astype(np.float32))
+        for bad in (other, "fp8") if fmt == "e5m2" else (other,):
+            y = np.full(b.shape, 7, np.float32)
+            with pytest.raises(ValueError, match=f"src_cache has dtype float8_{fmt}.*; kv_dtype '{bad}' needs uint8 "
+                                                 "or the matching float8 storage"):
+                pa.convert_fp8(y, Producer(b, b.shape, code, 8, 0), 0.5, bad)
+            assert (y == 7).all()

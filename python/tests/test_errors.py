@@ -13,22 +13,30 @@ from refattn import Paged, mixed_batch
 
 
 class FakeCuda:
-    """A NumPy array whose DLPack capsule says kDLCUDA: a CUDA tensor as far as
-    the checks can tell, for device-mismatch tests on a machine without a GPU."""
+    """A NumPy array whose DLPack capsule says kDLCUDA (device `device_id`): a CUDA tensor
+    as far as the checks can tell, for device-mismatch tests on a machine without a GPU."""
+    device_type = 2
 
-    def __init__(self, a):
-        self.a = a
+    def __init__(self, a, device_id=0):
+        self.a, self.device_id = a, device_id
 
     def __dlpack_device__(self):
-        return (2, 0)
+        return (self.device_type, self.device_id)
 
     def __dlpack__(self, stream=None):
         cap = self.a.__dlpack__()
         get = ctypes.pythonapi.PyCapsule_GetPointer
         get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
         addr = get(cap, b"dltensor")
-        ctypes.c_int32.from_address(addr + 8).value = 2  # DLTensor.device.device_type
+        ctypes.c_int32.from_address(addr + 8).value = self.device_type  # DLTensor.device.device_type
+        ctypes.c_int32.from_address(addr + 12).value = self.device_id  # DLTensor.device.device_id
         return cap
+
+
+class FakeCudaHost(FakeCuda):
+    """A NumPy array announced as kDLCUDAHost (3): pinned host memory, which the ops treat as
+    host memory (the CPU reference runs)."""
+    device_type = 3
 
 
 def decode_problem(dtype=np.float32, layout="vllm"):
@@ -674,3 +682,206 @@ def test_workspace_size_entry_names():
     for entry in ("v1", "Decode", "mixed", "", None):
         with pytest.raises(ValueError, match=f"paged_attention_workspace_size: entry {entry!r} is not 'decode'"):
             pa.paged_attention_workspace_size(*args, entry=entry)
+
+
+# ---- gaps a mutation pass of python/pagedattn found (python/tests/mutants.py) ----------------------
+
+
+def test_two_cuda_devices_in_one_call_refused():
+    """All CUDA tensors of one call must be on one device: a query on cuda:1 with the rest on
+    cuda:0 is refused, naming both, before anything runs."""
+    p = decode_problem()
+    on0 = {k: FakeCuda(v) if isinstance(v, np.ndarray) else v for k, v in p.items()}
+    for entry in (pa.paged_attention_v1, pa.paged_attention_decode):
+        with pytest.raises(ValueError, match=f"{entry.__name__}: query is on cuda:1 but out is on cuda:0"):
+            entry(**dict(on0, query=FakeCuda(p["query"], device_id=1)))
+    untouched(p)
+
+
+def test_pinned_host_arrays_run_the_cpu_reference():
+    """kDLCUDAHost (pinned host memory) is host memory: such arrays, alone or mixed with plain
+    host arrays, run the CPU reference and give its result."""
+    p = decode_problem()
+    want = np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=want))
+    for pinned in (("out", "query", "key_cache", "value_cache", "block_tables", "seq_lens"), ("query", "key_cache")):
+        got = np.zeros_like(p["out"])
+        kw = dict(p, out=got)
+        for name in pinned:
+            kw[name] = FakeCudaHost(kw[name])
+        pa.paged_attention_v1(**kw)
+        np.testing.assert_array_equal(got, want)
+    assert np.isfinite(want).all() and want.any()
+
+
+def test_size_one_dimensions_take_any_stride():
+    """A dimension of one element has no stride that matters (torch gives such dimensions
+    arbitrary strides, and an expanded one has stride 0): a one-sequence decode whose out,
+    block table and seq_lens carry stride 0 there runs and matches the contiguous call."""
+    from numpy.lib.stride_tricks import as_strided
+    p = decode_problem()
+    one = dict(p, query=p["query"][1:].copy(), seq_lens=p["seq_lens"][1:].copy(),
+               block_tables=np.ascontiguousarray(p["block_tables"][1:]))
+    want = np.zeros((1, 4, 32), np.float32)
+    pa.paged_attention_v1(**dict(one, out=want))
+    buf = np.zeros((1, 4, 32), np.float32)
+    out = as_strided(buf, shape=(1, 4, 32), strides=(0, 32 * 4, 4))
+    bt = as_strided(one["block_tables"], shape=one["block_tables"].shape, strides=(0, 4))
+    sl = as_strided(one["seq_lens"], shape=(1,), strides=(0,))
+    pa.paged_attention_v1(**dict(one, out=out, block_tables=bt, seq_lens=sl))
+    np.testing.assert_array_equal(buf, want)
+    assert np.isfinite(want).all() and want.any()
+
+
+def test_non_contiguous_value_cache():
+    p = decode_problem()
+    vc = p["value_cache"]
+    wide = np.zeros(vc.shape[:-1] + (2 * vc.shape[-1],), vc.dtype)
+    wide[..., ::2] = vc
+    with pytest.raises(ValueError, match="value_cache must be contiguous"):
+        pa.paged_attention_v1(**dict(p, value_cache=wide[..., ::2]))
+    untouched(p)
+
+
+def test_heads_must_be_adjacent():
+    """q, k, v rows may be strided but a row's heads must be adjacent (strides [*, head_size, 1]):
+    C takes one row stride per tensor. Heads head_size * 2 apart are refused."""
+    rng = np.random.default_rng(50)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    wide = rng.standard_normal((6, 2, 64)).astype(np.float32)
+    k = np.ascontiguousarray(wide[:, :, :32])
+    cu = np.array([0, 2, 6], np.int32)
+    o = np.full_like(q, 7)
+    with pytest.raises(ValueError, match=r"prompt_attention: k must have contiguous heads \(strides \[\*, 32, 1\]\), "
+                                         r"got \[128, 64, 1\]"):
+        pa.prompt_attention(q, wide[:, :, :32], k, cu, 4, out=o)
+    with pytest.raises(ValueError, match=r"prompt_attention: v must have contiguous heads"):
+        pa.prompt_attention(q, k, wide[:, :, :32], cu, 4, out=o)
+    qwide = np.repeat(q, 2, axis=2)
+    with pytest.raises(ValueError, match=r"prompt_attention: q must have contiguous heads"):
+        pa.prompt_attention(qwide[:, :, :32], k, k, cu, 4, out=o)
+    assert (o == 7).all()
+    pg, kc, vc, q2, k2, v2, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    o2 = np.full_like(q2, 7)
+    kw2 = np.repeat(k2, 2, axis=2)[:, :, :32]
+    with pytest.raises(ValueError, match=r"mixed_attention: key must have contiguous heads"):
+        pa.mixed_attention(q2, kw2, v2, kc, vc, pg.block_tables, seq_lens, start, 1, 3, 3, 8, 7, out=o2)
+    with pytest.raises(ValueError, match=r"context_attention_fwd: k must have contiguous heads"):
+        pa.context_attention_fwd(q2[:3], kw2, v2, o2[:3], "auto", kc, vc, pg.block_tables, start, seq_lens[:1], 8, 3)
+    assert (o2 == 7).all()
+
+
+def test_prefill_out_must_be_contiguous():
+    """C writes a prefill's output rows back to back: an out whose rows are strided (a slice of a
+    wider buffer) is refused, and the buffer is left as it was."""
+    rng = np.random.default_rng(51)
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, 4, 2, 32, 8, [(5, 3)], [7])
+    buf = np.full((q.shape[0], 8, 32), 7, np.float32)
+    with pytest.raises(ValueError, match="context_attention_fwd: o must be contiguous"):
+        pa.context_attention_fwd(q[:3], k, v, buf[:3, :4], "auto", kc, vc, pg.block_tables, start, seq_lens[:1], 8, 3)
+    with pytest.raises(ValueError, match="mixed_attention: out must be contiguous"):
+        pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, 1, 3, 3, 8, 7, out=buf[:, :4])
+    with pytest.raises(ValueError, match="prompt_attention: out must be contiguous"):
+        pa.prompt_attention(q[:3], k, v, start, 3, out=buf[:3, :4])
+    assert (buf == 7).all()
+
+
+def test_ragged_q_and_page_indices_must_be_contiguous():
+    """The ragged op takes no strides for q or page_indices: strided views are refused."""
+    qbig = np.zeros((4, 2, 64), np.float32)
+    kv = np.zeros((3, 4, 2, 32), np.float32)
+    good = dict(kv_lens=np.array([2, 1], np.int32), page_indices=np.zeros((2, 1), np.int32),
+                cu_q_lens=np.array([0, 2, 3], np.int32), num_seqs=np.array([2], np.int32))
+    out = np.full((4, 2, 32), 7, np.float32)
+    with pytest.raises(ValueError, match="ragged_paged_attention: q must be contiguous"):
+        pa.ragged_paged_attention(qbig[:, :, :32], kv, **good, out=out)
+    wide = np.zeros((2, 3), np.int32)
+    with pytest.raises(ValueError, match="ragged_paged_attention: page_indices must be contiguous"):
+        pa.ragged_paged_attention(np.zeros((4, 2, 32), np.float32), kv, **dict(good, page_indices=wide[:, :1]),
+                                  out=out)
+    assert (out == 7).all()
+
+
+def test_scale_tensor_on_another_device_refused():
+    """An fp8 cache's k_scale / v_scale must be on the cache's device."""
+    rng = np.random.default_rng(52)
+    k = rng.standard_normal((3, 2, 16)).astype(np.float32)
+    kc = np.zeros((2, 2, 1, 4, 16), np.uint8)
+    vc = np.zeros((2, 2, 16, 4), np.uint8)
+    one = np.array([0.5], np.float32)
+    sm = np.arange(3, dtype=np.int64)
+    with pytest.raises(ValueError, match="reshape_and_cache: k_scale is on cuda but the cache is on cpu"):
+        pa.reshape_and_cache(k, k, kc, vc, sm, "fp8", FakeCuda(one), one)
+    with pytest.raises(ValueError, match="reshape_and_cache: v_scale is on cuda but the cache is on cpu"):
+        pa.reshape_and_cache(k, k, kc, vc, sm, "fp8", one, FakeCuda(one))
+    assert not kc.any() and not vc.any()
+    pa.reshape_and_cache(k, k, kc, vc, sm, "fp8", one, FakeCudaHost(one))  # pinned host memory is the host
+    assert kc.any() and vc.any()
+
+
+def test_status_codes_become_the_documented_exceptions():
+    """pa_status (include/pagedattn/core.h: 1 invalid argument, 2 unsupported, 3 no device,
+    4 CUDA, 5 workspace too small, 6 internal) -> ValueError, NotImplementedError, CudaError
+    (no device and CUDA), RuntimeError (the rest); 0 raises nothing."""
+    from pagedattn._lib import check
+    assert check(0, "op") is None
+    for status, exc in ((1, ValueError), (2, NotImplementedError), (3, pa.CudaError), (4, pa.CudaError),
+                        (5, RuntimeError), (6, RuntimeError)):
+        with pytest.raises(Exception) as e:
+            check(status, "op")
+        assert type(e.value) is exc, (status, type(e.value))
+        assert str(e.value).startswith("op: ")
+    if pa.device_count() == 0:
+        with pytest.raises(pa.CudaError, match="device_info: "):
+            pa.device_info(0)
+
+
+def test_int32_bounds_are_inclusive():
+    """int32 fields take exactly [-2^31, 2^31 - 1]."""
+    from pagedattn import _tensor
+    for x in (-2 ** 31, -1, 0, 2 ** 31 - 1, np.int64(2 ** 31 - 1), np.int32(-2 ** 31)):
+        assert _tensor.i32("op", "x", x) == int(x)
+    for x in (-2 ** 31 - 1, 2 ** 31, np.int64(2 ** 31)):
+        with pytest.raises(ValueError, match=f"op: x {int(x)} does not fit in int32"):
+            _tensor.i32("op", "x", x)
+    assert _tensor.i64("op", "x", -2 ** 63) == -2 ** 63 and _tensor.i64("op", "x", 2 ** 63 - 1) == 2 ** 63 - 1
+    for x in (-2 ** 63 - 1, 2 ** 63):
+        with pytest.raises(ValueError, match="does not fit in int64"):
+            _tensor.i64("op", "x", x)
+
+
+def test_v2_scratch_partitions_at_multiples_of_512():
+    """vLLM's scratch shapes use max_num_partitions = ceil(max_seq_len / 512): 1 for 512, 2 for
+    513 and 1024. Those shapes are taken (and out is v1's), one more partition is refused."""
+    p = decode_problem()
+    bt = np.zeros((2, 64), np.int32)  # room for 1024 tokens of blocks of 16
+    bt[:, :1] = p["block_tables"]
+    want = np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=want, block_tables=bt, max_seq_len=1024))
+    for msl, parts in ((512, 1), (513, 2), (1024, 2)):
+        kw = dict(p, block_tables=bt, max_seq_len=msl)
+        for n in (parts - 1, parts + 1):
+            if n < 1:
+                continue
+            with pytest.raises(ValueError, match=rf"exp_sum has shape \[2, 4, {n}\]; expected \[2, 4, {parts}\]"):
+                pa.paged_attention_v2(exp_sum=np.zeros((2, 4, n), np.float32),
+                                      max_logits=np.zeros((2, 4, parts), np.float32),
+                                      tmp_out=np.zeros((2, 4, parts, 32), np.float32), **kw)
+        untouched(p)
+        got = np.zeros_like(p["out"])
+        pa.paged_attention_v2(**dict(kw, out=got), exp_sum=np.zeros((2, 4, parts), np.float32),
+                              max_logits=np.zeros((2, 4, parts), np.float32),
+                              tmp_out=np.zeros((2, 4, parts, 32), np.float32))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_prefill_path_names_are_the_header_enum():
+    """set_prefill_path's names map to pa_prefill_path (include/pagedattn/prefill.h): auto 0,
+    mma 1, hopper 2, hopper-fp8 3, as the library itself reports them."""
+    before = pa.get_prefill_path()
+    try:
+        for name, number in (("mma", 1), ("hopper", 2), ("hopper-fp8", 3), ("auto", 0)):
+            pa.set_prefill_path(name)
+            assert pa.lib.pa_get_prefill_path() == number, name
+    finally:
+        pa.set_prefill_path(before)

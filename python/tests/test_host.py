@@ -381,3 +381,35 @@ def test_host_ints_beyond_int32_refused_not_wrapped():
 def test_min_page_size_needs_max_num_seqs_with_a_number():
     with pytest.raises(TypeError, match="get_min_page_size: max_num_seqs is required"):
         pa.get_min_page_size(1024)
+
+
+# ---- gaps a mutation pass of python/pagedattn found (python/tests/mutants.py) ----------------------
+
+
+def test_host_index_arrays_int32_bounds():
+    """Index arrays are converted to int32 when every value fits, [-2^31, 2^31 - 1]: 2^31 and
+    -2^31 - 1 are refused (they would wrap), the bounds themselves are not refused as such."""
+    bt = np.zeros((1, 1), np.int32)
+    for bad in (2 ** 31, -2 ** 31 - 1):
+        with pytest.raises(ValueError, match="num_computed_tokens has values outside int32"):
+            pa.build_common_attention_metadata(np.array([bad], np.int64), np.array([1], np.int32), bt, 16)
+        with pytest.raises(ValueError, match="seq_lens_np has values outside int32"):
+            pa.make_local_attention_virtual_batches(4, np.array([0, 1], np.int32), np.array([bad], np.int64), bt, 2)
+    for edge in (2 ** 31 - 1, -2 ** 31):  # past the conversion: the library's checks name the request
+        with pytest.raises(ValueError, match="^build_common_attention_metadata: request 0: "):
+            pa.build_common_attention_metadata(np.array([edge], np.int64), np.array([1], np.int32), bt, 16)
+
+
+def test_in_place_reorder_refuses_read_only_arrays():
+    """reorder_num_scheduled_tokens writes its arrays: a read-only one is refused and left as it was."""
+    t = np.array([5, 1, 1], np.int32)
+    t.flags.writeable = False
+    with pytest.raises(ValueError, match="num_scheduled_tokens is updated in place, so it must be a writable"):
+        pa.reorder_num_scheduled_tokens(t)
+    assert t.tolist() == [5, 1, 1]
+    w = np.array([5, 1, 1], np.int32)
+    perm = np.arange(3, dtype=np.int32)
+    perm.flags.writeable = False
+    with pytest.raises(ValueError, match="perm is updated in place, so it must be a writable"):
+        pa.reorder_num_scheduled_tokens(w, perm=perm)
+    assert w.tolist() == [5, 1, 1] and perm.tolist() == [0, 1, 2]

@@ -603,3 +603,185 @@ def test_empty_batches_are_no_ops():
     np.testing.assert_array_equal(src, before)
     assert (dst == 7).all()
     pa.convert_fp8(z(0, dtype=np.uint8), z(0))
+
+
+# ---- gaps a mutation pass of python/pagedattn found (python/tests/mutants.py) ----------------------
+
+
+@pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
+def test_decode_logits_soft_cap(entry):
+    """logits_soft_cap c: each scaled logit x becomes c * tanh(x / c) before the softmax."""
+    rng = np.random.default_rng(55)
+    H, KVH, D, BS, lens = 4, 2, 32, 16, [3, 40, 700]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    kc, vc = pg.fill("vllm")
+    q = rng.standard_normal((len(lens), H, D)).astype(np.float32)
+    out = np.full_like(q, np.nan)
+    args = (q, kc, vc, KVH, 0.3, pg.block_tables, np.array(lens, np.int32), BS, max(lens))
+    if entry == "v1":
+        pa.paged_attention_v1(out, *args, logits_soft_cap=0.7)
+    elif entry == "v2":
+        pa.paged_attention_v2(out, None, None, None, *args, logits_soft_cap=0.7)
+    else:
+        pa.paged_attention_decode(out, *args, logits_soft_cap=0.7)
+    for s in range(len(lens)):
+        ref = attend(q[s:s + 1], pg.K[s], pg.V[s], 0.3, soft_cap=0.7)[0]
+        close(out[s], ref, np.float32)
+        assert np.abs(ref - attend(q[s:s + 1], pg.K[s], pg.V[s], 0.3)[0]).max() > 1e-2  # the cap matters here
+
+
+def test_prefill_default_scale_is_one_over_sqrt_head_size():
+    """Without a scale, prompt_attention, context_attention_fwd and mixed_attention use
+    1 / sqrt(head_size) (here 1 / sqrt(32), with 4 heads: neither 1/4 nor 1/32 nor 1/2)."""
+    rng = np.random.default_rng(56)
+    H, KVH, D, BS = 4, 2, 32, 8
+    prefills, decodes = [(5, 3), (0, 4)], [9]
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "vllm", np.float32, H, KVH, D, BS, prefills, decodes)
+    scale = 1 / math.sqrt(D)
+    ref = mixed_reference(pg, q, k, v, start, prefills, decodes, scale)
+    NP = int(start[-1])
+    out = pa.mixed_attention(q, k, v, kc, vc, pg.block_tables, seq_lens, start, 2, NP, 4, 8, 9)
+    close(out, ref, np.float32)
+    o = np.full((NP, H, D), np.nan, np.float32)
+    pa.context_attention_fwd(q[:NP], k, v, o, "auto", kc, vc, pg.block_tables[:2], start, seq_lens[:2], 8, 4)
+    close(o, ref[:NP], np.float32)
+    cu = np.array([0, 3, 7], np.int32)
+    got = pa.prompt_attention(q[:NP], k, v, cu, 4)
+    for s in range(2):
+        a, b = cu[s], cu[s + 1]
+        close(got[a:b], attend(q[a:b], k[a:b], v[a:b], scale, q_pos=list(range(b - a))), np.float32)
+
+
+def test_key_and_value_rows_at_different_strides():
+    """key and value are separate views: each op passes each one's own row stride (here key
+    contiguous, value every third row of a wider buffer)."""
+    rng = np.random.default_rng(57)
+    H, KVH, D, BS, T = 4, 2, 32, 8, 7
+    key = rng.standard_normal((T, KVH, D)).astype(np.float32)
+    vbuf = rng.standard_normal((3 * T, KVH, D)).astype(np.float32)
+    value = vbuf[::3]
+    slots = np.array([3, 17, 0, -1, 9, 22, 30], np.int64)
+
+    # cache writes, against the layouts' definitions
+    x = x_of(np.float32)
+    kc, vc = np.zeros((4, KVH, D // x, BS, x), np.float32), np.zeros((4, KVH, D, BS), np.float32)
+    pa.reshape_and_cache(key, value, kc, vc, slots)
+    fk, fv = np.zeros((4, BS, KVH, D), np.float32), np.zeros((4, BS, KVH, D), np.float32)
+    pa.reshape_and_cache_flash(key, value, fk, fv, slots)
+    for t, sl in enumerate(slots):
+        if sl < 0:
+            continue
+        b, off = divmod(int(sl), BS)
+        np.testing.assert_array_equal(vc[b, :, :, off], value[t])
+        np.testing.assert_array_equal(kc[b, :, :, off, :].reshape(KVH, D), key[t])
+        np.testing.assert_array_equal(fv[b, off], value[t])
+        np.testing.assert_array_equal(fk[b, off], key[t])
+
+    # prompt attention (self, causal)
+    q = rng.standard_normal((T, H, D)).astype(np.float32)
+    cu = np.array([0, 3, T], np.int32)
+    got = pa.prompt_attention(q, key, value, cu, 4, softmax_scale=0.3)
+    for s in range(2):
+        a, b = cu[s], cu[s + 1]
+        close(got[a:b], attend(q[a:b], key[a:b], value[a:b], 0.3, q_pos=list(range(b - a))), np.float32)
+
+    # context attention and mixed attention: the new keys and values of two prefills
+    prefills, decodes = [(5, 3), (9, 4)], [6]
+    pg, kc2, vc2, q2, k2, v2, start, seq_lens = mixed_batch(rng, "nhd", np.float32, H, KVH, D, BS, prefills, decodes)
+    NP = int(start[-1])
+    vb = np.zeros((2 * NP, KVH, D), np.float32)
+    vb[::2] = v2
+    ref = mixed_reference(pg, q2, k2, v2, start, prefills, decodes, 0.3)
+    o = np.full((NP, H, D), np.nan, np.float32)
+    pa.context_attention_fwd(q2[:NP], k2, vb[::2], o, "auto", kc2, vc2, pg.block_tables[:2], start, seq_lens[:2], 13,
+                             4, sm_scale=0.3)
+    close(o, ref[:NP], np.float32)
+    out = pa.mixed_attention(q2, k2, vb[::2], kc2, vc2, pg.block_tables, seq_lens, start, 2, NP, 4, 13, 6, scale=0.3)
+    close(out, ref, np.float32)
+
+
+def test_workspace_size_dtype_spelled_like_torch():
+    """A dtype whose text is 'torch.float16' (what str(torch.float16) gives; torch dtypes have
+    no .name) sizes for 2-byte partial rows, as 'float16' does."""
+    class TorchLikeDtype:
+        def __init__(self, text):
+            self.text = text
+
+        def __str__(self):
+            return self.text
+
+    def r256(x):
+        return -(-x // 256) * 256
+
+    rows = 2 * 8 * 8  # 2 sequences, 8 heads, 8 splits of 256 tokens for 2000
+    for text, esz in (("torch.float16", 2), ("torch.bfloat16", 2), ("torch.float32", 4)):
+        assert pa.paged_attention_workspace_size(2, 8, 2, 64, 2000, dtype=TorchLikeDtype(text)) == \
+            r256(rows * 64 * esz) + 2 * r256(rows * 4), text
+    with pytest.raises(ValueError, match="query dtype"):
+        pa.paged_attention_workspace_size(2, 8, 2, 64, 2000, dtype=TorchLikeDtype("torch.int8"))
+
+
+def one_row(a, how):
+    """a [1, ...] with its size-1 leading dimension at another stride: 'permuted' (torch's
+    x[h, 1, d].permute(1, 0, 2): stride = one head's elements, less than a row), 'reversed'
+    (a[::-1]: negative) or 'far' (an unrelated large stride)."""
+    from numpy.lib.stride_tricks import as_strided
+    assert a.shape[0] == 1
+    if how == "permuted":
+        t = np.empty((a.shape[1], 1) + a.shape[2:], a.dtype)  # [h, 1, d] memory
+        t[:, 0] = a[0]
+        return t.swapaxes(0, 1)
+    if how == "reversed":
+        return a[::-1]
+    return as_strided(a, shape=a.shape, strides=(10 ** 6,) + a.strides[1:])
+
+
+@pytest.mark.parametrize("how", ["permuted", "reversed", "far"])
+def test_one_row_tensors_take_any_row_stride(how):
+    """A dimension of one element has no stride that matters: a one-token query, key, value or
+    new_kv whose row stride is smaller than a row, negative or unrelated gives what the layout
+    and attention definitions say (torch's .contiguous() keeps such strides, so a caller
+    cannot always avoid them)."""
+    rng = np.random.default_rng(58)
+    H, KVH, D, BS = 4, 2, 32, 16
+    assert one_row(np.zeros((1, H, D), np.float32), how).strides[0] != H * D * 4  # really another stride
+
+    # decode of one sequence
+    pg = Paged(rng, [20], KVH, D, BS, np.float32)
+    kc, vc = pg.fill("nhd")
+    q = rng.standard_normal((1, H, D)).astype(np.float32)
+    ref = attend(q, pg.K[0], pg.V[0], 0.3)
+    for entry in (pa.paged_attention_v1, pa.paged_attention_decode):
+        out = np.full_like(q, np.nan)
+        entry(out, one_row(q, how), kc, vc, KVH, 0.3, pg.block_tables, np.array([20], np.int32), BS, 20)
+        close(out, ref, np.float32)
+
+    # prompt attention and context attention of one token
+    k1 = rng.standard_normal((1, KVH, D)).astype(np.float32)
+    v1 = rng.standard_normal((1, KVH, D)).astype(np.float32)
+    got = pa.prompt_attention(one_row(q, how), one_row(k1, how), one_row(v1, how), np.array([0, 1], np.int32), 1,
+                              softmax_scale=0.3)
+    close(got, attend(q, k1, v1, 0.3), np.float32)
+    o = np.full_like(q, np.nan)
+    pa.context_attention_fwd(one_row(q, how), one_row(k1, how), one_row(v1, how), o, "auto", kc, vc, pg.block_tables,
+                             np.array([0, 1], np.int32), np.array([21], np.int32), 21, 1, sm_scale=0.3)
+    close(o, attend(q, np.concatenate([pg.K[0], k1]), np.concatenate([pg.V[0], v1]), 0.3, q_pos=[20]), np.float32)
+
+    # cache writes of one token: vLLM, flash and by slices
+    x = x_of(np.float32)
+    vk, vv = np.zeros((2, KVH, D // x, BS, x), np.float32), np.zeros((2, KVH, D, BS), np.float32)
+    pa.reshape_and_cache(one_row(k1, how), one_row(v1, how), vk, vv, np.array([19], np.int64))
+    np.testing.assert_array_equal(vk[1, :, :, 3, :].reshape(KVH, D), k1[0])
+    np.testing.assert_array_equal(vv[1, :, :, 3], v1[0])
+    fk, fv = np.zeros((2, BS, KVH, D), np.float32), np.zeros((2, BS, KVH, D), np.float32)
+    pa.reshape_and_cache_flash(one_row(k1, how), one_row(v1, how), fk, fv, np.array([19], np.int64))
+    np.testing.assert_array_equal(fk[1, 3], k1[0])
+    np.testing.assert_array_equal(fv[1, 3], v1[0])
+    nk = rng.standard_normal((1, 2 * KVH, D)).astype(np.float32)
+    cache = np.zeros((4 * 8, 2 * KVH, D), np.float32)
+    slices = np.zeros((3, 8), np.int32)
+    slices[:, 0] = (13, 0, 1)
+    pa.kv_cache_update(one_row(nk, how), slices, cache, np.array([1], np.int32), page_size=8)
+    want = np.zeros_like(cache)
+    want[13] = nk[0]
+    np.testing.assert_array_equal(cache, want)
