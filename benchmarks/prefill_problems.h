@@ -262,10 +262,12 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
  * sequence over its k_len contiguous keys: query t is at absolute position
  * first_pos + t, row q_row0 + t of q and of ref. With abs_v, sum_k p_k |v_k|
  * instead of the output (the scale of what rounding the probabilities can
- * move an output element by). */
+ * move an output element by). sinks: NULL, or each head's sink, one more
+ * score in the softmax with no value. */
 static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
                                    int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
-                                   const float *alibi, int causal, int window, int abs_v, float *ref) {
+                                   const float *alibi, const float *sinks, int causal, int window, int abs_v,
+                                   float *ref) {
     float *qr = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int t = 0; t < q_len; t++)
         for (int h = 0; h < num_heads; h++) {
@@ -282,6 +284,8 @@ static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, in
             o.window = window;
             o.empty_is_zero = 1; /* a query that sees no key: 0 */
             o.abs_v = abs_v;
+            o.has_sink = sinks != NULL;
+            o.sink = sinks ? sinks[h] : 0.0;
             pa_plain_attention_row(qr, K + (size_t)kh * hs, V + (size_t)kh * hs, (size_t)nkv * hs, k_len, hs,
                                    first_pos + t, &o, ref + row);
         }
@@ -294,8 +298,8 @@ static inline void pa_context_problem_plain_ex(const pa_context_problem *pr, flo
     for (int s = 0; s < p->num_seqs; s++) {
         const int ql = p->query_start_loc[s + 1] - p->query_start_loc[s], L = p->seq_lens[s];
         pa_pp_plain_seq(pr->k_logical[s], pr->v_logical[s], L, L - ql, p->query, p->q_dtype, p->query_start_loc[s], ql,
-                        p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes, 1,
-                        p->sliding_window, abs_v, ref);
+                        p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes,
+                        p->sinks, 1, p->sliding_window, abs_v, ref);
     }
 }
 static inline void pa_context_problem_plain(const pa_context_problem *pr, float *ref) {
@@ -413,7 +417,8 @@ static inline void pa_prompt_problem_plain_ex(const pa_prompt_problem *pr, float
             V[e] = pa_load_as_float(p->dtype, p->value, (size_t)cu_k[s] * nkv * hs + e);
         }
         pa_pp_plain_seq(K, V, kl, kl - ql, p->query, p->dtype, p->cu_seqlens_q[s], ql, p->num_heads, nkv, hs, p->scale,
-                        p->soft_cap, p->alibi_slopes, p->attn_type == PA_ATTN_DECODER, p->sliding_window, abs_v, ref);
+                        p->soft_cap, p->alibi_slopes, p->sinks, p->attn_type == PA_ATTN_DECODER, p->sliding_window,
+                        abs_v, ref);
         free(K);
         free(V);
     }

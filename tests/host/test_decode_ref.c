@@ -216,13 +216,14 @@ Test(decode_ref, single_token_returns_its_value) {
     pa_decode_problem_free(pr);
 }
 
-Test(decode_ref, blocksparse_masks_remote_blocks) {
-    /* vert_stride 4, local 1, bs block 16: for a 128-token sequence the query
-     * block is 7; with head sliding step 0 the offset is 1, so remote blocks
-     * are those with (id + 1) % 4 == 0: 3 and 7. Poison every other block: the
-     * output must stay finite, and equal plain attention over blocks 3 and 7. */
-    const int lens[1] = {128};
-    pa_decode_problem_cfg c = {.seed = 9,
+/* Block-sparse decode over one f32 sequence of seq_len tokens (head 32, KV
+ * block 16, vert_stride 4, local 1, bs block 16, sliding step 0: offset 1, so
+ * the remote blocks are those with (id + 1) % 4 == 0). Every block but
+ * `remote` and `local` is poisoned with NaN: the output must equal plain
+ * attention over those two blocks' 32 tokens, computed here in double. */
+static void check_blocksparse(unsigned seed, int seq_len, int remote, int local) {
+    const int lens[1] = {seq_len};
+    pa_decode_problem_cfg c = {.seed = seed,
                                .layout = PA_LAYOUT_FLASH_NHD,
                                .q_dtype = PA_DTYPE_F32,
                                .cache_dtype = PA_DTYPE_F32,
@@ -233,22 +234,22 @@ Test(decode_ref, blocksparse_masks_remote_blocks) {
                                .block_size = 16,
                                .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
+    cr_assert(pr);
     pr->p.bs_vert_stride = 4;
     pr->p.bs_local_blocks = 1;
     pr->p.bs_block_size = 16;
-    size_t per_block = (size_t)16 * 32;
-    for (int b = 0; b < 8; b++) {
-        if (b == 3 || b == 7)
+    const size_t per_block = (size_t)16 * 32;
+    for (int b = 0; b < seq_len / 16; b++) {
+        if (b == remote || b == local)
             continue;
-        int64_t blk = pr->block_tables[b];
+        const int64_t blk = pr->block_tables[b];
         pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
         pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
     }
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
-    /* plain attention over tokens 48..63 and 112..127 */
     double w[32], mx = -INFINITY, sum = 0;
     for (int i = 0; i < 32; i++) {
-        int t = i < 16 ? 48 + i : 96 + i;
+        const int t = 16 * (i < 16 ? remote : local) + i % 16;
         double dot = 0;
         for (int d = 0; d < 32; d++)
             dot += (double)((float *)pr->q)[d] * pr->k_logical[0][t * 32 + d];
@@ -259,71 +260,25 @@ Test(decode_ref, blocksparse_masks_remote_blocks) {
         sum += (w[i] = exp(w[i] - mx));
     for (int d = 0; d < 32; d++) {
         double a = 0;
-        for (int i = 0; i < 32; i++) {
-            int t = i < 16 ? 48 + i : 96 + i;
-            a += w[i] * pr->v_logical[0][t * 32 + d];
-        }
-        cr_assert_float_eq(((float *)pr->out)[d], a / sum, 1e-5, "d=%d", d);
+        for (int i = 0; i < 32; i++)
+            a += w[i] * pr->v_logical[0][(16 * (i < 16 ? remote : local) + i % 16) * 32 + d];
+        cr_assert_float_eq(((float *)pr->out)[d], a / sum, 1e-5, "seq_len %d d=%d", seq_len, d);
     }
     pa_decode_problem_free(pr);
 }
 
+/* A 128-token sequence: the query block is 7, the remote blocks 3 and 7. */
+Test(decode_ref, blocksparse_masks_remote_blocks) { check_blocksparse(9, 128, 3, 7); }
+
 /* The query of a decode step is the sequence's last token, position
  * seq_len - 1, so its block-sparse block is (seq_len - 1) / bs_block_size (as
  * vLLM's kernel's q_bs_block_id). At a seq_len that is a multiple of the
- * sparse block size this differs from seq_len / bs_block_size. vert_stride 4,
- * local 1, bs block 16, sliding step 0 (offset 1, so block 3 is remote):
- * seq_len 96 puts the query in block 5, attending blocks 3 and 5; seq_len 80
- * in block 4, attending blocks 3 and 4. Every other block is poisoned. */
+ * sparse block size this differs from seq_len / bs_block_size: seq_len 96 puts
+ * the query in block 5, attending blocks 3 and 5; seq_len 80 in block 4,
+ * attending blocks 3 and 4. */
 Test(decode_ref, blocksparse_query_block_is_the_last_tokens) {
-    const int lens_all[2] = {96, 80}, local_block[2] = {5, 4};
-    for (int c_i = 0; c_i < 2; c_i++) {
-        const int lens[1] = {lens_all[c_i]}, lb = local_block[c_i];
-        pa_decode_problem_cfg c = {.seed = 19u + (unsigned)c_i,
-                                   .layout = PA_LAYOUT_FLASH_NHD,
-                                   .q_dtype = PA_DTYPE_F32,
-                                   .cache_dtype = PA_DTYPE_F32,
-                                   .num_seqs = 1,
-                                   .num_heads = 1,
-                                   .num_kv_heads = 1,
-                                   .head_size = 32,
-                                   .block_size = 16,
-                                   .seq_lens = lens};
-        pa_decode_problem *pr = pa_decode_problem_make(&c);
-        pr->p.bs_vert_stride = 4;
-        pr->p.bs_local_blocks = 1;
-        pr->p.bs_block_size = 16;
-        const size_t per_block = (size_t)16 * 32;
-        for (int b = 0; b < lens[0] / 16; b++) {
-            if (b == 3 || b == lb)
-                continue;
-            const int64_t blk = pr->block_tables[b];
-            pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->kc + blk * per_block, per_block);
-            pa_test_fill_nan(PA_DTYPE_F32, (float *)pr->vc + blk * per_block, per_block);
-        }
-        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
-        /* plain attention over tokens 48..63 and 16 * lb .. 16 * lb + 15 */
-        double w[32], mx = -INFINITY, sum = 0;
-        for (int i = 0; i < 32; i++) {
-            const int t = i < 16 ? 48 + i : 16 * lb + i - 16;
-            double dot = 0;
-            for (int d = 0; d < 32; d++)
-                dot += (double)((float *)pr->q)[d] * pr->k_logical[0][t * 32 + d];
-            w[i] = pr->p.scale * dot;
-            mx = fmax(mx, w[i]);
-        }
-        for (int i = 0; i < 32; i++)
-            sum += (w[i] = exp(w[i] - mx));
-        for (int d = 0; d < 32; d++) {
-            double a = 0;
-            for (int i = 0; i < 32; i++) {
-                const int t = i < 16 ? 48 + i : 16 * lb + i - 16;
-                a += w[i] * pr->v_logical[0][t * 32 + d];
-            }
-            cr_assert_float_eq(((float *)pr->out)[d], a / sum, 1e-5, "seq_len %d d=%d", lens[0], d);
-        }
-        pa_decode_problem_free(pr);
-    }
+    check_blocksparse(19, 96, 3, 5);
+    check_blocksparse(20, 80, 3, 4);
 }
 
 Test(decode_ref, rejects_bad_input_and_writes_nothing) {

@@ -349,38 +349,9 @@ Test(prefill_ref, prompt_encoder_is_not_causal) {
 
 /* ---- attention sinks and strided new K/V -------------------------------------------- */
 
-/* Plain attention (pa_plain_attention_row, benchmarks/problems.c) for the
- * q_len query rows of one sequence over k_len contiguous keys [k][nkv][hs],
- * each head's sink one more score with no value. Query t sits at absolute
- * position k_len - q_len + t; q and ref rows are q_row0 + t, packed. */
-static void plain_seq_with_sinks(const float *K, const float *V, int k_len, int q_len, const void *q, pa_dtype qd,
-                                 int64_t q_row0, int heads, int nkv, int hs, float scale, float cap, const float *alibi,
-                                 int causal, int window, const float *sinks, float *ref) {
-    float *qr = malloc(sizeof(float) * (size_t)hs);
-    for (int t = 0; t < q_len; t++)
-        for (int h = 0; h < heads; h++) {
-            const size_t row = ((size_t)(q_row0 + t) * heads + h) * hs;
-            for (int d = 0; d < hs; d++)
-                qr[d] = pa_load_as_float(qd, q, row + d);
-            pa_plain_opts o;
-            memset(&o, 0, sizeof o);
-            o.scale = scale;
-            o.soft_cap = cap;
-            o.alibi_slope = alibi ? alibi[h] : 0.0;
-            o.causal = causal;
-            o.window = window;
-            o.empty_is_zero = 1;
-            o.has_sink = 1;
-            o.sink = sinks[h];
-            const int kh = h / (heads / nkv);
-            pa_plain_attention_row(qr, K + (size_t)kh * hs, V + (size_t)kh * hs, (size_t)nkv * hs, k_len, hs,
-                                   k_len - q_len + t, &o, ref + row);
-        }
-    free(qr);
-}
-
-/* Sinks against plain attention that appends each head's sink as one more
- * score (pa_sink_logits: -inf, below, among and far above the logits), with
+/* Sinks against plain attention (pa_*_problem_plain, benchmarks/problems.c's
+ * row), whose softmax takes each head's sink as one more score
+ * (pa_sink_logits: -inf, below, among and far above the logits), with
  * ALiBi: ALiBi's bias is slope * (key - query position); a softmax alone
  * cannot tell it from slope * (key - last key), a shift of the whole row, but
  * beside a sink the row's level matters, so only the query-relative bias
@@ -410,14 +381,8 @@ Test(prefill_ref, sinks_as_an_extra_score) {
             pr->p.soft_cap = v ? 0.8f : 0.0f;
             cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
             float *ref = malloc(sizeof(float) * (pr->out_elems + 1));
-            const pa_context_attention_params *p = &pr->p;
-            for (int s = 0; s < p->num_seqs; s++) {
-                const int q_len = p->query_start_loc[s + 1] - p->query_start_loc[s];
-                plain_seq_with_sinks(pr->k_logical[s], pr->v_logical[s], p->seq_lens[s], q_len, p->query, p->q_dtype,
-                                     p->query_start_loc[s], p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale,
-                                     p->soft_cap, p->alibi_slopes, 1, p->sliding_window, p->sinks, ref);
-            }
-            expect_close(pr->out, p->q_dtype, ref, pr->out_elems, v ? "context, window, cap" : "context");
+            pa_context_problem_plain(pr, ref);
+            expect_close(pr->out, pr->p.q_dtype, ref, pr->out_elems, v ? "context, window, cap" : "context");
             free(ref);
             pa_context_problem_free(pr);
         }
@@ -440,25 +405,9 @@ Test(prefill_ref, sinks_as_an_extra_score) {
         cr_assert(pr != NULL);
         pr->p.sliding_window = t == 0 ? 7 : 0;
         cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
-        const pa_prompt_attention_params *p = &pr->p;
-        const int hs = p->head_size, nkv = p->num_kv_heads;
-        const int32_t *cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
         float *ref = malloc(sizeof(float) * (pr->q_elems + 1));
-        for (int s = 0; s < p->num_seqs; s++) {
-            const int q_len = p->cu_seqlens_q[s + 1] - p->cu_seqlens_q[s], k_len = cu_k[s + 1] - cu_k[s];
-            const size_t n = (size_t)k_len * nkv * hs;
-            float *K = malloc(sizeof(float) * (n + 1)), *V = malloc(sizeof(float) * (n + 1));
-            for (size_t e = 0; e < n; e++) {
-                K[e] = pa_load_as_float(p->dtype, p->key, (size_t)cu_k[s] * nkv * hs + e);
-                V[e] = pa_load_as_float(p->dtype, p->value, (size_t)cu_k[s] * nkv * hs + e);
-            }
-            plain_seq_with_sinks(K, V, k_len, q_len, p->query, p->dtype, p->cu_seqlens_q[s], p->num_heads, nkv, hs,
-                                 p->scale, p->soft_cap, p->alibi_slopes, p->attn_type == PA_ATTN_DECODER,
-                                 p->sliding_window, p->sinks, ref);
-            free(K);
-            free(V);
-        }
-        expect_close(pr->out, p->dtype, ref, pr->q_elems, "prompt with sinks");
+        pa_prompt_problem_plain(pr, ref);
+        expect_close(pr->out, pr->p.dtype, ref, pr->q_elems, "prompt with sinks");
         free(ref);
         pa_prompt_problem_free(pr);
     }
@@ -477,6 +426,38 @@ static void *restride(const void *src, pa_dtype dt, int64_t n, int64_t row, int6
     return dst;
 }
 
+/* The K/V fields of a context or prompt problem and a run of its reference. */
+typedef struct {
+    const void **key, **value;
+    int64_t *k_stride, *v_stride;
+    pa_status (*run)(void *params);
+    void *params;
+} kv_fields;
+
+static pa_status run_context(void *p) { return pa_ref_context_attention(p); }
+static pa_status run_prompt(void *p) { return pa_ref_prompt_attention(p); }
+
+/* Runs the reference over packed K/V (n rows of `row` elements), then over
+ * copies of them with rows row + 8 (keys) and row + 40 (values) apart, the
+ * gaps NaN: the two outputs must be the same bits. */
+static void expect_strided_kv_same(const char *what, kv_fields f, pa_dtype dt, int64_t n, int64_t row, void *out,
+                                   size_t obytes) {
+    cr_assert_eq(f.run(f.params), PA_SUCCESS, "%s", pa_last_error());
+    void *packed_out = malloc(obytes);
+    memcpy(packed_out, out, obytes);
+    void *ks = restride(*f.key, dt, n, row, row + 8), *vs = restride(*f.value, dt, n, row, row + 40);
+    *f.key = ks;
+    *f.value = vs;
+    *f.k_stride = row + 8;
+    *f.v_stride = row + 40;
+    memset(out, 0, obytes);
+    cr_assert_eq(f.run(f.params), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(out, packed_out, obytes) == 0, "%s: strided K/V changed the output", what);
+    free(ks);
+    free(vs);
+    free(packed_out);
+}
+
 /* New keys and values given as views with strides of their own (slices of a
  * fused qkv projection, the values' rows further apart than the keys'): the
  * output is the packed inputs' output, bit for bit, for context and prompt
@@ -485,23 +466,9 @@ Test(prefill_ref, strided_new_keys_and_values) {
     const int ql[2] = {9, 30}, cl[2] = {20, 3};
     pa_context_problem *pr =
         ctx_problem(5300, PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 2, 4, 2, 32, 16, ql, cl, 0);
-    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
-    const size_t obytes = pr->out_elems * pa_dtype_size(pr->p.q_dtype);
-    void *packed_out = malloc(obytes);
-    memcpy(packed_out, pr->out, obytes);
-    const int64_t krow = 2 * 32, n = pr->p.num_tokens;
-    void *ks = restride(pr->k, pr->p.q_dtype, n, krow, krow + 8),
-         *vs = restride(pr->v, pr->p.q_dtype, n, krow, krow + 40);
-    pr->p.key = ks;
-    pr->p.value = vs;
-    pr->p.k_stride = krow + 8;
-    pr->p.v_stride = krow + 40;
-    memset(pr->out, 0, obytes);
-    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert(memcmp(pr->out, packed_out, obytes) == 0, "context: strided K/V changed the output");
-    free(ks);
-    free(vs);
-    free(packed_out);
+    expect_strided_kv_same(
+        "context", (kv_fields){&pr->p.key, &pr->p.value, &pr->p.k_stride, &pr->p.v_stride, run_context, &pr->p},
+        pr->p.q_dtype, pr->p.num_tokens, 2 * 32, pr->out, pr->out_elems * pa_dtype_size(pr->p.q_dtype));
     pa_context_problem_free(pr);
 
     const int pql[2] = {9, 30};
@@ -515,23 +482,9 @@ Test(prefill_ref, strided_new_keys_and_values) {
                                .q_lens = pql};
     pa_prompt_problem *pp = pa_prompt_problem_make(&c);
     cr_assert(pp != NULL);
-    cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_SUCCESS, "%s", pa_last_error());
-    const size_t pbytes = pp->q_elems * pa_dtype_size(pp->p.dtype);
-    packed_out = malloc(pbytes);
-    memcpy(packed_out, pp->out, pbytes);
-    const int64_t pn = pp->p.num_q_tokens;
-    ks = restride(pp->k, pp->p.dtype, pn, krow, krow + 8);
-    vs = restride(pp->v, pp->p.dtype, pn, krow, krow + 40);
-    pp->p.key = ks;
-    pp->p.value = vs;
-    pp->p.k_stride = krow + 8;
-    pp->p.v_stride = krow + 40;
-    memset(pp->out, 0, pbytes);
-    cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert(memcmp(pp->out, packed_out, pbytes) == 0, "prompt: strided K/V changed the output");
-    free(ks);
-    free(vs);
-    free(packed_out);
+    expect_strided_kv_same("prompt",
+                           (kv_fields){&pp->p.key, &pp->p.value, &pp->p.k_stride, &pp->p.v_stride, run_prompt, &pp->p},
+                           pp->p.dtype, pp->p.num_q_tokens, 2 * 32, pp->out, pp->q_elems * pa_dtype_size(pp->p.dtype));
     pa_prompt_problem_free(pp);
 }
 
