@@ -19,18 +19,15 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 survived=0
 
-# ci_tsan PROGRAM env|filter: the environment (NAME=VALUE words) or the
+# ci_tsan PROGRAM: two lines, the environment (NAME=VALUE words) and the
 # --filter of PROGRAM's run in meson's interp-tsan suite, CI's.
 ci_tsan() {
     meson introspect "$BUILD" --tests | python3 -c '
 import json, sys
-prog, what = sys.argv[1:3]
 for t in json.load(sys.stdin):
-    if t["name"] == prog + "_interp_tsan":
-        if what == "env":
-            print(" ".join(f"{k}={v}" for k, v in t["env"].items()))
-        else:
-            print(next((a[9:] for a in t["cmd"] if a.startswith("--filter=")), ""))' "$1" "$2"
+    if t["name"] == sys.argv[1] + "_interp_tsan":
+        print(" ".join(f"{k}={v}" for k, v in t["env"].items()))
+        print(next((a[9:] for a in t["cmd"] if a.startswith("--filter=")), ""))' "$1"
 }
 
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
@@ -78,13 +75,13 @@ EOF
         elif [ "${prog%:tsan}" != "$prog" ]; then
             # As CI runs it (meson's interp-tsan suite: its environment, the
             # plant's own settings after it), and only tests CI's filter selects.
-            local ci_env ci_filter outside
-            ci_env=$(ci_tsan "${prog%:tsan}" env)
-            ci_filter=$(ci_tsan "${prog%:tsan}" filter)
-            outside=$(comm -23 <("$BUILD/$exe" --list --filter="$filter" | sort) \
-                <("$BUILD/$exe" --list --filter="$ci_filter" | sort))
-            if [ -z "$ci_filter" ] || [ -n "$outside" ] ||
-                [ -z "$("$BUILD/$exe" --list --filter="$filter")" ]; then
+            local ci ci_env ci_filter mine outside
+            ci=$(ci_tsan "${prog%:tsan}")
+            ci_env=$(sed -n 1p <<<"$ci")
+            ci_filter=$(sed -n 2p <<<"$ci")
+            mine=$("$BUILD/$exe" --list --filter="$filter")
+            outside=$(comm -23 <(sort <<<"$mine") <("$BUILD/$exe" --list --filter="$ci_filter" | sort))
+            if [ -z "$ci_filter" ] || [ -z "$mine" ] || [ -n "$outside" ]; then
                 echo "not among CI's ThreadSanitizer tests: ${outside:-(no test, or no CI filter)}" >>"$log"
                 rc=-1
             else

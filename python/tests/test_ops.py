@@ -83,6 +83,16 @@ def test_decode_alibi_and_strided_query():
         close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.2, alibi=slopes)[0], np.float32)
 
 
+def run_decode(entry, out, args, **kw):
+    """One of the three decode entries over args (query .. max_seq_len); v2 makes its own scratch."""
+    if entry == "v1":
+        pa.paged_attention_v1(out, *args, **kw)
+    elif entry == "v2":
+        pa.paged_attention_v2(out, None, None, None, *args, **kw)
+    else:
+        pa.paged_attention_decode(out, *args, **kw)
+
+
 @pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
 def test_decode_attention_sinks(entry):
     """gpt-oss's sinks: one logit more per head, of no value (-inf: none)."""
@@ -94,12 +104,7 @@ def test_decode_attention_sinks(entry):
     sinks = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 8.0, 1.0, 3.0], np.float32)
     out = np.full_like(q, np.nan)
     args = (q, kc, vc, KVH, 0.3, pg.block_tables, np.array(lens, np.int32), BS, max(lens))
-    if entry == "v1":
-        pa.paged_attention_v1(out, *args, sliding_window=100, sinks=sinks)
-    elif entry == "v2":
-        pa.paged_attention_v2(out, None, None, None, *args, sliding_window=100, sinks=sinks)
-    else:
-        pa.paged_attention_decode(out, *args, sliding_window=100, sinks=sinks)
+    run_decode(entry, out, args, sliding_window=100, sinks=sinks)
     for s, n in enumerate(lens):
         close(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.3, window=100, sinks=sinks)[0], np.float32)
     with pytest.raises(ValueError, match="sinks"):
@@ -618,12 +623,7 @@ def test_decode_logits_soft_cap(entry):
     q = rng.standard_normal((len(lens), H, D)).astype(np.float32)
     out = np.full_like(q, np.nan)
     args = (q, kc, vc, KVH, 0.3, pg.block_tables, np.array(lens, np.int32), BS, max(lens))
-    if entry == "v1":
-        pa.paged_attention_v1(out, *args, logits_soft_cap=0.7)
-    elif entry == "v2":
-        pa.paged_attention_v2(out, None, None, None, *args, logits_soft_cap=0.7)
-    else:
-        pa.paged_attention_decode(out, *args, logits_soft_cap=0.7)
+    run_decode(entry, out, args, logits_soft_cap=0.7)
     for s in range(len(lens)):
         ref = attend(q[s:s + 1], pg.K[s], pg.V[s], 0.3, soft_cap=0.7)[0]
         close(out[s], ref, np.float32)

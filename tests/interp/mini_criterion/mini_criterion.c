@@ -64,6 +64,12 @@ void pa_mc_skip(const char *fmt, ...) {
     _exit(EXIT_SKIPPED);
 }
 
+/* Test i's id, suite/name, into id; nonzero when the filter selects it. */
+static int selected_id(int i, const char *filter, char *id, size_t n) {
+    snprintf(id, n, "%s/%s", tests[i].suite, tests[i].name);
+    return fnmatch(filter, id, FNM_EXTMATCH) == 0;
+}
+
 int main(int argc, char **argv) {
     const char *filter = "*", *tap_path = NULL;
     int list = 0;
@@ -86,8 +92,7 @@ int main(int argc, char **argv) {
     if (list) {
         for (int i = 0; i < n_tests; i++) {
             char id[256];
-            snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
-            if (fnmatch(filter, id, FNM_EXTMATCH) == 0)
+            if (selected_id(i, filter, id, sizeof id))
                 puts(id);
         }
         return 0;
@@ -96,16 +101,14 @@ int main(int argc, char **argv) {
     int selected = 0, passed = 0, failed = 0, skipped = 0;
     for (int i = 0; i < n_tests; i++) {
         char id[256];
-        snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
-        selected += fnmatch(filter, id, FNM_EXTMATCH) == 0;
+        selected += selected_id(i, filter, id, sizeof id);
     }
     if (tap)
         fprintf(tap, "TAP version 13\n1..%d\n", selected);
     int k = 0;
     for (int i = 0; i < n_tests; i++) {
         char id[256];
-        snprintf(id, sizeof id, "%s/%s", tests[i].suite, tests[i].name);
-        if (fnmatch(filter, id, FNM_EXTMATCH) != 0)
+        if (!selected_id(i, filter, id, sizeof id))
             continue;
         k++;
         fflush(NULL);
