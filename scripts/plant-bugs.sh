@@ -11,33 +11,30 @@
 #   PLANT_ONLY='prefill-*' scripts/plant-bugs.sh    only the plants whose name matches the glob
 #                                                  (extended globs: '@(name-a|name-b)')
 #   PLANT_CHECK=1 scripts/plant-bugs.sh  only checks that each plant still finds its text exactly
-#                                        once (no file is touched, nothing built; seconds; run by
-#                                        scripts/test.sh, so a kernel edit cannot leave a plant stale)
+#                                        once and that one of CI's runs holds its tests (no file is
+#                                        touched, nothing built, BUILD's programs listed; seconds;
+#                                        run by scripts/test.sh, so neither a kernel edit nor a CI
+#                                        filter can leave a plant stale)
 set -uo pipefail
 shopt -s extglob
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 survived=0
+plants=$(mktemp) # PLANT_CHECK=1: every plant, for scripts/plant_runs.py
+trap 'rm -f "$plants"' EXIT
 
-# ci_tsan PROGRAM: two lines, the environment (NAME=VALUE words) and the
-# --filter of PROGRAM's run in meson's interp-tsan suite, CI's.
-ci_tsan() {
-    meson introspect "$BUILD" --tests | python3 -c '
-import json, sys
-for t in json.load(sys.stdin):
-    if t["name"] == sys.argv[1] + "_interp_tsan":
-        print(" ".join(f"{k}={v}" for k, v in t["env"].items()))
-        print(next((a[9:] for a in t["cmd"] if a.startswith("--filter=")), ""))' "$1"
-}
-
-# plant NAME FILE 'old text' 'new text' PROGRAM FILTER [ENV...]
-# PROGRAM test_x runs tests/interp/test_x_interp; test_x:tsan runs the
-# ThreadSanitizer build, tests/interp/test_x_interp_tsan, as CI's interp-tsan
-# suite runs it (its environment: PA_TEST_RACES_ONLY's cuts, PA_TEST_MAX_CASES,
-# the CTAs under way), on FILTER's tests, which must all be among those CI's
-# filter selects (since 2026-12-03: the plant then proves CI catches it, not
-# only the full-size tests); pagedattn-interp runs
-# the CLI on the interpreter with FILTER as its arguments (a check command).
+# plant NAME FILE 'old text' 'new text' PROGRAM FILTER [SETTING...]
+# PROGRAM test_x is tests/interp/test_x_interp; test_x:tsan its ThreadSanitizer
+# build, tests/interp/test_x_interp_tsan. The plant runs FILTER's tests as CI
+# would (since 2026-12-03; the ThreadSanitizer plants first): in each of CI's
+# runs of the program (meson's tests of it) whose environment holds every
+# SETTING (NAME=VALUE) and whose filter selects every one of FILTER's tests, in
+# that run's environment (PA_TEST_RACES_ONLY's cuts, PA_TEST_MAX_CASES, the CTAs
+# under way, the schedule), until one fails (scripts/plant_runs.py finds them).
+# A caught plant so shows CI catching the bug, not only the full-size tests; a
+# plant no CI run fits is a setup failure, and PLANT_CHECK=1 reports it too.
+# PROGRAM pagedattn-interp: FILTER is a glob over the names of CI's tests that
+# run the CLI on the interpreter (pagedattn_check_*_interp, the CLI sweep).
 plant() {
     local name=$1 file=$2 old=$3 new=$4 prog=$5 filter=$6
     shift 6
@@ -60,39 +57,38 @@ EOF
         survived=$((survived + 1))
         return
     fi
-    [ "$check" = 1 ] && return
+    if [ "$check" = 1 ]; then
+        printf '%s\x1f%s\x1f%s\x1f%s\n' "$name" "$prog" "$filter" "$*" >>"$plants"
+        return
+    fi
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     [ "$prog" = pagedattn-interp ] && exe=tests/interp/pagedattn-interp
-    local log=/tmp/plant-$name.log verdict rc
+    local log=/tmp/plant-$name.log verdict rc tried=""
     if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"
     else
-        if [ "$prog" = pagedattn-interp ]; then
-            # shellcheck disable=SC2086 # FILTER is the command line
-            env "$@" timeout 900 "$BUILD/$exe" $filter >>"$log" 2>&1
-            rc=$?
-        elif [ "${prog%:tsan}" != "$prog" ]; then
-            # As CI runs it (meson's interp-tsan suite: its environment, the
-            # plant's own settings after it), and only tests CI's filter selects.
-            local ci ci_env ci_filter mine outside
-            ci=$(ci_tsan "${prog%:tsan}")
-            ci_env=$(sed -n 1p <<<"$ci")
-            ci_filter=$(sed -n 2p <<<"$ci")
-            mine=$("$BUILD/$exe" --list --filter="$filter")
-            outside=$(comm -23 <(sort <<<"$mine") <("$BUILD/$exe" --list --filter="$ci_filter" | sort))
-            if [ -z "$ci_filter" ] || [ -z "$mine" ] || [ -n "$outside" ]; then
-                echo "not among CI's ThreadSanitizer tests: ${outside:-(no test, or no CI filter)}" >>"$log"
-                rc=-1
-            else
-                # shellcheck disable=SC2086 # CI's settings, NAME=VALUE words
-                env $ci_env "$@" timeout 900 "$BUILD/$exe" -j1 --filter="$filter" >>"$log" 2>&1
-                rc=$?
+        # In each of CI's runs that fits the plant, until one fails.
+        local fits rname renv rcmd cmd envw ran=""
+        fits=$(printf '%s\x1f%s\x1f%s\x1f%s\n' "$name" "$prog" "$filter" "$*" |
+            python3 scripts/plant_runs.py "$BUILD")
+        rc=-1
+        while IFS=$'\x1f' read -r _ rname renv rcmd; do
+            if [ "$rname" = - ]; then
+                echo "$rcmd" >"$log"
+                break
             fi
-        else
-            env TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:report_signal_unsafe=0 "$@" \
-                timeout 900 "$BUILD/$exe" -j2 --filter="$filter" >>"$log" 2>&1
+            ran="$ran $rname"
+            read -ra envw <<<"$renv" # NAME=VALUE words (read splits them; no glob)
+            IFS=$'\x1e' read -ra cmd <<<"$rcmd"
+            env "${envw[@]}" timeout 900 "${cmd[@]}" >"$log" 2>&1
             rc=$?
+            [ $rc -eq 0 ] || break
+        done <<<"$fits"
+        if [ $rc -eq 0 ]; then
+            tried=" [passed CI's${ran}]"
+        elif [ -n "$ran" ]; then
+            tried=" [in CI's ${ran##* }]"
         fi
         if [ $rc -eq -1 ]; then
             verdict="SETUP FAILED ($(tail -1 "$log" | cut -c1-100))"
@@ -122,7 +118,7 @@ EOF
     fi
     mv "$file.plant-bak" "$file"
     touch "$file" # newer than the planted build, so the next build recompiles it
-    printf '%-34s %s\n' "$name" "$verdict"
+    printf '%-34s %s%s\n' "$name" "$verdict" "$tried"
 }
 
 # The missing barrier before the output staging is planted only for the
@@ -278,16 +274,16 @@ plant ptx-e4m3-hi-subnormal-exponent cuda/ptx.cuh \
 # too wide, cross-attention mapped as causal.
 plant baseline-sink-not-in-sum benchmarks/baseline.cu \
     '        sum += __expf(sink - mx);' '        sum += 0.0f;' \
-    pagedattn-interp 'check baseline --sinks --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+    pagedattn-interp 'pagedattn_check_baseline_*'
 plant baseline-sink-of-the-kv-head benchmarks/baseline.cu \
     'sink = mk.sinks ? mk.sinks[h] : -INFINITY;' 'sink = mk.sinks ? mk.sinks[kvh] : -INFINITY;' \
-    pagedattn-interp 'check baseline --sinks --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+    pagedattn-interp 'pagedattn_check_baseline_*'
 plant baseline-window-off-by-one benchmarks/baseline.cu \
     '(mk.window <= 0 || q_pos - k < mk.window)' '(mk.window <= 0 || q_pos - k <= mk.window)' \
-    pagedattn-interp 'check baseline --window 17 --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+    pagedattn-interp 'pagedattn_check_baseline_*'
 plant baseline-cross-taken-causal benchmarks/baseline.cu \
     'pb->non_causal = dev->attn_type != PA_ATTN_DECODER;' 'pb->non_causal = dev->attn_type == PA_ATTN_ENCODER;' \
-    pagedattn-interp 'check baseline --seqs 3 --ctx 60 --heads 8/2 --head-size 64 --qlen 12'
+    pagedattn-interp 'pagedattn_check_baseline_*'
 plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
     '        pa::tile::cp_async_wait<1>();
         __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'
@@ -492,9 +488,11 @@ plant decode-mma-head64-group16-p-of-second-block-one-head-block cuda/decode/dec
 plant decode-long-tile-head64-group16-m-blocks-one-head-block cuda/decode/decode_mma.cuh \
     'const int j0 = HL * 2 * m, j1 = HL * (2 * m + 1);' 'const int j0 = 4 * m, j1 = 4 * m + 2;' \
     test_decode 'decode_fixed/tensor_core_group_16_head_64'
+# (decode-tensor-cores-two-head-blocks-at-head-32 was caught by a CLI check CI never ran, until
+# 2026-12-03: no CI test had a group past 8 at head 32, nor at 80, 96, 112, 120 or 256.)
 plant decode-tensor-cores-two-head-blocks-at-head-32 csrc/ops/decode.c \
     'kp->pv_groups <= (PA_DEC_MMA_TWO_BLOCKS(hs) ? 4 : 2)' 'kp->pv_groups <= 4' \
-    pagedattn-interp 'check decode --interp --seqs 2 --ctx 300 --heads 12/1 --head-size 32 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd'
+    test_decode 'decode_grid/groups_past_8'
 plant decode-tensor-cores-ignore-copy-units csrc/ops/decode.c \
     'kp->unit_k == 16 && (kp->vllm_v || kp->unit_v == 16)' '1' \
     test_decode 'decode_views/strided_flash_and_query_stride'
@@ -731,7 +729,7 @@ plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
     test_cache_ops 'cache_ops/swap_blocks_random_configurations'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
-    test_ragged 'ragged_gpu/@(sliding_window_and_soft_cap|num_seqs_below_max)'
+    test_ragged 'ragged_gpu/sliding_window_and_soft_cap'
 # A throughput heuristic that breaks batch invariance: fewer, fixed-size key
 # splits once the batch is large (the shrunk batch-invariance test's 12-sequence
 # batch takes them; its 1- and 5-sequence ones do not).
@@ -853,7 +851,8 @@ plant hopper-v-released-before-pv-done cuda/prefill/prefill_wgmma.cuh \
             release(empty_v(cur));
             pa::ptx::wgmma_wait<0>();
             pa::ptx::wgmma_pin(o);
-            pa::ptx::wgmma_pin(pk);' test_prefill 'prefill_hopper*/*' PA_INTERP_SCHED=warp
+            pa::ptx::wgmma_pin(pk);' \
+    test_prefill '@(prefill_hopper_fp8/*|prefill_hopper/persistent*)' PA_INTERP_SCHED=warp
 
 plant hopper-p-repacked-before-pv-done cuda/prefill/prefill_wgmma.cuh \
     '            softmax(whole, t + 1);
@@ -1006,6 +1005,12 @@ plant offsets-32bit-swap-blocks cuda/swap_copy.cu \
     test_cache_ops 'cache_ops/cache_offsets_past_32_bits'
 
 if [ "${PLANT_CHECK:-0}" = 1 ]; then
+    # Each plant's tests must be in one of CI's runs (the build's meson tests).
+    misfits=$(python3 scripts/plant_runs.py "$BUILD" <"$plants" | awk -F'\x1f' '$2 == "-" { print $1 ": " $4 }')
+    if [ -n "$misfits" ]; then
+        sed 's/^/SETUP FAILED  /' <<<"$misfits"
+        survived=$((survived + $(wc -l <<<"$misfits")))
+    fi
     echo "$survived stale plant(s)"
 else
     echo "$survived bug(s) survived"

@@ -746,6 +746,33 @@ Test(decode_fixed, tensor_core_group_16_head_64, .timeout = 600) {
     }
 }
 
+/* Groups of 9..16 query heads a KV head at the head sizes without two head
+ * blocks (32, 80, 96, 112, 120, 256). The tensor-core kernel holds at most 8
+ * heads a CTA there, so the host's rule (dec_tensor_cores) sends these to the
+ * CUDA-core kernel, three or four P.V head groups a CTA: the grid's groups stop
+ * at 8, and the two-head-block tests run at 64, 128 and 192 only. A rule that
+ * claimed them for tensor cores gets the launch refused. 16-bit queries, each
+ * cache kind, the three layouts. */
+Test(decode_grid, groups_past_8, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hs[8] = {32, 32, 80, 96, 112, 120, 256, 256};
+    static const int heads[3][2] = {{12, 1}, {9, 1}, {32, 2}}; /* groups 12, 9, 16 */
+    static const int lens[3] = {1, 300, 1100};
+    for (int i = 0; i < 8; i++) {
+        dcase c = tensor_core_case_hs(i, LAYOUTS[i % 3], BSZ[(i * 2 + 1) % 5], hs[i]);
+        if (c.hs == 120)
+            c.c = c.q;
+        if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
+            c.layout = PA_LAYOUT_FLASH_NHD;
+        c.heads = heads[i % 3][0];
+        c.kv_heads = heads[i % 3][1];
+        c.nseq = 3;
+        c.lens = lens;
+        c.seed = 15950u + (uint64_t)i;
+        run_tensor_core_case(&c, i / 2);
+    }
+}
+
 /* Lengths at the split boundaries: the recommended entry's one split exactly
  * full (256) and v2's (512), a token either side. A CTA writes its
  * sequence's output itself when the split length covers the sequence (every
