@@ -21,7 +21,17 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 survived=0
 plants=$(mktemp) # PLANT_CHECK=1: every plant, for scripts/plant_runs.py
-trap 'rm -f "$plants"' EXIT
+# An interrupted run reverts the file it has planted (after the program it
+# waits on ends; Ctrl-C ends both at once).
+planted=""
+revert() {
+    if [ -n "$planted" ]; then
+        mv "$planted.plant-bak" "$planted" && touch "$planted"
+        planted=""
+    fi
+}
+trap 'revert; rm -f "$plants"' EXIT
+trap 'exit 130' INT TERM
 
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [SETTING...]
 # PROGRAM test_x is tests/interp/test_x_interp; test_x:tsan its ThreadSanitizer
@@ -42,7 +52,7 @@ plant() {
     [[ -n "${PLANT_ONLY:-}" && $name != $PLANT_ONLY ]] && return
     # The old text must occur exactly once; it is replaced unless PLANT_CHECK=1.
     local check=${PLANT_CHECK:-0}
-    [ "$check" = 1 ] || cp "$file" "$file.plant-bak"
+    [ "$check" = 1 ] || { cp "$file" "$file.plant-bak" && planted=$file; }
     if ! python3 - "$file" "$old" "$new" "$check" <<'EOF'; then
 import sys
 path, old, new, check = sys.argv[1:5]
@@ -52,7 +62,7 @@ if s.count(old) != 1:
 if check != "1":
     open(path, "w").write(s.replace(old, new))
 EOF
-        [ "$check" = 1 ] || mv "$file.plant-bak" "$file"
+        [ "$check" = 1 ] || revert
         echo "SETUP FAILED  $name"
         survived=$((survived + 1))
         return
@@ -116,8 +126,7 @@ EOF
             verdict="caught by $(grep -m1 -oE '^\[FAIL\] [^ ]*' "$log" | cut -c8- | sed 's/:$//'): $why"
         fi
     fi
-    mv "$file.plant-bak" "$file"
-    touch "$file" # newer than the planted build, so the next build recompiles it
+    revert # (touched: newer than the planted build, so the next build recompiles it)
     printf '%-34s %s%s\n' "$name" "$verdict" "$tried"
 }
 
