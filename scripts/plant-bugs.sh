@@ -67,21 +67,23 @@ EOF
         survived=$((survived + 1))
         return
     fi
-    if [ "$check" = 1 ]; then
-        printf '%s\x1f%s\x1f%s\x1f%s\n' "$name" "$prog" "$filter" "$*" >>"$plants"
-        return
-    fi
     local exe="tests/interp/${prog%:tsan}_interp"
     [ "${prog%:tsan}" != "$prog" ] && exe="${exe}_tsan"
     [ "$prog" = pagedattn-interp ] && exe=tests/interp/pagedattn-interp
+    # The plant as scripts/plant_runs.py reads it.
+    local line
+    line=$(printf '%s\x1f%s\x1f%s\x1f%s' "$name" "$exe" "$filter" "$*")
+    if [ "$check" = 1 ]; then
+        echo "$line" >>"$plants"
+        return
+    fi
     local log=/tmp/plant-$name.log verdict rc tried=""
     if ! ninja -C "$BUILD" "$exe" >"$log" 2>&1; then
         verdict="caught (does not compile)"
     else
         # In each of CI's runs that fits the plant, until one fails.
         local fits rname renv rcmd cmd envw ran=""
-        fits=$(printf '%s\x1f%s\x1f%s\x1f%s\n' "$name" "$prog" "$filter" "$*" |
-            python3 scripts/plant_runs.py "$BUILD")
+        fits=$(python3 scripts/plant_runs.py "$BUILD" <<<"$line")
         rc=-1
         while IFS=$'\x1f' read -r _ rname renv rcmd; do
             if [ "$rname" = - ]; then

@@ -1,20 +1,20 @@
 #!/usr/bin/env python3
 """The runs of CI that a planted bug is tried in (scripts/plant-bugs.sh).
 
-Reads plants on stdin, one a line: NAME, PROGRAM, FILTER and the plant's
-settings (NAME=VALUE words), separated by \\x1f. Prints, for each plant, one
-line per CI run that fits it, in meson's order: NAME, the run's test name, its
-environment (NAME=VALUE words) and the command to run (words), separated by
-\\x1f. A plant no run fits gets one line whose run is "-" and whose command is
-the reason.
+Reads plants on stdin, one a line: NAME, PROGRAM (its path in BUILD), FILTER
+and the plant's settings (NAME=VALUE words), separated by \\x1f. Prints, for
+each plant, one line per CI run that fits it, in meson's order: NAME, the run's
+test name, its environment (NAME=VALUE words) and the command to run (its words
+separated by \\x1e), separated by \\x1f. A plant no run fits gets one line
+whose run is "-" and whose command is the reason.
 
-A CI run of PROGRAM test_x (or test_x:tsan, the ThreadSanitizer build) is a
-meson test of tests/interp/test_x_interp (_tsan). It fits when its environment
+A CI run of a test program (tests/interp/test_x_interp, or its ThreadSanitizer
+build test_x_interp_tsan) is a meson test of it. It fits when its environment
 holds every one of the plant's settings and its --filter selects every test
 FILTER selects; the command then runs the program on FILTER alone. For
-PROGRAM pagedattn-interp, FILTER is a glob over the names of CI's tests that
-run the CLI on the interpreter (pagedattn check --interp, the CLI sweep), and
-each is run as meson gives it.
+tests/interp/pagedattn-interp, FILTER is a glob over the names of CI's tests
+that run the CLI on the interpreter (pagedattn check --interp, the CLI sweep),
+and each is run as meson gives it.
 
 Usage: plant_runs.py BUILD < plants
 """
@@ -69,31 +69,28 @@ def main():
         return {t for t in ids(exe) if matches(pattern, t)}
 
     for line in sys.stdin:
-        name, prog, flt, settings = (line.rstrip("\n").split("\x1f") + [""] * 4)[:4]
+        name, exe, flt, settings = (line.rstrip("\n").split("\x1f") + [""] * 4)[:4]
         want = settings.split()
+        cli = exe.endswith("/pagedattn-interp")
+        mine = set() if cli else selects(exe, flt)
         fit = []
-        if prog == "pagedattn-interp":
-            for t in tests:
-                cmd = t["cmd"]
+        for t in tests:
+            cmd = t["cmd"]
+            if not all(w in run_env(t) for w in want):
+                continue
+            if cli:
                 if fnmatch.fnmatchcase(t["name"], flt) and (
                         "--interp" in cmd or any(a.endswith("/pagedattn-interp") for a in cmd)):
                     fit.append((t, cmd))
-            mine = {"(a test)"}
-        else:
-            base = prog.removesuffix(":tsan")
-            exe = f"tests/interp/{base}_interp" + ("_tsan" if prog != base else "")
-            mine = selects(exe, flt)
-            for t in tests if mine else []:
-                if t["cmd"][0].endswith("/" + exe):
-                    run_filter = next((a[9:] for a in t["cmd"] if a.startswith("--filter=")), "*")
-                    if mine <= selects(exe, run_filter):
-                        fit.append((t, [t["cmd"][0], f"--filter={flt}"]))
-        fit = [(t, cmd) for t, cmd in fit if all(w in run_env(t) for w in want)]
+            elif mine and cmd[0].endswith("/" + exe):
+                run_filter = next((a[9:] for a in cmd if a.startswith("--filter=")), "*")
+                if mine <= selects(exe, run_filter):
+                    fit.append((t, [cmd[0], f"--filter={flt}"]))
         for t, cmd in fit:
             print(name, t["name"], " ".join(run_env(t)), "\x1e".join(cmd), sep="\x1f")
         if not fit:
-            what = "no test matches" if not mine else "in none of CI's runs"
-            print(name, "-", "", f"{what}: {prog} '{flt}'" + (f" with {settings}" if settings else ""),
+            what = "in none of CI's runs" if cli or mine else "no test matches"
+            print(name, "-", "", f"{what}: {exe} '{flt}'" + (f" with {settings}" if settings else ""),
                   sep="\x1f")
 
 
