@@ -89,11 +89,11 @@ typedef struct pa_prefill_kernel {
 
 pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out);
 
-/* The Hopper kernel's shape rules (csrc/ops/prefill.c): f16/bf16, head sizes
- * up to 128, 16-byte aligned query and new K/V rows, and in context mode a
- * cache on the cp.async paths (of the query dtype or fp8; a flash layout, or
- * vLLM's with its values as V^T tiles). Returns its padded head size (64, 96
- * or 128), or 0 where the mma.sync kernel must run. The launcher adds the
+/* The Hopper kernel's shape rules (csrc/ops/prefill.c): f16/bf16, 16-byte
+ * aligned query and new K/V rows, and in context mode a cache on the cp.async
+ * paths (of the query dtype or fp8; a flash layout, or up to head 128 vLLM's
+ * with its values as V^T tiles). Returns its padded head size (64, 96, 128,
+ * 192 or 256), or 0 where the mma.sync kernel must run. The launcher adds the
  * device and build conditions. */
 int pa_prefill_hopper_head(const pa_prefill_kparams *k);
 /* The FP8 path's rules (PA_PREFILL_PATH_HOPPER_FP8): the Hopper kernel's at

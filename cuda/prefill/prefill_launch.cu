@@ -13,7 +13,7 @@
 typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
 
 cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream); // prefill_f32.cu
-// inst_hopper.cu: DT 1 f16, 2 bf16; HP 64, 96 or 128.
+// inst_hopper.cu: DT 1 f16, 2 bf16; HP 64, 96, 128, 192 or 256.
 cudaError_t pa_prefill_wgmma(int dt, int hp, const pa_prefill_kparams &p, cudaStream_t stream);
 // inst_hopper.cu: the FP8 path (e4m3 caches, HP 128); DT 1 f16, 2 bf16.
 cudaError_t pa_prefill_wgmma_fp8(int dt, const pa_prefill_kparams &p, cudaStream_t stream);

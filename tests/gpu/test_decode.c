@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode_internal.h"
 #include "kv_index.h"
 #include "layout_cache.h"
 #include "testutil.h"
@@ -771,6 +772,161 @@ Test(decode_grid, groups_past_8, .timeout = 600) {
         c.seed = 15950u + (uint64_t)i;
         run_tensor_core_case(&c, i / 2);
     }
+}
+
+/* ---- every geometry the planner can choose ------------------------------------
+ * The grid above runs vLLM's nine head sizes and a few more; the planner
+ * (pa_dec_kparams_make) shapes a CTA from the whole shape: the kernel (tensor
+ * cores or CUDA cores, the 128-token tile, one or two head blocks), the tile,
+ * the Q.K lane split, the P.V head groups and slices, the swizzles. A shape
+ * class no test runs is a route no test checks: until 2026-12-03 no test had
+ * more than 8 query heads per KV head at heads 32, 80, 96, 112, 120 or 256.
+ *
+ * This test walks the documented shape space: query dtype x cache dtype x
+ * layout x head size (every multiple of 8 to 256) x block size x group (1..17,
+ * 24, 32), asks the planner for each shape's geometry, and runs each shape that
+ * is the first of a class below (about 800 of 76800), as the grid does:
+ * through v1, v2 and the recommended entry against the CPU reference. Only
+ * the choice of shapes comes from the planner; the answer does not. A class:
+ *   A  query dtype, cache dtype, vLLM/flash, kernel (tensor cores, long tile,
+ *      two head blocks): each kernel each dtype pair and layout reaches;
+ *   B  element size, vLLM/flash, head size, kernel, P.V head groups (1..4):
+ *      every head size's geometry at every group count;
+ *   C  kernel, head blocks, a partial last head group, a group over 16 (more
+ *      than one CTA per KV head);
+ *   D  element size, layout, kernel, block size against the tile (<, =, >).
+ * So a new head size, kernel or geometry rule is run here without a new test
+ * (the classes read the plan, not a list of shapes). Two sequences: 1 token
+ * and 517 (v2 then merges two splits, the recommended entry three). */
+
+/* The shape of a route class; kp is the planner's answer for it. */
+static uint64_t route_class(int fam, const pa_decode_params *p, const pa_dec_kparams *kp) {
+    const uint64_t tc = kp->off_q == kp->off_tok, lt = tc && kp->tile == PA_DEC_MAX_TILE;
+    const uint64_t two = tc && kp->pv_groups > 2, esz = (uint64_t)kp->esz, v = (uint64_t)kp->vllm_v;
+    const uint64_t kern = tc | lt << 1 | two << 2;
+    switch (fam) {
+    case 0: return (uint64_t)p->q_dtype | (uint64_t)p->kv.dtype << 4 | v << 8 | kern << 12;
+    case 1: return esz | v << 4 | (uint64_t)kp->head_size << 8 | kern << 20 | (uint64_t)kp->pv_groups << 24;
+    case 2: return kern | (uint64_t)(kp->hpc % PA_DEC_GB != 0) << 4 | (uint64_t)(kp->head_chunks > 1) << 5;
+    default: {
+        const uint64_t cmp = kp->block_size < kp->tile ? 0 : kp->block_size == kp->tile ? 1 : 2;
+        return esz | (uint64_t)p->kv.layout << 4 | kern << 8 | cmp << 12;
+    }
+    }
+}
+
+/* A set of (family, class) keys: open addressing; returns 1 if key was new. */
+#define ROUTE_SLOTS 8192
+static int route_add(uint64_t *set, uint64_t key) {
+    key = key * 4 + 1; /* never 0, the empty slot */
+    for (uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 51;; h = (h + 1) % ROUTE_SLOTS) {
+        if (set[h] == key)
+            return 0;
+        if (set[h] == 0) {
+            set[h] = key;
+            return 1;
+        }
+    }
+}
+
+/* The planner's geometry for a shape on a contiguous cache (the problems'
+ * layout); 0 if the shape is refused (vLLM's layout at a head size its x does
+ * not divide). */
+static int route_plan(pa_decode_params *p, pa_dec_kparams *kp) {
+    static _Alignas(256) unsigned char buf[256];
+    static int32_t table[1], lens[1] = {1};
+    p->kv.key = p->kv.value = buf;
+    p->kv.num_blocks = 1;
+    p->out = buf;
+    p->query = buf;
+    p->block_tables = table;
+    p->block_table_stride = 1;
+    p->seq_lens = lens;
+    p->max_seq_len = 1;
+    p->num_seqs = 1;
+    p->scale = 1.0f;
+    if (pa_dec_kparams_make(p, PA_DEC_MODE_V1, NULL, 0, kp, NULL) != PA_SUCCESS)
+        return 0;
+    return 1;
+}
+
+Test(decode_routes, every_geometry, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int groups[19] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 24, 32};
+    static const int lens[2] = {1, 517};
+    static uint64_t set[ROUTE_SLOTS];
+    memset(set, 0, sizeof set);
+    int shapes = 0, ran = 0, classes = 0, seen[4] = {0};
+    for (int gi = 0; gi < 19; gi++)
+        for (int hs = 8; hs <= 256; hs += 8)
+            for (int qi = 0; qi < 3; qi++)
+                for (int ci = 0; ci < 3; ci++)
+                    for (int li = 0; li < 3; li++)
+                        for (int bi = 0; bi < 5; bi++) {
+                            dcase c = {0};
+                            c.q = QD[qi];
+                            c.c = ci == 0 ? c.q : ci == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                            c.layout = LAYOUTS[li];
+                            c.hs = hs;
+                            c.bs = BSZ[bi];
+                            c.heads = groups[gi];
+                            c.kv_heads = 1;
+                            pa_decode_params p = {0};
+                            p.q_dtype = c.q;
+                            p.num_heads = c.heads;
+                            p.kv = (pa_kv_cache){.layout = c.layout,
+                                                 .dtype = c.c,
+                                                 .block_size = c.bs,
+                                                 .num_kv_heads = 1,
+                                                 .head_size = hs};
+                            pa_dec_kparams kp;
+                            if (!route_plan(&p, &kp))
+                                continue;
+                            shapes++;
+                            int fresh = 0;
+                            for (int f = 0; f < 4; f++)
+                                fresh += route_add(set, route_class(f, &p, &kp) * 4 + (uint64_t)f);
+                            if (!fresh)
+                                continue;
+                            classes += fresh;
+                            ran++;
+                            const int tc = kp.off_q == kp.off_tok;
+                            seen[0] |= tc;
+                            seen[1] |= tc && kp.tile == PA_DEC_MAX_TILE;
+                            seen[2] |= tc && kp.pv_groups > 2;
+                            seen[3] |= !tc && hs == 32 && c.q != PA_DTYPE_F32 && kp.pv_groups > 2;
+                            c.nseq = 2;
+                            c.lens = lens;
+                            c.seed = 16100u + (uint64_t)shapes;
+                            pa_decode_problem *pr = make_problem(&c);
+                            /* The problem's own plan (its buffers, its lengths) is the class's. */
+                            dprob d;
+                            dprob_make(&d, pr);
+                            pa_dec_kparams real;
+                            cr_assert_eq(pa_dec_kparams_make(&d.p, PA_DEC_MODE_V1, NULL, 0, &real, NULL), PA_SUCCESS,
+                                         "%s", pa_last_error());
+                            for (int f = 0; f < 4; f++)
+                                cr_assert_eq(route_class(f, &d.p, &real), route_class(f, &p, &kp),
+                                             "the problem's plan differs from its shape's (class %d)", f);
+                            float *ref = reference(pr);
+                            char desc[320];
+                            describe(&c, desc, sizeof desc);
+                            snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
+                                     " (route: tile %d, ds %d, %d P.V groups%s)", kp.tile, kp.ds, kp.pv_groups,
+                                     tc ? ", tensor cores" : "");
+                            expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
+                            free(ref);
+                            dprob_free(&d);
+                            pa_decode_problem_free(pr);
+                        }
+    cr_log_info("decode_routes: %d of %d shapes run, %d classes", ran, shapes, classes);
+    /* The walk must reach the routes it is for: the tensor-core kernel, its
+     * long tile and two head blocks, and the CUDA-core kernel past 8 heads at
+     * a head size the tensor-core kernel serves up to 8. */
+    cr_assert(seen[0] && seen[1] && seen[2] && seen[3],
+              "routes seen: tc %d, long tile %d, two blocks %d, CUDA cores "
+              "past 8 heads at head 32 %d (of %d shapes)",
+              seen[0], seen[1], seen[2], seen[3], shapes);
 }
 
 /* Lengths at the split boundaries: the recommended entry's one split exactly

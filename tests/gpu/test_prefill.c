@@ -2909,3 +2909,181 @@ Test(prefill_random, peaked_cross_prompt_within_p_rounding) {
     random_prompt_case(&r, redraw);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
+
+/* ---- every route the launcher can take ------------------------------------------------
+ * As decode_routes (tests/gpu/test_decode.c): the launcher picks a kernel from
+ * the whole shape (the f32 kernel, mma.sync per head class, the Hopper kernel
+ * per padded head HP and cache kind, its FP8 path) and a way to load cache
+ * tiles (pa_prefill_cache_paths); the hand-made tests above each cover some
+ * of these. This test walks the documented shape space: path (mma, hopper,
+ * hopper_fp8) x context / causal prompt x query dtype x cache dtype x layout x
+ * head size (every multiple of 8 to 256) x block size (3, 8, 16, 24, 64, 128)
+ * x group (1, 2, 3, 4, 5, 8, 16), asks the selector and the Hopper rules
+ * (csrc/ops/prefill.c) which route each takes, and runs each shape that is
+ * the first of a class below: two sequences (1 query over 3 cached keys, 70
+ * over 130; prompts of 1 and 70) against the CPU reference. A class:
+ *   A  mode, query dtype, cache dtype, layout, kernel, HP, K and V tile paths;
+ *   B  kernel, head size, cache element size: each head's padding in its
+ *      instance;
+ *   C  kernel, HP, group: the GQA packing of query rows;
+ *   D  kernel, layout, V tile path, block size.
+ * The route is checked as it runs: the Hopper launch counts must rise exactly
+ * where the walk says the Hopper kernel (or its FP8 path) runs, when this
+ * device runs it (pa_prefill_hopper_available); elsewhere mma.sync serves the
+ * same shapes and is held to the reference all the same. */
+
+/* The kernel a shape takes on path (prefill_launch.cu's order, on a device
+ * that runs the Hopper kernel): 0 the f32 kernel, 1 mma.sync, 2 the Hopper
+ * kernel, 3 its FP8 path; *hp the Hopper kernel's padded head (else 0). */
+static int prefill_route_kernel(const pa_prefill_kparams *k, pa_prefill_path path, int *hp) {
+    *hp = 0;
+    if (k->q_dtype == PA_DTYPE_F32)
+        return 0;
+    if (path == PA_PREFILL_PATH_MMA)
+        return 1;
+    *hp = pa_prefill_hopper_head(k);
+    if (path == PA_PREFILL_PATH_HOPPER_FP8 && pa_prefill_hopper_fp8(k))
+        return 3;
+    return *hp ? 2 : 1;
+}
+
+static uint64_t prefill_route_class(int fam, const pa_prefill_kparams *k, int kern, int hp, int bs) {
+    const uint64_t lay = k->mode == PA_PREFILL_MODE_CONTEXT ? (uint64_t)k->g.layout : 7;
+    const uint64_t esz = k->mode == PA_PREFILL_MODE_CONTEXT ? pa_dtype_size((pa_dtype)k->cache_dtype)
+                                                            : pa_dtype_size((pa_dtype)k->q_dtype);
+    switch (fam) {
+    case 0:
+        return (uint64_t)k->mode | (uint64_t)k->q_dtype << 4 | (uint64_t)k->cache_dtype << 8 | lay << 12 |
+               (uint64_t)kern << 16 | (uint64_t)hp << 20 | (uint64_t)k->cache_k << 32 | (uint64_t)k->cache_v << 36;
+    case 1: return (uint64_t)kern | (uint64_t)k->head_size << 4 | esz << 16;
+    case 2: return (uint64_t)kern | (uint64_t)hp << 4 | (uint64_t)(k->num_heads / k->num_kv_heads) << 16;
+    default: return (uint64_t)kern | lay << 4 | (uint64_t)k->cache_v << 8 | (uint64_t)bs << 12;
+    }
+}
+
+#define PREFILL_ROUTE_SLOTS 8192
+static int prefill_route_add(uint64_t *set, uint64_t key) {
+    key = key * 4 + 1; /* never 0, the empty slot */
+    for (uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 51;; h = (h + 1) % PREFILL_ROUTE_SLOTS) {
+        if (set[h] == key)
+            return 0;
+        if (set[h] == 0) {
+            set[h] = key;
+            return 1;
+        }
+    }
+}
+
+/* Runs one walked shape on path and checks the Hopper launch counts against kern. */
+static void prefill_route_run(int context, const ctx_case *c, pa_prefill_path path, int kern) {
+    static const int ql[2] = {1, 70}, cl[2] = {3, 130};
+    cr_assert_eq(pa_set_prefill_path(path), PA_SUCCESS);
+    const long h0 = pa_prefill_hopper_launches(), f0 = pa_prefill_hopper_fp8_launches();
+    ctx_case cc = *c;
+    cc.seqs = 2;
+    cc.ql = ql;
+    cc.cl = cl;
+    if (kern == 3) {
+        g_fp8_path = 1;
+        run_fp8_case(&cc);
+        g_fp8_path = 0;
+    } else if (context) {
+        run_ctx_case(&cc, NULL, 0);
+    } else {
+        char what[160];
+        snprintf(what, sizeof what, "causal prompt q=%s heads %d/%d head %d (route: kernel %d)", pa_dtype_name(c->qd),
+                 c->heads, c->kv_heads, c->hs, kern);
+        check_decoder_prompt(c->seed, c->qd, 2, c->heads, c->kv_heads, c->hs, ql, 0, 1.0f, what);
+    }
+    const long dh = pa_prefill_hopper_launches() - h0, df = pa_prefill_hopper_fp8_launches() - f0;
+    const int hopper = pa_prefill_hopper_available();
+    cr_assert_eq(dh, kern == 2 && hopper, "%s q=%s cache=%s head %d group %d block %d: kernel %d, %ld Hopper launches",
+                 pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->hs, c->heads, c->bs, kern,
+                 dh);
+    cr_assert_eq(df, kern == 3 && hopper, "head %d: kernel %d, %ld FP8-path launches", c->hs, kern, df);
+}
+
+Test(prefill_routes, every_route, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_prefill_path paths[3] = {PA_PREFILL_PATH_MMA, PA_PREFILL_PATH_HOPPER, PA_PREFILL_PATH_HOPPER_FP8};
+    static const pa_dtype qds[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const pa_kv_layout lays[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    static const int bsz[6] = {3, 8, 16, 24, 64, 128}, groups[7] = {1, 2, 3, 4, 5, 8, 16};
+    static _Alignas(256) unsigned char buf[256];
+    static uint64_t set[PREFILL_ROUTE_SLOTS];
+    memset(set, 0, sizeof set);
+    int shapes = 0, ran = 0, seen[4] = {0};
+    for (int gi = 0; gi < 7; gi++)
+        for (int hs = 8; hs <= 256; hs += 8)
+            for (int pi = 0; pi < 3; pi++)
+                for (int mode = 0; mode < 2; mode++)
+                    for (int qi = 0; qi < 3; qi++)
+                        for (int ci = 0; ci < (mode ? 3 : 1); ci++)
+                            for (int li = 0; li < (mode ? 3 : 1); li++)
+                                for (int bi = 0; bi < (mode ? 6 : 1); bi++) {
+                                    const int context = mode == 1;
+                                    ctx_case c = {.qd = qds[qi],
+                                                  .cd = ci == 0 ? qds[qi] : CACHE_OF[ci],
+                                                  .layout = lays[li],
+                                                  .heads = groups[gi],
+                                                  .kv_heads = 1,
+                                                  .hs = hs,
+                                                  .bs = context ? bsz[bi] : 16};
+                                    if (context && c.layout == PA_LAYOUT_VLLM &&
+                                        hs % (int)(16 / pa_dtype_size(c.cd)) != 0)
+                                        continue; /* vLLM's key layout needs head % x == 0 */
+                                    pa_prefill_kparams k;
+                                    if (context) {
+                                        pa_context_attention_params p = {.out = buf,
+                                                                         .query = buf,
+                                                                         .key = buf,
+                                                                         .value = buf,
+                                                                         .q_dtype = c.qd,
+                                                                         .num_seqs = 2,
+                                                                         .num_heads = c.heads,
+                                                                         .num_tokens = 71,
+                                                                         .max_query_len = 70,
+                                                                         .max_seq_len = 200};
+                                        p.kv = (pa_kv_cache){.layout = c.layout,
+                                                             .dtype = c.cd,
+                                                             .key = buf,
+                                                             .value = buf,
+                                                             .num_blocks = 1,
+                                                             .block_size = c.bs,
+                                                             .num_kv_heads = 1,
+                                                             .head_size = hs};
+                                        pa_prefill_kparams_from_context(&k, &p);
+                                    } else {
+                                        pa_prompt_attention_params p = {.out = buf,
+                                                                        .query = buf,
+                                                                        .key = buf,
+                                                                        .value = buf,
+                                                                        .dtype = c.qd,
+                                                                        .attn_type = PA_ATTN_DECODER,
+                                                                        .num_seqs = 2,
+                                                                        .num_heads = c.heads,
+                                                                        .num_kv_heads = 1,
+                                                                        .head_size = hs,
+                                                                        .num_q_tokens = 71,
+                                                                        .max_seqlen_q = 70};
+                                        pa_prefill_kparams_from_prompt(&k, &p);
+                                    }
+                                    shapes++;
+                                    int hp;
+                                    const int kern = prefill_route_kernel(&k, paths[pi], &hp);
+                                    int fresh = 0;
+                                    for (int f = 0; f < 4; f++)
+                                        fresh += prefill_route_add(set, prefill_route_class(f, &k, kern, hp, c.bs) * 4 +
+                                                                            (uint64_t)f);
+                                    if (!fresh)
+                                        continue;
+                                    ran++;
+                                    seen[kern] = 1;
+                                    c.seed = 52000u + (uint64_t)shapes;
+                                    prefill_route_run(context, &c, paths[pi], kern);
+                                }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    cr_log_info("prefill_routes: %d of %d shapes run", ran, shapes);
+    cr_assert(seen[0] && seen[1] && seen[2] && seen[3], "kernels walked: f32 %d, mma %d, Hopper %d, FP8 path %d",
+              seen[0], seen[1], seen[2], seen[3]);
+}

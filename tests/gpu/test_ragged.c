@@ -1538,3 +1538,78 @@ Test(ragged_bad_gpu, workspace_checks) {
     cr_assert_eq(pa_ragged_paged_attention(&p, NULL, need, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_ragged_paged_attention(&p, ws + 16, need, NULL), PA_ERR_INVALID_ARGUMENT);
 }
+
+/* ---- every route the kernels can take ---------------------------------------------
+ * As decode_routes and prefill_routes: the ragged launch picks its kernel from
+ * the query dtype (CUDA cores for f32, tensor cores for 16-bit), its instance
+ * from the head size (padded to 64, 128 or 256), the prefill tile rows from
+ * both (pa_rg_tile_rows), and a sequence's items from its rows (q_len x
+ * group: up to PA_RG_DEC_ROWS a decode item); fp8 pages take their own slots.
+ * The hand-made tests above each cover some of these. This test walks query
+ * dtype x cache dtype x head size (every multiple of 8 to 256) x group (1, 2,
+ * 3, 4, 5, 8, 16, 17, 32) x page size (1, 3, 8, 16, 24, 32, 128, 256) and runs
+ * each shape that is the first of a class below, on a decode sequence (1
+ * query over 700 keys: two KV splits) and a prefill one (70 over 200), against
+ * the CPU reference. A class:
+ *   A  query dtype, cache dtype, instance, prefill tile rows;
+ *   B  kernel, head size, cache element size: each head's padding;
+ *   C  kernel, instance, group (a decode sequence's rows, the packing);
+ *   D  kernel, cache element size, page size. */
+static uint64_t ragged_route_class(int fam, pa_dtype q, pa_dtype c, int hs, int group, int ps) {
+    const uint64_t kern = q != PA_DTYPE_F32, hp = hs <= 64 ? 64 : hs <= 128 ? 128 : 256;
+    const uint64_t esz = pa_dtype_size(c);
+    switch (fam) {
+    case 0: return (uint64_t)q | (uint64_t)c << 4 | hp << 8 | (uint64_t)pa_rg_tile_rows(q, hs) << 20;
+    case 1: return kern | (uint64_t)hs << 4 | esz << 16;
+    case 2: return kern | hp << 4 | (uint64_t)group << 16;
+    default: return kern | esz << 4 | (uint64_t)ps << 8;
+    }
+}
+
+Test(ragged_routes, every_route, .timeout = 900) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_dtype qds[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const int groups[9] = {1, 2, 3, 4, 5, 8, 16, 17, 32}, pss[8] = {1, 3, 8, 16, 24, 32, 128, 256};
+    static const int ql[2] = {1, 70}, kl[2] = {700, 200};
+    uint64_t seen[1024];
+    int nseen = 0, shapes = 0, ran = 0;
+    for (int gi = 0; gi < 9; gi++)
+        for (int hs = 8; hs <= 256; hs += 8)
+            for (int qi = 0; qi < 3; qi++)
+                for (int ci = 0; ci < 3; ci++)
+                    for (int pi = 0; pi < 8; pi++) {
+                        const pa_dtype q = qds[qi];
+                        const pa_dtype c = ci == 0 ? q : ci == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                        shapes++;
+                        int fresh = 0;
+                        for (int f = 0; f < 4; f++) {
+                            const uint64_t key = ragged_route_class(f, q, c, hs, groups[gi], pss[pi]) * 4 + (uint64_t)f;
+                            int have = 0;
+                            for (int i = 0; i < nseen && !have; i++)
+                                have = seen[i] == key;
+                            if (!have) {
+                                cr_assert_lt(nseen, 1024);
+                                seen[nseen++] = key;
+                                fresh = 1;
+                            }
+                        }
+                        if (!fresh)
+                            continue;
+                        ran++;
+                        gcase k = {.seed = 61000u + (uint64_t)shapes,
+                                   .q_dtype = q,
+                                   .cache_dtype = c,
+                                   .max_num_seqs = 2,
+                                   .qh = groups[gi],
+                                   .kvh = 1,
+                                   .hs = hs,
+                                   .ps = pss[pi]};
+                        run_lens(&k, 2, ql, kl);
+                    }
+    cr_log_info("ragged_routes: %d of %d shapes run, %d classes", ran, shapes, nseen);
+    /* every head size on each kernel, its own element size and fp8 (B) */
+    int heads = 0;
+    for (int i = 0; i < nseen; i++)
+        heads += seen[i] % 4 == 1;
+    cr_assert_eq(heads, 2 * 32 * 2, "%d (kernel, head size, element size) classes walked", heads);
+}
