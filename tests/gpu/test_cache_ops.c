@@ -1266,3 +1266,104 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     assert_fail(pa_copy_blocks(bogus, (const uint64_t *)(b + 4), 4, bogus, 3, 1024, PA_DTYPE_F16, 8, NULL),
                 PA_ERR_INVALID_ARGUMENT, "value_caches (");
 }
+
+/* ---- every route of the cache writes --------------------------------------------------
+ * As decode_routes (tests/gpu/test_decode.c): reshape_and_cache picks its kernel
+ * and geometry from the shape (vLLM's layout through shared memory while a
+ * row fits, else the generic kernel, whose threads per token follow the KV
+ * heads and the head size in vectors; the vector loads where the views allow),
+ * kv_cache_update its rows per CTA from the same and the page size. The grids
+ * and random draws above each cover some. This walk goes over KV heads (1, 3,
+ * 8, 40) x head size (1..16, then every 4 to 256 past 16) x dtype pair x
+ * layout x block size (1, 3, 8, 16, 24, 32, 64, 128; kv_cache_update from 8) x view (contiguous,
+ * strided, misaligned, both) and runs each shape that is the first of a class,
+ * byte for byte against the reference (cache pre-filled with a sentinel):
+ *   A  layout (kv_cache_update: combined), dtype pair, view;
+ *   B  vLLM or not, input and cache element sizes, head size;
+ *   C  layout, block size;
+ *   D  vLLM or not, cache element size, KV heads;
+ *   E  layout, view, KV heads (a head's offset in a strided view). */
+static uint64_t cache_route_class(int fam, pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant) {
+    const uint64_t vllm = layout == PA_LAYOUT_VLLM, ein = pa_dtype_size(dp.in), ec = pa_dtype_size(dp.cache);
+    switch (fam) {
+    case 0: return (uint64_t)layout | (uint64_t)dp.in << 4 | (uint64_t)dp.cache << 8 | (uint64_t)variant << 12;
+    case 1: return vllm | ein << 4 | ec << 8 | (uint64_t)hs << 12;
+    case 2: return (uint64_t)layout | (uint64_t)bs << 4;
+    case 3: return vllm | ec << 4 | (uint64_t)nh << 8;
+    default: return (uint64_t)layout | (uint64_t)variant << 4 | (uint64_t)nh << 8;
+    }
+}
+
+/* Adds the shape's classes to seen[*n]; 1 if any was new. */
+static int cache_route_fresh(uint64_t *seen, int *n, int cap, pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh,
+                             int variant) {
+    int fresh = 0;
+    for (int f = 0; f < 5; f++) {
+        const uint64_t key = cache_route_class(f, layout, dp, hs, bs, nh, variant) * 8 + (uint64_t)f;
+        int have = 0;
+        for (int i = 0; i < *n && !have; i++)
+            have = seen[i] == key;
+        if (!have) {
+            cr_assert_lt(*n, cap);
+            seen[(*n)++] = key;
+            fresh = 1;
+        }
+    }
+    return fresh;
+}
+
+static int cache_route_head(int i) { return i < 16 ? i + 1 : 16 + 4 * (i - 15); } /* 1..16, 20, 24, ..., 256 */
+#define CACHE_ROUTE_HEADS (16 + 60)
+
+Test(cache_routes, reshape_and_cache_every_route, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout layouts[4] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                            PA_LAYOUT_COMBINED};
+    static const int nhs[4] = {1, 3, 8, 40}, bss[8] = {1, 3, 8, 16, 24, 32, 64, 128};
+    static uint64_t seen[2048];
+    int n = 0, ran = 0, shapes = 0;
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < CACHE_ROUTE_HEADS; i++)
+            for (int p = 0; p < NPAIRS; p++)
+                for (int l = 0; l < 4; l++)
+                    for (int b = 0; b < 8; b++)
+                        for (int v = 0; v < 4; v++) {
+                            const int hs = cache_route_head(i);
+                            if (layouts[l] == PA_LAYOUT_VLLM && hs % (int)(16 / pa_dtype_size(pairs[p].cache)) != 0)
+                                continue; /* vLLM's keys: whole 16-byte chunks */
+                            shapes++;
+                            if (!cache_route_fresh(seen, &n, 2048, layouts[l], pairs[p], hs, bss[b], nhs[h], v))
+                                continue;
+                            ran++;
+                            gpu_rc_case(layouts[l], pairs[p], hs, bss[b], nhs[h], v, 71000u + (uint64_t)shapes);
+                        }
+    cr_log_info("cache_routes: reshape_and_cache %d of %d shapes run, %d classes", ran, shapes, n);
+    cr_assert_gt(ran, 4 * NPAIRS * 4, "%d shapes ran", ran);
+}
+
+Test(cache_routes, kv_cache_update_every_route, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    dt_pair kp[NPAIRS + 2];
+    for (int p = 0; p < NPAIRS; p++)
+        kp[p] = pairs[p];
+    kp[NPAIRS] = (dt_pair){PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3};
+    kp[NPAIRS + 1] = (dt_pair){PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2};
+    /* gpu_kvu_case's slices are 5 rows and longer: pages of 8 and up (the random draws take 1 and 3) */
+    static const int nhs[4] = {1, 3, 8, 40}, bss[6] = {8, 16, 24, 32, 64, 128};
+    static uint64_t seen[2048];
+    int n = 0, ran = 0, shapes = 0;
+    for (int h = 0; h < 4; h++)
+        for (int i = 0; i < CACHE_ROUTE_HEADS; i++)
+            for (int p = 0; p < NPAIRS + 2; p++)
+                for (int b = 0; b < 6; b++)
+                    for (int v = 0; v < 4; v++) {
+                        const int hs = cache_route_head(i);
+                        shapes++;
+                        if (!cache_route_fresh(seen, &n, 2048, PA_LAYOUT_COMBINED, kp[p], hs, bss[b], nhs[h], v))
+                            continue;
+                        ran++;
+                        gpu_kvu_case(kp[p].in, kp[p].cache, hs, bss[b], nhs[h], v, 72000u + (uint64_t)shapes);
+                    }
+    cr_log_info("cache_routes: kv_cache_update %d of %d shapes run, %d classes", ran, shapes, n);
+    cr_assert_gt(ran, (NPAIRS + 2) * 4, "%d shapes ran", ran);
+}
