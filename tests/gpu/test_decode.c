@@ -784,20 +784,15 @@ Test(decode_grid, groups_past_8, .timeout = 600) {
  *
  * This test walks the documented shape space: query dtype x cache dtype x
  * layout x head size (every multiple of 8 to 256) x block size x group (1..17,
- * 24, 32), asks the planner for each shape's geometry, and runs each shape that
- * is the first of a class below (about 800 of 76800), as the grid does:
- * through v1, v2 and the recommended entry against the CPU reference. Only
- * the choice of shapes comes from the planner; the answer does not. A class:
- *   A  query dtype, cache dtype, vLLM/flash, kernel (tensor cores, long tile,
- *      two head blocks): each kernel each dtype pair and layout reaches;
- *   B  element size, vLLM/flash, head size, kernel, P.V head groups (1..4):
- *      every head size's geometry at every group count;
- *   C  kernel, head blocks, a partial last head group, a group over 16 (more
- *      than one CTA per KV head);
- *   D  element size, layout, kernel, block size against the tile (<, =, >).
- * So a new head size, kernel or geometry rule is run here without a new test
- * (the classes read the plan, not a list of shapes). Two sequences: 1 token
- * and 517 (v2 then merges two splits, the recommended entry three). */
+ * 24, 32; over two KV heads, so a head's offset is used), asks the planner for each shape's geometry, and runs each
+ * shape that is the first of a class below (about 800 of 76800), as the grid does: through v1, v2 and the recommended
+ * entry against the CPU reference. Only the choice of shapes comes from the planner; the answer does not. A class: A
+ * query dtype, cache dtype, vLLM/flash, kernel (tensor cores, long tile, two head blocks): each kernel each dtype pair
+ * and layout reaches; B  element size, vLLM/flash, head size, kernel, P.V head groups (1..4): every head size's
+ * geometry at every group count; C  kernel, head blocks, a partial last head group, a group over 16 (more than one CTA
+ * per KV head); D  element size, layout, kernel, block size against the tile (<, =, >). So a new head size, kernel or
+ * geometry rule is run here without a new test (the classes read the plan, not a list of shapes). Two sequences: 1
+ * token and 517 (v2 then merges two splits, the recommended entry three). */
 
 /* The shape of a route class; kp is the planner's answer for it. */
 static uint64_t route_class(int fam, const pa_decode_params *p, const pa_dec_kparams *kp) {
@@ -869,15 +864,15 @@ Test(decode_routes, every_geometry, .timeout = 900) {
                             c.layout = LAYOUTS[li];
                             c.hs = hs;
                             c.bs = BSZ[bi];
-                            c.heads = groups[gi];
-                            c.kv_heads = 1;
+                            c.heads = 2 * groups[gi]; /* two KV heads: a head's offset is used */
+                            c.kv_heads = 2;
                             pa_decode_params p = {0};
                             p.q_dtype = c.q;
                             p.num_heads = c.heads;
                             p.kv = (pa_kv_cache){.layout = c.layout,
                                                  .dtype = c.c,
                                                  .block_size = c.bs,
-                                                 .num_kv_heads = 1,
+                                                 .num_kv_heads = 2,
                                                  .head_size = hs};
                             pa_dec_kparams kp;
                             if (!route_plan(&p, &kp))

@@ -2918,7 +2918,7 @@ Test(prefill_random, peaked_cross_prompt_within_p_rounding) {
  * of these. This test walks the documented shape space: path (mma, hopper,
  * hopper_fp8) x context / causal prompt x query dtype x cache dtype x layout x
  * head size (every multiple of 8 to 256) x block size (3, 8, 16, 24, 64, 128)
- * x group (1, 2, 3, 4, 5, 8, 16), asks the selector and the Hopper rules
+ * x group (1, 2, 3, 4, 5, 8, 16; over two KV heads), asks the selector and the Hopper rules
  * (csrc/ops/prefill.c) which route each takes, and runs each shape that is
  * the first of a class below: two sequences (1 query over 3 cached keys, 70
  * over 130; prompts of 1 and 70) against the CPU reference. A class:
@@ -3025,8 +3025,8 @@ Test(prefill_routes, every_route, .timeout = 900) {
                                     ctx_case c = {.qd = qds[qi],
                                                   .cd = ci == 0 ? qds[qi] : CACHE_OF[ci],
                                                   .layout = lays[li],
-                                                  .heads = groups[gi],
-                                                  .kv_heads = 1,
+                                                  .heads = 2 * groups[gi], /* two KV heads: a head's offset is used */
+                                                  .kv_heads = 2,
                                                   .hs = hs,
                                                   .bs = context ? bsz[bi] : 16};
                                     if (context && c.layout == PA_LAYOUT_VLLM &&
@@ -3050,7 +3050,7 @@ Test(prefill_routes, every_route, .timeout = 900) {
                                                              .value = buf,
                                                              .num_blocks = 1,
                                                              .block_size = c.bs,
-                                                             .num_kv_heads = 1,
+                                                             .num_kv_heads = 2,
                                                              .head_size = hs};
                                         pa_prefill_kparams_from_context(&k, &p);
                                     } else {
@@ -3062,7 +3062,7 @@ Test(prefill_routes, every_route, .timeout = 900) {
                                                                         .attn_type = PA_ATTN_DECODER,
                                                                         .num_seqs = 2,
                                                                         .num_heads = c.heads,
-                                                                        .num_kv_heads = 1,
+                                                                        .num_kv_heads = 2,
                                                                         .head_size = hs,
                                                                         .num_q_tokens = 71,
                                                                         .max_seqlen_q = 70};

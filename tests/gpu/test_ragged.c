@@ -1547,7 +1547,7 @@ Test(ragged_bad_gpu, workspace_checks) {
  * group: up to PA_RG_DEC_ROWS a decode item); fp8 pages take their own slots.
  * The hand-made tests above each cover some of these. This test walks query
  * dtype x cache dtype x head size (every multiple of 8 to 256) x group (1, 2,
- * 3, 4, 5, 8, 16, 17, 32) x page size (1, 3, 8, 16, 24, 32, 128, 256) and runs
+ * 3, 4, 5, 8, 16, 17, 32; over two KV heads) x page size (1, 3, 8, 16, 24, 32, 128, 256) and runs
  * each shape that is the first of a class below, on a decode sequence (1
  * query over 700 keys: two KV splits) and a prefill one (70 over 200), against
  * the CPU reference. A class:
@@ -1600,8 +1600,8 @@ Test(ragged_routes, every_route, .timeout = 900) {
                                    .q_dtype = q,
                                    .cache_dtype = c,
                                    .max_num_seqs = 2,
-                                   .qh = groups[gi],
-                                   .kvh = 1,
+                                   .qh = 2 * groups[gi], /* two KV heads: a head's offset is used */
+                                   .kvh = 2,
                                    .hs = hs,
                                    .ps = pss[pi]};
                         run_lens(&k, 2, ql, kl);
