@@ -64,6 +64,15 @@ void pa_mc_skip(const char *fmt, ...) {
     _exit(EXIT_SKIPPED);
 }
 
+void pa_mc_log(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("[----] ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 /* Test i's id, suite/name, into id; nonzero when the filter selects it. */
 static int selected_id(int i, const char *filter, char *id, size_t n) {
     snprintf(id, n, "%s/%s", tests[i].suite, tests[i].name);

@@ -2,7 +2,8 @@
  * interp-tsan programs only: Criterion's sandbox cannot start under
  * ThreadSanitizer (its inheritable arena is refused, Snaipe/Criterion#274).
  * It covers what tests/gpu uses: Test() with .signal and .timeout,
- * cr_assert, cr_assert_eq, cr_assert_fail, cr_expect_eq and cr_skip_test.
+ * cr_assert, cr_assert_eq, cr_assert_lt, cr_assert_gt, cr_assert_fail,
+ * cr_expect_eq, cr_skip_test and cr_log_info.
  * Each test runs in a forked child; the runner (mini_criterion.c) takes
  * --filter=PATTERN (extended globs on suite/test, as Criterion) and
  * --tap=FILE, and ignores -jN. */
@@ -23,6 +24,7 @@ void pa_mc_register(const char *suite, const char *name, void (*fn)(void), const
 /* No format attribute: the message is optional, and "" is its empty form. */
 void pa_mc_fail(const char *file, int line, const char *expr, int fatal, const char *fmt, ...);
 void pa_mc_skip(const char *fmt, ...) __attribute__((noreturn));
+void pa_mc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #ifdef __cplusplus
 }
@@ -51,6 +53,16 @@ void pa_mc_skip(const char *fmt, ...) __attribute__((noreturn));
         if (!((a) == (b)))                                                                                             \
             pa_mc_fail(__FILE__, __LINE__, #a " == " #b, 1, "" __VA_ARGS__);                                           \
     } while (0)
+#define cr_assert_lt(a, b, ...)                                                                                        \
+    do {                                                                                                               \
+        if (!((a) < (b)))                                                                                              \
+            pa_mc_fail(__FILE__, __LINE__, #a " < " #b, 1, "" __VA_ARGS__);                                            \
+    } while (0)
+#define cr_assert_gt(a, b, ...)                                                                                        \
+    do {                                                                                                               \
+        if (!((a) > (b)))                                                                                              \
+            pa_mc_fail(__FILE__, __LINE__, #a " > " #b, 1, "" __VA_ARGS__);                                            \
+    } while (0)
 #define cr_expect_eq(a, b, ...)                                                                                        \
     do {                                                                                                               \
         if (!((a) == (b)))                                                                                             \
@@ -58,5 +70,6 @@ void pa_mc_skip(const char *fmt, ...) __attribute__((noreturn));
     } while (0)
 #define cr_assert_fail(...) pa_mc_fail(__FILE__, __LINE__, "cr_assert_fail", 1, "" __VA_ARGS__)
 #define cr_skip_test(...) pa_mc_skip("" __VA_ARGS__)
+#define cr_log_info(...) pa_mc_log(__VA_ARGS__)
 
 #endif
