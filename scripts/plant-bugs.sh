@@ -1015,6 +1015,20 @@ plant offsets-32bit-swap-blocks cuda/swap_copy.cu \
     'srcs[count] = static_cast<const char *>(src) + (uint32_t)(r.src_block * block_bytes);' \
     test_cache_ops 'cache_ops/cache_offsets_past_32_bits'
 
+# The route walks (2026-12-04; tests/interp/README.md): bugs on routes the walks run. The first
+# shows why the walks run two KV heads (with one, a head's offset is never used); the cache-op
+# walk caught the other two before its fifth class was added too.
+plant decode-flash-offsets-without-the-kv-head cuda/decode/decode_kernel.cuh \
+    'kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz + c.head_bytes;' \
+    'kbase = vbase = ((int64_t)blk * p.g.block_stride + (int64_t)off * p.g.page_stride) * esz;' \
+    test_decode 'decode_routes/every_geometry'
+plant prefill-fp8-values-as-vt-at-blocks-of-8 csrc/ops/prefill.c \
+    'const int vt_ok = kv->block_size % (int)(16 / csz) == 0;' 'const int vt_ok = kv->block_size % 8 == 0;' \
+    test_prefill 'prefill_routes/every_route'
+plant cache-vllm-shared-memory-past-48k cuda/reshape_and_cache.cu \
+    'if (smem <= 48u * 1024u) {' 'if (smem <= 80u * 1024u) {' \
+    test_cache_ops 'cache_routes/reshape_and_cache_every_route'
+
 if [ "${PLANT_CHECK:-0}" = 1 ]; then
     # Each plant's tests must be in one of CI's runs (the build's meson tests).
     misfits=$(python3 scripts/plant_runs.py "$BUILD" <"$plants" | awk -F'\x1f' '$2 == "-" { print $1 ": " $4 }')
