@@ -36,14 +36,19 @@ void pa_mc_register(const char *suite, const char *name, void (*fn)(void), const
     n_tests++;
 }
 
+/* One line on stderr: the tag, then the formatted message. */
+static void say(const char *tag, const char *fmt, va_list ap) {
+    fputs(tag, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void pa_mc_fail(const char *file, int line, const char *expr, int fatal, const char *fmt, ...) {
     fprintf(stderr, "[----] %s:%d: Assertion Failed\n[----]   %s\n", file, line, expr);
     if (fmt && *fmt) {
         va_list ap;
         va_start(ap, fmt);
-        fputs("[----]   ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        say("[----]   ", fmt, ap);
         va_end(ap);
     }
     if (fatal) {
@@ -56,9 +61,7 @@ void pa_mc_fail(const char *file, int line, const char *expr, int fatal, const c
 void pa_mc_skip(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("[SKIP] ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("[SKIP] ", fmt, ap);
     va_end(ap);
     fflush(NULL);
     _exit(EXIT_SKIPPED);
@@ -67,9 +70,7 @@ void pa_mc_skip(const char *fmt, ...) {
 void pa_mc_log(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("[----] ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("[----] ", fmt, ap);
     va_end(ap);
 }
 
