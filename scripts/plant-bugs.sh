@@ -32,6 +32,18 @@ revert() {
 }
 trap 'revert; rm -f "$plants"' EXIT
 trap 'exit 130' INT TERM
+# A run killed outright (SIGKILL, or the machine gone: no trap runs) leaves its planted source
+# beside the original's .plant-bak. A new run puts the original back before it plants anything;
+# PLANT_CHECK=1, which touches no file, counts the planted source as a stale plant.
+while IFS= read -r -d '' bak; do
+    if [ "${PLANT_CHECK:-0}" = 1 ]; then
+        echo "SETUP FAILED  ${bak%.plant-bak} still holds a plant (its original is $bak; a run without PLANT_CHECK restores it)"
+        survived=$((survived + 1))
+    else
+        mv "$bak" "${bak%.plant-bak}" && touch "${bak%.plant-bak}" &&
+            echo "plant-bugs: ${bak%.plant-bak} held a plant an earlier run left behind: restored"
+    fi
+done < <(git ls-files -z --others --exclude-standard -- '*.plant-bak')
 
 # plant NAME FILE 'old text' 'new text' PROGRAM FILTER [SETTING...]
 # PROGRAM test_x is tests/interp/test_x_interp; test_x:tsan its ThreadSanitizer
