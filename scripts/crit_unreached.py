@@ -40,7 +40,7 @@ def main():
         listed = f.read()
     with open(sys.argv[2], errors="replace") as f:
         log = f.read()
-    left, total = unreached(listed, log, sys.argv[3] if len(sys.argv) > 3 else "*")
+    left, total = unreached(listed, log, sys.argv[3] if len(sys.argv) > 3 else "")
     print(f"{len(left)} of {total}")
     if left:
         print("@(" + "|".join(left) + ")")

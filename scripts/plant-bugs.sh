@@ -40,8 +40,8 @@ while IFS= read -r -d '' bak; do
         echo "SETUP FAILED  ${bak%.plant-bak} still holds a plant (its original is $bak; a run without PLANT_CHECK restores it)"
         survived=$((survived + 1))
     else
-        mv "$bak" "${bak%.plant-bak}" && touch "${bak%.plant-bak}" &&
-            echo "plant-bugs: ${bak%.plant-bak} held a plant an earlier run left behind: restored"
+        planted=${bak%.plant-bak}
+        revert && echo "plant-bugs: ${bak%.plant-bak} held a plant an earlier run left behind: restored"
     fi
 done < <(git ls-files -z --others --exclude-standard -- '*.plant-bak')
 
