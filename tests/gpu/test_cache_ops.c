@@ -486,12 +486,20 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
 static void gpu_kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int variant, uint64_t seed) {
     enum { NP = 8 };
     /* live: page-crossing, full page, zero-length, short, nearly full; then
-     * garbage past the live count that the kernel must not read as slices */
-    const int32_t sl[3][NP] = {
+     * garbage past the live count that the kernel must not read as slices.
+     * Pages under 8 rows (a slice is at most a page): a whole page across a
+     * page boundary (pages of 2 and up), full pages, one row inside a page. */
+    const int32_t big[3][NP] = {
         {bs - 3, 2 * bs, 0, 4 * bs + 1, 3 * bs, 999999, -7, 0},
         {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
         {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
     };
+    const int32_t small[3][NP] = {
+        {bs - 1, 2 * bs, 0, 4 * bs + (bs > 1), 3 * bs, 999999, -7, 0},
+        {0, 1, 0, 2 * bs, bs - 1, 999999, 3, 0},
+        {bs, bs, 0, 1, bs, bs + 100, 1, 0},
+    };
+    const int32_t(*sl)[NP] = bs >= 8 ? big : small;
     static const float scales[2] = {0.043f, 0.061f};
     pa_rng r = pa_rng_make(seed);
     const dt_pair dp = {idt, cdt};
@@ -1275,7 +1283,7 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
  * kv_cache_update its rows per CTA from the same and the page size. The grids
  * and random draws above each cover some. This walk goes over KV heads (1, 3,
  * 8, 40) x head size (1..16, then every 4 to 256 past 16) x dtype pair x
- * layout x block size (1, 3, 8, 16, 24, 32, 64, 128; kv_cache_update from 8) x view (contiguous,
+ * layout x block size (1, 3, 8, 16, 24, 32, 64, 128) x view (contiguous,
  * strided, misaligned, both) and runs each shape that is the first of a class,
  * byte for byte against the reference (cache pre-filled with a sentinel):
  *   A  layout (kv_cache_update: combined), dtype pair, view;
@@ -1348,14 +1356,13 @@ Test(cache_routes, kv_cache_update_every_route, .timeout = 600) {
         kp[p] = pairs[p];
     kp[NPAIRS] = (dt_pair){PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3};
     kp[NPAIRS + 1] = (dt_pair){PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2};
-    /* gpu_kvu_case's slices are 5 rows and longer: pages of 8 and up (the random draws take 1 and 3) */
-    static const int nhs[4] = {1, 3, 8, 40}, bss[6] = {8, 16, 24, 32, 64, 128};
+    static const int nhs[4] = {1, 3, 8, 40}, bss[8] = {1, 3, 8, 16, 24, 32, 64, 128};
     static uint64_t seen[2048];
     int n = 0, ran = 0, shapes = 0;
     for (int h = 0; h < 4; h++)
         for (int i = 0; i < CACHE_ROUTE_HEADS; i++)
             for (int p = 0; p < NPAIRS + 2; p++)
-                for (int b = 0; b < 6; b++)
+                for (int b = 0; b < 8; b++)
                     for (int v = 0; v < 4; v++) {
                         const int hs = cache_route_head(i);
                         shapes++;
