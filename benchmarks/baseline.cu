@@ -52,7 +52,7 @@ struct bl_new_kv {
 template <int CDT, int CT>
 __global__ void gather_kv(void *kc, void *vc, const void *key, const void *value, pa_kv_geom g,
                           const int32_t *block_tables, int32_t bt_stride, bl_lens ln, bl_new_kv nk,
-                          const float *k_scale, const float *v_scale, bl_dims dm) {
+                          const float *k_scale, const float *v_scale, int scale_hs, bl_dims dm) {
     using ct = typename pa::elt<CDT>::type;
     using nt = typename pa::elt<CT>::type;
     const int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x;
@@ -73,8 +73,8 @@ __global__ void gather_kv(void *kc, void *vc, const void *key, const void *value
         kx = pa::to_float<CDT>(reinterpret_cast<const ct *>(key)[pa_kv_key_offset(&g, blk, h, tok, d)]);
         vx = pa::to_float<CDT>(reinterpret_cast<const ct *>(value)[pa_kv_value_offset(&g, blk, h, tok, d)]);
         if (pa::is_fp8(CDT)) {
-            kx *= k_scale ? *k_scale : 1.0f;
-            vx *= v_scale ? *v_scale : 1.0f;
+            kx *= k_scale ? k_scale[h * scale_hs] : 1.0f; // KV head h's (scales_per_head) or the one
+            vx *= v_scale ? v_scale[h * scale_hs] : 1.0f;
         }
     }
     store_as<CT>(kc, dst, kx);
@@ -328,7 +328,7 @@ template <int CT> static void launch_gather_kv(pa_baseline *b, dim3 grid) {
 #define PA_BL_GKV(CDT)                                                                                                 \
     PA_LAUNCH(grid, kThreads, 0, 0, gather_kv<CDT, CT>)                                                                \
     (b->kc, b->vc, pb.kv.key, value, b->g, pb.block_tables, pb.block_table_stride, lens_of(pb), nk, pb.kv.k_scale,     \
-     pb.kv.v_scale, b->dm)
+     pb.kv.v_scale, pb.kv.scales_per_head ? 1 : 0, b->dm)
     switch (pb.kv.dtype) {
     case PA_DTYPE_F32: PA_BL_GKV(0); break;
     case PA_DTYPE_F16: PA_BL_GKV(1); break;

@@ -85,11 +85,12 @@ template <typename T, int VEC> __device__ __forceinline__ void store_vec(T *dst,
     *reinterpret_cast<V *>(dst) = v;
 }
 
-template <int OUT> __device__ __forceinline__ float scale_of(const float *s) {
+// KV head h's scale: s[h * scale_hs] (scale_hs 1: one per head; 0: one for all).
+template <int OUT> __device__ __forceinline__ float scale_of(const float *s, int scale_hs, int h) {
     if constexpr (pa::is_fp8(OUT))
-        return s ? *s : 1.0f;
+        return s ? s[h * scale_hs] : 1.0f;
     else {
-        (void)s;
+        (void)s, (void)scale_hs, (void)h;
         return 1.0f;
     }
 }
@@ -109,7 +110,6 @@ template <int IN, int OUT> __global__ void __launch_bounds__(kThreads) reshape_a
     const int32_t bs = p.g.block_size, hs = p.g.head_size;
     const int64_t blk = slot / bs;
     const int32_t off = (int32_t)(slot - blk * bs);
-    const float ks = scale_of<OUT>(p.k_scale), vs = scale_of<OUT>(p.v_scale);
     const ti *key = static_cast<const ti *>(p.key) + t * p.k_tok_stride;
     const ti *value = static_cast<const ti *>(p.value) + t * p.v_tok_stride;
     to *kc = static_cast<to *>(p.key_cache);
@@ -121,6 +121,7 @@ template <int IN, int OUT> __global__ void __launch_bounds__(kThreads) reshape_a
         const int h = c / cph;
         const int d0 = (c - h * cph) * VEC;
         const int n = min(VEC, hs - d0);
+        const float ks = scale_of<OUT>(p.k_scale, p.scale_hs, h), vs = scale_of<OUT>(p.v_scale, p.scale_hs, h);
         to kout[VEC], vout[VEC];
         load_converted<IN, OUT>(kout, key + (int64_t)h * p.k_head_stride + d0, p.vec_in, n, ks);
         load_converted<IN, OUT>(vout, value + (int64_t)h * p.v_head_stride + d0, p.vec_in, n, vs);
@@ -176,7 +177,6 @@ __global__ void __launch_bounds__(kThreads) kv_cache_update_kernel(const pa_kvu_
     if (r0 >= len)
         return;
     const int64_t nrows = min((int64_t)rows_per_cta, len - r0);
-    const float ks = scale_of<OUT>(p.k_scale), vs = scale_of<OUT>(p.v_scale);
     const int cph = (hs + VEC - 1) / VEC;
     const int cpr = 2 * p.g.num_kv_heads * cph; // chunks per row (all combined heads)
     const ti *src = static_cast<const ti *>(p.new_kv);
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kThreads) kv_cache_update_kernel(const pa_kvu_
         const bool is_v = ch & 1;
         to out[VEC];
         load_converted<IN, OUT>(out, src + (ns + r) * p.tok_stride + (int64_t)ch * hs + d0, p.vec_in, n,
-                                is_v ? vs : ks);
+                                scale_of<OUT>(is_v ? p.v_scale : p.k_scale, p.scale_hs, ch / 2));
         if (p.vec_out) {
             const int64_t o =
                 is_v ? pa_kv_value_offset(&p.g, blk, ch / 2, tok, d0) : pa_kv_key_offset(&p.g, blk, ch / 2, tok, d0);
@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kRcThreads) reshape_and_cache_vllm_kernel(cons
         if (slot < 0 || slot >= p.num_slots)
             slot = -1;
     }
-    const float ks = scale_of<OUT>(p.k_scale), vs = scale_of<OUT>(p.v_scale);
+    const float ks = scale_of<OUT>(p.k_scale, p.scale_hs, h), vs = scale_of<OUT>(p.v_scale, p.scale_hs, h);
     // Rows in: warp w takes tokens w, w + NW, ...; its lanes the token's chunks.
     for (int i = warp; i < kRcTokens; i += NW) {
         if (__shfl_sync(0xffffffffu, slot, i) < 0)

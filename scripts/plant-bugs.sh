@@ -594,8 +594,7 @@ plant decode-mma-partials-take-sink cuda/decode/decode_mma.cuh \
     'const float ld = one && l > 0.0f && tid < c.nh ?' 'const float ld = l > 0.0f && tid < c.nh ?' \
     test_decode 'decode_features/attention_sinks'
 plant decode-sink-of-the-kv-head cuda/decode/decode_kernel.cuh \
-    'p.sinks[sh - (int64_t)seq * p.num_heads]' \
-    'p.sinks[(sh - (int64_t)seq * p.num_heads) / (p.num_heads / p.num_kv_heads)]' \
+    'p.sinks[head]' 'p.sinks[head / (p.num_heads / p.num_kv_heads)]' \
     test_decode 'decode_features/attention_sinks'
 plant decode-mma-sink-head-in-cta cuda/decode/decode_mma.cuh \
     'sink_term(p, c.h0 + tid, mm)' 'sink_term(p, tid, mm)' test_decode 'decode_features/attention_sinks'
@@ -714,8 +713,8 @@ plant convert-one-past-the-end cuda/convert.cu \
     test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
-    const float ks' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
-    const float ks' \
+    const ti *key' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;
+    const ti *key' \
     test_cache_ops 'cache_ops/*'
 plant cache-vllm-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
@@ -793,7 +792,7 @@ plant ragged-fp8-k-scale-not-on-scores cuda/ragged/ragged_mma.cuh \
     's_sc.qk = P.sm_scale * k_scale;' 's_sc.qk = P.sm_scale;' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-v-scale-not-on-output cuda/ragged/ragged_mma.cuh \
-    's_sc.v = FP8 && P.v_scale ? *P.v_scale : 1.0f;' 's_sc.v = 1.0f;' \
+    's_sc.v = FP8 && P.v_scale ? P.v_scale[sh] : 1.0f;' 's_sc.v = 1.0f;' \
     test_ragged 'ragged_gpu/fp8_raw_slots'
 plant ragged-fp8-v-from-k-bytes cuda/ragged/ragged_mma.cuh \
     '(C::v_tile(smem, 0), raw + C::BN * C::HP,' '(C::v_tile(smem, 0), raw,' \
@@ -1040,6 +1039,43 @@ plant prefill-fp8-values-as-vt-at-blocks-of-8 csrc/ops/prefill.c \
 plant cache-vllm-shared-memory-past-48k cuda/reshape_and_cache.cu \
     'if (smem <= 48u * 1024u) {' 'if (smem <= 80u * 1024u) {' \
     test_cache_ops 'cache_routes/reshape_and_cache_every_route'
+
+# fp8 scales per KV head (2026-12-04): each kernel's read of its KV head's scale, back to the first
+# head's (the one-scale read it replaced).
+plant decode-scale-of-the-first-head cuda/decode/decode_kernel.cuh \
+    'p.k_scale[c.kvh * p.scale_hs]' 'p.k_scale[0]' test_decode 'decode_features/fp8_scales_per_head'
+plant decode-merge-scale-of-the-first-head cuda/decode/decode_kernel.cuh \
+    'p.v_scale[p.scale_hs ? head / p.group : 0]' 'p.v_scale[0]' test_decode 'decode_features/fp8_scales_per_head'
+plant decode-mma-scale-of-the-first-head cuda/decode/decode_mma.cuh \
+    'p.v_scale[c.kvh * p.scale_hs]' 'p.v_scale[0]' test_decode 'decode_features/fp8_scales_per_head'
+plant decode-scales-per-head-dropped csrc/ops/decode.c \
+    'kp->scale_hs = kv->scales_per_head ? 1 : 0;' 'kp->scale_hs = 0;' test_decode 'decode_features/fp8_scales_per_head'
+plant prefill-scale-of-the-first-head cuda/prefill/prefill_kernel.cuh \
+    'p.k_scale[kvh * p.scale_hs]' 'p.k_scale[0]' test_prefill 'prefill_gpu/fp8_scales_per_head'
+plant prefill-f32-scale-of-the-first-head cuda/prefill/prefill_f32.cu \
+    'p.v_scale[kvh * p.scale_hs]' 'p.v_scale[0]' test_prefill 'prefill_gpu/fp8_scales_per_head'
+plant hopper-score-scale-of-the-first-head cuda/prefill/prefill_wgmma.cuh \
+    'scale * p.k_scale[kvh * p.scale_hs]' 'scale * p.k_scale[0]' test_prefill 'prefill_hopper/fp8_scales_per_head'
+plant hopper-fp8-output-scale-of-the-first-head cuda/prefill/prefill_wgmma.cuh \
+    'const float ov = H::kF8 && p.v_scale ? p.v_scale[kvh * p.scale_hs]' \
+    'const float ov = H::kF8 && p.v_scale ? p.v_scale[0]' test_prefill 'prefill_hopper_fp8/per_head_scales'
+plant hopper-fp8-new-keys-scale-of-the-first-head cuda/prefill/prefill_wgmma.cuh \
+    '__fdividef(1.0f, p.k_scale ? p.k_scale[kvh * p.scale_hs]' '__fdividef(1.0f, p.k_scale ? p.k_scale[0]' \
+    test_prefill 'prefill_hopper_fp8/per_head_scales'
+plant ragged-mma-scale-of-the-first-head cuda/ragged/ragged_mma.cuh \
+    'const int sh = s_item.it.kvh * P.scale_hs;' 'const int sh = 0;' test_ragged 'ragged_gpu/fp8_scales_per_head'
+plant ragged-simt-scale-of-the-first-head cuda/ragged/ragged_simt.cuh \
+    'P.v_scale[c.it.kvh * P.scale_hs]' 'P.v_scale[0]' test_ragged 'ragged_gpu/fp8_scales_per_head'
+plant cache-scale-of-the-first-head cuda/reshape_and_cache.cu \
+    'scale_of<OUT>(p.v_scale, p.scale_hs, h);
+        to kout[VEC]' 'scale_of<OUT>(p.v_scale, 0, h);
+        to kout[VEC]' test_cache_ops 'cache_ops/fp8_scales_per_head'
+plant cache-vllm-scale-of-the-first-head cuda/reshape_and_cache.cu \
+    'scale_of<OUT>(p.k_scale, p.scale_hs, h), vs = scale_of<OUT>(p.v_scale, p.scale_hs, h);
+    // Rows in' 'scale_of<OUT>(p.k_scale, 0, h), vs = scale_of<OUT>(p.v_scale, p.scale_hs, h);
+    // Rows in' test_cache_ops 'cache_ops/fp8_scales_per_head'
+plant kv-cache-update-scale-of-the-first-head cuda/reshape_and_cache.cu \
+    'p.k_scale, p.scale_hs, ch / 2)' 'p.k_scale, 0, ch / 2)' test_cache_ops 'cache_ops/fp8_scales_per_head'
 
 if [ "${PLANT_CHECK:-0}" = 1 ]; then
     # Each plant's tests must be in one of CI's runs (the build's meson tests).

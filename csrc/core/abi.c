@@ -35,6 +35,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_kv_cache, head_stride),
     PA_OFF(pa_kv_cache, k_scale),
     PA_OFF(pa_kv_cache, v_scale),
+    PA_OFF(pa_kv_cache, scales_per_head),
 
     PA_SZ(pa_decode_params),
     PA_OFF(pa_decode_params, out),

@@ -57,6 +57,9 @@ static pa_status check_and_size(const pa_kv_cache *c, int64_t *key_elems, int64_
     PA_REQUIRE(c->num_kv_heads > 0, "kv cache num_kv_heads must be > 0 (got %d)", c->num_kv_heads);
     PA_REQUIRE(c->head_size > 0, "kv cache head_size must be > 0 (got %d)", c->head_size);
     PA_REQUIRE(c->key != NULL, "kv cache key buffer is NULL");
+    PA_REQUIRE(c->scales_per_head == 0 || c->scales_per_head == 1,
+               "kv cache scales_per_head must be 0 (one k_scale, one v_scale) or 1 (one per KV head); got %d",
+               (int)c->scales_per_head);
     if (c->layout == PA_LAYOUT_COMBINED)
         PA_REQUIRE(c->value == NULL || c->value == c->key,
                    "combined layout: value must be NULL or equal to key (K and V share one buffer)");
@@ -133,11 +136,14 @@ pa_status pa_kv_cache_elements(const pa_kv_cache *c, int64_t *key_elems, int64_t
 
 pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv) {
     if (!pa_dtype_is_fp8(kv->dtype))
-        return PA_SUCCESS; /* the scales apply to fp8 caches only */
-    PA_REQUIRE(kv->k_scale == NULL || (isfinite(*kv->k_scale) && *kv->k_scale > 0.0f),
-               "%s: fp8 k_scale = %g must be finite and > 0", who, (double)*kv->k_scale);
-    PA_REQUIRE(kv->v_scale == NULL || (isfinite(*kv->v_scale) && *kv->v_scale > 0.0f),
-               "%s: fp8 v_scale = %g must be finite and > 0", who, (double)*kv->v_scale);
+        return PA_SUCCESS;                                        /* the scales apply to fp8 caches only */
+    const int32_t n = kv->scales_per_head ? kv->num_kv_heads : 1; /* one per KV head, or one */
+    for (int32_t h = 0; h < n; h++) {
+        PA_REQUIRE(kv->k_scale == NULL || (isfinite(kv->k_scale[h]) && kv->k_scale[h] > 0.0f),
+                   "%s: fp8 k_scale[%d] = %g must be finite and > 0", who, (int)h, (double)kv->k_scale[h]);
+        PA_REQUIRE(kv->v_scale == NULL || (isfinite(kv->v_scale[h]) && kv->v_scale[h] > 0.0f),
+                   "%s: fp8 v_scale[%d] = %g must be finite and > 0", who, (int)h, (double)kv->v_scale[h]);
+    }
     return PA_SUCCESS;
 }
 

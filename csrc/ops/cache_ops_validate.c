@@ -228,6 +228,7 @@ void pa_rc_params_make(pa_rc_params *p, const pa_kv_input *in, const int64_t *sl
     p->slot_mapping = slot_mapping;
     p->k_scale = cache->k_scale;
     p->v_scale = cache->v_scale;
+    p->scale_hs = cache->scales_per_head ? 1 : 0;
     p->num_tokens = in->num_tokens;
     p->num_slots = (int64_t)cache->num_blocks * cache->block_size;
     p->k_head_stride = in->key_head_stride ? in->key_head_stride : hs;
@@ -256,6 +257,7 @@ void pa_kvu_params_make(pa_kvu_params *p, const void *new_kv, pa_dtype new_kv_dt
     p->num_slices = num_slices;
     p->k_scale = cache->k_scale;
     p->v_scale = cache->v_scale;
+    p->scale_hs = cache->scales_per_head ? 1 : 0;
     p->num_tokens = num_tokens;
     p->tok_stride = new_kv_token_stride ? new_kv_token_stride : row;
     p->num_rows = (int64_t)cache->num_blocks * cache->block_size;

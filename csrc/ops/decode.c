@@ -382,6 +382,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->sinks = p->sinks;
     kp->k_scale = kv->k_scale;
     kp->v_scale = kv->v_scale;
+    kp->scale_hs = kv->scales_per_head ? 1 : 0;
     kp->q_dtype = (int32_t)p->q_dtype;
     kp->cache_dtype = (int32_t)kv->dtype;
     kp->esz = (int32_t)esz;

@@ -370,6 +370,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->kl = pa_kv_linear_make(&k->g);
     k->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
     k->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
+    k->scale_hs = kv->scales_per_head ? 1 : 0;
     k->block_tables = p->block_tables;
     k->block_table_stride = p->block_table_stride;
     k->seq_lens = p->seq_lens;

@@ -26,6 +26,7 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     l.num_seqs = p->num_seqs;
     l.k_scale = pa_dtype_is_fp8(p->kv.dtype) ? p->kv.k_scale : NULL;
     l.v_scale = pa_dtype_is_fp8(p->kv.dtype) ? p->kv.v_scale : NULL;
+    l.scale_hs = p->kv.scales_per_head ? 1 : 0;
     l.sinks = p->sinks;
     l.ws = workspace;
     l.wl = wl;

@@ -30,8 +30,6 @@ pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_ma
                    (long long)s, (long long)t, (long long)p.num_slots);
     }
     PA_TRY(pa_check_host_kv_scales("reshape_and_cache", cache));
-    const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
-    const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
     const int32_t bs = cache->block_size;
     for (int64_t t = 0; t < in->num_tokens; t++) {
         const int64_t s = slot_mapping[t];
@@ -39,13 +37,16 @@ pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_ma
             continue; /* padding */
         const int64_t blk = s / bs;
         const int32_t off = (int32_t)(s % bs);
-        for (int32_t h = 0; h < cache->num_kv_heads; h++)
+        for (int32_t h = 0; h < cache->num_kv_heads; h++) {
+            const float ks = pa_host_kv_scale(cache, cache->k_scale, h);
+            const float vs = pa_host_kv_scale(cache, cache->v_scale, h);
             for (int32_t d = 0; d < cache->head_size; d++) {
                 put(cache->dtype, p.key_cache, pa_kv_key_offset(&p.g, blk, h, off, d), in->dtype, in->key,
                     t * p.k_tok_stride + h * p.k_head_stride + d, ks);
                 put(cache->dtype, p.value_cache, pa_kv_value_offset(&p.g, blk, h, off, d), in->dtype, in->value,
                     t * p.v_tok_stride + h * p.v_head_stride + d, vs);
             }
+        }
     }
     pa_clear_error();
     return PA_SUCCESS;
@@ -79,8 +80,6 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
                    (long long)ns, (long long)len, (long long)num_tokens);
     }
     PA_TRY(pa_check_host_kv_scales("kv_cache_update", cache));
-    const float ks = cache->k_scale ? *cache->k_scale : 1.0f;
-    const float vs = cache->v_scale ? *cache->v_scale : 1.0f;
     const int32_t hs = cache->head_size;
     for (int32_t i = 0; i < n; i++) {
         const int64_t cs = slices[i], ns = slices[np + i], len = slices[2 * np + i];
@@ -93,7 +92,8 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
                     const int64_t coff = is_v ? pa_kv_value_offset(&p.g, blk, ch / 2, tok, d)
                                               : pa_kv_key_offset(&p.g, blk, ch / 2, tok, d);
                     put(cache->dtype, cache->key, coff, new_kv_dtype, new_kv,
-                        (ns + j) * p.tok_stride + (int64_t)ch * hs + d, is_v ? vs : ks);
+                        (ns + j) * p.tok_stride + (int64_t)ch * hs + d,
+                        pa_host_kv_scale(cache, is_v ? cache->v_scale : cache->k_scale, ch / 2));
                 }
         }
     }

@@ -41,8 +41,6 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     const int hs = kv->head_size, bs = kv->block_size;
     const int group = p->num_heads / kv->num_kv_heads;
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
-    const float k_scale = kv->k_scale ? *kv->k_scale : 1.0f;
-    const float v_scale = kv->v_scale ? *kv->v_scale : 1.0f;
     const int fp8 = pa_dtype_is_fp8(kv->dtype);
     pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, kv->num_kv_heads, hs,
                                    kv->block_stride, kv->page_stride, kv->head_stride);
@@ -93,8 +91,8 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                         float v = pa_load_as_float(kv->dtype, kv->value,
                                                    (size_t)pa_kv_value_offset(&g, blk, kvh, pos % bs, d));
                         if (fp8) {
-                            k *= k_scale;
-                            v *= v_scale;
+                            k *= pa_host_kv_scale(kv, kv->k_scale, kvh);
+                            v *= pa_host_kv_scale(kv, kv->v_scale, kvh);
                         }
                         K[(size_t)pos * hs + d] = k;
                         V[(size_t)pos * hs + d] = v;

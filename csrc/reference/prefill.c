@@ -173,8 +173,6 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
     const int64_t k_stride = p->k_stride ? p->k_stride : (int64_t)nkv * hs;
     const int64_t v_stride = p->v_stride ? p->v_stride : (int64_t)nkv * hs;
     const int fp8 = pa_dtype_is_fp8(kv->dtype);
-    const float k_scale = fp8 && kv->k_scale ? *kv->k_scale : 1.0f;
-    const float v_scale = fp8 && kv->v_scale ? *kv->v_scale : 1.0f;
     const pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, nkv, hs, kv->block_stride,
                                          kv->page_stride, kv->head_stride);
     /* Scratch for the longest seq_len present (checked <= max_seq_len), not
@@ -198,8 +196,8 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
                     sc.V[li] =
                         pa_load_as_float(kv->dtype, kv->value, (size_t)pa_kv_value_offset(&g, blk, h, j % bs, d));
                     if (fp8) {
-                        sc.K[li] *= k_scale;
-                        sc.V[li] *= v_scale;
+                        sc.K[li] *= pa_host_kv_scale(kv, kv->k_scale, h);
+                        sc.V[li] *= pa_host_kv_scale(kv, kv->v_scale, h);
                     }
                 }
         }

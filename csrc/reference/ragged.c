@@ -34,8 +34,6 @@ static void gather_kv(const pa_ragged_params *p, const pa_kv_geom *g, const int3
                       float *v) {
     const pa_kv_cache *kv = &p->kv;
     const int fp8 = pa_dtype_is_fp8(kv->dtype);
-    const float k_scale = kv->k_scale ? *kv->k_scale : 1.0f;
-    const float v_scale = kv->v_scale ? *kv->v_scale : 1.0f;
     for (int32_t pos = 0; pos < kv_len; pos++) {
         const int64_t blk = pages[pos / kv->block_size];
         const int tok = pos % kv->block_size;
@@ -45,8 +43,8 @@ static void gather_kv(const pa_ragged_params *p, const pa_kv_geom *g, const int3
                 k[i] = pa_load_as_float(kv->dtype, kv->key, (size_t)pa_kv_key_offset(g, blk, h, tok, d));
                 v[i] = pa_load_as_float(kv->dtype, kv->key, (size_t)pa_kv_value_offset(g, blk, h, tok, d));
                 if (fp8) {
-                    k[i] = round_to(p->q_dtype, k[i] * k_scale);
-                    v[i] = round_to(p->q_dtype, v[i] * v_scale);
+                    k[i] = round_to(p->q_dtype, k[i] * pa_host_kv_scale(kv, kv->k_scale, h));
+                    v[i] = round_to(p->q_dtype, v[i] * pa_host_kv_scale(kv, kv->v_scale, h));
                 }
             }
     }

@@ -18,6 +18,7 @@ typedef struct pa_rc_params {
     void *key_cache, *value_cache; /* value_cache == key_cache for the combined layout */
     const int64_t *slot_mapping;
     const float *k_scale, *v_scale;
+    int32_t scale_hs; /* KV head h's scales at [h * scale_hs]: 1 per head, 0 one for all */
     int64_t num_tokens;
     int64_t num_slots; /* num_blocks * block_size: slots >= this are skipped */
     int64_t k_tok_stride, k_head_stride, v_tok_stride, v_head_stride;
@@ -33,6 +34,7 @@ typedef struct pa_kvu_params {
     const int32_t *slices;     /* [3][num_slices_padded] */
     const int32_t *num_slices; /* device [1] */
     const float *k_scale, *v_scale;
+    int32_t scale_hs; /* KV head h's scales at [h * scale_hs]: 1 per head, 0 one for all */
     int64_t num_tokens;
     int64_t tok_stride; /* elements of new_kv between rows */
     int64_t num_rows;   /* num_blocks * block_size */

@@ -90,6 +90,7 @@ typedef struct pa_dec_kparams {
     const float *alibi;
     const float *sinks;             /* [num_heads] or NULL: natural-log sink logits (decode.h) */
     const float *k_scale, *v_scale; /* device; NULL = 1 */
+    int32_t scale_hs;               /* KV head h's scales at [h * scale_hs]: 1 per head, 0 one for all */
     int32_t q_dtype, cache_dtype, esz;
     int32_t num_seqs, num_heads, num_kv_heads, head_size, block_size, num_blocks, max_seq_len;
     float scale, soft_cap;

@@ -40,6 +40,7 @@ typedef struct pa_prefill_kparams {
     pa_kv_divider block_div;        /* divides a position by g.block_size */
     pa_kv_linear kl;                /* g's row offsets as a linear form (kv_index.h) */
     const float *k_scale, *v_scale; /* fp8 caches only; NULL = 1 */
+    int32_t scale_hs;               /* KV head h's scales at [h * scale_hs]: 1 per head, 0 one for all */
     const int32_t *block_tables;
     int32_t block_table_stride;
     const int32_t *seq_lens; /* context mode */

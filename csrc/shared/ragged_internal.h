@@ -283,6 +283,7 @@ typedef struct pa_rg_launch {
     const void *kv; /* the combined buffer */
     const int32_t *kv_lens, *page_indices, *cu_q_lens, *num_seqs;
     const float *k_scale, *v_scale;
+    int32_t scale_hs;   /* KV head h's scales at [h * scale_hs]: 1 per head, 0 one for all */
     const float *sinks; /* [num_q_heads] or NULL: natural-log sink logits (ragged.h) */
     void *ws;
     pa_rg_ws_layout wl;

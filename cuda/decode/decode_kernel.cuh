@@ -729,8 +729,8 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
         cp_commit();
     }
 
-    const float ks = (pa::is_fp8(CT) && p.k_scale) ? *p.k_scale : 1.0f;
-    const float vs = (pa::is_fp8(CT) && p.v_scale) ? *p.v_scale : 1.0f;
+    const float ks = (pa::is_fp8(CT) && p.k_scale) ? p.k_scale[c.kvh * p.scale_hs] : 1.0f;
+    const float vs = (pa::is_fp8(CT) && p.v_scale) ? p.v_scale[c.kvh * p.scale_hs] : 1.0f;
     const float qk_scale = p.scale * ks;
     const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f; // one division per CTA
 
@@ -1019,8 +1019,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     // The partial rows leave an fp8 cache's v_scale out (in the output's type,
     // a row scaled by it could overflow f16 where the merged output does not):
     // it applies here, to the merged row.
-    const float vs = (pa::is_fp8(p.cache_dtype) && p.v_scale) ? *p.v_scale : 1.0f;
-    const float sink = p.sinks ? p.sinks[sh - (int64_t)seq * p.num_heads] : -INFINITY; // the head's sink
+    const int head = (int)(sh - (int64_t)seq * p.num_heads);
+    const float vs = (pa::is_fp8(p.cache_dtype) && p.v_scale) ? p.v_scale[p.scale_hs ? head / p.group : 0] : 1.0f;
+    const float sink = p.sinks ? p.sinks[head] : -INFINITY; // the head's sink
     // Launched with programmatic dependent launch, this grid may be running
     // before the split kernel has finished: everything above reads only what
     // was there before the split kernel began (the parameters, seq_lens,

@@ -306,6 +306,9 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     int ntiles;
     if (!begin_cta<QT>(p, c, G::esz, HS, T, one, ntiles))
         return;
+    // The KV head's fp8 scales (one for all heads unless scales_per_head).
+    const float ks_ = (F8 && p.k_scale) ? p.k_scale[c.kvh * p.scale_hs] : 1.0f;
+    const float vs = (F8 && p.v_scale) ? p.v_scale[c.kvh * p.scale_hs] : 1.0f;
 
     for (int s = 0; s < NS - 1; s++) {
         issue_tile<CT, SKIP_MASKS, true>(p, geo, c, s, ntiles);
@@ -394,8 +397,6 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
         static_assert(MDT == QT, "decode_mma_kernel: the query's words are the MMA's input");
     }
 
-    const float ks_ = (F8 && p.k_scale) ? *p.k_scale : 1.0f;
-    const float vs = (F8 && p.v_scale) ? *p.v_scale : 1.0f;
     const float qk_scale = p.scale * ks_ * ldexpf(1.0f, qe);
     const float cap = p.soft_cap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
     const bool plain = !(cap > 0.0f) && p.alibi == nullptr; // no per-logit feature: the common case

@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
 
     const float slope = p.alibi_slopes ? p.alibi_slopes[head] : 0.0f;
     const float inv_cap = p.soft_cap > 0.0f ? 1.0f / p.soft_cap : 0.0f;
-    const float ks = p.k_scale ? *p.k_scale : 1.0f, vs = p.v_scale ? *p.v_scale : 1.0f;
+    const float ks = p.k_scale ? p.k_scale[kvh * p.scale_hs] : 1.0f,
+                vs = p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f;
     const int kind = p.cache_dtype == PA_DTYPE_F32 ? 0 : p.cache_dtype;
     float acc[kMaxPerLane];
 #pragma unroll

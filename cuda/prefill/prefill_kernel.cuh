@@ -437,9 +437,9 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         // relative error of 2^-9 (bf16) on every logit, which a peaked softmax
         // (logits of 10 and more) turns into percent-level output errors.
         const bool k8 = pa::is_fp8(p.cache_dtype);
-        const float k_scale = p.k_scale ? *p.k_scale : 1.0f;
+        const float k_scale = p.k_scale ? p.k_scale[kvh * p.scale_hs] : 1.0f; // the CTA's KV head's
         Src kc{p.key_cache, nullptr, p.cache_dtype, 30, 0, 1, k8 ? 1.0f : k_scale};
-        Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? *p.v_scale : 1.0f};
+        Src vc{p.value_cache, nullptr, p.cache_dtype, 30, 0, 1, p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f};
         if (p.mode == PA_PREFILL_MODE_CONTEXT && cache_vllm) {
             kc.xsh = 31 - __clz(p.g.x);
             kc.xs = (int64_t)p.g.block_size * p.g.x;

@@ -897,7 +897,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             issue_raw_v(t + 1);
                     } else {
                         quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
-                                      __fdividef(1.0f, p.k_scale ? *p.k_scale : 1.0f));
+                                      __fdividef(1.0f, p.k_scale ? p.k_scale[kvh * p.scale_hs] : 1.0f));
                         pa::ptx::fence_proxy_async();
                         pa::ptx::mbar_arrive(rb.at(kFullK + st));
                     }
@@ -916,7 +916,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                                            ? (sq.k_row0 + (ks + kk - sq.n_cache)) * p.v_stride + (int64_t)kvh * hs
                                            : (int64_t)-1;
                             },
-                            w, lane, hs, __fdividef(1.0f, p.v_scale ? *p.v_scale : 1.0f));
+                            w, lane, hs, __fdividef(1.0f, p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f));
                     }
                     pa::ptx::fence_proxy_async();
                     pa::ptx::mbar_arrive(rb.at(kFullV + st));
@@ -973,7 +973,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 // Tile t's raw bytes (this thread's chunks) to stage st, then the
                 // stage's `full` arrivals: the writes are the generic proxy's and
                 // wgmma reads through the async proxy, hence the fence before them.
-                const float vs = H::kFp8 && p.v_scale ? *p.v_scale : 1.0f;
+                const float vs = H::kFp8 && p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f;
                 auto convert_k = [&](auto e5m2, int t, int st, int ph, bool wait_empty) {
                     constexpr bool E5M2 = decltype(e5m2)::value;
                     if (wait_empty)
@@ -1101,9 +1101,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
     int m_tiles;
     const int n_items = items(m_tiles);
     const int r0 = 64 * cw + 16 * w + lane / 4; // this thread's rows r0 and r0 + 8
-    // fp8 cache tiles: K was converted exactly, so its scale joins the score scale.
     const float scale = p.scale, cap = p.soft_cap;
-    const float c_scale = H::kFp8 && p.k_scale ? scale * *p.k_scale : scale;
     const float inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
     using pa::tile::kLog2e;
     const int causal = p.causal, window = p.window;
@@ -1137,6 +1135,9 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             continue;
         }
         const int kvh = it.kvh, m0 = it.m0, rows = it.rows;
+        // fp8 cache tiles: K was converted exactly, so its scale (the item's KV
+        // head's) joins the score scale.
+        const float c_scale = H::kFp8 && p.k_scale ? scale * p.k_scale[kvh * p.scale_hs] : scale;
         const pa_prefill::Seq &sq = it.sq;
         const int shift = it.sp.shift, qpos_lo = it.sp.qpos_lo, qpos_hi = it.sp.qpos_hi, k_end = it.sp.k_end;
         const int k_begin = it.sp.k_begin, c_end = it.sp.c_end, nt_c = it.sp.nt_c;
@@ -1540,7 +1541,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
 
         // Output rows [tokens, heads, head]: two elements per store. The FP8
         // path's V tiles hold V / v_scale throughout: v_scale is applied here.
-        const float ov = H::kF8 && p.v_scale ? *p.v_scale : 1.0f;
+        const float ov = H::kF8 && p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f;
         T *out = static_cast<T *>(p.out);
         const int c0 = (lane & 3) * 2;
 #pragma unroll

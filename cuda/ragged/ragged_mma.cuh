@@ -688,12 +688,6 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
     PA_STATIC_SMEM(s_item, Item);
     PA_STATIC_SMEM(sums_tab, pa::tile::SumSlot<MmaShape<HP>::kWM / 4>[128]);
     PA_STATIC_SMEM(s_sc, Scales);
-    // Thread 0 sets the scales; next_item's barrier publishes them.
-    if (threadIdx.x == 0) {
-        const float k_scale = FP8 && P.k_scale ? *P.k_scale : 1.0f;
-        s_sc.v = FP8 && P.v_scale ? *P.v_scale : 1.0f;
-        s_sc.qk = P.sm_scale * k_scale; // fp8: K's scale applied to the scores
-    }
     const Scales &sc = s_sc;
 
     for (;;) {
@@ -703,8 +697,14 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
         // The item in shared memory: its fields are read where they are used
         // (reloaded after each barrier), not held in registers across the
         // slots beside the accumulators.
-        if (threadIdx.x == 0)
+        // Thread 0 sets the item and its KV head's scales; the barrier publishes them.
+        if (threadIdx.x == 0) {
             s_item = load_item(P, idx);
+            const int sh = s_item.it.kvh * P.scale_hs;
+            const float k_scale = FP8 && P.k_scale ? P.k_scale[sh] : 1.0f;
+            s_sc.v = FP8 && P.v_scale ? P.v_scale[sh] : 1.0f;
+            s_sc.qk = P.sm_scale * k_scale; // fp8: K's scale applied to the scores
+        }
         __syncthreads();
         const Item &c = s_item;
         if (c.it.nrows > PA_RG_DEC_ROWS) {

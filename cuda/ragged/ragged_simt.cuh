@@ -37,8 +37,6 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
     const int hs = P.head_size;
     const bool fp8 = P.kv_dtype != 0;
     const bool e5m2 = P.kv_dtype == 4;
-    const float k_scale = fp8 && P.k_scale ? *P.k_scale : 1.0f;
-    const float v_scale = fp8 && P.v_scale ? *P.v_scale : 1.0f;
     const int num_items = hdr(P)->num_items;
     const float *q = static_cast<const float *>(P.q);
     float *pw = ps + w * kSimtRows * kSimtKeys;
@@ -48,6 +46,8 @@ __global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_
         if (idx >= num_items)
             break;
         const Item c = load_item(P, idx);
+        const float k_scale = fp8 && P.k_scale ? P.k_scale[c.it.kvh * P.scale_hs] : 1.0f; // the item's KV head's
+        const float v_scale = fp8 && P.v_scale ? P.v_scale[c.it.kvh * P.scale_hs] : 1.0f;
         const int rpw = c.it.nrows <= PA_RG_DEC_ROWS ? 2 : kSimtRows;
         const int hs4 = hs / 4;
         for (int u = threadIdx.x; u < 64 * hs4; u += kSimtThreads) {

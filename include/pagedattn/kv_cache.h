@@ -19,6 +19,10 @@
  * Cache element types: f32, f16, bf16, fp8 e4m3, fp8 e5m2. With an fp8 cache,
  * k_scale / v_scale point at one float each (device memory for GPU ops, host
  * memory for the CPU reference): stored = sat(x / scale), read = stored * scale.
+ * With scales_per_head = 1 they point at num_kv_heads floats each instead, KV
+ * head h's scale at [h] (vLLM's per-attention-head fp8 scales, which its
+ * FlashAttention-3 backend takes as k_descale / v_descale): every op, cache
+ * write and attention alike, then applies head h's scale to head h.
  * NULL scales mean 1.0. A slot of -1 anywhere means padding: never written.
  * All cache index arithmetic is 64-bit.
  */
@@ -50,15 +54,16 @@ typedef struct pa_kv_cache {
     int64_t block_stride; /* flash layouts only; 0 = contiguous */
     int64_t page_stride;
     int64_t head_stride;
-    const float *k_scale; /* fp8 caches: one float; NULL = 1.0 */
+    const float *k_scale; /* fp8 caches: one float (num_kv_heads with scales_per_head); NULL = 1.0 */
     const float *v_scale;
+    int32_t scales_per_head; /* 0: one k_scale and one v_scale; 1: one per KV head (fp8 caches) */
 } pa_kv_cache;
 
 PA_API const char *pa_kv_layout_name(pa_kv_layout l); /* "vllm", "nhd", "hnd", "combined" */
 PA_API pa_status pa_kv_layout_from_name(const char *name, pa_kv_layout *out);
 
 /* Checks a cache descriptor (layout, dtype, positive sizes, head_size divisible
- * by x for the vLLM layout, strides large enough not to overlap, and each
+ * by x for the vLLM layout, scales_per_head 0 or 1, strides large enough not to overlap, and each
  * buffer's size in elements and in bytes within int64, computed without
  * overflow). Does not touch the buffers. */
 PA_API pa_status pa_kv_cache_validate(const pa_kv_cache *c);

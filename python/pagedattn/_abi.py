@@ -29,7 +29,7 @@ class KvCache(C.Structure):
     _fields_ = [("layout", _enum), ("dtype", _enum), ("key", _ptr), ("value", _ptr),
                 ("num_blocks", _i32), ("block_size", _i32), ("num_kv_heads", _i32), ("head_size", _i32),
                 ("block_stride", _i64), ("page_stride", _i64), ("head_stride", _i64),
-                ("k_scale", _ptr), ("v_scale", _ptr)]
+                ("k_scale", _ptr), ("v_scale", _ptr), ("scales_per_head", _i32)]
 
 
 class DecodeParams(C.Structure):

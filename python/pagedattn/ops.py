@@ -30,7 +30,9 @@ Cache layouts (elements; x = 16 // itemsize of the cache dtype):
                  and V at odd combined heads (ragged path)
 fp8 caches: kv_cache_dtype 'fp8' / 'fp8_e4m3' / 'fp8_e5m2' with uint8 (or
 float8) storage, k_scale / v_scale float32 tensors of one element on the cache's
-device (or Python floats: copied to the device, so not during graph capture).
+device (or Python floats: copied to the device, so not during graph capture), or
+both of num_kv_heads elements (contiguous): a scale per KV head, vLLM's
+per-attention-head scales (pa_kv_cache.scales_per_head).
 """
 import ctypes as C
 import math
@@ -51,8 +53,9 @@ __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1",
 # ---- cache descriptors ----------------------------------------------------------------------------------
 
 
-def _scale_ptr(op, name, s, cache_v, keep):
-    """Address of a one-float scale (NULL for None) on the cache's device."""
+def _scale_ptr(op, name, s, cache_v, keep, per_head=0):
+    """Address of a one-float scale (NULL for None) on the cache's device; with per_head > 1, of
+    per_head floats (or one)."""
     if s is None:
         return None
     if isinstance(s, (int, float)):
@@ -63,8 +66,11 @@ def _scale_ptr(op, name, s, cache_v, keep):
     v = view(s, f"{op}: {name}")
     keep.append(v)
     need_dtype(op, v, ("float32",))
-    if v.numel != 1:
-        raise ValueError(f"{op}: {name} must hold one float32, got shape {list(v.shape)}")
+    if v.numel != 1 and not (per_head > 1 and v.numel == per_head):
+        heads = f" or one per KV head ({per_head})" if per_head > 1 else ""
+        raise ValueError(f"{op}: {name} must hold one float32{heads}, got shape {list(v.shape)}")
+    if v.numel > 1:
+        need_contiguous(op, v)
     if on_host(v) != on_host(cache_v) or (not on_host(v) and v.device_id != cache_v.device_id):
         raise ValueError(f"{op}: {name} is on {v.device} but the cache is on {cache_v.device}")
     return v.ptr
@@ -138,10 +144,21 @@ def _combined_cache(op, kv, kv_cache_dtype, page_size=None):
                    block_size=ps, num_kv_heads=ch // 2, head_size=hs)
 
 
+def _scale_numel(s):
+    return 1 if s is None or isinstance(s, (int, float)) else view(s, "scale").numel
+
+
 def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
+    """The fp8 cache's scales: one of each, or one per KV head for both (scales_per_head)."""
     if cache.dtype in (A.PA_DTYPE_FP8_E4M3, A.PA_DTYPE_FP8_E5M2):
-        cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep)
-        cache.v_scale = _scale_ptr(op, "v_scale", v_scale, kc_view, keep)
+        nh = cache.num_kv_heads
+        cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep, nh)
+        cache.v_scale = _scale_ptr(op, "v_scale", v_scale, kc_view, keep, nh)
+        kn, vn = _scale_numel(k_scale), _scale_numel(v_scale)
+        if nh > 1 and (kn > 1) != (vn > 1) and k_scale is not None and v_scale is not None:
+            raise ValueError(f"{op}: k_scale holds {kn} floats and v_scale {vn}: give one of each, or one per KV "
+                             f"head ({nh}) for both")
+        cache.scales_per_head = 1 if nh > 1 and (kn > 1 or vn > 1) else 0
 
 
 def _heads_contiguous(op, x, head_size):
@@ -246,7 +263,7 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache
     value_cache   [num_blocks, num_kv_heads, head_size, block_size]
     slot_mapping  int64 [>= num_tokens]: block * block_size + offset; -1 = padding (skipped)
     kv_cache_dtype 'auto' (cache dtype = key dtype) or 'fp8' / 'fp8_e4m3' / 'fp8_e5m2'
-    k_scale, v_scale  float32 [1] (fp8 caches: stored = x / scale)
+    k_scale, v_scale  float32 [1], or [num_kv_heads] for both (fp8 caches: stored = x / scale[h])
     """
     _write_kv("reshape_and_cache", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
               v_scale, stream, flash=False)

@@ -133,6 +133,42 @@ def test_decode_fp8_cache_with_scales():
         np.testing.assert_allclose(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.15)[0], atol=0.08)
 
 
+def test_fp8_scales_per_kv_head():
+    """k_scale and v_scale of num_kv_heads elements (vLLM's per-attention-head scales):
+    reshape_and_cache_flash stores head h's rows with its own scales (each byte decodes,
+    by the e4m3 definition, to within half a step of x / scale[h]), and decode reads them
+    back with them: close to the unquantised attention. A per-head k_scale beside a one-float
+    v_scale is refused."""
+    rng = np.random.default_rng(12)
+    H, KVH, D, BS, lens = 6, 3, 32, 16, [20, 7]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32)
+    kc = np.zeros((pg.num_blocks, BS, KVH, D), np.uint8)
+    vc = np.zeros((pg.num_blocks, BS, KVH, D), np.uint8)
+    ks = np.array([0.02, 0.08, 0.012], np.float32)
+    vs = np.array([0.03, 0.015, 0.06], np.float32)
+    for s, n in enumerate(lens):
+        slots = np.array([pg.slot(s, t) for t in range(n)], np.int64)
+        pa.reshape_and_cache_flash(pg.K[s], pg.V[s], kc, vc, slots, "fp8", ks, vs)
+        b, off = slots // BS, slots % BS
+        val = fp8_values("e4m3")
+        for cache, x, sc in ((kc, pg.K[s], ks), (vc, pg.V[s], vs)):
+            want = x / sc[None, :, None]
+            got = val[cache[b, off].astype(np.int64)]
+            np.testing.assert_array_less(np.abs(got - want), np.abs(want) * 0.0625 + 2.0 ** -9)
+    q = rng.standard_normal((len(lens), H, D)).astype(np.float32)
+    out = np.zeros_like(q)
+    pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20, None, "fp8",
+                          ks, vs)
+    for s in range(len(lens)):
+        np.testing.assert_allclose(out[s], attend(q[s:s + 1], pg.K[s], pg.V[s], 0.15)[0], atol=0.08)
+    with pytest.raises(ValueError, match="one per KV head"):
+        pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20, None,
+                              "fp8", ks, vs[:1])
+    with pytest.raises(ValueError, match=r"one float32 or one per KV head \(3\)"):
+        pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20, None,
+                              "fp8", ks[:2], vs[:2])
+
+
 # ---- cache writes -------------------------------------------------------------------------------------------
 
 

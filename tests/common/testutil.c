@@ -31,6 +31,58 @@ void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float
         pa_store_from_float(t, buf, i, pa_load_as_float(t, buf, i) * s);
 }
 
+void pa_test_head_scales(float base, int n, int salt, float *out) {
+    static const float f[7] = {1.0f, 2.5f, 0.5f, 4.0f, 0.75f, 1.75f, 3.0f};
+    for (int h = 0; h < n; h++)
+        out[h] = base * f[(h + salt) % 7];
+}
+
+size_t pa_test_scale_bytes(const pa_kv_cache *kv) {
+    return sizeof(float) * (kv->scales_per_head ? (size_t)kv->num_kv_heads : 1u);
+}
+
+int64_t pa_test_heads_differ(const void *got, const void *const *per_kv, size_t rows, int heads, int kv_heads, int hs,
+                             size_t esz) {
+    const int group = heads / kv_heads;
+    for (size_t r = 0; r < rows; r++)
+        for (int h = 0; h < heads; h++) {
+            const size_t at = (r * (size_t)heads + (size_t)h) * (size_t)hs * esz;
+            if (memcmp((const char *)got + at, (const char *)per_kv[h / group] + at, (size_t)hs * esz) != 0)
+                return (int64_t)(at / esz);
+        }
+    return -1;
+}
+
+int64_t pa_test_scales_per_head_oracle(pa_status (*ref)(const void *), const void *params, pa_kv_cache *kv,
+                                       float *k_one, float *v_one, float *ks, float *vs, const void *out, size_t bytes,
+                                       size_t rows, int heads, int hs, size_t esz) {
+    const int nkv = kv->num_kv_heads;
+    void **per = calloc((size_t)nkv, sizeof(void *));
+    int64_t at = per ? 0 : -2;
+    kv->k_scale = k_one;
+    kv->v_scale = v_one;
+    kv->scales_per_head = 0;
+    for (int j = 0; j < nkv && at == 0; j++) { /* KV head j's scales as the one scale */
+        *k_one = ks[j];
+        *v_one = vs[j];
+        per[j] = malloc(bytes);
+        if (!per[j] || ref(params) != PA_SUCCESS)
+            at = -2;
+        else
+            memcpy(per[j], out, bytes);
+    }
+    kv->k_scale = ks;
+    kv->v_scale = vs;
+    kv->scales_per_head = 1;
+    if (at == 0)
+        at = ref(params) != PA_SUCCESS ? -2
+                                       : pa_test_heads_differ(out, (const void *const *)per, rows, heads, nkv, hs, esz);
+    for (int j = 0; per && j < nkv; j++)
+        free(per[j]);
+    free(per);
+    return at;
+}
+
 int pa_test_shrink(int n) {
     const char *e = getenv("PA_TEST_SHRINK");
     const long f = e ? strtol(e, NULL, 10) : 1;

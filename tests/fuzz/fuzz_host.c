@@ -335,6 +335,8 @@ static int kv_spec(const pa_kv_cache *c, int64_t *elems) {
         return 0;
     if (c->num_blocks <= 0 || c->block_size <= 0 || c->num_kv_heads <= 0 || c->head_size <= 0 || c->key == NULL)
         return 0;
+    if (c->scales_per_head != 0 && c->scales_per_head != 1)
+        return 0;
     const __int128 nb = c->num_blocks, bs = c->block_size, kvh = c->num_kv_heads, hs = c->head_size;
     __int128 n;
     if (c->layout == PA_LAYOUT_COMBINED) {
@@ -402,6 +404,27 @@ static void rd_cache(reader *r, pa_kv_cache *c, int small) {
         c->page_stride = rd_stride(r);
         c->head_stride = rd_stride(r);
     }
+}
+
+/* fp8 scales from one byte b (no byte more than before them): bit 0 attaches
+ * them, ks[0] and vs[0]; with bits 1 and 2 set too, one per KV head (scales_per_head
+ * 1, every head's the same values) where the head count fits MAX_SCALES; b 0xFF
+ * sets scales_per_head 2, which kv_cache.h refuses. Returns whether
+ * scales_per_head is valid (kv_spec's rule). */
+enum { MAX_SCALES = 64 };
+static int attach_scales(pa_kv_cache *c, uint8_t b, float *ks, float *vs) {
+    if (!(b & 1))
+        return 1;
+    c->k_scale = ks;
+    c->v_scale = vs;
+    if (b == 0xFF) {
+        c->scales_per_head = 2;
+    } else if ((b & 6) == 6 && c->num_kv_heads >= 1 && c->num_kv_heads <= MAX_SCALES) {
+        for (int h = 1; h < c->num_kv_heads; h++)
+            ks[h] = ks[0], vs[h] = vs[0];
+        c->scales_per_head = 1;
+    }
+    return c->scales_per_head == 0 || c->scales_per_head == 1;
 }
 
 /* Buffers for c (sentinel-filled) when it is valid and small; else dummies a
@@ -486,11 +509,10 @@ static void fuzz_reshape_and_cache(reader *r) {
     const int cok = kv_spec(&c, &ce);
     const size_t cbytes = attach_cache(&c, &kc, &vc, cok, ce);
     void *kin = NULL, *vin = NULL;
-    float ks = rd_float(r), vs = rd_float(r);
-    if (rd_u8(r) & 1) {
-        c.k_scale = &ks;
-        c.v_scale = &vs;
-    }
+    float ks[MAX_SCALES], vs[MAX_SCALES];
+    ks[0] = rd_float(r);
+    vs[0] = rd_float(r);
+    const int sok = attach_scales(&c, rd_u8(r), ks, vs);
     pa_kv_input in;
     memset(&in, 0, sizeof in);
     in.dtype = rd_dtype(r);
@@ -546,7 +568,7 @@ static void fuzz_reshape_and_cache(reader *r) {
             if (vc)
                 FUZZ_CHECK(memcmp(snap_v, vc, cok && ce <= OP_LIMIT ? cbytes : 16) == 0);
         } else {
-            FUZZ_CHECK(cok); /* accepted only a cache kv_cache.h calls valid */
+            FUZZ_CHECK(cok && sok); /* accepted only a cache kv_cache.h calls valid */
             for (int64_t t = 0; t < nt; t++)
                 FUZZ_CHECK(slots[t] >= -1 && slots[t] < nslots);
         }
@@ -705,7 +727,7 @@ typedef struct attn_case {
     size_t cbytes;
     int64_t ce;
     int cok;
-    float ks, vs;
+    float ks[MAX_SCALES], vs[MAX_SCALES];
     float alibi[32];
     prng g;
 } attn_case;
@@ -723,12 +745,9 @@ static void attn_cache(reader *r, attn_case *a, int combined) {
     a->cbytes = attach_cache(&a->c, &a->kc, &a->vc, a->cok, a->ce);
     if (a->cok && a->ce <= OP_LIMIT)
         fill_cache_values(a->kc, a->vc, a->cbytes);
-    a->ks = rd_float(r);
-    a->vs = rd_float(r);
-    if (rd_u8(r) & 1) {
-        a->c.k_scale = &a->ks;
-        a->c.v_scale = &a->vs;
-    }
+    a->ks[0] = rd_float(r);
+    a->vs[0] = rd_float(r);
+    a->cok = attach_scales(&a->c, rd_u8(r), a->ks, a->vs) && a->cok;
     for (int i = 0; i < 32; i++)
         a->alibi[i] = -0.25f * (float)(i + 1);
     if (rd_u8(r) == 7)

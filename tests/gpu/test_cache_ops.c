@@ -52,6 +52,22 @@ static void cache_bytes(pa_kv_cache *c, size_t *kb, size_t *vb) {
  * the cache as made. */
 static int g_far;
 
+/* Set by cache_ops/fp8_scales_per_head: fp8 caches get a k_scale and a
+ * v_scale per KV head (scales_per_head; pa_test_head_scales from the case's
+ * one of each), host and device alike. */
+static int g_head_scales;
+
+/* The case's k_scale and v_scale (k, v) as g_head_scales wants them: out[0..n)
+ * the keys', out[n..2n) the values', n = nh or 1 (returned). */
+static int case_scales(float k, float v, int nh, float *out) {
+    const int n = g_head_scales ? nh : 1;
+    pa_test_head_scales(k, n, 0, out);
+    pa_test_head_scales(v, n, 3, out + n);
+    if (!g_head_scales)
+        out[0] = k, out[1] = v;
+    return n;
+}
+
 /* 0..n-1 in a random order (Fisher-Yates), malloc'd. */
 static int *shuffled_indices(pa_rng *r, int n) {
     int *a = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
@@ -171,8 +187,10 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
         free(sd);
     }
 
-    float scales[2] = {0.043f, 0.061f};
-    float *dscales = pa_test_dev_upload(scales, sizeof scales);
+    float scales[2 * 64];
+    cr_assert(nh <= 64);
+    const int nsc = case_scales(0.043f, 0.061f, nh, scales);
+    float *dscales = pa_test_dev_upload(scales, sizeof(float) * 2 * (size_t)nsc);
 
     pa_kv_cache ch = c, cd = c;
     ch.key = sentinel_host(kb);
@@ -187,9 +205,10 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     }
     if (pa_dtype_is_fp8(dp.cache)) {
         ch.k_scale = &scales[0];
-        ch.v_scale = &scales[1];
+        ch.v_scale = &scales[nsc];
         cd.k_scale = &dscales[0];
-        cd.v_scale = &dscales[1];
+        cd.v_scale = &dscales[nsc];
+        ch.scales_per_head = cd.scales_per_head = g_head_scales;
     }
     pa_kv_input ih = {(char *)qkv + koff, (char *)(own_v ? vbuf : qkv) + voff, dp.in, T, row, hstride, vrow, vhstride};
     pa_kv_input id = ih;
@@ -200,12 +219,12 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
     char what[160];
-    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s%s", pa_kv_layout_name(layout),
+    snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s%s%s", pa_kv_layout_name(layout),
              pa_dtype_name(dp.in), pa_dtype_name(dp.cache), hs, bs, nh, variant,
              given  ? " given slots"
              : runs ? " runs"
                     : "",
-             lead ? " far blocks" : "");
+             lead ? " far blocks" : "", g_head_scales ? " scales per KV head" : "");
     void *got = malloc(kb > vb ? kb : vb);
     const size_t skip = (size_t)lead * blk_bytes;
     pa_test_dev_download(got, (char *)cd.key + skip, kb);
@@ -427,7 +446,10 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
     const size_t is = pa_dtype_size(dp.in), ne = (size_t)(T * ts + 1);
     void *nkv = pa_test_random_buffer(r, dp.in, ne, -3, 3);
     void *dnkv = pa_test_dev_upload(nkv, ne * is);
-    float *dscales = pa_test_dev_upload(scales, 2 * sizeof(float));
+    float hsc[2 * 64];
+    cr_assert(nh <= 64);
+    const int nsc = case_scales(scales[0], scales[1], nh, hsc);
+    float *dscales = pa_test_dev_upload(hsc, sizeof(float) * 2 * (size_t)nsc);
     pa_kv_cache ch = c, cd = c;
     ch.key = sentinel_host(cb);
     const size_t pg = cb / (size_t)nb; /* a page's bytes */
@@ -440,10 +462,11 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
         cd.key = pa_test_dev_upload(ch.key, cb);
     }
     if (pa_dtype_is_fp8(dp.cache)) {
-        ch.k_scale = &scales[0];
-        ch.v_scale = &scales[1];
+        ch.k_scale = &hsc[0];
+        ch.v_scale = &hsc[nsc];
         cd.k_scale = &dscales[0];
-        cd.v_scale = &dscales[1];
+        cd.v_scale = &dscales[nsc];
+        ch.scales_per_head = cd.scales_per_head = g_head_scales;
     }
     int32_t n = live;
     int32_t *sld = malloc(sizeof(int32_t) * 3 * (size_t)np); /* far: the live slices' cache rows lead pages on */
@@ -520,6 +543,32 @@ Test(cache_ops, kv_cache_update_slices) {
     gpu_kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 91);
     gpu_kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 2, 92);
     gpu_kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 3, 93);
+}
+
+/* fp8 caches under a k_scale and a v_scale per KV head (scales_per_head,
+ * vLLM's per-attention-head scales; pa_test_head_scales), byte for byte
+ * against the reference: reshape_and_cache over every layout, through each of
+ * its kernels (vLLM's aligned rows the shared-memory one, a CTA a KV head;
+ * its misaligned rows and the other layouts the per-token one, a thread's
+ * chunks of several heads), and kv_cache_update (K and V of each head
+ * interleaved in a row), both fp8 kinds from every input dtype, 3 and 8 KV
+ * heads. */
+Test(cache_ops, fp8_scales_per_head) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout layouts[4] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                            PA_LAYOUT_COMBINED};
+    g_head_scales = 1;
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++) {
+        if (!pa_dtype_is_fp8(pairs[p].cache))
+            continue;
+        /* vLLM's layout: aligned rows (variant 0) and misaligned ones (2) in turn */
+        for (int l = 0; l < 4; l++, i++)
+            gpu_rc_case(layouts[l], pairs[p], 64, 16, (p + l) % 2 ? 3 : 8, l == 0 ? 2 * (p % 2) : i % 4,
+                        15000u + (uint64_t)i);
+        gpu_kvu_case(pairs[p].in, pairs[p].cache, 48, 16, p % 2 ? 8 : 3, p % 4, 15100u + (uint64_t)i);
+    }
+    g_head_scales = 0;
 }
 
 /* Random configurations (tests/common/testutil.h): dtype pair, any head size,

@@ -66,8 +66,8 @@ static void dprob_make(dprob *d, pa_decode_problem *pr) {
     if (pr->p.sinks)
         d->p.sinks = keep(d, pa_test_dev_upload(pr->p.sinks, sizeof(float) * (size_t)pr->p.num_heads));
     if (pr->p.kv.k_scale) {
-        d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, sizeof(float)));
-        d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, sizeof(float)));
+        d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, pa_test_scale_bytes(&pr->p.kv)));
+        d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, pa_test_scale_bytes(&pr->p.kv)));
     }
 }
 
@@ -1093,6 +1093,41 @@ Test(decode_features, fp8_null_scales, .timeout = 600) {
         null_scale_case(lay[i], i % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, hs[i], 7200u + (uint64_t)i);
 }
 
+/* Per-KV-head fp8 scales (scales_per_head: vLLM's per-attention-head scales):
+ * the problem's cache bytes read under a k_scale and a v_scale of each KV
+ * head's own (factors 1/2 to 4 of the problem's one, neighbours apart),
+ * against the reference (whose per-head reading the host suite checks head by
+ * head against the one-scale reference). The CUDA-core kernel (f32 queries;
+ * head 48) and the tensor-core one (heads 64, 96, 128 and 256; flash layouts
+ * and vLLM's), GQA groups of 1, 4 and 8, e4m3 and e5m2; lengths of one split
+ * and of several, so v2's and the recommended entry's merge (which applies
+ * v_scale, by the head's KV head) run too. */
+static void per_head_scale_case(pa_kv_layout layout, pa_dtype qd, pa_dtype cd, int heads, int kv_heads, int hs,
+                                uint64_t seed) {
+    static const int lens[4] = {1, 300, 777, 2100};
+    const dcase c = {layout, qd, cd, heads, kv_heads, hs, 16, 0, 0, 0.0f, 0, 4, lens, seed, 0};
+    pa_decode_problem *pr = make_problem(&c);
+    float ks[16], vs[16];
+    cr_assert(kv_heads <= 16);
+    pa_test_head_scales(pr->k_scale, kv_heads, 0, ks);
+    pa_test_head_scales(pr->v_scale, kv_heads, 3, vs);
+    pr->p.kv.k_scale = ks;
+    pr->p.kv.v_scale = vs;
+    pr->p.kv.scales_per_head = 1;
+    check_noted(pr, &c, ", a k_scale and a v_scale per KV head");
+    pa_decode_problem_free(pr);
+}
+
+Test(decode_features, fp8_scales_per_head, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    per_head_scale_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 32, 4, 128, 7300);
+    per_head_scale_case(PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E5M2, 16, 2, 128, 7301);
+    per_head_scale_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 8, 8, 64, 7302);
+    per_head_scale_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 24, 3, 96, 7303);
+    per_head_scale_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 2, 256, 7304);
+    per_head_scale_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_FP8_E4M3, 12, 3, 48, 7305);
+}
+
 /* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
  * kernel (f32 queries; head 80), the 16-bit tensor-core kernel at heads 64,
  * 128 and 256 (256: the merge's two dims a thread), fp8 on tensor cores
@@ -1613,8 +1648,8 @@ static void sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint6
         d->p.alibi_slopes = keep(d, pa_test_dev_upload(p->alibi_slopes, sizeof(float) * (size_t)p->num_heads));
     if (p->sinks)
         d->p.sinks = keep(d, pa_test_dev_upload(p->sinks, sizeof(float) * (size_t)p->num_heads));
-    d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, sizeof(float)));
-    d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, sizeof(float)));
+    d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, pa_test_scale_bytes(&p->kv)));
+    d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, pa_test_scale_bytes(&p->kv)));
     free(perm);
     free(k1);
     free(v1);

@@ -96,8 +96,9 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     d->p.block_tables = up(d, pr->block_tables, sizeof(int32_t) * ((size_t)h->num_seqs * h->block_table_stride + 1));
     d->p.seq_lens = up(d, pr->seq_lens, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
     d->p.query_start_loc = up(d, pr->qsl, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
-    d->p.kv.k_scale = up(d, &pr->k_scale, sizeof(float));
-    d->p.kv.v_scale = up(d, &pr->v_scale, sizeof(float));
+    /* the problem's scales: its one of each, or one per KV head (run_per_head_scales) */
+    d->p.kv.k_scale = up(d, h->kv.k_scale ? h->kv.k_scale : &pr->k_scale, pa_test_scale_bytes(&h->kv));
+    d->p.kv.v_scale = up(d, h->kv.v_scale ? h->kv.v_scale : &pr->v_scale, pa_test_scale_bytes(&h->kv));
     if (g_null_scales) /* pa_kv_cache: NULL means 1.0 */
         d->p.kv.k_scale = d->p.kv.v_scale = NULL;
     if (h->alibi_slopes)
@@ -204,8 +205,8 @@ static float e4m3_round(float x) {
  * scripts/fp8_path_model.py models it), for sequence s of a context problem,
  * written from that description and not from the kernel: each query row
  * rounded to e4m3 after division by its own factor (largest |q| / 448); new
- * keys and values rounded to e4m3 with 1 / k_scale and 1 / v_scale (cached ones
- * are e4m3 already); score = factor x scale x the dot product, then soft cap,
+ * keys and values rounded to e4m3 with 1 / k_scale and 1 / v_scale, their KV
+ * head's with scales_per_head (cached ones are e4m3 already); score = factor x scale x the dot product, then soft cap,
  * ALiBi and masks; P = 2^8 exp(score - the row's max) rounded to e4m3; the
  * output P V over the sum of the rounded P (and of a sink's 2^8 exp(sink -
  * the row's max), unrounded). Floats [query token][head][dim].
@@ -222,11 +223,11 @@ static float *fp8_path_model(const pa_context_problem *pr, int s) {
     cr_assert(kl && vl, "fp8_path_model: the problem keeps no logical K/V");
     const size_t row = (size_t)nkv * hs;
     float *k8 = malloc(sizeof(float) * (size_t)L * row), *v8 = malloc(sizeof(float) * (size_t)L * row);
-    const float ks = pr->k_scale, vs = pr->v_scale, iks = 1.0f / ks, ivs = 1.0f / vs;
     for (size_t i = 0; i < (size_t)L * row; i++) {
-        const int cached = i < (size_t)ctx * row;
-        k8[i] = cached ? kl[i] : e4m3_round(kl[i] * iks) * ks;
-        v8[i] = cached ? vl[i] : e4m3_round(vl[i] * ivs) * vs;
+        const int cached = i < (size_t)ctx * row, kvh = (int)(i % row / (size_t)hs), ph = h->kv.scales_per_head;
+        const float ks = ph ? h->kv.k_scale[kvh] : pr->k_scale, vs = ph ? h->kv.v_scale[kvh] : pr->v_scale;
+        k8[i] = cached ? kl[i] : e4m3_round(kl[i] * (1.0f / ks)) * ks;
+        v8[i] = cached ? vl[i] : e4m3_round(vl[i] * (1.0f / vs)) * vs;
     }
     float *out = calloc((size_t)ql * nh * hs + 1, sizeof(float));
     float *q8 = malloc(sizeof(float) * (size_t)hs), *sc = malloc(sizeof(float) * (size_t)L + 1);
@@ -1980,6 +1981,44 @@ static void run_null_scales(const ctx_case *c) {
     g_null_scales = 0;
     pa_context_problem_free(pr);
 }
+/* Per-KV-head fp8 scales (scales_per_head, vLLM's per-attention-head scales):
+ * the cache bytes unchanged, read under a k_scale and a v_scale of each KV
+ * head's own (factors 1/2 to 4 of the problem's one), the problem's logical
+ * copies of the cached rows (which the plain-attention sums and the FP8
+ * path's model read) scaled to match. Set on the problem's host parameters,
+ * so the reference reads them too, and uploaded whole by dev_ctx_make. */
+static void run_per_head_scales(const ctx_case *c) {
+    pa_context_problem *pr = make_ctx(c);
+    pa_context_attention_params *h = &pr->p;
+    const int nkv = h->kv.num_kv_heads, hs = h->kv.head_size;
+    float ks[16], vs[16];
+    cr_assert(nkv <= 16);
+    pa_test_head_scales(pr->k_scale, nkv, 0, ks);
+    pa_test_head_scales(pr->v_scale, nkv, 3, vs);
+    for (int s = 0; s < h->num_seqs; s++) {
+        const int ctx = h->seq_lens[s] - (h->query_start_loc[s + 1] - h->query_start_loc[s]);
+        for (int pos = 0; pos < ctx && pr->k_logical && pr->k_logical[s]; pos++)
+            for (int kv = 0; kv < nkv; kv++)
+                for (int d = 0; d < hs; d++) {
+                    const size_t i = ((size_t)pos * nkv + kv) * hs + d;
+                    pr->k_logical[s][i] = pr->k_logical[s][i] / pr->k_scale * ks[kv];
+                    pr->v_logical[s][i] = pr->v_logical[s][i] / pr->v_scale * vs[kv];
+                }
+    }
+    h->kv.k_scale = ks;
+    h->kv.v_scale = vs;
+    h->kv.scales_per_head = 1;
+    if (g_fp8_path) { /* as run_fp8_case */
+        h->scale *= 4.0f;
+        vary_query_rows(pr);
+    }
+    char what[160];
+    snprintf(what, sizeof what, "scales per KV head: %s q=%s cache=%s head %d", pa_kv_layout_name(c->layout),
+             pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->hs);
+    check_context(pr, NULL, 0, what);
+    pa_context_problem_free(pr);
+}
+
 /* The same on the mma.sync kernel (PA_PREFILL_PATH_MMA): the raw cp.async
  * path (flash NHD, vLLM's V^T), the register path (head 72's 72-byte rows)
  * and f32 queries. */
@@ -2371,6 +2410,60 @@ Test(prefill_hopper_fp8, persistent_ctas) {
         set_persistent(ctas);
         run_hopper_ctx_with(cs, 2, 14200u + 4u * (uint64_t)ctas, run_fp8_case);
     }
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_fp8_end(before, 4);
+}
+
+/* Scales per KV head (run_per_head_scales) on each path: mma.sync (the raw
+ * cp.async path over flash NHD, vLLM's V^T, the register path at head 72,
+ * f32 queries), the Hopper kernel's fp8 producers (flash rows at HP 64 and
+ * 128, vLLM's V^T at HP 96, HP 256's one staging pair), the FP8 path (flash
+ * and vLLM's layout, heads 128 and 112); the Hopper cases once more on one
+ * persistent CTA, which serves both KV heads' items in turn. */
+Test(prefill_gpu, fp8_scales_per_head) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, F, E5, 64, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, E5, 72, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, E4, 64, 16, 4, 0, 0},
+    };
+    const long before = pa_prefill_hopper_launches();
+    run_hopper_ctx_with(cs, (int)(sizeof cs / sizeof cs[0]), 14300u, run_per_head_scales);
+    cr_assert_eq(pa_prefill_hopper_launches(), before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
+}
+
+Test(prefill_hopper, fp8_scales_per_head) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
+    };
+    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx_with(cs, nc, 14310u, run_per_head_scales);
+    set_persistent(1);
+    run_hopper_ctx_with(cs, nc, 14320u, run_per_head_scales);
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, 2 * nc);
+}
+
+Test(prefill_hopper_fp8, per_head_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, F, E4, 112, 16, 8, 0, 100},
+    };
+    run_hopper_ctx_with(cs, 2, 14330u, run_per_head_scales);
+    set_persistent(1);
+    run_hopper_ctx_with(cs, 2, 14340u, run_per_head_scales);
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_fp8_end(before, 4);
 }

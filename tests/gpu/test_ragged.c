@@ -54,13 +54,20 @@ static void dev_make(const rg_problem *pr, dev_problem *d) {
         d->pages = pa_test_dev_upload(pg, d->pages_bytes);
         free(pg);
     }
-    const float sc[2] = {pr->k_scale, pr->v_scale};
-    d->scales = pa_test_dev_upload(sc, sizeof sc);
+    /* k_scale then v_scale: the problem's one of each, or one per KV head */
+    const int ph = h->kv.scales_per_head, nsc = ph ? h->kv.num_kv_heads : 1;
+    float sc[2 * 64];
+    cr_assert(nsc <= 64);
+    for (int i = 0; i < nsc; i++) {
+        sc[i] = ph ? h->kv.k_scale[i] : pr->k_scale;
+        sc[nsc + i] = ph ? h->kv.v_scale[i] : pr->v_scale;
+    }
+    d->scales = pa_test_dev_upload(sc, sizeof(float) * 2 * (size_t)nsc);
     d->p.q = d->q;
     d->p.out = d->out;
     d->p.kv.key = d->cache;
     d->p.kv.k_scale = h->kv.k_scale ? d->scales : NULL;
-    d->p.kv.v_scale = h->kv.v_scale ? d->scales + 1 : NULL;
+    d->p.kv.v_scale = h->kv.v_scale ? d->scales + nsc : NULL;
     if (h->sinks) {
         d->sinks = pa_test_dev_upload(h->sinks, sizeof(float) * (size_t)h->num_q_heads);
         d->p.sinks = d->sinks;
@@ -145,6 +152,7 @@ typedef struct gcase {
     int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf (its rows zero) */
     int null_scales;  /* fp8: the pages re-encoded at scale 1, k_scale and v_scale NULL (pa_kv_cache's 1.0) */
     int scale_kind;   /* 0: sm_scale as above; 1: -8 times it; 2: zero */
+    int head_scales;  /* fp8: the pages read under a k_scale and v_scale per KV head (pa_test_head_scales) */
 } gcase;
 
 /* k's configuration on the given sequences (k's lengths and count unused). */
@@ -187,6 +195,15 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         for (size_t r = 0; r < n / hs; r++)
             pa_test_scale_in_place(k->cache_dtype, pr->cache, r * hs, hs, r % 2 ? pr->v_scale : pr->k_scale);
         pr->p.kv.k_scale = pr->p.kv.v_scale = NULL;
+    }
+    float ks[64], vs[64];
+    if (k->head_scales) {
+        cr_assert(k->kvh <= 64);
+        pa_test_head_scales(pr->k_scale, k->kvh, 0, ks);
+        pa_test_head_scales(pr->v_scale, k->kvh, 3, vs);
+        pr->p.kv.k_scale = ks;
+        pr->p.kv.v_scale = vs;
+        pr->p.kv.scales_per_head = 1;
     }
     dev_problem d;
     dev_make(pr, &d);
@@ -546,23 +563,27 @@ Test(ragged_gpu, fp8_raw_slots) {
     }
 }
 
-/* fp8 pages with NULL k_scale and v_scale, which pa_kv_cache documents as
- * 1.0 (every other case passes scales; the pages re-encoded at scale 1):
+/* fp8 pages under scales other than one float each, on every kernel path:
  * decode items (raw fragments, the query scaled per item) and prefill items
- * (the raw slot copy), heads 64, 128 and 256, and f32 queries at head 40
- * (the CUDA-core kernel), both fp8 kinds, one forced split (its merge). */
-Test(ragged_gpu, fp8_null_scales) {
-    PA_SKIP_WITHOUT_GPU();
+ * (the raw slot copy), heads 64, 128 and 256 on tensor cores and f32 queries
+ * at head 40 (the CUDA-core kernel), both fp8 kinds, one forced split (its
+ * merge). null: NULL k_scale and v_scale, which pa_kv_cache documents as 1.0
+ * (every other case passes scales; the pages re-encoded at scale 1). Else a
+ * k_scale and a v_scale per KV head (scales_per_head; factors 1/2 to 4 of the
+ * problem's, neighbours apart), GQA 4 and 2 (the group's rows share their KV
+ * head's scales): a kernel's CTAs take items of every KV head in turn, so an
+ * item that kept the last one's scales fails. */
+static void fp8_scale_cases(uint64_t seed, int null) {
     static const int hss[] = {40, 64, 128, 256};
     for (int h = 0; h < 4; h++) {
-        gcase k = {.seed = 7450 + (uint64_t)h,
+        gcase k = {.seed = seed + (uint64_t)h,
                    .q_dtype = h == 0  ? PA_DTYPE_F32
                               : h & 1 ? PA_DTYPE_F16
                                       : PA_DTYPE_BF16,
                    .cache_dtype = h & 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
                    .num_seqs = 4,
                    .qh = 8,
-                   .kvh = 2,
+                   .kvh = !null && (h & 1) ? 4 : 2,
                    .hs = hss[h],
                    .ps = 16,
                    .q_lo = 1,
@@ -571,9 +592,20 @@ Test(ragged_gpu, fp8_null_scales) {
                    .extra_hi = 200,
                    .split = h == 2 ? 64 : 0,
                    .decode_every = 2,
-                   .null_scales = 1};
+                   .null_scales = null,
+                   .head_scales = !null};
         run_case(&k);
     }
+}
+
+Test(ragged_gpu, fp8_null_scales) {
+    PA_SKIP_WITHOUT_GPU();
+    fp8_scale_cases(7450, 1);
+}
+
+Test(ragged_gpu, fp8_scales_per_head) {
+    PA_SKIP_WITHOUT_GPU();
+    fp8_scale_cases(7470, 0);
 }
 
 /* Decode items on fp8 pages run their MMAs in f16 (decode_item_fp8): a bf16

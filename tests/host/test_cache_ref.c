@@ -108,9 +108,27 @@ static int64_t *make_slots(pa_rng *r, int64_t T, int64_t nslots) {
     return s;
 }
 
+/* Set by cache_ref/fp8_scales_per_head: fp8 caches get a k_scale and a
+ * v_scale per KV head (scales_per_head), and the expected bytes use head h's. */
+static int g_per_head;
+
+/* The case's scales: ks[h], vs[h] for every head h < nh (one value each
+ * unless g_per_head); scales_per_head set on c for fp8 caches. */
+static void case_scales(pa_kv_cache *c, int nh, float *ks, float *vs) {
+    for (int h = 0; h < nh; h++) {
+        ks[h] = g_per_head ? 0.05f * (float)(1 + h % 4) : 0.05f;
+        vs[h] = g_per_head ? 0.07f / (float)(1 + h % 3) : 0.07f;
+    }
+    if (pa_dtype_is_fp8(c->dtype)) {
+        c->k_scale = ks;
+        c->v_scale = vs;
+        c->scales_per_head = g_per_head;
+    }
+}
+
 static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int strided, uint64_t seed) {
     pa_kv_cache c;
-    geo g;
+    geo g = {0};
     make_cache(&c, &g, layout, dp.cache, 0, bs, nh, hs, strided);
     const int64_t T = 13;
     c.num_blocks = (int32_t)((T + bs - 1) / bs + 1);
@@ -142,24 +160,22 @@ static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int
                       vrow,
                       vhstride};
     int64_t *slots = make_slots(&r, T, (int64_t)c.num_blocks * bs);
-    float ks = 0.05f, vs = 0.07f;
-    if (pa_dtype_is_fp8(dp.cache)) {
-        c.k_scale = &ks;
-        c.v_scale = &vs;
-    }
+    float ks[64], vs[64];
+    cr_assert(nh <= 64);
+    case_scales(&c, nh, ks, vs);
     const size_t es = pa_dtype_size(dp.cache);
     void *ek = malloc((size_t)ke * es), *ev = ve ? malloc((size_t)ve * es) : NULL;
     memcpy(ek, c.key, (size_t)ke * es);
     if (ve)
         memcpy(ev, c.value, (size_t)ve * es);
     void *evbuf = layout == PA_LAYOUT_COMBINED ? ek : ev;
-    const float sk = c.k_scale ? ks : 1.0f, sv = c.v_scale ? vs : 1.0f;
     for (int64_t t = 0; t < T; t++) {
         if (slots[t] < 0)
             continue;
         const int64_t blk = slots[t] / bs, tok = slots[t] % bs;
         for (int64_t h = 0; h < nh; h++)
             for (int64_t d = 0; d < hs; d++) {
+                const float sk = c.k_scale ? ks[h] : 1.0f, sv = c.v_scale ? vs[h] : 1.0f;
                 const int64_t ki = t * row + nq * hstride + h * hstride + d;
                 const int64_t vi = t * vrow + v0 + h * vhstride + d;
                 expect_put(dp.cache, ek, off_k(&g, blk, h, tok, d), dp.in, qkv, ki, sk);
@@ -181,6 +197,7 @@ static void rc_case(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int
             const int64_t blk = slots[t] / bs, tok = slots[t] % bs;
             for (int64_t h = 0; h < nh; h++)
                 for (int64_t d = 0; d < hs; d++) {
+                    const float sk = ks[h], sv = vs[h];
                     check_fp8_roundtrip(dp.cache, c.key, off_k(&g, blk, h, tok, d), dp.in, qkv,
                                         t * row + nq * hstride + h * hstride + d, sk, "key");
                     check_fp8_roundtrip(dp.cache, layout == PA_LAYOUT_COMBINED ? c.key : c.value,
@@ -439,7 +456,7 @@ Test(cache_ref, zero_token_stride_follows_the_head_stride) {
 
 static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int strided, uint64_t seed) {
     pa_kv_cache c;
-    geo g;
+    geo g = {0};
     make_cache(&c, &g, PA_LAYOUT_COMBINED, cdt, 5, bs, nh, hs, 0);
     int64_t ke, ve;
     alloc_cache(&c, &ke, &ve);
@@ -455,12 +472,9 @@ static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int str
         {0, 5, 0, 2 * bs + 1, bs, 999999, 3, 0},
         {5, bs, 0, 2, bs - 1, bs + 100, 1, 0},
     };
-    float ks = 0.05f, vs = 0.07f;
-    if (pa_dtype_is_fp8(cdt)) {
-        c.k_scale = &ks;
-        c.v_scale = &vs;
-    }
-    const float sk = c.k_scale ? ks : 1.0f, sv = c.v_scale ? vs : 1.0f;
+    float ks[64], vs[64];
+    cr_assert(nh <= 64);
+    case_scales(&c, nh, ks, vs);
     const size_t es = pa_dtype_size(cdt);
     void *ek = malloc((size_t)ke * es);
     memcpy(ek, c.key, (size_t)ke * es);
@@ -471,6 +485,7 @@ static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int str
                 for (int64_t d = 0; d < hs; d++) {
                     /* flat [rows, 2*nh, hs] view of the combined cache */
                     const int64_t co = (crow * 2 * nh + ch) * hs + d;
+                    const float sk = c.k_scale ? ks[ch / 2] : 1.0f, sv = c.v_scale ? vs[ch / 2] : 1.0f;
                     expect_put(cdt, ek, co, idt, nkv, nrow * tstride + ch * hs + d, ch % 2 ? sv : sk);
                 }
         }
@@ -484,7 +499,8 @@ static void kvu_case(pa_dtype idt, pa_dtype cdt, int hs, int bs, int nh, int str
                 for (int64_t ch = 0; ch < 2 * nh; ch++)
                     for (int64_t d = 0; d < hs; d++)
                         check_fp8_roundtrip(cdt, c.key, ((sl[0][i] + j) * 2 * nh + ch) * hs + d, idt, nkv,
-                                            (sl[1][i] + j) * tstride + ch * hs + d, ch % 2 ? sv : sk, "kv");
+                                            (sl[1][i] + j) * tstride + ch * hs + d, ch % 2 ? vs[ch / 2] : ks[ch / 2],
+                                            "kv");
     free(ek);
     free(nkv);
     free(c.key);
@@ -555,6 +571,55 @@ Test(cache_ref, kv_cache_update_slices) {
     kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 77);
     kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 0, 78);
     kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 1, 79); /* any head size */
+}
+
+/* Scales per KV head (scales_per_head): each head's elements stored with its
+ * own k_scale and v_scale, the expected bytes from the layouts' definitions
+ * with head h's; every layout, both fp8 kinds from every input dtype, one to
+ * five heads. A bad scale is named by its head, a scales_per_head other than
+ * 0 or 1 is refused, and with one head per-head scales are the one scale. */
+Test(cache_ref, fp8_scales_per_head) {
+    static const pa_kv_layout layouts[4] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                            PA_LAYOUT_COMBINED};
+    g_per_head = 1;
+    int i = 0;
+    for (int p = 0; p < NPAIRS; p++) {
+        if (!pa_dtype_is_fp8(pairs[p].cache))
+            continue;
+        for (int l = 0; l < 4; l++, i++)
+            rc_case(layouts[l], pairs[p], 32, 8, 1 + i % 5, i % 2, 3000 + (uint64_t)i);
+        kvu_case(pairs[p].in, pairs[p].cache, 40, 8, 2 + p % 4, p % 2, 3100 + (uint64_t)p);
+    }
+    g_per_head = 0;
+
+    pa_kv_cache c;
+    geo g = {0};
+    make_cache(&c, &g, PA_LAYOUT_FLASH_NHD, PA_DTYPE_FP8_E4M3, 2, 4, 5, 16, 0);
+    int64_t ke, ve;
+    alloc_cache(&c, &ke, &ve);
+    float ks[5] = {0.1f, 0.2f, 0.3f, NAN, 0.5f}, vs[5] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
+    c.k_scale = ks;
+    c.v_scale = vs;
+    c.scales_per_head = 1;
+    float x[5 * 16] = {0};
+    const int64_t slot = 1;
+    pa_kv_input in = {x, x, PA_DTYPE_F32, 1, 0, 0, 0, 0};
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, &slot, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "k_scale[3]") != NULL, "%s", pa_last_error());
+    ks[3] = 0.4f;
+    vs[1] = -1.0f;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, &slot, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "v_scale[1]") != NULL, "%s", pa_last_error());
+    vs[1] = 0.2f;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, &slot, &c), PA_SUCCESS, "%s", pa_last_error());
+    c.scales_per_head = 2;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "scales_per_head") != NULL, "%s", pa_last_error());
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, &slot, &c), PA_ERR_INVALID_ARGUMENT);
+    c.scales_per_head = -1;
+    cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
+    free(c.key);
+    free(c.value);
 }
 
 Test(cache_ref, kv_cache_update_bad_input) {

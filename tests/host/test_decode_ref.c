@@ -506,3 +506,47 @@ Test(decode_ref, threaded_fill_is_the_single_thread_fill) {
         pa_decode_problem_free(five);
     }
 }
+
+/* Scales per KV head (scales_per_head): query head h reads KV head h / group
+ * under that head's k_scale and v_scale. The oracle is the one-scale
+ * reference (itself checked against plain attention above), run once per KV
+ * head j with j's scales: head h's output rows must be those of j = h /
+ * group's run, byte for byte. Every layout, e4m3 and e5m2, GQA 2 and 4. */
+static pa_status run_ref(const void *p) { return pa_ref_paged_decode(p); }
+
+Test(decode_ref, scales_per_kv_head) {
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    const int lens[3] = {5, 40, 77};
+    for (int l = 0; l < 3; l++) {
+        const int kvh = l == 1 ? 2 : 4;
+        pa_decode_problem_cfg c = {.seed = 30 + (uint64_t)l,
+                                   .layout = lay[l],
+                                   .q_dtype = l == 2 ? PA_DTYPE_F32 : PA_DTYPE_BF16,
+                                   .cache_dtype = l == 1 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                                   .num_seqs = 3,
+                                   .num_heads = 8,
+                                   .num_kv_heads = kvh,
+                                   .head_size = 32,
+                                   .block_size = 16,
+                                   .seq_lens = lens,
+                                   .with_alibi = l == 0};
+        pa_decode_problem *pr = pa_decode_problem_make(&c);
+        cr_assert(pr != NULL);
+        float ks[4], vs[4];
+        pa_test_head_scales(pr->k_scale, kvh, 1, ks);
+        pa_test_head_scales(pr->v_scale, kvh, 5, vs);
+        const int64_t at = pa_test_scales_per_head_oracle(run_ref, &pr->p, &pr->p.kv, &pr->k_scale, &pr->v_scale, ks,
+                                                          vs, pr->out, pr->out_elems * pa_dtype_size(c.q_dtype),
+                                                          (size_t)c.num_seqs, 8, 32, pa_dtype_size(c.q_dtype));
+        cr_assert_eq(at, -1, "%s: element %lld differs from its KV head's one-scale run (-2: a run failed: %s)",
+                     pa_kv_layout_name(lay[l]), (long long)at, pa_last_error());
+        ks[kvh - 1] = NAN; /* a bad scale is named by its head */
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT);
+        char want[32];
+        snprintf(want, sizeof want, "k_scale[%d]", kvh - 1);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        pr->p.kv.k_scale = &pr->k_scale; /* the problem's own, as it was made */
+        pr->p.kv.v_scale = &pr->v_scale;
+        pa_decode_problem_free(pr);
+    }
+}

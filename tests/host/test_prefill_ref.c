@@ -1258,3 +1258,39 @@ Test(prefill_ref, references_check_offsets_and_decode_blocks) {
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     pa_context_problem_free(pr);
 }
+
+/* Scales per KV head (scales_per_head) in context attention: query head h
+ * reads KV head h / group's cached rows under that head's k_scale and
+ * v_scale. The oracle is the one-scale reference (checked against plain
+ * attention above), run once per KV head j with j's scales: head h's output
+ * rows must be those of j = h / group's run, byte for byte. vLLM's layout and
+ * the flash ones, e4m3 and e5m2, GQA 2 and 4, f32 and 16-bit queries. */
+static pa_status run_context_ref(const void *p) { return pa_ref_context_attention(p); }
+
+Test(prefill_ref, context_scales_per_kv_head) {
+    static const pa_kv_layout lay[3] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND};
+    const int ql[3] = {7, 1, 20}, cl[3] = {30, 50, 0};
+    for (int l = 0; l < 3; l++) {
+        const int kvh = l == 1 ? 2 : 4;
+        const pa_dtype qd = l == 2 ? PA_DTYPE_F32 : PA_DTYPE_F16;
+        pa_context_problem *pr =
+            ctx_problem(40u + (uint64_t)l, lay[l], qd, l == 1 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3, 3, 8, kvh, 32,
+                        16, ql, cl, l == 0);
+        float ks[4], vs[4];
+        pa_test_head_scales(pr->k_scale, kvh, 2, ks);
+        pa_test_head_scales(pr->v_scale, kvh, 4, vs);
+        const int64_t at = pa_test_scales_per_head_oracle(
+            run_context_ref, &pr->p, &pr->p.kv, &pr->k_scale, &pr->v_scale, ks, vs, pr->out,
+            pr->out_elems * pa_dtype_size(qd), (size_t)pr->p.num_tokens, 8, 32, pa_dtype_size(qd));
+        cr_assert_eq(at, -1, "%s: element %lld differs from its KV head's one-scale run (-2: a run failed: %s)",
+                     pa_kv_layout_name(lay[l]), (long long)at, pa_last_error());
+        vs[kvh - 1] = 0.0f; /* a bad scale is named by its head */
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+        char want[32];
+        snprintf(want, sizeof want, "v_scale[%d]", kvh - 1);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        pr->p.kv.k_scale = &pr->k_scale;
+        pr->p.kv.v_scale = &pr->v_scale;
+        pa_context_problem_free(pr);
+    }
+}

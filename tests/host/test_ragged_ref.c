@@ -1241,3 +1241,42 @@ Test(ragged_ref, threaded_fill_is_the_single_thread_fill) {
         rg_problem_free(four);
     }
 }
+
+/* Scales per KV head (scales_per_head) on the ragged reference: query head h
+ * reads KV head h / group's pages under that head's k_scale and v_scale. The
+ * oracle is the one-scale reference (checked against plain attention above),
+ * run once per KV head j with j's scales: head h's output rows must be those
+ * of j = h / group's run, byte for byte; e4m3 and e5m2, GQA 2 and 4. */
+static pa_status run_ragged_ref(const void *p) { return pa_ref_ragged_paged_attention(p); }
+
+Test(ragged_ref, scales_per_kv_head) {
+    for (int v = 0; v < 2; v++) {
+        const int kvh = v ? 4 : 2;
+        const rg_case k = {.seed = 60 + (uint64_t)v,
+                           .q_dtype = v ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                           .cache_dtype = v ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3,
+                           .num_seqs = 3,
+                           .qh = 8,
+                           .kvh = kvh,
+                           .hs = 32,
+                           .ps = 16,
+                           .q_lo = 1,
+                           .q_hi = 9,
+                           .extra_lo = 0,
+                           .extra_hi = 40};
+        int q_lens[3], kv_lens[3];
+        rg_problem *pr = make_case(&k, q_lens, kv_lens);
+        float ks[4], vs[4];
+        pa_test_head_scales(pr->k_scale, kvh, 0, ks);
+        pa_test_head_scales(pr->v_scale, kvh, 6, vs);
+        /* rows past the live ones keep the sentinel in every run */
+        const int64_t at = pa_test_scales_per_head_oracle(
+            run_ragged_ref, &pr->p, &pr->p.kv, &pr->k_scale, &pr->v_scale, ks, vs, pr->out, pr->q_bytes,
+            (size_t)pr->cu_q_lens[pr->num_seqs], 8, 32, pa_dtype_size(k.q_dtype));
+        cr_assert_eq(at, -1, "element %lld differs from its KV head's one-scale run (-2: a run failed: %s)",
+                     (long long)at, pa_last_error());
+        pr->p.kv.k_scale = &pr->k_scale;
+        pr->p.kv.v_scale = &pr->v_scale;
+        rg_problem_free(pr);
+    }
+}
