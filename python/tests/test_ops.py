@@ -413,9 +413,11 @@ def test_mixed_attention_options_strided_query_and_padding():
     assert (out[q.shape[0]:] == 7).all()
 
 
-def test_mixed_attention_fp8_cache():
+@pytest.mark.parametrize("per_head", [False, True])
+def test_mixed_attention_fp8_cache(per_head):
     """An e4m3 cache written by reshape_and_cache with scales (contexts and decode
-    histories), read by both parts: close to the unquantised attention."""
+    histories; per_head: a k_scale and a v_scale per KV head), read by both parts:
+    close to the unquantised attention."""
     rng = np.random.default_rng(18)
     H, KVH, D, BS = 4, 2, 32, 16
     prefills, decodes = [(21, 5)], [18, 40]
@@ -423,6 +425,8 @@ def test_mixed_attention_fp8_cache():
     kc = np.zeros((pg.num_blocks, KVH, D // 16, BS, 16), np.uint8)
     vc = np.zeros((pg.num_blocks, KVH, D, BS), np.uint8)
     ks, vs = np.array([0.02], np.float32), np.array([0.03], np.float32)
+    if per_head:
+        ks, vs = np.array([0.02, 0.045], np.float32), np.array([0.03, 0.012], np.float32)
     for s, n in enumerate(pg.seq_lens):
         slots = np.array([pg.slot(s, t) for t in range(n)], np.int64)
         pa.reshape_and_cache(pg.K[s], pg.V[s], kc, vc, slots, "fp8", ks, vs)
@@ -434,14 +438,15 @@ def test_mixed_attention_fp8_cache():
     table = fp8_values("e4m3")
     finite = np.unique(table[np.isfinite(table)])
 
-    def quantised(x, scale):
+    def quantised(x, scale):  # x [tokens, kv heads, head]; scale [1] or [kv heads]
+        scale = scale.astype(np.float64).reshape(1, -1, 1)
         y = np.clip(x.astype(np.float64) / scale, -448.0, 448.0)
         i = np.clip(np.searchsorted(finite, y), 1, len(finite) - 1)
         lo, hi = finite[i - 1], finite[i]
         return np.where(y - lo <= hi - y, lo, hi) * scale
 
-    pg.K = [quantised(x, ks[0]) for x in pg.K]
-    pg.V = [quantised(x, vs[0]) for x in pg.V]
+    pg.K = [quantised(x, ks) for x in pg.K]
+    pg.V = [quantised(x, vs) for x in pg.V]
     ref = mixed_reference(pg, q, k, v, start, prefills, decodes, 0.2)
     close(out, ref, np.float32)
     assert np.abs(out - exact).max() > 1e-3  # the cache really was quantised
