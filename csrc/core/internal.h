@@ -83,9 +83,11 @@ int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_b
  * slopes (when not NULL) finite. PA_ERR_INVALID_ARGUMENT naming `who`. */
 pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv);
 /* KV head h's scale (k_scale or v_scale of kv): [h] with scales_per_head, else
- * the one float; 1 for NULL. Host memory (the CPU references). */
+ * the one float; 1 for NULL and for caches that are not fp8 (whose scales are
+ * never read: kv_cache.h gives them no meaning there). Host memory (the CPU
+ * references). */
 static inline float pa_host_kv_scale(const pa_kv_cache *kv, const float *s, int32_t h) {
-    return s ? s[kv->scales_per_head ? h : 0] : 1.0f;
+    return s && pa_dtype_is_fp8(kv->dtype) ? s[kv->scales_per_head ? h : 0] : 1.0f;
 }
 pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_heads);
 /* Attention sinks (when not NULL): none NaN (-inf is no sink, +inf leaves the row zero). */

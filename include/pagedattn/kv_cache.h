@@ -22,8 +22,9 @@
  * With scales_per_head = 1 they point at num_kv_heads floats each instead, KV
  * head h's scale at [h] (vLLM's per-attention-head fp8 scales, which its
  * FlashAttention-3 backend takes as k_descale / v_descale): every op, cache
- * write and attention alike, then applies head h's scale to head h.
- * NULL scales mean 1.0. A slot of -1 anywhere means padding: never written.
+ * write and attention alike, then applies head h's scale to head h. A cache
+ * that is not fp8 reads neither scale, one or per head. NULL scales mean 1.0.
+ * A slot of -1 anywhere means padding: never written.
  * All cache index arithmetic is 64-bit.
  */
 #ifndef PAGEDATTN_KV_CACHE_H

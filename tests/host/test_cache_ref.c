@@ -620,6 +620,25 @@ Test(cache_ref, fp8_scales_per_head) {
     cr_assert_eq(pa_kv_cache_validate(&c), PA_ERR_INVALID_ARGUMENT);
     free(c.key);
     free(c.value);
+
+    /* A cache that is not fp8 reads no scale, per head or not: one float each
+     * where five heads' would be (under ASan, CI's host run, an over-read fails). */
+    make_cache(&c, &g, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, 2, 4, 5, 16, 0);
+    alloc_cache(&c, &ke, &ve);
+    float *one_k = malloc(sizeof(float)), *one_v = malloc(sizeof(float));
+    *one_k = *one_v = 0.5f;
+    c.k_scale = one_k;
+    c.v_scale = one_v;
+    c.scales_per_head = 1;
+    for (int i = 0; i < 5 * 16; i++)
+        x[i] = (float)i;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, &slot, &c), PA_SUCCESS, "%s", pa_last_error());
+    const float *kf = c.key; /* slot 1: block 0, token 1; scale-free copies */
+    cr_assert(kf[5 * 16 + 3 * 16 + 7] == x[3 * 16 + 7], "head 3 dim 7: %g", (double)kf[5 * 16 + 3 * 16 + 7]);
+    free(one_k);
+    free(one_v);
+    free(c.key);
+    free(c.value);
 }
 
 Test(cache_ref, kv_cache_update_bad_input) {
