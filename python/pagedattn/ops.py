@@ -53,8 +53,8 @@ __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1",
 # ---- cache descriptors ----------------------------------------------------------------------------------
 
 
-def _scale_ptr(op, name, s, cache_v, keep, per_head=0):
-    """Address of a one-float scale (NULL for None) on the cache's device; with per_head > 1, of
+def _scale_view(op, name, s, cache_v, keep, per_head=0):
+    """A one-float scale (None for None) on the cache's device, as a view; with per_head > 1, of
     per_head floats (or one)."""
     if s is None:
         return None
@@ -73,7 +73,13 @@ def _scale_ptr(op, name, s, cache_v, keep, per_head=0):
         need_contiguous(op, v)
     if on_host(v) != on_host(cache_v) or (not on_host(v) and v.device_id != cache_v.device_id):
         raise ValueError(f"{op}: {name} is on {v.device} but the cache is on {cache_v.device}")
-    return v.ptr
+    return v
+
+
+def _scale_ptr(op, name, s, cache_v, keep):
+    """Address of a one-float scale (NULL for None) on the cache's device."""
+    v = _scale_view(op, name, s, cache_v, keep)
+    return None if v is None else v.ptr
 
 
 def _vllm_cache(op, kc, vc, kv_cache_dtype):
@@ -144,18 +150,16 @@ def _combined_cache(op, kv, kv_cache_dtype, page_size=None):
                    block_size=ps, num_kv_heads=ch // 2, head_size=hs)
 
 
-def _scale_numel(s):
-    return 1 if s is None or isinstance(s, (int, float)) else view(s, "scale").numel
-
-
 def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
     """The fp8 cache's scales: one of each, or one per KV head for both (scales_per_head)."""
     if cache.dtype in (A.PA_DTYPE_FP8_E4M3, A.PA_DTYPE_FP8_E5M2):
         nh = cache.num_kv_heads
-        cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep, nh)
-        cache.v_scale = _scale_ptr(op, "v_scale", v_scale, kc_view, keep, nh)
-        kn, vn = _scale_numel(k_scale), _scale_numel(v_scale)
-        if nh > 1 and (kn > 1) != (vn > 1) and k_scale is not None and v_scale is not None:
+        kv_ = _scale_view(op, "k_scale", k_scale, kc_view, keep, nh)
+        vv_ = _scale_view(op, "v_scale", v_scale, kc_view, keep, nh)
+        cache.k_scale = None if kv_ is None else kv_.ptr
+        cache.v_scale = None if vv_ is None else vv_.ptr
+        kn, vn = (1 if v is None else v.numel for v in (kv_, vv_))
+        if nh > 1 and (kn > 1) != (vn > 1) and kv_ is not None and vv_ is not None:
             raise ValueError(f"{op}: k_scale holds {kn} floats and v_scale {vn}: give one of each, or one per KV "
                              f"head ({nh}) for both")
         cache.scales_per_head = 1 if nh > 1 and (kn > 1 or vn > 1) else 0

@@ -41,8 +41,10 @@ size_t pa_test_scale_bytes(const pa_kv_cache *kv) {
     return sizeof(float) * (kv->scales_per_head ? (size_t)kv->num_kv_heads : 1u);
 }
 
-int64_t pa_test_heads_differ(const void *got, const void *const *per_kv, size_t rows, int heads, int kv_heads, int hs,
-                             size_t esz) {
+/* The first element of got [rows][heads][hs] whose head's row differs from
+ * per_kv[head / group]'s, or -1. */
+static int64_t heads_differ(const void *got, const void *const *per_kv, size_t rows, int heads, int kv_heads, int hs,
+                            size_t esz) {
     const int group = heads / kv_heads;
     for (size_t r = 0; r < rows; r++)
         for (int h = 0; h < heads; h++) {
@@ -75,8 +77,7 @@ int64_t pa_test_scales_per_head_oracle(pa_status (*ref)(const void *), const voi
     kv->v_scale = vs;
     kv->scales_per_head = 1;
     if (at == 0)
-        at = ref(params) != PA_SUCCESS ? -2
-                                       : pa_test_heads_differ(out, (const void *const *)per, rows, heads, nkv, hs, esz);
+        at = ref(params) != PA_SUCCESS ? -2 : heads_differ(out, (const void *const *)per, rows, heads, nkv, hs, esz);
     for (int j = 0; per && j < nkv; j++)
         free(per[j]);
     free(per);

@@ -28,19 +28,14 @@ void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float
 void pa_test_head_scales(float base, int n, int salt, float *out);
 /* Bytes of a cache's k_scale (or v_scale): a float, or one per KV head. */
 size_t pa_test_scale_bytes(const pa_kv_cache *kv);
-/* The per-head scales' oracle for the attention references: got is an output
- * [rows][heads][hs] (elements of esz bytes) made with a scale per KV head,
- * per_kv[j] the same problem's output with KV head j's scales as the one
- * scale. Each head h's rows must equal per_kv[h / (heads / kv_heads)]'s byte
- * for byte. Returns the first element that differs, or -1. */
-int64_t pa_test_heads_differ(const void *got, const void *const *per_kv, size_t rows, int heads, int kv_heads, int hs,
-                             size_t esz);
-/* The whole oracle: ref(params) run once per KV head j with *k_one = ks[j] and
+/* The per-head scales' oracle for the attention references: ref(params) run once per KV head j with *k_one = ks[j] and
  * *v_one = vs[j] as the one scale (kv's k_scale / v_scale pointing at k_one,
  * v_one, scales_per_head 0), then once with kv pointing at ks and vs,
  * scales_per_head 1; out (bytes) holds the output [rows][heads][hs] after each
- * run. Leaves kv with the scales per head. Returns pa_test_heads_differ's
- * answer, or -2 if a run failed (pa_last_error says why). */
+ * run. Each head h's rows of the last run must equal those of KV head
+ * h / (heads / num_kv_heads)'s one-scale run, byte for byte. Leaves kv with
+ * the scales per head. Returns the first element that differs, -1 if none, or
+ * -2 if a run failed (pa_last_error says why). */
 int64_t pa_test_scales_per_head_oracle(pa_status (*ref)(const void *), const void *params, pa_kv_cache *kv,
                                        float *k_one, float *v_one, float *ks, float *vs, const void *out, size_t bytes,
                                        size_t rows, int heads, int hs, size_t esz);

@@ -2022,32 +2022,40 @@ static void run_per_head_scales(const ctx_case *c) {
 /* The same on the mma.sync kernel (PA_PREFILL_PATH_MMA): the raw cp.async
  * path (flash NHD, vLLM's V^T), the register path (head 72's 72-byte rows)
  * and f32 queries. */
+#define E4_ PA_DTYPE_FP8_E4M3
+#define E5_ PA_DTYPE_FP8_E5M2
+/* The fp8 scale tests' caches on each path (fp8_null_scales, fp8_scales_per_head). */
+static const hctx mma_fp8_scale_cases[] = {
+    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, E4_, 128, 16, 4, 0, 0},
+    {PA_LAYOUT_VLLM, PA_DTYPE_F16, E5_, 64, 16, 4, 0, 0},
+    {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, E5_, 72, 16, 4, 0, 0},
+    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, E4_, 64, 16, 4, 0, 0},
+};
+/* (HP 192's case last: fp8_scales_per_head runs the first four) */
+static const hctx hopper_fp8_scale_cases[] = {
+    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, E4_, 128, 16, 4, 0, 0},
+    {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, E5_, 64, 16, 4, 0, 0},
+    {PA_LAYOUT_VLLM, PA_DTYPE_BF16, E5_, 96, 16, 4, 0, 0},
+    {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, E4_, 256, 16, 4, 0, 0},
+    {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, E5_, 192, 16, 4, 0, 0},
+};
+#undef E4_
+#undef E5_
+#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 Test(prefill_gpu, fp8_null_scales) {
     PA_SKIP_WITHOUT_GPU();
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
-    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
-    const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
-        {PA_LAYOUT_VLLM, F, E5, 64, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, B, E5, 72, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, E4, 64, 16, 4, 0, 0},
-    };
     const long before = pa_prefill_hopper_launches();
-    run_hopper_ctx_with(cs, (int)(sizeof cs / sizeof cs[0]), 13600u, run_null_scales);
+    run_hopper_ctx_with(mma_fp8_scale_cases, NCASES(mma_fp8_scale_cases), 13600u, run_null_scales);
     cr_assert_eq(pa_prefill_hopper_launches(), before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
 }
 
 Test(prefill_hopper, fp8_null_scales) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
-    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
-    const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0}, {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
-        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},       {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, B, E5, 192, 16, 4, 0, 0},
-    };
-    const int nc = (int)(sizeof cs / sizeof cs[0]);
-    run_hopper_ctx_with(cs, nc, 13590u, run_null_scales);
+    const int nc = NCASES(hopper_fp8_scale_cases);
+    run_hopper_ctx_with(hopper_fp8_scale_cases, nc, 13590u, run_null_scales);
     hopper_end(before, nc);
 }
 
@@ -2423,29 +2431,16 @@ Test(prefill_hopper_fp8, persistent_ctas) {
 Test(prefill_gpu, fp8_scales_per_head) {
     PA_SKIP_WITHOUT_GPU();
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
-    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
-    const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
-        {PA_LAYOUT_VLLM, F, E5, 64, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, B, E5, 72, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, E4, 64, 16, 4, 0, 0},
-    };
     const long before = pa_prefill_hopper_launches();
-    run_hopper_ctx_with(cs, (int)(sizeof cs / sizeof cs[0]), 14300u, run_per_head_scales);
+    run_hopper_ctx_with(mma_fp8_scale_cases, NCASES(mma_fp8_scale_cases), 14300u, run_per_head_scales);
     cr_assert_eq(pa_prefill_hopper_launches(), before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
 }
 
 Test(prefill_hopper, fp8_scales_per_head) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
-    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
-    const hctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, E4, 128, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_HND, F, E5, 64, 16, 4, 0, 0},
-        {PA_LAYOUT_VLLM, B, E5, 96, 16, 4, 0, 0},
-        {PA_LAYOUT_FLASH_NHD, F, E4, 256, 16, 4, 0, 0},
-    };
-    const int nc = (int)(sizeof cs / sizeof cs[0]);
+    const hctx *cs = hopper_fp8_scale_cases;
+    const int nc = 4;
     run_hopper_ctx_with(cs, nc, 14310u, run_per_head_scales);
     set_persistent(1);
     run_hopper_ctx_with(cs, nc, 14320u, run_per_head_scales);
