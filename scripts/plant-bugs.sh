@@ -711,6 +711,32 @@ plant convert-fp8-store-scale-inverted cuda/convert.cu \
 plant convert-one-past-the-end cuda/convert.cu \
     'i < n; i += (int64_t)gridDim.x * blockDim.x)' 'i <= n; i += (int64_t)gridDim.x * blockDim.x)' \
     test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
+# pa_merge_attn_states (cuda/merge_states.cu): FlashAttention-2's +inf lse taken at its word, a
+# part of weight 0 multiplied in (its NaN row leaks), both parts empty divided 0 by 0, a row's
+# chunks past the CTA row's threads never reached, the merged lse at vLLM's layout whatever the
+# strides, the suffix's rows at the prefix's stride, and a CTA of one token row where the grid
+# counted several.
+plant merge-plus-inf-lse-not-empty cuda/merge_states.cu \
+    '    la = la == INFINITY ? -INFINITY : la;' '' \
+    test_gpu_basic 'merge_states/matches_reference'
+plant merge-dropped-part-multiplied cuda/merge_states.cu \
+    'const float x = wa != 0.0f ? wa * pa::to_float<DT>(a.v[k]) : 0.0f;' 'const float x = wa * pa::to_float<DT>(a.v[k]);' \
+    test_gpu_basic 'merge_states/matches_reference'
+plant merge-both-empty-nan cuda/merge_states.cu \
+    '    if (m != -INFINITY) {' '    {' \
+    test_gpu_basic 'merge_states/matches_reference'
+plant merge-later-chunks-skipped cuda/merge_states.cu \
+    '        i += (int)blockDim.x;' '        i += chunks;' \
+    test_gpu_basic 'merge_states/matches_reference'
+plant merge-lse-written-at-default-layout cuda/merge_states.cu \
+    '        p.output_lse[li] = lse;' '        p.output_lse[(int64_t)h * p.num_tokens + t] = lse;' \
+    test_gpu_basic 'merge_states/strided_rows_lse_layouts_and_in_place'
+plant merge-suffix-at-prefix-stride cuda/merge_states.cu \
+    'static_cast<const T *>(p.suffix_output) + t * p.suffix_stride' 'static_cast<const T *>(p.suffix_output) + t * p.prefix_stride' \
+    test_gpu_basic 'merge_states/strided_rows_lse_layouts_and_in_place'
+plant merge-one-token-row-a-cta cuda/merge_states.cu \
+    'dim3((unsigned)tx, (unsigned)ty)' 'dim3((unsigned)tx, 1u)' \
+    test_gpu_basic 'merge_states/matches_reference'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const ti *key' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

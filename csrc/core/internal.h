@@ -68,6 +68,9 @@ pa_status pa_check_aligned(const char *op, const char *name, const void *ptr, si
 /* pa_convert's checks of its arguments (dtypes, n, pointers, alignment,
  * overlap), shared by the entry and pa_ref_convert (csrc/reference/convert.c). */
 pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n);
+/* pa_merge_attn_states' checks (csrc/reference/merge.c), shared by the entry and
+ * the reference: *r is *p with its 0 strides replaced by their defaults. */
+pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_states_params *r);
 /* A view of `rows` rows of `row` elements, `stride` apart (0 = row): its extent
  * (rows - 1) * stride + row must fit in int64, so no index into it wraps; else
  * PA_ERR_INVALID_ARGUMENT naming op and buffer. */

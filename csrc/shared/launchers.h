@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "pagedattn/core.h"
+#include "pagedattn/merge.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,6 +15,10 @@ extern "C" {
 
 int pa_launch_convert(void *dst, int dst_dtype, const void *src, int src_dtype, int64_t n, const float *scale,
                       pa_stream stream);
+
+/* pa_merge_attn_states (cuda/merge_states.cu): *p resolved (strides filled in);
+ * vec16: rows in 16-byte chunks (head, pointers and row strides allow it). */
+int pa_launch_merge_attn_states(const pa_merge_attn_states_params *p, int vec16, pa_stream stream);
 
 /* cache ops (cuda/reshape_and_cache.cu, cuda/swap_copy.cu); params in cache_ops_internal.h */
 struct pa_rc_params;

@@ -14,5 +14,6 @@
 #include "pagedattn/metadata.h"
 #include "pagedattn/prefill.h"
 #include "pagedattn/ragged.h"
+#include "pagedattn/merge.h"
 
 #endif /* PAGEDATTN_H */

@@ -142,3 +142,211 @@ Test(gpu_basic, convert_rejects_bad_input_without_launching) {
                  PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "scale ("), "%s", pa_last_error());
 }
+
+/* ---- pa_merge_attn_states against pa_ref_merge_attn_states ------------------------------------------------------ */
+
+/* One merge problem: T tokens, H heads, head size hs; the three outputs' rows
+ * at strides of their own (0 = packed), starting off elements past their
+ * buffers' 16-byte-aligned starts; the lse arrays at (head, token) strides
+ * (0, 0 = [H, T]); output in place over the prefix (in_place 1) or not. */
+typedef struct merge_case {
+    pa_dtype t;
+    int T, H, hs;
+    int64_t so, sa, sb; /* row strides, elements */
+    int off;            /* elements each output buffer starts past 16 bytes */
+    int64_t lhs, lts;   /* lse strides */
+    int in_place, with_lse;
+} merge_case;
+
+/* The lse pair of a row, drawn from the kinds a server meets: finite at
+ * gaps small and large, a part empty (-inf, or FlashAttention-2's +inf),
+ * both empty, a weight that underflows, a NaN. *drop_a / *drop_b: that
+ * part's weight is 0, so its row may hold NaN (and does). */
+static void merge_lse_pair(pa_rng *r, float *la, float *lb, int *drop_a, int *drop_b) {
+    static const int weights[] = {50, 8, 8, 6, 6, 4, 6, 4, 4, 4};
+    const float empty = pa_rng_int(r, 0, 1) ? INFINITY : -INFINITY;
+    *la = pa_rng_uniform(r, -20.0f, 20.0f);
+    *lb = *la + pa_rng_uniform(r, -12.0f, 12.0f);
+    *drop_a = *drop_b = 0;
+    switch (pa_test_pick_weighted(r, weights, 10)) {
+    case 1: *la = empty, *drop_a = 1; break;
+    case 2: *lb = empty, *drop_b = 1; break;
+    case 3: *la = empty, *lb = pa_rng_int(r, 0, 1) ? INFINITY : -INFINITY, *drop_a = *drop_b = 1; break;
+    case 4: *lb = *la - 150.0f, *drop_b = 1; break;
+    case 5: *la = *lb - 150.0f, *drop_a = 1; break;
+    case 6: *lb = *la; break;
+    case 7: *la = NAN; break;
+    case 8: *lb = NAN; break;
+    case 9: *la = *lb = 88.0f + pa_rng_uniform(r, 0.0f, 1.0f); break; /* e^lse past f32: only differences count */
+    }
+}
+
+static size_t merge_bytes(int T, int64_t stride, int64_t row, int off, size_t es) {
+    return ((size_t)off + (size_t)((T - 1) * stride + row)) * es + 64; /* 64 bytes of guard after */
+}
+
+static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
+    const size_t es = pa_dtype_size(c->t);
+    const int64_t row = (int64_t)c->H * c->hs;
+    const int64_t so = c->so ? c->so : row, sa = c->sa ? c->sa : row, sb = c->sb ? c->sb : row;
+    const int64_t lhs = c->lhs ? c->lhs : c->T, lts = c->lts ? c->lts : 1;
+    const size_t ab = merge_bytes(c->T, sa, row, c->off, es), bb = merge_bytes(c->T, sb, row, c->off, es),
+                 ob = c->in_place ? ab : merge_bytes(c->T, so, row, c->off, es);
+    const size_t ln = (size_t)((c->H - 1) * lhs + (c->T - 1) * lts + 1);
+    unsigned char *A = malloc(ab), *B = malloc(bb), *O = malloc(ob), *got = malloc(ob);
+    float *la = malloc(ln * 4), *lb = malloc(ln * 4), *lo = malloc(ln * 4), *lgot = malloc(ln * 4);
+    cr_assert(A && B && O && got && la && lb && lo && lgot);
+    memset(A, 0x7f, ab); /* NaN bytes off the rows: nothing reads them */
+    memset(B, 0x7f, bb);
+    memset(O, 0x5a, ob);
+    for (size_t i = 0; i < ln; i++)
+        la[i] = lb[i] = NAN, lo[i] = 1234.5f;
+    for (int tk = 0; tk < c->T; tk++)
+        for (int h = 0; h < c->H; h++) {
+            const size_t li = (size_t)(h * lhs + tk * lts);
+            int da, db;
+            merge_lse_pair(r, &la[li], &lb[li], &da, &db);
+            for (int d = 0; d < c->hs; d++) {
+                const size_t ia = (size_t)(c->off + tk * sa + h * c->hs + d);
+                const size_t ib = (size_t)(c->off + tk * sb + h * c->hs + d);
+                pa_store_from_float(c->t, A, ia, da ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
+                pa_store_from_float(c->t, B, ib, db ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
+            }
+        }
+    /* device first (it gets the untouched inputs), then the reference on host copies */
+    unsigned char *dA = pa_test_dev_upload(A, ab), *dB = pa_test_dev_upload(B, bb);
+    unsigned char *dO = c->in_place ? dA : pa_test_dev_upload(O, ob);
+    float *dla = pa_test_dev_upload(la, ln * 4), *dlb = pa_test_dev_upload(lb, ln * 4);
+    float *dlo = pa_test_dev_upload(lo, ln * 4);
+    pa_merge_attn_states_params p = {.dtype = c->t,
+                                     .num_tokens = c->T,
+                                     .num_heads = c->H,
+                                     .head_size = c->hs,
+                                     .out_stride = c->so,
+                                     .prefix_stride = c->sa,
+                                     .suffix_stride = c->sb,
+                                     .lse_head_stride = c->lhs,
+                                     .lse_token_stride = c->lts};
+    pa_merge_attn_states_params d = p;
+    d.output = dO + c->off * es, d.prefix_output = dA + c->off * es, d.suffix_output = dB + c->off * es;
+    d.prefix_lse = dla, d.suffix_lse = dlb, d.output_lse = c->with_lse ? dlo : NULL;
+    cr_assert_eq(pa_merge_attn_states(&d, NULL), PA_SUCCESS, "case %d: %s", ci, pa_last_error());
+    pa_test_dev_sync();
+    pa_test_dev_download(got, dO, ob);
+    pa_test_dev_download(lgot, dlo, ln * 4);
+    unsigned char *Ai = malloc(ab); /* the prefix's input bytes, for the tolerance (in place overwrites A) */
+    memcpy(Ai, A, ab);
+    if (c->in_place)
+        memcpy(O, A, ab);
+    pa_merge_attn_states_params h = p;
+    h.output = c->in_place ? (void *)(A + c->off * es) : (void *)(O + c->off * es);
+    h.prefix_output = A + c->off * es, h.suffix_output = B + c->off * es;
+    h.prefix_lse = la, h.suffix_lse = lb, h.output_lse = c->with_lse ? lo : NULL;
+    cr_assert_eq(pa_ref_merge_attn_states(&h), PA_SUCCESS, "%s", pa_last_error());
+    const unsigned char *want = c->in_place ? A : O;
+    /* Off the rows: the bytes as they were. On them: the reference's values, to a few f32 units of
+     * the weights (the device's expf and logf are not the host's) and one rounding of the dtype. */
+    const double u = c->t == PA_DTYPE_F32 ? 0x1p-23 : c->t == PA_DTYPE_F16 ? 0x1p-10 : 0x1p-7;
+    for (size_t b = 0; b < ob; b++) {
+        const size_t e = b / es;
+        const int64_t rel = (int64_t)e - c->off;
+        const int64_t tk = rel >= 0 ? rel / so : -1, col = rel >= 0 ? rel % so : -1;
+        const int on_row = rel >= 0 && tk < c->T && col < row;
+        if (!on_row) {
+            CHK_EQ(got[b], want[b], "case %d: byte %zu off the rows changed", ci, b);
+            continue;
+        }
+        if (b % es)
+            continue;
+        const float g = pa_load_as_float(c->t, got, e), w = pa_load_as_float(c->t, want, e);
+        const float xa = pa_load_as_float(c->t, Ai, (size_t)(c->off + tk * sa + col));
+        const float xb = pa_load_as_float(c->t, B, (size_t)(c->off + tk * sb + col));
+        const double mag = (isnan(xa) ? 0.0 : fabs(xa)) + (isnan(xb) ? 0.0 : fabs(xb));
+        const int ok = isnan(w) ? isnan(g) : fabs((double)g - w) <= u * fabs(w) + 4e-7 * mag;
+        CHK(ok, "case %d (%s T %d H %d hs %d): token %lld head %lld dim %lld: device %.9g reference %.9g", ci,
+            pa_dtype_name(c->t), c->T, c->H, c->hs, (long long)tk, (long long)(col / c->hs), (long long)(col % c->hs),
+            (double)g, (double)w);
+    }
+    for (size_t i = 0; i < ln; i++) {
+        const float g = lgot[i], w = lo[i];
+        const int ok = isnan(w) ? isnan(g) : isinf(w) ? g == w : fabs((double)g - w) <= 1e-6 * (1.0 + fabs(w));
+        CHK(ok, "case %d: output_lse[%zu]: device %.9g reference %.9g", ci, i, (double)g, (double)w);
+    }
+    pa_test_dev_free(dA), pa_test_dev_free(dB), pa_test_dev_free(dla), pa_test_dev_free(dlb), pa_test_dev_free(dlo);
+    if (!c->in_place)
+        pa_test_dev_free(dO);
+    free(A), free(B), free(O), free(got), free(la), free(lb), free(lo), free(lgot), free(Ai);
+}
+
+/* Every dtype over head sizes on both chunk widths (16-byte chunks where the
+ * head allows; one element otherwise, heads 1, 3 and 1001), rows of more
+ * chunks than a CTA row has threads (f32 at 1000, 16-bit at 2048; 1001
+ * elements), CTAs of one row and of many, with and without output_lse. */
+Test(merge_states, matches_reference) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int shapes[][3] = {{1, 1, 1},   {7, 3, 3},   {130, 2, 8},  {33, 3, 96},  {9, 2, 128},
+                                    {5, 1, 256}, {3, 2, 264}, {2, 1, 1000}, {2, 1, 1001}, {2, 1, 2048}};
+    pa_rng r = pa_rng_make(2026);
+    int ci = 0;
+    for (size_t di = 0; di < 3; di++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++, ci++) {
+            const merge_case c = {.t = (pa_dtype)di,
+                                  .T = shapes[si][0],
+                                  .H = shapes[si][1],
+                                  .hs = shapes[si][2],
+                                  .with_lse = (int)(ci % 3 != 2)};
+            run_merge_case(&c, &r, ci);
+        }
+}
+
+/* Strided rows (16-byte strides keep the chunks; an odd one, or a buffer one
+ * element past 16 bytes, takes elements), FlashInfer's [T, H] lse with
+ * padding, and the output in place over the prefix: the bytes off the rows
+ * stay as they were. */
+Test(merge_states, strided_rows_lse_layouts_and_in_place) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(4048);
+    int ci = 100;
+    for (int di = 0; di < 3; di++) {
+        const pa_dtype t = (pa_dtype)di;
+        const int T = 6, H = 3, hs = 64, row = H * hs, v = 16 / (int)pa_dtype_size(t);
+        const merge_case cases[] = {
+            {t, T, H, hs, row + v, row + 3 * v, row + 2 * v, 0, 1, H + 1, 0, 1}, /* 16-byte strides; [T, H + 1] lse */
+            {t, T, H, hs, row + 1, row + 5, 0, 0, 0, 0, 0, 1},                   /* odd strides: elements */
+            {t, T, H, hs, 0, 0, 0, 1, 0, 0, 0, 1},                               /* one element past 16 bytes */
+            {t, T, H, hs, 0, 0, 0, 0, 0, 0, 1, 1},                               /* in place, packed */
+            {t, T, H, hs, row + v, row + v, 0, 0, T + 2, 1, 1, 0},               /* in place, strided; padded lse */
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++, ci++)
+            run_merge_case(&cases[i], &r, ci);
+    }
+}
+
+/* Refusals happen before any CUDA call, so this runs everywhere. */
+Test(merge_states, refuses_without_launching) {
+    char *b = (char *)(uintptr_t)0x10000;
+    pa_merge_attn_states_params p = {.dtype = PA_DTYPE_F16,
+                                     .num_tokens = 4,
+                                     .num_heads = 2,
+                                     .head_size = 64,
+                                     .output = b,
+                                     .prefix_output = b + 4096,
+                                     .suffix_output = b + 8192,
+                                     .prefix_lse = (const float *)(b + 12288),
+                                     .suffix_lse = (const float *)(b + 12800)};
+    cr_assert_eq(pa_merge_attn_states_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    pa_merge_attn_states_params q = p;
+    q.dtype = PA_DTYPE_FP8_E5M2;
+    cr_assert_eq(pa_merge_attn_states(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    q = p, q.output = b + 4098; /* inside prefix_output, not it */
+    cr_assert_eq(pa_merge_attn_states(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overlaps prefix_output"), "%s", pa_last_error());
+    q = p, q.suffix_output = b + 8193;
+    cr_assert_eq(pa_merge_attn_states(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "suffix_output ("), "%s", pa_last_error());
+    q = p, q.output_lse = (float *)(b + 12288 + 16);
+    cr_assert_eq(pa_merge_attn_states(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output_lse overlaps prefix_lse"), "%s", pa_last_error());
+    q = p, q.num_tokens = 0, q.output = NULL;
+    cr_assert_eq(pa_merge_attn_states(&q, NULL), PA_SUCCESS, "%s", pa_last_error());
+}
