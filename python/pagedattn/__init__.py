@@ -16,9 +16,10 @@ from .host import (CommonAttentionMetadata, build_common_attention_metadata, dec
                    get_page_size, kv_update_slices, kv_update_slices_upper_bound, make_local_attention_virtual_batches,
                    reorder_batch_to_split_decodes_and_prefills, reorder_num_scheduled_tokens,
                    split_decodes_and_prefills, use_paged_attention_v1)
-from .ops import (context_attention_fwd, convert_fp8, copy_blocks, kv_cache_update, mixed_attention,
-                  paged_attention_decode, paged_attention_v1, paged_attention_v2, paged_attention_workspace_size,
-                  prompt_attention, ragged_paged_attention, reshape_and_cache, reshape_and_cache_flash, swap_blocks)
+from .ops import (context_attention_fwd, convert_fp8, copy_blocks, kv_cache_update, merge_attn_states,
+                  mixed_attention, paged_attention_decode, paged_attention_v1, paged_attention_v2,
+                  paged_attention_workspace_size, prompt_attention, ragged_paged_attention, reshape_and_cache,
+                  reshape_and_cache_flash, swap_blocks)
 
 __version__ = lib.pa_version().decode()
 

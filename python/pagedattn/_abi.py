@@ -127,6 +127,14 @@ class DecodePlan(C.Structure):
                 ("exp_sums_elems", _i64), ("max_logits_elems", _i64)]
 
 
+class MergeAttnStatesParams(C.Structure):
+    _c_name = "pa_merge_attn_states_params"
+    _fields_ = [("dtype", _enum), ("num_tokens", _i32), ("num_heads", _i32), ("head_size", _i32),
+                ("output", _ptr), ("prefix_output", _ptr), ("suffix_output", _ptr), ("out_stride", _i64),
+                ("prefix_stride", _i64), ("suffix_stride", _i64), ("output_lse", _ptr), ("prefix_lse", _ptr),
+                ("suffix_lse", _ptr), ("lse_head_stride", _i64), ("lse_token_stride", _i64)]
+
+
 class DeviceProps(C.Structure):
     _c_name = "pa_device_props"
     _fields_ = [("name", C.c_char * 256), ("device", C.c_int), ("sm_count", C.c_int), ("cc_major", C.c_int),
@@ -136,7 +144,7 @@ class DeviceProps(C.Structure):
 
 MIRRORS = (KvCache, DecodeParams, KvInput, ContextAttentionParams, PromptAttentionParams, MixedAttentionParams,
            RaggedParams, BatchSplit, LocalAttentionParams, LocalAttentionOut, Batch, CommonMetadata, DecodePlan,
-           DeviceProps)
+           MergeAttnStatesParams, DeviceProps)
 
 
 def abi_mismatches(lib):

@@ -92,6 +92,10 @@ _proto("pa_ref_mixed_attention", _S, _ptr(A.MixedAttentionParams))
 _proto("pa_ragged_workspace_size", _S, _ptr(A.RaggedParams), C.POINTER(_SZ))
 _proto("pa_ragged_paged_attention", _S, _ptr(A.RaggedParams), _P, _SZ, _P)
 _proto("pa_ref_ragged_paged_attention", _S, _ptr(A.RaggedParams))
+# merging partial attention states
+_proto("pa_merge_attn_states_validate", _S, _ptr(A.MergeAttnStatesParams))
+_proto("pa_merge_attn_states", _S, _ptr(A.MergeAttnStatesParams), _P)
+_proto("pa_ref_merge_attn_states", _S, _ptr(A.MergeAttnStatesParams))
 # host layer
 _proto("pa_reorder_batch_to_split_decodes_and_prefills", _S, _P, _I32, _I32, _P, _P, _P, _P, _P)
 _proto("pa_split_decodes_and_prefills", _S, _P, _I32, _I32, _ptr(A.BatchSplit))

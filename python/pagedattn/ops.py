@@ -47,7 +47,7 @@ from ._dlpack import view
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
            "paged_attention_decode", "copy_blocks", "swap_blocks", "context_attention_fwd",
            "prompt_attention", "ragged_paged_attention", "kv_cache_update", "paged_attention_workspace_size",
-           "convert_fp8", "mixed_attention"]
+           "convert_fp8", "mixed_attention", "merge_attn_states"]
 
 
 # ---- cache descriptors ----------------------------------------------------------------------------------
@@ -1032,3 +1032,67 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
         check(lib.pa_ref_kv_cache_update(nk.ptr, dt, nk.shape[0], nk_stride, sl.ptr, ns.ptr, num_cols,
                                          C.byref(cache)), op)
     return kv_cache
+
+
+# ---- merging two partial attention states -------------------------------------------------------------------
+
+
+def _lse_strides(op, v, num_heads, num_tokens):
+    """(head stride, token stride) of a float32 [num_heads, num_tokens] lse view, as C takes them
+    (0 for a dimension of one element or an empty view: C's default)."""
+    need_dtype(op, v, ("float32",))
+    need_ndim(op, v, 2)
+    need_shape(op, v, (num_heads, num_tokens), " ([num_heads, num_tokens], as output's heads and tokens)")
+    return c_stride(op, v, 0), c_stride(op, v, 1)
+
+
+@stream_scope
+def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_lse, output_lse=None, *,
+                      stream=None):
+    """Merges two partial attention states, over disjoint key sets, by their log-sum-exps (vLLM's
+    merge_attn_states: cascade attention's shared prefix and own suffix, MLA's chunked context,
+    context-parallel shards). Writes `output` (and `output_lse`).
+
+        output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
+                      dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);
+                      output may be prefix_output or suffix_output (in place), else apart from both
+        prefix_lse, suffix_lse  float32 [num_heads, num_tokens]: each part's natural-log sum of
+                      exp(score) over its keys (FlashAttention's softmax_lse); any positive strides,
+                      so FlashInfer's [num_tokens, num_heads] lse passes as its transpose (lse.T)
+        output_lse    float32 [num_heads, num_tokens] for the merged lse, or None
+    The three lse tensors share one layout (the same strides). With a = prefix_lse[h, t] and
+    b = suffix_lse[h, t], output[t, h] = (e^a prefix_output[t, h] + e^b suffix_output[t, h]) / (e^a + e^b)
+    and output_lse[h, t] = log(e^a + e^b), computed in f32 and rounded once. An lse of +inf is read as
+    -inf (a part that saw no key); a part of weight 0 counts for nothing (its rows' values, NaN included, are ignored); both -inf
+    give a row of zeros and output_lse -inf; a NaN lse gives NaN.
+    """
+    op = "merge_attn_states"
+    t = views(op, ("output_lse",), output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,
+              suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
+    cuda = same_device(op, t.values())
+    ov, pv, sv = t["output"], t["prefix_output"], t["suffix_output"]
+    need_ndim(op, ov, 3)
+    need_dtype(op, ov, QUERY_DTYPES)
+    num_tokens, num_heads, head_size = ov.shape
+    for x in (pv, sv):
+        need_dtype(op, x, (ov.dtype,))
+        need_shape(op, x, ov.shape, " (output's: [num_tokens, num_heads, head_size])")
+    out_stride, prefix_stride, suffix_stride = (_heads_contiguous(op, x, head_size) for x in (ov, pv, sv))
+    lses = [t[n] for n in ("prefix_lse", "suffix_lse", "output_lse") if t[n] is not None]
+    lse_strides = [_lse_strides(op, x, num_heads, num_tokens) for x in lses]
+    for x, s in zip(lses[1:], lse_strides[1:]):
+        if s != lse_strides[0]:
+            raise ValueError(f"{op}: {arg(x)} has strides {list(x.strides)} but prefix_lse "
+                             f"{list(lses[0].strides)}; the lse tensors share one layout (the C op takes one "
+                             "head stride and one token stride for all three): give them the same strides")
+    lo = t["output_lse"]
+    p = cstruct(op, A.MergeAttnStatesParams, dtype=PA_DTYPES[ov.dtype], num_tokens=num_tokens, num_heads=num_heads,
+                head_size=head_size, output=ov.ptr, prefix_output=pv.ptr, suffix_output=sv.ptr,
+                out_stride=out_stride, prefix_stride=prefix_stride, suffix_stride=suffix_stride,
+                output_lse=None if lo is None else lo.ptr, prefix_lse=t["prefix_lse"].ptr,
+                suffix_lse=t["suffix_lse"].ptr, lse_head_stride=lse_strides[0][0],
+                lse_token_stride=lse_strides[0][1])
+    if cuda:
+        check(lib.pa_merge_attn_states(C.byref(p), stream_handle(op, t.values(), stream)), op)
+    else:
+        check(lib.pa_ref_merge_attn_states(C.byref(p)), op)

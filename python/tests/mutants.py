@@ -16,9 +16,9 @@ must survive: each says why no input can tell it from the original).
 
 The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
-pass found (c_stride, fixed); three of the CUDA path's wiring; and a few killed
-ones worth keeping. Run time: about 3 minutes on two cores (about 4 s a mutant:
-one whole pytest run each).
+pass found (c_stride, fixed); three of the CUDA path's wiring; three of
+merge_attn_states' wiring; and a few killed ones worth keeping. Run time: about
+3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
 import os
@@ -127,6 +127,17 @@ MUTANTS = [
      "stream_handle(op, cuda_views, None)), op)", "swap_blocks ignores stream="),
     ("o-copy-cuda-values-from-keys", "ops.py", 'vpt = (small_array(ref.obj, [x.ptr for x in vvs], "int64"',
      'vpt = (small_array(ref.obj, [x.ptr for x in kvs], "int64"', "copy_blocks' CUDA value table from the keys"),
+    # ---- merge_attn_states' wiring (2026-12-04), each killed by the test named
+    ("o-merge-lse-swapped", "ops.py",
+     'prefix_lse=t["prefix_lse"].ptr,\n                suffix_lse=t["suffix_lse"].ptr,',
+     'prefix_lse=t["suffix_lse"].ptr,\n                suffix_lse=t["prefix_lse"].ptr,',
+     "prefix and suffix lse swapped; test_merge.test_merge_matches_attention_over_all_keys"),
+    ("o-merge-row-strides-dropped", "ops.py",
+     "out_stride=out_stride, prefix_stride=prefix_stride, suffix_stride=suffix_stride",
+     "out_stride=0, prefix_stride=0, suffix_stride=0",
+     "strided token rows read as packed ones; test_merge.test_merge_strided_token_rows_and_lse"),
+    ("o-merge-lse-layout-unchecked", "ops.py", "        if s != lse_strides[0]:", "        if False:",
+     "lse tensors of other layouts read with prefix_lse's strides; test_merge.test_merge_refusals_write_nothing"),
     # ---- instructive ones the suite already killed
     ("abi-decode-window-float", "_abi.py", '("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32)',
      '("sliding_window", _f32), ("soft_cap", _f32), ("tp_rank", _i32)',

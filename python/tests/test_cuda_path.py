@@ -98,6 +98,9 @@ def _op_calls():
         ("pa_kv_cache_update", lambda s: pa.kv_cache_update(
             *cuda(np.zeros((2, 4, 32), np.float32), slices, np.zeros((32, 4, 32), np.float32), np.array([0], np.int32)),
             page_size=8, stream=s)),
+        ("pa_merge_attn_states", lambda s: pa.merge_attn_states(
+            *cuda(np.zeros((3, 4, 32), np.float16), q[:3].astype(np.float16), np.zeros((4, 3), np.float32),
+                  q[:3].astype(np.float16), np.zeros((4, 3), np.float32)), stream=s)),
     ]
 
 
@@ -138,4 +141,33 @@ def test_python_number_scales_checked_before_a_launch(fake):
             pa.reshape_and_cache_flash(*cuda(pg.K[0], pg.V[0], kc, kc.copy(), np.arange(3, dtype=np.int64)), "fp8",
                                        **dict(dict(k_scale=FakeCuda(np.ones(1, np.float32)),
                                                    v_scale=FakeCuda(np.ones(1, np.float32))), **{name: 0.0}))
+    assert fake.calls == []
+
+
+def test_merge_attn_states_params_on_cuda(fake):
+    """What the CUDA launch of merge_attn_states receives: the arrays' addresses in vLLM's argument
+    order (prefix before suffix), strided token rows as out / prefix / suffix strides, and a
+    transposed [T, H] lse (FlashInfer's) as head stride 1 and token stride H."""
+    T, H, D = 5, 4, 8
+    obuf = np.zeros((T, H + 1, D), np.float16)
+    pre, suf = np.zeros((T, 2, H, D), np.float16), np.zeros((T, H, D), np.float16)
+    lse = [np.zeros((T, H), np.float32) for _ in range(3)]
+    out = obuf[:, :H]
+    pa.merge_attn_states(*cuda(out, pre[:, 1], lse[0].T, suf, lse[1].T, lse[2].T), stream=STREAM)
+    ref, stream = fake.launch("pa_merge_attn_states")
+    p = ref._obj
+    assert stream == STREAM
+    assert isinstance(p, pa._abi.MergeAttnStatesParams)
+    assert (p.dtype, p.num_tokens, p.num_heads, p.head_size) == (pa._abi.PA_DTYPE_F16, T, H, D)
+    assert (p.output, p.prefix_output, p.suffix_output) == (out.ctypes.data, pre[:, 1].ctypes.data, suf.ctypes.data)
+    assert (p.out_stride, p.prefix_stride, p.suffix_stride) == ((H + 1) * D, 2 * H * D, H * D)
+    assert (p.prefix_lse, p.suffix_lse, p.output_lse) == tuple(x.ctypes.data for x in lse)
+    assert (p.lse_head_stride, p.lse_token_stride) == (1, H)
+    fake.calls.clear()
+    pa.merge_attn_states(*cuda(out, pre[:, 1], lse[0].T, suf, lse[1].T))
+    p = fake.launch("pa_merge_attn_states")[0]._obj
+    assert p.output_lse is None
+    fake.calls.clear()
+    with pytest.raises(ValueError, match="output_lse has strides"):
+        pa.merge_attn_states(*cuda(out, pre[:, 1], lse[0].T, suf, lse[1].T, np.zeros((H, T), np.float32)))
     assert fake.calls == []

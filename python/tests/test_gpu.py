@@ -357,3 +357,37 @@ def test_mixed_attention_on_cuda(layout, dtype):
     ref = mixed_reference(pg, qr, kr, vr, start, prefills, decodes, 0.09)
     tol = 4e-3 if dtype == torch.float16 else 2e-2
     np.testing.assert_allclose(out.float().cpu().numpy(), ref, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype,D", [(torch.float32, 128), (torch.float16, 128), (torch.bfloat16, 64),
+                                     (torch.float16, 13)])
+def test_merge_attn_states_on_cuda(dtype, D):
+    """merge_attn_states' kernel (16-byte chunks where the head allows, one element a thread at
+    head 13) against the merge by its definition in float64, on the parts as rounded to dtype:
+    token rows (H + 1) * D apart, FlashInfer's [T, H] lse through its transpose, FlashAttention-2's
+    empty prefix (+inf lse, NaN rows: the suffix rows exactly) and both parts empty (zeros, -inf)."""
+    rng = np.random.default_rng(10)
+    T, H = 37, 8
+    a, b = rng.standard_normal((2, T, H, D)).astype(np.float32)
+    la, lb = (3 * rng.standard_normal((2, T, H))).astype(np.float32)  # [T, H]
+    la[0], a[0] = np.inf, np.nan
+    la[1], lb[1], a[1], b[1] = -np.inf, -np.inf, np.nan, np.nan
+    ta, tb = (torch.from_numpy(x).to("cuda", dtype) for x in (a, b))
+    ar, br = ta.float().cpu().numpy().astype(np.float64), tb.float().cpu().numpy().astype(np.float64)
+    obuf = torch.full((T, H + 1, D), 7.0, dtype=dtype, device="cuda")
+    lo = torch.full((T, H), 7.0, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    pa.merge_attn_states(obuf[:, :H], ta, to_cuda(la).T, tb, to_cuda(lb).T, lo.T, stream=s)
+    s.synchronize()
+    got, got_lse = obuf.float().cpu().numpy(), lo.cpu().numpy()
+    assert (got[:, H] == 7).all()
+    np.testing.assert_array_equal(got[0, :H], br[0])
+    np.testing.assert_array_equal(got_lse[0], lb[0])
+    assert (got[1, :H] == 0).all() and (got_lse[1] == -np.inf).all()
+    x, y = la[2:].astype(np.float64)[:, :, None], lb[2:].astype(np.float64)[:, :, None]
+    m = np.maximum(x, y)
+    ea, eb = np.exp(x - m), np.exp(y - m)
+    tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
+    np.testing.assert_allclose(got[2:, :H], (ea * ar[2:] + eb * br[2:]) / (ea + eb), atol=tol, rtol=tol)
+    np.testing.assert_allclose(got_lse[2:], (m + np.log(ea + eb))[:, :, 0], atol=1e-5, rtol=1e-5)
