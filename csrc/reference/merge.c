@@ -42,8 +42,8 @@ pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_s
         r->lse_head_stride = T > 0 ? T : 1;
     const int64_t hs = r->lse_head_stride, ts = r->lse_token_stride;
     int64_t a = 0, b = 0, last = 0;
-    PA_REQUIRE(pa_mul_i64(H - 1, hs, &a) && pa_mul_i64(T > 0 ? T - 1 : 0, ts, &b) && pa_add_i64(a, b, &last) &&
-                   last < INT64_MAX / 4,
+    PA_REQUIRE(T == 0 || (pa_mul_i64(H - 1, hs, &a) && pa_mul_i64(T - 1, ts, &b) && pa_add_i64(a, b, &last) &&
+                          last < INT64_MAX / 4),
                WHO ": the lse layout's last element (head stride %lld, token stride %lld) overflows int64",
                (long long)hs, (long long)ts);
     /* Distinct (head, token) pairs at distinct floats: one stride spans the other's whole extent. */

@@ -5,7 +5,7 @@
  *   kv caches  -> accepted iff kv_cache.h's written definition says valid,
  *                 with the element count it gives;
  *   ops (decode, context prefill, ragged, reshape_and_cache, kv_cache_update,
- *       swap/copy blocks) -> accepted implies the CPU reference ran on buffers
+ *       swap/copy blocks, merge_attn_states) -> accepted implies the CPU reference ran on buffers
  *                 sized from the headers' shapes (ASan/UBSan watch every
  *                 access); rejected implies every output byte untouched;
  *   success  -> outputs consistent (prefix sums monotonic, sums match, sizes
@@ -1258,12 +1258,118 @@ static void fuzz_common_metadata(reader *r) {
 }
 #endif
 
+/* pa_ref_merge_attn_states against merge.h's written rules, computed here on
+ * their own: accepted iff the dtype is f32/f16/bf16, 1 <= num_heads <= 65535,
+ * 1 <= head_size <= 65536, each row stride 0 or >= num_heads * head_size, the
+ * lse strides >= 0 and apart (head >= token x T or token >= head x H, or T or
+ * H at most 1), and, with tokens, no NULL buffer, output either exactly a part
+ * (same pointer and stride) or apart from both, output_lse apart from all.
+ * Accepted: the reference ran on buffers sized from those layouts (ASan),
+ * and wrote nothing off the rows or off the lse layout; refused: a message
+ * and nothing written. */
+static void fuzz_merge(reader *r) {
+    pa_merge_attn_states_params p;
+    memset(&p, 0, sizeof p);
+    p.dtype = rd_dtype(r);
+    p.num_tokens = rd_field(r, 6);
+    p.num_heads = rd_field(r, 4);
+    p.head_size = rd_field(r, 20);
+    p.out_stride = rd_stride(r);
+    p.prefix_stride = rd_stride(r);
+    p.suffix_stride = rd_stride(r);
+    p.lse_head_stride = rd_stride(r);
+    p.lse_token_stride = rd_stride(r);
+    const uint8_t mode = rd_u8(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int e = p.dtype == PA_DTYPE_F32 ? 4 : p.dtype == PA_DTYPE_F16 || p.dtype == PA_DTYPE_BF16 ? 2 : 0;
+    const __int128 T = p.num_tokens, H = p.num_heads, row = H * p.head_size;
+    int ok = e > 0 && T >= 0 && H >= 1 && H <= 65535 && p.head_size >= 1 && p.head_size <= 65536;
+    const int64_t st[3] = {p.out_stride, p.prefix_stride, p.suffix_stride};
+    __int128 eff[3] = {0, 0, 0}, ext[3] = {0, 0, 0}; /* elements a part's rows span */
+    for (int i = 0; i < 3; i++) {
+        ok = ok && (st[i] == 0 || st[i] >= row);
+        eff[i] = st[i] ? st[i] : row;
+        ext[i] = T > 0 ? (T - 1) * eff[i] + row : 0;
+    }
+    ok = ok && p.lse_head_stride >= 0 && p.lse_token_stride >= 0;
+    const __int128 lts = p.lse_token_stride ? p.lse_token_stride : 1,
+                   lhs = p.lse_head_stride ? p.lse_head_stride : (T > 0 ? T : 1);
+    ok = ok && (T <= 1 || H <= 1 || lhs >= lts * T || lts >= lhs * H);
+    const __int128 lext = T > 0 ? (H - 1) * lhs + (T - 1) * lts + 1 : 0;
+    if (!ok || T == 0 || ext[0] > OP_LIMIT || ext[1] > OP_LIMIT || ext[2] > OP_LIMIT || lext > OP_LIMIT) {
+        /* no buffers to run on: the checks alone, on pointers never read */
+        p.output = (void *)64, p.prefix_output = (void *)(64 + ((int64_t)1 << 40)),
+        p.suffix_output = (void *)(64 + ((int64_t)2 << 40)), p.prefix_lse = (const float *)(64 + ((int64_t)3 << 40)),
+        p.suffix_lse = (const float *)(64 + ((int64_t)4 << 40));
+        const pa_status s = pa_merge_attn_states_validate(&p);
+        if (!ok)
+            FUZZ_CHECK(s != PA_SUCCESS && pa_last_error()[0] != '\0');
+        if (ok && T == 0)
+            FUZZ_CHECK(s == PA_SUCCESS);
+        return;
+    }
+    /* in place: the output over a part (exactly, or one element off it: an overlap) */
+    const int alias =
+        mode % 8; /* 0, 5-7 apart; 1 output = prefix; 2 = suffix; 3 prefix + 1; 4 output_lse = prefix_lse */
+    const int want_lse = (mode >> 3) & 1, null_one = ((mode >> 4) & 7) == 7;
+    if (alias == 1 || alias == 3)
+        eff[0] = eff[1], ext[0] = ext[1], p.out_stride = p.prefix_stride;
+    if (alias == 2)
+        eff[0] = eff[2], ext[0] = ext[2], p.out_stride = p.suffix_stride;
+    unsigned char *A = sent_buf((int64_t)ext[1] + 1, e), *B = sent_buf((int64_t)ext[2], e);
+    unsigned char *O = alias == 1 || alias == 3 ? A : alias == 2 ? B : sent_buf((int64_t)ext[0], e);
+    float *la = sent_buf((int64_t)lext, 4), *lb = sent_buf((int64_t)lext, 4), *lo = sent_buf((int64_t)lext, 4);
+    for (size_t i = 0; i < (size_t)ext[1]; i++) /* each element's low byte drawn, the rest sentinel: finite */
+        A[i * (size_t)e] = (unsigned char)pr_range(&g, 0, 255);
+    for (size_t i = 0; i < (size_t)ext[2]; i++)
+        B[i * (size_t)e] = (unsigned char)pr_range(&g, 0, 255);
+    static const float specials[] = {0.0f, -3.5f, 7.25f, INFINITY, -INFINITY, NAN, 88.0f, -200.0f};
+    for (size_t i = 0; i < (size_t)lext; i++)
+        la[i] = specials[pr_next(&g) % 8], lb[i] = specials[pr_next(&g) % 8];
+    p.output = alias == 3 ? (void *)(A + e) : O;
+    p.prefix_output = A, p.suffix_output = B, p.prefix_lse = la, p.suffix_lse = lb;
+    p.output_lse = alias == 4 ? la : want_lse ? lo : NULL;
+    if (null_one)
+        p.suffix_output = NULL;
+    const int expect = !null_one && !(alias == 3 && ext[1] > 1) && alias != 4; /* one element off one: apart */
+    const size_t obytes = (size_t)ext[0] * (size_t)e;
+    unsigned char *before = malloc(obytes + 1);
+    memcpy(before, p.output, obytes);
+    const pa_status s = pa_ref_merge_attn_states(&p);
+    FUZZ_CHECK((s == PA_SUCCESS) == expect);
+    if (s != PA_SUCCESS) {
+        FUZZ_CHECK(pa_last_error()[0] != '\0');
+        FUZZ_CHECK(memcmp(before, p.output, obytes) == 0);
+        FUZZ_CHECK(untouched(lo, (size_t)lext * 4));
+    } else {
+        /* off the rows: as before; off the lse layout (or all of it without output_lse): untouched */
+        const unsigned char *out = p.output;
+        for (size_t i = 0; i < (size_t)ext[0]; i++) {
+            const __int128 tk = (__int128)i / eff[0], col = (__int128)i % eff[0];
+            if (!(tk < T && col < row))
+                FUZZ_CHECK(memcmp(out + i * (size_t)e, before + i * (size_t)e, (size_t)e) == 0);
+        }
+        unsigned char *in_layout = calloc((size_t)lext, 1);
+        for (__int128 h = 0; h < H; h++)
+            for (__int128 tk = 0; tk < T; tk++)
+                in_layout[(size_t)(h * lhs + tk * lts)] = 1;
+        for (size_t i = 0; i < (size_t)lext; i++)
+            if (!want_lse || !in_layout[i])
+                FUZZ_CHECK(untouched(&lo[i], 4));
+        free(in_layout);
+    }
+    free(before);
+    if (O != A && O != B)
+        free(O);
+    free(A), free(B), free(la), free(lb), free(lo);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size};
     const uint8_t which = rd_u8(&r);
-    switch (which % 11) {
+    switch (which % 12) {
     case 0: fuzz_reorder_and_split(&r); break;
     case 1: fuzz_local_attention(&r); break;
     case 2: fuzz_heuristics(&r); break;
@@ -1281,6 +1387,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case 8: fuzz_decode(&r); break;
     case 9: fuzz_context(&r); break;
     case 10: fuzz_ragged(&r); break;
+    case 11: fuzz_merge(&r); break;
     }
     return 0;
 }

@@ -290,6 +290,8 @@ Test(merge_ref, refusals) {
     /* accepted: no tokens with no buffers; output = prefix_output in place; one token with any lse token stride */
     pa_merge_attn_states_params e = {.dtype = PA_DTYPE_BF16, .num_tokens = 0, .num_heads = 1, .head_size = 1};
     cr_assert_eq(pa_ref_merge_attn_states(&e), PA_SUCCESS, "%s", pa_last_error());
+    e.num_heads = 8, e.lse_head_stride = INT64_MAX; /* no tokens: no lse element to place (the fuzzer's find) */
+    cr_assert_eq(pa_merge_attn_states_validate(&e), PA_SUCCESS, "%s", pa_last_error());
     pa_merge_attn_states_params in = ok;
     in.output = A;
     cr_assert_eq(pa_ref_merge_attn_states(&in), PA_SUCCESS, "%s", pa_last_error());
