@@ -21,6 +21,14 @@ namespace {
 
 constexpr int kThreads = 128;
 
+// Interpret mode holds the chunk loads to the device's alignment (the CPU
+// would take a misaligned 16-byte load; the device faults).
+#ifdef PA_INTERPRET
+#define PA_MERGE_ALIGNED(ptr, n) ::pa_interp::check_align((const void *)(ptr), (n), __FILE__, __LINE__)
+#else
+#define PA_MERGE_ALIGNED(ptr, n) ((void)0)
+#endif
+
 template <typename T, int VEC> struct alignas(sizeof(T) * VEC) chunk { T v[VEC]; };
 
 template <int DT, int VEC>
@@ -35,6 +43,9 @@ __global__ void __launch_bounds__(kThreads) merge_states_kernel(pa_merge_attn_st
     const C *a_row = reinterpret_cast<const C *>(static_cast<const T *>(p.prefix_output) + t * p.prefix_stride + col);
     const C *b_row = reinterpret_cast<const C *>(static_cast<const T *>(p.suffix_output) + t * p.suffix_stride + col);
     C *o_row = reinterpret_cast<C *>(static_cast<T *>(p.output) + t * p.out_stride + col);
+    PA_MERGE_ALIGNED(a_row, (int)sizeof(C));
+    PA_MERGE_ALIGNED(b_row, (int)sizeof(C));
+    PA_MERGE_ALIGNED(o_row, (int)sizeof(C));
     const int chunks = p.head_size / VEC;
     const int64_t li = (int64_t)h * p.lse_head_stride + t * p.lse_token_stride;
     int i = (int)threadIdx.x;

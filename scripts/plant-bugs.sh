@@ -737,6 +737,11 @@ plant merge-suffix-at-prefix-stride cuda/merge_states.cu \
 plant merge-one-token-row-a-cta cuda/merge_states.cu \
     'dim3((unsigned)tx, (unsigned)ty)' 'dim3((unsigned)tx, 1u)' \
     test_gpu_basic 'merge_states/matches_reference'
+# The entry's choice of 16-byte chunks blind to the buffers' addresses (interpret mode's alignment
+# check on the chunk loads; the device would fault).
+plant merge-chunks-on-misaligned-rows csrc/ops/merge.c \
+    '(uintptr_t)r->output % 16 == 0 &&' '(uintptr_t)r->output % 1 == 0 &&' \
+    test_gpu_basic 'merge_states/strided_rows_lse_layouts_and_in_place'
 plant cache-slot-off-by-one cuda/reshape_and_cache.cu \
     'const int32_t off = (int32_t)(slot - blk * bs);
     const ti *key' 'const int32_t off = (int32_t)(slot - blk * bs + 1) % bs;

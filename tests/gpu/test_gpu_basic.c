@@ -146,14 +146,14 @@ Test(gpu_basic, convert_rejects_bad_input_without_launching) {
 /* ---- pa_merge_attn_states against pa_ref_merge_attn_states ------------------------------------------------------ */
 
 /* One merge problem: T tokens, H heads, head size hs; the three outputs' rows
- * at strides of their own (0 = packed), starting off elements past their
+ * at strides of their own (0 = packed), starting off[] elements past their
  * buffers' 16-byte-aligned starts; the lse arrays at (head, token) strides
  * (0, 0 = [H, T]); output in place over the prefix (in_place 1) or not. */
 typedef struct merge_case {
     pa_dtype t;
     int T, H, hs;
     int64_t so, sa, sb; /* row strides, elements */
-    int off;            /* elements each output buffer starts past 16 bytes */
+    int off[3];         /* elements the output, prefix and suffix buffers start past 16 bytes */
     int64_t lhs, lts;   /* lse strides */
     int in_place, with_lse;
 } merge_case;
@@ -190,8 +190,9 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     const int64_t row = (int64_t)c->H * c->hs;
     const int64_t so = c->so ? c->so : row, sa = c->sa ? c->sa : row, sb = c->sb ? c->sb : row;
     const int64_t lhs = c->lhs ? c->lhs : c->T, lts = c->lts ? c->lts : 1;
-    const size_t ab = merge_bytes(c->T, sa, row, c->off, es), bb = merge_bytes(c->T, sb, row, c->off, es),
-                 ob = c->in_place ? ab : merge_bytes(c->T, so, row, c->off, es);
+    const int oo = c->in_place ? c->off[1] : c->off[0], oa = c->off[1], ob_ = c->off[2]; /* in place: the prefix's */
+    const size_t ab = merge_bytes(c->T, sa, row, oa, es), bb = merge_bytes(c->T, sb, row, ob_, es),
+                 ob = c->in_place ? ab : merge_bytes(c->T, so, row, oo, es);
     const size_t ln = (size_t)((c->H - 1) * lhs + (c->T - 1) * lts + 1);
     unsigned char *A = malloc(ab), *B = malloc(bb), *O = malloc(ob), *got = malloc(ob);
     float *la = malloc(ln * 4), *lb = malloc(ln * 4), *lo = malloc(ln * 4), *lgot = malloc(ln * 4);
@@ -207,8 +208,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
             int da, db;
             merge_lse_pair(r, &la[li], &lb[li], &da, &db);
             for (int d = 0; d < c->hs; d++) {
-                const size_t ia = (size_t)(c->off + tk * sa + h * c->hs + d);
-                const size_t ib = (size_t)(c->off + tk * sb + h * c->hs + d);
+                const size_t ia = (size_t)(oa + tk * sa + h * c->hs + d);
+                const size_t ib = (size_t)(ob_ + tk * sb + h * c->hs + d);
                 pa_store_from_float(c->t, A, ia, da ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
                 pa_store_from_float(c->t, B, ib, db ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
             }
@@ -228,7 +229,7 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
                                      .lse_head_stride = c->lhs,
                                      .lse_token_stride = c->lts};
     pa_merge_attn_states_params d = p;
-    d.output = dO + c->off * es, d.prefix_output = dA + c->off * es, d.suffix_output = dB + c->off * es;
+    d.output = dO + oo * es, d.prefix_output = dA + oa * es, d.suffix_output = dB + ob_ * es;
     d.prefix_lse = dla, d.suffix_lse = dlb, d.output_lse = c->with_lse ? dlo : NULL;
     cr_assert_eq(pa_merge_attn_states(&d, NULL), PA_SUCCESS, "case %d: %s", ci, pa_last_error());
     pa_test_dev_sync();
@@ -239,8 +240,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     if (c->in_place)
         memcpy(O, A, ab);
     pa_merge_attn_states_params h = p;
-    h.output = c->in_place ? (void *)(A + c->off * es) : (void *)(O + c->off * es);
-    h.prefix_output = A + c->off * es, h.suffix_output = B + c->off * es;
+    h.output = c->in_place ? (void *)(A + oa * es) : (void *)(O + oo * es);
+    h.prefix_output = A + oa * es, h.suffix_output = B + ob_ * es;
     h.prefix_lse = la, h.suffix_lse = lb, h.output_lse = c->with_lse ? lo : NULL;
     cr_assert_eq(pa_ref_merge_attn_states(&h), PA_SUCCESS, "%s", pa_last_error());
     const unsigned char *want = c->in_place ? A : O;
@@ -249,7 +250,7 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     const double u = c->t == PA_DTYPE_F32 ? 0x1p-23 : c->t == PA_DTYPE_F16 ? 0x1p-10 : 0x1p-7;
     for (size_t b = 0; b < ob; b++) {
         const size_t e = b / es;
-        const int64_t rel = (int64_t)e - c->off;
+        const int64_t rel = (int64_t)e - oo;
         const int64_t tk = rel >= 0 ? rel / so : -1, col = rel >= 0 ? rel % so : -1;
         const int on_row = rel >= 0 && tk < c->T && col < row;
         if (!on_row) {
@@ -259,8 +260,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
         if (b % es)
             continue;
         const float g = pa_load_as_float(c->t, got, e), w = pa_load_as_float(c->t, want, e);
-        const float xa = pa_load_as_float(c->t, Ai, (size_t)(c->off + tk * sa + col));
-        const float xb = pa_load_as_float(c->t, B, (size_t)(c->off + tk * sb + col));
+        const float xa = pa_load_as_float(c->t, Ai, (size_t)(oa + tk * sa + col));
+        const float xb = pa_load_as_float(c->t, B, (size_t)(ob_ + tk * sb + col));
         const double mag = (isnan(xa) ? 0.0 : fabs(xa)) + (isnan(xb) ? 0.0 : fabs(xb));
         const int ok = isnan(w) ? isnan(g) : fabs((double)g - w) <= u * fabs(w) + 4e-7 * mag;
         CHK(ok, "case %d (%s T %d H %d hs %d): token %lld head %lld dim %lld: device %.9g reference %.9g", ci,
@@ -311,11 +312,28 @@ Test(merge_states, strided_rows_lse_layouts_and_in_place) {
         const pa_dtype t = (pa_dtype)di;
         const int T = 6, H = 3, hs = 64, row = H * hs, v = 16 / (int)pa_dtype_size(t);
         const merge_case cases[] = {
-            {t, T, H, hs, row + v, row + 3 * v, row + 2 * v, 0, 1, H + 1, 0, 1}, /* 16-byte strides; [T, H + 1] lse */
-            {t, T, H, hs, row + 1, row + 5, 0, 0, 0, 0, 0, 1},                   /* odd strides: elements */
-            {t, T, H, hs, 0, 0, 0, 1, 0, 0, 0, 1},                               /* one element past 16 bytes */
-            {t, T, H, hs, 0, 0, 0, 0, 0, 0, 1, 1},                               /* in place, packed */
-            {t, T, H, hs, row + v, row + v, 0, 0, T + 2, 1, 1, 0},               /* in place, strided; padded lse */
+            /* 16-byte strides; FlashInfer's [T, H] lse, padded to H + 1 */
+            {.t = t,
+             .T = T,
+             .H = H,
+             .hs = hs,
+             .so = row + v,
+             .sa = row + 3 * v,
+             .sb = row + 2 * v,
+             .lhs = 1,
+             .lts = H + 1,
+             .with_lse = 1},
+            /* odd strides, then the suffix's alone: elements */
+            {.t = t, .T = T, .H = H, .hs = hs, .so = row + 1, .sa = row + 5, .with_lse = 1},
+            {.t = t, .T = T, .H = H, .hs = hs, .sb = row + 3},
+            /* one element past 16 bytes: all three buffers, the output alone, the suffix alone */
+            {.t = t, .T = T, .H = H, .hs = hs, .off = {1, 1, 1}, .with_lse = 1},
+            {.t = t, .T = T, .H = H, .hs = hs, .off = {1, 0, 0}, .with_lse = 1},
+            {.t = t, .T = T, .H = H, .hs = hs, .off = {0, 0, 1}},
+            /* in place: packed, strided with a padded [H, T + 2] lse, one element past 16 bytes */
+            {.t = t, .T = T, .H = H, .hs = hs, .in_place = 1, .with_lse = 1},
+            {.t = t, .T = T, .H = H, .hs = hs, .so = row + v, .sa = row + v, .lhs = T + 2, .lts = 1, .in_place = 1},
+            {.t = t, .T = T, .H = H, .hs = hs, .off = {0, 1, 0}, .in_place = 1, .with_lse = 1},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++, ci++)
             run_merge_case(&cases[i], &r, ci);
