@@ -3,6 +3,7 @@
  * Every error is one line on stderr and a non-zero exit: 2 for usage, 3 when a
  * GPU is needed and there is none, 1 when a check or an op fails. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,188 @@ static int bench_convert(const pa_op_opts *o, int gpu) {
     return rc;
 }
 
+/* ---- merge_attn_states -------------------------------------------------------
+ * Two partial attention outputs [tokens, heads, head size] merged by their
+ * log-sum-exps (include/pagedattn/merge.h): --seqs tokens (default below),
+ * --heads Q/KV's query heads (the attention output's rows; the KV count has no
+ * part in it), --head-size and --dtype (f32, f16, bf16). Memory-bound: two rows
+ * read and one written a (token, head), against the copy roof. */
+
+#ifdef PA_CLI_INTERP /* interpret mode: about half a second of CPU at 32 heads x 128 */
+#define MERGE_CHECK_TOKENS 512
+#define MERGE_GPU_TOKENS 512
+#else
+#define MERGE_CHECK_TOKENS 4096
+#define MERGE_GPU_TOKENS 8192
+#endif
+#define MERGE_CPU_TOKENS 1024
+
+static int merge_tokens(const pa_op_opts *o, int dflt) { return o->given & PA_OPT_SEQS ? o->seqs : dflt; }
+
+/* What merge refuses before any GPU probe: a dtype it has no kernel for, a
+ * problem past the CLI's host-memory bound. 0, or one line and exit 2. */
+static int merge_usage(const char *cmd, const pa_op_opts *o) {
+    if (o->dtype != PA_DTYPE_F32 && o->dtype != PA_DTYPE_F16 && o->dtype != PA_DTYPE_BF16) {
+        fprintf(stderr, "pagedattn %s merge: --dtype %s: merge_attn_states merges f32, f16 or bf16 outputs\n", cmd,
+                pa_dtype_name(o->dtype));
+        return PA_CLI_EXIT_USAGE;
+    }
+    /* Host memory: the two parts and the output (check: the GPU's copy back too), their lse floats. */
+    const int check = !strcmp(cmd, "check");
+    const double rows = (double)merge_tokens(o, check ? MERGE_CHECK_TOKENS : MERGE_GPU_TOKENS) * o->heads;
+    const double bytes = rows * (check ? 4 : 3) * ((double)o->head_size * (double)pa_dtype_size(o->dtype) + 4.0);
+    if (bytes > 8e9) {
+        fprintf(stderr, "pagedattn %s merge: the problem needs %.1f GB of host memory; at most 8 GB\n", cmd,
+                bytes / 1e9);
+        return PA_CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Row (t, h)'s lse pair. Without `edges`, finite values a few nats apart. With
+ * them, also parts far apart, parts whose weight underflows to 0, empty parts
+ * (-inf, or FlashAttention-2's +inf), both empty, and now and then a NaN.
+ * Returns the parts of weight 0 (bit 0 the prefix, bit 1 the suffix): their
+ * rows are NaN, which the op must leave out of the output. */
+static int merge_draw_lse(pa_rng *rng, int edges, float *a, float *b) {
+    static const float gaps[] = {0.0f, 1e-3f, 1.0f, 8.0f, 30.0f};
+    *a = pa_rng_uniform(rng, -20.0f, 20.0f);
+    *b = *a + pa_rng_uniform(rng, -1.0f, 1.0f);
+    if (!edges)
+        return 0;
+    switch (pa_rng_int(rng, 0, 31)) {
+    case 0: *a = -INFINITY; return 1;
+    case 1: *b = -INFINITY; return 2;
+    case 2: *b = INFINITY; return 2; /* read as -inf */
+    case 3: *a = INFINITY; return 1;
+    case 4: *a = *b = -INFINITY; return 3;
+    case 5: *b = *a - pa_rng_uniform(rng, 120.0f, 200.0f); return 2; /* e^-120: 0 in f32 */
+    case 6: *b = NAN; return 0;
+    default: {
+        const float g = gaps[pa_rng_int(rng, 0, 4)];
+        *b = *a + (g > 0 ? pa_rng_uniform(rng, -g, g) : 0.0f);
+        return 0;
+    }
+    }
+}
+
+typedef struct merge_problem {
+    pa_merge_attn_states_params p; /* host pointers; lse [heads, tokens] */
+    size_t rows, elems;            /* tokens x heads, times head_size */
+} merge_problem;
+
+static void merge_problem_free(merge_problem *m) {
+    free((void *)m->p.prefix_output);
+    free((void *)m->p.suffix_output);
+    free(m->p.output);
+    free((void *)m->p.prefix_lse);
+    free((void *)m->p.suffix_lse);
+    free(m->p.output_lse);
+}
+
+/* The parts and their lse drawn from --seed; the output and its lse NaN (a
+ * value the op does not write shows). */
+static void merge_problem_make(merge_problem *m, const pa_op_opts *o, int tokens, int edges) {
+    const int H = o->heads, D = o->head_size;
+    const size_t es = pa_dtype_size(o->dtype);
+    memset(m, 0, sizeof *m);
+    m->rows = (size_t)tokens * (size_t)H;
+    m->elems = m->rows * (size_t)D;
+    pa_rng rng = pa_rng_make(o->seed);
+    unsigned char *pre = pa_random_buffer(&rng, o->dtype, m->elems, -2.0f, 2.0f);
+    unsigned char *suf = pa_random_buffer(&rng, o->dtype, m->elems, -2.0f, 2.0f);
+    void *out = pa_xmalloc(m->elems * es);
+    float *pl = pa_xmalloc(m->rows * sizeof(float)), *sl = pa_xmalloc(m->rows * sizeof(float));
+    float *ol = pa_xmalloc(m->rows * sizeof(float));
+    pa_fill_nan(o->dtype, out, m->elems);
+    pa_fill_nan(PA_DTYPE_F32, ol, m->rows);
+    for (int t = 0; t < tokens; t++)
+        for (int h = 0; h < H; h++) {
+            const size_t li = (size_t)h * (size_t)tokens + (size_t)t, row = ((size_t)t * (size_t)H + (size_t)h) * D;
+            const int dropped = merge_draw_lse(&rng, edges, &pl[li], &sl[li]);
+            if (dropped & 1)
+                pa_fill_nan(o->dtype, pre + row * es, (size_t)D);
+            if (dropped & 2)
+                pa_fill_nan(o->dtype, suf + row * es, (size_t)D);
+        }
+    m->p = (pa_merge_attn_states_params){.dtype = o->dtype,
+                                         .num_tokens = tokens,
+                                         .num_heads = H,
+                                         .head_size = D,
+                                         .output = out,
+                                         .prefix_output = pre,
+                                         .suffix_output = suf,
+                                         .output_lse = ol,
+                                         .prefix_lse = pl,
+                                         .suffix_lse = sl};
+}
+
+/* Device copies of the problem's buffers (in slots[0..5]); 0, or a line and 1. */
+static int merge_upload(const merge_problem *m, pa_merge_attn_states_params *d, void **slots, int *n, const char *who) {
+    const size_t bytes = m->elems * pa_dtype_size(m->p.dtype), lb = m->rows * sizeof(float);
+    int err = 0;
+    *d = m->p;
+    d->prefix_output = pa_bench_upload(slots, n, 6, m->p.prefix_output, bytes, &err, who);
+    d->suffix_output = pa_bench_upload(slots, n, 6, m->p.suffix_output, bytes, &err, who);
+    d->output = pa_bench_upload(slots, n, 6, m->p.output, bytes, &err, who);
+    d->prefix_lse = pa_bench_upload(slots, n, 6, m->p.prefix_lse, lb, &err, who);
+    d->suffix_lse = pa_bench_upload(slots, n, 6, m->p.suffix_lse, lb, &err, who);
+    d->output_lse = pa_bench_upload(slots, n, 6, m->p.output_lse, lb, &err, who);
+    return err;
+}
+
+static int run_merge(void *ctx) { return pa_merge_attn_states(ctx, NULL) != PA_SUCCESS; }
+
+static int run_ref_merge(void *ctx) { return pa_ref_merge_attn_states(ctx) != PA_SUCCESS; }
+
+static int bench_merge(const pa_op_opts *o, int gpu) {
+    merge_problem m;
+    merge_problem_make(&m, o, merge_tokens(o, gpu ? MERGE_GPU_TOKENS : MERGE_CPU_TOKENS), 0);
+    void *slots[6];
+    int ns = 0, rc = PA_CLI_EXIT_FAIL;
+    pa_timing t;
+    double roof = 0.0;
+    /* Two rows read and one written a (token, head); two lse floats read, one written. */
+    const double bytes = (double)m.rows * (3.0 * (double)m.p.head_size * (double)pa_dtype_size(o->dtype) + 12.0);
+    if (!gpu) {
+        if (pa_bench_time_cpu(run_ref_merge, &m.p, o->warmup, o->iters, &t) == 0)
+            rc = 0;
+        else
+            fprintf(stderr, "pagedattn bench merge: %s\n", pa_last_error());
+    } else {
+        pa_merge_attn_states_params d;
+        if (merge_upload(&m, &d, slots, &ns, "bench merge") == 0) {
+            roof = pa_bench_copy_bandwidth();
+            if (pa_bench_time_gpu("merge", run_merge, &d, o->warmup, o->iters, &t) == 0)
+                rc = 0;
+            else
+                fprintf(stderr, "pagedattn bench merge: %s\n", pa_last_error());
+        }
+        for (int i = 0; i < ns; i++)
+            cudaFree(slots[i]);
+    }
+    if (rc == 0) {
+        char note[64];
+        snprintf(note, sizeof note, "tokens=%d heads=%d head=%d", m.p.num_tokens, m.p.num_heads, m.p.head_size);
+        pa_bench_row r = {.op = "merge",
+                          .impl = gpu ? "pa" : "cpu-ref",
+                          .seqs = m.p.num_tokens,
+                          .heads = m.p.num_heads,
+                          .kv_heads = m.p.num_heads,
+                          .head_size = m.p.head_size,
+                          .dtype = o->dtype,
+                          .cache_dtype = o->dtype,
+                          .no_cache = 1,
+                          .t = t,
+                          .bytes = bytes,
+                          .roof_gbps = roof,
+                          .note = note};
+        pa_bench_emit(o, &r);
+    }
+    merge_problem_free(&m);
+    return rc;
+}
+
 /* ---- check --------------------------------------------------------------- */
 
 static int check_convert(const pa_op_opts *o) {
@@ -189,20 +372,118 @@ done:
     return rc;
 }
 
-static const char *CHECK_HELP = "usage: pagedattn check OP [options]\n"
-                                "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
-                                "  Needs a GPU (exit 3 without one). Takes the options below but bench's --device,\n"
-                                "  --iters, --warmup and --json; an option the op would ignore is refused (exit 2).\n"
-                                "  OP: convert, decode, prefill, ragged, cache, blocks, baseline (the cuBLAS baseline\n"
-                                "      against the decode, ragged and prefill CPU references)\n";
+/* One rounding to dtype t near w: its unit in the last place there (the
+ * subnormals' below the normal range). */
+static float dtype_ulp(pa_dtype t, float w) {
+    const int p = t == PA_DTYPE_F16 ? 10 : t == PA_DTYPE_BF16 ? 7 : 23, emin = t == PA_DTYPE_F16 ? -14 : -126;
+    int e = 0;
+    frexpf(w, &e); /* |w| = f 2^e, f in [0.5, 1) */
+    return ldexpf(1.0f, (w == 0.0f || e - 1 < emin ? emin : e - 1) - p);
+}
+
+/* A merged element against the reference's: NaN where it has NaN, else within
+ * one rounding to the dtype plus a few f32 units of the parts' values (the
+ * device's expf, logf and division need not round as the host's). */
+static int merge_elem_close(pa_dtype t, float got, float want, float a, float b) {
+    if (isnan(want) || isnan(got))
+        return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got))
+        return got == want;
+    const float mag = (isnan(a) ? 0.0f : fabsf(a)) + (isnan(b) ? 0.0f : fabsf(b));
+    return fabsf(got - want) <= dtype_ulp(t, want) + 8.0f * FLT_EPSILON * mag;
+}
+
+/* A merged lse: 1e-6 relative (absolute below 1); NaN and infinities as they are. */
+static int merge_lse_close(float got, float want) {
+    if (isnan(want) || isnan(got))
+        return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got))
+        return got == want;
+    return fabsf(got - want) <= 1e-6f * fmaxf(1.0f, fabsf(want));
+}
+
+static int check_merge(const pa_op_opts *o) {
+    merge_problem m;
+    merge_problem_make(&m, o, merge_tokens(o, MERGE_CHECK_TOKENS), 1);
+    const pa_merge_attn_states_params *p = &m.p;
+    const int T = p->num_tokens, H = p->num_heads, D = p->head_size;
+    const size_t es = pa_dtype_size(o->dtype), bytes = m.elems * es;
+    void *slots[6], *got = pa_xmalloc(bytes);
+    float *got_lse = pa_xmalloc(m.rows * sizeof(float));
+    int ns = 0, rc = PA_CLI_EXIT_FAIL;
+    pa_merge_attn_states_params d;
+    if (merge_upload(&m, &d, slots, &ns, "check merge"))
+        goto done;
+    if (pa_merge_attn_states(&d, NULL) != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn check merge: %s\n", pa_last_error());
+        goto done;
+    }
+    cudaError_t ce = cudaMemcpy(got, d.output, bytes, cudaMemcpyDeviceToHost);
+    if (ce == cudaSuccess)
+        ce = cudaMemcpy(got_lse, d.output_lse, m.rows * sizeof(float), cudaMemcpyDeviceToHost);
+    if (ce != cudaSuccess) {
+        fprintf(stderr, "pagedattn check merge: %s\n", cudaGetErrorString(ce));
+        goto done;
+    }
+    if (pa_ref_merge_attn_states(p) != PA_SUCCESS) {
+        fprintf(stderr, "pagedattn check merge: the CPU reference: %s\n", pa_last_error());
+        goto done;
+    }
+    long long bad = 0;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++) {
+            const size_t li = (size_t)h * (size_t)T + (size_t)t, row = ((size_t)t * (size_t)H + (size_t)h) * D;
+            int k = merge_lse_close(got_lse[li], p->output_lse[li]) ? -1 : D; /* D: the lse differs */
+            for (int e = 0; e < D && k < 0; e++)
+                if (!merge_elem_close(o->dtype, pa_load_as_float(o->dtype, got, row + e),
+                                      pa_load_as_float(o->dtype, p->output, row + e),
+                                      pa_load_as_float(o->dtype, p->prefix_output, row + e),
+                                      pa_load_as_float(o->dtype, p->suffix_output, row + e)))
+                    k = e;
+            if (k < 0)
+                continue;
+            if (!bad++) { /* the first differing row, to start from */
+                if (k == D)
+                    fprintf(stderr, "check merge: token %d head %d (lse %g, %g): merged lse %.9g, want %.9g\n", t, h,
+                            (double)p->prefix_lse[li], (double)p->suffix_lse[li], (double)got_lse[li],
+                            (double)p->output_lse[li]);
+                else
+                    fprintf(stderr, "check merge: token %d head %d (lse %g, %g): element %d is %.9g, want %.9g\n", t, h,
+                            (double)p->prefix_lse[li], (double)p->suffix_lse[li], k,
+                            (double)pa_load_as_float(o->dtype, got, row + k),
+                            (double)pa_load_as_float(o->dtype, p->output, row + k));
+            }
+        }
+    printf("check merge %s %dx%dx%d: %zu rows, %lld differ from the CPU reference: %s\n", pa_dtype_name(o->dtype), T, H,
+           D, m.rows, bad, bad ? "FAIL" : "PASS");
+    rc = bad ? PA_CLI_EXIT_FAIL : 0;
+done:
+    for (int i = 0; i < ns; i++)
+        cudaFree(slots[i]);
+    merge_problem_free(&m);
+    free(got);
+    free(got_lse);
+    return rc;
+}
+
+static const char *CHECK_HELP =
+    "usage: pagedattn check OP [options]\n"
+    "  Runs the CUDA op on generated inputs and compares it with the CPU reference.\n"
+    "  Needs a GPU (exit 3 without one). Takes the options below but bench's --device,\n"
+    "  --iters, --warmup and --json; an option the op would ignore is refused (exit 2).\n"
+    "  OP: convert, merge, decode, prefill, ragged, cache, blocks, baseline (the cuBLAS\n"
+    "      baseline against the decode, ragged and prefill CPU references)\n"
+    "  merge (merge_attn_states): --seqs N tokens (default 4096; 512 with --interp), the\n"
+    "      query heads of --heads, --head-size, --dtype f32|f16|bf16; lse pairs at various\n"
+    "      gaps, empty parts (-inf, +inf), NaN; each row within one rounding of --dtype\n";
 
 static int known_op(const char *op) {
-    return !strcmp(op, "convert") || !strcmp(op, "decode") || !strcmp(op, "prefill") || !strcmp(op, "ragged") ||
-           !strcmp(op, "cache") || !strcmp(op, "blocks");
+    return !strcmp(op, "convert") || !strcmp(op, "merge") || !strcmp(op, "decode") || !strcmp(op, "prefill") ||
+           !strcmp(op, "ragged") || !strcmp(op, "cache") || !strcmp(op, "blocks");
 }
 
 /* The attention options (--sinks, --alibi, --window, --soft-cap) on an op
- * without attention (the cache ops, convert, blocks) are refused, not
+ * without attention (the cache ops, convert, merge, blocks) are refused, not
  * ignored: exit 2. A --preset sets some of them as part of a model's shape
  * and is taken on any op (a preset sweep applies them where they exist);
  * the ones the command line gives are refused with it too. */
@@ -250,6 +531,8 @@ static unsigned op_reads(const char *op, const pa_op_opts *o, int check) {
             r &= ~PA_OPT_DTYPE;
     } else if (!strcmp(op, "baseline"))
         r |= shape | attn | cache | PA_OPT_CTX | PA_OPT_QLEN;
+    else if (!strcmp(op, "merge")) /* --seqs tokens, --heads' query heads, --head-size; no cache, no context */
+        r |= shape;
     /* convert: f32 -> --dtype, nothing else */
     return r;
 }
@@ -271,6 +554,9 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
     if (!strcmp(op, "blocks") && bit == PA_OPT_DTYPE)
         return "swap_blocks and copy_blocks move cache blocks in --cache-dtype; --dtype is read only as the value of "
                "--cache-dtype auto";
+    if (!strcmp(op, "merge"))
+        return "merge_attn_states merges two attention outputs by their lse: it reads --seqs (tokens), --heads, "
+               "--head-size and --dtype; no cache, no context";
     if (!strcmp(op, "cache") && bit == PA_OPT_CTX)
         return "reshape_and_cache writes --qlen new tokens per sequence (default 1); it has no context";
     return NULL;
@@ -309,7 +595,8 @@ static int cmd_check(int argc, char **argv) {
     const char *op = argv[1];
     if (!known_op(op) && strcmp(op, "baseline")) {
         fprintf(stderr,
-                "pagedattn check: unknown op '%s'; known: convert, decode, prefill, ragged, cache, blocks, baseline\n",
+                "pagedattn check: unknown op '%s'; known: convert, merge, decode, prefill, ragged, cache, blocks, "
+                "baseline\n",
                 op);
         return PA_CLI_EXIT_USAGE;
     }
@@ -321,6 +608,8 @@ static int cmd_check(int argc, char **argv) {
     if (refuses_attention_options("check", op, &o) || refuses_ignored_options("check", op, &o, 1))
         return PA_CLI_EXIT_USAGE;
     if (!strcmp(op, "baseline") && (e = pa_check_baseline_usage(&o)) != 0)
+        return e;
+    if (!strcmp(op, "merge") && (e = merge_usage("check", &o)) != 0)
         return e;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
@@ -336,6 +625,8 @@ static int cmd_check(int argc, char **argv) {
     }
     if (!strcmp(op, "convert"))
         return check_convert(&o);
+    if (!strcmp(op, "merge"))
+        return check_merge(&o);
     if (!strcmp(op, "decode"))
         return pa_run_decode(&o, 1, 1);
     if (!strcmp(op, "prefill"))
@@ -657,7 +948,7 @@ static int cmd_sweep(int argc, char **argv, int all) {
         goto out;
     if (!all && !base.preset) {
         fprintf(stderr,
-                "pagedattn bench: name an op (decode, prefill, ragged, cache, blocks, convert, plan) or a sweep "
+                "pagedattn bench: name an op (decode, prefill, ragged, cache, blocks, convert, merge, plan) or a sweep "
                 "(--preset NAME, all); try --help\n");
         rc = PA_CLI_EXIT_USAGE;
         goto out;
@@ -724,7 +1015,9 @@ static const char *BENCH_HELP =
     "  --interp runs the GPU path once in interpret mode (the kernels and the baseline on\n"
     "  the CPU; no timing, no roofs): a check of the benchmark's own code without a GPU.\n"
     "  OP: decode, prefill, ragged, cache (reshape_and_cache), blocks (swap_blocks out or in,\n"
-    "      copy_blocks: --variant swap-out|swap-in|copy), convert, plan\n"
+    "      copy_blocks: --variant swap-out|swap-in|copy), convert, merge (merge_attn_states:\n"
+    "      --seqs N tokens, default 8192 on a GPU, 1024 on the CPU, 512 with --interp; the query\n"
+    "      heads of --heads; bytes against the copy roof), plan\n"
     "  Sweeps: pagedattn bench --preset NAME | all (see pagedattn bench --preset x --help)\n";
 
 static int cmd_bench(int argc, char **argv) {
@@ -745,10 +1038,11 @@ static int cmd_bench(int argc, char **argv) {
     }
 #endif
     if (!sweep && (!known_op(op))) {
-        fprintf(stderr,
-                "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, blocks, convert, plan, all, "
-                "--preset NAME\n",
-                op);
+        fprintf(
+            stderr,
+            "pagedattn bench: unknown op '%s'; known: decode, prefill, ragged, cache, blocks, convert, merge, plan, "
+            "all, --preset NAME\n",
+            op);
         return PA_CLI_EXIT_USAGE;
     }
     if (want_help(argc, argv)) {
@@ -765,6 +1059,8 @@ static int cmd_bench(int argc, char **argv) {
         return e;
     if (refuses_attention_options("bench", op, &o) || refuses_ignored_options("bench", op, &o, 0))
         return PA_CLI_EXIT_USAGE;
+    if (!strcmp(op, "merge") && (e = merge_usage("bench", &o)) != 0)
+        return e;
     char why[512];
     int gpu = pa_cli_have_gpu(why, sizeof why);
     if (o.device_gpu == 1 && !gpu) {
@@ -787,6 +1083,8 @@ static int cmd_bench(int argc, char **argv) {
         return pa_run_cache(&o, 0, use_gpu);
     if (!strcmp(op, "blocks"))
         return pa_run_blocks(&o, 0, use_gpu);
+    if (!strcmp(op, "merge"))
+        return bench_merge(&o, use_gpu);
     return bench_convert(&o, use_gpu);
 }
 

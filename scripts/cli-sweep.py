@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Random `pagedattn check` runs over the CLI's options, in interpret mode.
 
-Each run draws an op (decode, prefill, ragged, cache, blocks, convert, the
-cuBLAS baseline) and its options (dtypes, cache layout, head and block sizes,
-heads, lengths, window, soft cap, ALiBi, sinks, presets) at random and runs
-`pagedattn-interp check OP --interp ...` on a small problem, or for three
-draws in ten `bench OP --interp` (the benchmark's GPU path once, untimed).
+Each run draws an op (decode, prefill, ragged, cache, blocks, convert,
+merge_attn_states, the cuBLAS baseline) and its options (dtypes, cache
+layout, head and block sizes, heads, lengths, window, soft cap, ALiBi, sinks,
+presets) at random and runs `pagedattn-interp check OP --interp ...` on a
+small problem, or for three draws in ten `bench OP --interp` (the benchmark's
+GPU path once, untimed).
 A run passes when it succeeds (exit 0) or the CLI refuses the options with a
 usage error (exit 2, one line saying why); anything else (a failed comparison,
 a crash, a timeout) is reported with the command line that reproduces it. The
@@ -35,11 +36,19 @@ PRESETS = ["gpt-oss", "gemma2-9b", "phi3.5-mini", "qwen3-235b", "nemotron4-340b-
 
 
 def draw(rng, cli):
-    op = rng.choice(["decode", "decode", "prefill", "prefill", "ragged", "cache", "blocks", "convert", "baseline"])
+    op = rng.choice(["decode", "decode", "prefill", "prefill", "ragged", "cache", "blocks", "convert", "merge",
+                     "baseline"])
     dt, cdt = rng.choice(DTYPES)
     seed = str(rng.randrange(1 << 30))
     if op == "convert":  # f32 -> --dtype: it reads no cache dtype (the CLI refuses an option an op ignores)
         return [cli, "check", "convert", "--interp", "--dtype", dt, "--seed", seed]
+    if op == "merge":  # --seqs tokens, --heads' query heads, --head-size; f32, f16 or bf16 only, no cache
+        args = [cli, "check", "merge", "--interp", "--dtype", rng.choice(["f32", "f16", "bf16"]), "--seed", seed,
+                "--seqs", str(rng.choice([1, 7, 64, 200])), "--heads", rng.choice(HEADS),
+                "--head-size", str(rng.choice(HEAD_SIZES + [1, 3, 100]))]
+        if rng.random() < 0.3:
+            args[1] = "bench"  # the benchmark's GPU path, once, untimed
+        return args
     args = [cli, "check", op, "--interp", "--seqs", str(rng.choice([1, 2, 3])), "--heads", rng.choice(HEADS),
             "--head-size", str(rng.choice(HEAD_SIZES)), "--block-size", str(rng.choice(BLOCK_SIZES)),
             "--ctx", str(rng.choice([1, 5, 17, 64, 100, 257, 600])), "--dtype", dt, "--cache-dtype", cdt,

@@ -283,6 +283,9 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         echo "## checks (at +$(($(date +%s) - T0)) s)"
         echo '```'
         for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do timeout 60 $CLI check convert --dtype "$dt"; done
+        # merge_attn_states: 4096 tokens x 32 heads x 128 in 16-byte chunks; head 100 in f16 one element a thread
+        for dt in f16 bf16 f32; do timeout 60 $CLI check merge --dtype "$dt"; done
+        timeout 60 $CLI check merge --dtype f16 --seqs 1000 --heads 8/8 --head-size 100
         for args in "" "--layout vllm --dtype f16" "--layout hnd --cache-dtype fp8_e4m3 --alibi" \
             "--window 100 --soft-cap 30 --ctx 2049"; do
             timeout 120 $CLI check decode $args
@@ -369,6 +372,8 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         echo "## benchmarks (pagedattn bench) (at +$(($(date +%s) - T0)) s)"
         echo '```'
         timeout 60 $CLI bench convert --dtype bf16 --json "$json"
+        # merge_attn_states at 8192 tokens x 32 heads x 128: two rows read, one written (the copy roof)
+        for dt in bf16 f16; do timeout 60 $CLI bench merge --dtype "$dt" --json "$json"; done
         timeout 60 $CLI bench cache --json "$json"
         # The cache ops at serving sizes, against their roofs (issue 15 item 3).
         # reshape_and_cache for a prefill step: 8 x 2048 new tokens, Llama-3-8B's 8 KV heads x 128,

@@ -105,6 +105,8 @@ def main():
     case("D1 check refuses --device", ["check", "cache", "--device", "cpu"], says="--device")
     case("D1 check convert refuses --cache-dtype", ["check", "convert", "--cache-dtype", "fp8_e4m3"],
          says="--cache-dtype")
+    case("D1 check merge refuses --cache-dtype", ["check", "merge", "--cache-dtype", "fp8_e4m3"], says="--cache-dtype")
+    case("D1 merge refuses --ctx", ["bench", "merge"] + CPU + ["--ctx", "64"], says="--ctx")
     case("D1 check baseline takes one --ctx", ["check", "baseline", "--ctx", "64,128"], says="--ctx")
     # D17: a usage error is exit 2 before any GPU probe, and --json on check creates no file
     case("D17 check decode --variant bogus is usage", ["check", "decode", "--variant", "bogus"], says="bogus")
@@ -136,6 +138,23 @@ def main():
     case("D2 bench convert --json", ["bench", "convert"] + CPU + ["--json", cj], rc=0,
          check=lambda out, err: None if os.path.exists(cj) and len(rows(open(cj).read())) == 1
          and rows(open(cj).read())[0]["op"] == "convert" else "no convert row in the file")
+    # bench merge --json writes its row (merge_attn_states' CPU reference at the CPU default size)
+    mj = os.path.join(tmp, "merge.json")
+    case("bench merge --json", ["bench", "merge"] + CPU + ["--json", mj], rc=0,
+         check=lambda out, err: None if os.path.exists(mj) and len(rows(open(mj).read())) == 1
+         and {k: rows(open(mj).read())[0][k] for k in ("op", "impl", "seqs", "heads", "head_size", "dtype")}
+         == {"op": "merge", "impl": "cpu-ref", "seqs": 1024, "heads": 32, "head_size": 128, "dtype": "f16"}
+         else "no merge row of 1024 tokens x 32 heads x 128 in the file")
+    case("bench merge --seqs --heads --head-size", ["bench", "merge"] + CPU + ["--seqs", "7", "--heads", "3/1",
+                                                                              "--head-size", "100", "--dtype",
+                                                                              "bf16", "--json", "-"],
+         rc=0, check=one_row(op="merge", seqs=7, heads=3, head_size=100, dtype="bf16"))
+    # merge has no fp8 kernel: a usage error (exit 2) before any GPU probe, check and bench alike
+    case("bench merge --dtype fp8_e4m3", ["bench", "merge"] + CPU + ["--dtype", "fp8_e4m3"], says="--dtype fp8_e4m3")
+    case("check merge --dtype fp8_e5m2", ["check", "merge", "--dtype", "fp8_e5m2"], says="--dtype fp8_e5m2")
+    case("merge --soft-cap", ["bench", "merge"] + CPU + ["--soft-cap", "30"], says="--soft-cap is an attention option")
+    case("merge past 8 GB", ["bench", "merge"] + CPU + ["--seqs", "65536", "--heads", "1024/1024", "--head-size",
+                                                        "256", "--dtype", "f32"], says="at most 8 GB", limit=True)
     # D5: a sweep runs every point (32 batch sizes x 17 lengths = 544, past the old 512)
     case("D5 sweep of 544 points", ["bench", "--preset", "llama3-70b-tp8", "--ops", "decode", "--batches",
                                     ",".join(str(b) for b in range(1, 33)), "--ctx",
@@ -345,7 +364,7 @@ def main():
     case("bench plan's unknown flag", ["bench", "plan", "--bogus"], says="unknown flag '--bogus'")
     # without a GPU: a check says how to run without one (exit 3), a bench times the CPU reference
     if json.loads(run(cli, ["info", "--json"])[1] or "{}").get("device") is None:
-        for op in ("decode", "ragged"):
+        for op in ("decode", "ragged", "merge"):
             case(f"check {op} without a GPU", ["check", op], rc=3, says=f"pagedattn check {op} --interp")
         case("check baseline without a GPU", ["check", "baseline"], rc=3, says="needs a CUDA GPU")
         case("bench --device gpu without a GPU", ["bench", "decode", "--device", "gpu"] + SMALL, rc=3,
