@@ -8,8 +8,10 @@
 // before it reads the lse pair: the loads do not wait on the weights, and
 // the memory system sees one round trip a chunk, not two. A part of weight 0
 // is then dropped by a select, never multiplied in, so its row's contents
-// (NaN included) do not matter. One division and two exponentials a row
-// thread against 48 bytes moved: far below what the copy roof allows
+// (NaN included) do not matter. The weights cost each thread two
+// exponentials, two divisions and a logarithm (accurate, as vLLM's kernel
+// keeps them) against its 48 bytes; the instruction budget says the 16-byte
+// instances still allow more than the copy roof
 // (benchmarks/results/budget-notes/merge-states-2026-12-04.md).
 #include <math.h>
 

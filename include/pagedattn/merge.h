@@ -44,8 +44,8 @@ extern "C" {
  * num_heads.
  *
  * In place: output may be prefix_output or suffix_output (the same pointer
- * and row stride); otherwise it must not overlap either. output_lse (NULL for
- * none) must not overlap the input lse arrays. */
+ * and row stride); otherwise it must not overlap either, nor the lse arrays.
+ * output_lse (NULL for none) must not overlap any other buffer. */
 typedef struct pa_merge_attn_states_params {
     pa_dtype dtype;            /* the three outputs': PA_DTYPE_F32, PA_DTYPE_F16 or PA_DTYPE_BF16 */
     int32_t num_tokens;        /* >= 0 (0: nothing to do) */
@@ -69,9 +69,10 @@ PA_API pa_status pa_merge_attn_states_validate(const pa_merge_attn_states_params
 
 /* On the device: every pointer device memory, outputs and inputs aligned to
  * their element size, the lse arrays to 4 bytes. Asynchronous on `stream`; no
- * allocation or synchronisation. One thread per 16 bytes of a row where head_size * element
- * size, the pointers and the row strides are multiples of 16 bytes (vLLM's
- * condition), one per element otherwise. Needs sm_80 or newer. */
+ * allocation or synchronisation. One thread per 16 bytes of a row where
+ * head_size x element size, the pointers and the row strides are multiples
+ * of 16 bytes (vLLM's condition is the first), one per element otherwise.
+ * Needs sm_80 or newer. */
 PA_API pa_status pa_merge_attn_states(const pa_merge_attn_states_params *p, pa_stream stream);
 
 /* The same on host memory: the CPU reference. */
