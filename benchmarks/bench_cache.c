@@ -20,11 +20,14 @@ typedef struct cache_problem {
     int64_t *slots;
     void *k, *v, *kc, *vc;
     size_t in_elems, k_elems, v_elems;
-    float k_scale, v_scale;
+    float k_scale, v_scale;     /* fp8 caches: the one scale, or the base of the scales per head */
+    float *k_scales, *v_scales; /* --scales-per-head over fp8: one per KV head (kv.k_scale, kv.v_scale); else NULL */
     int64_t tokens;
 } cache_problem;
 
 static void cache_problem_free(cache_problem *c) {
+    free(c->k_scales);
+    free(c->v_scales);
     free(c->slots);
     free(c->k);
     free(c->v);
@@ -121,6 +124,13 @@ static int cache_problem_make(const pa_op_opts *o, const char *cmd, cache_proble
     c->kv.value = c->vc;
     c->kv.k_scale = &c->k_scale;
     c->kv.v_scale = &c->v_scale;
+    if (o->scales_per_head && pa_dtype_is_fp8(o->cache_dtype)) { /* each KV head its own (problems.h) */
+        c->k_scales = pa_kv_head_scales(c->k_scale, o->kv_heads, 0);
+        c->v_scales = pa_kv_head_scales(c->v_scale, o->kv_heads, 1);
+        c->kv.k_scale = c->k_scales;
+        c->kv.v_scale = c->v_scales;
+        c->kv.scales_per_head = 1;
+    }
     c->in = (pa_kv_input){.key = c->k, .value = c->v, .dtype = o->dtype, .num_tokens = c->tokens};
     return 0;
 }
@@ -147,20 +157,22 @@ static void cache_dev_free(cache_dev *d) {
 static int cache_dev_make(const cache_problem *c, const char *cmd, cache_dev *d) {
     memset(d, 0, sizeof *d);
     const size_t ies = pa_dtype_size(c->in.dtype), ces = pa_dtype_size(c->kv.dtype);
-    const float sc[2] = {c->k_scale, c->v_scale};
+    /* K's scales, then V's: the one each, or one per KV head (scales_per_head): the whole arrays */
+    const size_t sb = pa_kv_scale_bytes(&c->kv), ns = sb / sizeof(float);
     int ok =
         cudaMalloc((void **)&d->slots, sizeof(int64_t) * (size_t)c->tokens + 8) == cudaSuccess &&
         cudaMalloc(&d->k, c->in_elems * ies + 16) == cudaSuccess &&
         cudaMalloc(&d->v, c->in_elems * ies + 16) == cudaSuccess &&
         cudaMalloc(&d->kc, c->k_elems * ces + 16) == cudaSuccess &&
         (!c->vc || cudaMalloc(&d->vc, c->v_elems * ces + 16) == cudaSuccess) &&
-        cudaMalloc((void **)&d->scales, sizeof sc) == cudaSuccess &&
+        cudaMalloc((void **)&d->scales, 2 * sb) == cudaSuccess &&
         cudaMemcpy(d->slots, c->slots, sizeof(int64_t) * (size_t)c->tokens, cudaMemcpyHostToDevice) == cudaSuccess &&
         cudaMemcpy(d->k, c->k, c->in_elems * ies, cudaMemcpyHostToDevice) == cudaSuccess &&
         cudaMemcpy(d->v, c->v, c->in_elems * ies, cudaMemcpyHostToDevice) == cudaSuccess &&
         cudaMemcpy(d->kc, c->kc, c->k_elems * ces, cudaMemcpyHostToDevice) == cudaSuccess &&
         (!c->vc || cudaMemcpy(d->vc, c->vc, c->v_elems * ces, cudaMemcpyHostToDevice) == cudaSuccess) &&
-        cudaMemcpy(d->scales, sc, sizeof sc, cudaMemcpyHostToDevice) == cudaSuccess;
+        cudaMemcpy(d->scales, c->kv.k_scale, sb, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemcpy(d->scales + ns, c->kv.v_scale, sb, cudaMemcpyHostToDevice) == cudaSuccess;
     if (!ok) {
         fprintf(stderr, "pagedattn %s cache: device allocation or copy failed: %s\n", cmd,
                 cudaGetErrorString(cudaGetLastError()));
@@ -174,7 +186,7 @@ static int cache_dev_make(const cache_problem *c, const char *cmd, cache_dev *d)
     d->kv.key = d->kc;
     d->kv.value = d->vc;
     d->kv.k_scale = d->scales;
-    d->kv.v_scale = d->scales + 1;
+    d->kv.v_scale = d->scales + ns;
     return 0;
 }
 
@@ -220,9 +232,9 @@ static int check_cache(const pa_op_opts *o, cache_problem *c) {
         bad += gk[i] != ((unsigned char *)c->kc)[i];
     for (size_t i = 0; gv && i < c->v_elems * ces; i++)
         bad += gv[i] != ((unsigned char *)c->vc)[i];
-    printf("check cache %s %s->%s: %lld tokens, %zu cache bytes differ from the CPU reference: %s\n",
-           pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), (long long)c->tokens,
-           bad, bad ? "FAIL" : "PASS");
+    printf("check cache %s %s->%s%s: %lld tokens, %zu cache bytes differ from the CPU reference: %s\n",
+           pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype),
+           c->kv.scales_per_head ? " scales/head" : "", (long long)c->tokens, bad, bad ? "FAIL" : "PASS");
     rc = bad ? PA_CLI_EXIT_FAIL : 0;
 done:
     free(gk);

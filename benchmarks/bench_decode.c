@@ -62,7 +62,8 @@ static pa_decode_problem *make_decode_problem(const pa_op_opts *o, int ctx_len, 
                                  .seq_lens = lens,
                                  .with_alibi = o->alibi,
                                  .with_sinks = o->sinks,
-                                 .skip_logical = 1};
+                                 .skip_logical = 1,
+                                 .scales_per_head = o->scales_per_head};
     /* Validate the shape before allocating anything large. */
     pa_decode_params probe;
     memset(&probe, 0, sizeof probe);
@@ -76,7 +77,8 @@ static pa_decode_problem *make_decode_problem(const pa_op_opts *o, int ctx_len, 
                              .num_blocks = 1,
                              .block_size = o->block_size,
                              .num_kv_heads = o->kv_heads,
-                             .head_size = o->head_size};
+                             .head_size = o->head_size,
+                             .scales_per_head = o->scales_per_head && pa_dtype_is_fp8(o->cache_dtype)};
     probe.scale = 1.0f;
     probe.soft_cap = o->soft_cap;
     probe.sliding_window = o->window;
@@ -149,8 +151,9 @@ static int gpu_decode_make(const pa_decode_problem *pr, gpu_decode *g) {
     g->p.kv.value = up(g, pr->vc, pr->v_elems * cs, &err);
     g->p.block_tables = up(g, pr->block_tables, sizeof(int32_t) * (size_t)p->num_seqs * p->block_table_stride, &err);
     g->p.seq_lens = up(g, pr->seq_lens, sizeof(int32_t) * (size_t)p->num_seqs, &err);
-    g->p.kv.k_scale = up(g, &pr->k_scale, sizeof(float), &err);
-    g->p.kv.v_scale = up(g, &pr->v_scale, sizeof(float), &err);
+    /* the one scale, or one per KV head (scales_per_head): the whole array */
+    g->p.kv.k_scale = up(g, p->kv.k_scale, pa_kv_scale_bytes(&p->kv), &err);
+    g->p.kv.v_scale = up(g, p->kv.v_scale, pa_kv_scale_bytes(&p->kv), &err);
     g->p.alibi_slopes = up(g, pr->alibi, sizeof(float) * (size_t)p->num_heads, &err);
     g->p.sinks = up(g, pr->sinks, sizeof(float) * (size_t)p->num_heads, &err);
     if (err)
@@ -265,10 +268,10 @@ static int check_decode(const pa_op_opts *o) {
             pa_compare_result res;
             char buf[1024];
             const int ok = pa_compare(got, o->dtype, ref, (int64_t)pr->out_elems, tol, &res);
-            printf("%s decode %s seqs=%d heads=%d/%d head=%d block=%d ctx=%d %s/%s %s: %s\n", ok ? "PASS" : "FAIL",
+            printf("%s decode %s seqs=%d heads=%d/%d head=%d block=%d ctx=%d %s/%s %s%s: %s\n", ok ? "PASS" : "FAIL",
                    var_name(vars[v]), o->seqs, o->heads, o->kv_heads, o->head_size, o->block_size, o->ctx[k],
                    pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), pa_kv_layout_name(o->layout),
-                   pa_compare_format(&res, tol, buf, sizeof buf));
+                   pr->p.kv.scales_per_head ? " scales/head" : "", pa_compare_format(&res, tol, buf, sizeof buf));
             if (!ok)
                 rc = PA_CLI_EXIT_FAIL;
         }

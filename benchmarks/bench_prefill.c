@@ -158,7 +158,8 @@ static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char
                                     .context_lens = cl,
                                     .with_alibi = o->alibi,
                                     .with_sinks = o->sinks,
-                                    .skip_logical = 1};
+                                    .skip_logical = 1,
+                                    .scales_per_head = o->scales_per_head};
         p->cp = pa_context_problem_make(&c);
         if (p->cp) {
             p->cp->p.sliding_window = o->window;
@@ -243,8 +244,9 @@ static int pf_upload(pf_problem *p) {
             pf_up(p, c->block_tables, sizeof(int32_t) * ((size_t)n * c->p.block_table_stride + 1), &err);
         p->dcp.seq_lens = pf_up(p, c->seq_lens, sizeof(int32_t) * ((size_t)n + 1), &err);
         p->dcp.query_start_loc = pf_up(p, c->qsl, sizeof(int32_t) * ((size_t)n + 1), &err);
-        p->dcp.kv.k_scale = pf_up(p, &c->k_scale, sizeof(float), &err);
-        p->dcp.kv.v_scale = pf_up(p, &c->v_scale, sizeof(float), &err);
+        /* the one scale, or one per KV head (scales_per_head): the whole array */
+        p->dcp.kv.k_scale = pf_up(p, c->p.kv.k_scale, pa_kv_scale_bytes(&c->p.kv), &err);
+        p->dcp.kv.v_scale = pf_up(p, c->p.kv.v_scale, pa_kv_scale_bytes(&c->p.kv), &err);
         p->dcp.alibi_slopes = pf_up(p, c->alibi, sizeof(float) * (size_t)c->p.num_heads, &err);
         p->dcp.sinks = pf_up(p, c->sinks, sizeof(float) * (size_t)c->p.num_heads, &err);
     } else {
@@ -392,11 +394,12 @@ static int check(const pa_op_opts *o, int variant) {
         const pa_tolerance tol = fp8_path ? pa_tolerance_fp8_path(qd) : pa_tolerance_for(qd, cd);
         const int ok = ref && pa_compare(got, qd, ref, (int64_t)n, tol, &res);
         char buf[512];
-        printf("check prefill %s ctx=%d q=%d: %s\n",
+        printf("check prefill %s ctx=%d q=%d%s: %s\n",
                variant == V_CONTEXT ? "context"
                : o->variant         ? o->variant
                                     : "prompt",
                ctx, variant == V_CONTEXT || variant == V_CROSS ? sh.qlen : ctx,
+               p.cp && p.cp->p.kv.scales_per_head ? " scales/head" : "",
                ok ? "ok" : pa_compare_format(&res, tol, buf, sizeof buf));
         bad |= !ok;
         free(ref);
@@ -453,16 +456,18 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
         else
             pa_baseline_from_prompt(&p.dpp, &pb);
         char what[200];
-        snprintf(what, sizeof what, "prefill %s (%s%s%s/%s, %d seqs, %d queries over %d keys, heads %d/%d x %d%s)",
+        snprintf(what, sizeof what, "prefill %s (%s%s%s/%s, %d seqs, %d queries over %d keys, heads %d/%d x %d%s%s)",
                  pa_variant_name("prefill", v), p.cp ? pa_kv_layout_name(ov.layout) : "", p.cp ? " " : "",
                  pa_dtype_name(ov.dtype), pa_dtype_name(ov.cache_dtype), sh.seqs,
                  v == V_PROMPT || v == V_ENCODER ? ctx : sh.qlen, v == V_CONTEXT ? ctx + sh.qlen : ctx, sh.heads,
-                 sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "");
+                 sh.kv_heads, sh.head_size, o->sinks ? ", sinks" : "",
+                 p.cp && p.cp->p.kv.scales_per_head ? ", scales per KV head" : "");
         double vmax;
         if (p.cp) { /* the cached values and the new ones */
             const pa_context_problem *c = p.cp;
             const double vc =
-                pa_abs_max(c->p.kv.dtype, c->vc, c->vc_elems, pa_dtype_is_fp8(c->p.kv.dtype) ? c->v_scale : 1.0f);
+                pa_abs_max(c->p.kv.dtype, c->vc, c->vc_elems,
+                           pa_dtype_is_fp8(c->p.kv.dtype) ? pa_kv_scale_max(&c->p.kv, c->p.kv.v_scale) : 1.0f);
             const double vn = pa_abs_max(c->p.q_dtype, c->v, c->kv_elems, 1.0f);
             vmax = vc > vn ? vc : vn;
         } else {

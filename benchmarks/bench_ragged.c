@@ -117,7 +117,8 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
                             .window = o->window,
                             .soft_cap = o->soft_cap,
                             .skip_logical = 1,
-                            .with_sinks = o->sinks};
+                            .with_sinks = o->sinks,
+                            .scales_per_head = o->scales_per_head};
         rg_problem *tp = rg_problem_make(&t);
         const int bad = !tp || pa_ragged_validate(&tp->p) != PA_SUCCESS;
         if (bad)
@@ -143,7 +144,8 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
                         .soft_cap = o->soft_cap,
                         /* check: the logical K/V, for the probability-rounding allowance */
                         .skip_logical = strcmp(cmd, "check") != 0,
-                        .with_sinks = o->sinks};
+                        .with_sinks = o->sinks,
+                        .scales_per_head = o->scales_per_head};
     rg_problem *pr = rg_problem_make(&c);
     free(ql);
     free(kl);
@@ -163,7 +165,7 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
 
 typedef struct rg_dev {
     pa_ragged_params p;
-    void *bufs[9];
+    void *bufs[10];
     void *ws;
     size_t ws_bytes;
 } rg_dev;
@@ -179,7 +181,7 @@ static void *up(rg_dev *d, int slot, const void *src, size_t bytes) {
 }
 
 static void dev_free(rg_dev *d) {
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < (int)(sizeof d->bufs / sizeof d->bufs[0]); i++)
         cudaFree(d->bufs[i]);
     cudaFree(d->ws);
 }
@@ -188,19 +190,23 @@ static int dev_make(const rg_problem *pr, rg_dev *d, const char *cmd) {
     memset(d, 0, sizeof *d);
     const pa_ragged_params *h = &pr->p;
     d->p = *h;
-    const float sc[2] = {pr->k_scale, pr->v_scale};
-    float *dsc;
+    /* the one scale, or one per KV head (scales_per_head): the whole array; K's and V's on their own */
+    const size_t sb = pa_kv_scale_bytes(&h->kv);
+    const float one_k = pr->k_scale, one_v = pr->v_scale;
+    float *dks, *dvs;
     int ok = (d->p.q = up(d, 0, pr->q, pr->q_bytes)) && (d->p.out = up(d, 1, pr->out, pr->q_bytes)) &&
              (d->p.kv.key = up(d, 2, pr->cache, pr->cache_bytes)) &&
              (d->p.kv_lens = up(d, 3, pr->kv_lens, sizeof(int32_t) * (size_t)h->max_num_seqs)) &&
              (d->p.page_indices =
                   up(d, 4, pr->page_indices, sizeof(int32_t) * (size_t)h->max_num_seqs * (size_t)h->pages_per_seq)) &&
              (d->p.cu_q_lens = up(d, 5, pr->cu_q_lens, sizeof(int32_t) * ((size_t)h->max_num_seqs + 1))) &&
-             (d->p.num_seqs = up(d, 6, &pr->num_seqs, sizeof(int32_t))) && (dsc = up(d, 7, sc, sizeof sc)) &&
+             (d->p.num_seqs = up(d, 6, &pr->num_seqs, sizeof(int32_t))) &&
+             (dks = up(d, 7, h->kv.k_scale ? (const void *)h->kv.k_scale : &one_k, sb)) &&
+             (dvs = up(d, 9, h->kv.v_scale ? (const void *)h->kv.v_scale : &one_v, sb)) &&
              (!h->sinks || (d->p.sinks = up(d, 8, h->sinks, sizeof(float) * (size_t)h->num_q_heads)));
     if (ok) {
-        d->p.kv.k_scale = h->kv.k_scale ? dsc : NULL;
-        d->p.kv.v_scale = h->kv.v_scale ? dsc + 1 : NULL;
+        d->p.kv.k_scale = h->kv.k_scale ? dks : NULL;
+        d->p.kv.v_scale = h->kv.v_scale ? dvs : NULL;
         ok = pa_ragged_workspace_size(&d->p, &d->ws_bytes) == PA_SUCCESS &&
              cudaMalloc(&d->ws, d->ws_bytes) == cudaSuccess;
     }
@@ -334,9 +340,10 @@ static int check(const pa_op_opts *o) {
             int same = ref && pa_compare(got, pr->p.q_dtype, ref, n, tol, &res);
             if (ref && !same)
                 same = rg_problem_within_p_rounding(pr, got, 0, pr->total_rows, ref, tol, &res);
-            printf("check ragged %s ctx=%d seqs=%d decodes=%d qlen=%d heads=%d/%d hs=%d %s/%s: %s\n", kind_note(&sh),
+            printf("check ragged %s ctx=%d seqs=%d decodes=%d qlen=%d heads=%d/%d hs=%d %s/%s%s: %s\n", kind_note(&sh),
                    sh.ctx, sh.prefill, sh.decodes, sh.qlen, sh.heads, sh.kv_heads, sh.head_size,
                    pa_dtype_name(pr->p.q_dtype), pa_dtype_name(pr->p.kv.dtype),
+                   pr->p.kv.scales_per_head ? " scales/head" : "",
                    same ? "ok" : (ref ? pa_compare_format(&res, tol, buf, sizeof buf) : "out of memory"));
             if (!same)
                 rc = PA_CLI_EXIT_FAIL;

@@ -99,7 +99,8 @@ static int check_decode_case(const pa_op_opts *o) {
                                  .seq_lens = lens,
                                  .extra_blocks = 3,
                                  .with_alibi = o->alibi,
-                                 .with_sinks = o->sinks};
+                                 .with_sinks = o->sinks,
+                                 .scales_per_head = o->scales_per_head};
     pa_decode_problem *pr = pa_decode_problem_make(&cfg);
     free(lens);
     if (!pr)
@@ -114,14 +115,13 @@ static int check_decode_case(const pa_op_opts *o) {
     const size_t es = pa_dtype_size(o->dtype), ces = pa_dtype_size(o->cache_dtype);
     int ok = 1;
     pa_decode_params d = pr->p;
-    const float scales[2] = {pr->k_scale, pr->v_scale};
-    float *dsc = to_dev(scales, sizeof scales, &ok);
+    /* the one scale, or one per KV head (scales_per_head): the whole array */
+    d.kv.k_scale = to_dev(pr->p.kv.k_scale, pa_kv_scale_bytes(&pr->p.kv), &ok);
+    d.kv.v_scale = to_dev(pr->p.kv.v_scale, pa_kv_scale_bytes(&pr->p.kv), &ok);
     d.query = to_dev(pr->q, pr->q_elems * es, &ok);
     d.out = NULL;
     d.kv.key = to_dev(pr->kc, pr->k_elems * ces, &ok);
     d.kv.value = to_dev(pr->vc, pr->vc ? pr->v_elems * ces : 0, &ok);
-    d.kv.k_scale = dsc;
-    d.kv.v_scale = dsc ? dsc + 1 : NULL;
     d.block_tables = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)o->seqs * pr->p.block_table_stride, &ok);
     d.seq_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)o->seqs, &ok);
     d.alibi_slopes = to_dev(pr->alibi, pr->alibi ? sizeof(float) * (size_t)o->heads : 0, &ok);
@@ -131,16 +131,19 @@ static int check_decode_case(const pa_op_opts *o) {
         pa_baseline_problem pb;
         pa_baseline_from_decode(&d, &pb);
         char what[160];
-        snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d%s)",
+        snprintf(what, sizeof what, "decode (%s %s/%s, %d seqs, heads %d/%d x %d, max ctx %d%s%s)",
                  pa_kv_layout_name(o->layout), pa_dtype_name(o->dtype), pa_dtype_name(o->cache_dtype), o->seqs,
-                 o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len, pr->sinks ? ", sinks" : "");
+                 o->heads, o->kv_heads, o->head_size, pr->p.max_seq_len, pr->sinks ? ", sinks" : "",
+                 pr->p.kv.scales_per_head ? ", scales per KV head" : "");
         const int f8 = pa_dtype_is_fp8(o->cache_dtype);
-        pass = compare(what, &pb, pr->out, o->dtype, o->cache_dtype,
-                       pa_abs_max(o->cache_dtype, pr->vc, pr->v_elems, f8 ? pr->v_scale : 1.0f));
+        pass = compare(
+            what, &pb, pr->out, o->dtype, o->cache_dtype,
+            pa_abs_max(o->cache_dtype, pr->vc, pr->v_elems, f8 ? pa_kv_scale_max(&pr->p.kv, pr->p.kv.v_scale) : 1.0f));
     } else {
         fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
     }
-    cudaFree(dsc);
+    cudaFree((void *)d.kv.k_scale);
+    cudaFree((void *)d.kv.v_scale);
     cudaFree((void *)d.query);
     cudaFree(d.kv.key);
     cudaFree(d.kv.value);
@@ -180,7 +183,8 @@ static int check_ragged_case(const pa_op_opts *o) {
                                  .head_size = o->head_size,
                                  .block_size = o->block_size,
                                  .seq_lens = lens,
-                                 .extra_blocks = 3};
+                                 .extra_blocks = 3,
+                                 .scales_per_head = o->scales_per_head};
     pa_decode_problem *pr = pa_decode_problem_make(&cfg);
     free(lens);
     if (!pr) {
@@ -220,15 +224,14 @@ static int check_ragged_case(const pa_op_opts *o) {
     d.kv.key = NULL;
     d.kv_lens = d.page_indices = d.cu_q_lens = NULL;
     d.sinks = NULL;
-    const float scales[2] = {pr->k_scale, pr->v_scale};
-    float *dsc = NULL;
+    d.kv.k_scale = d.kv.v_scale = NULL;
     if (ok) {
-        dsc = to_dev(scales, sizeof scales, &ok);
+        /* the one scale, or one per KV head (scales_per_head): the whole array */
+        d.kv.k_scale = to_dev(pr->p.kv.k_scale, pa_kv_scale_bytes(&pr->p.kv), &ok);
+        d.kv.v_scale = to_dev(pr->p.kv.v_scale, pa_kv_scale_bytes(&pr->p.kv), &ok);
         d.q = to_dev(q, (size_t)tokens * row * es, &ok);
         d.out = NULL;
         d.kv.key = to_dev(pr->kc, pr->k_elems * pa_dtype_size(cdt), &ok);
-        d.kv.k_scale = dsc;
-        d.kv.v_scale = dsc ? dsc + 1 : NULL;
         d.kv_lens = to_dev(pr->seq_lens, sizeof(int32_t) * (size_t)ns, &ok);
         d.page_indices = to_dev(pr->block_tables, sizeof(int32_t) * (size_t)ns * pr->p.block_table_stride, &ok);
         d.cu_q_lens = to_dev(cu, sizeof(int32_t) * (size_t)(ns + 1), &ok);
@@ -237,18 +240,21 @@ static int check_ragged_case(const pa_op_opts *o) {
             pa_baseline_problem pb;
             pa_baseline_from_ragged(&d, ns, tokens, max_q, pr->p.max_seq_len, &pb);
             char what[160];
-            snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d%s)",
+            snprintf(what, sizeof what, "ragged (combined %s/%s, %d seqs, %d query rows, heads %d/%d x %d%s%s)",
                      pa_dtype_name(o->dtype), pa_dtype_name(cdt), ns, tokens, o->heads, o->kv_heads, o->head_size,
-                     sinks ? ", sinks" : "");
-            /* the combined cache interleaves K and V: a bound over both */
+                     sinks ? ", sinks" : "", pr->p.kv.scales_per_head ? ", scales per KV head" : "");
+            /* the combined cache interleaves K and V: a bound over both (each one's largest head) */
             const int f8 = pa_dtype_is_fp8(cdt);
-            const float sc = !f8 ? 1.0f : pr->k_scale > pr->v_scale ? pr->k_scale : pr->v_scale;
+            const float ks = pa_kv_scale_max(&pr->p.kv, pr->p.kv.k_scale),
+                        vs = pa_kv_scale_max(&pr->p.kv, pr->p.kv.v_scale);
+            const float sc = !f8 ? 1.0f : ks > vs ? ks : vs;
             pass = compare(what, &pb, out, o->dtype, cdt, pa_abs_max(cdt, pr->kc, pr->k_elems, sc));
         } else {
             fprintf(stderr, "pagedattn check baseline: device allocation failed\n");
         }
     }
-    cudaFree(dsc);
+    cudaFree((void *)d.kv.k_scale);
+    cudaFree((void *)d.kv.v_scale);
     cudaFree((void *)d.q);
     cudaFree(d.kv.key);
     cudaFree((void *)d.kv_lens);

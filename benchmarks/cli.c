@@ -202,6 +202,9 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "  --alibi              ALiBi slopes on\n"
                           "  --sinks              attention sinks on (gpt-oss; decode, prefill, ragged, and\n"
                           "                       the cuBLAS baseline beside them and in check baseline)\n"
+                          "  --scales-per-head    fp8 caches: one k_scale and v_scale per KV head, each head's\n"
+                          "                       own (pa_kv_cache.scales_per_head; decode, prefill --variant\n"
+                          "                       context, ragged, cache, baseline)\n"
                           "  --iters N            measured iterations (default 20), --warmup N (default 3)\n"
                           "  --seed N             random data seed\n"
                           "  --json FILE          also write one JSON row per measurement ('-' = stdout)\n";
@@ -230,10 +233,11 @@ void pa_apply_preset(pa_op_opts *o, const pa_preset *p) {
 }
 
 const char *pa_opt_name(unsigned bits) {
-    static const char *const names[] = {
-        "--device", "--seqs",   "--heads",       "--head-size", "--block-size", "--ctx",      "--qlen",  "--decodes",
-        "--layers", "--dtype",  "--cache-dtype", "--layout",    "--window",     "--soft-cap", "--alibi", "--sinks",
-        "--iters",  "--warmup", "--seed",        "--json",      "--preset",     "--variant"};
+    static const char *const names[] = {"--device",      "--seqs",    "--heads",          "--head-size", "--block-size",
+                                        "--ctx",         "--qlen",    "--decodes",        "--layers",    "--dtype",
+                                        "--cache-dtype", "--layout",  "--window",         "--soft-cap",  "--alibi",
+                                        "--sinks",       "--iters",   "--warmup",         "--seed",      "--json",
+                                        "--preset",      "--variant", "--scales-per-head"};
     for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++)
         if (bits & (1u << k))
             return names[k];
@@ -422,6 +426,10 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
         else if (!strcmp(a, "--alibi")) {
             o->alibi = 1;
             o->given |= PA_OPT_ALIBI;
+        }
+        else if (!strcmp(a, "--scales-per-head")) {
+            o->scales_per_head = 1;
+            o->given |= PA_OPT_SCALES_PER_HEAD;
         }
         else if (!strcmp(a, "--json")) {
             NEED_VAL();

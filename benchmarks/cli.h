@@ -60,6 +60,7 @@ enum {
     PA_OPT_JSON = 1u << 19,
     PA_OPT_PRESET = 1u << 20,
     PA_OPT_VARIANT = 1u << 21,
+    PA_OPT_SCALES_PER_HEAD = 1u << 22,
 };
 /* "--seqs" for PA_OPT_SEQS, ... (the lowest bit set in `bits`). */
 const char *pa_opt_name(unsigned bits);
@@ -88,7 +89,8 @@ typedef struct pa_op_opts {
     int window;
     float soft_cap;
     int alibi;
-    int sinks; /* attention sinks, one per query head (pa_sink_logits) */
+    int sinks;           /* attention sinks, one per query head (pa_sink_logits) */
+    int scales_per_head; /* fp8 caches: one k_scale and v_scale per KV head (pa_kv_cache.scales_per_head) */
     int iters, warmup;
     const char *json;
     const char *preset;

@@ -510,7 +510,7 @@ static int refuses_attention_options(const char *cmd, const char *op, const pa_o
 static unsigned op_reads(const char *op, const pa_op_opts *o, int check) {
     const unsigned shape = PA_OPT_SEQS | PA_OPT_HEADS | PA_OPT_HEAD_SIZE;
     const unsigned attn = PA_OPT_WINDOW | PA_OPT_SOFT_CAP | PA_OPT_ALIBI | PA_OPT_SINKS;
-    const unsigned cache = PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT;
+    const unsigned cache = PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT | PA_OPT_SCALES_PER_HEAD;
     unsigned r = PA_OPT_PRESET | PA_OPT_DTYPE | PA_OPT_SEED;
     if (!check)
         r |= PA_OPT_DEVICE | PA_OPT_ITERS | PA_OPT_WARMUP | PA_OPT_JSON;
@@ -525,8 +525,8 @@ static unsigned op_reads(const char *op, const pa_op_opts *o, int check) {
              ~(o->layout != PA_LAYOUT_COMBINED ? PA_OPT_LAYOUT : 0u);
     else if (!strcmp(op, "cache")) /* --qlen new tokens per sequence, no context */
         r |= shape | cache | PA_OPT_QLEN;
-    else if (!strcmp(op, "blocks")) { /* the cache's bytes: --dtype only as --cache-dtype auto's value */
-        r |= shape | cache | PA_OPT_CTX | PA_OPT_VARIANT | PA_OPT_LAYERS;
+    else if (!strcmp(op, "blocks")) { /* the cache's bytes: --dtype only as --cache-dtype auto's value; no scale */
+        r |= (shape | cache | PA_OPT_CTX | PA_OPT_VARIANT | PA_OPT_LAYERS) & ~PA_OPT_SCALES_PER_HEAD;
         if (!o->cache_auto)
             r &= ~PA_OPT_DTYPE;
     } else if (!strcmp(op, "baseline"))
@@ -545,12 +545,16 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
     if (!strcmp(op, "prefill") && bit == PA_OPT_QLEN)
         return "--qlen is the new tokens of --variant context (the decoder tokens of cross); the prompt and encoder "
                "variants' prompts are --ctx tokens long";
-    if (!strcmp(op, "prefill") && (bit & (PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT)))
+    if (!strcmp(op, "prefill") &&
+        (bit & (PA_OPT_BLOCK_SIZE | PA_OPT_CACHE_DTYPE | PA_OPT_LAYOUT | PA_OPT_SCALES_PER_HEAD)))
         return "only --variant context reads a cache (the other variants' K and V are contiguous, in --dtype)";
     if (!strcmp(op, "ragged") && bit == PA_OPT_LAYOUT)
         return "ragged attention reads the combined layout only (K and V heads interleaved in one cache)";
     if (!strcmp(op, "ragged") && bit == PA_OPT_ALIBI)
         return "ragged attention has no ALiBi (JAX's has none)";
+    if (!strcmp(op, "blocks") && bit == PA_OPT_SCALES_PER_HEAD)
+        return "swap_blocks and copy_blocks move the cache's bytes as they are: they read no fp8 scale, one or per "
+               "KV head";
     if (!strcmp(op, "blocks") && bit == PA_OPT_DTYPE)
         return "swap_blocks and copy_blocks move cache blocks in --cache-dtype; --dtype is read only as the value of "
                "--cache-dtype auto";
@@ -560,6 +564,19 @@ static const char *ignored_why(const char *op, unsigned bit, int check) {
     if (!strcmp(op, "cache") && bit == PA_OPT_CTX)
         return "reshape_and_cache writes --qlen new tokens per sequence (default 1); it has no context";
     return NULL;
+}
+
+/* --scales-per-head over a cache that is not fp8: the scales (one or per KV
+ * head) are fp8 caches' alone (pagedattn/kv_cache.h), so the flag would change
+ * nothing there. One line and 1 (a usage error), before any GPU probe. */
+static int refuses_scales_per_head(const char *cmd, const char *op, const pa_op_opts *o) {
+    if (!o->scales_per_head || pa_dtype_is_fp8(o->cache_dtype))
+        return 0;
+    fprintf(stderr,
+            "pagedattn %s%s%s: --scales-per-head would be ignored, so it is refused: the scales (one or per KV head) "
+            "apply to fp8 caches only (--cache-dtype fp8_e4m3 or fp8_e5m2), and this cache is %s\n",
+            cmd, op ? " " : "", op ? op : "", pa_dtype_name(o->cache_dtype));
+    return 1;
 }
 
 /* An option `op` would not read, a --variant it does not know, or a list of
@@ -583,7 +600,7 @@ static int refuses_ignored_options(const char *cmd, const char *op, const pa_op_
         fprintf(stderr, "pagedattn %s baseline: --ctx takes one length here (the cases' longest)\n", cmd);
         return 1;
     }
-    return 0;
+    return refuses_scales_per_head(cmd, op, o);
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -864,6 +881,8 @@ static int sweep_refuses(const sweep_cfg *sw, const pa_op_opts *o, int all) {
                     : "none of the swept ops (--ops) reads it");
         return 1;
     }
+    if (refuses_scales_per_head(cmd, NULL, o))
+        return 1;
     const char *op = sw->ops == SW_DECODE ? "decode" : "prefill";
     if (o->variant && pa_variant_index(op, o->variant) < 0) {
         fprintf(stderr, "pagedattn %s: unknown --variant '%s' for %s; known: %s\n", cmd, o->variant, op,

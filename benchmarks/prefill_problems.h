@@ -31,10 +31,11 @@ typedef struct pa_context_problem_cfg {
     const int *context_lens; /* num_seqs entries, >= 0 */
     int extra_blocks;        /* unused NaN blocks in the pool */
     int with_alibi;
-    int with_sinks;   /* attention sinks: pa_sink_logits(num_heads, seed) */
-    int skip_logical; /* no contiguous copies (large benchmarks) */
-    int new_in_cache; /* also write the new tokens into the cache (mixed batches: the
-                         decodes read theirs from it); use with cache dtype == q dtype */
+    int with_sinks;      /* attention sinks: pa_sink_logits(num_heads, seed) */
+    int skip_logical;    /* no contiguous copies (large benchmarks) */
+    int new_in_cache;    /* also write the new tokens into the cache (mixed batches: the
+                            decodes read theirs from it); use with cache dtype == q dtype */
+    int scales_per_head; /* fp8 caches: a k_scale and v_scale per KV head (pa_kv_head_scales, problems.h) */
 } pa_context_problem_cfg;
 
 typedef struct pa_context_problem {
@@ -42,7 +43,8 @@ typedef struct pa_context_problem {
     void *q, *k, *v, *out, *kc, *vc;
     int32_t *block_tables, *seq_lens, *qsl;
     float *alibi, *sinks;
-    float k_scale, v_scale;
+    float k_scale, v_scale;     /* fp8 caches: the one scale, or the base of the scales per head */
+    float *k_scales, *v_scales; /* scales_per_head over fp8: num_kv_heads each (kv.k_scale, kv.v_scale); else NULL */
     size_t q_elems, kv_elems, out_elems, kc_elems, vc_elems; /* kv_elems: new K (= new V) */
     float **k_logical, **v_logical;                          /* [s]: [seq_len][kv_heads][head] floats */
 } pa_context_problem;
@@ -84,13 +86,15 @@ static inline void pa_pp_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
             int64_t ko, vo;
             pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
             const float kx = pa_rng_uniform(rng, -1.0f, 1.0f), vx = pa_rng_uniform(rng, -1.0f, 1.0f);
-            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
-            pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / pr->v_scale);
+            const float ks = pr->k_scales ? pr->k_scales[h] : pr->k_scale; /* KV head h's, or the one */
+            const float vs = pr->v_scales ? pr->v_scales[h] : pr->v_scale;
+            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / ks);
+            pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo, vx / vs);
             if (c->skip_logical)
                 continue;
             const size_t li = ((size_t)pos * nkv + h) * hs + d;
-            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
-            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->vc, (size_t)vo) * pr->v_scale;
+            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * ks;
+            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->vc, (size_t)vo) * vs;
         }
 }
 
@@ -134,12 +138,21 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
     pr->v_scale = pa_dtype_is_fp8(c->cache_dtype) ? 0.03f : 1.0f;
     p->kv.k_scale = &pr->k_scale;
     p->kv.v_scale = &pr->v_scale;
+    if (c->scales_per_head && pa_dtype_is_fp8(c->cache_dtype)) { /* each KV head its own */
+        pr->k_scales = pa_kv_head_scales(pr->k_scale, nkv, 0);
+        pr->v_scales = pa_kv_head_scales(pr->v_scale, nkv, 1);
+        p->kv.k_scale = pr->k_scales;
+        p->kv.v_scale = pr->v_scales;
+        p->kv.scales_per_head = 1;
+    }
     p->kv.key = (void *)16;
     p->kv.value = (void *)16;
     int64_t ke, ve;
     if (pa_kv_cache_elements(&p->kv, &ke, &ve) != PA_SUCCESS) {
         fprintf(stderr, "context problem: %s\n", pa_last_error());
         free(lens);
+        free(pr->k_scales);
+        free(pr->v_scales);
         free(pr);
         return NULL;
     }
@@ -202,9 +215,11 @@ static inline pa_context_problem *pa_context_problem_make(const pa_context_probl
                     pa_pp_cache_offsets(c->layout, esz, bs, nkv, hs, blk, h, pos % bs, d, &ko, &vo);
                     const size_t e = (size_t)(q0 + t) * row + (size_t)h * hs + d;
                     pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko,
-                                        pa_load_as_float(c->q_dtype, pr->k, e) / pr->k_scale);
+                                        pa_load_as_float(c->q_dtype, pr->k, e) /
+                                            (pr->k_scales ? pr->k_scales[h] : pr->k_scale));
                     pa_store_from_float(c->cache_dtype, pr->vc, (size_t)vo,
-                                        pa_load_as_float(c->q_dtype, pr->v, e) / pr->v_scale);
+                                        pa_load_as_float(c->q_dtype, pr->v, e) /
+                                            (pr->v_scales ? pr->v_scales[h] : pr->v_scale));
                 }
         }
         if (!c->skip_logical)
@@ -255,6 +270,8 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
     free(pr->qsl);
     free(pr->alibi);
     free(pr->sinks);
+    free(pr->k_scales);
+    free(pr->v_scales);
     free(pr);
 }
 

@@ -195,6 +195,13 @@ double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale) {
     return m * fabs((double)scale);
 }
 
+float *pa_kv_head_scales(float base, int n, int salt) {
+    float *s = pa_xmalloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    for (int h = 0; h < n; h++)
+        s[h] = base * pa_kv_head_scale_factor(h, salt);
+    return s;
+}
+
 float *pa_sink_logits(int heads, uint64_t seed) {
     static const float pick[8] = {-INFINITY, 2.0f, -1.0f, 5.0f, 9.0f, 0.5f, 3.5f, 13.0f};
     float *s = pa_xmalloc(sizeof(float) * (size_t)(heads > 0 ? heads : 1));
@@ -275,12 +282,14 @@ static void decode_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
             const int64_t ko = pa_kv_key_offset(j->g, blk, h, pos % bs, d);
             const int64_t vo = pa_kv_value_offset(j->g, blk, h, pos % bs, d);
             const float kx = pa_rng_uniform(rng, -1.0f, 1.0f), vx = pa_rng_uniform(rng, -1.0f, 1.0f);
-            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / pr->k_scale);
-            pa_store_from_float(c->cache_dtype, j->vbuf, (size_t)vo, vx / pr->v_scale);
+            const float ks = pr->k_scales ? pr->k_scales[h] : pr->k_scale; /* KV head h's, or the one */
+            const float vs = pr->v_scales ? pr->v_scales[h] : pr->v_scale;
+            pa_store_from_float(c->cache_dtype, pr->kc, (size_t)ko, kx / ks);
+            pa_store_from_float(c->cache_dtype, j->vbuf, (size_t)vo, vx / vs);
             if (c->skip_logical)
                 continue;
-            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * pr->k_scale;
-            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, j->vbuf, (size_t)vo) * pr->v_scale;
+            pr->k_logical[s][li] = pa_load_as_float(c->cache_dtype, pr->kc, (size_t)ko) * ks;
+            pr->v_logical[s][li] = pa_load_as_float(c->cache_dtype, j->vbuf, (size_t)vo) * vs;
         }
 }
 
@@ -321,6 +330,13 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
     pr->v_scale = pa_dtype_is_fp8(c->cache_dtype) ? 0.03f : 1.0f;
     p->kv.k_scale = &pr->k_scale;
     p->kv.v_scale = &pr->v_scale;
+    if (c->scales_per_head && pa_dtype_is_fp8(c->cache_dtype)) { /* each KV head its own */
+        pr->k_scales = pa_kv_head_scales(pr->k_scale, c->num_kv_heads, 0);
+        pr->v_scales = pa_kv_head_scales(pr->v_scale, c->num_kv_heads, 1);
+        p->kv.k_scale = pr->k_scales;
+        p->kv.v_scale = pr->v_scales;
+        p->kv.scales_per_head = 1;
+    }
 
     p->kv.key = (void *)1; /* placeholders for the size query */
     p->kv.value = c->layout == PA_LAYOUT_COMBINED ? NULL : (void *)1;
@@ -329,6 +345,8 @@ pa_decode_problem *pa_decode_problem_make(const pa_decode_problem_cfg *c) {
         fprintf(stderr, "decode problem: %s\n", pa_last_error());
         free(pr->q);
         free(pr->out);
+        free(pr->k_scales);
+        free(pr->v_scales);
         free(pr);
         return NULL;
     }
@@ -400,6 +418,8 @@ void pa_decode_problem_free(pa_decode_problem *pr) {
     free(pr->seq_lens);
     free(pr->alibi);
     free(pr->sinks);
+    free(pr->k_scales);
+    free(pr->v_scales);
     free(pr);
 }
 

@@ -109,12 +109,44 @@ double pa_abs_max(pa_dtype dt, const void *buf, size_t n, float scale);
  * past any tolerance. The tests and `pagedattn --sinks`. */
 float *pa_sink_logits(int heads, uint64_t seed);
 
+/* ---- fp8 scales per KV head (pa_kv_cache.scales_per_head) ----------------------
+ *
+ * With a generator's scales_per_head set over an fp8 cache, KV head h gets its
+ * own k_scale and v_scale: base times pa_kv_head_scale_factor(h, salt), salt 0
+ * for K and 1 for V, so K's and V's differ and every head's differs from its
+ * neighbours' and from head 0's (heads 7 apart share one; the tests' per-head
+ * scales, pa_test_head_scales, are the same rule) (a kernel reading another head's scale, the
+ * first, or K's for V is visibly off). Head h's cache values are stored as
+ * x / its scale and read back as stored * its scale; the problem's kv.k_scale
+ * and kv.v_scale point at the num_kv_heads floats. Without it (or with a cache
+ * that is not fp8) a generator makes the same bytes as before. */
+static inline float pa_kv_head_scale_factor(int h, int salt) {
+    static const float f[7] = {1.0f, 2.5f, 0.5f, 4.0f, 0.75f, 1.75f, 3.0f}; /* 1/2 to 4, neighbours apart */
+    return f[((h + salt) % 7 + 7) % 7];
+}
+/* n scales base * pa_kv_head_scale_factor(h, salt) (malloc'd; never NULL). */
+float *pa_kv_head_scales(float base, int n, int salt);
+/* Bytes of a cache's k_scale (or v_scale) array: one float, or one per KV head. */
+static inline size_t pa_kv_scale_bytes(const pa_kv_cache *kv) {
+    return sizeof(float) * (kv->scales_per_head ? (size_t)(kv->num_kv_heads > 0 ? kv->num_kv_heads : 1) : 1u);
+}
+/* The largest of a cache's scales (NULL = 1.0): a bound for |stored * scale|. */
+static inline float pa_kv_scale_max(const pa_kv_cache *kv, const float *scale) {
+    if (!scale)
+        return 1.0f;
+    float m = scale[0];
+    for (int h = 1; kv->scales_per_head && h < kv->num_kv_heads; h++)
+        m = scale[h] > m ? scale[h] : m;
+    return m;
+}
+
 typedef struct pa_decode_problem {
     pa_decode_params p; /* host pointers */
     void *q, *out, *kc, *vc;
     int32_t *block_tables, *seq_lens;
     float *alibi, *sinks;
-    float k_scale, v_scale;
+    float k_scale, v_scale;     /* fp8 caches: the one scale, or the base of the scales per head */
+    float *k_scales, *v_scales; /* scales_per_head over fp8: num_kv_heads each (kv.k_scale, kv.v_scale); else NULL */
     size_t q_elems, out_elems, k_elems, v_elems;
     /* logical[s] is [seq_len][kv_heads][head] floats (dequantised) */
     float **k_logical, **v_logical;
@@ -128,8 +160,9 @@ typedef struct pa_decode_problem_cfg {
     const int *seq_lens; /* num_seqs entries */
     int extra_blocks;    /* unused blocks in the pool (NaN filled) */
     int with_alibi;
-    int with_sinks;   /* attention sinks: pa_sink_logits(num_heads, seed) */
-    int skip_logical; /* do not keep the contiguous copies (large benchmarks) */
+    int with_sinks;      /* attention sinks: pa_sink_logits(num_heads, seed) */
+    int skip_logical;    /* do not keep the contiguous copies (large benchmarks) */
+    int scales_per_head; /* fp8 caches: a k_scale and v_scale per KV head (pa_kv_head_scales) */
 } pa_decode_problem_cfg;
 
 /* NULL (with a message on stderr) if the configuration is invalid or memory

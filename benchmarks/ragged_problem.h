@@ -30,14 +30,16 @@ typedef struct rg_problem_cfg {
     float soft_cap, mask_value;
     float q_range; /* queries uniform in [-q_range, q_range); 0 = 2 */
     int skip_logical;
-    int with_sinks; /* attention sinks: pa_sink_logits(num_q_heads, seed) */
+    int with_sinks;      /* attention sinks: pa_sink_logits(num_q_heads, seed) */
+    int scales_per_head; /* fp8 caches: a k_scale and v_scale per KV head (pa_kv_head_scales, problems.h) */
 } rg_problem_cfg;
 
 typedef struct rg_problem {
     pa_ragged_params p; /* host pointers (num_seqs too) */
     void *q, *out, *cache;
     int32_t *kv_lens, *page_indices, *cu_q_lens, num_seqs;
-    float k_scale, v_scale;
+    float k_scale, v_scale;     /* fp8 caches: the one scale, or the base of the scales per head */
+    float *k_scales, *v_scales; /* scales_per_head over fp8: num_kv_heads each (kv.k_scale, kv.v_scale); else NULL */
     size_t q_bytes, cache_bytes;
     int32_t max_tokens, total_rows;
     float **k_logical, **v_logical; /* [s]: [kv_len][kv_heads][head] */
@@ -69,6 +71,8 @@ static inline void rg_problem_free(rg_problem *pr) {
     free(pr->page_indices);
     free(pr->cu_q_lens);
     free(pr->sinks);
+    free(pr->k_scales);
+    free(pr->v_scales);
     free(pr);
 }
 
@@ -93,7 +97,8 @@ static inline void rg_fill_token(void *ctx, pa_rng *rng, int s, int pos) {
             const size_t base = (((size_t)page * ps + pos % ps) * 2 * nkv + 2 * (size_t)h) * hs + d;
             for (int w = 0; w < 2; w++) {
                 const float x = pa_rng_uniform(rng, -1.0f, 1.0f);
-                const float scale = w ? pr->v_scale : pr->k_scale;
+                const float *per = w ? pr->v_scales : pr->k_scales; /* KV head h's, or the one */
+                const float scale = per ? per[h] : w ? pr->v_scale : pr->k_scale;
                 float seen;
                 if (fp8) {
                     pa_store_from_float(c->cache_dtype, pr->cache, base + (size_t)w * hs, x / scale);
@@ -160,6 +165,10 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     const int fp8 = pa_dtype_is_fp8(c->cache_dtype);
     pr->k_scale = fp8 ? 0.5f : 1.0f;
     pr->v_scale = fp8 ? 0.25f : 1.0f;
+    if (fp8 && c->scales_per_head) { /* each KV head its own */
+        pr->k_scales = pa_kv_head_scales(pr->k_scale, nkv, 0);
+        pr->v_scales = pa_kv_head_scales(pr->v_scale, nkv, 1);
+    }
     int cu = 0;
     for (int s = 0; s < c->num_seqs; s++) {
         const int L = c->kv_lens[s];
@@ -194,8 +203,9 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
     p->kv.block_size = ps;
     p->kv.num_kv_heads = nkv;
     p->kv.head_size = hs;
-    p->kv.k_scale = fp8 ? &pr->k_scale : NULL;
-    p->kv.v_scale = fp8 ? &pr->v_scale : NULL;
+    p->kv.k_scale = !fp8 ? NULL : pr->k_scales ? pr->k_scales : &pr->k_scale;
+    p->kv.v_scale = !fp8 ? NULL : pr->v_scales ? pr->v_scales : &pr->v_scale;
+    p->kv.scales_per_head = pr->k_scales != NULL;
     p->kv_lens = pr->kv_lens;
     p->page_indices = pr->page_indices;
     p->pages_per_seq = cols;

@@ -73,6 +73,8 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     if (gpu && r->flops > 0 && roof_tflops <= 0)
         roof_tflops = pa_bench_gemm_tflops(r->dtype);
     const row_numbers n = numbers(r, roof_gbps, roof_tflops);
+    /* --scales-per-head where the row's op read it: an fp8 cache's scales, one per KV head */
+    const int sph = o->scales_per_head && !r->no_cache && pa_dtype_is_fp8(r->cache_dtype);
     const char *preset = o->preset ? o->preset : "custom";
     char shape[128], dt[64], range[64];
     shape_of(r, shape, sizeof shape);
@@ -105,6 +107,8 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
         fprintf(tf, " %11s %6s", "-", "");
     if (r->note)
         fprintf(tf, "  %s", r->note);
+    if (sph)
+        fprintf(tf, "  (fp8 scales per KV head)");
     fputc('\n', tf);
     fflush(tf);
     g_rows++;
@@ -127,10 +131,10 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     fprintf(jf,
             ", \"seqs\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_size\": %d, \"ctx\": %d, \"qlen\": %d, "
             "\"block_size\": %d, \"layout\": \"%s\", \"dtype\": \"%s\", \"cache_dtype\": \"%s\", \"window\": %d, "
-            "\"soft_cap\": %g, \"alibi\": %d, \"sinks\": %d, \"variant\": ",
+            "\"soft_cap\": %g, \"alibi\": %d, \"sinks\": %d, \"scales_per_head\": %s, \"variant\": ",
             r->seqs, r->heads, r->kv_heads, r->head_size, r->ctx, r->qlen, r->block_size,
             r->no_cache ? "none" : pa_kv_layout_name(r->layout), pa_dtype_name(r->dtype), pa_dtype_name(r->cache_dtype),
-            o->window, (double)o->soft_cap, o->alibi, o->sinks);
+            o->window, (double)o->soft_cap, o->alibi, o->sinks, sph ? "true" : "false");
     pa_cli_json_str(jf, o->variant ? o->variant : "");
     fprintf(jf, ", \"device\": ");
     pa_cli_json_str(jf, pa_bench_device_name(gpu));

@@ -4,7 +4,7 @@
 Each run draws an op (decode, prefill, ragged, cache, blocks, convert,
 merge_attn_states, the cuBLAS baseline) and its options (dtypes, cache
 layout, head and block sizes, heads, lengths, window, soft cap, ALiBi, sinks,
-presets) at random and runs `pagedattn-interp check OP --interp ...` on a
+fp8 scales per KV head, presets) at random and runs `pagedattn-interp check OP --interp ...` on a
 small problem, or for three draws in ten `bench OP --interp` (the benchmark's
 GPU path once, untimed).
 A run passes when it succeeds (exit 0) or the CLI refuses the options with a
@@ -91,6 +91,11 @@ def draw(rng, cli):
         # reference: at 257 or 600 tokens one run took 25-40 s of the sweep's 210 (seed 1, 60 runs).
         k = args.index("--ctx")
         args[k + 1] = str(min(int(args[k + 1]), 100))
+    # an fp8 cache's scales per KV head, on the ops that read one (not blocks: it moves bytes;
+    # not the prompt variants, which have no cache; over a 16-bit cache the CLI refuses it)
+    if op in ("decode", "prefill", "ragged", "cache", "baseline") and cdt.startswith("fp8") \
+            and "--cache-dtype" in args and rng.random() < 0.4:
+        args += ["--scales-per-head"]
     if op in ("decode", "prefill", "ragged", "baseline"):
         if rng.random() < 0.25:
             args += ["--window", str(rng.choice([1, 8, 50]))]

@@ -315,9 +315,26 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
         timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
         timeout 120 $CLI check baseline --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --seqs 2
+        # fp8 scales per KV head (pa_kv_cache.scales_per_head, 2026-12-04): the CLI's problems give each
+        # KV head its own k_scale and v_scale and upload the whole arrays; decode (every entry, GQA 4
+        # and 7), context attention (and the FP8 path where the Hopper kernel runs), a mixed ragged
+        # step, the baseline's cases, and reshape_and_cache in the loop below
+        timeout 120 $CLI check decode --layout hnd --cache-dtype fp8_e4m3 --scales-per-head --variant all
+        timeout 120 $CLI check decode --preset qwen2.5-7b --dtype bf16 --cache-dtype fp8_e5m2 --layout nhd --ctx 3000 \
+            --scales-per-head
+        timeout 120 $CLI check prefill --variant context --layout nhd --dtype bf16 --cache-dtype fp8_e5m2 --seqs 2 \
+            --qlen 256 --ctx 1024 --scales-per-head
+        if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
+            PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout 120 $CLI check prefill --variant context --layout nhd --dtype bf16 \
+                --cache-dtype fp8_e4m3 --seqs 2 --qlen 256 --ctx 1024 --scales-per-head
+        fi
+        timeout 120 $CLI check ragged --dtype bf16 --cache-dtype fp8_e4m3 --seqs 2 --qlen 128 --decodes 6 --ctx 2000 \
+            --scales-per-head
+        timeout 120 $CLI check baseline --layout nhd --dtype bf16 --cache-dtype fp8_e4m3 --scales-per-head
         for layout in vllm nhd hnd combined; do
             timeout 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
             timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
+            timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e5m2 --seqs 7 --qlen 113 --scales-per-head
         done
         # swap_blocks out and in, copy_blocks over layers: byte for byte, at the bench section's size too
         for args in "--variant swap-out --layout hnd --block-size 32" "--variant swap-in --layout combined" \
@@ -525,6 +542,15 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                         --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
                 done
             done
+        done
+        # fp8 scales per KV head (--scales-per-head, 2026-12-04) beside the one scale, at the same shape
+        # and data: what loading each KV head's k_scale and v_scale instead of one pair costs (the second
+        # row ends "(fp8 scales per KV head)"; not in the JSON, like the fp8 rows around it: scripts/plot
+        # keeps the last row of a point, so the two would be one there).
+        for sph in "" "--scales-per-head"; do
+            echo "decode fp8 --cache-dtype fp8_e4m3 ${sph:-(one scale)} --variant auto (64 x 4K, 32/8, head 128):"
+            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+                --cache-dtype fp8_e4m3 --layout nhd --variant auto $sph || echo "(failed: rc $?)"
         done
         # fp8 at head 128 over vLLM's layout and at head 256 (Gemma-2's 16/8) over NHD: built for 4 CTAs
         # an SM since 2026-11-29 (3 before; 128 registers, same instructions; NHD at head 128 already

@@ -255,6 +255,44 @@ def main():
                                                                          "--head-size", "256", "--seqs", "1",
                                                                          "--qlen", "4", "--ctx", "1100000"],
          says="at most 8 GB", limit=True)
+    # --scales-per-head (fp8 caches: a k_scale and v_scale per KV head, 2026-12-04): refused over a
+    # cache that is not fp8 (the scales would change nothing), by an op that reads no scale (blocks
+    # moves bytes) or no cache (the prompt variants), and in a sweep over a 16-bit cache; before any
+    # GPU probe (check too). Taken by the ops that read an fp8 cache: their rows say so.
+    for op, extra in (("decode", SMALL), ("cache", ["--seqs", "1"]), ("ragged", SMALL),
+                      ("prefill", SMALL + ["--variant", "context", "--qlen", "4"])):
+        case(f"{op} --scales-per-head over f16", ["bench", op] + CPU + extra + ["--scales-per-head"],
+             says=["--scales-per-head", "fp8 caches only", "this cache is f16"])
+    case("check decode --scales-per-head over bf16", ["check", "decode", "--dtype", "bf16", "--scales-per-head"],
+         says=["--scales-per-head", "fp8 caches only", "this cache is bf16"])
+    case("check baseline --scales-per-head over f16", ["check", "baseline", "--scales-per-head"],
+         says="fp8 caches only")
+    case("blocks refuses --scales-per-head", ["bench", "blocks"] + CPU + SMALL + ["--cache-dtype", "fp8_e4m3",
+                                                                                  "--scales-per-head"],
+         says=["--scales-per-head would be ignored", "read no fp8 scale"])
+    case("check blocks refuses --scales-per-head", ["check", "blocks", "--cache-dtype", "fp8_e5m2",
+                                                    "--scales-per-head"], says="--scales-per-head would be ignored")
+    case("prompt refuses --scales-per-head", ["bench", "prefill"] + CPU + SMALL + ["--scales-per-head"],
+         says=["--scales-per-head would be ignored", "only --variant context reads a cache"])
+    case("convert refuses --scales-per-head", ["bench", "convert"] + CPU + ["--scales-per-head"],
+         says="--scales-per-head would be ignored")
+    case("sweep --scales-per-head over f16", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--batches", "1",
+                                              "--ctx", "16", "--scales-per-head"] + CPU, says="fp8 caches only")
+    for op, extra in (("decode", SMALL), ("cache", ["--seqs", "2", "--heads", "4/2", "--head-size", "64"]),
+                      ("ragged", SMALL + ["--heads", "4/2"]),
+                      ("prefill", SMALL + ["--heads", "4/2", "--variant", "context", "--qlen", "4"])):
+        for order in (["--scales-per-head", "--preset", "llama3-8b"], ["--preset", "llama3-8b", "--scales-per-head"]):
+            case(f"{op} {' '.join(order)} row", ["bench", op] + CPU + extra + ["--cache-dtype", "fp8_e4m3",
+                                                                              "--json", "-"] + order,
+                 rc=0, check=one_row(scales_per_head=True, cache_dtype="fp8_e4m3", preset="llama3-8b"))
+    case("decode fp8 without --scales-per-head row", ["bench", "decode"] + CPU + SMALL + ["--cache-dtype", "fp8_e5m2",
+                                                                                          "--json", "-"],
+         rc=0, check=one_row(scales_per_head=False, cache_dtype="fp8_e5m2"))
+    case("sweep --scales-per-head rows", ["bench", "--preset", "llama3-8b", "--ops", "decode,prefill", "--batches",
+                                          "1", "--ctx", "16", "--cache-dtype", "fp8_e4m3", "--scales-per-head",
+                                          "--json", "-"] + CPU, rc=0,
+         check=lambda out, err: None if sorted((r["op"], r["scales_per_head"]) for r in rows(out))
+         == [("decode", True), ("prompt", False)] else f"rows {[(r['op'], r['scales_per_head']) for r in rows(out)]}")
     # info --json is JSON (the no-device reason is a driver's message)
     case("info --json parses", ["info", "--json"], rc=0,
          check=lambda out, err: None if isinstance(json.loads(out), dict) else "not a JSON object")

@@ -32,13 +32,8 @@ void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float
 }
 
 void pa_test_head_scales(float base, int n, int salt, float *out) {
-    static const float f[7] = {1.0f, 2.5f, 0.5f, 4.0f, 0.75f, 1.75f, 3.0f};
     for (int h = 0; h < n; h++)
-        out[h] = base * f[(h + salt) % 7];
-}
-
-size_t pa_test_scale_bytes(const pa_kv_cache *kv) {
-    return sizeof(float) * (kv->scales_per_head ? (size_t)kv->num_kv_heads : 1u);
+        out[h] = base * pa_kv_head_scale_factor(h, salt);
 }
 
 /* The first element of got [rows][heads][hs] whose head's row differs from

@@ -22,12 +22,12 @@ float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
 /* Elements [first, first + n) of a typed buffer times s, stored back in t
  * (the fp8_null_scales tests re-encode a cache at scale 1 with it). */
 void pa_test_scale_in_place(pa_dtype t, void *buf, size_t first, size_t n, float s);
-/* Per-KV-head fp8 scales (pa_kv_cache.scales_per_head): out[h] = base times a
- * factor of head h and salt, from 1/2 to 4, different for neighbouring heads
- * (so a kernel reading another head's scale, or the first, is visibly off). */
+/* Per-KV-head fp8 scales (pa_kv_cache.scales_per_head): out[h] = base times
+ * pa_kv_head_scale_factor(h, salt) (problems.h: from 1/2 to 4, different for
+ * neighbouring heads, so a kernel reading another head's scale, or the first,
+ * is visibly off; the CLI's --scales-per-head problems use the same rule). A
+ * cache's scale bytes: pa_kv_scale_bytes (problems.h). */
 void pa_test_head_scales(float base, int n, int salt, float *out);
-/* Bytes of a cache's k_scale (or v_scale): a float, or one per KV head. */
-size_t pa_test_scale_bytes(const pa_kv_cache *kv);
 /* The per-head scales' oracle for the attention references: ref(params) run once per KV head j with *k_one = ks[j] and
  * *v_one = vs[j] as the one scale (kv's k_scale / v_scale pointing at k_one,
  * v_one, scales_per_head 0), then once with kv pointing at ks and vs,

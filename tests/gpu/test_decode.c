@@ -66,8 +66,8 @@ static void dprob_make(dprob *d, pa_decode_problem *pr) {
     if (pr->p.sinks)
         d->p.sinks = keep(d, pa_test_dev_upload(pr->p.sinks, sizeof(float) * (size_t)pr->p.num_heads));
     if (pr->p.kv.k_scale) {
-        d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, pa_test_scale_bytes(&pr->p.kv)));
-        d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, pa_test_scale_bytes(&pr->p.kv)));
+        d->p.kv.k_scale = keep(d, pa_test_dev_upload(pr->p.kv.k_scale, pa_kv_scale_bytes(&pr->p.kv)));
+        d->p.kv.v_scale = keep(d, pa_test_dev_upload(pr->p.kv.v_scale, pa_kv_scale_bytes(&pr->p.kv)));
     }
 }
 
@@ -1648,8 +1648,8 @@ static void sub_batch(const pa_decode_problem *pr, const int *pick, int n, uint6
         d->p.alibi_slopes = keep(d, pa_test_dev_upload(p->alibi_slopes, sizeof(float) * (size_t)p->num_heads));
     if (p->sinks)
         d->p.sinks = keep(d, pa_test_dev_upload(p->sinks, sizeof(float) * (size_t)p->num_heads));
-    d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, pa_test_scale_bytes(&p->kv)));
-    d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, pa_test_scale_bytes(&p->kv)));
+    d->p.kv.k_scale = keep(d, pa_test_dev_upload(p->kv.k_scale, pa_kv_scale_bytes(&p->kv)));
+    d->p.kv.v_scale = keep(d, pa_test_dev_upload(p->kv.v_scale, pa_kv_scale_bytes(&p->kv)));
     free(perm);
     free(k1);
     free(v1);

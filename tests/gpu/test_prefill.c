@@ -97,8 +97,8 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     d->p.seq_lens = up(d, pr->seq_lens, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
     d->p.query_start_loc = up(d, pr->qsl, sizeof(int32_t) * ((size_t)h->num_seqs + 1));
     /* the problem's scales: its one of each, or one per KV head (run_per_head_scales) */
-    d->p.kv.k_scale = up(d, h->kv.k_scale ? h->kv.k_scale : &pr->k_scale, pa_test_scale_bytes(&h->kv));
-    d->p.kv.v_scale = up(d, h->kv.v_scale ? h->kv.v_scale : &pr->v_scale, pa_test_scale_bytes(&h->kv));
+    d->p.kv.k_scale = up(d, h->kv.k_scale ? h->kv.k_scale : &pr->k_scale, pa_kv_scale_bytes(&h->kv));
+    d->p.kv.v_scale = up(d, h->kv.v_scale ? h->kv.v_scale : &pr->v_scale, pa_kv_scale_bytes(&h->kv));
     if (g_null_scales) /* pa_kv_cache: NULL means 1.0 */
         d->p.kv.k_scale = d->p.kv.v_scale = NULL;
     if (h->alibi_slopes)
