@@ -39,36 +39,12 @@ DTYPES = {0: ("f32", 4), 1: ("f16", 2), 2: ("bf16", 2)}
 
 
 def longest_path(insts):
-    """Instructions on the longest forward path from the entry to an EXIT: back edges (a branch to
-    an earlier address) and CALLs' targets are not followed; a predicated branch may fall through."""
-    idx = {ins["addr"]: k for k, ins in enumerate(insts)}
-    n = len(insts)
-    best = [None] * n  # longest path length from k to an EXIT
-
-    def succ(k):
-        i = insts[k]
-        op, pred = i["op"], i["pred"]
-        if op.startswith("EXIT") and budget._uncond(pred):
-            return []
-        if op.startswith("BRA"):
-            t = idx.get(i["target"]) if i["target"] is not None else None
-            out = []
-            if t is not None and t > k:
-                out.append(t)
-            if not budget._uncond(pred) and k + 1 < n:
-                out.append(k + 1)
-            return out
-        if op.startswith(("RET", "BPT")):
-            return []
-        return [k + 1] if k + 1 < n else []
-
-    for k in range(n - 1, -1, -1):  # forward edges only: successors have higher indices
-        s = [best[j] for j in succ(k) if best[j] is not None]
-        if insts[k]["op"].startswith("EXIT") and budget._uncond(insts[k]["pred"]):
-            best[k] = 1
-        elif s:
-            best[k] = 1 + max(s)
-    return best[0] or 0
+    """Instructions on the longest forward path from the entry to an unconditional EXIT (budget.py's
+    heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines after the
+    last EXIT left out)."""
+    exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and budget._uncond(ins["pred"])]
+    found = budget.heaviest_path(insts, 0, exits, lambda k: 1, lambda k: False, []) if exits else None
+    return len(found[0]) if found else 0
 
 
 def main():

@@ -7,10 +7,9 @@
 
 #define WHO "merge_attn_states"
 
-/* Bytes spanned by `rows` rows of `row` elements `stride` apart (stride >= row). */
-static int64_t rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t es) {
-    return rows == 0 ? 0 : ((rows - 1) * stride + row) * (int64_t)es;
-}
+/* Elements spanned by rows >= 1 rows of `row` elements `stride` apart (pa_check_rows_extent
+ * has held it to int64). */
+static int64_t rows_extent(int64_t rows, int64_t stride, int64_t row) { return (rows - 1) * stride + row; }
 
 pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_states_params *r) {
     PA_REQUIRE(p, WHO ": params must not be NULL");
@@ -70,9 +69,9 @@ pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_s
     PA_TRY(pa_check_aligned(WHO, "prefix_lse", p->prefix_lse, sizeof(float)));
     PA_TRY(pa_check_aligned(WHO, "suffix_lse", p->suffix_lse, sizeof(float)));
     int64_t ob = 0, pb = 0, sb = 0;
-    PA_REQUIRE(pa_mul_i64(rows_bytes(T, r->out_stride, row, 1), (int64_t)es, &ob) &&
-                   pa_mul_i64(rows_bytes(T, r->prefix_stride, row, 1), (int64_t)es, &pb) &&
-                   pa_mul_i64(rows_bytes(T, r->suffix_stride, row, 1), (int64_t)es, &sb),
+    PA_REQUIRE(pa_mul_i64(rows_extent(T, r->out_stride, row), (int64_t)es, &ob) &&
+                   pa_mul_i64(rows_extent(T, r->prefix_stride, row), (int64_t)es, &pb) &&
+                   pa_mul_i64(rows_extent(T, r->suffix_stride, row), (int64_t)es, &sb),
                WHO ": the outputs' extents overflow int64 bytes");
     const int64_t lb = (last + 1) * (int64_t)sizeof(float);
     const int a_in_place = p->output == p->prefix_output && r->out_stride == r->prefix_stride;

@@ -190,9 +190,10 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     const int64_t row = (int64_t)c->H * c->hs;
     const int64_t so = c->so ? c->so : row, sa = c->sa ? c->sa : row, sb = c->sb ? c->sb : row;
     const int64_t lhs = c->lhs ? c->lhs : c->T, lts = c->lts ? c->lts : 1;
-    const int oo = c->in_place ? c->off[1] : c->off[0], oa = c->off[1], ob_ = c->off[2]; /* in place: the prefix's */
-    const size_t ab = merge_bytes(c->T, sa, row, oa, es), bb = merge_bytes(c->T, sb, row, ob_, es),
-                 ob = c->in_place ? ab : merge_bytes(c->T, so, row, oo, es);
+    const int off_o = c->in_place ? c->off[1] : c->off[0], off_a = c->off[1],
+              off_b = c->off[2]; /* in place: the prefix's */
+    const size_t ab = merge_bytes(c->T, sa, row, off_a, es), bb = merge_bytes(c->T, sb, row, off_b, es),
+                 ob = c->in_place ? ab : merge_bytes(c->T, so, row, off_o, es);
     const size_t ln = (size_t)((c->H - 1) * lhs + (c->T - 1) * lts + 1);
     unsigned char *A = malloc(ab), *B = malloc(bb), *O = malloc(ob), *got = malloc(ob);
     float *la = malloc(ln * 4), *lb = malloc(ln * 4), *lo = malloc(ln * 4), *lgot = malloc(ln * 4);
@@ -208,8 +209,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
             int da, db;
             merge_lse_pair(r, &la[li], &lb[li], &da, &db);
             for (int d = 0; d < c->hs; d++) {
-                const size_t ia = (size_t)(oa + tk * sa + h * c->hs + d);
-                const size_t ib = (size_t)(ob_ + tk * sb + h * c->hs + d);
+                const size_t ia = (size_t)(off_a + tk * sa + h * c->hs + d);
+                const size_t ib = (size_t)(off_b + tk * sb + h * c->hs + d);
                 pa_store_from_float(c->t, A, ia, da ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
                 pa_store_from_float(c->t, B, ib, db ? NAN : pa_rng_uniform(r, -4.0f, 4.0f));
             }
@@ -229,7 +230,7 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
                                      .lse_head_stride = c->lhs,
                                      .lse_token_stride = c->lts};
     pa_merge_attn_states_params d = p;
-    d.output = dO + oo * es, d.prefix_output = dA + oa * es, d.suffix_output = dB + ob_ * es;
+    d.output = dO + off_o * es, d.prefix_output = dA + off_a * es, d.suffix_output = dB + off_b * es;
     d.prefix_lse = dla, d.suffix_lse = dlb, d.output_lse = c->with_lse ? dlo : NULL;
     cr_assert_eq(pa_merge_attn_states(&d, NULL), PA_SUCCESS, "case %d: %s", ci, pa_last_error());
     pa_test_dev_sync();
@@ -240,8 +241,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     if (c->in_place)
         memcpy(O, A, ab);
     pa_merge_attn_states_params h = p;
-    h.output = c->in_place ? (void *)(A + oa * es) : (void *)(O + oo * es);
-    h.prefix_output = A + oa * es, h.suffix_output = B + ob_ * es;
+    h.output = c->in_place ? (void *)(A + off_a * es) : (void *)(O + off_o * es);
+    h.prefix_output = A + off_a * es, h.suffix_output = B + off_b * es;
     h.prefix_lse = la, h.suffix_lse = lb, h.output_lse = c->with_lse ? lo : NULL;
     cr_assert_eq(pa_ref_merge_attn_states(&h), PA_SUCCESS, "%s", pa_last_error());
     const unsigned char *want = c->in_place ? A : O;
@@ -250,7 +251,7 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     const double u = c->t == PA_DTYPE_F32 ? 0x1p-23 : c->t == PA_DTYPE_F16 ? 0x1p-10 : 0x1p-7;
     for (size_t b = 0; b < ob; b++) {
         const size_t e = b / es;
-        const int64_t rel = (int64_t)e - oo;
+        const int64_t rel = (int64_t)e - off_o;
         const int64_t tk = rel >= 0 ? rel / so : -1, col = rel >= 0 ? rel % so : -1;
         const int on_row = rel >= 0 && tk < c->T && col < row;
         if (!on_row) {
@@ -260,8 +261,8 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
         if (b % es)
             continue;
         const float g = pa_load_as_float(c->t, got, e), w = pa_load_as_float(c->t, want, e);
-        const float xa = pa_load_as_float(c->t, Ai, (size_t)(oa + tk * sa + col));
-        const float xb = pa_load_as_float(c->t, B, (size_t)(ob_ + tk * sb + col));
+        const float xa = pa_load_as_float(c->t, Ai, (size_t)(off_a + tk * sa + col));
+        const float xb = pa_load_as_float(c->t, B, (size_t)(off_b + tk * sb + col));
         const double mag = (isnan(xa) ? 0.0 : fabs(xa)) + (isnan(xb) ? 0.0 : fabs(xb));
         const int ok = isnan(w) ? isnan(g) : fabs((double)g - w) <= u * fabs(w) + 4e-7 * mag;
         CHK(ok, "case %d (%s T %d H %d hs %d): token %lld head %lld dim %lld: device %.9g reference %.9g", ci,
