@@ -280,11 +280,12 @@ static inline void pa_context_problem_free(pa_context_problem *pr) {
  * first_pos + t, row q_row0 + t of q and of ref. With abs_v, sum_k p_k |v_k|
  * instead of the output (the scale of what rounding the probabilities can
  * move an output element by). sinks: NULL, or each head's sink, one more
- * score in the softmax with no value. */
+ * score in the softmax with no value. lse: NULL, or [num_heads, lse_tokens]
+ * floats for each row's log-sum-exp (pa_plain_opts.lse). */
 static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, int first_pos, const void *q, pa_dtype qd,
                                    int64_t q_row0, int q_len, int num_heads, int nkv, int hs, float scale, float cap,
                                    const float *alibi, const float *sinks, int causal, int window, int abs_v,
-                                   float *ref) {
+                                   float *ref, float *lse, int64_t lse_tokens) {
     float *qr = (float *)pa_xmalloc(sizeof(float) * (size_t)hs);
     for (int t = 0; t < q_len; t++)
         for (int h = 0; h < num_heads; h++) {
@@ -303,21 +304,29 @@ static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, in
             o.abs_v = abs_v;
             o.has_sink = sinks != NULL;
             o.sink = sinks ? sinks[h] : 0.0;
+            double row_lse = 0.0;
+            o.lse = lse ? &row_lse : NULL;
             pa_plain_attention_row(qr, K + (size_t)kh * hs, V + (size_t)kh * hs, (size_t)nkv * hs, k_len, hs,
                                    first_pos + t, &o, ref + row);
+            if (lse)
+                lse[(int64_t)h * lse_tokens + q_row0 + t] = (float)row_lse;
         }
     free(qr);
 }
 
-/* ref: [num_tokens, num_heads, head] floats; abs_v as pa_pp_plain_seq's. */
-static inline void pa_context_problem_plain_ex(const pa_context_problem *pr, float *ref, int abs_v) {
+/* ref: [num_tokens, num_heads, head] floats; abs_v and lse ([num_heads,
+ * num_tokens] or NULL) as pa_pp_plain_seq's. */
+static inline void pa_context_problem_plain_lse(const pa_context_problem *pr, float *ref, int abs_v, float *lse) {
     const pa_context_attention_params *p = &pr->p;
     for (int s = 0; s < p->num_seqs; s++) {
         const int ql = p->query_start_loc[s + 1] - p->query_start_loc[s], L = p->seq_lens[s];
         pa_pp_plain_seq(pr->k_logical[s], pr->v_logical[s], L, L - ql, p->query, p->q_dtype, p->query_start_loc[s], ql,
                         p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes,
-                        p->sinks, 1, p->sliding_window, abs_v, ref);
+                        p->sinks, 1, p->sliding_window, abs_v, ref, lse, p->num_tokens);
     }
+}
+static inline void pa_context_problem_plain_ex(const pa_context_problem *pr, float *ref, int abs_v) {
+    pa_context_problem_plain_lse(pr, ref, abs_v, NULL);
 }
 static inline void pa_context_problem_plain(const pa_context_problem *pr, float *ref) {
     pa_context_problem_plain_ex(pr, ref, 0);
@@ -419,8 +428,9 @@ static inline void pa_prompt_problem_free(pa_prompt_problem *pr) {
 }
 
 /* ref: [num_q_tokens, num_heads, head] floats (packed K/V are contiguous
- * already); abs_v as pa_pp_plain_seq's. */
-static inline void pa_prompt_problem_plain_ex(const pa_prompt_problem *pr, float *ref, int abs_v) {
+ * already); abs_v and lse ([num_heads, num_q_tokens] or NULL) as
+ * pa_pp_plain_seq's. */
+static inline void pa_prompt_problem_plain_lse(const pa_prompt_problem *pr, float *ref, int abs_v, float *lse) {
     const pa_prompt_attention_params *p = &pr->p;
     const int hs = p->head_size, nkv = p->num_kv_heads;
     const int32_t *cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
@@ -435,13 +445,39 @@ static inline void pa_prompt_problem_plain_ex(const pa_prompt_problem *pr, float
         }
         pa_pp_plain_seq(K, V, kl, kl - ql, p->query, p->dtype, p->cu_seqlens_q[s], ql, p->num_heads, nkv, hs, p->scale,
                         p->soft_cap, p->alibi_slopes, p->sinks, p->attn_type == PA_ATTN_DECODER, p->sliding_window,
-                        abs_v, ref);
+                        abs_v, ref, lse, p->num_q_tokens);
         free(K);
         free(V);
     }
 }
+static inline void pa_prompt_problem_plain_ex(const pa_prompt_problem *pr, float *ref, int abs_v) {
+    pa_prompt_problem_plain_lse(pr, ref, abs_v, NULL);
+}
 static inline void pa_prompt_problem_plain(const pa_prompt_problem *pr, float *ref) {
     pa_prompt_problem_plain_ex(pr, ref, 0);
+}
+
+/* A part of each sequence's keys, for cascade tests (a problem made with
+ * k_lens): copies key and value
+ * rows [lo[s], hi[s]) of sequence s (counted from its first key row) into
+ * packed arrays of their own (*k, *v; the caller frees them); cu ([num_seqs +
+ * 1]) gets their offsets, for cu_seqlens_k. */
+static inline void pa_prompt_problem_key_part(const pa_prompt_problem *pr, const int *lo, const int *hi, void **k,
+                                              void **v, int32_t *cu) {
+    const pa_prompt_attention_params *p = &pr->p;
+    const size_t esz = pa_dtype_size(p->dtype), row = (size_t)p->num_kv_heads * (size_t)p->head_size * esz;
+    int n = 0;
+    for (int s = 0; s < p->num_seqs; s++)
+        n += hi[s] - lo[s];
+    *k = pa_xmalloc(row * (size_t)n + 1);
+    *v = pa_xmalloc(row * (size_t)n + 1);
+    cu[0] = 0;
+    for (int s = 0; s < p->num_seqs; s++) {
+        const size_t first = (size_t)(p->cu_seqlens_k[s] + lo[s]), len = (size_t)(hi[s] - lo[s]);
+        memcpy((char *)*k + (size_t)cu[s] * row, (const char *)p->key + first * row, len * row);
+        memcpy((char *)*v + (size_t)cu[s] * row, (const char *)p->value + first * row, len * row);
+        cu[s + 1] = cu[s] + (int32_t)len;
+    }
 }
 
 #endif

@@ -248,13 +248,17 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
     }
     /* The sink, appended as one more score: the max runs over it too, and it
      * weighs in the sum with no value. */
+    double level = mx; /* sum is of e^(score - level) */
     if (o->has_sink && sum > 0) {
         const double m2 = o->sink > mx ? o->sink : mx;
         const double f = exp(mx - m2);
         sum = sum * f + exp(o->sink - m2);
+        level = m2;
         for (int d = 0; d < hs; d++)
             acc[d] *= f;
     }
+    if (o->lse)
+        *o->lse = sum > 0 ? level + log(sum) : o->has_sink ? o->sink : -INFINITY;
     for (int d = 0; d < hs; d++)
         out[d] = o->empty_is_zero && !(sum > 0) ? 0.0f : (float)(acc[d] / sum);
     free(w);

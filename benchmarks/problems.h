@@ -79,8 +79,10 @@ int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens
  * 0/0 = NaN. With has_sink, the softmax runs over the scores and one more
  * entry, sink, whose value is zero (gpt-oss's attention sink: the scores with
  * the sink appended, softmaxed, the sink's column dropped); a row with no
- * visible key is still 0 / NaN as above. A zeroed struct is scale 0: set
- * scale. */
+ * visible key is still 0 / NaN as above. With lse, *lse gets the natural log
+ * of the softmax's denominator over the same entries, sum_j e^score_j (plus
+ * e^sink with has_sink, even where no key is visible; -inf with nothing). A
+ * zeroed struct is scale 0: set scale. */
 typedef struct pa_plain_opts {
     double scale;
     double soft_cap;    /* > 0: score = soft_cap * tanh(score / soft_cap) */
@@ -93,6 +95,7 @@ typedef struct pa_plain_opts {
     int abs_v;
     int has_sink;
     double sink; /* with has_sink: finite, or -inf for no weight */
+    double *lse; /* NULL, or where the row's log-sum-exp goes */
 } pa_plain_opts;
 
 void pa_plain_attention_row(const float *q, const float *k, const float *v, size_t kv_stride, int n_keys, int head_size,

@@ -737,6 +737,31 @@ plant merge-suffix-at-prefix-stride cuda/merge_states.cu \
 plant merge-one-token-row-a-cta cuda/merge_states.cu \
     'dim3((unsigned)tx, (unsigned)ty)' 'dim3((unsigned)tx, 1u)' \
     test_gpu_basic 'merge_states/matches_reference'
+# The prefill kernels' lse output (prefill.h): mma.sync's rows at the token-major [tokens, heads]
+# place, a row with a sink but no key given -inf, one lane of each warp (not of each quad)
+# writing; the f32 kernel's natural-log max left out; the Hopper kernel's sink left out of the
+# sum, its FP8 path's 2^8 lift left in, and the second of each thread's two rows unwritten.
+plant prefill-lse-token-major cuda/prefill/prefill_kernel.cuh \
+    'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = sm.l[i]' 'p.lse[(int64_t)(sq.q0 + tok) * p.num_heads + head] = sm.l[i]' \
+    test_prefill 'prefill_gpu/prompt_attention_types'
+plant prefill-lse-sink-without-key-dropped cuda/prefill/prefill_kernel.cuh \
+    ': p.sinks      ? p.sinks[head]' ': p.sinks      ? -INFINITY' \
+    test_prefill 'prefill_gpu/lse_cascade_merges_on_the_device'
+plant prefill-lse-one-lane-a-warp cuda/prefill/prefill_kernel.cuh \
+    'if (p.lse && (threadIdx.x & 3) == 0) {' 'if (p.lse && (threadIdx.x & 31) == 0) {' \
+    test_prefill 'prefill_gpu/smallest_cases'
+plant prefill-f32-lse-without-max cuda/prefill/prefill_f32.cu \
+    '= l > 0.0f  ? m + logf(l)' '= l > 0.0f  ? logf(l)' \
+    test_prefill 'prefill_gpu/f32_queries'
+plant hopper-lse-sink-left-out cuda/prefill/prefill_wgmma.cuh \
+    '(sm.m[h] - lift) * 0.6931471805599453f + logf(ls)' '(sm.m[h] - lift) * 0.6931471805599453f + logf(l)' \
+    test_prefill 'prefill_hopper/attention_sinks'
+plant hopper-fp8-lse-lift-kept cuda/prefill/prefill_wgmma.cuh \
+    '(sm.m[h] - lift) * 0.6931471805599453f' 'sm.m[h] * 0.6931471805599453f' \
+    test_prefill 'prefill_hopper_fp8/context_attention'
+plant hopper-lse-second-row-unwritten cuda/prefill/prefill_wgmma.cuh \
+    'if (p.lse && (lane & 3) == 0)' 'if (p.lse && (lane & 3) == 0 && h == 0)' \
+    test_prefill 'prefill_hopper/prompt_attention'
 # The entry's choice of 16-byte chunks blind to the buffers' addresses (interpret mode's alignment
 # check on the chunk loads; the device would fault).
 plant merge-chunks-on-misaligned-rows csrc/ops/merge.c \

@@ -94,6 +94,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_context_attention_params, sliding_window),
     PA_OFF(pa_context_attention_params, soft_cap),
     PA_OFF(pa_context_attention_params, sinks),
+    PA_OFF(pa_context_attention_params, lse),
 
     PA_SZ(pa_prompt_attention_params),
     PA_OFF(pa_prompt_attention_params, out),
@@ -120,6 +121,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_prompt_attention_params, sliding_window),
     PA_OFF(pa_prompt_attention_params, soft_cap),
     PA_OFF(pa_prompt_attention_params, sinks),
+    PA_OFF(pa_prompt_attention_params, lse),
 
     PA_SZ(pa_mixed_attention_params),
     PA_OFF(pa_mixed_attention_params, out),

@@ -132,6 +132,34 @@ static pa_status check_rows(const char *op, int32_t max_q, int32_t group) {
     return PA_SUCCESS;
 }
 
+/* Bytes from the first element of `rows` rows `stride` elements apart (0 =
+ * `row`) to the end of the last, for overlap checks; INT64_MAX where that
+ * overflows (the element extents are checked apart). */
+static int64_t rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t esz) {
+    int64_t ext = 0;
+    if (rows <= 0)
+        return 0;
+    if (!pa_mul_i64(rows - 1, stride ? stride : row, &ext) || !pa_add_i64(ext, row, &ext) ||
+        !pa_mul_i64(ext, (int64_t)esz, &ext))
+        return INT64_MAX;
+    return ext;
+}
+
+/* The lse output (prefill.h): f32 [num_heads, tokens], 4-byte aligned, clear of
+ * out and of the query, key and value rows (it is written while other CTAs
+ * read them). extents[i] are the bytes of bufs[i]. */
+static pa_status check_lse(const char *op, const float *lse, int32_t num_heads, int32_t tokens,
+                           const void *const bufs[4], const int64_t extents[4]) {
+    if (lse == NULL)
+        return PA_SUCCESS;
+    static const char *const names[4] = {"out", "query", "key", "value"};
+    PA_REQUIRE((uintptr_t)lse % 4 == 0, "%s: lse must be 4-byte aligned (f32)", op);
+    const int64_t bytes = (int64_t)num_heads * tokens * 4;
+    for (int i = 0; i < 4; i++)
+        PA_REQUIRE(!pa_ranges_overlap(lse, bytes, bufs[i], extents[i]), "%s: lse overlaps %s", op, names[i]);
+    return PA_SUCCESS;
+}
+
 pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
     const char *op = "context_attention";
     PA_REQUIRE(p != NULL, "%s: params is NULL", op);
@@ -170,6 +198,15 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
                "%s: max_seq_len %d needs %lld blocks but the block table has %d columns", op, p->max_seq_len,
                ((long long)p->max_seq_len + kv->block_size - 1) / kv->block_size, p->block_table_stride);
+    {
+        const size_t esz = pa_dtype_size(p->q_dtype);
+        const int64_t qrow = (int64_t)p->num_heads * kv->head_size, krow = (int64_t)kv->num_kv_heads * kv->head_size;
+        const void *const bufs[4] = {p->out, p->query, p->key, p->value};
+        const int64_t ext[4] = {
+            rows_bytes(p->num_tokens, 0, qrow, esz), rows_bytes(p->num_tokens, p->q_stride, qrow, esz),
+            rows_bytes(p->num_tokens, p->k_stride, krow, esz), rows_bytes(p->num_tokens, p->v_stride, krow, esz)};
+        PA_TRY(check_lse(op, p->lse, p->num_heads, p->num_tokens, bufs, ext));
+    }
     return PA_SUCCESS;
 }
 
@@ -211,6 +248,16 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     PA_REQUIRE(p->cu_seqlens_k == NULL || p->cu_seqlens_k != p->cu_seqlens_q || p->num_k_tokens == p->num_q_tokens,
                "%s: cu_seqlens_k is cu_seqlens_q but num_k_tokens %d != num_q_tokens %d", op, p->num_k_tokens,
                p->num_q_tokens);
+    {
+        const size_t esz = pa_dtype_size(p->dtype);
+        const int64_t qrow = (int64_t)p->num_heads * p->head_size, krow = (int64_t)p->num_kv_heads * p->head_size;
+        const int64_t krows = p->cu_seqlens_k ? p->num_k_tokens : p->num_q_tokens;
+        const void *const bufs[4] = {p->out, p->query, p->key, p->value};
+        const int64_t ext[4] = {rows_bytes(p->num_q_tokens, 0, qrow, esz),
+                                rows_bytes(p->num_q_tokens, p->q_stride, qrow, esz),
+                                rows_bytes(krows, p->k_stride, krow, esz), rows_bytes(krows, p->v_stride, krow, esz)};
+        PA_TRY(check_lse(op, p->lse, p->num_heads, p->num_q_tokens, bufs, ext));
+    }
     return PA_SUCCESS;
 }
 
@@ -391,6 +438,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
+    k->lse = p->lse;
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
@@ -427,6 +475,7 @@ void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_atten
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
+    k->lse = p->lse;
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);

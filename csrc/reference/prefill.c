@@ -25,7 +25,10 @@ typedef struct row_problem {
     const float *sink; /* the head's sink logit, or NULL */
 } row_problem;
 
-static void attend_row(const row_problem *r, const double *q, double *logits, double *acc, double *out) {
+/* Writes the row's output to out and returns its log-sum-exp (prefill.h):
+ * log(e^sink + sum of e^x over the visible keys); the sink alone where no key
+ * is visible; -inf with neither. */
+static double attend_row(const row_problem *r, const double *q, double *logits, double *acc, double *out) {
     /* The keys the masks leave are lo..hi: not after the query (causal), and
      * fewer than `window` positions before it. */
     const int lo = r->window > 0 && r->q_pos - r->window + 1 > 0 ? r->q_pos - r->window + 1 : 0;
@@ -66,6 +69,9 @@ static void attend_row(const row_problem *r, const double *q, double *logits, do
     /* A row that sees no key gives zeros (see prefill.h). */
     for (int d = 0; d < r->hs; d++)
         out[d] = sum > 0.0 ? acc[d] / sum : 0.0;
+    if (sum > 0.0)
+        return mx + log(sum);
+    return r->sink ? (double)*r->sink : -INFINITY;
 }
 
 /* Scratch for one sequence: gathered K/V and per-row buffers. */
@@ -98,10 +104,11 @@ static pa_status scratch_alloc(scratch *s, int64_t max_k, int nkv, int hs) {
     return PA_SUCCESS;
 }
 
-/* Every (token, head) row of one sequence over the gathered keys. */
+/* Every (token, head) row of one sequence over the gathered keys; with `lse`
+ * ([num_heads, tokens]) each row's log-sum-exp too. */
 static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_row0, const void *query,
                             int64_t q_stride, pa_dtype dt, int num_heads, const float *alibi, const float *sinks,
-                            void *out) {
+                            void *out, float *lse, int64_t tokens) {
     const int hs = rp->hs, group = num_heads / rp->nkv;
     for (int i = 0; i < q_len; i++) {
         rp->q_pos = rp->k_len - q_len + i;
@@ -112,7 +119,9 @@ static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_r
             rp->sink = sinks ? sinks + h : NULL;
             for (int d = 0; d < hs; d++)
                 sc->q[d] = pa_load_as_float(dt, query, (size_t)((q_row0 + i) * q_stride + (int64_t)h * hs + d));
-            attend_row(rp, sc->q, sc->logits, sc->acc, sc->out);
+            const double row_lse = attend_row(rp, sc->q, sc->logits, sc->acc, sc->out);
+            if (lse)
+                lse[(int64_t)h * tokens + q_row0 + i] = (float)row_lse;
             for (int d = 0; d < hs; d++)
                 pa_store_from_float(dt, out, (size_t)(((q_row0 + i) * num_heads + h) * hs + d), (float)sc->out[d]);
         }
@@ -214,7 +223,7 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
         attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->q_dtype, p->num_heads, p->alibi_slopes, p->sinks,
-                        p->out);
+                        p->out, p->lse, p->num_tokens);
     }
     scratch_free(&sc);
     pa_clear_error();
@@ -274,7 +283,7 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
         attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->dtype, p->num_heads, p->alibi_slopes, p->sinks,
-                        p->out);
+                        p->out, p->lse, p->num_q_tokens);
     }
     scratch_free(&sc);
     pa_clear_error();

@@ -56,6 +56,7 @@ typedef struct pa_prefill_kparams {
     float soft_cap;
     const float *alibi_slopes;
     const float *sinks; /* [num_heads] or NULL: natural-log sink logits (prefill.h) */
+    float *lse;         /* [num_heads, num_q_tokens] or NULL: the rows' log-sum-exp (prefill.h) */
     int32_t window;
     /* Host-decided fast paths (pointer / stride alignment): */
     int32_t vec_q;   /* query rows 16-byte aligned: cp.async */

@@ -124,6 +124,10 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
     }
     if (p.sinks && l > 0.0f) // the head's sink: one more term of the sum, with no value
         l += expf(p.sinks[head] - m);
+    if (p.lse && lane == 0) // the row's log-sum-exp (prefill.h), [num_heads, tokens]
+        p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = l > 0.0f  ? m + logf(l)
+                                                              : p.sinks ? p.sinks[head]
+                                                                        : -INFINITY;
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     float *out = static_cast<float *>(p.out) + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
 #pragma unroll

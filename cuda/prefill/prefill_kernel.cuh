@@ -673,6 +673,20 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         sink2[i] = p.sinks ? p.sinks[kvh * group + g % group] * kLog2e : 0.0f;
     }
     sm.template finalize<C>(o, p.sinks != nullptr, sink2);
+    // The rows' log-sum-exp (prefill.h), [num_heads, tokens]: finalize leaves
+    // each quad's whole sum (sink included) in all four lanes; the first writes.
+    if (p.lse && (threadIdx.x & 3) == 0) {
+#pragma unroll
+        for (int i = 0; i < 2 * C::kMT; i++) {
+            const int gr = m0 + pa::tile::warp_row<C>(i);
+            if (gr < rows) {
+                const int tok = gr / group, head = kvh * group + gr % group;
+                p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = sm.l[i] > 0.0f ? sm.lse(i)
+                                                                      : p.sinks      ? p.sinks[head]
+                                                                                     : -INFINITY;
+            }
+        }
+    }
 
     // Output rows: contiguous [tokens, heads, head]; each warp stages in its own Q rows.
     T *out = static_cast<T *>(p.out);

@@ -1558,9 +1558,20 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             // terms lifted by 2^8 on the FP8 path (l: its P V's sum; else the
             // softmax's, summed by finalize).
             float f = ov;
+            constexpr float lift = H::kF8 ? 8.0f : 0.0f;
             const float l = H::kF8 ? o[HP / 8][2 * h] : sm.l[h];
-            if (p.sinks && l > 0.0f)
-                f *= __fdividef(l, l + pa::tile::ex2(fmaf(p.sinks[head], kLog2e, (H::kF8 ? 8.0f : 0.0f) - sm.m[h])));
+            const bool sink = p.sinks && l > 0.0f;
+            const float ls = sink ? l + pa::tile::ex2(fmaf(p.sinks[head], kLog2e, lift - sm.m[h])) : l;
+            if (sink)
+                f *= __fdividef(l, ls);
+            // The row's log-sum-exp (prefill.h), [num_heads, tokens]: the sum
+            // (with its sink) times 2^(m - lift), in natural log; one lane of
+            // the quad holding the row writes it.
+            if (p.lse && (lane & 3) == 0)
+                p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] =
+                    l > 0.0f  ? (sm.m[h] - lift) * 0.6931471805599453f + logf(ls)
+                    : p.sinks ? p.sinks[head]
+                              : -INFINITY;
 #pragma unroll
             for (int j = 0; j < HP / 8; j++)
                 if (j * 8 < hs)

@@ -66,6 +66,22 @@ typedef enum pa_attn_type {
  * sum_j e^x_j) over its visible keys. -inf is no sink; a row that sees no key
  * still gives zeros. The references refuse a NaN sink. */
 
+/* Log-sum-exp output (FlashAttention's softmax_lse), in the context and prompt
+ * params: `lse`, when not NULL, f32 [num_heads, tokens] (head-major, row
+ * lse[h * tokens + t]; tokens = num_tokens or num_q_tokens) in device memory
+ * (host memory for the references), 4-byte aligned, gets for every query row
+ * it writes the natural log of that row's softmax denominator,
+ *     lse = log(e^sinks[h] + sum_j e^x_j)   over the row's visible keys,
+ * in the units of the scores (after scale, soft cap and ALiBi; the sink term
+ * only with sinks). A row with neither key nor sink gets -inf (its output is
+ * zeros); one with a sink but no key gets sinks[h]. A row's output and lse are
+ * one partial attention state: two calls over disjoint keys of the same
+ * queries (a shared prefix and each sequence's own tokens, say: cascade
+ * attention) merge with pa_merge_attn_states (merge.h, whose default lse
+ * layout this is) into attention over all of the keys. Give the sinks to one
+ * of the two calls only. lse must not overlap out, query, key or value; rows
+ * the call skips (see DEVICE DATA AND BOUNDS) leave their lse unwritten. */
+
 /* ---- context (prefix) attention -------------------------------------------------- */
 
 typedef struct pa_context_attention_params {
@@ -94,6 +110,7 @@ typedef struct pa_context_attention_params {
     int32_t sliding_window;         /* 0 = off, else W > 0 (see the masks above) */
     float soft_cap;                 /* 0 = off */
     const float *sinks;             /* [num_heads] or NULL: attention sinks (see above) */
+    float *lse;                     /* [num_heads, num_tokens] f32 or NULL: log-sum-exp (see above) */
 } pa_context_attention_params;
 
 /* Checks every field that can be checked without reading device memory.
@@ -139,6 +156,7 @@ typedef struct pa_prompt_attention_params {
     int32_t sliding_window;    /* 0 = off */
     float soft_cap;            /* 0 = off */
     const float *sinks;        /* [num_heads] or NULL: attention sinks (see above) */
+    float *lse;                /* [num_heads, num_q_tokens] f32 or NULL: log-sum-exp (see above) */
 } pa_prompt_attention_params;
 
 PA_API pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p);
@@ -209,7 +227,8 @@ PA_API int pa_prefill_hopper_available(void);
  * with pa_reshape_and_cache first, as vLLM does). The prefill part runs on the
  * context-attention kernel and the decode part on pa_paged_attention_decode, so
  * the shape must suit both (head and block sizes the decode op supports) and
- * both parts are validated before either is launched. */
+ * both parts are validated before either is launched. It has no lse output
+ * (the decode kernels keep none). */
 typedef struct pa_mixed_attention_params {
     void *out;         /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size], contiguous */
     const void *query; /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size]; rows q_stride apart */

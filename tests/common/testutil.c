@@ -17,6 +17,11 @@ void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi)
 }
 
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n) { pa_fill_nan(t, buf, n); }
+float *pa_test_nan_floats(size_t n) {
+    float *a = pa_xmalloc(sizeof(float) * (n + 1));
+    pa_fill_nan(PA_DTYPE_F32, a, n + 1);
+    return a;
+}
 
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n) {
     float *f = malloc(n * sizeof(float) + 4);

@@ -17,6 +17,8 @@ extern "C" {
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
 /* Fill n elements of dtype t with NaN (for fp8 e4m3 the NaN code 0x7F). */
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
+/* n + 1 floats on the heap, all NaN (the last a canary past an n-float output). */
+float *pa_test_nan_floats(size_t n);
 /* Loads a typed buffer into a new float array. */
 float *pa_test_to_float(pa_dtype t, const void *buf, size_t n);
 /* Elements [first, first + n) of a typed buffer times s, stored back in t

@@ -209,13 +209,16 @@ static float e4m3_round(float x) {
  * head's with scales_per_head (cached ones are e4m3 already); score = factor x scale x the dot product, then soft cap,
  * ALiBi and masks; P = 2^8 exp(score - the row's max) rounded to e4m3; the
  * output P V over the sum of the rounded P (and of a sink's 2^8 exp(sink -
- * the row's max), unrounded). Floats [query token][head][dim].
+ * the row's max), unrounded). Floats [query token][head][dim]. With lse, each
+ * row's lse as that arithmetic gives it, log(sum / 2^8) + the row's max, at
+ * lse[head * tokens + token] of the problem's [heads, tokens] (the sink
+ * alone, or -inf, where a row sees no key).
  * It differs from the kernel where the kernel rounds P against a running max
  * (tiles before the row's max arrived) and in the exponential's last bits, a
  * P rounded one e4m3 step the other way now and then: on the tests' data it
  * sits about 0.0025 (RMS) from the kernel in interpret mode, against the
  * exact reference's 0.01-0.02. */
-static float *fp8_path_model(const pa_context_problem *pr, int s) {
+static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
     const pa_context_attention_params *h = &pr->p;
     const int hs = h->kv.head_size, nh = h->num_heads, nkv = h->kv.num_kv_heads, grp = nh / nkv;
     const int L = h->seq_lens[s], ql = h->query_start_loc[s + 1] - h->query_start_loc[s], ctx = L - ql;
@@ -271,6 +274,11 @@ static float *fp8_path_model(const pa_context_problem *pr, int s) {
                 sum += 256.0 * exp((double)h->sinks[hd] - best);
             for (int d = 0; d < hs; d++)
                 out[((size_t)t * nh + hd) * hs + d] = sum > 0.0 ? (float)(acc[d] / sum) : 0.0f;
+            if (lse)
+                lse[(size_t)hd * h->num_tokens + (size_t)(h->query_start_loc[s] + t)] =
+                    sum > 0.0  ? (float)(log(sum / 256.0) + best)
+                    : h->sinks ? h->sinks[hd]
+                               : -INFINITY;
         }
     free(k8);
     free(v8);
@@ -348,6 +356,51 @@ static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa
     compare_rows_fp8(got, ref_typed, qd, cd, row_elems, r0, r1, what, NULL);
 }
 
+/* ---- log-sum-exp output (prefill.h) -------------------------------------------------
+ *
+ * check_context and check_prompt ask every launch for its rows' lse (so the
+ * whole grid checks it on every kernel path) and hold it to the reference's:
+ * within lse_tolerance(), -inf exactly where the reference has -inf, and the
+ * 16 floats past the array never written. lse_leaves_the_output_as_is checks
+ * that asking for it changes no output bit. */
+/* |kernel - reference| allowed. The scores are the reference's to f32
+ * accumulation (their inputs are the same rounded values), and the kernels
+ * sum P in f32 before rounding it for P V, so what differs is the order of
+ * f32 additions: in interpret mode the 16-bit kernels came within 1.4e-5 and
+ * the f32 kernel within 0.16 of its tolerance here (2026-12-04). f32
+ * queries: the logits' own f32 rounding too (g_f32_logit_bound, as the
+ * outputs'). The FP8 path is held to its model (fp8_path_model), whose P
+ * rounds to e4m3 against the row's final max where the kernel's rounds
+ * against its running max: one P rounded a step (1/16) the other way moves
+ * the lse by up to log(1 + 1/16) = 0.061. */
+static double lse_tolerance(pa_dtype qd, int fp8_path, double want) {
+    if (fp8_path)
+        return 0.065 + 1e-3 * fabs(want);
+    if (qd == PA_DTYPE_F32)
+        return 1e-5 + 1e-6 * fabs(want) + 4.0 * 0x1p-24 * g_f32_logit_bound;
+    return 1e-4 + 1e-5 * fabs(want);
+}
+
+/* The lse of rows [t0, t1) of every head ([heads, tokens]); `got` holds
+ * tokens * heads + 16 floats, the last 16 not to be written. */
+static void compare_lse(const float *got, const float *want, int heads, int tokens, int t0, int t1, pa_dtype qd,
+                        int fp8_path, const char *what) {
+    for (int h = 0; h < heads; h++)
+        for (int t = t0; t < t1; t++) {
+            const size_t i = (size_t)h * (size_t)tokens + (size_t)t;
+            const double g = got[i], w = want[i], tol = lse_tolerance(qd, fp8_path, w);
+            if (isinf(w) || isnan(w)) {
+                CHK(g == w, "%s: lse of head %d token %d is %g, the reference's %g", what, h, t, g, w);
+                continue;
+            }
+            CHK(fabs(g - w) <= tol, "%s: lse of head %d token %d is %.7g, the reference's %.7g (at most %.3g apart)",
+                what, h, t, g, w, tol);
+        }
+    const size_t n = (size_t)heads * (size_t)tokens;
+    for (size_t i = n; i < n + 16; i++)
+        CHK(isnan(got[i]), "%s: lse written past its end (float %zu)", what, i);
+}
+
 /* Runs the kernel and the reference; `verify` lists the sequences compared
  * (NULL = all); the others must at least be finite. */
 static void check_context(pa_context_problem *pr, const int *verify, int nverify, const char *what) {
@@ -355,6 +408,9 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     dev_ctx_make(&d, pr);
     if (g_far)
         dev_ctx_far(&d, pr);
+    const size_t nl = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens;
+    float *lse_got = pa_test_nan_floats(nl + 16), *lse_want = pa_test_nan_floats(nl + 16);
+    d.p.lse = up(&d, lse_got, sizeof(float) * (nl + 16));
     const long fp8_before = pa_prefill_hopper_fp8_launches();
     pa_status s = pa_context_attention(&d.p, NULL);
     cr_assert_eq(s, PA_SUCCESS, "%s: %s", what, pa_last_error());
@@ -367,7 +423,10 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     void *got = malloc(pr->out_elems * qs + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, d.p.out, pr->out_elems * qs);
+    pa_test_dev_download(lse_got, d.p.lse, sizeof(float) * (nl + 16));
+    pr->p.lse = lse_want;
     ref_context_parallel(h, verify, nverify);
+    pr->p.lse = NULL;
     g_round_ctx = pr;
     const int n = verify ? nverify : h->num_seqs;
     char *checked = calloc((size_t)h->num_seqs + 1, 1);
@@ -378,18 +437,29 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
         snprintf(w, sizeof w, "%.300s seq %d (q %d, ctx %d)", what, sq,
                  h->query_start_loc[sq + 1] - h->query_start_loc[sq],
                  h->seq_lens[sq] - (h->query_start_loc[sq + 1] - h->query_start_loc[sq]));
-        float *model = fp8_ran ? fp8_path_model(pr, sq) : NULL;
+        /* The FP8 path's lse is held to its model's (its scores move with
+         * the queries' e4m3 rounding: by 0.1-0.3 on these tests' data). */
+        float *model = fp8_ran ? fp8_path_model(pr, sq, lse_want) : NULL;
         compare_rows_fp8(got, pr->out, h->q_dtype, h->kv.dtype, row, h->query_start_loc[sq], h->query_start_loc[sq + 1],
                          w, model);
+        compare_lse(lse_got, lse_want, h->num_heads, h->num_tokens, h->query_start_loc[sq], h->query_start_loc[sq + 1],
+                    h->q_dtype, fp8_ran, w);
         free(model);
     }
     for (int sq = 0; sq < h->num_seqs; sq++)
-        if (!checked[sq])
+        if (!checked[sq]) {
             for (size_t e = (size_t)h->query_start_loc[sq] * row; e < (size_t)h->query_start_loc[sq + 1] * row; e++)
                 CHK(isfinite(pa_load_as_float(h->q_dtype, got, e)), "%s: seq %d element %zu not finite", what, sq, e);
+            for (int hd = 0; hd < h->num_heads; hd++)
+                for (int t = h->query_start_loc[sq]; t < h->query_start_loc[sq + 1]; t++)
+                    CHK(!isnan(lse_got[(size_t)hd * h->num_tokens + t]),
+                        "%s: seq %d: lse of head %d token %d unwritten", what, sq, hd, t);
+        }
     g_round_ctx = NULL;
     free(checked);
     free(got);
+    free(lse_got);
+    free(lse_want);
     dev_ctx_free(&d);
 }
 
@@ -1066,10 +1136,20 @@ static void bad_device_data_cases(void) {
             pr->seq_lens[1] = pr->p.max_seq_len + 100; /* beyond the host bound */
         dev_ctx d;
         dev_ctx_make(&d, pr);
+        const size_t nl = (size_t)4 * (size_t)pr->p.num_tokens;
+        float *lse = pa_test_nan_floats(nl);
+        d.p.lse = up(&d, lse, sizeof(float) * nl);
         cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
         void *got = malloc(pr->out_elems * 2);
         pa_test_dev_sync();
         pa_test_dev_download(got, d.p.out, pr->out_elems * 2);
+        pa_test_dev_download(lse, d.p.lse, sizeof(float) * nl);
+        for (int h = 0; h < 4; h++)
+            for (int t = 0; t < pr->p.num_tokens; t++)
+                CHK(isnan(lse[(size_t)h * pr->p.num_tokens + t]) == (t >= pr->qsl[1] && t < pr->qsl[2]),
+                    "case %d: lse of head %d token %d: %g (only the skipped sequence's stay unwritten)", v, h, t,
+                    lse[(size_t)h * pr->p.num_tokens + t]);
+        free(lse);
         const size_t row = 4 * 64;
         compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, pr->qsl[0], pr->qsl[1], "seq 0");
         compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, pr->qsl[2], pr->qsl[3], "seq 2");
@@ -1186,15 +1266,25 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     d.cu_seqlens_k = pr->cu_k ? pa_test_dev_upload(pr->cu_k, sizeof(int32_t) * ((size_t)h->num_seqs + 1)) : NULL;
     d.alibi_slopes = h->alibi_slopes ? pa_test_dev_upload(h->alibi_slopes, sizeof(float) * (size_t)h->num_heads) : NULL;
     d.sinks = h->sinks ? pa_test_dev_upload(h->sinks, sizeof(float) * (size_t)h->num_heads) : NULL;
+    const size_t nl = (size_t)h->num_heads * (size_t)h->num_q_tokens;
+    float *lse_got = pa_test_nan_floats(nl + 16), *lse_want = pa_test_nan_floats(nl + 16);
+    d.lse = pa_test_dev_upload(lse_got, sizeof(float) * (nl + 16));
     cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *got = malloc(pr->q_elems * es + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, d.out, pr->q_elems * es);
+    pa_test_dev_download(lse_got, d.lse, sizeof(float) * (nl + 16));
+    h->lse = lse_want;
     cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error());
+    h->lse = NULL;
     g_round_prompt = pr;
     compare_rows(got, pr->out, h->dtype, h->dtype, (size_t)h->num_heads * h->head_size, 0, h->num_q_tokens, what);
+    compare_lse(lse_got, lse_want, h->num_heads, h->num_q_tokens, 0, h->num_q_tokens, h->dtype, 0, what);
     g_round_prompt = NULL;
     free(got);
+    free(lse_got);
+    free(lse_want);
+    pa_test_dev_free(d.lse);
     pa_test_dev_free(d.out);
     pa_test_dev_free((void *)d.query);
     pa_test_dev_free((void *)d.key);
@@ -3174,4 +3264,190 @@ Test(prefill_routes, every_route, .timeout = 900) {
     cr_log_info("prefill_routes: %d of %d shapes run", ran, shapes);
     cr_assert(seen[0] && seen[1] && seen[2] && seen[3], "kernels walked: f32 %d, mma %d, Hopper %d, FP8 path %d",
               seen[0], seen[1], seen[2], seen[3]);
+}
+
+/* ---- log-sum-exp output: the output unchanged, and cascade attention -------------- */
+
+/* Asking for the lse changes no output bit: the same launches with lse NULL
+ * and with an lse array, on the mma.sync kernels and (where it runs: sm_90a
+ * builds, interpret mode) the Hopper kernel; prompt and context attention,
+ * with sinks. */
+Test(prefill_gpu, lse_leaves_the_output_as_is) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {70, 1, 129}, kl[3] = {70, 300, 129}, cl[3] = {50, 200, 0};
+    for (int path = 0; path < 2; path++) {
+        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        for (int op = 0; op < 2; op++) {
+            const void *hout;
+            size_t obytes, nl;
+            pa_prompt_problem *pp = NULL;
+            pa_context_problem *pc = NULL;
+            void *dout;
+            float *dlse;
+            if (op == 0) {
+                pa_prompt_problem_cfg c = {.seed = 7600u + (unsigned)path,
+                                           .dtype = PA_DTYPE_F16,
+                                           .attn_type = PA_ATTN_DECODER,
+                                           .num_seqs = 3,
+                                           .num_heads = 8,
+                                           .num_kv_heads = 2,
+                                           .head_size = 128,
+                                           .q_lens = ql,
+                                           .k_lens = kl,
+                                           .with_sinks = 1};
+                pp = pa_prompt_problem_make(&c);
+                hout = pp->out;
+                obytes = pp->q_elems * 2;
+                nl = (size_t)8 * (size_t)pp->p.num_q_tokens;
+            } else {
+                ctx_case c = {.seed = 7700u + (unsigned)path,
+                              .layout = PA_LAYOUT_FLASH_NHD,
+                              .qd = PA_DTYPE_BF16,
+                              .cd = PA_DTYPE_BF16,
+                              .seqs = 3,
+                              .heads = 8,
+                              .kv_heads = 8,
+                              .hs = 64,
+                              .bs = 16,
+                              .ql = ql,
+                              .cl = cl,
+                              .sinks = NULL};
+                pc = make_ctx(&c);
+                pc->p.sinks = pc->sinks = pa_sink_logits(8, 77);
+                hout = pc->out;
+                obytes = pc->out_elems * 2;
+                nl = (size_t)8 * (size_t)pc->p.num_tokens;
+            }
+            void *first = malloc(obytes), *second = malloc(obytes);
+            float *lse = pa_test_nan_floats(nl);
+            for (int with = 0; with < 2; with++) {
+                dlse = with ? pa_test_dev_upload(lse, sizeof(float) * nl) : NULL;
+                dout = pa_test_dev_upload(hout, obytes);
+                if (op == 0) {
+                    pa_prompt_attention_params d = pp->p;
+                    d.out = dout;
+                    d.lse = dlse;
+                    d.query = pa_test_dev_upload(pp->q, pp->q_elems * 2);
+                    d.key = pa_test_dev_upload(pp->k, pp->k_elems * 2);
+                    d.value = pa_test_dev_upload(pp->v, pp->k_elems * 2);
+                    d.cu_seqlens_q = pa_test_dev_upload(pp->cu_q, sizeof(int32_t) * 4);
+                    d.cu_seqlens_k = pa_test_dev_upload(pp->cu_k, sizeof(int32_t) * 4);
+                    d.sinks = pa_test_dev_upload(pp->sinks, sizeof(float) * 8);
+                    cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
+                    pa_test_dev_sync();
+                    pa_test_dev_free((void *)d.query), pa_test_dev_free((void *)d.key);
+                    pa_test_dev_free((void *)d.value), pa_test_dev_free((void *)d.cu_seqlens_q);
+                    pa_test_dev_free((void *)d.cu_seqlens_k), pa_test_dev_free((void *)d.sinks);
+                } else {
+                    dev_ctx d;
+                    dev_ctx_make(&d, pc);
+                    pa_test_dev_free(d.p.out);
+                    d.bufs[0] = d.p.out = dout; /* dev_ctx_make's first buffer is out */
+                    d.p.lse = dlse;
+                    cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+                    pa_test_dev_sync();
+                    d.bufs[0] = NULL;
+                    for (int i = 1; i < d.n; i++)
+                        pa_test_dev_free(d.bufs[i]);
+                }
+                pa_test_dev_download(with ? second : first, dout, obytes);
+                pa_test_dev_free(dout);
+                if (dlse) {
+                    pa_test_dev_download(lse, dlse, sizeof(float) * nl);
+                    pa_test_dev_free(dlse);
+                }
+            }
+            cr_assert(memcmp(first, second, obytes) == 0, "path %d op %d: the lse changed the output", path, op);
+            for (size_t i = 0; i < nl; i++)
+                CHK(!isnan(lse[i]), "path %d op %d: lse %zu unwritten", path, op, i);
+            free(first), free(second), free(lse);
+            pa_prompt_problem_free(pp);
+            pa_context_problem_free(pc);
+        }
+    }
+}
+
+/* Cascade attention on the device, as a server runs it: each sequence's keys
+ * cut at a[s] <= k_len - q_len, the first part as encoder attention (no mask)
+ * with the sinks, the rest as causal decoder attention, both with lse, merged
+ * by pa_merge_attn_states; the result is the reference's causal attention
+ * over all the keys (each part's output is rounded to f16 before the merge,
+ * so twice the f16 tolerance), and the merged lse its lse. */
+Test(prefill_gpu, lse_cascade_merges_on_the_device) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[4] = {70, 1, 129, 3}, kl[4] = {400, 17, 129, 9}, cut[4] = {200, 0, 0, 6}, zero[4] = {0};
+    pa_prompt_problem_cfg c = {.seed = 7800u,
+                               .dtype = PA_DTYPE_F16,
+                               .attn_type = PA_ATTN_DECODER,
+                               .num_seqs = 4,
+                               .num_heads = 8,
+                               .num_kv_heads = 2,
+                               .head_size = 64,
+                               .q_lens = ql,
+                               .k_lens = kl,
+                               .with_sinks = 1};
+    pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+    const int nq = pr->p.num_q_tokens;
+    const size_t nl = (size_t)8 * (size_t)nq, ob = pr->q_elems * 2;
+    float *whole_lse = pa_test_nan_floats(nl), *merged_lse = pa_test_nan_floats(nl + 16);
+    pr->p.lse = whole_lse;
+    cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pr->p.lse = NULL;
+
+    void *dq = pa_test_dev_upload(pr->q, ob), *dsinks = pa_test_dev_upload(pr->sinks, sizeof(float) * 8);
+    void *dcu_q = pa_test_dev_upload(pr->cu_q, sizeof(int32_t) * 5);
+    void *outs[2], *lses[2], *bufs[6];
+    for (int part = 0; part < 2; part++) {
+        int32_t cu[5];
+        void *k, *v;
+        pa_prompt_problem_key_part(pr, part ? cut : zero, part ? kl : cut, &k, &v, cu);
+        pa_prompt_attention_params d = pr->p;
+        d.attn_type = part ? PA_ATTN_DECODER : PA_ATTN_ENCODER;
+        d.query = dq;
+        d.cu_seqlens_q = dcu_q;
+        d.key = bufs[3 * part] = pa_test_dev_upload(k, (size_t)cu[4] * 2 * 64 * 2 + 16);
+        d.value = bufs[3 * part + 1] = pa_test_dev_upload(v, (size_t)cu[4] * 2 * 64 * 2 + 16);
+        d.cu_seqlens_k = bufs[3 * part + 2] = pa_test_dev_upload(cu, sizeof cu);
+        d.num_k_tokens = cu[4];
+        d.sinks = part ? NULL : dsinks;
+        d.out = outs[part] = pa_test_dev_upload(pr->out, ob); /* NaN */
+        d.lse = lses[part] = pa_test_dev_upload(merged_lse, sizeof(float) * nl);
+        cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "part %d: %s", part, pa_last_error());
+        free(k);
+        free(v);
+    }
+    void *dmerged = pa_test_dev_upload(pr->out, ob);
+    float *dmerged_lse = pa_test_dev_upload(merged_lse, sizeof(float) * (nl + 16));
+    const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F16,
+                                            .num_tokens = nq,
+                                            .num_heads = 8,
+                                            .head_size = 64,
+                                            .output = dmerged,
+                                            .prefix_output = outs[0],
+                                            .suffix_output = outs[1],
+                                            .output_lse = dmerged_lse,
+                                            .prefix_lse = lses[0],
+                                            .suffix_lse = lses[1]};
+    cr_assert_eq(pa_merge_attn_states(&mp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    void *got = malloc(ob);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, dmerged, ob);
+    pa_test_dev_download(merged_lse, dmerged_lse, sizeof(float) * (nl + 16));
+    float *ref = pa_test_to_float(PA_DTYPE_F16, pr->out, pr->q_elems);
+    pa_tolerance tol = pa_tolerance_for(PA_DTYPE_F16, PA_DTYPE_F16);
+    tol.atol *= 2.0;
+    tol.rtol *= 2.0;
+    pa_compare_result r;
+    char buf[512];
+    cr_assert(pa_compare(got, PA_DTYPE_F16, ref, (int64_t)pr->q_elems, tol, &r), "merged output: %s",
+              pa_compare_format(&r, tol, buf, sizeof buf));
+    compare_lse(merged_lse, whole_lse, 8, nq, 0, nq, PA_DTYPE_F16, 0, "merged lse");
+    free(got), free(ref), free(whole_lse), free(merged_lse);
+    for (int i = 0; i < 6; i++)
+        pa_test_dev_free(bufs[i]);
+    for (int i = 0; i < 2; i++)
+        pa_test_dev_free(outs[i]), pa_test_dev_free(lses[i]);
+    pa_test_dev_free(dq), pa_test_dev_free(dsinks), pa_test_dev_free(dcu_q), pa_test_dev_free(dmerged);
+    pa_test_dev_free(dmerged_lse);
+    pa_prompt_problem_free(pr);
 }

@@ -1294,3 +1294,231 @@ Test(prefill_ref, context_scales_per_kv_head) {
         pa_context_problem_free(pr);
     }
 }
+
+/* ---- log-sum-exp output (prefill.h) ------------------------------------------------- */
+
+/* lse against plain attention's (pa_plain_opts.lse, its own softmax in
+ * double): equal to float rounding and a few ulps of summation order; -inf
+ * only where plain says -inf. */
+static void expect_lse(const float *got, const float *want, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        if (isinf(want[i])) {
+            CHK(got[i] == want[i], "%s: lse[%zu] = %g, want %g", what, i, got[i], want[i]);
+            continue;
+        }
+        CHK(fabsf(got[i] - want[i]) <= 2e-6f * fmaxf(1.0f, fabsf(want[i])), "%s: lse[%zu] = %.9g, want %.9g", what, i,
+            got[i], want[i]);
+    }
+}
+
+/* Every row's lse, context and prompt attention: with ALiBi, a window and a
+ * soft cap, with sinks (pa_sink_logits: -inf, below, among and far above the
+ * logits), and causal prompts whose first rows see no key (-inf, or the sink).
+ * The output with lse asked is the output without it, bit for bit. */
+Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
+    const int ql[3] = {17, 1, 40}, cl[3] = {30, 64, 0};
+    for (int v = 0; v < 4; v++) {
+        pa_context_problem_cfg c = {.seed = 7300u + (unsigned)v,
+                                    .layout = v & 1 ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_NHD,
+                                    .q_dtype = v < 2 ? PA_DTYPE_F32 : PA_DTYPE_F16,
+                                    .cache_dtype = v == 3  ? PA_DTYPE_FP8_E4M3
+                                                   : v < 2 ? PA_DTYPE_F32
+                                                           : PA_DTYPE_F16,
+                                    .num_seqs = 3,
+                                    .num_heads = 8,
+                                    .num_kv_heads = 2,
+                                    .head_size = 32,
+                                    .block_size = 16,
+                                    .query_lens = ql,
+                                    .context_lens = cl,
+                                    .extra_blocks = 2,
+                                    .with_alibi = v != 1,
+                                    .with_sinks = v >= 1};
+        pa_context_problem *pr = pa_context_problem_make(&c);
+        cr_assert(pr != NULL);
+        pr->p.sliding_window = v == 2 ? 25 : 0;
+        pr->p.soft_cap = v == 1 ? 0.8f : 0.0f;
+        const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens,
+                     ob = pr->out_elems * pa_dtype_size(pr->p.q_dtype);
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        void *plain_out = malloc(ob);
+        memcpy(plain_out, pr->out, ob);
+        float *lse = pa_test_nan_floats(n), *want = pa_test_nan_floats(n),
+              *ref = malloc(sizeof(float) * (pr->out_elems + 1));
+        pr->p.lse = lse;
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert(memcmp(plain_out, pr->out, ob) == 0, "variant %d: asking for lse changed the output", v);
+        pa_context_problem_plain_lse(pr, ref, 0, want);
+        expect_lse(lse, want, n, "context");
+        cr_assert(isnan(lse[n]), "written past the lse array");
+        free(plain_out);
+        free(lse);
+        free(want);
+        free(ref);
+        pa_context_problem_free(pr);
+    }
+    /* Prompts: decoder self-attention, encoder, cross-attention, and decoder
+     * queries longer than their keys (rows before the first key). */
+    const int pql[3] = {12, 1, 33}, pkl[3] = {20, 9, 33}, short_k[3] = {5, 1, 30};
+    for (int t = 0; t < 8; t++) {
+        const pa_attn_type types[4] = {PA_ATTN_DECODER, PA_ATTN_ENCODER, PA_ATTN_ENCODER_DECODER, PA_ATTN_DECODER};
+        const int ty = t % 4, sinks = t >= 4;
+        pa_prompt_problem_cfg c = {.seed = 7400u + (unsigned)t,
+                                   .dtype = ty == 1 ? PA_DTYPE_BF16 : PA_DTYPE_F32,
+                                   .attn_type = types[ty],
+                                   .num_seqs = 3,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 4,
+                                   .head_size = 16,
+                                   .q_lens = pql,
+                                   .k_lens = ty == 2   ? pkl
+                                             : ty == 3 ? short_k
+                                                       : NULL,
+                                   .with_alibi = ty != 1,
+                                   .with_sinks = sinks};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        cr_assert(pr != NULL);
+        pr->p.sliding_window = ty == 0 ? 7 : 0;
+        pr->p.soft_cap = ty == 2 ? 1.5f : 0.0f;
+        const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_q_tokens;
+        float *lse = pa_test_nan_floats(n), *want = pa_test_nan_floats(n),
+              *ref = malloc(sizeof(float) * (pr->q_elems + 1));
+        pr->p.lse = lse;
+        cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        pa_prompt_problem_plain_lse(pr, ref, 0, want);
+        expect_lse(lse, want, n, "prompt");
+        cr_assert(isnan(lse[n]), "written past the lse array");
+        if (ty == 3) {
+            /* Sequence 0: 12 queries over 5 keys; rows 0..6 see none. */
+            for (int h = 0; h < 8; h++)
+                for (int i = 0; i < 7; i++) {
+                    const float x = lse[(size_t)h * pr->p.num_q_tokens + (size_t)i];
+                    CHK(sinks ? x == pr->sinks[h] : x == -INFINITY, "row %d head %d: lse %g without a key", i, h, x);
+                }
+        }
+        free(lse);
+        free(want);
+        free(ref);
+        pa_prompt_problem_free(pr);
+    }
+}
+
+/* Cascade attention on the references: each sequence's keys cut at a[s]
+ * (<= k_len - q_len: every query sees the whole first part), the first part
+ * as encoder attention (no mask) with the sinks, the rest as causal decoder
+ * attention, merged by their lse (pa_ref_merge_attn_states) equal one causal
+ * call over all the keys, output and lse. A sequence cut at 0 has an empty
+ * first part: its rows carry only the sink (or -inf) there. */
+Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
+    const int ql[4] = {5, 1, 12, 3}, kl[4] = {40, 17, 12, 9}, cut[4] = {16, 0, 0, 6}, zero[4] = {0};
+    for (int sinks = 0; sinks < 2; sinks++) {
+        pa_prompt_problem_cfg c = {.seed = 7500u + (unsigned)sinks,
+                                   .dtype = PA_DTYPE_F32,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 4,
+                                   .num_heads = 6,
+                                   .num_kv_heads = 2,
+                                   .head_size = 24,
+                                   .q_lens = ql,
+                                   .k_lens = kl,
+                                   .with_sinks = sinks};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        cr_assert(pr != NULL);
+        pr->p.soft_cap = 2.0f;
+        const int nq = pr->p.num_q_tokens;
+        const size_t n = (size_t)pr->p.num_heads * (size_t)nq, ne = pr->q_elems;
+        float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n),
+              *lse_m = pa_test_nan_floats(n);
+        float *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne), *out_m = pa_test_nan_floats(ne);
+        pr->p.lse = whole_lse;
+        cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+
+        int32_t cu_a[5], cu_b[5];
+        void *ka, *va, *kb, *vb;
+        pa_prompt_problem_key_part(pr, zero, cut, &ka, &va, cu_a);
+        pa_prompt_problem_key_part(pr, cut, kl, &kb, &vb, cu_b);
+        pa_prompt_attention_params a = pr->p, b = pr->p;
+        a.attn_type = PA_ATTN_ENCODER;
+        a.key = ka, a.value = va, a.cu_seqlens_k = cu_a, a.num_k_tokens = cu_a[4];
+        a.out = out_a, a.lse = lse_a;
+        b.sinks = NULL;
+        b.key = kb, b.value = vb, b.cu_seqlens_k = cu_b, b.num_k_tokens = cu_b[4];
+        b.out = out_b, b.lse = lse_b;
+        cr_assert_eq(pa_ref_prompt_attention(&a), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert_eq(pa_ref_prompt_attention(&b), PA_SUCCESS, "%s", pa_last_error());
+        const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
+                                                .num_tokens = nq,
+                                                .num_heads = pr->p.num_heads,
+                                                .head_size = pr->p.head_size,
+                                                .output = out_m,
+                                                .prefix_output = out_a,
+                                                .suffix_output = out_b,
+                                                .output_lse = lse_m,
+                                                .prefix_lse = lse_a,
+                                                .suffix_lse = lse_b};
+        cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
+        const float *whole = pr->out;
+        for (size_t i = 0; i < ne; i++)
+            CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i,
+                out_m[i], whole[i]);
+        expect_lse(lse_m, whole_lse, n, "merged lse");
+        /* Sequence 1 (one query, cut at 0): its first part saw no key. */
+        for (int h = 0; h < 6; h++) {
+            const float x = lse_a[(size_t)h * nq + 5];
+            CHK(sinks ? x == pr->sinks[h] : x == -INFINITY, "head %d: empty part's lse %g", h, x);
+        }
+        free(ka), free(va), free(kb), free(vb);
+        free(whole_lse), free(lse_a), free(lse_b), free(lse_m), free(out_a), free(out_b), free(out_m);
+        pa_prompt_problem_free(pr);
+    }
+}
+
+/* lse refused when misaligned or overlapping out, query, key or value (each
+ * written or read while the rows' lse are stored), for both entries; nothing
+ * is written. A valid lse beside them passes. */
+Test(prefill_ref, lse_refused_misaligned_or_overlapping) {
+    const int ql[2] = {4, 6}, kl[2] = {3, 9};
+    pa_prompt_problem_cfg c = cross_cfg(ql, kl);
+    for (int v = 0; v < 6; v++) {
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_q_tokens;
+        float *lse = pa_test_nan_floats(n + 1);
+        const char *want = NULL;
+        switch (v) {
+        case 0: pr->p.lse = (float *)((char *)lse + 2), want = "lse must be 4-byte aligned"; break;
+        /* Inside the buffer (each far larger than the lse array), so that no
+         * neighbour in the heap is met first. */
+        case 1: pr->p.lse = (float *)pr->out + 3, want = "lse overlaps out"; break;
+        case 2: pr->p.lse = (float *)pr->q, want = "lse overlaps query"; break;
+        case 3: pr->p.lse = (float *)pr->k + 1, want = "lse overlaps key"; break;
+        case 4: pr->p.lse = (float *)pr->v + 2, want = "lse overlaps value"; break;
+        default: pr->p.lse = lse; break;
+        }
+        const pa_status s = pa_ref_prompt_attention(&pr->p);
+        if (!want) {
+            cr_assert_eq(s, PA_SUCCESS, "%s", pa_last_error());
+        } else {
+            cr_assert_eq(s, PA_ERR_INVALID_ARGUMENT, "case %d: got %s", v, pa_status_string(s));
+            cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s'", v, pa_last_error());
+            for (size_t i = 0; i < pr->q_elems; i++)
+                CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "case %d: output written", v);
+            for (size_t i = 0; i <= n; i++)
+                CHK(isnan(lse[i]), "case %d: lse written", v);
+        }
+        free(lse);
+        pa_prompt_problem_free(pr);
+    }
+    const int cql[2] = {4, 3}, ccl[2] = {10, 0};
+    pa_context_problem *pr =
+        ctx_problem(1, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, cql, ccl, 0);
+    for (int v = 0; v < 3; v++) {
+        pa_context_attention_params q = pr->p;
+        q.lse = v == 0 ? (float *)pr->out + 1 : v == 1 ? (float *)((const char *)q.key + 2) : (float *)q.value + 1;
+        const char *want = v == 0   ? "context_attention: lse overlaps out"
+                           : v == 1 ? "lse must be 4-byte aligned"
+                                    : "lse overlaps value";
+        cr_assert_eq(pa_ref_context_attention(&q), PA_ERR_INVALID_ARGUMENT, "case %d", v);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s'", v, pa_last_error());
+    }
+    pa_context_problem_free(pr);
+}
