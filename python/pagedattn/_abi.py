@@ -55,7 +55,8 @@ class ContextAttentionParams(C.Structure):
                 ("block_tables", _ptr), ("block_table_stride", _i32), ("query_start_loc", _ptr),
                 ("seq_lens", _ptr), ("num_seqs", _i32), ("num_heads", _i32), ("num_tokens", _i32),
                 ("max_query_len", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
-                ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
+                ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
+                ("lse", _ptr)]
 
 
 class PromptAttentionParams(C.Structure):
@@ -65,7 +66,8 @@ class PromptAttentionParams(C.Structure):
                 ("attn_type", _enum), ("cu_seqlens_q", _ptr), ("cu_seqlens_k", _ptr),
                 ("num_seqs", _i32), ("num_heads", _i32), ("num_kv_heads", _i32), ("head_size", _i32),
                 ("num_q_tokens", _i32), ("num_k_tokens", _i32), ("max_seqlen_q", _i32), ("max_seqlen_k", _i32),
-                ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
+                ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
+                ("lse", _ptr)]
 
 
 class MixedAttentionParams(C.Structure):

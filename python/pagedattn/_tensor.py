@@ -148,19 +148,26 @@ def framework(obj):
     return type(obj).__module__.split(".", 1)[0]
 
 
-def empty(like, shape, dtype, zero=False):
-    """A new tensor of `like`'s framework and device (dtype: a name such as 'uint8')."""
+def empty(like, shape, dtype, zero=False, fill=None):
+    """A new tensor of `like`'s framework and device (dtype: a name such as 'uint8'): uninitialised,
+    zeroed (zero=True) or filled with the number `fill`."""
     fw = framework(like)
     if fw == "torch":
         import torch
+        if fill is not None:
+            return torch.full(tuple(shape), fill, dtype=getattr(torch, dtype), device=like.device)
         t = (torch.zeros if zero else torch.empty)(tuple(shape), dtype=getattr(torch, dtype), device=like.device)
         return t
     if fw == "cupy":
         import cupy
         with cupy.cuda.Device(like.device.id):
+            if fill is not None:
+                return cupy.full(tuple(shape), fill, dtype=dtype)
             return (cupy.zeros if zero else cupy.empty)(tuple(shape), dtype=dtype)
     if fw == "numpy":
         import numpy
+        if fill is not None:
+            return numpy.full(tuple(shape), fill, dtype=dtype)
         return (numpy.zeros if zero else numpy.empty)(tuple(shape), dtype=dtype)
     raise NotImplementedError(f"cannot allocate a {fw} tensor (for outputs and workspace): pass torch, cupy or "
                               "numpy arrays, or give the output / workspace explicitly")

@@ -217,6 +217,24 @@ def _head_floats(op, al, num_heads):
     return al.ptr
 
 
+def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep):
+    """(view, tensor) of a prefill's log-sum-exp output, float32 [num_heads, tokens] contiguous
+    (head-major: FlashAttention's softmax_lse), on q's device; (None, None) when neither `lse` nor
+    `return_lse` asks for one. Without `lse` a new one of q's framework and device is made, filled
+    with -inf: the lse of a row the call does not write (it sees no key)."""
+    if lse is None and not return_lse:
+        return None, None
+    if lse is None:
+        lse = empty(qv.obj, (num_heads, tokens), "float32", fill=-math.inf)
+    lv = view(lse, f"{op}: lse")
+    keep.append(lv)
+    need_dtype(op, lv, ("float32",))
+    need_shape(op, lv, (num_heads, tokens), " ([num_heads, num_tokens]: q's heads and tokens)")
+    need_contiguous(op, lv)
+    same_device(op, [qv, lv])
+    return lv, lse
+
+
 # ---- reshape_and_cache ------------------------------------------------------------------------------------
 
 
@@ -655,8 +673,10 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
 @stream_scope
 def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
                           max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
-                          sm_scale=None, skip_decode=False, *, logits_soft_cap=None, sinks=None, stream=None):
-    """Prefix-prefill attention (vLLM's prefix_prefill.context_attention_fwd). Writes `o`.
+                          sm_scale=None, skip_decode=False, *, logits_soft_cap=None, sinks=None, return_lse=False,
+                          lse=None, stream=None):
+    """Prefix-prefill attention (vLLM's prefix_prefill.context_attention_fwd). Writes `o`; returns
+    None, or the lse with return_lse / lse.
 
     Each sequence's new query tokens attend to its cached context through its
     block table (no mask inside the context), then to their own new K/V causally.
@@ -672,6 +692,10 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         max_input_len bound on the query lengths
         sm_scale      default 1 / sqrt(head_size); sliding_window None or <= 0 = off
         sinks         keyword extension: float32 [num_heads] attention sinks or None (as paged_attention_v1)
+        return_lse, lse  keyword extensions: each query row's log-sum-exp, float32 [num_heads, num_tokens]
+                      (as prompt_attention's, over the row's context and new keys): written into `lse`
+                      (contiguous, on q's device) or, with return_lse and lse None, into a new one of
+                      q's framework and device; either way it is returned
     skip_decode=True (vLLM skips query_len-1 sequences) is not supported: NotImplementedError.
     """
     op = "context_attention_fwd"
@@ -690,6 +714,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     num_seqs = bsq.shape[0] if bsq.ndim == 1 else -1
     _int_vector(op, bsq, "int32")
     _int_vector(op, bsl, "int32", num_seqs + 1, " (num_seqs + 1 start locations)")
+    lv, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_tokens, keep)
     p = cstruct(
         op, A.ContextAttentionParams,
         out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
@@ -700,11 +725,13 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         max_query_len=i32(op, "max_input_len", max_input_len), max_seq_len=i32(op, "max_seq_len", max_seq_len),
         scale=_softmax_scale(sm_scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
+        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
+        lse=lv.ptr if lv is not None else None)
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
         check(lib.pa_ref_context_attention(C.byref(p)), op)
+    return lse
 
 
 # ---- mixed prefill + decode batch (chunked prefill) -----------------------------------------------------------
@@ -810,11 +837,11 @@ _ATTN_TYPES = {"decoder": A.PA_ATTN_DECODER, "encoder": A.PA_ATTN_ENCODER, "enco
 @stream_scope
 def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max_seqlen_k=None, *,
                      attn_type="decoder", softmax_scale=None, alibi_slopes=None, sliding_window=None,
-                     logits_soft_cap=None, sinks=None, out=None, stream=None):
+                     logits_soft_cap=None, sinks=None, out=None, return_lse=False, lse=None, stream=None):
     """Varlen attention over packed sequences without a KV cache: what vLLM runs for
     prompts of decoder models (causal), for encoders and for encoder/decoder
     cross-attention (flash_attn_varlen_func's arguments, vLLM's AttentionType).
-    Returns `out`.
+    Returns `out`, or (out, lse) with return_lse or lse.
 
         q             [num_q_tokens, num_heads, head_size] f32/f16/bf16
         k, v          [num_k_tokens, num_kv_heads, head_size], q's dtype; num_heads a multiple of
@@ -835,9 +862,20 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
                       sinks[h] as one more logit whose value is zero; -inf is no sink
         out           [num_q_tokens, num_heads, head_size], q's dtype, contiguous; None = a new
                       zeroed tensor of q's framework and device
+        return_lse    keyword extension: also return each query row's log-sum-exp (FlashAttention's
+                      softmax_lse; vllm_flash_attn's return_softmax_lse): (out, lse)
+        lse           float32 [num_heads, num_q_tokens], contiguous (head-major), on q's device, apart
+                      from out, q, k and v: where the lse goes (implies return_lse); None with
+                      return_lse = a new one of q's framework and device, -inf in rows no sequence covers
     Positions are bottom-right aligned: query i of a sequence with q_len queries and
     k_len keys sits at k_len - q_len + i, and key j at j (causal masks keys j > that
     position; ALiBi adds slope * (j - position)). A query row that sees no key gets zeros.
+    lse[h, t] is the natural log of row t's softmax denominator in head h,
+    log(e^sinks[h] + sum_j e^x_j) over the keys j it sees, x the scaled logits after the soft
+    cap and ALiBi (the sink term only with sinks): -inf for a row with neither key nor sink,
+    sinks[h] for one with a sink but no key. Two calls over disjoint keys of the same queries
+    (a shared prefix and each sequence's own keys: cascade attention) merge with
+    merge_attn_states into attention over all of them; give sinks to one of the two only.
     """
     op = "prompt_attention"
     if attn_type not in _ATTN_TYPES:
@@ -882,6 +920,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
     cuda = same_device(op, list(t.values()) + [ov])
+    lv, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_q_tokens, keep)
     p = cstruct(
         op, A.PromptAttentionParams,
         out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
@@ -892,12 +931,12 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_k_tokens=num_k_tokens, max_seqlen_q=i32(op, "max_seqlen_q", max_seqlen_q),
         max_seqlen_k=i32(op, "max_seqlen_k", max_seqlen_k) if csk is not None else 0,
         scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr)
+        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr, lse=lv.ptr if lv is not None else None)
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:
         check(lib.pa_ref_prompt_attention(C.byref(p)), op)
-    return out
+    return out if lv is None else (out, lse)
 
 
 # ---- ragged paged attention and the KV update by slices -------------------------------------------------------
@@ -1051,7 +1090,8 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
                       stream=None):
     """Merges two partial attention states, over disjoint key sets, by their log-sum-exps (vLLM's
     merge_attn_states: cascade attention's shared prefix and own suffix, MLA's chunked context,
-    context-parallel shards). Writes `output` (and `output_lse`).
+    context-parallel shards). Writes `output` (and `output_lse`). prompt_attention and
+    context_attention_fwd give each part's lse (return_lse=True).
 
         output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
                       dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);

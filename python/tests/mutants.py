@@ -17,7 +17,8 @@ must survive: each says why no input can tell it from the original).
 The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
-merge_attn_states' wiring; and a few killed ones worth keeping. Run time: about
+merge_attn_states' wiring; four of the prefill ops' lse output (return_lse / lse);
+and a few killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -138,6 +139,22 @@ MUTANTS = [
      "strided token rows read as packed ones; test_merge.test_merge_strided_token_rows_and_lse"),
     ("o-merge-lse-layout-unchecked", "ops.py", "        if s != lse_strides[0]:", "        if False:",
      "lse tensors of other layouts read with prefix_lse's strides; test_merge.test_merge_refusals_write_nothing"),
+    # ---- the prefill ops' lse output (2026-12-05), each killed by the test named
+    ("o-prompt-lse-dropped", "ops.py", "sinks=sink_ptr, lse=lv.ptr if lv is not None else None)",
+     "sinks=sink_ptr, lse=None)",
+     "prompt_attention returns an lse the library never wrote; "
+     "test_lse.test_prompt_attention_lse_matches_the_definition"),
+    ("o-context-lse-dropped", "ops.py",
+     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=lv.ptr if lv is not None else None)',
+     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=None)',
+     "context_attention_fwd returns an lse the library never wrote; "
+     "test_lse.test_context_attention_lse_matches_the_definition"),
+    ("o-lse-new-zeroed", "ops.py", '"float32", fill=-math.inf)', '"float32", zero=True)',
+     "a new lse reads 0 (weight 1 in a merge) in rows no sequence covers, not -inf; "
+     "test_lse.test_rows_without_a_key"),
+    ("o-lse-contig-unchecked", "ops.py", "    need_contiguous(op, lv)\n    same_device(op, [qv, lv])",
+     "    same_device(op, [qv, lv])",
+     "a strided lse written as a head-major one; test_lse.test_prompt_attention_lse_refusals_write_nothing"),
     # ---- instructive ones the suite already killed
     ("abi-decode-window-float", "_abi.py", '("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32)',
      '("sliding_window", _f32), ("soft_cap", _f32), ("tp_rank", _i32)',
@@ -151,8 +168,8 @@ MUTANTS = [
      "broadcast rows read as contiguous ones; test_errors.test_broadcast_rows_refused_everywhere_a_stride_reaches_c"),
     ("t-int-hi-off-by-one", "_tensor.py", "lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1",
      "lo, hi = -(1 << (bits - 1)), (1 << (bits - 1))", "2^31 wraps to -2^31 in an int32 field"),
-    ("o-scales-swapped", "ops.py", 'cache.k_scale = _scale_ptr(op, "k_scale", k_scale, kc_view, keep)',
-     'cache.k_scale = _scale_ptr(op, "k_scale", v_scale, kc_view, keep)', "k_scale slot gets v_scale"),
+    ("o-scales-swapped", "ops.py", 'kv_ = _scale_view(op, "k_scale", k_scale, kc_view, keep, nh)',
+     'kv_ = _scale_view(op, "k_scale", v_scale, kc_view, keep, nh)', "k_scale slot gets v_scale"),
     ("o-writekv-flash-ntokens-swapped", "ops.py", "num_tokens = sm.shape[0] if flash else k.shape[0]",
      "num_tokens = k.shape[0] if flash else sm.shape[0]", "which of key / slot_mapping counts the tokens"),
     ("o-decode-options-dropped", "ops.py",

@@ -391,3 +391,114 @@ def test_merge_attn_states_on_cuda(dtype, D):
     tol = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}[dtype]
     np.testing.assert_allclose(got[2:, :H], (ea * ar[2:] + eb * br[2:]) / (ea + eb), atol=tol, rtol=tol)
     np.testing.assert_allclose(got_lse[2:], (m + np.log(ea + eb))[:, :, 0], atol=1e-5, rtol=1e-5)
+
+
+# ---- the log-sum-exp output (return_lse / lse) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype,sinks", [(torch.float16, False), (torch.bfloat16, True), (torch.float32, False)])
+def test_prompt_attention_lse_on_cuda(dtype, sinks):
+    """return_lse=True on CUDA tensors: a new float32 [num_heads, num_q_tokens] CUDA tensor holding each
+    row's log-sum-exp, against the float64 definition on the inputs as rounded to dtype; causal over
+    cu_seqlens_k with more queries than keys in the first sequence (rows without a key: -inf, or the
+    sink) and a padding row past cu_seqlens_q[-1] (-inf in the new lse, zeros in the new out)."""
+    from test_lse import SINKS, attend_lse
+    rng = np.random.default_rng(11)
+    H, KVH, D = 8, 2, 128 if dtype != torch.float32 else 64
+    q_lens, k_lens = [5, 100, 333], [2, 300, 333]
+    T = sum(q_lens) + 1
+    q = rng.standard_normal((T, H, D)).astype(np.float32)
+    k = rng.standard_normal((sum(k_lens), KVH, D)).astype(np.float32)
+    v = rng.standard_normal((sum(k_lens), KVH, D)).astype(np.float32)
+    cq = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    ck = np.concatenate([[0], np.cumsum(k_lens)]).astype(np.int32)
+    tq, tk, tv = (torch.from_numpy(a).to("cuda", dtype) for a in (q, k, v))
+    sk = np.array(SINKS + [0.5, -1.0], np.float32)[:H] if sinks else None
+    out, lse = pa.prompt_attention(tq, tk, tv, to_cuda(cq), max(q_lens), to_cuda(ck), max(k_lens), softmax_scale=0.1,
+                                   sinks=None if sk is None else to_cuda(sk), return_lse=True)
+    torch.cuda.synchronize()
+    assert lse.is_cuda and lse.dtype == torch.float32 and tuple(lse.shape) == (H, T) and lse.is_contiguous()
+    got, got_lse = out.float().cpu().numpy(), lse.cpu().numpy()
+    qr, kr, vr = (t.float().cpu().numpy() for t in (tq, tk, tv))
+    tol = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 2e-2}[dtype]
+    for s, (n, m) in enumerate(zip(q_lens, k_lens)):
+        a, b = cq[s], cq[s + 1]
+        ref, ref_lse = attend_lse(qr[a:b], kr[ck[s]:ck[s + 1]], vr[ck[s]:ck[s + 1]], 0.1,
+                                  [m - n + i for i in range(n)], sinks=sk)
+        np.testing.assert_allclose(got[a:b], ref, atol=tol, rtol=tol)
+        np.testing.assert_allclose(got_lse[:, a:b], ref_lse, atol=1e-3, rtol=1e-4)
+    want = np.full((H, 3), -np.inf, np.float32) if sk is None else np.repeat(sk[:, None], 3, 1)
+    np.testing.assert_array_equal(got_lse[:, :3], want)
+    assert (got[:3] == 0).all() and (got[T - 1] == 0).all() and (got_lse[:, T - 1] == -np.inf).all()
+
+
+def test_cascade_prefix_and_suffix_merge_on_cuda():
+    """Cascade attention on the GPU: a shared prefix of 700 keys (a non-causal call over a copy per
+    sequence) and each sequence's own keys (a causal prompt), each with its lse written into a
+    caller's tensor on an explicit stream, merged by merge_attn_states, against one causal call
+    over prefix + own keys (its output and lse)."""
+    rng = np.random.default_rng(12)
+    H, KVH, D, P, q_lens, dtype = 8, 2, 128, 700, [64, 1, 190], torch.bfloat16
+    T, S = sum(q_lens), len(q_lens)
+    pk, pv = rng.standard_normal((2, P, KVH, D)).astype(np.float32)
+    own_k = [rng.standard_normal((n, KVH, D)).astype(np.float32) for n in q_lens]
+    own_v = [rng.standard_normal((n, KVH, D)).astype(np.float32) for n in q_lens]
+    cq = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)  # noqa: E731
+    tq = dev(rng.standard_normal((T, H, D)))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+
+    def call(keys, values, attn_type):
+        ck = np.concatenate([[0], np.cumsum([len(x) for x in keys])]).astype(np.int32)
+        out = torch.empty((T, H, D), dtype=dtype, device="cuda")
+        lse = torch.full((H, T), 7.0, device="cuda")
+        got = pa.prompt_attention(tq, dev(np.concatenate(keys)), dev(np.concatenate(values)), to_cuda(cq),
+                                  max(q_lens), to_cuda(ck), max(len(x) for x in keys), attn_type=attn_type,
+                                  softmax_scale=0.09, out=out, lse=lse, stream=s)
+        assert got[0] is out and got[1] is lse
+        return out, lse
+
+    with torch.cuda.stream(s):
+        pre, pre_lse = call([pk] * S, [pv] * S, "encoder_decoder")
+        suf, suf_lse = call(own_k, own_v, "decoder")
+        whole, whole_lse = call([np.concatenate([pk, x]) for x in own_k], [np.concatenate([pv, x]) for x in own_v],
+                                "decoder")
+        merged = torch.empty_like(whole)
+        merged_lse = torch.full((H, T), 7.0, device="cuda")
+    pa.merge_attn_states(merged, pre, pre_lse, suf, suf_lse, merged_lse, stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(merged.float().cpu().numpy(), whole.float().cpu().numpy(), atol=3e-2, rtol=3e-2)
+    np.testing.assert_allclose(merged_lse.cpu().numpy(), whole_lse.cpu().numpy(), atol=1e-3, rtol=1e-4)
+    assert np.isfinite(whole_lse.cpu().numpy()).all()
+
+
+@pytest.mark.parametrize("layout,dtype", [("vllm", torch.float16), ("nhd", torch.bfloat16)])
+def test_context_attention_lse_on_cuda(layout, dtype):
+    """context_attention_fwd with a caller's lse on CUDA (returned as given): each new token's
+    log-sum-exp over its cached context and its own new keys, against the float64 definition on
+    the inputs as rounded to dtype."""
+    from test_lse import attend_lse
+    rng = np.random.default_rng(13)
+    H, KVH, D, BS = 8, 2, 128, 16
+    prefills = [(300, 70), (0, 129), (17, 1)]
+    build = np.float16 if dtype == torch.float16 else np.float32
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, layout, build, H, KVH, D, BS, prefills, [], filler=0)
+    tq, tk, tv, tkc, tvc = (torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype) for a in (q, k, v, kc, vc))
+    T = int(start[-1])
+    o = torch.zeros((T, H, D), dtype=dtype, device="cuda")
+    lse = torch.full((H, T), 7.0, device="cuda")
+    got = pa.context_attention_fwd(tq, tk, tv, o, "auto", tkc, tvc, to_cuda(pg.block_tables), to_cuda(start),
+                                   to_cuda(seq_lens), int(seq_lens.max()), 129, sm_scale=0.09, lse=lse)
+    assert got is lse
+    torch.cuda.synchronize()
+    qr, kr, vr = (t.float().cpu().numpy() for t in (tq, tk, tv))
+    got_o, got_lse = o.float().cpu().numpy(), lse.cpu().numpy()
+    tol = 4e-3 if dtype == torch.float16 else 2e-2
+    for s, (c, n) in enumerate(prefills):
+        a, b = start[s], start[s + 1]
+        K = np.concatenate([torch.from_numpy(pg.K[s]).to(dtype).float().numpy(), kr[a:b]])
+        V = np.concatenate([torch.from_numpy(pg.V[s]).to(dtype).float().numpy(), vr[a:b]])
+        ref, ref_lse = attend_lse(qr[a:b], K, V, 0.09, [c + i for i in range(n)])
+        np.testing.assert_allclose(got_o[a:b], ref, atol=tol, rtol=tol)
+        np.testing.assert_allclose(got_lse[:, a:b], ref_lse, atol=1e-3, rtol=1e-4)
