@@ -315,14 +315,16 @@ static inline void pa_pp_plain_seq(const float *K, const float *V, int k_len, in
 }
 
 /* ref: [num_tokens, num_heads, head] floats; abs_v and lse ([num_heads,
- * num_tokens] or NULL) as pa_pp_plain_seq's. */
+ * num_tokens] or NULL) as pa_pp_plain_seq's. With p.cache_only, sequence s
+ * sees the first seq_lens[s] of its logical keys, unmasked (a test sets
+ * seq_lens to the context lengths: the keys the cache holds). */
 static inline void pa_context_problem_plain_lse(const pa_context_problem *pr, float *ref, int abs_v, float *lse) {
     const pa_context_attention_params *p = &pr->p;
     for (int s = 0; s < p->num_seqs; s++) {
         const int ql = p->query_start_loc[s + 1] - p->query_start_loc[s], L = p->seq_lens[s];
         pa_pp_plain_seq(pr->k_logical[s], pr->v_logical[s], L, L - ql, p->query, p->q_dtype, p->query_start_loc[s], ql,
                         p->num_heads, p->kv.num_kv_heads, p->kv.head_size, p->scale, p->soft_cap, p->alibi_slopes,
-                        p->sinks, 1, p->sliding_window, abs_v, ref, lse, p->num_tokens);
+                        p->sinks, !p->cache_only, p->sliding_window, abs_v, ref, lse, p->num_tokens);
     }
 }
 static inline void pa_context_problem_plain_ex(const pa_context_problem *pr, float *ref, int abs_v) {

@@ -95,6 +95,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_context_attention_params, soft_cap),
     PA_OFF(pa_context_attention_params, sinks),
     PA_OFF(pa_context_attention_params, lse),
+    PA_OFF(pa_context_attention_params, cache_only),
 
     PA_SZ(pa_prompt_attention_params),
     PA_OFF(pa_prompt_attention_params, out),

@@ -178,7 +178,13 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         PA_TRY(pa_check_rows_extent(op, "value", p->num_tokens, p->v_stride, krow));
     }
     PA_REQUIRE(p->max_query_len >= 0, "%s: max_query_len must be >= 0 (got %d)", op, p->max_query_len);
-    PA_REQUIRE(p->max_query_len <= p->max_seq_len || p->num_seqs == 0,
+    PA_REQUIRE(p->cache_only == 0 || p->cache_only == 1, "%s: cache_only must be 0 or 1 (got %d)", op, p->cache_only);
+    if (p->cache_only) {
+        PA_REQUIRE(p->alibi_slopes == NULL && p->sliding_window == 0,
+                   "%s: cache_only takes no ALiBi or sliding window (they need the queries' positions among the keys)",
+                   op);
+    }
+    PA_REQUIRE(p->max_query_len <= p->max_seq_len || p->num_seqs == 0 || p->cache_only,
                "%s: max_query_len %d > max_seq_len %d: a query cannot be longer than its sequence", op,
                p->max_query_len, p->max_seq_len);
     PA_TRY(check_rows(op, p->max_query_len, p->num_heads / kv->num_kv_heads));
@@ -186,8 +192,10 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         return PA_SUCCESS;
     PA_TRY(pa_check_not_null(op, "out", p->out));
     PA_TRY(pa_check_not_null(op, "query", p->query));
-    PA_TRY(pa_check_not_null(op, "key", p->key));
-    PA_TRY(pa_check_not_null(op, "value", p->value));
+    if (!p->cache_only) {
+        PA_TRY(pa_check_not_null(op, "key", p->key));
+        PA_TRY(pa_check_not_null(op, "value", p->value));
+    }
     PA_TRY(pa_check_not_null(op, "query_start_loc", p->query_start_loc));
     PA_TRY(pa_check_not_null(op, "seq_lens", p->seq_lens));
     PA_TRY(pa_check_not_null(op, "block_tables", p->block_tables));
@@ -202,9 +210,10 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         const size_t esz = pa_dtype_size(p->q_dtype);
         const int64_t qrow = (int64_t)p->num_heads * kv->head_size, krow = (int64_t)kv->num_kv_heads * kv->head_size;
         const void *const bufs[4] = {p->out, p->query, p->key, p->value};
+        const int64_t kv_rows = p->cache_only ? 0 : p->num_tokens; /* cache_only reads no key or value rows */
         const int64_t ext[4] = {
             rows_bytes(p->num_tokens, 0, qrow, esz), rows_bytes(p->num_tokens, p->q_stride, qrow, esz),
-            rows_bytes(p->num_tokens, p->k_stride, krow, esz), rows_bytes(p->num_tokens, p->v_stride, krow, esz)};
+            rows_bytes(kv_rows, p->k_stride, krow, esz), rows_bytes(kv_rows, p->v_stride, krow, esz)};
         PA_TRY(check_lse(op, p->lse, p->num_heads, p->num_tokens, bufs, ext));
     }
     return PA_SUCCESS;
@@ -424,7 +433,8 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->cu_q = p->query_start_loc;
     k->cu_k = NULL;
     k->mode = PA_PREFILL_MODE_CONTEXT;
-    k->causal = 1;
+    k->cache_only = p->cache_only;
+    k->causal = !p->cache_only;
     k->q_dtype = p->q_dtype;
     k->num_seqs = p->num_seqs;
     k->num_heads = p->num_heads;

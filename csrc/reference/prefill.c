@@ -156,10 +156,10 @@ static pa_status check_context_data(const pa_context_attention_params *p) {
                    qsl[s + 1], p->num_tokens);
         PA_REQUIRE(q_len <= p->max_query_len, "context_attention: sequence %d has query_len %d > max_query_len %d", s,
                    q_len, p->max_query_len);
-        PA_REQUIRE(L >= q_len && L <= p->max_seq_len,
-                   "context_attention: seq_lens[%d] = %d outside query_len %d..max_seq_len %d", s, L, q_len,
-                   p->max_seq_len);
-        const int ctx = L - q_len, bs = p->kv.block_size;
+        const int min_len = p->cache_only ? 0 : q_len; /* cache_only: any number of queries */
+        PA_REQUIRE(L >= min_len && L <= p->max_seq_len,
+                   "context_attention: seq_lens[%d] = %d outside %d..max_seq_len %d", s, L, min_len, p->max_seq_len);
+        const int ctx = p->cache_only ? L : L - q_len, bs = p->kv.block_size;
         for (int b = 0, nb = (int)pa_blocks_for(ctx, bs); b < nb; b++) {
             int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
             PA_REQUIRE(blk >= 0 && blk < p->kv.num_blocks, "context_attention: block_tables[%d][%d] = %d outside 0..%d",
@@ -193,7 +193,8 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
     PA_TRY(scratch_alloc(&sc, max_len, nkv, hs));
     for (int s = 0; s < p->num_seqs; s++) {
         const int64_t q0 = p->query_start_loc[s];
-        const int q_len = (int)(p->query_start_loc[s + 1] - q0), L = p->seq_lens[s], ctx = L - q_len;
+        const int q_len = (int)(p->query_start_loc[s + 1] - q0), L = p->seq_lens[s];
+        const int ctx = p->cache_only ? L : L - q_len;
         const int32_t *table = p->block_tables + (int64_t)s * p->block_table_stride;
         /* context keys from the cache (no causal mask among them: every query is later) */
         for (int j = 0; j < ctx; j++) {
@@ -210,15 +211,17 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
                     }
                 }
         }
-        /* the new tokens' own K/V, causal among themselves */
-        gather_packed(sc.K + (size_t)ctx * nkv * hs, p->key, p->q_dtype, q0, q_len, k_stride, nkv, hs);
-        gather_packed(sc.V + (size_t)ctx * nkv * hs, p->value, p->q_dtype, q0, q_len, v_stride, nkv, hs);
+        /* the new tokens' own K/V, causal among themselves (none with cache_only: no mask) */
+        if (!p->cache_only) {
+            gather_packed(sc.K + (size_t)ctx * nkv * hs, p->key, p->q_dtype, q0, q_len, k_stride, nkv, hs);
+            gather_packed(sc.V + (size_t)ctx * nkv * hs, p->value, p->q_dtype, q0, q_len, v_stride, nkv, hs);
+        }
         row_problem rp = {.K = sc.K,
                           .V = sc.V,
                           .k_len = L,
                           .nkv = nkv,
                           .hs = hs,
-                          .causal = 1,
+                          .causal = !p->cache_only,
                           .window = p->sliding_window,
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};

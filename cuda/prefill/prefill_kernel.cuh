@@ -289,11 +289,12 @@ __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq
     q.q0 = q0;
     q.q_len = q1 - q0;
     if (p.mode == PA_PREFILL_MODE_CONTEXT) {
+        // cache_only: every key from the cache, any number of queries.
         const int L = p.seq_lens[s];
-        if (L < q.q_len || L > p.max_k_len)
+        if (L < (p.cache_only ? 0 : q.q_len) || L > p.max_k_len)
             return false;
         q.k_len = L;
-        q.n_cache = L - q.q_len;
+        q.n_cache = p.cache_only ? L : L - q.q_len;
         q.k_row0 = q0;
     } else {
         const int k0 = p.cu_k[s], k1 = p.cu_k[s + 1];

@@ -84,6 +84,17 @@ typedef enum pa_attn_type {
 
 /* ---- context (prefix) attention -------------------------------------------------- */
 
+/* Cache only (cascade attention's shared prefix): with cache_only = 1 the
+ * query rows of sequence s attend to its seq_lens[s] cached tokens alone, all
+ * of them (no mask): key and value are not read (NULL is allowed), a
+ * query_len may exceed seq_len (max_query_len may exceed max_seq_len), and
+ * seq_len 0 gives zeros. ALiBi and a sliding window, which need the queries'
+ * positions among the keys, are refused. A cascade runs the shared prefix so,
+ * as one sequence of all the batch's query tokens over the prefix's blocks
+ * with lse, then each sequence's own keys as usual (cache_only 0, its block
+ * table row starting past the prefix's blocks, seq_lens less the prefix),
+ * also with lse, and merges the two with pa_merge_attn_states (merge.h). */
+
 typedef struct pa_context_attention_params {
     void *out;                      /* [num_tokens, num_heads, head_size], q_dtype, contiguous */
     const void *query;              /* [num_tokens, num_heads, head_size], q_dtype; rows q_stride apart */
@@ -111,6 +122,7 @@ typedef struct pa_context_attention_params {
     float soft_cap;                 /* 0 = off */
     const float *sinks;             /* [num_heads] or NULL: attention sinks (see above) */
     float *lse;                     /* [num_heads, num_tokens] f32 or NULL: log-sum-exp (see above) */
+    int32_t cache_only;             /* 0, or 1: attend to the cache alone (see above) */
 } pa_context_attention_params;
 
 /* Checks every field that can be checked without reading device memory.

@@ -56,7 +56,7 @@ class ContextAttentionParams(C.Structure):
                 ("seq_lens", _ptr), ("num_seqs", _i32), ("num_heads", _i32), ("num_tokens", _i32),
                 ("max_query_len", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
                 ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
-                ("lse", _ptr)]
+                ("lse", _ptr), ("cache_only", _i32)]
 
 
 class PromptAttentionParams(C.Structure):

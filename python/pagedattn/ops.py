@@ -655,9 +655,13 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
     if head_size != cache.head_size:
         raise ValueError(f"{op}: {arg(q)} head_size {head_size} but the cache's is {cache.head_size}")
     for x in (q, k, v):
+        if x is None:  # context_attention_fwd's k and v with cache_only
+            continue
         _heads_contiguous(op, x, head_size)  # (their row strides are checked again where they are passed)
         need_dtype(op, x, (q.dtype,))
     for x in (k, v):
+        if x is None:
+            continue
         if new_rows is None:
             need_shape(op, x, (q.shape[0], cache.num_kv_heads, head_size), " ([num_tokens, num_kv_heads, head_size])")
         elif tuple(x.shape[1:]) != (cache.num_kv_heads, head_size) or x.shape[0] < new_rows:
@@ -674,7 +678,7 @@ def _prefill_inputs(op, q, k, v, o, kc, vc, kv_cache_dtype, k_scale, v_scale, ke
 def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b_start_loc, b_seq_len, max_seq_len,
                           max_input_len, k_scale=None, v_scale=None, alibi_slopes=None, sliding_window=None,
                           sm_scale=None, skip_decode=False, *, logits_soft_cap=None, sinks=None, return_lse=False,
-                          lse=None, stream=None):
+                          lse=None, cache_only=False, stream=None):
     """Prefix-prefill attention (vLLM's prefix_prefill.context_attention_fwd). Writes `o`; returns
     None, or the lse with return_lse / lse.
 
@@ -696,14 +700,22 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
                       (as prompt_attention's, over the row's context and new keys): written into `lse`
                       (contiguous, on q's device) or, with return_lse and lse None, into a new one of
                       q's framework and device; either way it is returned
+        cache_only    keyword extension: each sequence's queries attend to its b_seq_len cached tokens
+                      alone, none masked (k and v are not read: None is allowed; a sequence may have
+                      more queries than keys; no ALiBi or sliding window). Cascade attention: the
+                      shared prefix so, as one sequence of all the batch's queries with the lse, then
+                      each sequence's own keys (its block table row past the prefix's blocks,
+                      b_seq_len less the prefix) with the lse, merged with merge_attn_states
     skip_decode=True (vLLM skips query_len-1 sequences) is not supported: NotImplementedError.
     """
     op = "context_attention_fwd"
     if skip_decode:
         raise NotImplementedError(f"{op}: skip_decode=True is not supported; split off the decodes with "
                                   "split_decodes_and_prefills and pass only the prefills")
-    t = views(op, ("alibi_slopes", "sinks"), q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache, b_loc=b_loc,
-              b_start_loc=b_start_loc, b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
+    if not cache_only and (k is None or v is None):
+        raise ValueError(f"{op}: k and v are required (None only with cache_only=True)")
+    t = views(op, ("alibi_slopes", "sinks", "k", "v"), q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache,
+              b_loc=b_loc, b_start_loc=b_start_loc, b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     qv, kv_, vv, ov = t["q"], t["k"], t["v"], t["o"]
@@ -717,8 +729,10 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     lv, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_tokens, keep)
     p = cstruct(
         op, A.ContextAttentionParams,
-        out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
-        k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, vv, 0), q_dtype=PA_DTYPES[qv.dtype], kv=cache,
+        out=ov.ptr, query=qv.ptr, key=kv_.ptr if kv_ is not None else None,
+        value=vv.ptr if vv is not None else None, q_stride=c_stride(op, qv, 0),
+        k_stride=c_stride(op, kv_, 0) if kv_ is not None else 0, v_stride=c_stride(op, vv, 0) if vv is not None else 0,
+        q_dtype=PA_DTYPES[qv.dtype], kv=cache,
         block_tables=bl.ptr,
         block_table_stride=_block_table(op, bl, num_seqs), query_start_loc=bsl.ptr, seq_lens=bsq.ptr,
         num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens,
@@ -726,7 +740,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         scale=_softmax_scale(sm_scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
         soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
-        lse=lv.ptr if lv is not None else None)
+        lse=lv.ptr if lv is not None else None, cache_only=1 if cache_only else 0)
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:

@@ -17,7 +17,7 @@ must survive: each says why no input can tell it from the original).
 The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
-merge_attn_states' wiring; four of the prefill ops' lse output (return_lse / lse);
+merge_attn_states' wiring; four of the prefill ops' lse output (return_lse / lse) and one of cache_only;
 and a few killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
@@ -145,10 +145,13 @@ MUTANTS = [
      "prompt_attention returns an lse the library never wrote; "
      "test_lse.test_prompt_attention_lse_matches_the_definition"),
     ("o-context-lse-dropped", "ops.py",
-     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=lv.ptr if lv is not None else None)',
-     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=None)',
+     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=lv.ptr if lv is not None else None, cache_only',
+     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=None, cache_only',
      "context_attention_fwd returns an lse the library never wrote; "
      "test_lse.test_context_attention_lse_matches_the_definition"),
+    ("o-cache-only-dropped", "ops.py", "cache_only=1 if cache_only else 0)", "cache_only=0)",
+     "context_attention_fwd's cache_only never reaches the library (the queries' own keys read and "
+     "causally masked); test_lse.test_cascade_over_a_shared_prefix_in_the_cache"),
     ("o-lse-new-zeroed", "ops.py", '"float32", fill=-math.inf)', '"float32", zero=True)',
      "a new lse reads 0 (weight 1 in a merge) in rows no sequence covers, not -inf; "
      "test_lse.test_rows_without_a_key"),

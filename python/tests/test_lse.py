@@ -460,3 +460,65 @@ def test_lse_reaches_the_cuda_launches(fake):
     with pytest.raises(ValueError, match="context_attention_fwd: lse is on cpu:0 but q is on cuda:0"):
         pa.context_attention_fwd(*args, lse=clse)
     assert fake.calls == []
+
+
+# ---- cache_only: cascade attention over a shared prefix in the paged cache ---------------------------------------
+
+
+@pytest.mark.parametrize("with_sinks", [False, True])
+def test_cascade_over_a_shared_prefix_in_the_cache(with_sinks):
+    """vLLM's cascade attention over a paged cache: every sequence's first P cached tokens are one
+    shared prefix (the same blocks). The prefix runs once with cache_only=True, as one sequence of all
+    the batch's queries (no mask: k and v None); each sequence's own keys run with its block table past
+    the prefix's blocks. Each part against float64 attention, and the two merged by merge_attn_states
+    against float64 attention over each whole sequence (prefix, own cached tokens, new tokens causally)."""
+    rng = np.random.default_rng(90 + with_sinks)
+    H, KVH, D, BS, P = 4, 2, 32, 8, 16
+    ctx_lens, q_lens = [24, 16, 40], [5, 1, 7]
+    pg = Paged(rng, ctx_lens, KVH, D, BS, np.float32, table_width=6)
+    for s in range(1, 3):  # the shared prefix: sequence 0's blocks and tokens
+        pg.block_tables[s, :P // BS] = pg.block_tables[0, :P // BS]
+        pg.K[s][:P], pg.V[s][:P] = pg.K[0][:P], pg.V[0][:P]
+    kc, vc = pg.fill("nhd")
+    T = sum(q_lens)
+    q = rng.standard_normal((T, H, D)).astype(np.float32)
+    k, v = rng.standard_normal((2, T, KVH, D)).astype(np.float32)
+    start = _cu(q_lens)
+    sinks = np.array(SINKS[:H], np.float32) if with_sinks else None
+
+    out_a = np.full((T, H, D), 7, np.float32)  # the prefix, once for every query
+    lse_a = pa.context_attention_fwd(q, None, None, out_a, "auto", kc, vc, pg.block_tables[:1].copy(),
+                                     np.array([0, T], np.int32), np.array([P], np.int32), P, T, sm_scale=0.3,
+                                     sinks=sinks, return_lse=True, cache_only=True)
+    ref_a, ref_lse_a = attend_lse(q, pg.K[0][:P], pg.V[0][:P], 0.3, [0] * T, causal=False, sinks=sinks)
+    np.testing.assert_allclose(out_a, ref_a, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(lse_a, ref_lse_a, rtol=1e-6, atol=2e-6)
+
+    own = np.zeros_like(pg.block_tables)  # each sequence's table past the prefix
+    own[:, :-(P // BS)] = pg.block_tables[:, P // BS:]
+    seq_b = np.array([c - P + n for c, n in zip(ctx_lens, q_lens)], np.int32)
+    out_b = np.full((T, H, D), 7, np.float32)
+    lse_b = pa.context_attention_fwd(q, k, v, out_b, "auto", kc, vc, own, start, seq_b, int(seq_b.max()),
+                                     max(q_lens), sm_scale=0.3, return_lse=True)
+    merged, merged_lse = np.empty_like(out_a), np.empty_like(lse_a)
+    pa.merge_attn_states(merged, out_a, lse_a, out_b, lse_b, merged_lse)
+    for s, (c, n) in enumerate(zip(ctx_lens, q_lens)):
+        a, b = start[s], start[s + 1]
+        ref, ref_lse = attend_lse(q[a:b], np.concatenate([pg.K[s], k[a:b]]), np.concatenate([pg.V[s], v[a:b]]), 0.3,
+                                  [c + i for i in range(n)], sinks=sinks)
+        np.testing.assert_allclose(merged[a:b], ref, rtol=2e-5, atol=2e-5)
+        np.testing.assert_allclose(merged_lse[:, a:b], ref_lse, rtol=1e-6, atol=4e-6)
+
+
+def test_cache_only_needs_no_keys_and_refuses_what_needs_positions():
+    args = _context_problem()
+    q, o = args[0], args[3]
+    args[9] = np.array([5], np.int32)  # the 5 cached tokens alone
+    lse = pa.context_attention_fwd(q, None, None, o, *args[4:], return_lse=True, cache_only=True)
+    assert np.isfinite(lse).all() and np.isfinite(o).all()
+    with pytest.raises(ValueError, match=r"k and v are required \(None only with cache_only=True\)"):
+        pa.context_attention_fwd(q, None, None, o, *args[4:])
+    o[...] = 7
+    with pytest.raises(ValueError, match="cache_only takes no ALiBi or sliding window"):
+        pa.context_attention_fwd(q, None, None, o, *args[4:], sliding_window=2, cache_only=True)
+    assert (o == 7).all()

@@ -221,7 +221,8 @@ static float e4m3_round(float x) {
 static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
     const pa_context_attention_params *h = &pr->p;
     const int hs = h->kv.head_size, nh = h->num_heads, nkv = h->kv.num_kv_heads, grp = nh / nkv;
-    const int L = h->seq_lens[s], ql = h->query_start_loc[s + 1] - h->query_start_loc[s], ctx = L - ql;
+    const int L = h->seq_lens[s], ql = h->query_start_loc[s + 1] - h->query_start_loc[s];
+    const int ctx = h->cache_only ? L : L - ql; /* cache_only: every key cached, none masked */
     const float *kl = pr->k_logical[s], *vl = pr->v_logical[s];
     cr_assert(kl && vl, "fp8_path_model: the problem keeps no logical K/V");
     const size_t row = (size_t)nkv * hs;
@@ -248,7 +249,7 @@ static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
             const float slope = pr->alibi && h->alibi_slopes ? h->alibi_slopes[hd] : 0.0f;
             float best = -INFINITY;
             for (int k = 0; k < L; k++) {
-                const int vis = k <= qp && (h->sliding_window <= 0 || qp - k < h->sliding_window);
+                const int vis = h->cache_only || (k <= qp && (h->sliding_window <= 0 || qp - k < h->sliding_window));
                 double dot = 0.0;
                 for (int d = 0; d < hs && vis; d++)
                     dot += (double)q8[d] * k8[(size_t)k * row + (size_t)kv * hs + d];
@@ -408,6 +409,8 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     dev_ctx_make(&d, pr);
     if (g_far)
         dev_ctx_far(&d, pr);
+    if (pr->p.cache_only) /* read nothing from them */
+        d.p.key = d.p.value = NULL;
     const size_t nl = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens;
     float *lse_got = pa_test_nan_floats(nl + 16), *lse_want = pa_test_nan_floats(nl + 16);
     d.p.lse = up(&d, lse_got, sizeof(float) * (nl + 16));
@@ -3450,4 +3453,201 @@ Test(prefill_gpu, lse_cascade_merges_on_the_device) {
     pa_test_dev_free(dq), pa_test_dev_free(dsinks), pa_test_dev_free(dcu_q), pa_test_dev_free(dmerged);
     pa_test_dev_free(dmerged_lse);
     pa_prompt_problem_free(pr);
+}
+
+/* ---- cache only: cascade attention's shared prefix (prefill.h) ------------------------ */
+
+/* c's problem turned cache only: seq_lens become the context lengths (the
+ * keys the cache holds), key and value NULL on the device (check_context);
+ * output and lse against the reference. */
+static pa_context_problem *make_cache_only(const ctx_case *c) {
+    pa_context_problem *pr = make_ctx(c);
+    for (int s = 0; s < c->seqs; s++)
+        pr->seq_lens[s] = c->cl[s];
+    pr->p.cache_only = 1;
+    return pr;
+}
+static void run_cache_only_case(const ctx_case *c) {
+    pa_context_problem *pr = make_cache_only(c);
+    char what[256];
+    snprintf(what, sizeof what, "cache only: %s q=%s cache=%s heads %d/%d head %d block %d cap %g%s",
+             pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->heads, c->kv_heads, c->hs,
+             c->bs, c->cap, c->sinks ? " sinks" : "");
+    check_context(pr, NULL, 0, what);
+    pa_context_problem_free(pr);
+}
+
+/* Cache only on mma.sync and the f32 kernel: more queries than keys (130
+ * over none, 37 over 64, 3 over 17) and fewer (1 over 200), every layout,
+ * 16-bit and fp8 caches, head sizes 64 to 128, sinks, soft cap. */
+Test(prefill_gpu, cache_only) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[4] = {37, 130, 1, 3}, cl[4] = {64, 0, 200, 17}, hsz[4] = {64, 128, 80, 96};
+    const pa_dtype dts[3] = {PA_DTYPE_F16, PA_DTYPE_BF16, PA_DTYPE_F32};
+    float *sinks = pa_sink_logits(8, 8100);
+    for (int d = 0; d < 3; d++)
+        for (int k = 0; k < 3; k++) {
+            const pa_dtype cd = cache_for(dts[d], k);
+            const int hs = hsz[(d + k) % 4];
+            ctx_case c = {.seed = 8100u + (unsigned)(d * 3 + k),
+                          .layout = layout_for(d + k, hs, cd),
+                          .qd = dts[d],
+                          .cd = cd,
+                          .seqs = 4,
+                          .heads = 8,
+                          .kv_heads = k == 1 ? 8 : 2,
+                          .hs = hs,
+                          .bs = 16,
+                          .ql = ql,
+                          .cl = cl,
+                          .cap = d == 1 ? 2.5f : 0.0f,
+                          .sinks = (d + k) % 2 ? sinks : NULL};
+            run_cache_only_case(&c);
+        }
+    free(sinks);
+}
+
+/* Cascade attention over the paged cache on the device, as vLLM runs it:
+ * every sequence's first P tokens are one shared prefix (its block table's
+ * first P / bs entries point at sequence 0's blocks); the prefix runs once,
+ * cache only, as one sequence of all the batch's query tokens, with the
+ * sinks; each sequence's own keys run with its block table row past the
+ * prefix and seq_len less P; pa_merge_attn_states merges the two by their
+ * lse. The result is the reference's context attention of each whole
+ * sequence (twice the f16 tolerance: each part is rounded to f16 before the
+ * merge), and the merged lse its lse. mma.sync, then the Hopper kernel where
+ * it runs. */
+Test(prefill_gpu, cascade_over_a_shared_prefix_on_the_device) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {70, 1, 129}, cl[3] = {192, 150, 128}, P = 128, bs = 16;
+    for (int path = 0; path < 2; path++) {
+        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        ctx_case c = {.seed = 8200u + (unsigned)path,
+                      .layout = path ? PA_LAYOUT_FLASH_NHD : PA_LAYOUT_VLLM,
+                      .qd = PA_DTYPE_F16,
+                      .cd = PA_DTYPE_F16,
+                      .seqs = 3,
+                      .heads = 8,
+                      .kv_heads = 2,
+                      .hs = 128,
+                      .bs = bs,
+                      .ql = ql,
+                      .cl = cl};
+        pa_context_problem *pr = make_ctx(&c);
+        pr->p.sinks = pr->sinks = pa_sink_logits(8, 8200);
+        const int stride = pr->p.block_table_stride, T = pr->p.num_tokens, H = pr->p.num_heads;
+        for (int s = 1; s < 3; s++)
+            for (int b = 0; b < P / bs; b++)
+                pr->block_tables[s * stride + b] = pr->block_tables[b];
+        const size_t nl = (size_t)H * (size_t)T, ob = pr->out_elems * 2;
+        float *whole_lse = pa_test_nan_floats(nl), *merged_lse = pa_test_nan_floats(nl + 16);
+        pr->p.lse = whole_lse;
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        pr->p.lse = NULL;
+
+        dev_ctx d;
+        dev_ctx_make(&d, pr); /* the shared block tables, the cache, the queries, the sinks */
+        const int32_t qsl_a[2] = {0, T}, len_a[1] = {P};
+        int32_t len_b[3], *table_b = malloc(sizeof(int32_t) * (size_t)(3 * stride));
+        for (int s = 0; s < 3; s++) {
+            len_b[s] = pr->seq_lens[s] - P;
+            for (int b = 0; b < stride; b++)
+                table_b[s * stride + b] = b + P / bs < stride ? pr->block_tables[s * stride + b + P / bs] : 0;
+        }
+        void *bufs[7];
+        pa_context_attention_params a = d.p, b = d.p;
+        a.cache_only = 1;
+        a.key = a.value = NULL;
+        a.num_seqs = 1;
+        a.query_start_loc = bufs[0] = pa_test_dev_upload(qsl_a, sizeof qsl_a);
+        a.seq_lens = bufs[1] = pa_test_dev_upload(len_a, sizeof len_a);
+        a.max_query_len = T;
+        a.out = bufs[2] = pa_test_dev_upload(pr->out, ob); /* NaN */
+        a.lse = bufs[3] = pa_test_dev_upload(merged_lse, sizeof(float) * nl);
+        b.sinks = NULL;
+        b.seq_lens = bufs[4] = pa_test_dev_upload(len_b, sizeof len_b);
+        b.block_tables = bufs[5] = pa_test_dev_upload(table_b, sizeof(int32_t) * (size_t)(3 * stride));
+        b.lse = bufs[6] = pa_test_dev_upload(merged_lse, sizeof(float) * nl);
+        const long hopper_before = pa_prefill_hopper_launches();
+        cr_assert_eq(pa_context_attention(&a, NULL), PA_SUCCESS, "prefix: %s", pa_last_error());
+        cr_assert_eq(pa_context_attention(&b, NULL), PA_SUCCESS, "own keys: %s", pa_last_error());
+        if (path && pa_prefill_hopper_available())
+            cr_assert_eq(pa_prefill_hopper_launches() - hopper_before, 2, "both parts on the Hopper kernel");
+        float *dmerged_lse = pa_test_dev_upload(merged_lse, sizeof(float) * (nl + 16));
+        const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F16,
+                                                .num_tokens = T,
+                                                .num_heads = H,
+                                                .head_size = 128,
+                                                .output = d.p.out, /* b's: merged in place */
+                                                .prefix_output = a.out,
+                                                .suffix_output = b.out,
+                                                .output_lse = dmerged_lse,
+                                                .prefix_lse = a.lse,
+                                                .suffix_lse = b.lse};
+        cr_assert_eq(pa_merge_attn_states(&mp, NULL), PA_SUCCESS, "%s", pa_last_error());
+        void *got = malloc(ob);
+        pa_test_dev_sync();
+        pa_test_dev_download(got, d.p.out, ob);
+        pa_test_dev_download(merged_lse, dmerged_lse, sizeof(float) * (nl + 16));
+        float *ref = pa_test_to_float(PA_DTYPE_F16, pr->out, pr->out_elems);
+        pa_tolerance tol = pa_tolerance_for(PA_DTYPE_F16, PA_DTYPE_F16);
+        tol.atol *= 2.0;
+        tol.rtol *= 2.0;
+        pa_compare_result r;
+        char buf[512];
+        cr_assert(pa_compare(got, PA_DTYPE_F16, ref, (int64_t)pr->out_elems, tol, &r), "path %d: merged output: %s",
+                  path, pa_compare_format(&r, tol, buf, sizeof buf));
+        compare_lse(merged_lse, whole_lse, H, T, 0, T, PA_DTYPE_F16, 0, "merged lse");
+        free(got), free(ref), free(whole_lse), free(merged_lse), free(table_b);
+        for (int i = 0; i < 7; i++)
+            pa_test_dev_free(bufs[i]);
+        pa_test_dev_free(dmerged_lse);
+        dev_ctx_free(&d);
+        pa_context_problem_free(pr);
+    }
+}
+
+/* Cache only on the Hopper kernel: flash caches of the query dtype and fp8,
+ * vLLM's (V^T tiles), heads 64 to 192; 70 queries over 300 keys, one over
+ * none, 131 over 129. */
+Test(prefill_hopper, cache_only) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F, F, 128, 16, 8, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, B, 64, 32, 4, 0, 0},
+        {PA_LAYOUT_VLLM, F, F, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, B, PA_DTYPE_FP8_E4M3, 96, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, PA_DTYPE_FP8_E5M2, 128, 16, 2, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 192, 16, 4, 0, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx_with(cs, n, 8300u, run_cache_only_case);
+    hopper_end(before, n);
+}
+
+/* Cache only on the FP8 path (e4m3 caches at heads 112 and 128), held to its
+ * model (fp8_path_model, every key visible). */
+static void run_cache_only_fp8(const ctx_case *c) {
+    pa_context_problem *pr = make_cache_only(c);
+    pr->p.scale *= 4.0f;
+    vary_query_rows(pr);
+    char what[256];
+    snprintf(what, sizeof what, "FP8 path, cache only: %s q=%s heads %d/%d head %d block %d",
+             pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), c->heads, c->kv_heads, c->hs, c->bs);
+    check_context(pr, NULL, 0, what);
+    pa_context_problem_free(pr);
+}
+Test(prefill_hopper_fp8, cache_only) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const pa_dtype E4 = PA_DTYPE_FP8_E4M3;
+    const hctx cs[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_BF16, E4, 112, 32, 8, 0, 0},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    run_hopper_ctx_with(cs, n, 8400u, run_cache_only_fp8);
+    hopper_fp8_end(before, n);
 }

@@ -1522,3 +1522,193 @@ Test(prefill_ref, lse_refused_misaligned_or_overlapping) {
     }
     pa_context_problem_free(pr);
 }
+
+/* ---- cache only: cascade attention's shared prefix (prefill.h) ------------------------ */
+
+/* A context problem turned cache-only: each sequence's seq_len becomes its
+ * context length (the keys its cache holds), key and value NULL. */
+static void make_cache_only(pa_context_problem *pr, const int *cl) {
+    for (int s = 0; s < pr->p.num_seqs; s++)
+        pr->seq_lens[s] = cl[s];
+    pr->p.cache_only = 1;
+    pr->p.key = pr->p.value = NULL;
+}
+
+/* With cache_only the queries see their sequence's cached tokens alone, none
+ * masked, against plain attention over those keys: more queries than keys, a
+ * sequence with no keys at all (zeros, lse -inf or the sink), max_query_len
+ * above max_seq_len; every layout, f32/f16/fp8, GQA, soft cap, sinks. */
+Test(prefill_ref, cache_only_attends_to_the_cache_alone) {
+    const int ql[4] = {17, 40, 3, 1}, cl[4] = {30, 5, 0, 64};
+    for (int v = 0; v < 4; v++) {
+        pa_context_problem_cfg c = {.seed = 7900u + (unsigned)v,
+                                    .layout = v == 0   ? PA_LAYOUT_VLLM
+                                              : v == 1 ? PA_LAYOUT_FLASH_HND
+                                                       : PA_LAYOUT_FLASH_NHD,
+                                    .q_dtype = v < 2 ? PA_DTYPE_F32 : PA_DTYPE_F16,
+                                    .cache_dtype = v == 3  ? PA_DTYPE_FP8_E5M2
+                                                   : v < 2 ? PA_DTYPE_F32
+                                                           : PA_DTYPE_F16,
+                                    .num_seqs = 4,
+                                    .num_heads = 8,
+                                    .num_kv_heads = 2,
+                                    .head_size = 32,
+                                    .block_size = 16,
+                                    .query_lens = ql,
+                                    .context_lens = cl,
+                                    .extra_blocks = 2,
+                                    .with_sinks = v & 1};
+        pa_context_problem *pr = pa_context_problem_make(&c);
+        cr_assert(pr != NULL);
+        make_cache_only(pr, cl);
+        pr->p.soft_cap = v == 2 ? 1.2f : 0.0f;
+        const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens;
+        float *lse = pa_test_nan_floats(n), *want = pa_test_nan_floats(n);
+        float *ref = malloc(sizeof(float) * (pr->out_elems + 1));
+        pr->p.lse = lse;
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "variant %d: %s", v, pa_last_error());
+        pa_context_problem_plain_lse(pr, ref, 0, want);
+        expect_close(pr->out, pr->p.q_dtype, ref, pr->out_elems, "cache only");
+        expect_lse(lse, want, n, "cache only");
+        /* Sequence 2 has no key: zeros, and -inf or its head's sink. */
+        const int t0 = pr->qsl[2];
+        for (int h = 0; h < 8; h++)
+            for (int t = t0; t < t0 + 3; t++) {
+                const float x = lse[(size_t)h * pr->p.num_tokens + (size_t)t];
+                CHK(pr->sinks ? x == pr->sinks[h] : x == -INFINITY, "head %d token %d: lse %g without a key", h, t, x);
+                CHK(pa_load_as_float(pr->p.q_dtype, pr->out, ((size_t)t * 8 + (size_t)h) * 32) == 0.0f,
+                    "head %d token %d: output without a key", h, t);
+            }
+        free(lse), free(want), free(ref);
+        pa_context_problem_free(pr);
+    }
+    /* max_query_len above max_seq_len passes with cache_only alone. */
+    pa_context_problem_cfg c = {.seed = 7950,
+                                .layout = PA_LAYOUT_FLASH_NHD,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 4,
+                                .num_heads = 4,
+                                .num_kv_heads = 4,
+                                .head_size = 16,
+                                .block_size = 8,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .extra_blocks = 1};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    make_cache_only(pr, cl);
+    pr->p.max_seq_len = 64;
+    pr->p.max_query_len = 400;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    pr->p.cache_only = 0;
+    pr->p.key = pr->k;
+    pr->p.value = pr->v;
+    cr_assert_eq(pa_context_attention_validate(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    pa_context_problem_free(pr);
+}
+
+/* cache_only's refusals: a value other than 0 or 1, ALiBi, a sliding window;
+ * without it key and value are still required. Nothing written. */
+Test(prefill_ref, cache_only_refusals) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    for (int v = 0; v < 4; v++) {
+        pa_context_problem *pr =
+            ctx_problem(2, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, v == 1);
+        make_cache_only(pr, cl);
+        const char *want;
+        switch (v) {
+        case 0: pr->p.cache_only = 2, want = "cache_only must be 0 or 1 (got 2)"; break;
+        case 1: want = "cache_only takes no ALiBi or sliding window"; break;
+        case 2: pr->p.sliding_window = 4, want = "cache_only takes no ALiBi or sliding window"; break;
+        default: pr->p.cache_only = 0, want = "key must not be NULL"; break;
+        }
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT, "case %d", v);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s'", v, pa_last_error());
+        for (size_t i = 0; i < pr->out_elems; i++)
+            CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "case %d: output written", v);
+        pa_context_problem_free(pr);
+    }
+}
+
+/* Cascade attention over the paged cache, as vLLM runs it: every sequence's
+ * first P tokens are one shared prefix (its block table's first P / bs
+ * entries point at sequence 0's blocks). The prefix runs once, cache only,
+ * as one sequence of all the batch's query tokens over those blocks, with
+ * the sinks; each sequence's own keys run as context attention with its
+ * block table row past the prefix and seq_len less P; merged by their lse,
+ * they equal context attention of each whole sequence (output and lse). */
+Test(prefill_ref, cascade_over_a_shared_prefix) {
+    const int ql[3] = {9, 1, 20}, cl[3] = {48, 40, 32}, P = 32, bs = 16;
+    for (int sinks = 0; sinks < 2; sinks++) {
+        pa_context_problem_cfg c = {.seed = 8000u + (unsigned)sinks,
+                                    .layout = sinks ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_NHD,
+                                    .q_dtype = PA_DTYPE_F32,
+                                    .cache_dtype = PA_DTYPE_F32,
+                                    .num_seqs = 3,
+                                    .num_heads = 6,
+                                    .num_kv_heads = 3,
+                                    .head_size = 32,
+                                    .block_size = bs,
+                                    .query_lens = ql,
+                                    .context_lens = cl,
+                                    .extra_blocks = 2,
+                                    .with_sinks = sinks};
+        pa_context_problem *pr = pa_context_problem_make(&c);
+        cr_assert(pr != NULL);
+        pr->p.soft_cap = 3.0f;
+        const int stride = pr->p.block_table_stride, T = pr->p.num_tokens, H = pr->p.num_heads;
+        for (int s = 1; s < 3; s++) /* the shared prefix: sequence 0's blocks */
+            for (int b = 0; b < P / bs; b++)
+                pr->block_tables[s * stride + b] = pr->block_tables[b];
+        const size_t n = (size_t)H * (size_t)T, ne = pr->out_elems;
+        float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n);
+        float *lse_m = pa_test_nan_floats(n), *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne);
+        float *out_m = pa_test_nan_floats(ne);
+        pr->p.lse = whole_lse;
+        cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+
+        /* the prefix: one sequence of all T queries over P cached keys */
+        const int32_t qsl_a[2] = {0, T}, len_a[1] = {P};
+        pa_context_attention_params a = pr->p;
+        a.cache_only = 1;
+        a.key = a.value = NULL;
+        a.num_seqs = 1;
+        a.query_start_loc = qsl_a;
+        a.seq_lens = len_a;
+        a.max_query_len = T;
+        a.out = out_a, a.lse = lse_a;
+        cr_assert_eq(pa_ref_context_attention(&a), PA_SUCCESS, "%s", pa_last_error());
+        /* each sequence's own keys: its table past the prefix */
+        int32_t len_b[3], *table_b = malloc(sizeof(int32_t) * (size_t)(3 * stride));
+        for (int s = 0; s < 3; s++) {
+            len_b[s] = pr->seq_lens[s] - P;
+            for (int b = 0; b < stride; b++)
+                table_b[s * stride + b] = b + P / bs < stride ? pr->block_tables[s * stride + b + P / bs] : 0;
+        }
+        pa_context_attention_params b = pr->p;
+        b.sinks = NULL;
+        b.seq_lens = len_b;
+        b.block_tables = table_b;
+        b.out = out_b, b.lse = lse_b;
+        cr_assert_eq(pa_ref_context_attention(&b), PA_SUCCESS, "%s", pa_last_error());
+        const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
+                                                .num_tokens = T,
+                                                .num_heads = H,
+                                                .head_size = 32,
+                                                .output = out_m,
+                                                .prefix_output = out_a,
+                                                .suffix_output = out_b,
+                                                .output_lse = lse_m,
+                                                .prefix_lse = lse_a,
+                                                .suffix_lse = lse_b};
+        cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
+        const float *whole = pr->out;
+        for (size_t i = 0; i < ne; i++)
+            CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i,
+                out_m[i], whole[i]);
+        expect_lse(lse_m, whole_lse, n, "merged lse");
+        free(table_b);
+        free(whole_lse), free(lse_a), free(lse_b), free(lse_m), free(out_a), free(out_b), free(out_m);
+        pa_context_problem_free(pr);
+    }
+}
