@@ -886,7 +886,7 @@ static void fuzz_context(reader *r) {
         vn = (nt - 1) * (p.v_stride ? p.v_stride : krow) + krow;
         on = nt * qrow;
     }
-    void *q = NULL, *k = NULL, *v = NULL, *out = NULL;
+    void *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL;
     if (ns > 8 || qn > OP_LIMIT || kn > OP_LIMIT || vn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) ||
         too_big(a.cok, a.ce))
         goto done;
@@ -901,14 +901,28 @@ static void fuzz_context(reader *r) {
     p.block_tables = bt;
     p.query_start_loc = ns ? qsl : (rd_u8(r) & 1 ? qsl : NULL);
     p.seq_lens = ns ? sl : NULL;
+    /* cache_only (sometimes an unknown value, sometimes without key and value)
+     * and the lse output (sometimes misaligned or over the output). */
+    const uint8_t extra = rd_u8(r);
+    p.cache_only = extra % 16 == 15 ? (int32_t)extra : extra & 1;
+    if (p.cache_only == 1 && extra & 2)
+        p.key = p.value = NULL;
+    const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * nt : 0;
+    if (extra & 4)
+        lse = sent_buf(ln + 1, 4);
+    if (lse)
+        p.lse = extra & 8 ? (float *)((char *)lse + 2) : extra & 64 ? (float *)out : lse;
     {
         const pa_status s = pa_ref_context_attention(&p);
         if (s != PA_SUCCESS)
-            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe));
-        else
-            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS);
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
+                       (!lse || untouched(lse, (size_t)(ln + 1) * 4)));
+        else /* and nothing past the lse rows */
+            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS &&
+                       (!lse || p.lse != lse || untouched((const char *)lse + ln * 4, 4)));
     }
 done:
+    free(lse);
     free(q);
     free(k);
     free(v);
