@@ -763,16 +763,19 @@ plant hopper-lse-second-row-unwritten cuda/prefill/prefill_wgmma.cuh \
     'if (p.lse && (lane & 3) == 0)' 'if (p.lse && (lane & 3) == 0 && h == 0)' \
     test_prefill 'prefill_hopper/prompt_attention'
 # Context attention's cache_only (cascade attention's shared prefix): the queries' own new keys
-# still counted (read through NULL), the causal mask kept, a sequence of more queries than
-# cached keys skipped as bad device data.
+# still counted in the kernel (read through NULL) or by the host's mask, the causal mask kept, a
+# sequence of more queries than cached keys skipped as bad device data.
 plant prefill-cache-only-counts-new-keys cuda/prefill/prefill_kernel.cuh \
-    'q.n_cache = p.cache_only ? L : L - q.q_len;' 'q.n_cache = L - q.q_len;' \
+    'q.n_cache = L - own;' 'q.n_cache = L - q.q_len;' \
     test_prefill 'prefill_gpu/cache_only'
+plant prefill-cache-only-mask-kept csrc/ops/prefill.c \
+    'k->own_mask = p->cache_only ? 0 : -1;' 'k->own_mask = -1;' \
+    test_prefill 'prefill_hopper/cache_only'
 plant prefill-cache-only-causal csrc/ops/prefill.c \
     'k->causal = !p->cache_only;' 'k->causal = 1;' \
     test_prefill 'prefill_hopper/cache_only'
 plant prefill-cache-only-short-sequence-skipped cuda/prefill/prefill_kernel.cuh \
-    'if (L < (p.cache_only ? 0 : q.q_len) || L > p.max_k_len)' 'if (L < q.q_len || L > p.max_k_len)' \
+    'if (L < own || L > p.max_k_len)' 'if (L < q.q_len || L > p.max_k_len)' \
     test_prefill 'prefill_gpu/cascade_over_a_shared_prefix_on_the_device'
 # The entry's choice of 16-byte chunks blind to the buffers' addresses (interpret mode's alignment
 # check on the chunk loads; the device would fault).

@@ -433,7 +433,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->cu_q = p->query_start_loc;
     k->cu_k = NULL;
     k->mode = PA_PREFILL_MODE_CONTEXT;
-    k->cache_only = p->cache_only;
+    k->own_mask = p->cache_only ? 0 : -1;
     k->causal = !p->cache_only;
     k->q_dtype = p->q_dtype;
     k->num_seqs = p->num_seqs;

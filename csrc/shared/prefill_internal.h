@@ -47,7 +47,8 @@ typedef struct pa_prefill_kparams {
     const int32_t *cu_q;     /* [num_seqs + 1] */
     const int32_t *cu_k;     /* prompt mode: [num_seqs + 1] */
     int32_t mode;
-    int32_t cache_only; /* context mode: the cache alone, n_cache = k_len = seq_lens[s] (prefill.h) */
+    int32_t own_mask; /* context mode: the queries' own new keys are q_len & own_mask: -1, or 0 with
+                         cache_only (every key cached: n_cache = k_len = seq_lens[s]; prefill.h) */
     int32_t causal;
     int32_t q_dtype;
     int32_t num_seqs, num_heads, num_kv_heads, head_size;

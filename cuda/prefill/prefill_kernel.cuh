@@ -289,12 +289,13 @@ __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq
     q.q0 = q0;
     q.q_len = q1 - q0;
     if (p.mode == PA_PREFILL_MODE_CONTEXT) {
-        // cache_only: every key from the cache, any number of queries.
-        const int L = p.seq_lens[s];
-        if (L < (p.cache_only ? 0 : q.q_len) || L > p.max_k_len)
+        // The queries' own keys close the sequence (none with cache_only:
+        // own_mask 0, every key cached, any number of queries).
+        const int L = p.seq_lens[s], own = q.q_len & p.own_mask;
+        if (L < own || L > p.max_k_len)
             return false;
         q.k_len = L;
-        q.n_cache = p.cache_only ? L : L - q.q_len;
+        q.n_cache = L - own;
         q.k_row0 = q0;
     } else {
         const int k0 = p.cu_k[s], k1 = p.cu_k[s + 1];
