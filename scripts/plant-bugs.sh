@@ -617,14 +617,14 @@ plant prefill-mma-sink-natural-units cuda/prefill/prefill_kernel.cuh \
 plant prefill-f32-forgets-sink cuda/prefill/prefill_f32.cu \
     'l += expf(p.sinks[head] - m);' 'l += 0.0f;' test_prefill 'prefill_gpu/attention_sinks'
 plant hopper-forgets-sink cuda/prefill/prefill_wgmma.cuh \
-    'if (p.sinks && l > 0.0f)
-                f *=' 'if (false && l > 0.0f)
+    'if (sink)
+                f *=' 'if (false)
                 f *=' test_prefill 'prefill_hopper/attention_sinks'
 plant hopper-sink-one-row cuda/prefill/prefill_wgmma.cuh \
-    '(H::kF8 ? 8.0f : 0.0f) - sm.m[h])' '(H::kF8 ? 8.0f : 0.0f) - sm.m[0])' \
+    'kLog2e, lift - sm.m[h]))' 'kLog2e, lift - sm.m[0]))' \
     test_prefill 'prefill_hopper/attention_sinks'
 plant hopper-fp8-sink-unlifted cuda/prefill/prefill_wgmma.cuh \
-    '(H::kF8 ? 8.0f : 0.0f) - sm.m[h])' '0.0f - sm.m[h])' test_prefill 'prefill_hopper_fp8/attention_sinks'
+    'kLog2e, lift - sm.m[h]))' 'kLog2e, 0.0f - sm.m[h]))' test_prefill 'prefill_hopper_fp8/attention_sinks'
 plant hopper-sink-of-the-kv-head cuda/prefill/prefill_wgmma.cuh \
     'fmaf(p.sinks[head], kLog2e' 'fmaf(p.sinks[kvh], kLog2e' test_prefill 'prefill_hopper/attention_sinks'
 plant mixed-drops-decode-sinks csrc/ops/prefill.c \

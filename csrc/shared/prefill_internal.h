@@ -47,8 +47,6 @@ typedef struct pa_prefill_kparams {
     const int32_t *cu_q;     /* [num_seqs + 1] */
     const int32_t *cu_k;     /* prompt mode: [num_seqs + 1] */
     int32_t mode;
-    int32_t own_mask; /* context mode: the queries' own new keys are q_len & own_mask: -1, or 0 with
-                         cache_only (every key cached: n_cache = k_len = seq_lens[s]; prefill.h) */
     int32_t causal;
     int32_t q_dtype;
     int32_t num_seqs, num_heads, num_kv_heads, head_size;
@@ -65,6 +63,12 @@ typedef struct pa_prefill_kparams {
     int32_t vec_new; /* new K and V rows 16-byte aligned */
     int32_t cache_k; /* how cache K tiles load: PA_PREFILL_K_* */
     int32_t cache_v; /* how cache V tiles load: PA_PREFILL_V_* */
+    /* Context mode: the queries' own new keys are q_len & own_mask: -1, or 0
+     * with cache_only (every key cached: n_cache = k_len = seq_lens[s];
+     * prefill.h). Last, so that no field above moves: the Hopper kernel's
+     * HP 128 persistent instances, at their register limit, spilled 4 bytes
+     * with it beside `mode` (the parameter loads pair differently). */
+    int32_t own_mask;
 } pa_prefill_kparams;
 
 /* Cache tile paths (host-decided from dtype, layout, block size and alignment).
