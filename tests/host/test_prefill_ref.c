@@ -1403,6 +1403,32 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
     }
 }
 
+/* Merges two f32 parts ([T, H, hs] outputs, [H, T] lse) with
+ * pa_ref_merge_attn_states and holds the result to the whole call's output
+ * (within 2e-6) and lse (expect_lse). */
+static void expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
+                                   const float *out_b, const float *lse_b, const float *whole, const float *whole_lse) {
+    const size_t n = (size_t)H * (size_t)T, ne = n * (size_t)hs;
+    float *out_m = pa_test_nan_floats(ne), *lse_m = pa_test_nan_floats(n);
+    const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
+                                            .num_tokens = T,
+                                            .num_heads = H,
+                                            .head_size = hs,
+                                            .output = out_m,
+                                            .prefix_output = out_a,
+                                            .suffix_output = out_b,
+                                            .output_lse = lse_m,
+                                            .prefix_lse = lse_a,
+                                            .suffix_lse = lse_b};
+    cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < ne; i++)
+        CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i, out_m[i],
+            whole[i]);
+    expect_lse(lse_m, whole_lse, n, "merged lse");
+    free(out_m);
+    free(lse_m);
+}
+
 /* Cascade attention on the references: each sequence's keys cut at a[s]
  * (<= k_len - q_len: every query sees the whole first part), the first part
  * as encoder attention (no mask) with the sinks, the rest as causal decoder
@@ -1427,9 +1453,8 @@ Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
         pr->p.soft_cap = 2.0f;
         const int nq = pr->p.num_q_tokens;
         const size_t n = (size_t)pr->p.num_heads * (size_t)nq, ne = pr->q_elems;
-        float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n),
-              *lse_m = pa_test_nan_floats(n);
-        float *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne), *out_m = pa_test_nan_floats(ne);
+        float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n);
+        float *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne);
         pr->p.lse = whole_lse;
         cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
 
@@ -1446,29 +1471,15 @@ Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
         b.out = out_b, b.lse = lse_b;
         cr_assert_eq(pa_ref_prompt_attention(&a), PA_SUCCESS, "%s", pa_last_error());
         cr_assert_eq(pa_ref_prompt_attention(&b), PA_SUCCESS, "%s", pa_last_error());
-        const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
-                                                .num_tokens = nq,
-                                                .num_heads = pr->p.num_heads,
-                                                .head_size = pr->p.head_size,
-                                                .output = out_m,
-                                                .prefix_output = out_a,
-                                                .suffix_output = out_b,
-                                                .output_lse = lse_m,
-                                                .prefix_lse = lse_a,
-                                                .suffix_lse = lse_b};
-        cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
-        const float *whole = pr->out;
-        for (size_t i = 0; i < ne; i++)
-            CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i,
-                out_m[i], whole[i]);
-        expect_lse(lse_m, whole_lse, n, "merged lse");
+        expect_merged_is_whole(sinks, nq, pr->p.num_heads, pr->p.head_size, out_a, lse_a, out_b, lse_b, pr->out,
+                               whole_lse);
         /* Sequence 1 (one query, cut at 0): its first part saw no key. */
         for (int h = 0; h < 6; h++) {
             const float x = lse_a[(size_t)h * nq + 5];
             CHK(sinks ? x == pr->sinks[h] : x == -INFINITY, "head %d: empty part's lse %g", h, x);
         }
         free(ka), free(va), free(kb), free(vb);
-        free(whole_lse), free(lse_a), free(lse_b), free(lse_m), free(out_a), free(out_b), free(out_m);
+        free(whole_lse), free(lse_a), free(lse_b), free(out_a), free(out_b);
         pa_prompt_problem_free(pr);
     }
 }
@@ -1662,8 +1673,7 @@ Test(prefill_ref, cascade_over_a_shared_prefix) {
                 pr->block_tables[s * stride + b] = pr->block_tables[b];
         const size_t n = (size_t)H * (size_t)T, ne = pr->out_elems;
         float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n);
-        float *lse_m = pa_test_nan_floats(n), *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne);
-        float *out_m = pa_test_nan_floats(ne);
+        float *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne);
         pr->p.lse = whole_lse;
         cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
 
@@ -1691,24 +1701,9 @@ Test(prefill_ref, cascade_over_a_shared_prefix) {
         b.block_tables = table_b;
         b.out = out_b, b.lse = lse_b;
         cr_assert_eq(pa_ref_context_attention(&b), PA_SUCCESS, "%s", pa_last_error());
-        const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
-                                                .num_tokens = T,
-                                                .num_heads = H,
-                                                .head_size = 32,
-                                                .output = out_m,
-                                                .prefix_output = out_a,
-                                                .suffix_output = out_b,
-                                                .output_lse = lse_m,
-                                                .prefix_lse = lse_a,
-                                                .suffix_lse = lse_b};
-        cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
-        const float *whole = pr->out;
-        for (size_t i = 0; i < ne; i++)
-            CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i,
-                out_m[i], whole[i]);
-        expect_lse(lse_m, whole_lse, n, "merged lse");
+        expect_merged_is_whole(sinks, T, H, 32, out_a, lse_a, out_b, lse_b, pr->out, whole_lse);
         free(table_b);
-        free(whole_lse), free(lse_a), free(lse_b), free(lse_m), free(out_a), free(out_b), free(out_m);
+        free(whole_lse), free(lse_a), free(lse_b), free(out_a), free(out_b);
         pa_context_problem_free(pr);
     }
 }
