@@ -146,10 +146,12 @@ fi
 
 phase "the kernels nearest the register limit compile without spills for sm_80 and sm_89 (scripts/check-sm8x.sh)"
 # The whole library for sm_80, sm_86 and sm_89 takes minutes on CI's two cores; these are the
-# sources whose kernels sit at 255 registers there (prefill mma.sync at heads 96 and 128) and the
-# f32 prefill kernel, where sm_89 spilled before (run scripts/check-sm8x.sh build for all of it).
+# sources whose kernels sit at 255 registers there (prefill mma.sync at heads 96 and 128), the
+# f32 prefill kernel, where sm_89 spilled before, and the decode tensor-core instances at their
+# bounds (128 registers; fp8 with two head blocks at head 192, whose e5m2 spilled at all three
+# targets before 2026-12-05) (run scripts/check-sm8x.sh build for all of it).
 if PA_SM8X_ARCHS="80 89" scripts/check-sm8x.sh build prefill/inst_f16_h96 prefill/inst_bf16_h96 \
-    prefill/inst_f16_h128 prefill/inst_bf16_h128 prefill/prefill_f32; then
+    prefill/inst_f16_h128 prefill/inst_bf16_h128 prefill/prefill_f32 decode_qf16_c decode_qbf16_c; then
     echo "build    check-sm8x                    1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
 else

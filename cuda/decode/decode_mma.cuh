@@ -200,9 +200,15 @@ template <bool PERM> PA_DEC_DEV int mma_tok(int j) { return PERM ? 4 * ((j & 7) 
 // P.V runs one MMA per head block on the same V^T fragment; fp8's S^T takes
 // one n-block of heads per head block. Two head blocks double the
 // accumulators: at heads 128 and 192, 3 CTAs per SM (168 registers; fp8 fits
-// in 166 without spilling, and 3 CTAs keep half as many bytes again in flight
-// as the 2 that its 182 unbounded registers allowed); at head 64 (16
-// accumulators a head block) 4, in 106 to 128 registers without a spill.
+// in 162-168 at sm_90 without spilling, and 3 CTAs keep half as many bytes
+// again in flight as the 2 that its 182 unbounded registers allowed); at head
+// 64 (16 accumulators a head block) 4, in 106 to 128 registers without a
+// spill. Below sm_90, fp8 at head 192 with two head blocks is built for 2
+// CTAs: there ptxas needs a few registers more than 3 CTAs' 168 (e5m2 spilled
+// 4-16 bytes outside the tile loop at sm_80, 86 and 89; e4m3 sat at 168),
+// and a register-edge instance spills again at the next compiler or code
+// change (scripts/check-sm8x.sh checks every target). 2 CTAs there hold a
+// third fewer bytes in flight; not measured on those GPUs.
 // mma_min_ctas: the CTAs per SM each instance is built for (the
 // others: see the register note above).
 // Head sizes the kernel serves: 32, 64, 80, 96, 112, 128, 192 and 256 (the
@@ -220,8 +226,15 @@ constexpr bool mma_head_ok(int ct, int hs) { return PA_DEC_MMA_HEAD(hs, pa::is_f
 // CTAs of up to 16 heads): heads 64, 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return PA_DEC_MMA_TWO_BLOCKS(hs); }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr bool kDecSm8x = true; // (the host pass and interpret mode: false; the bound is the device code's)
+#else
+constexpr bool kDecSm8x = false;
+#endif
 constexpr int mma_min_ctas(bool f8, bool vl, int hs, int hb) {
-    return (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3 : PA_DEC_MIN_CTAS;
+    return kDecSm8x && f8 && hb > 1 && hs == 192                           ? 2
+           : (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3
+                                                                           : PA_DEC_MIN_CTAS;
 }
 
 template <int QT, int CT, bool VL, int HS, int HB>
