@@ -427,7 +427,9 @@ void pa_decode_problem_free(pa_decode_problem *pr) {
     free(pr);
 }
 
-void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) {
+void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) { pa_decode_problem_plain_lse(pr, ref, NULL); }
+
+void pa_decode_problem_plain_lse(const pa_decode_problem *pr, float *ref, float *lse) {
     const pa_decode_params *p = &pr->p;
     const int hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = p->num_heads / nkv;
     const int64_t qs = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
@@ -439,15 +441,19 @@ void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref) {
             for (int d = 0; d < hs; d++)
                 q[d] = pa_load_as_float(p->q_dtype, p->query, (size_t)(s * qs + h * hs + d));
             /* the query is the sequence's last token */
+            double row_lse = 0.0;
             const pa_plain_opts o = {.scale = p->scale,
                                      .soft_cap = p->soft_cap,
                                      .alibi_slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0,
                                      .causal = 1,
                                      .window = p->sliding_window,
                                      .has_sink = p->sinks != NULL,
-                                     .sink = p->sinks ? p->sinks[h] : 0.0};
+                                     .sink = p->sinks ? p->sinks[h] : 0.0,
+                                     .lse = lse ? &row_lse : NULL};
             pa_plain_attention_row(q, pr->k_logical[s] + (size_t)kh * hs, pr->v_logical[s] + (size_t)kh * hs,
                                    (size_t)nkv * hs, L, hs, L - 1, &o, ref + ((size_t)s * p->num_heads + h) * hs);
+            if (lse)
+                lse[(int64_t)h * p->num_seqs + s] = (float)row_lse;
         }
     }
     free(q);

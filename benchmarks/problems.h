@@ -189,5 +189,7 @@ void pa_decode_problem_free(pa_decode_problem *pr);
  * ref[(s*num_heads + h)*head + d]. Honours scale, soft cap, alibi, window and
  * sinks (finite or -inf). */
 void pa_decode_problem_plain(const pa_decode_problem *pr, float *ref);
+/* The same, and each head's log-sum-exp ([num_heads, num_seqs], pa_plain_opts.lse's) in lse when not NULL. */
+void pa_decode_problem_plain_lse(const pa_decode_problem *pr, float *ref, float *lse);
 
 #endif

@@ -1971,6 +1971,15 @@ __device__ __forceinline__ void griddep_wait() {
     asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
 }
+// blockIdx.x read again from its special register (an S2R the compiler may
+// neither merge with an earlier read nor hoist): a value derived from it late
+// in a kernel is then computed there, not kept in a register from the start.
+__device__ __forceinline__ uint32_t ctaid_x_again() {
+    uint32_t x;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    return x;
+}
+
 __device__ __forceinline__ void griddep_launch_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -2112,6 +2121,7 @@ template <int N> inline void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, u
     ::pa_interp::launcher(grid, block, smem_bytes, stream, #__VA_ARGS__, __VA_ARGS__, (pdl))
 inline void griddep_wait() { ::pa_interp::griddep_wait(); }
 inline void griddep_launch_dependents() {}
+inline uint32_t ctaid_x_again() { return blockIdx.x; }
 #endif
 
 } // namespace ptx

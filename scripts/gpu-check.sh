@@ -188,7 +188,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
     # run them. PA_SAN_FILTER_test_prefill='prefill_routes/*' (and so on) sanitizes them.
     WALKS='cache_routes/*|prefill_routes/*|ragged_routes/*'
     SAN_ALL="!(prefill_gpu/vllm_prefix_prefill_grid|ragged_gpu/device_plan_matches_host|$FAR|$WALKS)"
-    RACE_DECODE='@(decode_random/*|decode_graph/*|decode_device_checks/*|decode_long/mqa_f32_e5m2_window|decode_grid/head_size_32|decode_grid/head_size_128|decode_api/*|decode_batch_sizes/*)'
+    RACE_DECODE='@(decode_random/*|decode_graph/*|decode_device_checks/*|decode_long/mqa_f32_e5m2_window|decode_grid/head_size_32|decode_grid/head_size_128|decode_api/*|decode_batch_sizes/*|decode_features/lse*)'
     # memcheck/initcheck/synccheck on test_decode: the whole program outgrew a
     # 240 s box beside the others (2026-11-23); this subset reaches every
     # instance family (compile-time and runtime geometry, each layout, fp8,

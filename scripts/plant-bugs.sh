@@ -527,7 +527,7 @@ plant decode-mma-partial-rows-step-one-head cuda/decode/decode_mma.cuh \
     'const int64_t ts = (int64_t)p.max_splits * HS * HP;' 'const int64_t ts = (int64_t)p.max_splits * HS;' \
     test_decode 'decode_fixed/tensor_core_head_64'
 plant decode-mma-split-sums-for-absent-heads cuda/decode/decode_mma.cuh \
-    'if (!one && tid < c.nh) {' 'if (!one && tid < NHC) {' \
+    'if (!one && tid < nh) {' 'if (!one && tid < NHC) {' \
     test_decode 'decode_fixed/tensor_core' PA_INTERP_ORDER=reverse
 plant decode-mma-softmax-exponent-in-base-2 cuda/decode/decode_mma.cuh \
     'x[i] = ex2(fmaf(x[i], kLog2e, -ml));' 'x[i] = ex2(x[i] - m_use);' \
@@ -588,19 +588,49 @@ plant decode-partials-keep-v-scale cuda/decode/decode_mma.cuh \
 plant decode-merge-forgets-sink cuda/decode/decode_kernel.cuh \
     'w_sum += fexp(sink - m);' 'w_sum += 0.0f;' test_decode 'decode_features/attention_sinks'
 plant decode-partials-take-sink cuda/decode/decode_kernel.cuh \
-    'if (one && tid < c.nh && sl[tid] > 0.0f)' 'if (tid < c.nh && sl[tid] > 0.0f)' \
+    'if (one && tid < c.nh) {
+        if (sl[tid] > 0.0f)' 'if (tid < c.nh) {
+        if (sl[tid] > 0.0f)' \
     test_decode 'decode_features/attention_sinks'
 plant decode-mma-partials-take-sink cuda/decode/decode_mma.cuh \
-    'const float ld = one && l > 0.0f && tid < c.nh ?' 'const float ld = l > 0.0f && tid < c.nh ?' \
+    'const float ld = one && l > 0.0f && tid < nh ?' 'const float ld = l > 0.0f && tid < nh ?' \
     test_decode 'decode_features/attention_sinks'
 plant decode-sink-of-the-kv-head cuda/decode/decode_kernel.cuh \
     'p.sinks[head]' 'p.sinks[head / (p.num_heads / p.num_kv_heads)]' \
     test_decode 'decode_features/attention_sinks'
 plant decode-mma-sink-head-in-cta cuda/decode/decode_mma.cuh \
-    'sink_term(p, c.h0 + tid, mm)' 'sink_term(p, tid, mm)' test_decode 'decode_features/attention_sinks'
+    'sink_term(p, h0 + tid, mm)' 'sink_term(p, tid, mm)' test_decode 'decode_features/attention_sinks'
 plant decode-sink-in-log2-units cuda/decode/decode_kernel.cuh \
     'return p.sinks ? fexp(p.sinks[h] - m) : 0.0f;' 'return p.sinks ? fexp((p.sinks[h] - m) * 1.4426950f) : 0.0f;' \
     test_decode 'decode_features/attention_sinks'
+# The decode lse output (decode.h, 2026-12-05): stored token-major; the merge's without its max;
+# a head with no key given -inf over its sink (one-split epilogue, merge); the tensor-core
+# epilogue's lse without the sink's term; the CUDA-core kernel's head taken within its CTA; a bad
+# sequence's lse left unwritten; the tensor-core epilogue's coordinates from the split index.
+plant decode-lse-token-major cuda/decode/decode_kernel.cuh \
+    'p.lse[(int64_t)h * p.num_seqs + seq] = v;' 'p.lse[(int64_t)seq * p.num_heads + h] = v;' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-merge-lse-without-max cuda/decode/decode_kernel.cuh \
+    'w_sum == 0.0f ? sink : m + __logf(w_sum);' 'w_sum == 0.0f ? sink : __logf(w_sum);' \
+    test_decode 'decode_fixed/split_boundaries'
+plant decode-lse-no-key-drops-sink cuda/decode/decode_kernel.cuh \
+    'l == 0.0f ? (p.sinks ? p.sinks[h] : -INFINITY)' 'l == 0.0f ? -INFINITY' \
+    test_decode 'decode_features/lse_of_heads_with_no_key'
+plant decode-merge-lse-no-key-drops-sink cuda/decode/decode_kernel.cuh \
+    'w_sum == 0.0f ? sink :' 'w_sum == 0.0f ? -INFINITY :' \
+    test_decode 'decode_features/lse_of_heads_with_no_key'
+plant decode-mma-lse-without-sink cuda/decode/decode_mma.cuh \
+    'lse_of(p, h0 + tid, ld, mm)' 'lse_of(p, h0 + tid, l, mm)' \
+    test_decode 'decode_features/attention_sinks'
+plant decode-split-lse-head-in-cta cuda/decode/decode_kernel.cuh \
+    'store_lse(p, c.seq, c.h0 + tid,' 'store_lse(p, c.seq, tid,' \
+    test_decode 'decode_features/lse_of_heads_with_no_key'
+plant decode-bad-sequence-lse-unwritten cuda/decode/decode_kernel.cuh \
+    'p.lse[(int64_t)(c.h0 + threadIdx.x) * p.num_seqs + c.seq] = -INFINITY;' '(void)0;' \
+    test_decode 'decode_device_checks/bad_lengths_give_zeros_bad_blocks_stay_finite'
+plant decode-mma-epilogue-coordinates-of-the-split cuda/decode/decode_mma.cuh \
+    'cta_coords(p, (int)::pa::ptx::ctaid_x_again(), seq, kvh, h0);' 'cta_coords(p, (int)blockIdx.y, seq, kvh, h0);' \
+    test_decode 'decode_fixed/tensor_core'
 # Attention sinks in prefill (2026-11-29): each kernel's finalize that forgets them; the mma.sync
 # kernel's sink of the group's first head, or in natural-log units where its sums are log2; the
 # Hopper kernel's first row's max for both of a thread's rows, and the KV head's sink; the FP8
@@ -898,8 +928,12 @@ plant ragged-fp8-no-barrier-after-dequant-tsan cuda/ragged/ragged_mma.cuh \
 plant decode-mma-epilogue-no-barrier-tsan cuda/decode/decode_mma.cuh \
     '                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
+    if (one && tid < nh)
+        store_lse(p, seq, h0 + tid, lse_v);
     bar();' '                red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
-            }' \
+            }
+    if (one && tid < nh)
+        store_lse(p, seq, h0 + tid, lse_v);' \
     test_decode:tsan 'decode_fixed/tensor_core'
 plant prefill-raw-no-barrier-after-dequant-tsan cuda/prefill/prefill_kernel.cuh \
     '            dequant(t);

@@ -59,6 +59,7 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_decode_params, bs_block_size),
     PA_OFF(pa_decode_params, bs_head_sliding_step),
     PA_OFF(pa_decode_params, sinks),
+    PA_OFF(pa_decode_params, lse),
 
     PA_SZ(pa_kv_input),
     PA_OFF(pa_kv_input, key),

@@ -19,6 +19,9 @@ static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
     return 0;
 }
 
+/* The lse output's bytes: f32 [num_heads, num_seqs]. */
+static int64_t dec_lse_bytes(const pa_decode_params *p) { return (int64_t)p->num_heads * p->num_seqs * 4; }
+
 pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE(p != NULL, "decode: params is NULL");
     PA_REQUIRE(p->num_seqs >= 0, "decode: num_seqs must be >= 0 (got %d)", p->num_seqs);
@@ -78,6 +81,16 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE((int64_t)p->max_seq_len <= (int64_t)p->block_table_stride * kv->block_size,
                "decode: max_seq_len %d needs %lld blocks but the block table has %d columns", p->max_seq_len,
                ((long long)p->max_seq_len + kv->block_size - 1) / kv->block_size, p->block_table_stride);
+    if (p->lse) {
+        /* (the sizes fit: num_seqs x num_heads x head_size passed the query's extent check) */
+        const int64_t qsz = (int64_t)pa_dtype_size(p->q_dtype), qs = p->q_stride ? p->q_stride : row;
+        PA_REQUIRE((uintptr_t)p->lse % 4 == 0, "decode: lse must be 4-byte aligned (f32)");
+        const int64_t lse_bytes = dec_lse_bytes(p);
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, lse_bytes, p->out, (int64_t)p->num_seqs * row * qsz),
+                   "decode: lse overlaps out");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, lse_bytes, p->query, (qs * (p->num_seqs - 1) + row) * qsz),
+                   "decode: lse overlaps query");
+    }
     return PA_SUCCESS;
 }
 
@@ -365,6 +378,8 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
         if (ws_bytes < need)
             return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "decode: workspace of %zu bytes; %zu needed", ws_bytes, need);
+        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, dec_lse_bytes(p), ws, (int64_t)need),
+                   "decode: lse overlaps the workspace");
     }
 
     memset(kp, 0, sizeof *kp);
@@ -380,6 +395,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->seq_lens = p->seq_lens;
     kp->alibi = p->alibi_slopes;
     kp->sinks = p->sinks;
+    kp->lse = p->lse;
     kp->k_scale = kv->k_scale;
     kp->v_scale = kv->v_scale;
     kp->scale_hs = kv->scales_per_head ? 1 : 0;

@@ -160,6 +160,9 @@ typedef struct pa_dec_kparams {
     int32_t off_v, off_q, off_logit, off_stat, off_tok, off_tab;
     int32_t zero_bytes; /* [0, zero_bytes) cleared at CTA start (K row pads) */
     int32_t smem_bytes;
+
+    /* last, so that the fields the tile loop reads keep their offsets */
+    float *lse; /* [num_heads, num_seqs] or NULL (decode.h) */
 } pa_dec_kparams;
 
 /* Fills *kp for entry `mode` after pa_decode_validate passed. With ws == NULL

@@ -599,6 +599,17 @@ PA_DEC_DEV void issue_tile(const pa_dec_kparams &p, const G &geo, cta_ctx &c, in
     }
 }
 
+// CTA bx's sequence, KV head and first query head. blockIdx.x = (seq x
+// num_kv_heads + kvh) x head_chunks + hc, split by the host's dividers (a
+// multiply-high each; blockIdx.x < 2^31).
+PA_DEC_DEV void cta_coords(const pa_dec_kparams &p, int bx, int &seq, int &kvh, int &h0) {
+    seq = pa_kv_divide(p.seq_div, bx);
+    const int rem = bx - seq * p.num_kv_heads * p.head_chunks;
+    kvh = pa_kv_divide(p.chunk_div, rem);
+    const int hc = rem - kvh * p.head_chunks;
+    h0 = kvh * p.group + hc * p.hpc;
+}
+
 // The CTA's coordinates and its split's tiles (T tokens each), shared by the
 // split kernels (this one and decode_mma.cuh's). False when the CTA has
 // nothing to do: a length the host could not check (split 0 writes that
@@ -611,15 +622,9 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     // wait there (griddepcontrol.wait) for its results, so the merge's launch
     // latency overlaps this grid's tail. A no-op without a dependent launch.
     ::pa::ptx::griddep_launch_dependents();
-    // blockIdx.x = (seq x num_kv_heads + kvh) x head_chunks + hc, split by the
-    // host's dividers (a multiply-high each; blockIdx.x < 2^31)
-    c.seq = pa_kv_divide(p.seq_div, (int32_t)blockIdx.x);
-    const int rem = (int)blockIdx.x - c.seq * p.num_kv_heads * p.head_chunks;
-    c.kvh = pa_kv_divide(p.chunk_div, rem);
+    cta_coords(p, (int)blockIdx.x, c.seq, c.kvh, c.h0);
     c.head_bytes = (int64_t)c.kvh * p.g.head_stride * esz;
-    const int hc = rem - c.kvh * p.head_chunks;
-    c.h0 = c.kvh * p.group + hc * p.hpc;
-    c.nh = min(p.hpc, p.group - hc * p.hpc);
+    c.nh = min(p.hpc, (c.kvh + 1) * p.group - c.h0); // (h0 - kvh x group: the chunk's first head in the group)
     const int split = blockIdx.y;
     // The block-table window of the split's first tile, read beside the length
     // rather than after it: the tile's first block is split x part / block_size
@@ -638,10 +643,13 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
     if (c.L < 1 || c.L > p.max_seq_len) {
         typename pa::elt<QT>::type *out =
             static_cast<typename pa::elt<QT>::type *>(p.out) + ((int64_t)c.seq * p.num_heads + c.h0) * hs;
-        if (split == 0) // (rare: kept rolled, out of the instruction cache's way)
+        if (split == 0) { // (rare: kept rolled, out of the instruction cache's way)
 #pragma unroll 1
             for (int i = threadIdx.x; i < c.nh * hs; i += NT)
                 out[i] = pa::from_float<QT>(0.0f);
+            if (p.lse && (int)threadIdx.x < c.nh) // a state of no weight
+                p.lse[(int64_t)(c.h0 + threadIdx.x) * p.num_seqs + c.seq] = -INFINITY;
+        }
         return false;
     }
     // Past the sequence's last split (pa_dec_num_splits: split >= ceil(L /
@@ -667,6 +675,20 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
 // without sinks; -inf sinks add 0, +inf ones leave the row zero.
 PA_DEC_DEV float sink_term(const pa_dec_kparams &p, int64_t h, float m) {
     return p.sinks ? fexp(p.sinks[h] - m) : 0.0f;
+}
+
+// The lse (decode.h) of head h (of the whole query heads) from its softmax
+// denominator l (the sink's term included) over reference m: no key (l = 0)
+// leaves the sink, or -inf; a NaN stays.
+PA_DEC_DEV float lse_of(const pa_dec_kparams &p, int64_t h, float l, float m) {
+    return l == 0.0f ? (p.sinks ? p.sinks[h] : -INFINITY) : m + __logf(l);
+}
+
+// Stores lse v of (sequence seq, query head h), where the CTA writes the
+// output itself (one split).
+PA_DEC_DEV void store_lse(const pa_dec_kparams &p, int seq, int h, float v) {
+    if (p.lse)
+        p.lse[(int64_t)h * p.num_seqs + seq] = v;
 }
 
 // Element d of the CTA's head h: the output (one split) or the split's
@@ -977,8 +999,12 @@ template <int QT, int CT, class G> PA_DEC_GLOBAL void PA_DEC_BOUNDS(NT) decode_s
                 }
     }
     // (nothing reads sl between the last tile's softmax and the loop below)
-    if (one && tid < c.nh && sl[tid] > 0.0f)
-        sl[tid] += sink_term(p, c.h0 + tid, sm[tid]);
+    if (one && tid < c.nh) {
+        if (sl[tid] > 0.0f)
+            sl[tid] += sink_term(p, c.h0 + tid, sm[tid]);
+        if (p.lse)
+            store_lse(p, c.seq, c.h0 + tid, lse_of(p, c.h0 + tid, sl[tid], sm[tid]));
+    }
     bar();
     for (int i = tid; i < c.nh * hs; i += NT) {
         const int g = i / hs, d = i - g * hs;
@@ -1102,6 +1128,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     }
     if (w_sum > 0.0f) // the sink, once, in the merged sum's units
         w_sum += fexp(sink - m);
+    if (p.lse && tid == 0) // (decode.h; no key: the sink, or -inf)
+        p.lse[(int64_t)head * p.num_seqs + seq] = w_sum == 0.0f ? sink : m + __logf(w_sum);
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);

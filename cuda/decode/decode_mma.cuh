@@ -828,6 +828,13 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     bar(); // every tile read: the tile buffers hold the warps' results now
 
     // ---- epilogue: merge the token groups in order ----
+    // The CTA's sequence and heads, from blockIdx again: kept from
+    // begin_cta across the tile loop, they cost the instances at their
+    // register bound spills (fp8 at sm_86 and sm_89, 16-bit head 192 at sm_90)
+    // once the lse output needed the sequence and first head apart.
+    int seq, kvh, h0;
+    cta_coords(p, (int)::pa::ptx::ctaid_x_again(), seq, kvh, h0);
+    const int nh = min(p.hpc, (kvh + 1) * p.group - h0);
     // Each head's sum over the warp's lanes that hold it (16-bit: its quad;
     // fp8: the column's 8 rows).
 #pragma unroll
@@ -872,6 +879,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     float *hr = wl + NTG * NHC;
     static_assert((NTG * NHC * RS + 2 * NTG * NHC + NHC) * 4 <= NS * (G::stage_k_bytes + G::stage_v_bytes),
                   "decode_mma_kernel: the epilogue's buffers fit in the tile stages");
+    float lse_v = 0.0f;
     if (tid < NHC) {
         float mm = -INFINITY, l = 0.0f;
         for (int w = 0; w < NTG; w++)
@@ -881,10 +889,12 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
             l += wl[w * NHC + tid] * (mw == -INFINITY ? 0.0f : ex2((mw - mm) * kLog2e));
         }
         // (partial rows: the merge applies v_scale and the sink)
-        const float ld = one && l > 0.0f && tid < c.nh ? l + sink_term(p, c.h0 + tid, mm) : l;
+        const float ld = one && l > 0.0f && tid < nh ? l + sink_term(p, h0 + tid, mm) : l;
         hr[tid] = l > 0.0f ? (one ? vs : 1.0f) / ld : 0.0f;
-        if (!one && tid < c.nh) {
-            const int64_t row = ((int64_t)c.seq * p.num_heads + c.h0 + tid) * p.max_splits + blockIdx.y;
+        // (stored below, once acc is out of registers; heads past nh have none, nor a sink to read)
+        lse_v = p.lse && tid < nh ? lse_of(p, h0 + tid, ld, mm) : 0.0f;
+        if (!one && tid < nh) {
+            const int64_t row = ((int64_t)seq * p.num_heads + h0 + tid) * p.max_splits + blockIdx.y;
             p.exp_sums[row] = l;
             p.max_logits[row] = mm;
         }
@@ -899,6 +909,8 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
                 if (HD % 16 == 0 || pv_dim<PERM_D, HD>(mb, g + 8 * (i >> 1)) < HD) // (head 120: dims 120..127 are none)
                     red[(tg * NHC + h) * RS + d] = acc[mb][b][i] * fac[b][i & 1];
             }
+    if (one && tid < nh)
+        store_lse(p, seq, h0 + tid, lse_v);
     bar();
     // Output: thread tid writes dim d0 = tid % HS (and d0 + NT at head 256,
     // and at head 192 for d0 < 64)
@@ -913,7 +925,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
     static_assert((DPT * NT >= HS || HS < NT) && NHC % HP == 0, "decode_mma_kernel: whole output rows");
     const int hp = HS < NT ? tid / HS : 0, d0 = tid - hp * HS;
     if (hp < HP) {
-        const int64_t row0 = (int64_t)c.seq * p.num_heads + c.h0 + hp;
+        const int64_t row0 = (int64_t)seq * p.num_heads + h0 + hp;
         qt *o = static_cast<qt *>(p.out) + row0 * HS + d0;
         qt *t = static_cast<qt *>(p.tmp_out); // NULL with one split at most
         if (!one)
@@ -922,7 +934,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, mma_min_ctas(pa::is_fp8(CT), VL, HS, HB
 #pragma unroll
         for (int i = 0; i < NHC / HP; i++) {
             const int h = hp + HP * i;
-            if (h >= c.nh)
+            if (h >= nh)
                 break;
             const float r = hr[h];
 #pragma unroll

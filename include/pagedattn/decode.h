@@ -45,6 +45,22 @@ typedef struct pa_decode_params {
      * row is sum_j e^x_j v_j / (e^sinks[h] + sum_j e^x_j). -inf is no sink;
      * a head that attends no token still gets zeros. */
     const float *sinks;
+    /* Log-sum-exp output (FlashAttention's softmax_lse), NULL for none: f32
+     * [num_heads, num_seqs] (lse[h * num_seqs + s], the layout of the prefill
+     * entries' lse and pa_merge_attn_states' default, merge.h), device memory
+     * (host memory for the reference), 4-byte aligned, clear of out, query and
+     * the workspace. Each head gets the natural log of its softmax
+     * denominator, log(e^sinks[h] + sum_j e^x_j) over the keys it attends, in
+     * the units of the logits (after scale, soft cap and ALiBi; the sink term
+     * only with sinks): -inf when it attends no key and has no sink, sinks[h]
+     * when it has one. A sequence whose seq_len is out of range (its output is
+     * zeros) gets -inf. The output and lse are one partial attention state, so
+     * decode over a shared prefix's blocks and over each sequence's own (the
+     * sinks given to one of the two) merge into attention over all of them
+     * (cascade attention), as do the partial states of a sequence's context
+     * split over several GPUs (vLLM's decode context parallelism). The same in
+     * every entry; the output is the same with or without it. */
+    float *lse;
 } pa_decode_params;
 
 /* Checks every field that can be checked without reading device memory.

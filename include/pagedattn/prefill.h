@@ -240,7 +240,8 @@ PA_API int pa_prefill_hopper_available(void);
  * context-attention kernel and the decode part on pa_paged_attention_decode, so
  * the shape must suit both (head and block sizes the decode op supports) and
  * both parts are validated before either is launched. It has no lse output
- * (the decode kernels keep none). */
+ * (its parts write theirs at different layouts: call context attention and
+ * decode apart for one). */
 typedef struct pa_mixed_attention_params {
     void *out;         /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size], contiguous */
     const void *query; /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size]; rows q_stride apart */

@@ -38,7 +38,8 @@ class DecodeParams(C.Structure):
                 ("block_tables", _ptr), ("block_table_stride", _i32), ("seq_lens", _ptr), ("num_seqs", _i32),
                 ("num_heads", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
                 ("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32), ("bs_local_blocks", _i32),
-                ("bs_vert_stride", _i32), ("bs_block_size", _i32), ("bs_head_sliding_step", _i32), ("sinks", _ptr)]
+                ("bs_vert_stride", _i32), ("bs_block_size", _i32), ("bs_head_sliding_step", _i32), ("sinks", _ptr),
+                ("lse", _ptr)]
 
 
 class KvInput(C.Structure):

@@ -244,3 +244,38 @@ void pa_test_dev_sync(void) {
     cudaError_t e = cudaDeviceSynchronize();
     cr_assert_eq(e, cudaSuccess, "sync: %s", cudaGetErrorString(e));
 }
+
+void pa_test_expect_lse(const float *got, const float *want, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++) {
+        if (isinf(want[i])) {
+            CHK(got[i] == want[i], "%s: lse[%zu] = %g, want %g", what, i, (double)got[i], (double)want[i]);
+            continue;
+        }
+        CHK(fabsf(got[i] - want[i]) <= 2e-6f * fmaxf(1.0f, fabsf(want[i])), "%s: lse[%zu] = %.9g, want %.9g", what, i,
+            (double)got[i], (double)want[i]);
+    }
+}
+
+void pa_test_expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
+                                    const float *out_b, const float *lse_b, const float *whole,
+                                    const float *whole_lse) {
+    const size_t n = (size_t)H * (size_t)T, ne = n * (size_t)hs;
+    float *out_m = pa_test_nan_floats(ne), *lse_m = pa_test_nan_floats(n);
+    const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
+                                            .num_tokens = T,
+                                            .num_heads = H,
+                                            .head_size = hs,
+                                            .output = out_m,
+                                            .prefix_output = out_a,
+                                            .suffix_output = out_b,
+                                            .output_lse = lse_m,
+                                            .prefix_lse = lse_a,
+                                            .suffix_lse = lse_b};
+    cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < ne; i++)
+        CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i,
+            (double)out_m[i], (double)whole[i]);
+    pa_test_expect_lse(lse_m, whole_lse, n, "merged lse");
+    free(out_m);
+    free(lse_m);
+}

@@ -121,6 +121,18 @@ int32_t *pa_test_shift_ids(const int32_t *ids, size_t n, int32_t nb, int64_t lea
     } while (0)
 #define CHK_EMPTY(s) CHK((s)[0] == '\0', "expected an empty string, got '%s'", (s))
 
+/* A reference's lse (got, n floats) against plain attention's (want,
+ * pa_plain_opts.lse: its own softmax in double): equal to float rounding and
+ * a few ulps of summation order (2e-6 of the magnitude, at least 1); -inf and
+ * +inf only where want has them. */
+void pa_test_expect_lse(const float *got, const float *want, size_t n, const char *what);
+/* Merges two f32 attention states over disjoint keys ([T, H, hs] outputs, [H,
+ * T] lse) with pa_ref_merge_attn_states and holds the result to the whole
+ * call's output (within 2e-6) and lse (pa_test_expect_lse); `sinks` only
+ * names the case in a failure. */
+void pa_test_expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
+                                    const float *out_b, const float *lse_b, const float *whole, const float *whole_lse);
+
 #define PA_SKIP_WITHOUT_GPU()                                                                                          \
     do {                                                                                                               \
         if (!pa_test_have_gpu())                                                                                       \

@@ -815,7 +815,7 @@ static void fuzz_decode(reader *r) {
         qn = (ns - 1) * (p.q_stride ? p.q_stride : row) + row;
         on = ns * row;
     }
-    void *q = NULL, *out = NULL;
+    void *q = NULL, *out = NULL, *lse = NULL;
     if (ns > 8 || qn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) || too_big(a.cok, a.ce) ||
         (__int128)p.max_seq_len * (p.num_heads > 0 ? p.num_heads : 1) * ns > 20000)
         goto done;
@@ -826,17 +826,32 @@ static void fuzz_decode(reader *r) {
     p.out = out;
     p.block_tables = bt;
     p.seq_lens = ns ? sl : NULL;
+    /* the lse output: sometimes misaligned, over the output or over the query */
+    const uint8_t extra = rd_u8(r);
+    const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * ns : 0;
+    if (extra & 1)
+        lse = sent_buf(ln + 1, 4);
+    if (lse)
+        p.lse = extra & 2 ? (float *)((char *)lse + 2) : extra & 4 ? (float *)out : extra & 8 ? (float *)q : lse;
     {
         const pa_status s = pa_ref_paged_decode(&p);
         if (s != PA_SUCCESS) {
-            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe));
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
+                       (!lse || untouched(lse, (size_t)(ln + 1) * 4)));
         } else {
             FUZZ_CHECK(a.cok && pa_decode_validate(&p) == PA_SUCCESS);
             for (int64_t s2 = 0; s2 < ns; s2++)
                 FUZZ_CHECK(sl[s2] >= 1 && sl[s2] <= p.max_seq_len);
+            /* every head's lse written (no longer the sentinel), nothing past it */
+            if (lse && p.lse == lse) {
+                for (int64_t i = 0; i < ln; i++)
+                    FUZZ_CHECK(!untouched((const char *)lse + i * 4, 4));
+                FUZZ_CHECK(untouched((const char *)lse + ln * 4, 4));
+            }
         }
     }
 done:
+    free(lse);
     free(q);
     free(out);
     free(bt);

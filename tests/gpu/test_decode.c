@@ -31,13 +31,15 @@ static const char *const entry_name[3] = {"v1", "v2", "auto"};
 typedef struct dprob {
     pa_decode_params p;     /* device pointers */
     pa_decode_problem *src; /* the host problem it was made from */
-    void *bufs[16];
+    void *bufs[24];
     int n;
 } dprob;
 
 static void *keep(dprob *d, void *b) {
-    cr_assert(d->n < 16);
-    d->bufs[d->n++] = b;
+    if (d->n < 24)
+        d->bufs[d->n++] = b;
+    else
+        cr_assert_fail("dprob: more than 24 device buffers");
     return b;
 }
 
@@ -108,16 +110,26 @@ static pa_status launch(const pa_decode_params *p, entry e, void *ws, size_t wsb
 }
 
 /* Runs one entry on the device problem; returns the host copy of the output
- * and, when ws_copy is not NULL, of the workspace (malloc'd, NULL if none). */
-static void *run_entry_ws(const pa_decode_params *p, entry e, void **ws_copy) {
+ * and, when ws_copy is not NULL, of the workspace (malloc'd, NULL if none);
+ * when lse_copy is not NULL, the entry also writes an lse (into a buffer of
+ * NaN, so an unwritten head shows), copied to *lse_copy ([num_heads,
+ * num_seqs] floats, malloc'd). */
+static void *run_entry_lse(const pa_decode_params *p, entry e, void **ws_copy, float **lse_copy) {
     poison_out(p);
-    const size_t wsb = workspace_bytes(p, e);
+    pa_decode_params q = *p;
+    const size_t lse_n = (size_t)p->num_heads * (size_t)p->num_seqs;
+    if (lse_copy) {
+        float *nan = pa_test_nan_floats(lse_n);
+        q.lse = pa_test_dev_upload(nan, sizeof(float) * lse_n);
+        free(nan);
+    }
+    const size_t wsb = workspace_bytes(&q, e);
     void *ws = NULL;
     if (wsb) {
         ws = pa_test_dev_alloc(wsb);
         cr_assert_eq(cudaMemset(ws, 0xFF, wsb), cudaSuccess); /* NaN: unwritten partials show */
     }
-    pa_status st = launch(p, e, ws, wsb, NULL);
+    pa_status st = launch(&q, e, ws, wsb, NULL);
     cr_assert_eq(st, PA_SUCCESS, "%s: %s", entry_name[e], pa_last_error());
     pa_test_dev_sync();
     void *got = malloc(out_bytes(p) + 1);
@@ -127,17 +139,55 @@ static void *run_entry_ws(const pa_decode_params *p, entry e, void **ws_copy) {
         if (wsb)
             pa_test_dev_download(*ws_copy, ws, wsb);
     }
+    if (lse_copy) {
+        *lse_copy = malloc(sizeof(float) * lse_n + 1);
+        cr_assert(*lse_copy != NULL);
+        pa_test_dev_download(*lse_copy, q.lse, sizeof(float) * lse_n);
+        pa_test_dev_free(q.lse);
+    }
     if (ws)
         pa_test_dev_free(ws);
     return got;
 }
 
+static void *run_entry_ws(const pa_decode_params *p, entry e, void **ws_copy) {
+    return run_entry_lse(p, e, ws_copy, NULL);
+}
+
 static void *run_entry(const pa_decode_params *p, entry e) { return run_entry_ws(p, e, NULL); }
 
-/* The reference output (rounded to the query dtype) as floats. */
+/* The reference's lse for the output reference() last returned (ref_lse_for):
+ * expect_entries checks every entry's lse against it. */
+static float *ref_lse;
+static const float *ref_lse_for;
+
+/* The reference output (rounded to the query dtype) as floats; its lse into ref_lse. */
 static float *reference(pa_decode_problem *pr) {
-    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "reference: %s", pa_last_error());
-    return pa_test_to_float(pr->p.q_dtype, pr->out, pr->out_elems);
+    free(ref_lse);
+    ref_lse = malloc(sizeof(float) * (size_t)pr->p.num_heads * (size_t)pr->p.num_seqs + 1);
+    cr_assert(ref_lse != NULL);
+    pr->p.lse = ref_lse;
+    const pa_status st = pa_ref_paged_decode(&pr->p);
+    pr->p.lse = NULL;
+    cr_assert_eq(st, PA_SUCCESS, "reference: %s", pa_last_error());
+    float *out = pa_test_to_float(pr->p.q_dtype, pr->out, pr->out_elems);
+    ref_lse_for = out;
+    return out;
+}
+
+/* got's lse of sequences [s0, s0 + ns) against want's, both [num_heads,
+ * num_seqs]: within 1e-4 (and 1e-5 of the magnitude) where finite; -inf and
+ * NaN the same. The kernels' logits are the reference's up to f32 rounding
+ * (16-bit and fp8 inputs are exact in the MMAs' f32 accumulation), their
+ * exponentials the hardware's ex2 and their log __logf (a few ulp each). */
+static void expect_lse(const pa_decode_params *p, const float *want, const float *got, int s0, int ns,
+                       const char *what) {
+    for (int h = 0; h < p->num_heads; h++)
+        for (int s = s0; s < s0 + ns; s++) {
+            const float w = want[(int64_t)h * p->num_seqs + s], g = got[(int64_t)h * p->num_seqs + s];
+            const int ok = isfinite(w) ? fabsf(g - w) <= 1e-4f + 1e-5f * fabsf(w) : isnan(w) ? isnan(g) : g == w;
+            cr_assert(ok, "%s: lse of head %d, sequence %d: %.9g, reference %.9g", what, h, s, (double)g, (double)w);
+        }
 }
 
 /* sum_k p_k |v_k| for every output element of pr: the reference itself over
@@ -253,13 +303,19 @@ static void describe(const dcase *c, char *buf, size_t len) {
                                   : "");
 }
 
-/* Runs d through v1, v2 and the recommended entry; each output (n elements) against ref. */
+/* Runs d through v1, v2 and the recommended entry; each output (n elements)
+ * against ref, and each lse against the reference's when ref is
+ * reference()'s last output. */
 static void expect_entries(const dprob *d, const float *ref, int64_t n, const char *desc) {
     for (int e = 0; e < 3; e++) {
-        void *got = run_entry(&d->p, (entry)e);
+        float *lse = NULL;
+        void *got = run_entry_lse(&d->p, (entry)e, NULL, ref == ref_lse_for ? &lse : NULL);
         char what[640];
         snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
         expect_close(d->src, &d->p, ref, got, 0, n, what);
+        if (lse)
+            expect_lse(&d->p, ref_lse, lse, 0, d->p.num_seqs, what);
+        free(lse);
         free(got);
     }
 }
@@ -1259,6 +1315,148 @@ Test(decode_features, block_sparse, .timeout = 600) {
     }
 }
 
+/* Heads that attend no key (block-sparse without local blocks, sparse
+ * blocks of 512 tokens: sequences of one and of three sparse blocks, the
+ * longer one cut into several splits by v2 and the recommended entry) get
+ * zeros and an lse of their sink, or -inf without one, in every entry (the
+ * CUDA-core kernel's one-split epilogue and the merge); a sequence that
+ * reaches sparse block 3 attends its keys. Every lse against the reference's
+ * (expect_entries). */
+Test(decode_features, lse_of_heads_with_no_key, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[4] = {16, 1500, 64, 2100};
+    for (int q = 0; q < 2; q++) {
+        dcase c = {PA_LAYOUT_FLASH_NHD,
+                   q ? PA_DTYPE_F16 : PA_DTYPE_F32,
+                   q ? PA_DTYPE_F16 : PA_DTYPE_F32,
+                   4,
+                   2,
+                   64,
+                   16,
+                   0,
+                   0,
+                   0.0f,
+                   0,
+                   4,
+                   lens,
+                   8300u + (uint64_t)q,
+                   0};
+        pa_decode_problem *pr = make_problem(&c);
+        pr->p.bs_vert_stride = 4;
+        pr->p.bs_local_blocks = 0;
+        pr->p.bs_block_size = 512;
+        pr->p.bs_head_sliding_step = 0; /* only sparse blocks 3, 7, 11, ..: tokens 1536.. */
+        const float sinks[4] = {0.75f, -INFINITY, 3.0f, -2.0f};
+        pr->p.sinks = q ? sinks : NULL;
+        float *ref = reference(pr);
+        for (int h = 0; h < 4; h++) /* the reference's, from decode.h */
+            for (int s = 0; s < 3; s++)
+                cr_assert(ref_lse[h * 4 + s] == (q ? sinks[h] : -INFINITY), "reference lse of head %d, sequence %d: %g",
+                          h, s, (double)ref_lse[h * 4 + s]);
+        cr_assert(isfinite(ref_lse[3]), "sequence 3 attends keys");
+        dprob d;
+        dprob_make(&d, pr);
+        char desc[320];
+        describe(&c, desc, sizeof desc);
+        strncat(desc, q ? ", no key, sinks" : ", no key", sizeof desc - strlen(desc) - 1);
+        expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
+        dprob_free(&d);
+        free(ref);
+        pr->p.sinks = NULL;
+        pa_decode_problem_free(pr);
+    }
+}
+
+/* Cascade attention and decode context parallelism on the device: each
+ * sequence's keys cut after cut[s] tokens (whole blocks), a decode of the
+ * first part (seq_lens cut, the same block table, the sinks) and one of the
+ * rest (seq_lens L - cut, each table row moved on by the cut's blocks, no
+ * sinks), each with its lse, merged by pa_merge_attn_states, equal the
+ * reference over all the keys, and the lse the whole decode's. 16-bit
+ * (tensor cores), f32 (CUDA cores) and fp8; sequences of one split and of
+ * several (the merge kernel's lse); a part of one token. */
+Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[4] = {40, 17, 1200, 700}, cut[4] = {16, 16, 512, 48};
+    static const struct {
+        pa_dtype q, c;
+        int hs;
+    } cs[3] = {
+        {PA_DTYPE_F16, PA_DTYPE_F16, 128}, {PA_DTYPE_F32, PA_DTYPE_F32, 64}, {PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128}};
+    for (int k = 0; k < 3; k++)
+        for (int e = 0; e < 3; e++) {
+            dcase c = {PA_LAYOUT_FLASH_HND, cs[k].q, cs[k].c, 8, 2, cs[k].hs, 16, 0, 0, 0.0f, 0, 4, lens,
+                       8400u + (uint64_t)k, 0};
+            pa_decode_problem *pr = make_problem(&c);
+            float *sinks = pa_sink_logits(8, 8400u + (uint64_t)k);
+            pr->p.sinks = sinks;
+            float *ref = reference(pr);
+            const size_t nl = 8 * 4;
+            float *whole_lse = malloc(sizeof(float) * nl);
+            memcpy(whole_lse, ref_lse, sizeof(float) * nl);
+            dprob d;
+            dprob_make(&d, pr);
+            const size_t ob = out_bytes(&d.p);
+            void *out_a = keep(&d, pa_test_dev_alloc(ob)), *out_b = keep(&d, pa_test_dev_alloc(ob)),
+                 *merged = keep(&d, pa_test_dev_alloc(ob));
+            float *lse_a = keep(&d, pa_test_dev_alloc(nl * 4)), *lse_b = keep(&d, pa_test_dev_alloc(nl * 4)),
+                  *lse_m = keep(&d, pa_test_dev_alloc(nl * 4));
+            /* part a */
+            int32_t la[4], lb[4];
+            for (int s = 0; s < 4; s++)
+                la[s] = cut[s], lb[s] = lens[s] - cut[s];
+            cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, la, sizeof la, cudaMemcpyHostToDevice), cudaSuccess);
+            pa_decode_params pa = d.p;
+            pa.out = out_a;
+            pa.lse = lse_a;
+            free(run_entry_ws(&pa, (entry)e, NULL));
+            /* part b */
+            const int stride = pr->p.block_table_stride;
+            int32_t *tab = malloc(sizeof(int32_t) * (size_t)(4 * stride));
+            cr_assert(tab != NULL);
+            for (int s = 0; s < 4; s++)
+                for (int b = 0; b < stride; b++) {
+                    const int from = b + cut[s] / 16;
+                    tab[s * stride + b] = from < stride ? pr->block_tables[s * stride + from] : 0;
+                }
+            cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, lb, sizeof lb, cudaMemcpyHostToDevice), cudaSuccess);
+            pa_decode_params pb = d.p;
+            pb.block_tables = keep(&d, pa_test_dev_upload(tab, sizeof(int32_t) * (size_t)(4 * stride)));
+            pb.out = out_b;
+            pb.sinks = NULL;
+            pb.lse = lse_b;
+            free(run_entry_ws(&pb, (entry)e, NULL));
+            free(tab);
+            const pa_merge_attn_states_params mp = {.dtype = c.q,
+                                                    .num_tokens = 4,
+                                                    .num_heads = 8,
+                                                    .head_size = c.hs,
+                                                    .output = merged,
+                                                    .prefix_output = out_a,
+                                                    .suffix_output = out_b,
+                                                    .output_lse = lse_m,
+                                                    .prefix_lse = lse_a,
+                                                    .suffix_lse = lse_b};
+            cr_assert_eq(pa_merge_attn_states(&mp, NULL), PA_SUCCESS, "%s", pa_last_error());
+            pa_test_dev_sync();
+            void *got = malloc(ob + 1);
+            float *lse = malloc(sizeof(float) * nl);
+            pa_test_dev_download(got, merged, ob);
+            pa_test_dev_download(lse, lse_m, sizeof(float) * nl);
+            char what[320];
+            describe(&c, what, sizeof what);
+            snprintf(what + strlen(what), sizeof what - strlen(what), " %s, merged parts", entry_name[e]);
+            expect_close(pr, &d.p, ref, got, 0, (int64_t)pr->out_elems, what);
+            expect_lse(&d.p, whole_lse, lse, 0, 4, what);
+            free(got), free(lse), free(whole_lse);
+            dprob_free(&d);
+            free(ref);
+            pr->p.sinks = NULL;
+            free(sinks);
+            pa_decode_problem_free(pr);
+        }
+}
+
 /* The softmax scale is any finite number (decode.h): negative and zero too.
  * A negative one turns the largest dot into the smallest logit, so a kernel that
  * folds the scale into its exponent after taking the max of the raw dots (right
@@ -1958,7 +2156,8 @@ static void device_checks(dcase c) {
     int32_t bad_lens[5] = {300, 0, 2000, 2001, 700};
     cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, bad_lens, sizeof bad_lens, cudaMemcpyHostToDevice), cudaSuccess);
     for (int e = 0; e < 3; e++) {
-        void *got = run_entry(&d.p, (entry)e);
+        float *lse = NULL;
+        void *got = run_entry_lse(&d.p, (entry)e, NULL, &lse);
         float *f = pa_test_to_float(c.q, got, n);
         for (int64_t i = 0; i < row; i++) {
             CHK(f[row + i] == 0.0f, "%s: seq_len 0 gives zeros (element %lld = %g)", entry_name[e], (long long)i,
@@ -1966,9 +2165,16 @@ static void device_checks(dcase c) {
             CHK(f[3 * row + i] == 0.0f, "%s: seq_len > max gives zeros (element %lld = %g)", entry_name[e],
                 (long long)i, (double)f[3 * row + i]);
         }
+        for (int h = 0; h < c.heads; h++) /* a state of no weight */
+            for (int s = 1; s <= 3; s += 2)
+                CHK(lse[h * 5 + s] == -INFINITY, "%s: the lse of bad sequence %d, head %d is %g, not -inf",
+                    entry_name[e], s, h, (double)lse[h * 5 + s]);
         expect_close(NULL, &d.p, ref, got, 0, row, entry_name[e]);
         expect_close(NULL, &d.p, ref, got, 2 * row, row, entry_name[e]);
         expect_close(NULL, &d.p, ref, got, 4 * row, row, entry_name[e]);
+        for (int s = 0; s <= 4; s += 2)
+            expect_lse(&d.p, ref_lse, lse, s, 1, entry_name[e]);
+        free(lse);
         free(f);
         free(got);
     }

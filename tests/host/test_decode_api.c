@@ -185,6 +185,44 @@ Test(decode_validate, gpu_parameter_block_checks) {
     cr_assert_eq(kp.unit_k, 16);
 }
 
+/* The lse output: accepted clear of out, the query rows and the workspace
+ * (and handed to the kernels); refused misaligned or overlapping any of them. */
+Test(decode_validate, lse_refused_misaligned_or_overlapping) {
+    enum { ROWS = 3 * 16 * 128 * 2 };
+    static _Alignas(16) unsigned char out[ROWS], query[ROWS], lse[3 * 16 * 4 + 16], ws[32768];
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    p.out = out;
+    p.query = query;
+    p.lse = (float *)lse;
+    pa_dec_kparams kp;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq((void *)kp.lse, (void *)lse);
+    size_t need = 0;
+    (void)pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need);
+    cr_assert(need > 0 && need <= sizeof ws);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, ws, need, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    p.lse = (float *)(ws + need); /* just past the workspace */
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, ws, need, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+
+    static const struct {
+        ptrdiff_t off; /* from the buffer below */
+        int buf;       /* 0 lse, 1 out, 2 query, 3 workspace */
+        const char *msg;
+    } bad[] = {
+        {2, 0, "4-byte aligned"}, {ROWS - 4, 1, "overlaps out"},   {-(ptrdiff_t)(3 * 16 * 4) + 4, 1, "overlaps out"},
+        {0, 2, "overlaps query"}, {ROWS / 2, 2, "overlaps query"}, {64, 3, "overlaps the workspace"}};
+    unsigned char *base[4] = {lse, out, query, ws};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pa_decode_params q = p;
+        q.lse = (float *)(void *)(base[bad[i].buf] + bad[i].off);
+        const pa_status st =
+            bad[i].buf == 3 ? pa_dec_kparams_make(&q, PA_DEC_MODE_V2, ws, need, &kp, NULL) : pa_decode_validate(&q);
+        cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "case %zu accepted", i);
+        cr_assert(strstr(pa_last_error(), bad[i].msg) != NULL, "case %zu: %s", i, pa_last_error());
+    }
+}
+
 /* ---- workspace sizes ------------------------------------------------------------- */
 
 Test(decode_workspace, v2_matches_vllm_partitions) {

@@ -10,16 +10,32 @@
 #include "problems.h"
 #include "testutil.h"
 
+/* The reference's output and lse (decode.h) against plain attention's; the
+ * output with an lse asked for is the output without, bit for bit. */
 static void check_against_plain(pa_decode_problem *pr, const char *what) {
+    const size_t bytes = pr->out_elems * pa_dtype_size(pr->p.q_dtype), nl = (size_t)pr->p.num_heads * pr->p.num_seqs;
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    unsigned char *without = malloc(bytes + 1);
+    memcpy(without, pr->out, bytes);
+    float *lse = pa_test_nan_floats(nl), *plain_lse = pa_test_nan_floats(nl);
+    pr->p.lse = lse;
+    const pa_status st = pa_ref_paged_decode(&pr->p);
+    pr->p.lse = NULL;
+    cr_assert_eq(st, PA_SUCCESS, "%s: %s", what, pa_last_error());
+    cr_assert(memcmp(without, pr->out, bytes) == 0, "%s: the output moved with an lse asked for", what);
+    cr_assert(isnan(lse[nl]), "%s: written past the lse", what);
     float *ref = malloc(sizeof(float) * pr->out_elems);
-    pa_decode_problem_plain(pr, ref);
+    pa_decode_problem_plain_lse(pr, ref, plain_lse);
     pa_compare_result r;
     pa_tolerance tol = pa_tolerance_for(pr->p.q_dtype, pr->p.q_dtype); /* same inputs: only output rounding */
     int ok = pa_compare(pr->out, pr->p.q_dtype, ref, (int64_t)pr->out_elems, tol, &r);
     char buf[512];
     cr_assert(ok, "%s: %s", what, pa_compare_format(&r, tol, buf, sizeof buf));
+    pa_test_expect_lse(lse, plain_lse, nl, what);
     free(ref);
+    free(without);
+    free(lse);
+    free(plain_lse);
 }
 
 Test(decode_ref, matches_plain_attention_every_layout_and_dtype) {
@@ -387,7 +403,91 @@ Test(decode_ref, head_attending_no_token_gets_zeros) {
         nonzero += out[i] != 0.0f;
     }
     cr_assert(nonzero > 0, "sequence 1 attends block 3 and must not be all zeros");
+    /* its lse: -inf (no key, no sink), or the sink; sequence 1's finite, and above the sink's
+     * own term where there is one (log(e^s + sum) > s) */
+    const float sinks[2] = {0.75f, -INFINITY};
+    for (int with_sinks = 0; with_sinks < 2; with_sinks++) {
+        float lse[5];
+        lse[4] = NAN;
+        pr->p.lse = lse;
+        pr->p.sinks = with_sinks ? sinks : NULL;
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        for (int h = 0; h < 2; h++) {
+            const float x = lse[h * 2], y = lse[h * 2 + 1];
+            cr_assert(with_sinks ? x == sinks[h] : x == -INFINITY, "sinks %d head %d: lse %g", with_sinks, h, x);
+            cr_assert(isfinite(y) && (!with_sinks || y > sinks[h]), "sinks %d head %d: sequence 1's lse %g", with_sinks,
+                      h, y);
+        }
+        cr_assert(isnan(lse[4]), "written past the lse");
+    }
+    pr->p.lse = NULL;
+    pr->p.sinks = NULL;
     pa_decode_problem_free(pr);
+}
+
+/* Cascade / context-parallel decode on the reference: each sequence's keys
+ * cut after cut[s] tokens (whole blocks), the first part a decode of seq_len
+ * cut[s] over the same table (with the sinks), the rest a decode of seq_len L
+ * - cut[s] over the table from block cut[s] / bs on, merged by their lse
+ * (pa_ref_merge_attn_states) equal one decode over all the keys, output and
+ * lse. Without ALiBi and window, whose positions the cut would move. */
+Test(decode_ref, lse_merges_split_keys_into_the_whole) {
+    const int lens[4] = {40, 17, 200, 64}, cut[4] = {16, 16, 96, 48};
+    for (int sinks = 0; sinks < 2; sinks++) {
+        pa_decode_problem_cfg c = {.seed = 8100u + (unsigned)sinks,
+                                   .layout = PA_LAYOUT_FLASH_NHD,
+                                   .q_dtype = PA_DTYPE_F32,
+                                   .cache_dtype = PA_DTYPE_F32,
+                                   .num_seqs = 4,
+                                   .num_heads = 6,
+                                   .num_kv_heads = 2,
+                                   .head_size = 32,
+                                   .block_size = 16,
+                                   .seq_lens = lens,
+                                   .extra_blocks = 2};
+        pa_decode_problem *pr = pa_decode_problem_make(&c);
+        float *sk = pa_sink_logits(6, 77);
+        pr->p.sinks = sinks ? sk : NULL;
+        pr->p.soft_cap = 20.0f;
+        const int H = 6, hs = 32, n = 4 * H * hs;
+        float *whole_lse = pa_test_nan_floats(4 * H), *lse_a = pa_test_nan_floats(4 * H),
+              *lse_b = pa_test_nan_floats(4 * H);
+        float *whole = malloc(sizeof(float) * n), *out_a = malloc(sizeof(float) * n),
+              *out_b = malloc(sizeof(float) * n);
+        pr->p.lse = whole_lse;
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        memcpy(whole, pr->out, sizeof(float) * n);
+        /* part a: the first cut[s] tokens */
+        for (int s = 0; s < 4; s++)
+            pr->seq_lens[s] = cut[s];
+        pr->p.lse = lse_a;
+        cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        memcpy(out_a, pr->out, sizeof(float) * n);
+        /* part b: the rest, its table rows moved on by the cut's blocks, no sinks */
+        const int stride = pr->p.block_table_stride;
+        int32_t *tab = malloc(sizeof(int32_t) * (size_t)(4 * stride));
+        for (int s = 0; s < 4; s++) {
+            pr->seq_lens[s] = lens[s] - cut[s];
+            for (int b = 0; b < stride; b++) {
+                const int from = b + cut[s] / 16;
+                tab[s * stride + b] = from < stride ? pr->block_tables[s * stride + from] : 0;
+            }
+        }
+        pa_decode_params pb = pr->p;
+        pb.block_tables = tab;
+        pb.sinks = NULL;
+        pb.lse = lse_b;
+        cr_assert_eq(pa_ref_paged_decode(&pb), PA_SUCCESS, "%s", pa_last_error());
+        memcpy(out_b, pr->out, sizeof(float) * n);
+        pa_test_expect_merged_is_whole(sinks, 4, H, hs, out_a, lse_a, out_b, lse_b, whole, whole_lse);
+        for (int s = 0; s < 4; s++)
+            pr->seq_lens[s] = lens[s];
+        pr->p.lse = NULL;
+        pr->p.sinks = NULL;
+        free(tab), free(sk), free(whole), free(out_a), free(out_b);
+        free(whole_lse), free(lse_a), free(lse_b);
+        pa_decode_problem_free(pr);
+    }
 }
 
 Test(decode_ref, rejects_bad_fp8_scales_and_alibi_slopes) {

@@ -1297,20 +1297,6 @@ Test(prefill_ref, context_scales_per_kv_head) {
 
 /* ---- log-sum-exp output (prefill.h) ------------------------------------------------- */
 
-/* lse against plain attention's (pa_plain_opts.lse, its own softmax in
- * double): equal to float rounding and a few ulps of summation order; -inf
- * only where plain says -inf. */
-static void expect_lse(const float *got, const float *want, size_t n, const char *what) {
-    for (size_t i = 0; i < n; i++) {
-        if (isinf(want[i])) {
-            CHK(got[i] == want[i], "%s: lse[%zu] = %g, want %g", what, i, got[i], want[i]);
-            continue;
-        }
-        CHK(fabsf(got[i] - want[i]) <= 2e-6f * fmaxf(1.0f, fabsf(want[i])), "%s: lse[%zu] = %.9g, want %.9g", what, i,
-            got[i], want[i]);
-    }
-}
-
 /* Every row's lse, context and prompt attention: with ALiBi, a window and a
  * soft cap, with sinks (pa_sink_logits: -inf, below, among and far above the
  * logits), and causal prompts whose first rows see no key (-inf, or the sink).
@@ -1349,7 +1335,7 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
         cr_assert(memcmp(plain_out, pr->out, ob) == 0, "variant %d: asking for lse changed the output", v);
         pa_context_problem_plain_lse(pr, ref, 0, want);
-        expect_lse(lse, want, n, "context");
+        pa_test_expect_lse(lse, want, n, "context");
         cr_assert(isnan(lse[n]), "written past the lse array");
         free(plain_out);
         free(lse);
@@ -1386,7 +1372,7 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         pr->p.lse = lse;
         cr_assert_eq(pa_ref_prompt_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
         pa_prompt_problem_plain_lse(pr, ref, 0, want);
-        expect_lse(lse, want, n, "prompt");
+        pa_test_expect_lse(lse, want, n, "prompt");
         cr_assert(isnan(lse[n]), "written past the lse array");
         if (ty == 3) {
             /* Sequence 0: 12 queries over 5 keys; rows 0..6 see none. */
@@ -1401,32 +1387,6 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         free(ref);
         pa_prompt_problem_free(pr);
     }
-}
-
-/* Merges two f32 parts ([T, H, hs] outputs, [H, T] lse) with
- * pa_ref_merge_attn_states and holds the result to the whole call's output
- * (within 2e-6) and lse (expect_lse). */
-static void expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
-                                   const float *out_b, const float *lse_b, const float *whole, const float *whole_lse) {
-    const size_t n = (size_t)H * (size_t)T, ne = n * (size_t)hs;
-    float *out_m = pa_test_nan_floats(ne), *lse_m = pa_test_nan_floats(n);
-    const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F32,
-                                            .num_tokens = T,
-                                            .num_heads = H,
-                                            .head_size = hs,
-                                            .output = out_m,
-                                            .prefix_output = out_a,
-                                            .suffix_output = out_b,
-                                            .output_lse = lse_m,
-                                            .prefix_lse = lse_a,
-                                            .suffix_lse = lse_b};
-    cr_assert_eq(pa_ref_merge_attn_states(&mp), PA_SUCCESS, "%s", pa_last_error());
-    for (size_t i = 0; i < ne; i++)
-        CHK(fabsf(out_m[i] - whole[i]) <= 2e-6f, "sinks %d: element %zu merged %.9g, whole %.9g", sinks, i, out_m[i],
-            whole[i]);
-    expect_lse(lse_m, whole_lse, n, "merged lse");
-    free(out_m);
-    free(lse_m);
 }
 
 /* Cascade attention on the references: each sequence's keys cut at a[s]
@@ -1471,8 +1431,8 @@ Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
         b.out = out_b, b.lse = lse_b;
         cr_assert_eq(pa_ref_prompt_attention(&a), PA_SUCCESS, "%s", pa_last_error());
         cr_assert_eq(pa_ref_prompt_attention(&b), PA_SUCCESS, "%s", pa_last_error());
-        expect_merged_is_whole(sinks, nq, pr->p.num_heads, pr->p.head_size, out_a, lse_a, out_b, lse_b, pr->out,
-                               whole_lse);
+        pa_test_expect_merged_is_whole(sinks, nq, pr->p.num_heads, pr->p.head_size, out_a, lse_a, out_b, lse_b, pr->out,
+                                       whole_lse);
         /* Sequence 1 (one query, cut at 0): its first part saw no key. */
         for (int h = 0; h < 6; h++) {
             const float x = lse_a[(size_t)h * nq + 5];
@@ -1580,7 +1540,7 @@ Test(prefill_ref, cache_only_attends_to_the_cache_alone) {
         cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "variant %d: %s", v, pa_last_error());
         pa_context_problem_plain_lse(pr, ref, 0, want);
         expect_close(pr->out, pr->p.q_dtype, ref, pr->out_elems, "cache only");
-        expect_lse(lse, want, n, "cache only");
+        pa_test_expect_lse(lse, want, n, "cache only");
         /* Sequence 2 has no key: zeros, and -inf or its head's sink. */
         const int t0 = pr->qsl[2];
         for (int h = 0; h < 8; h++)
@@ -1701,7 +1661,7 @@ Test(prefill_ref, cascade_over_a_shared_prefix) {
         b.block_tables = table_b;
         b.out = out_b, b.lse = lse_b;
         cr_assert_eq(pa_ref_context_attention(&b), PA_SUCCESS, "%s", pa_last_error());
-        expect_merged_is_whole(sinks, T, H, 32, out_a, lse_a, out_b, lse_b, pr->out, whole_lse);
+        pa_test_expect_merged_is_whole(sinks, T, H, 32, out_a, lse_a, out_b, lse_b, pr->out, whole_lse);
         free(table_b);
         free(whole_lse), free(lse_a), free(lse_b), free(out_a), free(out_b);
         pa_context_problem_free(pr);
