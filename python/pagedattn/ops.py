@@ -218,10 +218,11 @@ def _head_floats(op, al, num_heads):
 
 
 def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep):
-    """(view, tensor) of a prefill's log-sum-exp output, float32 [num_heads, tokens] contiguous
-    (head-major: FlashAttention's softmax_lse), on q's device; (None, None) when neither `lse` nor
-    `return_lse` asks for one. Without `lse` a new one of q's framework and device is made, filled
-    with -inf: the lse of a row the call does not write (it sees no key)."""
+    """(view, tensor) of an attention op's log-sum-exp output, float32 [num_heads, tokens]
+    contiguous (head-major: FlashAttention's softmax_lse; a decode's tokens are its sequences), on
+    q's device; (None, None) when neither `lse` nor `return_lse` asks for one. Without `lse` a new
+    one of q's framework and device is made, filled with -inf: the lse of a row the call does not
+    write (it sees no key)."""
     if lse is None and not return_lse:
         return None, None
     if lse is None:
@@ -352,7 +353,9 @@ def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None)
 
 def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
                   max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank, bs_local, bs_vert, bs_block,
-                  bs_step, sinks=None):
+                  bs_step, sinks=None, return_lse=False, lse=None):
+    """The decode params of one call after its checks, and the lse tensor to return (None
+    without return_lse / lse: see _lse_output)."""
     t = views(op, ("alibi_slopes", "sinks"), out=out, query=query, key_cache=key_cache, value_cache=value_cache,
               block_tables=block_tables, seq_lens=seq_lens, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
@@ -377,6 +380,7 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     bt, sl = t["block_tables"], t["seq_lens"]
     bt_stride = _block_table(op, bt, num_seqs)
     _int_vector(op, sl, "int32", num_seqs, " (one per sequence)")
+    lv, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep)
     p = cstruct(op, A.DecodeParams, out=o.ptr, query=q.ptr, q_stride=q_stride, q_dtype=PA_DTYPES[q.dtype], kv=cache,
                 block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
                 num_heads=num_heads, max_seq_len=i32(op, "max_seq_len", max_seq_len), scale=float(scale),
@@ -386,8 +390,8 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
                 bs_vert_stride=i32(op, "blocksparse_vert_stride", bs_vert),
                 bs_block_size=i32(op, "blocksparse_block_size", bs_block),
                 bs_head_sliding_step=i32(op, "blocksparse_head_sliding_step", bs_step),
-                sinks=_head_floats(op, t["sinks"], num_heads))
-    return p, cuda, t, keep
+                sinks=_head_floats(op, t["sinks"], num_heads), lse=lv.ptr if lv is not None else None)
+    return p, cuda, t, keep, lse
 
 
 def _decode_options(op, p, sliding_window, logits_soft_cap):
@@ -400,8 +404,9 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
                        max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None, v_scale=None, tp_rank=0,
                        blocksparse_local_blocks=0, blocksparse_vert_stride=0, blocksparse_block_size=64,
                        blocksparse_head_sliding_step=0, *, sliding_window=None, logits_soft_cap=None, sinks=None,
-                       stream=None):
-    """Decode attention, one pass per sequence (vLLM's paged_attention_v1). Writes `out`.
+                       return_lse=False, lse=None, stream=None):
+    """Decode attention, one pass per sequence (vLLM's paged_attention_v1). Writes `out`; returns
+    None, or the lse with return_lse / lse.
 
     out, query    [num_seqs, num_heads, head_size] f32/f16/bf16 (query rows may be strided)
     key_cache     [num_blocks, num_kv_heads, head_size // x, block_size, x] (vLLM) or
@@ -414,17 +419,31 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
     sinks         keyword extension: float32 [num_heads] attention sinks (gpt-oss) or None; head
                   h's softmax takes sinks[h] as one more logit (after scale, soft cap and ALiBi)
                   whose value is zero; -inf is no sink
+    return_lse, lse  keyword extensions: each sequence's log-sum-exp, float32 [num_heads, num_seqs]
+                  (head-major, the prefill ops' layout): written into `lse` (contiguous, on query's
+                  device, apart from out and query) or, with return_lse and lse None, into a new one
+                  of query's framework and device; either way it is returned. lse[h, s] is the
+                  natural log of head h's softmax denominator, log(e^sinks[h] + sum_j e^x_j) over
+                  the keys j it attends, x the scaled logits after the soft cap and ALiBi (the sink
+                  term only with sinks): -inf for a head with neither key nor sink (block-sparse; on
+                  CUDA also a sequence whose seq_len is out of range), sinks[h] for one with a sink
+                  but no key. The output is the same with or without it. Decode over a sequence's
+                  first keys and over the rest (its block table row past them, sinks given to one
+                  of the two) merge with merge_attn_states into decode over all of them (cascade
+                  attention; a context split over several GPUs)
     """
     op = "paged_attention_v1"
-    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
-                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
-                                     v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
-                                     blocksparse_block_size, blocksparse_head_sliding_step, sinks)
+    p, cuda, t, keep, lse = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                          seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                          v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
+                                          blocksparse_block_size, blocksparse_head_sliding_step, sinks, return_lse,
+                                          lse)
     _decode_options(op, p, sliding_window, logits_soft_cap)
     if cuda:
         check(lib.pa_paged_attention_v1(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
         check(lib.pa_ref_paged_decode(C.byref(p)), op)
+    return lse
 
 
 def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream, ref_fn=None):
@@ -454,8 +473,10 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
                        block_tables, seq_lens, block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto",
                        k_scale=None, v_scale=None, tp_rank=0, blocksparse_local_blocks=0, blocksparse_vert_stride=0,
                        blocksparse_block_size=64, blocksparse_head_sliding_step=0, *, sliding_window=None,
-                       logits_soft_cap=None, sinks=None, workspace=None, stream=None):
-    """Decode attention with 512-token partitions and a reduce (vLLM's paged_attention_v2). Writes `out`.
+                       logits_soft_cap=None, sinks=None, return_lse=False, lse=None, workspace=None, stream=None):
+    """Decode attention with 512-token partitions and a reduce (vLLM's paged_attention_v2). Writes
+    `out`; returns None, or the lse with return_lse / lse (as paged_attention_v1; apart from the
+    workspace too).
 
     Arguments as paged_attention_v1, plus vLLM's scratch tensors, which are
     checked for shape and then not used (their contents afterwards are
@@ -467,10 +488,11 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
     with max_num_partitions = ceil(max_seq_len / 512).
     """
     op = "paged_attention_v2"
-    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
-                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
-                                     v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
-                                     blocksparse_block_size, blocksparse_head_sliding_step, sinks)
+    p, cuda, t, keep, lse = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                          seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                          v_scale, tp_rank, blocksparse_local_blocks, blocksparse_vert_stride,
+                                          blocksparse_block_size, blocksparse_head_sliding_step, sinks, return_lse,
+                                          lse)
     _decode_options(op, p, sliding_window, logits_soft_cap)
     parts = -(-int(max_seq_len) // 512)
     scratch = views(op, ("exp_sum", "max_logits", "tmp_out"), exp_sum=exp_sum, max_logits=max_logits,
@@ -483,15 +505,17 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
     same_device(op, list(t.values()) + list(scratch.values()))
     _workspace_call(op, p, t, cuda, lib.pa_paged_attention_v2_workspace_size, lib.pa_paged_attention_v2, workspace,
                     stream)
+    return lse
 
 
 @stream_scope
 def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
                            block_size, max_seq_len, alibi_slopes=None, kv_cache_dtype="auto", k_scale=None,
-                           v_scale=None, *, sliding_window=None, logits_soft_cap=None, sinks=None, workspace=None,
-                           stream=None):
+                           v_scale=None, *, sliding_window=None, logits_soft_cap=None, sinks=None, return_lse=False,
+                           lse=None, workspace=None, stream=None):
     """The recommended decode entry: batch-invariant splits (a sequence's output is
-    bitwise independent of the rest of the batch), no v1/v2 choice. Writes `out`.
+    bitwise independent of the rest of the batch), no v1/v2 choice. Writes `out`; returns
+    None, or the lse with return_lse / lse (as paged_attention_v1; apart from the workspace too).
 
     Arguments as paged_attention_v1. The workspace is handled for the caller: a
     uint8 tensor of paged_attention_workspace_size(...) bytes is allocated with
@@ -500,12 +524,13 @@ def paged_attention_decode(out, query, key_cache, value_cache, num_kv_heads, sca
     torch allocate it from the graph's pool during capture).
     """
     op = "paged_attention_decode"
-    p, cuda, t, keep = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
-                                     seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
-                                     v_scale, 0, 0, 0, 64, 0, sinks)
+    p, cuda, t, keep, lse = _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, block_tables,
+                                          seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale,
+                                          v_scale, 0, 0, 0, 64, 0, sinks, return_lse, lse)
     _decode_options(op, p, sliding_window, logits_soft_cap)
     _workspace_call(op, p, t, cuda, lib.pa_paged_attention_decode_workspace_size, lib.pa_paged_attention_decode,
                     workspace, stream)
+    return lse
 
 
 def paged_attention_workspace_size(num_seqs, num_heads, num_kv_heads, head_size, max_seq_len, entry="decode",
@@ -1104,8 +1129,9 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
                       stream=None):
     """Merges two partial attention states, over disjoint key sets, by their log-sum-exps (vLLM's
     merge_attn_states: cascade attention's shared prefix and own suffix, MLA's chunked context,
-    context-parallel shards). Writes `output` (and `output_lse`). prompt_attention and
-    context_attention_fwd give each part's lse (return_lse=True).
+    context-parallel shards). Writes `output` (and `output_lse`). prompt_attention,
+    context_attention_fwd and the decode ops (paged_attention_v1 / v2 / decode) give each part's
+    lse (return_lse=True).
 
         output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
                       dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);

@@ -18,7 +18,7 @@ The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
 merge_attn_states' wiring; four of the prefill ops' lse output (return_lse / lse) and one of cache_only;
-and a few killed ones worth keeping. Run time: about
+two of the decode ops' lse output; and a few killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -95,8 +95,8 @@ MUTANTS = [
      "k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, kv_, 0), dtype=PA_DTYPES[qv.dtype],",
      "prompt v row stride from k; test_ops.test_key_and_value_rows_at_different_strides"),
     ("o-context-v-stride-from-k", "ops.py",
-     "v_stride=c_stride(op, vv, 0), q_dtype=PA_DTYPES[qv.dtype], kv=cache,\n        block_tables=bl.ptr,",
-     "v_stride=c_stride(op, kv_, 0), q_dtype=PA_DTYPES[qv.dtype], kv=cache,\n        block_tables=bl.ptr,",
+     "v_stride=c_stride(op, vv, 0) if vv is not None else 0,",
+     "v_stride=c_stride(op, kv_, 0) if vv is not None else 0,",
      "context v row stride from k; test_ops.test_key_and_value_rows_at_different_strides"),
     ("o-prefill-out-contig-dropped", "ops.py",
      "    need_dtype(op, o, (q.dtype,))\n    need_contiguous(op, o)\n    return cache",
@@ -158,6 +158,17 @@ MUTANTS = [
     ("o-lse-contig-unchecked", "ops.py", "    need_contiguous(op, lv)\n    same_device(op, [qv, lv])",
      "    same_device(op, [qv, lv])",
      "a strided lse written as a head-major one; test_lse.test_prompt_attention_lse_refusals_write_nothing"),
+    # ---- the decode ops' lse output (2026-12-05), each killed by the test named
+    ("o-decode-lse-dropped", "ops.py",
+     'sinks=_head_floats(op, t["sinks"], num_heads), lse=lv.ptr if lv is not None else None)\n    return p, cuda',
+     'sinks=_head_floats(op, t["sinks"], num_heads), lse=None)\n    return p, cuda',
+     "the decode ops return an lse the library never wrote (-inf, or the caller's); "
+     "test_decode_lse.test_decode_lse_matches_the_definition"),
+    ("o-decode-lse-shape-transposed", "ops.py",
+     "lv, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep)",
+     "lv, lse = _lse_output(op, lse, return_lse, q, num_seqs, num_heads, keep)",
+     "the decode lse made and checked as [num_seqs, num_heads] (the library writes [num_heads, num_seqs]); "
+     "test_decode_lse.test_lse_is_returned_and_the_output_is_the_same_without_it"),
     # ---- instructive ones the suite already killed
     ("abi-decode-window-float", "_abi.py", '("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32)',
      '("sliding_window", _f32), ("soft_cap", _f32), ("tp_rank", _i32)',
@@ -176,8 +187,9 @@ MUTANTS = [
     ("o-writekv-flash-ntokens-swapped", "ops.py", "num_tokens = sm.shape[0] if flash else k.shape[0]",
      "num_tokens = k.shape[0] if flash else sm.shape[0]", "which of key / slot_mapping counts the tokens"),
     ("o-decode-options-dropped", "ops.py",
-     "v_scale, 0, 0, 0, 64, 0, sinks)\n    _decode_options(op, p, sliding_window, logits_soft_cap)\n",
-     "v_scale, 0, 0, 0, 64, 0, sinks)\n", "paged_attention_decode drops sliding_window and logits_soft_cap"),
+     "v_scale, 0, 0, 0, 64, 0, sinks, return_lse, lse)\n    _decode_options(op, p, sliding_window, logits_soft_cap)\n",
+     "v_scale, 0, 0, 0, 64, 0, sinks, return_lse, lse)\n",
+     "paged_attention_decode drops sliding_window and logits_soft_cap"),
     ("o-context-maxlens-swapped", "ops.py",
      'max_query_len=i32(op, "max_input_len", max_input_len), max_seq_len=i32(op, "max_seq_len", max_seq_len),',
      'max_query_len=i32(op, "max_seq_len", max_seq_len), max_seq_len=i32(op, "max_input_len", max_input_len),',

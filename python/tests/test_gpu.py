@@ -502,3 +502,133 @@ def test_context_attention_lse_on_cuda(layout, dtype):
         ref, ref_lse = attend_lse(qr[a:b], K, V, 0.09, [c + i for i in range(n)])
         np.testing.assert_allclose(got_o[a:b], ref, atol=tol, rtol=tol)
         np.testing.assert_allclose(got_lse[:, a:b], ref_lse, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize("entry", ["v1", "v2", "decode"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_decode_lse_on_cuda(entry, dtype):
+    """return_lse=True on the GPU decode entries: a new float32 [num_heads, num_seqs] CUDA tensor
+    holding each sequence's log-sum-exp over its keys (sinks, a -inf and a large one among them; a
+    sliding window and a soft cap; sequences over several splits and partitions), against the
+    float64 definition on the inputs as rounded to dtype; the output bit for bit the same without it."""
+    from test_decode_lse import SINKS, decode, decode_reference
+    rng = np.random.default_rng(14)
+    H, KVH, D, BS = 8, 2, 128 if dtype != torch.float32 else 64, 16
+    lens = [1, 100, 700, 1500, 2049]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32, spare_blocks=4)
+    kc, vc = pg.fill("nhd", filler=0)
+    S = len(lens)
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)  # noqa: E731
+    tq, tk, tv = dev(rng.standard_normal((S, H, D))), dev(kc), dev(vc)
+    sk = np.array(SINKS, np.float32)
+    args = (tq, tk, tv, KVH, 0.09, to_cuda(pg.block_tables), to_cuda(np.array(lens, np.int32)), BS, max(lens))
+    kw = dict(sinks=to_cuda(sk), sliding_window=1000, logits_soft_cap=30.0)
+    out = torch.full((S, H, D), float("nan"), dtype=dtype, device="cuda")
+    plain = torch.full_like(out, float("nan"))
+    lse = decode(entry, out, args, return_lse=True, **kw)
+    assert decode(entry, plain, args, **kw) is None
+    torch.cuda.synchronize()
+    assert lse.is_cuda and lse.dtype == torch.float32 and tuple(lse.shape) == (H, S) and lse.is_contiguous()
+    assert torch.equal(out, plain)
+    got, got_lse, qr = out.float().cpu().numpy(), lse.cpu().numpy(), tq.float().cpu().numpy()
+    tol = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 2e-2}[dtype]
+    for s in range(S):
+        K, V = (torch.from_numpy(x).to(dtype).float().numpy() for x in (pg.K[s], pg.V[s]))
+        ref, ref_lse = decode_reference(qr[s], K, V, 0.09, window=1000, soft_cap=30.0, sinks=sk)
+        np.testing.assert_allclose(got[s], ref, atol=tol, rtol=tol)
+        np.testing.assert_allclose(got_lse[:, s], ref_lse, atol=1e-3, rtol=1e-4)
+
+
+@pytest.mark.parametrize("entry", ["v1", "v2"])
+@pytest.mark.parametrize("with_sinks", [False, True])
+def test_decode_lse_of_blocksparse_heads_without_a_key_on_cuda(entry, with_sinks):
+    """Block-sparse without local blocks: the even heads see no key of the one-block sequence
+    (zeros; lse -inf, or the head's sink, -inf for head 0), the others against the definition."""
+    from test_decode_lse import blocksparse_kept, decode, decode_reference
+    rng = np.random.default_rng(15)
+    H, KVH, D, BS, BSB, lens = 8, 2, 128, 16, 64, [10, 100, 1500]
+    pg = Paged(rng, lens, KVH, D, BS, np.float16, spare_blocks=4)
+    kc, vc = pg.fill("nhd", filler=0)
+    S = len(lens)
+    q = rng.standard_normal((S, H, D)).astype(np.float16)
+    sk = np.array([-np.inf, 1.5, 30.0, -0.5, 2.0, 0.0, 1.0, -1.0], np.float32) if with_sinks else None
+    out = torch.full((S, H, D), float("nan"), dtype=torch.float16, device="cuda")
+    lse = torch.full((H, S), 7.0, device="cuda")
+    args = (to_cuda(q), to_cuda(kc), to_cuda(vc), KVH, 0.09, to_cuda(pg.block_tables),
+            to_cuda(np.array(lens, np.int32)), BS, max(lens))
+    assert decode(entry, out, args, blocksparse_local_blocks=0, blocksparse_vert_stride=2,
+                  blocksparse_block_size=BSB, blocksparse_head_sliding_step=1,
+                  sinks=None if sk is None else to_cuda(sk), lse=lse) is lse
+    torch.cuda.synchronize()
+    got, got_lse = out.float().cpu().numpy(), lse.cpu().numpy()
+    for s, L in enumerate(lens):
+        def kept(h):
+            return blocksparse_kept(L, h, h // (H // KVH), H, KVH, 0, 2, BSB, 1)
+        ref, ref_lse = decode_reference(q[s], pg.K[s], pg.V[s], 0.09, kept, sinks=sk)
+        np.testing.assert_allclose(got[s], ref, atol=4e-3, rtol=4e-3)
+        np.testing.assert_allclose(got_lse[:, s], ref_lse, atol=1e-3, rtol=1e-4)
+    want = np.full(H // 2, -np.inf, np.float32) if sk is None else sk[::2]
+    np.testing.assert_array_equal(got_lse[::2, 0], want)
+    assert (got[0, ::2] == 0).all()
+
+
+@pytest.mark.parametrize("entry", ["v2", "decode"])
+def test_decode_cascade_merges_on_cuda(entry):
+    """Decode over each sequence's first blocks (the sinks there) and over the rest (the block table
+    rows shifted past them), each lse into a caller's tensor on an explicit stream, merged by
+    merge_attn_states: one decode over all the keys (its output and lse)."""
+    from test_decode_lse import decode
+    rng = np.random.default_rng(16)
+    H, KVH, D, BS, dtype = 8, 2, 128, 16, torch.bfloat16
+    lens, cuts = [40, 700, 2049, 530], [32, 512, 1024, 16]
+    pg = Paged(rng, lens, KVH, D, BS, np.float32, spare_blocks=4)
+    kc, vc = pg.fill("nhd", filler=0)
+    S, width = len(lens), pg.block_tables.shape[1]
+    rest = np.zeros_like(pg.block_tables)
+    for s, c in enumerate(cuts):
+        rest[s, :width - c // BS] = pg.block_tables[s, c // BS:]
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)  # noqa: E731
+    tq, tk, tv = dev(rng.standard_normal((S, H, D))), dev(kc), dev(vc)
+    sinks = to_cuda(np.array([1.5, -np.inf, 3.0, 0.0, -0.5, 2.0, 30.0, -3.0], np.float32))
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+
+    def call(table, seq_lens, **kw):
+        out = torch.empty((S, H, D), dtype=dtype, device="cuda")
+        lse = torch.full((H, S), 7.0, device="cuda")
+        seq_lens = np.array(seq_lens, np.int32)
+        args = (tq, tk, tv, KVH, 0.09, to_cuda(table), to_cuda(seq_lens), BS, int(seq_lens.max()))
+        assert decode(entry, out, args, lse=lse, stream=stream, **kw) is lse
+        return out, lse
+
+    with torch.cuda.stream(stream):
+        a, a_lse = call(pg.block_tables, cuts, sinks=sinks)
+        b, b_lse = call(rest, [n - c for n, c in zip(lens, cuts)])
+        whole, whole_lse = call(pg.block_tables, lens, sinks=sinks)
+        merged = torch.empty_like(whole)
+        merged_lse = torch.full((H, S), 7.0, device="cuda")
+    pa.merge_attn_states(merged, a, a_lse, b, b_lse, merged_lse, stream=stream)
+    stream.synchronize()
+    np.testing.assert_allclose(merged.float().cpu().numpy(), whole.float().cpu().numpy(), atol=3e-2, rtol=3e-2)
+    np.testing.assert_allclose(merged_lse.cpu().numpy(), whole_lse.cpu().numpy(), atol=1e-3, rtol=1e-4)
+    assert np.isfinite(whole_lse.cpu().numpy()).all()
+
+
+@pytest.mark.parametrize("entry", ["v2", "decode"])
+def test_decode_lse_inside_the_workspace_refused(entry):
+    """An lse inside the caller's workspace (the library's refusal: nothing launched, out untouched)."""
+    from test_decode_lse import decode
+    lens = [1500, 20]
+    pg, kc, vc, q = make(17, lens)
+    H, S = q.shape[1], q.shape[0]
+    nbytes = pa.paged_attention_workspace_size(S, H, 2, 128, max(lens), entry=entry, dtype="float16")
+    assert nbytes >= 4 * H * S
+    ws = torch.zeros(nbytes, dtype=torch.uint8, device="cuda")
+    lse = ws[:4 * H * S].view(torch.float32).view(H, S)
+    out = torch.full(q.shape, 7.0, dtype=torch.float16, device="cuda")
+    args = (to_cuda(q), to_cuda(kc), to_cuda(vc), 2, 0.09, to_cuda(pg.block_tables), to_cuda(np.array(lens, np.int32)),
+            16, max(lens))
+    with pytest.raises(ValueError, match="lse overlaps the workspace"):
+        decode(entry, out, args, lse=lse, workspace=ws)
+    torch.cuda.synchronize()
+    assert (out == 7).all() and (ws == 0).all()
