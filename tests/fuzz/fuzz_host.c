@@ -1325,7 +1325,8 @@ static void fuzz_merge(reader *r) {
                    lhs = p.lse_head_stride ? p.lse_head_stride : (T > 0 ? T : 1);
     ok = ok && (T <= 1 || H <= 1 || lhs >= lts * T || lts >= lhs * H);
     const __int128 lext = T > 0 ? (H - 1) * lhs + (T - 1) * lts + 1 : 0;
-    if (!ok || T == 0 || ext[0] > OP_LIMIT || ext[1] > OP_LIMIT || ext[2] > OP_LIMIT || lext > OP_LIMIT) {
+    /* (the prefix buffer takes one element more: the in-place cases one element off it) */
+    if (!ok || T == 0 || ext[0] > OP_LIMIT || ext[1] + 1 > OP_LIMIT || ext[2] > OP_LIMIT || lext > OP_LIMIT) {
         /* no buffers to run on: the checks alone, on pointers never read */
         p.output = (void *)64, p.prefix_output = (void *)(64 + ((int64_t)1 << 40)),
         p.suffix_output = (void *)(64 + ((int64_t)2 << 40)), p.prefix_lse = (const float *)(64 + ((int64_t)3 << 40)),
