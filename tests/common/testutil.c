@@ -279,3 +279,14 @@ void pa_test_expect_merged_is_whole(int sinks, int T, int H, int hs, const float
     free(out_m);
     free(lse_m);
 }
+
+int32_t *pa_test_tables_past(const int32_t *tables, int num_seqs, int stride, const int *skip, int block_size) {
+    int32_t *tab = malloc(sizeof(int32_t) * (size_t)num_seqs * (size_t)stride + 1);
+    cr_assert(tab != NULL);
+    for (int s = 0; s < num_seqs; s++)
+        for (int b = 0; b < stride; b++) {
+            const int from = b + skip[s] / block_size;
+            tab[(size_t)s * stride + b] = from < stride ? tables[(size_t)s * stride + from] : 0;
+        }
+    return tab;
+}

@@ -106,6 +106,10 @@ void pa_test_far_done(void);
 /* A block table (or any list of block ids) with lead added to each entry in
  * [0, nb): ids outside stay as they are (padding, garbage). malloc'd. */
 int32_t *pa_test_shift_ids(const int32_t *ids, size_t n, int32_t nb, int64_t lead);
+/* Block tables ([num_seqs, stride]) whose row s starts skip[s] / block_size
+ * blocks into tables' row s (the keys past a cut of skip[s] tokens, a whole
+ * number of blocks), 0 past the row's end. malloc'd. */
+int32_t *pa_test_tables_past(const int32_t *tables, int num_seqs, int stride, const int *skip, int block_size);
 
 /* Assert only on failure: Criterion sends every passing assertion to the
  * runner, which random loops of millions of checks turn into minutes. */

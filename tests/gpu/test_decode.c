@@ -1412,13 +1412,7 @@ Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
             free(run_entry_ws(&pa, (entry)e, NULL));
             /* part b */
             const int stride = pr->p.block_table_stride;
-            int32_t *tab = malloc(sizeof(int32_t) * (size_t)(4 * stride));
-            cr_assert(tab != NULL);
-            for (int s = 0; s < 4; s++)
-                for (int b = 0; b < stride; b++) {
-                    const int from = b + cut[s] / 16;
-                    tab[s * stride + b] = from < stride ? pr->block_tables[s * stride + from] : 0;
-                }
+            int32_t *tab = pa_test_tables_past(pr->block_tables, 4, stride, cut, 16);
             cr_assert_eq(cudaMemcpy((void *)d.p.seq_lens, lb, sizeof lb, cudaMemcpyHostToDevice), cudaSuccess);
             pa_decode_params pb = d.p;
             pb.block_tables = keep(&d, pa_test_dev_upload(tab, sizeof(int32_t) * (size_t)(4 * stride)));

@@ -464,15 +464,9 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
         cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
         memcpy(out_a, pr->out, sizeof(float) * n);
         /* part b: the rest, its table rows moved on by the cut's blocks, no sinks */
-        const int stride = pr->p.block_table_stride;
-        int32_t *tab = malloc(sizeof(int32_t) * (size_t)(4 * stride));
-        for (int s = 0; s < 4; s++) {
+        int32_t *tab = pa_test_tables_past(pr->block_tables, 4, pr->p.block_table_stride, cut, 16);
+        for (int s = 0; s < 4; s++)
             pr->seq_lens[s] = lens[s] - cut[s];
-            for (int b = 0; b < stride; b++) {
-                const int from = b + cut[s] / 16;
-                tab[s * stride + b] = from < stride ? pr->block_tables[s * stride + from] : 0;
-            }
-        }
         pa_decode_params pb = pr->p;
         pb.block_tables = tab;
         pb.sinks = NULL;
