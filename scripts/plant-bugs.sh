@@ -608,7 +608,7 @@ plant decode-sink-in-log2-units cuda/decode/decode_kernel.cuh \
 # epilogue's lse without the sink's term; the CUDA-core kernel's head taken within its CTA; a bad
 # sequence's lse left unwritten; the tensor-core epilogue's coordinates from the split index.
 plant decode-lse-token-major cuda/decode/decode_kernel.cuh \
-    'p.lse[(int64_t)h * p.num_seqs + seq] = v;' 'p.lse[(int64_t)seq * p.num_heads + h] = v;' \
+    '*lse_at(p, h, seq) = v;' 'p.lse[(int64_t)seq * p.num_heads + h] = v;' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-merge-lse-without-max cuda/decode/decode_kernel.cuh \
     'w_sum == 0.0f ? sink : m + __logf(w_sum);' 'w_sum == 0.0f ? sink : __logf(w_sum);' \
@@ -626,7 +626,7 @@ plant decode-split-lse-head-in-cta cuda/decode/decode_kernel.cuh \
     'store_lse(p, c.seq, c.h0 + tid,' 'store_lse(p, c.seq, tid,' \
     test_decode 'decode_features/lse_of_heads_with_no_key'
 plant decode-bad-sequence-lse-unwritten cuda/decode/decode_kernel.cuh \
-    'p.lse[(int64_t)(c.h0 + threadIdx.x) * p.num_seqs + c.seq] = -INFINITY;' '(void)0;' \
+    '*lse_at(p, c.h0 + threadIdx.x, c.seq) = -INFINITY;' '(void)0;' \
     test_decode 'decode_device_checks/bad_lengths_give_zeros_bad_blocks_stay_finite'
 plant decode-mma-epilogue-coordinates-of-the-split cuda/decode/decode_mma.cuh \
     'cta_coords(p, (int)::pa::ptx::ctaid_x_again(), seq, kvh, h0);' 'cta_coords(p, (int)blockIdx.y, seq, kvh, h0);' \
@@ -772,16 +772,16 @@ plant merge-one-token-row-a-cta cuda/merge_states.cu \
 # writing; the f32 kernel's natural-log max left out; the Hopper kernel's sink left out of the
 # sum, its FP8 path's 2^8 lift left in, and the second of each thread's two rows unwritten.
 plant prefill-lse-token-major cuda/prefill/prefill_kernel.cuh \
-    'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = sm.l[i]' 'p.lse[(int64_t)(sq.q0 + tok) * p.num_heads + head] = sm.l[i]' \
+    '*lse_at(p, head, sq.q0 + tok) = sm.l[i]' 'p.lse[(int64_t)(sq.q0 + tok) * p.num_heads + head] = sm.l[i]' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 plant prefill-lse-sink-without-key-dropped cuda/prefill/prefill_kernel.cuh \
-    ': p.sinks      ? p.sinks[head]' ': p.sinks      ? -INFINITY' \
+    'sm.lse(i) : p.sinks ? p.sinks[head]' 'sm.lse(i) : p.sinks ? -INFINITY' \
     test_prefill 'prefill_gpu/lse_cascade_merges_on_the_device'
 plant prefill-lse-one-lane-a-warp cuda/prefill/prefill_kernel.cuh \
     'if (p.lse && (threadIdx.x & 3) == 0) {' 'if (p.lse && (threadIdx.x & 31) == 0) {' \
     test_prefill 'prefill_gpu/smallest_cases'
 plant prefill-f32-lse-without-max cuda/prefill/prefill_f32.cu \
-    '= l > 0.0f  ? m + logf(l)' '= l > 0.0f  ? logf(l)' \
+    '= l > 0.0f ? m + logf(l)' '= l > 0.0f ? logf(l)' \
     test_prefill 'prefill_gpu/f32_queries'
 plant hopper-lse-sink-left-out cuda/prefill/prefill_wgmma.cuh \
     '(sm.m[h] - lift) * 0.6931471805599453f + logf(ls)' '(sm.m[h] - lift) * 0.6931471805599453f + logf(l)' \
@@ -792,6 +792,31 @@ plant hopper-fp8-lse-lift-kept cuda/prefill/prefill_wgmma.cuh \
 plant hopper-lse-second-row-unwritten cuda/prefill/prefill_wgmma.cuh \
     'if (p.lse && (lane & 3) == 0)' 'if (p.lse && (lane & 3) == 0 && h == 0)' \
     test_prefill 'prefill_hopper/prompt_attention'
+# lse strides (2026-12-05; decode.h, prefill.h): each kernel's store at the default [heads, tokens]
+# place whatever the strides (decode's one-split epilogues and merge, mma.sync, the f32 kernel, the
+# Hopper kernel), the token stride taken as 1 or the head stride as the token count in the shared
+# address helpers, and the mixed entry's decode part writing its lse from token 0.
+plant decode-lse-token-stride-one cuda/decode/decode_kernel.cuh \
+    'return p.lse + h * p.lse_hs + seq * p.lse_ts;' 'return p.lse + h * p.lse_hs + seq;' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-lse-head-stride-of-the-batch cuda/decode/decode_kernel.cuh \
+    'return p.lse + h * p.lse_hs + seq * p.lse_ts;' 'return p.lse + h * p.num_seqs + seq * p.lse_ts;' \
+    test_decode 'decode_fixed/tensor_core'
+plant decode-merge-lse-default-layout cuda/decode/decode_kernel.cuh \
+    '*lse_at(p, head, seq) = w_sum == 0.0f' 'p.lse[(int64_t)head * p.num_seqs + seq] = w_sum == 0.0f' \
+    test_decode 'decode_fixed/split_boundaries'
+plant prefill-lse-token-stride-one cuda/prefill/prefill_kernel.cuh \
+    'return p.lse + h * p.lse_hs + t * p.lse_ts;' 'return p.lse + h * p.lse_hs + t;' \
+    test_prefill 'prefill_gpu/prompt_attention_types'
+plant prefill-f32-lse-default-layout cuda/prefill/prefill_f32.cu \
+    '*pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f' 'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = l > 0.0f' \
+    test_prefill 'prefill_gpu/f32_queries'
+plant hopper-lse-default-layout cuda/prefill/prefill_wgmma.cuh \
+    '*pa_prefill::lse_at(p, head, sq.q0 + tok) =' 'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] =' \
+    test_prefill 'prefill_hopper/prompt_attention'
+plant mixed-decode-lse-from-token-zero csrc/ops/prefill.c \
+    'dc->lse = fit && m->lse ? m->lse + lse_off : NULL;' 'dc->lse = fit && m->lse ? m->lse : NULL;' \
+    test_prefill 'prefill_gpu/mixed_batch'
 # Context attention's cache_only (cascade attention's shared prefix): the queries' own new keys
 # still counted in the kernel (read through NULL) or by the host's mask, the causal mask kept, a
 # sequence of more queries than cached keys skipped as bad device data.

@@ -60,6 +60,8 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_decode_params, bs_head_sliding_step),
     PA_OFF(pa_decode_params, sinks),
     PA_OFF(pa_decode_params, lse),
+    PA_OFF(pa_decode_params, lse_head_stride),
+    PA_OFF(pa_decode_params, lse_token_stride),
 
     PA_SZ(pa_kv_input),
     PA_OFF(pa_kv_input, key),
@@ -97,6 +99,8 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_context_attention_params, sinks),
     PA_OFF(pa_context_attention_params, lse),
     PA_OFF(pa_context_attention_params, cache_only),
+    PA_OFF(pa_context_attention_params, lse_head_stride),
+    PA_OFF(pa_context_attention_params, lse_token_stride),
 
     PA_SZ(pa_prompt_attention_params),
     PA_OFF(pa_prompt_attention_params, out),
@@ -124,6 +128,8 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_prompt_attention_params, soft_cap),
     PA_OFF(pa_prompt_attention_params, sinks),
     PA_OFF(pa_prompt_attention_params, lse),
+    PA_OFF(pa_prompt_attention_params, lse_head_stride),
+    PA_OFF(pa_prompt_attention_params, lse_token_stride),
 
     PA_SZ(pa_mixed_attention_params),
     PA_OFF(pa_mixed_attention_params, out),
@@ -151,6 +157,9 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_mixed_attention_params, sliding_window),
     PA_OFF(pa_mixed_attention_params, soft_cap),
     PA_OFF(pa_mixed_attention_params, sinks),
+    PA_OFF(pa_mixed_attention_params, lse),
+    PA_OFF(pa_mixed_attention_params, lse_head_stride),
+    PA_OFF(pa_mixed_attention_params, lse_token_stride),
 
     PA_SZ(pa_ragged_params),
     PA_OFF(pa_ragged_params, out),

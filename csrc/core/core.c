@@ -117,6 +117,32 @@ pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, i
     return PA_SUCCESS;
 }
 
+pa_status pa_lse_layout(const char *op, int64_t heads, int64_t tokens, int64_t head_stride, int64_t token_stride,
+                        pa_lse_strides *out) {
+    PA_REQUIRE(head_stride >= 0 && token_stride >= 0,
+               "%s: lse_head_stride = %lld and lse_token_stride = %lld must be >= 0", op, (long long)head_stride,
+               (long long)token_stride);
+    const int64_t ts = token_stride ? token_stride : 1, hs = head_stride ? head_stride : (tokens > 0 ? tokens : 1);
+    int64_t a = 0, b = 0, last = 0;
+    const int empty = tokens <= 0 || heads <= 0;
+    PA_REQUIRE(empty || (pa_mul_i64(heads - 1, hs, &a) && pa_mul_i64(tokens - 1, ts, &b) && pa_add_i64(a, b, &last) &&
+                         last < INT64_MAX / 4),
+               "%s: the lse layout's last element (head stride %lld, token stride %lld) overflows int64", op,
+               (long long)hs, (long long)ts);
+    /* Distinct (head, token) pairs at distinct floats: one stride spans the other's whole extent. */
+    int64_t ts_span = 0, hs_span = 0;
+    const int apart = tokens <= 1 || heads <= 1 || (pa_mul_i64(ts, tokens, &ts_span) && hs >= ts_span) ||
+                      (pa_mul_i64(hs, heads, &hs_span) && ts >= hs_span);
+    PA_REQUIRE(apart,
+               "%s: lse strides (head %lld, token %lld) put two (head, token) pairs on one float; need "
+               "lse_head_stride >= lse_token_stride * tokens or lse_token_stride >= lse_head_stride * num_heads",
+               op, (long long)hs, (long long)ts);
+    out->head = hs;
+    out->token = ts;
+    out->bytes = empty ? 0 : (last + 1) * (int64_t)sizeof(float);
+    return PA_SUCCESS;
+}
+
 int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes) {
     if (a == NULL || b == NULL || a_bytes <= 0 || b_bytes <= 0)
         return 0;

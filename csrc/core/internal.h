@@ -77,6 +77,18 @@ pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_s
 pa_status pa_check_rows_extent(const char *op, const char *name, int64_t rows, int64_t stride, int64_t row);
 /* A required pointer: NULL is PA_ERR_INVALID_ARGUMENT naming op and buffer. */
 pa_status pa_check_not_null(const char *op, const char *name, const void *ptr);
+/* An lse array's layout (the prefill, decode and merge entries'): element
+ * (h, t) at h * head stride + t * token stride floats, a given stride of 0
+ * taking its default (token 1, head `tokens`: [heads, tokens]). Resolves the
+ * strides, checks them (>= 0; the last element's index within int64 / 4;
+ * distinct (head, token) pairs on distinct floats: one stride spans the
+ * other's whole extent) and gives the bytes the layout spans (0 with no head
+ * or token). PA_ERR_INVALID_ARGUMENT naming op. */
+typedef struct pa_lse_strides {
+    int64_t head, token, bytes;
+} pa_lse_strides;
+pa_status pa_lse_layout(const char *op, int64_t heads, int64_t tokens, int64_t head_stride, int64_t token_stride,
+                        pa_lse_strides *out);
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? (Empty ranges never do.) */
 int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes);
 

@@ -19,8 +19,12 @@ static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
     return 0;
 }
 
-/* The lse output's bytes: f32 [num_heads, num_seqs]. */
-static int64_t dec_lse_bytes(const pa_decode_params *p) { return (int64_t)p->num_heads * p->num_seqs * 4; }
+/* The lse output's layout (decode.h); its strides were checked by pa_decode_validate. */
+static pa_lse_strides dec_lse(const pa_decode_params *p) {
+    pa_lse_strides ls = {0, 0, 0};
+    (void)pa_lse_layout("decode", p->num_heads, p->num_seqs, p->lse_head_stride, p->lse_token_stride, &ls);
+    return ls;
+}
 
 pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE(p != NULL, "decode: params is NULL");
@@ -68,6 +72,8 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
                    "decode: blocksparse head offset (tp_rank %d, %lld heads, sliding step %d) overflows int32",
                    p->tp_rank, (long long)heads, p->bs_head_sliding_step);
     }
+    pa_lse_strides ls;
+    PA_TRY(pa_lse_layout("decode", p->num_heads, p->num_seqs, p->lse_head_stride, p->lse_token_stride, &ls));
     if (p->num_seqs == 0)
         return PA_SUCCESS;
     PA_TRY(pa_check_not_null("decode", "out", p->out));
@@ -85,7 +91,7 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
         /* (the sizes fit: num_seqs x num_heads x head_size passed the query's extent check) */
         const int64_t qsz = (int64_t)pa_dtype_size(p->q_dtype), qs = p->q_stride ? p->q_stride : row;
         PA_REQUIRE((uintptr_t)p->lse % 4 == 0, "decode: lse must be 4-byte aligned (f32)");
-        const int64_t lse_bytes = dec_lse_bytes(p);
+        const int64_t lse_bytes = ls.bytes;
         PA_REQUIRE(!pa_ranges_overlap(p->lse, lse_bytes, p->out, (int64_t)p->num_seqs * row * qsz),
                    "decode: lse overlaps out");
         PA_REQUIRE(!pa_ranges_overlap(p->lse, lse_bytes, p->query, (qs * (p->num_seqs - 1) + row) * qsz),
@@ -378,7 +384,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
         if (ws_bytes < need)
             return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "decode: workspace of %zu bytes; %zu needed", ws_bytes, need);
-        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, dec_lse_bytes(p), ws, (int64_t)need),
+        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, dec_lse(p).bytes, ws, (int64_t)need),
                    "decode: lse overlaps the workspace");
     }
 
@@ -396,6 +402,11 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->alibi = p->alibi_slopes;
     kp->sinks = p->sinks;
     kp->lse = p->lse;
+    if (p->lse) {
+        const pa_lse_strides ls = dec_lse(p);
+        kp->lse_hs = ls.head;
+        kp->lse_ts = ls.token;
+    }
     kp->k_scale = kv->k_scale;
     kp->v_scale = kv->v_scale;
     kp->scale_hs = kv->scales_per_head ? 1 : 0;

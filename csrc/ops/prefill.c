@@ -145,19 +145,30 @@ static int64_t rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t esz)
     return ext;
 }
 
-/* The lse output (prefill.h): f32 [num_heads, tokens], 4-byte aligned, clear of
- * out and of the query, key and value rows (it is written while other CTAs
- * read them). extents[i] are the bytes of bufs[i]. */
-static pa_status check_lse(const char *op, const float *lse, int32_t num_heads, int32_t tokens,
-                           const void *const bufs[4], const int64_t extents[4]) {
+/* The lse output (prefill.h; its strides checked by pa_lse_layout, which gave
+ * `bytes`): f32, 4-byte aligned, clear of out and of the query, key and value
+ * rows (it is written while other CTAs read them). extents[i] are the bytes of
+ * bufs[i]. */
+static pa_status check_lse(const char *op, const float *lse, int64_t bytes, const void *const bufs[4],
+                           const int64_t extents[4]) {
     if (lse == NULL)
         return PA_SUCCESS;
     static const char *const names[4] = {"out", "query", "key", "value"};
     PA_REQUIRE((uintptr_t)lse % 4 == 0, "%s: lse must be 4-byte aligned (f32)", op);
-    const int64_t bytes = (int64_t)num_heads * tokens * 4;
     for (int i = 0; i < 4; i++)
         PA_REQUIRE(!pa_ranges_overlap(lse, bytes, bufs[i], extents[i]), "%s: lse overlaps %s", op, names[i]);
     return PA_SUCCESS;
+}
+
+/* The kernels' lse strides (validated above). */
+static void set_lse(pa_prefill_kparams *k, float *lse, int32_t num_heads, int32_t tokens, int64_t head_stride,
+                    int64_t token_stride) {
+    k->lse = lse;
+    pa_lse_strides ls = {0, 0, 0};
+    if (lse && pa_lse_layout("prefill", num_heads, tokens, head_stride, token_stride, &ls) == PA_SUCCESS) {
+        k->lse_hs = ls.head;
+        k->lse_ts = ls.token;
+    }
 }
 
 pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
@@ -177,6 +188,8 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         PA_TRY(pa_check_rows_extent(op, "key", p->num_tokens, p->k_stride, krow));
         PA_TRY(pa_check_rows_extent(op, "value", p->num_tokens, p->v_stride, krow));
     }
+    pa_lse_strides ls; /* checked with or without lse, and with no sequence */
+    PA_TRY(pa_lse_layout(op, p->num_heads, p->num_tokens, p->lse_head_stride, p->lse_token_stride, &ls));
     PA_REQUIRE(p->max_query_len >= 0, "%s: max_query_len must be >= 0 (got %d)", op, p->max_query_len);
     PA_REQUIRE(p->cache_only == 0 || p->cache_only == 1, "%s: cache_only must be 0 or 1 (got %d)", op, p->cache_only);
     if (p->cache_only) {
@@ -214,7 +227,7 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         const int64_t ext[4] = {
             rows_bytes(p->num_tokens, 0, qrow, esz), rows_bytes(p->num_tokens, p->q_stride, qrow, esz),
             rows_bytes(kv_rows, p->k_stride, krow, esz), rows_bytes(kv_rows, p->v_stride, krow, esz)};
-        PA_TRY(check_lse(op, p->lse, p->num_heads, p->num_tokens, bufs, ext));
+        PA_TRY(check_lse(op, p->lse, ls.bytes, bufs, ext));
     }
     return PA_SUCCESS;
 }
@@ -246,6 +259,8 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
         PA_TRY(pa_check_rows_extent(op, "key", krows, p->k_stride, krow));
         PA_TRY(pa_check_rows_extent(op, "value", krows, p->v_stride, krow));
     }
+    pa_lse_strides ls; /* checked with or without lse, and with no sequence */
+    PA_TRY(pa_lse_layout(op, p->num_heads, p->num_q_tokens, p->lse_head_stride, p->lse_token_stride, &ls));
     PA_TRY(check_rows(op, p->max_seqlen_q, p->num_heads / p->num_kv_heads));
     if (p->num_seqs == 0)
         return PA_SUCCESS;
@@ -265,7 +280,7 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
         const int64_t ext[4] = {rows_bytes(p->num_q_tokens, 0, qrow, esz),
                                 rows_bytes(p->num_q_tokens, p->q_stride, qrow, esz),
                                 rows_bytes(krows, p->k_stride, krow, esz), rows_bytes(krows, p->v_stride, krow, esz)};
-        PA_TRY(check_lse(op, p->lse, p->num_heads, p->num_q_tokens, bufs, ext));
+        PA_TRY(check_lse(op, p->lse, ls.bytes, bufs, ext));
     }
     return PA_SUCCESS;
 }
@@ -299,18 +314,27 @@ int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_para
     pf->sliding_window = m->sliding_window;
     pf->soft_cap = m->soft_cap;
     pf->sinks = m->sinks;
+    /* One lse over the batch's tokens (prefill.h): each part writes its rows
+     * at the whole's strides, the decode part from token num_prefill_tokens. */
+    const int64_t tokens = (int64_t)m->num_prefill_tokens + m->num_decode_tokens;
+    const int64_t lse_ts = m->lse_token_stride ? m->lse_token_stride : 1;
+    const int64_t lse_hs = m->lse_head_stride ? m->lse_head_stride : (tokens > 0 ? tokens : 1);
+    pf->lse = m->lse;
+    pf->lse_head_stride = lse_hs;
+    pf->lse_token_stride = lse_ts;
 
     /* The decode part starts num_prefill_tokens rows into out and query and
      * num_prefills rows into the block table. Called before the fields are
      * validated, so the offsets are formed with overflow checks; where one does
      * not fit (or a field is negative) the part's pointers stay NULL. */
     const int64_t np = m->num_prefill_tokens;
-    int64_t o_off = 0, q_off = 0, bt_off = 0;
+    int64_t o_off = 0, q_off = 0, bt_off = 0, lse_off = 0;
     const int fit = np >= 0 && m->num_heads >= 0 && hs >= 0 && q_stride >= 0 && m->num_prefills >= 0 &&
                     m->block_table_stride >= 0 && pa_mul_i64(np, (int64_t)m->num_heads * hs, &o_off) &&
                     pa_mul_i64(o_off, (int64_t)esz, &o_off) && pa_mul_i64(np, q_stride, &q_off) &&
                     pa_mul_i64(q_off, (int64_t)esz, &q_off) &&
-                    pa_mul_i64(m->num_prefills, m->block_table_stride, &bt_off);
+                    pa_mul_i64(m->num_prefills, m->block_table_stride, &bt_off) && lse_ts >= 0 &&
+                    pa_mul_i64(np, lse_ts, &lse_off);
     dc->out = fit && m->out ? (char *)m->out + o_off : NULL;
     dc->query = fit && m->query ? (const char *)m->query + q_off : NULL;
     dc->q_stride = q_stride;
@@ -327,6 +351,9 @@ int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_para
     dc->sliding_window = m->sliding_window;
     dc->soft_cap = m->soft_cap;
     dc->sinks = m->sinks;
+    dc->lse = fit && m->lse ? m->lse + lse_off : NULL;
+    dc->lse_head_stride = lse_hs;
+    dc->lse_token_stride = lse_ts;
     return fit;
 }
 
@@ -339,6 +366,9 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
                "mixed_attention: num_prefill_tokens + num_decode_tokens overflows int32");
     PA_REQUIRE(p->num_prefill_tokens == 0 || p->num_prefills > 0,
                "mixed_attention: %d prefill tokens but num_prefills is 0", p->num_prefill_tokens);
+    pa_lse_strides ls; /* the whole lse's; each part checks its own rows against its own buffers */
+    const int64_t tokens = (int64_t)p->num_prefill_tokens + p->num_decode_tokens;
+    PA_TRY(pa_lse_layout("mixed_attention", p->num_heads, tokens, p->lse_head_stride, p->lse_token_stride, &ls));
     pa_context_attention_params pf;
     pa_decode_params dc;
     const int fit = pa_mixed_split(p, &pf, &dc);
@@ -364,6 +394,20 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
         PA_REQUIRE((int64_t)dc.num_seqs * dc.num_heads <= INT32_MAX,
                    "mixed_attention: num_decode_tokens %d x num_heads %d is too large for one decode launch",
                    dc.num_seqs, dc.num_heads);
+    }
+    if (p->lse && tokens > 0) {
+        /* Each part held its lse rows clear of its own rows of out and the
+         * query; the whole lse must also miss the other part's. */
+        const size_t esz = pa_dtype_size(p->q_dtype);
+        const int64_t row = (int64_t)p->num_heads * p->kv.head_size;
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, rows_bytes(tokens, 0, row, esz)),
+                   "mixed_attention: lse overlaps out");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->query, rows_bytes(tokens, p->q_stride, row, esz)),
+                   "mixed_attention: lse overlaps query");
+        const int64_t krow = (int64_t)p->kv.num_kv_heads * p->kv.head_size, np = p->num_prefill_tokens;
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->key, rows_bytes(np, p->k_stride, krow, esz)) &&
+                       !pa_ranges_overlap(p->lse, ls.bytes, p->value, rows_bytes(np, p->v_stride, krow, esz)),
+                   "mixed_attention: lse overlaps key or value");
     }
     return PA_SUCCESS;
 }
@@ -448,7 +492,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
-    k->lse = p->lse;
+    set_lse(k, p->lse, p->num_heads, p->num_tokens, p->lse_head_stride, p->lse_token_stride);
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
@@ -485,7 +529,7 @@ void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_atten
     k->soft_cap = p->soft_cap;
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
-    k->lse = p->lse;
+    set_lse(k, p->lse, p->num_heads, p->num_q_tokens, p->lse_head_stride, p->lse_token_stride);
     k->window = p->sliding_window;
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);

@@ -32,28 +32,10 @@ pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_s
             *strides[i] = row;
         PA_TRY(pa_check_rows_extent(WHO, names[i], T, *strides[i], row));
     }
-    PA_REQUIRE(p->lse_head_stride >= 0 && p->lse_token_stride >= 0,
-               WHO ": lse_head_stride = %lld and lse_token_stride = %lld must be >= 0", (long long)p->lse_head_stride,
-               (long long)p->lse_token_stride);
-    if (r->lse_token_stride == 0)
-        r->lse_token_stride = 1;
-    if (r->lse_head_stride == 0)
-        r->lse_head_stride = T > 0 ? T : 1;
-    const int64_t hs = r->lse_head_stride, ts = r->lse_token_stride;
-    int64_t a = 0, b = 0, last = 0;
-    PA_REQUIRE(T == 0 || (pa_mul_i64(H - 1, hs, &a) && pa_mul_i64(T - 1, ts, &b) && pa_add_i64(a, b, &last) &&
-                          last < INT64_MAX / 4),
-               WHO ": the lse layout's last element (head stride %lld, token stride %lld) overflows int64",
-               (long long)hs, (long long)ts);
-    /* Distinct (head, token) pairs at distinct floats: one stride spans the other's whole extent. */
-    int64_t ts_span = 0, hs_span = 0;
-    const int apart = T <= 1 || H <= 1 || (pa_mul_i64(ts, T, &ts_span) && hs >= ts_span) ||
-                      (pa_mul_i64(hs, H, &hs_span) && ts >= hs_span);
-    PA_REQUIRE(apart,
-               WHO
-               ": lse strides (head %lld, token %lld) put two (head, token) pairs on one float; need "
-               "lse_head_stride >= lse_token_stride * num_tokens or lse_token_stride >= lse_head_stride * num_heads",
-               (long long)hs, (long long)ts);
+    pa_lse_strides ls;
+    PA_TRY(pa_lse_layout(WHO, H, T, p->lse_head_stride, p->lse_token_stride, &ls));
+    r->lse_head_stride = ls.head;
+    r->lse_token_stride = ls.token;
     if (T == 0) /* nothing is read or written */
         return PA_SUCCESS;
     PA_TRY(pa_check_not_null(WHO, "output", p->output));
@@ -73,7 +55,7 @@ pa_status pa_merge_resolve(const pa_merge_attn_states_params *p, pa_merge_attn_s
                    pa_mul_i64(rows_extent(T, r->prefix_stride, row), (int64_t)es, &pb) &&
                    pa_mul_i64(rows_extent(T, r->suffix_stride, row), (int64_t)es, &sb),
                WHO ": the outputs' extents overflow int64 bytes");
-    const int64_t lb = (last + 1) * (int64_t)sizeof(float);
+    const int64_t lb = ls.bytes;
     const int a_in_place = p->output == p->prefix_output && r->out_stride == r->prefix_stride;
     const int b_in_place = p->output == p->suffix_output && r->out_stride == r->suffix_stride;
     PA_REQUIRE(a_in_place || !pa_ranges_overlap(p->output, ob, p->prefix_output, pb),

@@ -42,6 +42,8 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     const int group = p->num_heads / kv->num_kv_heads;
     const int64_t q_stride = p->q_stride ? p->q_stride : (int64_t)p->num_heads * hs;
     const int fp8 = pa_dtype_is_fp8(kv->dtype);
+    pa_lse_strides ls; /* (head h, sequence s) at h * ls.head + s * ls.token (decode.h) */
+    PA_TRY(pa_lse_layout("decode reference", p->num_heads, p->num_seqs, p->lse_head_stride, p->lse_token_stride, &ls));
     pa_kv_geom g = pa_kv_geom_make(kv->layout, (int32_t)pa_dtype_size(kv->dtype), bs, kv->num_kv_heads, hs,
                                    kv->block_stride, kv->page_stride, kv->head_stride);
 
@@ -136,7 +138,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                 sum += exp((double)p->sinks[h] - max_logit);
             /* log(e^sink + sum_j e^x_j): no key gives the sink, or -inf without one (decode.h) */
             if (p->lse)
-                p->lse[(int64_t)h * p->num_seqs + s] =
+                p->lse[(int64_t)h * ls.head + (int64_t)s * ls.token] =
                     sum == 0.0 ? (p->sinks ? p->sinks[h] : -INFINITY) : (float)(max_logit + log(sum));
             /* A head that attends no token at all gets zeros (see decode.h). */
             for (int d = 0; d < hs; d++)

@@ -105,10 +105,10 @@ static pa_status scratch_alloc(scratch *s, int64_t max_k, int nkv, int hs) {
 }
 
 /* Every (token, head) row of one sequence over the gathered keys; with `lse`
- * ([num_heads, tokens]) each row's log-sum-exp too. */
+ * (row (h, t) at h * ls.head + t * ls.token) each row's log-sum-exp too. */
 static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_row0, const void *query,
                             int64_t q_stride, pa_dtype dt, int num_heads, const float *alibi, const float *sinks,
-                            void *out, float *lse, int64_t tokens) {
+                            void *out, float *lse, pa_lse_strides ls) {
     const int hs = rp->hs, group = num_heads / rp->nkv;
     for (int i = 0; i < q_len; i++) {
         rp->q_pos = rp->k_len - q_len + i;
@@ -121,7 +121,7 @@ static void attend_sequence(scratch *sc, row_problem *rp, int q_len, int64_t q_r
                 sc->q[d] = pa_load_as_float(dt, query, (size_t)((q_row0 + i) * q_stride + (int64_t)h * hs + d));
             const double row_lse = attend_row(rp, sc->q, sc->logits, sc->acc, sc->out);
             if (lse)
-                lse[(int64_t)h * tokens + q_row0 + i] = (float)row_lse;
+                lse[(int64_t)h * ls.head + (q_row0 + i) * ls.token] = (float)row_lse;
             for (int d = 0; d < hs; d++)
                 pa_store_from_float(dt, out, (size_t)(((q_row0 + i) * num_heads + h) * hs + d), (float)sc->out[d]);
         }
@@ -175,6 +175,9 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
         pa_clear_error();
         return PA_SUCCESS;
     }
+    pa_lse_strides ls;
+    PA_TRY(
+        pa_lse_layout("context reference", p->num_heads, p->num_tokens, p->lse_head_stride, p->lse_token_stride, &ls));
     PA_TRY(check_context_data(p));
     const pa_kv_cache *kv = &p->kv;
     const int hs = kv->head_size, nkv = kv->num_kv_heads, bs = kv->block_size;
@@ -226,7 +229,7 @@ pa_status pa_ref_context_attention(const pa_context_attention_params *p) {
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
         attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->q_dtype, p->num_heads, p->alibi_slopes, p->sinks,
-                        p->out, p->lse, p->num_tokens);
+                        p->out, p->lse, ls);
     }
     scratch_free(&sc);
     pa_clear_error();
@@ -253,6 +256,9 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
         pa_clear_error();
         return PA_SUCCESS;
     }
+    pa_lse_strides ls;
+    PA_TRY(
+        pa_lse_layout("prompt reference", p->num_heads, p->num_q_tokens, p->lse_head_stride, p->lse_token_stride, &ls));
     const int32_t *cu_k = p->cu_seqlens_k ? p->cu_seqlens_k : p->cu_seqlens_q;
     const int32_t num_k = p->cu_seqlens_k ? p->num_k_tokens : p->num_q_tokens;
     const int32_t max_k = p->cu_seqlens_k ? p->max_seqlen_k : p->max_seqlen_q;
@@ -286,7 +292,7 @@ pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p) {
                           .scale = p->scale,
                           .soft_cap = p->soft_cap};
         attend_sequence(&sc, &rp, q_len, q0, p->query, q_stride, p->dtype, p->num_heads, p->alibi_slopes, p->sinks,
-                        p->out, p->lse, p->num_q_tokens);
+                        p->out, p->lse, ls);
     }
     scratch_free(&sc);
     pa_clear_error();

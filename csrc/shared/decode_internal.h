@@ -162,7 +162,8 @@ typedef struct pa_dec_kparams {
     int32_t smem_bytes;
 
     /* last, so that the fields the tile loop reads keep their offsets */
-    float *lse; /* [num_heads, num_seqs] or NULL (decode.h) */
+    float *lse; /* or NULL (decode.h): (head h, sequence s) at h * lse_hs + s * lse_ts */
+    int64_t lse_hs, lse_ts;
 } pa_dec_kparams;
 
 /* Fills *kp for entry `mode` after pa_decode_validate passed. With ws == NULL

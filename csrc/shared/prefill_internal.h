@@ -56,7 +56,7 @@ typedef struct pa_prefill_kparams {
     float soft_cap;
     const float *alibi_slopes;
     const float *sinks; /* [num_heads] or NULL: natural-log sink logits (prefill.h) */
-    float *lse;         /* [num_heads, num_q_tokens] or NULL: the rows' log-sum-exp (prefill.h) */
+    float *lse;         /* or NULL: the rows' log-sum-exp (prefill.h), laid out by lse_hs / lse_ts */
     int32_t window;
     /* Host-decided fast paths (pointer / stride alignment): */
     int32_t vec_q;   /* query rows 16-byte aligned: cp.async */
@@ -69,6 +69,8 @@ typedef struct pa_prefill_kparams {
      * HP 128 persistent instances, at their register limit, spilled 4 bytes
      * with it beside `mode` (the parameter loads pair differently). */
     int32_t own_mask;
+    /* lse's layout (prefill.h): (head h, token t) at h * lse_hs + t * lse_ts. */
+    int64_t lse_hs, lse_ts;
 } pa_prefill_kparams;
 
 /* Cache tile paths (host-decided from dtype, layout, block size and alignment).

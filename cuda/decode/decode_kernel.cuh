@@ -610,6 +610,12 @@ PA_DEC_DEV void cta_coords(const pa_dec_kparams &p, int bx, int &seq, int &kvh, 
     h0 = kvh * p.group + hc * p.hpc;
 }
 
+// Where the lse (decode.h) of (query head h, sequence seq) lives: the
+// caller's strides (pa_dec_kparams' lse_hs, lse_ts).
+PA_DEC_DEV float *lse_at(const pa_dec_kparams &p, int64_t h, int64_t seq) {
+    return p.lse + h * p.lse_hs + seq * p.lse_ts;
+}
+
 // The CTA's coordinates and its split's tiles (T tokens each), shared by the
 // split kernels (this one and decode_mma.cuh's). False when the CTA has
 // nothing to do: a length the host could not check (split 0 writes that
@@ -648,7 +654,7 @@ PA_DEC_DEV bool begin_cta(const pa_dec_kparams &p, cta_ctx &c, int esz, int hs, 
             for (int i = threadIdx.x; i < c.nh * hs; i += NT)
                 out[i] = pa::from_float<QT>(0.0f);
             if (p.lse && (int)threadIdx.x < c.nh) // a state of no weight
-                p.lse[(int64_t)(c.h0 + threadIdx.x) * p.num_seqs + c.seq] = -INFINITY;
+                *lse_at(p, c.h0 + threadIdx.x, c.seq) = -INFINITY;
         }
         return false;
     }
@@ -688,7 +694,7 @@ PA_DEC_DEV float lse_of(const pa_dec_kparams &p, int64_t h, float l, float m) {
 // output itself (one split).
 PA_DEC_DEV void store_lse(const pa_dec_kparams &p, int seq, int h, float v) {
     if (p.lse)
-        p.lse[(int64_t)h * p.num_seqs + seq] = v;
+        *lse_at(p, h, seq) = v;
 }
 
 // Element d of the CTA's head h: the output (one split) or the split's
@@ -1129,7 +1135,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     if (w_sum > 0.0f) // the sink, once, in the merged sum's units
         w_sum += fexp(sink - m);
     if (p.lse && tid == 0) // (decode.h; no key: the sink, or -inf)
-        p.lse[(int64_t)head * p.num_seqs + seq] = w_sum == 0.0f ? sink : m + __logf(w_sum);
+        *lse_at(p, head, seq) = w_sum == 0.0f ? sink : m + __logf(w_sum);
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);

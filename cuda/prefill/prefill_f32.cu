@@ -23,7 +23,11 @@ __device__ __forceinline__ float load_elt(const void *base, int kind, int64_t of
     return (kind == 3 ? pa::to_float<3>(v) : pa::to_float<4>(v)) * scale;
 }
 
-__global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefill_kparams p) {
+// At least 4 CTAs an SM (up to 128 registers a thread). With no CTA count
+// ptxas held sm_86 to 64 registers, at the edge: the lse's 64-bit address
+// (its strides, 2026-12-05) spilled 4-28 bytes at sm_86 and sm_89; now it
+// takes 72-82 registers and spills nowhere (check-sm8x, sm_90: 82).
+__global__ void __launch_bounds__(kWarps * 32, 4) prefill_f32_kernel(const pa_prefill_kparams p) {
     PA_STATIC_SMEM(q_s, float[kWarps][PA_PREFILL_MAX_HEAD]);
     const int s = blockIdx.y, head = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -124,10 +128,6 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
     }
     if (p.sinks && l > 0.0f) // the head's sink: one more term of the sum, with no value
         l += expf(p.sinks[head] - m);
-    if (p.lse && lane == 0) // the row's log-sum-exp (prefill.h), [num_heads, tokens]
-        p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = l > 0.0f  ? m + logf(l)
-                                                              : p.sinks ? p.sinks[head]
-                                                                        : -INFINITY;
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     float *out = static_cast<float *>(p.out) + ((int64_t)(sq.q0 + tok) * p.num_heads + head) * hs;
 #pragma unroll
@@ -136,6 +136,9 @@ __global__ void __launch_bounds__(kWarps * 32) prefill_f32_kernel(const pa_prefi
         if (d < hs)
             out[d] = acc[i] * inv;
     }
+    // The row's log-sum-exp (prefill.h), after the output, where acc is dead.
+    if (p.lse && lane == 0)
+        *pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f ? m + logf(l) : p.sinks ? p.sinks[head] : -INFINITY;
 }
 
 } // namespace

@@ -281,6 +281,12 @@ struct Walk {
     float c_scale; // the score scale of cache tiles (times k_scale for fp8 keys)
 };
 
+// Where the lse (prefill.h) of (query head h, token t) lives: the caller's
+// strides (pa_prefill_kparams' lse_hs, lse_ts).
+__device__ __forceinline__ float *lse_at(const pa_prefill_kparams &p, int64_t h, int64_t t) {
+    return p.lse + h * p.lse_hs + t * p.lse_ts;
+}
+
 // False when the device data break the host bounds: the CTA writes nothing.
 __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq &q) {
     const int q0 = p.cu_q[s], q1 = p.cu_q[s + 1];
@@ -675,7 +681,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         sink2[i] = p.sinks ? p.sinks[kvh * group + g % group] * kLog2e : 0.0f;
     }
     sm.template finalize<C>(o, p.sinks != nullptr, sink2);
-    // The rows' log-sum-exp (prefill.h), [num_heads, tokens]: finalize leaves
+    // The rows' log-sum-exp (prefill.h): finalize leaves
     // each quad's whole sum (sink included) in all four lanes; the first writes.
     if (p.lse && (threadIdx.x & 3) == 0) {
 #pragma unroll
@@ -683,9 +689,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
             const int gr = m0 + pa::tile::warp_row<C>(i);
             if (gr < rows) {
                 const int tok = gr / group, head = kvh * group + gr % group;
-                p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = sm.l[i] > 0.0f ? sm.lse(i)
-                                                                      : p.sinks      ? p.sinks[head]
-                                                                                     : -INFINITY;
+                *lse_at(p, head, sq.q0 + tok) = sm.l[i] > 0.0f ? sm.lse(i) : p.sinks ? p.sinks[head] : -INFINITY;
             }
         }
     }

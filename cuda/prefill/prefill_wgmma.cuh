@@ -1564,14 +1564,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             const float ls = sink ? l + pa::tile::ex2(fmaf(p.sinks[head], kLog2e, lift - sm.m[h])) : l;
             if (sink)
                 f *= __fdividef(l, ls);
-            // The row's log-sum-exp (prefill.h), [num_heads, tokens]: the sum
+            // The row's log-sum-exp (prefill.h): the sum
             // (with its sink) times 2^(m - lift), in natural log; one lane of
             // the quad holding the row writes it.
             if (p.lse && (lane & 3) == 0)
-                p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] =
-                    l > 0.0f  ? (sm.m[h] - lift) * 0.6931471805599453f + logf(ls)
-                    : p.sinks ? p.sinks[head]
-                              : -INFINITY;
+                *pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f ? (sm.m[h] - lift) * 0.6931471805599453f + logf(ls)
+                                                            : p.sinks ? p.sinks[head]
+                                                                      : -INFINITY;
 #pragma unroll
             for (int j = 0; j < HP / 8; j++)
                 if (j * 8 < hs)

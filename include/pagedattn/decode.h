@@ -61,6 +61,17 @@ typedef struct pa_decode_params {
      * split over several GPUs (vLLM's decode context parallelism). The same in
      * every entry; the output is the same with or without it. */
     float *lse;
+    /* lse's layout, as pa_merge_attn_states' (merge.h), the sequences as its
+     * tokens: (head h, sequence s) at h * lse_head_stride + s *
+     * lse_token_stride floats; 0 gives the default (head stride num_seqs,
+     * token stride 1: the [num_heads, num_seqs] above). FlashInfer's
+     * [num_seqs, num_heads] is head stride 1 and token stride num_heads; a
+     * slice of a wider array (the decode rows of a mixed batch's [num_heads,
+     * tokens], say) keeps that array's strides. Distinct pairs must fall on
+     * distinct floats (one stride spanning the other's whole extent); floats
+     * between them are not written. */
+    int64_t lse_head_stride;
+    int64_t lse_token_stride;
 } pa_decode_params;
 
 /* Checks every field that can be checked without reading device memory.

@@ -80,7 +80,13 @@ typedef enum pa_attn_type {
  * attention) merge with pa_merge_attn_states (merge.h, whose default lse
  * layout this is) into attention over all of the keys. Give the sinks to one
  * of the two calls only. lse must not overlap out, query, key or value; rows
- * the call skips (see DEVICE DATA AND BOUNDS) leave their lse unwritten. */
+ * the call skips (see DEVICE DATA AND BOUNDS) leave their lse unwritten.
+ * lse_head_stride and lse_token_stride lay it out as pa_merge_attn_states'
+ * lse (merge.h): (head h, token t) at h * lse_head_stride + t *
+ * lse_token_stride floats, 0 giving the default (head stride tokens, token
+ * stride 1: [num_heads, tokens]); FlashInfer's [tokens, num_heads] is head
+ * stride 1 and token stride num_heads. Distinct pairs must fall on distinct
+ * floats; floats between them are not written. */
 
 /* ---- context (prefix) attention -------------------------------------------------- */
 
@@ -123,6 +129,8 @@ typedef struct pa_context_attention_params {
     const float *sinks;             /* [num_heads] or NULL: attention sinks (see above) */
     float *lse;                     /* [num_heads, num_tokens] f32 or NULL: log-sum-exp (see above) */
     int32_t cache_only;             /* 0, or 1: attend to the cache alone (see above) */
+    int64_t lse_head_stride;        /* lse's layout (see above); 0 = num_tokens */
+    int64_t lse_token_stride;       /* 0 = 1 */
 } pa_context_attention_params;
 
 /* Checks every field that can be checked without reading device memory.
@@ -169,6 +177,8 @@ typedef struct pa_prompt_attention_params {
     float soft_cap;            /* 0 = off */
     const float *sinks;        /* [num_heads] or NULL: attention sinks (see above) */
     float *lse;                /* [num_heads, num_q_tokens] f32 or NULL: log-sum-exp (see above) */
+    int64_t lse_head_stride;   /* lse's layout (see above); 0 = num_q_tokens */
+    int64_t lse_token_stride;  /* 0 = 1 */
 } pa_prompt_attention_params;
 
 PA_API pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p);
@@ -239,9 +249,11 @@ PA_API int pa_prefill_hopper_available(void);
  * with pa_reshape_and_cache first, as vLLM does). The prefill part runs on the
  * context-attention kernel and the decode part on pa_paged_attention_decode, so
  * the shape must suit both (head and block sizes the decode op supports) and
- * both parts are validated before either is launched. It has no lse output
- * (its parts write theirs at different layouts: call context attention and
- * decode apart for one). */
+ * both parts are validated before either is launched. Its lse (optional) is
+ * the prefill entries' over all of the batch's tokens, [num_heads,
+ * num_prefill_tokens + num_decode_tokens] by default: the prefill rows' as
+ * context attention writes them, then each decode sequence's as decode does,
+ * at its token. */
 typedef struct pa_mixed_attention_params {
     void *out;         /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size], contiguous */
     const void *query; /* [num_prefill_tokens + num_decode_tokens, num_heads, head_size]; rows q_stride apart */
@@ -265,7 +277,10 @@ typedef struct pa_mixed_attention_params {
     const float *alibi_slopes;
     int32_t sliding_window;
     float soft_cap;
-    const float *sinks; /* [num_heads] or NULL: attention sinks, both parts */
+    const float *sinks;       /* [num_heads] or NULL: attention sinks, both parts */
+    float *lse;               /* [num_heads, num_prefill_tokens + num_decode_tokens] f32 or NULL: log-sum-exp */
+    int64_t lse_head_stride;  /* lse's layout (as context attention's); 0 = the batch's tokens */
+    int64_t lse_token_stride; /* 0 = 1 */
 } pa_mixed_attention_params;
 
 PA_API pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p);

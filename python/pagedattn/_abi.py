@@ -39,7 +39,7 @@ class DecodeParams(C.Structure):
                 ("num_heads", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
                 ("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32), ("bs_local_blocks", _i32),
                 ("bs_vert_stride", _i32), ("bs_block_size", _i32), ("bs_head_sliding_step", _i32), ("sinks", _ptr),
-                ("lse", _ptr)]
+                ("lse", _ptr), ("lse_head_stride", _i64), ("lse_token_stride", _i64)]
 
 
 class KvInput(C.Structure):
@@ -57,7 +57,7 @@ class ContextAttentionParams(C.Structure):
                 ("seq_lens", _ptr), ("num_seqs", _i32), ("num_heads", _i32), ("num_tokens", _i32),
                 ("max_query_len", _i32), ("max_seq_len", _i32), ("scale", _f32), ("alibi_slopes", _ptr),
                 ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
-                ("lse", _ptr), ("cache_only", _i32)]
+                ("lse", _ptr), ("cache_only", _i32), ("lse_head_stride", _i64), ("lse_token_stride", _i64)]
 
 
 class PromptAttentionParams(C.Structure):
@@ -68,7 +68,7 @@ class PromptAttentionParams(C.Structure):
                 ("num_seqs", _i32), ("num_heads", _i32), ("num_kv_heads", _i32), ("head_size", _i32),
                 ("num_q_tokens", _i32), ("num_k_tokens", _i32), ("max_seqlen_q", _i32), ("max_seqlen_k", _i32),
                 ("scale", _f32), ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
-                ("lse", _ptr)]
+                ("lse", _ptr), ("lse_head_stride", _i64), ("lse_token_stride", _i64)]
 
 
 class MixedAttentionParams(C.Structure):
@@ -79,7 +79,8 @@ class MixedAttentionParams(C.Structure):
                 ("query_start_loc", _ptr), ("num_prefills", _i32), ("num_prefill_tokens", _i32),
                 ("num_decode_tokens", _i32), ("num_heads", _i32), ("max_prefill_query_len", _i32),
                 ("max_prefill_seq_len", _i32), ("max_decode_seq_len", _i32), ("scale", _f32),
-                ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr)]
+                ("alibi_slopes", _ptr), ("sliding_window", _i32), ("soft_cap", _f32), ("sinks", _ptr),
+                ("lse", _ptr), ("lse_head_stride", _i64), ("lse_token_stride", _i64)]
 
 
 class RaggedParams(C.Structure):

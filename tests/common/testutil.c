@@ -290,3 +290,63 @@ int32_t *pa_test_tables_past(const int32_t *tables, int num_seqs, int stride, co
         }
     return tab;
 }
+
+pa_test_lse_view pa_test_lse_view_nth(int k, int heads, int tokens) {
+    pa_test_lse_view v = {0, 0, tokens, 1, 0, 0, "[heads, tokens]"};
+    if (k % 3 == 1)
+        v = (pa_test_lse_view){1, heads, 1, heads, 0, 0, "[tokens, heads]"};
+    else if (k % 3 == 2)
+        v = (pa_test_lse_view){2 * (int64_t)tokens + 5, 2, 2 * (int64_t)tokens + 5, 2, 3, 0, "padded view"};
+    const int64_t last = heads > 0 && tokens > 0 ? v.off + (heads - 1) * v.hs + (tokens - 1) * v.ts : v.off - 1;
+    v.n = (size_t)(last + 1 + 16);
+    return v;
+}
+
+float *pa_test_lse_sentinels(size_t n) {
+    float *a = pa_xmalloc(sizeof(float) * (n + 1));
+    const uint32_t bits = PA_TEST_LSE_SENTINEL;
+    for (size_t i = 0; i <= n; i++)
+        memcpy(&a[i], &bits, sizeof bits);
+    return a;
+}
+
+float *pa_test_lse_gather(const float *buf, const pa_test_lse_view *v, int heads, int tokens, const char *what) {
+    const size_t n = (size_t)heads * (size_t)tokens;
+    float *out = pa_xmalloc(sizeof(float) * (n + 1));
+    char *mine = calloc(v->n + 1, 1);
+    cr_assert(mine != NULL);
+    for (int h = 0; h < heads; h++)
+        for (int t = 0; t < tokens; t++) {
+            const size_t i = (size_t)(v->off + h * v->hs + t * v->ts);
+            cr_assert(i < v->n, "%s: lse view %s puts (%d, %d) past its buffer", what, v->name, h, t);
+            out[(size_t)h * (size_t)tokens + (size_t)t] = buf[i];
+            mine[i] = 1;
+        }
+    for (size_t i = 0; i < v->n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &buf[i], sizeof bits);
+        CHK(mine[i] || bits == PA_TEST_LSE_SENTINEL, "%s: lse (%s) float %zu, outside the layout, written: %g", what,
+            v->name, i, (double)buf[i]);
+    }
+    free(mine);
+    return out;
+}
+
+void pa_test_lse_views_match(pa_test_lse_run run, void *ctx, int k0, int heads, int tokens, const float *want,
+                             int exact, const char *what) {
+    const size_t n = (size_t)heads * (size_t)tokens;
+    for (int k = k0; k < 3; k++) {
+        const pa_test_lse_view v = pa_test_lse_view_nth(k, heads, tokens);
+        char w[200];
+        snprintf(w, sizeof w, "%s, lse as %s", what, v.name);
+        float *buf = pa_test_lse_sentinels(v.n);
+        const pa_status st = run(ctx, buf + v.off, v.head_stride, v.token_stride);
+        cr_assert_eq(st, PA_SUCCESS, "%s: %s", w, pa_last_error());
+        float *got = pa_test_lse_gather(buf, &v, heads, tokens, w);
+        if (exact)
+            cr_assert(memcmp(got, want, sizeof(float) * n) == 0, "%s: lse values differ from the default layout's", w);
+        else
+            pa_test_expect_lse(got, want, n, w);
+        free(got), free(buf);
+    }
+}

@@ -137,6 +137,38 @@ void pa_test_expect_lse(const float *got, const float *want, size_t n, const cha
 void pa_test_expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
                                     const float *out_b, const float *lse_b, const float *whole, const float *whole_lse);
 
+/* lse layouts for the tests (decode.h, prefill.h, merge.h): (head h, token
+ * t) at off + h * hs + t * ts floats of a buffer of n floats, the rest of
+ * which holds a sentinel (PA_TEST_LSE_SENTINEL, a NaN payload no kernel or
+ * reference makes) that must survive the call. Layout k % 3: 0 the default
+ * (strides given as 0: [heads, tokens]); 1 FlashInfer's [tokens, heads]
+ * (head stride 1, token stride heads); 2 a padded view into a wider array
+ * (token stride 2, head stride 2 * tokens + 5, 3 floats in). The positions
+ * come from this definition, not from the library. 16 floats follow the last. */
+#define PA_TEST_LSE_SENTINEL 0x7fc5a5a5u
+typedef struct pa_test_lse_view {
+    int64_t head_stride, token_stride; /* for the params (0: the default) */
+    int64_t hs, ts, off;               /* where (h, t) sits */
+    size_t n;                          /* floats in the buffer */
+    const char *name;
+} pa_test_lse_view;
+pa_test_lse_view pa_test_lse_view_nth(int k, int heads, int tokens);
+/* n floats (malloc'd) of the sentinel. */
+float *pa_test_lse_sentinels(size_t n);
+/* The [heads, tokens] floats (malloc'd, + 1) that buf (v.n floats) holds under
+ * v; fails (CHK) when any float outside the layout lost its sentinel. An
+ * unwritten (h, t) reads as the sentinel, a NaN. */
+float *pa_test_lse_gather(const float *buf, const pa_test_lse_view *v, int heads, int tokens, const char *what);
+
+/* For the references' tests: run(ctx, lse, head_stride, token_stride) writes
+ * an lse of heads x tokens into lse under those strides; for layouts k0..2
+ * of pa_test_lse_view_nth it runs it into a buffer of sentinels and holds
+ * what lands there (pa_test_lse_gather) to want ([heads, tokens]): bit for
+ * bit when exact, else pa_test_expect_lse. */
+typedef pa_status (*pa_test_lse_run)(void *ctx, float *lse, int64_t head_stride, int64_t token_stride);
+void pa_test_lse_views_match(pa_test_lse_run run, void *ctx, int k0, int heads, int tokens, const float *want,
+                             int exact, const char *what);
+
 #define PA_SKIP_WITHOUT_GPU()                                                                                          \
     do {                                                                                                               \
         if (!pa_test_have_gpu())                                                                                       \

@@ -317,6 +317,51 @@ static int64_t rd_stride(reader *r) {
     return (int64_t)(((uint64_t)hi << 32) | (uint64_t)lo);
 }
 
+/* An lse layout (decode.h, prefill.h) by the harness's own arithmetic: (h, t)
+ * at h * hs + t * ts floats, a 0 stride taking its default (token 1, head
+ * `tokens`); n: the floats a buffer needs for it plus one past, `fallback`
+ * when a stride is negative (refused) or there is no element, INT64_MAX
+ * beyond any buffer. */
+typedef struct lse_lay {
+    int64_t hs, ts, n;
+} lse_lay;
+/* Draws the strides into *hs and *ts when `draw` (else leaves them as they
+ * are) and gives their layout over heads x tokens. */
+static lse_lay lse_draw(reader *r, int draw, int64_t heads, int64_t tokens, int64_t *hs, int64_t *ts,
+                        int64_t fallback) {
+    if (draw) {
+        *hs = rd_stride(r);
+        *ts = rd_stride(r);
+    }
+    lse_lay l = {*hs ? *hs : (tokens > 0 ? tokens : 1), *ts ? *ts : 1, fallback};
+    if (*hs < 0 || *ts < 0 || heads <= 0 || tokens <= 0)
+        return l;
+    const __int128 last = (__int128)(heads - 1) * l.hs + (__int128)(tokens - 1) * l.ts;
+    l.n = last + 2 > OP_LIMIT ? INT64_MAX : (int64_t)last + 2;
+    return l;
+}
+/* Whether distinct (h, t) pairs fall on distinct floats under l. */
+static int lse_apart(const lse_lay *l, int64_t heads, int64_t tokens) {
+    return heads <= 1 || tokens <= 1 || (__int128)l->hs >= (__int128)l->ts * tokens ||
+           (__int128)l->ts >= (__int128)l->hs * heads;
+}
+/* After a call that succeeded: every other float of buf's n untouched, and
+ * with `all`, every (h, t) of the layout written. */
+static int lse_placed(const void *buf, const lse_lay *l, int64_t heads, int64_t tokens, int all) {
+    unsigned char *mine = calloc((size_t)l->n + 1, 1);
+    int ok = mine != NULL;
+    for (int64_t h = 0; ok && h < heads; h++)
+        for (int64_t t = 0; ok && t < tokens; t++) {
+            const int64_t i = h * l->hs + t * l->ts;
+            mine[i] = 1;
+            ok = !all || !untouched((const char *)buf + i * 4, 4);
+        }
+    for (int64_t i = 0; ok && i < l->n; i++)
+        ok = mine[i] || untouched((const char *)buf + i * 4, 4);
+    free(mine);
+    return ok;
+}
+
 static pa_dtype rd_dtype(reader *r) {
     const uint8_t t = rd_u8(r);
     return t < 250 ? (pa_dtype)(t % 5) : (pa_dtype)(int32_t)(t - 245); /* 5..10: unknown */
@@ -826,28 +871,35 @@ static void fuzz_decode(reader *r) {
     p.out = out;
     p.block_tables = bt;
     p.seq_lens = ns ? sl : NULL;
-    /* the lse output: sometimes misaligned, over the output or over the query */
+    /* the lse output: sometimes misaligned, over the output or over the query;
+     * sometimes in a layout of drawn strides */
     const uint8_t extra = rd_u8(r);
     const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * ns : 0;
+    const lse_lay ll = lse_draw(r, extra & 16, p.num_heads, ns, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
+    if (extra & 1 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
+        static float dummy[4];
+        p.lse = dummy;
+        if (pa_decode_validate(&p) == PA_SUCCESS)
+            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, ns));
+        goto done;
+    }
     if (extra & 1)
-        lse = sent_buf(ln + 1, 4);
+        lse = sent_buf(ll.n, 4);
     if (lse)
         p.lse = extra & 2 ? (float *)((char *)lse + 2) : extra & 4 ? (float *)out : extra & 8 ? (float *)q : lse;
     {
         const pa_status s = pa_ref_paged_decode(&p);
         if (s != PA_SUCCESS) {
             FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
-                       (!lse || untouched(lse, (size_t)(ln + 1) * 4)));
+                       (!lse || untouched(lse, (size_t)ll.n * 4)));
         } else {
             FUZZ_CHECK(a.cok && pa_decode_validate(&p) == PA_SUCCESS);
+            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, ns));
             for (int64_t s2 = 0; s2 < ns; s2++)
                 FUZZ_CHECK(sl[s2] >= 1 && sl[s2] <= p.max_seq_len);
-            /* every head's lse written (no longer the sentinel), nothing past it */
-            if (lse && p.lse == lse) {
-                for (int64_t i = 0; i < ln; i++)
-                    FUZZ_CHECK(!untouched((const char *)lse + i * 4, 4));
-                FUZZ_CHECK(untouched((const char *)lse + ln * 4, 4));
-            }
+            /* every head's lse written (no longer the sentinel), nothing else */
+            if (lse && p.lse == lse)
+                FUZZ_CHECK(lse_placed(lse, &ll, p.num_heads, ns, 1));
         }
     }
 done:
@@ -923,18 +975,27 @@ static void fuzz_context(reader *r) {
     if (p.cache_only == 1 && extra & 2)
         p.key = p.value = NULL;
     const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * nt : 0;
+    const lse_lay ll = lse_draw(r, extra & 16, p.num_heads, nt, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
+    if (extra & 4 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
+        static float dummy[4];
+        p.lse = dummy;
+        if (pa_context_attention_validate(&p) == PA_SUCCESS)
+            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, nt));
+        goto done;
+    }
     if (extra & 4)
-        lse = sent_buf(ln + 1, 4);
+        lse = sent_buf(ll.n, 4);
     if (lse)
         p.lse = extra & 8 ? (float *)((char *)lse + 2) : extra & 64 ? (float *)out : lse;
     {
         const pa_status s = pa_ref_context_attention(&p);
         if (s != PA_SUCCESS)
             FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
-                       (!lse || untouched(lse, (size_t)(ln + 1) * 4)));
-        else /* and nothing past the lse rows */
-            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS &&
-                       (!lse || p.lse != lse || untouched((const char *)lse + ln * 4, 4)));
+                       (!lse || untouched(lse, (size_t)ll.n * 4)));
+        else /* the strides apart, and nothing written outside the layout's rows */
+            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS && p.lse_head_stride >= 0 &&
+                       p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, nt) &&
+                       (!lse || p.lse != lse || lse_placed(lse, &ll, p.num_heads, nt, 0)));
     }
 done:
     free(lse);

@@ -109,19 +109,31 @@ static pa_status launch(const pa_decode_params *p, entry e, void *ws, size_t wsb
     }
 }
 
+/* Which lse layout the next run_entry_lse asks for (pa_test_lse_view_nth):
+ * each launch takes the next, so every entry and kernel family meets each
+ * layout over a test's launches. */
+static int lse_view_next;
+static const char *lse_view_name = ""; /* the last launch's */
+
 /* Runs one entry on the device problem; returns the host copy of the output
  * and, when ws_copy is not NULL, of the workspace (malloc'd, NULL if none);
- * when lse_copy is not NULL, the entry also writes an lse (into a buffer of
- * NaN, so an unwritten head shows), copied to *lse_copy ([num_heads,
- * num_seqs] floats, malloc'd). */
+ * when lse_copy is not NULL, the entry also writes an lse, laid out by the
+ * next of pa_test_lse_view_nth's layouts in a buffer of sentinels (a NaN, so
+ * an unwritten head shows; a float written outside the layout fails),
+ * gathered into *lse_copy ([num_heads, num_seqs] floats, malloc'd). */
 static void *run_entry_lse(const pa_decode_params *p, entry e, void **ws_copy, float **lse_copy) {
     poison_out(p);
     pa_decode_params q = *p;
-    const size_t lse_n = (size_t)p->num_heads * (size_t)p->num_seqs;
+    const pa_test_lse_view lv = pa_test_lse_view_nth(lse_view_next++, p->num_heads, p->num_seqs);
+    float *lse_buf = NULL;
     if (lse_copy) {
-        float *nan = pa_test_nan_floats(lse_n);
-        q.lse = pa_test_dev_upload(nan, sizeof(float) * lse_n);
-        free(nan);
+        float *sent = pa_test_lse_sentinels(lv.n);
+        lse_buf = pa_test_dev_upload(sent, sizeof(float) * lv.n);
+        free(sent);
+        q.lse = lse_buf + lv.off;
+        q.lse_head_stride = lv.head_stride;
+        q.lse_token_stride = lv.token_stride;
+        lse_view_name = lv.name;
     }
     const size_t wsb = workspace_bytes(&q, e);
     void *ws = NULL;
@@ -140,10 +152,14 @@ static void *run_entry_lse(const pa_decode_params *p, entry e, void **ws_copy, f
             pa_test_dev_download(*ws_copy, ws, wsb);
     }
     if (lse_copy) {
-        *lse_copy = malloc(sizeof(float) * lse_n + 1);
-        cr_assert(*lse_copy != NULL);
-        pa_test_dev_download(*lse_copy, q.lse, sizeof(float) * lse_n);
-        pa_test_dev_free(q.lse);
+        float *all = malloc(sizeof(float) * lv.n + 1);
+        cr_assert(all != NULL);
+        pa_test_dev_download(all, lse_buf, sizeof(float) * lv.n);
+        pa_test_dev_free(lse_buf);
+        char what[96];
+        snprintf(what, sizeof what, "%s, lse as %s", entry_name[e], lv.name);
+        *lse_copy = pa_test_lse_gather(all, &lv, p->num_heads, p->num_seqs, what);
+        free(all);
     }
     if (ws)
         pa_test_dev_free(ws);
@@ -313,8 +329,10 @@ static void expect_entries(const dprob *d, const float *ref, int64_t n, const ch
         char what[640];
         snprintf(what, sizeof what, "%s %s", entry_name[e], desc);
         expect_close(d->src, &d->p, ref, got, 0, n, what);
-        if (lse)
+        if (lse) {
+            snprintf(what, sizeof what, "%s %s, lse as %s", entry_name[e], desc, lse_view_name);
             expect_lse(&d->p, ref_lse, lse, 0, d->p.num_seqs, what);
+        }
         free(lse);
         free(got);
     }

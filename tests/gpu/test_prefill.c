@@ -360,10 +360,13 @@ static void compare_rows(const void *got, const void *ref_typed, pa_dtype qd, pa
 /* ---- log-sum-exp output (prefill.h) -------------------------------------------------
  *
  * check_context and check_prompt ask every launch for its rows' lse (so the
- * whole grid checks it on every kernel path) and hold it to the reference's:
- * within lse_tolerance(), -inf exactly where the reference has -inf, and the
- * 16 floats past the array never written. lse_leaves_the_output_as_is checks
+ * whole grid checks it on every kernel path), each launch in the next of
+ * pa_test_lse_view_nth's layouts (the default, FlashInfer's [tokens, heads],
+ * a padded view), and hold it to the reference's: within lse_tolerance(),
+ * -inf exactly where the reference has -inf, and no float outside the layout
+ * (16 past its end included) written. lse_leaves_the_output_as_is checks
  * that asking for it changes no output bit. */
+static int lse_view_next;
 /* |kernel - reference| allowed. The scores are the reference's to f32
  * accumulation (their inputs are the same rounded values), and the kernels
  * sum P in f32 before rounding it for P V, so what differs is the order of
@@ -382,8 +385,7 @@ static double lse_tolerance(pa_dtype qd, int fp8_path, double want) {
     return 1e-4 + 1e-5 * fabs(want);
 }
 
-/* The lse of rows [t0, t1) of every head ([heads, tokens]); `got` holds
- * tokens * heads + 16 floats, the last 16 not to be written. */
+/* The lse of rows [t0, t1) of every head, both [heads, tokens]. */
 static void compare_lse(const float *got, const float *want, int heads, int tokens, int t0, int t1, pa_dtype qd,
                         int fp8_path, const char *what) {
     for (int h = 0; h < heads; h++)
@@ -397,7 +399,10 @@ static void compare_lse(const float *got, const float *want, int heads, int toke
             CHK(fabs(g - w) <= tol, "%s: lse of head %d token %d is %.7g, the reference's %.7g (at most %.3g apart)",
                 what, h, t, g, w, tol);
         }
-    const size_t n = (size_t)heads * (size_t)tokens;
+}
+
+/* got (n + 16 floats) past its n: never written. */
+static void expect_tail_unwritten(const float *got, size_t n, const char *what) {
     for (size_t i = n; i < n + 16; i++)
         CHK(isnan(got[i]), "%s: lse written past its end (float %zu)", what, i);
 }
@@ -412,8 +417,12 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     if (pr->p.cache_only) /* read nothing from them */
         d.p.key = d.p.value = NULL;
     const size_t nl = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens;
-    float *lse_got = pa_test_nan_floats(nl + 16), *lse_want = pa_test_nan_floats(nl + 16);
-    d.p.lse = up(&d, lse_got, sizeof(float) * (nl + 16));
+    const pa_test_lse_view lv = pa_test_lse_view_nth(lse_view_next++, pr->p.num_heads, pr->p.num_tokens);
+    float *lse_buf = pa_test_lse_sentinels(lv.n), *lse_want = pa_test_nan_floats(nl);
+    float *dlse = up(&d, lse_buf, sizeof(float) * lv.n);
+    d.p.lse = dlse + lv.off;
+    d.p.lse_head_stride = lv.head_stride;
+    d.p.lse_token_stride = lv.token_stride;
     const long fp8_before = pa_prefill_hopper_fp8_launches();
     pa_status s = pa_context_attention(&d.p, NULL);
     cr_assert_eq(s, PA_SUCCESS, "%s: %s", what, pa_last_error());
@@ -426,7 +435,8 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     void *got = malloc(pr->out_elems * qs + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, d.p.out, pr->out_elems * qs);
-    pa_test_dev_download(lse_got, d.p.lse, sizeof(float) * (nl + 16));
+    pa_test_dev_download(lse_buf, dlse, sizeof(float) * lv.n);
+    float *lse_got = pa_test_lse_gather(lse_buf, &lv, h->num_heads, h->num_tokens, what);
     pr->p.lse = lse_want;
     ref_context_parallel(h, verify, nverify);
     pr->p.lse = NULL;
@@ -462,6 +472,7 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     free(checked);
     free(got);
     free(lse_got);
+    free(lse_buf);
     free(lse_want);
     dev_ctx_free(&d);
 }
@@ -1270,13 +1281,18 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     d.alibi_slopes = h->alibi_slopes ? pa_test_dev_upload(h->alibi_slopes, sizeof(float) * (size_t)h->num_heads) : NULL;
     d.sinks = h->sinks ? pa_test_dev_upload(h->sinks, sizeof(float) * (size_t)h->num_heads) : NULL;
     const size_t nl = (size_t)h->num_heads * (size_t)h->num_q_tokens;
-    float *lse_got = pa_test_nan_floats(nl + 16), *lse_want = pa_test_nan_floats(nl + 16);
-    d.lse = pa_test_dev_upload(lse_got, sizeof(float) * (nl + 16));
+    const pa_test_lse_view lv = pa_test_lse_view_nth(lse_view_next++, h->num_heads, h->num_q_tokens);
+    float *lse_buf = pa_test_lse_sentinels(lv.n), *lse_want = pa_test_nan_floats(nl);
+    float *dlse = pa_test_dev_upload(lse_buf, sizeof(float) * lv.n);
+    d.lse = dlse + lv.off;
+    d.lse_head_stride = lv.head_stride;
+    d.lse_token_stride = lv.token_stride;
     cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *got = malloc(pr->q_elems * es + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, d.out, pr->q_elems * es);
-    pa_test_dev_download(lse_got, d.lse, sizeof(float) * (nl + 16));
+    pa_test_dev_download(lse_buf, dlse, sizeof(float) * lv.n);
+    float *lse_got = pa_test_lse_gather(lse_buf, &lv, h->num_heads, h->num_q_tokens, what);
     h->lse = lse_want;
     cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error());
     h->lse = NULL;
@@ -1286,8 +1302,9 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     g_round_prompt = NULL;
     free(got);
     free(lse_got);
+    free(lse_buf);
     free(lse_want);
-    pa_test_dev_free(d.lse);
+    pa_test_dev_free(dlse);
     pa_test_dev_free(d.out);
     pa_test_dev_free((void *)d.query);
     pa_test_dev_free((void *)d.key);
@@ -1470,6 +1487,17 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     md.block_tables = d->p.block_tables, md.seq_lens = d->p.seq_lens, md.query_start_loc = d->p.query_start_loc;
     md.alibi_slopes = d->p.alibi_slopes;
     md.sinks = d->p.sinks;
+    /* The lse over every token, in the next test layout on the device and
+     * [heads, tokens] for the reference. */
+    const int T = pr->p.num_tokens, H = m.num_heads;
+    const size_t nl = (size_t)H * (size_t)T;
+    const pa_test_lse_view lv = pa_test_lse_view_nth(lse_view_next++, H, T);
+    float *lse_buf = pa_test_lse_sentinels(lv.n), *lse_ref = pa_test_nan_floats(nl), *lse_ctx = pa_test_nan_floats(nl);
+    float *dlse = pa_test_dev_upload(lse_buf, sizeof(float) * lv.n);
+    md.lse = dlse + lv.off;
+    md.lse_head_stride = lv.head_stride;
+    md.lse_token_stride = lv.token_stride;
+    mh.lse = lse_ref;
     size_t ws = 0;
     cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
@@ -1488,6 +1516,10 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     void *got = malloc(pr->out_elems * es + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, md.out, pr->out_elems * es);
+    pa_test_dev_download(lse_buf, dlse, sizeof(float) * lv.n);
+    char wl[300];
+    snprintf(wl, sizeof wl, "%.200s, lse as %s", what, lv.name);
+    float *lse_got = pa_test_lse_gather(lse_buf, &lv, H, T, wl);
     cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s: %s", what, pa_last_error());
     pa_context_problem round_pr = *pr; /* the problem under the mixed call's scale, window and cap */
     round_pr.p.scale = m.scale;
@@ -1496,6 +1528,7 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     g_round_ctx = &round_pr;
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens,
                  what);
+    compare_lse(lse_got, lse_ref, H, T, 0, T, m.q_dtype, 0, wl);
     /* And against the context reference over every sequence (a decode is a
      * context attention of one new token, whose K/V the problem also put in
      * the cache): a check that does not go through pa_mixed_split. */
@@ -1503,12 +1536,16 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     cp.scale = m.scale;
     cp.sliding_window = m.sliding_window;
     cp.soft_cap = m.soft_cap;
+    cp.lse = lse_ctx;
     cr_assert_eq(pa_ref_context_attention(&cp), PA_SUCCESS, "%s: %s", what, pa_last_error());
     char w2[300];
     snprintf(w2, sizeof w2, "%.200s, against the context reference", what);
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens, w2);
+    compare_lse(lse_got, lse_ctx, H, T, 0, T, m.q_dtype, 0, w2);
     g_round_ctx = NULL;
     free(got);
+    free(lse_got), free(lse_buf), free(lse_ref), free(lse_ctx);
+    pa_test_dev_free(dlse);
     if (dws)
         pa_test_dev_free(dws);
 }
@@ -1565,6 +1602,7 @@ Test(prefill_gpu, mixed_batch) {
     PA_SKIP_WITHOUT_GPU();
     mixed_case(13000u, PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 8, 128, 3, 0, 64, 5.0f, 0, 1, "mixed f16 hnd");
     mixed_case(13001u, PA_LAYOUT_VLLM, PA_DTYPE_BF16, 8, 128, 3, 1, 0, 0.0f, 0, 1, "mixed bf16 vllm");
+    mixed_case(13002u, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 8, 64, 2, 0, 0, 0.0f, 1, 0, "mixed f16 nhd, sinks");
 }
 
 /* ---- attention sinks (gpt-oss) --------------------------------------------------------
@@ -3445,6 +3483,7 @@ Test(prefill_gpu, lse_cascade_merges_on_the_device) {
     cr_assert(pa_compare(got, PA_DTYPE_F16, ref, (int64_t)pr->q_elems, tol, &r), "merged output: %s",
               pa_compare_format(&r, tol, buf, sizeof buf));
     compare_lse(merged_lse, whole_lse, 8, nq, 0, nq, PA_DTYPE_F16, 0, "merged lse");
+    expect_tail_unwritten(merged_lse, nl, "merged lse");
     free(got), free(ref), free(whole_lse), free(merged_lse);
     for (int i = 0; i < 6; i++)
         pa_test_dev_free(bufs[i]);
@@ -3598,6 +3637,7 @@ Test(prefill_gpu, cascade_over_a_shared_prefix_on_the_device) {
         cr_assert(pa_compare(got, PA_DTYPE_F16, ref, (int64_t)pr->out_elems, tol, &r), "path %d: merged output: %s",
                   path, pa_compare_format(&r, tol, buf, sizeof buf));
         compare_lse(merged_lse, whole_lse, H, T, 0, T, PA_DTYPE_F16, 0, "merged lse");
+        expect_tail_unwritten(merged_lse, nl, "merged lse");
         free(got), free(ref), free(whole_lse), free(merged_lse), free(table_b);
         for (int i = 0; i < 7; i++)
             pa_test_dev_free(bufs[i]);

@@ -223,6 +223,58 @@ Test(decode_validate, lse_refused_misaligned_or_overlapping) {
     }
 }
 
+/* lse strides (decode.h): negative, two (head, sequence) pairs on one float,
+ * an extent past int64, and a layout whose padding reaches out (the default
+ * layout at the same address would not) are refused; checked with or without
+ * lse; the kernels get the strides resolved (0: head num_seqs, token 1). */
+Test(decode_validate, lse_strides_refused_or_resolved) {
+    enum { ROWS = 3 * 16 * 128 * 2 };
+    static _Alignas(16) unsigned char buf[4096 + ROWS], query[ROWS];
+    float *lse = (float *)buf;
+    unsigned char *out = buf + 4096;
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    p.out = out;
+    p.query = query;
+    /* 16 heads, 3 sequences: (h, s) at h * hs + s * ts floats; distinct pairs
+     * need hs >= 3 ts or ts >= 16 hs. out starts 1024 floats past lse. */
+    static const struct {
+        int64_t hs, ts;
+        int with_lse;
+        const char *msg;
+    } bad[] = {{-1, 0, 1, "must be >= 0"},    {0, -3, 0, "must be >= 0"},
+               {1, 1, 1, "on one float"},     {2, 1, 1, "on one float"},
+               {3, 47, 0, "on one float"},    {0, 16, 1, "on one float"}, /* the default head stride 3 */
+               {1, 0, 1, "on one float"},     {INT64_MAX / 8, 1, 1, "overflows int64"},
+               {69, 1, 1, "lse overlaps out"}}; /* 15 x 69 + 2 + 1 = 1038 floats */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pa_decode_params q = p;
+        q.lse = bad[i].with_lse ? lse : NULL;
+        q.lse_head_stride = bad[i].hs;
+        q.lse_token_stride = bad[i].ts;
+        cr_assert_eq(pa_decode_validate(&q), PA_ERR_INVALID_ARGUMENT, "case %zu accepted", i);
+        cr_assert(strstr(pa_last_error(), bad[i].msg) != NULL, "case %zu: %s", i, pa_last_error());
+    }
+    pa_decode_params none = p; /* with no sequence too */
+    none.num_seqs = 0;
+    none.lse_token_stride = -1;
+    cr_assert_eq(pa_decode_validate(&none), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "must be >= 0") != NULL, "%s", pa_last_error());
+    static const struct {
+        int64_t hs, ts, want_hs, want_ts;
+    } good[] = {{0, 0, 3, 1}, {1, 16, 1, 16}, {7, 2, 7, 2}, {3, 0, 3, 1}, {3, 48, 3, 48}, {68, 0, 68, 1}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        pa_decode_params q = p;
+        q.lse = lse;
+        q.lse_head_stride = good[i].hs;
+        q.lse_token_stride = good[i].ts;
+        pa_dec_kparams kp;
+        cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "case %zu: %s", i,
+                     pa_last_error());
+        CHK_EQ(kp.lse_hs, good[i].want_hs, "case %zu head stride", i);
+        CHK_EQ(kp.lse_ts, good[i].want_ts, "case %zu token stride", i);
+    }
+}
+
 /* ---- workspace sizes ------------------------------------------------------------- */
 
 Test(decode_workspace, v2_matches_vllm_partitions) {

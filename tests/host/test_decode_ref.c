@@ -484,6 +484,48 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
     }
 }
 
+/* pa_test_lse_run for the decode reference: ctx a pa_decode_params. */
+static pa_status run_decode_ref(void *ctx, float *lse, int64_t hs, int64_t ts) {
+    pa_decode_params q = *(const pa_decode_params *)ctx;
+    q.lse = lse, q.lse_head_stride = hs, q.lse_token_stride = ts;
+    return pa_ref_paged_decode(&q);
+}
+
+/* The lse in each test layout (pa_test_lse_view_nth: the default,
+ * FlashInfer's [num_seqs, num_heads], a padded view): the default's values,
+ * bit for bit, at the layout's places and nowhere else; the output the same. */
+Test(decode_ref, lse_strides_place_the_same_values) {
+    const int lens[5] = {40, 1, 200, 64, 17};
+    pa_decode_problem_cfg c = {.seed = 8150u,
+                               .layout = PA_LAYOUT_VLLM,
+                               .q_dtype = PA_DTYPE_F16,
+                               .cache_dtype = PA_DTYPE_FP8_E4M3,
+                               .num_seqs = 5,
+                               .num_heads = 6,
+                               .num_kv_heads = 2,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens,
+                               .with_alibi = 1};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    float *sk = pa_sink_logits(6, 81);
+    pr->p.sinks = sk;
+    const size_t n = 5 * 6, ob = pr->out_elems * 2;
+    float *want = pa_test_nan_floats(n);
+    pr->p.lse = want;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    void *out0 = malloc(ob);
+    memcpy(out0, pr->out, ob);
+    pa_test_lse_views_match(run_decode_ref, &pr->p, 1, 6, 5, want, 1, "decode reference");
+    cr_assert(memcmp(out0, pr->out, ob) == 0, "the output moved");
+    for (size_t i = 0; i < n; i++)
+        cr_assert(isfinite(want[i]), "every head attends keys: lse %zu = %g", i, (double)want[i]);
+    pr->p.lse = NULL;
+    pr->p.sinks = NULL;
+    free(out0), free(want), free(sk);
+    pa_decode_problem_free(pr);
+}
+
 Test(decode_ref, rejects_bad_fp8_scales_and_alibi_slopes) {
     /* The reference reads the scales and slopes from host memory: a value that
      * would turn the output into inf/NaN (or silently zero it) is an error,

@@ -505,6 +505,23 @@ static pa_mixed_attention_params mixed_over(const pa_context_problem *pr, pa_dty
                                        .query_start_loc = pr->qsl};
 }
 
+/* pa_test_lse_run for the references: ctx the params. */
+static pa_status run_mixed_ref(void *ctx, float *lse, int64_t hs, int64_t ts) {
+    pa_mixed_attention_params q = *(const pa_mixed_attention_params *)ctx;
+    q.lse = lse, q.lse_head_stride = hs, q.lse_token_stride = ts;
+    return pa_ref_mixed_attention(&q);
+}
+static pa_status run_context_ref_lse(void *ctx, float *lse, int64_t hs, int64_t ts) {
+    pa_context_attention_params q = *(const pa_context_attention_params *)ctx;
+    q.lse = lse, q.lse_head_stride = hs, q.lse_token_stride = ts;
+    return pa_ref_context_attention(&q);
+}
+static pa_status run_prompt_ref(void *ctx, float *lse, int64_t hs, int64_t ts) {
+    pa_prompt_attention_params q = *(const pa_prompt_attention_params *)ctx;
+    q.lse = lse, q.lse_head_stride = hs, q.lse_token_stride = ts;
+    return pa_ref_prompt_attention(&q);
+}
+
 Test(prefill_ref, mixed_prefill_then_decode) {
     const int ql[5] = {9, 30, 1, 1, 1}, cl[5] = {20, 0, 47, 5, 100};
     pa_context_problem_cfg c = {.seed = 31,
@@ -535,8 +552,48 @@ Test(prefill_ref, mixed_prefill_then_decode) {
     pr->p.sliding_window = 64;
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
     float *ref = malloc(sizeof(float) * pr->out_elems);
-    pa_context_problem_plain(pr, ref);
+    const size_t nl = (size_t)8 * 42;
+    float *want = pa_test_nan_floats(nl);
+    pr->p.sliding_window = 64;
+    pa_context_problem_plain_lse(pr, ref, 0, want);
     expect_close(pr->out, PA_DTYPE_F16, ref, pr->out_elems, "mixed");
+    /* Its lse over all 42 tokens, each test layout: the prefill rows' and the
+     * decode rows' each plain attention's, and no float outside the layout
+     * written; the output the same with it. */
+    const size_t ob = pr->out_elems * 2;
+    void *out0 = malloc(ob);
+    memcpy(out0, pr->out, ob);
+    pa_test_lse_views_match(run_mixed_ref, &m, 0, 8, 42, want, 0, "mixed reference");
+    cr_assert(memcmp(out0, pr->out, ob) == 0, "mixed: the output moved");
+    /* refused: strides that collide, overflow, or reach out (mixed_attention's whole-lse checks); nothing written */
+    static const struct {
+        int64_t hs, ts;
+        int in_out;
+        const char *msg;
+    } bad[] = {{1, 1, 0, "on one float"},
+               {41, 1, 0, "on one float"}, /* 42 tokens 1 apart need a head stride of 42 */
+               {-1, 0, 0, "must be >= 0"},
+               {INT64_MAX / 4, 1, 0, "overflows int64"},
+               {0, 0, 1, "lse overlaps out"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        float *buf = pa_test_nan_floats(nl);
+        pa_mixed_attention_params q = m;
+        /* in_out: lse[0] on out's last float, so only the prefill part's lse
+         * rows (tokens 0..38 of each head) meet out, and only its decode rows:
+         * neither part's own check sees it, the whole's must. Refused before
+         * anything is written. */
+        q.lse = bad[i].in_out ? (float *)((char *)pr->out + ob - 4) : buf;
+        q.lse_head_stride = bad[i].hs;
+        q.lse_token_stride = bad[i].ts;
+        memcpy(pr->out, out0, ob);
+        cr_assert_eq(pa_ref_mixed_attention(&q), PA_ERR_INVALID_ARGUMENT, "case %zu accepted", i);
+        cr_assert(strstr(pa_last_error(), bad[i].msg) != NULL, "case %zu: %s", i, pa_last_error());
+        cr_assert(memcmp(out0, pr->out, ob) == 0, "case %zu: out written", i);
+        for (size_t j = 0; j <= nl; j++)
+            CHK(isnan(buf[j]), "case %zu: lse written", i);
+        free(buf);
+    }
+    free(out0), free(want);
     free(ref);
     pa_context_problem_free(pr);
 }
@@ -1387,6 +1444,81 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         free(ref);
         pa_prompt_problem_free(pr);
     }
+}
+
+/* The lse in each test layout (pa_test_lse_view_nth: the default,
+ * FlashInfer's [tokens, heads], a padded view), context and prompt
+ * attention: the default's values, bit for bit, at the layout's places and
+ * nowhere else; the output the same. Strides that collide are refused. */
+Test(prefill_ref, lse_strides_place_the_same_values) {
+    const int ql[3] = {17, 1, 40}, cl[3] = {30, 64, 0};
+    pa_context_problem_cfg c = {.seed = 7350u,
+                                .layout = PA_LAYOUT_FLASH_HND,
+                                .q_dtype = PA_DTYPE_BF16,
+                                .cache_dtype = PA_DTYPE_BF16,
+                                .num_seqs = 3,
+                                .num_heads = 8,
+                                .num_kv_heads = 2,
+                                .head_size = 32,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl,
+                                .with_alibi = 1,
+                                .with_sinks = 1};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    const int H = 8, T = pr->p.num_tokens;
+    const size_t n = (size_t)H * (size_t)T, ob = pr->out_elems * 2;
+    float *want = pa_test_nan_floats(n);
+    pr->p.lse = want;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    void *out0 = malloc(ob);
+    memcpy(out0, pr->out, ob);
+    pa_test_lse_views_match(run_context_ref_lse, &pr->p, 1, H, T, want, 1, "context reference");
+    cr_assert(memcmp(out0, pr->out, ob) == 0, "context: the output moved");
+    /* T tokens 1 apart need a head stride of T */
+    cr_assert_eq(run_context_ref_lse(&pr->p, want, T - 1, 0), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "context_attention: lse strides") != NULL, "%s", pa_last_error());
+    /* a negative stride is refused with no lse and no sequence too (the fuzzer's find) */
+    pa_context_attention_params q = pr->p;
+    q.lse = NULL;
+    q.num_seqs = 0;
+    q.lse_head_stride = -3;
+    cr_assert_eq(pa_context_attention_validate(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "must be >= 0") != NULL, "%s", pa_last_error());
+    pr->p.lse = NULL;
+    free(out0), free(want);
+    pa_context_problem_free(pr);
+
+    const int pql[3] = {12, 1, 33}, pkl[3] = {20, 9, 33};
+    pa_prompt_problem_cfg pc = {.seed = 7450u,
+                                .dtype = PA_DTYPE_F32,
+                                .attn_type = PA_ATTN_ENCODER_DECODER,
+                                .num_seqs = 3,
+                                .num_heads = 4,
+                                .num_kv_heads = 4,
+                                .head_size = 16,
+                                .q_lens = pql,
+                                .k_lens = pkl,
+                                .with_sinks = 1};
+    pa_prompt_problem *pp = pa_prompt_problem_make(&pc);
+    const int PT = pp->p.num_q_tokens;
+    const size_t pn = (size_t)4 * (size_t)PT;
+    float *pwant = pa_test_nan_floats(pn);
+    pp->p.lse = pwant;
+    cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_lse_views_match(run_prompt_ref, &pp->p, 1, 4, PT, pwant, 1, "prompt reference");
+    /* token stride 2 with the default head stride PT: two pairs on one float */
+    cr_assert_eq(run_prompt_ref(&pp->p, pwant, 0, 2), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "prompt_attention: lse strides") != NULL, "%s", pa_last_error());
+    pa_prompt_attention_params q2 = pp->p;
+    q2.lse = NULL;
+    q2.num_seqs = 0;
+    q2.lse_token_stride = -1;
+    cr_assert_eq(pa_prompt_attention_validate(&q2), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "must be >= 0") != NULL, "%s", pa_last_error());
+    pp->p.lse = NULL;
+    free(pwant);
+    pa_prompt_problem_free(pp);
 }
 
 /* Cascade attention on the references: each sequence's keys cut at a[s]
