@@ -19,6 +19,15 @@ are row-major (a column slice of a wider table is refused: pass a contiguous
 copy). Integers that go into the library's int32 fields must fit in int32
 (ValueError). Empty tensors (0 sequences, tokens or pairs) make an op a no-op.
 
+The log-sum-exp output of the decode, context, prompt and mixed ops (return_lse= / lse=) is
+float32 [num_heads, tokens] on the query's device. One the op makes is contiguous. A caller's may
+be any view whose strides are positive where its dimension holds more than one element, as
+merge_attn_states' lse tensors: FlashInfer's [tokens, num_heads] lse as its transpose (lse.T), a
+column slice of a wider array (big[:, a:b]), every other column (big[:, ::2]). Only its elements
+are written, never the floats between them. A broadcast (stride 0, e.g. expand) or reversed
+dimension of more than one element is a ValueError, and so are strides that put two elements on
+one float (the library's refusal).
+
 Cache layouts (elements; x = 16 // itemsize of the cache dtype):
     vLLM paged   key_cache   [num_blocks, num_kv_heads, head_size // x, block_size, x]
                  value_cache [num_blocks, num_kv_heads, head_size, block_size]
@@ -217,23 +226,35 @@ def _head_floats(op, al, num_heads):
     return al.ptr
 
 
-def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep):
-    """(view, tensor) of an attention op's log-sum-exp output, float32 [num_heads, tokens]
-    contiguous (head-major: FlashAttention's softmax_lse; a decode's tokens are its sequences), on
-    q's device; (None, None) when neither `lse` nor `return_lse` asks for one. Without `lse` a new
-    one of q's framework and device is made, filled with -inf: the lse of a row the call does not
-    write (it sees no key)."""
+def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep, rows="num_tokens"):
+    """(fields, tensor) of an attention op's log-sum-exp output, float32 [num_heads, tokens]
+    (head-major: FlashAttention's softmax_lse; a decode's tokens are its sequences) on q's device:
+    `fields` are the params' lse, lse_head_stride and lse_token_stride, to pass to cstruct, and
+    `tensor` what the op returns; ({"lse": None}, None) when neither `lse` nor `return_lse` asks
+    for one. Without `lse` a new contiguous one of q's framework and device is made, filled with
+    -inf: the lse of a row the call does not write (it sees no key). A caller's lse may be any view
+    whose strides are positive where its dimension holds more than one element, so FlashInfer's
+    [tokens, num_heads] lse passes as its transpose and a column slice of a wider array as it is.
+    A stride of 0 there (a broadcast) is refused here, since C would read it as its default
+    layout's, and so is a negative one; a dimension of one element goes to C as 0 (c_stride), whatever
+    stride the framework gave it. The library refuses strides that put two elements on one float."""
     if lse is None and not return_lse:
-        return None, None
+        return {"lse": None}, None
     if lse is None:
         lse = empty(qv.obj, (num_heads, tokens), "float32", fill=-math.inf)
     lv = view(lse, f"{op}: lse")
     keep.append(lv)
     need_dtype(op, lv, ("float32",))
-    need_shape(op, lv, (num_heads, tokens), " ([num_heads, num_tokens]: q's heads and tokens)")
-    need_contiguous(op, lv)
+    need_shape(op, lv, (num_heads, tokens), f" ([num_heads, {rows}]: the query's heads and {rows})")
     same_device(op, [qv, lv])
-    return lv, lse
+    for dim in (0, 1):
+        if lv.numel and lv.shape[dim] > 1 and lv.strides[dim] <= 0:
+            raise ValueError(f"{op}: lse has stride {lv.strides[dim]} in dimension {dim} (size {lv.shape[dim]}), got "
+                             f"strides {list(lv.strides)}; an output takes positive strides only (a broadcast "
+                             f"dimension, stride 0 as from expand, would put every {('head', 'token')[dim]}'s lse on "
+                             "one float; a reversed one is not supported): pass a view with positive strides, or "
+                             "return_lse=True without lse for a new one")
+    return dict(lse=lv.ptr, lse_head_stride=c_stride(op, lv, 0), lse_token_stride=c_stride(op, lv, 1)), lse
 
 
 # ---- reshape_and_cache ------------------------------------------------------------------------------------
@@ -380,7 +401,7 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     bt, sl = t["block_tables"], t["seq_lens"]
     bt_stride = _block_table(op, bt, num_seqs)
     _int_vector(op, sl, "int32", num_seqs, " (one per sequence)")
-    lv, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep)
+    lse_fields, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep, "num_seqs")
     p = cstruct(op, A.DecodeParams, out=o.ptr, query=q.ptr, q_stride=q_stride, q_dtype=PA_DTYPES[q.dtype], kv=cache,
                 block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
                 num_heads=num_heads, max_seq_len=i32(op, "max_seq_len", max_seq_len), scale=float(scale),
@@ -390,7 +411,7 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
                 bs_vert_stride=i32(op, "blocksparse_vert_stride", bs_vert),
                 bs_block_size=i32(op, "blocksparse_block_size", bs_block),
                 bs_head_sliding_step=i32(op, "blocksparse_head_sliding_step", bs_step),
-                sinks=_head_floats(op, t["sinks"], num_heads), lse=lv.ptr if lv is not None else None)
+                sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)
     return p, cuda, t, keep, lse
 
 
@@ -420,9 +441,10 @@ def paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale, 
                   h's softmax takes sinks[h] as one more logit (after scale, soft cap and ALiBi)
                   whose value is zero; -inf is no sink
     return_lse, lse  keyword extensions: each sequence's log-sum-exp, float32 [num_heads, num_seqs]
-                  (head-major, the prefill ops' layout): written into `lse` (contiguous, on query's
-                  device, apart from out and query) or, with return_lse and lse None, into a new one
-                  of query's framework and device; either way it is returned. lse[h, s] is the
+                  (head-major, the prefill ops' layout): written into `lse` (on query's device,
+                  apart from out and query, in any layout of positive strides: see the module notes)
+                  or, with return_lse and lse None, into a new contiguous one of query's framework
+                  and device; either way it is returned. lse[h, s] is the
                   natural log of head h's softmax denominator, log(e^sinks[h] + sum_j e^x_j) over
                   the keys j it attends, x the scaled logits after the soft cap and ALiBi (the sink
                   term only with sinks): -inf for a head with neither key nor sink (block-sparse; on
@@ -723,8 +745,9 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         sinks         keyword extension: float32 [num_heads] attention sinks or None (as paged_attention_v1)
         return_lse, lse  keyword extensions: each query row's log-sum-exp, float32 [num_heads, num_tokens]
                       (as prompt_attention's, over the row's context and new keys): written into `lse`
-                      (contiguous, on q's device) or, with return_lse and lse None, into a new one of
-                      q's framework and device; either way it is returned
+                      (on q's device, in any layout of positive strides: see the module notes) or,
+                      with return_lse and lse None, into a new contiguous one of q's framework and
+                      device; either way it is returned
         cache_only    keyword extension: each sequence's queries attend to its b_seq_len cached tokens
                       alone, none masked (k and v are not read: None is allowed; a sequence may have
                       more queries than keys; no ALiBi or sliding window). Cascade attention: the
@@ -751,7 +774,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
     num_seqs = bsq.shape[0] if bsq.ndim == 1 else -1
     _int_vector(op, bsq, "int32")
     _int_vector(op, bsl, "int32", num_seqs + 1, " (num_seqs + 1 start locations)")
-    lv, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_tokens, keep)
+    lse_fields, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_tokens, keep)
     p = cstruct(
         op, A.ContextAttentionParams,
         out=ov.ptr, query=qv.ptr, key=kv_.ptr if kv_ is not None else None,
@@ -765,7 +788,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         scale=_softmax_scale(sm_scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
         soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
-        lse=lv.ptr if lv is not None else None, cache_only=1 if cache_only else 0)
+        cache_only=1 if cache_only else 0, **lse_fields)
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
     else:
@@ -781,7 +804,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
                     num_prefills, num_prefill_tokens, max_prefill_query_len, max_prefill_seq_len,
                     max_decode_seq_len, *, num_decode_tokens=None, kv_cache_dtype="auto", k_scale=None,
                     v_scale=None, scale=None, alibi_slopes=None, sliding_window=None, logits_soft_cap=None,
-                    sinks=None, out=None, workspace=None, stream=None):
+                    sinks=None, out=None, return_lse=False, lse=None, workspace=None, stream=None):
     """Attention for one chunked-prefill step over a paged cache (pa_mixed_attention),
     vLLM's batch layout with the prefills first:
 
@@ -794,8 +817,8 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     causally to their own new keys and values in `key` / `value`. Sequences
     P..P+D-1 are decodes of one token whose K/V is already in the cache (write
     every token with reshape_and_cache / reshape_and_cache_flash first, as vLLM
-    does). Returns `out`. Two launches on CUDA (prefill, then decode); the CPU
-    reference on host arrays.
+    does). Returns `out`, or (out, lse) with return_lse or lse. Two launches on
+    CUDA (prefill, then decode); the CPU reference on host arrays.
 
         query         [>= num_prefill_tokens + D, num_heads, head_size] f32/f16/bf16; rows may
                       be strided, heads contiguous
@@ -816,6 +839,14 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
                       sliding_window None or <= 0 = off; logits_soft_cap None or 0 = off;
                       sinks float32 [num_heads] attention sinks or None (as paged_attention_v1)
         out           query's shape and dtype, contiguous; None = a new zeroed tensor of query's framework and device
+        return_lse    also return each token's log-sum-exp: (out, lse)
+        lse           float32 [num_heads, num_prefill_tokens + D] on query's device, apart from out,
+                      query, key and value, in any layout of positive strides (see the module notes):
+                      where the lse goes (implies return_lse); None with return_lse = a new contiguous
+                      one of query's framework and device, filled with -inf. A prefill row's lse is
+                      context_attention_fwd's (over its context and its new keys up to itself);
+                      decode sequence s's is paged_attention_decode's, at token
+                      num_prefill_tokens + s. Prefill rows past query_start_loc[P] are not written.
         workspace     uint8 scratch for the decode part on CUDA (None: allocated with the
                       query's framework for this call; see paged_attention_decode)
     The decode part runs the recommended decode entry, so its head and block sizes
@@ -849,6 +880,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     _int_vector(op, sl, "int32", P + D, " (num_prefills + num_decode_tokens sequences)")
     _int_vector(op, qsl, "int32", P + 1, " (num_prefills + 1 start locations)")
     cuda = same_device(op, list(t.values()) + [ov])
+    lse_fields, lse = _lse_output(op, lse, return_lse, qv, num_heads, NP + D, keep)
     kv_, vv = t["key"], t["value"]
     p = cstruct(
         op, A.MixedAttentionParams,
@@ -861,10 +893,10 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
         max_prefill_seq_len=i32(op, "max_prefill_seq_len", max_prefill_seq_len),
         max_decode_seq_len=i32(op, "max_decode_seq_len", max_decode_seq_len), scale=_softmax_scale(scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads))
+        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)
     _workspace_call(op, p, t, cuda, lib.pa_mixed_attention_workspace_size, lib.pa_mixed_attention, workspace,
                     stream, lib.pa_ref_mixed_attention)
-    return out
+    return out if lse is None else (out, lse)
 
 
 # ---- prefill: varlen prompt attention (no cache) ----------------------------------------------------------
@@ -903,9 +935,10 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
                       zeroed tensor of q's framework and device
         return_lse    keyword extension: also return each query row's log-sum-exp (FlashAttention's
                       softmax_lse; vllm_flash_attn's return_softmax_lse): (out, lse)
-        lse           float32 [num_heads, num_q_tokens], contiguous (head-major), on q's device, apart
-                      from out, q, k and v: where the lse goes (implies return_lse); None with
-                      return_lse = a new one of q's framework and device, -inf in rows no sequence covers
+        lse           float32 [num_heads, num_q_tokens] on q's device, apart from out, q, k and v, in
+                      any layout of positive strides (see the module notes): where the lse goes
+                      (implies return_lse); None with return_lse = a new contiguous one of q's
+                      framework and device, -inf in rows no sequence covers
     Positions are bottom-right aligned: query i of a sequence with q_len queries and
     k_len keys sits at k_len - q_len + i, and key j at j (causal masks keys j > that
     position; ALiBi adds slope * (j - position)). A query row that sees no key gets zeros.
@@ -959,7 +992,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
     cuda = same_device(op, list(t.values()) + [ov])
-    lv, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_q_tokens, keep)
+    lse_fields, lse = _lse_output(op, lse, return_lse, qv, num_heads, num_q_tokens, keep)
     p = cstruct(
         op, A.PromptAttentionParams,
         out=ov.ptr, query=qv.ptr, key=kv_.ptr, value=vv.ptr, q_stride=c_stride(op, qv, 0),
@@ -970,12 +1003,12 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_k_tokens=num_k_tokens, max_seqlen_q=i32(op, "max_seqlen_q", max_seqlen_q),
         max_seqlen_k=i32(op, "max_seqlen_k", max_seqlen_k) if csk is not None else 0,
         scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr, lse=lv.ptr if lv is not None else None)
+        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr, **lse_fields)
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:
         check(lib.pa_ref_prompt_attention(C.byref(p)), op)
-    return out if lv is None else (out, lse)
+    return out if lse is None else (out, lse)
 
 
 # ---- ragged paged attention and the KV update by slices -------------------------------------------------------
@@ -1130,8 +1163,9 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
     """Merges two partial attention states, over disjoint key sets, by their log-sum-exps (vLLM's
     merge_attn_states: cascade attention's shared prefix and own suffix, MLA's chunked context,
     context-parallel shards). Writes `output` (and `output_lse`). prompt_attention,
-    context_attention_fwd and the decode ops (paged_attention_v1 / v2 / decode) give each part's
-    lse (return_lse=True).
+    context_attention_fwd, mixed_attention and the decode ops (paged_attention_v1 / v2 / decode)
+    give each part's lse (return_lse=True), in this op's layout or, given lse=, in any other of
+    positive strides (FlashInfer's through its transpose).
 
         output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
                       dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);
@@ -1143,8 +1177,8 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
     The three lse tensors share one layout (the same strides). With a = prefix_lse[h, t] and
     b = suffix_lse[h, t], output[t, h] = (e^a prefix_output[t, h] + e^b suffix_output[t, h]) / (e^a + e^b)
     and output_lse[h, t] = log(e^a + e^b), computed in f32 and rounded once. An lse of +inf is read as
-    -inf (a part that saw no key); a part of weight 0 counts for nothing (its rows' values, NaN included, are ignored); both -inf
-    give a row of zeros and output_lse -inf; a NaN lse gives NaN.
+    -inf (a part that saw no key); a part of weight 0 counts for nothing (its rows' values, NaN
+    included, are ignored); both -inf give a row of zeros and output_lse -inf; a NaN lse gives NaN.
     """
     op = "merge_attn_states"
     t = views(op, ("output_lse",), output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,

@@ -17,8 +17,9 @@ must survive: each says why no input can tell it from the original).
 The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
-merge_attn_states' wiring; four of the prefill ops' lse output (return_lse / lse) and one of cache_only;
-two of the decode ops' lse output; and a few killed ones worth keeping. Run time: about
+merge_attn_states' wiring; three of the prefill ops' lse output (return_lse / lse) and one of cache_only;
+two of the decode ops' lse output; five of the lse in strided views and mixed_attention's lse; and a few
+killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -140,35 +141,60 @@ MUTANTS = [
     ("o-merge-lse-layout-unchecked", "ops.py", "        if s != lse_strides[0]:", "        if False:",
      "lse tensors of other layouts read with prefix_lse's strides; test_merge.test_merge_refusals_write_nothing"),
     # ---- the prefill ops' lse output (2026-12-05), each killed by the test named
-    ("o-prompt-lse-dropped", "ops.py", "sinks=sink_ptr, lse=lv.ptr if lv is not None else None)",
-     "sinks=sink_ptr, lse=None)",
+    ("o-prompt-lse-dropped", "ops.py", "sinks=sink_ptr, **lse_fields)", "sinks=sink_ptr, lse=None)",
      "prompt_attention returns an lse the library never wrote; "
      "test_lse.test_prompt_attention_lse_matches_the_definition"),
-    ("o-context-lse-dropped", "ops.py",
-     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=lv.ptr if lv is not None else None, cache_only',
-     'sinks=_head_floats(op, t["sinks"], num_heads),\n        lse=None, cache_only',
+    ("o-context-lse-dropped", "ops.py", "cache_only=1 if cache_only else 0, **lse_fields)",
+     "cache_only=1 if cache_only else 0)",
      "context_attention_fwd returns an lse the library never wrote; "
      "test_lse.test_context_attention_lse_matches_the_definition"),
-    ("o-cache-only-dropped", "ops.py", "cache_only=1 if cache_only else 0)", "cache_only=0)",
+    ("o-cache-only-dropped", "ops.py", "cache_only=1 if cache_only else 0, **lse_fields)",
+     "cache_only=0, **lse_fields)",
      "context_attention_fwd's cache_only never reaches the library (the queries' own keys read and "
      "causally masked); test_lse.test_cascade_over_a_shared_prefix_in_the_cache"),
     ("o-lse-new-zeroed", "ops.py", '"float32", fill=-math.inf)', '"float32", zero=True)',
      "a new lse reads 0 (weight 1 in a merge) in rows no sequence covers, not -inf; "
      "test_lse.test_rows_without_a_key"),
-    ("o-lse-contig-unchecked", "ops.py", "    need_contiguous(op, lv)\n    same_device(op, [qv, lv])",
-     "    same_device(op, [qv, lv])",
-     "a strided lse written as a head-major one; test_lse.test_prompt_attention_lse_refusals_write_nothing"),
     # ---- the decode ops' lse output (2026-12-05), each killed by the test named
     ("o-decode-lse-dropped", "ops.py",
-     'sinks=_head_floats(op, t["sinks"], num_heads), lse=lv.ptr if lv is not None else None)\n    return p, cuda',
-     'sinks=_head_floats(op, t["sinks"], num_heads), lse=None)\n    return p, cuda',
+     'sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)\n    return p, cuda',
+     'sinks=_head_floats(op, t["sinks"], num_heads))\n    return p, cuda',
      "the decode ops return an lse the library never wrote (-inf, or the caller's); "
      "test_decode_lse.test_decode_lse_matches_the_definition"),
     ("o-decode-lse-shape-transposed", "ops.py",
-     "lv, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep)",
-     "lv, lse = _lse_output(op, lse, return_lse, q, num_seqs, num_heads, keep)",
+     "lse_fields, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep, \"num_seqs\")",
+     "lse_fields, lse = _lse_output(op, lse, return_lse, q, num_seqs, num_heads, keep, \"num_seqs\")",
      "the decode lse made and checked as [num_seqs, num_heads] (the library writes [num_heads, num_seqs]); "
-     "test_decode_lse.test_lse_is_returned_and_the_output_is_the_same_without_it"),
+     "test_decode_lse.test_decode_lse_matches_the_definition fails, and since 2026-12-05 the suite then crashes: "
+     "the new lse's strides go to C with num_heads and num_seqs unswapped, so the reference writes past it"),
+    # ---- the lse in strided views and mixed_attention's lse (2026-12-05), each killed by the test named
+    ("o-lse-strides-dropped", "ops.py",
+     "return dict(lse=lv.ptr, lse_head_stride=c_stride(op, lv, 0), lse_token_stride=c_stride(op, lv, 1)), lse",
+     "return dict(lse=lv.ptr), lse",
+     "a caller's lse view written in the default [num_heads, tokens] layout from its first float (every op); "
+     "test_lse_strides.test_strided_lse_is_the_contiguous_one"),
+    ("o-lse-raw-strides", "ops.py",
+     "    for dim in (0, 1):\n        if lv.numel and lv.shape[dim] > 1 and lv.strides[dim] <= 0:",
+     "    return dict(lse=lv.ptr, lse_head_stride=lv.strides[0], lse_token_stride=lv.strides[1]), lse\n"
+     "    for dim in (0, 1):\n        if lv.numel and lv.shape[dim] > 1 and lv.strides[dim] <= 0:",
+     "the framework's strides passed as they are: a broadcast's 0 read by C as the default layout (written, not "
+     "refused), a one-element dimension's negative stride refused; "
+     "test_lse.test_prompt_attention_lse_refusals_write_nothing, "
+     "test_lse_strides.test_a_dimension_of_one_element_takes_any_stride"),
+    ("o-mixed-lse-dropped", "ops.py",
+     'sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)\n    _workspace_call',
+     'sinks=_head_floats(op, t["sinks"], num_heads))\n    _workspace_call',
+     "mixed_attention returns an lse the library never wrote; "
+     "test_lse_strides.test_mixed_attention_lse_matches_the_definition"),
+    ("o-mixed-lse-over-query-rows", "ops.py",
+     "lse_fields, lse = _lse_output(op, lse, return_lse, qv, num_heads, NP + D, keep)",
+     "lse_fields, lse = _lse_output(op, lse, return_lse, qv, num_heads, qv.shape[0], keep)",
+     "mixed_attention's lse sized by query's rows (padding past the decodes included), not the batch's tokens; "
+     "test_lse_strides.test_mixed_attention_lse_refusals_write_nothing"),
+    ("o-mixed-lse-not-returned", "ops.py",
+     "stream, lib.pa_ref_mixed_attention)\n    return out if lse is None else (out, lse)",
+     "stream, lib.pa_ref_mixed_attention)\n    return out",
+     "mixed_attention drops the lse it wrote; test_lse_strides.test_mixed_attention_returns_out_or_out_and_lse"),
     # ---- instructive ones the suite already killed
     ("abi-decode-window-float", "_abi.py", '("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32)',
      '("sliding_window", _f32), ("soft_cap", _f32), ("tp_rank", _i32)',

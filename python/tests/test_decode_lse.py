@@ -9,6 +9,7 @@ one decode over all of them; the refusals; and the CUDA path's wiring (a stand-i
 test_cuda_path.py). tests/test_gpu.py runs it on a GPU."""
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import as_strided
 
 import pagedattn as pa
 from refattn import Paged, fp8_values
@@ -325,20 +326,28 @@ def test_decode_lse_refusals_write_nothing(entry):
     args = (q, p["key_cache"], p["value_cache"], p["num_kv_heads"], p["scale"], p["block_tables"], p["seq_lens"],
             p["block_size"], p["max_seq_len"])
     wide = np.full((H, S + 3), 7, np.float32)
+    col, spill = np.full((H, 1), 7, np.float32), np.full(H * S, 7, np.float32)
     bad = [
-        (np.full((S, H), 7, np.float32), rf"^{op}: lse has shape \[2, 4\]; expected \[4, 2\] \(\[num_heads, "),
+        (np.full((S, H), 7, np.float32), rf"^{op}: lse has shape \[2, 4\]; expected \[4, 2\] \(\[num_heads, "
+                                          r"num_seqs\]: the query's heads and num_seqs\)"),
         (np.full((1, H, S), 7, np.float32), r"lse has shape \[1, 4, 2\]; expected \[4, 2\]"),
         (np.full((H, S + 1), 7, np.float32), r"lse has shape \[4, 3\]; expected \[4, 2\]"),
         (np.full((H, S), 7, np.float64), rf"^{op}: lse has dtype float64; expected float32$"),
         (np.full((H, S), 7, np.float16), r"lse has dtype float16; expected float32"),
-        (np.full((S, H), 7, np.float32).T, rf"^{op}: lse must be contiguous \(row-major\), got strides \[1, 4\]"),
-        (wide[:, :S], r"lse must be contiguous \(row-major\), got strides \[5, 1\]"),
+        # strided views pass (test_lse_strides.py) but a broadcast or reversed dimension does not
+        (as_strided(col, (H, S), (4, 0)), rf"^{op}: lse has stride 0 in dimension 1 \(size 2\), got strides "
+                                          r"\[1, 0\]; an output takes positive strides only"),
+        (wide[:, S - 1::-1], r"lse has stride -1 in dimension 1 \(size 2\), got strides \[5, -1\]"),
+        (wide[::-1, :S], r"lse has stride -5 in dimension 0 \(size 4\)"),
         (FakeCuda(np.full((H, S), 7, np.float32)), rf"^{op}: lse is on cuda:0 but query is on cpu:0"),
         # the library's own refusals
         (o.reshape(-1)[:H * S].reshape(H, S), rf"^{op}: decode: lse overlaps out"),
         (o.reshape(-1)[-H * S:].reshape(H, S), r"lse overlaps out"),
         (q.reshape(-1)[3:3 + H * S].reshape(H, S), r"lse overlaps query"),
         (_misaligned_lse(H, S), r"lse must be 4-byte aligned"),
+        (as_strided(spill, (H, S), (4, 4)), rf"^{op}: decode: lse strides \(head 1, token 1\) put two \(head, "
+                                            r"token\) pairs on one float"),
+        (as_strided(spill, (H, S), (4, 8)), r"decode: lse strides \(head 1, token 2\) put two"),
     ]
     for lse, msg in bad:
         for kw in (dict(lse=lse), dict(lse=lse, return_lse=True)):
@@ -346,7 +355,7 @@ def test_decode_lse_refusals_write_nothing(entry):
                 decode(entry, o, args, **kw)
             assert (o == 7).all(), msg
             np.testing.assert_array_equal(q, q0)
-    assert (wide == 7).all()
+    assert (wide == 7).all() and (col == 7).all() and (spill == 7).all()
 
 
 # ---- the CUDA path's wiring (no kernel runs) ---------------------------------------------------------------------

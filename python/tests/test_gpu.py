@@ -632,3 +632,108 @@ def test_decode_lse_inside_the_workspace_refused(entry):
         decode(entry, out, args, lse=lse, workspace=ws)
     torch.cuda.synchronize()
     assert (out == 7).all() and (ws == 0).all()
+
+
+def _cuda_lse_run(op):
+    """(run(**kw) -> (out, returned lse), num_heads, tokens, reference) of one op on CUDA float16
+    tensors; reference() checks a contiguous lse against the float64 definition (mixed only)."""
+    from test_decode_lse import decode, decode_reference
+    from test_lse import attend_lse
+    dt = torch.float16
+    if op in ("decode", "v2"):
+        lens = [1, 100, 700, 1500]
+        pg, kc, vc, q = make(18, lens)
+        args = (to_cuda(q), to_cuda(kc), to_cuda(vc), 2, 0.09, to_cuda(pg.block_tables),
+                to_cuda(np.array(lens, np.int32)), 16, max(lens))
+
+        def run(**kw):
+            out = torch.full(q.shape, 7.0, dtype=dt, device="cuda")
+            return out, decode(op, out, args, **kw)
+
+        return run, q.shape[1], len(lens), None
+    rng = np.random.default_rng(19)
+    H, KVH, D, BS = 8, 2, 128, 16
+    if op == "prompt":
+        q_lens = [5, 100, 33]
+        T = sum(q_lens)
+        tq, tk, tv = (to_cuda(rng.standard_normal((T, h, D))).to(dt) for h in (H, KVH, KVH))
+        cq = to_cuda(np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32))
+
+        def run(**kw):
+            got = pa.prompt_attention(tq, tk, tv, cq, max(q_lens), softmax_scale=0.09, **kw)
+            return got if isinstance(got, tuple) else (got, None)
+
+        return run, H, T, None
+    prefills, decodes = ([(300, 70), (0, 129), (17, 1)], []) if op == "context" else ([(300, 70), (0, 129)],
+                                                                                      [1, 517, 2000])
+    pg, kc, vc, q, k, v, start, seq_lens = mixed_batch(rng, "nhd", np.float32, H, KVH, D, BS, prefills, decodes,
+                                                       filler=0)
+    tq, tk, tv, tkc, tvc = (torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dt) for a in (q, k, v, kc, vc))
+    NP, P = int(start[-1]), len(prefills)
+    T = NP + len(decodes)
+    if op == "context":
+        def run(**kw):
+            o = torch.full((T, H, D), 7.0, dtype=dt, device="cuda")
+            return o, pa.context_attention_fwd(tq, tk, tv, o, "auto", tkc, tvc, to_cuda(pg.block_tables),
+                                               to_cuda(start), to_cuda(seq_lens), int(seq_lens.max()), 129,
+                                               sm_scale=0.09, **kw)
+
+        return run, H, T, None
+
+    def run(**kw):
+        return pa.mixed_attention(tq, tk, tv, tkc, tvc, to_cuda(pg.block_tables), to_cuda(seq_lens), to_cuda(start),
+                                  P, NP, 129, 370, 2000, scale=0.09, **kw)
+
+    def reference(out, lse):
+        qr, kr, vr = (t.float().cpu().numpy() for t in (tq, tk, tv))
+        K = [torch.from_numpy(x).to(dt).float().numpy() for x in pg.K]
+        V = [torch.from_numpy(x).to(dt).float().numpy() for x in pg.V]
+        got_o, got_lse = out.float().cpu().numpy(), lse.cpu().numpy()
+        for s, (c, n) in enumerate(prefills):
+            a, b = start[s], start[s + 1]
+            ref, ref_lse = attend_lse(qr[a:b], np.concatenate([K[s], kr[a:b]]), np.concatenate([V[s], vr[a:b]]), 0.09,
+                                      [c + i for i in range(n)])
+            np.testing.assert_allclose(got_o[a:b], ref, atol=4e-3, rtol=4e-3)
+            np.testing.assert_allclose(got_lse[:, a:b], ref_lse, atol=1e-3, rtol=1e-4)
+        for i in range(len(decodes)):
+            ref, ref_lse = decode_reference(qr[NP + i], K[P + i], V[P + i], 0.09)
+            np.testing.assert_allclose(got_o[NP + i], ref, atol=4e-3, rtol=4e-3)
+            np.testing.assert_allclose(got_lse[:, NP + i], ref_lse, atol=1e-3, rtol=1e-4)
+
+    return run, H, T, reference
+
+
+@pytest.mark.parametrize("op", ["decode", "v2", "prompt", "context", "mixed"])
+def test_lse_in_strided_views_on_cuda(op):
+    """The lse into FlashInfer's [tokens, num_heads] layout (torch.empty(T, H).t()), a column slice
+    of a wider tensor and every other column of one, each pre-filled with a sentinel: bit for bit
+    the contiguous lse, the output the same, the floats outside the view kept; mixed_attention's lse
+    (prefill rows, then each decode sequence's) against the float64 definition; an expanded lse refused."""
+    run, H, T, reference = _cuda_lse_run(op)
+    out0, lse0 = run(return_lse=True)
+    torch.cuda.synchronize()
+    assert lse0.is_cuda and lse0.dtype == torch.float32 and tuple(lse0.shape) == (H, T) and lse0.is_contiguous()
+    if reference is not None:
+        reference(out0, lse0)
+    sentinel = -12345.5
+    layouts = [
+        ((T, H), lambda b: b.t()),
+        ((H, T + 5), lambda b: b[:, 2:2 + T]),
+        ((H, 2 * T), lambda b: b[:, ::2]),
+    ]
+    for shape, cut in layouts:
+        buf = torch.full(shape, sentinel, device="cuda")
+        lse = cut(buf)
+        out, got = run(lse=lse)
+        assert got is lse
+        torch.cuda.synchronize()
+        assert torch.equal(lse.contiguous().view(torch.int32), lse0.view(torch.int32)), shape
+        assert torch.equal(out.contiguous().view(torch.int16), out0.contiguous().view(torch.int16)), shape
+        outside = torch.ones(shape, dtype=torch.bool, device="cuda")
+        cut(outside)[...] = False
+        assert (buf[outside] == sentinel).all(), shape
+    col = torch.full((H, 1), 7.0, device="cuda")
+    with pytest.raises(ValueError, match=r"lse has stride 0 in dimension 1 .*an output takes positive strides only"):
+        run(lse=col.expand(H, T))  # a broadcast: C would read its token stride 0 as the default
+    torch.cuda.synchronize()
+    assert (col == 7).all()

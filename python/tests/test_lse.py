@@ -7,6 +7,7 @@ against one call over all of them; the refusals; and the CUDA path's wiring (a s
 as test_cuda_path.py). tests/test_gpu.py runs it on a GPU."""
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import as_strided
 
 import pagedattn as pa
 from refattn import Paged, attend
@@ -355,6 +356,7 @@ def test_prompt_attention_lse_refusals_write_nothing():
     out = np.full((T, H, D), 7, np.float32)
     q0, k0 = q.copy(), k.copy()
     wide = np.full((H, T + 3), 7, np.float32)
+    row, spill = np.full((1, T), 7, np.float32), np.full(H * T, 7, np.float32)
     bad = [
         (np.full((T, H), 7, np.float32), r"^prompt_attention: lse has shape \[6, 2\]; expected \[2, 6\] "
                                          r"\(\[num_heads, num_tokens\]"),
@@ -362,9 +364,10 @@ def test_prompt_attention_lse_refusals_write_nothing():
         (np.full((H, T - 1), 7, np.float32), r"lse has shape \[2, 5\]; expected \[2, 6\]"),
         (np.full((H, T), 7, np.float64), r"^prompt_attention: lse has dtype float64; expected float32$"),
         (np.full((H, T), 7, np.float16), r"lse has dtype float16; expected float32"),
-        (np.full((T, H), 7, np.float32).T, r"^prompt_attention: lse must be contiguous \(row-major\), got strides "
-                                           r"\[1, 2\]"),
-        (wide[:, :T], r"lse must be contiguous \(row-major\), got strides \[9, 1\]"),
+        # strided views pass (test_lse_strides.py) but a broadcast or reversed dimension does not
+        (as_strided(row, (H, T), (0, 4)), r"^prompt_attention: lse has stride 0 in dimension 0 \(size 2\), got "
+                                          r"strides \[0, 1\]; an output takes positive strides only"),
+        (wide[:, T - 1::-1], r"lse has stride -1 in dimension 1 \(size 6\), got strides \[9, -1\]"),
         (FakeCuda(np.full((H, T), 7, np.float32)), r"^prompt_attention: lse is on cuda:0 but q is on cpu:0"),
         # the library's own refusals
         (out.reshape(-1)[:H * T].reshape(H, T), r"^prompt_attention: lse overlaps out"),
@@ -373,6 +376,8 @@ def test_prompt_attention_lse_refusals_write_nothing():
         (k.reshape(-1)[:H * T].reshape(H, T), r"lse overlaps key"),
         (v.reshape(-1)[-H * T:].reshape(H, T), r"lse overlaps value"),
         (_misaligned_lse(H, T), r"lse must be 4-byte aligned"),
+        (as_strided(spill, (H, T), (4, 4)), r"^prompt_attention: lse strides \(head 1, token 1\) put two \(head, "
+                                            r"token\) pairs on one float"),
     ]
     for lse, msg in bad:
         for kw in (dict(lse=lse), dict(lse=lse, return_lse=True)):
@@ -381,17 +386,21 @@ def test_prompt_attention_lse_refusals_write_nothing():
             assert (out == 7).all(), msg
             np.testing.assert_array_equal(q, q0)
             np.testing.assert_array_equal(k, k0)
-    assert (wide == 7).all()
+    assert (wide == 7).all() and (row == 7).all() and (spill == 7).all()
 
 
 def test_context_attention_lse_refusals_write_nothing():
     args = _context_problem(78)
     o = args[3]
     H, T = 2, 3
+    spill = np.full(H * T, 7, np.float32)
     bad = [
         (np.full((T, H), 7, np.float32), r"^context_attention_fwd: lse has shape \[3, 2\]; expected \[2, 3\]"),
         (np.full((H, T), 7, np.float64), r"^context_attention_fwd: lse has dtype float64; expected float32"),
-        (np.full((T, H), 7, np.float32).T, r"^context_attention_fwd: lse must be contiguous"),
+        (as_strided(spill[:1], (H, T), (0, 0)), r"^context_attention_fwd: lse has stride 0 in dimension 0"),
+        (np.full((H, T), 7, np.float32)[:, ::-1], r"^context_attention_fwd: lse has stride -1 in dimension 1"),
+        (as_strided(spill, (H, T), (8, 4)), r"^context_attention_fwd: context_attention: lse strides \(head 2, "
+                                            r"token 1\) put two"),
         (FakeCuda(np.full((H, T), 7, np.float32)), r"^context_attention_fwd: lse is on cuda:0 but q is on cpu:0"),
         (o.reshape(-1)[:H * T].reshape(H, T), r"^context_attention_fwd: .*lse overlaps out"),
         (args[0].reshape(-1)[:H * T].reshape(H, T), r"lse overlaps query"),
@@ -401,6 +410,7 @@ def test_context_attention_lse_refusals_write_nothing():
         with pytest.raises(ValueError, match=msg):
             pa.context_attention_fwd(*args, lse=lse)
         assert (o == 7).all(), msg
+    assert (spill == 7).all()
 
 
 def test_empty_batch_gives_an_empty_lse():
