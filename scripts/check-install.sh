@@ -2,6 +2,9 @@
 # Installs the build into a scratch prefix and builds + runs examples/ against
 # it through pkg-config, as a user would. Usage: scripts/check-install.sh [BUILD_DIR]
 #   hello_decode  one decode step on the CPU reference, checked by hand
+#   cascade_decode  cascade attention on the CPU reference: a shared prefix once
+#                 (context attention, cache only), each sequence's own tokens
+#                 (decode), merged by their lse (FlashInfer's layout) = one decode
 #   serve_loop    a continuous-batching loop (host layer, cache writes, ragged
 #                 attention) checked against unpaged attention: on the CPU
 #                 reference ops always, and on the GPU too when there is one
@@ -21,4 +24,5 @@ make -s -C "$WORK"
 libdir=$(pkg-config --variable=libdir pagedattn)
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$WORK"/hello_decode
+"$WORK"/cascade_decode
 "$WORK"/serve_loop --device both

@@ -69,7 +69,8 @@ typedef struct pa_decode_params {
      * slice of a wider array (the decode rows of a mixed batch's [num_heads,
      * tokens], say) keeps that array's strides. Distinct pairs must fall on
      * distinct floats (one stride spanning the other's whole extent); floats
-     * between them are not written. */
+     * between them are not written. The overlap checks above take the
+     * layout's whole span, first element to last, gaps included. */
     int64_t lse_head_stride;
     int64_t lse_token_stride;
 } pa_decode_params;

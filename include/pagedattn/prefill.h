@@ -86,7 +86,8 @@ typedef enum pa_attn_type {
  * lse_token_stride floats, 0 giving the default (head stride tokens, token
  * stride 1: [num_heads, tokens]); FlashInfer's [tokens, num_heads] is head
  * stride 1 and token stride num_heads. Distinct pairs must fall on distinct
- * floats; floats between them are not written. */
+ * floats; floats between them are not written. The overlap checks take the
+ * layout's whole span, first element to last, gaps included. */
 
 /* ---- context (prefix) attention -------------------------------------------------- */
 
