@@ -795,7 +795,8 @@ plant hopper-lse-second-row-unwritten cuda/prefill/prefill_wgmma.cuh \
 # lse strides (2026-12-05; decode.h, prefill.h): each kernel's store at the default [heads, tokens]
 # place whatever the strides (decode's one-split epilogues and merge, mma.sync, the f32 kernel, the
 # Hopper kernel), the token stride taken as 1 or the head stride as the token count in the shared
-# address helpers, and the mixed entry's decode part writing its lse from token 0.
+# address helpers, the mixed entry's decode part writing its lse from token 0, and its prefill
+# rows' lse let over the decode part's workspace.
 plant decode-lse-token-stride-one cuda/decode/decode_kernel.cuh \
     'return p.lse + h * p.lse_hs + seq * p.lse_ts;' 'return p.lse + h * p.lse_hs + seq;' \
     test_decode 'decode_fixed/tensor_core'
@@ -816,6 +817,10 @@ plant hopper-lse-default-layout cuda/prefill/prefill_wgmma.cuh \
     test_prefill 'prefill_hopper/prompt_attention'
 plant mixed-decode-lse-from-token-zero csrc/ops/prefill.c \
     'dc->lse = fit && m->lse ? m->lse + lse_off : NULL;' 'dc->lse = fit && m->lse ? m->lse : NULL;' \
+    test_prefill 'prefill_gpu/mixed_batch'
+plant mixed-lse-over-the-workspace-unchecked csrc/ops/prefill_entry.c \
+    'PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, workspace, (int64_t)need),' \
+    'PA_REQUIRE(1 || !pa_ranges_overlap(p->lse, ls.bytes, workspace, (int64_t)need),' \
     test_prefill 'prefill_gpu/mixed_batch'
 # Context attention's cache_only (cascade attention's shared prefix): the queries' own new keys
 # still counted in the kernel (read through NULL) or by the host's mask, the causal mask kept, a

@@ -112,6 +112,13 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
                            workspace_bytes, need);
         PA_REQUIRE(need == 0 || (workspace != NULL && (uintptr_t)workspace % 16 == 0),
                    "%s: workspace must be non-NULL and 16-byte aligned", op);
+        /* The decode part checks its own lse rows against the workspace; the
+         * prefill part's, written before the decode part runs, must miss it too. */
+        pa_lse_strides ls = {0, 0, 0};
+        (void)pa_lse_layout(op, p->num_heads, (int64_t)p->num_prefill_tokens + p->num_decode_tokens, p->lse_head_stride,
+                            p->lse_token_stride, &ls); /* validated above */
+        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, workspace, (int64_t)need),
+                   "%s: lse overlaps the workspace", op);
         pa_dec_kparams kp;
         const pa_status st = pa_dec_kparams_make(&dc, PA_DEC_MODE_AUTO, workspace, workspace_bytes, &kp, NULL);
         if (st != PA_SUCCESS)

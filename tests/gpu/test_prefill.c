@@ -1510,6 +1510,13 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
         cr_assert(strstr(pa_last_error(), "workspace must be non-NULL and 16-byte aligned"), "%s", pa_last_error());
         cr_assert_eq(pa_mixed_attention_workspace_size(&md, NULL), PA_ERR_INVALID_ARGUMENT);
         cr_assert(strstr(pa_last_error(), "mixed_attention: bytes is NULL"), "%s", pa_last_error());
+        /* an lse whose first float is the workspace's last: only its prefill
+         * rows meet the workspace, which the decode part's own check does not see */
+        pa_mixed_attention_params bad = md;
+        bad.lse = (float *)((char *)dws + ws - 4);
+        bad.lse_head_stride = bad.lse_token_stride = 0;
+        cr_assert_eq(pa_mixed_attention(&bad, dws, ws, NULL), PA_ERR_INVALID_ARGUMENT, "%s", what);
+        cr_assert(strstr(pa_last_error(), "mixed_attention: lse overlaps the workspace"), "%s", pa_last_error());
     }
     cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
     const size_t es = pa_dtype_size(m.q_dtype);
