@@ -19,13 +19,6 @@ static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
     return 0;
 }
 
-/* The lse output's layout (decode.h); its strides were checked by pa_decode_validate. */
-static pa_lse_strides dec_lse(const pa_decode_params *p) {
-    pa_lse_strides ls = {0, 0, 0};
-    (void)pa_lse_layout("decode", p->num_heads, p->num_seqs, p->lse_head_stride, p->lse_token_stride, &ls);
-    return ls;
-}
-
 pa_status pa_decode_validate(const pa_decode_params *p) {
     PA_REQUIRE(p != NULL, "decode: params is NULL");
     PA_REQUIRE(p->num_seqs >= 0, "decode: num_seqs must be >= 0 (got %d)", p->num_seqs);
@@ -359,6 +352,8 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_REQUIRE(mode == PA_DEC_MODE_V1 || mode == PA_DEC_MODE_V2 || mode == PA_DEC_MODE_AUTO, "decode: bad mode %d",
                mode);
     PA_TRY(pa_decode_validate(p));
+    pa_lse_strides ls; /* the lse's layout (decode.h; its strides checked just above) */
+    PA_TRY(pa_lse_layout("decode", p->num_heads, p->num_seqs, p->lse_head_stride, p->lse_token_stride, &ls));
     const pa_kv_cache *kv = &p->kv;
     const size_t qsz = pa_dtype_size(p->q_dtype), esz = pa_dtype_size(kv->dtype);
     PA_TRY(pa_check_aligned("decode", "query", p->query, qsz));
@@ -384,7 +379,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
         if (ws_bytes < need)
             return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "decode: workspace of %zu bytes; %zu needed", ws_bytes, need);
-        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, dec_lse(p).bytes, ws, (int64_t)need),
+        PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, ws, (int64_t)need),
                    "decode: lse overlaps the workspace");
     }
 
@@ -402,11 +397,8 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->alibi = p->alibi_slopes;
     kp->sinks = p->sinks;
     kp->lse = p->lse;
-    if (p->lse) {
-        const pa_lse_strides ls = dec_lse(p);
-        kp->lse_hs = ls.head;
-        kp->lse_ts = ls.token;
-    }
+    kp->lse_hs = ls.head;
+    kp->lse_ts = ls.token;
     kp->k_scale = kv->k_scale;
     kp->v_scale = kv->v_scale;
     kp->scale_hs = kv->scales_per_head ? 1 : 0;

@@ -315,10 +315,13 @@ int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_para
     pf->soft_cap = m->soft_cap;
     pf->sinks = m->sinks;
     /* One lse over the batch's tokens (prefill.h): each part writes its rows
-     * at the whole's strides, the decode part from token num_prefill_tokens. */
-    const int64_t tokens = (int64_t)m->num_prefill_tokens + m->num_decode_tokens;
-    const int64_t lse_ts = m->lse_token_stride ? m->lse_token_stride : 1;
-    const int64_t lse_hs = m->lse_head_stride ? m->lse_head_stride : (tokens > 0 ? tokens : 1);
+     * at the whole's strides, the decode part from token num_prefill_tokens.
+     * Strides the layout refuses (pa_mixed_attention_validate refuses them
+     * first) go through as given. */
+    pa_lse_strides ls = {m->lse_head_stride, m->lse_token_stride, 0};
+    (void)pa_lse_layout("mixed_attention", m->num_heads, (int64_t)m->num_prefill_tokens + m->num_decode_tokens,
+                        m->lse_head_stride, m->lse_token_stride, &ls);
+    const int64_t lse_hs = ls.head, lse_ts = ls.token;
     pf->lse = m->lse;
     pf->lse_head_stride = lse_hs;
     pf->lse_token_stride = lse_ts;

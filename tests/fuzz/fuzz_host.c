@@ -321,9 +321,10 @@ static int64_t rd_stride(reader *r) {
  * at h * hs + t * ts floats, a 0 stride taking its default (token 1, head
  * `tokens`); n: the floats a buffer needs for it plus one past, `fallback`
  * when a stride is negative (refused) or there is no element, INT64_MAX
- * beyond any buffer. */
+ * beyond any buffer; neg: a stride was given negative. */
 typedef struct lse_lay {
     int64_t hs, ts, n;
+    int neg;
 } lse_lay;
 /* Draws the strides into *hs and *ts when `draw` (else leaves them as they
  * are) and gives their layout over heads x tokens. */
@@ -333,17 +334,18 @@ static lse_lay lse_draw(reader *r, int draw, int64_t heads, int64_t tokens, int6
         *hs = rd_stride(r);
         *ts = rd_stride(r);
     }
-    lse_lay l = {*hs ? *hs : (tokens > 0 ? tokens : 1), *ts ? *ts : 1, fallback};
-    if (*hs < 0 || *ts < 0 || heads <= 0 || tokens <= 0)
+    lse_lay l = {*hs ? *hs : (tokens > 0 ? tokens : 1), *ts ? *ts : 1, fallback, *hs < 0 || *ts < 0};
+    if (l.neg || heads <= 0 || tokens <= 0)
         return l;
     const __int128 last = (__int128)(heads - 1) * l.hs + (__int128)(tokens - 1) * l.ts;
     l.n = last + 2 > OP_LIMIT ? INT64_MAX : (int64_t)last + 2;
     return l;
 }
-/* Whether distinct (h, t) pairs fall on distinct floats under l. */
-static int lse_apart(const lse_lay *l, int64_t heads, int64_t tokens) {
-    return heads <= 1 || tokens <= 1 || (__int128)l->hs >= (__int128)l->ts * tokens ||
-           (__int128)l->ts >= (__int128)l->hs * heads;
+/* Whether the library may accept l: no stride negative, and distinct (h, t)
+ * pairs on distinct floats. */
+static int lse_acceptable(const lse_lay *l, int64_t heads, int64_t tokens) {
+    return !l->neg && (heads <= 1 || tokens <= 1 || (__int128)l->hs >= (__int128)l->ts * tokens ||
+                       (__int128)l->ts >= (__int128)l->hs * heads);
 }
 /* After a call that succeeded: every other float of buf's n untouched, and
  * with `all`, every (h, t) of the layout written. */
@@ -880,7 +882,7 @@ static void fuzz_decode(reader *r) {
         static float dummy[4];
         p.lse = dummy;
         if (pa_decode_validate(&p) == PA_SUCCESS)
-            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, ns));
+            FUZZ_CHECK(lse_acceptable(&ll, p.num_heads, ns));
         goto done;
     }
     if (extra & 1)
@@ -894,7 +896,7 @@ static void fuzz_decode(reader *r) {
                        (!lse || untouched(lse, (size_t)ll.n * 4)));
         } else {
             FUZZ_CHECK(a.cok && pa_decode_validate(&p) == PA_SUCCESS);
-            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, ns));
+            FUZZ_CHECK(lse_acceptable(&ll, p.num_heads, ns));
             for (int64_t s2 = 0; s2 < ns; s2++)
                 FUZZ_CHECK(sl[s2] >= 1 && sl[s2] <= p.max_seq_len);
             /* every head's lse written (no longer the sentinel), nothing else */
@@ -980,7 +982,7 @@ static void fuzz_context(reader *r) {
         static float dummy[4];
         p.lse = dummy;
         if (pa_context_attention_validate(&p) == PA_SUCCESS)
-            FUZZ_CHECK(p.lse_head_stride >= 0 && p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, nt));
+            FUZZ_CHECK(lse_acceptable(&ll, p.num_heads, nt));
         goto done;
     }
     if (extra & 4)
@@ -993,8 +995,8 @@ static void fuzz_context(reader *r) {
             FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
                        (!lse || untouched(lse, (size_t)ll.n * 4)));
         else /* the strides apart, and nothing written outside the layout's rows */
-            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS && p.lse_head_stride >= 0 &&
-                       p.lse_token_stride >= 0 && lse_apart(&ll, p.num_heads, nt) &&
+            FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS &&
+                       lse_acceptable(&ll, p.num_heads, nt) &&
                        (!lse || p.lse != lse || lse_placed(lse, &ll, p.num_heads, nt, 0)));
     }
 done:
