@@ -229,8 +229,10 @@ static inline rg_problem *rg_problem_make(const rg_problem_cfg *c) {
  * (mask_value added, causal from the row's position kv_len - q_len + i; the
  * head's sink from p->sinks when set, as one more score with no value). With
  * abs_v, sum_k p_k |v_k| instead: the scale of the error that rounding the
- * probabilities to the value dtype can cause in that output element. */
-static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs_v) {
+ * probabilities to the value dtype can cause in that output element. With
+ * lse, each live row's log-sum-exp at lse[h * max_num_batched_tokens + row]
+ * (the sink's term included; other floats untouched). */
+static inline void rg_problem_plain_lse(const rg_problem *pr, float *ref, int abs_v, float *lse) {
     const pa_ragged_params *p = &pr->p;
     const int qh = p->num_q_heads, hs = p->kv.head_size, nkv = p->kv.num_kv_heads, group = qh / nkv;
     pa_plain_opts o;
@@ -253,14 +255,18 @@ static inline void rg_problem_plain_ex(const rg_problem *pr, float *ref, int abs
                     q[d] = pa_load_as_float(p->q_dtype, pr->q, qoff + d);
                 if (p->sinks)
                     o.sink = (double)p->sinks[h];
+                double row_lse = 0.0;
+                o.lse = lse ? &row_lse : NULL;
                 pa_plain_attention_row(q, pr->k_logical[s] + kvoff, pr->v_logical[s] + kvoff, (size_t)nkv * hs, L, hs,
                                        L - n + i, &o, ref + qoff);
+                if (lse)
+                    lse[(size_t)h * (size_t)p->max_num_batched_tokens + (size_t)(r0 + i)] = (float)row_lse;
             }
     }
     free(q);
 }
 
-static inline void rg_problem_plain(const rg_problem *pr, float *ref) { rg_problem_plain_ex(pr, ref, 0); }
+static inline void rg_problem_plain(const rg_problem *pr, float *ref) { rg_problem_plain_lse(pr, ref, 0, NULL); }
 
 /* The reference rounds each normalised probability to the value dtype (JAX);
  * the kernels round the unnormalised ones of their online softmax (as
@@ -280,7 +286,7 @@ static inline int rg_problem_within_p_rounding(const rg_problem *pr, const void 
     float *mag = (float *)calloc((size_t)pr->total_rows * row + 1, sizeof(float));
     if (!mag)
         return 0;
-    rg_problem_plain_ex(pr, mag, 1);
+    rg_problem_plain_lse(pr, mag, 1, NULL);
     const int ok = pa_compare_with_allowance((const unsigned char *)got + (size_t)r0 * row * es, p->q_dtype, ref,
                                              mag + (size_t)r0 * row, 2.0 * u, (int64_t)n * (int64_t)row, tol, res);
     free(mag);

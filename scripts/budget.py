@@ -1760,6 +1760,9 @@ def prefill_shape_instance(shape):
 
 RG_MMA = "cuda/ragged/ragged_mma.cuh"
 RG_COMMON = "cuda/ragged/ragged_common.cuh"
+# Whether the ragged shapes' counts include the lse output's row passes (ragged.h; the shapes and
+# the benchmarks ask for no lse). PA_BUDGET_RAGGED_LSE=1 counts them.
+RG_LSE_COUNTED = os.environ.get("PA_BUDGET_RAGGED_LSE") == "1"
 RG_DEC_ROWS, RG_KEY_TILE = 16, 64  # csrc/shared/ragged_internal.h
 
 
@@ -1892,18 +1895,30 @@ def ragged_model(inst, shape):
     # (a prefill slot loop's own lines: mask_slot's; ptxas moves the loop-invariant busy test out)
     pre_mark = src_span(RG_MMA, r"void mask_slot\(const pa_rg_launch", r"^}")
     one_slice = src_lines(RG_COMMON, r"staged\(r, cg, v\);|lse = st_lse\[r\];")
-    slices = src_span(RG_COMMON, r"float mx = -INFINITY;$", r"lse = wsum > 0\.0f \? mx \+ __logf")
+    slices = src_span(RG_COMMON, r"const float mx = parts_max\(nslices,", r"lse = wsum > 0\.0f \? mx \+ __logf")
     direct = src_lines(RG_COMMON, r"store8<DT>\(out \+ row_offset\(P, c, c\.it\.row0 \+ r\)")
     partial = src_lines(RG_COMMON, r"store8<DT>\(po \+ \(int64_t\)\(c\.it\.part \+ r\)|pl\[c\.it\.part \+ r\] = lse;")
     merge = src_span(RG_COMMON, r"Last CTA of the tile merges", r"counters\(P\)\[c\.it\.merge\] = 0;")
     merge_body = src_span(RG_COMMON, r"if \(!\*s_flag\)", r"counters\(P\)\[c\.it\.merge\] = 0;")
     q_loop = src_span(ATTN_TILE, r"void load_rows_async\(", r"^}")
     epi_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < nrows \* groups; u \+= NT\)")
-    mx_loop = src_lines(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\)$|mx = fmaxf\(mx, st_lse\[s \* slice_rows")
+    # parts_max's and parts_lse's loops over partial log-sum-exps: the key slices' in shared memory
+    # (LDS) or the chunks' in the workspace (the merge's L2 loads), told apart by those loads.
+    parts_loops = src_span(RG_COMMON, r"float parts_max\(int n, const Part", r"^}") | src_span(
+        RG_COMMON, r"float parts_lse\(int n, const Part", r"^}")
     sum_loop = src_span(RG_COMMON, r"for \(int s = 0; s < nslices; s\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
     merge_loop = src_lines(RG_COMMON, r"for \(int u = threadIdx\.x; u < m\.nrows \* groups; u \+= NT\)")
-    merge_mx = src_lines(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\)$|mx = fmaxf\(mx, __ldcg\(pl \+ m\.part0")
     merge_sum = src_span(RG_COMMON, r"for \(int j = 0; j < m\.n_split; j\+\+\) \{", r"v\[e\] \+= w \* x\[e\];")
+    # The caller's lse, a row a thread (after the rows, and after the merge's). The shapes ask for
+    # none (RG_LSE_COUNTED = False): the passes' bodies stay off the path, their loops' first tests
+    # on it; with it, the model counts them as a call that asks for it would run them.
+    lse_rows = src_lines(RG_COMMON, r"for \(int r = threadIdx\.x; P\.lse != nullptr && r < (m\.)?nrows; r \+= NT\)")
+    # (a one-chunk item's pass: an item of partial rows never reaches it)
+    direct_lse = src_lines(RG_COMMON, r"for \(int r = threadIdx\.x; P\.lse != nullptr && r < nrows; r \+= NT\)"
+                           r"|store_lse\(P, c, c\.it\.row0 \+ r")
+    if not RG_LSE_COUNTED:
+        off |= (src_span(RG_COMMON, r"void store_lse\(const pa_rg_launch", r"^}")
+                | src_span(RG_COMMON, r"float parts_lse\(int n, const Part", r"^}"))
     group = shape["heads"] // shape["kv_heads"]
     n_split = len([1 for it in ragged_items(1, shape["ctx"] + 1, group, 1, rows)])
     groups = shape["head"] // 8
@@ -1925,14 +1940,16 @@ def ragged_model(inst, shape):
                 return copy_trips(q_copies)(insts, l)
             if ln in epi_loop:  # not unrolled: ceil(rows x groups / threads) for the busiest warp
                 return _cdiv(nrows * groups, g["threads"])
-            if ln in mx_loop:
-                return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS")
+            if ln in parts_loops:
+                slices_n = anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS")
+                return slices_n if slices_n is not None else anchored_trips(
+                    insts, l, n_split, lambda i: i["op"] == "LDG.E.STRONG.GPU")
+            if ln in lse_rows:
+                return _cdiv(nrows, g["threads"])
             if ln in sum_loop:
                 return anchored_trips(insts, l, nslices, lambda i: i["op"] == "LDS.128", 2)
             if ln in merge_loop:
                 return _cdiv(nrows * groups, g["threads"])
-            if ln in merge_mx:
-                return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.STRONG.GPU")
             if ln in merge_sum:
                 return anchored_trips(insts, l, n_split, lambda i: i["op"] == "LDG.E.128.STRONG.GPU")
             return None
@@ -2011,7 +2028,7 @@ def ragged_model(inst, shape):
         nm = wk["merges"]
         units.append(dict(name="decode item", kind=dec_kinds, count=wk["dec_items"] - nm, region="item", need=item_need,
                           need_epi=[("16-byte partial stores", _is_store16, _cdiv(group * groups, g["threads"]))],
-                          forbid=off | pre_only | one_slice | direct | merge_body,
+                          forbid=off | pre_only | one_slice | direct | direct_lse | merge_body,
                           trips=trips_item(group, g["dec_slices"], g["dec_q_copies"]), loop_mark=dec_only,
                           note="%d key slices merged, partial rows stored" % g["dec_slices"]))
         if nm:
@@ -2019,7 +2036,7 @@ def ragged_model(inst, shape):
                               need=item_need,
                               need_epi=[("16-byte partial and output stores", _is_store16,
                                          2 * _cdiv(group * groups, g["threads"]))],
-                              forbid=off | pre_only | one_slice | direct,
+                              forbid=off | pre_only | one_slice | direct | direct_lse,
                               trips=trips_item(group, g["dec_slices"], g["dec_q_copies"]), loop_mark=dec_only,
                               note="merges the %d splits" % n_split))
     regions = tile_regions() + [

@@ -682,6 +682,40 @@ plant ragged-sink-in-log2-units cuda/ragged/ragged_common.cuh \
     'return __expf(__ldg(' 'return exp2f(__ldg(' test_ragged 'ragged_gpu/attention_sinks'
 plant ragged-entry-drops-sinks csrc/ops/ragged_entry.c \
     'l.sinks = p->sinks;' 'l.sinks = NULL;' test_ragged 'ragged_gpu/attention_sinks'
+# The ragged lse output (ragged.h, 2026-12-05): stored token-major, or at the row within its
+# sequence instead of the batch; without the sink's term, or with it at the keys' max (a sink far
+# above them overflows: +inf for 800); the last CTA's merge leaving it unwritten or taking the
+# first chunk's; the parts' merge without its max; a decode item's key slices giving the first's; the
+# entry passing the default token stride whatever the layout; validation letting it overlap the cache.
+plant ragged-lse-token-major cuda/ragged/ragged_common.cuh \
+    'P.lse[(int64_t)h * P.lse_hs + (int64_t)(c.q_base + tok) * P.lse_ts] = v;' \
+    'P.lse[(int64_t)h * P.lse_ts + (int64_t)(c.q_base + tok) * P.lse_hs] = v;' test_ragged 'ragged_gpu/odd_groups'
+plant ragged-lse-row-within-sequence cuda/ragged/ragged_common.cuh \
+    '(int64_t)(c.q_base + tok) * P.lse_ts] = v;' '(int64_t)tok * P.lse_ts] = v;' \
+    test_ragged 'ragged_gpu/num_seqs_below_max'
+plant ragged-lse-without-sink cuda/ragged/ragged_common.cuh \
+    'v = keys == -INFINITY || sink == INFINITY ? sink : m + __logf(__expf(keys - m) + __expf(sink - m));' 'v = keys;' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-lse-sink-term-overflows cuda/ragged/ragged_common.cuh \
+    'm + __logf(__expf(keys - m) + __expf(sink - m))' 'keys + __logf(1.0f + __expf(sink - keys))' \
+    test_ragged 'ragged_gpu/attention_sinks'
+plant ragged-merged-lse-unwritten cuda/ragged/ragged_common.cuh \
+    'for (int r = threadIdx.x; P.lse != nullptr && r < m.nrows; r += NT)' 'for (int r = 0; r < 0; r++)' \
+    test_ragged 'ragged_gpu/forced_kv_splits'
+plant ragged-merged-lse-of-the-first-chunk cuda/ragged/ragged_common.cuh \
+    'parts_lse(m.n_split, [&](int j)' 'parts_lse(1, [&](int j)' \
+    test_ragged 'ragged_gpu/forced_kv_splits'
+plant ragged-parts-lse-without-max cuda/ragged/ragged_common.cuh \
+    'return wsum > 0.0f ? mx + __logf(wsum) : -INFINITY;' 'return wsum > 0.0f ? __logf(wsum) : -INFINITY;' \
+    test_ragged 'ragged_gpu/forced_kv_splits'
+plant ragged-slices-lse-of-the-first cuda/ragged/ragged_common.cuh \
+    'store_lse(P, c, c.it.row0 + r, parts_lse(nslices,' 'store_lse(P, c, c.it.row0 + r, parts_lse(1,' \
+    test_ragged 'ragged_gpu/decode_masks'
+plant ragged-entry-default-lse-token-stride csrc/ops/ragged_entry.c \
+    'l.lse_ts = ls.token;' 'l.lse_ts = 1;' test_ragged 'ragged_gpu/odd_groups'
+plant ragged-lse-over-the-cache-unchecked csrc/ops/ragged.c \
+    'PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, kv->key,' 'PA_REQUIRE(1 || !pa_ranges_overlap(p->lse, ls.bytes, kv->key,' \
+    test_ragged 'ragged_bad_gpu/lse_refusals'
 # The decode workspace sized for 16-bit partial rows (2026-11-29): one byte an element short.
 plant decode-workspace-short-for-16-bit csrc/ops/decode.c \
     'p->q_dtype == PA_DTYPE_BF16 ? 2 : 4;' 'p->q_dtype == PA_DTYPE_BF16 ? 1 : 4;' \

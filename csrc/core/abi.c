@@ -180,6 +180,9 @@ static const abi_field abi_table[] = {
     PA_OFF(pa_ragged_params, mask_value),
     PA_OFF(pa_ragged_params, kv_split_tokens),
     PA_OFF(pa_ragged_params, sinks),
+    PA_OFF(pa_ragged_params, lse),
+    PA_OFF(pa_ragged_params, lse_head_stride),
+    PA_OFF(pa_ragged_params, lse_token_stride),
 
     PA_SZ(pa_batch_split),
     PA_OFF(pa_batch_split, num_decodes),

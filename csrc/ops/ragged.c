@@ -69,6 +69,20 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "sinks", p->sinks, sizeof(float)));
+    pa_lse_strides ls; /* checked with or without lse */
+    PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
+                         &ls));
+    if (p->lse != NULL) {
+        PA_TRY(pa_check_aligned("ragged", "lse", p->lse, sizeof(float)));
+        const int64_t rows = (int64_t)p->max_num_batched_tokens * p->num_q_heads * kv->head_size;
+        const int64_t rows_bytes = rows * (int64_t)pa_dtype_size(p->q_dtype);
+        int64_t key_elems = 0;
+        PA_TRY(pa_kv_cache_elements(kv, &key_elems, NULL));
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, rows_bytes), "ragged: lse overlaps out");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->q, rows_bytes), "ragged: lse overlaps q");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, kv->key, key_elems * (int64_t)pa_dtype_size(kv->dtype)),
+                   "ragged: lse overlaps the cache (kv.key)");
+    }
     pa_rg_ws_layout w;
     pa_rg_ws_layout_make(p, &w);
     if (w.max_items > INT32_MAX / 2 || w.max_part_rows > INT32_MAX / 2)

@@ -15,6 +15,10 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     if ((int64_t)workspace_bytes < wl.total)
         return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "ragged: workspace of %zu bytes; this problem needs %lld",
                        workspace_bytes, (long long)wl.total);
+    pa_lse_strides ls;
+    PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
+                         &ls));
+    PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, workspace, wl.total), "ragged: lse overlaps the workspace");
 
     pa_rg_launch l;
     l.out = p->out;
@@ -52,6 +56,9 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     l.sm_scale = p->sm_scale;
     l.soft_cap = p->soft_cap;
     l.mask_value = pa_rg_mask_value(p);
+    l.lse = p->lse;
+    l.lse_hs = ls.head;
+    l.lse_ts = ls.token;
 
     PA_RANGE_PUSH("pa_ragged_paged_attention");
     const int e = pa_launch_ragged(&l, stream);

@@ -10,7 +10,9 @@
  *      (when sinks is given) one more term of the denominator, with no value;
  *   4. each probability rounded to the value dtype (q_dtype), as JAX's
  *      softmax(...).astype(v.dtype) does before the P.V product;
- *   5. out = sum p * v in f64, rounded to q_dtype.
+ *   5. out = sum p * v in f64, rounded to q_dtype;
+ *   6. with lse, the row's log-sum-exp over its keys and the sink (step 3's
+ *      denominator, taken where neither term overflows).
  * This is the specification the CUDA kernels are tested against. */
 #include <math.h>
 #include <stdlib.h>
@@ -84,6 +86,9 @@ pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
     PA_TRY(check_batch(p, ns));
 
     const pa_kv_cache *kv = &p->kv;
+    pa_lse_strides ls;
+    PA_TRY(pa_lse_layout("ragged reference", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride,
+                         p->lse_token_stride, &ls));
     const int hs = kv->head_size, qh = p->num_q_heads;
     const int group = qh / kv->num_kv_heads;
     const int nkv = kv->num_kv_heads;
@@ -140,6 +145,17 @@ pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
                 for (int32_t k = 0; k < kv_len; k++) {
                     logits[k] = exp(logits[k] - max_logit);
                     sum += logits[k];
+                }
+                /* 6. the row's log-sum-exp: the keys', then the sink's term
+                 * added at the larger of the two (a sink far above the
+                 * logits would overflow exp() at the keys' max) */
+                if (p->lse) {
+                    double lse = max_logit + log(sum);
+                    if (p->sinks) {
+                        const double sk = (double)p->sinks[h], m2 = sk > lse ? sk : lse;
+                        lse = sk == INFINITY ? INFINITY : m2 + log(exp(lse - m2) + exp(sk - m2));
+                    }
+                    p->lse[h * ls.head + (q0 + i) * ls.token] = (float)lse;
                 }
                 /* The sink: appended as one more logit after the mask (JAX
                  * concatenates it before the softmax and drops its column). */

@@ -295,6 +295,8 @@ typedef struct pa_rg_launch {
     int32_t window, hard_mask, split_tokens;
     int32_t tile_rows; /* pa_rg_tile_rows(q_dtype, head_size) */
     float sm_scale, soft_cap, mask_value;
+    float *lse;             /* or NULL: (head h, batch row t) at h * lse_hs + t * lse_ts (ragged.h) */
+    int64_t lse_hs, lse_ts; /* pa_lse_layout's strides */
 } pa_rg_launch;
 
 /* cuda/ragged/ragged.cu: planner + attention; returns a cudaError_t as int. */

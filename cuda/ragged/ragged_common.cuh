@@ -74,6 +74,39 @@ __device__ __forceinline__ float sink_weight(const pa_rg_launch &P, const Item &
     return __expf(__ldg(P.sinks + row_head(c, pr, pa_kv_divide(P.group_div, pr))) - m);
 }
 
+// The largest of n partial log-sum-exps part(j), and that log-sum-exp
+// merged: max + log(sum of e^(part - max)), -inf when every part is -inf (the
+// epilogue's key slices, the last CTA's chunks).
+template <class Part> __device__ __forceinline__ float parts_max(int n, const Part &part) {
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++)
+        mx = fmaxf(mx, part(j));
+    return mx;
+}
+template <class Part> __device__ __forceinline__ float parts_lse(int n, const Part &part) {
+    const float mx = parts_max(n, part);
+    float wsum = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float ls = part(j);
+        wsum += ls == -INFINITY ? 0.0f : __expf(ls - mx);
+    }
+    return wsum > 0.0f ? mx + __logf(wsum) : -INFINITY;
+}
+
+// The caller's lse (ragged.h) of packed row pr: `keys` is the log-sum-exp of
+// the row's keys (-inf: none); the sink's term is added here at the larger of
+// the two, so that neither exponential overflows (a +inf sink gives +inf, a
+// -inf one leaves keys as it is, bit for bit).
+__device__ __forceinline__ void store_lse(const pa_rg_launch &P, const Item &c, int pr, float keys) {
+    const int tok = pa_kv_divide(P.group_div, pr), h = row_head(c, pr, tok);
+    float v = keys;
+    if (P.sinks != nullptr) {
+        const float sink = __ldg(P.sinks + h), m = fmaxf(keys, sink);
+        v = keys == -INFINITY || sink == INFINITY ? sink : m + __logf(__expf(keys - m) + __expf(sink - m));
+    }
+    P.lse[(int64_t)h * P.lse_hs + (int64_t)(c.q_base + tok) * P.lse_ts] = v;
+}
+
 // Position of packed row pr (rows past the item are clamped to its last row,
 // so padding rows see a valid key range and never produce NaN).
 __device__ __forceinline__ int q_pos(const pa_rg_launch &P, const Item &c, int pr) {
@@ -205,9 +238,7 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
                     v[e] *= keep;
             }
         } else {
-            float mx = -INFINITY;
-            for (int s = 0; s < nslices; s++)
-                mx = fmaxf(mx, st_lse[s * slice_rows + r]);
+            const float mx = parts_max(nslices, [&](int s) { return st_lse[s * slice_rows + r]; });
             float wsum = 0.0f;
 #pragma unroll
             for (int e = 0; e < 8; e++)
@@ -238,8 +269,14 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
                 pl[c.it.part + r] = lse;
         }
     }
-    if (c.it.part < 0)
+    if (c.it.part < 0) {
+        // The caller's lse, a row a thread (not in the loop above, where a
+        // warp would take the lse's branch for each of its 8-column groups).
+#pragma unroll 1
+        for (int r = threadIdx.x; P.lse != nullptr && r < nrows; r += NT)
+            store_lse(P, c, c.it.row0 + r, parts_lse(nslices, [&](int s) { return st_lse[s * slice_rows + r]; }));
         return;
+    }
 
     // Last CTA of the tile merges (threadFenceReduction pattern).
     __threadfence();
@@ -253,9 +290,7 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
     __threadfence();
     for (int u = threadIdx.x; u < m.nrows * groups; u += NT) {
         const int r = u / groups, cg = u % groups;
-        float mx = -INFINITY;
-        for (int j = 0; j < m.n_split; j++)
-            mx = fmaxf(mx, __ldcg(pl + m.part0 + j * m.nrows + r));
+        const float mx = parts_max(m.n_split, [&](int j) { return __ldcg(pl + m.part0 + j * m.nrows + r); });
         float v[8], wsum = 0.0f;
 #pragma unroll
         for (int e = 0; e < 8; e++)
@@ -281,6 +316,10 @@ __device__ void epilogue(const pa_rg_launch &P, const Item &c, const float *st, 
             v[e] *= inv;
         store8<DT>(out + row_offset(P, c, m.row0 + r) + cg * 8, v);
     }
+#pragma unroll 1
+    for (int r = threadIdx.x; P.lse != nullptr && r < m.nrows; r += NT)
+        store_lse(P, c, m.row0 + r,
+                  parts_lse(m.n_split, [&](int j) { return __ldcg(pl + m.part0 + j * m.nrows + r); }));
     if (threadIdx.x == 0)
         counters(P)[c.it.merge] = 0; // ready for the next launch (the planner resets it too)
 }

@@ -22,8 +22,12 @@ template <int HP> constexpr size_t simt_smem_bytes() {
     return sizeof(float) * ((size_t)64 * HP + 2 * (size_t)kSimtKeys * (HP + 1) + kSimtWarps * kSimtRows * kSimtKeys);
 }
 
+// Head 64 is held to 3 CTAs an SM (at most 85 registers; it needs about 80
+// and ptxas took 95 once the lse output's row pass was in, which left 2):
+// shared memory allows 5. Heads 128 and 256 take 2 and 1 whatever the bound.
 template <int HP>
-__global__ void __launch_bounds__(kSimtThreads) ragged_simt_kernel(const __grid_constant__ pa_rg_launch P) {
+__global__ void __launch_bounds__(kSimtThreads, HP == 64 ? 3 : 1)
+    ragged_simt_kernel(const __grid_constant__ pa_rg_launch P) {
     constexpr int KS = HP + 1; // odd stride: lane-indexed keys hit distinct banks
     constexpr int NJ = HP / 32;
     PA_DYNAMIC_SMEM(unsigned char, smem);

@@ -103,11 +103,36 @@ typedef struct pa_ragged_params {
     float soft_cap;         /* 0 = none; cap * tanh(x / cap) before masking */
     float mask_value;       /* 0 = default (JAX's DEFAULT_MASK_VALUE = -0.7 * FLT_MAX); added to masked logits */
     /* ---- optional (zero = automatic); added after the agreed fields ---- */
-    int32_t kv_split_tokens; /* 0 = automatic; else every sequence's keys are split into chunks of this many
-                                tokens (a multiple of 64), each its own work item, merged afterwards. For
-                                tests and tuning: small values raise the workspace size. */
-    const float *sinks;      /* [num_q_heads] f32 or NULL: attention sinks (see the top of this header) */
+    int32_t kv_split_tokens;  /* 0 = automatic; else every sequence's keys are split into chunks of this many
+                                 tokens (a multiple of 64), each its own work item, merged afterwards. For
+                                 tests and tuning: small values raise the workspace size. */
+    const float *sinks;       /* [num_q_heads] f32 or NULL: attention sinks (see the top of this header) */
+    float *lse;               /* [num_q_heads, max_num_batched_tokens] f32 or NULL: log-sum-exp (see below) */
+    int64_t lse_head_stride;  /* lse's layout (as context attention's, prefill.h); 0 = max_num_batched_tokens */
+    int64_t lse_token_stride; /* 0 = 1 */
 } pa_ragged_params;
+
+/* Log-sum-exp output: `lse`, when not NULL, f32 in device memory (host memory
+ * for the reference), 4-byte aligned, gets for every query row the call
+ * writes (query row t of the batch, head h) the natural log of that row's
+ * softmax denominator,
+ *     lse = log(e^sinks[h] + sum_k e^x_k)   over k_pos in [0, kv_len),
+ * x_k as above: mask_value added to a masked key's logit (with the default
+ * hard mask its term is exactly 0), the sink term only with sinks; a +inf
+ * sink gives +inf. Rows the call leaves untouched (outside the live
+ * sequences, or skipped as DEVICE DATA says above) leave their lse
+ * unwritten. It is laid out as context attention's lse (prefill.h) with
+ * tokens = max_num_batched_tokens: (h, t) at h * lse_head_stride + t *
+ * lse_token_stride floats, 0 giving the default [num_q_heads,
+ * max_num_batched_tokens]; FlashInfer's [tokens, heads] is head stride 1 and
+ * token stride num_q_heads. A row's output and lse are one partial attention
+ * state: calls over disjoint keys of the same query rows merge with
+ * pa_merge_attn_states (merge.h) into attention over all of them (give the
+ * sinks to one call only). The masks place query rows by kv_len, so such a
+ * split is exact where they leave every key of both calls visible: decode
+ * rows over a shared prefix's pages, then over each sequence's own (cascade
+ * attention). lse must not overlap out, q, the cache or the workspace (the
+ * whole layout's span, gaps included, is checked). */
 
 /* Supported (GPU and reference alike):
  *   q_dtype    f32, f16, bf16; cache dtype = q_dtype, or fp8 e4m3 / e5m2

@@ -89,7 +89,8 @@ class RaggedParams(C.Structure):
                 ("page_indices", _ptr), ("pages_per_seq", _i32), ("cu_q_lens", _ptr), ("num_seqs", _ptr),
                 ("max_num_seqs", _i32), ("max_num_batched_tokens", _i32), ("num_q_heads", _i32),
                 ("sm_scale", _f32), ("sliding_window", _i32), ("soft_cap", _f32), ("mask_value", _f32),
-                ("kv_split_tokens", _i32), ("sinks", _ptr)]
+                ("kv_split_tokens", _i32), ("sinks", _ptr), ("lse", _ptr), ("lse_head_stride", _i64),
+                ("lse_token_stride", _i64)]
 
 
 class BatchSplit(C.Structure):

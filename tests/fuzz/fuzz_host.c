@@ -1042,6 +1042,7 @@ static void fuzz_ragged(reader *r) {
     if (nt > 0 && p.num_q_heads > 0 && a.c.head_size > 0)
         qn = (__int128)nt * p.num_q_heads * a.c.head_size;
     void *q = NULL, *out = NULL;
+    float *lse = NULL;
     if (ms > 8 || qn > OP_LIMIT || (ms > 0 && !pi) || too_big(a.cok, a.ce))
         goto done;
     /* the kernels' 16-byte alignment: malloc gives it */
@@ -1053,14 +1054,33 @@ static void fuzz_ragged(reader *r) {
     p.cu_q_lens = ms ? cu : NULL;
     p.kv_lens = ms ? kl : NULL;
     p.num_seqs = rd_u8(r) == 4 ? NULL : &live;
+    /* the lse output (sometimes misaligned or over the output) */
+    const uint8_t extra = rd_u8(r);
+    const int64_t ln = p.num_q_heads > 0 ? (int64_t)p.num_q_heads * nt : 0;
+    const lse_lay ll = lse_draw(r, extra & 16, p.num_q_heads, nt, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
+    if (extra & 4 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
+        static float dummy[4];
+        p.lse = dummy;
+        if (pa_ragged_validate(&p) == PA_SUCCESS)
+            FUZZ_CHECK(lse_acceptable(&ll, p.num_q_heads, nt));
+        goto done;
+    }
+    if (extra & 4)
+        lse = sent_buf(ll.n, 4);
+    if (lse)
+        p.lse = extra & 8 ? (float *)((char *)lse + 2) : extra & 64 ? (float *)out : lse;
     {
         const pa_status s = pa_ref_ragged_paged_attention(&p);
         if (s != PA_SUCCESS)
-            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)qn * (size_t)qe));
-        else
-            FUZZ_CHECK(a.cok && live >= 0 && live <= p.max_num_seqs && pa_ragged_validate(&p) == PA_SUCCESS);
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)qn * (size_t)qe) &&
+                       (!lse || untouched(lse, (size_t)ll.n * 4)));
+        else /* the strides apart, never over out, and nothing written outside the layout's rows */
+            FUZZ_CHECK(a.cok && live >= 0 && live <= p.max_num_seqs && pa_ragged_validate(&p) == PA_SUCCESS &&
+                       lse_acceptable(&ll, p.num_q_heads, nt) && (void *)p.lse != out &&
+                       (!lse || p.lse != lse || lse_placed(lse, &ll, p.num_q_heads, nt, 0)));
     }
 done:
+    free(lse);
     free(q);
     free(out);
     free(pi);

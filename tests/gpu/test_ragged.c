@@ -23,7 +23,33 @@ typedef struct dev_problem {
     int32_t *kv_lens, *pages, *cu, *ns;
     float *scales, *sinks;
     size_t ws_bytes, pages_bytes;
+    float *lse; /* the lse view's whole buffer (lv.n floats of the sentinel) */
+    pa_test_lse_view lv;
 } dev_problem;
+
+/* ---- log-sum-exp output (ragged.h) -------------------------------------------------
+ *
+ * Every launch through dev_make asks for the lse, each in the next of
+ * pa_test_lse_view_nth's layouts (the default, FlashInfer's [tokens, heads],
+ * a padded view), and compare_rows holds it to the reference's for the rows
+ * it compares; with check_tail the rows past the live ones, and every float
+ * outside the layout (16 past its end included), keep the sentinel. */
+static int lse_view_next;
+
+/* |kernel - reference| allowed. The scores are the reference's to f32
+ * accumulation and the kernels sum P in f32 before rounding it for P V, so
+ * what differs is the order of f32 additions (as prefill's lse, whose 16-bit
+ * kernels came within 1.4e-5 of it in interpret mode); f32 queries: their
+ * dots' own f32 rounding too. An fp8 cache's K is dequantised by some paths
+ * with its scale folded into sm_scale instead of rounding k * scale to the
+ * query dtype as the reference does: a logit moves by up to 2^-8 of its size
+ * in bf16 (2^-11 in f16), and so may the lse. */
+static double rg_lse_tolerance(pa_dtype qd, pa_dtype cd, double want) {
+    double tol = qd == PA_DTYPE_F32 ? 2e-4 + 1e-5 * fabs(want) : 1e-4 + 1e-5 * fabs(want);
+    if (pa_dtype_is_fp8(cd))
+        tol += (qd == PA_DTYPE_BF16 ? 0x1p-8 : 0x1p-11) * (1.0 + fabs(want));
+    return tol;
+}
 
 /* Set by ragged_gpu/cache_offsets_past_32_bits: dev_make puts the pages at
  * the end of a cache whose first lead pages (past 2^31 elements and 2^32
@@ -76,6 +102,13 @@ static void dev_make(const rg_problem *pr, dev_problem *d) {
     d->p.page_indices = d->pages;
     d->p.cu_q_lens = d->cu;
     d->p.num_seqs = d->ns;
+    d->lv = pa_test_lse_view_nth(lse_view_next++, h->num_q_heads, h->max_num_batched_tokens);
+    float *sentinels = pa_test_lse_sentinels(d->lv.n);
+    d->lse = pa_test_dev_upload(sentinels, sizeof(float) * d->lv.n);
+    free(sentinels);
+    d->p.lse = d->lse + d->lv.off;
+    d->p.lse_head_stride = d->lv.head_stride;
+    d->p.lse_token_stride = d->lv.token_stride;
     cr_assert_eq(pa_ragged_workspace_size(&d->p, &d->ws_bytes), PA_SUCCESS, "%s", pa_last_error());
     d->ws = pa_test_dev_alloc(d->ws_bytes);
     /* garbage in the workspace: the planner must not depend on its contents */
@@ -93,6 +126,37 @@ static void dev_free(dev_problem *d) {
     pa_test_dev_free(d->scales);
     pa_test_dev_free(d->sinks);
     pa_test_dev_free(d->ws);
+    pa_test_dev_free(d->lse);
+}
+
+/* The lse back to the sentinel (a graph replayed on new data). */
+static void dev_reset_lse(dev_problem *d) {
+    float *sentinels = pa_test_lse_sentinels(d->lv.n);
+    cr_assert_eq(cudaMemcpy(d->lse, sentinels, sizeof(float) * d->lv.n, cudaMemcpyHostToDevice), cudaSuccess);
+    free(sentinels);
+}
+
+/* d's lse as [num_q_heads, max_num_batched_tokens] (malloc'd); fails when a
+ * float outside its layout was written. */
+static float *dev_lse(const dev_problem *d, const char *what) {
+    float *buf = pa_xmalloc(sizeof(float) * (d->lv.n + 1));
+    pa_test_dev_download(buf, d->lse, sizeof(float) * d->lv.n);
+    char w[300];
+    snprintf(w, sizeof w, "%s, lse as %s", what, d->lv.name);
+    float *got = pa_test_lse_gather(buf, &d->lv, d->p.num_q_heads, d->p.max_num_batched_tokens, w);
+    free(buf);
+    return got;
+}
+
+/* Batch rows [r0, r1) of every head kept the sentinel (their lse unwritten). */
+static void expect_lse_unwritten(const float *got, const pa_ragged_params *p, int r0, int r1, const char *what) {
+    for (int h = 0; h < p->num_q_heads; h++)
+        for (int t = r0; t < r1; t++) {
+            uint32_t bits;
+            memcpy(&bits, &got[(size_t)h * (size_t)p->max_num_batched_tokens + (size_t)t], sizeof bits);
+            CHK(bits == PA_TEST_LSE_SENTINEL, "%s: lse of head %d row %d written (%g)", what, h, t,
+                (double)got[(size_t)h * (size_t)p->max_num_batched_tokens + (size_t)t]);
+        }
 }
 
 static void dev_run(dev_problem *d) {
@@ -104,8 +168,13 @@ static void dev_run(dev_problem *d) {
 /* Runs the reference on the host problem (its out keeps the sentinel where it
  * does not write) and compares the device output: live rows within the
  * tolerance, every other byte identical. */
-static void compare_rows(rg_problem *pr, const void *dev_out, const char *what, int check_tail) {
-    cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "reference: %s", pa_last_error());
+static void compare_rows(rg_problem *pr, const dev_problem *d, const void *dev_out, const char *what, int check_tail) {
+    const size_t nl = (size_t)pr->p.num_q_heads * (size_t)pr->p.max_num_batched_tokens;
+    float *lse_want = pa_test_nan_floats(nl), *lse_got = d ? dev_lse(d, what) : NULL;
+    pr->p.lse = lse_want;
+    const pa_status rs = pa_ref_ragged_paged_attention(&pr->p);
+    pr->p.lse = NULL;
+    cr_assert_eq(rs, PA_SUCCESS, "reference: %s", pa_last_error());
     const pa_ragged_params *p = &pr->p;
     const size_t es = pa_dtype_size(p->q_dtype), row = (size_t)p->num_q_heads * p->kv.head_size;
     unsigned char *got = malloc(pr->q_bytes);
@@ -128,15 +197,33 @@ static void compare_rows(rg_problem *pr, const void *dev_out, const char *what, 
                   s, n, pr->kv_lens[s], pa_dtype_name(p->q_dtype), pa_dtype_name(p->kv.dtype), p->num_q_heads,
                   p->kv.num_kv_heads, p->kv.head_size, p->kv.block_size, p->sliding_window, (double)p->soft_cap,
                   pa_compare_format(&res, tol, buf, sizeof buf));
+        for (int h = 0; lse_got && h < p->num_q_heads; h++)
+            for (int t = r0; t < r0 + n; t++) {
+                const size_t i = (size_t)h * (size_t)p->max_num_batched_tokens + (size_t)t;
+                const double g = lse_got[i], w = lse_want[i], lt = rg_lse_tolerance(p->q_dtype, p->kv.dtype, w);
+                if (isinf(w) || isnan(w))
+                    CHK(g == w, "%s: sequence %d: lse of head %d row %d is %g, the reference's %g", what, s, h, t, g,
+                        w);
+                else
+                    CHK(fabs(g - w) <= lt,
+                        "%s: sequence %d (q_len %d kv_len %d, %s/%s): lse of head %d row %d is %.7g, the reference's "
+                        "%.7g (at most %.3g apart)",
+                        what, s, n, pr->kv_lens[s], pa_dtype_name(p->q_dtype), pa_dtype_name(p->kv.dtype), h, t, g, w,
+                        lt);
+            }
     }
     const size_t live_end = (size_t)pr->cu_q_lens[pr->num_seqs] * row * es;
     for (size_t i = live_end; check_tail && i < pr->q_bytes; i++)
         CHK_EQ(got[i], RG_SENTINEL_BYTE, "%s: byte %zu past the live rows was written", what, i);
+    if (lse_got && check_tail)
+        expect_lse_unwritten(lse_got, p, pr->cu_q_lens[pr->num_seqs], p->max_num_batched_tokens, what);
     free(got);
+    free(lse_got);
+    free(lse_want);
 }
 
-static void compare_with_ref(rg_problem *pr, const void *dev_out, const char *what) {
-    compare_rows(pr, dev_out, what, 1);
+static void compare_with_ref(rg_problem *pr, const dev_problem *d, const void *dev_out, const char *what) {
+    compare_rows(pr, d, dev_out, what, 1);
 }
 
 typedef struct gcase {
@@ -149,7 +236,7 @@ typedef struct gcase {
     int decode_every; /* > 0: every n-th sequence is a decode (q_len 1) */
     float q_range;    /* queries in [-q_range, q_range) (0: 2), sm_scale shrunk by as much */
     float logit_mul;  /* > 0: sm_scale times this (a peaked softmax) */
-    int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf (its rows zero) */
+    int sinks;        /* attention sinks: pa_sink_logits(qh, seed); 2: head 1's +inf and head 2's 800 (rows zero) */
     int null_scales;  /* fp8: the pages re-encoded at scale 1, k_scale and v_scale NULL (pa_kv_cache's 1.0) */
     int scale_kind;   /* 0: sm_scale as above; 1: -8 times it; 2: zero */
     int head_scales;  /* fp8: the pages read under a k_scale and v_scale per KV head (pa_test_head_scales) */
@@ -186,8 +273,10 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
         pr->p.sm_scale *= k->logit_mul;
     if (k->scale_kind)
         pr->p.sm_scale = k->scale_kind == 1 ? -8.0f * pr->p.sm_scale : 0.0f;
-    if (k->sinks == 2)
+    if (k->sinks == 2) {
         pr->sinks[1] = INFINITY;
+        pr->sinks[2] = 800.0f; /* e^(800 - max) overflows: rows of zeros, lse 800 */
+    }
     if (k->null_scales) {
         /* combined pages [page][token][2 x kv head + {K, V}][d]: each element
          * times its own scale, so K and V keep their sizes at scale 1 */
@@ -211,7 +300,7 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
     void *out = malloc(pr->q_bytes);
     cr_assert(out);
     pa_test_dev_download(out, d.out, pr->q_bytes);
-    compare_with_ref(pr, out, k->sinks ? "case with sinks" : "case");
+    compare_with_ref(pr, &d, out, k->sinks ? "case with sinks" : "case");
     free(out);
     dev_free(&d);
     rg_problem_free(pr);
@@ -495,7 +584,7 @@ Test(ragged_gpu, long_prefill, .timeout = 600) {
         dev_run(&dv);
         void *out = malloc(pr->q_bytes);
         pa_test_dev_download(out, dv.out, pr->q_bytes);
-        compare_with_ref(pr, out, "long prefill");
+        compare_with_ref(pr, &dv, out, "long prefill");
         free(out);
         dev_free(&dv);
         rg_problem_free(pr);
@@ -826,8 +915,9 @@ Test(ragged_gpu, forced_kv_splits) {
  * e^lse / (e^lse + e^sink)), chunked tiles (the last CTA's merge adds it once,
  * not per chunk), the f32 kernel, fp8 pages, a window (gpt-oss's 128 over head
  * 64 and group 8), a soft cap and a mild mask value. Each head has its own
- * sink, -inf (none) to far above the logits; in two cases head 1's is +inf,
- * whose rows must be zeros (direct, sliced and merged rows alike). */
+ * sink, -inf (none) to far above the logits; in two cases head 1's is +inf
+ * and head 2's 800, whose rows must be zeros (direct, sliced and merged rows
+ * alike) and their lse +inf and 800. */
 Test(ragged_gpu, attention_sinks) {
     PA_SKIP_WITHOUT_GPU();
     static const gcase ks[] = {
@@ -1058,7 +1148,7 @@ Test(ragged_gpu, num_seqs_below_max) {
     void *out = malloc(pr->q_bytes);
     pa_test_dev_download(out, d.out, pr->q_bytes);
     /* the reference must not see the garbage rows either: num_seqs = 3 */
-    compare_with_ref(pr, out, "num_seqs 3 of 16");
+    compare_with_ref(pr, &d, out, "num_seqs 3 of 16");
     free(out);
     dev_free(&d);
     pr->num_seqs = 4;
@@ -1102,8 +1192,11 @@ Test(ragged_gpu, bad_device_lengths_are_skipped) {
         CHK_EQ(out[i], RG_SENTINEL_BYTE, "rows of the skipped sequence written (byte %zu)", i);
     /* sequence 0 is intact: compare it alone with the reference (sequence 2,
      * with a page read as zeros, is written but meaningless) */
+    float *lse = dev_lse(&d, "a skipped sequence");
+    expect_lse_unwritten(lse, &pr->p, 4, 10, "the skipped sequence");
+    free(lse);
     pr->num_seqs = 1;
-    compare_rows(pr, out, "sequence 0 beside a skipped one", 0);
+    compare_rows(pr, &d, out, "sequence 0 beside a skipped one", 0);
     pr->num_seqs = 3;
     free(out);
     dev_free(&d);
@@ -1137,12 +1230,15 @@ Test(ragged_gpu, out_of_range_device_data_is_skipped) {
         pa_test_dev_download(out, d.out, pr->q_bytes);
         if (v == 0) {
             pr->num_seqs = 4;
-            compare_with_ref(pr, out, "num_seqs 9 of at most 4, clamped");
+            compare_with_ref(pr, &d, out, "num_seqs 9 of at most 4, clamped");
         } else {
             for (size_t i = 20 * row; i < 30 * row; i++)
                 CHK_EQ(out[i], RG_SENTINEL_BYTE, "rows of the skipped sequences written (byte %zu)", i);
+            float *lse = dev_lse(&d, "overlapping sequences");
+            expect_lse_unwritten(lse, &pr->p, 20, 30, "the skipped sequences");
+            free(lse);
             pr->num_seqs = 2; /* sequences 0 and 1, rows 0..19, against the reference */
-            compare_rows(pr, out, "sequences 0 and 1 beside overlapping ones", 0);
+            compare_rows(pr, &d, out, "sequences 0 and 1 beside overlapping ones", 0);
             pr->num_seqs = 4;
         }
         free(out);
@@ -1201,7 +1297,7 @@ Test(ragged_gpu, bad_page_ids_read_as_zeros) {
         pa_test_dev_download(out, d.out, pr->q_bytes);
         for (int i = 0; i < 3; i++)
             pr->page_indices[bad[i][0] * cols + bad[i][1]] = spare;
-        compare_with_ref(pr, out, v == 0 ? "bad page ids, f16 pages" : "bad page ids, fp8 pages");
+        compare_with_ref(pr, &d, out, v == 0 ? "bad page ids, f16 pages" : "bad page ids, fp8 pages");
         free(out);
         dev_free(&d);
         rg_problem_free(pr);
@@ -1241,7 +1337,7 @@ static void plan_case(const rg_problem_cfg *c, int32_t split_tokens) {
     cr_assert(memcmp(gm, wm, sizeof(pa_rg_merge) * (size_t)tot.merges) == 0, "device merges differ from the host plan");
     void *out = malloc(pr->q_bytes);
     pa_test_dev_download(out, d.out, pr->q_bytes);
-    compare_with_ref(pr, out, "plan case");
+    compare_with_ref(pr, &d, out, "plan case");
     free(out);
     free(got);
     free(gm);
@@ -1325,6 +1421,7 @@ Test(ragged_gpu, batch_invariance_bitwise) {
             int ql[12], kl[12];
             pa_rng r = pa_rng_make(9000 + (uint64_t)(d * 3 + target));
             unsigned char *alone = NULL;
+            float *alone_lse = NULL; /* the target's lse, [16 heads][tq] */
             size_t rowbytes = 0;
             for (int variant = 0; variant < 3; variant++) {
                 const int n = variant == 0 ? 1 : (variant == 1 ? 5 : 12);
@@ -1377,10 +1474,24 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 unsigned char *out = malloc(pr->q_bytes);
                 pa_test_dev_download(out, dv.out, pr->q_bytes);
                 const size_t nb = (size_t)tq[target] * rowbytes;
+                float *lse = dev_lse(&dv, "batch invariance");
+                float *mine = pa_xmalloc(sizeof(float) * 16 * (size_t)tq[target]);
+                for (int h = 0; h < 16; h++)
+                    memcpy(mine + (size_t)h * tq[target], lse + (size_t)h * pr->p.max_num_batched_tokens + r0,
+                           sizeof(float) * (size_t)tq[target]);
+                free(lse);
+                if (variant == 0) {
+                    alone_lse = mine;
+                } else {
+                    cr_assert(memcmp(alone_lse, mine, sizeof(float) * 16 * (size_t)tq[target]) == 0,
+                              "dtype %s target %d: lse differs in batch variant %d", pa_dtype_name(dts[d]), target,
+                              variant);
+                    free(mine);
+                }
                 if (variant == 0) {
                     alone = malloc(nb);
                     memcpy(alone, out + (size_t)r0 * rowbytes, nb);
-                    compare_with_ref(pr, out, "target alone");
+                    compare_with_ref(pr, &dv, out, "target alone");
                 } else {
                     cr_assert(memcmp(alone, out + (size_t)r0 * rowbytes, nb) == 0,
                               "dtype %s target %d: output differs in batch variant %d", pa_dtype_name(dts[d]), target,
@@ -1392,6 +1503,7 @@ Test(ragged_gpu, batch_invariance_bitwise) {
                 rg_problem_free(pr);
             }
             free(alone);
+            free(alone_lse);
         }
 }
 
@@ -1450,7 +1562,8 @@ Test(ragged_gpu, graph_replay_with_new_batch) {
     cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
     void *out = malloc(pa->q_bytes);
     pa_test_dev_download(out, d.out, pa->q_bytes);
-    compare_with_ref(pa, out, "graph, batch A");
+    compare_with_ref(pa, &d, out, "graph, batch A");
+    dev_reset_lse(&d);
     /* batch B: new contents in the same device buffers, same graph */
     cr_assert_eq(cudaMemcpy(d.cache, pb->cache, pb->cache_bytes, cudaMemcpyHostToDevice), cudaSuccess);
     cr_assert_eq(cudaMemcpy(d.q, pb->q, pb->q_bytes, cudaMemcpyHostToDevice), cudaSuccess);
@@ -1462,7 +1575,7 @@ Test(ragged_gpu, graph_replay_with_new_batch) {
     cr_assert_eq(cudaGraphLaunch(ge, st), cudaSuccess);
     cr_assert_eq(cudaStreamSynchronize(st), cudaSuccess);
     pa_test_dev_download(out, d.out, pb->q_bytes);
-    compare_with_ref(pb, out, "graph replay, batch B");
+    compare_with_ref(pb, &d, out, "graph replay, batch B");
     free(out);
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
@@ -1558,6 +1671,56 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     p.num_q_heads = 128;
     p.max_num_batched_tokens = 1 << 23; /* x 128: 2^30 query rows in one sequence */
     expect(&p, PA_ERR_UNSUPPORTED, "32-bit row index");
+}
+
+/* The lse (ragged.h): its strides, alignment and the buffers it must keep
+ * clear of (out, q, the cache and the workspace, each by its own extent: 2048
+ * bytes of rows, 64 KiB of cache), refused before anything launches. */
+Test(ragged_bad_gpu, lse_refusals) {
+    /* out: the last 512 floats of its array (the first 64 lie before it) */
+    static float out_buf[64 + 512] __attribute__((aligned(16))), q[512] __attribute__((aligned(16)));
+    float *out = out_buf + 64;
+    static float cache[16384 + 64] __attribute__((aligned(16))), lse[64] __attribute__((aligned(16)));
+    pa_ragged_params p = host_only_params();
+    p.out = out;
+    p.q = q;
+    p.kv.key = cache;
+    p.lse = lse;
+    p.max_num_batched_tokens = 2;
+    p.lse_head_stride = -2;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse_head_stride = -2");
+    p.lse_head_stride = 0;
+    p.lse_token_stride = -1;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse_token_stride = -1");
+    p.lse = NULL; /* the strides are checked without an lse too */
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse_token_stride = -1");
+    p.lse = lse;
+    p.lse_head_stride = p.lse_token_stride = 1; /* (0, 1) and (1, 0) on one float */
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "on one float");
+    p.lse_head_stride = p.lse_token_stride = 0;
+    p.lse = (float *)((char *)lse + 2);
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse (");
+    p.lse = out + 511; /* out's last float: the layout's first */
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps out");
+    p.lse = q + 496;
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps q");
+    p.lse = cache + 16383; /* the combined cache: 4 pages x 16 x 2 x 2 heads x 128 bf16, 64 KiB */
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps the cache");
+    p.lse = cache + 16384; /* just past it */
+    size_t need = 0;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
+    /* [8 heads, 2 tokens] from 16 floats before the workspace's end, and just past it */
+    static char ws[1 << 16] __attribute__((aligned(256)));
+    cr_assert(need + 64 <= sizeof ws);
+    p.lse = (float *)(ws + need) - 1;
+    cr_assert_eq(pa_ragged_paged_attention(&p, ws, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "lse overlaps the workspace"), "%s", pa_last_error());
+    /* the layout's span counts, gaps included: [tokens, heads] with a padded
+     * token stride, its first float clear of out but its last inside it */
+    p.lse = out_buf + 24; /* out - 40 */
+    p.lse_head_stride = 1;
+    p.lse_token_stride = 48; /* (7, 1) at 55 floats on: out + 15 */
+    expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps out");
 }
 
 Test(ragged_bad_gpu, workspace_checks) {

@@ -5,6 +5,7 @@
  * invariance). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,6 +365,209 @@ Test(ragged_ref, sinks_as_an_extra_score) {
     };
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         check_against_plain(&ks[i]);
+}
+
+/* ---- the log-sum-exp output (ragged.h) -------------------------------------------- */
+
+/* pa_test_lse_run for the reference: ctx the params. */
+static pa_status run_ragged_ref_lse(void *ctx, float *lse, int64_t hs, int64_t ts) {
+    pa_ragged_params q = *(const pa_ragged_params *)ctx;
+    q.lse = lse, q.lse_head_stride = hs, q.lse_token_stride = ts;
+    return pa_ref_ragged_paged_attention(&q);
+}
+
+/* Every live row's lse against unpaged attention's (rg_problem_plain_lse, its
+ * own softmax in double): with sinks (a -inf one among them), a window, a soft
+ * cap, a mild mask_value (masked keys then count), an fp8 cache, 16-bit
+ * queries. Asking for it changes no output bit; the 5 padding rows past the
+ * live ones keep their floats; the other test layouts hold the same values bit
+ * for bit. Then a +inf sink: +inf for its head; a sink of 800: 800 (float
+ * rounding drops the keys' share); the others as before. */
+Test(ragged_ref, lse_is_the_log_of_each_rows_denominator) {
+    static const rg_case ks[] = {
+        {.seed = 1500,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 4,
+         .qh = 8,
+         .kvh = 2,
+         .hs = 32,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 20,
+         .extra_lo = 0,
+         .extra_hi = 60,
+         .sinks = 1},
+        {.seed = 1501,
+         .q_dtype = PA_DTYPE_BF16,
+         .cache_dtype = PA_DTYPE_BF16,
+         .num_seqs = 3,
+         .qh = 4,
+         .kvh = 4,
+         .hs = 64,
+         .ps = 8,
+         .q_lo = 1,
+         .q_hi = 12,
+         .extra_lo = 5,
+         .extra_hi = 50,
+         .window = 7,
+         .sinks = 1},
+        {.seed = 1502,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 3,
+         .qh = 4,
+         .kvh = 1,
+         .hs = 32,
+         .ps = 16,
+         .q_lo = 2,
+         .q_hi = 12,
+         .extra_lo = 0,
+         .extra_hi = 30,
+         .window = 5,
+         .soft_cap = 0.5f,
+         .mask_value = -2.0f},
+        {.seed = 1503,
+         .q_dtype = PA_DTYPE_F16,
+         .cache_dtype = PA_DTYPE_FP8_E4M3,
+         .num_seqs = 3,
+         .qh = 8,
+         .kvh = 4,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 1,
+         .q_hi = 10,
+         .extra_lo = 0,
+         .extra_hi = 50,
+         .sinks = 1},
+    };
+    for (size_t c = 0; c < sizeof ks / sizeof ks[0]; c++) {
+        const rg_case *k = &ks[c];
+        int q_lens[8], kv_lens[8];
+        pa_rng r = pa_rng_make(k->seed);
+        int rows = 0;
+        for (int s = 0; s < k->num_seqs; s++) {
+            q_lens[s] = pa_rng_int(&r, k->q_lo, k->q_hi);
+            kv_lens[s] = q_lens[s] + pa_rng_int(&r, k->extra_lo, k->extra_hi);
+            rows += q_lens[s];
+        }
+        rg_problem_cfg cfg = {.seed = k->seed,
+                              .q_dtype = k->q_dtype,
+                              .cache_dtype = k->cache_dtype,
+                              .num_seqs = k->num_seqs,
+                              .max_tokens = rows + 5,
+                              .num_q_heads = k->qh,
+                              .num_kv_heads = k->kvh,
+                              .head_size = k->hs,
+                              .page_size = k->ps,
+                              .q_lens = q_lens,
+                              .kv_lens = kv_lens,
+                              .extra_pages = 2,
+                              .window = k->window,
+                              .soft_cap = k->soft_cap,
+                              .mask_value = k->mask_value,
+                              .with_sinks = k->sinks};
+        rg_problem *pr = rg_problem_make(&cfg);
+        cr_assert(pr);
+        const int T = pr->p.max_num_batched_tokens;
+        cr_assert_eq(T, rows + 5);
+        const size_t n = (size_t)k->qh * (size_t)T;
+        char what[64];
+        snprintf(what, sizeof what, "case %zu", c);
+        cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        unsigned char *plain_out = malloc(pr->q_bytes);
+        cr_assert(plain_out);
+        memcpy(plain_out, pr->out, pr->q_bytes);
+        float *lse = pa_test_nan_floats(n), *want = pa_test_nan_floats(n);
+        pr->p.lse = lse;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+        pr->p.lse = NULL;
+        cr_assert(memcmp(plain_out, pr->out, pr->q_bytes) == 0, "%s: asking for lse changed the output", what);
+        float *plain = malloc(sizeof(float) * ((size_t)rows * k->qh * k->hs + 1));
+        cr_assert(plain);
+        rg_problem_plain_lse(pr, plain, 0, want);
+        for (int h = 0; h < k->qh; h++) {
+            pa_test_expect_lse(lse + (size_t)h * T, want + (size_t)h * T, (size_t)rows, what);
+            for (int t = rows; t < T; t++)
+                CHK(isnan(lse[(size_t)h * T + t]), "%s: lse of head %d padding row %d written", what, h, t);
+        }
+        cr_assert(isnan(lse[n]), "%s: written past the lse array", what);
+        /* the other layouts: the same floats, the padding rows' the sentinel */
+        float *views_want = pa_test_lse_sentinels(n);
+        for (int h = 0; h < k->qh; h++)
+            memcpy(views_want + (size_t)h * T, lse + (size_t)h * T, sizeof(float) * (size_t)rows);
+        pa_test_lse_views_match(run_ragged_ref_lse, &pr->p, 1, k->qh, T, views_want, 1, what);
+        free(views_want);
+        if (k->sinks) {
+            pr->sinks[1] = INFINITY; /* head 1: every row zero, lse +inf */
+            pr->sinks[2] = 800.0f;   /* head 2: far above every logit (e^800 overflows a double), lse 800 */
+            float *lse2 = pa_test_nan_floats(n);
+            pr->p.lse = lse2;
+            cr_assert_eq(pa_ref_ragged_paged_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+            pr->p.lse = NULL;
+            for (int h = 0; h < k->qh; h++)
+                for (int t = 0; t < rows; t++) {
+                    const float g = lse2[(size_t)h * T + t], w = h == 1   ? INFINITY
+                                                                 : h == 2 ? 800.0f
+                                                                          : lse[(size_t)h * T + t];
+                    CHK(g == w, "%s, sinks +inf and 800: lse of head %d row %d is %g, want %g", what, h, t, (double)g,
+                        (double)w);
+                }
+            free(lse2);
+        }
+        free(plain);
+        free(lse);
+        free(want);
+        free(plain_out);
+        rg_problem_free(pr);
+    }
+}
+
+/* Cascade over the ragged op (ragged.h): decode rows (q_len 1, which see every
+ * key of either call) over each sequence's first two pages, then over the rest
+ * (its page-table row moved past them, kv_len less 2 pages), both with lse,
+ * merged by pa_ref_merge_attn_states: the call over all of its keys, within
+ * float rounding. Sinks go to the first call only. f32 throughout. */
+Test(ragged_ref, decode_rows_split_by_pages_merge_into_the_whole) {
+    for (int sinks = 0; sinks < 2; sinks++) {
+        enum { NS = 4, QH = 8, KVH = 2, HS = 32, PS = 8, CUT = 2 * PS };
+        const int q_lens[NS] = {1, 1, 1, 1}, kv_lens[NS] = {CUT + 1, CUT + 9, 40, 77};
+        rg_problem_cfg cfg = {.seed = 1600 + (uint64_t)sinks,
+                              .q_dtype = PA_DTYPE_F32,
+                              .cache_dtype = PA_DTYPE_F32,
+                              .num_seqs = NS,
+                              .num_q_heads = QH,
+                              .num_kv_heads = KVH,
+                              .head_size = HS,
+                              .page_size = PS,
+                              .q_lens = q_lens,
+                              .kv_lens = kv_lens,
+                              .extra_pages = 2,
+                              .with_sinks = sinks};
+        rg_problem *pr = rg_problem_make(&cfg);
+        cr_assert(pr);
+        const int T = NS, cols = pr->p.pages_per_seq;
+        const size_t n = (size_t)QH * T, ne = n * HS;
+        float *whole_lse = pa_test_nan_floats(n), *lse_a = pa_test_nan_floats(n), *lse_b = pa_test_nan_floats(n);
+        float *whole = pa_test_nan_floats(ne), *out_a = pa_test_nan_floats(ne), *out_b = pa_test_nan_floats(ne);
+        pa_ragged_params p = pr->p;
+        p.out = whole, p.lse = whole_lse;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&p), PA_SUCCESS, "%s", pa_last_error());
+        /* the first CUT keys, with the sinks */
+        int32_t kv_a[NS], kv_b[NS];
+        for (int s = 0; s < NS; s++)
+            kv_a[s] = CUT, kv_b[s] = kv_lens[s] - CUT;
+        p.out = out_a, p.lse = lse_a, p.kv_lens = kv_a;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&p), PA_SUCCESS, "%s", pa_last_error());
+        /* the rest: each row of the page table from column CUT / PS on */
+        int32_t *tab = pa_test_tables_past(pr->page_indices, NS, cols, (const int[NS]){CUT, CUT, CUT, CUT}, PS);
+        p.out = out_b, p.lse = lse_b, p.kv_lens = kv_b, p.page_indices = tab, p.sinks = NULL;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&p), PA_SUCCESS, "%s", pa_last_error());
+        pa_test_expect_merged_is_whole(sinks, T, QH, HS, out_a, lse_a, out_b, lse_b, whole, whole_lse);
+        free(tab);
+        free(whole_lse), free(lse_a), free(lse_b), free(whole), free(out_a), free(out_b);
+        rg_problem_free(pr);
+    }
 }
 
 /* One key and a sink: p = 1 / (1 + e^(sink - x)), out = p v (f32, so p is not
