@@ -19,7 +19,7 @@ are row-major (a column slice of a wider table is refused: pass a contiguous
 copy). Integers that go into the library's int32 fields must fit in int32
 (ValueError). Empty tensors (0 sequences, tokens or pairs) make an op a no-op.
 
-The log-sum-exp output of the decode, context, prompt and mixed ops (return_lse= / lse=) is
+The log-sum-exp output of the decode, context, prompt, mixed and ragged ops (return_lse= / lse=) is
 float32 [num_heads, tokens] on the query's device. One the op makes is contiguous. A caller's may
 be any view whose strides are positive where its dimension holds more than one element, as
 merge_attn_states' lse tensors: FlashInfer's [tokens, num_heads] lse as its transpose (lse.T), a
@@ -1018,9 +1018,11 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
 def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs, *, sm_scale=1.0,
                            sliding_window=None, soft_cap=None, mask_value=None, k_scale=None, v_scale=None,
                            kv_cache_dtype="auto", out=None, workspace=None, num_kv_pages_per_block=None,
-                           num_queries_per_block=None, vmem_limit_bytes=None, sinks=None, stream=None):
+                           num_queries_per_block=None, vmem_limit_bytes=None, sinks=None, return_lse=False,
+                           lse=None, stream=None):
     """Mixed prefill + decode attention over the combined cache in one launch
-    (vLLM's ragged_paged_attention; the JAX reference's numerics). Returns `out`.
+    (vLLM's ragged_paged_attention; the JAX reference's numerics). Returns `out`, or
+    (out, lse) with return_lse or lse.
 
     q             [max_num_batched_tokens, num_q_heads, head_dim] f32/f16/bf16, contiguous
     kv_pages      [total_num_pages, page_size, num_combined_kv_heads, head_dim], K at even
@@ -1036,6 +1038,20 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     out           optional [max_num_batched_tokens, num_q_heads, head_dim] in q's dtype; when
                   omitted a zeroed one is allocated with q's framework. Rows outside the live
                   sequences are left as they were.
+    return_lse    keyword extension: also return each query row's log-sum-exp: (out, lse)
+    lse           float32 [num_q_heads, max_num_batched_tokens] on q's device, apart from out, q,
+                  kv_pages (and the workspace), in any layout of positive strides (see the module
+                  notes): where the lse goes (implies return_lse); None with return_lse = a new
+                  contiguous one of q's framework and device, filled with -inf. lse[h, t] is the
+                  natural log of row t's softmax denominator in head h, log(e^sinks[h] + sum_k e^x_k)
+                  over the sequence's keys k in [0, kv_len), x_k the scaled logit after the soft cap,
+                  plus mask_value where the key is masked (such a term is exactly 0 with the default
+                  mask and counts with a milder one, as in the output); the sink term only with sinks.
+                  Rows outside the live sequences are not written (they keep a caller's values).
+                  Calls over disjoint keys of the same rows merge with merge_attn_states into one
+                  over all of them where the masks hide none of either call's keys: decode rows
+                  over a shared prefix's pages, then over each sequence's own (cascade attention;
+                  give sinks to one call only).
     num_kv_pages_per_block, num_queries_per_block, vmem_limit_bytes: TPU tuning knobs, ignored.
     """
     op = "ragged_paged_attention"
@@ -1073,11 +1089,12 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     need_shape(op, ov, qv.shape, " (out must match q)")
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
+    lse_fields, lse = _lse_output(op, lse, return_lse, qv, H, T, keep, "max_num_batched_tokens")
     p = cstruct(op, A.RaggedParams, out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
                 page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
                 max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
                 sliding_window=i32(op, "sliding_window", sliding_window or 0), soft_cap=float(soft_cap or 0.0),
-                mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H))
+                mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H), **lse_fields)
     if cuda:
         nbytes = C.c_size_t(0)
         check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)
@@ -1090,7 +1107,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
                                             stream_handle(op, t.values(), stream)), op)
     else:
         check(lib.pa_ref_ragged_paged_attention(C.byref(p)), op)
-    return out
+    return out if lse is None else (out, lse)
 
 
 @stream_scope
@@ -1163,9 +1180,9 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
     """Merges two partial attention states, over disjoint key sets, by their log-sum-exps (vLLM's
     merge_attn_states: cascade attention's shared prefix and own suffix, MLA's chunked context,
     context-parallel shards). Writes `output` (and `output_lse`). prompt_attention,
-    context_attention_fwd, mixed_attention and the decode ops (paged_attention_v1 / v2 / decode)
-    give each part's lse (return_lse=True), in this op's layout or, given lse=, in any other of
-    positive strides (FlashInfer's through its transpose).
+    context_attention_fwd, mixed_attention, ragged_paged_attention and the decode ops
+    (paged_attention_v1 / v2 / decode) give each part's lse (return_lse=True), in this op's layout
+    or, given lse=, in any other of positive strides (FlashInfer's through its transpose).
 
         output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
                       dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);

@@ -18,8 +18,8 @@ The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
 merge_attn_states' wiring; three of the prefill ops' lse output (return_lse / lse) and one of cache_only;
-two of the decode ops' lse output; five of the lse in strided views and mixed_attention's lse; and a few
-killed ones worth keeping. Run time: about
+two of the decode ops' lse output; five of the lse in strided views and mixed_attention's lse; four of
+ragged_paged_attention's lse; and a few killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -195,6 +195,24 @@ MUTANTS = [
      "stream, lib.pa_ref_mixed_attention)\n    return out if lse is None else (out, lse)",
      "stream, lib.pa_ref_mixed_attention)\n    return out",
      "mixed_attention drops the lse it wrote; test_lse_strides.test_mixed_attention_returns_out_or_out_and_lse"),
+    # ---- ragged_paged_attention's lse output (2026-12-05), each killed by the test named
+    ("o-ragged-lse-dropped", "ops.py", 'sinks=_head_floats(op, t["sinks"], H), **lse_fields)',
+     'sinks=_head_floats(op, t["sinks"], H))',
+     "ragged_paged_attention returns an lse the library never wrote (-inf, or the caller's); "
+     "test_ragged_lse.test_ragged_lse_matches_the_definition"),
+    ("o-ragged-lse-strides-dropped", "ops.py", 'sinks=_head_floats(op, t["sinks"], H), **lse_fields)',
+     'sinks=_head_floats(op, t["sinks"], H), lse=lse_fields["lse"])',
+     "a caller's ragged lse view written in the default [num_q_heads, max_num_batched_tokens] layout from its "
+     "first float; test_ragged_lse.test_ragged_lse_in_strided_views"),
+    ("o-ragged-lse-heads-tokens-swapped", "ops.py",
+     'lse_fields, lse = _lse_output(op, lse, return_lse, qv, H, T, keep, "max_num_batched_tokens")',
+     'lse_fields, lse = _lse_output(op, lse, return_lse, qv, T, H, keep, "max_num_batched_tokens")',
+     "the ragged lse made and checked as [max_num_batched_tokens, num_q_heads] (the library writes [num_q_heads, "
+     "max_num_batched_tokens]); test_ragged_lse.test_ragged_lse_refusals_write_nothing"),
+    ("o-ragged-lse-not-returned", "ops.py",
+     "check(lib.pa_ref_ragged_paged_attention(C.byref(p)), op)\n    return out if lse is None else (out, lse)",
+     "check(lib.pa_ref_ragged_paged_attention(C.byref(p)), op)\n    return out",
+     "ragged_paged_attention drops the lse it wrote; test_ragged_lse.test_ragged_returns_out_or_out_and_lse"),
     # ---- instructive ones the suite already killed
     ("abi-decode-window-float", "_abi.py", '("sliding_window", _i32), ("soft_cap", _f32), ("tp_rank", _i32)',
      '("sliding_window", _f32), ("soft_cap", _f32), ("tp_rank", _i32)',

@@ -109,6 +109,49 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causa
     return out
 
 
+# JAX's DEFAULT_MASK_VALUE as ragged.h spells it: -0.7f * FLT_MAX, a product of two floats
+RAGGED_DEFAULT_MASK = float(np.float32(-0.7) * np.finfo(np.float32).max)
+
+
+def ragged_reference(q, kv, kv_lens, page_indices, cu_q_lens, num_seqs, sm_scale, window=0, soft_cap=0.0,
+                     mask_value=None, sinks=None):
+    """(out [T, H, d], lse [H, T]) of the ragged op by include/pagedattn/ragged.h's definition, in
+    float64, NaN in the rows no live sequence covers. kv is the combined cache [num_pages,
+    page_size, 2 * KVH, d] (K at even, V at odd combined heads); sequence s's rows cu_q_lens[s] ..
+    cu_q_lens[s+1]-1 sit at positions kv_len - q_len + i and see the keys k in [0, kv_len) through
+    page_indices[s]; a key after the row's position, or at least `window` before it, is masked:
+    mask_value (None = JAX's default) is ADDED to its logit, after the soft cap. sinks[h] is one
+    more term of head h's denominator, with no value. lse = log(e^sinks[h] + sum_k e^x_k)."""
+    q, kv = np.asarray(q, np.float64), np.asarray(kv, np.float64)
+    T, H, d = q.shape
+    page_size, kvh = kv.shape[1], kv.shape[2] // 2
+    g = H // kvh
+    mask = RAGGED_DEFAULT_MASK if mask_value is None else float(mask_value)
+    out, lse = np.full(q.shape, np.nan), np.full((H, T), np.nan)
+    for s in range(int(np.asarray(num_seqs).reshape(-1)[0])):  # the op's int32 [1], or a number
+        a, b, L = int(cu_q_lens[s]), int(cu_q_lens[s + 1]), int(kv_lens[s])
+        pages = [kv[int(p)] for p in page_indices[s, :-(-L // page_size)]]
+        tokens = np.concatenate(pages)[:L] if pages else np.zeros((0, 2 * kvh, d))
+        K, V = tokens[:, 0::2], tokens[:, 1::2]  # [L, KVH, d]
+        k = np.arange(L)
+        for i in range(b - a):
+            pos = L - (b - a) + i
+            masked = k > pos
+            if window:
+                masked |= pos - window >= k
+            for h in range(H):
+                x = sm_scale * (K[:, h // g] @ q[a + i, h])
+                if soft_cap:
+                    x = soft_cap * np.tanh(x / soft_cap)
+                x = x + np.where(masked, mask, 0.0)
+                terms = np.append(x, np.float64(sinks[h])) if sinks is not None else x
+                m = terms.max()
+                e = np.exp(terms - m)
+                lse[h, a + i] = m + np.log(e.sum())
+                out[a + i, h] = e[:L] @ V[:, h // g] / e.sum()
+    return out, lse
+
+
 def mixed_batch(rng, layout, dtype, H, KVH, D, BS, prefills, decodes, key_rows_extra=0,
                 filler=np.nan):
     """A chunked-prefill step, prefills first, then decodes: prefills are (context,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend, mixed_batch, mixed_reference
+from refattn import Paged, attend, mixed_batch, mixed_reference, ragged_reference
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available() or pa.device_count() == 0:
@@ -636,7 +636,7 @@ def test_decode_lse_inside_the_workspace_refused(entry):
 
 def _cuda_lse_run(op):
     """(run(**kw) -> (out, returned lse), num_heads, tokens, reference) of one op on CUDA float16
-    tensors; reference() checks a contiguous lse against the float64 definition (mixed only)."""
+    tensors; reference() checks a contiguous lse against the float64 definition (mixed and ragged only)."""
     from test_decode_lse import decode, decode_reference
     from test_lse import attend_lse
     dt = torch.float16
@@ -651,6 +651,18 @@ def _cuda_lse_run(op):
             return out, decode(op, out, args, **kw)
 
         return run, q.shape[1], len(lens), None
+    if op == "ragged":  # every row live (no padding row): the whole lse is written
+        tq, tkv, targs, host = _ragged_cuda_problem(23, dt, [1, 300, 700, 90], [1, 300, 33, 1])
+
+        def run(**kw):
+            return pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, **kw)
+
+        def reference(out, lse):
+            ref, ref_lse = ragged_reference(*host, 0.09)
+            np.testing.assert_allclose(out.float().cpu().numpy(), ref, atol=4e-3, rtol=4e-3)
+            np.testing.assert_allclose(lse.cpu().numpy(), ref_lse, atol=1e-3, rtol=1e-4)
+
+        return run, tq.shape[1], tq.shape[0], reference
     rng = np.random.default_rng(19)
     H, KVH, D, BS = 8, 2, 128, 16
     if op == "prompt":
@@ -703,12 +715,13 @@ def _cuda_lse_run(op):
     return run, H, T, reference
 
 
-@pytest.mark.parametrize("op", ["decode", "v2", "prompt", "context", "mixed"])
+@pytest.mark.parametrize("op", ["decode", "v2", "prompt", "context", "mixed", "ragged"])
 def test_lse_in_strided_views_on_cuda(op):
     """The lse into FlashInfer's [tokens, num_heads] layout (torch.empty(T, H).t()), a column slice
     of a wider tensor and every other column of one, each pre-filled with a sentinel: bit for bit
     the contiguous lse, the output the same, the floats outside the view kept; mixed_attention's lse
-    (prefill rows, then each decode sequence's) against the float64 definition; an expanded lse refused."""
+    (prefill rows, then each decode sequence's) and ragged_paged_attention's against the float64
+    definition; an expanded lse refused."""
     run, H, T, reference = _cuda_lse_run(op)
     out0, lse0 = run(return_lse=True)
     torch.cuda.synchronize()
@@ -737,3 +750,114 @@ def test_lse_in_strided_views_on_cuda(op):
         run(lse=col.expand(H, T))  # a broadcast: C would read its token stride 0 as the default
     torch.cuda.synchronize()
     assert (col == 7).all()
+
+
+# ---- ragged_paged_attention's lse ---------------------------------------------------------------------------------
+
+
+def _ragged_cuda_problem(seed, dtype, kv_lens, q_lens, pad_rows=0, H=8, KVH=2, D=128, PS=16):
+    """(q and the combined cache as CUDA tensors of dtype, the index arrays on CUDA, the arguments
+    of refattn.ragged_reference: q and the cache as dtype holds them, in float32, and the index
+    arrays), pad_rows query rows past the last sequence's."""
+    rng = np.random.default_rng(seed)
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float32, spare_blocks=4)
+    kv, _ = pg.fill("combined", filler=0)
+    T = sum(q_lens) + pad_rows
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)  # noqa: E731
+    tq, tkv = dev(rng.standard_normal((T, H, D))), dev(kv)
+    cu = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    args = (np.array(kv_lens, np.int32), pg.block_tables, cu, np.array([len(kv_lens)], np.int32))
+    return tq, tkv, [to_cuda(a) for a in args], (tq.float().cpu().numpy(), tkv.float().cpu().numpy(), *args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("opts", [{}, dict(sinks=True, window=128, soft_cap=30.0), dict(window=100, mask_value=-4.0)],
+                         ids=["plain", "sinks-window-cap", "mild-mask"])
+def test_ragged_lse_on_cuda(dtype, opts):
+    """return_lse=True on CUDA tensors: a new float32 [num_q_heads, max_num_batched_tokens] CUDA
+    tensor holding each live row's lse (decode rows, a whole prompt, chunked prefills over long
+    contexts; sinks, a -inf and a large one among them; a milder mask_value, whose masked keys count)
+    against refattn.ragged_reference on the inputs as rounded to dtype, -inf in the padding rows
+    (zeros in the new out); the output bit for bit the same without it; a caller's lse the same bits,
+    its padding rows kept."""
+    H, D = 8, 128 if dtype != torch.float32 else 64
+    kv_lens, q_lens = [1, 300, 2100, 90, 700], [1, 300, 37, 1, 129]
+    tq, tkv, targs, host = _ragged_cuda_problem(20, dtype, kv_lens, q_lens, pad_rows=3, H=H, D=D)
+    T, R = tq.shape[0], sum(q_lens)
+    sk = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 30.0, 1.0, 3.0], np.float32)
+    kw, ref_kw = {}, {}
+    if opts.get("sinks"):
+        kw["sinks"], ref_kw["sinks"] = to_cuda(sk), sk
+    if opts.get("window"):
+        kw["sliding_window"] = ref_kw["window"] = opts["window"]
+    if opts.get("soft_cap"):
+        kw["soft_cap"] = ref_kw["soft_cap"] = opts["soft_cap"]
+    if opts.get("mask_value") is not None:
+        kw["mask_value"] = ref_kw["mask_value"] = opts["mask_value"]
+    out, lse = pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, return_lse=True, **kw)
+    plain = pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, **kw)
+    mine = torch.full((H, T), 7.0, device="cuda")
+    assert pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, lse=mine, **kw)[1] is mine
+    torch.cuda.synchronize()
+    assert lse.is_cuda and lse.dtype == torch.float32 and tuple(lse.shape) == (H, T) and lse.is_contiguous()
+    assert torch.equal(out, plain)
+    got, got_lse = out.float().cpu().numpy(), lse.cpu().numpy()
+    ref, ref_lse = ragged_reference(*host, 0.09, **ref_kw)
+    tol = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 2e-2}[dtype]
+    np.testing.assert_allclose(got[:R], ref[:R], atol=tol, rtol=tol)
+    np.testing.assert_allclose(got_lse[:, :R], ref_lse[:, :R], atol=1e-3, rtol=1e-4)
+    assert (got_lse[:, R:] == -np.inf).all() and (got[R:] == 0).all()
+    mine = mine.cpu().numpy()
+    np.testing.assert_array_equal(mine[:, :R], got_lse[:, :R])
+    assert (mine[:, R:] == 7).all()
+
+
+def test_ragged_cascade_of_decode_rows_on_cuda():
+    """Decode rows over each sequence's first pages (the sinks there) and over the rest (the
+    page_indices rows shifted past them), each lse into FlashInfer's [tokens, num_heads] layout
+    through its transpose, merged by merge_attn_states: one call over all the pages (its output and lse)."""
+    rng = np.random.default_rng(21)
+    H, KVH, D, PS, dtype = 8, 2, 128, 16, torch.bfloat16
+    kv_lens, cuts = [40, 700, 2049, 530], [2, 32, 64, 1]  # cuts in pages
+    pg = Paged(rng, kv_lens, KVH, D, PS, np.float32, spare_blocks=4)
+    kv, _ = pg.fill("combined", filler=0)
+    S, width = len(kv_lens), pg.block_tables.shape[1]
+    rest = np.zeros_like(pg.block_tables)
+    for s, c in enumerate(cuts):
+        rest[s, :width - c] = pg.block_tables[s, c:]
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda", dtype)  # noqa: E731
+    tq, tkv = dev(rng.standard_normal((S, H, D))), dev(kv)
+    cu, ns = to_cuda(np.arange(S + 1, dtype=np.int32)), to_cuda(np.array([S], np.int32))
+    sinks = to_cuda(np.array([1.5, -np.inf, 3.0, 0.0, -0.5, 2.0, 30.0, -3.0], np.float32))
+
+    def call(table, lens, **kw):
+        out = torch.empty((S, H, D), dtype=dtype, device="cuda")
+        lse = torch.full((S, H), 7.0, device="cuda").t()
+        got = pa.ragged_paged_attention(tq, tkv, to_cuda(np.array(lens, np.int32)), to_cuda(table), cu, ns,
+                                        sm_scale=0.09, out=out, lse=lse, **kw)
+        assert got[0] is out and got[1] is lse
+        return out, lse
+
+    a, a_lse = call(pg.block_tables, [c * PS for c in cuts], sinks=sinks)
+    b, b_lse = call(rest, [n - c * PS for n, c in zip(kv_lens, cuts)])
+    whole, whole_lse = call(pg.block_tables, kv_lens, sinks=sinks)
+    merged = torch.empty_like(whole)
+    merged_lse = torch.full((S, H), 7.0, device="cuda").t()
+    pa.merge_attn_states(merged, a, a_lse, b, b_lse, merged_lse)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(merged.float().cpu().numpy(), whole.float().cpu().numpy(), atol=3e-2, rtol=3e-2)
+    np.testing.assert_allclose(merged_lse.cpu().numpy(), whole_lse.cpu().numpy(), atol=1e-3, rtol=1e-4)
+    assert np.isfinite(whole_lse.cpu().numpy()).all()
+
+
+def test_ragged_lse_inside_the_workspace_refused():
+    """An lse inside the caller's workspace (the library's refusal: nothing launched, out untouched)."""
+    tq, tkv, targs, _ = _ragged_cuda_problem(22, torch.float16, [300, 1], [20, 1])
+    T, H = tq.shape[0], tq.shape[1]
+    ws = torch.zeros(64 << 20, dtype=torch.uint8, device="cuda")
+    lse = ws[:4 * H * T].view(torch.float32).view(H, T)
+    out = torch.full(tq.shape, 7.0, dtype=torch.float16, device="cuda")
+    with pytest.raises(ValueError, match="lse overlaps the workspace"):
+        pa.ragged_paged_attention(tq, tkv, *targs, out=out, lse=lse, workspace=ws)
+    torch.cuda.synchronize()
+    assert (out == 7).all() and (ws == 0).all()
