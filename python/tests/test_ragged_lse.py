@@ -181,6 +181,25 @@ def test_ragged_returns_out_or_out_and_lse():
     assert (lse[:, rows:] == 7).all() and (new[:, rows:] == -np.inf).all()
 
 
+def test_empty_batch_is_a_no_op():
+    """No query row (q of 0 tokens) or no sequence (kv_lens of 0 entries): the op writes nothing and
+    returns out, and (out, lse) with an lse of 0 rows or of every row untouched; the library, whose
+    shapes take at least one of each, is not called. Bad arguments are still refused."""
+    m = ragged_problem(141)
+    q, kv, (lens, pages, cu, ns), H = m["q"], m["kv"], m["args"], m["H"]
+    q0 = q[:0]
+    out = pa.ragged_paged_attention(q0, kv, lens, pages, cu, ns, sm_scale=SCALE)
+    assert out.shape == q0.shape
+    out, lse = pa.ragged_paged_attention(q0, kv, lens, pages, cu, ns, sm_scale=SCALE, return_lse=True)
+    assert out.shape == q0.shape and lse.shape == (H, 0)
+    mine, lse7 = np.full_like(q, 7), np.full((H, q.shape[0]), 7, np.float32)
+    got = pa.ragged_paged_attention(q, kv, lens[:0], pages[:0], cu[:1], ns, sm_scale=SCALE, out=mine, lse=lse7)
+    assert got[0] is mine and got[1] is lse7
+    assert (mine == 7).all() and (lse7 == 7).all()
+    with pytest.raises(ValueError, match=r"lse has shape"):
+        pa.ragged_paged_attention(q0, kv, lens, pages, cu, ns, lse=np.zeros((H, 1), np.float32))
+
+
 # ---- cascade: each decode row over its sequence's first pages and the rest, merged ------------------------------
 
 
