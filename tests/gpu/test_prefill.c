@@ -455,8 +455,10 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
         float *model = fp8_ran ? fp8_path_model(pr, sq, lse_want) : NULL;
         compare_rows_fp8(got, pr->out, h->q_dtype, h->kv.dtype, row, h->query_start_loc[sq], h->query_start_loc[sq + 1],
                          w, model);
+        char lw[460];
+        snprintf(lw, sizeof lw, "%s, lse as %s", w, lv.name);
         compare_lse(lse_got, lse_want, h->num_heads, h->num_tokens, h->query_start_loc[sq], h->query_start_loc[sq + 1],
-                    h->q_dtype, fp8_ran, w);
+                    h->q_dtype, fp8_ran, lw);
         free(model);
     }
     for (int sq = 0; sq < h->num_seqs; sq++)
@@ -1298,7 +1300,9 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     h->lse = NULL;
     g_round_prompt = pr;
     compare_rows(got, pr->out, h->dtype, h->dtype, (size_t)h->num_heads * h->head_size, 0, h->num_q_tokens, what);
-    compare_lse(lse_got, lse_want, h->num_heads, h->num_q_tokens, 0, h->num_q_tokens, h->dtype, 0, what);
+    char lw[600];
+    snprintf(lw, sizeof lw, "%.500s, lse as %s", what, lv.name);
+    compare_lse(lse_got, lse_want, h->num_heads, h->num_q_tokens, 0, h->num_q_tokens, h->dtype, 0, lw);
     g_round_prompt = NULL;
     free(got);
     free(lse_got);
@@ -1546,7 +1550,7 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     cp.lse = lse_ctx;
     cr_assert_eq(pa_ref_context_attention(&cp), PA_SUCCESS, "%s: %s", what, pa_last_error());
     char w2[300];
-    snprintf(w2, sizeof w2, "%.200s, against the context reference", what);
+    snprintf(w2, sizeof w2, "%.200s, against the context reference, lse as %s", what, lv.name);
     compare_rows(got, pr->out, m.q_dtype, m.q_dtype, (size_t)m.num_heads * pr->p.kv.head_size, 0, pr->p.num_tokens, w2);
     compare_lse(lse_got, lse_ctx, H, T, 0, T, m.q_dtype, 0, w2);
     g_round_ctx = NULL;
