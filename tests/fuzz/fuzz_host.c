@@ -364,6 +364,28 @@ static int lse_placed(const void *buf, const lse_lay *l, int64_t heads, int64_t 
     return ok;
 }
 
+/* An attention case's lse output (decode.h, prefill.h, ragged.h) over heads x
+ * tokens: its layout (the strides drawn into *hs and *ts when `draw`); with
+ * `give`, a buffer of sentinels for it (*buf, the caller frees it) and the
+ * pointer the call gets (*ptr): 2 bytes into the buffer (`misalign`), `over`
+ * (a buffer the call must refuse it over; NULL: none), else the buffer.
+ * Returns 0 when `give` but no buffer can hold the layout: *ptr is then a
+ * dummy, for validation alone (nothing may be written). */
+static int lse_case(reader *r, int draw, int give, int misalign, void *over, int64_t heads, int64_t tokens, int64_t *hs,
+                    int64_t *ts, lse_lay *ll, float **buf, float **ptr) {
+    *ll = lse_draw(r, draw, heads, tokens, hs, ts, (heads > 0 ? heads * tokens : 0) + 1);
+    if (give && ll->n == INT64_MAX) {
+        static float dummy[4];
+        *ptr = dummy;
+        return 0;
+    }
+    if (give)
+        *buf = sent_buf(ll->n, 4);
+    if (*buf)
+        *ptr = misalign ? (float *)((char *)*buf + 2) : over ? (float *)over : *buf;
+    return 1;
+}
+
 static pa_dtype rd_dtype(reader *r) {
     const uint8_t t = rd_u8(r);
     return t < 250 ? (pa_dtype)(t % 5) : (pa_dtype)(int32_t)(t - 245); /* 5..10: unknown */
@@ -862,7 +884,8 @@ static void fuzz_decode(reader *r) {
         qn = (ns - 1) * (p.q_stride ? p.q_stride : row) + row;
         on = ns * row;
     }
-    void *q = NULL, *out = NULL, *lse = NULL;
+    void *q = NULL, *out = NULL;
+    float *lse = NULL;
     if (ns > 8 || qn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) || too_big(a.cok, a.ce) ||
         (__int128)p.max_seq_len * (p.num_heads > 0 ? p.num_heads : 1) * ns > 20000)
         goto done;
@@ -876,19 +899,16 @@ static void fuzz_decode(reader *r) {
     /* the lse output: sometimes misaligned, over the output or over the query;
      * sometimes in a layout of drawn strides */
     const uint8_t extra = rd_u8(r);
-    const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * ns : 0;
-    const lse_lay ll = lse_draw(r, extra & 16, p.num_heads, ns, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
-    if (extra & 1 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
-        static float dummy[4];
-        p.lse = dummy;
+    lse_lay ll;
+    if (!lse_case(r, extra & 16, extra & 1, extra & 2,
+                  extra & 4   ? out
+                  : extra & 8 ? q
+                              : NULL,
+                  p.num_heads, ns, &p.lse_head_stride, &p.lse_token_stride, &ll, &lse, &p.lse)) {
         if (pa_decode_validate(&p) == PA_SUCCESS)
             FUZZ_CHECK(lse_acceptable(&ll, p.num_heads, ns));
         goto done;
     }
-    if (extra & 1)
-        lse = sent_buf(ll.n, 4);
-    if (lse)
-        p.lse = extra & 2 ? (float *)((char *)lse + 2) : extra & 4 ? (float *)out : extra & 8 ? (float *)q : lse;
     {
         const pa_status s = pa_ref_paged_decode(&p);
         if (s != PA_SUCCESS) {
@@ -955,7 +975,8 @@ static void fuzz_context(reader *r) {
         vn = (nt - 1) * (p.v_stride ? p.v_stride : krow) + krow;
         on = nt * qrow;
     }
-    void *q = NULL, *k = NULL, *v = NULL, *out = NULL, *lse = NULL;
+    void *q = NULL, *k = NULL, *v = NULL, *out = NULL;
+    float *lse = NULL;
     if (ns > 8 || qn > OP_LIMIT || kn > OP_LIMIT || vn > OP_LIMIT || on > OP_LIMIT || (ns > 0 && !bt) ||
         too_big(a.cok, a.ce))
         goto done;
@@ -976,19 +997,13 @@ static void fuzz_context(reader *r) {
     p.cache_only = extra % 16 == 15 ? (int32_t)extra : extra & 1;
     if (p.cache_only == 1 && extra & 2)
         p.key = p.value = NULL;
-    const int64_t ln = p.num_heads > 0 ? (int64_t)p.num_heads * nt : 0;
-    const lse_lay ll = lse_draw(r, extra & 16, p.num_heads, nt, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
-    if (extra & 4 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
-        static float dummy[4];
-        p.lse = dummy;
+    lse_lay ll;
+    if (!lse_case(r, extra & 16, extra & 4, extra & 8, extra & 64 ? out : NULL, p.num_heads, nt, &p.lse_head_stride,
+                  &p.lse_token_stride, &ll, &lse, &p.lse)) {
         if (pa_context_attention_validate(&p) == PA_SUCCESS)
             FUZZ_CHECK(lse_acceptable(&ll, p.num_heads, nt));
         goto done;
     }
-    if (extra & 4)
-        lse = sent_buf(ll.n, 4);
-    if (lse)
-        p.lse = extra & 8 ? (float *)((char *)lse + 2) : extra & 64 ? (float *)out : lse;
     {
         const pa_status s = pa_ref_context_attention(&p);
         if (s != PA_SUCCESS)
@@ -1056,19 +1071,13 @@ static void fuzz_ragged(reader *r) {
     p.num_seqs = rd_u8(r) == 4 ? NULL : &live;
     /* the lse output (sometimes misaligned or over the output) */
     const uint8_t extra = rd_u8(r);
-    const int64_t ln = p.num_q_heads > 0 ? (int64_t)p.num_q_heads * nt : 0;
-    const lse_lay ll = lse_draw(r, extra & 16, p.num_q_heads, nt, &p.lse_head_stride, &p.lse_token_stride, ln + 1);
-    if (extra & 4 && ll.n == INT64_MAX) { /* no buffer holds it: validation only (nothing is written) */
-        static float dummy[4];
-        p.lse = dummy;
+    lse_lay ll;
+    if (!lse_case(r, extra & 16, extra & 4, extra & 8, extra & 64 ? out : NULL, p.num_q_heads, nt, &p.lse_head_stride,
+                  &p.lse_token_stride, &ll, &lse, &p.lse)) {
         if (pa_ragged_validate(&p) == PA_SUCCESS)
             FUZZ_CHECK(lse_acceptable(&ll, p.num_q_heads, nt));
         goto done;
     }
-    if (extra & 4)
-        lse = sent_buf(ll.n, 4);
-    if (lse)
-        p.lse = extra & 8 ? (float *)((char *)lse + 2) : extra & 64 ? (float *)out : lse;
     {
         const pa_status s = pa_ref_ragged_paged_attention(&p);
         if (s != PA_SUCCESS)
