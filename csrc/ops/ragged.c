@@ -74,8 +74,11 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
                          &ls));
     if (p->lse != NULL) {
         PA_TRY(pa_check_aligned("ragged", "lse", p->lse, sizeof(float)));
-        const int64_t rows = (int64_t)p->max_num_batched_tokens * p->num_q_heads * kv->head_size;
-        const int64_t rows_bytes = rows * (int64_t)pa_dtype_size(p->q_dtype);
+        /* out's and q's bytes (tokens x heads fits: both are int32), INT64_MAX past int64 */
+        int64_t rows_bytes;
+        if (!pa_mul_i64((int64_t)p->max_num_batched_tokens * p->num_q_heads,
+                        (int64_t)kv->head_size * (int64_t)pa_dtype_size(p->q_dtype), &rows_bytes))
+            rows_bytes = INT64_MAX;
         int64_t key_elems = 0;
         PA_TRY(pa_kv_cache_elements(kv, &key_elems, NULL));
         PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, rows_bytes), "ragged: lse overlaps out");

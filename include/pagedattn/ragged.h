@@ -119,9 +119,10 @@ typedef struct pa_ragged_params {
  *     lse = log(e^sinks[h] + sum_k e^x_k)   over k_pos in [0, kv_len),
  * x_k as above: mask_value added to a masked key's logit (with the default
  * hard mask its term is exactly 0), the sink term only with sinks; a +inf
- * sink gives +inf. Rows the call leaves untouched (outside the live
- * sequences, or skipped as DEVICE DATA says above) leave their lse
- * unwritten. It is laid out as context attention's lse (prefill.h) with
+ * sink gives +inf (which pa_merge_attn_states reads as a part with no key,
+ * FlashAttention-2's convention). Rows the call leaves untouched (outside the
+ * live sequences, or skipped: see the device-side data above) leave their
+ * lse unwritten. It is laid out as context attention's lse (prefill.h) with
  * tokens = max_num_batched_tokens: (h, t) at h * lse_head_stride + t *
  * lse_token_stride floats, 0 giving the default [num_q_heads,
  * max_num_batched_tokens]; FlashInfer's [tokens, heads] is head stride 1 and
