@@ -59,7 +59,11 @@ typedef struct pa_decode_params {
      * sinks given to one of the two) merge into attention over all of them
      * (cascade attention), as do the partial states of a sequence's context
      * split over several GPUs (vLLM's decode context parallelism). The same in
-     * every entry; the output is the same with or without it. */
+     * every entry; the output is the same with or without it. A sink far
+     * above the head's logits (more than about 88 in the kernels, 709 in the
+     * reference, where e^(sink - max) overflows) gives +inf, as a +inf sink
+     * does, and pa_merge_attn_states reads +inf as a part with no key (the
+     * output is zeros either way; the ragged op's lse gives the sink there). */
     float *lse;
     /* lse's layout, as pa_merge_attn_states' (merge.h), the sequences as its
      * tokens: (head h, sequence s) at h * lse_head_stride + s *
