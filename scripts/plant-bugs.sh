@@ -714,7 +714,7 @@ plant ragged-slices-lse-of-the-first cuda/ragged/ragged_common.cuh \
 plant ragged-entry-default-lse-token-stride csrc/ops/ragged_entry.c \
     'l.lse_ts = ls.token;' 'l.lse_ts = 1;' test_ragged 'ragged_gpu/odd_groups'
 plant ragged-lse-over-the-cache-unchecked csrc/ops/ragged.c \
-    'PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, kv->key,' 'PA_REQUIRE(1 || !pa_ranges_overlap(p->lse, ls.bytes, kv->key,' \
+    'PA_REQUIRE(!pa_ranges_overlap(p->lse, ls->bytes, kv->key,' 'PA_REQUIRE(1 || !pa_ranges_overlap(p->lse, ls->bytes, kv->key,' \
     test_ragged 'ragged_bad_gpu/lse_refusals'
 # The decode workspace sized for 16-bit partial rows (2026-11-29): one byte an element short.
 plant decode-workspace-short-for-16-bit csrc/ops/decode.c \

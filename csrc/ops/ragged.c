@@ -15,6 +15,11 @@ int pa_rg_hard_mask(const pa_ragged_params *p) { return pa_rg_mask_value(p) <= P
 static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15u) == 0; }
 
 pa_status pa_ragged_validate(const pa_ragged_params *p) {
+    pa_lse_strides ls;
+    return pa_rg_validate(p, &ls);
+}
+
+pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_REQUIRE(p != NULL, "ragged: params is NULL");
     PA_REQUIRE(pa_is_float_dtype(p->q_dtype), "ragged: q_dtype must be f32, f16 or bf16 (got %s)",
                pa_dtype_name(p->q_dtype));
@@ -69,9 +74,9 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "sinks", p->sinks, sizeof(float)));
-    pa_lse_strides ls; /* checked with or without lse */
+    /* checked with or without lse */
     PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
-                         &ls));
+                         ls));
     if (p->lse != NULL) {
         PA_TRY(pa_check_aligned("ragged", "lse", p->lse, sizeof(float)));
         /* out's and q's bytes (tokens x heads fits: both are int32), INT64_MAX past int64 */
@@ -81,9 +86,9 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
             rows_bytes = INT64_MAX;
         int64_t key_elems = 0;
         PA_TRY(pa_kv_cache_elements(kv, &key_elems, NULL));
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, rows_bytes), "ragged: lse overlaps out");
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->q, rows_bytes), "ragged: lse overlaps q");
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, kv->key, key_elems * (int64_t)pa_dtype_size(kv->dtype)),
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls->bytes, p->out, rows_bytes), "ragged: lse overlaps out");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls->bytes, p->q, rows_bytes), "ragged: lse overlaps q");
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls->bytes, kv->key, key_elems * (int64_t)pa_dtype_size(kv->dtype)),
                    "ragged: lse overlaps the cache (kv.key)");
     }
     pa_rg_ws_layout w;

@@ -7,7 +7,8 @@
 
 pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, size_t workspace_bytes,
                                     pa_stream stream) {
-    PA_TRY(pa_ragged_validate(p));
+    pa_lse_strides ls;
+    PA_TRY(pa_rg_validate(p, &ls));
     pa_rg_ws_layout wl;
     pa_rg_ws_layout_make(p, &wl);
     PA_REQUIRE(workspace != NULL, "ragged: workspace is NULL (pa_ragged_workspace_size gives the size)");
@@ -15,9 +16,6 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     if ((int64_t)workspace_bytes < wl.total)
         return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "ragged: workspace of %zu bytes; this problem needs %lld",
                        workspace_bytes, (long long)wl.total);
-    pa_lse_strides ls;
-    PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
-                         &ls));
     PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, workspace, wl.total), "ragged: lse overlaps the workspace");
 
     pa_rg_launch l;

@@ -81,14 +81,12 @@ static pa_status check_batch(const pa_ragged_params *p, int32_t ns) {
 }
 
 pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
-    PA_TRY(pa_ragged_validate(p));
+    pa_lse_strides ls;
+    PA_TRY(pa_rg_validate(p, &ls));
     const int32_t ns = *p->num_seqs;
     PA_TRY(check_batch(p, ns));
 
     const pa_kv_cache *kv = &p->kv;
-    pa_lse_strides ls;
-    PA_TRY(pa_lse_layout("ragged reference", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride,
-                         p->lse_token_stride, &ls));
     const int hs = kv->head_size, qh = p->num_q_heads;
     const int group = qh / kv->num_kv_heads;
     const int nkv = kv->num_kv_heads;

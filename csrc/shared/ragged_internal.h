@@ -263,6 +263,10 @@ typedef struct pa_rg_ws_layout {
 
 /* Worst case over every batch the host-visible sizes allow (csrc/ops/ragged.c). */
 void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w);
+/* pa_ragged_validate, giving the lse's layout too (pa_lse_layout's strides,
+ * csrc/core/internal.h), for the entry and the reference. */
+struct pa_lse_strides;
+pa_status pa_rg_validate(const pa_ragged_params *p, struct pa_lse_strides *ls);
 /* Effective mask value (0 -> default) and whether it masks hard. */
 float pa_rg_mask_value(const pa_ragged_params *p);
 int pa_rg_hard_mask(const pa_ragged_params *p);

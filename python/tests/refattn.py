@@ -152,6 +152,21 @@ def ragged_reference(q, kv, kv_lens, page_indices, cu_q_lens, num_seqs, sm_scale
     return out, lse
 
 
+def ragged_options(opts, sinks):
+    """(ragged_paged_attention's keyword arguments, ragged_reference's) for a case's options:
+    sinks (the given array when opts["sinks"]), window, soft_cap and mask_value."""
+    op, ref = {}, {}
+    if opts.get("sinks"):
+        op["sinks"] = ref["sinks"] = sinks
+    if opts.get("window"):
+        op["sliding_window"] = ref["window"] = opts["window"]
+    if opts.get("soft_cap"):
+        op["soft_cap"] = ref["soft_cap"] = opts["soft_cap"]
+    if opts.get("mask_value") is not None:
+        op["mask_value"] = ref["mask_value"] = opts["mask_value"]
+    return op, ref
+
+
 def mixed_batch(rng, layout, dtype, H, KVH, D, BS, prefills, decodes, key_rows_extra=0,
                 filler=np.nan):
     """A chunked-prefill step, prefills first, then decodes: prefills are (context,

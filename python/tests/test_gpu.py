@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pagedattn as pa
-from refattn import Paged, attend, mixed_batch, mixed_reference, ragged_reference
+from refattn import Paged, attend, mixed_batch, mixed_reference, ragged_options, ragged_reference
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available() or pa.device_count() == 0:
@@ -785,15 +785,9 @@ def test_ragged_lse_on_cuda(dtype, opts):
     tq, tkv, targs, host = _ragged_cuda_problem(20, dtype, kv_lens, q_lens, pad_rows=3, H=H, D=D)
     T, R = tq.shape[0], sum(q_lens)
     sk = np.array([-np.inf, 0.5, 2.0, -1.0, 4.0, 30.0, 1.0, 3.0], np.float32)
-    kw, ref_kw = {}, {}
-    if opts.get("sinks"):
-        kw["sinks"], ref_kw["sinks"] = to_cuda(sk), sk
-    if opts.get("window"):
-        kw["sliding_window"] = ref_kw["window"] = opts["window"]
-    if opts.get("soft_cap"):
-        kw["soft_cap"] = ref_kw["soft_cap"] = opts["soft_cap"]
-    if opts.get("mask_value") is not None:
-        kw["mask_value"] = ref_kw["mask_value"] = opts["mask_value"]
+    kw, ref_kw = ragged_options(opts, sk)
+    if "sinks" in kw:
+        kw["sinks"] = to_cuda(sk)
     out, lse = pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, return_lse=True, **kw)
     plain = pa.ragged_paged_attention(tq, tkv, *targs, sm_scale=0.09, **kw)
     mine = torch.full((H, T), 7.0, device="cuda")

@@ -14,7 +14,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided
 
 import pagedattn as pa
-from refattn import Paged, attend, ragged_reference
+from refattn import Paged, attend, ragged_options, ragged_reference
 from test_cuda_path import STREAM, FakeLib
 from test_errors import FakeCuda
 from test_lse import LOOSE, _misaligned_lse
@@ -52,17 +52,8 @@ def ragged_problem(seed, dtype="float32", H=4, KVH=2, D=32, PS=8, kv_lens=(9, 1,
 
 
 def _options(H, opts):
-    """The op's keyword arguments and ragged_reference's for one case's options."""
-    op, ref = {}, {}
-    if opts.get("sinks"):
-        op["sinks"] = ref["sinks"] = np.array(SINKS[:H], np.float32)
-    if opts.get("window"):
-        op["sliding_window"] = ref["window"] = opts["window"]
-    if opts.get("soft_cap"):
-        op["soft_cap"] = ref["soft_cap"] = opts["soft_cap"]
-    if opts.get("mask_value") is not None:
-        op["mask_value"] = ref["mask_value"] = opts["mask_value"]
-    return op, ref
+    """The op's keyword arguments and ragged_reference's for one case's options (SINKS' first H)."""
+    return ragged_options(opts, np.array(SINKS[:H], np.float32))
 
 
 CASES = [  # id, options
