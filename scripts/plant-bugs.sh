@@ -611,13 +611,13 @@ plant decode-lse-token-major cuda/decode/decode_kernel.cuh \
     '*lse_at(p, h, seq) = v;' 'p.lse[(int64_t)seq * p.num_heads + h] = v;' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-merge-lse-without-max cuda/decode/decode_kernel.cuh \
-    'w_sum == 0.0f ? sink : m + __logf(w_sum);' 'w_sum == 0.0f ? sink : __logf(w_sum);' \
+    'lse_of(p, head, w_sum, m);' 'lse_of(p, head, w_sum, 0.0f);' \
     test_decode 'decode_fixed/split_boundaries'
 plant decode-lse-no-key-drops-sink cuda/decode/decode_kernel.cuh \
-    'l == 0.0f ? (p.sinks ? p.sinks[h] : -INFINITY)' 'l == 0.0f ? -INFINITY' \
+    'l == 0.0f || l == INFINITY ? (p.sinks' 'l == 0.0f ? -INFINITY : l == INFINITY ? (p.sinks' \
     test_decode 'decode_features/lse_of_heads_with_no_key'
 plant decode-merge-lse-no-key-drops-sink cuda/decode/decode_kernel.cuh \
-    'w_sum == 0.0f ? sink :' 'w_sum == 0.0f ? -INFINITY :' \
+    'lse_of(p, head, w_sum, m);' 'w_sum == 0.0f ? -INFINITY : lse_of(p, head, w_sum, m);' \
     test_decode 'decode_features/lse_of_heads_with_no_key'
 plant decode-mma-lse-without-sink cuda/decode/decode_mma.cuh \
     'lse_of(p, h0 + tid, ld, mm)' 'lse_of(p, h0 + tid, l, mm)' \
@@ -806,16 +806,16 @@ plant merge-one-token-row-a-cta cuda/merge_states.cu \
 # writing; the f32 kernel's natural-log max left out; the Hopper kernel's sink left out of the
 # sum, its FP8 path's 2^8 lift left in, and the second of each thread's two rows unwritten.
 plant prefill-lse-token-major cuda/prefill/prefill_kernel.cuh \
-    '*lse_at(p, head, sq.q0 + tok) = sm.l[i]' 'p.lse[(int64_t)(sq.q0 + tok) * p.num_heads + head] = sm.l[i]' \
+    '*lse_at(p, head, sq.q0 + tok) = row_lse(' 'p.lse[(int64_t)(sq.q0 + tok) * p.num_heads + head] = row_lse(' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 plant prefill-lse-sink-without-key-dropped cuda/prefill/prefill_kernel.cuh \
-    'sm.lse(i) : p.sinks ? p.sinks[head]' 'sm.lse(i) : p.sinks ? -INFINITY' \
+    '? v : p.sinks ? p.sinks[h]' '? v : l > 0.0f && p.sinks ? p.sinks[h]' \
     test_prefill 'prefill_gpu/lse_cascade_merges_on_the_device'
 plant prefill-lse-one-lane-a-warp cuda/prefill/prefill_kernel.cuh \
     'if (p.lse && (threadIdx.x & 3) == 0) {' 'if (p.lse && (threadIdx.x & 31) == 0) {' \
     test_prefill 'prefill_gpu/smallest_cases'
 plant prefill-f32-lse-without-max cuda/prefill/prefill_f32.cu \
-    '= l > 0.0f ? m + logf(l)' '= l > 0.0f ? logf(l)' \
+    'row_lse(p, head, l, m + logf(l))' 'row_lse(p, head, l, logf(l))' \
     test_prefill 'prefill_gpu/f32_queries'
 plant hopper-lse-sink-left-out cuda/prefill/prefill_wgmma.cuh \
     '(sm.m[h] - lift) * 0.6931471805599453f + logf(ls)' '(sm.m[h] - lift) * 0.6931471805599453f + logf(l)' \
@@ -826,6 +826,22 @@ plant hopper-fp8-lse-lift-kept cuda/prefill/prefill_wgmma.cuh \
 plant hopper-lse-second-row-unwritten cuda/prefill/prefill_wgmma.cuh \
     'if (p.lse && (lane & 3) == 0)' 'if (p.lse && (lane & 3) == 0 && h == 0)' \
     test_prefill 'prefill_hopper/prompt_attention'
+# A sink far above the logits (2026-12-05, second): the lse of a row whose sum overflowed with
+# the sink's term taken as m + log(+inf) = +inf, not the sink, by decode's one-split epilogues
+# (both kernels, lse_of), decode's merge (its old inline form), the prefill kernels' row_lse
+# (mma.sync, f32, Hopper), and the Hopper kernel handing row_lse the sum without the sink.
+plant decode-lse-far-sink-overflows cuda/decode/decode_kernel.cuh \
+    'l == 0.0f || l == INFINITY ?' 'l == 0.0f ?' \
+    test_decode 'decode_features/attention_sinks'
+plant decode-merge-lse-far-sink-overflows cuda/decode/decode_kernel.cuh \
+    'lse_of(p, head, w_sum, m);' 'w_sum == 0.0f ? sink : m + __logf(w_sum);' \
+    test_decode 'decode_features/lse_cascade_merges_on_the_device'
+plant prefill-lse-far-sink-overflows cuda/prefill/prefill_kernel.cuh \
+    'return l > 0.0f && l != INFINITY ? v' 'return l > 0.0f ? v' \
+    test_prefill 'prefill_gpu/attention_sinks'
+plant hopper-lse-far-sink-from-the-keys-sum cuda/prefill/prefill_wgmma.cuh \
+    'pa_prefill::row_lse(p, head, ls,' 'pa_prefill::row_lse(p, head, l,' \
+    test_prefill 'prefill_hopper/attention_sinks'
 # lse strides (2026-12-05; decode.h, prefill.h): each kernel's store at the default [heads, tokens]
 # place whatever the strides (decode's one-split epilogues and merge, mma.sync, the f32 kernel, the
 # Hopper kernel), the token stride taken as 1 or the head stride as the token count in the shared
@@ -838,13 +854,13 @@ plant decode-lse-head-stride-of-the-batch cuda/decode/decode_kernel.cuh \
     'return p.lse + h * p.lse_hs + seq * p.lse_ts;' 'return p.lse + h * p.num_seqs + seq * p.lse_ts;' \
     test_decode 'decode_fixed/tensor_core'
 plant decode-merge-lse-default-layout cuda/decode/decode_kernel.cuh \
-    '*lse_at(p, head, seq) = w_sum == 0.0f' 'p.lse[(int64_t)head * p.num_seqs + seq] = w_sum == 0.0f' \
+    '*lse_at(p, head, seq) = lse_of(' 'p.lse[(int64_t)head * p.num_seqs + seq] = lse_of(' \
     test_decode 'decode_fixed/split_boundaries'
 plant prefill-lse-token-stride-one cuda/prefill/prefill_kernel.cuh \
     'return p.lse + h * p.lse_hs + t * p.lse_ts;' 'return p.lse + h * p.lse_hs + t;' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 plant prefill-f32-lse-default-layout cuda/prefill/prefill_f32.cu \
-    '*pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f' 'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = l > 0.0f' \
+    '*pa_prefill::lse_at(p, head, sq.q0 + tok) = pa_prefill::row_lse(' 'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] = pa_prefill::row_lse(' \
     test_prefill 'prefill_gpu/f32_queries'
 plant hopper-lse-default-layout cuda/prefill/prefill_wgmma.cuh \
     '*pa_prefill::lse_at(p, head, sq.q0 + tok) =' 'p.lse[(int64_t)head * p.num_q_tokens + sq.q0 + tok] =' \

@@ -112,6 +112,13 @@ pa_status pa_check_host_sinks(const char *who, const float *sinks, int32_t num_h
  * double, of q[d] * k[j * k_stride + d], for the n key rows j (csrc/reference/dots.c). */
 void pa_ref_dots(const double *q, const float *k, size_t k_stride, int n, int hs, double *out);
 
+/* The references' lse of a row, log(e^keys + e^sink): `keys` is the log-sum-exp of the
+ * row's keys alone (-inf: none), `sink` its head's sink (NULL: none). The sum is taken
+ * at the larger of the two, so a sink far above the logits gives the sink rather than
+ * overflowing exp() at the keys' max; +inf gives +inf, -inf leaves keys as it is
+ * (csrc/reference/dots.c). */
+double pa_ref_lse_with_sink(double keys, const float *sink);
+
 /* Query-side dtypes an attention kernel accepts. */
 static inline int pa_is_float_dtype(pa_dtype t) { return t == PA_DTYPE_F32 || t == PA_DTYPE_F16 || t == PA_DTYPE_BF16; }
 static inline int pa_is_valid_dtype(pa_dtype t) { return (int)t >= 0 && (int)t < PA_DTYPE_COUNT; }

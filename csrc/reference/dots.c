@@ -1,6 +1,8 @@
 /* The references' dot products: one query row against n key rows. */
 #include "internal.h"
 
+#include <math.h>
+
 /* Four chains of dependent adds side by side: the CPU overlaps their latency,
  * which a single chain per key leaves idle (the references spent most of their
  * time there). Each sum is still its own, in the same order. */
@@ -27,4 +29,14 @@ void pa_ref_dots(const double *q, const float *k, size_t k_stride, int n, int hs
             s += q[d] * (double)kr[d];
         out[j] = s;
     }
+}
+
+double pa_ref_lse_with_sink(double keys, const float *sink) {
+    if (sink == NULL)
+        return keys;
+    const double s = (double)*sink;
+    if (keys == -INFINITY || s == INFINITY)
+        return s;
+    const double m = s > keys ? s : keys; /* each exponent below is at most 0 */
+    return m + log(exp(keys - m) + exp(s - m));
 }

@@ -133,13 +133,13 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                 for (int d = 0; d < hs; d++)
                     acc[d] += w * (double)v[d];
             }
+            /* log(e^sink + sum_j e^x_j): no key gives the sink, or -inf without one (decode.h) */
+            if (p->lse)
+                p->lse[(int64_t)h * ls.head + (int64_t)s * ls.token] = (float)pa_ref_lse_with_sink(
+                    sum > 0.0 ? max_logit + log(sum) : -INFINITY, p->sinks ? p->sinks + h : NULL);
             /* The sink: one more term of the denominator, with no value. */
             if (p->sinks && sum > 0.0)
                 sum += exp((double)p->sinks[h] - max_logit);
-            /* log(e^sink + sum_j e^x_j): no key gives the sink, or -inf without one (decode.h) */
-            if (p->lse)
-                p->lse[(int64_t)h * ls.head + (int64_t)s * ls.token] =
-                    sum == 0.0 ? (p->sinks ? p->sinks[h] : -INFINITY) : (float)(max_logit + log(sum));
             /* A head that attends no token at all gets zeros (see decode.h). */
             for (int d = 0; d < hs; d++)
                 pa_store_from_float(p->q_dtype, p->out, (size_t)(((int64_t)s * p->num_heads + h) * hs + d),

@@ -63,15 +63,14 @@ static double attend_row(const row_problem *r, const double *q, double *logits, 
         for (int d = 0; d < r->hs; d++)
             acc[d] += w * (double)v[d];
     }
+    const double lse = pa_ref_lse_with_sink(sum > 0.0 ? mx + log(sum) : -INFINITY, r->sink);
     /* The sink: one more term of the denominator, with no value. */
     if (r->sink && sum > 0.0)
         sum += exp((double)*r->sink - mx);
     /* A row that sees no key gives zeros (see prefill.h). */
     for (int d = 0; d < r->hs; d++)
         out[d] = sum > 0.0 ? acc[d] / sum : 0.0;
-    if (sum > 0.0)
-        return mx + log(sum);
-    return r->sink ? (double)*r->sink : -INFINITY;
+    return lse;
 }
 
 /* Scratch for one sequence: gathered K/V and per-row buffers. */

@@ -147,14 +147,9 @@ pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
                 /* 6. the row's log-sum-exp: the keys', then the sink's term
                  * added at the larger of the two (a sink far above the
                  * logits would overflow exp() at the keys' max) */
-                if (p->lse) {
-                    double lse = max_logit + log(sum);
-                    if (p->sinks) {
-                        const double sk = (double)p->sinks[h], m2 = sk > lse ? sk : lse;
-                        lse = sk == INFINITY ? INFINITY : m2 + log(exp(lse - m2) + exp(sk - m2));
-                    }
-                    p->lse[h * ls.head + (q0 + i) * ls.token] = (float)lse;
-                }
+                if (p->lse)
+                    p->lse[h * ls.head + (q0 + i) * ls.token] =
+                        (float)pa_ref_lse_with_sink(max_logit + log(sum), p->sinks ? p->sinks + h : NULL);
                 /* The sink: appended as one more logit after the mask (JAX
                  * concatenates it before the softmax and drops its column). */
                 if (p->sinks)

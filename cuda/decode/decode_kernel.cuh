@@ -685,9 +685,12 @@ PA_DEC_DEV float sink_term(const pa_dec_kparams &p, int64_t h, float m) {
 
 // The lse (decode.h) of head h (of the whole query heads) from its softmax
 // denominator l (the sink's term included) over reference m: no key (l = 0)
-// leaves the sink, or -inf; a NaN stays.
+// leaves the sink, or -inf; a NaN stays. l is +inf only where the sink's
+// term e^(sink - m) overflowed (a key's is at most 2^8, under the lazy
+// reference): the keys' share of e^lse is then below 2^-80 (2^31 keys), and
+// the lse is the sink to the float, as for a +inf sink.
 PA_DEC_DEV float lse_of(const pa_dec_kparams &p, int64_t h, float l, float m) {
-    return l == 0.0f ? (p.sinks ? p.sinks[h] : -INFINITY) : m + __logf(l);
+    return l == 0.0f || l == INFINITY ? (p.sinks ? p.sinks[h] : -INFINITY) : m + __logf(l);
 }
 
 // Stores lse v of (sequence seq, query head h), where the CTA writes the
@@ -1135,7 +1138,7 @@ PA_DEC_GLOBAL void __launch_bounds__(NT, TWO ? PA_DEC_MIN_CTAS : 8) decode_merge
     if (w_sum > 0.0f) // the sink, once, in the merged sum's units
         w_sum += fexp(sink - m);
     if (p.lse && tid == 0) // (decode.h; no key: the sink, or -inf)
-        *lse_at(p, head, seq) = w_sum == 0.0f ? sink : m + __logf(w_sum);
+        *lse_at(p, head, seq) = lse_of(p, head, w_sum, m);
     qt *out = static_cast<qt *>(p.out) + sh * hs;
     if (d0 < hs)
         out[d0] = pa::from_float<QT>(w_sum > 0.0f ? a0 / w_sum * vs : 0.0f);

@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_f32_kernel(const pa_pr
     }
     // The row's log-sum-exp (prefill.h), after the output, where acc is dead.
     if (p.lse && lane == 0)
-        *pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f ? m + logf(l) : p.sinks ? p.sinks[head] : -INFINITY;
+        *pa_prefill::lse_at(p, head, sq.q0 + tok) = pa_prefill::row_lse(p, head, l, m + logf(l));
 }
 
 } // namespace

@@ -287,6 +287,16 @@ __device__ __forceinline__ float *lse_at(const pa_prefill_kparams &p, int64_t h,
     return p.lse + h * p.lse_hs + t * p.lse_ts;
 }
 
+// The lse (prefill.h) of a row of query head h: v, its natural-log sum, where
+// the row's sum l (the sink's term included) is positive and finite. No key
+// (l = 0) leaves the sink, or -inf. l is +inf only where the sink's term
+// overflowed (a key's is at most 2^8: the lazy reference, the FP8 path's
+// lift), so the keys' share of e^lse is below 2^-80 (2^31 keys) and the lse
+// is the sink to the float, as for a +inf sink.
+__device__ __forceinline__ float row_lse(const pa_prefill_kparams &p, int64_t h, float l, float v) {
+    return l > 0.0f && l != INFINITY ? v : p.sinks ? p.sinks[h] : -INFINITY;
+}
+
 // False when the device data break the host bounds: the CTA writes nothing.
 __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq &q) {
     const int q0 = p.cu_q[s], q1 = p.cu_q[s + 1];
@@ -689,7 +699,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
             const int gr = m0 + pa::tile::warp_row<C>(i);
             if (gr < rows) {
                 const int tok = gr / group, head = kvh * group + gr % group;
-                *lse_at(p, head, sq.q0 + tok) = sm.l[i] > 0.0f ? sm.lse(i) : p.sinks ? p.sinks[head] : -INFINITY;
+                *lse_at(p, head, sq.q0 + tok) = row_lse(p, head, sm.l[i], sm.lse(i));
             }
         }
     }

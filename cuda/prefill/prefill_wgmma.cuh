@@ -1568,9 +1568,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             // (with its sink) times 2^(m - lift), in natural log; one lane of
             // the quad holding the row writes it.
             if (p.lse && (lane & 3) == 0)
-                *pa_prefill::lse_at(p, head, sq.q0 + tok) = l > 0.0f ? (sm.m[h] - lift) * 0.6931471805599453f + logf(ls)
-                                                            : p.sinks ? p.sinks[head]
-                                                                      : -INFINITY;
+                *pa_prefill::lse_at(p, head, sq.q0 + tok) =
+                    pa_prefill::row_lse(p, head, ls, (sm.m[h] - lift) * 0.6931471805599453f + logf(ls));
 #pragma unroll
             for (int j = 0; j < HP / 8; j++)
                 if (j * 8 < hs)

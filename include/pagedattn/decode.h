@@ -60,10 +60,11 @@ typedef struct pa_decode_params {
      * (cascade attention), as do the partial states of a sequence's context
      * split over several GPUs (vLLM's decode context parallelism). The same in
      * every entry; the output is the same with or without it. A sink far
-     * above the head's logits (more than about 88 in the kernels, 709 in the
-     * reference, where e^(sink - max) overflows) gives +inf, as a +inf sink
-     * does, and pa_merge_attn_states reads +inf as a part with no key (the
-     * output is zeros either way; the ragged op's lse gives the sink there). */
+     * above the head's logits (where e^(sink - max) overflows f32, past about
+     * 88) gives an lse of the sink itself, which log(e^sink + sum_j e^x_j) is
+     * to the float there, and zeros; a +inf sink gives +inf, which
+     * pa_merge_attn_states reads as a part with no key (the output is zeros
+     * either way). */
     float *lse;
     /* lse's layout, as pa_merge_attn_states' (merge.h), the sequences as its
      * tokens: (head h, sequence s) at h * lse_head_stride + s *

@@ -88,10 +88,10 @@ typedef enum pa_attn_type {
  * stride 1 and token stride num_heads. Distinct pairs must fall on distinct
  * floats; floats between them are not written. The overlap checks take the
  * layout's whole span, first element to last, gaps included. A sink far
- * above a row's logits (more than about 88 in the kernels, 709 in the
- * references, where e^(sink - max) overflows) gives +inf, as a +inf sink
- * does, and pa_merge_attn_states reads +inf as a part with no key (the
- * output is zeros either way; the ragged op's lse gives the sink there). */
+ * above a row's logits (where e^(sink - max) overflows f32, past about 88)
+ * gives an lse of the sink itself, which the formula above is to the float
+ * there, and zeros; a +inf sink gives +inf, which pa_merge_attn_states reads
+ * as a part with no key (the output is zeros either way). */
 
 /* ---- context (prefix) attention -------------------------------------------------- */
 

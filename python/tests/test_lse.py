@@ -22,6 +22,9 @@ TOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2}
 # merged halves against one call: each half rounded to the dtype, then the merge rounded once
 LOOSE = {"float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
 SINKS = [1.5, -np.inf, 3.0, 0.0, -0.5, 2.0]  # per head (the first H of them); -inf is no sink
+# heads 1 and 2 far above the logits: e^(sink - max) overflows float32 (past about 88) and, at 800,
+# float64 (past 709); their rows are zeros and their lse the sink
+FAR_SINKS = [1.5, 100.0, 800.0, 0.0]
 
 
 def attend_lse(q, K, V, scale, q_pos, alibi=None, window=0, soft_cap=0.0, causal=True, sinks=None):
@@ -202,17 +205,19 @@ def _pack(parts):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("mode", ["split-keys", "shared-prefix"])
-@pytest.mark.parametrize("with_sinks", [False, True])
+@pytest.mark.parametrize("with_sinks", [False, True, "far"])
 def test_cascade_merges_into_one_call_over_all_keys(dtype, mode, with_sinks):
     """split-keys: each sequence's keys cut at a point of its own (0 and k_len included, so one part
     has no key) into two non-causal calls with cu_seqlens_k of their own; shared-prefix: cascade
     attention, a prefix of keys every sequence sees (a non-causal call) and each sequence's own
     keys (a causal prompt), against one causal call over prefix + own keys (bottom-right aligned,
     through cu_seqlens_k). The sinks go to the first part only. merge_attn_states of the two
-    (output, lse) pairs is the one call's output, and its merged lse the call's lse."""
+    (output, lse) pairs is the one call's output, and its merged lse the call's lse. "far" sinks
+    (FAR_SINKS): the first part's lse of those heads must be the sink, not +inf, which the merge
+    would read as a part with no key."""
     rng = np.random.default_rng(74)
     H, KVH, D = 4, 2, 32
-    sinks = dict(sinks=np.array(SINKS[:H], np.float32)) if with_sinks else {}
+    sinks = dict(sinks=np.array((FAR_SINKS if with_sinks == "far" else SINKS)[:H], np.float32)) if with_sinks else {}
     causal = mode == "shared-prefix"
     if causal:
         q_lens = [4, 1, 6]

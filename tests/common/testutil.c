@@ -256,6 +256,15 @@ void pa_test_expect_lse(const float *got, const float *want, size_t n, const cha
     }
 }
 
+float *pa_test_far_sinks(int heads, uint64_t seed) {
+    float *s = pa_sink_logits(heads, seed);
+    if (heads > 1)
+        s[1] = 100.0f;
+    if (heads > 2)
+        s[2] = 800.0f;
+    return s;
+}
+
 void pa_test_expect_merged_is_whole(int sinks, int T, int H, int hs, const float *out_a, const float *lse_a,
                                     const float *out_b, const float *lse_b, const float *whole,
                                     const float *whole_lse) {

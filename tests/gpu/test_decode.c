@@ -1210,15 +1210,19 @@ Test(decode_features, fp8_scales_per_head, .timeout = 600) {
  * and of several in v2 and the recommended entry (256, 257, 512, 513), so
  * the sink is added once where a CTA writes the output and once in the
  * merge. Each head's sink differs (from -inf to far above its logits), so a
- * sink taken per split, from another head, or not at all fails. */
+ * sink taken per split, from another head, or not at all fails. With `far`,
+ * heads 1 and 2 take sinks of 100 and 800 (pa_test_far_sinks), where
+ * e^(sink - max) overflows f32: their rows are zeros and their lse the sink
+ * (the reference's), where an lse of +inf would make a cascade's merge read
+ * the part as empty. */
 static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, int kv_heads, int hs, int window,
-                      uint64_t seed) {
+                      uint64_t seed, int far) {
     static const int lens[8] = {1, 17, 256, 257, 513, 700, 2100, 90};
     const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
-    float *sinks = pa_sink_logits(heads, seed);
+    float *sinks = far ? pa_test_far_sinks(heads, seed) : pa_sink_logits(heads, seed);
     pr->p.sinks = sinks;
-    check_noted(pr, &c, ", sinks");
+    check_noted(pr, &c, far ? ", sinks (heads 1, 2 far above)" : ", sinks");
     pr->p.sinks = NULL;
     free(sinks);
     pa_decode_problem_free(pr);
@@ -1226,13 +1230,13 @@ static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, i
 
 Test(decode_features, attention_sinks, .timeout = 900) {
     PA_SKIP_WITHOUT_GPU();
-    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 8, 2, 80, 0, 81);
-    sink_case(PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 0, 82);
-    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 8, 64, 128, 83);
-    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 4, 128, 0, 84);
-    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 2, 64, 128, 85);
-    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 2, 128, 0, 86);
-    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 4, 256, 0, 87);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 8, 2, 80, 0, 81, 1);
+    sink_case(PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 4, 128, 0, 82, 1);
+    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 64, 8, 64, 128, 83, 0);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 4, 128, 0, 84, 1);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 2, 64, 128, 85, 0);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 2, 128, 0, 86, 0);
+    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 4, 256, 0, 87, 1);
 }
 
 /* Logits that rise along the keys, so the softmax's reference moves tile
@@ -1392,7 +1396,10 @@ Test(decode_features, lse_of_heads_with_no_key, .timeout = 600) {
  * sinks), each with its lse, merged by pa_merge_attn_states, equal the
  * reference over all the keys, and the lse the whole decode's. 16-bit
  * (tensor cores), f32 (CUDA cores) and fp8; sequences of one split and of
- * several (the merge kernel's lse); a part of one token. */
+ * several (the merge kernel's lse); a part of one token. The f32 and fp8
+ * cases give heads 1 and 2 sinks far above the logits (pa_test_far_sinks):
+ * the first part's lse must be the sink, where +inf would make the merge
+ * read that part as empty and keep the second's keys. */
 Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[4] = {40, 17, 1200, 700}, cut[4] = {16, 16, 512, 48};
@@ -1406,7 +1413,7 @@ Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
             dcase c = {PA_LAYOUT_FLASH_HND, cs[k].q, cs[k].c, 8, 2, cs[k].hs, 16, 0, 0, 0.0f, 0, 4, lens,
                        8400u + (uint64_t)k, 0};
             pa_decode_problem *pr = make_problem(&c);
-            float *sinks = pa_sink_logits(8, 8400u + (uint64_t)k);
+            float *sinks = k ? pa_test_far_sinks(8, 8400u + (uint64_t)k) : pa_sink_logits(8, 8400u + (uint64_t)k);
             pr->p.sinks = sinks;
             float *ref = reference(pr);
             const size_t nl = 8 * 4;

@@ -212,7 +212,8 @@ static float e4m3_round(float x) {
  * the row's max), unrounded). Floats [query token][head][dim]. With lse, each
  * row's lse as that arithmetic gives it, log(sum / 2^8) + the row's max, at
  * lse[head * tokens + token] of the problem's [heads, tokens] (the sink
- * alone, or -inf, where a row sees no key).
+ * alone, or -inf, where a row sees no key; a sink's term is added to the
+ * lse at the larger of the two, as prefill.h's log(e^sink + ...)).
  * It differs from the kernel where the kernel rounds P against a running max
  * (tiles before the row's max arrived) and in the exponential's last bits, a
  * P rounded one e4m3 step the other way now and then: on the tests' data it
@@ -271,15 +272,20 @@ static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
                 for (int d = 0; d < hs; d++)
                     acc[d] += (double)pk * v8[(size_t)k * row + (size_t)kv * hs + d];
             }
+            /* the keys' lse; with a sink, log(e^keys + e^sink) taken at the
+             * larger of the two (exp(sink - max) overflows for a sink 709
+             * above the keys) */
+            double row_lse = sum > 0.0 ? log(sum / 256.0) + best : -INFINITY;
+            if (h->sinks) {
+                const double sk = h->sinks[hd], top = sk > row_lse ? sk : row_lse;
+                row_lse = row_lse == -INFINITY || sk == INFINITY ? sk : top + log(exp(row_lse - top) + exp(sk - top));
+            }
             if (h->sinks && sum > 0.0) /* a sink: 2^8 exp(sink - max), unrounded */
                 sum += 256.0 * exp((double)h->sinks[hd] - best);
             for (int d = 0; d < hs; d++)
                 out[((size_t)t * nh + hd) * hs + d] = sum > 0.0 ? (float)(acc[d] / sum) : 0.0f;
             if (lse)
-                lse[(size_t)hd * h->num_tokens + (size_t)(h->query_start_loc[s] + t)] =
-                    sum > 0.0  ? (float)(log(sum / 256.0) + best)
-                    : h->sinks ? h->sinks[hd]
-                               : -INFINITY;
+                lse[(size_t)hd * h->num_tokens + (size_t)(h->query_start_loc[s] + t)] = (float)row_lse;
         }
     free(k8);
     free(v8);
@@ -1561,10 +1567,17 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
         pa_test_dev_free(dws);
 }
 
+/* A case's sinks: pa_test_far_sinks' with `far` (rows of zeros, lse the
+ * sink, where e^(sink - max) overflows f32), else pa_sink_logits'. */
+static float *case_sinks(int heads, uint64_t seed, int far) {
+    return far ? pa_test_far_sinks(heads, seed) : pa_sink_logits(heads, seed);
+}
+
 /* One chunked-prefill step: three prefills (37 new tokens over 100 cached,
  * 200 over 5, and one token with no context), then n_dec decodes (of 77, 1
  * and 300 tokens), all over a cache of `layout` and the query dtype, through
- * check_mixed with the given options (sinks: pa_sink_logits for the heads). */
+ * check_mixed with the given options (sinks: 1 pa_sink_logits for the heads,
+ * 2 pa_test_far_sinks). */
 static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
                        int window, float cap, int sinks, int short_ws, const char *what) {
     const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
@@ -1583,7 +1596,7 @@ static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int head
                                   .with_alibi = alibi,
                                   .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&cfg);
-    float *sk = sinks ? pa_sink_logits(heads, seed) : NULL;
+    float *sk = sinks ? case_sinks(heads, seed, sinks == 2) : NULL;
     pr->p.sinks = sk;
     dev_ctx d;
     dev_ctx_make(&d, pr);
@@ -1627,12 +1640,13 @@ typedef struct sink_ctx {
     pa_kv_layout layout;
     pa_dtype qd, cd;
     int heads, kv_heads, hs, window;
+    int far; /* heads 1 and 2's sinks far above the logits (pa_test_far_sinks) */
 } sink_ctx;
 
 static void sink_ctx_cases(const sink_ctx *cs, int n, uint64_t seed, void (*run)(const ctx_case *)) {
     const int ql[3] = {70, 1, 131}, cl[3] = {300, 40, 0};
     for (int i = 0; i < n; i++) {
-        float *sinks = pa_sink_logits(cs[i].heads, seed + (uint64_t)i);
+        float *sinks = case_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
         ctx_case c = {.seed = seed + (uint64_t)i,
                       .layout = cs[i].layout,
                       .qd = cs[i].qd,
@@ -1655,6 +1669,7 @@ typedef struct sink_prompt {
     pa_attn_type type;
     pa_dtype dt;
     int heads, kv_heads, hs, window;
+    int far; /* as sink_ctx's */
 } sink_prompt;
 
 static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
@@ -1669,12 +1684,13 @@ static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
                                    .head_size = cs[i].hs,
                                    .q_lens = ql};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-        float *sinks = pa_sink_logits(cs[i].heads, seed + (uint64_t)i);
+        float *sinks = case_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
         pr->p.sinks = sinks;
         pr->p.sliding_window = cs[i].window;
-        char what[128];
-        snprintf(what, sizeof what, "prompt type %d %s heads %d/%d head %d window %d, sinks", (int)cs[i].type,
-                 pa_dtype_name(cs[i].dt), cs[i].heads, cs[i].kv_heads, cs[i].hs, cs[i].window);
+        char what[160];
+        snprintf(what, sizeof what, "prompt type %d %s heads %d/%d head %d window %d, sinks%s", (int)cs[i].type,
+                 pa_dtype_name(cs[i].dt), cs[i].heads, cs[i].kv_heads, cs[i].hs, cs[i].window,
+                 cs[i].far ? " (heads 1, 2 far above)" : "");
         check_prompt(pr, what);
         free(sinks);
         pa_prompt_problem_free(pr);
@@ -1683,25 +1699,29 @@ static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
 
 /* mma.sync (heads 64 with a window of 128, as gpt-oss; 96 at GQA 6, 128 over
  * fp8, 256), the f32 kernel (over f32 and e5m2 caches), prompts on both, and a
- * mixed batch, whose decode part takes the sinks too. */
+ * mixed batch, whose decode part takes the sinks too; on each path, cases
+ * whose heads 1 and 2 have sinks far above the logits (far). */
 Test(prefill_gpu, attention_sinks, .timeout = 900) {
     PA_SKIP_WITHOUT_GPU();
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, F32 = PA_DTYPE_F32;
     const sink_ctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128},  {PA_LAYOUT_VLLM, F, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
-        {PA_LAYOUT_FLASH_HND, B, B, 4, 4, 256, 0},    {PA_LAYOUT_FLASH_NHD, F, F, 12, 2, 96, 0},
-        {PA_LAYOUT_FLASH_NHD, F32, F32, 8, 2, 80, 0}, {PA_LAYOUT_FLASH_HND, F32, PA_DTYPE_FP8_E5M2, 4, 1, 64, 100},
+        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128, 1},
+        {PA_LAYOUT_VLLM, F, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0, 1},
+        {PA_LAYOUT_FLASH_HND, B, B, 4, 4, 256, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F, F, 12, 2, 96, 0, 0},
+        {PA_LAYOUT_FLASH_NHD, F32, F32, 8, 2, 80, 0, 1},
+        {PA_LAYOUT_FLASH_HND, F32, PA_DTYPE_FP8_E5M2, 4, 1, 64, 100, 0},
     };
     sink_ctx_cases(cs, (int)(sizeof cs / sizeof cs[0]), 9100u, run_all_rows);
     const sink_prompt ps[] = {
-        {PA_ATTN_DECODER, B, 16, 2, 64, 128},
-        {PA_ATTN_ENCODER, F, 8, 2, 128, 0},
-        {PA_ATTN_DECODER, F32, 4, 2, 64, 0},
+        {PA_ATTN_DECODER, B, 16, 2, 64, 128, 1},
+        {PA_ATTN_ENCODER, F, 8, 2, 128, 0, 0},
+        {PA_ATTN_DECODER, F32, 4, 2, 64, 0, 1},
     };
     sink_prompt_cases(ps, (int)(sizeof ps / sizeof ps[0]), 9200u);
 
-    mixed_case(9300u, PA_LAYOUT_FLASH_HND, B, 16, 64, 3, 0, 128, 0.0f, 1, 0, "mixed bf16 hnd, sinks");
+    mixed_case(9300u, PA_LAYOUT_FLASH_HND, B, 16, 64, 3, 0, 128, 0.0f, 2, 0, "mixed bf16 hnd, sinks (far)");
 }
 
 /* A decode part that cannot launch (num_decode_tokens x num_heads > INT32_MAX)
@@ -1964,22 +1984,24 @@ Test(prefill_hopper, rows_with_no_visible_key_are_zeros) {
  * with GQA 2, and a context of 900 cached keys (block 16) under 150 new ones. */
 /* Attention sinks on the Hopper kernel: context over flash and vLLM caches
  * (16-bit and e4m3), heads 64 (GQA 8, window 128), 80 (GQA 7: a thread's two
- * rows, 8 apart, of different heads) and 128; prompts. */
+ * rows, 8 apart, of different heads) and 128; prompts; heads 1 and 2's sinks
+ * far above the logits in the first context case, the e4m3 one and the first
+ * prompt (far). */
 Test(prefill_hopper, attention_sinks) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16;
     const sink_ctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128},
-        {PA_LAYOUT_VLLM, F, F, 8, 2, 128, 0},
-        {PA_LAYOUT_FLASH_HND, B, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
-        {PA_LAYOUT_FLASH_NHD, F, F, 14, 2, 80, 0},
+        {PA_LAYOUT_FLASH_NHD, B, B, 16, 2, 64, 128, 1},
+        {PA_LAYOUT_VLLM, F, F, 8, 2, 128, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0, 1},
+        {PA_LAYOUT_FLASH_NHD, F, F, 14, 2, 80, 0, 0},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     sink_ctx_cases(cs, n, 13700u, run_all_rows);
     const sink_prompt ps[] = {
-        {PA_ATTN_DECODER, B, 16, 2, 64, 128},
-        {PA_ATTN_ENCODER, F, 8, 2, 128, 0},
+        {PA_ATTN_DECODER, B, 16, 2, 64, 128, 1},
+        {PA_ATTN_ENCODER, F, 8, 2, 128, 0, 0},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
     sink_prompt_cases(ps, np, 13750u);
@@ -2019,9 +2041,9 @@ Test(prefill_hopper, head_256) {
     };
     const int nc = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_ctx(cs, nc, 13510u);
-    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 256, 64}};
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 256, 64, 1}};
     sink_ctx_cases(sc, 1, 13520u, run_all_rows);
-    const sink_prompt sp[] = {{PA_ATTN_DECODER, F, 2, 1, 256, 0}};
+    const sink_prompt sp[] = {{PA_ATTN_DECODER, F, 2, 1, 256, 0, 0}};
     sink_prompt_cases(sp, 1, 13530u);
     hopper_end(before, (races ? 0 : np) + nc + 2);
 }
@@ -2064,9 +2086,10 @@ Test(prefill_hopper, head_192) {
     run_hopper_ctx(cs, nc, 15010u);
     padded_fp8_case(0, 168, E4, 1.0f, 15030u);
     padded_fp8_case(1, 168, E5, 1.0f, 15031u);
-    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 192, 64}, {PA_LAYOUT_FLASH_NHD, F, E4, 4, 2, 192, 0}};
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_HND, B, B, 4, 2, 192, 64, 0},
+                           {PA_LAYOUT_FLASH_NHD, F, E4, 4, 2, 192, 0, 1}};
     sink_ctx_cases(sc, 2, 15040u, run_all_rows);
-    const sink_prompt sp[] = {{PA_ATTN_DECODER, B, 2, 1, 192, 0}};
+    const sink_prompt sp[] = {{PA_ATTN_DECODER, B, 2, 1, 192, 0, 0}};
     sink_prompt_cases(sp, 1, 15050u);
     hopper_end(before, (races ? 0 : np) + nc + 2 + 2 + 1);
 }
@@ -2096,7 +2119,7 @@ Test(prefill_hopper, fp8_head_256) {
     run_hopper_ctx(cs, nc, 13560u);
     padded_fp8_case(0, 232, E4, 1.0f, 13570u);
     padded_fp8_case(1, 248, E5, 1.0f, 13571u);
-    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_NHD, B, E4, 4, 2, 256, 0}};
+    const sink_ctx sc[] = {{PA_LAYOUT_FLASH_NHD, B, E4, 4, 2, 256, 0, 1}};
     sink_ctx_cases(sc, 1, 13580u, run_all_rows);
     hopper_end(before, nc + 3);
 }
@@ -2535,13 +2558,14 @@ Test(prefill_hopper_fp8, soft_cap_and_long_context) {
  * the context cases above, so each CTA's items reuse the raw V staging
  * buffers and the e4m3 Q rows the consumers quantise. */
 /* Attention sinks on the FP8 path: the sink's term joins the sum of the
- * rounded P lifted by 2^8 as they are (and the model's sum). */
+ * rounded P lifted by 2^8 as they are (and the model's sum); the second
+ * case's heads 1 and 2 far above the logits (far: lse the sink). */
 Test(prefill_hopper_fp8, attention_sinks) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_fp8_begin();
     const sink_ctx cs[] = {
-        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0},
-        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 8, 4, 112, 100},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0, 0},
+        {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 8, 4, 112, 100, 1},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     sink_ctx_cases(cs, n, 13800u, run_fp8_case);

@@ -431,9 +431,15 @@ Test(decode_ref, head_attending_no_token_gets_zeros) {
  * - cut[s] over the table from block cut[s] / bs on, merged by their lse
  * (pa_ref_merge_attn_states) equal one decode over all the keys, output and
  * lse. Without ALiBi and window, whose positions the cut would move. */
+/* Decode over each sequence's first cut[s] tokens (with the sinks) and over
+ * the rest (without), merged by pa_ref_merge_attn_states, is decode over the
+ * whole: without sinks, with pa_sink_logits' and with pa_test_far_sinks'
+ * (heads 1 and 2 far above the logits: the first part's lse must be the sink,
+ * not +inf, or the merge reads that part as empty and keeps the second's
+ * keys, where the whole call's rows are zeros). */
 Test(decode_ref, lse_merges_split_keys_into_the_whole) {
     const int lens[4] = {40, 17, 200, 64}, cut[4] = {16, 16, 96, 48};
-    for (int sinks = 0; sinks < 2; sinks++) {
+    for (int sinks = 0; sinks < 3; sinks++) {
         pa_decode_problem_cfg c = {.seed = 8100u + (unsigned)sinks,
                                    .layout = PA_LAYOUT_FLASH_NHD,
                                    .q_dtype = PA_DTYPE_F32,
@@ -446,7 +452,7 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
                                    .seq_lens = lens,
                                    .extra_blocks = 2};
         pa_decode_problem *pr = pa_decode_problem_make(&c);
-        float *sk = pa_sink_logits(6, 77);
+        float *sk = sinks == 2 ? pa_test_far_sinks(6, 77) : pa_sink_logits(6, 77);
         pr->p.sinks = sinks ? sk : NULL;
         pr->p.soft_cap = 20.0f;
         const int H = 6, hs = 32, n = 4 * H * hs;
@@ -482,6 +488,63 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
         free(whole_lse), free(lse_a), free(lse_b);
         pa_decode_problem_free(pr);
     }
+}
+
+/* Sinks far above the logits (pa_test_far_sinks: 100, past f32's exp, and
+ * 800, past double's; 3e38; +inf) give their heads rows of zeros and an lse of
+ * exactly the sink, log(e^s + sum_j e^x_j) = s to the float; the other heads
+ * (a sink of -inf among them) keep theirs, as with the sinks of those heads
+ * alone. */
+Test(decode_ref, lse_of_a_sink_far_above_the_logits_is_the_sink) {
+    const int lens[3] = {1, 70, 300};
+    pa_decode_problem_cfg c = {.seed = 8170u,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 3,
+                               .num_heads = 8,
+                               .num_kv_heads = 2,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    float *sk = pa_test_far_sinks(8, 5);
+    sk[3] = 3e38f;
+    sk[4] = INFINITY;
+    sk[5] = -INFINITY;
+    const int far[8] = {0, 1, 1, 1, 1, 0, 0, 0};
+    const size_t n = (size_t)3 * 8 * 32;
+    float lse[3 * 8], lse_near[3 * 8], *out = malloc(sizeof(float) * n), *near = malloc(sizeof(float) * n);
+    pr->p.sinks = sk;
+    pr->p.lse = lse;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    memcpy(out, pr->out, sizeof(float) * n);
+    /* the near heads' reference: each far sink replaced by -inf (no sink) */
+    float near_sk[8];
+    for (int h = 0; h < 8; h++)
+        near_sk[h] = far[h] ? -INFINITY : sk[h];
+    pr->p.sinks = near_sk;
+    pr->p.lse = lse_near;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    memcpy(near, pr->out, sizeof(float) * n);
+    for (int h = 0; h < 8; h++)
+        for (int s = 0; s < 3; s++) {
+            const float x = lse[h * 3 + s];
+            if (far[h])
+                CHK(x == sk[h], "head %d sequence %d: lse %.9g, want the sink %.9g", h, s, (double)x, (double)sk[h]);
+            else
+                CHK(x == lse_near[h * 3 + s], "head %d sequence %d: lse %.9g, want %.9g", h, s, (double)x,
+                    (double)lse_near[h * 3 + s]);
+            for (int d = 0; d < 32; d++) {
+                const size_t i = ((size_t)s * 8 + h) * 32 + d;
+                CHK(far[h] ? fabsf(out[i]) < 1e-30f : out[i] == near[i], "head %d sequence %d dim %d: %g", h, s, d,
+                    (double)out[i]);
+            }
+        }
+    pr->p.lse = NULL;
+    pr->p.sinks = NULL;
+    free(sk), free(out), free(near);
+    pa_decode_problem_free(pr);
 }
 
 /* pa_test_lse_run for the decode reference: ctx a pa_decode_params. */

@@ -1354,10 +1354,21 @@ Test(prefill_ref, context_scales_per_kv_head) {
 
 /* ---- log-sum-exp output (prefill.h) ------------------------------------------------- */
 
+/* Heads 1 and 2 of a problem's sinks (pa_sink_logits) moved far above its
+ * logits, as pa_test_far_sinks' (100 and 800). */
+static void far_sinks(float *sinks, int heads) {
+    float *far = pa_test_far_sinks(heads, 0);
+    for (int h = 1; h < 3 && h < heads; h++)
+        sinks[h] = far[h];
+    free(far);
+}
+
 /* Every row's lse, context and prompt attention: with ALiBi, a window and a
  * soft cap, with sinks (pa_sink_logits: -inf, below, among and far above the
- * logits), and causal prompts whose first rows see no key (-inf, or the sink).
- * The output with lse asked is the output without it, bit for bit. */
+ * logits; in the last context variant and the last two prompt ones, heads 1
+ * and 2 take 100 and 800, past f32's and double's exp at the logits' max:
+ * far_sinks), and causal prompts whose first rows see no key (-inf, or the
+ * sink). The output with lse asked is the output without it, bit for bit. */
 Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
     const int ql[3] = {17, 1, 40}, cl[3] = {30, 64, 0};
     for (int v = 0; v < 4; v++) {
@@ -1379,6 +1390,8 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
                                     .with_sinks = v >= 1};
         pa_context_problem *pr = pa_context_problem_make(&c);
         cr_assert(pr != NULL);
+        if (v == 3)
+            far_sinks(pr->sinks, 8);
         pr->p.sliding_window = v == 2 ? 25 : 0;
         pr->p.soft_cap = v == 1 ? 0.8f : 0.0f;
         const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens,
@@ -1421,6 +1434,8 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
                                    .with_sinks = sinks};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         cr_assert(pr != NULL);
+        if (t >= 6)
+            far_sinks(pr->sinks, 8);
         pr->p.sliding_window = ty == 0 ? 7 : 0;
         pr->p.soft_cap = ty == 2 ? 1.5f : 0.0f;
         const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_q_tokens;
@@ -1525,11 +1540,12 @@ Test(prefill_ref, lse_strides_place_the_same_values) {
  * (<= k_len - q_len: every query sees the whole first part), the first part
  * as encoder attention (no mask) with the sinks, the rest as causal decoder
  * attention, merged by their lse (pa_ref_merge_attn_states) equal one causal
- * call over all the keys, output and lse. A sequence cut at 0 has an empty
+ * call over all the keys, output and lse; without sinks, with them, and with
+ * heads 1 and 2's far above the logits. A sequence cut at 0 has an empty
  * first part: its rows carry only the sink (or -inf) there. */
 Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
     const int ql[4] = {5, 1, 12, 3}, kl[4] = {40, 17, 12, 9}, cut[4] = {16, 0, 0, 6}, zero[4] = {0};
-    for (int sinks = 0; sinks < 2; sinks++) {
+    for (int sinks = 0; sinks < 3; sinks++) {
         pa_prompt_problem_cfg c = {.seed = 7500u + (unsigned)sinks,
                                    .dtype = PA_DTYPE_F32,
                                    .attn_type = PA_ATTN_DECODER,
@@ -1539,9 +1555,11 @@ Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
                                    .head_size = 24,
                                    .q_lens = ql,
                                    .k_lens = kl,
-                                   .with_sinks = sinks};
+                                   .with_sinks = sinks > 0};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         cr_assert(pr != NULL);
+        if (sinks == 2) /* the first part's lse must be the sink, not +inf: the merge reads +inf as empty */
+            far_sinks(pr->sinks, 6);
         pr->p.soft_cap = 2.0f;
         const int nq = pr->p.num_q_tokens;
         const size_t n = (size_t)pr->p.num_heads * (size_t)nq, ne = pr->q_elems;
