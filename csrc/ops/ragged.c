@@ -39,8 +39,8 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_REQUIRE(p->num_q_heads % kv->num_kv_heads == 0,
                "ragged: num_q_heads %d is not a multiple of kv.num_kv_heads %d (q_heads %% kv_heads != 0)",
                p->num_q_heads, kv->num_kv_heads);
-    PA_REQUIRE(p->max_num_seqs >= 1, "ragged: max_num_seqs must be >= 1 (got %d)", p->max_num_seqs);
-    PA_REQUIRE(p->max_num_batched_tokens >= 1, "ragged: max_num_batched_tokens must be >= 1 (got %d)",
+    PA_REQUIRE(p->max_num_seqs >= 0, "ragged: max_num_seqs must be >= 0 (got %d)", p->max_num_seqs);
+    PA_REQUIRE(p->max_num_batched_tokens >= 0, "ragged: max_num_batched_tokens must be >= 0 (got %d)",
                p->max_num_batched_tokens);
     PA_REQUIRE(p->pages_per_seq >= 1, "ragged: pages_per_seq must be >= 1 (got %d)", p->pages_per_seq);
     /* a sequence's query rows (tokens x the GQA group) are int32 in the planner and the kernels */
@@ -59,6 +59,11 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_REQUIRE(p->kv_split_tokens >= 0 && p->kv_split_tokens % PA_RG_KEY_TILE == 0,
                "ragged: kv_split_tokens must be 0 (automatic) or a positive multiple of %d, got %d", PA_RG_KEY_TILE,
                p->kv_split_tokens);
+    /* checked with or without lse, and for an empty batch too */
+    PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
+                         ls));
+    if (pa_rg_empty(p)) /* nothing is read or written: the pointers are not looked at (ragged.h) */
+        return PA_SUCCESS;
     PA_TRY(pa_check_not_null("ragged", "out", p->out));
     PA_TRY(pa_check_not_null("ragged", "q", p->q));
     PA_TRY(pa_check_not_null("ragged", "kv_lens", p->kv_lens));
@@ -74,9 +79,6 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
     PA_TRY(pa_check_aligned("ragged", "sinks", p->sinks, sizeof(float)));
-    /* checked with or without lse */
-    PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
-                         ls));
     if (p->lse != NULL) {
         PA_TRY(pa_check_aligned("ragged", "lse", p->lse, sizeof(float)));
         /* out's and q's bytes (tokens x heads fits: both are int32), INT64_MAX past int64 */
@@ -127,6 +129,10 @@ static int64_t sadd(int64_t a, int64_t b) {
  *           prefill with kv_split_tokens: <= T*g * nsP
  * Items and merges are cheap (32 bytes); partial rows are what matter. */
 void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w) {
+    if (pa_rg_empty(p)) { /* no work list, no workspace */
+        *w = (pa_rg_ws_layout){0};
+        return;
+    }
     const int64_t S = min64(p->max_num_seqs, p->max_num_batched_tokens);
     const int64_t T = p->max_num_batched_tokens;
     const int64_t L = (int64_t)p->pages_per_seq * p->kv.block_size;

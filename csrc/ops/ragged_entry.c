@@ -9,6 +9,10 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
                                     pa_stream stream) {
     pa_lse_strides ls;
     PA_TRY(pa_rg_validate(p, &ls));
+    if (pa_rg_empty(p)) { /* nothing to launch; the workspace (0 bytes) may be NULL */
+        pa_clear_error();
+        return PA_SUCCESS;
+    }
     pa_rg_ws_layout wl;
     pa_rg_ws_layout_make(p, &wl);
     PA_REQUIRE(workspace != NULL, "ragged: workspace is NULL (pa_ragged_workspace_size gives the size)");

@@ -83,6 +83,10 @@ static pa_status check_batch(const pa_ragged_params *p, int32_t ns) {
 pa_status pa_ref_ragged_paged_attention(const pa_ragged_params *p) {
     pa_lse_strides ls;
     PA_TRY(pa_rg_validate(p, &ls));
+    if (pa_rg_empty(p)) {
+        pa_clear_error();
+        return PA_SUCCESS;
+    }
     const int32_t ns = *p->num_seqs;
     PA_TRY(check_batch(p, ns));
 

@@ -261,7 +261,13 @@ typedef struct pa_rg_ws_layout {
     int64_t total;
 } pa_rg_ws_layout;
 
-/* Worst case over every batch the host-visible sizes allow (csrc/ops/ragged.c). */
+/* An empty batch (max_num_seqs or max_num_batched_tokens 0): validated as far
+ * as its sizes go, then a no-op that reads and writes nothing (ragged.h). */
+static inline int pa_rg_empty(const pa_ragged_params *p) {
+    return p->max_num_seqs == 0 || p->max_num_batched_tokens == 0;
+}
+/* Worst case over every batch the host-visible sizes allow (csrc/ops/ragged.c);
+ * all zero for an empty batch. */
 void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w);
 /* pa_ragged_validate, giving the lse's layout too (pa_lse_layout's strides,
  * csrc/core/internal.h), for the entry and the reference. */

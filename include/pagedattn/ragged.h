@@ -95,7 +95,7 @@ typedef struct pa_ragged_params {
     const int32_t *cu_q_lens;    /* [max_num_seqs + 1]: query rows of sequence s are cu_q_lens[s] ..
                                     cu_q_lens[s+1]-1 */
     const int32_t *num_seqs;     /* [1]: live sequences (<= max_num_seqs); read on the device */
-    int32_t max_num_seqs;
+    int32_t max_num_seqs;        /* either 0: an empty batch, a no-op (see pa_ragged_paged_attention) */
     int32_t max_num_batched_tokens;
     int32_t num_q_heads;    /* multiple of kv.num_kv_heads */
     float sm_scale;         /* multiplies q.k (JAX's sm_scale; usually 1/sqrt(head_size)) */
@@ -154,14 +154,18 @@ PA_API pa_status pa_ragged_validate(const pa_ragged_params *p);
  * room for the partial results of the worst batch those sizes allow. The
  * contents of the device arrays do not matter, so one workspace serves every
  * step (and every layer) of a captured graph. */
-PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *bytes);
+PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *bytes); /* 0 for an empty batch */
 
 /* GPU entry: validates, then launches the planner and the attention kernel on
  * `stream` (asynchronous; no allocation, no sync, no host<->device copy; every
  * pointer in p is device memory, num_seqs included). workspace: device memory
  * of at least pa_ragged_workspace_size bytes, 256-byte aligned, not shared with
  * a concurrent launch; its contents need no initialisation.
- * PA_ERR_WORKSPACE_TOO_SMALL when workspace_bytes is short. */
+ * PA_ERR_WORKSPACE_TOO_SMALL when workspace_bytes is short. An empty batch
+ * (max_num_seqs or max_num_batched_tokens 0, the other >= 0) is a no-op here
+ * and in the reference, as an empty batch is in the other ops: the sizes,
+ * dtypes, cache and options are validated, but no pointer is looked at (NULL
+ * passes, the workspace too), nothing is launched and nothing is written. */
 PA_API pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, size_t workspace_bytes,
                                            pa_stream stream);
 

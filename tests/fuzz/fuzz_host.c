@@ -1083,6 +1083,9 @@ static void fuzz_ragged(reader *r) {
         if (s != PA_SUCCESS)
             FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)qn * (size_t)qe) &&
                        (!lse || untouched(lse, (size_t)ll.n * 4)));
+        else if (p.max_num_seqs == 0 || p.max_num_batched_tokens == 0) /* an empty batch: a no-op */
+            FUZZ_CHECK(a.cok && pa_ragged_validate(&p) == PA_SUCCESS && lse_acceptable(&ll, p.num_q_heads, nt) &&
+                       untouched(out, (size_t)qn * (size_t)qe) && (!lse || untouched(lse, (size_t)ll.n * 4)));
         else /* the strides apart, never over out, and nothing written outside the layout's rows */
             FUZZ_CHECK(a.cok && live >= 0 && live <= p.max_num_seqs && pa_ragged_validate(&p) == PA_SUCCESS &&
                        lse_acceptable(&ll, p.num_q_heads, nt) && (void *)p.lse != out &&

@@ -1673,6 +1673,54 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     expect(&p, PA_ERR_UNSUPPORTED, "32-bit row index");
 }
 
+/* An empty batch (max_num_seqs or max_num_batched_tokens 0; ragged.h) is a
+ * no-op: success with every pointer but the cache's NULL and no workspace,
+ * nothing launched (a launch would read num_seqs; with a GPU, a sync after it
+ * must find nothing failed, and an output buffer of sentinels stays as it
+ * was). A negative count beside the 0 is refused. */
+Test(ragged_bad_gpu, empty_batch_launches_nothing) {
+    static const int32_t sizes[3][2] = {{0, 5}, {3, 0}, {0, 0}};
+    const int gpu = pa_test_have_gpu();
+    for (int k = 0; k < 3; k++) {
+        pa_ragged_params p = host_only_params();
+        p.max_num_seqs = sizes[k][0];
+        p.max_num_batched_tokens = sizes[k][1];
+        p.q = NULL, p.out = NULL, p.kv_lens = NULL, p.page_indices = NULL, p.cu_q_lens = NULL, p.num_seqs = NULL;
+        void *dev = NULL;
+        if (gpu) { /* a device output of sentinels, 5 rows */
+            const size_t ob = (size_t)5 * 8 * 128 * 2;
+            unsigned char *host = malloc(ob);
+            cr_assert(host != NULL);
+            memset(host, 0x5A, ob);
+            dev = pa_test_dev_upload(host, ob);
+            p.out = dev;
+            free(host);
+        }
+        size_t ws = 9;
+        cr_assert_eq(pa_ragged_workspace_size(&p, &ws), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert_eq(ws, 0, "sizes %d, %d: workspace %zu bytes", sizes[k][0], sizes[k][1], ws);
+        const pa_status s = pa_ragged_paged_attention(&p, NULL, 0, NULL);
+        cr_assert_eq(s, PA_SUCCESS, "sizes %d, %d: %s (%s)", sizes[k][0], sizes[k][1], pa_status_string(s),
+                     pa_last_error());
+        if (gpu) {
+            pa_test_dev_sync();
+            const size_t ob = (size_t)5 * 8 * 128 * 2;
+            unsigned char *back = malloc(ob);
+            cr_assert(back != NULL);
+            pa_test_dev_download(back, dev, ob);
+            for (size_t i = 0; i < ob; i++)
+                cr_assert_eq(back[i], 0x5A, "sizes %d, %d: output byte %zu written", sizes[k][0], sizes[k][1], i);
+            free(back);
+            pa_test_dev_free(dev);
+        }
+        if (sizes[k][0] == 0)
+            p.max_num_batched_tokens = -1;
+        else
+            p.max_num_seqs = -1;
+        expect(&p, PA_ERR_INVALID_ARGUMENT, "must be >= 0");
+    }
+}
+
 /* The lse (ragged.h): its strides, alignment and the buffers it must keep
  * clear of (out, q, the cache and the workspace, each by its own extent: 2048
  * bytes of rows, 64 KiB of cache), refused before anything launches. */

@@ -859,13 +859,65 @@ Test(ragged_bad, unsupported_head_size_and_dtypes) {
     rg_problem_free(pr);
 }
 
+/* An empty batch (max_num_seqs or max_num_batched_tokens 0; ragged.h): valid,
+ * a workspace of 0 bytes, and a reference call that reads no pointer (every
+ * one NULL but out and lse) and writes nothing. Its sizes and options are
+ * still checked: a negative count, a bad option or lse strides that collide
+ * are refused, with nothing written. */
+Test(ragged_ref, empty_batch_is_a_no_op) {
+    static const int32_t sizes[3][2] = {{0, 3}, {2, 0}, {0, 0}};
+    for (int k = 0; k < 3; k++) {
+        rg_problem *pr = small_problem();
+        const size_t nl = 4 * 3 + 1;
+        float *lse = pa_test_nan_floats(nl);
+        pa_ragged_params p = pr->p;
+        p.max_num_seqs = sizes[k][0];
+        p.max_num_batched_tokens = sizes[k][1];
+        p.q = NULL, p.kv_lens = NULL, p.page_indices = NULL, p.cu_q_lens = NULL, p.num_seqs = NULL;
+        p.lse = lse;
+        size_t ws = 7;
+        cr_assert_eq(pa_ragged_validate(&p), PA_SUCCESS, "sizes %d, %d: %s", sizes[k][0], sizes[k][1], pa_last_error());
+        cr_assert_eq(pa_ragged_workspace_size(&p, &ws), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert_eq(ws, 0, "sizes %d, %d: workspace %zu bytes", sizes[k][0], sizes[k][1], ws);
+        cr_assert_eq(pa_ref_ragged_paged_attention(&p), PA_SUCCESS, "%s", pa_last_error());
+        const unsigned char *o = pr->out;
+        for (size_t i = 0; i < pr->q_bytes; i++)
+            CHK_EQ(o[i], RG_SENTINEL_BYTE, "sizes %d, %d: output byte %zu written", sizes[k][0], sizes[k][1], i);
+        for (size_t i = 0; i < nl; i++)
+            CHK(isnan(lse[i]), "sizes %d, %d: lse[%zu] written", sizes[k][0], sizes[k][1], i);
+        /* still refused: a negative count beside the 0, a bad option, colliding lse strides */
+        pa_ragged_params bad = p;
+        if (bad.max_num_seqs == 0)
+            bad.max_num_batched_tokens = -1;
+        else
+            bad.max_num_seqs = -1;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&bad), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "must be >= 0") != NULL, "%s", pa_last_error());
+        bad = p;
+        bad.sm_scale = NAN;
+        cr_assert_eq(pa_ref_ragged_paged_attention(&bad), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "sm_scale") != NULL, "%s", pa_last_error());
+        bad = p;
+        bad.lse_head_stride = 1, bad.lse_token_stride = 1;
+        if (bad.max_num_batched_tokens > 1) {
+            cr_assert_eq(pa_ragged_validate(&bad), PA_ERR_INVALID_ARGUMENT);
+            cr_assert(strstr(pa_last_error(), "lse strides") != NULL, "%s", pa_last_error());
+        }
+        for (size_t i = 0; i < pr->q_bytes; i++)
+            CHK_EQ(o[i], RG_SENTINEL_BYTE, "sizes %d, %d: output byte %zu written on a refusal", sizes[k][0],
+                   sizes[k][1], i);
+        free(lse);
+        rg_problem_free(pr);
+    }
+}
+
 Test(ragged_bad, shapes_pointers_and_options) {
     rg_problem *pr = small_problem();
     pa_ragged_params keep = pr->p;
-    pr->p.max_num_seqs = 0;
+    pr->p.max_num_seqs = -1;
     expect_error(pr, PA_ERR_INVALID_ARGUMENT, "max_num_seqs");
     pr->p = keep;
-    pr->p.max_num_batched_tokens = 0;
+    pr->p.max_num_batched_tokens = -1;
     expect_error(pr, PA_ERR_INVALID_ARGUMENT, "max_num_batched_tokens");
     pr->p = keep;
     pr->p.pages_per_seq = 0;
