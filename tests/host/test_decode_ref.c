@@ -430,13 +430,11 @@ Test(decode_ref, head_attending_no_token_gets_zeros) {
  * cut[s] over the same table (with the sinks), the rest a decode of seq_len L
  * - cut[s] over the table from block cut[s] / bs on, merged by their lse
  * (pa_ref_merge_attn_states) equal one decode over all the keys, output and
- * lse. Without ALiBi and window, whose positions the cut would move. */
-/* Decode over each sequence's first cut[s] tokens (with the sinks) and over
- * the rest (without), merged by pa_ref_merge_attn_states, is decode over the
- * whole: without sinks, with pa_sink_logits' and with pa_test_far_sinks'
- * (heads 1 and 2 far above the logits: the first part's lse must be the sink,
- * not +inf, or the merge reads that part as empty and keeps the second's
- * keys, where the whole call's rows are zeros). */
+ * lse. Without ALiBi and window, whose positions the cut would move. Without
+ * sinks, with pa_sink_logits' and with pa_test_far_sinks' (heads 1 and 2 far
+ * above the logits: the first part's lse must be the sink, not +inf, or the
+ * merge reads that part as empty and keeps the second's keys, where the whole
+ * call's rows are zeros). */
 Test(decode_ref, lse_merges_split_keys_into_the_whole) {
     const int lens[4] = {40, 17, 200, 64}, cut[4] = {16, 16, 96, 48};
     for (int sinks = 0; sinks < 3; sinks++) {
