@@ -62,7 +62,7 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     /* checked with or without lse, and for an empty batch too */
     PA_TRY(pa_lse_layout("ragged", p->num_q_heads, p->max_num_batched_tokens, p->lse_head_stride, p->lse_token_stride,
                          ls));
-    if (pa_rg_empty(p)) /* nothing is read or written: the pointers are not looked at (ragged.h) */
+    if (pa_rg_empty(p)) /* nothing is read or written: no pointer but the cache's is looked at (ragged.h) */
         return PA_SUCCESS;
     PA_TRY(pa_check_not_null("ragged", "out", p->out));
     PA_TRY(pa_check_not_null("ragged", "q", p->q));

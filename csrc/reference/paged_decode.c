@@ -133,10 +133,11 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
                 for (int d = 0; d < hs; d++)
                     acc[d] += w * (double)v[d];
             }
-            /* log(e^sink + sum_j e^x_j): no key gives the sink, or -inf without one (decode.h) */
+            /* log(e^sink + sum_j e^x_j): no key gives the sink, or -inf without one (decode.h);
+             * a NaN sum stays NaN, as in the kernels */
             if (p->lse)
                 p->lse[(int64_t)h * ls.head + (int64_t)s * ls.token] = (float)pa_ref_lse_with_sink(
-                    sum > 0.0 ? max_logit + log(sum) : -INFINITY, p->sinks ? p->sinks + h : NULL);
+                    sum == 0.0 ? -INFINITY : max_logit + log(sum), p->sinks ? p->sinks + h : NULL);
             /* The sink: one more term of the denominator, with no value. */
             if (p->sinks && sum > 0.0)
                 sum += exp((double)p->sinks[h] - max_logit);

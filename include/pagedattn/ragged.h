@@ -164,8 +164,9 @@ PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *byt
  * PA_ERR_WORKSPACE_TOO_SMALL when workspace_bytes is short. An empty batch
  * (max_num_seqs or max_num_batched_tokens 0, the other >= 0) is a no-op here
  * and in the reference, as an empty batch is in the other ops: the sizes,
- * dtypes, cache and options are validated, but no pointer is looked at (NULL
- * passes, the workspace too), nothing is launched and nothing is written. */
+ * dtypes, cache (kv.key too) and options are validated, but no other pointer
+ * is looked at (NULL passes, the workspace too), nothing is launched and
+ * nothing is written. */
 PA_API pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, size_t workspace_bytes,
                                            pa_stream stream);
 

@@ -1091,7 +1091,8 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     need_contiguous(op, ov)
     lse_fields, lse = _lse_output(op, lse, return_lse, qv, H, T, keep, "max_num_batched_tokens")
     if T == 0 or max_num_seqs == 0:
-        # No query row or no sequence: nothing to write (the library's shapes take at least one).
+        # No query row or no sequence: nothing to write (the library takes it as a no-op too; its
+        # pointers here would be those of empty tensors).
         return out if lse is None else (out, lse)
     p = cstruct(op, A.RaggedParams, out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
                 page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,

@@ -174,8 +174,9 @@ def test_ragged_returns_out_or_out_and_lse():
 
 def test_empty_batch_is_a_no_op():
     """No query row (q of 0 tokens) or no sequence (kv_lens of 0 entries): the op writes nothing and
-    returns out, and (out, lse) with an lse of 0 rows or of every row untouched; the library, whose
-    shapes take at least one of each, is not called. Bad arguments are still refused."""
+    returns out, and (out, lse) with an lse of 0 rows or of every row untouched; the package
+    returns before calling the library (whose empty batch is a no-op too). Bad arguments are still
+    refused."""
     m = ragged_problem(141)
     q, kv, (lens, pages, cu, ns), H = m["q"], m["kv"], m["args"], m["H"]
     q0 = q[:0]

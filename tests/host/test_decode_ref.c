@@ -492,7 +492,7 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
  * 800, past double's; 3e38; +inf) give their heads rows of zeros and an lse of
  * exactly the sink, log(e^s + sum_j e^x_j) = s to the float; the other heads
  * (a sink of -inf among them) keep theirs, as with the sinks of those heads
- * alone. */
+ * alone. A NaN row keeps a NaN lse. */
 Test(decode_ref, lse_of_a_sink_far_above_the_logits_is_the_sink) {
     const int lens[3] = {1, 70, 300};
     pa_decode_problem_cfg c = {.seed = 8170u,
@@ -539,6 +539,17 @@ Test(decode_ref, lse_of_a_sink_far_above_the_logits_is_the_sink) {
                     (double)out[i]);
             }
         }
+    /* A NaN query row (sequence 1, heads 5 and 6: no sink, a finite one) keeps a NaN lse, as
+     * the kernels' (decode.h: a NaN stays), not the sink or -inf of a row with no key. */
+    float *qf = pr->q;
+    qf[(1 * 8 + 5) * 32] = NAN;
+    qf[(1 * 8 + 6) * 32] = NAN;
+    pr->p.sinks = sk;
+    pr->p.lse = lse;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    CHK(isnan(lse[5 * 3 + 1]) && isnan(lse[6 * 3 + 1]), "NaN rows' lse %g and %g", (double)lse[5 * 3 + 1],
+        (double)lse[6 * 3 + 1]);
+    CHK(isfinite(sk[6]), "head 6's sink is finite (%g)", (double)sk[6]);
     pr->p.lse = NULL;
     pr->p.sinks = NULL;
     free(sk), free(out), free(near);

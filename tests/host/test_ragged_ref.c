@@ -861,7 +861,7 @@ Test(ragged_bad, unsupported_head_size_and_dtypes) {
 
 /* An empty batch (max_num_seqs or max_num_batched_tokens 0; ragged.h): valid,
  * a workspace of 0 bytes, and a reference call that reads no pointer (every
- * one NULL but out and lse) and writes nothing. Its sizes and options are
+ * one NULL but the cache's, out and lse) and writes nothing. Its sizes and options are
  * still checked: a negative count, a bad option or lse strides that collide
  * are refused, with nothing written. */
 Test(ragged_ref, empty_batch_is_a_no_op) {
