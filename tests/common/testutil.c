@@ -256,12 +256,17 @@ void pa_test_expect_lse(const float *got, const float *want, size_t n, const cha
     }
 }
 
-float *pa_test_far_sinks(int heads, uint64_t seed) {
-    float *s = pa_sink_logits(heads, seed);
+void pa_test_set_far_sinks(float *sinks, int heads) {
     if (heads > 1)
-        s[1] = 100.0f;
+        sinks[1] = 100.0f;
     if (heads > 2)
-        s[2] = 800.0f;
+        sinks[2] = 800.0f;
+}
+
+float *pa_test_sinks(int heads, uint64_t seed, int far) {
+    float *s = pa_sink_logits(heads, seed);
+    if (far)
+        pa_test_set_far_sinks(s, heads);
     return s;
 }
 

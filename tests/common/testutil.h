@@ -130,13 +130,15 @@ int32_t *pa_test_tables_past(const int32_t *tables, int num_seqs, int stride, co
  * a few ulps of summation order (2e-6 of the magnitude, at least 1); -inf and
  * +inf only where want has them. */
 void pa_test_expect_lse(const float *got, const float *want, size_t n, const char *what);
-/* pa_sink_logits(heads, seed) with head 1's sink 100 and head 2's 800 (where
- * the problem has them): far above the problems' logits (about 13), so that
- * e^(sink - max) overflows f32 (past about 88) and, at 800, double (past
- * 709). Those heads' rows are zeros to the float, and their lse is the sink:
- * log(e^s + sum_j e^x_j) = s + log1p(sum_j e^(x_j - s)), the second term
- * below 2^-100 here. malloc'd; never NULL. */
-float *pa_test_far_sinks(int heads, uint64_t seed);
+/* Moves heads 1 and 2's sinks (where there are such heads) to 100 and 800:
+ * far above the problems' logits (about 13), so that e^(sink - max)
+ * overflows f32 (past about 88) and, at 800, double (past 709). Those heads'
+ * rows are zeros to the float, and their lse is the sink: log(e^s + sum_j
+ * e^x_j) = s + log1p(sum_j e^(x_j - s)), the second term below 2^-100 here. */
+void pa_test_set_far_sinks(float *sinks, int heads);
+/* pa_sink_logits(heads, seed), with `far` moved by pa_test_set_far_sinks.
+ * malloc'd; never NULL. */
+float *pa_test_sinks(int heads, uint64_t seed, int far);
 
 /* Merges two f32 attention states over disjoint keys ([T, H, hs] outputs, [H,
  * T] lse) with pa_ref_merge_attn_states and holds the result to the whole

@@ -1211,7 +1211,7 @@ Test(decode_features, fp8_scales_per_head, .timeout = 600) {
  * the sink is added once where a CTA writes the output and once in the
  * merge. Each head's sink differs (from -inf to far above its logits), so a
  * sink taken per split, from another head, or not at all fails. With `far`,
- * heads 1 and 2 take sinks of 100 and 800 (pa_test_far_sinks), where
+ * heads 1 and 2 take sinks of 100 and 800 (pa_test_set_far_sinks), where
  * e^(sink - max) overflows f32: their rows are zeros and their lse the sink
  * (the reference's), where an lse of +inf would make a cascade's merge read
  * the part as empty. */
@@ -1220,7 +1220,7 @@ static void sink_case(pa_kv_layout layout, pa_dtype q, pa_dtype cd, int heads, i
     static const int lens[8] = {1, 17, 256, 257, 513, 700, 2100, 90};
     const dcase c = {layout, q, cd, heads, kv_heads, hs, 16, 0, window, 0.0f, 0, 8, lens, seed, 0};
     pa_decode_problem *pr = make_problem(&c);
-    float *sinks = far ? pa_test_far_sinks(heads, seed) : pa_sink_logits(heads, seed);
+    float *sinks = pa_test_sinks(heads, seed, far);
     pr->p.sinks = sinks;
     check_noted(pr, &c, far ? ", sinks (heads 1, 2 far above)" : ", sinks");
     pr->p.sinks = NULL;
@@ -1397,7 +1397,7 @@ Test(decode_features, lse_of_heads_with_no_key, .timeout = 600) {
  * reference over all the keys, and the lse the whole decode's. 16-bit
  * (tensor cores), f32 (CUDA cores) and fp8; sequences of one split and of
  * several (the merge kernel's lse); a part of one token. The f32 and fp8
- * cases give heads 1 and 2 sinks far above the logits (pa_test_far_sinks):
+ * cases give heads 1 and 2 sinks far above the logits (pa_test_set_far_sinks):
  * the first part's lse must be the sink, where +inf would make the merge
  * read that part as empty and keep the second's keys. */
 Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
@@ -1413,7 +1413,7 @@ Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
             dcase c = {PA_LAYOUT_FLASH_HND, cs[k].q, cs[k].c, 8, 2, cs[k].hs, 16, 0, 0, 0.0f, 0, 4, lens,
                        8400u + (uint64_t)k, 0};
             pa_decode_problem *pr = make_problem(&c);
-            float *sinks = k ? pa_test_far_sinks(8, 8400u + (uint64_t)k) : pa_sink_logits(8, 8400u + (uint64_t)k);
+            float *sinks = pa_test_sinks(8, 8400u + (uint64_t)k, k > 0);
             pr->p.sinks = sinks;
             float *ref = reference(pr);
             const size_t nl = 8 * 4;

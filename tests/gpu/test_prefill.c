@@ -1567,17 +1567,11 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
         pa_test_dev_free(dws);
 }
 
-/* A case's sinks: pa_test_far_sinks' with `far` (rows of zeros, lse the
- * sink, where e^(sink - max) overflows f32), else pa_sink_logits'. */
-static float *case_sinks(int heads, uint64_t seed, int far) {
-    return far ? pa_test_far_sinks(heads, seed) : pa_sink_logits(heads, seed);
-}
-
 /* One chunked-prefill step: three prefills (37 new tokens over 100 cached,
  * 200 over 5, and one token with no context), then n_dec decodes (of 77, 1
  * and 300 tokens), all over a cache of `layout` and the query dtype, through
  * check_mixed with the given options (sinks: 1 pa_sink_logits for the heads,
- * 2 pa_test_far_sinks). */
+ * 2 with heads 1 and 2's far above the logits: pa_test_sinks). */
 static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
                        int window, float cap, int sinks, int short_ws, const char *what) {
     const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
@@ -1596,7 +1590,7 @@ static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int head
                                   .with_alibi = alibi,
                                   .new_in_cache = 1};
     pa_context_problem *pr = pa_context_problem_make(&cfg);
-    float *sk = sinks ? case_sinks(heads, seed, sinks == 2) : NULL;
+    float *sk = sinks ? pa_test_sinks(heads, seed, sinks == 2) : NULL;
     pr->p.sinks = sk;
     dev_ctx d;
     dev_ctx_make(&d, pr);
@@ -1640,13 +1634,13 @@ typedef struct sink_ctx {
     pa_kv_layout layout;
     pa_dtype qd, cd;
     int heads, kv_heads, hs, window;
-    int far; /* heads 1 and 2's sinks far above the logits (pa_test_far_sinks) */
+    int far; /* heads 1 and 2's sinks far above the logits (pa_test_set_far_sinks) */
 } sink_ctx;
 
 static void sink_ctx_cases(const sink_ctx *cs, int n, uint64_t seed, void (*run)(const ctx_case *)) {
     const int ql[3] = {70, 1, 131}, cl[3] = {300, 40, 0};
     for (int i = 0; i < n; i++) {
-        float *sinks = case_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
+        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
         ctx_case c = {.seed = seed + (uint64_t)i,
                       .layout = cs[i].layout,
                       .qd = cs[i].qd,
@@ -1684,7 +1678,7 @@ static void sink_prompt_cases(const sink_prompt *cs, int n, uint64_t seed) {
                                    .head_size = cs[i].hs,
                                    .q_lens = ql};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-        float *sinks = case_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
+        float *sinks = pa_test_sinks(cs[i].heads, seed + (uint64_t)i, cs[i].far);
         pr->p.sinks = sinks;
         pr->p.sliding_window = cs[i].window;
         char what[160];

@@ -431,7 +431,7 @@ Test(decode_ref, head_attending_no_token_gets_zeros) {
  * - cut[s] over the table from block cut[s] / bs on, merged by their lse
  * (pa_ref_merge_attn_states) equal one decode over all the keys, output and
  * lse. Without ALiBi and window, whose positions the cut would move. Without
- * sinks, with pa_sink_logits' and with pa_test_far_sinks' (heads 1 and 2 far
+ * sinks, with pa_sink_logits' and with pa_test_sinks' far ones (heads 1 and 2 far
  * above the logits: the first part's lse must be the sink, not +inf, or the
  * merge reads that part as empty and keeps the second's keys, where the whole
  * call's rows are zeros). */
@@ -450,7 +450,7 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
                                    .seq_lens = lens,
                                    .extra_blocks = 2};
         pa_decode_problem *pr = pa_decode_problem_make(&c);
-        float *sk = sinks == 2 ? pa_test_far_sinks(6, 77) : pa_sink_logits(6, 77);
+        float *sk = pa_test_sinks(6, 77, sinks == 2);
         pr->p.sinks = sinks ? sk : NULL;
         pr->p.soft_cap = 20.0f;
         const int H = 6, hs = 32, n = 4 * H * hs;
@@ -488,7 +488,7 @@ Test(decode_ref, lse_merges_split_keys_into_the_whole) {
     }
 }
 
-/* Sinks far above the logits (pa_test_far_sinks: 100, past f32's exp, and
+/* Sinks far above the logits (pa_test_set_far_sinks: 100, past f32's exp, and
  * 800, past double's; 3e38; +inf) give their heads rows of zeros and an lse of
  * exactly the sink, log(e^s + sum_j e^x_j) = s to the float; the other heads
  * (a sink of -inf among them) keep theirs, as with the sinks of those heads
@@ -506,7 +506,7 @@ Test(decode_ref, lse_of_a_sink_far_above_the_logits_is_the_sink) {
                                .block_size = 16,
                                .seq_lens = lens};
     pa_decode_problem *pr = pa_decode_problem_make(&c);
-    float *sk = pa_test_far_sinks(8, 5);
+    float *sk = pa_test_sinks(8, 5, 1);
     sk[3] = 3e38f;
     sk[4] = INFINITY;
     sk[5] = -INFINITY;

@@ -1354,20 +1354,11 @@ Test(prefill_ref, context_scales_per_kv_head) {
 
 /* ---- log-sum-exp output (prefill.h) ------------------------------------------------- */
 
-/* Heads 1 and 2 of a problem's sinks (pa_sink_logits) moved far above its
- * logits, as pa_test_far_sinks' (100 and 800). */
-static void far_sinks(float *sinks, int heads) {
-    float *far = pa_test_far_sinks(heads, 0);
-    for (int h = 1; h < 3 && h < heads; h++)
-        sinks[h] = far[h];
-    free(far);
-}
-
 /* Every row's lse, context and prompt attention: with ALiBi, a window and a
  * soft cap, with sinks (pa_sink_logits: -inf, below, among and far above the
  * logits; in the last context variant and the last two prompt ones, heads 1
  * and 2 take 100 and 800, past f32's and double's exp at the logits' max:
- * far_sinks), and causal prompts whose first rows see no key (-inf, or the
+ * pa_test_set_far_sinks), and causal prompts whose first rows see no key (-inf, or the
  * sink). The output with lse asked is the output without it, bit for bit. */
 Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
     const int ql[3] = {17, 1, 40}, cl[3] = {30, 64, 0};
@@ -1391,7 +1382,7 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         pa_context_problem *pr = pa_context_problem_make(&c);
         cr_assert(pr != NULL);
         if (v == 3)
-            far_sinks(pr->sinks, 8);
+            pa_test_set_far_sinks(pr->sinks, 8);
         pr->p.sliding_window = v == 2 ? 25 : 0;
         pr->p.soft_cap = v == 1 ? 0.8f : 0.0f;
         const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_tokens,
@@ -1435,7 +1426,7 @@ Test(prefill_ref, lse_is_the_log_of_each_rows_denominator) {
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         cr_assert(pr != NULL);
         if (t >= 6)
-            far_sinks(pr->sinks, 8);
+            pa_test_set_far_sinks(pr->sinks, 8);
         pr->p.sliding_window = ty == 0 ? 7 : 0;
         pr->p.soft_cap = ty == 2 ? 1.5f : 0.0f;
         const size_t n = (size_t)pr->p.num_heads * (size_t)pr->p.num_q_tokens;
@@ -1559,7 +1550,7 @@ Test(prefill_ref, lse_merges_split_keys_into_the_whole) {
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         cr_assert(pr != NULL);
         if (sinks == 2) /* the first part's lse must be the sink, not +inf: the merge reads +inf as empty */
-            far_sinks(pr->sinks, 6);
+            pa_test_set_far_sinks(pr->sinks, 6);
         pr->p.soft_cap = 2.0f;
         const int nq = pr->p.num_q_tokens;
         const size_t n = (size_t)pr->p.num_heads * (size_t)nq, ne = pr->q_elems;
