@@ -20,7 +20,9 @@ if [ ! -f "$dir/build.ninja" ]; then
         -Dfuzz=false -Dbuildtype=debugoptimized >/dev/null || exit 1
 fi
 progs="gpu_basic cache_ops decode ragged prefill"
-ninja -C "$dir" $(for p in $progs; do printf 'tests/interp/test_%s_interp ' "$p"; done) || exit 1
+targets=()
+for p in $progs; do targets+=("tests/interp/test_${p}_interp"); done
+ninja -C "$dir" "${targets[@]}" || exit 1
 
 # The interp-tsan suite's choice of tests (every kernel family, small; read from
 # tests/interp/meson.build, its programs are not built here), with decode's view
