@@ -75,23 +75,32 @@ static pa_status check_and_size(const pa_kv_cache *c, int64_t *key_elems, int64_
     if (c->layout == PA_LAYOUT_FLASH_NHD || c->layout == PA_LAYOUT_FLASH_HND) {
         PA_REQUIRE(c->block_stride >= 0 && c->page_stride >= 0 && c->head_stride >= 0,
                    "flash layout strides must be >= 0");
-        /* Resolve the zero (contiguous) strides as pa_kv_geom_make does, checked. */
+        /* Resolve the zero (contiguous) strides as pa_kv_geom_make does, checked;
+         * as there, a dimension of size 1 takes the contiguous stride whatever
+         * the view says (it never multiplies it). */
         int64_t need = 0, bstr, pstr, hstr;
+        const int64_t head_in = nh == 1 ? 0 : c->head_stride, page_in = bs == 1 ? 0 : c->page_stride;
         if (c->layout == PA_LAYOUT_FLASH_NHD) {
-            hstr = c->head_stride ? c->head_stride : hs;
+            hstr = head_in ? head_in : hs;
             PA_REQUIRE(hstr >= hs, "nhd: head_stride %lld < head_size %lld", (long long)hstr, (long long)hs);
             SIZE_REQUIRE(pa_mul_i64(nh, hstr, &need));
-            pstr = c->page_stride ? c->page_stride : need;
-            PA_REQUIRE(pstr >= need, "nhd: page_stride %lld overlaps the heads of a token", (long long)pstr);
+            pstr = page_in ? page_in : need;
+            PA_REQUIRE(pstr >= need,
+                       "nhd: page_stride %lld overlaps the heads of a token (heads %lld apart; a cache whose heads "
+                       "are outside its tokens is PA_LAYOUT_FLASH_HND)",
+                       (long long)pstr, (long long)hstr);
             SIZE_REQUIRE(pa_mul_i64(bs, pstr, &need));
             bstr = c->block_stride ? c->block_stride : need;
             PA_REQUIRE(bstr >= need, "nhd: block_stride %lld overlaps the tokens of a block", (long long)bstr);
         } else {
-            pstr = c->page_stride ? c->page_stride : hs;
+            pstr = page_in ? page_in : hs;
             PA_REQUIRE(pstr >= hs, "hnd: page_stride %lld < head_size %lld", (long long)pstr, (long long)hs);
             SIZE_REQUIRE(pa_mul_i64(bs, pstr, &need));
-            hstr = c->head_stride ? c->head_stride : need;
-            PA_REQUIRE(hstr >= need, "hnd: head_stride %lld overlaps the tokens of a head", (long long)hstr);
+            hstr = head_in ? head_in : need;
+            PA_REQUIRE(hstr >= need,
+                       "hnd: head_stride %lld overlaps the tokens of a head (tokens %lld apart; a cache whose "
+                       "tokens are outside its heads is PA_LAYOUT_FLASH_NHD)",
+                       (long long)hstr, (long long)pstr);
             SIZE_REQUIRE(pa_mul_i64(nh, hstr, &need));
             bstr = c->block_stride ? c->block_stride : need;
             PA_REQUIRE(bstr >= need, "hnd: block_stride %lld overlaps the heads of a block", (long long)bstr);

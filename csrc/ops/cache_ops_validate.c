@@ -161,10 +161,13 @@ pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_byte
 pa_status pa_swap_blocks_kv_bytes(const pa_kv_cache *dst, const pa_kv_cache *src, int64_t *block_bytes) {
     PA_TRY(pa_kv_cache_validate(dst));
     PA_TRY(pa_kv_cache_validate(src));
+    /* The geometry as resolved: strides of 0 and the same strides written out
+     * (a pinned host cache and a torch view of the device one) are one geometry. */
+    const pa_kv_geom gd = geom_of(dst), gs = geom_of(src);
     PA_REQUIRE(dst->layout == src->layout && dst->dtype == src->dtype && dst->block_size == src->block_size &&
                    dst->num_kv_heads == src->num_kv_heads && dst->head_size == src->head_size &&
-                   dst->block_stride == src->block_stride && dst->page_stride == src->page_stride &&
-                   dst->head_stride == src->head_stride,
+                   gd.block_stride == gs.block_stride && gd.page_stride == gs.page_stride &&
+                   gd.head_stride == gs.head_stride,
                "swap_blocks_kv: src and dst caches differ in layout, dtype or block geometry");
     int64_t elems = 0;
     PA_TRY(pa_kv_cache_elements(src, &elems, NULL));

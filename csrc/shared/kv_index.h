@@ -30,6 +30,13 @@ PA_HD pa_kv_geom pa_kv_geom_make(int32_t layout, int32_t elt_size, int32_t block
     g.head_size = head_size;
     g.x = elt_size > 0 ? 16 / elt_size : 1;
     const int64_t bs = block_size, nh = num_kv_heads, hs = head_size;
+    /* A dimension of size 1 never multiplies its stride: whatever a view says
+     * (torch's strides of a permuted MQA cache, or of a one-token page) reads
+     * as the contiguous value, so checks, alignment and paths see one geometry. */
+    if (nh == 1)
+        head_stride = 0;
+    if (bs == 1)
+        page_stride = 0;
     switch (layout) {
     case PA_LAYOUT_FLASH_NHD:
         g.head_stride = head_stride ? head_stride : hs;

@@ -14,7 +14,12 @@
  * Flash layouts may carry explicit strides (elements) so a cache can be a view:
  * block_stride between blocks, page_stride between tokens of a block, head_stride
  * between heads; the element stride inside a head is always 1. Zero means the
- * contiguous value. Other layouts must leave them zero.
+ * contiguous value. The strides nest as the layout's name says (NHD: heads
+ * inside tokens inside blocks; HND: tokens inside heads inside blocks) without
+ * overlap; a view whose nesting is the other layout's is that layout. The stride
+ * of a dimension of size 1 (head_stride with one KV head, page_stride with
+ * blocks of one token) is ignored and reads as the contiguous value, as torch
+ * may give such a dimension any stride. Other layouts must leave them zero.
  *
  * Cache element types: f32, f16, bf16, fp8 e4m3, fp8 e5m2. With an fp8 cache,
  * k_scale / v_scale point at one float each (device memory for GPU ops, host
@@ -64,7 +69,7 @@ PA_API const char *pa_kv_layout_name(pa_kv_layout l); /* "vllm", "nhd", "hnd", "
 PA_API pa_status pa_kv_layout_from_name(const char *name, pa_kv_layout *out);
 
 /* Checks a cache descriptor (layout, dtype, positive sizes, head_size divisible
- * by x for the vLLM layout, scales_per_head 0 or 1, strides large enough not to overlap, and each
+ * by x for the vLLM layout, scales_per_head 0 or 1, strides nested without overlap, and each
  * buffer's size in elements and in bytes within int64, computed without
  * overflow). Does not touch the buffers. */
 PA_API pa_status pa_kv_cache_validate(const pa_kv_cache *c);

@@ -20,6 +20,11 @@ static void *sentinel_host(size_t bytes) {
     return p;
 }
 
+static void assert_fail(pa_status got, pa_status want, const char *substr) {
+    cr_assert_eq(got, want, "status %d, want %d (%s)", got, want, pa_last_error());
+    cr_assert(strstr(pa_last_error(), substr) != NULL, "message '%s' lacks '%s'", pa_last_error(), substr);
+}
+
 static void assert_same(const void *got, const void *want, size_t bytes, const char *what) {
     if (memcmp(got, want, bytes) == 0)
         return;
@@ -949,6 +954,62 @@ Test(cache_ops, swap_blocks_random_configurations, .timeout = 600) {
     }
 }
 
+/* One geometry written two ways: a device cache with strides 0 and a pinned
+ * host cache whose descriptor spells the same contiguous strides out (as a
+ * torch view carries them), with one KV head whose head_stride is anything. */
+Test(cache_ops, swap_blocks_kv_same_geometry_written_out) {
+    PA_SKIP_WITHOUT_GPU();
+    const int nb = 5, bs = 8, hs = 64;
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_FLASH_NHD;
+    c.dtype = PA_DTYPE_BF16;
+    c.num_blocks = nb;
+    c.block_size = bs;
+    c.num_kv_heads = 1;
+    c.head_size = hs;
+    const size_t bytes = (size_t)nb * bs * hs * 2, bb = bytes / (size_t)nb;
+    unsigned char *hk = malloc(bytes), *hv = malloc(bytes), *got = malloc(bytes), *want = sentinel_host(bytes);
+    for (size_t i = 0; i < bytes; i++) {
+        hk[i] = (unsigned char)(i * 7 + 3);
+        hv[i] = (unsigned char)(i * 5 + 1);
+    }
+    pa_kv_cache src = c, dst = c;
+    src.key = pa_test_dev_upload(hk, bytes);
+    src.value = pa_test_dev_upload(hv, bytes);
+    dst.block_stride = (int64_t)bs * hs;
+    dst.page_stride = hs;
+    dst.head_stride = (int64_t)bs * hs; /* one head: ignored (kv_cache.h) */
+    cr_assert_eq(cudaMallocHost(&dst.key, bytes), cudaSuccess);
+    cr_assert_eq(cudaMallocHost(&dst.value, bytes), cudaSuccess);
+    memset(dst.key, SENTINEL, bytes);
+    memset(dst.value, SENTINEL, bytes);
+    const int64_t map[][2] = {{4, 0}, {0, 2}, {1, 3}};
+    cr_assert_eq(pa_swap_blocks_kv(&dst, &src, &map[0][0], 3, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    /* block b of each buffer: bytes [b * bb, (b + 1) * bb) */
+    for (int i = 0; i < 3; i++)
+        memcpy(want + (size_t)map[i][1] * bb, hk + (size_t)map[i][0] * bb, bb);
+    memcpy(got, dst.key, bytes);
+    assert_same(got, want, bytes, "swap_blocks_kv key, strides written out");
+    for (int i = 0; i < 3; i++)
+        memcpy(want + (size_t)map[i][1] * bb, hv + (size_t)map[i][0] * bb, bb);
+    memcpy(got, dst.value, bytes);
+    assert_same(got, want, bytes, "swap_blocks_kv value, strides written out");
+    /* a padded page is another geometry */
+    dst.page_stride = hs + 8;
+    dst.block_stride = (int64_t)bs * (hs + 8);
+    assert_fail(pa_swap_blocks_kv(&dst, &src, &map[0][0], 3, NULL), PA_ERR_INVALID_ARGUMENT, "differ");
+    pa_test_dev_free(src.key);
+    pa_test_dev_free(src.value);
+    cudaFreeHost(dst.key);
+    cudaFreeHost(dst.value);
+    free(hk);
+    free(hv);
+    free(got);
+    free(want);
+}
+
 Test(cache_ops, swap_blocks_kv_both_buffers) {
     PA_SKIP_WITHOUT_GPU();
     pa_kv_cache c;
@@ -1202,11 +1263,6 @@ Test(cache_ops, copy_blocks_skips_out_of_range_pairs) {
 }
 
 /* ---- bad input: validation before any CUDA call, so these run everywhere ------------- */
-
-static void assert_fail(pa_status got, pa_status want, const char *substr) {
-    cr_assert_eq(got, want, "status %d, want %d (%s)", got, want, pa_last_error());
-    cr_assert(strstr(pa_last_error(), substr) != NULL, "message '%s' lacks '%s'", pa_last_error(), substr);
-}
 
 Test(cache_ops, entries_reject_bad_input_without_launching) {
     /* Pointers that would fault if anything touched them: validation must stop first. */

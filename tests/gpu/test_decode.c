@@ -1730,6 +1730,55 @@ Test(decode_views, strided_flash_and_query_stride, .timeout = 600) {
     }
 }
 
+/* A view's stride of a dimension of size 1 never multiplies anything: an MQA
+ * cache (one KV head) viewed as NHD out of an HND allocation carries head_stride
+ * block_size x head_size, torch may write any value there, and an HND view of
+ * one head carries whatever its allocation had. kv_cache.h reads such a stride
+ * as the contiguous value: the cache validates and every entry reads the same
+ * memory as the contiguous descriptor, whose reference is taken first. */
+Test(decode_views, a_size_one_dimension_takes_any_stride, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[3] = {1, 77, 300};
+    static const struct {
+        pa_kv_layout l;
+        pa_dtype q, c;
+        int hs, bs;
+        int64_t head_stride;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 128, 16, 16 * 128}, /* tensor cores: HND's stride */
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 64, 32, 1},      /* fp8, an odd stride */
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_F32, 80, 16, 3},           /* CUDA cores */
+    };
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        dcase c = {0};
+        c.layout = cs[i].l;
+        c.q = cs[i].q;
+        c.c = cs[i].c;
+        c.heads = 8;
+        c.kv_heads = 1;
+        c.hs = cs[i].hs;
+        c.bs = cs[i].bs;
+        c.nseq = 3;
+        c.lens = lens;
+        c.seed = 3400u + (uint64_t)i;
+        pa_decode_problem *pr = make_problem(&c);
+        cr_assert(pr->p.kv.head_stride == 0, "a contiguous cache");
+        float *ref = reference(pr);
+        pr->p.kv.head_stride = cs[i].head_stride;
+        cr_assert_eq(pa_kv_cache_validate(&pr->p.kv), PA_SUCCESS, "%s", pa_last_error());
+        char desc[320];
+        describe(&c, desc, sizeof desc);
+        snprintf(desc + strlen(desc), sizeof desc - strlen(desc), " head_stride %lld of one KV head",
+                 (long long)cs[i].head_stride);
+        dprob d;
+        dprob_make(&d, pr);
+        expect_entries(&d, ref, (int64_t)pr->out_elems, desc);
+        dprob_free(&d);
+        free(ref);
+        pa_decode_problem_free(pr);
+    }
+}
+
 /* ---- cache offsets past 2^31 elements and 2^32 bytes ---------------------------
  * The problem's blocks sit at the end of a cache of lead + num_blocks blocks
  * (pa_test_dev_upload_far: lead blocks past both bounds, never written) and

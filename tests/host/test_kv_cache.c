@@ -73,6 +73,52 @@ Test(kv_cache, explicit_strides_are_honoured) {
     cr_assert_eq(pa_kv_key_offset(&g, 2, 1, 3, 7), 2 * 5000 + 3 * 300 + 1 * 100 + 7);
 }
 
+/* kv_cache.h: the stride of a dimension of size 1 is ignored (it reads as the
+ * contiguous value); strides that nest as the other layout's are refused,
+ * naming that layout. Sizes and offsets below from the layouts' definitions. */
+Test(kv_cache, a_size_one_dimension_takes_any_stride) {
+    /* One KV head viewed as NHD out of an HND allocation [4, 1, 16, 64]:
+     * head_stride 16 x 64, page_stride 64. */
+    pa_kv_cache n = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 4, 16, 1, 64);
+    n.head_stride = 16 * 64;
+    n.page_stride = 64;
+    int64_t ke = 0, ve = 0;
+    cr_assert_eq(pa_kv_cache_elements(&n, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(ke == 4 * 16 * 64 && ve == ke, "elements %lld / %lld", (long long)ke, (long long)ve);
+    for (int64_t hstr = 1; hstr <= 4096; hstr *= 4) {
+        const pa_kv_geom g = pa_kv_geom_make(PA_LAYOUT_FLASH_NHD, 2, 16, 1, 64, 0, 64, hstr);
+        cr_assert(g.head_stride == 64 && g.page_stride == 64 && g.block_stride == 16 * 64,
+                  "head_stride %lld resolves to %lld / %lld / %lld", (long long)hstr, (long long)g.head_stride,
+                  (long long)g.page_stride, (long long)g.block_stride);
+        cr_assert_eq(pa_kv_key_offset(&g, 3, 0, 5, 7), 3 * 16 * 64 + 5 * 64 + 7);
+    }
+    /* Blocks of one token (a token-granular pool): page_stride ignored, HND and NHD. */
+    pa_kv_cache h = make(PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, 8, 1, 2, 128);
+    h.page_stride = 7;
+    cr_assert_eq(pa_kv_cache_elements(&h, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(ke == 8 * 2 * 128, "elements %lld", (long long)ke);
+    pa_kv_cache t = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, 8, 1, 2, 128);
+    t.page_stride = 3;
+    t.block_stride = 2 * 128 + 32; /* padded blocks still count */
+    cr_assert_eq(pa_kv_cache_elements(&t, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(ke == 7 * (2 * 128 + 32) + 2 * 128, "elements %lld", (long long)ke);
+    /* A negative stride is still refused, size 1 or not. */
+    n.head_stride = -5;
+    cr_assert_eq(pa_kv_cache_validate(&n), PA_ERR_INVALID_ARGUMENT);
+    /* Two KV heads with HND's nesting under the NHD name: refused, naming HND;
+     * and the reverse. */
+    pa_kv_cache x = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 4, 16, 2, 64);
+    x.page_stride = 64;
+    x.head_stride = 16 * 64;
+    cr_assert_eq(pa_kv_cache_validate(&x), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "PA_LAYOUT_FLASH_HND") != NULL, "%s", pa_last_error());
+    pa_kv_cache y = make(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 4, 16, 2, 64);
+    y.head_stride = 64;
+    y.page_stride = 2 * 64;
+    cr_assert_eq(pa_kv_cache_validate(&y), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "PA_LAYOUT_FLASH_NHD") != NULL, "%s", pa_last_error());
+}
+
 /* pa_kv_linear: the row offsets (d = 0) of every layout as one linear form,
  * which the prefill kernels use in place of the layout switch; checked against
  * the offset functions (checked against the shapes above) on every layout,
