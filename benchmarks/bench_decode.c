@@ -290,6 +290,13 @@ static int bench_decode(const pa_op_opts *o, int gpu) {
     const int nv = parse_variants(o, "bench", vars); /* checked on the CPU path too */
     if (!nv)
         return PA_CLI_EXIT_USAGE;
+    if (!gpu && o->variant) { /* one CPU reference serves every entry: the option would be ignored */
+        fprintf(stderr,
+                "pagedattn bench decode: --variant %s picks a GPU entry; the CPU reference is the same computation "
+                "for all of them (leave --variant out, or run on a GPU)\n",
+                o->variant);
+        return PA_CLI_EXIT_USAGE;
+    }
     int rc = 0;
     for (int k = 0; k < o->num_ctx && rc == 0; k++) {
         if (o->num_ctx > 1)

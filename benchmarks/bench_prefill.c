@@ -112,7 +112,7 @@ static void pf_free(pf_problem *p) {
     memset(p, 0, sizeof *p);
 }
 
-static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
+static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, int ref, pf_problem *p) {
     memset(p, 0, sizeof *p);
     p->sh = *sh;
     p->ctx = ctx;
@@ -129,8 +129,11 @@ static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char
     }
     /* Host memory, as the other ops count it: Q and O (check adds its copy of
      * the GPU's O and a float reference), the contiguous K and V (the
-     * prompt's, the encoder's keys of cross, the new tokens of context) and
-     * context's cache (whole blocks of context and new tokens). */
+     * prompt's, the encoder's keys of cross, the new tokens of context),
+     * context's cache (whole blocks of context and new tokens) and, where the
+     * CPU reference runs (`ref`), its scratch: every KV head of the longest
+     * sequence's keys and values in f32 and a double logit a key
+     * (csrc/reference/prefill.c). */
     const double q_rows = (double)sh->seqs * ql[0] * sh->heads * sh->head_size;
     const double kv_rows =
         (double)sh->seqs * (sh->variant == V_CONTEXT ? sh->qlen : ctx) * sh->kv_heads * sh->head_size;
@@ -139,10 +142,15 @@ static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char
     if (sh->variant == V_CONTEXT)
         bytes += 2.0 * sh->seqs * floor(((double)ctx + sh->qlen + sh->block_size - 1) / sh->block_size) *
                  sh->block_size * sh->kv_heads * sh->head_size * pa_dtype_size(o->cache_dtype);
+    if (ref) {
+        const double max_k = (double)ctx + (sh->variant == V_CONTEXT ? sh->qlen : 0);
+        bytes += max_k * (2.0 * 4.0 * sh->kv_heads * sh->head_size + 8.0);
+    }
     int rc = 0;
     if (bytes > 8e9) {
-        fprintf(stderr, "pagedattn %s prefill: the problem needs %.1f GB of host memory (Q, K, V, O%s); at most 8 GB\n",
-                cmd, bytes / 1e9, sh->variant == V_CONTEXT ? ", cache" : "");
+        fprintf(stderr,
+                "pagedattn %s prefill: the problem needs %.1f GB of host memory (Q, K, V, O%s%s); at most 8 GB\n", cmd,
+                bytes / 1e9, sh->variant == V_CONTEXT ? ", cache" : "", ref ? ", the reference's scratch" : "");
         rc = PA_CLI_EXIT_USAGE;
     } else if (sh->variant == V_CONTEXT) {
         pa_context_problem_cfg c = {.seed = o->seed,
@@ -209,18 +217,18 @@ static int pf_build(const pa_op_opts *o, const pf_shape *sh, int ctx, const char
 /* Builds the problem (pf_build), its shape validated first on one sequence of
  * a few tokens, so a shape the op refuses is refused at once, not after
  * building a large problem. */
-static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, pf_problem *p) {
+static int pf_make(const pa_op_opts *o, const pf_shape *sh, int ctx, const char *cmd, int ref, pf_problem *p) {
     pf_shape tiny = *sh;
     tiny.seqs = 1;
     tiny.qlen = sh->qlen < 4 ? sh->qlen : 4;
     const int tiny_ctx = ctx < 4 ? ctx : 4;
     if (tiny.seqs != sh->seqs || tiny.qlen != sh->qlen || tiny_ctx != ctx) {
-        const int rc = pf_build(o, &tiny, tiny_ctx, cmd, p);
+        const int rc = pf_build(o, &tiny, tiny_ctx, cmd, ref, p);
         if (rc)
             return rc;
         pf_free(p);
     }
-    return pf_build(o, sh, ctx, cmd, p);
+    return pf_build(o, sh, ctx, cmd, ref, p);
 }
 
 static void *pf_up(pf_problem *p, const void *h, size_t bytes, int *err) {
@@ -331,7 +339,7 @@ static int bench(const pa_op_opts *o, int variant, int gpu) {
         if (o->num_ctx > 1)
             pa_bench_progress(k + 1, o->num_ctx, "prefill ctx=%d", ctx);
         pf_problem p;
-        rc = pf_make(o, &sh, ctx, "bench", &p);
+        rc = pf_make(o, &sh, ctx, "bench", !gpu, &p);
         if (rc)
             break;
         pa_bench_row r;
@@ -367,7 +375,7 @@ static int check(const pa_op_opts *o, int variant) {
     for (int k = 0; k < o->num_ctx; k++) {
         const int ctx = small ? 256 : o->ctx[k];
         pf_problem p;
-        int rc = pf_make(o, &sh, ctx, "check", &p);
+        int rc = pf_make(o, &sh, ctx, "check", 1, &p);
         if (rc)
             return rc;
         if (pf_upload(&p) || run_gpu(&p) != 0 || cudaDeviceSynchronize() != cudaSuccess) {
@@ -437,7 +445,7 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
         sh.qlen = o->qlen > 0 ? o->qlen : 37;
         const int ctx = v == V_PROMPT || v == V_ENCODER ? sh.qlen : o->ctx[0];
         pf_problem p;
-        const int rc = pf_make(&ov, &sh, ctx, "check baseline", &p);
+        const int rc = pf_make(&ov, &sh, ctx, "check baseline", 1, &p);
         if (rc == PA_CLI_EXIT_USAGE)
             return -1; /* the options describe a problem the op refuses */
         if (rc) {

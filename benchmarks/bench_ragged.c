@@ -70,7 +70,7 @@ static void pairs_and_bytes(const rg_problem *pr, double *pairs, double *bytes) 
     *bytes = kv + qo;
 }
 
-static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd) {
+static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd, int ref) {
     const int n = sh->prefill + sh->decodes;
     if (n < 1) {
         fprintf(stderr, "pagedattn %s ragged: the batch is empty (--seqs 0 and --decodes 0)\n", cmd);
@@ -78,16 +78,22 @@ static rg_problem *make(const pa_op_opts *o, const rg_shape *sh, const char *cmd
     }
     const pa_dtype cache = o->cache_auto ? o->dtype : o->cache_dtype;
     /* Host memory: the cache (whole pages; and check's float copies of K and
-     * V), Q and O (and check's copy of the GPU's O and its float reference). */
+     * V), Q and O (and check's copy of the GPU's O and its float reference)
+     * and, where the CPU reference runs (`ref`), its scratch: every KV head
+     * of the longest sequence's keys and values in f32 and a double logit a
+     * key (csrc/reference/ragged.c). */
     const int check = strcmp(cmd, "check") == 0;
     const double ps = sh->page_size, kv_tokens = (double)sh->prefill * ps * ceil((sh->ctx + sh->qlen) / ps) +
                                                  (double)sh->decodes * ps * ceil((sh->ctx + 1) / ps);
     const double rows = (double)sh->prefill * sh->qlen + sh->decodes;
-    const double host = kv_tokens * 2.0 * sh->kv_heads * sh->head_size * (pa_dtype_size(cache) + (check ? 4.0 : 0.0)) +
-                        rows * sh->heads * sh->head_size * (2.0 * pa_dtype_size(o->dtype) + (check ? 6.0 : 0.0));
+    const double host =
+        kv_tokens * 2.0 * sh->kv_heads * sh->head_size * (pa_dtype_size(cache) + (check ? 4.0 : 0.0)) +
+        rows * sh->heads * sh->head_size * (2.0 * pa_dtype_size(o->dtype) + (check ? 6.0 : 0.0)) +
+        (ref ? ((double)sh->ctx + (sh->prefill > 0 ? sh->qlen : 1)) * (2.0 * 4.0 * sh->kv_heads * sh->head_size + 8.0)
+             : 0.0);
     if (host > 8e9) {
-        fprintf(stderr, "pagedattn %s ragged: the batch needs %.1f GB of host memory (cache, Q, O); at most 8 GB\n",
-                cmd, host / 1e9);
+        fprintf(stderr, "pagedattn %s ragged: the batch needs %.1f GB of host memory (cache, Q, O%s); at most 8 GB\n",
+                cmd, host / 1e9, ref ? ", the reference's scratch" : "");
         return NULL;
     }
     int *ql = malloc(sizeof(int) * (size_t)n), *kl = malloc(sizeof(int) * (size_t)n);
@@ -255,7 +261,7 @@ static int bench(const pa_op_opts *o, int gpu) {
         if (o->num_ctx > 1)
             pa_bench_progress(k + 1, o->num_ctx, "ragged ctx=%d", o->ctx[k]);
         const rg_shape sh = shape_of(o, o->ctx[k], small);
-        rg_problem *pr = make(o, &sh, "bench");
+        rg_problem *pr = make(o, &sh, "bench", !gpu);
         if (!pr)
             return PA_CLI_EXIT_USAGE;
         double pairs, bytes;
@@ -311,7 +317,7 @@ static int check(const pa_op_opts *o) {
     int rc = PA_CLI_EXIT_OK;
     for (int k = 0; k < o->num_ctx; k++) {
         const rg_shape sh = shape_of(o, o->ctx[k], small);
-        rg_problem *pr = make(o, &sh, "check");
+        rg_problem *pr = make(o, &sh, "check", 1);
         if (!pr)
             return PA_CLI_EXIT_USAGE;
         rg_dev d;

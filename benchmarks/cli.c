@@ -33,9 +33,11 @@ void pa_cli_json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
+/* pa_cli_parse_int, saying why it refuses a value when `say`. */
+static int parse_int(int say, const char *flag, const char *s, long long lo, long long hi, long long *out) {
     if (!s || !*s) {
-        fprintf(stderr, "pagedattn: %s needs a value\n", flag);
+        if (say)
+            fprintf(stderr, "pagedattn: %s needs a value\n", flag);
         return 0;
     }
     /* Digits with an optional '-', nothing else: strtoll alone would take
@@ -45,15 +47,25 @@ int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (*d < '0' || *d > '9' || errno || *end != '\0') {
-        fprintf(stderr, "pagedattn: %s: '%s' is not an integer\n", flag, s);
+        if (say)
+            fprintf(stderr, "pagedattn: %s: '%s' is not an integer\n", flag, s);
         return 0;
     }
     if (v < lo || v > hi) {
-        fprintf(stderr, "pagedattn: %s: %lld outside %lld..%lld\n", flag, v, lo, hi);
+        if (say)
+            fprintf(stderr, "pagedattn: %s: %lld outside %lld..%lld\n", flag, v, lo, hi);
         return 0;
     }
     *out = v;
     return 1;
+}
+
+int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
+    return parse_int(1, flag, s, lo, hi, out);
+}
+
+int pa_cli_peek_int(const char *s, long long lo, long long hi, long long *out) {
+    return parse_int(0, "", s, lo, hi, out);
 }
 
 int pa_cli_parse_int_list(const char *cmd, const char *flag, const char *s, long long lo, long long hi, int *dst,

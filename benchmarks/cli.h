@@ -147,6 +147,9 @@ int pa_bench_plan(int argc, char **argv); /* `bench plan`, benchmarks/cmd_plan.c
 /* Strict integer parsing for flags: whole string, range-checked. Prints one
  * error line naming the flag and returns 0 on failure. */
 int pa_cli_parse_int(const char *flag, const char *s, long long lo, long long hi, long long *out);
+/* The same parse, silent: for a first look at a value that a later parse
+ * reports on (one line per bad value). */
+int pa_cli_peek_int(const char *s, long long lo, long long hi, long long *out);
 /* "N[,N...]" into dst (at most max values, each lo..hi): no empty value, at
  * least one. Prints one error line and returns 0 on failure. */
 int pa_cli_parse_int_list(const char *cmd, const char *flag, const char *s, long long lo, long long hi, int *dst,

@@ -307,13 +307,13 @@ int pa_cmd_plan(int argc, char **argv) {
     int need_w = 1, need_ew = 1;
     for (int r = 0; r < n; r++) {
         long long s = (long long)p.computed[r] + p.scheduled[r];
-        if (p.computed[r] < 0 || p.scheduled[r] < 0 || (p.enc && p.enc[r] < 0))
+        if (p.computed[r] < 0 || p.scheduled[r] < 0)
             continue; /* the library names it below */
         total += p.scheduled[r];
         long long nb = (s + bs - 1) / bs;
         alloc_blocks += nb;
         need_w = nb > need_w ? (int)(nb > PLAN_MAX_BLOCKS ? PLAN_MAX_BLOCKS + 1 : nb) : need_w;
-        if (p.enc) {
+        if (p.enc && p.enc[r] >= 0) { /* (a negative one: the library names it below) */
             long long ne = ((long long)p.enc[r] + bs - 1) / bs;
             enc_total += p.enc[r];
             alloc_blocks += ne;

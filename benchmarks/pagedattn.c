@@ -170,9 +170,22 @@ static int bench_convert(const pa_op_opts *o, int gpu) {
 
 static int merge_tokens(const pa_op_opts *o, int dflt) { return o->given & PA_OPT_SEQS ? o->seqs : dflt; }
 
-/* What merge refuses before any GPU probe: a dtype it has no kernel for, a
- * problem past the CLI's host-memory bound. 0, or one line and exit 2. */
-static int merge_usage(const char *cmd, const pa_op_opts *o) {
+/* Tokens a merge run takes by default: check's; a bench's on the GPU or,
+ * on the CPU, the reference's (gpu -1: the device not yet known, the fewer,
+ * so that only what either device would refuse is refused before the probe). */
+static int merge_default_tokens(const char *cmd, int gpu) {
+    if (!strcmp(cmd, "check"))
+        return MERGE_CHECK_TOKENS;
+    if (gpu >= 0)
+        return gpu ? MERGE_GPU_TOKENS : MERGE_CPU_TOKENS;
+    return MERGE_CPU_TOKENS < MERGE_GPU_TOKENS ? MERGE_CPU_TOKENS : MERGE_GPU_TOKENS;
+}
+
+/* What merge refuses: a dtype it has no kernel for, a problem past the CLI's
+ * host-memory bound at the tokens the run takes on `gpu` (1 the GPU, 0 the
+ * CPU, -1 not yet known; bench checks again once the device is known). 0, or
+ * one line and exit 2. */
+static int merge_usage(const char *cmd, const pa_op_opts *o, int gpu) {
     if (o->dtype != PA_DTYPE_F32 && o->dtype != PA_DTYPE_F16 && o->dtype != PA_DTYPE_BF16) {
         fprintf(stderr, "pagedattn %s merge: --dtype %s: merge_attn_states merges f32, f16 or bf16 outputs\n", cmd,
                 pa_dtype_name(o->dtype));
@@ -180,7 +193,7 @@ static int merge_usage(const char *cmd, const pa_op_opts *o) {
     }
     /* Host memory: the two parts and the output (check: the GPU's copy back too), their lse floats. */
     const int check = !strcmp(cmd, "check");
-    const double rows = (double)merge_tokens(o, check ? MERGE_CHECK_TOKENS : MERGE_GPU_TOKENS) * o->heads;
+    const double rows = (double)merge_tokens(o, merge_default_tokens(cmd, gpu)) * o->heads;
     const double bytes = rows * (check ? 4 : 3) * ((double)o->head_size * (double)pa_dtype_size(o->dtype) + 4.0);
     if (bytes > 8e9) {
         fprintf(stderr, "pagedattn %s merge: the problem needs %.1f GB of host memory; at most 8 GB\n", cmd,
@@ -288,7 +301,7 @@ static int run_ref_merge(void *ctx) { return pa_ref_merge_attn_states(ctx) != PA
 
 static int bench_merge(const pa_op_opts *o, int gpu) {
     merge_problem m;
-    merge_problem_make(&m, o, merge_tokens(o, gpu ? MERGE_GPU_TOKENS : MERGE_CPU_TOKENS), 0);
+    merge_problem_make(&m, o, merge_tokens(o, merge_default_tokens("bench", gpu)), 0);
     void *slots[6];
     int ns = 0, rc = PA_CLI_EXIT_FAIL;
     pa_timing t;
@@ -626,7 +639,7 @@ static int cmd_check(int argc, char **argv) {
         return PA_CLI_EXIT_USAGE;
     if (!strcmp(op, "baseline") && (e = pa_check_baseline_usage(&o)) != 0)
         return e;
-    if (!strcmp(op, "merge") && (e = merge_usage("check", &o)) != 0)
+    if (!strcmp(op, "merge") && (e = merge_usage("check", &o, 1)) != 0)
         return e;
     char why[512];
     if (!pa_cli_have_gpu(why, sizeof why)) {
@@ -954,7 +967,7 @@ static int cmd_sweep(int argc, char **argv, int all) {
             sw.quick = 1;
             continue;
         }
-        if (!strcmp(a, "--seqs") && val && pa_cli_parse_int("--seqs", val, 1, 65536, &v)) {
+        if (!strcmp(a, "--seqs") && pa_cli_peek_int(val, 1, 65536, &v)) { /* pa_op_opts_parse reports */
             sw.user_batches[0] = (int)v;
             sw.n_user_batches = 1;
         }
@@ -1078,7 +1091,7 @@ static int cmd_bench(int argc, char **argv) {
         return e;
     if (refuses_attention_options("bench", op, &o) || refuses_ignored_options("bench", op, &o, 0))
         return PA_CLI_EXIT_USAGE;
-    if (!strcmp(op, "merge") && (e = merge_usage("bench", &o)) != 0)
+    if (!strcmp(op, "merge") && (e = merge_usage("bench", &o, o.device_gpu)) != 0)
         return e;
     char why[512];
     int gpu = pa_cli_have_gpu(why, sizeof why);
@@ -1092,6 +1105,8 @@ static int cmd_bench(int argc, char **argv) {
     if (o.device_gpu == -1 && !gpu)
         fprintf(stderr, "pagedattn bench %s: no CUDA device (%s); timing the CPU reference\n", op, why);
     int use_gpu = o.device_gpu == -1 ? gpu : o.device_gpu;
+    if (!strcmp(op, "merge") && o.device_gpu == -1 && (e = merge_usage("bench", &o, use_gpu)) != 0)
+        return e;
     if (!strcmp(op, "decode"))
         return pa_run_decode(&o, 0, use_gpu);
     if (!strcmp(op, "prefill"))
@@ -1186,6 +1201,10 @@ int main(int argc, char **argv) {
         return PA_CLI_EXIT_USAGE;
     }
     if (take_interp_flag(&argc, argv)) {
+        if (argc < 2) { /* `pagedattn --interp` and nothing else */
+            fputs(MAIN_HELP, stderr);
+            return PA_CLI_EXIT_USAGE;
+        }
         if (strcmp(argv[1], "check") != 0 && strcmp(argv[1], "bench") != 0) {
             fprintf(stderr, "pagedattn: --interp is for check and bench (pagedattn check OP --interp)\n");
             return PA_CLI_EXIT_USAGE;

@@ -7,7 +7,7 @@ values are parsed whole (no truncation, no empty list entries); the host
 memory bounds count every buffer, and a shape the op refuses is refused
 before its problem is built; sweeps run every point and the user's values;
 `plan --json` has the flags' caps. Each case is a defect found by an audit
-of the CLI (2026-12-02, D1..D17): it failed before the fix.
+of the CLI (2026-12-02, D1..D17; 2026-12-05 a second): it failed before the fix.
 
 Then (2026-12-03) the first test of each usage error and message that
 scripts/refusal-coverage.py --cli found no test reaching, and output that
@@ -255,6 +255,31 @@ def main():
                                                                          "--head-size", "256", "--seqs", "1",
                                                                          "--qlen", "4", "--ctx", "1100000"],
          says="at most 8 GB", limit=True)
+    # The CLI audit of 2026-12-05, each failing before its fix:
+    # `pagedattn --interp` alone read argv[1] past the flag it had removed (a segfault);
+    case("--interp alone is usage", ["--interp"], says="usage: pagedattn")
+    # the CPU reference's scratch (every KV head of the longest sequence's K and V in f32) counts
+    # toward the bound where the reference runs: 1M keys x 8 heads x 128 is 8 GB more than the cache
+    big_k = ["--seqs", "1", "--ctx", "1000000", "--qlen", "1", "--heads", "8/8", "--head-size", "128"]
+    case("prefill bound counts the reference's scratch", ["bench", "prefill"] + CPU + ["--variant", "context"] + big_k,
+         says="the reference's scratch", limit=True)
+    case("ragged bound counts the reference's scratch", ["bench", "ragged"] + CPU + big_k,
+         says="the reference's scratch", limit=True)
+    # merge on the CPU is bounded at the tokens the CPU run takes (1024), not the GPU's (8192)
+    case("merge on the CPU bounded at its own tokens", ["bench", "merge"] + CPU + ["--heads", "160/1", "--head-size",
+                                                                                 "512", "--dtype", "f32"], rc=0)
+    case("merge on the GPU's tokens still bounded", ["bench", "merge"] + CPU + ["--seqs", "8192", "--heads", "160/1",
+                                                                              "--head-size", "512", "--dtype", "f32"],
+         says="at most 8 GB", limit=True)
+    # plan names a negative encoder length (it named the slot mapping's capacity)
+    case("plan names a negative encoder length", ["plan", "--computed", "1,2", "--scheduled", "3,2", "--encoder-lens",
+                                                  "4,-1"], says="request 1: encoder_seq_lens -1 < 0")
+    # a sweep's bad --seqs is said once (the sweep's first look at it printed it too)
+    case("sweep says a bad --seqs once", ["bench", "--preset", "llama3-8b", "--seqs", "0"], says="--seqs",
+         check=lambda out, err: None if err.count("--seqs") == 1 else f"said {err.count('--seqs')} times")
+    # decode's --variant picks a GPU entry: the CPU reference would ignore it
+    case("decode on the CPU refuses --variant", ["bench", "decode"] + CPU + SMALL + ["--variant", "v1"],
+         says="--variant v1 picks a GPU entry")
     # --scales-per-head (fp8 caches: a k_scale and v_scale per KV head, 2026-12-04): refused over a
     # cache that is not fp8 (the scales would change nothing), by an op that reads no scale (blocks
     # moves bytes) or no cache (the prompt variants), and in a sweep over a 16-bit cache; before any
