@@ -116,8 +116,26 @@ extern "C" int pa_launch_swap_blocks(void *dst, const void *src, int64_t block_b
             batch_ok = false; // active (or invalidated) capture: no batch call
         }
     }
+    // Copies within one batch call have no order among them (CUDA: dependent
+    // copies in a batch are undefined), so a run whose destination blocks meet
+    // a run already in the batch (a block named twice as a destination) goes
+    // out in the next call, after it: the last pair naming a block wins, as in
+    // the reference and on the one-by-one path. Separate buffers: a source
+    // never meets a destination.
+    int64_t dst_lo[kBatch], dst_hi[kBatch];
     for (int64_t i = 0; i < n;) {
         const pa_block_run r = pa_swap_next_run(mapping, n, &i);
+        bool meets = false;
+        for (size_t k = 0; k < count && !meets; k++)
+            meets = r.dst_block < dst_hi[k] && dst_lo[k] < r.dst_block + r.num_blocks;
+        if (meets) {
+            cudaError_t e = copy_runs(dsts, srcs, sizes, count, s, &batch_ok);
+            if (e != cudaSuccess)
+                return (int)e;
+            count = 0;
+        }
+        dst_lo[count] = r.dst_block;
+        dst_hi[count] = r.dst_block + r.num_blocks;
         dsts[count] = static_cast<char *>(dst) + r.dst_block * block_bytes;
         srcs[count] = static_cast<const char *>(src) + r.src_block * block_bytes;
         sizes[count] = (size_t)(r.num_blocks * block_bytes);

@@ -930,6 +930,11 @@ plant copy-blocks-dst-past-last-block cuda/swap_copy.cu \
 plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
     'pa_id_follows(mapping[2 * j + 1], r.dst_block, r.num_blocks)' '1' \
     test_cache_ops 'cache_ops/swap_blocks_random_configurations'
+# swap_blocks batching runs whose destinations meet (a block named twice): the copies of one
+# cudaMemcpyBatchAsync have no order (2026-12-05; interpret mode's batch copy stops on it).
+plant swap-batch-keeps-meeting-destinations cuda/swap_copy.cu \
+    'meets = r.dst_block < dst_hi[k] && dst_lo[k] < r.dst_block + r.num_blocks;' 'meets = false;' \
+    test_cache_ops 'cache_ops/swap_blocks_repeated_destinations_last_pair_wins'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/sliding_window_and_soft_cap'

@@ -96,6 +96,9 @@ PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtyp
  * (host->device, device->host, device->device); CUDA infers the direction.
  * src and dst must be distinct buffers: their spans (num_blocks x block_bytes
  * each) must not overlap (refused; pa_copy_blocks copies within one buffer).
+ * A dst block named by several pairs ends as the last such pair's src block,
+ * as if the pairs were copied in order (a batch never holds two copies into
+ * one block: such a run waits for the next batch call).
  *
  * Runs of pairs whose src and dst both advance by one block are merged into one
  * copy (pa_swap_plan_runs). The runs are then issued with cudaMemcpyBatchAsync

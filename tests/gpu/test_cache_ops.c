@@ -790,6 +790,45 @@ Test(cache_ops, swap_blocks_device_to_device) {
     gpu_swap_case(2, 1);
 }
 
+/* A destination block named by several pairs ends as the last such pair's
+ * source (cache_ops.h), as the one-by-one copies and the reference leave it:
+ * on a created stream too, where the runs go out in batches whose copies have
+ * no order among them, so a run meeting a destination already in its batch
+ * must go out in the next. Pairs that repeat a destination, runs merged over
+ * a block a later pair names again, three pairs into block 0. The expected
+ * blocks are built here from that rule; interpret mode stops a batch whose
+ * copies meet. */
+Test(cache_ops, swap_blocks_repeated_destinations_last_pair_wins) {
+    PA_SKIP_WITHOUT_GPU();
+    enum { SNB = 12, DNB = 10, BB = 4096 + 16 };
+    static const int64_t map[][2] = {{0, 5}, {3, 5}, {1, 2}, {2, 3}, {7, 3}, {4, 8},
+                                     {5, 9}, {6, 8}, {8, 0}, {9, 0}, {10, 0}};
+    const int64_t np = (int64_t)(sizeof map / sizeof map[0]);
+    unsigned char *hsrc = malloc((size_t)SNB * BB), *want = sentinel_host((size_t)DNB * BB),
+                  *ref = sentinel_host((size_t)DNB * BB);
+    for (size_t i = 0; i < (size_t)SNB * BB; i++)
+        hsrc[i] = (unsigned char)(i * 29 + (i / BB) * 7 + 1);
+    for (int d = 0; d < DNB; d++) {
+        int64_t last = -1;
+        for (int64_t k = 0; k < np; k++)
+            if (map[k][1] == d)
+                last = map[k][0];
+        if (last >= 0)
+            memcpy(want + (size_t)d * BB, hsrc + (size_t)last * BB, BB);
+    }
+    cr_assert_eq(pa_ref_swap_blocks(ref, hsrc, BB, &map[0][0], np, SNB, DNB), PA_SUCCESS, "%s", pa_last_error());
+    assert_same(ref, want, (size_t)DNB * BB, "the reference against the last pair's blocks");
+    for (int kind = 0; kind < 3; kind++)
+        for (int st = 0; st < 2; st++) {
+            char label[96];
+            snprintf(label, sizeof label, "repeated destinations, kind %d stream %d", kind, st);
+            swap_check(kind, st, BB, hsrc, SNB, DNB, map, np, label);
+        }
+    free(hsrc);
+    free(want);
+    free(ref);
+}
+
 /* swap_blocks captured into a CUDA graph on a created stream (where the batched
  * copy would otherwise be used): the capture must succeed, copy nothing while
  * capturing, and each replay must copy the source as it is at replay time.

@@ -2047,9 +2047,27 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKin
 }
 // The batch copy cannot be captured: CUDA refuses it with
 // cudaErrorStreamCaptureUnsupported and the capture is invalidated.
+// The copies of one batch have no order among them: a copy whose destination
+// meets another's destination or source is a dependent copy, undefined on the
+// device (the runtime's cudaMemcpyBatchAsync documentation); here it stops
+// the program, as the other detectors do, instead of running in list order.
 cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
                                  struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t) {
     PA_NOT_WHILE_CAPTURING();
+    auto meets = [](const void *a, size_t na, const void *b, size_t nb) {
+        const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+        return na > 0 && nb > 0 && x < y + nb && y < x + na;
+    };
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = 0; j < count; j++)
+            if (i != j && ((i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j])) ||
+                           meets(dsts[i], sizes[i], srcs[j], sizes[j]))) {
+                fprintf(stderr,
+                        "pa_interp: cudaMemcpyBatchAsync: copy %zu's destination meets copy %zu's %s; the copies "
+                        "of a batch have no order on the device (a dependent copy is undefined)\n",
+                        i, j, i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j]) ? "destination" : "source");
+                abort();
+            }
     for (size_t i = 0; i < count; i++)
         memmove(dsts[i], srcs[i], sizes[i]);
     return cudaSuccess;
