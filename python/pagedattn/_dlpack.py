@@ -1,8 +1,14 @@
 """Reading a tensor of any framework through DLPack (__dlpack__, __dlpack_device__).
 
-The DLManagedTensor capsule is parsed with ctypes and left unconsumed: its
-producer's capsule destructor releases the tensor when the View is dropped, and
-the View keeps the capsule (and so the memory) alive while the C call runs.
+The versioned protocol (DLPack 1.x, __dlpack__(max_version=(1, 0))) is asked for first, so a
+producer can export a read-only array and say so (NumPy refuses read-only arrays through the
+legacy protocol); a producer whose __dlpack__ takes no max_version is asked again without it.
+Either capsule ("dltensor_versioned": DLManagedTensorVersioned, "dltensor": DLManagedTensor) is
+parsed with ctypes and left unconsumed (not renamed "used_..."), as the DLPack spec lets a
+consumer that does not take ownership do: the producer's capsule destructor then calls the
+tensor's deleter when the View is dropped, and the View keeps the capsule (and so the memory)
+alive while the C call runs. A read-only tensor (DLPACK_FLAG_BITMASK_READ_ONLY) serves as an
+input; view(..., writable=True), for what the library writes, refuses it.
 """
 import ctypes as C
 
@@ -32,6 +38,19 @@ class _DLManagedTensor(C.Structure):
     _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p)]
 
 
+class _DLPackVersion(C.Structure):
+    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
+
+
+class _DLManagedTensorVersioned(C.Structure):
+    _fields_ = [("version", _DLPackVersion), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p),
+                ("flags", C.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+DLPACK_MAJOR_VERSION = 1  # the major version of the versioned capsules read here
+DLPACK_FLAG_BITMASK_READ_ONLY = 1 << 0
+
+
 _capsule_get = C.pythonapi.PyCapsule_GetPointer
 _capsule_get.restype = C.c_void_p
 _capsule_get.argtypes = [C.py_object, C.c_char_p]
@@ -55,12 +74,14 @@ class View:
     """What the C calls need of one tensor: address, shape, strides (elements),
     dtype name, device. `obj` is the framework's tensor itself."""
 
-    __slots__ = ("obj", "name", "ptr", "shape", "strides", "dtype", "device_type", "device_id", "_capsule")
+    __slots__ = ("obj", "name", "ptr", "shape", "strides", "dtype", "device_type", "device_id", "_capsule",
+                 "read_only")
 
-    def __init__(self, obj, name, ptr, shape, strides, dtype, device_type, device_id, capsule):
+    def __init__(self, obj, name, ptr, shape, strides, dtype, device_type, device_id, capsule, read_only=False):
         self.obj, self.name, self.ptr = obj, name, ptr
         self.shape, self.strides, self.dtype = shape, strides, dtype
         self.device_type, self.device_id, self._capsule = device_type, device_id, capsule
+        self.read_only = read_only  # the producer's DLPACK_FLAG_BITMASK_READ_ONLY (versioned capsules only)
 
     @property
     def is_cuda(self):
@@ -104,21 +125,47 @@ class View:
         return f"<{self.name}: {self.dtype}{list(self.shape)} strides {list(self.strides)} on {self.device}>"
 
 
-def view(obj, name):
+def _refuse_read_only(v):
+    raise ValueError(f"{v.name} is written in place, so it must be writable, but its producer exports it "
+                     "read-only (DLPack's READ_ONLY flag: e.g. a NumPy array with flags.writeable False, "
+                     "np.frombuffer of bytes, a mmap_mode='r' array); pass a writable copy")
+
+
+def _export(obj):
+    """obj's DLPack capsule, versioned where the producer can give one."""
+    try:
+        return obj.__dlpack__(max_version=(DLPACK_MAJOR_VERSION, 0))
+    except TypeError:  # a producer of the legacy protocol only: __dlpack__(stream=None)
+        return obj.__dlpack__()
+
+
+def view(obj, name, writable=False):
     """Parses obj.__dlpack__() into a View. TypeError (naming the argument) when
-    obj has no DLPack interface or is not exportable (e.g. a read-only NumPy array)."""
+    obj has no DLPack interface or is not exportable; with writable (an argument the
+    library writes), ValueError when the producer exports it read-only."""
     if isinstance(obj, View):
+        if writable and obj.read_only:
+            _refuse_read_only(obj)
         return obj
     if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
         raise TypeError(f"{name}: expected a tensor with __dlpack__/__dlpack_device__ (torch, cupy, jax, numpy), "
                         f"got {type(obj).__name__}")
     try:
-        capsule = obj.__dlpack__()
+        capsule = _export(obj)
     except (BufferError, TypeError, ValueError, RuntimeError) as e:
         raise TypeError(f"{name}: cannot be exported through DLPack: {e}") from e
-    if not _capsule_valid(capsule, b"dltensor"):
-        raise TypeError(f"{name}: __dlpack__ returned something other than an unconsumed 'dltensor' capsule")
-    managed = _DLManagedTensor.from_address(_capsule_get(capsule, b"dltensor"))
+    read_only = False
+    if _capsule_valid(capsule, b"dltensor_versioned"):
+        managed = _DLManagedTensorVersioned.from_address(_capsule_get(capsule, b"dltensor_versioned"))
+        if managed.version.major != DLPACK_MAJOR_VERSION:
+            raise TypeError(f"{name}: DLPack version {managed.version.major}.{managed.version.minor} is not "
+                            f"supported (major version {DLPACK_MAJOR_VERSION} was asked for)")
+        read_only = bool(managed.flags & DLPACK_FLAG_BITMASK_READ_ONLY)
+    elif _capsule_valid(capsule, b"dltensor"):
+        managed = _DLManagedTensor.from_address(_capsule_get(capsule, b"dltensor"))
+    else:
+        raise TypeError(f"{name}: __dlpack__ returned something other than an unconsumed 'dltensor' or "
+                        "'dltensor_versioned' capsule")
     t = managed.dl_tensor
     ndim = t.ndim
     shape = tuple(t.shape[i] for i in range(ndim))
@@ -139,4 +186,7 @@ def view(obj, name):
         raise TypeError(f"{name}: DLPack device type {t.device.device_type} is not supported; expected a host "
                         "(CPU, CUDA host) or CUDA (device, managed) tensor")
     ptr = (t.data or 0) + t.byte_offset
-    return View(obj, name, ptr, shape, strides, dtype, t.device.device_type, t.device.device_id, capsule)
+    v = View(obj, name, ptr, shape, strides, dtype, t.device.device_type, t.device.device_id, capsule, read_only)
+    if writable and read_only:
+        _refuse_read_only(v)
+    return v

@@ -17,10 +17,13 @@ _KV_CACHE_DTYPES = {"fp8": A.PA_DTYPE_FP8_E4M3, "fp8_e4m3": A.PA_DTYPE_FP8_E4M3,
                     "fp8_e5m2": A.PA_DTYPE_FP8_E5M2}
 
 
-def views(op, optional=(), **tensors):
+def views(op, optional=(), written=(), **tensors):
     """Views of the given tensors, named `op: argument`. None stays None for the
-    arguments named in `optional`; for any other it is a TypeError naming it."""
-    return {k: (None if v is None and k in optional else view(v, f"{op}: {k}")) for k, v in tensors.items()}
+    arguments named in `optional`; for any other it is a TypeError naming it. The
+    arguments named in `written` (outputs, caches the op writes) must be writable:
+    a read-only one (DLPack's READ_ONLY flag) is a ValueError naming it."""
+    return {k: (None if v is None and k in optional else view(v, f"{op}: {k}", k in written))
+            for k, v in tensors.items()}
 
 
 def on_host(v):

@@ -181,10 +181,10 @@ def split_decodes_and_prefills(common_attn_metadata, decode_threshold=1):
 _SWAP_FN = C.CFUNCTYPE(None, C.c_void_p, C.c_int32, C.c_int32)
 
 
-def _reorder(tokens, decode_threshold, on_swap, perm, tokens_out):
-    """Runs C's reorder, calling on_swap(i, j) per swap until one raises. Returns (modified, the
-    swaps whose callbacks returned, the first exception or None); the caller re-raises it."""
-    op = "reorder_batch_to_split_decodes_and_prefills"
+def _reorder(op, tokens, decode_threshold, on_swap, perm, tokens_out):
+    """Runs C's reorder for the public function `op` (which its errors name), calling on_swap(i, j)
+    per swap until one raises. Returns (modified, the swaps whose callbacks returned, the first
+    exception or None); the caller re-raises it."""
     n = i32(op, "the number of requests", tokens.shape[0])
     decode_threshold = i32(op, "decode_threshold", decode_threshold)
     errors, done = [], []
@@ -220,7 +220,7 @@ def reorder_batch_to_split_decodes_and_prefills(input_batch, scheduler_output, d
     except KeyError as e:
         raise ValueError(f"{op}: request {e.args[0]!r} of input_batch has no num_scheduled_tokens entry") from e
     tokens = _i32(tokens, "num_scheduled_tokens", op, 1)
-    modified, _, error = _reorder(tokens, decode_threshold, input_batch.swap_states, None, None)
+    modified, _, error = _reorder(op, tokens, decode_threshold, input_batch.swap_states, None, None)
     if error is not None:  # the swaps before it were made, as a raising swap_states leaves vLLM's batch
         raise error
     return modified
@@ -240,10 +240,10 @@ def reorder_num_scheduled_tokens(num_scheduled_tokens, decode_threshold=1, perm=
         if perm.shape != t.shape:
             raise ValueError(f"{op}: perm has shape {list(perm.shape)}, num_scheduled_tokens {list(t.shape)}")
     if on_swap is None:
-        return _reorder(t, decode_threshold, None, perm, t)[0]
+        return _reorder(op, t, decode_threshold, None, perm, t)[0]
     # C reorders copies; the caller's arrays take its result, or only the swaps reported before a failure
     work, pw = t.copy(), (perm.copy() if perm is not None else None)
-    modified, done, error = _reorder(work, decode_threshold, on_swap, pw, work)
+    modified, done, error = _reorder(op, work, decode_threshold, on_swap, pw, work)
     if error is None:
         t[:] = work
         if perm is not None:

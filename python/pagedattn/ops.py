@@ -1,12 +1,14 @@
 """vLLM-compatible ops on DLPack tensors (vllm._custom_ops style).
 
 Every op takes tensors of any framework with __dlpack__ (torch, cupy, jax,
-numpy); outputs and caches are written in place, so they must be writable
-(JAX arrays are immutable: inputs only). All tensors of one call live on one device: CUDA tensors run the
-kernels asynchronously on the caller's current stream (torch's or cupy's, or an
-explicit `stream=`), host tensors run the CPU reference (pa_ref_*), so every op
+numpy); outputs, and the caches an op writes, are written in place, so they must be
+writable (JAX arrays are immutable: inputs only; a read-only one, by DLPack 1.x's READ_ONLY
+flag, is a ValueError). Inputs may be read-only (NumPy's flags.writeable False, np.frombuffer,
+mmap_mode='r'): DLPack 1.x capsules are asked for, which carry that flag. All tensors of one
+call live on one device: CUDA tensors run the kernels asynchronously on the caller's current
+stream (torch's or cupy's, or an explicit `stream=`), host tensors run the CPU reference (pa_ref_*), so every op
 can be tried with NumPy on a laptop. With an explicit `stream=`, what an op
-allocates itself (workspace, scale scalars from Python floats, outputs it
+allocates itself (workspace, scale scalars from Python / NumPy numbers, outputs it
 creates, copy_blocks' pointer arrays) is allocated with that stream current
 (torch, cupy), so it is ready before the op's kernels and reused only after.
 Shapes, strides, dtypes and devices are checked before the C call; bad input
@@ -39,12 +41,14 @@ Cache layouts (elements; x = 16 // itemsize of the cache dtype):
                  and V at odd combined heads (ragged path)
 fp8 caches: kv_cache_dtype 'fp8' / 'fp8_e4m3' / 'fp8_e5m2' with uint8 (or
 float8) storage, k_scale / v_scale float32 tensors of one element on the cache's
-device (or Python floats: copied to the device, so not during graph capture), or
+device (or Python floats or NumPy real scalars such as np.float32(0.5): copied to the
+device, so not during graph capture), or
 both of num_kv_heads elements (contiguous): a scale per KV head, vLLM's
 per-attention-head scales (pa_kv_cache.scales_per_head).
 """
 import ctypes as C
 import math
+import numbers
 
 from . import _abi as A
 from ._lib import check, lib
@@ -67,7 +71,7 @@ def _scale_view(op, name, s, cache_v, keep, per_head=0):
     per_head floats (or one)."""
     if s is None:
         return None
-    if isinstance(s, (int, float)):
+    if isinstance(s, numbers.Real):  # int, float (bool too) and NumPy's real scalars (np.float32(0.5))
         if not (math.isfinite(s) and s > 0):
             raise ValueError(f"{op}: {name} = {s!r} must be finite and > 0")
         s = small_array(cache_v.obj, [float(s)], "float32", f"{op}: {name} given as a Python number")
@@ -242,7 +246,7 @@ def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep, rows="num_toke
         return {"lse": None}, None
     if lse is None:
         lse = empty(qv.obj, (num_heads, tokens), "float32", fill=-math.inf)
-    lv = view(lse, f"{op}: lse")
+    lv = view(lse, f"{op}: lse", writable=True)
     keep.append(lv)
     need_dtype(op, lv, ("float32",))
     need_shape(op, lv, (num_heads, tokens), f" ([num_heads, {rows}]: the query's heads and {rows})")
@@ -262,7 +266,8 @@ def _lse_output(op, lse, return_lse, qv, num_heads, tokens, keep, rows="num_toke
 
 def _write_kv(op, key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale, stream,
               flash):
-    t = views(op, key=key, value=value, key_cache=key_cache, value_cache=value_cache, slot_mapping=slot_mapping)
+    t = views(op, (), ("key_cache", "value_cache"), key=key, value=value, key_cache=key_cache,
+              value_cache=value_cache, slot_mapping=slot_mapping)
     cuda = same_device(op, t.values())
     keep = [t]
     cache = _flash_cache(op, t["key_cache"], t["value_cache"], kv_cache_dtype) if flash else \
@@ -334,12 +339,13 @@ def convert_fp8(dst_cache, src_cache, scale=1.0, kv_dtype="fp8", *, stream=None)
         dst_cache, src_cache  contiguous, the same number of elements; one of them fp8 (uint8 storage
                               under kv_dtype 'fp8' / 'fp8_e4m3' / 'fp8_e5m2', or a float8 dtype), the
                               other float32, float16 or bfloat16
-        scale                 a Python float, or a float32 tensor of one element on the caches' device:
+        scale                 a Python float (or NumPy real scalar), or a float32 tensor of one element
+                              on the caches' device:
                               fp8 = sat(x / scale) rounded to nearest even, x = fp8 * scale
     kv_dtype 'auto' takes the fp8 format from a float8 dtype (uint8 storage needs a format name).
     """
     op = "convert_fp8"
-    t = views(op, dst_cache=dst_cache, src_cache=src_cache)
+    t = views(op, (), ("dst_cache",), dst_cache=dst_cache, src_cache=src_cache)
     dv, sv = t["dst_cache"], t["src_cache"]
     cuda = same_device(op, [dv, sv])
     for x in (dv, sv):
@@ -377,8 +383,9 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
                   bs_step, sinks=None, return_lse=False, lse=None):
     """The decode params of one call after its checks, and the lse tensor to return (None
     without return_lse / lse: see _lse_output)."""
-    t = views(op, ("alibi_slopes", "sinks"), out=out, query=query, key_cache=key_cache, value_cache=value_cache,
-              block_tables=block_tables, seq_lens=seq_lens, alibi_slopes=alibi_slopes, sinks=sinks)
+    t = views(op, ("alibi_slopes", "sinks"), ("out",), out=out, query=query, key_cache=key_cache,
+              value_cache=value_cache, block_tables=block_tables, seq_lens=seq_lens, alibi_slopes=alibi_slopes,
+              sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
     kc = t["key_cache"]
@@ -482,7 +489,7 @@ def _workspace_call(op, p, t, cuda, size_fn, run_fn, workspace, stream, ref_fn=N
         if workspace is None:
             hold = empty(t["query"].obj, (nbytes.value,), "uint8")
             workspace = hold
-        wv = view(workspace, f"{op}: workspace")
+        wv = view(workspace, f"{op}: workspace", writable=True)
         need_contiguous(op, wv)
         same_device(op, [t["query"], wv])
         ws_ptr, ws_bytes = wv.ptr, wv.numel * wv.itemsize
@@ -517,8 +524,8 @@ def paged_attention_v2(out, exp_sum, max_logits, tmp_out, query, key_cache, valu
                                           lse)
     _decode_options(op, p, sliding_window, logits_soft_cap)
     parts = -(-int(max_seq_len) // 512)
-    scratch = views(op, ("exp_sum", "max_logits", "tmp_out"), exp_sum=exp_sum, max_logits=max_logits,
-                    tmp_out=tmp_out)
+    names = ("exp_sum", "max_logits", "tmp_out")  # optional, and written
+    scratch = views(op, names, names, exp_sum=exp_sum, max_logits=max_logits, tmp_out=tmp_out)
     n, h, d = t["query"].shape
     for name, shape in (("exp_sum", (n, h, parts)), ("max_logits", (n, h, parts)), ("tmp_out", (n, h, parts, d))):
         if scratch[name] is not None:
@@ -608,7 +615,7 @@ def swap_blocks(src, dst, block_mapping, *, stream=None):
     engines run asynchronously on the stream.
     """
     op = "swap_blocks"
-    t = views(op, src=src, dst=dst, block_mapping=block_mapping)
+    t = views(op, (), ("dst",), src=src, dst=dst, block_mapping=block_mapping)
     s, d, m = t["src"], t["dst"], t["block_mapping"]
     _block_mapping(op, m, host_only=True)
     for x in (s, d):
@@ -635,8 +642,12 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     """Copies blocks inside every layer's caches (vLLM's copy_blocks), in one launch.
 
     key_caches    list of num_layers tensors [num_blocks, ...], all the same shape and dtype, contiguous
-    value_caches  list of num_layers tensors shaped like key_caches' blocks (or None / [] for one
-                  buffer per layer, e.g. the combined layout)
+    value_caches  list of num_layers tensors [num_blocks, ...], all the same shape, contiguous, of the
+                  key caches' dtype, num_blocks and elements per block, though not necessarily their
+                  shape (vLLM's paged key [num_blocks, num_kv_heads, head_size // x, block_size, x] and
+                  value [num_blocks, num_kv_heads, head_size, block_size]); or None / [] for one
+                  buffer per layer, e.g. the combined layout
+    Caches without blocks (num_blocks 0, or a 0-d tensor) are a ValueError, even with no pairs.
     block_mapping int64 [num_pairs, 2] = (src, dst) on the caches' device
     On CUDA the layer address tables are copied to the device here (vLLM does
     the same), so a graph should capture pa_copy_blocks through the C API.
@@ -647,18 +658,33 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     value_caches = list(value_caches or [])
     if value_caches and len(value_caches) != len(key_caches):
         raise ValueError(f"{op}: {len(key_caches)} key caches but {len(value_caches)} value caches")
-    kvs = [view(x, f"{op}: key_caches[{i}]") for i, x in enumerate(key_caches)]
-    vvs = [view(x, f"{op}: value_caches[{i}]") for i, x in enumerate(value_caches)]
+    kvs = [view(x, f"{op}: key_caches[{i}]", writable=True) for i, x in enumerate(key_caches)]
+    vvs = [view(x, f"{op}: value_caches[{i}]", writable=True) for i, x in enumerate(value_caches)]
     m = view(block_mapping, f"{op}: block_mapping")
     cuda = same_device(op, kvs + vvs + [m])
     _block_mapping(op, m)
     ref = kvs[0]
     for x in kvs + vvs:
         need_contiguous(op, x)
-        need_shape(op, x, ref.shape, " (every layer's caches must have one shape)")
-        need_dtype(op, x, (ref.dtype,))
+        if x.ndim < 1 or x.shape[0] < 1:
+            raise ValueError(f"{op}: {arg(x)} must have a leading num_blocks dimension, got shape {list(x.shape)}")
     num_blocks = ref.shape[0]
     numel_per_block = ref.numel // num_blocks
+    if numel_per_block < 1:
+        raise ValueError(f"{op}: {arg(ref)} has shape {list(ref.shape)}: its blocks hold no elements")
+    for x in kvs + vvs:
+        need_dtype(op, x, (ref.dtype,))
+    # key caches share the first key cache's shape, value caches the first value cache's (vLLM's paged
+    # layout gives them different shapes); C copies numel_per_block elements per block in both
+    for group, what in ((kvs, "key caches"), (vvs, "value caches")):
+        for x in group:
+            need_shape(op, x, group[0].shape, f" (every layer's {what} must have one shape)")
+    if vvs and (vvs[0].shape[0] != num_blocks or vvs[0].numel // num_blocks != numel_per_block):
+        v0 = vvs[0]
+        raise ValueError(f"{op}: {arg(v0)} has shape {list(v0.shape)} ({v0.shape[0]} blocks of "
+                         f"{v0.numel // v0.shape[0]} elements) but {arg(ref)} has shape {list(ref.shape)} "
+                         f"({num_blocks} blocks of {numel_per_block} elements); value caches must have the key "
+                         "caches' number of blocks and elements per block")
     dtype = {1: A.PA_DTYPE_FP8_E4M3, 2: A.PA_DTYPE_F16, 4: A.PA_DTYPE_F32}.get(ref.itemsize)
     if dtype is None:
         raise ValueError(f"{op}: caches of {ref.dtype} ({ref.itemsize}-byte elements) are not supported")
@@ -739,7 +765,9 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         b_loc         int32 [num_seqs, max_blocks]: block table, row-major (contiguous)
         b_start_loc   int32 [num_seqs + 1]: query_start_loc
         b_seq_len     int32 [num_seqs]: context_len + query_len per sequence
-        max_seq_len   bound on b_seq_len (vLLM passes the model maximum; any upper bound works)
+        max_seq_len   bound on b_seq_len, 1..b_loc's width x block_size: the block table must cover it (a
+                      looser bound is a ValueError). vLLM passes the model maximum, which its block
+                      tables (ceil(max_model_len / block_size) columns) cover
         max_input_len bound on the query lengths
         sm_scale      default 1 / sqrt(head_size); sliding_window None or <= 0 = off
         sinks         keyword extension: float32 [num_heads] attention sinks or None (as paged_attention_v1)
@@ -762,7 +790,7 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
                                   "split_decodes_and_prefills and pass only the prefills")
     if not cache_only and (k is None or v is None):
         raise ValueError(f"{op}: k and v are required (None only with cache_only=True)")
-    t = views(op, ("alibi_slopes", "sinks", "k", "v"), q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache,
+    t = views(op, ("alibi_slopes", "sinks", "k", "v"), ("o",), q=q, k=k, v=v, o=o, k_cache=k_cache, v_cache=v_cache,
               b_loc=b_loc, b_start_loc=b_start_loc, b_seq_len=b_seq_len, alibi_slopes=alibi_slopes, sinks=sinks)
     cuda = same_device(op, t.values())
     keep = [t]
@@ -870,7 +898,7 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
     if out is None:
         need_dtype(op, qv, QUERY_DTYPES)
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
-    ov = view(out, f"{op}: out")
+    ov = view(out, f"{op}: out", writable=True)
     keep.append(ov)
     cache = _prefill_inputs(op, qv, t["key"], t["value"], ov, t["key_cache"], t["value_cache"], kv_cache_dtype,
                             k_scale, v_scale, keep, NP)
@@ -986,7 +1014,7 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
     sink_ptr = _head_floats(op, t["sinks"], num_heads)
     if out is None:
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
-    ov = view(out, f"{op}: out")
+    ov = view(out, f"{op}: out", writable=True)
     keep.append(ov)
     need_shape(op, ov, qv.shape, " (out must match q)")
     need_dtype(op, ov, (qv.dtype,))
@@ -1083,17 +1111,16 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     need_shape(op, ns, (1,))
     if out is None:
         out = empty(qv.obj, qv.shape, qv.dtype, zero=True)
-    ov = view(out, f"{op}: out")
+    ov = view(out, f"{op}: out", writable=True)
     keep.append(ov)
     same_device(op, [qv, ov])
     need_shape(op, ov, qv.shape, " (out must match q)")
     need_dtype(op, ov, (qv.dtype,))
     need_contiguous(op, ov)
     lse_fields, lse = _lse_output(op, lse, return_lse, qv, H, T, keep, "max_num_batched_tokens")
-    if T == 0 or max_num_seqs == 0:
-        # No query row or no sequence: nothing to write (the library takes it as a no-op too; its
-        # pointers here would be those of empty tensors).
-        return out if lse is None else (out, lse)
+    # No query row or no sequence (an empty batch) still goes to C, which validates the sizes, cache and
+    # options and then does nothing: it reads no pointer but the cache's (those of the empty tensors here
+    # may be NULL or dangling), and sizes the workspace 0.
     p = cstruct(op, A.RaggedParams, out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
                 page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
                 max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
@@ -1104,7 +1131,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
         check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)
         if workspace is None:
             workspace = empty(qv.obj, (max(nbytes.value, 1),), "uint8")
-        wv = view(workspace, f"{op}: workspace")
+        wv = view(workspace, f"{op}: workspace", writable=True)
         keep.append(wv)
         same_device(op, [qv, wv])
         check(lib.pa_ragged_paged_attention(C.byref(p), wv.ptr, wv.numel * wv.itemsize,
@@ -1128,7 +1155,8 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
     slice may be at most page_size rows long.
     """
     op = "kv_cache_update"
-    t = views(op, new_kv=new_kv, slices=slices, kv_cache=kv_cache, num_kv_update_slices=num_kv_update_slices)
+    t = views(op, (), ("kv_cache",), new_kv=new_kv, slices=slices, kv_cache=kv_cache,
+              num_kv_update_slices=num_kv_update_slices)
     cuda = same_device(op, t.values())
     keep = [t]
     cache = _combined_cache(op, t["kv_cache"], kv_cache_dtype, page_size)
@@ -1202,8 +1230,8 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
     included, are ignored); both -inf give a row of zeros and output_lse -inf; a NaN lse gives NaN.
     """
     op = "merge_attn_states"
-    t = views(op, ("output_lse",), output=output, prefix_output=prefix_output, prefix_lse=prefix_lse,
-              suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
+    t = views(op, ("output_lse",), ("output", "output_lse"), output=output, prefix_output=prefix_output,
+              prefix_lse=prefix_lse, suffix_output=suffix_output, suffix_lse=suffix_lse, output_lse=output_lse)
     cuda = same_device(op, t.values())
     ov, pv, sv = t["output"], t["prefix_output"], t["suffix_output"]
     need_ndim(op, ov, 3)

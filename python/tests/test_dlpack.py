@@ -54,6 +54,66 @@ class Producer:
         return _new(C.addressof(m), b"dltensor", None)
 
 
+class DLPackVersion(C.Structure):
+    _fields_ = [("major", C.c_uint32), ("minor", C.c_uint32)]
+
+
+class DLManagedTensorVersioned(C.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", C.c_void_p), ("deleter", C.c_void_p),
+                ("flags", C.c_uint64), ("dl_tensor", DLTensor)]
+
+
+class VersionedProducer:
+    """A DLPack 1.x producer (capsule 'dltensor_versioned') over a NumPy array, with the given
+    flags (bit 0: READ_ONLY) and version; it answers only a caller that passes max_version."""
+
+    def __init__(self, storage, flags=0, version=(1, 0)):
+        self.storage, self.flags, self.version, self.asked = storage, flags, version, []
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, stream=None, max_version=None):
+        self.asked.append(max_version)
+        if max_version is None:
+            raise BufferError("this producer exports versioned capsules only")
+        a = self.storage
+        shape = (C.c_int64 * a.ndim)(*a.shape)
+        strides = (C.c_int64 * a.ndim)(*[s // a.itemsize for s in a.strides])
+        m = DLManagedTensorVersioned()
+        m.version = DLPackVersion(*self.version)
+        m.flags = self.flags
+        m.dl_tensor = DLTensor(data=a.ctypes.data, device=DLDevice(1, 0), ndim=a.ndim,
+                               dtype=DLDataType({4: 2, 1: 1}[a.itemsize], a.itemsize * 8, 1), shape=shape,
+                               strides=strides, byte_offset=0)
+        self._keep = (shape, strides, m)
+        return _new(C.addressof(m), b"dltensor_versioned", None)
+
+
+def test_versioned_capsules_and_the_read_only_flag():
+    """A DLManagedTensorVersioned is parsed (its DLTensor after version, manager_ctx, deleter and
+    flags): a READ_ONLY one is read as an input, refused as an output; major version 2 is refused;
+    max_version (1, 0) is what is asked for."""
+    x = np.linspace(-3, 3, 16).astype(np.float32)
+    want = np.zeros(16, np.uint8)
+    pa.convert_fp8(want, x, 0.5)
+    for flags in (0, 1):
+        src = VersionedProducer(x, flags=flags)
+        got = np.zeros(16, np.uint8)
+        pa.convert_fp8(got, src, 0.5)
+        np.testing.assert_array_equal(got, want)
+        assert src.asked == [(1, 0)]
+    dst = np.full(16, 7, np.uint8)
+    pa.convert_fp8(VersionedProducer(dst), x, 0.5)  # writable: written
+    np.testing.assert_array_equal(dst, want)
+    dst[:] = 7
+    with pytest.raises(ValueError, match="convert_fp8: dst_cache is written in place, so it must be writable"):
+        pa.convert_fp8(VersionedProducer(dst, flags=1), x, 0.5)
+    with pytest.raises(TypeError, match="convert_fp8: src_cache: DLPack version 2.0 is not supported"):
+        pa.convert_fp8(dst, VersionedProducer(x, version=(2, 0)), 0.5)
+    assert (dst == 7).all()
+
+
 def to_bf16_bits(x):
     b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
     return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)

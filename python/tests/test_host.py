@@ -1,5 +1,7 @@
 """The host layer against seed 002's worked example and against plain Python
 written from the documented semantics, on random batches."""
+import types
+
 import numpy as np
 import pytest
 
@@ -365,7 +367,7 @@ def test_host_ints_beyond_int32_refused_not_wrapped():
         ("split_decodes_and_prefills: decode_threshold",
          lambda: pa.split_decodes_and_prefills(pa.build_common_attention_metadata(
              np.zeros(1, np.int32), np.ones(1, np.int32), np.zeros((1, 1), np.int32), 16), big)),
-        ("reorder_batch_to_split_decodes_and_prefills: decode_threshold",
+        ("reorder_num_scheduled_tokens: decode_threshold",
          lambda: pa.reorder_num_scheduled_tokens(np.array([5, 1], np.int32), big)),
         ("make_local_attention_virtual_batches: attn_chunk_size",
          lambda: pa.make_local_attention_virtual_batches(2 ** 32 + 4, np.array([0, 1], np.int32),
@@ -413,3 +415,20 @@ def test_in_place_reorder_refuses_read_only_arrays():
     with pytest.raises(ValueError, match="perm is updated in place, so it must be a writable"):
         pa.reorder_num_scheduled_tokens(w, perm=perm)
     assert w.tolist() == [5, 1, 1] and perm.tolist() == [0, 1, 2]
+
+
+def test_reorder_errors_name_the_function_called():
+    """The library's refusals (a negative count, a bad decode_threshold) name the function the caller
+    called, with or without an on_swap callback, not the other reorder."""
+    calls = [(lambda t, th: pa.reorder_num_scheduled_tokens(t, th), "reorder_num_scheduled_tokens"),
+             (lambda t, th: pa.reorder_num_scheduled_tokens(t, th, on_swap=lambda i, j: None),
+              "reorder_num_scheduled_tokens"),
+             (lambda t, th: pa.reorder_batch_to_split_decodes_and_prefills(
+                 types.SimpleNamespace(req_ids=list(range(len(t))), swap_states=lambda i, j: None),
+                 types.SimpleNamespace(num_scheduled_tokens=dict(enumerate(t.tolist()))), th),
+              "reorder_batch_to_split_decodes_and_prefills")]
+    for call, name in calls:
+        with pytest.raises(ValueError, match=f"^{name}: .*request 1: num_scheduled_tokens must be >= 0"):
+            call(np.array([5, -1], np.int32), 1)
+        with pytest.raises(ValueError, match=f"^{name}: decode_threshold 4294967296 does not fit in int32"):
+            call(np.array([5, 1], np.int32), 2 ** 32)

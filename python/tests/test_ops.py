@@ -318,6 +318,40 @@ def test_convert_fp8_both_ways(fmt, kv_dtype):
         np.testing.assert_array_equal(y, (table[every] * np.float32(scale)).astype(np.float32).astype(dt))
 
 
+@pytest.mark.parametrize("scalar", [np.float32, np.float16, np.float64, np.int32])
+def test_numpy_scalar_scales(scalar):
+    """k_scale / v_scale / convert_fp8's scale given as a NumPy real scalar (np.float32(0.375), what
+    reading a float32 array back gives) act as the same Python float: bytes equal to those of the
+    scale as a float32 tensor, values as the e4m3 table says. A bad one is a ValueError as a float's."""
+    table = fp8_values("e4m3")
+    rng = np.random.default_rng(23)
+    k, v = (rng.standard_normal((3, 2, 32)).astype(np.float32) for _ in range(2))
+    ks, vs = (0.375, 2.5) if scalar is not np.int32 else (2, 3)
+    want_kc = np.zeros((4, 16, 2, 32), np.uint8)
+    want_vc = np.zeros_like(want_kc)
+    pa.reshape_and_cache_flash(k, v, want_kc, want_vc, np.arange(3, dtype=np.int64), "fp8",
+                               np.array([ks], np.float32), np.array([vs], np.float32))
+    kc, vc = np.zeros_like(want_kc), np.zeros_like(want_vc)
+    pa.reshape_and_cache_flash(k, v, kc, vc, np.arange(3, dtype=np.int64), "fp8", scalar(ks), scalar(vs))
+    np.testing.assert_array_equal(kc, want_kc)
+    np.testing.assert_array_equal(vc, want_vc)
+    q = np.zeros(k.shape, np.uint8)
+    pa.convert_fp8(q, k, np.array([ks], np.float32))
+    mine = np.full_like(q, 0xAA)
+    pa.convert_fp8(mine, k, scalar(ks))
+    np.testing.assert_array_equal(mine, q)
+    y = np.full(k.shape, np.nan, np.float32)
+    pa.convert_fp8(y, q, scalar(vs))
+    np.testing.assert_array_equal(y, (table[q.astype(np.int64)] * np.float32(vs)).astype(np.float32))
+    bad = [scalar(-1)] + ([scalar(np.nan), scalar(np.inf)] if scalar is not np.int32 else [scalar(0)])
+    for b in bad:
+        with pytest.raises(ValueError, match="k_scale = .* must be finite and > 0"):
+            pa.reshape_and_cache_flash(k, v, kc, vc, np.arange(3, dtype=np.int64), "fp8", b, 1.0)
+        with pytest.raises(ValueError, match="convert_fp8: scale = .* must be finite and > 0"):
+            pa.convert_fp8(mine, k, b)
+    np.testing.assert_array_equal(kc, want_kc)
+
+
 def test_copy_and_swap_blocks():
     rng = np.random.default_rng(9)
     L, NB = 3, 6
@@ -340,6 +374,40 @@ def test_copy_and_swap_blocks():
     for s, d in pairs:
         want[d] = src[s]
     np.testing.assert_array_equal(dst, want)
+
+
+def test_copy_blocks_vllm_layout():
+    """vLLM's paged layout: key [nb, kvh, hs // x, bs, x] and value [nb, kvh, hs, bs] differ in shape but
+    hold the same elements per block, which is all pa_copy_blocks needs; both copied as NumPy does."""
+    rng = np.random.default_rng(21)
+    L, NB, KVH, D, BS = 2, 5, 2, 32, 16
+    for dt in (np.float32, np.float16):
+        x = 16 // np.dtype(dt).itemsize
+        kcs = [rng.standard_normal((NB, KVH, D // x, BS, x)).astype(dt) for _ in range(L)]
+        vcs = [rng.standard_normal((NB, KVH, D, BS)).astype(dt) for _ in range(L)]
+        mapping = np.array([[0, 3], [0, 4], [2, 1]], np.int64)
+        want = [c.copy() for c in kcs + vcs]
+        for w in want:
+            for s, d in mapping:
+                w[d] = w[s]
+        pa.copy_blocks(kcs, vcs, mapping)
+        for a, b in zip(kcs + vcs, want):
+            np.testing.assert_array_equal(a, b)
+    # what stays refused: another count of blocks or of elements per block, a dtype, a layer's shape
+    k, v = np.zeros((4, 2, 2, 16, 4), np.float32), np.zeros((4, 2, 8, 16), np.float32)
+    m = np.array([[0, 1]], np.int64)
+    with pytest.raises(ValueError, match="value_caches\\[0\\] has shape \\[4, 2, 8, 8\\] \\(4 blocks of 128"):
+        pa.copy_blocks([k], [v[:, :, :, :8].copy()], m)
+    with pytest.raises(ValueError, match="value_caches\\[0\\] has shape \\[5, 2, 8, 16\\] \\(5 blocks"):
+        pa.copy_blocks([k], [np.zeros((5, 2, 8, 16), np.float32)], m)
+    with pytest.raises(ValueError, match="value_caches\\[0\\] has dtype float16; expected float32"):
+        pa.copy_blocks([k], [v.astype(np.float16)], m)
+    with pytest.raises(ValueError, match="value_caches\\[1\\] has shape \\[4, 256\\]; expected \\[4, 2, 8, 16\\] "
+                                         "\\(every layer's value caches must have one shape\\)"):
+        pa.copy_blocks([k, k.copy()], [v, v.reshape(4, 256).copy()], m)
+    with pytest.raises(ValueError, match="key_caches\\[1\\] has shape \\[4, 256\\]; expected \\[4, 2, 2, 16, 4\\]"):
+        pa.copy_blocks([k, k.reshape(4, 256).copy()], [v, v.copy()], m)
+    assert not k.any() and not v.any()
 
 
 # ---- prefill: context attention ---------------------------------------------------------------------------
@@ -649,6 +717,36 @@ def test_empty_batches_are_no_ops():
     np.testing.assert_array_equal(src, before)
     assert (dst == 7).all()
     pa.convert_fp8(z(0, dtype=np.uint8), z(0))
+
+
+def test_ragged_empty_batch_is_validated():
+    """An empty ragged batch (no token rows, or no sequences) goes through the library's checks, then is
+    the documented no-op: out (zeroed when the op makes it) and the lse (-inf) are returned, a caller's
+    out and lse are left as they were."""
+    H, KVH, D, PS = 4, 2, 32, 8
+    kv = np.full((4, PS, 2 * KVH, D), 7, np.float32)
+    for T, S in ((8, 0), (0, 2), (0, 0)):
+        args = (np.zeros(S, np.int32), np.zeros((S, 2), np.int32), np.zeros(S + 1, np.int32), np.zeros(1, np.int32))
+        q = np.ones((T, H, D), np.float32)
+        with pytest.raises(ValueError, match="sliding_window must be >= 0 \\(0 = none\\), got -3"):
+            pa.ragged_paged_attention(q, kv, *args, sliding_window=-3)
+        with pytest.raises(ValueError, match="soft_cap must be >= 0"):
+            pa.ragged_paged_attention(q, kv, *args, soft_cap=-1.0)
+        with pytest.raises(ValueError, match="num_q_heads 3 is not a multiple of kv.num_kv_heads 2"):
+            pa.ragged_paged_attention(np.ones((T, 3, D), np.float32), kv, *args)
+        with pytest.raises(NotImplementedError, match="head_size 12 unsupported"):
+            pa.ragged_paged_attention(np.ones((T, H, 12), np.float32), np.zeros((4, PS, 2 * KVH, 12), np.float32),
+                                      *args)
+        out = pa.ragged_paged_attention(q, kv, *args, sliding_window=4, soft_cap=2.0)
+        np.testing.assert_array_equal(out, np.zeros((T, H, D), np.float32))
+        out, lse = pa.ragged_paged_attention(q, kv, *args, return_lse=True)
+        np.testing.assert_array_equal(out, np.zeros((T, H, D), np.float32))
+        np.testing.assert_array_equal(lse, np.full((H, T), -np.inf, np.float32))
+        mine, mine_lse = np.full((T, H, D), 5, np.float32), np.full((H, T), 5, np.float32)
+        got = pa.ragged_paged_attention(q, kv, *args, out=mine, lse=mine_lse)
+        assert got[0] is mine and got[1] is mine_lse
+        assert (mine == 5).all() and (mine_lse == 5).all()
+    assert (kv == 7).all()
 
 
 # ---- gaps a mutation pass of python/pagedattn found (python/tests/mutants.py) ----------------------

@@ -122,6 +122,27 @@ def test_block_copies():
     assert not dst.any()
 
 
+def test_copy_blocks_without_blocks():
+    """Caches of no blocks (or 0-d) are a ValueError naming the cache, as swap_blocks', with or without
+    pairs (the C API refuses num_blocks 0 before its no-pairs no-op)."""
+    none, one = np.zeros((0, 2), np.int64), np.array([[0, 1]], np.int64)
+    for m in (none, one):
+        with pytest.raises(ValueError, match="key_caches\\[0\\] must have a leading num_blocks dimension, got "
+                                             "shape \\[0, 2, 8\\]"):
+            pa.copy_blocks([np.zeros((0, 2, 8), np.float32)], [np.zeros((0, 2, 8), np.float32)], m)
+        with pytest.raises(ValueError, match="key_caches\\[0\\] must have a leading num_blocks dimension, got "
+                                             "shape \\[\\]"):
+            pa.copy_blocks([np.zeros((), np.float32)], None, m)
+        with pytest.raises(ValueError, match="value_caches\\[0\\] must have a leading num_blocks dimension"):
+            pa.copy_blocks([np.zeros((3, 8), np.float32)], [np.zeros((0, 8), np.float32)], m)
+        with pytest.raises(ValueError, match="key_caches\\[0\\] has shape \\[3, 0\\]: its blocks hold no elements"):
+            pa.copy_blocks([np.zeros((3, 0), np.float32)], None, m)
+    # with blocks, no pairs stays a no-op
+    k = np.arange(24, dtype=np.float32).reshape(3, 8)
+    pa.copy_blocks([k], None, none)
+    np.testing.assert_array_equal(k, np.arange(24, dtype=np.float32).reshape(3, 8))
+
+
 # ---- prefill --------------------------------------------------------------------------------
 
 def test_prompt_and_context_shapes():
@@ -218,10 +239,16 @@ def test_local_attention_argument_counts():
 
 def test_dlpack_exports_refused():
     p = decode_problem()
-    ro = p["query"].copy()
-    ro.flags.writeable = False  # NumPy will not export a read-only array through DLPack
-    with pytest.raises(TypeError, match="query: cannot be exported through DLPack"):
-        pa.paged_attention_v1(**dict(p, query=ro))
+
+    class Unexportable:  # what a producer raises for a tensor it cannot export (torch: requires_grad)
+        def __dlpack__(self, stream=None, max_version=None):
+            raise BufferError("no export for you")
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(TypeError, match="query: cannot be exported through DLPack: no export for you"):
+        pa.paged_attention_v1(**dict(p, query=Unexportable()))
 
     class NotACapsule:
         def __dlpack__(self, stream=None):
@@ -235,6 +262,81 @@ def test_dlpack_exports_refused():
     with pytest.raises(TypeError, match="query: DLPack dtype code 5 bits 64 is not supported"):
         pa.paged_attention_v1(**dict(p, query=p["query"].astype(np.complex64)))
     assert (p["out"] == 7).all()
+
+
+def _read_only(a):
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def test_read_only_inputs_taken(tmp_path):
+    """Read-only NumPy inputs (flags.writeable False, np.frombuffer of bytes, np.load(mmap_mode='r'))
+    export through DLPack's versioned protocol with its READ_ONLY flag and are read as writable
+    copies are; read-only caches an op only reads (decode's) too."""
+    p = decode_problem()
+    want = p["out"].copy()
+    pa.paged_attention_v1(**dict(p, out=want))
+    np.save(tmp_path / "q.npy", p["query"])
+    q_map = np.load(tmp_path / "q.npy", mmap_mode="r")
+    sl_bytes = np.frombuffer(p["seq_lens"].tobytes(), np.int32)
+    assert not q_map.flags.writeable and not sl_bytes.flags.writeable
+    ro = dict(p, query=q_map, seq_lens=sl_bytes, block_tables=_read_only(p["block_tables"]),
+              key_cache=_read_only(p["key_cache"]), value_cache=_read_only(p["value_cache"]))
+    pa.paged_attention_v1(**ro)
+    np.testing.assert_array_equal(p["out"], want)
+    src = np.arange(24, dtype=np.float32).reshape(3, 8)
+    dst = np.zeros((3, 8), np.float32)
+    pa.swap_blocks(_read_only(src), dst, _read_only(np.array([[2, 0]], np.int64)))
+    np.testing.assert_array_equal(dst[0], src[2])
+
+
+def test_read_only_outputs_and_written_caches_refused():
+    """What an op writes (outputs, the lse, caches it writes, the copy destinations) must be writable:
+    a read-only one is a ValueError naming the op and the argument, and nothing is written."""
+    p = decode_problem()
+    msg = "is written in place, so it must be writable"
+    with pytest.raises(ValueError, match=f"paged_attention_v1: out {msg}"):
+        pa.paged_attention_v1(**dict(p, out=_read_only(p["out"])))
+    with pytest.raises(ValueError, match=f"paged_attention_v1: lse {msg}"):
+        pa.paged_attention_v1(**p, lse=_read_only(np.zeros((4, 2), np.float32)))
+    n, h, d = p["query"].shape
+    with pytest.raises(ValueError, match=f"paged_attention_v2: tmp_out {msg}"):
+        pa.paged_attention_v2(p["out"], None, None, _read_only(np.zeros((n, h, 1, d), np.float32)),
+                              *[p[k] for k in ("query", "key_cache", "value_cache", "num_kv_heads", "scale",
+                                               "block_tables", "seq_lens", "block_size", "max_seq_len")])
+    assert (p["out"] == 7).all()
+    k = np.ones((2, 2, 32), np.float32)
+    kc, vc = np.zeros((3, 16, 2, 32), np.float32), np.zeros((3, 16, 2, 32), np.float32)
+    for name in ("key_cache", "value_cache"):
+        caches = dict(key_cache=kc, value_cache=vc)
+        caches[name] = _read_only(caches[name])
+        with pytest.raises(ValueError, match=f"reshape_and_cache_flash: {name} {msg}"):
+            pa.reshape_and_cache_flash(k, k, caches["key_cache"], caches["value_cache"], np.arange(2, dtype=np.int64))
+    with pytest.raises(ValueError, match=f"copy_blocks: value_caches\\[0\\] {msg}"):
+        pa.copy_blocks([kc], [_read_only(vc)], np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match=f"swap_blocks: dst {msg}"):
+        pa.swap_blocks(kc, _read_only(vc), np.array([[0, 1]], np.int64))
+    with pytest.raises(ValueError, match=f"convert_fp8: dst_cache {msg}"):
+        pa.convert_fp8(_read_only(np.zeros(8, np.uint8)), np.ones(8, np.float32))
+    combined = np.zeros((2 * 16, 4, 32), np.float32)
+    with pytest.raises(ValueError, match=f"kv_cache_update: kv_cache {msg}"):
+        pa.kv_cache_update(np.ones((1, 4, 32), np.float32), np.zeros((3, 8), np.int32), _read_only(combined),
+                           np.array([0], np.int32), page_size=16)
+    a, la = np.ones((2, 4, 32), np.float32), np.zeros((4, 2), np.float32)
+    with pytest.raises(ValueError, match=f"merge_attn_states: output {msg}"):
+        pa.merge_attn_states(_read_only(a), a, la, a, la)
+    with pytest.raises(ValueError, match=f"merge_attn_states: output_lse {msg}"):
+        pa.merge_attn_states(np.zeros_like(a), a, la, a, la, _read_only(la))
+    q = np.ones((2, 4, 32), np.float32)
+    with pytest.raises(ValueError, match=f"ragged_paged_attention: out {msg}"):
+        pa.ragged_paged_attention(q, np.zeros((2, 16, 4, 32), np.float32), np.array([2], np.int32),
+                                  np.array([[0]], np.int32), np.array([0, 2], np.int32), np.array([1], np.int32),
+                                  out=_read_only(np.zeros_like(q)))
+    with pytest.raises(ValueError, match=f"prompt_attention: out {msg}"):
+        pa.prompt_attention(q, np.ones((2, 2, 32), np.float32), np.ones((2, 2, 32), np.float32),
+                            np.array([0, 2], np.int32), 2, out=_read_only(np.zeros_like(q)))
+    assert not kc.any() and not vc.any() and not combined.any()
 
 
 def test_integer_arguments_must_be_integers():
