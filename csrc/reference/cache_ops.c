@@ -19,6 +19,33 @@ static void put(pa_dtype cdt, void *cache, int64_t coff, pa_dtype idt, const voi
     pa_store_from_float(cdt, cache, (size_t)coff, v / scale);
 }
 
+/* The device writes the tokens, slices and pairs of one call in parallel, so
+ * two of them that write one place leave it holding either's bytes, or a mix
+ * (cache_ops.h): the references refuse such a call, naming both, before
+ * writing anything. Entries are (place, index); a slice's place is its first
+ * row and `len` its rows (NULL: one place each). O(n log n). */
+typedef struct keyed {
+    int64_t key, idx, len;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1) : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* 1 with *first < *second the indices of two entries whose places meet, 0 if
+ * none meet; sorts e. */
+static int places_meet(keyed *e, int64_t n, int64_t *first, int64_t *second) {
+    qsort(e, (size_t)n, sizeof *e, cmp_keyed);
+    for (int64_t k = 0; k + 1 < n; k++)
+        if (e[k + 1].key < e[k].key + e[k].len) {
+            *first = e[k].idx < e[k + 1].idx ? e[k].idx : e[k + 1].idx;
+            *second = e[k].idx < e[k + 1].idx ? e[k + 1].idx : e[k].idx;
+            return 1;
+        }
+    return 0;
+}
+
 pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
     PA_TRY(pa_reshape_and_cache_validate(in, slot_mapping, cache));
     pa_rc_params p;
@@ -28,6 +55,22 @@ pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_ma
         PA_REQUIRE(s >= -1 && s < p.num_slots,
                    "reshape_and_cache: slot_mapping[%lld] = %lld (token %lld) out of range [-1, %lld)", (long long)t,
                    (long long)s, (long long)t, (long long)p.num_slots);
+    }
+    {
+        keyed *e = malloc(sizeof(keyed) * (size_t)(in->num_tokens > 0 ? in->num_tokens : 1));
+        if (!e)
+            return pa_fail(PA_ERR_INTERNAL, "reshape_and_cache reference: out of host memory");
+        int64_t n = 0, a = 0, b = 0;
+        for (int64_t t = 0; t < in->num_tokens; t++)
+            if (slot_mapping[t] >= 0)
+                e[n++] = (keyed){slot_mapping[t], t, 1};
+        const int meet = places_meet(e, n, &a, &b);
+        free(e);
+        if (meet)
+            return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                           "reshape_and_cache: tokens %lld and %lld both name slot %lld; a slot takes one token a "
+                           "call (the device writes tokens in parallel)",
+                           (long long)a, (long long)b, (long long)slot_mapping[a]);
     }
     PA_TRY(pa_check_host_kv_scales("reshape_and_cache", cache));
     const int32_t bs = cache->block_size;
@@ -67,7 +110,7 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
     const int32_t n = *num_slices, np = num_slices_padded, bs = cache->block_size;
     PA_REQUIRE(n >= 0 && n <= np, "kv_cache_update: *num_slices = %d out of range [0, num_slices_padded = %d]", n, np);
     for (int32_t i = 0; i < n; i++) {
-        const int64_t cs = slices[i], ns = slices[np + i], len = slices[2 * np + i];
+        const int64_t cs = slices[i], ns = slices[(int64_t)np + i], len = slices[2 * (int64_t)np + i];
         PA_REQUIRE(len >= 0 && len <= bs, "kv_cache_update: slice %d length %lld out of range [0, page size %d]", i,
                    (long long)len, bs);
         if (len == 0)
@@ -79,10 +122,26 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
                    "kv_cache_update: slice %d new_kv_start %lld + len %lld outside new_kv's %lld tokens", i,
                    (long long)ns, (long long)len, (long long)num_tokens);
     }
+    {
+        keyed *e = malloc(sizeof(keyed) * (size_t)(n > 0 ? n : 1));
+        if (!e)
+            return pa_fail(PA_ERR_INTERNAL, "kv_cache_update reference: out of host memory");
+        int64_t m = 0, a = 0, b = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (slices[2 * (int64_t)np + i] > 0)
+                e[m++] = (keyed){slices[i], i, slices[2 * (int64_t)np + i]};
+        const int meet = places_meet(e, m, &a, &b);
+        free(e);
+        if (meet)
+            return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                           "kv_cache_update: slices %lld and %lld write a cache row in common; each row takes one "
+                           "slice a call (the device writes slices in parallel)",
+                           (long long)a, (long long)b);
+    }
     PA_TRY(pa_check_host_kv_scales("kv_cache_update", cache));
     const int32_t hs = cache->head_size;
     for (int32_t i = 0; i < n; i++) {
-        const int64_t cs = slices[i], ns = slices[np + i], len = slices[2 * np + i];
+        const int64_t cs = slices[i], ns = slices[(int64_t)np + i], len = slices[2 * (int64_t)np + i];
         for (int64_t j = 0; j < len; j++) {
             const int64_t row = cs + j, blk = row / bs;
             const int32_t tok = (int32_t)(row % bs);
@@ -118,7 +177,8 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* A destination that is also a source (of another pair or of its own) makes
  * the result depend on the copy order, on the device and here: cache_ops.h
- * forbids it, and the reference refuses it naming the pair (O(n log n)). */
+ * forbids it, and the reference refuses it naming the pair (O(n log n)); so
+ * does a destination two pairs name (places_meet). */
 static pa_status check_dst_not_a_source(const int64_t *m, int64_t n) {
     int64_t *src = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     if (!src)
@@ -141,6 +201,20 @@ static pa_status check_dst_not_a_source(const int64_t *m, int64_t n) {
         }
     }
     free(src);
+    keyed *e = malloc(sizeof(keyed) * (size_t)(n > 0 ? n : 1));
+    if (!e)
+        return pa_fail(PA_ERR_INTERNAL, "copy_blocks reference: out of host memory");
+    int64_t nd = 0, a = 0, b = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (m[2 * i] != -1 && m[2 * i + 1] != -1)
+            e[nd++] = (keyed){m[2 * i + 1], i, 1};
+    const int meet = places_meet(e, nd, &a, &b);
+    free(e);
+    if (meet)
+        return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                       "copy_blocks: block_mapping[%lld] and [%lld] both name destination %lld; a block takes one "
+                       "pair a call (the device copies pairs in parallel)",
+                       (long long)a, (long long)b, (long long)m[2 * a + 1]);
     return PA_SUCCESS;
 }
 

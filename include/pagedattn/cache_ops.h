@@ -54,6 +54,9 @@ typedef struct pa_kv_input {
  *   PA_LAYOUT_COMBINED   the ragged path's write_to_kv_cache: K to combined head 2h,
  *                        V to 2h+1 of the one buffer
  * Slots outside [-1, num_blocks * block_size) are skipped on the device.
+ * A slot takes at most one token a call: the device writes the tokens in
+ * parallel, so a slot named twice ends holding either token's row or a mix of
+ * both (the reference refuses it, naming both tokens).
  * Supported dtype pairs (input -> cache): same dtype, or f32/f16/bf16 -> fp8. */
 PA_API pa_status pa_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache,
                                       pa_stream stream);
@@ -76,7 +79,10 @@ PA_API pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *
  *   num_slices_padded  host int: the row stride of `slices` and the grid size
  * Row new_kv_start + j goes to cache row kv_cache_start + j, j < slice_len. A
  * slice may cross a page boundary of the flat row space but may be at most
- * block_size (page size) rows long. On the device a slice with slice_len >
+ * block_size (page size) rows long. A cache row takes at most one live slice a
+ * call: slices are written in parallel, so two live slices over one row leave
+ * it holding either's row or a mix (the reference refuses them, naming both).
+ * On the device a slice with slice_len >
  * block_size, a negative field, or rows outside new_kv / the cache is skipped
  * whole (never written out of bounds); zero-length (padding) slices do nothing. */
 PA_API pa_status pa_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
@@ -148,7 +154,9 @@ PA_API pa_status pa_ref_swap_blocks(void *dst, const void *src, int64_t block_by
  * Block b of a buffer is numel_per_block elements of `dtype` at b * that size;
  * num_blocks (host) bounds the block indices; pairs out of [0, num_blocks) are
  * skipped on the device. Several pairs may share a source (prefix forks); a
- * destination must not also be a source in the same call. */
+ * destination must not also be a source in the same call, nor be named by two
+ * pairs (pairs are copied in parallel: either's block, or a mix, would land;
+ * the reference refuses both, naming the pairs). */
 PA_API pa_status pa_copy_blocks(const uint64_t *key_caches, const uint64_t *value_caches, int32_t num_layers,
                                 const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block,
                                 pa_dtype dtype, int64_t num_blocks, pa_stream stream);

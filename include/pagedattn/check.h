@@ -22,7 +22,7 @@ typedef struct pa_tolerance {
 typedef struct pa_compare_result {
     int64_t n;          /* elements compared */
     int64_t mismatches; /* elements outside the tolerance (NaN included) */
-    int64_t nan_count;  /* NaN or inf in `got` */
+    int64_t nan_count;  /* failing non-finite values of `got`: NaN, or an infinity the reference lacks */
     double max_abs_err;
     double max_rel_err;
     int64_t first_bad[8]; /* indices of the first mismatches, -1 if unused */

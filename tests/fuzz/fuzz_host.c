@@ -427,21 +427,23 @@ static int kv_spec(const pa_kv_cache *c, int64_t *elems) {
         /* each contiguous extent (what a zero stride stands for, and what an
          * explicit one must reach) must fit in int64 */
         const __int128 big = INT64_MAX;
+        /* kv_cache.h: the stride of a dimension of size 1 reads as the contiguous value */
+        const int64_t head_in = kvh == 1 ? 0 : c->head_stride, page_in = bs == 1 ? 0 : c->page_stride;
         if (c->layout == PA_LAYOUT_FLASH_NHD) {
-            hstr = c->head_stride ? c->head_stride : hs;
+            hstr = head_in ? head_in : hs;
             if (hstr < hs || kvh * hstr > big)
                 return 0;
-            pstr = c->page_stride ? c->page_stride : kvh * hstr;
+            pstr = page_in ? page_in : kvh * hstr;
             if (pstr < kvh * hstr || bs * pstr > big)
                 return 0;
             bstr = c->block_stride ? c->block_stride : bs * pstr;
             if (bstr < bs * pstr)
                 return 0;
         } else {
-            pstr = c->page_stride ? c->page_stride : hs;
+            pstr = page_in ? page_in : hs;
             if (pstr < hs || bs * pstr > big)
                 return 0;
-            hstr = c->head_stride ? c->head_stride : bs * pstr;
+            hstr = head_in ? head_in : bs * pstr;
             if (hstr < bs * pstr || kvh * hstr > big)
                 return 0;
             bstr = c->block_stride ? c->block_stride : kvh * hstr;
@@ -621,6 +623,9 @@ static void fuzz_reshape_and_cache(reader *r) {
         for (int64_t t = 0; t < nt; t++) {
             const uint64_t k = pr_next(&g) % 16;
             slots[t] = k == 0 ? -1 : k == 1 ? nslots : k == 2 ? -2 : pr_range(&g, 0, nslots > 0 ? nslots - 1 : 0);
+            for (int64_t u = 0; u < t && k != 3; u++) /* a slot named twice (k == 3 keeps it: refused) */
+                if (slots[u] == slots[t] && slots[t] >= 0)
+                    slots[t] = -1;
         }
         in.key = kin;
         in.value = vin;
@@ -638,8 +643,11 @@ static void fuzz_reshape_and_cache(reader *r) {
                 FUZZ_CHECK(memcmp(snap_v, vc, cok && ce <= OP_LIMIT ? cbytes : 16) == 0);
         } else {
             FUZZ_CHECK(cok && sok); /* accepted only a cache kv_cache.h calls valid */
-            for (int64_t t = 0; t < nt; t++)
+            for (int64_t t = 0; t < nt; t++) {
                 FUZZ_CHECK(slots[t] >= -1 && slots[t] < nslots);
+                for (int64_t u = 0; u < t; u++) /* one token a slot (cache_ops.h) */
+                    FUZZ_CHECK(slots[t] < 0 || slots[u] != slots[t]);
+            }
         }
         free(snap_k);
         free(snap_v);
@@ -689,6 +697,10 @@ static void fuzz_kv_cache_update(reader *r) {
         slices[2 * cap + i] =
             (int32_t)(k == 3 && c.block_size < INT32_MAX ? c.block_size + 1
                                                          : pr_range(&g, 0, c.block_size > 0 ? c.block_size : 1));
+        for (int32_t j = 0; j < i && k != 4; j++) /* rows an earlier slice writes (k == 4 keeps them: refused) */
+            if (slices[i] < (int64_t)slices[j] + slices[2 * cap + j] &&
+                slices[j] < (int64_t)slices[i] + slices[2 * cap + i])
+                slices[2 * cap + i] = 0;
     }
     const int sized = cok && ce <= OP_LIMIT;
     if (sized)
@@ -702,6 +714,11 @@ static void fuzz_kv_cache_update(reader *r) {
         FUZZ_CHECK(memcmp(snap, kc, sized ? cbytes : 16) == 0);
     } else {
         FUZZ_CHECK(cok && c.layout == PA_LAYOUT_COMBINED && (cap == 0 || (live >= 0 && live <= cap)));
+        for (int32_t i = 0; i < live && cap > 0; i++) /* one live slice a cache row (cache_ops.h) */
+            for (int32_t j = 0; j < i; j++)
+                FUZZ_CHECK(slices[2 * cap + i] == 0 || slices[2 * cap + j] == 0 ||
+                           slices[i] >= (int64_t)slices[j] + slices[2 * cap + j] ||
+                           slices[j] >= (int64_t)slices[i] + slices[2 * cap + i]);
     }
     free(snap);
     free(nkv);
@@ -766,6 +783,9 @@ copy:
         const uint64_t k = pr_next(&g) % 10;
         map[2 * i] = k == 0 ? nb : pr_range(&g, 0, nb > 0 ? nb - 1 : 0);
         map[2 * i + 1] = k == 1 ? -1 : pr_range(&g, 0, nb > 0 ? nb - 1 : 0);
+        for (int64_t j = 0; j < i && k != 2; j++) /* a destination named twice (k == 2 keeps it: refused) */
+            if (map[2 * j + 1] == map[2 * i + 1] && map[2 * j] != -1)
+                map[2 * i + 1] = -1;
     }
     const pa_status s = pa_ref_copy_blocks(kl, with_v ? vl : NULL, layers, map, np, numel, dt, nb);
     if (s != PA_SUCCESS) {
@@ -778,6 +798,10 @@ copy:
             for (int64_t j = 0; j < np; j++)
                 FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 || map[2 * j] == -1 || map[2 * j + 1] == -1 ||
                            map[2 * i + 1] != map[2 * j]);
+        for (int64_t i = 0; i < np && layers > 0; i++) /* no destination named twice */
+            for (int64_t j = 0; j < i; j++)
+                FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 || map[2 * j] == -1 || map[2 * j + 1] == -1 ||
+                           map[2 * i + 1] != map[2 * j + 1]);
         for (int64_t i = 0; i < np && layers > 0; i++) /* a pair holding -1 is padding; no layer, no copy */
             FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 ||
                        (map[2 * i] >= 0 && map[2 * i] < nb && map[2 * i + 1] >= 0 && map[2 * i + 1] < nb));

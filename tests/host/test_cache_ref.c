@@ -904,6 +904,75 @@ Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
     cr_assert(k[2 * NUMEL] == k0[1 * NUMEL] && k[5 * NUMEL] == k0[1 * NUMEL]);
 }
 
+/* cache_ops.h: one place takes one writer a call (the device writes tokens,
+ * slices and pairs in parallel). The references refuse two writers of a slot,
+ * of a cache row or of a destination block, naming both and writing nothing;
+ * padding (slot -1, zero-length slices, -1 pairs) writes nothing and meets
+ * nothing, and slices that only touch (rows 0..3 and 4..7) are fine. */
+Test(cache_ref, one_writer_a_place) {
+    float kc[64], vc[64], key[4 * 8], val[4 * 8];
+    for (int i = 0; i < 32; i++)
+        key[i] = val[i] = (float)i;
+    memset(kc, SENTINEL, sizeof kc);
+    memset(vc, SENTINEL, sizeof vc);
+    unsigned char k0[sizeof kc];
+    memcpy(k0, kc, sizeof kc);
+    pa_kv_cache c;
+    small_vllm(&c, kc, vc);
+    pa_kv_input in = {key, val, PA_DTYPE_F32, 4, 0, 0, 0, 0};
+    int64_t slots[4] = {6, -1, 2, 6};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "tokens 0 and 3 both name slot 6");
+    cr_assert(memcmp(kc, k0, sizeof kc) == 0 && memcmp(vc, k0, sizeof vc) == 0, "written despite the error");
+    slots[3] = -1; /* two padding tokens */
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+
+    pa_kv_cache u;
+    memset(&u, 0, sizeof u);
+    u.layout = PA_LAYOUT_COMBINED;
+    u.dtype = PA_DTYPE_F32;
+    u.num_blocks = 2;
+    u.block_size = 4;
+    u.num_kv_heads = 1;
+    u.head_size = 4;
+    float cache[2 * 4 * 2 * 4], nkv[8 * 8];
+    for (int i = 0; i < 64; i++)
+        nkv[i] = (float)i;
+    memset(cache, SENTINEL, sizeof cache);
+    unsigned char c0[sizeof cache];
+    memcpy(c0, cache, sizeof cache);
+    u.key = cache;
+    /* [kv_cache_start, new_kv_start, len] by slice: rows 4..7, 0..3 touch; slice 2 (rows 2..4) meets both */
+    int32_t sl[3][4] = {{4, 0, 2, 7}, {0, 4, 0, 0}, {4, 4, 3, 0}}, n = 3;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 8, 0, &sl[0][0], &n, 4, &u), PA_ERR_INVALID_ARGUMENT,
+                "slices 1 and 2 write a cache row in common");
+    cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
+    sl[2][2] = 0; /* slice 2 is padding */
+    sl[2][3] = 0; /* slice 3 (rows 7..10 if live) is past num_slices: not looked at */
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 8, 0, &sl[0][0], &n, 4, &u), PA_SUCCESS, "%s",
+                 pa_last_error());
+    sl[0][2] = 1; /* slice 2 live again at rows 1..3, inside slice 1's rows 0..3 */
+    sl[2][2] = 3;
+    memcpy(cache, c0, sizeof cache);
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 8, 0, &sl[0][0], &n, 4, &u), PA_ERR_INVALID_ARGUMENT,
+                "slices 1 and 2");
+    cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
+
+    enum { NB = 6, NUMEL = 4 };
+    float k[NB * NUMEL], kk[NB * NUMEL];
+    for (int i = 0; i < NB * NUMEL; i++)
+        k[i] = (float)i;
+    memcpy(kk, k, sizeof k);
+    void *kcs[1] = {k};
+    const int64_t twice[][2] = {{0, 4}, {1, 2}, {-1, 4}, {3, 4}};
+    assert_fail(pa_ref_copy_blocks(kcs, NULL, 1, &twice[0][0], 4, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "block_mapping[0] and [3] both name destination 4");
+    cr_assert(memcmp(k, kk, sizeof k) == 0, "copied despite the error");
+    const int64_t padded[][2] = {{0, 4}, {1, 2}, {3, -1}, {-1, 4}}; /* padding pairs name 4 too */
+    cr_assert_eq(pa_ref_copy_blocks(kcs, NULL, 1, &padded[0][0], 4, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(k[4 * NUMEL] == kk[0] && k[2 * NUMEL] == kk[1 * NUMEL]);
+}
+
 /* The cache ops' refusals no other test reached (scripts/refusal-coverage.py),
  * each with its own message and nothing written: swap and copy counts and
  * buffers, the run planner's arguments (reshape_and_cache's and

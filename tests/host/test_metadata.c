@@ -1035,6 +1035,16 @@ Test(metadata_random, slices_and_slot_mapping_write_the_same_cache) {
     const int kvh = 1, hs = 4, nblocks = 20001;
     for (int it = 0; it < 150; it++) {
         rbatch r = random_batch(&g);
+        /* distinct block ids, shuffled: as a scheduler gives them, no cache row
+         * is written twice in a step (cache_ops.h: one writer a place, which
+         * the references hold the slot mapping and the slices to) */
+        for (int i = 0; i < r.n * r.stride; i++)
+            r.bt[i] = i;
+        for (int i = r.n * r.stride - 1; i > 0; i--) {
+            const int j = pa_rng_int(&g, 0, i), t = r.bt[i];
+            r.bt[i] = r.bt[j];
+            r.bt[j] = t;
+        }
         int total = 0;
         for (int i = 0; i < r.n; i++)
             total += r.sched[i];
