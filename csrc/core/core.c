@@ -150,6 +150,21 @@ int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_b
     return x < y ? y - x < (uintptr_t)a_bytes : x - y < (uintptr_t)b_bytes;
 }
 
+pa_status pa_check_spans_apart(const char *op, const pa_span *in, int nin, const pa_span *out, int nout) {
+    const char *sep = op ? ": " : "";
+    op = op ? op : "";
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < nin; j++)
+            PA_REQUIRE(!pa_ranges_overlap(out[i].p, out[i].bytes, in[j].p, in[j].bytes) ||
+                           (out[i].may_be != NULL && out[i].p == out[i].may_be && in[j].p == out[i].may_be),
+                       "%s%soutput %s overlaps the input %s", op, sep, out[i].name, in[j].name);
+        for (int j = i + 1; j < nout; j++)
+            PA_REQUIRE(!pa_ranges_overlap(out[i].p, out[i].bytes, out[j].p, out[j].bytes),
+                       "%s%soutputs %s and %s overlap", op, sep, out[i].name, out[j].name);
+    }
+    return PA_SUCCESS;
+}
+
 int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2; }
 
 /* ---- small-float codecs ------------------------------------------------------

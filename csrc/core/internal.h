@@ -91,6 +91,20 @@ pa_status pa_lse_layout(const char *op, int64_t heads, int64_t tokens, int64_t h
                         pa_lse_strides *out);
 /* Do [a, a + a_bytes) and [b, b + b_bytes) share a byte? (Empty ranges never do.) */
 int pa_ranges_overlap(const void *a, int64_t a_bytes, const void *b, int64_t b_bytes);
+/* A host builder's array: its name, address and extent in bytes (NULL or
+ * empty: meets nothing). `may_be`: an input the output may be exactly (the
+ * same address; an element-wise copy), or NULL. */
+typedef struct pa_span {
+    const char *name;
+    const void *p;
+    int64_t bytes;
+    const void *may_be;
+} pa_span;
+/* The host builders read their inputs while they write their outputs: an
+ * output that shares a byte with an input (but the one it may_be) or with
+ * another output is PA_ERR_INVALID_ARGUMENT, "[op: ]output X overlaps the
+ * input Y" or "[op: ]outputs X and Y overlap" (op NULL: no prefix). */
+pa_status pa_check_spans_apart(const char *op, const pa_span *in, int nin, const pa_span *out, int nout);
 
 /* Host-side value checks of the CPU references (csrc/core/kv_cache.c), which read
  * these from host memory; the GPU entries never read them on the host. An fp8

@@ -25,6 +25,15 @@ pa_status pa_reorder_batch_to_split_decodes_and_prefills(const int32_t *num_sche
                    "for in place, or a disjoint one",
                    num_reqs);
     }
+    if (perm && num_reqs > 0) {
+        /* perm is swapped beside the tokens: sharing bytes with them, each
+         * swap would be applied twice (undone) or change what is read. */
+        const int64_t bytes = 4 * (int64_t)num_reqs;
+        const pa_span in[1] = {{"num_scheduled_tokens", num_scheduled_tokens, bytes, NULL}},
+                      o[2] = {{"perm", perm, bytes, NULL},
+                              {"tokens_out", tokens_out, bytes, num_scheduled_tokens}}; /* in place */
+        PA_TRY(pa_check_spans_apart("reorder", in, 1, o, 2));
+    }
     int32_t num_decodes = 0;
     int64_t total = 0;
     for (int32_t i = 0; i < num_reqs; i++) {
@@ -226,6 +235,21 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
     PA_REQUIRE(out->table_fill == PA_LOCAL_TABLE_FULL || out->table_fill == PA_LOCAL_TABLE_USED,
                "local attention: table_fill must be PA_LOCAL_TABLE_FULL (0) or PA_LOCAL_TABLE_USED (1) (got %d)",
                out->table_fill);
+    {
+        /* The loop reads a request's inputs after writing earlier requests'
+         * rows: an output sharing a byte with an input or another output
+         * would change what was validated (nv, pages) under it. */
+        const int64_t n = p->num_reqs, st = p->block_table_stride ? p->block_table_stride : p->block_table_width;
+        const pa_span in[3] = {{"query_start_loc", p->query_start_loc, 4 * (n + 1), NULL},
+                               {"seq_lens", p->seq_lens, 4 * n, NULL},
+                               {"block_table", p->block_table, n > 0 ? 4 * ((n - 1) * st + p->block_table_width) : 0,
+                                NULL}},
+                      o[4] = {{"seqlens_q_local", out->seqlens_q_local, 4 * (int64_t)nv, NULL},
+                              {"cu_seqlens_q_local", out->cu_seqlens_q_local, 4 * ((int64_t)nv + 1), NULL},
+                              {"seqlens_k_local", out->seqlens_k_local, 4 * (int64_t)nv, NULL},
+                              {"block_table_local", out->block_table_local, 4 * (int64_t)nv * pages, NULL}};
+        PA_TRY(pa_check_spans_apart("local attention", in, 3, o, 4));
+    }
 
     const int32_t chunk = p->attn_chunk_size;
     const chunk_div cd = chunk_div_make(chunk), bd = chunk_div_make(p->block_size);

@@ -120,26 +120,14 @@ static pa_status validate_batch(const pa_batch *b, int32_t padded, const pa_comm
     int64_t bt_bytes = INT64_MAX;
     if (!pa_mul_i64((int64_t)n * b->block_table_stride, 4, &bt_bytes))
         bt_bytes = INT64_MAX;
-    const struct {
-        const char *name;
-        const void *p;
-        int64_t bytes;
-    } in[3] = {{"num_computed_tokens", b->num_computed_tokens, 4 * (int64_t)n},
-               {"num_scheduled_tokens", b->num_scheduled_tokens, 4 * (int64_t)n},
-               {"block_table", b->block_table, bt_bytes}},
-      o[4] = {{"query_start_loc", out->query_start_loc, 4 * ((int64_t)n + 1)},
-              {"seq_lens", out->seq_lens, 4 * (int64_t)n},
-              {"num_computed_tokens", out->num_computed_tokens, 4 * (int64_t)n},
-              {"slot_mapping", out->slot_mapping, 8 * (int64_t)padded}};
-    for (int i = 0; i < 4; i++) {
-        for (int j = 0; j < 3; j++)
-            PA_REQUIRE(!pa_ranges_overlap(o[i].p, o[i].bytes, in[j].p, in[j].bytes) ||
-                           (i == 2 && j == 0 && o[i].p == in[j].p),
-                       "output %s overlaps the input %s", o[i].name, in[j].name);
-        for (int j = i + 1; j < 4; j++)
-            PA_REQUIRE(!pa_ranges_overlap(o[i].p, o[i].bytes, o[j].p, o[j].bytes), "outputs %s and %s overlap",
-                       o[i].name, o[j].name);
-    }
+    const pa_span in[3] = {{"num_computed_tokens", b->num_computed_tokens, 4 * (int64_t)n, NULL},
+                           {"num_scheduled_tokens", b->num_scheduled_tokens, 4 * (int64_t)n, NULL},
+                           {"block_table", b->block_table, bt_bytes, NULL}},
+                  o[4] = {{"query_start_loc", out->query_start_loc, 4 * ((int64_t)n + 1), NULL},
+                          {"seq_lens", out->seq_lens, 4 * (int64_t)n, NULL},
+                          {"num_computed_tokens", out->num_computed_tokens, 4 * (int64_t)n, b->num_computed_tokens},
+                          {"slot_mapping", out->slot_mapping, 8 * (int64_t)padded, NULL}};
+    PA_TRY(pa_check_spans_apart(NULL, in, 3, o, 4));
     *total_out = (int32_t)total;
     *padded_out = padded;
     return PA_SUCCESS;
@@ -221,6 +209,19 @@ static pa_status validate_common(const pa_common_metadata *c) {
                "common metadata: query_start_loc[%d] = %d != num_actual_tokens %d", (int)n, (int)c->query_start_loc[n],
                (int)c->num_actual_tokens);
     return PA_SUCCESS;
+}
+
+/* The common metadata's arrays, as a builder's inputs (in[5]). */
+static void common_spans(const pa_common_metadata *c, pa_span *in) {
+    const int64_t n = c->num_reqs;
+    int64_t bt_bytes = INT64_MAX;
+    if (!pa_mul_i64(n * c->block_table_stride, 4, &bt_bytes))
+        bt_bytes = INT64_MAX;
+    in[0] = (pa_span){"query_start_loc", c->query_start_loc, 4 * (n + 1), NULL};
+    in[1] = (pa_span){"seq_lens", c->seq_lens, 4 * n, NULL};
+    in[2] = (pa_span){"num_computed_tokens", c->num_computed_tokens, 4 * n, NULL};
+    in[3] = (pa_span){"block_table", c->block_table, bt_bytes, NULL};
+    in[4] = (pa_span){"slot_mapping", c->slot_mapping, 8 * (int64_t)c->padded_num_tokens, NULL};
 }
 
 /* ---- decode/prompt builder ----------------------------------------------- */
@@ -308,6 +309,22 @@ pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *c, int32_t n
                    "cross_slot_mapping_capacity %d < encoder tokens of the prefills %lld",
                    (int)out->cross_slot_mapping_capacity, (long long)cross_slots);
         PA_REQUIRE(cross_slots == 0 || out->cross_slot_mapping != NULL, "output cross_slot_mapping is NULL");
+    }
+    /* The writes below read the common and encoder arrays after writing
+     * seq_start_loc: no output may share a byte with them or with another. */
+    {
+        pa_span in[7];
+        common_spans(c, in);
+        int64_t cbt_bytes = INT64_MAX;
+        if (enc && !pa_mul_i64((int64_t)n * enc->cross_block_table_stride, 4, &cbt_bytes))
+            cbt_bytes = INT64_MAX;
+        in[5] = (pa_span){"encoder_seq_lens", enc ? enc->encoder_seq_lens : NULL, 4 * (int64_t)n, NULL};
+        in[6] = (pa_span){"cross_block_table", enc ? enc->cross_block_table : NULL, cbt_bytes, NULL};
+        const pa_span o[3] = {
+            {"seq_start_loc", out->seq_start_loc, 4 * ((int64_t)n + 1), NULL},
+            {"encoder_seq_start_loc", enc ? out->encoder_seq_start_loc : NULL, 4 * ((int64_t)n + 1), NULL},
+            {"cross_slot_mapping", enc ? out->cross_slot_mapping : NULL, 8 * cross_slots, NULL}};
+        PA_TRY(pa_check_spans_apart(NULL, in, 7, o, 3));
     }
 
     /* Write. */
@@ -429,6 +446,14 @@ static void write_slices(const pa_common_metadata *c, int32_t num, int32_t strid
             slices[(size_t)f * (size_t)stride + (size_t)k] = 0;
 }
 
+/* write_slices reads the common arrays while it writes the slices. */
+static pa_status slices_apart(const pa_common_metadata *c, const int32_t *slices, int32_t capacity) {
+    pa_span in[5];
+    common_spans(c, in);
+    const pa_span o = {"slices", slices, 4 * (int64_t)PA_SLICE_FIELDS * capacity, NULL};
+    return pa_check_spans_apart(NULL, in, 5, &o, 1);
+}
+
 pa_status pa_kv_update_slices_count(const pa_common_metadata *c, int32_t spb, int32_t *num_slices,
                                     int32_t *num_slices_padded) {
     PA_TRY(validate_common(c));
@@ -467,6 +492,7 @@ pa_status pa_build_kv_update_slices(const pa_common_metadata *c, int32_t spb, in
     PA_REQUIRE(capacity >= padded, "slices capacity %d < padded slice count %d", (int)capacity, (int)padded);
     /* Every one of the capacity entries of each field is written (padding). */
     PA_REQUIRE(capacity == 0 || slices != NULL, "output slices is NULL with capacity %d", (int)capacity);
+    PA_TRY(slices_apart(c, slices, capacity));
     write_slices(c, num, capacity, slices);
     if (num_slices)
         *num_slices = num;
@@ -485,6 +511,7 @@ pa_status pa_build_ragged_metadata(const pa_common_metadata *c, int32_t spb, pa_
                (int)padded);
     PA_REQUIRE(out->slices_capacity == 0 || out->slices != NULL, "output slices is NULL with slices_capacity %d",
                (int)out->slices_capacity);
+    PA_TRY(slices_apart(c, out->slices, out->slices_capacity));
     write_slices(c, num, out->slices_capacity, out->slices);
     out->num_seqs = c->num_reqs;
     out->num_slices = num;

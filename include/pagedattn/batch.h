@@ -41,7 +41,9 @@ typedef void (*pa_swap_fn)(void *user, int32_t a, int32_t b);
  *                         states in the caller's persistent batch there).
  *   perm                  optional [num_reqs]: each swap exchanges perm[a] and
  *                         perm[b]. The caller initialises it (identity gives
- *                         new position -> old request index).
+ *                         new position -> old request index). It shares no
+ *                         byte with num_scheduled_tokens or tokens_out
+ *                         (PA_ERR_INVALID_ARGUMENT: each swap would be undone).
  *   tokens_out            optional [num_reqs]: receives num_scheduled_tokens with
  *                         the swaps applied. It may be num_scheduled_tokens
  *                         itself (in place) or a separate array; one that
@@ -146,9 +148,10 @@ PA_API pa_status pa_local_attention_size(const pa_local_attention_params *p, int
 
 /* Fills the four arrays described above (block_table_local as
  * out->table_fill says); *num_virtual_batches (optional) gets nv.
- * out->capacity < nv and a table_fill other than PA_LOCAL_TABLE_FULL or
- * PA_LOCAL_TABLE_USED are PA_ERR_INVALID_ARGUMENT. Nothing is written on
- * error. */
+ * out->capacity < nv, a table_fill other than PA_LOCAL_TABLE_FULL or
+ * PA_LOCAL_TABLE_USED, and an output array sharing a byte (of what it is
+ * written) with an input or another output are PA_ERR_INVALID_ARGUMENT.
+ * Nothing is written on error. */
 PA_API pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_params *p,
                                                          const pa_local_attention_out *out,
                                                          int32_t *num_virtual_batches);

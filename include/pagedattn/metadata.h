@@ -14,6 +14,11 @@
  * output structs and write the arrays. On PA_ERR_INVALID_ARGUMENT nothing was
  * written (not the arrays, not the scalars) and pa_last_error() names the
  * request index and the field ("request 3: num_scheduled_tokens -1 < 0").
+ * A builder reads its inputs while it writes its outputs, so an output array
+ * that shares a byte with an input array (the common metadata's included) or
+ * with another output is refused too ("output seq_start_loc overlaps the
+ * input seq_lens"); pa_build_common_metadata's num_computed_tokens output may
+ * be its input array itself.
  *
  * Typical step:
  *     pa_batch b = {...};                       // scheduler output

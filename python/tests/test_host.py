@@ -334,6 +334,20 @@ def test_kv_update_slices_check_hand_made_metadata():
             got(**kw)
 
 
+def test_reorder_refuses_perm_sharing_the_tokens():
+    """perm=tokens applied every swap twice to one array (undone: True returned, nothing moved);
+    the library refuses perm over the tokens, and nothing is written."""
+    buf = np.array([5, 5, 1, 1, 0], np.int32)
+    t = buf[:4]
+    for perm in (t, buf[1:]):
+        with pytest.raises(ValueError, match="output perm overlaps the input num_scheduled_tokens"):
+            pa.reorder_num_scheduled_tokens(t, 1, perm=perm)
+        assert buf.tolist() == [5, 5, 1, 1, 0]
+    perm = np.arange(4, dtype=np.int32)
+    assert pa.reorder_num_scheduled_tokens(t, 1, perm=perm)
+    assert t.tolist() == [1, 1, 5, 5] and perm.tolist() == [3, 2, 1, 0]
+
+
 def test_reorder_needs_a_1d_array():
     """The in-place reorder works on shape[0] ints: anything but a 1-D array is refused and left
     as it was (a writable [5, 0] view would have had 5 ints of the memory behind it reordered)."""

@@ -735,6 +735,102 @@ Test(reorder, partial_overlap_of_tokens_out_is_rejected) {
     CHK_EQ(memcmp(buf, eo, sizeof eo), 0);
 }
 
+/* perm sharing bytes with the tokens: each swap was applied to both names of
+ * one array, undoing it (PA_SUCCESS, tokens unchanged). Refused, nothing
+ * written, no callback; perm beside them (touching) is fine. */
+Test(reorder, perm_sharing_the_tokens_is_refused) {
+    for (int k = 0; k < 3; k++) {
+        int32_t buf[12] = {5, 5, 1, 1, SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+        int32_t before[12];
+        memcpy(before, buf, sizeof buf);
+        int32_t *tokens_out = k == 2 ? buf + 4 : NULL, *perm = k == 0 ? buf : k == 1 ? buf + 2 : buf + 5;
+        pa_status s =
+            pa_reorder_batch_to_split_decodes_and_prefills(buf, 4, 1, never_called, NULL, perm, tokens_out, NULL);
+        CHK_EQ(s, PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        CHK(strstr(pa_last_error(), k == 2 ? "outputs perm and tokens_out overlap"
+                                           : "output perm overlaps the input num_scheduled_tokens") != NULL,
+            "case %d: %s", k, pa_last_error());
+        CHK_EQ(memcmp(buf, before, sizeof buf), 0, "case %d: written on a rejected call", k);
+    }
+    int32_t buf[8] = {5, 5, 1, 1, 0, 1, 2, 3}; /* perm right after the tokens, in place */
+    CHK_EQ(pa_reorder_batch_to_split_decodes_and_prefills(buf, 4, 1, NULL, NULL, buf + 4, buf, NULL), PA_SUCCESS, "%s",
+           pa_last_error());
+    const int32_t want[8] = {1, 1, 5, 5, 3, 2, 1, 0};
+    CHK_EQ(memcmp(buf, want, sizeof want), 0);
+}
+
+/* The virtual-batch builder reads request r's query_start_loc, seq_lens and
+ * block-table row after writing earlier rows: seqlens_k_local over seq_lens
+ * (a persistent buffer reused in place) made request 1 read back 1 key, so
+ * 4 virtual batches were written where 3 were validated (past capacity) and
+ * block_table[-1] read. Every output over an input, and two outputs over one
+ * another, are refused naming them, nothing written. */
+Test(local_attention, outputs_sharing_inputs_are_refused) {
+    int32_t qsl[3] = {0, 5, 9};
+    const int32_t bt[2][4] = {{10, 11, 12, 13}, {20, 21, 22, 23}};
+    for (int k = 0; k < 5; k++) {
+        int32_t arena[64];
+        for (int i = 0; i < 64; i++)
+            arena[i] = SENTINEL;
+        int32_t *kl = arena + 8, *sl = arena, *q = arena + 16, *cu = arena + 24, *t = arena + 32;
+        sl[0] = 5, sl[1] = 8;
+        const char *want = NULL;
+        const int32_t *qp = qsl;
+        if (k == 0) {
+            kl = sl; /* the audit's case */
+            want = "output seqlens_k_local overlaps the input seq_lens";
+        } else if (k == 1) {
+            cu = qsl;
+            want = "output cu_seqlens_q_local overlaps the input query_start_loc";
+        } else if (k == 2) {
+            t = (int32_t *)&bt[1][0];
+            want = "output block_table_local overlaps the input block_table";
+        } else if (k == 3) {
+            q = cu + 2;
+            want = "outputs seqlens_q_local and cu_seqlens_q_local overlap";
+        }
+        int32_t qcopy[3] = {0, 5, 9};
+        if (k == 1)
+            qp = qsl;
+        else
+            qp = qcopy;
+        const pa_local_attention_params p = {.attn_chunk_size = 4,
+                                             .block_size = 4,
+                                             .num_reqs = 2,
+                                             .query_start_loc = qp,
+                                             .seq_lens = sl,
+                                             .block_table = &bt[0][0],
+                                             .block_table_width = 4};
+        int32_t nv = 0, pages = 0;
+        CHK_EQ(pa_local_attention_size(&p, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
+        CHK(nv == 3 && pages == 1, "nv %d pages %d", nv, pages);
+        pa_local_attention_out o = {.capacity = 3,
+                                    .seqlens_q_local = q,
+                                    .cu_seqlens_q_local = cu,
+                                    .seqlens_k_local = kl,
+                                    .block_table_local = t};
+        int32_t before[64], qbefore[3];
+        memcpy(before, arena, sizeof arena);
+        memcpy(qbefore, qsl, sizeof qsl);
+        int32_t got_nv = -1;
+        pa_status s = pa_make_local_attention_virtual_batches(&p, &o, &got_nv);
+        if (!want) {
+            /* apart: request 0's 5 keys in chunks of 4 are 4 + 1, request 1's 8 keys with queries 5..8 one chunk */
+            CHK_EQ(s, PA_SUCCESS, "%s", pa_last_error());
+            const int32_t wq[3] = {4, 1, 4}, wcu[4] = {0, 4, 5, 9}, wk[3] = {4, 1, 4}, wt[3] = {10, 11, 21};
+            CHK(got_nv == 3 && !memcmp(q, wq, sizeof wq) && !memcmp(cu, wcu, sizeof wcu) &&
+                    !memcmp(kl, wk, sizeof wk) && !memcmp(t, wt, sizeof wt),
+                "apart: nv %d q %d %d %d k %d %d %d t %d %d %d", got_nv, q[0], q[1], q[2], kl[0], kl[1], kl[2], t[0],
+                t[1], t[2]);
+            continue;
+        }
+        CHK_EQ(s, PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        CHK(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        CHK(!memcmp(arena, before, sizeof arena) && !memcmp(qsl, qbefore, sizeof qsl) && got_nv == -1,
+            "case %d: written on a rejected call", k);
+    }
+}
+
 /* ======================= split =============================================== */
 
 /* vLLM's split, literally: fast path on max_query_len, else argmax of

@@ -806,6 +806,76 @@ Test(metadata_bad, common_refuses_overlapping_outputs) {
     }
 }
 
+/* The later builders read the common metadata (and the encoder batch) while
+ * they write: seq_start_loc over encoder_seq_lens fed the running seq_lens
+ * sum back as encoder lengths and ran cross_slot_mapping past its capacity;
+ * seq_start_loc over the common query_start_loc rewrote the caller's
+ * metadata and returned PA_SUCCESS. Every such sharing is refused, naming
+ * both arrays, with nothing written; the batch is cross_attention_fields'. */
+Test(metadata_bad, later_builders_refuse_outputs_over_inputs) {
+    const int32_t comp[3] = {0, 0, 2}, sched[3] = {3, 2, 1};
+    const int32_t bt[3] = {1, 2, 3};
+    const int32_t cross_bt[3 * 2] = {10, 11, 20, 21, 30, 31};
+    for (int k = 0; k < 6; k++) {
+        bufs b;
+        fill_sent(b.ssl, 64);
+        fill_sent(b.esl, 64);
+        fill_sent64(b.cross, 512);
+        fill_sent(b.slices, 512 * 3);
+        pa_batch batch = {3, comp, sched, 4, bt, 1};
+        pa_common_metadata c = common_for(&b);
+        cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_SUCCESS, "%s", pa_last_error());
+        int32_t enc_lens[8] = {5, 0, 7};
+        pa_encoder_batch enc = {enc_lens, cross_bt, 2};
+        pa_prompt_decode_metadata m;
+        memset(&m, 0, sizeof m);
+        m.seq_start_loc = b.ssl;
+        m.encoder_seq_start_loc = b.esl;
+        m.cross_slot_mapping = b.cross;
+        m.cross_slot_mapping_capacity = 5;
+        const char *want = NULL;
+        if (k == 0) {
+            m.seq_start_loc = enc_lens + 1; /* the audit's case */
+            want = "output seq_start_loc overlaps the input encoder_seq_lens";
+        } else if (k == 1) {
+            m.seq_start_loc = b.qsl;
+            want = "output seq_start_loc overlaps the input query_start_loc";
+        } else if (k == 2) {
+            m.cross_slot_mapping = b.slots + 2;
+            want = "output cross_slot_mapping overlaps the input slot_mapping";
+        } else if (k == 3) {
+            m.encoder_seq_start_loc = b.ssl + 3;
+            want = "outputs seq_start_loc and encoder_seq_start_loc overlap";
+        }
+        int32_t qsl0[64], sl0[64], nc0[64], enc0[8];
+        int64_t slots0[512];
+        memcpy(qsl0, b.qsl, sizeof qsl0);
+        memcpy(sl0, b.sl, sizeof sl0);
+        memcpy(nc0, b.nc, sizeof nc0);
+        memcpy(slots0, b.slots, sizeof slots0);
+        memcpy(enc0, enc_lens, sizeof enc0);
+        if (k <= 4) {
+            const pa_status st = pa_build_prompt_decode_metadata(&c, 2, &enc, &m);
+            if (k == 4) { /* apart: cross_attention_fields' values */
+                cr_assert_eq(st, PA_SUCCESS, "%s", pa_last_error());
+                const int64_t cross[5] = {40, 41, 42, 43, 44};
+                assert_slots(b.cross, cross, 5, "cross_slot_mapping");
+                continue;
+            }
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "case %d", k);
+        } else { /* the slices over the common seq_lens */
+            cr_assert_eq(pa_build_kv_update_slices(&c, 1, b.sl + 1, 8, NULL, NULL), PA_ERR_INVALID_ARGUMENT);
+            want = "output slices overlaps the input seq_lens";
+        }
+        cr_assert(strstr(pa_last_error(), want) != NULL, "case %d: '%s' lacks '%s'", k, pa_last_error(), want);
+        cr_assert(!memcmp(qsl0, b.qsl, sizeof qsl0) && !memcmp(sl0, b.sl, sizeof sl0) &&
+                      !memcmp(nc0, b.nc, sizeof nc0) && !memcmp(slots0, b.slots, sizeof slots0) &&
+                      !memcmp(enc0, enc_lens, sizeof enc0) && all_sent(b.ssl, 64) && all_sent(b.esl, 64) &&
+                      all_sent64(b.cross, 512) && all_sent(b.slices, 512 * 3),
+                  "case %d: written on a rejected call", k);
+    }
+}
+
 /* The slot mapping is int64, as pa_reshape_and_cache and vLLM read it: a
  * block id whose slots pass 2^31 is valid for the common metadata and the
  * cross slots (only the int32 KV-update slices refuse it), and the builder's
