@@ -148,11 +148,12 @@ static pa_status check_context_data(const pa_context_attention_params *p) {
     const int32_t *qsl = p->query_start_loc;
     PA_REQUIRE(qsl[0] >= 0, "context_attention: query_start_loc[0] = %d < 0", qsl[0]);
     for (int s = 0; s < p->num_seqs; s++) {
-        const int q_len = qsl[s + 1] - qsl[s], L = p->seq_lens[s];
         PA_REQUIRE(qsl[s + 1] >= qsl[s], "context_attention: query_start_loc decreases at %d (%d -> %d)", s, qsl[s],
                    qsl[s + 1]);
         PA_REQUIRE(qsl[s + 1] <= p->num_tokens, "context_attention: query_start_loc[%d] = %d > num_tokens %d", s + 1,
                    qsl[s + 1], p->num_tokens);
+        /* (after the two checks: both ends in [0, num_tokens], so the difference fits) */
+        const int q_len = qsl[s + 1] - qsl[s], L = p->seq_lens[s];
         PA_REQUIRE(q_len <= p->max_query_len, "context_attention: sequence %d has query_len %d > max_query_len %d", s,
                    q_len, p->max_query_len);
         const int min_len = p->cache_only ? 0 : q_len; /* cache_only: any number of queries */

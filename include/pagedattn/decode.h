@@ -22,10 +22,16 @@ typedef struct pa_decode_params {
     int32_t block_table_stride;  /* max_num_blocks_per_seq */
     const int32_t *seq_lens;     /* [num_seqs], each in 1..max_seq_len */
     int32_t num_seqs;
-    int32_t num_heads;         /* query heads; a multiple of kv.num_kv_heads */
-    int32_t max_seq_len;       /* host-side upper bound on seq_lens (sizes the grid); at most
-                                * 2^31 - 257 (int32 key positions plus a tile) */
-    float scale;               /* softmax scale, usually 1/sqrt(head_size) */
+    int32_t num_heads;   /* query heads; a multiple of kv.num_kv_heads */
+    int32_t max_seq_len; /* host-side upper bound on seq_lens (sizes the grid); at most
+                          * 2^31 - 257 (int32 key positions plus a tile) */
+    /* softmax scale, usually 1/sqrt(head_size); any finite value (negative and 0
+     * too). The logits (scale x q.k, in nats) should stay below about 5e6 in
+     * magnitude, far past any model's: beyond it the f32 logit's own rounding
+     * (2^-24 of it, in log2 units) reaches the tensor-core kernels' 16-bit and
+     * fp8 probabilities, which can overflow (inf or NaN rows; an audit found
+     * them at 5e7, 2026-12-05). The CPU references have no such bound. */
+    float scale;
     const float *alibi_slopes; /* [num_heads] or NULL; adds slope * (pos - seq_len + 1) */
     int32_t sliding_window;    /* 0 = off; key at pos masked if (seq_len-1) - pos >= window */
     float soft_cap;            /* 0 = off; logits become cap * tanh(logit / cap) */

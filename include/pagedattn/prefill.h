@@ -99,8 +99,9 @@ typedef enum pa_attn_type {
  * query rows of sequence s attend to its seq_lens[s] cached tokens alone, all
  * of them (no mask): key and value are not read (NULL is allowed), a
  * query_len may exceed seq_len (max_query_len may exceed max_seq_len), and
- * seq_len 0 gives zeros. ALiBi and a sliding window, which need the queries'
- * positions among the keys, are refused. A cascade runs the shared prefix so,
+ * seq_len 0 gives zeros (max_seq_len, a bound, stays >= 1 even when every
+ * seq_len is 0: an empty shared prefix passes 1). ALiBi and a sliding window,
+ * which need the queries' positions among the keys, are refused. A cascade runs the shared prefix so,
  * as one sequence of all the batch's query tokens over the prefix's blocks
  * with lse, then each sequence's own keys as usual (cache_only 0, its block
  * table row starting past the prefix's blocks, seq_lens less the prefix),
@@ -127,7 +128,7 @@ typedef struct pa_context_attention_params {
     int32_t num_tokens;             /* rows of query/key/value/out; query_start_loc[num_seqs] <= this */
     int32_t max_query_len;          /* host-side bound on every query_len (sizes the grid) */
     int32_t max_seq_len;            /* host-side bound on every seq_len; >= max_query_len; at most 2^31 - 257 */
-    float scale;                    /* softmax scale, usually 1/sqrt(head_size) */
+    float scale;                    /* softmax scale, usually 1/sqrt(head_size); logits bounded as decode.h's */
     const float *alibi_slopes;      /* [num_heads] or NULL */
     int32_t sliding_window;         /* 0 = off, else W > 0 (see the masks above) */
     float soft_cap;                 /* 0 = off */
@@ -171,12 +172,12 @@ typedef struct pa_prompt_attention_params {
     int32_t num_heads;           /* a multiple of num_kv_heads, <= 65535 */
     int32_t num_kv_heads;
     int32_t head_size;
-    int32_t num_q_tokens; /* rows of query/out */
-    int32_t num_k_tokens; /* rows of key/value; ignored when cu_seqlens_k is NULL */
-    int32_t max_seqlen_q; /* host-side bound on every query length */
-    int32_t max_seqlen_k; /* host-side bound on every key length, at most 2^31 - 257; ignored when
-                           * cu_seqlens_k is NULL */
-    float scale;
+    int32_t num_q_tokens;      /* rows of query/out */
+    int32_t num_k_tokens;      /* rows of key/value; ignored when cu_seqlens_k is NULL */
+    int32_t max_seqlen_q;      /* host-side bound on every query length */
+    int32_t max_seqlen_k;      /* host-side bound on every key length, at most 2^31 - 257; ignored when
+                                * cu_seqlens_k is NULL */
+    float scale;               /* logits bounded as decode.h's scale */
     const float *alibi_slopes; /* [num_heads] or NULL */
     int32_t sliding_window;    /* 0 = off */
     float soft_cap;            /* 0 = off */
@@ -278,7 +279,7 @@ typedef struct pa_mixed_attention_params {
     int32_t max_prefill_query_len; /* bound on the prefills' query lengths */
     int32_t max_prefill_seq_len;   /* bound on the prefills' seq_lens */
     int32_t max_decode_seq_len;    /* bound on the decodes' seq_lens */
-    float scale;
+    float scale;                   /* logits bounded as decode.h's scale */
     const float *alibi_slopes;
     int32_t sliding_window;
     float soft_cap;

@@ -1288,6 +1288,11 @@ Test(prefill_ref, references_check_offsets_and_decode_blocks) {
     cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "context_attention: query_start_loc decreases at 1 (4 -> 3)"), "%s",
               pa_last_error());
+    /* a fall to INT32_MIN: refused the same way, the length never formed from
+     * the two (4 - INT32_MIN overflowed int; UBSan stops the sanitized run) */
+    pr->qsl[2] = INT32_MIN;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "context_attention: query_start_loc decreases at 1"), "%s", pa_last_error());
     pr->qsl[1] = q1, pr->qsl[2] = q2;
     cr_assert(out_untouched(pr), "context: output written");
     pa_context_problem_free(pr);
