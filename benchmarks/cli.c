@@ -416,9 +416,12 @@ int pa_op_opts_parse(const char *cmd, int argc, char **argv, int i0, pa_op_opts 
             NEED_VAL();
             char *end = NULL;
             double x = strtod(val, &end);
-            /* a value a float cannot hold (0 < x below its least, or past its
-             * greatest) would turn the cap off or make it infinite: refused */
-            if (end == val || *end || !isfinite(x) || x < 0 || (x > 0 && (float)x == 0.0f) || !isfinite((float)x)) {
+            /* decimal digits as the integers take them (no blank, sign, hex or
+             * inf); a value a float cannot hold (0 < x below its least, or past
+             * its greatest) would turn the cap off or make it infinite: refused */
+            const int plain = (val[0] >= '0' && val[0] <= '9') || (val[0] == '.' && val[1] >= '0' && val[1] <= '9');
+            if (!plain || strpbrk(val, "xXpP") || end == val || *end || !isfinite(x) || x < 0 ||
+                (x > 0 && (float)x == 0.0f) || !isfinite((float)x)) {
                 fprintf(stderr, "pagedattn %s: --soft-cap must be a number >= 0 that a float holds (got '%s')\n", cmd,
                         val);
                 return PA_CLI_EXIT_USAGE;

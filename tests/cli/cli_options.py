@@ -185,9 +185,12 @@ def main():
                                                            "--ctx", v], says="--ctx")
     case("D9 --batches 1,,2", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--ctx", "16", "--batches",
                                "1,,2"] + CPU, says="--batches")
-    # D10: --soft-cap of nothing, or of a value a float rounds to 0
-    for v in ("", "1e-50"):
+    # D10: --soft-cap of nothing, or of a value a float rounds to 0; and (2026-12-05) a blank, a sign or
+    # hex, which strtod took and the integers' rule refuses
+    for v in ("", "1e-50", " 5", "+5", "-0", "0x10"):
         case(f"D10 --soft-cap {v!r}", ["bench", "decode"] + CPU + SMALL + ["--soft-cap", v], says="--soft-cap")
+    for v in ("30", "0.5", ".5", "1e3"):
+        case(f"--soft-cap {v!r} taken", ["bench", "decode"] + CPU + SMALL + ["--soft-cap", v], rc=0)
     # D11: the host-memory bounds count Q and O (17 GB of queries here)
     case("D11 decode bound counts Q and O", ["bench", "decode"] + CPU + ["--heads", "4096/8", "--head-size", "256",
                                                                          "--dtype", "f32", "--seqs", "4096", "--ctx",
