@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 PREFIX=$(mktemp -d /tmp/pagedattn-prefix.XXXXXX)
 WORK=$(mktemp -d /tmp/pagedattn-example.XXXXXX)
-trap 'rm -rf "$PREFIX" "$WORK"; meson configure "$BUILD" -Dprefix=/usr/local >/dev/null 2>&1 || true' EXIT
+# the build's own prefix is put back afterwards (it was reset to /usr/local whatever it was)
+OLD_PREFIX=$(meson introspect "$BUILD" --buildoptions |
+    python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+trap 'rm -rf "$PREFIX" "$WORK"; meson configure "$BUILD" -Dprefix="$OLD_PREFIX" >/dev/null 2>&1 || true' EXIT
 meson configure "$BUILD" -Dprefix="$PREFIX" >/dev/null
 meson install -C "$BUILD" --quiet >/dev/null
 PCDIR=$(dirname "$(find "$PREFIX" -name pagedattn.pc | head -1)")

@@ -10,6 +10,11 @@ BUILD=${PA_BUILD_DIR:-build}
 ARCHS=${PA_GPU_ARCHS:-80;90a}
 if [ ! -f "$BUILD/build.ninja" ]; then
     meson setup "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null
+else
+    # an existing build takes PA_GPU_ARCHS (or the default) too, as scripts/test.sh
+    # does; one configured by another Meson version is set up again
+    meson configure "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null 2>&1 ||
+        meson setup --wipe "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null
 fi
 ninja -C "$BUILD" >/dev/null
 
