@@ -935,6 +935,16 @@ plant swap-run-merge-ignores-dst csrc/shared/cache_ops_internal.h \
 plant swap-batch-keeps-meeting-destinations cuda/swap_copy.cu \
     'meets = r.dst_block < dst_hi[k] && dst_lo[k] < r.dst_block + r.num_blocks;' 'meets = false;' \
     test_cache_ops 'cache_ops/swap_blocks_repeated_destinations_last_pair_wins'
+# A kernel whose shared memory passes the device's limit (99 KiB at sm_86/89, interpret mode's
+# stand-in), 2026-12-05: the check skipped, the launch's own attribute call fails with a CUDA
+# error instead of the refusal; the ragged planner launched before the check, it writes the
+# workspace of a call that is then refused.
+plant smem-check-always-fits cuda/device_cc.cuh \
+    'if (need <= (size_t)optin)' 'if (true)' \
+    test_prefill 'prefill_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
+plant ragged-planner-before-the-smem-check cuda/ragged/ragged.cu \
+    'if (const int e = attention(p, st, false))' 'if (const int e = 0 * (int)attention(p, st, false))' \
+    test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
 plant ragged-window-off-by-one cuda/ragged/ragged_common.cuh \
     '(P.window > 0 && qp - P.window >= key)' '(P.window > 0 && qp - P.window > key)' \
     test_ragged 'ragged_gpu/sliding_window_and_soft_cap'

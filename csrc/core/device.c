@@ -5,8 +5,29 @@
 #include <cuda_runtime_api.h>
 
 #include "internal.h"
+#include "launch_status.h"
+
+static _Thread_local size_t smem_need;
+static _Thread_local int smem_have;
+
+void pa_note_smem_short(size_t need, int have) {
+    smem_need = need;
+    smem_have = have;
+}
 
 pa_status pa_cuda_fail(int cuda_err, const char *what) {
+    if (cuda_err == PA_LAUNCH_SMEM_SHORT) {
+        int dev = 0, major = 0, minor = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+            (void)cudaGetLastError();
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "%s: the kernel this configuration takes needs %zu bytes of shared memory a CTA and this "
+                       "device (compute capability %d.%d) allows %d; nothing was launched (the larger prefill and "
+                       "ragged instances do not fit the 99 KiB of compute capability 8.6, 8.9 and 12.x yet)",
+                       what, smem_need, major, minor, smem_have);
+    }
     cudaError_t e = (cudaError_t)cuda_err;
     if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
         return pa_fail(PA_ERR_NO_DEVICE, "%s: no CUDA device (%s)", what, cudaGetErrorString(e));

@@ -12,8 +12,10 @@ template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaSt
     if (kp->smem_bytes > 48 * 1024) {
         // Per device and idempotent; not a stream operation, so graph capture is unaffected.
         const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kp->smem_bytes);
-        if (e != cudaSuccess)
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); // not left for the caller's next launch check
             return (int)e;
+        }
     }
     const dim3 grid((unsigned)((int64_t)kp->num_seqs * kp->num_kv_heads * kp->head_chunks), (unsigned)kp->grid_splits);
     PA_LAUNCH(grid, NT, (size_t)kp->smem_bytes, s, kernel)(*kp);

@@ -30,6 +30,7 @@
 
 #include <type_traits>
 
+#include "../device_cc.cuh"
 #include "prefill_internal.h"
 #include "../attn_tile.cuh"
 
@@ -725,10 +726,16 @@ template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cu
     if (m_tiles == 0 || p.num_seqs == 0)
         return cudaSuccess;
     const size_t smem = C::smem_bytes(2);
+    // A device whose CTAs cannot hold the tiles (99 KiB at sm_86/89): refused
+    // before anything launches (launch_status.h).
+    if (const int short_smem = pa_smem_check(prefill_mma_kernel<C>, smem))
+        return (cudaError_t)short_smem;
     // Every launch (per device, cheap, and not a stream operation: graph-safe).
     cudaError_t e = cudaFuncSetAttribute(prefill_mma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); // not left for the caller's next launch check
         return e;
+    }
     dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
     PA_LAUNCH(grid, C::kThreads, smem, stream, prefill_mma_kernel<C>)(p);
     return cudaGetLastError();

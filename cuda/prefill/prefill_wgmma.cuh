@@ -1626,8 +1626,10 @@ cudaError_t launch_wgmma(const pa_prefill_kparams &p, cudaStream_t stream) {
         return cudaErrorInvalidConfiguration;
     auto kernel = persist ? prefill_wgmma_kernel<H, true> : prefill_wgmma_kernel<H, false>;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)H::smem_bytes);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); // not left for the caller's next launch check
         return e;
+    }
     PA_LAUNCH((unsigned)ctas, H::kThreads, H::smem_bytes, stream, kernel)(p);
     return cudaGetLastError();
 }

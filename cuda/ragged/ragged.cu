@@ -223,18 +223,27 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
 
 } // namespace
 
-extern "C" int pa_launch_ragged(const pa_rg_launch *p, pa_stream stream) {
-    cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
-    PA_LAUNCH(1, kPlanThreads, 0, st, ragged_plan_kernel)(*p);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return (int)e;
+// The attention instance for p, launched or (launch false) only made ready.
+static int attention(const pa_rg_launch *p, cudaStream_t st, bool launch) {
     const int hp = p->head_size <= 64 ? 64 : p->head_size <= 128 ? 128 : 256;
 #define PA_RG_DISPATCH(dt, h)                                                                                          \
     if (p->q_dtype == PA_DTYPE_##dt##_ID && hp == h)                                                                   \
-        return pa_rg_attn_##dt##_##h(p, st);
+        return pa_rg_attn_##dt##_##h(p, st, launch);
     enum { PA_DTYPE_f32_ID = 0, PA_DTYPE_f16_ID = 1, PA_DTYPE_bf16_ID = 2 };
     PA_RG_INSTANCES(PA_RG_DISPATCH)
 #undef PA_RG_DISPATCH
     return (int)cudaErrorInvalidValue;
+}
+
+extern "C" int pa_launch_ragged(const pa_rg_launch *p, pa_stream stream) {
+    cudaStream_t st = reinterpret_cast<cudaStream_t>(stream);
+    // The attention kernel's setup first: an instance the device cannot hold
+    // is refused with nothing launched, the planner included.
+    if (const int e = attention(p, st, false))
+        return e;
+    PA_LAUNCH(1, kPlanThreads, 0, st, ragged_plan_kernel)(*p);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return (int)e;
+    return attention(p, st, true);
 }

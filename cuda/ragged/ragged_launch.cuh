@@ -1,44 +1,59 @@
 // Launch helpers for the ragged attention kernels: persistent grids sized by
-// occupancy (SM count x resident CTAs, capped by the work-list bound), opt-in
-// shared memory set once per device and instance. No sync, no allocation:
+// occupancy (SM count x resident CTAs, capped by the work-list bound, cached
+// per device and instance), opt-in shared memory set at every launch. No sync, no allocation:
 // safe inside CUDA graph capture.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "ragged_internal.h"
+#include "../device_cc.cuh"
 #include "../ptx.cuh"
 
 namespace pa {
 namespace rg {
 
+// A device's SM count and resident CTAs, packed in one word (sms << 16 | occ;
+// 0 until known) that threads racing to fill it store and load whole, with
+// relaxed atomics (__atomic builtins: a plain word, so a function-static array
+// of them needs no guarded initialisation).
 struct LaunchCache {
-    int ready, sms, occ;
+    unsigned packed;
 };
 
+// launch false: only what must hold before the op's first launch (the ragged
+// planner's): the shared memory fits the device (launch_status.h) and the
+// kernel takes it; launch true: the same (cheap) and the launch.
 template <class Kernel>
 int launch_persistent(Kernel kernel, LaunchCache (&cache)[64], int threads, size_t smem, const pa_rg_launch *p,
-                      cudaStream_t st) {
+                      cudaStream_t st, bool launch) {
+    if (const int short_smem = pa_smem_check(kernel, smem))
+        return short_smem;
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
         return (int)e;
-    LaunchCache lc = {0, 0, 0};
-    if (dev >= 0 && dev < 64)
-        lc = cache[dev];
-    if (!lc.ready) {
-        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e == cudaSuccess)
-            e = cudaDeviceGetAttribute(&lc.sms, cudaDevAttrMultiProcessorCount, dev);
-        if (e == cudaSuccess)
-            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&lc.occ, kernel, threads, smem);
-        if (e != cudaSuccess)
-            return (int)e;
-        lc.ready = 1;
-        if (dev >= 0 && dev < 64)
-            cache[dev] = lc; // benign race: every thread computes the same values
     }
-    const long long resident = (long long)lc.sms * (lc.occ > 0 ? lc.occ : 1);
+    // Every call (per device, idempotent, not a stream operation: graph-safe),
+    // so a device reset or a new context never meets a stale setting.
+    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    unsigned packed = dev >= 0 && dev < 64 ? __atomic_load_n(&cache[dev].packed, __ATOMIC_RELAXED) : 0u;
+    int sms = (int)(packed >> 16), occ = (int)(packed & 0xffffu);
+    if (e == cudaSuccess && packed == 0) {
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (e == cudaSuccess)
+            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, threads, smem);
+        if (e == cudaSuccess && dev >= 0 && dev < 64 && sms > 0 && sms < 65536 && occ >= 0 && occ < 65536)
+            __atomic_store_n(&cache[dev].packed, (unsigned)sms << 16 | (unsigned)occ, __ATOMIC_RELAXED);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); // not left for the caller's next launch check
+        return (int)e;
+    }
+    if (!launch)
+        return 0;
+    const long long resident = (long long)sms * (occ > 0 ? occ : 1);
     const long long grid = p->wl.max_items < resident ? p->wl.max_items : resident;
     PA_LAUNCH((unsigned)(grid > 0 ? grid : 1), threads, smem, st, kernel)(*p);
     return (int)cudaGetLastError();
@@ -51,6 +66,6 @@ int launch_persistent(Kernel kernel, LaunchCache (&cache)[64], int threads, size
 // scripts/gen_ragged_instances.py).
 #define PA_RG_INSTANCES(X)                                                                                             \
     X(f32, 64) X(f32, 128) X(f32, 256) X(f16, 64) X(f16, 128) X(f16, 256) X(bf16, 64) X(bf16, 128) X(bf16, 256)
-#define PA_RG_DECLARE(dt, hp) int pa_rg_attn_##dt##_##hp(const pa_rg_launch *p, cudaStream_t st);
+#define PA_RG_DECLARE(dt, hp) int pa_rg_attn_##dt##_##hp(const pa_rg_launch *p, cudaStream_t st, bool launch);
 PA_RG_INSTANCES(PA_RG_DECLARE)
 #undef PA_RG_DECLARE

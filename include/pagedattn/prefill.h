@@ -143,7 +143,11 @@ typedef struct pa_context_attention_params {
  * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. */
 PA_API pa_status pa_context_attention_validate(const pa_context_attention_params *p);
 
-/* GPU entry: one launch, asynchronous on `stream`, no workspace. */
+/* GPU entry: one launch, asynchronous on `stream`, no workspace. On a device
+ * whose CTAs hold less shared memory than the kernel's tiles (99 KiB at
+ * compute capability 8.6, 8.9, 12.x: 16-bit heads 97-128 and 225-256), this
+ * and the other prefill entries return PA_ERR_UNSUPPORTED naming the bytes,
+ * with nothing launched. */
 PA_API pa_status pa_context_attention(const pa_context_attention_params *p, pa_stream stream);
 
 /* CPU reference (all pointers host memory). Plain loops, f64 softmax: the

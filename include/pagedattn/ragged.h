@@ -167,7 +167,10 @@ PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *byt
  * and in the reference, as an empty batch is in the other ops: the sizes,
  * dtypes, cache (kv.key too) and options are validated, but no other pointer
  * is looked at (NULL passes, the workspace too), nothing is launched and
- * nothing is written. */
+ * nothing is written. On a device whose CTAs hold less shared memory than the
+ * kernel needs (99 KiB at compute capability 8.6, 8.9, 12.x: heads above 64,
+ * 16-bit, and above 128, f32), PA_ERR_UNSUPPORTED naming the bytes, with
+ * nothing launched (the planner included). */
 PA_API pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, size_t workspace_bytes,
                                            pa_stream stream);
 

@@ -2745,6 +2745,59 @@ Test(prefill_gpu, fp8_keys_exact_on_the_register_path) {
 
 /* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */
 
+/* A device whose CTAs hold 99 KiB (compute capability 8.6, 8.9, 12.x), which
+ * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the mma.sync
+ * kernel's tiles at head 128 take more than 100 KiB (16-bit; the Hopper kernel,
+ * which such devices never run, is set aside). The entry refuses with
+ * PA_ERR_UNSUPPORTED naming the bytes before anything launches (the output
+ * keeps its NaN), and leaves no CUDA error behind: head 64's tiles fit, and
+ * that call then runs and matches the reference. Interpret mode only: a GPU's
+ * limit is its own. */
+Test(prefill_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_device_props dp;
+    if (pa_device_info(0, &dp) != PA_SUCCESS || !strstr(dp.name, "interpreter"))
+        cr_skip_test("the 99 KiB device is interpret mode's stand-in");
+    cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    const int ql[2] = {70, 5}, cl[2] = {100, 33};
+    for (int hs = 128; hs >= 64; hs -= 64) {
+        ctx_case c = {.seed = 4700u + (uint64_t)hs,
+                      .layout = PA_LAYOUT_FLASH_NHD,
+                      .qd = PA_DTYPE_BF16,
+                      .cd = PA_DTYPE_BF16,
+                      .seqs = 2,
+                      .heads = 8,
+                      .kv_heads = 2,
+                      .hs = hs,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl};
+        if (hs == 64) {
+            run_ctx_case(&c, NULL, 0);
+            continue;
+        }
+        pa_context_problem *pr = make_ctx(&c);
+        dev_ctx d;
+        dev_ctx_make(&d, pr);
+        cr_assert_eq(pa_context_attention(&d.p, NULL), PA_ERR_UNSUPPORTED, "%s", pa_last_error());
+        cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") &&
+                      strstr(pa_last_error(), "allows 101376") && strstr(pa_last_error(), "nothing was launched"),
+                  "%s", pa_last_error());
+        pa_test_dev_sync();
+        const size_t bytes = pr->out_elems * pa_dtype_size(c.qd);
+        unsigned char *out = malloc(bytes);
+        cr_assert(out);
+        pa_test_dev_download(out, d.p.out, bytes);
+        cr_assert(memcmp(out, pr->out, bytes) == 0, "output written");
+        free(out);
+        dev_ctx_free(&d);
+        pa_context_problem_free(pr);
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+    unsetenv("PA_INTERP_SMEM_OPTIN");
+}
+
 Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     /* Host pointers that a launch would fault on: the entry must refuse first. */
     _Alignas(16) char buf[64];

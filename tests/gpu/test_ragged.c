@@ -325,6 +325,68 @@ static void run_case(const gcase *k) {
     free(kl);
 }
 
+/* A device whose CTAs hold 99 KiB (compute capability 8.6, 8.9, 12.x), which
+ * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the 16-bit kernel
+ * at heads 65..128 asks for more than 100 KiB. The entry refuses with
+ * PA_ERR_UNSUPPORTED naming the bytes before anything launches, its planner
+ * included (the workspace keeps its 0xA7 bytes, the output its sentinel),
+ * and leaves no CUDA error behind: head 64's kernel (within the limit) then
+ * runs and matches the reference. Interpret mode only: a GPU's limit is its
+ * own (on an H100 nothing is refused). */
+Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_device_props dp;
+    if (pa_device_info(0, &dp) != PA_SUCCESS || !strstr(dp.name, "interpreter"))
+        cr_skip_test("the 99 KiB device is interpret mode's stand-in");
+    cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
+    const int ql[3] = {1, 40, 9}, kl[3] = {70, 40, 100};
+    for (int hs = 128; hs >= 64; hs -= 64) {
+        rg_problem_cfg c = {.seed = 8800u + (uint64_t)hs,
+                            .q_dtype = PA_DTYPE_BF16,
+                            .cache_dtype = PA_DTYPE_BF16,
+                            .num_seqs = 3,
+                            .num_q_heads = 8,
+                            .num_kv_heads = 2,
+                            .head_size = hs,
+                            .page_size = 16,
+                            .q_lens = ql,
+                            .kv_lens = kl,
+                            .extra_pages = 5,
+                            .extra_cols = 3};
+        rg_problem *pr = rg_problem_make(&c);
+        cr_assert(pr);
+        dev_problem d;
+        dev_make(pr, &d);
+        if (hs == 128) {
+            cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s",
+                         pa_last_error());
+            cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") &&
+                          strstr(pa_last_error(), "allows 101376") && strstr(pa_last_error(), "nothing was launched"),
+                      "%s", pa_last_error());
+            pa_test_dev_sync();
+            unsigned char *ws = malloc(d.ws_bytes + 1), *out = malloc(pr->q_bytes);
+            cr_assert(ws && out);
+            pa_test_dev_download(ws, d.ws, d.ws_bytes);
+            pa_test_dev_download(out, d.out, pr->q_bytes);
+            for (size_t i = 0; i < d.ws_bytes; i++)
+                cr_assert_eq(ws[i], 0xA7, "workspace byte %zu written: the planner ran", i);
+            cr_assert(memcmp(out, pr->out, pr->q_bytes) == 0, "output written");
+            free(ws);
+            free(out);
+        } else {
+            dev_run(&d);
+            void *out = malloc(pr->q_bytes);
+            cr_assert(out);
+            pa_test_dev_download(out, d.out, pr->q_bytes);
+            compare_with_ref(pr, &d, out, "head 64 under a 99 KiB device");
+            free(out);
+        }
+        dev_free(&d);
+        rg_problem_free(pr);
+    }
+    unsetenv("PA_INTERP_SMEM_OPTIN");
+}
+
 /* ---- the JAX test grid, sampled ---------------------------------------------------- */
 
 /* seqs {1, 5, 16, 64} x heads {(32,8), (32,16), (16,2), (4,4), (8,1)} x dtypes

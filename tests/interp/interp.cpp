@@ -1856,6 +1856,14 @@ void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const ch
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 0);
 }
+// The device's opt-in shared memory a CTA: an H100's 227 KiB, or what
+// PA_INTERP_SMEM_OPTIN says (read at each call, so a test can stand in for a
+// device of compute capability 8.6 or 8.9, 101376 bytes, for a while).
+static int smem_optin() {
+    const char *e = getenv("PA_INTERP_SMEM_OPTIN");
+    const long v = e ? strtol(e, nullptr, 10) : 0;
+    return v > 0 && v <= 227 * 1024 ? (int)v : 227 * 1024;
+}
 
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
               std::function<void()> body, bool pdl) {
@@ -1867,7 +1875,7 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
     }
     const auto it = max_dyn_smem.find(kernel);
     const size_t allowed = it != max_dyn_smem.end() ? (size_t)it->second : 48 * 1024;
-    if (smem > allowed || smem > 227 * 1024) {
+    if (smem > allowed || smem > (size_t)smem_optin()) {
         fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
         return;
     }
@@ -1925,7 +1933,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev) {
     p->multiProcessorCount = 132;
     p->totalGlobalMem = (size_t)80 << 30;
     p->sharedMemPerBlock = 48 * 1024;
-    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->sharedMemPerBlockOptin = smem_optin();
     p->sharedMemPerMultiprocessor = 228 * 1024;
     p->l2CacheSize = 50 << 20;
     p->warpSize = 32;
@@ -1940,7 +1948,7 @@ cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr attr, int dev) {
         return fail(cudaErrorInvalidDevice);
     switch (attr) {
     case cudaDevAttrMultiProcessorCount: *v = 132; return cudaSuccess;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = smem_optin(); return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor: *v = 9; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMinor: *v = 0; return cudaSuccess;
     default: return fail(cudaErrorInvalidValue);
@@ -2157,10 +2165,19 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
 }
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
-        if (value < 0 || value > 227 * 1024)
+        if (value < 0 || value > smem_optin())
             return fail(cudaErrorInvalidValue);
         max_dyn_smem[func] = value;
     }
+    return cudaSuccess;
+}
+// Interpret mode keeps no count of a kernel's static shared memory (its
+// __shared__ arrays live in each CTA's host frame): 0, so the checks that add
+// it (device_cc.cuh's pa_smem_check) see the dynamic bytes alone.
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *) {
+    memset(a, 0, sizeof *a);
+    a->maxThreadsPerBlock = 1024;
+    a->maxDynamicSharedSizeBytes = 48 * 1024;
     return cudaSuccess;
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *, int block, size_t smem) {

@@ -362,6 +362,7 @@ void __tsan_write_range(void *p, unsigned long n) { access(p, (int)n, PA_PC); }
 // Relaxed atomics (pa_interp.h's atomicAdd): plain operations, one thread
 // runs at a time.
 int __tsan_atomic32_load(const volatile int *a, int) { return *a; }
+void __tsan_atomic32_store(volatile int *a, int v, int) { *a = v; }
 int __tsan_atomic32_compare_exchange_strong(volatile int *a, int *expected, int desired, int, int) {
     if (*a == *expected) {
         *a = desired;

@@ -3,11 +3,11 @@
 #include "../ragged_mma.cuh"
 
 // Pages of the query dtype, or fp8 (the raw-copy instance).
-int pa_rg_attn_f16_64(const pa_rg_launch *p, cudaStream_t st) {
+int pa_rg_attn_f16_64(const pa_rg_launch *p, cudaStream_t st, bool launch) {
     static pa::rg::LaunchCache cache[64], cache_fp8[64];
     if (p->kv_dtype != p->q_dtype)
         return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<64, 1, true>, cache_fp8, 128,
-                                         pa::rg::mma_smem_bytes<64, 1>(), p, st);
+                                         pa::rg::mma_smem_bytes<64, 1>(), p, st, launch);
     return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<64, 1, false>, cache, 128,
-                                     pa::rg::mma_smem_bytes<64, 1>(), p, st);
+                                     pa::rg::mma_smem_bytes<64, 1>(), p, st, launch);
 }

@@ -2,8 +2,8 @@
 #include "../ragged_launch.cuh"
 #include "../ragged_simt.cuh"
 
-int pa_rg_attn_f32_128(const pa_rg_launch *p, cudaStream_t st) {
+int pa_rg_attn_f32_128(const pa_rg_launch *p, cudaStream_t st, bool launch) {
     static pa::rg::LaunchCache cache[64];
     return pa::rg::launch_persistent(pa::rg::ragged_simt_kernel<128>, cache, pa::rg::kSimtThreads,
-                                     pa::rg::simt_smem_bytes<128>(), p, st);
+                                     pa::rg::simt_smem_bytes<128>(), p, st, launch);
 }
