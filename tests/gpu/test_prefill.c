@@ -2781,8 +2781,8 @@ Test(prefill_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
         dev_ctx d;
         dev_ctx_make(&d, pr);
         cr_assert_eq(pa_context_attention(&d.p, NULL), PA_ERR_UNSUPPORTED, "%s", pa_last_error());
-        cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") &&
-                      strstr(pa_last_error(), "allows 101376") && strstr(pa_last_error(), "nothing was launched"),
+        cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") && strstr(pa_last_error(), "allows 101376") &&
+                      strstr(pa_last_error(), "nothing was launched"),
                   "%s", pa_last_error());
         pa_test_dev_sync();
         const size_t bytes = pr->out_elems * pa_dtype_size(c.qd);

@@ -2172,7 +2172,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
     return cudaSuccess;
 }
 // Interpret mode keeps no count of a kernel's static shared memory (its
-// __shared__ arrays live in each CTA's host frame): 0, so the checks that add
+// static shared arrays live in each CTA's host frame): 0, so the checks that add
 // it (device_cc.cuh's pa_smem_check) see the dynamic bytes alone.
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *) {
     memset(a, 0, sizeof *a);
