@@ -240,10 +240,13 @@ pa_status pa_make_local_attention_virtual_batches(const pa_local_attention_param
          * rows: an output sharing a byte with an input or another output
          * would change what was validated (nv, pages) under it. */
         const int64_t n = p->num_reqs, st = p->block_table_stride ? p->block_table_stride : p->block_table_width;
+        int64_t bt_bytes = 0; /* 4 x ((n - 1) x stride + width), saturated */
+        if (n > 0 && (!pa_mul_i64(n - 1, st, &bt_bytes) || !pa_add_i64(bt_bytes, p->block_table_width, &bt_bytes) ||
+                      !pa_mul_i64(bt_bytes, 4, &bt_bytes)))
+            bt_bytes = INT64_MAX;
         const pa_span in[3] = {{"query_start_loc", p->query_start_loc, 4 * (n + 1), NULL},
                                {"seq_lens", p->seq_lens, 4 * n, NULL},
-                               {"block_table", p->block_table, n > 0 ? 4 * ((n - 1) * st + p->block_table_width) : 0,
-                                NULL}},
+                               {"block_table", p->block_table, bt_bytes, NULL}},
                       o[4] = {{"seqlens_q_local", out->seqlens_q_local, 4 * (int64_t)nv, NULL},
                               {"cu_seqlens_q_local", out->cu_seqlens_q_local, 4 * ((int64_t)nv + 1), NULL},
                               {"seqlens_k_local", out->seqlens_k_local, 4 * (int64_t)nv, NULL},

@@ -19,7 +19,8 @@
  * overlap; a view whose nesting is the other layout's is that layout. The stride
  * of a dimension of size 1 (head_stride with one KV head, page_stride with
  * blocks of one token) is ignored and reads as the contiguous value, as torch
- * may give such a dimension any stride. Other layouts must leave them zero.
+ * may give such a dimension any stride (it must still be >= 0, as every
+ * stride). Other layouts must leave them zero.
  *
  * Cache element types: f32, f16, bf16, fp8 e4m3, fp8 e5m2. With an fp8 cache,
  * k_scale / v_scale point at one float each (device memory for GPU ops, host

@@ -239,6 +239,9 @@ def reorder_num_scheduled_tokens(num_scheduled_tokens, decode_threshold=1, perm=
         _mutable_i32(perm, "perm", op)
         if perm.shape != t.shape:
             raise ValueError(f"{op}: perm has shape {list(perm.shape)}, num_scheduled_tokens {list(t.shape)}")
+        # the library refuses this itself, but with on_swap it sees copies: the write-back would mix them
+        if np.shares_memory(perm, t):
+            raise ValueError(f"{op}: reorder: output perm overlaps the input num_scheduled_tokens")
     if on_swap is None:
         return _reorder(op, t, decode_threshold, None, perm, t)[0]
     # C reorders copies; the caller's arrays take its result, or only the swaps reported before a failure

@@ -340,9 +340,10 @@ def test_reorder_refuses_perm_sharing_the_tokens():
     buf = np.array([5, 5, 1, 1, 0], np.int32)
     t = buf[:4]
     for perm in (t, buf[1:]):
-        with pytest.raises(ValueError, match="output perm overlaps the input num_scheduled_tokens"):
-            pa.reorder_num_scheduled_tokens(t, 1, perm=perm)
-        assert buf.tolist() == [5, 5, 1, 1, 0]
+        for on_swap in (None, lambda a, b: None):  # with a callback the library sees copies: checked before
+            with pytest.raises(ValueError, match="output perm overlaps the input num_scheduled_tokens"):
+                pa.reorder_num_scheduled_tokens(t, 1, perm=perm, on_swap=on_swap)
+            assert buf.tolist() == [5, 5, 1, 1, 0]
     perm = np.arange(4, dtype=np.int32)
     assert pa.reorder_num_scheduled_tokens(t, 1, perm=perm)
     assert t.tolist() == [1, 1, 5, 5] and perm.tolist() == [3, 2, 1, 0]

@@ -947,7 +947,7 @@ Test(cache_ref, one_writer_a_place) {
                 "slices 1 and 2 write a cache row in common");
     cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
     sl[2][2] = 0; /* slice 2 is padding */
-    sl[2][3] = 0; /* slice 3 (rows 7..10 if live) is past num_slices: not looked at */
+    sl[2][3] = 1; /* slice 3 (row 7, slice 0's last) is past num_slices: not looked at */
     cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 8, 0, &sl[0][0], &n, 4, &u), PA_SUCCESS, "%s",
                  pa_last_error());
     sl[0][2] = 1; /* slice 2 live again at rows 1..3, inside slice 1's rows 0..3 */
