@@ -21,25 +21,31 @@ struct LaunchCache {
     unsigned packed;
 };
 
-// launch false: only what must hold before the op's first launch (the ragged
-// planner's): the shared memory fits the device (launch_status.h) and the
-// kernel takes it; launch true: the same (cheap) and the launch.
+// Two passes a call, each doing its part once (pa_launch_ragged, ragged.cu):
+// launch false, before the planner: the shared memory fits the device
+// (launch_status.h) and the kernel takes it (set every call: per device,
+// idempotent, not a stream operation, so graph-safe, and a device reset or a
+// new context never meets a stale setting); launch true: the grid from the
+// cached SM count and occupancy (asked at a device's first launch), and the
+// launch.
 template <class Kernel>
 int launch_persistent(Kernel kernel, LaunchCache (&cache)[64], int threads, size_t smem, const pa_rg_launch *p,
                       cudaStream_t st, bool launch) {
-    if (const int short_smem = pa_smem_check(kernel, smem))
-        return short_smem;
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
+    cudaError_t e = cudaSuccess;
+    if (!launch) {
+        if (const int short_smem = pa_smem_check(kernel, smem))
+            return short_smem;
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e != cudaSuccess)
+            (void)cudaGetLastError(); // not left for the caller's next launch check
         return (int)e;
     }
-    // Every call (per device, idempotent, not a stream operation: graph-safe),
-    // so a device reset or a new context never meets a stale setting.
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    unsigned packed = dev >= 0 && dev < 64 ? __atomic_load_n(&cache[dev].packed, __ATOMIC_RELAXED) : 0u;
-    int sms = (int)(packed >> 16), occ = (int)(packed & 0xffffu);
+    int dev = 0, sms = 0, occ = 0;
+    e = cudaGetDevice(&dev);
+    const unsigned packed =
+        e == cudaSuccess && dev >= 0 && dev < 64 ? __atomic_load_n(&cache[dev].packed, __ATOMIC_RELAXED) : 0u;
+    sms = (int)(packed >> 16);
+    occ = (int)(packed & 0xffffu);
     if (e == cudaSuccess && packed == 0) {
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (e == cudaSuccess)
@@ -51,8 +57,6 @@ int launch_persistent(Kernel kernel, LaunchCache (&cache)[64], int threads, size
         (void)cudaGetLastError(); // not left for the caller's next launch check
         return (int)e;
     }
-    if (!launch)
-        return 0;
     const long long resident = (long long)sms * (occ > 0 ? occ : 1);
     const long long grid = p->wl.max_items < resident ? p->wl.max_items : resident;
     PA_LAUNCH((unsigned)(grid > 0 ? grid : 1), threads, smem, st, kernel)(*p);
