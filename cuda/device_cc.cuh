@@ -20,32 +20,48 @@ inline bool pa_current_cc(int *major, int *minor) {
     return true;
 }
 
-// 0 when `dynamic` bytes of shared memory (and the kernel's static ones) fit
-// the current device's opt-in limit a CTA, else PA_LAUNCH_SMEM_SHORT with the
-// need and the limit noted (launch_status.h): asked before anything launches,
-// so an op the device cannot run is refused whole, not failed half way. Every
-// sm_80+ device allows at least 99 KiB: below 90 KiB nothing is asked (no
-// cost per launch); within 8 KiB under the limit the static bytes are asked
-// too. A query that fails says nothing (cleared): the launch then reports.
-template <class K> int pa_smem_check(K *kernel, size_t dynamic) {
+// Whether `dynamic` bytes of shared memory (and the kernel's static ones) fit
+// the current device's opt-in limit a CTA; *need and *optin say what was
+// compared (0 where nothing was asked). Every sm_80+ device allows at least
+// 99 KiB: below 90 KiB nothing is asked (no cost per launch); within 16 KiB
+// under the limit the static bytes are asked too. A query that fails says
+// nothing (cleared): true, and the launch then reports.
+template <class K> bool pa_smem_fits(K *kernel, size_t dynamic, size_t *need = nullptr, int *optin = nullptr) {
+    if (need)
+        *need = 0;
+    if (optin)
+        *optin = 0;
     if (dynamic <= 90 * 1024)
-        return 0;
-    int dev = 0, optin = 0;
+        return true;
+    int dev = 0, limit = 0;
     if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
         (void)cudaGetLastError();
-        return 0;
+        return true;
     }
-    size_t need = dynamic;
-    if (need + 8 * 1024 > (size_t)optin) {
+    size_t bytes = dynamic;
+    if (bytes + 16 * 1024 > (size_t)limit) {
         cudaFuncAttributes a;
         if (cudaFuncGetAttributes(&a, reinterpret_cast<const void *>(kernel)) != cudaSuccess) {
             (void)cudaGetLastError();
-            return 0;
+            return true;
         }
-        need += a.sharedSizeBytes;
+        bytes += a.sharedSizeBytes;
     }
-    if (need <= (size_t)optin)
+    if (need)
+        *need = bytes;
+    if (optin)
+        *optin = limit;
+    return bytes <= (size_t)limit;
+}
+
+// 0 when the kernel fits (pa_smem_fits), else PA_LAUNCH_SMEM_SHORT with the
+// need and the limit noted (launch_status.h): asked before anything launches,
+// so an op the device cannot run is refused whole, not failed half way.
+template <class K> int pa_smem_check(K *kernel, size_t dynamic) {
+    size_t need = 0;
+    int optin = 0;
+    if (pa_smem_fits(kernel, dynamic, &need, &optin))
         return 0;
     pa_note_smem_short(need, optin);
     return PA_LAUNCH_SMEM_SHORT;

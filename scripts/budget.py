@@ -1552,10 +1552,11 @@ def rescale_lines():
     return src_span(ATTN_TILE, r"static void rescale\(", r"^    }")
 
 
-def prefill_geometry(hp):
-    """cuda/prefill/prefill_kernel.cuh TileCfg<HP, DT> = attn_tile.cuh Cfg<HP, BM, BN, DT, WM>."""
+def prefill_geometry(hp, compact=False):
+    """cuda/prefill/prefill_kernel.cuh TileCfg<HP, DT> = attn_tile.cuh Cfg<HP, BM, BN, DT, WM>; with
+    compact, the half-width key tiles the launcher takes on 99 KiB devices (TileCfg<HP, DT, true>)."""
     bm, wm = (128, 32) if hp <= 128 else (64, 16)
-    bn = 64 if hp <= 128 else 32
+    bn = (64 if hp <= 128 else 32) // (2 if compact else 1)
     stride = hp + 8
     v_slot = max(bn * stride, hp * (bn + 8))  # a V slot also holds a V^T tile (TileCfg's VT)
     smem = (bm * stride + 2 * (bn * stride + v_slot)) * 2
@@ -1747,7 +1748,9 @@ def prefill_model(inst, shape):
          | src_lines(PF_KERNEL, r"auto tile_start = |auto tile_end = ") | {"kv_index.h"}),
         ("tile loop control, barriers", src_span(PF_KERNEL, r"for \(int t = 0; t < walk\.n_tiles; t\+\+\)", r"^    }")),
     ]
-    return dict(kernel=r"prefill_mma_kernel", threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
+    # The full tiles' kernel (an instance at heads 128 and 256 also holds the compact one).
+    kernel = r"prefill_mma_kernelIN2pa4tile3CfgILi%dELi%dELi%dE" % (hp, g["bm"], g["bn"])
+    return dict(kernel=kernel, threads=g["threads"], smem=g["smem"], tiles=tiles, units=units,
                 regions=regions, flops=wk["flops"], hbm_bytes=hbm, tile_rows=g["bm"], tile_keys=g["bn"],
                 work="%d CTAs; %d cache + %d new-key tiles" % (wk["ctas"], wk["cache_tiles"], wk["new_tiles"]))
 
@@ -2467,7 +2470,10 @@ def mma_method_text(fam_name, m=H100):
 
 
 def prefill_geo_of(inst, kernel):
-    g = prefill_geometry(inst[1])
+    hp = inst[1]
+    full = prefill_geometry(hp)
+    mm = re.search(r"CfgILi\d+ELi\d+ELi(\d+)E", kernel)
+    g = prefill_geometry(hp, compact=bool(mm) and int(mm.group(1)) < full["bn"])
     return dict(threads=g["threads"], smem=g["smem"])
 
 

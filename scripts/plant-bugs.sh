@@ -940,8 +940,17 @@ plant swap-batch-keeps-meeting-destinations cuda/swap_copy.cu \
 # error instead of the refusal; the ragged planner launched before the check, it writes the
 # workspace of a call that is then refused.
 plant smem-check-always-fits cuda/device_cc.cuh \
-    'if (need <= (size_t)optin)' 'if (true)' \
-    test_prefill 'prefill_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
+    'return bytes <= (size_t)limit;' 'return true;' \
+    test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
+# The prefill kernel's compact tiles (half-width key tiles, 2026-12-05) where the full ones pass
+# the device's limit: never taken, the call is refused on a 99 KiB device; taken without the
+# check, the full tiles' launch fails there. Either way the stand-in device's test fails.
+plant prefill-compact-tiles-never-taken cuda/prefill/prefill_kernel.cuh \
+    'constexpr bool has_compact() { return HP == 128 || HP == 256; }' 'constexpr bool has_compact() { return false; }' \
+    test_prefill 'prefill_gpu/compact_tiles_on_a_99_KiB_device'
+plant prefill-compact-tiles-for-head-128-only cuda/prefill/prefill_kernel.cuh \
+    'constexpr bool has_compact() { return HP == 128 || HP == 256; }' 'constexpr bool has_compact() { return HP == 128; }' \
+    test_prefill 'prefill_gpu/compact_tiles_on_a_99_KiB_device'
 plant ragged-planner-before-the-smem-check cuda/ragged/ragged.cu \
     'if (const int e = attention(p, st, false))' 'if (const int e = 0 * (int)attention(p, st, false))' \
     test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'

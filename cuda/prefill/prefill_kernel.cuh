@@ -41,9 +41,21 @@ namespace pa_prefill {
 // K and V fragment read from shared memory feeds two m16 row blocks, against
 // 64-key tiles; above head 128 the O accumulator of 32 rows would not fit in
 // registers, and the CTA takes 64 rows (16 per warp) against 32-key tiles.
+//
+// Compact tiles, for GPUs whose CTAs hold 99 KiB of shared memory (compute
+// capability 8.6, 8.9 and 12.x: A10, L4, L40S, RTX 30/40/50): the tiles above
+// take 106496 bytes at head 128 and 108544 at head 256 (one Q tile and two
+// stages of K and V, the V slot sized for a V^T tile), so there the CTA keeps
+// its rows and takes key tiles of half the width: 32 keys at head 128
+// (72704 bytes; FlashAttention-2's tile for head 128 on sm_86/89 is 128 x 32
+// too, there without the second stage) and 16 at head 256 (75264 bytes).
+// Same grid, same warps, the same code over narrower tiles; half the keys per
+// barrier. The launcher takes them only where the full tiles do not fit
+// (launch_mma). Heads 160..224 fit 99 KiB as they are (95232 bytes at 224).
+template <int HP> constexpr bool has_compact() { return HP == 128 || HP == 256; }
 template <int HP> constexpr int block_m() { return HP <= 128 ? 128 : 64; }
 template <int HP> constexpr int warp_m() { return HP <= 128 ? 32 : 16; }
-template <int HP> constexpr int block_n() { return HP <= 128 ? 64 : 32; }
+template <int HP, bool COMPACT = false> constexpr int block_n() { return (HP <= 128 ? 64 : 32) / (COMPACT ? 2 : 1); }
 // fp8 tiles are dequantised (dequant_tile) with every 16-byte group of a
 // thread's share in flight at once (BATCH 0), except at heads 96 and 128 on
 // sm_8x: with O and S of 32 rows live, ptxas (nvcc 13.0) spills the unrolled
@@ -61,7 +73,8 @@ template <int HP> constexpr int dequant_batch() {
 #endif
 }
 // The V slots also hold V^T tiles (vLLM's value layout).
-template <int HP, int DT> using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP>(), DT, warp_m<HP>(), true>;
+template <int HP, int DT, bool COMPACT = false>
+using TileCfg = pa::tile::Cfg<HP, block_m<HP>(), block_n<HP, COMPACT>(), DT, warp_m<HP>(), true>;
 
 // Where the elements of one K/V/Q tile come from. Element (r, d) of the tile
 // is at base + rowoff[r] + (d >> xsh) * xs + (d & (2^xsh - 1)) * ds (in
@@ -209,7 +222,7 @@ template <class C> constexpr int warp_lanes() {
     return p;
 }
 // Cache tiles in runs of kCacheRun slots: the tile's first key is a multiple
-// of 16 (the walk's k_begin) and BN of 32, so with a block size that is a
+// of 16 (the walk's k_begin) and BN of 16 (compact tiles) or more, so with a block size that is a
 // multiple of kCacheRun every aligned group of kCacheRun tile rows is
 // consecutive slots of one block, `step` apart: the layout's token stride
 // (p.kl: vLLM key x, flash and combined the page stride). Other block sizes
@@ -719,26 +732,39 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         hs);
 }
 
-template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cudaStream_t stream) {
-    using C = TileCfg<HP, DT>;
-    const int group = p.num_heads / p.num_kv_heads;
-    const int64_t m_tiles = ((int64_t)p.max_q_len * group + C::BM - 1) / C::BM;
-    if (m_tiles == 0 || p.num_seqs == 0)
-        return cudaSuccess;
+// One tile shape's launch: a cudaError_t, or PA_LAUNCH_SMEM_SHORT (not a
+// cudaError_t value: the launchers return int) before anything launches where
+// the device's CTAs cannot hold its tiles (launch_status.h).
+template <class C> int launch_tiles(const pa_prefill_kparams &p, cudaStream_t stream, int64_t m_tiles) {
     const size_t smem = C::smem_bytes(2);
-    // A device whose CTAs cannot hold the tiles (99 KiB at sm_86/89): refused
-    // before anything launches (launch_status.h).
     if (const int short_smem = pa_smem_check(prefill_mma_kernel<C>, smem))
-        return (cudaError_t)short_smem;
+        return short_smem;
     // Every launch (per device, cheap, and not a stream operation: graph-safe).
     cudaError_t e = cudaFuncSetAttribute(prefill_mma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) {
         (void)cudaGetLastError(); // not left for the caller's next launch check
-        return e;
+        return (int)e;
     }
     dim3 grid((unsigned)m_tiles, (unsigned)p.num_seqs, (unsigned)p.num_kv_heads);
     PA_LAUNCH(grid, C::kThreads, smem, stream, prefill_mma_kernel<C>)(p);
-    return cudaGetLastError();
+    return (int)cudaGetLastError();
+}
+
+template <int HP, int DT> int launch_mma(const pa_prefill_kparams &p, cudaStream_t stream) {
+    using C = TileCfg<HP, DT>;
+    const int group = p.num_heads / p.num_kv_heads;
+    const int64_t m_tiles = ((int64_t)p.max_q_len * group + C::BM - 1) / C::BM;
+    if (m_tiles == 0 || p.num_seqs == 0)
+        return (int)cudaSuccess;
+    // The compact tiles (same BM, so the same grid) where the full ones do not
+    // fit the device (99 KiB a CTA at sm_86/89/12x).
+    if constexpr (has_compact<HP>()) {
+        using CC = TileCfg<HP, DT, true>;
+        static_assert(CC::BM == C::BM && CC::smem_bytes(2) <= 90 * 1024, "compact tiles: the grid's rows, 90 KiB");
+        if (!pa_smem_fits(prefill_mma_kernel<C>, C::smem_bytes(2)))
+            return launch_tiles<CC>(p, stream, m_tiles);
+    }
+    return launch_tiles<C>(p, stream, m_tiles);
 }
 
 } // namespace pa_prefill
@@ -746,8 +772,8 @@ template <int HP, int DT> cudaError_t launch_mma(const pa_prefill_kparams &p, cu
 // Instances (cuda/prefill/inst_*.cu, generated) and the dispatcher's view of them.
 #define PA_PREFILL_INSTANCE_NAME(DT, HP) pa_prefill_mma_##DT##_##HP
 #define PA_PREFILL_DECLARE(DT, HP)                                                                                     \
-    cudaError_t PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream);
+    int PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream);
 #define PA_PREFILL_DEFINE(DT, HP)                                                                                      \
-    cudaError_t PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream) {                   \
+    int PA_PREFILL_INSTANCE_NAME(DT, HP)(const pa_prefill_kparams &p, cudaStream_t stream) {                           \
         return pa_prefill::launch_mma<HP, DT>(p, stream);                                                              \
     }

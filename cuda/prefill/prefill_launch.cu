@@ -10,7 +10,7 @@
 #include "../device_cc.cuh"
 #include "prefill_kernel.cuh"
 
-typedef cudaError_t (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t);
+typedef int (*pa_prefill_fn)(const pa_prefill_kparams &, cudaStream_t); // a cudaError_t or PA_LAUNCH_SMEM_SHORT
 
 cudaError_t pa_prefill_f32(const pa_prefill_kparams &p, cudaStream_t stream); // prefill_f32.cu
 // inst_hopper.cu: DT 1 f16, 2 bf16; HP 64, 96, 128, 192 or 256.
@@ -60,5 +60,5 @@ extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) 
     pa_prefill_fn fn = pa_prefill_instance(p->q_dtype, k.head_class);
     if (!fn)
         return (int)cudaErrorInvalidValue;
-    return (int)fn(*p, s);
+    return fn(*p, s);
 }

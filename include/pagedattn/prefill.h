@@ -144,10 +144,11 @@ typedef struct pa_context_attention_params {
 PA_API pa_status pa_context_attention_validate(const pa_context_attention_params *p);
 
 /* GPU entry: one launch, asynchronous on `stream`, no workspace. On a device
- * whose CTAs hold less shared memory than the kernel's tiles (99 KiB at
- * compute capability 8.6, 8.9, 12.x: 16-bit heads 97-128 and 225-256), this
- * and the other prefill entries return PA_ERR_UNSUPPORTED naming the bytes,
- * with nothing launched. */
+ * whose CTAs hold 99 KiB of shared memory (compute capability 8.6, 8.9,
+ * 12.x), the 16-bit kernel at heads 97-128 and 225-256 runs with key tiles of
+ * half the width (the full ones take 104 and 106 KiB); every prefill entry
+ * does. A kernel past a device's limit is refused with PA_ERR_UNSUPPORTED
+ * naming the bytes, with nothing launched. */
 PA_API pa_status pa_context_attention(const pa_context_attention_params *p, pa_stream stream);
 
 /* CPU reference (all pointers host memory). Plain loops, f64 softmax: the

@@ -2743,60 +2743,90 @@ Test(prefill_gpu, fp8_keys_exact_on_the_register_path) {
     }
 }
 
-/* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */
-
-/* A device whose CTAs hold 99 KiB (compute capability 8.6, 8.9, 12.x), which
- * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the mma.sync
- * kernel's tiles at head 128 take more than 100 KiB (16-bit; the Hopper kernel,
- * which such devices never run, is set aside). The entry refuses with
- * PA_ERR_UNSUPPORTED naming the bytes before anything launches (the output
- * keeps its NaN), and leaves no CUDA error behind: head 64's tiles fit, and
- * that call then runs and matches the reference. Interpret mode only: a GPU's
- * limit is its own. */
-Test(prefill_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
+/* GPUs whose CTAs hold 99 KiB of shared memory (compute capability 8.6, 8.9,
+ * 12.x) cannot hold the full tiles at heads 97-128 and 225-256 (106496 and
+ * 108544 bytes); there the kernel runs with key tiles of half the width
+ * (prefill_kernel.cuh, compact tiles: 32 keys at head 128, 16 at head 256).
+ * Interpret mode stands in for such a device (PA_INTERP_SMEM_OPTIN, which its
+ * attributes, cudaFuncSetAttribute and launches honour: the full tiles would
+ * fail to launch); a real GPU runs it only when it is one. Every way a tile is
+ * loaded (cp.async rows and runs of slots, vLLM's V^T tiles 16-bit and raw
+ * fp8, raw fp8 on flash layouts, the register path at block sizes 3 and 24
+ * and heads 104 and 248, short of their classes), a CTA's
+ * causal diagonal and window edges on narrow tiles' columns (one query head
+ * per KV head: the CTA's first row at context + 128 i (head 128) or + 64 i),
+ * ALiBi, soft cap, sinks and the lse, and prompt attention (decoder, encoder
+ * and cross), against the reference. */
+Test(prefill_gpu, compact_tiles_on_a_99_KiB_device) {
     PA_SKIP_WITHOUT_GPU();
     pa_device_props dp;
-    if (pa_device_info(0, &dp) != PA_SUCCESS || !strstr(dp.name, "interpreter"))
-        cr_skip_test("the 99 KiB device is interpret mode's stand-in");
-    cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
+    cr_assert_eq(pa_device_info(0, &dp), PA_SUCCESS);
+    const int interp = strstr(dp.name, "interpreter") != NULL;
+    if (!interp && dp.smem_per_block_optin >= 114688) /* the full tiles with their static bytes fit */
+        cr_skip_test("this device holds the full tiles; the compact ones run where a CTA holds 99 KiB");
+    if (interp)
+        cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
-    const int ql[2] = {70, 5}, cl[2] = {100, 33};
-    for (int hs = 128; hs >= 64; hs -= 64) {
-        ctx_case c = {.seed = 4700u + (uint64_t)hs,
-                      .layout = PA_LAYOUT_FLASH_NHD,
-                      .qd = PA_DTYPE_BF16,
-                      .cd = PA_DTYPE_BF16,
-                      .seqs = 2,
-                      .heads = 8,
+    static const struct {
+        pa_kv_layout layout;
+        int cache, bs, hs, window, alibi;
+        float cap;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, 0, 16, 128, 0, 0, 0.0f}, {PA_LAYOUT_VLLM, 0, 16, 256, 0, 1, 0.0f},
+        {PA_LAYOUT_VLLM, 1, 32, 128, 33, 0, 0.0f},     {PA_LAYOUT_FLASH_HND, 2, 16, 256, 0, 0, 5.0f},
+        {PA_LAYOUT_VLLM, 2, 8, 128, 0, 0, 0.0f},       {PA_LAYOUT_FLASH_NHD, 0, 24, 256, 31, 0, 0.0f},
+        {PA_LAYOUT_FLASH_HND, 1, 3, 128, 0, 1, 0.0f},  {PA_LAYOUT_FLASH_NHD, 0, 16, 104, 0, 0, 0.0f},
+        {PA_LAYOUT_FLASH_HND, 2, 8, 248, 17, 0, 0.0f}, {PA_LAYOUT_VLLM, 1, 16, 256, 0, 0, 0.0f},
+    };
+    static const float sinks[4] = {0.5f, -1.0f, 2.0f, 0.0f};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        /* contexts and queries that put the diagonal and the window's edge
+         * on a narrow tile's every few columns; a context of several tiles */
+        const int ql[3] = {70 + i, 5, 33}, cl[3] = {31 + 2 * i, 131, 15 + 16 * i};
+        const pa_dtype qd = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        ctx_case c = {.seed = 4700u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = qd,
+                      .cd = cache_for(qd, cs[i].cache),
+                      .seqs = 3,
+                      .heads = i % 3 == 0 ? 2 : 4,
                       .kv_heads = 2,
-                      .hs = hs,
-                      .bs = 16,
+                      .hs = cs[i].hs,
+                      .bs = cs[i].bs,
                       .ql = ql,
-                      .cl = cl};
-        if (hs == 64) {
-            run_ctx_case(&c, NULL, 0);
-            continue;
-        }
-        pa_context_problem *pr = make_ctx(&c);
-        dev_ctx d;
-        dev_ctx_make(&d, pr);
-        cr_assert_eq(pa_context_attention(&d.p, NULL), PA_ERR_UNSUPPORTED, "%s", pa_last_error());
-        cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") && strstr(pa_last_error(), "allows 101376") &&
-                      strstr(pa_last_error(), "nothing was launched"),
-                  "%s", pa_last_error());
-        pa_test_dev_sync();
-        const size_t bytes = pr->out_elems * pa_dtype_size(c.qd);
-        unsigned char *out = malloc(bytes);
-        cr_assert(out);
-        pa_test_dev_download(out, d.p.out, bytes);
-        cr_assert(memcmp(out, pr->out, bytes) == 0, "output written");
-        free(out);
-        dev_ctx_free(&d);
-        pa_context_problem_free(pr);
+                      .cl = cl,
+                      .alibi = cs[i].alibi,
+                      .window = cs[i].window,
+                      .cap = cs[i].cap,
+                      .sinks = i % 4 == 1 ? sinks : NULL};
+        run_ctx_case(&c, NULL, 0);
+    }
+    const int ql[4] = {1, 129, 40, 17}, kl[4] = {7, 33, 200, 1};
+    for (int t = 0; t < 3; t++) {
+        pa_prompt_problem_cfg pc = {.seed = 4750u + (uint64_t)t,
+                                    .dtype = t == 1 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                    .attn_type = t == 0   ? PA_ATTN_DECODER
+                                                 : t == 1 ? PA_ATTN_ENCODER
+                                                          : PA_ATTN_DECODER,
+                                    .num_seqs = 4,
+                                    .num_heads = 4,
+                                    .num_kv_heads = t == 2 ? 1 : 4,
+                                    .head_size = t == 1 ? 256 : 128,
+                                    .q_lens = ql,
+                                    .k_lens = t == 2 ? kl : NULL};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&pc);
+        pr->p.sliding_window = t == 0 ? 47 : 0;
+        char what[96];
+        snprintf(what, sizeof what, "compact tiles: prompt %d head %d%s", t, pc.head_size, t == 2 ? " cross" : "");
+        check_prompt(pr, what);
+        pa_prompt_problem_free(pr);
     }
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
-    unsetenv("PA_INTERP_SMEM_OPTIN");
+    if (interp)
+        unsetenv("PA_INTERP_SMEM_OPTIN");
 }
+
+/* ---- bad input: rejected on the host, nothing launched (no GPU needed) -------------- */
 
 Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     /* Host pointers that a launch would fault on: the entry must refuse first. */
