@@ -1867,15 +1867,19 @@ def ragged_work(shape, slot, pre_rows):
     return w
 
 
-def ragged_geometry(hp):
+def ragged_geometry(hp, compact=False):
     """cuda/ragged/ragged_mma.cuh MmaShape: two slots of 64 keys (32 at head 256) at every head
     size; prefill tiles of 128 rows, 32 per warp (64, 16 per warp, at head 256); a decode item's
-    warps take 16 keys each, in pairs splitting the head in P V at 32 keys."""
-    stages, slot, rows = 2, 64 if hp <= 128 else 32, rg_tile_rows(hp)
+    warps take 16 keys each, in pairs splitting the head in P V at 32 keys. compact: the slots of
+    half the keys of 99 KiB devices (MmaShape<HP, true>), whose shared memory is the prefill
+    item's f32 output staging where that is larger (mma_smem_bytes)."""
+    stages, slot, rows = 2, (64 if hp <= 128 else 32) // (2 if compact else 1), rg_tile_rows(hp)
     stride = hp + 8
     dec_slices = slot // 16
+    tiles = (rows * stride + 2 * stages * slot * stride) * 2
+    staging = rows * stride * 4 + rows * 4
     return dict(threads=128, stages=stages, slot=slot, rows=rows, wm=rows // 4, dec_slices=dec_slices,
-                dec_split=4 // dec_slices, smem=(rows * stride + 2 * stages * slot * stride) * 2,
+                dec_split=4 // dec_slices, smem=max(tiles, staging),
                 kv_copies=slot * (hp // 8) // 128, q_copies=rows * (hp // 8) // 128,
                 dec_q_copies=64 * (hp // 8) // 128)
 
@@ -2052,8 +2056,9 @@ def ragged_model(inst, shape):
         ("slot loop control, barriers",
          src_span(RG_MMA, r"for \(int t = 0; t < nslots; t\+\+\)", r"^    }")),
     ]
-    # The mangled name: ragged_mma_kernel<HP, DT, FP8> ends in Lb0 (pages of the query dtype) or Lb1.
-    return dict(kernel=r"ragged_mma_kernelILi\d+ELi\d+ELb%d" % (1 if raw else 0), threads=g["threads"],
+    # The mangled name: ragged_mma_kernel<HP, DT, FP8, CPT> holds Lb0 (pages of the query dtype) or
+    # Lb1, then Lb0 (the full shape; Lb1: the compact shape of 99 KiB devices, not modelled here).
+    return dict(kernel=r"ragged_mma_kernelILi\d+ELi\d+ELb%dELb0E" % (1 if raw else 0), threads=g["threads"],
                 smem=g["smem"], tiles=tiles, units=units,
                 regions=regions,
                 flops=wk["pre_flops"] + wk["dec_flops"], hbm_bytes=wk["hbm_bytes"], tile_rows=rows, tile_keys=slot,
@@ -2481,7 +2486,7 @@ def ragged_geo_of(inst, kernel):
     dt, hp = inst
     if "simt" in kernel:
         return dict(threads=256, smem=4 * (64 * hp + 2 * 32 * (hp + 1) + 8 * 8 * 32))
-    g = ragged_geometry(hp)
+    g = ragged_geometry(hp, compact=re.search(r"ragged_mma_kernelILi\d+ELi\d+ELb\dELb1E", kernel) is not None)
     return dict(threads=g["threads"], smem=g["smem"])
 
 

@@ -21,15 +21,14 @@ def body(dt, hp):
                 f"                                     pa::rg::simt_smem_bytes<{hp}>(), p, st, launch);\n"
                 "}\n")
     n = DTYPES[dt]
+    # (grid caches: the full and the compact shape's, launch_mma in ragged_mma.cuh)
     return (BANNER + '#include "../ragged_launch.cuh"\n#include "../ragged_mma.cuh"\n\n'
             "// Pages of the query dtype, or fp8 (the raw-copy instance).\n"
             f"int pa_rg_attn_{dt}_{hp}(const pa_rg_launch *p, cudaStream_t st, bool launch) {{\n"
-            "    static pa::rg::LaunchCache cache[64], cache_fp8[64];\n"
+            "    static pa::rg::LaunchCache cache[2][64], cache_fp8[2][64];\n"
             "    if (p->kv_dtype != p->q_dtype)\n"
-            f"        return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<{hp}, {n}, true>, cache_fp8, 128,\n"
-            f"                                         pa::rg::mma_smem_bytes<{hp}, {n}>(), p, st, launch);\n"
-            f"    return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<{hp}, {n}, false>, cache, 128,\n"
-            f"                                     pa::rg::mma_smem_bytes<{hp}, {n}>(), p, st, launch);\n"
+            f"        return pa::rg::launch_mma<{hp}, {n}, true>(p, st, launch, cache_fp8[0], cache_fp8[1]);\n"
+            f"    return pa::rg::launch_mma<{hp}, {n}, false>(p, st, launch, cache[0], cache[1]);\n"
             "}\n")
 
 

@@ -951,6 +951,16 @@ plant prefill-compact-tiles-never-taken cuda/prefill/prefill_kernel.cuh \
 plant prefill-compact-tiles-for-head-128-only cuda/prefill/prefill_kernel.cuh \
     'constexpr bool has_compact() { return HP == 128 || HP == 256; }' 'constexpr bool has_compact() { return HP == 128; }' \
     test_prefill 'prefill_gpu/compact_tiles_on_a_99_KiB_device'
+# The ragged kernel's compact shape (half slots at heads 128 and 256, 2026-12-05): never taken, a
+# 99 KiB device refuses the call.
+plant ragged-compact-shape-never-taken cuda/ragged/ragged_mma.cuh \
+    '    if constexpr (HP >= 128) {' '    if constexpr (HP >= 512) {' \
+    test_ragged 'ragged_gpu/compact_slots_on_a_99_KiB_device'
+# Only the compact head 256 splits a decode slot four ways (warps 2 and 3 take the head's upper
+# half): a split read as pairs leaves it to warps 0 and 1's columns.
+plant ragged-compact-decode-split-as-pairs cuda/ragged/ragged_mma.cuh \
+    '    const int col0 = dpart * S::kDecHP; // the warp' '    const int col0 = (dpart & 1) * S::kDecHP; // the warp' \
+    test_ragged 'ragged_gpu/compact_slots_on_a_99_KiB_device'
 plant ragged-planner-before-the-smem-check cuda/ragged/ragged.cu \
     'if (const int e = attention(p, st, false))' 'if (const int e = 0 * (int)attention(p, st, false))' \
     test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'

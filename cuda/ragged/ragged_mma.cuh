@@ -1,8 +1,9 @@
 // Ragged paged attention, tensor-core kernel for f16 / bf16 queries (cache of
 // the query dtype, or fp8 e4m3/e5m2 dequantised into it). Persistent CTAs of 4
 // warps fetch work items (ragged_common.cuh) until the list is done; each item
-// walks its keys in slots of kSlot keys (64, or 32 at head 256), two slots in
-// flight: slot t + 1 is copied while slot t is computed, at every head size.
+// walks its keys in slots of kSlot keys (64, or 32 at head 256; half that in
+// the compact shape of 99 KiB devices, MmaShape), two slots in flight: slot
+// t + 1 is copied while slot t is computed, at every head size.
 // An item is one of two shapes, decided by its row count, and each has its own
 // code (prefill_item, decode_item) around the shared slot pipeline (walk_slots):
 //   prefill tile (17..128 rows up to head 128, 32 per warp; 17..64 rows at
@@ -32,6 +33,7 @@
 
 #include "../attn_tile.cuh"
 #include "ragged_common.cuh"
+#include "ragged_launch.cuh"
 
 namespace pa {
 namespace rg {
@@ -42,9 +44,19 @@ namespace rg {
 // fragment a warp reads from shared memory serves two m16 row blocks), and 64
 // rows at head 256, 16 per warp (32 would need 256 accumulators per thread).
 // Shared memory: 104 KB at head 128, 99 KB at head 256, 2 CTAs per SM.
-template <int HP> struct MmaShape {
+// CPT, the compact shape, for GPUs whose CTAs hold 99 KiB (compute capability
+// 8.6, 8.9, 12.x), where those do not fit (99 KB plus the static bytes at head
+// 256): slots of half the keys (32 at head 128, 16 at head 256), the same
+// prefill rows and work items (a slot still divides the planner's key tile),
+// the decode split as the slot gives it (head 128 as head 256's: two warps a
+// 16-key slice, each half of the head in P V; head 256: one slice, each warp
+// a quarter). Its tiles then take less than a prefill item's f32 output
+// staging, which sizes the shared memory (mma_smem_bytes): 70144 bytes at head
+// 128, 67840 at 256. The launchers take it only where the full shape does not
+// fit (gen_ragged_instances.py).
+template <int HP, bool CPT = false> struct MmaShape {
     static constexpr int kStages = 2;
-    static constexpr int kSlot = HP <= 128 ? 64 : 32;
+    static constexpr int kSlot = (HP <= 128 ? 64 : 32) / (CPT ? 2 : 1);
     static constexpr int kWM = HP <= 128 ? 32 : 16;  // prefill rows per warp
     static constexpr int kRows = 4 * kWM;            // prefill tile rows
     static constexpr int kDecSlices = kSlot / 16;    // decode: 16-key slices per slot
@@ -57,11 +69,17 @@ template <int HP> struct MmaShape {
 
 // The shared-memory layout (a Q tile of kRows rows, two K/V stages) and the
 // prefill warps' math.
-template <int HP, int DT>
-using MmaCfg = pa::tile::Cfg<HP, MmaShape<HP>::kRows, MmaShape<HP>::kSlot, DT, MmaShape<HP>::kWM>;
+template <int HP, int DT, bool CPT = false>
+using MmaCfg = pa::tile::Cfg<HP, MmaShape<HP, CPT>::kRows, MmaShape<HP, CPT>::kSlot, DT, MmaShape<HP, CPT>::kWM>;
 
-template <int HP, int DT> constexpr size_t mma_smem_bytes() {
-    return MmaCfg<HP, DT>::smem_bytes(MmaShape<HP>::kStages);
+// The items' f32 output staging over the tiles (prefill_item: a row of HP + 8
+// floats and an lse a tile row; decode items stage 64 rows).
+template <int HP> constexpr size_t staging_bytes(int rows) { return (size_t)rows * (HP + 8) * 4 + (size_t)rows * 4; }
+// The dynamic shared memory: the tiles, or the staging where it is larger.
+template <int HP, int DT, bool CPT = false> constexpr size_t mma_smem_bytes() {
+    using S = MmaShape<HP, CPT>;
+    const size_t tiles = MmaCfg<HP, DT, CPT>::smem_bytes(S::kStages), st = staging_bytes<HP>(S::kRows);
+    return tiles > st ? tiles : st;
 }
 
 // Where byte b of row r of a raw fp8 slot lands for a decode item, which
@@ -301,11 +319,11 @@ __device__ __forceinline__ void mask_slot(const pa_rg_launch &P, const Item &c, 
 // f32 staging over the tiles, then to the epilogue.
 // slot: the thread's shared-memory slot for its softmax state between key
 // slots (park / unpark: the accumulators leave no registers for it).
-template <int HP, int DT, bool FP8>
+template <int HP, int DT, bool FP8, bool CPT>
 __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &c, unsigned char *smem,
-                                             const Scales &sc, pa::tile::SumSlot<MmaShape<HP>::kWM / 4> &slot,
+                                             const Scales &sc, pa::tile::SumSlot<MmaShape<HP, CPT>::kWM / 4> &slot,
                                              int *s_flag) {
-    using C = MmaCfg<HP, DT>;
+    using C = MmaCfg<HP, DT, CPT>;
     using T = typename C::T;
     const int hs = P.head_size, lane = pa::tile::lane_id();
     const bool busy = C::WM * pa::tile::warp_id() < c.it.nrows;
@@ -358,7 +376,7 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + C::BM * SR;
-    static_assert(C::BM * SR * 4 + C::BM * 4 <= C::smem_bytes(MmaShape<HP>::kStages), "f32 staging fits");
+    static_assert(staging_bytes<HP>(C::BM) <= mma_smem_bytes<HP, DT, CPT>(), "f32 staging fits");
     const int c0 = (lane & 3) * 2;
 #pragma unroll
     for (int i = 0; i < 2 * C::kMT; i++) {
@@ -378,13 +396,14 @@ __device__ __forceinline__ void prefill_item(const pa_rg_launch &P, const Item &
 // A decode item (<= 16 rows: one GQA group of a decode token, or a few
 // speculative tokens): every warp holds the same 16 rows (Q replicated into
 // each warp's 16 rows of the Q tile) and takes 16 keys of each slot; at a
-// 32-key slot (head 256) two warps share 16 keys and each takes half of the
-// head in P V. The key slices merge in the epilogue.
-template <int HP, int DT>
+// 32-key slot (head 256, or the compact head 128) two warps share 16 keys and
+// each takes half of the head in P V, at a 16-key slot (compact head 256) all
+// four do, a quarter each. The key slices merge in the epilogue.
+template <int HP, int DT, bool CPT>
 __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c, unsigned char *smem, const Scales &sc,
                                             int *s_flag) {
-    using S = MmaShape<HP>;
-    using C = MmaCfg<HP, DT>;                 // shared-memory layout
+    using S = MmaShape<HP, CPT>;
+    using C = MmaCfg<HP, DT, CPT>;            // shared-memory layout
     using CD = pa::tile::Cfg<HP, 64, 16, DT>; // scores: 16 keys per warp, whole head
     // P V: 16 keys, S::kDecHP head columns of the HP-wide V rows
     using CDV = pa::tile::Cfg<S::kDecHP, 64, 16, DT, 16, false, C::kStride>;
@@ -450,7 +469,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + 64 * SR;
-    static_assert(64 * SR * 4 + 64 * 4 <= C::smem_bytes(S::kStages), "f32 staging fits");
+    static_assert(staging_bytes<HP>(64) <= mma_smem_bytes<HP, DT, CPT>(), "f32 staging fits");
     const int c0 = (lane & 3) * 2, srow0 = 16 * dslice + (lane >> 2), col0 = dpart * S::kDecHP;
 #pragma unroll
     for (int j = 0; j < CDV::kNO; j++) {
@@ -496,11 +515,11 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 // conversion's lines were 300 of an fp8 decode slot's 1026 warp instructions
 // at head 128. The F2FP count stays (64 per lane): a warp converts its own
 // 16 keys, in registers, where the CTA converted the whole slot.
-template <int HP, int DT, bool E5M2>
+template <int HP, int DT, bool E5M2, bool CPT>
 __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Item &c, unsigned char *smem,
                                                 const Scales &sc, int *s_flag) {
-    using S = MmaShape<HP>;
-    using C = MmaCfg<HP, DT>;                        // shared-memory layout (the stages)
+    using S = MmaShape<HP, CPT>;
+    using C = MmaCfg<HP, DT, CPT>;                   // shared-memory layout (the stages)
     using CD = pa::tile::Cfg<HP, 64, 16, DT>;        // the scores' register layout: 16 keys
     using CDV = pa::tile::Cfg<S::kDecHP, 64, 16, 1>; // P V in f16 over the warp's head columns
     using T = typename C::T;
@@ -650,7 +669,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
     constexpr int SR = HP + 8;
     float *st = reinterpret_cast<float *>(smem);
     float *st_lse = st + 64 * SR;
-    static_assert(64 * SR * 4 + 64 * 4 <= C::smem_bytes(S::kStages), "f32 staging fits");
+    static_assert(staging_bytes<HP>(64) <= mma_smem_bytes<HP, DT, CPT>(), "f32 staging fits");
     const int xo = (qc >> 1) * 4;
 #pragma unroll
     for (int v = 0; v < VC; v++)
@@ -680,13 +699,14 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
 // item shapes are separate code, each with its own accumulators: the prefill
 // arm's 32 rows per warp take the registers, and the decode arm's state is
 // not live beside them.
-template <int HP, int DT, bool FP8>
+// CPT: the compact shape (MmaShape).
+template <int HP, int DT, bool FP8, bool CPT = false>
 __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constant__ pa_rg_launch P) {
     PA_DYNAMIC_SMEM(unsigned char, smem);
     PA_STATIC_SMEM(s_idx, int);
     PA_STATIC_SMEM(s_flag, int);
     PA_STATIC_SMEM(s_item, Item);
-    PA_STATIC_SMEM(sums_tab, pa::tile::SumSlot<MmaShape<HP>::kWM / 4>[128]);
+    PA_STATIC_SMEM(sums_tab, pa::tile::SumSlot<MmaShape<HP, CPT>::kWM / 4>[128]);
     PA_STATIC_SMEM(s_sc, Scales);
     const Scales &sc = s_sc;
 
@@ -708,17 +728,34 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
         __syncthreads();
         const Item &c = s_item;
         if (c.it.nrows > PA_RG_DEC_ROWS) {
-            prefill_item<HP, DT, FP8>(P, c, smem, sc, sums_tab[threadIdx.x], &s_flag);
+            prefill_item<HP, DT, FP8, CPT>(P, c, smem, sc, sums_tab[threadIdx.x], &s_flag);
         } else if constexpr (!FP8) {
-            decode_item<HP, DT>(P, c, smem, sc, &s_flag);
+            decode_item<HP, DT, CPT>(P, c, smem, sc, &s_flag);
         } else {
             if (P.kv_dtype == 4)
-                decode_item_fp8<HP, DT, true>(P, c, smem, sc, &s_flag);
+                decode_item_fp8<HP, DT, true, CPT>(P, c, smem, sc, &s_flag);
             else
-                decode_item_fp8<HP, DT, false>(P, c, smem, sc, &s_flag);
+                decode_item_fp8<HP, DT, false, CPT>(P, c, smem, sc, &s_flag);
         }
         __syncthreads(); // staging, s_item and s_flag are reused by the next item
     }
+}
+
+// An instance's launch (cuda/ragged/instances/, both passes of
+// launch_persistent): the full shape, or at heads 128 and 256 the compact one
+// where the full one's shared memory does not fit the device (each pass asks
+// the same; the compact kernel has its own grid cache).
+template <int HP, int DT, bool FP8>
+int launch_mma(const pa_rg_launch *p, cudaStream_t st, bool launch, LaunchCache (&cache)[64],
+               LaunchCache (&cache_cpt)[64]) {
+    constexpr size_t full = mma_smem_bytes<HP, DT>();
+    if constexpr (HP >= 128) {
+        constexpr size_t cpt = mma_smem_bytes<HP, DT, true>();
+        static_assert(cpt <= 90 * 1024, "the compact shape fits every sm_80+ device");
+        if (!pa_smem_fits(ragged_mma_kernel<HP, DT, FP8>, full))
+            return launch_persistent(ragged_mma_kernel<HP, DT, FP8, true>, cache_cpt, 128, cpt, p, st, launch);
+    }
+    return launch_persistent(ragged_mma_kernel<HP, DT, FP8>, cache, 128, full, p, st, launch);
 }
 
 } // namespace rg

@@ -167,9 +167,11 @@ PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *byt
  * and in the reference, as an empty batch is in the other ops: the sizes,
  * dtypes, cache (kv.key too) and options are validated, but no other pointer
  * is looked at (NULL passes, the workspace too), nothing is launched and
- * nothing is written. On a device whose CTAs hold less shared memory than the
- * kernel needs (99 KiB at compute capability 8.6, 8.9, 12.x: heads above 64,
- * 16-bit, and above 128, f32), PA_ERR_UNSUPPORTED naming the bytes, with
+ * nothing is written. On a device whose CTAs hold 99 KiB of shared memory
+ * (compute capability 8.6, 8.9, 12.x), the 16-bit kernel at heads above 64
+ * runs with key slots of half the width (its full ones take 104448 bytes, and
+ * 101376 plus static at head 256); the f32 kernel above head 128 (139520
+ * bytes) is refused there with PA_ERR_UNSUPPORTED naming the bytes, with
  * nothing launched (the planner included). */
 PA_API pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, size_t workspace_bytes,
                                            pa_stream stream);

@@ -179,6 +179,21 @@ typedef pa_status (*pa_test_lse_run)(void *ctx, float *lse, int64_t head_stride,
 void pa_test_lse_views_match(pa_test_lse_run run, void *ctx, int k0, int heads, int tokens, const float *want,
                              int exact, const char *what);
 
+/* A test of a device whose CTAs hold 99 KiB of shared memory (compute
+ * capability 8.6, 8.9, 12.x), run where one is at hand: interpret mode, which
+ * stands in for it under PA_INTERP_SMEM_OPTIN=101376 (set by the test after
+ * any warm-up; *interp 1), or a GPU that is one (*interp 0). On a GPU whose
+ * CTAs hold 112 KiB or more (the full tiles with their static bytes) it skips
+ * the test. */
+#define PA_SKIP_UNLESS_99_KIB_DEVICE(interp)                                                                           \
+    do {                                                                                                               \
+        pa_device_props dp_;                                                                                           \
+        cr_assert_eq(pa_device_info(0, &dp_), PA_SUCCESS);                                                             \
+        *(interp) = strstr(dp_.name, "interpreter") != NULL;                                                           \
+        if (!*(interp) && dp_.smem_per_block_optin >= 114688)                                                          \
+            cr_skip_test("this device holds the full tiles; the compact ones run where a CTA holds 99 KiB");           \
+    } while (0)
+
 #define PA_SKIP_WITHOUT_GPU()                                                                                          \
     do {                                                                                                               \
         if (!pa_test_have_gpu())                                                                                       \

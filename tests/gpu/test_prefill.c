@@ -2759,11 +2759,8 @@ Test(prefill_gpu, fp8_keys_exact_on_the_register_path) {
  * and cross), against the reference. */
 Test(prefill_gpu, compact_tiles_on_a_99_KiB_device) {
     PA_SKIP_WITHOUT_GPU();
-    pa_device_props dp;
-    cr_assert_eq(pa_device_info(0, &dp), PA_SUCCESS);
-    const int interp = strstr(dp.name, "interpreter") != NULL;
-    if (!interp && dp.smem_per_block_optin >= 114688) /* the full tiles with their static bytes fit */
-        cr_skip_test("this device holds the full tiles; the compact ones run where a CTA holds 99 KiB");
+    int interp = 0;
+    PA_SKIP_UNLESS_99_KIB_DEVICE(&interp);
     if (interp)
         cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);

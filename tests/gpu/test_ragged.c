@@ -326,8 +326,9 @@ static void run_case(const gcase *k) {
 }
 
 /* A device whose CTAs hold 99 KiB (compute capability 8.6, 8.9, 12.x), which
- * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the 16-bit kernel
- * at heads 65..128 asks for more than 100 KiB. The entry refuses with
+ * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the f32 kernel at
+ * heads 129..256 asks for 139520 bytes (the 16-bit kernel takes its compact
+ * shape there: compact_slots_on_a_99_KiB_device). The entry refuses with
  * PA_ERR_UNSUPPORTED naming the bytes before anything launches, its planner
  * included (the workspace keeps its 0xA7 bytes, the output its sentinel),
  * and leaves no CUDA error behind: head 64's kernel (within the limit) then
@@ -340,10 +341,10 @@ Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
         cr_skip_test("the 99 KiB device is interpret mode's stand-in");
     cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
     const int ql[3] = {1, 40, 9}, kl[3] = {70, 40, 100};
-    for (int hs = 128; hs >= 64; hs -= 64) {
+    for (int hs = 256; hs >= 64; hs -= 192) {
         rg_problem_cfg c = {.seed = 8800u + (uint64_t)hs,
-                            .q_dtype = PA_DTYPE_BF16,
-                            .cache_dtype = PA_DTYPE_BF16,
+                            .q_dtype = PA_DTYPE_F32,
+                            .cache_dtype = PA_DTYPE_F32,
                             .num_seqs = 3,
                             .num_q_heads = 8,
                             .num_kv_heads = 2,
@@ -357,7 +358,7 @@ Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
         cr_assert(pr);
         dev_problem d;
         dev_make(pr, &d);
-        if (hs == 128) {
+        if (hs == 256) {
             cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s",
                          pa_last_error());
             cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") &&
@@ -385,6 +386,67 @@ Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
         rg_problem_free(pr);
     }
     unsetenv("PA_INTERP_SMEM_OPTIN");
+}
+
+/* Where the 16-bit kernel's full shape does not fit a 99 KiB device (heads
+ * 65..128: 104448 bytes; 129..256: 101376 plus the static bytes), it takes
+ * the compact shape (ragged_mma.cuh, MmaShape): slots of 32 keys at head 128
+ * and 16 at head 256, decode items split across the warps as the slot gives
+ * it (head 128 as head 256's pairs; head 256 four warps a quarter of the head
+ * each). Interpret mode stands in for such a device (PA_INTERP_SMEM_OPTIN:
+ * the full shape would fail to launch); a real GPU runs it only when it is
+ * one. Heads 128, 96, 256 and 136 (the quarter past the head: no columns),
+ * pages of the query dtype and both fp8 kinds (prefill items convert, decode
+ * items read the raw bytes), prefill and decode items, windows shorter and
+ * longer than a slot, soft caps, a soft mask, sinks, a page size that is not a
+ * power of two and forced key splits, against the reference. */
+Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
+    PA_SKIP_WITHOUT_GPU();
+    int interp = 0;
+    PA_SKIP_UNLESS_99_KIB_DEVICE(&interp);
+    static const struct {
+        int hs, cache, ps, window, split, sinks;
+        float cap, mask;
+    } cs[] = {
+        {128, 0, 16, 0, 0, 0, 0.0f, 0.0f},     {256, 0, 16, 37, 0, 1, 0.0f, 0.0f}, {128, 1, 16, 0, 64, 0, 0.8f, 0.0f},
+        {256, 2, 24, 0, 0, 0, 0.0f, -3.0f},    {96, 2, 16, 53, 0, 1, 0.0f, 0.0f},  {136, 1, 16, 0, 0, 0, 0.5f, 0.0f},
+        {128, 0, 24, 300, 128, 0, 0.0f, 0.0f}, {256, 1, 32, 0, 0, 0, 0.0f, 0.0f},  {200, 0, 16, 0, 64, 1, 1.0f, -2.0f},
+    };
+    const int n_cs = (int)(sizeof cs / sizeof cs[0]);
+    static const int heads[3][2] = {{8, 2}, {16, 1}, {4, 4}};
+    /* Interpret mode learns a kernel's static shared memory when it first runs
+     * it (a device knows it from the binary), and head 256's full shape passes
+     * the limit only with its static bytes: a first pass at the interpreter's
+     * own 227 KiB runs each kernel once, the second stands in for the device. */
+    for (int i = interp ? 0 : n_cs; i < 2 * n_cs; i++) {
+        if (i == n_cs && interp)
+            cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
+        const int j = i % n_cs;
+        const pa_dtype q = j & 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16;
+        gcase k = {.seed = 8900 + (uint64_t)j,
+                   .q_dtype = q,
+                   .cache_dtype = cs[j].cache == 0   ? q
+                                  : cs[j].cache == 1 ? PA_DTYPE_FP8_E4M3
+                                                     : PA_DTYPE_FP8_E5M2,
+                   .num_seqs = 5,
+                   .qh = heads[j % 3][0],
+                   .kvh = heads[j % 3][1],
+                   .hs = cs[j].hs,
+                   .ps = cs[j].ps,
+                   .q_lo = 1,
+                   .q_hi = 90,
+                   .extra_lo = 0,
+                   .extra_hi = 150,
+                   .window = cs[j].window,
+                   .split = cs[j].split,
+                   .soft_cap = cs[j].cap,
+                   .mask_value = cs[j].mask,
+                   .decode_every = 2,
+                   .sinks = cs[j].sinks};
+        run_case(&k);
+    }
+    if (interp)
+        unsetenv("PA_INTERP_SMEM_OPTIN");
 }
 
 /* ---- the JAX test grid, sampled ---------------------------------------------------- */

@@ -1845,17 +1845,6 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     g_resident = 0;
 }
 
-void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
-                const std::function<void()> &body, cudaStream_t stream, bool pdl) {
-    if (pa_prof_launch)
-        pa_prof_launch(kernel, name, 1);
-    grid_begin(stream, pdl, name);
-    g_static = &static_layouts[kernel];
-    run_now(grid, block, smem, body);
-    grid_end(stream);
-    if (pa_prof_launch)
-        pa_prof_launch(kernel, name, 0);
-}
 // The device's opt-in shared memory a CTA: an H100's 227 KiB, or what
 // PA_INTERP_SMEM_OPTIN says (read at each call, so a test can stand in for a
 // device of compute capability 8.6 or 8.9, 101376 bytes, for a while).
@@ -1863,6 +1852,24 @@ static int smem_optin() {
     const char *e = getenv("PA_INTERP_SMEM_OPTIN");
     const long v = e ? strtol(e, nullptr, 10) : 0;
     return v > 0 && v <= 227 * 1024 ? (int)v : 227 * 1024;
+}
+
+void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
+                const std::function<void()> &body, cudaStream_t stream, bool pdl) {
+    if (pa_prof_launch)
+        pa_prof_launch(kernel, name, 1);
+    grid_begin(stream, pdl, name);
+    g_static = &static_layouts[kernel];
+    run_now(grid, block, smem, body);
+    // A kernel's static bytes are known once it has run (its layout, laid out
+    // at first use): a launch whose dynamic and static bytes together pass the
+    // device's opt-in limit fails, as the device would have refused it (after
+    // the fact the first time; run_grid refuses it before, later).
+    if (smem + g_static->used > (size_t)smem_optin())
+        fail(cudaErrorInvalidValue);
+    grid_end(stream);
+    if (pa_prof_launch)
+        pa_prof_launch(kernel, name, 0);
 }
 
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
@@ -1875,7 +1882,9 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
     }
     const auto it = max_dyn_smem.find(kernel);
     const size_t allowed = it != max_dyn_smem.end() ? (size_t)it->second : 48 * 1024;
-    if (smem > allowed || smem > (size_t)smem_optin()) {
+    const auto st = static_layouts.find(kernel); // static bytes, once the kernel has run
+    const size_t static_bytes = st != static_layouts.end() ? st->second.used : 0;
+    if (smem > allowed || smem + static_bytes > (size_t)smem_optin()) {
         fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
         return;
     }
@@ -2171,13 +2180,17 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
     }
     return cudaSuccess;
 }
-// Interpret mode keeps no count of a kernel's static shared memory (its
-// static shared arrays live in each CTA's host frame): 0, so the checks that add
-// it (device_cc.cuh's pa_smem_check) see the dynamic bytes alone.
-cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *) {
+// A kernel's static shared memory is laid out as its variables are first met
+// (static_smem): sharedSizeBytes is known once the kernel has run, 0 before
+// (so the checks that add it, device_cc.cuh's pa_smem_fits, see the dynamic
+// bytes alone for a kernel not yet run; a test of a device near its limit
+// runs the kernels once first).
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *func) {
     memset(a, 0, sizeof *a);
     a->maxThreadsPerBlock = 1024;
     a->maxDynamicSharedSizeBytes = 48 * 1024;
+    const auto it = pa_interp::static_layouts.find(func);
+    a->sharedSizeBytes = it != pa_interp::static_layouts.end() ? it->second.used : 0;
     return cudaSuccess;
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *, int block, size_t smem) {

@@ -4,10 +4,8 @@
 
 // Pages of the query dtype, or fp8 (the raw-copy instance).
 int pa_rg_attn_bf16_256(const pa_rg_launch *p, cudaStream_t st, bool launch) {
-    static pa::rg::LaunchCache cache[64], cache_fp8[64];
+    static pa::rg::LaunchCache cache[2][64], cache_fp8[2][64];
     if (p->kv_dtype != p->q_dtype)
-        return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<256, 2, true>, cache_fp8, 128,
-                                         pa::rg::mma_smem_bytes<256, 2>(), p, st, launch);
-    return pa::rg::launch_persistent(pa::rg::ragged_mma_kernel<256, 2, false>, cache, 128,
-                                     pa::rg::mma_smem_bytes<256, 2>(), p, st, launch);
+        return pa::rg::launch_mma<256, 2, true>(p, st, launch, cache_fp8[0], cache_fp8[1]);
+    return pa::rg::launch_mma<256, 2, false>(p, st, launch, cache[0], cache[1]);
 }
