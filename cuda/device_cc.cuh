@@ -40,6 +40,13 @@ template <class K> bool pa_smem_fits(K *kernel, size_t dynamic, size_t *need = n
         return true;
     }
     size_t bytes = dynamic;
+    if (bytes > (size_t)limit) { // short whatever the static bytes: no attribute query (nor module load)
+        if (need)
+            *need = bytes;
+        if (optin)
+            *optin = limit;
+        return false;
+    }
     if (bytes + 16 * 1024 > (size_t)limit) {
         cudaFuncAttributes a;
         if (cudaFuncGetAttributes(&a, reinterpret_cast<const void *>(kernel)) != cudaSuccess) {

@@ -940,7 +940,7 @@ plant swap-batch-keeps-meeting-destinations cuda/swap_copy.cu \
 # error instead of the refusal; the ragged planner launched before the check, it writes the
 # workspace of a call that is then refused.
 plant smem-check-always-fits cuda/device_cc.cuh \
-    'return bytes <= (size_t)limit;' 'return true;' \
+    '    if (pa_smem_fits(kernel, dynamic, &need, &optin))' '    if (pa_smem_fits(kernel, dynamic, &need, &optin) || true)' \
     test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
 # The prefill kernel's compact tiles (half-width key tiles, 2026-12-05) where the full ones pass
 # the device's limit: never taken, the call is refused on a 99 KiB device; taken without the

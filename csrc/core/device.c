@@ -24,8 +24,8 @@ pa_status pa_cuda_fail(int cuda_err, const char *what) {
             (void)cudaGetLastError();
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "%s: the kernel this configuration takes needs %zu bytes of shared memory a CTA and this "
-                       "device (compute capability %d.%d) allows %d; nothing was launched (the larger prefill and "
-                       "ragged instances do not fit the 99 KiB of compute capability 8.6, 8.9 and 12.x yet)",
+                       "device (compute capability %d.%d) allows %d; nothing was launched (on the 99 KiB of "
+                       "compute capability 8.6, 8.9 and 12.x: the f32 ragged kernel above head 128)",
                        what, smem_need, major, minor, smem_have);
     }
     cudaError_t e = (cudaError_t)cuda_err;

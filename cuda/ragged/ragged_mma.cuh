@@ -53,7 +53,7 @@ namespace rg {
 // a quarter). Its tiles then take less than a prefill item's f32 output
 // staging, which sizes the shared memory (mma_smem_bytes): 70144 bytes at head
 // 128, 67840 at 256. The launchers take it only where the full shape does not
-// fit (gen_ragged_instances.py).
+// fit (launch_mma, below the kernel).
 template <int HP, bool CPT = false> struct MmaShape {
     static constexpr int kStages = 2;
     static constexpr int kSlot = (HP <= 128 ? 64 : 32) / (CPT ? 2 : 1);
@@ -479,7 +479,7 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
             *reinterpret_cast<float2 *>(st + (srow0 + 8) * SR + col) = make_float2(od[j][2] * sc.v, od[j][3] * sc.v);
         }
     }
-    if ((lane & 3) == 0 && dpart == 0) { // a decode pair's twins hold the same sums
+    if ((lane & 3) == 0 && dpart == 0) { // the warps of a slice hold the same sums
         st_lse[srow0] = sm.lse(0);
         st_lse[srow0 + 8] = sm.lse(1);
     }
@@ -488,8 +488,9 @@ __device__ __forceinline__ void decode_item(const pa_rg_launch &P, const Item &c
 }
 
 // A decode item on fp8 pages: the same work split as decode_item (every warp
-// holds the item's <= 16 rows and takes 16 keys of each slot; at head 256 two
-// warps share 16 keys and each takes half of the head in P V), but the MMA
+// holds the item's <= 16 rows and takes 16 keys of each slot; at a 32-key
+// slot two warps share 16 keys and each takes half of the head in P V, at a
+// 16-key slot four a quarter each), but the MMA
 // fragments come straight from the slot's raw bytes (kSlotRaw), as in the
 // decode kernel's fp8 path (decode_mma.cuh), with no conversion pass through
 // shared memory and no barrier for one:
@@ -686,7 +687,7 @@ __device__ __forceinline__ void decode_item_fp8(const pa_rg_launch &P, const Ite
                 *reinterpret_cast<float4 *>(base + 8 * e + (4 ^ xo)) = make_float4(x[4], x[5], x[6], x[7]);
             }
         }
-    if (qc == 0 && dpart == 0) { // a decode pair's twins hold the same sums
+    if (qc == 0 && dpart == 0) { // the warps of a slice hold the same sums
         st_lse[16 * dslice + g] = sm.lse(0);
         st_lse[16 * dslice + g + 8] = sm.lse(1);
     }

@@ -2751,8 +2751,9 @@ Test(prefill_gpu, fp8_keys_exact_on_the_register_path) {
  * attributes, cudaFuncSetAttribute and launches honour: the full tiles would
  * fail to launch); a real GPU runs it only when it is one. Every way a tile is
  * loaded (cp.async rows and runs of slots, vLLM's V^T tiles 16-bit and raw
- * fp8, raw fp8 on flash layouts, the register path at block sizes 3 and 24
- * and heads 104 and 248, short of their classes), a CTA's
+ * fp8, raw fp8 on flash layouts, the register path: fp8 at block sizes 3 and
+ * 8, vLLM's 16-bit values at block size 4), heads 104 and 248 short of their
+ * classes, a CTA's
  * causal diagonal and window edges on narrow tiles' columns (one query head
  * per KV head: the CTA's first row at context + 128 i (head 128) or + 64 i),
  * ALiBi, soft cap, sinks and the lse, and prompt attention (decoder, encoder
@@ -2774,6 +2775,7 @@ Test(prefill_gpu, compact_tiles_on_a_99_KiB_device) {
         {PA_LAYOUT_VLLM, 2, 8, 128, 0, 0, 0.0f},       {PA_LAYOUT_FLASH_NHD, 0, 24, 256, 31, 0, 0.0f},
         {PA_LAYOUT_FLASH_HND, 1, 3, 128, 0, 1, 0.0f},  {PA_LAYOUT_FLASH_NHD, 0, 16, 104, 0, 0, 0.0f},
         {PA_LAYOUT_FLASH_HND, 2, 8, 248, 17, 0, 0.0f}, {PA_LAYOUT_VLLM, 1, 16, 256, 0, 0, 0.0f},
+        {PA_LAYOUT_VLLM, 0, 4, 128, 45, 0, 0.0f},      {PA_LAYOUT_VLLM, 0, 4, 256, 0, 1, 0.0f},
     };
     static const float sinks[4] = {0.5f, -1.0f, 2.0f, 0.0f};
     for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {

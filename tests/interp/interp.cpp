@@ -2174,7 +2174,10 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
 }
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
-        if (value < 0 || value > smem_optin())
+        // the dynamic bytes and the kernel's static ones (known once it has run), as the device
+        const auto st = pa_interp::static_layouts.find(func);
+        const size_t static_bytes = st != pa_interp::static_layouts.end() ? st->second.used : 0;
+        if (value < 0 || (size_t)value + static_bytes > (size_t)smem_optin())
             return fail(cudaErrorInvalidValue);
         max_dyn_smem[func] = value;
     }
