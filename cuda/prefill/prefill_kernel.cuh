@@ -756,15 +756,16 @@ template <int HP, int DT> int launch_mma(const pa_prefill_kparams &p, cudaStream
     const int64_t m_tiles = ((int64_t)p.max_q_len * group + C::BM - 1) / C::BM;
     if (m_tiles == 0 || p.num_seqs == 0)
         return (int)cudaSuccess;
-    // The compact tiles (same BM, so the same grid) where the full ones do not
-    // fit the device (99 KiB a CTA at sm_86/89/12x).
+    const int e = launch_tiles<C>(p, stream, m_tiles);
+    // The full tiles refused before anything launched (99 KiB a CTA at
+    // sm_86/89/12x): the compact tiles (same BM, so the same grid).
     if constexpr (has_compact<HP>()) {
         using CC = TileCfg<HP, DT, true>;
         static_assert(CC::BM == C::BM && CC::smem_bytes(2) <= 90 * 1024, "compact tiles: the grid's rows, 90 KiB");
-        if (!pa_smem_fits(prefill_mma_kernel<C>, C::smem_bytes(2)))
+        if (e == PA_LAUNCH_SMEM_SHORT)
             return launch_tiles<CC>(p, stream, m_tiles);
     }
-    return launch_tiles<C>(p, stream, m_tiles);
+    return e;
 }
 
 } // namespace pa_prefill

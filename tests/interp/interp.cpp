@@ -1845,6 +1845,12 @@ void run_now(dim3 grid, dim3 block, size_t smem, const std::function<void()> &bo
     g_resident = 0;
 }
 
+// A kernel's static shared memory: laid out at its variables' first use, so
+// known once it has run (0 before).
+size_t known_static_bytes(const void *kernel) {
+    const auto it = static_layouts.find(kernel);
+    return it != static_layouts.end() ? it->second.used : 0;
+}
 // The device's opt-in shared memory a CTA: an H100's 227 KiB, or what
 // PA_INTERP_SMEM_OPTIN says (read at each call, so a test can stand in for a
 // device of compute capability 8.6 or 8.9, 101376 bytes, for a while).
@@ -1882,9 +1888,7 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
     }
     const auto it = max_dyn_smem.find(kernel);
     const size_t allowed = it != max_dyn_smem.end() ? (size_t)it->second : 48 * 1024;
-    const auto st = static_layouts.find(kernel); // static bytes, once the kernel has run
-    const size_t static_bytes = st != static_layouts.end() ? st->second.used : 0;
-    if (smem > allowed || smem + static_bytes > (size_t)smem_optin()) {
+    if (smem > allowed || smem + known_static_bytes(kernel) > (size_t)smem_optin()) {
         fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
         return;
     }
@@ -2175,9 +2179,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
     if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
         // the dynamic bytes and the kernel's static ones (known once it has run), as the device
-        const auto st = pa_interp::static_layouts.find(func);
-        const size_t static_bytes = st != pa_interp::static_layouts.end() ? st->second.used : 0;
-        if (value < 0 || (size_t)value + static_bytes > (size_t)smem_optin())
+        if (value < 0 || (size_t)value + pa_interp::known_static_bytes(func) > (size_t)smem_optin())
             return fail(cudaErrorInvalidValue);
         max_dyn_smem[func] = value;
     }
@@ -2192,8 +2194,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *func
     memset(a, 0, sizeof *a);
     a->maxThreadsPerBlock = 1024;
     a->maxDynamicSharedSizeBytes = 48 * 1024;
-    const auto it = pa_interp::static_layouts.find(func);
-    a->sharedSizeBytes = it != pa_interp::static_layouts.end() ? it->second.used : 0;
+    a->sharedSizeBytes = pa_interp::known_static_bytes(func);
     return cudaSuccess;
 }
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *, int block, size_t smem) {
