@@ -21,6 +21,9 @@
 #                                            benchmarks, 69 of them decode over caches of up to 1 GiB, filled on
 #                                            every core), each one process with its own CUDA context.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
+#   PA_COMPACT_SECONDS=300                   time box of each run of the 99 KiB devices' compact-tile
+#                                            tests (tests section: test_prefill and test_ragged under
+#                                            PAGEDATTN_SMEM_LIMIT=101376, plain, memcheck, racecheck)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
 #                                            into /tmp/site for the side-by-side
@@ -263,8 +266,22 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 run_prog plain "${PA_TEST_SECONDS:-400}" "$logs" "$prog" >"$logs/$(basename "$prog").summary" 2>&1 &
             test_pids+=($!)
         done
+        # The compact tiles and shape of 99 KiB devices (compute capability 8.6, 8.9, 12.x), which
+        # an H100 takes under PAGEDATTN_SMEM_LIMIT=101376 (csrc/shared/launch_status.h; the tests
+        # skip on it otherwise), plainly and under memcheck and racecheck, beside the programs.
+        compact='@(prefill_gpu/compact_tiles_on_a_99_KiB_device|ragged_gpu/compact_slots_on_a_99_KiB_device|ragged_gpu/smem_limit_variable_lowers_the_devices_limit)'
+        (for tool in plain memcheck racecheck; do
+            mkdir -p "$logs/compact-$tool"
+            wrap=(env PAGEDATTN_SMEM_LIMIT=101376)
+            [ $tool = plain ] || wrap+=(compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all)
+            for prog in "$BUILD"/tests/gpu/test_prefill "$BUILD"/tests/gpu/test_ragged; do
+                PA_CRIT_FILTER=$compact PA_CRIT_JOBS=4 run_prog "99k-$tool" "${PA_COMPACT_SECONDS:-300}" \
+                    "$logs/compact-$tool" "$prog" "${wrap[@]}"
+            done
+        done) >"$logs/compact.summary" 2>&1 &
+        test_pids+=($!)
         wait "${test_pids[@]}"
-        cat "$logs"/test_*.summary
+        cat "$logs"/test_*.summary "$logs/compact.summary"
         echo "(took $(($(date +%s) - t0)) s)"
         echo '```'
     fi

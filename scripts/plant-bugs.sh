@@ -940,8 +940,20 @@ plant swap-batch-keeps-meeting-destinations cuda/swap_copy.cu \
 # error instead of the refusal; the ragged planner launched before the check, it writes the
 # workspace of a call that is then refused.
 plant smem-check-always-fits cuda/device_cc.cuh \
-    '    if (pa_smem_fits(kernel, dynamic, &need, &optin))' '    if (pa_smem_fits(kernel, dynamic, &need, &optin) || true)' \
+    '    if (pa_smem_fits(kernel, dynamic, &need, &optin, &capped))' '    if (pa_smem_fits(kernel, dynamic, &need, &optin, &capped) || true)' \
     test_ragged 'ragged_gpu/a_kernel_past_the_devices_shared_memory_is_refused'
+# PAGEDATTN_SMEM_LIMIT (2026-12-05, seventh session), which lets an H100 take a 99 KiB device's
+# compact tiles: ignored, the f32 head-256 kernel runs where it must be refused; without its
+# floor, a small number is taken as it is; text past the digits read as digits.
+plant smem-limit-variable-ignored cuda/device_cc.cuh \
+    '    limit = pa_smem_limit_knob(limit, &knob);' '    (void)pa_smem_limit_knob(limit, &knob);' \
+    test_ragged 'ragged_gpu/smem_limit_variable_lowers_the_devices_limit'
+plant smem-limit-variable-without-floor csrc/core/device.c \
+    '    if (v < least)' '    if (v < 1)' \
+    test_ragged 'ragged_gpu/smem_limit_variable_lowers_the_devices_limit'
+plant smem-limit-variable-reads-past-digits csrc/core/device.c \
+    'strspn(e, "0123456789") != strlen(e)' 'strspn(e, "0123456789") == 0' \
+    test_ragged 'ragged_gpu/smem_limit_variable_lowers_the_devices_limit'
 # The prefill kernel's compact tiles (half-width key tiles, 2026-12-05) where the full ones pass
 # the device's limit: never taken, the call is refused on a 99 KiB device; taken without the
 # check, the full tiles' launch fails there. Either way the stand-in device's test fails.

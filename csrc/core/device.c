@@ -1,5 +1,6 @@
 /* Device discovery. Never aborts where there is no driver or device. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -8,11 +9,29 @@
 #include "launch_status.h"
 
 static _Thread_local size_t smem_need;
-static _Thread_local int smem_have;
+static _Thread_local int smem_have, smem_capped;
 
-void pa_note_smem_short(size_t need, int have) {
+void pa_note_smem_short(size_t need, int have, int capped) {
     smem_need = need;
     smem_have = have;
+    smem_capped = capped;
+}
+
+int pa_smem_limit_knob(int limit, int *capped) {
+    *capped = 0;
+    const char *e = getenv("PAGEDATTN_SMEM_LIMIT");
+    if (!e || !*e || strspn(e, "0123456789") != strlen(e))
+        return limit;
+    const size_t least = 101376; /* 99 KiB: compute capability 8.6, 8.9, 12.x */
+    size_t v = 0;
+    for (const char *c = e; *c && v < least * 4; c++) /* past 4 x 99 KiB it is over every device's limit */
+        v = v * 10 + (size_t)(*c - '0');
+    if (v < least)
+        v = least;
+    if (limit < 0 || v >= (size_t)limit)
+        return limit;
+    *capped = 1;
+    return (int)v;
 }
 
 pa_status pa_cuda_fail(int cuda_err, const char *what) {
@@ -24,9 +43,9 @@ pa_status pa_cuda_fail(int cuda_err, const char *what) {
             (void)cudaGetLastError();
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "%s: the kernel this configuration takes needs %zu bytes of shared memory a CTA and this "
-                       "device (compute capability %d.%d) allows %d; nothing was launched (on the 99 KiB of "
+                       "device (compute capability %d.%d) allows %d%s; nothing was launched (on the 99 KiB of "
                        "compute capability 8.6, 8.9 and 12.x: the f32 ragged kernel above head 128)",
-                       what, smem_need, major, minor, smem_have);
+                       what, smem_need, major, minor, smem_have, smem_capped ? " under PAGEDATTN_SMEM_LIMIT" : "");
     }
     cudaError_t e = (cudaError_t)cuda_err;
     if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)

@@ -388,6 +388,78 @@ Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
     unsetenv("PA_INTERP_SMEM_OPTIN");
 }
 
+/* PAGEDATTN_SMEM_LIMIT (csrc/shared/launch_status.h) lowers the limit the
+ * launchers assume, so a larger GPU takes what a 99 KiB device would; an
+ * H100 runs the compact tests so (scripts/gpu-check.sh). Held here on the f32
+ * kernel at head 256 (139520 bytes; no compact shape): refused under 101376
+ * and under any smaller number (which counts as 101376), with the message
+ * naming the variable; run, and equal to the reference, with the variable
+ * unset, empty, above the kernel's need, or not plain decimal digits (ignored).
+ * Where the device itself holds less than the kernel, only the refusals. */
+Test(ragged_gpu, smem_limit_variable_lowers_the_devices_limit) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_device_props dp;
+    cr_assert_eq(pa_device_info(0, &dp), PA_SUCCESS);
+    const int big = dp.smem_per_block_optin >= 139520 + 8192;
+    static const struct {
+        const char *v; /* NULL: unset */
+        int refused;
+    } cs[] = {{"101376", 1}, {NULL, 0},      {"5000", 1},   {"", 0},  {"0x18c00", 0},
+              {"-1", 0},     {"101376 ", 0}, {"200000", 0}, {"0", 1}, {"99999999999999999999", 0},
+              {"1x", 0}};
+    const int ql[2] = {1, 7}, kl[2] = {40, 19};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        if (!cs[i].refused && !big)
+            continue;
+        if (cs[i].v)
+            cr_assert_eq(setenv("PAGEDATTN_SMEM_LIMIT", cs[i].v, 1), 0);
+        else
+            unsetenv("PAGEDATTN_SMEM_LIMIT");
+        rg_problem_cfg c = {.seed = 8850u + (uint64_t)i,
+                            .q_dtype = PA_DTYPE_F32,
+                            .cache_dtype = PA_DTYPE_F32,
+                            .num_seqs = 2,
+                            .num_q_heads = 2,
+                            .num_kv_heads = 1,
+                            .head_size = 256,
+                            .page_size = 16,
+                            .q_lens = ql,
+                            .kv_lens = kl,
+                            .extra_pages = 2,
+                            .extra_cols = 1};
+        rg_problem *pr = rg_problem_make(&c);
+        cr_assert(pr);
+        dev_problem d;
+        dev_make(pr, &d);
+        char what[96];
+        snprintf(what, sizeof what, "PAGEDATTN_SMEM_LIMIT=%s%s%s", cs[i].v ? "'" : "(unset)", cs[i].v ? cs[i].v : "",
+                 cs[i].v ? "'" : "");
+        if (cs[i].refused) {
+            cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s: %s", what,
+                         pa_last_error());
+            cr_assert(strstr(pa_last_error(), "allows 101376 under PAGEDATTN_SMEM_LIMIT") &&
+                          strstr(pa_last_error(), "nothing was launched"),
+                      "%s: %s", what, pa_last_error());
+            pa_test_dev_sync();
+            void *out = malloc(pr->q_bytes);
+            cr_assert(out);
+            pa_test_dev_download(out, d.out, pr->q_bytes);
+            cr_assert(memcmp(out, pr->out, pr->q_bytes) == 0, "%s: output written", what);
+            free(out);
+        } else {
+            dev_run(&d);
+            void *out = malloc(pr->q_bytes);
+            cr_assert(out);
+            pa_test_dev_download(out, d.out, pr->q_bytes);
+            compare_with_ref(pr, &d, out, what);
+            free(out);
+        }
+        dev_free(&d);
+        rg_problem_free(pr);
+    }
+    unsetenv("PAGEDATTN_SMEM_LIMIT");
+}
+
 /* Where the 16-bit kernel's full shape does not fit a 99 KiB device (heads
  * 65..128: 104448 bytes; 129..256: 101376 plus the static bytes), it takes
  * the compact shape (ragged_mma.cuh, MmaShape): slots of 32 keys at head 128
