@@ -310,6 +310,12 @@ plant baseline-cross-taken-causal benchmarks/baseline.cu \
 plant prefill-skip-cp-async-wait cuda/prefill/prefill_kernel.cuh \
     '        pa::tile::cp_async_wait<1>();
         __syncthreads();' '        __syncthreads();' test_prefill 'prefill_gpu/smallest_cases'
+# Each decode launch setting the kernel's dynamic shared-memory attribute to its own bytes (before
+# 2026-12-05, seventh session): a smaller launch lowers it under another host thread's larger one,
+# which fails; interpret mode aborts on the lowering.
+plant decode-smem-attribute-per-launch cuda/decode/decode_launch.cuh \
+    'cudaFuncAttributeMaxDynamicSharedMemorySize, PA_DEC_SMEM_ATTR);' 'cudaFuncAttributeMaxDynamicSharedMemorySize, kp->smem_bytes);' \
+    test_decode 'decode_fixed/one_kernel_at_two_shared_memory_sizes'
 plant decode-wrong-page-index cuda/decode/decode_kernel.cuh \
     'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab);' \
     'const int32_t *tab = reinterpret_cast<const int32_t *>(c.smem + p.off_tab) + 1;' \

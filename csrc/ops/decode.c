@@ -447,6 +447,10 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     dec_geometry(kp, 0, 0);
     if (dec_tensor_cores(kp))
         dec_geometry(kp, dec_long_tile(kp), 1);
+    if (kp->smem_bytes > PA_DEC_SMEM_ATTR)
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "decode: this shape's kernel needs %d bytes of shared memory a CTA; at most %d", kp->smem_bytes,
+                       PA_DEC_SMEM_ATTR);
     const int64_t ctas = (int64_t)p->num_seqs * kv->num_kv_heads * kp->head_chunks;
     PA_REQUIRE(ctas <= INT32_MAX && (int64_t)p->num_seqs * p->num_heads <= INT32_MAX,
                "decode: num_seqs %d x num_heads %d is too large for one launch", p->num_seqs, p->num_heads);

@@ -38,6 +38,14 @@ extern "C" {
 #define PA_DEC_AUTO_MIN_PART_MAX 8192 /* the largest smallest split PAGEDATTN_DECODE_MIN_SPLIT may ask for */
 #define PA_DEC_AUTO_MAX_SPLITS 64
 #define PA_DEC_V2_PART 512 /* = PA_DECODE_PARTITION_SIZE */
+/* Every decode kernel's cudaFuncAttributeMaxDynamicSharedMemorySize, whatever
+ * the launch needs (at most 68416 bytes over every shape: test_decode_api's
+ * decode_geometry): one value a kernel, so a launch from one host thread never
+ * lowers it under another thread's launch of the same kernel with more bytes
+ * (which would then fail). 96 KiB plus the
+ * kernels' 1 KiB of static bytes fits the 99 KiB of every sm_80+ device; the
+ * host refuses a geometry past it (none is). */
+#define PA_DEC_SMEM_ATTR (96 * 1024)
 
 /* The head sizes the tensor-core decode kernel serves (a 16-bit query; over an
  * fp8 cache all but 120), and those where a CTA of 9..16 query heads takes its

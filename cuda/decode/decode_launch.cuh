@@ -10,8 +10,11 @@ namespace pa_dec {
 
 template <class K> int launch_kernel(K *kernel, const pa_dec_kparams *kp, cudaStream_t s) {
     if (kp->smem_bytes > 48 * 1024) {
-        // Per device and idempotent; not a stream operation, so graph capture is unaffected.
-        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kp->smem_bytes);
+        // One value a kernel whatever this launch needs (PA_DEC_SMEM_ATTR, decode_internal.h): a
+        // launch's own bytes here would lower it under another host thread's launch of the same
+        // kernel with more. Per device; not a stream operation, so graph capture is unaffected.
+        const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, PA_DEC_SMEM_ATTR);
         if (e != cudaSuccess) {
             (void)cudaGetLastError(); // not left for the caller's next launch check
             return (int)e;

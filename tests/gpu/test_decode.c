@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -503,6 +504,114 @@ static const int *fixed_lens(const int *lens, int n) {
  * (cuda/decode/decode_launch.cuh: FixGeo, 4-head groups NG = 1 for GQA groups
  * 1..4, NG = 2 for 5..8), every dtype pair's kind, with ALiBi, window and soft
  * cap; lengths up to 4100 give v2 and the recommended entry several splits. */
+
+/* One kernel (the runtime-shaped CUDA-core kernel, f16 over f16 at head 256)
+ * at two shared-memory sizes over 48 KiB, larger, smaller, larger: group 16
+ * and group 12 (CTAs of 16 and 12 query heads). A launcher that set the
+ * kernel's dynamic shared-memory attribute to each launch's own bytes lowered
+ * it at the second, under any other host thread's launch of the first shape
+ * (which then fails); it now sets one value a kernel (PA_DEC_SMEM_ATTR), and
+ * interpret mode aborts on a lowered attribute. Each against the reference. */
+Test(decode_fixed, one_kernel_at_two_shared_memory_sizes) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[3] = {1, 70, 300};
+    int sizes[3];
+    for (int i = 0; i < 3; i++) {
+        const int heads = i == 1 ? 12 : 16;
+        dcase c = {.layout = PA_LAYOUT_FLASH_NHD,
+                   .q = PA_DTYPE_F16,
+                   .c = PA_DTYPE_F16,
+                   .heads = heads,
+                   .kv_heads = 1,
+                   .hs = 256,
+                   .bs = 16,
+                   .nseq = 3,
+                   .lens = lens,
+                   .seed = 9300u + (uint64_t)i};
+        pa_decode_problem *pr = make_problem(&c);
+        pa_dec_kparams kp;
+        cr_assert_eq(pa_dec_kparams_make(&pr->p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s",
+                     pa_last_error());
+        sizes[i] = kp.smem_bytes;
+        char desc[256];
+        describe(&c, desc, sizeof desc);
+        check_problem(pr, desc);
+        pa_decode_problem_free(pr);
+    }
+    /* the premise: one kernel's launches past 48 KiB, the second smaller */
+    cr_assert(sizes[0] > 48 * 1024 && sizes[1] > 48 * 1024 && sizes[1] < sizes[0] && sizes[2] == sizes[0],
+              "shared memory %d, %d, %d bytes", sizes[0], sizes[1], sizes[2]);
+}
+
+/* The same two shapes launched from two host threads at once, each on a
+ * stream of its own, 300 times: the race the attribute's one value removes
+ * (one thread's smaller setting between the other's setting and launch
+ * failed that launch). Every launch must succeed and each output equal the
+ * reference. A GPU only: interpret mode runs one host thread. */
+typedef struct two_threads_arg {
+    const pa_decode_params *p;
+    cudaStream_t s;
+    int failures;
+    char first_error[256];
+} two_threads_arg;
+
+static void *two_threads_body(void *v) {
+    two_threads_arg *a = v;
+    for (int i = 0; i < 300; i++) {
+        const pa_status st = pa_paged_attention_v1(a->p, (pa_stream)a->s);
+        if (st != PA_SUCCESS && a->failures++ == 0)
+            snprintf(a->first_error, sizeof a->first_error, "%s", pa_last_error());
+    }
+    return NULL;
+}
+
+Test(decode_fixed, one_kernel_from_two_host_threads) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_device_props dp;
+    cr_assert_eq(pa_device_info(0, &dp), PA_SUCCESS);
+    if (strstr(dp.name, "interpreter"))
+        cr_skip_test("interpret mode runs one host thread (one_kernel_at_two_shared_memory_sizes stands in)");
+    static const int lens[3] = {1, 70, 300};
+    pa_decode_problem *pr[2];
+    dprob d[2];
+    two_threads_arg a[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        dcase c = {.layout = PA_LAYOUT_FLASH_NHD,
+                   .q = PA_DTYPE_F16,
+                   .c = PA_DTYPE_F16,
+                   .heads = i ? 12 : 16,
+                   .kv_heads = 1,
+                   .hs = 256,
+                   .bs = 16,
+                   .nseq = 3,
+                   .lens = lens,
+                   .seed = 9310u + (uint64_t)i};
+        pr[i] = make_problem(&c);
+        dprob_make(&d[i], pr[i]);
+        a[i] = (two_threads_arg){.p = &d[i].p};
+        cr_assert_eq(cudaStreamCreateWithFlags(&a[i].s, cudaStreamNonBlocking), cudaSuccess);
+    }
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, two_threads_body, &a[i]), 0);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_join(th[i], NULL), 0);
+    pa_test_dev_sync();
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(a[i].failures, 0, "thread %d (group %d): %d of 300 launches failed; the first: %s", i, i ? 12 : 16,
+                     a[i].failures, a[i].first_error);
+        float *ref = reference(pr[i]);
+        void *got = malloc(out_bytes(&d[i].p) + 1);
+        cr_assert(got != NULL);
+        pa_test_dev_download(got, d[i].p.out, out_bytes(&d[i].p));
+        expect_close(pr[i], &d[i].p, ref, got, 0, (int64_t)pr[i]->out_elems, i ? "group 12 thread" : "group 16 thread");
+        free(got);
+        free(ref);
+        cr_assert_eq(cudaStreamDestroy(a[i].s), cudaSuccess);
+        dprob_free(&d[i]);
+        pa_decode_problem_free(pr[i]);
+    }
+}
 
 Test(decode_fixed, head_128_groups_1_4_5_8, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();

@@ -504,8 +504,9 @@ Test(decode_geometry, every_shape_fits_the_kernel_contract) {
                                 "%s: offsets aligned", w);
                             CHK(kp.off_q >= tiles && kp.off_tab >= kp.off_tok + PA_DEC_STAGES * T, "%s", w);
                             CHK(kp.smem_bytes >= kp.off_tab + PA_DEC_TABLE_WIN * 4, "%s", w);
-                            /* sm_80's 163 KiB opt-in with room for two CTAs would be 81 KiB */
-                            CHK(kp.smem_bytes <= 100 * 1024, "%s: %d bytes of shared memory", w, kp.smem_bytes);
+                            /* within the one attribute value every decode kernel is given (whose 96 KiB
+                             * and 1 KiB of static bytes fit the 99 KiB of every sm_80+ device) */
+                            CHK(kp.smem_bytes <= 96 * 1024, "%s: %d bytes of shared memory", w, kp.smem_bytes);
                             if (kp.smem_bytes > max_smem)
                                 max_smem = kp.smem_bytes;
                             checked++;

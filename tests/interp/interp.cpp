@@ -2181,6 +2181,18 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
         // the dynamic bytes and the kernel's static ones (known once it has run), as the device
         if (value < 0 || (size_t)value + pa_interp::known_static_bytes(func) > (size_t)smem_optin())
             return fail(cudaErrorInvalidValue);
+        // A kernel's attribute is the process's, not a launch's: lowered by one host thread, another
+        // thread's launch of the same kernel with more bytes between its own setting and its launch
+        // fails. The library gives each kernel one value; lowering it is a bug here even on one
+        // thread.
+        const auto it = max_dyn_smem.find(func);
+        if (it != max_dyn_smem.end() && value < it->second) {
+            fprintf(stderr,
+                    "pa_interp: cudaFuncSetAttribute lowers a kernel's MaxDynamicSharedMemorySize from %d to %d: "
+                    "another host thread's launch of it with more bytes would fail (give a kernel one value)\n",
+                    it->second, value);
+            abort();
+        }
         max_dyn_smem[func] = value;
     }
     return cudaSuccess;
