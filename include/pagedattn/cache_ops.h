@@ -5,8 +5,10 @@
  * PA_ERR_INVALID_ARGUMENT (message names the field) or PA_ERR_UNSUPPORTED before
  * launching anything. No entry allocates, synchronises or copies between host and
  * device behind the caller's back; per-step data (slot mappings, slices, slice
- * counts, block mappings, layer pointer tables, fp8 scales) is read on the device,
- * so every launch can be captured in a CUDA graph and replayed with new contents.
+ * counts, copy_blocks' block mappings, layer pointer tables, fp8 scales) is read on
+ * the device, so every launch can be captured in a CUDA graph and replayed with new
+ * contents. swap_blocks is the exception: its mapping is on the host, and a graph
+ * captured over it replays the pairs of the capture (below).
  *
  * Device-side data the host cannot check (slots, slices, block mappings) is
  * bounds-checked on the device: an entry that would address memory outside the
@@ -113,7 +115,10 @@ PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtyp
  * (which the batch API refuses) and on older toolkits. A copy engine moves the
  * bytes: this keeps SMs free for compute, unlike a gather kernel over mapped
  * pinned memory, and needs no mapped allocations. Asynchronous, no sync, no
- * allocation; the host mapping can be reused as soon as the call returns. */
+ * allocation; the host mapping can be reused as soon as the call returns.
+ * Captured into a CUDA graph, the copies keep the capture's addresses: a replay
+ * moves the pairs the mapping held at capture, whatever it holds then (capture
+ * a graph per mapping, or call it outside graphs, as vLLM does). */
 typedef struct pa_block_run {
     int64_t src_block;
     int64_t dst_block;

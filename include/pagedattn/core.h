@@ -49,7 +49,15 @@ typedef enum pa_dtype {
 #define PA_DTYPE_COUNT 5
 
 /* CUDA stream without dragging the CUDA headers in: the same type as
- * cudaStream_t / CUstream. NULL is the legacy default stream. */
+ * cudaStream_t / CUstream. NULL is the legacy default stream.
+ *
+ * Every GPU entry works on the calling thread's current device (cudaSetDevice):
+ * its launchers ask that device's compute capability and limits, and a stream
+ * passed in must belong to it. Entries may be called from several host threads
+ * at once (on one device or several); what they read from the environment
+ * (PAGEDATTN_*) they read at each call, so the environment must not be changed
+ * (setenv) while another thread is inside an entry. A launch captured into a
+ * CUDA graph keeps the kernel and tiles chosen at capture. */
 typedef struct CUstream_st *pa_stream;
 
 PA_API const char *pa_version(void); /* "0.1.0" */

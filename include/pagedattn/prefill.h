@@ -236,7 +236,10 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  *
  * When pa_set_prefill_path was never called, the environment variable
  * PAGEDATTN_PREFILL_PATH (auto, mma, hopper or hopper-fp8) decides; an unknown
- * value is AUTO. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */
+ * value is AUTO. Once it is called, the variable is never read again (AUTO is
+ * AUTO, not the variable's choice). The path is the process's, every thread's
+ * launches take it, and a launch captured into a CUDA graph keeps the kernel
+ * of its capture. PA_ERR_INVALID_ARGUMENT for a value outside the enum. */
 typedef enum pa_prefill_path {
     PA_PREFILL_PATH_AUTO = 0,
     PA_PREFILL_PATH_MMA = 1,
