@@ -174,7 +174,7 @@ SECTIONS_WANTED=("GPU tests" "compute-sanitizer")
 EXPECT="99k-racecheck test_ragged" run_plan short PA_PLAN=short PA_SECTIONS="tests sanitize"
 # A program cut off by its box: the report names the tests it did not reach as a follow-up run.
 EXPECT="not reached: 1 of 2 tests; the rest in a follow-up run: PA_SECTIONS=sanitize PA_SAN_TOOLS=memcheck PA_SAN_PROGRAMS=test_cache_ops PA_SAN_FILTER_test_cache_ops='@(dry/slow)'" \
-    run_plan cut PA_DRY_CUT=1 PA_SECTIONS="tests sanitize" PA_SAN_BACKGROUND=1 PA_SAN_TOOLS=memcheck PA_TEST_SECONDS=2 PA_SAN_SECONDS=2
+    run_plan cut PA_DRY_CUT=1 PA_SECTIONS="tests sanitize" PA_SAN_BACKGROUND=1 PA_SAN_TOOLS=memcheck PA_TEST_SECONDS=2 PA_SAN_SECONDS=2 PA_COMPACT_SECONDS=2
 
 # Every alternative of every Criterion filter the sanitizers were given names at least one
 # test of the real GPU programs (a renamed test would drop out of a sanitizer's subset unseen).

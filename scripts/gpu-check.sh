@@ -21,9 +21,10 @@
 #                                            benchmarks, 69 of them decode over caches of up to 1 GiB, filled on
 #                                            every core), each one process with its own CUDA context.
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
-#   PA_COMPACT_SECONDS=300                   time box of each run of the 99 KiB devices' compact-tile
+#   PA_COMPACT_SECONDS=240                   time box of each run of the 99 KiB devices' compact-tile
 #                                            tests (tests section: test_prefill and test_ragged under
-#                                            PAGEDATTN_SMEM_LIMIT=101376, plain, memcheck, racecheck)
+#                                            PAGEDATTN_SMEM_LIMIT=101376; plain, memcheck and racecheck
+#                                            side by side, beside the plain programs)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
 #                                            into /tmp/site for the side-by-side
@@ -137,10 +138,11 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
         mapfile -t left < <(python3 "$ROOT/scripts/crit_unreached.py" "$dir/$name.list" "$log" "${PA_CRIT_FILTER:-*}")
     fi
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && extra=" (exit $rc)"
-    printf '%-10s %-18s %3d passed, %d failed, %d skipped%s\n' "$label" "$name" "$p" "$f" "$s" "$extra"
+    printf '%-13s %-18s %3d passed, %d failed, %d skipped%s\n' "$label" "$name" "$p" "$f" "$s" "$extra"
     if [ ${#left[@]} -gt 0 ]; then
         local again="PA_SECTIONS=sanitize PA_SAN_TOOLS=$label PA_SAN_PROGRAMS=$name PA_SAN_FILTER_$name"
         [ "$label" = plain ] && again="PA_SECTIONS=tests PA_CRIT_FILTER" # (other programs: no test matches)
+        [[ "$label" == 99k-* ]] && again="(the tests section's 99 KiB runs: $name under PAGEDATTN_SMEM_LIMIT=101376) --filter"
         local q="'"
         echo "    not reached: ${left[0]} tests${left[1]:+; the rest in a follow-up run: $again=$q${left[1]}$q}"
     fi
@@ -270,18 +272,18 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # an H100 takes under PAGEDATTN_SMEM_LIMIT=101376 (csrc/shared/launch_status.h; the tests
         # skip on it otherwise), plainly and under memcheck and racecheck, beside the programs.
         compact='@(prefill_gpu/compact_tiles_on_a_99_KiB_device|ragged_gpu/compact_slots_on_a_99_KiB_device|ragged_gpu/smem_limit_variable_lowers_the_devices_limit)'
-        (for tool in plain memcheck racecheck; do
+        for tool in plain memcheck racecheck; do
             mkdir -p "$logs/compact-$tool"
             wrap=(env PAGEDATTN_SMEM_LIMIT=101376)
             [ $tool = plain ] || wrap+=(compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all)
-            for prog in "$BUILD"/tests/gpu/test_prefill "$BUILD"/tests/gpu/test_ragged; do
-                PA_CRIT_FILTER=$compact PA_CRIT_JOBS=4 run_prog "99k-$tool" "${PA_COMPACT_SECONDS:-300}" \
+            (for prog in "$BUILD"/tests/gpu/test_prefill "$BUILD"/tests/gpu/test_ragged; do
+                PA_CRIT_FILTER=$compact PA_CRIT_JOBS=2 run_prog "99k-$tool" "${PA_COMPACT_SECONDS:-240}" \
                     "$logs/compact-$tool" "$prog" "${wrap[@]}"
-            done
-        done) >"$logs/compact.summary" 2>&1 &
-        test_pids+=($!)
+            done) >"$logs/compact-$tool.summary" 2>&1 &
+            test_pids+=($!)
+        done
         wait "${test_pids[@]}"
-        cat "$logs"/test_*.summary "$logs/compact.summary"
+        cat "$logs"/test_*.summary "$logs"/compact-{plain,memcheck,racecheck}.summary
         echo "(took $(($(date +%s) - t0)) s)"
         echo '```'
     fi

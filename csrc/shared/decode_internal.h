@@ -42,9 +42,10 @@ extern "C" {
  * the launch needs (at most 68416 bytes over every shape: test_decode_api's
  * decode_geometry): one value a kernel, so a launch from one host thread never
  * lowers it under another thread's launch of the same kernel with more bytes
- * (which would then fail). 96 KiB plus the
- * kernels' 1 KiB of static bytes fits the 99 KiB of every sm_80+ device; the
- * host refuses a geometry past it (none is). */
+ * (which would then fail). 96 KiB fits the 99 KiB of every sm_80+ device with
+ * 3 KiB to spare for static bytes (these kernels have none; the merge kernel,
+ * which has some, needs no attribute); the host refuses a geometry past it
+ * (none is). */
 #define PA_DEC_SMEM_ATTR (96 * 1024)
 
 /* The head sizes the tensor-core decode kernel serves (a 16-bit query; over an

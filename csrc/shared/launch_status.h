@@ -6,7 +6,9 @@
  * (csrc/core/device.c) turns it into PA_ERR_UNSUPPORTED naming both.
  *
  * PAGEDATTN_SMEM_LIMIT (bytes, decimal digits only) lowers the limit the
- * launchers assume below the device's, so a larger GPU takes what a 99 KiB
+ * launchers' fit checks assume (pa_smem_fits: the mma.sync prefill kernel's
+ * and the ragged kernels'; the Hopper kernel, which no 99 KiB device runs,
+ * asks none) below the device's, so a larger GPU takes what a 99 KiB
  * one would: the compact prefill tiles, the compact ragged shape, and the
  * refusals (scripts/gpu-check.sh runs their tests so on an H100). Below
  * 101376, the least any sm_80+ device allows, it counts as 101376; above the

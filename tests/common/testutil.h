@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch_status.h" /* pa_smem_limit_knob */
 #include "pagedattn/pagedattn.h"
 #include "problems.h"
 
@@ -194,10 +195,9 @@ void pa_test_lse_views_match(pa_test_lse_run run, void *ctx, int k0, int heads, 
         pa_device_props dp_;                                                                                           \
         cr_assert_eq(pa_device_info(0, &dp_), PA_SUCCESS);                                                             \
         *(interp) = strstr(dp_.name, "interpreter") != NULL;                                                           \
-        const char *knob_ = getenv("PAGEDATTN_SMEM_LIMIT");                                                            \
-        const int capped_ = knob_ && *knob_ && strspn(knob_, "0123456789") == strlen(knob_) && strlen(knob_) < 7 &&    \
-                            atoi(knob_) < 114688;                                                                      \
-        if (!*(interp) && dp_.smem_per_block_optin >= 114688 && !capped_)                                              \
+        int capped_ = 0; /* the library's own reading of PAGEDATTN_SMEM_LIMIT */                                       \
+        const int limit_ = pa_smem_limit_knob((int)dp_.smem_per_block_optin, &capped_);                                \
+        if (!*(interp) && limit_ >= 114688)                                                                            \
             cr_skip_test("this device holds the full tiles; the compact ones run where a CTA holds 99 KiB "            \
                          "(or under PAGEDATTN_SMEM_LIMIT=101376)");                                                    \
     } while (0)

@@ -592,6 +592,7 @@ Test(decode_fixed, one_kernel_from_two_host_threads) {
         a[i] = (two_threads_arg){.p = &d[i].p};
         cr_assert_eq(cudaStreamCreateWithFlags(&a[i].s, cudaStreamNonBlocking), cudaSuccess);
     }
+    pa_test_dev_sync(); /* the uploads, before streams that do not wait for the legacy one */
     for (int i = 0; i < 2; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, two_threads_body, &a[i]), 0);
     for (int i = 0; i < 2; i++)
