@@ -744,8 +744,10 @@ __global__ void __launch_bounds__(128, 2) ragged_mma_kernel(const __grid_constan
 
 // An instance's launch (cuda/ragged/instances/, both passes of
 // launch_persistent): the full shape, or at heads 128 and 256 the compact one
-// where the full one's shared memory does not fit the device (each pass asks
-// the same; the compact kernel has its own grid cache).
+// where the full one's shared memory does not fit the device. The check pass
+// tries the full shape and takes the compact one on its refusal (one fit
+// question, as prefill's launcher); the launch pass asks it again (the
+// compact kernel has its own grid cache).
 template <int HP, int DT, bool FP8>
 int launch_mma(const pa_rg_launch *p, cudaStream_t st, bool launch, LaunchCache (&cache)[64],
                LaunchCache (&cache_cpt)[64]) {
@@ -753,8 +755,14 @@ int launch_mma(const pa_rg_launch *p, cudaStream_t st, bool launch, LaunchCache 
     if constexpr (HP >= 128) {
         constexpr size_t cpt = mma_smem_bytes<HP, DT, true>();
         static_assert(cpt <= 90 * 1024, "the compact shape fits every sm_80+ device");
+        if (!launch) {
+            const int e = launch_persistent(ragged_mma_kernel<HP, DT, FP8>, cache, 128, full, p, st, false);
+            return e == PA_LAUNCH_SMEM_SHORT
+                       ? launch_persistent(ragged_mma_kernel<HP, DT, FP8, true>, cache_cpt, 128, cpt, p, st, false)
+                       : e;
+        }
         if (!pa_smem_fits(ragged_mma_kernel<HP, DT, FP8>, full))
-            return launch_persistent(ragged_mma_kernel<HP, DT, FP8, true>, cache_cpt, 128, cpt, p, st, launch);
+            return launch_persistent(ragged_mma_kernel<HP, DT, FP8, true>, cache_cpt, 128, cpt, p, st, true);
     }
     return launch_persistent(ragged_mma_kernel<HP, DT, FP8>, cache, 128, full, p, st, launch);
 }

@@ -505,6 +505,23 @@ static const int *fixed_lens(const int *lens, int n) {
  * 1..4, NG = 2 for 5..8), every dtype pair's kind, with ALiBi, window and soft
  * cap; lengths up to 4100 give v2 and the recommended entry several splits. */
 
+/* The two tests below' shape: f16 over f16 at head 256, NHD, heads over one
+ * KV head (16: 67392 bytes of shared memory a CTA; 12: 63040), three short
+ * sequences. */
+static dcase head_256_group_case(int heads, uint64_t seed) {
+    static const int lens[3] = {1, 70, 300};
+    return (dcase){.layout = PA_LAYOUT_FLASH_NHD,
+                   .q = PA_DTYPE_F16,
+                   .c = PA_DTYPE_F16,
+                   .heads = heads,
+                   .kv_heads = 1,
+                   .hs = 256,
+                   .bs = 16,
+                   .nseq = 3,
+                   .lens = lens,
+                   .seed = seed};
+}
+
 /* One kernel (the runtime-shaped CUDA-core kernel, f16 over f16 at head 256)
  * at two shared-memory sizes over 48 KiB, larger, smaller, larger: group 16
  * and group 12 (CTAs of 16 and 12 query heads). A launcher that set the
@@ -514,20 +531,9 @@ static const int *fixed_lens(const int *lens, int n) {
  * interpret mode aborts on a lowered attribute. Each against the reference. */
 Test(decode_fixed, one_kernel_at_two_shared_memory_sizes) {
     PA_SKIP_WITHOUT_GPU();
-    static const int lens[3] = {1, 70, 300};
     int sizes[3];
     for (int i = 0; i < 3; i++) {
-        const int heads = i == 1 ? 12 : 16;
-        dcase c = {.layout = PA_LAYOUT_FLASH_NHD,
-                   .q = PA_DTYPE_F16,
-                   .c = PA_DTYPE_F16,
-                   .heads = heads,
-                   .kv_heads = 1,
-                   .hs = 256,
-                   .bs = 16,
-                   .nseq = 3,
-                   .lens = lens,
-                   .seed = 9300u + (uint64_t)i};
+        const dcase c = head_256_group_case(i == 1 ? 12 : 16, 9300u + (uint64_t)i);
         pa_decode_problem *pr = make_problem(&c);
         pa_dec_kparams kp;
         cr_assert_eq(pa_dec_kparams_make(&pr->p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s",
@@ -571,22 +577,12 @@ Test(decode_fixed, one_kernel_from_two_host_threads) {
     cr_assert_eq(pa_device_info(0, &dp), PA_SUCCESS);
     if (strstr(dp.name, "interpreter"))
         cr_skip_test("interpret mode runs one host thread (one_kernel_at_two_shared_memory_sizes stands in)");
-    static const int lens[3] = {1, 70, 300};
     pa_decode_problem *pr[2];
     dprob d[2];
     two_threads_arg a[2];
     pthread_t th[2];
     for (int i = 0; i < 2; i++) {
-        dcase c = {.layout = PA_LAYOUT_FLASH_NHD,
-                   .q = PA_DTYPE_F16,
-                   .c = PA_DTYPE_F16,
-                   .heads = i ? 12 : 16,
-                   .kv_heads = 1,
-                   .hs = 256,
-                   .bs = 16,
-                   .nseq = 3,
-                   .lens = lens,
-                   .seed = 9310u + (uint64_t)i};
+        const dcase c = head_256_group_case(i ? 12 : 16, 9310u + (uint64_t)i);
         pr[i] = make_problem(&c);
         dprob_make(&d[i], pr[i]);
         a[i] = (two_threads_arg){.p = &d[i].p};

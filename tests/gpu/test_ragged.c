@@ -325,6 +325,44 @@ static void run_case(const gcase *k) {
     free(kl);
 }
 
+/* The problem c on the device, either refused for its shared memory
+ * (PA_ERR_UNSUPPORTED before anything launched: the message holds each of
+ * msgs, NULL-terminated, and "nothing was launched"; the workspace keeps its
+ * 0xA7 bytes, the output its sentinel) or, with msgs NULL, run and equal to
+ * the reference. */
+static void refused_or_run(const rg_problem_cfg *c, const char *const *msgs, const char *what) {
+    rg_problem *pr = rg_problem_make(c);
+    cr_assert(pr);
+    dev_problem d;
+    dev_make(pr, &d);
+    if (msgs) {
+        cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s: %s", what,
+                     pa_last_error());
+        for (const char *const *m = msgs; *m; m++)
+            cr_assert(strstr(pa_last_error(), *m), "%s: no '%s' in: %s", what, *m, pa_last_error());
+        cr_assert(strstr(pa_last_error(), "nothing was launched"), "%s: %s", what, pa_last_error());
+        pa_test_dev_sync();
+        unsigned char *ws = malloc(d.ws_bytes + 1), *out = malloc(pr->q_bytes);
+        cr_assert(ws && out);
+        pa_test_dev_download(ws, d.ws, d.ws_bytes);
+        pa_test_dev_download(out, d.out, pr->q_bytes);
+        for (size_t i = 0; i < d.ws_bytes; i++)
+            cr_assert_eq(ws[i], 0xA7, "%s: workspace byte %zu written: the planner ran", what, i);
+        cr_assert(memcmp(out, pr->out, pr->q_bytes) == 0, "%s: output written", what);
+        free(ws);
+        free(out);
+    } else {
+        dev_run(&d);
+        void *out = malloc(pr->q_bytes);
+        cr_assert(out);
+        pa_test_dev_download(out, d.out, pr->q_bytes);
+        compare_with_ref(pr, &d, out, what);
+        free(out);
+    }
+    dev_free(&d);
+    rg_problem_free(pr);
+}
+
 /* A device whose CTAs hold 99 KiB (compute capability 8.6, 8.9, 12.x), which
  * interpret mode stands in for under PA_INTERP_SMEM_OPTIN: the f32 kernel at
  * heads 129..256 asks for 139520 bytes (the 16-bit kernel takes its compact
@@ -341,49 +379,21 @@ Test(ragged_gpu, a_kernel_past_the_devices_shared_memory_is_refused) {
         cr_skip_test("the 99 KiB device is interpret mode's stand-in");
     cr_assert_eq(setenv("PA_INTERP_SMEM_OPTIN", "101376", 1), 0);
     const int ql[3] = {1, 40, 9}, kl[3] = {70, 40, 100};
+    static const char *const msgs[] = {"bytes of shared memory a CTA", "allows 101376", NULL};
     for (int hs = 256; hs >= 64; hs -= 192) {
-        rg_problem_cfg c = {.seed = 8800u + (uint64_t)hs,
-                            .q_dtype = PA_DTYPE_F32,
-                            .cache_dtype = PA_DTYPE_F32,
-                            .num_seqs = 3,
-                            .num_q_heads = 8,
-                            .num_kv_heads = 2,
-                            .head_size = hs,
-                            .page_size = 16,
-                            .q_lens = ql,
-                            .kv_lens = kl,
-                            .extra_pages = 5,
-                            .extra_cols = 3};
-        rg_problem *pr = rg_problem_make(&c);
-        cr_assert(pr);
-        dev_problem d;
-        dev_make(pr, &d);
-        if (hs == 256) {
-            cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s",
-                         pa_last_error());
-            cr_assert(strstr(pa_last_error(), "bytes of shared memory a CTA") &&
-                          strstr(pa_last_error(), "allows 101376") && strstr(pa_last_error(), "nothing was launched"),
-                      "%s", pa_last_error());
-            pa_test_dev_sync();
-            unsigned char *ws = malloc(d.ws_bytes + 1), *out = malloc(pr->q_bytes);
-            cr_assert(ws && out);
-            pa_test_dev_download(ws, d.ws, d.ws_bytes);
-            pa_test_dev_download(out, d.out, pr->q_bytes);
-            for (size_t i = 0; i < d.ws_bytes; i++)
-                cr_assert_eq(ws[i], 0xA7, "workspace byte %zu written: the planner ran", i);
-            cr_assert(memcmp(out, pr->out, pr->q_bytes) == 0, "output written");
-            free(ws);
-            free(out);
-        } else {
-            dev_run(&d);
-            void *out = malloc(pr->q_bytes);
-            cr_assert(out);
-            pa_test_dev_download(out, d.out, pr->q_bytes);
-            compare_with_ref(pr, &d, out, "head 64 under a 99 KiB device");
-            free(out);
-        }
-        dev_free(&d);
-        rg_problem_free(pr);
+        const rg_problem_cfg c = {.seed = 8800u + (uint64_t)hs,
+                                  .q_dtype = PA_DTYPE_F32,
+                                  .cache_dtype = PA_DTYPE_F32,
+                                  .num_seqs = 3,
+                                  .num_q_heads = 8,
+                                  .num_kv_heads = 2,
+                                  .head_size = hs,
+                                  .page_size = 16,
+                                  .q_lens = ql,
+                                  .kv_lens = kl,
+                                  .extra_pages = 5,
+                                  .extra_cols = 3};
+        refused_or_run(&c, hs == 256 ? msgs : NULL, hs == 256 ? "head 256" : "head 64 under a 99 KiB device");
     }
     unsetenv("PA_INTERP_SMEM_OPTIN");
 }
@@ -408,6 +418,9 @@ Test(ragged_gpu, smem_limit_variable_lowers_the_devices_limit) {
               {"-1", 0},     {"101376 ", 0}, {"200000", 0}, {"0", 1}, {"99999999999999999999", 0},
               {"1x", 0}};
     const int ql[2] = {1, 7}, kl[2] = {40, 19};
+    /* named where it lowered the device's limit (a 99 KiB device's own is 101376) */
+    const char *const msgs[] = {
+        dp.smem_per_block_optin > 101376 ? "allows 101376 under PAGEDATTN_SMEM_LIMIT" : "allows 101376", NULL};
     for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
         if (!cs[i].refused && !big)
             continue;
@@ -415,50 +428,22 @@ Test(ragged_gpu, smem_limit_variable_lowers_the_devices_limit) {
             cr_assert_eq(setenv("PAGEDATTN_SMEM_LIMIT", cs[i].v, 1), 0);
         else
             unsetenv("PAGEDATTN_SMEM_LIMIT");
-        rg_problem_cfg c = {.seed = 8850u + (uint64_t)i,
-                            .q_dtype = PA_DTYPE_F32,
-                            .cache_dtype = PA_DTYPE_F32,
-                            .num_seqs = 2,
-                            .num_q_heads = 2,
-                            .num_kv_heads = 1,
-                            .head_size = 256,
-                            .page_size = 16,
-                            .q_lens = ql,
-                            .kv_lens = kl,
-                            .extra_pages = 2,
-                            .extra_cols = 1};
-        rg_problem *pr = rg_problem_make(&c);
-        cr_assert(pr);
-        dev_problem d;
-        dev_make(pr, &d);
+        const rg_problem_cfg c = {.seed = 8850u + (uint64_t)i,
+                                  .q_dtype = PA_DTYPE_F32,
+                                  .cache_dtype = PA_DTYPE_F32,
+                                  .num_seqs = 2,
+                                  .num_q_heads = 2,
+                                  .num_kv_heads = 1,
+                                  .head_size = 256,
+                                  .page_size = 16,
+                                  .q_lens = ql,
+                                  .kv_lens = kl,
+                                  .extra_pages = 2,
+                                  .extra_cols = 1};
         char what[96];
         snprintf(what, sizeof what, "PAGEDATTN_SMEM_LIMIT=%s%s%s", cs[i].v ? "'" : "(unset)", cs[i].v ? cs[i].v : "",
                  cs[i].v ? "'" : "");
-        if (cs[i].refused) {
-            cr_assert_eq(pa_ragged_paged_attention(&d.p, d.ws, d.ws_bytes, NULL), PA_ERR_UNSUPPORTED, "%s: %s", what,
-                         pa_last_error());
-            /* named where it lowered the device's limit (a 99 KiB device's own is 101376) */
-            cr_assert(strstr(pa_last_error(), dp.smem_per_block_optin > 101376
-                                                  ? "allows 101376 under PAGEDATTN_SMEM_LIMIT"
-                                                  : "allows 101376") &&
-                          strstr(pa_last_error(), "nothing was launched"),
-                      "%s: %s", what, pa_last_error());
-            pa_test_dev_sync();
-            void *out = malloc(pr->q_bytes);
-            cr_assert(out);
-            pa_test_dev_download(out, d.out, pr->q_bytes);
-            cr_assert(memcmp(out, pr->out, pr->q_bytes) == 0, "%s: output written", what);
-            free(out);
-        } else {
-            dev_run(&d);
-            void *out = malloc(pr->q_bytes);
-            cr_assert(out);
-            pa_test_dev_download(out, d.out, pr->q_bytes);
-            compare_with_ref(pr, &d, out, what);
-            free(out);
-        }
-        dev_free(&d);
-        rg_problem_free(pr);
+        refused_or_run(&c, cs[i].refused ? msgs : NULL, what);
     }
     unsetenv("PAGEDATTN_SMEM_LIMIT");
 }
