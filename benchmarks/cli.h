@@ -9,10 +9,6 @@
 #include "bench_gpu.h"
 #include "pagedattn/pagedattn.h"
 
-#ifndef PA_GIT_COMMIT
-#define PA_GIT_COMMIT "unknown"
-#endif
-
 /* Exit codes: stable, documented in `pagedattn --help`. */
 enum {
     PA_CLI_EXIT_OK = 0,

@@ -16,6 +16,7 @@
 #include "baseline.h"
 #include "bench_gpu.h"
 #include "cli.h"
+#include "pa_commit.h" /* PA_GIT_COMMIT: generated at each build (benchmarks/meson.build) */
 #include "problems.h"
 
 static int want_help(int argc, char **argv) {

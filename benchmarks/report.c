@@ -10,6 +10,7 @@
 
 #include "baseline.h"
 #include "cli.h"
+#include "pa_commit.h" /* PA_GIT_COMMIT: generated at each build (benchmarks/meson.build) */
 
 static int g_rows, g_json_errors, g_header_done;
 

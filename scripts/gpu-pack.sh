@@ -45,7 +45,6 @@ cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o .carry/build/serve_loop exam
 bash ../shared/tools/criterion-runtime.sh .carry/crit >/dev/null
 cp -L "$(ldconfig -p | awk '/libcudart\.so\.13 /{print $NF; exit}')" .carry/crit/ 2>/dev/null ||
     cp -L "$cuda_home"/lib64/libcudart.so.13 .carry/crit/
-git rev-parse --short HEAD >.carry/build/COMMIT
-git diff --quiet HEAD -- . ':!benchmarks/results' || echo "+uncommitted" >>.carry/build/COMMIT
+sh scripts/git-commit.sh . >.carry/build/COMMIT || echo unknown >.carry/build/COMMIT # what the CLI's rows say
 tar czf .carry.tgz .carry/build .carry/crit
 du -sh .carry .carry.tgz
