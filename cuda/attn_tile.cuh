@@ -437,19 +437,28 @@ __device__ __forceinline__ void qk(float (&s)[C::kSA][4], const typename C::T *q
 // warp_row<C>(i)) in place of the tile row: a compile-time index once
 // unrolled, so per-row values the caller keeps in registers (a row's query
 // position) need no table.
-template <class C, class Fn> __device__ __forceinline__ void for_each_score_reg(float (&s)[C::kSA][4], const Fn &fn) {
-    const int c0 = (lane_id() & 3) * 2;
+// for_each_score_off passes the column's compile-time part alone: col =
+// score_col0() + off. A caller that compares columns with per-row bounds
+// subtracts score_col0() from the bounds once and compares off, an immediate
+// operand, so the columns take no registers (the persistent ragged kernel kept
+// 16 of them live across its items, and spilled at sm_100 and sm_120).
+__device__ __forceinline__ int score_col0() { return (lane_id() & 3) * 2; }
+template <class C, class Fn> __device__ __forceinline__ void for_each_score_off(float (&s)[C::kSA][4], const Fn &fn) {
 #pragma unroll
     for (int mt = 0; mt < C::kMT; mt++) {
 #pragma unroll
         for (int j = 0; j < C::kNS; j++) {
             float(&x)[4] = s[mt * C::kNS + j];
-            x[0] = fn(2 * mt, j * 8 + c0, x[0]);
-            x[1] = fn(2 * mt, j * 8 + c0 + 1, x[1]);
-            x[2] = fn(2 * mt + 1, j * 8 + c0, x[2]);
-            x[3] = fn(2 * mt + 1, j * 8 + c0 + 1, x[3]);
+            x[0] = fn(2 * mt, j * 8, x[0]);
+            x[1] = fn(2 * mt, j * 8 + 1, x[1]);
+            x[2] = fn(2 * mt + 1, j * 8, x[2]);
+            x[3] = fn(2 * mt + 1, j * 8 + 1, x[3]);
         }
     }
+}
+template <class C, class Fn> __device__ __forceinline__ void for_each_score_reg(float (&s)[C::kSA][4], const Fn &fn) {
+    const int c0 = score_col0();
+    for_each_score_off<C>(s, [&](int i, int off, float x) { return fn(i, c0 + off, x); });
 }
 template <class C, class Fn> __device__ __forceinline__ void for_each_score(float (&s)[C::kSA][4], const Fn &fn) {
     const int r0 = warp_id() * C::WM + (lane_id() >> 2);

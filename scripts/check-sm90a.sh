@@ -22,6 +22,7 @@ for src in cuda/prefill/inst_hopper.cu tests/common/ptx_twin_device.cu; do
     fi
     # Every build has ptxas's spill gate (meson.build); add it should a build dir predate that.
     case "$cmd" in *-warn-spills*) ;; *) cmd="$cmd -Xptxas=-warn-spills,-warn-lmem-usage" ;; esac
+    case "$cmd" in *-Werror=all-warnings*) ;; *) cmd="$cmd -Werror=all-warnings" ;; esac # (-Dwerror=false)
     if eval "$cmd -gencode=arch=compute_90a,code=sm_90a -Xptxas=-v -o $out/$(basename "$src").o" >"$out/log" 2>&1; then
         echo "check-sm90a: $src ok"
         # setmaxnreg moves registers between warpgroups within the CTA's pool,

@@ -1014,6 +1014,23 @@ plant ragged-slot-crossing-diagonal-unmasked cuda/ragged/ragged_mma.cuh \
 plant ragged-window-slots-unmasked cuda/ragged/ragged_mma.cuh \
     ' || P.window > 0;' ';' \
     test_ragged 'ragged_gpu/@(soft_mask_value|head_256_slots)'
+# An edge slot's mask in the thread's column offsets (2026-12-05: the columns took 16 registers
+# across the persistent kernel's items and spilled at sm_100 and sm_120): the bounds not moved to
+# the lane's first column; the causal bound one column late (hard mask); a key past the item in
+# the soft mask; the window's first column not moved. (Its lower key bound is never met: slots
+# start at the item's first key, and a plant dropping it survived; it stays for the registers.)
+plant ragged-mask-bounds-not-at-the-lanes-column cuda/ragged/ragged_mma.cuh \
+    'return max(bound, 0) - c0; };' 'return max(bound, 0); };' \
+    test_ragged 'ragged_gpu/@(num_seqs_below_max|head_256_slots|fp8_raw_slots)'
+plant ragged-hard-mask-one-column-late cuda/ragged/ragged_mma.cuh \
+    'return off < lo[i] || off >= hi[i] ? -INFINITY : x;' 'return off < lo[i] || off > hi[i] ? -INFINITY : x;' \
+    test_ragged 'ragged_gpu/@(num_seqs_below_max|head_256_slots|fp8_raw_slots)'
+plant ragged-soft-mask-takes-keys-past-the-item cuda/ragged/ragged_mma.cuh \
+    'off >= c_hi ? -INFINITY : off < lo[i]' 'off > c_hi ? -INFINITY : off < lo[i]' \
+    test_ragged 'ragged_gpu/@(soft_mask_value|head_256_slots)'
+plant ragged-window-start-not-at-the-lanes-column cuda/ragged/ragged_mma.cuh \
+    'lo[i] = P.window > 0 ? at(qp - P.window + 1) : -c0;' 'lo[i] = P.window > 0 ? qp - P.window + 1 : -c0;' \
+    test_ragged 'ragged_gpu/@(soft_mask_value|head_256_slots)'
 plant ragged-fp8-no-wait-before-barrier cuda/ragged/ragged_mma.cuh \
     'pa::tile::cp_async_wait<0>(); // slot t + 1'"'"'s raw bytes, before the barrier' '; // (planted: no wait)' \
     test_ragged 'ragged_gpu/fp8_raw_slots'

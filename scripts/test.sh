@@ -144,14 +144,19 @@ else
     status=1
 fi
 
-phase "the kernels nearest the register limit compile without spills for sm_80 and sm_89 (scripts/check-sm8x.sh)"
+phase "the kernels nearest the register limit compile without spills for sm_80, sm_89, sm_100 and sm_120 (scripts/check-sm8x.sh)"
 # The whole library for sm_80, sm_86 and sm_89 takes minutes on CI's two cores; these are the
 # sources whose kernels sit at 255 registers there (prefill mma.sync at heads 96 and 128), the
 # f32 prefill kernel, where sm_89 spilled before, and the decode tensor-core instances at their
 # bounds (128 registers; fp8 with two head blocks at head 192, whose e5m2 spilled at all three
 # targets before 2026-12-05) (run scripts/check-sm8x.sh build for all of it).
+# Then Blackwell's sm_100 and sm_120 (since 2026-12-05; about 40 s): the 16-bit decode instances
+# (head 192 spilled there at 4 CTAs' 128 registers) and the ragged kernels at head 128, at 255
+# registers (the fp8 instance spilled there before its mask took column offsets).
 if PA_SM8X_ARCHS="80 89" scripts/check-sm8x.sh build prefill/inst_f16_h96 prefill/inst_bf16_h96 \
-    prefill/inst_f16_h128 prefill/inst_bf16_h128 prefill/prefill_f32 decode_qf16_c decode_qbf16_c; then
+    prefill/inst_f16_h128 prefill/inst_bf16_h128 prefill/prefill_f32 decode_qf16_c decode_qbf16_c &&
+    PA_SM8X_ARCHS="100 120" scripts/check-sm8x.sh build decode_qf16_cf16 decode_qbf16_cbf16 \
+        ragged_f16_hp128 ragged_bf16_hp128; then
     echo "build    check-sm8x                    1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
 else

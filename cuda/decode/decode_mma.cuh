@@ -226,15 +226,25 @@ constexpr bool mma_head_ok(int ct, int hs) { return PA_DEC_MMA_HEAD(hs, pa::is_f
 // CTAs of up to 16 heads): heads 64, 128 and 192.
 constexpr bool mma_two_blocks_ok(int hs) { return PA_DEC_MMA_TWO_BLOCKS(hs); }
 
+// From sm_100 on (sm_100, 103, 110, 120, 121: Blackwell's targets), a 16-bit
+// cache at head 192 in flash layouts with one head block is built for 3 CTAs
+// as well: at sm_90 it fits 4 CTAs' 128 registers (126), but ptxas spilled 32
+// bytes for sm_100 and 36 for sm_120 there (2026-12-05, nvcc 13.0;
+// scripts/check-sm8x.sh with PA_SM8X_ARCHS). Not measured on those GPUs.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 constexpr bool kDecSm8x = true; // (the host pass and interpret mode: false; the bound is the device code's)
 #else
 constexpr bool kDecSm8x = false;
 #endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+constexpr bool kDecSm100 = true; // (the host pass and interpret mode: false, as kDecSm8x)
+#else
+constexpr bool kDecSm100 = false;
+#endif
 constexpr int mma_min_ctas(bool f8, bool vl, int hs, int hb) {
-    return kDecSm8x && f8 && hb > 1 && hs == 192                           ? 2
-           : (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl)) ? 3
-                                                                           : PA_DEC_MIN_CTAS;
+    return kDecSm8x && f8 && hb > 1 && hs == 192                                        ? 2
+           : (hb > 1 && hs > 64) || (hs > 128 && !f8 && (hs != 192 || vl || kDecSm100)) ? 3
+                                                                                        : PA_DEC_MIN_CTAS;
 }
 
 template <int QT, int CT, bool VL, int HS, int HB>

@@ -286,17 +286,25 @@ __device__ __forceinline__ void walk_slots(const pa_rg_launch &P, const Item &c,
 
 // The mask of an edge slot on scores s (keys k0..), as logit applies it
 // per score, with each register row's visible columns worked out once: a key
-// outside the item's range does not exist (-inf); one past the row's causal
-// limit or window takes the mask value (-inf for a hard mask).
+// past the item's range does not exist (-inf); one past the row's causal
+// limit or before its window takes the mask value (-inf for a hard mask).
 template <class C>
 __device__ __forceinline__ void mask_slot(const pa_rg_launch &P, const Item &c, float (&s)[C::kSA][4], int k0) {
-    const int c_lo = c.it.k_lo - k0, c_hi = c.it.k_hi - k0; // the item's keys, in slot columns
-    int lo[2 * C::kMT], hi[2 * C::kMT];                     // the row's visible columns
+    // Bounds in the thread's column offsets (column = c0 + off, off a
+    // compile-time constant: for_each_score_off): a column is never negative,
+    // so a bound below 0 counts as 0 first (nor can bound - c0 overflow).
+    const int c0 = pa::tile::score_col0();
+    const auto at = [c0](int bound) { return max(bound, 0) - c0; };
+    // The item's keys: c_lo is never above 0 (slots start at k_lo), but the
+    // ragged kernels sit at 255 registers and, without its two checks, ptxas
+    // spilled 4 bytes in the 16-bit instance at head 128 for sm_90 (2026-12-05).
+    const int c_lo = at(c.it.k_lo - k0), c_hi = at(c.it.k_hi - k0);
+    int lo[2 * C::kMT], hi[2 * C::kMT]; // the row's visible columns
 #pragma unroll
     for (int i = 0; i < 2 * C::kMT; i++) {
         const int qp = q_pos(P, c, c.it.row0 + pa::tile::warp_row<C>(i)) - k0;
-        hi[i] = qp + 1;
-        lo[i] = P.window > 0 ? qp - P.window + 1 : INT_MIN;
+        hi[i] = at(qp + 1);
+        lo[i] = P.window > 0 ? at(qp - P.window + 1) : -c0;
     }
     if (P.hard_mask) {
 #pragma unroll
@@ -304,12 +312,12 @@ __device__ __forceinline__ void mask_slot(const pa_rg_launch &P, const Item &c, 
             hi[i] = min(hi[i], c_hi);
             lo[i] = max(lo[i], c_lo);
         }
-        pa::tile::for_each_score_reg<C>(
-            s, [&](int i, int col, float x) { return col < lo[i] || col >= hi[i] ? -INFINITY : x; });
+        pa::tile::for_each_score_off<C>(
+            s, [&](int i, int off, float x) { return off < lo[i] || off >= hi[i] ? -INFINITY : x; });
     } else {
         const float mv = P.mask_value;
-        pa::tile::for_each_score_reg<C>(s, [&](int i, int col, float x) {
-            return col < c_lo || col >= c_hi ? -INFINITY : col < lo[i] || col >= hi[i] ? x + mv : x;
+        pa::tile::for_each_score_off<C>(s, [&](int i, int off, float x) {
+            return off < c_lo || off >= c_hi ? -INFINITY : off < lo[i] || off >= hi[i] ? x + mv : x;
         });
     }
 }
