@@ -123,9 +123,11 @@ pa_status pa_kv_cache_shape(pa_kv_layout layout, pa_dtype dtype, int32_t num_blo
     if (layout == PA_LAYOUT_COMBINED)
         PA_REQUIRE(part != PA_KV_SHAPE_VALUE,
                    "kv cache shape: the combined layout has no separate value buffer (K and V share one)");
-    /* Elements: 2 * nb * block * (2*)kvh * head < 2^2 * 2^31 * 2^31 * 2^31 * 2^31:
-     * check the product against int64 step by step. */
-    const int64_t f[5] = {2, num_blocks, block_size, num_kv_heads, head_size};
+    /* Elements of the buffer asked for: nb * block * kvh * head, twice that for
+     * the pair and for the combined layout (K and V in one buffer), < 2^1 *
+     * 2^31 * 2^31 * 2^31 * 2^31: check the product against int64 step by step. */
+    const int64_t two = part == PA_KV_SHAPE_PAIR || layout == PA_LAYOUT_COMBINED ? 2 : 1;
+    const int64_t f[5] = {two, num_blocks, block_size, num_kv_heads, head_size};
     int64_t total = 1;
     for (int i = 0; i < 5; i++)
         PA_REQUIRE(pa_mul_i64(total, f[i], &total), "kv cache shape: element count overflows int64");

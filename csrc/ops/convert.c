@@ -5,6 +5,10 @@
 pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n, const float *scale,
                      pa_stream stream) {
     PA_TRY(pa_convert_validate(dst, dst_dtype, src, src_dtype, n));
+    /* convert.h: the scale applies where either side is fp8 and is ignored
+     * otherwise: neither checked nor handed to the kernel, which would read it */
+    if (!pa_dtype_is_fp8(src_dtype) && !pa_dtype_is_fp8(dst_dtype))
+        scale = NULL;
     PA_TRY(pa_check_aligned("convert", "scale", scale, sizeof(float)));
     if (n == 0) {
         pa_clear_error();

@@ -169,6 +169,8 @@ static pa_status workspace_layout(const pa_decode_params *p, int mode, int32_t *
     *max_splits = ms;
     *tmp_bytes = *es_bytes = 0;
     *total = 0;
+    /* v2's 512-token partitions are grid rows: the size query refuses what the launch would */
+    PA_REQUIRE(ms <= 65535, "decode: max_seq_len %d needs %d splits; at most 65535 (grid y)", p->max_seq_len, ms);
     if (ms <= 1)
         return PA_SUCCESS;
     const int64_t sh = (int64_t)p->num_seqs * p->num_heads; /* < 2^62 */
@@ -364,8 +366,10 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_TRY(pa_check_aligned("decode", "seq_lens", p->seq_lens, 4));
     PA_TRY(pa_check_aligned("decode", "alibi_slopes", p->alibi_slopes, 4));
     PA_TRY(pa_check_aligned("decode", "sinks", p->sinks, 4));
-    PA_TRY(pa_check_aligned("decode", "kv.k_scale", kv->k_scale, 4));
-    PA_TRY(pa_check_aligned("decode", "kv.v_scale", kv->v_scale, 4));
+    if (pa_dtype_is_fp8(kv->dtype)) { /* kv_cache.h: a cache that is not fp8 reads neither scale */
+        PA_TRY(pa_check_aligned("decode", "kv.k_scale", kv->k_scale, 4));
+        PA_TRY(pa_check_aligned("decode", "kv.v_scale", kv->v_scale, 4));
+    }
 
     int32_t ms;
     int64_t tmp_bytes, es_bytes;
@@ -373,12 +377,13 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_TRY(workspace_layout(p, mode, &ms, &tmp_bytes, &es_bytes, &need));
     if (ws_needed)
         *ws_needed = need;
-    PA_REQUIRE(ms <= 65535, "decode: max_seq_len %d needs %d splits; at most 65535 (grid y)", p->max_seq_len, ms);
     if (need > 0) {
-        PA_REQUIRE(ws != NULL, "decode: workspace is NULL but %zu bytes are needed", need);
-        PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
+        /* The size first, as the mixed and ragged entries: a short workspace is
+         * PA_ERR_WORKSPACE_TOO_SMALL whatever its pointer (decode.h). */
         if (ws_bytes < need)
             return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "decode: workspace of %zu bytes; %zu needed", ws_bytes, need);
+        PA_REQUIRE(ws != NULL, "decode: workspace is NULL but %zu bytes are needed", need);
+        PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
         PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, ws, (int64_t)need),
                    "decode: lse overlaps the workspace");
     }
@@ -399,8 +404,8 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->lse = p->lse;
     kp->lse_hs = ls.head;
     kp->lse_ts = ls.token;
-    kp->k_scale = kv->k_scale;
-    kp->v_scale = kv->v_scale;
+    kp->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
+    kp->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
     kp->scale_hs = kv->scales_per_head ? 1 : 0;
     kp->q_dtype = (int32_t)p->q_dtype;
     kp->cache_dtype = (int32_t)kv->dtype;

@@ -15,11 +15,13 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     }
     pa_rg_ws_layout wl;
     pa_rg_ws_layout_make(p, &wl);
-    PA_REQUIRE(workspace != NULL, "ragged: workspace is NULL (pa_ragged_workspace_size gives the size)");
-    PA_REQUIRE(((uintptr_t)workspace & 255u) == 0, "ragged: workspace must be 256-byte aligned");
+    /* The size first, as the decode and mixed entries: a short workspace is
+     * PA_ERR_WORKSPACE_TOO_SMALL whatever its pointer (ragged.h). */
     if ((int64_t)workspace_bytes < wl.total)
         return pa_fail(PA_ERR_WORKSPACE_TOO_SMALL, "ragged: workspace of %zu bytes; this problem needs %lld",
                        workspace_bytes, (long long)wl.total);
+    PA_REQUIRE(workspace != NULL, "ragged: workspace is NULL (pa_ragged_workspace_size gives the size)");
+    PA_REQUIRE(((uintptr_t)workspace & 255u) == 0, "ragged: workspace must be 256-byte aligned");
     PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, workspace, wl.total), "ragged: lse overlaps the workspace");
 
     pa_rg_launch l;

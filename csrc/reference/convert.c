@@ -24,11 +24,13 @@ pa_status pa_convert_validate(void *dst, pa_dtype dst_dtype, const void *src, pa
 pa_status pa_ref_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n,
                          const float *scale) {
     PA_TRY(pa_convert_validate(dst, dst_dtype, src, src_dtype, n));
-    const float s = scale ? *scale : 1.0f;
+    /* convert.h: the scale applies where either side is fp8 and is ignored
+     * (not read) otherwise. */
+    const int applies = pa_dtype_is_fp8(src_dtype) || pa_dtype_is_fp8(dst_dtype);
+    const float s = applies && scale ? *scale : 1.0f;
     /* As the caches' scales (pa_check_host_kv_scales): where it applies, a
      * scale that is not finite and positive would write NaN or flipped values. */
-    PA_REQUIRE(!(pa_dtype_is_fp8(src_dtype) || pa_dtype_is_fp8(dst_dtype)) || (isfinite(s) && s > 0.0f),
-               "convert: scale = %g must be finite and > 0", (double)s);
+    PA_REQUIRE(!applies || (isfinite(s) && s > 0.0f), "convert: scale = %g must be finite and > 0", (double)s);
     for (int64_t i = 0; i < n; i++) {
         float v = pa_load_as_float(src_dtype, src, (size_t)i);
         if (pa_dtype_is_fp8(src_dtype))

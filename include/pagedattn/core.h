@@ -71,7 +71,8 @@ PA_API size_t pa_dtype_size(pa_dtype t);      /* 0 for an unknown dtype */
 PA_API const char *pa_dtype_name(pa_dtype t); /* "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2" */
 /* Parses the names above plus vLLM's spellings ("auto" is not a dtype: the
  * caller resolves it; "fp8" means e4m3, "float16", "half", "bfloat16",
- * "float32", "float"). Returns PA_ERR_INVALID_ARGUMENT for anything else. */
+ * "float32", "float") and the fp8 formats' bare names "e4m3" and "e5m2".
+ * Case-sensitive. Returns PA_ERR_INVALID_ARGUMENT for anything else. */
 PA_API pa_status pa_dtype_from_name(const char *name, pa_dtype *out);
 PA_API int pa_dtype_is_fp8(pa_dtype t);
 

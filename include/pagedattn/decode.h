@@ -24,7 +24,9 @@ typedef struct pa_decode_params {
     int32_t num_seqs;
     int32_t num_heads;   /* query heads; a multiple of kv.num_kv_heads */
     int32_t max_seq_len; /* host-side upper bound on seq_lens (sizes the grid); at most
-                          * 2^31 - 257 (int32 key positions plus a tile) */
+                          * 2^31 - 257 (int32 key positions plus a tile); v2 (and its
+                          * workspace query) at most 65535 x 512 = 33553920, one grid
+                          * row a partition */
     /* softmax scale, usually 1/sqrt(head_size); any finite value (negative and 0
      * too). The logits (scale x q.k, in nats) should stay below about 5e6 in
      * magnitude, far past any model's: beyond it the f32 logit's own rounding
@@ -188,7 +190,9 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  * return 0 for num_seqs == 0). A zeroed q_dtype (PA_DTYPE_F32) sizes tmp_out
  * for f32, which serves any query dtype; f16 and bf16 need half of it (since
  * 2026-11-29). A workspace smaller than asked for gives
- * PA_ERR_WORKSPACE_TOO_SMALL and nothing is launched. */
+ * PA_ERR_WORKSPACE_TOO_SMALL, whatever its pointer (NULL too), and nothing is
+ * launched; one large enough must be non-NULL and 16-byte aligned
+ * (PA_ERR_INVALID_ARGUMENT). */
 PA_API pa_status pa_paged_attention_v1(const pa_decode_params *p, pa_stream stream);
 
 PA_API pa_status pa_paged_attention_v2_workspace_size(const pa_decode_params *p, size_t *bytes);

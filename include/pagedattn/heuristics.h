@@ -141,8 +141,9 @@ PA_API pa_status pa_set_kv_cache_layout(const char *name);
 
 /* The flash KV layout to use (PA_LAYOUT_FLASH_NHD or PA_LAYOUT_FLASH_HND), by
  * precedence: the override set above; else the environment variable
- * PAGEDATTN_KV_CACHE_LAYOUT ("NHD"/"HND", read at every call; empty counts as
- * unset; any other value is PA_ERR_INVALID_ARGUMENT, never ignored); else NHD. */
+ * PAGEDATTN_KV_CACHE_LAYOUT (the setter's names: "NHD"/"HND", or "nhd"/"hnd";
+ * read at every call; empty counts as unset; any other value is
+ * PA_ERR_INVALID_ARGUMENT, never ignored); else NHD. */
 PA_API pa_status pa_get_kv_cache_layout(pa_kv_layout *out);
 
 #ifdef __cplusplus

@@ -262,8 +262,9 @@ PA_API int pa_prefill_hopper_available(void);
  * are decodes of one token each, whose K/V is already in the cache (write it
  * with pa_reshape_and_cache first, as vLLM does). The prefill part runs on the
  * context-attention kernel and the decode part on pa_paged_attention_decode, so
- * the shape must suit both (head and block sizes the decode op supports) and
- * both parts are validated before either is launched. Its lse (optional) is
+ * a batch with decode tokens must suit both (head and block sizes the decode
+ * op supports; a batch of prefills alone is held to context attention's rules
+ * only), and both parts are validated before either is launched. Its lse (optional) is
  * the prefill entries' over all of the batch's tokens, [num_heads,
  * num_prefill_tokens + num_decode_tokens] by default: the prefill rows' as
  * context attention writes them, then each decode sequence's as decode does,
@@ -300,7 +301,10 @@ typedef struct pa_mixed_attention_params {
 PA_API pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p);
 /* Bytes of device scratch pa_mixed_attention needs (the decode part's). */
 PA_API pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, size_t *bytes);
-/* Two launches on `stream` (prefill part, then decode part). */
+/* Two launches on `stream` (prefill part, then decode part). The workspace
+ * is checked as the decode entry's: PA_ERR_WORKSPACE_TOO_SMALL when shorter
+ * than pa_mixed_attention_workspace_size, whatever the pointer; when the
+ * decode part needs any, non-NULL and 16-byte aligned. */
 PA_API pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace, size_t workspace_bytes,
                                     pa_stream stream);
 /* CPU reference: pa_ref_context_attention on the prefills, pa_ref_paged_decode on the decodes. */

@@ -162,7 +162,9 @@ PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *byt
  * pointer in p is device memory, num_seqs included). workspace: device memory
  * of at least pa_ragged_workspace_size bytes, 256-byte aligned, not shared with
  * a concurrent launch; its contents need no initialisation.
- * PA_ERR_WORKSPACE_TOO_SMALL when workspace_bytes is short. An empty batch
+ * PA_ERR_WORKSPACE_TOO_SMALL when workspace_bytes is short, whatever the
+ * pointer (NULL too); PA_ERR_INVALID_ARGUMENT when it is long enough but NULL
+ * or not 256-byte aligned. An empty batch
  * (max_num_seqs or max_num_batched_tokens 0, the other >= 0) is a no-op here
  * and in the reference, as an empty batch is in the other ops: the sizes,
  * dtypes, cache (kv.key too) and options are validated, but no other pointer

@@ -1384,13 +1384,14 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     v.k_scale = (const float *)(b + 2);
     v.dtype = PA_DTYPE_FP8_E4M3;
     assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_INVALID_ARGUMENT, "k_scale");
-    v.k_scale = NULL;
-    v.dtype = PA_DTYPE_F16;
+    v.dtype = PA_DTYPE_F16; /* kv_cache.h: not fp8, so its scales are neither read nor checked */
+    v.v_scale = (const float *)(b + 1);
     v.layout = PA_LAYOUT_FLASH_NHD;
     v.num_blocks = 1;
     v.block_size = 1;
     v.num_kv_heads = 1 << 20; /* 2^26-element rows: a valid cache, past the launchers' int arithmetic */
     assert_fail(pa_reshape_and_cache(&mis, bogus, &v, NULL), PA_ERR_UNSUPPORTED, "2^24");
+    v.k_scale = v.v_scale = NULL;
     c.layout = PA_LAYOUT_COMBINED;
     c.value = NULL;
     assert_fail(pa_kv_cache_update(b + 1, PA_DTYPE_F16, 4, 0, bogus, bogus, 8, &c, NULL), PA_ERR_INVALID_ARGUMENT,

@@ -1513,6 +1513,9 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
     void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
     if (short_ws && ws > 0) {
         cr_assert_eq(pa_mixed_attention(&md, dws, ws - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+        /* short is short whatever the pointer, as in the decode and ragged entries */
+        cr_assert_eq(pa_mixed_attention(&md, NULL, 0, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+        cr_assert_eq(pa_mixed_attention(&md, (char *)dws + 8, ws - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
         /* a NULL or misaligned workspace of the right size, and no place for the size (nothing launched) */
         cr_assert_eq(pa_mixed_attention(&md, NULL, ws, NULL), PA_ERR_INVALID_ARGUMENT);
         cr_assert(strstr(pa_last_error(), "workspace must be non-NULL and 16-byte aligned"), "%s", pa_last_error());
@@ -2868,6 +2871,19 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "sinks") != NULL, "message: %s", pa_last_error());
     p.sinks = NULL;
+    {
+        /* kv_cache.h: a cache that is not fp8 reads neither scale, so neither is
+         * checked; an fp8 cache's must be float-aligned. No queries: nothing
+         * launches once the pointers pass. */
+        pa_context_attention_params s = p;
+        s.max_query_len = 0;
+        s.kv.k_scale = (const float *)(buf + 2);
+        s.kv.v_scale = (const float *)(buf + 1);
+        cr_assert_eq(pa_context_attention(&s, NULL), PA_SUCCESS, "%s", pa_last_error());
+        s.kv.dtype = PA_DTYPE_FP8_E4M3;
+        cr_assert_eq(pa_context_attention(&s, NULL), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "kv.k_scale") != NULL, "message: %s", pa_last_error());
+    }
     p.k_stride = (int64_t)1 << 62; /* rows 2^62 elements apart: the last one's offset wraps int64 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "key of 4 rows") != NULL, "message: %s", pa_last_error());

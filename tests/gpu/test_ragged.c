@@ -1850,6 +1850,10 @@ Test(ragged_bad_gpu, rejected_before_launch) {
     p.kv.dtype = PA_DTYPE_FP8_E4M3;
     p.kv.v_scale = (const float *)odd;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "kv.v_scale (");
+    /* kv_cache.h: a cache that is not fp8 reads neither scale, so neither is checked */
+    p.kv.dtype = PA_DTYPE_BF16;
+    p.kv.k_scale = (const float *)(odd + 1);
+    cr_assert_eq(pa_ragged_validate(&p), PA_SUCCESS, "%s", pa_last_error());
     p = host_only_params();
     p.kv.num_kv_heads = 1;
     p.num_q_heads = 128;
@@ -1962,6 +1966,10 @@ Test(ragged_bad_gpu, workspace_checks) {
     static char ws[1 << 16] __attribute__((aligned(256)));
     cr_assert(need > 0);
     cr_assert_eq(pa_ragged_paged_attention(&p, ws, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    /* ragged.h: short is PA_ERR_WORKSPACE_TOO_SMALL whatever the pointer, as
+     * in the decode and mixed entries */
+    cr_assert_eq(pa_ragged_paged_attention(&p, NULL, 0, NULL), PA_ERR_WORKSPACE_TOO_SMALL, "%s", pa_last_error());
+    cr_assert_eq(pa_ragged_paged_attention(&p, ws + 16, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
     cr_assert_eq(pa_ragged_paged_attention(&p, NULL, need, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_ragged_paged_attention(&p, ws + 16, need, NULL), PA_ERR_INVALID_ARGUMENT);
 }

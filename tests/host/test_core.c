@@ -42,6 +42,24 @@ Test(core, dtype_sizes_and_names_round_trip) {
     cr_assert_eq(d, PA_DTYPE_FP8_E4M3);
     cr_assert_eq(pa_dtype_from_name("bfloat16", &d), PA_SUCCESS);
     cr_assert_eq(d, PA_DTYPE_BF16);
+    /* core.h's whole list of other spellings, each to its dtype */
+    static const struct {
+        const char *name;
+        pa_dtype t;
+    } more[] = {{"float32", PA_DTYPE_F32}, {"float", PA_DTYPE_F32},     {"float16", PA_DTYPE_F16},
+                {"half", PA_DTYPE_F16},    {"e4m3", PA_DTYPE_FP8_E4M3}, {"e5m2", PA_DTYPE_FP8_E5M2}};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        d = (pa_dtype)77;
+        cr_assert_eq(pa_dtype_from_name(more[i].name, &d), PA_SUCCESS, "%s", more[i].name);
+        cr_assert_eq(d, more[i].t, "%s", more[i].name);
+    }
+    /* and nothing else: vLLM's "auto", other cases, fp8 names it does not take */
+    static const char *const bad[] = {"auto", "F16", "Float16", "fp8_e4m3fn", "e4m3fn", "fp16", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        d = (pa_dtype)77;
+        cr_assert_eq(pa_dtype_from_name(bad[i], &d), PA_ERR_INVALID_ARGUMENT, "'%s'", bad[i]);
+        cr_assert_eq((int)d, 77, "'%s'", bad[i]);
+    }
 }
 
 Test(core, unknown_dtype_name_is_invalid_with_message) {

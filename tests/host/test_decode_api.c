@@ -159,8 +159,13 @@ Test(decode_validate, gpu_parameter_block_checks) {
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, &need), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(need, 0);
     cr_assert_eq(kp.max_splits, 1);
-    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
+    /* decode.h: a short workspace is PA_ERR_WORKSPACE_TOO_SMALL whatever its
+     * pointer, as the mixed and ragged entries have it; one long enough must
+     * be non-NULL and aligned. */
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_WORKSPACE_TOO_SMALL);
     cr_assert_eq(need, expected_ws(3 * 16 * 2, 128));
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake + 8, need - 1, &kp, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, need, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake, need - 1, &kp, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake + 8, need, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, fake, need, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
@@ -170,6 +175,21 @@ Test(decode_validate, gpu_parameter_block_checks) {
     cr_assert_eq((uintptr_t)kp.exp_sums, (uintptr_t)fake + (uintptr_t)r256(3 * 16 * 2 * 128 * 2));
     cr_assert_eq((uintptr_t)kp.max_logits, (uintptr_t)kp.exp_sums + (uintptr_t)r256(3 * 16 * 2 * 4));
     cr_assert_eq(pa_dec_kparams_make(&p, 7, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    /* kv_cache.h: a cache that is not fp8 reads neither scale, so neither is
+     * checked nor reaches the kernel; an fp8 cache's must be float-aligned */
+    {
+        pa_decode_params s = p;
+        s.kv.k_scale = (const float *)(fake + 2);
+        s.kv.v_scale = (const float *)(fake + 1);
+        cr_assert_eq(pa_dec_kparams_make(&s, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert(kp.k_scale == NULL && kp.v_scale == NULL);
+        s.kv.dtype = PA_DTYPE_FP8_E4M3;
+        cr_assert_eq(pa_dec_kparams_make(&s, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "kv.k_scale"), "%s", pa_last_error());
+        s.kv.k_scale = s.kv.v_scale = (const float *)(fake + 4);
+        cr_assert_eq(pa_dec_kparams_make(&s, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert(kp.k_scale == (const float *)(fake + 4) && kp.v_scale == (const float *)(fake + 4));
+    }
 
     pa_decode_params q = p;
     q.out = fake + 1;
@@ -557,8 +577,20 @@ Test(decode_validate, each_remaining_refusal_names_its_field) {
     p = params(1, 8, 8, 128, 16, 1 << 25);
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "needs 65536 splits; at most 65535 (grid y)"), "%s", pa_last_error());
+    /* the size query refuses what the launch would (decode.h's max_seq_len);
+     * the recommended entry's splits are capped, so it sizes any length */
+    b = 7;
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "needs 65536 splits; at most 65535 (grid y)"), "%s", pa_last_error());
+    cr_assert_eq(b, 7);
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    p.max_seq_len = INT32_MAX - 256;
+    cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
     p = params(1, 8, 8, 128, 16, (1 << 25) - 512);
-    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(need, b);
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, need, &kp, &need), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "workspace is NULL"), "%s", pa_last_error());
 
     /* 2^17 sequences x 2^14 heads: 2^31 (sequence, head) pairs */

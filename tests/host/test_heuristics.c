@@ -291,6 +291,48 @@ Test(shapes, element_counts_agree_with_descriptor) {
         }
 }
 
+/* heuristics.h: "the element count must fit in int64" is the count of the
+ * buffer asked for. 2^30 blocks x 2^16 x 2^8 heads x 2^8 = 2^62 elements: a
+ * key or value buffer fits (as pa_kv_cache_elements sizes it), the pair
+ * (2^63) does not, and the combined layout's one buffer, K and V, neither. */
+Test(shapes, element_count_at_the_int64_edge) {
+    int64_t dims[PA_MAX_SHAPE_RANK];
+    int32_t r = 0;
+    const int32_t nb = 1 << 30, bs = 1 << 16, h = 1 << 8, d = 1 << 8;
+    for (int l = PA_LAYOUT_VLLM; l <= PA_LAYOUT_FLASH_HND; l++)
+        for (int part = PA_KV_SHAPE_KEY; part <= PA_KV_SHAPE_VALUE; part++) {
+            CHK_EQ(
+                pa_kv_cache_shape((pa_kv_layout)l, PA_DTYPE_FP8_E4M3, nb, bs, h, d, (pa_kv_shape_part)part, dims, &r),
+                PA_SUCCESS, "layout %d part %d: %s", l, part, pa_last_error());
+            int64_t prod = 1;
+            for (int i = 0; i < r; i++)
+                prod *= dims[i];
+            CHK_EQ(prod, (int64_t)1 << 62, "layout %d part %d", l, part);
+            CHK_EQ(pa_kv_cache_shape((pa_kv_layout)l, PA_DTYPE_FP8_E4M3, nb, bs, h, d, PA_KV_SHAPE_PAIR, dims, &r),
+                   PA_ERR_INVALID_ARGUMENT, "layout %d pair", l);
+            CHK(strstr(pa_last_error(), "overflows int64") != NULL, "%s", pa_last_error());
+        }
+    CHK_EQ(pa_kv_cache_shape(PA_LAYOUT_COMBINED, PA_DTYPE_FP8_E4M3, nb, bs, h, d, PA_KV_SHAPE_KEY, dims, &r),
+           PA_ERR_INVALID_ARGUMENT);
+    CHK_EQ(pa_kv_cache_shape(PA_LAYOUT_COMBINED, PA_DTYPE_FP8_E4M3, nb >> 1, bs, h, d, PA_KV_SHAPE_KEY, dims, &r),
+           PA_SUCCESS, "%s", pa_last_error());
+    /* the descriptor agrees: the same cache's key buffer is 2^62 elements */
+    static char dummy[16];
+    pa_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.layout = PA_LAYOUT_FLASH_NHD;
+    c.dtype = PA_DTYPE_FP8_E4M3;
+    c.key = dummy;
+    c.value = dummy + 8;
+    c.num_blocks = nb;
+    c.block_size = bs;
+    c.num_kv_heads = h;
+    c.head_size = d;
+    int64_t ke = 0, ve = 0;
+    CHK_EQ(pa_kv_cache_elements(&c, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(ke, (int64_t)1 << 62);
+}
+
 Test(shapes, bad_input) {
     int64_t dims[PA_MAX_SHAPE_RANK] = {-7, -7, -7, -7, -7, -7};
     int32_t r = -7;
@@ -477,6 +519,14 @@ Test(kv_layout_choice, default_env_and_override) {
     setenv("PAGEDATTN_KV_CACHE_LAYOUT", "HND", 1);
     CHK_EQ(pa_get_kv_cache_layout(&l), PA_SUCCESS);
     CHK_EQ(l, PA_LAYOUT_FLASH_HND);
+    setenv("PAGEDATTN_KV_CACHE_LAYOUT", "nhd", 1); /* the setter's names, lower case too */
+    CHK_EQ(pa_get_kv_cache_layout(&l), PA_SUCCESS);
+    CHK_EQ(l, PA_LAYOUT_FLASH_NHD);
+    setenv("PAGEDATTN_KV_CACHE_LAYOUT", "hnd", 1);
+    CHK_EQ(pa_get_kv_cache_layout(&l), PA_SUCCESS);
+    CHK_EQ(l, PA_LAYOUT_FLASH_HND);
+    setenv("PAGEDATTN_KV_CACHE_LAYOUT", "Hnd", 1); /* not a name */
+    CHK_EQ(pa_get_kv_cache_layout(&l), PA_ERR_INVALID_ARGUMENT);
     setenv("PAGEDATTN_KV_CACHE_LAYOUT", "", 1); /* empty = unset */
     CHK_EQ(pa_get_kv_cache_layout(&l), PA_SUCCESS);
     CHK_EQ(l, PA_LAYOUT_FLASH_NHD);
