@@ -1869,9 +1869,11 @@ void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const ch
     run_now(grid, block, smem, body);
     // A kernel's static bytes are known once it has run (its layout, laid out
     // at first use): a launch whose dynamic and static bytes together pass the
-    // device's opt-in limit fails, as the device would have refused it (after
-    // the fact the first time; run_grid refuses it before, later).
-    if (smem + g_static->used > (size_t)smem_optin())
+    // device's opt-in limit, or 48 KB without cudaFuncSetAttribute, fails, as
+    // the device would have refused it (after the fact the first time;
+    // run_grid refuses it before, later).
+    const bool attr = max_dyn_smem.find(kernel) != max_dyn_smem.end();
+    if (smem + g_static->used > (size_t)smem_optin() || (!attr && smem + g_static->used > 48 * 1024))
         fail(cudaErrorInvalidValue);
     grid_end(stream);
     if (pa_prof_launch)
@@ -1886,9 +1888,13 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
         fail(cudaErrorInvalidConfiguration);
         return;
     }
+    // As on the device: without cudaFuncSetAttribute a CTA's static and dynamic
+    // bytes together stay within 48 KB (the attribute's default is 48 KB less
+    // the static bytes); with it, the dynamic bytes within the attribute.
     const auto it = max_dyn_smem.find(kernel);
-    const size_t allowed = it != max_dyn_smem.end() ? (size_t)it->second : 48 * 1024;
-    if (smem > allowed || smem + known_static_bytes(kernel) > (size_t)smem_optin()) {
+    const size_t static_bytes = known_static_bytes(kernel);
+    const bool over = it != max_dyn_smem.end() ? smem > (size_t)it->second : smem + static_bytes > 48 * 1024;
+    if (over || smem + static_bytes > (size_t)smem_optin()) {
         fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
         return;
     }

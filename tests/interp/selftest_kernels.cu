@@ -34,6 +34,17 @@ __global__ void dynamic_smem_first_read(uint32_t *out) {
     }
 }
 
+// 4 KiB of static shared memory beside the dynamic bytes the launch asks for.
+__global__ void static_and_dynamic_smem(uint32_t *out) {
+    PA_STATIC_SMEM(s_words, uint32_t[1024]);
+    PA_DYNAMIC_SMEM(uint32_t, s);
+    if (threadIdx.x == 0) {
+        s_words[1023] = 1u;
+        s[0] = 2u;
+        out[blockIdx.x] = s_words[1023] + s[0];
+    }
+}
+
 __global__ void barrier_in_two_places(int *out) {
     if (threadIdx.x < 16)
         __syncthreads();
@@ -406,6 +417,16 @@ cudaError_t pa_selftest_static_smem_template(uint32_t *out, int ctas) {
 }
 cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas) {
     PA_LAUNCH(dim3(ctas), dim3(32), 64, nullptr, dynamic_smem_first_read)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_static_and_dynamic_smem(uint32_t *out, int dyn_bytes, int attr_bytes) {
+    if (attr_bytes > 0) {
+        const cudaError_t e =
+            cudaFuncSetAttribute(static_and_dynamic_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, attr_bytes);
+        if (e != cudaSuccess)
+            return e;
+    }
+    PA_LAUNCH(dim3(1), dim3(32), (size_t)dyn_bytes, nullptr, static_and_dynamic_smem)(out);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_barrier_in_two_places(int *out) {

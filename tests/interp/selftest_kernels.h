@@ -9,6 +9,10 @@ extern "C" {
 cudaError_t pa_selftest_static_smem(uint32_t *out, int ctas);
 cudaError_t pa_selftest_static_smem_template(uint32_t *out, int ctas);
 cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas);
+/* One CTA of a kernel with 4 KiB of static shared memory and dyn_bytes of
+ * dynamic; attr_bytes > 0 sets its cudaFuncAttributeMaxDynamicSharedMemorySize
+ * first (which stays set for later calls). */
+cudaError_t pa_selftest_static_and_dynamic_smem(uint32_t *out, int dyn_bytes, int attr_bytes);
 cudaError_t pa_selftest_barrier_in_two_places(int *out);
 cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered);
 cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);

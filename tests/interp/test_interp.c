@@ -55,6 +55,25 @@ Test(interp, dynamic_smem_is_poisoned_in_every_cta) {
     cudaFree(out);
 }
 
+/* As on the device: without cudaFuncSetAttribute a CTA's static and dynamic
+ * shared memory together stay within 48 KB (the attribute's default is 48 KB
+ * less the static bytes); the attribute lifts the dynamic bytes' limit. The
+ * first launch of the kernel learns its static bytes as it runs, and fails
+ * after the fact; the next is refused before it runs. */
+Test(interp, static_and_dynamic_smem_share_48_kb_without_the_attribute) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 44 * 1024, 0), cudaSuccess);
+    cr_assert_eq(out[0], 3u);
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 44 * 1024 + 4, 0), cudaErrorInvalidValue);
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 48 * 1024, 0), cudaErrorInvalidValue);
+    out[0] = 0;
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 48 * 1024, 48 * 1024), cudaSuccess);
+    cr_assert_eq(out[0], 3u);
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 48 * 1024 + 4, 0), cudaErrorInvalidValue,
+                 "past the attribute's 48 KB");
+    cudaFree(out);
+}
+
 /* A launch the device would refuse fails with the runtime's error, by its
  * runtime name and message (the library's errors quote both), and the error
  * is cleared once read. */
