@@ -12,7 +12,8 @@ the CUDA device.
 """
 from . import _abi, host, ops
 from ._lib import CudaError, lib, lib_path
-from .host import (CommonAttentionMetadata, build_common_attention_metadata, decode_plan, get_min_page_size,
+from .host import (SLOT_MAPPING_DTYPE, CommonAttentionMetadata, build_common_attention_metadata, decode_plan,
+                   get_min_page_size,
                    get_page_size, kv_update_slices, kv_update_slices_upper_bound, make_local_attention_virtual_batches,
                    reorder_batch_to_split_decodes_and_prefills, reorder_num_scheduled_tokens,
                    split_decodes_and_prefills, use_paged_attention_v1)
@@ -30,7 +31,8 @@ def device_count():
 
 
 def device_info(device=0):
-    """The library's view of CUDA device `device` as a dict (CudaError without one)."""
+    """The library's view of CUDA device `device` as a dict (CudaError without one; ValueError for an
+    index that is negative or past the devices)."""
     import ctypes
     from ._lib import check
     p = _abi.DeviceProps()

@@ -1,6 +1,6 @@
 """ctypes mirrors of the public C structs (include/pagedattn/*.h), x86-64 / aarch64 LP64.
 
-Each mirror lists the C fields in order with the same types. check_abi(lib)
+Each mirror lists the C fields in order with the same types. abi_mismatches(lib)
 compares ctypes.sizeof and every field offset with what the loaded library
 reports through pa_abi_sizeof / pa_abi_offsetof (csrc/core/abi.c), so a header
 change that is not made here fails loudly at import instead of drifting.

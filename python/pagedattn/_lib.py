@@ -125,8 +125,10 @@ class CudaError(RuntimeError):
 
 def check(status, what):
     """Raises the documented exception for a pa_status other than PA_SUCCESS:
-    ValueError for PA_ERR_INVALID_ARGUMENT, NotImplementedError for
-    PA_ERR_UNSUPPORTED, RuntimeError (CudaError for CUDA and no-device) otherwise.
+    ValueError for PA_ERR_INVALID_ARGUMENT and PA_ERR_WORKSPACE_TOO_SMALL (a
+    caller's workspace short of the op's size: bad input, as ops.py says),
+    NotImplementedError for PA_ERR_UNSUPPORTED, RuntimeError (CudaError for CUDA
+    and no-device) otherwise.
     The text is `what: <pa_last_error()>` (the library's text alone where it already
     starts with `what:`)."""
     if status == A.PA_SUCCESS:
@@ -134,7 +136,7 @@ def check(status, what):
     detail = (lib.pa_last_error() or b"").decode(errors="replace")
     name = (lib.pa_status_string(status) or b"?").decode()
     msg = detail if detail.startswith(f"{what}: ") else f"{what}: {detail}" if detail else f"{what}: {name}"
-    if status == A.PA_ERR_INVALID_ARGUMENT:
+    if status in (A.PA_ERR_INVALID_ARGUMENT, A.PA_ERR_WORKSPACE_TOO_SMALL):
         raise ValueError(msg)
     if status == A.PA_ERR_UNSUPPORTED:
         raise NotImplementedError(msg)

@@ -12,8 +12,10 @@ allocates itself (workspace, scale scalars from Python / NumPy numbers, outputs 
 creates, copy_blocks' pointer arrays) is allocated with that stream current
 (torch, cupy), so it is ready before the op's kernels and reused only after.
 Shapes, strides, dtypes and devices are checked before the C call; bad input
-raises ValueError (invalid argument), NotImplementedError (valid but unsupported
-configuration), TypeError (no DLPack, None for a required tensor, a DLPack device
+raises ValueError (invalid argument, a caller's workspace shorter than the op's
+size, a tensor another argument makes required given as None: context_attention_fwd's
+k and v without cache_only), NotImplementedError (valid but unsupported
+configuration), TypeError (no DLPack, None for a tensor the op always needs, a DLPack device
 other than CPU / CUDA) or RuntimeError (a CUDA failure), and nothing is written.
 Where a view may be strided, its strides must be positive: a broadcast dimension
 (stride 0, e.g. torch's expand) or a reversed one is a ValueError. Block tables
@@ -172,8 +174,9 @@ def _fill_scales(op, cache, kc_view, k_scale, v_scale, keep):
         cache.k_scale = None if kv_ is None else kv_.ptr
         cache.v_scale = None if vv_ is None else vv_.ptr
         kn, vn = (1 if v is None else v.numel for v in (kv_, vv_))
-        if nh > 1 and (kn > 1) != (vn > 1) and kv_ is not None and vv_ is not None:
-            raise ValueError(f"{op}: k_scale holds {kn} floats and v_scale {vn}: give one of each, or one per KV "
+        if nh > 1 and (kn > 1) != (vn > 1):  # None counts as one scale (1.0): per head is for both
+            kd, vd = ("None" if v is None else f"{v.numel} float(s)" for v in (kv_, vv_))
+            raise ValueError(f"{op}: k_scale is {kd} and v_scale {vd}: give one of each, or one per KV "
                              f"head ({nh}) for both")
         cache.scales_per_head = 1 if nh > 1 and (kn > 1 or vn > 1) else 0
 
@@ -653,6 +656,8 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     the same), so a graph should capture pa_copy_blocks through the C API.
     """
     op = "copy_blocks"
+    if key_caches is None:
+        raise TypeError(f"{op}: key_caches is None; expected a list of tensors")
     if not key_caches:
         raise ValueError(f"{op}: key_caches is empty")
     value_caches = list(value_caches or [])

@@ -822,11 +822,12 @@ def test_scale_tensor_on_another_device_refused():
 def test_status_codes_become_the_documented_exceptions():
     """pa_status (include/pagedattn/core.h: 1 invalid argument, 2 unsupported, 3 no device,
     4 CUDA, 5 workspace too small, 6 internal) -> ValueError, NotImplementedError, CudaError
-    (no device and CUDA), RuntimeError (the rest); 0 raises nothing."""
+    (no device and CUDA), ValueError for a short workspace (the caller's bad input, as ops.py
+    says), RuntimeError (the rest); 0 raises nothing."""
     from pagedattn._lib import check
     assert check(0, "op") is None
     for status, exc in ((1, ValueError), (2, NotImplementedError), (3, pa.CudaError), (4, pa.CudaError),
-                        (5, RuntimeError), (6, RuntimeError)):
+                        (5, ValueError), (6, RuntimeError)):
         with pytest.raises(Exception) as e:
             check(status, "op")
         assert type(e.value) is exc, (status, type(e.value))
@@ -834,6 +835,41 @@ def test_status_codes_become_the_documented_exceptions():
     if pa.device_count() == 0:
         with pytest.raises(pa.CudaError, match="device_info: "):
             pa.device_info(0)
+    with pytest.raises(ValueError, match="device_info: "):  # as its docstring says
+        pa.device_info(-1)
+
+
+def test_short_workspace_is_a_value_error():
+    """A caller's workspace shorter than the op's size is bad input: ValueError, as ops.py says
+    (it was the RuntimeError ops.py keeps for CUDA failures), before anything runs."""
+    p = decode_problem()
+    p["max_seq_len"] = 600  # three splits: a workspace is needed
+    p["block_tables"] = np.pad(p["block_tables"], ((0, 0), (0, 37)))  # 38 blocks of 16 a row
+    need = pa.paged_attention_workspace_size(2, 4, 2, 32, 600, dtype=np.float32)
+    assert need > 16
+    on0 = {k: FakeCuda(v) if isinstance(v, np.ndarray) else v for k, v in p.items()}
+    with pytest.raises(ValueError, match=f"workspace of 16 bytes; {need} needed"):
+        pa.paged_attention_decode(**on0, workspace=FakeCuda(np.zeros(16, np.uint8)))
+    untouched(p)
+
+
+def test_star_import_and_all_agree():
+    """Every name in pagedattn.__all__ is in the package (`from pagedattn import *` raised
+    AttributeError on SLOT_MAPPING_DTYPE, which host.__all__ names and the package lacked)."""
+    ns = {}
+    exec("from pagedattn import *", ns)
+    missing = [n for n in pa.__all__ if n not in ns]
+    assert not missing, missing
+    assert pa.SLOT_MAPPING_DTYPE == np.dtype(np.int64)
+
+
+def test_none_for_a_list_of_caches_is_a_type_error():
+    """ops.py: None for a tensor an op always needs is a TypeError (copy_blocks said "key_caches is
+    empty", a ValueError); an empty list stays a ValueError."""
+    with pytest.raises(TypeError, match="copy_blocks: key_caches is None"):
+        pa.copy_blocks(None, None, np.zeros((0, 2), np.int64))
+    with pytest.raises(ValueError, match="copy_blocks: key_caches is empty"):
+        pa.copy_blocks([], None, np.zeros((0, 2), np.int64))
 
 
 def test_int32_bounds_are_inclusive():

@@ -167,6 +167,14 @@ def test_fp8_scales_per_kv_head():
     with pytest.raises(ValueError, match=r"one float32 or one per KV head \(3\)"):
         pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20, None,
                               "fp8", ks[:2], vs[:2])
+    # one per KV head is for both: a per-head scale beside None (one scale, 1.0) is refused too
+    for k_s, v_s, msg in ((None, vs, "k_scale is None and v_scale 3 float"), (ks, None, "v_scale None")):
+        with pytest.raises(ValueError, match=msg):
+            pa.paged_attention_v1(out, q, kc, vc, KVH, 0.15, pg.block_tables, np.array(lens, np.int32), BS, 20,
+                                  None, "fp8", k_s, v_s)
+        with pytest.raises(ValueError, match=msg):
+            pa.reshape_and_cache_flash(pg.K[0], pg.V[0], kc, vc, np.arange(lens[0], dtype=np.int64), "fp8", k_s,
+                                       v_s)
 
 
 # ---- cache writes -------------------------------------------------------------------------------------------
