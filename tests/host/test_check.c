@@ -102,6 +102,32 @@ Test(check, negative_count_fails) {
     cr_assert_not(pa_compare_with_allowance(a, PA_DTYPE_F32, a, NULL, 0.0, INT64_MIN, (pa_tolerance){1, 1}, NULL));
 }
 
+/* check.h: missing arrays (with n > 0) or an unknown dtype fail, reported as
+ * one mismatch with no index and NaN errors; with n == 0 the arrays are not
+ * needed. */
+Test(check, missing_arrays_or_unknown_dtype_fail) {
+    float a[2] = {1, 2};
+    const pa_tolerance ok = {0.1, 0.1};
+    struct {
+        const void *got;
+        pa_dtype t;
+        const float *ref;
+    } bad[3] = {{NULL, PA_DTYPE_F32, a}, {a, PA_DTYPE_F32, NULL}, {a, (pa_dtype)9, a}};
+    for (int i = 0; i < 3; i++) {
+        pa_compare_result r;
+        memset(&r, 0x5a, sizeof r);
+        cr_assert_not(pa_compare(bad[i].got, bad[i].t, bad[i].ref, 2, ok, &r), "case %d", i);
+        cr_assert_eq(r.mismatches, 1, "case %d", i);
+        cr_assert(isnan(r.max_abs_err) && isnan(r.max_rel_err), "case %d", i);
+        for (int k = 0; k < 8; k++)
+            cr_assert_eq(r.first_bad[k], -1, "case %d: first_bad[%d] = %lld", i, k, (long long)r.first_bad[k]);
+        cr_assert_not(pa_compare_with_allowance(bad[i].got, bad[i].t, bad[i].ref, NULL, 0.0, 2, ok, NULL), "case %d",
+                      i);
+    }
+    cr_assert(pa_compare(NULL, PA_DTYPE_F32, NULL, 0, ok, NULL));
+    cr_assert_not(pa_compare(NULL, (pa_dtype)9, NULL, 0, ok, NULL));
+}
+
 Test(check, nan_or_negative_tolerances_fail) {
     /* Identical arrays, so only the tolerance can make it fail. */
     float a[2] = {1, 2}, inf[2] = {INFINITY, -INFINITY};

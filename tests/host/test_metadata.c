@@ -597,6 +597,12 @@ Test(metadata_random, differential_1000_batches_per_function) {
         cr_assert_eq(pa_kv_update_slices_count(&c, r.spb, &cnt, &cntp), PA_SUCCESS);
         cr_assert_eq(cnt, ns);
         cr_assert_eq(cntp, nsp);
+        /* metadata.h: either output may be NULL */
+        cnt = cntp = -1;
+        cr_assert_eq(pa_kv_update_slices_count(&c, r.spb, &cnt, NULL), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert_eq(pa_kv_update_slices_count(&c, r.spb, NULL, &cntp), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert_eq(pa_kv_update_slices_count(&c, r.spb, NULL, NULL), PA_SUCCESS, "%s", pa_last_error());
+        cr_assert(cnt == ns && cntp == nsp);
         int32_t ub = 0;
         cr_assert_eq(pa_kv_update_slices_upper_bound(n, total, r.bs, r.spb, &ub), PA_SUCCESS);
         cr_assert(ub >= nsp, "it %d: upper bound %d < %d", it, ub, nsp);
