@@ -2570,7 +2570,11 @@ Test(decode_api, rejects_bad_input_before_launch) {
     /* workspaces */
     cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
     cr_assert(need > 0);
-    cr_assert_eq(pa_paged_attention_v2(&p, NULL, 0, NULL), PA_ERR_INVALID_ARGUMENT);
+    /* decode.h: short is PA_ERR_WORKSPACE_TOO_SMALL whatever the pointer; long
+     * enough but NULL or misaligned is PA_ERR_INVALID_ARGUMENT */
+    cr_assert_eq(pa_paged_attention_v2(&p, NULL, 0, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert_eq(pa_paged_attention_v2(&p, NULL, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(pa_paged_attention_decode(&p, NULL, 0, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
     cr_assert_eq(pa_paged_attention_v2(&p, buf, need - 1, NULL), PA_ERR_WORKSPACE_TOO_SMALL);
     cr_assert_eq(pa_paged_attention_v2(&p, (char *)buf + 4, need, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
