@@ -25,9 +25,20 @@
 
 namespace pa_dec {
 
+#ifdef PA_INTERPRET
+// Interpret mode checks that every thread of a CTA meets a barrier at the same
+// place: each call's own file and line, not this wrapper's.
+PA_DEC_DEV void bar(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+    ::pa_interp::sync_block(file, line);
+}
+PA_DEC_DEV bool bar_or(bool v, const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return ::pa_interp::sync_or(v, file, line) != 0;
+}
+#else
 PA_DEC_DEV void bar() { __syncthreads(); }
 // A barrier that also tells every thread whether any thread passed true.
 PA_DEC_DEV bool bar_or(bool v) { return __syncthreads_or(v) != 0; }
+#endif
 PA_DEC_DEV float shfl_xor(float v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 PA_DEC_DEV float shfl_idx(float v, int src) { return __shfl_sync(0xffffffffu, v, src); }
 PA_DEC_DEV int64_t shfl_xor_i64(int64_t v, int o) { return __shfl_xor_sync(0xffffffffu, (long long)v, o); }

@@ -71,6 +71,11 @@ __attribute__((weak)) void pa_prof_launch(const void *kernel, const char *name, 
 __attribute__((weak)) void pa_prof_segment_end(int warp);
 }
 
+// The plain build's alignment check (tests/interp/meson.build): a misaligned
+// access aborts, as the interpreter's own detectors do, with the stack that
+// reached it. Read by UndefinedBehaviorSanitizer at start-up where it is linked.
+extern "C" const char *__ubsan_default_options() { return "abort_on_error=1:print_stacktrace=1"; }
+
 #if defined(__x86_64__)
 // The thread switch (switch.S): the callee-saved registers pushed, the stack
 // pointer stored at *save, `load` made the stack pointer, its registers popped.

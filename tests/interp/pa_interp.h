@@ -164,6 +164,16 @@ inline void check_align(const void *p, int n, const char *file, int line) {
         fatal("misaligned vector access", file, line);
 }
 
+// The shuffles and __syncwarp model a whole warp (full mask, width 32), which is
+// all the kernels use; another mask or width would run as if it were full here
+// while the device does something else, so it aborts instead.
+inline int warp_args(unsigned mask, const char *file, int line, int width = 32) {
+    if (mask != 0xffffffffu || width != 32)
+        fatal("a shuffle or __syncwarp with a partial mask or a width other than 32 (not modelled)", file, line);
+    return 32;
+}
+inline unsigned mask_or_full(unsigned mask = 0xffffffffu) { return mask; }
+
 } // namespace pa_interp
 
 #define threadIdx (::pa_interp::thread_idx())
@@ -172,11 +182,17 @@ inline void check_align(const void *p, int n, const char *file, int line) {
 #define gridDim (::pa_interp::grid_dim())
 #define __syncthreads() ::pa_interp::sync_block(__FILE__, __LINE__)
 #define __syncthreads_or(p) ::pa_interp::sync_or((p), __FILE__, __LINE__)
-#define __syncwarp(...) ::pa_interp::sync_warp(__FILE__, __LINE__)
-#define __shfl_xor_sync(mask, v, o, ...) ::pa_interp::shfl((v), 0, (o), 32)
-#define __shfl_sync(mask, v, src, ...) ::pa_interp::shfl((v), 1, (src), 32)
-#define __shfl_up_sync(mask, v, d, ...) ::pa_interp::shfl((v), 2, (d), 32)
-#define __shfl_down_sync(mask, v, d, ...) ::pa_interp::shfl((v), 3, (d), 32)
+#define __syncwarp(...)                                                                                                \
+    ((void)::pa_interp::warp_args(::pa_interp::mask_or_full(__VA_ARGS__), __FILE__, __LINE__),                         \
+     ::pa_interp::sync_warp(__FILE__, __LINE__))
+#define __shfl_xor_sync(mask, v, o, ...)                                                                               \
+    ::pa_interp::shfl((v), 0, (o), ::pa_interp::warp_args((mask), __FILE__, __LINE__ __VA_OPT__(, ) __VA_ARGS__))
+#define __shfl_sync(mask, v, src, ...)                                                                                 \
+    ::pa_interp::shfl((v), 1, (src), ::pa_interp::warp_args((mask), __FILE__, __LINE__ __VA_OPT__(, ) __VA_ARGS__))
+#define __shfl_up_sync(mask, v, d, ...)                                                                                \
+    ::pa_interp::shfl((v), 2, (d), ::pa_interp::warp_args((mask), __FILE__, __LINE__ __VA_OPT__(, ) __VA_ARGS__))
+#define __shfl_down_sync(mask, v, d, ...)                                                                              \
+    ::pa_interp::shfl((v), 3, (d), ::pa_interp::warp_args((mask), __FILE__, __LINE__ __VA_OPT__(, ) __VA_ARGS__))
 #define __ldcg(p) (*(p))
 #define __ldg(p) (*(p))
 #define __threadfence() ::pa_interp::thread_fence()

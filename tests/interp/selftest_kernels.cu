@@ -45,6 +45,29 @@ __global__ void static_and_dynamic_smem(uint32_t *out) {
     }
 }
 
+// A 16-byte vector load from `off` bytes into buf: a misaligned-address fault
+// on the device unless off is a multiple of 16.
+__global__ void vector_load_at(const unsigned char *buf, int off, uint32_t *out) {
+    const uint4 v = *reinterpret_cast<const uint4 *>(buf + off);
+    out[threadIdx.x] = v.x + v.y + v.z + v.w;
+}
+
+// A local array the kernel reads before it writes (a register the device
+// leaves as it finds it).
+__global__ void read_before_write(float *out, int n) {
+    float acc[4];
+    for (int i = n; i < 4; i++)
+        acc[i] = 0.0f;
+    out[threadIdx.x] = acc[0] + acc[1] + acc[2] + acc[3];
+}
+
+// A shuffle among the low half-warp only: `width` 16 when sub, else a mask of 16 lanes.
+__global__ void half_warp_shuffle(int *out, int sub) {
+    const int lane = threadIdx.x & 31;
+    out[threadIdx.x] = sub ? __shfl_xor_sync(0xffffffffu, lane, 1, 16)
+                           : (lane < 16 ? __shfl_xor_sync(0x0000ffffu, lane, 1) : lane ^ 1);
+}
+
 __global__ void barrier_in_two_places(int *out) {
     if (threadIdx.x < 16)
         __syncthreads();
@@ -427,6 +450,18 @@ cudaError_t pa_selftest_static_and_dynamic_smem(uint32_t *out, int dyn_bytes, in
             return e;
     }
     PA_LAUNCH(dim3(1), dim3(32), (size_t)dyn_bytes, nullptr, static_and_dynamic_smem)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_vector_load_at(const unsigned char *buf, int off, uint32_t *out) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, vector_load_at)(buf, off, out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_read_before_write(float *out, int n) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, read_before_write)(out, n);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_half_warp_shuffle(int *out, int sub) {
+    PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, half_warp_shuffle)(out, sub);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_barrier_in_two_places(int *out) {

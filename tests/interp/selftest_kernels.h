@@ -13,6 +13,12 @@ cudaError_t pa_selftest_dynamic_smem(uint32_t *out, int ctas);
  * dynamic; attr_bytes > 0 sets its cudaFuncAttributeMaxDynamicSharedMemorySize
  * first (which stays set for later calls). */
 cudaError_t pa_selftest_static_and_dynamic_smem(uint32_t *out, int dyn_bytes, int attr_bytes);
+/* A warp shuffles among 16 lanes: by width 16 (sub) or by a 16-lane mask. */
+cudaError_t pa_selftest_half_warp_shuffle(int *out, int sub);
+/* One thread loads a uint4 from buf + off. */
+cudaError_t pa_selftest_vector_load_at(const unsigned char *buf, int off, uint32_t *out);
+/* One thread sums a local float[4] of which elements [n, 4) were written. */
+cudaError_t pa_selftest_read_before_write(float *out, int n);
 cudaError_t pa_selftest_barrier_in_two_places(int *out);
 cudaError_t pa_selftest_lane_write_then_read(int *out, int ordered);
 cudaError_t pa_selftest_read_then_rewrite(int *out, int ordered);

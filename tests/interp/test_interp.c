@@ -74,6 +74,44 @@ Test(interp, static_and_dynamic_smem_share_48_kb_without_the_attribute) {
     cudaFree(out);
 }
 
+/* A shuffle's partial mask or sub-warp width is not modelled (every kernel's
+ * shuffles are whole warps): it aborts rather than run as a whole warp's. */
+Test(interp, shuffle_with_a_partial_mask_aborts, .signal = SIGABRT) {
+    int *out = dev(32 * sizeof(int));
+    (void)pa_selftest_half_warp_shuffle(out, 0);
+}
+Test(interp, shuffle_with_a_width_aborts, .signal = SIGABRT) {
+    int *out = dev(32 * sizeof(int));
+    (void)pa_selftest_half_warp_shuffle(out, 1);
+}
+
+#ifndef PA_SELFTEST_TSAN /* the plain build's checks (the ThreadSanitizer build has neither) */
+/* A 16-byte vector load off 16 bytes, a misaligned-address fault on the
+ * device, aborts (the plain build's alignment check, tests/interp/meson.build);
+ * at a 16-byte offset it runs. */
+Test(interp, misaligned_vector_load_aborts, .signal = SIGABRT) {
+    unsigned char *buf = dev(64);
+    uint32_t *out = dev(sizeof(uint32_t));
+    memset(buf, 1, 64);
+    cr_assert_eq(pa_selftest_vector_load_at(buf, 16, out), cudaSuccess);
+    cr_assert_eq(out[0], 4u * 0x01010101u);
+    (void)pa_selftest_vector_load_at(buf, 8, out);
+}
+
+/* A local read before it is written holds 0xFE bytes (-1.7e38 in a float),
+ * so the read shows in the results, as a register's stale value may on the
+ * device (a reused fiber stack held zeros or an earlier kernel's values). */
+Test(interp, local_read_before_write_is_a_pattern) {
+    float *out = dev(sizeof(float));
+    cr_assert_eq(pa_selftest_read_before_write(out, 0), cudaSuccess);
+    cr_assert_eq(out[0], 0.0f);
+    cr_assert_eq(pa_selftest_read_before_write(out, 1), cudaSuccess);
+    uint32_t bits;
+    memcpy(&bits, out, 4);
+    cr_assert_eq(bits, 0xFEFEFEFEu, "acc[0] read as %#x (%g)", bits, (double)out[0]);
+}
+#endif
+
 /* A launch the device would refuse fails with the runtime's error, by its
  * runtime name and message (the library's errors quote both), and the error
  * is cleared once read. */
