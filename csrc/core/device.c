@@ -53,6 +53,19 @@ pa_status pa_cuda_fail(int cuda_err, const char *what) {
     return pa_fail(PA_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
+pa_status pa_no_pending_cuda_error(const char *op) {
+    const cudaError_t e = cudaPeekAtLastError();
+    if (e == cudaSuccess)
+        return PA_SUCCESS;
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+        return pa_cuda_fail((int)e, op); /* no device: what the launch would have said */
+    return pa_fail(PA_ERR_CUDA,
+                   "%s: a CUDA error was pending on this thread before the call: %s (%s); it is not this call's, "
+                   "it is left for the code that caused it (cudaGetLastError reads and clears it), and nothing "
+                   "was launched",
+                   op, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
 int pa_device_count(void) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess) {

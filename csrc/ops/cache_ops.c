@@ -22,6 +22,7 @@ pa_status pa_reshape_and_cache(const pa_kv_input *in, const int64_t *slot_mappin
     }
     pa_rc_params p;
     pa_rc_params_make(&p, in, slot_mapping, cache);
+    PA_TRY(pa_no_pending_cuda_error("pa_reshape_and_cache"));
     PA_RANGE_PUSH("pa_reshape_and_cache");
     return done(pa_launch_reshape_and_cache(&p, (int)in->dtype, (int)cache->dtype, stream),
                 "pa_reshape_and_cache launch");
@@ -39,6 +40,7 @@ pa_status pa_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t 
     pa_kvu_params p;
     pa_kvu_params_make(&p, new_kv, new_kv_dtype, num_tokens, new_kv_token_stride, slices, num_slices, num_slices_padded,
                        cache);
+    PA_TRY(pa_no_pending_cuda_error("pa_kv_cache_update"));
     PA_RANGE_PUSH("pa_kv_cache_update");
     return done(pa_launch_kv_cache_update(&p, (int)new_kv_dtype, (int)cache->dtype, stream),
                 "pa_kv_cache_update launch");
@@ -51,6 +53,7 @@ pa_status pa_swap_blocks(void *dst, const void *src, int64_t block_bytes, const 
         pa_clear_error();
         return PA_SUCCESS;
     }
+    PA_TRY(pa_no_pending_cuda_error("pa_swap_blocks"));
     PA_RANGE_PUSH("pa_swap_blocks");
     return done(pa_launch_swap_blocks(dst, src, block_bytes, block_mapping, num_pairs, stream), "pa_swap_blocks");
 }
@@ -74,6 +77,7 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
         pa_clear_error();
         return PA_SUCCESS;
     }
+    PA_TRY(pa_no_pending_cuda_error("pa_swap_blocks_kv"));
     PA_RANGE_PUSH("pa_swap_blocks_kv");
     int e = pa_launch_swap_blocks(dst->key, src->key, bytes, block_mapping, num_pairs, stream);
     if (e == 0 && two)
@@ -99,6 +103,7 @@ pa_status pa_copy_blocks(const uint64_t *key_caches, const uint64_t *value_cache
     p.block_bytes = numel_per_block * (int64_t)pa_dtype_size(dtype);
     p.num_blocks = num_blocks;
     p.num_layers = num_layers;
+    PA_TRY(pa_no_pending_cuda_error("pa_copy_blocks"));
     PA_RANGE_PUSH("pa_copy_blocks");
     return done(pa_launch_copy_blocks(&p, stream), "pa_copy_blocks launch");
 }

@@ -14,6 +14,7 @@ pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype sr
         pa_clear_error();
         return PA_SUCCESS;
     }
+    PA_TRY(pa_no_pending_cuda_error("pa_convert"));
     PA_RANGE_PUSH("pa_convert");
     int e = pa_launch_convert(dst, (int)dst_dtype, src, (int)src_dtype, n, scale, stream);
     PA_RANGE_POP();

@@ -12,6 +12,7 @@ static pa_status run(const pa_decode_params *p, int mode, void *ws, size_t ws_by
         pa_clear_error();
         return PA_SUCCESS;
     }
+    PA_TRY(pa_no_pending_cuda_error(name));
     PA_RANGE_PUSH(name);
     const int e = pa_launch_paged_decode(&kp, stream);
     PA_RANGE_POP();

@@ -21,6 +21,7 @@ pa_status pa_merge_attn_states(const pa_merge_attn_states_params *p, pa_stream s
         pa_clear_error();
         return PA_SUCCESS;
     }
+    PA_TRY(pa_no_pending_cuda_error("pa_merge_attn_states"));
     PA_RANGE_PUSH("pa_merge_attn_states");
     const int e = pa_launch_merge_attn_states(&r, rows_in_16_bytes(&r), stream);
     PA_RANGE_POP();

@@ -54,6 +54,7 @@ pa_status pa_context_attention(const pa_context_attention_params *p, pa_stream s
     }
     pa_prefill_kparams k;
     pa_prefill_kparams_from_context(&k, p);
+    PA_TRY(pa_no_pending_cuda_error("pa_context_attention"));
     PA_RANGE_PUSH("pa_context_attention");
     return done(pa_launch_prefill(&k, stream), "pa_context_attention launch");
 }
@@ -75,6 +76,7 @@ pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_stream str
     }
     pa_prefill_kparams k;
     pa_prefill_kparams_from_prompt(&k, p);
+    PA_TRY(pa_no_pending_cuda_error("pa_prompt_attention"));
     PA_RANGE_PUSH("pa_prompt_attention");
     return done(pa_launch_prefill(&k, stream), "pa_prompt_attention launch");
 }
@@ -129,6 +131,7 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
     if (pf.num_seqs > 0 && pf.max_query_len > 0) {
         pa_prefill_kparams k;
         pa_prefill_kparams_from_context(&k, &pf);
+        PA_TRY(pa_no_pending_cuda_error("pa_mixed_attention prefill"));
         PA_RANGE_PUSH("pa_mixed_attention prefill");
         PA_TRY(done(pa_launch_prefill(&k, stream), "pa_mixed_attention prefill launch"));
     }

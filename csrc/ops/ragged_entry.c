@@ -64,6 +64,7 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     l.lse_hs = ls.head;
     l.lse_ts = ls.token;
 
+    PA_TRY(pa_no_pending_cuda_error("pa_ragged_paged_attention"));
     PA_RANGE_PUSH("pa_ragged_paged_attention");
     const int e = pa_launch_ragged(&l, stream);
     PA_RANGE_POP();

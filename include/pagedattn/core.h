@@ -32,7 +32,7 @@ typedef enum pa_status {
     PA_ERR_INVALID_ARGUMENT = 1, /* bad input; nothing was written or launched */
     PA_ERR_UNSUPPORTED = 2,      /* valid but not supported (head size, dtype pair, ...) */
     PA_ERR_NO_DEVICE = 3,        /* no CUDA device or driver */
-    PA_ERR_CUDA = 4,             /* a CUDA runtime call failed */
+    PA_ERR_CUDA = 4,             /* a CUDA runtime call failed, or an error was pending (below) */
     PA_ERR_WORKSPACE_TOO_SMALL = 5,
     PA_ERR_INTERNAL = 6,
 } pa_status;
@@ -57,7 +57,17 @@ typedef enum pa_dtype {
  * at once (on one device or several); what they read from the environment
  * (PAGEDATTN_*) they read at each call, so the environment must not be changed
  * (setenv) while another thread is inside an entry. A launch captured into a
- * CUDA graph keeps the kernel and tiles chosen at capture. */
+ * CUDA graph keeps the kernel and tiles chosen at capture.
+ *
+ * CUDA errors: a GPU entry reads the runtime's error state (cudaGetLastError)
+ * after its own launches, and reports and clears what they caused. An error
+ * already pending on the thread when the entry is called (a caller's launch
+ * whose error it has not read, or the context's sticky error) is not taken
+ * for the entry's: the entry checks before its first CUDA call
+ * (cudaPeekAtLastError), returns PA_ERR_CUDA naming it as pending (no device:
+ * PA_ERR_NO_DEVICE), leaves it for the caller to read, and launches nothing.
+ * Before 2026-12-05 (ninth session) the entry's launch check read such an
+ * error as its own and cleared it. */
 typedef struct CUstream_st *pa_stream;
 
 PA_API const char *pa_version(void); /* "0.1.0" */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 #include "testutil.h"
 
 Test(gpu_basic, device_info) {
@@ -119,6 +121,51 @@ Test(gpu_basic, convert_every_code_matches_host_bitwise) {
     free(codes);
     free(got);
     free(want);
+}
+
+/* A CUDA error pending before a call (the caller's own: here an invalid device
+ * number it never read back) is not taken for the call's: every entry checks
+ * before its first CUDA call, reports it as pending, leaves it for its owner
+ * and launches nothing; once the owner has read it, the call runs. Before,
+ * the launch's own check read it as the launch's failure and cleared it. */
+Test(gpu_basic, a_pending_cuda_error_is_left_for_its_owner) {
+    PA_SKIP_WITHOUT_GPU();
+    enum { n = 64 };
+    float src[n];
+    uint16_t got[n], was[n];
+    for (int i = 0; i < n; i++)
+        src[i] = (float)i;
+    memset(was, 0xA5, sizeof was);
+    float *d_src = pa_test_dev_upload(src, sizeof src);
+    uint16_t *d_dst = pa_test_dev_upload(was, sizeof was);
+    cr_assert_eq(cudaSetDevice(1 << 20), cudaErrorInvalidDevice);
+    cr_assert_eq(pa_convert(d_dst, PA_DTYPE_F16, d_src, PA_DTYPE_F32, n, NULL, NULL), PA_ERR_CUDA);
+    cr_assert(strstr(pa_last_error(), "pa_convert: a CUDA error was pending") != NULL, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "cudaErrorInvalidDevice") != NULL, "%s", pa_last_error());
+    /* the merge entry too (its arguments are checked first: none of them is read) */
+    float lse[2] = {0.0f, 0.0f};
+    float *d_lse = pa_test_dev_upload(lse, sizeof lse);
+    const pa_merge_attn_states_params mp = {.dtype = PA_DTYPE_F16,
+                                            .num_tokens = 1,
+                                            .num_heads = 1,
+                                            .head_size = 8,
+                                            .output = d_dst,
+                                            .prefix_output = d_dst + 8,
+                                            .suffix_output = d_dst + 16,
+                                            .prefix_lse = d_lse,
+                                            .suffix_lse = d_lse + 1};
+    cr_assert_eq(pa_merge_attn_states(&mp, NULL), PA_ERR_CUDA, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "pa_merge_attn_states: a CUDA error was pending") != NULL, "%s", pa_last_error());
+    cr_assert_eq(cudaGetLastError(), cudaErrorInvalidDevice, "the caller's error was cleared");
+    cr_assert_eq(cudaGetLastError(), cudaSuccess);
+    pa_test_dev_download(got, d_dst, sizeof got);
+    cr_assert_eq(memcmp(got, was, sizeof got), 0, "something ran");
+    cr_assert_eq(pa_convert(d_dst, PA_DTYPE_F16, d_src, PA_DTYPE_F32, n, NULL, NULL), PA_SUCCESS, "%s",
+                 pa_last_error());
+    pa_test_dev_sync();
+    pa_test_dev_download(got, d_dst, sizeof got);
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(pa_half_to_float(got[i]), src[i]);
 }
 
 Test(gpu_basic, convert_rejects_bad_input_without_launching) {
