@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Source contract of interpret mode (cuda/ptx.cuh): inline PTX (`asm`), kernel
+# Source contracts. Interpret mode's (cuda/ptx.cuh): inline PTX (`asm`), kernel
 # launches (`<<<`) and shared-memory declarations (`__shared__`) appear only in
 # cuda/ptx.cuh; everything else goes through its wrappers and the macros
 # PA_LAUNCH, PA_DYNAMIC_SMEM and PA_STATIC_SMEM. Exit 1 listing each offence.
@@ -13,4 +13,16 @@ if [ -n "$bad" ]; then
     echo "$bad"
     exit 1
 fi
-echo "check-sources ok: asm, <<< and __shared__ only in cuda/ptx.cuh"
+# Every GPU entry checks for a CUDA error already pending on the thread before its first CUDA call
+# (core.h): its NVTX range push, which comes first, stands right after
+# PA_TRY(pa_no_pending_cuda_error(...)), or names on its line the entry that checks for it.
+bad=$(git ls-files --cached --others --exclude-standard 'csrc/*.c' | xargs awk '
+    /PA_RANGE_PUSH\(/ && prev !~ /pa_no_pending_cuda_error\(/ && $0 !~ /checks for a pending error/ {
+        print FILENAME ":" FNR ": " $0 }
+    { prev = $0 }' 2>/dev/null)
+if [ -n "$bad" ]; then
+    echo "check-sources: an entry launches without checking for a pending CUDA error first (core.h):"
+    echo "$bad"
+    exit 1
+fi
+echo "check-sources ok: asm, <<< and __shared__ only in cuda/ptx.cuh; every entry checks for a pending CUDA error"

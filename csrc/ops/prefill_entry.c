@@ -136,7 +136,7 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
         PA_TRY(done(pa_launch_prefill(&k, stream), "pa_mixed_attention prefill launch"));
     }
     if (dc.num_seqs > 0) {
-        PA_RANGE_PUSH("pa_mixed_attention decode");
+        PA_RANGE_PUSH("pa_mixed_attention decode"); /* pa_paged_attention_decode checks for a pending error */
         pa_status s = pa_paged_attention_decode(&dc, workspace, workspace_bytes, stream);
         PA_RANGE_POP();
         return s;
