@@ -21,11 +21,12 @@ pa_status pa_error_context(pa_status s, const char *prefix);
 void pa_clear_error(void);
 /* Maps a cudaError_t (as int) from a runtime call to PA_ERR_CUDA with a message. */
 pa_status pa_cuda_fail(int cuda_err, const char *what);
-/* Before an entry's first CUDA call (PA_BEGIN_LAUNCH): an error already pending
- * on the thread (cudaPeekAtLastError: the caller's unread one, or the context's
- * sticky one) would be read by the launch's own check as the launch's and
- * cleared; it is reported as pending instead (PA_ERR_CUDA, or PA_ERR_NO_DEVICE
- * without a driver or device), left pending, and nothing runs. */
+/* Called by every GPU entry right before its first CUDA call, its NVTX range
+ * push (scripts/check-sources.sh holds each entry to it): an error already
+ * pending on the thread (cudaPeekAtLastError: the caller's unread one, or the
+ * context's sticky one) would be read by the launch's own check as the
+ * launch's, and cleared; it is reported as pending instead (PA_ERR_CUDA, or
+ * PA_ERR_NO_DEVICE without a driver or device), left pending, and nothing runs. */
 pa_status pa_no_pending_cuda_error(const char *op);
 
 #define PA_REQUIRE(cond, ...)                                                                                          \
