@@ -13,10 +13,9 @@ the CUDA device.
 from . import _abi, host, ops
 from ._lib import CudaError, lib, lib_path
 from .host import (SLOT_MAPPING_DTYPE, CommonAttentionMetadata, build_common_attention_metadata, decode_plan,
-                   get_min_page_size,
-                   get_page_size, kv_update_slices, kv_update_slices_upper_bound, make_local_attention_virtual_batches,
-                   reorder_batch_to_split_decodes_and_prefills, reorder_num_scheduled_tokens,
-                   split_decodes_and_prefills, use_paged_attention_v1)
+                   get_min_page_size, get_page_size, kv_update_slices, kv_update_slices_upper_bound,
+                   make_local_attention_virtual_batches, reorder_batch_to_split_decodes_and_prefills,
+                   reorder_num_scheduled_tokens, split_decodes_and_prefills, use_paged_attention_v1)
 from .ops import (context_attention_fwd, convert_fp8, copy_blocks, kv_cache_update, merge_attn_states,
                   mixed_attention, paged_attention_decode, paged_attention_v1, paged_attention_v2,
                   paged_attention_workspace_size, prompt_attention, ragged_paged_attention, reshape_and_cache,
