@@ -389,6 +389,47 @@ def test_prefill_path_setting():
         assert pa.prefill_hopper_available() is False
 
 
+def _python(*args, **env):
+    """This interpreter in a child process, with the environment changed by env (None unsets)."""
+    import os
+    import subprocess
+    e = dict(os.environ)
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    return subprocess.run([sys.executable, *args], env=e, capture_output=True, text=True, timeout=120)
+
+
+def test_module_main_info_and_usage():
+    """`python -m pagedattn info` (README) prints the package, the library and the device, rc 0;
+    anything else prints the usage to stderr, rc 2."""
+    r = _python("-m", "pagedattn", "info")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(f"pagedattn {pa.__version__} (library version number "), lines
+    assert any(ln.startswith("library: ") for ln in lines) and any(ln.startswith("package: ") for ln in lines)
+    assert any(ln.startswith("CUDA") for ln in lines) and lines[-1].startswith("frameworks: ")
+    assert "numpy" in lines[-1]
+    for argv in ([], ["infos"], ["--help"]):
+        r = _python("-m", "pagedattn", *argv)
+        assert r.returncode == 2 and "usage: python -m pagedattn info" in r.stderr, (argv, r)
+
+
+def test_prefill_path_from_the_environment():
+    """get_prefill_path: PAGEDATTN_PREFILL_PATH until a path is set (prefill.h: an unknown value
+    is auto), the setter over it; a fresh process each, as the setting is process-wide."""
+    code = "import pagedattn as pa; print(pa.get_prefill_path())"
+    for value, want in (("mma", "mma"), ("hopper", "hopper"), ("hopper-fp8", "hopper-fp8"), ("wgmma", "auto"),
+                        (None, "auto")):
+        r = _python("-c", code, PAGEDATTN_PREFILL_PATH=value)
+        assert r.returncode == 0 and r.stdout.strip() == want, (value, r)
+    r = _python("-c", "import pagedattn as pa; pa.set_prefill_path('hopper'); print(pa.get_prefill_path())",
+                PAGEDATTN_PREFILL_PATH="mma")
+    assert r.stdout.strip() == "hopper", r
+
+
 def test_every_op_with_a_stream_runs_under_its_scope():
     """Each public op that takes `stream=` goes through _tensor.stream_scope, which makes an
     explicit stream current while the op allocates (tests/test_gpu.py checks what that does on a
