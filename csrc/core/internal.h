@@ -118,6 +118,14 @@ pa_status pa_check_spans_apart(const char *op, const pa_span *in, int nin, const
  * cache's k_scale / v_scale (when not NULL) must be finite and > 0; ALiBi
  * slopes (when not NULL) finite. PA_ERR_INVALID_ARGUMENT naming `who`. */
 pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv);
+/* kv_cache.h: a cache that is not fp8 reads neither scale. An fp8 cache's
+ * device scale pointers must be float-aligned (named k_name and v_name in the
+ * message); another cache's are not looked at, and the kernels get NULL for
+ * them (pa_kv_scale_ptr). */
+pa_status pa_check_kv_scale_pointers(const char *op, const pa_kv_cache *kv, const char *k_name, const char *v_name);
+static inline const float *pa_kv_scale_ptr(const pa_kv_cache *kv, const float *scale) {
+    return pa_dtype_is_fp8(kv->dtype) ? scale : NULL;
+}
 /* KV head h's scale (k_scale or v_scale of kv): [h] with scales_per_head, else
  * the one float; 1 for NULL and for caches that are not fp8 (whose scales are
  * never read: kv_cache.h gives them no meaning there). Host memory (the CPU

@@ -156,6 +156,13 @@ pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv) {
     return PA_SUCCESS;
 }
 
+pa_status pa_check_kv_scale_pointers(const char *op, const pa_kv_cache *kv, const char *k_name, const char *v_name) {
+    if (!pa_dtype_is_fp8(kv->dtype))
+        return PA_SUCCESS;
+    PA_TRY(pa_check_aligned(op, k_name, kv->k_scale, sizeof(float)));
+    return pa_check_aligned(op, v_name, kv->v_scale, sizeof(float));
+}
+
 pa_status pa_check_host_alibi(const char *who, const float *slopes, int32_t num_heads) {
     if (slopes == NULL)
         return PA_SUCCESS;

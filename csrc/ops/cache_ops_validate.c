@@ -20,10 +20,7 @@ static pa_status check_cache_pointers(const char *op, const pa_kv_cache *c) {
     const size_t esz = pa_dtype_size(c->dtype);
     PA_TRY(pa_check_aligned(op, "cache key", c->key, esz));
     PA_TRY(pa_check_aligned(op, "cache value", c->layout == PA_LAYOUT_COMBINED ? NULL : c->value, esz));
-    if (pa_dtype_is_fp8(c->dtype)) { /* kv_cache.h: a cache that is not fp8 reads neither scale */
-        PA_TRY(pa_check_aligned(op, "k_scale", c->k_scale, sizeof(float)));
-        PA_TRY(pa_check_aligned(op, "v_scale", c->v_scale, sizeof(float)));
-    }
+    PA_TRY(pa_check_kv_scale_pointers(op, c, "k_scale", "v_scale"));
     if ((int64_t)c->num_kv_heads * c->head_size > (1 << 24))
         return pa_fail(PA_ERR_UNSUPPORTED, "%s: a token's row of %d KV heads x %d elements is above 2^24 elements", op,
                        c->num_kv_heads, c->head_size);
@@ -231,8 +228,8 @@ void pa_rc_params_make(pa_rc_params *p, const pa_kv_input *in, const int64_t *sl
     p->key_cache = cache->key;
     p->value_cache = cache->layout == PA_LAYOUT_COMBINED ? cache->key : cache->value;
     p->slot_mapping = slot_mapping;
-    p->k_scale = pa_dtype_is_fp8(cache->dtype) ? cache->k_scale : NULL;
-    p->v_scale = pa_dtype_is_fp8(cache->dtype) ? cache->v_scale : NULL;
+    p->k_scale = pa_kv_scale_ptr(cache, cache->k_scale);
+    p->v_scale = pa_kv_scale_ptr(cache, cache->v_scale);
     p->scale_hs = cache->scales_per_head ? 1 : 0;
     p->num_tokens = in->num_tokens;
     p->num_slots = (int64_t)cache->num_blocks * cache->block_size;
@@ -260,8 +257,8 @@ void pa_kvu_params_make(pa_kvu_params *p, const void *new_kv, pa_dtype new_kv_dt
     p->cache = cache->key;
     p->slices = slices;
     p->num_slices = num_slices;
-    p->k_scale = pa_dtype_is_fp8(cache->dtype) ? cache->k_scale : NULL;
-    p->v_scale = pa_dtype_is_fp8(cache->dtype) ? cache->v_scale : NULL;
+    p->k_scale = pa_kv_scale_ptr(cache, cache->k_scale);
+    p->v_scale = pa_kv_scale_ptr(cache, cache->v_scale);
     p->scale_hs = cache->scales_per_head ? 1 : 0;
     p->num_tokens = num_tokens;
     p->tok_stride = new_kv_token_stride ? new_kv_token_stride : row;

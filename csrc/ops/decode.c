@@ -366,10 +366,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     PA_TRY(pa_check_aligned("decode", "seq_lens", p->seq_lens, 4));
     PA_TRY(pa_check_aligned("decode", "alibi_slopes", p->alibi_slopes, 4));
     PA_TRY(pa_check_aligned("decode", "sinks", p->sinks, 4));
-    if (pa_dtype_is_fp8(kv->dtype)) { /* kv_cache.h: a cache that is not fp8 reads neither scale */
-        PA_TRY(pa_check_aligned("decode", "kv.k_scale", kv->k_scale, 4));
-        PA_TRY(pa_check_aligned("decode", "kv.v_scale", kv->v_scale, 4));
-    }
+    PA_TRY(pa_check_kv_scale_pointers("decode", kv, "kv.k_scale", "kv.v_scale"));
 
     int32_t ms;
     int64_t tmp_bytes, es_bytes;
@@ -404,8 +401,8 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
     kp->lse = p->lse;
     kp->lse_hs = ls.head;
     kp->lse_ts = ls.token;
-    kp->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
-    kp->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
+    kp->k_scale = pa_kv_scale_ptr(kv, kv->k_scale);
+    kp->v_scale = pa_kv_scale_ptr(kv, kv->v_scale);
     kp->scale_hs = kv->scales_per_head ? 1 : 0;
     kp->q_dtype = (int32_t)p->q_dtype;
     kp->cache_dtype = (int32_t)kv->dtype;

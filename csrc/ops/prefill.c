@@ -471,8 +471,8 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->num_blocks = kv->num_blocks;
     k->block_div = pa_kv_divider_make(kv->block_size);
     k->kl = pa_kv_linear_make(&k->g);
-    k->k_scale = pa_dtype_is_fp8(kv->dtype) ? kv->k_scale : NULL;
-    k->v_scale = pa_dtype_is_fp8(kv->dtype) ? kv->v_scale : NULL;
+    k->k_scale = pa_kv_scale_ptr(kv, kv->k_scale);
+    k->v_scale = pa_kv_scale_ptr(kv, kv->v_scale);
     k->scale_hs = kv->scales_per_head ? 1 : 0;
     k->block_tables = p->block_tables;
     k->block_table_stride = p->block_table_stride;

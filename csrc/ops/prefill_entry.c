@@ -38,10 +38,7 @@ static pa_status check_context_pointers(const char *op, const pa_context_attenti
     PA_TRY(check_aligned4(op, "query_start_loc", p->query_start_loc));
     PA_TRY(check_aligned4(op, "alibi_slopes", p->alibi_slopes));
     PA_TRY(check_aligned4(op, "sinks", p->sinks));
-    if (pa_dtype_is_fp8(p->kv.dtype)) { /* kv_cache.h: a cache that is not fp8 reads neither scale */
-        PA_TRY(check_aligned4(op, "kv.k_scale", p->kv.k_scale));
-        PA_TRY(check_aligned4(op, "kv.v_scale", p->kv.v_scale));
-    }
+    PA_TRY(pa_check_kv_scale_pointers(op, &p->kv, "kv.k_scale", "kv.v_scale"));
     return PA_SUCCESS;
 }
 

@@ -76,10 +76,7 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_TRY(pa_check_aligned("ragged", "page_indices", p->page_indices, sizeof(int32_t)));
     PA_TRY(pa_check_aligned("ragged", "cu_q_lens", p->cu_q_lens, sizeof(int32_t)));
     PA_TRY(pa_check_aligned("ragged", "num_seqs", p->num_seqs, sizeof(int32_t)));
-    if (pa_dtype_is_fp8(kv->dtype)) { /* kv_cache.h: a cache that is not fp8 reads neither scale */
-        PA_TRY(pa_check_aligned("ragged", "kv.k_scale", kv->k_scale, sizeof(float)));
-        PA_TRY(pa_check_aligned("ragged", "kv.v_scale", kv->v_scale, sizeof(float)));
-    }
+    PA_TRY(pa_check_kv_scale_pointers("ragged", kv, "kv.k_scale", "kv.v_scale"));
     PA_TRY(pa_check_aligned("ragged", "sinks", p->sinks, sizeof(float)));
     if (p->lse != NULL) {
         PA_TRY(pa_check_aligned("ragged", "lse", p->lse, sizeof(float)));

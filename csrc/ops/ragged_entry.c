@@ -32,8 +32,8 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     l.page_indices = p->page_indices;
     l.cu_q_lens = p->cu_q_lens;
     l.num_seqs = p->num_seqs;
-    l.k_scale = pa_dtype_is_fp8(p->kv.dtype) ? p->kv.k_scale : NULL;
-    l.v_scale = pa_dtype_is_fp8(p->kv.dtype) ? p->kv.v_scale : NULL;
+    l.k_scale = pa_kv_scale_ptr(&p->kv, p->kv.k_scale);
+    l.v_scale = pa_kv_scale_ptr(&p->kv, p->kv.v_scale);
     l.scale_hs = p->kv.scales_per_head ? 1 : 0;
     l.sinks = p->sinks;
     l.ws = workspace;
