@@ -137,14 +137,14 @@ template <int PT> __global__ void softmax_rows(void *p, const float *sc, bl_lens
     const float slope = mk.alibi ? mk.alibi[h] : 0.0f, sink = mk.sinks ? mk.sinks[h] : -INFINITY;
     auto logit = [&](int k) -> float {
         const bool visible = t < ql && k < kl && (mk.non_causal || k <= q_pos) &&
-                             (mk.window <= 0 || q_pos - k < mk.window) &&
+                             (mk.window <= 0 || (q_pos - k < mk.window && (!mk.non_causal || k - q_pos < mk.window))) &&
                              (mk.chunk <= 0 || k / mk.chunk == q_pos / mk.chunk);
         if (!visible)
             return -INFINITY;
         float x = mk.scale * row[k];
         if (mk.soft_cap > 0.0f)
             x = mk.soft_cap * tanhf(x / mk.soft_cap);
-        return x + slope * (float)(k - q_pos);
+        return x - slope * fabsf((float)(k - q_pos)); // prefill.h: slope * (k - q_pos) where causal
     };
     float mx = -INFINITY;
     for (int k = threadIdx.x; k < dm.max_kv; k += kThreads)

@@ -79,12 +79,15 @@ static pf_shape shape_of_opts(const pa_op_opts *o, int variant, int small) {
     return s;
 }
 
-/* Visible (query, key) pairs of one sequence under the masks. */
+/* Visible (query, key) pairs of one sequence under the masks (prefill.h: a
+ * window reaches both sides of a non-causal query). */
 static double visible_pairs(int q_len, int k_len, int causal, int window) {
     double n = 0;
     for (int i = 0; i < q_len; i++) {
         const int qp = k_len - q_len + i;
-        const int hi = causal ? (qp < k_len - 1 ? qp : k_len - 1) : k_len - 1;
+        int hi = causal ? (qp < k_len - 1 ? qp : k_len - 1) : k_len - 1;
+        if (!causal && window > 0 && (int64_t)qp + window - 1 < hi)
+            hi = qp + window - 1;
         const int lo = window > 0 && qp - window + 1 > 0 ? qp - window + 1 : 0;
         n += hi >= lo ? hi - lo + 1 : 0;
     }
@@ -431,7 +434,8 @@ int pa_run_prefill(const pa_op_opts *o, int check_mode, int gpu) {
  * the prefill references. Each variant at --qlen query tokens a sequence
  * (default 37: the whole prompt for prompt and encoder) and --ctx cached
  * tokens (context) or encoder keys (cross); the options' layout and cache
- * dtype for context, the query dtype elsewhere. Returns the number of cases
+ * dtype for context, the query dtype elsewhere; --window on every variant
+ * but cross-attention, which refuses one. Returns the number of cases
  * that failed or could not run. */
 int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
     static const int variants[] = {V_CONTEXT, V_PROMPT, V_ENCODER, V_CROSS};
@@ -441,6 +445,8 @@ int pa_prefill_baseline_check(const pa_op_opts *o, pa_baseline_compare_fn cmp) {
         pa_op_opts ov = *o;
         if (v != V_CONTEXT)
             ov.cache_dtype = ov.dtype; /* no cache */
+        if (v == V_CROSS)
+            ov.window = 0; /* cross-attention takes no window (prefill.h); the others check it */
         pf_shape sh = shape_of_opts(&ov, v, 0);
         sh.qlen = o->qlen > 0 ? o->qlen : 37;
         const int ctx = v == V_PROMPT || v == V_ENCODER ? sh.qlen : o->ctx[0];

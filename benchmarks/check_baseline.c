@@ -7,7 +7,8 @@
  *           the combined layout, against pa_ref_ragged_paged_attention;
  *   prefill context attention (--qlen new tokens over --ctx cached ones, the
  *           option's layout and cache dtype), causal and encoder prompts of
- *           --qlen tokens, cross-attention of --qlen queries over --ctx keys,
+ *           --qlen tokens, cross-attention of --qlen queries over --ctx keys
+ *           (without --window, which it refuses),
  *           against the prefill references (bench_prefill.c builds them).
  * With --sinks every case carries attention sinks (pa_sink_logits), in the
  * references and the baseline alike. The caches come from

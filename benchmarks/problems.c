@@ -216,7 +216,8 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
     double *w = pa_xmalloc(sizeof(double) * ((size_t)n_keys + (size_t)hs + 1)), *acc = w + n_keys;
     double mx = -INFINITY;
     for (int j = 0; j < n_keys; j++) {
-        const int masked = (o->causal && j > q_pos) || (o->window > 0 && q_pos - j >= o->window);
+        const int masked = (o->causal && j > q_pos) || (o->window > 0 && q_pos - j >= o->window) ||
+                           (!o->causal && o->window > 0 && j - q_pos >= o->window);
         if (masked && !o->additive_mask) {
             w[j] = -INFINITY;
             continue;
@@ -229,7 +230,7 @@ void pa_plain_attention_row(const float *q, const float *k, const float *v, size
         if (o->soft_cap > 0)
             x = o->soft_cap * tanh(x / o->soft_cap);
         if (o->alibi_slope != 0)
-            x -= o->alibi_slope * (double)(q_pos - j);
+            x -= o->alibi_slope * fabs((double)q_pos - (double)j);
         if (masked)
             x += o->mask_value;
         w[j] = x;

@@ -70,8 +70,9 @@ int pa_page_pool_deal(pa_rng *rng, int num_blocks, int num_seqs, const int *lens
  * One query row over n_keys contiguous keys and values of one KV head (key j at
  * k + j * kv_stride, head_size floats; values likewise), in double, written
  * independently of the library: the score of key j is scale * q.k_j, then soft
- * capped, then minus alibi_slope * (q_pos - j); a key is masked when causal and
- * j > q_pos, or when window > 0 and q_pos - j >= window. Masked keys either get
+ * capped, then minus alibi_slope * |q_pos - j|; a key is masked when causal and
+ * j > q_pos, or when window > 0 and q_pos - j >= window, or when not causal,
+ * window > 0 and j - q_pos >= window (a window either side). Masked keys either get
  * weight 0 or, with additive_mask, have mask_value added to their score (the
  * ragged op's convention). out[d] = sum_j p_j v_j[d] (or sum_j p_j |v_j[d]| with
  * abs_v) with p the softmax of the scores, rounded to float once. A row with

@@ -164,7 +164,7 @@ plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
 #  - block-sparse's tensor-parallel rank term dropped: with both drawn from the seed's low
 #    bits, every odd rank came with vertical stride 2 and an even head count.
 plant prefill-window-edge-tile-one-late cuda/prefill/prefill_kernel.cuh \
-    '(window > 0 && walk.qpos_hi - ks >= window);' '(window > 0 && walk.qpos_hi - ks > window);' \
+    '(window > 0 && (walk.qpos_hi - ks >= window ||' '(window > 0 && (walk.qpos_hi - ks > window ||' \
     test_prefill 'prefill_gpu/window_edge_on_an_interior_tile'
 plant prefill-folds-a-negative-scale cuda/prefill/prefill_kernel.cuh \
     'const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;' \
@@ -205,8 +205,22 @@ plant ragged-partial-lse-by-the-second-group cuda/ragged/ragged_common.cuh \
                 pl[c.it.part + r] = lse;' \
     test_ragged 'ragged_gpu/forced_kv_splits'
 plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
-    '(window > 0 && qp - kp >= window)' '(window > 0 && qp - kp > window)' \
+    'return window > 0 && (qp - kp >= window ||' 'return window > 0 && (qp - kp > window ||' \
     test_prefill 'prefill_gpu/prompt_attention_types'
+# The far side of a non-causal window (2026-12-06: vLLM's (W - 1, W - 1) for encoder layers) one key
+# late, its ALiBi the causal formula again, and the Hopper kernel's whole tiles not clipped by it.
+plant prefill-window-far-side-off-by-one cuda/prefill/prefill_kernel.cuh \
+    '|| kp - qp >= window);' '|| kp - qp > window);' \
+    test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
+plant prefill-noncausal-alibi-signed cuda/prefill/prefill_kernel.cuh \
+    'x -= slope_tab[r] * fabsf((float)(kp - qp));' 'x += slope_tab[r] * (float)(kp - qp);' \
+    test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
+plant hopper-whole-tiles-past-the-far-side cuda/prefill/prefill_wgmma.cuh \
+    '    else if (window > 0) ' '    else if (false) ' \
+    test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
+plant prefill-edge-tile-misses-the-far-side cuda/prefill/prefill_kernel.cuh \
+    '(walk.qpos_hi - ks >= window || ks + BN - 1 - walk.qpos_lo >= window)' '(walk.qpos_hi - ks >= window)' \
+    test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
 # The causal clause of a tile's edge test judged by the tile's first key instead of its last (the
 # tile that crosses the CTA's first row's diagonal taken as interior). Until 2026-11-28 this plant
 # moved the clause by one key (ks + BN - 2): since new-key tiles start at the segment's first query
@@ -302,7 +316,7 @@ plant baseline-sink-of-the-kv-head benchmarks/baseline.cu \
     'sink = mk.sinks ? mk.sinks[h] : -INFINITY;' 'sink = mk.sinks ? mk.sinks[kvh] : -INFINITY;' \
     pagedattn-interp 'pagedattn_check_baseline_*'
 plant baseline-window-off-by-one benchmarks/baseline.cu \
-    '(mk.window <= 0 || q_pos - k < mk.window)' '(mk.window <= 0 || q_pos - k <= mk.window)' \
+    '(mk.window <= 0 || (q_pos - k < mk.window' '(mk.window <= 0 || (q_pos - k <= mk.window' \
     pagedattn-interp 'pagedattn_check_baseline_*'
 plant baseline-cross-taken-causal benchmarks/baseline.cu \
     'pb->non_causal = dev->attn_type != PA_ATTN_DECODER;' 'pb->non_causal = dev->attn_type == PA_ATTN_ENCODER;' \

@@ -243,6 +243,11 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
                         p->v_stride, p->scale, p->soft_cap, p->sliding_window));
     PA_REQUIRE(p->attn_type != PA_ATTN_ENCODER_DECODER || p->cu_seqlens_k != NULL,
                "%s: cross-attention (encoder/decoder) needs cu_seqlens_k", op);
+    if (p->attn_type == PA_ATTN_ENCODER_DECODER && p->sliding_window != 0)
+        return pa_fail(PA_ERR_UNSUPPORTED,
+                       "%s: cross-attention (encoder/decoder) takes no sliding window (got %d): a decoder query's "
+                       "position and an encoder key's measure no distance",
+                       op, p->sliding_window);
     PA_REQUIRE(p->num_q_tokens >= 0, "%s: num_q_tokens must be >= 0 (got %d)", op, p->num_q_tokens);
     PA_REQUIRE(p->max_seqlen_q >= 0, "%s: max_seqlen_q must be >= 0 (got %d)", op, p->max_seqlen_q);
     if (p->cu_seqlens_k) {
@@ -451,6 +456,14 @@ static void pa_prefill_cache_paths(pa_prefill_kparams *k, const pa_kv_cache *kv,
     k->cache_v = same ? PA_PREFILL_V_ASYNC : PA_PREFILL_V_RAW;
 }
 
+/* The kernels' window: a window of max_q + max_k keys or more masks nothing in
+ * any sequence they run (|q_pos - j| stays below it within those bounds; a
+ * sequence past them is skipped), so it is off (0). What is left keeps the
+ * kernels' position arithmetic (q_pos - W, q_pos + W) within int32. */
+static int32_t kernel_window(int32_t window, int32_t max_q, int32_t max_k) {
+    return (int64_t)window >= (int64_t)max_q + max_k ? 0 : window;
+}
+
 void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_attention_params *p) {
     memset(k, 0, sizeof *k);
     const pa_kv_cache *kv = &p->kv;
@@ -496,7 +509,7 @@ void pa_prefill_kparams_from_context(pa_prefill_kparams *k, const pa_context_att
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
     set_lse(k, p->lse, p->num_heads, p->num_tokens, p->lse_head_stride, p->lse_token_stride);
-    k->window = p->sliding_window;
+    k->window = kernel_window(p->sliding_window, k->max_q_len, k->max_k_len);
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
     pa_prefill_cache_paths(k, kv, p->q_dtype);
@@ -533,7 +546,7 @@ void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_atten
     k->alibi_slopes = p->alibi_slopes;
     k->sinks = p->sinks;
     set_lse(k, p->lse, p->num_heads, p->num_q_tokens, p->lse_head_stride, p->lse_token_stride);
-    k->window = p->sliding_window;
+    k->window = kernel_window(p->sliding_window, k->max_q_len, k->max_k_len);
     k->vec_q = aligned16(p->query, k->q_stride, esz);
     k->vec_new = aligned16(p->key, k->k_stride, esz) && aligned16(p->value, k->v_stride, esz);
 }

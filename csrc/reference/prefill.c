@@ -30,9 +30,17 @@ typedef struct row_problem {
  * is visible; -inf with neither. */
 static double attend_row(const row_problem *r, const double *q, double *logits, double *acc, double *out) {
     /* The keys the masks leave are lo..hi: not after the query (causal), and
-     * fewer than `window` positions before it. */
-    const int lo = r->window > 0 && r->q_pos - r->window + 1 > 0 ? r->q_pos - r->window + 1 : 0;
-    const int hi = r->causal && r->q_pos < r->k_len - 1 ? r->q_pos : r->k_len - 1;
+     * fewer than `window` positions before it, or without the causal mask
+     * fewer than `window` positions away on either side (prefill.h). */
+    const int64_t qp = r->q_pos, w = r->window;
+    int64_t lo64 = 0, hi64 = r->k_len - 1;
+    if (w > 0 && qp - w + 1 > lo64)
+        lo64 = qp - w + 1;
+    if (w > 0 && !r->causal && qp + w - 1 < hi64)
+        hi64 = qp + w - 1;
+    if (r->causal && qp < hi64)
+        hi64 = qp;
+    const int lo = (int)(lo64 < r->k_len ? lo64 : r->k_len), hi = (int)(hi64 > -1 ? hi64 : -1);
     if (hi >= lo)
         pa_ref_dots(q, r->K + ((size_t)lo * r->nkv + r->kvh) * r->hs, (size_t)r->nkv * r->hs, hi - lo + 1, r->hs,
                     logits + lo);
@@ -45,8 +53,8 @@ static double attend_row(const row_problem *r, const double *q, double *logits, 
         double x = (double)r->scale * logits[j];
         if (r->soft_cap > 0.0f)
             x = r->soft_cap * tanh(x / r->soft_cap);
-        if (r->alibi)
-            x += r->slope * (double)(j - r->q_pos);
+        if (r->alibi) /* slope * (j - q_pos) wherever the causal mask leaves j */
+            x -= r->slope * fabs((double)j - (double)r->q_pos);
         logits[j] = x;
         if (x > mx)
             mx = x;

@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_f32_kernel(const pa_pr
         return;
     const int hs = p.head_size, group = p.num_heads / p.num_kv_heads, kvh = head / group;
     const int qpos = sq.k_len - sq.q_len + tok;
-    const int k_end = p.causal ? min(sq.k_len, qpos + 1) : sq.k_len;
+    const int k_end = pa_prefill::span_end(p, sq.k_len, qpos);
     const int k_begin = p.window > 0 && qpos >= p.window ? qpos - p.window + 1 : 0;
     const float *q = static_cast<const float *>(p.query) + (int64_t)(sq.q0 + tok) * p.q_stride + (int64_t)head * hs;
     for (int d = lane; d < hs; d += 32)
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_f32_kernel(const pa_pr
             x = dot * p.scale;
             if (p.soft_cap > 0.0f)
                 x = p.soft_cap * tanhf(x * inv_cap);
-            x += slope * (float)(j - qpos);
+            x -= slope * fabsf((float)(j - qpos));
         }
         float mx = x;
 #pragma unroll

@@ -338,6 +338,22 @@ __device__ __forceinline__ bool load_seq(const pa_prefill_kparams &p, int s, Seq
     return true;
 }
 
+// The end of the keys rows at positions up to qpos_hi see (prefill.h): the
+// causal mask's, else a window's far side (W - 1 keys after a row's own), else
+// the sequence's. int64: a window may be as large as INT32_MAX.
+__device__ __forceinline__ int span_end(const pa_prefill_kparams &p, int k_len, int qpos_hi) {
+    if (p.causal)
+        return min(k_len, qpos_hi + 1);
+    return p.window > 0 ? (int)min((int64_t)k_len, (int64_t)qpos_hi + p.window) : k_len;
+}
+
+// Whether key kp is outside a window W > 0 of the row at qp: W or more
+// positions before it, or after it (non-causal rows; a causal row masks every
+// later key anyway).
+__device__ __forceinline__ bool outside_window(int window, int qp, int kp) {
+    return window > 0 && (qp - kp >= window || kp - qp >= window);
+}
+
 // The keys the CTA of tile rows [m0, m0 + BM) visits, in BN-key tiles: cache
 // tiles [0, nt_c) from k_begin up to c_end, then new-key tiles from p_begin up
 // to k_end (causal and window bounds clip the range). Query positions are
@@ -352,7 +368,7 @@ __device__ __forceinline__ Span key_span(const pa_prefill_kparams &p, const Seq 
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     k.qpos_lo = k.shift + tok_lo;
     k.qpos_hi = k.shift + tok_hi;
-    k.k_end = p.causal ? min(sq.k_len, k.qpos_hi + 1) : sq.k_len;
+    k.k_end = span_end(p, sq.k_len, k.qpos_hi);
     // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
     // the window mask hides the keys before the window).
     k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~15;
@@ -444,7 +460,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     const int shift = sq.k_len - sq.q_len; // q_pos = shift + token
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     const int qpos_lo = shift + tok_lo, qpos_hi = shift + tok_hi;
-    const int k_end = p.causal ? min(sq.k_len, qpos_hi + 1) : sq.k_len;
+    const int k_end = span_end(p, sq.k_len, qpos_hi);
     const int k_begin = (p.window > 0 && qpos_lo >= p.window ? qpos_lo - p.window + 1 : 0) & ~15;
     const int c_end = min(k_end, sq.n_cache);
     const int nt_c = c_end > k_begin ? (c_end - k_begin + BN - 1) / BN : 0;
@@ -658,12 +674,12 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         pa::tile::qk<C>(sc, C::q_tile(smem), C::k_tile(smem, st), hs);
         // Masks only where a tile needs them (issue 14 item 1): one that ends
         // its segment, crosses the causal diagonal of some row of the CTA, or
-        // reaches past some row's window; soft cap and ALiBi change every
-        // score. Otherwise the raw dots go to the softmax, whose exponent FFMA
-        // takes scale * log2(e) (a positive scale keeps the max in place).
-        // CTA-uniform.
-        const bool edge =
-            ke < ks + BN || (causal && ks + BN - 1 > walk.qpos_lo) || (window > 0 && walk.qpos_hi - ks >= window);
+        // reaches past some row's window on either side; soft cap and ALiBi
+        // change every score. Otherwise the raw dots go to the softmax, whose
+        // exponent FFMA takes scale * log2(e) (a positive scale keeps the max
+        // in place). CTA-uniform.
+        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > walk.qpos_lo) ||
+                          (window > 0 && (walk.qpos_hi - ks >= window || ks + BN - 1 - walk.qpos_lo >= window));
         const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;
         if (!plain) {
             pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {
@@ -673,8 +689,8 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                 if (cap > 0.0f)
                     x = cap * tanhf(x * walk.inv_cap);
                 if (alibi)
-                    x += slope_tab[r] * (float)(kp - qp);
-                const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+                    x -= slope_tab[r] * fabsf((float)(kp - qp));
+                const bool masked = kp >= ke || (causal && kp > qp) || outside_window(window, qp, kp);
                 return masked ? -INFINITY : x;
             });
         }

@@ -19,10 +19,21 @@
  *   (the context) and keys [seq_len - q_len, seq_len) are the new tokens, so
  *   query i is token seq_len - q_len + i of the sequence, as in vLLM.
  *     causal (context attention, PA_ATTN_DECODER): key j is masked when j > q_pos(i)
- *     sliding window W > 0: key j is masked when q_pos(i) - j >= W (left side
- *                        only; keys to the right are limited by the causal mask alone)
+ *     sliding window W > 0: key j is masked when q_pos(i) - j >= W, and where no
+ *                        causal mask applies (PA_ATTN_ENCODER, _ENCODER_ONLY) when
+ *                        j - q_pos(i) >= W too: a causal row sees W keys ending at
+ *                        its own (vLLM's window_size (W - 1, 0)), a non-causal one
+ *                        W - 1 keys either side of its own (vLLM's (W - 1, W - 1) for
+ *                        encoder and encoder-only layers: bidirectional models with
+ *                        local attention). Cross-attention (PA_ATTN_ENCODER_DECODER)
+ *                        refuses a window (PA_ERR_UNSUPPORTED): a decoder query's
+ *                        position and an encoder key's measure no distance.
  *     logits: x = scale * q.k; soft cap c > 0: x = c * tanh(x / c);
- *             ALiBi: x += slope[head] * (j - q_pos(i))
+ *             ALiBi: x -= slope[head] * |j - q_pos(i)|, which is vLLM's
+ *             slope * (j - q_pos(i)) wherever the causal mask leaves key j, and
+ *             FlashAttention-2's symmetric bias for non-causal attention. The lse
+ *             (below) is of these logits: FlashAttention-2's causal lse under
+ *             ALiBi (bias slope * j) is this one plus slope * q_pos(i).
  *   A query row that sees no key at all (a causal prompt with q_len > k_len,
  *   whose first q_len - k_len rows lie before the first key, or k_len = 0)
  *   gets an output of zeros.

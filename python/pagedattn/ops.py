@@ -959,8 +959,11 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
                       "encoder_decoder" (cross-attention, not causal)
         softmax_scale default 1 / sqrt(head_size)
         alibi_slopes  float32 [num_heads] or None
-        sliding_window keys at least this far left of the query are masked (None or <= 0: off;
-                      flash_attn's window_size=(w - 1, 0) with causal=True is sliding_window=w)
+        sliding_window keys at least this far left of the query are masked, and for "encoder" and
+                      "encoder_only" right of it too (None or <= 0: off). flash_attn's
+                      window_size=(w - 1, 0) with causal=True is sliding_window=w for "decoder",
+                      (w - 1, w - 1) with causal=False is w for the other two (vLLM's);
+                      "encoder_decoder" refuses a window (NotImplementedError)
         logits_soft_cap  c * tanh(x / c) on the scaled logits (None or 0: off)
         sinks         float32 [num_heads] attention sinks (gpt-oss) or None: head h's softmax takes
                       sinks[h] as one more logit whose value is zero; -inf is no sink
@@ -974,7 +977,8 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
                       framework and device, -inf in rows no sequence covers
     Positions are bottom-right aligned: query i of a sequence with q_len queries and
     k_len keys sits at k_len - q_len + i, and key j at j (causal masks keys j > that
-    position; ALiBi adds slope * (j - position)). A query row that sees no key gets zeros.
+    position; ALiBi adds -slope * |j - position|, FlashAttention-2's bias: slope * (j -
+    position) wherever causal leaves j). A query row that sees no key gets zeros.
     lse[h, t] is the natural log of row t's softmax denominator in head h,
     log(e^sinks[h] + sum_j e^x_j) over the keys j it sees, x the scaled logits after the soft
     cap and ALiBi (the sink term only with sinks): -inf for a row with neither key nor sink,

@@ -79,7 +79,9 @@ class Paged:
 def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causal=True, sinks=None):
     """q [nq, H, d]; K, V [nk, KVH, d]; query i at position q_pos[i] sees keys
     j <= q_pos[i] (all keys when q_pos is None or causal is False; the window
-    and ALiBi still count from q_pos[i]). float64 softmax. sinks [H]: head h's
+    and ALiBi still count from q_pos[i]: the window masks keys at least `window`
+    before q_pos[i], and without causal after it too; ALiBi adds
+    -alibi[h] * |j - q_pos[i]|, FlashAttention-2's bias). float64 softmax. sinks [H]: head h's
     logits get sinks[h] appended before the softmax, and its weight dropped
     after (gpt-oss's attention sinks); a row with no visible key stays 0."""
     q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
@@ -95,10 +97,12 @@ def attend(q, K, V, scale, q_pos=None, alibi=None, window=0, soft_cap=0.0, causa
             pos = np.arange(nk)
             qp = nk - 1 if q_pos is None else q_pos[i]
             if alibi is not None:
-                logits = logits + alibi[h] * (pos - qp)
+                logits = logits - alibi[h] * np.abs(pos - qp)
             mask = pos > qp if causal else np.zeros(nk, bool)
             if window:
                 mask |= (qp - pos) >= window
+                if not causal:
+                    mask |= (pos - qp) >= window
             if mask.all():
                 continue
             logits = np.where(mask, -np.inf, logits)

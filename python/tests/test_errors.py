@@ -271,6 +271,10 @@ def test_prompt_attention_bad_arguments():
     q12, k12, o12 = np.zeros((6, 4, 12), np.float32), np.zeros((6, 2, 12), np.float32), np.full((6, 4, 12), 7.0)
     with pytest.raises((ValueError, NotImplementedError), match="head_size 12"):
         pa.prompt_attention(q12, k12, k12, cu, 4, out=o12.astype(np.float32))
+    # cross-attention takes no sliding window (prefill.h; its docstring)
+    with pytest.raises(NotImplementedError, match=r"cross-attention \(encoder/decoder\) takes no sliding window"):
+        pa.prompt_attention(q, k, k, cu, 4, attn_type="encoder_decoder", cu_seqlens_k=cu, max_seqlen_k=4,
+                            sliding_window=3, out=o)
     assert (o == 7).all()
     got = pa.prompt_attention(q, k, k, cu, 4, out=o)  # the good arguments do run
     assert got is o and np.isfinite(o).all()

@@ -30,8 +30,9 @@ FAR_SINKS = [1.5, 100.0, 800.0, 0.0]
 def attend_lse(q, K, V, scale, q_pos, alibi=None, window=0, soft_cap=0.0, causal=True, sinks=None):
     """(out [nq, H, d], lse [H, nq]) of q [nq, H, d] over K, V [nk, KVH, d] by the definition, in
     float64: query i at position q_pos[i], key j at j; causal hides keys j > q_pos[i], the window
-    keys j <= q_pos[i] - window; ALiBi adds slope * (j - q_pos[i]) after the soft cap; a sink is one
-    more term of the denominator with no value."""
+    keys j <= q_pos[i] - window and, not causal, keys j >= q_pos[i] + window; ALiBi adds
+    -slope * |j - q_pos[i]| after the soft cap; a sink is one more term of the denominator with
+    no value."""
     q, K, V = (np.asarray(a, np.float64) for a in (q, K, V))
     nq, H, d = q.shape
     nk, kvh = K.shape[0], K.shape[1]
@@ -41,13 +42,13 @@ def attend_lse(q, K, V, scale, q_pos, alibi=None, window=0, soft_cap=0.0, causal
     for i in range(nq):
         seen = j <= q_pos[i] if causal else np.ones(nk, bool)
         if window:
-            seen &= q_pos[i] - j < window
+            seen &= np.abs(q_pos[i] - j) < window if not causal else q_pos[i] - j < window
         for h in range(H):
             x = K[seen, h // g] @ q[i, h] * scale
             if soft_cap:
                 x = soft_cap * np.tanh(x / soft_cap)
             if alibi is not None:
-                x = x + np.float64(alibi[h]) * (j[seen] - q_pos[i])
+                x = x - np.float64(alibi[h]) * np.abs(j[seen] - q_pos[i])
             terms = np.append(x, np.float64(sinks[h])) if sinks is not None else x
             if x.size == 0:  # no key: zeros, and the sink alone (or nothing) in the denominator
                 lse[h, i] = terms[0] if terms.size else -np.inf
@@ -75,7 +76,8 @@ def test_reference_agrees_with_refattn():
     rng = np.random.default_rng(70)
     q, K, V = rng.standard_normal((6, 4, 8)), rng.standard_normal((9, 2, 8)), rng.standard_normal((9, 2, 8))
     alibi = np.array([0.1, 0.2, 0.3, 0.4])
-    for kw in (dict(), dict(causal=False), dict(alibi=alibi, window=3, soft_cap=0.7), dict(sinks=SINKS[:4])):
+    for kw in (dict(), dict(causal=False), dict(alibi=alibi, window=3, soft_cap=0.7), dict(sinks=SINKS[:4]),
+               dict(causal=False, alibi=alibi, window=3)):
         pos = [3, 4, 5, 6, 7, 8]
         out, lse = attend_lse(q, K, V, 0.3, pos, **kw)
         np.testing.assert_allclose(out, attend(q, K, V, 0.3, q_pos=pos, **kw), rtol=1e-12, atol=1e-12)
@@ -91,6 +93,7 @@ PROMPT_CASES = [  # id, attn_type, heads, kv heads, head size, q lens, k lens (N
     ("causal-longer-keys", "decoder", 6, 2, 16, [3, 4], [8, 4], {}),  # bottom-right causal over cu_seqlens_k
     ("alibi-window-cap", "decoder", 4, 2, 32, [9, 20, 1], None, dict(alibi=True, window=5, soft_cap=0.8)),
     ("sinks-window", "encoder_only", 4, 2, 16, [6, 11], None, dict(sinks=True, window=4)),
+    ("encoder-alibi-window", "encoder", 4, 2, 16, [9, 3], None, dict(alibi=True, window=3)),
     ("sinks-cross-alibi-cap", "encoder_decoder", 6, 3, 16, [2, 5], [0, 6], dict(sinks=True, alibi=True,
                                                                                 soft_cap=1.5)),
     ("causal-sinks-window", "decoder", 4, 2, 16, [12, 3], None, dict(sinks=True, window=3)),

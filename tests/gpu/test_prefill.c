@@ -1353,7 +1353,9 @@ Test(prefill_gpu, prompt_attention_types) {
                                            .k_lens = cross ? kl : NULL,
                                            .with_alibi = (t + d) % 3 == 1};
                 pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-                pr->p.sliding_window = d == 1 ? 32 : 0;
+                /* windows: bf16 at every type but cross-attention (which refuses one), and the f32
+                 * kernel's encoder-only (ALiBi too) */
+                pr->p.sliding_window = t == PA_ATTN_ENCODER_DECODER ? 0 : d == 1 ? 32 : d == 2 && t == 2 ? 5 : 0;
                 pr->p.soft_cap = t == 2 ? 3.0f : 0.0f;
                 char what[128];
                 snprintf(what, sizeof what, "attn_type %d %s cross %d head %d", t, pa_dtype_name(dts[d]), cross,
@@ -1361,6 +1363,120 @@ Test(prefill_gpu, prompt_attention_types) {
                 check_prompt(pr, what);
                 pa_prompt_problem_free(pr);
             }
+}
+
+/* prefill.h's masks and ALiBi by hand, on every kernel family (f32; mma.sync
+ * and the Hopper kernel at f16 and bf16): three keys of equal logits (q = k =
+ * 0) and values j, so a row's output is the mean of the keys it sees, weighted
+ * by e^bias (the host suite's prefill_ref/prompt_masks_and_alibi_by_hand, whose
+ * comment derives the values). Non-causal windows reach both ways (vLLM's
+ * window_size (W - 1, W - 1) for encoder layers) and non-causal ALiBi is
+ * FlashAttention-2's -slope |j - q_pos|. */
+Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
+    PA_SKIP_WITHOUT_GPU();
+    enum { HS = 64 };
+    const double e1 = exp(-1.0), e2 = exp(-2.0), edge = (e1 + 2 * e2) / (1 + e1 + e2);
+    const int32_t cu3[2] = {0, 3}, cu2[2] = {0, 2};
+    const float slope = 1.0f;
+    struct {
+        pa_attn_type type;
+        int window, alibi, q_len;
+        double want[3];
+    } cs[4] = {
+        {PA_ATTN_ENCODER_ONLY, 2, 0, 3, {0.5, 1.0, 1.5}},
+        {PA_ATTN_ENCODER, 0, 1, 3, {edge, 1.0, 2.0 - edge}},
+        {PA_ATTN_DECODER, 2, 0, 3, {0.0, 0.5, 1.5}},
+        {PA_ATTN_ENCODER_DECODER, 0, 1, 2, {1.0, 2.0 - edge, 0}},
+    };
+    const pa_dtype dts[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    int32_t *d_cu3 = pa_test_dev_upload(cu3, sizeof cu3), *d_cu2 = pa_test_dev_upload(cu2, sizeof cu2);
+    float *d_slope = pa_test_dev_upload(&slope, sizeof slope);
+    for (int di = 0; di < 3; di++)
+        for (int path = 0; path < (di == 0 ? 1 : 2); path++) {
+            const pa_dtype dt = dts[di];
+            const size_t es = pa_dtype_size(dt), n = 3 * HS;
+            unsigned char zeros[3 * HS * 4] = {0}, vals[3 * HS * 4], got[3 * HS * 4];
+            for (size_t e = 0; e < n; e++)
+                pa_store_from_float(dt, vals, e, (float)(e / HS)); /* row j holds j */
+            void *dq = pa_test_dev_upload(zeros, n * es), *dk = pa_test_dev_upload(zeros, n * es),
+                 *dv = pa_test_dev_upload(vals, n * es), *dout = pa_test_dev_alloc(n * es);
+            cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+            for (int c = 0; c < 4; c++) {
+                const int cross = cs[c].type == PA_ATTN_ENCODER_DECODER;
+                pa_prompt_attention_params p = {.out = dout,
+                                                .query = dq,
+                                                .key = dk,
+                                                .value = dv,
+                                                .dtype = dt,
+                                                .attn_type = cs[c].type,
+                                                .cu_seqlens_q = cross ? d_cu2 : d_cu3,
+                                                .cu_seqlens_k = cross ? d_cu3 : NULL,
+                                                .num_seqs = 1,
+                                                .num_heads = 1,
+                                                .num_kv_heads = 1,
+                                                .head_size = HS,
+                                                .num_q_tokens = cs[c].q_len,
+                                                .num_k_tokens = 3,
+                                                .max_seqlen_q = cs[c].q_len,
+                                                .max_seqlen_k = 3,
+                                                .scale = 1.0f,
+                                                .alibi_slopes = cs[c].alibi ? d_slope : NULL,
+                                                .sliding_window = cs[c].window};
+                cr_assert_eq(pa_prompt_attention(&p, NULL), PA_SUCCESS, "%s: %s", pa_dtype_name(dt), pa_last_error());
+                pa_test_dev_sync();
+                pa_test_dev_download(got, dout, (size_t)cs[c].q_len * HS * es);
+                const double tol = dt == PA_DTYPE_F32 ? 1e-5 : dt == PA_DTYPE_F16 ? 2e-3 : 1.6e-2;
+                for (int i = 0; i < cs[c].q_len; i++)
+                    for (int d = 0; d < HS; d++) {
+                        const double g = pa_load_as_float(dt, got, (size_t)i * HS + d);
+                        cr_assert(fabs(g - cs[c].want[i]) <= tol, "%s path %d case %d row %d dim %d: %f, want %f",
+                                  pa_dtype_name(dt), path, c, i, d, g, cs[c].want[i]);
+                    }
+            }
+            pa_test_dev_free(dq);
+            pa_test_dev_free(dk);
+            pa_test_dev_free(dv);
+            pa_test_dev_free(dout);
+        }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+    pa_test_dev_free(d_cu3);
+    pa_test_dev_free(d_cu2);
+    pa_test_dev_free(d_slope);
+}
+
+/* A non-causal window wider than a CTA's rows: with one query head per KV head
+ * a CTA's 128 rows span 128 positions, so under a window of 150 some key tiles
+ * lie inside every row's window on the left while reaching past the first
+ * rows' window on the right. Those tiles need masks (mma.sync's edge test; the
+ * Hopper kernel's whole tiles end where the first row's window does), which
+ * the narrower windows of prompt_attention_types never reach: there every tile
+ * a CTA sees is an edge tile from the left. Encoder-only prompts of 200 and 300
+ * tokens (and 77), no ALiBi or soft cap (so the tiles in between take the
+ * unmasked path), heads 64 and 128, f16 and bf16, on mma.sync and the Hopper
+ * kernel. */
+Test(prefill_gpu, noncausal_window_wider_than_a_cta) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {200, 300, 77};
+    for (int path = 0; path < 2; path++) {
+        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        for (int i = 0; i < 4; i++) {
+            pa_prompt_problem_cfg c = {.seed = 17000u + (uint64_t)(path * 4 + i),
+                                       .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                       .attn_type = PA_ATTN_ENCODER_ONLY,
+                                       .num_seqs = 3,
+                                       .num_heads = 4,
+                                       .num_kv_heads = 4,
+                                       .head_size = i < 2 ? 64 : 128,
+                                       .q_lens = ql};
+            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+            pr->p.sliding_window = 150;
+            char what[96];
+            snprintf(what, sizeof what, "path %d %s head %d, window 150", path, pa_dtype_name(c.dtype), c.head_size);
+            check_prompt(pr, what);
+            pa_prompt_problem_free(pr);
+        }
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
 }
 
 /* Causal cross-attention with far more queries than keys: the first rows of
@@ -1852,10 +1968,17 @@ Test(prefill_hopper, prompt_attention) {
     const long before = hopper_begin();
     const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
     static const hprompt cs[] = {
-        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
-        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
+        /* non-causal windows, both sides (and ALiBi's |j - q_pos|) */
+        {PA_ATTN_ENCODER_ONLY, 0, 128, 2, 1, 40, 0.0f},
+        {PA_ATTN_ENCODER, 1, 64, 8, 0, 33, 0.0f},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_prompts(cs, n, 4, 8, ql, kl, 13000u);

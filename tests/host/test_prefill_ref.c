@@ -262,13 +262,72 @@ Test(prefill_ref, prompt_attention_types) {
                                        .k_lens = cross ? kl : NULL,
                                        .with_alibi = d == 1};
             pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-            pr->p.sliding_window = d == 2 ? 10 : 0;
+            pr->p.sliding_window = d == 2 && t != PA_ATTN_ENCODER_DECODER ? 10 : 0; /* (cross refuses one) */
             pr->p.soft_cap = t == 1 ? 0.7f : 0.0f;
             char what[96];
             snprintf(what, sizeof what, "attn_type %d %s cross %d", t, pa_dtype_name(dts[d]), cross);
             prompt_vs_plain(pr, what);
             pa_prompt_problem_free(pr);
         }
+}
+
+/* The masks and ALiBi of prefill.h by hand, against vLLM's flash backend and
+ * FlashAttention-2: three keys with equal logits (q = k = 0) and values j, so a
+ * row's output is the mean of the keys it sees, weighted by e^bias.
+ *   encoder-only, window 2 (vLLM's window_size (1, 1)): rows see {0,1}, {0,1,2},
+ *     {1,2}: 0.5, 1, 1.5 (a left-only window gave 1, 1, 1.5);
+ *   encoder, ALiBi slope 1 (FlashAttention-2's -slope |j - i|): row 0 weighs
+ *     1, e^-1, e^-2; row 1 e^-1, 1, e^-1 (1 by symmetry); row 2 mirrors row 0
+ *     (slope * (j - i) gave all three rows row 2's value);
+ *   decoder, window 2: {0}, {0,1}, {1,2}: 0, 0.5, 1.5;
+ *   cross-attention, two queries over the three keys, ALiBi slope 1: queries at
+ *     positions 1 and 2 (bottom-right), so row 1 and row 2 of the encoder case. */
+Test(prefill_ref, prompt_masks_and_alibi_by_hand) {
+    enum { HS = 8 };
+    float q[3 * HS] = {0}, k[3 * HS] = {0}, v[3 * HS], out[3 * HS];
+    for (int j = 0; j < 3; j++)
+        for (int d = 0; d < HS; d++)
+            v[j * HS + d] = (float)j;
+    const double e1 = exp(-1.0), e2 = exp(-2.0), edge = (e1 + 2 * e2) / (1 + e1 + e2);
+    const int32_t cu3[2] = {0, 3}, cu2[2] = {0, 2};
+    const float slope = 1.0f;
+    struct {
+        pa_attn_type type;
+        int window, alibi, q_len;
+        double want[3];
+    } cs[4] = {
+        {PA_ATTN_ENCODER_ONLY, 2, 0, 3, {0.5, 1.0, 1.5}},
+        {PA_ATTN_ENCODER, 0, 1, 3, {edge, 1.0, 2.0 - edge}},
+        {PA_ATTN_DECODER, 2, 0, 3, {0.0, 0.5, 1.5}},
+        {PA_ATTN_ENCODER_DECODER, 0, 1, 2, {1.0, 2.0 - edge, 0}},
+    };
+    for (int c = 0; c < 4; c++) {
+        const int cross = cs[c].type == PA_ATTN_ENCODER_DECODER;
+        pa_prompt_attention_params p = {.out = out,
+                                        .query = q,
+                                        .key = k,
+                                        .value = v,
+                                        .dtype = PA_DTYPE_F32,
+                                        .attn_type = cs[c].type,
+                                        .cu_seqlens_q = cross ? cu2 : cu3,
+                                        .cu_seqlens_k = cross ? cu3 : NULL,
+                                        .num_seqs = 1,
+                                        .num_heads = 1,
+                                        .num_kv_heads = 1,
+                                        .head_size = HS,
+                                        .num_q_tokens = cs[c].q_len,
+                                        .num_k_tokens = 3,
+                                        .max_seqlen_q = cs[c].q_len,
+                                        .max_seqlen_k = 3,
+                                        .scale = 1.0f,
+                                        .alibi_slopes = cs[c].alibi ? &slope : NULL,
+                                        .sliding_window = cs[c].window};
+        cr_assert_eq(pa_ref_prompt_attention(&p), PA_SUCCESS, "case %d: %s", c, pa_last_error());
+        for (int i = 0; i < cs[c].q_len; i++)
+            for (int d = 0; d < HS; d++)
+                cr_assert(fabs(out[i * HS + d] - cs[c].want[i]) < 1e-6, "case %d row %d: %f, want %f", c, i,
+                          out[i * HS + d], cs[c].want[i]);
+    }
 }
 
 Test(prefill_ref, prompt_causal_bottom_right) {
@@ -710,7 +769,7 @@ static pa_prompt_problem_cfg cross_cfg(const int *q_lens, const int *k_lens) {
 Test(prefill_ref, rejects_bad_prompt_input) {
     const int ql[2] = {4, 6}, kl[2] = {3, 9};
     pa_prompt_problem_cfg c = cross_cfg(ql, kl);
-    for (int v = 0; v < 9; v++) {
+    for (int v = 0; v < 10; v++) {
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         pa_status want = PA_ERR_INVALID_ARGUMENT;
         switch (v) {
@@ -723,9 +782,11 @@ Test(prefill_ref, rejects_bad_prompt_input) {
         case 6: pr->p.num_k_tokens = 11; break; /* cu_seqlens_k[2] = 12 > 11 */
         case 7: pr->p.num_q_tokens = -1; break;
         case 8: pr->p.dtype = PA_DTYPE_FP8_E4M3; break;
+        case 9: pr->p.sliding_window = 4, want = PA_ERR_UNSUPPORTED; break; /* cross-attention takes no window */
         }
         pa_status s = pa_ref_prompt_attention(&pr->p);
         cr_assert_eq(s, want, "case %d: got %s (%s)", v, pa_status_string(s), pa_last_error());
+        cr_assert(v != 9 || strstr(pa_last_error(), "takes no sliding window") != NULL, "message: %s", pa_last_error());
         for (size_t i = 0; i < pr->q_elems; i++)
             CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "case %d: output written", v);
         pa_prompt_problem_free(pr);
