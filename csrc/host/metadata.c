@@ -422,6 +422,8 @@ static pa_status count_slices(const pa_common_metadata *c, int32_t spb, int32_t 
  * field f of slice i; entries [num, stride) of each field are zero (padding
  * slices of length 0). */
 static void write_slices(const pa_common_metadata *c, int32_t num, int32_t stride, int32_t *slices) {
+    if (slices == NULL) /* capacity 0 (metadata.h), so num is 0: nothing to write, no offsets to form */
+        return;
     const int32_t bs = c->block_size;
     int32_t *kv_start = slices, *new_start = slices + stride, *len = slices + 2 * (size_t)stride;
     int32_t i = 0;

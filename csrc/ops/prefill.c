@@ -290,6 +290,15 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     return PA_SUCCESS;
 }
 
+/* Whether base + n elements of `size` bytes stays inside the address space
+ * (n >= 0): the decode part's pointers are formed only then, so a stride no
+ * decode row uses (no decode tokens) cannot wrap a pointer. NULL: nothing is
+ * formed. */
+static int in_space(const void *base, int64_t n, size_t size) {
+    int64_t bytes = 0;
+    return base == NULL || (pa_mul_i64(n, (int64_t)size, &bytes) && (uint64_t)bytes <= UINTPTR_MAX - (uintptr_t)base);
+}
+
 int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *pf, pa_decode_params *dc) {
     memset(pf, 0, sizeof *pf);
     memset(dc, 0, sizeof *dc);
@@ -342,7 +351,8 @@ int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_para
                     pa_mul_i64(o_off, (int64_t)esz, &o_off) && pa_mul_i64(np, q_stride, &q_off) &&
                     pa_mul_i64(q_off, (int64_t)esz, &q_off) &&
                     pa_mul_i64(m->num_prefills, m->block_table_stride, &bt_off) && lse_ts >= 0 &&
-                    pa_mul_i64(np, lse_ts, &lse_off);
+                    pa_mul_i64(np, lse_ts, &lse_off) && in_space(m->out, o_off, 1) && in_space(m->query, q_off, 1) &&
+                    in_space(m->block_tables, bt_off, sizeof(int32_t)) && in_space(m->lse, lse_off, sizeof(float));
     dc->out = fit && m->out ? (char *)m->out + o_off : NULL;
     dc->query = fit && m->query ? (const char *)m->query + q_off : NULL;
     dc->q_stride = q_stride;

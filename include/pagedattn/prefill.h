@@ -137,7 +137,8 @@ typedef struct pa_context_attention_params {
     int32_t num_seqs;               /* <= 65535 */
     int32_t num_heads;              /* query heads; a multiple of kv.num_kv_heads, <= 65535 */
     int32_t num_tokens;             /* rows of query/key/value/out; query_start_loc[num_seqs] <= this */
-    int32_t max_query_len;          /* host-side bound on every query_len (sizes the grid) */
+    int32_t max_query_len;          /* host-side bound on every query_len (sizes the grid); times the GQA
+                                       group (num_heads / kv.num_kv_heads) at most 2^31 - 257 */
     int32_t max_seq_len;            /* host-side bound on every seq_len; >= max_query_len; at most 2^31 - 257 */
     float scale;                    /* softmax scale, usually 1/sqrt(head_size); logits bounded as decode.h's */
     const float *alibi_slopes;      /* [num_heads] or NULL */
@@ -190,7 +191,8 @@ typedef struct pa_prompt_attention_params {
     int32_t head_size;
     int32_t num_q_tokens;      /* rows of query/out */
     int32_t num_k_tokens;      /* rows of key/value; ignored when cu_seqlens_k is NULL */
-    int32_t max_seqlen_q;      /* host-side bound on every query length */
+    int32_t max_seqlen_q;      /* host-side bound on every query length; times the GQA group
+                                  (num_heads / num_kv_heads) at most 2^31 - 257 */
     int32_t max_seqlen_k;      /* host-side bound on every key length, at most 2^31 - 257; ignored when
                                 * cu_seqlens_k is NULL */
     float scale;               /* logits bounded as decode.h's scale */

@@ -1513,11 +1513,1220 @@ static void fuzz_merge(reader *r) {
     free(A), free(B), free(la), free(lb), free(lo);
 }
 
+/* ---- the rest of the host surface: metadata, prompt and mixed attention,
+ * conversion, hyperparameters, swap runs, workspace sizes, comparison and
+ * names. Same rules: buffers sized from the headers' shapes, accepted ->
+ * outputs as the header defines them, refused -> a message and every output
+ * byte as it was. --------------------------------------------------------- */
+
+/* int32 copy of n elements into an exact-size heap buffer (ASan bounds). */
+static int32_t *dup32(const int32_t *a, int64_t n) {
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 0) + 1);
+    if (n > 0)
+        memcpy(p, a, sizeof(int32_t) * (size_t)n);
+    return p;
+}
+
+#ifdef FUZZ_HAVE_METADATA
+/* pa_build_ragged_metadata and pa_kv_update_slices_count (metadata.h) on
+ * common metadata from pa_build_common_metadata, sometimes edited by hand
+ * afterwards (a stale or hand-made struct), its arrays in exact-size buffers.
+ * Accepted -> the metadata meets metadata.h's definitions (query_start_loc the
+ * exclusive prefix sum from 0, seq_lens = computed + query, rows wide enough),
+ * the slices are exactly the header's (one per block a request's new tokens
+ * touch, requests in order, new_kv_start the running sum, (0, 0, 0) up to the
+ * capacity), the counts agree with pa_kv_update_slices_count, lie under
+ * pa_kv_update_slices_upper_bound, and the views are the common arrays;
+ * refused -> a message, the slices and every byte of the output struct
+ * untouched. */
+static void fuzz_ragged_metadata(reader *r) {
+    static int32_t table[12 * 16];
+    static int64_t slots[256];
+    int32_t n = rd_len(r, 12);
+    if (n > 12)
+        n = 12;
+    const int32_t cnt = n > 0 ? n : 0;
+    pa_batch b;
+    memset(&b, 0, sizeof b);
+    b.num_reqs = n;
+    b.block_size = rd_len(r, 8);
+    b.block_table_stride = rd_len(r, 16);
+    if (b.block_table_stride > 16)
+        b.block_table_stride = 16;
+    const int32_t padded = rd_len(r, 200);
+    const int32_t spb = rd_len(r, 5);
+    const uint8_t edit = rd_u8(r), cap_mode = rd_u8(r), table_kind = rd_u8(r);
+    const int32_t delta = (int32_t)(rd_u8(r) % 7) - 3;
+    prng g = {(uint32_t)rd_i32(r)};
+    int32_t comp[12], sched[12];
+    for (int32_t i = 0; i < cnt; i++) {
+        comp[i] = rd_len(r, 40);
+        sched[i] = rd_len(r, 20);
+    }
+    /* ids: a few -1; with table_kind >= 200 some whose block passes int32 slots */
+    for (int32_t i = 0; i < 12 * 16; i++) {
+        const uint64_t k = pr_next(&g) % 64;
+        table[i] = k == 0 ? -1
+                   : table_kind >= 200 && k < 8 && b.block_size > 0
+                       ? (int32_t)(INT32_MAX / b.block_size - pr_range(&g, 0, 2))
+                       : (int32_t)pr_range(&g, 0, 500);
+    }
+    int32_t qsl0[13], seq0[12], nc0[12];
+    pa_common_metadata c;
+    memset(&c, 0, sizeof c);
+    c.query_start_loc = qsl0;
+    c.seq_lens = seq0;
+    c.num_computed_tokens = nc0;
+    c.slot_mapping = slots;
+    c.slot_mapping_capacity = 256;
+    b.num_computed_tokens = comp;
+    b.num_scheduled_tokens = sched;
+    b.block_table = table;
+    if (pa_build_common_metadata(&b, padded, &c) != PA_SUCCESS)
+        return; /* fuzz_common_metadata's business */
+    /* hand edits of a built struct */
+    const int32_t k = cnt ? (int32_t)pr_range(&g, 0, cnt - 1) : 0;
+    switch (edit % 10) {
+    case 1: qsl0[k + (edit & 16 ? 1 : 0)] += delta; break;
+    case 2:
+        if (cnt)
+            seq0[k] += delta;
+        break;
+    case 3:
+        if (cnt)
+            nc0[k] += delta;
+        break;
+    case 4: c.num_actual_tokens += delta; break;
+    case 5: c.num_reqs = cnt ? (int32_t)pr_range(&g, 0, cnt - 1) : (delta < 0 ? delta : 0); break;
+    case 6: c.block_table_stride = delta > 0 ? c.block_table_stride + delta : c.block_table_stride / 2; break;
+    case 7: c.block_size = delta ? c.block_size + delta : 1; break;
+    case 8: c.padded_num_tokens += delta; break;
+    default: break;
+    }
+    /* exact-size copies of the arrays, as the edited fields size them */
+    const int32_t nr = c.num_reqs > 0 ? c.num_reqs : 0;
+    const int32_t stride = c.block_table_stride > 0 ? c.block_table_stride : 0;
+    int32_t *qsl = dup32(qsl0, nr + 1), *seq = dup32(seq0, nr), *nc = dup32(nc0, nr);
+    int32_t *bt = malloc(sizeof(int32_t) * (size_t)(nr * stride) + 1);
+    for (int32_t i = 0; i < nr * stride; i++) { /* the built rows where the stride kept them */
+        const int32_t row = i / stride, col = i % stride;
+        bt[i] = col < b.block_table_stride ? table[row * b.block_table_stride + col] : table[i % (12 * 16)];
+    }
+    c.query_start_loc = qsl, c.seq_lens = seq, c.num_computed_tokens = nc, c.block_table = bt;
+    /* metadata.h's definitions */
+    const int32_t bs = c.block_size;
+    int meta_ok = c.num_reqs >= 0 && bs > 0 && qsl[0] == 0 && c.num_actual_tokens >= 0 &&
+                  c.padded_num_tokens >= c.num_actual_tokens && (c.num_reqs == 0 || stride >= 1);
+    for (int32_t i = 0; meta_ok && i < nr; i++) {
+        const int64_t q = (int64_t)qsl[i + 1] - qsl[i];
+        meta_ok = q >= 0 && nc[i] >= 0 && (int64_t)seq[i] == nc[i] + q &&
+                  (seq[i] == 0 || ((int64_t)seq[i] - 1) / bs + 1 <= stride);
+    }
+    meta_ok = meta_ok && qsl[nr] == c.num_actual_tokens;
+    /* the header's slices, computed here; ids_ok: every block touched >= 0,
+     * its slots within int32 (the slices are int32) */
+    static int32_t want_s[3][256];
+    int64_t total = 0;
+    int ids_ok = 1;
+    for (int32_t i = 0; meta_ok && i < nr; i++) {
+        const int32_t start = nc[i], end = seq[i];
+        int32_t nk = qsl[i];
+        for (int32_t pos = start; pos < end;) {
+            const int32_t blk = pos / bs, lo = pos % bs, hi = end - blk * bs < bs ? end - blk * bs : bs;
+            const int32_t id = bt[(int64_t)i * stride + blk];
+            ids_ok &= id >= 0 && (int64_t)id * bs + bs - 1 <= INT32_MAX;
+            if (total < 256) {
+                want_s[0][total] = (int32_t)((int64_t)id * bs + lo);
+                want_s[1][total] = nk;
+                want_s[2][total] = hi - lo;
+            }
+            total++;
+            nk += hi - lo;
+            pos += hi - lo;
+        }
+    }
+    const int64_t want_padded = spb >= 1 ? (total + spb - 1) / spb * spb : -1;
+    /* slices_count */
+    {
+        int32_t ns = SENT, np = SENT;
+        const pa_status s = pa_kv_update_slices_count(&c, spb, cap_mode & 32 ? NULL : &ns, &np);
+        if (s == PA_SUCCESS) {
+            FUZZ_CHECK(meta_ok && spb >= 1 && ids_ok);
+            FUZZ_CHECK((cap_mode & 32 || ns == total) && np == want_padded);
+        } else {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && ns == SENT && np == SENT);
+            FUZZ_CHECK(!meta_ok || spb < 1 || !ids_ok);
+        }
+    }
+    /* the capacity: the padded count, more, one less, or 0; sometimes the
+     * slices over an input array (refused) */
+    const int64_t base = want_padded >= 0 ? want_padded : 4;
+    int32_t cap = (int32_t)(cap_mode % 4 == 0   ? base
+                            : cap_mode % 4 == 1 ? base + (cap_mode >> 2) % 5
+                            : cap_mode % 4 == 2 ? (base > 0 ? base - 1 : 0)
+                                                : 0);
+    if (cap > 200 || total > 256)
+        goto done;
+    {
+        const int alias = (cap_mode >> 6) == 3 && (int64_t)3 * cap <= (int64_t)nr * stride && cap > 0;
+        int32_t *sl = alias ? bt : cap_mode & 16 && cap == 0 ? NULL : sent_buf((int64_t)3 * cap, 4);
+        int32_t *bt_snap = dup32(bt, (int64_t)nr * stride);
+        pa_ragged_metadata m;
+        memset(&m, SENT_BYTE, sizeof m);
+        m.slices = sl;
+        m.slices_capacity = cap;
+        pa_ragged_metadata before;
+        memcpy(&before, &m, sizeof m);
+        const pa_status s = pa_build_ragged_metadata(&c, spb, &m);
+        const int want = meta_ok && spb >= 1 && ids_ok && cap >= want_padded && !alias;
+        FUZZ_CHECK((s == PA_SUCCESS) == want);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && memcmp(&m, &before, sizeof m) == 0);
+            FUZZ_CHECK(alias ? memcmp(bt, bt_snap, sizeof(int32_t) * (size_t)(nr * stride)) == 0
+                             : !sl || untouched(sl, (size_t)cap * 12 + 1));
+        } else {
+            FUZZ_CHECK(m.num_seqs == c.num_reqs && m.num_slices == total && m.num_slices_padded == want_padded);
+            FUZZ_CHECK(m.slices == sl && m.slices_capacity == cap);
+            FUZZ_CHECK(m.slot_mapping == c.slot_mapping && m.block_tables == c.block_table &&
+                       m.block_table_stride == c.block_table_stride && m.context_lens == c.seq_lens &&
+                       m.query_start_loc == c.query_start_loc);
+            for (int32_t i = 0; i < cap; i++)
+                for (int f = 0; f < 3; f++)
+                    FUZZ_CHECK(sl[f * cap + i] == (i < total ? want_s[f][i] : 0));
+            FUZZ_CHECK(!sl || ((unsigned char *)sl)[(size_t)cap * 12] == SENT_BYTE);
+            /* the bound for any batch of these requests and tokens */
+            int32_t ub = SENT;
+            if (pa_kv_update_slices_upper_bound(c.num_reqs, c.num_actual_tokens, bs, spb, &ub) == PA_SUCCESS)
+                FUZZ_CHECK(ub >= want_padded);
+        }
+        free(bt_snap);
+        if (!alias)
+            free(sl);
+    }
+done:
+    free(qsl);
+    free(seq);
+    free(nc);
+    free(bt);
+}
+#endif
+
+static const int32_t small_heads[] = {8, 16, 24, 32, 40, 64, 128, 256};
+
+/* The log-sum-exp prefill.h defines for a row: log(e^sink + sum_j e^x_j) over
+ * the visible keys (keys: the keys' part, -inf for none). */
+static double lse_with_sink(double keys, const float *sink) {
+    if (!sink)
+        return keys;
+    const double s = *sink;
+    if (keys == -INFINITY || s == INFINITY)
+        return s;
+    const double m = s > keys ? s : keys;
+    return m + log(exp(keys - m) + exp(s - m));
+}
+
+static int close_to(double got, double want, double rel) {
+    if (isnan(want) || isinf(want))
+        return got == want || (isnan(got) && isnan(want));
+    return fabs(got - want) <= rel * (fabs(want) > 1.0 ? fabs(want) : 1.0);
+}
+
+/* pa_prompt_attention_validate and pa_ref_prompt_attention (prefill.h):
+ * decoder (causal), encoder and cross attention. Accepted only where the
+ * header's rules hold (dtype, head size, heads, attn_type, cu_seqlens_k and
+ * no window for cross attention, start locations from >= 0, non-decreasing, within the
+ * token counts and the length bounds, finite ALiBi, no NaN sink, the lse
+ * layout); accepted wherever they hold with every option plainly valid. The
+ * reference runs on buffers sized from the shapes (query/key/value rows at
+ * their strides, out contiguous, the lse layout); with every query and key
+ * element one value and every value element another (v0), each row's output
+ * is v0 times the keys' share of the softmax (v0 without sinks), zeros for a
+ * row that sees no key (prefill.h's masks: causal, the window on the left,
+ * and on both sides without the causal mask), and its lse the header's
+ * formula over the visible keys (ALiBi -slope |j - q_pos|), computed here.
+ * Refused: a message, out and lse
+ * untouched. */
+static void fuzz_prompt(reader *r) {
+    pa_prompt_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.dtype = rd_dtype(r);
+    const uint8_t at = rd_u8(r);
+    p.attn_type = (pa_attn_type)(at < 250 ? at % 4 : (int32_t)at - 246);
+    p.num_seqs = rd_field(r, 4);
+    p.num_kv_heads = rd_field(r, 2);
+    const uint8_t gsel = rd_u8(r);
+    p.num_heads = gsel == 255 ? rd_field(r, 8) : heads_of(p.num_kv_heads, 1 + gsel % 3);
+    const uint8_t hsel = rd_u8(r);
+    p.head_size = hsel < 230 ? small_heads[hsel % 8] : rd_field(r, 300);
+    p.q_stride = rd_stride(r);
+    p.k_stride = rd_stride(r);
+    p.v_stride = rd_stride(r);
+    p.scale = rd_float(r);
+    p.sliding_window = rd_field(r, 8);
+    p.soft_cap = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    p.num_q_tokens = rd_field(r, 16);
+    p.num_k_tokens = rd_field(r, 16);
+    p.max_seqlen_q = rd_field(r, 12);
+    p.max_seqlen_k = rd_field(r, 12);
+    const uint8_t opts = rd_u8(r), extra = rd_u8(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int cross = (opts & 4) || (p.attn_type == PA_ATTN_ENCODER_DECODER && !(opts & 8));
+    int32_t cq[9], ck[9];
+    float alibi[16], sinks[16];
+    cq[0] = pr_next(&g) % 24 == 0 ? -1 : 0;
+    ck[0] = pr_next(&g) % 24 == 0 ? -1 : 0;
+    for (int s = 0; s < 8; s++) {
+        cq[s + 1] = cq[s] + (int32_t)pr_range(&g, pr_next(&g) % 24 == 0 ? -1 : 0, 5);
+        ck[s + 1] = ck[s] + (int32_t)pr_range(&g, pr_next(&g) % 24 == 0 ? -1 : 0, 5);
+    }
+    static const float sink_vals[] = {-INFINITY, 0.0f, 1.5f, -3.0f, 800.0f, INFINITY, 40.0f, NAN};
+    for (int h = 0; h < 16; h++) {
+        alibi[h] = -0.25f * (float)(h + 1);
+        sinks[h] = sink_vals[pr_next(&g) % (opts & 64 ? 8 : 7)];
+    }
+    if (opts & 16)
+        alibi[pr_next(&g) % 16] = NAN;
+    const int64_t nh = p.num_heads, nkv = p.num_kv_heads, hs = p.head_size;
+    const int64_t ns = p.num_seqs > 0 ? p.num_seqs : 0;
+    if (opts & 1 && nh >= 1 && nh <= 16)
+        p.alibi_slopes = alibi;
+    if (opts & 2 && nh >= 1 && nh <= 16)
+        p.sinks = sinks;
+    p.cu_seqlens_q = cq;
+    p.cu_seqlens_k = cross ? ck : NULL;
+    const int64_t nq = p.num_q_tokens > 0 ? p.num_q_tokens : 0;
+    const int64_t nk = cross ? (p.num_k_tokens > 0 ? p.num_k_tokens : 0) : nq;
+    const int32_t *cuk = cross ? ck : cq;
+    const int64_t maxk = cross ? p.max_seqlen_k : p.max_seqlen_q;
+    /* header rules */
+    const int dt_ok = p.dtype == PA_DTYPE_F32 || p.dtype == PA_DTYPE_F16 || p.dtype == PA_DTYPE_BF16;
+    const int heads_ok = nh >= 1 && nh <= 65535 && nkv >= 1 && nh % nkv == 0;
+    const int hs_ok = hs >= 8 && hs <= 256 && hs % 8 == 0;
+    const __int128 qrow = (__int128)nh * hs, krow = (__int128)nkv * hs;
+    int reject = !dt_ok || !heads_ok || !hs_ok || (int)p.attn_type < 0 || (int)p.attn_type > 3 || p.num_seqs < 0 ||
+                 p.num_seqs > 65535 || !isfinite(p.scale) ||
+                 (p.attn_type == PA_ATTN_ENCODER_DECODER && (!cross || p.sliding_window != 0)) || p.num_q_tokens < 0 ||
+                 (cross && (p.num_k_tokens < 0 || p.max_seqlen_k > INT32_MAX - 256));
+    /* either way: strides under a row, a soft cap or window out of range, negative bounds */
+    const int odd = (p.q_stride && p.q_stride < qrow) || (p.k_stride && p.k_stride < krow) ||
+                    (p.v_stride && p.v_stride < krow) || !(p.soft_cap >= 0.0f && isfinite(p.soft_cap)) ||
+                    p.sliding_window < 0 || p.max_seqlen_q < 0 || (cross && p.max_seqlen_k < 0);
+    /* either way too: an undocumented limit, max_seqlen_q x the GQA group within int32 (reported) */
+    const int loose = heads_ok && (int64_t)p.max_seqlen_q * (nh / nkv) > INT32_MAX - 256;
+    /* buffers: rows (n - 1) * stride + row */
+    __int128 qn = -1, kn = -1, on = -1;
+    if (heads_ok && hs_ok && p.q_stride >= 0 && p.k_stride >= 0 && p.v_stride >= 0 && !odd) {
+        qn = nq ? (nq - 1) * (p.q_stride ? p.q_stride : qrow) + qrow : 0;
+        const __int128 kk = nk ? (nk - 1) * (p.k_stride ? p.k_stride : krow) + krow : 0;
+        const __int128 vv = nk ? (nk - 1) * (p.v_stride ? p.v_stride : krow) + krow : 0;
+        kn = kk > vv ? kk : vv;
+        on = nq * qrow;
+    }
+    const int e = dt_ok ? esize((int)p.dtype) : 1;
+    const int sized = ns <= 8 && qn >= 0 && qn <= OP_LIMIT && kn <= OP_LIMIT && on <= OP_LIMIT && kn >= 0 &&
+                      (__int128)nq * nk * nh * hs <= 400000;
+    unsigned char *q = NULL, *kb = NULL, *vb = NULL, *out = NULL;
+    float *lse = NULL;
+    lse_lay ll;
+    if (!sized) {
+        /* the field checks alone, on pointers never read */
+        static unsigned char dummy[64];
+        p.out = dummy, p.query = dummy + 16, p.key = dummy + 32, p.value = dummy + 48;
+        lse_draw(r, extra & 16, nh, nq, &p.lse_head_stride, &p.lse_token_stride, 0);
+        const pa_status s = pa_prompt_attention_validate(&p);
+        if (reject)
+            FUZZ_CHECK(s != PA_SUCCESS && pa_last_error()[0] != '\0');
+        return;
+    }
+    q = sent_buf((int64_t)qn, e), kb = sent_buf((int64_t)kn, e), vb = sent_buf((int64_t)kn, e);
+    out = sent_buf((int64_t)on, e);
+    memset(q, 0x3C, (size_t)qn * (size_t)e);
+    memset(kb, 0x3C, (size_t)kn * (size_t)e);
+    memset(vb, 0x40, (size_t)kn * (size_t)e);
+    p.query = q, p.key = kb, p.value = vb, p.out = out;
+    if (extra & 32 && ns > 0) /* a missing buffer */
+        p.value = NULL;
+    if (!lse_case(r, extra & 16, extra & 1, extra & 2, extra & 4 ? out : NULL, nh, nq, &p.lse_head_stride,
+                  &p.lse_token_stride, &ll, &lse, &p.lse)) {
+        if (pa_prompt_attention_validate(&p) == PA_SUCCESS)
+            FUZZ_CHECK(lse_acceptable(&ll, nh, nq) && !reject);
+        goto done;
+    }
+    reject |= !lse_acceptable(&ll, nh, nq);
+    if (ns > 0) {
+        reject |= p.value == NULL;
+        reject |= lse && ((extra & 2) || (nq > 0 && (extra & 4))); /* misaligned, or over out */
+        /* the start locations and lengths */
+        for (int w = 0; w < 2; w++) {
+            const int32_t *cu = w ? cuk : cq;
+            const int64_t tokens = w ? nk : nq, bound = w ? maxk : p.max_seqlen_q;
+            reject |= cu[0] < 0;
+            for (int64_t s = 0; s < ns; s++)
+                reject |= cu[s + 1] < cu[s] || cu[s + 1] > tokens || cu[s + 1] - cu[s] > bound;
+        }
+        for (int64_t h = 0; p.alibi_slopes && h < nh; h++)
+            reject |= !isfinite(alibi[h]);
+        for (int64_t h = 0; p.sinks && h < nh; h++)
+            reject |= isnan(sinks[h]);
+    }
+    {
+        const pa_status s = pa_ref_prompt_attention(&p);
+        if (reject)
+            FUZZ_CHECK(s != PA_SUCCESS);
+        else if (!odd && !loose && ll.n != INT64_MAX) /* (a layout past any buffer: either) */
+            FUZZ_CHECK(s == PA_SUCCESS);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)e) &&
+                       (!lse || untouched(lse, (size_t)ll.n * 4)));
+            goto done;
+        }
+        FUZZ_CHECK(pa_prompt_attention_validate(&p) == PA_SUCCESS);
+        if (lse && p.lse == lse)
+            FUZZ_CHECK(lse_placed(lse, &ll, nh, nq, 0));
+        /* each row against the header's rules */
+        static const unsigned char qpat[4] = {0x3C, 0x3C, 0x3C, 0x3C}, vpat[4] = {0x40, 0x40, 0x40, 0x40};
+        const double qv = pa_load_as_float(p.dtype, qpat, 0), v0 = pa_load_as_float(p.dtype, vpat, 0);
+        const double x0 = (double)p.scale * ((double)hs * qv * qv);
+        const int causal = p.attn_type == PA_ATTN_DECODER;
+        for (int64_t s = 0; s < ns; s++) {
+            const int64_t q_len = cq[s + 1] - cq[s], k_len = cuk[s + 1] - cuk[s];
+            for (int64_t i = 0; i < q_len; i++) {
+                const int64_t pos = k_len - q_len + i, t = cq[s] + i;
+                int64_t lo = 0, hi = k_len - 1;
+                if (p.sliding_window > 0 && pos - p.sliding_window + 1 > 0)
+                    lo = pos - p.sliding_window + 1;
+                if (p.sliding_window > 0 && !causal && pos + p.sliding_window - 1 < hi)
+                    hi = pos + p.sliding_window - 1; /* no causal mask: W - 1 keys either side */
+                if (causal && pos < hi)
+                    hi = pos;
+                for (int64_t h = 0; h < nh; h++) {
+                    double mx = -INFINITY, sum = 0.0;
+                    for (int pass = 0; pass < 2; pass++)
+                        for (int64_t j = lo; j <= hi; j++) {
+                            double x = x0;
+                            if (p.soft_cap > 0.0f)
+                                x = p.soft_cap * tanh(x / p.soft_cap);
+                            if (p.alibi_slopes)
+                                x -= (double)alibi[h] * fabs((double)(j - pos));
+                            if (pass == 0)
+                                mx = x > mx ? x : mx;
+                            else
+                                sum += exp(x - mx);
+                        }
+                    const double keys = hi >= lo ? mx + log(sum) : -INFINITY;
+                    const double all = lse_with_sink(keys, p.sinks ? &sinks[h] : NULL);
+                    const double share = hi < lo ? 0.0 : !p.sinks ? 1.0 : all == INFINITY ? 0.0 : exp(keys - all);
+                    for (int64_t d = 0; d < hs; d++) {
+                        const double o = pa_load_as_float(p.dtype, out, (size_t)((t * nh + h) * hs + d));
+                        FUZZ_CHECK(fabs(o - v0 * share) <= 1e-2 * fabs(v0) + 1e-6);
+                    }
+                    if (lse && p.lse == lse)
+                        FUZZ_CHECK(close_to(lse[h * ll.hs + t * ll.ts], (float)all, 1e-4));
+                }
+            }
+        }
+    }
+done:
+    free(lse);
+    free(q);
+    free(kb);
+    free(vb);
+    free(out);
+}
+
+/* pa_mixed_attention_validate, _workspace_size and pa_ref_mixed_attention
+ * (prefill.h). The batch's buffers are sized from the header's shapes (out
+ * and query over num_prefill_tokens + num_decode_tokens rows, key and value
+ * over the prefill tokens, block tables and seq_lens over every sequence,
+ * query_start_loc over the prefills, the lse layout over all the tokens).
+ * The header defines the call as pa_ref_context_attention on the prefills and
+ * pa_ref_paged_decode on the decodes; this case builds the two parts itself
+ * from that text (the decode part num_prefill_tokens rows into out, query and
+ * lse, num_prefills rows into the tables) and runs them on copies: accepted
+ * -> both parts accept and out and lse are byte for byte theirs; both parts
+ * accepting (with prefills whenever there are prefill tokens) -> accepted;
+ * refused -> a message, out and lse untouched. The workspace is the decode
+ * part's (0 without decodes), asked of pa_paged_attention_decode_workspace_size
+ * with the fields the header names. */
+/* pa_mixed_attention_workspace_size is defined with the GPU entries
+ * (csrc/ops/prefill_entry.c), outside the host sources this target links:
+ * weak, so its check runs in a build that links it and is skipped here. */
+#pragma weak pa_mixed_attention_workspace_size
+
+static void fuzz_mixed(reader *r) {
+    attn_case a;
+    attn_cache(r, &a, 0);
+    pa_mixed_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.kv = a.c;
+    p.q_dtype = rd_dtype(r);
+    p.num_prefills = rd_field(r, 3);
+    p.num_decode_tokens = rd_field(r, 3);
+    p.num_heads = heads_of(a.c.num_kv_heads, 1 + rd_u8(r) % 3);
+    if (rd_u8(r) == 3)
+        p.num_heads = rd_field(r, 40);
+    p.block_table_stride = rd_field(r, 8);
+    p.max_prefill_query_len = rd_field(r, 8);
+    p.max_prefill_seq_len = rd_field(r, 24);
+    p.max_decode_seq_len = rd_field(r, 24);
+    p.q_stride = rd_stride(r);
+    p.k_stride = rd_stride(r);
+    p.v_stride = rd_stride(r);
+    p.scale = rd_float(r);
+    p.sliding_window = rd_field(r, 12);
+    p.soft_cap = rd_u8(r) < 200 ? 0.0f : rd_float(r);
+    const uint8_t opts = rd_u8(r), extra = rd_u8(r);
+    const int32_t npt_drawn = rd_field(r, 20);
+    float sinks[32];
+    static const float sink_vals[] = {-INFINITY, 0.0f, 1.5f, -3.0f, 900.0f, INFINITY};
+    for (int h = 0; h < 32; h++)
+        sinks[h] = sink_vals[pr_next(&a.g) % 6];
+    if (opts & 1 && p.num_heads > 0 && p.num_heads <= 32)
+        p.alibi_slopes = a.alibi;
+    if (opts & 2 && p.num_heads > 0 && p.num_heads <= 32)
+        p.sinks = sinks;
+    const int64_t np = p.num_prefills > 0 ? p.num_prefills : 0, nd = p.num_decode_tokens > 0 ? p.num_decode_tokens : 0;
+    int32_t qsl[5], sl[8];
+    qsl[0] = pr_next(&a.g) % 24 == 0 ? 1 : 0; /* the header: starting at 0 */
+    for (int64_t s = 0; s < 4; s++) {
+        qsl[s + 1] = qsl[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 5);
+        sl[s] = qsl[s + 1] - qsl[s] + (int32_t)pr_range(&a.g, pr_next(&a.g) % 20 == 0 ? -1 : 0, 16);
+    }
+    for (int64_t s = 0; s < 4; s++) /* the decodes' lengths follow the prefills' */
+        sl[np < 4 ? np + s : 4 + s] = (int32_t)pr_range(&a.g, pr_next(&a.g) % 16 == 0 ? -1 : 1,
+                                                        p.max_decode_seq_len > 0 && p.max_decode_seq_len < 64
+                                                            ? p.max_decode_seq_len + (pr_next(&a.g) % 16 == 0)
+                                                            : 8);
+    p.num_prefill_tokens = opts & 4 ? npt_drawn : np <= 4 ? qsl[np] : 0;
+    /* the workspace: pure host, every case */
+    if (pa_mixed_attention_workspace_size) {
+        size_t ws = (size_t)SENT;
+        const pa_status vs = pa_mixed_attention_validate(&p), ss = pa_mixed_attention_workspace_size(&p, &ws);
+        FUZZ_CHECK((vs == PA_SUCCESS) == (ss == PA_SUCCESS));
+        if (ss == PA_SUCCESS) {
+            pa_decode_params dd;
+            memset(&dd, 0, sizeof dd);
+            dd.num_seqs = p.num_decode_tokens, dd.num_heads = p.num_heads, dd.kv = p.kv;
+            dd.max_seq_len = p.max_decode_seq_len, dd.q_dtype = p.q_dtype;
+            size_t want = 0;
+            if (p.num_decode_tokens > 0)
+                FUZZ_CHECK(pa_paged_attention_decode_workspace_size(&dd, &want) == PA_SUCCESS);
+            FUZZ_CHECK(ws == want);
+        } else {
+            FUZZ_CHECK(ws == (size_t)SENT && pa_last_error()[0] != '\0');
+        }
+    }
+    const int qe = esize((int)p.q_dtype) ? esize((int)p.q_dtype) : 1;
+    const int64_t hs = a.c.head_size, kvh = a.c.num_kv_heads, nh = p.num_heads;
+    const int64_t npt = p.num_prefill_tokens, T = npt + nd;
+    int32_t *bt = attn_table(&a, np + nd, p.block_table_stride);
+    void *q = NULL, *k = NULL, *v = NULL, *out = NULL, *out2 = NULL;
+    float *lse = NULL, *lse2 = NULL;
+    int32_t *slx = NULL, *qslx = NULL;
+    if (np > 4 || nd > 4 || npt < 0 || npt > 24 || nh <= 0 || hs <= 0 || kvh <= 0 || p.q_stride < 0 || p.k_stride < 0 ||
+        p.v_stride < 0 || (np + nd > 0 && !bt) || too_big(a.cok, a.ce) || p.max_prefill_seq_len > 64)
+        goto done;
+    {
+        const __int128 qrow = (__int128)nh * hs, krow = (__int128)kvh * hs;
+        const __int128 qn = T ? (T - 1) * (p.q_stride ? p.q_stride : qrow) + qrow : 0;
+        const __int128 kn = npt ? (npt - 1) * (p.k_stride ? p.k_stride : krow) + krow : 0;
+        const __int128 vn = npt ? (npt - 1) * (p.v_stride ? p.v_stride : krow) + krow : 0;
+        const __int128 on = T * qrow;
+        if (qn > OP_LIMIT || kn > OP_LIMIT || vn > OP_LIMIT || on > OP_LIMIT || T * nh * 64 > 40000)
+            goto done;
+        q = sent_buf((int64_t)qn, qe), k = sent_buf((int64_t)kn, qe), v = sent_buf((int64_t)vn, qe);
+        out = sent_buf((int64_t)on, qe), out2 = sent_buf((int64_t)on, qe);
+        memset(q, 0x3C, (size_t)qn * (size_t)qe);
+        memset(k, 0x3C, (size_t)kn * (size_t)qe);
+        memset(v, 0x40, (size_t)vn * (size_t)qe);
+        p.query = q, p.key = k, p.value = v, p.out = out;
+        /* exact sizes: seq_lens [num_prefills + num_decode_tokens], query_start_loc [num_prefills + 1] */
+        slx = dup32(sl, np + nd), qslx = dup32(qsl, np + 1);
+        p.block_tables = bt;
+        p.seq_lens = np + nd ? slx : NULL;
+        p.query_start_loc = qslx;
+        lse_lay ll;
+        if (!lse_case(r, extra & 16, extra & 1, extra & 2,
+                      extra & 4   ? out
+                      : extra & 8 ? q
+                                  : NULL,
+                      nh, T, &p.lse_head_stride, &p.lse_token_stride, &ll, &lse, &p.lse))
+            goto done;
+        const size_t obytes = (size_t)on * (size_t)qe, lbytes = lse ? (size_t)ll.n * 4 : 0;
+        if (lse) {
+            lse2 = malloc(lbytes + 1);
+            memcpy(lse2, lse, lbytes);
+        }
+        /* the parts, from the header's text */
+        const int64_t lts = p.lse_token_stride ? p.lse_token_stride : 1;
+        const int64_t lhs = p.lse_head_stride ? p.lse_head_stride : (T > 0 ? T : 1);
+        /* the parts' lse: the copy's, as the call's is placed (over out: the
+         * copy's out; over the query: the query; misaligned: the same offset) */
+        float *l2 = !p.lse                      ? NULL
+                    : (void *)p.lse == out      ? (float *)out2
+                    : (void *)p.lse == q        ? (float *)q
+                    : (uintptr_t)p.lse % 4 != 0 ? (float *)((char *)lse2 + 2)
+                                                : lse2;
+        pa_context_attention_params pf;
+        memset(&pf, 0, sizeof pf);
+        pf.out = out2, pf.query = q, pf.key = k, pf.value = v;
+        pf.q_stride = p.q_stride, pf.k_stride = p.k_stride, pf.v_stride = p.v_stride;
+        pf.q_dtype = p.q_dtype, pf.kv = p.kv, pf.block_tables = bt, pf.block_table_stride = p.block_table_stride;
+        pf.query_start_loc = qslx, pf.seq_lens = p.seq_lens, pf.num_seqs = p.num_prefills, pf.num_heads = p.num_heads;
+        pf.num_tokens = p.num_prefill_tokens, pf.max_query_len = p.max_prefill_query_len;
+        pf.max_seq_len = p.max_prefill_seq_len, pf.scale = p.scale, pf.alibi_slopes = p.alibi_slopes;
+        pf.sliding_window = p.sliding_window, pf.soft_cap = p.soft_cap, pf.sinks = p.sinks;
+        pf.lse = l2, pf.lse_head_stride = lhs, pf.lse_token_stride = lts;
+        pa_decode_params dc;
+        memset(&dc, 0, sizeof dc);
+        const int64_t qs = p.q_stride ? p.q_stride : (int64_t)qrow;
+        dc.out = (char *)out2 + npt * (int64_t)qrow * qe, dc.query = nd > 0 ? (const char *)q + npt * qs * qe : q;
+        dc.q_stride = qs, dc.q_dtype = p.q_dtype, dc.kv = p.kv;
+        dc.block_tables = bt ? bt + np * p.block_table_stride : NULL, dc.block_table_stride = p.block_table_stride;
+        dc.seq_lens = p.seq_lens ? slx + np : NULL, dc.num_seqs = p.num_decode_tokens, dc.num_heads = p.num_heads;
+        dc.max_seq_len = p.max_decode_seq_len, dc.scale = p.scale, dc.alibi_slopes = p.alibi_slopes;
+        dc.sliding_window = p.sliding_window, dc.soft_cap = p.soft_cap, dc.sinks = p.sinks;
+        /* (no decodes: the decode part is not run) */
+        dc.lse = l2 && nd > 0 && lts >= 0 && lhs >= 0 ? l2 + npt * lts : l2;
+        dc.lse_head_stride = lhs, dc.lse_token_stride = lts;
+        /* the mixed call, then the parts on the copies (the decode part after
+         * the prefill part accepted, as the call does) */
+        unsigned char *q_snap = malloc((size_t)qn * (size_t)qe + 1);
+        memcpy(q_snap, q, (size_t)qn * (size_t)qe);
+        const pa_status s = pa_ref_mixed_attention(&p);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, obytes));
+            FUZZ_CHECK(!lse || (lse == p.lse ? untouched(lse, lbytes) : memcmp(lse, lse2, lbytes) == 0));
+            FUZZ_CHECK(memcmp(q, q_snap, (size_t)qn * (size_t)qe) == 0);
+        }
+        if (p.lse && ((void *)p.lse == out || (void *)p.lse == q)) {
+            /* the whole lse over out or the query: refused (the parts, cut
+             * from a call the header rules out, are not run) */
+            FUZZ_CHECK(s != PA_SUCCESS || T == 0);
+            free(q_snap);
+            goto done;
+        }
+        const pa_status sp = pa_ref_context_attention(&pf);
+        const pa_status sd = sp != PA_SUCCESS || nd == 0 ? PA_SUCCESS : pa_ref_paged_decode(&dc);
+        if (s == PA_SUCCESS) {
+            FUZZ_CHECK(sp == PA_SUCCESS && sd == PA_SUCCESS);
+            FUZZ_CHECK(memcmp(out, out2, obytes) == 0);
+            FUZZ_CHECK(!lse || memcmp(lse, lse2, lbytes) == 0);
+        } else {
+            /* (or the whole lse's layout puts two of the batch's pairs on one float) */
+            FUZZ_CHECK(sp != PA_SUCCESS || sd != PA_SUCCESS || (npt > 0 && np == 0) || p.num_decode_tokens < 0 ||
+                       !lse_acceptable(&ll, nh, T));
+        }
+        free(q_snap);
+    }
+done:
+    free(slx);
+    free(qslx);
+    free(lse);
+    free(lse2);
+    free(q);
+    free(k);
+    free(v);
+    free(out);
+    free(out2);
+    free(bt);
+    free(a.kc);
+    free(a.vc);
+}
+
+/* One element of a typed array as float, by the scalar conversions of core.h. */
+static float elem_as_float(pa_dtype t, const unsigned char *b, int64_t i) {
+    switch (t) {
+    case PA_DTYPE_F32: {
+        float f;
+        memcpy(&f, b + 4 * i, 4);
+        return f;
+    }
+    case PA_DTYPE_F16: return pa_half_to_float((uint16_t)(b[2 * i] | b[2 * i + 1] << 8));
+    case PA_DTYPE_BF16: return pa_bf16_to_float((uint16_t)(b[2 * i] | b[2 * i + 1] << 8));
+    case PA_DTYPE_FP8_E4M3: return pa_fp8_e4m3_to_float(b[i]);
+    case PA_DTYPE_FP8_E5M2: return pa_fp8_e5m2_to_float(b[i]);
+    }
+    return NAN;
+}
+/* f stored as dtype t into b (esize(t) bytes). */
+static void float_as_elem(pa_dtype t, float f, unsigned char *b) {
+    uint16_t h;
+    switch (t) {
+    case PA_DTYPE_F32: memcpy(b, &f, 4); break;
+    case PA_DTYPE_F16:
+    case PA_DTYPE_BF16:
+        h = t == PA_DTYPE_F16 ? pa_float_to_half(f) : pa_float_to_bf16(f);
+        b[0] = (unsigned char)h, b[1] = (unsigned char)(h >> 8);
+        break;
+    case PA_DTYPE_FP8_E4M3: b[0] = pa_float_to_fp8_e4m3(f); break;
+    case PA_DTYPE_FP8_E5M2: b[0] = pa_float_to_fp8_e5m2(f); break;
+    }
+}
+
+/* pa_ref_convert (convert.h): accepted iff both dtypes are known, n >= 0,
+ * buffers aligned to their element sizes and apart, and, where the scale
+ * applies (either side fp8), it is NULL or finite and > 0; a scale that does
+ * not apply is ignored (any value). Accepted -> dst[i] = convert(src[i]), the
+ * scale multiplying an fp8 source and dividing into an fp8 destination,
+ * rounded as the scalar conversions of core.h round; src unchanged; nothing
+ * past dst's n elements written. Refused -> a message and dst untouched. */
+static void fuzz_convert(reader *r) {
+    const pa_dtype dd = rd_dtype(r), sd = rd_dtype(r);
+    const uint8_t nsel = rd_u8(r);
+    const int64_t n = nsel < 240 ? nsel % 65 : nsel < 250 ? -(int64_t)(nsel - 239) : rd_stride(r);
+    const uint8_t mode = rd_u8(r);
+    const float sv = rd_float(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int de = esize((int)dd), se = esize((int)sd);
+    const int fp8 = pa_dtype_is_fp8(dd) || pa_dtype_is_fp8(sd);
+    const int scale_mode = mode & 3;   /* 0 NULL, else a pointer to sv */
+    const int alias = (mode >> 2) & 7; /* 5: dst = src; 6: dst one source element on; 7: dst misaligned */
+    if (!de || !se || n < 0 || n > 4096) {
+        /* refused by the dtypes or the count alone (else too big to run) */
+        if (!de || !se || n < 0) {
+            static unsigned char d[8], s8[8];
+            const pa_status st = pa_ref_convert(d, dd, s8, sd, n, scale_mode ? &sv : NULL);
+            FUZZ_CHECK(st != PA_SUCCESS && pa_last_error()[0] != '\0');
+        }
+        return;
+    }
+    const int64_t big = (n + 2) * (de > se ? de : se);
+    unsigned char *src = malloc((size_t)(alias == 5 || alias == 6 ? big : n * se) + 1);
+    for (int64_t i = 0; i < (alias == 5 || alias == 6 ? big : n * se); i++)
+        src[i] = (unsigned char)pr_next(&g);
+    unsigned char *dbuf = alias == 7 ? sent_buf(n * de + 1, 1) : alias >= 5 ? NULL : sent_buf(n, de);
+    unsigned char *dst = alias == 5 ? src : alias == 6 ? src + se : alias == 7 ? dbuf + 1 : dbuf;
+    const size_t dbytes = (size_t)(n * de);
+    int ok = 1, either = 0;
+    if (alias == 5 || alias == 6) /* overlapping where both are non-empty */
+        ok = n == 0 || (alias == 6 && n * se <= se);
+    if (alias == 6 && (uintptr_t)dst % (uintptr_t)de)
+        ok = 0;
+    if (alias == 7 && de > 1) {
+        ok = 0;
+        either = n == 0;
+    }
+    if (alias == 5 && n == 0)
+        either = 1; /* a zero-length "overlap" */
+    const int scale_ok = !(fp8 && scale_mode) || (isfinite(sv) && sv > 0.0f);
+    ok = ok && scale_ok;
+    unsigned char *src_snap = malloc((size_t)(n * se) + 1), *dst_snap = malloc(dbytes + (alias == 7) + 1);
+    memcpy(src_snap, src, (size_t)(n * se));
+    memcpy(dst_snap, alias == 7 ? dbuf : dst, dbytes + (alias == 7));
+    const pa_status st = pa_ref_convert(dst, dd, src, sd, n, scale_mode ? &sv : NULL);
+    if (!either)
+        FUZZ_CHECK((st == PA_SUCCESS) == ok);
+    if (st != PA_SUCCESS) {
+        FUZZ_CHECK(pa_last_error()[0] != '\0');
+        FUZZ_CHECK(memcmp(alias == 7 ? dbuf : dst, dst_snap, dbytes + (alias == 7)) == 0);
+    } else if (alias != 5 && alias != 6) {
+        FUZZ_CHECK(memcmp(src, src_snap, (size_t)(n * se)) == 0);
+        const float s = fp8 && scale_mode ? sv : 1.0f;
+        for (int64_t i = 0; i < n; i++) {
+            float f = elem_as_float(sd, src_snap, i);
+            if (pa_dtype_is_fp8(sd))
+                f *= s;
+            if (pa_dtype_is_fp8(dd))
+                f /= s;
+            unsigned char want[4];
+            float_as_elem(dd, f, want);
+            if (isnan(elem_as_float(dd, want, 0)))
+                FUZZ_CHECK(isnan(elem_as_float(dd, dst + i * de, 0)));
+            else
+                FUZZ_CHECK(memcmp(want, dst + i * de, (size_t)de) == 0);
+        }
+        if (alias == 7)
+            FUZZ_CHECK(dbuf[0] == SENT_BYTE);
+        FUZZ_CHECK((alias == 7 ? dbuf[dbytes + 1] : dst[dbytes]) == SENT_BYTE);
+    }
+    free(src_snap);
+    free(dst_snap);
+    free(src);
+    free(dbuf);
+}
+
+/* pa_infer_global_hyperparameters (heuristics.h): accepted iff there is a
+ * layer, every layer has window_left >= -1, a finite soft cap >= 0 and a
+ * finite scale, and every layer equals layer 0 field by field (-0 and +0 may
+ * go either way); accepted -> *out is layer 0's values; refused -> a message
+ * and *out untouched. The layers are never written. */
+static void fuzz_hyperparameters(reader *r) {
+    int32_t n = rd_len(r, 6);
+    const uint8_t opts = rd_u8(r);
+    pa_layer_params l[8];
+    const int cnt = n > 0 ? (n > 8 ? 8 : n) : 0;
+    if (n > 8)
+        n = 8;
+    l[0].window_left = rd_len(r, 4) - 1;
+    l[0].logits_soft_cap = rd_u8(r) < 128 ? 0.0f : rd_float(r);
+    l[0].sm_scale = rd_float(r);
+    for (int i = 1; i < 8; i++) {
+        l[i] = l[0];
+        const uint8_t t = rd_u8(r);
+        if (t == 1)
+            l[i].window_left = rd_len(r, 4) - 1;
+        else if (t == 2)
+            l[i].logits_soft_cap = rd_float(r);
+        else if (t == 3)
+            l[i].sm_scale = rd_float(r);
+        else if (t == 4)
+            l[i].sm_scale = -l[i].sm_scale; /* -0 for 0 */
+    }
+    pa_layer_params snap[8], out;
+    memcpy(snap, l, sizeof l);
+    memset(&out, SENT_BYTE, sizeof out);
+    const pa_layer_params *lp = opts == 7 ? NULL : l;
+    const pa_status s = pa_infer_global_hyperparameters(lp, n, opts == 9 ? NULL : &out);
+    int ok = cnt > 0 && lp && opts != 9, either = 0;
+    for (int i = 0; ok && i < cnt; i++)
+        ok = l[i].window_left >= -1 && isfinite(l[i].logits_soft_cap) && l[i].logits_soft_cap >= 0.0f &&
+             isfinite(l[i].sm_scale);
+    for (int i = 1; ok && i < cnt; i++) {
+        ok = l[i].window_left == l[0].window_left && l[i].logits_soft_cap == l[0].logits_soft_cap &&
+             l[i].sm_scale == l[0].sm_scale;
+        either |= ok && (memcmp(&l[i].sm_scale, &l[0].sm_scale, sizeof(float)) != 0 ||
+                         memcmp(&l[i].logits_soft_cap, &l[0].logits_soft_cap, sizeof(float)) != 0);
+    }
+    FUZZ_CHECK(memcmp(snap, l, sizeof l) == 0);
+    if (!either)
+        FUZZ_CHECK((s == PA_SUCCESS) == ok);
+    if (s == PA_SUCCESS) {
+        FUZZ_CHECK(out.window_left == l[0].window_left && out.logits_soft_cap == l[0].logits_soft_cap &&
+                   out.sm_scale == l[0].sm_scale);
+    } else {
+        pa_layer_params sent;
+        memset(&sent, SENT_BYTE, sizeof sent);
+        FUZZ_CHECK(pa_last_error()[0] != '\0' && memcmp(&out, &sent, sizeof out) == 0);
+    }
+}
+
+/* pa_swap_plan_runs (cache_ops.h): maximal runs of consecutive pairs (src + 1,
+ * dst + 1), in order, computed here in 128 bits (an id + 1 past INT64_MAX
+ * follows nothing). Accepted iff num_pairs >= 0, the mapping given when there
+ * are pairs, max_runs >= 0, runs given when max_runs > 0 and num_runs given;
+ * accepted -> *num_runs the run count (at most num_pairs), the first
+ * min(max_runs, count) runs exactly those, nothing after them written;
+ * refused -> a message and nothing written. */
+static void fuzz_swap_runs(reader *r) {
+    int64_t np = rd_field(r, 16);
+    const int64_t max_runs = rd_field(r, 16);
+    const uint8_t opts = rd_u8(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int64_t cnt = np > 0 && np <= 16 ? np : 0;
+    int64_t *map = malloc(sizeof(int64_t) * (size_t)(2 * cnt) + 1);
+    static const int64_t edges[] = {INT64_MAX, INT64_MAX - 1, INT64_MIN, -1, 0, 1};
+    for (int64_t i = 0; i < cnt; i++) {
+        const uint64_t k = pr_next(&g) % 8;
+        if (i > 0 && k < 5) { /* continue a run, mostly */
+            map[2 * i] = (int64_t)((uint64_t)map[2 * i - 2] + 1);
+            map[2 * i + 1] = (int64_t)((uint64_t)map[2 * i - 1] + (k == 4 ? 2 : 1));
+        } else if (k == 5) {
+            map[2 * i] = edges[pr_next(&g) % 6], map[2 * i + 1] = edges[pr_next(&g) % 6];
+        } else {
+            map[2 * i] = pr_range(&g, -2, 40), map[2 * i + 1] = pr_range(&g, -2, 40);
+        }
+    }
+    const int64_t mr = max_runs > 0 && max_runs <= 16 ? max_runs : 0;
+    pa_block_run *runs = opts & 1 ? NULL : sent_buf(mr * (int64_t)sizeof(pa_block_run), 1);
+    int64_t nr = SENT;
+    const int64_t *mp = opts & 2 && cnt == 0 ? NULL : map;
+    if (np > 16 && !(opts & 4))
+        mp = NULL; /* more pairs than the buffer: refused for the NULL mapping */
+    if (np > 16 && mp)
+        goto done;
+    if (max_runs > 16 && runs)
+        goto done; /* more runs than the buffer */
+    {
+        const pa_status s = pa_swap_plan_runs(mp, np, runs, max_runs, opts & 8 ? NULL : &nr);
+        const int ok = np >= 0 && (np == 0 || mp) && max_runs >= 0 && (max_runs == 0 || runs) && !(opts & 8);
+        FUZZ_CHECK((s == PA_SUCCESS) == ok);
+        if (s != PA_SUCCESS) {
+            FUZZ_CHECK(pa_last_error()[0] != '\0' && nr == SENT);
+            FUZZ_CHECK(!runs || untouched(runs, (size_t)mr * sizeof(pa_block_run) + 1));
+            goto done;
+        }
+        int64_t want = 0;
+        for (int64_t i = 0; i < np;) {
+            int64_t j = i + 1;
+            while (j < np && (__int128)map[2 * j] == (__int128)map[2 * i] + (j - i) &&
+                   (__int128)map[2 * j + 1] == (__int128)map[2 * i + 1] + (j - i))
+                j++;
+            if (want < mr)
+                FUZZ_CHECK(runs[want].src_block == map[2 * i] && runs[want].dst_block == map[2 * i + 1] &&
+                           runs[want].num_blocks == j - i);
+            want++;
+            i = j;
+        }
+        FUZZ_CHECK(nr == want && nr <= (np > 0 ? np : 0));
+        if (runs) {
+            const int64_t w = want < mr ? want : mr;
+            FUZZ_CHECK(untouched(runs + w, (size_t)(mr - w) * sizeof(pa_block_run) + 1));
+        }
+    }
+done:
+    free(map);
+    free(runs);
+}
+
+static __int128 r256(__int128 x) { return (x + 255) / 256 * 256; }
+
+/* pa_paged_attention_v2_workspace_size and pa_paged_attention_decode_workspace_size
+ * (decode.h): they read only num_seqs, num_heads, kv.num_kv_heads,
+ * kv.head_size, max_seq_len and q_dtype, so a struct with every other field
+ * changed (junk included) gets the same answer; 0 for num_seqs 0; else the
+ * layout of tmp_out [num_seqs, num_heads, P, head_size] (4 bytes an element,
+ * 2 for f16 and bf16), exp_sums and max_logits [num_seqs, num_heads, P] f32,
+ * each part at a multiple of 256 bytes, with P = ceil(max_seq_len / 512) for
+ * v2 (0 when P is 1; max_seq_len past 65535 x 512 refused) and min(64,
+ * ceil(max_seq_len / 256)) for the recommended entry. Plainly valid shapes
+ * (heads a positive multiple of the KV heads, head sizes the ops take, a
+ * float query dtype, max_seq_len > 0) are accepted; refused -> a message and
+ * *bytes untouched. */
+static void fuzz_decode_workspace(reader *r) {
+    pa_decode_params p;
+    memset(&p, 0, sizeof p);
+    p.num_seqs = rd_len(r, 8);
+    p.num_heads = rd_len(r, 16);
+    p.kv.num_kv_heads = rd_len(r, 4);
+    const uint8_t hsel = rd_u8(r);
+    p.kv.head_size = hsel < 230 ? small_heads[hsel % 8] : rd_field(r, 300);
+    const uint8_t lsel = rd_u8(r);
+    p.max_seq_len = lsel < 128   ? rd_len(r, 200)
+                    : lsel < 192 ? (int32_t)((int64_t)rd_len(r, 200) * 517 % INT32_MAX)
+                    : lsel < 240 ? 33553920 + rd_len(r, 4) - 2
+                                 : rd_i32(r);
+    p.q_dtype = rd_dtype(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    /* the same shape with every other field changed */
+    pa_decode_params j;
+    memset(&j, SENT_BYTE, sizeof j);
+    j.num_seqs = p.num_seqs, j.num_heads = p.num_heads, j.kv.num_kv_heads = p.kv.num_kv_heads;
+    j.kv.head_size = p.kv.head_size, j.max_seq_len = p.max_seq_len, j.q_dtype = p.q_dtype;
+    j.kv.layout = (pa_kv_layout)(pr_next(&g) % 6), j.kv.dtype = (pa_dtype)(pr_next(&g) % 6);
+    j.kv.num_blocks = (int32_t)pr_range(&g, -2, 3), j.kv.block_size = (int32_t)pr_range(&g, -1, 3);
+    j.out = NULL, j.query = (const void *)3, j.block_tables = NULL, j.seq_lens = NULL;
+    j.scale = NAN, j.sliding_window = -1, j.lse = (float *)1;
+    const int64_t ns = p.num_seqs, nh = p.num_heads, kvh = p.kv.num_kv_heads, hs = p.kv.head_size;
+    const int64_t L = p.max_seq_len;
+    const int shape_ok =
+        ns >= 0 && nh > 0 && kvh > 0 && nh % kvh == 0 && hs >= 8 && hs <= 256 && hs % 8 == 0 && (ns == 0 || L > 0);
+    const int esz = p.q_dtype == PA_DTYPE_F32 ? 4 : p.q_dtype == PA_DTYPE_F16 || p.q_dtype == PA_DTYPE_BF16 ? 2 : 0;
+    for (int mode = 0; mode < 2; mode++) {
+        size_t b1 = (size_t)SENT, b2 = (size_t)SENT;
+        pa_status (*f)(const pa_decode_params *, size_t *) =
+            mode ? pa_paged_attention_decode_workspace_size : pa_paged_attention_v2_workspace_size;
+        const pa_status s1 = f(&p, &b1), s2 = f(&j, &b2);
+        FUZZ_CHECK(s1 == s2 && b1 == b2);
+        FUZZ_CHECK(f(&p, NULL) != PA_SUCCESS);
+        const int64_t P = L > 0 ? (mode ? ((L + 255) / 256 < 64 ? (L + 255) / 256 : 64) : (L + 511) / 512) : 0;
+        if (s1 != PA_SUCCESS) {
+            FUZZ_CHECK(b1 == (size_t)SENT && pa_last_error()[0] != '\0');
+            FUZZ_CHECK(!shape_ok || !esz || (!mode && ns > 0 && L > 33553920) ||
+                       (__int128)ns * nh * P * hs > ((int64_t)1 << 40));
+            continue;
+        }
+        FUZZ_CHECK(!(!mode && ns > 0 && L > 33553920)); /* v2: at most 65535 x 512 */
+        if (ns == 0 || (!mode && P == 1)) {
+            FUZZ_CHECK(b1 == 0);
+            continue;
+        }
+        const __int128 rows = (__int128)ns * nh * P;
+        const __int128 e = rows * 4, t = rows * hs * (esz ? esz : 4);
+        if (P == 1 && b1 == 0)
+            continue;
+        if (esz)
+            FUZZ_CHECK(b1 >= r256(t) + r256(e) + e && b1 <= r256(t) + 2 * r256(e));
+        else
+            FUZZ_CHECK(b1 >= r256(t) + r256(e) + e);
+    }
+}
+
+/* pa_ragged_workspace_size (ragged.h): a function of max_num_seqs,
+ * max_num_batched_tokens, pages_per_seq * page_size, the heads, head_size,
+ * q_dtype and kv_split_tokens alone. Checked: whatever pa_ragged_validate
+ * accepts it sizes; 0 for an empty batch; the same bytes with the pointers,
+ * the scale, window, soft cap, mask value, sinks and num_pages changed, and
+ * with pages_per_seq and page_size traded at the same product; refused -> a
+ * message and *bytes untouched. */
+static void fuzz_ragged_workspace(reader *r) {
+    static _Alignas(256) unsigned char bufs[8][64];
+    pa_ragged_params p;
+    memset(&p, 0, sizeof p);
+    const uint8_t lsel = rd_u8(r);
+    p.kv.layout = lsel < 230 ? PA_LAYOUT_COMBINED : (pa_kv_layout)(lsel % 4);
+    p.q_dtype = rd_dtype(r);
+    p.kv.dtype = rd_u8(r) < 180 ? p.q_dtype : rd_dtype(r);
+    p.kv.num_blocks = rd_len(r, 64);
+    p.kv.block_size = rd_u8(r) < 200 ? 1 << (rd_u8(r) % 9) : rd_field(r, 40);
+    p.kv.num_kv_heads = rd_len(r, 4);
+    const uint8_t hsel = rd_u8(r);
+    p.kv.head_size = hsel < 230 ? small_heads[hsel % 8] : rd_field(r, 300);
+    p.num_q_heads = heads_of(p.kv.num_kv_heads, 1 + rd_u8(r) % 5);
+    if (rd_u8(r) == 3)
+        p.num_q_heads = rd_field(r, 40);
+    const uint8_t ssel = rd_u8(r);
+    p.max_num_seqs = ssel < 200 ? rd_len(r, 64) : (int32_t)((int64_t)rd_len(r, 200) * 331 % INT32_MAX);
+    const uint8_t tsel = rd_u8(r);
+    p.max_num_batched_tokens = tsel < 128 ? rd_len(r, 200) : (int32_t)((int64_t)rd_len(r, 200) * 97 % INT32_MAX);
+    const uint8_t psel = rd_u8(r);
+    p.pages_per_seq = psel < 200 ? rd_len(r, 64) : (int32_t)((int64_t)rd_len(r, 200) * 1009 % INT32_MAX);
+    const uint8_t ksel = rd_u8(r);
+    p.kv_split_tokens = ksel < 180 ? 0 : ksel < 250 ? 64 * (ksel - 180) : rd_field(r, 200);
+    if (rd_u8(r) == 5) {
+        p.lse_head_stride = rd_stride(r);
+        p.lse_token_stride = rd_stride(r);
+    }
+    p.sm_scale = 0.125f;
+    p.out = bufs[0], p.q = bufs[1], p.kv.key = bufs[2];
+    p.kv.value = p.kv.layout == PA_LAYOUT_COMBINED ? NULL : bufs[3];
+    p.kv_lens = (const int32_t *)bufs[4], p.page_indices = (const int32_t *)bufs[5];
+    p.cu_q_lens = (const int32_t *)bufs[6], p.num_seqs = (const int32_t *)bufs[7];
+    size_t b = (size_t)SENT;
+    const pa_status v = pa_ragged_validate(&p), s = pa_ragged_workspace_size(&p, &b);
+    if (v == PA_SUCCESS)
+        FUZZ_CHECK(s == PA_SUCCESS);
+    if (s != PA_SUCCESS) {
+        FUZZ_CHECK(b == (size_t)SENT && pa_last_error()[0] != '\0');
+        return;
+    }
+    if (p.max_num_seqs == 0 || p.max_num_batched_tokens == 0)
+        FUZZ_CHECK(b == 0);
+    FUZZ_CHECK(pa_ragged_workspace_size(&p, NULL) != PA_SUCCESS);
+    /* what it does not depend on */
+    pa_ragged_params p2 = p;
+    static const float sinks[256];
+    p2.sm_scale = 3.0f, p2.sliding_window = 7, p2.soft_cap = 30.0f, p2.mask_value = -1e4f, p2.sinks = sinks;
+    p2.out = bufs[7], p2.q = bufs[6], p2.kv_lens = (const int32_t *)bufs[1], p2.cu_q_lens = (const int32_t *)bufs[0];
+    p2.page_indices = (const int32_t *)bufs[3], p2.num_seqs = (const int32_t *)bufs[4];
+    p2.kv.num_blocks = p.kv.num_blocks > 1 ? p.kv.num_blocks - 1 : p.kv.num_blocks + 1;
+    size_t b2 = (size_t)SENT;
+    FUZZ_CHECK(pa_ragged_workspace_size(&p2, &b2) == PA_SUCCESS && b2 == b);
+    /* pages_per_seq * page_size is what counts */
+    pa_ragged_params p3 = p;
+    if (p.kv.block_size % 2 == 0 && p.pages_per_seq <= INT32_MAX / 2)
+        p3.kv.block_size /= 2, p3.pages_per_seq *= 2;
+    else if (p.pages_per_seq % 2 == 0 && p.kv.block_size <= INT32_MAX / 2)
+        p3.kv.block_size *= 2, p3.pages_per_seq /= 2;
+    size_t b3 = (size_t)SENT;
+    if (pa_ragged_workspace_size(&p3, &b3) == PA_SUCCESS)
+        FUZZ_CHECK(b3 == b);
+}
+
+/* A tolerance or scale: mostly small, sometimes 0, negative, NaN or infinite. */
+static double rd_tol(reader *r) {
+    const uint8_t t = rd_u8(r);
+    return t < 150   ? t / 1000.0
+           : t < 175 ? 0.0
+           : t < 190 ? -(t - 174) / 100.0
+           : t < 200 ? NAN
+           : t < 210 ? INFINITY
+                     : rd_float(r);
+}
+
+/* pa_compare and pa_compare_with_allowance (check.h), element by element
+ * against the header's rule computed here: |got - ref| <= atol + rtol |ref| +
+ * extra_scale |extra[i]|, a NaN got failing, an infinite got passing only
+ * against the same infinity, a finite got failing against a non-finite ref.
+ * Valid -> returns whether none failed; n, the mismatch count, the failing
+ * non-finite gots, the first eight indices (-1 after) and their values, and
+ * the largest absolute and relative errors as computed here; pa_compare is
+ * the allowance form with no extra. Invalid (n < 0, a NaN or negative
+ * tolerance or extra_scale, got or ref NULL with n > 0, an unknown dtype) ->
+ * 0, one mismatch with no index, NaN errors. Elements where the rule's sum is
+ * not a number (inf x 0) or sits within rounding of the error are left out. */
+static void fuzz_compare(reader *r) {
+    const pa_dtype gd = rd_dtype(r);
+    const uint8_t nsel = rd_u8(r);
+    const int64_t n = nsel < 240 ? nsel % 40 : nsel < 250 ? -(int64_t)(nsel - 239) : rd_stride(r);
+    pa_tolerance tol;
+    tol.atol = rd_tol(r);
+    tol.rtol = rd_tol(r);
+    const double es = rd_tol(r);
+    const uint8_t opts = rd_u8(r);
+    prng g = {(uint32_t)rd_i32(r)};
+    const int e = esize((int)gd) ? esize((int)gd) : 1;
+    const int64_t cnt = n > 0 && n <= 64 ? n : 0;
+    unsigned char *got = malloc((size_t)(cnt * e) + 1);
+    float *ref = malloc(sizeof(float) * (size_t)cnt + 1), *extra = malloc(sizeof(float) * (size_t)cnt + 1);
+    static const float specials[] = {0.0f, -0.0f, 1.0f, -2.5f, INFINITY, -INFINITY, NAN, 1e-3f, 300.0f, 1e30f};
+    for (int64_t i = 0; i < cnt; i++) {
+        const uint64_t k = pr_next(&g) % 8;
+        ref[i] = k < 4 ? (float)pr_range(&g, -2000, 2000) / 256.0f : specials[pr_next(&g) % 10];
+        const float near = ref[i] + (float)pr_range(&g, -8, 8) / 512.0f;
+        if (k == 6 && esize((int)gd))
+            for (int b = 0; b < e; b++)
+                got[i * e + b] = (unsigned char)pr_next(&g);
+        else if (esize((int)gd))
+            float_as_elem(gd, k == 7 ? specials[pr_next(&g) % 10] : near, got + i * e);
+        extra[i] = pr_next(&g) % 16 == 0 ? specials[pr_next(&g) % 10] : (float)pr_range(&g, -64, 64) / 64.0f;
+    }
+    const void *gp = opts & 1 && n > 0 ? NULL : got;
+    const float *rp = opts & 2 && n > 0 ? NULL : ref;
+    const float *xp = opts & 4 ? extra : NULL;
+    if (n > 64 && gp && rp)
+        goto done; /* too big to run */
+    pa_compare_result res, res2;
+    memset(&res, SENT_BYTE, sizeof res);
+    const int ret =
+        opts & 8 ? pa_compare(gp, gd, rp, n, tol, &res) : pa_compare_with_allowance(gp, gd, rp, xp, es, n, tol, &res);
+    const int ret_null =
+        opts & 8 ? pa_compare(gp, gd, rp, n, tol, NULL) : pa_compare_with_allowance(gp, gd, rp, xp, es, n, tol, NULL);
+    FUZZ_CHECK(ret == ret_null);
+    if (!(opts & 8)) { /* pa_compare is the form with no extra */
+        memset(&res2, SENT_BYTE, sizeof res2);
+        if (!xp && es == 0.0)
+            FUZZ_CHECK(pa_compare(gp, gd, rp, n, tol, &res2) == ret && res2.mismatches == res.mismatches);
+    }
+    const double xs = opts & 8 ? 0.0 : es;
+    const int valid = n >= 0 && !isnan(tol.atol) && tol.atol >= 0.0 && !isnan(tol.rtol) && tol.rtol >= 0.0 &&
+                      !isnan(xs) && xs >= 0.0 && (n == 0 || (gp && rp)) && esize((int)gd) > 0;
+    if (!valid) {
+        FUZZ_CHECK(ret == 0 && res.mismatches == 1 && isnan(res.max_abs_err) && isnan(res.max_rel_err));
+        for (int i = 0; i < 8; i++)
+            FUZZ_CHECK(res.first_bad[i] == -1);
+        goto done;
+    }
+    {
+        int64_t mism = 0, nanc = 0, idx[8];
+        double gv[8], fv[8], mabs = 0.0, mrel = 0.0;
+        int unsure = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const double gg = elem_as_float(gd, got, i), f = ref[i];
+            int bad;
+            if (!isfinite(gg)) {
+                bad = !(isinf(gg) && gg == f);
+                nanc += bad;
+            } else if (!isfinite(f)) {
+                bad = 1;
+            } else {
+                const double err = fabs(gg - f);
+                mabs = err > mabs ? err : mabs;
+                if (f != 0.0 && err / fabs(f) > mrel)
+                    mrel = err / fabs(f);
+                const double thr =
+                    tol.atol + tol.rtol * fabs(f) + (xp && !(opts & 8) ? xs * fabs((double)extra[i]) : 0.0);
+                if (isnan(thr) || fabs(err - thr) <= 1e-9 * (thr > 1.0 ? thr : 1.0))
+                    unsure = 1;
+                bad = !(err <= thr);
+            }
+            if (bad) {
+                if (mism < 8)
+                    idx[mism] = i, gv[mism] = gg, fv[mism] = f;
+                mism++;
+            }
+        }
+        FUZZ_CHECK(res.n == n && res.nan_count == nanc && res.max_abs_err == mabs && res.max_rel_err == mrel);
+        if (unsure)
+            goto done;
+        FUZZ_CHECK(ret == (mism == 0) && res.mismatches == mism);
+        for (int64_t i = 0; i < 8; i++) {
+            FUZZ_CHECK(res.first_bad[i] == (i < mism ? idx[i] : -1));
+            if (i < mism)
+                FUZZ_CHECK((res.first_got[i] == gv[i] || (isnan(res.first_got[i]) && isnan(gv[i]))) &&
+                           (res.first_ref[i] == fv[i] || (isnan(res.first_ref[i]) && isnan(fv[i]))));
+        }
+    }
+done:
+    free(got);
+    free(ref);
+    free(extra);
+}
+
+/* pa_dtype_from_name (core.h) and pa_kv_layout_from_name (kv_cache.h): exactly
+ * the names the headers list, case-sensitive (dtypes: f32 float32 float, f16
+ * float16 half, bf16 bfloat16, fp8 fp8_e4m3 e4m3, fp8_e5m2 e5m2; layouts: the
+ * names pa_kv_layout_name gives, vllm nhd hnd combined); anything else,
+ * "auto" included, or a NULL argument is PA_ERR_INVALID_ARGUMENT with a
+ * message and *out untouched. Every name the library prints parses back. */
+static void fuzz_names(reader *r) {
+    static const struct {
+        const char *name;
+        int dt, lay;
+    } known[] = {{"f32", 0, -1},      {"float32", 0, -1},     {"float", 0, -1}, {"f16", 1, -1},
+                 {"float16", 1, -1},  {"half", 1, -1},        {"bf16", 2, -1},  {"bfloat16", 2, -1},
+                 {"fp8", 3, -1},      {"fp8_e4m3", 3, -1},    {"e4m3", 3, -1},  {"fp8_e5m2", 4, -1},
+                 {"e5m2", 4, -1},     {"vllm", -1, 0},        {"nhd", -1, 1},   {"hnd", -1, 2},
+                 {"combined", -1, 3}, {"auto", -1, -1},       {"F16", -1, -1},  {"NHD", -1, -1},
+                 {"float64", -1, -1}, {"fp8_e4m3fn", -1, -1}, {"", -1, -1},     {"bf16 ", -1, -1}};
+    const int nk = (int)(sizeof known / sizeof known[0]);
+    char buf[24];
+    const uint8_t k = rd_u8(r);
+    if (k < 160) {
+        snprintf(buf, sizeof buf, "%s", known[k % nk].name);
+        const uint8_t m = rd_u8(r);
+        const size_t len = strlen(buf);
+        if (m % 4 == 1 && len) /* one byte changed */
+            buf[rd_u8(r) % len] = (char)rd_u8(r);
+        else if (m % 4 == 2 && len) /* cut */
+            buf[rd_u8(r) % len] = '\0';
+        else if (m % 4 == 3 && len + 1 < sizeof buf) /* one byte added */
+            buf[len] = (char)rd_u8(r), buf[len + 1] = '\0';
+    } else {
+        size_t i = 0;
+        for (; i + 1 < sizeof buf && r->n > 0; i++)
+            if ((buf[i] = (char)rd_u8(r)) == '\0')
+                break;
+        buf[i] = '\0';
+    }
+    const size_t len = strlen(buf);
+    char *name = malloc(len + 1); /* exact: ASan sees a read past the terminator */
+    memcpy(name, buf, len + 1);
+    int want_dt = -1, want_lay = -1;
+    for (int i = 0; i < nk; i++)
+        if (strcmp(name, known[i].name) == 0)
+            want_dt = known[i].dt, want_lay = known[i].lay;
+    pa_dtype d = (pa_dtype)SENT;
+    pa_status s = pa_dtype_from_name(name, &d);
+    if (want_dt >= 0)
+        FUZZ_CHECK(s == PA_SUCCESS && (int)d == want_dt);
+    else
+        FUZZ_CHECK(s == PA_ERR_INVALID_ARGUMENT && (int)d == SENT && pa_last_error()[0] != '\0');
+    pa_kv_layout l = (pa_kv_layout)SENT;
+    s = pa_kv_layout_from_name(name, &l);
+    if (want_lay >= 0)
+        FUZZ_CHECK(s == PA_SUCCESS && (int)l == want_lay);
+    else
+        FUZZ_CHECK(s == PA_ERR_INVALID_ARGUMENT && (int)l == SENT && pa_last_error()[0] != '\0');
+    FUZZ_CHECK(pa_dtype_from_name(NULL, &d) == PA_ERR_INVALID_ARGUMENT && pa_last_error()[0] != '\0');
+    FUZZ_CHECK(pa_dtype_from_name(name, NULL) == PA_ERR_INVALID_ARGUMENT && pa_last_error()[0] != '\0');
+    FUZZ_CHECK(pa_kv_layout_from_name(NULL, &l) == PA_ERR_INVALID_ARGUMENT && pa_last_error()[0] != '\0');
+    FUZZ_CHECK(pa_kv_layout_from_name(name, NULL) == PA_ERR_INVALID_ARGUMENT && pa_last_error()[0] != '\0');
+    FUZZ_CHECK((int)d == (want_dt >= 0 ? want_dt : SENT) && (int)l == (want_lay >= 0 ? want_lay : SENT));
+    free(name);
+    /* the printed names parse back */
+    for (int t = 0; t < PA_DTYPE_COUNT; t++)
+        FUZZ_CHECK(pa_dtype_from_name(pa_dtype_name((pa_dtype)t), &d) == PA_SUCCESS && (int)d == t);
+    for (int t = 0; t < 4; t++)
+        FUZZ_CHECK(pa_kv_layout_from_name(pa_kv_layout_name((pa_kv_layout)t), &l) == PA_SUCCESS && (int)l == t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size};
     const uint8_t which = rd_u8(&r);
+    /* 216..255: the later cases (below 216 each input keeps the case it had
+     * before they came, the seeds included) */
+    if (which >= 216) {
+        switch ((which - 216) % 10) {
+        case 0:
+#ifdef FUZZ_HAVE_METADATA
+            fuzz_ragged_metadata(&r);
+#endif
+            break;
+        case 1: fuzz_prompt(&r); break;
+        case 2: fuzz_mixed(&r); break;
+        case 3: fuzz_convert(&r); break;
+        case 4: fuzz_hyperparameters(&r); break;
+        case 5: fuzz_swap_runs(&r); break;
+        case 6: fuzz_decode_workspace(&r); break;
+        case 7: fuzz_ragged_workspace(&r); break;
+        case 8: fuzz_compare(&r); break;
+        case 9: fuzz_names(&r); break;
+        }
+        return 0;
+    }
     switch (which % 12) {
     case 0: fuzz_reorder_and_split(&r); break;
     case 1: fuzz_local_attention(&r); break;

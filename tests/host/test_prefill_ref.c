@@ -657,6 +657,45 @@ Test(prefill_ref, mixed_prefill_then_decode) {
     pa_context_problem_free(pr);
 }
 
+/* A mixed batch of prefills alone whose one token's lse row has a token
+ * stride of 2^61 floats (one token: the stride places nothing, so the layout
+ * is valid). The decode part's lse pointer sits num_prefill_tokens token
+ * strides in, 2^63 bytes past lse: it was formed anyway, wrapping the address
+ * space (UBSan's pointer overflow, found by tests/fuzz/fuzz_host.c's mixed
+ * case), though no decode row uses it. Accepted, the lse as the context
+ * attention's with the same layout. */
+Test(prefill_ref, mixed_prefills_only_with_a_far_token_stride) {
+    const int ql[1] = {1}, cl[1] = {5};
+    pa_context_problem_cfg c = {.seed = 32,
+                                .layout = PA_LAYOUT_FLASH_NHD,
+                                .q_dtype = PA_DTYPE_F32,
+                                .cache_dtype = PA_DTYPE_F32,
+                                .num_seqs = 1,
+                                .num_heads = 2,
+                                .num_kv_heads = 1,
+                                .head_size = 16,
+                                .block_size = 16,
+                                .query_lens = ql,
+                                .context_lens = cl};
+    pa_context_problem *pr = pa_context_problem_make(&c);
+    pa_mixed_attention_params m = mixed_over(pr, PA_DTYPE_F32);
+    m.num_prefills = 1;
+    m.num_prefill_tokens = 1;
+    m.num_heads = 2;
+    m.max_prefill_query_len = 1;
+    m.max_prefill_seq_len = 6;
+    m.scale = pr->p.scale;
+    float lse[3] = {NAN, NAN, NAN}, want[3] = {NAN, NAN, NAN};
+    m.lse = lse, m.lse_head_stride = 1, m.lse_token_stride = (int64_t)1 << 61;
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    pr->p.lse = want, pr->p.lse_head_stride = 1, pr->p.lse_token_stride = (int64_t)1 << 61;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(isfinite(lse[0]) && lse[0] == want[0] && lse[1] == want[1] && isnan(lse[2]), "lse %f %f %f, want %f %f",
+              lse[0], lse[1], lse[2], want[0], want[1]);
+    pa_context_problem_free(pr);
+}
+
 /* ---- bad input: a clear error, nothing written ------------------------------------- */
 
 static int out_untouched(const pa_context_problem *pr) {
