@@ -78,7 +78,8 @@ typedef struct pa_decode_params {
      * tokens: (head h, sequence s) at h * lse_head_stride + s *
      * lse_token_stride floats; 0 gives the default (head stride num_seqs,
      * token stride 1: the [num_heads, num_seqs] above). FlashInfer's
-     * [num_seqs, num_heads] is head stride 1 and token stride num_heads; a
+     * [num_seqs, num_heads] is head stride 1 and token stride num_heads (its
+     * lse values are base 2, these natural logs: merge.h); a
      * slice of a wider array (the decode rows of a mixed batch's [num_heads,
      * tokens], say) keeps that array's strides. Distinct pairs must fall on
      * distinct floats (one stride spanning the other's whole extent); floats

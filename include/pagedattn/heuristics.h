@@ -119,7 +119,9 @@ PA_API pa_status pa_supported_block_sizes(int32_t *out, int32_t capacity, int32_
 /* ---- per-layer hyperparameters ------------------------------------------------------------ */
 
 typedef struct pa_layer_params {
-    int32_t window_left;   /* sliding window (left), -1 = none */
+    int32_t window_left;   /* FlashInfer's and vLLM's: keys left of the query a window reaches, the
+                              query's own not counted, so the attention ops' sliding_window W is
+                              window_left W - 1; -1 = none */
     float logits_soft_cap; /* 0 = none */
     float sm_scale;
 } pa_layer_params;

@@ -15,7 +15,10 @@ extern "C" {
 
 /* For each token t and head h, with a = prefix_lse[h, t] and b = suffix_lse[h, t]
  * (natural-log sums of exp(score) over each part's keys, as FlashAttention
- * and vLLM return them) and m = max(a, b):
+ * and vLLM return them) and m = max(a, b). FlashInfer's kernels return base-2
+ * log-sum-exps by default (its merge_state takes base 2): times ln 2 they are
+ * these (or ask FlashInfer for natural logs where its API offers it); the
+ * layouts below place its values, they do not convert them:
  *
  *   output[t, h, :]   = (e^(a-m) prefix_output[t, h, :] + e^(b-m) suffix_output[t, h, :])
  *                       / (e^(a-m) + e^(b-m))
@@ -27,8 +30,11 @@ extern "C" {
  *   - a part whose weight e^(a-m) / (e^(a-m) + e^(b-m)) is 0 (its lse -inf,
  *     or so far below the other's that the weight underflows) contributes
  *     nothing: its row's values are ignored, NaN included (the row must still
- *     be there: the device loads it beside the lse pair);
- *   - both lse -inf: the row is zeros and output_lse -inf;
+ *     be there: the device loads it beside the lse pair; vLLM's kernel
+ *     multiplies such a row by 0, so a NaN there reaches its output);
+ *   - both lse -inf: the row is zeros and output_lse -inf (vLLM's kernel
+ *     copies prefix_output's row: a row no key reached is zeros here, as
+ *     every attention op of this library writes it);
  *   - an lse of NaN gives a row of NaN (and output_lse NaN).
  *
  * Layouts: the three outputs are [num_tokens, num_heads, head_size] with the
@@ -38,7 +44,7 @@ extern "C" {
  * t * lse_token_stride floats. Both strides 0 give vLLM's and
  * FlashAttention's [num_heads, num_tokens] (token stride 1, head stride
  * num_tokens); FlashInfer's [num_tokens, num_heads] is lse_head_stride 1 and
- * lse_token_stride num_heads. A stride of 0 is its default (token 1, head
+ * lse_token_stride num_heads (its values in base 2: see above). A stride of 0 is its default (token 1, head
  * num_tokens); given strides must keep the elements apart: lse_head_stride >=
  * lse_token_stride * num_tokens, or lse_token_stride >= lse_head_stride *
  * num_heads.

@@ -96,7 +96,8 @@ typedef enum pa_attn_type {
  * lse (merge.h): (head h, token t) at h * lse_head_stride + t *
  * lse_token_stride floats, 0 giving the default (head stride tokens, token
  * stride 1: [num_heads, tokens]); FlashInfer's [tokens, num_heads] is head
- * stride 1 and token stride num_heads. Distinct pairs must fall on distinct
+ * stride 1 and token stride num_heads (its lse values are base 2, these
+ * natural logs: merge.h). Distinct pairs must fall on distinct
  * floats; floats between them are not written. The overlap checks take the
  * layout's whole span, first element to last, gaps included. A sink far
  * above a row's logits (where e^(sink - max) overflows f32, past about 88)

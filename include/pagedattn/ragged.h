@@ -127,7 +127,8 @@ typedef struct pa_ragged_params {
  * tokens = max_num_batched_tokens: (h, t) at h * lse_head_stride + t *
  * lse_token_stride floats, 0 giving the default [num_q_heads,
  * max_num_batched_tokens]; FlashInfer's [tokens, heads] is head stride 1 and
- * token stride num_q_heads. A row's output and lse are one partial attention
+ * token stride num_q_heads (its lse values are base 2, these natural logs:
+ * merge.h). A row's output and lse are one partial attention
  * state: calls over disjoint keys of the same query rows merge with
  * pa_merge_attn_states (merge.h) into attention over all of them (give the
  * sinks to one call only). The masks place query rows by kv_len, so such a

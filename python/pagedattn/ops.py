@@ -26,7 +26,8 @@ copy). Integers that go into the library's int32 fields must fit in int32
 The log-sum-exp output of the decode, context, prompt, mixed and ragged ops (return_lse= / lse=) is
 float32 [num_heads, tokens] on the query's device. One the op makes is contiguous. A caller's may
 be any view whose strides are positive where its dimension holds more than one element, as
-merge_attn_states' lse tensors: FlashInfer's [tokens, num_heads] lse as its transpose (lse.T), a
+merge_attn_states' lse tensors: FlashInfer's [tokens, num_heads] lse as its transpose (lse.T; its
+values are base-2 log-sum-exps by default, these natural logs: multiply FlashInfer's by ln 2), a
 column slice of a wider array (big[:, a:b]), every other column (big[:, ::2]). Only its elements
 are written, never the floats between them. A broadcast (stride 0, e.g. expand) or reversed
 dimension of more than one element is a ValueError, and so are strides that put two elements on
@@ -1230,7 +1231,8 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
                       output may be prefix_output or suffix_output (in place), else apart from both
         prefix_lse, suffix_lse  float32 [num_heads, num_tokens]: each part's natural-log sum of
                       exp(score) over its keys (FlashAttention's softmax_lse); any positive strides,
-                      so FlashInfer's [num_tokens, num_heads] lse passes as its transpose (lse.T)
+                      so FlashInfer's [num_tokens, num_heads] lse passes as its transpose (lse.T),
+                      once multiplied by ln 2 (FlashInfer's default lse is base 2)
         output_lse    float32 [num_heads, num_tokens] for the merged lse, or None
     The three lse tensors share one layout (the same strides). With a = prefix_lse[h, t] and
     b = suffix_lse[h, t], output[t, h] = (e^a prefix_output[t, h] + e^b suffix_output[t, h]) / (e^a + e^b)
