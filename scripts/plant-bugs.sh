@@ -208,16 +208,14 @@ plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     'return window > 0 && (qp - kp >= window ||' 'return window > 0 && (qp - kp > window ||' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 # The far side of a non-causal window (2026-12-06: vLLM's (W - 1, W - 1) for encoder layers) one key
-# late, its ALiBi the causal formula again, and the Hopper kernel's whole tiles not clipped by it.
+# late, its ALiBi the causal formula again, and mma.sync's edge test blind to the far side (the Hopper
+# kernel leaves these prompts to mma.sync: pa_prefill_hopper_head).
 plant prefill-window-far-side-off-by-one cuda/prefill/prefill_kernel.cuh \
     '|| kp - qp >= window);' '|| kp - qp > window);' \
     test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
 plant prefill-noncausal-alibi-signed cuda/prefill/prefill_kernel.cuh \
     'x -= slope_tab[r] * fabsf((float)(kp - qp));' 'x += slope_tab[r] * (float)(kp - qp);' \
     test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
-plant hopper-whole-tiles-past-the-far-side cuda/prefill/prefill_wgmma.cuh \
-    '    else if (window > 0) ' '    else if (false) ' \
-    test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
 plant prefill-edge-tile-misses-the-far-side cuda/prefill/prefill_kernel.cuh \
     '(walk.qpos_hi - ks >= window || ks + BN - 1 - walk.qpos_lo >= window)' '(walk.qpos_hi - ks >= window)' \
     test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'

@@ -368,7 +368,8 @@ __device__ __forceinline__ Span key_span(const pa_prefill_kparams &p, const Seq 
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     k.qpos_lo = k.shift + tok_lo;
     k.qpos_hi = k.shift + tok_hi;
-    k.k_end = span_end(p, sq.k_len, k.qpos_hi);
+    // (The Hopper kernel's, which never runs a non-causal window: pa_prefill_hopper_head.)
+    k.k_end = p.causal ? min(sq.k_len, k.qpos_hi + 1) : sq.k_len;
     // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
     // the window mask hides the keys before the window).
     k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~15;

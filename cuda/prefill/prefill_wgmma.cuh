@@ -639,11 +639,10 @@ struct RingPos {
 // The key tiles j = 0 .. n - 1 of a segment (tile j's first key base + j BN,
 // the segment's end ke) that rows qpos_lo .. qpos_hi see whole: [x, y), empty
 // when y <= x. A tile needs masks when the segment ends inside it (ke < ks +
-// BN), a causal row before its last key (ks + BN - 1 > qpos_lo), a window
-// that ends after its first key for some row (qpos_hi - ks >= window), or
-// one that ends before its last key for some non-causal row (ks + BN - 1 -
-// qpos_lo >= window), ks = base + j BN. The first two and the last hold for a
-// suffix of the js, the third for a prefix: what is left is one range.
+// BN), a causal row before its last key (ks + BN - 1 > qpos_lo), or a window
+// that ends after its first key for some row (qpos_hi - ks >= window), ks =
+// base + j BN. The first two hold for a suffix of the js, the third for a
+// prefix: what is left is one range.
 template <int BN>
 __device__ __forceinline__ int2 whole_tiles(int base, int n, int ke, bool causal, int qpos_lo, int qpos_hi,
                                             int window) {
@@ -651,9 +650,7 @@ __device__ __forceinline__ int2 whole_tiles(int base, int n, int ke, bool causal
     constexpr int L = __builtin_ctz(BN);
     int y = min(n, (ke - base) >> L); // base + (j + 1) BN <= ke
     if (causal)
-        y = min(y, (qpos_lo - base + 1) >> L); // base + j BN + BN - 1 <= qpos_lo
-    else if (window > 0)                       // base + j BN + BN - 1 <= qpos_lo + window - 1 (int64: any window)
-        y = (int)min((int64_t)y, ((int64_t)qpos_lo + window - base) >> L);
+        y = min(y, (qpos_lo - base + 1) >> L);                                   // base + j BN + BN - 1 <= qpos_lo
     const int x = window > 0 ? max(0, ((qpos_hi - base - window) >> L) + 1) : 0; // base + j BN > qpos_hi - window
     return make_int2(x, y);
 }
@@ -1267,8 +1264,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             const int ks = tile_start(t), ke = tile_end(t);
             // FP8 path: new keys were quantised with 1 / k_scale too.
             const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
-            const bool edge = ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) ||
-                              (window > 0 && (qpos_hi - ks >= window || ks + BN - 1 - qpos_lo >= window));
+            const bool edge =
+                ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
             const bool fold = WHOLE || folds(ts);
             // Each row's factor to the logit: ts, times the row's qs on the FP8
             // path (1 otherwise, folded away).
@@ -1280,8 +1277,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
 #endif
             if (!WHOLE && (edge || !fold)) {
                 // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
-                // are bounds on it (causal: kp <= qp; window: kp > qp - window,
-                // and for a non-causal row kp < qp + window; segment: kp < ke).
+                // are bounds on it (causal: kp <= qp; window: kp > qp - window;
+                // segment: kp < ke).
                 const int c0 = ks + (lane & 3) * 2;
                 if (fold && window <= 0) {
 #pragma unroll
@@ -1296,8 +1293,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 } else if (fold) {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        const int hi = pa_prefill::span_end(p, ke, qpos[h]) - c0; // kp - c0 < hi
-                        const int lo = qpos[h] - window + 1 - c0;                 // kp - c0 >= lo
+                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0; // kp - c0 < hi
+                        const int lo = qpos[h] - window + 1 - c0;               // kp - c0 >= lo
 #pragma unroll
                         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
@@ -1316,9 +1313,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             if (cap > 0.0f)
                                 x = cap * tanhf(x * inv_cap);
                             if (alibi)
-                                x -= slope[h] * fabsf((float)(kp - qp));
-                            const bool masked =
-                                kp >= ke || (causal && kp > qp) || pa_prefill::outside_window(window, qp, kp);
+                                x += slope[h] * (float)(kp - qp);
+                            const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
                             sc[j][i] = masked ? -INFINITY : x;
                         }
                 }

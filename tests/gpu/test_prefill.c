@@ -1422,8 +1422,13 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
                                                 .scale = 1.0f,
                                                 .alibi_slopes = cs[c].alibi ? d_slope : NULL,
                                                 .sliding_window = cs[c].window};
+                const long launches = pa_prefill_hopper_launches();
                 cr_assert_eq(pa_prompt_attention(&p, NULL), PA_SUCCESS, "%s: %s", pa_dtype_name(dt), pa_last_error());
                 pa_test_dev_sync();
+                /* Non-causal prompts with a window or ALiBi are mma.sync's (pa_prefill_hopper_head):
+                 * only the decoder case may take the Hopper kernel. */
+                cr_assert(cs[c].type == PA_ATTN_DECODER || pa_prefill_hopper_launches() == launches,
+                          "%s case %d ran the Hopper kernel", pa_dtype_name(dt), c);
                 pa_test_dev_download(got, dout, (size_t)cs[c].q_len * HS * es);
                 const double tol = dt == PA_DTYPE_F32 ? 1e-5 : dt == PA_DTYPE_F16 ? 2e-3 : 1.6e-2;
                 for (int i = 0; i < cs[c].q_len; i++)
@@ -1452,8 +1457,8 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
  * the narrower windows of prompt_attention_types never reach: there every tile
  * a CTA sees is an edge tile from the left. Encoder-only prompts of 200 and 300
  * tokens (and 77), no ALiBi or soft cap (so the tiles in between take the
- * unmasked path), heads 64 and 128, f16 and bf16, on mma.sync and the Hopper
- * kernel. */
+ * unmasked path), heads 64 and 128, f16 and bf16, under the mma.sync and the
+ * Hopper paths (the latter leaves these prompts to mma.sync: pa_prefill_hopper_head). */
 Test(prefill_gpu, noncausal_window_wider_than_a_cta) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {200, 300, 77};
@@ -1967,18 +1972,13 @@ Test(prefill_hopper, prompt_attention) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
+    /* (Non-causal prompts with ALiBi or a window are mma.sync's since 2026-12-06, so the
+     * non-causal cases here and in head_192 and head_256 take neither.) */
     static const hprompt cs[] = {
-        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f},
-        {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
-        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
-        /* non-causal windows, both sides (and ALiBi's |j - q_pos|) */
-        {PA_ATTN_ENCODER_ONLY, 0, 128, 2, 1, 40, 0.0f},
-        {PA_ATTN_ENCODER, 1, 64, 8, 0, 33, 0.0f},
+        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 0, 0, 0.0f},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_prompts(cs, n, 4, 8, ql, kl, 13000u);
@@ -2144,7 +2144,7 @@ Test(prefill_hopper, head_256) {
     const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
     static const hprompt ps[] = {
         {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},         {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f}, {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 0, 0, 0.0f}, {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
         {PA_ATTN_DECODER, 0, 200, 2, 0, 0, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
@@ -2187,7 +2187,7 @@ Test(prefill_hopper, head_192) {
     static const hprompt ps[] = {
         {PA_ATTN_DECODER, 0, 192, 2, 0, 0, 0.0f},
         {PA_ATTN_ENCODER, 0, 160, 4, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 192, 4, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 192, 4, 0, 0, 0.0f},
         {PA_ATTN_DECODER, 0, 136, 2, 0, 70, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
