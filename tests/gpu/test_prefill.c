@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "prefill_internal.h"
+#include "prompt_by_hand.h"
 #include "layout_cache.h"
 #include "prefill_problems.h"
 #include "testutil.h"
@@ -1365,29 +1366,18 @@ Test(prefill_gpu, prompt_attention_types) {
             }
 }
 
-/* prefill.h's masks and ALiBi by hand, on every kernel family (f32; mma.sync
- * and the Hopper kernel at f16 and bf16): three keys of equal logits (q = k =
- * 0) and values j, so a row's output is the mean of the keys it sees, weighted
- * by e^bias (the host suite's prefill_ref/prompt_masks_and_alibi_by_hand, whose
- * comment derives the values). Non-causal windows reach both ways (vLLM's
- * window_size (W - 1, W - 1) for encoder layers) and non-causal ALiBi is
- * FlashAttention-2's -slope |j - q_pos|. */
+/* prefill.h's masks and ALiBi by hand (tests/common/prompt_by_hand.h, where the
+ * values are derived), on every kernel family: f32, and mma.sync and the Hopper
+ * path at f16 and bf16. Non-causal windows reach both ways (vLLM's window_size
+ * (W - 1, W - 1) for encoder layers) and non-causal ALiBi is FlashAttention-2's
+ * -slope |j - q_pos|; the Hopper path leaves those prompts to mma.sync. */
 Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
     PA_SKIP_WITHOUT_GPU();
     enum { HS = 64 };
-    const double e1 = exp(-1.0), e2 = exp(-2.0), edge = (e1 + 2 * e2) / (1 + e1 + e2);
     const int32_t cu3[2] = {0, 3}, cu2[2] = {0, 2};
     const float slope = 1.0f;
-    struct {
-        pa_attn_type type;
-        int window, alibi, q_len;
-        double want[3];
-    } cs[4] = {
-        {PA_ATTN_ENCODER_ONLY, 2, 0, 3, {0.5, 1.0, 1.5}},
-        {PA_ATTN_ENCODER, 0, 1, 3, {edge, 1.0, 2.0 - edge}},
-        {PA_ATTN_DECODER, 2, 0, 3, {0.0, 0.5, 1.5}},
-        {PA_ATTN_ENCODER_DECODER, 0, 1, 2, {1.0, 2.0 - edge, 0}},
-    };
+    pa_by_hand cs[PA_BY_HAND_CASES];
+    pa_by_hand_cases(cs);
     const pa_dtype dts[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
     int32_t *d_cu3 = pa_test_dev_upload(cu3, sizeof cu3), *d_cu2 = pa_test_dev_upload(cu2, sizeof cu2);
     float *d_slope = pa_test_dev_upload(&slope, sizeof slope);
@@ -1401,27 +1391,9 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
             void *dq = pa_test_dev_upload(zeros, n * es), *dk = pa_test_dev_upload(zeros, n * es),
                  *dv = pa_test_dev_upload(vals, n * es), *dout = pa_test_dev_alloc(n * es);
             cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
-            for (int c = 0; c < 4; c++) {
-                const int cross = cs[c].type == PA_ATTN_ENCODER_DECODER;
-                pa_prompt_attention_params p = {.out = dout,
-                                                .query = dq,
-                                                .key = dk,
-                                                .value = dv,
-                                                .dtype = dt,
-                                                .attn_type = cs[c].type,
-                                                .cu_seqlens_q = cross ? d_cu2 : d_cu3,
-                                                .cu_seqlens_k = cross ? d_cu3 : NULL,
-                                                .num_seqs = 1,
-                                                .num_heads = 1,
-                                                .num_kv_heads = 1,
-                                                .head_size = HS,
-                                                .num_q_tokens = cs[c].q_len,
-                                                .num_k_tokens = 3,
-                                                .max_seqlen_q = cs[c].q_len,
-                                                .max_seqlen_k = 3,
-                                                .scale = 1.0f,
-                                                .alibi_slopes = cs[c].alibi ? d_slope : NULL,
-                                                .sliding_window = cs[c].window};
+            for (int c = 0; c < PA_BY_HAND_CASES; c++) {
+                pa_prompt_attention_params p =
+                    pa_by_hand_params(&cs[c], dt, HS, dout, dq, dk, dv, d_cu3, d_cu2, d_slope);
                 const long launches = pa_prefill_hopper_launches();
                 cr_assert_eq(pa_prompt_attention(&p, NULL), PA_SUCCESS, "%s: %s", pa_dtype_name(dt), pa_last_error());
                 pa_test_dev_sync();

@@ -10,6 +10,7 @@
 
 #include "prefill_internal.h"
 #include "prefill_problems.h"
+#include "prompt_by_hand.h"
 #include "testutil.h"
 
 static void expect_close(const void *got, pa_dtype dt, const float *ref, size_t n, const char *what) {
@@ -271,57 +272,19 @@ Test(prefill_ref, prompt_attention_types) {
         }
 }
 
-/* The masks and ALiBi of prefill.h by hand, against vLLM's flash backend and
- * FlashAttention-2: three keys with equal logits (q = k = 0) and values j, so a
- * row's output is the mean of the keys it sees, weighted by e^bias.
- *   encoder-only, window 2 (vLLM's window_size (1, 1)): rows see {0,1}, {0,1,2},
- *     {1,2}: 0.5, 1, 1.5 (a left-only window gave 1, 1, 1.5);
- *   encoder, ALiBi slope 1 (FlashAttention-2's -slope |j - i|): row 0 weighs
- *     1, e^-1, e^-2; row 1 e^-1, 1, e^-1 (1 by symmetry); row 2 mirrors row 0
- *     (slope * (j - i) gave all three rows row 2's value);
- *   decoder, window 2: {0}, {0,1}, {1,2}: 0, 0.5, 1.5;
- *   cross-attention, two queries over the three keys, ALiBi slope 1: queries at
- *     positions 1 and 2 (bottom-right), so row 1 and row 2 of the encoder case. */
+/* prefill.h's masks and ALiBi by hand on the reference (tests/common/prompt_by_hand.h). */
 Test(prefill_ref, prompt_masks_and_alibi_by_hand) {
     enum { HS = 8 };
     float q[3 * HS] = {0}, k[3 * HS] = {0}, v[3 * HS], out[3 * HS];
     for (int j = 0; j < 3; j++)
         for (int d = 0; d < HS; d++)
             v[j * HS + d] = (float)j;
-    const double e1 = exp(-1.0), e2 = exp(-2.0), edge = (e1 + 2 * e2) / (1 + e1 + e2);
     const int32_t cu3[2] = {0, 3}, cu2[2] = {0, 2};
     const float slope = 1.0f;
-    struct {
-        pa_attn_type type;
-        int window, alibi, q_len;
-        double want[3];
-    } cs[4] = {
-        {PA_ATTN_ENCODER_ONLY, 2, 0, 3, {0.5, 1.0, 1.5}},
-        {PA_ATTN_ENCODER, 0, 1, 3, {edge, 1.0, 2.0 - edge}},
-        {PA_ATTN_DECODER, 2, 0, 3, {0.0, 0.5, 1.5}},
-        {PA_ATTN_ENCODER_DECODER, 0, 1, 2, {1.0, 2.0 - edge, 0}},
-    };
-    for (int c = 0; c < 4; c++) {
-        const int cross = cs[c].type == PA_ATTN_ENCODER_DECODER;
-        pa_prompt_attention_params p = {.out = out,
-                                        .query = q,
-                                        .key = k,
-                                        .value = v,
-                                        .dtype = PA_DTYPE_F32,
-                                        .attn_type = cs[c].type,
-                                        .cu_seqlens_q = cross ? cu2 : cu3,
-                                        .cu_seqlens_k = cross ? cu3 : NULL,
-                                        .num_seqs = 1,
-                                        .num_heads = 1,
-                                        .num_kv_heads = 1,
-                                        .head_size = HS,
-                                        .num_q_tokens = cs[c].q_len,
-                                        .num_k_tokens = 3,
-                                        .max_seqlen_q = cs[c].q_len,
-                                        .max_seqlen_k = 3,
-                                        .scale = 1.0f,
-                                        .alibi_slopes = cs[c].alibi ? &slope : NULL,
-                                        .sliding_window = cs[c].window};
+    pa_by_hand cs[PA_BY_HAND_CASES];
+    pa_by_hand_cases(cs);
+    for (int c = 0; c < PA_BY_HAND_CASES; c++) {
+        pa_prompt_attention_params p = pa_by_hand_params(&cs[c], PA_DTYPE_F32, HS, out, q, k, v, cu3, cu2, &slope);
         cr_assert_eq(pa_ref_prompt_attention(&p), PA_SUCCESS, "case %d: %s", c, pa_last_error());
         for (int i = 0; i < cs[c].q_len; i++)
             for (int d = 0; d < HS; d++)
