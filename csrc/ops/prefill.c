@@ -476,8 +476,9 @@ static void pa_prefill_cache_paths(pa_prefill_kparams *k, const pa_kv_cache *kv,
 
 /* The kernels' window: a window of max_q + max_k keys or more masks nothing in
  * any sequence they run (|q_pos - j| stays below it within those bounds; a
- * sequence past them is skipped), so it is off (0). What is left keeps the
- * kernels' position arithmetic (q_pos - W, q_pos + W) within int32. */
+ * sequence past them is skipped), so it is off (0), and the kernels' masks
+ * and edge tests take their cheaper window-off forms. (Where a kernel forms
+ * q_pos + W it does so in int64: span_end.) */
 static int32_t kernel_window(int32_t window, int32_t max_q, int32_t max_k) {
     return (int64_t)window >= (int64_t)max_q + max_k ? 0 : window;
 }
