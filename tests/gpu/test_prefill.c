@@ -1424,36 +1424,32 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
 /* A non-causal window wider than a CTA's rows: with one query head per KV head
  * a CTA's 128 rows span 128 positions, so under a window of 150 some key tiles
  * lie inside every row's window on the left while reaching past the first
- * rows' window on the right. Those tiles need masks (mma.sync's edge test; the
- * Hopper kernel's whole tiles end where the first row's window does), which
- * the narrower windows of prompt_attention_types never reach: there every tile
- * a CTA sees is an edge tile from the left. Encoder-only prompts of 200 and 300
- * tokens (and 77), no ALiBi or soft cap (so the tiles in between take the
- * unmasked path), heads 64 and 128, f16 and bf16, under the mma.sync and the
- * Hopper paths (the latter leaves these prompts to mma.sync: pa_prefill_hopper_head). */
+ * rows' window on the right. Those tiles need masks (mma.sync's edge test),
+ * which the narrower windows of prompt_attention_types never reach: there every
+ * tile a CTA sees is an edge tile from the left. Encoder-only prompts of 200
+ * and 300 tokens (and 77), no ALiBi or soft cap (so the tiles in between take
+ * the unmasked path), heads 64 and 128, f16 and bf16, under the default path
+ * (mma.sync everywhere: the Hopper path leaves these prompts to it,
+ * pa_prefill_hopper_head, as prompt_masks_and_alibi_by_hand checks). */
 Test(prefill_gpu, noncausal_window_wider_than_a_cta) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {200, 300, 77};
-    for (int path = 0; path < 2; path++) {
-        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
-        for (int i = 0; i < 4; i++) {
-            pa_prompt_problem_cfg c = {.seed = 17000u + (uint64_t)(path * 4 + i),
-                                       .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
-                                       .attn_type = PA_ATTN_ENCODER_ONLY,
-                                       .num_seqs = 3,
-                                       .num_heads = 4,
-                                       .num_kv_heads = 4,
-                                       .head_size = i < 2 ? 64 : 128,
-                                       .q_lens = ql};
-            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-            pr->p.sliding_window = 150;
-            char what[96];
-            snprintf(what, sizeof what, "path %d %s head %d, window 150", path, pa_dtype_name(c.dtype), c.head_size);
-            check_prompt(pr, what);
-            pa_prompt_problem_free(pr);
-        }
+    for (int i = 0; i < 4; i++) {
+        pa_prompt_problem_cfg c = {.seed = 17000u + (uint64_t)i,
+                                   .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                   .attn_type = PA_ATTN_ENCODER_ONLY,
+                                   .num_seqs = 3,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 4,
+                                   .head_size = i < 2 ? 64 : 128,
+                                   .q_lens = ql};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pr->p.sliding_window = 150;
+        char what[96];
+        snprintf(what, sizeof what, "%s head %d, window 150", pa_dtype_name(c.dtype), c.head_size);
+        check_prompt(pr, what);
+        pa_prompt_problem_free(pr);
     }
-    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
 }
 
 /* Causal cross-attention with far more queries than keys: the first rows of
