@@ -2,6 +2,7 @@
 #ifndef PA_INTERNAL_H
 #define PA_INTERNAL_H
 
+#include <float.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,14 @@ static inline int pa_add_i64(int64_t a, int64_t b, int64_t *r) { return !__built
  * positions, tile bounds and tile counts in int32, and a position plus a key
  * tile (at most 128, f32's 32 + 31) must not wrap. */
 #define PA_MAX_SEQ_LEN (INT32_MAX - 256)
+
+/* A usable soft cap: 0 (off), or a normal float up to 2^126. The kernels take
+ * 1 / cap, which is +inf for a subnormal cap (and 0 x inf a NaN logit), and the
+ * ragged kernel divides by it with __fdividef, which gives 0 past 2^126; a cap
+ * that large changes no logit the scale's bound allows (cap tanh(x / cap) is x
+ * to the float while |x| < 2^-12 cap): pass 0. NaN fails both tests. */
+#define PA_SOFT_CAP_MAX 0x1p126f
+static inline int pa_soft_cap_ok(float cap) { return cap == 0.0f || (cap >= FLT_MIN && cap <= PA_SOFT_CAP_MAX); }
 
 /* The blocks (pages) that len >= 0 tokens fill at bs >= 1 tokens a block:
  * ceil(len / bs), formed without len + bs - 1, which passes INT32_MAX for

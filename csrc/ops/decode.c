@@ -46,7 +46,8 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
                (long long)p->q_stride, (long long)row);
     PA_TRY(pa_check_rows_extent("decode", "query", p->num_seqs, p->q_stride, row));
     PA_REQUIRE(isfinite(p->scale), "decode: scale must be finite");
-    PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f, "decode: soft_cap must be >= 0 (0 = off)");
+    PA_REQUIRE(pa_soft_cap_ok(p->soft_cap), "decode: soft_cap must be 0 (off) or in [FLT_MIN, 2^126], got %g",
+               (double)p->soft_cap);
     PA_REQUIRE(p->sliding_window >= 0, "decode: sliding_window must be >= 0 (0 = off), got %d", p->sliding_window);
     if (p->bs_vert_stride > 1) {
         PA_REQUIRE(p->bs_block_size > 0 && p->bs_block_size % kv->block_size == 0,

@@ -128,7 +128,8 @@ static pa_status check_common(const char *op, int32_t num_seqs, int32_t num_head
     PA_REQUIRE(v_stride == 0 || v_stride >= krow, "%s: v_stride %lld smaller than num_kv_heads*head_size %lld", op,
                (long long)v_stride, (long long)krow);
     PA_REQUIRE(isfinite(scale), "%s: scale must be finite", op);
-    PA_REQUIRE(isfinite(soft_cap) && soft_cap >= 0.0f, "%s: soft_cap must be finite and >= 0 (0 = off)", op);
+    PA_REQUIRE(pa_soft_cap_ok(soft_cap), "%s: soft_cap must be 0 (off) or in [FLT_MIN, 2^126], got %g", op,
+               (double)soft_cap);
     PA_REQUIRE(window >= 0, "%s: sliding_window must be >= 0 (0 = off), got %d", op, window);
     return PA_SUCCESS;
 }

@@ -53,7 +53,7 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
                kv->block_size);
     PA_REQUIRE(isfinite(p->sm_scale), "ragged: sm_scale must be finite");
     PA_REQUIRE(p->sliding_window >= 0, "ragged: sliding_window must be >= 0 (0 = none), got %d", p->sliding_window);
-    PA_REQUIRE(isfinite(p->soft_cap) && p->soft_cap >= 0.0f, "ragged: soft_cap must be >= 0 (0 = none), got %g",
+    PA_REQUIRE(pa_soft_cap_ok(p->soft_cap), "ragged: soft_cap must be 0 (none) or in [FLT_MIN, 2^126], got %g",
                (double)p->soft_cap);
     PA_REQUIRE(isfinite(p->mask_value), "ragged: mask_value must be finite (0 = default -0.7 * FLT_MAX)");
     PA_REQUIRE(p->kv_split_tokens >= 0 && p->kv_split_tokens % PA_RG_KEY_TILE == 0,

@@ -32,11 +32,19 @@ typedef struct pa_decode_params {
      * magnitude, far past any model's: beyond it the f32 logit's own rounding
      * (2^-24 of it, in log2 units) reaches the tensor-core kernels' 16-bit and
      * fp8 probabilities, which can overflow (inf or NaN rows; an audit found
-     * them at 5e7, 2026-12-05). The CPU references have no such bound. */
+     * them at 5e7, 2026-12-05). The CPU references have no such bound. The
+     * same bound holds for an ALiBi bias, and the dot q.k itself must be
+     * finite in f32 (the kernels form it before the scale: bf16 or f32 rows
+     * of 1e20 overflow it). A NaN in q, K or V leaves its rows unspecified:
+     * NaN on the tensor cores, zeros with an lse of -inf on CUDA cores and in
+     * the split entries' merge (a weight-0 part there). */
     float scale;
     const float *alibi_slopes; /* [num_heads] or NULL; adds slope * (pos - seq_len + 1) */
     int32_t sliding_window;    /* 0 = off; key at pos masked if (seq_len-1) - pos >= window */
-    float soft_cap;            /* 0 = off; logits become cap * tanh(logit / cap) */
+    float soft_cap;            /* 0 = off; logits become cap * tanh(logit / cap). Else in
+                                * [FLT_MIN, 2^126]: a subnormal cap has no float reciprocal,
+                                * and a larger one changes no logit within the bound above
+                                * (pass 0); PA_ERR_INVALID_ARGUMENT otherwise */
     /* vLLM block-sparse attention (enabled when bs_vert_stride > 1): a KV block
      * of bs_block_size tokens is attended when it is local (within
      * bs_local_blocks of the query's block) or remote ((id + offset) %
@@ -150,8 +158,14 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         multiple of 256 bytes):
  *           tmp_out    [num_seqs, num_heads, P, head_size]  each partition's
  *                      normalised output in the output's type (f32, f16 or
- *                      bf16, as vLLM keeps tmp_out: 4 or 2 bytes an element),
- *                      before an fp8 cache's v_scale (the reduce applies it)
+ *                      bf16, as vLLM keeps tmp_out and FlashInfer its tmp_v:
+ *                      4 or 2 bytes an element), before an fp8 cache's v_scale
+ *                      (the reduce applies it). So a split output carries
+ *                      the 16-bit rounding of each partition's own output:
+ *                      where partitions cancel (a sum of +1s and -1s whose
+ *                      average is 1e-3) the error is half an ulp of the
+ *                      partitions' outputs, not of the result (FlashAttention-2
+ *                      keeps its split partials in f32); v1 has none.
  *           exp_sums   [num_seqs, num_heads, P]  f32 sum of exp(logit - max)
  *           max_logits [num_seqs, num_heads, P]  f32 max logit of the partition
  *         A sequence of at most 512 tokens is written directly (no reduce).

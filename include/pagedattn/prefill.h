@@ -144,7 +144,7 @@ typedef struct pa_context_attention_params {
     float scale;                    /* softmax scale, usually 1/sqrt(head_size); logits bounded as decode.h's */
     const float *alibi_slopes;      /* [num_heads] or NULL */
     int32_t sliding_window;         /* 0 = off, else W > 0 (see the masks above) */
-    float soft_cap;                 /* 0 = off */
+    float soft_cap;                 /* 0 = off, else in [FLT_MIN, 2^126] (decode.h) */
     const float *sinks;             /* [num_heads] or NULL: attention sinks (see above) */
     float *lse;                     /* [num_heads, num_tokens] f32 or NULL: log-sum-exp (see above) */
     int32_t cache_only;             /* 0, or 1: attend to the cache alone (see above) */
@@ -199,7 +199,7 @@ typedef struct pa_prompt_attention_params {
     float scale;               /* logits bounded as decode.h's scale */
     const float *alibi_slopes; /* [num_heads] or NULL */
     int32_t sliding_window;    /* 0 = off */
-    float soft_cap;            /* 0 = off */
+    float soft_cap;            /* 0 = off, else in [FLT_MIN, 2^126] (decode.h) */
     const float *sinks;        /* [num_heads] or NULL: attention sinks (see above) */
     float *lse;                /* [num_heads, num_q_tokens] f32 or NULL: log-sum-exp (see above) */
     int64_t lse_head_stride;   /* lse's layout (see above); 0 = num_q_tokens */
@@ -305,7 +305,7 @@ typedef struct pa_mixed_attention_params {
     float scale;                   /* logits bounded as decode.h's scale */
     const float *alibi_slopes;
     int32_t sliding_window;
-    float soft_cap;
+    float soft_cap;           /* 0 = off, else in [FLT_MIN, 2^126] (decode.h) */
     const float *sinks;       /* [num_heads] or NULL: attention sinks, both parts */
     float *lse;               /* [num_heads, num_prefill_tokens + num_decode_tokens] f32 or NULL: log-sum-exp */
     int64_t lse_head_stride;  /* lse's layout (as context attention's); 0 = the batch's tokens */

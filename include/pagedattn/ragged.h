@@ -35,7 +35,9 @@
  *
  * Differences from JAX, decided here:
  *   sliding_window  0 = none (JAX: None); < 0 is an error (JAX rejects <= 0).
- *   soft_cap        0 = none (JAX: None; JAX rejects 0.0); < 0 or NaN is an error.
+ *   soft_cap        0 = none (JAX: None; JAX rejects 0.0); else in [FLT_MIN,
+ *                   2^126] (decode.h); anything else (< 0, NaN, subnormal,
+ *                   larger) is an error.
  *   mask_value      0 = JAX's DEFAULT_MASK_VALUE (-0.7 * FLT_MAX); must be
  *                   finite (an infinite mask would give inf - inf = NaN).
  *   k_scale/v_scale kv.k_scale / kv.v_scale (device floats, NULL = 1.0) apply to

@@ -17,6 +17,22 @@ void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi)
 }
 
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n) { pa_fill_nan(t, buf, n); }
+const pa_test_soft_cap pa_test_soft_caps[PA_TEST_SOFT_CAPS] = {
+    {0.0f, 1, "0 (off)"},
+    {-0.0f, 1, "-0 (off)"},
+    {0x1p-126f, 1, "FLT_MIN"},
+    {30.0f, 1, "30 (Gemma 2)"},
+    {0x1p126f, 1, "2^126"},
+    {0x1p-127f, 0, "2^-127 (subnormal: 1 / cap is +inf)"},
+    {1e-40f, 0, "1e-40 (subnormal)"},
+    {0x1.000002p126f, 0, "just past 2^126"},
+    {1e38f, 0, "1e38"},
+    {INFINITY, 0, "+inf"},
+    {NAN, 0, "NaN"},
+    {-1.0f, 0, "-1"},
+    {-0x1p-126f, 0, "-FLT_MIN"},
+};
+
 float *pa_test_nan_floats(size_t n) {
     float *a = pa_xmalloc(sizeof(float) * (n + 1));
     pa_fill_nan(PA_DTYPE_F32, a, n + 1);

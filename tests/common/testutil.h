@@ -202,6 +202,16 @@ void pa_test_lse_views_match(pa_test_lse_run run, void *ctx, int k0, int heads, 
                          "(or under PAGEDATTN_SMEM_LIMIT=101376)");                                                    \
     } while (0)
 
+/* Soft caps at and around the accepted range, 0 (off) or [FLT_MIN, 2^126]
+ * (decode.h), written as literals: whether each entry must accept it. */
+typedef struct pa_test_soft_cap {
+    float cap;
+    int ok;
+    const char *what;
+} pa_test_soft_cap;
+#define PA_TEST_SOFT_CAPS 13
+extern const pa_test_soft_cap pa_test_soft_caps[PA_TEST_SOFT_CAPS];
+
 #define PA_SKIP_WITHOUT_GPU()                                                                                          \
     do {                                                                                                               \
         if (!pa_test_have_gpu())                                                                                       \

@@ -1809,7 +1809,8 @@ static void fuzz_prompt(reader *r) {
                  (cross && (p.num_k_tokens < 0 || p.max_seqlen_k > INT32_MAX - 256));
     /* either way: strides under a row, a soft cap or window out of range, negative bounds */
     const int odd = (p.q_stride && p.q_stride < qrow) || (p.k_stride && p.k_stride < krow) ||
-                    (p.v_stride && p.v_stride < krow) || !(p.soft_cap >= 0.0f && isfinite(p.soft_cap)) ||
+                    (p.v_stride && p.v_stride < krow) ||
+                    !(p.soft_cap == 0.0f || (p.soft_cap >= 0x1p-126f && p.soft_cap <= 0x1p126f)) ||
                     p.sliding_window < 0 || p.max_seqlen_q < 0 || (cross && p.max_seqlen_k < 0);
     /* either way too: an undocumented limit, max_seqlen_q x the GQA group within int32 (reported) */
     const int loose = heads_ok && (int64_t)p.max_seqlen_q * (nh / nkv) > INT32_MAX - 256;

@@ -86,6 +86,24 @@ Test(decode_validate, accepts_a_good_problem_and_rejects_bad_fields) {
     cr_assert_eq(n, 16);
 }
 
+/* A soft cap is 0 (off) or in [FLT_MIN, 2^126]: a subnormal one has no float
+ * reciprocal (the kernels' 1 / cap is +inf, and a zero logit times it NaN: an
+ * audit saw NaN rows at cap 1e-40, 2026-12-06), and past 2^126 the ragged
+ * kernel's __fdividef gives 0. */
+Test(decode_validate, soft_cap_range) {
+    for (int i = 0; i < PA_TEST_SOFT_CAPS; i++) {
+        pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+        p.soft_cap = pa_test_soft_caps[i].cap;
+        const pa_status want = pa_test_soft_caps[i].ok ? PA_SUCCESS : PA_ERR_INVALID_ARGUMENT;
+        const pa_status got = pa_decode_validate(&p);
+        cr_assert_eq(got, want, "soft cap %s: got %s (%s)", pa_test_soft_caps[i].what, pa_status_string(got),
+                     pa_last_error());
+        if (want != PA_SUCCESS)
+            cr_assert(strstr(pa_last_error(), "soft_cap") != NULL, "soft cap %s: message '%s'",
+                      pa_test_soft_caps[i].what, pa_last_error());
+    }
+}
+
 /* The kernels hold key positions and tile bounds in int32: a max_seq_len
  * within a tile of 2^31 wrapped them (v1 then took one split short of the
  * sequence and wrote partials through a NULL workspace). Refused above

@@ -715,6 +715,46 @@ Test(prefill_ref, rejects_bad_context_input) {
     pa_context_problem_free(pr);
 }
 
+/* decode_validate/soft_cap_range's table, through context and prompt
+ * attention's checks (and the references, which must refuse what they do). */
+Test(prefill_ref, soft_cap_range) {
+    const int ql[2] = {4, 3}, cl[2] = {10, 0};
+    const int pql[2] = {5, 9};
+    for (int i = 0; i < PA_TEST_SOFT_CAPS; i++) {
+        const pa_test_soft_cap *c = &pa_test_soft_caps[i];
+        const pa_status want = c->ok ? PA_SUCCESS : PA_ERR_INVALID_ARGUMENT;
+        pa_context_problem *pr =
+            ctx_problem(31, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 2, 4, 2, 32, 16, ql, cl, 0);
+        pr->p.soft_cap = c->cap;
+        pa_status got = pa_context_attention_validate(&pr->p);
+        cr_assert_eq(got, want, "context, soft cap %s: got %s (%s)", c->what, pa_status_string(got), pa_last_error());
+        got = pa_ref_context_attention(&pr->p);
+        cr_assert_eq(got, want, "context reference, soft cap %s: got %s (%s)", c->what, pa_status_string(got),
+                     pa_last_error());
+        if (!c->ok)
+            cr_assert(strstr(pa_last_error(), "soft_cap") != NULL, "soft cap %s: message '%s'", c->what,
+                      pa_last_error());
+        pa_context_problem_free(pr);
+        pa_prompt_problem_cfg pc = {.seed = 32,
+                                    .dtype = PA_DTYPE_F32,
+                                    .attn_type = PA_ATTN_ENCODER,
+                                    .num_seqs = 2,
+                                    .num_heads = 4,
+                                    .num_kv_heads = 2,
+                                    .head_size = 32,
+                                    .q_lens = pql};
+        pa_prompt_problem *pp = pa_prompt_problem_make(&pc);
+        cr_assert(pp != NULL);
+        pp->p.soft_cap = c->cap;
+        got = pa_prompt_attention_validate(&pp->p);
+        cr_assert_eq(got, want, "prompt, soft cap %s: got %s (%s)", c->what, pa_status_string(got), pa_last_error());
+        got = pa_ref_prompt_attention(&pp->p);
+        cr_assert_eq(got, want, "prompt reference, soft cap %s: got %s (%s)", c->what, pa_status_string(got),
+                     pa_last_error());
+        pa_prompt_problem_free(pp);
+    }
+}
+
 Test(prefill_ref, rejects_bad_context_device_data) {
     /* Data the GPU entry cannot see: the reference reads it and refuses. */
     const int ql[2] = {4, 3}, cl[2] = {10, 0};

@@ -824,6 +824,23 @@ Test(ragged_bad, negative_or_nan_soft_cap) {
     rg_problem_free(pr);
 }
 
+/* decode_validate/soft_cap_range's table: the ragged kernel divides by the cap
+ * with __fdividef, 0 past 2^126. */
+Test(ragged_bad, soft_cap_range) {
+    for (int i = 0; i < PA_TEST_SOFT_CAPS; i++) {
+        rg_problem *pr = small_problem();
+        pr->p.soft_cap = pa_test_soft_caps[i].cap;
+        size_t ws = 0;
+        const pa_status want = pa_test_soft_caps[i].ok ? PA_SUCCESS : PA_ERR_INVALID_ARGUMENT;
+        const pa_status got = pa_ragged_workspace_size(&pr->p, &ws);
+        cr_assert_eq(got, want, "soft cap %s: got %s (%s)", pa_test_soft_caps[i].what, pa_status_string(got),
+                     pa_last_error());
+        if (want != PA_SUCCESS)
+            expect_error(pr, want, "soft_cap");
+        rg_problem_free(pr);
+    }
+}
+
 Test(ragged_bad, infinite_mask_value) {
     rg_problem *pr = small_problem();
     pr->p.mask_value = -INFINITY;
