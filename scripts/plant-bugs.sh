@@ -164,7 +164,7 @@ plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
 #  - block-sparse's tensor-parallel rank term dropped: with both drawn from the seed's low
 #    bits, every odd rank came with vertical stride 2 and an even head count.
 plant prefill-window-edge-tile-one-late cuda/prefill/prefill_kernel.cuh \
-    '(window > 0 && (walk.qpos_hi - ks >= window ||' '(window > 0 && (walk.qpos_hi - ks > window ||' \
+    '(window > 0 && walk.qpos_hi - ks >= window)' '(window > 0 && walk.qpos_hi - ks > window)' \
     test_prefill 'prefill_gpu/window_edge_on_an_interior_tile'
 plant prefill-folds-a-negative-scale cuda/prefill/prefill_kernel.cuh \
     'const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;' \
@@ -208,8 +208,9 @@ plant prefill-window-off-by-one cuda/prefill/prefill_kernel.cuh \
     'return window > 0 && (qp - kp >= window ||' 'return window > 0 && (qp - kp > window ||' \
     test_prefill 'prefill_gpu/prompt_attention_types'
 # The far side of a non-causal window (2026-12-06: vLLM's (W - 1, W - 1) for encoder layers) one key
-# late, its ALiBi the causal formula again, and mma.sync's edge test blind to the far side (the Hopper
-# kernel leaves these prompts to mma.sync: pa_prefill_hopper_head).
+# late, its ALiBi the causal formula again, and the edge tests blind to the far side (far_key without
+# the window: mma.sync's edge test and the Hopper kernel's, and its whole tiles, since 2026-12-06,
+# eleventh session), or one key late there.
 plant prefill-window-far-side-off-by-one cuda/prefill/prefill_kernel.cuh \
     '|| kp - qp >= window);' '|| kp - qp > window);' \
     test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
@@ -217,15 +218,29 @@ plant prefill-noncausal-alibi-signed cuda/prefill/prefill_kernel.cuh \
     'x -= slope_tab[r] * fabsf((float)(kp - qp));' 'x += slope_tab[r] * (float)(kp - qp);' \
     test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
 plant prefill-edge-tile-misses-the-far-side cuda/prefill/prefill_kernel.cuh \
-    '(walk.qpos_hi - ks >= window || ks + BN - 1 - walk.qpos_lo >= window)' '(walk.qpos_hi - ks >= window)' \
+    'return window > 0 ? (int)min((int64_t)qpos_lo + window - 1, (int64_t)INT_MAX) : INT_MAX;' 'return INT_MAX;' \
     test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
+plant prefill-far-key-one-late cuda/prefill/prefill_kernel.cuh \
+    '(int)min((int64_t)qpos_lo + window - 1, (int64_t)INT_MAX)' '(int)min((int64_t)qpos_lo + window, (int64_t)INT_MAX)' \
+    test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
+# The Hopper kernel's non-causal forms (2026-12-06, eleventh session): ALiBi's causal slope, the window's
+# near side alone on the general path, and the folded edge mask's far side at the segment's end.
+plant hopper-noncausal-alibi-signed cuda/prefill/prefill_wgmma.cuh \
+    'x -= slope[h] * fabsf((float)(kp - qp));' 'x += slope[h] * (float)(kp - qp);' \
+    test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
+plant hopper-noncausal-general-mask-near-side-only cuda/prefill/prefill_wgmma.cuh \
+    'const int fwd = causal ? 1 : window > 0 ? window : INT_MAX;' 'const int fwd = causal ? 1 : INT_MAX;' \
+    test_prefill 'prefill_hopper/prompt_attention'
+plant hopper-noncausal-folded-mask-near-side-only cuda/prefill/prefill_wgmma.cuh \
+    'qpos[h] + min(window, ke - qpos[h])) - c0;' 'ke) - c0;' \
+    test_prefill 'prefill_gpu/prompt_masks_and_alibi_by_hand'
 # The causal clause of a tile's edge test judged by the tile's first key instead of its last (the
 # tile that crosses the CTA's first row's diagonal taken as interior). Until 2026-11-28 this plant
 # moved the clause by one key (ks + BN - 2): since new-key tiles start at the segment's first query
 # position and CTAs hold 128 rows, that case needs a CTA's first token 62 past a tile start (mod
 # 64), which no realistic group reaches, and the plant survived every test.
 plant prefill-edge-tile-by-first-key cuda/prefill/prefill_kernel.cuh \
-    '(causal && ks + BN - 1 > walk.qpos_lo)' '(causal && ks > walk.qpos_lo)' \
+    'ks + BN - 1 > walk.far' 'ks > walk.far' \
     test_prefill 'prefill_gpu/mask_tile_boundaries'
 plant prefill-copy-ignores-head-size cuda/attn_tile.cuh \
     'const bool in = c * 8 < head_size;' 'const bool in = c * 8 < C::HP;' test_prefill 'prefill_gpu/head_sizes'
@@ -1239,7 +1254,7 @@ plant hopper-edge-mask-off-by-one cuda/prefill/prefill_wgmma.cuh \
 # one tile late takes the diagonal tile for a whole one (no mask); the window's
 # bound one tile early takes the first tile the window cuts.
 plant hopper-whole-tiles-causal-off-by-one cuda/prefill/prefill_wgmma.cuh \
-    'y = min(y, (qpos_lo - base + 1) >> L);' 'y = min(y, (qpos_lo - base + 1 + BN) >> L);' \
+    'y = min(y, (far - base + 1) >> L);' 'y = min(y, (far - base + 1 + BN) >> L);' \
     test_prefill 'prefill_hopper/*'
 plant hopper-whole-tiles-window-off-by-one cuda/prefill/prefill_wgmma.cuh \
     'max(0, ((qpos_hi - base - window) >> L) + 1)' 'max(0, ((qpos_hi - base - window) >> L))' \

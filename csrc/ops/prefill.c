@@ -74,14 +74,6 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : hs <= 192 ? 192 : hs <= 256 ? 256 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
-    /* Non-causal prompts with a window or ALiBi (prefill.h: the window's far
-     * side, ALiBi's |j - q_pos|) run on mma.sync: the Hopper kernel's masks are
-     * the causal forms. Adding the far side there (2026-12-06) spilled its
-     * persistent HP 128 fp8 instances at sm_90a (8 bytes) and cost every
-     * interior tile 9-10 uniform instructions (the descriptors' adds), for
-     * encoder layers with local attention or ALiBi alone. */
-    if (!k->causal && (k->window > 0 || k->alibi_slopes != NULL))
-        return 0;
     /* The kernel numbers its work items (128 GQA-packed query rows of a
      * sequence and KV head) in int, persistent CTAs' rounds included: past
      * 2^30 of them (over 10^11 query rows of max_q_len), mma.sync serves. */

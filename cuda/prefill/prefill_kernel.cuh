@@ -287,7 +287,8 @@ struct Seq {
 struct Walk {
     int64_t k_row0;                      // packed row of key n_cache
     int n_cache, nt_c, k_begin, p_begin; // cache tiles [0, nt_c) from k_begin, new-key tiles from p_begin
-    int c_end, k_end, qpos_lo, qpos_hi;  // segment ends; the CTA's query positions
+    int c_end, k_end;                    // segment ends
+    int far, qpos_hi; // the last key every row sees on its far side (far_key); the CTA's last query position
     int n_tiles;
     int raw, vt;   // cache tiles: fp8 staging, V^T tiles (prefill_internal.h PA_PREFILL_*)
     int par;       // new-key tile t goes to stage (t + par) & 1
@@ -347,6 +348,15 @@ __device__ __forceinline__ int span_end(const pa_prefill_kparams &p, int k_len, 
     return p.window > 0 ? (int)min((int64_t)k_len, (int64_t)qpos_hi + p.window) : k_len;
 }
 
+// The last key position every row from qpos_lo sees on its far side (prefill.h):
+// a causal row's own, else a window's W - 1 keys after it (saturated at
+// INT_MAX: callers compare keys with it), else none (INT_MAX).
+__device__ __forceinline__ int far_key(bool causal, int window, int qpos_lo) {
+    if (causal)
+        return qpos_lo;
+    return window > 0 ? (int)min((int64_t)qpos_lo + window - 1, (int64_t)INT_MAX) : INT_MAX;
+}
+
 // Whether key kp is outside a window W > 0 of the row at qp: W or more
 // positions before it, or after it (non-causal rows; a causal row masks every
 // later key anyway).
@@ -368,8 +378,7 @@ __device__ __forceinline__ Span key_span(const pa_prefill_kparams &p, const Seq 
     const int tok_lo = m0 / group, tok_hi = min(sq.q_len - 1, (m0 + BM - 1) / group);
     k.qpos_lo = k.shift + tok_lo;
     k.qpos_hi = k.shift + tok_hi;
-    // (The Hopper kernel's, which never runs a non-causal window: pa_prefill_hopper_head.)
-    k.k_end = p.causal ? min(sq.k_len, k.qpos_hi + 1) : sq.k_len;
+    k.k_end = span_end(p, sq.k_len, k.qpos_hi);
     // The first key to visit, rounded down to a multiple of 16 (V^T chunks;
     // the window mask hides the keys before the window).
     k.k_begin = (p.window > 0 && k.qpos_lo >= p.window ? k.qpos_lo - p.window + 1 : 0) & ~15;
@@ -507,7 +516,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
                     p_begin,
                     c_end,
                     k_end,
-                    qpos_lo,
+                    far_key(p.causal, p.window, qpos_lo),
                     qpos_hi,
                     n_tiles,
                     raw,
@@ -679,8 +688,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
         // change every score. Otherwise the raw dots go to the softmax, whose
         // exponent FFMA takes scale * log2(e) (a positive scale keeps the max
         // in place). CTA-uniform.
-        const bool edge = ke < ks + BN || (causal && ks + BN - 1 > walk.qpos_lo) ||
-                          (window > 0 && (walk.qpos_hi - ks >= window || ks + BN - 1 - walk.qpos_lo >= window));
+        const bool edge = ke < ks + BN || ks + BN - 1 > walk.far || (window > 0 && walk.qpos_hi - ks >= window);
         const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;
         if (!plain) {
             pa::tile::for_each_score<C>(sc, [&](int r, int c, float x) {

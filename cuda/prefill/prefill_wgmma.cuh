@@ -639,18 +639,18 @@ struct RingPos {
 // The key tiles j = 0 .. n - 1 of a segment (tile j's first key base + j BN,
 // the segment's end ke) that rows qpos_lo .. qpos_hi see whole: [x, y), empty
 // when y <= x. A tile needs masks when the segment ends inside it (ke < ks +
-// BN), a causal row before its last key (ks + BN - 1 > qpos_lo), or a window
-// that ends after its first key for some row (qpos_hi - ks >= window), ks =
-// base + j BN. The first two hold for a suffix of the js, the third for a
-// prefix: what is left is one range.
+// BN), its last key lies past the first row's far side (ks + BN - 1 > far, far
+// = pa_prefill::far_key(causal, window, qpos_lo): a causal row before it, or a non-causal
+// window that ends before it), or a window that ends after its first key for
+// some row (qpos_hi - ks >= window), ks = base + j BN. The first two hold for
+// a suffix of the js, the third for a prefix: what is left is one range.
 template <int BN>
-__device__ __forceinline__ int2 whole_tiles(int base, int n, int ke, bool causal, int qpos_lo, int qpos_hi,
-                                            int window) {
+__device__ __forceinline__ int2 whole_tiles(int base, int n, int ke, int far, int qpos_hi, int window) {
     static_assert((BN & (BN - 1)) == 0, "whole_tiles: BN a power of 2 (>> is floor division)");
     constexpr int L = __builtin_ctz(BN);
-    int y = min(n, (ke - base) >> L); // base + (j + 1) BN <= ke
-    if (causal)
-        y = min(y, (qpos_lo - base + 1) >> L);                                   // base + j BN + BN - 1 <= qpos_lo
+    int y = min(n, (ke - base) >> L);                                            // base + (j + 1) BN <= ke
+    if (far < INT_MAX)                                                           // (base >= 0: no overflow)
+        y = min(y, (far - base + 1) >> L);                                       // base + j BN + BN - 1 <= far
     const int x = window > 0 ? max(0, ((qpos_hi - base - window) >> L) + 1) : 0; // base + j BN > qpos_hi - window
     return make_int2(x, y);
 }
@@ -1139,7 +1139,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         // head's) joins the score scale.
         const float c_scale = H::kFp8 && p.k_scale ? scale * p.k_scale[kvh * p.scale_hs] : scale;
         const pa_prefill::Seq &sq = it.sq;
-        const int shift = it.sp.shift, qpos_lo = it.sp.qpos_lo, qpos_hi = it.sp.qpos_hi, k_end = it.sp.k_end;
+        const int shift = it.sp.shift, qpos_hi = it.sp.qpos_hi, k_end = it.sp.k_end;
+        const int far = pa_prefill::far_key(causal, window, it.sp.qpos_lo);
         const int k_begin = it.sp.k_begin, c_end = it.sp.c_end, nt_c = it.sp.nt_c;
         const int p_begin = it.sp.p_begin, n_tiles = it.sp.n_tiles;
         auto tile_start = [&](int t) { return t < nt_c ? k_begin + t * BN : p_begin + (t - nt_c) * BN; };
@@ -1264,8 +1265,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             const int ks = tile_start(t), ke = tile_end(t);
             // FP8 path: new keys were quantised with 1 / k_scale too.
             const float ts = H::kFp8 && (H::kF8 || t < nt_c) ? c_scale : scale;
-            const bool edge =
-                ke < ks + BN || (causal && ks + BN - 1 > qpos_lo) || (window > 0 && qpos_hi - ks >= window);
+            const bool edge = ke < ks + BN || ks + BN - 1 > far || (window > 0 && qpos_hi - ks >= window);
             const bool fold = WHOLE || folds(ts);
             // Each row's factor to the logit: ts, times the row's qs on the FP8
             // path (1 otherwise, folded away).
@@ -1277,8 +1277,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
 #endif
             if (!WHOLE && (edge || !fold)) {
                 // Key kp of this thread's column: ks + 8 j + c0 (+1); a row's masks
-                // are bounds on it (causal: kp <= qp; window: kp > qp - window;
-                // segment: kp < ke).
+                // are bounds on it (causal: kp <= qp; window: kp > qp - window,
+                // and for a non-causal row kp < qp + window; segment: kp < ke).
                 const int c0 = ks + (lane & 3) * 2;
                 if (fold && window <= 0) {
 #pragma unroll
@@ -1293,8 +1293,9 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 } else if (fold) {
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        const int hi = min(ke, causal ? qpos[h] + 1 : ke) - c0; // kp - c0 < hi
-                        const int lo = qpos[h] - window + 1 - c0;               // kp - c0 >= lo
+                        // kp - c0 < hi (no overflow: ke - qpos[h] <= the sequence's queries)
+                        const int hi = (causal ? min(ke, qpos[h] + 1) : qpos[h] + min(window, ke - qpos[h])) - c0;
+                        const int lo = qpos[h] - window + 1 - c0; // kp - c0 >= lo
 #pragma unroll
                         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
@@ -1304,6 +1305,11 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             }
                     }
                 } else {
+                    // A row sees keys kp - qp < fwd after its own: none when
+                    // causal, a window's W - 1 (prefill.h), else all. ALiBi's
+                    // -slope |kp - qp| is the causal slope (kp - qp) on every key
+                    // a causal row sees, and costs no more (FFMA's -|x|).
+                    const int fwd = causal ? 1 : window > 0 ? window : INT_MAX;
 #pragma unroll
                     for (int j = 0; j < BN / 8; j++)
 #pragma unroll
@@ -1313,8 +1319,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             if (cap > 0.0f)
                                 x = cap * tanhf(x * inv_cap);
                             if (alibi)
-                                x += slope[h] * (float)(kp - qp);
-                            const bool masked = kp >= ke || (causal && kp > qp) || (window > 0 && qp - kp >= window);
+                                x -= slope[h] * fabsf((float)(kp - qp));
+                            const bool masked = kp >= ke || kp - qp >= fwd || (window > 0 && qp - kp >= window);
                             sc[j][i] = masked ? -INFINITY : x;
                         }
                 }
@@ -1485,8 +1491,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
         {
             const bool fold_n = folds(H::kF8 ? c_scale : scale);
             const bool fold_c = H::kFp8 ? folds(c_scale) : fold_n;
-            const int2 wc = whole_tiles<BN>(k_begin, nt_c, c_end, causal, qpos_lo, qpos_hi, window);
-            const int2 wn = whole_tiles<BN>(p_begin, n_tiles - nt_c, k_end, causal, qpos_lo, qpos_hi, window);
+            const int2 wc = whole_tiles<BN>(k_begin, nt_c, c_end, far, qpos_hi, window);
+            const int2 wn = whole_tiles<BN>(p_begin, n_tiles - nt_c, k_end, far, qpos_hi, window);
             const int nc = fold_c ? max(0, wc.y - wc.x) : 0, nn = fold_n ? max(0, wn.y - wn.x) : 0;
             if (nc > 0 && nn > 0 && wc.y == nt_c && wn.x == 0) {
                 f0 = wc.x;

@@ -1397,10 +1397,12 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
                 const long launches = pa_prefill_hopper_launches();
                 cr_assert_eq(pa_prompt_attention(&p, NULL), PA_SUCCESS, "%s: %s", pa_dtype_name(dt), pa_last_error());
                 pa_test_dev_sync();
-                /* Non-causal prompts with a window or ALiBi are mma.sync's (pa_prefill_hopper_head):
-                 * only the decoder case may take the Hopper kernel. */
-                cr_assert(cs[c].type == PA_ATTN_DECODER || pa_prefill_hopper_launches() == launches,
-                          "%s case %d ran the Hopper kernel", pa_dtype_name(dt), c);
+                /* Under the Hopper path every 16-bit case takes the Hopper kernel where
+                 * it runs (interpret mode, an sm_90 GPU with a 90a build): non-causal
+                 * windows and ALiBi too, since 2026-12-06 (eleventh session). */
+                const long want = path && pa_prefill_hopper_available() ? 1 : 0;
+                cr_assert_eq(pa_prefill_hopper_launches() - launches, want, "%s path %d case %d: Hopper launches",
+                             pa_dtype_name(dt), path, c);
                 pa_test_dev_download(got, dout, (size_t)cs[c].q_len * HS * es);
                 const double tol = dt == PA_DTYPE_F32 ? 1e-5 : dt == PA_DTYPE_F16 ? 2e-3 : 1.6e-2;
                 for (int i = 0; i < cs[c].q_len; i++)
@@ -1426,30 +1428,52 @@ Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
  * lie inside every row's window on the left while reaching past the first
  * rows' window on the right. Those tiles need masks (mma.sync's edge test),
  * which the narrower windows of prompt_attention_types never reach: there every
- * tile a CTA sees is an edge tile from the left. Encoder-only prompts of 200
- * and 300 tokens (and 77), no ALiBi or soft cap (so the tiles in between take
- * the unmasked path), heads 64 and 128, f16 and bf16, under the default path
- * (mma.sync everywhere: the Hopper path leaves these prompts to it,
- * pa_prefill_hopper_head, as prompt_masks_and_alibi_by_hand checks). */
+ * tile a CTA sees is an edge tile from the left. With 8 query heads a KV head a
+ * CTA's rows span 16 positions, and the Hopper kernel's 128-key tiles (64 at
+ * head 192) fit inside every row's window on both sides: those run unmasked
+ * (its whole tiles), and the tile after them, inside the last row's window but
+ * not the first's, must not. Encoder-only prompts of 200 and 300 tokens (and
+ * 77), no ALiBi or soft cap (so the tiles in between take the unmasked path),
+ * heads 64 and 128 (and 192 on 8 query heads), windows of 150 and 127, f16
+ * and bf16, under the mma.sync and the Hopper paths. */
+static long hopper_begin(void);
+static void hopper_end(long before, long expect);
 Test(prefill_gpu, noncausal_window_wider_than_a_cta) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {200, 300, 77};
-    for (int i = 0; i < 4; i++) {
-        pa_prompt_problem_cfg c = {.seed = 17000u + (uint64_t)i,
-                                   .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
-                                   .attn_type = PA_ATTN_ENCODER_ONLY,
-                                   .num_seqs = 3,
-                                   .num_heads = 4,
-                                   .num_kv_heads = 4,
-                                   .head_size = i < 2 ? 64 : 128,
-                                   .q_lens = ql};
-        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
-        pr->p.sliding_window = 150;
-        char what[96];
-        snprintf(what, sizeof what, "%s head %d, window 150", pa_dtype_name(c.dtype), c.head_size);
-        check_prompt(pr, what);
-        pa_prompt_problem_free(pr);
+    for (int path = 0; path < 2; path++) {
+        const long before = path ? hopper_begin() : 0;
+        if (!path)
+            cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        for (int i = 0; i < 8; i++) {
+            const int packed = i >= 4; /* 8 query heads on one KV head */
+            static const int hs[8] = {64, 64, 128, 128, 128, 192, 64, 192};
+            /* Window 127 at 8 heads a KV head: a CTA's first position q is a
+             * multiple of 16 and its walk starts at key q - 128, so a tile of 64
+             * or 128 keys ends on key q + 127, the first key past q's window,
+             * while it lies inside every row's window on the near side: only
+             * the far-side bound (far_key, q + 126) makes it an edge tile. */
+            const int window = i >= 6 ? 127 : 150;
+            pa_prompt_problem_cfg c = {.seed = 17000u + (uint64_t)(path * 8 + i),
+                                       .dtype = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
+                                       .attn_type = PA_ATTN_ENCODER_ONLY,
+                                       .num_seqs = 3,
+                                       .num_heads = packed ? 8 : 4,
+                                       .num_kv_heads = packed ? 1 : 4,
+                                       .head_size = hs[i],
+                                       .q_lens = ql};
+            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+            pr->p.sliding_window = window;
+            char what[96];
+            snprintf(what, sizeof what, "path %d %s head %d, %d heads, window %d", path, pa_dtype_name(c.dtype),
+                     c.head_size, c.num_heads, window);
+            check_prompt(pr, what);
+            pa_prompt_problem_free(pr);
+        }
+        if (path)
+            hopper_end(before, 8);
     }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
 }
 
 /* Causal cross-attention with far more queries than keys: the first rows of
@@ -1902,7 +1926,8 @@ static void hopper_end(long before, long expect) {
 
 /* Decoder (causal), encoder and cross-attention; head sizes 64, 96, 128 and
  * the partial 40, 80 and 120; GQA; lengths around the 128-row and 128-key tiles;
- * window, ALiBi and soft cap; both dtypes. */
+ * window, ALiBi and soft cap, causal and not (a non-causal window reaches both
+ * sides, ALiBi there is -slope |j - q_pos|); both dtypes. */
 /* A Hopper prompt case: attention type, cross (key lengths of their own),
  * head size, KV heads, ALiBi, window and soft cap. */
 typedef struct hprompt {
@@ -1940,13 +1965,19 @@ Test(prefill_hopper, prompt_attention) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const int ql[4] = {1, 63, 129, 200}, kl[4] = {7, 130, 129, 257};
-    /* (Non-causal prompts with ALiBi or a window are mma.sync's since 2026-12-06, so the
-     * non-causal cases here and in head_192 and head_256 take neither.) */
     static const hprompt cs[] = {
-        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},   {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},  {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f}, {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
-        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},   {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 64, 2, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 0, 128, 8, 1, 0, 0.0f},
+        {PA_ATTN_ENCODER, 0, 120, 2, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 40, 8, 0, 0, 0.0f},
+        {PA_ATTN_DECODER, 1, 128, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 64, 8, 1, 33, 2.0f},
+        {PA_ATTN_DECODER, 0, 96, 2, 0, 0, 0.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 80, 8, 1, 0, 0.0f},
+        /* non-causal windows, both sides (and ALiBi's -slope |j - q_pos|) */
+        {PA_ATTN_ENCODER_ONLY, 0, 128, 2, 1, 40, 0.0f},
+        {PA_ATTN_ENCODER, 0, 64, 8, 0, 33, 0.0f},
+        {PA_ATTN_ENCODER_ONLY, 0, 96, 2, 1, 0, 2.0f},
     };
     const int n = (int)(sizeof cs / sizeof cs[0]);
     run_hopper_prompts(cs, n, 4, 8, ql, kl, 13000u);
@@ -2099,7 +2130,8 @@ Test(prefill_hopper, attention_sinks) {
 /* Head 256 (Gemma 2 and 3) and the partial 200 to 240 on the Hopper kernel
  * (HP 256: 64-key tiles, producer passes of 16 rows): prompts (causal with
  * GQA 2, an encoder with soft cap, cross-attention with ALiBi, a window of
- * 70, a causal head 200) whose lengths straddle the 64-key and 128-row tiles;
+ * 70, a causal head 200, an encoder with ALiBi and a window of 40 on both
+ * sides) whose lengths straddle the 64-key and 128-row tiles;
  * context over flash caches (NHD and HND, block sizes 8, 16 and 24, heads
  * 208 (over e5m2), 224, 232 and 240 zero-filling the padded head), with ALiBi
  * and a window; sinks. (fp8
@@ -2112,8 +2144,8 @@ Test(prefill_hopper, head_256) {
     const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
     static const hprompt ps[] = {
         {PA_ATTN_DECODER, 0, 256, 2, 0, 0, 0.0f},         {PA_ATTN_ENCODER, 0, 240, 4, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 0, 0, 0.0f}, {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
-        {PA_ATTN_DECODER, 0, 200, 2, 0, 0, 0.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 256, 4, 1, 0, 0.0f}, {PA_ATTN_DECODER, 0, 232, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 200, 2, 0, 0, 0.0f},         {PA_ATTN_ENCODER, 0, 256, 2, 1, 40, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
     // The race suites: the context cases alone (the kernel instance and the producer's packed path
@@ -2140,7 +2172,8 @@ Test(prefill_hopper, head_256) {
  * row, 64-key tiles, P V on wgmma m64n192k16): head 192 (Nemotron-4 340B) and
  * the partial 136, 144, 160 and 176, whose padded columns must stay zero.
  * Prompts (causal with GQA 2, an encoder with soft cap, cross-attention with
- * ALiBi, a window of 70) whose lengths straddle the 64-key and 128-row tiles;
+ * ALiBi, a window of 70, an encoder-only prompt with ALiBi and a window of 50
+ * on both sides) whose lengths straddle the 64-key and 128-row tiles;
  * context over flash caches (NHD and HND, blocks of 8, 16 and 24) of the
  * query dtype and of fp8 (e4m3 and e5m2 with their scales; two staging pairs
  * of 12 KiB, so raw tile t + 1 lands while t is converted), with ALiBi and a
@@ -2153,10 +2186,9 @@ Test(prefill_hopper, head_192) {
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
     const int ql[3] = {1, 65, 130}, kl[3] = {63, 129, 200};
     static const hprompt ps[] = {
-        {PA_ATTN_DECODER, 0, 192, 2, 0, 0, 0.0f},
-        {PA_ATTN_ENCODER, 0, 160, 4, 0, 0, 3.0f},
-        {PA_ATTN_ENCODER_DECODER, 1, 192, 4, 0, 0, 0.0f},
-        {PA_ATTN_DECODER, 0, 136, 2, 0, 70, 0.0f},
+        {PA_ATTN_DECODER, 0, 192, 2, 0, 0, 0.0f},         {PA_ATTN_ENCODER, 0, 160, 4, 0, 0, 3.0f},
+        {PA_ATTN_ENCODER_DECODER, 1, 192, 4, 1, 0, 0.0f}, {PA_ATTN_DECODER, 0, 136, 2, 0, 70, 0.0f},
+        {PA_ATTN_ENCODER_ONLY, 0, 192, 4, 1, 50, 0.0f},
     };
     const int np = (int)(sizeof ps / sizeof ps[0]);
     // The race suites: the context cases alone (the kernel instance and the producer's packed path
