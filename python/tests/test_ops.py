@@ -738,8 +738,11 @@ def test_ragged_empty_batch_is_validated():
         q = np.ones((T, H, D), np.float32)
         with pytest.raises(ValueError, match="sliding_window must be >= 0 \\(0 = none\\), got -3"):
             pa.ragged_paged_attention(q, kv, *args, sliding_window=-3)
-        with pytest.raises(ValueError, match="soft_cap must be >= 0"):
+        with pytest.raises(ValueError, match="soft_cap must be 0 \\(none\\) or in \\[FLT_MIN, 2\\^126\\], got -1"):
             pa.ragged_paged_attention(q, kv, *args, soft_cap=-1.0)
+        # a subnormal cap: 1e-40 is 9.99995e-41 as a float
+        with pytest.raises(ValueError, match="soft_cap must be 0 \\(none\\) or in \\[FLT_MIN, 2\\^126\\], got 9.99995e-41"):
+            pa.ragged_paged_attention(q, kv, *args, soft_cap=1e-40)
         with pytest.raises(ValueError, match="num_q_heads 3 is not a multiple of kv.num_kv_heads 2"):
             pa.ragged_paged_attention(np.ones((T, 3, D), np.float32), kv, *args)
         with pytest.raises(NotImplementedError, match="head_size 12 unsupported"):
