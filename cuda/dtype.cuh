@@ -1,5 +1,8 @@
 // Device-side element loads and stores for every pa_dtype, bit-exact with the
-// host conversions in csrc/core/core.c (round to nearest even; fp8 saturating).
+// host conversions in csrc/core/core.c (round to nearest even; fp8 saturating)
+// for every value but NaN, which stays a NaN of possibly other bits: the host
+// keeps a float NaN's sign and payload, and the device's cvt need not (not
+// checked on a GPU).
 #pragma once
 
 #include <cuda_bf16.h>
