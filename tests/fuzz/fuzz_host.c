@@ -347,6 +347,14 @@ static int lse_acceptable(const lse_lay *l, int64_t heads, int64_t tokens) {
     return !l->neg && (heads <= 1 || tokens <= 1 || (__int128)l->hs >= (__int128)l->ts * tokens ||
                        (__int128)l->ts >= (__int128)l->hs * heads);
 }
+/* Whether l's last element lies 2^61 floats or more in (its byte offset past
+ * int64; decode.h): the library refuses such a layout, as it would a whole
+ * call's layout of which a part's is cut. */
+static int lse_too_far(const lse_lay *l, int64_t heads, int64_t tokens) {
+    if (l->neg || heads <= 0 || tokens <= 0)
+        return 0;
+    return (__int128)(heads - 1) * l->hs + (__int128)(tokens - 1) * l->ts >= (__int128)(INT64_MAX / 4);
+}
 /* After a call that succeeded: every other float of buf's n untouched, and
  * with `all`, every (h, t) of the layout written. */
 static int lse_placed(const void *buf, const lse_lay *l, int64_t heads, int64_t tokens, int all) {
@@ -2114,9 +2122,10 @@ static void fuzz_mixed(reader *r) {
             FUZZ_CHECK(memcmp(out, out2, obytes) == 0);
             FUZZ_CHECK(!lse || memcmp(lse, lse2, lbytes) == 0);
         } else {
-            /* (or the whole lse's layout puts two of the batch's pairs on one float) */
+            /* (or the whole lse's layout puts two of the batch's pairs on one
+             * float, or ends 2^61 floats in, where each part's does not) */
             FUZZ_CHECK(sp != PA_SUCCESS || sd != PA_SUCCESS || (npt > 0 && np == 0) || p.num_decode_tokens < 0 ||
-                       !lse_acceptable(&ll, nh, T));
+                       !lse_acceptable(&ll, nh, T) || lse_too_far(&ll, nh, T));
         }
         free(q_snap);
     }
