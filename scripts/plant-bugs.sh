@@ -1341,8 +1341,21 @@ plant hopper-fp8-output-scale-of-the-first-head cuda/prefill/prefill_wgmma.cuh \
     'const float ov = H::kF8 && p.v_scale ? p.v_scale[kvh * p.scale_hs]' \
     'const float ov = H::kF8 && p.v_scale ? p.v_scale[0]' test_prefill 'prefill_hopper_fp8/per_head_scales'
 plant hopper-fp8-new-keys-scale-of-the-first-head cuda/prefill/prefill_wgmma.cuh \
-    '__fdividef(1.0f, p.k_scale ? p.k_scale[kvh * p.scale_hs]' '__fdividef(1.0f, p.k_scale ? p.k_scale[0]' \
+    'scale_recip(p.k_scale ? p.k_scale[kvh * p.scale_hs]' 'scale_recip(p.k_scale ? p.k_scale[0]' \
     test_prefill 'prefill_hopper_fp8/per_head_scales'
+# The FP8 path at the ends of the float range (2026-12-06): a query row's
+# largest |q| not held at 2^-117 or more (448 / it overflows under 2^-119),
+# its reciprocal by __fdividef past 2^126 (0), a k_scale past 2^126 divided
+# there the same way.
+plant hopper-fp8-query-factor-unclamped cuda/prefill/prefill_wgmma.cuh \
+    'const float mc = fmaxf(mx, 0x1p-117f);' 'const float mc = mx;' \
+    test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
+plant hopper-fp8-query-reciprocal-past-2-126 cuda/prefill/prefill_wgmma.cuh \
+    '__fdividef(112.0f, 0.25f * mc)' '__fdividef(448.0f, mc)' \
+    test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
+plant hopper-fp8-scale-reciprocal-past-2-126 cuda/prefill/prefill_wgmma.cuh \
+    'return s > 0x1p126f ? 0.25f * __fdividef(1.0f, 0.25f * s) :' 'return' \
+    test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
 plant ragged-mma-scale-of-the-first-head cuda/ragged/ragged_mma.cuh \
     'const int sh = s_item.it.kvh * P.scale_hs;' 'const int sh = 0;' test_ragged 'ragged_gpu/fp8_scales_per_head'
 plant ragged-simt-scale-of-the-first-head cuda/ragged/ragged_simt.cuh \

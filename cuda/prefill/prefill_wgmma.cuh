@@ -431,6 +431,14 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
     return pa::tile::e4m3x2(a, b) | (pa::tile::e4m3x2(c, d) << 16);
 }
 // 8 elements of DT times `mul`, to 8 e4m3 bytes.
+// 1 / s for an fp8 cache's scale s (finite, > 0), the factor new keys and
+// values are quantised with: a scale past 2^126 takes its quotient at a
+// quarter (__fdividef gives 0 there; 1 / s is then subnormal, 2^-128..2^-126),
+// one under 2^-126 counts as 2^-126 (so the factor is at most 2^126, and a
+// zero element's product 0, not NaN).
+__device__ __forceinline__ float scale_recip(float s) {
+    return s > 0x1p126f ? 0.25f * __fdividef(1.0f, 0.25f * s) : __fdividef(1.0f, fmaxf(s, 0x1p-126f));
+}
 template <int DT> __device__ __forceinline__ uint2 quant8(const uint4 v, float mul) {
     const float2 a = pa::tile::unpack2<DT>(v.x), b = pa::tile::unpack2<DT>(v.y);
     const float2 c = pa::tile::unpack2<DT>(v.z), d = pa::tile::unpack2<DT>(v.w);
@@ -897,7 +905,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                             issue_raw_v(t + 1);
                     } else {
                         quant_rows<H>(k_tile(st), static_cast<const T *>(p.key_new), ko, w, lane, hs,
-                                      __fdividef(1.0f, p.k_scale ? p.k_scale[kvh * p.scale_hs] : 1.0f));
+                                      scale_recip(p.k_scale ? p.k_scale[kvh * p.scale_hs] : 1.0f));
                         pa::ptx::fence_proxy_async();
                         pa::ptx::mbar_arrive(rb.at(kFullK + st));
                     }
@@ -916,7 +924,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                                            ? (sq.k_row0 + (ks + kk - sq.n_cache)) * p.v_stride + (int64_t)kvh * hs
                                            : (int64_t)-1;
                             },
-                            w, lane, hs, __fdividef(1.0f, p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f));
+                            w, lane, hs, scale_recip(p.v_scale ? p.v_scale[kvh * p.scale_hs] : 1.0f));
                     }
                     pa::ptx::fence_proxy_async();
                     pa::ptx::mbar_arrive(rb.at(kFullV + st));
@@ -1192,8 +1200,13 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                     }
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                    qs[h] = mx > 0.0f ? mx * (1.0f / 448.0f) : 1.0f;
-                    const float inv = mx > 0.0f ? __fdividef(448.0f, mx) : 0.0f;
+                    // The largest |q| taken as at least 2^-117, so qs stays a normal
+                    // float and 448 / mx finite, and its quotient formed at a quarter
+                    // of it (__fdividef's divisor must stay under 2^126). A row of
+                    // zeros gets zero scores either way.
+                    const float mc = fmaxf(mx, 0x1p-117f);
+                    qs[h] = mc * (1.0f / 448.0f);
+                    const float inv = __fdividef(112.0f, 0.25f * mc);
                     const int r = 64 * cw + 16 * w + lane / 4 + 8 * h;
 #pragma unroll
                     for (int i = 0; i < 4; i++) {

@@ -232,10 +232,12 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * attention over an e4m3 cache at head sizes 97..128 runs both products on
  * FP8 tensor cores (e4m3 wgmma, twice the 16-bit rate), as FlashAttention-3's
  * FP8 path does: each query row is quantised to e4m3 with a factor of its own
- * (its largest |q| / 448), the probabilities are rounded to e4m3 (times 256,
- * so the small ones stay normal; the softmax divides by the sum of the
- * rounded values, taken on the tensor cores), and new keys and values are quantised with
- * 1 / k_scale and 1 / v_scale, as pa_reshape_and_cache stores them. Results
+ * (its largest |q| / 448, the largest |q| taken as at least 2^-117 so the
+ * factor stays a normal float), the probabilities are rounded to e4m3 (times
+ * 256, so the small ones stay normal; the softmax divides by the sum of the
+ * rounded values, taken on the tensor cores), and new keys and values are
+ * quantised with 1 / k_scale and 1 / v_scale, as pa_reshape_and_cache stores
+ * them (a scale under 2^-126, subnormal, counts as 2^-126 there). Results
  * are then within pa_tolerance_fp8_path(), not pa_tolerance_for(): the price
  * of the rate. Other launches run as under PA_PREFILL_PATH_HOPPER.
  *

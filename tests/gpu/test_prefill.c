@@ -205,9 +205,10 @@ static float e4m3_round(float x) {
 /* The FP8 path's arithmetic as include/pagedattn/prefill.h describes it (and
  * scripts/fp8_path_model.py models it), for sequence s of a context problem,
  * written from that description and not from the kernel: each query row
- * rounded to e4m3 after division by its own factor (largest |q| / 448); new
- * keys and values rounded to e4m3 with 1 / k_scale and 1 / v_scale, their KV
- * head's with scales_per_head (cached ones are e4m3 already); score = factor x scale x the dot product, then soft cap,
+ * rounded to e4m3 after division by its own factor (its largest |q|, at least
+ * 2^-117, over 448); new keys and values rounded to e4m3 with 1 / k_scale and
+ * 1 / v_scale (a scale under 2^-126 taken as 2^-126), their KV head's with
+ * scales_per_head (cached ones are e4m3 already); score = factor x scale x the dot product, then soft cap,
  * ALiBi and masks; P = 2^8 exp(score - the row's max) rounded to e4m3; the
  * output P V over the sum of the rounded P (and of a sink's 2^8 exp(sink -
  * the row's max), unrounded). Floats [query token][head][dim]. With lse, each
@@ -232,8 +233,8 @@ static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
     for (size_t i = 0; i < (size_t)L * row; i++) {
         const int cached = i < (size_t)ctx * row, kvh = (int)(i % row / (size_t)hs), ph = h->kv.scales_per_head;
         const float ks = ph ? h->kv.k_scale[kvh] : pr->k_scale, vs = ph ? h->kv.v_scale[kvh] : pr->v_scale;
-        k8[i] = cached ? kl[i] : e4m3_round(kl[i] * (1.0f / ks)) * ks;
-        v8[i] = cached ? vl[i] : e4m3_round(vl[i] * (1.0f / vs)) * vs;
+        k8[i] = cached ? kl[i] : e4m3_round(kl[i] * (1.0f / fmaxf(ks, 0x1p-126f))) * ks;
+        v8[i] = cached ? vl[i] : e4m3_round(vl[i] * (1.0f / fmaxf(vs, 0x1p-126f))) * vs;
     }
     float *out = calloc((size_t)ql * nh * hs + 1, sizeof(float));
     float *q8 = malloc(sizeof(float) * (size_t)hs), *sc = malloc(sizeof(float) * (size_t)L + 1);
@@ -244,7 +245,7 @@ static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
             float mx = 0.0f;
             for (int d = 0; d < hs; d++)
                 mx = fmaxf(mx, fabsf(pa_load_as_float(h->q_dtype, pr->q, qoff + d)));
-            const float fac = mx > 0.0f ? mx / 448.0f : 1.0f, inv = mx > 0.0f ? 448.0f / mx : 0.0f;
+            const float mc = fmaxf(mx, 0x1p-117f), fac = mc / 448.0f, inv = 448.0f / mc;
             for (int d = 0; d < hs; d++)
                 q8[d] = e4m3_round(pa_load_as_float(h->q_dtype, pr->q, qoff + d) * inv);
             const int kv = hd / grp, qp = ctx + t;
@@ -255,7 +256,7 @@ static float *fp8_path_model(const pa_context_problem *pr, int s, float *lse) {
                 double dot = 0.0;
                 for (int d = 0; d < hs && vis; d++)
                     dot += (double)q8[d] * k8[(size_t)k * row + (size_t)kv * hs + d];
-                float x = (float)dot * fac * h->scale;
+                float x = (float)(dot * fac) * h->scale; /* dot alone may pass FLT_MAX */
                 if (h->soft_cap > 0.0f)
                     x = h->soft_cap * tanhf(x / h->soft_cap);
                 x += slope * (float)(k - qp);
@@ -2758,6 +2759,74 @@ Test(prefill_hopper_fp8, padded_cache_rows) {
     padded_fp8_case(0, 120, PA_DTYPE_FP8_E4M3, 4.0f, 13900u);
     padded_fp8_case(1, 104, PA_DTYPE_FP8_E4M3, 4.0f, 13901u);
     hopper_fp8_end(before, 2);
+}
+
+/* Multiplies a context problem's queries by 2^qe, its keys by 2^ke (the new
+ * ones, the logical copies and k_scale, so the cache's bytes stand) and its
+ * softmax scale by 2^-(qe + ke): the same logits, but for bf16's rounding of
+ * the values that turn subnormal. */
+static void shift_qk(pa_context_problem *pr, int qe, int ke) {
+    pa_context_attention_params *p = &pr->p;
+    const pa_dtype qd = p->q_dtype;
+    for (size_t e = 0; e < pr->q_elems; e++)
+        pa_store_from_float(qd, pr->q, e, ldexpf(pa_load_as_float(qd, pr->q, e), qe));
+    for (size_t e = 0; e < pr->kv_elems; e++)
+        pa_store_from_float(qd, pr->k, e, ldexpf(pa_load_as_float(qd, pr->k, e), ke));
+    const size_t row = (size_t)p->kv.num_kv_heads * p->kv.head_size;
+    for (int s = 0; s < p->num_seqs; s++) {
+        const size_t q0 = (size_t)p->query_start_loc[s], L = (size_t)p->seq_lens[s];
+        const size_t ctx = L - ((size_t)p->query_start_loc[s + 1] - q0);
+        for (size_t i = 0; i < L * row; i++)
+            pr->k_logical[s][i] =
+                i < ctx * row ? ldexpf(pr->k_logical[s][i], ke) : pa_load_as_float(qd, pr->k, q0 * row + i - ctx * row);
+    }
+    pr->k_scale = ldexpf(pr->k_scale, ke);
+    p->scale = ldexpf(p->scale, -(qe + ke));
+}
+
+/* The FP8 path at the ends of the float range, run_fp8_case's logits moved
+ * between Q, K and the scales by powers of two: query rows whose largest |q|
+ * is under 2^-117 (their factor's reciprocal, 448 / it, overflowed to inf,
+ * and a zero element times it was NaN), rows past 2^126 (where __fdividef's
+ * 448 / it is 0: zero scores), and a k_scale past 2^126 over new keys alone
+ * (the cache's keys would overflow; new keys were quantised with 1 / k_scale
+ * = 0, so all zero). Each failed on the kernel before 2026-12-06. */
+Test(prefill_hopper_fp8, extreme_query_rows_and_k_scale) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const int ql[2] = {70, 33}, cl[2] = {150, 64}, none[2] = {0, 0};
+    const struct {
+        int qe, ke, kse;
+        const int *cl;
+        const char *what;
+    } cs[] = {{-120, 120, 0, cl, "rows under 2^-117"},
+              {126, -60, 0, cl, "rows past 2^126"},
+              {-64, 127, 4, none, "k_scale past 2^126"}};
+    for (int i = 0; i < 3; i++) {
+        const ctx_case c = {.seed = 14400u + (uint64_t)i,
+                            .layout = i == 1 ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_NHD,
+                            .qd = PA_DTYPE_BF16,
+                            .cd = PA_DTYPE_FP8_E4M3,
+                            .seqs = 2,
+                            .heads = 4,
+                            .kv_heads = 2,
+                            .hs = 128,
+                            .bs = 16,
+                            .ql = ql,
+                            .cl = cs[i].cl};
+        pa_context_problem *pr = make_ctx(&c);
+        pr->p.scale *= 4.0f;
+        vary_query_rows(pr);
+        shift_qk(pr, cs[i].qe, cs[i].ke);
+        pr->k_scale = ldexpf(pr->k_scale, cs[i].kse);
+        cr_assert(cs[i].kse == 0 || cs[i].cl == none, "k_scale alone moves only where no key is cached");
+        char what[160];
+        snprintf(what, sizeof what, "FP8 path, %s: Q x 2^%d, K x 2^%d, k_scale %g, scale %g", cs[i].what, cs[i].qe,
+                 cs[i].ke, (double)pr->k_scale, (double)pr->p.scale);
+        check_context(pr, NULL, 0, what);
+        pa_context_problem_free(pr);
+    }
+    hopper_fp8_end(before, 3);
 }
 
 /* What the FP8 path does not serve runs as under PA_PREFILL_PATH_HOPPER (the

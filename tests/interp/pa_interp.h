@@ -156,6 +156,15 @@ template <class T> T atomic_add(T *p, T v) {
     return old;
 #endif
 }
+// __fdividef (div.approx.f32): a / b within 2 ulp for |b| in [2^-126, 2^126]
+// (exact here); for 2^126 < |b| < 2^128 the device returns 0 for a finite a
+// and NaN for an infinite one (CUDA Math API, PTX ISA div.approx), which a
+// plain division here would hide.
+inline float fdividef(float a, float b) {
+    if (fabsf(b) > 0x1p126f && fabsf(b) < INFINITY)
+        return isinf(a) ? NAN : 0.0f * a * b;
+    return a / b;
+}
 inline int clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 [[noreturn]] void fatal(const char *what, const char *file, int line);
 // A vector access the device would fault on.
@@ -199,7 +208,7 @@ inline unsigned mask_or_full(unsigned mask = 0xffffffffu) { return mask; }
 #define atomicAdd(p, v) ::pa_interp::atomic_add((p), (v))
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)
-#define __fdividef(a, b) ((a) / (b))
+#define __fdividef(a, b) ::pa_interp::fdividef((a), (b))
 #define __clz(x) ::pa_interp::clz(x)
 template <class T> inline cudaError_t cudaFuncSetAttribute(T *f, cudaFuncAttribute a, int v) {
     return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(f), a, v);
