@@ -35,7 +35,8 @@ typedef struct pa_decode_params {
      * them at 5e7, 2026-12-05). The CPU references have no such bound. The
      * same bound holds for an ALiBi bias, and the dot q.k itself must be
      * finite in f32 (the kernels form it before the scale: bf16 or f32 rows
-     * of 1e20 overflow it). A NaN in q, K or V leaves its rows unspecified:
+     * of 1e20 overflow it), with an fp8 cache's keys as stored too (most
+     * kernels form it before k_scale as well). A NaN in q, K or V leaves its rows unspecified:
      * NaN on the tensor cores, zeros with an lse of -inf on CUDA cores and in
      * the split entries' merge (a weight-0 part there). */
     float scale;
@@ -148,7 +149,11 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *     at heads 64, 128 and 192). Q.K and P.V run on tensor cores with the
  *     probabilities rounded to the MMA's input type: the cache's dtype, or
  *     f16 for an fp8 cache (a bf16 query is then scaled by a power of two
- *     first, so nothing overflows).
+ *     first, its largest |q| to [2^14, 2^15), so nothing overflows: its
+ *     elements under 2^-29 of that largest lose bits in f16 and those under
+ *     2^-40 become 0; scale x k_scale x the largest |q| must stay under
+ *     2^140, which the logit bound above implies unless the keys are zero
+ *     where the query is largest; the ragged kernel does the same).
  *   CUDA cores: every other shape (f32 queries, the other head sizes, fp8 at
  *     head 120, block-sparse, caches copyable only in narrower units, CTAs of
  *     more than 8 heads at heads 32, 80, 96, 112, 120 and 256).

@@ -30,6 +30,9 @@
  * FlashAttention-3 backend takes as k_descale / v_descale): every op, cache
  * write and attention alike, then applies head h's scale to head h. A cache
  * that is not fp8 reads neither scale, one or per head. NULL scales mean 1.0.
+ * Scales are finite and > 0; where a stored value times its scale is past
+ * FLT_MAX (e4m3's 448 under a scale above 7.5e35, e5m2's 57344 above
+ * 5.9e33) the value read is no float, and attention over it unspecified.
  * A slot of -1 anywhere means padding: never written.
  * All cache index arithmetic is 64-bit.
  */

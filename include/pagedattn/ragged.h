@@ -101,7 +101,8 @@ typedef struct pa_ragged_params {
     int32_t max_num_batched_tokens;
     int32_t num_q_heads;    /* multiple of kv.num_kv_heads */
     float sm_scale;         /* multiplies q.k (JAX's sm_scale; usually 1/sqrt(head_size)); logits bounded
-                             * as decode.h's scale */
+                             * as decode.h's scale, and decode items over fp8 pages take a bf16
+                             * query into f16 as decode's tensor-core kernels do (decode.h) */
     int32_t sliding_window; /* 0 = none; key masked if q_pos - sliding_window >= k_pos */
     float soft_cap;         /* 0 = none; cap * tanh(x / cap) before masking */
     float mask_value;       /* 0 = default (JAX's DEFAULT_MASK_VALUE = -0.7 * FLT_MAX); added to masked logits */
