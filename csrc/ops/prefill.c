@@ -431,6 +431,23 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
     return PA_SUCCESS;
 }
 
+/* Pure host (the decode part's workspace, pa_paged_attention_decode_workspace_size
+ * in csrc/ops/decode.c): here so the host library, and the fuzzer built on it,
+ * has it too. */
+pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, size_t *bytes) {
+    PA_REQUIRE(bytes != NULL, "mixed_attention: bytes is NULL");
+    PA_TRY(pa_mixed_attention_validate(p));
+    pa_context_attention_params pf;
+    pa_decode_params dc;
+    (void)pa_mixed_split(p, &pf, &dc); /* validated above */
+    size_t n = 0;
+    if (dc.num_seqs > 0)
+        PA_TRY(pa_paged_attention_decode_workspace_size(&dc, &n));
+    *bytes = n;
+    pa_clear_error();
+    return PA_SUCCESS;
+}
+
 /* Host-side fast-path decisions: 16-byte rows for cp.async. */
 static int aligned16(const void *ptr, int64_t stride_elems, size_t esz) {
     return ((uintptr_t)ptr % 16 == 0) && ((uint64_t)stride_elems * esz) % 16 == 0;

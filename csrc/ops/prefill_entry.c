@@ -78,20 +78,6 @@ pa_status pa_prompt_attention(const pa_prompt_attention_params *p, pa_stream str
     return done(pa_launch_prefill(&k, stream), "pa_prompt_attention launch");
 }
 
-pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, size_t *bytes) {
-    PA_REQUIRE(bytes != NULL, "mixed_attention: bytes is NULL");
-    PA_TRY(pa_mixed_attention_validate(p));
-    pa_context_attention_params pf;
-    pa_decode_params dc;
-    (void)pa_mixed_split(p, &pf, &dc); /* validated above */
-    size_t n = 0;
-    if (dc.num_seqs > 0)
-        PA_TRY(pa_paged_attention_decode_workspace_size(&dc, &n));
-    *bytes = n;
-    pa_clear_error();
-    return PA_SUCCESS;
-}
-
 pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace, size_t workspace_bytes,
                              pa_stream stream) {
     const char *op = "mixed_attention";

@@ -1957,10 +1957,23 @@ done:
  * refused -> a message, out and lse untouched. The workspace is the decode
  * part's (0 without decodes), asked of pa_paged_attention_decode_workspace_size
  * with the fields the header names. */
-/* pa_mixed_attention_workspace_size is defined with the GPU entries
- * (csrc/ops/prefill_entry.c), outside the host sources this target links:
- * weak, so its check runs in a build that links it and is skipped here. */
-#pragma weak pa_mixed_attention_workspace_size
+static void mixed_workspace_check(const pa_mixed_attention_params *p) {
+    size_t ws = (size_t)SENT;
+    const pa_status vs = pa_mixed_attention_validate(p), ss = pa_mixed_attention_workspace_size(p, &ws);
+    FUZZ_CHECK((vs == PA_SUCCESS) == (ss == PA_SUCCESS));
+    if (ss != PA_SUCCESS) {
+        FUZZ_CHECK(ws == (size_t)SENT && pa_last_error()[0] != '\0');
+        return;
+    }
+    pa_decode_params dd;
+    memset(&dd, 0, sizeof dd);
+    dd.num_seqs = p->num_decode_tokens, dd.num_heads = p->num_heads, dd.kv = p->kv;
+    dd.max_seq_len = p->max_decode_seq_len, dd.q_dtype = p->q_dtype;
+    size_t want = 0;
+    if (p->num_decode_tokens > 0)
+        FUZZ_CHECK(pa_paged_attention_decode_workspace_size(&dd, &want) == PA_SUCCESS);
+    FUZZ_CHECK(ws == want);
+}
 
 static void fuzz_mixed(reader *r) {
     attn_case a;
@@ -2007,24 +2020,6 @@ static void fuzz_mixed(reader *r) {
                                                             ? p.max_decode_seq_len + (pr_next(&a.g) % 16 == 0)
                                                             : 8);
     p.num_prefill_tokens = opts & 4 ? npt_drawn : np <= 4 ? qsl[np] : 0;
-    /* the workspace: pure host, every case */
-    if (pa_mixed_attention_workspace_size) {
-        size_t ws = (size_t)SENT;
-        const pa_status vs = pa_mixed_attention_validate(&p), ss = pa_mixed_attention_workspace_size(&p, &ws);
-        FUZZ_CHECK((vs == PA_SUCCESS) == (ss == PA_SUCCESS));
-        if (ss == PA_SUCCESS) {
-            pa_decode_params dd;
-            memset(&dd, 0, sizeof dd);
-            dd.num_seqs = p.num_decode_tokens, dd.num_heads = p.num_heads, dd.kv = p.kv;
-            dd.max_seq_len = p.max_decode_seq_len, dd.q_dtype = p.q_dtype;
-            size_t want = 0;
-            if (p.num_decode_tokens > 0)
-                FUZZ_CHECK(pa_paged_attention_decode_workspace_size(&dd, &want) == PA_SUCCESS);
-            FUZZ_CHECK(ws == want);
-        } else {
-            FUZZ_CHECK(ws == (size_t)SENT && pa_last_error()[0] != '\0');
-        }
-    }
     const int qe = esize((int)p.q_dtype) ? esize((int)p.q_dtype) : 1;
     const int64_t hs = a.c.head_size, kvh = a.c.num_kv_heads, nh = p.num_heads;
     const int64_t npt = p.num_prefill_tokens, T = npt + nd;
@@ -2061,6 +2056,18 @@ static void fuzz_mixed(reader *r) {
                                   : NULL,
                       nh, T, &p.lse_head_stride, &p.lse_token_stride, &ll, &lse, &p.lse))
             goto done;
+        /* the workspace (pure host), once the call's buffers are in place (it
+         * validates the call: with out still NULL every case was refused);
+         * with decodes also at longer decode lengths, where it is not 0 */
+        mixed_workspace_check(&p);
+        static const int32_t longer[] = {4097, 70000, 33553920};
+        for (int i = 0; i < 3 && nd > 0; i++) {
+            pa_mixed_attention_params pl = p; /* (its tables are never read: a pure-host call) */
+            pl.max_decode_seq_len = longer[i];
+            if (p.kv.block_size > 0)
+                pl.block_table_stride = (int32_t)(((int64_t)longer[i] + p.kv.block_size - 1) / p.kv.block_size);
+            mixed_workspace_check(&pl);
+        }
         const size_t obytes = (size_t)on * (size_t)qe, lbytes = lse ? (size_t)ll.n * 4 : 0;
         if (lse) {
             lse2 = malloc(lbytes + 1);
@@ -2268,14 +2275,14 @@ static void fuzz_hyperparameters(reader *r) {
     const int cnt = n > 0 ? (n > 8 ? 8 : n) : 0;
     if (n > 8)
         n = 8;
-    l[0].window_left = rd_len(r, 4) - 1;
+    l[0].window_left = (int32_t)((int64_t)rd_len(r, 4) - 1); /* (INT32_MIN - 1 wraps to INT32_MAX) */
     l[0].logits_soft_cap = rd_u8(r) < 128 ? 0.0f : rd_float(r);
     l[0].sm_scale = rd_float(r);
     for (int i = 1; i < 8; i++) {
         l[i] = l[0];
         const uint8_t t = rd_u8(r);
         if (t == 1)
-            l[i].window_left = rd_len(r, 4) - 1;
+            l[i].window_left = (int32_t)((int64_t)rd_len(r, 4) - 1);
         else if (t == 2)
             l[i].logits_soft_cap = rd_float(r);
         else if (t == 3)
@@ -2404,7 +2411,7 @@ static void fuzz_decode_workspace(reader *r) {
     const uint8_t lsel = rd_u8(r);
     p.max_seq_len = lsel < 128   ? rd_len(r, 200)
                     : lsel < 192 ? (int32_t)((int64_t)rd_len(r, 200) * 517 % INT32_MAX)
-                    : lsel < 240 ? 33553920 + rd_len(r, 4) - 2
+                    : lsel < 240 ? (int32_t)(33553920 - 2 + (int64_t)rd_len(r, 4) % 16)
                                  : rd_i32(r);
     p.q_dtype = rd_dtype(r);
     prng g = {(uint32_t)rd_i32(r)};
