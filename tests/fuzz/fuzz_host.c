@@ -577,6 +577,30 @@ static void fuzz_kv_cache(reader *r) {
     }
 }
 
+/* Element offset of (block, slot o, KV head h, dim d) of the key (v 0) or
+ * value (v 1) buffer of a cache kv_spec accepted, from kv_cache.h's layouts
+ * (combined: V at the odd combined heads of `key`). */
+static int64_t kv_elem(const pa_kv_cache *c, int v, int64_t blk, int64_t o, int64_t h, int64_t d) {
+    const int64_t bs = c->block_size, kvh = c->num_kv_heads, hs = c->head_size;
+    if (c->layout == PA_LAYOUT_COMBINED)
+        return ((blk * bs + o) * 2 * kvh + 2 * h + v) * hs + d;
+    if (c->layout == PA_LAYOUT_VLLM) {
+        const int64_t x = 16 / esize((int)c->dtype);
+        return v ? ((blk * kvh + h) * hs + d) * bs + o : (((blk * kvh + h) * (hs / x) + d / x) * bs + o) * x + d % x;
+    }
+    const int64_t head_in = kvh == 1 ? 0 : c->head_stride, page_in = bs == 1 ? 0 : c->page_stride;
+    int64_t hstr, pstr;
+    if (c->layout == PA_LAYOUT_FLASH_NHD) {
+        hstr = head_in ? head_in : hs;
+        pstr = page_in ? page_in : kvh * hstr;
+    } else {
+        pstr = page_in ? page_in : hs;
+        hstr = head_in ? head_in : bs * pstr;
+    }
+    const int64_t bstr = c->block_stride ? c->block_stride : c->layout == PA_LAYOUT_FLASH_NHD ? bs * pstr : kvh * hstr;
+    return blk * bstr + o * pstr + h * hstr + d;
+}
+
 /* reshape_and_cache: new K/V views [num_tokens, kvh, head] with strides, slots. */
 static void fuzz_reshape_and_cache(reader *r) {
     pa_kv_cache c;
@@ -615,6 +639,9 @@ static void fuzz_reshape_and_cache(reader *r) {
             need = (in.num_tokens - 1) * t + (__int128)(c.num_kv_heads - 1) * h + c.head_size;
         }
         void *b = sent_buf(need > OP_LIMIT ? -1 : (int64_t)need, ie);
+        if (b) /* K and V bytes of their own, unlike the cache's and each other's */
+            for (int64_t i = 0; i < (int64_t)need * ie; i++)
+                ((unsigned char *)b)[i] = (unsigned char)(0x40 + 0x30 * w + (i * 13) % 41);
         if (!b)
             b = sent_buf(16, 1); /* too big to run: a valid call would read past it, so skip below */
         if (w)
@@ -656,6 +683,29 @@ static void fuzz_reshape_and_cache(reader *r) {
                 for (int64_t u = 0; u < t; u++) /* one token a slot (cache_ops.h) */
                     FUZZ_CHECK(slots[t] < 0 || slots[u] != slots[t]);
             }
+            /* Where each token lands: the snapshots with every written element
+             * put in (the input's bytes where the dtypes match; fp8's
+             * conversion is pa_convert's, taken as written), then equal to the
+             * caches, so a misplaced or stray byte shows. */
+            const int64_t kvh = c.num_kv_heads, hs = c.head_size, ce_sz = esize((int)c.dtype);
+            for (int w = 0; w < 2; w++) {
+                const int64_t hsi = w ? in.value_head_stride : in.key_head_stride;
+                const int64_t tsi = w ? in.value_token_stride : in.key_token_stride;
+                const int64_t hh = hsi ? hsi : hs, tt = tsi ? tsi : kvh * hh;
+                const unsigned char *from = w ? vin : kin;
+                const int into_v = w && c.layout != PA_LAYOUT_COMBINED;
+                unsigned char *want = into_v ? snap_v : snap_k;
+                const unsigned char *got = into_v ? vc : kc;
+                for (int64_t t = 0; t < nt; t++)
+                    for (int64_t h = 0; slots[t] >= 0 && h < kvh; h++)
+                        for (int64_t d = 0; d < hs; d++) {
+                            const int64_t at = kv_elem(&c, w, slots[t] / c.block_size, slots[t] % c.block_size, h, d);
+                            memcpy(want + at * ce_sz,
+                                   c.dtype == in.dtype ? from + (t * tt + h * hh + d) * ie : got + at * ce_sz,
+                                   (size_t)ce_sz);
+                        }
+            }
+            FUZZ_CHECK(memcmp(snap_k, kc, cbytes) == 0 && (!vc || memcmp(snap_v, vc, cbytes) == 0));
         }
         free(snap_k);
         free(snap_v);
@@ -754,6 +804,12 @@ static void fuzz_block_moves(reader *r) {
     const int64_t sbytes = valid_sizes && sb <= OP_LIMIT ? (int64_t)sb : 16;
     const int64_t dbytes = valid_sizes && db <= OP_LIMIT ? (int64_t)db : 16;
     unsigned char *src = sent_buf(sbytes, 1), *dst = sent_buf(dbytes, 1);
+    /* The source's bytes differ from the destination's (the sentinel) and
+     * from block to block, so a copy, a missed one and a stray write show. */
+    for (int64_t i = 0; i < sbytes; i++)
+        src[i] = (unsigned char)(0x60 + (i * 37 + 11) % 61);
+    unsigned char *want = malloc((size_t)dbytes + 1);
+    memcpy(want, dst, (size_t)dbytes + 1);
     if (valid_sizes && (sb > OP_LIMIT || db > OP_LIMIT))
         goto copy; /* too big to run */
     {
@@ -763,9 +819,15 @@ static void fuzz_block_moves(reader *r) {
         } else {
             for (int64_t i = 0; i < np; i++)
                 FUZZ_CHECK(map[2 * i] >= 0 && map[2 * i] < snb && map[2 * i + 1] >= 0 && map[2 * i + 1] < dnb);
+            /* cache_ops.h: the pairs as if copied in order (the last into a
+             * block wins); no other byte moves */
+            for (int64_t i = 0; i < np; i++)
+                memcpy(want + map[2 * i + 1] * bb, src + map[2 * i] * bb, (size_t)bb);
+            FUZZ_CHECK(memcmp(dst, want, (size_t)dbytes + 1) == 0);
         }
     }
 copy:
+    free(want);
     free(src);
     free(dst);
     /* copy_blocks: layers of one buffer each (key, maybe value) */
@@ -782,10 +844,22 @@ copy:
         return; /* the pointer tables hold 3 layers */
     const int64_t lbytes = numel > 0 && nb > 0 ? (int64_t)lb : 16;
     void *kl[3] = {0}, *vl[3] = {0};
+    unsigned char *kw[3] = {0}, *vw[3] = {0}; /* what each layer must hold after the call */
     const int32_t nl = layers > 0 && layers <= 3 ? layers : 0;
     for (int32_t l = 0; l < nl; l++) {
         kl[l] = sent_buf(lbytes, 1);
         vl[l] = with_v ? sent_buf(lbytes, 1) : NULL;
+        /* bytes of their own in every block, key and value, layer to layer */
+        for (int64_t i = 0; i < lbytes; i++) {
+            ((unsigned char *)kl[l])[i] = (unsigned char)(0x60 + (i * 37 + l * 5) % 61);
+            if (vl[l])
+                ((unsigned char *)vl[l])[i] = (unsigned char)(0x20 + (i * 29 + l * 3) % 59);
+        }
+        kw[l] = malloc((size_t)lbytes);
+        memcpy(kw[l], kl[l], (size_t)lbytes);
+        vw[l] = malloc((size_t)lbytes);
+        if (vl[l])
+            memcpy(vw[l], vl[l], (size_t)lbytes);
     }
     for (int64_t i = 0; i < cnt; i++) {
         const uint64_t k = pr_next(&g) % 10;
@@ -799,7 +873,8 @@ copy:
     if (s != PA_SUCCESS) {
         FUZZ_CHECK(pa_last_error()[0] != '\0');
         for (int32_t l = 0; l < nl; l++)
-            FUZZ_CHECK(untouched(kl[l], (size_t)lbytes) && (!vl[l] || untouched(vl[l], (size_t)lbytes)));
+            FUZZ_CHECK(memcmp(kl[l], kw[l], (size_t)lbytes) == 0 &&
+                       (!vl[l] || memcmp(vl[l], vw[l], (size_t)lbytes) == 0));
     } else {
         FUZZ_CHECK(nl == layers && esize((int)dt) > 0);
         for (int64_t i = 0; i < np && layers > 0; i++) /* no destination is also a source */
@@ -813,10 +888,24 @@ copy:
         for (int64_t i = 0; i < np && layers > 0; i++) /* a pair holding -1 is padding; no layer, no copy */
             FUZZ_CHECK(map[2 * i] == -1 || map[2 * i + 1] == -1 ||
                        (map[2 * i] >= 0 && map[2 * i] < nb && map[2 * i + 1] >= 0 && map[2 * i + 1] < nb));
+        /* every layer: each pair's block copied, key and value; nothing else
+         * (no destination is a source, so the order does not matter) */
+        const int64_t bpb = numel * e;
+        for (int32_t l = 0; l < nl; l++) {
+            for (int64_t i = 0; i < np; i++)
+                if (map[2 * i] != -1 && map[2 * i + 1] != -1) {
+                    memcpy(kw[l] + map[2 * i + 1] * bpb, kw[l] + map[2 * i] * bpb, (size_t)bpb);
+                    memcpy(vw[l] + map[2 * i + 1] * bpb, vw[l] + map[2 * i] * bpb, (size_t)bpb);
+                }
+            FUZZ_CHECK(memcmp(kl[l], kw[l], (size_t)lbytes) == 0 &&
+                       (!vl[l] || memcmp(vl[l], vw[l], (size_t)lbytes) == 0));
+        }
     }
     for (int32_t l = 0; l < nl; l++) {
         free(kl[l]);
         free(vl[l]);
+        free(kw[l]);
+        free(vw[l]);
     }
 }
 
@@ -874,6 +963,21 @@ static int32_t *attn_table(attn_case *a, int64_t rows, int64_t stride) {
 static int32_t heads_of(int32_t kvh, int group) {
     const int64_t h = (int64_t)kvh * group;
     return h >= INT32_MIN && h <= INT32_MAX ? (int32_t)h : 7;
+}
+
+/* The attention cases fill the query, the keys, the values and the cache
+ * with 0x3C bytes: where the cache's dtype is the query's and there is no
+ * sink, every output row is then the mean of equal values, that value v0
+ * (to the output dtype's rounding), or 0 for a row that sees no key. */
+static void uniform_rows_check(pa_dtype qd, pa_dtype cd, int sinks, const void *out, int64_t n) {
+    if (qd != cd || sinks)
+        return;
+    static const unsigned char pat[4] = {0x3C, 0x3C, 0x3C, 0x3C};
+    const double v0 = pa_load_as_float(qd, pat, 0);
+    for (int64_t i = 0; i < n; i++) {
+        const double o = pa_load_as_float(qd, out, (size_t)i);
+        FUZZ_CHECK(o == 0.0 || fabs(o - v0) <= 1e-2 * fabs(v0));
+    }
 }
 
 static void fuzz_decode(reader *r) {
@@ -954,6 +1058,7 @@ static void fuzz_decode(reader *r) {
             /* every head's lse written (no longer the sentinel), nothing else */
             if (lse && p.lse == lse)
                 FUZZ_CHECK(lse_placed(lse, &ll, p.num_heads, ns, 1));
+            uniform_rows_check(p.q_dtype, p.kv.dtype, 0, out, ns > 0 ? (int64_t)on : 0); /* (on is 16 for none) */
         }
     }
 done:
@@ -1041,10 +1146,18 @@ static void fuzz_context(reader *r) {
         if (s != PA_SUCCESS)
             FUZZ_CHECK(pa_last_error()[0] != '\0' && untouched(out, (size_t)on * (size_t)qe) &&
                        (!lse || untouched(lse, (size_t)ll.n * 4)));
-        else /* the strides apart, and nothing written outside the layout's rows */
+        else { /* the strides apart, and nothing written outside the layout's rows */
             FUZZ_CHECK(a.cok && pa_context_attention_validate(&p) == PA_SUCCESS &&
                        lse_acceptable(&ll, p.num_heads, nt) &&
                        (!lse || p.lse != lse || lse_placed(lse, &ll, p.num_heads, nt, 0)));
+            /* the sequences' rows, [0, query_start_loc[num_seqs]); tokens past
+             * them are left as they were */
+            const int64_t rows = ns > 0 ? qsl[ns] : 0, relems = rows * p.num_heads * hs;
+            FUZZ_CHECK(rows <= nt);
+            uniform_rows_check(p.q_dtype, p.kv.dtype, p.sinks != NULL, out, relems);
+            if (nt > 0)
+                FUZZ_CHECK(untouched((const char *)out + relems * qe, (size_t)((int64_t)on - relems) * (size_t)qe));
+        }
     }
 done:
     free(lse);
@@ -1296,6 +1409,12 @@ static void fuzz_common_metadata(reader *r) {
         comp[i] = rd_len(r, 100);
         sched[i] = rd_len(r, 40);
     }
+    /* (8103938 lost these three lines: every batch of one request or more
+     * was then refused for its NULL arrays, and the checks below saw only
+     * empty batches until 2026-12-06) */
+    b.num_computed_tokens = comp;
+    b.num_scheduled_tokens = sched;
+    b.block_table = table;
     /* Block ids: random (slot bugs at block boundaries show), with a few -1
      * and, for table_kind >= 200, ids whose slots pass 2^31 (fine for the
      * int64 slot mapping, refused by the int32 slices). */
