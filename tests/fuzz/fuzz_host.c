@@ -746,6 +746,8 @@ static void fuzz_kv_cache_update(reader *r) {
         return;
     }
     void *nkv = sent_buf((int64_t)need, ne);
+    for (int64_t i = 0; i < (int64_t)need * ne; i++) /* bytes of their own, unlike the cache's */
+        ((unsigned char *)nkv)[i] = (unsigned char)(0x40 + (i * 13) % 41);
     int32_t slices[3 * 64 + 1];
     const int64_t rows = (int64_t)c.num_blocks * (c.block_size > 0 ? c.block_size : 0);
     for (int32_t i = 0; i < (cap > 0 ? cap : 0); i++) {
@@ -777,6 +779,22 @@ static void fuzz_kv_cache_update(reader *r) {
                 FUZZ_CHECK(slices[2 * cap + i] == 0 || slices[2 * cap + j] == 0 ||
                            slices[i] >= (int64_t)slices[j] + slices[2 * cap + j] ||
                            slices[j] >= (int64_t)slices[i] + slices[2 * cap + i]);
+        /* Row new_kv_start + j into cache row kv_cache_start + j (rows of
+         * 2 x kv_heads x head elements), and no other byte: the snapshot with
+         * those rows put in (the input's bytes where the dtypes match; an fp8
+         * conversion taken as written) equals the cache. */
+        const int64_t crow = (int64_t)2 * c.num_kv_heads * c.head_size, ce_sz = esize((int)c.dtype);
+        const int64_t nrow = ts ? ts : crow;
+        for (int32_t i = 0; i < live && cap > 0; i++)
+            for (int32_t j = 0; j < slices[2 * cap + i]; j++) {
+                const int64_t at = ((int64_t)slices[i] + j) * crow, from = ((int64_t)slices[cap + i] + j) * nrow;
+                for (int64_t e = 0; e < crow; e++)
+                    memcpy(snap + (at + e) * ce_sz,
+                           nd == c.dtype ? (const unsigned char *)nkv + (from + e) * ne
+                                         : (const unsigned char *)kc + (at + e) * ce_sz,
+                           (size_t)ce_sz);
+            }
+        FUZZ_CHECK(memcmp(snap, kc, cbytes) == 0);
     }
     free(snap);
     free(nkv);
