@@ -1629,6 +1629,10 @@ static void fuzz_merge(reader *r) {
     const size_t obytes = (size_t)ext[0] * (size_t)e;
     unsigned char *before = malloc(obytes + 1);
     memcpy(before, p.output, obytes);
+    /* the parts as they were (the output may be one of them) */
+    unsigned char *A0 = malloc((size_t)ext[1] * (size_t)e + 1), *B0 = malloc((size_t)ext[2] * (size_t)e + 1);
+    memcpy(A0, A, (size_t)ext[1] * (size_t)e);
+    memcpy(B0, B, (size_t)ext[2] * (size_t)e);
     const pa_status s = pa_ref_merge_attn_states(&p);
     FUZZ_CHECK((s == PA_SUCCESS) == expect);
     if (s != PA_SUCCESS) {
@@ -1651,7 +1655,44 @@ static void fuzz_merge(reader *r) {
             if (!want_lse || !in_layout[i])
                 FUZZ_CHECK(untouched(&lo[i], 4));
         free(in_layout);
+        /* the rows and lse by merge.h's formula and edge cases, in double (the
+         * parts' values are finite here) */
+        const int64_t hs = p.head_size;
+        for (int64_t tk = 0; tk < (int64_t)T; tk++)
+            for (int64_t h = 0; h < (int64_t)H; h++) {
+                const size_t li = (size_t)(h * lhs + tk * lts);
+                double a = la[li], b = lb[li];
+                a = a == INFINITY ? -INFINITY : a;
+                b = b == INFINITY ? -INFINITY : b;
+                const double m = a > b ? a : b, wa = isnan(a) ? NAN : exp(a - m), wb = isnan(b) ? NAN : exp(b - m);
+                const double sum = wa + wb, lse = isnan(a) || isnan(b)               ? NAN
+                                                  : a == -INFINITY && b == -INFINITY ? -INFINITY
+                                                                                     : m + log(sum);
+                if (want_lse) {
+                    const double got = lo[li];
+                    FUZZ_CHECK(isnan(lse)   ? isnan(got)
+                               : isinf(lse) ? got == lse
+                                            : fabs(got - lse) <= 1e-5 * (1 + fabs(lse)));
+                }
+                for (int64_t d = 0; d < hs; d++) {
+                    const double got = pa_load_as_float(p.dtype, out, (size_t)(tk * eff[0] + h * hs + d));
+                    if (isnan(lse)) {
+                        FUZZ_CHECK(isnan(got));
+                        continue;
+                    }
+                    if (lse == -INFINITY) {
+                        FUZZ_CHECK(got == 0.0);
+                        continue;
+                    }
+                    const double x = pa_load_as_float(p.dtype, A0, (size_t)(tk * eff[1] + h * hs + d));
+                    const double y = pa_load_as_float(p.dtype, B0, (size_t)(tk * eff[2] + h * hs + d));
+                    const double want = (wa > 0 ? wa / sum * x : 0.0) + (wb > 0 ? wb / sum * y : 0.0);
+                    FUZZ_CHECK(fabs(got - want) <= 1e-2 * (fabs(x) + fabs(y)) + 1e-30);
+                }
+            }
     }
+    free(A0);
+    free(B0);
     free(before);
     if (O != A && O != B)
         free(O);
