@@ -1249,10 +1249,17 @@ static void fuzz_ragged(reader *r) {
         else if (p.max_num_seqs == 0 || p.max_num_batched_tokens == 0) /* an empty batch: a no-op */
             FUZZ_CHECK(a.cok && pa_ragged_validate(&p) == PA_SUCCESS && lse_acceptable(&ll, p.num_q_heads, nt) &&
                        untouched(out, (size_t)qn * (size_t)qe) && (!lse || untouched(lse, (size_t)ll.n * 4)));
-        else /* the strides apart, never over out, and nothing written outside the layout's rows */
+        else { /* the strides apart, never over out, and nothing written outside the layout's rows */
             FUZZ_CHECK(a.cok && live >= 0 && live <= p.max_num_seqs && pa_ragged_validate(&p) == PA_SUCCESS &&
                        lse_acceptable(&ll, p.num_q_heads, nt) && (void *)p.lse != out &&
                        (!lse || p.lse != lse || lse_placed(lse, &ll, p.num_q_heads, nt, 0)));
+            /* the live sequences' rows, [0, cu_q_lens[num_seqs]), each the mean of
+             * equal values; the rows past them untouched */
+            const int64_t rows = live > 0 ? cu[live] : 0, relems = rows * p.num_q_heads * a.c.head_size;
+            FUZZ_CHECK(rows <= nt);
+            uniform_rows_check(p.q_dtype, p.kv.dtype, 0, out, relems);
+            FUZZ_CHECK(untouched((const char *)out + relems * qe, (size_t)((int64_t)qn - relems) * (size_t)qe));
+        }
     }
 done:
     free(lse);
