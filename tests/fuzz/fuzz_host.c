@@ -69,6 +69,17 @@ static int32_t rd_len(reader *r, int32_t small_max) {
     return rd_i32(r);
 }
 
+/* rd_len for a small_max of 240 or more: its small branch takes two bytes, so
+ * it reaches the whole range (rd_len's one byte stops at 239). */
+static int32_t rd_len_wide(reader *r, int32_t small_max) {
+    const uint8_t tag = rd_u8(r);
+    if (tag < 240)
+        return (int32_t)(((uint32_t)tag | (uint32_t)rd_u8(r) << 8) % (uint32_t)(small_max + 1));
+    if (tag < 250)
+        return -(int32_t)(tag - 239);
+    return rd_i32(r);
+}
+
 static int all_sent(const int32_t *a, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (a[i] != SENT)
@@ -1281,8 +1292,10 @@ static __int128 npow2(__int128 n) {
 /* The heuristics against their documented formulas (heuristics.h), computed
  * here independently: exact values, not general properties. */
 static void fuzz_heuristics(reader *r) {
-    const int32_t a = rd_len(r, 20000), b = rd_len(r, 600), c = rd_len(r, 128), d = rd_len(r, 16);
-    const int32_t e = rd_len(r, 300), f = rd_len(r, 256);
+    /* (max_seq_len past 512, so P > 1 and the v2 plans, needs the wide draw;
+     * block sizes a power of two at least half the time, which v2 requires) */
+    const int32_t a = rd_len_wide(r, 20000), b = rd_len_wide(r, 600), c = rd_len(r, 128), d = rd_len(r, 16);
+    const int32_t e = rd_len_wide(r, 300), f = rd_u8(r) < 128 ? 1 << (rd_u8(r) % 10) : rd_len_wide(r, 256);
     /* v1/v2: max_seq_len <= 8192 && (P == 1 || num_seqs * num_heads > 512) */
     const int64_t P = ((int64_t)a + 511) / 512;
     const int want_v1 = a <= 8192 && (P == 1 || (int64_t)b * c > 512);
@@ -1425,7 +1438,7 @@ static void fuzz_common_metadata(reader *r) {
     b.block_table_stride = rd_len(r, 32);
     if (b.block_table_stride > 32)
         b.block_table_stride = 32;
-    const int32_t padded = rd_len(r, 4000);
+    const int32_t padded = rd_len_wide(r, 4000);
     const int32_t spb = rd_len(r, 9); /* 0 and negative are refused */
     const int32_t num_prefills = rd_len(r, MAXR);
     const uint8_t table_kind = rd_u8(r);
