@@ -1945,9 +1945,10 @@ static int close_to(double got, double want, double rel) {
  * layout); accepted wherever they hold with every option plainly valid. The
  * reference runs on buffers sized from the shapes (query/key/value rows at
  * their strides, out contiguous, the lse layout); with every query and key
- * element one value and every value element another (v0), each row's output
- * is v0 times the keys' share of the softmax (v0 without sinks), zeros for a
- * row that sees no key (prefill.h's masks: causal, the window on the left,
+ * element one value and each key token's value elements a value of its own
+ * (v0 times 1 to 1.5), each row's output is the softmax-weighted mean of its
+ * visible keys' values times the keys' share of the softmax (1 without
+ * sinks), zeros for a row that sees no key (prefill.h's masks: causal, the window on the left,
  * and on both sides without the causal mask), and its lse the header's
  * formula over the visible keys (ALiBi -slope |j - q_pos|), computed here.
  * Refused: a message, out and lse
@@ -2033,6 +2034,7 @@ static void fuzz_prompt(reader *r) {
     const int sized = ns <= 8 && qn >= 0 && qn <= OP_LIMIT && kn <= OP_LIMIT && on <= OP_LIMIT && kn >= 0 &&
                       (__int128)nq * nk * nh * hs <= 400000;
     unsigned char *q = NULL, *kb = NULL, *vb = NULL, *out = NULL;
+    double *vtok = NULL; /* each key token's value */
     float *lse = NULL;
     lse_lay ll;
     if (!sized) {
@@ -2050,6 +2052,17 @@ static void fuzz_prompt(reader *r) {
     memset(q, 0x3C, (size_t)qn * (size_t)e);
     memset(kb, 0x3C, (size_t)kn * (size_t)e);
     memset(vb, 0x40, (size_t)kn * (size_t)e);
+    /* V: each key token a value of its own, the same over its heads and dims
+     * (so a key a wrong mask takes in or leaves out moves its rows' means) */
+    static const unsigned char vpat[4] = {0x40, 0x40, 0x40, 0x40};
+    const double v0 = dt_ok ? pa_load_as_float(p.dtype, vpat, 0) : 0.0;
+    vtok = malloc(sizeof(double) * (size_t)(nk + 1));
+    for (int64_t kt = 0; kt < nk; kt++) {
+        const int64_t at = kt * (p.v_stride ? p.v_stride : (int64_t)krow);
+        for (int64_t i = 0; dt_ok && i < (int64_t)krow; i++)
+            pa_store_from_float(p.dtype, vb, (size_t)(at + i), (float)(v0 * (1.0 + (double)(kt % 5) / 8.0)));
+        vtok[kt] = dt_ok ? pa_load_as_float(p.dtype, vb, (size_t)at) : 0.0;
+    }
     p.query = q, p.key = kb, p.value = vb, p.out = out;
     if (extra & 32 && ns > 0) /* a missing buffer */
         p.value = NULL;
@@ -2091,8 +2104,8 @@ static void fuzz_prompt(reader *r) {
         if (lse && p.lse == lse)
             FUZZ_CHECK(lse_placed(lse, &ll, nh, nq, 0));
         /* each row against the header's rules */
-        static const unsigned char qpat[4] = {0x3C, 0x3C, 0x3C, 0x3C}, vpat[4] = {0x40, 0x40, 0x40, 0x40};
-        const double qv = pa_load_as_float(p.dtype, qpat, 0), v0 = pa_load_as_float(p.dtype, vpat, 0);
+        static const unsigned char qpat[4] = {0x3C, 0x3C, 0x3C, 0x3C};
+        const double qv = pa_load_as_float(p.dtype, qpat, 0);
         const double x0 = (double)p.scale * ((double)hs * qv * qv);
         const int causal = p.attn_type == PA_ATTN_DECODER;
         for (int64_t s = 0; s < ns; s++) {
@@ -2107,7 +2120,7 @@ static void fuzz_prompt(reader *r) {
                 if (causal && pos < hi)
                     hi = pos;
                 for (int64_t h = 0; h < nh; h++) {
-                    double mx = -INFINITY, sum = 0.0;
+                    double mx = -INFINITY, sum = 0.0, wv = 0.0;
                     for (int pass = 0; pass < 2; pass++)
                         for (int64_t j = lo; j <= hi; j++) {
                             double x = x0;
@@ -2115,17 +2128,19 @@ static void fuzz_prompt(reader *r) {
                                 x = p.soft_cap * tanh(x / p.soft_cap);
                             if (p.alibi_slopes)
                                 x -= (double)alibi[h] * fabs((double)(j - pos));
-                            if (pass == 0)
+                            if (pass == 0) {
                                 mx = x > mx ? x : mx;
-                            else
+                            } else {
                                 sum += exp(x - mx);
+                                wv += exp(x - mx) * vtok[cuk[s] + j];
+                            }
                         }
                     const double keys = hi >= lo ? mx + log(sum) : -INFINITY;
                     const double all = lse_with_sink(keys, p.sinks ? &sinks[h] : NULL);
                     const double share = hi < lo ? 0.0 : !p.sinks ? 1.0 : all == INFINITY ? 0.0 : exp(keys - all);
                     for (int64_t d = 0; d < hs; d++) {
                         const double o = pa_load_as_float(p.dtype, out, (size_t)((t * nh + h) * hs + d));
-                        FUZZ_CHECK(fabs(o - v0 * share) <= 1e-2 * fabs(v0) + 1e-6);
+                        FUZZ_CHECK(fabs(o - (hi < lo ? 0.0 : wv / sum) * share) <= 1e-2 * fabs(v0) + 1e-6);
                     }
                     if (lse && p.lse == lse)
                         FUZZ_CHECK(close_to(lse[h * ll.hs + t * ll.ts], (float)all, 1e-4));
@@ -2134,6 +2149,7 @@ static void fuzz_prompt(reader *r) {
         }
     }
 done:
+    free(vtok);
     free(lse);
     free(q);
     free(kb);
