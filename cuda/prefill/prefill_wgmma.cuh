@@ -430,7 +430,6 @@ __device__ __forceinline__ int f8_key(int k) { return 2 * (k >> 2) + (k & 1) + 8
 __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
     return pa::tile::e4m3x2(a, b) | (pa::tile::e4m3x2(c, d) << 16);
 }
-// 8 elements of DT times `mul`, to 8 e4m3 bytes.
 // 1 / s for an fp8 cache's scale s (finite, > 0), the factor new keys and
 // values are quantised with: a scale past 2^126 takes its quotient at a
 // quarter (__fdividef gives 0 there; 1 / s is then subnormal, 2^-128..2^-126),
@@ -439,6 +438,7 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d) {
 __device__ __forceinline__ float scale_recip(float s) {
     return s > 0x1p126f ? 0.25f * __fdividef(1.0f, 0.25f * s) : __fdividef(1.0f, fmaxf(s, 0x1p-126f));
 }
+// 8 elements of DT times `mul`, to 8 e4m3 bytes.
 template <int DT> __device__ __forceinline__ uint2 quant8(const uint4 v, float mul) {
     const float2 a = pa::tile::unpack2<DT>(v.x), b = pa::tile::unpack2<DT>(v.y);
     const float2 c = pa::tile::unpack2<DT>(v.z), d = pa::tile::unpack2<DT>(v.w);

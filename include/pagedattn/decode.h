@@ -36,9 +36,10 @@ typedef struct pa_decode_params {
      * same bound holds for an ALiBi bias, and the dot q.k itself must be
      * finite in f32 (the kernels form it before the scale: bf16 or f32 rows
      * of 1e20 overflow it), with an fp8 cache's keys as stored too (most
-     * kernels form it before k_scale as well). A NaN in q, K or V leaves its rows unspecified:
-     * NaN on the tensor cores, zeros with an lse of -inf on CUDA cores and in
-     * the split entries' merge (a weight-0 part there). */
+     * kernels form it before k_scale as well). A NaN in q, K or V leaves
+     * its rows unspecified: NaN on the tensor cores, zeros with an lse of
+     * -inf on CUDA cores and in the split entries' merge (a weight-0 part
+     * there). */
     float scale;
     const float *alibi_slopes; /* [num_heads] or NULL; adds slope * (pos - seq_len + 1) */
     int32_t sliding_window;    /* 0 = off; key at pos masked if (seq_len-1) - pos >= window */
