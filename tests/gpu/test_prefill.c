@@ -1069,6 +1069,16 @@ static void vary_query_rows(pa_context_problem *pr) {
         pa_store_from_float(p->q_dtype, pr->q, e, pa_load_as_float(p->q_dtype, pr->q, e) * f);
     }
 }
+/* The FP8 path's cases run at 4 times the usual softmax scale, their query
+ * rows scaled by 1/2, 1 or 2 (vary_query_rows): scores of a standard
+ * deviation of 0.7, 1.3 or 2.7 instead of 0.33, so each row's weight sits on a few keys and
+ * a key that P V takes from the wrong place, or a score off by a row's
+ * factor, moves the output by far more than the tolerance (at the usual
+ * scale P is nearly uniform and the output nearly the mean of V). */
+static void sharpen_for_fp8(pa_context_problem *pr) {
+    pr->p.scale *= 4.0f;
+    vary_query_rows(pr);
+}
 
 /* One padded case: variant v (odd: HND and bf16 queries, even: NHD and f16),
  * head hs, cache dtype cd, the softmax scale times scale_mul. */
@@ -2294,10 +2304,8 @@ static void run_per_head_scales(const ctx_case *c) {
     h->kv.k_scale = ks;
     h->kv.v_scale = vs;
     h->kv.scales_per_head = 1;
-    if (g_fp8_path) { /* as run_fp8_case */
-        h->scale *= 4.0f;
-        vary_query_rows(pr);
-    }
+    if (g_fp8_path)
+        sharpen_for_fp8(pr);
     char what[160];
     snprintf(what, sizeof what, "scales per KV head: %s q=%s cache=%s head %d", pa_kv_layout_name(c->layout),
              pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->hs);
@@ -2588,16 +2596,10 @@ static long hopper_fp8_begin(void) {
     g_fp8_max_abs = g_fp8_max_rel = g_fp8_model_abs = g_fp8_model_rel = 0.0;
     return pa_prefill_hopper_fp8_launches();
 }
-/* The FP8 path's cases run at 4 times the usual softmax scale, their query
- * rows scaled by 1/2, 1 or 2 (vary_query_rows): scores of a standard
- * deviation of 0.7, 1.3 or 2.7 instead of 0.33, so each row's weight sits on a few keys and
- * a key that P V takes from the wrong place, or a score off by a row's
- * factor, moves the output by far more than the tolerance (at the usual
- * scale P is nearly uniform and the output nearly the mean of V). */
+/* An FP8-path case, sharpened (sharpen_for_fp8). */
 static void run_fp8_case(const ctx_case *c) {
     pa_context_problem *pr = make_ctx(c);
-    pr->p.scale *= 4.0f;
-    vary_query_rows(pr);
+    sharpen_for_fp8(pr);
     char what[256];
     snprintf(what, sizeof what, "FP8 path: %s q=%s heads %d/%d head %d block %d alibi %d window %d cap %g",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), c->heads, c->kv_heads, c->hs, c->bs, c->alibi,
@@ -2815,8 +2817,7 @@ Test(prefill_hopper_fp8, extreme_query_rows_and_k_scale) {
                             .ql = ql,
                             .cl = cs[i].cl};
         pa_context_problem *pr = make_ctx(&c);
-        pr->p.scale *= 4.0f;
-        vary_query_rows(pr);
+        sharpen_for_fp8(pr);
         shift_qk(pr, cs[i].qe, cs[i].ke);
         pr->k_scale = ldexpf(pr->k_scale, cs[i].kse);
         cr_assert(cs[i].kse == 0 || cs[i].cl == none, "k_scale alone moves only where no key is cached");
@@ -3990,8 +3991,7 @@ Test(prefill_hopper, cache_only) {
  * model (fp8_path_model, every key visible). */
 static void run_cache_only_fp8(const ctx_case *c) {
     pa_context_problem *pr = make_cache_only(c);
-    pr->p.scale *= 4.0f;
-    vary_query_rows(pr);
+    sharpen_for_fp8(pr);
     char what[256];
     snprintf(what, sizeof what, "FP8 path, cache only: %s q=%s heads %d/%d head %d block %d",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), c->heads, c->kv_heads, c->hs, c->bs);
