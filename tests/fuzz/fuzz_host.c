@@ -517,6 +517,30 @@ static int attach_scales(pa_kv_cache *c, uint8_t b, float *ks, float *vs) {
     return c->scales_per_head == 0 || c->scales_per_head == 1;
 }
 
+/* The cache writes' per-head scales differ head by head (attach_scales gives
+ * every head the same), so a write that takes another head's scale, or the
+ * other scale, shows. A product past FLT_MAX makes a scale the ops refuse. */
+static void vary_head_scales(const pa_kv_cache *c, float *ks, float *vs) {
+    for (int h = 1; c->scales_per_head == 1 && h < c->num_kv_heads; h++)
+        ks[h] = ks[0] * (1.0f + 0.125f * (float)(h % 8)), vs[h] = vs[0] * (1.0f + 0.375f * (float)(h % 5));
+}
+
+/* The element a cache write stores for input element x of dtype it, by
+ * kv_cache.h's definition: its bytes where the dtypes match, else
+ * sat(x / scale) in the cache's fp8 (scale: NULL is 1, one float, or head h's
+ * with scales_per_head). */
+static float elem_as_float(pa_dtype t, const unsigned char *b, int64_t i);
+static void float_as_elem(pa_dtype t, float f, unsigned char *b);
+static void cache_elem_of(const pa_kv_cache *c, const float *scale, int64_t h, pa_dtype it, const unsigned char *in,
+                          int64_t i, unsigned char *out) {
+    if (it == c->dtype) {
+        memcpy(out, in + i * esize((int)it), (size_t)esize((int)it));
+        return;
+    }
+    const float s = scale ? scale[c->scales_per_head ? h : 0] : 1.0f;
+    float_as_elem(c->dtype, elem_as_float(it, in, i) / s, out);
+}
+
 /* Buffers for c (sentinel-filled) when it is valid and small; else dummies a
  * rejected call must not write. Returns the bytes of each buffer. */
 /* A valid cache too big to allocate: the case is skipped (a call that
@@ -627,6 +651,7 @@ static void fuzz_reshape_and_cache(reader *r) {
     ks[0] = rd_float(r);
     vs[0] = rd_float(r);
     const int sok = attach_scales(&c, rd_u8(r), ks, vs);
+    vary_head_scales(&c, ks, vs);
     pa_kv_input in;
     memset(&in, 0, sizeof in);
     in.dtype = rd_dtype(r);
@@ -694,10 +719,10 @@ static void fuzz_reshape_and_cache(reader *r) {
                 for (int64_t u = 0; u < t; u++) /* one token a slot (cache_ops.h) */
                     FUZZ_CHECK(slots[t] < 0 || slots[u] != slots[t]);
             }
-            /* Where each token lands: the snapshots with every written element
-             * put in (the input's bytes where the dtypes match; fp8's
-             * conversion is pa_convert's, taken as written), then equal to the
-             * caches, so a misplaced or stray byte shows. */
+            /* Where each token lands and what it holds: the snapshots with
+             * every written element put in (cache_elem_of: the input's bytes,
+             * or its fp8 under its head's k or v scale), then equal to the
+             * caches, so a misplaced, stray or misconverted byte shows. */
             const int64_t kvh = c.num_kv_heads, hs = c.head_size, ce_sz = esize((int)c.dtype);
             for (int w = 0; w < 2; w++) {
                 const int64_t hsi = w ? in.value_head_stride : in.key_head_stride;
@@ -706,14 +731,12 @@ static void fuzz_reshape_and_cache(reader *r) {
                 const unsigned char *from = w ? vin : kin;
                 const int into_v = w && c.layout != PA_LAYOUT_COMBINED;
                 unsigned char *want = into_v ? snap_v : snap_k;
-                const unsigned char *got = into_v ? vc : kc;
                 for (int64_t t = 0; t < nt; t++)
                     for (int64_t h = 0; slots[t] >= 0 && h < kvh; h++)
                         for (int64_t d = 0; d < hs; d++) {
                             const int64_t at = kv_elem(&c, w, slots[t] / c.block_size, slots[t] % c.block_size, h, d);
-                            memcpy(want + at * ce_sz,
-                                   c.dtype == in.dtype ? from + (t * tt + h * hh + d) * ie : got + at * ce_sz,
-                                   (size_t)ce_sz);
+                            cache_elem_of(&c, w ? c.v_scale : c.k_scale, h, in.dtype, from, t * tt + h * hh + d,
+                                          want + at * ce_sz);
                         }
             }
             FUZZ_CHECK(memcmp(snap_k, kc, cbytes) == 0 && (!vc || memcmp(snap_v, vc, cbytes) == 0));
@@ -740,6 +763,11 @@ static void fuzz_kv_cache_update(reader *r) {
     const int cok = kv_spec(&c, &ce);
     void *kc, *vc;
     const size_t cbytes = attach_cache(&c, &kc, &vc, cok, ce);
+    float ks[MAX_SCALES], vs[MAX_SCALES];
+    ks[0] = rd_float(r);
+    vs[0] = rd_float(r);
+    const int sok = attach_scales(&c, rd_u8(r), ks, vs);
+    vary_head_scales(&c, ks, vs);
     const pa_dtype nd = rd_dtype(r);
     const int64_t nt = rd_field(r, 12), ts = rd_stride(r);
     const int32_t cap = rd_field(r, 8);
@@ -784,26 +812,27 @@ static void fuzz_kv_cache_update(reader *r) {
         FUZZ_CHECK(pa_last_error()[0] != '\0');
         FUZZ_CHECK(memcmp(snap, kc, sized ? cbytes : 16) == 0);
     } else {
-        FUZZ_CHECK(cok && c.layout == PA_LAYOUT_COMBINED && (cap == 0 || (live >= 0 && live <= cap)));
+        FUZZ_CHECK(cok && sok && c.layout == PA_LAYOUT_COMBINED && (cap == 0 || (live >= 0 && live <= cap)));
         for (int32_t i = 0; i < live && cap > 0; i++) /* one live slice a cache row (cache_ops.h) */
             for (int32_t j = 0; j < i; j++)
                 FUZZ_CHECK(slices[2 * cap + i] == 0 || slices[2 * cap + j] == 0 ||
                            slices[i] >= (int64_t)slices[j] + slices[2 * cap + j] ||
                            slices[j] >= (int64_t)slices[i] + slices[2 * cap + i]);
         /* Row new_kv_start + j into cache row kv_cache_start + j (rows of
-         * 2 x kv_heads x head elements), and no other byte: the snapshot with
-         * those rows put in (the input's bytes where the dtypes match; an fp8
-         * conversion taken as written) equals the cache. */
+         * 2 x kv_heads x head elements, K and V of each head in turn), and no
+         * other byte: the snapshot with those rows put in (cache_elem_of: the
+         * input's bytes, or its fp8 under the head's k or v scale) equals the
+         * cache. */
         const int64_t crow = (int64_t)2 * c.num_kv_heads * c.head_size, ce_sz = esize((int)c.dtype);
         const int64_t nrow = ts ? ts : crow;
         for (int32_t i = 0; i < live && cap > 0; i++)
             for (int32_t j = 0; j < slices[2 * cap + i]; j++) {
                 const int64_t at = ((int64_t)slices[i] + j) * crow, from = ((int64_t)slices[cap + i] + j) * nrow;
-                for (int64_t e = 0; e < crow; e++)
-                    memcpy(snap + (at + e) * ce_sz,
-                           nd == c.dtype ? (const unsigned char *)nkv + (from + e) * ne
-                                         : (const unsigned char *)kc + (at + e) * ce_sz,
-                           (size_t)ce_sz);
+                for (int64_t e = 0; e < crow; e++) {
+                    const int64_t ch = e / c.head_size; /* K of head ch / 2, or its V */
+                    cache_elem_of(&c, ch & 1 ? c.v_scale : c.k_scale, ch / 2, nd, nkv, from + e,
+                                  snap + (at + e) * ce_sz);
+                }
             }
         FUZZ_CHECK(memcmp(snap, kc, cbytes) == 0);
     }
