@@ -1644,6 +1644,7 @@ def prefill_model(inst, shape):
     # carry attn_tile.cuh's lines, so the arm is known by its address set-up).
     new_copy = src_span(PF_KERNEL, r"void load_rows_strided\(", r"^}") | src_span(PF_KERNEL, r"^        if \(p\.vec_new\) \{", r"^    \};")
     blocks_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x; i < nb; i \+= THREADS\)")
+    order_ok = src_lines(PF_KERNEL, r"for \(int i = threadIdx\.x \+ 1; i < s; i \+= THREADS\)")
     q_rows = src_lines(PF_KERNEL, r"for \(int r = threadIdx\.x; r < BM; r \+= C::kThreads\)")
     copy_loop = (src_span(ATTN_TILE, r"void copy_tile_async\(", r"^}") | src_span(ATTN_TILE, r"void load_tile_async\(", r"^}")
                  | src_span(ATTN_TILE, r"void load_rows_tile_async\(", r"^}"))
@@ -1672,6 +1673,9 @@ def prefill_model(inst, shape):
                                   lambda i: i["op"].startswith("STS"))
         if l["line"] in blocks_ok:  # the block-table check, context mode only
             per = (nb + g["threads"] - 1) // g["threads"] if context else 0
+            return anchored_trips(insts, l, per, lambda i: i["op"].startswith("LDG.E"))
+        if l["line"] in order_ok:  # the earlier sequences' ends (rows in order): the batch's last sequence's
+            per = (max(shape["batch"] - 2, 0) + g["threads"] - 1) // g["threads"]
             return anchored_trips(insts, l, per, lambda i: i["op"].startswith("LDG.E"))
         if l["line"] in store_loop:  # output rows: 16 rows x head/8 groups per warp over 32 lanes
             return anchored_trips(insts, l, g["wm"] * (shape["head"] // 8) // 32,

@@ -223,6 +223,19 @@ plant prefill-edge-tile-misses-the-far-side cuda/prefill/prefill_kernel.cuh \
 plant prefill-far-key-one-late cuda/prefill/prefill_kernel.cuh \
     '(int)min((int64_t)qpos_lo + window - 1, (int64_t)INT_MAX)' '(int)min((int64_t)qpos_lo + window, (int64_t)INT_MAX)' \
     test_prefill 'prefill_gpu/noncausal_window_wider_than_a_cta'
+# Rows that start before an earlier sequence's end (2026-12-06, thirteenth session): the shared
+# check blind to it, the Hopper producers' verdict without it, the f32 kernel checking it in context
+# mode only.
+plant prefill-rows-overlap-unchecked cuda/prefill/prefill_kernel.cuh \
+    'bad |= p.cu_q[i] > q0;' 'bad |= p.cu_q[i] > q0 + 1000;' \
+    test_prefill 'prefill_gpu/bad_device_data_skips_the_sequence'
+plant hopper-rows-overlap-unchecked cuda/prefill/prefill_wgmma.cuh \
+    'int bad = pa_prefill::order_bad_share<128>(p, s, sq.q0);' 'int bad = 0;' \
+    test_prefill 'prefill_hopper/persistent_cta_skips_bad_sequences'
+plant prefill-f32-prompt-rows-overlap-unchecked cuda/prefill/prefill_f32.cu \
+    'if (!pa_prefill::seq_ok<kWarps * 32>(p, s, sq))' \
+    'if (p.mode == PA_PREFILL_MODE_CONTEXT && !pa_prefill::seq_ok<kWarps * 32>(p, s, sq))' \
+    test_prefill 'prefill_gpu/prompt_overlapping_sequences_are_skipped'
 # The Hopper kernel's non-causal forms (2026-12-06, eleventh session): ALiBi's causal slope, the window's
 # near side alone on the general path, and the folded edge mask's far side at the segment's end.
 plant hopper-noncausal-alibi-signed cuda/prefill/prefill_wgmma.cuh \

@@ -37,8 +37,7 @@ __global__ void __launch_bounds__(kWarps * 32, 4) prefill_f32_kernel(const pa_pr
     const int tok0 = blockIdx.x * kWarps;
     if (tok0 >= sq.q_len)
         return;
-    const bool context = p.mode == PA_PREFILL_MODE_CONTEXT;
-    if (context && !pa_prefill::blocks_ok<kWarps * 32>(p, s, sq.n_cache))
+    if (!pa_prefill::seq_ok<kWarps * 32>(p, s, sq))
         return;
     const int tok = tok0 + warp;
     if (tok >= sq.q_len)

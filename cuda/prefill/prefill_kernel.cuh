@@ -427,10 +427,25 @@ __device__ __forceinline__ int blocks_bad_share(const pa_prefill_kparams &p, int
     }
     return bad;
 }
-// Every context block id of the sequence in range (checked by the whole CTA,
-// so all CTAs of a sequence agree on skipping it).
-template <int THREADS> __device__ __forceinline__ bool blocks_ok(const pa_prefill_kparams &p, int s, int n_cache) {
-    return !__syncthreads_or(blocks_bad_share<THREADS>(p, s, n_cache));
+// Nonzero in some thread of the THREADS when an earlier sequence's query rows
+// end past this one's first row q0 (prefill.h: start locations out of order),
+// where the two would write rows in common. The ragged planner's rule: a
+// sequence runs only when q0 is at least every earlier end cu_q[1..s-1],
+// skipped sequences' ends included, so no two sequences write one row.
+template <int THREADS> __device__ __forceinline__ int order_bad_share(const pa_prefill_kparams &p, int s, int q0) {
+    int bad = 0;
+    for (int i = threadIdx.x + 1; i < s; i += THREADS)
+        bad |= p.cu_q[i] > q0;
+    return bad;
+}
+// The sequence's rows come after every earlier sequence's and, in context
+// mode, every context block id is in range (checked by the whole CTA, so all
+// CTAs of a sequence agree on skipping it).
+template <int THREADS> __device__ __forceinline__ bool seq_ok(const pa_prefill_kparams &p, int s, const Seq &q) {
+    int bad = order_bad_share<THREADS>(p, s, q.q0);
+    if (p.mode == PA_PREFILL_MODE_CONTEXT)
+        bad |= blocks_bad_share<THREADS>(p, s, q.n_cache);
+    return !__syncthreads_or(bad);
 }
 
 template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {
@@ -461,7 +476,7 @@ template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_ke
     const int rows = sq.q_len * group;
     if (m0 >= rows)
         return;
-    if (p.mode == PA_PREFILL_MODE_CONTEXT && !blocks_ok<C::kThreads>(p, s, sq.n_cache))
+    if (!seq_ok<C::kThreads>(p, s, sq))
         return;
 
     const int hs = p.head_size;

@@ -822,27 +822,29 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             auto tile_end = [&](int t) { return t < nt_c ? c_end : k_end; };
 
             // The item's start: once the consumers are done with the last
-            // item's Q, the block ids are checked (context mode: a bad one
-            // skips the item, as it skipped the CTA of the old grid), thread 0
-            // publishes the verdict and the 16-bit paths copy Q. bar_q's phase
-            // nq completes when Q has landed and the verdict is written. The
-            // check's barrier also tells every producer thread that all are
-            // done with the last item's staging buffers (the FP8 path's raw V
-            // is read across threads; that path is context mode only).
+            // item's Q, its rows' order and (context mode) its block ids are
+            // checked (a bad one skips the item, as it skips the CTA of the
+            // mma.sync grid), thread 0 publishes the verdict and the 16-bit
+            // paths copy Q. bar_q's phase nq completes when Q has landed and
+            // the verdict is written. The check's barrier also tells every
+            // producer thread that all are done with the last item's staging
+            // buffers (the FP8 path's raw V is read across threads; that path
+            // is context mode only).
             if (nq > 0)
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);
-            bool ok = true;
-            if (p.mode == PA_PREFILL_MODE_CONTEXT) {
-                int bad = pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache);
+            // pa_prefill::seq_ok over the producers: the item's rows after every
+            // earlier sequence's and (context mode) its block ids in range.
+            int bad = pa_prefill::order_bad_share<128>(p, s, sq.q0);
+            if (p.mode == PA_PREFILL_MODE_CONTEXT)
+                bad |= pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache);
 #pragma unroll
-                for (int o = 16; o > 0; o >>= 1)
-                    bad |= __shfl_xor_sync(0xffffffffu, bad, o);
-                if (lane == 0)
-                    bad_w[nq & 1][w] = bad;
-                pa::ptx::named_sync(1, 128);
-                const int *bw = bad_w[nq & 1];
-                ok = !(bw[0] | bw[1] | bw[2] | bw[3]);
-            }
+            for (int o = 16; o > 0; o >>= 1)
+                bad |= __shfl_xor_sync(0xffffffffu, bad, o);
+            if (lane == 0)
+                bad_w[nq & 1][w] = bad;
+            pa::ptx::named_sync(1, 128);
+            const int *bw = bad_w[nq & 1];
+            const bool ok = !(bw[0] | bw[1] | bw[2] | bw[3]);
             if (!H::kF8 && ok && n_tiles > 0) {
                 const int r = 32 * w + lane, gr = m0 + r;
                 int64_t off = -1;
@@ -1132,8 +1134,8 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
             break;
         if (!item_at<BM, BN>(p, item, n_items, m_tiles, it))
             continue;
-        // The producer's verdict on the item's block ids (and, on the 16-bit
-        // paths, its Q) is in once bar_q's phase nq completes.
+        // The producer's verdict on the item's rows and block ids (and, on
+        // the 16-bit paths, its Q) is in once bar_q's phase nq completes.
         pa::ptx::mbar_wait(&bar_q, nq & 1);
         const bool item_good = item_ok[nq & 1] != 0;
         nq++;

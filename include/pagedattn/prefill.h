@@ -51,7 +51,10 @@
  * the grid. A sequence whose device data break those bounds (a q_len above
  * max_query_len or seq_len, start locations out of order or past the token
  * count, a block id outside the cache) is skipped: its output rows are not
- * written. The CPU references read the same data on the host and reject it.
+ * written. Out of order includes rows that start before an earlier
+ * sequence's rows end (query_start_loc or cu_seqlens_q below an earlier entry,
+ * as in ragged.h), so no two sequences write one row. The CPU references read
+ * the same data on the host and reject it.
  */
 #ifndef PAGEDATTN_PREFILL_H
 #define PAGEDATTN_PREFILL_H

@@ -1143,60 +1143,79 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
 
 /* Device data that breaks the host bounds: the sequence is skipped (its rows
  * stay as they were), the others are computed, nothing is read out of bounds
- * (run under compute-sanitizer memcheck). */
-static void bad_device_data_cases(void) {
+ * (run under compute-sanitizer memcheck). Case 3: query_start_loc {0, 20, 15,
+ * 34}, sequence 1 running backwards and sequence 2, valid on its own, starting
+ * inside sequence 0's rows: prefill.h skips both (no two sequences write one
+ * row, the ragged planner's rule); the kernels ran sequence 2, whose rows 15..19
+ * then held either sequence's values. dt: the query and cache dtype (f32: the
+ * f32 kernel). */
+static void bad_device_data_case(int v, pa_dtype dt) {
     const int ql[3] = {20, 5, 9}, cl[3] = {30, 8, 40};
-    for (int v = 0; v < 3; v++) {
-        ctx_case c = {.seed = 9000u + v,
-                      .layout = PA_LAYOUT_VLLM,
-                      .qd = PA_DTYPE_F16,
-                      .cd = PA_DTYPE_F16,
-                      .seqs = 3,
-                      .heads = 4,
-                      .kv_heads = 4,
-                      .hs = 64,
-                      .bs = 16,
-                      .ql = ql,
-                      .cl = cl};
-        pa_context_problem *pr = make_ctx(&c);
-        /* reference of the good sequences first (sequence 1 is the bad one) */
-        const int good[2] = {0, 2};
-        ref_context_parallel(&pr->p, good, 2);
-        if (v == 0)
-            pr->seq_lens[1] = 3; /* q_len 5 > seq_len */
-        else if (v == 1)
-            pr->block_tables[1 * pr->p.block_table_stride] = pr->p.kv.num_blocks + 7; /* block id out of range */
-        else
-            pr->seq_lens[1] = pr->p.max_seq_len + 100; /* beyond the host bound */
-        dev_ctx d;
-        dev_ctx_make(&d, pr);
-        const size_t nl = (size_t)4 * (size_t)pr->p.num_tokens;
-        float *lse = pa_test_nan_floats(nl);
-        d.p.lse = up(&d, lse, sizeof(float) * nl);
-        cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
-        void *got = malloc(pr->out_elems * 2);
-        pa_test_dev_sync();
-        pa_test_dev_download(got, d.p.out, pr->out_elems * 2);
-        pa_test_dev_download(lse, d.p.lse, sizeof(float) * nl);
-        for (int h = 0; h < 4; h++)
-            for (int t = 0; t < pr->p.num_tokens; t++)
-                CHK(isnan(lse[(size_t)h * pr->p.num_tokens + t]) == (t >= pr->qsl[1] && t < pr->qsl[2]),
-                    "case %d: lse of head %d token %d: %g (only the skipped sequence's stay unwritten)", v, h, t,
-                    lse[(size_t)h * pr->p.num_tokens + t]);
-        free(lse);
-        const size_t row = 4 * 64;
-        compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, pr->qsl[0], pr->qsl[1], "seq 0");
-        compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, pr->qsl[2], pr->qsl[3], "seq 2");
-        for (size_t e = (size_t)pr->qsl[1] * row; e < (size_t)pr->qsl[2] * row; e++)
-            CHK(isnan(pa_load_as_float(PA_DTYPE_F16, got, e)), "case %d: skipped sequence written at %zu", v, e);
-        free(got);
-        dev_ctx_free(&d);
-        pa_context_problem_free(pr);
-    }
+    ctx_case c = {.seed = 9000u + v,
+                  .layout = PA_LAYOUT_VLLM,
+                  .qd = dt,
+                  .cd = dt,
+                  .seqs = 3,
+                  .heads = 4,
+                  .kv_heads = 4,
+                  .hs = 64,
+                  .bs = 16,
+                  .ql = ql,
+                  .cl = cl};
+    pa_context_problem *pr = make_ctx(&c);
+    /* reference of the good sequences first (sequence 1 is the bad one) */
+    const int good[2] = {0, 2};
+    ref_context_parallel(&pr->p, good, 2);
+    /* rows [bad0, bad1) stay unwritten: sequence 1's, and in case 3 sequence 2's */
+    const int bad0 = pr->qsl[1], bad1 = v == 3 ? pr->qsl[3] : pr->qsl[2];
+    if (v == 0)
+        pr->seq_lens[1] = 3; /* q_len 5 > seq_len */
+    else if (v == 1)
+        pr->block_tables[1 * pr->p.block_table_stride] = pr->p.kv.num_blocks + 7; /* block id out of range */
+    else if (v == 2)
+        pr->seq_lens[1] = pr->p.max_seq_len + 100; /* beyond the host bound */
+    else
+        pr->qsl[2] = 15; /* sequence 2: 19 rows (max_query_len 20), seq_len 49, from row 15 */
+    for (size_t e = (size_t)bad0 * 4 * 64; e < (size_t)bad1 * 4 * 64; e++)
+        pa_store_from_float(dt, pr->out, e,
+                            NAN); /* the output the device starts from (case 3: not sequence 2's reference) */
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    const size_t nl = (size_t)4 * (size_t)pr->p.num_tokens, es = pa_dtype_size(dt);
+    float *lse = pa_test_nan_floats(nl);
+    d.p.lse = up(&d, lse, sizeof(float) * nl);
+    cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+    void *got = malloc(pr->out_elems * es);
+    pa_test_dev_sync();
+    pa_test_dev_download(got, d.p.out, pr->out_elems * es);
+    pa_test_dev_download(lse, d.p.lse, sizeof(float) * nl);
+    for (int h = 0; h < 4; h++)
+        for (int t = 0; t < pr->p.num_tokens; t++)
+            CHK(isnan(lse[(size_t)h * pr->p.num_tokens + t]) == (t >= bad0 && t < bad1),
+                "case %d %s: lse of head %d token %d: %g (only the skipped sequences' stay unwritten)", v,
+                pa_dtype_name(dt), h, t, lse[(size_t)h * pr->p.num_tokens + t]);
+    free(lse);
+    const size_t row = 4 * 64;
+    compare_rows(got, pr->out, dt, dt, row, pr->qsl[0], pr->qsl[1], "seq 0");
+    if (v != 3)
+        compare_rows(got, pr->out, dt, dt, row, pr->qsl[2], pr->qsl[3], "seq 2");
+    for (size_t e = (size_t)bad0 * row; e < (size_t)bad1 * row; e++)
+        CHK(isnan(pa_load_as_float(dt, got, e)), "case %d %s: skipped sequence written at %zu", v, pa_dtype_name(dt),
+            e);
+    free(got);
+    dev_ctx_free(&d);
+    pa_context_problem_free(pr);
+}
+/* The 16-bit cases (4 launches), and case 3 on the f32 kernel where f32 is on. */
+static void bad_device_data_cases(int with_f32) {
+    for (int v = 0; v < 4; v++)
+        bad_device_data_case(v, PA_DTYPE_F16);
+    if (with_f32)
+        bad_device_data_case(3, PA_DTYPE_F32);
 }
 Test(prefill_gpu, bad_device_data_skips_the_sequence) {
     PA_SKIP_WITHOUT_GPU();
-    bad_device_data_cases();
+    bad_device_data_cases(1);
 }
 
 /* Blocks of nearly 2^31 tokens (any positive block size is allowed): the
@@ -1338,6 +1357,73 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
         pa_test_dev_free((void *)d.alibi_slopes);
     if (d.sinks)
         pa_test_dev_free((void *)d.sinks);
+}
+
+/* Prompt attention over query rows that overlap (cu_seqlens_q {0, 20, 15, 34},
+ * self-attention, so the keys' too): sequence 1 runs backwards and sequence 2,
+ * valid on its own, starts inside sequence 0's rows. prefill.h skips both (no
+ * two sequences write one row); sequence 0 is computed. The kernels ran
+ * sequence 2 over rows 15..33. On mma.sync, the Hopper kernel where it runs
+ * and the f32 kernel. */
+Test(prefill_gpu, prompt_overlapping_sequences_are_skipped) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {20, 5, 9};
+    for (int k = 0; k < 3; k++) {
+        if (k == 1 && !pa_prefill_hopper_available())
+            continue;
+        const pa_dtype dt = k == 2 ? PA_DTYPE_F32 : PA_DTYPE_F16;
+        cr_assert_eq(pa_set_prefill_path(k == 1 ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        const long before = pa_prefill_hopper_launches();
+        pa_prompt_problem_cfg c = {.seed = 9200u + (uint64_t)k,
+                                   .dtype = dt,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 3,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 2,
+                                   .head_size = 64,
+                                   .q_lens = ql};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        pa_prompt_attention_params *h = &pr->p;
+        const size_t es = pa_dtype_size(dt), row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
+        cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error()); /* pr->out */
+        float *lse = pa_test_nan_floats(4 * nt);
+        void *got = malloc(nt * row * es);
+        for (size_t e = 0; e < nt * row; e++)
+            pa_store_from_float(dt, got, e, NAN);
+        int32_t cu[4];
+        memcpy(cu, pr->cu_q, sizeof cu);
+        cu[2] = 15;
+        pa_prompt_attention_params d = *h;
+        d.out = pa_test_dev_upload(got, nt * row * es);
+        d.query = pa_test_dev_upload(pr->q, pr->q_elems * es);
+        d.key = pa_test_dev_upload(pr->k, pr->k_elems * es);
+        d.value = pa_test_dev_upload(pr->v, pr->k_elems * es);
+        d.cu_seqlens_q = pa_test_dev_upload(cu, sizeof cu);
+        d.lse = pa_test_dev_upload(lse, sizeof(float) * 4 * nt);
+        cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
+        pa_test_dev_sync();
+        pa_test_dev_download(got, d.out, nt * row * es);
+        pa_test_dev_download(lse, d.lse, sizeof(float) * 4 * nt);
+        char what[64];
+        snprintf(what, sizeof what, "overlapping prompts, %s, path %d", pa_dtype_name(dt), k);
+        compare_rows(got, pr->out, dt, dt, row, 0, 20, what);
+        for (size_t e = 20 * row; e < nt * row; e++)
+            CHK(isnan(pa_load_as_float(dt, got, e)), "%s: a skipped sequence's row %zu written", what, e / row);
+        for (size_t i = 0; i < 4 * nt; i++)
+            CHK(isnan(lse[i]) == (i % nt >= 20), "%s: lse of head %zu row %zu: %g", what, i / nt, i % nt, lse[i]);
+        cr_assert_eq(pa_prefill_hopper_launches() - before, k == 1, "%s: the Hopper kernel ran %ld times", what,
+                     pa_prefill_hopper_launches() - before);
+        free(lse);
+        free(got);
+        pa_test_dev_free(d.out);
+        pa_test_dev_free((void *)d.query);
+        pa_test_dev_free((void *)d.key);
+        pa_test_dev_free((void *)d.value);
+        pa_test_dev_free((void *)d.cu_seqlens_q);
+        pa_test_dev_free(d.lse);
+        pa_prompt_problem_free(pr);
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
 
 /* Decoder (causal), encoder, encoder-only and cross-attention, lengths that are
@@ -2497,17 +2583,19 @@ Test(prefill_hopper, persistent_ctas) {
     hopper_end(before, n);
 }
 
-/* prefill_gpu/bad_device_data_skips_the_sequence on one persistent CTA: the
- * bad sequence's items (lengths refused by every role, or a block id the
- * producer finds out of range and reports through the item's verdict) are
- * skipped, and the good sequences' items before and after them computed. */
+/* prefill_gpu/bad_device_data_skips_the_sequence on the Hopper kernel, one
+ * CTA an item and one persistent CTA: the bad sequence's items (lengths refused
+ * by every role, or a block id or rows overlapping an earlier sequence's, which
+ * the producers find and report through the item's verdict) are skipped, and
+ * the good sequences' items before and after them computed. */
 Test(prefill_hopper, persistent_cta_skips_bad_sequences) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
+    bad_device_data_cases(0);
     set_persistent(1);
-    bad_device_data_cases();
+    bad_device_data_cases(0);
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
-    hopper_end(before, 3);
+    hopper_end(before, 8);
 }
 
 /* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles
