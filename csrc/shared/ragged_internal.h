@@ -62,7 +62,9 @@ typedef struct pa_rg_merge {
 #define PA_RG_HD static inline
 #endif
 
-PA_RG_HD int32_t pa_rg_cdiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
+/* ceil(a / b) for b > 0, without forming a + b - 1 (kv_split_tokens may be as
+ * large as INT32_MAX - 63, where it overflowed). */
+PA_RG_HD int32_t pa_rg_cdiv(int32_t a, int32_t b) { return a > 0 ? (a - 1) / b + 1 : 0; }
 PA_RG_HD int32_t pa_rg_min(int32_t a, int32_t b) { return a < b ? a : b; }
 PA_RG_HD int32_t pa_rg_max(int32_t a, int32_t b) { return a > b ? a : b; }
 

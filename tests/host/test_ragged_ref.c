@@ -1293,6 +1293,23 @@ Test(ragged_plan, random_batches_cover_and_fit) {
     }
 }
 
+/* kv_split_tokens up to INT32_MAX - 63 (any positive multiple of 64 is
+ * valid): the planner counted chunks as (span + split - 1) / split in int32,
+ * a signed overflow there (UBSan, in the ASan build, halts on it). Each
+ * sequence's keys are one chunk: no merge. */
+Test(ragged_plan, split_tokens_near_int32_max) {
+    int32_t kv[2] = {100, 5000}, cu[3] = {0, 1, 40};
+    pa_ragged_params p = plan_params(2, 40, 8, 2, 16, 400, 0, 0.0f, INT32_MAX - 63);
+    plan_out o;
+    plan(&p, kv, cu, 2, &o);
+    check_plan(&p, kv, cu, 2, &o);
+    CHK_EQ(o.tot.merges, 0, "one chunk a sequence: no merge, got %lld", (long long)o.tot.merges);
+    for (int64_t i = 0; i < o.tot.items; i++)
+        CHK(o.items[i].k_lo == 0 && o.items[i].part < 0, "item %lld: keys from %d, partial rows at %d", (long long)i,
+            o.items[i].k_lo, o.items[i].part);
+    plan_free(&o);
+}
+
 /* The worst batches the bound was derived for: every sequence a decode at the
  * longest context, or a small prefill chunk splitting the most. */
 Test(ragged_plan, adversarial_batches_fit_the_bound) {
