@@ -484,6 +484,49 @@ def test_cupy_arrays_off_the_current_device(monkeypatch):
     assert _tensor.stream_handle("op", views, 77) == 77
 
 
+def test_torch_small_values_refused_during_graph_capture(monkeypatch):
+    """small_array's torch branch: values given as Python numbers (a float k_scale, say) reach a
+    CUDA device by a pinned, non-blocking copy, which a captured CUDA graph's replays would not
+    repeat, so during capture it refuses, naming the values, before any copy; off CUDA it copies
+    plainly. A stand-in torch module: CI has no torch (test_gpu.py runs the real one)."""
+    import types
+    from pagedattn import _tensor
+
+    calls = []
+
+    class Host:
+        def __init__(self, values, dtype):
+            self.values, self.dtype = values, dtype
+
+        def pin_memory(self):
+            calls.append("pin")
+            return self
+
+        def to(self, device, non_blocking=False):
+            calls.append(("to", device.type, non_blocking))
+            return ("on", device.type, self.dtype, self.values)
+
+    state = {"capturing": True}
+    cuda = types.SimpleNamespace(is_current_stream_capturing=lambda: state["capturing"])
+    fake = types.SimpleNamespace(tensor=lambda v, dtype: Host(v, dtype), float32="f32", int32="i32", cuda=cuda)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    Tensor = type("Tensor", (), {"__module__": "torch"})
+    on_gpu, on_cpu = Tensor(), Tensor()
+    on_gpu.device, on_cpu.device = types.SimpleNamespace(type="cuda"), types.SimpleNamespace(type="cpu")
+
+    with pytest.raises(ValueError, match=r"^k_scale is copied to the GPU at each call, which a CUDA graph's "
+                                         r"replays would not repeat: pass a tensor on the device when capturing$"):
+        _tensor.small_array(on_gpu, [0.5], "float32", "k_scale")
+    assert calls == []
+    state["capturing"] = False
+    assert _tensor.small_array(on_gpu, [0.5, 2.0], "float32", "k_scale") == ("on", "cuda", "f32", [0.5, 2.0])
+    assert calls == ["pin", ("to", "cuda", True)]
+    calls.clear()
+    state["capturing"] = True  # (a CPU tensor is never captured: no refusal)
+    assert _tensor.small_array(on_cpu, [3], "int32", "lengths") == ("on", "cpu", "i32", [3])
+    assert calls == [("to", "cpu", False)]
+
+
 # ---- audit fixes: strides, block tables, None, devices, int32 ---------------------------------------------
 
 
