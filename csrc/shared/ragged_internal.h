@@ -239,7 +239,7 @@ PA_RG_HD void pa_rg_tile_item(const pa_rg_seq_plan *sp, const pa_rg_seq_args *a,
     if (nc > 1) {
         const int32_t c_lo = sp->span_lo + c * sp->chunk;
         it->k_lo = pa_rg_max(lo, c_lo);
-        it->k_hi = pa_rg_min(hi, c_lo + sp->chunk);
+        it->k_hi = hi - c_lo <= sp->chunk ? hi : c_lo + sp->chunk; /* (c_lo + chunk may pass INT32_MAX) */
         it->merge = merge_base + kvh;
         it->part = part_base + (kvh * nc + (c - j0)) * nrows;
         *merge_first = c == j0;

@@ -52,9 +52,10 @@
  * max_query_len or seq_len, start locations out of order or past the token
  * count, a block id outside the cache) is skipped: its output rows are not
  * written. Out of order includes rows that start before an earlier
- * sequence's rows end (query_start_loc or cu_seqlens_q below an earlier entry,
- * as in ragged.h), so no two sequences write one row. The CPU references read
- * the same data on the host and reject it.
+ * sequence's rows end (query_start_loc[s] or cu_seqlens_q[s] below entry i
+ * for some 0 < i < s, a skipped sequence's end too, as in ragged.h), so no two
+ * sequences write one row. The CPU references read the same data on the host
+ * and reject it.
  */
 #ifndef PAGEDATTN_PREFILL_H
 #define PAGEDATTN_PREFILL_H

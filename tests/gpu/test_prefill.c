@@ -1147,38 +1147,44 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
  * 34}, sequence 1 running backwards and sequence 2, valid on its own, starting
  * inside sequence 0's rows: prefill.h skips both (no two sequences write one
  * row, the ragged planner's rule); the kernels ran sequence 2, whose rows 15..19
- * then held either sequence's values. dt: the query and cache dtype (f32: the
- * f32 kernel). */
+ * then held either sequence's values. Case 4, four sequences: {0, 20, 30, 25,
+ * 40}, sequence 1 skipped for a bad block id, sequence 2 running backwards and
+ * sequence 3 starting inside sequence 1's rows: a skipped sequence's end counts
+ * too (the ragged planner's rule), so sequence 3 is skipped. dt: the query and
+ * cache dtype (f32: the f32 kernel). */
 static void bad_device_data_case(int v, pa_dtype dt) {
-    const int ql[3] = {20, 5, 9}, cl[3] = {30, 8, 40};
+    const int ql[4] = {20, 5, 9, 15}, cl[4] = {30, 8, 40, 20};
+    const int ql4[4] = {20, 10, 5, 15};
     ctx_case c = {.seed = 9000u + v,
                   .layout = PA_LAYOUT_VLLM,
                   .qd = dt,
                   .cd = dt,
-                  .seqs = 3,
+                  .seqs = v == 4 ? 4 : 3,
                   .heads = 4,
                   .kv_heads = 4,
                   .hs = 64,
                   .bs = 16,
-                  .ql = ql,
+                  .ql = v == 4 ? ql4 : ql,
                   .cl = cl};
     pa_context_problem *pr = make_ctx(&c);
     /* reference of the good sequences first (sequence 1 is the bad one) */
     const int good[2] = {0, 2};
-    ref_context_parallel(&pr->p, good, 2);
-    /* rows [bad0, bad1) stay unwritten: sequence 1's, and in case 3 sequence 2's */
-    const int bad0 = pr->qsl[1], bad1 = v == 3 ? pr->qsl[3] : pr->qsl[2];
+    ref_context_parallel(&pr->p, good, v == 4 ? 1 : 2);
+    /* rows [bad0, bad1) stay unwritten: sequence 1's, in case 3 sequence 2's, in case 4 all past sequence 0's */
+    const int bad0 = pr->qsl[1], bad1 = v == 4 ? pr->p.num_tokens : v == 3 ? pr->qsl[3] : pr->qsl[2];
     if (v == 0)
         pr->seq_lens[1] = 3; /* q_len 5 > seq_len */
-    else if (v == 1)
+    else if (v == 1 || v == 4)
         pr->block_tables[1 * pr->p.block_table_stride] = pr->p.kv.num_blocks + 7; /* block id out of range */
     else if (v == 2)
         pr->seq_lens[1] = pr->p.max_seq_len + 100; /* beyond the host bound */
     else
         pr->qsl[2] = 15; /* sequence 2: 19 rows (max_query_len 20), seq_len 49, from row 15 */
+    if (v == 4)
+        pr->qsl[3] = 25, pr->qsl[4] = 40; /* sequence 3: 15 rows from row 25 (seq_len 35), inside sequence 1's */
+    /* the output the device starts from (cases 3 and 4: not the skipped sequences' reference) */
     for (size_t e = (size_t)bad0 * 4 * 64; e < (size_t)bad1 * 4 * 64; e++)
-        pa_store_from_float(dt, pr->out, e,
-                            NAN); /* the output the device starts from (case 3: not sequence 2's reference) */
+        pa_store_from_float(dt, pr->out, e, NAN);
     dev_ctx d;
     dev_ctx_make(&d, pr);
     const size_t nl = (size_t)4 * (size_t)pr->p.num_tokens, es = pa_dtype_size(dt);
@@ -1197,7 +1203,7 @@ static void bad_device_data_case(int v, pa_dtype dt) {
     free(lse);
     const size_t row = 4 * 64;
     compare_rows(got, pr->out, dt, dt, row, pr->qsl[0], pr->qsl[1], "seq 0");
-    if (v != 3)
+    if (v < 3)
         compare_rows(got, pr->out, dt, dt, row, pr->qsl[2], pr->qsl[3], "seq 2");
     for (size_t e = (size_t)bad0 * row; e < (size_t)bad1 * row; e++)
         CHK(isnan(pa_load_as_float(dt, got, e)), "case %d %s: skipped sequence written at %zu", v, pa_dtype_name(dt),
@@ -1206,12 +1212,14 @@ static void bad_device_data_case(int v, pa_dtype dt) {
     dev_ctx_free(&d);
     pa_context_problem_free(pr);
 }
-/* The 16-bit cases (4 launches), and case 3 on the f32 kernel where f32 is on. */
+/* The 16-bit cases (5 launches), and cases 3 and 4 on the f32 kernel where f32 is on. */
 static void bad_device_data_cases(int with_f32) {
-    for (int v = 0; v < 4; v++)
+    for (int v = 0; v < 5; v++)
         bad_device_data_case(v, PA_DTYPE_F16);
-    if (with_f32)
+    if (with_f32) {
         bad_device_data_case(3, PA_DTYPE_F32);
+        bad_device_data_case(4, PA_DTYPE_F32);
+    }
 }
 Test(prefill_gpu, bad_device_data_skips_the_sequence) {
     PA_SKIP_WITHOUT_GPU();
@@ -2595,7 +2603,7 @@ Test(prefill_hopper, persistent_cta_skips_bad_sequences) {
     set_persistent(1);
     bad_device_data_cases(0);
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
-    hopper_end(before, 8);
+    hopper_end(before, 10);
 }
 
 /* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles

@@ -1296,7 +1296,10 @@ Test(ragged_plan, random_batches_cover_and_fit) {
 /* kv_split_tokens up to INT32_MAX - 63 (any positive multiple of 64 is
  * valid): the planner counted chunks as (span + split - 1) / split in int32,
  * a signed overflow there (UBSan, in the ASan build, halts on it). Each
- * sequence's keys are one chunk: no merge. */
+ * sequence's keys are one chunk: no merge. Then a split of 2^30 + 64 over a
+ * decode of 2^30 + 200 keys: two chunks, the second's end formed as its start
+ * plus the split, past INT32_MAX (wrapped, the chunk was empty and its keys
+ * dropped from the merge); it ends at the sequence's last key. */
 Test(ragged_plan, split_tokens_near_int32_max) {
     int32_t kv[2] = {100, 5000}, cu[3] = {0, 1, 40};
     pa_ragged_params p = plan_params(2, 40, 8, 2, 16, 400, 0, 0.0f, INT32_MAX - 63);
@@ -1307,6 +1310,19 @@ Test(ragged_plan, split_tokens_near_int32_max) {
     for (int64_t i = 0; i < o.tot.items; i++)
         CHK(o.items[i].k_lo == 0 && o.items[i].part < 0, "item %lld: keys from %d, partial rows at %d", (long long)i,
             o.items[i].k_lo, o.items[i].part);
+    plan_free(&o);
+
+    const int32_t split = (1 << 30) + 64, big = (1 << 30) + 200;
+    int32_t kv2[1] = {big}, cu2[2] = {0, 1};
+    p = plan_params(1, 1, 8, 2, 256, big / 256 + 1, 0, 0.0f, split);
+    plan(&p, kv2, cu2, 1, &o);
+    check_plan(&p, kv2, cu2, 1, &o);
+    CHK_EQ(o.tot.items, 4, "2 KV heads x 2 chunks, got %lld items", (long long)o.tot.items);
+    for (int64_t i = 0; i < o.tot.items; i++) {
+        const int second = o.items[i].k_lo > 0;
+        CHK(o.items[i].k_lo == (second ? split : 0) && o.items[i].k_hi == (second ? big : split),
+            "item %lld: keys %d..%d", (long long)i, o.items[i].k_lo, o.items[i].k_hi);
+    }
     plan_free(&o);
 }
 
