@@ -1545,8 +1545,9 @@ static void fuzz_common_metadata(reader *r) {
                     FUZZ_CHECK(kv0 == 0 && nk == 0 && len == 0);
                     continue;
                 }
-                FUZZ_CHECK(len >= 1 && len <= b.block_size && kv0 % b.block_size + len <= b.block_size);
-                FUZZ_CHECK(nk == covered && kv0 == slots[nk] && kv0 + len - 1 == slots[nk + len - 1]);
+                /* (in 64 bits: a block of nearly 2^31 slots) */
+                FUZZ_CHECK(len >= 1 && len <= b.block_size && (int64_t)(kv0 % b.block_size) + len <= b.block_size);
+                FUZZ_CHECK(nk == covered && kv0 == slots[nk] && (int64_t)kv0 + len - 1 == slots[nk + len - 1]);
                 covered += len;
             }
             FUZZ_CHECK(covered == c.num_actual_tokens);
