@@ -230,7 +230,8 @@ plant prefill-rows-overlap-unchecked cuda/prefill/prefill_kernel.cuh \
     'bad |= p.cu_q[i] > q0;' 'bad |= p.cu_q[i] > q0 + 1000;' \
     test_prefill 'prefill_gpu/bad_device_data_skips_the_sequence'
 plant hopper-rows-overlap-unchecked cuda/prefill/prefill_wgmma.cuh \
-    'int bad = pa_prefill::order_bad_share<128>(p, s, sq.q0);' 'int bad = 0;' \
+    'int bad = pa_prefill::seq_bad_share<128>(p, s, sq);' \
+    'int bad = p.mode == PA_PREFILL_MODE_CONTEXT ? pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache) : 0;' \
     test_prefill 'prefill_hopper/persistent_cta_skips_bad_sequences'
 plant prefill-f32-prompt-rows-overlap-unchecked cuda/prefill/prefill_f32.cu \
     'if (!pa_prefill::seq_ok<kWarps * 32>(p, s, sq))' \

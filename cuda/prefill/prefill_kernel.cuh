@@ -438,14 +438,19 @@ template <int THREADS> __device__ __forceinline__ int order_bad_share(const pa_p
         bad |= p.cu_q[i] > q0;
     return bad;
 }
-// The sequence's rows come after every earlier sequence's and, in context
-// mode, every context block id is in range (checked by the whole CTA, so all
-// CTAs of a sequence agree on skipping it).
-template <int THREADS> __device__ __forceinline__ bool seq_ok(const pa_prefill_kparams &p, int s, const Seq &q) {
+// Nonzero in some thread of the THREADS unless the sequence's rows come after
+// every earlier sequence's and, in context mode, every context block id is in
+// range (the Hopper kernel's producers reduce it themselves).
+template <int THREADS> __device__ __forceinline__ int seq_bad_share(const pa_prefill_kparams &p, int s, const Seq &q) {
     int bad = order_bad_share<THREADS>(p, s, q.q0);
     if (p.mode == PA_PREFILL_MODE_CONTEXT)
         bad |= blocks_bad_share<THREADS>(p, s, q.n_cache);
-    return !__syncthreads_or(bad);
+    return bad;
+}
+// seq_bad_share over the whole CTA, so all CTAs of a sequence agree on
+// skipping it.
+template <int THREADS> __device__ __forceinline__ bool seq_ok(const pa_prefill_kparams &p, int s, const Seq &q) {
+    return !__syncthreads_or(seq_bad_share<THREADS>(p, s, q));
 }
 
 template <class C> __global__ void __launch_bounds__(C::kThreads) prefill_mma_kernel(const pa_prefill_kparams p) {

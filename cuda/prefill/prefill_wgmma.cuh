@@ -834,9 +834,7 @@ __global__ void __launch_bounds__(384, 1) prefill_wgmma_kernel(const pa_prefill_
                 pa::ptx::mbar_wait(&bar_q_empty, (nq - 1) & 1);
             // pa_prefill::seq_ok over the producers: the item's rows after every
             // earlier sequence's and (context mode) its block ids in range.
-            int bad = pa_prefill::order_bad_share<128>(p, s, sq.q0);
-            if (p.mode == PA_PREFILL_MODE_CONTEXT)
-                bad |= pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache);
+            int bad = pa_prefill::seq_bad_share<128>(p, s, sq);
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1)
                 bad |= __shfl_xor_sync(0xffffffffu, bad, o);
