@@ -34,6 +34,7 @@
 #include <array>
 #include <map>
 #include <random>
+#include <string>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -75,6 +76,70 @@ __attribute__((weak)) void pa_prof_segment_end(int warp);
 // access aborts, as the interpreter's own detectors do, with the stack that
 // reached it. Read by UndefinedBehaviorSanitizer at start-up where it is linked.
 extern "C" const char *__ubsan_default_options() { return "abort_on_error=1:print_stacktrace=1"; }
+
+// The reason a self-test expects the process to abort for (pa_interp_expect_abort,
+// tests/interp/selftest_kernels.h): every fragment must be in the report that
+// aborts, the interpreter's own or a sanitizer's summary. Another abort exits
+// with status 86 instead, so a test that expects SIGABRT fails on an abort it
+// did not plan (a bug of the self-test kernel, a detector firing for the wrong
+// reason). Each Criterion test runs in a process of its own.
+namespace {
+constexpr int kExpectMax = 4;
+const char *g_expect[kExpectMax];
+int g_expect_n = 0;
+
+void check_expected_abort(const char *report) {
+    for (int i = 0; i < g_expect_n; i++)
+        if (!strstr(report, g_expect[i])) {
+            fprintf(stderr, "pa_interp: the test expected an abort whose report holds \"%s\", not this one: %s\n",
+                    g_expect[i], report);
+            fflush(stderr);
+            _exit(86);
+        }
+}
+} // namespace
+
+extern "C" void pa_interp_expect_abort(const char *fragment) {
+    if (g_expect_n == kExpectMax) {
+        fprintf(stderr, "pa_interp_expect_abort: at most %d fragments\n", kExpectMax);
+        _exit(86);
+    }
+    g_expect[g_expect_n++] = fragment;
+}
+
+// Sanitizers report each error's one-line summary here before they abort
+// (ThreadSanitizer's races in the interp-tsan build, UndefinedBehaviorSanitizer's
+// misaligned accesses in the plain one); printed as the runtimes' own default does.
+extern "C" void __sanitizer_report_error_summary(const char *summary) {
+    fprintf(stderr, "%s\n", summary);
+    check_expected_abort(summary);
+}
+
+// UndefinedBehaviorSanitizer (the plain build's alignment check) prints no
+// summary before it aborts; its monitor interface gives each report's kind and
+// message instead. Weak, for the builds without its runtime.
+extern "C" __attribute__((weak)) void __ubsan_get_current_report_data(const char **kind, const char **message,
+                                                                      const char **file, unsigned *line, unsigned *col,
+                                                                      char **addr);
+extern "C" void __ubsan_on_report(void) {
+    if (!__ubsan_get_current_report_data)
+        return;
+    const char *kind = "", *message = "", *file = "";
+    unsigned line = 0, col = 0;
+    char *addr = nullptr;
+    __ubsan_get_current_report_data(&kind, &message, &file, &line, &col, &addr);
+    char report[1024];
+    snprintf(report, sizeof report, "UndefinedBehaviorSanitizer: %s: %s at %s:%u", kind, message, file, line);
+    check_expected_abort(report);
+}
+
+// Prints the interpreter's report of a defect and aborts (or exits, where a
+// self-test expected another reason).
+[[noreturn]] static void abort_with(const char *report) {
+    fprintf(stderr, "%s\n", report);
+    check_expected_abort(report);
+    abort();
+}
 
 #if defined(__x86_64__)
 // The thread switch (switch.S): the callee-saved registers pushed, the stack
@@ -393,11 +458,13 @@ void swap_cta(Cta &c) {
 #endif
 }
 
-[[noreturn]] void die(const char *what) {
-    fprintf(stderr, "pa_interp: %s (block %u,%u,%u thread %d)\n", what, g_block_idx.x, g_block_idx.y, g_block_idx.z,
-            cur ? cur->lin : -1);
-    abort();
+[[noreturn]] void die_at(const char *where, const char *what) {
+    char report[1024];
+    snprintf(report, sizeof report, "pa_interp: %s%s (block %u,%u,%u thread %d)", where, what, g_block_idx.x,
+             g_block_idx.y, g_block_idx.z, cur ? cur->lin : -1);
+    abort_with(report);
 }
+[[noreturn]] void die(const char *what) { die_at("", what); }
 
 // The interpreter's own bookkeeping on kernel memory (the async proxy's copy
 // of shared memory, results written into another lane's registers) is not an
@@ -739,20 +806,23 @@ bool run_cta(int nthreads, bool may_leave) {
             if (done == nthreads)
                 return true;
             if (!release(nthreads)) {
+                std::string report;
+                char line[160];
                 for (const Thread &t : threads)
                     if (t.state == WAIT_REGS) {
-                        fprintf(stderr,
-                                "pa_interp: setmaxnreg.inc to %d waits for registers no warp releases (a pool of "
-                                "%ld)\n",
-                                t.regs_want, reg_pool);
+                        snprintf(line, sizeof line,
+                                 "pa_interp: setmaxnreg.inc to %d waits for registers no warp releases (a pool of "
+                                 "%ld)\n",
+                                 t.regs_want, reg_pool);
+                        report += line;
                         break;
                     }
-                fprintf(stderr, "pa_interp: deadlock in block (%u,%u,%u): ", g_block_idx.x, g_block_idx.y,
-                        g_block_idx.z);
+                snprintf(line, sizeof line, "pa_interp: deadlock in block (%u,%u,%u): ", g_block_idx.x, g_block_idx.y,
+                         g_block_idx.z);
+                report += line;
                 for (int i = 0; i < nthreads; i++)
-                    fprintf(stderr, "%d", (int)threads[(size_t)i].state);
-                fprintf(stderr, "\n");
-                abort();
+                    report += std::to_string((int)threads[(size_t)i].state);
+                abort_with(report.c_str());
             }
             if (may_leave && block_released)
                 return false;
@@ -858,14 +928,15 @@ void on_segv(int, siginfo_t *si, void *) {
         Mapping &m = it->second;
         if (m.device && a >= m.lo() && a < m.hi()) {
             if (m.closed) {
-                fprintf(stderr,
-                        "pa_interp: a grid launched with programmatic dependent launch (%s) accessed, before its "
-                        "griddepcontrol.wait, memory the grid before it on the stream wrote (byte %td of an "
-                        "allocation at %p): on the device that grid may still be running and its writes are not "
-                        "yet visible (block %u,%u,%u thread %d)\n",
-                        grid_name ? grid_name : "?", a - static_cast<const unsigned char *>(it->first), it->first,
-                        g_block_idx.x, g_block_idx.y, g_block_idx.z, cur ? cur->lin : -1);
-                abort();
+                char report[768];
+                snprintf(report, sizeof report,
+                         "pa_interp: a grid launched with programmatic dependent launch (%s) accessed, before its "
+                         "griddepcontrol.wait, memory the grid before it on the stream wrote (byte %td of an "
+                         "allocation at %p): on the device that grid may still be running and its writes are not "
+                         "yet visible (block %u,%u,%u thread %d)",
+                         grid_name ? grid_name : "?", a - static_cast<const unsigned char *>(it->first), it->first,
+                         g_block_idx.x, g_block_idx.y, g_block_idx.z, cur ? cur->lin : -1);
+                abort_with(report);
             }
             if (!m.wrote) {
                 m.wrote = true;
@@ -944,11 +1015,12 @@ void check_margins(const void *key, const Mapping &m) {
     for (const unsigned char *q = end; q < m.hi() && !bad; q++)
         bad = *q != 0xFF ? q : nullptr;
     if (bad) {
-        fprintf(stderr,
-                "pa_interp: the grid %s wrote outside an allocation at %p of %zu bytes: the byte at offset %td, "
-                "%s, where nothing may write\n",
-                grid_name ? grid_name : "?", key, m.bytes, bad - p, bad < p ? "before its start" : "past its end");
-        abort();
+        char report[512];
+        snprintf(report, sizeof report,
+                 "pa_interp: the grid %s wrote outside an allocation at %p of %zu bytes: the byte at offset %td, "
+                 "%s, where nothing may write",
+                 grid_name ? grid_name : "?", key, m.bytes, bad - p, bad < p ? "before its start" : "past its end");
+        abort_with(report);
     }
 }
 
@@ -976,8 +1048,9 @@ void grid_end(cudaStream_t) { g_pdl = false; }
 
 // ---- the kernel-side API (pa_interp.h) ----
 void fatal(const char *what, const char *file, int line) {
-    fprintf(stderr, "pa_interp: %s:%d: ", file, line);
-    die(what);
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d: ", file, line);
+    die_at(where, what);
 }
 
 // For the profiler (prof.cpp): the running CUDA thread's index in its CTA (-1
@@ -2094,11 +2167,12 @@ cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, con
         for (size_t j = 0; j < count; j++)
             if (i != j && ((i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j])) ||
                            meets(dsts[i], sizes[i], srcs[j], sizes[j]))) {
-                fprintf(stderr,
-                        "pa_interp: cudaMemcpyBatchAsync: copy %zu's destination meets copy %zu's %s; the copies "
-                        "of a batch have no order on the device (a dependent copy is undefined)\n",
-                        i, j, i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j]) ? "destination" : "source");
-                abort();
+                char report[256];
+                snprintf(report, sizeof report,
+                         "pa_interp: cudaMemcpyBatchAsync: copy %zu's destination meets copy %zu's %s; the copies "
+                         "of a batch have no order on the device (a dependent copy is undefined)",
+                         i, j, i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j]) ? "destination" : "source");
+                abort_with(report);
             }
     for (size_t i = 0; i < count; i++)
         memmove(dsts[i], srcs[i], sizes[i]);
@@ -2198,11 +2272,12 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
         // thread.
         const auto it = max_dyn_smem.find(func);
         if (it != max_dyn_smem.end() && value < it->second) {
-            fprintf(stderr,
-                    "pa_interp: cudaFuncSetAttribute lowers a kernel's MaxDynamicSharedMemorySize from %d to %d: "
-                    "another host thread's launch of it with more bytes would fail (give a kernel one value)\n",
-                    it->second, value);
-            abort();
+            char report[256];
+            snprintf(report, sizeof report,
+                     "pa_interp: cudaFuncSetAttribute lowers a kernel's MaxDynamicSharedMemorySize from %d to %d: "
+                     "another host thread's launch of it with more bytes would fail (give a kernel one value)",
+                     it->second, value);
+            abort_with(report);
         }
         max_dyn_smem[func] = value;
     }

@@ -69,6 +69,12 @@ cudaError_t pa_selftest_fetch_and_merge(int *hdr, int *part, int *owner, int *su
 cudaError_t pa_selftest_same_word(int *out, int ctas);
 /* One thread stores 1 to out[i]. */
 cudaError_t pa_selftest_write_at(int *out, long i);
+/* The interpreter's runtime (interp.cpp): the report of the abort a test
+ * expects must hold `fragment` (a string that outlives the test; each call adds
+ * one, at most 4, all required). An abort whose report lacks one exits with
+ * status 86 instead, so a test expecting SIGABRT fails on an abort for another
+ * reason. */
+void pa_interp_expect_abort(const char *fragment);
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,9 @@
 // fire on a kernel that has the defect and to stay quiet on its fixed twin.
 // Built twice: against the plain interpreter (suite interp) and against the
 // ThreadSanitizer build (suite interp-tsan, PA_SELFTEST_TSAN), where a race
-// aborts the test process.
+// aborts the test process. A test that expects the abort names its reason
+// (pa_interp_expect_abort): an abort for another (a bug of the self-test
+// kernel, a detector firing on the wrong defect) fails it.
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -77,10 +79,12 @@ Test(interp, static_and_dynamic_smem_share_48_kb_without_the_attribute) {
 /* A shuffle's partial mask or sub-warp width is not modelled (every kernel's
  * shuffles are whole warps): it aborts rather than run as a whole warp's. */
 Test(interp, shuffle_with_a_partial_mask_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("a partial mask or a width other than 32");
     int *out = dev(32 * sizeof(int));
     (void)pa_selftest_half_warp_shuffle(out, 0);
 }
 Test(interp, shuffle_with_a_width_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("a partial mask or a width other than 32");
     int *out = dev(32 * sizeof(int));
     (void)pa_selftest_half_warp_shuffle(out, 1);
 }
@@ -95,6 +99,8 @@ Test(interp, misaligned_vector_load_aborts, .signal = SIGABRT) {
     memset(buf, 1, 64);
     cr_assert_eq(pa_selftest_vector_load_at(buf, 16, out), cudaSuccess);
     cr_assert_eq(out[0], 4u * 0x01010101u);
+    pa_interp_expect_abort("misaligned");
+    pa_interp_expect_abort("selftest_kernels.cu");
     (void)pa_selftest_vector_load_at(buf, 8, out);
 }
 
@@ -148,6 +154,7 @@ Test(interp, cta_order_knob_changes_an_order_dependent_kernel) {
 }
 
 Test(interp, barrier_reached_from_two_places_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("barrier reached from two places");
     int *out = dev(32 * sizeof(int));
     pa_selftest_barrier_in_two_places(out);
 }
@@ -224,12 +231,18 @@ Test(interp, wgmma_computes_q_kt) { wgmma_qk_case(PA_WG_OK, EXPECT_PRODUCT); }
  * still computes the product. */
 Test(interp, wgmma_groups_chained_on_one_accumulator) { wgmma_qk_case(PA_WG_GROUPS_WAIT_ALL, EXPECT_PRODUCT); }
 Test(interp, wgmma_without_proxy_fence_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("written through the generic proxy");
+
     wgmma_qk_case(PA_WG_NO_PROXY_FENCE, EXPECT_NOTHING);
 }
 Test(interp, wgmma_proxy_fence_before_the_stores_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("written through the generic proxy");
+
     wgmma_qk_case(PA_WG_FENCE_BEFORE_STORES, EXPECT_NOTHING);
 }
 Test(interp, wgmma_without_wgmma_fence_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("with no wgmma.fence since");
+
     wgmma_qk_case(PA_WG_NO_WGMMA_FENCE, EXPECT_NOTHING);
 }
 Test(interp, wgmma_accumulators_read_before_the_wait_are_nan) { wgmma_qk_case(PA_WG_READ_BEFORE_WAIT, EXPECT_NAN); }
@@ -237,24 +250,42 @@ Test(interp, wgmma_wait_leaving_the_last_group_in_flight_reads_nan) {
     wgmma_qk_case(PA_WG_GROUPS_WAIT_ONE, EXPECT_NAN);
 }
 Test(interp, wgmma_tile_overwritten_in_flight_aborts, .signal = SIGABRT) {
+#ifdef PA_SELFTEST_TSAN /* the store races with the wgmma's read, reported first under ThreadSanitizer */
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("qk_wgmma(");
+#else
+    pa_interp_expect_abort("an in-flight wgmma reads was overwritten");
+#endif
+
     wgmma_qk_case(PA_WG_TILE_REWRITTEN, EXPECT_NOTHING);
 }
 Test(interp, wgmma_accumulator_written_in_flight_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("accumulators of an in-flight wgmma were written");
+
     wgmma_qk_case(PA_WG_ACC_WRITTEN, EXPECT_NOTHING);
 }
 Test(interp, wgmma_a_registers_written_in_flight_abort, .signal = SIGABRT) {
+    pa_interp_expect_abort("A registers of an in-flight wgmma were written");
+
     wgmma_qk_case(PA_WG_A_WRITTEN, EXPECT_NOTHING);
 }
-Test(interp, wgmma_never_waited_for_aborts, .signal = SIGABRT) { wgmma_qk_case(PA_WG_NO_WAIT, EXPECT_NOTHING); }
+Test(interp, wgmma_never_waited_for_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("exited with a wgmma in flight");
+    wgmma_qk_case(PA_WG_NO_WAIT, EXPECT_NOTHING);
+}
 /* The Hopper kernel's hand-off: cp.async through an mbarrier is visible to
  * wgmma only after a fence by a thread that waited for the phase. */
 Test(interp, wgmma_after_mbarrier_wait_and_fence_computes_q_kt) {
     wgmma_case(pa_selftest_wgmma_qk_mbar, 0, EXPECT_PRODUCT);
 }
 Test(interp, wgmma_fence_before_the_mbarrier_wait_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("written through the generic proxy");
+
     wgmma_case(pa_selftest_wgmma_qk_mbar, 1, EXPECT_NOTHING);
 }
 Test(interp, wgmma_after_mbarrier_wait_without_fence_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("written through the generic proxy");
+
     wgmma_case(pa_selftest_wgmma_qk_mbar, 2, EXPECT_NOTHING);
 }
 
@@ -269,8 +300,16 @@ static void setmaxnreg_case(int mode) {
     cudaFree(out);
 }
 Test(interp, setmaxnreg_handoff_completes) { setmaxnreg_case(0); }
-Test(interp, setmaxnreg_inc_without_a_dec_deadlocks, .signal = SIGABRT) { setmaxnreg_case(1); }
-Test(interp, setmaxnreg_inc_past_the_pool_deadlocks, .signal = SIGABRT) { setmaxnreg_case(2); }
+Test(interp, setmaxnreg_inc_without_a_dec_deadlocks, .signal = SIGABRT) {
+    pa_interp_expect_abort("setmaxnreg.inc to");
+    pa_interp_expect_abort("deadlock in block");
+    setmaxnreg_case(1);
+}
+Test(interp, setmaxnreg_inc_past_the_pool_deadlocks, .signal = SIGABRT) {
+    pa_interp_expect_abort("setmaxnreg.inc to");
+    pa_interp_expect_abort("deadlock in block");
+    setmaxnreg_case(2);
+}
 
 /* mbarrier ring (a producer and a consumer warp, two slots): with the
  * protocol the consumer sums every round, under every schedule. */
@@ -303,6 +342,8 @@ Test(interp, mbarrier_ring_delivers_every_round) {
  * parity the consumer waits for is never seen again: a hang on the device, a
  * deadlock report (abort) here. */
 Test(interp, mbarrier_ring_without_empty_wait_deadlocks_when_the_producer_runs_ahead, .signal = SIGABRT) {
+    pa_interp_expect_abort("deadlock in block");
+
     setenv("PA_INTERP_SCHED", "warp", 1);
     setenv("PA_INTERP_MISSING_WAIT", "off", 1); /* the deadlock, not the missing wait before it */
     mbar_ring_case(2, 0);
@@ -317,6 +358,8 @@ Test(interp, mbarrier_rearrive_after_waiting_runs) {
     cudaFree(out);
 }
 Test(interp, mbarrier_arrive_without_waiting_for_the_last_phase_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("a missing wait");
+
     uint32_t *out = dev(sizeof(uint32_t));
     pa_selftest_mbar_rearrive(out, 1);
 }
@@ -336,6 +379,8 @@ Test(interp, named_barriers_take_turns) {
 }
 
 Test(interp, mbarrier_wait_that_never_completes_is_a_deadlock, .signal = SIGABRT) {
+    pa_interp_expect_abort("deadlock in block");
+
     uint32_t *out = dev(32 * sizeof(uint32_t));
     pa_selftest_mbar_never(out);
 }
@@ -364,10 +409,19 @@ Test(interp, pdl_rules_hold_only_for_a_dependent_launch) {
     pdl_case(1, 0);
     pdl_case(3, 0);
 }
-Test(interp, pdl_thread_exiting_without_the_wait_aborts, .signal = SIGABRT) { pdl_case(2, 1); }
+Test(interp, pdl_thread_exiting_without_the_wait_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("exited without executing");
+    pdl_case(2, 1);
+}
 #ifndef PA_SELFTEST_TSAN /* the plain interpreter's check (the ThreadSanitizer build keeps the exit rule) */
-Test(interp, pdl_read_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(1, 1); }
-Test(interp, pdl_store_before_the_wait_aborts, .signal = SIGABRT) { pdl_case(3, 1); }
+Test(interp, pdl_read_before_the_wait_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("before its griddepcontrol.wait");
+    pdl_case(1, 1);
+}
+Test(interp, pdl_store_before_the_wait_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("before its griddepcontrol.wait");
+    pdl_case(3, 1);
+}
 #endif
 
 #ifndef PA_SELFTEST_TSAN
@@ -381,8 +435,16 @@ static void write_at_case(long i) {
     cudaFree(out);
 }
 Test(interp, store_into_the_last_element_is_fine) { write_at_case(4); }
-Test(interp, store_just_past_the_end_aborts, .signal = SIGABRT) { write_at_case(5); }
-Test(interp, store_before_the_start_aborts, .signal = SIGABRT) { write_at_case(-1); }
+Test(interp, store_just_past_the_end_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("wrote outside an allocation");
+    pa_interp_expect_abort("past its end");
+    write_at_case(5);
+}
+Test(interp, store_before_the_start_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("wrote outside an allocation");
+    pa_interp_expect_abort("before its start");
+    write_at_case(-1);
+}
 #endif
 
 /* Resident CTAs (PA_INTERP_CTAS): work taken from a global counter, 12 items
@@ -435,27 +497,47 @@ Test(interp, resident_ctas_share_the_work_and_merge_each_others) { cr_expect_eq(
 /* Nothing orders the CTAs of a grid: two that store one word race, one
  * resident CTA at a time too (the default). */
 Test(tsan, ctas_storing_one_word_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("same_word(");
+
     int *out = dev(sizeof(int));
     pa_selftest_same_word(out, 2);
 }
 /* The last-CTA merge without the writers' fence before the counter, or
  * without the reader's fence after it: the partials' stores and the merge's
  * loads race. (With both fences, resident_ctas_share_the_work_and_merge_each_others.) */
-Test(tsan, last_cta_merge_without_the_writers_fence_is_a_race, .signal = SIGABRT) { fetch_case(3, 1, 0); }
-Test(tsan, last_cta_merge_without_the_readers_fence_is_a_race, .signal = SIGABRT) { fetch_case(3, 2, 0); }
+Test(tsan, last_cta_merge_without_the_writers_fence_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("fetch_and_merge(");
+    fetch_case(3, 1, 0);
+}
+Test(tsan, last_cta_merge_without_the_readers_fence_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("fetch_and_merge(");
+    fetch_case(3, 2, 0);
+}
 
 // ThreadSanitizer (TSAN_OPTIONS=halt_on_error=1:abort_on_error=1) aborts at
 // the first race. The plain interpreter computes the right values for all
 // three kernels: lanes run in lock step and the copy lands before warp 1 runs.
 Test(tsan, lane_write_read_without_syncwarp_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("lane_write_then_read(");
+
     int *out = dev(32 * sizeof(int));
     pa_selftest_lane_write_then_read(out, 0);
 }
 Test(tsan, read_then_rewrite_without_barrier_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("read_then_rewrite(");
+
     int *out = dev(64 * sizeof(int));
     pa_selftest_read_then_rewrite(out, 0);
 }
 Test(tsan, cp_async_read_by_another_warp_without_barrier_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("cp_async_then_read(");
+
     uint32_t *src = dev(16 * sizeof(uint32_t)), *got = dev(16 * sizeof(uint32_t));
     memset(src, 0, 16 * sizeof(uint32_t));
     pa_selftest_cp_async_then_read(src, got, 0);
@@ -463,16 +545,25 @@ Test(tsan, cp_async_read_by_another_warp_without_barrier_is_a_race, .signal = SI
 
 // wgmma reads the tile other warps stored: without the barrier, a race.
 Test(tsan, wgmma_without_barrier_after_tile_stores_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("wgmma_qk(");
+
     wgmma_qk_case(PA_WG_NO_BARRIER, EXPECT_NOTHING);
 }
 
 // The consumer reads a slot whose `full` phase it did not wait for: a race.
 Test(tsan, mbarrier_ring_without_full_wait_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("mbar_ring(");
+
     setenv("PA_INTERP_MISSING_WAIT", "off", 1); /* the race, not the missing wait the next round has */
     mbar_ring_case(1, 0);
 }
 // The reading warp skips its turn (no named_sync): a race with the writer.
 Test(tsan, named_barrier_turn_skipped_is_a_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("named_turns(");
+
     int *log = dev(8 * sizeof(int));
     pa_selftest_named_turns(log, 8, 0);
 }
