@@ -706,6 +706,10 @@ plant hopper-sink-of-the-kv-head cuda/prefill/prefill_wgmma.cuh \
     'fmaf(p.sinks[head], kLog2e' 'fmaf(p.sinks[kvh], kLog2e' test_prefill 'prefill_hopper/attention_sinks'
 plant mixed-drops-decode-sinks csrc/ops/prefill.c \
     'dc->sinks = m->sinks;' 'dc->sinks = NULL;' test_prefill 'prefill_gpu/attention_sinks'
+# The Hopper kernel's 4-byte output stores (2026-12-06): an output view at an odd element taken
+# to the Hopper kernel (its misaligned store aborts in the plain interpreter's alignment check).
+plant hopper-takes-an-element-aligned-output csrc/ops/prefill.c \
+    'if ((uintptr_t)k->out % 4 != 0)' 'if ((uintptr_t)k->out % 2 != 0)' test_prefill 'prefill_hopper/output_off_4_bytes_takes_mma_sync'
 # Attention sinks in the ragged op (2026-11-29): forgotten where a one-chunk row is written (direct,
 # or after the decode slices' merge) or in the last CTA's merge of chunks; taken by each chunk's
 # partial row too (the merge then counts it again); the sink of the GQA group's first head; in log2

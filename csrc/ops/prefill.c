@@ -74,6 +74,11 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     const int hp = hs <= 64 ? 64 : hs <= 96 ? 96 : hs <= 128 ? 128 : hs <= 192 ? 192 : hs <= 256 ? 256 : 0;
     if (hp == 0 || !k->vec_q || !k->vec_new)
         return 0;
+    /* Its epilogue stores two elements at a time (4 bytes): an output only
+     * element-aligned (a view at an odd element, valid for the entries) would
+     * fault there; mma.sync's stores check each row. */
+    if ((uintptr_t)k->out % 4 != 0)
+        return 0;
     /* The kernel numbers its work items (128 GQA-packed query rows of a
      * sequence and KV head) in int, persistent CTAs' rounds included: past
      * 2^30 of them (over 10^11 query rows of max_q_len), mma.sync serves. */

@@ -222,7 +222,8 @@ PA_API pa_status pa_ref_prompt_attention(const pa_prompt_attention_params *p);
  * mbarrier pipeline) wherever it applies: an sm_90 device, a library built for
  * sm_90a (gpu_archs containing 90a), f16 or bf16, head sizes up to 128, in
  * context mode a cache in a flash layout or vLLM's (of the query dtype or fp8)
- * and 16-byte aligned rows (vLLM blocks of a multiple of 8, or 16 for fp8);
+ * and 16-byte aligned rows (vLLM blocks of a multiple of 8, or 16 for fp8),
+ * 16-byte aligned query and new key/value rows and a 4-byte aligned output;
  * head sizes 129..256 for prompts and for caches in a flash layout, of the
  * query dtype or fp8 (since 2026-11-30, interpret mode only); other launches keep
  * the mma.sync kernels. PA_PREFILL_PATH_AUTO (the

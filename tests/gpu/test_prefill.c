@@ -1315,11 +1315,13 @@ Test(prefill_gpu, graph_replay_reads_new_lengths) {
 
 /* ---- prompt attention -------------------------------------------------------------- */
 
-static void check_prompt(pa_prompt_problem *pr, const char *what) {
+/* check_prompt with the device output `out_shift` elements into its allocation. */
+static void check_prompt_out_at(pa_prompt_problem *pr, const char *what, size_t out_shift) {
     pa_prompt_attention_params *h = &pr->p;
     const size_t es = pa_dtype_size(h->dtype);
     pa_prompt_attention_params d = *h;
-    d.out = pa_test_dev_upload(pr->out, pr->q_elems * es + 16);
+    char *out_base = pa_test_dev_upload(pr->out, pr->q_elems * es + 16 + out_shift * es);
+    d.out = out_base + out_shift * es;
     d.query = pa_test_dev_upload(pr->q, pr->q_elems * es + 16);
     d.key = pa_test_dev_upload(pr->k, pr->k_elems * es + 16);
     d.value = pa_test_dev_upload(pr->v, pr->k_elems * es + 16);
@@ -1354,7 +1356,7 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     free(lse_buf);
     free(lse_want);
     pa_test_dev_free(dlse);
-    pa_test_dev_free(d.out);
+    pa_test_dev_free(out_base);
     pa_test_dev_free((void *)d.query);
     pa_test_dev_free((void *)d.key);
     pa_test_dev_free((void *)d.value);
@@ -1366,6 +1368,7 @@ static void check_prompt(pa_prompt_problem *pr, const char *what) {
     if (d.sinks)
         pa_test_dev_free((void *)d.sinks);
 }
+static void check_prompt(pa_prompt_problem *pr, const char *what) { check_prompt_out_at(pr, what, 0); }
 
 /* Prompt attention over query rows that overlap (cu_seqlens_q {0, 20, 15, 34},
  * self-attention, so the keys' too): sequence 1 runs backwards and sequence 2,
@@ -2674,6 +2677,31 @@ Test(prefill_hopper, other_shapes_stay_on_mma_sync) {
         run_ctx_case(&c, NULL, 0);
     }
     hopper_end(before, 0);
+}
+
+/* The Hopper kernel stores its output two elements (4 bytes) at a time: an
+ * output view one element into its allocation (element-aligned, as the entries
+ * require) takes mma.sync, which checks each row's alignment; two elements in,
+ * the Hopper kernel. The Hopper kernel took the first too, a misaligned store
+ * (a sticky misaligned-address error on the device, an alignment abort here). */
+Test(prefill_hopper, output_off_4_bytes_takes_mma_sync) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[2] = {70, 129};
+    for (int shift = 1; shift <= 2; shift++) {
+        const long before = hopper_begin();
+        pa_prompt_problem_cfg c = {.seed = 13400u + (uint64_t)shift,
+                                   .dtype = shift == 1 ? PA_DTYPE_F16 : PA_DTYPE_BF16,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 2,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 2,
+                                   .head_size = 128,
+                                   .q_lens = ql};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        check_prompt_out_at(pr, shift == 1 ? "output 2 bytes off 4" : "output 4 bytes in", (size_t)shift);
+        pa_prompt_problem_free(pr);
+        hopper_end(before, shift == 1 ? 0 : 1);
+    }
 }
 
 /* ---- the FP8 path (PA_PREFILL_PATH_HOPPER_FP8) -------------------------------------

@@ -1119,7 +1119,7 @@ Test(prefill_path, environment_decides_until_set) {
 
 /* pa_prefill_hopper_head: f16/bf16, head sizes up to 64 (HP 64), 65..96 (HP
  * 96), 97..128 (HP 128), 129..192 (HP 192) and 193..256 (HP 256), 16-byte
- * aligned query and new K/V rows, and in context mode a cache on the cp.async
+ * aligned query and new K/V rows, a 4-byte aligned output, and in context mode a cache on the cp.async
  * paths (flash or vLLM, of the query dtype or fp8; at HP 192 and 256 flash, of
  * the query dtype or fp8); 0 for everything else. */
 Test(prefill_path, hopper_shape_rules) {
@@ -1161,6 +1161,14 @@ Test(prefill_path, hopper_shape_rules) {
     q.k_stride = 2 * 128 + 4; /* rows 8 bytes off 16 */
     pa_prefill_kparams_from_prompt(&k, &q);
     cr_assert_eq(pa_prefill_hopper_head(&k), 0, "unaligned key rows");
+    q.k_stride = 0;
+    q.out = buf + 2; /* the epilogue's 4-byte stores */
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "an output 2 bytes off 4");
+    q.out = buf + 4;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 128, "an output 4-byte aligned");
+    q.out = buf;
     /* Work items (128 GQA-packed query rows of a sequence and KV head; group 2
      * here): up to 2^30 of them; past that, mma.sync. */
     q.k_stride = 0;
