@@ -285,7 +285,11 @@ PA_API int pa_prefill_hopper_available(void);
  * context-attention kernel and the decode part on pa_paged_attention_decode, so
  * a batch with decode tokens must suit both (head and block sizes the decode
  * op supports; a batch of prefills alone is held to context attention's rules
- * only), and both parts are validated before either is launched. Its lse (optional) is
+ * only), and both parts are validated before either is launched. Device data
+ * are held to each part's own rules: a prefill sequence whose data break its
+ * bounds is skipped, its rows not written (DEVICE DATA AND BOUNDS above); a
+ * decode's seq_len out of range gives its row zeros, and a block id outside
+ * the cache counts that block's tokens as masked (decode.h). Its lse (optional) is
  * the prefill entries' over all of the batch's tokens, [num_heads,
  * num_prefill_tokens + num_decode_tokens] by default: the prefill rows' as
  * context attention writes them, then each decode sequence's as decode does,

@@ -1847,6 +1847,98 @@ Test(prefill_gpu, mixed_batch) {
     mixed_case(13002u, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 8, 64, 2, 0, 0, 0.0f, 1, 0, "mixed f16 nhd, sinks");
 }
 
+/* The mixed entry holds each part's device data to that part's rules (prefill.h,
+ * its mixed section): a prefill sequence with a block id outside the cache is
+ * skipped (its rows keep their NaN bytes); a decode whose seq_len is past
+ * max_decode_seq_len gets zeros; a decode whose last block id is outside the
+ * cache has that block's tokens masked, its row then attention over its first
+ * 288 of 301 tokens (the reference at that length). The other rows match the
+ * reference. Tokens: prefills 0..36, 37..236, 237; decodes 238, 239, 240. */
+Test(prefill_gpu, mixed_bad_device_data_per_part) {
+    PA_SKIP_WITHOUT_GPU();
+    const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
+    for (int path = 0; path < 2; path++) {
+        if (path == 1 && !pa_prefill_hopper_available())
+            continue;
+        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        pa_context_problem_cfg cfg = {.seed = 13050u + (uint64_t)path,
+                                      .layout = PA_LAYOUT_FLASH_NHD,
+                                      .q_dtype = PA_DTYPE_F16,
+                                      .cache_dtype = PA_DTYPE_F16,
+                                      .num_seqs = 6,
+                                      .num_heads = 8,
+                                      .num_kv_heads = 2,
+                                      .head_size = 128,
+                                      .block_size = 16,
+                                      .query_lens = qlo,
+                                      .context_lens = clo,
+                                      .extra_blocks = 2,
+                                      .new_in_cache = 1};
+        pa_context_problem *pr = pa_context_problem_make(&cfg);
+        dev_ctx d;
+        dev_ctx_make(&d, pr);
+        const int stride = pr->p.block_table_stride, nb = pr->p.kv.num_blocks, T = pr->p.num_tokens;
+        const size_t row = (size_t)8 * 128, bytes = pr->out_elems * 2;
+        cr_assert_eq(T, 241);
+        cr_assert_eq(pr->seq_lens[5], 301);
+        /* the device's tables and lengths, corrupted */
+        const size_t nt = (size_t)6 * stride + 1;
+        int32_t *bt = malloc(sizeof(int32_t) * nt), sl[7];
+        memcpy(bt, pr->block_tables, sizeof(int32_t) * nt);
+        memcpy(sl, pr->seq_lens, sizeof sl);
+        bt[0] = nb + 5;            /* prefill 0's first block */
+        bt[5 * stride + 18] = nb;  /* decode 5's last block (tokens 288..300) */
+        sl[4] = clo[4] + 1 + 1000; /* decode 4: past max_decode_seq_len */
+        int32_t *dbt = pa_test_dev_upload(bt, sizeof(int32_t) * nt), *dsl = pa_test_dev_upload(sl, sizeof sl);
+        pa_mixed_attention_params m = {.q_dtype = PA_DTYPE_F16,
+                                       .block_table_stride = stride,
+                                       .num_prefills = 3,
+                                       .num_prefill_tokens = 238,
+                                       .num_decode_tokens = 3,
+                                       .num_heads = 8,
+                                       .max_prefill_query_len = 200,
+                                       .max_prefill_seq_len = 205,
+                                       .max_decode_seq_len = 301,
+                                       .scale = pr->p.scale};
+        pa_mixed_attention_params md = m, mh = m;
+        md.out = d.p.out, md.query = d.p.query, md.key = d.p.key, md.value = d.p.value, md.kv = d.p.kv;
+        md.block_tables = dbt, md.seq_lens = dsl, md.query_start_loc = d.p.query_start_loc;
+        size_t ws = 0;
+        cr_assert_eq(pa_mixed_attention_workspace_size(&md, &ws), PA_SUCCESS, "%s", pa_last_error());
+        void *dws = ws ? pa_test_dev_alloc(ws) : NULL;
+        cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s", pa_last_error());
+        char *got = malloc(bytes), *nan_bytes = malloc(bytes);
+        memcpy(nan_bytes, pr->out, bytes); /* what the device output held */
+        pa_test_dev_sync();
+        pa_test_dev_download(got, md.out, bytes);
+        /* the reference: decode 5 at 288 tokens, the rest as made (decode 4's row and prefill 0's are not compared with
+         * it) */
+        int32_t hl[7];
+        memcpy(hl, pr->seq_lens, sizeof hl);
+        hl[5] = 288;
+        mh.out = pr->out, mh.query = pr->q, mh.key = pr->k, mh.value = pr->v, mh.kv = pr->p.kv;
+        mh.block_tables = pr->block_tables, mh.seq_lens = hl, mh.query_start_loc = pr->qsl;
+        cr_assert_eq(pa_ref_mixed_attention(&mh), PA_SUCCESS, "%s", pa_last_error());
+        const char *what = path ? "mixed, bad device data (Hopper prefill)" : "mixed, bad device data (mma.sync)";
+        cr_assert(memcmp(got, nan_bytes, 37 * row * 2) == 0, "%s: the skipped prefill's rows were written", what);
+        compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, 37, 239, what);
+        for (size_t e = 239 * row; e < 240 * row; e++)
+            cr_assert_eq(((const uint16_t *)got)[e], 0, "%s: decode 4 (seq_len out of range), element %zu: %#x", what,
+                         e - 239 * row, ((const uint16_t *)got)[e]);
+        compare_rows(got, pr->out, PA_DTYPE_F16, PA_DTYPE_F16, row, 240, 241, what);
+        free(got);
+        free(nan_bytes);
+        free(bt);
+        pa_test_dev_free(dbt);
+        pa_test_dev_free(dsl);
+        if (dws)
+            pa_test_dev_free(dws);
+        dev_ctx_free(&d);
+        pa_context_problem_free(pr);
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+}
+
 /* ---- attention sinks (gpt-oss) --------------------------------------------------------
  * Each head's sink differs (pa_sink_logits: -inf to far above the logits), and
  * GQA groups of 8 put rows of different heads in one tile, so a sink from the
