@@ -8,7 +8,8 @@
  * pa_compare_format. bench: CUDA-event timings (pa_bench_time_gpu: warm-up, L2
  * flushed) on the GPU, or the CPU reference with --device cpu. Bytes are the
  * HBM bytes the op must touch: K and V of the attended tokens (min(ctx,
- * window) per sequence), Q and O; the roof is the measured copy bandwidth; the
+ * window) per sequence), Q and O; the roof is the measured read bandwidth
+ * (pa_bench_read_bandwidth: the op reads the cache and writes little); the
  * cuBLAS baseline (benchmarks/baseline.h) runs on the same problem. Every
  * sequence has --ctx tokens in unique, scattered cache blocks. */
 #include <cuda_runtime_api.h>
@@ -327,7 +328,8 @@ static int bench_decode(const pa_op_opts *o, int gpu) {
         const char *baseline_note = NULL;
         for (int v = 0; v < nv && rc == 0; v++) {
             fill_row(o, o->ctx[k], var_impl[vars[v]], &r);
-            r.roof_gbps = pa_bench_copy_bandwidth();
+            r.roof_gbps = pa_bench_read_bandwidth();
+            r.roof_name = "read";
             if (gpu_decode_prepare(&g, vars[v]) ||
                 pa_bench_time_gpu(var_impl[vars[v]], run_gpu_decode, &g, o->warmup, o->iters, &r.t) != 0) {
                 rc = PA_CLI_EXIT_FAIL;

@@ -1,4 +1,4 @@
-/* GPU timing harness: events, warm-up, L2 flush, the copy-bandwidth and
+/* GPU timing harness: events, warm-up, L2 flush, the read, copy-bandwidth and
  * cuBLAS GEMM roofs, and the device names the rows carry. */
 #include "bench_gpu.h"
 
@@ -39,7 +39,7 @@ static void summarise(double *us, int n, pa_timing *out) {
     } while (0)
 
 /* Roofs are properties of the device, not of a problem: measure once. */
-static double g_copy_roof;
+static double g_copy_roof, g_read_roof;
 static double g_gemm_roof[PA_DTYPE_COUNT];
 
 /* Best GB/s of `reps` copies of `bytes` from src to dst on the default
@@ -87,6 +87,48 @@ fail:
     cudaFree(b);
     g_copy_roof = best;
     return best;
+}
+
+double pa_bench_read_bandwidth(void) {
+#ifdef PA_CLI_INTERP
+    return 0.0; /* interpret mode: no device, no roof */
+#endif
+    if (g_read_roof > 0)
+        return g_read_roof;
+    const size_t bytes = (size_t)1 << 30;
+    void *a = NULL;
+    uint32_t *sink = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double best = 0.0;
+    CK(cudaMalloc(&a, bytes));
+    CK(cudaMalloc((void **)&sink, sizeof *sink));
+    CK(cudaMemset(a, 1, bytes));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 12; i++) {
+        CK(cudaEventRecord(e0, 0));
+        if (pa_bench_read_stream(a, bytes, sink, 0) != 0) {
+            fprintf(stderr, "pagedattn bench: the read stream failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+            best = 0.0;
+            goto fail;
+        }
+        CK(cudaEventRecord(e1, 0));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        const double gbps = (double)bytes / (ms * 1e-3) / 1e9;
+        if (i >= 2 && gbps > best) /* the first two are warm-up */
+            best = gbps;
+    }
+    g_read_roof = best;
+fail:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(sink);
+    return g_read_roof;
 }
 
 /* The swaps' roof: one 256 MiB copy between pinned host memory and the device
@@ -246,6 +288,7 @@ void pa_bench_progress(int i, int n, const char *fmt, ...) {
 int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out) {
     int rc = 1, dev = 0, l2 = 0;
     void *flush = NULL;
+    uint32_t *sink = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     double *us = malloc(sizeof(double) * (size_t)iters);
     if (!us)
@@ -258,6 +301,8 @@ int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int wa
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     size_t flush_bytes = (size_t)(l2 > 0 ? l2 : (50 << 20)) * 2;
     CK(cudaMalloc(&flush, flush_bytes));
+    CK(cudaMalloc((void **)&sink, sizeof *sink));
+    CK(cudaMemset(flush, 1, flush_bytes));
 #endif
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -266,8 +311,10 @@ int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int wa
             goto fail;
     CK(cudaDeviceSynchronize());
     for (int i = 0; i < iters; i++) {
-        if (flush_bytes)
-            CK(cudaMemsetAsync(flush, i & 0xff, flush_bytes, 0));
+        if (flush_bytes && pa_bench_read_stream(flush, flush_bytes, sink, 0) != 0) {
+            fprintf(stderr, "pagedattn bench: the L2 flush failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+            goto fail;
+        }
         nvtxRangePushA(label);
         CK(cudaEventRecord(e0, 0));
         if (fn(ctx) != 0) {
@@ -289,6 +336,7 @@ fail:
     if (e1)
         cudaEventDestroy(e1);
     cudaFree(flush);
+    cudaFree(sink);
     free(us);
     return rc;
 }

@@ -7,6 +7,9 @@
 #define PA_BENCH_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
 
 #include "pagedattn/core.h"
 
@@ -23,6 +26,18 @@ typedef struct pa_timing {
  * written (best of 10 copies of 512 MiB). Measured on the first call, cached
  * after. Returns 0 on failure (message on stderr). */
 double pa_bench_copy_bandwidth(void);
+
+/* Read-only bandwidth in GB/s: a stream of 16-byte loads over 1 GiB that
+ * writes nothing (best of 10). The roof of the attention ops, which read the
+ * cache and write little (a copy's writes cost more than reads: the copy
+ * roof sat below what decode baselines reached). Measured on the first call,
+ * cached after. Returns 0 on failure (message on stderr). */
+double pa_bench_read_bandwidth(void);
+
+/* The read stream itself (benchmarks/baseline.cu): `bytes` (a multiple of 16)
+ * of buf read on `stream`; sink is a device word it almost never writes.
+ * Returns 0 on a good launch. */
+int pa_bench_read_stream(const void *buf, size_t bytes, uint32_t *sink, cudaStream_t stream);
 
 /* Pinned-host <-> device copy bandwidth in GB/s (to_device: host to device,
  * else device to host), bytes counted once: the roof of the swaps. Best of 8
@@ -45,8 +60,10 @@ int pa_bench_driver_version(void);
 void pa_bench_progress(int i, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Runs fn(ctx) `warmup` times, then `iters` times each preceded by an L2 flush
- * (a memset of twice the L2 size, outside the timed region) and timed with CUDA
- * events on the default stream. fn returns 0 on success. NVTX marks each
+ * (the read stream over twice the L2 size, outside the timed region: the L2
+ * then holds clean lines only, so no write-back of the flush lands in the
+ * timed region, as a memset's dirty lines did) and timed with CUDA events on
+ * the default stream. fn returns 0 on success. NVTX marks each
  * measured region with `label`. Returns 0 on success. */
 int pa_bench_time_gpu(const char *label, int (*fn)(void *ctx), void *ctx, int warmup, int iters, pa_timing *out);
 

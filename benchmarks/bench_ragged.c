@@ -7,9 +7,10 @@
  *   decode-only   --seqs N --qlen 1
  *   prefill-only  --seqs N --qlen Q
  *   mixed         --seqs N --qlen Q --decodes D
- * Bytes: K and V of every sequence (read once per KV head), Q and O. FLOPs:
- * 4 * head_size * num_heads * (visible query-key pairs), counted exactly over
- * the causal and window masks. Roofs: copy bandwidth and a cuBLAS GEMM, both
+ * Bytes: K and V of the keys some query row of a sequence sees (all of them,
+ * or under a window its last q_len + window - 1; read once per KV head), Q and
+ * O. FLOPs: 4 * head_size * num_heads * (visible query-key pairs), counted
+ * exactly over the causal and window masks. Roofs: read bandwidth and a cuBLAS GEMM, both
  * measured in the same run; the baseline is the cuBLAS attention
  * (benchmarks/baseline.h) on the same batch.
  *
@@ -57,7 +58,10 @@ static void pairs_and_bytes(const rg_problem *pr, double *pairs, double *bytes) 
     double pr_sum = 0, kv_tok = 0;
     for (int s = 0; s < pr->num_seqs; s++) {
         const int q = pr->cu_q_lens[s + 1] - pr->cu_q_lens[s], L = pr->kv_lens[s];
-        kv_tok += L;
+        /* the keys some row sees: under a window W, the last q + W - 1 (rows L - q .. L - 1
+         * each see their last W), as decode_bytes counts a decode's */
+        const int64_t seen = p->sliding_window > 0 ? (int64_t)q + p->sliding_window - 1 : L;
+        kv_tok += seen < L ? (double)seen : L;
         for (int i = 0; i < q; i++) {
             const int pos = L - q + i;
             const int lo = p->sliding_window > 0 && pos - p->sliding_window + 1 > 0 ? pos - p->sliding_window + 1 : 0;
@@ -294,7 +298,8 @@ static int bench(const pa_op_opts *o, int gpu) {
             rg_problem_free(pr);
             return PA_CLI_EXIT_FAIL;
         }
-        r.roof_gbps = pa_bench_copy_bandwidth();
+        r.roof_gbps = pa_bench_read_bandwidth();
+        r.roof_name = "read";
         r.roof_tflops = pa_bench_gemm_tflops(pr->p.q_dtype);
         if (pa_bench_time_gpu("ragged", run_gpu, &d, o->warmup, o->iters, &r.t) != 0) {
             rc = PA_CLI_EXIT_FAIL;

@@ -145,6 +145,9 @@ const pa_preset PA_PRESETS[] = {
     {"llama3-70b-tp8", 8, 1, 128, 0, 0.0f, 0, 0},
     {"mistral-7b", 32, 8, 128, 4096, 0.0f, 0, 0},
     {"gemma2-9b", 16, 8, 256, 0, 50.0f, 0, 0},
+    /* Llama 4 Scout: 8192-token chunked local attention in three layers of four (local_chunk, for
+     * reference only: no op bench reads it, so its rows are the global-attention layers; a chunked
+     * layer is a local-attention virtual batch, pa_make_local_attention_virtual_batches) */
     {"llama4-scout", 40, 8, 128, 0, 0.0f, 8192, 0},
     {"qwen2.5-7b", 28, 4, 128, 0, 0.0f, 0, 0},
     {"qwen3-235b", 64, 4, 128, 0, 0.0f, 0, 0},
@@ -193,7 +196,8 @@ const char *PA_OPT_HELP = "  --device cpu|gpu     where to run (default: gpu whe
                           "                       llama4-scout, qwen2.5-7b, qwen3-235b, phi3.5-mini,\n"
                           "                       nemotron4-340b-tp8, falcon-40b-tp8, falcon-7b, gpt-oss\n"
                           "                       (sets heads, head size, window, soft cap, sinks: those the\n"
-                          "                       other options do not give, wherever it stands)\n"
+                          "                       other options do not give, wherever it stands; llama4-scout's\n"
+                          "                       rows are its global layers, not its chunked local ones)\n"
                           "  --seqs N             sequences in the batch (default 8)\n"
                           "  --heads Q/KV         query/KV heads (default 32/8)\n"
                           "  --head-size N        (default 128)\n"

@@ -110,12 +110,13 @@ typedef struct pa_bench_row {
     pa_kv_layout layout;
     int no_cache; /* the op reads no cache: layout printed as "-", "none" in JSON */
     pa_timing t;
-    double bytes;       /* HBM bytes touched (memory-bound ops), 0 if not meaningful */
-    double flops;       /* FLOPs (compute-bound ops), 0 if not meaningful */
-    double roof_gbps;   /* measured copy bandwidth, 0 = not measured */
-    double roof_tflops; /* measured cuBLAS GEMM TFLOP/s, 0 = not measured */
-    double baseline_us; /* cuBLAS-based attention on the same problem, <= 0 = none */
-    const char *note;   /* extra words for the terminal line, or NULL */
+    double bytes;          /* HBM bytes touched (memory-bound ops), 0 if not meaningful */
+    double flops;          /* FLOPs (compute-bound ops), 0 if not meaningful */
+    double roof_gbps;      /* measured memory roof (roof_name's), 0 = not measured: the copy roof */
+    const char *roof_name; /* "read" (pa_bench_read_bandwidth) or NULL: "copy" (pa_bench_copy_bandwidth) */
+    double roof_tflops;    /* measured cuBLAS GEMM TFLOP/s, 0 = not measured */
+    double baseline_us;    /* cuBLAS-based attention on the same problem, <= 0 = none */
+    const char *note;      /* extra words for the terminal line, or NULL */
 } pa_bench_row;
 void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r);
 
@@ -175,8 +176,8 @@ int pa_run_blocks(const pa_op_opts *o, int check, int gpu);
  * exits 1 when there were any). */
 int pa_bench_rows_emitted(void);
 int pa_bench_json_errors(void);
-/* The preset called `name`, or NULL: op benches read the fields pa_op_opts
- * does not carry (local_chunk) from it, e.g. pa_preset_find(o->preset). */
+/* The preset called `name`, or NULL (local_chunk, which pa_op_opts does not
+ * carry, is the model's record only: no op bench applies it). */
 const pa_preset *pa_preset_find(const char *name);
 /* Sets the preset's model shape (heads, head size, window, soft cap, sinks) in
  * o, each one the command line did not give (o->given). */

@@ -1015,9 +1015,10 @@ static int cmd_sweep(int argc, char **argv, int all) {
     if (sw.max_tokens < 0)
         sw.max_tokens = gpu ? 131072 : 4096;
     if (gpu) /* the roofs once, before the first row, so no row's timing follows them */
-        fprintf(stderr, "pagedattn bench: %s, copy roof %.0f GB/s, cuBLAS %s GEMM roof %.0f TFLOP/s\n",
-                pa_bench_device_name(1), pa_bench_copy_bandwidth(), pa_dtype_name(base.dtype),
-                pa_bench_gemm_tflops(base.dtype));
+        fprintf(stderr,
+                "pagedattn bench: %s, read roof %.0f GB/s, copy roof %.0f GB/s, cuBLAS %s GEMM roof %.0f TFLOP/s\n",
+                pa_bench_device_name(1), pa_bench_read_bandwidth(), pa_bench_copy_bandwidth(),
+                pa_dtype_name(base.dtype), pa_bench_gemm_tflops(base.dtype));
     const double t0 = pa_cli_now();
     int failed = 0, skipped = 0;
     for (int p = 0; p < PA_NUM_PRESETS; p++) {
@@ -1042,8 +1043,9 @@ out:
 static const char *BENCH_HELP =
     "usage: pagedattn bench OP [options]\n"
     "  Times OP: CUDA events, warm-up, L2 flushed between iterations, unique cache blocks,\n"
-    "  the device's copy bandwidth and a cuBLAS GEMM's TFLOP/s measured in the same run\n"
-    "  as the roofs, median of --iters with min/max, the cuBLAS baseline beside attention\n"
+    "  the device's read bandwidth (decode, ragged), copy bandwidth (the others) and a cuBLAS\n"
+    "  GEMM's TFLOP/s measured in the same run as the roofs, median of --iters with min/max, the cuBLAS baseline "
+    "beside attention\n"
     "  ops. --device cpu times the CPU reference (the default where there is no GPU).\n"
     "  --interp runs the GPU path once in interpret mode (the kernels and the baseline on\n"
     "  the CPU; no timing, no roofs): a check of the benchmark's own code without a GPU.\n"

@@ -69,6 +69,7 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     /* Roofs an op did not fill in come from the cached per-run measurement, so
      * every GPU row is judged against the same numbers. */
     double roof_gbps = r->roof_gbps, roof_tflops = r->roof_tflops;
+    const char *roof_name = r->roof_name && roof_gbps > 0 ? r->roof_name : "copy";
     if (gpu && r->bytes > 0 && roof_gbps <= 0)
         roof_gbps = pa_bench_copy_bandwidth();
     if (gpu && r->flops > 0 && roof_tflops <= 0)
@@ -142,10 +143,11 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     fprintf(jf,
             ", \"driver\": %d, \"commit\": \"%s\", \"version\": \"%s\", \"us_median\": %.3f, \"us_min\": %.3f, "
             "\"us_max\": %.3f, \"iters\": %d, \"bytes\": %.0f, \"flops\": %.0f, \"gbps\": %.6g, \"tflops\": %.6g, "
-            "\"roof_gbps\": %.3f, \"roof_tflops\": %.3f, \"pct_roof\": %.3f, \"bound\": \"%s\", \"baseline_us\": %.3f, "
+            "\"roof_gbps\": %.3f, \"roof_gbps_kind\": \"%s\", \"roof_tflops\": %.3f, \"pct_roof\": %.3f, \"bound\": "
+            "\"%s\", \"baseline_us\": %.3f, "
             "\"baseline_pct_roof\": %.3f, \"speedup_vs_baseline\": %.4f, \"note\": ",
             gpu ? pa_bench_driver_version() : 0, PA_GIT_COMMIT, pa_version(), r->t.median_us, r->t.min_us, r->t.max_us,
-            r->t.iters, r->bytes, r->flops, n.gbps, n.tflops, roof_gbps, roof_tflops, n.pct, n.bound,
+            r->t.iters, r->bytes, r->flops, n.gbps, n.tflops, roof_gbps, roof_name, roof_tflops, n.pct, n.bound,
             r->baseline_us > 0 ? r->baseline_us : 0.0, n.base_pct, n.speedup);
     pa_cli_json_str(jf, r->note ? r->note : "");
     fprintf(jf, "}\n");

@@ -2,14 +2,14 @@
 """Side by side on one GPU, in one process, on the same tensors: libpagedattn's
 decode and prefill entries against FlashInfer's batch decode and PyTorch SDPA
 (flash and cuDNN backends), each output checked against a float32 reference
-before it is timed, with the measured copy and bf16 GEMM roofs beside them.
+before it is timed, with the measured copy, read and bf16 GEMM roofs beside them.
 
     python3 benchmarks/side_by_side.py --lib build/libpagedattn.so --out DIR [--quick]
 
 Writes DIR/side_by_side.json (one row per case and implementation) and
 DIR/side_by_side.md (the table). FlashInfer is optional: when `import
 flashinfer` fails its rows say why. Timing: CUDA events around each call,
-L2 flushed (a 256 MiB write) before each, median of the repeats.
+L2 flushed (a 256 MiB read that writes nothing) before each, median of the repeats.
 
 The ctypes structs are the Python package's (python/pagedattn/_abi.py); main()
 checks every mirror's size and field offsets against the loaded library.
@@ -77,7 +77,10 @@ class Timer:
     def __init__(self, torch, reps):
         self.torch = torch
         self.reps = reps
-        self.flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+        # The L2 flush reads 256 MiB and writes nothing (a reduction to one word): the L2 then holds
+        # clean lines only. A zero_() left up to the L2's size of dirty lines, whose write-back the
+        # timed kernel's misses paid for.
+        self.flush = torch.ones(64 << 20, dtype=torch.int32, device="cuda")
 
     def median_ms(self, fn, reps=None):
         torch = self.torch
@@ -88,7 +91,7 @@ class Timer:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         for i in range(reps):
-            self.flush.zero_()
+            self.flush.max()
             starts[i].record()
             fn()
             ends[i].record()
@@ -114,6 +117,11 @@ def roofs(torch, timer):
     b = torch.empty_like(a)
     ms, _, _ = timer.median_ms(lambda: b.copy_(a), reps=20)
     copy_gbs = 2 * n / (ms * 1e-3) / 1e9
+    # Reads alone (a reduction of the same GiB to one word): decode reads the cache and writes
+    # little, and a copy's writes cost more than its reads (SDPA's decode passed 100% of the copy
+    # roof on 2026-11-27). Decode's roof is the faster of the two streams.
+    ms, _, _ = timer.median_ms(lambda: a.view(torch.int32).max(), reps=20)
+    read_gbs = n / (ms * 1e-3) / 1e9
     del a, b
     m = 8192
     x = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
@@ -122,7 +130,7 @@ def roofs(torch, timer):
     gemm_tflops = 2 * m ** 3 / (ms * 1e-3) / 1e12
     del x, y
     torch.cuda.empty_cache()
-    return copy_gbs, gemm_tflops
+    return copy_gbs, read_gbs, gemm_tflops
 
 
 # ---- decode ----------------------------------------------------------------------
@@ -174,11 +182,11 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
     io_bytes = kv_bytes + 2 * batch * hq * d * 2 + batch * max_pages * 4
     case = f"decode b={batch} ctx={ctx}{' (varied)' if vary else ''} {hq}/{hk}x{d} {'fp8 e4m3 cache' if fp8 else 'bf16'} page {bs}"
 
-    def record(impl, fn, out):
+    def record(impl, fn, out):  # out: the output tensor, or a function giving it after fn ran
         try:
             fn()
             torch.cuda.synchronize()
-            err = rel_err(out, ref)
+            err = rel_err(out() if callable(out) else out, ref)
             row = {"op": "decode", "case": case, "impl": impl, "rel_err": err, "batch": batch, "ctx": ctx,
                    "bytes": io_bytes}
             if not (err < 2e-2):
@@ -265,12 +273,12 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
         vc = torch.stack([v[tables[s, :pages[s]].long()].reshape(-1, hk, d)[:ctx] for s in range(batch)])
         kc, vc = kc.transpose(1, 2).contiguous(), vc.transpose(1, 2).contiguous()
         q4 = q.unsqueeze(2)
-        so = torch.empty_like(q4)
+        held = [None]  # SDPA's own output, kept (no copy in the timed region)
 
         def sdpa():
-            so.copy_(torch.nn.functional.scaled_dot_product_attention(q4, kc, vc, scale=scale, enable_gqa=True))
+            held[0] = torch.nn.functional.scaled_dot_product_attention(q4, kc, vc, scale=scale, enable_gqa=True)
 
-        record("torch sdpa (contiguous KV)", sdpa, so.view(batch, hq, d))
+        record("torch sdpa (contiguous KV)", sdpa, lambda: held[0].view(batch, hq, d))
         del kc, vc
     del k, v, kr, vr
     torch.cuda.empty_cache()
@@ -355,13 +363,14 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
 
     from torch.nn.attention import SDPBackend, sdpa_kernel
     for name, backend in (("torch sdpa flash", SDPBackend.FLASH_ATTENTION), ("torch sdpa cudnn", SDPBackend.CUDNN_ATTENTION)):
-        so = torch.empty_like(q4c)
+        held = [None]  # SDPA's own output, kept: a copy of it in the timed region cost ~90 us a call
+        # (134 MB read and written; 15% of FlashAttention-2's time at b=16 L=1024, run 11)
 
-        def run(backend=backend, so=so):
+        def run(backend=backend, held=held):
             with sdpa_kernel(backend):
-                so.copy_(torch.nn.functional.scaled_dot_product_attention(q4c, k4, v4, is_causal=True, scale=scale))
+                held[0] = torch.nn.functional.scaled_dot_product_attention(q4c, k4, v4, is_causal=True, scale=scale)
 
-        record(name, run, lambda so=so: so.float())
+        record(name, run, lambda held=held: held[0].float())
     del q, k, v, q4c, k4, v4, ref
     torch.cuda.empty_cache()
 
@@ -448,13 +457,14 @@ def read_ready(path):
 # ---- main ------------------------------------------------------------------------
 
 
-def table(rows, copy_gbs, gemm_tflops, meta):
+def table(rows, copy_gbs, read_gbs, gemm_tflops, meta):
     lines = [f"# Side by side: {meta['device']}", "",
              f"- date: {meta['date']}; commit: {meta['commit']}; driver: {meta['driver']}; torch {meta['torch']};"
              f" flashinfer {meta['flashinfer']}",
              f"- measured roofs: device-to-device copy {copy_gbs:.0f} GB/s (bytes read + written);"
-             f" bf16 GEMM 8192^3 {gemm_tflops:.0f} TFLOP/s",
-             "- decode: bytes = K+V of every attended token + q + out + block tables; % is of the copy roof.",
+             f" reads alone {read_gbs:.0f} GB/s (a reduction of 1 GiB); bf16 GEMM 8192^3 {gemm_tflops:.0f} TFLOP/s",
+             "- decode: bytes = K+V of every attended token + q + out + block tables; % is of the faster"
+             f" of the copy and read roofs ({max(copy_gbs, read_gbs):.0f} GB/s; before 2026-12-06 the copy roof).",
              "- prefill: FLOPs = 4*b*h*d*L(L+1)/2 (causal); % is of the GEMM roof.",
              "- every figure is the median of repeated CUDA-event timings with the L2 flushed before each;"
              " each output was first checked against a float32 reference (rel. L2 error shown).", "",
@@ -504,8 +514,10 @@ def main():
         except Exception as e:  # noqa: BLE001
             fi = f"import flashinfer failed: {type(e).__name__}: {e}"[:300]
     timer = Timer(torch, 10 if a.quick else a.reps)
-    copy_gbs, gemm_tflops = roofs(torch, timer)
-    print(f"roofs: copy {copy_gbs:.0f} GB/s, bf16 gemm {gemm_tflops:.0f} TFLOP/s", flush=True)
+    copy_gbs, read_gbs, gemm_tflops = roofs(torch, timer)
+    mem_roof = max(copy_gbs, read_gbs)
+    print(f"roofs: copy {copy_gbs:.0f} GB/s, read {read_gbs:.0f} GB/s, bf16 gemm {gemm_tflops:.0f} TFLOP/s",
+          flush=True)
     rows = []
     dcases = list(DECODE_CASES)
     pcases = [] if a.decode_only else [(4, 4096), (16, 1024), (1, 16384)]
@@ -514,7 +526,7 @@ def main():
     fi_ready = read_ready(a.fi_ready) if a.fi_ready else None
     for c in dcases:
         hq, hk, d = decode_shape(c)
-        decode_case(torch, lib, timer, fi, rows, copy_gbs, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2], kv=decode_kv(c),
+        decode_case(torch, lib, timer, fi, rows, mem_roof, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2], kv=decode_kv(c),
                     fi_ready=fi_ready, min_splits=[int(m) for m in a.decode_min_splits.split(",") if m])
     for b, L in pcases:
         prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
@@ -525,8 +537,9 @@ def main():
             "driver": os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().strip(),
             "torch": torch.__version__, "flashinfer": fi_version}
     with open(os.path.join(a.out, "side_by_side.json"), "w") as f:
-        json.dump({"meta": meta, "copy_gbs": copy_gbs, "gemm_tflops": gemm_tflops, "rows": rows}, f, indent=1)
-    md = table(rows, copy_gbs, gemm_tflops, meta)
+        json.dump({"meta": meta, "copy_gbs": copy_gbs, "read_gbs": read_gbs, "decode_roof_gbs": mem_roof,
+                   "gemm_tflops": gemm_tflops, "rows": rows}, f, indent=1)
+    md = table(rows, copy_gbs, read_gbs, gemm_tflops, meta)
     with open(os.path.join(a.out, "side_by_side.md"), "w") as f:
         f.write(md)
     print(md)

@@ -165,6 +165,17 @@ def main():
     case("D6 ragged sweep --qlen 64 --ctx 16", ["bench", "--preset", "llama3-8b", "--ops", "ragged", "--batches", "2",
                                                "--ctx", "16", "--qlen", "64", "--json", "-"] + CPU, rc=0,
          check=one_row(qlen=64, ctx=16))
+    # The ragged bench's bytes under a window (2026-12-06): K and V of the keys some row sees, the last
+    # q_len + window - 1 of the sequence's ctx + q_len, as decode's bytes count a window's keys; it
+    # counted every key (2x the bandwidth of the mistral-7b preset, window 4096 over 8K contexts).
+    # One KV head of 64 dims in bf16: 256 bytes of K and V a key, and Q and O 256 bytes a row each head pair.
+    for name, q, w, keys in (("prefill chunk under a window", 4, 16, 4 + 16 - 1), ("decode under a window", 1, 16, 16),
+                             ("decode without a window", 1, 0, 60 + 1)):
+        case(f"ragged bench bytes: {name}", ["bench", "ragged"] + CPU + ["--seqs", "1", "--qlen", str(q), "--ctx", "60",
+                                                                         "--heads", "2/1", "--head-size", "64",
+                                                                         "--dtype", "bf16", "--window", str(w),
+                                                                         "--json", "-"],
+             rc=0, check=one_row(bytes=keys * 2 * 64 * 2 + 2 * q * 2 * 64 * 2))
     # D7: a sweep refuses what no swept op takes, and an empty --ops
     case("D7 sweep refuses --decodes", ["bench", "--preset", "llama3-8b", "--ops", "ragged", "--batches", "2", "--ctx",
                                         "16", "--decodes", "7"] + CPU, says="--decodes")
