@@ -15,7 +15,8 @@
 #   ncu                runs the command after its options (the CLI's), prints nothing
 #   nvidia-smi, serve_loop
 # Sections: tests, sanitize, checks, serve, bench and ncu of the full plan, then
-# the short plan's own defaults (PA_PLAN=short, its tests and sanitizers). The
+# the short plan's own defaults (PA_PLAN=short, its tests and sanitizers), then
+# its deadline (checks and bench under a 12 s PA_DEADLINE_S: skipped lines). The
 # Python package and the side by side need torch on a GPU and are left out (the side
 # by side's script and the other Python scripts gpu-check.sh calls are compiled).
 # Fails when the script exits non-zero, a section's header is missing from the
@@ -175,6 +176,13 @@ EXPECT="99k-racecheck test_ragged" run_plan short PA_PLAN=short PA_SECTIONS="tes
 # A program cut off by its box: the report names the tests it did not reach as a follow-up run.
 EXPECT="not reached: 1 of 2 tests; the rest in a follow-up run: PA_SECTIONS=sanitize PA_SAN_TOOLS=memcheck PA_SAN_PROGRAMS=test_cache_ops PA_SAN_FILTER_test_cache_ops='@(dry/slow)'" \
     run_plan cut PA_DRY_CUT=1 PA_SECTIONS="tests sanitize" PA_SAN_BACKGROUND=1 PA_SAN_TOOLS=memcheck PA_TEST_SECONDS=2 PA_SAN_SECONDS=2 PA_COMPACT_SECONDS=2
+# The short plan's deadline: past it each command is skipped with a line, which the report's
+# deadline section lists, and the JSON rows measured so far are in $OUT.
+mkdir -p "$work/out"
+SECTIONS_WANTED=("checks" "benchmarks" "deadline")
+EXPECT="skipped (deadline, at +" run_plan deadline PA_PLAN=short PA_SECTIONS="checks bench" PA_DEADLINE_S=12 \
+    OUT="$work/out"
+[ -s "$work/out/logs.tgz" ] || { echo "gpu-check-dry: deadline: no logs.tgz in \$OUT"; status=1; }
 
 # Every alternative of every Criterion filter the sanitizers were given names at least one
 # test of the real GPU programs (a renamed test would drop out of a sanitizer's subset unseen).

@@ -13,18 +13,31 @@
 #   PA_SECTIONS="tests python sanitize checks serve bench side ncu"   which parts to run (default all)
 #   PA_PLAN=short                            one call inside a 15-minute device lease (about 9 minutes
 #                                            of command time; the machine's start takes the rest):
-#                                            tests with the sanitizers beside them, the Python package's
-#                                            tests (about 15 s), checks, benchmarks without the preset
-#                                            sweep; 60 random draws per test, 200 s sanitizer boxes. Each knob below still overrides it; the
-#                                            side-by-side and ncu sections want a second lease. Its checks and
-#                                            benchmarks are about 155 CLI commands (2026-12-02: 40 checks, 116
-#                                            benchmarks, 69 of them decode over caches of up to 1 GiB, filled on
-#                                            every core), each one process with its own CUDA context.
+#                                            tests with the sanitizers beside them (at nice 15), the Python
+#                                            package's tests (about 15 s; a 90 s box), checks, benchmarks without
+#                                            the preset sweep, the Hopper prefill items no GPU has run yet (heads
+#                                            256 and 192, the FP8 path) before the decode sweeps; 60 random draws
+#                                            per test, 200 s sanitizer boxes, a 540 s deadline. Each knob below still
+#                                            overrides it; the side-by-side and ncu sections want a second lease.
+#                                            Its checks and benchmarks are about 175 CLI commands (55 checks, 120
+#                                            benchmarks, most of them decode over caches of up to 1 GiB, filled on
+#                                            every core, about 2.7 s each), each one process with its own CUDA
+#                                            context: more than the deadline leaves them, so the section's
+#                                            last commands (the Hopper prompts and context at heads 128 and
+#                                            under, which run 12 measured, then the end of the decode sweeps)
+#                                            are skipped at it. Run it with timeout_s about 570.
+#   PA_DEADLINE_S=540                        seconds from the script's start after which no command starts
+#                                            (default: none; 540 under PA_PLAN=short, where PA_DEADLINE_S=
+#                                            sets none): each skipped one leaves a "skipped (deadline)" line,
+#                                            and every time box (tests, sanitizers, checks, benchmarks) is cut
+#                                            to end by it, so the report, the JSON and the logs reach $OUT
+#                                            inside the call's limit
+#   PA_PY_SECONDS=600                        time box of the Python package's tests (90 under PA_PLAN=short)
 #   PA_SAN_SECONDS=300                       time box of each sanitizer run (they run side by side)
 #   PA_COMPACT_SECONDS=240                   time box of each run of the 99 KiB devices' compact-tile
 #                                            tests (tests section: test_prefill and test_ragged under
-#                                            PAGEDATTN_SMEM_LIMIT=101376; plain, memcheck and racecheck
-#                                            side by side, beside the plain programs)
+#                                            PAGEDATTN_SMEM_LIMIT=101376; plain, memcheck and racecheck,
+#                                            the six runs side by side, beside the plain programs)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
 #                                            into /tmp/site for the side-by-side
@@ -46,8 +59,9 @@
 #   PA_NCU_RUNS="decode prefill hopper fp8 stalls decode64"
 #                                            which ncu runs (default all; `stalls`: the Hopper prompt's
 #                                            warp states at heads 128 and 64, about a minute: PA_PLAN=short
-#                                            with PA_SECTIONS="... bench ncu" and PA_NCU_RUNS=stalls fits
-#                                            it into a short lease's spare time; `decode64`: decode v1's
+#                                            with PA_SECTIONS="... bench ncu" and PA_NCU_RUNS=stalls runs it
+#                                            if the bench section leaves time before the deadline, which it
+#                                            now seldom does; `decode64`: decode v1's
 #                                            memory tables and warp states at heads 128 and 64)
 #   PA_TEST_RANDOM_SEED=N PA_TEST_RANDOM_CASES=150
 #                                            the random-configuration tests (decode_random,
@@ -58,19 +72,27 @@
 #                                            draws per test; PA_SAN_RANDOM_CASES=8 under the sanitizers
 #   PA_SAN_NICE=15 PA_FI_NICE=5              CPU priority of the sanitizers and of FlashInfer's JIT
 #                                            when they run beside the plain tests, whose CPU
-#                                            references are the long poles
+#                                            references are the long poles (default 0; PA_SAN_NICE 15
+#                                            under PA_PLAN=short)
 # scripts/gpu-check-dry.sh runs this script without a GPU, on stand-ins, every CLI command of it
 # in interpret mode (meson test gpu_check_dry, in CI): run it after editing this file.
 # Output: benchmarks/results/gpu-check-<date>-<device>.md, its .json rows, the
 # side-by-side table and logs; copied into $OUT when that is set.
 set -uo pipefail
+# The deadline counts from here: the build below (when there is no carried one) is inside it.
+T0=$(date +%s)
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 BUILD=${PA_BUILD_DIR:-build-gpu}
 if [ "${PA_PLAN:-}" = short ]; then
     : "${PA_SECTIONS:=tests python sanitize checks serve bench}" "${PA_SAN_BACKGROUND:=1}" "${PA_SAN_SECONDS:=200}"
     : "${PA_TEST_RANDOM_CASES:=60}" "${PA_TEST_SECONDS:=300}" "${PA_BENCH_PRESETS=}"
+    # The sanitizers at nice 15, so the plain tests' CPU references (the section's long poles) come
+    # first on the 16 cores; a 90 s box for the Python tests (about 15 s), so a hung one costs
+    # little; and a deadline that leaves a 570 s command 30 s to bring its output back.
+    : "${PA_SAN_NICE:=15}" "${PA_PY_SECONDS:=90}" "${PA_DEADLINE_S=540}"
     export PA_SECTIONS PA_SAN_BACKGROUND PA_SAN_SECONDS PA_TEST_RANDOM_CASES PA_TEST_SECONDS PA_BENCH_PRESETS
+    export PA_SAN_NICE PA_PY_SECONDS PA_DEADLINE_S
 fi
 SECTIONS=" ${PA_SECTIONS:-tests python sanitize checks serve bench side ncu} "
 SAN_SECONDS=${PA_SAN_SECONDS:-300}
@@ -107,6 +129,54 @@ json="benchmarks/results/gpu-check-$tag.json"
 logs="benchmarks/results/gpu-check-$tag-logs"
 mkdir -p "$logs"
 : >"$json"
+: >"$logs/deadline.txt"
+
+# The deadline (PA_DEADLINE_S seconds after T0): every time box is cut to end by it, and a
+# command with under 5 s left is skipped, so a slow tests section costs the last benchmarks
+# rather than the call's whole output (a command the device tool kills at its limit brings back
+# only what is already under $OUT).
+DEADLINE=${PA_DEADLINE_S:-}
+left_s() { # seconds left before the deadline (a day when there is none)
+    if [ -n "$DEADLINE" ]; then echo $((T0 + DEADLINE - $(date +%s))); else echo 86400; fi
+}
+fit() { # a time box in seconds, cut to what is left before the deadline (at least 1: `timeout 0` never ends)
+    local l
+    l=$(left_s)
+    [ "$l" -ge 1 ] || l=1
+    if [ "$1" -gt "$l" ]; then echo "$l"; else echo "$1"; fi
+}
+# box SECONDS COMMAND...: `timeout SECONDS COMMAND...` with the box cut to the deadline. A command
+# skipped there (its box cut under 5 s), or cut short by it, gets a line where its output would be
+# and one in $logs/deadline.txt (the report lists them at its end), and exits 0: no "(failed: rc
+# N)" beside it. After each command the JSON rows so far go into $OUT, so a call killed at its
+# limit still brings back every row it measured.
+box() {
+    local asked=$1 t what rc
+    t=$(fit "$1")
+    shift
+    what="$(env | grep '^PAGEDATTN_' | LC_ALL=C sort | tr '\n' ' ')$*"
+    what=${what/"$CLI"/pagedattn}
+    if [ "$t" -lt "$asked" ] && [ "$t" -lt 5 ]; then
+        echo "skipped (deadline, at +$(($(date +%s) - T0)) s): $what" | tee -a "$ROOT/$logs/deadline.txt"
+        return 0
+    fi
+    timeout "$t" "$@"
+    rc=$?
+    [ -n "${OUT:-}" ] && [ -s "$ROOT/$json" ] && cp "$ROOT/$json" "$OUT"/ 2>/dev/null
+    if [ $rc -eq 124 ] && [ "$t" -lt "$asked" ]; then
+        echo "cut (deadline: its ${asked} s box cut to ${t} s): $what" | tee -a "$ROOT/$logs/deadline.txt"
+        return 0
+    fi
+    return $rc
+}
+# The JSON and the logs so far into $OUT, after each section: a later one may outlive the call.
+# (tar exits 1 when a file changed as it read it, a sanitizer's log say; the archive holds.)
+save_out() {
+    [ -n "${OUT:-}" ] || return 0
+    cp "$ROOT/$json" "$OUT"/ 2>/dev/null
+    tar czf "$OUT/logs.tgz.part" -C "$ROOT/benchmarks/results" "$(basename "$logs")" 2>/dev/null
+    [ $? -le 1 ] && mv "$OUT/logs.tgz.part" "$OUT/logs.tgz"
+}
 
 # One Criterion program: prints "NAME  P passed, F failed, S skipped" from its TAP.
 run_prog() { # label timeout tap-dir prog [wrapper...]
@@ -114,6 +184,14 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     shift 4
     local name
     name=$(basename "$prog")
+    # The box cut to the deadline; past it (cut under 5 s), a line instead of the run.
+    local asked=$t
+    t=$(fit "$asked")
+    if [ "$t" -lt "$asked" ] && [ "$t" -lt 5 ]; then
+        printf '%-13s %-18s skipped (deadline, at +%d s)\n' "$label" "$name" $(($(date +%s) - T0)) |
+            tee -a "$ROOT/$logs/deadline.txt"
+        return 0
+    fi
     local tap="$dir/$name.tap" log="$dir/$name.log"
     local filter=()
     [ -n "${PA_CRIT_FILTER:-}" ] && filter=(--filter="$PA_CRIT_FILTER")
@@ -152,7 +230,6 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     fi
 }
 
-T0=$(date +%s)
 # A fresh seed each run, so every GPU run draws new configurations; a failure
 # names the seed and the configuration to redraw (tests/common/testutil.h).
 export PA_TEST_RANDOM_SEED=${PA_TEST_RANDOM_SEED:-$T0}
@@ -172,7 +249,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the background while the tests run.
         (python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$PA_WHEELS"/*.whl && PYTHONPATH=/tmp/site FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=${PA_FI_JOBS:-8} \
-            timeout "${PA_FI_WARM_SECONDS:-420}" nice -n "${PA_FI_NICE:-0}" python3 benchmarks/side_by_side.py --warm-flashinfer \
+            timeout "$(fit "${PA_FI_WARM_SECONDS:-420}")" nice -n "${PA_FI_NICE:-0}" python3 benchmarks/side_by_side.py --warm-flashinfer \
             --fi-ready "$logs/fi-ready.txt") >"$logs/flashinfer-warm.log" 2>&1 &
         warm_pid=$!
     fi
@@ -274,21 +351,24 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # The compact tiles and shape of 99 KiB devices (compute capability 8.6, 8.9, 12.x), which
         # an H100 takes under PAGEDATTN_SMEM_LIMIT=101376 (csrc/shared/launch_status.h; the tests
         # skip on it otherwise), plainly and under memcheck and racecheck, beside the programs.
+        # Each program and setup its own run, the six side by side (3 tests, 2 jobs each): one after
+        # the other, the two programs' boxes made the section up to 480 s, past the plain programs'.
         compact='@(prefill_gpu/compact_tiles_on_a_99_KiB_device|ragged_gpu/compact_slots_on_a_99_KiB_device|ragged_gpu/smem_limit_variable_lowers_the_devices_limit)'
         for tool in plain memcheck racecheck; do
             mkdir -p "$logs/compact-$tool"
             wrap=(env PAGEDATTN_SMEM_LIMIT=101376)
             [ $tool = plain ] || wrap+=(compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all)
-            (for prog in "$BUILD"/tests/gpu/test_prefill "$BUILD"/tests/gpu/test_ragged; do
+            for prog in test_prefill test_ragged; do
                 PA_CRIT_FILTER=$compact PA_CRIT_JOBS=2 run_prog "99k-$tool" "${PA_COMPACT_SECONDS:-240}" \
-                    "$logs/compact-$tool" "$prog" "${wrap[@]}"
-            done) >"$logs/compact-$tool.summary" 2>&1 &
-            test_pids+=($!)
+                    "$logs/compact-$tool" "$BUILD/tests/gpu/$prog" "${wrap[@]}" >"$logs/compact-$tool-$prog.summary" 2>&1 &
+                test_pids+=($!)
+            done
         done
         wait "${test_pids[@]}"
-        cat "$logs"/test_*.summary "$logs"/compact-{plain,memcheck,racecheck}.summary
+        cat "$logs"/test_*.summary "$logs"/compact-{plain,memcheck,racecheck}-test_{prefill,ragged}.summary
         echo "(took $(($(date +%s) - t0)) s)"
         echo '```'
+        save_out
     fi
 
     if want python; then
@@ -297,74 +377,76 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         echo "## Python package (pytest python/tests, torch on CUDA) (at +$(($(date +%s) - T0)) s)"
         echo '```'
         (cd "$ROOT/python/tests" && PYTHONPATH="$ROOT/python" PAGEDATTN_LIB="$BUILD/libpagedattn.so" \
-            timeout "${PA_PY_SECONDS:-600}" python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -15)
+            box "${PA_PY_SECONDS:-600}" python3 -m pytest -q -rs -p no:cacheprovider . 2>&1 | tail -15)
         echo '```'
+        save_out
     fi
 
     if want checks; then
         echo "## checks (at +$(($(date +%s) - T0)) s)"
         echo '```'
-        for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do timeout 60 $CLI check convert --dtype "$dt"; done
+        for dt in f16 bf16 fp8_e4m3 fp8_e5m2; do box 60 $CLI check convert --dtype "$dt"; done
         # merge_attn_states: 4096 tokens x 32 heads x 128 in 16-byte chunks; head 100 in f16 one element a thread
-        for dt in f16 bf16 f32; do timeout 60 $CLI check merge --dtype "$dt"; done
-        timeout 60 $CLI check merge --dtype f16 --seqs 1000 --heads 8/8 --head-size 100
+        for dt in f16 bf16 f32; do box 60 $CLI check merge --dtype "$dt"; done
+        box 60 $CLI check merge --dtype f16 --seqs 1000 --heads 8/8 --head-size 100
         for args in "" "--layout vllm --dtype f16" "--layout hnd --cache-dtype fp8_e4m3 --alibi" \
             "--window 100 --soft-cap 30 --ctx 2049"; do
-            timeout 120 $CLI check decode $args
+            box 120 $CLI check decode $args
         done
-        timeout 120 $CLI check prefill
-        timeout 120 $CLI check prefill --variant cross --seqs 4 --qlen 200 --ctx 1500 --dtype bf16
-        timeout 120 $CLI check ragged
+        box 120 $CLI check prefill
+        box 120 $CLI check prefill --variant cross --seqs 4 --qlen 200 --ctx 1500 --dtype bf16
+        box 120 $CLI check ragged
         # attention sinks (gpt-oss: 64/8 heads, head 64; a window of 128 on alternate layers)
-        timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --variant all
-        timeout 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --window 128
-        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --seqs 2 --ctx 1024
-        timeout 120 $CLI check prefill --preset gpt-oss --dtype bf16 --variant context --layout nhd --seqs 2 \
+        box 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --variant all
+        box 120 $CLI check decode --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --window 128
+        box 120 $CLI check prefill --preset gpt-oss --dtype bf16 --seqs 2 --ctx 1024
+        box 120 $CLI check prefill --preset gpt-oss --dtype bf16 --variant context --layout nhd --seqs 2 \
             --qlen 256 --ctx 1024
-        timeout 120 $CLI check ragged --preset gpt-oss --dtype bf16 --seqs 2 --qlen 128 --decodes 6 --ctx 2000
+        box 120 $CLI check ragged --preset gpt-oss --dtype bf16 --seqs 2 --qlen 128 --decodes 6 --ctx 2000
         # head 96 over fp8 caches (Phi-3.5-mini), on tensor cores since 2026-11-29: both layouts
-        timeout 120 $CLI check decode --preset phi3.5-mini --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant all
-        timeout 120 $CLI check decode --preset phi3.5-mini --cache-dtype fp8_e5m2 --layout vllm --ctx 3000
+        box 120 $CLI check decode --preset phi3.5-mini --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant all
+        box 120 $CLI check decode --preset phi3.5-mini --cache-dtype fp8_e5m2 --layout vllm --ctx 3000
         # head 192 (Nemotron-4 340B at TP 8: group 12, two head blocks), on tensor cores since 2026-11-30
-        timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --layout nhd --variant all
-        timeout 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout vllm --ctx 3000
+        box 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --layout nhd --variant all
+        box 120 $CLI check decode --preset nemotron4-340b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout vllm --ctx 3000
         # head 64 with two head blocks (Falcon-40B at TP 8: group 16; Falcon-7B: 71 heads over one KV
         # head, five CTAs of 15), on tensor cores since 2026-11-30; fp8 over flash layouts on the long tile
-        timeout 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --layout nhd --variant all
-        timeout 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout hnd --ctx 3000
-        timeout 120 $CLI check decode --preset falcon-7b --dtype f16 --cache-dtype fp8_e5m2 --layout nhd --variant all
-        timeout 120 $CLI check baseline
-        timeout 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
-        timeout 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
-        timeout 120 $CLI check baseline --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --seqs 2
+        box 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --layout nhd --variant all
+        box 120 $CLI check decode --preset falcon-40b-tp8 --dtype bf16 --cache-dtype fp8_e4m3 --layout hnd --ctx 3000
+        box 120 $CLI check decode --preset falcon-7b --dtype f16 --cache-dtype fp8_e5m2 --layout nhd --variant all
+        box 120 $CLI check baseline
+        box 120 $CLI check baseline --layout nhd --dtype bf16 --window 100 --soft-cap 30 --ctx 2049
+        box 120 $CLI check baseline --layout hnd --cache-dtype fp8_e4m3 --alibi --heads 8/1 --head-size 256
+        box 120 $CLI check baseline --preset gpt-oss --dtype bf16 --layout nhd --ctx 3000 --seqs 2
         # fp8 scales per KV head (pa_kv_cache.scales_per_head, 2026-12-04): the CLI's problems give each
         # KV head its own k_scale and v_scale and upload the whole arrays; decode (every entry, GQA 4
         # and 7), context attention (and the FP8 path where the Hopper kernel runs), a mixed ragged
         # step, the baseline's cases, and reshape_and_cache in the loop below
-        timeout 120 $CLI check decode --layout hnd --cache-dtype fp8_e4m3 --scales-per-head --variant all
-        timeout 120 $CLI check decode --preset qwen2.5-7b --dtype bf16 --cache-dtype fp8_e5m2 --layout nhd --ctx 3000 \
+        box 120 $CLI check decode --layout hnd --cache-dtype fp8_e4m3 --scales-per-head --variant all
+        box 120 $CLI check decode --preset qwen2.5-7b --dtype bf16 --cache-dtype fp8_e5m2 --layout nhd --ctx 3000 \
             --scales-per-head
-        timeout 120 $CLI check prefill --variant context --layout nhd --dtype bf16 --cache-dtype fp8_e5m2 --seqs 2 \
+        box 120 $CLI check prefill --variant context --layout nhd --dtype bf16 --cache-dtype fp8_e5m2 --seqs 2 \
             --qlen 256 --ctx 1024 --scales-per-head
         if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
-            PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout 120 $CLI check prefill --variant context --layout nhd --dtype bf16 \
+            PAGEDATTN_PREFILL_PATH=hopper-fp8 box 120 $CLI check prefill --variant context --layout nhd --dtype bf16 \
                 --cache-dtype fp8_e4m3 --seqs 2 --qlen 256 --ctx 1024 --scales-per-head
         fi
-        timeout 120 $CLI check ragged --dtype bf16 --cache-dtype fp8_e4m3 --seqs 2 --qlen 128 --decodes 6 --ctx 2000 \
+        box 120 $CLI check ragged --dtype bf16 --cache-dtype fp8_e4m3 --seqs 2 --qlen 128 --decodes 6 --ctx 2000 \
             --scales-per-head
-        timeout 120 $CLI check baseline --layout nhd --dtype bf16 --cache-dtype fp8_e4m3 --scales-per-head
+        box 120 $CLI check baseline --layout nhd --dtype bf16 --cache-dtype fp8_e4m3 --scales-per-head
         for layout in vllm nhd hnd combined; do
-            timeout 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
-            timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
-            timeout 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e5m2 --seqs 7 --qlen 113 --scales-per-head
+            box 60 $CLI check cache --layout "$layout" --seqs 64 --qlen 37
+            box 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e4m3 --seqs 7 --qlen 113
+            box 60 $CLI check cache --layout "$layout" --cache-dtype fp8_e5m2 --seqs 7 --qlen 113 --scales-per-head
         done
         # swap_blocks out and in, copy_blocks over layers: byte for byte, at the bench section's size too
         for args in "--variant swap-out --layout hnd --block-size 32" "--variant swap-in --layout combined" \
             "--variant copy --layers 32 --seqs 4 --ctx 256" "--variant swap-out --seqs 16 --ctx 4096 --layout nhd" \
             "--variant swap-in --seqs 16 --ctx 4096 --layout nhd" "--variant copy --seqs 16 --ctx 4096 --layout nhd"; do
-            timeout 120 $CLI check blocks $args
+            box 120 $CLI check blocks $args
         done
         echo '```'
+        save_out
     fi
 
     if want serve; then
@@ -372,16 +454,16 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         echo '```'
         for args in "" "--dtype bf16" "--cache-dtype fp8_e4m3" "--window 40 --soft-cap 30"; do
             echo "\$ serve_loop --device both $args"
-            timeout 120 env LD_LIBRARY_PATH="$LIBS_ENV" "$BUILD/serve_loop" --device both $args 2>&1 | tail -4
+            box 120 env LD_LIBRARY_PATH="$LIBS_ENV" "$BUILD/serve_loop" --device both $args 2>&1 | tail -4
         done
         echo '```'
+        save_out
     fi
 
     if want sanitize; then
         [ "${PA_SAN_BACKGROUND:-0}" = 1 ] || san_start
         san_report
-        # the logs so far, in case a later section outlives the machine
-        [ -n "${OUT:-}" ] && tar czf "$OUT/logs.tgz" -C benchmarks/results "$(basename "$logs")" 2>/dev/null
+        save_out
     fi
 
     if want side; then
@@ -394,53 +476,115 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             export PYTHONPATH=/tmp/site
             fi_ready=(--fi-ready "$logs/fi-ready.txt")
         fi
-        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 timeout "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
+        PA_COMMIT="$commit" FLASHINFER_CUDA_ARCH_LIST=9.0 box "${PA_SIDE_SECONDS:-300}" python3 benchmarks/side_by_side.py \
             --lib "$BUILD/libpagedattn.so" --out "$logs" "${fi_ready[@]}" ${PA_SIDE_ARGS:-} >"$logs/side_by_side.log" 2>&1 || echo "side_by_side.py: exit $? (see its log)"
         cat "$logs/side_by_side.md" 2>/dev/null || tail -20 "$logs/side_by_side.log"
         # Its bar charts (scripts/plot reads the report as it stands; no GPU time of note).
         if [ -s "$logs/side_by_side.json" ]; then
-            timeout 60 python3 scripts/plot "$logs/side_by_side.json" --out "$logs/plots" ||
+            box 60 python3 scripts/plot "$logs/side_by_side.json" --out "$logs/plots" ||
                 echo "(charts not made here: run scripts/plot side_by_side.json where matplotlib is installed)"
             # The Hopper prefill kernel's per-item cost, fitted on its one-CTA-per-item rows, and the
             # persistent grid's measured rate beside what that fit predicts for it.
-            timeout 30 python3 scripts/hopper_item_overhead.py "$logs/side_by_side.json" || true
+            box 30 python3 scripts/hopper_item_overhead.py "$logs/side_by_side.json" || true
         fi
+        save_out
     fi
 
     if want bench; then
         echo "## benchmarks (pagedattn bench) (at +$(($(date +%s) - T0)) s)"
         echo '```'
-        timeout 60 $CLI bench convert --dtype bf16 --json "$json"
+        box 60 $CLI bench convert --dtype bf16 --json "$json"
         # merge_attn_states at 8192 tokens x 32 heads x 128: two rows read, one written (the copy roof)
-        for dt in bf16 f16; do timeout 60 $CLI bench merge --dtype "$dt" --json "$json"; done
-        timeout 60 $CLI bench cache --json "$json"
+        for dt in bf16 f16; do box 60 $CLI bench merge --dtype "$dt" --json "$json"; done
+        box 60 $CLI bench cache --json "$json"
         # The cache ops at serving sizes, against their roofs (issue 15 item 3).
         # reshape_and_cache for a prefill step: 8 x 2048 new tokens, Llama-3-8B's 8 KV heads x 128,
         # every layout, bf16 and fp8 (the copy roof; K and V read once and written once).
         for lc in "vllm bf16" "nhd bf16" "hnd bf16" "combined bf16" "vllm fp8_e4m3" "nhd fp8_e4m3"; do
             set -- $lc
-            timeout 60 $CLI bench cache --seqs 8 --qlen 2048 --heads 32/8 --head-size 128 --dtype bf16 \
+            box 60 $CLI bench cache --seqs 8 --qlen 2048 --heads 32/8 --head-size 128 --dtype bf16 \
                 --layout "$1" --cache-dtype "$2" --json "$json" || echo "(failed: rc $?)"
         done
         # swap_blocks: 16 sequences x 4K tokens of one layer (4096 blocks of 32 KiB, K and V) out to
         # pinned host memory and back, against one large pinned copy each way; copy_blocks: the
         # same 4096 pairs in one layer, and a fork's 64 pairs in 32 layers (the copy roof).
         for v in swap-out swap-in copy; do
-            timeout 120 $CLI bench blocks --variant $v --seqs 16 --ctx 4096 --heads 32/8 --head-size 128 \
+            box 120 $CLI bench blocks --variant $v --seqs 16 --ctx 4096 --heads 32/8 --head-size 128 \
                 --dtype bf16 --layout nhd --json "$json" || echo "(failed: rc $?)"
         done
-        timeout 60 $CLI bench blocks --variant copy --layers 32 --seqs 4 --ctx 256 --heads 32/8 --head-size 128 \
+        box 60 $CLI bench blocks --variant copy --layers 32 --seqs 4 --ctx 256 --heads 32/8 --head-size 128 \
             --dtype bf16 --layout vllm --json "$json" || echo "(failed: rc $?)"
         for preset in ${PA_BENCH_PRESETS-llama3-8b}; do
-            timeout 240 $CLI bench --preset "$preset" --json "$json"
+            box 240 $CLI bench --preset "$preset" --json "$json"
         done
+        # The Hopper prefill kernel's benchmarks (below, after the decode sweeps; the short plan runs
+        # the items no GPU has run yet here, before them, since its deadline cuts the section's end).
+        hopper=0
+        $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)' &&
+            hopper=1
+        ctx_paths=${PA_BENCH_CONTEXT_PATHS:-hopper-fp8 hopper mma}
+        bench_prompts() { # head sizes
+            # Prompt attention at each padded head size the Hopper kernel serves, on both paths
+            # (heads 192 and 256: 64-key tiles since 2026-11-30, the budgets' predictions to check).
+            # Since 2026-12-01 the lazy softmax reference and mma.sync's new-key copies by pointer
+            # steps: the budget predicts mma.sync at head 128 about 329 TFLOP/s (286 measured on
+            # the H100 before; budget-notes/lazy-softmax-reference-2026-12-01.md,
+            # prefill-new-key-copies-2026-12-01.md), and the Hopper consumer's tile 12.6% shorter.
+            local hs path
+            for hs in "$@"; do
+                for path in hopper mma; do
+                    echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"
+                    PAGEDATTN_PREFILL_PATH=$path box 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
+                        --head-size $hs --dtype bf16 || echo "(failed: rc $?)"
+                done
+            done
+        }
+        bench_context() { # paths
+            # Context attention (512 new tokens over a 4K prefix) on each cache kind it serves, then
+            # the same on mma.sync: issue 14 asks every layout and fp8 within 10% of the flash one.
+            # hopper-fp8: the FP8 path (e4m3 wgmma) on the e4m3 caches, against the same on hopper.
+            local path lc layout cd
+            for path in "$@"; do
+                for lc in "nhd bf16" "vllm bf16" "nhd fp8_e4m3" "vllm fp8_e4m3"; do
+                    read -r layout cd <<<"$lc"
+                    [ "$path" = hopper-fp8 ] && [ "$cd" = bf16 ] && continue
+                    echo "context on $layout / $cd, PAGEDATTN_PREFILL_PATH=$path:"
+                    PAGEDATTN_PREFILL_PATH=$path box 60 $CLI bench prefill --variant context --seqs 4 \
+                        --ctx 4096 --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout "$layout" \
+                        --cache-dtype "$cd" || echo "(failed: rc $?)"
+                done
+            done
+        }
+        bench_context_wide() {
+            # Heads 256 (Gemma 2 and 3) and 192 context over 16-bit and fp8 flash caches on both
+            # paths: the Hopper kernel serves them since 2026-11-30 (budget notes: about 39% and 32%
+            # of 989 TFLOP/s at head 256; hopper-head192-2026-11-30.md at 192).
+            local hs cd path
+            for hs in 256 192; do
+                for cd in bf16 fp8_e4m3; do
+                    for path in hopper mma; do
+                        echo "context at head $hs on nhd / $cd, PAGEDATTN_PREFILL_PATH=$path:"
+                        PAGEDATTN_PREFILL_PATH=$path box 60 $CLI bench prefill --variant context --seqs 4 \
+                            --ctx 4096 --qlen 512 --heads 32/8 --head-size $hs --dtype bf16 --layout nhd \
+                            --cache-dtype "$cd" || echo "(failed: rc $?)"
+                    done
+                done
+            done
+        }
+        if [ "$hopper" = 1 ] && [ "${PA_PLAN:-}" = short ]; then
+            # What no GPU has run yet (prompts and context at heads 256 and 192, the FP8 path) before
+            # the decode sweeps, most of which earlier leases measured: the deadline cuts those.
+            bench_prompts 256 192
+            [[ " $ctx_paths " == *" hopper-fp8 "* ]] && bench_context hopper-fp8
+            bench_context_wide
+        fi
         # The decode merge with and without programmatic dependent launch (PAGEDATTN_DECODE_PDL=0 is
         # the plain launch): the recommended entry and v2 at a small and a large batch.
         for shape in "--seqs 1 --ctx 4096" "--seqs 64 --ctx 4096" "--seqs 1 --ctx 32768"; do
             for pdl in 1 0; do
                 for v in auto v2; do
                     echo "decode $shape --variant $v, PAGEDATTN_DECODE_PDL=$pdl:"
-                    PAGEDATTN_DECODE_PDL=$pdl timeout 60 $CLI bench decode $shape --heads 32/8 --head-size 128 \
+                    PAGEDATTN_DECODE_PDL=$pdl box 60 $CLI bench decode $shape --heads 32/8 --head-size 128 \
                         --dtype bf16 --layout nhd --variant $v || echo "(failed: rc $?)"
                 done
             done
@@ -455,7 +599,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for seqs in 32 64 128 256; do
             for v in v1 auto; do
                 echo "decode fp8 head 64, --seqs $seqs --variant $v:"
-                timeout 60 $CLI bench decode --seqs $seqs --ctx 4096 --heads 32/8 --head-size 64 --dtype bf16 \
+                box 60 $CLI bench decode --seqs $seqs --ctx 4096 --heads 32/8 --head-size 64 --dtype bf16 \
                     --cache-dtype fp8_e4m3 --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
@@ -474,19 +618,19 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # H100's 6 points, and 1024-token splits worth more than the H100's one point.
         for ms in 256 1024; do
             echo "decode fp8 head 128 --seqs 64 --ctx 4096 --variant auto, PAGEDATTN_DECODE_MIN_SPLIT=$ms:"
-            PAGEDATTN_DECODE_MIN_SPLIT=$ms timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 \
+            PAGEDATTN_DECODE_MIN_SPLIT=$ms box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 \
                 --head-size 128 --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant auto ||
                 echo "(failed: rc $?)"
         done
         echo "decode fp8 head 128 --seqs 64 --ctx 4096 --variant v1:"
-        timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+        box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             --cache-dtype fp8_e4m3 --layout nhd --variant v1 || echo "(failed: rc $?)"
         if [ "${PA_PLAN:-}" != short ]; then
             for hs in 32 64; do
                 for shape in "--seqs 64 --ctx 4096" "--seqs 1 --ctx 4096" "--seqs 1 --ctx 32768"; do
                     for ms in 256 1024; do
                         echo "decode fp8 head $hs $shape --variant auto, PAGEDATTN_DECODE_MIN_SPLIT=$ms:"
-                        PAGEDATTN_DECODE_MIN_SPLIT=$ms timeout 60 $CLI bench decode $shape --heads 32/8 \
+                        PAGEDATTN_DECODE_MIN_SPLIT=$ms box 60 $CLI bench decode $shape --heads 32/8 \
                             --head-size $hs --dtype bf16 --cache-dtype fp8_e4m3 --layout nhd --variant auto ||
                             echo "(failed: rc $?)"
                     done
@@ -503,7 +647,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
                 "--head-size 128 --dtype bf16 --cache-dtype fp8_e4m3"; do
                 for v in v1 auto; do
                     echo "decode $shape --layout $layout --variant $v (64 x 4K, 32/8):"
-                    timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 $shape --layout $layout \
+                    box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 $shape --layout $layout \
                         --variant $v || echo "(failed: rc $?)"
                 done
             done
@@ -514,7 +658,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # entry (budget-notes/decode-partials-16bit-2026-11-29.md; the fp8 lines below: 54% to about 58%).
         for v in v1 auto; do
             echo "decode bf16 --heads 64/4 --variant $v (64 x 4K, head 128):"
-            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/4 --head-size 128 --dtype bf16 \
+            box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/4 --head-size 128 --dtype bf16 \
                 --layout nhd --variant $v || echo "(failed: rc $?)"
         done
         # Head 96 (Phi-3.5-mini's 32/32) over fp8 beside bf16: fp8 left the CUDA-core kernel on
@@ -523,7 +667,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for cd in bf16 fp8_e4m3; do
             for v in v1 auto; do
                 echo "decode head 96 --cache-dtype $cd --variant $v (64 x 4K, 32/32):"
-                timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/32 --head-size 96 --dtype bf16 \
+                box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/32 --head-size 96 --dtype bf16 \
                     --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
             done
         done
@@ -534,7 +678,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for run in "bf16 32/8 v1" "bf16 32/8 auto" "fp8_e4m3 32/8 auto" "bf16 96/8 auto" "fp8_e4m3 96/8 auto"; do
             set -- $run
             echo "decode head 192 --cache-dtype $1 --heads $2 --variant $3 (64 x 4K, bf16):"
-            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size 192 \
+            box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size 192 \
                 --dtype bf16 --cache-dtype $1 --layout nhd --variant $3 || echo "(failed: rc $?)"
         done
         # Heads 80 (Phi-2, 32/32), 112, 32 and 120 on tensor cores since 2026-11-30 (they ran the runtime-shaped
@@ -547,7 +691,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             "64 128/8 bf16" "64 128/8 fp8_e4m3"; do
             set -- $run
             echo "decode head $1 --heads $2 --cache-dtype $3 --variant auto (64 x 4K, bf16):"
-            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size $1 --dtype bf16 \
+            box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $2 --head-size $1 --dtype bf16 \
                 --cache-dtype $3 --layout nhd --variant auto || echo "(failed: rc $?)"
         done
         # fp8 at head 128 and group 16, e4m3 against e5m2 (e5m2 converts by byte permutes since
@@ -560,7 +704,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             for heads in 32/8 64/4; do
                 for v in v1 auto; do
                     echo "decode fp8 --cache-dtype $cd --heads $heads --variant $v (64 x 4K, head 128):"
-                    timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $heads --head-size 128 --dtype bf16 \
+                    box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads $heads --head-size 128 --dtype bf16 \
                         --cache-dtype $cd --layout nhd --variant $v || echo "(failed: rc $?)"
                 done
             done
@@ -571,7 +715,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # keeps the last row of a point, so the two would be one there).
         for sph in "" "--scales-per-head"; do
             echo "decode fp8 --cache-dtype fp8_e4m3 ${sph:-(one scale)} --variant auto (64 x 4K, 32/8, head 128):"
-            timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+            box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
                 --cache-dtype fp8_e4m3 --layout nhd --variant auto $sph || echo "(failed: rc $?)"
         done
         # fp8 at head 128 over vLLM's layout and at head 256 (Gemma-2's 16/8) over NHD: built for 4 CTAs
@@ -580,7 +724,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for shape in "--layout vllm --heads 32/8 --head-size 128" "--layout nhd --heads 16/8 --head-size 256"; do
             for v in v1 auto; do
                 echo "decode fp8 $shape --variant $v (64 x 4K):"
-                timeout 60 $CLI bench decode --seqs 64 --ctx 4096 $shape --dtype bf16 --cache-dtype fp8_e4m3 \
+                box 60 $CLI bench decode --seqs 64 --ctx 4096 $shape --dtype bf16 --cache-dtype fp8_e4m3 \
                     --variant $v || echo "(failed: rc $?)"
             done
         done
@@ -591,87 +735,61 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for sk in "" "--sinks"; do
             for v in v1 auto; do
                 echo "decode gpt-oss shape $sk --variant $v (64 x 4K):"
-                timeout 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 \
+                box 60 $CLI bench decode --seqs 64 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 \
                     --layout nhd --variant $v $sk || echo "(failed: rc $?)"
             done
             echo "prefill gpt-oss shape $sk (4 x 4K prompts):"
-            timeout 60 $CLI bench prefill --seqs 4 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 $sk \
+            box 60 $CLI bench prefill --seqs 4 --ctx 4096 --heads 64/8 --head-size 64 --dtype bf16 $sk \
                 || echo "(failed: rc $?)"
             echo "ragged gpt-oss shape $sk (4 x 512 prefill + 60 decodes at 4K):"
-            timeout 120 $CLI bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096 --heads 64/8 --head-size 64 \
+            box 120 $CLI bench ragged --seqs 4 --qlen 512 --decodes 60 --ctx 4096 --heads 64/8 --head-size 64 \
                 --dtype bf16 $sk || echo "(failed: rc $?)"
         done
         # Issue 14's ragged goal: the mixed step (4 x 512 prefill + 60 decodes at 4K) in one launch,
         # then its prefill and decode parts as separate launches; the sum of the parts is the bar.
         for part in "--seqs 4 --qlen 512 --decodes 60" "--seqs 4 --qlen 512" "--seqs 60 --qlen 1"; do
             echo "ragged $part:"
-            timeout 120 $CLI bench ragged $part --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
+            box 120 $CLI bench ragged $part --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
                 || echo "(failed: rc $?)"
         done
         # The Hopper prefill kernel, where this device and build run it, against mma.sync (not in
         # the JSON: its rows would carry the same names as the mma.sync kernel's).
-        if $CLI info --json | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("prefill_hopper") else 1)'; then
-            # Prompt attention at each padded head size the Hopper kernel serves, on both paths
-            # (heads 192 and 256: 64-key tiles since 2026-11-30, the budgets' predictions to check).
-            # Since 2026-12-01 the lazy softmax reference and mma.sync's new-key copies by pointer
-            # steps: the budget predicts mma.sync at head 128 about 329 TFLOP/s (286 measured on
-            # the H100 before; budget-notes/lazy-softmax-reference-2026-12-01.md,
-            # prefill-new-key-copies-2026-12-01.md), and the Hopper consumer's tile 12.6% shorter.
-            for hs in 128 96 64 256 192; do
-                for path in hopper mma; do
-                    echo "prompt, head $hs, PAGEDATTN_PREFILL_PATH=$path:"
-                    PAGEDATTN_PREFILL_PATH=$path timeout 120 $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 \
-                        --head-size $hs --dtype bf16 || echo "(failed: rc $?)"
-                done
-            done
-            # Context attention (512 new tokens over a 4K prefix) on each cache kind it serves, then
-            # the same on mma.sync: issue 14 asks every layout and fp8 within 10% of the flash one.
-            # hopper-fp8: the FP8 path (e4m3 wgmma) on the e4m3 caches, against the same on hopper.
-            for path in ${PA_BENCH_CONTEXT_PATHS:-hopper-fp8 hopper mma}; do
-                for lc in "nhd bf16" "vllm bf16" "nhd fp8_e4m3" "vllm fp8_e4m3"; do
-                    set -- $lc
-                    [ "$path" = hopper-fp8 ] && [ "$2" = bf16 ] && continue
-                    echo "context on $1 / $2, PAGEDATTN_PREFILL_PATH=$path:"
-                    PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
-                        --ctx 4096 --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout "$1" \
-                        --cache-dtype "$2" || echo "(failed: rc $?)"
-                done
-            done
-            # Heads 256 (Gemma 2 and 3) and 192 context over 16-bit and fp8 flash caches on both
-            # paths: the Hopper kernel serves them since 2026-11-30 (budget notes: about 39% and 32%
-            # of 989 TFLOP/s at head 256; hopper-head192-2026-11-30.md at 192).
-            for hs in 256 192; do
-                for cd in bf16 fp8_e4m3; do
-                    for path in hopper mma; do
-                        echo "context at head $hs on nhd / $cd, PAGEDATTN_PREFILL_PATH=$path:"
-                        PAGEDATTN_PREFILL_PATH=$path timeout 60 $CLI bench prefill --variant context --seqs 4 \
-                            --ctx 4096 --qlen 512 --heads 32/8 --head-size $hs --dtype bf16 --layout nhd \
-                            --cache-dtype "$cd" || echo "(failed: rc $?)"
-                    done
-                done
-            done
+        if [ "$hopper" = 1 ]; then
+            if [ "${PA_PLAN:-}" = short ]; then
+                # (the short plan ran heads 256 and 192 and the FP8 path above)
+                bench_prompts 128 96 64
+                bench_context ${ctx_paths//hopper-fp8/}
+            else
+                bench_prompts 128 96 64 256 192
+                bench_context $ctx_paths
+                bench_context_wide
+            fi
         fi
         echo '```'
         echo "## plots"
         echo '```'
-        timeout 60 python3 scripts/plot "$json" --out "$logs/plots" || echo "(plots not made here: run scripts/plot $json where matplotlib is installed)"
+        box 60 python3 scripts/plot "$json" --out "$logs/plots" || echo "(plots not made here: run scripts/plot $json where matplotlib is installed)"
         echo '```'
+        save_out
     fi
 
     if want ncu && command -v ncu >/dev/null; then
         echo "## ncu: DRAM throughput of decode, tensor-pipe use of prefill (at +$(($(date +%s) - T0)) s)"
         echo '```'
+        # Every profiled run with --clock-control none: by default ncu locks the card at its base
+        # clocks, which changes its settings (the lease's rules ask us to measure the card as found)
+        # and makes its durations disagree with the bench section's event timings at boost clocks.
         # smsp__inst_executed.sum and the IPC: what scripts/budget.py's calibrated column needs
         m=dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__cycles_elapsed.avg.per_second
         # bf16 head 128 NHD runs decode_mma_kernel since 2026-11-23 (the split kernel before); with
         # the merge kernel after each (3 of each): run 12's recommended entry took 418 us at 64 x 4K
         # where ncu gave its split kernel 395-400 us and v1 ran in 386, so the merge and the gap
         # before it cost about 20 us there; this says how much of it is the merge kernel itself.
-        ncu_run decode && timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:'decode_(split|mma|merge)_kernel' --launch-skip 4 --launch-count 6 --csv \
+        ncu_run decode && box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --metrics "$m" -k regex:'decode_(split|mma|merge)_kernel' --launch-skip 4 --launch-count 6 --csv \
             $CLI bench decode --seqs 64 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd \
             >"$logs/ncu-decode.csv" 2>"$logs/ncu-decode.err"
         # (mma.sync asked for: AUTO sends prompts to the Hopper kernel on sm_90a)
-        ncu_run prefill && PAGEDATTN_PREFILL_PATH=mma timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
+        ncu_run prefill && PAGEDATTN_PREFILL_PATH=mma box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --metrics "$m" -k regex:prefill_mma_kernel --launch-skip 2 --launch-count 3 --csv \
             $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill.csv" 2>"$logs/ncu-prefill.err"
         # The Hopper kernel: wgmma's tensor-pipe counters, by the names this ncu lists for the chip
@@ -681,11 +799,11 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         mh=$(awk '{print $1}' "$logs/ncu-metrics-gh100.txt" | grep -E '^sm__(pipe|inst_executed_pipe)_tensor' | sort -u |
             awk '{print $1 (/cycles_active/ ? ".avg.pct_of_peak_sustained_active" : ".sum")}' | tr '\n' ',')
         mh=${mh}gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-        ncu_run hopper && PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
+        ncu_run hopper && PAGEDATTN_PREFILL_PATH=hopper box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --metrics "$mh" -k regex:prefill_wgmma_kernel --launch-skip 2 \
             --launch-count 3 --csv $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size 128 --dtype bf16 \
             >"$logs/ncu-prefill-hopper.csv" 2>"$logs/ncu-prefill-hopper.err"
         # The FP8 path: context attention over an e4m3 cache (its only shape), QGMMA on the same pipe.
-        ncu_run fp8 && [ "${PA_NCU_FP8:-1}" = 1 ] && PAGEDATTN_PREFILL_PATH=hopper-fp8 timeout "${PA_NCU_SECONDS:-150}" ncu --metrics "$mh" -k regex:prefill_wgmma_kernel \
+        ncu_run fp8 && [ "${PA_NCU_FP8:-1}" = 1 ] && PAGEDATTN_PREFILL_PATH=hopper-fp8 box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --metrics "$mh" -k regex:prefill_wgmma_kernel \
             --launch-skip 2 --launch-count 3 --csv $CLI bench prefill --variant context --seqs 4 --ctx 4096 \
             --qlen 512 --heads 32/8 --head-size 128 --dtype bf16 --layout nhd --cache-dtype fp8_e4m3 \
             >"$logs/ncu-prefill-hopper-fp8.csv" 2>"$logs/ncu-prefill-hopper-fp8.err"
@@ -697,7 +815,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the memory traffic of one launch at each head size say which.
         if ncu_run stalls; then
             for hs in 128 64; do
-                PAGEDATTN_PREFILL_PATH=hopper timeout "${PA_NCU_SECONDS:-150}" ncu --section WarpStateStats \
+                PAGEDATTN_PREFILL_PATH=hopper box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --section WarpStateStats \
                     --section SchedulerStats --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
                     --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
                     -k regex:prefill_wgmma_kernel --launch-skip 2 --launch-count 1 \
@@ -718,7 +836,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # say whether the loss is in the DRAM's access pattern or in the CTA's latency.
         if ncu_run decode64; then
             for hs in 128 64; do
-                timeout "${PA_NCU_SECONDS:-150}" ncu --section MemoryWorkloadAnalysis \
+                box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --section MemoryWorkloadAnalysis \
                     --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy \
                     --section LaunchStats -k regex:decode_mma_kernel --launch-skip 2 --launch-count 1 \
                     $CLI bench decode --variant v1 --seqs 64 --ctx 4096 --heads 32/8 --head-size $hs --dtype bf16 \
@@ -735,10 +853,20 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
             python3 scripts/ncu_rows.py <"$f"
         done
         echo '```'
+        save_out
+    fi
+
+    # What the deadline left out, in one place: the follow-up call's list. (A skipped ncu or
+    # side-by-side run's line went into that run's own output file: this is where it shows.)
+    if [ -s "$logs/deadline.txt" ]; then
+        echo "## deadline: PA_DEADLINE_S=$DEADLINE; $(grep -c 'skipped (deadline' "$logs/deadline.txt") skipped, $(grep -c '^cut (deadline' "$logs/deadline.txt") cut short"
+        echo '```'
+        cat "$logs/deadline.txt"
+        echo '```'
     fi
 } 2>&1 | tee "$report" ${OUT:+"$OUT/$(basename "$report")"}
 if [ -n "${OUT:-}" ]; then
-    cp "$report" "$json" "$OUT"/ 2>/dev/null
-    tar czf "$OUT/logs.tgz" -C benchmarks/results "$(basename "$logs")" 2>/dev/null
+    cp "$report" "$OUT"/ 2>/dev/null
+    save_out
 fi
 echo "report: $report (the whole check took $(($(date +%s) - T0)) s)"

@@ -2,8 +2,10 @@
 # Build here for sm_90a (Hopper's arch-specific target: every kernel as for
 # sm_90, plus the wgmma wrappers, which test_ptx_twins compares with their twin;
 # PA_GPU_ARCHS=90 builds without them) and pack what a GPU machine without Criterion needs into
-# .carry/ (ignored by git): the library, the CLI, the GPU and host test programs,
-# serve_loop, and Criterion's runtime. Then, on the GPU machine:
+# .carry/ (ignored by git): the library, the CLI, the GPU test programs, serve_loop, and
+# Criterion's runtime (gpu-check.sh runs no host test program, so none travels). Interpret mode
+# and its ThreadSanitizer build are off here (-Dinterp=false -Dinterp_tsan=false): nothing of
+# them travels, so building them would only cost local time. Then, on the GPU machine:
 #
 #   tar xzf .carry.tgz && PA_BUILD_DIR=.carry/build PA_CRITERION_LIBS=.carry/crit scripts/gpu-check.sh
 #
@@ -23,21 +25,24 @@ sys.exit(0 if (v["major"], v["minor"]) >= (1, 4) else 1)' "$BUILD/meson-info/mes
     rm -rf "$BUILD"
 fi
 ARCHS=${PA_GPU_ARCHS:-90a}
+OPTS=(-Dgpu_archs="$ARCHS" -Dinterp=false -Dinterp_tsan=false)
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" -Dgpu_archs="$ARCHS" -Dbuildtype=release >/dev/null
+    meson setup "$BUILD" "${OPTS[@]}" -Dbuildtype=release >/dev/null
 else
-    # A build dir set up for other architectures (say 90, before the Hopper kernels) is switched.
-    have=$(meson introspect "$BUILD" --buildoptions |
-        python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "gpu_archs"))')
-    [ "$have" = "$ARCHS" ] || meson configure "$BUILD" -Dgpu_archs="$ARCHS" >/dev/null
+    # A build dir set up otherwise (for other architectures, say 90 before the Hopper kernels, or
+    # with interpret mode on) is switched.
+    have=$(meson introspect "$BUILD" --buildoptions | python3 -c '
+import json, sys
+o = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+print(o["gpu_archs"], o["interp"], o["interp_tsan"])')
+    [ "$have" = "$ARCHS False False" ] || meson configure "$BUILD" "${OPTS[@]}" >/dev/null
 fi
 ninja -C "$BUILD" >/dev/null
 rm -rf .carry/build .carry/crit
-mkdir -p .carry/build/tests/gpu .carry/build/tests/host .carry/build/benchmarks .carry/crit
+mkdir -p .carry/build/tests/gpu .carry/build/benchmarks .carry/crit
 # programs and libraries only (not meson's *.p object folders)
 find "$BUILD" -maxdepth 1 -name 'libpagedattn.so*' \( -type f -o -type l \) -exec cp -P {} .carry/build/ \;
 find "$BUILD"/tests/gpu -maxdepth 1 -type f -name 'test_*' -exec cp {} .carry/build/tests/gpu/ \;
-find "$BUILD"/tests/host -maxdepth 1 -type f -name 'test_*' -exec cp {} .carry/build/tests/host/ \;
 cp "$BUILD"/benchmarks/pagedattn .carry/build/benchmarks/
 cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
 cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o .carry/build/serve_loop examples/serve_loop.c \
