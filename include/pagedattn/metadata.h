@@ -119,7 +119,8 @@ typedef struct pa_seq_view {
 
 typedef struct pa_prompt_decode_metadata {
     /* Caller-owned arrays (set before the call). */
-    int32_t *seq_start_loc;         /* [num_reqs + 1]: exclusive prefix sum of seq_lens */
+    int32_t *seq_start_loc;         /* [num_reqs + 1]: exclusive prefix sum of seq_lens (a sum past
+                                       INT32_MAX is PA_ERR_INVALID_ARGUMENT) */
     int32_t *encoder_seq_start_loc; /* [num_reqs + 1]; only with an encoder batch, else may be NULL */
     /* [cross_slot_mapping_capacity]; only with an encoder batch. The encoder
      * tokens of the prefill requests (their cross K/V is written during the
@@ -176,7 +177,7 @@ typedef struct pa_prompt_decode_metadata {
  * no prefill is shorter). A batch in the decodes-first order, or a wrong
  * num_prefills, breaks it and is PA_ERR_INVALID_ARGUMENT naming the request
  * (num_prefills 0, all decodes, and num_reqs, all prefills, are always
- * consistent). The prefills-first  * layout is also what pa_mixed_attention reads. */
+ * consistent). The prefills-first layout is also what pa_mixed_attention reads. */
 PA_API pa_status pa_build_prompt_decode_metadata(const pa_common_metadata *common, int32_t num_prefills,
                                                  const pa_encoder_batch *enc, pa_prompt_decode_metadata *out);
 

@@ -1581,7 +1581,12 @@ static void fuzz_common_metadata(reader *r) {
             if (i >= num_prefills && sched[i] > max_dec)
                 max_dec = sched[i];
         }
-        const int want = num_prefills >= 0 && num_prefills <= n && (min_pre == INT32_MAX || max_dec <= min_pre);
+        /* and seq_start_loc, the seq_lens' prefix sums, fits int32 (metadata.h) */
+        int64_t kv_total = 0;
+        for (int32_t i = 0; i < n; i++)
+            kv_total += c.seq_lens[i];
+        const int want = num_prefills >= 0 && num_prefills <= n && (min_pre == INT32_MAX || max_dec <= min_pre) &&
+                         kv_total <= INT32_MAX;
         const pa_status ps = pa_build_prompt_decode_metadata(&c, num_prefills, NULL, &m);
         FUZZ_CHECK((ps == PA_SUCCESS) == want);
         if (ps == PA_SUCCESS) {
