@@ -89,7 +89,8 @@ template <int DT, int VEC> cudaError_t launch(const pa_merge_attn_states_params 
     const int chunks = p.head_size / VEC;
     const int tx = chunks < kThreads ? chunks : kThreads;
     const int ty = kThreads / tx;
-    const dim3 grid((unsigned)((p.num_tokens + ty - 1) / ty), (unsigned)p.num_heads);
+    // (in 64 bits: num_tokens may be INT32_MAX)
+    const dim3 grid((unsigned)(((int64_t)p.num_tokens + ty - 1) / ty), (unsigned)p.num_heads);
     PA_LAUNCH(grid, dim3((unsigned)tx, (unsigned)ty), 0, s, merge_states_kernel<DT, VEC>)(p);
     return cudaGetLastError();
 }

@@ -316,8 +316,9 @@ template <int IN, int OUT> cudaError_t launch_kvu(const pa_kvu_params &p, cudaSt
     const int cpr = 2 * p.g.num_kv_heads * ((p.g.head_size + vec - 1) / vec);
     // about four chunks per thread per CTA; never more rows than a page
     int rows = max(1, min(p.g.block_size, 4 * kThreads / cpr));
-    rows = max(rows, (p.g.block_size + 65534) / 65535); // gridDim.y limit
-    const int groups = (p.g.block_size + rows - 1) / rows;
+    // gridDim.y limit (in 64 bits: a block size near INT32_MAX)
+    rows = max(rows, (int)(((int64_t)p.g.block_size + 65534) / 65535));
+    const int groups = (int)(((int64_t)p.g.block_size + rows - 1) / rows);
     PA_LAUNCH(dim3((unsigned)p.num_slices_padded, (unsigned)groups), kThreads, 0, s, kv_cache_update_kernel<IN, OUT>)
     (p, rows);
     return cudaGetLastError();

@@ -1969,8 +1969,9 @@ void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const ch
 void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const void *kernel, const char *name,
               std::function<void()> body, bool pdl) {
     const unsigned nthreads = block.x * block.y * block.z;
-    if (nthreads == 0 || nthreads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
-        grid.z > 65535) {
+    // The device's limits: grid x to 2^31 - 1, y and z to 65535; block x and y to 1024, z to 64.
+    if (nthreads == 0 || nthreads > 1024 || block.x > 1024 || block.y > 1024 || block.z > 64 || grid.x == 0 ||
+        grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
         fail(cudaErrorInvalidConfiguration);
         return;
     }
