@@ -20,14 +20,18 @@ and ragged, issue 14 item 7) this script
      costing I warp instructions per CTA lets the GPU move at most
          SMs x 4 x clock x B / I  bytes per second,
      which, against the measured copy roof, is the largest fraction of the roof
-     that the instruction stream allows (capped at 100%).
+     that the instruction stream allows (capped at 100%). Only SMs with CTAs
+     issue: a grid of C CTAs keeps C / (SMs x ceil(C / SMs)) of the SMs' issue
+     slots busy (grid_share; v1 at b=1 x 32K is 8 or 32 CTAs on 132 SMs).
 
 prefill and ragged (the tensor-core kernels) differ in three ways:
-  - the roof is the tensor pipe: 989 TFLOP/s (H100 SXM dense f16/bf16) is
-    1.042 HMMA.16816 per SM per clock at 1.755 GHz; a tile's useful FLOPs
-    against its HMMA count, its warp instructions at 4 per SM per clock, and its
-    shared-memory bytes at 128 per SM per clock give three bounds as fractions
-    of 989 TFLOP/s, and the least of them is what the arithmetic allows;
+  - the roof is the tensor pipe: 4096 dense f16/bf16 FLOP per SM per clock (one
+    HMMA.16816 per SM per clock; wgmma the same rate), 949 TFLOP/s at the 1.755
+    GHz the model uses (NVIDIA's 989 is the same rate at 1.83 GHz); a tile's useful
+    FLOPs against its HMMA count at mma.sync's measured 0.67 HMMA.16816 per SM per
+    clock, its warp instructions at 4 per SM per clock, and its shared-memory bytes
+    at 128 per SM per clock give three bounds as fractions of that peak, and the
+    least of them is what the arithmetic allows;
   - the tile loop is the innermost loop holding an HMMA, a barrier and a
     cp.async (ragged's sits in the persistent CTA's work-item loop);
   - their kernels keep every feature behind runtime branches in one body, so
@@ -74,7 +78,7 @@ H100 = dict(
     regs_per_sm=65536,
     reg_alloc_unit=256,  # registers are allocated per warp in units of 256
     smem_per_sm=228 * 1024,
-    smem_per_cta_reserved=1024,  # sm_90 reserves 1 KiB of shared memory per CTA
+    smem_per_cta_reserved=1024,  # sm_90 reserves 1 KiB of shared memory per CTA (in cuobjdump's SHARED: cta_smem)
     smem_per_cta_max=227 * 1024,
     threads_per_sm=2048,
     ctas_per_sm=32,
@@ -335,22 +339,57 @@ def divisions(insts, lo, hi):
 # ---- occupancy ---------------------------------------------------------------------
 
 
+def cta_smem(dyn, res, m=H100):
+    """Shared memory one CTA holds: its dynamic bytes plus cuobjdump -res-usage's SHARED, which on sm_90
+    already includes the 1 KiB the CTA reserves (nvcc 13.0: an empty sm_90 kernel shows SHARED:1024, one
+    whose static array ptxas -v puts at 112 bytes SHARED:1136; for sm_80 the same two show 0 and 112). The
+    reserve is so counted once; a kernel with no res-usage entry is given the reserve alone. Before 2026-12-06 the
+    reserve was added again on top of SHARED."""
+    return dyn + max(res.get("smem_static", 0), m["smem_per_cta_reserved"])
+
+
 def ctas_per_sm(regs, threads, smem_bytes, m=H100):
+    """CTAs per SM and what limits them; smem_bytes is cta_smem's (the 1 KiB reserve included)."""
     warps = (threads + 31) // 32
     regs_warp = (max(regs, 1) * 32 + m["reg_alloc_unit"] - 1) // m["reg_alloc_unit"] * m["reg_alloc_unit"]
     by_regs = m["regs_per_sm"] // (regs_warp * warps)
     by_threads = m["threads_per_sm"] // threads
-    smem = smem_bytes + m["smem_per_cta_reserved"]
-    by_smem = m["smem_per_sm"] // smem if smem_bytes > 0 else m["ctas_per_sm"]
+    by_smem = m["smem_per_sm"] // smem_bytes if smem_bytes > 0 else m["ctas_per_sm"]
     n = min(by_regs, by_threads, by_smem, m["ctas_per_sm"])
     limit = [k for k, v in (("registers", by_regs), ("threads", by_threads), ("shared memory", by_smem),
                             ("CTA slots", m["ctas_per_sm"])) if v == n]
     return n, "/".join(limit)
 
 
-def roof_fraction(bytes_per_tile, warp_insts_per_tile, m=H100, ipc=None):
-    ipc = ipc or m["issue_per_clock"]
-    gbs = m["sms"] * ipc * m["clock_ghz"] * bytes_per_tile / warp_insts_per_tile
+def grid_share(ctas, m=H100):
+    """The share of the SMs' issue slots a launch of `ctas` CTAs of equal work keeps busy. The block
+    scheduler spreads CTAs over the SMs and the CTAs an SM holds share its issue slots, so an
+    issue-bound launch lasts as long as its busiest SM's ceil(ctas / SMs) CTAs take (the tail of the
+    last wave quantised by SM): ctas / (SMs x ceil(ctas / SMs)). A grid of fewer CTAs than SMs (v1 at
+    b=1: 8 or 32) keeps ctas / SMs of them busy. None: all SMs (before 2026-12-06, every row)."""
+    if not ctas:
+        return 1.0
+    return ctas / (m["sms"] * math.ceil(ctas / m["sms"]))
+
+
+def issue_rate(ipc, ctas, warps, occ, m=H100):
+    """ipc (warp instructions per clock per busy SM), capped by the warps an SM holds: a scheduler issues
+    one warp's instruction a clock, so an SM holding k CTAs of `warps` warps issues at most
+    schedulers x min(1, k x warps / schedulers) a clock (a lone CTA of 4 warps: one per scheduler, 4; of
+    2 warps: 2). k = min(occupancy, ceil(ctas / SMs))."""
+    if not ctas or not warps:
+        return ipc
+    k = min(occ or m["ctas_per_sm"], math.ceil(ctas / m["sms"]))
+    return min(ipc, m["schedulers"] * min(1.0, k * warps / m["schedulers"]))
+
+
+def roof_fraction(bytes_per_tile, warp_insts_per_tile, m=H100, ipc=None, ctas=None, warps=None, occ=None):
+    """(GB/s, fraction of the copy roof) that the issue slots allow a tile of bytes_per_tile bytes
+    costing warp_insts_per_tile warp instructions, at ipc per busy SM (4: the issue limit). With ctas
+    (the launch's grid), only grid_share of the SMs issue, each capped by issue_rate (warps: a CTA's,
+    occ: CTAs per SM); without, all SMs do (the calibration's launch, whose grid is not recorded)."""
+    ipc = issue_rate(ipc or m["issue_per_clock"], ctas, warps, occ, m)
+    gbs = m["sms"] * grid_share(ctas, m) * ipc * m["clock_ghz"] * bytes_per_tile / warp_insts_per_tile
     return gbs, gbs / m["roof_gbs"]
 
 
@@ -871,7 +910,7 @@ def vllm_stage_table(w, rows, m=H100):
             # (the tensor-core rows' geometry now leaves out the CUDA-core rows: dec_tensor_cores)
             old, new = (decode_geometry(128, esz, 4, vllm_block=block, vllm_padded=pd, q16="DynGeo" not in kname)
                         for pd in (True, False))
-            occ = [ctas_per_sm(regs, g["threads"], g["smem"] + r["res"].get("smem_static", 0), m)[0] for g in (old, new)]
+            occ = [ctas_per_sm(regs, g["threads"], cta_smem(g["smem"], r["res"], m), m)[0] for g in (old, new)]
             w("| %s/%s | %s | %d | %d | %d / %d | %d / %d | %d / %d |" % (
                 r["instance"][0], r["instance"][1], kname, regs, block, old["stage_v"], new["stage_v"], old["smem"],
                 new["smem"], occ[0], occ[1]))
@@ -897,7 +936,7 @@ def report(fam_name, fam, rows, label, m=H100):
         # heads 64 and 256: their own geometry; two head blocks: group 16
         cc = {} if "decode_mma_kernel" in r["kernel"] or fam_name != "decode" else {"cuda_cores": True}
         mods = [fam["model"](r["instance"], dict(shape_for(fam, r["kernel"], i), **cc)) for i in (0, 1)]
-        occ = [ctas_per_sm(regs, md["threads"], md["smem"] + res.get("smem_static", 0), m) for md in mods]
+        occ = [ctas_per_sm(regs, md["threads"], cta_smem(md["smem"], res, m), m) for md in mods]
         wps = occ[0][0] * mods[0]["threads"] // 32 / m["schedulers"]
         w("| %s/%s | %s | %d | %d/%d | %d | %d | %d | %d / %d | %d / %d (%s) | %g |" % (
             q, c, kname, regs, p.get("spill_st", -1), p.get("spill_ld", -1), p.get("stack", -1), res.get("local", -1),
@@ -924,8 +963,8 @@ def report(fam_name, fam, rows, label, m=H100):
     w("### Issue-slot roof (%d SMs x %d warp instructions/clock x %.3f GHz, copy roof %.0f GB/s)" % (
         m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]))
     w("")
-    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | warp insts per tile per CTA (loop) | + CTA overhead per tile | - the loop's issues the prologue made, per tile (static / common path) | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path + CTA overhead per tile | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | v1 at the measured 2.14 IPC (common path, the CTA overhead spread over a whole sequence's tiles) | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 | IPC the measured v1 implies (common path + v1's overhead, 1.755 / 1.98 GHz) |")
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| instance | shape | kernel the launcher picks | tile: tokens, bytes | grid: CTAs (share of the SMs' issue slots busy), recommended / v1 | warp insts per tile per CTA (loop) | + CTA overhead per tile | - the loop's issues the prologue made, per tile (static / common path) | bytes per warp inst | max % of roof, 4 IPC (loop only) | max % of roof, 4 IPC (with overhead) | at the measured 2.14 IPC (with overhead) | loop per CTA, common path | at the measured 2.14 IPC, common path + CTA overhead per tile | CTA overhead per tile, heaviest path | at the measured 2.14 IPC, common path + heaviest-path overhead | v1 at the measured 2.14 IPC (common path, the CTA overhead spread over a whole sequence's tiles) | predicted (calibrated, below) | measured on the H100, 2026-11-27: recommended / v1 | IPC per busy SM the measured v1 implies (common path + v1's overhead, 1.755 / 1.98 GHz) |")
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out = []
     # Executed / counted instructions, from CALIBRATION_2's instance and shape
     # (the count is an upper bound: forward branches skip the features that
@@ -937,10 +976,10 @@ def report(fam_name, fam, rows, label, m=H100):
         for s in fam["shapes"]:
             md, r, pt, wi, ov = tile_cost(fam, rows, inst, s)
             if r is None:
-                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
+                w("| %s/%s | %s | no kernel matching %s |  |  |  |  |  |  |  |  |  |  |  |" % (inst[0], inst[1], s["name"], md["kernel"]))
                 continue
             if pt is None:
-                w("| %s/%s | %s | %s | %d, %d B | not countable statically (%d nested runtime loops; static body %d) | | | | | | | | | |" % (
+                w("| %s/%s | %s | %s | %d, %d B | | not countable statically (%d nested runtime loops; static body %d) | | | | | | | | | |" % (
                     r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
                     md["bytes_per_tile"], len(r["loop"]["nested"]), r["loop"]["static"]))
                 continue
@@ -953,34 +992,44 @@ def report(fam_name, fam, rows, label, m=H100):
             iss_c = wic - per_tile(r, md["trips"], common=True, no_issue=True)[1] * warps
             skipf = min(md["tiles_per_cta"], dec_stages() - 1) / md["tiles_per_cta"]
             wi_once, wic_once = wi - skipf * iss, wic - skipf * iss_c
-            f1 = roof_fraction(md["bytes_per_tile"], wi, m)[1]
-            f2 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m)[1]
-            f3 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m, ipc=CALIBRATION["ipc"])[1]
-            f5 = roof_fraction(md["bytes_per_tile"], wic_once + ov, m, ipc=CALIBRATION["ipc"])[1]
+            # The grid (since 2026-12-06): only the SMs with CTAs issue (grid_share), each capped by the
+            # warps it holds (issue_rate). v1 runs one split a sequence: ctas / splits CTAs.
+            occ = ctas_per_sm(r["ptxas"].get("regs", r["res"].get("regs", 0)), md["threads"],
+                              cta_smem(md["smem"], r["res"], m), m)[0]
+            g = dict(ctas=md["ctas"], warps=warps, occ=occ)
+            g1 = dict(g, ctas=md["ctas"] // md["splits"])
+            f1 = roof_fraction(md["bytes_per_tile"], wi, m, **g)[1]
+            f2 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m, **g)[1]
+            f3 = roof_fraction(md["bytes_per_tile"], wi_once + ov, m, ipc=CALIBRATION["ipc"], **g)[1]
+            f5 = roof_fraction(md["bytes_per_tile"], wic_once + ov, m, ipc=CALIBRATION["ipc"], **g)[1]
             ovp = path_overhead(md, r, s)
-            f6 = roof_fraction(md["bytes_per_tile"], wic_once + ovp, m, ipc=CALIBRATION["ipc"])[1] if ovp is not None else None
-            # Only the kernel the calibration measured gets a calibrated figure.
+            f6 = roof_fraction(md["bytes_per_tile"], wic_once + ovp, m, ipc=CALIBRATION["ipc"], **g)[1] if ovp is not None else None
+            # Only the kernel the calibration measured gets a calibrated figure (its IPC, 2.22, is the
+            # measured time's over all 132 SMs: no grid share on top).
             calibrated = re.search(c2["kernel"], r["kernel"]) is not None
             f4 = roof_fraction(md["bytes_per_tile"], (wi + ov) * exec_ratio, mc, ipc=c2["ipc"])[1] if calibrated else None
             out.append(dict(instance=list(r["instance"]), shape=s["name"], kernel=short_name(r["kernel"]),
                             per_warp=pt[1], per_cta=wi, overhead=ov, bytes=md["bytes_per_tile"], frac=f1,
                             frac_overhead=f2, frac_ipc_measured=f3, frac_predicted=f4, per_cta_common=wic,
                             frac_ipc_measured_common=f5, overhead_path=ovp, frac_ipc_measured_common_path=f6,
-                            issue_static=iss, issue_common=iss_c, issue_skipped_per_tile=skipf * iss_c))
+                            issue_static=iss, issue_common=iss_c, issue_skipped_per_tile=skipf * iss_c,
+                            ctas=g["ctas"], ctas_v1=g1["ctas"], ctas_per_sm=occ, warps=warps,
+                            grid_share=grid_share(g["ctas"], m), grid_share_v1=grid_share(g1["ctas"], m)))
             meas = MEASURED_2026_11_27.get((tuple(inst), s["name"]))
             # v1: one split a sequence, so the CTA's overhead spreads over ctx / tile tiles, not a split's
             n1 = max(1, -(-s["ctx"] // md["tile_tokens"]))
             ov1 = r["outside"] * warps / n1
             wic1 = wic - min(n1, dec_stages() - 1) / n1 * iss_c
-            f7 = roof_fraction(md["bytes_per_tile"], wic1 + ov1, m, ipc=CALIBRATION["ipc"])[1]
-            # the IPC at which that count gives what v1 measured
-            ipc_v1 = [meas[1] * m["roof_gbs"] * (wic1 + ov1) / (md["bytes_per_tile"] * m["sms"] * clk)
-                      for clk in (m["clock_ghz"], 1.98)] if meas else None
+            f7 = roof_fraction(md["bytes_per_tile"], wic1 + ov1, m, ipc=CALIBRATION["ipc"], **g1)[1]
+            # the IPC per busy SM at which that count gives what v1 measured (its grid_share of the SMs)
+            ipc_v1 = [meas[1] * m["roof_gbs"] * (wic1 + ov1) / (md["bytes_per_tile"] * m["sms"] * grid_share(g1["ctas"], m)
+                                                                 * clk) for clk in (m["clock_ghz"], 1.98)] if meas else None
             out[-1].update(overhead_v1=ov1, frac_v1_ipc_measured=f7, ipc_v1_implied=ipc_v1,
                            insts_recommended=wic_once + ov, insts_v1=wic1 + ov1)
-            w("| %s/%s | %s | %s | %d, %d B | %.0f | %.0f | %.0f / %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
+            w("| %s/%s | %s | %s | %d, %d B | %d (%s) / %d (%s) | %.0f | %.0f | %.0f / %.0f | %.2f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |" % (
                 r["instance"][0], r["instance"][1], s["name"], short_name(r["kernel"]), md["tile_tokens"],
-                md["bytes_per_tile"], wi, ov, skipf * iss, skipf * iss_c, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
+                md["bytes_per_tile"], g["ctas"], pct(grid_share(g["ctas"], m)), g1["ctas"], pct(grid_share(g1["ctas"], m)),
+                wi, ov, skipf * iss, skipf * iss_c, md["bytes_per_tile"] / wi, pct(min(1, f1)), pct(min(1, f2)),
                 pct(min(1, f3)), wic, pct(min(1, f5)), "%.0f" % ovp if ovp is not None else "-",
                 pct(min(1, f6)) if f6 is not None else "-", pct(min(1, f7)),
                 pct(min(1, f4)) if f4 is not None else "- (no executed count)",
@@ -993,9 +1042,14 @@ def report(fam_name, fam, rows, label, m=H100):
           " (gpu-report-2026-11-23-H100.md). Bandwidth, not issue, caps the rest. Only rows of the kernel"
           " that was measured (%s) get it; `- (no executed count)` marks a kernel whose executed instructions"
           " no ncu run has counted. The last column is what the H100 measured on 2026-11-27"
-          " (gpu-report-2026-11-27-H100.md, whose last section compares the two)." % (
+          " (gpu-report-2026-11-27-H100.md, whose last section compares the two). Since 2026-12-06 every roof"
+          " column but `predicted` counts only the SMs the grid gives work (the `grid` column: CTAs spread over"
+          " the %d SMs, an SM's CTAs sharing its issue slots, so a launch takes as long as its busiest SM's"
+          " ceil(CTAs / %d) CTAs; v1 at b=1 x 32K is 8 CTAs (GQA) or 32 (MHA), 6%% or 24%% of the SMs), an SM"
+          " issuing at most one instruction a clock per scheduler that holds a warp; before, every row assumed all %d"
+          " SMs busy, and the v1 IPC column averaged over all of them." % (
               exec_ratio, c2["shape"], c2["instance"][0], c2["instance"][1], c2["clock_ghz"], c2["ipc"],
-              pct(c2["measured"]), c2["kernel"]))
+              pct(c2["measured"]), c2["kernel"], m["sms"], m["sms"], m["sms"]))
         w("")
         w("Checked against the other shapes measured on the H100:")
         w("")
@@ -1006,10 +1060,11 @@ def report(fam_name, fam, rows, label, m=H100):
     return "\n".join(L), out
 
 
-def ipc_needed(bytes_per_tile, insts, frac, m):
-    """The issue rate (warp instructions per clock per SM) at which a tile of
-    bytes_per_tile bytes costing insts warp instructions moves frac of m's roof."""
-    return frac * m["roof_gbs"] * insts / (bytes_per_tile * m["sms"] * m["clock_ghz"])
+def ipc_needed(bytes_per_tile, insts, frac, m, ctas=None):
+    """The issue rate (warp instructions per clock per busy SM) at which a tile of
+    bytes_per_tile bytes costing insts warp instructions moves frac of m's roof, on the
+    grid_share of the SMs a grid of ctas CTAs keeps busy (all of them without ctas)."""
+    return frac * m["roof_gbs"] * insts / (bytes_per_tile * m["sms"] * grid_share(ctas, m) * m["clock_ghz"])
 
 
 def h200_table(w, out, m=H100, target=0.9):
@@ -1021,7 +1076,8 @@ def h200_table(w, out, m=H100, target=0.9):
     w("An H200 has the H100's processor and %.2fx its copy roof (%.0f against %.0f GB/s), so a tile's instruction"
       " count must issue %.2fx as fast for the same fraction. Counts as in the table above, common path: the"
       " recommended entry's (its CTA overhead over a split's tiles) and v1's (over a whole sequence's)."
-      " `IPC needed` is the issue rate, in warp instructions per clock per SM at %.3f GHz (x %.2f at the 1.98 GHz"
+      " `IPC needed` is the issue rate, in warp instructions per clock per busy SM (since 2026-12-06: the SMs the"
+      " grid gives work, as above; more than 4 is out of reach) at %.3f GHz (x %.2f at the 1.98 GHz"
       " boost), at which that count moves %.0f%% of the roof; `at 2.14 IPC` is the fraction the rate ncu measured"
       " for the split kernel at 4 warps per scheduler allows. A row needing more than about 2 is predicted"
       " issue-bound on the H200: its instruction count, not the memory, is what to cut. A row needing less is"
@@ -1032,17 +1088,19 @@ def h200_table(w, out, m=H100, target=0.9):
     w("")
     w("| instance | shape | kernel | tile bytes | warp insts per tile: recommended / v1 | IPC needed, %.0f%% of the H100's roof:"
       " recommended / v1 | IPC needed, %.0f%% of the H200's roof: recommended / v1 | at %.2f IPC on the H200: recommended / v1"
-      " | IPC the H100's measured v1 implies (%.3f GHz) |" % (100 * target, 100 * target, CALIBRATION["ipc"], m["clock_ghz"]))
+      " | IPC per busy SM the H100's measured v1 implies (%.3f GHz) |" % (100 * target, 100 * target, CALIBRATION["ipc"], m["clock_ghz"]))
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in out:
         if r.get("insts_recommended") is None:
             continue
         b, ir, i1 = r["bytes"], r["insts_recommended"], r["insts_v1"]
-        at = [min(1, roof_fraction(b, i, h, ipc=CALIBRATION["ipc"])[1]) for i in (ir, i1)]
+        gs = [dict(ctas=r["ctas"], warps=r["warps"], occ=r["ctas_per_sm"]),
+              dict(ctas=r["ctas_v1"], warps=r["warps"], occ=r["ctas_per_sm"])]
+        at = [min(1, roof_fraction(b, i, h, ipc=CALIBRATION["ipc"], **g)[1]) for i, g in zip((ir, i1), gs)]
         w("| %s/%s | %s | %s | %d | %.0f / %.0f | %.2f / %.2f | %.2f / %.2f | %s / %s | %s |" % (
             r["instance"][0], r["instance"][1], r["shape"], r["kernel"], b, ir, i1,
-            ipc_needed(b, ir, target, m), ipc_needed(b, i1, target, m),
-            ipc_needed(b, ir, target, h), ipc_needed(b, i1, target, h), pct(at[0]), pct(at[1]),
+            ipc_needed(b, ir, target, m, r["ctas"]), ipc_needed(b, i1, target, m, r["ctas_v1"]),
+            ipc_needed(b, ir, target, h, r["ctas"]), ipc_needed(b, i1, target, h, r["ctas_v1"]), pct(at[0]), pct(at[1]),
             "%.2f" % r["ipc_v1_implied"][0] if r.get("ipc_v1_implied") else "-"))
     w("")
 
@@ -1095,7 +1153,8 @@ def method_text(fam_name, m=H100):
         "1. Resources: registers and spill bytes from `ptxas -v`, static shared and local memory from"
         " `cuobjdump -res-usage`, dynamic shared memory from the host's tile geometry (csrc/ops/decode.c, mirrored in"
         " the family's model). CTAs per SM on an H100: min(65536 / (regs rounded to 256 per warp x warps),"
-        " 2048 / threads, 228 KiB / (smem + 1 KiB reserved), 32).",
+        " 2048 / threads, 228 KiB / (dynamic smem + cuobjdump's static SHARED, which on sm_90 already holds the 1 KiB"
+        " a CTA reserves: counted once since 2026-12-06, twice before), 32).",
         "2. The steady-state loop: every backward branch in the SASS closes a loop [target, branch]; for decode"
         " the tile loop is the outermost one that holds both a `BAR.SYNC` and an `LDGSTS`. Its body is counted by"
         " class (the columns below). `software divisions` counts the reciprocal sequences (`I2F.U32.RP` +"
@@ -1110,7 +1169,11 @@ def method_text(fam_name, m=H100):
         "4. Issue-slot roof: an SM issues at most %d warp instructions per clock (one per sub-partition). A tile"
         " of B bytes costing I warp instructions lets %d SMs move at most %d x %d x %.3f GHz x B / I bytes/s;"
         " divided by the copy roof measured on the H100 (%.0f GB/s), capped at 100%%, that is the largest"
-        " fraction of the roof the instruction stream allows. `with overhead` adds the CTA's instructions outside"
+        " fraction of the roof the instruction stream allows. Since 2026-12-06 only the SMs the grid gives work"
+        " count: CTAs are spread over the SMs and an SM's CTAs share its issue slots, so a launch of C CTAs keeps"
+        " C / (%d x ceil(C / %d)) of the issue slots busy (`grid`; v1, one split a sequence, at b=1 x 32K: 8 CTAs"
+        " for GQA 32/8, 32 for MHA), and an SM issues at most one instruction a clock per scheduler that holds a"
+        " warp (a lone CTA of 4 warps: 4). `with overhead` adds the CTA's instructions outside"
         " the loop (each counted once) spread over its tiles (recommended entry: 256-token splits at 4K, 512 at"
         " 32K); the merge kernel is not counted. Since 2026-11-30 every column with the overhead (but the"
         " calibrated one, which keeps the count it was calibrated with) counts the loader's call once a tile: the"
@@ -1133,7 +1196,8 @@ def method_text(fam_name, m=H100):
         " the CTA's head slots (8, or 16 with two head blocks) whatever the group, both prologue tiles'"
         " refill. A static count misses loops: the epilogue's output loop ran once per head, and counted once"
         " it hid up to 15 of 16 heads' stores." % (
-            m["issue_per_clock"], m["sms"], m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"]),
+            m["issue_per_clock"], m["sms"], m["sms"], m["issue_per_clock"], m["clock_ghz"], m["roof_gbs"], m["sms"],
+            m["sms"]),
         "",
         "Shapes (issue 13): head 128, block 16, NHD, bf16 query; cache bf16 (2 B) or fp8 e4m3 (1 B); MHA 32/32 and"
         " GQA 32/8; batch 64 x 4K and batch 1 x 32K. Bytes per tile = tile tokens x head 128 x element size x 2"
@@ -1156,8 +1220,22 @@ def method_text(fam_name, m=H100):
 # shape's cp.async count (and no zero-fill store). A path through an unrolled
 # copy loop counts its body times the trip count the model gives.
 
-MMA_PEAK_TFLOPS = 989.0  # H100 SXM, dense f16/bf16 (NVIDIA's figure), the issue's yardstick
 HMMA_FLOP = 2 * 16 * 8 * 16  # one HMMA.16816 (mma.sync m16n8k16): 2048 FMA
+# The tensor pipe's dense peak per SM per clock: 16-bit operands one HMMA.16816 (4096 FLOP) a clock, wgmma
+# the same rate; e4m3 twice that. NVIDIA's 989 (16-bit) and 1979 (FP8) TFLOP/s are these x 132 SMs x 1.83
+# GHz; at the 1.755 GHz the model uses (H100["clock_ghz"]) the peaks are 949 and 1898 (peak_tflops). Every
+# tensor-core percentage is of the peak at the model's clock. Before 2026-12-06 the bounds took 989 at
+# 1.755 GHz: 1.042 HMMA.16816 per SM per clock (4269 FLOP; fp8 8543), 4.2% more than the pipe does.
+TENSOR_FLOP_PER_SM_CLOCK = 4096
+FP8_FLOP_PER_SM_CLOCK = 8192
+DATASHEET_TFLOPS = 989.0  # NVIDIA's H100 SXM dense f16/bf16 figure (at 1.83 GHz), quoted beside the model's peak
+# mma.sync's own ceiling on sm_90, measured (not the wgmma rate): ncu's 100% of the HMMA pipe was 0.67
+# HMMA.16816 per SM per clock in the 2026-11-22 calibration (pipe active 14.73% of 10.53 M active cycles per
+# SM: PREFILL_CALIBRATION); run 13 (2026-11-27: pipe active 46.5% at 286 TFLOP/s, gpu-report-2026-11-27-H100.md)
+# gives 0.58-0.66 with the launch's 1.924 ms outside ncu at 1.98 or 1.755 GHz. The prefill and ragged
+# families' tensor bound (mma.sync kernels: bounds_of) takes this rate since 2026-12-06, not the pipe's peak
+# (1 a clock, wgmma's rate), which it took before.
+MMA_SYNC_HMMA_PER_CLOCK = 0.67
 SMEM_BYTES_PER_CLOCK = 128  # shared memory: 32 banks x 4 B per clock per SM (assumed, as on A100)
 
 # What the H100 measured for prefill_mma_kernel<Cfg<128, 64, 64, bf16>>, causal prompt b=4 x 4096,
@@ -1179,8 +1257,13 @@ PREFILL_CALIBRATION = dict(
 
 
 def hmma_per_clock(m=H100):
-    """HMMA.16816 per clock per SM that 989 TFLOP/s means at m's clock."""
-    return MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9 * HMMA_FLOP)
+    """HMMA.16816 per clock per SM at the tensor pipe's dense 16-bit peak: 1, at any clock."""
+    return TENSOR_FLOP_PER_SM_CLOCK / HMMA_FLOP
+
+
+def peak_tflops(m=H100, fp8=False):
+    """The dense tensor peak at m's clock: 949 TFLOP/s (16-bit) or 1898 (e4m3) at 1.755 GHz."""
+    return (FP8_FLOP_PER_SM_CLOCK if fp8 else TENSOR_FLOP_PER_SM_CLOCK) * m["sms"] * m["clock_ghz"] * 1e9 / 1e12
 
 
 _SRC = {}
@@ -2153,13 +2236,16 @@ def mma_shape_costs(fam, rows, shape, m=H100):
     return md, r, kinds, units
 
 
-def bounds_of(flops, hmma, insts, smem, m=H100, ipc=None, hbm=0.0):
-    """Fractions of 989 TFLOP/s that the tensor pipe, the issue slots, shared memory and HBM allow
+def bounds_of(flops, hmma, insts, smem, m=H100, ipc=None, hbm=0.0, tensor_rate=MMA_SYNC_HMMA_PER_CLOCK):
+    """Fractions of the dense 16-bit tensor peak at m's clock (peak_tflops: 949 TFLOP/s at 1.755 GHz) that
+    the tensor pipe, the issue slots, shared memory and HBM allow
     for work of `flops` useful FLOPs costing hmma HMMA.16816, insts warp instructions and smem
-    shared-memory bytes (GPU totals or per tile: the ratios are the same)."""
+    shared-memory bytes (GPU totals or per tile: the ratios are the same). The HMMA issue at
+    tensor_rate per SM per clock: mma.sync's measured ceiling (MMA_SYNC_HMMA_PER_CLOCK), the tensor
+    bound being the useful share of the HMMA work times tensor_rate / the peak rate."""
     r = hmma_per_clock(m)
-    ideal = flops / HMMA_FLOP / r  # SM-clocks the useful work takes at the 989 rate
-    out = dict(tensor=ideal / (hmma / r) if hmma else None,
+    ideal = flops / HMMA_FLOP / r  # SM-clocks the useful work takes at the peak rate
+    out = dict(tensor=ideal / (hmma / tensor_rate) if hmma else None,
                issue=ideal / (insts / (ipc or m["issue_per_clock"])) if insts else None,
                smem=ideal / (smem / SMEM_BYTES_PER_CLOCK) if smem else None)
     if hbm:
@@ -2196,7 +2282,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
         p, res = r["ptxas"], r["res"]
         regs = p.get("regs", res.get("regs", 0))
         geo = fam["geometry"](r["instance"], r["kernel"])
-        occ = ctas_per_sm(regs, geo["threads"], geo["smem"] + res.get("smem_static", 0), m)
+        occ = ctas_per_sm(regs, geo["threads"], cta_smem(geo["smem"], res, m), m)
         w("| %s/h%d | %s | %d | %d/%d | %d | %d | %d | %d | %d (%s) | %g |" % (
             r["instance"][0], r["instance"][1], short_name(r["kernel"]), regs, p.get("spill_st", -1),
             p.get("spill_ld", -1), p.get("stack", -1), res.get("local", -1), res.get("smem_static", 0), geo["smem"],
@@ -2235,7 +2321,7 @@ def mma_report(fam_name, fam, rows, label, m=H100):
         occ = "-"
         if rr:
             regs = rr[0]["ptxas"].get("regs", rr[0]["res"].get("regs", 0))
-            occ = "%d" % ctas_per_sm(regs, md["threads"], md["smem"] + rr[0]["res"].get("smem_static", 0), m)[0]
+            occ = "%d" % ctas_per_sm(regs, md["threads"], cta_smem(md["smem"], rr[0]["res"], m), m)[0]
         for k in md["tiles"]:
             units = sum(u["count"] for u in md["units"] if _owns(u, k["name"]))
             cp = [c for n, _, c in k["need"] if n == "cp.async"]
@@ -2287,11 +2373,13 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                 w("- %s, %s x %d (%s): %.0f warp instructions, %d software divisions" % (
                     s["name"], u["name"], u["count"], u["note"], u["tally"]["total"], u["tally"]["divisions"]))
     w("")
-    r989 = hmma_per_clock(m)
-    w("### Bounds (H100 SXM: %d SMs, %.3f GHz; 989 TFLOP/s = %.3f HMMA.16816 per SM per clock; 4 warp instructions"
-      " per SM per clock; %d B of shared memory per SM per clock)" % (m["sms"], m["clock_ghz"], r989, SMEM_BYTES_PER_CLOCK))
+    r_peak = hmma_per_clock(m)
+    w("### Bounds (H100 SXM: %d SMs, %.3f GHz; fractions of the dense 16-bit peak there, %.0f TFLOP/s = %.3f"
+      " HMMA.16816 per SM per clock (NVIDIA's %.0f is the same rate at 1.83 GHz); 4 warp instructions per SM per"
+      " clock; %d B of shared memory per SM per clock)" % (m["sms"], m["clock_ghz"], peak_tflops(m), r_peak,
+                                                          DATASHEET_TFLOPS, SMEM_BYTES_PER_CLOCK))
     w("")
-    w("| shape | tile kind | useful FLOP per tile | HMMA per tile (CTA) | warp insts per tile (CTA, loop) | + units' share | shared bytes per tile | tensor bound | issue bound, 4 IPC | shared-memory bound | the least | at %.2f IPC (measured, 2 warps/scheduler) |" % fam["ipc"])
+    w("| shape | tile kind | useful FLOP per tile | HMMA per tile (CTA) | warp insts per tile (CTA, loop) | + units' share | shared bytes per tile | tensor bound (mma.sync at %.2f HMMA.16816 per SM per clock) | issue bound, 4 IPC | shared-memory bound | the least | at %.2f IPC (measured, 2 warps/scheduler) |" % (MMA_SYNC_HMMA_PER_CLOCK, fam["ipc"]))
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     out, allow = [], []
     for s, md, r, kinds, units in costs:
@@ -2323,10 +2411,10 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                 _p(b["tensor"]), _p(b["issue"]), _p(b["smem"]), _p(b["min"]), _p(min(bi["issue"], b["min"]))))
             for key in tot:
                 tot[key] += per[key] * k["count"]
-            ideal = per["flops"] / HMMA_FLOP / r989
+            ideal = per["flops"] / HMMA_FLOP / r_peak
             if "bytes" not in k:  # a bandwidth item (decode tile) is judged against the copy roof below
-                allow.append("- %s, %s: %.0f counted (+%.0f units' share); 50%% of 989 allows %.0f at 4 IPC, %.0f at"
-                             " %.2f IPC." % (s["name"], k["name"], t["total"], share / warps,
+                allow.append("- %s, %s: %.0f counted (+%.0f units' share); 50%% of %.0f allows %.0f at 4 IPC, %.0f at"
+                             " %.2f IPC." % (s["name"], k["name"], t["total"], share / warps, peak_tflops(m),
                                              (ideal / 0.5 * m["issue_per_clock"] - share) / warps,
                                              (ideal / 0.5 * fam["ipc"] - share) / warps, fam["ipc"]))
             if "bytes" in k:
@@ -2352,7 +2440,8 @@ def mma_report(fam_name, fam, rows, label, m=H100):
                         units={u["name"]: dict(count=u["count"], per_warp=u["tally"]["total"] if u["tally"] else None)
                                for u in units}))
     w("")
-    w("Warp instructions per warp per tile that 50% of 989 TFLOP/s leaves (the units' share taken out first):")
+    w("Warp instructions per warp per tile that 50%% of %.0f TFLOP/s (the peak at %.3f GHz) leaves (the units' share"
+      " taken out first):" % (peak_tflops(m), m["clock_ghz"]))
     w("")
     for a in allow:
         w(a)
@@ -2379,10 +2468,12 @@ def prefill_calibration(fam, out, m=H100):
             " 2 warps per scheduler, HMMA pipe active %.2f%% of the cycles). The kernel counted here, `%s`, has"
             " another tile shape and has not run on a GPU, so no executed / counted ratio or calibrated"
             " prediction is given for it. What carries over: the last column of the bounds table applies the"
-            " measured IPC (2 warps per scheduler, as here); and if that HMMA pipe figure is mma.sync's ceiling"
-            " (about 0.67 HMMA.16816 per SM per clock, 64%% of what 989 TFLOP/s needs), the bounds above are"
-            " fractions of a roof mma.sync cannot reach." % (
-                c["kernel"], c["bench_tflops"], c["executed"] / 1e9, c["ipc"], 100 * c["hmma_pipe"], o["kernel"]),
+            " measured IPC (2 warps per scheduler, as here); and that HMMA pipe figure, read as mma.sync's ceiling"
+            " (about %.2f HMMA.16816 per SM per clock, %s of the pipe's 1 a clock: %.0f TFLOP/s at %.3f GHz), is"
+            " the rate the tensor bound above takes (since 2026-12-06; before, the pipe's peak)." % (
+                c["kernel"], c["bench_tflops"], c["executed"] / 1e9, c["ipc"], 100 * c["hmma_pipe"], o["kernel"],
+                MMA_SYNC_HMMA_PER_CLOCK, _p(MMA_SYNC_HMMA_PER_CLOCK / hmma_per_clock(m)),
+                MMA_SYNC_HMMA_PER_CLOCK * HMMA_FLOP * m["sms"] * m["clock_ghz"] * 1e9 / 1e12, m["clock_ghz"]),
             "",
         ])
     ratio = c["executed"] / o["warp_insts"]
@@ -2402,22 +2493,23 @@ def prefill_calibration(fam, out, m=H100):
         " %.2f ms." % (c["executed"] / 1e9, o["warp_insts"] / 1e9, ratio, c["sm_clock_ghz"], c["ipc"],
                        c["executed"] / 1e9, c["ipc"], c["sm_clock_ghz"], tn, c["ncu_ms"]),
         "",
-        "- Outside ncu the benchmark took %.2f ms (%.0f TFLOP/s, %s of 989, %s of the %.0f TFLOP/s GEMM measured"
+        "- Outside ncu the benchmark took %.2f ms (%.0f TFLOP/s, %s of the %.0f peak at %.3f GHz, %s of the %.0f TFLOP/s GEMM measured"
         " beside it). The executed count at the same %.2f IPC takes %.2f ms at 1.755 GHz and %.2f ms at 1.98 GHz:"
         " the measurement matches 1.755 GHz at that IPC (the clock under sustained tensor load was not"
         " recorded)." % (
-            c["bench_ms"], c["bench_tflops"], _p(c["bench_tflops"] / MMA_PEAK_TFLOPS),
+            c["bench_ms"], c["bench_tflops"], _p(c["bench_tflops"] / peak_tflops(m)), peak_tflops(m), m["clock_ghz"],
             _p(c["bench_tflops"] / c["gemm_tflops"]), c["gemm_tflops"], c["ipc"], t175, t198),
         "- Predicted from the count (an upper bound on the executed instructions) at the measured %.2f IPC and"
         " %.3f GHz: %.0f TFLOP/s, against %.0f measured." % (c["ipc"], m["clock_ghz"], pred, c["bench_tflops"]),
         "- The tensor pipe: the count gives %.1f M HMMA.16816 for the launch (%.3f M per SM). ncu saw the HMMA pipe"
         " active %.2f%% of %.2f M active cycles per SM, so its 100%% is %.2f HMMA.16816 per SM per clock: %.0f%%"
-        " of the %.2f that 989 TFLOP/s needs at the same clock. If that is mma.sync's real ceiling on sm_90, the"
-        " most mma.sync can deliver is about %.0f TFLOP/s at 1.755 GHz (%s of 989), and the issue's 50%% target"
-        " asks for %s of the pipe." % (
+        " of the pipe's %.2f (its peak, at any clock). If that is mma.sync's real ceiling on sm_90, the"
+        " most mma.sync can deliver is about %.0f TFLOP/s at %.3f GHz (%s of the %.0f peak there), and the issue's"
+        " 50%% target asks for %s of the pipe." % (
             o["hmma"] / 1e6, hm_per_sm / 1e6, 100 * c["hmma_pipe"], c["active_cycles"] / 1e6, pipe_rate,
-            100 * pipe_rate / hmma_per_clock(m), hmma_per_clock(m), pipe_rate * HMMA_FLOP * m["sms"] * 1.755e9 / 1e12,
-            _p(pipe_rate / hmma_per_clock(m)), _p(0.5 * hmma_per_clock(m) / pipe_rate)),
+            100 * pipe_rate / hmma_per_clock(m), hmma_per_clock(m),
+            pipe_rate * HMMA_FLOP * m["sms"] * m["clock_ghz"] * 1e9 / 1e12, m["clock_ghz"],
+            _p(pipe_rate / hmma_per_clock(m)), peak_tflops(m), _p(0.5 * hmma_per_clock(m) / pipe_rate)),
         "",
     ]
     return "\n".join(T)
@@ -2437,7 +2529,8 @@ def mma_method_text(fam_name, m=H100):
         "",
         "1. Resources as for decode: registers and spills from `ptxas -v`, static shared and local memory from"
         " `cuobjdump -res-usage`, dynamic shared memory from the instance's tile geometry (attn_tile.cuh"
-        " `Cfg::smem_bytes`); CTAs per SM from registers, threads and shared memory (+1 KiB reserved per CTA).",
+        " `Cfg::smem_bytes`); CTAs per SM from registers, threads and shared memory (cuobjdump's SHARED already holds"
+        " the 1 KiB reserved per CTA on sm_90; since 2026-12-06 it is not added again).",
         "2. The K/V tile loop: the innermost SASS loop that holds an `HMMA`, a `BAR.SYNC` and an `LDGSTS` (the next"
         " tile's cp.async). For prefill it is the only such loop; for ragged it sits inside the persistent CTA's"
         " work-item loop. Back edges from the function's tail (the divergent-warp fallback of a shuffle) close no"
@@ -2455,14 +2548,18 @@ def mma_method_text(fam_name, m=H100):
         " unrolled body). The heaviest path is an upper bound on what a warp issues per steady-state tile;"
         " prologue and epilogue (per CTA for prefill, per work item for ragged) are counted the same way and"
         " spread over the tiles.",
-        "4. Bounds, as fractions of 989 TFLOP/s (H100 SXM dense f16/bf16). 989 TFLOP/s at %.3f GHz over %d SMs is"
-        " %.0f FLOP per SM per clock: **%.3f HMMA.16816 (4096 FLOP each) per SM per clock**. With F the useful"
+        "4. Bounds, as fractions of the tensor pipe's dense f16/bf16 peak at the model's clock: %.0f FLOP per SM per"
+        " clock, **%.3f HMMA.16816 (4096 FLOP each) per SM per clock** (wgmma the same rate), over %d SMs at"
+        " %.3f GHz %.0f TFLOP/s (NVIDIA's %.0f TFLOP/s is the same rate at 1.83 GHz; before 2026-12-06 the"
+        " bounds took 989 at 1.755 GHz, 1.042 HMMA.16816 per SM per clock). With F the useful"
         " FLOPs of a tile (4 x head x visible query-key pairs: QK^T and PV, causal rows and keys only), the time"
         " the work would take at that rate is F / 4096 / %.3f SM-clocks; each bound is that time over the time a"
-        " resource needs:" % (m["clock_ghz"], m["sms"], MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9), r,
+        " resource needs:" % (TENSOR_FLOP_PER_SM_CLOCK, r, m["sms"], m["clock_ghz"], peak_tflops(m), DATASHEET_TFLOPS,
                               r),
-        "   - tensor: HMMA per tile / %.3f (so the bound is the share of HMMA work that is useful: padding rows,"
-        " masked keys, decode items' empty rows);" % r,
+        "   - tensor: HMMA per tile / %.2f, mma.sync's own ceiling as ncu measured it on the H100 (the HMMA pipe's"
+        " 100%% was 0.67 HMMA.16816 per SM per clock on 2026-11-22, 0.58-0.66 in run 13; since 2026-12-06, before"
+        " the peak rate): the bound is the share of HMMA work that is useful (padding rows, masked keys, decode"
+        " items' empty rows) times %s;" % (MMA_SYNC_HMMA_PER_CLOCK, _p(MMA_SYNC_HMMA_PER_CLOCK / r)),
         "   - issue: warp instructions per tile / 4 (one per sub-partition per clock), with the units'"
         " prologue/epilogue share;",
         "   - shared memory: bytes per tile / %d (assumed 32 banks x 4 B per clock per SM, as on A100; H100's"
@@ -2550,7 +2647,7 @@ FAMILIES["ragged"] = dict(
 # m64n64k16 and 4 m64nHPk16). Twelve warps on an SM's four
 # sub-partitions: two consumer warps (one per warpgroup) and one producer warp each. Per tile:
 #   tensor: a warpgroup's m64nNk16 keeps all four tensor cores busy for 2*64*N*16 / F clocks
-#           (F = 989 TFLOP/s / (132 SMs x clock) FLOP per clock per SM);
+#           (F = TENSOR_FLOP_PER_SM_CLOCK, 4096 FLOP per clock per SM: 949 TFLOP/s at 1.755 GHz);
 #   issue:  each sub-partition issues 2 consumer-warp paths + 1 producer-warp path, one per clock;
 #   MUFU:   16 results per clock per SM, so a warp's MUFU takes 8 clocks of its sub-partition's unit;
 #   shared memory: the wgmma operand reads (Q, K and V per consumer warpgroup; P is in registers)
@@ -2566,7 +2663,8 @@ FAMILIES["ragged"] = dict(
 # at the first; the second is what the same instruction stream allows without it.
 # Edge tiles (causal diagonal, segment ends) take the mask path; soft cap and ALiBi are off.
 # The FP8 path's instances (HCfg<128, DT, KV, true>, QGMMA m64n128k32 e4m3) are reported apart
-# (hopper_fp8_section): the same model against FP8's 1979 TFLOP/s, with e4m3 operand bytes.
+# (hopper_fp8_section): the same model against FP8's peak (8192 FLOP per SM per clock: 1898 TFLOP/s at
+# 1.755 GHz, NVIDIA's 1979 at 1.83), with e4m3 operand bytes.
 
 HOPPER_SHAPES = [
     dict(name="causal prompt, b=4 x 4K, 32/8, head 128", batch=4, q_len=4096, heads=32, kv_heads=8, head=128),
@@ -2598,7 +2696,7 @@ HOPPER_KV = {0: "flash", 1: "vLLM", 2: "flash fp8", 3: "vLLM fp8"}  # HCfg's cac
 # What the H100 measured on 2026-11-27 (gpu-report-2026-11-27-H100.md; `pagedattn bench prefill`,
 # run 12, on the kernel this family counts), TFLOP/s of useful (causal) FLOPs: the prompt shapes,
 # and context attention's whole launch (its cache tiles and its new keys' tiles) per cache kind.
-# torch's bf16 GEMM reached 787-791 TFLOP/s beside them, 80% of the 989 the bounds use.
+# torch's bf16 GEMM reached 787-791 TFLOP/s beside them (80% of NVIDIA's 989, 83% of the 949 the bounds use).
 HOPPER_MEASURED_2026_11_27 = {
     "causal prompt, b=4 x 4K, 32/8, head 128": 454.0,
     "causal prompt, b=4 x 4K, 32/8, head 64": 320.0,
@@ -2611,9 +2709,9 @@ HOPPER_MEASURED_2026_11_27 = {
 
 
 def hopper_measured(key):
-    """'T TFLOP/s (x% of 989)' measured on the H100, or '-'."""
+    """'T TFLOP/s (x% of the peak at the model's clock, 949 at 1.755 GHz)' measured on the H100, or '-'."""
     t = HOPPER_MEASURED_2026_11_27.get(key)
-    return "%.0f TFLOP/s (%s)" % (t, pct(t / MMA_PEAK_TFLOPS)) if t else "-"
+    return "%.0f TFLOP/s (%s)" % (t, pct(t / peak_tflops())) if t else "-"
 TILE = "cuda/attn_tile.cuh"
 
 
@@ -2771,7 +2869,7 @@ def hopper_cache_producer(insts, hp, kv):
 
 def hopper_tile_clocks(paths, kind, hp, m=H100, prod=None, fp8=False):
     """SM clocks of one CTA tile under each bound (see the section comment)."""
-    f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+    f_clk = TENSOR_FLOP_PER_SM_CLOCK
     cons, prod = paths[kind], prod or paths["producer"]
     tensor = 2 * paths["hgmma_flop"] / f_clk
     issue = 2 * cons["total"] + prod["total"]
@@ -2836,7 +2934,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             hp, "f16" if dt == 1 else "bf16", HOPPER_KV[kv], p.get("regs", 0), p.get("spill_st", -1),
             p.get("spill_ld", -1),
             p.get("stack", -1), res.get("smem_static", 0), dyn,
-            min(m["smem_per_sm"] // (dyn + res.get("smem_static", 0) + m["smem_per_cta_reserved"]), 1),
+            min(m["smem_per_sm"] // cta_smem(dyn, res, m), 1),
             "YES" if p.get("wgmma_serialized") else "no"))
         if dt == 2 and kv == 0:
             by_hp[hp] = r
@@ -2868,7 +2966,9 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
             " (%d forbidden kept)" % t["kept"] if t.get("kept") else ""), t["total"],
                                               " | ".join("%g" % t["counts"][c] for c in classes)))
     w("")
-    w("### Bounds per shape (fractions of %g TFLOP/s)" % MMA_PEAK_TFLOPS)
+    w("### Bounds per shape (fractions of %.0f TFLOP/s, the dense 16-bit peak at %.3f GHz: %d FLOP per SM per clock;"
+      " NVIDIA's %.0f is the same rate at 1.83 GHz)" % (peak_tflops(m), m["clock_ghz"], TENSOR_FLOP_PER_SM_CLOCK,
+                                                        DATASHEET_TFLOPS))
     w("")
     w("| shape | CTAs | tiles per CTA (interior + edge) | useful / computed FLOP | clocks per steady interior tile: tensor / issue"
       " / MUFU / shared memory | overlapped bound | in-phase bound | measured on the H100, 2026-11-27 |")
@@ -2892,7 +2992,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
         for b in ("overlapped", "in_phase"):
             clocks = n_first * cp[b] + (n_plain - n_first) * cs[b] + n_edge * ce[b]
             secs = clocks / (m["sms"] * m["clock_ghz"] * 1e9)  # one CTA per SM, all SMs busy
-            res[b] = useful / secs / 1e12 / MMA_PEAK_TFLOPS
+            res[b] = useful / secs / 1e12 / peak_tflops(m)
         w("| %s | %d | %.1f + %.2f | %.2f | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
             sh["name"], len(ctas) * sh["batch"] * sh["kv_heads"], sum(a for a, _ in ctas) / len(ctas),
             sum(b for _, b in ctas) / len(ctas), useful / computed, cs["tensor"], cs["issue"], cs["mufu"], cs["smem"],
@@ -2918,7 +3018,7 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
         for kv, t in sorted(kinds.items()):
             c = hopper_tile_clocks(paths[hp_c], "steady", hp_c, m, prod=t, fp8=kv >= 2)
             useful = 4 * hp_c * 128 * bn  # 128 rows x BN keys, all visible: QK^T and PV, 2 FLOP each
-            f_clk = MMA_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+            f_clk = TENSOR_FLOP_PER_SM_CLOCK
             res = {b: useful / f_clk / c[b] for b in ("overlapped", "in_phase")}
             w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %s | %s |" % (
                 HOPPER_KV[kv], t["total"], c["tensor"], c["issue"], c["mufu"], c["smem"], pct(res["overlapped"]),
@@ -2936,7 +3036,6 @@ def hopper_report(fam_name, fam, rows, label, m=H100):
     return "\n".join(L), out
 
 
-FP8_PEAK_TFLOPS = 1979.0  # H100 SXM, dense FP8 (NVIDIA's figure): twice the 16-bit rate
 
 
 def hopper_fp8_section(f8_rows, m, out):
@@ -2963,7 +3062,7 @@ def hopper_fp8_section(f8_rows, m, out):
     classes = [n for n, _ in CLASSES]
     w("| instance | path | warp insts | " + " | ".join(classes) + " |")
     w("| --- | --- | --- | " + " | ".join("---" for _ in classes) + " |")
-    f_clk = FP8_PEAK_TFLOPS * 1e12 / (m["sms"] * m["clock_ghz"] * 1e9)
+    f_clk = FP8_FLOP_PER_SM_CLOCK
     rows_out = []
     for kv in (2, 3):
         r = f8_rows.get((2, kv))
@@ -3006,16 +3105,17 @@ def hopper_fp8_section(f8_rows, m, out):
                             overlapped=bound, in_phase=None,
                             tile=dict(tensor=tensor, issue=issue, mufu=mufu, smem=smem)))
     w("")
-    w("Context attention's cache tiles on the FP8 path (%s), against %g TFLOP/s (dense FP8): a tile's"
-      " clocks under each resource, the overlapped bound (the largest of them) as a fraction of FP8's peak."
-      % (HOPPER_CONTEXT["name"], FP8_PEAK_TFLOPS))
+    w("Context attention's cache tiles on the FP8 path (%s), against %.0f TFLOP/s (dense FP8 at %.3f GHz: %d FLOP"
+      " per SM per clock; NVIDIA's 1979 is the same rate at 1.83 GHz): a tile's clocks under each resource, the"
+      " overlapped bound (the largest of them) as a fraction of FP8's peak."
+      % (HOPPER_CONTEXT["name"], peak_tflops(m, fp8=True), m["clock_ghz"], FP8_FLOP_PER_SM_CLOCK))
     w("")
     w("| cache kind | HGMMA FLOP per warpgroup tile | clocks per cache tile: tensor / issue / MUFU / shared memory"
       " | overlapped bound (of FP8 peak) | the same in TFLOP/s |")
     w("| --- | --- | --- | --- | --- |")
     for kind, tensor, issue, mufu, smem, bound, flop in rows_out:
         w("| %s | %d | %.0f / %.0f / %.0f / %.0f | %s | %.0f |" % (kind, flop, tensor, issue, mufu, smem, pct(bound),
-                                                                  bound * FP8_PEAK_TFLOPS))
+                                                                  bound * peak_tflops(m, fp8=True)))
     return "\n".join(L)
 
 
