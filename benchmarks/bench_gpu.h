@@ -34,7 +34,7 @@ double pa_bench_copy_bandwidth(void);
  * cached after. Returns 0 on failure (message on stderr). */
 double pa_bench_read_bandwidth(void);
 
-/* The read stream itself (benchmarks/baseline.cu): `bytes` (a multiple of 16)
+/* The read stream itself (benchmarks/read_stream.cu): `bytes` (a multiple of 16)
  * of buf read on `stream`; sink is a device word it almost never writes.
  * Returns 0 on a good launch. */
 int pa_bench_read_stream(const void *buf, size_t bytes, uint32_t *sink, cudaStream_t stream);
