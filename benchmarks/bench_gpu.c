@@ -42,17 +42,24 @@ static void summarise(double *us, int n, pa_timing *out) {
 static double g_copy_roof, g_read_roof;
 static double g_gemm_roof[PA_DTYPE_COUNT];
 
-/* Best GB/s of `reps` copies of `bytes` from src to dst on the default
- * stream after 2 warm-ups, each timed with events; `count` bytes counted per
- * byte copied (2: read plus written). 0 on failure. */
-static double best_copy_gbps(void *dst, const void *src, size_t bytes, int reps, double count) {
+/* Best GB/s of `reps` passes over `bytes` of src on the default stream after
+ * 2 warm-ups, each timed with events; `count` bytes counted per byte passed
+ * (2: read plus written). A pass copies src to dst, or where dst is NULL reads
+ * src through the read stream (sink: its device word). 0 on failure. */
+static double best_gbps(void *dst, const void *src, uint32_t *sink, size_t bytes, int reps, double count) {
     cudaEvent_t e0 = NULL, e1 = NULL;
     double best = 0.0;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     for (int i = 0; i < reps + 2; i++) {
         CK(cudaEventRecord(e0, 0));
-        CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, 0));
+        if (dst)
+            CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, 0));
+        else if (pa_bench_read_stream(src, bytes, sink, 0) != 0) {
+            fprintf(stderr, "pagedattn bench: the read stream failed: %s\n", cudaGetErrorString(cudaGetLastError()));
+            best = 0.0;
+            goto fail;
+        }
         CK(cudaEventRecord(e1, 0));
         CK(cudaEventSynchronize(e1));
         float ms = 0;
@@ -81,7 +88,7 @@ double pa_bench_copy_bandwidth(void) {
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc(&b, bytes));
     CK(cudaMemset(a, 1, bytes));
-    best = best_copy_gbps(b, a, bytes, 10, 2.0);
+    best = best_gbps(b, a, NULL, bytes, 10, 2.0);
 fail:
     cudaFree(a);
     cudaFree(b);
@@ -98,37 +105,16 @@ double pa_bench_read_bandwidth(void) {
     const size_t bytes = (size_t)1 << 30;
     void *a = NULL;
     uint32_t *sink = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
     double best = 0.0;
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc((void **)&sink, sizeof *sink));
     CK(cudaMemset(a, 1, bytes));
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 12; i++) {
-        CK(cudaEventRecord(e0, 0));
-        if (pa_bench_read_stream(a, bytes, sink, 0) != 0) {
-            fprintf(stderr, "pagedattn bench: the read stream failed: %s\n", cudaGetErrorString(cudaGetLastError()));
-            best = 0.0;
-            goto fail;
-        }
-        CK(cudaEventRecord(e1, 0));
-        CK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        const double gbps = (double)bytes / (ms * 1e-3) / 1e9;
-        if (i >= 2 && gbps > best) /* the first two are warm-up */
-            best = gbps;
-    }
-    g_read_roof = best;
+    best = best_gbps(NULL, a, sink, bytes, 10, 1.0);
 fail:
-    if (e0)
-        cudaEventDestroy(e0);
-    if (e1)
-        cudaEventDestroy(e1);
     cudaFree(a);
     cudaFree(sink);
-    return g_read_roof;
+    g_read_roof = best;
+    return best;
 }
 
 /* The swaps' roof: one 256 MiB copy between pinned host memory and the device
@@ -148,7 +134,7 @@ double pa_bench_host_bandwidth(int to_device) {
     CK(cudaMallocHost(&h, bytes));
     CK(cudaMalloc(&d, bytes));
     memset(h, 1, bytes);
-    best = to_device ? best_copy_gbps(d, h, bytes, 8, 1.0) : best_copy_gbps(h, d, bytes, 8, 1.0);
+    best = to_device ? best_gbps(d, h, NULL, bytes, 8, 1.0) : best_gbps(h, d, NULL, bytes, 8, 1.0);
 fail:
     cudaFreeHost(h);
     cudaFree(d);

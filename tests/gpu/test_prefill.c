@@ -1796,9 +1796,14 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
  * and 300 tokens), all over a cache of `layout` and the query dtype, through
  * check_mixed with the given options (sinks: 1 pa_sink_logits for the heads,
  * 2 with heads 1 and 2's far above the logits: pa_test_sinks). */
-static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
-                       int window, float cap, int sinks, int short_ws, const char *what) {
-    const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
+/* The mixed batches' problem: prefills of 37, 200 and 1 new tokens over
+ * contexts of 100, 5 and 0, then n_dec decodes over contexts of 77, 1 and 300
+ * (their one new token's K/V in the cache, as vLLM writes it first); 2 KV
+ * heads, blocks of 16. Tokens: prefills 0..36, 37..236, 237; decodes from 238. */
+static const int mixed_qlo[6] = {37, 200, 1, 1, 1, 1}, mixed_clo[6] = {100, 5, 0, 77, 1, 300};
+
+static pa_context_problem *mixed_problem(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec,
+                                         int alibi) {
     pa_context_problem_cfg cfg = {.seed = seed,
                                   .layout = layout,
                                   .q_dtype = qd,
@@ -1808,19 +1813,19 @@ static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int head
                                   .num_kv_heads = 2,
                                   .head_size = hs,
                                   .block_size = 16,
-                                  .query_lens = qlo,
-                                  .context_lens = clo,
+                                  .query_lens = mixed_qlo,
+                                  .context_lens = mixed_clo,
                                   .extra_blocks = 2,
                                   .with_alibi = alibi,
                                   .new_in_cache = 1};
-    pa_context_problem *pr = pa_context_problem_make(&cfg);
-    float *sk = sinks ? pa_test_sinks(heads, seed, sinks == 2) : NULL;
-    pr->p.sinks = sk;
-    dev_ctx d;
-    dev_ctx_make(&d, pr);
+    return pa_context_problem_make(&cfg);
+}
+
+/* mixed_problem's batch as pa_mixed_attention_params, its arrays not set. */
+static pa_mixed_attention_params mixed_params(const pa_context_problem *pr, pa_dtype qd, int heads, int n_dec) {
     int max_dec = 0;
     for (int i = 0; i < n_dec; i++)
-        max_dec = clo[3 + i] + 1 > max_dec ? clo[3 + i] + 1 : max_dec;
+        max_dec = mixed_clo[3 + i] + 1 > max_dec ? mixed_clo[3 + i] + 1 : max_dec;
     pa_mixed_attention_params m = {.q_dtype = qd,
                                    .block_table_stride = pr->p.block_table_stride,
                                    .num_prefills = 3,
@@ -1830,9 +1835,20 @@ static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int head
                                    .max_prefill_query_len = 200,
                                    .max_prefill_seq_len = 205,
                                    .max_decode_seq_len = max_dec,
-                                   .scale = pr->p.scale,
-                                   .sliding_window = window,
-                                   .soft_cap = cap};
+                                   .scale = pr->p.scale};
+    return m;
+}
+
+static void mixed_case(uint64_t seed, pa_kv_layout layout, pa_dtype qd, int heads, int hs, int n_dec, int alibi,
+                       int window, float cap, int sinks, int short_ws, const char *what) {
+    pa_context_problem *pr = mixed_problem(seed, layout, qd, heads, hs, n_dec, alibi);
+    float *sk = sinks ? pa_test_sinks(heads, seed, sinks == 2) : NULL;
+    pr->p.sinks = sk;
+    dev_ctx d;
+    dev_ctx_make(&d, pr);
+    pa_mixed_attention_params m = mixed_params(pr, qd, heads, n_dec);
+    m.sliding_window = window;
+    m.soft_cap = cap;
     check_mixed(pr, &d, m, short_ws, what);
     dev_ctx_free(&d);
     pr->p.sinks = NULL;
@@ -1853,28 +1869,15 @@ Test(prefill_gpu, mixed_batch) {
  * max_decode_seq_len gets zeros; a decode whose last block id is outside the
  * cache has that block's tokens masked, its row then attention over its first
  * 288 of 301 tokens (the reference at that length). The other rows match the
- * reference. Tokens: prefills 0..36, 37..236, 237; decodes 238, 239, 240. */
+ * reference. mixed_problem's batch with 3 decodes: tokens 238, 239, 240. */
 Test(prefill_gpu, mixed_bad_device_data_per_part) {
     PA_SKIP_WITHOUT_GPU();
-    const int qlo[6] = {37, 200, 1, 1, 1, 1}, clo[6] = {100, 5, 0, 77, 1, 300};
     for (int path = 0; path < 2; path++) {
         if (path == 1 && !pa_prefill_hopper_available())
             continue;
         cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
-        pa_context_problem_cfg cfg = {.seed = 13050u + (uint64_t)path,
-                                      .layout = PA_LAYOUT_FLASH_NHD,
-                                      .q_dtype = PA_DTYPE_F16,
-                                      .cache_dtype = PA_DTYPE_F16,
-                                      .num_seqs = 6,
-                                      .num_heads = 8,
-                                      .num_kv_heads = 2,
-                                      .head_size = 128,
-                                      .block_size = 16,
-                                      .query_lens = qlo,
-                                      .context_lens = clo,
-                                      .extra_blocks = 2,
-                                      .new_in_cache = 1};
-        pa_context_problem *pr = pa_context_problem_make(&cfg);
+        pa_context_problem *pr =
+            mixed_problem(13050u + (uint64_t)path, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 8, 128, 3, 0);
         dev_ctx d;
         dev_ctx_make(&d, pr);
         const int stride = pr->p.block_table_stride, nb = pr->p.kv.num_blocks, T = pr->p.num_tokens;
@@ -1886,20 +1889,12 @@ Test(prefill_gpu, mixed_bad_device_data_per_part) {
         int32_t *bt = malloc(sizeof(int32_t) * nt), sl[7];
         memcpy(bt, pr->block_tables, sizeof(int32_t) * nt);
         memcpy(sl, pr->seq_lens, sizeof sl);
-        bt[0] = nb + 5;            /* prefill 0's first block */
-        bt[5 * stride + 18] = nb;  /* decode 5's last block (tokens 288..300) */
-        sl[4] = clo[4] + 1 + 1000; /* decode 4: past max_decode_seq_len */
+        bt[0] = nb + 5;                  /* prefill 0's first block */
+        bt[5 * stride + 18] = nb;        /* decode 5's last block (tokens 288..300) */
+        sl[4] = mixed_clo[4] + 1 + 1000; /* decode 4: past max_decode_seq_len */
         int32_t *dbt = pa_test_dev_upload(bt, sizeof(int32_t) * nt), *dsl = pa_test_dev_upload(sl, sizeof sl);
-        pa_mixed_attention_params m = {.q_dtype = PA_DTYPE_F16,
-                                       .block_table_stride = stride,
-                                       .num_prefills = 3,
-                                       .num_prefill_tokens = 238,
-                                       .num_decode_tokens = 3,
-                                       .num_heads = 8,
-                                       .max_prefill_query_len = 200,
-                                       .max_prefill_seq_len = 205,
-                                       .max_decode_seq_len = 301,
-                                       .scale = pr->p.scale};
+        const pa_mixed_attention_params m = mixed_params(pr, PA_DTYPE_F16, 8, 3);
+        cr_assert_eq(m.max_decode_seq_len, 301);
         pa_mixed_attention_params md = m, mh = m;
         md.out = d.p.out, md.query = d.p.query, md.key = d.p.key, md.value = d.p.value, md.kv = d.p.kv;
         md.block_tables = dbt, md.seq_lens = dsl, md.query_start_loc = d.p.query_start_loc;
