@@ -40,7 +40,8 @@
 #                                            the six runs side by side, beside the plain programs)
 #   PA_SAN_PROGRAMS=test_decode              which GPU test programs the sanitizers run (a glob; default all)
 #   PA_WHEELS=.whl                           wheels (flashinfer-python, apache-tvm-ffi) to install
-#                                            into /tmp/site for the side-by-side
+#                                            into /tmp/site for the side-by-side; scripts/gpu-wheels.sh
+#                                            downloads them here at pinned versions (carry .whl too)
 #   PA_FI_WARM_SECONDS=420                   time box of FlashInfer's JIT warm-up (in the background,
 #                                            head 128 bf16 first); the side-by-side times FlashInfer
 #                                            only on the modules it finished
