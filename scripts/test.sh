@@ -108,7 +108,11 @@ sm90a_pid=$!
 
 phase "tests"
 rm -f build/*.tap
-meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^ *[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
+# Every interpret-mode test process notes the kernels it ran (tests/interp/interp.cpp), for
+# scripts/kernel_coverage.py below.
+launch_log=$PWD/build/interp-launches.log
+rm -f "$launch_log"
+PA_INTERP_LAUNCH_LOG=$launch_log meson test -C build --print-errorlogs --verbose 2>&1 | grep -E '^\[====\] Synthesis|^ *[0-9]+/[0-9]+ |FAIL|Ok:|Fail:|Skipped:'
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 tally build main
 
@@ -120,6 +124,28 @@ else
     echo "build: check-header-deps FAILED"
     total_fail=$((total_fail + 1))
     status=1
+fi
+
+phase "every kernel the library ships ran in interpret mode (scripts/kernel_coverage.py)"
+if [ ! -d build/tests/interp ]; then
+    echo "interpret mode not built (-Dinterp=false): skipping"
+else
+    python3 scripts/kernel_coverage.py build "$launch_log"
+    case $? in
+    0)
+        echo "build    kernel-coverage               1 passed, 0 failed, 0 skipped"
+        total_pass=$((total_pass + 1))
+        ;;
+    3)
+        echo "build    kernel-coverage               0 passed, 0 failed, 1 skipped"
+        total_skip=$((total_skip + 1))
+        ;;
+    *)
+        echo "build: kernel-coverage FAILED"
+        total_fail=$((total_fail + 1))
+        status=1
+        ;;
+    esac
 fi
 
 phase "no import circles between files: #include lines and object symbols (scripts/check-circles.py)"

@@ -970,11 +970,15 @@ Test(decode_grid, groups_past_8, .timeout = 600) {
  * query dtype, cache dtype, vLLM/flash, kernel (tensor cores, long tile, two head blocks): each kernel each dtype pair
  * and layout reaches; B  element size, vLLM/flash, head size, kernel, P.V head groups (1..4): every head size's
  * geometry at every group count; C  kernel, head blocks, a partial last head group, a group over 16 (more than one CTA
- * per KV head); D  element size, layout, kernel, block size against the tile (<, =, >). So a new head size, kernel or
- * geometry rule is run here without a new test (the classes read the plan, not a list of shapes). Two sequences: 1
- * token and 517 (v2 then merges two splits, the recommended entry three). */
+ * per KV head); D  element size, layout, kernel, block size against the tile (<, =, >); E  the tensor-core kernel's
+ * instance: query dtype, cache dtype, V^T or not, head size, head blocks (until 2026-12-06 seven of its instances, bf16
+ * queries over fp8 caches at heads 64 to 192, six in vLLM's layout, ran in no test: scripts/kernel_coverage.py). So a
+ * new head size, kernel or geometry rule is run here without a new test (the classes read the plan, not a list of
+ * shapes). Two sequences: 1 token and 517 (v2 then merges two splits, the recommended entry three). */
 
-/* The shape of a route class; kp is the planner's answer for it. */
+/* The shape of a route class; kp is the planner's answer for it. Family 3 is D
+ * (the switch's default) and 4 is E. */
+#define ROUTE_FAMILIES 5
 static uint64_t route_class(int fam, const pa_decode_params *p, const pa_dec_kparams *kp) {
     const uint64_t tc = kp->off_q == kp->off_tok, lt = tc && kp->tile == PA_DEC_MAX_TILE;
     const uint64_t two = tc && kp->pv_groups > 2, esz = (uint64_t)kp->esz, v = (uint64_t)kp->vllm_v;
@@ -983,6 +987,10 @@ static uint64_t route_class(int fam, const pa_decode_params *p, const pa_dec_kpa
     case 0: return (uint64_t)p->q_dtype | (uint64_t)p->kv.dtype << 4 | v << 8 | kern << 12;
     case 1: return esz | v << 4 | (uint64_t)kp->head_size << 8 | kern << 20 | (uint64_t)kp->pv_groups << 24;
     case 2: return kern | (uint64_t)(kp->hpc % PA_DEC_GB != 0) << 4 | (uint64_t)(kp->head_chunks > 1) << 5;
+    case 4: /* the tensor-core kernel's instance (decode_launch.cuh): the CUDA-core kernels' are in A */
+        return tc ? (uint64_t)p->q_dtype | (uint64_t)p->kv.dtype << 4 | v << 8 | (uint64_t)kp->head_size << 12 |
+                        two << 24
+                  : 0;
     default: {
         const uint64_t cmp = kp->block_size < kp->tile ? 0 : kp->block_size == kp->tile ? 1 : 2;
         return esz | (uint64_t)p->kv.layout << 4 | kern << 8 | cmp << 12;
@@ -1059,8 +1067,8 @@ Test(decode_routes, every_geometry, .timeout = 900) {
                                 continue;
                             shapes++;
                             int fresh = 0;
-                            for (int f = 0; f < 4; f++)
-                                fresh += route_add(set, route_class(f, &p, &kp) * 4 + (uint64_t)f);
+                            for (int f = 0; f < ROUTE_FAMILIES; f++)
+                                fresh += route_add(set, route_class(f, &p, &kp) * 8 + (uint64_t)f);
                             if (!fresh)
                                 continue;
                             classes += fresh;
@@ -1080,7 +1088,7 @@ Test(decode_routes, every_geometry, .timeout = 900) {
                             pa_dec_kparams real;
                             cr_assert_eq(pa_dec_kparams_make(&d.p, PA_DEC_MODE_V1, NULL, 0, &real, NULL), PA_SUCCESS,
                                          "%s", pa_last_error());
-                            for (int f = 0; f < 4; f++)
+                            for (int f = 0; f < ROUTE_FAMILIES; f++)
                                 cr_assert_eq(route_class(f, &d.p, &real), route_class(f, &p, &kp),
                                              "the problem's plan differs from its shape's (class %d)", f);
                             float *ref = reference(pr);

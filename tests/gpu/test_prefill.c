@@ -2630,7 +2630,10 @@ Test(prefill_hopper, window_cuts_a_later_tile) {
  * (items with no rows skipped, heavy and light ones mixed), causal and
  * cross-attention with rows that see no key; context attention on flash and
  * vLLM caches, 16-bit and fp8 (raw staging buffers reused across items);
- * each against the reference. */
+ * each against the reference. At 2 CTAs, every persistent instance (head
+ * class, query dtype, cache kind) once more, outside the race suites (the
+ * cases above hold each pipeline variant to them): until 2026-12-06 19 of the
+ * 36 ran in no test (scripts/kernel_coverage.py). */
 static void set_persistent(int ctas) {
     char v[16];
     snprintf(v, sizeof v, "%d", ctas);
@@ -2676,6 +2679,29 @@ Test(prefill_hopper, persistent_ctas) {
         }
         run_hopper_ctx(cs, nc, 14100u + 16u * (uint64_t)ctas);
         n += nc;
+        if (ctas == 2 && !races) { /* every persistent instance: head class x query dtype x cache kind */
+            hctx all[32];
+            int na = 0;
+            static const int hp[5] = {64, 96, 128, 192, 256};
+            for (int h = 0; h < 5; h++)
+                for (int d = 0; d < 2; d++)
+                    for (int k = 0; k < 4; k++) {
+                        const int vllm = k & 1, fp8 = k >> 1;
+                        if (vllm && hp[h] > 128) /* HP 192 and 256: flash caches only */
+                            continue;
+                        const pa_dtype q = d ? B : F;
+                        all[na++] = (hctx){vllm ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_HND,
+                                           q,
+                                           fp8 ? ((h + d) % 2 ? E5 : E4) : q,
+                                           hp[h],
+                                           16,
+                                           4,
+                                           0,
+                                           0};
+                    }
+            run_hopper_ctx(all, na, 14200u);
+            n += na;
+        }
     }
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, n);

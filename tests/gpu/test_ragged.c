@@ -459,7 +459,10 @@ Test(ragged_gpu, smem_limit_variable_lowers_the_devices_limit) {
  * pages of the query dtype and both fp8 kinds (prefill items convert, decode
  * items read the raw bytes), prefill and decode items, windows shorter and
  * longer than a slot, soft caps, a soft mask, sinks, a page size that is not a
- * power of two and forced key splits, against the reference. */
+ * power of two and forced key splits, against the reference. The query dtype
+ * alternates (odd cases f16); the last three (since 2026-12-06) run the compact
+ * instances no case before them ran (scripts/kernel_coverage.py): f16 at head
+ * 128 over e4m3 and over its own dtype, bf16 at head 256 over e5m2. */
 Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
     PA_SKIP_WITHOUT_GPU();
     int interp = 0;
@@ -471,6 +474,7 @@ Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
         {128, 0, 16, 0, 0, 0, 0.0f, 0.0f},     {256, 0, 16, 37, 0, 1, 0.0f, 0.0f}, {128, 1, 16, 0, 64, 0, 0.8f, 0.0f},
         {256, 2, 24, 0, 0, 0, 0.0f, -3.0f},    {96, 2, 16, 53, 0, 1, 0.0f, 0.0f},  {136, 1, 16, 0, 0, 0, 0.5f, 0.0f},
         {128, 0, 24, 300, 128, 0, 0.0f, 0.0f}, {256, 1, 32, 0, 0, 0, 0.0f, 0.0f},  {200, 0, 16, 0, 64, 1, 1.0f, -2.0f},
+        {120, 1, 16, 0, 0, 1, 0.0f, 0.0f},     {256, 2, 16, 0, 0, 0, 0.6f, 0.0f},  {128, 0, 16, 45, 0, 0, 0.0f, 0.0f},
     };
     const int n_cs = (int)(sizeof cs / sizeof cs[0]);
     static const int heads[3][2] = {{8, 2}, {16, 1}, {4, 4}};

@@ -27,13 +27,18 @@
 // them, unordered by a barrier, is a race too.
 #include "pa_interp.h"
 
+#include <link.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <array>
 #include <map>
+#include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1946,8 +1951,58 @@ static int smem_optin() {
     return v > 0 && v <= 227 * 1024 ? (int)v : 227 * 1024;
 }
 
+// PA_INTERP_LAUNCH_LOG=FILE: a process appends one line to FILE at the first
+// run of each kernel, "OBJECT ADDRESS" (the file holding the kernel and the
+// kernel's address in that file's symbol table: its load bias taken off), for
+// scripts/kernel_coverage.py, which names the kernels with nm and checks that
+// every kernel the library ships ran in interpret mode. One write(2) a line to
+// an O_APPEND file: lines from the tests meson runs at once do not interleave.
+struct KernelObject {
+    uintptr_t addr, vaddr;
+    char path[PATH_MAX];
+};
+static int find_kernel_object(dl_phdr_info *info, size_t, void *data) {
+    auto *k = static_cast<KernelObject *>(data);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const auto &ph = info->dlpi_phdr[i];
+        const uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+        if (ph.p_type != PT_LOAD || k->addr < lo || k->addr - lo >= ph.p_memsz)
+            continue;
+        k->vaddr = k->addr - info->dlpi_addr;
+        // The program itself has no name here (and dladdr would give argv[0]).
+        if (!info->dlpi_name[0] || !realpath(info->dlpi_name, k->path)) {
+            const ssize_t n = readlink("/proc/self/exe", k->path, sizeof k->path - 1);
+            k->path[n > 0 ? n : 0] = 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+static void note_launch(const void *kernel) {
+    static const char *const path = getenv("PA_INTERP_LAUNCH_LOG");
+    if (!path || !*path)
+        return;
+    static std::mutex m;
+    static std::set<const void *> seen;
+    const std::lock_guard<std::mutex> hold(m);
+    if (!seen.insert(kernel).second)
+        return;
+    KernelObject k{};
+    k.addr = (uintptr_t)kernel;
+    char line[PATH_MAX + 32];
+    const int n = dl_iterate_phdr(find_kernel_object, &k)
+                      ? snprintf(line, sizeof line, "%s %#lx\n", k.path, (unsigned long)k.vaddr)
+                      : 0;
+    const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || n <= 0 || n >= (int)sizeof line || write(fd, line, (size_t)n) != n)
+        fprintf(stderr, "interpreter: PA_INTERP_LAUNCH_LOG=%s: could not note the run of %s\n", path, k.path);
+    if (fd >= 0)
+        close(fd);
+}
+
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
                 const std::function<void()> &body, cudaStream_t stream, bool pdl) {
+    note_launch(kernel);
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
     grid_begin(stream, pdl, name);
