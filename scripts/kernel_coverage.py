@@ -4,7 +4,9 @@
 The library's SASS (cuobjdump over BUILD/libpagedattn.so) names each kernel
 instance a GPU build carries; the interpreter, run with
 PA_INTERP_LAUNCH_LOG=LOG (tests/interp/interp.cpp), appends to LOG the object
-and symbol-table address of each kernel a test process ran. This script names those
+and symbol-table address of each kernel a test process ran. (The tests that
+launch kernels without checking their results, the CLI's bench commands and
+gpu_check_dry, run with the variable empty: tests/interp/meson.build.) This script names those
 addresses with nm, and lists the shipped kernels no test ran: code that
 nothing checks before a GPU does (a kernel counts as verified only on a GPU;
 interpret mode is what guards the rest).

@@ -375,15 +375,19 @@ static const int LENS7[7] = {1, 17, 113, 203, 1023, 1025, 2049};
 
 static int vllm_ok(int hs, pa_dtype c) { return hs % (int)(16 / pa_dtype_size(c)) == 0; }
 
-/* Case n of 81 (head size n / 9, dtype pair n % 9); the other axes rotate with
- * periods coprime to 9 so each value meets many head sizes and dtype pairs. */
+/* Case n of 81 (head size n / 9, dtype pair n % 9); the layout is (head index +
+ * query dtype + cache kind) mod 3, so each head size and cache kind meets all
+ * three layouts (until 2026-12-06 it was (n / 9 + n) mod 3, the query dtype left
+ * out: each head size and cache kind met one layout, 27 of the 81 triples); the
+ * other axes rotate with periods coprime to 9 so each value meets many head
+ * sizes and dtype pairs. */
 static dcase grid_case(int n) {
     const int q = (n % 9) / 3, k = n % 3;
     dcase c = {0};
     c.q = QD[q];
     c.c = k == 0 ? QD[q] : k == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
     c.hs = HSZ[n / 9];
-    c.layout = LAYOUTS[(n / 9 + n) % 3];
+    c.layout = LAYOUTS[(n / 9 + n / 3 + n) % 3];
     if (c.layout == PA_LAYOUT_VLLM && !vllm_ok(c.hs, c.c))
         c.layout = PA_LAYOUT_FLASH_NHD;
     c.heads = HEADS[n % 4][0];
@@ -720,7 +724,9 @@ Test(decode_fixed, tensor_core, .timeout = 600) {
     for (int i = 0; i < max_cases(18); i++) {
         dcase c = tensor_core_case(i, i % 2 ? PA_LAYOUT_FLASH_HND : PA_LAYOUT_FLASH_NHD, BSZ[i % 5]);
         c.seed = 950u + (uint64_t)i;
-        run_tensor_core_case(&c, i / 6);
+        /* the scales of bf16 over fp8 (cases 1, 2, 7, 8, 13, 14): 3e6 and 2e-7 in the first 6 (which the
+         * interp-tsan suite runs alone; with i / 6 there, both were 1 until 2026-12-06), each twice in 18 */
+        run_tensor_core_case(&c, i + i / 6);
     }
 }
 
@@ -1317,10 +1323,12 @@ Test(decode_features, fp8_scales_per_head, .timeout = 600) {
 }
 
 /* Attention sinks (gpt-oss) through every kernel family: the CUDA-core
- * kernel (f32 queries; head 80), the 16-bit tensor-core kernel at heads 64,
- * 128 and 256 (256: the merge's two dims a thread), fp8 on tensor cores
- * (head 128, and head 64's 128-token tiles), a group of 32 (two CTAs of 16
- * heads a KV head), with a window of 128 as gpt-oss's; lengths of one split
+ * kernel (f32 queries; head 80; f16 at head 72), the f32 query's fixed
+ * geometry over e4m3 (head 128), the 16-bit tensor-core kernel at heads 64,
+ * 128 and 256 (256: the merge's two dims a thread) and head 192's two head
+ * blocks, fp8 on tensor cores (head 128, and head 64's 128-token tiles), a
+ * group of 32 (two CTAs of 16 heads a KV head), with a window of 128 as
+ * gpt-oss's; lengths of one split
  * and of several in v2 and the recommended entry (256, 257, 512, 513), so
  * the sink is added once where a CTA writes the output and once in the
  * merge. Each head's sink differs (from -inf to far above its logits), so a
@@ -1351,6 +1359,11 @@ Test(decode_features, attention_sinks, .timeout = 900) {
     sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 16, 2, 64, 128, 85, 0);
     sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 64, 2, 128, 0, 86, 0);
     sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 4, 256, 0, 87, 1);
+    /* (since 2026-12-06) head 192's two head blocks (group 16), the f32 query's fixed geometry over
+     * e4m3 at head 128, and a 16-bit query on the CUDA-core kernel (head 72) */
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 2, 192, 0, 88, 1);
+    sink_case(PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_FP8_E4M3, 8, 2, 128, 0, 89, 0);
+    sink_case(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 72, 128, 90, 1);
 }
 
 /* Logits that rise along the keys, so the softmax's reference moves tile
@@ -1597,9 +1610,9 @@ Test(decode_features, lse_cascade_merges_on_the_device, .timeout = 600) {
  * usual scale (a peaked softmax) its 16-bit P then overflows. Zero gives every
  * key the same weight. Every
  * kernel family: the tensor-core kernel over 16-bit and fp8 caches (whole fp8
- * tiles, head 64's long tile), vLLM's layout, the CUDA-core kernel (f32, head
- * 80 over fp8 e5m2), with a window, ALiBi and a soft cap among them, through
- * v1, v2 and the recommended entry. */
+ * tiles, head 64's long tile, head 192's two head blocks), vLLM's layout, the
+ * CUDA-core kernel (f32, head 80 over fp8 e5m2; f16 at head 72), with a window,
+ * ALiBi and a soft cap among them, through v1, v2 and the recommended entry. */
 Test(decode_features, negative_and_zero_scales, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
     static const int lens[7] = {1, 64, 200, 513, 1111, 2049, 3000};
@@ -1608,15 +1621,18 @@ Test(decode_features, negative_and_zero_scales, .timeout = 600) {
         pa_dtype q, c;
         int heads, kv_heads, hs, bs, alibi, window;
         float cap;
-    } cs[6] = {
+    } cs[8] = {
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_BF16, 32, 8, 128, 16, 0, 0, 0.0f},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_FP8_E4M3, 32, 8, 128, 16, 0, 0, 0.0f},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 8, 1, 64, 32, 0, 300, 0.0f},
         {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 64, 8, 64, 16, 1, 0, 0.0f},
         {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 2, 80, 16, 0, 0, 0.3f},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_BF16, 16, 4, 256, 16, 0, 500, 0.3f},
+        /* (since 2026-12-06) head 192's two head blocks over fp8, the CUDA-core kernel at a 16-bit query */
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_BF16, PA_DTYPE_FP8_E5M2, 32, 2, 192, 16, 0, 0, 0.0f},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 2, 72, 32, 1, 0, 0.0f},
     };
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         for (int kind = 1; kind <= 2; kind++) {
             dcase c = {0};
             c.layout = cs[i].l;

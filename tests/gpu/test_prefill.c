@@ -1141,6 +1141,90 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
     padded_fp8_cases();
 }
 
+/* Flash caches whose blocks, and in HND whose heads, lie further apart than
+ * their rows: block_stride past a block's elements and HND's head_stride past a
+ * head's rows, the gaps NaN; pads of 16 bytes (every copy keeps its vector
+ * units) and of one or a few elements (the unaligned fallbacks). Copied by hand
+ * from the problem's contiguous cache by the layouts' definition (kv_cache.h:
+ * element (b, t, h, d) at b * block_stride + h * head_stride + t * page_stride
+ * + d). Until 2026-12-06 no prefill test had a padded block or head stride (the
+ * padded fp8 rows above pad the rows alone). */
+static void restride_ctx(pa_context_problem *pr, int64_t pad_block, int64_t pad_head) {
+    pa_context_attention_params *p = &pr->p;
+    const int hnd = p->kv.layout == PA_LAYOUT_FLASH_HND;
+    const int64_t nb = p->kv.num_blocks, bs = p->kv.block_size, nkv = p->kv.num_kv_heads, hs = p->kv.head_size;
+    const size_t esz = pa_dtype_size(p->kv.dtype);
+    const int64_t hstr = hnd ? bs * hs + pad_head : hs, pstr = hnd ? hs : nkv * hs;
+    const int64_t bstr = (hnd ? nkv * hstr : bs * nkv * hs) + pad_block;
+    cr_assert_eq(pr->kc_elems, (size_t)(nb * bs * nkv * hs), "a contiguous cache");
+    const size_t n = (size_t)(nb * bstr);
+    unsigned char *caches[2] = {pr->kc, pr->vc}, *wide[2];
+    for (int w = 0; w < 2; w++) {
+        wide[w] = pa_xmalloc(n * esz + 16);
+        pa_fill_nan(p->kv.dtype, wide[w], n);
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t t = 0; t < bs; t++)
+                for (int64_t h = 0; h < nkv; h++) {
+                    /* contiguous NHD [blocks, block, heads, head], HND [blocks, heads, block, head] */
+                    const int64_t src = hnd ? ((b * nkv + h) * bs + t) * hs : ((b * bs + t) * nkv + h) * hs;
+                    const int64_t dst = b * bstr + h * hstr + t * pstr;
+                    memcpy(wide[w] + dst * (int64_t)esz, caches[w] + src * (int64_t)esz, (size_t)hs * esz);
+                }
+        free(caches[w]);
+    }
+    pr->kc = wide[0], pr->vc = wide[1];
+    pr->kc_elems = pr->vc_elems = n;
+    p->kv.key = wide[0], p->kv.value = wide[1];
+    p->kv.block_stride = bstr;
+    p->kv.page_stride = pstr;
+    p->kv.head_stride = hstr;
+}
+Test(prefill_gpu, padded_block_and_head_strides) {
+    PA_SKIP_WITHOUT_GPU();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2,
+                   F32 = PA_DTYPE_F32;
+    const pa_kv_layout N = PA_LAYOUT_FLASH_NHD, H = PA_LAYOUT_FLASH_HND;
+    static const int ql[3] = {70, 9, 130}, cl[3] = {150, 64, 33};
+    const struct {
+        pa_kv_layout l;
+        pa_dtype q, c;
+        int hs, bs, pad_block, pad_head;
+    } cs[] = {
+        {N, F, F, 128, 16, 8, 0},    {H, B, B, 64, 16, 8, 8},     {H, F, E4, 128, 32, 16, 16},
+        {N, B, E5, 96, 16, 16, 0},   {H, B, B, 128, 16, 1, 3},    {N, F, E4, 64, 16, 1, 0},
+        {H, F, F, 80, 24, 8, 1},     {H, F32, F32, 64, 16, 3, 5}, {N, F32, E4, 128, 16, 16, 0},
+        {H, B, E5, 256, 16, 16, 16},
+    };
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    for (int path = 0; path < 2; path++) {
+        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_AUTO : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+        for (int i = 0; i < n; i++) {
+            if (path && cs[i].q == F32) /* one kernel whatever the path */
+                continue;
+            ctx_case c = {.seed = 8200u + (uint64_t)(16 * path + i),
+                          .layout = cs[i].l,
+                          .qd = cs[i].q,
+                          .cd = cs[i].c,
+                          .seqs = 3,
+                          .heads = 8,
+                          .kv_heads = 2,
+                          .hs = cs[i].hs,
+                          .bs = cs[i].bs,
+                          .ql = ql,
+                          .cl = cl};
+            pa_context_problem *pr = make_ctx(&c);
+            restride_ctx(pr, cs[i].pad_block, cs[i].pad_head);
+            char what[128];
+            snprintf(what, sizeof what, "%s %s over %s, head %d, block %d, pads %d/%d, %s", pa_kv_layout_name(cs[i].l),
+                     pa_dtype_name(cs[i].q), pa_dtype_name(cs[i].c), cs[i].hs, cs[i].bs, cs[i].pad_block,
+                     cs[i].pad_head, path ? "default path" : "mma.sync");
+            check_context(pr, NULL, 0, what);
+            pa_context_problem_free(pr);
+        }
+    }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+}
+
 /* Device data that breaks the host bounds: the sequence is skipped (its rows
  * stay as they were), the others are computed, nothing is read out of bounds
  * (run under compute-sanitizer memcheck). Case 3: query_start_loc {0, 20, 15,

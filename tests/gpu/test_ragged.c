@@ -307,10 +307,16 @@ static void run_lens(const gcase *k, int ns, const int *ql, const int *kl) {
 }
 
 static void run_case(const gcase *k) {
-    /* PA_TEST_SHRINK (interpret mode) shrinks the batch and the lengths */
-    const int ns = pa_test_shrink(k->num_seqs);
+    /* PA_TEST_SHRINK (interpret mode) shrinks the batch and the lengths, but keeps
+     * two sequences where there were several (with decode_every, sequence 0 is a
+     * decode: one alone left the shrunk cases without a prefill item, 2026-12-06)
+     * and keys past the 512-key decode chunk where the case reached past it (so
+     * its decodes still split). */
+    const int ns = k->num_seqs >= 2 && pa_test_shrink(k->num_seqs) < 2 ? 2 : pa_test_shrink(k->num_seqs);
     const int q_hi = pa_test_shrink(k->q_hi) < k->q_lo ? k->q_lo : pa_test_shrink(k->q_hi);
-    const int x_hi = pa_test_shrink(k->extra_hi) < k->extra_lo ? k->extra_lo : pa_test_shrink(k->extra_hi);
+    int x_hi = pa_test_shrink(k->extra_hi) < k->extra_lo ? k->extra_lo : pa_test_shrink(k->extra_hi);
+    if (k->extra_hi > 512 && x_hi < 513)
+        x_hi = 513;
     int *ql = malloc(sizeof(int) * (size_t)ns), *kl = malloc(sizeof(int) * (size_t)ns);
     cr_assert(ql && kl);
     pa_rng r = pa_rng_make(k->seed * 31 + 5);

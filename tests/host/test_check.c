@@ -60,6 +60,34 @@ Test(check, tolerances_loosen_with_precision) {
     cr_assert(bf16.rtol >= ldexp(1.0, -8));
 }
 
+/* Bounds from above, from each format's precision and not from check.c's table (whose loosening no
+ * other test would see: every kernel test is judged by it): atol at most 2^-16 (f32), 2^-9 (f16),
+ * 2^-8 (bf16), 2^-6 (an fp8 cache); rtol at most 2^-13 for f32 (2^10 of its ulps: sums of thousands
+ * of rounded terms), four output ulps for f16 (2^-8) and bf16 (2^-5), and 2^-5 with an fp8 cache
+ * (its quantisation of V, 2^-4 relative for e4m3, averaged over the keys). And an error of 0.03 on an output of 0.1
+ * (what a value read from a wrong key tile or head leaves on attention over random V) fails every dtype pair. */
+Test(check, tolerances_stay_within_a_few_ulps) {
+    static const pa_dtype outs[3] = {PA_DTYPE_F32, PA_DTYPE_F16, PA_DTYPE_BF16};
+    static const double atol_cap[3] = {0x1p-16, 0x1p-9, 0x1p-8}, rtol_cap[3] = {0x1p-13, 0x1p-8, 0x1p-5};
+    static const pa_dtype caches[2] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    for (int o = 0; o < 3; o++)
+        for (int c = -1; c < 2; c++) {
+            const pa_dtype cache = c < 0 ? outs[o] : caches[c];
+            const pa_tolerance t = pa_tolerance_for(outs[o], cache);
+            const double acap = c < 0 ? atol_cap[o] : fmax(atol_cap[o], 0x1p-6);
+            const double rcap = c < 0 ? rtol_cap[o] : fmax(rtol_cap[o], 0x1p-5);
+            cr_assert(t.atol > 0 && t.atol <= acap, "%s over %s: atol %g past %g", pa_dtype_name(outs[o]),
+                      pa_dtype_name(cache), t.atol, acap);
+            cr_assert(t.rtol > 0 && t.rtol <= rcap, "%s over %s: rtol %g past %g", pa_dtype_name(outs[o]),
+                      pa_dtype_name(cache), t.rtol, rcap);
+            const float ref[2] = {0.1f, -0.1f}, got[2] = {0.13f, -0.1f};
+            pa_compare_result r;
+            cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 2, t, &r), "%s over %s: 0.03 off 0.1 passed",
+                          pa_dtype_name(outs[o]), pa_dtype_name(cache));
+            cr_assert_eq(r.mismatches, 1);
+        }
+}
+
 Test(check, compares_low_precision_outputs) {
     uint16_t got[2] = {pa_float_to_bf16(1.0f), pa_float_to_bf16(3.0f)};
     float ref[2] = {1.001f, 2.0f};

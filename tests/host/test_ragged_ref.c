@@ -1141,6 +1141,30 @@ static void plan_free(plan_out *o) {
     free(o->merges);
 }
 
+/* The keys a row range reads, worked by hand (check_plan below holds the planner
+ * to this function): a sequence of 10 new tokens after 90 cached (positions
+ * 90..99), 2 query heads a KV head, so packed rows 0..3 are positions 90 and
+ * 91. Causal: keys [0, 92); a window of 8: [83, 92) (position 90 sees 83..90);
+ * a window past the start: from 0; rows 18..19 (position 99): [0, 100) and
+ * [92, 100); a soft mask reads every key. A window's lower bound moved to 0
+ * would change no output (the kernels mask each key) and only read keys no row
+ * sees. */
+Test(ragged_plan, key_ranges_by_hand) {
+    int32_t lo = -1, hi = -1;
+    pa_rg_key_range(10, 100, 2, 0, 1, 0, 4, &lo, &hi);
+    cr_assert(lo == 0 && hi == 92, "causal: [%d, %d)", lo, hi);
+    pa_rg_key_range(10, 100, 2, 8, 1, 0, 4, &lo, &hi);
+    cr_assert(lo == 83 && hi == 92, "window 8: [%d, %d)", lo, hi);
+    pa_rg_key_range(10, 100, 2, 95, 1, 0, 4, &lo, &hi);
+    cr_assert(lo == 0 && hi == 92, "window 95: [%d, %d)", lo, hi);
+    pa_rg_key_range(10, 100, 2, 0, 1, 18, 20, &lo, &hi);
+    cr_assert(lo == 0 && hi == 100, "last row, causal: [%d, %d)", lo, hi);
+    pa_rg_key_range(10, 100, 2, 8, 1, 18, 20, &lo, &hi);
+    cr_assert(lo == 92 && hi == 100, "last row, window 8: [%d, %d)", lo, hi);
+    pa_rg_key_range(10, 100, 2, 8, 0, 0, 4, &lo, &hi);
+    cr_assert(lo == 0 && hi == 100, "soft mask: [%d, %d)", lo, hi);
+}
+
 /* Every live (seq, kv head, row) is covered by tiles whose key ranges are
  * exactly the keys it needs (hard mask: causal/window range of the tile;
  * soft: all keys), split into disjoint consecutive chunks; partial rows of
