@@ -1080,6 +1080,43 @@ static void sharpen_for_fp8(pa_context_problem *pr) {
     vary_query_rows(pr);
 }
 
+/* The problem's contiguous flash cache copied into a wider one, the gaps NaN:
+ * each row pad_row elements past the head, each block pad_block past its
+ * rows and, in HND, each head's rows pad_head past them. Copied by hand by the
+ * layouts' definition (kv_cache.h: element (b, t, h, d) at b * block_stride +
+ * h * head_stride + t * page_stride + d). */
+static void restride_ctx(pa_context_problem *pr, int64_t pad_row, int64_t pad_block, int64_t pad_head) {
+    pa_context_attention_params *p = &pr->p;
+    const int hnd = p->kv.layout == PA_LAYOUT_FLASH_HND;
+    const int64_t nb = p->kv.num_blocks, bs = p->kv.block_size, nkv = p->kv.num_kv_heads, hs = p->kv.head_size;
+    const int64_t row = hs + pad_row;
+    const size_t esz = pa_dtype_size(p->kv.dtype);
+    const int64_t hstr = hnd ? bs * row + pad_head : row, pstr = hnd ? row : nkv * row;
+    const int64_t bstr = (hnd ? nkv * hstr : bs * nkv * row) + pad_block;
+    cr_assert_eq(pr->kc_elems, (size_t)(nb * bs * nkv * hs), "a contiguous cache");
+    const size_t n = (size_t)(nb * bstr);
+    unsigned char *caches[2] = {pr->kc, pr->vc}, *wide[2];
+    for (int w = 0; w < 2; w++) {
+        wide[w] = pa_xmalloc(n * esz + 16);
+        pa_fill_nan(p->kv.dtype, wide[w], n);
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t t = 0; t < bs; t++)
+                for (int64_t h = 0; h < nkv; h++) {
+                    /* contiguous NHD [blocks, block, heads, head], HND [blocks, heads, block, head] */
+                    const int64_t src = hnd ? ((b * nkv + h) * bs + t) * hs : ((b * bs + t) * nkv + h) * hs;
+                    const int64_t dst = b * bstr + h * hstr + t * pstr;
+                    memcpy(wide[w] + dst * (int64_t)esz, caches[w] + src * (int64_t)esz, (size_t)hs * esz);
+                }
+        free(caches[w]);
+    }
+    pr->kc = wide[0], pr->vc = wide[1];
+    pr->kc_elems = pr->vc_elems = n;
+    p->kv.key = wide[0], p->kv.value = wide[1];
+    p->kv.block_stride = bstr;
+    p->kv.page_stride = pstr;
+    p->kv.head_stride = hstr;
+}
+
 /* One padded case: variant v (odd: HND and bf16 queries, even: NHD and f16),
  * head hs, cache dtype cd, the softmax scale times scale_mul. */
 static void padded_fp8_case(int v, int hs, pa_dtype cd, float scale_mul, uint64_t seed) {
@@ -1104,28 +1141,7 @@ static void padded_fp8_case(int v, int hs, pa_dtype cd, float scale_mul, uint64_
             p->scale *= scale_mul;
             vary_query_rows(pr);
         }
-        const int64_t nb = p->kv.num_blocks;
-        const size_t n2 = (size_t)nb * bs * nkv * hp;
-        uint8_t *caches[2] = {pr->kc, pr->vc}, *wide[2];
-        for (int w = 0; w < 2; w++) {
-            wide[w] = malloc(n2);
-            memset(wide[w], 0x7f, n2); /* NaN in e4m3 and in e5m2 */
-            for (int64_t b = 0; b < nb; b++)
-                for (int t = 0; t < bs; t++)
-                    for (int h = 0; h < nkv; h++) {
-                        /* NHD [blocks, block, heads, head], HND [blocks, heads, block, head] */
-                        const int64_t src = v % 2 ? ((b * nkv + h) * bs + t) * hs : ((b * bs + t) * nkv + h) * hs;
-                        const int64_t dst = v % 2 ? ((b * nkv + h) * bs + t) * hp : ((b * bs + t) * nkv + h) * hp;
-                        memcpy(wide[w] + dst, caches[w] + src, (size_t)hs);
-                    }
-            free(caches[w]);
-        }
-        pr->kc = wide[0], pr->vc = wide[1];
-        pr->kc_elems = pr->vc_elems = n2;
-        p->kv.key = wide[0], p->kv.value = wide[1];
-        p->kv.head_stride = v % 2 ? (int64_t)bs * hp : hp;
-        p->kv.page_stride = v % 2 ? hp : (int64_t)nkv * hp;
-        p->kv.block_stride = (int64_t)bs * nkv * hp;
+        restride_ctx(pr, hp - hs, 0, 0);
         char what[96];
         snprintf(what, sizeof what, "padded fp8 %s head %d", pa_kv_layout_name(layout), hs);
         check_context(pr, NULL, 0, what);
@@ -1144,41 +1160,9 @@ Test(prefill_gpu, padded_fp8_cache_rows) {
 /* Flash caches whose blocks, and in HND whose heads, lie further apart than
  * their rows: block_stride past a block's elements and HND's head_stride past a
  * head's rows, the gaps NaN; pads of 16 bytes (every copy keeps its vector
- * units) and of one or a few elements (the unaligned fallbacks). Copied by hand
- * from the problem's contiguous cache by the layouts' definition (kv_cache.h:
- * element (b, t, h, d) at b * block_stride + h * head_stride + t * page_stride
- * + d). Until 2026-12-06 no prefill test had a padded block or head stride (the
- * padded fp8 rows above pad the rows alone). */
-static void restride_ctx(pa_context_problem *pr, int64_t pad_block, int64_t pad_head) {
-    pa_context_attention_params *p = &pr->p;
-    const int hnd = p->kv.layout == PA_LAYOUT_FLASH_HND;
-    const int64_t nb = p->kv.num_blocks, bs = p->kv.block_size, nkv = p->kv.num_kv_heads, hs = p->kv.head_size;
-    const size_t esz = pa_dtype_size(p->kv.dtype);
-    const int64_t hstr = hnd ? bs * hs + pad_head : hs, pstr = hnd ? hs : nkv * hs;
-    const int64_t bstr = (hnd ? nkv * hstr : bs * nkv * hs) + pad_block;
-    cr_assert_eq(pr->kc_elems, (size_t)(nb * bs * nkv * hs), "a contiguous cache");
-    const size_t n = (size_t)(nb * bstr);
-    unsigned char *caches[2] = {pr->kc, pr->vc}, *wide[2];
-    for (int w = 0; w < 2; w++) {
-        wide[w] = pa_xmalloc(n * esz + 16);
-        pa_fill_nan(p->kv.dtype, wide[w], n);
-        for (int64_t b = 0; b < nb; b++)
-            for (int64_t t = 0; t < bs; t++)
-                for (int64_t h = 0; h < nkv; h++) {
-                    /* contiguous NHD [blocks, block, heads, head], HND [blocks, heads, block, head] */
-                    const int64_t src = hnd ? ((b * nkv + h) * bs + t) * hs : ((b * bs + t) * nkv + h) * hs;
-                    const int64_t dst = b * bstr + h * hstr + t * pstr;
-                    memcpy(wide[w] + dst * (int64_t)esz, caches[w] + src * (int64_t)esz, (size_t)hs * esz);
-                }
-        free(caches[w]);
-    }
-    pr->kc = wide[0], pr->vc = wide[1];
-    pr->kc_elems = pr->vc_elems = n;
-    p->kv.key = wide[0], p->kv.value = wide[1];
-    p->kv.block_stride = bstr;
-    p->kv.page_stride = pstr;
-    p->kv.head_stride = hstr;
-}
+ * units) and of one or a few elements (the unaligned fallbacks). Until
+ * 2026-12-06 no prefill test had a padded block or head stride (the padded fp8
+ * rows above pad the rows alone). */
 Test(prefill_gpu, padded_block_and_head_strides) {
     PA_SKIP_WITHOUT_GPU();
     const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2,
@@ -1213,7 +1197,7 @@ Test(prefill_gpu, padded_block_and_head_strides) {
                           .ql = ql,
                           .cl = cl};
             pa_context_problem *pr = make_ctx(&c);
-            restride_ctx(pr, cs[i].pad_block, cs[i].pad_head);
+            restride_ctx(pr, 0, cs[i].pad_block, cs[i].pad_head);
             char what[128];
             snprintf(what, sizeof what, "%s %s over %s, head %d, block %d, pads %d/%d, %s", pa_kv_layout_name(cs[i].l),
                      pa_dtype_name(cs[i].q), pa_dtype_name(cs[i].c), cs[i].hs, cs[i].bs, cs[i].pad_block,
