@@ -193,7 +193,7 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     }
 
     float scales[2 * 64];
-    cr_assert(nh <= 64);
+    cr_assert(nh <= 64 || !g_head_scales);
     const int nsc = case_scales(0.043f, 0.061f, nh, scales);
     float *dscales = pa_test_dev_upload(scales, sizeof(float) * 2 * (size_t)nsc);
 
@@ -293,6 +293,20 @@ Test(cache_ops, reshape_and_cache_odd_head_sizes) {
     gpu_rc_case(PA_LAYOUT_FLASH_HND, pairs[3], 36, 8, 2, 2, 12);
     gpu_rc_case(PA_LAYOUT_COMBINED, pairs[2], 72, 32, 5, 3, 13);
     gpu_rc_case(PA_LAYOUT_VLLM, pairs[0], 4, 8, 2, 0, 14);
+}
+
+/* More KV heads than a grid's y dimension takes (65535). The vLLM layout's
+ * shared-memory kernel runs a CTA per KV head along y, so at 65536 heads
+ * reshape_and_cache must take the per-token kernel instead, and at 65535 it
+ * still takes its own (interpret mode refuses a grid past the device's limits,
+ * as the hardware does). 16-bit and fp8 caches; the 65535-head case, one path
+ * over other numbers, stays out of the race suites. */
+Test(cache_ops, reshape_and_cache_past_65535_kv_heads, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    gpu_rc_case(PA_LAYOUT_VLLM, pairs[1], 8, 16, 65536, 0, 21);
+    gpu_rc_case(PA_LAYOUT_VLLM, pairs[4], 16, 16, 65536, 0, 22);
+    if (!pa_test_races_only())
+        gpu_rc_case(PA_LAYOUT_VLLM, pairs[1], 8, 16, 65535, 0, 23);
 }
 
 /* A chunked prefill's slots: runs of consecutive places across blocks, more
@@ -452,7 +466,7 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
     void *nkv = pa_test_random_buffer(r, dp.in, ne, -3, 3);
     void *dnkv = pa_test_dev_upload(nkv, ne * is);
     float hsc[2 * 64];
-    cr_assert(nh <= 64);
+    cr_assert(nh <= 64 || !g_head_scales);
     const int nsc = case_scales(scales[0], scales[1], nh, hsc);
     float *dscales = pa_test_dev_upload(hsc, sizeof(float) * 2 * (size_t)nsc);
     pa_kv_cache ch = c, cd = c;
@@ -548,6 +562,27 @@ Test(cache_ops, kv_cache_update_slices) {
     gpu_kvu_case(PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 91);
     gpu_kvu_case(PA_DTYPE_FP8_E5M2, PA_DTYPE_FP8_E5M2, 80, 8, 3, 2, 92);
     gpu_kvu_case(PA_DTYPE_F16, PA_DTYPE_F16, 36, 8, 3, 3, 93);
+}
+
+/* Pages of more rows than a grid's y dimension takes (65535): kv_cache_update
+ * runs a page's rows along y, a CTA a few rows, one where a row has more
+ * than 1024 chunks (513 combined heads of one element here, 1026 bytes of
+ * e4m3), so at 65537 rows a page it must put two rows in a CTA (interpret
+ * mode refuses a grid past the device's limits, as the hardware does). A
+ * slice over the page's last two rows, one across its first rows and one in
+ * the middle; one page of 67 MB. Its 2 x 32769 CTAs stay out of the race
+ * suites. */
+Test(cache_ops, kv_cache_update_pages_past_65535_rows, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    if (pa_test_races_only())
+        return;
+    enum { NP = 3 };
+    const int bs = 65537;
+    const int32_t sl[3][NP] = {{bs - 2, 0, 40000}, {0, 2, 7}, {2, 5, 3}};
+    static const float scales[2] = {0.043f, 0.061f};
+    pa_rng r = pa_rng_make(31);
+    const dt_pair dp = {PA_DTYPE_F16, PA_DTYPE_FP8_E4M3};
+    kvu_check(&r, dp, 1, bs, 513, 1, 10, 0, 0, scales, &sl[0][0], NP, 3, 2, "kv_cache_update 65537-row page");
 }
 
 /* fp8 caches under a k_scale and a v_scale per KV head (scales_per_head,
