@@ -165,6 +165,16 @@ pa_status pa_check_spans_apart(const char *op, const pa_span *in, int nin, const
     return PA_SUCCESS;
 }
 
+int64_t pa_rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t esz) {
+    int64_t ext = 0;
+    if (rows <= 0)
+        return 0;
+    if (!pa_mul_i64(rows - 1, stride ? stride : row, &ext) || !pa_add_i64(ext, row, &ext) ||
+        !pa_mul_i64(ext, (int64_t)esz, &ext))
+        return INT64_MAX;
+    return ext;
+}
+
 int pa_dtype_is_fp8(pa_dtype t) { return t == PA_DTYPE_FP8_E4M3 || t == PA_DTYPE_FP8_E5M2; }
 
 /* ---- small-float codecs ------------------------------------------------------

@@ -121,6 +121,20 @@ typedef struct pa_span {
  * another output is PA_ERR_INVALID_ARGUMENT, "[op: ]output X overlaps the
  * input Y" or "[op: ]outputs X and Y overlap" (op NULL: no prefix). */
 pa_status pa_check_spans_apart(const char *op, const pa_span *in, int nin, const pa_span *out, int nout);
+/* Bytes from the first element of `rows` rows `stride` elements apart (0 =
+ * `row`) to the end of the last, for overlap checks; INT64_MAX where that
+ * overflows (the element extents are checked apart), 0 for no row. */
+int64_t pa_rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t esz);
+/* A validated cache's buffers as inputs of an op that reads them: its key and
+ * value buffers (value: not for the combined layout) and, for fp8, its
+ * k_scale and v_scale; named `prefix`.key, .value, .k_scale, .v_scale (prefix
+ * "kv" or "cache"). Writes up to 4 spans to s and returns how many. */
+int pa_kv_cache_spans(const pa_kv_cache *kv, const char *prefix, pa_span *s);
+
+/* pa_decode_validate (apart 1) or all of it but the check that its outputs
+ * share no byte with its inputs (apart 0: the mixed entry's decode part, whose
+ * buffers the mixed validation checks whole, last). csrc/ops/decode.c. */
+pa_status pa_decode_validate_fields(const pa_decode_params *p, int apart);
 
 /* Host-side value checks of the CPU references (csrc/core/kv_cache.c), which read
  * these from host memory; the GPU entries never read them on the host. An fp8

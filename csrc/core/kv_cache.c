@@ -156,6 +156,27 @@ pa_status pa_check_host_kv_scales(const char *who, const pa_kv_cache *kv) {
     return PA_SUCCESS;
 }
 
+int pa_kv_cache_spans(const pa_kv_cache *kv, const char *prefix, pa_span *s) {
+    const int c = prefix[0] == 'c'; /* "cache", else "kv" */
+    static const char *const names[2][4] = {{"kv.key", "kv.value", "kv.k_scale", "kv.v_scale"},
+                                            {"cache.key", "cache.value", "cache.k_scale", "cache.v_scale"}};
+    int64_t ke = 0, ve = 0, kb = INT64_MAX, vb = INT64_MAX;
+    if (pa_kv_cache_elements(kv, &ke, &ve) == PA_SUCCESS) { /* validated: it fits */
+        kb = ke * (int64_t)pa_dtype_size(kv->dtype);
+        vb = ve * (int64_t)pa_dtype_size(kv->dtype);
+    }
+    int n = 0;
+    s[n++] = (pa_span){names[c][0], kv->key, kb, NULL};
+    if (kv->layout != PA_LAYOUT_COMBINED)
+        s[n++] = (pa_span){names[c][1], kv->value, vb, NULL};
+    if (pa_dtype_is_fp8(kv->dtype)) {
+        const int64_t sb = (kv->scales_per_head ? (int64_t)kv->num_kv_heads : 1) * (int64_t)sizeof(float);
+        s[n++] = (pa_span){names[c][2], kv->k_scale, sb, NULL};
+        s[n++] = (pa_span){names[c][3], kv->v_scale, sb, NULL};
+    }
+    return n;
+}
+
 pa_status pa_check_kv_scale_pointers(const char *op, const pa_kv_cache *kv, const char *k_name, const char *v_name) {
     if (!pa_dtype_is_fp8(kv->dtype))
         return PA_SUCCESS;

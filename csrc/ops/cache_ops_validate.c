@@ -48,6 +48,36 @@ static pa_status check_view(const char *op, const char *name, int64_t num_tokens
     return PA_SUCCESS;
 }
 
+/* Bytes of an input view [num_tokens, nh, hs] (strides 0: contiguous; its
+ * extent checked by check_view), INT64_MAX where they pass int64. */
+static int64_t view_bytes(int64_t num_tokens, int64_t tok_stride, int64_t head_stride, int64_t nh, int64_t hs,
+                          size_t esz) {
+    const int64_t h = head_stride ? head_stride : hs;
+    int64_t t = tok_stride, a = 0, b = 0, ext = 0;
+    if (num_tokens <= 0)
+        return 0;
+    if ((tok_stride == 0 && !pa_mul_i64(nh, h, &t)) || !pa_mul_i64(num_tokens - 1, t, &a) ||
+        !pa_mul_i64(nh - 1, h, &b) || !pa_add_i64(a, b, &ext) || !pa_add_i64(ext, hs, &ext) ||
+        !pa_mul_i64(ext, (int64_t)esz, &ext))
+        return INT64_MAX;
+    return ext;
+}
+
+/* A cache write's output, the cache's key buffer and its value buffer (each on
+ * its own: they may interleave block by block, as a [blocks, 2, ...] cache's
+ * do), shares no byte with what the kernel reads: in[0..ni) and the fp8
+ * scales (in has room for two more). Other tokens' rows are read while a
+ * token's are written. */
+static pa_status cache_writes_apart(const char *op, const pa_kv_cache *c, pa_span *in, int ni) {
+    pa_span cs[4];
+    const int n = pa_kv_cache_spans(c, "cache", cs), nbuf = c->layout == PA_LAYOUT_COMBINED ? 1 : 2;
+    for (int i = nbuf; i < n; i++)
+        in[ni++] = cs[i];
+    for (int i = 0; i < nbuf; i++)
+        PA_TRY(pa_check_spans_apart(op, in, ni, &cs[i], 1));
+    return PA_SUCCESS;
+}
+
 pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *slot_mapping, const pa_kv_cache *cache) {
     PA_REQUIRE(in != NULL, "reshape_and_cache: input descriptor is NULL");
     PA_TRY(pa_kv_cache_validate(cache));
@@ -82,7 +112,16 @@ pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *sl
                        "reshape_and_cache: input dtype %s with cache dtype %s unsupported; supported: the same "
                        "dtype, or f32/f16/bf16 into an fp8 cache",
                        pa_dtype_name(in->dtype), pa_dtype_name(cache->dtype));
-    return PA_SUCCESS;
+    if (in->num_tokens == 0)
+        return PA_SUCCESS;
+    const size_t isz = pa_dtype_size(in->dtype);
+    const int64_t nh = cache->num_kv_heads, hs = cache->head_size;
+    pa_span rd[5] = {
+        {"key", in->key, view_bytes(in->num_tokens, in->key_token_stride, in->key_head_stride, nh, hs, isz), NULL},
+        {"value", in->value, view_bytes(in->num_tokens, in->value_token_stride, in->value_head_stride, nh, hs, isz),
+         NULL},
+        {"slot_mapping", slot_mapping, in->num_tokens * (int64_t)sizeof(int64_t), NULL}};
+    return cache_writes_apart("reshape_and_cache", cache, rd, 3);
 }
 
 pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
@@ -121,7 +160,14 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
                        "kv_cache_update: new_kv dtype %s with cache dtype %s unsupported; supported: the same "
                        "dtype, or f32/f16/bf16 into an fp8 cache",
                        pa_dtype_name(new_kv_dtype), pa_dtype_name(cache->dtype));
-    return PA_SUCCESS;
+    if (num_slices_padded == 0)
+        return PA_SUCCESS; /* nothing is read or written */
+    const int64_t row = 2 * (int64_t)cache->num_kv_heads * cache->head_size;
+    pa_span rd[5] = {
+        {"new_kv", new_kv, pa_rows_bytes(num_tokens, new_kv_token_stride, row, pa_dtype_size(new_kv_dtype)), NULL},
+        {"slices", slices, 3 * (int64_t)num_slices_padded * (int64_t)sizeof(int32_t), NULL},
+        {"num_slices", num_slices, (int64_t)sizeof(int32_t), NULL}};
+    return cache_writes_apart("kv_cache_update", cache, rd, 3);
 }
 
 pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,

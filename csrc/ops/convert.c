@@ -10,6 +10,9 @@ pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype sr
     if (!pa_dtype_is_fp8(src_dtype) && !pa_dtype_is_fp8(dst_dtype))
         scale = NULL;
     PA_TRY(pa_check_aligned("convert", "scale", scale, sizeof(float)));
+    /* every thread reads the scale while others write dst (convert.h) */
+    PA_REQUIRE(!pa_ranges_overlap(scale, (int64_t)sizeof(float), dst, n * (int64_t)pa_dtype_size(dst_dtype)),
+               "convert: scale lies inside dst");
     if (n == 0) {
         pa_clear_error();
         return PA_SUCCESS;

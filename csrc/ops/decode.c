@@ -19,7 +19,31 @@ static int in_list(int v, pa_status (*list_fn)(int32_t *, int32_t, int32_t *)) {
     return 0;
 }
 
-pa_status pa_decode_validate(const pa_decode_params *p) {
+/* The buffers a decode launch writes (out, lse, the workspace) share no byte
+ * with one it reads or with each other (decode.h): a CTA writes its rows of
+ * out, its lse and its partials while other CTAs still read the query, the
+ * cache and the metadata, and the merge reads the partials while it writes
+ * out. ws NULL: the workspace is not looked at (validation). */
+static pa_status decode_apart(const pa_decode_params *p, int64_t lse_bytes, const void *ws, int64_t ws_bytes) {
+    const pa_kv_cache *kv = &p->kv;
+    const size_t qsz = pa_dtype_size(p->q_dtype);
+    const int64_t row = (int64_t)p->num_heads * kv->head_size, n = p->num_seqs, heads4 = (int64_t)p->num_heads * 4;
+    pa_span in[9];
+    int ni = pa_kv_cache_spans(kv, "kv", in);
+    in[ni++] = (pa_span){"query", p->query, pa_rows_bytes(n, p->q_stride, row, qsz), NULL};
+    in[ni++] = (pa_span){"block_tables", p->block_tables, pa_rows_bytes(n, 0, p->block_table_stride, 4), NULL};
+    in[ni++] = (pa_span){"seq_lens", p->seq_lens, n * 4, NULL};
+    in[ni++] = (pa_span){"alibi_slopes", p->alibi_slopes, heads4, NULL};
+    in[ni++] = (pa_span){"sinks", p->sinks, heads4, NULL};
+    const pa_span out[3] = {{"out", p->out, pa_rows_bytes(n, 0, row, qsz), NULL},
+                            {"lse", p->lse, lse_bytes, NULL},
+                            {"workspace", ws, ws_bytes, NULL}};
+    return pa_check_spans_apart("decode", in, ni, out, 3);
+}
+
+pa_status pa_decode_validate(const pa_decode_params *p) { return pa_decode_validate_fields(p, 1); }
+
+pa_status pa_decode_validate_fields(const pa_decode_params *p, int apart) {
     PA_REQUIRE(p != NULL, "decode: params is NULL");
     PA_REQUIRE(p->num_seqs >= 0, "decode: num_seqs must be >= 0 (got %d)", p->num_seqs);
     PA_REQUIRE(p->num_heads > 0, "decode: num_heads must be > 0 (got %d)", p->num_heads);
@@ -91,7 +115,7 @@ pa_status pa_decode_validate(const pa_decode_params *p) {
         PA_REQUIRE(!pa_ranges_overlap(p->lse, lse_bytes, p->query, (qs * (p->num_seqs - 1) + row) * qsz),
                    "decode: lse overlaps query");
     }
-    return PA_SUCCESS;
+    return apart ? decode_apart(p, ls.bytes, NULL, 0) : PA_SUCCESS;
 }
 
 /* ---- GPU entries: decomposition, workspace, kernel geometry --------------------- */
@@ -384,6 +408,7 @@ pa_status pa_dec_kparams_make(const pa_decode_params *p, int mode, void *ws, siz
         PA_REQUIRE((uintptr_t)ws % 16 == 0, "decode: workspace must be 16-byte aligned");
         PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, ws, (int64_t)need),
                    "decode: lse overlaps the workspace");
+        PA_TRY(decode_apart(p, ls.bytes, ws, (int64_t)need));
     }
 
     memset(kp, 0, sizeof *kp);

@@ -138,19 +138,6 @@ static pa_status check_rows(const char *op, int32_t max_q, int32_t group) {
     return PA_SUCCESS;
 }
 
-/* Bytes from the first element of `rows` rows `stride` elements apart (0 =
- * `row`) to the end of the last, for overlap checks; INT64_MAX where that
- * overflows (the element extents are checked apart). */
-static int64_t rows_bytes(int64_t rows, int64_t stride, int64_t row, size_t esz) {
-    int64_t ext = 0;
-    if (rows <= 0)
-        return 0;
-    if (!pa_mul_i64(rows - 1, stride ? stride : row, &ext) || !pa_add_i64(ext, row, &ext) ||
-        !pa_mul_i64(ext, (int64_t)esz, &ext))
-        return INT64_MAX;
-    return ext;
-}
-
 /* The lse output (prefill.h; its strides checked by pa_lse_layout, which gave
  * `bytes`): f32, 4-byte aligned, clear of out and of the query, key and value
  * rows (it is written while other CTAs read them). extents[i] are the bytes of
@@ -177,7 +164,10 @@ static void set_lse(pa_prefill_kparams *k, float *lse, int32_t num_heads, int32_
     }
 }
 
-pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
+/* pa_context_attention_validate; apart 0 leaves out the check that out and
+ * lse share no byte with the inputs (the mixed entry's prefill part: the
+ * mixed validation checks its buffers whole, last). */
+static pa_status context_validate(const pa_context_attention_params *p, int apart) {
     const char *op = "context_attention";
     PA_REQUIRE(p != NULL, "%s: params is NULL", op);
     PA_TRY(pa_kv_cache_validate(&p->kv));
@@ -231,12 +221,30 @@ pa_status pa_context_attention_validate(const pa_context_attention_params *p) {
         const void *const bufs[4] = {p->out, p->query, p->key, p->value};
         const int64_t kv_rows = p->cache_only ? 0 : p->num_tokens; /* cache_only reads no key or value rows */
         const int64_t ext[4] = {
-            rows_bytes(p->num_tokens, 0, qrow, esz), rows_bytes(p->num_tokens, p->q_stride, qrow, esz),
-            rows_bytes(kv_rows, p->k_stride, krow, esz), rows_bytes(kv_rows, p->v_stride, krow, esz)};
+            pa_rows_bytes(p->num_tokens, 0, qrow, esz), pa_rows_bytes(p->num_tokens, p->q_stride, qrow, esz),
+            pa_rows_bytes(kv_rows, p->k_stride, krow, esz), pa_rows_bytes(kv_rows, p->v_stride, krow, esz)};
         PA_TRY(check_lse(op, p->lse, ls.bytes, bufs, ext));
+        if (!apart)
+            return PA_SUCCESS;
+        /* out and lse apart from everything the kernels read (prefill.h) */
+        const int64_t n = p->num_seqs, heads4 = (int64_t)p->num_heads * 4;
+        pa_span in[12];
+        int ni = pa_kv_cache_spans(kv, "kv", in);
+        in[ni++] = (pa_span){"query", p->query, ext[1], NULL};
+        in[ni++] = (pa_span){"key", p->key, ext[2], NULL};
+        in[ni++] = (pa_span){"value", p->value, ext[3], NULL};
+        in[ni++] = (pa_span){"query_start_loc", p->query_start_loc, (n + 1) * 4, NULL};
+        in[ni++] = (pa_span){"seq_lens", p->seq_lens, n * 4, NULL};
+        in[ni++] = (pa_span){"block_tables", p->block_tables, pa_rows_bytes(n, 0, p->block_table_stride, 4), NULL};
+        in[ni++] = (pa_span){"alibi_slopes", p->alibi_slopes, heads4, NULL};
+        in[ni++] = (pa_span){"sinks", p->sinks, heads4, NULL};
+        const pa_span out[2] = {{"out", p->out, ext[0], NULL}, {"lse", p->lse, ls.bytes, NULL}};
+        PA_TRY(pa_check_spans_apart(op, in, ni, out, 2));
     }
     return PA_SUCCESS;
 }
+
+pa_status pa_context_attention_validate(const pa_context_attention_params *p) { return context_validate(p, 1); }
 
 pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     const char *op = "prompt_attention";
@@ -288,10 +296,21 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
         const int64_t qrow = (int64_t)p->num_heads * p->head_size, krow = (int64_t)p->num_kv_heads * p->head_size;
         const int64_t krows = p->cu_seqlens_k ? p->num_k_tokens : p->num_q_tokens;
         const void *const bufs[4] = {p->out, p->query, p->key, p->value};
-        const int64_t ext[4] = {rows_bytes(p->num_q_tokens, 0, qrow, esz),
-                                rows_bytes(p->num_q_tokens, p->q_stride, qrow, esz),
-                                rows_bytes(krows, p->k_stride, krow, esz), rows_bytes(krows, p->v_stride, krow, esz)};
+        const int64_t ext[4] = {
+            pa_rows_bytes(p->num_q_tokens, 0, qrow, esz), pa_rows_bytes(p->num_q_tokens, p->q_stride, qrow, esz),
+            pa_rows_bytes(krows, p->k_stride, krow, esz), pa_rows_bytes(krows, p->v_stride, krow, esz)};
         PA_TRY(check_lse(op, p->lse, ls.bytes, bufs, ext));
+        /* out and lse apart from everything the kernels read (prefill.h) */
+        const int64_t cu = ((int64_t)p->num_seqs + 1) * 4, heads4 = (int64_t)p->num_heads * 4;
+        const pa_span in[7] = {{"query", p->query, ext[1], NULL},
+                               {"key", p->key, ext[2], NULL},
+                               {"value", p->value, ext[3], NULL},
+                               {"cu_seqlens_q", p->cu_seqlens_q, cu, NULL},
+                               {"cu_seqlens_k", p->cu_seqlens_k, cu, NULL},
+                               {"alibi_slopes", p->alibi_slopes, heads4, NULL},
+                               {"sinks", p->sinks, heads4, NULL}};
+        const pa_span out[2] = {{"out", p->out, ext[0], NULL}, {"lse", p->lse, ls.bytes, NULL}};
+        PA_TRY(pa_check_spans_apart(op, in, 7, out, 2));
     }
     return PA_SUCCESS;
 }
@@ -381,6 +400,31 @@ int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_para
     return fit;
 }
 
+pa_status pa_mixed_apart(const pa_mixed_attention_params *p, const void *ws, int64_t ws_bytes) {
+    const int64_t tokens = (int64_t)p->num_prefill_tokens + p->num_decode_tokens;
+    const int64_t seqs = (int64_t)p->num_prefills + p->num_decode_tokens;
+    pa_lse_strides ls = {0, 0, 0};
+    PA_TRY(pa_lse_layout("mixed_attention", p->num_heads, tokens, p->lse_head_stride, p->lse_token_stride, &ls));
+    const size_t esz = pa_dtype_size(p->q_dtype);
+    const int64_t row = (int64_t)p->num_heads * p->kv.head_size, krow = (int64_t)p->kv.num_kv_heads * p->kv.head_size;
+    const int64_t np = p->num_prefill_tokens, heads4 = (int64_t)p->num_heads * 4;
+    pa_span in[12];
+    int ni = pa_kv_cache_spans(&p->kv, "kv", in);
+    in[ni++] = (pa_span){"query", p->query, pa_rows_bytes(tokens, p->q_stride, row, esz), NULL};
+    in[ni++] = (pa_span){"key", p->key, pa_rows_bytes(np, p->k_stride, krow, esz), NULL};
+    in[ni++] = (pa_span){"value", p->value, pa_rows_bytes(np, p->v_stride, krow, esz), NULL};
+    in[ni++] = (pa_span){"query_start_loc", p->query_start_loc,
+                         p->num_prefills ? ((int64_t)p->num_prefills + 1) * 4 : 0, NULL};
+    in[ni++] = (pa_span){"seq_lens", p->seq_lens, seqs * 4, NULL};
+    in[ni++] = (pa_span){"block_tables", p->block_tables, pa_rows_bytes(seqs, 0, p->block_table_stride, 4), NULL};
+    in[ni++] = (pa_span){"alibi_slopes", p->alibi_slopes, heads4, NULL};
+    in[ni++] = (pa_span){"sinks", p->sinks, heads4, NULL};
+    const pa_span out[3] = {{"out", p->out, pa_rows_bytes(tokens, 0, row, esz), NULL},
+                            {"lse", p->lse, ls.bytes, NULL},
+                            {"workspace", ws, ws_bytes, NULL}};
+    return pa_check_spans_apart("mixed_attention", in, ni, out, 3);
+}
+
 pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
     PA_REQUIRE(p != NULL, "mixed_attention: params is NULL");
     PA_REQUIRE(p->num_prefills >= 0 && p->num_decode_tokens >= 0 && p->num_prefill_tokens >= 0,
@@ -400,7 +444,7 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
      * query, cache, heads). The decode part only when there are decodes: with
      * none, the call is a context attention and accepts what
      * pa_context_attention accepts (a head size the decode op lacks, say). */
-    pa_status st = pa_context_attention_validate(&pf);
+    pa_status st = context_validate(&pf, 0);
     if (st != PA_SUCCESS)
         return pa_error_context(st, "mixed_attention (its prefill part)");
     if (dc.num_seqs > 0) {
@@ -410,7 +454,7 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
             "head_size %d; num_prefills %d x block_table_stride %d) overflow",
             p->num_prefill_tokens, (long long)p->q_stride, p->num_heads, p->kv.head_size, p->num_prefills,
             p->block_table_stride);
-        st = pa_decode_validate(&dc);
+        st = pa_decode_validate_fields(&dc, 0);
         if (st != PA_SUCCESS)
             return pa_error_context(st, PA_MIXED_DECODE_PART);
         /* The decode launch's own limit, checked here so that no caller
@@ -424,16 +468,16 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
          * query; the whole lse must also miss the other part's. */
         const size_t esz = pa_dtype_size(p->q_dtype);
         const int64_t row = (int64_t)p->num_heads * p->kv.head_size;
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, rows_bytes(tokens, 0, row, esz)),
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->out, pa_rows_bytes(tokens, 0, row, esz)),
                    "mixed_attention: lse overlaps out");
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->query, rows_bytes(tokens, p->q_stride, row, esz)),
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->query, pa_rows_bytes(tokens, p->q_stride, row, esz)),
                    "mixed_attention: lse overlaps query");
         const int64_t krow = (int64_t)p->kv.num_kv_heads * p->kv.head_size, np = p->num_prefill_tokens;
-        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->key, rows_bytes(np, p->k_stride, krow, esz)) &&
-                       !pa_ranges_overlap(p->lse, ls.bytes, p->value, rows_bytes(np, p->v_stride, krow, esz)),
+        PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, p->key, pa_rows_bytes(np, p->k_stride, krow, esz)) &&
+                       !pa_ranges_overlap(p->lse, ls.bytes, p->value, pa_rows_bytes(np, p->v_stride, krow, esz)),
                    "mixed_attention: lse overlaps key or value");
     }
-    return PA_SUCCESS;
+    return tokens > 0 ? pa_mixed_apart(p, NULL, 0) : PA_SUCCESS;
 }
 
 /* Pure host (the decode part's workspace, pa_paged_attention_decode_workspace_size

@@ -106,6 +106,7 @@ pa_status pa_mixed_attention(const pa_mixed_attention_params *p, void *workspace
                             p->lse_token_stride, &ls); /* validated above */
         PA_REQUIRE(p->lse == NULL || !pa_ranges_overlap(p->lse, ls.bytes, workspace, (int64_t)need),
                    "%s: lse overlaps the workspace", op);
+        PA_TRY(pa_mixed_apart(p, workspace, (int64_t)need));
         pa_dec_kparams kp;
         const pa_status st = pa_dec_kparams_make(&dc, PA_DEC_MODE_AUTO, workspace, workspace_bytes, &kp, NULL);
         if (st != PA_SUCCESS)

@@ -19,6 +19,23 @@ pa_status pa_ragged_validate(const pa_ragged_params *p) {
     return pa_rg_validate(p, &ls);
 }
 
+pa_status pa_rg_apart(const pa_ragged_params *p, int64_t lse_bytes, const void *ws, int64_t ws_bytes) {
+    const int64_t S = p->max_num_seqs, heads4 = (int64_t)p->num_q_heads * 4;
+    const int64_t rows = pa_rows_bytes(p->max_num_batched_tokens, 0, (int64_t)p->num_q_heads * p->kv.head_size,
+                                       pa_dtype_size(p->q_dtype));
+    pa_span in[9];
+    int ni = pa_kv_cache_spans(&p->kv, "kv", in);
+    in[ni++] = (pa_span){"q", p->q, rows, NULL};
+    in[ni++] = (pa_span){"kv_lens", p->kv_lens, S * 4, NULL};
+    in[ni++] = (pa_span){"page_indices", p->page_indices, pa_rows_bytes(S, 0, p->pages_per_seq, 4), NULL};
+    in[ni++] = (pa_span){"cu_q_lens", p->cu_q_lens, (S + 1) * 4, NULL};
+    in[ni++] = (pa_span){"num_seqs", p->num_seqs, 4, NULL};
+    in[ni++] = (pa_span){"sinks", p->sinks, heads4, NULL};
+    const pa_span out[3] = {
+        {"out", p->out, rows, NULL}, {"lse", p->lse, lse_bytes, NULL}, {"workspace", ws, ws_bytes, NULL}};
+    return pa_check_spans_apart("ragged", in, ni, out, 3);
+}
+
 pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
     PA_REQUIRE(p != NULL, "ragged: params is NULL");
     PA_REQUIRE(pa_is_float_dtype(p->q_dtype), "ragged: q_dtype must be f32, f16 or bf16 (got %s)",
@@ -99,7 +116,7 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
                        "ragged: the worst batch of these sizes needs %lld work items and %lld partial rows, past the "
                        "32-bit work list (lower max_num_seqs, max_num_batched_tokens or raise kv_split_tokens)",
                        (long long)w.max_items, (long long)w.max_part_rows);
-    return PA_SUCCESS;
+    return pa_rg_apart(p, ls->bytes, NULL, 0); /* last: every field's own refusal first */
 }
 
 static int64_t cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -23,6 +23,7 @@ pa_status pa_ragged_paged_attention(const pa_ragged_params *p, void *workspace, 
     PA_REQUIRE(workspace != NULL, "ragged: workspace is NULL (pa_ragged_workspace_size gives the size)");
     PA_REQUIRE(((uintptr_t)workspace & 255u) == 0, "ragged: workspace must be 256-byte aligned");
     PA_REQUIRE(!pa_ranges_overlap(p->lse, ls.bytes, workspace, wl.total), "ragged: lse overlaps the workspace");
+    PA_TRY(pa_rg_apart(p, ls.bytes, workspace, wl.total));
 
     pa_rg_launch l;
     l.out = p->out;

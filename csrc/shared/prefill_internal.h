@@ -122,6 +122,12 @@ void pa_prefill_kparams_from_prompt(pa_prefill_kparams *k, const pa_prompt_atten
 /* The two parts of a mixed batch; 0 when the decode part's offsets overflow
  * (its pointers then NULL: pa_mixed_attention_validate refuses that). */
 int pa_mixed_split(const pa_mixed_attention_params *m, pa_context_attention_params *prefill, pa_decode_params *decode);
+/* The buffers the mixed entry writes (out over all tokens, the whole lse, the
+ * workspace: ws NULL when not looked at) share no byte with one either part
+ * reads or with each other: the prefill launch writes its rows before the
+ * decode launch reads its query rows and writes its partials. Validated
+ * fields. */
+pa_status pa_mixed_apart(const pa_mixed_attention_params *p, const void *ws, int64_t ws_bytes);
 /* What an error in the decode part's checks is prefixed with (pa_error_context):
  * their field names are the decode op's. */
 #define PA_MIXED_DECODE_PART                                                                                           \

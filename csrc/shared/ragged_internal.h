@@ -275,6 +275,12 @@ void pa_rg_ws_layout_make(const pa_ragged_params *p, pa_rg_ws_layout *w);
  * csrc/core/internal.h), for the entry and the reference. */
 struct pa_lse_strides;
 pa_status pa_rg_validate(const pa_ragged_params *p, struct pa_lse_strides *ls);
+/* The buffers the ragged launches write (out, lse of lse_bytes, the workspace:
+ * ws NULL when not looked at) share no byte with one they read or with each
+ * other (ragged.h): tiles write out and lse while other CTAs read q, the
+ * cache and the metadata, and the planner's work list in the workspace is
+ * read while out is written. Validated fields. */
+pa_status pa_rg_apart(const pa_ragged_params *p, int64_t lse_bytes, const void *ws, int64_t ws_bytes);
 /* Effective mask value (0 -> default) and whether it masks hard. */
 float pa_rg_mask_value(const pa_ragged_params *p);
 int pa_rg_hard_mask(const pa_ragged_params *p);

@@ -3,8 +3,13 @@
  *
  * Every GPU entry validates everything it can see on the host first and returns
  * PA_ERR_INVALID_ARGUMENT (message names the field) or PA_ERR_UNSUPPORTED before
- * launching anything. No entry allocates, synchronises or copies between host and
- * device behind the caller's back; per-step data (slot mappings, slices, slice
+ * launching anything. reshape_and_cache and kv_cache_update refuse a cache
+ * buffer (key or value) that shares a byte with what they read (the key and
+ * value views, slot_mapping, new_kv, slices, num_slices, the fp8 scales):
+ * "output cache.key overlaps the input key". A cache's key and value buffers
+ * may interleave block by block (a [num_blocks, 2, ...] tensor). No entry
+ * allocates, synchronises or copies between host and device behind the
+ * caller's back; per-step data (slot mappings, slices, slice
  * counts, copy_blocks' block mappings, layer pointer tables, fp8 scales) is read on
  * the device, so every launch can be captured in a CUDA graph and replayed with new
  * contents. swap_blocks is the exception: its mapping is on the host, and a graph

@@ -16,7 +16,8 @@ extern "C" {
  * the scale is ignored. Where it applies it must be finite and > 0 (the
  * device entry cannot read it without a sync, so that is the caller's to
  * keep; pa_ref_convert refuses another). dst and src aligned to their element sizes and not
- * overlapping (no in-place conversion). Asynchronous on `stream`. */
+ * overlapping (no in-place conversion), and the scale outside dst (every thread
+ * reads it while others write). Asynchronous on `stream`. */
 PA_API pa_status pa_convert(void *dst, pa_dtype dst_dtype, const void *src, pa_dtype src_dtype, int64_t n,
                             const float *scale, pa_stream stream);
 

@@ -103,7 +103,14 @@ typedef struct pa_decode_params {
 } pa_decode_params;
 
 /* Checks every field that can be checked without reading device memory.
- * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. */
+ * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. What a call
+ * writes shares no byte with what it reads: out, lse (and, in the GPU
+ * entries, the workspace) apart from the query rows, the cache's key and value
+ * buffers and fp8 scales, block_tables ([num_seqs, block_table_stride], whole
+ * rows), seq_lens, alibi_slopes and sinks, and from each other; an overlap is
+ * PA_ERR_INVALID_ARGUMENT ("decode: output out overlaps the input kv.key"),
+ * checked after every other field. (A CTA writes its rows and partials while
+ * others still read these; out over its own query rows is refused too.) */
 PA_API pa_status pa_decode_validate(const pa_decode_params *p);
 
 /* CPU reference (all pointers host memory, seq_lens/block tables read on the

@@ -157,7 +157,16 @@ typedef struct pa_context_attention_params {
 } pa_context_attention_params;
 
 /* Checks every field that can be checked without reading device memory.
- * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. */
+ * PA_ERR_INVALID_ARGUMENT or PA_ERR_UNSUPPORTED with a message. Here and in
+ * the prompt and mixed entries, what a call writes shares no byte with what
+ * it reads: out and lse apart from the query, key and value rows, the cache's
+ * key and value buffers and fp8 scales, block_tables (whole rows of
+ * block_table_stride), query_start_loc, seq_lens (cu_seqlens_q and _k for
+ * prompts), alibi_slopes and sinks, and from each other (the mixed entry's
+ * workspace too, over both parts' buffers); an overlap is
+ * PA_ERR_INVALID_ARGUMENT ("context_attention: output out overlaps the input
+ * kv.key"), checked after every other field. Tiles write their rows while
+ * other CTAs still read these; out over its own query rows is refused too. */
 PA_API pa_status pa_context_attention_validate(const pa_context_attention_params *p);
 
 /* GPU entry: one launch, asynchronous on `stream`, no workspace. On a device

@@ -138,7 +138,12 @@ typedef struct pa_ragged_params {
  * split is exact where they leave every key of both calls visible: decode
  * rows over a shared prefix's pages, then over each sequence's own (cascade
  * attention). lse must not overlap out, q, the cache or the workspace (the
- * whole layout's span, gaps included, is checked). */
+ * whole layout's span, gaps included, is checked). More generally, what a call
+ * writes (out, lse, the workspace) shares no byte with what it reads (q, the
+ * cache and its fp8 scales, kv_lens, page_indices, cu_q_lens, num_seqs and
+ * sinks, each over the extent its max_* sizes give) or with each other: an
+ * overlap is PA_ERR_INVALID_ARGUMENT ("ragged: output out overlaps the input
+ * kv.key"), checked after every other field (the workspace in the entry). */
 
 /* Supported (GPU and reference alike):
  *   q_dtype    f32, f16, bf16; cache dtype = q_dtype, or fp8 e4m3 / e5m2

@@ -2716,7 +2716,13 @@ static void fuzz_decode_workspace(reader *r) {
  * with pages_per_seq and page_size traded at the same product; refused -> a
  * message and *bytes untouched. */
 static void fuzz_ragged_workspace(reader *r) {
-    static _Alignas(256) unsigned char bufs[8][64];
+    /* Addresses alone (nothing is read), 2^56 bytes apart, out below the
+     * inputs: a problem accepted so has out's rows under 2^56 bytes, so
+     * permuting the inputs above it (below) moves no output inside an input
+     * (the entries refuse that). */
+    unsigned char *bufs[8];
+    for (int i = 0; i < 8; i++)
+        bufs[i] = (unsigned char *)(((uintptr_t)i + 1) << 56);
     pa_ragged_params p;
     memset(&p, 0, sizeof p);
     const uint8_t lsel = rd_u8(r);
@@ -2763,7 +2769,7 @@ static void fuzz_ragged_workspace(reader *r) {
     pa_ragged_params p2 = p;
     static const float sinks[256];
     p2.sm_scale = 3.0f, p2.sliding_window = 7, p2.soft_cap = 30.0f, p2.mask_value = -1e4f, p2.sinks = sinks;
-    p2.out = bufs[7], p2.q = bufs[6], p2.kv_lens = (const int32_t *)bufs[1], p2.cu_q_lens = (const int32_t *)bufs[0];
+    p2.q = bufs[6], p2.kv_lens = (const int32_t *)bufs[1], p2.cu_q_lens = (const int32_t *)bufs[7];
     p2.page_indices = (const int32_t *)bufs[3], p2.num_seqs = (const int32_t *)bufs[4];
     p2.kv.num_blocks = p.kv.num_blocks > 1 ? p.kv.num_blocks - 1 : p.kv.num_blocks + 1;
     size_t b2 = (size_t)SENT;

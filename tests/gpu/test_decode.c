@@ -1022,15 +1022,17 @@ static int route_add(uint64_t *set, uint64_t key) {
  * layout); 0 if the shape is refused (vLLM's layout at a head size its x does
  * not divide). */
 static int route_plan(pa_decode_params *p, pa_dec_kparams *kp) {
-    static _Alignas(256) unsigned char buf[256];
-    static int32_t table[1], lens[1] = {1};
-    p->kv.key = p->kv.value = buf;
+    /* addresses alone (a plan reads no memory), 256-byte aligned as the
+     * problems' buffers are, each a range of its own (an output over an input
+     * is refused) */
+    p->kv.key = pa_test_addr(0);
+    p->kv.value = pa_test_addr(1);
     p->kv.num_blocks = 1;
-    p->out = buf;
-    p->query = buf;
-    p->block_tables = table;
+    p->out = pa_test_addr(2);
+    p->query = pa_test_addr(3);
+    p->block_tables = (const int32_t *)pa_test_addr(4);
     p->block_table_stride = 1;
-    p->seq_lens = lens;
+    p->seq_lens = (const int32_t *)pa_test_addr(5);
     p->max_seq_len = 1;
     p->num_seqs = 1;
     p->scale = 1.0f;
@@ -2521,23 +2523,23 @@ Test(decode_device_checks, corrupt_last_block_cuda_cores, .timeout = 600) {
 
 /* ---- bad input: rejected on the host before any CUDA call (runs anywhere) ---- */
 
-static pa_decode_params fake_params(void *buf) {
+static pa_decode_params fake_params(void) {
     pa_decode_params p;
     memset(&p, 0, sizeof p);
-    p.out = buf;
-    p.query = buf;
+    p.out = pa_test_addr(0); /* each buffer a range of its own, so only the field at fault is refused */
+    p.query = pa_test_addr(1);
     p.q_dtype = PA_DTYPE_F16;
     p.kv.layout = PA_LAYOUT_VLLM;
     p.kv.dtype = PA_DTYPE_F16;
-    p.kv.key = buf;
-    p.kv.value = buf;
+    p.kv.key = pa_test_addr(2);
+    p.kv.value = pa_test_addr(3);
     p.kv.num_blocks = 64;
     p.kv.block_size = 16;
     p.kv.num_kv_heads = 2;
     p.kv.head_size = 128;
-    p.block_tables = buf;
+    p.block_tables = (const int32_t *)pa_test_addr(4);
     p.block_table_stride = 512;
-    p.seq_lens = buf;
+    p.seq_lens = (const int32_t *)pa_test_addr(5);
     p.num_seqs = 4;
     p.num_heads = 16;
     p.max_seq_len = 8000;
@@ -2547,7 +2549,7 @@ static pa_decode_params fake_params(void *buf) {
 
 Test(decode_api, rejects_bad_input_before_launch) {
     static _Alignas(16) unsigned char buf[1024];
-    pa_decode_params p = fake_params(buf);
+    pa_decode_params p = fake_params();
     size_t need = 0;
     cr_assert_eq(pa_paged_attention_v1(NULL, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strlen(pa_last_error()) > 0);

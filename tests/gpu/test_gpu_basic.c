@@ -188,6 +188,11 @@ Test(gpu_basic, convert_rejects_bad_input_without_launching) {
     cr_assert_eq(pa_convert(b, PA_DTYPE_FP8_E4M3, b + 4096, PA_DTYPE_F32, 10, (const float *)(b + 4098), NULL),
                  PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "scale ("), "%s", pa_last_error());
+    /* every thread reads the scale while others write dst (convert.h): a scale
+     * on dst's last 4 bytes (12 e4m3 codes) is refused */
+    cr_assert_eq(pa_convert(b, PA_DTYPE_FP8_E4M3, b + 4096, PA_DTYPE_F32, 12, (const float *)(b + 8), NULL),
+                 PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "convert: scale lies inside dst"), "%s", pa_last_error());
     /* convert.h: with no fp8 side the scale is ignored: not checked (nor read) */
     cr_assert_eq(pa_convert(NULL, PA_DTYPE_F32, NULL, PA_DTYPE_F16, 0, (const float *)(b + 2), NULL), PA_SUCCESS, "%s",
                  pa_last_error());

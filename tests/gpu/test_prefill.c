@@ -1321,6 +1321,11 @@ Test(prefill_gpu, bad_block_id_at_block_sizes_near_int32_max) {
     dev_ctx_make(&d, pr);
     d.p.kv.block_size = INT32_MAX - 5; /* 70 context tokens + block_size - 1 passes INT32_MAX */
     d.p.kv.num_blocks = 1;
+    /* A block of 2^31 tokens (1 TiB here) no buffer backs: the cache at
+     * addresses of its own, never read (the sequence is skipped), so no
+     * output lies inside it (the entry refuses that). */
+    d.p.kv.key = pa_test_addr(60);
+    d.p.kv.value = pa_test_addr(61);
     cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
     void *got = malloc(pr->out_elems * 2);
     pa_test_dev_sync();
@@ -3332,18 +3337,22 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     /* Host pointers that a launch would fault on: the entry must refuse first. */
     _Alignas(16) char buf[64];
     pa_context_attention_params p = {0};
-    p.out = buf;
-    p.query = p.key = p.value = buf;
+    p.out = pa_test_addr(0); /* each buffer a range of its own, so only the field at fault is refused */
+    p.query = pa_test_addr(1);
+    p.key = pa_test_addr(2);
+    p.value = pa_test_addr(3);
     p.q_dtype = PA_DTYPE_F16;
     p.kv = (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD,
                          .dtype = PA_DTYPE_F16,
-                         .key = buf,
-                         .value = buf,
+                         .key = pa_test_addr(4),
+                         .value = pa_test_addr(5),
                          .num_blocks = 1,
                          .block_size = 16,
                          .num_kv_heads = 1,
                          .head_size = 36};
-    p.block_tables = p.seq_lens = p.query_start_loc = (const int32_t *)buf;
+    p.block_tables = (const int32_t *)pa_test_addr(6);
+    p.seq_lens = (const int32_t *)pa_test_addr(7);
+    p.query_start_loc = (const int32_t *)pa_test_addr(8);
     p.block_table_stride = 4;
     p.num_seqs = 1;
     p.num_heads = 1;
@@ -3362,9 +3371,9 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     p.max_query_len = 5; /* > max_seq_len */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     p.max_query_len = 4;
-    p.query = buf + 1; /* not aligned to f16 */
+    p.query = (const char *)pa_test_addr(1) + 1; /* not aligned to f16 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
-    p.query = buf;
+    p.query = pa_test_addr(1);
     p.sinks = (const float *)(buf + 2); /* not aligned to f32 */
     cr_assert_eq(pa_context_attention(&p, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "sinks") != NULL, "message: %s", pa_last_error());
@@ -3431,6 +3440,52 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     q.q_stride = INT64_MAX / 2;
     cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "query of 3 rows") != NULL, "message: %s", pa_last_error());
+}
+
+/* The mixed entry's workspace (the decode part's partials) shares no byte with
+ * anything either part reads or writes (prefill.h): ending on the first row
+ * of out, a prefill row the prefill launch writes before the decode launch
+ * fills its partials, or on the prefill part's last key row, it is refused
+ * before anything launches (the decode part's own check sees neither). 2
+ * prefills of 10 tokens and 3 decodes, 8 f16 heads of 64 (out: 13 rows of
+ * 1024 bytes), K rows of 2 heads (256 bytes); addresses only. */
+Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
+    pa_mixed_attention_params m = {.out = pa_test_addr(0),
+                                   .query = pa_test_addr(1),
+                                   .key = pa_test_addr(2),
+                                   .value = pa_test_addr(3),
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = {.layout = PA_LAYOUT_FLASH_NHD,
+                                          .dtype = PA_DTYPE_F16,
+                                          .key = pa_test_addr(4),
+                                          .value = pa_test_addr(5),
+                                          .num_blocks = 100,
+                                          .block_size = 16,
+                                          .num_kv_heads = 2,
+                                          .head_size = 64},
+                                   .block_tables = (const int32_t *)pa_test_addr(6),
+                                   .block_table_stride = 64,
+                                   .seq_lens = (const int32_t *)pa_test_addr(7),
+                                   .query_start_loc = (const int32_t *)pa_test_addr(8),
+                                   .num_prefills = 2,
+                                   .num_prefill_tokens = 10,
+                                   .num_decode_tokens = 3,
+                                   .num_heads = 8,
+                                   .max_prefill_query_len = 10,
+                                   .max_prefill_seq_len = 1024,
+                                   .max_decode_seq_len = 1024, /* several splits: a workspace */
+                                   .scale = 0.125f};
+    size_t need = 0;
+    cr_assert_eq(pa_mixed_attention_workspace_size(&m, &need), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(need > 0, "the decode part needs no workspace here");
+    /* the workspace's last 16 bytes on out's first row (a prefill row: the decode part's own rows start at 10) */
+    const size_t span = (need + 15) & ~(size_t)15;
+    cr_assert_eq(pa_mixed_attention(&m, (char *)m.out - span + 16, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "mixed_attention: outputs out and workspace overlap"), "%s", pa_last_error());
+    /* its last 16 bytes on the prefill part's last key row (10 rows of 256 bytes) */
+    cr_assert_eq(pa_mixed_attention(&m, (char *)m.key + 10 * 256 - span + 16, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "mixed_attention: output workspace overlaps the input key"), "%s",
+              pa_last_error());
 }
 
 /* ---- random configurations -------------------------------------------------------------

@@ -1782,24 +1782,22 @@ Test(ragged_gpu, graph_replay_with_new_batch) {
 /* ---- bad input: rejected in validation, nothing launched (no GPU needed) ---------------- */
 
 static pa_ragged_params host_only_params(void) {
-    static char buf[256] __attribute__((aligned(16)));
-    static int32_t one = 1;
     pa_ragged_params p;
     memset(&p, 0, sizeof p);
-    p.out = buf;
-    p.q = buf;
+    p.out = pa_test_addr(0); /* each buffer a range of its own, so only the field at fault is refused */
+    p.q = pa_test_addr(1);
     p.q_dtype = PA_DTYPE_BF16;
     p.kv = (pa_kv_cache){.layout = PA_LAYOUT_COMBINED,
                          .dtype = PA_DTYPE_BF16,
-                         .key = buf,
+                         .key = pa_test_addr(2),
                          .num_blocks = 4,
                          .block_size = 16,
                          .num_kv_heads = 2,
                          .head_size = 128};
-    p.kv_lens = &one;
-    p.page_indices = &one;
-    p.cu_q_lens = &one;
-    p.num_seqs = &one;
+    p.kv_lens = (const int32_t *)pa_test_addr(3);
+    p.page_indices = (const int32_t *)pa_test_addr(4);
+    p.cu_q_lens = (const int32_t *)pa_test_addr(5);
+    p.num_seqs = (const int32_t *)pa_test_addr(6);
     p.pages_per_seq = 4;
     p.max_num_seqs = 1;
     p.max_num_batched_tokens = 1;
@@ -1920,11 +1918,11 @@ Test(ragged_bad_gpu, empty_batch_launches_nothing) {
 }
 
 /* The lse (ragged.h): its strides, alignment and the buffers it must keep
- * clear of (out, q, the cache and the workspace, each by its own extent: 2048
+ * clear of (out, q, the cache and the workspace, each by its own extent: 4096
  * bytes of rows, 64 KiB of cache), refused before anything launches. */
 Test(ragged_bad_gpu, lse_refusals) {
-    /* out: the last 512 floats of its array (the first 64 lie before it) */
-    static float out_buf[64 + 512] __attribute__((aligned(16))), q[512] __attribute__((aligned(16)));
+    /* out: the last 1024 floats of its array (the first 64 lie before it): 2 tokens x 8 heads x 128 bf16 */
+    static float out_buf[64 + 1024] __attribute__((aligned(16))), q[1024] __attribute__((aligned(16)));
     float *out = out_buf + 64;
     static float cache[16384 + 64] __attribute__((aligned(16))), lse[64] __attribute__((aligned(16)));
     pa_ragged_params p = host_only_params();
@@ -1946,9 +1944,9 @@ Test(ragged_bad_gpu, lse_refusals) {
     p.lse_head_stride = p.lse_token_stride = 0;
     p.lse = (float *)((char *)lse + 2);
     expect(&p, PA_ERR_INVALID_ARGUMENT, "lse (");
-    p.lse = out + 511; /* out's last float: the layout's first */
+    p.lse = out + 1023; /* out's last float: the layout's first */
     expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps out");
-    p.lse = q + 496;
+    p.lse = q + 1008;
     expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps q");
     p.lse = cache + 16383; /* the combined cache: 4 pages x 16 x 2 x 2 heads x 128 bf16, 64 KiB */
     expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps the cache");
@@ -1967,6 +1965,72 @@ Test(ragged_bad_gpu, lse_refusals) {
     p.lse_head_stride = 1;
     p.lse_token_stride = 48; /* (7, 1) at 55 floats on: out + 15 */
     expect(&p, PA_ERR_INVALID_ARGUMENT, "lse overlaps out");
+}
+
+/* What the ragged launches write (out, lse, the workspace) shares no byte with
+ * what they read (ragged.h): out (16-byte aligned) over each input's last byte
+ * is refused naming both, from the next 16 bytes accepted; lse on the last
+ * four bytes refused and just past them accepted (over q and
+ * the cache it has its own message, lse_refusals above); the workspace from
+ * 256 bytes before an input's end refused before anything launches. Extents by
+ * hand from ragged.h's shapes: 5 token rows of 8 bf16 heads of 128 (10240
+ * bytes), an e4m3 combined cache of 4 pages x 16 x (2 x 2 heads) x 128
+ * (32768), max_num_seqs 3: kv_lens 3 int32, page_indices 3 x 4, cu_q_lens 4,
+ * num_seqs 1; sinks 8 floats, one k_scale and v_scale. Addresses only. */
+Test(ragged_bad_gpu, outputs_apart_from_inputs) {
+    pa_ragged_params p = host_only_params();
+    p.kv.dtype = PA_DTYPE_FP8_E4M3;
+    p.kv.k_scale = (const float *)pa_test_addr(7);
+    p.kv.v_scale = (const float *)pa_test_addr(8);
+    p.sinks = (const float *)pa_test_addr(9);
+    p.max_num_seqs = 3;
+    p.max_num_batched_tokens = 5;
+    cr_assert_eq(pa_ragged_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    const struct {
+        const char *name;
+        const void *at;
+        int64_t bytes;
+    } in[] = {{"q", p.q, 10240},
+              {"kv.key", p.kv.key, 32768},
+              {"kv.k_scale", p.kv.k_scale, 4},
+              {"kv.v_scale", p.kv.v_scale, 4},
+              {"kv_lens", p.kv_lens, 12},
+              {"page_indices", p.page_indices, 48},
+              {"cu_q_lens", p.cu_q_lens, 16},
+              {"num_seqs", p.num_seqs, 4},
+              {"sinks", p.sinks, 32}};
+    size_t need = 0;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &need), PA_SUCCESS, "%s", pa_last_error());
+    char want[128];
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        const char *end = (const char *)in[i].at + in[i].bytes;
+        pa_ragged_params q = p;
+        q.out = (void *)(((uintptr_t)end - 1) & ~(uintptr_t)15); /* out 16-byte aligned: on the input's last byte */
+        snprintf(want, sizeof want, "ragged: output out overlaps the input %s", in[i].name);
+        cr_assert_eq(pa_ragged_validate(&q), PA_ERR_INVALID_ARGUMENT, "out over %s accepted", in[i].name);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        q.out = (void *)(((uintptr_t)end + 15) & ~(uintptr_t)15);
+        cr_assert_eq(pa_ragged_validate(&q), PA_SUCCESS, "out just past %s: %s", in[i].name, pa_last_error());
+        q = p;
+        q.lse = (float *)(void *)(end - 4);
+        if (i > 1) {
+            snprintf(want, sizeof want, "ragged: output lse overlaps the input %s", in[i].name);
+            cr_assert_eq(pa_ragged_validate(&q), PA_ERR_INVALID_ARGUMENT, "lse over %s accepted", in[i].name);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        }
+        q.lse = (float *)(void *)end;
+        cr_assert_eq(pa_ragged_validate(&q), PA_SUCCESS, "lse just past %s: %s", in[i].name, pa_last_error());
+        q = p;
+        void *ws = (void *)(((uintptr_t)end - 256) & ~(uintptr_t)255);
+        snprintf(want, sizeof want, "ragged: output workspace overlaps the input %s", in[i].name);
+        cr_assert_eq(pa_ragged_paged_attention(&q, ws, need, NULL), PA_ERR_INVALID_ARGUMENT,
+                     "workspace over %s accepted", in[i].name);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+    }
+    /* the workspace's last bytes on out's first */
+    cr_assert_eq(pa_ragged_paged_attention(&p, (char *)p.out - ((need + 255) & ~(size_t)255) + 256, need, NULL),
+                 PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "ragged: outputs out and workspace overlap") != NULL, "%s", pa_last_error());
 }
 
 Test(ragged_bad_gpu, workspace_checks) {

@@ -4,6 +4,7 @@
  * written outside the expected slots fails. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -367,16 +368,21 @@ Test(cache_ref, input_views_past_int64_are_refused) {
  * likewise: new_kv of 2 tokens 2^62 apart, one slice reading token 0 into row
  * 5 of a combined cache [2][4][2 * 1][8]. */
 Test(cache_ref, input_views_that_just_fit_int64_are_accepted) {
-    float kc[64], vc[64], key[16], val[16];
+    /* The views' rows reach far past their buffers (to the end of the address
+     * space: the padding token's row is never read), so the caches lie below
+     * them: a cache the view's range covers would be refused as an output over
+     * an input. */
+    static float arena[64 + 64 + 128 + 16 + 16 + 16];
+    float *kc = arena, *vc = arena + 64, *cc = arena + 128, *key = arena + 256, *val = key + 16, *nkv = val + 16;
     for (int i = 0; i < 16; i++) {
         key[i] = (float)(i + 1);
         val[i] = (float)(-i - 1);
     }
-    memset(kc, SENTINEL, sizeof kc);
-    memset(vc, SENTINEL, sizeof vc);
+    memset(kc, SENTINEL, 64 * sizeof(float));
+    memset(vc, SENTINEL, 64 * sizeof(float));
     float kw[64], vw[64];
-    memcpy(kw, kc, sizeof kc);
-    memcpy(vw, vc, sizeof vc);
+    memcpy(kw, kc, sizeof kw);
+    memcpy(vw, vc, sizeof vw);
     for (int i = 0; i < 16; i++) {
         kw[16 + i] = key[i]; /* slot 1: (slot * 2 + h) * 8 + d */
         vw[16 + i] = val[i];
@@ -393,13 +399,13 @@ Test(cache_ref, input_views_that_just_fit_int64_are_accepted) {
     pa_kv_input in = {key, val, PA_DTYPE_F32, 2, far, 0, far, 0};
     const int64_t slots[2] = {1, -1};
     cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert(memcmp(kc, kw, sizeof kc) == 0 && memcmp(vc, vw, sizeof vc) == 0, "wrong cache contents");
+    cr_assert(memcmp(kc, kw, sizeof kw) == 0 && memcmp(vc, vw, sizeof vw) == 0, "wrong cache contents");
 
-    float cc[2 * 4 * 2 * 8], cw[2 * 4 * 2 * 8], nkv[16];
+    float cw[2 * 4 * 2 * 8];
     for (int i = 0; i < 16; i++)
         nkv[i] = (float)(100 + i); /* token 0: K head 0 (8), then V head 0 (8) */
-    memset(cc, SENTINEL, sizeof cc);
-    memcpy(cw, cc, sizeof cc);
+    memset(cc, SENTINEL, sizeof cw);
+    memcpy(cw, cc, sizeof cw);
     for (int i = 0; i < 16; i++)
         cw[(1 * 4 + 1) * 16 + i] = nkv[i]; /* row 5 = block 1, slot 1: [K | V] of 8 each */
     pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
@@ -412,7 +418,108 @@ Test(cache_ref, input_views_that_just_fit_int64_are_accepted) {
     const int32_t sl[3] = {5, 0, 1}, live = 1;
     cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 2, far, sl, &live, 1, &cb), PA_SUCCESS, "%s",
                  pa_last_error());
-    cr_assert(memcmp(cc, cw, sizeof cc) == 0, "wrong cache contents");
+    cr_assert(memcmp(cc, cw, sizeof cw) == 0, "wrong cache contents");
+}
+
+/* The cache writes' outputs (the cache's key and value buffers) share no byte
+ * with what they read (cache_ops.h): a cache placed just past an input is
+ * accepted, and 4 bytes earlier refused naming both; an input on the value
+ * buffer or a scale on the key buffer likewise; the key and value buffers of
+ * one cache may interleave block by block (a [blocks, 2, ...] cache,
+ * FlashInfer's), which is no overlap. Extents by hand: 3 tokens of 2 heads of
+ * 8 f32 (48 floats), 3 int64 slots (6 floats), an NHD cache of 2 blocks x 4
+ * slots x 2 heads x 8 (128 floats a buffer); kv_cache_update: 4 rows of 2 x 1
+ * heads of 8 (64 floats), slices 3 x 2 int32 and one num_slices, into a
+ * combined cache of 2 pages x 4 rows (128 floats). */
+Test(cache_ref, writes_apart_from_reads) {
+    static _Alignas(16) float arena[1024];
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .num_blocks = 2,
+                     .block_size = 4,
+                     .num_kv_heads = 2,
+                     .head_size = 8};
+    static const int64_t slots_init[3] = {1, 6, -1};
+    int64_t *slots = (int64_t *)(void *)(arena + 512);
+    memcpy(slots, slots_init, sizeof slots_init);
+    const pa_kv_input in = {arena, arena + 256, PA_DTYPE_F32, 3, 0, 0, 0, 0};
+    static const char *const names[3] = {"key", "value", "slot_mapping"};
+    const float *ends[3] = {arena + 48, arena + 256 + 48, arena + 512 + 6};
+    for (int x = 0; x < 3; x++)
+        for (int off = 0; off < 2; off++) { /* the key cache just past input x (accepted), then 4 bytes earlier */
+            c.key = (float *)ends[x] - off;
+            c.value = arena + 768;
+            const pa_status st = pa_ref_reshape_and_cache(&in, slots, &c);
+            if (off == 0) {
+                cr_assert_eq(st, PA_SUCCESS, "cache just past %s: %s", names[x], pa_last_error());
+                continue;
+            }
+            char want[96];
+            snprintf(want, sizeof want, "reshape_and_cache: output cache.key overlaps the input %s", names[x]);
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "cache over %s accepted", names[x]);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        }
+    {
+        pa_kv_cache b = c; /* the key input on the value buffer's last float */
+        b.key = arena + 600;
+        b.value = arena + 768;
+        pa_kv_input bi = in;
+        bi.key = arena + 768 + 127;
+        cr_assert_eq(pa_ref_reshape_and_cache(&bi, slots, &b), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "output cache.value overlaps the input key"), "%s", pa_last_error());
+        b.dtype = PA_DTYPE_FP8_E4M3; /* 128 bytes a buffer: the k_scale on the key buffer's last 4 */
+        b.k_scale = (const float *)(void *)((char *)b.key + 124);
+        b.v_scale = arena + 1000;
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &b), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "output cache.key overlaps the input cache.k_scale"), "%s", pa_last_error());
+    }
+    { /* K and V interleaved by block: [2 blocks][K, V][4 slots][2 heads][8] */
+        float sep_k[128], sep_v[128];
+        memset(sep_k, 0, sizeof sep_k);
+        memset(sep_v, 0, sizeof sep_v);
+        pa_kv_cache a = c;
+        a.key = sep_k;
+        a.value = sep_v;
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &a), PA_SUCCESS, "%s", pa_last_error());
+        float *kv = arena + 600;
+        memset(kv, 0, 256 * sizeof(float));
+        pa_kv_cache il = c;
+        il.key = kv;
+        il.value = kv + 64;
+        il.block_stride = 128;
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &il), PA_SUCCESS, "%s", pa_last_error());
+        for (int b = 0; b < 2; b++)
+            cr_assert(memcmp(kv + 128 * b, sep_k + 64 * b, 64 * sizeof(float)) == 0 &&
+                          memcmp(kv + 128 * b + 64, sep_v + 64 * b, 64 * sizeof(float)) == 0,
+                      "interleaved block %d", b);
+    }
+
+    pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
+                      .dtype = PA_DTYPE_F32,
+                      .num_blocks = 2,
+                      .block_size = 4,
+                      .num_kv_heads = 1,
+                      .head_size = 8};
+    float *nkv = arena;
+    int32_t *sl = (int32_t *)(void *)(arena + 256), *live = (int32_t *)(void *)(arena + 512);
+    static const int32_t slices[6] = {1, 4, 0, 2, 2, 2}; /* [cache start; new start; length] x 2 */
+    memcpy(sl, slices, sizeof slices);
+    *live = 2;
+    static const char *const knames[3] = {"new_kv", "slices", "num_slices"};
+    const float *kends[3] = {arena + 64, arena + 256 + 6, arena + 512 + 1};
+    for (int x = 0; x < 3; x++)
+        for (int off = 0; off < 2; off++) {
+            cb.key = (float *)kends[x] - off;
+            const pa_status st = pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 4, 0, sl, live, 2, &cb);
+            if (off == 0) {
+                cr_assert_eq(st, PA_SUCCESS, "cache just past %s: %s", knames[x], pa_last_error());
+                continue;
+            }
+            char want[96];
+            snprintf(want, sizeof want, "kv_cache_update: output cache.key overlaps the input %s", knames[x]);
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "cache over %s accepted", knames[x]);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        }
 }
 
 /* pa_kv_input: a token stride of 0 means contiguous tokens, num_kv_heads *

@@ -18,20 +18,20 @@ static _Alignas(16) unsigned char fake[4096];
 static pa_decode_params params(int num_seqs, int heads, int kv_heads, int hs, int bs, int max_len) {
     pa_decode_params p;
     memset(&p, 0, sizeof p);
-    p.out = fake;
-    p.query = fake;
+    p.out = pa_test_addr(0); /* each buffer a range of its own (validation alone) */
+    p.query = pa_test_addr(1);
     p.q_dtype = PA_DTYPE_F16;
     p.kv.layout = PA_LAYOUT_VLLM;
     p.kv.dtype = PA_DTYPE_F16;
-    p.kv.key = fake;
-    p.kv.value = fake;
+    p.kv.key = pa_test_addr(2);
+    p.kv.value = pa_test_addr(3);
     p.kv.num_blocks = 1000;
     p.kv.block_size = bs;
     p.kv.num_kv_heads = kv_heads;
     p.kv.head_size = hs;
-    p.block_tables = (const int32_t *)fake;
+    p.block_tables = (const int32_t *)pa_test_addr(4);
     p.block_table_stride = (int32_t)(((int64_t)max_len + bs - 1) / bs);
-    p.seq_lens = (const int32_t *)fake;
+    p.seq_lens = (const int32_t *)pa_test_addr(5);
     p.num_seqs = num_seqs;
     p.num_heads = heads;
     p.max_seq_len = max_len;
@@ -221,6 +221,79 @@ Test(decode_validate, gpu_parameter_block_checks) {
     cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
     cr_assert_eq(kp.unit_v, 1);
     cr_assert_eq(kp.unit_k, 16);
+}
+
+/* What a decode launch writes (out, lse, the workspace) shares no byte with
+ * what it reads or with each other (decode.h): each output placed over the
+ * last byte of each input is refused naming both, and just past it accepted.
+ * The inputs' extents worked by hand from decode.h's shapes: 3 sequences of
+ * 16 heads of 128 f16 (12288 bytes of query rows), block tables 3 x 63 int32
+ * (756 bytes), 3 seq_lens, 16 ALiBi slopes and sinks, and an e4m3 cache in
+ * vLLM's layout, 1000 blocks x 4 KV heads x 16 tokens x 128 bytes each for K
+ * and V (8192000), with one k_scale and one v_scale. Addresses only:
+ * validation reads no device memory. */
+Test(decode_validate, outputs_apart_from_inputs) {
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    p.kv.dtype = PA_DTYPE_FP8_E4M3;
+    p.kv.k_scale = (const float *)pa_test_addr(6);
+    p.kv.v_scale = (const float *)pa_test_addr(7);
+    p.alibi_slopes = (const float *)pa_test_addr(8);
+    p.sinks = (const float *)pa_test_addr(9);
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    const struct {
+        const char *name;
+        const void *at;
+        int64_t bytes;
+    } in[] = {{"query", p.query, 12288},
+              {"kv.key", p.kv.key, 8192000},
+              {"kv.value", p.kv.value, 8192000},
+              {"block_tables", p.block_tables, 756},
+              {"seq_lens", p.seq_lens, 12},
+              {"alibi_slopes", p.alibi_slopes, 64},
+              {"sinks", p.sinks, 64},
+              {"kv.k_scale", p.kv.k_scale, 4},
+              {"kv.v_scale", p.kv.v_scale, 4}};
+    size_t need = 0;
+    pa_dec_kparams kp;
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V2, NULL, 0, &kp, &need), PA_ERR_WORKSPACE_TOO_SMALL);
+    cr_assert(need > 0);
+    char want[128];
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        const char *end = (const char *)in[i].at + in[i].bytes;
+        pa_decode_params q = p;
+        q.out = (void *)(end - 2); /* out's first element on the input's last two bytes */
+        snprintf(want, sizeof want, "decode: output out overlaps the input %s", in[i].name);
+        cr_assert_eq(pa_decode_validate(&q), PA_ERR_INVALID_ARGUMENT, "out over %s accepted", in[i].name);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        q.out = (void *)end;
+        cr_assert_eq(pa_decode_validate(&q), PA_SUCCESS, "out just past %s: %s", in[i].name, pa_last_error());
+        q = p;
+        q.lse = (float *)(void *)(end - 4);
+        if (i > 0) { /* lse over the query: decode_validate/lse_refused_misaligned_or_overlapping */
+            snprintf(want, sizeof want, "decode: output lse overlaps the input %s", in[i].name);
+            cr_assert_eq(pa_decode_validate(&q), PA_ERR_INVALID_ARGUMENT, "lse over %s accepted", in[i].name);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        }
+        q.lse = (float *)(void *)end;
+        cr_assert_eq(pa_decode_validate(&q), PA_SUCCESS, "lse just past %s: %s", in[i].name, pa_last_error());
+        /* the workspace from 16 bytes before the input's end (16-byte aligned) */
+        q = p;
+        void *ws = (void *)(((uintptr_t)end - 16) & ~(uintptr_t)15);
+        snprintf(want, sizeof want, "decode: output workspace overlaps the input %s", in[i].name);
+        cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V2, ws, need, &kp, NULL), PA_ERR_INVALID_ARGUMENT,
+                     "workspace over %s accepted", in[i].name);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        ws = (void *)(((uintptr_t)end + 15) & ~(uintptr_t)15);
+        cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V2, ws, need, &kp, NULL), PA_SUCCESS,
+                     "workspace just past %s: %s", in[i].name, pa_last_error());
+    }
+    /* the outputs apart from each other: the workspace's last byte on out's first */
+    pa_decode_params q = p;
+    cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V2, (char *)p.out - need + 16, need, &kp, NULL),
+                 PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: outputs out and workspace overlap") != NULL, "%s", pa_last_error());
+    cr_assert_eq(pa_dec_kparams_make(&q, PA_DEC_MODE_V2, (char *)p.out - ((need + 15) & ~(size_t)15), need, &kp, NULL),
+                 PA_SUCCESS, "%s", pa_last_error());
 }
 
 /* The lse output: accepted clear of out, the query rows and the workspace

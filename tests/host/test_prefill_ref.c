@@ -785,6 +785,8 @@ Test(prefill_ref, block_ids_checked_at_block_sizes_near_int32_max) {
         ctx_problem(3, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 2, 4, 2, 32, 16, ql, cl, 0);
     pr->p.kv.block_size = INT32_MAX - 5; /* 10 context tokens + block_size - 1 passes INT32_MAX */
     pr->p.kv.num_blocks = 1;
+    pr->p.kv.key = pa_test_addr(0); /* a block of 2^31 tokens: ranges of their own, never read */
+    pr->p.kv.value = pa_test_addr(1);
     pr->p.block_table_stride = 1; /* max_seq_len <= stride * block_size */
     pr->block_tables[0] = 3;      /* sequence 0's one context block: past the cache */
     pr->block_tables[1] = 0;
@@ -835,6 +837,220 @@ Test(prefill_ref, rejects_bad_prompt_input) {
     }
 }
 
+/* Each buffer of a context problem at an address of its own (validation
+ * alone): for sizes no buffer of the test backs, which would otherwise put
+ * one pointer inside another's claimed range. */
+static void spread_context(pa_context_attention_params *b) {
+    b->out = pa_test_addr(0);
+    b->query = pa_test_addr(1);
+    b->key = pa_test_addr(2);
+    b->value = pa_test_addr(3);
+    b->kv.key = pa_test_addr(4);
+    b->kv.value = pa_test_addr(5);
+    b->block_tables = pa_test_addr(6);
+    b->seq_lens = pa_test_addr(7);
+    b->query_start_loc = pa_test_addr(8);
+    b->lse = NULL;
+}
+
+/* ---- what the prefill entries write shares no byte with what they read ----
+ * (prefill.h.) Each input's extent worked by hand from prefill.h's shapes;
+ * out's first element placed on an input's last two bytes is refused naming
+ * both, just past the input accepted; lse likewise (from input lse_from on:
+ * lse over the query, key and value rows has its own message, tested above).
+ * Addresses only (pa_test_addr): validation reads no device memory. */
+typedef struct in_span {
+    const char *name;
+    const void *at;
+    int64_t bytes;
+} in_span;
+
+static void outputs_apart(const char *op, pa_status (*check)(const void *params, void *out, float *lse),
+                          const void *params, const in_span *in, int n, int lse_from) {
+    char want[160];
+    for (int i = 0; i < n; i++) {
+        const char *end = (const char *)in[i].at + in[i].bytes;
+        snprintf(want, sizeof want, "%s: output out overlaps the input %s", op, in[i].name);
+        cr_assert_eq(check(params, (void *)(end - 2), NULL), PA_ERR_INVALID_ARGUMENT, "%s: out over %s accepted", op,
+                     in[i].name);
+        cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        cr_assert_eq(check(params, (void *)end, NULL), PA_SUCCESS, "%s: out just past %s: %s", op, in[i].name,
+                     pa_last_error());
+        if (i >= lse_from) {
+            snprintf(want, sizeof want, "%s: output lse overlaps the input %s", op, in[i].name);
+            cr_assert_eq(check(params, NULL, (float *)(void *)(end - 4)), PA_ERR_INVALID_ARGUMENT,
+                         "%s: lse over %s accepted", op, in[i].name);
+            cr_assert(strstr(pa_last_error(), want) != NULL, "%s", pa_last_error());
+        }
+        cr_assert_eq(check(params, NULL, (float *)(void *)end), PA_SUCCESS, "%s: lse just past %s: %s", op, in[i].name,
+                     pa_last_error());
+    }
+}
+
+/* out NULL: the params' own (lse likewise, which the params leave NULL) */
+static pa_status check_context(const void *params, void *out, float *lse) {
+    pa_context_attention_params q = *(const pa_context_attention_params *)params;
+    q.out = out ? out : q.out;
+    q.lse = lse;
+    return pa_context_attention_validate(&q);
+}
+static pa_status check_prompt(const void *params, void *out, float *lse) {
+    pa_prompt_attention_params q = *(const pa_prompt_attention_params *)params;
+    q.out = out ? out : q.out;
+    q.lse = lse;
+    return pa_prompt_attention_validate(&q);
+}
+static pa_status check_mixed(const void *params, void *out, float *lse) {
+    pa_mixed_attention_params q = *(const pa_mixed_attention_params *)params;
+    q.out = out ? out : q.out;
+    q.lse = lse;
+    return pa_mixed_attention_validate(&q);
+}
+
+/* An e4m3 NHD cache of 100 blocks x 16 tokens x 2 KV heads x 64 (204800
+ * bytes each for K and V), one k_scale and one v_scale, at addresses 4-7. */
+static pa_kv_cache apart_cache(void) {
+    return (pa_kv_cache){.layout = PA_LAYOUT_FLASH_NHD,
+                         .dtype = PA_DTYPE_FP8_E4M3,
+                         .key = pa_test_addr(4),
+                         .value = pa_test_addr(5),
+                         .k_scale = (const float *)pa_test_addr(6),
+                         .v_scale = (const float *)pa_test_addr(7),
+                         .num_blocks = 100,
+                         .block_size = 16,
+                         .num_kv_heads = 2,
+                         .head_size = 64};
+}
+
+/* Context attention: 3 sequences, 10 new tokens of 8 f16 heads of 64 (10240
+ * bytes of query rows; K and V rows of 2 heads: 2560), block tables 3 x 8
+ * int32 (96 bytes), query_start_loc 4 int32, seq_lens 3, ALiBi slopes and
+ * sinks 8 floats. Prompt attention (cross): 10 query rows, 12 key rows (3072
+ * bytes each for K and V), cu_seqlens_q and _k 4 int32, ALiBi and sinks.
+ * Mixed: 2 prefills of 10 tokens and 3 decodes (13 query rows: 13312 bytes;
+ * K and V of the prefills' 10), block tables 5 x 8 (160 bytes), seq_lens 5,
+ * query_start_loc 3 int32. */
+Test(prefill_ref, outputs_apart_from_inputs) {
+    pa_context_attention_params c = {0};
+    c.out = pa_test_addr(0);
+    c.query = pa_test_addr(1);
+    c.key = pa_test_addr(2);
+    c.value = pa_test_addr(3);
+    c.q_dtype = PA_DTYPE_F16;
+    c.kv = apart_cache();
+    c.block_tables = (const int32_t *)pa_test_addr(8);
+    c.block_table_stride = 8;
+    c.query_start_loc = (const int32_t *)pa_test_addr(9);
+    c.seq_lens = (const int32_t *)pa_test_addr(10);
+    c.num_seqs = 3;
+    c.num_heads = 8;
+    c.num_tokens = 10;
+    c.max_query_len = 10;
+    c.max_seq_len = 128;
+    c.scale = 0.125f;
+    c.alibi_slopes = (const float *)pa_test_addr(11);
+    c.sinks = (const float *)pa_test_addr(12);
+    cr_assert_eq(pa_context_attention_validate(&c), PA_SUCCESS, "%s", pa_last_error());
+    const in_span ci[] = {{"query", c.query, 10240},
+                          {"key", c.key, 2560},
+                          {"value", c.value, 2560},
+                          {"kv.key", c.kv.key, 204800},
+                          {"kv.value", c.kv.value, 204800},
+                          {"kv.k_scale", c.kv.k_scale, 4},
+                          {"kv.v_scale", c.kv.v_scale, 4},
+                          {"block_tables", c.block_tables, 96},
+                          {"query_start_loc", c.query_start_loc, 16},
+                          {"seq_lens", c.seq_lens, 12},
+                          {"alibi_slopes", c.alibi_slopes, 32},
+                          {"sinks", c.sinks, 32}};
+    outputs_apart("context_attention", check_context, &c, ci, (int)(sizeof ci / sizeof ci[0]), 3);
+    /* the outputs apart from each other: lse over out's last bytes */
+    c.lse = (float *)(void *)((char *)c.out + 10240 - 4);
+    cr_assert_eq(pa_context_attention_validate(&c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "lse overlaps out") != NULL, "%s", pa_last_error());
+
+    pa_prompt_attention_params pp = {.out = pa_test_addr(0),
+                                     .query = pa_test_addr(1),
+                                     .key = pa_test_addr(2),
+                                     .value = pa_test_addr(3),
+                                     .dtype = PA_DTYPE_F16,
+                                     .attn_type = PA_ATTN_ENCODER_DECODER,
+                                     .cu_seqlens_q = (const int32_t *)pa_test_addr(4),
+                                     .cu_seqlens_k = (const int32_t *)pa_test_addr(5),
+                                     .num_seqs = 3,
+                                     .num_heads = 8,
+                                     .num_kv_heads = 2,
+                                     .head_size = 64,
+                                     .num_q_tokens = 10,
+                                     .num_k_tokens = 12,
+                                     .max_seqlen_q = 10,
+                                     .max_seqlen_k = 12,
+                                     .scale = 0.125f,
+                                     .alibi_slopes = (const float *)pa_test_addr(6),
+                                     .sinks = (const float *)pa_test_addr(7)};
+    cr_assert_eq(pa_prompt_attention_validate(&pp), PA_SUCCESS, "%s", pa_last_error());
+    const in_span pi[] = {{"query", pp.query, 10240},
+                          {"key", pp.key, 3072},
+                          {"value", pp.value, 3072},
+                          {"cu_seqlens_q", pp.cu_seqlens_q, 16},
+                          {"cu_seqlens_k", pp.cu_seqlens_k, 16},
+                          {"alibi_slopes", pp.alibi_slopes, 32},
+                          {"sinks", pp.sinks, 32}};
+    outputs_apart("prompt_attention", check_prompt, &pp, pi, (int)(sizeof pi / sizeof pi[0]), 3);
+
+    pa_mixed_attention_params m = {.out = pa_test_addr(0),
+                                   .query = pa_test_addr(1),
+                                   .key = pa_test_addr(2),
+                                   .value = pa_test_addr(3),
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = apart_cache(),
+                                   .block_tables = (const int32_t *)pa_test_addr(8),
+                                   .block_table_stride = 8,
+                                   .seq_lens = (const int32_t *)pa_test_addr(9),
+                                   .query_start_loc = (const int32_t *)pa_test_addr(10),
+                                   .num_prefills = 2,
+                                   .num_prefill_tokens = 10,
+                                   .num_decode_tokens = 3,
+                                   .num_heads = 8,
+                                   .max_prefill_query_len = 10,
+                                   .max_prefill_seq_len = 128,
+                                   .max_decode_seq_len = 128,
+                                   .scale = 0.125f,
+                                   .alibi_slopes = (const float *)pa_test_addr(11),
+                                   .sinks = (const float *)pa_test_addr(12)};
+    cr_assert_eq(pa_mixed_attention_validate(&m), PA_SUCCESS, "%s", pa_last_error());
+    const in_span mi[] = {{"query", m.query, 13312},
+                          {"key", m.key, 2560},
+                          {"value", m.value, 2560},
+                          {"kv.key", m.kv.key, 204800},
+                          {"kv.value", m.kv.value, 204800},
+                          {"kv.k_scale", m.kv.k_scale, 4},
+                          {"kv.v_scale", m.kv.v_scale, 4},
+                          {"block_tables", m.block_tables, 160},
+                          {"query_start_loc", m.query_start_loc, 12},
+                          {"seq_lens", m.seq_lens, 20},
+                          {"alibi_slopes", m.alibi_slopes, 32},
+                          {"sinks", m.sinks, 32}};
+    outputs_apart("mixed_attention", check_mixed, &m, mi, (int)(sizeof mi / sizeof mi[0]), 3);
+    /* lse [8 heads, 13 tokens] whose decode rows alone reach the prefill key
+     * rows: the key starts at head 7's first decode row (7 x 13 + 10 = 101
+     * floats in), past every prefill row (the last at 100), so neither part's
+     * own check sees it; the whole's does. 3 floats earlier (its last, 103,
+     * just before the key): apart. */
+    for (int off = 0; off < 2; off++) {
+        pa_mixed_attention_params b = m;
+        b.lse = (float *)(void *)((char *)m.key - 4 * (off ? 104 : 101));
+        const pa_status st = pa_mixed_attention_validate(&b);
+        if (off) {
+            cr_assert_eq(st, PA_SUCCESS, "%s", pa_last_error());
+        } else {
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT);
+            cr_assert(strstr(pa_last_error(), "mixed_attention: lse overlaps key or value") != NULL, "%s",
+                      pa_last_error());
+        }
+    }
+}
+
 /* Mutation kill (issue 16, item 13): four checks of the prefill validation,
  * each shown to matter on an otherwise valid problem: num_heads <= 65535 (the
  * grid's y limit), k_stride >= num_kv_heads * head_size, num_tokens >= 0, and
@@ -849,12 +1065,14 @@ Test(prefill_ref, validation_limits_each_matter) {
     cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "num_heads must be in 1..65535"), "%s", pa_last_error());
     b.num_heads = 65534;
+    spread_context(&b); /* rows of 65534 heads */
     cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
     b = pr->p;
     b.k_stride = 2 * 32 - 1;
     cr_assert_eq(pa_ref_context_attention(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "k_stride 63 smaller than num_kv_heads*head_size 64"), "%s", pa_last_error());
-    b = pr->p; /* key positions are int32 in the kernels: a tile of room below 2^31 */
+    b = pr->p;          /* key positions are int32 in the kernels: a tile of room below 2^31 */
+    spread_context(&b); /* a block table of 2^27 columns */
     b.block_table_stride = INT32_MAX / 16 + 1;
     b.max_seq_len = INT32_MAX - 256;
     cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
@@ -967,7 +1185,16 @@ Test(prefill_ref, mixed_validates_decode_part_only_with_decodes) {
     b.num_decode_tokens = 1 << 29; /* x 4 heads = 2^31 decode CTAs */
     cr_assert_eq(pa_mixed_attention_validate(&b), PA_ERR_INVALID_ARGUMENT, "decode CTA limit not checked");
     cr_assert(strstr(pa_last_error(), "too large for one decode launch"), "%s", pa_last_error());
-    b.num_decode_tokens = (1 << 29) - 1;
+    b.num_decode_tokens = (1 << 29) - 1; /* 2^29 rows, which no buffer here has */
+    b.out = pa_test_addr(0);
+    b.query = pa_test_addr(1);
+    b.key = pa_test_addr(2);
+    b.value = pa_test_addr(3);
+    b.kv.key = pa_test_addr(4);
+    b.kv.value = pa_test_addr(5);
+    b.block_tables = pa_test_addr(6);
+    b.seq_lens = pa_test_addr(7);
+    b.query_start_loc = pa_test_addr(8);
     cr_assert_eq(pa_mixed_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
     pa_context_problem_free(pr);
 

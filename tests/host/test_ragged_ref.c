@@ -1241,24 +1241,22 @@ static void check_plan(const pa_ragged_params *p, const int32_t *kv, const int32
 
 static pa_ragged_params plan_params(int S, int T, int qh, int kvh, int ps, int cols, int window, float mask,
                                     int split) {
-    static char dummy[64] __attribute__((aligned(16)));
-    static int32_t one = 1;
     pa_ragged_params p;
     memset(&p, 0, sizeof p);
-    p.out = dummy;
-    p.q = dummy;
+    p.out = pa_test_addr(0); /* each buffer a range of its own (validation alone) */
+    p.q = pa_test_addr(1);
     p.q_dtype = PA_DTYPE_BF16;
     p.kv = (pa_kv_cache){.layout = PA_LAYOUT_COMBINED,
                          .dtype = PA_DTYPE_BF16,
-                         .key = dummy,
+                         .key = pa_test_addr(2),
                          .num_blocks = 1,
                          .block_size = ps,
                          .num_kv_heads = kvh,
                          .head_size = 128};
-    p.kv_lens = &one;
-    p.page_indices = &one;
-    p.cu_q_lens = &one;
-    p.num_seqs = &one;
+    p.kv_lens = (const int32_t *)pa_test_addr(3);
+    p.page_indices = (const int32_t *)pa_test_addr(4);
+    p.cu_q_lens = (const int32_t *)pa_test_addr(5);
+    p.num_seqs = (const int32_t *)pa_test_addr(6);
     p.pages_per_seq = cols;
     p.max_num_seqs = S;
     p.max_num_batched_tokens = T;
