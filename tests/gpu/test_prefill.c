@@ -1510,6 +1510,85 @@ Test(prefill_gpu, prompt_overlapping_sequences_are_skipped) {
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
 
+/* Cross-attention whose key offsets on the device are bad for one sequence
+ * (cu_seqlens_k, read by the kernels): a first offset below 0 (sequence 0),
+ * a last one past num_k_tokens (sequence 2), and a key count past
+ * max_seqlen_k (sequence 1, its end moved on). That sequence is skipped (its
+ * rows and lse unwritten) and the others match the reference, on mma.sync and
+ * the f32 kernel. No test reached this check of the prompt kernels before
+ * (scripts/interp-line-coverage.sh, 2026-12-06). */
+Test(prefill_gpu, cross_attention_bad_key_offsets_skip_the_sequence) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {6, 5, 9}, kl[3] = {20, 7, 12};
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    for (int k = 0; k < 2; k++)
+        for (int bad = 0; bad < 3; bad++) {
+            const pa_dtype dt = k ? PA_DTYPE_F32 : PA_DTYPE_F16;
+            pa_prompt_problem_cfg c = {.seed = 9300u + (uint64_t)(3 * k + bad),
+                                       .dtype = dt,
+                                       .attn_type = PA_ATTN_ENCODER_DECODER,
+                                       .num_seqs = 3,
+                                       .num_heads = 4,
+                                       .num_kv_heads = 2,
+                                       .head_size = 64,
+                                       .q_lens = ql,
+                                       .k_lens = kl};
+            pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+            pa_prompt_attention_params *h = &pr->p;
+            const size_t es = pa_dtype_size(dt), row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
+            cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error()); /* pr->out */
+            int32_t cu[4];
+            memcpy(cu, pr->cu_k, sizeof cu); /* {0, 20, 27, 39} */
+            if (bad == 0)
+                cu[0] = -1;
+            else if (bad == 1)
+                cu[2] = cu[1] + h->max_seqlen_k + 1; /* sequence 2 then runs backwards: skipped too */
+            else
+                cu[3] = h->num_k_tokens + 1;
+            float *lse = pa_test_nan_floats(4 * nt);
+            void *got = malloc(nt * row * es);
+            for (size_t e = 0; e < nt * row; e++)
+                pa_store_from_float(dt, got, e, NAN);
+            pa_prompt_attention_params d = *h;
+            d.out = pa_test_dev_upload(got, nt * row * es);
+            d.query = pa_test_dev_upload(pr->q, pr->q_elems * es);
+            d.key = pa_test_dev_upload(pr->k, pr->k_elems * es);
+            d.value = pa_test_dev_upload(pr->v, pr->k_elems * es);
+            d.cu_seqlens_q = pa_test_dev_upload(pr->cu_q, sizeof cu);
+            d.cu_seqlens_k = pa_test_dev_upload(cu, sizeof cu);
+            d.lse = pa_test_dev_upload(lse, sizeof(float) * 4 * nt);
+            cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
+            pa_test_dev_sync();
+            pa_test_dev_download(got, d.out, nt * row * es);
+            pa_test_dev_download(lse, d.lse, sizeof(float) * 4 * nt);
+            /* skipped: sequence `bad`'s rows (and, for bad 1, sequence 2's) */
+            const int q0[4] = {0, 6, 11, 20};
+            const int s0 = bad == 0 ? 0 : bad == 1 ? 1 : 2, s1 = bad == 1 ? 3 : s0 + 1;
+            char what[80];
+            snprintf(what, sizeof what, "cross-attention, %s, bad key offsets %d", pa_dtype_name(dt), bad);
+            if (q0[s0] > 0)
+                compare_rows(got, pr->out, dt, dt, row, 0, q0[s0], what);
+            if (q0[s1] < (int)nt)
+                compare_rows(got, pr->out, dt, dt, row, q0[s1], (int)nt, what);
+            for (size_t e = (size_t)q0[s0] * row; e < (size_t)q0[s1] * row; e++)
+                CHK(isnan(pa_load_as_float(dt, got, e)), "%s: a skipped sequence's row %zu written", what, e / row);
+            for (size_t i = 0; i < 4 * nt; i++) {
+                const int t = (int)(i % nt), skipped = t >= q0[s0] && t < q0[s1];
+                CHK(isnan(lse[i]) == skipped, "%s: lse of head %zu row %d: %g", what, i / nt, t, lse[i]);
+            }
+            free(lse);
+            free(got);
+            pa_test_dev_free(d.out);
+            pa_test_dev_free((void *)d.query);
+            pa_test_dev_free((void *)d.key);
+            pa_test_dev_free((void *)d.value);
+            pa_test_dev_free((void *)d.cu_seqlens_q);
+            pa_test_dev_free((void *)d.cu_seqlens_k);
+            pa_test_dev_free(d.lse);
+            pa_prompt_problem_free(pr);
+        }
+}
+
 /* Decoder (causal), encoder, encoder-only and cross-attention, lengths that are
  * not tile multiples, q_len > k_len and q_len < k_len, GQA, every dtype. */
 Test(prefill_gpu, prompt_attention_types) {
@@ -2641,6 +2720,38 @@ Test(prefill_hopper, many_tiles_per_cta) {
     hopper_end(before, 2);
 }
 
+/* The Hopper kernel's tiles that need no mask run a loop of their own over a
+ * range of key tiles; where the cache's whole tiles reach its last tile and
+ * the first new-key tile is whole too, that range spans both segments. It
+ * takes a context of whole tiles (256 keys at head 128's 128-key tiles, 128
+ * at head 256's 64) and query rows all past the first new tile (the second
+ * query tile of a prompt of 300 or 200). No test reached it before
+ * (scripts/interp-line-coverage.sh, 2026-12-06). */
+Test(prefill_hopper, mask_free_range_across_cache_and_new_keys) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    static const struct {
+        int hs, ql, cl;
+        pa_dtype dt;
+    } cs[] = {{128, 300, 256, PA_DTYPE_F16}, {64, 300, 384, PA_DTYPE_BF16}, {256, 200, 128, PA_DTYPE_F16}};
+    for (int i = 0; i < 3; i++) {
+        const int ql[1] = {cs[i].ql}, cl[1] = {cs[i].cl};
+        ctx_case c = {.seed = 13450u + (uint64_t)i,
+                      .layout = PA_LAYOUT_FLASH_NHD,
+                      .qd = cs[i].dt,
+                      .cd = cs[i].dt,
+                      .seqs = 1,
+                      .heads = 2,
+                      .kv_heads = 2,
+                      .hs = cs[i].hs,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl};
+        run_ctx_case(&c, NULL, 0);
+    }
+    hopper_end(before, 3);
+}
+
 /* set_rising_logits on the Hopper kernel: 128-key tiles, P V's P from the
  * exponents in registers, O's rescale deferred under the next Q K^T. */
 Test(prefill_hopper, rising_logits_move_the_reference) {
@@ -2706,7 +2817,8 @@ Test(prefill_hopper, window_cuts_a_later_tile) {
  * each against the reference. At 2 CTAs, every persistent instance (head
  * class, query dtype, cache kind) once more, outside the race suites (the
  * cases above hold each pipeline variant to them): until 2026-12-06 19 of the
- * 36 ran in no test (scripts/kernel_coverage.py). */
+ * 36 ran in no test (scripts/kernel_coverage.py). And once with "on" (one CTA
+ * an SM), which no test had set (scripts/interp-line-coverage.sh). */
 static void set_persistent(int ctas) {
     char v[16];
     snprintf(v, sizeof v, "%d", ctas);
@@ -2775,6 +2887,11 @@ Test(prefill_hopper, persistent_ctas) {
             run_hopper_ctx(all, na, 14200u);
             n += na;
         }
+    }
+    if (!races) { /* "on": one CTA an SM, the device's count */
+        cr_assert_eq(setenv("PAGEDATTN_PREFILL_PERSISTENT", "on", 1), 0);
+        run_hopper_ctx(cs, 1, 14300u);
+        n++;
     }
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, n);
