@@ -33,34 +33,39 @@ static pa_kv_geom geom_of(const pa_kv_cache *c) {
 }
 
 /* An input view [num_tokens, nh, hs] with token / head strides (0 =
- * contiguous): the resolved strides and the extent (one past the last element
- * read) must fit in int64, so no index computed from them wraps. */
-static pa_status check_view(const char *op, const char *name, int64_t num_tokens, int64_t tok_stride,
-                            int64_t head_stride, int64_t nh, int64_t hs) {
+ * contiguous): *ext gets its extent in elements, first to one past the last
+ * one read (0 without tokens). 0 where a resolved stride or the extent passes
+ * int64. */
+static int view_elems(int64_t num_tokens, int64_t tok_stride, int64_t head_stride, int64_t nh, int64_t hs,
+                      int64_t *ext) {
     const int64_t h = head_stride ? head_stride : hs;
-    int64_t t = tok_stride, a = 0, b = 0, ext = 0;
+    int64_t t = tok_stride, a = 0, b = 0;
+    *ext = 0;
     int ok = tok_stride != 0 || pa_mul_i64(nh, h, &t);
     if (ok && num_tokens > 0)
-        ok = pa_mul_i64(num_tokens - 1, t, &a) && pa_mul_i64(nh - 1, h, &b) && pa_add_i64(a, b, &ext) &&
-             pa_add_i64(ext, hs, &ext);
-    PA_REQUIRE(ok, "%s: %s view of %lld tokens with strides %lld/%lld overflows int64", op, name, (long long)num_tokens,
+        ok = pa_mul_i64(num_tokens - 1, t, &a) && pa_mul_i64(nh - 1, h, &b) && pa_add_i64(a, b, ext) &&
+             pa_add_i64(*ext, hs, ext);
+    return ok;
+}
+
+/* The resolved strides and the extent must fit in int64, so no index computed
+ * from them wraps. */
+static pa_status check_view(const char *op, const char *name, int64_t num_tokens, int64_t tok_stride,
+                            int64_t head_stride, int64_t nh, int64_t hs) {
+    int64_t ext;
+    PA_REQUIRE(view_elems(num_tokens, tok_stride, head_stride, nh, hs, &ext),
+               "%s: %s view of %lld tokens with strides %lld/%lld overflows int64", op, name, (long long)num_tokens,
                (long long)tok_stride, (long long)head_stride);
     return PA_SUCCESS;
 }
 
-/* Bytes of an input view [num_tokens, nh, hs] (strides 0: contiguous; its
- * extent checked by check_view), INT64_MAX where they pass int64. */
+/* The view's bytes (checked by check_view), INT64_MAX where they pass int64. */
 static int64_t view_bytes(int64_t num_tokens, int64_t tok_stride, int64_t head_stride, int64_t nh, int64_t hs,
                           size_t esz) {
-    const int64_t h = head_stride ? head_stride : hs;
-    int64_t t = tok_stride, a = 0, b = 0, ext = 0;
-    if (num_tokens <= 0)
-        return 0;
-    if ((tok_stride == 0 && !pa_mul_i64(nh, h, &t)) || !pa_mul_i64(num_tokens - 1, t, &a) ||
-        !pa_mul_i64(nh - 1, h, &b) || !pa_add_i64(a, b, &ext) || !pa_add_i64(ext, hs, &ext) ||
-        !pa_mul_i64(ext, (int64_t)esz, &ext))
-        return INT64_MAX;
-    return ext;
+    int64_t ext, bytes;
+    return view_elems(num_tokens, tok_stride, head_stride, nh, hs, &ext) && pa_mul_i64(ext, (int64_t)esz, &bytes)
+               ? bytes
+               : INT64_MAX;
 }
 
 /* A cache write's output, the cache's key buffer and its value buffer (each on
