@@ -1443,6 +1443,42 @@ static void check_prompt_out_at(pa_prompt_problem *pr, const char *what, size_t 
 }
 static void check_prompt(pa_prompt_problem *pr, const char *what) { check_prompt_out_at(pr, what, 0); }
 
+/* pr's prompt on the device with the sequences' query and key offsets cu_q
+ * and cu_k (num_seqs + 1 int32 each; cu_k NULL for self-attention) in place
+ * of its own, out and lse ([num_heads, num_q_tokens]) starting as NaN: *got
+ * and *lse (malloc'd) get what the launch left. */
+static void prompt_with_offsets(const pa_prompt_problem *pr, const int32_t *cu_q, const int32_t *cu_k, void **got,
+                                float **lse) {
+    const pa_prompt_attention_params *h = &pr->p;
+    const pa_dtype dt = h->dtype;
+    const size_t es = pa_dtype_size(dt), nt = (size_t)h->num_q_tokens, nl = (size_t)h->num_heads * nt;
+    const size_t ob = nt * (size_t)h->num_heads * (size_t)h->head_size * es, cb = sizeof(int32_t) * (h->num_seqs + 1);
+    *lse = pa_test_nan_floats(nl);
+    *got = malloc(ob);
+    for (size_t e = 0; e < ob / es; e++)
+        pa_store_from_float(dt, *got, e, NAN);
+    pa_prompt_attention_params d = *h;
+    d.out = pa_test_dev_upload(*got, ob);
+    d.query = pa_test_dev_upload(pr->q, pr->q_elems * es);
+    d.key = pa_test_dev_upload(pr->k, pr->k_elems * es);
+    d.value = pa_test_dev_upload(pr->v, pr->k_elems * es);
+    d.cu_seqlens_q = pa_test_dev_upload(cu_q, cb);
+    d.cu_seqlens_k = cu_k ? pa_test_dev_upload(cu_k, cb) : NULL;
+    d.lse = pa_test_dev_upload(*lse, sizeof(float) * nl);
+    cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
+    pa_test_dev_sync();
+    pa_test_dev_download(*got, d.out, ob);
+    pa_test_dev_download(*lse, d.lse, sizeof(float) * nl);
+    pa_test_dev_free(d.out);
+    pa_test_dev_free((void *)d.query);
+    pa_test_dev_free((void *)d.key);
+    pa_test_dev_free((void *)d.value);
+    pa_test_dev_free((void *)d.cu_seqlens_q);
+    if (d.cu_seqlens_k)
+        pa_test_dev_free((void *)d.cu_seqlens_k);
+    pa_test_dev_free(d.lse);
+}
+
 /* Prompt attention over query rows that overlap (cu_seqlens_q {0, 20, 15, 34},
  * self-attention, so the keys' too): sequence 1 runs backwards and sequence 2,
  * valid on its own, starts inside sequence 0's rows. prefill.h skips both (no
@@ -1468,26 +1504,14 @@ Test(prefill_gpu, prompt_overlapping_sequences_are_skipped) {
                                    .q_lens = ql};
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         pa_prompt_attention_params *h = &pr->p;
-        const size_t es = pa_dtype_size(dt), row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
+        const size_t row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
         cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error()); /* pr->out */
-        float *lse = pa_test_nan_floats(4 * nt);
-        void *got = malloc(nt * row * es);
-        for (size_t e = 0; e < nt * row; e++)
-            pa_store_from_float(dt, got, e, NAN);
         int32_t cu[4];
         memcpy(cu, pr->cu_q, sizeof cu);
         cu[2] = 15;
-        pa_prompt_attention_params d = *h;
-        d.out = pa_test_dev_upload(got, nt * row * es);
-        d.query = pa_test_dev_upload(pr->q, pr->q_elems * es);
-        d.key = pa_test_dev_upload(pr->k, pr->k_elems * es);
-        d.value = pa_test_dev_upload(pr->v, pr->k_elems * es);
-        d.cu_seqlens_q = pa_test_dev_upload(cu, sizeof cu);
-        d.lse = pa_test_dev_upload(lse, sizeof(float) * 4 * nt);
-        cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
-        pa_test_dev_sync();
-        pa_test_dev_download(got, d.out, nt * row * es);
-        pa_test_dev_download(lse, d.lse, sizeof(float) * 4 * nt);
+        void *got;
+        float *lse;
+        prompt_with_offsets(pr, cu, NULL, &got, &lse);
         char what[64];
         snprintf(what, sizeof what, "overlapping prompts, %s, path %d", pa_dtype_name(dt), k);
         compare_rows(got, pr->out, dt, dt, row, 0, 20, what);
@@ -1499,12 +1523,6 @@ Test(prefill_gpu, prompt_overlapping_sequences_are_skipped) {
                      pa_prefill_hopper_launches() - before);
         free(lse);
         free(got);
-        pa_test_dev_free(d.out);
-        pa_test_dev_free((void *)d.query);
-        pa_test_dev_free((void *)d.key);
-        pa_test_dev_free((void *)d.value);
-        pa_test_dev_free((void *)d.cu_seqlens_q);
-        pa_test_dev_free(d.lse);
         pa_prompt_problem_free(pr);
     }
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
@@ -1535,7 +1553,7 @@ Test(prefill_gpu, cross_attention_bad_key_offsets_skip_the_sequence) {
                                        .k_lens = kl};
             pa_prompt_problem *pr = pa_prompt_problem_make(&c);
             pa_prompt_attention_params *h = &pr->p;
-            const size_t es = pa_dtype_size(dt), row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
+            const size_t row = (size_t)4 * 64, nt = (size_t)h->num_q_tokens;
             cr_assert_eq(pa_ref_prompt_attention(h), PA_SUCCESS, "%s", pa_last_error()); /* pr->out */
             int32_t cu[4];
             memcpy(cu, pr->cu_k, sizeof cu); /* {0, 20, 27, 39} */
@@ -1545,22 +1563,9 @@ Test(prefill_gpu, cross_attention_bad_key_offsets_skip_the_sequence) {
                 cu[2] = cu[1] + h->max_seqlen_k + 1; /* sequence 2 then runs backwards: skipped too */
             else
                 cu[3] = h->num_k_tokens + 1;
-            float *lse = pa_test_nan_floats(4 * nt);
-            void *got = malloc(nt * row * es);
-            for (size_t e = 0; e < nt * row; e++)
-                pa_store_from_float(dt, got, e, NAN);
-            pa_prompt_attention_params d = *h;
-            d.out = pa_test_dev_upload(got, nt * row * es);
-            d.query = pa_test_dev_upload(pr->q, pr->q_elems * es);
-            d.key = pa_test_dev_upload(pr->k, pr->k_elems * es);
-            d.value = pa_test_dev_upload(pr->v, pr->k_elems * es);
-            d.cu_seqlens_q = pa_test_dev_upload(pr->cu_q, sizeof cu);
-            d.cu_seqlens_k = pa_test_dev_upload(cu, sizeof cu);
-            d.lse = pa_test_dev_upload(lse, sizeof(float) * 4 * nt);
-            cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
-            pa_test_dev_sync();
-            pa_test_dev_download(got, d.out, nt * row * es);
-            pa_test_dev_download(lse, d.lse, sizeof(float) * 4 * nt);
+            void *got;
+            float *lse;
+            prompt_with_offsets(pr, pr->cu_q, cu, &got, &lse);
             /* skipped: sequence `bad`'s rows (and, for bad 1, sequence 2's) */
             const int q0[4] = {0, 6, 11, 20};
             const int s0 = bad == 0 ? 0 : bad == 1 ? 1 : 2, s1 = bad == 1 ? 3 : s0 + 1;
@@ -1578,13 +1583,6 @@ Test(prefill_gpu, cross_attention_bad_key_offsets_skip_the_sequence) {
             }
             free(lse);
             free(got);
-            pa_test_dev_free(d.out);
-            pa_test_dev_free((void *)d.query);
-            pa_test_dev_free((void *)d.key);
-            pa_test_dev_free((void *)d.value);
-            pa_test_dev_free((void *)d.cu_seqlens_q);
-            pa_test_dev_free((void *)d.cu_seqlens_k);
-            pa_test_dev_free(d.lse);
             pa_prompt_problem_free(pr);
         }
 }
