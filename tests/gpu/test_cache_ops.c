@@ -1438,7 +1438,7 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     const int64_t one[][2] = {{0, 1}};
     assert_fail(pa_swap_blocks(b + 128, bogus, 128, &one[0][0], 1, 4, 4, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
     assert_fail(pa_swap_blocks(bogus, b + 511, 128, &one[0][0], 1, 4, 4, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
-    pa_kv_cache k1 = v, k2 = v; /* swap_blocks_kv: one cache's value buffer over the other's key */
+    pa_kv_cache k1 = v, k2 = v; /* swap_blocks_kv: one cache's value buffer over the other's key, */
     k1.num_kv_heads = k2.num_kv_heads = 2;
     k1.block_size = k2.block_size = 16;
     k1.num_blocks = k2.num_blocks = 4;
@@ -1446,6 +1446,11 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     k1.value = bogus;
     k2.key = b + (2 << 20);
     k2.value = b + (1 << 20);
+    assert_fail(pa_swap_blocks_kv(&k2, &k1, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    k2.value = bogus; /* ... over the other's value buffer */
+    assert_fail(pa_swap_blocks_kv(&k2, &k1, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    k2.key = bogus; /* one cache's key buffer over the other's value buffer */
+    k2.value = b + (3 << 20);
     assert_fail(pa_swap_blocks_kv(&k2, &k1, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
     assert_fail(pa_copy_blocks(bogus, bogus, 4, (const int64_t *)(b + 4), 3, 1024, PA_DTYPE_F16, 8, NULL),
                 PA_ERR_INVALID_ARGUMENT, "block_mapping (");
