@@ -7,9 +7,11 @@
 # the build takes about 5 minutes on two cores and the run about an hour
 # (gcov slows interpret mode about fourfold; decode's program alone took 32
 # minutes on 2026-12-06). Run it on an idle machine after adding kernel code:
-#   scripts/interp-line-coverage.sh [BUILD_DIR]   (default build-cov)
+#   scripts/interp-line-coverage.sh [BUILD_DIR [REPORT_ARGS...]]   (default build-cov)
 # Writes BUILD_DIR/interp-lines.json (gcovr) and prints the report;
 # PA_COV_REPORT_ONLY=1 reports on the counts a run left there, running nothing.
+# REPORT_ARGS go to scripts/interp_line_coverage.py (--instances: the kernel
+# instances that never ran a helper another instance of its template ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source scripts/deps.sh || exit 1
@@ -42,4 +44,4 @@ for t in json.load(sys.stdin):
 fi
 gcovr -r . --object-directory "$dir" --filter "$PWD/cuda/" --gcov-ignore-errors=all \
     --gcov-ignore-parse-errors=all --gcov-suspicious-hits-threshold 0 --json "$dir/interp-lines.json" || exit 1
-python3 scripts/interp_line_coverage.py "$dir/interp-lines.json"
+python3 scripts/interp_line_coverage.py "$dir/interp-lines.json" "${@:2}"

@@ -10,7 +10,16 @@ templates never instantiated, and branches `if constexpr` removed, are not in
 the report at all: scripts/kernel_coverage.py checks that every shipped
 instance runs; this is the level below, the runtime branches inside them.
 
-Usage: interp_line_coverage.py REPORT.json [SUBSTRING ...]
+With --instances it lists instead the functions (template instances, device
+helpers and lambdas inlined into a kernel) that never ran while another
+instance of the same template (same file and line) did: a path some kernel
+instance runs and another never does, which the union above hides (a V^T
+copy that ran at head 224 for f16 queries but not bf16, say). Some are dead
+by construction (an instance whose launcher never takes that branch); the
+rest want a test (prefill_gpu/mma_sync_every_instance_and_cache_path came of
+the first such list, 2026-12-06).
+
+Usage: interp_line_coverage.py REPORT.json [--instances] [SUBSTRING ...]
   SUBSTRING  list only the files whose path contains one (all by default);
              the summary line of every file is printed either way
 Exit 0 (a report, not a gate).
@@ -28,7 +37,9 @@ def main():
         print(__doc__.strip().split("\n\n")[-2], file=sys.stderr)
         return 2
     report = json.load(open(sys.argv[1]))
-    want = sys.argv[2:]
+    want = [a for a in sys.argv[2:] if a != "--instances"]
+    if "--instances" in sys.argv[2:]:
+        return instances(report, want)
     per_file = {}
     for f in report["files"]:
         counts = collections.defaultdict(int)
@@ -58,6 +69,30 @@ def main():
                 print(f"    {n:5d}{'*' if n in missed else ' '} {source[n - 1].rstrip()[:110]}")
             print()
     print(f"all: {run} of {total} lines run in interpret mode")
+    return 0
+
+
+def instances(report, want):
+    """The functions never run beside a sibling instance that ran."""
+    total = 0
+    for f in sorted(report["files"], key=lambda f: f["file"]):
+        by_line = collections.defaultdict(list)
+        for fn in f.get("functions", []):
+            by_line[fn["lineno"]].append(fn)
+        idle = []
+        for lineno, fns in sorted(by_line.items()):
+            if any(fn.get("execution_count", 0) for fn in fns):
+                idle += [(lineno, fn) for fn in fns if not fn.get("execution_count", 0)]
+        if not idle:
+            continue
+        total += len(idle)
+        print(f"{f['file']:55s} {len(idle):5d} instances never run beside a sibling that ran")
+        if want and not any(w in f["file"] for w in want):
+            continue
+        for lineno, fn in idle:
+            name = fn.get("demangled_name") or fn.get("name", "?")
+            print(f"    {lineno:5d} {name[:200]}")
+    print(f"all: {total} instances never run beside a sibling that ran")
     return 0
 
 

@@ -718,6 +718,65 @@ Test(prefill_gpu, cache_tile_paths) {
     }
 }
 
+/* The mma.sync kernel (the path of every GPU but an sm_90 with a 90a build,
+ * and of vLLM's layout above head 128 there) over each of its instances (head
+ * class x query dtype) with each way its launcher loads cache tiles
+ * (pa_prefill_cache_paths): 16-bit rows in runs of 8 slots (flash, blocks of
+ * 16) and one by one (blocks of 12), 16-bit V^T (vLLM, blocks of 16), raw
+ * e4m3 and e5m2 tiles dequantised in shared memory (flash) and raw V^T
+ * (vLLM), and the register path (vLLM's fp8 in blocks of 8, its 16-bit values
+ * in blocks of 4). Interpret mode's default path takes the Hopper kernel
+ * wherever it can, so without this each instance ran only the paths some
+ * other test's shape happened to leave to mma.sync (scripts/
+ * interp_line_coverage.py --instances, 2026-12-06: 250 instances of device
+ * helpers never run beside a sibling that ran, such as V^T at heads 160 to
+ * 256 and dequantisation of e5m2 or e4m3 at several heads). Heads of the
+ * class and 16 below it (padded columns); a window on every fifth case, so
+ * each kind meets one. The caller sets the path (PA_PREFILL_PATH_MMA);
+ * compact_tiles_on_a_99_KiB_device runs the compact instances (heads 128 and
+ * 256) the same way. */
+static void mma_instance_sweep(const int *hp, int nhp, uint64_t seed) {
+    static const struct {
+        pa_kv_layout layout;
+        int cache; /* cache_for's index: 0 the query dtype, 1 e4m3, 2 e5m2 */
+        int bs;
+    } kinds[9] = {
+        {PA_LAYOUT_FLASH_NHD, 0, 16}, {PA_LAYOUT_VLLM, 0, 16},      {PA_LAYOUT_FLASH_HND, 1, 16},
+        {PA_LAYOUT_VLLM, 2, 16},      {PA_LAYOUT_FLASH_NHD, 2, 16}, {PA_LAYOUT_VLLM, 1, 16},
+        {PA_LAYOUT_FLASH_HND, 0, 12}, {PA_LAYOUT_VLLM, 1, 8},       {PA_LAYOUT_VLLM, 0, 4},
+    };
+    const int ql[2] = {9, 40}, cl[2] = {77, 141};
+    const long hopper_before = pa_prefill_hopper_launches();
+    int n = 0;
+    for (int h = 0; h < nhp; h++)
+        for (int d = 0; d < 2; d++)
+            for (int k = 0; k < 9; k++, n++) {
+                const pa_dtype qd = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+                ctx_case c = {.seed = seed + (uint64_t)n,
+                              .layout = kinds[k].layout,
+                              .qd = qd,
+                              .cd = cache_for(qd, kinds[k].cache),
+                              .seqs = 2,
+                              .heads = 4,
+                              .kv_heads = 2,
+                              .hs = (k + d) % 2 ? hp[h] - 16 : hp[h],
+                              .bs = kinds[k].bs,
+                              .ql = ql,
+                              .cl = cl,
+                              .window = n % 5 == 2 ? 50 : 0};
+                run_ctx_case(&c, NULL, 0);
+            }
+    cr_assert_eq(pa_prefill_hopper_launches(), hopper_before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
+}
+
+Test(prefill_gpu, mma_sync_every_instance_and_cache_path) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    static const int hp[8] = {32, 64, 96, 128, 160, 192, 224, 256};
+    mma_instance_sweep(hp, 8, 4350u);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+}
+
 /* Cache tiles of the query dtype copied in runs of 8 slots (block sizes that
  * are multiples of 8: prefill_kernel.cuh, copy_rows_runs): every head class,
  * whose copy lanes divide the tile differently (teams of 8 lanes at head 32,
@@ -949,6 +1008,39 @@ Test(prefill_gpu, f32_queries) {
                           .cap = k == 2 ? 1.5f : 0.0f};
             run_ctx_case(&c, NULL, 0);
         }
+}
+
+/* f32 queries with logits spread far past f32's exponent range (the scale
+ * times 100: a row's logits hundreds apart), so most keys' weights e^(x - m)
+ * underflow to 0 inside the key range. The f32 kernel skips a key of weight 0
+ * without reading its value and goes on to the next (prefill_f32.cu); no
+ * other test gives a weight of 0 there (its masks end the key range instead:
+ * interp-line-coverage, 2026-12-06). f32 and fp8 caches, a window. */
+Test(prefill_gpu, f32_weights_that_underflow_to_zero) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[2] = {20, 45}, cl[2] = {70, 131};
+    for (int k = 0; k < 3; k++) {
+        const pa_dtype cd = cache_for(PA_DTYPE_F32, k);
+        ctx_case c = {.seed = 6050u + (uint64_t)k,
+                      .layout = layout_for(k, 64, cd),
+                      .qd = PA_DTYPE_F32,
+                      .cd = cd,
+                      .seqs = 2,
+                      .heads = 4,
+                      .kv_heads = 2,
+                      .hs = 64,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl,
+                      .window = k == 2 ? 40 : 0};
+        pa_context_problem *pr = make_ctx(&c);
+        pr->p.scale *= 100.0f;
+        char what[128];
+        snprintf(what, sizeof what, "f32 queries, logit scale x100: cache=%s layout %s", pa_dtype_name(cd),
+                 pa_kv_layout_name(c.layout));
+        check_context(pr, NULL, 0, what);
+        pa_context_problem_free(pr);
+    }
 }
 
 /* A long context (32K and more) with a short query and a GQA group of 8. */
@@ -3441,6 +3533,9 @@ Test(prefill_gpu, compact_tiles_on_a_99_KiB_device) {
         check_prompt(pr, what);
         pa_prompt_problem_free(pr);
     }
+    /* each compact instance (heads 128 and 256, f16 and bf16) with each cache path */
+    static const int hp[2] = {128, 256};
+    mma_instance_sweep(hp, 2, 4760u);
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
     if (interp)
         unsetenv("PA_INTERP_SMEM_OPTIN");

@@ -515,6 +515,33 @@ Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
                    .sinks = cs[j].sinks};
         run_case(&k);
     }
+    /* Each compact instance (heads 128 and 256, f16 and bf16 queries) with
+     * each cache dtype, a decode item (1 query x a group of 4) and prefill
+     * items in one batch: the table above leaves some of them to other shapes
+     * (per-instance line counts, scripts/interp-line-coverage.sh, 2026-12-06:
+     * e5m2 decode items at head 128 under f16 queries, e4m3 at head 256 under
+     * bf16). Heads of the class and 8 below it; a window on every fourth case,
+     * a soft cap on every fourth from the second (each cache dtype meets both). */
+    static const int ql[4] = {1, 37, 3, 90}, kl[4] = {70, 100, 150, 160};
+    int n = 0;
+    for (int h = 0; h < 2; h++)
+        for (int d = 0; d < 2; d++)
+            for (int c = 0; c < 3; c++, n++) {
+                const pa_dtype q = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+                gcase k = {.seed = 8950 + (uint64_t)n,
+                           .q_dtype = q,
+                           .cache_dtype = c == 0   ? q
+                                          : c == 1 ? PA_DTYPE_FP8_E4M3
+                                                   : PA_DTYPE_FP8_E5M2,
+                           .qh = 8,
+                           .kvh = 2,
+                           .hs = (h ? 256 : 128) - ((c + d) % 2 ? 8 : 0),
+                           .ps = 16,
+                           .window = n % 4 == 2 ? 45 : 0,
+                           .soft_cap = n % 4 == 1 ? 0.7f : 0.0f,
+                           .sinks = n % 4 == 1};
+                run_lens(&k, 4, ql, kl);
+            }
     if (interp)
         unsetenv("PA_INTERP_SMEM_OPTIN");
 }
