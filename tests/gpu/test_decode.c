@@ -906,6 +906,45 @@ Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
     two_head_blocks(128, 4950u);
 }
 
+/* Every tensor-core instance over vLLM's layout (each head size it serves x
+ * query dtype x cache dtype, and the two head blocks at heads 64, 128 and
+ * 192) with a window that starts inside a 16-byte value unit, so the V^T
+ * copy takes its element path (issue_tile: the unit's keys before the window
+ * zeroed one by one) beside its 16-byte copies. The tests above give each
+ * instance a window over vLLM's layout only where their rotations happen to
+ * (per-instance line counts, scripts/interp_line_coverage.py --instances,
+ * 2026-12-06: 32 instances never ran the element path). Windows from keys
+ * 25 (mid-unit at 16 and 8 keys a unit), 256 (a unit's start) and 955. */
+Test(decode_fixed, tensor_core_vllm_window_inside_a_value_unit, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[3] = {70, 301, 1000};
+    static const int hs[9] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+    int n = 0;
+    for (int h = 0; h < 9; h++)
+        for (int blocks = 1; blocks <= 2; blocks++) {
+            if (blocks == 2 && hs[h] != 64 && hs[h] != 128 && hs[h] != 192)
+                continue;
+            for (int k = 0; k < 6; k++, n++) {
+                dcase c = {0};
+                c.layout = PA_LAYOUT_VLLM;
+                c.q = k % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+                c.c = k / 2 == 0 ? c.q : k / 2 == 1 ? PA_DTYPE_FP8_E4M3 : PA_DTYPE_FP8_E5M2;
+                if (hs[h] == 120 && k >= 2) /* fp8 at head 120: the CUDA-core kernel */
+                    continue;
+                c.heads = blocks == 2 ? 16 : 8;
+                c.kv_heads = blocks == 2 ? 1 : 2;
+                c.hs = hs[h];
+                c.bs = 16;
+                c.window = 45;
+                c.cap = n % 4 == 1 ? 0.3f : 0.0f;
+                c.nseq = 3;
+                c.lens = lens;
+                c.seed = 15950u + (uint64_t)n;
+                run_case(&c);
+            }
+        }
+}
+
 /* The same at head 192, whose two warps a token group each hold 96 dims of
  * both head blocks' O^T (Nemotron-4 340B: group 12). */
 Test(decode_fixed, tensor_core_group_16_head_192, .timeout = 600) {
