@@ -2987,6 +2987,65 @@ Test(prefill_hopper, persistent_ctas) {
     hopper_end(before, n);
 }
 
+/* Every Hopper instance (head class x query dtype x cache kind, one CTA an
+ * item and persistent) with attention sinks, and a sequence of 200 new keys
+ * over 20 cached ones, so the mask-free range of new-key tiles is the longer
+ * one (the whole-tile loop's third arm); over vLLM's 16-bit layout a
+ * cache-only batch too, so the last tile is a V^T cache tile. The tests above
+ * meet these in a few instances each (per-instance line counts,
+ * scripts/interp-line-coverage.sh, 2026-12-06: the sink's term of the sum in
+ * 60 instances, the third arm in 53, the last V^T tile in 22, never ran).
+ * Heads of the class and 16 below it; a window of 64 on every fifth case. */
+static void run_cache_only_case(const ctx_case *c);
+Test(prefill_hopper, every_instance_with_sinks_and_long_new_parts) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const pa_dtype E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
+    static const int hp[5] = {64, 96, 128, 192, 256};
+    const int ql[3] = {200, 1, 40}, cl[3] = {20, 77, 300};
+    long n = 0;
+    int i = 0;
+    for (int persist = 0; persist < 2; persist++) {
+        if (persist)
+            set_persistent(2);
+        for (int h = 0; h < 5; h++)
+            for (int d = 0; d < 2; d++)
+                for (int k = 0; k < 4; k++) {
+                    const int vllm = k & 1, fp8 = k >> 1;
+                    if (vllm && hp[h] > 128) /* HP 192 and 256: flash caches only */
+                        continue;
+                    const pa_dtype q = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+                    float *sinks = pa_test_sinks(4, 15000u + (uint64_t)i, i % 3 == 1);
+                    ctx_case c = {.seed = 15000u + (uint64_t)i,
+                                  .layout = vllm ? PA_LAYOUT_VLLM
+                                            : k  ? PA_LAYOUT_FLASH_HND
+                                                 : PA_LAYOUT_FLASH_NHD,
+                                  .qd = q,
+                                  .cd = fp8 ? ((h + d) % 2 ? E5 : E4) : q,
+                                  .seqs = 3,
+                                  .heads = 4,
+                                  .kv_heads = 2,
+                                  .hs = (i % 2) ? hp[h] - 16 : hp[h],
+                                  .bs = 16,
+                                  .ql = ql,
+                                  .cl = cl,
+                                  .window = i % 5 == 4 ? 64 : 0,
+                                  .sinks = sinks};
+                    run_ctx_case(&c, NULL, 0);
+                    n++;
+                    if (vllm && !fp8) {
+                        c.window = 0; /* (cache only takes no window) */
+                        run_cache_only_case(&c);
+                        n++;
+                    }
+                    free(sinks);
+                    i++;
+                }
+    }
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, n);
+}
+
 /* prefill_gpu/bad_device_data_skips_the_sequence on the Hopper kernel, one
  * CTA an item and one persistent CTA: the bad sequence's items (lengths refused
  * by every role, or a block id or rows overlapping an earlier sequence's, which
