@@ -1228,12 +1228,14 @@ def merge_attn_states(output, prefix_output, prefix_lse, suffix_output, suffix_l
 
         output, prefix_output, suffix_output  [num_tokens, num_heads, head_size] f32/f16/bf16, one
                       dtype; token rows may be strided, heads contiguous (strides [*, head_size, 1]);
-                      output may be prefix_output or suffix_output (in place), else apart from both
+                      output may be prefix_output or suffix_output (in place), else apart from both;
+                      apart from the lse tensors either way
         prefix_lse, suffix_lse  float32 [num_heads, num_tokens]: each part's natural-log sum of
                       exp(score) over its keys (FlashAttention's softmax_lse); any positive strides,
                       so FlashInfer's [num_tokens, num_heads] lse passes as its transpose (lse.T),
                       once multiplied by ln 2 (FlashInfer's default lse is base 2)
-        output_lse    float32 [num_heads, num_tokens] for the merged lse, or None
+        output_lse    float32 [num_heads, num_tokens] for the merged lse, or None; apart from every
+                      other tensor (merge.h: the C op refuses an overlap)
     The three lse tensors share one layout (the same strides). With a = prefix_lse[h, t] and
     b = suffix_lse[h, t], output[t, h] = (e^a prefix_output[t, h] + e^b suffix_output[t, h]) / (e^a + e^b)
     and output_lse[h, t] = log(e^a + e^b), computed in f32 and rounded once. An lse of +inf is read as
