@@ -727,10 +727,10 @@ Test(prefill_gpu, cache_tile_paths) {
  * (vLLM), and the register path (vLLM's fp8 in blocks of 8, its 16-bit values
  * in blocks of 4). Interpret mode's default path takes the Hopper kernel
  * wherever it can, so without this each instance ran only the paths some
- * other test's shape happened to leave to mma.sync (scripts/
- * interp_line_coverage.py --instances, 2026-12-06: 250 instances of device
- * helpers never run beside a sibling that ran, such as V^T at heads 160 to
- * 256 and dequantisation of e5m2 or e4m3 at several heads). Heads of the
+ * other test's shape happened to leave to mma.sync
+ * (scripts/interp_line_coverage.py --instances, 2026-12-06: 250 instances of
+ * device helpers never run beside a sibling that ran, such as V^T at heads
+ * 160 to 256 and dequantisation of e5m2 or e4m3 at several heads). Heads of the
  * class and 16 below it (padded columns); a window on every fifth case, so
  * each kind meets one. The caller sets the path (PA_PREFILL_PATH_MMA);
  * compact_tiles_on_a_99_KiB_device runs the compact instances (heads 128 and
