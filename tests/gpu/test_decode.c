@@ -912,8 +912,8 @@ Test(decode_fixed, tensor_core_group_16, .timeout = 600) {
  * copy takes its element path (issue_tile: the unit's keys before the window
  * zeroed one by one) beside its 16-byte copies. The tests above give each
  * instance a window over vLLM's layout only where their rotations happen to
- * (per-instance line counts, scripts/interp_line_coverage.py --instances,
- * 2026-12-06: 32 instances never ran the element path). Windows from keys
+ * (the per-instance line counts of scripts/interp-line-coverage.sh's report,
+ * read by hand, 2026-12-06: 32 instances never ran the element path). Windows from keys
  * 25 (mid-unit at 16 and 8 keys a unit), 256 (a unit's start) and 955. */
 Test(decode_fixed, tensor_core_vllm_window_inside_a_value_unit, .timeout = 600) {
     PA_SKIP_WITHOUT_GPU();
