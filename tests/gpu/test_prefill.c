@@ -2909,6 +2909,36 @@ Test(prefill_hopper, window_cuts_a_later_tile) {
  * cases above hold each pipeline variant to them): until 2026-12-06 19 of the
  * 36 ran in no test (scripts/kernel_coverage.py). And once with "on" (one CTA
  * an SM), which no test had set (scripts/interp-line-coverage.sh). */
+/* One case per Hopper instance for a given persistence: head class (64, 96,
+ * 128, 192, 256) x query dtype x cache kind (16-bit or fp8, on `flash16` for
+ * 16-bit flash caches, HND for fp8 ones, or vLLM's layout up to HP 128), the
+ * class's full head, blocks of 16, 4 query heads; the count (32). */
+#define HOPPER_INSTANCES 32
+static int hopper_instances(hctx *all, pa_kv_layout flash16) {
+    static const int hp[5] = {64, 96, 128, 192, 256};
+    int na = 0;
+    for (int h = 0; h < 5; h++)
+        for (int d = 0; d < 2; d++)
+            for (int k = 0; k < 4; k++) {
+                const int vllm = k & 1, fp8 = k >> 1;
+                if (vllm && hp[h] > 128) /* HP 192 and 256: flash caches only */
+                    continue;
+                const pa_dtype q = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+                all[na++] = (hctx){vllm  ? PA_LAYOUT_VLLM
+                                   : fp8 ? PA_LAYOUT_FLASH_HND
+                                         : flash16,
+                                   q,
+                                   fp8 ? ((h + d) % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3) : q,
+                                   hp[h],
+                                   16,
+                                   4,
+                                   0,
+                                   0};
+            }
+    cr_assert_eq(na, HOPPER_INSTANCES);
+    return na;
+}
+
 static void set_persistent(int ctas) {
     char v[16];
     snprintf(v, sizeof v, "%d", ctas);
@@ -2955,25 +2985,8 @@ Test(prefill_hopper, persistent_ctas) {
         run_hopper_ctx(cs, nc, 14100u + 16u * (uint64_t)ctas);
         n += nc;
         if (ctas == 2 && !races) { /* every persistent instance: head class x query dtype x cache kind */
-            hctx all[32];
-            int na = 0;
-            static const int hp[5] = {64, 96, 128, 192, 256};
-            for (int h = 0; h < 5; h++)
-                for (int d = 0; d < 2; d++)
-                    for (int k = 0; k < 4; k++) {
-                        const int vllm = k & 1, fp8 = k >> 1;
-                        if (vllm && hp[h] > 128) /* HP 192 and 256: flash caches only */
-                            continue;
-                        const pa_dtype q = d ? B : F;
-                        all[na++] = (hctx){vllm ? PA_LAYOUT_VLLM : PA_LAYOUT_FLASH_HND,
-                                           q,
-                                           fp8 ? ((h + d) % 2 ? E5 : E4) : q,
-                                           hp[h],
-                                           16,
-                                           4,
-                                           0,
-                                           0};
-                    }
+            hctx all[HOPPER_INSTANCES];
+            const int na = hopper_instances(all, PA_LAYOUT_FLASH_HND);
             run_hopper_ctx(all, na, 14200u);
             n += na;
         }
@@ -3000,47 +3013,39 @@ static void run_cache_only_case(const ctx_case *c);
 Test(prefill_hopper, every_instance_with_sinks_and_long_new_parts) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
-    const pa_dtype E4 = PA_DTYPE_FP8_E4M3, E5 = PA_DTYPE_FP8_E5M2;
-    static const int hp[5] = {64, 96, 128, 192, 256};
     const int ql[3] = {200, 1, 40}, cl[3] = {20, 77, 300};
+    hctx all[HOPPER_INSTANCES];
+    const int na = hopper_instances(all, PA_LAYOUT_FLASH_NHD);
     long n = 0;
     int i = 0;
     for (int persist = 0; persist < 2; persist++) {
         if (persist)
             set_persistent(2);
-        for (int h = 0; h < 5; h++)
-            for (int d = 0; d < 2; d++)
-                for (int k = 0; k < 4; k++) {
-                    const int vllm = k & 1, fp8 = k >> 1;
-                    if (vllm && hp[h] > 128) /* HP 192 and 256: flash caches only */
-                        continue;
-                    const pa_dtype q = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
-                    float *sinks = pa_test_sinks(4, 15000u + (uint64_t)i, i % 3 == 1);
-                    ctx_case c = {.seed = 15000u + (uint64_t)i,
-                                  .layout = vllm ? PA_LAYOUT_VLLM
-                                            : k  ? PA_LAYOUT_FLASH_HND
-                                                 : PA_LAYOUT_FLASH_NHD,
-                                  .qd = q,
-                                  .cd = fp8 ? ((h + d) % 2 ? E5 : E4) : q,
-                                  .seqs = 3,
-                                  .heads = 4,
-                                  .kv_heads = 2,
-                                  .hs = (i % 2) ? hp[h] - 16 : hp[h],
-                                  .bs = 16,
-                                  .ql = ql,
-                                  .cl = cl,
-                                  .window = i % 5 == 4 ? 64 : 0,
-                                  .sinks = sinks};
-                    run_ctx_case(&c, NULL, 0);
-                    n++;
-                    if (vllm && !fp8) {
-                        c.window = 0; /* (cache only takes no window) */
-                        run_cache_only_case(&c);
-                        n++;
-                    }
-                    free(sinks);
-                    i++;
-                }
+        for (int j = 0; j < na; j++, i++) {
+            const hctx *h = &all[j];
+            float *sinks = pa_test_sinks(4, 15000u + (uint64_t)i, i % 3 == 1);
+            ctx_case c = {.seed = 15000u + (uint64_t)i,
+                          .layout = h->layout,
+                          .qd = h->qd,
+                          .cd = h->cd,
+                          .seqs = 3,
+                          .heads = h->heads,
+                          .kv_heads = 2,
+                          .hs = (i % 2) ? h->hs - 16 : h->hs,
+                          .bs = h->bs,
+                          .ql = ql,
+                          .cl = cl,
+                          .window = i % 5 == 4 ? 64 : 0,
+                          .sinks = sinks};
+            run_ctx_case(&c, NULL, 0);
+            n++;
+            if (h->layout == PA_LAYOUT_VLLM && h->cd == h->qd) {
+                c.window = 0; /* (cache only takes no window) */
+                run_cache_only_case(&c);
+                n++;
+            }
+            free(sinks);
+        }
     }
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, n);
