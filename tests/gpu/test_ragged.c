@@ -521,7 +521,10 @@ Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
      * (per-instance line counts, scripts/interp-line-coverage.sh, 2026-12-06:
      * e5m2 decode items at head 128 under f16 queries, e4m3 at head 256 under
      * bf16). Heads of the class and 8 below it; a window on every fourth case,
-     * a soft cap on every fourth from the second (each cache dtype meets both). */
+     * a soft cap on every fourth from the second (each cache dtype meets both);
+     * a soft mask value at head 128 over e4m3 and at head 256 over the query
+     * dtype, so each compact prefill shape masks a slot with it (the per-line
+     * counts of 2026-12-07: head 128's had only ever taken the hard mask). */
     static const int ql[4] = {1, 37, 3, 90}, kl[4] = {70, 100, 150, 160};
     int n = 0;
     for (int h = 0; h < 2; h++)
@@ -539,6 +542,7 @@ Test(ragged_gpu, compact_slots_on_a_99_KiB_device) {
                            .ps = 16,
                            .window = n % 4 == 2 ? 45 : 0,
                            .soft_cap = n % 4 == 1 ? 0.7f : 0.0f,
+                           .mask_value = (c + h) % 3 == 1 ? -2.5f : 0.0f,
                            .sinks = n % 4 == 1};
                 run_lens(&k, 4, ql, kl);
             }
@@ -1128,6 +1132,33 @@ Test(ragged_gpu, forced_kv_splits) {
                    .decode_every = 3};
         run_case(&k);
     }
+    /* Heads 64 and 200 (the class of 256, padded columns) in each dtype, on
+     * every other case a window of 8 keys and a group of 1. A chunk past an
+     * early row's causal limit has an lse of -inf, which the merge passes
+     * over. The per-line counts of 2026-12-07: the f32 kernel had passed over
+     * one only at heads 128 and 256, the f16 tensor-core one only at 64 and
+     * 128 (with these cases a probe there counted 9120 and 11400 passes). At
+     * those two the -inf chunks always come last (chunks of 64 keys start
+     * where 64-row tiles do), so skipping them and stopping at them give the
+     * same output: these cases reach the skip but cannot tell the two apart. */
+    for (int n = 0; n < 6; n++) {
+        gcase k = {.seed = 7010 + (uint64_t)n,
+                   .q_dtype = dts[n % 3],
+                   .cache_dtype = dts[n % 3],
+                   .num_seqs = 7,
+                   .qh = 4,
+                   .kvh = n % 2 == 0 ? 4 : 1,
+                   .hs = n < 3 ? 64 : 200,
+                   .ps = 16,
+                   .q_lo = 1,
+                   .q_hi = 150,
+                   .extra_lo = 0,
+                   .extra_hi = 400,
+                   .window = n % 2 == 0 ? 8 : 0,
+                   .split = 64,
+                   .decode_every = 3};
+        run_case(&k);
+    }
 }
 
 /* Attention sinks (gpt-oss; tpu-inference's attention_sink) through every path
@@ -1201,6 +1232,36 @@ Test(ragged_gpu, attention_sinks) {
          .q_hi = 80,
          .extra_lo = 0,
          .extra_hi = 60,
+         .sinks = 1},
+        /* rows written directly with their sink where the cases above had
+         * written none (the per-line counts of 2026-12-07): the f32 kernel at
+         * head 200 (the class of 256) and the f16 tensor-core one at head 64 */
+        {.seed = 7706,
+         .q_dtype = PA_DTYPE_F32,
+         .cache_dtype = PA_DTYPE_F32,
+         .num_seqs = 3,
+         .qh = 4,
+         .kvh = 2,
+         .hs = 200,
+         .ps = 16,
+         .q_lo = 20,
+         .q_hi = 70,
+         .extra_lo = 0,
+         .extra_hi = 80,
+         .sinks = 2},
+        {.seed = 7707,
+         .q_dtype = PA_DTYPE_F16,
+         .cache_dtype = PA_DTYPE_F16,
+         .num_seqs = 4,
+         .qh = 8,
+         .kvh = 2,
+         .hs = 64,
+         .ps = 16,
+         .q_lo = 17,
+         .q_hi = 90,
+         .extra_lo = 0,
+         .extra_hi = 120,
+         .window = 60,
          .sinks = 1},
         /* fp8 pages, head 256, forced chunks, a soft cap */
         {.seed = 7703,
