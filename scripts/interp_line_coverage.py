@@ -19,7 +19,14 @@ by construction (an instance whose launcher never takes that branch); the
 rest want a test (prefill_gpu/mma_sync_every_instance_and_cache_path came of
 the first such list, 2026-12-06).
 
-Usage: interp_line_coverage.py REPORT.json [--instances] [SUBSTRING ...]
+With --instance-lines it goes one level further, to lines: a line some
+instance ran that another instance, which did run its function, never ran
+(a branch inside a helper that ran, which --instances cannot see: the soft
+mask of the ragged kernel's compact head-128 slots, 2026-12-07). Runs of
+such lines with the same instances are printed together, with the source of
+the run's first line and each instance's name up to its arguments.
+
+Usage: interp_line_coverage.py REPORT.json [--instances | --instance-lines] [SUBSTRING ...]
   SUBSTRING  list only the files whose path contains one (all by default);
              the summary line of every file is printed either way
 Exit 0 (a report, not a gate).
@@ -37,9 +44,11 @@ def main():
         print(__doc__.strip().split("\n\n")[-2], file=sys.stderr)
         return 2
     report = json.load(open(sys.argv[1]))
-    want = [a for a in sys.argv[2:] if a != "--instances"]
+    want = [a for a in sys.argv[2:] if a not in ("--instances", "--instance-lines")]
     if "--instances" in sys.argv[2:]:
         return instances(report, want)
+    if "--instance-lines" in sys.argv[2:]:
+        return instance_lines(report, want)
     per_file = {}
     for f in report["files"]:
         counts = collections.defaultdict(int)
@@ -93,6 +102,65 @@ def instances(report, want):
             name = fn.get("demangled_name") or fn.get("name", "?")
             print(f"    {lineno:5d} {name[:200]}")
     print(f"all: {total} instances never run beside a sibling that ran")
+    return 0
+
+
+
+def short(name):
+    """A function's name up to its argument list (template arguments kept)."""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and not name.startswith("operator", i - 8):
+            return name[:i]
+    return name
+
+
+def instance_lines(report, want):
+    """Lines an instance skipped although it ran their function and a sibling ran them."""
+    total_lines = total_misses = 0
+    for f in sorted(report["files"], key=lambda f: f["file"]):
+        counts = collections.defaultdict(int)  # (line, function) -> count
+        fn_ran = collections.defaultdict(int)  # function -> count over its lines here
+        for line in f["lines"]:
+            if line.get("gcovr/noncode"):
+                continue
+            fn = line.get("function_name") or "?"
+            counts[(line["line_number"], fn)] += line["count"]
+            fn_ran[fn] += line["count"]
+        by_line = collections.defaultdict(dict)
+        for (n, fn), c in counts.items():
+            by_line[n][fn] = c
+        skipped = {}
+        for n, fns in by_line.items():
+            if any(fns.values()):
+                miss = frozenset(short(fn) for fn, c in fns.items() if c == 0 and fn_ran[fn] > 0)
+                if miss:
+                    skipped[n] = miss
+        if not skipped:
+            continue
+        misses = sum(len(m) for m in skipped.values())
+        total_lines += len(skipped)
+        total_misses += misses
+        print(f"{f['file']:55s} {len(skipped):5d} lines skipped by {misses} instances that ran their function")
+        if want and not any(w in f["file"] for w in want):
+            continue
+        source = open(os.path.join(ROOT, f["file"])).read().split("\n")
+        runs = []
+        for n in sorted(skipped):
+            if runs and skipped[runs[-1][-1]] == skipped[n] and n - runs[-1][-1] <= 3:
+                runs[-1].append(n)
+            else:
+                runs.append([n])
+        for r in runs:
+            where = f"{r[0]}" if len(r) == 1 else f"{r[0]}-{r[-1]}"
+            print(f"    {where:>9s} {source[r[0] - 1].strip()[:100]}")
+            for name in sorted(skipped[r[0]]):
+                print(f"              {name[:160]}")
+    print(f"all: {total_lines} lines skipped by {total_misses} instances that ran their function")
     return 0
 
 
