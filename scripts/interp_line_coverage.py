@@ -41,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def main():
     if len(sys.argv) < 2:
-        print(__doc__.strip().split("\n\n")[-2], file=sys.stderr)
+        print(__doc__[__doc__.index("Usage:"):].strip(), file=sys.stderr)
         return 2
     report = json.load(open(sys.argv[1]))
     want = [a for a in sys.argv[2:] if a not in ("--instances", "--instance-lines")]
