@@ -498,6 +498,7 @@ typedef struct ctx_case {
     const float *sinks; /* [heads] or NULL */
     int scale_kind;     /* 0: the problem's softmax scale; 1: -8 times it; 2: zero */
     int q_pad;          /* query rows this many elements past the packed row: an odd pad takes the register path */
+    int kv_pad;         /* the same for the new keys' and values' rows */
 } ctx_case;
 
 /* A packed tensor of `tokens` rows of `row` elements copied to rows `stride`
@@ -542,19 +543,31 @@ static pa_context_problem *make_ctx(const ctx_case *c) {
         pr->p.query = q2;
         pr->p.q_stride = st;
     }
+    if (c->kv_pad) {
+        const int tokens = pr->p.num_tokens;
+        const int64_t row = (int64_t)c->kv_heads * c->hs, st = row + c->kv_pad;
+        void *k2 = restride_packed(pr->k, tokens, row, st, st, pa_dtype_size(c->qd));
+        void *v2 = restride_packed(pr->v, tokens, row, st, st, pa_dtype_size(c->qd));
+        free(pr->k);
+        free(pr->v);
+        pr->k = k2, pr->v = v2;
+        pr->kv_elems = (size_t)(tokens * st) + 8;
+        pr->p.key = k2, pr->p.value = v2;
+        pr->p.k_stride = pr->p.v_stride = st;
+    }
     return pr;
 }
 
 static void run_ctx_case(const ctx_case *c, const int *verify, int nverify) {
     pa_context_problem *pr = make_ctx(c);
     char what[256];
-    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g%s%s%s",
+    snprintf(what, sizeof what, "%s q=%s cache=%s heads %d/%d head %d block %d alibi %d window %d cap %g%s%s%s%s",
              pa_kv_layout_name(c->layout), pa_dtype_name(c->qd), pa_dtype_name(c->cd), c->heads, c->kv_heads, c->hs,
              c->bs, c->alibi, c->window, c->cap, c->sinks ? " sinks" : "",
              c->scale_kind == 1   ? " scale<0"
              : c->scale_kind == 2 ? " scale=0"
                                   : "",
-             c->q_pad ? " query rows padded" : "");
+             c->q_pad ? " query rows padded" : "", c->kv_pad ? " new K/V rows padded" : "");
     check_context(pr, verify, nverify, what);
     pa_context_problem_free(pr);
 }
@@ -757,7 +770,12 @@ Test(prefill_gpu, cache_tile_paths) {
  * class and 16 below it (padded columns); a window on every fifth case, so
  * each kind meets one; on every third kind, query rows one element longer
  * than packed, so the Q tile comes through registers (the 2026-12-06
- * re-measure: 39 instances had never loaded it so). The caller sets the path (PA_PREFILL_PATH_MMA);
+ * re-measure: 39 instances had never loaded it so), and on every third from
+ * the second the new keys' and values' rows so, so their tiles do; a soft
+ * cap, ALiBi and sinks each on every seventh case from the fourth, sixth and
+ * seventh, so each instance meets each (the 2026-12-07 per-line counts,
+ * interp_line_coverage.py --instance-lines: most instances had never run
+ * the register path of new keys, a soft cap, ALiBi or a sink). The caller sets the path (PA_PREFILL_PATH_MMA);
  * compact_tiles_on_a_99_KiB_device runs the compact instances (heads 128 and
  * 256) the same way. */
 static void mma_instance_sweep(const int *hp, int nhp, uint64_t seed) {
@@ -771,6 +789,7 @@ static void mma_instance_sweep(const int *hp, int nhp, uint64_t seed) {
         {PA_LAYOUT_FLASH_HND, 0, 12}, {PA_LAYOUT_VLLM, 1, 8},       {PA_LAYOUT_VLLM, 0, 4},
     };
     const int ql[2] = {9, 40}, cl[2] = {77, 141};
+    float *sinks = pa_test_sinks(4, seed, 0);
     const long hopper_before = pa_prefill_hopper_launches();
     int n = 0;
     for (int h = 0; h < nhp; h++)
@@ -788,10 +807,15 @@ static void mma_instance_sweep(const int *hp, int nhp, uint64_t seed) {
                               .bs = kinds[k].bs,
                               .ql = ql,
                               .cl = cl,
+                              .alibi = n % 7 == 5,
                               .window = n % 5 == 2 ? 50 : 0,
-                              .q_pad = k % 3 == 2};
+                              .cap = n % 7 == 3 ? 0.8f : 0.0f,
+                              .sinks = n % 7 == 6 ? sinks : NULL,
+                              .q_pad = k % 3 == 2,
+                              .kv_pad = k % 3 == 1};
                 run_ctx_case(&c, NULL, 0);
             }
+    free(sinks);
     cr_assert_eq(pa_prefill_hopper_launches(), hopper_before, "PA_PREFILL_PATH_MMA took the Hopper kernel");
 }
 
