@@ -11,7 +11,8 @@
 # Writes BUILD_DIR/interp-lines.json (gcovr) and prints the report;
 # PA_COV_REPORT_ONLY=1 reports on the counts a run left there, running nothing.
 # REPORT_ARGS go to scripts/interp_line_coverage.py (--instances: the kernel
-# instances that never ran a helper another instance of its template ran).
+# instances that never ran a helper another instance of its template ran;
+# --instance-lines: the lines an instance skipped so, within functions it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 source scripts/deps.sh || exit 1

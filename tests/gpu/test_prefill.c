@@ -779,16 +779,18 @@ Test(prefill_gpu, cache_tile_paths) {
  * device helpers never run beside a sibling that ran, such as V^T at heads
  * 160 to 256 and dequantisation of e5m2 or e4m3 at several heads). Heads of the
  * class and 16 below it (padded columns); a window on every fifth case, so
- * each kind meets one; on every third kind, query rows one element longer
- * than packed, so the Q tile comes through registers (the 2026-12-06
- * re-measure: 39 instances had never loaded it so), and on every third from
- * the second the new keys' and values' rows so, so their tiles do; a soft
- * cap, ALiBi and sinks each on every seventh case from the fourth, sixth and
- * seventh, so each instance meets each (the 2026-12-07 per-line counts,
- * interp_line_coverage.py --instance-lines: most instances had never run
- * the register path of new keys, a soft cap, ALiBi or a sink); on the other
- * third of the kinds, the output 2 bytes past a 16-byte boundary, so the
- * store goes through registers (it had run at head 128 for f16 alone). The caller sets the path (PA_PREFILL_PATH_MMA);
+ * each kind meets one. A third of the kinds each go through registers where
+ * the others use cp.async or 16-byte stores:
+ *   - query rows one element longer than packed: the Q tile (the 2026-12-06
+ *     re-measure: 39 instances had never loaded it so);
+ *   - the new keys' and values' rows likewise: their tiles;
+ *   - the output 2 bytes past a 16-byte boundary: the store of the rows
+ *     (it had run at head 128 for f16 alone).
+ * A soft cap, ALiBi and sinks each on every seventh case (from the fourth,
+ * sixth and seventh), so each instance meets each. The per-line counts of
+ * 2026-12-07 (interp_line_coverage.py --instance-lines) showed most
+ * instances had never run the new keys' register path, a soft cap, ALiBi or
+ * a sink. The caller sets the path (PA_PREFILL_PATH_MMA);
  * compact_tiles_on_a_99_KiB_device runs the compact instances (heads 128 and
  * 256) the same way. */
 static void mma_instance_sweep(const int *hp, int nhp, uint64_t seed) {

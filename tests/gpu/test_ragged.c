@@ -1137,10 +1137,11 @@ Test(ragged_gpu, forced_kv_splits) {
      * early row's causal limit has an lse of -inf, which the merge passes
      * over. The per-line counts of 2026-12-07: the f32 kernel had passed over
      * one only at heads 128 and 256, the f16 tensor-core one only at 64 and
-     * 128 (with these cases a probe there counted 9120 and 11400 passes). At
-     * those two the -inf chunks always come last (chunks of 64 keys start
-     * where 64-row tiles do), so skipping them and stopping at them give the
-     * same output: these cases reach the skip but cannot tell the two apart. */
+     * 128. With these cases a probe counted 9120 passes in the f32 kernel at
+     * head 64 and 11400 in the f16 one at head 256. There the -inf chunks
+     * always come last (chunks of 64 keys start where 64-row tiles do), so
+     * skipping them and stopping at them give the same output: these cases
+     * reach the skip but cannot tell the two apart. */
     for (int n = 0; n < 6; n++) {
         gcase k = {.seed = 7010 + (uint64_t)n,
                    .q_dtype = dts[n % 3],
