@@ -21,7 +21,8 @@ ninja -C "$BUILD" >/dev/null
 CLI="$BUILD/benchmarks/pagedattn"
 "$CLI" info
 echo
-if "$CLI" info --json | grep -q '"device": null'; then
+info_json=$("$CLI" info --json) # whole, before grep -q stops reading (pipefail)
+if grep -q '"device": null' <<<"$info_json"; then
     "$CLI" check decode || true   # says plainly that it needs a GPU
     echo
     # The decode kernel's own CUDA source on the CPU (interpret mode), against
