@@ -426,8 +426,13 @@ static void expect_tail_unwritten(const float *got, size_t n, const char *what) 
         CHK(isnan(got[i]), "%s: lse written past its end (float %zu)", what, i);
 }
 
+/* Set by make_ctx from ctx_case.bad_seq for the check_context that follows:
+ * the sequence the kernels must skip (-1: none). */
+static int g_skipped_seq = -1;
+
 /* Runs the kernel and the reference; `verify` lists the sequences compared
- * (NULL = all); the others must at least be finite. */
+ * (NULL = all but g_skipped_seq); the others must at least be finite, and
+ * g_skipped_seq's rows (output and lse) unwritten. */
 static void check_context(pa_context_problem *pr, const int *verify, int nverify, const char *what) {
     dev_ctx d;
     dev_ctx_make(&d, pr);
@@ -456,6 +461,17 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
     pa_test_dev_download(got, d.p.out, pr->out_elems * qs);
     pa_test_dev_download(lse_buf, dlse, sizeof(float) * lv.n);
     float *lse_got = pa_test_lse_gather(lse_buf, &lv, h->num_heads, h->num_tokens, what);
+    const int skipped = g_skipped_seq;
+    g_skipped_seq = -1;
+    int *others = NULL;
+    if (!verify && skipped >= 0) {
+        others = pa_xmalloc(sizeof(int) * (size_t)h->num_seqs);
+        nverify = 0;
+        for (int sq = 0; sq < h->num_seqs; sq++)
+            if (sq != skipped)
+                others[nverify++] = sq;
+        verify = others;
+    }
     pr->p.lse = lse_want;
     ref_context_parallel(h, verify, nverify);
     pr->p.lse = NULL;
@@ -481,7 +497,15 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
         free(model);
     }
     for (int sq = 0; sq < h->num_seqs; sq++)
-        if (!checked[sq]) {
+        if (sq == skipped) {
+            for (size_t e = (size_t)h->query_start_loc[sq] * row; e < (size_t)h->query_start_loc[sq + 1] * row; e++)
+                CHK(isnan(pa_load_as_float(h->q_dtype, got, e)), "%s: skipped seq %d written at element %zu", what, sq,
+                    e);
+            for (int hd = 0; hd < h->num_heads; hd++)
+                for (int t = h->query_start_loc[sq]; t < h->query_start_loc[sq + 1]; t++)
+                    CHK(isnan(lse_got[(size_t)hd * h->num_tokens + t]),
+                        "%s: skipped seq %d: lse of head %d token %d written", what, sq, hd, t);
+        } else if (!checked[sq]) {
             for (size_t e = (size_t)h->query_start_loc[sq] * row; e < (size_t)h->query_start_loc[sq + 1] * row; e++)
                 CHK(isfinite(pa_load_as_float(h->q_dtype, got, e)), "%s: seq %d element %zu not finite", what, sq, e);
             for (int hd = 0; hd < h->num_heads; hd++)
@@ -490,6 +514,7 @@ static void check_context(pa_context_problem *pr, const int *verify, int nverify
                         "%s: seq %d: lse of head %d token %d unwritten", what, sq, hd, t);
         }
     g_round_ctx = NULL;
+    free(others);
     free(checked);
     free(got);
     free(lse_got);
@@ -510,6 +535,7 @@ typedef struct ctx_case {
     int scale_kind;     /* 0: the problem's softmax scale; 1: -8 times it; 2: zero */
     int q_pad;          /* query rows this many elements past the packed row: an odd pad takes the register path */
     int kv_pad;         /* the same for the new keys' and values' rows */
+    int bad_seq;        /* s + 1: sequence s's first block id out of range (its rows must stay unwritten); 0: none */
 } ctx_case;
 
 /* A packed tensor of `tokens` rows of `row` elements copied to rows `stride`
@@ -544,6 +570,11 @@ static pa_context_problem *make_ctx(const ctx_case *c) {
     pr->p.sinks = c->sinks;
     if (c->scale_kind)
         pr->p.scale = c->scale_kind == 1 ? -8.0f * pr->p.scale : 0.0f;
+    if (c->bad_seq) {
+        cr_assert(c->cl[c->bad_seq - 1] > 0, "make_ctx: the bad sequence needs a block to corrupt");
+        pr->block_tables[(size_t)(c->bad_seq - 1) * (size_t)pr->p.block_table_stride] = pr->p.kv.num_blocks + 7;
+        g_skipped_seq = c->bad_seq - 1;
+    }
     if (c->q_pad) {
         const int tokens = pr->p.num_tokens;
         const int64_t row = (int64_t)c->heads * c->hs, st = row + c->q_pad;
@@ -3111,6 +3142,100 @@ Test(prefill_hopper, every_instance_with_sinks_and_long_new_parts) {
     }
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, n);
+}
+
+/* Every Hopper instance, one CTA an item and two persistent CTAs, on four
+ * sequences that meet the kernel's rarer branches (sinks on every case):
+ *   0: 300 new tokens over 256 cached keys: whole cache tiles to the cache's
+ *      end and a whole first new-key tile for the later query tiles, so the
+ *      mask-free range spans both segments (its first arm);
+ *   1: 5 new tokens over 300 cached keys, a block id out of range: the
+ *      producers' verdict skips its items (a persistent CTA's consumers then
+ *      release Q for the next item); its rows and lse stay unwritten. Its
+ *      key tiles outnumber the stages, so a producer that went on to load
+ *      them would wait for stages no consumer frees;
+ *   2: 200 new tokens over 20 cached keys: the new keys' whole tiles the
+ *      longer range (the third arm);
+ *   3: 130 new tokens over none.
+ * Then the batch cache only (seq_lens the contexts): sequence 3's items have
+ * no key tile (a persistent CTA releases Q at once), and over vLLM's layout
+ * the last tile is a V^T cache tile, fp8 caches too. The persistent pass
+ * swaps e4m3 and e5m2, so each persistent instance converts the fp8 dtype
+ * persistent_ctas' pass does not. The prefill program's per-line counts of
+ * 2026-12-07 (scripts/interp_line_coverage.py --instance-lines, over the 72
+ * instances with the FP8 path's below) had the producers' skip in 4, the
+ * persistent consumers' skip and their release for an item with no key tile
+ * in 1 of 36 each, the first arm in 3; the third arm missing in 15, the last
+ * V^T tile in the 11 at vLLM's fp8 kind, one fp8 dtype in 11 persistent ones. */
+static void run_fp8_case(const ctx_case *c);
+static void run_cache_only_fp8(const ctx_case *c);
+static long hopper_fp8_begin(void);
+static void hopper_fp8_end(long before, long expect);
+static long rare_branch_cases(const hctx *all, int na, uint64_t seed, int fp8_path) {
+    const int ql[4] = {300, 5, 200, 130}, cl[4] = {256, 300, 20, 0};
+    long n = 0;
+    for (int j = 0; j < na; j++) {
+        const hctx *h = &all[j];
+        float *sinks = pa_test_sinks(h->heads, seed + (uint64_t)j, j % 3 == 1);
+        ctx_case c = {.seed = seed + (uint64_t)j,
+                      .layout = h->layout,
+                      .qd = h->qd,
+                      .cd = h->cd,
+                      .seqs = 4,
+                      .heads = h->heads,
+                      .kv_heads = 2,
+                      .hs = h->hs,
+                      .bs = h->bs,
+                      .ql = ql,
+                      .cl = cl,
+                      .sinks = sinks,
+                      .bad_seq = 2};
+        if (fp8_path) {
+            run_fp8_case(&c);
+            run_cache_only_fp8(&c);
+        } else {
+            run_ctx_case(&c, NULL, 0);
+            run_cache_only_case(&c);
+        }
+        n += 2;
+        free(sinks);
+    }
+    return n;
+}
+Test(prefill_hopper, every_instance_rare_branches) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    hctx all[HOPPER_INSTANCES];
+    const int na = hopper_instances(all, PA_LAYOUT_FLASH_HND);
+    long n = rare_branch_cases(all, na, 15100u, 0);
+    for (int j = 0; j < na; j++)
+        if (all[j].cd == PA_DTYPE_FP8_E4M3 || all[j].cd == PA_DTYPE_FP8_E5M2)
+            all[j].cd = all[j].cd == PA_DTYPE_FP8_E4M3 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
+    set_persistent(2);
+    n += rare_branch_cases(all, na, 15200u, 0);
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, n);
+}
+/* The same on the FP8 path's instances (HP 128 over e4m3: flash HND and
+ * vLLM's layout, f16 and bf16 queries; heads 128 and 112), one CTA an item
+ * and two persistent CTAs: besides the above, the FP8 path's sink had run in
+ * 2 of its 8 instances, and the issue of the next cache tile's raw V on
+ * persistent CTAs over vLLM's layout in neither of its 2. */
+Test(prefill_hopper_fp8, every_instance_rare_branches) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_fp8_begin();
+    const pa_dtype F = PA_DTYPE_F16, B = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3;
+    const hctx cs[4] = {
+        {PA_LAYOUT_FLASH_HND, F, E4, 128, 16, 4, 0, 0},
+        {PA_LAYOUT_FLASH_HND, B, E4, 112, 32, 4, 0, 0},
+        {PA_LAYOUT_VLLM, F, E4, 112, 16, 4, 0, 0},
+        {PA_LAYOUT_VLLM, B, E4, 128, 16, 4, 0, 0},
+    };
+    long n = rare_branch_cases(cs, 4, 15300u, 1);
+    set_persistent(2);
+    n += rare_branch_cases(cs, 4, 15400u, 1);
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_fp8_end(before, n);
 }
 
 /* prefill_gpu/bad_device_data_skips_the_sequence on the Hopper kernel, one
