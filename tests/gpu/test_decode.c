@@ -50,6 +50,10 @@ static size_t query_elems(const pa_decode_params *p) {
     return p->num_seqs ? (size_t)(qs * (p->num_seqs - 1) + row) : 0;
 }
 
+/* Bytes past a 16-byte boundary at which dprob_make puts the device value
+ * cache (a view into a larger buffer); 0 but where a test sets it. */
+static size_t g_v_shift;
+
 static void dprob_make(dprob *d, pa_decode_problem *pr) {
     memset(d, 0, sizeof *d);
     d->p = pr->p;
@@ -60,7 +64,14 @@ static void dprob_make(dprob *d, pa_decode_problem *pr) {
     int64_t ke = 0, ve = 0;
     cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
     d->p.kv.key = keep(d, pa_test_dev_upload(pr->p.kv.key, (size_t)ke * es));
-    d->p.kv.value = keep(d, pa_test_dev_upload(pr->p.kv.value, (size_t)ve * es));
+    if (g_v_shift) {
+        unsigned char *base = keep(d, pa_test_dev_alloc((size_t)ve * es + 16));
+        cr_assert_eq((uintptr_t)base % 16, 0);
+        d->p.kv.value = base + g_v_shift;
+        cr_assert_eq(cudaMemcpy(d->p.kv.value, pr->p.kv.value, (size_t)ve * es, cudaMemcpyHostToDevice), cudaSuccess);
+    } else {
+        d->p.kv.value = keep(d, pa_test_dev_upload(pr->p.kv.value, (size_t)ve * es));
+    }
     d->p.block_tables = keep(d, pa_test_dev_upload(pr->p.block_tables, sizeof(int32_t) * (size_t)pr->p.num_seqs *
                                                                            (size_t)pr->p.block_table_stride));
     d->p.seq_lens = keep(d, pa_test_dev_upload(pr->p.seq_lens, sizeof(int32_t) * (size_t)pr->p.num_seqs));
@@ -943,6 +954,41 @@ Test(decode_fixed, tensor_core_vllm_window_inside_a_value_unit, .timeout = 600) 
                 run_case(&c);
             }
         }
+}
+
+/* vLLM's layout over a 16-bit cache whose values sit 8 bytes past a 16-byte
+ * boundary (a view into a larger buffer): the V^T copy unit is then 8 bytes,
+ * so the fixed-geometry instances (every head size, f16 and bf16, on v1's
+ * and v2's CUDA cores and the recommended entry's tensor cores) copy unit by
+ * unit: a unit the sequence's end cuts (the rest zero-filled: the cache
+ * holds NaN past it), units past the end zero-filled, a window starting
+ * inside a unit. By the per-instance line counts of the 2026-12-06 re-measure
+ * (scripts/interp_line_coverage.py --instance-lines) no fixed-geometry
+ * instance over a 16-bit cache had run that path; fp8 caches had (blocks of 8
+ * one-byte keys make 8-byte units). Sequences of 1, 45 and 301 keys; a
+ * window of 46 (from key 255, inside a unit) on every other case. */
+Test(decode_fixed, vllm_values_off_16_bytes, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[3] = {1, 45, 301};
+    g_v_shift = 8;
+    for (int h = 0; h < 9; h++)
+        for (int d = 0; d < 2; d++) {
+            dcase c = {0};
+            c.layout = PA_LAYOUT_VLLM;
+            c.q = c.c = d ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+            c.heads = 8;
+            c.kv_heads = 2;
+            c.hs = HSZ[h];
+            c.bs = 16;
+            c.window = (h + d) % 2 ? 46 : 0;
+            c.nseq = 3;
+            c.lens = lens;
+            c.seed = 16100u + (uint64_t)(2 * h + d);
+            pa_decode_problem *pr = make_problem(&c);
+            check_noted(pr, &c, " values 8 bytes off 16");
+            pa_decode_problem_free(pr);
+        }
+    g_v_shift = 0;
 }
 
 /* The same at head 192, whose two warps a token group each hold 96 dims of
