@@ -172,12 +172,16 @@ void *pa_test_dev_alloc(size_t bytes) {
     return p;
 }
 
-void *pa_test_dev_upload(const void *host, size_t bytes) {
-    void *p = pa_test_dev_alloc(bytes);
-    cudaError_t e = cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice);
+void *pa_test_dev_upload_at(const void *host, size_t bytes, size_t shift) {
+    char *p = pa_test_dev_alloc(shift + bytes);
+    cudaError_t e = shift ? cudaMemset(p, 0, shift) : cudaSuccess;
+    cr_assert_eq(e, cudaSuccess, "upload: %s", cudaGetErrorString(e));
+    e = cudaMemcpy(p + shift, host, bytes, cudaMemcpyHostToDevice);
     cr_assert_eq(e, cudaSuccess, "upload: %s", cudaGetErrorString(e));
     return p;
 }
+
+void *pa_test_dev_upload(const void *host, size_t bytes) { return pa_test_dev_upload_at(host, bytes, 0); }
 
 void pa_test_dev_download(void *host, const void *dev, size_t bytes) {
     cudaError_t e = cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost);

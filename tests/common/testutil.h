@@ -87,6 +87,10 @@ int pa_test_have_gpu(void);
 /* Device helpers that abort the test on failure (cr_assert inside). */
 void *pa_test_dev_alloc(size_t bytes);
 void *pa_test_dev_upload(const void *host, size_t bytes);
+/* pa_test_dev_upload with host's bytes `shift` bytes into the allocation (a
+ * view that is not 16-byte aligned, say): returns the allocation (to free);
+ * the copy starts at its byte shift, the bytes before it zeros. */
+void *pa_test_dev_upload_at(const void *host, size_t bytes, size_t shift);
 void pa_test_dev_download(void *host, const void *dev, size_t bytes);
 void pa_test_dev_free(void *dev);
 void pa_test_dev_sync(void);

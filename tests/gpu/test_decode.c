@@ -64,14 +64,9 @@ static void dprob_make(dprob *d, pa_decode_problem *pr) {
     int64_t ke = 0, ve = 0;
     cr_assert_eq(pa_kv_cache_elements(&pr->p.kv, &ke, &ve), PA_SUCCESS, "%s", pa_last_error());
     d->p.kv.key = keep(d, pa_test_dev_upload(pr->p.kv.key, (size_t)ke * es));
-    if (g_v_shift) {
-        unsigned char *base = keep(d, pa_test_dev_alloc((size_t)ve * es + 16));
-        cr_assert_eq((uintptr_t)base % 16, 0);
-        d->p.kv.value = base + g_v_shift;
-        cr_assert_eq(cudaMemcpy(d->p.kv.value, pr->p.kv.value, (size_t)ve * es, cudaMemcpyHostToDevice), cudaSuccess);
-    } else {
-        d->p.kv.value = keep(d, pa_test_dev_upload(pr->p.kv.value, (size_t)ve * es));
-    }
+    char *vbase = keep(d, pa_test_dev_upload_at(pr->p.kv.value, (size_t)ve * es, g_v_shift));
+    cr_assert_eq((uintptr_t)vbase % 16, 0);
+    d->p.kv.value = vbase + g_v_shift;
     d->p.block_tables = keep(d, pa_test_dev_upload(pr->p.block_tables, sizeof(int32_t) * (size_t)pr->p.num_seqs *
                                                                            (size_t)pr->p.block_table_stride));
     d->p.seq_lens = keep(d, pa_test_dev_upload(pr->p.seq_lens, sizeof(int32_t) * (size_t)pr->p.num_seqs));

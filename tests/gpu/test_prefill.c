@@ -73,11 +73,13 @@ typedef struct dev_ctx {
     int n;
 } dev_ctx;
 
-static void *up(dev_ctx *d, const void *h, size_t bytes) {
-    void *p = pa_test_dev_upload(h, bytes);
+/* h's bytes on the device, `shift` bytes into a buffer d frees */
+static void *up_at(dev_ctx *d, const void *h, size_t bytes, size_t shift) {
+    char *p = pa_test_dev_upload_at(h, bytes, shift);
     d->bufs[d->n++] = p;
-    return p;
+    return p + shift;
 }
+static void *up(dev_ctx *d, const void *h, size_t bytes) { return up_at(d, h, bytes, 0); }
 
 /* Set by prefill_hopper/fp8_null_scales: the launch gets NULL k_scale and
  * v_scale (the problem's scales set to 1 for the reference). */
@@ -91,15 +93,7 @@ static void dev_ctx_make(dev_ctx *d, const pa_context_problem *pr) {
     const pa_context_attention_params *h = &pr->p;
     const size_t qs = pa_dtype_size(h->q_dtype), cs = pa_dtype_size(h->kv.dtype);
     d->p = *h;
-    if (g_out_shift) {
-        char *shifted = malloc(pr->out_elems * qs + g_out_shift);
-        cr_assert(shifted != NULL);
-        memcpy(shifted + g_out_shift, pr->out, pr->out_elems * qs);
-        d->p.out = (char *)up(d, shifted, pr->out_elems * qs + g_out_shift) + g_out_shift; /* NaN */
-        free(shifted);
-    } else {
-        d->p.out = up(d, pr->out, pr->out_elems * qs); /* NaN */
-    }
+    d->p.out = up_at(d, pr->out, pr->out_elems * qs, g_out_shift); /* NaN */
     d->p.query = up(d, pr->q, pr->q_elems * qs);
     d->p.key = up(d, pr->k, pr->kv_elems * qs);
     d->p.value = up(d, pr->v, pr->kv_elems * qs);
@@ -1578,7 +1572,7 @@ static void check_prompt_out_at(pa_prompt_problem *pr, const char *what, size_t 
     pa_prompt_attention_params *h = &pr->p;
     const size_t es = pa_dtype_size(h->dtype);
     pa_prompt_attention_params d = *h;
-    char *out_base = pa_test_dev_upload(pr->out, pr->q_elems * es + 16 + out_shift * es);
+    char *out_base = pa_test_dev_upload_at(pr->out, pr->q_elems * es + 16, out_shift * es);
     d.out = out_base + out_shift * es;
     d.query = pa_test_dev_upload(pr->q, pr->q_elems * es + 16);
     d.key = pa_test_dev_upload(pr->k, pr->k_elems * es + 16);
