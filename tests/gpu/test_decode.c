@@ -447,6 +447,34 @@ Test(decode_grid, other_head_sizes, .timeout = 900) {
         }
 }
 
+/* The CUDA-core kernel's fp8 instances over vLLM's layout (f16 and bf16
+ * queries over e4m3 and e5m2) at heads that no tensor-core instance serves,
+ * 16, 48 and 144. There V^T rows C8 = head / 8 apart do not keep vt_at's map,
+ * so each of the 8 rows a P.V thread reads takes its own address. Until
+ * 2026-12-07 every fp8 run of those instances was at a head whose rows keep
+ * it (one address for the 8), and none of f16 over e4m3 had a soft cap. */
+Test(decode_grid, cuda_core_fp8_over_vllm_layout, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int hs[3] = {16, 48, 144};
+    static const float caps[3] = {0.0f, 0.3f, 30.0f};
+    for (int i = 0; i < 12; i++) {
+        dcase c = {0};
+        c.layout = PA_LAYOUT_VLLM;
+        c.q = i % 2 ? PA_DTYPE_BF16 : PA_DTYPE_F16;
+        c.c = (i / 2) % 2 ? PA_DTYPE_FP8_E5M2 : PA_DTYPE_FP8_E4M3;
+        c.hs = hs[i / 4];
+        c.heads = HEADS[i % 4][0];
+        c.kv_heads = HEADS[i % 4][1];
+        c.bs = BSZ[i % 5];
+        c.cap = caps[i % 3]; /* f16 over e4m3 (i = 0, 4, 8) meets all three */
+        c.alibi = (i / 3) % 2;
+        c.nseq = 7;
+        c.lens = LENS7;
+        c.seed = 7600u + (uint64_t)i;
+        run_case(&c);
+    }
+}
+
 /* ---- long context: one sequence of 33000 tokens among short ones ------------- */
 
 static const int LONG_LENS[7] = {1, 33000, 113, 2049, 517, 8, 4096};
@@ -2536,6 +2564,19 @@ Test(decode_device_checks, heads_32_120, .timeout = 600) {
         {PA_LAYOUT_VLLM, PA_DTYPE_BF16, PA_DTYPE_BF16, 8, 2, 120, 16, 0, 0, 0.0f, 0, 0, NULL, 60, 0},
         {PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, PA_DTYPE_F16, 8, 1, 120, 32, 0, 0, 0.0f, 0, 0, NULL, 61, 0}};
     device_check_cases(cs, 4);
+}
+
+/* The same with f32 queries (their instances' zero rows for a bad length):
+ * the CUDA-core kernel at run-time geometry over an f32 cache in vLLM's layout
+ * and e5m2 at head 80, and at head 128's compile-time geometry over e4m3.
+ * Until 2026-12-07 no f32 instance had met a bad length. */
+Test(decode_device_checks, f32_queries, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const dcase cs[3] = {
+        {PA_LAYOUT_VLLM, PA_DTYPE_F32, PA_DTYPE_F32, 8, 2, 64, 16, 0, 0, 0.0f, 0, 0, NULL, 62, 0},
+        {PA_LAYOUT_FLASH_HND, PA_DTYPE_F32, PA_DTYPE_FP8_E5M2, 8, 1, 80, 32, 0, 0, 0.0f, 0, 0, NULL, 63, 0},
+        {PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_FP8_E4M3, 8, 2, 128, 16, 0, 0, 0.0f, 0, 0, NULL, 64, 0}};
+    device_check_cases(cs, 3);
 }
 
 /* A corrupt id in each sequence's last block, with lengths of whole tiles of
