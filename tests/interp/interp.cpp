@@ -2172,6 +2172,16 @@ cudaError_t cudaMalloc(void **p, size_t n) {
     unsigned char *b = static_cast<unsigned char *>(*p);
     memset(m.lo(), 0xFF, (size_t)(b - m.lo()));
     memset(b + n, 0xFF, (size_t)(m.hi() - (b + n)));
+    // The buffer itself starts as 0xFF bytes too (compute-sanitizer initcheck's
+    // concern: the device's cudaMalloc, and a caching allocator's reuse above
+    // all, gives memory holding anything), so a kernel that reads bytes nobody
+    // wrote gets NaN (or -1) in its results, not the quiet zeros of a fresh
+    // mapping. Buffers past kFillMax stay zero: the tests of cache offsets
+    // past 32 bits allocate GiBs and touch a little (MAP_NORESERVE).
+    constexpr size_t kFillMax = (size_t)256 << 20;
+    const char *fill = getenv("PA_INTERP_DEVICE_FILL");
+    if (n <= kFillMax && !(fill && strcmp(fill, "zero") == 0))
+        memset(b, 0xFF, n);
     return cudaSuccess;
 }
 // Device memory is the host's: what it has free now, of what it has.

@@ -118,6 +118,34 @@ Test(interp, local_read_before_write_is_a_pattern) {
 }
 #endif
 
+/* Device memory nobody wrote holds 0xFF bytes (NaN in every float type, -1 in
+ * every integer), where compute-sanitizer's initcheck would flag the read: a
+ * kernel that reads its workspace or output before writing it shows it in its
+ * results, where a fresh mapping's zeros would pass for cleared memory (the
+ * device's cudaMalloc, and a caching allocator's reuse above all, promise
+ * nothing). PA_INTERP_DEVICE_FILL=zero keeps zeros; buffers over 256 MiB stay
+ * zero (reserved, not backed: the tests of offsets past 32 bits). */
+Test(interp, device_memory_starts_as_0xff) {
+    unsigned char *buf = dev(4096);
+    for (int i = 0; i < 4096; i++)
+        cr_assert_eq(buf[i], 0xFF, "byte %d is %#x", i, buf[i]);
+    uint32_t *out = dev(sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_vector_load_at(buf, 16, out), cudaSuccess);
+    cr_assert_eq(out[0], 0xFFFFFFFCu, "four words of unwritten memory summed to %#x", out[0]); /* 4 x (2^32 - 1) */
+    setenv("PA_INTERP_DEVICE_FILL", "zero", 1);
+    unsigned char *z = dev(4096);
+    unsetenv("PA_INTERP_DEVICE_FILL");
+    cr_assert_eq(pa_selftest_vector_load_at(z, 16, out), cudaSuccess);
+    cr_assert_eq(out[0], 0u);
+    const size_t big_bytes = (size_t)300 << 20;
+    unsigned char *big = dev(big_bytes);
+    cr_assert(big[0] == 0 && big[big_bytes - 1] == 0);
+    cr_assert_eq(cudaFree(big), cudaSuccess);
+    cr_assert_eq(cudaFree(z), cudaSuccess);
+    cr_assert_eq(cudaFree(buf), cudaSuccess);
+    cr_assert_eq(cudaFree(out), cudaSuccess);
+}
+
 /* A launch the device would refuse fails with the runtime's error, by its
  * runtime name and message (the library's errors quote both), and the error
  * is cleared once read. */
