@@ -72,6 +72,12 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
                        !pa_ranges_overlap(src->key, sb, dst->value, db) &&
                        !pa_ranges_overlap(src->value, sb, dst->key, db),
                    "swap_blocks_kv: a dst buffer overlaps a src buffer; they must be distinct buffers");
+        PA_REQUIRE(dst->key != dst->value,
+                   "swap_blocks_kv: dst.key and dst.value are the same buffer (%p); each value block would overwrite "
+                   "its key block",
+                   dst->key);
+        PA_REQUIRE(!pa_ranges_overlap(block_mapping, num_pairs * 16, dst->value, db), /* (fits: pairs were read) */
+                   "swap_blocks_kv: block_mapping lies in dst.value; it must be apart from what the copies write");
     }
     if (num_pairs == 0) {
         pa_clear_error();

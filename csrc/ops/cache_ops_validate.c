@@ -76,6 +76,12 @@ static int64_t view_bytes(int64_t num_tokens, int64_t tok_stride, int64_t head_s
 static pa_status cache_writes_apart(const char *op, const pa_kv_cache *c, pa_span *in, int ni) {
     pa_span cs[4];
     const int n = pa_kv_cache_spans(c, "cache", cs), nbuf = c->layout == PA_LAYOUT_COMBINED ? 1 : 2;
+    /* One buffer for both (a key view passed twice): every value would land on
+     * its key. Interleaved views (a [num_blocks, 2, ...] tensor's halves) start
+     * apart and pass. */
+    PA_REQUIRE(nbuf == 1 || c->key != c->value,
+               "%s: cache.key and cache.value are the same buffer (%p); each value would overwrite its key", op,
+               c->key);
     for (int i = nbuf; i < n; i++)
         in[ni++] = cs[i];
     for (int i = 0; i < nbuf; i++)
@@ -175,6 +181,10 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
     return cache_writes_apart("kv_cache_update", cache, rd, 3);
 }
 
+/* Bytes of a block mapping of n (src, dst) int64 pairs (saturated: a mapping
+ * that large could not exist, and the overlap checks stay true to it). */
+static int64_t mapping_bytes(int64_t n) { return n <= INT64_MAX / 16 ? n * 16 : INT64_MAX; }
+
 pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,
                                   int64_t num_pairs, int64_t src_num_blocks, int64_t dst_num_blocks) {
     PA_REQUIRE(block_bytes > 0, "swap_blocks: block_bytes must be > 0 (got %lld)", (long long)block_bytes);
@@ -204,6 +214,12 @@ pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_byte
                "swap_blocks: the src buffer (%p, %lld blocks) and the dst buffer (%p, %lld blocks) overlap; they must "
                "be distinct buffers (pa_copy_blocks copies blocks within one)",
                src, (long long)src_num_blocks, (void *)dst, (long long)dst_num_blocks);
+    /* A mapping inside dst (pinned host memory) would be overwritten while its
+     * later pairs are still to be read. */
+    PA_REQUIRE(!pa_ranges_overlap(block_mapping, mapping_bytes(num_pairs), dst, dst_num_blocks * block_bytes),
+               "swap_blocks: block_mapping (%p, %lld pairs) lies in the dst buffer; it must be apart from what the "
+               "copies write",
+               (const void *)block_mapping, (long long)num_pairs);
     return PA_SUCCESS;
 }
 

@@ -241,6 +241,19 @@ pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches,
     }
     PA_TRY(check_dst_not_a_source(block_mapping, num_pairs));
     const int64_t bytes = numel_per_block * (int64_t)pa_dtype_size(dtype);
+    /* The copies below read the mapping and the pointer tables as they go: none
+     * may lie in a layer's buffer (cache_ops.h). (The products fit: validated.) */
+    const int64_t span = bytes * num_blocks, nl = num_layers;
+    for (int32_t l = 0; l < num_layers; l++)
+        for (int v = 0; v < (value_caches ? 2 : 1); v++) {
+            const void *buf = v ? value_caches[l] : key_caches[l];
+            const char *which = v ? "value_caches" : "key_caches";
+            PA_REQUIRE(!pa_ranges_overlap(block_mapping, num_pairs * 16, buf, span),
+                       "copy_blocks: block_mapping lies in %s[%d]; it must be apart from the caches", which, l);
+            PA_REQUIRE(!pa_ranges_overlap(key_caches, nl * 8, buf, span) &&
+                           !(value_caches && pa_ranges_overlap(value_caches, nl * 8, buf, span)),
+                       "copy_blocks: a layer pointer table lies in %s[%d]; it must be apart from the caches", which, l);
+        }
     for (int32_t l = 0; l < num_layers; l++)
         for (int64_t i = 0; i < num_pairs; i++) {
             const int64_t s = block_mapping[2 * i], d = block_mapping[2 * i + 1];

@@ -7,7 +7,8 @@
  * buffer (key or value) that shares a byte with what they read (the key and
  * value views, slot_mapping, new_kv, slices, num_slices, the fp8 scales):
  * "output cache.key overlaps the input key". A cache's key and value buffers
- * may interleave block by block (a [num_blocks, 2, ...] tensor). No entry
+ * may interleave block by block (a [num_blocks, 2, ...] tensor), but one
+ * buffer passed as both is refused (each value would land on its key). No entry
  * allocates, synchronises or copies between host and device behind the
  * caller's back; per-step data (slot mappings, slices, slice
  * counts, copy_blocks' block mappings, layer pointer tables, fp8 scales) is read on
@@ -108,7 +109,9 @@ PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtyp
  * device memory or pinned (page-locked) host memory in any combination
  * (host->device, device->host, device->device); CUDA infers the direction.
  * src and dst must be distinct buffers: their spans (num_blocks x block_bytes
- * each) must not overlap (refused; pa_copy_blocks copies within one buffer).
+ * each) must not overlap (refused; pa_copy_blocks copies within one buffer),
+ * and the mapping must not lie in dst (refused). pa_swap_blocks_kv refuses a
+ * dst whose key and value are one buffer.
  * A dst block named by several pairs ends as the last such pair's src block,
  * as if the pairs were copied in order (a batch never holds two copies into
  * one block: such a run waits for the next batch call).
@@ -166,7 +169,10 @@ PA_API pa_status pa_ref_swap_blocks(void *dst, const void *src, int64_t block_by
  * skipped on the device. Several pairs may share a source (prefix forks); a
  * destination must not also be a source in the same call, nor be named by two
  * pairs (pairs are copied in parallel: either's block, or a mix, would land;
- * the reference refuses both, naming the pairs). */
+ * the reference refuses both, naming the pairs). The mapping and the two
+ * pointer tables must not lie in a layer's buffer: the copies read them as
+ * they go. The reference refuses that; the device entry cannot see the
+ * layers' addresses (they are in device memory) and does not check it. */
 PA_API pa_status pa_copy_blocks(const uint64_t *key_caches, const uint64_t *value_caches, int32_t num_layers,
                                 const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block,
                                 pa_dtype dtype, int64_t num_blocks, pa_stream stream);

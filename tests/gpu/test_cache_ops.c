@@ -1117,6 +1117,27 @@ Test(cache_ops, swap_blocks_kv_both_buffers) {
     cr_assert_eq(pa_ref_swap_blocks(want, hv, (int64_t)bb, &map[0][0], 3, 6, 6), PA_SUCCESS);
     memcpy(got, dst.value, bytes);
     assert_same(got, want, bytes, "swap_blocks_kv value");
+    /* Refused before anything is issued (2026-12-07): dst's key and value one
+     * buffer (each value block would land on its key block), and the mapping
+     * inside dst's key or value (pinned host memory the copies write). */
+    pa_kv_cache one = dst;
+    one.value = one.key;
+    assert_fail(pa_swap_blocks_kv(&one, &src, &map[0][0], 3, NULL), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks_kv: dst.key and dst.value are the same buffer");
+    int64_t *in_key = (int64_t *)dst.key + 8, *in_value = (int64_t *)dst.value + 8;
+    memcpy(in_key, map, sizeof map);
+    memcpy(in_value, map, sizeof map);
+    unsigned char *keep_k = malloc(bytes), *keep_v = malloc(bytes);
+    memcpy(keep_k, dst.key, bytes);
+    memcpy(keep_v, dst.value, bytes);
+    assert_fail(pa_swap_blocks_kv(&dst, &src, in_key, 3, NULL), PA_ERR_INVALID_ARGUMENT, "swap_blocks: block_mapping");
+    assert_fail(pa_swap_blocks_kv(&dst, &src, in_value, 3, NULL), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks_kv: block_mapping lies in dst.value");
+    pa_test_dev_sync();
+    assert_same(dst.key, keep_k, bytes, "dst key after the refusals");
+    assert_same(dst.value, keep_v, bytes, "dst value after the refusals");
+    free(keep_k);
+    free(keep_v);
     pa_test_dev_free(src.key);
     pa_test_dev_free(src.value);
     cudaFreeHost(dst.key);

@@ -1011,6 +1011,93 @@ Test(cache_ref, copy_blocks_refuses_a_destination_that_is_a_source) {
     cr_assert(k[2 * NUMEL] == k0[1 * NUMEL] && k[5 * NUMEL] == k0[1 * NUMEL]);
 }
 
+/* Found by review (2026-12-07): the copies read their index data as they go,
+ * so index data inside what they write was overwritten under them. A swap
+ * mapping held in dst's block 3, {(0, 3), (1, 4)}, had its second pair
+ * replaced by src's bytes before it was read (a segfault); a copy_blocks
+ * mapping or pointer table inside a layer's buffer likewise. A cache whose key
+ * and value are one buffer (the same view passed twice) lost every key under
+ * its value. Each is refused now, naming it, with nothing written; index data
+ * inside a buffer that is only read stays fine. */
+Test(cache_ref, index_data_apart_from_what_the_copies_write) {
+    enum { NB = 6, BB = 32 };
+    /* swap_blocks: the mapping in dst (refused), then in src (accepted) */
+    _Alignas(16) unsigned char src[NB * BB], dst[NB * BB], d0[NB * BB], want[NB * BB];
+    for (int i = 0; i < NB * BB; i++)
+        src[i] = (unsigned char)(5 * i + 1);
+    memset(dst, SENTINEL, sizeof dst);
+    int64_t *in_dst = (int64_t *)(void *)(dst + 3 * BB);
+    in_dst[0] = 0, in_dst[1] = 3, in_dst[2] = 1, in_dst[3] = 4;
+    memcpy(d0, dst, sizeof dst);
+    assert_fail(pa_ref_swap_blocks(dst, src, BB, in_dst, 2, NB, NB), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: block_mapping");
+    cr_assert(strstr(pa_last_error(), "lies in the dst buffer"), "%s", pa_last_error());
+    cr_assert(memcmp(dst, d0, sizeof dst) == 0, "written despite the error");
+    int64_t *in_src = (int64_t *)(void *)(src + 5 * BB);
+    in_src[0] = 0, in_src[1] = 3, in_src[2] = 1, in_src[3] = 4;
+    memcpy(want, dst, sizeof dst);
+    memcpy(want + 3 * BB, src, BB);
+    memcpy(want + 4 * BB, src + BB, BB);
+    cr_assert_eq(pa_ref_swap_blocks(dst, src, BB, in_src, 2, NB, NB), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(dst, want, sizeof dst) == 0, "a mapping held in src copied wrongly");
+
+    /* copy_blocks: the mapping in layer 1's key buffer, a pointer table in
+     * layer 0's value buffer (refused); the mapping in another buffer (accepted) */
+    enum { L = 2, NUMEL = 8 };
+    _Alignas(16) float k[L][NB * NUMEL], v[L][NB * NUMEL], k0[L][NB * NUMEL], v0[L][NB * NUMEL];
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < NB * NUMEL; i++)
+            k[l][i] = (float)(i + 100 * l), v[l][i] = (float)(-i - 100 * l);
+    int64_t *m_in_k1 = (int64_t *)(void *)(k[1] + 4 * NUMEL);
+    m_in_k1[0] = 0, m_in_k1[1] = 4, m_in_k1[2] = 1, m_in_k1[3] = 5;
+    memcpy(k0, k, sizeof k);
+    memcpy(v0, v, sizeof v);
+    void *kc[L] = {k[0], k[1]}, *vc[L] = {v[0], v[1]};
+    assert_fail(pa_ref_copy_blocks(kc, vc, L, m_in_k1, 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: block_mapping lies in key_caches[1]");
+    const int64_t m[2][2] = {{0, 4}, {1, 5}};
+    void **table_in_v0 = (void **)(void *)(v[0] + 2 * NUMEL);
+    table_in_v0[0] = k[0], table_in_v0[1] = k[1];
+    memcpy(v0, v, sizeof v);
+    assert_fail(pa_ref_copy_blocks(table_in_v0, vc, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: a layer pointer table lies in value_caches[0]");
+    cr_assert(memcmp(k, k0, sizeof k) == 0 && memcmp(v, v0, sizeof v) == 0, "copied despite the error");
+
+    /* reshape_and_cache: one buffer as key and value (refused, flash and vLLM
+     * layouts), then the two halves of each block of one buffer (accepted) */
+    _Alignas(16) float cache[2 * 4 * 2 * 8], c0[sizeof cache / sizeof(float)], key[2 * 16], val[2 * 16];
+    for (int i = 0; i < 32; i++)
+        key[i] = (float)i, val[i] = (float)(-i - 1);
+    memset(cache, 0, sizeof cache);
+    memcpy(c0, cache, sizeof cache);
+    const int64_t slots[2] = {1, 6};
+    const pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .key = cache,
+                     .value = cache,
+                     .num_blocks = 2,
+                     .block_size = 4,
+                     .num_kv_heads = 2,
+                     .head_size = 8};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "reshape_and_cache: cache.key and cache.value are the same buffer");
+    c.layout = PA_LAYOUT_VLLM;
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "reshape_and_cache: cache.key and cache.value are the same buffer");
+    cr_assert(memcmp(cache, c0, sizeof cache) == 0, "written despite the error");
+    c.layout = PA_LAYOUT_FLASH_NHD;
+    c.num_kv_heads = 1; /* [2 blocks][K, V][4 slots][1 head][8] */
+    c.value = cache + 32;
+    c.block_stride = 64;
+    const pa_kv_input in1 = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    cr_assert_eq(pa_ref_reshape_and_cache(&in1, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(cache[8] == key[0] && cache[32 + 8] == val[0] && cache[64 + 16] == key[8] &&
+                  cache[64 + 32 + 16] == val[8],
+              "interleaved halves: key %g value %g, key %g value %g", (double)cache[8], (double)cache[40],
+              (double)cache[80], (double)cache[112]);
+}
+
 /* cache_ops.h: one place takes one writer a call (the device writes tokens,
  * slices and pairs in parallel). The references refuse two writers of a slot,
  * of a cache row or of a destination block, naming both and writing nothing;
