@@ -34,8 +34,9 @@ def device_info(device=0):
     index that is negative or past the devices)."""
     import ctypes
     from ._lib import check
+    from ._tensor import i32
     p = _abi.DeviceProps()
-    check(lib.pa_device_info(int(device), ctypes.byref(p)), "device_info")
+    check(lib.pa_device_info(i32("device_info", "device", device), ctypes.byref(p)), "device_info")
     return {"name": p.name.decode(errors="replace"), "device": p.device, "sm_count": p.sm_count,
             "compute_capability": f"{p.cc_major}.{p.cc_minor}", "smem_per_block_optin": p.smem_per_block_optin,
             "l2_bytes": p.l2_bytes, "total_mem_bytes": p.total_mem_bytes, "driver_version": p.driver_version,

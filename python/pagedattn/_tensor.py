@@ -3,6 +3,7 @@ import contextlib
 import ctypes as C
 import functools
 import inspect
+import numbers
 import operator
 import sys
 
@@ -114,6 +115,20 @@ def i32(op, name, x):
 def i64(op, name, x):
     """int(x), checked to fit the C int64 it goes into."""
     return _checked_int(op, name, x, 64)
+
+
+def real(op, name, x):
+    """float(x) for a real number (Python's or NumPy's) or a one-element array or tensor of any shape, which
+    k_scale and v_scale take too; anything else is a TypeError naming the argument (NumPy 2 refuses float() of
+    a one-element array that is not 0-d, with a message that names neither)."""
+    if isinstance(x, numbers.Real):
+        return float(x)
+    n = x.numel() if callable(getattr(x, "numel", None)) else getattr(x, "size", None)
+    if n == 1 and callable(getattr(x, "item", None)):
+        v = x.item()
+        if isinstance(v, numbers.Real):
+            return float(v)
+    raise TypeError(f"{op}: {name} must be a real number or a one-element array, got {type(x).__name__} {x!r}")
 
 
 _INT_BITS = {C.c_int32: 32, C.c_int64: 64}

@@ -56,8 +56,8 @@ import numbers
 from . import _abi as A
 from ._lib import check, lib
 from ._tensor import (PA_DTYPES, QUERY_DTYPES, arg, c_stride, cache_dtype, cstruct, empty, i32, need_contiguous,
-                      need_dtype, need_inner_contiguous, need_ndim, need_shape, on_host, same_device, small_array,
-                      stream_handle, stream_scope, views)
+                      need_dtype, need_inner_contiguous, need_ndim, need_shape, on_host, real, same_device,
+                      small_array, stream_handle, stream_scope, views)
 from ._dlpack import view
 
 __all__ = ["reshape_and_cache", "reshape_and_cache_flash", "paged_attention_v1", "paged_attention_v2",
@@ -415,7 +415,7 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
     lse_fields, lse = _lse_output(op, lse, return_lse, q, num_heads, num_seqs, keep, "num_seqs")
     p = cstruct(op, A.DecodeParams, out=o.ptr, query=q.ptr, q_stride=q_stride, q_dtype=PA_DTYPES[q.dtype], kv=cache,
                 block_tables=bt.ptr, block_table_stride=bt_stride, seq_lens=sl.ptr, num_seqs=num_seqs,
-                num_heads=num_heads, max_seq_len=i32(op, "max_seq_len", max_seq_len), scale=float(scale),
+                num_heads=num_heads, max_seq_len=i32(op, "max_seq_len", max_seq_len), scale=real(op, "scale", scale),
                 alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=0,
                 soft_cap=0.0, tp_rank=i32(op, "tp_rank", tp_rank),
                 bs_local_blocks=i32(op, "blocksparse_local_blocks", bs_local),
@@ -428,7 +428,7 @@ def _decode_setup(op, out, query, key_cache, value_cache, num_kv_heads, scale, b
 
 def _decode_options(op, p, sliding_window, logits_soft_cap):
     p.sliding_window = i32(op, "sliding_window", sliding_window or 0)
-    p.soft_cap = float(logits_soft_cap or 0.0)
+    p.soft_cap = real(op, "logits_soft_cap", logits_soft_cap or 0.0)
 
 
 @stream_scope
@@ -696,6 +696,13 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
         raise ValueError(f"{op}: caches of {ref.dtype} ({ref.itemsize}-byte elements) are not supported")
     L, n = len(kvs), m.shape[0]
     if cuda:
+        # The kernel reads the pairs while it copies, so they must lie apart from every cache. C checks
+        # this for host arrays (pa_ref_copy_blocks) but cannot see the layers' addresses on the device;
+        # here they are known (the caches are contiguous, so their byte ranges are exact).
+        for group, what in ((kvs, "key_caches"), (vvs, "value_caches")):
+            for i, x in enumerate(group):
+                if n and m.ptr < x.ptr + x.numel * x.itemsize and x.ptr < m.ptr + 16 * n:
+                    raise ValueError(f"{op}: block_mapping lies in {what}[{i}]; it must be apart from the caches")
         kp = small_array(ref.obj, [x.ptr for x in kvs], "int64", f"{op}: the key caches' address table")
         vpt = (small_array(ref.obj, [x.ptr for x in vvs], "int64", f"{op}: the value caches' address table")
                if vvs else None)
@@ -712,8 +719,8 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
 # ---- prefill: context (prefix) attention ------------------------------------------------------------------
 
 
-def _softmax_scale(scale, head_size):
-    return float(scale) if scale is not None else 1.0 / math.sqrt(head_size)
+def _softmax_scale(op, name, scale, head_size):
+    return real(op, name, scale) if scale is not None else 1.0 / math.sqrt(head_size)
 
 
 def _window(op, sliding_window):
@@ -819,9 +826,9 @@ def context_attention_fwd(q, k, v, o, kv_cache_dtype, k_cache, v_cache, b_loc, b
         block_table_stride=_block_table(op, bl, num_seqs), query_start_loc=bsl.ptr, seq_lens=bsq.ptr,
         num_seqs=num_seqs, num_heads=num_heads, num_tokens=num_tokens,
         max_query_len=i32(op, "max_input_len", max_input_len), max_seq_len=i32(op, "max_seq_len", max_seq_len),
-        scale=_softmax_scale(sm_scale, head_size),
+        scale=_softmax_scale(op, "sm_scale", sm_scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
+        soft_cap=real(op, "logits_soft_cap", logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
         cache_only=1 if cache_only else 0, **lse_fields)
     if cuda:
         check(lib.pa_context_attention(C.byref(p), stream_handle(op, t.values(), stream)), op)
@@ -925,9 +932,11 @@ def mixed_attention(query, key, value, key_cache, value_cache, block_tables, seq
         num_prefill_tokens=NP, num_decode_tokens=D, num_heads=num_heads,
         max_prefill_query_len=i32(op, "max_prefill_query_len", max_prefill_query_len),
         max_prefill_seq_len=i32(op, "max_prefill_seq_len", max_prefill_seq_len),
-        max_decode_seq_len=i32(op, "max_decode_seq_len", max_decode_seq_len), scale=_softmax_scale(scale, head_size),
+        max_decode_seq_len=i32(op, "max_decode_seq_len", max_decode_seq_len),
+        scale=_softmax_scale(op, "scale", scale, head_size),
         alibi_slopes=_head_floats(op, t["alibi_slopes"], num_heads), sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)
+        soft_cap=real(op, "logits_soft_cap", logits_soft_cap or 0.0), sinks=_head_floats(op, t["sinks"], num_heads),
+        **lse_fields)
     _workspace_call(op, p, t, cuda, lib.pa_mixed_attention_workspace_size, lib.pa_mixed_attention, workspace,
                     stream, lib.pa_ref_mixed_attention)
     return out if lse is None else (out, lse)
@@ -1040,8 +1049,9 @@ def prompt_attention(q, k, v, cu_seqlens_q, max_seqlen_q, cu_seqlens_k=None, max
         num_kv_heads=num_kv_heads, head_size=head_size, num_q_tokens=num_q_tokens,
         num_k_tokens=num_k_tokens, max_seqlen_q=i32(op, "max_seqlen_q", max_seqlen_q),
         max_seqlen_k=i32(op, "max_seqlen_k", max_seqlen_k) if csk is not None else 0,
-        scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi, sliding_window=_window(op, sliding_window),
-        soft_cap=float(logits_soft_cap or 0.0), sinks=sink_ptr, **lse_fields)
+        scale=_softmax_scale(op, "softmax_scale", softmax_scale, head_size), alibi_slopes=alibi,
+        sliding_window=_window(op, sliding_window),
+        soft_cap=real(op, "logits_soft_cap", logits_soft_cap or 0.0), sinks=sink_ptr, **lse_fields)
     if cuda:
         check(lib.pa_prompt_attention(C.byref(p), stream_handle(op, list(t.values()) + [ov], stream)), op)
     else:
@@ -1133,9 +1143,11 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
     # may be NULL or dangling), and sizes the workspace 0.
     p = cstruct(op, A.RaggedParams, out=ov.ptr, q=qv.ptr, q_dtype=PA_DTYPES[qv.dtype], kv=cache, kv_lens=kl.ptr,
                 page_indices=pi.ptr, pages_per_seq=pi.shape[1], cu_q_lens=cq.ptr, num_seqs=ns.ptr,
-                max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H, sm_scale=float(sm_scale),
-                sliding_window=i32(op, "sliding_window", sliding_window or 0), soft_cap=float(soft_cap or 0.0),
-                mask_value=float(mask_value or 0.0), sinks=_head_floats(op, t["sinks"], H), **lse_fields)
+                max_num_seqs=max_num_seqs, max_num_batched_tokens=T, num_q_heads=H,
+                sm_scale=real(op, "sm_scale", sm_scale),
+                sliding_window=i32(op, "sliding_window", sliding_window or 0),
+                soft_cap=real(op, "soft_cap", soft_cap or 0.0), mask_value=real(op, "mask_value", mask_value or 0.0),
+                sinks=_head_floats(op, t["sinks"], H), **lse_fields)
     if cuda:
         nbytes = C.c_size_t(0)
         check(lib.pa_ragged_workspace_size(C.byref(p), C.byref(nbytes)), op)

@@ -1009,3 +1009,91 @@ def test_prefill_path_names_are_the_header_enum():
             assert pa.lib.pa_get_prefill_path() == number, name
     finally:
         pa.set_prefill_path(before)
+
+
+def test_index_data_inside_what_is_written_refused():
+    """A block mapping held inside the buffer the copies write was overwritten under them (swap_blocks
+    crashed; copy_blocks copied the wrong blocks or crashed), and one cache passed as both key and value
+    lost every key (2026-12-07): each is a ValueError now, nothing written. A mapping inside the source
+    (read only) and the two halves of a [num_blocks, 2, ...] cache stay fine."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal((10, 64)).astype(np.float32)
+    dst = np.zeros((10, 64), np.float32)
+    in_dst = dst[3].view(np.int64)[:4].reshape(2, 2)
+    in_dst[:] = [[0, 3], [1, 4]]
+    before = dst.copy()
+    with pytest.raises(ValueError, match="swap_blocks: block_mapping .* lies in the dst buffer"):
+        pa.swap_blocks(src, dst, in_dst)
+    np.testing.assert_array_equal(dst, before)
+    in_src = src[7].view(np.int64)[:4].reshape(2, 2)
+    in_src[:] = [[0, 3], [1, 4]]
+    pa.swap_blocks(src, dst, in_src)
+    np.testing.assert_array_equal(dst[3:5], src[0:2])
+
+    kc = [rng.standard_normal((10, 64)).astype(np.float32) for _ in range(2)]
+    vc = [rng.standard_normal((10, 64)).astype(np.float32) for _ in range(2)]
+    in_k1 = kc[1][9].view(np.int64)[:4].reshape(2, 2)
+    in_k1[:] = [[0, 9], [1, 2]]
+    kept = [a.copy() for a in kc + vc]
+    with pytest.raises(ValueError, match=r"copy_blocks: block_mapping lies in key_caches\[1\]"):
+        pa.copy_blocks(kc, vc, in_k1)
+    # on CUDA the package checks it (C cannot see the layers' addresses there): arrays announced as
+    # CUDA tensors stop at that check, before anything reaches the device
+    in_v0 = vc[0][9].view(np.int64)[:4].reshape(2, 2)
+    in_v0[:] = [[0, 9], [1, 2]]
+    kept = [a.copy() for a in kc + vc]
+    with pytest.raises(ValueError, match=r"copy_blocks: block_mapping lies in value_caches\[0\]"):
+        pa.copy_blocks([FakeCuda(a) for a in kc], [FakeCuda(a) for a in vc], FakeCuda(in_v0))
+    for a, b in zip(kc + vc, kept):
+        np.testing.assert_array_equal(a, b)
+
+    k = rng.standard_normal((2, 2, 16)).astype(np.float32)
+    v = rng.standard_normal((2, 2, 16)).astype(np.float32)
+    slots = np.array([3, 17], np.int64)
+    kv = np.zeros((4, 2, 8, 2, 16), np.float32)
+    for kcache, vcache in ((kv[:, 0], kv[:, 0]), (kv[:, 1], kv[:, 1])):
+        with pytest.raises(ValueError, match="cache.key and cache.value are the same buffer"):
+            pa.reshape_and_cache_flash(k, v, kcache, vcache, slots)
+    assert not kv.any()
+    pa.reshape_and_cache_flash(k, v, kv[:, 0], kv[:, 1], slots)
+    np.testing.assert_array_equal(kv[0, 0, 3], k[0])
+    np.testing.assert_array_equal(kv[0, 1, 3], v[0])
+    np.testing.assert_array_equal(kv[2, 0, 1], k[1])
+    np.testing.assert_array_equal(kv[2, 1, 1], v[1])
+
+
+def test_real_scalars_take_one_element_arrays():
+    """A softmax scale, soft cap or mask value may be a one-element array of any shape (as k_scale and
+    v_scale may): the same result as the number. NumPy 2's float() refuses arrays that are not 0-d, which
+    reached the caller as a TypeError naming neither the op nor the argument; other shapes and non-numbers
+    are a TypeError naming both."""
+    p = decode_problem()
+    a, b = np.zeros_like(p["out"]), np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=a, logits_soft_cap=30.0))
+    pa.paged_attention_v1(**dict(p, out=b, scale=np.array([p["scale"]], np.float32).reshape(1, 1),
+                                 logits_soft_cap=np.array([30.0])))
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+    for bad, what in ((np.array([0.1, 0.2]), "ndarray"), ("0.1", "str")):
+        with pytest.raises(TypeError, match=f"paged_attention_v1: scale must be a real number .*got {what}"):
+            pa.paged_attention_v1(**dict(p, scale=bad))
+    untouched(p)
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    kk = rng.standard_normal((6, 2, 32)).astype(np.float32)
+    cu = np.array([0, 2, 6], np.int32)
+    o1, o2 = np.zeros_like(q), np.zeros_like(q)
+    pa.prompt_attention(q, kk, kk, cu, 4, softmax_scale=0.3, out=o1)
+    pa.prompt_attention(q, kk, kk, cu, 4, softmax_scale=np.array([0.3]), out=o2)
+    np.testing.assert_allclose(o1, o2, rtol=1e-6)
+    with pytest.raises(TypeError, match="ragged_paged_attention: sm_scale must be a real number"):
+        pa.ragged_paged_attention(q, np.zeros((3, 4, 2, 32), np.float32), np.array([2, 1], np.int32),
+                                  np.zeros((2, 1), np.int32), np.array([0, 2, 3], np.int32), np.array([2], np.int32),
+                                  sm_scale=np.ones(3), out=np.zeros_like(q))
+
+
+def test_device_index_checked_not_wrapped():
+    """device_info's index went to C's int through int(): 2^32 reached it as device 0 and 1.9 as 1."""
+    with pytest.raises(ValueError, match="device_info: device 4294967296 does not fit in int32"):
+        pa.device_info(2 ** 32)
+    with pytest.raises(TypeError, match="device_info: device must be an integer"):
+        pa.device_info(1.9)
