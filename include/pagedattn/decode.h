@@ -95,9 +95,9 @@ typedef struct pa_decode_params {
      * distinct floats (one stride spanning the other's whole extent); floats
      * between them are not written. The overlap checks above take the
      * layout's whole span, first element to last, gaps included. A layout
-     * whose last element lies 2^61 floats or more in (its byte offset past
-     * int64) is refused (PA_ERR_INVALID_ARGUMENT), in every entry that
-     * takes an lse. */
+     * whose last element lies 2^61 - 1 floats or more in (the bytes up to
+     * its end, 4 (index + 1), past int64) is refused
+     * (PA_ERR_INVALID_ARGUMENT), in every entry that takes an lse. */
     int64_t lse_head_stride;
     int64_t lse_token_stride;
 } pa_decode_params;
