@@ -86,8 +86,9 @@ static int check_decode_case(const pa_op_opts *o) {
     int *lens = malloc(sizeof(int) * (size_t)o->seqs);
     if (!lens)
         return 0;
-    for (int s = 0; s < o->seqs; s++) /* awkward, different lengths */
-        lens[s] = 1 + (int)(((long long)o->ctx[0] * (s + 1) / o->seqs + 13LL * s) % o->ctx[0]);
+    for (int s = 0; s < o->seqs; s++) /* awkward, different lengths; the last one --ctx */
+        lens[s] =
+            s == o->seqs - 1 ? o->ctx[0] : 1 + (int)(((long long)o->ctx[0] * (s + 1) / o->seqs + 13LL * s) % o->ctx[0]);
     pa_decode_problem_cfg cfg = {.seed = o->seed,
                                  .layout = o->layout,
                                  .q_dtype = o->dtype,
@@ -167,9 +168,9 @@ static int check_ragged_case(const pa_op_opts *o) {
     }
     cu[0] = 0;
     int max_q = 1;
-    for (int s = 0; s < ns; s++) { /* a decode, a short chunk, a full chunk, ... */
-        const int ql = s % 3 == 0 ? 1 : s % 3 == 1 ? 1 + qlen / 3 : qlen;
-        lens[s] = ql + (int)((long long)o->ctx[0] * (s + 1) / ns % o->ctx[0]);
+    for (int s = 0; s < ns; s++) { /* a full chunk, a decode, a short chunk, ...; the last over --ctx cached */
+        const int ql = s % 3 == 0 ? qlen : s % 3 == 1 ? 1 : 1 + qlen / 3;
+        lens[s] = ql + (int)((long long)o->ctx[0] * (s + 1) / ns);
         cu[s + 1] = cu[s] + ql;
         max_q = ql > max_q ? ql : max_q;
     }

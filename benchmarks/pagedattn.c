@@ -18,6 +18,9 @@
 #include "cli.h"
 #include "pa_commit.h" /* PA_GIT_COMMIT: generated at each build (benchmarks/meson.build) */
 #include "problems.h"
+#ifdef PA_CLI_INTERP
+void pa_prof_output(FILE *f); /* tests/interp/prof.cpp: where its report at exit goes */
+#endif
 
 static int want_help(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
@@ -611,7 +614,10 @@ static int refuses_ignored_options(const char *cmd, const char *op, const pa_op_
         return 1;
     }
     if (!strcmp(op, "baseline") && o->num_ctx > 1) {
-        fprintf(stderr, "pagedattn %s baseline: --ctx takes one length here (the cases' longest)\n", cmd);
+        fprintf(stderr,
+                "pagedattn %s baseline: --ctx takes one length here (the decode case's longest sequence, the "
+                "ragged case's most cached keys)\n",
+                cmd);
         return 1;
     }
     return refuses_scales_per_head(cmd, op, o);
@@ -754,7 +760,7 @@ typedef struct sweep_point {
 } sweep_point;
 
 /* Every point of one preset's sweep, in run order. Returns the count. */
-static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sweep_point *pts, int cap) {
+static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sweep_point *pts, int cap, int *over) {
     int n = 0;
     for (int op = SW_DECODE; op <= SW_CACHE; op <<= 1) {
         if (!(sw->ops & op))
@@ -780,10 +786,13 @@ static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sw
         /* Prompts cost ctx^2: a tighter default bound keeps the sweep short. */
         const long long bound =
             op == SW_PREFILL && !sw->user_max_tokens && gpu && sw->max_tokens > 32768 ? 32768 : sw->max_tokens;
+        int left_out = 0;
         for (int b = 0; b < g.nb; b++)
             for (int c = 0; c < g.nc && n < cap; c++) {
-                if ((long long)g.batches[b] * g.ctx[c] > bound)
+                if ((long long)g.batches[b] * g.ctx[c] > bound) {
+                    left_out++;
                     continue;
+                }
                 int qlen = op == SW_DECODE ? 1 : op == SW_PREFILL ? g.ctx[c] : (gpu ? 512 : 32);
                 if (op == SW_RAGGED && qlen > g.ctx[c]) /* the default chunk; the user's is taken as given */
                     qlen = g.ctx[c];
@@ -791,18 +800,26 @@ static int sweep_points(const sweep_cfg *sw, const pa_op_opts *base, int gpu, sw
                     qlen = base->qlen;
                 pts[n++] = (sweep_point){op, g.batches[b], g.ctx[c], qlen, base->layout};
             }
+        /* Said, and counted in the summary: a --ctx or --seqs the user gave
+         * must not vanish without a word (it did until 2026-12-07). */
+        if (left_out)
+            fprintf(stderr,
+                    "pagedattn bench: %s: %d point(s) of batch x ctx above %lld tokens left out (--max-tokens "
+                    "raises the bound)\n",
+                    sw_name(op), left_out, bound);
+        *over += left_out;
     }
     return n;
 }
 
 /* Runs one preset's sweep; adds to the counters. */
-static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int *failed, int *skipped) {
+static void run_sweep(const sweep_cfg *sw, const pa_op_opts *base, int gpu, int *failed, int *skipped, int *over) {
     /* Room for every point: decode, prefill and ragged take batches x lengths,
      * cache two layouts of batches and chunks (at most 3), each list at most
      * PA_MAX_CTX_LIST long; none is dropped. */
     enum { CAP = 3 * PA_MAX_CTX_LIST * PA_MAX_CTX_LIST + 2 * (PA_MAX_CTX_LIST + 3) };
     static sweep_point pts[CAP];
-    const int n = sweep_points(sw, base, gpu, pts, CAP);
+    const int n = sweep_points(sw, base, gpu, pts, CAP, over);
     int skip_op = 0;
     for (int i = 0; i < n; i++) {
         const sweep_point *pt = &pts[i];
@@ -913,10 +930,11 @@ static const char *SWEEP_HELP =
     "  lengths (GPU: batches 1..256, contexts 512..32768; without a GPU a small grid on\n"
     "  the CPU reference). One table row (and --json row) per point, the progress on stderr.\n"
     "  --ops LIST           subset of decode,prefill,ragged,cache (default all)\n"
-    "  --batches N[,N...]   batch sizes (default per op); --seqs N is one batch size\n"
+    "  --batches N[,N...]   batch sizes (default per op); --seqs N is one batch size (not both)\n"
     "  --ctx N[,N...]       context lengths (default per op)\n"
     "  --max-tokens N       leave out points with batch * ctx above N (default on a GPU\n"
-    "                       131072, prefill 32768; on the CPU 4096)\n"
+    "                       131072, prefill 32768; on the CPU 4096), named on stderr;\n"
+    "                       no row at all is exit 2\n"
     "  --quick              two batch sizes and two lengths per op\n"
     "  and the op options below (--device, --dtype, --layout, --iters, --json, ...), each one\n"
     "  a swept op reads (else exit 2); --variant needs --ops decode or --ops prefill alone;\n"
@@ -930,7 +948,7 @@ static int cmd_sweep(int argc, char **argv, int all) {
     char **rest = calloc((size_t)argc + 1, sizeof(char *));
     if (!rest)
         return PA_CLI_EXIT_FAIL;
-    int nrest = 0, rc = 0;
+    int nrest = 0, rc = 0, seqs_given = 0, batches_given = 0;
     rest[nrest++] = argv[0];
     long long v;
     for (int i = all ? 2 : 1; i < argc; i++) {
@@ -949,6 +967,13 @@ static int cmd_sweep(int argc, char **argv, int all) {
                     goto out;
                 }
             } else if (!strcmp(a, "--batches")) {
+                if (seqs_given) {
+                    fprintf(stderr, "pagedattn bench: --seqs (one batch size) and --batches (a list) both given; "
+                                    "give one\n");
+                    rc = PA_CLI_EXIT_USAGE;
+                    goto out;
+                }
+                batches_given = 1;
                 if (!pa_cli_parse_int_list("bench", "--batches", val, 1, 65536, sw.user_batches, PA_MAX_CTX_LIST,
                                            &sw.n_user_batches)) {
                     rc = PA_CLI_EXIT_USAGE;
@@ -968,9 +993,15 @@ static int cmd_sweep(int argc, char **argv, int all) {
             sw.quick = 1;
             continue;
         }
+        if (!strcmp(a, "--seqs") && batches_given) {
+            fprintf(stderr, "pagedattn bench: --seqs (one batch size) and --batches (a list) both given; give one\n");
+            rc = PA_CLI_EXIT_USAGE;
+            goto out;
+        }
         if (!strcmp(a, "--seqs") && pa_cli_peek_int(val, 1, 65536, &v)) { /* pa_op_opts_parse reports */
             sw.user_batches[0] = (int)v;
             sw.n_user_batches = 1;
+            seqs_given = 1;
         }
         rest[nrest++] = argv[i];
     }
@@ -1020,19 +1051,24 @@ static int cmd_sweep(int argc, char **argv, int all) {
                 pa_bench_device_name(1), pa_bench_read_bandwidth(), pa_bench_copy_bandwidth(),
                 pa_dtype_name(base.dtype), pa_bench_gemm_tflops(base.dtype));
     const double t0 = pa_cli_now();
-    int failed = 0, skipped = 0;
+    int failed = 0, skipped = 0, over = 0;
     for (int p = 0; p < PA_NUM_PRESETS; p++) {
         pa_op_opts o = base;
         if (all)
             pa_apply_preset(&o, &PA_PRESETS[p]);
         else if (p > 0)
             break;
-        run_sweep(&sw, &o, gpu, &failed, &skipped);
+        run_sweep(&sw, &o, gpu, &failed, &skipped, &over);
     }
-    fprintf(stderr, "pagedattn bench: %d rows in %.1f s on %s; %d points skipped, %d failed%s%s\n",
+    fprintf(stderr, "pagedattn bench: %d rows in %.1f s on %s; %d points skipped, %d left out, %d failed%s%s\n",
             pa_bench_rows_emitted(), pa_cli_now() - t0, gpu ? pa_bench_device_name(1) : "the CPU reference", skipped,
-            failed, base.json ? "; rows appended to " : "", base.json ? base.json : "");
-    rc = failed ? PA_CLI_EXIT_FAIL : 0;
+            over, failed, base.json ? "; rows appended to " : "", base.json ? base.json : "");
+    /* No row at all with nothing failed: every point refused these options
+     * or was left out by the bound, which is a usage error (exit 2), as
+     * `bench OP` with the same options is; it exited 0 until 2026-12-07. */
+    rc = failed ? PA_CLI_EXIT_FAIL : pa_bench_rows_emitted() == 0 ? PA_CLI_EXIT_USAGE : 0;
+    if (rc == PA_CLI_EXIT_USAGE)
+        fprintf(stderr, "pagedattn bench: no row: each point was skipped (see above) or left out\n");
 out:
     free(rest);
     return rc;
@@ -1217,7 +1253,15 @@ int main(int argc, char **argv) {
 #endif
     }
 #ifdef PA_CLI_INTERP
-    printf("interpret mode: the kernels run from their CUDA sources on the CPU (tests/interp); no GPU is used\n");
+    /* With --json - the rows own stdout (report.c): this line and the
+     * memory-access report at exit go to stderr then. */
+    FILE *note = stdout;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--json") && !strcmp(argv[i + 1], "-"))
+            note = stderr;
+    pa_prof_output(note);
+    fprintf(note,
+            "interpret mode: the kernels run from their CUDA sources on the CPU (tests/interp); no GPU is used\n");
 #endif
     int rc = dispatch(argc, argv);
     if (rc == 0 && pa_bench_json_errors() > 0) {

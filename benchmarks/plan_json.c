@@ -193,6 +193,8 @@ static int json_object(jp *j, plan_in *p) {
         } else if (!strcmp(key, "encoder_lens")) {
             if (!jarray(j, &p->enc, &p->n_enc, PLAN_MAX_REQS))
                 return 0;
+            if (p->n_enc == 0) /* (else taken as absent: the cross-attention fields left out, rc 0) */
+                return jfail(j, "\"encoder_lens\" is empty (one per request, or leave it out)");
         } else if (!strcmp(key, "block_table")) {
             if (!jtable(j, p))
                 return 0;

@@ -259,6 +259,34 @@ def main():
     with open(pe, "w") as f:
         json.dump({"computed": [], "scheduled": []}, f)
     case("plan --json empty arrays", ["plan", "--json", pe], says="is empty")
+    # A third audit (2026-12-07). A sweep point over the bound is said and counted; a sweep that
+    # yields no row (every point left out or refused) is a usage error, as `bench OP` with those
+    # options is (both exited 0 with "0 points skipped"); --seqs beside --batches is refused (the
+    # earlier one vanished); plan --json's empty encoder_lens is refused (the cross fields vanished).
+    sweep = ["bench", "--preset", "llama3-8b", "--ops", "decode"] + CPU
+    case("sweep point over the bound is said", sweep + ["--seqs", "1", "--ctx", "64,8192", "--json", "-"], rc=0,
+         says=["1 point(s) of batch x ctx above", "1 left out"], check=one_row(ctx=64))
+    case("sweep with no row left", sweep + ["--seqs", "1", "--ctx", "8192"], says="no row")
+    case("sweep whose every point refuses", sweep + ["--seqs", "1", "--ctx", "16", "--variant", "v1"],
+         says="no row")
+    for order in (["--seqs", "4", "--batches", "1"], ["--batches", "1", "--seqs", "4"]):
+        case("sweep --seqs and --batches " + order[0], sweep + order + ["--ctx", "16"], says="both given")
+    pz = os.path.join(tmp, "plan-empty-encoder.json")
+    with open(pz, "w") as f:
+        json.dump({"computed": [0, 5], "scheduled": [4, 1], "encoder_lens": []}, f)
+    case("plan --json empty encoder_lens", ["plan", "--json", pz], says='"encoder_lens" is empty')
+    if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(cli)), "..", "tests", "interp", "pagedattn-interp")):
+        # check baseline's one sequence was one key long whatever --ctx said, and its ragged case
+        # never took --qlen below 3 sequences; with --json - the interpreter's notes left stdout to the rows
+        case("check baseline --interp takes --ctx at one sequence",
+             ["check", "baseline", "--interp", "--seqs", "1", "--ctx", "64", "--heads", "2/1", "--head-size", "32"],
+             rc=0, check=lambda out, err: None if "max ctx 64)" in out and "1 seqs, 37 query rows" in out
+             else "no 'max ctx 64' decode case or 37-row ragged case in its output")
+        case("bench --interp --json - keeps stdout to the rows",
+             ["bench", "decode", "--interp", "--seqs", "1", "--ctx", "16", "--heads", "2/1", "--head-size", "32",
+              "--json", "-"], rc=0,
+             check=lambda out, err: None if out.strip() and all(line.startswith("{") for line in out.splitlines())
+             else "stdout holds more than JSON rows")
     # prefill's bound counts O (10.6 GB here; it passed as 2e9 elements of Q/K/V)
     case("prefill bound counts O", ["bench", "prefill"] + CPU + ["--dtype", "f32", "--heads", "1/1", "--head-size",
                                                                  "256", "--seqs", "1", "--ctx", "2600000"],

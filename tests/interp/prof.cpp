@@ -158,6 +158,9 @@ void access(const void *p, int size, uintptr_t pc) {
 // call's return address minus one, relative to the executable's load base),
 // else the function and offset dladdr finds.
 void report_pcs();
+// Where the report goes (stdout unless pa_prof_output set it: the CLI's `--json -`
+// keeps stdout for the rows).
+FILE *prof_out = nullptr;
 
 std::string where(uintptr_t pc) {
     Dl_info info;
@@ -225,17 +228,19 @@ void report_pcs() {
         std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) {
             return a.second.cost - a.second.ideal > b.second.cost - b.second.ideal;
         });
-        printf("\n%s: the %d instructions with the most beyond the ideal (PA_INTERP_PROF_TOP)\n", k.first.c_str(),
-               top_n);
-        printf("%-7s %9s %16s %10s  %s\n", "space", "requests", "per req (ideal)", "excess", "source");
+        fprintf(prof_out ? prof_out : stdout,
+                "\n%s: the %d instructions with the most beyond the ideal (PA_INTERP_PROF_TOP)\n", k.first.c_str(),
+                top_n);
+        fprintf(prof_out ? prof_out : stdout, "%-7s %9s %16s %10s  %s\n", "space", "requests", "per req (ideal)",
+                "excess", "source");
         int n = 0;
         for (const auto &e : v) {
             const PcStats &p = e.second;
             if (n++ >= top_n || p.cost <= p.ideal)
                 break;
-            printf("%-7s %9ld %7.2f (%5.2f) %10ld  %s\n", e.first.second == 2 ? "global" : "shared", p.req,
-                   (double)p.cost / (double)p.req, (double)p.ideal / (double)p.req, p.cost - p.ideal,
-                   where(e.first.first).c_str());
+            fprintf(prof_out ? prof_out : stdout, "%-7s %9ld %7.2f (%5.2f) %10ld  %s\n",
+                    e.first.second == 2 ? "global" : "shared", p.req, (double)p.cost / (double)p.req,
+                    (double)p.ideal / (double)p.req, p.cost - p.ideal, where(e.first.first).c_str());
         }
     }
 }
@@ -243,17 +248,19 @@ void report_pcs() {
 void report() {
     if (stats.empty())
         return;
-    printf("\ninterpret mode: memory-access proxies per warp-level request (not timings; see tests/interp/prof.cpp)\n");
-    printf("%-60s %8s %11s %17s %11s %20s\n", "kernel", "launches", "global req", "sectors/req(ideal)", "shared req",
-           "wavefronts/req(ideal)");
+    fprintf(
+        prof_out ? prof_out : stdout,
+        "\ninterpret mode: memory-access proxies per warp-level request (not timings; see tests/interp/prof.cpp)\n");
+    fprintf(prof_out ? prof_out : stdout, "%-60s %8s %11s %17s %11s %20s\n", "kernel", "launches", "global req",
+            "sectors/req(ideal)", "shared req", "wavefronts/req(ideal)");
     for (const auto &kv : stats) {
         const Stats &s = kv.second;
         const double sr = s.g_req ? (double)s.g_sectors / (double)s.g_req : 0.0;
         const double si = s.g_req ? (double)s.g_ideal / (double)s.g_req : 0.0;
         const double wr = s.s_req ? (double)s.s_wave / (double)s.s_req : 0.0;
         const double wi = s.s_req ? (double)s.s_ideal / (double)s.s_req : 0.0;
-        printf("%-60.60s %8ld %11ld %9.2f (%5.2f) %11ld %12.2f (%5.2f)\n", kv.first.c_str(), s.launches, s.g_req, sr,
-               si, s.s_req, wr, wi);
+        fprintf(prof_out ? prof_out : stdout, "%-60.60s %8ld %11ld %9.2f (%5.2f) %11ld %12.2f (%5.2f)\n",
+                kv.first.c_str(), s.launches, s.g_req, sr, si, s.s_req, wr, wi);
     }
     if (top_n > 0)
         report_pcs();
@@ -277,6 +284,8 @@ std::string kernel_name(const void *kernel, const char *text) {
 } // namespace
 
 extern "C" {
+
+void pa_prof_output(FILE *f) { prof_out = f; }
 
 const int pa_prof_linked = 1;
 
