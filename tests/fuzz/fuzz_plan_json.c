@@ -188,8 +188,9 @@ static void put_row_ws(out *o, bytes *b, const int32_t *v, int n) {
 
 /* Up to 12 keys in the bytes' order (repeats allowed: the last one counts),
  * each with values from the bytes; `want` is what the reader must return.
- * *empty_named is set when the text gives "computed" or "scheduled" as []
- * anywhere: the reader refuses that (a batch has at least one request), even
+ * *empty_named is set when the text gives "computed", "scheduled" or
+ * "encoder_lens" as [] anywhere: the reader refuses that (a batch has at
+ * least one request; encoder lengths are one per request, or left out), even
  * when a later repeat of the key has entries. */
 static char *structured(bytes *b, plan_in *want, size_t *len, int *empty_named) {
     static const char *const keys[9] = {"block_size", "padded",    "slices_per_block", "prefills",   "chunk",
@@ -224,7 +225,7 @@ static char *structured(bytes *b, plan_in *want, size_t *len, int *empty_named) 
             int n;
             int32_t *v = new_row(b, &n, 9);
             put_row_ws(&o, b, v, n);
-            if (n == 0 && key != 7)
+            if (n == 0) /* encoder_lens too since 2026-12-07 (it was read as absent) */
                 *empty_named = 1;
             int32_t **dst = key == 5 ? &want->computed : key == 6 ? &want->scheduled : &want->enc;
             int *dn = key == 5 ? &want->n_computed : key == 6 ? &want->n_scheduled : &want->n_enc;
@@ -296,11 +297,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (empty_named) {
             if (plan_json_parse(text, len, &got, err, sizeof err)) {
                 fprintf(stderr, "fuzz_plan_json: accepted:\n%s\n", text);
-                die("an empty computed or scheduled array accepted");
+                die("an empty computed, scheduled or encoder_lens array accepted");
             }
             if (!strstr(err, "is empty")) {
                 fprintf(stderr, "fuzz_plan_json: refused (%s):\n%s\n", err, text);
-                die("an empty computed or scheduled array refused for another reason");
+                die("an empty computed, scheduled or encoder_lens array refused for another reason");
             }
             free(text);
             plan_in_free(&want);
