@@ -329,7 +329,8 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv
 
     key, value    [>= num_tokens, num_kv_heads, head_size] f32/f16/bf16
     key_cache, value_cache  [num_blocks, block_size, num_kv_heads, head_size] (NHD, or an HND cache
-                  permuted to this logical shape; strided views allowed, element stride 1)
+                  permuted to this logical shape; strided views allowed, element stride 1); two
+                  buffers, or the halves of one [num_blocks, 2, ...] tensor, never one view twice
     slot_mapping  int64 [num_tokens]; -1 = padding (skipped)
     """
     _write_kv("reshape_and_cache_flash", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
@@ -614,7 +615,7 @@ def swap_blocks(src, dst, block_mapping, *, stream=None):
 
     src, dst       [num_blocks, ...] contiguous, same bytes per block; device or
                    (pinned) host memory in any combination
-    block_mapping  int64 [num_pairs, 2], on the host
+    block_mapping  int64 [num_pairs, 2], on the host, not inside dst (ValueError)
     Two host tensors copy on the CPU (pa_ref_swap_blocks); otherwise the copy
     engines run asynchronously on the stream.
     """
@@ -652,7 +653,7 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
                   value [num_blocks, num_kv_heads, head_size, block_size]); or None / [] for one
                   buffer per layer, e.g. the combined layout
     Caches without blocks (num_blocks 0, or a 0-d tensor) are a ValueError, even with no pairs.
-    block_mapping int64 [num_pairs, 2] = (src, dst) on the caches' device
+    block_mapping int64 [num_pairs, 2] = (src, dst) on the caches' device, not inside a cache (ValueError)
     On CUDA the layer address tables are copied to the device here (vLLM does
     the same), so a graph should capture pa_copy_blocks through the C API.
     """
