@@ -524,24 +524,38 @@ def main():
     if a.quick:
         dcases, pcases = dcases[1:2], pcases[:1]
     fi_ready = read_ready(a.fi_ready) if a.fi_ready else None
-    for c in dcases:
-        hq, hk, d = decode_shape(c)
-        decode_case(torch, lib, timer, fi, rows, mem_roof, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2], kv=decode_kv(c),
-                    fi_ready=fi_ready, min_splits=[int(m) for m in a.decode_min_splits.split(",") if m])
-    for b, L in pcases:
-        prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
     os.makedirs(a.out, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
             "commit": os.environ.get("PA_COMMIT") or os.popen("git rev-parse --short HEAD 2>/dev/null").read().strip()
             or "unknown",
             "driver": os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().strip(),
             "torch": torch.__version__, "flashinfer": fi_version}
-    with open(os.path.join(a.out, "side_by_side.json"), "w") as f:
-        json.dump({"meta": meta, "copy_gbs": copy_gbs, "read_gbs": read_gbs, "decode_roof_gbs": mem_roof,
-                   "gemm_tflops": gemm_tflops, "rows": rows}, f, indent=1)
-    md = table(rows, copy_gbs, read_gbs, gemm_tflops, meta)
-    with open(os.path.join(a.out, "side_by_side.md"), "w") as f:
-        f.write(md)
+
+    def write(final):
+        """The JSON and the table as they stand: after every case, so that a time box or a fault that
+        ends the run (a CUDA error outside record() poisons the context) leaves the rows measured."""
+        with open(os.path.join(a.out, "side_by_side.json"), "w") as f:
+            json.dump({"meta": dict(meta, complete=final), "copy_gbs": copy_gbs, "read_gbs": read_gbs,
+                       "decode_roof_gbs": mem_roof, "gemm_tflops": gemm_tflops, "rows": rows}, f, indent=1)
+        md = table(rows, copy_gbs, read_gbs, gemm_tflops, meta)
+        with open(os.path.join(a.out, "side_by_side.md"), "w") as f:
+            f.write(md if final else md + "\n(partial: the run stopped before its last case)\n")
+        return md
+
+    done = False
+    try:
+        for c in dcases:
+            hq, hk, d = decode_shape(c)
+            decode_case(torch, lib, timer, fi, rows, mem_roof, c[0], c[1], hq=hq, hk=hk, d=d, vary=c[2],
+                        kv=decode_kv(c), fi_ready=fi_ready,
+                        min_splits=[int(m) for m in a.decode_min_splits.split(",") if m])
+            write(False)
+        for b, L in pcases:
+            prefill_case(torch, lib, timer, rows, gemm_tflops, b, L)
+            write(False)
+        done = True
+    finally:
+        md = write(done)
     print(md)
 
 

@@ -130,6 +130,18 @@ for py in benchmarks/side_by_side.py scripts/plot scripts/ncu_rows.py scripts/ho
     python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$root/$py" ||
         { echo "gpu-check-dry: $py does not compile"; status=1; }
 done
+# ncu_rows.py keeps every metric of a launch: two whose names differ in the unit alone
+# (smsp__inst_executed.sum, sm__inst_executed.avg.per_cycle_active) were one key until 2026-12-07,
+# and the instruction count budget.py needs was lost under the IPC.
+rows=$(printf '%s\n' 'some program output' \
+    '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"' \
+    '"0","decode_mma_kernel(params)","smsp__inst_executed.sum","inst","123456"' \
+    '"0","decode_mma_kernel(params)","sm__inst_executed.avg.per_cycle_active","inst/cycle","2.14"' \
+    '"0","decode_mma_kernel(params)","dram__throughput.avg.pct_of_peak_sustained_elapsed","%","82.3"' |
+    python3 "$root/scripts/ncu_rows.py")
+for want in "smsp__inst_executed.sum=123456" "sm__inst_executed.avg=2.14" "throughput=82.3"; do
+    grep -qF "$want" <<<"$rows" || { echo "gpu-check-dry: ncu_rows.py lost $want:"; echo "$rows"; status=1; }
+done
 # The shrink itself: a GPU-sized shape runs as one group of its heads, 2 sequences of 160 tokens;
 # heads that are no multiple of the KV heads are kept, and refused.
 shape=$(PAGEDATTN_CLI_SHRINK=1 "$interp_cli" bench decode --seqs 64 --ctx 4096 --heads 32/8 2>&1)

@@ -161,7 +161,7 @@ box() {
         echo "skipped (deadline, at +$(($(date +%s) - T0)) s): $what" | tee -a "$ROOT/$logs/deadline.txt"
         return 0
     fi
-    timeout "$t" "$@"
+    timeout -k 10 "$t" "$@" # (-k: a program that ignores SIGTERM must not hold the call past its box)
     rc=$?
     [ -n "${OUT:-}" ] && [ -s "$ROOT/$json" ] && cp "$ROOT/$json" "$OUT"/ 2>/dev/null
     if [ $rc -eq 124 ] && [ "$t" -lt "$asked" ]; then
@@ -198,7 +198,7 @@ run_prog() { # label timeout tap-dir prog [wrapper...]
     [ -n "${PA_CRIT_FILTER:-}" ] && filter=(--filter="$PA_CRIT_FILTER")
     # --verbose: each test's start, verdict and time in the log as it happens, so a program cut
     # off by its box still says which tests passed (its TAP file is written only at the end).
-    timeout "$t" env LD_LIBRARY_PATH="$LIBS_ENV" "$@" "$prog" --tap="$tap" --verbose ${PA_CRIT_JOBS:+-j$PA_CRIT_JOBS} \
+    timeout -k 10 "$t" env LD_LIBRARY_PATH="$LIBS_ENV" "$@" "$prog" --tap="$tap" --verbose ${PA_CRIT_JOBS:+-j$PA_CRIT_JOBS} \
         "${filter[@]}" >"$log" 2>&1
     local rc=$?
     local p=0 f=0 s=0
@@ -250,7 +250,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the background while the tests run.
         (python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$PA_WHEELS"/*.whl && PYTHONPATH=/tmp/site FLASHINFER_CUDA_ARCH_LIST=9.0 MAX_JOBS=${PA_FI_JOBS:-8} \
-            timeout "$(fit "${PA_FI_WARM_SECONDS:-420}")" nice -n "${PA_FI_NICE:-0}" python3 benchmarks/side_by_side.py --warm-flashinfer \
+            timeout -k 10 "$(fit "${PA_FI_WARM_SECONDS:-420}")" nice -n "${PA_FI_NICE:-0}" python3 benchmarks/side_by_side.py --warm-flashinfer \
             --fi-ready "$logs/fi-ready.txt") >"$logs/flashinfer-warm.log" 2>&1 &
         warm_pid=$!
     fi
@@ -308,6 +308,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         for tool in ${PA_SAN_TOOLS:-memcheck racecheck initcheck synccheck}; do
             mkdir -p "$logs/$tool"
             for prog in "$BUILD"/tests/gpu/${PA_SAN_PROGRAMS:-test_*}; do
+                [ -f "$prog" ] && [ -x "$prog" ] || continue # (a native build's test_X.p object dirs match too)
                 PA_CRIT_JOBS=${PA_SAN_JOBS:-2} PA_CRIT_FILTER=$(san_filter "$tool" "$prog") \
                     run_prog "$tool" "$SAN_SECONDS" "$logs/$tool" "$prog" \
                     nice -n "${PA_SAN_NICE:-0}" env PA_TEST_RANDOM_CASES="${PA_SAN_RANDOM_CASES:-8}" ${PA_SAN_ENV:-} compute-sanitizer --tool "$tool" --error-exitcode=1 --target-processes all \
@@ -343,6 +344,7 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         t0=$(date +%s)
         test_pids=()
         for prog in "$BUILD"/tests/gpu/test_*; do
+            [ -f "$prog" ] && [ -x "$prog" ] || continue # (a native build's test_X.p object dirs match too)
             # Beside the sanitizers, fewer jobs: 5 programs x 16 jobs plus 20
             # sanitized programs ran an 80 GB H100 out of memory once.
             PA_CRIT_JOBS=${PA_TEST_JOBS:-$([ "${PA_SAN_BACKGROUND:-0}" = 1 ] && echo 6)} \
@@ -816,14 +818,15 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # the memory traffic of one launch at each head size say which.
         if ncu_run stalls; then
             for hs in 128 64; do
-                PAGEDATTN_PREFILL_PATH=hopper box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --section WarpStateStats \
+                PAGEDATTN_PREFILL_PATH=hopper box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --print-details all \
+                    --section SpeedOfLight --section WarpStateStats \
                     --section SchedulerStats --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
                     --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats \
                     -k regex:prefill_wgmma_kernel --launch-skip 2 --launch-count 1 \
                     $CLI bench prefill --seqs 4 --ctx 4096 --heads 32/8 --head-size $hs --dtype bf16 \
                     >"$logs/ncu-prefill-hopper-stalls-h$hs.txt" 2>"$logs/ncu-prefill-hopper-stalls-h$hs.err"
                 echo "ncu-prefill-hopper-stalls-h$hs.txt (warp states, head $hs):"
-                grep -E "Stall|Warp Cycles|Issued Warp|Eligible|No Eligible|Active Warps|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Duration" \
+                grep -iE "Stall|Warp Cycles|Issued Warp|Eligible|No Eligible|Active Warps|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Duration" \
                     "$logs/ncu-prefill-hopper-stalls-h$hs.txt" | head -40
             done
         fi
@@ -837,13 +840,14 @@ export PA_TEST_RANDOM_CASES=${PA_TEST_RANDOM_CASES:-150}
         # say whether the loss is in the DRAM's access pattern or in the CTA's latency.
         if ncu_run decode64; then
             for hs in 128 64; do
-                box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --section MemoryWorkloadAnalysis \
+                box "${PA_NCU_SECONDS:-150}" ncu --clock-control none --print-details all --section SpeedOfLight \
+                    --section MemoryWorkloadAnalysis \
                     --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --section Occupancy \
                     --section LaunchStats -k regex:decode_mma_kernel --launch-skip 2 --launch-count 1 \
                     $CLI bench decode --variant v1 --seqs 64 --ctx 4096 --heads 32/8 --head-size $hs --dtype bf16 \
                     --layout nhd >"$logs/ncu-decode-v1-h$hs.txt" 2>"$logs/ncu-decode-v1-h$hs.err"
                 echo "ncu-decode-v1-h$hs.txt (memory and warp states, head $hs):"
-                grep -E "Stall|Warp Cycles|Eligible|Active Warps|Achieved Occupancy|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Memory Throughput|Duration" \
+                grep -iE "Stall|Warp Cycles|Eligible|Active Warps|Achieved Occupancy|L1/TEX Hit|L2 Hit|Mem Busy|Max Bandwidth|DRAM Throughput|Memory Throughput|Duration" \
                     "$logs/ncu-decode-v1-h$hs.txt" | head -40
             done
         fi
