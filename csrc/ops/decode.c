@@ -247,8 +247,11 @@ static void dec_geometry(pa_dec_kparams *kp, int lt, int tc) {
     kp->tile = lt ? PA_DEC_MAX_TILE : t < 8 ? 8 : t > 64 ? 64 : t;
     const int32_t T = kp->tile;
 
-    kp->head_chunks = (kp->group + PA_DEC_MAX_HPC - 1) / PA_DEC_MAX_HPC;
-    kp->hpc = (kp->group + kp->head_chunks - 1) / kp->head_chunks;
+    /* (in int64: a group near INT32_MAX, num_heads over one KV head, passed
+     * validation and overflowed here, giving a negative CTA count the launch
+     * check let through) */
+    kp->head_chunks = (int32_t)(((int64_t)kp->group + PA_DEC_MAX_HPC - 1) / PA_DEC_MAX_HPC);
+    kp->hpc = (int32_t)(((int64_t)kp->group + kp->head_chunks - 1) / kp->head_chunks);
     kp->seq_div = pa_kv_divider_make(kp->num_kv_heads * kp->head_chunks);
     kp->chunk_div = pa_kv_divider_make(kp->head_chunks);
     kp->pv_groups = (kp->hpc + PA_DEC_GB - 1) / PA_DEC_GB;

@@ -80,11 +80,13 @@ int pa_prefill_hopper_head(const pa_prefill_kparams *k) {
     if ((uintptr_t)k->out % 4 != 0)
         return 0;
     /* The kernel numbers its work items (128 GQA-packed query rows of a
-     * sequence and KV head) in int, persistent CTAs' rounds included: past
-     * 2^30 of them (over 10^11 query rows of max_q_len), mma.sync serves. */
+     * sequence and KV head) in int, persistent CTAs' rounds included: its
+     * launcher needs items + CTAs < 2^31, which one CTA an item meets up to
+     * 2^30 - 1 items. From 2^30 (over 10^11 query rows of max_q_len) mma.sync
+     * serves (at exactly 2^30 the launcher refused it until 2026-12-07). */
     const int64_t items =
         ((int64_t)k->max_q_len * (k->num_heads / k->num_kv_heads) + 127) / 128 * (int64_t)k->num_seqs * k->num_kv_heads;
-    if (items > ((int64_t)1 << 30))
+    if (items >= ((int64_t)1 << 30))
         return 0;
     if (k->mode == PA_PREFILL_MODE_CONTEXT) {
         /* A cache on cp.async (pa_prefill_cache_paths): of the query dtype,

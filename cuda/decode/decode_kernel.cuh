@@ -240,7 +240,7 @@ PA_DEC_DEV bool sparse_local(const pa_dec_kparams &p, int L, int pos) {
 
 PA_DEC_DEV int64_t sparse_offset(const pa_dec_kparams &p, int h, int kvh) {
     return p.bs_step >= 0 ? ((int64_t)p.tp_rank * p.num_heads + h) * p.bs_step + 1
-                          : ((int64_t)p.tp_rank * p.num_kv_heads + kvh) * (int64_t)(-p.bs_step) + 1;
+                          : ((int64_t)p.tp_rank * p.num_kv_heads + kvh) * -(int64_t)p.bs_step + 1; // (INT32_MIN too)
 }
 
 // Kept for query head h?

@@ -112,9 +112,11 @@ __global__ void __launch_bounds__(kPlanThreads) ragged_plan_kernel(const __grid_
 
     for (int pass = 0; pass < 2; pass++) {
         int run_end = 0;
-        for (int base = 0; base < ns; base += kPlanThreads) {
-            const int s = base + tid;
-            const bool in = s < ns;
+        // (base in 64 bits: at ns past 2^31 - 512 an int base wrapped negative
+        // after its last pass and the loop read before the arrays)
+        for (long long base = 0; base < ns; base += kPlanThreads) {
+            const bool in = base + tid < ns;
+            const int s = in ? (int)(base + tid) : 0;
             const int q0 = in ? P.cu_q_lens[s] : 0, q1 = in ? P.cu_q_lens[s + 1] : 0;
             const int kv = in ? P.kv_lens[s] : 0;
             int chunk_end = 0;

@@ -169,6 +169,18 @@ Test(decode_validate, blocksparse_local_blocks_and_infinite_soft_cap) {
     cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
 }
 
+/* A GQA group near INT32_MAX (num_heads over one KV head; validation bounds
+ * only num_seqs x num_heads): the CTA geometry overflowed int32 (a negative
+ * head-chunk count that the launch check let through, found by review,
+ * 2026-12-07). It is 2^27 chunks of 16 heads. */
+Test(decode_validate, a_group_near_int32_max) {
+    pa_decode_params p = params(1, INT32_MAX - 1, 1, 8, 16, 100);
+    pa_dec_kparams kp;
+    cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(kp.head_chunks, 1 << 27);
+    cr_assert_eq(kp.hpc, 16);
+}
+
 /* GPU-only checks of pa_dec_kparams_make: alignment, workspace. */
 Test(decode_validate, gpu_parameter_block_checks) {
     pa_decode_params p = params(3, 16, 4, 128, 16, 1000);

@@ -1397,15 +1397,17 @@ Test(prefill_path, hopper_shape_rules) {
     cr_assert_eq(pa_prefill_hopper_head(&k), 128, "an output 4-byte aligned");
     q.out = buf;
     /* Work items (128 GQA-packed query rows of a sequence and KV head; group 2
-     * here): up to 2^30 of them; past that, mma.sync. */
+     * here): fewer than 2^30 of them; from 2^30, mma.sync. The Hopper
+     * launcher refuses items + CTAs past 2^31 - 1, so at exactly 2^30, one CTA
+     * an item, it refused what this had sent it (found by review, 2026-12-07). */
     q.k_stride = 0;
     q.max_seqlen_q = 65536; /* 1024 items a sequence and KV head */
+    q.num_seqs = (1 << 19) - 1;
+    pa_prefill_kparams_from_prompt(&k, &q);
+    cr_assert_eq(pa_prefill_hopper_head(&k), 128, "2^30 - 2048 work items");
     q.num_seqs = 1 << 19;
     pa_prefill_kparams_from_prompt(&k, &q);
-    cr_assert_eq(pa_prefill_hopper_head(&k), 128, "2^30 work items");
-    q.num_seqs = (1 << 19) + 1;
-    pa_prefill_kparams_from_prompt(&k, &q);
-    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "2^30 + 2048 work items");
+    cr_assert_eq(pa_prefill_hopper_head(&k), 0, "2^30 work items");
     q.num_seqs = 1;
     q.max_seqlen_q = 1;
 
