@@ -967,12 +967,6 @@ static int cmd_sweep(int argc, char **argv, int all) {
                     goto out;
                 }
             } else if (!strcmp(a, "--batches")) {
-                if (seqs_given) {
-                    fprintf(stderr, "pagedattn bench: --seqs (one batch size) and --batches (a list) both given; "
-                                    "give one\n");
-                    rc = PA_CLI_EXIT_USAGE;
-                    goto out;
-                }
                 batches_given = 1;
                 if (!pa_cli_parse_int_list("bench", "--batches", val, 1, 65536, sw.user_batches, PA_MAX_CTX_LIST,
                                            &sw.n_user_batches)) {
@@ -993,17 +987,17 @@ static int cmd_sweep(int argc, char **argv, int all) {
             sw.quick = 1;
             continue;
         }
-        if (!strcmp(a, "--seqs") && batches_given) {
-            fprintf(stderr, "pagedattn bench: --seqs (one batch size) and --batches (a list) both given; give one\n");
-            rc = PA_CLI_EXIT_USAGE;
-            goto out;
-        }
+        seqs_given |= !strcmp(a, "--seqs");
         if (!strcmp(a, "--seqs") && pa_cli_peek_int(val, 1, 65536, &v)) { /* pa_op_opts_parse reports */
             sw.user_batches[0] = (int)v;
             sw.n_user_batches = 1;
-            seqs_given = 1;
         }
         rest[nrest++] = argv[i];
+    }
+    if (seqs_given && batches_given) { /* (each overwrote the other's batch sizes) */
+        fprintf(stderr, "pagedattn bench: --seqs (one batch size) and --batches (a list) both given; give one\n");
+        rc = PA_CLI_EXIT_USAGE;
+        goto out;
     }
     pa_op_opts base;
     pa_op_opts_default(&base);

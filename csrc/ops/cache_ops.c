@@ -76,7 +76,7 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
                    "swap_blocks_kv: dst.key and dst.value are the same buffer (%p); each value block would overwrite "
                    "its key block",
                    dst->key);
-        PA_REQUIRE(!pa_ranges_overlap(block_mapping, num_pairs * 16, dst->value, db), /* (fits: pairs were read) */
+        PA_REQUIRE(!pa_ranges_overlap(block_mapping, pa_block_mapping_bytes(num_pairs), dst->value, db),
                    "swap_blocks_kv: block_mapping lies in dst.value; it must be apart from what the copies write");
     }
     if (num_pairs == 0) {

@@ -181,10 +181,6 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
     return cache_writes_apart("kv_cache_update", cache, rd, 3);
 }
 
-/* Bytes of a block mapping of n (src, dst) int64 pairs (saturated: a mapping
- * that large could not exist, and the overlap checks stay true to it). */
-static int64_t mapping_bytes(int64_t n) { return n <= INT64_MAX / 16 ? n * 16 : INT64_MAX; }
-
 pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,
                                   int64_t num_pairs, int64_t src_num_blocks, int64_t dst_num_blocks) {
     PA_REQUIRE(block_bytes > 0, "swap_blocks: block_bytes must be > 0 (got %lld)", (long long)block_bytes);
@@ -216,7 +212,7 @@ pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_byte
                src, (long long)src_num_blocks, (void *)dst, (long long)dst_num_blocks);
     /* A mapping inside dst (pinned host memory) would be overwritten while its
      * later pairs are still to be read. */
-    PA_REQUIRE(!pa_ranges_overlap(block_mapping, mapping_bytes(num_pairs), dst, dst_num_blocks * block_bytes),
+    PA_REQUIRE(!pa_ranges_overlap(block_mapping, pa_block_mapping_bytes(num_pairs), dst, dst_num_blocks * block_bytes),
                "swap_blocks: block_mapping (%p, %lld pairs) lies in the dst buffer; it must be apart from what the "
                "copies write",
                (const void *)block_mapping, (long long)num_pairs);

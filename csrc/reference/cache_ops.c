@@ -248,7 +248,7 @@ pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches,
         for (int v = 0; v < (value_caches ? 2 : 1); v++) {
             const void *buf = v ? value_caches[l] : key_caches[l];
             const char *which = v ? "value_caches" : "key_caches";
-            PA_REQUIRE(!pa_ranges_overlap(block_mapping, num_pairs * 16, buf, span),
+            PA_REQUIRE(!pa_ranges_overlap(block_mapping, pa_block_mapping_bytes(num_pairs), buf, span),
                        "copy_blocks: block_mapping lies in %s[%d]; it must be apart from the caches", which, l);
             PA_REQUIRE(!pa_ranges_overlap(key_caches, nl * 8, buf, span) &&
                            !(value_caches && pa_ranges_overlap(value_caches, nl * 8, buf, span)),

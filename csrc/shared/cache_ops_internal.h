@@ -59,6 +59,10 @@ pa_status pa_reshape_and_cache_validate(const pa_kv_input *in, const int64_t *sl
 pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
                                       int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
                                       int32_t num_slices_padded, const pa_kv_cache *cache);
+/* Bytes of a block mapping of n (src, dst) int64 pairs (swap_blocks,
+ * copy_blocks), for the checks that keep it apart from what the copies write;
+ * saturated (a mapping that large could not exist, and the checks stay true). */
+static inline int64_t pa_block_mapping_bytes(int64_t n) { return n <= INT64_MAX / 16 ? n * 16 : INT64_MAX; }
 pa_status pa_swap_blocks_validate(void *dst, const void *src, int64_t block_bytes, const int64_t *block_mapping,
                                   int64_t num_pairs, int64_t src_num_blocks, int64_t dst_num_blocks);
 pa_status pa_swap_blocks_kv_bytes(const pa_kv_cache *dst, const pa_kv_cache *src, int64_t *block_bytes);
