@@ -25,8 +25,10 @@ inline bool pa_current_cc(int *major, int *minor) {
 // names (launch_status.h); *need, *optin and *capped say what was compared
 // (0 where nothing was asked). Every sm_80+ device allows at least 99 KiB (and
 // the variable never says less): below 90 KiB nothing is asked (no cost per
-// launch); within 16 KiB under the limit the static bytes are asked too. A
-// query that fails says nothing (cleared): true, and the launch then reports.
+// launch); within 16 KiB under the limit the static bytes are asked too (exact
+// while every kernel's static bytes stay under 16 KiB: scripts/check-static-smem.py,
+// in CI, fails when one does not). A query that fails says nothing (cleared):
+// true, and the launch then reports.
 template <class K>
 bool pa_smem_fits(K *kernel, size_t dynamic, size_t *need = nullptr, int *optin = nullptr, int *capped = nullptr) {
     if (need)

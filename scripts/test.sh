@@ -148,6 +148,24 @@ else
     esac
 fi
 
+phase "every kernel's static shared memory stays under the launchers' fit-check margin (scripts/check-static-smem.py)"
+python3 scripts/check-static-smem.py build
+case $? in
+0)
+    echo "build    check-static-smem             1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+    ;;
+3)
+    echo "build    check-static-smem             0 passed, 0 failed, 1 skipped"
+    total_skip=$((total_skip + 1))
+    ;;
+*)
+    echo "build: check-static-smem FAILED"
+    total_fail=$((total_fail + 1))
+    status=1
+    ;;
+esac
+
 phase "no import circles between files: #include lines and object symbols (scripts/check-circles.py)"
 if python3 scripts/check-circles.py build; then
     echo "build    check-circles                 1 passed, 0 failed, 0 skipped"
