@@ -132,11 +132,54 @@ def _refuse_read_only(v):
 
 
 def _export(obj):
-    """obj's DLPack capsule, versioned where the producer can give one."""
+    """obj's DLPack capsule, versioned where the producer can give one.
+
+    A CUDA array is asked for with stream=-1, the protocol's "no synchronisation": the kernels
+    run on the producer's current stream (or the caller's explicit `stream`, made current for
+    the call: _tensor._launch_stream), so nothing needs ordering. Without a stream a producer
+    may take the consumer's to be the legacy default stream (the array API's rule for None,
+    which some torch releases follow): it then records an event on its current stream and makes
+    the legacy stream wait on it, for every array of every call, and inside CUDA graph capture
+    (a side stream) that is an error that ends the capture. A producer that does not take an
+    argument (TypeError) or the value -1 (BufferError, ValueError) is asked without it."""
     try:
-        return obj.__dlpack__(max_version=(DLPACK_MAJOR_VERSION, 0))
-    except TypeError:  # a producer of the legacy protocol only: __dlpack__(stream=None)
-        return obj.__dlpack__()
+        cuda = int(obj.__dlpack_device__()[0]) in (kDLCUDA, kDLCUDAManaged)
+    except Exception:  # a producer's own error shows when __dlpack__ is called
+        cuda = False
+    versioned = {"max_version": (DLPACK_MAJOR_VERSION, 0)}
+    attempts = ([{"stream": -1, **versioned}, {"stream": -1}] if cuda else []) + [versioned, {}]
+    err = None
+    for kwargs in attempts:
+        try:
+            return obj.__dlpack__(**kwargs)
+        except TypeError as e:
+            err = e
+        except (BufferError, ValueError) as e:
+            if "stream" not in kwargs:
+                raise
+            err = e
+    raise err
+
+
+_TORCH_FLOAT8 = {"torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2"}
+
+
+def _detached(obj):
+    """A torch tensor that requires grad, detached: torch refuses to export it, and the library
+    only reads and writes the storage, which the detached alias shares. Anything else as it is."""
+    if getattr(obj, "requires_grad", False) and type(obj).__module__.split(".", 1)[0] == "torch":
+        return obj.detach()
+    return obj
+
+
+def _float8_as_uint8(obj):
+    """A torch float8 tensor's uint8 alias (same shape and strides) and the float8 dtype name,
+    for torch releases whose DLPack exporter has no float8 code; None for anything else."""
+    name = _TORCH_FLOAT8.get(str(getattr(obj, "dtype", "")))
+    if name is None or type(obj).__module__.split(".", 1)[0] != "torch":
+        return None
+    import torch
+    return obj.view(torch.uint8), name
 
 
 def view(obj, name, writable=False):
@@ -150,10 +193,18 @@ def view(obj, name, writable=False):
     if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
         raise TypeError(f"{name}: expected a tensor with __dlpack__/__dlpack_device__ (torch, cupy, jax, numpy), "
                         f"got {type(obj).__name__}")
+    exported, dtype_name = _detached(obj), None
     try:
-        capsule = _export(obj)
+        capsule = _export(exported)
     except (BufferError, TypeError, ValueError, RuntimeError) as e:
-        raise TypeError(f"{name}: cannot be exported through DLPack: {e}") from e
+        alias = _float8_as_uint8(exported)
+        if alias is None:
+            raise TypeError(f"{name}: cannot be exported through DLPack: {e}") from e
+        exported, dtype_name = alias
+        try:
+            capsule = _export(exported)
+        except (BufferError, TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name}: cannot be exported through DLPack: {e}") from e
     read_only = False
     if _capsule_valid(capsule, b"dltensor_versioned"):
         managed = _DLManagedTensorVersioned.from_address(_capsule_get(capsule, b"dltensor_versioned"))
@@ -172,6 +223,8 @@ def view(obj, name, writable=False):
     if t.dtype.lanes != 1:
         raise TypeError(f"{name}: vector dtypes (lanes {t.dtype.lanes}) are not supported")
     dtype = _DTYPES.get((t.dtype.code, t.dtype.bits))
+    if dtype_name is not None and dtype == "uint8":  # a float8 tensor's uint8 alias (_float8_as_uint8)
+        dtype = dtype_name
     if dtype is None:
         raise TypeError(f"{name}: DLPack dtype code {t.dtype.code} bits {t.dtype.bits} is not supported")
     if t.strides:

@@ -259,6 +259,10 @@ def _launch_stream(op, values, stream):
         if "torch" in objs:
             import torch
             dev = objs["torch"].device
+            # The tensors' device is made current whatever the stream: the C entry launches on the
+            # current device (core.h), and a stream that is already current on the tensors' device
+            # enters no torch.cuda.stream scope below, which would have made it so.
+            scope.enter_context(torch.cuda.device(dev))
             if isinstance(stream, torch.cuda.Stream):
                 if stream.device != dev:
                     raise ValueError(f"{op}: stream is on {stream.device} but the tensors are on {dev}")
@@ -302,6 +306,13 @@ def stream_handle(op, cuda_views, stream):
     if stream is not None:
         return _stream_ptr(op, stream)
     fws = {framework(v.obj) for v in cuda_views if v is not None}
+    if {"torch", "cupy"} <= fws:
+        # Each framework allocates (outputs, workspaces, scale copies) on its own current stream,
+        # and nothing orders those against the launch on the other's: a kernel could read a scale
+        # before its copy lands, and a freed block could be handed out again while queued work
+        # still used it. An explicit stream is made current in both (_launch_stream).
+        raise ValueError(f"{op}: torch tensors and cupy arrays in one call need an explicit stream=, which "
+                         "the op then makes current in both frameworks")
     dev = next(v for v in cuda_views if v is not None).device_id
     if "torch" in fws and "torch" in sys.modules:
         import torch

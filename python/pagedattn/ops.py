@@ -10,7 +10,13 @@ stream (torch's or cupy's, or an explicit `stream=`), host tensors run the CPU r
 can be tried with NumPy on a laptop. With an explicit `stream=`, what an op
 allocates itself (workspace, scale scalars from Python / NumPy numbers, outputs it
 creates, copy_blocks' pointer arrays) is allocated with that stream current
-(torch, cupy), so it is ready before the op's kernels and reused only after.
+(torch, cupy), so it is ready before the op's kernels and reused only after; the
+tensors' device is made current for the call. The launch stream does not wait for
+any other: inputs made on another stream, and outputs read on one, are the caller's
+to order (an event), as with vLLM's ops. torch tensors and cupy arrays in one call
+need an explicit stream (ValueError otherwise: each framework allocates on its own).
+CUDA arrays are exported with DLPack's stream -1 (no synchronisation, so graph
+capture is undisturbed); a torch tensor that requires grad is exported detached.
 Shapes, strides, dtypes and devices are checked before the C call; bad input
 raises ValueError (invalid argument, a caller's workspace shorter than the op's
 size, a tensor another argument makes required given as None: context_attention_fwd's
@@ -1156,6 +1162,7 @@ def ragged_paged_attention(q, kv_pages, kv_lens, page_indices, cu_q_lens, num_se
             workspace = empty(qv.obj, (max(nbytes.value, 1),), "uint8")
         wv = view(workspace, f"{op}: workspace", writable=True)
         keep.append(wv)
+        need_contiguous(op, wv)
         same_device(op, [qv, wv])
         check(lib.pa_ragged_paged_attention(C.byref(p), wv.ptr, wv.numel * wv.itemsize,
                                             stream_handle(op, t.values(), stream)), op)

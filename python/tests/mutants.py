@@ -19,7 +19,8 @@ The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 pass found (c_stride, fixed); three of the CUDA path's wiring; three of
 merge_attn_states' wiring; three of the prefill ops' lse output (return_lse / lse) and one of cache_only;
 two of the decode ops' lse output; five of the lse in strided views and mixed_attention's lse; four of
-ragged_paged_attention's lse; and a few killed ones worth keeping. Run time: about
+ragged_paged_attention's lse; six of the CUDA path's streams and exports (2026-12-07); and a few
+killed ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -248,6 +249,23 @@ MUTANTS = [
      "varr = (C.c_void_p * L)(*[x.ptr for x in kvs]) if vvs else None", "copy_blocks' host value table from keys"),
     ("h-slot-mapping-unpadded", "host.py", "slot_mapping=sm[:out.padded_num_tokens]",
      "slot_mapping=sm[:out.num_actual_tokens]", "slot_mapping loses its -1 padding"),
+    # ---- the CUDA path's streams and exports (2026-12-07), each killed by the test named
+    ("d-export-stream-none", "_dlpack.py", '[{"stream": -1, **versioned}, {"stream": -1}] if cuda else []',
+     '[]', "CUDA arrays exported with no stream (legacy-stream sync, breaks graph capture); "
+     "test_cuda_path.test_cuda_arrays_are_exported_with_no_synchronisation"),
+    ("t-launch-no-device-scope", "_tensor.py", "scope.enter_context(torch.cuda.device(dev))", "pass",
+     "an explicit stream equal to the current one leaves another device current; "
+     "test_cuda_path.test_explicit_stream_makes_the_tensors_device_current"),
+    ("t-torch-cupy-mix-allowed", "_tensor.py", 'if {"torch", "cupy"} <= fws:', "if False:",
+     "torch and cupy allocate on unordered streams; test_cuda_path.test_torch_and_cupy_in_one_call_need_a_stream"),
+    ("o-ragged-workspace-strided", "ops.py",
+     "keep.append(wv)\n        need_contiguous(op, wv)\n", "keep.append(wv)\n",
+     "a broadcast ragged workspace is overrun; test_cuda_path.test_ragged_workspace_must_be_contiguous"),
+    ("d-no-detach", "_dlpack.py", "return obj.detach()", "return obj",
+     "a tensor that requires grad cannot be exported; test_cuda_path.test_torch_tensors_that_require_grad_or_are_float8"),
+    ("d-float8-dtype-lost", "_dlpack.py", "        dtype = dtype_name\n", "        pass\n",
+     "a torch float8 tensor exported as uint8 loses its format; "
+     "test_cuda_path.test_torch_tensors_that_require_grad_or_are_float8"),
 ]
 
 # Mutants no input can tell from the original: kept to be rerun (--equivalent), not counted.
@@ -290,6 +308,7 @@ def main():
         for mid, fname, _, _, what in todo:
             print(f"{mid:34s} {fname:12s} {what}")
         return 0
+    a.lib = os.path.abspath(a.lib)  # pytest runs in a scratch directory
     if not os.path.exists(a.lib):
         print(f"mutants: no library at {a.lib} (build it, or pass --lib / PAGEDATTN_LIB)")
         return 2

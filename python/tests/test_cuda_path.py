@@ -171,3 +171,199 @@ def test_merge_attn_states_params_on_cuda(fake):
     with pytest.raises(ValueError, match="output_lse has strides"):
         pa.merge_attn_states(*cuda(out, pre[:, 1], lse[0].T, suf, lse[1].T, np.zeros((H, T), np.float32)))
     assert fake.calls == []
+
+
+class RecordingCuda(FakeCuda):
+    """A FakeCuda that notes the keyword arguments of each __dlpack__ call (`asked`), and refuses
+    the stream value -1 like a producer of an older array API when `old_api`."""
+
+    def __init__(self, a, asked, old_api=False):
+        super().__init__(a)
+        self.asked, self.old_api = asked, old_api
+
+    def __dlpack__(self, **kwargs):
+        self.asked.append(kwargs)
+        if self.old_api and kwargs.get("stream") == -1:
+            raise BufferError("stream -1 is not supported")
+        return super().__dlpack__(**{k: v for k, v in kwargs.items() if k == "stream"})
+
+
+@pytest.mark.parametrize("old_api", (False, True))
+def test_cuda_arrays_are_exported_with_no_synchronisation(fake, old_api):
+    """A CUDA array is asked for its capsule with stream=-1 (the protocol's "no
+    synchronisation"): the kernels run on the producer's current stream. Asked with no stream, a
+    producer that takes None for the legacy default stream (some torch releases) makes that
+    stream wait on its own at every array, which inside a CUDA graph capture is an error that
+    ends the capture. A producer that refuses -1 is asked again without it."""
+    asked = []
+    o, q, kc, vc, *rest = _decode_args()
+    pa.paged_attention_v1(*[RecordingCuda(x.a, asked, old_api) for x in (o, q, kc, vc)], *rest)
+    assert fake.launch("pa_paged_attention_v1")
+    assert len(asked) >= 4, asked
+    if old_api:  # each asked with -1 first, then without a stream
+        assert [a for a in asked if "stream" not in a] and all(a.get("stream", -1) == -1 for a in asked), asked
+    else:
+        assert all(a.get("stream") == -1 for a in asked), asked
+
+
+def test_host_arrays_are_exported_without_a_stream():
+    """A host array is never given a stream (NumPy refuses any stream but None)."""
+    asked = []
+
+    class HostRecorder:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            asked.append(kwargs)
+            return self.a.__dlpack__(**kwargs)
+
+    x = np.linspace(-3, 3, 8).astype(np.float32)
+    got = np.zeros(8, np.uint8)
+    pa.convert_fp8(got, HostRecorder(x), 0.5)
+    assert asked and all("stream" not in a for a in asked), asked
+
+
+def test_ragged_workspace_must_be_contiguous(fake):
+    """C is told the ragged workspace is numel * itemsize contiguous bytes from its address: a
+    broadcast one-byte buffer (stride 0) or a column of a larger array would be written past its
+    end or across its neighbours. It is refused, as the decode and mixed workspaces are, and
+    nothing is launched."""
+    from numpy.lib.stride_tricks import as_strided
+    q = np.zeros((3, 4, 32), np.float32)
+    kv = np.zeros((4, 8, 4, 32), np.float32)
+    cq = np.array([0, 3], np.int32)
+    one = np.zeros(1, np.uint8)
+    grid = np.zeros((64, 4), np.uint8)
+    for ws in (as_strided(one, shape=(1 << 20,), strides=(0,)), grid[:, 0]):
+        with pytest.raises(ValueError, match="ragged_paged_attention: workspace"):
+            pa.ragged_paged_attention(*cuda(q, kv, np.array([3], np.int32), np.zeros((1, 1), np.int32), cq,
+                                            np.array([1], np.int32)),
+                                      out=FakeCuda(np.zeros_like(q)), workspace=FakeCuda(ws), stream=STREAM)
+    assert "pa_ragged_paged_attention" not in fake.names()
+
+
+# ---- a stand-in torch (CI has no torch; test_gpu.py runs the real one) ----------------------------
+
+
+def _fake_torch(monkeypatch, current_stream=STREAM):
+    """A torch module with what _tensor's stream and device scopes use; state["device"] is the
+    current device, state["entered"] the streams made current."""
+    import contextlib
+    import sys
+    import types
+
+    state = {"device": 0, "entered": []}
+
+    @contextlib.contextmanager
+    def device(d):
+        prev, state["device"] = state["device"], d.index
+        try:
+            yield
+        finally:
+            state["device"] = prev
+
+    @contextlib.contextmanager
+    def stream(s):
+        state["entered"].append(s)
+        yield
+
+    class Stream:
+        pass
+
+    cuda = types.SimpleNamespace(
+        Stream=Stream, device=device, stream=stream,
+        current_stream=lambda dev=None: types.SimpleNamespace(cuda_stream=current_stream),
+        ExternalStream=lambda ptr, device=None: ("external", ptr, device.index))
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda, uint8="uint8"))
+    return state
+
+
+TorchTensor = type("Tensor", (), {"__module__": "torch"})
+
+
+def _torch_cuda_tensor(index):
+    import types
+    t = TorchTensor()
+    t.is_cuda, t.device = True, types.SimpleNamespace(type="cuda", index=index)
+    return t
+
+
+@pytest.mark.parametrize("explicit", (STREAM, 0x1234))
+def test_explicit_stream_makes_the_tensors_device_current(monkeypatch, explicit):
+    """With tensors on cuda:1 while cuda:0 is current, an explicit stream that is the tensors'
+    current stream entered no stream scope, so cuda:0 stayed current: the C entry launches on
+    the current device (core.h), so a device-0 launch on device-1 memory. The tensors' device is
+    made current for the op whatever the stream."""
+    from pagedattn import _tensor
+    state = _fake_torch(monkeypatch)
+    with _tensor._launch_stream("op", [_torch_cuda_tensor(1)], explicit):
+        seen = state["device"]
+        entered = list(state["entered"])
+    assert seen == 1
+    assert state["device"] == 0  # restored after the op
+    assert entered == ([] if explicit == STREAM else [("external", explicit, 1)])
+
+
+def test_torch_and_cupy_in_one_call_need_a_stream(monkeypatch):
+    """torch and cupy each allocate on their own current stream; with no explicit stream nothing
+    orders one against the launch on the other's, so the mix is refused; with one it is made
+    current in both and the call goes on."""
+    import types
+    from pagedattn import _tensor
+    Cupy = type("ndarray", (), {"__module__": "cupy._core.core"})
+    mixed = [types.SimpleNamespace(obj=TorchTensor(), device_id=0), types.SimpleNamespace(obj=Cupy(), device_id=0)]
+    with pytest.raises(ValueError, match="op: torch tensors and cupy arrays in one call need an explicit stream="):
+        _tensor.stream_handle("op", mixed, None)
+    assert _tensor.stream_handle("op", mixed, 77) == 77
+
+
+class _TorchHost(TorchTensor):
+    """A torch-like CPU tensor over a NumPy array: `requires_grad` ones refuse export as torch
+    does; a float8 `dtype` one refuses it as releases without DLPack float8 codes do."""
+    __module__ = "torch"
+
+    def __init__(self, a, requires_grad=False, dtype=None):
+        self.a, self.requires_grad, self._dtype = a, requires_grad, dtype
+
+    @property
+    def dtype(self):
+        return type("dtype", (), {"__str__": lambda _: self._dtype or f"torch.{self.a.dtype}"})()
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs):
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._dtype:
+            raise BufferError(f"{self._dtype} has no DLPack code")
+        return self.a.__dlpack__()
+
+    def detach(self):
+        return _TorchHost(self.a, False, self._dtype)
+
+    def view(self, dtype):
+        assert dtype == "uint8" and self.a.dtype == np.uint8
+        return _TorchHost(self.a)
+
+
+def test_torch_tensors_that_require_grad_or_are_float8(monkeypatch):
+    """A tensor that requires grad (an nn.Parameter passed as sinks, say) goes out detached: torch
+    refuses to export it, and the library only touches its storage. A float8 tensor that the
+    release cannot export goes out as its uint8 alias with the float8 format kept: here a
+    float8_e5m2 destination under kv_dtype 'auto' writes what e5m2 over uint8 storage writes."""
+    _fake_torch(monkeypatch)
+    x = np.linspace(-3, 3, 16).astype(np.float32)
+    want = np.zeros(16, np.uint8)
+    pa.convert_fp8(want, x, 0.5, "fp8_e5m2")
+    got = np.zeros(16, np.uint8)
+    scale = np.array([0.5], np.float32)  # (a Python number would be copied by torch.tensor)
+    pa.convert_fp8(_TorchHost(got, dtype="torch.float8_e5m2"), _TorchHost(x, requires_grad=True), scale, "auto")
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(TypeError, match="convert_fp8: dst_cache: cannot be exported through DLPack: "
+                                        "torch.float8_e4m3fnuz has no DLPack code"):
+        pa.convert_fp8(_TorchHost(got, dtype="torch.float8_e4m3fnuz"), x, scale, "fp8")
