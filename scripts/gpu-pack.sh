@@ -47,9 +47,25 @@ cp "$BUILD"/benchmarks/pagedattn .carry/build/benchmarks/
 cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
 cc -O2 -std=c11 -Iinclude -I"$cuda_home/include" -o .carry/build/serve_loop examples/serve_loop.c \
     -L"$BUILD" -Wl,-rpath,'$ORIGIN' -lpagedattn -L"$cuda_home/lib64" -lcudart -lm
-bash ../shared/tools/criterion-runtime.sh .carry/crit >/dev/null
-cp -L "$(ldconfig -p | awk '/libcudart\.so\.13 /{print $NF; exit}')" .carry/crit/ 2>/dev/null ||
-    cp -L "$cuda_home"/lib64/libcudart.so.13 .carry/crit/
+# Criterion's runtime (the GPU machine has none): the libcriterion the test programs link and the
+# libraries it needs, glibc's aside; and the CUDA runtime the library links, whatever its major.
+crit=$(ldd "$BUILD"/tests/gpu/test_decode | awk '/libcriterion\.so/{print $3; exit}')
+if [ -z "$crit" ] || [ ! -f "$crit" ]; then
+    echo "gpu-pack: the GPU tests link no libcriterion that ldd finds (apt-get install libcriterion-dev)" >&2
+    exit 1
+fi
+for lib in "$crit" $(ldd "$crit" | awk '/=> \//{print $3}'); do
+    case $(basename "$lib") in
+    libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | libresolv.so.* | ld-linux*) ;;
+    *) cp -L "$lib" .carry/crit/ ;;
+    esac
+done
+cudart=$(ldd "$BUILD"/libpagedattn.so | awk '/libcudart\.so/{print $3; exit}')
+if [ -z "$cudart" ] || [ ! -f "$cudart" ]; then
+    echo "gpu-pack: ldd finds no libcudart for $BUILD/libpagedattn.so" >&2
+    exit 1
+fi
+cp -L "$cudart" .carry/crit/
 sh scripts/git-commit.sh . >.carry/build/COMMIT || echo unknown >.carry/build/COMMIT # what the CLI's rows say
 tar czf .carry.tgz .carry/build .carry/crit
 du -sh .carry .carry.tgz

@@ -78,13 +78,17 @@ PA_API pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *
  *              (K at even, V at odd combined heads), token stride
  *              new_kv_token_stride elements (0 = 2*num_kv_heads*head_size),
  *              dtype new_kv_dtype (the cache dtype, or f32/f16/bf16 into an fp8 cache)
- *   slices     int32 device memory [3][num_slices_padded] as in vLLM:
+ *   slices     int32 device memory [3][slices_capacity] as in vLLM:
  *              slices[0][i] = kv_cache_start (a row of the cache viewed as
  *              [num_blocks * block_size, 2*num_kv_heads, head_size]),
  *              slices[1][i] = new_kv_start, slices[2][i] = slice_len
  *   num_slices int32 device memory [1]: how many leading slices are live; read on
  *              the device so a captured graph replays with a new count
- *   num_slices_padded  host int: the row stride of `slices` and the grid size
+ *   slices_capacity  host int: the row stride of `slices` (the slices it holds
+ *              per field; vLLM's padded count) and the grid size. From
+ *              pa_build_ragged_metadata pass its slices_capacity, not its
+ *              num_slices_padded (the batch's count rounded up): with a
+ *              smaller value the rows are misread, which no check can see.
  * Row new_kv_start + j goes to cache row kv_cache_start + j, j < slice_len. A
  * slice may cross a page boundary of the flat row space but may be at most
  * block_size (page size) rows long. A cache row takes at most one live slice a
@@ -95,13 +99,13 @@ PA_API pa_status pa_ref_reshape_and_cache(const pa_kv_input *in, const int64_t *
  * whole (never written out of bounds); zero-length (padding) slices do nothing. */
 PA_API pa_status pa_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
                                     int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
-                                    int32_t num_slices_padded, const pa_kv_cache *cache, pa_stream stream);
+                                    int32_t slices_capacity, const pa_kv_cache *cache, pa_stream stream);
 /* CPU reference: everything on the host; *num_slices is a host int32. Rejects
  * (before writing anything) any live slice that the device would skip, and an
  * fp8 cache's k_scale / v_scale that is not finite and > 0. */
 PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int64_t num_tokens,
                                         int64_t new_kv_token_stride, const int32_t *slices, const int32_t *num_slices,
-                                        int32_t num_slices_padded, const pa_kv_cache *cache);
+                                        int32_t slices_capacity, const pa_kv_cache *cache);
 
 /* ---- swap_blocks ------------------------------------------------------------
  * block_mapping: HOST int64 [num_pairs][2] = (src_block, dst_block). Block b of

@@ -202,12 +202,12 @@ PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);
  *         The trade-off: small splits keep a small batch's GPU busy (batch
  *         1 x 4K: 16 CTAs per KV head), but at a large batch every split
  *         still pays a pipeline fill, a partial round trip and the merge. On
- *         an H100 (benchmarks/results/gpu-report-2026-11-23-H100.md) that is
- *         77% of the copy roof at batch 64 x 4K GQA 32/8 against v1's 85-88%;
- *         MHA 32/32 reaches 91-95% either way. Letting one CTA run several of
- *         a sequence's splits (bitwise the same) was measured slower, not
- *         faster, so large GQA batches that want the last 10% can call v1,
- *         at the price of batch invariance.
+ *         an H100 (benchmarks/results/gpu-report-2026-11-27-H100.md) that is
+ *         86% of the copy roof at batch 64 x 4K GQA 32/8 bf16 against v1's
+ *         93%; MHA 32/32 reaches 94%. Letting one CTA run several of a
+ *         sequence's splits (bitwise the same) was measured slower, not
+ *         faster (2026-11-23), so large GQA batches that want the last points
+ *         can call v1, at the price of batch invariance.
  *   v2 and the recommended entry launch the merge with programmatic
  *         dependent launch on devices of compute capability 9.0 and up (in a
  *         library built for sm_90 or later): it may start while the split

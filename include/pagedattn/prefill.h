@@ -333,7 +333,9 @@ typedef struct pa_mixed_attention_params {
 } pa_mixed_attention_params;
 
 PA_API pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p);
-/* Bytes of device scratch pa_mixed_attention needs (the decode part's). */
+/* Bytes of device scratch pa_mixed_attention needs (the decode part's). p is
+ * validated whole first (pa_mixed_attention_validate): its pointers must be
+ * those of a real call, not placeholders. */
 PA_API pa_status pa_mixed_attention_workspace_size(const pa_mixed_attention_params *p, size_t *bytes);
 /* Two launches on `stream` (prefill part, then decode part). The workspace
  * is checked as the decode entry's: PA_ERR_WORKSPACE_TOO_SMALL when shorter

@@ -41,7 +41,9 @@
  *   mask_value      0 = JAX's DEFAULT_MASK_VALUE (-0.7 * FLT_MAX); must be
  *                   finite (an infinite mask would give inf - inf = NaN).
  *   k_scale/v_scale kv.k_scale / kv.v_scale (device floats, NULL = 1.0) apply to
- *                   fp8 caches only, as everywhere in this library.
+ *                   fp8 caches only, as everywhere in this library (JAX applies
+ *                   a scale it is given to any cache: pass none for a 16-bit
+ *                   one, or fold it into sm_scale and the output).
  *
  * Device-side data the host cannot see (num_seqs, cu_q_lens, kv_lens,
  * page_indices) is read by the kernels, so one CUDA graph captured at the
@@ -163,7 +165,10 @@ PA_API pa_status pa_ragged_validate(const pa_ragged_params *p);
  * page_size, heads, head_size, q_dtype, kv_split_tokens): the work list plus
  * room for the partial results of the worst batch those sizes allow. The
  * contents of the device arrays do not matter, so one workspace serves every
- * step (and every layer) of a captured graph. */
+ * step (and every layer) of a captured graph. p is validated whole first, as
+ * pa_ragged_validate does: its pointers must be those of a real call (non-NULL,
+ * aligned, apart), not placeholders (unlike the decode entries' size queries,
+ * which read the shape fields alone). */
 PA_API pa_status pa_ragged_workspace_size(const pa_ragged_params *p, size_t *bytes); /* 0 for an empty batch */
 
 /* GPU entry: validates, then launches the planner and the attention kernel on

@@ -53,7 +53,8 @@ float8) storage, k_scale / v_scale float32 tensors of one element on the cache's
 device (or Python floats or NumPy real scalars such as np.float32(0.5): copied to the
 device, so not during graph capture), or
 both of num_kv_heads elements (contiguous): a scale per KV head, vLLM's
-per-attention-head scales (pa_kv_cache.scales_per_head).
+per-attention-head scales (pa_kv_cache.scales_per_head). A cache that is not fp8 reads
+neither scale, as vLLM's ops do (JAX's ragged kernel would apply them to any cache).
 """
 import ctypes as C
 import math
