@@ -17,6 +17,8 @@
 
 #include "pagedattn/core.h"
 
+extern "C" void pa_interp_host_open_all(int open); // interp.cpp
+
 struct cublasContext {}; // no state: every call runs on the CPU at once
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
@@ -56,10 +58,17 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
     if (m < 0 || n < 0 || k < 0 || batchCount < 0 || lda < (ta ? k : m) || ldb < (tb ? n : k) || ldc < m || lda < 1 ||
         ldb < 1 || ldc < 1 || !alpha || !beta)
         return CUBLAS_STATUS_INVALID_VALUE;
+    // Computed here and now, so refused while a capture would record it (the handle's stream
+    // is the legacy one: asking about it during a blocking stream's capture is itself refused).
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(nullptr, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone)
+    if (cudaStreamIsCapturing(nullptr, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    if (cs != cudaStreamCaptureStatusNone)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const float al = *static_cast<const float *>(alpha), be = *static_cast<const float *>(beta);
+    pa_interp_host_open_all(1); // the GEMM runs here, on device memory (closed to the host between grids)
     // op(A) and op(B) as float rows along k, read once a batch (the sums are the same
     // float operations in the same order as reading each element where it is used).
     std::vector<float> Ar((size_t)m * (size_t)k), Br((size_t)n * (size_t)k);
@@ -84,5 +93,6 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation
                 pa_store_from_float(ct, C, ci, al * s + old);
             }
     }
+    pa_interp_host_open_all(0);
     return CUBLAS_STATUS_SUCCESS;
 }

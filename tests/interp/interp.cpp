@@ -34,6 +34,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <array>
 #include <map>
 #include <mutex>
@@ -159,6 +160,12 @@ extern "C" void __ubsan_on_report(void) {
 // pointer stored at *save, `load` made the stack pointer, its registers popped.
 extern "C" void pa_interp_switch(void **save, void *load);
 #endif
+
+// The fake runtime's stream (its flags: capture_role reads them).
+struct CUstream_st {
+    int id;
+    unsigned flags; // cudaStreamCreateWithFlags's
+};
 
 namespace pa_interp {
 namespace {
@@ -897,6 +904,29 @@ cudaError_t fail(cudaError_t e) {
     return e;
 }
 
+bool legacy_stream(cudaStream_t s) { return s == nullptr || s == cudaStreamLegacy; }
+// The capturing stream synchronises with the legacy stream (it is not cudaStreamNonBlocking).
+bool capture_blocking() { return legacy_stream(capturing) || !(capturing->flags & cudaStreamNonBlocking); }
+
+// What stream-ordered work issued on `stream` does while a capture is on: 1, recorded into the
+// graph (the capturing stream); 0, run now (any other stream, or the legacy stream when the
+// capturing stream is non-blocking: neither waits on the other); -1, refused: the legacy stream
+// while a blocking stream captures would have to wait on the capture, which CUDA calls an
+// implicit dependency (cudaErrorStreamCaptureImplicit), and the capture is invalidated. So a
+// launcher that issued work on the legacy stream instead of its caller's fails a graph test
+// here, as it would on a GPU, where it was recorded into the graph before.
+int capture_role(cudaStream_t stream) {
+    if (!capture_on)
+        return 0;
+    if (stream == capturing)
+        return 1;
+    if (legacy_stream(stream) && capture_blocking()) {
+        capture_broken = true;
+        return -1;
+    }
+    return 0;
+}
+
 // ---- programmatic dependent launch ----
 // A grid launched with it may start while the grid before it on the stream is
 // still running; griddepcontrol.wait is what orders the two. Two rules are
@@ -959,7 +989,83 @@ void on_segv(int, siginfo_t *si, void *) {
             }
         }
     }
+    if (!tracking && it != mappings.end() && it->second.device && a >= it->second.lo() && a < it->second.hi()) {
+        char report[512];
+        snprintf(report, sizeof report,
+                 "pa_interp: the host touched device memory (byte %td of a cudaMalloc allocation at %p of %zu "
+                 "bytes) outside a kernel and the runtime's copies: on the device that faults; copy it with "
+                 "cudaMemcpy (PA_INTERP_HOST_ACCESS=1 allows it, for the interpreter's self-tests)",
+                 a - static_cast<const unsigned char *>(it->first), it->first, it->second.bytes);
+        abort_with(report);
+    }
     sigaction(SIGSEGV, &segv_before, nullptr); // not the interpreter's: the fault it always was
+}
+
+// Device memory is closed to the host between grids (PROT_NONE), as on the device, where a
+// host pointer into a cudaMalloc allocation faults: a launcher or test that reads a length, a
+// scale or an output straight from device memory fails here too, not first on a GPU. The
+// runtime's copies and sets open what they touch for their duration (HostWindow); a grid opens
+// everything (grid_begin). PA_INTERP_HOST_ACCESS=1 leaves it open (the self-tests of the
+// interpreter read their kernels' results directly).
+bool host_guard() {
+    const char *v = getenv("PA_INTERP_HOST_ACCESS");
+    return !(v && strcmp(v, "1") == 0);
+}
+
+void install_segv() {
+    static bool installed = false;
+    if (!installed) {
+        struct sigaction sa = {};
+        sa.sa_sigaction = on_segv;
+        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, &segv_before);
+        installed = true;
+    }
+}
+
+// Opens the device allocations holding the given addresses to the host while it lives (all of
+// them with `all`: the fake cuBLAS).
+int host_open_all = 0;
+class HostWindow {
+    std::vector<Mapping *> open_;
+
+  public:
+    explicit HostWindow(std::initializer_list<const void *> ptrs) {
+        if (tracking || host_open_all || !host_guard())
+            return;
+        for (const void *p : ptrs) {
+            auto it = p ? mapping_of(static_cast<const unsigned char *>(p)) : mappings.end();
+            if (it != mappings.end() && it->second.device &&
+                std::find(open_.begin(), open_.end(), &it->second) == open_.end()) {
+                protect(it->second, PROT_READ | PROT_WRITE);
+                open_.push_back(&it->second);
+            }
+        }
+    }
+    ~HostWindow() {
+        for (Mapping *m : open_)
+            protect(*m, PROT_NONE);
+    }
+    HostWindow(const HostWindow &) = delete;
+    HostWindow &operator=(const HostWindow &) = delete;
+};
+
+void set_host_open_all(bool open) {
+    host_open_all += open ? 1 : -1;
+    if (tracking || !host_guard() || host_open_all != (open ? 1 : 0))
+        return;
+    for (auto &kv : mappings)
+        if (kv.second.device)
+            protect(kv.second, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+// A new allocation, closed to the host (after cudaMalloc's fill).
+void close_new(const Mapping &m) {
+    if (!host_guard() || host_open_all)
+        return;
+    install_segv();
+    protect(m, PROT_NONE);
 }
 
 void pdl_close(bool closed) {
@@ -978,15 +1084,7 @@ void pdl_switch_in(const Thread &t) { pdl_close(!t.gd_waited); }
 // Before a grid runs: every device allocation read-only, and with pdl the
 // allocations the stream's last grid wrote set aside for the guard.
 void grid_begin(cudaStream_t stream, bool pdl, const char *name) {
-    static bool installed = false;
-    if (!installed) {
-        struct sigaction sa = {};
-        sa.sa_sigaction = on_segv;
-        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGSEGV, &sa, &segv_before);
-        installed = true;
-    }
+    install_segv();
     grid_name = name;
     grid_wrote.clear();
     for (auto &kv : mappings)
@@ -1041,12 +1139,13 @@ void grid_end(cudaStream_t stream) {
     pdl_first_cta_done();
     tracking = false;
     g_pdl = false;
+    const bool closed = host_guard() && !host_open_all;
     for (auto &kv : mappings)
         if (kv.second.device) {
             if (kv.second.wrote)
                 check_margins(kv.first, kv.second);
-            else
-                protect(kv.second, PROT_READ | PROT_WRITE);
+            if (closed || !kv.second.wrote)
+                protect(kv.second, closed ? PROT_NONE : PROT_READ | PROT_WRITE);
         }
     last_grid_wrote[stream] = grid_wrote;
 }
@@ -1055,9 +1154,19 @@ void pdl_switch_in(const Thread &) {}
 void grid_begin(cudaStream_t, bool pdl, const char *) { g_pdl = pdl; }
 void pdl_first_cta_done() {}
 void grid_end(cudaStream_t) { g_pdl = false; }
+// (the host guard needs the fault handler: not in this build)
+struct HostWindow {
+    explicit HostWindow(std::initializer_list<const void *>) {}
+};
+void set_host_open_all(bool) {}
+void close_new(const Mapping &) {}
 #endif
 
 } // namespace
+
+// The fake cuBLAS (cublas_interp.cpp) computes on the host: device memory is open to it
+// while it runs.
+extern "C" void pa_interp_host_open_all(int open) { set_host_open_all(open != 0); }
 
 // ---- the kernel-side API (pa_interp.h) ----
 void fatal(const char *what, const char *file, int line) {
@@ -1200,6 +1309,11 @@ uint32_t shfl32(uint32_t bits, int mode, int arg, int width) {
         src = l - arg >= seg ? l - arg : l;
     else
         src = l + arg < seg + width ? l + arg : l;
+    // A partial last warp (a block of 40 threads: lanes 0-7 of warp 1) has no lanes past the
+    // block's last thread; a shuffle that reads one gets an undefined value on the device.
+    const int threads = (int)(g_block.x * g_block.y * g_block.z);
+    if (warp_base() + src >= threads)
+        die("shuffle reads a lane past the block's last thread (undefined on the device)");
     return half[warp_base() + src];
 }
 
@@ -2040,11 +2154,13 @@ void run_grid(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, const voi
         fail(cudaErrorInvalidValue); // over 48 KB needs cudaFuncSetAttribute, as on the device
         return;
     }
-    if (capture_on && (stream == capturing || stream == nullptr)) {
+    const int role = capture_role(stream);
+    if (role > 0)
         captured.push_back([=]() { run_launch(grid, block, smem, kernel, name, body, stream, pdl); });
-        return;
-    }
-    run_launch(grid, block, smem, kernel, name, body, stream, pdl);
+    else if (role < 0)
+        fail(cudaErrorStreamCaptureImplicit);
+    else
+        run_launch(grid, block, smem, kernel, name, body, stream, pdl);
 }
 
 } // namespace pa_interp
@@ -2057,9 +2173,6 @@ struct CUgraph_st {
 };
 struct CUgraphExec_st {
     std::vector<std::function<void()>> launches;
-};
-struct CUstream_st {
-    int id;
 };
 struct CUevent_st {
     int id;
@@ -2140,7 +2253,8 @@ cudaError_t cudaPeekAtLastError(void) { return last_error; }
     X(cudaErrorNotSupported, "operation not supported")                                                                \
     X(cudaErrorIllegalState, "the resource is not in a valid state")                                                   \
     X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")                           \
-    X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture")
+    X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture")                    \
+    X(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream")
 const char *cudaGetErrorString(cudaError_t e) {
     if (e == cudaSuccess)
         return "no error";
@@ -2182,6 +2296,7 @@ cudaError_t cudaMalloc(void **p, size_t n) {
     const char *fill = getenv("PA_INTERP_DEVICE_FILL");
     if (n <= kFillMax && !(fill && strcmp(fill, "zero") == 0))
         memset(b, 0xFF, n);
+    close_new(m);
     return cudaSuccess;
 }
 // Device memory is the host's: what it has free now, of what it has.
@@ -2208,21 +2323,29 @@ cudaError_t cudaFreeHost(void *p) {
 }
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
     PA_NOT_WHILE_CAPTURING();
+    HostWindow w{d, s};
     if (n)
         memmove(d, s, n);
     return cudaSuccess;
 }
 // Stream-ordered copies and sets are captured, as on the device: issued on the
 // capturing stream they become graph nodes that run at each replay, not now.
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t stream) {
-    if (capture_on && stream == capturing && stream != nullptr) {
-        captured.push_back([=]() {
-            if (n)
-                memmove(d, s, n);
-        });
-        return cudaSuccess;
-    }
-    return cudaMemcpy(d, s, n, k);
+// On a stream that is not capturing they run now (capture_role); on the legacy
+// stream while a blocking stream captures they are refused.
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind, cudaStream_t stream) {
+    const int role = capture_role(stream);
+    if (role < 0)
+        return fail(cudaErrorStreamCaptureImplicit);
+    auto copy = [=]() {
+        HostWindow w{d, s};
+        if (n)
+            memmove(d, s, n);
+    };
+    if (role > 0)
+        captured.push_back(copy);
+    else
+        copy();
+    return cudaSuccess;
 }
 // The batch copy cannot be captured: CUDA refuses it with
 // cudaErrorStreamCaptureUnsupported and the capture is invalidated.
@@ -2231,8 +2354,22 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKin
 // device (the runtime's cudaMemcpyBatchAsync documentation); here it stops
 // the program, as the other detectors do, instead of running in list order.
 cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
-                                 struct cudaMemcpyAttributes *, size_t *, size_t, cudaStream_t) {
+                                 struct cudaMemcpyAttributes *attrs, size_t *attrs_idxs, size_t num_attrs,
+                                 cudaStream_t stream) {
     PA_NOT_WHILE_CAPTURING();
+    // What the runtime refuses (cudaErrorInvalidValue): the legacy stream, no copies, attributes
+    // that are not 1..count with indices strictly increasing from 0, an access order that is not
+    // one of the three.
+    if (legacy_stream(stream) || count == 0 || !attrs || !attrs_idxs || num_attrs == 0 || num_attrs > count ||
+        attrs_idxs[0] != 0)
+        return fail(cudaErrorInvalidValue);
+    for (size_t a = 0; a < num_attrs; a++) {
+        const int order = (int)attrs[a].srcAccessOrder;
+        if ((a > 0 && attrs_idxs[a] <= attrs_idxs[a - 1]) || attrs_idxs[a] >= count ||
+            (order != cudaMemcpySrcAccessOrderStream && order != cudaMemcpySrcAccessOrderDuringApiCall &&
+             order != cudaMemcpySrcAccessOrderAny))
+            return fail(cudaErrorInvalidValue);
+    }
     auto meets = [](const void *a, size_t na, const void *b, size_t nb) {
         const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
         return na > 0 && nb > 0 && x < y + nb && y < x + na;
@@ -2248,21 +2385,31 @@ cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, con
                          i, j, i < j && meets(dsts[i], sizes[i], dsts[j], sizes[j]) ? "destination" : "source");
                 abort_with(report);
             }
+    set_host_open_all(true);
     for (size_t i = 0; i < count; i++)
         memmove(dsts[i], srcs[i], sizes[i]);
+    set_host_open_all(false);
     return cudaSuccess;
 }
 cudaError_t cudaMemset(void *d, int v, size_t n) {
     PA_NOT_WHILE_CAPTURING();
+    HostWindow w{d};
     memset(d, v, n);
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t stream) {
-    if (capture_on && stream == capturing && stream != nullptr) {
-        captured.push_back([=]() { memset(d, v, n); });
-        return cudaSuccess;
-    }
-    return cudaMemset(d, v, n);
+    const int role = capture_role(stream);
+    if (role < 0)
+        return fail(cudaErrorStreamCaptureImplicit);
+    auto set = [=]() {
+        HostWindow w{d};
+        memset(d, v, n);
+    };
+    if (role > 0)
+        captured.push_back(set);
+    else
+        set();
+    return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize(void) {
     PA_NOT_WHILE_CAPTURING();
@@ -2272,16 +2419,18 @@ cudaError_t cudaStreamSynchronize(cudaStream_t) {
     PA_NOT_WHILE_CAPTURING();
     return cudaSuccess;
 }
-cudaError_t cudaStreamCreate(cudaStream_t *s) {
-    *s = new CUstream_st{1};
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+    *s = new CUstream_st{1, flags};
     return cudaSuccess;
 }
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
     delete s;
     return cudaSuccess;
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode) {
+    if (legacy_stream(s)) // the legacy stream cannot capture (the runtime's cudaStreamBeginCapture)
+        return fail(cudaErrorStreamCaptureUnsupported);
     if (capture_on)
         return fail(cudaErrorIllegalState);
     capture_on = true;
@@ -2300,8 +2449,12 @@ cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *g) {
     captured.clear();
     return cudaSuccess;
 }
+// Asked of the legacy stream while a blocking stream captures, it is an implicit
+// dependency on the capture: refused, as the runtime does (the capture goes on).
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *st) {
-    *st = capture_on && (s == capturing || s == nullptr) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    if (capture_on && s != capturing && legacy_stream(s) && capture_blocking())
+        return fail(cudaErrorStreamCaptureImplicit);
+    *st = capture_on && s == capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
     return cudaSuccess;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long) {

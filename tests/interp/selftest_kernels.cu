@@ -426,6 +426,14 @@ __global__ void pdl_consumer(int *buf, const int *other, int *out, int mode) {
 // One thread writes out[i] (i may lie outside the buffer).
 __global__ void write_at(int *out, long i) { out[i] = 1; }
 
+__global__ void write_value(int *out, int v) { *out = v; }
+
+// A block of 40 threads: warp 1 has lanes 0-7 only. Each thread reads the lane 16 away in its
+// 32-lane segment (full mask); lanes 0-7 of warp 1 then read lanes 16-23, which do not exist.
+__global__ void partial_warp_shuffle(int *out) {
+    out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x, 16);
+}
+
 } // namespace
 
 extern "C" {
@@ -538,6 +546,14 @@ cudaError_t pa_selftest_same_word(int *out, int ctas) {
 
 cudaError_t pa_selftest_write_at(int *out, long i) {
     PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, write_at)(out, i);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_write_value(int *out, int v, cudaStream_t stream) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, stream, write_value)(out, v);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_partial_warp_shuffle(int *out, int threads) {
+    PA_LAUNCH(dim3(1), dim3(threads), 0, nullptr, partial_warp_shuffle)(out);
     return cudaGetLastError();
 }
 

@@ -75,6 +75,10 @@ cudaError_t pa_selftest_write_at(int *out, long i);
  * status 86 instead, so a test expecting SIGABRT fails on an abort for another
  * reason. */
 void pa_interp_expect_abort(const char *fragment);
+/* One thread writes v to *out, launched on `stream`. */
+cudaError_t pa_selftest_write_value(int *out, int v, cudaStream_t stream);
+/* A block of `threads` threads, each reading the lane 16 away (__shfl_xor_sync, full mask). */
+cudaError_t pa_selftest_partial_warp_shuffle(int *out, int threads);
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,13 @@
 
 #include "selftest_kernels.h"
 
+/* These self-tests read and write their kernels' buffers from the host
+ * directly: device memory stays open to the host (PA_INTERP_HOST_ACCESS=1, set
+ * before Criterion forks a test), except in the test of that guard itself. */
+__attribute__((constructor)) static void open_device_memory_to_the_host(void) {
+    setenv("PA_INTERP_HOST_ACCESS", "1", 0);
+}
+
 static void *dev(size_t bytes) {
     void *p = NULL;
     cr_assert_eq(cudaMalloc(&p, bytes), cudaSuccess);
@@ -145,6 +152,141 @@ Test(interp, device_memory_starts_as_0xff) {
     cr_assert_eq(cudaFree(buf), cudaSuccess);
     cr_assert_eq(cudaFree(out), cudaSuccess);
 }
+
+/* Stream capture as the runtime has it: work on the capturing stream is
+ * recorded (it runs at each replay, not now); work on another stream runs now;
+ * work on the legacy stream while a blocking stream captures is refused
+ * (cudaErrorStreamCaptureImplicit) and invalidates the capture, where the
+ * interpreter recorded it into the graph before, so a launcher that issued its
+ * work on stream 0 instead of its caller's passed the graph tests here. With a
+ * non-blocking capturing stream the legacy stream's work runs now. The legacy
+ * stream cannot capture. */
+Test(interp, stream_capture_records_refuses_or_runs_by_stream) {
+    int *out = dev(sizeof(int));
+    *out = 0;
+    cudaStream_t cap, other;
+    cr_assert_eq(cudaStreamCreate(&cap), cudaSuccess);
+    cr_assert_eq(cudaStreamCreate(&other), cudaSuccess);
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(out, 1, cap), cudaSuccess);
+    cr_assert_eq(*out, 0, "a launch on the capturing stream ran at capture");
+    cr_assert_eq(pa_selftest_write_value(out, 2, other), cudaSuccess);
+    cr_assert_eq(*out, 2, "a launch on another stream did not run now");
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
+    cr_assert_eq(cudaStreamIsCapturing(other, &st), cudaSuccess);
+    cr_assert_eq(st, cudaStreamCaptureStatusNone);
+    cr_assert_eq(cudaStreamIsCapturing(cap, &st), cudaSuccess);
+    cr_assert_eq(st, cudaStreamCaptureStatusActive);
+    cr_assert_eq(cudaStreamIsCapturing(NULL, &st), cudaErrorStreamCaptureImplicit);
+    cr_assert_eq(cudaGetLastError(), cudaErrorStreamCaptureImplicit);
+    cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaSuccess, "asking about the legacy stream broke the capture");
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, cap), cudaSuccess);
+    cr_assert_eq(*out, 1, "the replay did not run the recorded launch");
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+
+    *out = 0;
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(out, 3, NULL), cudaErrorStreamCaptureImplicit);
+    cr_assert_eq(*out, 0, "a refused launch ran");
+    cr_assert_eq(cudaMemsetAsync(out, 0, sizeof(int), NULL), cudaErrorStreamCaptureImplicit);
+    cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaErrorStreamCaptureInvalidated);
+    (void)cudaGetLastError();
+
+    cudaStream_t nb;
+    cr_assert_eq(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking), cudaSuccess);
+    cr_assert_eq(cudaStreamBeginCapture(nb, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(out, 4, NULL), cudaSuccess);
+    cr_assert_eq(*out, 4, "the legacy stream's launch beside a non-blocking capture did not run now");
+    cr_assert_eq(cudaStreamIsCapturing(NULL, &st), cudaSuccess);
+    cr_assert_eq(st, cudaStreamCaptureStatusNone);
+    cr_assert_eq(cudaStreamEndCapture(nb, &g), cudaSuccess);
+    cudaGraphDestroy(g);
+
+    cr_assert_eq(cudaStreamBeginCapture(NULL, cudaStreamCaptureModeGlobal), cudaErrorStreamCaptureUnsupported);
+    (void)cudaGetLastError();
+    cudaStreamDestroy(nb);
+    cudaStreamDestroy(other);
+    cudaStreamDestroy(cap);
+    cudaFree(out);
+}
+
+/* What cudaMemcpyBatchAsync refuses on the device (cudaErrorInvalidValue), it
+ * refuses here: the legacy stream, attribute indices that do not start at 0 or
+ * do not increase, more attributes than copies, an access order outside the
+ * three. The library's swap path keeps to these (cuda/swap_copy.cu). */
+Test(interp, batch_copy_refuses_what_the_runtime_refuses) {
+    int *a = dev(4 * sizeof(int)), *b = dev(4 * sizeof(int));
+    for (int i = 0; i < 4; i++)
+        a[i] = i + 1;
+    void *dsts[2] = {b, b + 2};
+    const void *srcs[2] = {a, a + 2};
+    size_t sizes[2] = {2 * sizeof(int), 2 * sizeof(int)};
+    struct cudaMemcpyAttributes at[2];
+    memset(at, 0, sizeof at);
+    at[0].srcAccessOrder = at[1].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    size_t idx[2] = {0, 1};
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, NULL), cudaErrorInvalidValue);
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 3, s), cudaErrorInvalidValue);
+    size_t late[1] = {1};
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, late, 1, s), cudaErrorInvalidValue);
+    size_t flat[2] = {0, 0};
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, flat, 2, s), cudaErrorInvalidValue);
+    at[0].srcAccessOrder = (enum cudaMemcpySrcAccessOrder)0; /* the enum's "invalid" */
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 1, s), cudaErrorInvalidValue);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(b[i], -1, "a refused batch copied (int %d is %d)", i, b[i]); /* still 0xFF bytes */
+    at[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    cr_assert_eq(cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, at, idx, 2, s), cudaSuccess);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(b[i], i + 1);
+    (void)cudaGetLastError();
+    cudaStreamDestroy(s);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+/* A shuffle that reads a lane past the block's last thread (a partial last
+ * warp) reads an undefined value on the device; here it stops the program,
+ * where it read 0 before. 64 threads: every lane exists. */
+Test(interp, shuffle_from_a_lane_past_the_block_aborts, .signal = SIGABRT) {
+    int *out = dev(64 * sizeof(int));
+    cr_assert_eq(pa_selftest_partial_warp_shuffle(out, 64), cudaSuccess);
+    for (int i = 0; i < 64; i++)
+        cr_assert_eq(out[i], i ^ 16);
+    pa_interp_expect_abort("shuffle reads a lane past the block's last thread");
+    (void)pa_selftest_partial_warp_shuffle(out, 40);
+}
+
+/* Device memory is closed to the host between grids, as on the device, where
+ * a host access to a cudaMalloc allocation faults: a launcher that read a
+ * length or a scale through a device pointer, or a test that read an output
+ * without copying it back, passed here before. The runtime's copies and sets,
+ * and grids, reach it; the host's own load stops the program. (Not in the
+ * ThreadSanitizer build, whose runtime keeps the fault handler to itself.) */
+#ifndef PA_SELFTEST_TSAN
+Test(interp, host_access_to_device_memory_aborts, .signal = SIGABRT) {
+    unsetenv("PA_INTERP_HOST_ACCESS");
+    int *d = dev(16 * sizeof(int));
+    int h[16], back[16];
+    for (int i = 0; i < 16; i++)
+        h[i] = i;
+    cr_assert_eq(cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(d, 7, NULL), cudaSuccess);
+    cr_assert_eq(cudaMemset(d + 15, 0, sizeof(int)), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert(back[0] == 7 && back[1] == 1 && back[14] == 14 && back[15] == 0);
+    pa_interp_expect_abort("the host touched device memory");
+    volatile int x = d[3];
+    (void)x;
+}
+#endif
 
 /* A launch the device would refuse fails with the runtime's error, by its
  * runtime name and message (the library's errors quote both), and the error
