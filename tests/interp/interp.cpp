@@ -2332,20 +2332,22 @@ cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
 // capturing stream they become graph nodes that run at each replay, not now.
 // On a stream that is not capturing they run now (capture_role); on the legacy
 // stream while a blocking stream captures they are refused.
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind, cudaStream_t stream) {
+static cudaError_t on_stream(cudaStream_t stream, const std::function<void()> &op) {
     const int role = capture_role(stream);
     if (role < 0)
         return fail(cudaErrorStreamCaptureImplicit);
-    auto copy = [=]() {
+    if (role > 0)
+        captured.push_back(op);
+    else
+        op();
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind, cudaStream_t stream) {
+    return on_stream(stream, [=]() {
         HostWindow w{d, s};
         if (n)
             memmove(d, s, n);
-    };
-    if (role > 0)
-        captured.push_back(copy);
-    else
-        copy();
-    return cudaSuccess;
+    });
 }
 // The batch copy cannot be captured: CUDA refuses it with
 // cudaErrorStreamCaptureUnsupported and the capture is invalidated.
@@ -2398,18 +2400,10 @@ cudaError_t cudaMemset(void *d, int v, size_t n) {
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t stream) {
-    const int role = capture_role(stream);
-    if (role < 0)
-        return fail(cudaErrorStreamCaptureImplicit);
-    auto set = [=]() {
+    return on_stream(stream, [=]() {
         HostWindow w{d};
         memset(d, v, n);
-    };
-    if (role > 0)
-        captured.push_back(set);
-    else
-        set();
-    return cudaSuccess;
+    });
 }
 cudaError_t cudaDeviceSynchronize(void) {
     PA_NOT_WHILE_CAPTURING();
