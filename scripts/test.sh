@@ -126,45 +126,37 @@ else
     status=1
 fi
 
+# A check script's exit status counted as one result: 0 passed, 3 skipped (a tool it needs is
+# missing: cuobjdump), anything else failed.
+tally_check() { # name, exit status
+    case $2 in
+    0)
+        printf 'build    %-30s1 passed, 0 failed, 0 skipped\n' "$1"
+        total_pass=$((total_pass + 1))
+        ;;
+    3)
+        printf 'build    %-30s0 passed, 0 failed, 1 skipped\n' "$1"
+        total_skip=$((total_skip + 1))
+        ;;
+    *)
+        echo "build: $1 FAILED"
+        total_fail=$((total_fail + 1))
+        status=1
+        ;;
+    esac
+}
+
 phase "every kernel the library ships ran in interpret mode (scripts/kernel_coverage.py)"
 if [ ! -d build/tests/interp ]; then
     echo "interpret mode not built (-Dinterp=false): skipping"
 else
     python3 scripts/kernel_coverage.py build "$launch_log"
-    case $? in
-    0)
-        echo "build    kernel-coverage               1 passed, 0 failed, 0 skipped"
-        total_pass=$((total_pass + 1))
-        ;;
-    3)
-        echo "build    kernel-coverage               0 passed, 0 failed, 1 skipped"
-        total_skip=$((total_skip + 1))
-        ;;
-    *)
-        echo "build: kernel-coverage FAILED"
-        total_fail=$((total_fail + 1))
-        status=1
-        ;;
-    esac
+    tally_check kernel-coverage $?
 fi
 
 phase "every kernel's static shared memory stays under the launchers' fit-check margin (scripts/check-static-smem.py)"
 python3 scripts/check-static-smem.py build
-case $? in
-0)
-    echo "build    check-static-smem             1 passed, 0 failed, 0 skipped"
-    total_pass=$((total_pass + 1))
-    ;;
-3)
-    echo "build    check-static-smem             0 passed, 0 failed, 1 skipped"
-    total_skip=$((total_skip + 1))
-    ;;
-*)
-    echo "build: check-static-smem FAILED"
-    total_fail=$((total_fail + 1))
-    status=1
-    ;;
-esac
+tally_check check-static-smem $?
 
 phase "no import circles between files: #include lines and object symbols (scripts/check-circles.py)"
 if python3 scripts/check-circles.py build; then

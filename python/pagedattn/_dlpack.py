@@ -164,10 +164,15 @@ def _export(obj):
 _TORCH_FLOAT8 = {"torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2"}
 
 
+def framework(obj):
+    """The top-level module of obj's type: 'torch', 'cupy', 'numpy', 'jax'..."""
+    return type(obj).__module__.split(".", 1)[0]
+
+
 def _detached(obj):
     """A torch tensor that requires grad, detached: torch refuses to export it, and the library
     only reads and writes the storage, which the detached alias shares. Anything else as it is."""
-    if getattr(obj, "requires_grad", False) and type(obj).__module__.split(".", 1)[0] == "torch":
+    if getattr(obj, "requires_grad", False) and framework(obj) == "torch":
         return obj.detach()
     return obj
 
@@ -176,7 +181,7 @@ def _float8_as_uint8(obj):
     """A torch float8 tensor's uint8 alias (same shape and strides) and the float8 dtype name,
     for torch releases whose DLPack exporter has no float8 code; None for anything else."""
     name = _TORCH_FLOAT8.get(str(getattr(obj, "dtype", "")))
-    if name is None or type(obj).__module__.split(".", 1)[0] != "torch":
+    if name is None or framework(obj) != "torch":
         return None
     import torch
     return obj.view(torch.uint8), name

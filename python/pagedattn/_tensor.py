@@ -8,7 +8,7 @@ import operator
 import sys
 
 from . import _abi as A
-from ._dlpack import kDLCPU, kDLCUDAHost, view
+from ._dlpack import framework, kDLCPU, kDLCUDAHost, view
 
 PA_DTYPES = {"float32": A.PA_DTYPE_F32, "float16": A.PA_DTYPE_F16, "bfloat16": A.PA_DTYPE_BF16,
              "float8_e4m3fn": A.PA_DTYPE_FP8_E4M3, "float8_e5m2": A.PA_DTYPE_FP8_E5M2}
@@ -160,10 +160,6 @@ def cache_dtype(op, v, kv_cache_dtype, what="kv_cache_dtype"):
         return want
     raise ValueError(f"{op}: {arg(v)} has dtype {v.dtype}; {what} {kv_cache_dtype!r} needs uint8 or "
                      "the matching float8 storage")
-
-
-def framework(obj):
-    return type(obj).__module__.split(".", 1)[0]
 
 
 def empty(like, shape, dtype, zero=False, fill=None):
