@@ -72,10 +72,16 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
                        !pa_ranges_overlap(src->key, sb, dst->value, db) &&
                        !pa_ranges_overlap(src->value, sb, dst->key, db),
                    "swap_blocks_kv: a dst buffer overlaps a src buffer; they must be distinct buffers");
+        /* Blocks tile each buffer (pa_swap_blocks_kv_bytes), so any shared byte
+         * means a value block lands on some key block, or the other way. */
         PA_REQUIRE(dst->key != dst->value,
                    "swap_blocks_kv: dst.key and dst.value are the same buffer (%p); each value block would overwrite "
                    "its key block",
                    dst->key);
+        PA_REQUIRE(!pa_ranges_overlap(dst->key, db, dst->value, db),
+                   "swap_blocks_kv: dst.key (%p) and dst.value (%p) overlap (%lld bytes each); value blocks would "
+                   "overwrite key blocks",
+                   dst->key, dst->value, (long long)db);
         PA_REQUIRE(!pa_ranges_overlap(block_mapping, pa_block_mapping_bytes(num_pairs), dst->value, db),
                    "swap_blocks_kv: block_mapping lies in dst.value; it must be apart from what the copies write");
     }

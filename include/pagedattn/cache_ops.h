@@ -115,7 +115,7 @@ PA_API pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtyp
  * src and dst must be distinct buffers: their spans (num_blocks x block_bytes
  * each) must not overlap (refused; pa_copy_blocks copies within one buffer),
  * and the mapping must not lie in dst (refused). pa_swap_blocks_kv refuses a
- * dst whose key and value are one buffer.
+ * dst whose key and value share a byte (one buffer, or spans that overlap).
  * A dst block named by several pairs ends as the last such pair's src block,
  * as if the pairs were copied in order (a batch never holds two copies into
  * one block: such a run waits for the next batch call).

@@ -1124,6 +1124,12 @@ Test(cache_ops, swap_blocks_kv_both_buffers) {
     one.value = one.key;
     assert_fail(pa_swap_blocks_kv(&one, &src, &map[0][0], 3, NULL), PA_ERR_INVALID_ARGUMENT,
                 "swap_blocks_kv: dst.key and dst.value are the same buffer");
+    /* Partly overlapping (2026-12-07, 22nd session): value one block past key
+     * in one buffer, so value block b is key block b + 1. */
+    one.value = (unsigned char *)one.key + bb;
+    assert_fail(pa_swap_blocks_kv(&one, &src, &map[0][0], 3, NULL), PA_ERR_INVALID_ARGUMENT, "swap_blocks_kv: dst.key");
+    one.value = (unsigned char *)one.key - bb;
+    assert_fail(pa_swap_blocks_kv(&one, &src, &map[0][0], 3, NULL), PA_ERR_INVALID_ARGUMENT, "swap_blocks_kv: dst.key");
     int64_t *in_key = (int64_t *)dst.key + 8, *in_value = (int64_t *)dst.value + 8;
     memcpy(in_key, map, sizeof map);
     memcpy(in_value, map, sizeof map);
