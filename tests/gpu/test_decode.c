@@ -1626,6 +1626,64 @@ Test(decode_features, lse_of_heads_with_no_key, .timeout = 600) {
     }
 }
 
+/* Asking for the lse changes no output bit: each entry run with lse NULL and
+ * with an lse (each launch the next of the lse layouts), outputs compared
+ * byte for byte. Every kernel family: the tensor-core kernel (16-bit, and fp8
+ * caches with the keys on M), head 64's two head blocks (group 16), the
+ * CUDA-core kernel (f32), with and without sinks; sequences of one split and
+ * of several (v2's partitions, the recommended entry's splits and merge).
+ * The expect_entries tests compare outputs to the reference within a
+ * tolerance only, so this held nowhere until 2026-12-07 (twenty-second
+ * session). */
+Test(decode_features, lse_leaves_the_output_as_is, .timeout = 600) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int lens[4] = {1, 300, 2049, 777};
+    const pa_dtype F32 = PA_DTYPE_F32, F16 = PA_DTYPE_F16, B16 = PA_DTYPE_BF16, E4 = PA_DTYPE_FP8_E4M3;
+    const struct {
+        pa_kv_layout layout;
+        pa_dtype q, c;
+        int heads, kv_heads, hs, bs, sinks;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, F16, F16, 8, 2, 128, 16, 0}, {PA_LAYOUT_VLLM, B16, B16, 8, 1, 128, 16, 1},
+        {PA_LAYOUT_FLASH_HND, B16, E4, 8, 2, 128, 16, 1},  {PA_LAYOUT_FLASH_NHD, F16, F16, 16, 1, 64, 32, 1},
+        {PA_LAYOUT_FLASH_NHD, F32, F32, 4, 2, 64, 16, 0},  {PA_LAYOUT_VLLM, F32, F32, 4, 4, 96, 16, 1},
+    };
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        dcase c = {0};
+        c.layout = cs[i].layout;
+        c.q = cs[i].q;
+        c.c = cs[i].c;
+        c.heads = cs[i].heads;
+        c.kv_heads = cs[i].kv_heads;
+        c.hs = cs[i].hs;
+        c.bs = cs[i].bs;
+        c.nseq = 4;
+        c.lens = lens;
+        c.seed = 8900u + (uint64_t)i;
+        pa_decode_problem *pr = make_problem(&c);
+        float *sinks = cs[i].sinks ? pa_sink_logits(c.heads, 8950u + (uint64_t)i) : NULL;
+        pr->p.sinks = sinks;
+        dprob d;
+        dprob_make(&d, pr);
+        char desc[320];
+        describe(&c, desc, sizeof desc);
+        for (int e = 0; e < 3; e++) {
+            float *lse = NULL;
+            void *plain = run_entry_lse(&d.p, (entry)e, NULL, NULL);
+            void *with = run_entry_lse(&d.p, (entry)e, NULL, &lse);
+            cr_assert(memcmp(plain, with, out_bytes(&d.p)) == 0, "%s %s%s: the lse (as %s) changed the output",
+                      entry_name[e], desc, sinks ? ", sinks" : "", lse_view_name);
+            for (int j = 0; j < c.heads * c.nseq; j++)
+                cr_assert(!isnan(lse[j]), "%s %s: lse %d unwritten", entry_name[e], desc, j);
+            free(plain), free(with), free(lse);
+        }
+        dprob_free(&d);
+        pr->p.sinks = NULL;
+        free(sinks);
+        pa_decode_problem_free(pr);
+    }
+}
+
 /* Cascade attention and decode context parallelism on the device: each
  * sequence's keys cut after cut[s] tokens (whole blocks), a decode of the
  * first part (seq_lens cut, the same block table, the sinks) and one of the

@@ -1807,7 +1807,8 @@ Test(prefill_gpu, prompt_attention_types) {
  * values are derived), on every kernel family: f32, and mma.sync and the Hopper
  * path at f16 and bf16. Non-causal windows reach both ways (vLLM's window_size
  * (W - 1, W - 1) for encoder layers) and non-causal ALiBi is FlashAttention-2's
- * -slope |j - q_pos|; the Hopper path leaves those prompts to mma.sync. */
+ * -slope |j - q_pos|; under the Hopper path every 16-bit case takes the
+ * Hopper kernel (since the eleventh session of 2026-12-06). */
 Test(prefill_gpu, prompt_masks_and_alibi_by_hand) {
     PA_SKIP_WITHOUT_GPU();
     enum { HS = 64 };
@@ -3764,7 +3765,7 @@ Test(prefill_gpu, compact_tiles_on_a_99_KiB_device) {
                                     .dtype = t == 1 ? PA_DTYPE_BF16 : PA_DTYPE_F16,
                                     .attn_type = t == 0   ? PA_ATTN_DECODER
                                                  : t == 1 ? PA_ATTN_ENCODER
-                                                          : PA_ATTN_DECODER,
+                                                          : PA_ATTN_ENCODER_DECODER,
                                     .num_seqs = 4,
                                     .num_heads = 4,
                                     .num_kv_heads = t == 2 ? 1 : 4,
@@ -4445,102 +4446,121 @@ Test(prefill_routes, every_route, .timeout = 900) {
 /* ---- log-sum-exp output: the output unchanged, and cascade attention -------------- */
 
 /* Asking for the lse changes no output bit: the same launches with lse NULL
- * and with an lse array, on the mma.sync kernels and (where it runs: sm_90a
- * builds, interpret mode) the Hopper kernel; prompt and context attention,
- * with sinks. */
+ * and with an lse array, prompt and context attention with sinks, on every
+ * kernel that writes an lse: mma.sync, the f32 kernel and (where they run:
+ * sm_90a builds, interpret mode) the Hopper kernel and its FP8 path (context
+ * attention over an e4m3 cache at head 128; the f32 kernel and the FP8 path
+ * since 2026-12-07, twenty-second session). */
 Test(prefill_gpu, lse_leaves_the_output_as_is) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[3] = {70, 1, 129}, kl[3] = {70, 300, 129}, cl[3] = {50, 200, 0};
-    for (int path = 0; path < 2; path++) {
-        cr_assert_eq(pa_set_prefill_path(path ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
-        for (int op = 0; op < 2; op++) {
-            const void *hout;
-            size_t obytes, nl;
-            pa_prompt_problem *pp = NULL;
-            pa_context_problem *pc = NULL;
-            void *dout;
-            float *dlse;
-            if (op == 0) {
-                pa_prompt_problem_cfg c = {.seed = 7600u + (unsigned)path,
-                                           .dtype = PA_DTYPE_F16,
-                                           .attn_type = PA_ATTN_DECODER,
-                                           .num_seqs = 3,
-                                           .num_heads = 8,
-                                           .num_kv_heads = 2,
-                                           .head_size = 128,
-                                           .q_lens = ql,
-                                           .k_lens = kl,
-                                           .with_sinks = 1};
-                pp = pa_prompt_problem_make(&c);
-                hout = pp->out;
-                obytes = pp->q_elems * 2;
-                nl = (size_t)8 * (size_t)pp->p.num_q_tokens;
-            } else {
-                ctx_case c = {.seed = 7700u + (unsigned)path,
-                              .layout = PA_LAYOUT_FLASH_NHD,
-                              .qd = PA_DTYPE_BF16,
-                              .cd = PA_DTYPE_BF16,
-                              .seqs = 3,
-                              .heads = 8,
-                              .kv_heads = 8,
-                              .hs = 64,
-                              .bs = 16,
-                              .ql = ql,
-                              .cl = cl,
-                              .sinks = NULL};
-                pc = make_ctx(&c);
-                pc->p.sinks = pc->sinks = pa_sink_logits(8, 77);
-                hout = pc->out;
-                obytes = pc->out_elems * 2;
-                nl = (size_t)8 * (size_t)pc->p.num_tokens;
-            }
-            void *first = malloc(obytes), *second = malloc(obytes);
-            float *lse = pa_test_nan_floats(nl);
-            for (int with = 0; with < 2; with++) {
-                dlse = with ? pa_test_dev_upload(lse, sizeof(float) * nl) : NULL;
-                dout = pa_test_dev_upload(hout, obytes);
-                if (op == 0) {
-                    pa_prompt_attention_params d = pp->p;
-                    d.out = dout;
-                    d.lse = dlse;
-                    d.query = pa_test_dev_upload(pp->q, pp->q_elems * 2);
-                    d.key = pa_test_dev_upload(pp->k, pp->k_elems * 2);
-                    d.value = pa_test_dev_upload(pp->v, pp->k_elems * 2);
-                    d.cu_seqlens_q = pa_test_dev_upload(pp->cu_q, sizeof(int32_t) * 4);
-                    d.cu_seqlens_k = pa_test_dev_upload(pp->cu_k, sizeof(int32_t) * 4);
-                    d.sinks = pa_test_dev_upload(pp->sinks, sizeof(float) * 8);
-                    cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
-                    pa_test_dev_sync();
-                    pa_test_dev_free((void *)d.query), pa_test_dev_free((void *)d.key);
-                    pa_test_dev_free((void *)d.value), pa_test_dev_free((void *)d.cu_seqlens_q);
-                    pa_test_dev_free((void *)d.cu_seqlens_k), pa_test_dev_free((void *)d.sinks);
-                } else {
-                    dev_ctx d;
-                    dev_ctx_make(&d, pc);
-                    pa_test_dev_free(d.p.out);
-                    d.bufs[0] = d.p.out = dout; /* dev_ctx_make's first buffer is out */
-                    d.p.lse = dlse;
-                    cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
-                    pa_test_dev_sync();
-                    d.bufs[0] = NULL;
-                    for (int i = 1; i < d.n; i++)
-                        pa_test_dev_free(d.bufs[i]);
-                }
-                pa_test_dev_download(with ? second : first, dout, obytes);
-                pa_test_dev_free(dout);
-                if (dlse) {
-                    pa_test_dev_download(lse, dlse, sizeof(float) * nl);
-                    pa_test_dev_free(dlse);
-                }
-            }
-            cr_assert(memcmp(first, second, obytes) == 0, "path %d op %d: the lse changed the output", path, op);
-            for (size_t i = 0; i < nl; i++)
-                CHK(!isnan(lse[i]), "path %d op %d: lse %zu unwritten", path, op, i);
-            free(first), free(second), free(lse);
-            pa_prompt_problem_free(pp);
-            pa_context_problem_free(pc);
+    const pa_dtype F16 = PA_DTYPE_F16, B16 = PA_DTYPE_BF16, F32 = PA_DTYPE_F32, E4 = PA_DTYPE_FP8_E4M3;
+    const struct {
+        pa_prefill_path path;
+        int op; /* 0: prompt attention, 1: context attention */
+        pa_dtype qd, cd;
+        int heads, kv_heads, hs;
+    } cs[] = {
+        {PA_PREFILL_PATH_MMA, 0, F16, F16, 8, 2, 128},       {PA_PREFILL_PATH_MMA, 1, B16, B16, 8, 8, 64},
+        {PA_PREFILL_PATH_HOPPER, 0, F16, F16, 8, 2, 128},    {PA_PREFILL_PATH_HOPPER, 1, B16, B16, 8, 8, 64},
+        {PA_PREFILL_PATH_MMA, 0, F32, F32, 8, 2, 128},       {PA_PREFILL_PATH_MMA, 1, F32, F32, 8, 8, 64},
+        {PA_PREFILL_PATH_HOPPER_FP8, 1, B16, E4, 8, 2, 128},
+    };
+    for (int ci = 0; ci < (int)(sizeof cs / sizeof cs[0]); ci++) {
+        cr_assert_eq(pa_set_prefill_path(cs[ci].path), PA_SUCCESS);
+        const size_t es = pa_dtype_size(cs[ci].qd);
+        const int heads = cs[ci].heads;
+        const long fp8_before = pa_prefill_hopper_fp8_launches();
+        const void *hout;
+        size_t obytes, nl;
+        pa_prompt_problem *pp = NULL;
+        pa_context_problem *pc = NULL;
+        void *dout;
+        float *dlse;
+        if (cs[ci].op == 0) {
+            pa_prompt_problem_cfg c = {.seed = 7600u + (unsigned)ci,
+                                       .dtype = cs[ci].qd,
+                                       .attn_type = PA_ATTN_DECODER,
+                                       .num_seqs = 3,
+                                       .num_heads = heads,
+                                       .num_kv_heads = cs[ci].kv_heads,
+                                       .head_size = cs[ci].hs,
+                                       .q_lens = ql,
+                                       .k_lens = kl,
+                                       .with_sinks = 1};
+            pp = pa_prompt_problem_make(&c);
+            hout = pp->out;
+            obytes = pp->q_elems * es;
+            nl = (size_t)heads * (size_t)pp->p.num_q_tokens;
+        } else {
+            ctx_case c = {.seed = 7700u + (unsigned)ci,
+                          .layout = PA_LAYOUT_FLASH_NHD,
+                          .qd = cs[ci].qd,
+                          .cd = cs[ci].cd,
+                          .seqs = 3,
+                          .heads = heads,
+                          .kv_heads = cs[ci].kv_heads,
+                          .hs = cs[ci].hs,
+                          .bs = 16,
+                          .ql = ql,
+                          .cl = cl,
+                          .sinks = NULL};
+            pc = make_ctx(&c);
+            pc->p.sinks = pc->sinks = pa_sink_logits(heads, 77);
+            hout = pc->out;
+            obytes = pc->out_elems * es;
+            nl = (size_t)heads * (size_t)pc->p.num_tokens;
         }
+        void *first = malloc(obytes), *second = malloc(obytes);
+        float *lse = pa_test_nan_floats(nl);
+        for (int with = 0; with < 2; with++) {
+            dlse = with ? pa_test_dev_upload(lse, sizeof(float) * nl) : NULL;
+            dout = pa_test_dev_upload(hout, obytes);
+            if (cs[ci].op == 0) {
+                pa_prompt_attention_params d = pp->p;
+                d.out = dout;
+                d.lse = dlse;
+                d.query = pa_test_dev_upload(pp->q, pp->q_elems * es);
+                d.key = pa_test_dev_upload(pp->k, pp->k_elems * es);
+                d.value = pa_test_dev_upload(pp->v, pp->k_elems * es);
+                d.cu_seqlens_q = pa_test_dev_upload(pp->cu_q, sizeof(int32_t) * 4);
+                d.cu_seqlens_k = pa_test_dev_upload(pp->cu_k, sizeof(int32_t) * 4);
+                d.sinks = pa_test_dev_upload(pp->sinks, sizeof(float) * (size_t)heads);
+                cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s", pa_last_error());
+                pa_test_dev_sync();
+                pa_test_dev_free((void *)d.query), pa_test_dev_free((void *)d.key);
+                pa_test_dev_free((void *)d.value), pa_test_dev_free((void *)d.cu_seqlens_q);
+                pa_test_dev_free((void *)d.cu_seqlens_k), pa_test_dev_free((void *)d.sinks);
+            } else {
+                dev_ctx d;
+                dev_ctx_make(&d, pc);
+                pa_test_dev_free(d.p.out);
+                d.bufs[0] = d.p.out = dout; /* dev_ctx_make's first buffer is out */
+                d.p.lse = dlse;
+                cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+                pa_test_dev_sync();
+                d.bufs[0] = NULL;
+                for (int i = 1; i < d.n; i++)
+                    pa_test_dev_free(d.bufs[i]);
+            }
+            pa_test_dev_download(with ? second : first, dout, obytes);
+            pa_test_dev_free(dout);
+            if (dlse) {
+                pa_test_dev_download(lse, dlse, sizeof(float) * nl);
+                pa_test_dev_free(dlse);
+            }
+        }
+        cr_assert(memcmp(first, second, obytes) == 0, "case %d (path %d op %d q %s): the lse changed the output", ci,
+                  (int)cs[ci].path, cs[ci].op, pa_dtype_name(cs[ci].qd));
+        for (size_t i = 0; i < nl; i++)
+            CHK(!isnan(lse[i]), "case %d: lse %zu unwritten", ci, i);
+        if (cs[ci].path == PA_PREFILL_PATH_HOPPER_FP8 && pa_prefill_hopper_available())
+            cr_assert_eq(pa_prefill_hopper_fp8_launches() - fp8_before, 2, "case %d: FP8-path launches", ci);
+        free(first), free(second), free(lse);
+        pa_prompt_problem_free(pp);
+        pa_context_problem_free(pc);
     }
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
 }
 
 /* Cascade attention on the device, as a server runs it: each sequence's keys
