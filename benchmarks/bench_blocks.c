@@ -370,6 +370,8 @@ static int run_blocks_ctx(const pa_op_opts *o, int ctx, int check, int gpu) {
         if (rc == 0) {
             r.roof_gbps =
                 b.variant == BLK_COPY ? pa_bench_copy_bandwidth() : pa_bench_host_bandwidth(b.variant == BLK_SWAP_IN);
+            /* a swap's roof is the pinned-host link in its direction, not the device copy */
+            r.roof_name = b.variant == BLK_COPY ? NULL : b.variant == BLK_SWAP_IN ? "pinned-h2d" : "pinned-d2h";
             rc = pa_bench_time_gpu(OPS[b.variant], run_gpu_blocks, &d, o->warmup, o->iters, &r.t) ? 1 : 0;
             blocks_dev_free(&d);
         }

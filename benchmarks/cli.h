@@ -113,7 +113,9 @@ typedef struct pa_bench_row {
     double bytes;          /* HBM bytes touched (memory-bound ops), 0 if not meaningful */
     double flops;          /* FLOPs (compute-bound ops), 0 if not meaningful */
     double roof_gbps;      /* measured memory roof (roof_name's), 0 = not measured: the copy roof */
-    const char *roof_name; /* "read" (pa_bench_read_bandwidth) or NULL: "copy" (pa_bench_copy_bandwidth) */
+    const char *roof_name; /* "read" (pa_bench_read_bandwidth), "pinned-h2d" / "pinned-d2h"
+                              (pa_bench_host_bandwidth) or NULL: "copy" (pa_bench_copy_bandwidth); the JSON
+                              says "none" where no memory roof was measured */
     double roof_tflops;    /* measured cuBLAS GEMM TFLOP/s, 0 = not measured */
     double baseline_us;    /* cuBLAS-based attention on the same problem, <= 0 = none */
     const char *note;      /* extra words for the terminal line, or NULL */

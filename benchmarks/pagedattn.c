@@ -1073,7 +1073,8 @@ out:
 static const char *BENCH_HELP =
     "usage: pagedattn bench OP [options]\n"
     "  Times OP: CUDA events, warm-up, L2 flushed between iterations, unique cache blocks,\n"
-    "  the device's read bandwidth (decode, ragged), copy bandwidth (the others) and a cuBLAS\n"
+    "  the device's read bandwidth (decode, ragged), pinned-host copy bandwidth in the swap's\n"
+    "  direction (blocks swap-out, swap-in), copy bandwidth (the others) and a cuBLAS\n"
     "  GEMM's TFLOP/s measured in the same run as the roofs, median of --iters with min/max, the cuBLAS baseline "
     "beside attention\n"
     "  ops. --device cpu times the CPU reference (the default where there is no GPU).\n"

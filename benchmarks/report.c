@@ -72,6 +72,10 @@ void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r) {
     const char *roof_name = r->roof_name && roof_gbps > 0 ? r->roof_name : "copy";
     if (gpu && r->bytes > 0 && roof_gbps <= 0)
         roof_gbps = pa_bench_copy_bandwidth();
+    /* No memory roof measured (a CPU row, a row without bytes, a failed measurement): the JSON names
+     * none, where it said "copy" beside a roof of 0. */
+    if (roof_gbps <= 0)
+        roof_name = "none";
     if (gpu && r->flops > 0 && roof_tflops <= 0)
         roof_tflops = pa_bench_gemm_tflops(r->dtype);
     const row_numbers n = numbers(r, roof_gbps, roof_tflops);

@@ -176,6 +176,13 @@ def main():
                                                                          "--dtype", "bf16", "--window", str(w),
                                                                          "--json", "-"],
              rc=0, check=one_row(bytes=keys * 2 * 64 * 2 + 2 * q * 2 * 64 * 2))
+    # A row's JSON names the memory roof it was judged against, and "none" where none was measured
+    # (2026-12-07): CPU rows and rows without bytes said "copy" beside roof_gbps 0, and the swaps'
+    # rows, judged against the pinned-host link, said "copy" too (the GPU half: blocks sets the kind).
+    for name, args in (("decode", ["decode"] + SMALL), ("prompt", ["prefill"] + SMALL),
+                       ("cache", ["cache", "--seqs", "1", "--heads", "2/1", "--head-size", "64"])):
+        case(f"cpu row names no memory roof: {name}", ["bench"] + args + CPU + ["--json", "-"], rc=0,
+             check=one_row(roof_gbps=0.0, roof_gbps_kind="none"))
     # D7: a sweep refuses what no swept op takes, and an empty --ops
     case("D7 sweep refuses --decodes", ["bench", "--preset", "llama3-8b", "--ops", "ragged", "--batches", "2", "--ctx",
                                         "16", "--decodes", "7"] + CPU, says="--decodes")
