@@ -79,7 +79,9 @@ pa_status pa_device_info(int device, pa_device_props *out) {
     PA_REQUIRE(out != NULL, "pa_device_info: out must not be NULL");
     /* An index that can never be valid is the caller's error, device or not. */
     PA_REQUIRE(device >= 0, "pa_device_info: device index %d is negative", device);
-    memset(out, 0, sizeof *out);
+    /* Filled here and copied out on success: *out is left as it was on any error. */
+    pa_device_props r;
+    memset(&r, 0, sizeof r);
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
@@ -92,16 +94,17 @@ pa_status pa_device_info(int device, pa_device_props *out) {
     e = cudaGetDeviceProperties(&p, device);
     if (e != cudaSuccess)
         return pa_cuda_fail(e, "cudaGetDeviceProperties");
-    snprintf(out->name, sizeof out->name, "%s", p.name);
-    out->device = device;
-    out->sm_count = p.multiProcessorCount;
-    out->cc_major = p.major;
-    out->cc_minor = p.minor;
-    out->smem_per_block_optin = p.sharedMemPerBlockOptin;
-    out->l2_bytes = (size_t)p.l2CacheSize;
-    out->total_mem_bytes = p.totalGlobalMem;
-    (void)cudaDriverGetVersion(&out->driver_version);
-    (void)cudaRuntimeGetVersion(&out->runtime_version);
+    snprintf(r.name, sizeof r.name, "%s", p.name);
+    r.device = device;
+    r.sm_count = p.multiProcessorCount;
+    r.cc_major = p.major;
+    r.cc_minor = p.minor;
+    r.smem_per_block_optin = p.sharedMemPerBlockOptin;
+    r.l2_bytes = (size_t)p.l2CacheSize;
+    r.total_mem_bytes = p.totalGlobalMem;
+    (void)cudaDriverGetVersion(&r.driver_version);
+    (void)cudaRuntimeGetVersion(&r.runtime_version);
+    *out = r;
     pa_clear_error();
     return PA_SUCCESS;
 }

@@ -156,7 +156,10 @@ static int64_t round256(int64_t v) { return (v + 255) / 256 * 256; }
 
 int32_t pa_dec_auto_min_part(void) {
     const char *e = getenv("PAGEDATTN_DECODE_MIN_SPLIT");
-    const long v = e ? strtol(e, NULL, 10) : 0;
+    char *end = NULL;
+    long v = e ? strtol(e, &end, 10) : 0;
+    if (e && (end == e || *end != '\0')) /* "512abc", "4096.5", "512 ": not a number, ignored */
+        v = 0;
     return v >= PA_DEC_AUTO_MIN_PART && v <= PA_DEC_AUTO_MIN_PART_MAX && (v & (v - 1)) == 0 ? (int32_t)v
                                                                                             : PA_DEC_AUTO_MIN_PART;
 }

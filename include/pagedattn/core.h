@@ -115,7 +115,8 @@ typedef struct pa_device_props {
 /* Fills *out for CUDA device `device`. Returns PA_ERR_NO_DEVICE where there is
  * no driver or no device (never aborts), PA_ERR_INVALID_ARGUMENT for a device
  * index out of range (a negative index is PA_ERR_INVALID_ARGUMENT whether or
- * not a device is present, checked before CUDA is touched). */
+ * not a device is present, checked before CUDA is touched). *out is written
+ * only on success. */
 PA_API pa_status pa_device_info(int device, pa_device_props *out);
 /* Number of CUDA devices; 0 where there is no driver or device. */
 PA_API int pa_device_count(void);

@@ -16,6 +16,15 @@ Test(gpu_basic, device_info) {
     cr_assert(strlen(p.name) > 0);
     cr_assert(p.smem_per_block_optin >= 48 * 1024);
     cr_assert_eq(pa_device_info(p.device + 1000, &p), PA_ERR_INVALID_ARGUMENT);
+    /* The first index past the last device, and *out left as it was (until
+     * 2026-12-07 it was zeroed before the range check). */
+    const int n = pa_device_count();
+    cr_assert(n >= 1);
+    memset(&p, 0x5A, sizeof p);
+    const pa_device_props before = p;
+    cr_assert_eq(pa_device_info(n, &p), PA_ERR_INVALID_ARGUMENT, "%s", pa_last_error());
+    cr_assert_eq(memcmp(&p, &before, sizeof p), 0, "out written on a rejected call");
+    cr_assert_eq(pa_device_info(n - 1, &p), PA_SUCCESS, "%s", pa_last_error());
 }
 
 /* The first of n elements of dtype t where got and want differ, other than as

@@ -1707,6 +1707,113 @@ Test(prefill_gpu, prompt_overlapping_sequences_are_skipped) {
     cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
 }
 
+/* Query offsets on the device that break prefill.h's bounds for one sequence:
+ * a first offset below 0 (sequence 0: rows -3..14, 18 of at most 20), a last
+ * one past num_tokens (sequence 2), and more rows than max_query_len
+ * (sequence 1's 20 under a max_query_len of 19). That sequence is skipped
+ * (its rows and lse stay NaN; none is written before the output, where the
+ * interpreter aborts) and the others match the reference, on mma.sync, the
+ * Hopper kernel where it runs and the f32 kernel; context attention over the
+ * cache (query_start_loc) and causal prompts (cu_seqlens_q). Until 2026-12-07
+ * (twenty-second session) only q_len > seq_len, bad block ids, seq_len past
+ * its bound and rows out of order were run on the device. */
+static void bad_query_offsets_case(int op, int k, int bad) {
+    const int ql[3] = {15, 20, 9}, q0[4] = {0, 15, 35, 44}, nt = 44;
+    const pa_dtype dt = k == 2 ? PA_DTYPE_F32 : PA_DTYPE_F16;
+    cr_assert_eq(pa_set_prefill_path(k == 1 ? PA_PREFILL_PATH_HOPPER : PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    const long before = pa_prefill_hopper_launches();
+    const size_t row = (size_t)4 * 64, es = pa_dtype_size(dt);
+    void *got = NULL, *want = NULL;
+    float *lse = NULL;
+    pa_context_problem *pc = NULL;
+    pa_prompt_problem *pp = NULL;
+    if (op == 0) {
+        const int cl[3] = {30, 8, 40};
+        ctx_case c = {.seed = 9400u + (uint64_t)(3 * k + bad),
+                      .layout = PA_LAYOUT_FLASH_NHD,
+                      .qd = dt,
+                      .cd = dt,
+                      .seqs = 3,
+                      .heads = 4,
+                      .kv_heads = 2,
+                      .hs = 64,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl};
+        pc = make_ctx(&c);
+        cr_assert_eq(pc->p.num_tokens, nt);
+        ref_context_parallel(&pc->p, NULL, 0); /* pc->out */
+        want = pc->out;
+        if (bad == 0)
+            pc->qsl[0] = -3;
+        else if (bad == 2)
+            pc->qsl[3] = nt + 5;
+        else
+            pc->p.max_query_len = 19;
+        for (size_t e = (size_t)q0[bad] * row; e < (size_t)q0[bad + 1] * row; e++)
+            pa_store_from_float(dt, pc->out, e, NAN); /* the output the device starts from */
+        dev_ctx d;
+        dev_ctx_make(&d, pc);
+        lse = pa_test_nan_floats((size_t)4 * nt);
+        d.p.lse = up(&d, lse, sizeof(float) * 4 * nt);
+        cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+        pa_test_dev_sync();
+        got = malloc(pc->out_elems * es);
+        pa_test_dev_download(got, d.p.out, pc->out_elems * es);
+        pa_test_dev_download(lse, d.p.lse, sizeof(float) * 4 * nt);
+        dev_ctx_free(&d);
+    } else {
+        pa_prompt_problem_cfg c = {.seed = 9500u + (uint64_t)(3 * k + bad),
+                                   .dtype = dt,
+                                   .attn_type = PA_ATTN_DECODER,
+                                   .num_seqs = 3,
+                                   .num_heads = 4,
+                                   .num_kv_heads = 2,
+                                   .head_size = 64,
+                                   .q_lens = ql};
+        pp = pa_prompt_problem_make(&c);
+        cr_assert_eq(pp->p.num_q_tokens, nt);
+        cr_assert_eq(pa_ref_prompt_attention(&pp->p), PA_SUCCESS, "%s", pa_last_error()); /* pp->out */
+        want = pp->out;
+        int32_t cu[4];
+        memcpy(cu, pp->cu_q, sizeof cu);
+        if (bad == 0)
+            cu[0] = -3;
+        else if (bad == 2)
+            cu[3] = nt + 5;
+        else
+            pp->p.max_seqlen_q = 19;
+        prompt_with_offsets(pp, cu, NULL, &got, &lse);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "%s, %s, path %d, bad query offsets of sequence %d", op ? "prompt" : "context",
+             pa_dtype_name(dt), k, bad);
+    for (int s = 0; s < 3; s++)
+        if (s != bad)
+            compare_rows(got, want, dt, dt, row, q0[s], q0[s + 1], what);
+    for (size_t e = (size_t)q0[bad] * row; e < (size_t)q0[bad + 1] * row; e++)
+        CHK(isnan(pa_load_as_float(dt, got, e)), "%s: the skipped sequence's row %zu written", what, e / row);
+    for (int i = 0; i < 4 * nt; i++) {
+        const int t = i % nt, skipped = t >= q0[bad] && t < q0[bad + 1];
+        CHK(isnan(lse[i]) == skipped, "%s: lse of head %d row %d: %g", what, i / nt, t, lse[i]);
+    }
+    cr_assert_eq(pa_prefill_hopper_launches() - before, k == 1, "%s: the Hopper kernel ran %ld times", what,
+                 pa_prefill_hopper_launches() - before);
+    free(got);
+    free(lse);
+    pa_context_problem_free(pc);
+    pa_prompt_problem_free(pp);
+}
+Test(prefill_gpu, bad_query_offsets_skip_the_sequence) {
+    PA_SKIP_WITHOUT_GPU();
+    for (int op = 0; op < 2; op++)
+        for (int k = 0; k < 3; k++)
+            for (int bad = 0; bad < 3; bad++)
+                if (k != 1 || pa_prefill_hopper_available())
+                    bad_query_offsets_case(op, k, bad);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+}
+
 /* Cross-attention whose key offsets on the device are bad for one sequence
  * (cu_seqlens_k, read by the kernels): a first offset below 0 (sequence 0),
  * a last one past num_k_tokens (sequence 2), and a key count past
@@ -3083,6 +3190,74 @@ Test(prefill_hopper, persistent_ctas) {
         cr_assert_eq(setenv("PAGEDATTN_PREFILL_PERSISTENT", "on", 1), 0);
         run_hopper_ctx(cs, 1, 14300u);
         n++;
+    }
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, n);
+}
+
+/* prefill.h: outputs are bitwise the same with persistent CTAs or one CTA an
+ * item. Each context problem runs with PAGEDATTN_PREFILL_PERSISTENT unset,
+ * then "off", "0", "1", "2", "3" and "on": every output and lse byte as the
+ * first run's (persistent_ctas holds them to the reference only within a
+ * tolerance; since 2026-12-07, twenty-second session). Items of 128 rows: 3,
+ * 1, 3 and 1 a KV head, so 2 and 3 CTAs take several each. */
+Test(prefill_hopper, persistent_ctas_bitwise_as_one_per_item) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    const int ql[4] = {300, 1, 257, 64}, cl[4] = {50, 200, 0, 129};
+    const struct {
+        pa_kv_layout layout;
+        pa_dtype qd, cd;
+        int hs;
+    } cs[] = {{PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 128},
+              {PA_LAYOUT_FLASH_HND, PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 64},
+              {PA_LAYOUT_VLLM, PA_DTYPE_F16, PA_DTYPE_F16, 96}};
+    static const char *const env[7] = {NULL, "off", "0", "1", "2", "3", "on"};
+    long n = 0;
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        ctx_case c = {.seed = 14400u + (uint64_t)i,
+                      .layout = cs[i].layout,
+                      .qd = cs[i].qd,
+                      .cd = cs[i].cd,
+                      .seqs = 4,
+                      .heads = 4,
+                      .kv_heads = 2,
+                      .hs = cs[i].hs,
+                      .bs = 16,
+                      .ql = ql,
+                      .cl = cl};
+        pa_context_problem *pr = make_ctx(&c);
+        pr->p.sinks = pr->sinks = pa_sink_logits(4, 14450u + (uint64_t)i);
+        const size_t ob = pr->out_elems * pa_dtype_size(cs[i].qd), nl = (size_t)4 * (size_t)pr->p.num_tokens;
+        void *first = malloc(ob), *got = malloc(ob);
+        float *lse_first = malloc(sizeof(float) * nl), *lse = pa_test_nan_floats(nl);
+        for (int e = 0; e < 7; e++) {
+            if (env[e])
+                cr_assert_eq(setenv("PAGEDATTN_PREFILL_PERSISTENT", env[e], 1), 0);
+            else
+                unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+            dev_ctx d;
+            dev_ctx_make(&d, pr);
+            d.p.lse = up(&d, lse, sizeof(float) * nl);
+            cr_assert_eq(pa_context_attention(&d.p, NULL), PA_SUCCESS, "%s", pa_last_error());
+            pa_test_dev_sync();
+            n++;
+            pa_test_dev_download(e ? got : first, d.p.out, ob);
+            float *lse_got = e ? malloc(sizeof(float) * nl) : lse_first;
+            pa_test_dev_download(lse_got, d.p.lse, sizeof(float) * nl);
+            dev_ctx_free(&d);
+            if (e) {
+                cr_assert(memcmp(first, got, ob) == 0, "case %d: the output with PAGEDATTN_PREFILL_PERSISTENT=%s", i,
+                          env[e]);
+                cr_assert(memcmp(lse_first, lse_got, sizeof(float) * nl) == 0,
+                          "case %d: the lse with PAGEDATTN_PREFILL_PERSISTENT=%s", i, env[e]);
+                free(lse_got);
+            }
+        }
+        for (size_t j = 0; j < nl; j++)
+            CHK(!isnan(lse_first[j]), "case %d: lse %zu unwritten", i, j);
+        free(first), free(got), free(lse_first), free(lse);
+        pa_context_problem_free(pr);
     }
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, n);

@@ -1493,25 +1493,53 @@ Test(ragged_gpu, bad_device_lengths_are_skipped) {
  *  - a sequence whose rows start before an earlier sequence's end (cu_q_lens
  *    decreasing: 0, 10, 20, 15, 30): sequence 2 (rows 20..15) and sequence 3
  *    (rows 15..30, over sequence 1's last five) are skipped, so sequence 1's
- *    rows stay its own and rows 20..29 stay untouched. */
+ *    rows stay its own and rows 20..29 stay untouched;
+ *  - (since 2026-12-07, twenty-second session; the kernels held, no test ran
+ *    them) sequence 1's kv_len one past pages_per_seq * page_size: its rows
+ *    10..19 untouched; sequence 3's rows ending past max_num_batched_tokens
+ *    (31): its rows 21..30 untouched; num_seqs -3: clamped to 0, nothing
+ *    written. */
 Test(ragged_gpu, out_of_range_device_data_is_skipped) {
     PA_SKIP_WITHOUT_GPU();
     const int ql[] = {10, 10, 1, 10}, kl[] = {40, 300, 20, 64};
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 5; v++) {
         rg_problem *pr = small_f16_problem(8150, 4, ql, kl);
         const size_t row = (size_t)4 * 64 * 2;
+        cr_assert_eq(pr->p.max_num_batched_tokens, 31);
         if (v == 0) {
             pr->num_seqs = 4 + 5; /* device num_seqs past max_num_seqs (4) */
-        } else {
+        } else if (v == 1) {
             pr->cu_q_lens[3] = 15; /* sequence 2: rows 20..15; sequence 3: rows 15..30 */
             pr->cu_q_lens[4] = 30;
+        } else if (v == 2) {
+            pr->kv_lens[1] = pr->p.pages_per_seq * 16 + 1;
+        } else if (v == 3) {
+            pr->cu_q_lens[4] = 32;
+        } else {
+            pr->num_seqs = -3;
         }
         dev_problem d;
         dev_make(pr, &d);
         dev_run(&d);
         unsigned char *out = malloc(pr->q_bytes);
         pa_test_dev_download(out, d.out, pr->q_bytes);
-        if (v == 0) {
+        if (v >= 2) {
+            const int r0 = v == 2 ? 10 : v == 3 ? 21 : 0, r1 = v == 2 ? 20 : 31;
+            char what[64];
+            snprintf(what, sizeof what, "case %d: the skipped rows %d..%d", v, r0, r1 - 1);
+            for (size_t i = (size_t)r0 * row; i < (size_t)r1 * row; i++)
+                CHK_EQ(out[i], RG_SENTINEL_BYTE, "%s written (byte %zu)", what, i);
+            float *lse = dev_lse(&d, what);
+            expect_lse_unwritten(lse, &pr->p, r0, r1, what);
+            free(lse);
+            if (v < 4) { /* the sequences before the skipped one, against the reference */
+                pr->kv_lens[1] = kl[1];
+                pr->cu_q_lens[4] = 31;
+                pr->num_seqs = v == 2 ? 1 : 3;
+                compare_rows(pr, &d, out, what, 0);
+            }
+            pr->num_seqs = 4;
+        } else if (v == 0) {
             pr->num_seqs = 4;
             compare_with_ref(pr, &d, out, "num_seqs 9 of at most 4, clamped");
         } else {

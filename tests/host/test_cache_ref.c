@@ -821,9 +821,17 @@ Test(cache_ref, swap_plan_runs) {
                       runs[i].num_blocks == want[i].num_blocks,
                   "run %d: (%lld,%lld,%lld)", i, (long long)runs[i].src_block, (long long)runs[i].dst_block,
                   (long long)runs[i].num_blocks);
-    /* a truncated array still reports the total */
+    /* a truncated array still reports the total, and the runs past max_runs
+     * are not written (the first two are) */
+    memset(runs, 0x5A, sizeof runs);
+    pa_block_run untouched;
+    memset(&untouched, 0x5A, sizeof untouched);
     cr_assert_eq(pa_swap_plan_runs(&m[0][0], n, runs, 2, &nr), PA_SUCCESS);
     cr_assert_eq(nr, 7);
+    for (int i = 0; i < 2; i++)
+        cr_assert(runs[i].src_block == want[i].src_block && runs[i].num_blocks == want[i].num_blocks);
+    for (int i = 2; i < 10; i++)
+        cr_assert_eq(memcmp(&runs[i], &untouched, sizeof untouched), 0, "run %d written past max_runs 2", i);
     /* one long run, and nothing */
     int64_t big[64][2];
     for (int i = 0; i < 64; i++) {

@@ -313,10 +313,14 @@ Test(core, ref_convert_refuses_bad_fp8_scales) {
 Test(core, device_info_without_device_is_clean) {
     pa_device_props p;
     int n = pa_device_count();
+    memset(&p, 0x5A, sizeof p);
+    const pa_device_props before = p;
     pa_status s = pa_device_info(0, &p);
     if (n == 0) {
         cr_assert_eq(s, PA_ERR_NO_DEVICE);
         cr_assert(strlen(pa_last_error()) > 0);
+        /* no error writes *out (until 2026-12-07 it was zeroed first) */
+        cr_assert_eq(memcmp(&p, &before, sizeof p), 0, "out written on a failed call");
     } else {
         cr_assert_eq(s, PA_SUCCESS);
         cr_assert(p.sm_count > 0);

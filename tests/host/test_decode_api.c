@@ -516,8 +516,21 @@ Test(decode_choice, min_split_from_the_environment) {
     const struct {
         const char *env;
         int part;
-    } cases[] = {{NULL, 256},  {"256", 256}, {"512", 512},  {"1024", 1024}, {"8192", 8192}, {"16384", 256},
-                 {"128", 256}, {"300", 256}, {"-512", 256}, {"abc", 256},   {"", 256}};
+    } cases[] = {{NULL, 256},
+                 {"256", 256},
+                 {"512", 512},
+                 {"1024", 1024},
+                 {"8192", 8192},
+                 {"16384", 256},
+                 {"128", 256},
+                 {"300", 256},
+                 {"-512", 256},
+                 {"abc", 256},
+                 {"", 256},
+                 /* a number with more after it is not a number (until 2026-12-07 its digits counted) */
+                 {"512abc", 256},
+                 {"1024.0", 256},
+                 {"512 ", 256}};
     pa_decode_params p = params(4, 32, 8, 128, 16, 4096);
     static _Alignas(256) unsigned char ws[4 * 32 * 16 * (128 * 4 + 8) + 4096];
     size_t need_default = 0;
