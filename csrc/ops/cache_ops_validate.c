@@ -68,6 +68,55 @@ static int64_t view_bytes(int64_t num_tokens, int64_t tok_stride, int64_t head_s
                : INT64_MAX;
 }
 
+/* Floor of a / b, b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* Whether two copies of one strided view, the second d bytes after the first,
+ * share a byte: some difference of element starts sum_i k_i T[i] (|k_i| <=
+ * n[i] - 1, T in bytes, outermost first) lies within E (a head's bytes) of d.
+ * Each stride is at least the extent of the levels inside it (validated), so
+ * at each level only k = floor(d / T) and the next can come within that
+ * extent: at most 2^levels paths. */
+static int views_share_bytes(int64_t d, const int64_t *T, const int64_t *n, int levels, int64_t E) {
+    if (levels == 0)
+        return d > -E && d < E;
+    int64_t reach = E; /* the inner levels' extent, in bytes: what a remainder must stay within */
+    for (int j = 1; j < levels; j++)
+        reach += (n[j] - 1) * T[j];
+    const int64_t k0 = n[0] == 1 ? 0 : floor_div(d, T[0]);
+    for (int64_t k = k0; k <= k0 + (n[0] == 1 ? 0 : 1); k++) {
+        if (k < -(n[0] - 1) || k > n[0] - 1)
+            continue;
+        const int64_t r = d - k * T[0];
+        if (r > -reach && r < reach && views_share_bytes(r, T + 1, n + 1, levels - 1, E))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a validated cache's key and value buffers share a byte. The vLLM
+ * layout's buffers are contiguous; a flash layout's are two views of one
+ * geometry, which may interleave without sharing (the halves of a
+ * [num_blocks, 2, ...] tensor) or not. Pointers far apart (more than the
+ * extent) never share. */
+static int key_value_share_bytes(const pa_kv_cache *c) {
+    const int64_t es = (int64_t)pa_dtype_size(c->dtype);
+    int64_t ke = 0, ve = 0;
+    if (pa_kv_cache_elements(c, &ke, &ve) != PA_SUCCESS)
+        return 0; /* the caller validated first */
+    if (!pa_ranges_overlap(c->key, ke * es, c->value, ve * es))
+        return 0;
+    if (c->layout == PA_LAYOUT_VLLM)
+        return 1;
+    const pa_kv_geom g = geom_of(c);
+    const int64_t d = (int64_t)((intptr_t)c->value - (intptr_t)c->key);
+    const int nhd = c->layout == PA_LAYOUT_FLASH_NHD;
+    const int64_t T[3] = {g.block_stride * es, (nhd ? g.page_stride : g.head_stride) * es,
+                          (nhd ? g.head_stride : g.page_stride) * es};
+    const int64_t n[3] = {c->num_blocks, nhd ? c->block_size : c->num_kv_heads, nhd ? c->num_kv_heads : c->block_size};
+    return views_share_bytes(d, T, n, 3, (int64_t)c->head_size * es);
+}
+
 /* A cache write's output, the cache's key buffer and its value buffer (each on
  * its own: they may interleave block by block, as a [blocks, 2, ...] cache's
  * do), shares no byte with what the kernel reads: in[0..ni) and the fp8
@@ -82,6 +131,12 @@ static pa_status cache_writes_apart(const char *op, const pa_kv_cache *c, pa_spa
     PA_REQUIRE(nbuf == 1 || c->key != c->value,
                "%s: cache.key and cache.value are the same buffer (%p); each value would overwrite its key", op,
                c->key);
+    /* Views of one buffer that share some bytes (value a head or a token after
+     * key, say): some value lands on a key. */
+    PA_REQUIRE(nbuf == 1 || !key_value_share_bytes(c),
+               "%s: cache.key (%p) and cache.value (%p) share bytes (views of one buffer that overlap); some value "
+               "would overwrite a key",
+               op, c->key, c->value);
     for (int i = nbuf; i < n; i++)
         in[ni++] = cs[i];
     for (int i = 0; i < nbuf; i++)

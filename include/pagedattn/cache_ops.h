@@ -61,6 +61,9 @@ typedef struct pa_kv_input {
  *   PA_LAYOUT_FLASH_NHD/HND  vLLM's reshape_and_cache_flash, cache strides honoured
  *   PA_LAYOUT_COMBINED   the ragged path's write_to_kv_cache: K to combined head 2h,
  *                        V to 2h+1 of the one buffer
+ * The key and value buffers (other layouts) may be views of one buffer that
+ * interleave (the halves of a [num_blocks, 2, ...] tensor) but must share no
+ * byte: views that do (value a head or a token after key) are refused.
  * Slots outside [-1, num_blocks * block_size) are skipped on the device.
  * A slot takes at most one token a call: the device writes the tokens in
  * parallel, so a slot named twice ends holding either token's row or a mix of

@@ -337,7 +337,7 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv
     key, value    [>= num_tokens, num_kv_heads, head_size] f32/f16/bf16
     key_cache, value_cache  [num_blocks, block_size, num_kv_heads, head_size] (NHD, or an HND cache
                   permuted to this logical shape; strided views allowed, element stride 1); two
-                  buffers, or the halves of one [num_blocks, 2, ...] tensor, never one view twice
+                  buffers, or the halves of one [num_blocks, 2, ...] tensor, never views sharing a byte
     slot_mapping  int64 [num_tokens]; -1 = padding (skipped)
     """
     _write_kv("reshape_and_cache_flash", key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,

@@ -1055,6 +1055,13 @@ def test_index_data_inside_what_is_written_refused():
         with pytest.raises(ValueError, match="cache.key and cache.value are the same buffer"):
             pa.reshape_and_cache_flash(k, v, kcache, vcache, slots)
     assert not kv.any()
+    # views of one buffer that overlap in part (value a head, or a token, after key): refused, nothing
+    # written (until 2026-12-07 only the same view twice was)
+    flat = np.zeros((4, 8, 3, 16), np.float32)
+    for kcache, vcache in ((flat[:, :, :2], flat[:, :, 1:]), (flat[:, :7, :2], flat[:, 1:, :2])):
+        with pytest.raises(ValueError, match="cache.key .* and cache.value .* share bytes"):
+            pa.reshape_and_cache_flash(k, v, kcache, vcache, slots)
+    assert not flat.any()
     pa.reshape_and_cache_flash(k, v, kv[:, 0], kv[:, 1], slots)
     np.testing.assert_array_equal(kv[0, 0, 3], k[0])
     np.testing.assert_array_equal(kv[0, 1, 3], v[0])

@@ -1106,6 +1106,63 @@ Test(cache_ref, index_data_apart_from_what_the_copies_write) {
               (double)cache[80], (double)cache[112]);
 }
 
+/* A cache write refuses key and value views of one buffer that share bytes,
+ * and takes views that interleave without sharing (expected by hand from the
+ * layouts' definitions: 2 blocks of 4 slots, 2 heads of 8 floats). Until
+ * 2026-12-07 (twenty-second session) only the same pointer twice was refused:
+ * a value view one head or one token after its key was written over it. */
+Test(cache_ref, key_and_value_views_that_share_bytes) {
+    static const struct {
+        pa_kv_layout layout;
+        int64_t d, block_stride, page_stride, head_stride; /* value - key and the strides, in floats */
+        int ok;
+    } cs[] = {
+        {PA_LAYOUT_FLASH_NHD, 8, 0, 0, 0, 0},      /* value head 0 = key head 1 */
+        {PA_LAYOUT_FLASH_NHD, 16, 0, 0, 0, 0},     /* value token 0 = key token 1 */
+        {PA_LAYOUT_FLASH_NHD, 64, 0, 0, 0, 0},     /* value block 0 = key block 1 */
+        {PA_LAYOUT_FLASH_NHD, 128, 0, 0, 0, 1},    /* after the key's 128 floats */
+        {PA_LAYOUT_FLASH_NHD, 8, 128, 32, 16, 1},  /* heads interleaved: K at even, V at odd (combined-like) */
+        {PA_LAYOUT_FLASH_NHD, 24, 128, 32, 16, 1}, /* V in the odd places of the next token: no byte shared */
+        {PA_LAYOUT_FLASH_NHD, 16, 128, 32, 16, 0}, /* value head 0 = key head 1 */
+        {PA_LAYOUT_FLASH_NHD, 7, 128, 32, 16, 0},  /* one float into key head 0's last */
+        {PA_LAYOUT_FLASH_HND, 8, 0, 0, 0, 0},      /* value slot 0 = key slot 1 */
+        {PA_LAYOUT_FLASH_HND, 64, 128, 0, 0, 1},   /* [blocks, 2, heads, slots, 8]: the halves of each block */
+        {PA_LAYOUT_FLASH_HND, 96, 128, 0, 0, 0},   /* value block 0 head 1 = key block 1 head 0 */
+        {PA_LAYOUT_VLLM, 4, 0, 0, 0, 0},           /* 16 bytes on */
+        {PA_LAYOUT_VLLM, 128, 0, 0, 0, 1},
+    };
+    _Alignas(16) float buf[512], before[512], key[2 * 16], val[2 * 16];
+    for (int i = 0; i < 32; i++)
+        key[i] = (float)i, val[i] = (float)(-i - 1);
+    const int64_t slots[2] = {1, 6};
+    const pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++) {
+        for (int j = 0; j < 512; j++)
+            buf[j] = (float)(1000 + j);
+        memcpy(before, buf, sizeof buf);
+        pa_kv_cache c = {.layout = cs[i].layout,
+                         .dtype = PA_DTYPE_F32,
+                         .key = buf,
+                         .value = buf + cs[i].d,
+                         .num_blocks = 2,
+                         .block_size = 4,
+                         .num_kv_heads = 2,
+                         .head_size = 8,
+                         .block_stride = cs[i].block_stride,
+                         .page_stride = cs[i].page_stride,
+                         .head_stride = cs[i].head_stride};
+        const pa_status st = pa_ref_reshape_and_cache(&in, slots, &c);
+        if (cs[i].ok) {
+            cr_assert_eq(st, PA_SUCCESS, "case %d: %s", i, pa_last_error());
+        } else {
+            cr_assert_eq(st, PA_ERR_INVALID_ARGUMENT, "case %d (%s, value %lld floats on): accepted", i,
+                         pa_kv_layout_name(cs[i].layout), (long long)cs[i].d);
+            cr_assert(strstr(pa_last_error(), "share bytes") != NULL, "case %d: %s", i, pa_last_error());
+            cr_assert(memcmp(buf, before, sizeof buf) == 0, "case %d: written despite the error", i);
+        }
+    }
+}
+
 /* cache_ops.h: one place takes one writer a call (the device writes tokens,
  * slices and pairs in parallel). The references refuse two writers of a slot,
  * of a cache row or of a destination block, naming both and writing nothing;
