@@ -23,6 +23,10 @@ size, a tensor another argument makes required given as None: context_attention_
 k and v without cache_only), NotImplementedError (valid but unsupported
 configuration), TypeError (no DLPack, None for a tensor the op always needs, a DLPack device
 other than CPU / CUDA) or RuntimeError (a CUDA failure), and nothing is written.
+On CUDA, the contents of device arrays (sequence lengths, offsets, block ids,
+slot mappings) are read by the kernels, not here: a sequence or slot that
+breaks a bound is skipped on the device (its rows left as they were, as the C
+headers say), where the CPU path raises ValueError naming it.
 Where a view may be strided, its strides must be positive: a broadcast dimension
 (stride 0, e.g. torch's expand) or a reversed one is a ValueError. Block tables
 are row-major (a column slice of a wider table is refused: pass a contiguous

@@ -317,7 +317,19 @@ def test_convert_fp8_both_ways(fmt, kv_dtype):
     err = np.abs(got - want)
     best = np.abs(table[finite][None, :] - want.reshape(-1, 1)).min(axis=1).reshape(want.shape)
     assert np.isfinite(got).all()
-    np.testing.assert_array_less(err, best + 1e-12 + 1e-7 * np.abs(want))  # the nearest value (ties either way)
+    np.testing.assert_array_less(err, best + 1e-12 + 1e-7 * np.abs(want))  # the nearest value
+
+    # a tie (the midpoint of two neighbouring values, exact in float32) rounds to the even code (mantissa
+    # bit 0), as ops.py says: every pair of neighbours, both signs, subnormals included
+    pos = sorted((table[b], b) for b in range(128) if finite[b] and table[b] > 0)
+    pos = [(0.0, 0)] + pos
+    mids = np.array([(a + b) / 2 for (a, _), (b, _) in zip(pos, pos[1:])], np.float32)
+    even = np.array([ca if ca % 2 == 0 else cb for (_, ca), (_, cb) in zip(pos, pos[1:])], np.uint8)
+    assert np.array_equal(mids.astype(np.float64), [(a + b) / 2 for (a, _), (b, _) in zip(pos, pos[1:])])
+    ties = np.concatenate([mids, -mids])
+    q = np.full(ties.shape, 0xAA, np.uint8)
+    pa.convert_fp8(q, ties, 1.0, kv_dtype)
+    np.testing.assert_array_equal(q, np.concatenate([even, even | 0x80]))
 
     every = np.array([b for b in range(256) if finite[b]], np.uint8)
     for dt in (np.float32, np.float16):
