@@ -3201,7 +3201,7 @@ Test(prefill_hopper, persistent_ctas) {
  * first run's (persistent_ctas holds them to the reference only within a
  * tolerance; since 2026-12-07, twenty-second session). Items of 128 rows: 3,
  * 1, 3 and 1 a KV head, so 2 and 3 CTAs take several each. */
-Test(prefill_hopper, persistent_ctas_bitwise_as_one_per_item) {
+Test(prefill_hopper, bitwise_with_and_without_persistent_ctas) {
     PA_SKIP_WITHOUT_GPU();
     const long before = hopper_begin();
     const int ql[4] = {300, 1, 257, 64}, cl[4] = {50, 200, 0, 129};
