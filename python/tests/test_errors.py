@@ -1104,3 +1104,39 @@ def test_device_index_checked_not_wrapped():
         pa.device_info(2 ** 32)
     with pytest.raises(TypeError, match="device_info: device must be an integer"):
         pa.device_info(1.9)
+
+
+def test_out_overlapping_an_input_refused():
+    """An attention op's out sharing a byte with what it reads (README, "Outputs apart from inputs":
+    the C entries refuse it, naming both) is a ValueError through the package too, and nothing is
+    written: decode's out as its query or inside its key cache, a prompt's out as its query or over
+    its values."""
+    p = decode_problem()
+    p["out"] = p["query"]
+    kept = p["query"].copy()
+    with pytest.raises(ValueError, match=r"^paged_attention_v1: decode: output out overlaps the input query"):
+        pa.paged_attention_v1(**p)
+    np.testing.assert_array_equal(p["query"], kept)
+    p = decode_problem()
+    kc = p["key_cache"]
+    kept = kc.copy()
+    p["out"] = kc.reshape(-1)[:p["query"].size].reshape(p["query"].shape)
+    with pytest.raises(ValueError, match=r"output out overlaps the input kv\.key"):
+        pa.paged_attention_v1(**p)
+    np.testing.assert_array_equal(kc, kept)
+
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((6, 4, 32)).astype(np.float32)
+    k = rng.standard_normal((6, 2, 32)).astype(np.float32)
+    cu = np.array([0, 2, 6], np.int32)
+    kept = q.copy()
+    with pytest.raises(ValueError, match=r"^prompt_attention: output out overlaps the input query"):
+        pa.prompt_attention(q, k, k.copy(), cu, 4, out=q)
+    np.testing.assert_array_equal(q, kept)
+    buf = np.zeros(q.size, np.float32)
+    v = buf[:k.size].reshape(k.shape)
+    v[...] = rng.standard_normal(k.shape)
+    kept = buf.copy()
+    with pytest.raises(ValueError, match=r"output out overlaps the input value"):
+        pa.prompt_attention(q, k, v, cu, 4, out=buf.reshape(q.shape))
+    np.testing.assert_array_equal(buf, kept)
