@@ -94,20 +94,17 @@ static int views_share_bytes(int64_t d, const int64_t *T, const int64_t *n, int 
     return 0;
 }
 
-/* Whether a validated cache's key and value buffers share a byte. The vLLM
- * layout's buffers are contiguous; a flash layout's are two views of one
- * geometry, which may interleave without sharing (the halves of a
- * [num_blocks, 2, ...] tensor) or not. Pointers far apart (more than the
- * extent) never share. */
-static int key_value_share_bytes(const pa_kv_cache *c) {
-    const int64_t es = (int64_t)pa_dtype_size(c->dtype);
-    int64_t ke = 0, ve = 0;
-    if (pa_kv_cache_elements(c, &ke, &ve) != PA_SUCCESS)
-        return 0; /* the caller validated first */
-    if (!pa_ranges_overlap(c->key, ke * es, c->value, ve * es))
+/* Whether a validated cache's key and value buffers (their spans k and v,
+ * from pa_kv_cache_spans) share a byte. The vLLM layout's buffers are
+ * contiguous; a flash layout's are two views of one geometry, which may
+ * interleave without sharing (the halves of a [num_blocks, 2, ...] tensor) or
+ * not. Spans apart never share. */
+static int key_value_share_bytes(const pa_kv_cache *c, const pa_span *k, const pa_span *v) {
+    if (!pa_ranges_overlap(k->p, k->bytes, v->p, v->bytes))
         return 0;
     if (c->layout == PA_LAYOUT_VLLM)
         return 1;
+    const int64_t es = (int64_t)pa_dtype_size(c->dtype);
     const pa_kv_geom g = geom_of(c);
     const int64_t d = (int64_t)((intptr_t)c->value - (intptr_t)c->key);
     const int nhd = c->layout == PA_LAYOUT_FLASH_NHD;
@@ -125,15 +122,14 @@ static int key_value_share_bytes(const pa_kv_cache *c) {
 static pa_status cache_writes_apart(const char *op, const pa_kv_cache *c, pa_span *in, int ni) {
     pa_span cs[4];
     const int n = pa_kv_cache_spans(c, "cache", cs), nbuf = c->layout == PA_LAYOUT_COMBINED ? 1 : 2;
-    /* One buffer for both (a key view passed twice): every value would land on
-     * its key. Interleaved views (a [num_blocks, 2, ...] tensor's halves) start
-     * apart and pass. */
+    /* One buffer for both (a key view passed twice; named as such), or views of
+     * one buffer that share some bytes (value a head or a token after key):
+     * some value lands on a key. Views that interleave without sharing (a
+     * [num_blocks, 2, ...] tensor's halves) pass. */
     PA_REQUIRE(nbuf == 1 || c->key != c->value,
                "%s: cache.key and cache.value are the same buffer (%p); each value would overwrite its key", op,
                c->key);
-    /* Views of one buffer that share some bytes (value a head or a token after
-     * key, say): some value lands on a key. */
-    PA_REQUIRE(nbuf == 1 || !key_value_share_bytes(c),
+    PA_REQUIRE(nbuf == 1 || !key_value_share_bytes(c, &cs[0], &cs[1]),
                "%s: cache.key (%p) and cache.value (%p) share bytes (views of one buffer that overlap); some value "
                "would overwrite a key",
                op, c->key, c->value);
