@@ -336,11 +336,21 @@ static void pf_row(const pa_op_opts *o, const pf_problem *p, int gpu, pa_bench_r
 static int bench(const pa_op_opts *o, int variant, int gpu) {
     const int small = !gpu && is_default_shape(o);
     const pf_shape sh = shape_of_opts(o, variant, small);
-    if (small)
+    if (small) {
+        /* what each variant's 256 is: the prompt's tokens, the context before the new tokens, or the
+         * encoder's keys the decoder tokens attend to */
+        char what[96];
+        if (variant == V_CONTEXT)
+            snprintf(what, sizeof what, "a 256-token context and %d new tokens", sh.qlen);
+        else if (variant == V_CROSS)
+            snprintf(what, sizeof what, "%d decoder tokens over 256 encoder keys", sh.qlen);
+        else
+            snprintf(what, sizeof what, "256 tokens");
         fprintf(stderr,
                 "pagedattn bench prefill: no shape given: the CPU reference runs a small one (%d seqs, heads %d/%d, "
-                "256 tokens, %d iterations); --seqs, --heads, --head-size, --ctx or --qlen set it\n",
-                sh.seqs, sh.heads, sh.kv_heads, sh.iters);
+                "%s a sequence, %d iterations); --seqs, --heads, --head-size, --ctx or --qlen set it\n",
+                sh.seqs, sh.heads, sh.kv_heads, what, sh.iters);
+    }
     int rc = 0;
     for (int k = 0; k < o->num_ctx && rc == 0; k++) {
         const int ctx = small ? 256 : o->ctx[k];

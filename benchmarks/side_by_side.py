@@ -111,22 +111,25 @@ def rel_err(out, ref):
 
 
 def roofs(torch, timer):
+    # Each roof is the best of its repeats (the fastest time), as the CLI takes its roofs
+    # (bench_gpu.c): a median roof sits below the device's best and flatters every % of roof
+    # beside it. Before 2026-12-07 these were medians.
     n = 1 << 30
     a = torch.empty(n, dtype=torch.uint8, device="cuda")
     a.random_(0, 255)
     b = torch.empty_like(a)
-    ms, _, _ = timer.median_ms(lambda: b.copy_(a), reps=20)
+    _, ms, _ = timer.median_ms(lambda: b.copy_(a), reps=20)
     copy_gbs = 2 * n / (ms * 1e-3) / 1e9
     # Reads alone (a reduction of the same GiB to one word): decode reads the cache and writes
     # little, and a copy's writes cost more than its reads (SDPA's decode passed 100% of the copy
     # roof on 2026-11-27). Decode's roof is the faster of the two streams.
-    ms, _, _ = timer.median_ms(lambda: a.view(torch.int32).max(), reps=20)
+    _, ms, _ = timer.median_ms(lambda: a.view(torch.int32).max(), reps=20)
     read_gbs = n / (ms * 1e-3) / 1e9
     del a, b
     m = 8192
     x = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
     y = torch.randn(m, m, dtype=torch.bfloat16, device="cuda")
-    ms, _, _ = timer.median_ms(lambda: x @ y, reps=20)
+    _, ms, _ = timer.median_ms(lambda: x @ y, reps=20)
     gemm_tflops = 2 * m ** 3 / (ms * 1e-3) / 1e12
     del x, y
     torch.cuda.empty_cache()
@@ -461,7 +464,7 @@ def table(rows, copy_gbs, read_gbs, gemm_tflops, meta):
     lines = [f"# Side by side: {meta['device']}", "",
              f"- date: {meta['date']}; commit: {meta['commit']}; driver: {meta['driver']}; torch {meta['torch']};"
              f" flashinfer {meta['flashinfer']}",
-             f"- measured roofs: device-to-device copy {copy_gbs:.0f} GB/s (bytes read + written);"
+             f"- measured roofs (each the best of 20 repeats): device-to-device copy {copy_gbs:.0f} GB/s (bytes read + written);"
              f" reads alone {read_gbs:.0f} GB/s (a reduction of 1 GiB); bf16 GEMM 8192^3 {gemm_tflops:.0f} TFLOP/s",
              "- decode: bytes = K+V of every attended token + q + out + block tables; % is of the faster"
              f" of the copy and read roofs ({max(copy_gbs, read_gbs):.0f} GB/s; before 2026-12-06 the copy roof).",

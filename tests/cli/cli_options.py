@@ -247,6 +247,14 @@ def main():
          rc=0, check=one_row(seqs=8, ctx=1024, heads=32, kv_heads=8))
     case("D16 prefill keeps --iters", ["bench", "prefill", "--device", "cpu", "--warmup", "0", "--iters", "5", "--json",
                                        "-"], rc=0, says="no shape given", check=one_row(iters=5))
+    # the no-shape message says what each variant runs, and the row agrees (it said "256 tokens"
+    # for every variant, where context adds 64 new tokens and cross has 64 decoder tokens)
+    for v, says, want in (("prompt", "256 tokens a sequence", dict(ctx=256, qlen=256)),
+                          ("context", "a 256-token context and 64 new tokens", dict(ctx=256, qlen=64)),
+                          ("cross", "64 decoder tokens over 256 encoder keys", dict(ctx=256, qlen=64))):
+        case(f"prefill {v} without a shape", ["bench", "prefill", "--device", "cpu", "--variant", v, "--iters", "1",
+                                              "--warmup", "0", "--json", "-"], rc=0, says=says,
+             check=one_row(**want))
     # Follow-ups (2026-12-03) of the audit's unconfirmed suspicions:
     # integers are digits with an optional '-' (strtoll took blanks and '+')
     for v in (" 16", "+16", "\t16"):
