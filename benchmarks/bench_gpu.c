@@ -16,17 +16,11 @@
 
 #include "cli.h"
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void summarise(double *us, int n, pa_timing *out) {
-    qsort(us, (size_t)n, sizeof(double), cmp_double);
+    out->median_us = pa_bench_sort_median(us, n);
     out->iters = n;
     out->min_us = us[0];
     out->max_us = us[n - 1];
-    out->median_us = n % 2 ? us[n / 2] : 0.5 * (us[n / 2 - 1] + us[n / 2]);
 }
 
 #define CK(call)                                                                                                       \

@@ -121,6 +121,9 @@ typedef struct pa_bench_row {
     const char *note;      /* extra words for the terminal line, or NULL */
 } pa_bench_row;
 void pa_bench_emit(const pa_op_opts *o, const pa_bench_row *r);
+/* Sorts n > 0 timings ascending and returns their median (the mean of the middle two when n is
+ * even); t[n / 10] and t[n * 9 / 10] are then the 10th and 90th percentiles' samples. */
+double pa_bench_sort_median(double *t, int n);
 
 /* Per-op check/bench entries: check != 0 compares the CUDA op with the CPU
  * reference (needs gpu), else times it (on the GPU, or the CPU reference when

@@ -584,11 +584,6 @@ static int make_bench_batch(int n, uint64_t seed, bench_batch *b) {
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Reorder + common metadata (slot mapping) + local virtual batches, the steps
  * of vLLM's builder for chunked local attention (Llama-4: chunk 8192), with
  * each table fill in turn (its own warm-up and output table). */
@@ -681,9 +676,9 @@ static int bench_plan_local(long long reps, long long seed, const int *sizes) {
         const double kib[2] = {(double)nv * pages * sizeof(int32_t) / 1024.0,
                                (double)used_cols * sizeof(int32_t) / 1024.0};
         for (int f = 0; f < 2; f++) {
-            qsort(t[f], (size_t)samples, sizeof(double), cmp_double);
+            const double med = pa_bench_sort_median(t[f], samples);
             printf("%-6d %-8d %-8d %-8d %-8d %-6s %10.1f %12.3f %12.3f %12.3f\n", n, b.num_prefills, b.total, nv, pages,
-                   fill_name[f], kib[f], t[f][samples / 2], t[f][samples / 10], t[f][samples * 9 / 10]);
+                   fill_name[f], kib[f], med, t[f][samples / 10], t[f][samples * 9 / 10]);
             free(t[f]);
         }
         free(qsl);
@@ -782,9 +777,9 @@ int pa_bench_plan(int argc, char **argv) {
             fprintf(stderr, "pagedattn bench plan: a build failed: %s\n", pa_last_error());
             return PA_CLI_EXIT_FAIL;
         }
-        qsort(t, (size_t)samples, sizeof(double), cmp_double);
+        const double med = pa_bench_sort_median(t, samples);
         printf("%-6d %-8d %-8d %-8d %-8d %12.3f %12.3f %12.3f\n", n, b.num_prefills, b.total, c.padded_num_tokens,
-               rg.num_slices, t[samples / 2], t[samples / 10], t[samples * 9 / 10]);
+               rg.num_slices, med, t[samples / 10], t[samples * 9 / 10]);
         free(t);
         free(qsl);
         free(sl);
