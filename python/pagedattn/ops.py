@@ -32,6 +32,11 @@ Where a view may be strided, its strides must be positive: a broadcast dimension
 are row-major (a column slice of a wider table is refused: pass a contiguous
 copy). Integers that go into the library's int32 fields must fit in int32
 (ValueError). Empty tensors (0 sequences, tokens or pairs) make an op a no-op.
+What an op writes must not share a byte with what it reads or with another buffer it writes
+(ValueError naming both): an out over its query or a cache, a cache's key over its value,
+swap_blocks' src over its dst, and copy_blocks' caches, two layers' or one layer's key and
+value (the same buffer named twice is allowed there: its blocks are copied twice); the in-place
+cases an op names (merge_attn_states' output as one of its inputs) excepted.
 
 The log-sum-exp output of the decode, context, prompt, mixed and ragged ops (return_lse= / lse=) is
 float32 [num_heads, tokens] on the query's device. One the op makes is contiguous. A caller's may
@@ -625,7 +630,8 @@ def swap_blocks(src, dst, block_mapping, *, stream=None):
     (s, d) of block_mapping, block s of src goes to block d of dst.
 
     src, dst       [num_blocks, ...] contiguous, same bytes per block; device or
-                   (pinned) host memory in any combination
+                   (pinned) host memory in any combination; two buffers that share no
+                   byte (ValueError: the library's refusal)
     block_mapping  int64 [num_pairs, 2], on the host, not inside dst (ValueError)
     Two host tensors copy on the CPU (pa_ref_swap_blocks); otherwise the copy
     engines run asynchronously on the stream.
@@ -653,6 +659,11 @@ def swap_blocks(src, dst, block_mapping, *, stream=None):
                                  stream_handle(op, cuda_views, stream)), op)
 
 
+def _overlap(a, a_bytes, b, b_bytes):
+    """Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (an empty one shares none)."""
+    return a_bytes > 0 and b_bytes > 0 and a < b + b_bytes and b < a + a_bytes
+
+
 @stream_scope
 def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     """Copies blocks inside every layer's caches (vLLM's copy_blocks), in one launch.
@@ -663,7 +674,10 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
                   shape (vLLM's paged key [num_blocks, num_kv_heads, head_size // x, block_size, x] and
                   value [num_blocks, num_kv_heads, head_size, block_size]); or None / [] for one
                   buffer per layer, e.g. the combined layout
-    Caches without blocks (num_blocks 0, or a 0-d tensor) are a ValueError, even with no pairs.
+    Caches without blocks (num_blocks 0, or a 0-d tensor) are a ValueError, even with no pairs, and
+    so are two caches that share a byte (two layers', or a layer's key and value: a copy in one would
+    write into the other's blocks) without being one buffer named twice (the same first byte: its
+    blocks are copied twice, the same bytes; vLLM passes a buffer per cache).
     block_mapping int64 [num_pairs, 2] = (src, dst) on the caches' device, not inside a cache (ValueError)
     On CUDA the layer address tables are copied to the device here (vLLM does
     the same), so a graph should capture pa_copy_blocks through the C API.
@@ -707,13 +721,28 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     if dtype is None:
         raise ValueError(f"{op}: caches of {ref.dtype} ({ref.itemsize}-byte elements) are not supported")
     L, n = len(kvs), m.shape[0]
+    # Every buffer is num_blocks blocks of one size (checked above) and contiguous, so its bytes are
+    # [ptr, ptr + span) exactly. Two that start at one address are one buffer named twice: its blocks
+    # are copied twice, the same bytes, harmlessly. Two that share a byte otherwise put a block of one
+    # inside the other's live data, which a copy would overwrite; C cannot tell (pa_ref_copy_blocks
+    # does not look, the device entry cannot see the addresses). Sorted by address, each buffer needs
+    # comparing only with the next at another address (the spans are all of one length).
+    span = num_blocks * numel_per_block * ref.itemsize
+    bufs = sorted(kvs + vvs, key=lambda x: x.ptr)
+    for a, b in zip(bufs, bufs[1:]):
+        if a.ptr != b.ptr and _overlap(a.ptr, span, b.ptr, span):
+            a, b = sorted((a, b), key=(kvs + vvs).index)
+            raise ValueError(f"{op}: {arg(a)} and {arg(b)} share bytes (each is {span} bytes, and they start "
+                             f"{abs(a.ptr - b.ptr)} bytes apart); a copy in one would write into the other's "
+                             "blocks: give each layer's key and value caches their own memory (one buffer "
+                             "named twice is allowed: its blocks are copied twice)")
     if cuda:
         # The kernel reads the pairs while it copies, so they must lie apart from every cache. C checks
         # this for host arrays (pa_ref_copy_blocks) but cannot see the layers' addresses on the device;
         # here they are known (the caches are contiguous, so their byte ranges are exact).
         for group, what in ((kvs, "key_caches"), (vvs, "value_caches")):
             for i, x in enumerate(group):
-                if n and m.ptr < x.ptr + x.numel * x.itemsize and x.ptr < m.ptr + 16 * n:
+                if _overlap(m.ptr, 16 * n, x.ptr, span):
                     raise ValueError(f"{op}: block_mapping lies in {what}[{i}]; it must be apart from the caches")
         kp = small_array(ref.obj, [x.ptr for x in kvs], "int64", f"{op}: the key caches' address table")
         vpt = (small_array(ref.obj, [x.ptr for x in vvs], "int64", f"{op}: the value caches' address table")

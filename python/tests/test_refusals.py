@@ -344,3 +344,47 @@ def test_integer_arguments_must_be_integers():
     with pytest.raises(TypeError, match="max_seq_len must be an integer, got float 9.0"):
         pa.paged_attention_v1(**dict(p, max_seq_len=9.0))
     assert (p["out"] == 7).all()
+
+
+def test_copy_blocks_layers_sharing_bytes_refused():
+    """Distinct layers' caches, and a layer's key and value, that share a byte without being the same
+    buffer were accepted: a copy in one wrote into the other's live blocks (a view beginning inside
+    another layer's cache, a value cache over the next layer's key cache). Each is a ValueError naming
+    both, nothing written, on the host and on CUDA (whose C entry cannot see the layers' addresses).
+    The same buffer named twice copies the same bytes twice and stays allowed, and so do adjacent views
+    of one buffer (vLLM's [2, num_blocks, ...] key and value halves)."""
+    from test_errors import FakeCuda
+    rng = np.random.default_rng(11)
+    big = rng.standard_normal((24, 8)).astype(np.float32)
+    kept = big.copy()
+    m = np.array([[0, 1]], np.int64)
+    for keys, values, names in (
+            ([big[:10], big[5:15]], None, r"key_caches\[0\] and key_caches\[1\]"),
+            ([big[:10], big[10:20]], [big[12:22], np.zeros((10, 8), np.float32)],
+             r"key_caches\[1\] and value_caches\[0\]"),
+            ([big[:10]], [big[2:12]], r"key_caches\[0\] and value_caches\[0\]"),
+            ([big[3:13]], [big[:10]], r"key_caches\[0\] and value_caches\[0\]")):
+        for wrap in (lambda a: a, FakeCuda):
+            with pytest.raises(ValueError, match=rf"^copy_blocks: {names} share bytes"):
+                pa.copy_blocks([wrap(a) for a in keys], values and [wrap(a) for a in values],
+                               wrap(np.array([[0, 1]], np.int64)))
+    np.testing.assert_array_equal(big, kept)
+    # refused with no pairs too: the caches are wrong, whatever the mapping holds
+    with pytest.raises(ValueError, match="share bytes"):
+        pa.copy_blocks([big[:10], big[1:11]], None, np.zeros((0, 2), np.int64))
+
+    want = big.copy()
+    want[1], want[11] = want[0], want[10]
+    pa.copy_blocks([big[:10]], [big[10:20]], m)  # adjacent halves of one buffer
+    np.testing.assert_array_equal(big, want)
+    k = rng.standard_normal((6, 8)).astype(np.float32)
+    want = k.copy()
+    want[4] = want[2]
+    pa.copy_blocks([k, k[:]], [k, k], np.array([[2, 4]], np.int64))  # one buffer named four times
+    np.testing.assert_array_equal(k, want)
+    # swap_blocks' src and dst: the C entries refuse an overlap themselves (both paths)
+    kept = big.copy()
+    for wrap in (lambda a: a, FakeCuda):
+        with pytest.raises(ValueError, match="swap_blocks: the src buffer .* and the dst buffer .* overlap"):
+            pa.swap_blocks(wrap(big[:10]), wrap(big[5:15]), m)
+    np.testing.assert_array_equal(big, kept)
