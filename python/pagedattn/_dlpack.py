@@ -8,7 +8,8 @@ parsed with ctypes and left unconsumed (not renamed "used_..."), as the DLPack s
 consumer that does not take ownership do: the producer's capsule destructor then calls the
 tensor's deleter when the View is dropped, and the View keeps the capsule (and so the memory)
 alive while the C call runs. A read-only tensor (DLPACK_FLAG_BITMASK_READ_ONLY) serves as an
-input; view(..., writable=True), for what the library writes, refuses it.
+input; view(..., writable=True), for what the library writes, refuses it, and a torch tensor
+that requires grad too (an input is exported detached).
 """
 import ctypes as C
 
@@ -169,10 +170,17 @@ def framework(obj):
     return type(obj).__module__.split(".", 1)[0]
 
 
-def _detached(obj):
+def _detached(obj, name, writable):
     """A torch tensor that requires grad, detached: torch refuses to export it, and the library
-    only reads and writes the storage, which the detached alias shares. Anything else as it is."""
+    only reads the storage, which the detached alias shares. One the library would write
+    (`writable`) is a ValueError instead: the write goes through its address, which autograd does
+    not see (torch's own in-place ops refuse a leaf that requires grad). Anything else as it is."""
     if getattr(obj, "requires_grad", False) and framework(obj) == "torch":
+        if writable:
+            raise ValueError(f"{name} is written in place but requires grad: the library writes through its "
+                             "address, which autograd does not see (torch's in-place ops refuse a leaf that "
+                             "requires grad); pass a tensor that does not require grad (outputs and caches "
+                             "need none), or its .detach() to write its storage knowingly")
         return obj.detach()
     return obj
 
@@ -190,7 +198,8 @@ def _float8_as_uint8(obj):
 def view(obj, name, writable=False):
     """Parses obj.__dlpack__() into a View. TypeError (naming the argument) when
     obj has no DLPack interface or is not exportable; with writable (an argument the
-    library writes), ValueError when the producer exports it read-only."""
+    library writes), ValueError when the producer exports it read-only or it is a torch
+    tensor that requires grad."""
     if isinstance(obj, View):
         if writable and obj.read_only:
             _refuse_read_only(obj)
@@ -198,7 +207,7 @@ def view(obj, name, writable=False):
     if not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__"):
         raise TypeError(f"{name}: expected a tensor with __dlpack__/__dlpack_device__ (torch, cupy, jax, numpy), "
                         f"got {type(obj).__name__}")
-    exported, dtype_name = _detached(obj), None
+    exported, dtype_name = _detached(obj, name, writable), None
     try:
         capsule = _export(exported)
     except (BufferError, TypeError, ValueError, RuntimeError) as e:

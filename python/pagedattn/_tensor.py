@@ -22,7 +22,8 @@ def views(op, optional=(), written=(), **tensors):
     """Views of the given tensors, named `op: argument`. None stays None for the
     arguments named in `optional`; for any other it is a TypeError naming it. The
     arguments named in `written` (outputs, caches the op writes) must be writable:
-    a read-only one (DLPack's READ_ONLY flag) is a ValueError naming it."""
+    a read-only one (DLPack's READ_ONLY flag), or a torch tensor that requires grad, is a
+    ValueError naming it."""
     return {k: (None if v is None and k in optional else view(v, f"{op}: {k}", k in written))
             for k, v in tensors.items()}
 

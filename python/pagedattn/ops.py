@@ -16,7 +16,10 @@ any other: inputs made on another stream, and outputs read on one, are the calle
 to order (an event), as with vLLM's ops. torch tensors and cupy arrays in one call
 need an explicit stream (ValueError otherwise: each framework allocates on its own).
 CUDA arrays are exported with DLPack's stream -1 (no synchronisation, so graph
-capture is undisturbed); a torch tensor that requires grad is exported detached.
+capture is undisturbed); a torch tensor that requires grad is exported detached where the op
+only reads it, and is a ValueError where the op writes it (an output, an lse, a cache, a workspace:
+the library writes through its address, which autograd does not see; torch's own in-place ops
+refuse a leaf that requires grad).
 Shapes, strides, dtypes and devices are checked before the C call; bad input
 raises ValueError (invalid argument, a caller's workspace shorter than the op's
 size, a tensor another argument makes required given as None: context_attention_fwd's

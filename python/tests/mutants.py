@@ -20,7 +20,8 @@ pass found (c_stride, fixed); three of the CUDA path's wiring; three of
 merge_attn_states' wiring; three of the prefill ops' lse output (return_lse / lse) and one of cache_only;
 two of the decode ops' lse output; five of the lse in strided views and mixed_attention's lse; four of
 ragged_paged_attention's lse; six of the CUDA path's streams and exports (2026-12-07); two of
-copy_blocks' overlapping caches; and a few killed ones worth keeping. Run time: about
+copy_blocks' overlapping caches and one of written tensors that require grad; and a few killed
+ones worth keeping. Run time: about
 3 minutes on two cores (about 4 s a mutant: one whole pytest run each).
 """
 import argparse
@@ -266,13 +267,17 @@ MUTANTS = [
     ("d-float8-dtype-lost", "_dlpack.py", "        dtype = dtype_name\n", "        pass\n",
      "a torch float8 tensor exported as uint8 loses its format; "
      "test_cuda_path.test_torch_tensors_that_require_grad_or_are_float8"),
-    # ---- the refusal of overlapping copy_blocks caches
+    # ---- the refusals of overlapping copy_blocks caches and of written tensors that require grad
     ("o-copy-layers-overlap", "ops.py", "if a.ptr != b.ptr and _overlap(a.ptr, span, b.ptr, span):", "if False:",
      "copy_blocks' caches that share bytes are accepted; "
      "test_refusals.test_copy_blocks_layers_sharing_bytes_refused"),
     ("o-copy-same-buffer-refused", "ops.py", "if a.ptr != b.ptr and _overlap(a.ptr, span, b.ptr, span):",
      "if _overlap(a.ptr, span, b.ptr, span):",
      "copy_blocks refuses one buffer named twice; test_refusals.test_copy_blocks_layers_sharing_bytes_refused"),
+    ("d-grad-output-written", "_dlpack.py", "        if writable:\n            raise ValueError(f\"{name} is written",
+     "        if False:\n            raise ValueError(f\"{name} is written",
+     "an output that requires grad is written behind autograd; "
+     "test_cuda_path.test_torch_outputs_and_caches_that_require_grad_refused"),
 ]
 
 # Mutants no input can tell from the original: kept to be rerun (--equivalent), not counted.

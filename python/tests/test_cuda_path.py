@@ -367,3 +367,42 @@ def test_torch_tensors_that_require_grad_or_are_float8(monkeypatch):
     with pytest.raises(TypeError, match="convert_fp8: dst_cache: cannot be exported through DLPack: "
                                         "torch.float8_e4m3fnuz has no DLPack code"):
         pa.convert_fp8(_TorchHost(got, dtype="torch.float8_e4m3fnuz"), x, scale, "fp8")
+
+
+def test_torch_outputs_and_caches_that_require_grad_refused(monkeypatch):
+    """The library writes outputs and caches through their addresses, which autograd does not see
+    (torch's own in-place ops refuse a leaf that requires grad): such a tensor went out detached and
+    was written. Now an argument an op writes that requires grad is a ValueError naming it, nothing
+    written; one it only reads still goes out detached and gives the same result."""
+    _fake_torch(monkeypatch)
+    msg = "is written in place but requires grad"
+    x = np.linspace(-3, 3, 16).astype(np.float32)
+    f8 = np.zeros(16, np.uint8)
+    pa.convert_fp8(f8, x, np.array([0.5], np.float32), "fp8")
+    dst = np.full(16, 7, np.float32)
+    with pytest.raises(ValueError, match=f"^convert_fp8: dst_cache {msg}"):
+        pa.convert_fp8(_TorchHost(dst, requires_grad=True), f8, np.array([0.5], np.float32), "fp8")
+    assert (dst == 7).all()
+
+    p = decode_problem()
+    want = np.zeros_like(p["out"])
+    pa.paged_attention_v1(**dict(p, out=want))
+    with pytest.raises(ValueError, match=f"^paged_attention_v1: out {msg}"):
+        pa.paged_attention_v1(**dict(p, out=_TorchHost(p["out"], requires_grad=True)))
+    assert (p["out"] == 7).all()
+    lse = np.full((4, 2), 7, np.float32)
+    with pytest.raises(ValueError, match=f"^paged_attention_v1: lse {msg}"):
+        pa.paged_attention_v1(**dict(p, lse=_TorchHost(lse, requires_grad=True)))
+    assert (p["out"] == 7).all() and (lse == 7).all()
+    pa.paged_attention_v1(**dict(p, query=_TorchHost(p["query"], requires_grad=True)))  # read: detached
+    np.testing.assert_array_equal(p["out"], want)
+
+    kc, vc = p["key_cache"], p["value_cache"]
+    kept = kc.copy(), vc.copy()
+    k = np.ones((1, 2, 32), np.float32)
+    with pytest.raises(ValueError, match=f"^reshape_and_cache: value_cache {msg}"):
+        pa.reshape_and_cache(k, k, kc, _TorchHost(vc, requires_grad=True), np.array([0], np.int64))
+    with pytest.raises(ValueError, match=rf"^copy_blocks: key_caches\[1\] {msg}"):
+        pa.copy_blocks([kc, _TorchHost(kc.copy(), requires_grad=True)], None, np.array([[0, 1]], np.int64))
+    np.testing.assert_array_equal(kc, kept[0])
+    np.testing.assert_array_equal(vc, kept[1])
