@@ -63,9 +63,14 @@ pa_status pa_swap_blocks_kv(const pa_kv_cache *dst, const pa_kv_cache *src, cons
     int64_t bytes = 0;
     PA_TRY(pa_swap_blocks_kv_bytes(dst, src, &bytes));
     const int two = src->layout != PA_LAYOUT_COMBINED;
-    /* Validate both buffers before the first copy so nothing is issued on error. */
-    PA_TRY(
-        pa_swap_blocks_validate(dst->key, src->key, bytes, block_mapping, num_pairs, src->num_blocks, dst->num_blocks));
+    /* Validate both buffers before the first copy so nothing is issued on error.
+     * The key buffers and the mapping go through swap_blocks' checks, whose
+     * messages say "src" and "dst" buffer. */
+    const pa_status kst =
+        pa_swap_blocks_validate(dst->key, src->key, bytes, block_mapping, num_pairs, src->num_blocks, dst->num_blocks);
+    if (kst != PA_SUCCESS)
+        return pa_error_context(kst, "swap_blocks_kv (its key buffers: the src buffer is src.key, the dst buffer "
+                                     "dst.key)");
     if (two && num_pairs > 0) { /* no destination buffer may overlap either source buffer */
         const int64_t sb = bytes * src->num_blocks, db = bytes * dst->num_blocks; /* fit: validated */
         PA_REQUIRE(!pa_ranges_overlap(src->value, sb, dst->value, db) &&

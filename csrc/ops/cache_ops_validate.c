@@ -197,7 +197,7 @@ pa_status pa_kv_cache_update_validate(const void *new_kv, pa_dtype new_kv_dtype,
     PA_REQUIRE(num_tokens >= 0, "kv_cache_update: num_tokens must be >= 0 (got %lld)", (long long)num_tokens);
     PA_REQUIRE(new_kv_token_stride >= 0, "kv_cache_update: new_kv_token_stride must be >= 0 (got %lld)",
                (long long)new_kv_token_stride);
-    PA_REQUIRE(num_slices_padded >= 0, "kv_cache_update: num_slices_padded must be >= 0 (got %d)", num_slices_padded);
+    PA_REQUIRE(num_slices_padded >= 0, "kv_cache_update: slices_capacity must be >= 0 (got %d)", num_slices_padded);
     {
         /* rows of 2 * kvh heads; the extent of new_kv must fit in int64 */
         const int64_t row = 2 * (int64_t)cache->num_kv_heads * cache->head_size; /* fits: the cache validated */

@@ -184,6 +184,8 @@ static pa_status shape_check(const pa_decode_params *p, const char *who) {
     PA_REQUIRE(p->kv.num_kv_heads > 0 && p->num_heads % p->kv.num_kv_heads == 0,
                "%s: num_heads %d must be a positive multiple of kv.num_kv_heads %d", who, p->num_heads,
                p->kv.num_kv_heads);
+    /* bad input, not unsupported (as pa_kv_cache_validate says it) */
+    PA_REQUIRE(p->kv.head_size > 0, "%s: kv.head_size must be > 0 (got %d)", who, p->kv.head_size);
     if (!pa_head_size_ok(p->kv.head_size))
         return pa_fail(PA_ERR_UNSUPPORTED, "%s: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT, who,
                        p->kv.head_size);

@@ -15,6 +15,7 @@ pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head
     if (!pa_is_float_dtype(q_dtype))
         return pa_fail(PA_ERR_INVALID_ARGUMENT, "prefill: query dtype must be f32, f16 or bf16 (got %s)",
                        pa_dtype_name(q_dtype));
+    PA_REQUIRE(head_size > 0, "prefill: head_size must be > 0 (got %d)", head_size); /* bad input, not unsupported */
     if (!pa_head_size_ok(head_size))
         return pa_fail(PA_ERR_UNSUPPORTED, "prefill: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT,
                        head_size);
@@ -448,7 +449,7 @@ pa_status pa_mixed_attention_validate(const pa_mixed_attention_params *p) {
      * pa_context_attention accepts (a head size the decode op lacks, say). */
     pa_status st = context_validate(&pf, 0);
     if (st != PA_SUCCESS)
-        return pa_error_context(st, "mixed_attention (its prefill part)");
+        return pa_error_context(st, PA_MIXED_PREFILL_PART);
     if (dc.num_seqs > 0) {
         PA_REQUIRE(
             fit,

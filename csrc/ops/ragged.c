@@ -42,9 +42,13 @@ pa_status pa_rg_validate(const pa_ragged_params *p, pa_lse_strides *ls) {
                pa_dtype_name(p->q_dtype));
     PA_TRY(pa_kv_cache_validate(&p->kv));
     const pa_kv_cache *kv = &p->kv;
-    PA_REQUIRE(kv->layout == PA_LAYOUT_COMBINED,
-               "ragged: kv.layout must be PA_LAYOUT_COMBINED ([num_pages, page_size, 2*kv_heads, head]), got %s",
-               pa_kv_layout_name(kv->layout));
+    /* a valid cache this op does not serve: unsupported, as decode and
+     * context attention refuse the combined one */
+    if (kv->layout != PA_LAYOUT_COMBINED)
+        return pa_fail(
+            PA_ERR_UNSUPPORTED,
+            "ragged: kv.layout must be PA_LAYOUT_COMBINED ([num_pages, page_size, 2*kv_heads, head]), got %s",
+            pa_kv_layout_name(kv->layout));
     if (kv->dtype != p->q_dtype && !pa_dtype_is_fp8(kv->dtype))
         return pa_fail(PA_ERR_UNSUPPORTED,
                        "ragged: cache dtype %s with q_dtype %s; the cache must match the query or be fp8 e4m3/e5m2",

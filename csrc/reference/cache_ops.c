@@ -108,7 +108,7 @@ pa_status pa_ref_kv_cache_update(const void *new_kv, pa_dtype new_kv_dtype, int6
     pa_kvu_params_make(&p, new_kv, new_kv_dtype, num_tokens, new_kv_token_stride, slices, num_slices, num_slices_padded,
                        cache);
     const int32_t n = *num_slices, np = num_slices_padded, bs = cache->block_size;
-    PA_REQUIRE(n >= 0 && n <= np, "kv_cache_update: *num_slices = %d out of range [0, num_slices_padded = %d]", n, np);
+    PA_REQUIRE(n >= 0 && n <= np, "kv_cache_update: *num_slices = %d out of range [0, slices_capacity = %d]", n, np);
     for (int32_t i = 0; i < n; i++) {
         const int64_t cs = slices[i], ns = slices[(int64_t)np + i], len = slices[2 * (int64_t)np + i];
         PA_REQUIRE(len >= 0 && len <= bs, "kv_cache_update: slice %d length %lld out of range [0, page size %d]", i,

@@ -30,6 +30,28 @@ static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, i
     return is_remote || is_local;
 }
 
+pa_status pa_ref_decode_check_data(const pa_decode_params *p, const char *who, int row0, const char *max_name,
+                                   int *max_len) {
+    const int bs = p->kv.block_size;
+    int longest = 1;
+    for (int s = 0; s < p->num_seqs; s++) {
+        const int L = p->seq_lens[s];
+        PA_REQUIRE(L >= 1 && L <= p->max_seq_len, "%s: seq_lens[%d] = %d outside 1..%s %d", who, row0 + s, L, max_name,
+                   p->max_seq_len);
+        longest = L > longest ? L : longest;
+        /* Blocks wholly before the sliding window are never read (the GPU
+         * entries never read them either), so their ids are not checked. */
+        const int first = p->sliding_window > 0 && L > p->sliding_window ? L - p->sliding_window : 0;
+        for (int b = first / bs, nb = (int)pa_blocks_for(L, bs); b < nb; b++) {
+            const int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
+            PA_REQUIRE(blk >= 0 && blk < p->kv.num_blocks, "%s: block_tables[%d][%d] = %d outside 0..%d", who, row0 + s,
+                       b, blk, p->kv.num_blocks - 1);
+        }
+    }
+    *max_len = longest;
+    return PA_SUCCESS;
+}
+
 pa_status pa_ref_paged_decode(const pa_decode_params *p) {
     PA_TRY(pa_decode_validate(p));
     const pa_kv_cache *kv = &p->kv;
@@ -51,17 +73,7 @@ pa_status pa_ref_paged_decode(const pa_decode_params *p) {
      * is sized by the longest seq_len, not by the max_seq_len bound (which can
      * be far larger, or come with no sequence at all). */
     int max_len = 1;
-    for (int s = 0; s < p->num_seqs; s++) {
-        int L = p->seq_lens[s];
-        PA_REQUIRE(L >= 1 && L <= p->max_seq_len, "decode: seq_lens[%d] = %d outside 1..max_seq_len %d", s, L,
-                   p->max_seq_len);
-        max_len = L > max_len ? L : max_len;
-        for (int b = 0, nb = (int)pa_blocks_for(L, bs); b < nb; b++) {
-            int32_t blk = p->block_tables[(int64_t)s * p->block_table_stride + b];
-            PA_REQUIRE(blk >= 0 && blk < kv->num_blocks, "decode: block_tables[%d][%d] = %d outside 0..%d", s, b, blk,
-                       kv->num_blocks - 1);
-        }
-    }
+    PA_TRY(pa_ref_decode_check_data(p, "decode", 0, "max_seq_len", &max_len));
 
     double *logits = malloc(sizeof(double) * (size_t)max_len);
     double *acc = malloc(sizeof(double) * (size_t)hs);

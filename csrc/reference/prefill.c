@@ -314,23 +314,18 @@ pa_status pa_ref_mixed_attention(const pa_mixed_attention_params *p) {
     pa_context_attention_params pf;
     pa_decode_params dc;
     (void)pa_mixed_split(p, &pf, &dc); /* validated above */
-    /* Check both parts' data before either writes. */
-    if (pf.num_seqs > 0)
-        PA_TRY(check_context_data(&pf));
-    for (int s = 0; s < dc.num_seqs; s++) {
-        const int L = dc.seq_lens[s], bs = dc.kv.block_size;
-        PA_REQUIRE(L >= 1 && L <= dc.max_seq_len, "mixed_attention: decode seq_lens[%d] = %d outside 1..%d", s, L,
-                   dc.max_seq_len);
-        for (int b = 0, nb = (int)pa_blocks_for(L, bs); b < nb; b++) {
-            int32_t blk = dc.block_tables[(int64_t)s * dc.block_table_stride + b];
-            PA_REQUIRE(blk >= 0 && blk < dc.kv.num_blocks, "mixed_attention: decode block_tables[%d][%d] = %d", s, b,
-                       blk);
-        }
-    }
+    /* Check both parts' data before either writes. Errors name the caller's
+     * fields and rows (the decode part's rows follow the prefills'). */
+    pa_status st = pf.num_seqs > 0 ? check_context_data(&pf) : PA_SUCCESS;
+    if (st != PA_SUCCESS)
+        return pa_error_context(st, PA_MIXED_PREFILL_PART);
+    int longest = 0;
+    PA_TRY(pa_ref_decode_check_data(&dc, "mixed_attention", p->num_prefills, "max_decode_seq_len", &longest));
     if (pf.num_seqs > 0)
         PA_TRY(pa_ref_context_attention(&pf));
-    if (dc.num_seqs > 0)
-        PA_TRY(pa_ref_paged_decode(&dc));
+    st = dc.num_seqs > 0 ? pa_ref_paged_decode(&dc) : PA_SUCCESS;
+    if (st != PA_SUCCESS) /* its host values (scales, slopes, sinks) when there are no prefills */
+        return pa_error_context(st, PA_MIXED_DECODE_PART);
     pa_clear_error();
     return PA_SUCCESS;
 }

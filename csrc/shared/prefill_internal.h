@@ -132,6 +132,17 @@ pa_status pa_mixed_apart(const pa_mixed_attention_params *p, const void *ws, int
  * their field names are the decode op's. */
 #define PA_MIXED_DECODE_PART                                                                                           \
     "mixed_attention (its decode part, where num_seqs is num_decode_tokens and max_seq_len max_decode_seq_len)"
+/* The same for the prefill part's checks, whose field names are context attention's. */
+#define PA_MIXED_PREFILL_PART                                                                                          \
+    "mixed_attention (its prefill part, where num_tokens is num_prefill_tokens, max_query_len "                        \
+    "max_prefill_query_len and max_seq_len max_prefill_seq_len)"
+/* The decode reference's check of its host data (csrc/reference/paged_decode.c):
+ * each seq_len in 1..max_seq_len and every block id the reference reads (those
+ * holding keys inside the sliding window) in 0..num_blocks-1. Rows are named
+ * row0 + s, the bound max_name: the mixed reference passes its decode part
+ * with the caller's row numbers. The longest seq_len goes to *max_len. */
+pa_status pa_ref_decode_check_data(const pa_decode_params *p, const char *who, int row0, const char *max_name,
+                                   int *max_len);
 
 /* cuda/prefill/prefill_launch.cu: picks the instance; returns a cudaError_t as int. */
 int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream);

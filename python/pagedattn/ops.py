@@ -1245,7 +1245,9 @@ def kv_cache_update(new_kv, slices, kv_cache, num_kv_update_slices, *, page_size
     need_contiguous(op, sl)
     if sl.shape[0] != 3:
         raise ValueError(f"{op}: slices has shape {list(sl.shape)}; expected [3, padded_num_slices]")
-    if num_slices_per_block <= 0 or sl.shape[1] % num_slices_per_block:
+    if num_slices_per_block <= 0:
+        raise ValueError(f"{op}: num_slices_per_block must be > 0, got {num_slices_per_block}")
+    if sl.shape[1] % num_slices_per_block:
         raise ValueError(f"{op}: slices has {sl.shape[1]} columns, not a multiple of num_slices_per_block "
                          f"{num_slices_per_block}")
     _int_vector(op, ns, "int32")

@@ -183,7 +183,12 @@ def test_kv_cache_update_padding_multiple():
         pa.kv_cache_update(np.zeros((2, 2, 8), np.float32), np.zeros((3, 5), np.int32),
                            np.zeros((8, 2, 8), np.float32), np.array([1], np.int32), page_size=4,
                            num_slices_per_block=8)
-
+    # 0 or below is its own error: "16 columns, not a multiple of -8" was false (16 is)
+    for spb in (0, -8):
+        with pytest.raises(ValueError, match=f"^kv_cache_update: num_slices_per_block must be > 0, got {spb}$"):
+            pa.kv_cache_update(np.zeros((2, 2, 8), np.float32), np.zeros((3, 16), np.int32),
+                               np.zeros((8, 2, 8), np.float32), np.array([1], np.int32), page_size=4,
+                               num_slices_per_block=spb)
 
 
 def test_block_copy_arguments():

@@ -1136,7 +1136,9 @@ Test(cache_ops, swap_blocks_kv_both_buffers) {
     unsigned char *keep_k = malloc(bytes), *keep_v = malloc(bytes);
     memcpy(keep_k, dst.key, bytes);
     memcpy(keep_v, dst.value, bytes);
-    assert_fail(pa_swap_blocks_kv(&dst, &src, in_key, 3, NULL), PA_ERR_INVALID_ARGUMENT, "swap_blocks: block_mapping");
+    assert_fail(pa_swap_blocks_kv(&dst, &src, in_key, 3, NULL), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks_kv (its key buffers: the src buffer is src.key, the dst buffer dst.key): swap_blocks: "
+                "block_mapping");
     assert_fail(pa_swap_blocks_kv(&dst, &src, in_value, 3, NULL), PA_ERR_INVALID_ARGUMENT,
                 "swap_blocks_kv: block_mapping lies in dst.value");
     pa_test_dev_sync();
@@ -1398,7 +1400,7 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, NULL, 8, &c, NULL), PA_ERR_INVALID_ARGUMENT,
                 "num_slices");
     assert_fail(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, bogus, bogus, -1, &c, NULL), PA_ERR_INVALID_ARGUMENT,
-                "num_slices_padded");
+                "slices_capacity must be >= 0");
     cr_assert_eq(pa_kv_cache_update(bogus, PA_DTYPE_F16, 4, 0, NULL, NULL, 0, &c, NULL), PA_SUCCESS);
 
     const int64_t map[][2] = {{0, 1}, {2, 7}};
@@ -1409,6 +1411,12 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
     pa_kv_cache c2 = c;
     c2.head_size = 128;
     assert_fail(pa_swap_blocks_kv(&c2, &c, &map[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "differ");
+    /* The key buffers and the mapping go through swap_blocks' checks: their
+     * errors say whose call it was and which buffers "src" and "dst" are
+     * (they read "swap_blocks: ..." before 2026-12-07, 23rd session). */
+    assert_fail(pa_swap_blocks_kv(&c, &c, &map[0][0], 2, NULL), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks_kv (its key buffers: the src buffer is src.key, the dst buffer dst.key): swap_blocks: "
+                "block_mapping[1] dst block 7");
     pa_kv_cache s1 = c, s2 = c;
     s1.layout = s2.layout = PA_LAYOUT_FLASH_NHD;
     s1.value = s2.value = bogus;

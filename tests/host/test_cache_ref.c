@@ -781,9 +781,13 @@ Test(cache_ref, kv_cache_update_bad_input) {
                 "slice 1 new_kv_start");
     sl[1][1] = 1;
     n = 4;
+    /* the bound is named by the parameter's name, slices_capacity: the
+     * message said num_slices_padded, the field cache_ops.h says not to pass */
     assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, 3, &c), PA_ERR_INVALID_ARGUMENT,
-                "num_slices");
+                "kv_cache_update: *num_slices = 4 out of range [0, slices_capacity = 3]");
     n = 2;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], &n, -1, &c), PA_ERR_INVALID_ARGUMENT,
+                "kv_cache_update: slices_capacity must be >= 0 (got -1)");
     assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, NULL, &n, 3, &c), PA_ERR_INVALID_ARGUMENT, "slices");
     assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 6, 0, &sl[0][0], NULL, 3, &c), PA_ERR_INVALID_ARGUMENT,
                 "num_slices");

@@ -458,6 +458,13 @@ Test(decode_workspace, size_queries_check_only_shapes) {
     p.q_dtype = PA_DTYPE_F32;
     p.kv.head_size = 100;
     cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_UNSUPPORTED);
+    /* a head size of 0 or below is bad input, as pa_decode_validate says, not an unsupported size */
+    for (int hs = 0; hs >= -8; hs -= 8) {
+        p.kv.head_size = hs;
+        cr_assert_eq(pa_paged_attention_v2_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT, "head_size %d", hs);
+        cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT, "head_size %d", hs);
+        cr_assert(strstr(pa_last_error(), "kv.head_size must be > 0") != NULL, "%s", pa_last_error());
+    }
     p.kv.head_size = 64;
     p.kv.num_kv_heads = 3;
     cr_assert_eq(pa_paged_attention_decode_workspace_size(&p, &b), PA_ERR_INVALID_ARGUMENT);

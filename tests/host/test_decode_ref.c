@@ -209,6 +209,22 @@ Test(decode_ref, sliding_window_equals_truncated_sequence) {
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS);
     for (size_t i = 0; i < pr->out_elems; i++)
         cr_assert(!isnan(((float *)pr->out)[i]), "NaN leaked from outside the window at %zu", i);
+    /* The window holds positions 80..99, blocks 5 and 6 of 16: blocks 0..4 are
+     * never read, so ids outside the cache there are not refused (decode.h:
+     * the reference checks the ids it reads; the GPU entries never read them)
+     * and the output is the same. An id out of range in block 5 is refused. */
+    float *before = malloc(sizeof(float) * pr->out_elems);
+    memcpy(before, pr->out, sizeof(float) * pr->out_elems);
+    pr->block_tables[0] = -1;
+    pr->block_tables[4] = pr->p.kv.num_blocks;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(memcmp(before, pr->out, sizeof(float) * pr->out_elems) == 0, "unread block ids moved the output");
+    const int32_t kept = pr->block_tables[5];
+    pr->block_tables[5] = pr->p.kv.num_blocks;
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "block_tables[0][5]") != NULL, "%s", pa_last_error());
+    pr->block_tables[5] = kept;
+    free(before);
     pa_decode_problem_free(pr);
 }
 

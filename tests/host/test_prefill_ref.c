@@ -813,11 +813,13 @@ static pa_prompt_problem_cfg cross_cfg(const int *q_lens, const int *k_lens) {
 Test(prefill_ref, rejects_bad_prompt_input) {
     const int ql[2] = {4, 6}, kl[2] = {3, 9};
     pa_prompt_problem_cfg c = cross_cfg(ql, kl);
-    for (int v = 0; v < 10; v++) {
+    for (int v = 0; v < 12; v++) {
         pa_prompt_problem *pr = pa_prompt_problem_make(&c);
         pa_status want = PA_ERR_INVALID_ARGUMENT;
         switch (v) {
         case 0: pr->p.head_size = 36, want = PA_ERR_UNSUPPORTED; break;
+        case 10: pr->p.head_size = 0; break; /* bad input, not an unsupported size (core.h) */
+        case 11: pr->p.head_size = -8; break;
         case 1: pr->p.cu_seqlens_k = NULL; break; /* cross-attention needs key lengths */
         case 2: pr->p.attn_type = (pa_attn_type)7; break;
         case 3: pr->p.sliding_window = -5; break;
@@ -831,6 +833,7 @@ Test(prefill_ref, rejects_bad_prompt_input) {
         pa_status s = pa_ref_prompt_attention(&pr->p);
         cr_assert_eq(s, want, "case %d: got %s (%s)", v, pa_status_string(s), pa_last_error());
         cr_assert(v != 9 || strstr(pa_last_error(), "takes no sliding window") != NULL, "message: %s", pa_last_error());
+        cr_assert(v < 10 || strstr(pa_last_error(), "head_size must be > 0") != NULL, "message: %s", pa_last_error());
         for (size_t i = 0; i < pr->q_elems; i++)
             CHK(isnan(pa_load_as_float(PA_DTYPE_F16, pr->out, i)), "case %d: output written", v);
         pa_prompt_problem_free(pr);
@@ -1170,6 +1173,48 @@ Test(prefill_ref, rejects_bad_mixed_input) {
     cr_assert_eq(pa_mixed_attention_validate(&b), PA_ERR_INVALID_ARGUMENT);
     cr_assert(out_untouched(pr), "output written on bad input");
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+}
+
+/* The mixed reference's data errors name the caller's fields and rows: the
+ * decode part's rows follow the prefills' (they were counted from the first
+ * decode, under the decode op's field names), and the prefill part's say
+ * which mixed fields context attention's names stand for. Nothing written. */
+Test(prefill_ref, mixed_data_errors_name_the_callers_fields) {
+    pa_mixed_attention_params m;
+    pa_context_problem *pr = mixed_problem(1, &m);
+    pa_mixed_attention_params b = m;
+    b.max_decode_seq_len = 20; /* row 2, the second decode, has seq_len 21 */
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strcmp(pa_last_error(), "mixed_attention: seq_lens[2] = 21 outside 1..max_decode_seq_len 20") == 0, "%s",
+              pa_last_error());
+    /* row 2's second block (keys 16..20) outside the cache */
+    int32_t *bt = (int32_t *)m.block_tables + 2 * (int64_t)m.block_table_stride + 1;
+    const int32_t kept = *bt;
+    *bt = m.kv.num_blocks;
+    char want[160];
+    snprintf(want, sizeof want, "mixed_attention: block_tables[2][1] = %d outside 0..%d", m.kv.num_blocks,
+             m.kv.num_blocks - 1);
+    cr_assert_eq(pa_ref_mixed_attention(&m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strcmp(pa_last_error(), want) == 0, "%s", pa_last_error());
+    *bt = kept;
+    b = m;
+    b.max_prefill_query_len = 4; /* the prefill has 5 new tokens */
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strncmp(pa_last_error(), "mixed_attention (its prefill part, where", 40) == 0, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "max_query_len max_prefill_query_len") != NULL, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "query_len 5 > max_query_len 4") != NULL, "%s", pa_last_error());
+    /* decodes only: the slopes are checked by the decode part, under the mixed entry's name */
+    b = m;
+    b.num_prefills = 0;
+    b.num_prefill_tokens = 0;
+    b.max_prefill_query_len = 0;
+    b.max_prefill_seq_len = 0;
+    pr->alibi[1] = NAN;
+    cr_assert_eq(pa_ref_mixed_attention(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strncmp(pa_last_error(), "mixed_attention (its decode part", 32) == 0, "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "alibi_slopes[1]") != NULL, "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "output written on bad input");
     pa_context_problem_free(pr);
 }
 
@@ -1654,7 +1699,8 @@ Test(prefill_ref, references_check_offsets_and_decode_blocks) {
     const int32_t keep = pr->block_tables[at];
     pr->block_tables[at] = pr->p.kv.num_blocks;
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(pa_last_error(), "mixed_attention: decode block_tables[0][0]"), "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "mixed_attention: block_tables[1][0]"), "%s",
+              pa_last_error()); /* the caller's row */
     cr_assert(out_untouched(pr), "mixed: output written");
     pr->block_tables[at] = keep;
     cr_assert_eq(pa_ref_mixed_attention(&m), PA_SUCCESS, "%s", pa_last_error());
