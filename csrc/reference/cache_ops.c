@@ -218,6 +218,55 @@ static pa_status check_dst_not_a_source(const int64_t *m, int64_t n) {
     return PA_SUCCESS;
 }
 
+static int cmp_addr(const void *a, const void *b) {
+    const uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Buffer i of the caches copy_blocks writes: key_caches[i] below num_layers,
+ * value_caches[i - num_layers] from there on. */
+static void *copy_buffer(void *const *key_caches, void *const *value_caches, int32_t num_layers, int64_t i) {
+    return i < num_layers ? key_caches[i] : value_caches[i - num_layers];
+}
+
+/* No two of the buffers share a byte unless they are one buffer named twice
+ * (the same address: every buffer is num_blocks blocks of one size, so the
+ * same bytes, and its blocks are copied twice alike). A buffer that begins
+ * inside another would take a copy's block into the other's live data. All
+ * spans are equal, so sorted by address each buffer needs comparing only with
+ * the next at another address. */
+static pa_status check_layers_apart(void *const *key_caches, void *const *value_caches, int32_t num_layers,
+                                    int64_t span) {
+    const int64_t n = (value_caches ? 2 : 1) * (int64_t)num_layers;
+    uintptr_t *at = malloc(sizeof(uintptr_t) * (size_t)n);
+    if (!at)
+        return pa_fail(PA_ERR_INTERNAL, "copy_blocks reference: out of host memory");
+    for (int64_t i = 0; i < n; i++)
+        at[i] = (uintptr_t)copy_buffer(key_caches, value_caches, num_layers, i);
+    qsort(at, (size_t)n, sizeof *at, cmp_addr);
+    uintptr_t lo = 0, hi = 0;
+    for (int64_t i = 0; i + 1 < n && hi == 0; i++)
+        if (at[i] != at[i + 1] && pa_ranges_overlap((void *)at[i], span, (void *)at[i + 1], span))
+            lo = at[i], hi = at[i + 1];
+    free(at);
+    if (hi == 0)
+        return PA_SUCCESS;
+    int64_t a = 0, b = 0; /* the two buffers' first indices, for the message */
+    while ((uintptr_t)copy_buffer(key_caches, value_caches, num_layers, a) != lo)
+        a++;
+    while ((uintptr_t)copy_buffer(key_caches, value_caches, num_layers, b) != hi)
+        b++;
+    const int64_t first = a < b ? a : b, second = a < b ? b : a;
+    return pa_fail(PA_ERR_INVALID_ARGUMENT,
+                   "copy_blocks: %s[%lld] and %s[%lld] share bytes (%lld bytes each, %llu apart); a copy in one "
+                   "would write into the other's blocks (one buffer named twice is allowed)",
+                   first < num_layers ? "key_caches" : "value_caches",
+                   (long long)(first < num_layers ? first : first - num_layers),
+                   second < num_layers ? "key_caches" : "value_caches",
+                   (long long)(second < num_layers ? second : second - num_layers), (long long)span,
+                   (unsigned long long)(hi - lo));
+}
+
 pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches, int32_t num_layers,
                              const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block, pa_dtype dtype,
                              int64_t num_blocks) {
@@ -254,6 +303,7 @@ pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches,
                            !(value_caches && pa_ranges_overlap(value_caches, nl * 8, buf, span)),
                        "copy_blocks: a layer pointer table lies in %s[%d]; it must be apart from the caches", which, l);
         }
+    PA_TRY(check_layers_apart(key_caches, value_caches, num_layers, span));
     for (int32_t l = 0; l < num_layers; l++)
         for (int64_t i = 0; i < num_pairs; i++) {
             const int64_t s = block_mapping[2 * i], d = block_mapping[2 * i + 1];

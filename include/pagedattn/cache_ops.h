@@ -184,7 +184,10 @@ PA_API pa_status pa_copy_blocks(const uint64_t *key_caches, const uint64_t *valu
                                 const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block,
                                 pa_dtype dtype, int64_t num_blocks, pa_stream stream);
 /* CPU reference: host arrays of host pointers (value_caches may be NULL) and a
- * host mapping; rejects an out-of-range pair naming it, before copying. */
+ * host mapping; rejects an out-of-range pair naming it, before copying. Two
+ * layers' buffers (or a layer's key and value) that share a byte are refused
+ * too, naming both, unless they start at one address (one buffer named twice:
+ * its blocks are copied twice alike); the device entry cannot see them. */
 PA_API pa_status pa_ref_copy_blocks(void *const *key_caches, void *const *value_caches, int32_t num_layers,
                                     const int64_t *block_mapping, int64_t num_pairs, int64_t numel_per_block,
                                     pa_dtype dtype, int64_t num_blocks);

@@ -727,9 +727,10 @@ def copy_blocks(key_caches, value_caches, block_mapping, *, stream=None):
     # Every buffer is num_blocks blocks of one size (checked above) and contiguous, so its bytes are
     # [ptr, ptr + span) exactly. Two that start at one address are one buffer named twice: its blocks
     # are copied twice, the same bytes, harmlessly. Two that share a byte otherwise put a block of one
-    # inside the other's live data, which a copy would overwrite; C cannot tell (pa_ref_copy_blocks
-    # does not look, the device entry cannot see the addresses). Sorted by address, each buffer needs
-    # comparing only with the next at another address (the spans are all of one length).
+    # inside the other's live data, which a copy would overwrite. pa_ref_copy_blocks refuses them too,
+    # by the same rule, but the device entry cannot see the addresses, so CUDA needs this check; it is
+    # made for both, before any copy. Sorted by address, each buffer needs comparing only with the
+    # next at another address (the spans are all of one length).
     span = num_blocks * numel_per_block * ref.itemsize
     bufs = sorted(kvs + vvs, key=lambda x: x.ptr)
     for a, b in zip(bufs, bufs[1:]):

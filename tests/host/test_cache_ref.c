@@ -1075,6 +1075,25 @@ Test(cache_ref, index_data_apart_from_what_the_copies_write) {
                 "copy_blocks: a layer pointer table lies in value_caches[0]");
     cr_assert(memcmp(k, k0, sizeof k) == 0 && memcmp(v, v0, sizeof v) == 0, "copied despite the error");
 
+    /* copy_blocks (2026-12-07, 23rd session): buffers of two layers, or a
+     * layer's key and value, that share bytes without starting at one address
+     * (a copy into one lands in the other's live blocks) are refused naming
+     * both; one buffer named twice is copied twice alike (accepted). Each
+     * buffer is NB blocks of 32 bytes (192); k[1] follows k[0]. A key cache
+     * one block into k[0] shares 5 blocks with it; a value cache one block
+     * before k[1] is k[0]'s last block. */
+    void *kv_over[L] = {k[0], k[0] + NUMEL}, *vv_over[L] = {v[0], k[1] - NUMEL};
+    assert_fail(pa_ref_copy_blocks(kv_over, vc, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: key_caches[0] and key_caches[1] share bytes (192 bytes each, 32 apart)");
+    assert_fail(pa_ref_copy_blocks(kc, vv_over, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: key_caches[0] and value_caches[1] share bytes (192 bytes each, 160 apart)");
+    cr_assert(memcmp(k, k0, sizeof k) == 0 && memcmp(v, v0, sizeof v) == 0, "copied despite the error");
+    void *twice[L] = {k[0], k[0]}; /* one buffer, both layers: blocks 0, 1 land on 4, 5 */
+    cr_assert_eq(pa_ref_copy_blocks(twice, NULL, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(k[0] + 4 * NUMEL, k0[0], 2 * NUMEL * sizeof(float)) == 0, "one buffer named twice");
+    cr_assert(memcmp(k[1], k0[1], sizeof k[1]) == 0, "another buffer written");
+
     /* reshape_and_cache: one buffer as key and value (refused, flash and vLLM
      * layouts), then the two halves of each block of one buffer (accepted) */
     _Alignas(16) float cache[2 * 4 * 2 * 8], c0[sizeof cache / sizeof(float)], key[2 * 16], val[2 * 16];
