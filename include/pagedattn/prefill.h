@@ -179,8 +179,10 @@ PA_API pa_status pa_context_attention(const pa_context_attention_params *p, pa_s
 
 /* CPU reference (all pointers host memory). Plain loops, f64 softmax: the
  * specification. Also checks the start locations, lengths and every block id
- * it reads, an fp8 cache's k_scale / v_scale (finite and > 0) and the ALiBi
- * slopes (finite), before writing anything. */
+ * of each sequence's context (those wholly before a sliding window too: the
+ * GPU entry skips a sequence with any out of range, read or not), an fp8
+ * cache's k_scale / v_scale (finite and > 0) and the ALiBi slopes (finite),
+ * before writing anything. */
 PA_API pa_status pa_ref_context_attention(const pa_context_attention_params *p);
 
 /* ---- varlen prompt attention (no cache) ----------------------------------------- */

@@ -1660,6 +1660,26 @@ Test(prefill_ref, each_remaining_refusal_names_its_field) {
 /* The references' own checks of device data (found unreached by
  * scripts/refusal-coverage.py): offsets starting below 0 or falling, and a
  * mixed batch's decode block id past the pool. Nothing written. */
+/* Context attention's reference checks every block id of a sequence's context,
+ * those wholly before a sliding window too (prefill.h): the GPU entry skips a
+ * sequence with any out of range, read or not, where decode reads (and its
+ * reference checks) only the window's blocks. 40 cached keys in blocks of 16,
+ * 4 new tokens, a window of 8: keys 33..43 are attended, block 0 never. */
+Test(prefill_ref, context_reference_checks_blocks_before_the_window) {
+    const int ql[1] = {4}, cl[1] = {40};
+    pa_context_problem *pr =
+        ctx_problem(3, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F32, PA_DTYPE_F32, 1, 2, 1, 32, 16, ql, cl, 0);
+    pr->p.sliding_window = 8;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_SUCCESS, "%s", pa_last_error());
+    for (size_t i = 0; i < pr->out_elems; i++)
+        ((float *)pr->out)[i] = NAN;
+    pr->block_tables[0] = -1;
+    cr_assert_eq(pa_ref_context_attention(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "context_attention: block_tables[0][0] = -1 outside"), "%s", pa_last_error());
+    cr_assert(out_untouched(pr), "output written");
+    pa_context_problem_free(pr);
+}
+
 Test(prefill_ref, references_check_offsets_and_decode_blocks) {
     const int ql[2] = {4, 3}, cl[2] = {10, 0};
     pa_context_problem *pr =
