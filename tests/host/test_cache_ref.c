@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_ops_internal.h"
 #include "testutil.h"
 
 #include "cache_grid.h"
@@ -1307,4 +1308,163 @@ Test(cache_ref, each_cache_op_refusal_names_its_argument) {
     assert_fail(pa_swap_plan_runs(&map[0][0], 2, runs, 4, NULL), PA_ERR_INVALID_ARGUMENT,
                 "swap_plan_runs: num_runs is NULL");
     cr_assert_eq(nr, -7);
+}
+
+/* Key and value views of one buffer, the value view starting below the key
+ * view (value - key < 0, not a whole number of blocks). NHD f32, 2 blocks of 1
+ * slot of 1 head of 4 floats, blocks 16 floats apart (padded). Value blocks
+ * cover floats [0, 4) and [16, 20); key 15 floats on covers [15, 19) and
+ * [31, 35): value block 1 and key block 0 share floats 16..18, refused. Key 12
+ * floats on covers [12, 16) and [28, 32): no float shared, accepted, and each
+ * token lands where the layout puts it. (A pass that rounded value - key
+ * towards zero, not down, looked at the wrong pair of blocks and took the
+ * first.) */
+Test(cache_ref, value_view_below_its_key_view) {
+    static float buf[64], before[64];
+    const float key[8] = {1, 2, 3, 4, 5, 6, 7, 8}, val[8] = {-1, -2, -3, -4, -5, -6, -7, -8};
+    const int64_t slots[2] = {0, 1};
+    const pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    for (int i = 0; i < 64; i++)
+        buf[i] = (float)(1000 + i);
+    memcpy(before, buf, sizeof buf);
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .key = buf + 15,
+                     .value = buf,
+                     .num_blocks = 2,
+                     .block_size = 1,
+                     .num_kv_heads = 1,
+                     .head_size = 4,
+                     .block_stride = 16};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT, "share bytes");
+    cr_assert(memcmp(buf, before, sizeof buf) == 0, "written despite the error");
+    c.key = buf + 12;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    for (int d = 0; d < 4; d++) {
+        cr_assert_eq(buf[12 + d], key[d]);
+        cr_assert_eq(buf[28 + d], key[4 + d]);
+        cr_assert_eq(buf[0 + d], val[d]);
+        cr_assert_eq(buf[16 + d], val[4 + d]);
+    }
+}
+
+/* The launchers' int arithmetic takes a token's row of up to 2^24 elements
+ * (cache_ops.h): 65536 KV heads of 256 is the largest, taken; one head more
+ * is refused (zero tokens: only the shapes are looked at, no pointer is
+ * read). */
+Test(cache_ref, rows_of_2_24_elements_are_the_largest) {
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F16,
+                     .key = pa_test_addr(1),
+                     .value = pa_test_addr(2),
+                     .num_blocks = 1,
+                     .block_size = 1,
+                     .num_kv_heads = 65536,
+                     .head_size = 256};
+    const pa_kv_input in = {pa_test_addr(3), pa_test_addr(4), PA_DTYPE_F16, 0, 0, 0, 0, 0};
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, NULL, &c), PA_SUCCESS, "%s", pa_last_error());
+    c.num_kv_heads = 65537;
+    assert_fail(pa_ref_reshape_and_cache(&in, NULL, &c), PA_ERR_UNSUPPORTED, "above 2^24 elements");
+}
+
+/* num_tokens is taken up to 2^31 - 1 (cache_ops.h: [0, 2^31)); validation
+ * alone (the views and slots are address ranges of their own, never read). */
+Test(cache_ref, num_tokens_up_to_int32_max) {
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F32,
+                     .key = pa_test_addr(1),
+                     .value = pa_test_addr(2),
+                     .num_blocks = 4,
+                     .block_size = 16,
+                     .num_kv_heads = 1,
+                     .head_size = 8};
+    pa_kv_input in = {pa_test_addr(3), pa_test_addr(4), PA_DTYPE_F32, INT32_MAX, 0, 0, 0, 0};
+    const int64_t *slots = (const int64_t *)pa_test_addr(5);
+    cr_assert_eq(pa_reshape_and_cache_validate(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+    in.num_tokens = (int64_t)INT32_MAX + 1;
+    assert_fail(pa_reshape_and_cache_validate(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "num_tokens 2147483648 out of range");
+}
+
+/* An input view's bytes are counted in the input's element size, not the
+ * cache's: f32 keys (2 tokens of 16, 128 bytes) into an fp8 cache (1 block of 2
+ * slots of 16, 32 bytes) whose key buffer starts 96 bytes into the keys is an
+ * output over an input, refused; at 128 bytes it is apart, taken. */
+Test(cache_ref, input_bytes_in_the_inputs_element_size) {
+    static _Alignas(16) unsigned char arena[4096];
+    float *key = (float *)arena, *val = (float *)(arena + 1024);
+    for (int i = 0; i < 32; i++)
+        key[i] = val[i] = 0.5f;
+    pa_kv_cache c = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_FP8_E4M3,
+                     .key = arena + 96,
+                     .value = arena + 2048,
+                     .num_blocks = 1,
+                     .block_size = 2,
+                     .num_kv_heads = 1,
+                     .head_size = 16};
+    const pa_kv_input in = {key, val, PA_DTYPE_F32, 2, 0, 0, 0, 0};
+    const int64_t slots[2] = {0, 1};
+    assert_fail(pa_ref_reshape_and_cache(&in, slots, &c), PA_ERR_INVALID_ARGUMENT,
+                "output cache.key overlaps the input key");
+    c.key = arena + 128;
+    cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &c), PA_SUCCESS, "%s", pa_last_error());
+}
+
+/* kv_cache_update's new_kv rows hold K and V of every KV head (2 x 1 x 8 = 16
+ * elements here): the last row's end, (num_tokens - 1) * stride + 16, must fit
+ * in int64. Stride 2^63 - 17 ends exactly at 2^63 - 1: taken (one slice reads
+ * token 0 into row 5 of [2 pages][4 rows]); 2^63 - 16 passes it by one: refused,
+ * though half a row (8) would still fit. The cache lies below new_kv (whose
+ * range runs to the end of the address space). */
+Test(cache_ref, kv_cache_update_extent_counts_the_whole_row) {
+    static float arena[128 + 16];
+    float *cc = arena, *nkv = arena + 128;
+    for (int i = 0; i < 16; i++)
+        nkv[i] = (float)(100 + i);
+    memset(cc, SENTINEL, 128 * sizeof(float));
+    float cw[128];
+    memcpy(cw, cc, sizeof cw);
+    for (int i = 0; i < 16; i++)
+        cw[5 * 16 + i] = nkv[i];
+    pa_kv_cache cb = {.layout = PA_LAYOUT_COMBINED,
+                      .dtype = PA_DTYPE_F32,
+                      .key = cc,
+                      .num_blocks = 2,
+                      .block_size = 4,
+                      .num_kv_heads = 1,
+                      .head_size = 8};
+    const int32_t sl[3] = {5, 0, 1}, live = 1;
+    assert_fail(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 2, INT64_MAX - 15, sl, &live, 1, &cb),
+                PA_ERR_INVALID_ARGUMENT, "token stride");
+    cr_assert(memcmp(cc, cw, 5 * 16 * sizeof(float)) == 0 && cc[5 * 16] != nkv[0], "written despite the error");
+    cr_assert_eq(pa_ref_kv_cache_update(nkv, PA_DTYPE_F32, 2, INT64_MAX - 16, sl, &live, 1, &cb), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert(memcmp(cc, cw, sizeof cw) == 0, "wrong cache contents");
+}
+
+/* swap_blocks sizes each buffer by its own block count: src's bytes within
+ * int64 (2^60 blocks of 16 bytes are 2^64), and a src inside dst's blocks past
+ * src's count (dst 4 blocks of 16 bytes, src 1 block 32 bytes into it) is an
+ * overlap. copy_blocks takes num_pairs up to 2^31 - 1 and num_layers up to
+ * 65535 (validation alone: nothing read). */
+Test(cache_ref, swap_and_copy_bounds_by_each_count) {
+    static unsigned char buf[4 * 16], src[4 * 16];
+    memset(buf, 2, sizeof buf);
+    memset(src, 1, sizeof src);
+    const int64_t map[2][2] = {{0, 1}, {2, 3}};
+    assert_fail(pa_ref_swap_blocks(buf, src, 16, &map[0][0], 2, (int64_t)1 << 60, 4), PA_ERR_INVALID_ARGUMENT,
+                "swap_blocks: src_num_blocks 1152921504606846976 invalid");
+    const int64_t one[1][2] = {{0, 0}};
+    assert_fail(pa_ref_swap_blocks(buf, buf + 32, 16, &one[0][0], 1, 1, 4), PA_ERR_INVALID_ARGUMENT, "overlap");
+    for (int i = 0; i < (int)sizeof buf; i++)
+        cr_assert_eq(buf[i], 2, "written despite the error");
+
+    const void *layers = pa_test_addr(1), *mapping = pa_test_addr(2);
+    cr_assert_eq(pa_copy_blocks_validate(layers, 1, mapping, INT32_MAX, 16, PA_DTYPE_F16, 8), PA_SUCCESS, "%s",
+                 pa_last_error());
+    cr_assert_eq(pa_copy_blocks_validate(layers, 65535, mapping, 2, 16, PA_DTYPE_F16, 8), PA_SUCCESS, "%s",
+                 pa_last_error());
+    assert_fail(pa_copy_blocks_validate(layers, 65536, mapping, 2, 16, PA_DTYPE_F16, 8), PA_ERR_UNSUPPORTED,
+                "num_layers 65536 above the grid limit 65535");
 }

@@ -203,3 +203,57 @@ Test(check, format_without_result) {
     cr_assert(memchr(buf, '\0', sizeof buf) != NULL, "not terminated");
     cr_assert(strstr(buf, "no result") != NULL, "%s", buf);
 }
+
+/* The rule's edges, from check.h (found by a blind mutation pass: each was
+ * off by one comparison without a test failing): an error exactly atol + rtol
+ * |ref| passes (<=, not <); an infinity in `got` passes only against the same
+ * infinity, and counts as a failing non-finite value otherwise; a finite `got`
+ * against an infinite or NaN reference fails (|got - ref| is not finite); the
+ * allowance is extra_scale |extra[i]|, so a negative extra[i] widens it as its
+ * magnitude does. Values exactly representable, so the sums are exact. */
+Test(check, rule_edges_from_the_header) {
+    const pa_tolerance t = {0.5, 0.25};
+    const float ref2[1] = {2.0f}, got3[1] = {3.0f}, got3b[1] = {3.0078125f}; /* |err| 1 = 0.5 + 0.25 * 2 */
+    cr_assert(pa_compare(got3, PA_DTYPE_F32, ref2, 1, t, NULL), "an error equal to the bound passes");
+    cr_assert_not(pa_compare(got3b, PA_DTYPE_F32, ref2, 1, t, NULL), "an error past the bound fails");
+
+    const pa_tolerance wide = {1e30, 1e30};
+    const float inf_got[2] = {INFINITY, -INFINITY}, finite_ref[2] = {1.0f, 1.0f}, flipped[2] = {-INFINITY, INFINITY};
+    pa_compare_result r;
+    cr_assert_not(pa_compare(inf_got, PA_DTYPE_F32, finite_ref, 2, wide, &r), "an infinity against 1 passed");
+    cr_assert_eq(r.mismatches, 2);
+    cr_assert_eq(r.nan_count, 2, "an infinity the reference lacks is a failing non-finite value");
+    cr_assert_not(pa_compare(inf_got, PA_DTYPE_F32, flipped, 2, wide, &r), "an infinity against its opposite passed");
+    cr_assert_eq(r.mismatches, 2);
+
+    const float ones[2] = {1.0f, 1.0f}, bad_ref[2] = {INFINITY, NAN};
+    cr_assert_not(pa_compare(ones, PA_DTYPE_F32, bad_ref, 2, wide, &r), "finite against inf or NaN passed");
+    cr_assert_eq(r.mismatches, 2);
+    cr_assert_eq(r.first_bad[0], 0);
+    cr_assert_eq(r.first_bad[1], 1);
+
+    const pa_tolerance tight = {0.01, 0.0};
+    const float zero[1] = {0.0f}, ref_half[1] = {0.25f}, neg_extra[1] = {-0.5f}; /* 0.25 <= 0.01 + 0.5 * |-0.5| */
+    cr_assert(pa_compare_with_allowance(zero, PA_DTYPE_F32, ref_half, neg_extra, 0.5, 1, tight, NULL),
+              "a negative extra[i] counts by its magnitude");
+}
+
+/* check.h: first_bad holds the indices of the first 8 mismatches, and
+ * first_got / first_ref their values; a ninth and later mismatch is counted
+ * only (writing a ninth index once overwrote first_got[0]). */
+Test(check, more_than_eight_mismatches_keep_the_first_eight) {
+    float ref[12], got[12];
+    for (int i = 0; i < 12; i++) {
+        ref[i] = (float)i;
+        got[i] = (float)(i + 100); /* all 12 fail */
+    }
+    pa_compare_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 12, (pa_tolerance){0.1, 0.0}, &r));
+    cr_assert_eq(r.mismatches, 12);
+    for (int k = 0; k < 8; k++) {
+        cr_assert_eq(r.first_bad[k], k, "first_bad[%d] = %lld", k, (long long)r.first_bad[k]);
+        cr_assert_eq(r.first_got[k], (double)(k + 100), "first_got[%d] = %g", k, r.first_got[k]);
+        cr_assert_eq(r.first_ref[k], (double)k, "first_ref[%d] = %g", k, r.first_ref[k]);
+    }
+}
