@@ -1495,6 +1495,53 @@ Test(cache_ops, entries_reject_bad_input_without_launching) {
                 PA_ERR_INVALID_ARGUMENT, "value_caches (");
 }
 
+/* swap_blocks_kv sizes each buffer by its own cache's blocks, and compares
+ * the resolved geometry whole (cache_ops.h), before anything runs (pointers a
+ * launch would fault on; this runs everywhere). NHD f16, 16 slots of 2 heads of
+ * 64: 4096 bytes a block. Found unchecked by a blind mutation pass: the dst
+ * key/value overlap sized as one block, the mapping in dst.value unchecked, the
+ * src buffers sized by dst's block count, the head stride left out of the
+ * geometry, and the same-buffer refusal (whose message names it) each failed
+ * no test. */
+Test(cache_ops, swap_blocks_kv_sizes_each_buffer) {
+    char *b = (char *)(uintptr_t)0x10;
+    const int64_t blk = 16 * 2 * 64 * 2;
+    pa_kv_cache s = {.layout = PA_LAYOUT_FLASH_NHD,
+                     .dtype = PA_DTYPE_F16,
+                     .key = b + (1 << 20),
+                     .value = b + (2 << 20),
+                     .num_blocks = 4,
+                     .block_size = 16,
+                     .num_kv_heads = 2,
+                     .head_size = 64};
+    pa_kv_cache d = s;
+    d.key = b + (3 << 20);
+    d.value = b + (3 << 20) + 2 * blk; /* dst.value on dst.key's blocks 2 and 3 */
+    const int64_t one[][2] = {{0, 1}};
+    assert_fail(pa_swap_blocks_kv(&d, &s, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlap");
+    d.value = d.key;
+    assert_fail(pa_swap_blocks_kv(&d, &s, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "same buffer");
+    /* the mapping (read on the host here, so a real array) inside dst.value */
+    static int64_t mv[16] = {[8] = 0, [9] = 1};
+    int64_t *map = mv + 8;
+    d.value = mv;
+    assert_fail(pa_swap_blocks_kv(&d, &s, map, 1, NULL), PA_ERR_INVALID_ARGUMENT, "block_mapping lies in dst.value");
+    /* src of 8 blocks, dst of 4: dst.value on src.value's block 6 */
+    pa_kv_cache s8 = s;
+    s8.num_blocks = 8;
+    d.value = (char *)s8.value + 6 * blk;
+    assert_fail(pa_swap_blocks_kv(&d, &s8, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "overlaps a src buffer");
+    /* HND caches whose heads are 1024 and 2048 elements apart (blocks 4096 apart in both) */
+    pa_kv_cache h1 = s, h2 = s;
+    h1.layout = h2.layout = PA_LAYOUT_FLASH_HND;
+    h2.key = b + (4 << 20);
+    h2.value = b + (5 << 20);
+    h1.block_stride = h2.block_stride = 4096;
+    h1.head_stride = 1024;
+    h2.head_stride = 2048;
+    assert_fail(pa_swap_blocks_kv(&h2, &h1, &one[0][0], 1, NULL), PA_ERR_INVALID_ARGUMENT, "differ");
+}
+
 /* ---- every route of the cache writes --------------------------------------------------
  * As decode_routes (tests/gpu/test_decode.c): reshape_and_cache picks its kernel
  * and geometry from the shape (vLLM's layout through shared memory while a

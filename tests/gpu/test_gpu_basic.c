@@ -202,6 +202,12 @@ Test(gpu_basic, convert_rejects_bad_input_without_launching) {
     cr_assert_eq(pa_convert(b, PA_DTYPE_FP8_E4M3, b + 4096, PA_DTYPE_F32, 12, (const float *)(b + 8), NULL),
                  PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "convert: scale lies inside dst"), "%s", pa_last_error());
+    /* dst's bytes are counted in dst's element size: 12 f32 from e4m3 are 48
+     * bytes, so a scale 40 bytes into dst is inside it (a mutation pass counted
+     * them in src's: 12 bytes) */
+    cr_assert_eq(pa_convert(b, PA_DTYPE_F32, b + 4096, PA_DTYPE_FP8_E4M3, 12, (const float *)(b + 40), NULL),
+                 PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "convert: scale lies inside dst"), "%s", pa_last_error());
     /* convert.h: with no fp8 side the scale is ignored: not checked (nor read) */
     cr_assert_eq(pa_convert(NULL, PA_DTYPE_F32, NULL, PA_DTYPE_F16, 0, (const float *)(b + 2), NULL), PA_SUCCESS, "%s",
                  pa_last_error());

@@ -4119,6 +4119,89 @@ Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
               pa_last_error());
 }
 
+/* Each entry refuses a pointer off its element (the kernels load whole
+ * elements; prefill.h), before any CUDA call, so this runs everywhere: context
+ * attention's kv.value (an f16 cache at an odd byte), prompt attention's query
+ * and cu_seqlens_k (int32 at 2 bytes), and the mixed entry's workspace (16-byte
+ * aligned, prefill.h; 8 bytes off here). Found unchecked by a blind mutation
+ * pass: dropping any of these four checks failed no test. */
+Test(prefill_gpu, entries_refuse_misaligned_pointers_without_launching) {
+    pa_mixed_attention_params m = {.out = pa_test_addr(0),
+                                   .query = pa_test_addr(1),
+                                   .key = pa_test_addr(2),
+                                   .value = pa_test_addr(3),
+                                   .q_dtype = PA_DTYPE_F16,
+                                   .kv = {.layout = PA_LAYOUT_FLASH_NHD,
+                                          .dtype = PA_DTYPE_F16,
+                                          .key = pa_test_addr(4),
+                                          .value = pa_test_addr(5),
+                                          .num_blocks = 100,
+                                          .block_size = 16,
+                                          .num_kv_heads = 2,
+                                          .head_size = 64},
+                                   .block_tables = (const int32_t *)pa_test_addr(6),
+                                   .block_table_stride = 64,
+                                   .seq_lens = (const int32_t *)pa_test_addr(7),
+                                   .query_start_loc = (const int32_t *)pa_test_addr(8),
+                                   .num_prefills = 2,
+                                   .num_prefill_tokens = 10,
+                                   .num_decode_tokens = 3,
+                                   .num_heads = 8,
+                                   .max_prefill_query_len = 10,
+                                   .max_prefill_seq_len = 1024,
+                                   .max_decode_seq_len = 1024, /* several splits: a workspace */
+                                   .scale = 0.125f};
+    size_t need = 0;
+    cr_assert_eq(pa_mixed_attention_workspace_size(&m, &need), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert(need > 0, "the decode part needs no workspace here");
+    cr_assert_eq(pa_mixed_attention(&m, (char *)pa_test_addr(9) + 8, need, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "16-byte aligned") != NULL, "message: %s", pa_last_error());
+
+    pa_context_attention_params c = {.out = pa_test_addr(0),
+                                     .query = pa_test_addr(1),
+                                     .key = pa_test_addr(2),
+                                     .value = pa_test_addr(3),
+                                     .q_dtype = PA_DTYPE_F16,
+                                     .kv = m.kv,
+                                     .block_tables = m.block_tables,
+                                     .block_table_stride = 64,
+                                     .seq_lens = m.seq_lens,
+                                     .query_start_loc = m.query_start_loc,
+                                     .num_seqs = 1,
+                                     .num_heads = 8,
+                                     .num_tokens = 4,
+                                     .max_query_len = 4,
+                                     .max_seq_len = 4,
+                                     .scale = 1.0f};
+    c.kv.value = (char *)pa_test_addr(5) + 1;
+    cr_assert_eq(pa_context_attention(&c, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "kv.value") != NULL, "message: %s", pa_last_error());
+
+    pa_prompt_attention_params q = {.out = pa_test_addr(0),
+                                    .query = (const char *)pa_test_addr(1) + 1,
+                                    .key = pa_test_addr(2),
+                                    .value = pa_test_addr(3),
+                                    .dtype = PA_DTYPE_BF16,
+                                    .attn_type = PA_ATTN_ENCODER_DECODER,
+                                    .cu_seqlens_q = (const int32_t *)pa_test_addr(4),
+                                    .cu_seqlens_k = (const int32_t *)pa_test_addr(5),
+                                    .num_seqs = 1,
+                                    .num_heads = 2,
+                                    .num_kv_heads = 1,
+                                    .head_size = 64,
+                                    .num_q_tokens = 1,
+                                    .num_k_tokens = 3,
+                                    .max_seqlen_q = 1,
+                                    .max_seqlen_k = 3,
+                                    .scale = 1.0f};
+    cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "query") != NULL, "message: %s", pa_last_error());
+    q.query = pa_test_addr(1);
+    q.cu_seqlens_k = (const int32_t *)((const char *)pa_test_addr(5) + 2);
+    cr_assert_eq(pa_prompt_attention(&q, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "cu_seqlens_k") != NULL, "message: %s", pa_last_error());
+}
+
 /* ---- random configurations -------------------------------------------------------------
  * Whole configurations drawn at random (tests/common/testutil.h), so the axes
  * the tests above rotate meet in combinations none of them lists: context
