@@ -148,6 +148,12 @@ Test(decode_validate, blocksparse_offset_must_fit_int32) {
     cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
     p.bs_head_sliding_step += 1;
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    /* a negative step slides over the 2 KV heads: 1 * s + 1 + 1000 / 64 <= INT32_MAX
+     * (a mutation pass that counted the 8 query heads here refused it) */
+    p.bs_head_sliding_step = -(INT32_MAX - 1 - 1000 / 64);
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.bs_head_sliding_step -= 1;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
 }
 
 /* Mutation kill (issue 16, item 13): a negative bs_local_blocks and an
@@ -723,4 +729,29 @@ Test(decode_validate, each_remaining_refusal_names_its_field) {
               pa_last_error());
     p = params((1 << 17) - 1, 1 << 14, 1 << 11, 128, 16, 1000);
     cr_assert_eq(pa_dec_kparams_make(&p, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+}
+
+/* Found by a blind mutation pass: out inside the query's strided rows (decode.h:
+ * out shares no byte with an input), past what contiguous rows would cover:
+ * 3 rows of 16 x 128 f16 (4096 bytes) 8192 bytes apart span 20480 bytes, so out
+ * 16384 bytes on is on the last row; 20480 on it is apart. And the cache's
+ * pointers are aligned to the cache's element, not the query's: an fp8 key at
+ * an odd byte is taken, an f16 one refused. */
+Test(decode_validate, out_within_strided_query_rows_and_cache_alignment) {
+    pa_decode_params p = params(3, 16, 4, 128, 16, 1000);
+    p.q_stride = 4096;
+    p.out = (char *)pa_test_addr(1) + 16384;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "out overlaps the input query"), "%s", pa_last_error());
+    p.out = (char *)pa_test_addr(1) + 20480;
+    cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+
+    pa_decode_params c = params(3, 16, 4, 128, 16, 1000);
+    pa_dec_kparams kp;
+    c.kv.dtype = PA_DTYPE_FP8_E4M3;
+    c.kv.key = (char *)pa_test_addr(2) + 1;
+    cr_assert_eq(pa_dec_kparams_make(&c, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_SUCCESS, "%s", pa_last_error());
+    c.kv.dtype = PA_DTYPE_F16;
+    cr_assert_eq(pa_dec_kparams_make(&c, PA_DEC_MODE_V1, NULL, 0, &kp, NULL), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "kv.key"), "%s", pa_last_error());
 }

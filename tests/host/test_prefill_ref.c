@@ -2219,3 +2219,68 @@ Test(prefill_ref, cascade_over_a_shared_prefix) {
         pa_context_problem_free(pr);
     }
 }
+
+/* Bounds and rules of prefill.h that a blind mutation pass found untested
+ * (each mutant passed the suite): num_seqs up to 65535 taken, 65536 refused;
+ * attn_type past encoder/decoder (4) refused; prompt attention's row index,
+ * max_seqlen_q times the GQA group (2 here) up to 2^31 - 257 (a tile of room
+ * below 2^31, as the context op's), counted with the group; cross-attention's
+ * key rows (num_k_tokens, not num_q_tokens) within int64; and cache_only's key
+ * and value, unread, not counted as inputs (here on out itself). Addresses
+ * only: validation reads no memory. */
+Test(prefill_ref, limits_and_rules_found_by_mutation) {
+    const int ql[2] = {4, 3}, cl[2] = {5, 0};
+    pa_context_problem *pr =
+        ctx_problem(73, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, PA_DTYPE_F16, 2, 4, 2, 32, 16, ql, cl, 0);
+    pa_context_attention_params b = pr->p;
+    spread_context(&b);
+    b.num_seqs = 65535;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    b.num_seqs = 65536;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "num_seqs must be in 0..65535"), "%s", pa_last_error());
+
+    b = pr->p;
+    spread_context(&b);
+    b.cache_only = 1;
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    b.key = b.value = b.out; /* unread with cache_only (prefill.h) */
+    cr_assert_eq(pa_context_attention_validate(&b), PA_SUCCESS, "%s", pa_last_error());
+    pa_context_problem_free(pr);
+
+    pa_prompt_attention_params q = {.out = pa_test_addr(0),
+                                    .query = pa_test_addr(1),
+                                    .key = pa_test_addr(2),
+                                    .value = pa_test_addr(3),
+                                    .dtype = PA_DTYPE_F16,
+                                    .attn_type = PA_ATTN_DECODER,
+                                    .cu_seqlens_q = (const int32_t *)pa_test_addr(4),
+                                    .num_seqs = 1,
+                                    .num_heads = 4,
+                                    .num_kv_heads = 2,
+                                    .head_size = 32,
+                                    .num_q_tokens = 8,
+                                    .max_seqlen_q = 8,
+                                    .scale = 1.0f};
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.attn_type = (pa_attn_type)4;
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "attn_type 4 unknown"), "%s", pa_last_error());
+    q.attn_type = PA_ATTN_DECODER;
+    q.max_seqlen_q = 1073741695; /* x 2 = 2^31 - 258 */
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.max_seqlen_q = 1073741696; /* x 2 = 2^31 - 256 */
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "overflows the row index"), "%s", pa_last_error());
+
+    q.max_seqlen_q = 1;
+    q.num_q_tokens = 1;
+    q.attn_type = PA_ATTN_ENCODER_DECODER;
+    q.cu_seqlens_k = (const int32_t *)pa_test_addr(5);
+    q.num_k_tokens = 3;
+    q.max_seqlen_k = 3;
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_SUCCESS, "%s", pa_last_error());
+    q.k_stride = (int64_t)1 << 62; /* 3 key rows 2^62 apart pass int64; 1 query row would not */
+    cr_assert_eq(pa_prompt_attention_validate(&q), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "key of 3 rows"), "%s", pa_last_error());
+}

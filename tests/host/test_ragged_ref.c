@@ -1609,3 +1609,59 @@ Test(ragged_ref, scales_per_kv_head) {
         rg_problem_free(pr);
     }
 }
+
+/* A ragged problem over addresses only (pa_test_addr: ranges of their own,
+ * never read): f32, head 8, one KV head per query head, a page of 16. */
+static pa_ragged_params addr_only(int32_t seqs, int32_t tokens, int32_t pages_per_seq) {
+    pa_ragged_params p = {.out = pa_test_addr(0),
+                          .q = pa_test_addr(1),
+                          .q_dtype = PA_DTYPE_F32,
+                          .kv = {.layout = PA_LAYOUT_COMBINED,
+                                 .dtype = PA_DTYPE_F32,
+                                 .key = pa_test_addr(2),
+                                 .num_blocks = 1,
+                                 .block_size = 16,
+                                 .num_kv_heads = 1,
+                                 .head_size = 8},
+                          .kv_lens = (const int32_t *)pa_test_addr(3),
+                          .page_indices = (const int32_t *)pa_test_addr(4),
+                          .cu_q_lens = (const int32_t *)pa_test_addr(5),
+                          .num_seqs = (const int32_t *)pa_test_addr(6),
+                          .pages_per_seq = pages_per_seq,
+                          .max_num_seqs = seqs,
+                          .max_num_batched_tokens = tokens,
+                          .num_q_heads = 1,
+                          .sm_scale = 1.0f};
+    return p;
+}
+
+/* Found by a blind mutation pass (each mutant passed the suite):
+ * - a sequence's query rows (tokens x group) are int32 with room to double:
+ *   2^30 - 1 rows taken, 2^30 refused;
+ * - every live sequence has a query token, so max_num_seqs past
+ *   max_num_batched_tokens changes nothing: INT32_MAX sequences over 64 tokens
+ *   need the workspace of 64 sequences (sizing for INT32_MAX refused it);
+ * - partial rows past the work list are refused even where the items fit:
+ *   2^24 decode sequences of 16 tokens (2^28 in all) over 16384 keys split
+ *   16 ways (ragged_internal.h: min(16, ceil(16384 / 512))) keep 16 x 16
+ *   partial rows each, 2^32 in all, in 2^28 items. */
+Test(ragged_api, row_index_max_seqs_and_partial_rows_bounds) {
+    pa_ragged_params p = addr_only(1, (1 << 30) - 1, 1);
+    cr_assert_eq(pa_ragged_validate(&p), PA_SUCCESS, "%s", pa_last_error());
+    p.max_num_batched_tokens = 1 << 30;
+    cr_assert_eq(pa_ragged_validate(&p), PA_ERR_UNSUPPORTED);
+    cr_assert(strstr(pa_last_error(), "exceed the 32-bit row index"), "%s", pa_last_error());
+
+    size_t a = 0, b = 0;
+    p = addr_only(64, 64, 4000);
+    cr_assert_eq(pa_ragged_workspace_size(&p, &a), PA_SUCCESS, "%s", pa_last_error());
+    p.max_num_seqs = INT32_MAX;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &b), PA_SUCCESS, "%s", pa_last_error());
+    cr_assert_eq(a, b, "%zu vs %zu bytes", a, b);
+
+    p = addr_only(1 << 24, 1 << 28, 1024);
+    size_t bytes = 12345;
+    cr_assert_eq(pa_ragged_workspace_size(&p, &bytes), PA_ERR_UNSUPPORTED, "%zu bytes", bytes);
+    cr_assert(strstr(pa_last_error(), "past the 32-bit work list"), "%s", pa_last_error());
+    cr_assert_eq(bytes, 12345);
+}
