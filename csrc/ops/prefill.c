@@ -11,17 +11,18 @@
 
 _Static_assert(PA_PREFILL_MAX_HEAD == PA_MAX_HEAD_SIZE, "the prefill kernels' largest head is the library's");
 
-pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out) {
+pa_status pa_prefill_select(const char *op, pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size,
+                            pa_prefill_kernel *out) {
     if (!pa_is_float_dtype(q_dtype))
-        return pa_fail(PA_ERR_INVALID_ARGUMENT, "prefill: query dtype must be f32, f16 or bf16 (got %s)",
+        return pa_fail(PA_ERR_INVALID_ARGUMENT, "%s: query dtype must be f32, f16 or bf16 (got %s)", op,
                        pa_dtype_name(q_dtype));
-    PA_REQUIRE(head_size > 0, "prefill: head_size must be > 0 (got %d)", head_size); /* bad input, not unsupported */
+    PA_REQUIRE(head_size > 0, "%s: head_size must be > 0 (got %d)", op, head_size); /* bad input, not unsupported */
     if (!pa_head_size_ok(head_size))
-        return pa_fail(PA_ERR_UNSUPPORTED, "prefill: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT,
+        return pa_fail(PA_ERR_UNSUPPORTED, "%s: head_size %d unsupported; supported: " PA_HEAD_SIZES_TEXT, op,
                        head_size);
     if (cache_dtype != q_dtype && !pa_dtype_is_fp8(cache_dtype))
         return pa_fail(PA_ERR_UNSUPPORTED,
-                       "prefill: cache dtype %s with query dtype %s; the cache must match the query or be fp8",
+                       "%s: cache dtype %s with query dtype %s; the cache must match the query or be fp8", op,
                        pa_dtype_name(cache_dtype), pa_dtype_name(q_dtype));
     pa_prefill_kernel k;
     k.tensor_cores = q_dtype != PA_DTYPE_F32;
@@ -177,7 +178,7 @@ static pa_status context_validate(const pa_context_attention_params *p, int apar
     const pa_kv_cache *kv = &p->kv;
     if (kv->layout == PA_LAYOUT_COMBINED)
         return pa_fail(PA_ERR_UNSUPPORTED, "%s: the combined layout is served by the ragged op", op);
-    PA_TRY(pa_prefill_select(p->q_dtype, kv->dtype, kv->head_size, NULL));
+    PA_TRY(pa_prefill_select(op, p->q_dtype, kv->dtype, kv->head_size, NULL));
     PA_TRY(check_common(op, p->num_seqs, p->num_heads, kv->num_kv_heads, kv->head_size, p->q_stride, p->k_stride,
                         p->v_stride, p->scale, p->soft_cap, p->sliding_window));
     PA_REQUIRE(p->num_tokens >= 0, "%s: num_tokens must be >= 0 (got %d)", op, p->num_tokens);
@@ -255,7 +256,7 @@ pa_status pa_prompt_attention_validate(const pa_prompt_attention_params *p) {
     PA_REQUIRE((int)p->attn_type >= PA_ATTN_DECODER && (int)p->attn_type <= PA_ATTN_ENCODER_DECODER,
                "%s: attn_type %d unknown (0 decoder, 1 encoder, 2 encoder-only, 3 encoder/decoder)", op,
                (int)p->attn_type);
-    PA_TRY(pa_prefill_select(p->dtype, p->dtype, p->head_size, NULL));
+    PA_TRY(pa_prefill_select(op, p->dtype, p->dtype, p->head_size, NULL));
     PA_TRY(check_common(op, p->num_seqs, p->num_heads, p->num_kv_heads, p->head_size, p->q_stride, p->k_stride,
                         p->v_stride, p->scale, p->soft_cap, p->sliding_window));
     PA_REQUIRE(p->attn_type != PA_ATTN_ENCODER_DECODER || p->cu_seqlens_k != NULL,

@@ -97,7 +97,10 @@ typedef struct pa_prefill_kernel {
     int32_t head_class;   /* padded head size of the instance */
 } pa_prefill_kernel;
 
-pa_status pa_prefill_select(pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size, pa_prefill_kernel *out);
+/* The kernel a dtype pair and head size take; an error names `op`, the entry
+ * whose parameters they are. */
+pa_status pa_prefill_select(const char *op, pa_dtype q_dtype, pa_dtype cache_dtype, int32_t head_size,
+                            pa_prefill_kernel *out);
 
 /* The Hopper kernel's shape rules (csrc/ops/prefill.c): f16/bf16, 16-byte
  * aligned query and new K/V rows, and in context mode a cache on the cp.async

@@ -36,7 +36,8 @@ extern "C" int pa_prefill_hopper_available(void) { return hopper_device() ? 1 : 
 
 extern "C" int pa_launch_prefill(const pa_prefill_kparams *p, pa_stream stream) {
     pa_prefill_kernel k;
-    if (pa_prefill_select((pa_dtype)p->q_dtype, (pa_dtype)p->cache_dtype, p->head_size, &k) != PA_SUCCESS)
+    if (pa_prefill_select("prefill launch", (pa_dtype)p->q_dtype, (pa_dtype)p->cache_dtype, p->head_size, &k) !=
+        PA_SUCCESS)
         return (int)cudaErrorInvalidValue;
     cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
     if (!k.tensor_cores)
