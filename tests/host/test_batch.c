@@ -478,6 +478,14 @@ Test(local_attention, bad_input) {
         expect_local_error(&p, 16, "request 0: seq_lens must be >= 1");
     }
     {
+        /* no query and no key: a request needs a key even without new tokens */
+        int32_t empty_qsl[3] = {0, 0, 3}, zero_seq[2] = {0, 5};
+        p = good;
+        p.query_start_loc = empty_qsl;
+        p.seq_lens = zero_seq;
+        expect_local_error(&p, 16, "request 0: seq_lens must be >= 1 (got 0)");
+    }
+    {
         int32_t bad_qsl[3] = {0, 3, 2}; /* request 1 has a negative length */
         p = good;
         p.query_start_loc = bad_qsl;
@@ -831,6 +839,34 @@ Test(local_attention, outputs_sharing_inputs_are_refused) {
     }
 }
 
+/* The virtual block table's span is all of its nv x pages entries: with two
+ * pages a row, an input lying in its second half is refused too. Chunks of 4,
+ * blocks of 2: request 0 (queries at 2, 3 of 4 keys) is one virtual request,
+ * request 1 (queries at 2, 3, 4 of 5 keys) two, so nv 3 and the table 6 ints;
+ * seq_lens sits at its entries 4 and 5. */
+Test(local_attention, an_input_in_the_later_rows_of_the_table_is_refused) {
+    int32_t arena[64];
+    for (int i = 0; i < 64; i++)
+        arena[i] = SENTINEL;
+    const int32_t qsl[3] = {0, 2, 5}, bt[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int32_t *q = arena, *cu = arena + 8, *kl = arena + 16, *t = arena + 32, *sl = arena + 36;
+    sl[0] = 4, sl[1] = 5;
+    const pa_local_attention_params p = {4, 2, 2, qsl, sl, bt, 4, 0};
+    int32_t nv = 0, pages = 0;
+    CHK_EQ(pa_local_attention_size(&p, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
+    CHK(nv == 3 && pages == 2, "nv %d pages %d", nv, pages);
+    for (int fill = PA_LOCAL_TABLE_FULL; fill <= PA_LOCAL_TABLE_USED; fill++) {
+        pa_local_attention_out o = {3, q, cu, kl, t, (pa_local_table_fill)fill};
+        int32_t before[64];
+        memcpy(before, arena, sizeof arena);
+        int32_t got_nv = -1;
+        CHK_EQ(pa_make_local_attention_virtual_batches(&p, &o, &got_nv), PA_ERR_INVALID_ARGUMENT, "fill %d", fill);
+        CHK(strstr(pa_last_error(), "output block_table_local overlaps the input seq_lens") != NULL, "%s",
+            pa_last_error());
+        CHK(!memcmp(arena, before, sizeof arena) && got_nv == -1, "fill %d: written on a rejected call", fill);
+    }
+}
+
 /* ======================= split =============================================== */
 
 /* vLLM's split, literally: fast path on max_query_len, else argmax of
@@ -952,6 +988,14 @@ Test(local_attention, counts_past_int32_and_null_outputs) {
     CHK_EQ(pa_local_attention_size(&p, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
     CHK_EQ(nv, 32767);
     CHK_EQ(pages, 65536);
+    /* exactly 2^31 - 1 entries still index in int32: one request, one chunk of
+     * 2^31 - 1 one-token blocks (2^31 - 1 is prime: no other split reaches it) */
+    int32_t q1[2] = {0, 1}, s1[1] = {1};
+    pa_local_attention_params edge = {INT32_MAX, 1, 1, q1, s1, table, 1, 0};
+    nv = pages = SENTINEL;
+    CHK_EQ(pa_local_attention_size(&edge, &nv, &pages), PA_SUCCESS, "%s", pa_last_error());
+    CHK_EQ(nv, 1);
+    CHK_EQ(pages, INT32_MAX);
 
     int32_t t8[8] = {0, 1, 2, 3, 4, 5, 6, 7}, q2[3] = {0, 2, 5}, s2[2] = {4, 5};
     pa_local_attention_params good = {4, 2, 2, q2, s2, t8, 4, 0};

@@ -473,6 +473,11 @@ Test(cache_ref, writes_apart_from_reads) {
         b.v_scale = arena + 1000;
         cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &b), PA_ERR_INVALID_ARGUMENT);
         cr_assert(strstr(pa_last_error(), "output cache.key overlaps the input cache.k_scale"), "%s", pa_last_error());
+        /* one scale per KV head: k_scale is 2 floats, the second on the key buffer's first 4 bytes */
+        b.scales_per_head = 1;
+        b.k_scale = (const float *)(void *)((char *)b.key - 4);
+        cr_assert_eq(pa_ref_reshape_and_cache(&in, slots, &b), PA_ERR_INVALID_ARGUMENT);
+        cr_assert(strstr(pa_last_error(), "output cache.key overlaps the input cache.k_scale"), "%s", pa_last_error());
     }
     { /* K and V interleaved by block: [2 blocks][K, V][4 slots][2 heads][8] */
         float sep_k[128], sep_v[128];

@@ -192,6 +192,16 @@ Test(kv_cache, validation_rejects_bad_descriptors) {
     b = c;
     b.page_stride = 10; /* strides are fixed for the vLLM layout */
     cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT);
+    /* each of the three, block and head strides too, in both fixed layouts */
+    for (int layout = 0; layout < 2; layout++) {
+        for (int which = 0; which < 3; which++) {
+            b = layout ? make(PA_LAYOUT_COMBINED, PA_DTYPE_F16, 4, 16, 2, 64) : c;
+            int64_t *stride = which == 0 ? &b.block_stride : which == 1 ? &b.page_stride : &b.head_stride;
+            *stride = 4096;
+            cr_assert_eq(pa_kv_cache_validate(&b), PA_ERR_INVALID_ARGUMENT, "layout %d stride %d", layout, which);
+            cr_assert(strstr(pa_last_error(), "strides are fixed and must be left 0") != NULL, "%s", pa_last_error());
+        }
+    }
     pa_kv_cache n = make(PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 4, 16, 2, 64);
     n.head_stride = 32; /* heads would overlap */
     cr_assert_eq(pa_kv_cache_validate(&n), PA_ERR_INVALID_ARGUMENT);

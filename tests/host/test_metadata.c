@@ -726,6 +726,8 @@ Test(metadata_bad, common_rejects_and_writes_nothing) {
         {{0, 5, 47}, {4, 1, 3}, 16, 3, 0, 64, {0}, "request 2: block_table row too narrow"},
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 5, 64, {0}, "padded_num_tokens 5 < num_actual_tokens 8"},
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 7, {0}, "slot_mapping_capacity 7 < padded_num_tokens 8"},
+        /* 8 new tokens padded to 10: a capacity of 9 holds the tokens but not the padding */
+        {{0, 5, 17}, {4, 1, 3}, 16, 3, 10, 9, {0}, "slot_mapping_capacity 9 < padded_num_tokens 10"},
         {{0, 5, 17}, {4, 1, 3}, 16, 3, 0, 64, {0, 0, 0, 0, 0, 0, 0, -3, 0}, "request 2: block_table[1] = -3"},
         {{0, 5, 2147483600}, {4, 1, 100}, 16, 3, 0, 64, {0}, "request 2: seq_len 2147483700"},
         {{0, 0, 0}, {2147483000, 1000, 0}, 1 << 30, 3, 0, 64, {0}, "request 1: total scheduled tokens"},
@@ -880,6 +882,63 @@ Test(metadata_bad, later_builders_refuse_outputs_over_inputs) {
                       all_sent64(b.cross, 512) && all_sent(b.slices, 512 * 3),
                   "case %d: written on a rejected call", k);
     }
+}
+
+/* The output num_computed_tokens may be the input array itself, and nothing
+ * more: the same array is refused where it shares bytes with another input
+ * (num_scheduled_tokens one entry further on). */
+Test(metadata_bad, computed_tokens_in_place_still_apart_from_the_other_inputs) {
+    int32_t arena[3] = {0, 2, 1}; /* num_computed_tokens {0, 2}, num_scheduled_tokens {2, 1} */
+    const int32_t bt[2] = {0, 1};
+    bufs b;
+    fill_sent(b.qsl, 64);
+    fill_sent(b.sl, 64);
+    fill_sent64(b.slots, 512);
+    pa_batch batch = {2, arena, arena + 1, 4, bt, 1};
+    pa_common_metadata c = common_for(&b);
+    c.num_computed_tokens = arena;
+    cr_assert_eq(pa_build_common_metadata(&batch, 0, &c), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output num_computed_tokens overlaps the input num_scheduled_tokens"), "%s",
+              pa_last_error());
+    cr_assert(all_sent(b.qsl, 64) && all_sent(b.sl, 64) && all_sent64(b.slots, 512), "written on a rejected call");
+}
+
+/* The spans the builders check cover whole arrays: all three fields of the
+ * slices ([3][capacity] int32, so 12 * capacity bytes), and the common slot
+ * mapping up to padded_num_tokens, not num_actual_tokens (the padding entries
+ * are the caller's array too). Batch: blocks of 4, requests (0 + 3), (0 + 2),
+ * (2 + 1): one slice each, 6 tokens padded to 8. */
+Test(metadata_bad, overlap_checks_span_every_slice_field_and_the_padding) {
+    const int32_t comp[3] = {0, 0, 2}, sched[3] = {3, 2, 1};
+    const int32_t bt[3] = {1, 2, 3};
+    bufs b;
+    fill_sent64(b.slots, 512);
+    pa_batch batch = {3, comp, sched, 4, bt, 1};
+    pa_common_metadata c = common_for(&b);
+    cr_assert_eq(pa_build_common_metadata(&batch, 8, &c), PA_SUCCESS, "%s", pa_last_error());
+
+    /* slices [3][8] over arena[0, 24); seq_lens moved to arena[20, 23): inside field 2 only */
+    int32_t arena[32];
+    fill_sent(arena, 32);
+    memcpy(arena + 20, b.sl, 3 * sizeof(int32_t));
+    int32_t before[32];
+    memcpy(before, arena, sizeof arena);
+    pa_common_metadata moved = c;
+    moved.seq_lens = arena + 20;
+    int32_t n = SENT, np = SENT;
+    cr_assert_eq(pa_build_kv_update_slices(&moved, 1, arena, 8, &n, &np), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output slices overlaps the input seq_lens"), "%s", pa_last_error());
+    cr_assert(!memcmp(before, arena, sizeof arena) && n == SENT && np == SENT, "written on a rejected call");
+
+    /* seq_start_loc in the slot mapping's padding: slots[6] and slots[7] */
+    int64_t slots0[512];
+    memcpy(slots0, b.slots, sizeof slots0);
+    pa_prompt_decode_metadata m;
+    memset(&m, 0, sizeof m);
+    m.seq_start_loc = (int32_t *)(b.slots + 6);
+    cr_assert_eq(pa_build_prompt_decode_metadata(&c, 1, NULL, &m), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "output seq_start_loc overlaps the input slot_mapping"), "%s", pa_last_error());
+    cr_assert(!memcmp(slots0, b.slots, sizeof slots0), "written on a rejected call");
 }
 
 /* The slot mapping is int64, as pa_reshape_and_cache and vLLM read it: a
@@ -1086,6 +1145,9 @@ Test(metadata_bad, builders_reject_and_write_nothing) {
     rg.num_slices = SENT;
     cr_assert_eq(pa_build_ragged_metadata(&c, 4, &rg), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "slices_capacity 3 < padded slice count 8"), "%s", pa_last_error());
+    rg.slices_capacity = 5; /* all 5 slices, not the padding to 8 */
+    cr_assert_eq(pa_build_ragged_metadata(&c, 4, &rg), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "slices_capacity 5 < padded slice count 8"), "%s", pa_last_error());
     cr_assert_eq(pa_build_ragged_metadata(&c, 0, &rg), PA_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(pa_last_error(), "slices_per_block 0 < 1"), "%s", pa_last_error());
     int32_t n = SENT, np = SENT;
@@ -1196,7 +1258,7 @@ Test(metadata_bad, builders_recheck_each_field_of_common) {
     bufs b;
     const pa_common_metadata good = good_common(&b, comp, sched, bt);
     int32_t qsl_bad0[4] = {1, 9, 10, 11}, qsl_down[4] = {0, 9, 8, 11}, nc_neg[3] = {0, -1, 7};
-    enum { N_CASES = 16 };
+    enum { N_CASES = 17 };
     for (int k = 0; k < N_CASES; k++) {
         pa_common_metadata c = good;
         const char *want = NULL;
@@ -1220,8 +1282,12 @@ Test(metadata_bad, builders_recheck_each_field_of_common) {
             c.num_reqs = 1, c.num_actual_tokens = good.query_start_loc[1], c.block_table_stride = 1;
             want = "request 0: block_table row too narrow";
             break;
-        default:
+        case 15:
             c.num_actual_tokens = 10, want = "common metadata: query_start_loc[3] = 11 != num_actual_tokens 10";
+            break;
+        default: /* the other side: more tokens than the queries hold (padded 12 keeps the padding check quiet) */
+            c.num_actual_tokens = 12, c.padded_num_tokens = 12;
+            want = "common metadata: query_start_loc[3] = 11 != num_actual_tokens 12";
             break;
         }
         for (int builder = 0; builder < 4; builder++) {
