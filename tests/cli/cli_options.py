@@ -128,6 +128,10 @@ def main():
     for order in (["--window", "8", "--preset", "gpt-oss"], ["--preset", "gpt-oss", "--window", "8"]):
         case("D4 " + " ".join(order), ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--json", "-"] + order,
              rc=0, check=one_row(window=8, heads=64, sinks=1))
+    # (2026-12-07) a flag's feature survives a preset without it: --sinks beside llama3-8b (no sinks)
+    case("D4 --sinks before --preset", ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--sinks",
+                                                                    "--preset", "llama3-8b", "--json", "-"],
+         rc=0, check=one_row(heads=32, kv_heads=8, sinks=1))
     case("D4 --heads before --preset", ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--heads", "4/1",
                                                                    "--preset", "gpt-oss", "--json", "-"],
          rc=0, check=one_row(heads=4, kv_heads=1, head_size=64, sinks=1))
@@ -200,12 +204,13 @@ def main():
     # D9: empty list entries are refused
     for v in ("1,,2", ",16,"):
         case(f"D9 --ctx {v}", ["bench", "decode"] + CPU + ["--seqs", "1", "--heads", "2/1", "--head-size", "64",
-                                                           "--ctx", v], says="--ctx")
+                                                           "--ctx", v], says=["--ctx", "has an empty value"])
     case("D9 --batches 1,,2", ["bench", "--preset", "llama3-8b", "--ops", "decode", "--ctx", "16", "--batches",
                                "1,,2"] + CPU, says="--batches")
     # D10: --soft-cap of nothing, or of a value a float rounds to 0; and (2026-12-05) a blank, a sign or
-    # hex, which strtod took and the integers' rule refuses
-    for v in ("", "1e-50", " 5", "+5", "-0", "0x10"):
+    # hex, which strtod took and the integers' rule refuses; and (2026-12-07) one past a float's
+    # greatest (3.4e38), finite as a double
+    for v in ("", "1e-50", " 5", "+5", "-0", "0x10", "1e39"):
         case(f"D10 --soft-cap {v!r}", ["bench", "decode"] + CPU + SMALL + ["--soft-cap", v], says="--soft-cap")
     for v in ("30", "0.5", ".5", "1e3"):
         case(f"--soft-cap {v!r} taken", ["bench", "decode"] + CPU + SMALL + ["--soft-cap", v], rc=0)
@@ -262,6 +267,14 @@ def main():
                                                          "--ctx", v], says="--ctx")
     case("int list ' 2'", ["bench", "decode"] + CPU + ["--seqs", "1", "--heads", "2/1", "--head-size", "64",
                                                        "--ctx", "16, 32"], says="--ctx")
+    # (2026-12-07) a KV head count of 0 is refused by the parser (1..4096); the last --cache-dtype wins,
+    # auto (= --dtype) after an explicit one included
+    case("--heads 2/0", ["bench", "decode"] + CPU + ["--seqs", "1", "--ctx", "32", "--head-size", "64", "--heads",
+                                                     "2/0"], says="--heads (kv): 0 outside 1..4096")
+    case("--cache-dtype auto after fp8_e4m3", ["bench", "decode"] + CPU + SMALL + ["--cache-dtype", "fp8_e4m3",
+                                                                                 "--cache-dtype", "auto", "--json",
+                                                                                 "-"],
+         rc=0, check=one_row(dtype="f16", cache_dtype="f16"))
     # blocks moves --cache-dtype; --dtype beside an explicit one would be ignored
     case("blocks --dtype with --cache-dtype", ["bench", "blocks"] + CPU + SMALL + ["--dtype", "f32", "--cache-dtype",
                                                                                   "f16"], says="--dtype")
@@ -274,6 +287,18 @@ def main():
     with open(pe, "w") as f:
         json.dump({"computed": [], "scheduled": []}, f)
     case("plan --json empty arrays", ["plan", "--json", pe], says="is empty")
+    # (2026-12-07) each array on its own, a value past int32 and text after the object
+    for key, text in (("computed", '{"computed": [], "scheduled": [1]}'),
+                      ("scheduled", '{"computed": [0], "scheduled": []}'),
+                      ("int32", '{"computed": [2147483648], "scheduled": [1]}'),
+                      ("trailing", '{"computed": [0], "scheduled": [1]} 7')):
+        pk = os.path.join(tmp, f"plan-bad-{key}.json")
+        with open(pk, "w") as f:
+            f.write(text)
+        case(f"plan --json {key}", ["plan", "--json", pk],
+             says={"computed": '"computed" is empty', "scheduled": '"scheduled" is empty',
+                   "int32": "line 1: integer out of int32 range",
+                   "trailing": "trailing characters after the object"}[key])
     # A third audit (2026-12-07). A sweep point over the bound is said and counted; a sweep that
     # yields no row (every point left out or refused) is a usage error, as `bench OP` with those
     # options is (both exited 0 with "0 points skipped"); --seqs beside --batches is refused (the
@@ -482,6 +507,47 @@ def main():
          limit=True, timeout=120)
     case("plan's builder refuses", one + ["--chunk", "1"], says="invalid argument: local attention")
     case("bench plan's unknown flag", ["bench", "plan", "--bogus"], says="unknown flag '--bogus'")
+    # plan's arrays, worked by hand from its help and metadata.h (2026-12-07, a mutation pass: no case
+    # read them). Blocks of 4; request 0 computes 0 + 3 (a prefill: more than one new token), request 1
+    # 5 + 1 (a decode). Default table: contiguous blocks, cdiv(3, 4) = 1 -> [0], cdiv(6, 4) = 2 -> [1, 2],
+    # rows padded with 0. Slots: 0, 1, 2; position 5 is block 2 offset 1 -> 9; padded to 6 with -1.
+    # Cross blocks follow the decoder's (3 onward): 5 keys -> [3, 4], 2 -> [5]; cross slots only for
+    # the prefill: 12..16. Slices: (0, 0, 3) and (9, 3, 1), padded to 4 (0, 0, 0). Chunks of 4: request
+    # 0's 3 keys in one, request 1's query at 5 in the chunk from 4 (2 keys, block_table[1][1] = 2).
+    def plan_is(**want):
+        def check(out, err):
+            got = json.loads(out)
+            diff = {k: (got[k.split(".")[0]][k.split(".")[1]], v) for k, v in want.items()
+                    if got[k.split(".")[0]][k.split(".")[1]] != v}
+            return f"(got, want) {diff}" if diff else None
+        return check
+    worked = ["plan", "--block-size", "4", "--computed", "0,5", "--scheduled", "3,1", "--padded", "6",
+              "--encoder-lens", "5,2", "--slices-per-block", "4", "--chunk", "4"]
+    case("plan's worked example", worked, rc=0,
+         check=plan_is(**{"common.block_table": [[0, 0], [1, 2]], "common.slot_mapping": [0, 1, 2, 9, -1, -1],
+                          "common.seq_lens": [3, 6], "prompt_decode.num_prefills": 1,
+                          "prompt_decode.context_lens": [0, 5],
+                          "prompt_decode.cross_block_tables": [[3, 4], [5, 0]],
+                          "prompt_decode.cross_slot_mapping": [12, 13, 14, 15, 16],
+                          "ragged.num_slices_padded": 4, "ragged.slices": [[0, 9, 0, 0], [0, 3, 0, 0], [3, 1, 0, 0]],
+                          "local_attention.seqlens_k_local": [3, 2], "local_attention.block_table_local": [[0], [2]]}))
+    # a given table's largest id is 0: the cross blocks start at 1, not over block 0
+    case("plan's cross blocks after a table of block 0", ["plan", "--block-size", "4", "--computed", "0",
+                                                          "--scheduled", "1", "--block-table", "0",
+                                                          "--encoder-lens", "1", "--prefills", "1"], rc=0,
+         check=plan_is(**{"prompt_decode.cross_block_tables": [[1]], "prompt_decode.cross_slot_mapping": [4]}))
+    # --json's block_table of one empty row is one column of block 0, as --block-table's empty row
+    pr = os.path.join(tmp, "plan-one-empty-row.json")
+    with open(pr, "w") as f:
+        json.dump({"block_size": 4, "computed": [0], "scheduled": [1], "block_table": [[]]}, f)
+    case("plan --json block_table [[]]", ["plan", "--json", pr], rc=0,
+         check=plan_is(**{"common.block_table": [[0]], "common.slot_mapping": [0]}))
+    # --json's "prefills": 0 is taken as given (all decodes), not as the default's leading prefill
+    pp = os.path.join(tmp, "plan-prefills-0.json")
+    with open(pp, "w") as f:
+        json.dump({"block_size": 4, "computed": [0, 5], "scheduled": [3, 1], "prefills": 0}, f)
+    case("plan --json prefills 0", ["plan", "--json", pp], rc=0,
+         check=plan_is(**{"prompt_decode.num_prefills": 0, "prompt_decode.num_decode_tokens": 4}))
     # without a GPU: a check says how to run without one (exit 3), a bench times the CPU reference
     if json.loads(run(cli, ["info", "--json"])[1] or "{}").get("device") is None:
         for op in ("decode", "ragged", "merge"):
