@@ -6,7 +6,6 @@
  * GB/s or TFLOP/s with the roof measured in the same run and the percentage of
  * it, and the cuBLAS baseline on the same problem beside it. */
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "baseline.h"
@@ -16,16 +15,6 @@
 static int g_rows, g_json_errors, g_header_done;
 
 int pa_bench_rows_emitted(void) { return g_rows; }
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double pa_bench_sort_median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 int pa_bench_json_errors(void) { return g_json_errors; }
 
 /* A GPU row unless the implementation is a CPU reference ("cpu-ref", ...). */
