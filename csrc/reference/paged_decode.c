@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "kv_index.h"
+#include "prefill_internal.h" /* pa_ref_decode_check_data, shared with the mixed reference */
 
 /* vLLM's block-sparse rule: is the KV block holding token `pos` attended? */
 static int blocksparse_keeps(const pa_decode_params *p, int head, int kv_head, int seq_len, int pos) {

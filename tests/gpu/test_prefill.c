@@ -4073,14 +4073,11 @@ Test(prefill_gpu, rejects_unsupported_head_size_without_launching) {
     cr_assert(strstr(pa_last_error(), "query of 3 rows") != NULL, "message: %s", pa_last_error());
 }
 
-/* The mixed entry's workspace (the decode part's partials) shares no byte with
- * anything either part reads or writes (prefill.h): ending on the first row
- * of out, a prefill row the prefill launch writes before the decode launch
- * fills its partials, or on the prefill part's last key row, it is refused
- * before anything launches (the decode part's own check sees neither). 2
- * prefills of 10 tokens and 3 decodes, 8 f16 heads of 64 (out: 13 rows of
- * 1024 bytes), K rows of 2 heads (256 bytes); addresses only. */
-Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
+/* A mixed batch at addresses of its own (validation alone, nothing read): 2
+ * prefills of 10 tokens and 3 decodes, 8 f16 heads of 64 over a flash NHD
+ * cache of 2 KV heads; decodes of up to 1024 keys take several splits, so a
+ * workspace. */
+static pa_mixed_attention_params mixed_addresses_only(void) {
     pa_mixed_attention_params m = {.out = pa_test_addr(0),
                                    .query = pa_test_addr(1),
                                    .key = pa_test_addr(2),
@@ -4104,8 +4101,20 @@ Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
                                    .num_heads = 8,
                                    .max_prefill_query_len = 10,
                                    .max_prefill_seq_len = 1024,
-                                   .max_decode_seq_len = 1024, /* several splits: a workspace */
+                                   .max_decode_seq_len = 1024,
                                    .scale = 0.125f};
+    return m;
+}
+
+/* The mixed entry's workspace (the decode part's partials) shares no byte with
+ * anything either part reads or writes (prefill.h): ending on the first row
+ * of out, a prefill row the prefill launch writes before the decode launch
+ * fills its partials, or on the prefill part's last key row, it is refused
+ * before anything launches (the decode part's own check sees neither). 2
+ * prefills of 10 tokens and 3 decodes, 8 f16 heads of 64 (out: 13 rows of
+ * 1024 bytes), K rows of 2 heads (256 bytes); addresses only. */
+Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
+    pa_mixed_attention_params m = mixed_addresses_only();
     size_t need = 0;
     cr_assert_eq(pa_mixed_attention_workspace_size(&m, &need), PA_SUCCESS, "%s", pa_last_error());
     cr_assert(need > 0, "the decode part needs no workspace here");
@@ -4126,31 +4135,7 @@ Test(prefill_gpu, mixed_workspace_apart_from_both_parts) {
  * aligned, prefill.h; 8 bytes off here). Found unchecked by a blind mutation
  * pass: dropping any of these four checks failed no test. */
 Test(prefill_gpu, entries_refuse_misaligned_pointers_without_launching) {
-    pa_mixed_attention_params m = {.out = pa_test_addr(0),
-                                   .query = pa_test_addr(1),
-                                   .key = pa_test_addr(2),
-                                   .value = pa_test_addr(3),
-                                   .q_dtype = PA_DTYPE_F16,
-                                   .kv = {.layout = PA_LAYOUT_FLASH_NHD,
-                                          .dtype = PA_DTYPE_F16,
-                                          .key = pa_test_addr(4),
-                                          .value = pa_test_addr(5),
-                                          .num_blocks = 100,
-                                          .block_size = 16,
-                                          .num_kv_heads = 2,
-                                          .head_size = 64},
-                                   .block_tables = (const int32_t *)pa_test_addr(6),
-                                   .block_table_stride = 64,
-                                   .seq_lens = (const int32_t *)pa_test_addr(7),
-                                   .query_start_loc = (const int32_t *)pa_test_addr(8),
-                                   .num_prefills = 2,
-                                   .num_prefill_tokens = 10,
-                                   .num_decode_tokens = 3,
-                                   .num_heads = 8,
-                                   .max_prefill_query_len = 10,
-                                   .max_prefill_seq_len = 1024,
-                                   .max_decode_seq_len = 1024, /* several splits: a workspace */
-                                   .scale = 0.125f};
+    pa_mixed_attention_params m = mixed_addresses_only();
     size_t need = 0;
     cr_assert_eq(pa_mixed_attention_workspace_size(&m, &need), PA_SUCCESS, "%s", pa_last_error());
     cr_assert(need > 0, "the decode part needs no workspace here");
