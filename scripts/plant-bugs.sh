@@ -166,6 +166,13 @@ plant prefill-causal-off-by-one cuda/prefill/prefill_kernel.cuh \
 plant prefill-window-edge-tile-one-late cuda/prefill/prefill_kernel.cuh \
     '(window > 0 && walk.qpos_hi - ks >= window)' '(window > 0 && walk.qpos_hi - ks > window)' \
     test_prefill 'prefill_gpu/window_edge_on_an_interior_tile'
+# Written with its test on 2026-12-07 (prefill.h: a sequence with any context block id out of
+# range is skipped, read or not): the block check starting past block 0 when a window is set, so
+# a bad id wholly before the window goes unseen and the sequence runs (every kernel's check).
+plant prefill-block-check-skips-pre-window-blocks cuda/prefill/prefill_kernel.cuh \
+    'for (int i = threadIdx.x; i < nb; i += THREADS) {' \
+    'for (int i = threadIdx.x + (p.window > 0); i < nb; i += THREADS) {' \
+    test_prefill 'prefill_gpu/bad_block_id_before_the_window_skips_the_sequence'
 plant prefill-folds-a-negative-scale cuda/prefill/prefill_kernel.cuh \
     'const bool plain = !edge && !alibi && !(cap > 0.0f) && tscale > 0.0f;' \
     'const bool plain = !edge && !alibi && !(cap > 0.0f);' \

@@ -1516,6 +1516,43 @@ Test(prefill_gpu, bad_block_id_at_block_sizes_near_int32_max) {
     pa_context_problem_free(pr);
 }
 
+/* prefill.h: the GPU entry skips a sequence with any context block id out of
+ * range, read or not. Sequence 1's 5 queries sit at positions 300..304 with a
+ * window of 50, so they see keys 251 on and its first block (keys 0..15) lies
+ * wholly before the window; that block's id is past the cache (ctx_case
+ * bad_seq), so the sequence is skipped (rows and lse unwritten) while
+ * sequences 0 and 2 run with the window. A kernel that checked only the
+ * blocks it reads would compute sequence 1. vLLM's and flash's layouts; the
+ * 16-bit kernels on whichever path is set, the f32 kernel at f32. */
+static long bad_block_before_the_window_cases(pa_dtype dt, uint64_t seed) {
+    const int ql[3] = {20, 5, 9}, cl[3] = {30, 300, 40};
+    const pa_kv_layout lay[2] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD};
+    for (int i = 0; i < 2; i++) {
+        const ctx_case c = {.seed = seed + (uint64_t)i,
+                            .layout = lay[i],
+                            .qd = dt,
+                            .cd = dt,
+                            .seqs = 3,
+                            .heads = 4,
+                            .kv_heads = 2,
+                            .hs = 64,
+                            .bs = 16,
+                            .ql = ql,
+                            .cl = cl,
+                            .window = 50,
+                            .bad_seq = 2};
+        run_ctx_case(&c, NULL, 0);
+    }
+    return 2;
+}
+Test(prefill_gpu, bad_block_id_before_the_window_skips_the_sequence) {
+    PA_SKIP_WITHOUT_GPU();
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_MMA), PA_SUCCESS);
+    bad_block_before_the_window_cases(PA_DTYPE_F16, 9150u);
+    bad_block_before_the_window_cases(PA_DTYPE_F32, 9160u);
+    cr_assert_eq(pa_set_prefill_path(PA_PREFILL_PATH_AUTO), PA_SUCCESS);
+}
+
 /* Captured once in a CUDA graph, replayed after the device lengths changed:
  * the kernel must read them on the device. */
 Test(prefill_gpu, graph_replay_reads_new_lengths) {
@@ -3421,6 +3458,19 @@ Test(prefill_hopper, persistent_cta_skips_bad_sequences) {
     bad_device_data_cases(0);
     unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
     hopper_end(before, 10);
+}
+
+/* prefill_gpu/bad_block_id_before_the_window_skips_the_sequence on the
+ * Hopper kernel, whose producers check the block ids themselves: one CTA an
+ * item (f16) and one persistent CTA (bf16). */
+Test(prefill_hopper, bad_block_id_before_the_window_skips_the_sequence) {
+    PA_SKIP_WITHOUT_GPU();
+    const long before = hopper_begin();
+    long n = bad_block_before_the_window_cases(PA_DTYPE_F16, 9170u);
+    set_persistent(1);
+    n += bad_block_before_the_window_cases(PA_DTYPE_BF16, 9180u);
+    unsetenv("PAGEDATTN_PREFILL_PERSISTENT");
+    hopper_end(before, n);
 }
 
 /* fp8 caches (e4m3 and e5m2, k_scale 0.05 and v_scale 0.03): raw tiles
