@@ -20,11 +20,11 @@ typedef struct pa_tolerance {
 } pa_tolerance;
 
 typedef struct pa_compare_result {
-    int64_t n;          /* elements compared */
-    int64_t mismatches; /* elements outside the tolerance (NaN included) */
-    int64_t nan_count;  /* failing non-finite values of `got`: NaN, or an infinity the reference lacks */
-    double max_abs_err;
-    double max_rel_err;
+    int64_t n;            /* elements compared */
+    int64_t mismatches;   /* elements outside the tolerance (NaN included) */
+    int64_t nan_count;    /* failing non-finite values of `got`: NaN, or an infinity the reference lacks */
+    double max_abs_err;   /* over the pairs with both values finite (0 when there are none) */
+    double max_rel_err;   /* |got - ref| / |ref| over those pairs whose ref is not 0 */
     int64_t first_bad[8]; /* indices of the first mismatches, -1 if unused */
     double first_got[8];
     double first_ref[8];

@@ -24,6 +24,24 @@ Test(check, rule_is_atol_plus_rtol_times_ref) {
     cr_assert_eq(r.first_bad[0], 0);
 }
 
+/* check.h: the largest errors are taken over the finite pairs only, and the
+ * relative one leaves out a zero reference (an error of 0.5 there would be
+ * infinite); the NaN and the infinity of `got` fail but move neither. */
+Test(check, largest_errors_skip_zero_references_and_non_finite_pairs) {
+    const pa_tolerance t = {1.0, 0.0};
+    const float ref[5] = {0.0f, 0.25f, 4.0f, 1.0f, 2.0f};
+    const float got[5] = {0.5f, 0.5f, 4.25f, NAN, INFINITY};
+    pa_compare_result r;
+    cr_assert_not(pa_compare(got, PA_DTYPE_F32, ref, 5, t, &r));
+    cr_assert_eq(r.mismatches, 2);
+    cr_assert_eq(r.nan_count, 2);
+    cr_assert_eq(r.max_abs_err, 0.5, "%g", r.max_abs_err);
+    cr_assert_eq(r.max_rel_err, 1.0, "%g: 0.25 off 0.25, the zero reference left out", r.max_rel_err);
+    cr_assert(pa_compare(got, PA_DTYPE_F32, ref, 1, t, &r));
+    cr_assert_eq(r.max_abs_err, 0.5);
+    cr_assert_eq(r.max_rel_err, 0.0, "%g: only a zero reference", r.max_rel_err);
+}
+
 Test(check, nan_in_output_fails_even_with_huge_tolerance) {
     pa_tolerance t = {1e30, 1e30};
     float ref[3] = {0, 0, 0};

@@ -1661,6 +1661,12 @@ Test(prefill_ref, each_remaining_refusal_names_its_field) {
         cr_assert(strstr(pa_last_error(), want) != NULL, "mixed case %d: '%s' lacks '%s'", k, pa_last_error(), want);
         cr_assert_eq(pa_mixed_attention_validate(bp), PA_ERR_INVALID_ARGUMENT, "mixed case %d", k);
     }
+    /* a total of exactly INT32_MAX tokens is not an overflow (something else refuses it) */
+    pa_mixed_attention_params e = m;
+    cr_assert_gt(e.num_decode_tokens, 0);
+    e.num_prefill_tokens = INT32_MAX - e.num_decode_tokens;
+    cr_assert_neq(pa_mixed_attention_validate(&e), PA_SUCCESS);
+    cr_assert(strstr(pa_last_error(), "overflows int32") == NULL, "%s", pa_last_error());
     cr_assert(out_untouched(pr), "mixed: output written");
     pa_context_problem_free(pr);
 }
