@@ -301,8 +301,11 @@ pa_status pa_copy_blocks_validate(const void *key_caches, int32_t num_layers, co
                (long long)num_pairs);
     PA_REQUIRE(pa_is_valid_dtype(dtype), "copy_blocks: dtype %d unknown", (int)dtype);
     PA_REQUIRE(numel_per_block > 0, "copy_blocks: numel_per_block must be > 0 (got %lld)", (long long)numel_per_block);
+    /* Counted at 8 bytes an element whatever the dtype: headroom for the
+     * kernel's byte loops (i + blockDim.x past the block) in int64. */
     PA_REQUIRE(num_blocks > 0 && numel_per_block <= INT64_MAX / 8 / num_blocks,
-               "copy_blocks: num_blocks %lld invalid (must be > 0, total bytes within int64)", (long long)num_blocks);
+               "copy_blocks: num_blocks %lld invalid (must be > 0, num_blocks x numel_per_block x 8 within int64)",
+               (long long)num_blocks);
     if (num_layers > 0 && num_pairs > 0) {
         PA_REQUIRE(key_caches != NULL, "copy_blocks: key_caches is NULL");
         PA_REQUIRE(block_mapping != NULL, "copy_blocks: block_mapping is NULL");

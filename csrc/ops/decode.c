@@ -74,11 +74,14 @@ pa_status pa_decode_validate_fields(const pa_decode_params *p, int apart) {
                (double)p->soft_cap);
     PA_REQUIRE(p->sliding_window >= 0, "decode: sliding_window must be >= 0 (0 = off), got %d", p->sliding_window);
     if (p->bs_vert_stride > 1) {
-        PA_REQUIRE(p->bs_block_size > 0 && p->bs_block_size % kv->block_size == 0,
-                   "decode: blocksparse_block_size %d must be a positive multiple of block_size %d", p->bs_block_size,
-                   kv->block_size);
-        PA_REQUIRE(p->bs_local_blocks >= 0, "decode: blocksparse_local_blocks must be >= 0");
-        PA_REQUIRE(p->tp_rank >= 0, "decode: tp_rank must be >= 0");
+        PA_REQUIRE(
+            p->bs_block_size > 0 && p->bs_block_size % kv->block_size == 0,
+            "decode: bs_block_size (vLLM's blocksparse_block_size) %d must be a positive multiple of block_size %d",
+            p->bs_block_size, kv->block_size);
+        PA_REQUIRE(p->bs_local_blocks >= 0,
+                   "decode: bs_local_blocks (vLLM's blocksparse_local_blocks) must be >= 0 (got %d)",
+                   p->bs_local_blocks);
+        PA_REQUIRE(p->tp_rank >= 0, "decode: tp_rank must be >= 0 (got %d)", p->tp_rank);
         /* The per-head offset (tp_rank * heads + head) * |sliding_step| + 1
          * plus the largest key block must fit in int32, the width the kernels
          * and the reference compute it in. */
@@ -87,7 +90,7 @@ pa_status pa_decode_validate_fields(const pa_decode_params *p, int apart) {
         const int64_t kmax = p->max_seq_len > 0 ? p->max_seq_len / p->bs_block_size : 0;
         const int64_t top = (int64_t)p->tp_rank * heads + heads - 1; /* < 2^62 */
         PA_REQUIRE(step == 0 || top <= (INT32_MAX - 1 - kmax) / step,
-                   "decode: blocksparse head offset (tp_rank %d, %lld heads, sliding step %d) overflows int32",
+                   "decode: block-sparse head offset (tp_rank %d, %lld heads, bs_head_sliding_step %d) overflows int32",
                    p->tp_rank, (long long)heads, p->bs_head_sliding_step);
     }
     pa_lse_strides ls;

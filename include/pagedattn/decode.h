@@ -115,9 +115,10 @@ PA_API pa_status pa_decode_validate(const pa_decode_params *p);
 
 /* CPU reference (all pointers host memory, seq_lens/block tables read on the
  * host). Plain loops, f64 softmax: the specification the kernels are tested
- * against. Also checks each seq_len and every block id it reads (with a
- * sliding window, only the blocks holding keys inside it: one wholly before
- * the window is read by neither the reference nor the GPU entries), an fp8
+ * against. Also checks each seq_len and every block id of the sequence from
+ * the first block holding a key inside a sliding window on (one wholly before
+ * the window is read by neither the reference nor the GPU entries; blocks
+ * block-sparse attention leaves out are checked all the same), an fp8
  * cache's k_scale / v_scale (finite and > 0) and the ALiBi slopes (finite),
  * before writing anything. A head that attends no token gets zeros. */
 PA_API pa_status pa_ref_paged_decode(const pa_decode_params *p);

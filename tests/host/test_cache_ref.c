@@ -1295,7 +1295,9 @@ Test(cache_ref, each_cache_op_refusal_names_its_argument) {
                 "copy_blocks: num_blocks 0 invalid");
     /* 16 elements a block, counted at 8 bytes each, over 2^58 blocks: 2^65 bytes */
     assert_fail(pa_ref_copy_blocks(layers, NULL, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, (int64_t)1 << 58),
-                PA_ERR_INVALID_ARGUMENT, "copy_blocks: num_blocks 288230376151711744 invalid");
+                PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: num_blocks 288230376151711744 invalid (must be > 0, num_blocks x numel_per_block x 8 "
+                "within int64)");
     void *null_layer[1] = {NULL}, *vlayers[1] = {src}, *null_v[1] = {NULL};
     assert_fail(pa_ref_copy_blocks(null_layer, vlayers, 1, &map[0][0], 2, 16, PA_DTYPE_FP8_E4M3, 4),
                 PA_ERR_INVALID_ARGUMENT, "copy_blocks: key_caches[0] is NULL");

@@ -136,7 +136,9 @@ Test(decode_validate, blocksparse_offset_must_fit_int32) {
     p.tp_rank = 1 << 20; /* (2^20 * 8 + 7) * 2^12 ~ 2^35 */
     p.bs_head_sliding_step = 1 << 12;
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(pa_last_error(), "overflows int32"), "%s", pa_last_error());
+    cr_assert(strstr(pa_last_error(), "decode: block-sparse head offset (tp_rank 1048576, 8 heads, "
+                                      "bs_head_sliding_step 4096) overflows int32"),
+              "%s", pa_last_error());
     p.bs_head_sliding_step = -(1 << 12); /* KV heads: (2^20 * 2 + 1) * 2^12 ~ 2^33 */
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
     p.bs_head_sliding_step = INT32_MIN; /* its negation does not fit in int32 */
@@ -166,7 +168,20 @@ Test(decode_validate, blocksparse_local_blocks_and_infinite_soft_cap) {
     cr_assert_eq(pa_decode_validate(&p), PA_SUCCESS, "%s", pa_last_error());
     p.bs_local_blocks = -1;
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
-    cr_assert(strstr(pa_last_error(), "blocksparse_local_blocks"), "%s", pa_last_error());
+    /* the C field's name, and vLLM's for Python callers */
+    cr_assert(
+        strstr(pa_last_error(), "decode: bs_local_blocks (vLLM's blocksparse_local_blocks) must be >= 0 (got -1)"),
+        "%s", pa_last_error());
+    p.bs_local_blocks = 0;
+    p.bs_block_size = 24;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: bs_block_size (vLLM's blocksparse_block_size) 24 must be a positive "
+                                      "multiple of block_size 16"),
+              "%s", pa_last_error());
+    p.bs_block_size = 64;
+    p.tp_rank = -2;
+    cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "decode: tp_rank must be >= 0 (got -2)"), "%s", pa_last_error());
     p = params(2, 8, 2, 128, 16, 1000);
     p.soft_cap = INFINITY;
     cr_assert_eq(pa_decode_validate(&p), PA_ERR_INVALID_ARGUMENT);

@@ -313,6 +313,35 @@ Test(decode_ref, blocksparse_query_block_is_the_last_tokens) {
     check_blocksparse(20, 80, 3, 4);
 }
 
+/* decode.h: the reference checks the block ids block-sparse attention leaves
+ * out too (block 0 of a 128-token sequence attends blocks 3 and 7 only); an
+ * id out of range there is refused, naming it, with nothing written. */
+Test(decode_ref, blocksparse_dropped_blocks_are_checked) {
+    const int lens[1] = {128};
+    pa_decode_problem_cfg c = {.seed = 21,
+                               .layout = PA_LAYOUT_FLASH_NHD,
+                               .q_dtype = PA_DTYPE_F32,
+                               .cache_dtype = PA_DTYPE_F32,
+                               .num_seqs = 1,
+                               .num_heads = 1,
+                               .num_kv_heads = 1,
+                               .head_size = 32,
+                               .block_size = 16,
+                               .seq_lens = lens};
+    pa_decode_problem *pr = pa_decode_problem_make(&c);
+    cr_assert(pr);
+    pr->p.bs_vert_stride = 4;
+    pr->p.bs_local_blocks = 1;
+    pr->p.bs_block_size = 16;
+    pr->block_tables[0] = -1;
+    pa_test_fill_nan(PA_DTYPE_F32, pr->out, 32);
+    cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT);
+    cr_assert(strstr(pa_last_error(), "block_tables[0][0] = -1 outside"), "%s", pa_last_error());
+    for (int d = 0; d < 32; d++)
+        cr_assert(isnan(((float *)pr->out)[d]), "output written at %d", d);
+    pa_decode_problem_free(pr);
+}
+
 Test(decode_ref, rejects_bad_input_and_writes_nothing) {
     const int lens[2] = {20, 40};
     pa_decode_problem_cfg c = {.seed = 1,
