@@ -224,6 +224,15 @@ else
     status=1
 fi
 
+phase "every host-layer mutant still finds its code (MUTANTS_CHECK=1 scripts/mutants.sh)"
+if MUTANTS_CHECK=1 scripts/mutants.sh; then
+    echo "build    check-mutants                 1 passed, 0 failed, 0 skipped"
+    total_pass=$((total_pass + 1))
+else
+    total_fail=$((total_fail + 1))
+    status=1
+fi
+
 phase "install + pkg-config + examples/"
 if scripts/check-install.sh build; then
     echo "install  check-install                 1 passed, 0 failed, 0 skipped"
