@@ -224,8 +224,8 @@ else
     status=1
 fi
 
-phase "every host-layer mutant still finds its code (MUTANTS_CHECK=1 scripts/mutants.sh)"
-if MUTANTS_CHECK=1 scripts/mutants.sh; then
+phase "every host-layer and Python mutant still finds its code (scripts/mutants.sh, python/tests/mutants.py)"
+if MUTANTS_CHECK=1 scripts/mutants.sh && python3 python/tests/mutants.py --check; then
     echo "build    check-mutants                 1 passed, 0 failed, 0 skipped"
     total_pass=$((total_pass + 1))
 else

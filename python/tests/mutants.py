@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mutation check of the Python package (python/pagedattn/*.py), not run by CI.
+"""Mutation check of the Python package (python/pagedattn/*.py); CI runs only --check.
 
 Plants each mutant below in the package sources, one at a time, runs the whole
 pytest suite of python/tests against the built library, restores the file, and
@@ -8,11 +8,14 @@ survived, 2 when a mutant's text no longer occurs exactly once in its file (the
 code moved on: update the mutant). The sources are restored after each run, also
 on an error, Ctrl-C or SIGTERM.
 
-    python3 python/tests/mutants.py [--lib PATH] [--list] [--equivalent] [ID ...]
+    python3 python/tests/mutants.py [--lib PATH] [--list] [--check] [--equivalent] [ID ...]
 
 --lib: libpagedattn.so to load (default $PAGEDATTN_LIB, else build/libpagedattn.so);
 IDs: run only those mutants; --equivalent: run the equivalent ones instead (they
-must survive: each says why no input can tell it from the original).
+must survive: each says why no input can tell it from the original); --check:
+only check that every mutant's text (the equivalent ones' too) occurs exactly
+once, running nothing (seconds; scripts/test.sh runs it, so CI does: four had
+gone stale unnoticed until 2026-12-07).
 
 The mutants: the 27 survivors of a blind pass of 72 hand-written mutants on
 2026-12-03, each closed by a test since (the test is named with it); the bug the
@@ -75,7 +78,7 @@ MUTANTS = [
     ("o-writekv-value-stride-from-key", "ops.py", "value_token_stride=c_stride(op, v, 0)",
      "value_token_stride=c_stride(op, k, 0)",
      "value's row stride from key; test_ops.test_key_and_value_rows_at_different_strides"),
-    ("o-decode-softcap-dropped", "ops.py", "    p.soft_cap = float(logits_soft_cap or 0.0)\n", "",
+    ("o-decode-softcap-dropped", "ops.py", '    p.soft_cap = real(op, "logits_soft_cap", logits_soft_cap or 0.0)\n', "",
      "decode's logits_soft_cap dropped; test_ops.test_decode_logits_soft_cap"),
     ("o-v2-parts-off-by-one", "ops.py", "parts = -(-int(max_seq_len) // 512)", "parts = int(max_seq_len) // 512 + 1",
      "v2 scratch partitions at multiples of 512; test_errors.test_v2_scratch_partitions_at_multiples_of_512"),
@@ -86,12 +89,12 @@ MUTANTS = [
      "check(lib.pa_paged_attention_v1(C.byref(p), stream_handle(op, t.values(), None)), op)",
      "v1 ignores stream=; test_cuda_path.test_every_cuda_launch_gets_the_callers_stream"),
     ("o-softmax-default-over-d", "ops.py",
-     "return float(scale) if scale is not None else 1.0 / math.sqrt(head_size)",
-     "return float(scale) if scale is not None else 1.0 / head_size",
+     "return real(op, name, scale) if scale is not None else 1.0 / math.sqrt(head_size)",
+     "return real(op, name, scale) if scale is not None else 1.0 / head_size",
      "default scale 1/d; test_ops.test_prefill_default_scale_is_one_over_sqrt_head_size"),
     ("o-prompt-default-scale-heads", "ops.py",
-     "scale=_softmax_scale(softmax_scale, head_size), alibi_slopes=alibi,",
-     "scale=_softmax_scale(softmax_scale, num_heads), alibi_slopes=alibi,",
+     'scale=_softmax_scale(op, "softmax_scale", softmax_scale, head_size), alibi_slopes=alibi,',
+     'scale=_softmax_scale(op, "softmax_scale", softmax_scale, num_heads), alibi_slopes=alibi,',
      "prompt default scale from num_heads; test_ops.test_prefill_default_scale_is_one_over_sqrt_head_size"),
     ("o-prompt-v-stride-from-k", "ops.py",
      "k_stride=c_stride(op, kv_, 0), v_stride=c_stride(op, vv, 0), dtype=PA_DTYPES[qv.dtype],",
@@ -184,7 +187,7 @@ MUTANTS = [
      "test_lse.test_prompt_attention_lse_refusals_write_nothing, "
      "test_lse_strides.test_a_dimension_of_one_element_takes_any_stride"),
     ("o-mixed-lse-dropped", "ops.py",
-     'sinks=_head_floats(op, t["sinks"], num_heads), **lse_fields)\n    _workspace_call',
+     'sinks=_head_floats(op, t["sinks"], num_heads),\n        **lse_fields)\n    _workspace_call',
      'sinks=_head_floats(op, t["sinks"], num_heads))\n    _workspace_call',
      "mixed_attention returns an lse the library never wrote; "
      "test_lse_strides.test_mixed_attention_lse_matches_the_definition"),
@@ -313,9 +316,21 @@ def main():
     ap.add_argument("--lib", default=os.environ.get("PAGEDATTN_LIB", os.path.join(ROOT, "build", "libpagedattn.so")))
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--equivalent", action="store_true")
+    ap.add_argument("--check", action="store_true")
     ap.add_argument("ids", nargs="*")
     a = ap.parse_args()
     todo = [m for m in (EQUIVALENT if a.equivalent else MUTANTS) if not a.ids or m[0] in a.ids]
+    if a.check:
+        stale = 0
+        for mid, fname, old, _, _ in MUTANTS + EQUIVALENT:
+            with open(os.path.join(PKG, fname)) as f:
+                n = f.read().count(old)
+            if n != 1:
+                print(f"STALE    {mid}: its text occurs {n} times in {fname}")
+                stale += 1
+        print(f"{len(MUTANTS) + len(EQUIVALENT) - stale} of {len(MUTANTS) + len(EQUIVALENT)} mutants find their "
+              f"text; {stale} stale")
+        return 2 if stale else 0
     if a.list:
         for mid, fname, _, _, what in todo:
             print(f"{mid:34s} {fname:12s} {what}")
