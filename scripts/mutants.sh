@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation check of the host layer (issue 16, item 13): plants 29 bugs in the
+# Mutation check of the host layer (issue 16, item 13): plants 30 bugs in the
 # real sources (validation, metadata builders, batch shaping, the CPU
 # references), one at a time, rebuilds the host test programs, runs them all,
 # and reverts: about 13 s a mutant, 6 minutes in all on 2 cores. Each mutant
@@ -195,6 +195,10 @@ mutant compare-rel-err-zero-ref csrc/core/check.c \
     'if (f != 0.0 && err / fabs(f) > r.max_rel_err)' 'if (err / fabs(f) > r.max_rel_err)'
 mutant mixed-tokens-int32-edge csrc/ops/prefill.c \
     'p->num_decode_tokens <= INT32_MAX,' 'p->num_decode_tokens < INT32_MAX,'
+# The ragged workspace's decode partial rows one row a sequence short: the prefill term's room
+# hid it from every batch until ragged_plan/decode_worst_case_fills_the_partial_rows_bound.
+mutant ragged-decode-part-rows-short csrc/ops/ragged.c \
+    'min64(T * g, PA_RG_DEC_ROWS * S)' 'min64(T * g, (PA_RG_DEC_ROWS - 1) * S)'
 
 if [ "$check_only" = 1 ]; then
     echo "$((tried - survived)) of $tried mutants find their text; $survived stale"

@@ -1392,6 +1392,38 @@ Test(ragged_plan, adversarial_batches_fit_the_bound) {
             }
 }
 
+/* The decode term of the partial-row bound, reached exactly. Contexts of 2048
+ * keys (128 pages of 16) split decode keys automatically into 4 chunks of 512
+ * and leave prefill unsplit (one chunk of 2048 at most), so the bound is the
+ * decode term alone: 40 decode sequences of 16 rows a KV head (1, 2 or 4
+ * tokens at groups 16, 8 and 4), each row stored once a chunk, need
+ * kvh x 40 x 16 x 4 partial rows, which is what the workspace holds. In
+ * adversarial_batches_fit_the_bound the prefill term's room hid a decode term
+ * that was too small. */
+Test(ragged_plan, decode_worst_case_fills_the_partial_rows_bound) {
+    static const int heads[][2] = {{32, 2}, {16, 2}, {32, 8}};
+    for (int hi = 0; hi < 3; hi++)
+        for (int k = 0; k < 3; k++) {
+            const int S = 40, cols = 128, ps = 16, kvh = heads[hi][1], q = 16 / (heads[hi][0] / kvh);
+            int32_t kv[40], cu[41];
+            cu[0] = 0;
+            for (int s = 0; s < S; s++) {
+                kv[s] = cols * ps;
+                cu[s + 1] = cu[s] + q;
+            }
+            pa_ragged_params p = plan_params(S, cu[S], heads[hi][0], kvh, ps, cols, 0, 0.0f, 0);
+            set_kernel(&p, k);
+            plan_out o;
+            plan(&p, kv, cu, S, &o);
+            check_plan(&p, kv, cu, S, &o);
+            const int64_t want = (int64_t)kvh * S * 16 * 4;
+            CHK(o.tot.part_rows == want && o.wl.max_part_rows == want,
+                "heads %d/%d kernel %d: %lld partial rows stored, bound %lld, by hand %lld", heads[hi][0], kvh, k,
+                (long long)o.tot.part_rows, (long long)o.wl.max_part_rows, (long long)want);
+            plan_free(&o);
+        }
+}
+
 /* A sequence's items do not depend on the rest of the batch: same key ranges,
  * rows and chunk structure alone or beside others (offsets aside). */
 Test(ragged_plan, batch_invariant_items) {
