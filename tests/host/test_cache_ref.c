@@ -1093,6 +1093,11 @@ Test(cache_ref, index_data_apart_from_what_the_copies_write) {
                 "copy_blocks: key_caches[0] and key_caches[1] share bytes (192 bytes each, 32 apart)");
     assert_fail(pa_ref_copy_blocks(kc, vv_over, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
                 "copy_blocks: key_caches[0] and value_caches[1] share bytes (192 bytes each, 160 apart)");
+    /* three layers whose overlapping two hold the highest addresses (the last
+     * pair of the sorted buffers; the check had to reach it) */
+    void *last_over[3] = {k[0], k[1], k[1] + NUMEL};
+    assert_fail(pa_ref_copy_blocks(last_over, NULL, 3, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_ERR_INVALID_ARGUMENT,
+                "copy_blocks: key_caches[1] and key_caches[2] share bytes (192 bytes each, 32 apart)");
     cr_assert(memcmp(k, k0, sizeof k) == 0 && memcmp(v, v0, sizeof v) == 0, "copied despite the error");
     void *twice[L] = {k[0], k[0]}; /* one buffer, both layers: blocks 0, 1 land on 4, 5 */
     cr_assert_eq(pa_ref_copy_blocks(twice, NULL, L, &m[0][0], 2, NUMEL, PA_DTYPE_F32, NB), PA_SUCCESS, "%s",
