@@ -4,8 +4,9 @@
  *   heuristics -> exact values of the documented formulas (heuristics.h);
  *   kv caches  -> accepted iff kv_cache.h's written definition says valid,
  *                 with the element count it gives;
- *   ops (decode, context prefill, ragged, reshape_and_cache, kv_cache_update,
- *       swap/copy blocks, merge_attn_states) -> accepted implies the CPU reference ran on buffers
+ *   ops (decode, context prefill, prompt, mixed, ragged, reshape_and_cache,
+ *       kv_cache_update, swap/copy blocks, merge_attn_states, convert)
+ *            -> accepted implies the CPU reference ran on buffers
  *                 sized from the headers' shapes (ASan/UBSan watch every
  *                 access); rejected implies every output byte untouched;
  *   success  -> outputs consistent (prefix sums monotonic, sums match, sizes
