@@ -240,6 +240,17 @@ plant hopper-rows-overlap-unchecked cuda/prefill/prefill_wgmma.cuh \
     'int bad = pa_prefill::seq_bad_share<128>(p, s, sq);' \
     'int bad = p.mode == PA_PREFILL_MODE_CONTEXT ? pa_prefill::blocks_bad_share<128>(p, s, sq.n_cache) : 0;' \
     test_prefill 'prefill_hopper/persistent_cta_skips_bad_sequences'
+# The Hopper producers' verdict over their 128 threads (2026-12-07 kernel mutation pass): warp 3's
+# share left out, or each warp's reduction over 16 lanes; every bad id of the other tests was a
+# sequence's first, which warp 0's lane 0 reads.
+plant hopper-producer-verdict-without-warp-3 cuda/prefill/prefill_wgmma.cuh \
+    'ok = !(bw[0] | bw[1] | bw[2] | bw[3]);' 'ok = !(bw[0] | bw[1] | bw[2]);' \
+    test_prefill 'prefill_gpu/bad_block_id_late_in_the_table_skips_the_sequence'
+plant hopper-producer-verdict-over-half-warps cuda/prefill/prefill_wgmma.cuh \
+    'for (int o = 16; o > 0; o >>= 1)
+                bad |= __shfl_xor_sync' 'for (int o = 8; o > 0; o >>= 1)
+                bad |= __shfl_xor_sync' \
+    test_prefill 'prefill_gpu/bad_block_id_late_in_the_table_skips_the_sequence'
 plant prefill-f32-prompt-rows-overlap-unchecked cuda/prefill/prefill_f32.cu \
     'if (!pa_prefill::seq_ok<kWarps * 32>(p, s, sq))' \
     'if (p.mode == PA_PREFILL_MODE_CONTEXT && !pa_prefill::seq_ok<kWarps * 32>(p, s, sq))' \
@@ -836,8 +847,9 @@ plant convert-one-past-the-end cuda/convert.cu \
 # pa_merge_attn_states (cuda/merge_states.cu): FlashAttention-2's +inf lse taken at its word, a
 # part of weight 0 multiplied in (its NaN row leaks), both parts empty divided 0 by 0, a row's
 # chunks past the CTA row's threads never reached, the merged lse at vLLM's layout whatever the
-# strides, the suffix's rows at the prefix's stride, and a CTA of one token row where the grid
-# counted several.
+# strides, the suffix's rows at the prefix's stride, a CTA of one token row where the grid
+# counted several, and the maximum of the two lses taken with fmaxf alone, which drops a NaN
+# lse beside an empty part (the row comes out empty, not NaN).
 plant merge-plus-inf-lse-not-empty cuda/merge_states.cu \
     '    la = la == INFINITY ? -INFINITY : la;' '' \
     test_gpu_basic 'merge_states/matches_reference'
@@ -858,6 +870,9 @@ plant merge-suffix-at-prefix-stride cuda/merge_states.cu \
     test_gpu_basic 'merge_states/strided_rows_lse_layouts_and_in_place'
 plant merge-one-token-row-a-cta cuda/merge_states.cu \
     'dim3((unsigned)tx, (unsigned)ty)' 'dim3((unsigned)tx, 1u)' \
+    test_gpu_basic 'merge_states/matches_reference'
+plant merge-nan-lse-beside-empty-part-dropped cuda/merge_states.cu \
+    'isnan(la) || isnan(lb) ? NAN : fmaxf(la, lb)' 'fmaxf(la, lb)' \
     test_gpu_basic 'merge_states/matches_reference'
 # The prefill kernels' lse output (prefill.h): mma.sync's rows at the token-major [tokens, heads]
 # place, a row with a sink but no key given -inf, one lane of each warp (not of each quad)
@@ -1284,6 +1299,11 @@ plant hopper-whole-tiles-causal-off-by-one cuda/prefill/prefill_wgmma.cuh \
 plant hopper-whole-tiles-window-off-by-one cuda/prefill/prefill_wgmma.cuh \
     'max(0, ((qpos_hi - base - window) >> L) + 1)' 'max(0, ((qpos_hi - base - window) >> L))' \
     test_prefill 'prefill_hopper/*'
+# The segment's bound one key late (2026-12-07 kernel mutation pass): a segment one key short of
+# whole tiles ends in a tile taken for a whole one; no test's context was 1 short of a tile multiple.
+plant hopper-whole-tiles-segment-end-one-late cuda/prefill/prefill_wgmma.cuh \
+    'int y = min(n, (ke - base) >> L);' 'int y = min(n, (ke - base + 1) >> L);' \
+    test_prefill 'prefill_hopper/cache_one_key_short_of_whole_tiles'
 # A step's ring position for tile t + 1 (RingPos::next, 2026-11-28): the phase
 # not flipped when the stage wraps to 0.
 plant hopper-ring-phase-not-flipped cuda/prefill/prefill_wgmma.cuh \
@@ -1380,6 +1400,11 @@ plant hopper-fp8-query-reciprocal-past-2-126 cuda/prefill/prefill_wgmma.cuh \
     test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
 plant hopper-fp8-scale-reciprocal-past-2-126 cuda/prefill/prefill_wgmma.cuh \
     'return s > 0x1p126f ? 0.25f * __fdividef(1.0f, 0.25f * s) :' 'return' \
+    test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
+# A subnormal k_scale (2026-12-07 kernel mutation pass): its reciprocal unclamped, inf, so every
+# new key quantised to +-448 or NaN (prefill.h counts a scale under 2^-126 as 2^-126 there).
+plant hopper-fp8-subnormal-scale-reciprocal-unclamped cuda/prefill/prefill_wgmma.cuh \
+    '__fdividef(1.0f, fmaxf(s, 0x1p-126f))' '__fdividef(1.0f, s)' \
     test_prefill 'prefill_hopper_fp8/extreme_query_rows_and_k_scale'
 plant ragged-mma-scale-of-the-first-head cuda/ragged/ragged_mma.cuh \
     'const int sh = s_item.it.kvh * P.scale_hs;' 'const int sh = 0;' test_ragged 'ragged_gpu/fp8_scales_per_head'

@@ -232,15 +232,17 @@ typedef struct merge_case {
 
 /* The lse pair of a row, drawn from the kinds a server meets: finite at
  * gaps small and large, a part empty (-inf, or FlashAttention-2's +inf),
- * both empty, a weight that underflows, a NaN. *drop_a / *drop_b: that
- * part's weight is 0, so its row may hold NaN (and does). */
+ * both empty, a weight that underflows, a NaN (beside a finite lse, or beside
+ * an empty part, where a maximum taken with fmaxf would drop the NaN and give
+ * an empty row). *drop_a / *drop_b: that part's weight is 0, so its row may
+ * hold NaN (and does). */
 static void merge_lse_pair(pa_rng *r, float *la, float *lb, int *drop_a, int *drop_b) {
-    static const int weights[] = {50, 8, 8, 6, 6, 4, 6, 4, 4, 4};
+    static const int weights[] = {50, 8, 8, 6, 6, 4, 6, 4, 4, 4, 4};
     const float empty = pa_rng_int(r, 0, 1) ? INFINITY : -INFINITY;
     *la = pa_rng_uniform(r, -20.0f, 20.0f);
     *lb = *la + pa_rng_uniform(r, -12.0f, 12.0f);
     *drop_a = *drop_b = 0;
-    switch (pa_test_pick_weighted(r, weights, 10)) {
+    switch (pa_test_pick_weighted(r, weights, 11)) {
     case 1: *la = empty, *drop_a = 1; break;
     case 2: *lb = empty, *drop_b = 1; break;
     case 3: *la = empty, *lb = pa_rng_int(r, 0, 1) ? INFINITY : -INFINITY, *drop_a = *drop_b = 1; break;
@@ -250,6 +252,12 @@ static void merge_lse_pair(pa_rng *r, float *la, float *lb, int *drop_a, int *dr
     case 7: *la = NAN; break;
     case 8: *lb = NAN; break;
     case 9: *la = *lb = 88.0f + pa_rng_uniform(r, 0.0f, 1.0f); break; /* e^lse past f32: only differences count */
+    case 10: /* NaN beside an empty part: still a row of NaN (merge.h) */
+        if (pa_rng_int(r, 0, 1))
+            *la = NAN, *lb = empty, *drop_b = 1;
+        else
+            *la = empty, *lb = NAN, *drop_a = 1;
+        break;
     }
 }
 
