@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include <algorithm>
 #include <initializer_list>
@@ -90,6 +91,19 @@ extern "C" const char *__ubsan_default_options() { return "abort_on_error=1:prin
 // did not plan (a bug of the self-test kernel, a detector firing for the wrong
 // reason). Each Criterion test runs in a process of its own.
 namespace {
+// Exits with status 86 at once. Under ThreadSanitizer a plain _exit from
+// inside the interpreter's own bookkeeping (Unobserved: the wgmma and fence
+// detectors fire there) made it report the fiber "finished with ignores
+// enabled" and, with abort_on_error, abort: the SIGABRT a test expected, so a
+// test passed on an abort for another reason. The exit_group system call runs
+// no exit-time checks.
+[[noreturn]] void exit_86() {
+#ifdef PA_INTERP_TSAN
+    syscall(SYS_exit_group, 86);
+#endif
+    _exit(86);
+}
+
 constexpr int kExpectMax = 4;
 const char *g_expect[kExpectMax];
 int g_expect_n = 0;
@@ -108,7 +122,7 @@ void check_expected_abort(const char *report) {
             fprintf(stderr, "pa_interp: the test expected an abort whose report holds \"%s\", not this one: %s\n",
                     g_expect[i], report);
             fflush(stderr);
-            _exit(86);
+            exit_86();
         }
 }
 } // namespace

@@ -202,12 +202,17 @@ __device__ void qk_wgmma(const uint16_t *q, unsigned char *tile, uint32_t base, 
     }
     if (mode != PA_WG_NO_WGMMA_FENCE)
         pa::ptx::wgmma_fence();
+    const uint64_t db0 = pa::ptx::twin::wgmma_desc(base, 16, 1024, 128);
     for (int kk = 0; kk < 4; kk++) {
         const uint64_t db = pa::ptx::twin::wgmma_desc(base + 32u * (uint32_t)kk, 16, 1024, 128);
         pa::ptx::wgmma_rs<2, 64, false>(acc, a[kk], db, kk > 0);
         if (groups)
             pa::ptx::wgmma_commit();
+        if (mode == PA_WG_ACC_WRITTEN_CHAINED && kk == 0)
+            acc[0] = 0.0f;
     }
+    if (mode == PA_WG_OTHER_SHAPE_CHAINED)
+        pa::ptx::wgmma_rs<2, 32, false>(*reinterpret_cast<float(*)[16]>(acc), a[0], db0, 1);
     if (!groups)
         pa::ptx::wgmma_commit();
     if (mode == PA_WG_TILE_REWRITTEN && t == 0)
@@ -233,6 +238,11 @@ __device__ void qk_wgmma(const uint16_t *q, unsigned char *tile, uint32_t base, 
         pa::ptx::wgmma_wait<0>();
         if (mode != PA_WG_READ_BEFORE_WAIT)
             store();
+    }
+    if (mode == PA_WG_NO_FENCE_AFTER_WAIT) { // the registers were the thread's again at the wait
+        pa::ptx::wgmma_rs<2, 64, false>(acc, a[0], db0, 1);
+        pa::ptx::wgmma_commit();
+        pa::ptx::wgmma_wait<0>();
     }
 }
 
@@ -261,7 +271,11 @@ __global__ void wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mod
 // the async proxy and multiplies. mode 0: that; 1: the consumers fence before
 // they wait (after a __syncthreads that the producers reach once they have
 // arrived: the copies have landed, but the consumers have not seen the phase
-// that says so); 2: they do not fence.
+// that says so); 2: they do not fence; 3: the producers first copy Q's bytes
+// into the tile, the consumers wait for that phase, and once the producers
+// have refilled the tile with K in the next phase (a barrier after it) the
+// consumers fence without waiting for it (the fence publishes the first
+// phase's copies only).
 __global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode) {
     PA_DYNAMIC_SMEM(unsigned char, sm);
     PA_STATIC_SMEM(full, uint64_t);
@@ -271,21 +285,32 @@ __global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, in
     if (t == 0)
         pa::ptx::mbar_init(&full, 128);
     __syncthreads();
-    if (t >= 128) {
+    auto produce = [&](const uint16_t *from) {
         for (int i = t - 128; i < 64 * 8; i += 128) { // 16-byte chunk c of key row r
             const int r = i / 8, c = i % 8;
-            pa::ptx::cp_async16(tile + 128 * r + 16 * (c ^ (r % 8)), k + 64 * r + 8 * c);
+            pa::ptx::cp_async16(tile + 128 * r + 16 * (c ^ (r % 8)), from + 64 * r + 8 * c);
         }
         pa::ptx::mbar_cp_arrive(&full);
-    }
+    };
+    if (t >= 128)
+        produce(mode == 3 ? q : k);
     if (mode == 1)
         __syncthreads();
+    if (mode == 3) { // the consumers wait for phase 0, then the tile is refilled in phase 1
+        if (t < 128)
+            pa::ptx::mbar_wait(&full, 0);
+        __syncthreads();
+        if (t >= 128)
+            produce(k);
+        __syncthreads();
+    }
     if (t >= 128)
         return;
     if (mode == 1)
         pa::ptx::fence_proxy_async();
-    pa::ptx::mbar_wait(&full, 0);
-    if (mode == 0)
+    if (mode != 3)
+        pa::ptx::mbar_wait(&full, 0);
+    if (mode == 0 || mode == 3)
         pa::ptx::fence_proxy_async();
     qk_wgmma(q, tile, base, s, PA_WG_OK);
 }
@@ -293,10 +318,15 @@ __global__ void wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, in
 // The Hopper kernel's register hand-off, 384 threads (168 registers each at
 // launch): warpgroup 0 gives up registers with setmaxnreg.dec 56 and the other
 // two take them with setmaxnreg.inc 224. mode 1: no dec (the incs wait
-// forever); 2: the incs ask for 232, more than the dec released.
+// forever); 2: the incs ask for 232, more than the dec released; 3: the dec
+// asks for 60 (not a multiple of 8); 4: the dec asks for 176, above the 168 it has.
 __global__ void setmaxnreg_handoff(int *out, int mode) {
     if (threadIdx.x < 128) {
-        if (mode != 1)
+        if (mode == 3)
+            pa::ptx::setmaxnreg_dec<60>();
+        else if (mode == 4)
+            pa::ptx::setmaxnreg_dec<176>();
+        else if (mode != 1)
             pa::ptx::setmaxnreg_dec<56>();
     } else if (mode == 2) {
         pa::ptx::setmaxnreg_inc<232>();
@@ -401,7 +431,9 @@ __global__ void mbar_rearrive(uint32_t *out, int mode) {
 // Programmatic dependent launch: a producer writes buf, then a consumer
 // (launched with it when the launcher says so) adds buf to other. Mode 0 reads
 // buf after griddepcontrol.wait (right); 1 reads it before; 2: thread 5 of each
-// CTA returns before the wait; 3 stores to buf before the wait. Every mode
+// CTA returns before the wait; 3 stores to buf before the wait; 4: thread 5 of
+// CTA 2 alone returns before it; 5: thread 1 of each CTA reads buf before it
+// (thread 0, which runs first, waits). Every mode
 // reads `other`, which the producer does not write, before the wait (right).
 __global__ void pdl_producer(int *buf) {
     pa::ptx::griddep_launch_dependents();
@@ -411,14 +443,15 @@ __global__ void pdl_producer(int *buf) {
 __global__ void pdl_consumer(int *buf, const int *other, int *out, int mode) {
     const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     int x = other[i];
-    if (mode == 1)
+    const bool early = mode == 1 || (mode == 5 && threadIdx.x == 1);
+    if (early)
         x += buf[i];
-    if (mode == 2 && threadIdx.x == 5)
+    if ((mode == 2 || (mode == 4 && blockIdx.x == 2)) && threadIdx.x == 5)
         return;
     if (mode == 3)
         buf[i] = 0;
     pa::ptx::griddep_wait();
-    if (mode != 1)
+    if (!early)
         x += buf[i];
     out[i] = x;
 }
@@ -432,6 +465,292 @@ __global__ void write_value(int *out, int v) { *out = v; }
 // 32-lane segment (full mask); lanes 0-7 of warp 1 then read lanes 16-23, which do not exist.
 __global__ void partial_warp_shuffle(int *out) {
     out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x, 16);
+}
+
+// Four shuffles in a row, of 1000 k + the thread's index for shuffle k: xor 1,
+// up 3, down 5, from lane 7. Lanes at the ends keep their own (up, down), as on
+// the device; a shuffle does not overwrite what a slower lane has still to read
+// of the one before.
+__global__ void shuffle_modes(int *out) {
+    const int t = (int)threadIdx.x;
+    const int a = __shfl_xor_sync(0xffffffffu, t, 1);
+    const int b = __shfl_up_sync(0xffffffffu, 1000 + t, 3);
+    const int c = __shfl_down_sync(0xffffffffu, 2000 + t, 5);
+    const int d = __shfl_sync(0xffffffffu, 3000 + t, 7);
+    out[4 * t + 0] = a;
+    out[4 * t + 1] = b;
+    out[4 * t + 2] = c;
+    out[4 * t + 3] = d;
+}
+
+// Every lane reads lane `src` of its warp (__shfl_sync, full mask).
+__global__ void shuffle_from_lane(int *out, int src) {
+    out[threadIdx.x] = __shfl_sync(0xffffffffu, (int)threadIdx.x, src);
+}
+
+// cp.async's operands and landing (thread 0, 80 bytes of dynamic shared
+// memory). mode 0: 8 source bytes of a 16-byte unit (the rest zero-filled);
+// 1: 20 source bytes of a 16-byte unit; 2: a source off its unit's alignment;
+// 3: a destination whose unit reaches past dynamic shared memory (it starts
+// inside); 4: the thread exits with a copy never waited for; 5: two groups,
+// wait_group 1, the newer group's destination read before its wait and after.
+__global__ void cp_async_case(const uint32_t *src, uint32_t *out, int mode) {
+    PA_DYNAMIC_SMEM(uint32_t, s);
+    if (threadIdx.x != 0)
+        return;
+    if (mode == 0) {
+        pa::ptx::cp_async(s, src, 16, 8);
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async_wait<0>();
+        for (int i = 0; i < 4; i++)
+            out[i] = s[i];
+    } else if (mode == 1) {
+        pa::ptx::cp_async(s, src, 16, 20);
+    } else if (mode == 2) {
+        pa::ptx::cp_async(s, src + 1, 16, 16);
+    } else if (mode == 3) {
+        pa::ptx::cp_async(s + 16, src, 16, 16); // bytes 64..79 of 72
+    } else if (mode == 4) {
+        pa::ptx::cp_async(s, src, 16, 16);
+        pa::ptx::cp_async_commit();
+        return;
+    } else {
+        pa::ptx::cp_async(s, src, 16, 16);
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async(s + 4, src + 4, 16, 16);
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async_wait<1>();
+        out[0] = s[0];
+        out[1] = s[4]; // its group is still in flight: the poison
+        pa::ptx::cp_async_wait<0>();
+        out[2] = s[4];
+    }
+    if (mode != 0 && mode != 5) {
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async_wait<0>();
+    }
+}
+
+// Warp collectives the lanes do not meet at together. mode 0: lanes 16..31
+// exit and lanes 0..15 __syncwarp; 1: lanes 0..15 __syncwarp at one line, the
+// others at another.
+__global__ void warp_collective_case(int *out, int mode) {
+    const int l = (int)threadIdx.x;
+    if (mode == 0) {
+        if (l >= 16)
+            return;
+        __syncwarp();
+    } else if (l < 16) {
+        __syncwarp();
+    } else {
+        __syncwarp();
+    }
+    out[l] = 1;
+}
+
+// __syncthreads_or over 64 threads: thread 3 alone with a true predicate, then none.
+__global__ void sync_or_case(int *out) {
+    const int t = (int)threadIdx.x;
+    const int any = __syncthreads_or(t == 3);
+    const int none = __syncthreads_or(0);
+    out[t] = 2 * any + none;
+}
+
+// Named barriers (two warps, 64 threads a CTA). mode 0: a count past the
+// CTA's threads; 1: id 0; 2: two counts in one generation; 3: warp 0 arrives
+// on barriers 1 and 2 and goes on, warp 1 syncs on 2 and then 1 (an arrival
+// does not wait); 4: warp 1 stores a value and arrives on barrier 1, warp 0
+// syncs on it and reads the value, in every CTA but the first, whose arrival
+// nobody consumes (each CTA's barriers start at rest); 5: warp 1 arrives on
+// barrier 1 before a __syncthreads and warp 0 syncs on it after (resident
+// CTAs, which switch at the __syncthreads, keep their own barriers).
+__global__ void named_case(int *out, int mode) {
+    PA_STATIC_SMEM(s_val, int);
+    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32;
+    int v = 1;
+    if (mode == 0) {
+        pa::ptx::named_sync(1, 96);
+    } else if (mode == 1) {
+        pa::ptx::named_sync(0, 64);
+    } else if (mode == 2) {
+        if (w == 0)
+            pa::ptx::named_arrive(1, 64);
+        else
+            pa::ptx::named_sync(1, 32);
+    } else if (mode == 3) {
+        if (w == 0) {
+            pa::ptx::named_arrive(1, 64);
+            pa::ptx::named_arrive(2, 64);
+        } else {
+            pa::ptx::named_sync(2, 64);
+            pa::ptx::named_sync(1, 64);
+        }
+    } else if (mode == 4) {
+        if (w == 1) {
+            if (l == 0)
+                s_val = 7;
+            pa::ptx::named_arrive(1, 64);
+        } else if (blockIdx.x > 0) {
+            pa::ptx::named_sync(1, 64);
+            v = s_val;
+        }
+    } else {
+        if (w == 1)
+            pa::ptx::named_arrive(1, 64);
+        __syncthreads();
+        if (w == 0)
+            pa::ptx::named_sync(1, 64);
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = v;
+}
+
+// One thread and one mbarrier. mode 0: a count of 2^20 (past the field);
+// 1: an arrival on the object before any mbarrier.init (0xFF bytes); 2: init,
+// arrive, wait for the phase, init again, then two arrivals with no wait
+// between (a missing wait: the first init's wait does not count).
+__global__ void mbar_misuse(uint32_t *out, int mode) {
+    PA_STATIC_SMEM(bar, uint64_t);
+    if (mode == 0) {
+        pa::ptx::mbar_init(&bar, 1 << 20);
+    } else if (mode == 1) {
+        pa::ptx::mbar_arrive(&bar);
+    } else {
+        pa::ptx::mbar_init(&bar, 1);
+        pa::ptx::mbar_arrive(&bar);
+        pa::ptx::mbar_wait(&bar, 0);
+        pa::ptx::mbar_init(&bar, 1);
+        pa::ptx::mbar_arrive(&bar);
+        pa::ptx::mbar_arrive(&bar);
+    }
+    out[0] = 1;
+}
+
+// Warp 0 stores 32 words and arrives on `full` (32 arrivals); warp 1 probes
+// the phase (mbarrier.test_wait, lane 0's answer for the warp) instead of
+// waiting, reads the words and arrives itself: the probe that finds the phase
+// complete is a wait (it orders the stores before the reads, and the next
+// phase may begin).
+__global__ void mbar_probe(uint32_t *out) {
+    PA_STATIC_SMEM(bar, uint64_t);
+    PA_STATIC_SMEM(s_words, uint32_t[32]);
+    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32;
+    if (threadIdx.x == 0)
+        pa::ptx::mbar_init(&bar, 32);
+    __syncthreads();
+    if (w == 0) {
+        s_words[l] = 100u + (uint32_t)l;
+        pa::ptx::mbar_arrive(&bar);
+    } else {
+        while (!__shfl_sync(0xffffffffu, (int)pa::ptx::mbar_test(&bar, 0), 0)) // the warp's probes agree
+            ;
+        out[l] = s_words[31 - l];
+        pa::ptx::mbar_arrive(&bar);
+    }
+}
+
+// 48 KB of static shared memory, the device's limit, in one variable.
+__global__ void static_smem_48k(uint32_t *out) {
+    PA_STATIC_SMEM(s_words, uint32_t[12 * 1024]);
+    const int t = (int)threadIdx.x;
+    s_words[t] = (uint32_t)t;
+    s_words[12 * 1024 - 1 - t] = (uint32_t)t;
+    __syncthreads();
+    out[t] = s_words[12 * 1024 - 1 - t] + s_words[t];
+}
+
+// Lane 0 of each warp logs three steps in the order they run (a __syncwarp
+// after each): log[k] = 10 w + i for the k-th step to run.
+__global__ void warp_steps(int *counter, int *log) {
+    const int w = (int)threadIdx.x / 32, l = (int)threadIdx.x % 32;
+    for (int i = 0; i < 3; i++) {
+        if (l == 0)
+            log[atomicAdd(counter, 1)] = 10 * w + i;
+        __syncwarp();
+    }
+}
+
+// ldmatrix.x4 from lane l's row at byte `off` + 16 l of dynamic shared memory
+// (the launch gives it `bytes`); out[4 l + j] is lane l's register j.
+__global__ void ldmatrix_rows(uint32_t *out, int off) {
+    PA_DYNAMIC_SMEM(unsigned char, s);
+    const int l = (int)threadIdx.x;
+    for (int i = 0; i < 16; i++)
+        s[off + 16 * l + i] = (unsigned char)(16 * l + i);
+    __syncwarp();
+    uint32_t r[4];
+    pa::ptx::ldmatrix_x4(r, s + off + 16 * l);
+    for (int j = 0; j < 4; j++)
+        out[4 * l + j] = r[j];
+}
+
+// 640 threads (five warpgroups) start with 96 registers each: 65536 / 640
+// rounded down to 8. Warpgroup 0 gives up 24 a thread (setmaxnreg.dec 72), and
+// the other four ask for 8 more each (.inc 104): 96 x 128 released, 128 x 128
+// asked for, a deadlock.
+__global__ void setmaxnreg_640(int *out) {
+    if (threadIdx.x < 128)
+        pa::ptx::setmaxnreg_dec<72>();
+    else
+        pa::ptx::setmaxnreg_inc<104>();
+    out[threadIdx.x] = 1;
+}
+
+// One thread stores one byte at out[i] (i may lie outside the buffer).
+__global__ void write_byte_at(unsigned char *out, long i) { out[i] = 1; }
+
+// Writes 1 in CTA (0,0,0)'s thread 0: any grid and block shape.
+__global__ void write_one(int *out) {
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0 && threadIdx.y == 0 &&
+        threadIdx.z == 0)
+        out[0] = 1;
+}
+
+// The race a barrier's sync object shared by two generations would hide: after
+// a barrier (mode 0 __syncthreads, 1 __syncwarp) thread 0 stores a word and
+// reaches the next barrier, thread 1 reads the word with no barrier between.
+__global__ void write_read_between_barriers(int *out, int mode) {
+    PA_STATIC_SMEM(s_word, int);
+    const int t = (int)threadIdx.x;
+    if (mode == 0)
+        __syncthreads();
+    else
+        __syncwarp();
+    if (t == 0)
+        s_word = 5;
+    if (t == 1)
+        out[0] = s_word;
+    if (mode == 0)
+        __syncthreads();
+    else
+        __syncwarp();
+}
+
+// Warp 1 reads the row warp 0 then copies into with cp.async, with no barrier
+// between (the copy may land from its issue on); the copy lands after a
+// __syncthreads that orders the read before it.
+__global__ void read_then_cp_async(const uint32_t *src, uint32_t *out) {
+    PA_DYNAMIC_SMEM(uint32_t, s);
+    const int t = (int)threadIdx.x;
+    if (t >= 32 && t < 36)
+        out[t - 32] = s[t - 32];
+    if (t == 0)
+        pa::ptx::cp_async(s, src, 16, 16);
+    __syncthreads();
+    if (t == 0) {
+        pa::ptx::cp_async_commit();
+        pa::ptx::cp_async_wait<0>();
+    }
+}
+
+// Thread b % 32 of CTA b stores to one shared word, which thread 0 reads after a barrier:
+// every CTA its own shared memory, so nothing here races.
+__global__ void smem_word_per_cta(int *out) {
+    PA_DYNAMIC_SMEM(int, s);
+    if ((int)threadIdx.x == (int)blockIdx.x % 32)
+        s[0] = (int)blockIdx.x;
+    __syncthreads();
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = s[0];
 }
 
 } // namespace
@@ -499,7 +818,9 @@ cudaError_t pa_selftest_cp_async_then_read(const uint32_t *src, uint32_t *out, i
 }
 
 cudaError_t pa_selftest_wgmma_qk(const uint16_t *q, const uint16_t *k, float *s, int mode) {
-    PA_LAUNCH(dim3(1), dim3(128), 64 * 128 + 1024, nullptr, wgmma_qk)(q, k, s, mode);
+    // The tile starts 944 bytes in (window 0x850 rounded up to 1024).
+    const size_t smem = mode == PA_WG_SMEM_2_BYTES_SHORT ? 944 + 64 * 128 - 2 : 64 * 128 + 1024;
+    PA_LAUNCH(dim3(1), dim3(mode == PA_WG_THREE_WARPS ? 96 : 128), smem, nullptr, wgmma_qk)(q, k, s, mode);
     return cudaGetLastError();
 }
 cudaError_t pa_selftest_wgmma_qk_mbar(const uint16_t *q, const uint16_t *k, float *s, int mode) {
@@ -554,6 +875,83 @@ cudaError_t pa_selftest_write_value(int *out, int v, cudaStream_t stream) {
 }
 cudaError_t pa_selftest_partial_warp_shuffle(int *out, int threads) {
     PA_LAUNCH(dim3(1), dim3(threads), 0, nullptr, partial_warp_shuffle)(out);
+    return cudaGetLastError();
+}
+
+cudaError_t pa_selftest_shuffle_modes(int *out) {
+    PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, shuffle_modes)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_shuffle_from_lane(int *out, int threads, int src) {
+    PA_LAUNCH(dim3(1), dim3(threads), 0, nullptr, shuffle_from_lane)(out, src);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_cp_async_case(const uint32_t *src, uint32_t *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(32), 72, nullptr, cp_async_case)(src, out, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_warp_collective(int *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, warp_collective_case)(out, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_sync_or(int *out) {
+    PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, sync_or_case)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_named(int *out, int ctas, int mode) {
+    PA_LAUNCH(dim3(ctas), dim3(64), 0, nullptr, named_case)(out, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_mbar_misuse(uint32_t *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, mbar_misuse)(out, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_mbar_probe(uint32_t *out) {
+    PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, mbar_probe)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_static_smem_48k(uint32_t *out) {
+    PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, static_smem_48k)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_setmaxnreg_640(int *out) {
+    PA_LAUNCH(dim3(1), dim3(640), 0, nullptr, setmaxnreg_640)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_ldmatrix_rows(uint32_t *out, int off, int bytes) {
+    PA_LAUNCH(dim3(1), dim3(32), (size_t)bytes, nullptr, ldmatrix_rows)(out, off);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_warp_steps(int *counter, int *log) {
+    PA_LAUNCH(dim3(1), dim3(64), 0, nullptr, warp_steps)(counter, log);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_write_byte_at(unsigned char *out, long i) {
+    PA_LAUNCH(dim3(1), dim3(1), 0, nullptr, write_byte_at)(out, i);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_launch_dims(int *out, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz) {
+    PA_LAUNCH(dim3(gx, gy, gz), dim3(bx, by, bz), 0, nullptr, write_one)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_write_read_between_barriers(int *out, int mode) {
+    PA_LAUNCH(dim3(1), dim3(32), 0, nullptr, write_read_between_barriers)(out, mode);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_read_then_cp_async(const uint32_t *src, uint32_t *out) {
+    PA_LAUNCH(dim3(1), dim3(64), 16, nullptr, read_then_cp_async)(src, out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_smem_word_per_cta(int *out, int ctas) {
+    PA_LAUNCH(dim3(ctas), dim3(32), 16, nullptr, smem_word_per_cta)(out);
+    return cudaGetLastError();
+}
+cudaError_t pa_selftest_pdl_streams(int *buf, const int *other, int *out, int *unrelated, cudaStream_t producer,
+                                    cudaStream_t between, cudaStream_t consumer) {
+    PA_LAUNCH(dim3(4), dim3(64), 0, producer, pdl_producer)(buf);
+    PA_LAUNCH(dim3(1), dim3(1), 0, between, write_value)(unrelated, 1);
+    PA_LAUNCH_PDL(true, dim3(4), dim3(64), 0, consumer, pdl_consumer)(buf, other, out, 1);
     return cudaGetLastError();
 }
 

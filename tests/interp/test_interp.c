@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "selftest_kernels.h"
 
@@ -736,5 +738,522 @@ Test(tsan, named_barrier_turn_skipped_is_a_race, .signal = SIGABRT) {
 
     int *log = dev(8 * sizeof(int));
     pa_selftest_named_turns(log, 8, 0);
+}
+#endif
+
+/* ---- The mutation pass of 2026-12-07 (tests/interp/README.md): each test below fails on a
+ * one-point change to interp.cpp that every test before it passed. ---- */
+
+/* The four shuffles give the device's lanes: up and down keep a lane's own value where the
+ * source lies outside the warp, and back-to-back shuffles do not overwrite what a slower lane
+ * has still to read (they write the two halves of the slots in turn). */
+Test(interp, shuffles_read_the_lanes_the_device_gives) {
+    int *out = dev(64 * 4 * sizeof(int));
+    cr_assert_eq(pa_selftest_shuffle_modes(out), cudaSuccess);
+    for (int t = 0; t < 64; t++) {
+        const int l = t % 32, base = t - l;
+        const int want[4] = {t ^ 1, 1000 + (l >= 3 ? t - 3 : t), 2000 + (l + 5 < 32 ? t + 5 : t), 3000 + base + 7};
+        for (int k = 0; k < 4; k++)
+            cr_expect_eq(out[4 * t + k], want[k], "thread %d, shuffle %d: %d, want %d", t, k, out[4 * t + k], want[k]);
+    }
+    cudaFree(out);
+}
+
+/* 40 threads: lane 7 of warp 1 is thread 39, the block's last; lane 8 is the first that does not
+ * exist. */
+Test(interp, shuffle_from_the_first_lane_past_the_block_aborts, .signal = SIGABRT) {
+    int *out = dev(40 * sizeof(int));
+    cr_assert_eq(pa_selftest_shuffle_from_lane(out, 40, 7), cudaSuccess);
+    for (int t = 0; t < 40; t++)
+        cr_assert_eq(out[t], t < 32 ? 7 : 39);
+    pa_interp_expect_abort("shuffle reads a lane past the block's last thread");
+    (void)pa_selftest_shuffle_from_lane(out, 40, 8);
+}
+
+/* cp.async zero-fills the bytes of its unit past src-size, and a copy lands at the
+ * cp.async.wait_group that covers its group, not at an earlier one: the newer group's
+ * destination still holds the poison after wait_group 1. */
+Test(interp, cp_async_zero_fills_and_lands_at_its_own_wait) {
+    uint32_t *src = dev(8 * sizeof(uint32_t)), *out = dev(4 * sizeof(uint32_t));
+    for (uint32_t i = 0; i < 8; i++)
+        src[i] = 10u + i;
+    cr_assert_eq(pa_selftest_cp_async_case(src, out, 0), cudaSuccess);
+    cr_expect(out[0] == 10u && out[1] == 11u && out[2] == 0u && out[3] == 0u, "%u %u %u %u", out[0], out[1], out[2],
+              out[3]);
+    cr_assert_eq(pa_selftest_cp_async_case(src, out, 5), cudaSuccess);
+    cr_expect_eq(out[0], 10u);
+    cr_expect_eq(out[1], 0xFFFFFFFFu, "the newer group landed at wait_group 1 (%#x)", out[1]);
+    cr_expect_eq(out[2], 14u);
+    cudaFree(src);
+    cudaFree(out);
+}
+static void cp_async_abort_case(int mode, const char *reason) {
+    uint32_t *src = dev(8 * sizeof(uint32_t)), *out = dev(4 * sizeof(uint32_t));
+    memset(src, 0, 8 * sizeof(uint32_t));
+    pa_interp_expect_abort(reason);
+    (void)pa_selftest_cp_async_case(src, out, mode);
+}
+Test(interp, cp_async_src_size_past_its_unit_aborts, .signal = SIGABRT) {
+    cp_async_abort_case(1, "cp.async src-size out of range");
+}
+Test(interp, cp_async_source_off_its_alignment_aborts, .signal = SIGABRT) {
+    cp_async_abort_case(2, "cp.async address not aligned to its size");
+}
+Test(interp, cp_async_unit_reaching_past_dynamic_smem_aborts, .signal = SIGABRT) {
+    cp_async_abort_case(3, "cp.async destination outside dynamic shared memory");
+}
+Test(interp, thread_exiting_with_a_copy_never_waited_for_aborts, .signal = SIGABRT) {
+    cp_async_abort_case(4, "cp.async copies never waited for");
+}
+
+/* ldmatrix's rows: each 16 bytes, 16-byte aligned, inside dynamic shared memory. Rows in order
+ * give lane l the bytes of row (l / 4) of each 8 x 8 matrix (ldmatrix's layout). */
+Test(interp, ldmatrix_reads_its_rows) {
+    uint32_t *out = dev(128 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_ldmatrix_rows(out, 0, 512), cudaSuccess);
+    for (int l = 0; l < 32; l++)
+        for (int j = 0; j < 4; j++) {
+            const uint32_t b = (uint32_t)(16 * (8 * j + l / 4) + 4 * (l % 4));
+            uint32_t want = 0;
+            for (uint32_t i = 0; i < 4; i++)
+                want |= ((b + i) & 0xFFu) << (8 * i); /* the kernel stores each byte's offset mod 256 */
+            cr_expect_eq(out[4 * l + j], want, "lane %d register %d: %#x, want %#x", l, j, out[4 * l + j], want);
+        }
+    cudaFree(out);
+}
+Test(interp, ldmatrix_row_reaching_past_dynamic_smem_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("ldmatrix row outside dynamic shared memory");
+    uint32_t *out = dev(128 * sizeof(uint32_t));
+    (void)pa_selftest_ldmatrix_rows(out, 0, 504); /* the last row ends 8 bytes past it */
+}
+Test(interp, ldmatrix_row_off_16_bytes_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("ldmatrix row address not 16-byte aligned");
+    uint32_t *out = dev(128 * sizeof(uint32_t));
+    (void)pa_selftest_ldmatrix_rows(out, 8, 528);
+}
+
+Test(interp, warp_collective_with_exited_lanes_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("warp collective with exited lanes");
+    int *out = dev(32 * sizeof(int));
+    (void)pa_selftest_warp_collective(out, 0);
+}
+Test(interp, warp_collective_reached_from_two_places_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("divergent warp collective");
+    int *out = dev(32 * sizeof(int));
+    (void)pa_selftest_warp_collective(out, 1);
+}
+
+/* __syncthreads_or is true in every thread when any thread's predicate is. */
+Test(interp, syncthreads_or_sees_every_thread) {
+    int *out = dev(64 * sizeof(int));
+    cr_assert_eq(pa_selftest_sync_or(out), cudaSuccess);
+    for (int t = 0; t < 64; t++)
+        cr_expect_eq(out[t], 2, "thread %d: %d (2 * any + none)", t, out[t]);
+    cudaFree(out);
+}
+
+static void named_abort_case(int mode, const char *reason) {
+    pa_interp_expect_abort(reason);
+    int *out = dev(64 * sizeof(int));
+    (void)pa_selftest_named(out, 1, mode);
+}
+Test(interp, named_barrier_count_past_the_cta_aborts, .signal = SIGABRT) {
+    named_abort_case(0, "named barrier thread count must be a multiple of 32 up to the CTA's");
+}
+Test(interp, named_barrier_zero_aborts, .signal = SIGABRT) { named_abort_case(1, "named barrier id must be in 1..15"); }
+Test(interp, named_barrier_with_two_counts_aborts, .signal = SIGABRT) {
+    named_abort_case(2, "named barrier used with two thread counts in one generation");
+}
+/* bar.arrive does not wait: a warp that arrives on 1 and then 2 meets a warp that syncs on 2
+ * and then 1 (were arrivals waits, a deadlock). */
+Test(interp, named_arrive_does_not_wait) {
+    int *out = dev(64 * sizeof(int));
+    cr_assert_eq(pa_selftest_named(out, 1, 3), cudaSuccess);
+    for (int t = 0; t < 64; t++)
+        cr_assert_eq(out[t], 1);
+    cudaFree(out);
+}
+/* Every CTA's named barriers start at rest, one resident CTA at a time or two taking turns: an
+ * arrival left over in one CTA completes nothing in the next, and an arrival before a
+ * __syncthreads (where resident CTAs take turns) counts in its own CTA only. */
+Test(interp, named_barriers_are_each_ctas_own) {
+    int *out = dev(3 * 64 * sizeof(int));
+    cr_assert_eq(pa_selftest_named(out, 3, 4), cudaSuccess);
+    for (int t = 0; t < 3 * 64; t++)
+        cr_expect_eq(out[t], t >= 64 && t % 64 < 32 ? 7 : 1, "thread %d of CTA %d read %d", t % 64, t / 64, out[t]);
+    setenv("PA_INTERP_CTAS", "2", 1);
+    const cudaError_t e = pa_selftest_named(out, 2, 5);
+    setenv("PA_INTERP_CTAS", "1", 1);
+    cr_assert_eq(e, cudaSuccess);
+    cudaFree(out);
+}
+
+static void mbar_misuse_case(int mode, const char *reason) {
+    pa_interp_expect_abort(reason);
+    uint32_t *out = dev(sizeof(uint32_t));
+    (void)pa_selftest_mbar_misuse(out, mode);
+}
+Test(interp, mbarrier_init_past_its_count_field_aborts, .signal = SIGABRT) {
+    mbar_misuse_case(0, "mbarrier.init: count must be in 1..2^20-1");
+}
+Test(interp, mbarrier_arrive_on_an_object_never_initialised_aborts, .signal = SIGABRT) {
+    mbar_misuse_case(1, "mbarrier arrive on an object never initialised");
+}
+/* mbarrier.init starts the object over: a wait for a phase of the object before it does not
+ * let the new object's second phase begin. */
+Test(interp, mbarrier_reinitialised_forgets_its_waits, .signal = SIGABRT) { mbar_misuse_case(2, "a missing wait"); }
+/* A probe (mbarrier.test_wait) that finds the phase complete is a wait: the next phase may
+ * begin, and under ThreadSanitizer it orders the arrivals' stores before the prober's reads. */
+Test(interp, mbarrier_probe_that_finds_the_phase_complete_is_a_wait) {
+    uint32_t *out = dev(32 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_mbar_probe(out), cudaSuccess);
+    for (int l = 0; l < 32; l++)
+        cr_expect_eq(out[l], 100u + 31u - (uint32_t)l);
+    cudaFree(out);
+}
+
+/* A test that expects an abort fails on an abort for another reason: the process exits with
+ * status 86, under ThreadSanitizer too. There, until 2026-12-07, a detector that fired inside the
+ * interpreter's own bookkeeping (the wgmma and fence checks) made the exit end in ThreadSanitizer's
+ * "finished with ignores enabled" report and an abort, the SIGABRT such a test expected. */
+Test(interp, abort_for_another_reason_exits_with_86) {
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        pa_interp_expect_abort("wgmma: B operand outside dynamic shared memory");
+        wgmma_qk_case(PA_WG_NO_PROXY_FENCE, EXPECT_NOTHING); /* aborts: no fence.proxy.async */
+        _exit(0);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 86, "the child's status: %#x", (unsigned)status);
+}
+
+Test(interp, wgmma_after_a_wait_without_a_new_wgmma_fence_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("with no wgmma.fence since");
+    wgmma_qk_case(PA_WG_NO_FENCE_AFTER_WAIT, EXPECT_NOTHING);
+}
+Test(interp, wgmma_into_in_flight_registers_of_another_shape_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("an in-flight wgmma of another shape owns");
+    wgmma_qk_case(PA_WG_OTHER_SHAPE_CHAINED, EXPECT_NOTHING);
+}
+/* The next wgmma of the chain takes the registers over (poisoned again): the write is seen at
+ * its issue, not at the wait. */
+Test(interp, wgmma_accumulator_written_between_chained_wgmmas_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("accumulators of an in-flight wgmma were written");
+    wgmma_qk_case(PA_WG_ACC_WRITTEN_CHAINED, EXPECT_NOTHING);
+}
+/* Every byte of every operand element lies in dynamic shared memory: the K tile's last element
+ * reaching 2 bytes past it aborts. */
+Test(interp, wgmma_operand_past_dynamic_smem_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("wgmma: B operand outside dynamic shared memory");
+    wgmma_qk_case(PA_WG_SMEM_2_BYTES_SHORT, EXPECT_NOTHING);
+}
+Test(interp, wgmma_in_a_cta_of_three_warps_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("the CTA must be whole warpgroups");
+    wgmma_qk_case(PA_WG_THREE_WARPS, EXPECT_NOTHING);
+}
+/* Copies landed through the mbarrier in a phase the consumers have not waited for stay out of
+ * the async proxy at their fence, even where they waited for the phase before it. */
+Test(interp, wgmma_after_waiting_for_an_earlier_phase_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("written through the generic proxy");
+    wgmma_case(pa_selftest_wgmma_qk_mbar, 3, EXPECT_NOTHING);
+}
+
+Test(interp, setmaxnreg_count_off_a_multiple_of_8_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("setmaxnreg: the count must be a multiple of 8 in 24..256");
+    setmaxnreg_case(3);
+}
+Test(interp, setmaxnreg_dec_above_the_warps_count_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("setmaxnreg.dec above the warp's current count");
+    setmaxnreg_case(4);
+}
+
+/* A warp starts with 65536 / threads registers rounded down to 8, as ptxas gives: 96 at 640
+ * threads (not 102), so the other four warpgroups cannot take 8 more each from the 24 that
+ * warpgroup 0 gives up. */
+Test(interp, setmaxnreg_pool_starts_from_counts_rounded_down_to_8, .signal = SIGABRT) {
+    pa_interp_expect_abort("setmaxnreg.inc to 104");
+    pa_interp_expect_abort("deadlock in block");
+    int *out = dev(640 * sizeof(int));
+    (void)pa_selftest_setmaxnreg_640(out);
+}
+
+/* The exit rule holds in every CTA, not only the first. */
+Test(interp, pdl_thread_of_a_later_cta_exiting_without_the_wait_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("exited without executing");
+    pdl_case(4, 1);
+}
+#ifndef PA_SELFTEST_TSAN
+/* Each thread is held to the wait, not the CTA: thread 1 reads before its wait after thread 0
+ * has waited and exited. */
+Test(interp, pdl_read_before_the_wait_after_another_thread_waited_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("before its griddepcontrol.wait");
+    pdl_case(5, 1);
+}
+/* What the consumer may not touch before its wait is what the grid before it on its own stream
+ * wrote: a grid on another stream between the two changes nothing, and a producer on another
+ * stream closes nothing. */
+Test(interp, pdl_closes_what_the_last_grid_of_its_stream_wrote, .signal = SIGABRT) {
+    enum { N = 4 * 64 };
+    int *buf = dev(N * sizeof(int)), *other = dev(N * sizeof(int)), *out = dev(N * sizeof(int));
+    int *unrelated = dev(sizeof(int));
+    for (int i = 0; i < N; i++)
+        other[i] = 3 * i;
+    cudaStream_t a, b;
+    cr_assert_eq(cudaStreamCreate(&a), cudaSuccess);
+    cr_assert_eq(cudaStreamCreate(&b), cudaSuccess);
+    cr_assert_eq(pa_selftest_pdl_streams(buf, other, out, unrelated, b, b, a), cudaSuccess);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], 3 * i + 1000 * i + 7);
+    pa_interp_expect_abort("before its griddepcontrol.wait");
+    (void)pa_selftest_pdl_streams(buf, other, out, unrelated, a, b, a);
+}
+#endif
+
+/* The device's launch limits: 1024 threads a block, z up to 64; grid y and z up to 65535. */
+Test(interp, launch_limits_are_the_devices) {
+    int *out = dev(sizeof(int));
+    *out = 0;
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 1, 1, 1024, 1, 1), cudaSuccess);
+    cr_assert_eq(*out, 1);
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 1, 1, 1025, 1, 1), cudaErrorInvalidConfiguration);
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 1, 1, 1, 1, 64), cudaSuccess);
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 1, 1, 1, 1, 65), cudaErrorInvalidConfiguration);
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 65536, 1, 1, 1, 1), cudaErrorInvalidConfiguration);
+    cr_assert_eq(pa_selftest_launch_dims(out, 1, 1, 65536, 1, 1, 1), cudaErrorInvalidConfiguration);
+    cudaFree(out);
+}
+
+/* A kernel's first launch learns its static bytes as it runs: past 48 KB with the dynamic ones
+ * it fails after the fact. A later launch is refused before it runs: the kernel does not run. */
+Test(interp, launch_past_48_kb_with_the_static_bytes_fails) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    out[0] = 0;
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 44 * 1024 + 4, 0), cudaErrorInvalidValue,
+                 "the first launch, 4 KiB static and 44 KiB + 4 dynamic");
+    out[0] = 0;
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 44 * 1024 + 4, 0), cudaErrorInvalidValue);
+    cr_assert_eq(out[0], 0u, "a refused launch ran");
+    cudaFree(out);
+}
+/* The opt-in limit is an H100's 227 KiB, static bytes included. */
+Test(interp, opt_in_limit_is_227_kb_with_the_static_bytes) {
+    int v = 0;
+    cr_assert_eq(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+    cr_assert_eq(v, 227 * 1024);
+    uint32_t *out = dev(sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 1024, 0), cudaSuccess); /* learns the 4 KiB */
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 223 * 1024, 223 * 1024), cudaSuccess);
+    cr_assert_eq(out[0], 3u);
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 1024, 224 * 1024), cudaErrorInvalidValue,
+                 "224 KiB dynamic and 4 KiB static, past 227 KiB");
+    (void)cudaGetLastError();
+    cudaFree(out);
+}
+Test(interp, lowering_a_kernels_smem_attribute_aborts, .signal = SIGABRT) {
+    uint32_t *out = dev(sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 1024, 48 * 1024), cudaSuccess);
+    cr_assert_eq(pa_selftest_static_and_dynamic_smem(out, 1024, 48 * 1024), cudaSuccess, "the same value again");
+    pa_interp_expect_abort("lowers a kernel's MaxDynamicSharedMemorySize from 49152 to 40960");
+    (void)pa_selftest_static_and_dynamic_smem(out, 1024, 40 * 1024);
+}
+/* 48 KB of static shared memory is the device's limit, not past it. */
+Test(interp, static_smem_of_exactly_48_kb_runs) {
+    uint32_t *out = dev(32 * sizeof(uint32_t));
+    cr_assert_eq(pa_selftest_static_smem_48k(out), cudaSuccess);
+    for (uint32_t t = 0; t < 32; t++)
+        cr_expect_eq(out[t], 2 * t);
+    cudaFree(out);
+}
+/* A static variable first met while two CTAs are resident starts as 0xFF bytes in both. */
+Test(interp, static_smem_first_met_with_two_resident_ctas_is_poisoned_in_both) {
+    uint32_t *out = dev(4 * sizeof(uint32_t));
+    setenv("PA_INTERP_CTAS", "2", 1);
+    const cudaError_t e = pa_selftest_static_smem(out, 4);
+    setenv("PA_INTERP_CTAS", "1", 1);
+    cr_assert_eq(e, cudaSuccess);
+    for (int b = 0; b < 4; b++)
+        cr_expect_eq(out[b], 0xFFFFFFFFu, "CTA %d read %#x before writing its static shared memory", b, out[b]);
+    cudaFree(out);
+}
+
+#ifndef PA_SELFTEST_TSAN
+/* One byte just before the buffer, or just past its end, is seen: the margin's every byte is
+ * checked. 5 ints: 12 bytes past the end. */
+static void write_byte_case(long i) {
+    unsigned char *out = dev(5 * sizeof(int));
+    (void)pa_selftest_write_byte_at(out, i);
+}
+Test(interp, store_of_one_byte_just_past_the_end_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("past its end");
+    write_byte_case(5 * sizeof(int));
+}
+Test(interp, store_of_one_byte_just_before_the_start_aborts, .signal = SIGABRT) {
+    pa_interp_expect_abort("before its start");
+    write_byte_case(-1);
+}
+
+/* A grid leaves what it wrote closed to the host. */
+Test(interp, host_read_right_after_a_grid_aborts, .signal = SIGABRT) {
+    unsetenv("PA_INTERP_HOST_ACCESS");
+    int *d = dev(sizeof(int));
+    cr_assert_eq(pa_selftest_write_value(d, 7, NULL), cudaSuccess);
+    pa_interp_expect_abort("the host touched device memory");
+    volatile int x = d[0];
+    (void)x;
+}
+/* The runtime's copies and sets reach closed device memory, from either side, synchronous or
+ * stream-ordered. */
+Test(interp, runtime_copies_and_sets_reach_closed_device_memory) {
+    unsetenv("PA_INTERP_HOST_ACCESS");
+    int *d = dev(8 * sizeof(int)), *e = dev(8 * sizeof(int));
+    int h[8], back[8];
+    for (int i = 0; i < 8; i++)
+        h[i] = 10 + i;
+    cr_assert_eq(cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(e, d, sizeof h, cudaMemcpyDeviceToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemsetAsync(e, 0, sizeof(int), NULL), cudaSuccess);
+    cr_assert_eq(cudaMemcpyAsync(back, e, sizeof back, cudaMemcpyDeviceToHost, NULL), cudaSuccess);
+    cr_assert(back[0] == 0 && back[1] == 11 && back[7] == 17, "%d %d %d", back[0], back[1], back[7]);
+    cr_assert_eq(cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert(back[0] == 10 && back[7] == 17, "%d %d", back[0], back[7]);
+    cudaFree(d);
+    cudaFree(e);
+}
+#endif
+
+/* Synchronous calls and the batch copy during a capture fail with
+ * cudaErrorStreamCaptureUnsupported and invalidate it, as on the device. */
+Test(interp, synchronous_calls_during_a_capture_fail_and_invalidate_it) {
+    int *a = dev(4 * sizeof(int)), *b = dev(4 * sizeof(int));
+    cudaStream_t cap;
+    cr_assert_eq(cudaStreamCreate(&cap), cudaSuccess);
+    for (int call = 0; call < 6; call++) {
+        cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+        cudaError_t e = cudaSuccess;
+        void *p = NULL;
+        void *dsts[1] = {b};
+        const void *srcs[1] = {a};
+        size_t sizes[1] = {sizeof(int)}, idx[1] = {0};
+        struct cudaMemcpyAttributes at;
+        memset(&at, 0, sizeof at);
+        at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+        switch (call) {
+        case 0: e = cudaMemcpy(b, a, sizeof(int), cudaMemcpyDeviceToDevice); break;
+        case 1: e = cudaMemset(b, 0, sizeof(int)); break;
+        case 2: e = cudaMalloc(&p, 16); break;
+        case 3: e = cudaDeviceSynchronize(); break;
+        case 4: e = cudaStreamSynchronize(cap); break;
+        default: e = cudaMemcpyBatchAsync(dsts, srcs, sizes, 1, &at, idx, 1, cap); break;
+        }
+        cr_assert_eq(e, cudaErrorStreamCaptureUnsupported, "call %d during the capture gave %d", call, (int)e);
+        cudaGraph_t g = NULL;
+        cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaErrorStreamCaptureInvalidated, "call %d", call);
+        (void)cudaGetLastError();
+    }
+    cudaStreamDestroy(cap);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+/* During a capture a stream-ordered copy or set follows its stream, as a launch does: recorded on
+ * the capturing stream (it runs at each replay), run now on another. */
+Test(interp, stream_ordered_copies_and_sets_follow_their_stream_during_a_capture) {
+    int *a = dev(sizeof(int)), *b = dev(sizeof(int));
+    *a = 5;
+    *b = 0;
+    cudaStream_t cap, other;
+    cr_assert_eq(cudaStreamCreate(&cap), cudaSuccess);
+    cr_assert_eq(cudaStreamCreate(&other), cudaSuccess);
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(cudaMemcpyAsync(b, a, sizeof(int), cudaMemcpyDeviceToDevice, cap), cudaSuccess);
+    cr_assert_eq(*b, 0, "a copy on the capturing stream ran at capture");
+    cr_assert_eq(cudaMemsetAsync(a, 0, sizeof(int), other), cudaSuccess);
+    cr_assert_eq(*a, 0, "a set on another stream did not run now");
+    cr_assert_eq(cudaMemcpyAsync(a, b, sizeof(int), cudaMemcpyDeviceToDevice, other), cudaSuccess);
+    cr_assert_eq(*a, 0);
+    *a = 6;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, cap), cudaSuccess);
+    cr_assert_eq(*b, 6, "the replay copied %d", *b);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(other);
+    cudaStreamDestroy(cap);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+/* PA_INTERP_SCHED=warp runs the lowest ready warp as far as it goes (warp 0's three steps, then
+ * warp 1's); the default sweep takes every warp one step at a time. */
+Test(interp, warp_schedule_runs_the_lowest_ready_warp_first) {
+    int *counter = dev(sizeof(int)), *log = dev(6 * sizeof(int));
+    const int sweep[6] = {0, 10, 1, 11, 2, 12}, warp[6] = {0, 1, 2, 10, 11, 12};
+    for (int k = 0; k < 2; k++) {
+        setenv("PA_INTERP_SCHED", k ? "warp" : "sweep", 1);
+        *counter = 0;
+        const cudaError_t e = pa_selftest_warp_steps(counter, log);
+        unsetenv("PA_INTERP_SCHED");
+        cr_assert_eq(e, cudaSuccess);
+        for (int i = 0; i < 6; i++)
+            cr_expect_eq(log[i], k ? warp[i] : sweep[i], "%s: step %d ran %d", k ? "warp" : "sweep", i, log[i]);
+    }
+    cudaFree(counter);
+    cudaFree(log);
+}
+
+/* A batch whose copy writes what another copy reads has no order on the device: it aborts. */
+Test(interp, batch_copy_whose_destination_meets_another_copys_source_aborts, .signal = SIGABRT) {
+    int *a = dev(4 * sizeof(int)), *b = dev(4 * sizeof(int));
+    void *dsts[2] = {b, a + 2};
+    const void *srcs[2] = {a, b};
+    size_t sizes[2] = {2 * sizeof(int), 2 * sizeof(int)}, idx[1] = {0};
+    struct cudaMemcpyAttributes at;
+    memset(&at, 0, sizeof at);
+    at.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    pa_interp_expect_abort("copy 0's destination meets copy 1's source");
+    (void)cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, &at, idx, 1, s);
+}
+
+/* Each CTA's shared memory is its own: different threads of two CTAs storing one shared word
+ * is no race (under ThreadSanitizer, the history of a CTA's shared memory ends with it). */
+Test(interp, ctas_storing_one_shared_word_do_not_race) {
+    int *out = dev(4 * sizeof(int));
+    cr_assert_eq(pa_selftest_smem_word_per_cta(out, 4), cudaSuccess);
+    for (int b = 0; b < 4; b++)
+        cr_expect_eq(out[b], b);
+    cudaFree(out);
+}
+
+#ifdef PA_SELFTEST_TSAN
+/* A barrier's generations use two sync objects: thread 0, past a barrier and at the next,
+ * releases nothing that thread 1, still to leave the first, acquires. */
+Test(tsan, store_and_read_between_two_syncthreads_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("write_read_between_barriers(");
+    int *out = dev(sizeof(int));
+    (void)pa_selftest_write_read_between_barriers(out, 0);
+}
+Test(tsan, store_and_read_between_two_syncwarps_race, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("write_read_between_barriers(");
+    int *out = dev(sizeof(int));
+    (void)pa_selftest_write_read_between_barriers(out, 1);
+}
+/* A cp.async may write its destination from its issue on: a read there that the issue is not
+ * ordered with races, even where the copy lands after a barrier that orders the read first. */
+Test(tsan, read_of_a_cp_async_destination_unordered_with_its_issue_races, .signal = SIGABRT) {
+    pa_interp_expect_abort("ThreadSanitizer: data race");
+    pa_interp_expect_abort("read_then_cp_async(");
+    uint32_t *src = dev(4 * sizeof(uint32_t)), *out = dev(4 * sizeof(uint32_t));
+    memset(src, 0, 4 * sizeof(uint32_t));
+    (void)pa_selftest_read_then_cp_async(src, out);
 }
 #endif
