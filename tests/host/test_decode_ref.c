@@ -248,12 +248,9 @@ Test(decode_ref, single_token_returns_its_value) {
     pa_decode_problem_free(pr);
 }
 
-/* Block-sparse decode over one f32 sequence of seq_len tokens (head 32, KV
- * block 16, vert_stride 4, local 1, bs block 16, sliding step 0: offset 1, so
- * the remote blocks are those with (id + 1) % 4 == 0). Every block but
- * `remote` and `local` is poisoned with NaN: the output must equal plain
- * attention over those two blocks' 32 tokens, computed here in double. */
-static void check_blocksparse(unsigned seed, int seq_len, int remote, int local) {
+/* The block-sparse problem of check_blocksparse (and of the block id test
+ * below): one f32 sequence of seq_len tokens, head 32, blocks of 16. */
+static pa_decode_problem *blocksparse_problem(unsigned seed, int seq_len) {
     const int lens[1] = {seq_len};
     pa_decode_problem_cfg c = {.seed = seed,
                                .layout = PA_LAYOUT_FLASH_NHD,
@@ -270,6 +267,16 @@ static void check_blocksparse(unsigned seed, int seq_len, int remote, int local)
     pr->p.bs_vert_stride = 4;
     pr->p.bs_local_blocks = 1;
     pr->p.bs_block_size = 16;
+    return pr;
+}
+
+/* Block-sparse decode over one f32 sequence of seq_len tokens (head 32, KV
+ * block 16, vert_stride 4, local 1, bs block 16, sliding step 0: offset 1, so
+ * the remote blocks are those with (id + 1) % 4 == 0). Every block but
+ * `remote` and `local` is poisoned with NaN: the output must equal plain
+ * attention over those two blocks' 32 tokens, computed here in double. */
+static void check_blocksparse(unsigned seed, int seq_len, int remote, int local) {
+    pa_decode_problem *pr = blocksparse_problem(seed, seq_len);
     const size_t per_block = (size_t)16 * 32;
     for (int b = 0; b < seq_len / 16; b++) {
         if (b == remote || b == local)
@@ -317,22 +324,7 @@ Test(decode_ref, blocksparse_query_block_is_the_last_tokens) {
  * out too (block 0 of a 128-token sequence attends blocks 3 and 7 only); an
  * id out of range there is refused, naming it, with nothing written. */
 Test(decode_ref, blocksparse_dropped_blocks_are_checked) {
-    const int lens[1] = {128};
-    pa_decode_problem_cfg c = {.seed = 21,
-                               .layout = PA_LAYOUT_FLASH_NHD,
-                               .q_dtype = PA_DTYPE_F32,
-                               .cache_dtype = PA_DTYPE_F32,
-                               .num_seqs = 1,
-                               .num_heads = 1,
-                               .num_kv_heads = 1,
-                               .head_size = 32,
-                               .block_size = 16,
-                               .seq_lens = lens};
-    pa_decode_problem *pr = pa_decode_problem_make(&c);
-    cr_assert(pr);
-    pr->p.bs_vert_stride = 4;
-    pr->p.bs_local_blocks = 1;
-    pr->p.bs_block_size = 16;
+    pa_decode_problem *pr = blocksparse_problem(21, 128);
     pr->block_tables[0] = -1;
     pa_test_fill_nan(PA_DTYPE_F32, pr->out, 32);
     cr_assert_eq(pa_ref_paged_decode(&pr->p), PA_ERR_INVALID_ARGUMENT);
