@@ -1533,25 +1533,32 @@ Test(prefill_gpu, bad_block_id_at_block_sizes_near_int32_max) {
  * sequences 0 and 2 run with the window. A kernel that checked only the
  * blocks it reads would compute sequence 1. vLLM's and flash's layouts; the
  * 16-bit kernels on whichever path is set, the f32 kernel at f32. */
+/* Three sequences (4 query heads on 2 KV heads, head 64, blocks of 16) of
+ * which the second holds context block id `bad_block` out of range (ctx_case
+ * bad_seq): it is skipped, the other two are computed. */
+static void bad_block_case(pa_kv_layout layout, pa_dtype dt, uint64_t seed, const int *ql, const int *cl, int window,
+                           int bad_block) {
+    const ctx_case c = {.seed = seed,
+                        .layout = layout,
+                        .qd = dt,
+                        .cd = dt,
+                        .seqs = 3,
+                        .heads = 4,
+                        .kv_heads = 2,
+                        .hs = 64,
+                        .bs = 16,
+                        .ql = ql,
+                        .cl = cl,
+                        .window = window,
+                        .bad_seq = 2,
+                        .bad_block = bad_block};
+    run_ctx_case(&c, NULL, 0);
+}
 static long bad_block_before_the_window_cases(pa_dtype dt, uint64_t seed) {
     const int ql[3] = {20, 5, 9}, cl[3] = {30, 300, 40};
     const pa_kv_layout lay[2] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD};
-    for (int i = 0; i < 2; i++) {
-        const ctx_case c = {.seed = seed + (uint64_t)i,
-                            .layout = lay[i],
-                            .qd = dt,
-                            .cd = dt,
-                            .seqs = 3,
-                            .heads = 4,
-                            .kv_heads = 2,
-                            .hs = 64,
-                            .bs = 16,
-                            .ql = ql,
-                            .cl = cl,
-                            .window = 50,
-                            .bad_seq = 2};
-        run_ctx_case(&c, NULL, 0);
-    }
+    for (int i = 0; i < 2; i++)
+        bad_block_case(lay[i], dt, seed + (uint64_t)i, ql, cl, 50, 0);
     return 2;
 }
 Test(prefill_gpu, bad_block_id_before_the_window_skips_the_sequence) {
@@ -3525,20 +3532,7 @@ Test(prefill_hopper, bad_block_id_before_the_window_skips_the_sequence) {
  * the bad sequence is skipped, so its long context costs only its table. */
 static void bad_block_late_case(pa_kv_layout layout, pa_dtype dt, uint64_t seed) {
     const int ql[3] = {20, 3, 9}, cl[3] = {30, 1845, 40};
-    const ctx_case c = {.seed = seed,
-                        .layout = layout,
-                        .qd = dt,
-                        .cd = dt,
-                        .seqs = 3,
-                        .heads = 4,
-                        .kv_heads = 2,
-                        .hs = 64,
-                        .bs = 16,
-                        .ql = ql,
-                        .cl = cl,
-                        .bad_seq = 2,
-                        .bad_block = 115};
-    run_ctx_case(&c, NULL, 0);
+    bad_block_case(layout, dt, seed, ql, cl, 0, 115);
 }
 Test(prefill_gpu, bad_block_id_late_in_the_table_skips_the_sequence) {
     PA_SKIP_WITHOUT_GPU();
