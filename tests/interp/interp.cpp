@@ -2268,6 +2268,7 @@ cudaError_t cudaPeekAtLastError(void) { return last_error; }
     X(cudaErrorIllegalState, "the resource is not in a valid state")                                                   \
     X(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing")                           \
     X(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture")                    \
+    X(cudaErrorStreamCaptureUnmatched, "capture was not initiated in this stream")                                     \
     X(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream")
 const char *cudaGetErrorString(cudaError_t e) {
     if (e == cudaSuccess)
@@ -2335,8 +2336,41 @@ cudaError_t cudaFreeHost(void *p) {
     free(p);
     return cudaSuccess;
 }
-cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
+// A copy's kind against where its two pointers live: cudaMalloc's allocations
+// are the device's, all else (pageable or cudaMallocHost) the host's. A kind
+// that says otherwise is undefined on the device (cudaMemcpy's documentation:
+// it may copy, fail, or fault), so here it stops the program, as the other
+// detectors do. cudaMemcpyDefault takes either, as under unified addressing.
+static void check_copy_kind(const char *fn, void *d, const void *s, size_t n, enum cudaMemcpyKind kind) {
+    if (n == 0 || kind == cudaMemcpyDefault)
+        return;
+    auto on_device = [](const void *p) { // inside a cudaMalloc buffer (its key) or past it in its mapping
+        auto it = mappings.upper_bound(p);
+        if (it == mappings.begin())
+            return false;
+        --it;
+        return it->second.device && static_cast<const unsigned char *>(p) < it->second.hi();
+    };
+    static const char *const kinds[4] = {"cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost",
+                                         "cudaMemcpyDeviceToDevice"};
+    const int k = (int)kind;
+    char report[320];
+    if (k < 0 || k > 3) {
+        snprintf(report, sizeof report, "pa_interp: %s: copy kind %d is none of cudaMemcpyKind's", fn, k);
+        abort_with(report);
+    }
+    const bool src_dev = k == 2 || k == 3, dst_dev = k == 1 || k == 3;
+    if (on_device(s) != src_dev || on_device(d) != dst_dev) {
+        snprintf(report, sizeof report,
+                 "pa_interp: %s: %s from %s memory to %s memory (%zu bytes); the kind names the copy's direction "
+                 "and a wrong one is undefined on the device",
+                 fn, kinds[k], on_device(s) ? "device" : "host", on_device(d) ? "device" : "host", n);
+        abort_with(report);
+    }
+}
+cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind kind) {
     PA_NOT_WHILE_CAPTURING();
+    check_copy_kind("cudaMemcpy", d, s, n, kind);
     HostWindow w{d, s};
     if (n)
         memmove(d, s, n);
@@ -2356,7 +2390,8 @@ static cudaError_t on_stream(cudaStream_t stream, const std::function<void()> &o
         op();
     return cudaSuccess;
 }
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind, cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream) {
+    check_copy_kind("cudaMemcpyAsync", d, s, n, kind);
     return on_stream(stream, [=]() {
         HostWindow w{d, s};
         if (n)
@@ -2447,9 +2482,13 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, enum cudaStreamCaptureMode) {
     captured.clear();
     return cudaSuccess;
 }
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *g) {
+// Only the stream that began the capture ends it: another stream is refused
+// (cudaErrorStreamCaptureUnmatched) and the capture goes on.
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g) {
     if (!capture_on)
         return fail(cudaErrorIllegalState);
+    if (s != capturing)
+        return fail(cudaErrorStreamCaptureUnmatched);
     capture_on = false;
     if (capture_broken)
         return fail(cudaErrorStreamCaptureInvalidated);
@@ -2469,9 +2508,19 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned lon
     *e = new CUgraphExec_st{g->launches};
     return cudaSuccess;
 }
-cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t) {
+// A graph launched on a stream is that stream's work (capture_role): on the
+// capturing stream it is recorded (a child graph, replayed with the outer one),
+// on the legacy stream while a blocking stream captures it is refused and the
+// capture invalidated, elsewhere it runs now.
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t stream) {
+    const int role = capture_role(stream);
+    if (role < 0)
+        return fail(cudaErrorStreamCaptureImplicit);
     for (const auto &f : e->launches)
-        f();
+        if (role > 0)
+            captured.push_back(f);
+        else
+            f();
     return cudaSuccess;
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g) {

@@ -217,6 +217,57 @@ Test(interp, stream_capture_records_refuses_or_runs_by_stream) {
     cudaFree(out);
 }
 
+/* A capture ends only on the stream that began it: another stream's cudaStreamEndCapture is
+ * refused (cudaErrorStreamCaptureUnmatched) and the capture goes on. A graph launched on a
+ * stream is that stream's work: on the capturing stream it is recorded into the outer graph
+ * (run at the outer one's replay, not at capture), on the legacy stream beside a blocking
+ * capture refused (the capture then invalidated), on another stream run now. */
+Test(interp, graphs_end_and_launch_by_stream) {
+    int *out = dev(sizeof(int));
+    *out = 0;
+    cudaStream_t cap, other;
+    cr_assert_eq(cudaStreamCreate(&cap), cudaSuccess);
+    cr_assert_eq(cudaStreamCreate(&other), cudaSuccess);
+    cudaGraph_t g = NULL, outer = NULL;
+    cudaGraphExec_t ge = NULL, oe = NULL;
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(out, 5, cap), cudaSuccess);
+    cr_assert_eq(cudaStreamEndCapture(other, &g), cudaErrorStreamCaptureUnmatched);
+    cr_assert_eq(cudaGetLastError(), cudaErrorStreamCaptureUnmatched);
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cr_assert_eq(cudaStreamIsCapturing(cap, &st), cudaSuccess);
+    cr_assert_eq(st, cudaStreamCaptureStatusActive, "ending on another stream stopped the capture");
+    cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    cr_assert_eq(*out, 0);
+
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, cap), cudaSuccess);
+    cr_assert_eq(*out, 0, "a graph launched on the capturing stream ran at capture");
+    cr_assert_eq(cudaStreamEndCapture(cap, &outer), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&oe, outer, 0), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(oe, other), cudaSuccess);
+    cr_assert_eq(*out, 5, "the outer graph's replay did not run the graph launched into it");
+
+    *out = 0;
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(cudaGraphLaunch(ge, other), cudaSuccess);
+    cr_assert_eq(*out, 5, "a graph launched on another stream did not run now");
+    *out = 0;
+    cr_assert_eq(cudaGraphLaunch(ge, NULL), cudaErrorStreamCaptureImplicit);
+    cr_assert_eq(*out, 0, "a refused graph launch ran");
+    cudaGraph_t dead = NULL;
+    cr_assert_eq(cudaStreamEndCapture(cap, &dead), cudaErrorStreamCaptureInvalidated);
+    (void)cudaGetLastError();
+    cudaGraphExecDestroy(oe);
+    cudaGraphDestroy(outer);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(other);
+    cudaStreamDestroy(cap);
+    cudaFree(out);
+}
+
 /* What cudaMemcpyBatchAsync refuses on the device (cudaErrorInvalidValue), it
  * refuses here: the legacy stream, attribute indices that do not start at 0 or
  * do not increase, more attributes than copies, an access order outside the
@@ -1220,6 +1271,59 @@ Test(interp, batch_copy_whose_destination_meets_another_copys_source_aborts, .si
     cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
     pa_interp_expect_abort("copy 0's destination meets copy 1's source");
     (void)cudaMemcpyBatchAsync(dsts, srcs, sizes, 2, &at, idx, 1, s);
+}
+
+/* A copy's kind names its direction: every kind that matches where its pointers live copies
+ * (a pointer inside a device allocation is the device's, cudaMallocHost's memory the host's,
+ * cudaMemcpyDefault either way, and a copy of no bytes is not checked); one that does not
+ * stops the program (undefined on the device), in each direction and through the async form. */
+Test(interp, copy_kinds_that_match_their_pointers_copy) {
+    int *a = dev(8 * sizeof(int)), *b = dev(8 * sizeof(int)), h[8], *pinned = NULL;
+    cr_assert_eq(cudaMallocHost((void **)&pinned, 8 * sizeof(int)), cudaSuccess);
+    for (int i = 0; i < 8; i++)
+        h[i] = i + 1;
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(a, h, 8 * sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpyAsync(b + 2, a + 2, 6 * sizeof(int), cudaMemcpyDeviceToDevice, s), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(pinned, b + 4, 4 * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert_eq(cudaMemcpyAsync(h, pinned, 4 * sizeof(int), cudaMemcpyHostToHost, s), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(b, h, 2 * sizeof(int), cudaMemcpyDefault), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(h + 4, b, 2 * sizeof(int), cudaMemcpyDefault), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(h, h, 0, cudaMemcpyDeviceToDevice), cudaSuccess);
+    const int want[8] = {5, 6, 7, 8, 5, 6, 7, 8};
+    for (int i = 0; i < 8; i++)
+        cr_expect_eq(h[i], want[i], "int %d is %d", i, h[i]);
+    cudaStreamDestroy(s);
+    cudaFreeHost(pinned);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+Test(interp, host_to_device_copy_between_host_buffers_aborts, .signal = SIGABRT) {
+    int h[2] = {1, 2}, g[2];
+    pa_interp_expect_abort("cudaMemcpy: cudaMemcpyHostToDevice from host memory to host memory (8 bytes)");
+    (void)cudaMemcpy(g, h, sizeof h, cudaMemcpyHostToDevice);
+}
+
+Test(interp, device_to_host_copy_into_device_memory_aborts, .signal = SIGABRT) {
+    int *a = dev(4 * sizeof(int)), *b = dev(4 * sizeof(int));
+    pa_interp_expect_abort("cudaMemcpy: cudaMemcpyDeviceToHost from device memory to device memory (4 bytes)");
+    (void)cudaMemcpy(b + 1, a + 3, sizeof(int), cudaMemcpyDeviceToHost);
+}
+
+Test(interp, async_device_to_device_copy_from_the_host_aborts, .signal = SIGABRT) {
+    int *a = dev(4 * sizeof(int)), h[4] = {0};
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    pa_interp_expect_abort("cudaMemcpyAsync: cudaMemcpyDeviceToDevice from host memory to device memory (16 bytes)");
+    (void)cudaMemcpyAsync(a, h, sizeof h, cudaMemcpyDeviceToDevice, s);
+}
+
+Test(interp, host_to_host_copy_from_the_device_aborts, .signal = SIGABRT) {
+    int *a = dev(4 * sizeof(int)), h[4] = {0};
+    pa_interp_expect_abort("cudaMemcpy: cudaMemcpyHostToHost from device memory to host memory (16 bytes)");
+    (void)cudaMemcpy(h, a, sizeof h, cudaMemcpyHostToHost);
 }
 
 /* Each CTA's shared memory is its own: different threads of two CTAs storing one shared word
