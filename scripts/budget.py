@@ -169,7 +169,14 @@ def ptxas_info(text):
 
 
 def res_usage(cuobjdump, cubin):
-    out = subprocess.run([cuobjdump, "-res-usage", cubin], capture_output=True, text=True, check=True).stdout
+    return parse_res_usage(
+        subprocess.run([cuobjdump, "-res-usage", cubin], capture_output=True, text=True, check=True).stdout)
+
+
+def parse_res_usage(out):
+    """Mangled function -> its registers, stack, static shared and local bytes, from the text of
+    `cuobjdump -res-usage` over one architecture's code (scripts/kernel_coverage.py splits a
+    fatbin's text by architecture first)."""
     res, cur = {}, None
     for line in out.splitlines():
         m = re.search(r"Function (\S+):", line)

@@ -146,7 +146,7 @@ tally_check() { # name, exit status
     esac
 }
 
-phase "every kernel the library ships ran in interpret mode (scripts/kernel_coverage.py)"
+phase "every kernel the library ships ran in interpret mode, at CTA sizes a GPU launches (scripts/kernel_coverage.py)"
 if [ ! -d build/tests/interp ]; then
     echo "interpret mode not built (-Dinterp=false): skipping"
 else

@@ -2080,11 +2080,15 @@ static int smem_optin() {
 }
 
 // PA_INTERP_LAUNCH_LOG=FILE: a process appends one line to FILE at the first
-// run of each kernel, "OBJECT ADDRESS" (the file holding the kernel and the
-// kernel's address in that file's symbol table: its load bias taken off), for
+// run of each kernel with each CTA size, "OBJECT ADDRESS THREADS" (the file
+// holding the kernel, the kernel's address in that file's symbol table, its
+// load bias taken off, and the threads of a CTA), for
 // scripts/kernel_coverage.py, which names the kernels with nm and checks that
-// every kernel the library ships ran in interpret mode. One write(2) a line to
-// an O_APPEND file: lines from the tests meson runs at once do not interleave.
+// every kernel the library ships ran in interpret mode, and that each CTA size
+// a test launched fits the kernel's launch bounds and its registers on a GPU
+// (which the interpreter, running C++ builds of the kernels, cannot know). One
+// write(2) a line to an O_APPEND file: lines from the tests meson runs at once
+// do not interleave.
 struct KernelObject {
     uintptr_t addr, vaddr;
     char path[PATH_MAX];
@@ -2106,20 +2110,20 @@ static int find_kernel_object(dl_phdr_info *info, size_t, void *data) {
     }
     return 0;
 }
-static void note_launch(const void *kernel) {
+static void note_launch(const void *kernel, unsigned threads) {
     static const char *const path = getenv("PA_INTERP_LAUNCH_LOG");
     if (!path || !*path)
         return;
     static std::mutex m;
-    static std::set<const void *> seen;
+    static std::set<std::pair<const void *, unsigned>> seen;
     const std::lock_guard<std::mutex> hold(m);
-    if (!seen.insert(kernel).second)
+    if (!seen.insert({kernel, threads}).second)
         return;
     KernelObject k{};
     k.addr = (uintptr_t)kernel;
     char line[PATH_MAX + 32];
     const int n = dl_iterate_phdr(find_kernel_object, &k)
-                      ? snprintf(line, sizeof line, "%s %#lx\n", k.path, (unsigned long)k.vaddr)
+                      ? snprintf(line, sizeof line, "%s %#lx %u\n", k.path, (unsigned long)k.vaddr, threads)
                       : 0;
     const int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0 || n <= 0 || n >= (int)sizeof line || write(fd, line, (size_t)n) != n)
@@ -2130,7 +2134,7 @@ static void note_launch(const void *kernel) {
 
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
                 const std::function<void()> &body, cudaStream_t stream, bool pdl) {
-    note_launch(kernel);
+    note_launch(kernel, block.x * block.y * block.z);
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
     grid_begin(stream, pdl, name);
