@@ -139,6 +139,14 @@ def roofs(torch, timer):
 # ---- decode ----------------------------------------------------------------------
 
 
+def decode_io_bytes(lens, hq, hk, d, elt, max_pages):
+    """Bytes a decode moves: K and V of each sequence's keys (elt bytes an element), the bf16 query
+    and output rows, and the int32 block table (max_pages a row). Pure arithmetic, tested without
+    torch (tests/cli/side_by_side_figures.py)."""
+    kv_bytes = sum(lens) * hk * d * 2 * elt
+    return kv_bytes + 2 * len(lens) * hq * d * 2 + len(lens) * max_pages * 4
+
+
 def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=128, bs=16, vary=False, kv="bf16",
                 fi_ready=None, min_splits=()):
     dev = "cuda"
@@ -181,8 +189,7 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
         logits = torch.einsum("hd,thd->ht", q[s].float(), ks) * scale
         ref[s] = torch.einsum("ht,thd->hd", logits.softmax(-1), vs)
 
-    kv_bytes = sum(lens_h) * hk * d * 2 * elt
-    io_bytes = kv_bytes + 2 * batch * hq * d * 2 + batch * max_pages * 4
+    io_bytes = decode_io_bytes(lens_h, hq, hk, d, elt, max_pages)
     case = f"decode b={batch} ctx={ctx}{' (varied)' if vary else ''} {hq}/{hk}x{d} {'fp8 e4m3 cache' if fp8 else 'bf16'} page {bs}"
 
     def record(impl, fn, out):  # out: the output tensor, or a function giving it after fn ran
@@ -290,6 +297,11 @@ def decode_case(torch, lib, timer, fi, rows, roof, batch, ctx, hq=32, hk=8, d=12
 # ---- prefill ---------------------------------------------------------------------
 
 
+def causal_prefill_flops(batch, hq, d, seqlen):
+    """Causal prompt FLOPs: QK^T and PV (2 FLOPs a multiply-add each) over the lower triangle."""
+    return 4.0 * batch * hq * d * seqlen * (seqlen + 1) / 2
+
+
 def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8, d=128):
     dev = "cuda"
     g = torch.Generator(device=dev)
@@ -300,7 +312,7 @@ def prefill_case(torch, lib, timer, rows, gemm_roof, batch, seqlen, hq=32, hk=8,
     v = torch.randn(n, hk, d, dtype=torch.bfloat16, device=dev, generator=g)
     cu = torch.arange(0, n + 1, seqlen, dtype=torch.int32, device=dev)
     scale = 1.0 / math.sqrt(d)
-    flops = 4.0 * batch * hq * d * seqlen * (seqlen + 1) / 2  # causal: QK^T and PV over the lower triangle
+    flops = causal_prefill_flops(batch, hq, d, seqlen)
     case = f"prefill causal b={batch} len={seqlen} {hq}/{hk}x{d} bf16"
 
     q4 = q.view(batch, seqlen, hq, d).transpose(1, 2)

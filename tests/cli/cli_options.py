@@ -23,6 +23,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 CPU = ["--device", "cpu", "--iters", "1", "--warmup", "0"]
 SMALL = ["--seqs", "1", "--ctx", "32", "--heads", "2/1", "--head-size", "64"]
@@ -60,6 +61,19 @@ def rows(out):
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
+def visible_pairs(q_len, k_len, causal, window):
+    """(query, key) pairs of one sequence the masks leave, key by key, as prefill.h and ragged.h
+    write them: query i at q_pos = k_len - q_len + i; key j masked when j > q_pos (causal), when
+    q_pos - j >= window, and, where no causal mask applies, when j - q_pos >= window."""
+    n = 0
+    for i in range(q_len):
+        qp = k_len - q_len + i
+        for j in range(k_len):
+            n += not ((causal and j > qp) or (window and qp - j >= window)
+                      or (window and not causal and j - qp >= window))
+    return n
+
+
 def main():
     cli = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="pa-cli-")
@@ -87,8 +101,20 @@ def main():
             if len(r) != 1:
                 return f"{len(r)} JSON rows, want 1"
             diff = {k: (r[0].get(k), v) for k, v in want.items() if r[0].get(k) != v}
-            return f"row has (got, want) {diff}" if diff else None
+            return f"row has (got, want) {diff}" if diff else rates_wrong(r[0])
         return check
+
+    # A row's GB/s and TFLOP/s are its bytes and FLOPs over its median time (us_median, printed to
+    # the nanosecond: the slack is that rounding), and the median lies between min and max.
+    def rates_wrong(r):
+        us = r["us_median"]
+        if not r["us_min"] <= us <= r["us_max"]:
+            return f"median {us} outside min..max {r['us_min']}..{r['us_max']}"
+        for work, rate, per_us in (("bytes", "gbps", 1e3), ("flops", "tflops", 1e6)):
+            want = r[work] / (us * per_us) if r[work] > 0 and us > 0 else 0.0
+            if abs(r[rate] - want) > 1e-5 * want + want * 5e-4 / max(us, 1e-3):
+                return f"{rate} {r[rate]}, want {work} / us_median = {want:.6g}"
+        return None
 
     # D1: options an op never reads are refused, not ignored
     case("D1 decode refuses --qlen", ["bench", "decode"] + CPU + SMALL + ["--qlen", "5"], says="--qlen")
@@ -152,7 +178,8 @@ def main():
     case("bench merge --seqs --heads --head-size", ["bench", "merge"] + CPU + ["--seqs", "7", "--heads", "3/1",
                                                                               "--head-size", "100", "--dtype",
                                                                               "bf16", "--json", "-"],
-         rc=0, check=one_row(op="merge", seqs=7, heads=3, head_size=100, dtype="bf16"))
+         rc=0, check=one_row(op="merge", seqs=7, heads=3, head_size=100, dtype="bf16",
+                             bytes=7 * 3 * (3 * 100 * 2 + 3 * 4)))  # two rows read, one written; 3 lse
     # merge has no fp8 kernel: a usage error (exit 2) before any GPU probe, check and bench alike
     case("bench merge --dtype fp8_e4m3", ["bench", "merge"] + CPU + ["--dtype", "fp8_e4m3"], says="--dtype fp8_e4m3")
     case("check merge --dtype fp8_e5m2", ["check", "merge", "--dtype", "fp8_e5m2"], says="--dtype fp8_e5m2")
@@ -173,13 +200,80 @@ def main():
     # q_len + window - 1 of the sequence's ctx + q_len, as decode's bytes count a window's keys; it
     # counted every key (2x the bandwidth of the mistral-7b preset, window 4096 over 8K contexts).
     # One KV head of 64 dims in bf16: 256 bytes of K and V a key, and Q and O 256 bytes a row each head pair.
+    # FLOPs: 4 x head size x query heads a visible (query, key) pair (2026-12-07, the figures' mutation
+    # pass), the pairs counted key by key under ragged.h's masks; and a window reaching past the
+    # sequence's start counts its 64 keys, no more.
     for name, q, w, keys in (("prefill chunk under a window", 4, 16, 4 + 16 - 1), ("decode under a window", 1, 16, 16),
-                             ("decode without a window", 1, 0, 60 + 1)):
-        case(f"ragged bench bytes: {name}", ["bench", "ragged"] + CPU + ["--seqs", "1", "--qlen", str(q), "--ctx", "60",
-                                                                         "--heads", "2/1", "--head-size", "64",
-                                                                         "--dtype", "bf16", "--window", str(w),
-                                                                         "--json", "-"],
-             rc=0, check=one_row(bytes=keys * 2 * 64 * 2 + 2 * q * 2 * 64 * 2))
+                             ("decode without a window", 1, 0, 60 + 1), ("window past the start", 4, 100, 64)):
+        case(f"ragged bench bytes and flops: {name}",
+             ["bench", "ragged"] + CPU + ["--seqs", "1", "--qlen", str(q), "--ctx", "60", "--heads", "2/1",
+                                          "--head-size", "64", "--dtype", "bf16", "--window", str(w), "--json", "-"],
+             rc=0, check=one_row(bytes=keys * 2 * 64 * 2 + 2 * q * 2 * 64 * 2,
+                                 flops=4 * 64 * 2 * visible_pairs(q, 60 + q, True, w)))
+    # Each op's bytes and FLOPs (2026-12-07, a blind mutation pass over the figures: only ragged's
+    # bytes were held), worked by hand from what the op reads and writes (include/pagedattn/*.h):
+    # a wrong count misstates every GB/s, TFLOP/s and % of roof a report quotes.
+    # Decode: K and V of the keys each sequence attends (all 40, or the last --window 16; decode.h)
+    # at the fp8 cache's byte, Q and O rows of the 4 query heads in bf16. Three iterations: the
+    # rates are of the median (rates_wrong).
+    for w, keys in ((0, 40), (16, 16)):
+        case(f"decode bench bytes: window {w}", ["bench", "decode"] + CPU + ["--iters", "3", "--seqs", "2", "--ctx",
+                                                                          "40", "--heads", "4/2", "--head-size", "64",
+                                                                          "--block-size", "16", "--dtype", "bf16",
+                                                                          "--cache-dtype", "fp8_e4m3", "--window",
+                                                                          str(w), "--json", "-"],
+             rc=0, check=one_row(bytes=2 * keys * 2 * (2 * 64 * 1) + 2 * 2 * (4 * 64 * 2)))
+    # Prefill's FLOPs: 4 x head size x query heads a visible pair (prefill.h's masks, visible_pairs):
+    # a causal prompt, an encoder (non-causal; a window reaches both sides), context attention (5 new
+    # tokens over 12 cached and themselves), cross-attention (5 decoder tokens over 12 encoder keys).
+    for variant, ctx, qlen, w, pairs in (("prompt", 20, None, 0, visible_pairs(20, 20, True, 0)),
+                                         ("prompt", 20, None, 5, visible_pairs(20, 20, True, 5)),
+                                         ("encoder", 20, None, 0, 20 * 20),
+                                         ("encoder", 20, None, 5, visible_pairs(20, 20, False, 5)),
+                                         ("context", 12, 5, 0, visible_pairs(5, 17, True, 0)),
+                                         ("cross", 12, 5, 0, 5 * 12)):
+        case(f"prefill bench flops: {variant} window {w}",
+             ["bench", "prefill"] + CPU + ["--variant", variant, "--seqs", "2", "--ctx", str(ctx), "--heads", "4/2",
+                                           "--head-size", "32", "--window", str(w), "--json", "-"]
+             + (["--qlen", str(qlen)] if qlen else []), rc=0, check=one_row(flops=4 * 32 * 4 * 2 * pairs))
+    # reshape_and_cache: K and V of 3 x 5 tokens (2 KV heads of 64) read in bf16 and written in fp8,
+    # and an int64 slot a token (cache_ops.h).
+    case("cache bench bytes", ["bench", "cache"] + CPU + ["--seqs", "3", "--qlen", "5", "--heads", "4/2",
+                                                          "--head-size", "64", "--dtype", "bf16", "--cache-dtype",
+                                                          "fp8_e4m3", "--json", "-"],
+         rc=0, check=one_row(bytes=2 * 15 * 2 * 64 * (2 + 1) + 15 * 8))
+    # Block moves: 2 sequences of 20 tokens hold 2 blocks of 16 each; a block is 16 x 2 KV heads x 64
+    # bytes (fp8) in K and again in V. A swap moves each once; copy reads and writes them, in 3 layers.
+    for variant, layers, times in (("swap-out", 1, 1), ("copy", 3, 2)):
+        case(f"blocks bench bytes: {variant}", ["bench", "blocks"] + CPU + ["--variant", variant, "--layers",
+                                                                             str(layers), "--seqs", "2", "--ctx", "20",
+                                                                             "--heads", "2/2", "--head-size", "64",
+                                                                             "--block-size", "16", "--cache-dtype",
+                                                                             "fp8_e4m3", "--json", "-"],
+             rc=0, check=one_row(bytes=times * layers * 2 * 2 * 2 * (16 * 2 * 64)))
+    # convert: n f32 read and n fp8 written (n is the row's note)
+    case("convert bench bytes", ["bench", "convert"] + CPU + ["--dtype", "fp8_e4m3", "--json", "-"], rc=0,
+         check=lambda out, err: one_row(bytes=int(rows(out)[0]["note"].split()[0][2:]) * (4 + 1))(out, err)
+         if len(rows(out)) == 1 else "no row")
+    # Timings: the median of two iterations is their mean; and they are microseconds: three
+    # iterations of the CPU reference's small prompt (about 0.1 s each) are more than a twentieth of
+    # the command's wall time (start-up, a GPU probe included, is the rest), and no more than all of it.
+    def mean_of_two(out, err):
+        r = rows(out)
+        if len(r) != 1:
+            return f"{len(r)} JSON rows, want 1"
+        lo, med, hi = r[0]["us_min"], r[0]["us_median"], r[0]["us_max"]
+        return None if abs(med - (lo + hi) / 2) <= 2e-3 else f"median {med} of two iterations, {lo} and {hi}"
+    case("median of two", ["bench", "decode"] + CPU + SMALL + ["--iters", "2", "--json", "-"], rc=0,
+         check=mean_of_two)
+
+    def microseconds(out, err):
+        wall_us, r = (time.monotonic() - t0) * 1e6, rows(out)
+        timed = sum(r[0][k] for k in ("us_min", "us_median", "us_max")) if len(r) == 1 else 0
+        return None if 0.05 * wall_us <= timed <= wall_us else f"3 iterations took {timed:.0f} us of {wall_us:.0f}"
+    t0 = time.monotonic()
+    case("cpu timings in microseconds", ["bench", "prefill", "--device", "cpu", "--iters", "3", "--warmup", "0",
+                                         "--json", "-"], rc=0, check=microseconds)
     # A row's JSON names the memory roof it was judged against, and "none" where none was measured
     # (2026-12-07): CPU rows and rows without bytes said "copy" beside roof_gbps 0, and the swaps'
     # rows, judged against the pinned-host link, said "copy" too (the GPU half: blocks sets the kind).
@@ -337,6 +431,11 @@ def main():
                                                                          "--head-size", "256", "--seqs", "1",
                                                                          "--qlen", "4", "--ctx", "1100000"],
          says="at most 8 GB", limit=True)
+    # with K and V both (2026-12-07): 16 sequences of 80000 f32 tokens, 8 KV heads of 128, are 10.5 GB
+    # of cache; with K alone the bound saw 5.9 GB in all and let the problem be built
+    case("context bound counts K and V of the cache", ["bench", "prefill"] + CPU + [
+        "--variant", "context", "--dtype", "f32", "--cache-dtype", "f32", "--heads", "8/8", "--head-size", "128",
+        "--seqs", "16", "--qlen", "1", "--ctx", "80000"], says="at most 8 GB", limit=True)
     # The CLI audit of 2026-12-05, each failing before its fix:
     # `pagedattn --interp` alone read argv[1] past the flag it had removed (a segfault);
     case("--interp alone is usage", ["--interp"], says="usage: pagedattn")
@@ -353,6 +452,11 @@ def main():
     case("merge on the GPU's tokens still bounded", ["bench", "merge"] + CPU + ["--seqs", "8192", "--heads", "160/1",
                                                                               "--head-size", "512", "--dtype", "f32"],
          says="at most 8 GB", limit=True)
+    # check's bound counts its copy of the GPU's output: 4 x 65536 x 36 rows of 256 f32 and an lse are
+    # 9.7 GB (three were 7.3 GB: the check went on to look for a GPU, exit 3)
+    case("check merge bound counts the copy back", ["check", "merge", "--seqs", "65536", "--heads", "36/1",
+                                                    "--head-size", "256", "--dtype", "f32"], says="at most 8 GB",
+         limit=True)
     # plan names a negative encoder length (it named the slot mapping's capacity)
     case("plan names a negative encoder length", ["plan", "--computed", "1,2", "--scheduled", "3,2", "--encoder-lens",
                                                   "4,-1"], says="request 1: encoder_seq_lens -1 < 0")
@@ -456,6 +560,12 @@ def main():
          says="tokens is too many")
     case("cache past 8 GB", ["bench", "cache"] + CPU + ["--seqs", "256", "--qlen", "100000", "--heads", "8/8",
                                                         "--head-size", "256"], says="at most 8 GB", limit=True)
+    # and counts K and V in: 25 x 15625 tokens of 8 x 256 f32 are 6.4 GB of input, and their fp8 cache
+    # (a pool of twice their blocks) 3.2 GB more (2026-12-07; K alone let 6.4 GB through)
+    case("cache bound counts K and V in", ["bench", "cache"] + CPU + ["--seqs", "25", "--qlen", "15625", "--heads",
+                                                                      "8/8", "--head-size", "256", "--dtype", "f32",
+                                                                      "--cache-dtype", "fp8_e4m3"],
+         says="at most 8 GB", limit=True)
     case("cache of fp8 input", ["bench", "cache"] + CPU + ["--dtype", "fp8_e4m3"], says="input dtype fp8_e4m3")
     case("cache f32 into f16", ["bench", "cache"] + CPU + ["--dtype", "f32", "--cache-dtype", "f16"],
          says="f32 -> f16 unsupported")
