@@ -265,6 +265,33 @@ void pa_test_dev_sync(void) {
     cr_assert_eq(e, cudaSuccess, "sync: %s", cudaGetErrorString(e));
 }
 
+int pa_test_graph = 0;
+
+pa_status pa_test_launch(pa_test_launch_fn fn, void *ctx) {
+    if (!pa_test_graph)
+        return fn(ctx, NULL);
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
+    cudaGraph_t g = NULL;
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    const pa_status st = fn(ctx, (pa_stream)s);
+    const cudaError_t e = cudaStreamEndCapture(s, &g);
+    cr_assert_eq(e, cudaSuccess,
+                 "the launch broke its CUDA-graph capture (%s: %s): it synchronised, allocated, or issued work on "
+                 "the legacy stream (entry status %d: %s)",
+                 cudaGetErrorName(e), cudaGetErrorString(e), (int)st, st == PA_SUCCESS ? "" : pa_last_error());
+    if (st == PA_SUCCESS) {
+        cudaGraphExec_t x;
+        cr_assert_eq(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+        cr_assert_eq(cudaGraphLaunch(x, s), cudaSuccess);
+        cr_assert_eq(cudaStreamSynchronize(s), cudaSuccess);
+        cudaGraphExecDestroy(x);
+    }
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+    return st;
+}
+
 void pa_test_expect_lse(const float *got, const float *want, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++) {
         if (isinf(want[i])) {

@@ -95,6 +95,19 @@ void pa_test_dev_download(void *host, const void *dev, size_t bytes);
 void pa_test_dev_free(void *dev);
 void pa_test_dev_sync(void);
 
+/* One launch of an entry, eagerly or from a CUDA graph. README promises that no
+ * entry allocates, synchronises or copies between host and device behind the
+ * caller's back, so that every launch can be captured. With pa_test_graph set
+ * (by a test, which sets it back to 0), pa_test_launch begins a capture on a new
+ * blocking stream, calls fn(ctx, that stream), ends the capture, replays the graph
+ * once and waits for it: an entry that synchronised, allocated or issued work on
+ * the legacy stream fails the capture (on a GPU and in interpret mode alike) and
+ * with it the test, and the replay's results are what the caller then checks.
+ * Unset, fn(ctx, NULL) runs eagerly. Returns fn's status. */
+typedef pa_status (*pa_test_launch_fn)(void *ctx, pa_stream stream);
+extern int pa_test_graph;
+pa_status pa_test_launch(pa_test_launch_fn fn, void *ctx);
+
 /* Cache offsets past 32 bits. A serving cache is one tensor of many GiB (vLLM
  * allocates a layer's K/V as one), so block offsets pass 2^31 elements and
  * 2^32 bytes early. pa_test_far_lead: how many units (a cache block's or

@@ -129,6 +129,43 @@ typedef struct given_slots {
  * misaligned by one element (forces the scalar load path). runs: prefill-like
  * slots (run_slots) for 100 tokens, else 29 scattered ones; given (not NULL):
  * its slots. */
+/* The entries' launches through pa_test_launch (eagerly, or under pa_test_graph
+ * from a CUDA graph). */
+typedef struct rc_launch {
+    const pa_kv_input *in;
+    const int64_t *slots;
+    const pa_kv_cache *cache;
+} rc_launch;
+static pa_status rc_run(void *ctx, pa_stream s) {
+    const rc_launch *a = ctx;
+    return pa_reshape_and_cache(a->in, a->slots, a->cache, s);
+}
+typedef struct kvu_launch {
+    const void *src;
+    pa_dtype dtype;
+    int64_t T, stride;
+    const int32_t *slices, *count;
+    int32_t max_slices;
+    const pa_kv_cache *cache;
+} kvu_launch;
+static pa_status kvu_run(void *ctx, pa_stream s) {
+    const kvu_launch *a = ctx;
+    return pa_kv_cache_update(a->src, a->dtype, a->T, a->stride, a->slices, a->count, a->max_slices, a->cache, s);
+}
+typedef struct cb_launch {
+    const uint64_t *keys, *values;
+    int layers;
+    const int64_t *map;
+    int pairs;
+    int64_t numel;
+    pa_dtype dtype;
+    int64_t blocks;
+} cb_launch;
+static pa_status cb_run(void *ctx, pa_stream s) {
+    const cb_launch *a = ctx;
+    return pa_copy_blocks(a->keys, a->values, a->layers, a->map, a->pairs, a->numel, a->dtype, a->blocks, s);
+}
+
 static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, int nh, int variant, uint64_t seed,
                               int runs, const given_slots *given) {
     const int strided = variant & 1, misalign = (variant >> 1) & 1;
@@ -221,7 +258,8 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     id.value = (char *)(own_v ? dvbuf : dqkv) + voff;
 
     cr_assert_eq(pa_ref_reshape_and_cache(&ih, slots, &ch), PA_SUCCESS, "%s", pa_last_error());
-    cr_assert_eq(pa_reshape_and_cache(&id, dslots, &cd, NULL), PA_SUCCESS, "%s", pa_last_error());
+    const rc_launch rl = {&id, dslots, &cd};
+    cr_assert_eq(pa_test_launch(rc_run, (void *)&rl), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
     char what[160];
     snprintf(what, sizeof what, "%s %s->%s hs %d bs %d nh %d variant %d%s%s%s", pa_kv_layout_name(layout),
@@ -507,8 +545,8 @@ static void kvu_check(pa_rng *r, dt_pair dp, int hs, int bs, int nh, int nb, int
         }
         cr_assert_eq(pa_ref_kv_cache_update(hsrc, dp.in, T, tsa, sl, &n, np, &ch), PA_SUCCESS, "%s: %s", label,
                      pa_last_error());
-        cr_assert_eq(pa_kv_cache_update(dsrc, dp.in, T, tsa, dsl, dn, np, &cd, NULL), PA_SUCCESS, "%s: %s", label,
-                     pa_last_error());
+        const kvu_launch kl = {dsrc, dp.in, T, tsa, dsl, dn, np, &cd};
+        cr_assert_eq(pa_test_launch(kvu_run, (void *)&kl), PA_SUCCESS, "%s: %s", label, pa_last_error());
         pa_test_dev_sync();
         pa_test_dev_download(got, (char *)cd.key + skip, cb);
         char what[200];
@@ -1212,8 +1250,8 @@ static void copy_blocks_check(pa_rng *rng, int L, int with_values, int64_t numel
     }
     int64_t *dmap = pa_test_dev_upload(fmap, sizeof(int64_t[2]) * (size_t)np);
     free(fmap);
-    cr_assert_eq(pa_copy_blocks(dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, nb + lead, NULL), PA_SUCCESS,
-                 "%s: %s", label, pa_last_error());
+    const cb_launch cl = {dpk, with_values ? dpv : NULL, L, dmap, np, numel, dt, nb + lead};
+    cr_assert_eq(pa_test_launch(cb_run, (void *)&cl), PA_SUCCESS, "%s: %s", label, pa_last_error());
     pa_test_dev_sync();
     cr_assert_eq(pa_ref_copy_blocks(rk, with_values ? rv : NULL, L, &rmap[0][0], np, numel, dt, nb), PA_SUCCESS,
                  "%s: %s", label, pa_last_error());
@@ -1640,4 +1678,26 @@ Test(cache_routes, kv_cache_update_every_route, .timeout = 600) {
                     }
     cr_log_info("cache_routes: kv_cache_update %d of %d shapes run, %d classes", ran, shapes, n);
     cr_assert_gt(ran, (NPAIRS + 2) * 4, "%d shapes ran", ran);
+}
+
+/* cache_ops.h: no entry synchronises, allocates or copies behind the caller's
+ * back and per-step data is read on the device, "so every launch can be captured
+ * in a CUDA graph". Each op that says so, captured (pa_test_launch under
+ * pa_test_graph: a capture that broke fails) and replayed, its caches checked
+ * against the reference as eagerly: reshape_and_cache into every layout (vLLM's
+ * shared-memory kernel on runs of slots and its per-token kernel, fp8 with
+ * scales), kv_cache_update, copy_blocks (16-byte and byte copies). swap_blocks,
+ * whose mapping is on the host, has its own (swap_blocks_under_graph_capture). */
+Test(cache_ops, entries_replay_from_cuda_graphs) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_test_graph = 1;
+    gpu_rc_case(PA_LAYOUT_VLLM, pairs[1], 128, 16, 4, 0, 61000u);
+    gpu_rc_case_slots(PA_LAYOUT_VLLM, pairs[5], 64, 16, 2, 1, 61001u, 1);
+    gpu_rc_case(PA_LAYOUT_FLASH_NHD, pairs[4], 80, 8, 3, 1, 61002u);
+    gpu_rc_case(PA_LAYOUT_FLASH_HND, pairs[2], 64, 32, 2, 2, 61003u);
+    gpu_rc_case(PA_LAYOUT_COMBINED, pairs[7], 120, 16, 2, 3, 61004u);
+    gpu_kvu_case(PA_DTYPE_BF16, PA_DTYPE_FP8_E4M3, 128, 16, 2, 1, 61005u);
+    gpu_copy_case(1, 16 * 8 * 128, PA_DTYPE_F16);
+    gpu_copy_case(0, 8 * 3 * 37, PA_DTYPE_FP8_E4M3);
+    pa_test_graph = 0;
 }

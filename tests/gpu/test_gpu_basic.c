@@ -38,10 +38,23 @@ static int64_t first_difference(pa_dtype t, const unsigned char *got, const unsi
     return -1;
 }
 
-/* Every source code of every dtype through the device conversion must equal
- * the host conversion bit for bit, with and without an fp8 scale. */
-Test(gpu_basic, convert_matches_host_bitwise) {
-    PA_SKIP_WITHOUT_GPU();
+typedef struct convert_launch {
+    void *dst;
+    pa_dtype dst_dtype;
+    const void *src;
+    pa_dtype src_dtype;
+    int64_t n;
+    const float *scale;
+} convert_launch;
+static pa_status convert_run(void *ctx, pa_stream s) {
+    const convert_launch *a = ctx;
+    return pa_convert(a->dst, a->dst_dtype, a->src, a->src_dtype, a->n, a->scale, s);
+}
+
+/* Each dtype from f32 (70000 elements of a wide range, ties and values past
+ * every dtype's range, with and without a scale), through pa_test_launch: from
+ * a CUDA graph under pa_test_graph (convert_replays_from_a_cuda_graph). */
+static void convert_from_f32_case(void) {
     pa_rng rng = pa_rng_make(42);
     const int64_t n = 70000;
     float *src = malloc(sizeof(float) * (size_t)n);
@@ -61,9 +74,8 @@ Test(gpu_basic, convert_matches_host_bitwise) {
     unsigned char *got = malloc(sizeof(float) * (size_t)n), *want = malloc(sizeof(float) * (size_t)n);
     for (int t = 0; t < PA_DTYPE_COUNT; t++)
         for (int use_scale = 0; use_scale < 2; use_scale++) {
-            const float *sc = use_scale ? d_scale : NULL;
-            cr_assert_eq(pa_convert(d_dst, (pa_dtype)t, d_src, PA_DTYPE_F32, n, sc, NULL), PA_SUCCESS, "%s",
-                         pa_last_error());
+            const convert_launch cl = {d_dst, (pa_dtype)t, d_src, PA_DTYPE_F32, n, use_scale ? d_scale : NULL};
+            cr_assert_eq(pa_test_launch(convert_run, (void *)&cl), PA_SUCCESS, "%s", pa_last_error());
             pa_test_dev_sync();
             size_t bytes = (size_t)n * pa_dtype_size((pa_dtype)t);
             pa_test_dev_download(got, d_dst, bytes);
@@ -81,6 +93,23 @@ Test(gpu_basic, convert_matches_host_bitwise) {
     free(src);
     free(got);
     free(want);
+}
+
+/* Every source code of every dtype through the device conversion must equal
+ * the host conversion bit for bit, with and without an fp8 scale. */
+Test(gpu_basic, convert_matches_host_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    convert_from_f32_case();
+}
+
+/* The same conversions captured into a CUDA graph and replayed (pa_test_graph;
+ * a capture that broke fails): convert.h's entry reads its scale on the device
+ * and neither synchronises nor allocates. */
+Test(gpu_basic, convert_replays_from_a_cuda_graph) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_test_graph = 1;
+    convert_from_f32_case();
+    pa_test_graph = 0;
 }
 
 /* Every code of each 8- and 16-bit dtype (all 256 fp8 codes, all 65536 f16
@@ -265,6 +294,8 @@ static size_t merge_bytes(int T, int64_t stride, int64_t row, int off, size_t es
     return ((size_t)off + (size_t)((T - 1) * stride + row)) * es + 64; /* 64 bytes of guard after */
 }
 
+static pa_status merge_run(void *ctx, pa_stream s) { return pa_merge_attn_states(ctx, s); }
+
 static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     const size_t es = pa_dtype_size(c->t);
     const int64_t row = (int64_t)c->H * c->hs;
@@ -312,7 +343,7 @@ static void run_merge_case(const merge_case *c, pa_rng *r, int ci) {
     pa_merge_attn_states_params d = p;
     d.output = dO + off_o * es, d.prefix_output = dA + off_a * es, d.suffix_output = dB + off_b * es;
     d.prefix_lse = dla, d.suffix_lse = dlb, d.output_lse = c->with_lse ? dlo : NULL;
-    cr_assert_eq(pa_merge_attn_states(&d, NULL), PA_SUCCESS, "case %d: %s", ci, pa_last_error());
+    cr_assert_eq(pa_test_launch(merge_run, &d), PA_SUCCESS, "case %d: %s", ci, pa_last_error());
     pa_test_dev_sync();
     pa_test_dev_download(got, dO, ob);
     pa_test_dev_download(lgot, dlo, ln * 4);
@@ -419,6 +450,24 @@ Test(merge_states, strided_rows_lse_layouts_and_in_place) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++, ci++)
             run_merge_case(&cases[i], &r, ci);
     }
+}
+
+/* Captured into a CUDA graph and replayed (pa_test_graph; a capture that broke
+ * fails), checked against the reference as eagerly: each dtype, 16-byte chunks
+ * and elements, with and without output_lse, and in place. */
+Test(merge_states, replays_from_a_cuda_graph) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_rng r = pa_rng_make(4096);
+    pa_test_graph = 1;
+    for (int di = 0; di < 3; di++) {
+        const pa_dtype t = (pa_dtype)di;
+        const merge_case cases[] = {{.t = t, .T = 33, .H = 3, .hs = 96, .with_lse = 1},
+                                    {.t = t, .T = 7, .H = 2, .hs = 3},
+                                    {.t = t, .T = 6, .H = 3, .hs = 64, .in_place = 1, .with_lse = 1}};
+        for (int i = 0; i < 3; i++)
+            run_merge_case(&cases[i], &r, 200 + 3 * di + i);
+    }
+    pa_test_graph = 0;
 }
 
 /* Refusals happen before any CUDA call, so this runs everywhere. */

@@ -1620,6 +1620,8 @@ Test(prefill_gpu, graph_replay_reads_new_lengths) {
 
 /* ---- prompt attention -------------------------------------------------------------- */
 
+static pa_status prompt_run(void *ctx, pa_stream s) { return pa_prompt_attention(ctx, s); }
+
 /* check_prompt with the device output `out_shift` elements into its allocation. */
 static void check_prompt_out_at(pa_prompt_problem *pr, const char *what, size_t out_shift) {
     pa_prompt_attention_params *h = &pr->p;
@@ -1641,7 +1643,7 @@ static void check_prompt_out_at(pa_prompt_problem *pr, const char *what, size_t 
     d.lse = dlse + lv.off;
     d.lse_head_stride = lv.head_stride;
     d.lse_token_stride = lv.token_stride;
-    cr_assert_eq(pa_prompt_attention(&d, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    cr_assert_eq(pa_test_launch(prompt_run, &d), PA_SUCCESS, "%s: %s", what, pa_last_error());
     void *got = malloc(pr->q_elems * es + 16);
     pa_test_dev_sync();
     pa_test_dev_download(got, d.out, pr->q_elems * es);
@@ -2197,6 +2199,16 @@ Test(prefill_gpu, rising_logits_move_the_reference) {
 /* Runs pa_mixed_attention with m's shape over problem pr (its host buffers
  * for the reference, d's device copies for the kernel) and compares every
  * row. short_ws: a workspace one byte short is refused first. */
+typedef struct mixed_launch {
+    const pa_mixed_attention_params *p;
+    void *ws;
+    size_t bytes;
+} mixed_launch;
+static pa_status mixed_run(void *ctx, pa_stream s) {
+    const mixed_launch *a = ctx;
+    return pa_mixed_attention(a->p, a->ws, a->bytes, s);
+}
+
 static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_attention_params m, int short_ws,
                         const char *what) {
     pa_mixed_attention_params mh = m, md = m;
@@ -2242,7 +2254,8 @@ static void check_mixed(pa_context_problem *pr, const dev_ctx *d, pa_mixed_atten
         cr_assert_eq(pa_mixed_attention(&bad, dws, ws, NULL), PA_ERR_INVALID_ARGUMENT, "%s", what);
         cr_assert(strstr(pa_last_error(), "mixed_attention: lse overlaps the workspace"), "%s", pa_last_error());
     }
-    cr_assert_eq(pa_mixed_attention(&md, dws, ws, NULL), PA_SUCCESS, "%s: %s", what, pa_last_error());
+    const mixed_launch ml = {&md, dws, ws};
+    cr_assert_eq(pa_test_launch(mixed_run, (void *)&ml), PA_SUCCESS, "%s: %s", what, pa_last_error());
     const size_t es = pa_dtype_size(m.q_dtype);
     void *got = malloc(pr->out_elems * es + 16);
     pa_test_dev_sync();
@@ -2351,6 +2364,38 @@ Test(prefill_gpu, mixed_batch) {
     mixed_case(13000u, PA_LAYOUT_FLASH_HND, PA_DTYPE_F16, 8, 128, 3, 0, 64, 5.0f, 0, 1, "mixed f16 hnd");
     mixed_case(13001u, PA_LAYOUT_VLLM, PA_DTYPE_BF16, 8, 128, 3, 1, 0, 0.0f, 0, 1, "mixed bf16 vllm");
     mixed_case(13002u, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 8, 64, 2, 0, 0, 0.0f, 1, 0, "mixed f16 nhd, sinks");
+}
+
+/* prompt and mixed attention captured into a CUDA graph and replayed
+ * (pa_test_graph; a capture that broke fails: prefill.h reads per-step data on
+ * the device and no entry synchronises or allocates), checked against the
+ * references as eagerly; context attention has graph_replay_reads_new_lengths.
+ * Decoder, encoder and cross prompts (16-bit, f32), a mixed batch over vLLM's
+ * layout with ALiBi and one over flash NHD with sinks and a workspace. */
+Test(prefill_gpu, prompt_and_mixed_replay_from_cuda_graphs) {
+    PA_SKIP_WITHOUT_GPU();
+    const int ql[3] = {1, 70, 33}, kl[3] = {9, 40, 130};
+    pa_test_graph = 1;
+    for (int t = 0; t < 3; t++) {
+        const pa_attn_type at = t == 0 ? PA_ATTN_DECODER : t == 1 ? PA_ATTN_ENCODER : PA_ATTN_ENCODER_DECODER;
+        pa_prompt_problem_cfg c = {.seed = 61100u + (uint64_t)t,
+                                   .dtype = t == 1   ? PA_DTYPE_F32
+                                            : t == 2 ? PA_DTYPE_BF16
+                                                     : PA_DTYPE_F16,
+                                   .attn_type = at,
+                                   .num_seqs = 3,
+                                   .num_heads = 8,
+                                   .num_kv_heads = 2,
+                                   .head_size = t == 1 ? 64 : 128,
+                                   .q_lens = ql,
+                                   .k_lens = at == PA_ATTN_ENCODER_DECODER ? kl : NULL};
+        pa_prompt_problem *pr = pa_prompt_problem_make(&c);
+        check_prompt(pr, t == 0 ? "graph, decoder" : t == 1 ? "graph, encoder f32" : "graph, cross");
+        pa_prompt_problem_free(pr);
+    }
+    mixed_case(61110u, PA_LAYOUT_VLLM, PA_DTYPE_BF16, 8, 128, 3, 1, 0, 0.0f, 0, 0, "graph, mixed bf16 vllm");
+    mixed_case(61111u, PA_LAYOUT_FLASH_NHD, PA_DTYPE_F16, 8, 64, 2, 0, 32, 0.0f, 1, 0, "graph, mixed nhd, sinks");
+    pa_test_graph = 0;
 }
 
 /* The mixed entry holds each part's device data to that part's rules (prefill.h,
