@@ -49,8 +49,9 @@ __global__ void __launch_bounds__(kCopyThreads) copy_blocks_kernel(const pa_cb_p
 // allocations needed. Contiguous runs are merged (pa_swap_next_run), then up to
 // kBatch runs go out per cudaMemcpyBatchAsync call. The batch API refuses the
 // legacy NULL stream, a driver older than the runtime may not have it, and it
-// cannot be captured into a CUDA graph (cudaErrorStreamCaptureUnsupported,
-// which also invalidates the capture): all three fall back to one
+// cannot be captured into a CUDA graph (cudaErrorStreamCaptureUnsupported; on
+// CUDA 13 reported to leave the capture valid without the copy,
+// rapidsai/rmm#2518, so it must never be tried there): all three fall back to one
 // cudaMemcpyAsync per run (still coalesced), which graphs capture. The capture
 // state is asked first, so a capture never sees the batch call.
 constexpr int kBatch = 128;

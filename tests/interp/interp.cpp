@@ -2403,7 +2403,11 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKin
     });
 }
 // The batch copy cannot be captured: CUDA refuses it with
-// cudaErrorStreamCaptureUnsupported and the capture is invalidated.
+// cudaErrorStreamCaptureUnsupported. Here the capture is invalidated too; on
+// CUDA 13 it was reported to stay valid with the copy left out
+// (rapidsai/rmm#2518), so a caller that let the error pass would lose the copy
+// in silence there. Either way a test of the copy's result fails; this model is
+// the stricter, and the library asks the capture state before it batches.
 // The copies of one batch have no order among them: a copy whose destination
 // meets another's destination or source is a dependent copy, undefined on the
 // device (the runtime's cudaMemcpyBatchAsync documentation); here it stops
