@@ -185,7 +185,7 @@ void pa_op_opts_default(pa_op_opts *o) {
     o->iters = 20;
     o->warmup = 3;
 #ifdef PA_CLI_INTERP
-    o->iters = 1; /* bench --interp: the GPU path's launches once each, untimed */
+    o->iters = 1; /* bench --interp: the GPU path's launches once each (the simulated clock: every pass the same) */
     o->warmup = 0;
 #endif
     o->seed = 1;

@@ -6,7 +6,7 @@ merge_attn_states, the cuBLAS baseline) and its options (dtypes, cache
 layout, head and block sizes, heads, lengths, window, soft cap, ALiBi, sinks,
 fp8 scales per KV head, presets) at random and runs `pagedattn-interp check OP --interp ...` on a
 small problem, or for three draws in ten `bench OP --interp` (the benchmark's
-GPU path once, untimed).
+GPU path once, on the simulated clock).
 A run passes when it succeeds (exit 0) or the CLI refuses the options with a
 usage error (exit 2, one line saying why); anything else (a failed comparison,
 a crash, a timeout) is reported with the command line that reproduces it. The
@@ -47,7 +47,7 @@ def draw(rng, cli):
                 "--seqs", str(rng.choice([1, 7, 64, 200])), "--heads", rng.choice(HEADS),
                 "--head-size", str(rng.choice(HEAD_SIZES + [1, 3, 100]))]
         if rng.random() < 0.3:
-            args[1] = "bench"  # the benchmark's GPU path, once, untimed
+            args[1] = "bench"  # the benchmark's GPU path, once (simulated clock)
         return args
     args = [cli, "check", op, "--interp", "--seqs", str(rng.choice([1, 2, 3])), "--heads", rng.choice(HEADS),
             "--head-size", str(rng.choice(HEAD_SIZES)), "--block-size", str(rng.choice(BLOCK_SIZES)),
@@ -106,7 +106,7 @@ def draw(rng, cli):
         if rng.random() < 0.25:
             args += ["--sinks"]
     if op not in ("baseline", "convert") and rng.random() < 0.3:
-        args[1] = "bench"  # the benchmark's GPU path, once, untimed (bench OP --interp)
+        args[1] = "bench"  # the benchmark's GPU path, once (bench OP --interp)
         if rng.random() < 0.3:
             args += ["--json", "-"]  # the JSON rows on stdout
         if op != "blocks" and rng.random() < 0.3:  # a sweep over two lengths (cache has none)

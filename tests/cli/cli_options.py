@@ -61,6 +61,20 @@ def rows(out):
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
+# A row's GB/s and TFLOP/s are its bytes and FLOPs over its median time (us_median, printed to
+# the nanosecond: the slack is that rounding), and the median lies between min and max.
+# (tests/cli/bench_rows_interp.py imports it.)
+def rates_wrong(r):
+    us = r["us_median"]
+    if not r["us_min"] <= us <= r["us_max"]:
+        return f"median {us} outside min..max {r['us_min']}..{r['us_max']}"
+    for work, rate, per_us in (("bytes", "gbps", 1e3), ("flops", "tflops", 1e6)):
+        want = r[work] / (us * per_us) if r[work] > 0 and us > 0 else 0.0
+        if abs(r[rate] - want) > 1e-5 * want + want * 5e-4 / max(us, 1e-3):
+            return f"{rate} {r[rate]}, want {work} / us_median = {want:.6g}"
+    return None
+
+
 def visible_pairs(q_len, k_len, causal, window):
     """(query, key) pairs of one sequence the masks leave, key by key, as prefill.h and ragged.h
     write them: query i at q_pos = k_len - q_len + i; key j masked when j > q_pos (causal), when
@@ -103,18 +117,6 @@ def main():
             diff = {k: (r[0].get(k), v) for k, v in want.items() if r[0].get(k) != v}
             return f"row has (got, want) {diff}" if diff else rates_wrong(r[0])
         return check
-
-    # A row's GB/s and TFLOP/s are its bytes and FLOPs over its median time (us_median, printed to
-    # the nanosecond: the slack is that rounding), and the median lies between min and max.
-    def rates_wrong(r):
-        us = r["us_median"]
-        if not r["us_min"] <= us <= r["us_max"]:
-            return f"median {us} outside min..max {r['us_min']}..{r['us_max']}"
-        for work, rate, per_us in (("bytes", "gbps", 1e3), ("flops", "tflops", 1e6)):
-            want = r[work] / (us * per_us) if r[work] > 0 and us > 0 else 0.0
-            if abs(r[rate] - want) > 1e-5 * want + want * 5e-4 / max(us, 1e-3):
-                return f"{rate} {r[rate]}, want {work} / us_median = {want:.6g}"
-        return None
 
     # D1: options an op never reads are refused, not ignored
     case("D1 decode refuses --qlen", ["bench", "decode"] + CPU + SMALL + ["--qlen", "5"], says="--qlen")

@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <random>
@@ -2132,8 +2133,21 @@ static void note_launch(const void *kernel, unsigned threads) {
         close(fd);
 }
 
+// The simulated clock that cudaEventRecord stamps and cudaEventElapsedTime
+// reads, in picoseconds: not the CPU's time, but work as a fixed model costs
+// it, so pagedattn-interp's timings, and every rate, roof and ratio made of
+// them, are the same at every run (tests/interp/README.md, "The simulated
+// clock"). Work advances it as it runs: a kernel launch 5 us whatever its size;
+// a copy its bytes at its direction's rate, device to device 1 byte a ps (1000
+// GB/s), host to device 20 ps a byte (50 GB/s), device to host 40 (25 GB/s),
+// host to host 50 (20 GB/s); a memset 1 ps a byte. cuBLAS calls cost nothing.
+std::atomic<uint64_t> sim_ps{0};
+constexpr uint64_t kLaunchPs = 5000000;
+uint64_t copy_ps_per_byte(bool dst_dev, bool src_dev) { return src_dev ? (dst_dev ? 1 : 40) : (dst_dev ? 20 : 50); }
+
 void run_launch(dim3 grid, dim3 block, size_t smem, const void *kernel, const char *name,
                 const std::function<void()> &body, cudaStream_t stream, bool pdl) {
+    sim_ps += kLaunchPs;
     note_launch(kernel, block.x * block.y * block.z);
     if (pa_prof_launch)
         pa_prof_launch(kernel, name, 1);
@@ -2193,7 +2207,7 @@ struct CUgraphExec_st {
     std::vector<std::function<void()>> launches;
 };
 struct CUevent_st {
-    int id;
+    uint64_t ps; // the simulated clock when last recorded (sim_ps)
 };
 
 extern "C" {
@@ -2345,16 +2359,16 @@ cudaError_t cudaFreeHost(void *p) {
 // that says otherwise is undefined on the device (cudaMemcpy's documentation:
 // it may copy, fail, or fault), so here it stops the program, as the other
 // detectors do. cudaMemcpyDefault takes either, as under unified addressing.
+static bool on_device(const void *p) { // inside a cudaMalloc buffer (its key) or past it in its mapping
+    auto it = mappings.upper_bound(p);
+    if (it == mappings.begin())
+        return false;
+    --it;
+    return it->second.device && static_cast<const unsigned char *>(p) < it->second.hi();
+}
 static void check_copy_kind(const char *fn, void *d, const void *s, size_t n, enum cudaMemcpyKind kind) {
     if (n == 0 || kind == cudaMemcpyDefault)
         return;
-    auto on_device = [](const void *p) { // inside a cudaMalloc buffer (its key) or past it in its mapping
-        auto it = mappings.upper_bound(p);
-        if (it == mappings.begin())
-            return false;
-        --it;
-        return it->second.device && static_cast<const unsigned char *>(p) < it->second.hi();
-    };
     static const char *const kinds[4] = {"cudaMemcpyHostToHost", "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost",
                                          "cudaMemcpyDeviceToDevice"};
     const int k = (int)kind;
@@ -2372,10 +2386,13 @@ static void check_copy_kind(const char *fn, void *d, const void *s, size_t n, en
         abort_with(report);
     }
 }
+// A copy's cost on the simulated clock (sim_ps), by where its two pointers live.
+static void sim_copy(void *d, const void *s, size_t n) { sim_ps += n * copy_ps_per_byte(on_device(d), on_device(s)); }
 cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind kind) {
     PA_NOT_WHILE_CAPTURING();
     check_copy_kind("cudaMemcpy", d, s, n, kind);
     HostWindow w{d, s};
+    sim_copy(d, s, n);
     if (n)
         memmove(d, s, n);
     return cudaSuccess;
@@ -2398,6 +2415,7 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKin
     check_copy_kind("cudaMemcpyAsync", d, s, n, kind);
     return on_stream(stream, [=]() {
         HostWindow w{d, s};
+        sim_copy(d, s, n);
         if (n)
             memmove(d, s, n);
     });
@@ -2445,20 +2463,24 @@ cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, con
                 abort_with(report);
             }
     set_host_open_all(true);
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
+        sim_copy(dsts[i], srcs[i], sizes[i]);
         memmove(dsts[i], srcs[i], sizes[i]);
+    }
     set_host_open_all(false);
     return cudaSuccess;
 }
 cudaError_t cudaMemset(void *d, int v, size_t n) {
     PA_NOT_WHILE_CAPTURING();
     HostWindow w{d};
+    sim_ps += n;
     memset(d, v, n);
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t stream) {
     return on_stream(stream, [=]() {
         HostWindow w{d};
+        sim_ps += n;
         memset(d, v, n);
     });
 }
@@ -2547,10 +2569,15 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
     delete e;
     return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+// Work on a stream that is not capturing runs at its call, so an event records
+// the simulated clock when it is recorded.
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+    e->ps = sim_ps.load();
+    return cudaSuccess;
+}
 cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
-    *ms = 0.0f;
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+    *ms = (float)(((double)end->ps - (double)start->ps) * 1e-9);
     return cudaSuccess;
 }
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
