@@ -1066,11 +1066,21 @@ Test(cache_ops, swap_blocks_random_configurations, .timeout = 600) {
     }
 }
 
+typedef struct swap_kv_launch {
+    const pa_kv_cache *dst, *src;
+    const int64_t *map;
+    int64_t pairs;
+} swap_kv_launch;
+static pa_status swap_kv_run(void *ctx, pa_stream s) {
+    const swap_kv_launch *a = ctx;
+    return pa_swap_blocks_kv(a->dst, a->src, a->map, a->pairs, s);
+}
+
 /* One geometry written two ways: a device cache with strides 0 and a pinned
  * host cache whose descriptor spells the same contiguous strides out (as a
- * torch view carries them), with one KV head whose head_stride is anything. */
-Test(cache_ops, swap_blocks_kv_same_geometry_written_out) {
-    PA_SKIP_WITHOUT_GPU();
+ * torch view carries them), with one KV head whose head_stride is anything.
+ * The swap through pa_test_launch: from a CUDA graph under pa_test_graph. */
+static void swap_kv_written_out_case(void) {
     const int nb = 5, bs = 8, hs = 64;
     pa_kv_cache c;
     memset(&c, 0, sizeof c);
@@ -1097,7 +1107,8 @@ Test(cache_ops, swap_blocks_kv_same_geometry_written_out) {
     memset(dst.key, SENTINEL, bytes);
     memset(dst.value, SENTINEL, bytes);
     const int64_t map[][2] = {{4, 0}, {0, 2}, {1, 3}};
-    cr_assert_eq(pa_swap_blocks_kv(&dst, &src, &map[0][0], 3, NULL), PA_SUCCESS, "%s", pa_last_error());
+    const swap_kv_launch sl = {&dst, &src, &map[0][0], 3};
+    cr_assert_eq(pa_test_launch(swap_kv_run, (void *)&sl), PA_SUCCESS, "%s", pa_last_error());
     pa_test_dev_sync();
     /* block b of each buffer: bytes [b * bb, (b + 1) * bb) */
     for (int i = 0; i < 3; i++)
@@ -1120,6 +1131,20 @@ Test(cache_ops, swap_blocks_kv_same_geometry_written_out) {
     free(hv);
     free(got);
     free(want);
+}
+
+Test(cache_ops, swap_blocks_kv_same_geometry_written_out) {
+    PA_SKIP_WITHOUT_GPU();
+    swap_kv_written_out_case();
+}
+
+/* The same swap captured into a CUDA graph (device to pinned host, the
+ * capture's pairs) and replayed: a capture that broke fails. */
+Test(cache_ops, swap_blocks_kv_replays_from_a_cuda_graph) {
+    PA_SKIP_WITHOUT_GPU();
+    pa_test_graph = 1;
+    swap_kv_written_out_case();
+    pa_test_graph = 0;
 }
 
 Test(cache_ops, swap_blocks_kv_both_buffers) {
