@@ -267,9 +267,14 @@ void pa_test_dev_sync(void) {
 
 int pa_test_graph = 0;
 
+/* Interpret mode's count of work run at once beside a capture (tests/interp/interp.cpp);
+ * absent from the GPU programs. */
+extern unsigned long pa_interp_work_beside_capture(void) __attribute__((weak));
+
 pa_status pa_test_launch(pa_test_launch_fn fn, void *ctx) {
     if (!pa_test_graph)
         return fn(ctx, NULL);
+    const unsigned long beside = pa_interp_work_beside_capture ? pa_interp_work_beside_capture() : 0;
     cudaStream_t s;
     cr_assert_eq(cudaStreamCreate(&s), cudaSuccess);
     cudaGraph_t g = NULL;
@@ -280,6 +285,10 @@ pa_status pa_test_launch(pa_test_launch_fn fn, void *ctx) {
                  "the launch broke its CUDA-graph capture (%s: %s): it synchronised, allocated, or issued work on "
                  "the legacy stream (entry status %d: %s)",
                  cudaGetErrorName(e), cudaGetErrorString(e), (int)st, st == PA_SUCCESS ? "" : pa_last_error());
+    cr_assert(!pa_interp_work_beside_capture || pa_interp_work_beside_capture() == beside,
+              "the launch issued %lu launches or copies on a stream other than its caller's: they ran at once, "
+              "outside the CUDA graph, and a replay would not run them",
+              pa_interp_work_beside_capture ? pa_interp_work_beside_capture() - beside : 0ul);
     if (st == PA_SUCCESS) {
         cudaGraphExec_t x;
         cr_assert_eq(cudaGraphInstantiate(&x, g, 0), cudaSuccess);

@@ -102,7 +102,9 @@ void pa_test_dev_sync(void);
  * blocking stream, calls fn(ctx, that stream), ends the capture, replays the graph
  * once and waits for it: an entry that synchronised, allocated or issued work on
  * the legacy stream fails the capture (on a GPU and in interpret mode alike) and
- * with it the test, and the replay's results are what the caller then checks.
+ * with it the test, and the replay's results are what the caller then checks. In
+ * interpret mode work it issued on any other stream fails it too: that work ran at
+ * once, outside the graph, where the replay's results would still look right.
  * Unset, fn(ctx, NULL) runs eagerly. Returns fn's status. */
 typedef pa_status (*pa_test_launch_fn)(void *ctx, pa_stream stream);
 extern int pa_test_graph;

@@ -930,6 +930,12 @@ bool capture_blocking() { return legacy_stream(capturing) || !(capturing->flags 
 // implicit dependency (cudaErrorStreamCaptureImplicit), and the capture is invalidated. So a
 // launcher that issued work on the legacy stream instead of its caller's fails a graph test
 // here, as it would on a GPU, where it was recorded into the graph before.
+// Work that ran at once beside a capture, on a stream other than the capturing
+// one, is counted (pa_interp_work_beside_capture): a library entry captured on
+// its caller's stream that issued work on a stream of its own would escape the
+// graph, its results there at capture time and never at a replay, which a test
+// that checks the replay's results over the same inputs cannot tell.
+std::atomic<unsigned long> work_beside_capture{0};
 int capture_role(cudaStream_t stream) {
     if (!capture_on)
         return 0;
@@ -939,6 +945,7 @@ int capture_role(cudaStream_t stream) {
         capture_broken = true;
         return -1;
     }
+    work_beside_capture++;
     return 0;
 }
 
@@ -1178,6 +1185,9 @@ void close_new(const Mapping &) {}
 #endif
 
 } // namespace
+
+// Launches, copies, sets and graph launches that ran at once beside a capture (capture_role).
+extern "C" unsigned long pa_interp_work_beside_capture(void) { return work_beside_capture.load(); }
 
 // The fake cuBLAS (cublas_interp.cpp) computes on the host: device memory is open to it
 // while it runs.

@@ -268,6 +268,33 @@ Test(interp, graphs_end_and_launch_by_stream) {
     cudaFree(out);
 }
 
+/* Work run at once beside a capture, on a stream other than the capturing one, is counted
+ * (pa_interp_work_beside_capture: pa_test_launch fails an entry that issued any), work on the
+ * capturing stream and work with no capture on is not. */
+unsigned long pa_interp_work_beside_capture(void);
+Test(interp, work_beside_a_capture_is_counted) {
+    int *out = dev(sizeof(int));
+    cudaStream_t cap, other;
+    cr_assert_eq(cudaStreamCreate(&cap), cudaSuccess);
+    cr_assert_eq(cudaStreamCreate(&other), cudaSuccess);
+    const unsigned long n0 = pa_interp_work_beside_capture();
+    cr_assert_eq(pa_selftest_write_value(out, 1, other), cudaSuccess);
+    cr_assert_eq(pa_interp_work_beside_capture(), n0, "counted with no capture on");
+    cr_assert_eq(cudaStreamBeginCapture(cap, cudaStreamCaptureModeGlobal), cudaSuccess);
+    cr_assert_eq(pa_selftest_write_value(out, 2, cap), cudaSuccess);
+    cr_assert_eq(cudaMemsetAsync(out, 0, sizeof(int), cap), cudaSuccess);
+    cr_assert_eq(pa_interp_work_beside_capture(), n0, "the capturing stream's work counted");
+    cr_assert_eq(pa_selftest_write_value(out, 3, other), cudaSuccess);
+    cr_assert_eq(cudaMemsetAsync(out, 0, sizeof(int), other), cudaSuccess);
+    cr_assert_eq(pa_interp_work_beside_capture(), n0 + 2, "a launch and a set beside the capture");
+    cudaGraph_t g = NULL;
+    cr_assert_eq(cudaStreamEndCapture(cap, &g), cudaSuccess);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(other);
+    cudaStreamDestroy(cap);
+    cudaFree(out);
+}
+
 /* What cudaMemcpyBatchAsync refuses on the device (cudaErrorInvalidValue), it
  * refuses here: the legacy stream, attribute indices that do not start at 0 or
  * do not increase, more attributes than copies, an access order outside the
