@@ -121,21 +121,26 @@ def launch_bounds_of(elf):
     return out
 
 
-def sass_limits(build):
-    """Demangled kernel name -> {arch: (registers a thread, most threads or None)}."""
-    tool = locate_tool("cuobjdump")
-    lib = os.path.join(build, "libpagedattn.so")
-
-    def dump(flag):
-        return subprocess.run([tool, flag, lib], capture_output=True, text=True, check=True).stdout
-
-    regs, most = registers_of(dump("-res-usage")), launch_bounds_of(dump("-elf"))
+def sass_limits(build, res_usage):
+    """Demangled kernel name -> {arch: (registers a thread, most threads or None)}, from the
+    library's `cuobjdump -res-usage` text (read once, in main) and its `cuobjdump -elf`."""
+    regs, most = registers_of(res_usage), launch_bounds_of(cuobjdump(build, "-elf"))
     mangled = sorted({f for f, _ in regs})
     names = dict(zip(mangled, demangle(mangled)))
     out = collections.defaultdict(dict)
     for (f, arch), r in regs.items():
         out[names[f]][arch] = (r, most.get((f, arch)))
     return out
+
+
+def cuobjdump(build, flag):
+    """cuobjdump FLAG over BUILD/libpagedattn.so, its text (exit 3 without cuobjdump)."""
+    tool = locate_tool("cuobjdump")
+    if not tool:
+        print("kernel_coverage: cuobjdump not found (scripts/deps.sh with PA_WANT_SASS=1 installs it)")
+        sys.exit(3)
+    lib = os.path.join(build, "libpagedattn.so")
+    return subprocess.run([tool, flag, lib], capture_output=True, text=True, check=True).stdout
 
 
 def demangle(names):
@@ -145,16 +150,11 @@ def demangle(names):
     return [ANON.sub("(anonymous namespace)::", n) for n in out.stdout.splitlines()]
 
 
-def shipped(build):
-    tool = locate_tool("cuobjdump")
-    if not tool:
-        print("kernel_coverage: cuobjdump not found (scripts/deps.sh with PA_WANT_SASS=1 installs it)")
-        sys.exit(3)
-    lib = os.path.join(build, "libpagedattn.so")
-    text = subprocess.run([tool, "-res-usage", lib], capture_output=True, text=True, check=True).stdout
-    names = sorted(set(re.findall(r"^\s*Function (\S+?):?\s", text, re.M)))
+def shipped(res_usage):
+    """The demangled kernels the library's `cuobjdump -res-usage` text names."""
+    names = sorted(set(re.findall(r"^\s*Function (\S+?):?\s", res_usage, re.M)))
     if not names:
-        sys.exit("kernel_coverage: cuobjdump found no kernel in " + lib)
+        sys.exit("kernel_coverage: cuobjdump found no kernel in libpagedattn.so")
     return set(demangle(names))
 
 
@@ -221,7 +221,8 @@ def main():
     if not os.path.exists(log):
         print("kernel_coverage: %s not found: no interpret-mode test ran with PA_INTERP_LAUNCH_LOG" % log)
         return 2
-    ships = shipped(build)
+    res_usage = cuobjdump(build, "-res-usage")
+    ships = shipped(res_usage)
     try:
         ran, sizes = launched(log)
     except (OSError, subprocess.CalledProcessError) as e:
@@ -245,7 +246,7 @@ def main():
         elif not why:
             print("kernel_coverage: %s gives no reason for %s" % (os.path.relpath(ALLOW, ROOT), k))
             bad += 1
-    refused = launch_problems(sizes, sass_limits(build))
+    refused = launch_problems(sizes, sass_limits(build, res_usage))
     for line in refused:
         print("kernel_coverage: a GPU would refuse this launch: " + line)
     bad += len(refused)
