@@ -47,4 +47,10 @@ template <> __device__ __forceinline__ uint8_t from_float<4>(float v) {
 
 constexpr bool is_fp8(int dt) { return dt == 3 || dt == 4; }
 
+// The unsigned type of a BYTES-byte vector load or store (16, 8 or 4 bytes).
+template <int BYTES> struct raw_vec;
+template <> struct raw_vec<16> { using type = uint4; };
+template <> struct raw_vec<8> { using type = uint2; };
+template <> struct raw_vec<4> { using type = uint32_t; };
+
 } // namespace pa

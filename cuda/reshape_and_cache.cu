@@ -32,11 +32,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <int BYTES> struct raw_vec;
-template <> struct raw_vec<16> { using type = uint4; };
-template <> struct raw_vec<8> { using type = uint2; };
-template <> struct raw_vec<4> { using type = uint32_t; };
-
 template <int IN, int OUT> struct chunk_traits {
     using ti = typename pa::elt<IN>::type;
     using to = typename pa::elt<OUT>::type;
@@ -79,7 +74,7 @@ __device__ __forceinline__ void load_converted(typename pa::elt<OUT>::type (&r)[
 }
 
 template <typename T, int VEC> __device__ __forceinline__ void store_vec(T *dst, const T (&r)[VEC]) {
-    using V = typename raw_vec<VEC * sizeof(T)>::type;
+    using V = typename pa::raw_vec<VEC * sizeof(T)>::type;
     V v;
     memcpy(&v, r, sizeof(v));
     *reinterpret_cast<V *>(dst) = v;

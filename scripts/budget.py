@@ -129,9 +129,18 @@ def build_command(build, src):
     return c["directory"], [a for a in args if not a.startswith("-Xptxas") and not a.startswith("-Werror")]
 
 
-def compile_cubin(build, src, cubin, arch="sm_90"):
+def compile_cubin(build, src, cubin, arch="sm_90", text=None):
+    """ptxas -v's report of src compiled to cubin with the build's flags; with text, that text is
+    compiled in src's place (another version of the file: its includes still resolve from src's
+    directory)."""
     cwd, args = build_command(build, src)
-    cmd = args + ["-cubin", "-arch=" + arch, "-lineinfo", "-Xptxas=-v", "-o", cubin, os.path.join(ROOT, src)]
+    path = os.path.join(ROOT, src)
+    if text is not None:
+        path = cubin + ".cu"
+        with open(path, "w") as f:
+            f.write(text)
+        args = args + ["-I", os.path.dirname(os.path.join(ROOT, src))]
+    cmd = args + ["-cubin", "-arch=" + arch, "-lineinfo", "-Xptxas=-v", "-o", cubin, path]
     r = subprocess.run(["nice", "-n", "10"] + cmd, cwd=cwd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("budget.py: nvcc failed on %s:\n%s" % (src, r.stderr))
@@ -838,6 +847,21 @@ def short_name(mangled):
     return d
 
 
+def emit_report(lines, path=None):
+    """A report's lines, joined, to stdout and, with path, to that file too."""
+    text = "\n".join(lines) + "\n"
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+
+
+def made_from(src):
+    """`SRC (date, commit C[ with uncommitted cuda/ or csrc/ changes])` for a report's first line."""
+    date, commit, dirty = stamp()
+    return "%s (%s, commit %s%s)" % (src, date, commit, " with uncommitted cuda/ or csrc/ changes" if dirty else "")
+
+
 def stamp():
     """(UTC date, short commit, whether cuda/ or csrc/ differ from it) for a report's heading."""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -1341,6 +1365,16 @@ def _successors(insts, k, start, end, idx):
     if op.startswith(("EXIT", "RET", "BRX", "JMP", "JMX", "KILL")) and _uncond(pred):
         return []
     return nxt
+
+
+def longest_forward_path(insts):
+    """Instructions on the longest forward path from a function's entry to an unconditional EXIT
+    (heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines after the
+    last EXIT left out): what a warp issues for one trip of each loop, for a copy kernel whose thread
+    moves one chunk (scripts/merge_budget.py, scripts/convert_budget.py)."""
+    exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and _uncond(ins["pred"])]
+    found = heaviest_path(insts, 0, exits, lambda k: 1, lambda k: False, []) if exits else None
+    return len(found[0]) if found else 0
 
 
 def heaviest_path(insts, start, ends, weight, forbid, need):

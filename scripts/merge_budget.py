@@ -38,15 +38,6 @@ LATENCY_NS = 800.0  # assumed latency of a global load under load on Hopper HBM 
 DTYPES = {0: ("f32", 4), 1: ("f16", 2), 2: ("bf16", 2)}
 
 
-def longest_path(insts):
-    """Instructions on the longest forward path from the entry to an unconditional EXIT (budget.py's
-    heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines after the
-    last EXIT left out)."""
-    exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and budget._uncond(ins["pred"])]
-    found = budget.heaviest_path(insts, 0, exits, lambda k: 1, lambda k: False, []) if exits else None
-    return len(found[0]) if found else 0
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -67,7 +58,7 @@ def main():
         dt, vec = int(m.group(1)), int(m.group(2))
         label, es = DTYPES[dt]
         info, ru = ptxas.get(name, {}), res.get(name, {})
-        path = longest_path(insts)
+        path = budget.longest_forward_path(insts)
         chunk = vec * es
         warp_bytes = 32 * 3 * chunk + 32 * 12  # rows: 2 reads + 1 write; lse: 2 reads + 1 write a thread
         ctas, limit = budget.ctas_per_sm(info.get("regs", ru.get("regs", 0)), THREADS, 0)
@@ -77,16 +68,15 @@ def main():
     rows.sort(key=lambda r: (r["label"] != "f32", r["label"], -r["vec"]))
     out = []
     w = out.append
-    date, commit, dirty = budget.stamp()
     w("# pa_merge_attn_states: instruction budget (sm_90 SASS)\n")
-    w("Made by `python3 scripts/merge_budget.py` from %s (%s). Per instance: registers and spills "
+    w("Made by `python3 scripts/merge_budget.py` from %s. Per instance: registers and spills "
       "(ptxas -v), local memory (cuobjdump -res-usage), CTAs of %d threads per SM, and the longest "
       "path a warp issues for one row chunk a thread (entry to EXIT, no back edge, no subroutine). "
       "Bytes a warp moves: 32 threads x (two chunks read, one written) plus the lse pair read and the "
       "merged lse written (12 bytes a thread, counted in full though threads of a row share the "
       "pair's sectors). Machines: H100 SXM (copy roof %.0f GB/s measured) and H200 (%.0f GB/s, the "
       "device tool's copy), 132 SMs at %.3f GHz issuing 4 warp instructions a clock each.\n"
-      % (SRC, "%s, commit %s%s" % (date, commit, " with uncommitted cuda/ or csrc/ changes" if dirty else ""), THREADS, budget.H100["roof_gbs"], budget.H200["roof_gbs"], budget.H100["clock_ghz"]))
+      % (budget.made_from(SRC), THREADS, budget.H100["roof_gbs"], budget.H200["roof_gbs"], budget.H100["clock_ghz"]))
     w("| dtype | chunk | regs | spills / local | CTAs/SM (limit) | warp insts a chunk | bytes a warp | "
       "issue bound, H100 | issue bound, H200 | loads in flight an SM | needed at %d ns, H100 / H200 |"
       % LATENCY_NS)
@@ -108,11 +98,7 @@ def main():
       "6 MiB moved: about 2 us at the H100's roof, on the order of a launch). The one-element "
       "instances serve only heads whose bytes are not a multiple of 16, or misaligned or oddly "
       "strided rows; vLLM's shapes all take 16-byte chunks.")
-    text = "\n".join(out) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
+    budget.emit_report(out, a.out)
 
 
 if __name__ == "__main__":

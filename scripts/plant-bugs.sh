@@ -124,6 +124,8 @@ EOF
             verdict="caught by ThreadSanitizer: $(grep -m1 -o 'data race .* in [^(]*' "$log" | sed 's/(.*) //' | sed 's/.* in /data race in /')"
         elif grep -q "pa_interp:" "$log"; then
             verdict="caught by the interpreter: $(grep -m1 -o 'pa_interp: .*' "$log" | cut -c1-90)"
+        elif grep -q "runtime error: .*misaligned address" "$log"; then # the plain build's alignment check
+            verdict="caught by the alignment check: $(grep -m1 -oE '[^/ ]+:[0-9]+:[0-9]+: runtime error: [a-z ]*misaligned address' "$log")"
         elif grep -qE "SIGSEGV|Segmentation|: CRASH!" "$log"; then
             verdict="caught: out-of-bounds access (guard page)"
         elif [ $rc -gt 128 ] && [ $rc -ne 137 ]; then # (timeout's 124 and 137: not a crash)
@@ -837,13 +839,36 @@ plant convert-e5m2-sign-dropped cuda/dtype.cuh \
     '__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)v, __NV_E5M2)' '__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)(v & 0x7f), __NV_E5M2)' \
     test_gpu_basic 'gpu_basic/convert_*'
 # pa_convert's fp8 scale applied the wrong way round on a store (multiplied, not divided), and its
-# grid-stride loop running one element past n (the interpreter's bounds check on the source).
+# element loop running one element past n (the interpreter's bounds check on the source).
 plant convert-fp8-store-scale-inverted cuda/convert.cu \
-    '            v /= s;' '            v *= s;' \
+    '        v /= s;' '        v *= s;' \
     test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
 plant convert-one-past-the-end cuda/convert.cu \
-    'i < n; i += (int64_t)gridDim.x * blockDim.x)' 'i <= n; i += (int64_t)gridDim.x * blockDim.x)' \
-    test_gpu_basic 'gpu_basic/convert_matches_host_bitwise'
+    'i < n; i += step)' 'i <= n; i += step)' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+# pa_convert's chunks (2026-12-08): vectors over a source or destination off their alignment; the
+# last chunk rounded up past n; a wide chunk's (fp8 to f32: 64 bytes) four stores all at its first
+# 16 bytes; no CTA for an input shorter than one chunk; and the element loop restarting at the
+# chunk count, not at its first element: each element then converted twice, by two threads, with
+# the same bytes (ThreadSanitizer's race on the destination; the results alone cannot show it).
+plant convert-dst-alignment-unchecked cuda/convert.cu \
+    ' && (uintptr_t)dst % C::store_bytes == 0;' ';' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+plant convert-src-alignment-unchecked cuda/convert.cu \
+    '(uintptr_t)src % 16 == 0 && ' '' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+plant convert-last-chunk-rounded-up cuda/convert.cu \
+    'vec ? n / C::vec : 0;' 'vec ? (n + C::vec - 1) / C::vec : 0;' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+plant convert-wide-chunk-stores-overlap cuda/convert.cu \
+    '            d[k] = w;' '            d[0] = w;' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+plant convert-short-input-no-ctas cuda/convert.cu \
+    'vec && chunks > 0 ? chunks : n;' 'vec ? chunks : n;' \
+    test_gpu_basic 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
+plant convert-tail-restarts-at-chunk-count cuda/convert.cu \
+    'int64_t i = chunks * C::vec + first;' 'int64_t i = chunks + first;' \
+    test_gpu_basic:tsan 'gpu_basic/convert_chunks_tails_and_offsets_match_host_bitwise'
 # pa_merge_attn_states (cuda/merge_states.cu): FlashAttention-2's +inf lse taken at its word, a
 # part of weight 0 multiplied in (its NaN row leaks), both parts empty divided 0 by 0, a row's
 # chunks past the CTA row's threads never reached, the merged lse at vLLM's layout whatever the

@@ -161,6 +161,83 @@ Test(gpu_basic, convert_every_code_matches_host_bitwise) {
     free(want);
 }
 
+/* Every dtype pair over pointers the chunked path takes (16-byte aligned
+ * source, destination aligned to its store), at a base past the buffer's start
+ * too, and over pointers it must not (a source or destination off by one or
+ * more elements: an element a thread), with lengths that leave 1 to VEC - 1
+ * elements after the last chunk, or fewer than one chunk. The converted
+ * elements equal the host's bit for bit and every destination byte before and
+ * after them keeps its sentinel. In interpret mode a vector access off its
+ * alignment aborts, as it faults on the device. */
+Test(gpu_basic, convert_chunks_tails_and_offsets_match_host_bitwise) {
+    PA_SKIP_WITHOUT_GPU();
+    static const int64_t lens[] = {1, 3, 15, 17, 1000, 1027};
+    enum { PAD = 64 }; /* elements of sentinel past the last converted one */
+    pa_rng rng = pa_rng_make(7);
+    const float scale_h = 0.37f;
+    float *d_scale = pa_test_dev_upload(&scale_h, sizeof(float));
+    float vals[1027 + 32];
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        vals[i] = pa_rng_uniform(&rng, -6.0f, 6.0f); /* distinct codes in every dtype, fp8 included */
+    unsigned char *src = malloc(sizeof vals), *want = malloc(sizeof(float) * (1027 + 32 + PAD)),
+                  *got = malloc(sizeof(float) * (1027 + 32 + PAD)),
+                  *sentinel = malloc(sizeof(float) * (1027 + 32 + PAD));
+    cr_assert(src && want && got && sentinel);
+    memset(sentinel, 0xA5, sizeof(float) * (1027 + 32 + PAD));
+    int chunked = 0, unchunked = 0;
+    for (int sd = 0; sd < PA_DTYPE_COUNT; sd++)
+        for (int td = 0; td < PA_DTYPE_COUNT; td++) {
+            const size_t ss = pa_dtype_size((pa_dtype)sd), ts = pa_dtype_size((pa_dtype)td);
+            const int vec = (int)(16 / ss);
+            const size_t store = vec * ts < 16 ? vec * ts : 16;
+            const int fp8 = pa_dtype_is_fp8((pa_dtype)sd) || pa_dtype_is_fp8((pa_dtype)td);
+            /* element offsets from the buffers' starts (16-byte aligned; a GPU's are 256) */
+            const int offs[][2] = {{0, 0}, {vec, vec}, {1, 0}, {0, 1}, {5, 3}};
+            for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                    const int so = offs[oi][0], to = offs[oi][1];
+                    const int64_t n = lens[li];
+                    /* the source: vals in the source dtype (with the scale where it is fp8) */
+                    cr_assert_eq(pa_ref_convert(src, (pa_dtype)sd, vals, PA_DTYPE_F32, so + n, fp8 ? &scale_h : NULL),
+                                 PA_SUCCESS);
+                    unsigned char *d_src = pa_test_dev_upload(src, (size_t)(so + n) * ss);
+                    const size_t dst_bytes = (size_t)(to + n + PAD) * ts;
+                    unsigned char *d_dst = pa_test_dev_upload(sentinel, dst_bytes);
+                    const int takes_chunks = ((so * ss) % 16 == 0) && ((to * ts) % store == 0) && n >= vec;
+                    chunked += takes_chunks;
+                    unchunked += !takes_chunks;
+                    cr_assert_eq(pa_convert(d_dst + (size_t)to * ts, (pa_dtype)td, d_src + (size_t)so * ss,
+                                            (pa_dtype)sd, n, fp8 ? d_scale : NULL, NULL),
+                                 PA_SUCCESS, "%s", pa_last_error());
+                    pa_test_dev_sync();
+                    pa_test_dev_download(got, d_dst, dst_bytes);
+                    memcpy(want, sentinel, dst_bytes);
+                    cr_assert_eq(pa_ref_convert(want + (size_t)to * ts, (pa_dtype)td, src + (size_t)so * ss,
+                                                (pa_dtype)sd, n, fp8 ? &scale_h : NULL),
+                                 PA_SUCCESS);
+                    for (size_t b = 0; b < dst_bytes; b++)
+                        if (b < (size_t)to * ts || b >= (size_t)(to + n) * ts)
+                            cr_assert_eq(
+                                got[b], 0xA5, "%s -> %s offsets %d/%d n %lld: byte %zu outside the output written",
+                                pa_dtype_name((pa_dtype)sd), pa_dtype_name((pa_dtype)td), so, to, (long long)n, b);
+                    const int64_t i = first_difference((pa_dtype)td, got + (size_t)to * ts, want + (size_t)to * ts, n);
+                    if (i >= 0)
+                        cr_assert_fail("%s -> %s offsets %d/%d n %lld: element %lld: device %g host %g",
+                                       pa_dtype_name((pa_dtype)sd), pa_dtype_name((pa_dtype)td), so, to, (long long)n,
+                                       (long long)i, pa_load_as_float((pa_dtype)td, got + (size_t)to * ts, (size_t)i),
+                                       pa_load_as_float((pa_dtype)td, want + (size_t)to * ts, (size_t)i));
+                    pa_test_dev_free(d_src);
+                    pa_test_dev_free(d_dst);
+                }
+        }
+    cr_assert(chunked > 0 && unchunked > 0, "chunked %d, element-wise %d", chunked, unchunked);
+    pa_test_dev_free(d_scale);
+    free(src);
+    free(want);
+    free(got);
+    free(sentinel);
+}
+
 /* A CUDA error pending before a call (the caller's own: here an invalid device
  * number it never read back) is not taken for the call's: every entry checks
  * before its first CUDA call, reports it as pending, leaves it for its owner
