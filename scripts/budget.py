@@ -1367,13 +1367,18 @@ def _successors(insts, k, start, end, idx):
     return nxt
 
 
-def longest_forward_path(insts):
+def longest_forward_path(insts, rare=None, need=()):
     """Instructions on the longest forward path from a function's entry to an unconditional EXIT
     (heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines after the
     last EXIT left out): what a warp issues for one trip of each loop, for a copy kernel whose thread
-    moves one chunk (scripts/merge_budget.py, scripts/convert_budget.py)."""
+    moves one chunk (scripts/merge_budget.py, scripts/convert_budget.py). rare(inst): instructions
+    the path avoids wherever a path can (a slow path the common case skips). need: heaviest_path's
+    [(name, test(inst), count)], instructions the path must hold (a chunk's vector load: a path that
+    skips a loop's body is shorter only where the body holds a rare instruction). Branch targets
+    must be resolved (resolve_labels) for the path to follow them. 0 where no path meets need."""
     exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and _uncond(ins["pred"])]
-    found = heaviest_path(insts, 0, exits, lambda k: 1, lambda k: False, []) if exits else None
+    forbid = (lambda k: rare(insts[k])) if rare else (lambda k: False)
+    found = heaviest_path(insts, 0, exits, lambda k: 1, forbid, list(need)) if exits else None
     return len(found[0]) if found else 0
 
 

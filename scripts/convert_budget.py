@@ -7,12 +7,13 @@ stores it. So the question is the copy roof's: do the instruction stream or the 
 it below the roof? For each of the 25 (source, destination) dtype pairs:
   1. compile with the build's own nvcc flags to an sm_90 cubin (budget.compile_cubin): registers,
      spills (ptxas -v), local memory (cuobjdump -res-usage), CTAs of 256 threads an SM;
-  2. disassemble (nvdisasm) and take the longest forward path from the entry to an EXIT
-     (budget.longest_forward_path: one trip of the chunk loop and one of the element loop; the
-     float division's slow path, a subroutine only a denormal, infinite or zero operand takes, left
-     out): what a warp issues where each thread converts one chunk (every input of up to 2^19 x
-     256 chunks, 32 M elements of f32, 134 M of fp8), counted in full though a thread that takes
-     a chunk skips the element loop's body unless it also takes a tail element;
+  2. disassemble (nvdisasm, branch targets resolved) and take the longest forward path from the
+     entry to an EXIT that holds one 16-byte load (budget.longest_forward_path: one trip of the
+     chunk loop and one of the element loop; the float division's slow path, a subroutine only a
+     denormal, infinite or zero operand takes, avoided with its call): what a warp issues where
+     each thread converts one chunk (every input of up to 2^19 x 256 chunks, 32 M elements of
+     f32, 134 M of fp8), counted in full though a thread that takes a chunk skips the element
+     loop's body unless it also takes a tail element;
   3. bound the rate two ways:
        issue:     SMs x 4 warp instructions a clock x clock x bytes a warp moves / path length;
        in flight: the source bytes a resident warp has loading (32 threads x one chunk) x resident
@@ -50,7 +51,9 @@ def instances(build, text, work, tag):
     cubin = os.path.join(work, tag + ".cubin")
     ptxas = budget.ptxas_info(budget.compile_cubin(os.path.abspath(build), SRC, cubin, text=text))
     res = budget.res_usage(budget.find_tool("cuobjdump", budget.PIP_CMD), cubin)
-    funcs = budget.disassemble(budget.find_tool("nvdisasm", budget.PIP_CMD), cubin)
+    nvdisasm = budget.find_tool("nvdisasm", budget.PIP_CMD)
+    funcs = budget.disassemble(nvdisasm, cubin)
+    budget.resolve_labels(nvdisasm, cubin, funcs)  # branch targets: the paths follow them
     out = {}
     for name, insts in funcs.items():
         m = re.search(r"convert_kernelILi(\d)ELi(\d)E", name)
@@ -59,9 +62,13 @@ def instances(build, text, work, tag):
         info, ru = ptxas.get(name, {}), res.get(name, {})
         regs = info.get("regs", ru.get("regs", 0))
         ctas, limit = budget.ctas_per_sm(regs, THREADS, 0)
+        # the path a thread with a chunk takes: one 16-byte load (the kernel before chunks: none)
+        need = [("chunk load", lambda ins: ins["op"].startswith("LDG") and ".128" in ins["op"],
+                 1 if text is None else 0)]
         out[(int(m.group(1)), int(m.group(2)))] = dict(
             regs=regs, spill=info.get("spill_st", 0) + info.get("spill_ld", 0), local=ru.get("local", 0),
-            path=budget.longest_forward_path(insts), ctas=ctas, limit=limit)
+            path=budget.longest_forward_path(insts, lambda ins: ins["op"].startswith("CALL"), need),
+            ctas=ctas, limit=limit)
     return out
 
 
@@ -160,7 +167,11 @@ def main():
       "the quotient and its correction, and the check that sends a denormal or huge operand to the slow path: "
       "about 10 of its instructions), kept because the reference and vLLM's cache writes divide, and a product "
       "with the reciprocal differs from the quotient in the last bit now and then, which near an fp8 rounding "
-      "boundary changes the stored code. At %.2f warp instructions a clock (what ncu measured for decode on the "
+      "boundary changes the stored code (`gpu_basic/convert_quotients_next_to_fp8_midpoints` and "
+      "`cache_ops/fp8_codes_next_to_midpoints` fail a kernel that multiplies). A quotient that took the product "
+      "where no fp8 midpoint lies within a few steps of it, and divided only there (exact by the product's error "
+      "bound), was tried on 2026-12-08: its check cost more than the division's fast path saves (bf16 to e4m3, "
+      "235 warp instructions a chunk against 190), so it was not kept. At %.2f warp instructions a clock (what ncu measured for decode on the "
       "H100, a bound here, not a measurement of this kernel) the pairs into fp8 would be held to %s of the "
       "H100's roof; every pair into f32, f16 or bf16 %s."
       % (IPC_DECODE, ", ".join("%.0f%% from %s" % (100 * f, g) for g, f in at_ipc(new, h100, True)),

@@ -50,6 +50,7 @@ def main():
         ptxas = budget.ptxas_info(budget.compile_cubin(os.path.abspath(a.build), SRC, cubin))
         res = budget.res_usage(cuobjdump, cubin)
         funcs = budget.disassemble(nvdisasm, cubin)
+        budget.resolve_labels(nvdisasm, cubin, funcs)  # branch targets: the paths follow them
     rows = []
     for name, insts in funcs.items():
         m = re.search(r"merge_states_kernelILi(\d)ELi(\d)E", name)

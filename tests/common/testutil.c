@@ -17,6 +17,31 @@ void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi)
 }
 
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n) { pa_fill_nan(t, buf, n); }
+
+int64_t pa_test_fp8_midpoint_inputs(pa_dtype t, float scale, int steps, float *out, int64_t cap) {
+    cr_assert(pa_dtype_is_fp8(t));
+    const int top = t == PA_DTYPE_FP8_E4M3 ? 0x7E : 0x7B; /* the largest finite code of one sign */
+    int64_t n = 0;
+    for (int c = 0; c < top; c++)
+        for (int sign = 0; sign < 2; sign++) {
+            const uint8_t lo_code = (uint8_t)c, hi_code = (uint8_t)(c + 1);
+            const double mid = ((double)pa_load_as_float(t, &lo_code, 0) + (double)pa_load_as_float(t, &hi_code, 0)) /
+                               2 * (sign ? -1 : 1);
+            const float x0 = (float)(mid * (double)scale); /* its quotient is about mid */
+            if (!isfinite(x0) || fabsf(x0) >= 0x1p127f)
+                continue; /* past float's range (the steps would reach NaNs) */
+            uint32_t u;
+            memcpy(&u, &x0, sizeof u);
+            for (int k = -steps; k <= steps && n < cap; k++) {
+                const int64_t mag = (int64_t)(u & 0x7FFFFFFFu) + k; /* k steps of x0's magnitude */
+                if (mag < 0)
+                    continue;
+                const uint32_t v = (u & 0x80000000u) | (uint32_t)mag;
+                memcpy(&out[n++], &v, sizeof v);
+            }
+        }
+    return n;
+}
 const pa_test_soft_cap pa_test_soft_caps[PA_TEST_SOFT_CAPS] = {
     {0.0f, 1, "0 (off)"},
     {-0.0f, 1, "-0 (off)"},

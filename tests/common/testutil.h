@@ -18,6 +18,15 @@ extern "C" {
 
 /* n elements of dtype t, uniform in [lo, hi) (rounded to t). */
 void *pa_test_random_buffer(pa_rng *r, pa_dtype t, size_t n, float lo, float hi);
+/* f32 values x whose quotient x / scale lies within `steps` f32 steps either
+ * side of a midpoint between two values of the fp8 dtype t: every midpoint of
+ * one sign and the other, x stepped through the float patterns around
+ * RN(midpoint * scale) (values past float's range left out). Where the last
+ * bit of the quotient decides the fp8 code: a product with RN(1 / scale) in
+ * place of the division stores other codes for some of them, which random
+ * data meets about once in 10^6 values. Writes at most cap values to out and
+ * returns how many it wrote (2 * 127 * (2 * steps + 1) at the most). */
+int64_t pa_test_fp8_midpoint_inputs(pa_dtype t, float scale, int steps, float *out, int64_t cap);
 /* Fill n elements of dtype t with NaN (for fp8 e4m3 the NaN code 0x7F). */
 void pa_test_fill_nan(pa_dtype t, void *buf, size_t n);
 /* n + 1 floats on the heap, all NaN (the last a canary past an n-float output). */

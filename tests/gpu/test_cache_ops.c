@@ -62,6 +62,22 @@ static int g_far;
  * one of each), host and device alike. */
 static int g_head_scales;
 
+/* Set by cache_ops/fp8_codes_next_to_midpoints: f32 inputs whose quotients by
+ * this k_scale and v_scale (both) lie next to midpoints between codes of the
+ * case's fp8 cache dtype (pa_test_fp8_midpoint_inputs, cycled through the
+ * input buffers), in place of random values. */
+static float g_mid_scale;
+
+static void fill_midpoints(pa_dtype in, pa_dtype cache, void *buf, size_t n) {
+    enum { CAP = 2 * 127 * 21 };
+    static float mids[CAP];
+    cr_assert(in == PA_DTYPE_F32 && pa_dtype_is_fp8(cache), "midpoint inputs are f32 into an fp8 cache");
+    const int64_t m = pa_test_fp8_midpoint_inputs(cache, g_mid_scale, 10, mids, CAP);
+    cr_assert(m > 0);
+    for (size_t i = 0; i < n; i++)
+        ((float *)buf)[i] = mids[(int64_t)i % m];
+}
+
 /* The case's k_scale and v_scale (k, v) as g_head_scales wants them: out[0..n)
  * the keys', out[n..2n) the values', n = nh or 1 (returned). */
 static int case_scales(float k, float v, int nh, float *out) {
@@ -197,6 +213,8 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     const int64_t row = (nq + 2 * nh) * hstride + (strided ? 8 : 0);
     const size_t is = pa_dtype_size(dp.in), qkv_elems = (size_t)(T * row + 1);
     void *qkv = pa_test_random_buffer(&r, dp.in, qkv_elems, -3.0f, 3.0f);
+    if (g_mid_scale > 0)
+        fill_midpoints(dp.in, dp.cache, qkv, qkv_elems);
     void *dqkv = pa_test_dev_upload(qkv, qkv_elems * is);
     /* Keys: the K part of a fused qkv row. Values (even variants): its V part, with
      * the keys' strides; odd variants: a buffer of their own whose token and head
@@ -207,6 +225,8 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
     const int64_t vhstride = own_v ? hstride + 8 : hstride, vrow = own_v ? nh * vhstride + 24 : row;
     const size_t v_elems = own_v ? (size_t)(T * vrow + 1) : 0;
     void *vbuf = own_v ? pa_test_random_buffer(&r, dp.in, v_elems, -3.0f, 3.0f) : NULL;
+    if (vbuf && g_mid_scale > 0)
+        fill_midpoints(dp.in, dp.cache, vbuf, v_elems);
     void *dvbuf = own_v ? pa_test_dev_upload(vbuf, v_elems * is) : NULL;
     const size_t koff = (size_t)(nq * hstride + misalign) * is,
                  voff = own_v ? (size_t)misalign * is : (size_t)((nq + nh) * hstride + misalign) * is;
@@ -231,7 +251,8 @@ static void gpu_rc_case_given(pa_kv_layout layout, dt_pair dp, int hs, int bs, i
 
     float scales[2 * 64];
     cr_assert(nh <= 64 || !g_head_scales);
-    const int nsc = case_scales(0.043f, 0.061f, nh, scales);
+    const int nsc =
+        g_mid_scale > 0 ? case_scales(g_mid_scale, g_mid_scale, nh, scales) : case_scales(0.043f, 0.061f, nh, scales);
     float *dscales = pa_test_dev_upload(scales, sizeof(float) * 2 * (size_t)nsc);
 
     pa_kv_cache ch = c, cd = c;
@@ -325,6 +346,27 @@ Test(cache_ops, write_to_kv_cache_combined) {
     PA_SKIP_WITHOUT_GPU();
     gpu_rc_grid(PA_LAYOUT_COMBINED);
 }
+/* fp8 codes decided by the last bit of a quotient: f32 keys and values whose
+ * quotients by the scale lie a few steps either side of midpoints between fp8
+ * codes (g_mid_scale), into both fp8 dtypes over every layout, vLLM's through
+ * both of its kernels (aligned rows: tokens through shared memory; rows off by
+ * one element: token by token), prefill-like runs of slots. The cache bytes
+ * must equal the reference's, which divides by the scale. A cache write that
+ * multiplied by the scale's reciprocal passed every other cache-op test. */
+Test(cache_ops, fp8_codes_next_to_midpoints) {
+    PA_SKIP_WITHOUT_GPU();
+    static const pa_kv_layout layouts[] = {PA_LAYOUT_VLLM, PA_LAYOUT_FLASH_NHD, PA_LAYOUT_FLASH_HND,
+                                           PA_LAYOUT_COMBINED};
+    static const pa_dtype caches[] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    g_mid_scale = 0.37f;
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (size_t c = 0; c < sizeof caches / sizeof caches[0]; c++)
+            for (int variant = 0; variant <= 2; variant += 2) /* aligned; misaligned by one element */
+                gpu_rc_case_slots(layouts[l], (dt_pair){PA_DTYPE_F32, caches[c]}, 128, 16, 4, variant,
+                                  700 + (uint64_t)(l * 4 + c * 2 + (size_t)variant), 1);
+    g_mid_scale = 0;
+}
+
 Test(cache_ops, reshape_and_cache_odd_head_sizes) {
     PA_SKIP_WITHOUT_GPU();
     gpu_rc_case(PA_LAYOUT_FLASH_NHD, pairs[1], 100, 16, 3, 1, 11);

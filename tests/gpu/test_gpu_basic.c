@@ -238,6 +238,62 @@ Test(gpu_basic, convert_chunks_tails_and_offsets_match_host_bitwise) {
     free(sentinel);
 }
 
+/* f32 values whose quotient by the scale lies a few ulps either side of a
+ * midpoint between two fp8 values (every midpoint of both fp8 dtypes, both
+ * signs, the quotient stepped 10 ulps down and up), for scales whose reciprocal
+ * is a normal float and for two whose reciprocal is not (infinite, subnormal).
+ * There the quotient's last bit decides the fp8 code, so a product with the
+ * scale's reciprocal, which differs from the IEEE quotient in the last bit now
+ * and then, stores other codes (the host counts how many it would here: the
+ * test holds data that can tell them apart). The device's codes must equal the
+ * reference's, which divides: a kernel that multiplied by the reciprocal, as
+ * some quantisation kernels do, fails here (random data rarely lands within
+ * a step of a midpoint: about 1 value in 10^6). */
+Test(gpu_basic, convert_quotients_next_to_fp8_midpoints) {
+    PA_SKIP_WITHOUT_GPU();
+    static const float scales[] = {0.37f,    1.0f,  3.0f,        1.0f / 3.0f,
+                                   0.1f,     7.0f,  1.99999988f, 1.00000012f,
+                                   0.0123f,  5e-5f, 1048577.0f,  0x1.4cccccp+126f /* 1/s subnormal */,
+                                   0x1p-130f /* 1/s infinite */};
+    static const pa_dtype dts[] = {PA_DTYPE_FP8_E4M3, PA_DTYPE_FP8_E5M2};
+    enum { STEPS = 10, MAXN = 2 * 127 * (2 * STEPS + 1) };
+    float *x = malloc(sizeof(float) * MAXN), *prod = malloc(sizeof(float) * MAXN);
+    unsigned char *got = malloc(MAXN), *want = malloc(MAXN), *naive = malloc(MAXN);
+    cr_assert(x && prod && got && want && naive);
+    unsigned char *d_out = pa_test_dev_alloc(MAXN);
+    int64_t product_differs = 0;
+    for (size_t ti = 0; ti < sizeof dts / sizeof dts[0]; ti++)
+        for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+            const pa_dtype t = dts[ti];
+            const float sc = scales[si], r = 1.0f / sc;
+            const int64_t n = pa_test_fp8_midpoint_inputs(t, sc, STEPS, x, MAXN);
+            for (int64_t i = 0; i < n; i++)
+                prod[i] = x[i] * r;
+            float *d_scale = pa_test_dev_upload(&sc, sizeof sc),
+                  *d_x = pa_test_dev_upload(x, sizeof(float) * (size_t)n);
+            cr_assert_eq(pa_convert(d_out, t, d_x, PA_DTYPE_F32, n, d_scale, NULL), PA_SUCCESS, "%s", pa_last_error());
+            pa_test_dev_sync();
+            pa_test_dev_download(got, d_out, (size_t)n);
+            cr_assert_eq(pa_ref_convert(want, t, x, PA_DTYPE_F32, n, &sc), PA_SUCCESS);
+            cr_assert_eq(pa_ref_convert(naive, t, prod, PA_DTYPE_F32, n, NULL), PA_SUCCESS);
+            pa_test_dev_free(d_x);
+            pa_test_dev_free(d_scale);
+            for (int64_t i = 0; i < n; i++) {
+                product_differs += naive[i] != want[i];
+                if (got[i] != want[i])
+                    cr_assert_fail("%s scale %a: x %a (x / scale %a): device 0x%02x host 0x%02x", pa_dtype_name(t),
+                                   (double)sc, (double)x[i], (double)(x[i] / sc), got[i], want[i]);
+            }
+        }
+    cr_assert(product_differs > 0, "no input here where the reciprocal's product stores another code");
+    pa_test_dev_free(d_out);
+    free(x);
+    free(prod);
+    free(got);
+    free(want);
+    free(naive);
+}
+
 /* A CUDA error pending before a call (the caller's own: here an invalid device
  * number it never read back) is not taken for the call's: every entry checks
  * before its first CUDA call, reports it as pending, leaves it for its owner
