@@ -1367,19 +1367,37 @@ def _successors(insts, k, start, end, idx):
     return nxt
 
 
-def longest_forward_path(insts, rare=None, need=()):
-    """Instructions on the longest forward path from a function's entry to an unconditional EXIT
-    (heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines after the
-    last EXIT left out): what a warp issues for one trip of each loop, for a copy kernel whose thread
-    moves one chunk (scripts/merge_budget.py, scripts/convert_budget.py). rare(inst): instructions
-    the path avoids wherever a path can (a slow path the common case skips). need: heaviest_path's
-    [(name, test(inst), count)], instructions the path must hold (a chunk's vector load: a path that
-    skips a loop's body is shorter only where the body holds a rare instruction). Branch targets
-    must be resolved (resolve_labels) for the path to follow them. 0 where no path meets need."""
+def forward_path(insts, rare=None, need=()):
+    """The longest forward path from a function's entry to an unconditional EXIT, as instruction
+    indices (heaviest_path at weight 1: back edges dropped; CALLs fall through, their subroutines
+    after the last EXIT left out): what a warp issues for one trip of each loop, for a copy kernel
+    whose thread moves one chunk (scripts/merge_budget.py, convert_budget.py, cache_budget.py).
+    rare(inst): instructions the path avoids wherever a path can (a slow path the common case
+    skips). need: heaviest_path's [(name, test(inst), count)], instructions the path must hold (a
+    chunk's vector load: a path that skips a loop's body is shorter only where the body holds a
+    rare instruction). Branch targets must be resolved (resolve_labels) for the path to follow
+    them. [] where no path meets need."""
     exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and _uncond(ins["pred"])]
     forbid = (lambda k: rare(insts[k])) if rare else (lambda k: False)
     found = heaviest_path(insts, 0, exits, lambda k: 1, forbid, list(need)) if exits else None
-    return len(found[0]) if found else 0
+    return found[0] if found else []
+
+
+def longest_forward_path(insts, rare=None, need=()):
+    """len(forward_path(...)): 0 where no path meets need."""
+    return len(forward_path(insts, rare, need))
+
+
+def copy_kernel_sass(build, src, work, tag, text=None):
+    """(ptxas -v's info, cuobjdump -res-usage's, {function: instructions} with branch targets
+    resolved) of src (or text in its place: compile_cubin) compiled to an sm_90 cubin in work."""
+    cubin = os.path.join(work, tag + ".cubin")
+    ptxas = ptxas_info(compile_cubin(os.path.abspath(build), src, cubin, text=text))
+    res = res_usage(find_tool("cuobjdump", PIP_CMD), cubin)
+    nvdisasm = find_tool("nvdisasm", PIP_CMD)
+    funcs = disassemble(nvdisasm, cubin)
+    resolve_labels(nvdisasm, cubin, funcs)  # branch targets: the paths follow them
+    return ptxas, res, funcs
 
 
 def heaviest_path(insts, start, ends, weight, forbid, need):

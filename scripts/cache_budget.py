@@ -62,12 +62,8 @@ def main():
     if len(rare) != len(ELEMENT_PATHS):
         sys.exit("cache_budget.py: found %d of the %d element-by-element statements in %s"
                  % (len(rare), len(ELEMENT_PATHS), SRC))
-    nvdisasm = budget.find_tool("nvdisasm", budget.PIP_CMD)
     with tempfile.TemporaryDirectory() as work:
-        cubin = os.path.join(work, "cache.cubin")
-        ptxas = budget.ptxas_info(budget.compile_cubin(os.path.abspath(a.build), SRC, cubin))
-        funcs = budget.disassemble(nvdisasm, cubin)
-        budget.resolve_labels(nvdisasm, cubin, funcs)
+        ptxas, _, funcs = budget.copy_kernel_sass(a.build, SRC, work, "cache")
     need = [("16-byte loads", lambda ins: ins["op"].startswith("LDG") and ".128" in ins["op"], 2),
             ("stores", lambda ins: ins["op"].startswith("STG"), 2)]
     rows = []
@@ -76,11 +72,9 @@ def main():
         if not m:
             continue
         i, o = int(m.group(1)), int(m.group(2))
-        exits = [k for k, ins in enumerate(insts) if ins["op"].startswith("EXIT") and budget._uncond(ins["pred"])]
-        found = budget.heaviest_path(insts, 0, exits, lambda k: 1,
-                                     lambda k: insts[k]["line"] in rare or insts[k]["op"].startswith("CALL"), need)
-        path = len(found[0]) if found else 0
-        by_line = collections.Counter(insts[k]["line"] for k in found[0]) if found else collections.Counter()
+        found = budget.forward_path(insts, lambda ins: ins["line"] in rare or ins["op"].startswith("CALL"), need)
+        path = len(found)
+        by_line = collections.Counter(insts[k]["line"] for k in found)
         vec = 16 // DTYPES[i][1]
         warp_bytes = 32 * (2 * 16 + 2 * vec * DTYPES[o][1])  # keys and values: read 16 bytes, write a chunk
         rows.append(dict(i=i, o=o, regs=ptxas.get(name, {}).get("regs"), path=path, warp_bytes=warp_bytes,

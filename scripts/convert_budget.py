@@ -48,12 +48,7 @@ IPC_DECODE = 2.14  # warp instructions a clock an SM, ncu on the H100 for decode
 
 def instances(build, text, work, tag):
     """{(src, dst): dict(regs, spill, local, path)} of the kernel in text (None: the file)."""
-    cubin = os.path.join(work, tag + ".cubin")
-    ptxas = budget.ptxas_info(budget.compile_cubin(os.path.abspath(build), SRC, cubin, text=text))
-    res = budget.res_usage(budget.find_tool("cuobjdump", budget.PIP_CMD), cubin)
-    nvdisasm = budget.find_tool("nvdisasm", budget.PIP_CMD)
-    funcs = budget.disassemble(nvdisasm, cubin)
-    budget.resolve_labels(nvdisasm, cubin, funcs)  # branch targets: the paths follow them
+    ptxas, res, funcs = budget.copy_kernel_sass(build, SRC, work, tag, text)
     out = {}
     for name, insts in funcs.items():
         m = re.search(r"convert_kernelILi(\d)ELi(\d)E", name)

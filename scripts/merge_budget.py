@@ -43,14 +43,8 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--out")
     a = ap.parse_args()
-    cuobjdump = budget.find_tool("cuobjdump", budget.PIP_CMD)
-    nvdisasm = budget.find_tool("nvdisasm", budget.PIP_CMD)
     with tempfile.TemporaryDirectory() as work:
-        cubin = os.path.join(work, "merge.cubin")
-        ptxas = budget.ptxas_info(budget.compile_cubin(os.path.abspath(a.build), SRC, cubin))
-        res = budget.res_usage(cuobjdump, cubin)
-        funcs = budget.disassemble(nvdisasm, cubin)
-        budget.resolve_labels(nvdisasm, cubin, funcs)  # branch targets: the paths follow them
+        ptxas, res, funcs = budget.copy_kernel_sass(a.build, SRC, work, "merge")
     rows = []
     for name, insts in funcs.items():
         m = re.search(r"merge_states_kernelILi(\d)ELi(\d)E", name)
